@@ -1,0 +1,36 @@
+// Typed errors shared by every layer. Expected conditions (timeout, would-block)
+// are returned as empty optionals by the layers; everything else throws one of these.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace mpc {
+
+// Which component raised the error; printed in messages and logs.
+enum class Component { Circuit, Protocol, Wire, Transport, Store, Settings, Server, Client, Tool };
+
+const char* component_name(Component component) noexcept;
+
+class Error : public std::runtime_error {
+ public:
+  Error(Component component, const std::string& message);
+  Component component() const noexcept { return component_; }
+
+ private:
+  Component component_;
+};
+
+// Malformed input from a peer, a client or a file.
+class FormatError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A peer did not answer in time, went away, or aborted the computation.
+class PeerError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace mpc

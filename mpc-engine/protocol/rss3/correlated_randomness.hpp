@@ -1,0 +1,55 @@
+// Correlated randomness for the AND gates: alpha_0 ^ alpha_1 ^ alpha_2 = 0 without
+// communication (Araki et al., CCS 2016, section 2.2), from a PRF F = AES-128-CTR.
+//
+// Party i holds two PRF keys: k_i, which it shares with party i+1, and k_{i-1},
+// which it shares with party i-1. Then alpha_i = F(k_i, id) ^ F(k_{i-1}, id) and
+// the three sum to zero because every key appears twice.
+//
+// Ids are 128-bit AES-CTR counter blocks: epoch (64, big-endian) || batch sequence
+// (32) || block counter (32). An epoch is chosen at random by the batch leader when
+// it starts, the sequence grows by one per batch, and the block counter restarts at
+// zero per batch; so an id is never used twice under one key.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace mpc::rss3 {
+
+using PrfKey = std::array<std::uint8_t, 16>;
+
+struct BatchNonce {
+  std::uint64_t epoch = 0;
+  std::uint32_t sequence = 0;
+};
+
+// Block counters from this value on are reserved for output re-randomisation.
+inline constexpr std::uint32_t kOutputMaskCounterBase = 0x80000000u;
+
+class CorrelatedRandomness {
+ public:
+  // own_key = k_i (shared with the next party), previous_key = k_{i-1} (shared with the previous party).
+  CorrelatedRandomness(const PrfKey& own_key, const PrfKey& previous_key, BatchNonce nonce);
+  ~CorrelatedRandomness();
+  CorrelatedRandomness(const CorrelatedRandomness&) = delete;
+  CorrelatedRandomness& operator=(const CorrelatedRandomness&) = delete;
+
+  // Fills `out` with the next bytes of alpha_i. Every party must call this with the same
+  // sequence of lengths; `out.size()` must be a multiple of 16. Throws Error(Protocol)
+  // when the batch's counter space (kOutputMaskCounterBase blocks) would be exceeded.
+  void next_alpha(std::span<std::uint8_t> out);
+
+  // Output re-randomisation masks for output bytes [offset, offset + out.size()):
+  // own = F(k_i, ...), previous = F(k_{i-1}, ...), both from the reserved counter range.
+  // Party i sends (x_i ^ own, a_i ^ previous); see output.hpp.
+  void output_masks(std::size_t offset, std::span<std::uint8_t> own, std::span<std::uint8_t> previous);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace mpc::rss3

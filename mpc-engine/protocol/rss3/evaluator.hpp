@@ -1,0 +1,56 @@
+// Layer-by-layer evaluation of a compiled Program on one party's bitsliced shares
+// (Araki et al., CCS 2016): XOR, NOT and copies are local; every AND costs one bit
+// per party on the wire, all ANDs of one AND-depth level travel in one message.
+//
+// AND, party i: r_i = x_i&y_i ^ a_i&b_i ^ alpha_i, send r_i to i+1, receive r_{i-1};
+// the new share is (r_i ^ r_{i-1}, r_i).
+//
+// Message layout per layer (identical at every party): instances are processed in
+// chunks of kChunkInstances; for chunk c, for AND k of the layer, the bits of r for
+// the chunk's instances, packed little-endian, ceil(n_c / 8) bytes each (n_c is the
+// chunk's instance count, a partial last chunk sends no padding bytes). So a batch of
+// N instances, N a multiple of 8, sends exactly one bit per AND per instance.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "circuits/program.hpp"
+#include "protocol/rss3/correlated_randomness.hpp"
+#include "protocol/rss3/layer_exchange.hpp"
+#include "protocol/rss3/shares.hpp"
+
+namespace mpc::rss3 {
+
+inline constexpr std::size_t kChunkInstances = 2048;
+
+// Instruction-set variants of the CPU evaluator. All give bit-identical results.
+enum class SimdLevel { Portable, Avx2, Avx512 };
+
+SimdLevel best_simd_level();           // what this CPU supports
+const char* simd_level_name(SimdLevel level);
+
+struct EvaluationStats {
+  std::uint64_t bytes_sent = 0;      // payload bytes passed to LayerExchange
+  std::uint32_t layers_exchanged = 0;
+};
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  // inputs.rows must equal program.num_inputs; outputs is resized to num_outputs rows
+  // over inputs.instances. Every party must call this with the same program and
+  // instance count, and with randomness created for the same batch nonce.
+  virtual EvaluationStats evaluate(const circuits::Program& program, const ShareMatrix& inputs,
+                                   ShareMatrix& outputs, CorrelatedRandomness& randomness,
+                                   LayerExchange& exchange) = 0;
+  virtual std::string name() const = 0;
+};
+
+// Throws Error(Protocol) if `level` is not supported by this CPU.
+std::unique_ptr<Evaluator> make_cpu_evaluator(SimdLevel level);
+
+}  // namespace mpc::rss3

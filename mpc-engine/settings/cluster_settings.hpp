@@ -1,0 +1,42 @@
+// How a client reaches a cluster (TOML). Used by the client library and mpcctl.
+// Example: config/cluster.example.toml.
+//
+//   protocol = "rss3"                  # three-party replicated sharing
+//   timeout_ms = 2000                  # per call, all servers together
+//   secret_key_file = "client.key"     # this client's CurveZMQ key pair
+//
+//   [[servers]]                        # one per party, party = 1..3
+//   party = 1
+//   endpoint = "tcp://127.0.0.1:7101"
+//   public_key = "z85..."              # or a path to a .pub file
+//
+// Relative paths are relative to the configuration file's directory.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "transport/curve_keys.hpp"
+
+namespace mpc::settings {
+
+enum class ClusterProtocol { Rss3 };
+
+struct ServerEndpoint {
+  int party = 0;  // 0-based
+  std::string endpoint;
+  transport::PublicKey public_key{};
+};
+
+struct ClusterSettings {
+  ClusterProtocol protocol = ClusterProtocol::Rss3;
+  std::chrono::milliseconds timeout{2000};
+  std::filesystem::path secret_key_file;
+  std::vector<ServerEndpoint> servers;  // sorted by party, one per party
+};
+
+ClusterSettings load_cluster_settings(const std::filesystem::path& file);
+
+}  // namespace mpc::settings

@@ -1,0 +1,77 @@
+// The mpc-server configuration file (TOML). Example: config/mpc-server.example.toml.
+//
+//   party = 1                               # 1, 2 or 3
+//   client_endpoint = "tcp://0.0.0.0:7101"  # where clients (KDC, mpcctl) connect
+//   peer_endpoint = "tcp://0.0.0.0:7201"    # where the other two servers connect
+//   secret_key_file = "/etc/mpc-kdc/server.key"
+//   storage_path = "/var/lib/mpc-server"
+//   storage_key_file = "/etc/mpc-kdc/storage.key"
+//   log_level = "info"                      # debug | info | warning | error
+//
+//   [limits]
+//   max_batch_blocks = 65536      # instances in one bitsliced evaluation
+//   max_job_blocks = 1048576      # blocks in one request
+//   max_pending_jobs = 4096       # queued requests before answering Busy
+//   peer_timeout_ms = 1000        # wait for a peer's layer message
+//   job_wait_ms = 200             # follower waits this long for a job the leader scheduled
+//   sbox = "auto"                 # auto | and32 | depth4
+//   latency_batch_blocks = 512    # auto: batches up to this size use the depth-4 S-box
+//
+//   [[peers]]                     # exactly the two other parties
+//   party = 2
+//   endpoint = "tcp://10.0.0.2:7201"
+//   public_key = "z85..."         # or a path to a .pub file
+//
+//   [clients]                     # public keys (z85 or .pub paths) admitted per role
+//   compute = ["..."]             # may run jobs (the KDC)
+//   admin = ["..."]               # may also import, list and delete keys
+//
+// Relative paths are relative to the configuration file's directory.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "transport/curve_keys.hpp"
+
+namespace mpc::settings {
+
+enum class SboxChoice { Auto, And32, Depth4 };
+
+struct PeerSettings {
+  int party = 0;  // 0-based internally (file says 1..3)
+  std::string endpoint;
+  transport::PublicKey public_key{};
+};
+
+struct ServerLimits {
+  std::uint32_t max_batch_blocks = 65536;
+  std::uint32_t max_job_blocks = 1u << 20;
+  std::uint32_t max_pending_jobs = 4096;
+  std::chrono::milliseconds peer_timeout{1000};
+  std::chrono::milliseconds job_wait{200};
+  SboxChoice sbox = SboxChoice::Auto;
+  std::uint32_t latency_batch_blocks = 512;
+};
+
+struct ServerSettings {
+  int party = 0;  // 0-based
+  std::string client_endpoint;
+  std::string peer_endpoint;
+  std::filesystem::path secret_key_file;
+  std::filesystem::path storage_path;
+  std::filesystem::path storage_key_file;
+  std::string log_level = "info";
+  ServerLimits limits;
+  std::vector<PeerSettings> peers;  // exactly two, sorted by party
+  std::vector<transport::PublicKey> compute_clients;
+  std::vector<transport::PublicKey> admin_clients;
+};
+
+// Throws Error(Settings) naming the file, key and problem for anything missing or invalid.
+ServerSettings load_server_settings(const std::filesystem::path& file);
+
+}  // namespace mpc::settings

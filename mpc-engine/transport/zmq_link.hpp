@@ -1,0 +1,98 @@
+// ZeroMQ with CurveZMQ for every link: encryption and mutual authentication by pinned
+// public keys. The protocol layers never include zmq.h; they use these classes.
+//
+// A Context owns the ZeroMQ context and a ZAP handler (RFC 27) that admits a CURVE
+// client only if its public key is on the allow-list of the listener's domain; the
+// admitted key and its role come with every received message.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "transport/curve_keys.hpp"
+
+namespace mpc::transport {
+
+class Context {
+ public:
+  Context();
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Admits `key` on listeners of `domain` with the given role name (e.g. "kdc", "admin", "peer2").
+  // May be called before or after listeners exist.
+  void allow(const std::string& domain, const PublicKey& key, const std::string& role);
+  void* native() const noexcept { return context_; }
+
+  struct Authenticator;
+
+ private:
+  void* context_ = nullptr;
+  std::unique_ptr<Authenticator> authenticator_;
+};
+
+struct ReceivedMessage {
+  std::string routing_id;        // opaque, for replying
+  PublicKey sender{};            // authenticated CurveZMQ public key of the sender
+  std::string role;              // role the ZAP handler admitted it with
+  std::vector<std::uint8_t> data;
+};
+
+struct LinkOptions {
+  int send_high_water_mark = 1000;
+  int receive_high_water_mark = 1000;
+  std::int64_t max_message_bytes = 512LL << 20;  // larger frames drop the connection
+  std::chrono::milliseconds handshake_timeout{2000};
+};
+
+// Bound CURVE-server ROUTER socket: many clients (or peers) in, replies out by routing id.
+class Listener {
+ public:
+  Listener(Context& context, const std::string& endpoint, const CurveKeyPair& own, const std::string& domain,
+           const LinkOptions& options = {});
+  ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  // Empty optional when nothing arrived within `timeout` (zero: do not wait).
+  std::optional<ReceivedMessage> receive(std::chrono::milliseconds timeout);
+  // False if the recipient is gone (the reply is dropped); throws only on local failure.
+  bool send(const std::string& routing_id, std::span<const std::uint8_t> data);
+  void* native() const noexcept { return socket_; }
+  std::string bound_endpoint() const;  // the endpoint actually bound (useful with port 0 / "*")
+
+ private:
+  void* socket_ = nullptr;
+};
+
+// Connected CURVE-client DEALER socket to one listener, with the server's key pinned.
+// Sends fail fast (return false) while no authenticated connection is up, instead of
+// queueing messages for a peer that may come back much later.
+class Connection {
+ public:
+  Connection(Context& context, const std::string& endpoint, const PublicKey& server_key, const CurveKeyPair& own,
+             const LinkOptions& options = {});
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  bool send(std::span<const std::uint8_t> data);  // false: no connection now, or queue full
+  std::optional<std::vector<std::uint8_t>> receive(std::chrono::milliseconds timeout);
+  void* native() const noexcept { return socket_; }
+
+ private:
+  void* socket_ = nullptr;
+};
+
+// Waits until one of the sockets (Listener::native / Connection::native) is readable.
+// Returns the indices of the readable ones (empty on timeout).
+std::vector<std::size_t> wait_readable(std::span<void* const> sockets, std::chrono::milliseconds timeout);
+
+}  // namespace mpc::transport

@@ -1,0 +1,139 @@
+// Messages between a client (the KDC's client library, mpcctl) and one server.
+// One ZeroMQ frame each; little-endian; every decoder checks every length and
+// throws FormatError(Component::Wire) on anything malformed, including trailing bytes.
+//
+// Request frame:  u8 version (=1) | u8 type | 16-byte request id | body
+// Reply frame:    u8 version (=1) | u8 type (=Reply) | 16-byte request id | u16 status |
+//                 short string error | body (per request type, only when status == Ok)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/secret.hpp"
+#include "wire/key_id.hpp"
+
+namespace mpc::wire {
+
+inline constexpr std::uint8_t kProtocolVersion = 1;
+inline constexpr std::size_t kBlockBytes = 16;
+// Hard ceiling on blocks in one request frame; servers apply their own lower limit.
+inline constexpr std::uint32_t kMaxRequestBlocks = 1u << 22;
+
+using RequestId = std::array<std::uint8_t, 16>;
+
+enum class MessageType : std::uint8_t {
+  Compute = 1,
+  ImportKey = 2,
+  ListKeys = 3,
+  DeleteKey = 4,
+  Status = 5,
+  Reply = 0x80,
+};
+
+enum class Operation : std::uint8_t {
+  CtrKeystream = 1,  // blocks of AES_k(counter + i), counter a 128-bit big-endian integer (as OpenSSL CTR)
+  EcbEncrypt = 2,    // AES_k(input block i)
+  EcbDecrypt = 3,    // AES_k^-1(input block i)
+};
+
+// Body: u8 operation | key id | u32 blocks | CTR: 16-byte counter | ECB: blocks * 16 bytes
+struct ComputeRequest {
+  RequestId id{};
+  KeyId key;
+  Operation operation = Operation::CtrKeystream;
+  std::uint32_t blocks = 0;                    // 1..kMaxRequestBlocks
+  std::array<std::uint8_t, 16> counter{};      // CtrKeystream only
+  std::vector<std::uint8_t> input;             // ECB only: blocks * 16 bytes
+};
+
+// Body: key id | u32 length | this server's share material (x then a, each material_bytes long)
+struct ImportKeyRequest {
+  RequestId id{};
+  KeyId key;
+  SecretBytes share;  // 2 * material_bytes(key.algorithm) bytes
+};
+
+// Body: short string name prefix (may be empty)
+struct ListKeysRequest {
+  RequestId id{};
+  std::string name_prefix;
+};
+
+// Body: key id
+struct DeleteKeyRequest {
+  RequestId id{};
+  KeyId key;
+};
+
+// Body: empty
+struct StatusRequest {
+  RequestId id{};
+};
+
+using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest>;
+
+// Key ids are encoded as: short string name | u32 version | u8 algorithm.
+std::vector<std::uint8_t> encode_request(const Request& request);
+Request decode_request(std::span<const std::uint8_t> frame);
+const RequestId& request_id(const Request& request);
+
+enum class Status : std::uint16_t {
+  Ok = 0,
+  BadRequest = 1,     // malformed or unsupported request
+  UnknownKey = 2,     // no such key id in the store
+  TooLarge = 3,       // request over a configured limit
+  Busy = 4,           // queue full; retry later
+  PeerFailure = 5,    // another server timed out, went away or aborted
+  Unauthorized = 6,   // the client's key is not allowed to do this
+  KeyExists = 7,      // import of a key id that is already stored
+  Internal = 8,       // anything else; details in the server log
+  NotReady = 9,       // server is starting or refusing to serve
+};
+
+const char* status_name(Status status);
+
+// Body of a successful Compute reply: u32 blocks | masked x share (blocks*16) | masked a share (blocks*16)
+struct ComputeResult {
+  std::uint32_t blocks = 0;
+  std::vector<std::uint8_t> x;
+  std::vector<std::uint8_t> a;
+};
+
+struct KeyInfo {
+  KeyId key;
+  std::uint64_t created_unix = 0;
+};
+
+// Body of a successful ListKeys reply: u32 count | count * (key id | u64 created_unix)
+struct KeyList {
+  std::vector<KeyInfo> keys;
+};
+
+// Body of a successful Status reply: u8 party | u64 epoch-or-0 | u64 batches | u64 jobs | u32 stored keys
+struct ServerStatus {
+  std::uint8_t party = 0;  // 0, 1 or 2
+  std::uint64_t batches = 0;
+  std::uint64_t jobs = 0;
+  std::uint32_t stored_keys = 0;
+};
+
+// Import and Delete replies carry no body.
+using ReplyBody = std::variant<std::monostate, ComputeResult, KeyList, ServerStatus>;
+
+struct Reply {
+  RequestId id{};
+  Status status = Status::Ok;
+  std::string error;  // at most 1024 bytes; empty when Ok
+  ReplyBody body;
+};
+
+std::vector<std::uint8_t> encode_reply(const Reply& reply);
+// The request type tells the decoder which body to expect.
+Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type);
+
+}  // namespace mpc::wire

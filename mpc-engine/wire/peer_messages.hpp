@@ -1,0 +1,82 @@
+// Messages between the three servers. One ZeroMQ frame each, little-endian, every
+// length checked by the decoder (FormatError(Component::Wire) on anything malformed).
+//
+//   u8 version (=1) | u8 type | u64 epoch | u32 sequence | body
+//
+// Batch (leader -> both followers): u8 circuit | u32 slice count | slices, each
+//   32-byte client public key | 16-byte request id | u32 first block | u32 blocks
+// Layer (party i -> party i+1): u32 layer index | payload (rest of the frame)
+// Abort (any party -> the other two): u16 reason | short string detail
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "wire/client_messages.hpp"
+
+namespace mpc::wire {
+
+enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3 };
+
+using PublicKey = std::array<std::uint8_t, 32>;
+
+// Which compiled circuit a batch runs: AES key size x direction x S-box variant.
+enum class CircuitId : std::uint8_t {
+  Aes128EncryptAnd32 = 1,
+  Aes128EncryptDepth4 = 2,
+  Aes128DecryptAnd32 = 3,
+  Aes128DecryptDepth4 = 4,
+  Aes256EncryptAnd32 = 5,
+  Aes256EncryptDepth4 = 6,
+  Aes256DecryptAnd32 = 7,
+  Aes256DecryptDepth4 = 8,
+};
+bool is_valid_circuit_id(std::uint8_t value);
+
+inline constexpr std::uint32_t kMaxBatchSlices = 1u << 16;
+
+struct BatchSlice {
+  PublicKey client{};
+  RequestId request{};
+  std::uint32_t first_block = 0;
+  std::uint32_t blocks = 0;
+};
+
+struct BatchHeader {
+  std::uint64_t epoch = 0;
+  std::uint32_t sequence = 0;
+  CircuitId circuit = CircuitId::Aes128EncryptAnd32;
+  std::vector<BatchSlice> slices;
+};
+
+struct LayerHeader {
+  std::uint64_t epoch = 0;
+  std::uint32_t sequence = 0;
+  std::uint32_t layer = 0;
+};
+inline constexpr std::size_t kLayerHeaderBytes = 1 + 1 + 8 + 4 + 4;
+
+struct AbortNotice {
+  std::uint64_t epoch = 0;
+  std::uint32_t sequence = 0;
+  std::uint16_t reason = 0;  // a Status value
+  std::string detail;        // at most 1024 bytes
+};
+
+std::vector<std::uint8_t> encode_batch(const BatchHeader& header);
+std::vector<std::uint8_t> encode_abort(const AbortNotice& notice);
+// Writes the layer header into the first kLayerHeaderBytes of `frame`; the payload follows.
+void write_layer_header(const LayerHeader& header, std::span<std::uint8_t> frame);
+
+struct DecodedLayer {
+  LayerHeader header;
+  std::span<const std::uint8_t> payload;  // points into the decoded frame
+};
+using PeerMessage = std::variant<BatchHeader, DecodedLayer, AbortNotice>;
+PeerMessage decode_peer_message(std::span<const std::uint8_t> frame);
+
+}  // namespace mpc::wire
