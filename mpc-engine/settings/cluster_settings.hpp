@@ -11,6 +11,12 @@
 //   public_key = "z85..."              # or a path to a .pub file
 //
 // Relative paths are relative to the configuration file's directory.
+//
+// Validation (load_cluster_settings throws Error(Settings) "<file>:<line>: <key>: <problem>"):
+// unknown keys and wrong types are errors; protocol (must be "rss3"), secret_key_file and
+// [[servers]] are required, timeout_ms is optional (default 2000, 1..600000); exactly three
+// servers, one for each party 1..3, with distinct endpoints (tcp://host:port, ipc:// or
+// inproc://). Public keys and paths follow the rules in server_settings.hpp.
 #pragma once
 
 #include <chrono>

@@ -27,6 +27,26 @@
 //   admin = ["..."]               # may also import, list and delete keys
 //
 // Relative paths are relative to the configuration file's directory.
+//
+// Validation (load_server_settings throws Error(Settings) "<file>:<line>: <key>: <problem>"):
+//   - Every key is checked: unknown keys (typos) are errors in every table, as are wrong
+//     types (a quoted number, a float where an integer is due).
+//   - Required: party, client_endpoint, peer_endpoint, secret_key_file, storage_path,
+//     storage_key_file, [[peers]] (exactly two), [clients]. Optional with the defaults
+//     shown: log_level and the whole [limits] table, key by key.
+//   - Strings are non-empty, at most 4096 bytes, without control characters.
+//   - Endpoints: tcp://host:port (port 1..65535 or *), ipc://path or inproc://name;
+//     client_endpoint and peer_endpoint differ; the two peers' endpoints differ.
+//   - Peers: parties 1..3, distinct, neither equal to this server's party; stored sorted.
+//   - Limits: max_batch_blocks 64..2^20 and a multiple of 64 (one bitsliced word holds 64
+//     lanes); max_job_blocks 1..2^24; max_pending_jobs 1..65536; peer_timeout_ms and
+//     job_wait_ms 1..600000; latency_batch_blocks 0..max_batch_blocks (0: auto never
+//     picks the depth-4 S-box).
+//   - Public keys: a 40-character z85 string is taken inline; anything else is a path to
+//     a public key file (relative to the configuration file), which must be a regular file
+//     and is read now (transport::read_public_key_file). [clients] must list at least one
+//     key; a list may not repeat a key.
+//   - Paths are made absolute and normalised; they are not opened here.
 #pragma once
 
 #include <chrono>
@@ -38,6 +58,12 @@
 #include "transport/curve_keys.hpp"
 
 namespace mpc::settings {
+
+inline constexpr std::uint32_t kBatchBlocksMultiple = 64;
+inline constexpr std::uint32_t kMaxBatchBlocksCeiling = 1u << 20;
+inline constexpr std::uint32_t kMaxJobBlocksCeiling = 1u << 24;
+inline constexpr std::uint32_t kMaxPendingJobsCeiling = 1u << 16;
+inline constexpr std::int64_t kMaxTimeoutMs = 600000;  // also bounds cluster timeout_ms
 
 enum class SboxChoice { Auto, And32, Depth4 };
 

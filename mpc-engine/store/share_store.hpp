@@ -1,14 +1,30 @@
 // Each server's key/share store: LMDB, every record encrypted at rest with
 // libsodium secretbox (XSalsa20-Poly1305) under the server's storage key.
 //
-// Record key: the encoded KeyId (name, version, algorithm). Record value:
-// 24-byte random nonce | secretbox(u64 created_unix | share material), with the
-// record key bound in as well (the box is over key || plaintext, so a value moved
-// under another key id fails to open).
+// Record key (LMDB key): the KeyId encoded so that LMDB's byte order is the
+// documented list order (names never contain 0x00):
+//   name bytes | 0x00 | u32 big-endian version | u8 algorithm
+// Record value:
+//   24-byte random nonce | crypto_secretbox_easy(plaintext)   (16-byte MAC first)
+//   plaintext = u8 format (1) | u16 LE record key length | record key
+//             | u64 LE created_unix | share material
+// The record key is bound in by sealing it inside the box and comparing it with
+// the LMDB key on every open: a value moved or copied under another key id, a
+// flipped byte or a wrong storage key all throw Error(Store); nothing is ever
+// returned from a record that did not open. (secretbox, as DESIGN.md section 5
+// says, rather than an AEAD with the record key as additional data: same
+// guarantee, one primitive for all of the project's at-rest data, and the
+// 24-byte random nonce makes random nonces safe for the life of a key.)
+// Plaintext buffers are SecretBytes and wiped on every exit path.
 //
-// Storage key file: 32 random bytes as 64 hex digits on one line, mode 0600.
+// Concurrency: one ShareStore per directory per process (LMDB's rule); its
+// methods may be called from any thread at once (MDB_NOTLS read transactions;
+// LMDB serialises writers).
+//
+// Storage key file: 32 random bytes as 64 hex digits and a newline, mode 0600.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -20,6 +36,10 @@
 #include "wire/key_id.hpp"
 
 namespace mpc::store {
+
+inline constexpr std::size_t kStorageKeyBytes = 32;
+// Largest share accepted by put (and by get, as a sanity bound on stored data).
+inline constexpr std::size_t kMaxShareBytes = 1u << 16;
 
 struct StoredKey {
   wire::KeyId key;
@@ -37,11 +57,15 @@ class ShareStore {
   ShareStore& operator=(const ShareStore&) = delete;
 
   // False (and nothing written) if the key id already exists: versions are never overwritten.
+  // Throws FormatError(Wire) for an invalid key name, FormatError(Store) for an unknown
+  // algorithm or a share that is empty or longer than kMaxShareBytes, Error(Store) if LMDB fails.
   [[nodiscard]] bool put(const wire::KeyId& key, const SecretBytes& share);
   // Empty if absent. Throws Error(Store) if the record fails authentication.
   std::optional<SecretBytes> get(const wire::KeyId& key) const;
   [[nodiscard]] bool remove(const wire::KeyId& key);
-  // Sorted by name, then version, then algorithm.
+  // Sorted by name, then version, then algorithm; only names starting with name_prefix.
+  // Opens (authenticates) every listed record for its created time; throws Error(Store)
+  // if one fails.
   std::vector<StoredKey> list(const std::string& name_prefix = "") const;
   std::size_t count() const;
 
@@ -51,9 +75,11 @@ class ShareStore {
   std::unique_ptr<Impl> impl_;
 };
 
-SecretBytes generate_storage_key();
-void write_storage_key_file(const std::filesystem::path& path, const SecretBytes& key);  // creates 0600
-// Throws Error(Store) if the file is readable or writable by group or others, or malformed.
+SecretBytes generate_storage_key();  // kStorageKeyBytes from the system CSPRNG
+// Creates the file exclusively (never replaces one) with mode 0600; throws Error(Store).
+void write_storage_key_file(const std::filesystem::path& path, const SecretBytes& key);
+// Throws Error(Store) if the file is not a regular file, is readable or writable by group
+// or others, or does not hold exactly 64 hex digits (optionally followed by one newline).
 SecretBytes read_storage_key_file(const std::filesystem::path& path);
 
 }  // namespace mpc::store

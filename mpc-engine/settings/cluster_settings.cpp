@@ -1,0 +1,44 @@
+// mpc-engine/settings/cluster_settings.cpp: loads and validates a client's cluster.toml
+// (rules in cluster_settings.hpp).
+#include "settings/cluster_settings.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "settings/server_settings.hpp"
+#include "settings/toml_reader.hpp"
+
+namespace mpc::settings {
+
+ClusterSettings load_cluster_settings(const std::filesystem::path& file) {
+  using detail::TableReader;
+  const detail::Document document = detail::parse_document(file);
+  const TableReader root(document, document.root, "", {"protocol", "timeout_ms", "secret_key_file", "servers"});
+  ClusterSettings settings;
+  root.choice("protocol", {"rss3"});
+  settings.protocol = ClusterProtocol::Rss3;
+  if (auto v = root.optional_integer("timeout_ms", 1, kMaxTimeoutMs)) settings.timeout = std::chrono::milliseconds(*v);
+  settings.secret_key_file = root.path("secret_key_file");
+
+  const auto servers = root.table_array("servers", 3, 3);
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const std::string prefix = "servers[" + std::to_string(i) + "]";
+    const TableReader reader(document, *servers[i], prefix, {"party", "endpoint", "public_key"});
+    ServerEndpoint server;
+    server.party = static_cast<int>(reader.integer("party", 1, 3)) - 1;
+    server.endpoint = reader.endpoint("endpoint");
+    server.public_key = reader.public_key("public_key");
+    for (const auto& other : settings.servers) {
+      if (other.party == server.party)
+        reader.fail("party", "party " + std::to_string(server.party + 1) + " is listed twice");
+      if (other.endpoint == server.endpoint)
+        reader.fail("endpoint", "\"" + server.endpoint + "\" is listed twice");
+    }
+    settings.servers.push_back(std::move(server));
+  }
+  std::sort(settings.servers.begin(), settings.servers.end(),
+            [](const ServerEndpoint& a, const ServerEndpoint& b) { return a.party < b.party; });
+  return settings;
+}
+
+}  // namespace mpc::settings

@@ -1,0 +1,89 @@
+// mpc-engine/settings/server_settings.cpp: loads and validates mpc-server.toml
+// (rules in server_settings.hpp).
+#include "settings/server_settings.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "settings/toml_reader.hpp"
+
+namespace mpc::settings {
+
+namespace {
+
+using detail::TableReader;
+
+ServerLimits read_limits(const detail::Document& document, const toml::table& table) {
+  const TableReader reader(document, table, "limits",
+                           {"max_batch_blocks", "max_job_blocks", "max_pending_jobs", "peer_timeout_ms",
+                            "job_wait_ms", "sbox", "latency_batch_blocks"});
+  ServerLimits limits;
+  if (auto v = reader.optional_integer("max_batch_blocks", kBatchBlocksMultiple, kMaxBatchBlocksCeiling)) {
+    if (*v % kBatchBlocksMultiple != 0)
+      reader.fail("max_batch_blocks", "must be a multiple of " + std::to_string(kBatchBlocksMultiple) + " (got " +
+                                          std::to_string(*v) + ")");
+    limits.max_batch_blocks = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = reader.optional_integer("max_job_blocks", 1, kMaxJobBlocksCeiling))
+    limits.max_job_blocks = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("max_pending_jobs", 1, kMaxPendingJobsCeiling))
+    limits.max_pending_jobs = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("peer_timeout_ms", 1, kMaxTimeoutMs))
+    limits.peer_timeout = std::chrono::milliseconds(*v);
+  if (auto v = reader.optional_integer("job_wait_ms", 1, kMaxTimeoutMs)) limits.job_wait = std::chrono::milliseconds(*v);
+  if (auto v = reader.optional_choice("sbox", {"auto", "and32", "depth4"}))
+    limits.sbox = *v == "and32" ? SboxChoice::And32 : *v == "depth4" ? SboxChoice::Depth4 : SboxChoice::Auto;
+  // Bounded by the batch size, read above (or its default).
+  if (auto v = reader.optional_integer("latency_batch_blocks", 0, limits.max_batch_blocks))
+    limits.latency_batch_blocks = static_cast<std::uint32_t>(*v);
+  return limits;
+}
+
+}  // namespace
+
+ServerSettings load_server_settings(const std::filesystem::path& file) {
+  const detail::Document document = detail::parse_document(file);
+  const TableReader root(document, document.root, "",
+                         {"party", "client_endpoint", "peer_endpoint", "secret_key_file", "storage_path",
+                          "storage_key_file", "log_level", "limits", "peers", "clients"});
+  ServerSettings settings;
+  settings.party = static_cast<int>(root.integer("party", 1, 3)) - 1;
+  settings.client_endpoint = root.endpoint("client_endpoint");
+  settings.peer_endpoint = root.endpoint("peer_endpoint");
+  if (settings.peer_endpoint == settings.client_endpoint)
+    root.fail("peer_endpoint", "must differ from client_endpoint (\"" + settings.client_endpoint + "\")");
+  settings.secret_key_file = root.path("secret_key_file");
+  settings.storage_path = root.path("storage_path");
+  settings.storage_key_file = root.path("storage_key_file");
+  if (auto level = root.optional_choice("log_level", {"debug", "info", "warning", "error"})) settings.log_level = *level;
+  if (const toml::table* limits = root.optional_table("limits")) settings.limits = read_limits(document, *limits);
+
+  const auto peers = root.table_array("peers", 2, 2);
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    const TableReader reader(document, *peers[i], "peers[" + std::to_string(i) + "]",
+                             {"party", "endpoint", "public_key"});
+    PeerSettings peer;
+    peer.party = static_cast<int>(reader.integer("party", 1, 3)) - 1;
+    if (peer.party == settings.party)
+      reader.fail("party", "is " + std::to_string(peer.party + 1) + ", this server's own party");
+    peer.endpoint = reader.endpoint("endpoint");
+    peer.public_key = reader.public_key("public_key");
+    for (const auto& other : settings.peers) {
+      if (other.party == peer.party)
+        reader.fail("party", "party " + std::to_string(peer.party + 1) + " is listed twice");
+      if (other.endpoint == peer.endpoint) reader.fail("endpoint", "\"" + peer.endpoint + "\" is listed twice");
+    }
+    settings.peers.push_back(std::move(peer));
+  }
+  std::sort(settings.peers.begin(), settings.peers.end(),
+            [](const PeerSettings& a, const PeerSettings& b) { return a.party < b.party; });
+
+  const TableReader clients(document, root.table("clients"), "clients", {"compute", "admin"});
+  if (clients.has("compute")) settings.compute_clients = clients.public_key_list("compute");
+  if (clients.has("admin")) settings.admin_clients = clients.public_key_list("admin");
+  if (settings.compute_clients.empty() && settings.admin_clients.empty())
+    clients.fail("", "lists no client keys: no client could connect");
+  return settings;
+}
+
+}  // namespace mpc::settings
