@@ -19,6 +19,7 @@
 
 namespace mpc::transport {
 
+// Destroy every Listener and Connection of a Context before the Context itself.
 class Context {
  public:
   Context();
@@ -27,7 +28,9 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   // Admits `key` on listeners of `domain` with the given role name (e.g. "kdc", "admin", "peer2").
-  // May be called before or after listeners exist.
+  // May be called before or after listeners exist. Domain and role are printable ASCII
+  // without spaces (the role also without ':'); a later call for the same key and domain
+  // replaces the role.
   void allow(const std::string& domain, const PublicKey& key, const std::string& role);
   void* native() const noexcept { return context_; }
 
@@ -48,7 +51,9 @@ struct ReceivedMessage {
 struct LinkOptions {
   int send_high_water_mark = 1000;
   int receive_high_water_mark = 1000;
-  std::int64_t max_message_bytes = 512LL << 20;  // larger frames drop the connection
+  // Larger payload frames drop the connection. Negative: no limit; otherwise at least 1024
+  // (the limit applies to CURVE handshake commands too).
+  std::int64_t max_message_bytes = 512LL << 20;
   std::chrono::milliseconds handshake_timeout{2000};
 };
 
@@ -88,7 +93,13 @@ class Connection {
   void* native() const noexcept { return socket_; }
 
  private:
+  // libzmq 4.3 never reconnects after a protocol error (e.g. the server's ZAP handler
+  // refused our key, or an oversized reply); send() and receive() restart the connection
+  // after a back-off (1 s, doubling up to 8 s) so a later allow() or fix takes effect.
+  struct Recovery;
+  void maintain();
   void* socket_ = nullptr;
+  std::unique_ptr<Recovery> recovery_;
 };
 
 // Waits until one of the sockets (Listener::native / Connection::native) is readable.

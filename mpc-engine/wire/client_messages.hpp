@@ -120,6 +120,7 @@ struct ServerStatus {
   std::uint64_t batches = 0;
   std::uint64_t jobs = 0;
   std::uint32_t stored_keys = 0;
+  std::uint64_t epoch = 0;  // the "epoch-or-0" field on the wire (second in the body)
 };
 
 // Import and Delete replies carry no body.

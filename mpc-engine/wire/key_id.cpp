@@ -1,0 +1,82 @@
+// mpc-engine/wire/key_id.cpp: key id names, algorithms and their encoding.
+#include "wire/key_id.hpp"
+
+#include "common/error.hpp"
+#include "wire/codec.hpp"
+
+namespace mpc::wire {
+
+const char* algorithm_name(KeyAlgorithm algorithm) {
+  switch (algorithm) {
+    case KeyAlgorithm::Aes128: return "aes128";
+    case KeyAlgorithm::Aes256: return "aes256";
+  }
+  return "unknown";
+}
+
+std::optional<KeyAlgorithm> parse_algorithm(std::string_view name) {
+  if (name == "aes128") return KeyAlgorithm::Aes128;
+  if (name == "aes256") return KeyAlgorithm::Aes256;
+  return std::nullopt;
+}
+
+std::size_t material_bytes(KeyAlgorithm algorithm) {
+  switch (algorithm) {
+    case KeyAlgorithm::Aes128: return 11 * 16;
+    case KeyAlgorithm::Aes256: return 15 * 16;
+  }
+  throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
+}
+
+std::size_t aes_rounds(KeyAlgorithm algorithm) {
+  switch (algorithm) {
+    case KeyAlgorithm::Aes128: return 10;
+    case KeyAlgorithm::Aes256: return 14;
+  }
+  throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
+}
+
+void validate_key_name(std::string_view name) {
+  if (name.empty()) throw FormatError(Component::Wire, "empty key name");
+  if (name.size() > kMaxKeyNameBytes)
+    throw FormatError(Component::Wire, "key name of " + std::to_string(name.size()) + " bytes exceeds " +
+                                           std::to_string(kMaxKeyNameBytes));
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (c < 0x21 || c > 0x7e)
+      throw FormatError(Component::Wire, "key name has a byte outside printable ASCII at offset " + std::to_string(i));
+  }
+}
+
+std::string describe(const KeyId& key) {
+  return key.name + " kvno " + std::to_string(key.version) + " " + algorithm_name(key.algorithm);
+}
+
+KeyAlgorithm checked_algorithm(std::uint8_t value) {
+  switch (value) {
+    case static_cast<std::uint8_t>(KeyAlgorithm::Aes128): return KeyAlgorithm::Aes128;
+    case static_cast<std::uint8_t>(KeyAlgorithm::Aes256): return KeyAlgorithm::Aes256;
+  }
+  throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(value));
+}
+
+void write_key_id(ByteWriter& writer, const KeyId& key) {
+  validate_key_name(key.name);
+  checked_algorithm(static_cast<std::uint8_t>(key.algorithm));
+  writer.short_string(key.name);
+  writer.u32(key.version);
+  writer.u8(static_cast<std::uint8_t>(key.algorithm));
+}
+
+KeyId read_key_id(ByteReader& reader) {
+  KeyId key;
+  key.name = reader.short_string(kMaxKeyNameBytes);
+  validate_key_name(key.name);
+  key.version = reader.u32();
+  key.algorithm = checked_algorithm(reader.u8());
+  return key;
+}
+
+std::size_t encoded_key_id_bytes(const KeyId& key) noexcept { return 2 + key.name.size() + 4 + 1; }
+
+}  // namespace mpc::wire

@@ -1,0 +1,147 @@
+// mpc-engine/wire/peer_messages.cpp: server <-> server frames (see peer_messages.hpp for the layout).
+#include "wire/peer_messages.hpp"
+
+#include "common/bytes.hpp"
+#include "common/error.hpp"
+#include "wire/codec.hpp"
+
+namespace mpc::wire {
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw FormatError(Component::Wire, message); }
+
+constexpr std::size_t kPeerHeaderBytes = 1 + 1 + 8 + 4;
+constexpr std::size_t kSliceBytes = 32 + 16 + 4 + 4;
+static_assert(kLayerHeaderBytes == kPeerHeaderBytes + 4);
+
+void write_header(ByteWriter& writer, PeerMessageType type, std::uint64_t epoch, std::uint32_t sequence) {
+  writer.u8(kProtocolVersion);
+  writer.u8(static_cast<std::uint8_t>(type));
+  writer.u64(epoch);
+  writer.u32(sequence);
+}
+
+void check_slice(const BatchSlice& slice) {
+  if (slice.blocks == 0) fail("batch slice with zero blocks");
+  if (static_cast<std::uint64_t>(slice.first_block) + slice.blocks > 0xffffffffull)
+    fail("batch slice block range overflows");
+}
+
+void check_slice_count(std::size_t count) {
+  if (count == 0) fail("batch without slices");
+  if (count > kMaxBatchSlices)
+    fail("batch of " + std::to_string(count) + " slices exceeds " + std::to_string(kMaxBatchSlices));
+}
+
+void check_reason(std::uint16_t reason) {
+  if (reason > static_cast<std::uint16_t>(Status::NotReady)) fail("unknown abort reason " + std::to_string(reason));
+}
+
+BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t sequence) {
+  BatchHeader header;
+  header.epoch = epoch;
+  header.sequence = sequence;
+  const std::uint8_t circuit = reader.u8();
+  if (!is_valid_circuit_id(circuit)) fail("unknown circuit id " + std::to_string(circuit));
+  header.circuit = static_cast<CircuitId>(circuit);
+  const std::uint32_t count = reader.u32();
+  check_slice_count(count);
+  if (reader.remaining() != static_cast<std::size_t>(count) * kSliceBytes)
+    fail("batch of " + std::to_string(count) + " slices has " + std::to_string(reader.remaining()) + " slice bytes");
+  header.slices.resize(count);
+  for (auto& slice : header.slices) {
+    slice.client = reader.array<32>();
+    slice.request = reader.array<16>();
+    slice.first_block = reader.u32();
+    slice.blocks = reader.u32();
+    check_slice(slice);
+  }
+  return header;
+}
+
+}  // namespace
+
+bool is_valid_circuit_id(std::uint8_t value) {
+  return value >= static_cast<std::uint8_t>(CircuitId::Aes128EncryptAnd32) &&
+         value <= static_cast<std::uint8_t>(CircuitId::Aes256DecryptDepth4);
+}
+
+std::vector<std::uint8_t> encode_batch(const BatchHeader& header) {
+  if (!is_valid_circuit_id(static_cast<std::uint8_t>(header.circuit))) fail("unknown circuit id");
+  check_slice_count(header.slices.size());
+  std::vector<std::uint8_t> out;
+  out.reserve(kPeerHeaderBytes + 1 + 4 + header.slices.size() * kSliceBytes);
+  ByteWriter writer(out);
+  write_header(writer, PeerMessageType::Batch, header.epoch, header.sequence);
+  writer.u8(static_cast<std::uint8_t>(header.circuit));
+  writer.u32(static_cast<std::uint32_t>(header.slices.size()));
+  for (const auto& slice : header.slices) {
+    check_slice(slice);
+    writer.bytes(slice.client);
+    writer.bytes(slice.request);
+    writer.u32(slice.first_block);
+    writer.u32(slice.blocks);
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> encode_abort(const AbortNotice& notice) {
+  check_reason(notice.reason);
+  if (notice.detail.size() > kMaxErrorBytes)
+    fail("abort detail of " + std::to_string(notice.detail.size()) + " bytes exceeds " +
+         std::to_string(kMaxErrorBytes));
+  std::vector<std::uint8_t> out;
+  ByteWriter writer(out);
+  write_header(writer, PeerMessageType::Abort, notice.epoch, notice.sequence);
+  writer.u16(notice.reason);
+  writer.short_string(notice.detail);
+  return out;
+}
+
+void write_layer_header(const LayerHeader& header, std::span<std::uint8_t> frame) {
+  if (frame.size() < kLayerHeaderBytes)
+    fail("layer frame of " + std::to_string(frame.size()) + " bytes has no room for the header");
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(kLayerHeaderBytes);
+  ByteWriter writer(bytes);
+  write_header(writer, PeerMessageType::Layer, header.epoch, header.sequence);
+  writer.u32(header.layer);
+  for (std::size_t i = 0; i < kLayerHeaderBytes; ++i) frame[i] = bytes[i];
+}
+
+PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
+  ByteReader reader(frame, Component::Wire);
+  const std::uint8_t version = reader.u8();
+  if (version != kProtocolVersion) fail("unsupported protocol version " + std::to_string(version));
+  const std::uint8_t type = reader.u8();
+  const std::uint64_t epoch = reader.u64();
+  const std::uint32_t sequence = reader.u32();
+  switch (type) {
+    case static_cast<std::uint8_t>(PeerMessageType::Batch): {
+      BatchHeader header = decode_batch(reader, epoch, sequence);
+      reader.expect_end();
+      return header;
+    }
+    case static_cast<std::uint8_t>(PeerMessageType::Layer): {
+      DecodedLayer layer;
+      layer.header.epoch = epoch;
+      layer.header.sequence = sequence;
+      layer.header.layer = reader.u32();
+      layer.payload = reader.rest();
+      return layer;
+    }
+    case static_cast<std::uint8_t>(PeerMessageType::Abort): {
+      AbortNotice notice;
+      notice.epoch = epoch;
+      notice.sequence = sequence;
+      notice.reason = reader.u16();
+      check_reason(notice.reason);
+      notice.detail = reader.short_string(kMaxErrorBytes);
+      reader.expect_end();
+      return notice;
+    }
+    default: fail("unknown peer message type " + std::to_string(type));
+  }
+}
+
+}  // namespace mpc::wire

@@ -1,0 +1,39 @@
+// libFuzzer target: messages between servers (batch headers, layer messages, aborts).
+// Accepted batches and aborts must re-encode to the same bytes; a layer's payload must
+// be the rest of the frame, in place.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "common/error.hpp"
+#include "wire/peer_messages.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> frame(data, size);
+  mpc::wire::PeerMessage message;
+  try {
+    message = mpc::wire::decode_peer_message(frame);
+  } catch (const mpc::FormatError&) {
+    return 0;
+  }
+  std::vector<std::uint8_t> encoded;
+  if (const auto* batch = std::get_if<mpc::wire::BatchHeader>(&message)) {
+    if (batch->slices.empty() || batch->slices.size() > mpc::wire::kMaxBatchSlices) std::abort();
+    encoded = mpc::wire::encode_batch(*batch);
+  } else if (const auto* notice = std::get_if<mpc::wire::AbortNotice>(&message)) {
+    encoded = mpc::wire::encode_abort(*notice);
+  } else {
+    const auto& layer = std::get<mpc::wire::DecodedLayer>(message);
+    if (size < mpc::wire::kLayerHeaderBytes || layer.payload.data() != data + mpc::wire::kLayerHeaderBytes ||
+        layer.payload.size() != size - mpc::wire::kLayerHeaderBytes)
+      std::abort();
+    encoded.assign(data, data + size);
+    std::memset(encoded.data(), 0, mpc::wire::kLayerHeaderBytes);
+    mpc::wire::write_layer_header(layer.header, encoded);
+  }
+  if (encoded.size() != size || std::memcmp(encoded.data(), data, size) != 0) std::abort();
+  return 0;
+}

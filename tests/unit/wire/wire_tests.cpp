@@ -1,0 +1,716 @@
+// Wire formats: round trips of every message, then the negative cases every decoder
+// must reject (truncation at every length, trailing bytes, bad enums, versions and
+// types, oversized counts without large allocations, bad key names).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "common/bytes.hpp"
+#include "common/error.hpp"
+#include "wire/client_messages.hpp"
+#include "wire/codec.hpp"
+#include "wire/key_id.hpp"
+#include "wire/peer_messages.hpp"
+
+// ---- allocation tracking: the largest single allocation while `g_tracking` is set ----
+namespace {
+std::atomic<bool> g_tracking{false};
+std::atomic<std::size_t> g_largest{0};
+void* tracked_alloc(std::size_t size) {
+  if (g_tracking.load(std::memory_order_relaxed)) {
+    std::size_t seen = g_largest.load(std::memory_order_relaxed);
+    while (size > seen && !g_largest.compare_exchange_weak(seen, size)) {
+    }
+  }
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+void* operator new(std::size_t size) { return tracked_alloc(size); }
+void* operator new[](std::size_t size) { return tracked_alloc(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace mpc::wire {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// Runs `decode` on `frame`, expects FormatError, and returns the largest allocation made.
+template <typename Decode>
+std::size_t expect_rejected(const Bytes& frame, Decode decode) {
+  g_largest = 0;
+  g_tracking = true;
+  bool threw = false;
+  try {
+    decode(std::span<const std::uint8_t>(frame));
+  } catch (const FormatError& error) {
+    threw = true;
+    EXPECT_EQ(error.component(), Component::Wire);
+  }
+  g_tracking = false;
+  EXPECT_TRUE(threw) << "accepted a frame of " << frame.size() << " bytes";
+  return g_largest;
+}
+
+RequestId make_id(std::uint8_t seed) {
+  RequestId id{};
+  for (std::size_t i = 0; i < id.size(); ++i) id[i] = static_cast<std::uint8_t>(seed + i);
+  return id;
+}
+
+KeyId krbtgt(KeyAlgorithm algorithm = KeyAlgorithm::Aes256) { return KeyId{"krbtgt/EXAMPLE.COM", 7, algorithm}; }
+
+Bytes pattern(std::size_t size, std::uint8_t seed) {
+  Bytes out(size);
+  for (std::size_t i = 0; i < size; ++i) out[i] = static_cast<std::uint8_t>(seed * 31 + i * 7);
+  return out;
+}
+
+std::vector<Request> sample_requests() {
+  std::vector<Request> out;
+  ComputeRequest ctr;
+  ctr.id = make_id(1);
+  ctr.key = krbtgt();
+  ctr.operation = Operation::CtrKeystream;
+  ctr.blocks = 5;
+  for (std::size_t i = 0; i < 16; ++i) ctr.counter[i] = static_cast<std::uint8_t>(0xf0 + i);
+  out.push_back(ctr);
+  ComputeRequest ecb;
+  ecb.id = make_id(2);
+  ecb.key = krbtgt(KeyAlgorithm::Aes128);
+  ecb.operation = Operation::EcbEncrypt;
+  ecb.blocks = 3;
+  ecb.input = pattern(3 * 16, 2);
+  out.push_back(ecb);
+  ecb.id = make_id(3);
+  ecb.operation = Operation::EcbDecrypt;
+  ecb.blocks = 1;
+  ecb.input = pattern(16, 3);
+  out.push_back(ecb);
+  for (KeyAlgorithm algorithm : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256}) {
+    ImportKeyRequest import;
+    import.id = make_id(4);
+    import.key = KeyId{"alice@EXAMPLE.COM", 0xffffffffu, algorithm};
+    import.share = SecretBytes(pattern(2 * material_bytes(algorithm), 4));
+    out.push_back(import);
+  }
+  out.push_back(ListKeysRequest{make_id(5), ""});
+  out.push_back(ListKeysRequest{make_id(6), "krbtgt/"});
+  out.push_back(DeleteKeyRequest{make_id(7), krbtgt()});
+  out.push_back(StatusRequest{make_id(8)});
+  return out;
+}
+
+void expect_same(const Request& a, const Request& b) {
+  ASSERT_EQ(a.index(), b.index());
+  EXPECT_EQ(request_id(a), request_id(b));
+  if (auto* x = std::get_if<ComputeRequest>(&a)) {
+    const auto& y = std::get<ComputeRequest>(b);
+    EXPECT_EQ(x->key, y.key);
+    EXPECT_EQ(x->operation, y.operation);
+    EXPECT_EQ(x->blocks, y.blocks);
+    EXPECT_EQ(x->counter, y.counter);
+    EXPECT_EQ(x->input, y.input);
+  } else if (auto* x = std::get_if<ImportKeyRequest>(&a)) {
+    const auto& y = std::get<ImportKeyRequest>(b);
+    EXPECT_EQ(x->key, y.key);
+    EXPECT_TRUE(equal_constant_time(x->share.span(), y.share.span()));
+  } else if (auto* x = std::get_if<ListKeysRequest>(&a)) {
+    EXPECT_EQ(x->name_prefix, std::get<ListKeysRequest>(b).name_prefix);
+  } else if (auto* x = std::get_if<DeleteKeyRequest>(&a)) {
+    EXPECT_EQ(x->key, std::get<DeleteKeyRequest>(b).key);
+  }
+}
+
+MessageType type_of(const Request& request) {
+  static constexpr MessageType kTypes[] = {MessageType::Compute, MessageType::ImportKey, MessageType::ListKeys,
+                                           MessageType::DeleteKey, MessageType::Status};
+  return kTypes[request.index()];
+}
+
+// A valid reply per request type, plus error replies.
+std::vector<std::pair<MessageType, Reply>> sample_replies() {
+  std::vector<std::pair<MessageType, Reply>> out;
+  ComputeResult result;
+  result.blocks = 2;
+  result.x = pattern(32, 9);
+  result.a = pattern(32, 10);
+  out.push_back({MessageType::Compute, Reply{make_id(1), Status::Ok, "", result}});
+  out.push_back({MessageType::ImportKey, Reply{make_id(2), Status::Ok, "", std::monostate{}}});
+  KeyList list;
+  list.keys.push_back({krbtgt(), 1700000000});
+  list.keys.push_back({KeyId{"x", 0, KeyAlgorithm::Aes128}, 0});
+  out.push_back({MessageType::ListKeys, Reply{make_id(3), Status::Ok, "", list}});
+  out.push_back({MessageType::ListKeys, Reply{make_id(4), Status::Ok, "", KeyList{}}});
+  out.push_back({MessageType::DeleteKey, Reply{make_id(5), Status::Ok, "", std::monostate{}}});
+  ServerStatus status;
+  status.party = 2;
+  status.epoch = 0x0102030405060708ull;
+  status.batches = 99;
+  status.jobs = 1234;
+  status.stored_keys = 17;
+  out.push_back({MessageType::Status, Reply{make_id(6), Status::Ok, "", status}});
+  out.push_back({MessageType::Compute, Reply{make_id(7), Status::UnknownKey, "no such key", std::monostate{}}});
+  out.push_back({MessageType::Status, Reply{make_id(8), Status::NotReady, std::string(1024, 'e'), std::monostate{}}});
+  out.push_back({MessageType::ImportKey, Reply{make_id(9), Status::KeyExists, "", std::monostate{}}});
+  return out;
+}
+
+void expect_same(const Reply& a, const Reply& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.error, b.error);
+  ASSERT_EQ(a.body.index(), b.body.index());
+  if (auto* x = std::get_if<ComputeResult>(&a.body)) {
+    const auto& y = std::get<ComputeResult>(b.body);
+    EXPECT_EQ(x->blocks, y.blocks);
+    EXPECT_EQ(x->x, y.x);
+    EXPECT_EQ(x->a, y.a);
+  } else if (auto* x = std::get_if<KeyList>(&a.body)) {
+    const auto& y = std::get<KeyList>(b.body);
+    ASSERT_EQ(x->keys.size(), y.keys.size());
+    for (std::size_t i = 0; i < x->keys.size(); ++i) {
+      EXPECT_EQ(x->keys[i].key, y.keys[i].key);
+      EXPECT_EQ(x->keys[i].created_unix, y.keys[i].created_unix);
+    }
+  } else if (auto* x = std::get_if<ServerStatus>(&a.body)) {
+    const auto& y = std::get<ServerStatus>(b.body);
+    EXPECT_EQ(x->party, y.party);
+    EXPECT_EQ(x->epoch, y.epoch);
+    EXPECT_EQ(x->batches, y.batches);
+    EXPECT_EQ(x->jobs, y.jobs);
+    EXPECT_EQ(x->stored_keys, y.stored_keys);
+  }
+}
+
+Bytes request_header(std::uint8_t type, std::uint8_t version = kProtocolVersion) {
+  Bytes out;
+  ByteWriter writer(out);
+  writer.u8(version);
+  writer.u8(type);
+  writer.bytes(make_id(0));
+  return out;
+}
+
+Bytes reply_header(Status status, std::string_view error = "") {
+  Bytes out;
+  ByteWriter writer(out);
+  writer.u8(kProtocolVersion);
+  writer.u8(static_cast<std::uint8_t>(MessageType::Reply));
+  writer.bytes(make_id(0));
+  writer.u16(static_cast<std::uint16_t>(status));
+  writer.short_string(error);
+  return out;
+}
+
+void write_raw_key(ByteWriter& writer, std::string_view name, std::uint32_t version, std::uint8_t algorithm) {
+  writer.short_string(name);
+  writer.u32(version);
+  writer.u8(algorithm);
+}
+
+auto decode_req = [](std::span<const std::uint8_t> f) { (void)decode_request(f); };
+auto decode_peer = [](std::span<const std::uint8_t> f) { (void)decode_peer_message(f); };
+auto decode_reply_as(MessageType type) {
+  return [type](std::span<const std::uint8_t> f) { (void)decode_reply(f, type); };
+}
+
+// ---------------------------------------------------------------------------- key ids
+
+TEST(KeyId, NamesAndSizes) {
+  EXPECT_STREQ(algorithm_name(KeyAlgorithm::Aes128), "aes128");
+  EXPECT_STREQ(algorithm_name(KeyAlgorithm::Aes256), "aes256");
+  EXPECT_EQ(parse_algorithm("aes128"), KeyAlgorithm::Aes128);
+  EXPECT_EQ(parse_algorithm("aes256"), KeyAlgorithm::Aes256);
+  EXPECT_FALSE(parse_algorithm("AES256").has_value());
+  EXPECT_FALSE(parse_algorithm("").has_value());
+  EXPECT_EQ(material_bytes(KeyAlgorithm::Aes128), 176u);
+  EXPECT_EQ(material_bytes(KeyAlgorithm::Aes256), 240u);
+  EXPECT_EQ(aes_rounds(KeyAlgorithm::Aes128), 10u);
+  EXPECT_EQ(aes_rounds(KeyAlgorithm::Aes256), 14u);
+  EXPECT_EQ(describe(KeyId{"krbtgt/EXAMPLE.COM", 2, KeyAlgorithm::Aes256}), "krbtgt/EXAMPLE.COM kvno 2 aes256");
+}
+
+TEST(KeyId, ValidatesNames) {
+  EXPECT_NO_THROW(validate_key_name("krbtgt/EXAMPLE.COM"));
+  EXPECT_NO_THROW(validate_key_name("!"));
+  EXPECT_NO_THROW(validate_key_name("~"));
+  EXPECT_NO_THROW(validate_key_name(std::string(255, 'a')));
+  for (const std::string& bad : {std::string(), std::string(256, 'a'), std::string("a b"), std::string("a\tb"),
+                                std::string("a\nb"), std::string("a\x01"), std::string("\x7f"), std::string("caf\xc3\xa9"),
+                                std::string("a\0b", 3)}) {
+    EXPECT_THROW(validate_key_name(bad), FormatError) << bad;
+  }
+}
+
+// ------------------------------------------------------------------------ requests
+
+TEST(ClientRequest, RoundTripsEveryType) {
+  for (const Request& request : sample_requests()) {
+    const Bytes frame = encode_request(request);
+    EXPECT_EQ(frame[0], kProtocolVersion);
+    EXPECT_EQ(frame[1], static_cast<std::uint8_t>(type_of(request)));
+    const Request decoded = decode_request(frame);
+    expect_same(request, decoded);
+    EXPECT_EQ(encode_request(decoded), frame);
+  }
+}
+
+TEST(ClientRequest, KnownEncoding) {
+  ComputeRequest request;
+  request.id = make_id(0x10);
+  request.key = KeyId{"k", 0x01020304, KeyAlgorithm::Aes256};
+  request.operation = Operation::CtrKeystream;
+  request.blocks = 0x00000102;
+  const Bytes frame = encode_request(request);
+  Bytes expected = {1, 1};
+  for (std::size_t i = 0; i < 16; ++i) expected.push_back(static_cast<std::uint8_t>(0x10 + i));
+  const Bytes body = {1, 1, 0, 'k', 4, 3, 2, 1, 2, 2, 1, 0, 0};
+  expected.insert(expected.end(), body.begin(), body.end());
+  expected.resize(expected.size() + 16, 0);
+  EXPECT_EQ(frame, expected);
+}
+
+TEST(ClientRequest, RejectsEveryTruncation) {
+  for (const Request& request : sample_requests()) {
+    const Bytes frame = encode_request(request);
+    for (std::size_t length = 0; length < frame.size(); ++length)
+      expect_rejected(Bytes(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length)), decode_req);
+  }
+}
+
+TEST(ClientRequest, RejectsTrailingBytes) {
+  for (const Request& request : sample_requests()) {
+    Bytes frame = encode_request(request);
+    frame.push_back(0);
+    expect_rejected(frame, decode_req);
+  }
+}
+
+TEST(ClientRequest, RejectsBadVersionAndType) {
+  for (const Request& request : sample_requests()) {
+    for (std::uint8_t version : {0, 2, 0xff}) {
+      Bytes frame = encode_request(request);
+      frame[0] = version;
+      expect_rejected(frame, decode_req);
+    }
+  }
+  for (int type : {0, 6, 0x7f, 0x80, 0x81, 0xff}) {
+    Bytes frame = request_header(static_cast<std::uint8_t>(type));
+    expect_rejected(frame, decode_req);
+  }
+  // A reply is not a request.
+  expect_rejected(encode_reply(sample_replies()[1].second), decode_req);
+}
+
+TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
+  for (std::uint8_t operation : {0, 4, 0xff}) {
+    Bytes frame = request_header(1);
+    ByteWriter writer(frame);
+    writer.u8(operation);
+    write_raw_key(writer, "k", 1, 1);
+    writer.u32(1);
+    writer.bytes(Bytes(16));
+    expect_rejected(frame, decode_req);
+  }
+  for (std::uint8_t algorithm : {0, 3, 0xff}) {
+    Bytes frame = request_header(4);
+    ByteWriter writer(frame);
+    write_raw_key(writer, "k", 1, algorithm);
+    expect_rejected(frame, decode_req);
+  }
+  ComputeRequest request = std::get<ComputeRequest>(sample_requests()[0]);
+  request.operation = static_cast<Operation>(9);
+  EXPECT_THROW(encode_request(request), FormatError);
+  request = std::get<ComputeRequest>(sample_requests()[0]);
+  request.key.algorithm = static_cast<KeyAlgorithm>(3);
+  EXPECT_THROW(encode_request(request), FormatError);
+}
+
+TEST(ClientRequest, RejectsBadBlockCounts) {
+  for (std::uint32_t blocks : {0u, kMaxRequestBlocks + 1, 0xffffffffu}) {
+    Bytes frame = request_header(1);
+    ByteWriter writer(frame);
+    writer.u8(1);
+    write_raw_key(writer, "k", 1, 1);
+    writer.u32(blocks);
+    writer.bytes(Bytes(16));
+    expect_rejected(frame, decode_req);
+  }
+  // ECB claiming many blocks with few bytes present: rejected before allocating.
+  for (std::uint32_t blocks : {2u, kMaxRequestBlocks}) {
+    Bytes frame = request_header(1);
+    ByteWriter writer(frame);
+    writer.u8(2);
+    write_raw_key(writer, "k", 1, 1);
+    writer.u32(blocks);
+    writer.bytes(Bytes(16));
+    EXPECT_LT(expect_rejected(frame, decode_req), 4096u);
+  }
+  // ECB input longer than blocks * 16.
+  {
+    Bytes frame = request_header(1);
+    ByteWriter writer(frame);
+    writer.u8(3);
+    write_raw_key(writer, "k", 1, 1);
+    writer.u32(1);
+    writer.bytes(Bytes(32));
+    expect_rejected(frame, decode_req);
+  }
+  ComputeRequest request = std::get<ComputeRequest>(sample_requests()[1]);
+  request.input.pop_back();
+  EXPECT_THROW(encode_request(request), FormatError);
+  request = std::get<ComputeRequest>(sample_requests()[0]);
+  request.blocks = 0;
+  EXPECT_THROW(encode_request(request), FormatError);
+  request.blocks = kMaxRequestBlocks + 1;
+  EXPECT_THROW(encode_request(request), FormatError);
+  request = std::get<ComputeRequest>(sample_requests()[0]);
+  request.input = Bytes(16 * request.blocks);  // CTR carries no input
+  EXPECT_THROW(encode_request(request), FormatError);
+}
+
+TEST(ClientRequest, RejectsWrongShareLength) {
+  for (KeyAlgorithm algorithm : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256}) {
+    const std::size_t right = 2 * material_bytes(algorithm);
+    for (std::size_t length : {std::size_t{0}, right - 1, right + 1, 2 * material_bytes(KeyAlgorithm::Aes128) +
+                                                                          2 * material_bytes(KeyAlgorithm::Aes256) - right}) {
+      Bytes frame = request_header(2);
+      ByteWriter writer(frame);
+      write_raw_key(writer, "k", 1, static_cast<std::uint8_t>(algorithm));
+      writer.u32(static_cast<std::uint32_t>(length));
+      writer.bytes(Bytes(length));
+      expect_rejected(frame, decode_req);
+    }
+    ImportKeyRequest request{make_id(1), KeyId{"k", 1, algorithm}, SecretBytes(right - 16)};
+    EXPECT_THROW(encode_request(request), FormatError);
+  }
+  // A huge claimed length is rejected without allocating it.
+  Bytes frame = request_header(2);
+  ByteWriter writer(frame);
+  write_raw_key(writer, "k", 1, 1);
+  writer.u32(0xffffffffu);
+  EXPECT_LT(expect_rejected(frame, decode_req), 4096u);
+}
+
+TEST(ClientRequest, RejectsBadNames) {
+  for (const std::string& bad : {std::string(), std::string(256, 'a'), std::string("a b"), std::string("a\x01"),
+                                std::string("\x7f"), std::string("\xff"), std::string(" ")}) {
+    Bytes frame = request_header(4);
+    ByteWriter writer(frame);
+    write_raw_key(writer, bad, 1, 1);
+    expect_rejected(frame, decode_req);
+    EXPECT_THROW(encode_request(DeleteKeyRequest{make_id(1), KeyId{bad, 1, KeyAlgorithm::Aes128}}), FormatError);
+    if (!bad.empty()) {
+      Bytes list = request_header(3);
+      ByteWriter list_writer(list);
+      list_writer.short_string(bad);
+      expect_rejected(list, decode_req);
+      EXPECT_THROW(encode_request(ListKeysRequest{make_id(1), bad}), FormatError);
+    }
+  }
+  // A 65535-byte name length with nothing behind it.
+  Bytes frame = request_header(4);
+  ByteWriter writer(frame);
+  writer.u16(0xffff);
+  EXPECT_LT(expect_rejected(frame, decode_req), 4096u);
+  // 255 bytes is the limit.
+  const DeleteKeyRequest longest{make_id(1), KeyId{std::string(255, 'n'), 1, KeyAlgorithm::Aes128}};
+  expect_same(Request(longest), decode_request(encode_request(longest)));
+}
+
+// -------------------------------------------------------------------------- replies
+
+TEST(ClientReply, RoundTripsEveryBody) {
+  for (const auto& [type, reply] : sample_replies()) {
+    const Bytes frame = encode_reply(reply);
+    const Reply decoded = decode_reply(frame, type);
+    expect_same(reply, decoded);
+    EXPECT_EQ(encode_reply(decoded), frame);
+  }
+}
+
+TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
+  for (const auto& [type, reply] : sample_replies()) {
+    Bytes frame = encode_reply(reply);
+    for (std::size_t length = 0; length < frame.size(); ++length)
+      expect_rejected(Bytes(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length)), decode_reply_as(type));
+    frame.push_back(0);
+    expect_rejected(frame, decode_reply_as(type));
+  }
+}
+
+TEST(ClientReply, BodyMustMatchRequestType) {
+  const auto replies = sample_replies();
+  const Bytes compute = encode_reply(replies[0].second);
+  for (MessageType other : {MessageType::ImportKey, MessageType::ListKeys, MessageType::DeleteKey, MessageType::Status})
+    expect_rejected(compute, decode_reply_as(other));
+  const Bytes empty_ok = encode_reply(replies[1].second);
+  for (MessageType other : {MessageType::Compute, MessageType::ListKeys, MessageType::Status})
+    expect_rejected(empty_ok, decode_reply_as(other));
+  expect_rejected(compute, decode_reply_as(MessageType::Reply));
+  expect_rejected(compute, decode_reply_as(static_cast<MessageType>(0)));
+}
+
+TEST(ClientReply, ErrorRepliesCarryNoBody) {
+  Reply reply{make_id(0), Status::Busy, "queue full", ComputeResult{1, Bytes(16), Bytes(16)}};
+  const Bytes frame = encode_reply(reply);
+  EXPECT_EQ(frame, reply_header(Status::Busy, "queue full"));
+  const Reply decoded = decode_reply(frame, MessageType::Compute);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(decoded.body));
+  // A failed reply followed by body bytes is malformed.
+  Bytes extended = frame;
+  extended.push_back(1);
+  expect_rejected(extended, decode_reply_as(MessageType::Compute));
+}
+
+TEST(ClientReply, RejectsBadHeaderFields) {
+  Bytes frame = encode_reply(sample_replies()[1].second);
+  for (std::uint8_t version : {0, 2}) {
+    Bytes bad = frame;
+    bad[0] = version;
+    expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
+  }
+  for (std::uint8_t type : {1, 2, 5, 0x81, 0}) {
+    Bytes bad = frame;
+    bad[1] = type;
+    expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
+  }
+  // Unknown status values.
+  for (std::uint16_t status : {10, 0x100, 0xffff}) {
+    Bytes bad = frame;
+    bad[18] = static_cast<std::uint8_t>(status);
+    bad[19] = static_cast<std::uint8_t>(status >> 8);
+    expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
+  }
+  EXPECT_THROW(encode_reply(Reply{make_id(1), static_cast<Status>(10), "", {}}), FormatError);
+  // Error strings: 1024 bytes is the limit; an Ok reply has none.
+  expect_rejected(reply_header(Status::Internal, std::string(1025, 'x')), decode_reply_as(MessageType::Status));
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Internal, std::string(1025, 'x'), {}}), FormatError);
+  expect_rejected(reply_header(Status::Ok, "oops"), decode_reply_as(MessageType::ImportKey));
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "oops", {}}), FormatError);
+  // A u16 error length far beyond the frame.
+  Bytes huge = reply_header(Status::Internal);
+  huge[20] = 0xff;
+  huge[21] = 0xff;
+  EXPECT_LT(expect_rejected(huge, decode_reply_as(MessageType::Status)), 4096u);
+}
+
+TEST(ClientReply, RejectsBadComputeResults) {
+  for (std::uint32_t blocks : {0u, kMaxRequestBlocks + 1, 0xffffffffu, kMaxRequestBlocks}) {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(blocks);
+    writer.bytes(Bytes(64));
+    EXPECT_LT(expect_rejected(frame, decode_reply_as(MessageType::Compute)), 4096u);
+  }
+  // Shares of unequal or wrong length cannot be encoded.
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", ComputeResult{2, Bytes(32), Bytes(16)}}), FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", ComputeResult{0, {}, {}}}), FormatError);
+}
+
+TEST(ClientReply, RejectsBadKeyListsAndStatus) {
+  for (std::uint32_t count : {1u, 1000u, 0xffffffffu}) {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(count);
+    EXPECT_LT(expect_rejected(frame, decode_reply_as(MessageType::ListKeys)), 4096u);
+  }
+  {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(1);
+    write_raw_key(writer, "bad name", 1, 1);
+    writer.u64(0);
+    expect_rejected(frame, decode_reply_as(MessageType::ListKeys));
+  }
+  {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(1);
+    write_raw_key(writer, "k", 1, 7);
+    writer.u64(0);
+    expect_rejected(frame, decode_reply_as(MessageType::ListKeys));
+  }
+  for (std::uint8_t party : {3, 0xff}) {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u8(party);
+    writer.u64(0);
+    writer.u64(0);
+    writer.u64(0);
+    writer.u32(0);
+    expect_rejected(frame, decode_reply_as(MessageType::Status));
+  }
+  ServerStatus status;
+  status.party = 3;
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", status}), FormatError);
+}
+
+TEST(ClientReply, StatusNames) {
+  EXPECT_STREQ(status_name(Status::Ok), "ok");
+  EXPECT_STREQ(status_name(Status::PeerFailure), "peer_failure");
+  EXPECT_STREQ(status_name(Status::NotReady), "not_ready");
+  EXPECT_STREQ(status_name(static_cast<Status>(77)), "unknown");
+}
+
+// ---------------------------------------------------------------------------- peers
+
+BatchHeader sample_batch() {
+  BatchHeader header;
+  header.epoch = 0x1122334455667788ull;
+  header.sequence = 42;
+  header.circuit = CircuitId::Aes256DecryptDepth4;
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    BatchSlice slice;
+    for (std::size_t j = 0; j < 32; ++j) slice.client[j] = static_cast<std::uint8_t>(i * 50 + j);
+    slice.request = make_id(static_cast<std::uint8_t>(i * 20));
+    slice.first_block = i * 1000u;
+    slice.blocks = i + 1u;
+    header.slices.push_back(slice);
+  }
+  return header;
+}
+
+Bytes peer_header(std::uint8_t type, std::uint8_t version = kProtocolVersion) {
+  Bytes out;
+  ByteWriter writer(out);
+  writer.u8(version);
+  writer.u8(type);
+  writer.u64(5);
+  writer.u32(6);
+  return out;
+}
+
+TEST(PeerMessage, BatchRoundTrip) {
+  const BatchHeader header = sample_batch();
+  const Bytes frame = encode_batch(header);
+  EXPECT_EQ(frame.size(), 14u + 5u + 3u * 56u);
+  const auto decoded = std::get<BatchHeader>(decode_peer_message(frame));
+  EXPECT_EQ(decoded.epoch, header.epoch);
+  EXPECT_EQ(decoded.sequence, header.sequence);
+  EXPECT_EQ(decoded.circuit, header.circuit);
+  ASSERT_EQ(decoded.slices.size(), header.slices.size());
+  for (std::size_t i = 0; i < header.slices.size(); ++i) {
+    EXPECT_EQ(decoded.slices[i].client, header.slices[i].client);
+    EXPECT_EQ(decoded.slices[i].request, header.slices[i].request);
+    EXPECT_EQ(decoded.slices[i].first_block, header.slices[i].first_block);
+    EXPECT_EQ(decoded.slices[i].blocks, header.slices[i].blocks);
+  }
+  EXPECT_EQ(encode_batch(decoded), frame);
+}
+
+TEST(PeerMessage, LayerRoundTripIsZeroCopy) {
+  Bytes frame(kLayerHeaderBytes + 100);
+  for (std::size_t i = kLayerHeaderBytes; i < frame.size(); ++i) frame[i] = static_cast<std::uint8_t>(i);
+  write_layer_header(LayerHeader{0xdeadbeefcafef00dull, 77, 12}, frame);
+  const auto layer = std::get<DecodedLayer>(decode_peer_message(frame));
+  EXPECT_EQ(layer.header.epoch, 0xdeadbeefcafef00dull);
+  EXPECT_EQ(layer.header.sequence, 77u);
+  EXPECT_EQ(layer.header.layer, 12u);
+  EXPECT_EQ(layer.payload.data(), frame.data() + kLayerHeaderBytes);
+  EXPECT_EQ(layer.payload.size(), 100u);
+  // Empty payload is a valid layer message; a frame too short for the header is not.
+  Bytes bare(kLayerHeaderBytes);
+  write_layer_header(LayerHeader{1, 2, 3}, bare);
+  EXPECT_TRUE(std::get<DecodedLayer>(decode_peer_message(bare)).payload.empty());
+  for (std::size_t length = 0; length < kLayerHeaderBytes; ++length)
+    expect_rejected(Bytes(bare.begin(), bare.begin() + static_cast<std::ptrdiff_t>(length)), decode_peer);
+  Bytes small(kLayerHeaderBytes - 1);
+  EXPECT_THROW(write_layer_header(LayerHeader{}, small), FormatError);
+}
+
+TEST(PeerMessage, AbortRoundTrip) {
+  for (const AbortNotice& notice :
+       {AbortNotice{1, 2, static_cast<std::uint16_t>(Status::PeerFailure), "party 3 is unreachable"},
+        AbortNotice{0, 0, 0, ""}, AbortNotice{~0ull, ~0u, 9, std::string(1024, 'd')}}) {
+    const Bytes frame = encode_abort(notice);
+    const auto decoded = std::get<AbortNotice>(decode_peer_message(frame));
+    EXPECT_EQ(decoded.epoch, notice.epoch);
+    EXPECT_EQ(decoded.sequence, notice.sequence);
+    EXPECT_EQ(decoded.reason, notice.reason);
+    EXPECT_EQ(decoded.detail, notice.detail);
+    EXPECT_EQ(encode_abort(decoded), frame);
+  }
+  EXPECT_THROW(encode_abort(AbortNotice{1, 2, 3, std::string(1025, 'd')}), FormatError);
+  EXPECT_THROW(encode_abort(AbortNotice{1, 2, 10, ""}), FormatError);
+}
+
+TEST(PeerMessage, RejectsEveryTruncationAndTrailingByte) {
+  for (Bytes frame : {encode_batch(sample_batch()), encode_abort(AbortNotice{1, 2, 5, "detail"})}) {
+    for (std::size_t length = 0; length < frame.size(); ++length)
+      expect_rejected(Bytes(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length)), decode_peer);
+    frame.push_back(0);
+    expect_rejected(frame, decode_peer);
+  }
+}
+
+TEST(PeerMessage, RejectsBadHeaderFields) {
+  Bytes frame = encode_batch(sample_batch());
+  for (std::uint8_t version : {0, 2, 0xff}) {
+    Bytes bad = frame;
+    bad[0] = version;
+    expect_rejected(bad, decode_peer);
+  }
+  for (std::uint8_t type : {0, 4, 0x80, 0xff}) {
+    Bytes bad = peer_header(type);
+    bad.resize(bad.size() + 64);
+    expect_rejected(bad, decode_peer);
+  }
+  for (std::uint8_t circuit : {0, 9, 0xff}) {
+    Bytes bad = frame;
+    bad[14] = circuit;
+    expect_rejected(bad, decode_peer);
+    EXPECT_FALSE(is_valid_circuit_id(circuit));
+  }
+  for (std::uint8_t circuit = 1; circuit <= 8; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
+  for (std::uint16_t reason : {10, 0xffff}) {
+    Bytes bad = peer_header(3);
+    ByteWriter writer(bad);
+    writer.u16(reason);
+    writer.short_string("");
+    expect_rejected(bad, decode_peer);
+  }
+  Bytes long_detail = peer_header(3);
+  ByteWriter writer(long_detail);
+  writer.u16(1);
+  writer.short_string(std::string(1025, 'x'));
+  expect_rejected(long_detail, decode_peer);
+}
+
+TEST(PeerMessage, RejectsBadSliceCounts) {
+  for (std::uint32_t count : {0u, kMaxBatchSlices + 1, 0xffffffffu, 2u, kMaxBatchSlices}) {
+    Bytes frame = peer_header(1);
+    ByteWriter writer(frame);
+    writer.u8(1);
+    writer.u32(count);
+    writer.bytes(Bytes(56));  // one slice present
+    EXPECT_LT(expect_rejected(frame, decode_peer), 4096u);
+  }
+  BatchHeader header = sample_batch();
+  header.slices[1].blocks = 0;
+  EXPECT_THROW(encode_batch(header), FormatError);
+  Bytes frame = encode_batch(sample_batch());
+  // Zero out the blocks field of the first slice.
+  const std::size_t blocks_at = 14 + 5 + 52;
+  for (std::size_t i = 0; i < 4; ++i) frame[blocks_at + i] = 0;
+  expect_rejected(frame, decode_peer);
+  header = sample_batch();
+  header.slices[0].first_block = 0xffffffffu;
+  header.slices[0].blocks = 2;
+  EXPECT_THROW(encode_batch(header), FormatError);
+  header.slices.clear();
+  EXPECT_THROW(encode_batch(header), FormatError);
+  header.slices.resize(kMaxBatchSlices + 1, BatchSlice{{}, {}, 0, 1});
+  EXPECT_THROW(encode_batch(header), FormatError);
+  header.slices.resize(kMaxBatchSlices);
+  EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(header))).slices.size(), kMaxBatchSlices);
+}
+
+}  // namespace
+}  // namespace mpc::wire
