@@ -1,0 +1,35 @@
+// The AES round transformations (FIPS-197 section 5) on a state of wires, for the
+// AES generators. State byte b is row b % 4, column b / 4, as in FIPS-197 (3.4).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "circuits/sbox.hpp"
+
+namespace mpc::circuits::detail {
+
+using AesState = std::array<ByteWires, 16>;
+
+// Byte b bit k of the state is wire bits[b * 8 + k].
+AesState state_from_bits(std::span<const std::uint32_t> bits);
+std::vector<std::uint32_t> bits_from_state(const AesState& state);
+
+// state ^= round key r, whose byte b bit k is round_keys[r * 128 + b * 8 + k].
+void add_round_key(CircuitBuilder& builder, AesState& state, std::span<const std::uint32_t> round_keys,
+                   std::size_t round);
+void sub_bytes(CircuitBuilder& builder, AesState& state, SboxVariant variant);
+void inv_sub_bytes(CircuitBuilder& builder, AesState& state, SboxVariant variant);
+// Pure rewiring: no gates.
+void shift_rows(AesState& state);
+void inv_shift_rows(AesState& state);
+void mix_columns(CircuitBuilder& builder, AesState& state);
+void inv_mix_columns(CircuitBuilder& builder, AesState& state);
+
+// Multiplication by x (that is {02}) in GF(2^8): three XOR gates.
+ByteWires xtime(CircuitBuilder& builder, const ByteWires& in);
+ByteWires xor_bytes(CircuitBuilder& builder, const ByteWires& a, const ByteWires& b);
+
+}  // namespace mpc::circuits::detail

@@ -1,0 +1,18 @@
+// Named circuits for tools (circuit statistics, Bristol export, benchmarks).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "circuits/circuit.hpp"
+
+namespace mpc::circuits {
+
+// "aes{128,256}-{enc,dec}-{and32,depth4}", "aes{128,256}-keyexp-{and32,depth4}", "gt64".
+std::vector<std::string> catalogue_names();
+
+// Builds the named circuit; throws FormatError(Component::Circuit) for an unknown name.
+Circuit build_named_circuit(std::string_view name);
+
+}  // namespace mpc::circuits
