@@ -1,0 +1,278 @@
+#include "client/cluster_client.hpp"
+
+#include <sodium.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+#include <variant>
+
+#include "circuits/aes_reference.hpp"
+#include "common/error.hpp"
+#include "protocol/rss3/output.hpp"
+#include "protocol/rss3/shares.hpp"
+#include "transport/zmq_link.hpp"
+
+namespace mpc::client {
+
+ServerError::ServerError(int party, wire::Status status, const std::string& detail)
+    : Error(Component::Client, "server " + std::to_string(party + 1) + " answered " + wire::status_name(status) +
+                                   (detail.empty() ? "" : ": " + detail)),
+      party_(party),
+      status_(status) {}
+
+struct ClusterClient::Links {
+  pid_t owner = 0;
+  std::unique_ptr<transport::Context> context;
+  std::array<std::unique_ptr<transport::Connection>, 3> connections;
+};
+
+namespace {
+
+// How long a send may wait for a connection to come up (a server just restarted)
+// before the call fails as unreachable.
+std::chrono::milliseconds connect_grace(std::chrono::milliseconds timeout) {
+  return std::min(std::chrono::milliseconds(500), timeout / 2);
+}
+
+wire::RequestId fresh_request_id() {
+  wire::RequestId id{};
+  randombytes_buf(id.data(), id.size());
+  return id;
+}
+
+}  // namespace
+
+ClusterClient::ClusterClient(settings::ClusterSettings settings) : settings_(std::move(settings)) {
+  if (settings_.servers.size() != 3) throw Error(Component::Client, "cluster needs exactly three servers");
+}
+
+ClusterClient::~ClusterClient() {
+  // A child must not tear down sockets its parent still uses: leave them alone.
+  if (links_ && links_->owner != getpid()) (void)links_.release();
+}
+
+ClusterClient::Links& ClusterClient::links() {
+  if (links_ && links_->owner == getpid()) return *links_;
+  if (links_) (void)links_.release();  // inherited across fork(): abandoned, never closed here
+  auto fresh = std::make_unique<Links>();
+  fresh->owner = getpid();
+  const transport::CurveKeyPair own = transport::read_secret_key_file(settings_.secret_key_file);
+  fresh->context = std::make_unique<transport::Context>();
+  transport::LinkOptions options;
+  options.max_message_bytes = static_cast<std::int64_t>(wire::kMaxRequestBlocks) * 32 + 4096;
+  for (const auto& server : settings_.servers)
+    fresh->connections[static_cast<std::size_t>(server.party)] = std::make_unique<transport::Connection>(
+        *fresh->context, server.endpoint, server.public_key, own, options);
+  links_ = std::move(fresh);
+  return *links_;
+}
+
+std::array<wire::Reply, 3> ClusterClient::round_trip(const std::array<std::vector<std::uint8_t>, 3>& frames,
+                                                     const wire::RequestId& id, wire::MessageType type) {
+  auto replies = exchange(frames, id, type);
+  for (int party = 0; party < 3; ++party) {
+    const auto& reply = replies[static_cast<std::size_t>(party)];
+    if (reply.status != wire::Status::Ok) throw ServerError(party, reply.status, reply.error);
+  }
+  return replies;
+}
+
+std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<std::uint8_t>, 3>& frames,
+                                                   const wire::RequestId& id, wire::MessageType type,
+                                                   std::array<bool, 3> targets) {
+  Links& link = links();
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + settings_.timeout;
+  const auto send_deadline = start + connect_grace(settings_.timeout);
+  for (int party = 0; party < 3; ++party) {
+    if (!targets[static_cast<std::size_t>(party)]) continue;
+    while (!link.connections[static_cast<std::size_t>(party)]->send(frames[static_cast<std::size_t>(party)])) {
+      if (std::chrono::steady_clock::now() >= send_deadline)
+        throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" +
+                                           settings_.servers[static_cast<std::size_t>(party)].endpoint +
+                                           ") is unreachable");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  std::array<std::optional<wire::Reply>, 3> replies;
+  for (int party = 0; party < 3; ++party)
+    if (!targets[static_cast<std::size_t>(party)]) replies[static_cast<std::size_t>(party)] = wire::Reply{};
+  std::array<void*, 3> sockets{};
+  for (int party = 0; party < 3; ++party) sockets[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->native();
+  for (;;) {
+    const bool complete = std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r.has_value(); });
+    if (complete) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      std::string missing;
+      for (int party = 0; party < 3; ++party)
+        if (!replies[static_cast<std::size_t>(party)]) missing += (missing.empty() ? "" : ", ") + std::to_string(party + 1);
+      throw Error(Component::Client, "no answer from server(s) " + missing + " within " +
+                                         std::to_string(settings_.timeout.count()) + " ms");
+    }
+    for (std::size_t ready : transport::wait_readable(sockets, left)) {
+      while (auto frame = link.connections[ready]->receive(std::chrono::milliseconds(0))) {
+        wire::Reply reply;
+        try {
+          reply = wire::decode_reply(*frame, type);
+        } catch (const FormatError&) {
+          // A late answer to an earlier request of another type fails to decode; so does garbage.
+          continue;
+        }
+        if (reply.id != id) continue;  // late answer to an earlier request
+        replies[ready] = std::move(reply);
+      }
+    }
+  }
+  std::array<wire::Reply, 3> out;
+  for (int party = 0; party < 3; ++party) out[static_cast<std::size_t>(party)] = std::move(*replies[static_cast<std::size_t>(party)]);
+  return out;
+}
+
+std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
+  std::lock_guard lock(mutex_);
+  request.id = fresh_request_id();
+  const auto frame = wire::encode_request(request);
+  const auto replies = round_trip({frame, frame, frame}, request.id, wire::MessageType::Compute);
+  std::array<rss3::ByteShare, 3> shares;
+  for (int party = 0; party < 3; ++party) {
+    const auto* result = std::get_if<wire::ComputeResult>(&replies[static_cast<std::size_t>(party)].body);
+    if (result == nullptr || result->blocks != request.blocks)
+      throw Error(Component::Client, "server " + std::to_string(party + 1) + " returned a result of the wrong size");
+    shares[static_cast<std::size_t>(party)] = rss3::ByteShare{result->x, result->a};
+  }
+  try {
+    return rss3::open_output(shares);
+  } catch (const Error&) {
+    throw Error(Component::Client, "the servers' output shares disagree: result refused");
+  }
+}
+
+std::vector<std::uint8_t> ClusterClient::keystream(const wire::KeyId& key, const std::array<std::uint8_t, 16>& counter,
+                                                   std::uint32_t blocks) {
+  wire::ComputeRequest request;
+  request.key = key;
+  request.operation = wire::Operation::CtrKeystream;
+  request.counter = counter;
+  request.blocks = blocks;
+  return compute(std::move(request));
+}
+
+std::vector<std::uint8_t> ClusterClient::ecb_encrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks) {
+  if (blocks.empty() || blocks.size() % 16 != 0) throw Error(Component::Client, "ECB input must be whole 16-byte blocks");
+  wire::ComputeRequest request;
+  request.key = key;
+  request.operation = wire::Operation::EcbEncrypt;
+  request.blocks = static_cast<std::uint32_t>(blocks.size() / 16);
+  request.input.assign(blocks.begin(), blocks.end());
+  return compute(std::move(request));
+}
+
+std::vector<std::uint8_t> ClusterClient::ecb_decrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks) {
+  if (blocks.empty() || blocks.size() % 16 != 0) throw Error(Component::Client, "ECB input must be whole 16-byte blocks");
+  wire::ComputeRequest request;
+  request.key = key;
+  request.operation = wire::Operation::EcbDecrypt;
+  request.blocks = static_cast<std::uint32_t>(blocks.size() / 16);
+  request.input.assign(blocks.begin(), blocks.end());
+  return compute(std::move(request));
+}
+
+void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_key) {
+  const std::size_t expected = key.algorithm == wire::KeyAlgorithm::Aes128 ? 16 : 32;
+  if (aes_key.size() != expected)
+    throw Error(Component::Client, std::string(wire::algorithm_name(key.algorithm)) + " keys are " +
+                                       std::to_string(expected) + " bytes, got " + std::to_string(aes_key.size()));
+  wire::validate_key_name(key.name);
+  std::vector<std::uint8_t> round_keys = circuits::aes_expand_key(aes_key.span());
+  auto shares = rss3::share_bytes(round_keys);
+  wipe(round_keys.data(), round_keys.size());
+  std::lock_guard lock(mutex_);
+  wire::ImportKeyRequest request;
+  request.id = fresh_request_id();
+  request.key = key;
+  std::array<std::vector<std::uint8_t>, 3> frames;
+  for (int party = 0; party < 3; ++party) {
+    auto& share = shares[static_cast<std::size_t>(party)];
+    request.share = SecretBytes(share.x.size() + share.a.size());
+    std::copy(share.x.begin(), share.x.end(), request.share.data());
+    std::copy(share.a.begin(), share.a.end(), request.share.data() + share.x.size());
+    share.wipe();
+    frames[static_cast<std::size_t>(party)] = wire::encode_request(request);
+  }
+  request.share.clear();
+  std::array<wire::Reply, 3> replies;
+  try {
+    replies = exchange(frames, request.id, wire::MessageType::ImportKey);
+  } catch (...) {
+    for (auto& frame : frames) wipe(frame.data(), frame.size());
+    throw;
+  }
+  for (auto& frame : frames) wipe(frame.data(), frame.size());
+  std::array<bool, 3> stored{};
+  int failed = -1;
+  for (int party = 0; party < 3; ++party) {
+    stored[static_cast<std::size_t>(party)] = replies[static_cast<std::size_t>(party)].status == wire::Status::Ok;
+    if (!stored[static_cast<std::size_t>(party)] && failed < 0) failed = party;
+  }
+  if (failed < 0) return;
+  // All or nothing: withdraw the shares the other servers accepted, and only those
+  // (a server that refused may hold an older share under this id that must stay).
+  wire::DeleteKeyRequest undo;
+  undo.id = fresh_request_id();
+  undo.key = key;
+  const auto undo_frame = wire::encode_request(undo);
+  std::string rollback = "rolled back";
+  try {
+    const auto undone = exchange({undo_frame, undo_frame, undo_frame}, undo.id, wire::MessageType::DeleteKey, stored);
+    for (int party = 0; party < 3; ++party)
+      if (stored[static_cast<std::size_t>(party)] && undone[static_cast<std::size_t>(party)].status != wire::Status::Ok)
+        rollback = "rollback failed on server " + std::to_string(party + 1);
+  } catch (const Error& error) {
+    rollback = std::string("rollback failed: ") + error.what();
+  }
+  const auto& reply = replies[static_cast<std::size_t>(failed)];
+  throw ServerError(failed, reply.status, reply.error + " (" + rollback + ")");
+}
+
+std::vector<wire::KeyInfo> ClusterClient::list_keys(const std::string& name_prefix) {
+  std::lock_guard lock(mutex_);
+  wire::ListKeysRequest request;
+  request.id = fresh_request_id();
+  request.name_prefix = name_prefix;
+  const auto frame = wire::encode_request(request);
+  const auto replies = round_trip({frame, frame, frame}, request.id, wire::MessageType::ListKeys);
+  // A key counts only if every server holds its share.
+  std::vector<wire::KeyInfo> common = std::get<wire::KeyList>(replies[0].body).keys;
+  for (int party = 1; party < 3; ++party) {
+    const auto& keys = std::get<wire::KeyList>(replies[static_cast<std::size_t>(party)].body).keys;
+    std::erase_if(common, [&](const wire::KeyInfo& info) {
+      return std::none_of(keys.begin(), keys.end(), [&](const wire::KeyInfo& other) { return other.key == info.key; });
+    });
+  }
+  return common;
+}
+
+void ClusterClient::delete_key(const wire::KeyId& key) {
+  std::lock_guard lock(mutex_);
+  wire::DeleteKeyRequest request;
+  request.id = fresh_request_id();
+  request.key = key;
+  const auto frame = wire::encode_request(request);
+  round_trip({frame, frame, frame}, request.id, wire::MessageType::DeleteKey);
+}
+
+std::array<wire::ServerStatus, 3> ClusterClient::status() {
+  std::lock_guard lock(mutex_);
+  wire::StatusRequest request;
+  request.id = fresh_request_id();
+  const auto frame = wire::encode_request(request);
+  const auto replies = round_trip({frame, frame, frame}, request.id, wire::MessageType::Status);
+  std::array<wire::ServerStatus, 3> out;
+  for (int party = 0; party < 3; ++party)
+    out[static_cast<std::size_t>(party)] = std::get<wire::ServerStatus>(replies[static_cast<std::size_t>(party)].body);
+  return out;
+}
+
+}  // namespace mpc::client

@@ -1,0 +1,78 @@
+// Client side of the engine: sends each request to all three servers, waits for
+// their masked output shares within one deadline, and reconstructs, refusing any
+// result the three servers do not agree on.
+//
+// Fork safety: connections belong to the process that opened them. After fork()
+// the child opens its own on first use and never touches the parent's sockets.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "settings/cluster_settings.hpp"
+#include "wire/client_messages.hpp"
+
+namespace mpc::client {
+
+// A server answered with an error status (the first such answer is reported).
+class ServerError : public Error {
+ public:
+  ServerError(int party, wire::Status status, const std::string& detail);
+  int party() const noexcept { return party_; }
+  wire::Status status() const noexcept { return status_; }
+
+ private:
+  int party_;
+  wire::Status status_;
+};
+
+class ClusterClient {
+ public:
+  explicit ClusterClient(settings::ClusterSettings settings);
+  ~ClusterClient();
+  ClusterClient(const ClusterClient&) = delete;
+  ClusterClient& operator=(const ClusterClient&) = delete;
+
+  // AES_k(counter + i) for i in [0, blocks), counter a 128-bit big-endian integer.
+  std::vector<std::uint8_t> keystream(const wire::KeyId& key, const std::array<std::uint8_t, 16>& counter,
+                                      std::uint32_t blocks);
+  std::vector<std::uint8_t> ecb_encrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks);
+  std::vector<std::uint8_t> ecb_decrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks);
+
+  // Administration (needs an admin client key). import_key splits the AES key into
+  // replicated shares of its expanded round keys; no server ever sees the key.
+  void import_key(const wire::KeyId& key, const SecretBytes& aes_key);
+  std::vector<wire::KeyInfo> list_keys(const std::string& name_prefix = "");
+  void delete_key(const wire::KeyId& key);
+  std::array<wire::ServerStatus, 3> status();
+
+  std::chrono::milliseconds timeout() const { return settings_.timeout; }
+
+  struct Links;
+
+ private:
+  std::vector<std::uint8_t> compute(wire::ComputeRequest request);
+  // Sends frames[i] to each server i with targets[i] set and collects their replies
+  // (any status). Throws Error(Client) if a target is unreachable or silent past the deadline.
+  std::array<wire::Reply, 3> exchange(const std::array<std::vector<std::uint8_t>, 3>& frames,
+                                      const wire::RequestId& id, wire::MessageType type,
+                                      std::array<bool, 3> targets = {true, true, true});
+  // exchange() with every server, then throws ServerError unless all three answered Ok.
+  std::array<wire::Reply, 3> round_trip(const std::array<std::vector<std::uint8_t>, 3>& frames,
+                                        const wire::RequestId& id, wire::MessageType type);
+  Links& links();
+
+  settings::ClusterSettings settings_;
+  std::mutex mutex_;
+  std::unique_ptr<Links> links_;
+};
+
+}  // namespace mpc::client

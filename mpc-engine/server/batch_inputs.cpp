@@ -1,0 +1,53 @@
+#include "server/batch_inputs.hpp"
+
+#include <cstring>
+
+namespace mpc::server {
+
+std::array<std::uint8_t, 16> add_to_counter(const std::array<std::uint8_t, 16>& counter, std::uint64_t offset) {
+  std::array<std::uint8_t, 16> out = counter;
+  unsigned carry = 0;
+  for (int i = 15; i >= 0; --i) {
+    const unsigned addend = i >= 8 ? static_cast<unsigned>((offset >> (8 * (15 - i))) & 0xff) : 0;
+    const unsigned sum = out[static_cast<std::size_t>(i)] + addend + carry;
+    out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(sum);
+    carry = sum >> 8;
+  }
+  return out;
+}
+
+void broadcast_bits(std::span<std::uint64_t> component, std::size_t words_per_row, std::size_t first_row,
+                    std::span<const std::uint8_t> value, std::size_t first, std::size_t count) {
+  if (count == 0) return;
+  const std::size_t last = first + count;  // exclusive
+  const std::size_t first_word = first / 64;
+  const std::size_t last_word = (last - 1) / 64;
+  const std::uint64_t head_mask = ~0ull << (first % 64);
+  const std::uint64_t tail_mask = (last % 64) == 0 ? ~0ull : (~0ull >> (64 - last % 64));
+  for (std::size_t bit = 0; bit < value.size() * 8; ++bit) {
+    // Constant time in the key bit: the mask is all ones or all zeros, no branch on it.
+    const std::uint64_t fill = 0 - static_cast<std::uint64_t>((value[bit / 8] >> (bit % 8)) & 1);
+    std::uint64_t* row = component.data() + (first_row + bit) * words_per_row;
+    for (std::size_t word = first_word; word <= last_word; ++word) {
+      std::uint64_t mask = ~0ull;
+      if (word == first_word) mask &= head_mask;
+      if (word == last_word) mask &= tail_mask;
+      row[word] = (row[word] & ~mask) | (fill & mask);
+    }
+  }
+}
+
+void public_blocks(const wire::ComputeRequest& request, std::uint32_t first_block, std::uint32_t count,
+                   std::span<std::uint8_t> out) {
+  if (request.operation == wire::Operation::CtrKeystream) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const auto block = add_to_counter(request.counter, static_cast<std::uint64_t>(first_block) + i);
+      std::memcpy(out.data() + static_cast<std::size_t>(i) * 16, block.data(), 16);
+    }
+  } else {
+    std::memcpy(out.data(), request.input.data() + static_cast<std::size_t>(first_block) * 16,
+                static_cast<std::size_t>(count) * 16);
+  }
+}
+
+}  // namespace mpc::server

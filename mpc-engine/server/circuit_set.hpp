@@ -1,0 +1,28 @@
+// The compiled programs a server can run, one per wire::CircuitId, built and
+// compiled once at start-up (every party compiles the same circuits the same way).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "circuits/program.hpp"
+#include "settings/server_settings.hpp"
+#include "wire/client_messages.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::server {
+
+class CircuitSet {
+ public:
+  CircuitSet();
+  const circuits::Program& program(wire::CircuitId id) const;
+  // Which circuit runs a batch of `blocks` instances of this key algorithm and direction.
+  static wire::CircuitId choose(wire::KeyAlgorithm algorithm, bool decrypt, std::uint32_t blocks,
+                                const settings::ServerLimits& limits);
+  static std::size_t key_rows(wire::CircuitId id);  // expanded round-key bits, the first input rows
+
+ private:
+  std::array<circuits::Program, 8> programs_;
+};
+
+}  // namespace mpc::server

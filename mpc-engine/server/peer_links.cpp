@@ -1,0 +1,57 @@
+#include "server/peer_links.hpp"
+
+#include <thread>
+
+#include "common/error.hpp"
+
+namespace mpc::server {
+
+std::string peer_role(int party) { return "peer" + std::to_string(party + 1); }
+
+namespace {
+
+transport::LinkOptions peer_link_options() {
+  transport::LinkOptions options;
+  // Layer messages of a full batch are a few MB; the queue must hold a few of them.
+  options.send_high_water_mark = 64;
+  options.receive_high_water_mark = 64;
+  options.max_message_bytes = 256LL << 20;
+  return options;
+}
+
+}  // namespace
+
+PeerLinks::PeerLinks(transport::Context& context, const settings::ServerSettings& settings,
+                     const transport::CurveKeyPair& own)
+    : own_party_(settings.party),
+      connect_grace_(std::min(std::chrono::milliseconds(250), settings.limits.peer_timeout / 2)) {
+  for (const auto& peer : settings.peers) context.allow("peers", peer.public_key, peer_role(peer.party));
+  listener_ = std::make_unique<transport::Listener>(context, settings.peer_endpoint, own, "peers", peer_link_options());
+  for (const auto& peer : settings.peers)
+    connections_[static_cast<std::size_t>(peer.party)] =
+        std::make_unique<transport::Connection>(context, peer.endpoint, peer.public_key, own, peer_link_options());
+}
+
+bool PeerLinks::send_to(int party, std::span<const std::uint8_t> frame) {
+  if (party < 0 || party > 2 || party == own_party_) throw Error(Component::Server, "send to invalid party");
+  auto& connection = *connections_[static_cast<std::size_t>(party)];
+  const auto deadline = std::chrono::steady_clock::now() + connect_grace_;
+  while (!connection.send(frame)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+std::optional<PeerEnvelope> PeerLinks::receive(std::chrono::milliseconds timeout) {
+  auto message = listener_->receive(timeout);
+  if (!message) return std::nullopt;
+  PeerEnvelope envelope;
+  for (int party = 0; party < 3; ++party)
+    if (party != own_party_ && message->role == peer_role(party)) envelope.from_party = party;
+  if (envelope.from_party < 0) return PeerEnvelope{};  // admitted key with an unexpected role: drop
+  envelope.data = std::move(message->data);
+  return envelope;
+}
+
+}  // namespace mpc::server

@@ -1,0 +1,50 @@
+#include "server/prf_keys.hpp"
+
+#include <sodium.h>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "protocol/rss3/shares.hpp"
+
+namespace mpc::server {
+namespace {
+
+constexpr char kLabel[] = "mpc-kdc rss3 correlated-randomness prf key v1";
+
+// Key shared by parties `low` and `low + 1` (mod 3), computed by `party`, one of the two.
+rss3::PrfKey edge_key(int low, int party, const transport::CurveKeyPair& own,
+                      const std::array<transport::PublicKey, 3>& public_keys) {
+  const int high = rss3::next_party(low);
+  const int other = party == low ? high : low;
+  std::uint8_t shared[crypto_scalarmult_BYTES];
+  if (crypto_scalarmult(shared, own.secret_key.data(), public_keys[other].data()) != 0)
+    throw Error(Component::Server, "peer public key of party " + std::to_string(other + 1) + " is a low-order point");
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, reinterpret_cast<const unsigned char*>(kLabel), sizeof kLabel - 1, 16);
+  crypto_generichash_update(&state, shared, sizeof shared);
+  crypto_generichash_update(&state, public_keys[low].data(), 32);
+  crypto_generichash_update(&state, public_keys[high].data(), 32);
+  rss3::PrfKey key{};
+  crypto_generichash_final(&state, key.data(), key.size());
+  wipe(shared, sizeof shared);
+  wipe(&state, sizeof state);
+  return key;
+}
+
+}  // namespace
+
+PartyPrfKeys::~PartyPrfKeys() {
+  wipe(own.data(), own.size());
+  wipe(previous.data(), previous.size());
+}
+
+PartyPrfKeys derive_prf_keys(int party, const transport::CurveKeyPair& own,
+                             const std::array<transport::PublicKey, 3>& public_keys) {
+  if (party < 0 || party >= rss3::kParties) throw Error(Component::Server, "party index out of range");
+  PartyPrfKeys keys;
+  keys.own = edge_key(party, party, own, public_keys);
+  keys.previous = edge_key(rss3::previous_party(party), party, own, public_keys);
+  return keys;
+}
+
+}  // namespace mpc::server

@@ -1,0 +1,29 @@
+// PRF keys for the correlated randomness, agreed between each pair of servers
+// without any message: both ends of a ring edge compute the same X25519 shared
+// secret from their long-term CurveZMQ keys and hash it, with both public keys
+// in party order, into a 128-bit AES key (BLAKE2b, keyed by a fixed label, so
+// these keys are independent of any key CurveZMQ derives from the same pairs).
+//
+// Because the keys are fixed per pair, a restarted server recomputes exactly the
+// keys its neighbours use; batch ids never repeat because every leader start picks
+// a fresh random 64-bit epoch (correlated_randomness.hpp).
+#pragma once
+
+#include <array>
+
+#include "protocol/rss3/correlated_randomness.hpp"
+#include "transport/curve_keys.hpp"
+
+namespace mpc::server {
+
+struct PartyPrfKeys {
+  rss3::PrfKey own{};       // k_i, shared with party i+1
+  rss3::PrfKey previous{};  // k_{i-1}, shared with party i-1
+  ~PartyPrfKeys();
+};
+
+// party: 0-based. public_keys[j]: long-term public key of party j (public_keys[party] is ours).
+PartyPrfKeys derive_prf_keys(int party, const transport::CurveKeyPair& own,
+                             const std::array<transport::PublicKey, 3>& public_keys);
+
+}  // namespace mpc::server

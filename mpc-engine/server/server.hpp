@@ -1,0 +1,81 @@
+// One party of the three-party engine.
+//
+// Party 1 leads: it groups the pending requests of all clients into batches (one
+// circuit per batch, big jobs split, small ones coalesced, at most max_batch_blocks
+// instances) and announces each batch to the other two; the next batch is formed
+// the moment the previous one finishes, with no waiting window. Every party then
+// runs the same batch: it builds its input shares from the requests the client
+// sent it directly, evaluates layer by layer with its neighbours, masks its output
+// shares and answers each client itself.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "common/log.hpp"
+#include "protocol/rss3/evaluator.hpp"
+#include "server/batch_exchange.hpp"
+#include "server/circuit_set.hpp"
+#include "server/jobs.hpp"
+#include "server/peer_links.hpp"
+#include "server/prf_keys.hpp"
+#include "settings/server_settings.hpp"
+#include "store/share_store.hpp"
+#include "transport/zmq_link.hpp"
+
+namespace mpc::server {
+
+class Server {
+ public:
+  // Loads keys and the store, compiles the circuits and runs the start-up self-tests
+  // (throws Error(Server) if one fails: the caller must not serve); binds the sockets.
+  Server(settings::ServerSettings settings, const Logger& log);
+  ~Server();
+  // Serves until `stop` becomes true.
+  void run(const std::atomic<bool>& stop);
+
+ private:
+  void handle_client_message(transport::ReceivedMessage& message);
+  void handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request);
+  void reply(const std::string& routing_id, wire::Reply reply);
+  void reply_error(const std::string& routing_id, const wire::RequestId& id, wire::Status status,
+                   const std::string& detail);
+  void drain_client_requests();
+  void drain_peer_messages();
+  std::optional<wire::BatchHeader> form_batch();
+  void lead_batch(wire::BatchHeader header);
+  void run_batch(const wire::BatchHeader& header);
+  void wait_for_jobs(const wire::BatchHeader& header);
+  void fail_batch_jobs(const wire::BatchHeader& header, wire::Status status, const std::string& detail);
+  void expire_jobs();
+  bool accept_batch_nonce(const wire::BatchHeader& header);
+
+  settings::ServerSettings settings_;
+  const Logger& log_;
+  transport::CurveKeyPair own_keys_;
+  PartyPrfKeys prf_keys_;
+  store::ShareStore store_;
+  CircuitSet circuits_;
+  std::unique_ptr<rss3::Evaluator> evaluator_;
+  transport::Context context_;
+  std::unique_ptr<transport::Listener> clients_;
+  std::unique_ptr<PeerLinks> peers_;
+
+  std::map<JobKey, Job> jobs_;
+  std::deque<JobKey> queue_;                   // leader: jobs with blocks still to schedule
+  std::deque<wire::BatchHeader> batches_;      // follower: announced, not yet run
+  EarlyMessages early_messages_;               // layer/abort messages ahead of their batch
+  std::uint64_t epoch_ = 0;                    // leader: this run's random epoch
+  std::uint32_t sequence_ = 0;                 // leader: last sequence used
+  std::uint64_t last_epoch_seen_ = 0;          // follower: replay protection
+  std::uint32_t last_sequence_seen_ = 0;
+  std::uint64_t batches_run_ = 0;
+  std::uint64_t jobs_served_ = 0;
+};
+
+}  // namespace mpc::server

@@ -1,0 +1,212 @@
+// cluster init/start/stop/status: a three-server cluster on one machine, for
+// development, demos and tests. Production servers run under systemd instead.
+//
+// Layout of DIR after init:
+//   serverN/server.toml, server.key (0600), server.pub, storage.key (0600), data/
+//   admin.key, admin.pub, cluster.toml       (admin: import, list, delete)
+//   compute.key, compute.pub, compute.toml   (compute only, for the KDC)
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "client/cluster_client.hpp"
+#include "common/error.hpp"
+#include "settings/cluster_settings.hpp"
+#include "store/share_store.hpp"
+#include "tools/mpcctl/arguments.hpp"
+#include "tools/mpcctl/commands.hpp"
+#include "transport/curve_keys.hpp"
+
+namespace mpc::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string endpoint(const std::string& host, std::uint64_t port) { return "tcp://" + host + ":" + std::to_string(port); }
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw Error(Component::Tool, "cannot write " + path.string());
+  out << text;
+}
+
+std::string cluster_toml(const std::string& key_file, const std::string& host, std::uint64_t base_port) {
+  std::string text = "# Written by mpcctl cluster init.\nprotocol = \"rss3\"\ntimeout_ms = 2000\nsecret_key_file = \"" +
+                     key_file + "\"\n";
+  for (int party = 1; party <= 3; ++party)
+    text += "\n[[servers]]\nparty = " + std::to_string(party) + "\nendpoint = \"" +
+            endpoint(host, base_port + static_cast<std::uint64_t>(party)) + "\"\npublic_key = \"server" +
+            std::to_string(party) + "/server.pub\"\n";
+  return text;
+}
+
+std::string server_toml(int party, const std::string& host, std::uint64_t base_port) {
+  std::string text = "# Written by mpcctl cluster init.\nparty = " + std::to_string(party) +
+                     "\nclient_endpoint = \"" + endpoint(host, base_port + static_cast<std::uint64_t>(party)) +
+                     "\"\npeer_endpoint = \"" + endpoint(host, base_port + 10 + static_cast<std::uint64_t>(party)) +
+                     "\"\nsecret_key_file = \"server.key\"\nstorage_path = \"data\"\n"
+                     "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n\n[limits]\npeer_timeout_ms = 1000\n";
+  for (int peer = 1; peer <= 3; ++peer) {
+    if (peer == party) continue;
+    text += "\n[[peers]]\nparty = " + std::to_string(peer) + "\nendpoint = \"" +
+            endpoint(host, base_port + 10 + static_cast<std::uint64_t>(peer)) + "\"\npublic_key = \"../server" +
+            std::to_string(peer) + "/server.pub\"\n";
+  }
+  text += "\n[clients]\ncompute = [\"../compute.pub\"]\nadmin = [\"../admin.pub\"]\n";
+  return text;
+}
+
+void init_cluster(const Arguments& arguments) {
+  const fs::path dir = arguments.required("dir");
+  const std::string host = arguments.value_or("host", "127.0.0.1");
+  const std::uint64_t base_port = arguments.number("base-port", 7100, 65500);
+  if (fs::exists(dir / "cluster.toml")) throw Error(Component::Tool, dir.string() + " already holds a cluster");
+  fs::create_directories(dir);
+  for (const char* client : {"admin", "compute"}) {
+    const auto pair = transport::generate_curve_key_pair();
+    transport::write_secret_key_file(dir / (std::string(client) + ".key"), pair);
+    transport::write_public_key_file(dir / (std::string(client) + ".pub"), pair.public_key);
+  }
+  for (int party = 1; party <= 3; ++party) {
+    const fs::path server_dir = dir / ("server" + std::to_string(party));
+    fs::create_directories(server_dir);
+    ::chmod(server_dir.c_str(), 0700);
+    const auto pair = transport::generate_curve_key_pair();
+    transport::write_secret_key_file(server_dir / "server.key", pair);
+    transport::write_public_key_file(server_dir / "server.pub", pair.public_key);
+    store::write_storage_key_file(server_dir / "storage.key", store::generate_storage_key());
+    write_text(server_dir / "server.toml", server_toml(party, host, base_port));
+  }
+  write_text(dir / "cluster.toml", cluster_toml("admin.key", host, base_port));
+  write_text(dir / "compute.toml", cluster_toml("compute.key", host, base_port));
+  std::cout << "cluster written to " << dir.string() << " (clients on ports " << base_port + 1 << "-" << base_port + 3
+            << ", peers on " << base_port + 11 << "-" << base_port + 13 << ")\n";
+}
+
+fs::path default_server_binary() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    for (const fs::path& candidate : {self.parent_path() / "mpc-server", self.parent_path().parent_path() / "server" / "mpc-server"})
+      if (fs::exists(candidate)) return candidate;
+  }
+  return "mpc-server";  // from PATH
+}
+
+pid_t read_pid(const fs::path& file) {
+  std::ifstream in(file);
+  long pid = 0;
+  if (!(in >> pid) || pid <= 1) return 0;
+  return static_cast<pid_t>(pid);
+}
+
+bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+void start_cluster(const Arguments& arguments) {
+  const fs::path dir = fs::absolute(arguments.required("dir"));
+  const fs::path binary = arguments.optional("server-binary").value_or(default_server_binary().string());
+  for (int party = 1; party <= 3; ++party) {
+    const fs::path server_dir = dir / ("server" + std::to_string(party));
+    if (alive(read_pid(server_dir / "server.pid")))
+      throw Error(Component::Tool, "server " + std::to_string(party) + " is already running");
+    const pid_t child = ::fork();
+    if (child < 0) throw Error(Component::Tool, "fork failed");
+    if (child == 0) {
+      ::setsid();
+      const int log = ::open((server_dir / "server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      const int null = ::open("/dev/null", O_RDONLY);
+      if (log >= 0) {
+        ::dup2(log, STDOUT_FILENO);
+        ::dup2(log, STDERR_FILENO);
+      }
+      if (null >= 0) ::dup2(null, STDIN_FILENO);
+      const std::string config = (server_dir / "server.toml").string();
+      ::execlp(binary.c_str(), binary.c_str(), "--config", config.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    write_text(server_dir / "server.pid", std::to_string(child) + "\n");
+  }
+  // Ready when every server answers a status request through the admin configuration.
+  client::ClusterClient cluster(settings::load_cluster_settings(dir / "cluster.toml"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string last_error;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (int party = 1; party <= 3; ++party) {
+      const fs::path server_dir = dir / ("server" + std::to_string(party));
+      const pid_t pid = read_pid(server_dir / "server.pid");
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid || !alive(pid))
+        throw Error(Component::Tool, "server " + std::to_string(party) + " exited during start-up; see " +
+                                         (server_dir / "server.log").string());
+    }
+    try {
+      cluster.status();
+      std::cout << "cluster running in " << dir.string() << "\n";
+      return;
+    } catch (const Error& error) {
+      last_error = error.what();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw Error(Component::Tool, "cluster did not become ready: " + last_error);
+}
+
+void stop_cluster(const Arguments& arguments) {
+  const fs::path dir = arguments.required("dir");
+  for (int party = 1; party <= 3; ++party) {
+    const fs::path pid_file = dir / ("server" + std::to_string(party)) / "server.pid";
+    const pid_t pid = read_pid(pid_file);
+    if (!alive(pid)) continue;
+    ::kill(pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (alive(pid) && std::chrono::steady_clock::now() < deadline) {
+      ::waitpid(pid, nullptr, WNOHANG);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (alive(pid)) ::kill(pid, SIGKILL);
+    fs::remove(pid_file);
+  }
+  std::cout << "cluster stopped\n";
+}
+
+void show_status(const Arguments& arguments) {
+  client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
+  const auto status = cluster.status();
+  for (const auto& server : status)
+    std::cout << "server " << server.party + 1 << ": batches " << server.batches << ", jobs " << server.jobs
+              << ", stored keys " << server.stored_keys << "\n";
+}
+
+}  // namespace
+
+int run_cluster_command(const std::vector<std::string>& words) {
+  if (words.empty()) throw Error(Component::Tool, "cluster: expected init, start, stop or status");
+  const std::string action = words[0];
+  const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
+  if (action == "init") {
+    arguments.allow_only({"dir", "host", "base-port"});
+    init_cluster(arguments);
+  } else if (action == "start") {
+    arguments.allow_only({"dir", "server-binary"});
+    start_cluster(arguments);
+  } else if (action == "stop") {
+    arguments.allow_only({"dir"});
+    stop_cluster(arguments);
+  } else if (action == "status") {
+    arguments.allow_only({"cluster"});
+    show_status(arguments);
+  } else {
+    throw Error(Component::Tool, "cluster: unknown action '" + action + "'");
+  }
+  return 0;
+}
+
+}  // namespace mpc::tools

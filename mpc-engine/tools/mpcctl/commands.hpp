@@ -1,0 +1,17 @@
+// mpcctl's command groups. Each takes the words after its group name and returns
+// the process exit status; errors are thrown as mpc::Error and printed by main.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mpc::tools {
+
+int run_keygen_command(const std::vector<std::string>& words);
+int run_storage_keygen_command(const std::vector<std::string>& words);
+int run_key_command(const std::vector<std::string>& words);
+int run_aes_command(const std::vector<std::string>& words);
+int run_cluster_command(const std::vector<std::string>& words);
+int run_circuit_command(const std::vector<std::string>& words);
+
+}  // namespace mpc::tools
