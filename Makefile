@@ -1,0 +1,50 @@
+# Entry points. `make demo` and `make test` work on a fresh Debian 12 machine with root.
+BUILD_DIR ?= build
+FUZZ_DIR ?= build-fuzz
+BUILD_TYPE ?= RelWithDebInfo
+PYTEST ?= /usr/bin/python3 -m pytest
+FUZZ_SECONDS ?= 20
+FUZZ_LONG_SECONDS ?= 600
+FUZZERS := fuzz_bristol fuzz_client_request fuzz_client_reply fuzz_peer_message fuzz_settings
+
+.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench clean
+
+all: build
+
+deps:
+	@tools/install-deps
+
+build: deps
+	@cmake -G Ninja -B $(BUILD_DIR) -S . -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@ninja -C $(BUILD_DIR)
+
+unit-test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2
+
+integration-test: build
+	MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTEST) -q tests/integration
+
+test: unit-test fuzz-short integration-test
+
+fuzz-build: deps
+	@CC=clang CXX=clang++ cmake -G Ninja -B $(FUZZ_DIR) -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DMPC_BUILD_TESTS=OFF -DMPC_BUILD_FUZZERS=ON \
+	  -DCMAKE_C_FLAGS="-fsanitize=address,undefined,fuzzer-no-link" \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined,fuzzer-no-link" >/dev/null
+	@ninja -C $(FUZZ_DIR) $(FUZZERS)
+
+# A short run of every fuzzer (part of `make test`); `make fuzz` runs them long.
+fuzz-short: fuzz-build
+	@tools/run-fuzzers $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZERS)
+
+fuzz: fuzz-build
+	@tools/run-fuzzers $(FUZZ_DIR) $(FUZZ_LONG_SECONDS) $(FUZZERS)
+
+demo: build
+	@tools/demo $(BUILD_DIR)
+
+bench: build
+	@/usr/bin/python3 tests/bench/run_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+
+clean:
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR)
