@@ -29,10 +29,20 @@ struct BatchNonce {
 // Block counters from this value on are reserved for output re-randomisation.
 inline constexpr std::uint32_t kOutputMaskCounterBase = 0x80000000u;
 
+// Which AES implementation produces alpha; all give identical bytes. (OpenSSL 3.0's CTR
+// mode uses 128-bit AES-NI; the VAES path runs four blocks per instruction and both keys
+// in one pass, about twice as fast. Output masks always use OpenSSL.)
+enum class PrfBackend {
+  Auto,     // Vaes where the CPU has it, else OpenSsl
+  OpenSsl,  // OpenSSL EVP AES-128-CTR (AES-NI where available)
+  Vaes,     // VAES + AVX-512; Error(Protocol) if the CPU lacks it
+};
+
 class CorrelatedRandomness {
  public:
   // own_key = k_i (shared with the next party), previous_key = k_{i-1} (shared with the previous party).
   CorrelatedRandomness(const PrfKey& own_key, const PrfKey& previous_key, BatchNonce nonce);
+  CorrelatedRandomness(const PrfKey& own_key, const PrfKey& previous_key, BatchNonce nonce, PrfBackend backend);
   ~CorrelatedRandomness();
   CorrelatedRandomness(const CorrelatedRandomness&) = delete;
   CorrelatedRandomness& operator=(const CorrelatedRandomness&) = delete;
@@ -46,6 +56,9 @@ class CorrelatedRandomness {
   // own = F(k_i, ...), previous = F(k_{i-1}, ...), both from the reserved counter range.
   // Party i sends (x_i ^ own, a_i ^ previous); see output.hpp.
   void output_masks(std::size_t offset, std::span<std::uint8_t> own, std::span<std::uint8_t> previous);
+
+  // The backend in use for alpha (Auto resolved): for logs and tests.
+  PrfBackend backend() const noexcept;
 
  private:
   struct State;

@@ -10,6 +10,12 @@
 // the chunk's instances, packed little-endian, ceil(n_c / 8) bytes each (n_c is the
 // chunk's instance count, a partial last chunk sends no padding bytes). So a batch of
 // N instances, N a multiple of 8, sends exactly one bit per AND per instance.
+// Padding bits of a partial chunk's last byte are sent as zero.
+//
+// alpha (identical order at every party, and for every evaluator, CPU or GPU): for each
+// layer with ANDs, in layer order, the next round_up(message_bytes, 16) bytes of
+// CorrelatedRandomness::next_alpha; message byte j is XORed with alpha byte j (the CPU
+// evaluator draws them chunk by chunk, which yields the same bytes).
 #pragma once
 
 #include <cstddef>
@@ -42,8 +48,12 @@ class Evaluator {
  public:
   virtual ~Evaluator() = default;
   // inputs.rows must equal program.num_inputs; outputs is resized to num_outputs rows
-  // over inputs.instances. Every party must call this with the same program and
-  // instance count, and with randomness created for the same batch nonce.
+  // over inputs.instances (outputs may be the same object as inputs). Every party must
+  // call this with the same program and instance count, and with randomness created for
+  // the same batch nonce. Throws FormatError(Protocol) for an invalid program (index out
+  // of range, slot read before written), Error(Protocol) for mismatched inputs, and
+  // whatever the exchange throws (PeerError); if evaluation fails part-way, `outputs`
+  // is wiped.
   virtual EvaluationStats evaluate(const circuits::Program& program, const ShareMatrix& inputs,
                                    ShareMatrix& outputs, CorrelatedRandomness& randomness,
                                    LayerExchange& exchange) = 0;

@@ -1,0 +1,180 @@
+// Correlated randomness for AND gates (Araki et al., CCS 2016, eprint 2016/768,
+// section 2.2): alpha_i = F(k_i, id) ^ F(k_{i-1}, id) with F = AES-128-CTR (OpenSSL
+// EVP, AES-NI / VAES where the CPU has them).
+//
+// Speed: keystream is generated straight into the caller's buffer (zero it, encrypt it
+// in place under k_i, then again under k_{i-1}); the alpha contexts are initialised
+// once per batch and stream continuously, so no call allocates or re-expands a key.
+#include "protocol/rss3/correlated_randomness.hpp"
+
+#include <openssl/evp.h>
+
+#include <climits>
+#include <cstring>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "protocol/rss3/prf_vaes.hpp"
+
+namespace mpc::rss3 {
+namespace {
+
+constexpr std::size_t kBlock = 16;
+
+struct CipherFree {
+  void operator()(EVP_CIPHER_CTX* ctx) const noexcept { EVP_CIPHER_CTX_free(ctx); }
+};
+using CipherPtr = std::unique_ptr<EVP_CIPHER_CTX, CipherFree>;
+
+struct CipherTypeFree {
+  void operator()(EVP_CIPHER* cipher) const noexcept { EVP_CIPHER_free(cipher); }
+};
+
+std::array<std::uint8_t, 16> counter_block(BatchNonce nonce, std::uint32_t counter) {
+  std::array<std::uint8_t, 16> iv{};
+  for (int i = 0; i < 8; ++i) iv[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(nonce.epoch >> (56 - 8 * i));
+  for (int i = 0; i < 4; ++i) iv[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(nonce.sequence >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i) iv[static_cast<std::size_t>(12 + i)] = static_cast<std::uint8_t>(counter >> (24 - 8 * i));
+  return iv;
+}
+
+CipherPtr make_context(const EVP_CIPHER* cipher, const PrfKey& key, const std::array<std::uint8_t, 16>& iv) {
+  CipherPtr ctx(EVP_CIPHER_CTX_new());
+  if (!ctx) throw Error(Component::Protocol, "EVP_CIPHER_CTX_new failed");
+  if (EVP_EncryptInit_ex2(ctx.get(), cipher, key.data(), iv.data(), nullptr) != 1)
+    throw Error(Component::Protocol, "AES-128-CTR initialisation failed");
+  return ctx;
+}
+
+// XORs the keystream of `ctx` into data[0, size) (CTR encryption in place).
+void xor_keystream(EVP_CIPHER_CTX* ctx, std::uint8_t* data, std::size_t size) {
+  while (size != 0) {
+    const std::size_t piece = size > (std::size_t{1} << 30) ? (std::size_t{1} << 30) : size;
+    int written = 0;
+    if (EVP_EncryptUpdate(ctx, data, &written, data, static_cast<int>(piece)) != 1 ||
+        written != static_cast<int>(piece))
+      throw Error(Component::Protocol, "AES-128-CTR keystream generation failed");
+    data += piece;
+    size -= piece;
+  }
+}
+
+}  // namespace
+
+namespace detail {
+bool vaes_prf_supported() {
+#if defined(MPC_RSS3_X86)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("aes");
+#else
+  return false;
+#endif
+}
+}  // namespace detail
+
+struct CorrelatedRandomness::State {
+  BatchNonce nonce;
+  PrfBackend backend = PrfBackend::OpenSsl;
+  CipherPtr own_alpha;  // OpenSsl backend
+  CipherPtr previous_alpha;
+  detail::AesRoundKeys own_round_keys;  // Vaes backend
+  detail::AesRoundKeys previous_round_keys;
+  std::uint8_t prefix[12] = {};
+  CipherPtr own_output;
+  CipherPtr previous_output;
+  std::uint64_t alpha_blocks_used = 0;
+
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() {
+    wipe(&own_round_keys, sizeof own_round_keys);
+    wipe(&previous_round_keys, sizeof previous_round_keys);
+  }
+};
+
+CorrelatedRandomness::CorrelatedRandomness(const PrfKey& own_key, const PrfKey& previous_key, BatchNonce nonce)
+    : CorrelatedRandomness(own_key, previous_key, nonce, PrfBackend::Auto) {}
+
+CorrelatedRandomness::CorrelatedRandomness(const PrfKey& own_key, const PrfKey& previous_key, BatchNonce nonce,
+                                           PrfBackend backend)
+    : state_(std::make_unique<State>()) {
+  std::unique_ptr<EVP_CIPHER, CipherTypeFree> cipher(EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr));
+  if (!cipher) throw Error(Component::Protocol, "AES-128-CTR is not available from OpenSSL");
+  state_->nonce = nonce;
+  const auto iv = counter_block(nonce, 0);
+  if (backend == PrfBackend::Auto) backend = detail::vaes_prf_supported() ? PrfBackend::Vaes : PrfBackend::OpenSsl;
+  if (backend == PrfBackend::Vaes && !detail::vaes_prf_supported())
+    throw Error(Component::Protocol, "this CPU has no VAES/AVX-512 for the PRF");
+  state_->backend = backend;
+  if (backend == PrfBackend::Vaes) {
+    detail::vaes_expand_key(own_key.data(), state_->own_round_keys);
+    detail::vaes_expand_key(previous_key.data(), state_->previous_round_keys);
+    std::memcpy(state_->prefix, iv.data(), sizeof state_->prefix);
+  } else {
+    state_->own_alpha = make_context(cipher.get(), own_key, iv);
+    state_->previous_alpha = make_context(cipher.get(), previous_key, iv);
+  }
+  const auto output_iv = counter_block(nonce, kOutputMaskCounterBase);
+  state_->own_output = make_context(cipher.get(), own_key, output_iv);
+  state_->previous_output = make_context(cipher.get(), previous_key, output_iv);
+}
+
+// EVP_CIPHER_CTX_free cleanses OpenSSL's expanded keys, State wipes the VAES ones; no
+// copy of the keys themselves is kept.
+CorrelatedRandomness::~CorrelatedRandomness() = default;
+
+PrfBackend CorrelatedRandomness::backend() const noexcept { return state_->backend; }
+
+void CorrelatedRandomness::next_alpha(std::span<std::uint8_t> out) {
+  if (out.size() % kBlock != 0)
+    throw Error(Component::Protocol, "alpha request of " + std::to_string(out.size()) +
+                                         " bytes is not a multiple of 16");
+  const std::uint64_t blocks = out.size() / kBlock;
+  if (blocks > kOutputMaskCounterBase - state_->alpha_blocks_used)
+    throw Error(Component::Protocol, "correlated randomness exhausted for this batch");
+  if (out.empty()) return;
+  if (state_->backend == PrfBackend::Vaes) {
+    // Counters stay below kOutputMaskCounterBase = 2^31 (checked above): no 32-bit wrap.
+    detail::vaes_ctr_xor2(state_->own_round_keys, state_->previous_round_keys, state_->prefix,
+                          static_cast<std::uint32_t>(state_->alpha_blocks_used), out.data(), blocks);
+  } else {
+    std::memset(out.data(), 0, out.size());
+    xor_keystream(state_->own_alpha.get(), out.data(), out.size());
+    xor_keystream(state_->previous_alpha.get(), out.data(), out.size());
+  }
+  state_->alpha_blocks_used += blocks;
+}
+
+void CorrelatedRandomness::output_masks(std::size_t offset, std::span<std::uint8_t> own,
+                                        std::span<std::uint8_t> previous) {
+  if (own.size() != previous.size())
+    throw Error(Component::Protocol, "output mask spans differ in length");
+  if (own.empty()) return;
+  // Counter of the last block touched must stay below 2^32 (the counter field).
+  const std::uint64_t reserved_blocks = std::uint64_t{0x100000000} - kOutputMaskCounterBase;
+  if (offset / kBlock >= reserved_blocks || own.size() > reserved_blocks * kBlock - offset)
+    throw Error(Component::Protocol, "output mask offset beyond the reserved counter range");
+  const auto counter = static_cast<std::uint32_t>(kOutputMaskCounterBase + offset / kBlock);
+  const auto iv = counter_block(state_->nonce, counter);
+  const std::size_t skip = offset % kBlock;
+  std::uint8_t discard[kBlock];
+  const std::pair<EVP_CIPHER_CTX*, std::span<std::uint8_t>> jobs[2] = {{state_->own_output.get(), own},
+                                                                       {state_->previous_output.get(), previous}};
+  for (const auto& [ctx, out] : jobs) {
+    // Re-seeding the IV keeps the expanded key.
+    if (EVP_EncryptInit_ex2(ctx, nullptr, nullptr, iv.data(), nullptr) != 1)
+      throw Error(Component::Protocol, "AES-128-CTR re-initialisation failed");
+    if (skip != 0) {
+      std::memset(discard, 0, skip);
+      xor_keystream(ctx, discard, skip);
+    }
+    std::memset(out.data(), 0, out.size());
+    xor_keystream(ctx, out.data(), out.size());
+  }
+  wipe(discard, sizeof discard);
+}
+
+}  // namespace mpc::rss3

@@ -1,0 +1,11 @@
+// Tile kernel, baseline instruction set (SSE2 on x86-64; any GCC/Clang target).
+#include "protocol/rss3/evaluator_kernels.hpp"
+
+namespace mpc::rss3::detail {
+namespace {
+typedef std::uint64_t Vec128 __attribute__((vector_size(16)));
+}  // namespace
+
+KernelInfo portable_kernel() { return {&TileInterpreter<Vec128, MPC_RSS3_PORTABLE_TILE>::run, MPC_RSS3_PORTABLE_TILE}; }
+
+}  // namespace mpc::rss3::detail
