@@ -1,0 +1,315 @@
+"""A local three-server mpc-kdc cluster driven through mpcctl, for the integration tests
+and the benchmark.
+
+Binaries come from $MPC_BUILD_DIR (default: build/ under the repository root). Every
+call has a timeout; stop() always leaves no server behind.
+
+The process that uses this module should call become_subreaper() first: servers started
+by `mpcctl cluster start` outlive mpcctl, and where PID 1 does not reap orphans (some
+containers) a stopped server would stay a zombie that still answers kill(pid, 0). As a
+subreaper this process inherits them and reaps them itself.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+import secrets
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def build_dir() -> Path:
+    path = Path(os.environ.get("MPC_BUILD_DIR", "build"))
+    return path if path.is_absolute() else REPO / path
+
+
+def mpcctl_binary() -> Path:
+    return build_dir() / "mpc-engine" / "tools" / "mpcctl"
+
+
+def server_binary() -> Path:
+    return build_dir() / "mpc-engine" / "server" / "mpc-server"
+
+
+def client_library() -> Path:
+    return build_dir() / "mpc-engine" / "client" / "libmpcclient.so"
+
+
+def become_subreaper() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: orphans go to init, which reaps them
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def pick_base_port() -> int:
+    """A base port P with P+1..P+3 (clients) and P+11..P+13 (peers) free right now."""
+    rng = random.SystemRandom()
+    for _ in range(500):
+        base = rng.randrange(20000, 60000)
+        if all(port_is_free(base + offset) for offset in (1, 2, 3, 11, 12, 13)):
+            return base
+    raise RuntimeError("no free port range found")
+
+
+def reap(pid: int) -> bool:
+    """Reaps pid if it is our (exited) child; True if it is gone."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return True
+    except ChildProcessError:
+        pass
+    return not pid_alive(pid)
+
+
+def pid_alive(pid: int) -> bool:
+    """True for a running process; a zombie counts as dead."""
+    if pid <= 1:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+class MpcctlError(AssertionError):
+    pass
+
+
+class Cluster:
+    """One cluster directory: init, start, keys, computations, faults, stop."""
+
+    def __init__(self, root: Path, base_port: int | None = None):
+        self.dir = Path(root)
+        self.base_port = base_port if base_port is not None else pick_base_port()
+        self.admin_config = self.dir / "cluster.toml"
+        self.compute_config = self.dir / "compute.toml"
+        self.restarted: dict[int, subprocess.Popen] = {}
+        self._key_files = 0
+
+    # -- mpcctl ------------------------------------------------------------------------
+
+    def mpcctl(self, *args: str, timeout: float = 30, check: bool = True,
+               input_text: str | None = None) -> subprocess.CompletedProcess:
+        command = [str(mpcctl_binary()), *args]
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, input=input_text)
+        except subprocess.TimeoutExpired as error:
+            raise MpcctlError(f"mpcctl {' '.join(args)} hung for more than {timeout} s") from error
+        if check and result.returncode != 0:
+            raise MpcctlError(f"mpcctl {' '.join(args)} exited {result.returncode}: {result.stderr.strip()}\n"
+                              f"{self.log_tail()}")
+        return result
+
+    def init(self) -> None:
+        self.mpcctl("cluster", "init", "--dir", str(self.dir), "--base-port", str(self.base_port))
+
+    def start(self) -> None:
+        self.mpcctl("cluster", "start", "--dir", str(self.dir), "--server-binary", str(server_binary()),
+                    timeout=60)
+
+    def wait_until_serving(self, key: tuple[str, int, str], deadline_s: float = 10) -> None:
+        """Polls a one-block keystream until the ring of servers computes (peers connected)."""
+        name, kvno, alg = key
+        deadline = time.monotonic() + deadline_s
+        last = ""
+        while time.monotonic() < deadline:
+            result = self.mpcctl("aes", "keystream", "--cluster", str(self.admin_config),
+                                 *self.key_args(name, kvno, alg), "--counter", "0" * 32,
+                                 "--blocks", "1", check=False, timeout=15)
+            if result.returncode == 0:
+                return
+            last = result.stderr.strip()
+            time.sleep(0.1)
+        raise MpcctlError(f"cluster does not compute after {deadline_s} s: {last}\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        """mpcctl cluster stop, reaping servers while it runs; then kills whatever is left."""
+        pids = [pid for pid in (self.server_pid(party) for party in (1, 2, 3)) if pid]
+        try:
+            stopper = subprocess.Popen([str(mpcctl_binary()), "cluster", "stop", "--dir", str(self.dir)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 20
+            while stopper.poll() is None and time.monotonic() < deadline:
+                for pid in pids:
+                    reap(pid)
+                for process in self.restarted.values():
+                    process.poll()
+                time.sleep(0.02)
+            if stopper.poll() is None:
+                stopper.kill()
+                stopper.wait()
+        except OSError:
+            pass
+        for party in (1, 2, 3):
+            pid = self.server_pid(party)
+            if pid:
+                pids.append(pid)
+        for pid in set(pids):
+            if pid_alive(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            for _ in range(100):
+                if reap(pid):
+                    break
+                time.sleep(0.02)
+        for process in self.restarted.values():
+            if process.poll() is None:
+                process.kill()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    # -- servers -----------------------------------------------------------------------
+
+    def server_dir(self, party: int) -> Path:
+        return self.dir / f"server{party}"
+
+    def server_pid(self, party: int) -> int:
+        try:
+            return int((self.server_dir(party) / "server.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def server_alive(self, party: int) -> bool:
+        return pid_alive(self.server_pid(party))
+
+    def kill_server(self, party: int) -> None:
+        pid = self.server_pid(party)
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(250):
+            if reap(pid):
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"server {party} (pid {pid}) survived SIGKILL")
+
+    def restart_server(self, party: int) -> int:
+        """Starts one server again in the background; its pid goes to serverN/server.pid."""
+        log = open(self.server_dir(party) / "server.log", "ab")
+        process = subprocess.Popen([str(server_binary()), "--config", str(self.server_dir(party) / "server.toml")],
+                                   stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+        log.close()
+        self.restarted[party] = process
+        (self.server_dir(party) / "server.pid").write_text(f"{process.pid}\n")
+        # Reap it promptly whenever it exits, so kill(pid, 0) never sees a zombie.
+        threading.Thread(target=process.wait, daemon=True).start()
+        return process.pid
+
+    def log_tail(self, lines: int = 6) -> str:
+        out = []
+        for party in (1, 2, 3):
+            path = self.server_dir(party) / "server.log"
+            try:
+                tail = path.read_text(errors="replace").splitlines()[-lines:]
+            except OSError:
+                continue
+            out.append(f"--- server{party}/server.log\n" + "\n".join(tail))
+        return "\n".join(out)
+
+    # -- keys and computations --------------------------------------------------------
+
+    @staticmethod
+    def key_args(name: str, kvno: int, alg: str) -> list[str]:
+        return ["--name", name, "--kvno", str(kvno), "--alg", alg]
+
+    def write_key_file(self, key_hex: str) -> Path:
+        self._key_files += 1
+        path = self.dir / f"import-{self._key_files}.hex"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key_hex + "\n")
+        return path
+
+    def import_key(self, name: str, kvno: int, alg: str, key_hex: str | None = None,
+                   check: bool = True) -> tuple[str, subprocess.CompletedProcess]:
+        if key_hex is None:
+            key_hex = secrets.token_hex(16 if alg == "aes128" else 32)
+        path = self.write_key_file(key_hex)
+        try:
+            result = self.mpcctl("key", "import", "--cluster", str(self.admin_config), *self.key_args(name, kvno, alg),
+                                 "--key-file", str(path), check=check)
+        finally:
+            path.unlink(missing_ok=True)
+        return key_hex, result
+
+    def keystream(self, name: str, kvno: int, alg: str, counter_hex: str, blocks: int,
+                  config: Path | None = None, timeout: float = 30) -> bytes:
+        result = self.mpcctl("aes", "keystream", "--cluster", str(config or self.admin_config),
+                             *self.key_args(name, kvno, alg), "--counter", counter_hex, "--blocks", str(blocks),
+                             timeout=timeout)
+        return parse_blocks(result.stdout)
+
+    def ecb(self, direction: str, name: str, kvno: int, alg: str, data: bytes) -> bytes:
+        result = self.mpcctl("aes", f"ecb-{direction}", "--cluster", str(self.admin_config),
+                             *self.key_args(name, kvno, alg), "--in", data.hex())
+        return parse_blocks(result.stdout)
+
+    def list_keys(self, prefix: str = "") -> list[tuple[str, int, str, str]]:
+        args = ["key", "list", "--cluster", str(self.admin_config)]
+        if prefix:
+            args += ["--prefix", prefix]
+        rows = []
+        for line in self.mpcctl(*args).stdout.splitlines():
+            fields = line.split("\t")
+            if len(fields) != 4:
+                raise AssertionError(f"key list line {line!r} does not have 4 tab-separated fields")
+            rows.append((fields[0], int(fields[1]), fields[2], fields[3]))
+        return rows
+
+
+def parse_blocks(text: str) -> bytes:
+    data = b""
+    for line in text.split():
+        if len(line) != 32:
+            raise AssertionError(f"output line {line!r} is not one 16-byte block in hex")
+        data += bytes.fromhex(line)
+    return data
+
+
+# -- OpenSSL as the outside truth ------------------------------------------------------
+
+def openssl(args: list[str], data: bytes) -> bytes:
+    result = subprocess.run(["openssl", *args], input=data, capture_output=True, timeout=30)
+    if result.returncode != 0:
+        raise AssertionError(f"openssl {' '.join(args)} failed: {result.stderr.decode(errors='replace')}")
+    return result.stdout
+
+
+def openssl_ctr_keystream(alg: str, key_hex: str, counter_hex: str, blocks: int) -> bytes:
+    bits = 128 if alg == "aes128" else 256
+    return openssl([ "enc", f"-aes-{bits}-ctr", "-K", key_hex, "-iv", counter_hex, "-nosalt"], bytes(16 * blocks))
+
+
+def openssl_ecb(alg: str, key_hex: str, data: bytes, decrypt: bool = False) -> bytes:
+    bits = 128 if alg == "aes128" else 256
+    args = ["enc", f"-aes-{bits}-ecb", "-K", key_hex, "-nopad", "-nosalt"]
+    if decrypt:
+        args.append("-d")
+    return openssl(args, data)

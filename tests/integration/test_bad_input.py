@@ -1,0 +1,362 @@
+"""Bad input straight onto the servers' client sockets (raw ZeroMQ with CurveZMQ).
+
+Frames are built and parsed per mpc-engine/wire/client_messages.hpp:
+  request: u8 version (1) | u8 type | 16-byte request id | body
+  reply:   u8 version (1) | u8 0x80 | 16-byte request id | u16 status | u16-length error | body
+  key id:  u16-length name | u32 version | u8 algorithm (1 = AES-128, 2 = AES-256)
+After every kind of abuse the server must still be running and a normal keystream through
+mpcctl must still equal OpenSSL.
+"""
+
+from __future__ import annotations
+
+import secrets
+import struct
+import time
+
+import pytest
+import zmq
+
+from mpc_cluster import openssl_ctr_keystream, pid_alive
+
+# Message types and statuses (client_messages.hpp).
+COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS, REPLY = 1, 2, 3, 4, 5, 0x80
+CTR, ECB_ENCRYPT, ECB_DECRYPT = 1, 2, 3
+OK, BAD_REQUEST, UNKNOWN_KEY, TOO_LARGE, UNAUTHORIZED = 0, 1, 2, 3, 6
+AES128, AES256 = 1, 2
+MAX_JOB_BLOCKS = 1 << 20        # server default, not overridden by `mpcctl cluster init`
+MAX_REQUEST_BLOCKS = 1 << 22    # wire::kMaxRequestBlocks
+REPLY_WAIT_MS = 3000
+
+KEY_NAME = "raw/key"
+
+
+# -- frames --------------------------------------------------------------------------
+
+def key_id(name: str, version: int = 1, algorithm: int = AES128) -> bytes:
+    raw = name.encode()
+    return struct.pack("<H", len(raw)) + raw + struct.pack("<IB", version, algorithm)
+
+
+def header(kind: int, request_id: bytes, version: int = 1) -> bytes:
+    return bytes([version, kind]) + request_id
+
+
+def compute_ctr(request_id: bytes, name: str = KEY_NAME, blocks: int = 4, version: int = 1,
+                algorithm: int = AES128, counter: bytes = bytes(16)) -> bytes:
+    return (header(COMPUTE, request_id) + bytes([CTR]) + key_id(name, version, algorithm) +
+            struct.pack("<I", blocks) + counter)
+
+
+def compute_ecb(request_id: bytes, blocks: int, data: bytes, operation: int = ECB_ENCRYPT) -> bytes:
+    return header(COMPUTE, request_id) + bytes([operation]) + key_id(KEY_NAME) + struct.pack("<I", blocks) + data
+
+
+def status_request(request_id: bytes) -> bytes:
+    return header(STATUS, request_id)
+
+
+def parse_reply(frame: bytes) -> tuple[bytes, int, str, bytes]:
+    """(request id, status, error text, body); asserts the fixed layout."""
+    assert len(frame) >= 22, f"reply of {len(frame)} bytes is too short"
+    assert frame[0] == 1 and frame[1] == REPLY, f"reply header {frame[:2].hex()}"
+    request_id = frame[2:18]
+    status, error_length = struct.unpack_from("<HH", frame, 18)
+    assert 22 + error_length <= len(frame), "error string overruns the reply"
+    error = frame[22:22 + error_length].decode(errors="replace")
+    return request_id, status, error, frame[22 + error_length:]
+
+
+# -- CurveZMQ client --------------------------------------------------------------------
+
+def read_key_file(path) -> dict[str, bytes]:
+    keys = {}
+    for line in open(path):
+        kind, _, value = line.strip().partition(" ")
+        if kind in ("secret-key", "public-key"):
+            keys[kind] = value.encode()
+    return keys
+
+
+class RawClient:
+    def __init__(self, context: zmq.Context, endpoint: str, server_public: bytes, public: bytes, secret: bytes):
+        self.socket = context.socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        # A refused handshake removes the socket's only pipe; a blocking send would then wait
+        # forever. Bounded sends raise zmq.Again instead, which the callers treat as "dropped".
+        self.socket.setsockopt(zmq.SNDTIMEO, 1000)
+        self.socket.curve_serverkey = server_public
+        self.socket.curve_publickey = public
+        self.socket.curve_secretkey = secret
+        self.socket.connect(endpoint)
+
+    def send(self, frame: bytes | list[bytes]) -> bool:
+        try:
+            if isinstance(frame, list):
+                self.socket.send_multipart(frame)
+            else:
+                self.socket.send(frame)
+        except zmq.Again:
+            return False
+        return True
+
+    def receive(self, timeout_ms: int = REPLY_WAIT_MS) -> bytes | None:
+        if self.socket.poll(timeout_ms, zmq.POLLIN):
+            parts = self.socket.recv_multipart()
+            assert len(parts) == 1, f"reply of {len(parts)} frames"
+            return parts[0]
+        return None
+
+    def ask(self, frame: bytes, timeout_ms: int = REPLY_WAIT_MS) -> tuple[bytes, int, str, bytes]:
+        self.send(frame)
+        reply = self.receive(timeout_ms)
+        assert reply is not None, f"no reply within {timeout_ms} ms to frame {frame[:40].hex()}..."
+        return parse_reply(reply)
+
+    def close(self, linger_ms: int = 0) -> None:
+        self.socket.close(linger_ms)
+
+
+@pytest.fixture(scope="module")
+def context():
+    ctx = zmq.Context()
+    yield ctx
+    ctx.term()
+
+
+@pytest.fixture(scope="module")
+def raw_key(cluster):
+    key_hex, _ = cluster.import_key(KEY_NAME, 1, "aes128")
+    cluster.wait_until_serving((KEY_NAME, 1, "aes128"))
+    return key_hex
+
+
+def endpoint(cluster, party: int) -> str:
+    return f"tcp://127.0.0.1:{cluster.base_port + party}"
+
+
+def server_public(cluster, party: int) -> bytes:
+    return read_key_file(cluster.server_dir(party) / "server.pub")["public-key"]
+
+
+def client_for(cluster, context, party: int, role: str = "admin") -> RawClient:
+    keys = read_key_file(cluster.dir / f"{role}.key")
+    return RawClient(context, endpoint(cluster, party), server_public(cluster, party), keys["public-key"],
+                     keys["secret-key"])
+
+
+@pytest.fixture
+def clients(cluster, context, raw_key):
+    opened = {party: client_for(cluster, context, party) for party in (1, 2, 3)}
+    yield opened
+    for client in opened.values():
+        client.close()
+
+
+def assert_still_serving(cluster, key_hex: str) -> None:
+    for party in (1, 2, 3):
+        assert pid_alive(cluster.server_pid(party)), f"server {party} died\n{cluster.log_tail()}"
+    counter = secrets.token_hex(16)
+    got = cluster.keystream(KEY_NAME, 1, "aes128", counter, 9)
+    assert got == openssl_ctr_keystream("aes128", key_hex, counter, 9)
+
+
+def fresh_id() -> bytes:
+    return secrets.token_bytes(16)
+
+
+def random_invalid_frame(length: int) -> bytes:
+    """Random bytes under a valid header that can never decode: for every request type the
+    first body bytes (operation or name length) are 0xff 0xff, out of range."""
+    frame = bytearray(secrets.token_bytes(length))
+    if length >= 2:
+        frame[0] = 1
+        frame[1] = secrets.choice([COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY])
+    if length >= 20:
+        frame[18:20] = b"\xff\xff"
+    return bytes(frame)
+
+
+# -- tests -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_random_bytes_get_bad_request(cluster, clients, raw_key, party):
+    client = clients[party]
+    for length in (0, 1, 2, 17, 18, 19, 64, 1000, 70000):
+        frame = random_invalid_frame(length)
+        request_id, status, error, body = client.ask(frame)
+        assert status == BAD_REQUEST, f"{length} random bytes: status {status} ({error})"
+        assert error, "a refusal must say why"
+        assert body == b""
+        if length >= 18:
+            assert request_id == frame[2:18], "the reply must carry the request id it could read"
+    assert_still_serving(cluster, raw_key)
+
+
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_truncated_frames_get_bad_request(cluster, clients, raw_key, party):
+    client = clients[party]
+    request_id = fresh_id()
+    valid_frames = [compute_ctr(request_id),
+                    compute_ecb(request_id, 2, secrets.token_bytes(32)),
+                    header(DELETE_KEY, request_id) + key_id(KEY_NAME),
+                    header(IMPORT_KEY, request_id) + key_id("raw/new") + struct.pack("<I", 352) + bytes(352)]
+    for valid in valid_frames:
+        for length in sorted({*range(0, min(40, len(valid))), len(valid) // 2, len(valid) - 2, len(valid) - 1}):
+            truncated = valid[:length]
+            _, status, error, _ = client.ask(truncated)
+            assert status == BAD_REQUEST, f"frame cut to {length} of {len(valid)} bytes: status {status} ({error})"
+    assert_still_serving(cluster, raw_key)
+
+
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_wrong_version_type_and_fields_get_bad_request(cluster, clients, raw_key, party):
+    client = clients[party]
+    bad = []
+    request_id = fresh_id()
+    valid = compute_ctr(request_id)
+    for version in (0, 2, 255):
+        bad.append(("version", bytes([version]) + valid[1:]))
+    for kind in (0, 6, 0x7f, REPLY, 0xff):
+        bad.append(("type", bytes([1, kind]) + valid[2:]))
+    bad.append(("trailing byte", valid + b"\0"))
+    bad.append(("trailing bytes on status", status_request(fresh_id()) + b"xyz"))
+    bad.append(("trailing bytes on list", header(LIST_KEYS, fresh_id()) + struct.pack("<H", 0) + b"\0"))
+    body = 18
+    bad.append(("operation 0", valid[:body] + b"\0" + valid[body + 1:]))
+    bad.append(("operation 4", valid[:body] + b"\4" + valid[body + 1:]))
+    bad.append(("algorithm 0", compute_ctr(fresh_id(), algorithm=0)))
+    bad.append(("algorithm 3", compute_ctr(fresh_id(), algorithm=3)))
+    bad.append(("empty name", compute_ctr(fresh_id(), name="")))
+    bad.append(("name with space", compute_ctr(fresh_id(), name="raw key")))
+    bad.append(("name too long", compute_ctr(fresh_id(), name="x" * 256)))
+    bad.append(("zero blocks", compute_ctr(fresh_id(), blocks=0)))
+    bad.append(("blocks over the wire limit", compute_ctr(fresh_id(), blocks=MAX_REQUEST_BLOCKS + 1)))
+    bad.append(("ECB input short", compute_ecb(fresh_id(), 3, bytes(32))))
+    bad.append(("ECB input long", compute_ecb(fresh_id(), 1, bytes(32))))
+    bad.append(("name length overruns", header(COMPUTE, fresh_id()) + bytes([CTR]) + struct.pack("<H", 60000) + b"ab"))
+    bad.append(("import share length wrong",
+                header(IMPORT_KEY, fresh_id()) + key_id("raw/new") + struct.pack("<I", 100) + bytes(100)))
+    for what, frame in bad:
+        request_id, status, error, _ = client.ask(frame)
+        assert status == BAD_REQUEST, f"{what}: status {status} ({error})"
+        assert request_id == frame[2:18]
+    # Nothing was imported by the malformed imports.
+    assert not [row for row in cluster.list_keys("raw/new")]
+    assert_still_serving(cluster, raw_key)
+
+
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_multipart_junk_is_dropped(cluster, clients, raw_key, party):
+    client = clients[party]
+    for parts in ([b"junk", b"more junk"], [compute_ctr(fresh_id()), b""], [b"", b"", b""],
+                  [status_request(fresh_id()), status_request(fresh_id())]):
+        client.send(parts)
+    # Multi-frame messages are dropped whole; whatever comes back must be a refusal.
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:
+        frame = client.receive(100)
+        if frame is not None:
+            _, status, _, _ = parse_reply(frame)
+            assert status == BAD_REQUEST
+    # The connection still works afterwards.
+    request_id = fresh_id()
+    got_id, status, _, body = client.ask(status_request(request_id))
+    assert (got_id, status) == (request_id, OK)
+    assert body[0] == party - 1, "status names the wrong party"
+    assert_still_serving(cluster, raw_key)
+
+
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_unknown_key_ids(cluster, clients, raw_key, party):
+    client = clients[party]
+    for name, version, algorithm in (("raw/none", 1, AES128), (KEY_NAME, 2, AES128), (KEY_NAME, 1, AES256)):
+        request_id = fresh_id()
+        got_id, status, error, body = client.ask(compute_ctr(request_id, name=name, version=version,
+                                                             algorithm=algorithm))
+        assert (got_id, status) == (request_id, UNKNOWN_KEY), f"{name} {version} {algorithm}: {status} {error}"
+        assert "not found" in error and body == b""
+        request_id = fresh_id()
+        got_id, status, error, _ = client.ask(header(DELETE_KEY, request_id) + key_id(name, version, algorithm))
+        assert (got_id, status) == (request_id, UNKNOWN_KEY), error
+    assert_still_serving(cluster, raw_key)
+
+
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_oversized_jobs_get_too_large(cluster, clients, raw_key, party):
+    client = clients[party]
+    for blocks in (MAX_JOB_BLOCKS + 1, MAX_REQUEST_BLOCKS):
+        request_id = fresh_id()
+        got_id, status, error, _ = client.ask(compute_ctr(request_id, blocks=blocks))
+        assert (got_id, status) == (request_id, TOO_LARGE), f"{blocks} blocks: status {status} ({error})"
+        assert "max_job_blocks" in error
+    assert_still_serving(cluster, raw_key)
+
+
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_compute_key_may_not_administer(cluster, context, raw_key, party):
+    client = client_for(cluster, context, party, role="compute")
+    try:
+        request_id = fresh_id()
+        got_id, status, _, body = client.ask(status_request(request_id))
+        assert (got_id, status) == (request_id, OK)
+        for what, frame in (
+                ("import", header(IMPORT_KEY, fresh_id()) + key_id("raw/evil") + struct.pack("<I", 352) + bytes(352)),
+                ("list", header(LIST_KEYS, fresh_id()) + struct.pack("<H", 0)),
+                ("delete", header(DELETE_KEY, fresh_id()) + key_id(KEY_NAME))):
+            got_id, status, error, body = client.ask(frame)
+            assert (got_id, status) == (frame[2:18], UNAUTHORIZED), f"{what}: status {status} ({error})"
+            assert body == b""
+    finally:
+        client.close()
+    listed = {(name, kvno) for name, kvno, _, _ in cluster.list_keys("raw/")}
+    assert (KEY_NAME, 1) in listed and ("raw/evil", 1) not in listed
+    assert_still_serving(cluster, raw_key)
+
+
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_unknown_client_key_gets_nothing(cluster, context, raw_key, party):
+    public, secret = zmq.curve_keypair()
+    stranger = RawClient(context, endpoint(cluster, party), server_public(cluster, party), public, secret)
+    # A client that pins the wrong server key cannot complete the handshake either.
+    admin = read_key_file(cluster.dir / "admin.key")
+    wrong_pin = RawClient(context, endpoint(cluster, party), zmq.curve_keypair()[0], admin["public-key"],
+                          admin["secret-key"])
+    try:
+        for client in (stranger, wrong_pin):
+            client.send(status_request(fresh_id()))
+            client.send(header(LIST_KEYS, fresh_id()) + struct.pack("<H", 0))
+            client.send(compute_ctr(fresh_id()))
+        assert stranger.receive(1500) is None, "a client with an unknown key got an answer"
+        assert wrong_pin.receive(200) is None, "a client pinning the wrong server key got an answer"
+    finally:
+        stranger.close()
+        wrong_pin.close()
+    assert_still_serving(cluster, raw_key)
+
+
+def test_flood_of_garbage_from_all_servers(cluster, clients, raw_key):
+    """Many malformed frames at once, on every server: each is answered, none kills anything."""
+    count = 300
+    for client in clients.values():
+        for _ in range(count):
+            client.send(random_invalid_frame(secrets.randbelow(200)))
+    for party, client in clients.items():
+        answered = 0
+        while answered < count:
+            frame = client.receive()
+            assert frame is not None, f"server {party} answered only {answered} of {count} garbage frames"
+            assert parse_reply(frame)[1] == BAD_REQUEST
+            answered += 1
+    assert_still_serving(cluster, raw_key)
+
+
+def test_client_vanishing_mid_job_leaves_servers_working(cluster, context, raw_key):
+    """A client sends a real job to all three servers and disconnects before the reply."""
+    ids = fresh_id()
+    for party in (1, 2, 3):
+        client = client_for(cluster, context, party)
+        client.send(compute_ctr(ids, blocks=5000))
+        client.close(linger_ms=1000)  # sent once the handshake is done, then gone
+    time.sleep(0.3)
+    assert_still_serving(cluster, raw_key)

@@ -1,0 +1,151 @@
+"""A server killed mid-job: the client fails clearly within its timeout, never hangs, and
+the restarted server rejoins without the other two being restarted."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import time
+
+import pytest
+
+from mpc_cluster import mpcctl_binary, openssl_ctr_keystream, pid_alive
+
+CLIENT_TIMEOUT_S = 2.0  # timeout_ms in the cluster.toml that `mpcctl cluster init` writes
+SLACK_S = 1.5           # process start-up, scheduling on a loaded 2-core machine
+TARGET_JOB_S = 1.0      # how long the job that gets interrupted should take undisturbed
+MAX_JOB_BLOCKS = 1 << 20
+REJOIN_WINDOW_S = 6.0
+KEY = ("fault/k", 1, "aes128")
+
+CLEAR_ERRORS = ("no answer from server", "unreachable", "peer_failure", "did not answer", "timed out")
+
+
+def keystream_command(cluster, counter: str, blocks: int) -> list[str]:
+    return [str(mpcctl_binary()), "aes", "keystream", "--cluster", str(cluster.admin_config),
+            *cluster.key_args(*KEY), "--counter", counter, "--blocks", str(blocks)]
+
+
+def timed_job(cluster, blocks: int) -> float:
+    """Seconds one keystream job of `blocks` takes, output discarded as in the real test."""
+    started = time.monotonic()
+    result = subprocess.run(keystream_command(cluster, "0" * 32, blocks), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, timeout=CLIENT_TIMEOUT_S + 10)
+    assert result.returncode == 0, result.stderr
+    return time.monotonic() - started
+
+
+def calibrate(cluster) -> tuple[int, float]:
+    """Blocks for a job of about TARGET_JOB_S (well inside the client's timeout), and its duration."""
+    blocks = 20000
+    elapsed = timed_job(cluster, blocks)
+    for _ in range(3):
+        if elapsed >= 0.6 * TARGET_JOB_S or blocks == MAX_JOB_BLOCKS:
+            break
+        blocks = min(MAX_JOB_BLOCKS, int(blocks * TARGET_JOB_S / max(elapsed, 0.01)))
+        elapsed = timed_job(cluster, blocks)
+    return blocks, elapsed
+
+
+def assert_clear_failure(result_stderr: str) -> None:
+    text = result_stderr.strip()
+    assert text.startswith("mpcctl: "), f"unexpected error output: {text!r}"
+    assert any(phrase in text.lower() for phrase in CLEAR_ERRORS), f"unclear error: {text!r}"
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("party", (1, 2, 3))
+def test_server_killed_mid_job(fresh_cluster, party):
+    cluster = fresh_cluster
+    key_hex, _ = cluster.import_key(*KEY)
+    cluster.wait_until_serving(KEY)
+    blocks, duration = calibrate(cluster)
+    assert duration < CLIENT_TIMEOUT_S, f"{blocks} blocks take {duration:.2f} s, the client's whole budget"
+    others = {p: cluster.server_pid(p) for p in (1, 2, 3) if p != party}
+
+    # 1. Kill -9 one server while a job runs.
+    for attempt in range(3):
+        job = subprocess.Popen(keystream_command(cluster, secrets.token_hex(16), blocks), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+        started = time.monotonic()
+        time.sleep(0.3 * duration)
+        if job.poll() is None:
+            break
+        job.communicate()
+        assert attempt < 2, "every job ended before the kill; calibration failed"
+    try:
+        killed_at = time.monotonic()
+        cluster.kill_server(party)
+        try:
+            _, stderr = job.communicate(timeout=CLIENT_TIMEOUT_S + SLACK_S + 10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the client hung after server {party} was killed")
+        ended = time.monotonic()
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait()
+    assert job.returncode != 0, f"the job succeeded although server {party} was killed before it ended"
+    assert_clear_failure(stderr)
+    assert ended - started <= CLIENT_TIMEOUT_S + SLACK_S, \
+        f"the client took {ended - started:.2f} s (killed after {killed_at - started:.2f} s)"
+
+    # 2. While it is down, a new call fails just as clearly and as fast.
+    started = time.monotonic()
+    down = cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config), *cluster.key_args(*KEY),
+                          "--counter", "0" * 32, "--blocks", "4", check=False, timeout=CLIENT_TIMEOUT_S + 10)
+    assert down.returncode != 0
+    assert_clear_failure(down.stderr)
+    assert time.monotonic() - started <= CLIENT_TIMEOUT_S + SLACK_S
+    for other, pid in others.items():
+        assert pid_alive(pid), f"server {other} died when server {party} was killed\n{cluster.log_tail()}"
+
+    # 3. Restart only that server; the cluster computes again within a short window.
+    cluster.restart_server(party)
+    counter = secrets.token_hex(16)
+    deadline = time.monotonic() + REJOIN_WINDOW_S
+    last_error = ""
+    while True:
+        result = cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config), *cluster.key_args(*KEY),
+                                "--counter", counter, "--blocks", "100", check=False, timeout=CLIENT_TIMEOUT_S + 10)
+        if result.returncode == 0:
+            break
+        last_error = result.stderr.strip()
+        if time.monotonic() > deadline:
+            pytest.fail(f"no successful keystream {REJOIN_WINDOW_S} s after restarting server {party}: "
+                        f"{last_error}\n{cluster.log_tail()}")
+        time.sleep(0.2)
+    got = b"".join(bytes.fromhex(line) for line in result.stdout.split())
+    assert got == openssl_ctr_keystream("aes128", key_hex, counter, 100)
+    for other, pid in others.items():
+        assert cluster.server_pid(other) == pid and pid_alive(pid), f"server {other} was restarted or died"
+    # And a large job runs through the whole ring again.
+    assert cluster.keystream(*KEY, "0" * 32, blocks) == openssl_ctr_keystream("aes128", key_hex, "0" * 32, blocks)
+
+
+@pytest.mark.timeout(60)
+def test_many_concurrent_clients_during_a_kill(fresh_cluster):
+    """Several clients in flight when a follower dies: each one ends, none hangs."""
+    cluster = fresh_cluster
+    cluster.import_key(*KEY)
+    cluster.wait_until_serving(KEY)
+    jobs = [subprocess.Popen(keystream_command(cluster, secrets.token_hex(16), 20000), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    try:
+        time.sleep(0.15)
+        cluster.kill_server(3)
+        started = time.monotonic()
+        for job in jobs:
+            try:
+                _, stderr = job.communicate(timeout=CLIENT_TIMEOUT_S + SLACK_S + 10)
+            except subprocess.TimeoutExpired:
+                pytest.fail("a client hung after server 3 was killed")
+            if job.returncode != 0:
+                assert_clear_failure(stderr)
+        assert time.monotonic() - started <= CLIENT_TIMEOUT_S + SLACK_S
+    finally:
+        for job in jobs:
+            if job.poll() is None:
+                job.kill()
+                job.wait()
+    assert cluster.server_alive(1) and cluster.server_alive(2)
