@@ -70,7 +70,7 @@ ClusterClient::Links& ClusterClient::links() {
 
 std::array<wire::Reply, 3> ClusterClient::round_trip(const std::array<std::vector<std::uint8_t>, 3>& frames,
                                                      const wire::RequestId& id, wire::MessageType type) {
-  auto replies = exchange(frames, id, type);
+  auto replies = exchange(frames, id, type, {true, true, true}, true);
   for (int party = 0; party < 3; ++party) {
     const auto& reply = replies[static_cast<std::size_t>(party)];
     if (reply.status != wire::Status::Ok) throw ServerError(party, reply.status, reply.error);
@@ -80,7 +80,7 @@ std::array<wire::Reply, 3> ClusterClient::round_trip(const std::array<std::vecto
 
 std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<std::uint8_t>, 3>& frames,
                                                    const wire::RequestId& id, wire::MessageType type,
-                                                   std::array<bool, 3> targets) {
+                                                   std::array<bool, 3> targets, bool stop_on_error) {
   Links& link = links();
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + settings_.timeout;
@@ -121,6 +121,8 @@ std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<
           continue;
         }
         if (reply.id != id) continue;  // late answer to an earlier request
+        if (stop_on_error && reply.status != wire::Status::Ok)
+          throw ServerError(static_cast<int>(ready), reply.status, reply.error);
         replies[ready] = std::move(reply);
       }
     }
@@ -204,7 +206,7 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
   request.share.clear();
   std::array<wire::Reply, 3> replies;
   try {
-    replies = exchange(frames, request.id, wire::MessageType::ImportKey);
+    replies = exchange(frames, request.id, wire::MessageType::ImportKey, {true, true, true}, false);
   } catch (...) {
     for (auto& frame : frames) wipe(frame.data(), frame.size());
     throw;
@@ -225,7 +227,8 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
   const auto undo_frame = wire::encode_request(undo);
   std::string rollback = "rolled back";
   try {
-    const auto undone = exchange({undo_frame, undo_frame, undo_frame}, undo.id, wire::MessageType::DeleteKey, stored);
+    const auto undone =
+        exchange({undo_frame, undo_frame, undo_frame}, undo.id, wire::MessageType::DeleteKey, stored, false);
     for (int party = 0; party < 3; ++party)
       if (stored[static_cast<std::size_t>(party)] && undone[static_cast<std::size_t>(party)].status != wire::Status::Ok)
         rollback = "rollback failed on server " + std::to_string(party + 1);

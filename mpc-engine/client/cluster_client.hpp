@@ -61,10 +61,12 @@ class ClusterClient {
  private:
   std::vector<std::uint8_t> compute(wire::ComputeRequest request);
   // Sends frames[i] to each server i with targets[i] set and collects their replies
-  // (any status). Throws Error(Client) if a target is unreachable or silent past the deadline.
+  // (any status). Throws Error(Client) if a target is unreachable or silent past the
+  // deadline. With stop_on_error, the first error reply is thrown as ServerError at once:
+  // the result is lost anyway, so the caller does not wait for the others.
   std::array<wire::Reply, 3> exchange(const std::array<std::vector<std::uint8_t>, 3>& frames,
                                       const wire::RequestId& id, wire::MessageType type,
-                                      std::array<bool, 3> targets = {true, true, true});
+                                      std::array<bool, 3> targets, bool stop_on_error);
   // exchange() with every server, then throws ServerError unless all three answered Ok.
   std::array<wire::Reply, 3> round_trip(const std::array<std::vector<std::uint8_t>, 3>& frames,
                                         const wire::RequestId& id, wire::MessageType type);

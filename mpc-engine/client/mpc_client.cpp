@@ -60,6 +60,12 @@ bool make_key_id(const char* name, uint32_t version, int algorithm, mpc::wire::K
     error = "unknown key algorithm " + std::to_string(algorithm);
     return false;
   }
+  try {
+    mpc::wire::validate_key_name(name);
+  } catch (const mpc::Error& invalid) {
+    error = invalid.what();
+    return false;
+  }
   key.name = name;
   key.version = version;
   key.algorithm = static_cast<mpc::wire::KeyAlgorithm>(algorithm);

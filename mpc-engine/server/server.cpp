@@ -172,8 +172,16 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
     if (std::holds_alternative<wire::StatusRequest>(request)) {
       wire::Reply answer;
       answer.id = id;
-      answer.body = wire::ServerStatus{static_cast<std::uint8_t>(settings_.party), batches_run_, jobs_served_,
-                                       static_cast<std::uint32_t>(store_.count())};
+      wire::ServerStatus status;
+      status.party = static_cast<std::uint8_t>(settings_.party);
+      status.epoch = settings_.party == 0 ? epoch_ : last_epoch_seen_;
+      status.batches = batches_run_;
+      status.jobs = jobs_served_;
+      status.stored_keys = static_cast<std::uint32_t>(store_.count());
+      status.payload_bytes_sent = payload_bytes_sent_;
+      status.layer_messages_sent = layer_messages_sent_;
+      status.and_gates_evaluated = and_gates_evaluated_;
+      answer.body = status;
       reply(message.routing_id, std::move(answer));
       return;
     }
@@ -435,6 +443,9 @@ void Server::run_batch(const wire::BatchHeader& header) {
     offset += slice.blocks;
   }
   ++batches_run_;
+  payload_bytes_sent_ += stats.bytes_sent;
+  layer_messages_sent_ += stats.layers_exchanged;
+  and_gates_evaluated_ += program.and_gates * instances;
   const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   log_.debug("batch done", {{"sequence", header.sequence},
                             {"instances", static_cast<std::uint64_t>(instances)},

@@ -76,6 +76,9 @@ class Server {
   std::uint32_t last_sequence_seen_ = 0;
   std::uint64_t batches_run_ = 0;
   std::uint64_t jobs_served_ = 0;
+  std::uint64_t payload_bytes_sent_ = 0;
+  std::uint64_t layer_messages_sent_ = 0;
+  std::uint64_t and_gates_evaluated_ = 0;
 };
 
 }  // namespace mpc::server

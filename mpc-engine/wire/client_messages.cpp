@@ -174,6 +174,9 @@ ServerStatus decode_server_status(ByteReader& reader) {
   status.batches = reader.u64();
   status.jobs = reader.u64();
   status.stored_keys = reader.u32();
+  status.payload_bytes_sent = reader.u64();
+  status.layer_messages_sent = reader.u64();
+  status.and_gates_evaluated = reader.u64();
   return status;
 }
 
@@ -203,6 +206,9 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.u64(b.batches);
           writer.u64(b.jobs);
           writer.u32(b.stored_keys);
+          writer.u64(b.payload_bytes_sent);
+          writer.u64(b.layer_messages_sent);
+          writer.u64(b.and_gates_evaluated);
         }
       },
       body);

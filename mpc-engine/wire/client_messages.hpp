@@ -114,13 +114,20 @@ struct KeyList {
   std::vector<KeyInfo> keys;
 };
 
-// Body of a successful Status reply: u8 party | u64 epoch-or-0 | u64 batches | u64 jobs | u32 stored keys
+// Body of a successful Status reply: u8 party | u64 epoch-or-0 | u64 batches | u64 jobs | u32 stored keys |
+// u64 payload bytes sent | u64 layer messages sent | u64 AND gates evaluated (ANDs x instances)
 struct ServerStatus {
   std::uint8_t party = 0;  // 0, 1 or 2
   std::uint64_t batches = 0;
   std::uint64_t jobs = 0;
   std::uint32_t stored_keys = 0;
   std::uint64_t epoch = 0;  // the "epoch-or-0" field on the wire (second in the body)
+  // Since start: AND-layer payload bytes this server sent to the next party, the number of
+  // those messages (each adds framing), and the AND gates it evaluated, counting every
+  // instance. bits per AND = 8 * payload_bytes_sent / and_gates_evaluated.
+  std::uint64_t payload_bytes_sent = 0;
+  std::uint64_t layer_messages_sent = 0;
+  std::uint64_t and_gates_evaluated = 0;
 };
 
 // Import and Delete replies carry no body.

@@ -108,7 +108,16 @@ pid_t read_pid(const fs::path& file) {
   return static_cast<pid_t>(pid);
 }
 
-bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+// A process that has exited but was never reaped (its parent is gone and init does not
+// reap) still answers kill(pid, 0): read its state instead.
+bool alive(pid_t pid) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || (line[close + 2] != 'Z' && line[close + 2] != 'X');
+}
 
 void start_cluster(const Arguments& arguments) {
   const fs::path dir = fs::absolute(arguments.required("dir"));
@@ -182,7 +191,9 @@ void show_status(const Arguments& arguments) {
   const auto status = cluster.status();
   for (const auto& server : status)
     std::cout << "server " << server.party + 1 << ": batches " << server.batches << ", jobs " << server.jobs
-              << ", stored keys " << server.stored_keys << "\n";
+              << ", stored keys " << server.stored_keys << ", payload bytes sent " << server.payload_bytes_sent
+              << ", layer messages " << server.layer_messages_sent << ", AND gates " << server.and_gates_evaluated
+              << "\n";
 }
 
 }  // namespace

@@ -154,6 +154,9 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   status.batches = 99;
   status.jobs = 1234;
   status.stored_keys = 17;
+  status.payload_bytes_sent = 0x1122334455667788ull;
+  status.layer_messages_sent = 60;
+  status.and_gates_evaluated = 5120ull * 65536;
   out.push_back({MessageType::Status, Reply{make_id(6), Status::Ok, "", status}});
   out.push_back({MessageType::Compute, Reply{make_id(7), Status::UnknownKey, "no such key", std::monostate{}}});
   out.push_back({MessageType::Status, Reply{make_id(8), Status::NotReady, std::string(1024, 'e'), std::monostate{}}});
@@ -185,6 +188,9 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->batches, y.batches);
     EXPECT_EQ(x->jobs, y.jobs);
     EXPECT_EQ(x->stored_keys, y.stored_keys);
+    EXPECT_EQ(x->payload_bytes_sent, y.payload_bytes_sent);
+    EXPECT_EQ(x->layer_messages_sent, y.layer_messages_sent);
+    EXPECT_EQ(x->and_gates_evaluated, y.and_gates_evaluated);
   }
 }
 
