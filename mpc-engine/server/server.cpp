@@ -366,8 +366,10 @@ void Server::run_batch(const wire::BatchHeader& header) {
   }
 
   // Inputs: expanded round-key shares broadcast over each slice, then the public block as (0, c).
-  rss3::ShareMatrix inputs(program.num_inputs, instances);
-  std::vector<std::uint8_t> blocks(instances * 16);
+  rss3::ShareMatrix& inputs = inputs_;
+  inputs.reset(program.num_inputs, instances);
+  std::vector<std::uint8_t>& blocks = public_blocks_;
+  blocks.assign(instances * 16, 0);
   std::size_t offset = 0;
   for (const auto& slice : header.slices) {
     auto it = jobs_.find(JobKey{slice.client, slice.request});
@@ -393,7 +395,7 @@ void Server::run_batch(const wire::BatchHeader& header) {
   rss3::CorrelatedRandomness randomness(prf_keys_.own, prf_keys_.previous, {header.epoch, header.sequence});
   BatchExchange exchange(*peers_, settings_.party, header.epoch, header.sequence, settings_.limits.peer_timeout,
                          batches_, early_messages_, log_);
-  rss3::ShareMatrix outputs;
+  rss3::ShareMatrix& outputs = outputs_;
   rss3::EvaluationStats stats;
   try {
     stats = evaluator_->evaluate(program, inputs, outputs, randomness, exchange);

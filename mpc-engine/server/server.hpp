@@ -66,6 +66,12 @@ class Server {
   std::unique_ptr<transport::Listener> clients_;
   std::unique_ptr<PeerLinks> peers_;
 
+  // Batch buffers, kept between batches so large batches do not fault in fresh pages;
+  // wiped after every use.
+  rss3::ShareMatrix inputs_;
+  rss3::ShareMatrix outputs_;
+  std::vector<std::uint8_t> public_blocks_;
+
   std::map<JobKey, Job> jobs_;
   std::deque<JobKey> queue_;                   // leader: jobs with blocks still to schedule
   std::deque<wire::BatchHeader> batches_;      // follower: announced, not yet run

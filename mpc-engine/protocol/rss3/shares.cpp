@@ -11,10 +11,15 @@
 
 namespace mpc::rss3 {
 
-ShareMatrix::ShareMatrix(std::size_t rows_, std::size_t instances_)
-    : rows(rows_), instances(instances_), words_per_row(words_for(instances_)) {
-  if (words_per_row != 0 && rows_ > x.max_size() / words_per_row)
-    throw Error(Component::Protocol, "share matrix too large");
+ShareMatrix::ShareMatrix(std::size_t rows_, std::size_t instances_) { reset(rows_, instances_); }
+
+void ShareMatrix::reset(std::size_t rows_, std::size_t instances_) {
+  const std::size_t words = words_for(instances_);
+  if (words != 0 && rows_ > x.max_size() / words) throw Error(Component::Protocol, "share matrix too large");
+  rows = rows_;
+  instances = instances_;
+  words_per_row = words;
+  // assign() keeps the capacity: a server reusing one matrix per batch touches no new pages.
   x.assign(rows * words_per_row, 0);
   a.assign(rows * words_per_row, 0);
 }

@@ -38,6 +38,8 @@ struct ShareMatrix {
 
   ShareMatrix() = default;
   ShareMatrix(std::size_t rows, std::size_t instances);
+  // Zero-filled `rows` x `instances`, reusing the storage already allocated.
+  void reset(std::size_t rows, std::size_t instances);
   std::span<std::uint64_t> x_row(std::size_t row) { return {x.data() + row * words_per_row, words_per_row}; }
   std::span<std::uint64_t> a_row(std::size_t row) { return {a.data() + row * words_per_row, words_per_row}; }
   std::span<const std::uint64_t> x_row(std::size_t row) const { return {x.data() + row * words_per_row, words_per_row}; }
