@@ -6,9 +6,6 @@
 #include <variant>
 
 #include "common/error.hpp"
-#include "protocol/rss3/output.hpp"
-#include "protocol/rss3/transpose.hpp"
-#include "server/batch_exchange.hpp"
 #include "server/batch_inputs.hpp"
 #include "server/self_test.hpp"
 
@@ -53,8 +50,7 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
       log_(log),
       own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
       prf_keys_(derive_prf_keys(settings_.party, own_keys_, party_public_keys(settings_, own_keys_.public_key))),
-      store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)),
-      evaluator_(rss3::make_cpu_evaluator(rss3::best_simd_level())) {
+      store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)) {
   run_self_tests(circuits_, rss3::best_simd_level(), log_);
   // Opening every record proves the storage key is the right one before serving.
   (void)store_.list();
@@ -65,6 +61,10 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
   peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_);
+  for (std::size_t i = 0; i < kBatchesInFlight; ++i)
+    workers_.push_back(std::make_unique<BatchWorker>(context_, settings_, own_keys_, prf_keys_,
+                                                     rss3::make_cpu_evaluator(rss3::best_simd_level()),
+                                                     batch_finished_, log_));
   if (settings_.party == 0) {
     randombytes_buf(&epoch_, sizeof epoch_);
     if (epoch_ == 0) epoch_ = 1;  // 0 means "none seen" at followers
@@ -72,31 +72,34 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
   log_.info("serving", {{"party", settings_.party + 1},
                         {"clients", settings_.client_endpoint},
                         {"peers", settings_.peer_endpoint},
-                        {"evaluator", evaluator_->name()},
+                        {"evaluator", rss3::simd_level_name(rss3::best_simd_level())},
+                        {"batches_in_flight", static_cast<std::uint64_t>(kBatchesInFlight)},
                         {"stored_keys", static_cast<std::uint64_t>(store_.count())}});
 }
 
 Server::~Server() {
+  workers_.clear();  // joins the workers before the sockets they use go away
   for (auto& [key, job] : jobs_) job.key_share.clear();
 }
 
 void Server::run(const std::atomic<bool>& stop) {
   std::array<void*, 2> sockets{clients_->native(), peers_->listener_socket()};
+  const std::array<int, 1> descriptors{batch_finished_.descriptor()};
   auto last_housekeeping = std::chrono::steady_clock::now();
   while (!stop.load()) {
-    const bool work_ready = (settings_.party == 0 && !queue_.empty()) || !batches_.empty();
-    transport::wait_readable(sockets, std::chrono::milliseconds(work_ready ? 0 : 100));
+    transport::wait_readable(sockets, descriptors, idle_wait());
+    batch_finished_.clear();
     drain_client_requests();
     drain_peer_messages();
+    collect_results();
     if (settings_.party == 0) {
-      if (auto header = form_batch()) lead_batch(std::move(*header));
-    } else if (!batches_.empty()) {
-      wire::BatchHeader header = std::move(batches_.front());
-      batches_.pop_front();
-      // After a leader restart only its newest epoch matters: skip what it announced before.
-      const bool superseded = std::any_of(batches_.begin(), batches_.end(),
-                                          [&](const wire::BatchHeader& later) { return later.epoch != header.epoch; });
-      if (!superseded && accept_batch_nonce(header)) run_batch(header);
+      while (BatchWorker* worker = idle_worker()) {
+        auto header = form_batch();
+        if (!header) break;
+        lead_batch(std::move(*header), *worker);
+      }
+    } else {
+      start_announced_batches();
     }
     const auto now = std::chrono::steady_clock::now();
     if (now - last_housekeeping > std::chrono::seconds(1)) {
@@ -105,6 +108,25 @@ void Server::run(const std::atomic<bool>& stop) {
     }
   }
   log_.info("stopping", {{"batches", batches_run_}, {"jobs", jobs_served_}});
+}
+
+BatchWorker* Server::idle_worker() {
+  for (auto& worker : workers_)
+    if (worker->idle()) return worker.get();
+  return nullptr;
+}
+
+// How long the loop may sleep on its sockets: not at all when a batch can start now,
+// until a waited-for job's deadline, else until a socket or a finished batch wakes it.
+std::chrono::milliseconds Server::idle_wait() {
+  constexpr std::chrono::milliseconds kLongest{100};
+  if (idle_worker() == nullptr) return kLongest;
+  if (settings_.party == 0) return queue_.empty() ? kLongest : std::chrono::milliseconds(0);
+  if (announced_.empty()) return kLongest;
+  if (!front_wait_deadline_) return std::chrono::milliseconds(0);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*front_wait_deadline_ -
+                                                                          std::chrono::steady_clock::now());
+  return std::clamp(left + std::chrono::milliseconds(1), std::chrono::milliseconds(0), kLongest);
 }
 
 void Server::drain_client_requests() {
@@ -120,14 +142,24 @@ void Server::drain_peer_messages() {
     auto envelope = peers_->receive(std::chrono::milliseconds(0));
     if (!envelope) return;
     if (envelope->from_party < 0) continue;
+    if (const auto tag = batch_tag_of(envelope->data)) {
+      // A layer or abort message: to the worker running its batch, or kept until it starts.
+      bool delivered = false;
+      for (auto& worker : workers_) {
+        const auto running = worker->running();
+        if (running && running->first == tag->epoch && running->second == tag->sequence) {
+          worker->deliver(std::move(*envelope));
+          delivered = true;
+          break;
+        }
+      }
+      if (!delivered) early_messages_.keep(std::move(*envelope));
+      continue;
+    }
     try {
       auto message = wire::decode_peer_message(envelope->data);
       if (auto* batch = std::get_if<wire::BatchHeader>(&message)) {
-        if (envelope->from_party == 0 && settings_.party != 0) batches_.push_back(std::move(*batch));
-      } else {
-        // A neighbour can start a batch before this server has read its header: keep the
-        // message; the batch's exchange takes it, or drops it once the batch is past.
-        early_messages_.keep(std::move(*envelope));
+        if (envelope->from_party == 0 && settings_.party != 0) announced_.push_back(std::move(*batch));
       }
     } catch (const FormatError& error) {
       log_.warn("malformed peer message", {{"from", envelope->from_party + 1}, {"error", error.what()}});
@@ -292,22 +324,46 @@ std::optional<wire::BatchHeader> Server::form_batch() {
   return header;
 }
 
-void Server::lead_batch(wire::BatchHeader header) {
+void Server::lead_batch(wire::BatchHeader header, BatchWorker& worker) {
   const auto frame = wire::encode_batch(header);
   for (int party = 1; party < 3; ++party) {
     if (!peers_->send_to(party, frame)) {
       const std::string detail = "party " + std::to_string(party + 1) + " is unreachable";
-      wire::AbortNotice notice{header.epoch, header.sequence, static_cast<std::uint16_t>(wire::Status::PeerFailure),
-                               detail};
-      const auto abort_frame = wire::encode_abort(notice);
-      for (int other = 1; other < 3; ++other)
-        if (other != party) peers_->send_to(other, abort_frame);
       log_.warn("batch not started", {{"sequence", header.sequence}, {"error", detail}});
-      fail_batch_jobs(header, wire::Status::PeerFailure, detail);
+      abort_batch(header, wire::Status::PeerFailure, detail);
       return;
     }
   }
-  run_batch(header);
+  start_batch(header, worker);
+}
+
+void Server::start_announced_batches() {
+  while (!announced_.empty()) {
+    BatchWorker* worker = idle_worker();
+    if (worker == nullptr) return;
+    const wire::BatchHeader& front = announced_.front();
+    // After a leader restart only its newest epoch matters: skip what it announced before.
+    const bool superseded = std::any_of(announced_.begin() + 1, announced_.end(),
+                                        [&](const wire::BatchHeader& later) { return later.epoch != front.epoch; });
+    if (superseded || !accept_batch_nonce(front)) {
+      announced_.pop_front();
+      front_wait_deadline_.reset();
+      continue;
+    }
+    if (!jobs_present(front)) {
+      // The client's copy of a job may still be on its way: wait a little, then run
+      // without it (its slice evaluates zeros) so the other parties are not held up.
+      const auto now = std::chrono::steady_clock::now();
+      if (!front_wait_deadline_) front_wait_deadline_ = now + settings_.limits.job_wait;
+      if (now < *front_wait_deadline_) return;
+    }
+    wire::BatchHeader header = std::move(announced_.front());
+    announced_.pop_front();
+    front_wait_deadline_.reset();
+    last_epoch_seen_ = header.epoch;
+    last_sequence_seen_ = header.sequence;
+    start_batch(header, *worker);
+  }
 }
 
 bool Server::accept_batch_nonce(const wire::BatchHeader& header) {
@@ -315,25 +371,21 @@ bool Server::accept_batch_nonce(const wire::BatchHeader& header) {
     log_.warn("replayed batch id refused", {{"sequence", header.sequence}});
     return false;
   }
-  last_epoch_seen_ = header.epoch;
-  last_sequence_seen_ = header.sequence;
   return true;
 }
 
-void Server::wait_for_jobs(const wire::BatchHeader& header) {
-  const auto deadline = std::chrono::steady_clock::now() + settings_.limits.job_wait;
-  auto all_present = [&] {
-    return std::all_of(header.slices.begin(), header.slices.end(), [&](const wire::BatchSlice& slice) {
-      return jobs_.count(JobKey{slice.client, slice.request}) != 0;
-    });
-  };
-  while (!all_present()) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return;
-    auto message = clients_->receive(left);
-    if (message) handle_client_message(*message);
-  }
+bool Server::jobs_present(const wire::BatchHeader& header) const {
+  return std::all_of(header.slices.begin(), header.slices.end(), [&](const wire::BatchSlice& slice) {
+    return jobs_.count(JobKey{slice.client, slice.request}) != 0;
+  });
+}
+
+void Server::abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) {
+  const auto frame =
+      wire::encode_abort({header.epoch, header.sequence, static_cast<std::uint16_t>(status), detail.substr(0, 1024)});
+  for (int party = 0; party < 3; ++party)
+    if (party != settings_.party) peers_->send_to(party, frame);
+  fail_batch_jobs(header, status, detail);
 }
 
 void Server::fail_batch_jobs(const wire::BatchHeader& header, wire::Status status, const std::string& detail) {
@@ -345,81 +397,61 @@ void Server::fail_batch_jobs(const wire::BatchHeader& header, wire::Status statu
   }
 }
 
-void Server::run_batch(const wire::BatchHeader& header) {
-  const auto started = std::chrono::steady_clock::now();
-  if (settings_.party != 0) wait_for_jobs(header);
-  const circuits::Program& program = circuits_.program(header.circuit);
-  const std::size_t key_rows = CircuitSet::key_rows(header.circuit);
-  const wire::KeyAlgorithm algorithm = algorithm_of(header.circuit);
-  const bool decrypt = is_decrypt(header.circuit);
-
+void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
   std::size_t instances = 0;
   for (const auto& slice : header.slices) instances += slice.blocks;
   if (instances == 0 || instances > settings_.limits.max_batch_blocks) {
     log_.warn("batch refused", {{"sequence", header.sequence}, {"instances", static_cast<std::uint64_t>(instances)}});
-    const auto frame = wire::encode_abort({header.epoch, header.sequence,
-                                           static_cast<std::uint16_t>(wire::Status::TooLarge), "batch size refused"});
-    for (int party = 0; party < 3; ++party)
-      if (party != settings_.party) peers_->send_to(party, frame);
-    fail_batch_jobs(header, wire::Status::TooLarge, "batch size refused by party " + std::to_string(settings_.party + 1));
+    abort_batch(header, wire::Status::TooLarge,
+                "batch size refused by party " + std::to_string(settings_.party + 1));
     return;
   }
+  const wire::KeyAlgorithm algorithm = algorithm_of(header.circuit);
+  const bool decrypt = is_decrypt(header.circuit);
 
-  // Inputs: expanded round-key shares broadcast over each slice, then the public block as (0, c).
-  rss3::ShareMatrix& inputs = inputs_;
-  inputs.reset(program.num_inputs, instances);
-  std::vector<std::uint8_t>& blocks = public_blocks_;
-  blocks.assign(instances * 16, 0);
-  std::size_t offset = 0;
+  BatchTask task;
+  task.header = header;
+  task.program = &circuits_.program(header.circuit);
+  task.key_rows = CircuitSet::key_rows(header.circuit);
+  task.instances = instances;
   for (const auto& slice : header.slices) {
+    SliceInput input;
+    input.blocks = slice.blocks;
     auto it = jobs_.find(JobKey{slice.client, slice.request});
     const bool usable = it != jobs_.end() && !it->second.answered && it->second.request.key.algorithm == algorithm &&
                         (it->second.request.operation == wire::Operation::EcbDecrypt) == decrypt &&
                         static_cast<std::uint64_t>(slice.first_block) + slice.blocks <= it->second.request.blocks &&
                         it->second.key_share.size() == 2 * wire::material_bytes(algorithm);
     if (usable) {
-      const Job& job = it->second;
-      const std::size_t half = job.key_share.size() / 2;
-      broadcast_bits(inputs.x, inputs.words_per_row, 0, job.key_share.span().first(half), offset, slice.blocks);
-      broadcast_bits(inputs.a, inputs.words_per_row, 0, job.key_share.span().subspan(half), offset, slice.blocks);
-      public_blocks(job.request, slice.first_block, slice.blocks, std::span(blocks).subspan(offset * 16, slice.blocks * 16ull));
+      input.key_share = it->second.key_share;
+      input.public_blocks.resize(static_cast<std::size_t>(slice.blocks) * 16);
+      public_blocks(it->second.request, slice.first_block, slice.blocks, input.public_blocks);
     } else if (it != jobs_.end() && !it->second.answered) {
       reply_error(it->second.routing_id, slice.request, wire::Status::BadRequest,
                   "job does not match the batch the leader scheduled");
       it->second.answered = true;
     }
-    offset += slice.blocks;
+    task.slices.push_back(std::move(input));
   }
-  rss3::slice(blocks, 16, instances, inputs.a, inputs.words_per_row, key_rows);
+  const BatchTag tag{header.epoch, header.sequence};
+  worker.start(std::move(task));
+  for (auto& envelope : early_messages_.take(tag)) worker.deliver(std::move(envelope));
+}
 
-  rss3::CorrelatedRandomness randomness(prf_keys_.own, prf_keys_.previous, {header.epoch, header.sequence});
-  BatchExchange exchange(*peers_, settings_.party, header.epoch, header.sequence, settings_.limits.peer_timeout,
-                         batches_, early_messages_, log_);
-  rss3::ShareMatrix& outputs = outputs_;
-  rss3::EvaluationStats stats;
-  try {
-    stats = evaluator_->evaluate(program, inputs, outputs, randomness, exchange);
-  } catch (const PeerError& error) {
-    inputs.wipe();
-    const auto frame = wire::encode_abort(
-        {header.epoch, header.sequence, static_cast<std::uint16_t>(wire::Status::PeerFailure), error.what()});
-    for (int party = 0; party < 3; ++party)
-      if (party != settings_.party) peers_->send_to(party, frame);
-    log_.warn("batch failed", {{"sequence", header.sequence}, {"error", error.what()}});
-    fail_batch_jobs(header, wire::Status::PeerFailure, error.what());
+void Server::collect_results() {
+  for (auto& worker : workers_)
+    if (auto result = worker->take_result()) apply_result(*result);
+}
+
+void Server::apply_result(BatchResult& result) {
+  const wire::BatchHeader& header = result.header;
+  if (!result.succeeded) {
+    log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
+    abort_batch(header, wire::Status::PeerFailure, result.error);
     return;
   }
-  inputs.wipe();
-
-  rss3::ByteShare result;
-  result.x.resize(instances * 16);
-  result.a.resize(instances * 16);
-  rss3::unslice(outputs.x, outputs.words_per_row, 0, 16, instances, result.x);
-  rss3::unslice(outputs.a, outputs.words_per_row, 0, 16, instances, result.a);
-  outputs.wipe();
-  rss3::mask_output_share(randomness, 0, result);
-
-  offset = 0;
+  std::size_t offset = 0;
+  std::size_t instances = 0;
   for (const auto& slice : header.slices) {
     auto it = jobs_.find(JobKey{slice.client, slice.request});
     if (it != jobs_.end() && !it->second.answered) {
@@ -428,9 +460,9 @@ void Server::run_batch(const wire::BatchHeader& header) {
         job.masked_x.resize(static_cast<std::size_t>(job.request.blocks) * 16);
         job.masked_a.resize(static_cast<std::size_t>(job.request.blocks) * 16);
       }
-      std::copy_n(result.x.begin() + static_cast<std::ptrdiff_t>(offset * 16), slice.blocks * 16ull,
+      std::copy_n(result.masked.x.begin() + static_cast<std::ptrdiff_t>(offset * 16), slice.blocks * 16ull,
                   job.masked_x.begin() + static_cast<std::ptrdiff_t>(slice.first_block) * 16);
-      std::copy_n(result.a.begin() + static_cast<std::ptrdiff_t>(offset * 16), slice.blocks * 16ull,
+      std::copy_n(result.masked.a.begin() + static_cast<std::ptrdiff_t>(offset * 16), slice.blocks * 16ull,
                   job.masked_a.begin() + static_cast<std::ptrdiff_t>(slice.first_block) * 16);
       job.blocks_done += slice.blocks;
       if (job.blocks_done == job.request.blocks) {
@@ -443,17 +475,17 @@ void Server::run_batch(const wire::BatchHeader& header) {
       }
     }
     offset += slice.blocks;
+    instances += slice.blocks;
   }
   ++batches_run_;
-  payload_bytes_sent_ += stats.bytes_sent;
-  layer_messages_sent_ += stats.layers_exchanged;
-  and_gates_evaluated_ += program.and_gates * instances;
-  const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  payload_bytes_sent_ += result.stats.bytes_sent;
+  layer_messages_sent_ += result.stats.layers_exchanged;
+  and_gates_evaluated_ += circuits_.program(header.circuit).and_gates * instances;
   log_.debug("batch done", {{"sequence", header.sequence},
                             {"instances", static_cast<std::uint64_t>(instances)},
-                            {"layers", stats.layers_exchanged},
-                            {"bytes_sent", stats.bytes_sent},
-                            {"micros", static_cast<std::int64_t>(elapsed.count())}});
+                            {"layers", result.stats.layers_exchanged},
+                            {"bytes_sent", result.stats.bytes_sent},
+                            {"micros", static_cast<std::int64_t>(result.elapsed.count())}});
 }
 
 void Server::expire_jobs() {

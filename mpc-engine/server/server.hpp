@@ -2,33 +2,41 @@
 //
 // Party 1 leads: it groups the pending requests of all clients into batches (one
 // circuit per batch, big jobs split, small ones coalesced, at most max_batch_blocks
-// instances) and announces each batch to the other two; the next batch is formed
-// the moment the previous one finishes, with no waiting window. Every party then
-// runs the same batch: it builds its input shares from the requests the client
-// sent it directly, evaluates layer by layer with its neighbours, masks its output
-// shares and answers each client itself.
+// instances) and announces each batch to the other two; a new batch is formed the
+// moment a batch worker is free, with no waiting window. Every party then runs the
+// same batch: it builds its input shares from the requests the client sent it
+// directly, evaluates layer by layer with its neighbours, masks its output shares
+// and answers each client itself.
+//
+// Threads: the main thread owns the sockets, the store and the jobs; batch workers
+// (batch_worker.hpp) evaluate, up to kBatchesInFlight batches at a time.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/log.hpp"
-#include "protocol/rss3/evaluator.hpp"
-#include "server/batch_exchange.hpp"
+#include "server/batch_worker.hpp"
 #include "server/circuit_set.hpp"
+#include "server/early_messages.hpp"
 #include "server/jobs.hpp"
 #include "server/peer_links.hpp"
 #include "server/prf_keys.hpp"
+#include "server/wakeup.hpp"
 #include "settings/server_settings.hpp"
 #include "store/share_store.hpp"
 #include "transport/zmq_link.hpp"
 
 namespace mpc::server {
+
+// Two batches in flight fill the time one spends waiting for a neighbour's message;
+// more only add memory. Every party must run at least as many as the leader forms.
+inline constexpr std::size_t kBatchesInFlight = 2;
 
 class Server {
  public:
@@ -47,10 +55,16 @@ class Server {
                    const std::string& detail);
   void drain_client_requests();
   void drain_peer_messages();
+  BatchWorker* idle_worker();
+  std::chrono::milliseconds idle_wait();
   std::optional<wire::BatchHeader> form_batch();
-  void lead_batch(wire::BatchHeader header);
-  void run_batch(const wire::BatchHeader& header);
-  void wait_for_jobs(const wire::BatchHeader& header);
+  void lead_batch(wire::BatchHeader header, BatchWorker& worker);
+  void start_announced_batches();
+  bool jobs_present(const wire::BatchHeader& header) const;
+  void start_batch(const wire::BatchHeader& header, BatchWorker& worker);
+  void collect_results();
+  void apply_result(BatchResult& result);
+  void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail);
   void fail_batch_jobs(const wire::BatchHeader& header, wire::Status status, const std::string& detail);
   void expire_jobs();
   bool accept_batch_nonce(const wire::BatchHeader& header);
@@ -61,24 +75,20 @@ class Server {
   PartyPrfKeys prf_keys_;
   store::ShareStore store_;
   CircuitSet circuits_;
-  std::unique_ptr<rss3::Evaluator> evaluator_;
   transport::Context context_;
   std::unique_ptr<transport::Listener> clients_;
   std::unique_ptr<PeerLinks> peers_;
-
-  // Batch buffers, kept between batches so large batches do not fault in fresh pages;
-  // wiped after every use.
-  rss3::ShareMatrix inputs_;
-  rss3::ShareMatrix outputs_;
-  std::vector<std::uint8_t> public_blocks_;
+  Wakeup batch_finished_;
+  std::vector<std::unique_ptr<BatchWorker>> workers_;
 
   std::map<JobKey, Job> jobs_;
-  std::deque<JobKey> queue_;                   // leader: jobs with blocks still to schedule
-  std::deque<wire::BatchHeader> batches_;      // follower: announced, not yet run
-  EarlyMessages early_messages_;               // layer/abort messages ahead of their batch
-  std::uint64_t epoch_ = 0;                    // leader: this run's random epoch
-  std::uint32_t sequence_ = 0;                 // leader: last sequence used
-  std::uint64_t last_epoch_seen_ = 0;          // follower: replay protection
+  std::deque<JobKey> queue_;                     // leader: jobs with blocks still to schedule
+  std::deque<wire::BatchHeader> announced_;      // follower: announced, not yet started
+  std::optional<std::chrono::steady_clock::time_point> front_wait_deadline_;  // follower: for missing jobs
+  EarlyMessages early_messages_;                 // layer/abort messages ahead of their batch
+  std::uint64_t epoch_ = 0;                      // leader: this run's random epoch
+  std::uint32_t sequence_ = 0;                   // leader: last sequence used
+  std::uint64_t last_epoch_seen_ = 0;            // follower: replay protection
   std::uint32_t last_sequence_seen_ = 0;
   std::uint64_t batches_run_ = 0;
   std::uint64_t jobs_served_ = 0;

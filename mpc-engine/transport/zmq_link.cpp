@@ -525,10 +525,19 @@ std::optional<std::vector<std::uint8_t>> Connection::receive(std::chrono::millis
 // ---------------------------------------------------------------------------------------
 
 std::vector<std::size_t> wait_readable(std::span<void* const> sockets, std::chrono::milliseconds timeout) {
-  std::vector<zmq_pollitem_t> items(sockets.size());
+  return wait_readable(sockets, {}, timeout);
+}
+
+std::vector<std::size_t> wait_readable(std::span<void* const> sockets, std::span<const int> descriptors,
+                                       std::chrono::milliseconds timeout) {
+  std::vector<zmq_pollitem_t> items(sockets.size() + descriptors.size());
   for (std::size_t i = 0; i < sockets.size(); ++i) {
     if (sockets[i] == nullptr) throw Error(Component::Transport, "wait_readable on a null socket");
     items[i] = zmq_pollitem_t{sockets[i], 0, ZMQ_POLLIN, 0};
+  }
+  for (std::size_t j = 0; j < descriptors.size(); ++j) {
+    if (descriptors[j] < 0) throw Error(Component::Transport, "wait_readable on an invalid descriptor");
+    items[sockets.size() + j] = zmq_pollitem_t{nullptr, descriptors[j], ZMQ_POLLIN, 0};
   }
   const auto deadline = deadline_after(timeout);
   std::vector<std::size_t> readable;

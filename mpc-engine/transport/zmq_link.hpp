@@ -105,5 +105,9 @@ class Connection {
 // Waits until one of the sockets (Listener::native / Connection::native) is readable.
 // Returns the indices of the readable ones (empty on timeout).
 std::vector<std::size_t> wait_readable(std::span<void* const> sockets, std::chrono::milliseconds timeout);
+// The same, also waiting for plain file descriptors (e.g. an eventfd another thread
+// signals); indices of readable descriptors follow the sockets' (sockets.size() + j).
+std::vector<std::size_t> wait_readable(std::span<void* const> sockets, std::span<const int> descriptors,
+                                       std::chrono::milliseconds timeout);
 
 }  // namespace mpc::transport

@@ -1,0 +1,224 @@
+#include "server/batch_worker.hpp"
+
+#include <cstring>
+#include <variant>
+
+#include "common/error.hpp"
+#include "protocol/rss3/output.hpp"
+#include "protocol/rss3/transpose.hpp"
+#include "server/batch_inputs.hpp"
+
+namespace mpc::server {
+
+// LayerExchange over the worker's own connection to the next party and its inbox.
+class BatchWorker::Exchange final : public rss3::LayerExchange {
+ public:
+  Exchange(BatchWorker& worker, const wire::BatchHeader& header) : worker_(worker), header_(header) {}
+
+  void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
+    const int party = worker_.settings_.party;
+    const int next = rss3::next_party(party);
+    const int previous = rss3::previous_party(party);
+    frame_.resize(wire::kLayerHeaderBytes + outgoing.size());
+    wire::write_layer_header({header_.epoch, header_.sequence, layer}, frame_);
+    if (!outgoing.empty()) std::memcpy(frame_.data() + wire::kLayerHeaderBytes, outgoing.data(), outgoing.size());
+    const auto grace = std::min(std::chrono::milliseconds(250), worker_.settings_.limits.peer_timeout / 2);
+    const auto send_deadline = std::chrono::steady_clock::now() + grace;
+    while (!worker_.next_party_->send(frame_)) {
+      if (std::chrono::steady_clock::now() >= send_deadline)
+        throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+
+    const auto deadline = std::chrono::steady_clock::now() + worker_.settings_.limits.peer_timeout;
+    std::unique_lock lock(worker_.mutex_);
+    for (;;) {
+      for (auto it = worker_.inbox_.begin(); it != worker_.inbox_.end();) {
+        PeerEnvelope& envelope = *it;
+        wire::PeerMessage message;
+        try {
+          message = wire::decode_peer_message(envelope.data);
+        } catch (const FormatError&) {
+          it = worker_.inbox_.erase(it);
+          continue;
+        }
+        if (const auto* abort = std::get_if<wire::AbortNotice>(&message)) {
+          const std::string detail = "party " + std::to_string(envelope.from_party + 1) + " aborted the batch: " + abort->detail;
+          worker_.inbox_.clear();
+          throw PeerError(Component::Server, detail);
+        }
+        const auto* received = std::get_if<wire::DecodedLayer>(&message);
+        if (received == nullptr || envelope.from_party != previous || received->header.layer < layer) {
+          it = worker_.inbox_.erase(it);  // not ours, or a layer already past
+          continue;
+        }
+        if (received->header.layer > layer) {
+          ++it;  // a neighbour one layer ahead: keep for the next call
+          continue;
+        }
+        if (received->payload.size() != incoming.size())
+          throw PeerError(Component::Server, "layer message of " + std::to_string(received->payload.size()) +
+                                                 " bytes from party " + std::to_string(previous + 1) + ", expected " +
+                                                 std::to_string(incoming.size()));
+        if (!incoming.empty()) std::memcpy(incoming.data(), received->payload.data(), incoming.size());
+        worker_.inbox_.erase(it);
+        return;
+      }
+      if (worker_.stopping_) throw PeerError(Component::Server, "server stopping");
+      if (worker_.wake_.wait_until(lock, deadline) == std::cv_status::timeout &&
+          std::chrono::steady_clock::now() >= deadline)
+        throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
+                                               std::to_string(previous + 1) + " within " +
+                                               std::to_string(worker_.settings_.limits.peer_timeout.count()) + " ms");
+    }
+  }
+
+ private:
+  BatchWorker& worker_;
+  const wire::BatchHeader& header_;
+  std::vector<std::uint8_t> frame_;
+};
+
+namespace {
+
+transport::LinkOptions layer_link_options() {
+  transport::LinkOptions options;
+  options.send_high_water_mark = 64;
+  options.receive_high_water_mark = 64;
+  options.max_message_bytes = 256LL << 20;
+  return options;
+}
+
+}  // namespace
+
+BatchWorker::BatchWorker(transport::Context& context, const settings::ServerSettings& settings,
+                         const transport::CurveKeyPair& own, const PartyPrfKeys& prf_keys,
+                         std::unique_ptr<rss3::Evaluator> evaluator, Wakeup& finished, const Logger& log)
+    : settings_(settings), prf_keys_(prf_keys), evaluator_(std::move(evaluator)), finished_(finished), log_(log) {
+  const int next = rss3::next_party(settings_.party);
+  for (const auto& peer : settings_.peers)
+    if (peer.party == next)
+      next_party_ = std::make_unique<transport::Connection>(context, peer.endpoint, peer.public_key, own,
+                                                            layer_link_options());
+  if (!next_party_) throw Error(Component::Server, "no peer configured as the next party");
+  thread_ = std::thread([this] { run(); });
+}
+
+BatchWorker::~BatchWorker() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  inputs_.wipe();
+  outputs_.wipe();
+}
+
+bool BatchWorker::idle() const {
+  std::lock_guard lock(mutex_);
+  return !task_ && !running_ && !result_;
+}
+
+void BatchWorker::start(BatchTask task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (task_ || running_ || result_) throw Error(Component::Server, "batch worker is busy");
+    running_ = std::make_pair(task.header.epoch, task.header.sequence);
+    inbox_.clear();
+    task_ = std::move(task);
+  }
+  wake_.notify_all();
+}
+
+std::optional<std::pair<std::uint64_t, std::uint32_t>> BatchWorker::running() const {
+  std::lock_guard lock(mutex_);
+  return running_;
+}
+
+void BatchWorker::deliver(PeerEnvelope envelope) {
+  {
+    std::lock_guard lock(mutex_);
+    inbox_.push_back(std::move(envelope));
+  }
+  wake_.notify_all();
+}
+
+std::optional<BatchResult> BatchWorker::take_result() {
+  std::lock_guard lock(mutex_);
+  std::optional<BatchResult> out = std::move(result_);
+  result_.reset();
+  return out;
+}
+
+void BatchWorker::run() {
+  for (;;) {
+    BatchTask task;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || task_.has_value(); });
+      if (stopping_) return;
+      task = std::move(*task_);
+      task_.reset();
+    }
+    BatchResult result = evaluate(task);
+    for (auto& slice : task.slices) slice.key_share.clear();
+    {
+      std::lock_guard lock(mutex_);
+      running_.reset();
+      inbox_.clear();
+      result_ = std::move(result);
+    }
+    finished_.notify();
+  }
+}
+
+BatchResult BatchWorker::evaluate(BatchTask& task) {
+  const auto started = std::chrono::steady_clock::now();
+  BatchResult result;
+  result.header = task.header;
+  const circuits::Program& program = *task.program;
+
+  // Inputs: each slice's round-key shares broadcast over its instances, then the public
+  // block as the constant sharing (0, c).
+  inputs_.reset(program.num_inputs, task.instances);
+  std::vector<std::uint8_t> blocks(task.instances * 16);
+  std::size_t offset = 0;
+  for (const auto& slice : task.slices) {
+    if (!slice.key_share.empty()) {
+      const std::size_t half = slice.key_share.size() / 2;
+      broadcast_bits(inputs_.x, inputs_.words_per_row, 0, slice.key_share.span().first(half), offset, slice.blocks);
+      broadcast_bits(inputs_.a, inputs_.words_per_row, 0, slice.key_share.span().subspan(half), offset, slice.blocks);
+      std::memcpy(blocks.data() + offset * 16, slice.public_blocks.data(), slice.public_blocks.size());
+    }
+    offset += slice.blocks;
+  }
+  rss3::slice(blocks, 16, task.instances, inputs_.a, inputs_.words_per_row, task.key_rows);
+
+  rss3::CorrelatedRandomness randomness(prf_keys_.own, prf_keys_.previous, {task.header.epoch, task.header.sequence});
+  Exchange exchange(*this, task.header);
+  try {
+    result.stats = evaluator_->evaluate(program, inputs_, outputs_, randomness, exchange);
+  } catch (const PeerError& error) {
+    inputs_.wipe();
+    result.error = error.what();
+    return result;
+  } catch (const Error& error) {
+    inputs_.wipe();
+    result.error = error.what();
+    log_.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", error.what()}});
+    return result;
+  }
+  inputs_.wipe();
+  result.masked.x.resize(task.instances * 16);
+  result.masked.a.resize(task.instances * 16);
+  rss3::unslice(outputs_.x, outputs_.words_per_row, 0, 16, task.instances, result.masked.x);
+  rss3::unslice(outputs_.a, outputs_.words_per_row, 0, 16, task.instances, result.masked.a);
+  outputs_.wipe();
+  rss3::mask_output_share(randomness, 0, result.masked);
+  result.succeeded = true;
+  result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  return result;
+}
+
+}  // namespace mpc::server

@@ -1,0 +1,103 @@
+// Evaluates batches on a thread of its own, so a server can keep more than one
+// batch in flight: while one batch waits for its neighbour's layer message, the
+// next one computes. That fills the gaps a strictly sequential ring leaves.
+//
+// The main thread owns the sockets and the jobs: it hands a worker a BatchTask
+// (copies of the key shares and public blocks it needs), routes the layer and
+// abort messages of that batch into the worker's inbox, and collects the masked
+// output shares. A worker sends its layer messages over its own connection to the
+// next party; the receiver matches them to the batch by (epoch, sequence).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "circuits/program.hpp"
+#include "common/log.hpp"
+#include "common/secret.hpp"
+#include "protocol/rss3/evaluator.hpp"
+#include "protocol/rss3/shares.hpp"
+#include "server/peer_links.hpp"
+#include "server/prf_keys.hpp"
+#include "server/wakeup.hpp"
+#include "settings/server_settings.hpp"
+#include "transport/zmq_link.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::server {
+
+struct SliceInput {
+  std::uint32_t blocks = 0;
+  SecretBytes key_share;             // x || a of the round keys; empty: this slice is evaluated on zeros
+  std::vector<std::uint8_t> public_blocks;  // blocks * 16
+};
+
+struct BatchTask {
+  wire::BatchHeader header;
+  const circuits::Program* program = nullptr;
+  std::size_t key_rows = 0;
+  std::size_t instances = 0;
+  std::vector<SliceInput> slices;  // in header order
+};
+
+struct BatchResult {
+  wire::BatchHeader header;
+  bool succeeded = false;
+  std::string error;                // when !succeeded
+  rss3::ByteShare masked;           // instances * 16 bytes per component, in slice order
+  rss3::EvaluationStats stats;
+  std::chrono::microseconds elapsed{0};
+};
+
+class BatchWorker {
+ public:
+  // `finished` is notified whenever a result becomes ready.
+  BatchWorker(transport::Context& context, const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
+              const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator, Wakeup& finished,
+              const Logger& log);
+  ~BatchWorker();
+  BatchWorker(const BatchWorker&) = delete;
+  BatchWorker& operator=(const BatchWorker&) = delete;
+
+  bool idle() const;
+  // Starts `task`; the worker must be idle.
+  void start(BatchTask task);
+  // The batch this worker runs, if any.
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> running() const;
+  // A layer or abort message of the running batch (routed by the main thread).
+  void deliver(PeerEnvelope envelope);
+  // The finished batch's result, once; empty while running or idle.
+  std::optional<BatchResult> take_result();
+
+ private:
+  class Exchange;
+  void run();
+  BatchResult evaluate(BatchTask& task);
+
+  const settings::ServerSettings& settings_;
+  const PartyPrfKeys& prf_keys_;
+  std::unique_ptr<rss3::Evaluator> evaluator_;
+  Wakeup& finished_;
+  const Logger& log_;
+  std::unique_ptr<transport::Connection> next_party_;
+  rss3::ShareMatrix inputs_;
+  rss3::ShareMatrix outputs_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::optional<BatchTask> task_;
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> running_;
+  std::deque<PeerEnvelope> inbox_;
+  std::optional<BatchResult> result_;
+  std::thread thread_;
+};
+
+}  // namespace mpc::server

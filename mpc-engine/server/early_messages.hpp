@@ -1,0 +1,37 @@
+// Layer and abort messages that arrive before their batch has started on this
+// server: a neighbour may already be a layer into a batch whose header this server
+// has not read yet. Kept (bounded) until the batch starts, then handed to it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "server/peer_links.hpp"
+
+namespace mpc::server {
+
+struct BatchTag {
+  std::uint64_t epoch = 0;
+  std::uint32_t sequence = 0;
+  bool operator==(const BatchTag&) const = default;
+};
+
+// The batch a layer or abort frame belongs to, read without a full decode; empty for
+// anything else (the full decode happens where the message is used).
+std::optional<BatchTag> batch_tag_of(const std::vector<std::uint8_t>& frame);
+
+class EarlyMessages {
+ public:
+  static constexpr std::size_t kMaxMessages = 256;
+  void keep(PeerEnvelope envelope);
+  // Removes and returns the messages of `tag`; drops those of earlier batches of the same
+  // epoch and of other epochs (a restarted leader never continues an old epoch).
+  std::vector<PeerEnvelope> take(const BatchTag& tag);
+
+ private:
+  std::deque<PeerEnvelope> messages_;
+};
+
+}  // namespace mpc::server
