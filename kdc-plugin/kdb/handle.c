@@ -1,0 +1,204 @@
+/* kdc-plugin/kdb/handle.c - encode and verify authenticated key handles.
+ *
+ * Format and rationale: handle.h. Reads no configuration.
+ */
+
+#include "handle.h"
+
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+static const uint8_t handle_magic[4] = { 0x8A, 0xF7, 'M', 'H' };
+static const char name_hash_prefix[] = "mpc-kdc principal v1"; /* hashed with its NUL */
+
+#define OFF_MAGIC 0
+#define OFF_VERSION 4
+#define OFF_RESERVED 5
+#define RESERVED_LEN 3
+#define OFF_KVNO 8
+#define OFF_ENCTYPE 12
+#define OFF_NAME_HASH 16
+
+_Static_assert(OFF_NAME_HASH + MPC_KDB_NAME_HASH_LEN == MPC_KDB_HANDLE_TAG_OFFSET,
+               "handle fields must end where the tag starts");
+_Static_assert(MPC_KDB_HANDLE_TAG_OFFSET + MPC_KDB_HANDLE_TAG_LEN == MPC_KDB_HANDLE_LEN,
+               "the tag must end the handle");
+
+size_t
+mpc_kdb_handle_len(void)
+{
+    return MPC_KDB_HANDLE_LEN;
+}
+
+size_t
+mpc_kdb_handle_key_len(void)
+{
+    return MPC_KDB_HANDLE_KEY_LEN;
+}
+
+static void
+store_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static uint32_t
+load_be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) |
+           (uint32_t)p[3];
+}
+
+int
+mpc_kdb_name_hash(const char *name, size_t len, uint8_t out[MPC_KDB_NAME_HASH_LEN])
+{
+    uint8_t digest[EVP_MAX_MD_SIZE];
+    unsigned int digest_len = 0;
+    EVP_MD_CTX *md = NULL;
+    int ret = -1;
+
+    memset(out, 0, MPC_KDB_NAME_HASH_LEN);
+    if (name == NULL && len != 0)
+        goto cleanup;
+    md = EVP_MD_CTX_new();
+    if (md == NULL)
+        goto cleanup;
+    if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 ||
+        EVP_DigestUpdate(md, name_hash_prefix, sizeof(name_hash_prefix)) != 1 ||
+        (len != 0 && EVP_DigestUpdate(md, name, len) != 1) ||
+        EVP_DigestFinal_ex(md, digest, &digest_len) != 1 ||
+        digest_len < MPC_KDB_NAME_HASH_LEN)
+        goto cleanup;
+    memcpy(out, digest, MPC_KDB_NAME_HASH_LEN);
+    ret = 0;
+
+cleanup:
+    EVP_MD_CTX_free(md);
+    OPENSSL_cleanse(digest, sizeof(digest));
+    return ret;
+}
+
+/* tag = HMAC-SHA256(key, body[0..MPC_KDB_HANDLE_TAG_OFFSET)). */
+static int
+compute_tag(const uint8_t key[MPC_KDB_HANDLE_KEY_LEN], const uint8_t *body,
+            uint8_t tag[MPC_KDB_HANDLE_TAG_LEN])
+{
+    uint8_t mac[EVP_MAX_MD_SIZE];
+    unsigned int mac_len = 0;
+    int ret = -1;
+
+    if (HMAC(EVP_sha256(), key, MPC_KDB_HANDLE_KEY_LEN, body, MPC_KDB_HANDLE_TAG_OFFSET, mac,
+             &mac_len) == NULL ||
+        mac_len != MPC_KDB_HANDLE_TAG_LEN)
+        goto cleanup;
+    memcpy(tag, mac, MPC_KDB_HANDLE_TAG_LEN);
+    ret = 0;
+
+cleanup:
+    OPENSSL_cleanse(mac, sizeof(mac));
+    return ret;
+}
+
+int
+mpc_kdb_handle_encode(const uint8_t key[MPC_KDB_HANDLE_KEY_LEN], const mpc_kdb_key_id *id,
+                      uint8_t out[MPC_KDB_HANDLE_LEN])
+{
+    memset(out, 0, MPC_KDB_HANDLE_LEN);
+    if (key == NULL || id == NULL)
+        return -1;
+    memcpy(out + OFF_MAGIC, handle_magic, sizeof(handle_magic));
+    out[OFF_VERSION] = MPC_KDB_HANDLE_VERSION;
+    /* OFF_RESERVED..OFF_KVNO stays zero. */
+    store_be32(out + OFF_KVNO, id->kvno);
+    store_be32(out + OFF_ENCTYPE, (uint32_t)id->enctype);
+    memcpy(out + OFF_NAME_HASH, id->name_hash, MPC_KDB_NAME_HASH_LEN);
+    if (compute_tag(key, out, out + MPC_KDB_HANDLE_TAG_OFFSET) != 0) {
+        OPENSSL_cleanse(out, MPC_KDB_HANDLE_LEN);
+        return -1;
+    }
+    return 0;
+}
+
+int
+mpc_kdb_handle_is_candidate(const uint8_t *buf, size_t len)
+{
+    return buf != NULL && len == MPC_KDB_HANDLE_LEN &&
+           memcmp(buf + OFF_MAGIC, handle_magic, sizeof(handle_magic)) == 0;
+}
+
+enum mpc_kdb_handle_status
+mpc_kdb_handle_verify(const uint8_t key[MPC_KDB_HANDLE_KEY_LEN], const uint8_t *buf, size_t len,
+                      mpc_kdb_key_id *id_out)
+{
+    uint8_t expected[MPC_KDB_HANDLE_TAG_LEN];
+    enum mpc_kdb_handle_status status;
+    size_t i;
+    uint8_t reserved = 0;
+
+    if (id_out != NULL)
+        memset(id_out, 0, sizeof(*id_out));
+    if (buf == NULL || len != MPC_KDB_HANDLE_LEN) {
+        status = MPC_KDB_HANDLE_BAD_LENGTH;
+        goto cleanup;
+    }
+    if (memcmp(buf + OFF_MAGIC, handle_magic, sizeof(handle_magic)) != 0) {
+        status = MPC_KDB_HANDLE_BAD_MAGIC;
+        goto cleanup;
+    }
+    if (buf[OFF_VERSION] != MPC_KDB_HANDLE_VERSION) {
+        status = MPC_KDB_HANDLE_BAD_VERSION;
+        goto cleanup;
+    }
+    if (key == NULL || compute_tag(key, buf, expected) != 0) {
+        status = MPC_KDB_HANDLE_CRYPTO;
+        goto cleanup;
+    }
+    if (CRYPTO_memcmp(expected, buf + MPC_KDB_HANDLE_TAG_OFFSET, MPC_KDB_HANDLE_TAG_LEN) != 0) {
+        status = MPC_KDB_HANDLE_BAD_TAG;
+        goto cleanup;
+    }
+    for (i = 0; i < RESERVED_LEN; i++)
+        reserved |= buf[OFF_RESERVED + i];
+    if (reserved != 0) {
+        status = MPC_KDB_HANDLE_BAD_FIELD;
+        goto cleanup;
+    }
+    if (id_out != NULL) {
+        id_out->kvno = load_be32(buf + OFF_KVNO);
+        id_out->enctype = (int32_t)load_be32(buf + OFF_ENCTYPE);
+        memcpy(id_out->name_hash, buf + OFF_NAME_HASH, MPC_KDB_NAME_HASH_LEN);
+    }
+    status = MPC_KDB_HANDLE_OK;
+
+cleanup:
+    OPENSSL_cleanse(expected, sizeof(expected));
+    return status;
+}
+
+const char *
+mpc_kdb_handle_status_string(enum mpc_kdb_handle_status status)
+{
+    switch (status) {
+    case MPC_KDB_HANDLE_OK:
+        return "valid key handle";
+    case MPC_KDB_HANDLE_BAD_LENGTH:
+        return "key handle has the wrong length";
+    case MPC_KDB_HANDLE_BAD_MAGIC:
+        return "not a key handle";
+    case MPC_KDB_HANDLE_BAD_VERSION:
+        return "key handle of an unsupported version";
+    case MPC_KDB_HANDLE_BAD_TAG:
+        return "key handle failed authentication";
+    case MPC_KDB_HANDLE_BAD_FIELD:
+        return "key handle has reserved bytes set";
+    case MPC_KDB_HANDLE_CRYPTO:
+        return "key handle could not be computed (OpenSSL failure)";
+    }
+    return "unknown key handle status";
+}

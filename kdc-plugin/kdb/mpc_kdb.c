@@ -1,0 +1,1091 @@
+/* kdc-plugin/kdb/mpc_kdb.c - KDB module that wraps the stock back end and gives
+ * krb5kdc authenticated key handles instead of the keys of protected principals.
+ *
+ * Every KDB method is forwarded to the real back end (db2 by default, klmdb or
+ * any other DAL 9 module selectable), so krb5kdc, kadmind, kadmin.local and
+ * kdb5_util (whose dump and load are what kprop/kpropd propagate) work
+ * unchanged. One thing differs, and only in KDC mode
+ * (the database was opened with KRB5_KDB_SRV_TYPE_KDC, as krb5kdc does) and
+ * only for a principal that carries the protection marker: the key bytes of
+ * each of its key_data are replaced by a handle (handle.h) that names the key
+ * and is authenticated under a per-KDC handle key. decrypt_key_data turns a
+ * valid handle into a keyblock whose contents are the handle (64 bytes: no
+ * enctype has that key length, so real libk5crypto refuses it) and rejects a
+ * forged or tampered one. Admin tools (kadmind, kadmin.local, kdb5_util) open
+ * the database in ADMIN mode and keep seeing the real data.
+ *
+ * Configuration (krb5 profile, read where kdc.conf is: KRB5_KDC_PROFILE):
+ *
+ *   [realms]
+ *     REALM = {
+ *       database_module = SECTION      read by libkdb5 (default: REALM)
+ *     }
+ *   [dbmodules]
+ *     db_module_dir = DIR              read by libkdb5 and by this module: the
+ *                                      directories searched for modules, this
+ *                                      one and the back end, before the
+ *                                      installed krb5's own KDB module
+ *                                      directory; may be repeated
+ *     SECTION = {
+ *       db_library = mpc_kdb           read by libkdb5: loads this module
+ *       mpc_backend = db2              this module: the real back end, a
+ *                                      module name (db2, klmdb, ...);
+ *                                      default db2
+ *       mpc_handle_key_file = PATH     this module, KDC mode only: the handle
+ *                                      key, exactly 32 raw bytes, a regular
+ *                                      file owned by the KDC's user or root
+ *                                      with no group or other permission bits
+ *                                      (0600 or 0400). Optional while no
+ *                                      principal is marked; a marked principal
+ *                                      then fails its lookup (fails closed)
+ *       database_name = ...            and every other key of the section:
+ *                                      read by the back end itself
+ *     }
+ *
+ * Marker: the principal string attribute "mpc-protected" (kadmin setstr /
+ * delstr). A principal is protected when the attribute is present and its
+ * value is not one of 0, false, no, off (any case). Do not mark K/M: the KDC
+ * itself must decrypt the other keys with the master key.
+ *
+ * Which slots are forwarded: all of DAL 9, minor version 0. Five "optional
+ * with default" slots (rename_principal, fetch_master_key,
+ * fetch_master_key_list, dbe_search_enctype, change_pwd) are NULL here because
+ * their libkdb5 defaults are not exported; libkdb5 then runs its default on top
+ * of this wrapper, exactly as for db2 and klmdb (which leave them NULL too),
+ * and a back end that overrides one of them is refused at open (backend.c).
+ *
+ * Per-database state: libkdb5 keeps one database object per krb5_context in a
+ * single slot (krb5_db_set_context), which the wrapped back end owns and uses
+ * directly (db2 even swaps it internally). This module therefore keys its own
+ * state by the krb5_context in a small registry under a mutex; the state lives
+ * from the first init_module/create on a context until its fini_module.
+ *
+ * Safety of writes: a handle is never stored. put_principal and
+ * encrypt_key_data refuse one; audit_as_req, whose back-end implementation
+ * writes the entry it is given (db2 lockout), gets freshly read real entries
+ * instead of the KDC's handle-bearing copies.
+ */
+
+#include "backend.h"
+#include "handle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include <kdb.h>
+#include <profile.h>
+
+#if KRB5_KDB_DAL_MAJOR_VERSION != 9
+#error "mpc_kdb forwards the slots of KDB DAL major version 9 only"
+#endif
+
+#define MPC_KDB_MARKER "mpc-protected"
+#define MPC_KDB_DEFAULT_BACKEND "db2"
+
+typedef struct mpc_db {
+    krb5_context context;        /* registry key; not owned */
+    mpc_backend *backend;        /* owned reference */
+    krb5_boolean kdc_mode;       /* opened with KRB5_KDB_SRV_TYPE_KDC */
+    krb5_boolean have_handle_key;
+    uint8_t handle_key[MPC_KDB_HANDLE_KEY_LEN];
+    struct mpc_db *next;
+} mpc_db;
+
+/* Defined at the end of this file; the loader compares against it. */
+extern kdb_vftabl kdb_function_table;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static mpc_db *registry;
+
+/* ---- registry ------------------------------------------------------------ */
+
+static mpc_db *
+find_db(krb5_context context)
+{
+    mpc_db *db;
+
+    pthread_mutex_lock(&registry_lock);
+    for (db = registry; db != NULL && db->context != context; db = db->next)
+        ;
+    pthread_mutex_unlock(&registry_lock);
+    return db;
+}
+
+static void
+register_db(mpc_db *db)
+{
+    pthread_mutex_lock(&registry_lock);
+    db->next = registry;
+    registry = db;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void
+unregister_db(mpc_db *db)
+{
+    mpc_db **link;
+
+    pthread_mutex_lock(&registry_lock);
+    for (link = &registry; *link != NULL; link = &(*link)->next) {
+        if (*link == db) {
+            *link = db->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void
+free_db(mpc_db *db)
+{
+    if (db != NULL) {
+        OPENSSL_cleanse(db->handle_key, sizeof(db->handle_key));
+        mpc_backend_release(db->backend);
+        free(db);
+    }
+}
+
+/* *vt_out = the back end's table for context, or KRB5_KDB_DBNOTINITED. */
+static krb5_error_code
+backend_of(krb5_context context, const kdb_vftabl **vt_out)
+{
+    mpc_db *db = find_db(context);
+
+    *vt_out = (db != NULL) ? &db->backend->vt : NULL;
+    return (db != NULL) ? 0 : KRB5_KDB_DBNOTINITED;
+}
+
+/* A slot the back end leaves NULL answers as libkdb5 answers for a NULL slot. */
+#define NOTSUPP KRB5_PLUGIN_OP_NOTSUPP
+
+/* ---- configuration ------------------------------------------------------- */
+
+/* *out = [dbmodules] section name, or a copy of def (NULL allowed). */
+static krb5_error_code
+section_string(profile_t profile, const char *section, const char *name, const char *def,
+               char **out)
+{
+    char *value = NULL;
+    krb5_error_code ret;
+
+    *out = NULL;
+    ret = (krb5_error_code)profile_get_string(profile, "dbmodules", section, name, def, &value);
+    if (ret)
+        goto cleanup;
+    if (value != NULL) {
+        *out = strdup(value);
+        if (*out == NULL)
+            ret = ENOMEM;
+    }
+
+cleanup:
+    profile_release_string(value);
+    return ret;
+}
+
+/* Reads exactly MPC_KDB_HANDLE_KEY_LEN bytes from a file only its owner can
+ * use. On failure key is zeroed and a message is set. */
+static krb5_error_code
+load_handle_key(krb5_context context, const char *path, uint8_t key[MPC_KDB_HANDLE_KEY_LEN])
+{
+    struct stat st;
+    krb5_error_code ret;
+    size_t got = 0;
+    ssize_t n;
+    uint8_t extra;
+    int fd;
+
+    memset(key, 0, MPC_KDB_HANDLE_KEY_LEN);
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        ret = errno;
+        krb5_set_error_message(context, ret, "mpc_kdb: cannot open mpc_handle_key_file %s: %s",
+                               path, strerror(ret));
+        goto cleanup;
+    }
+    if (fstat(fd, &st) != 0) {
+        ret = errno;
+        krb5_set_error_message(context, ret, "mpc_kdb: cannot stat %s: %s", path, strerror(ret));
+        goto cleanup;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ret = EINVAL;
+        krb5_set_error_message(context, ret, "mpc_kdb: mpc_handle_key_file %s is not a regular file",
+                               path);
+        goto cleanup;
+    }
+    if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+        ret = EACCES;
+        krb5_set_error_message(context, ret,
+                               "mpc_kdb: mpc_handle_key_file %s has mode %04o; it must not be "
+                               "accessible by group or others (0600 or 0400)", path,
+                               (unsigned int)(st.st_mode & 07777));
+        goto cleanup;
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        ret = EACCES;
+        krb5_set_error_message(context, ret,
+                               "mpc_kdb: mpc_handle_key_file %s must be owned by root or uid %u",
+                               path, (unsigned int)geteuid());
+        goto cleanup;
+    }
+    while (got < MPC_KDB_HANDLE_KEY_LEN) {
+        n = read(fd, key + got, MPC_KDB_HANDLE_KEY_LEN - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    do {
+        n = read(fd, &extra, 1);
+    } while (n < 0 && errno == EINTR);
+    if (got != MPC_KDB_HANDLE_KEY_LEN || n != 0) {
+        ret = EINVAL;
+        krb5_set_error_message(context, ret,
+                               "mpc_kdb: mpc_handle_key_file %s must hold exactly %d bytes",
+                               path, MPC_KDB_HANDLE_KEY_LEN);
+        goto cleanup;
+    }
+    ret = 0;
+
+cleanup:
+    if (ret)
+        OPENSSL_cleanse(key, MPC_KDB_HANDLE_KEY_LEN);
+    if (fd >= 0)
+        close(fd);
+    return ret;
+}
+
+/* Sets the mode of db and, in KDC mode, loads the handle key if configured. */
+static krb5_error_code
+configure_db(krb5_context context, profile_t profile, const char *section, int mode, mpc_db *db)
+{
+    char *key_file = NULL;
+    krb5_error_code ret = 0;
+
+    OPENSSL_cleanse(db->handle_key, sizeof(db->handle_key));
+    db->have_handle_key = FALSE;
+    db->kdc_mode = (mode & KRB5_KDB_SRV_TYPE_KDC) != 0;
+    if (!db->kdc_mode)
+        goto cleanup;   /* admin tools never read the handle key */
+    ret = section_string(profile, section, "mpc_handle_key_file", NULL, &key_file);
+    if (ret || key_file == NULL)
+        goto cleanup;
+    ret = load_handle_key(context, key_file, db->handle_key);
+    if (ret)
+        goto cleanup;
+    db->have_handle_key = TRUE;
+
+cleanup:
+    free(key_file);
+    return ret;
+}
+
+/* Opens (init_module) or creates (create) the database of context through the
+ * back end named in section, registering the wrapper's state for context. */
+static krb5_error_code
+open_db(krb5_context context, char *conf_section, char **db_args, int mode,
+        krb5_boolean creating)
+{
+    profile_t profile = NULL;
+    char *backend_name = NULL;
+    mpc_db *db, *fresh = NULL;
+    kdb_vftabl *vt;
+    krb5_error_code ret;
+
+    if (conf_section == NULL) {
+        ret = EINVAL;
+        krb5_set_error_message(context, ret, "mpc_kdb: no [dbmodules] section given");
+        goto cleanup;
+    }
+    ret = krb5_get_profile(context, &profile);
+    if (ret)
+        goto cleanup;
+    db = find_db(context);
+    if (db == NULL) {
+        ret = section_string(profile, conf_section, "mpc_backend", MPC_KDB_DEFAULT_BACKEND,
+                             &backend_name);
+        if (ret)
+            goto cleanup;
+        fresh = calloc(1, sizeof(*fresh));
+        if (fresh == NULL) {
+            ret = ENOMEM;
+            goto cleanup;
+        }
+        fresh->context = context;
+        ret = mpc_backend_acquire(context, profile, backend_name, &kdb_function_table,
+                                  &fresh->backend);
+        if (ret)
+            goto cleanup;
+        db = fresh;
+    }
+    ret = configure_db(context, profile, conf_section, creating ? 0 : mode, db);
+    if (ret)
+        goto cleanup;
+    if (fresh != NULL) {
+        /* From here the state stays registered until fini_module, which
+         * libkdb5 calls even when the open below fails. */
+        register_db(fresh);
+        fresh = NULL;
+    }
+    vt = &db->backend->vt;
+    if (creating) {
+        if (vt->create == NULL) {
+            ret = KRB5_PLUGIN_OP_NOTSUPP;
+            goto cleanup;
+        }
+        ret = vt->create(context, conf_section, db_args);
+    } else {
+        ret = vt->init_module(context, conf_section, db_args, mode);
+    }
+
+cleanup:
+    free_db(fresh);
+    free(backend_name);
+    if (profile != NULL)
+        profile_release(profile);
+    return ret;
+}
+
+/* ---- markers and handles ------------------------------------------------- */
+
+static krb5_error_code
+is_protected(krb5_context context, krb5_db_entry *entry, krb5_boolean *out)
+{
+    char *value = NULL;
+    krb5_error_code ret;
+
+    *out = FALSE;
+    ret = krb5_dbe_get_string(context, entry, MPC_KDB_MARKER, &value);
+    if (ret || value == NULL)
+        goto cleanup;
+    *out = !(strcasecmp(value, "0") == 0 || strcasecmp(value, "false") == 0 ||
+             strcasecmp(value, "no") == 0 || strcasecmp(value, "off") == 0);
+
+cleanup:
+    krb5_dbe_free_string(context, value);
+    return ret;
+}
+
+static krb5_boolean
+key_data_is_handle(const krb5_key_data *kd)
+{
+    return kd != NULL && mpc_kdb_handle_is_candidate(kd->key_data_contents[0],
+                                                     kd->key_data_length[0]);
+}
+
+static krb5_boolean
+entry_has_handle(const krb5_db_entry *entry)
+{
+    int i;
+
+    if (entry == NULL || entry->key_data == NULL)
+        return FALSE;
+    for (i = 0; i < entry->n_key_data; i++) {
+        if (key_data_is_handle(&entry->key_data[i]))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* In KDC mode, replaces the key bytes of a marked entry by handles. */
+static krb5_error_code
+substitute_handles(krb5_context context, const mpc_db *db, krb5_db_entry *entry)
+{
+    krb5_boolean protected = FALSE;
+    krb5_key_data *kd;
+    mpc_kdb_key_id id;
+    uint8_t *blob = NULL;
+    char *name = NULL;
+    krb5_error_code ret = 0;
+    int i;
+
+    if (!db->kdc_mode || entry == NULL || entry->princ == NULL || entry->n_key_data <= 0)
+        goto cleanup;
+    ret = is_protected(context, entry, &protected);
+    if (ret || !protected)
+        goto cleanup;
+    ret = krb5_unparse_name(context, entry->princ, &name);
+    if (ret)
+        goto cleanup;
+    if (!db->have_handle_key) {
+        ret = KRB5_KDB_SERVER_INTERNAL_ERR;
+        krb5_set_error_message(context, ret,
+                               "mpc_kdb: %s is marked %s but no mpc_handle_key_file is "
+                               "configured; refusing to hand out its keys", name, MPC_KDB_MARKER);
+        goto cleanup;
+    }
+    memset(&id, 0, sizeof(id));
+    if (mpc_kdb_name_hash(name, strlen(name), id.name_hash) != 0) {
+        ret = KRB5_CRYPTO_INTERNAL;
+        krb5_set_error_message(context, ret, "mpc_kdb: cannot hash the name %s", name);
+        goto cleanup;
+    }
+    for (i = 0; i < entry->n_key_data; i++) {
+        kd = &entry->key_data[i];
+        blob = malloc(MPC_KDB_HANDLE_LEN);
+        if (blob == NULL) {
+            ret = ENOMEM;
+            goto cleanup;
+        }
+        id.kvno = kd->key_data_kvno;
+        id.enctype = kd->key_data_type[0];
+        if (mpc_kdb_handle_encode(db->handle_key, &id, blob) != 0) {
+            ret = KRB5_CRYPTO_INTERNAL;
+            krb5_set_error_message(context, ret, "mpc_kdb: cannot compute a key handle for %s",
+                                   name);
+            goto cleanup;
+        }
+        if (kd->key_data_contents[0] != NULL) {
+            OPENSSL_cleanse(kd->key_data_contents[0], kd->key_data_length[0]);
+            free(kd->key_data_contents[0]);
+        }
+        kd->key_data_contents[0] = blob;
+        kd->key_data_length[0] = MPC_KDB_HANDLE_LEN;
+        blob = NULL;
+    }
+
+cleanup:
+    free(blob);
+    krb5_free_unparsed_name(context, name);
+    return ret;
+}
+
+/* decrypt_key_data for a key_data that carries a handle. */
+static krb5_error_code
+handle_to_keyblock(krb5_context context, const mpc_db *db, const krb5_key_data *kd,
+                   krb5_keyblock *dbkey, krb5_keysalt *keysalt)
+{
+    enum mpc_kdb_handle_status status;
+    krb5_octet *contents = NULL;
+    char *salt = NULL;
+    mpc_kdb_key_id id;
+    krb5_error_code ret;
+
+    if (db == NULL || !db->kdc_mode || !db->have_handle_key) {
+        ret = KRB5_KDB_INTERNAL_ERROR;
+        krb5_set_error_message(context, ret,
+                               "mpc_kdb: a key handle reached decrypt_key_data outside KDC mode "
+                               "or without a handle key");
+        goto cleanup;
+    }
+    status = mpc_kdb_handle_verify(db->handle_key, kd->key_data_contents[0],
+                                   kd->key_data_length[0], &id);
+    if (status != MPC_KDB_HANDLE_OK) {
+        ret = KRB5_KDB_INTERNAL_ERROR;
+        krb5_set_error_message(context, ret, "mpc_kdb: kvno %u enctype %d: %s",
+                               (unsigned int)kd->key_data_kvno, (int)kd->key_data_type[0],
+                               mpc_kdb_handle_status_string(status));
+        goto cleanup;
+    }
+    if (id.kvno != kd->key_data_kvno || id.enctype != kd->key_data_type[0]) {
+        ret = KRB5_KDB_INTERNAL_ERROR;
+        krb5_set_error_message(context, ret,
+                               "mpc_kdb: key handle names kvno %u enctype %d but sits in key "
+                               "data for kvno %u enctype %d", (unsigned int)id.kvno,
+                               (int)id.enctype, (unsigned int)kd->key_data_kvno,
+                               (int)kd->key_data_type[0]);
+        goto cleanup;
+    }
+    contents = malloc(MPC_KDB_HANDLE_LEN);
+    if (contents == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    memcpy(contents, kd->key_data_contents[0], MPC_KDB_HANDLE_LEN);
+    if (keysalt != NULL) {
+        /* Same salt semantics as the stored-key format: version 2 key data
+         * carries its salt in the second slot. */
+        if (kd->key_data_ver >= 2 && kd->key_data_length[1] > 0) {
+            salt = malloc(kd->key_data_length[1]);
+            if (salt == NULL) {
+                ret = ENOMEM;
+                goto cleanup;
+            }
+            memcpy(salt, kd->key_data_contents[1], kd->key_data_length[1]);
+        }
+        keysalt->type = (kd->key_data_ver >= 2) ? kd->key_data_type[1]
+                                                : KRB5_KDB_SALTTYPE_NORMAL;
+        keysalt->data.magic = KV5M_DATA;
+        keysalt->data.length = (salt != NULL) ? kd->key_data_length[1] : 0;
+        keysalt->data.data = salt;
+        salt = NULL;
+    }
+    dbkey->magic = KV5M_KEYBLOCK;
+    dbkey->enctype = kd->key_data_type[0];
+    dbkey->length = MPC_KDB_HANDLE_LEN;
+    dbkey->contents = contents;
+    contents = NULL;
+    ret = 0;
+
+cleanup:
+    free(salt);
+    free(contents);
+    return ret;
+}
+
+/* For audit_as_req: the real entry behind a handle-bearing one, read afresh
+ * from the back end (NULL if it cannot be read); entry itself otherwise. */
+static krb5_db_entry *
+real_entry(krb5_context context, const mpc_db *db, krb5_db_entry *entry,
+           krb5_db_entry **fetched)
+{
+    krb5_db_entry *real = entry;
+
+    *fetched = NULL;
+    if (entry_has_handle(entry)) {
+        if (db->backend->vt.get_principal(context, entry->princ, 0, fetched) != 0)
+            *fetched = NULL;
+        real = *fetched;
+    }
+    return real;
+}
+
+static void
+copy_lockout_state(krb5_db_entry *to, const krb5_db_entry *from)
+{
+    to->fail_auth_count = from->fail_auth_count;
+    to->last_success = from->last_success;
+    to->last_failed = from->last_failed;
+}
+
+/* ---- vtable: library and database lifetime ------------------------------- */
+
+static krb5_error_code
+mpc_init_library(void)
+{
+    return 0;
+}
+
+static krb5_error_code
+mpc_fini_library(void)
+{
+    return 0;
+}
+
+static krb5_error_code
+mpc_init_module(krb5_context context, char *conf_section, char **db_args, int mode)
+{
+    return open_db(context, conf_section, db_args, mode, FALSE);
+}
+
+static krb5_error_code
+mpc_create(krb5_context context, char *conf_section, char **db_args)
+{
+    return open_db(context, conf_section, db_args, 0, TRUE);
+}
+
+static krb5_error_code
+mpc_fini_module(krb5_context context)
+{
+    mpc_db *db = find_db(context);
+    krb5_error_code ret = 0;
+
+    /* libkdb5 also calls this after an open that failed before any state was
+     * registered: no state is no error. After promote_db or destroy the back
+     * end has finalized its own database object; its fini_module allows that. */
+    if (db != NULL) {
+        ret = db->backend->vt.fini_module(context);
+        if (ret == 0) {
+            unregister_db(db);
+            free_db(db);
+        }
+    }
+    return ret;
+}
+
+static krb5_error_code
+mpc_destroy(krb5_context context, char *conf_section, char **db_args)
+{
+    mpc_backend *backend = NULL;
+    profile_t profile = NULL;
+    char *backend_name = NULL;
+    mpc_db *db = find_db(context);
+    krb5_error_code ret;
+
+    if (db != NULL) {
+        ret = (db->backend->vt.destroy != NULL)
+                  ? db->backend->vt.destroy(context, conf_section, db_args)
+                  : KRB5_PLUGIN_OP_NOTSUPP;
+        goto cleanup;
+    }
+    /* Not open on this context: load the back end just for the call. */
+    ret = krb5_get_profile(context, &profile);
+    if (ret)
+        goto cleanup;
+    ret = section_string(profile, conf_section, "mpc_backend", MPC_KDB_DEFAULT_BACKEND,
+                         &backend_name);
+    if (ret)
+        goto cleanup;
+    ret = mpc_backend_acquire(context, profile, backend_name, &kdb_function_table, &backend);
+    if (ret)
+        goto cleanup;
+    ret = (backend->vt.destroy != NULL) ? backend->vt.destroy(context, conf_section, db_args)
+                                        : KRB5_PLUGIN_OP_NOTSUPP;
+
+cleanup:
+    mpc_backend_release(backend);
+    free(backend_name);
+    if (profile != NULL)
+        profile_release(profile);
+    return ret;
+}
+
+static krb5_error_code
+mpc_promote_db(krb5_context context, char *conf_section, char **db_args)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->promote_db ? vt->promote_db(context, conf_section, db_args)
+                             : KRB5_PLUGIN_OP_NOTSUPP;
+    return ret;
+}
+
+/* ---- vtable: plain forwarding -------------------------------------------- */
+
+static krb5_error_code
+mpc_get_age(krb5_context context, char *db_name, time_t *age)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->get_age ? vt->get_age(context, db_name, age) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_lock(krb5_context context, int mode)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->lock ? vt->lock(context, mode) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_unlock(krb5_context context)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->unlock ? vt->unlock(context) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_delete_principal(krb5_context context, krb5_const_principal search_for)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->delete_principal ? vt->delete_principal(context, search_for) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_iterate(krb5_context context, char *match_entry, int (*func)(krb5_pointer, krb5_db_entry *),
+            krb5_pointer func_arg, krb5_flags iterflags)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->iterate ? vt->iterate(context, match_entry, func, func_arg, iterflags)
+                          : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_create_policy(krb5_context context, osa_policy_ent_t policy)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->create_policy ? vt->create_policy(context, policy) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_get_policy(krb5_context context, char *name, osa_policy_ent_t *policy)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret;
+
+    *policy = NULL;
+    ret = backend_of(context, &vt);
+    if (ret == 0)
+        ret = vt->get_policy ? vt->get_policy(context, name, policy) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_put_policy(krb5_context context, osa_policy_ent_t policy)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->put_policy ? vt->put_policy(context, policy) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_iter_policy(krb5_context context, char *match_entry, osa_adb_iter_policy_func func,
+                void *data)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->iter_policy ? vt->iter_policy(context, match_entry, func, data) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_delete_policy(krb5_context context, char *policy)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->delete_policy ? vt->delete_policy(context, policy) : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_check_transited_realms(krb5_context context, const krb5_data *tr_contents,
+                           const krb5_data *client_realm, const krb5_data *server_realm)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->check_transited_realms
+                  ? vt->check_transited_realms(context, tr_contents, client_realm, server_realm)
+                  : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_check_policy_as(krb5_context context, krb5_kdc_req *request, krb5_db_entry *client,
+                    krb5_db_entry *server, krb5_timestamp kdc_time, const char **status,
+                    krb5_pa_data ***e_data)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->check_policy_as ? vt->check_policy_as(context, request, client, server,
+                                                        kdc_time, status, e_data)
+                                  : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_check_policy_tgs(krb5_context context, krb5_kdc_req *request, krb5_db_entry *server,
+                     krb5_ticket *ticket, const char **status, krb5_pa_data ***e_data)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->check_policy_tgs
+                  ? vt->check_policy_tgs(context, request, server, ticket, status, e_data)
+                  : NOTSUPP;
+    return ret;
+}
+
+static void
+mpc_refresh_config(krb5_context context)
+{
+    const kdb_vftabl *vt;
+
+    if (backend_of(context, &vt) == 0 && vt->refresh_config != NULL)
+        vt->refresh_config(context);
+}
+
+static krb5_error_code
+mpc_check_allowed_to_delegate(krb5_context context, krb5_const_principal client,
+                              const krb5_db_entry *server, krb5_const_principal proxy)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->check_allowed_to_delegate
+                  ? vt->check_allowed_to_delegate(context, client, server, proxy)
+                  : NOTSUPP;
+    return ret;
+}
+
+static void
+mpc_free_principal_e_data(krb5_context context, krb5_octet *e_data)
+{
+    const kdb_vftabl *vt;
+
+    if (backend_of(context, &vt) == 0 && vt->free_principal_e_data != NULL)
+        vt->free_principal_e_data(context, e_data);
+    else
+        free(e_data);
+}
+
+static krb5_error_code
+mpc_allowed_to_delegate_from(krb5_context context, krb5_const_principal client,
+                             krb5_const_principal server, krb5_pac server_pac,
+                             const krb5_db_entry *proxy)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->allowed_to_delegate_from
+                  ? vt->allowed_to_delegate_from(context, client, server, server_pac, proxy)
+                  : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_issue_pac(krb5_context context, unsigned int flags, krb5_db_entry *client,
+              krb5_keyblock *replaced_reply_key, krb5_db_entry *server,
+              krb5_db_entry *signing_krbtgt, krb5_timestamp authtime, krb5_pac old_pac,
+              krb5_pac new_pac, krb5_data ***auth_indicators)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret = backend_of(context, &vt);
+
+    if (ret == 0)
+        ret = vt->issue_pac ? vt->issue_pac(context, flags, client, replaced_reply_key, server,
+                                            signing_krbtgt, authtime, old_pac, new_pac,
+                                            auth_indicators)
+                            : NOTSUPP;
+    return ret;
+}
+
+static krb5_error_code
+mpc_store_master_key_list(krb5_context context, char *db_arg, krb5_principal mname,
+                          krb5_keylist_node *keylist, char *master_pwd)
+{
+    const kdb_vftabl *vt;
+    krb5_error_code ret;
+
+    if (backend_of(context, &vt) == 0 && vt->store_master_key_list != NULL)
+        ret = vt->store_master_key_list(context, db_arg, mname, keylist, master_pwd);
+    else
+        ret = krb5_def_store_mkey_list(context, db_arg, mname, keylist, master_pwd);
+    return ret;
+}
+
+/* ---- vtable: where handles appear or must not go ------------------------- */
+
+static krb5_error_code
+mpc_get_principal(krb5_context context, krb5_const_principal search_for, unsigned int flags,
+                  krb5_db_entry **entry)
+{
+    krb5_db_entry *found = NULL;
+    mpc_db *db;
+    krb5_error_code ret;
+
+    *entry = NULL;
+    db = find_db(context);
+    if (db == NULL) {
+        ret = KRB5_KDB_DBNOTINITED;
+        goto cleanup;
+    }
+    ret = db->backend->vt.get_principal(context, search_for, flags, &found);
+    if (ret)
+        goto cleanup;
+    ret = substitute_handles(context, db, found);
+    if (ret)
+        goto cleanup;
+    *entry = found;
+    found = NULL;
+
+cleanup:
+    krb5_db_free_principal(context, found);
+    return ret;
+}
+
+static krb5_error_code
+mpc_get_s4u_x509_principal(krb5_context context, const krb5_data *client_cert,
+                           krb5_const_principal princ, unsigned int flags,
+                           krb5_db_entry **entry_out)
+{
+    krb5_db_entry *found = NULL;
+    mpc_db *db;
+    krb5_error_code ret;
+
+    *entry_out = NULL;
+    db = find_db(context);
+    if (db == NULL) {
+        ret = KRB5_KDB_DBNOTINITED;
+        goto cleanup;
+    }
+    if (db->backend->vt.get_s4u_x509_principal == NULL) {
+        ret = KRB5_PLUGIN_OP_NOTSUPP;
+        goto cleanup;
+    }
+    ret = db->backend->vt.get_s4u_x509_principal(context, client_cert, princ, flags, &found);
+    if (ret)
+        goto cleanup;
+    ret = substitute_handles(context, db, found);
+    if (ret)
+        goto cleanup;
+    *entry_out = found;
+    found = NULL;
+
+cleanup:
+    krb5_db_free_principal(context, found);
+    return ret;
+}
+
+static krb5_error_code
+mpc_put_principal(krb5_context context, krb5_db_entry *entry, char **db_args)
+{
+    const kdb_vftabl *vt;
+    char *name = NULL;
+    krb5_error_code ret;
+
+    ret = backend_of(context, &vt);
+    if (ret)
+        goto cleanup;
+    if (entry_has_handle(entry)) {
+        ret = KRB5_KDB_CONSTRAINT_VIOLATION;
+        if (krb5_unparse_name(context, entry->princ, &name) != 0)
+            name = NULL;
+        krb5_set_error_message(context, ret,
+                               "mpc_kdb: refusing to store key handles as the keys of %s",
+                               name ? name : "a principal");
+        goto cleanup;
+    }
+    ret = vt->put_principal ? vt->put_principal(context, entry, db_args) : NOTSUPP;
+
+cleanup:
+    krb5_free_unparsed_name(context, name);
+    return ret;
+}
+
+static krb5_error_code
+mpc_decrypt_key_data(krb5_context context, const krb5_keyblock *mkey,
+                     const krb5_key_data *key_data, krb5_keyblock *dbkey,
+                     krb5_keysalt *keysalt)
+{
+    const kdb_vftabl *vt = NULL;
+    krb5_error_code ret;
+
+    if (key_data_is_handle(key_data))
+        ret = handle_to_keyblock(context, find_db(context), key_data, dbkey, keysalt);
+    else if (backend_of(context, &vt) == 0 && vt->decrypt_key_data != NULL)
+        ret = vt->decrypt_key_data(context, mkey, key_data, dbkey, keysalt);
+    else
+        ret = krb5_dbe_def_decrypt_key_data(context, mkey, key_data, dbkey, keysalt);
+    return ret;
+}
+
+static krb5_error_code
+mpc_encrypt_key_data(krb5_context context, const krb5_keyblock *mkey,
+                     const krb5_keyblock *dbkey, const krb5_keysalt *keysalt, int keyver,
+                     krb5_key_data *key_data)
+{
+    const kdb_vftabl *vt = NULL;
+    krb5_error_code ret;
+
+    if (dbkey != NULL && mpc_kdb_handle_is_candidate(dbkey->contents, dbkey->length)) {
+        ret = KRB5_KDB_CONSTRAINT_VIOLATION;
+        krb5_set_error_message(context, ret,
+                               "mpc_kdb: refusing to encrypt a key handle as a stored key");
+    } else if (backend_of(context, &vt) == 0 && vt->encrypt_key_data != NULL) {
+        ret = vt->encrypt_key_data(context, mkey, dbkey, keysalt, keyver, key_data);
+    } else {
+        ret = krb5_dbe_def_encrypt_key_data(context, mkey, dbkey, keysalt, keyver, key_data);
+    }
+    return ret;
+}
+
+static void
+mpc_audit_as_req(krb5_context context, krb5_kdc_req *request, const krb5_address *local_addr,
+                 const krb5_address *remote_addr, krb5_db_entry *client,
+                 krb5_db_entry *server, krb5_timestamp authtime, krb5_error_code error_code)
+{
+    krb5_db_entry *fetched_client = NULL, *fetched_server = NULL;
+    krb5_db_entry *real_client, *real_server;
+    mpc_db *db = find_db(context);
+
+    if (db == NULL || db->backend->vt.audit_as_req == NULL)
+        return;
+    real_client = real_entry(context, db, client, &fetched_client);
+    real_server = real_entry(context, db, server, &fetched_server);
+    db->backend->vt.audit_as_req(context, request, local_addr, remote_addr, real_client,
+                                 real_server, authtime, error_code);
+    /* The back end may have updated lockout fields on what it was given; keep
+     * the KDC's copies in step, as they would be without the wrapper. */
+    if (fetched_client != NULL)
+        copy_lockout_state(client, fetched_client);
+    if (fetched_server != NULL)
+        copy_lockout_state(server, fetched_server);
+    krb5_db_free_principal(context, fetched_client);
+    krb5_db_free_principal(context, fetched_server);
+}
+
+/* ---- the exported table -------------------------------------------------- */
+
+/* The one symbol the module exports (built with hidden visibility; see also
+ * mpc_kdb.exports). */
+__attribute__((visibility("default"))) kdb_vftabl kdb_function_table = {
+    .maj_ver = KRB5_KDB_DAL_MAJOR_VERSION,
+    .min_ver = 0,
+    .init_library = mpc_init_library,
+    .fini_library = mpc_fini_library,
+    .init_module = mpc_init_module,
+    .fini_module = mpc_fini_module,
+    .create = mpc_create,
+    .destroy = mpc_destroy,
+    .get_age = mpc_get_age,
+    .lock = mpc_lock,
+    .unlock = mpc_unlock,
+    .get_principal = mpc_get_principal,
+    .put_principal = mpc_put_principal,
+    .delete_principal = mpc_delete_principal,
+    .rename_principal = NULL,           /* libkdb5 default, over this wrapper */
+    .iterate = mpc_iterate,
+    .create_policy = mpc_create_policy,
+    .get_policy = mpc_get_policy,
+    .put_policy = mpc_put_policy,
+    .iter_policy = mpc_iter_policy,
+    .delete_policy = mpc_delete_policy,
+    .fetch_master_key = NULL,           /* libkdb5 default */
+    .fetch_master_key_list = NULL,      /* libkdb5 default, over this wrapper */
+    .store_master_key_list = mpc_store_master_key_list,
+    .dbe_search_enctype = NULL,         /* libkdb5 default */
+    .change_pwd = NULL,                 /* libkdb5 default, over this wrapper */
+    .promote_db = mpc_promote_db,
+    .decrypt_key_data = mpc_decrypt_key_data,
+    .encrypt_key_data = mpc_encrypt_key_data,
+    .check_transited_realms = mpc_check_transited_realms,
+    .check_policy_as = mpc_check_policy_as,
+    .check_policy_tgs = mpc_check_policy_tgs,
+    .audit_as_req = mpc_audit_as_req,
+    .refresh_config = mpc_refresh_config,
+    .check_allowed_to_delegate = mpc_check_allowed_to_delegate,
+    .free_principal_e_data = mpc_free_principal_e_data,
+    .get_s4u_x509_principal = mpc_get_s4u_x509_principal,
+    .allowed_to_delegate_from = mpc_allowed_to_delegate_from,
+    .issue_pac = mpc_issue_pac,
+};
