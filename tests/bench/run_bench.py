@@ -189,7 +189,16 @@ def client_traffic_bytes(jobs: int, blocks_per_job: int, key_name: str) -> int:
     return 3 * jobs * (request + reply)
 
 
-def summarise(local: dict, cluster_results: dict, batch_sizes) -> dict:
+def aead_floor_blocks_per_s(aead: dict, and_gates: int, cores: int) -> float:
+    """Blocks/s if the machine did nothing but CurveZMQ's sealing and opening: each party
+    sends and_gates / 8 bytes per block, sealed by it and opened by the next party."""
+    payload = and_gates / 8
+    seconds_per_block = 3 * payload * (1 / aead["seal_bytes_per_s"] + 1 / aead["open_bytes_per_s"])
+    return cores / seconds_per_block
+
+
+def summarise(local: dict, cluster_results: dict, batch_sizes, aead: dict | None = None,
+              cores: int = 1) -> dict:
     summary = {}
     for alg in ALGORITHMS:
         and32, depth4 = local[alg]["and32"], local[alg]["depth4"]
@@ -206,6 +215,8 @@ def summarise(local: dict, cluster_results: dict, batch_sizes) -> dict:
                                  for size, _ in batch_sizes},
             "local_blocks_per_s": and32["blocks_per_s"],
         }
+        if aead:
+            entry["aead_floor_blocks_per_s"] = aead_floor_blocks_per_s(aead, and32["and_gates"], cores)
         # Bits per AND per party.
         before = [byte_counter(c) for c in tp["server_counters_before"]]
         after = [byte_counter(c) for c in tp["server_counters_after"]]
@@ -289,6 +300,8 @@ def markdown(report: dict) -> str:
         row("transport's share of the servers' CPU", lambda e: "n/a" if e.get("transport_share_of_cpu") is None
             else f"{100 * e['transport_share_of_cpu']:.0f} %"),
         row("same batch in one process, no network: blocks/s", lambda e: fmt(e["local_blocks_per_s"])),
+        row("ceiling from link encryption alone (XSalsa20-Poly1305 on all cores), blocks/s",
+            lambda e: fmt(e.get("aead_floor_blocks_per_s"))),
         "",
         "Notes:",
         f"- Servers pick the depth-4 S-box (34 ANDs) for batches of up to {LATENCY_BATCH_BLOCKS} blocks and the "
@@ -301,6 +314,10 @@ def markdown(report: dict) -> str:
         "- Transport share: 1 - (CPU of the in-process evaluation of the same 65,536-block batch) / (CPU the three "
         "server processes spent per block during the throughput run, from /proc/PID/stat). It covers everything "
         "outside the evaluator: ZeroMQ and CurveZMQ, framing, batching, input and output handling.",
+        f"- Link encryption: XSalsa20-Poly1305 (what CurveZMQ applies to every message) seals "
+        f"{report['aead']['seal_bytes_per_s'] / 1e9:.2f} GB/s and opens {report['aead']['open_bytes_per_s'] / 1e9:.2f} "
+        "GB/s per core here; the ceiling row is the block rate at which sealing and opening the layer messages "
+        "alone would use every core.",
         f"- Latency percentiles are nearest-rank over {report['single_block_jobs']} single-block jobs and the job counts "
         "shown; with few jobs p99 is the maximum.",
     ]
@@ -329,6 +346,8 @@ def main() -> int:
               "machine": machine(), "quick": args.quick}
     print("run_bench: in-process evaluations", file=sys.stderr)
     report["local"] = local_runs(args.quick)
+    print("run_bench: link encryption rate", file=sys.stderr)
+    report["aead"] = mpc_bench("--aead", "--seconds", "1" if args.quick else "2")
 
     workdir = Path(tempfile.mkdtemp(prefix="mpc-bench-"))
     cluster = mpc_cluster.Cluster(workdir / "cluster")
@@ -355,7 +374,7 @@ def main() -> int:
     report["cluster"] = results
     report["batch_sizes"] = [list(pair) for pair in batch_sizes]
     report["single_block_jobs"] = single_jobs
-    report["summary"] = summarise(report["local"], results, batch_sizes)
+    report["summary"] = summarise(report["local"], results, batch_sizes, report["aead"], os.cpu_count() or 1)
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
