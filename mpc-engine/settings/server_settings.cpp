@@ -45,7 +45,7 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   const detail::Document document = detail::parse_document(file);
   const TableReader root(document, document.root, "",
                          {"party", "client_endpoint", "peer_endpoint", "secret_key_file", "storage_path",
-                          "storage_key_file", "log_level", "limits", "peers", "clients"});
+                          "storage_key_file", "log_level", "backend", "limits", "peers", "clients"});
   ServerSettings settings;
   settings.party = static_cast<int>(root.integer("party", 1, 3)) - 1;
   settings.client_endpoint = root.endpoint("client_endpoint");
@@ -56,6 +56,10 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   settings.storage_path = root.path("storage_path");
   settings.storage_key_file = root.path("storage_key_file");
   if (auto level = root.optional_choice("log_level", {"debug", "info", "warning", "error"})) settings.log_level = *level;
+  if (auto backend = root.optional_choice("backend", {"cpu", "cuda", "auto"}))
+    settings.backend = *backend == "cpu"    ? EvaluatorBackend::Cpu
+                       : *backend == "cuda" ? EvaluatorBackend::Cuda
+                                            : EvaluatorBackend::Auto;
   if (const toml::table* limits = root.optional_table("limits")) settings.limits = read_limits(document, *limits);
 
   const auto peers = root.table_array("peers", 2, 2);

@@ -7,9 +7,10 @@
 //   storage_path = "/var/lib/mpc-server"
 //   storage_key_file = "/etc/mpc-kdc/storage.key"
 //   log_level = "info"                      # debug | info | warning | error
+//   backend = "auto"                        # cpu | cuda | auto: the three-party evaluator
 //
 //   [limits]
-//   max_batch_blocks = 65536      # instances in one bitsliced evaluation
+//   max_batch_blocks = 16384      # instances in one bitsliced evaluation (a chunk set that stays in cache)
 //   max_job_blocks = 1048576      # blocks in one request
 //   max_pending_jobs = 4096       # queued requests before answering Busy
 //   peer_timeout_ms = 1000        # wait for a peer's layer message
@@ -33,7 +34,11 @@
 //     types (a quoted number, a float where an integer is due).
 //   - Required: party, client_endpoint, peer_endpoint, secret_key_file, storage_path,
 //     storage_key_file, [[peers]] (exactly two), [clients]. Optional with the defaults
-//     shown: log_level and the whole [limits] table, key by key.
+//     shown: log_level, backend and the whole [limits] table, key by key.
+//   - backend: "cpu" (SIMD CPU evaluator), "cuda" (GPU evaluator, cuda/cuda_evaluator.hpp;
+//     the server fails to start without a usable GPU or in a build without CUDA) or
+//     "auto" (cuda when cuda::cuda_device_available(), else cpu). Both evaluators send
+//     bit-identical messages, so servers of one cluster may differ.
 //   - Strings are non-empty, at most 4096 bytes, without control characters.
 //   - Endpoints: tcp://host:port (port 1..65535 or *), ipc://path or inproc://name;
 //     client_endpoint and peer_endpoint differ; the two peers' endpoints differ.
@@ -67,6 +72,9 @@ inline constexpr std::int64_t kMaxTimeoutMs = 600000;  // also bounds cluster ti
 
 enum class SboxChoice { Auto, And32, Depth4 };
 
+// Which rss3::Evaluator the server runs (see "backend" above).
+enum class EvaluatorBackend { Cpu, Cuda, Auto };
+
 struct PeerSettings {
   int party = 0;  // 0-based internally (file says 1..3)
   std::string endpoint;
@@ -74,7 +82,7 @@ struct PeerSettings {
 };
 
 struct ServerLimits {
-  std::uint32_t max_batch_blocks = 65536;
+  std::uint32_t max_batch_blocks = 16384;
   std::uint32_t max_job_blocks = 1u << 20;
   std::uint32_t max_pending_jobs = 4096;
   std::chrono::milliseconds peer_timeout{1000};
@@ -91,6 +99,7 @@ struct ServerSettings {
   std::filesystem::path storage_path;
   std::filesystem::path storage_key_file;
   std::string log_level = "info";
+  EvaluatorBackend backend = EvaluatorBackend::Auto;
   ServerLimits limits;
   std::vector<PeerSettings> peers;  // exactly two, sorted by party
   std::vector<transport::PublicKey> compute_clients;

@@ -132,6 +132,7 @@ TEST_F(SettingsTest, ServerExampleParses) {
   EXPECT_EQ(s.storage_path, fs::path("/var/lib/mpc-server"));
   EXPECT_EQ(s.storage_key_file, fs::path("/etc/mpc-kdc/storage.key"));
   EXPECT_EQ(s.log_level, "info");
+  EXPECT_EQ(s.backend, EvaluatorBackend::Auto);
   const ServerLimits defaults;
   EXPECT_EQ(s.limits.max_batch_blocks, defaults.max_batch_blocks);
   EXPECT_EQ(s.limits.max_job_blocks, defaults.max_job_blocks);
@@ -200,6 +201,29 @@ TEST_F(SettingsTest, AllLimitsAreRead) {
   const ServerSettings t = load_server_settings(write("server.toml", server_text(server_root(), "sbox = \"and32\"\nlatency_batch_blocks = 0")));
   EXPECT_EQ(t.limits.sbox, SboxChoice::And32);
   EXPECT_EQ(t.limits.latency_batch_blocks, 0u);
+}
+
+TEST_F(SettingsTest, BackendIsChosenStrictly) {
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(server_root()))).backend, EvaluatorBackend::Auto);
+  const std::vector<std::pair<std::string, EvaluatorBackend>> good = {
+      {"\"cpu\"", EvaluatorBackend::Cpu}, {"\"cuda\"", EvaluatorBackend::Cuda}, {"\"auto\"", EvaluatorBackend::Auto}};
+  for (const auto& [value, expected] : good) {
+    auto root = server_root();
+    root["backend"] = value;
+    EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).backend, expected) << value;
+  }
+  auto with_backend = [&](const std::string& value) {
+    auto root = server_root();
+    root["backend"] = value;
+    return server_text(root);
+  };
+  expect_server_error(with_backend("\"gpu\""), {"backend", "cpu, cuda, auto"});
+  expect_server_error(with_backend("\"CUDA\""), {"backend", "one of"});
+  expect_server_error(with_backend("\"\""), {"backend"});
+  expect_server_error(with_backend("1"), {"backend", "must be a string"});
+  expect_server_error(with_backend("[\"cpu\"]"), {"backend", "must be a string"});
+  // Only at the top level: a [limits] key of that name is unknown.
+  expect_server_error(server_text(server_root(), "backend = \"cpu\""), {"limits.backend", "unknown key"});
 }
 
 TEST_F(SettingsTest, EachRequiredServerKeyIsNamedWhenMissing) {
@@ -290,7 +314,7 @@ TEST_F(SettingsTest, BadServerValuesAreRejected) {
       {"peer_timeout_ms = 600001", "peer_timeout_ms"},
       {"job_wait_ms = -5", "job_wait_ms"},
       {"sbox = \"fast\"", "auto, and32, depth4"},
-      {"latency_batch_blocks = 65537", "between 0 and 65536"},
+      {"latency_batch_blocks = 16385", "between 0 and 16384"},
       {"max_batch_blocks = 64\nlatency_batch_blocks = 128", "between 0 and 64"},
       {"peer_timeout_ms = 1.5", "must be an integer"},
   };
