@@ -69,8 +69,15 @@ void test_prf() {
     if (alpha[i] != (first[i] ^ second[i])) fail("PRF known answer");
 }
 
-void test_evaluator(const CircuitSet& circuits, rss3::SimdLevel level) {
+void test_evaluator(const CircuitSet& circuits, const std::function<std::unique_ptr<rss3::Evaluator>()>& make_evaluator) {
   const std::array<rss3::PrfKey, 3> keys = {rss3::PrfKey{1}, rss3::PrfKey{2}, rss3::PrfKey{3}};
+  std::array<std::unique_ptr<rss3::Evaluator>, 3> evaluators;
+  rss3::ThreePartyOptions options;
+  options.timeout = std::chrono::seconds(10);
+  for (std::size_t party = 0; party < 3; ++party) {
+    evaluators[party] = make_evaluator();
+    options.evaluators[party] = evaluators[party].get();
+  }
   std::uint32_t sequence = 1;
   for (std::uint8_t value = 1; value <= 8; ++value) {
     const auto id = static_cast<wire::CircuitId>(value);
@@ -87,7 +94,8 @@ void test_evaluator(const CircuitSet& circuits, rss3::SimdLevel level) {
     for (std::size_t bit = 0; bit < key_bits; ++bit) rows[bit] = (round_keys[bit / 8] >> (bit % 8)) & 1;
     for (std::size_t bit = 0; bit < 128; ++bit) rows[key_bits + bit] = (in[bit / 8] >> (bit % 8)) & 1;
     const auto shares = rss3::share_matrix(rows, program.num_inputs, 1);
-    const auto outputs = rss3::evaluate_three_parties(program, shares, level, {0x5e1f7e57ull, sequence++}, keys);
+    const auto outputs = rss3::evaluate_three_parties(program, shares, rss3::best_simd_level(),
+                                                      {0x5e1f7e57ull, sequence++}, keys, options);
     const auto opened = rss3::open_matrix(outputs);
     for (std::size_t bit = 0; bit < 128; ++bit)
       if ((opened[bit] & 1) != static_cast<std::uint64_t>((expected[bit / 8] >> (bit % 8)) & 1))
@@ -97,11 +105,12 @@ void test_evaluator(const CircuitSet& circuits, rss3::SimdLevel level) {
 
 }  // namespace
 
-void run_self_tests(const CircuitSet& circuits, rss3::SimdLevel level, const Logger& log) {
+void run_self_tests(const CircuitSet& circuits, const std::function<std::unique_ptr<rss3::Evaluator>()>& make_evaluator,
+                    const Logger& log) {
   test_openssl_aes();
   test_prf();
-  test_evaluator(circuits, level);
-  log.info("self-tests passed", {{"simd", rss3::simd_level_name(level)}});
+  test_evaluator(circuits, make_evaluator);
+  log.info("self-tests passed", {{"evaluator", make_evaluator()->name()}});
 }
 
 }  // namespace mpc::server

@@ -4,12 +4,18 @@
 // Error(Component::Server) and the server must refuse to start.
 #pragma once
 
+#include <functional>
+#include <memory>
+
 #include "common/log.hpp"
 #include "protocol/rss3/evaluator.hpp"
 #include "server/circuit_set.hpp"
 
 namespace mpc::server {
 
-void run_self_tests(const CircuitSet& circuits, rss3::SimdLevel level, const Logger& log);
+// `make_evaluator` builds evaluators of the kind the server will run (CPU or GPU):
+// the three-party known answers go through exactly that kind.
+void run_self_tests(const CircuitSet& circuits, const std::function<std::unique_ptr<rss3::Evaluator>()>& make_evaluator,
+                    const Logger& log);
 
 }  // namespace mpc::server

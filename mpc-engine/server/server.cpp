@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "common/error.hpp"
+#include "cuda/cuda_evaluator.hpp"
 #include "server/batch_inputs.hpp"
 #include "server/self_test.hpp"
 
@@ -51,7 +52,7 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
       own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
       prf_keys_(derive_prf_keys(settings_.party, own_keys_, party_public_keys(settings_, own_keys_.public_key))),
       store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)) {
-  run_self_tests(circuits_, rss3::best_simd_level(), log_);
+  run_self_tests(circuits_, [this] { return make_evaluator(); }, log_);
   // Opening every record proves the storage key is the right one before serving.
   (void)store_.list();
   for (const auto& key : settings_.compute_clients) context_.allow("clients", key, "compute");
@@ -63,8 +64,7 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
   peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_);
   for (std::size_t i = 0; i < kBatchesInFlight; ++i)
     workers_.push_back(std::make_unique<BatchWorker>(context_, settings_, own_keys_, prf_keys_,
-                                                     rss3::make_cpu_evaluator(rss3::best_simd_level()),
-                                                     batch_finished_, log_));
+                                                     make_evaluator(), batch_finished_, log_));
   if (settings_.party == 0) {
     randombytes_buf(&epoch_, sizeof epoch_);
     if (epoch_ == 0) epoch_ = 1;  // 0 means "none seen" at followers
@@ -72,9 +72,15 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
   log_.info("serving", {{"party", settings_.party + 1},
                         {"clients", settings_.client_endpoint},
                         {"peers", settings_.peer_endpoint},
-                        {"evaluator", rss3::simd_level_name(rss3::best_simd_level())},
+                        {"evaluator", make_evaluator()->name()},
                         {"batches_in_flight", static_cast<std::uint64_t>(kBatchesInFlight)},
                         {"stored_keys", static_cast<std::uint64_t>(store_.count())}});
+}
+
+std::unique_ptr<rss3::Evaluator> Server::make_evaluator() const {
+  const bool gpu = settings_.backend == settings::EvaluatorBackend::Cuda ||
+                   (settings_.backend == settings::EvaluatorBackend::Auto && cuda::cuda_device_available());
+  return gpu ? cuda::make_cuda_evaluator(0) : rss3::make_cpu_evaluator(rss3::best_simd_level());
 }
 
 Server::~Server() {

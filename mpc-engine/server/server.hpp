@@ -69,6 +69,10 @@ class Server {
   void expire_jobs();
   bool accept_batch_nonce(const wire::BatchHeader& header);
 
+  // An evaluator of the configured back end: the GPU one for backend = "cuda", or for
+  // "auto" when a CUDA device is present; the SIMD CPU one otherwise.
+  std::unique_ptr<rss3::Evaluator> make_evaluator() const;
+
   settings::ServerSettings settings_;
   const Logger& log_;
   transport::CurveKeyPair own_keys_;

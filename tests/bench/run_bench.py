@@ -39,7 +39,7 @@ import mpc_cluster  # noqa: E402  (after the path set-up)
 
 ALGORITHMS = ("aes128", "aes256")
 THROUGHPUT_THREADS = 4
-THROUGHPUT_BLOCKS = 65536         # one full server batch (max_batch_blocks default)
+THROUGHPUT_BLOCKS = 65536         # four server batches of the default max_batch_blocks (16,384)
 SINGLE_BLOCK_JOBS = 300
 BATCH_SIZES = ((1000, 40), (10000, 15), (100000, 6))  # (blocks per job, jobs)
 BENCH_TIMEOUT_MS = 60000          # the bench's own client timeout: big jobs queue behind each other
