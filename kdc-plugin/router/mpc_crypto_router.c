@@ -1,0 +1,1328 @@
+/* kdc-plugin/router/mpc_crypto_router.c - LD_PRELOAD crypto router for krb5kdc:
+ * calls whose key is a protected-key handle go to the engine, all others to
+ * libk5crypto untouched.
+ *
+ * Configuration. The file named by the environment variable MPC_ROUTER_CONFIG
+ * (default /etc/mpc-kdc/router.conf) holds "key = value" lines; '#' starts a
+ * comment line; blank lines are ignored; an unknown key, a repeated key or a line
+ * without '=' makes the whole file invalid. Keys (both required):
+ *
+ *   handle_key_file = PATH   the 32-byte handle key, the same file as the KDB
+ *                            module's mpc_handle_key_file (kdc-plugin/kdb): a
+ *                            regular file owned by root or the KDC's user, no
+ *                            group or other permissions, exactly 32 bytes.
+ *   engine_config   = PATH   the engine cluster configuration (mpc-engine/client,
+ *                            config/cluster.example.toml); must be a readable
+ *                            regular file.
+ *
+ * The configuration file itself must be a regular file not writable by group or
+ * other. It is read lazily, on the first handle a process sees, once per process
+ * (a krb5kdc -w worker reads it again after fork). If it is missing or invalid,
+ * every call with a handle fails closed and the reason is logged once per process;
+ * calls with ordinary keys never read it and keep working.
+ *
+ * Diagnostics, for tests only (no key bytes are ever written):
+ *
+ *   MPC_ROUTER_TRACE = PATH  append one line per intercepted call: pid, function,
+ *                            the object that called it (dladdr of the return
+ *                            address), the route taken (real | handle | container
+ *                            | refused), and per key its enctype, length and the
+ *                            first 8 bytes of SHA-256 of its contents.
+ *
+ * What is interposed: every exported libk5crypto function (version k5crypto_3_MIT,
+ * krb5 1.20.1) that computes with a key -- the list is mpc_crypto_router.exports,
+ * the reasoning kdc-plugin/README.md. Key recognition: a key of
+ * MPC_KDB_HANDLE_LEN bytes with the handle magic is a handle candidate; no
+ * enctype has a key of that length, so a candidate is never a real key. A
+ * candidate whose tag verifies under the handle key goes to the engine
+ * (router_engine.h); any other candidate is refused. A candidate is never passed
+ * to a libk5crypto function that computes with it.
+ *
+ * Error code for a refused handle: KRB5_CRYPTO_INTERNAL. Not KRB5KDC_ERR_ETYPE_NOSUPP,
+ * which tells the KDC and clients that the enctype is unsupported (they may pick
+ * another key or enctype); not KRB5KRB_AP_ERR_BAD_INTEGRITY, which means "wrong
+ * key" (a bad password, a forged ticket). KRB5_CRYPTO_INTERNAL is what libk5crypto
+ * itself answers for a malformed key, so the KDC treats the request as a server-side
+ * failure and logs the message set here (TGS: "mpc_crypto_router: krb5_c_...").
+ * Exception seen in krb5kdc 1.20.1: the encrypted_timestamp preauth verifier tries
+ * each key and drops every decrypt error, so an AS request of a protected user ends
+ * as PREAUTH_FAILED whatever the code (the client says "Password incorrect"); the
+ * router's own log (stderr, syslog) still names the cause.
+ */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <krb5/krb5.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "handle.h"
+#include "router_engine.h"
+
+#define ROUTER_VERSION_NAME "k5crypto_3_MIT"
+#define ROUTER_DEFAULT_CONFIG "/etc/mpc-kdc/router.conf"
+#define ROUTER_CONFIG_MAX 65536
+#define MSG_LEN 512
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* libk5crypto functions exported but not declared in krb5.h (signatures of krb5
+ * 1.20.1's lib/crypto, written out here; the provider structs stay opaque). */
+struct krb5_enc_provider;
+struct krb5_hash_provider;
+EXPORT krb5_error_code krb5_encrypt_data(krb5_context, krb5_keyblock *, krb5_pointer,
+                                         krb5_data *, krb5_enc_data *);
+EXPORT krb5_error_code krb5int_aes_encrypt(krb5_key, const krb5_data *, krb5_crypto_iov *,
+                                           size_t);
+EXPORT krb5_error_code krb5int_aes_decrypt(krb5_key, const krb5_data *, krb5_crypto_iov *,
+                                           size_t);
+EXPORT krb5_error_code krb5int_camellia_encrypt(krb5_key, const krb5_data *,
+                                                krb5_crypto_iov *, size_t);
+EXPORT krb5_error_code krb5int_cmac_checksum(const struct krb5_enc_provider *, krb5_key,
+                                             const krb5_crypto_iov *, size_t, krb5_data *);
+EXPORT krb5_error_code krb5int_hmac(const struct krb5_hash_provider *, krb5_key,
+                                    const krb5_crypto_iov *, size_t, krb5_data *);
+EXPORT krb5_error_code krb5int_derive_key(const struct krb5_enc_provider *,
+                                          const struct krb5_hash_provider *, krb5_key,
+                                          krb5_key *, const krb5_data *, int);
+EXPORT krb5_error_code krb5int_derive_random(const struct krb5_enc_provider *,
+                                             const struct krb5_hash_provider *, krb5_key,
+                                             krb5_data *, const krb5_data *, int);
+EXPORT krb5_error_code krb5int_arcfour_gsscrypt(const krb5_keyblock *, krb5_keyusage,
+                                                const krb5_data *, krb5_crypto_iov *, size_t);
+
+/* ---- the real functions ---------------------------------------------------------- */
+
+#define ROUTER_FUNCTIONS(X)                                                              \
+    X(c_encrypt, krb5_c_encrypt) X(c_decrypt, krb5_c_decrypt)                            \
+    X(c_encrypt_iov, krb5_c_encrypt_iov) X(c_decrypt_iov, krb5_c_decrypt_iov)            \
+    X(k_encrypt, krb5_k_encrypt) X(k_decrypt, krb5_k_decrypt)                            \
+    X(k_encrypt_iov, krb5_k_encrypt_iov) X(k_decrypt_iov, krb5_k_decrypt_iov)            \
+    X(c_make_checksum, krb5_c_make_checksum) X(c_verify_checksum, krb5_c_verify_checksum) \
+    X(c_make_checksum_iov, krb5_c_make_checksum_iov)                                     \
+    X(c_verify_checksum_iov, krb5_c_verify_checksum_iov)                                 \
+    X(k_make_checksum, krb5_k_make_checksum) X(k_verify_checksum, krb5_k_verify_checksum) \
+    X(k_make_checksum_iov, krb5_k_make_checksum_iov)                                     \
+    X(k_verify_checksum_iov, krb5_k_verify_checksum_iov)                                 \
+    X(c_prf, krb5_c_prf) X(k_prf, krb5_k_prf) X(c_prfplus, krb5_c_prfplus)               \
+    X(c_derive_prfplus, krb5_c_derive_prfplus) X(c_fx_cf2_simple, krb5_c_fx_cf2_simple)  \
+    X(c_init_state, krb5_c_init_state) X(c_free_state, krb5_c_free_state)                \
+    X(k_create_key, krb5_k_create_key)                                                   \
+    X(encrypt, krb5_encrypt) X(decrypt, krb5_decrypt) X(encrypt_data, krb5_encrypt_data) \
+    X(calculate_checksum, krb5_calculate_checksum) X(verify_checksum, krb5_verify_checksum) \
+    X(init_random_key, krb5_init_random_key)                                             \
+    X(aes_encrypt, krb5int_aes_encrypt) X(aes_decrypt, krb5int_aes_decrypt)              \
+    X(camellia_encrypt, krb5int_camellia_encrypt)                                        \
+    X(cmac_checksum, krb5int_cmac_checksum) X(hmac, krb5int_hmac)                        \
+    X(derive_key, krb5int_derive_key) X(derive_random, krb5int_derive_random)            \
+    X(arcfour_gsscrypt, krb5int_arcfour_gsscrypt)                                        \
+    X(k_key_keyblock, krb5_k_key_keyblock)
+
+enum fn_id {
+#define X(id, sym) FN_##id,
+    ROUTER_FUNCTIONS(X)
+#undef X
+    FN_COUNT
+};
+
+static const char *const fn_names[FN_COUNT] = {
+#define X(id, sym) #sym,
+    ROUTER_FUNCTIONS(X)
+#undef X
+};
+
+/* Typed pointers to libk5crypto's definitions, resolved once per process image
+ * (the addresses survive fork). */
+static struct {
+#define X(id, sym) __typeof__(&sym) id;
+    ROUTER_FUNCTIONS(X)
+#undef X
+} real;
+
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+static int trace_fd = -1;
+
+/* ---- logging ---------------------------------------------------------------------- */
+
+static void
+router_log(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+router_log(int priority, const char *fmt, ...)
+{
+    char msg[MSG_LEN];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    syslog(LOG_DAEMON | priority, "mpc_crypto_router: %s", msg);
+    fprintf(stderr, "mpc_crypto_router[%ld]: %s\n", (long)getpid(), msg);
+}
+
+/* ---- per-process state: configuration, handle key, engine -------------------------- */
+
+struct process_state {
+    pid_t pid;                  /* the process this state belongs to; 0: none yet */
+    int ready;                  /* configuration read, handle key loaded, engine open */
+    char error[MSG_LEN];        /* why not ready */
+    uint8_t handle_key[MPC_KDB_HANDLE_KEY_LEN];
+    router_engine *engine;
+    unsigned long refused;      /* handle calls refused in this process */
+};
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct process_state state;
+
+static void
+atfork_prepare(void)
+{
+    pthread_mutex_lock(&state_lock);
+}
+
+static void
+atfork_parent(void)
+{
+    pthread_mutex_unlock(&state_lock);
+}
+
+static void
+atfork_child(void)
+{
+    /* The child re-reads its state on first use (state.pid no longer matches);
+     * the parent's engine connection is left to the parent. */
+    pthread_mutex_unlock(&state_lock);
+}
+
+static void
+resolve_real(void)
+{
+    const char *trace;
+    void *sym;
+    int i;
+
+    for (i = 0; i < FN_COUNT; i++) {
+        sym = dlvsym(RTLD_NEXT, fn_names[i], ROUTER_VERSION_NAME);
+        if (sym == NULL)
+            sym = dlsym(RTLD_NEXT, fn_names[i]);
+        memcpy((char *)&real + (size_t)i * sizeof(void *), &sym, sizeof(sym));
+    }
+    trace = getenv("MPC_ROUTER_TRACE");
+    if (trace != NULL && trace[0] != '\0') {
+        trace_fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+        if (trace_fd < 0)
+            router_log(LOG_WARNING, "cannot open MPC_ROUTER_TRACE %s: %s", trace,
+                       strerror(errno));
+    }
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+_Static_assert(sizeof(real) == FN_COUNT * sizeof(void *), "one pointer per function");
+
+static void
+ensure_real(void)
+{
+    pthread_once(&real_once, resolve_real);
+}
+
+static char *
+trim(char *s)
+{
+    char *end;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    end = s + strlen(s);
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
+        *--end = '\0';
+    return s;
+}
+
+/* Reads a whole small file (regular, at most max bytes) into a NUL-terminated buffer
+ * the caller frees. */
+static int
+read_small_file(const char *path, size_t max, int strict_mode, char **out, size_t *len_out,
+                char *why, size_t why_len, const char *what)
+{
+    struct stat st;
+    char *buf = NULL;
+    ssize_t got;
+    size_t len = 0;
+    int fd = -1, ret = -1;
+
+    *out = NULL;
+    *len_out = 0;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        snprintf(why, why_len, "cannot open %s %s: %s", what, path, strerror(errno));
+        goto cleanup;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(why, why_len, "%s %s is not a regular file", what, path);
+        goto cleanup;
+    }
+    if (strict_mode == 1 && (st.st_mode & 077) != 0) {
+        snprintf(why, why_len, "%s %s has mode %04o; it must not be accessible to group or "
+                 "other", what, path, (unsigned)(st.st_mode & 07777));
+        goto cleanup;
+    }
+    if (strict_mode == 2 && (st.st_mode & 022) != 0) {
+        snprintf(why, why_len, "%s %s is writable by group or other", what, path);
+        goto cleanup;
+    }
+    if (strict_mode != 0 && st.st_uid != 0 && st.st_uid != geteuid()) {
+        snprintf(why, why_len, "%s %s must be owned by root or uid %u", what, path,
+                 (unsigned)geteuid());
+        goto cleanup;
+    }
+    if ((size_t)st.st_size > max) {
+        snprintf(why, why_len, "%s %s is larger than %zu bytes", what, path, max);
+        goto cleanup;
+    }
+    buf = malloc(max + 1);
+    if (buf == NULL) {
+        snprintf(why, why_len, "out of memory");
+        goto cleanup;
+    }
+    for (;;) {
+        got = read(fd, buf + len, max + 1 - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            snprintf(why, why_len, "cannot read %s %s: %s", what, path, strerror(errno));
+            goto cleanup;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+        if (len > max) {
+            snprintf(why, why_len, "%s %s is larger than %zu bytes", what, path, max);
+            goto cleanup;
+        }
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *len_out = len;
+    buf = NULL;
+    ret = 0;
+
+cleanup:
+    if (buf != NULL) {
+        OPENSSL_cleanse(buf, max + 1);
+        free(buf);
+    }
+    if (fd >= 0)
+        close(fd);
+    return ret;
+}
+
+/* Parses the router configuration; on success *key_file and *engine_config are
+ * malloc'd strings the caller frees. */
+static int
+parse_config(const char *path, char **key_file, char **engine_config, char *why,
+             size_t why_len)
+{
+    char *text = NULL, *line, *next, *eq, *name, *value, **slot;
+    size_t len = 0;
+    int lineno = 0, ret = -1;
+
+    *key_file = NULL;
+    *engine_config = NULL;
+    if (read_small_file(path, ROUTER_CONFIG_MAX, 2, &text, &len, why, why_len,
+                        "router configuration") != 0)
+        goto cleanup;
+    if (memchr(text, '\0', len) != NULL) {
+        snprintf(why, why_len, "router configuration %s contains a NUL byte", path);
+        goto cleanup;
+    }
+    for (line = text; line != NULL; line = next) {
+        lineno++;
+        next = strchr(line, '\n');
+        if (next != NULL)
+            *next++ = '\0';
+        line = trim(line);
+        if (*line == '\0' || *line == '#')
+            continue;
+        eq = strchr(line, '=');
+        if (eq == NULL) {
+            snprintf(why, why_len, "%s line %d: expected \"key = value\"", path, lineno);
+            goto cleanup;
+        }
+        *eq = '\0';
+        name = trim(line);
+        value = trim(eq + 1);
+        if (strcmp(name, "handle_key_file") == 0) {
+            slot = key_file;
+        } else if (strcmp(name, "engine_config") == 0) {
+            slot = engine_config;
+        } else {
+            snprintf(why, why_len, "%s line %d: unknown key \"%.64s\"", path, lineno, name);
+            goto cleanup;
+        }
+        if (*slot != NULL) {
+            snprintf(why, why_len, "%s line %d: %s given twice", path, lineno, name);
+            goto cleanup;
+        }
+        if (*value != '/') {
+            snprintf(why, why_len, "%s line %d: %s must be an absolute path", path, lineno,
+                     name);
+            goto cleanup;
+        }
+        *slot = strdup(value);
+        if (*slot == NULL) {
+            snprintf(why, why_len, "out of memory");
+            goto cleanup;
+        }
+    }
+    if (*key_file == NULL || *engine_config == NULL) {
+        snprintf(why, why_len, "%s: %s is missing", path,
+                 *key_file == NULL ? "handle_key_file" : "engine_config");
+        goto cleanup;
+    }
+    ret = 0;
+
+cleanup:
+    free(text);
+    if (ret != 0) {
+        free(*key_file);
+        free(*engine_config);
+        *key_file = NULL;
+        *engine_config = NULL;
+    }
+    return ret;
+}
+
+/* Loads configuration, handle key and engine for this process into state. Called
+ * with state_lock held. */
+static void
+load_state(pid_t pid)
+{
+    char *key_file = NULL, *engine_config = NULL, *key = NULL, why[MSG_LEN] = "";
+    const char *path = getenv("MPC_ROUTER_CONFIG");
+    size_t key_len = 0;
+
+    router_engine_close(state.engine);
+    OPENSSL_cleanse(&state, sizeof(state));
+    state.pid = pid;
+    if (path == NULL || path[0] == '\0')
+        path = ROUTER_DEFAULT_CONFIG;
+    if (parse_config(path, &key_file, &engine_config, why, sizeof(why)) != 0)
+        goto cleanup;
+    if (read_small_file(key_file, MPC_KDB_HANDLE_KEY_LEN, 1, &key, &key_len, why, sizeof(why),
+                        "handle key file") != 0)
+        goto cleanup;
+    if (key_len != MPC_KDB_HANDLE_KEY_LEN) {
+        snprintf(why, sizeof(why), "handle key file %s must hold exactly %d bytes", key_file,
+                 MPC_KDB_HANDLE_KEY_LEN);
+        goto cleanup;
+    }
+    memcpy(state.handle_key, key, MPC_KDB_HANDLE_KEY_LEN);
+    if (router_engine_open(engine_config, &state.engine, why, sizeof(why)) != 0)
+        goto cleanup;
+    state.ready = 1;
+
+cleanup:
+    if (!state.ready) {
+        OPENSSL_cleanse(state.handle_key, sizeof(state.handle_key));
+        snprintf(state.error, sizeof(state.error), "configuration unusable, every protected "
+                 "key is refused: %s", why);
+        router_log(LOG_ERR, "%s", state.error);
+    }
+    if (key != NULL) {
+        OPENSSL_cleanse(key, MPC_KDB_HANDLE_KEY_LEN + 1);
+        free(key);
+    }
+    free(key_file);
+    free(engine_config);
+}
+
+/* ---- routing ---------------------------------------------------------------------- */
+
+static int
+is_candidate(const krb5_keyblock *kb)
+{
+    return kb != NULL && kb->contents != NULL &&
+           mpc_kdb_handle_is_candidate(kb->contents, kb->length);
+}
+
+static void
+fingerprint(const krb5_keyblock *kb, char out[17])
+{
+    uint8_t digest[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    int i;
+
+    strcpy(out, "-");
+    if (kb == NULL || kb->contents == NULL ||
+        EVP_Digest(kb->contents, kb->length, digest, &n, EVP_sha256(), NULL) != 1 || n < 8)
+        return;
+    for (i = 0; i < 8; i++)
+        snprintf(out + 2 * i, 3, "%02x", digest[i]);
+    OPENSSL_cleanse(digest, sizeof(digest));
+}
+
+static void
+trace_call(enum fn_id fn, const void *caller, const char *route, const krb5_keyblock *k1,
+           const krb5_keyblock *k2)
+{
+    char line[MSG_LEN], fp1[17], fp2[17];
+    const char *object = "?", *slash;
+    Dl_info info;
+    int n;
+
+    if (trace_fd < 0)
+        return;
+    if (caller != NULL && dladdr(caller, &info) != 0 && info.dli_fname != NULL) {
+        slash = strrchr(info.dli_fname, '/');
+        object = slash != NULL ? slash + 1 : info.dli_fname;
+    }
+    fingerprint(k1, fp1);
+    fingerprint(k2, fp2);
+    n = snprintf(line, sizeof(line), "pid=%ld fn=%s caller=%s route=%s key=%d:%u:%s",
+                 (long)getpid(), fn_names[fn], object, route, k1 ? (int)k1->enctype : 0,
+                 k1 ? k1->length : 0, fp1);
+    if (k2 != NULL && n > 0 && (size_t)n < sizeof(line))
+        n += snprintf(line + n, sizeof(line) - (size_t)n, " key2=%d:%u:%s", (int)k2->enctype,
+                      k2->length, fp2);
+    if (n > 0 && (size_t)n < sizeof(line) - 1) {
+        line[n++] = '\n';
+        if (write(trace_fd, line, (size_t)n) < 0) {
+            /* diagnostics only */
+        }
+    }
+}
+
+/* Sets the message on ctx (when there is one), counts the refusal and logs the first
+ * one of this process. Returns code. */
+static krb5_error_code
+refuse(krb5_context ctx, enum fn_id fn, krb5_error_code code, const char *why)
+{
+    unsigned long count;
+
+    if (ctx != NULL)
+        krb5_set_error_message(ctx, code, "mpc_crypto_router: %s: %s", fn_names[fn], why);
+    pthread_mutex_lock(&state_lock);
+    count = ++state.refused;
+    pthread_mutex_unlock(&state_lock);
+    if (count == 1)
+        router_log(LOG_ERR, "%s: %s (first refusal in this process; later ones are counted "
+                   "and not logged)", fn_names[fn], why);
+    return code;
+}
+
+/* For a handle candidate: verifies it and returns 0 with *id and *engine set, or
+ * refuses (error code, message set, logged). */
+static krb5_error_code
+route_handle(krb5_context ctx, enum fn_id fn, const krb5_keyblock *kb, const void *caller,
+             mpc_kdb_key_id *id, router_engine **engine)
+{
+    char why[MSG_LEN];
+    enum mpc_kdb_handle_status status;
+    pid_t pid = getpid();
+    int ready;
+
+    *engine = NULL;
+    memset(id, 0, sizeof(*id));
+    pthread_mutex_lock(&state_lock);
+    if (state.pid != pid)
+        load_state(pid);
+    ready = state.ready;
+    if (!ready) {
+        snprintf(why, sizeof(why), "%s", state.error);
+    } else {
+        status = mpc_kdb_handle_verify(state.handle_key, kb->contents, kb->length, id);
+        if (status != MPC_KDB_HANDLE_OK) {
+            ready = 0;
+            snprintf(why, sizeof(why), "key handle refused: %s",
+                     mpc_kdb_handle_status_string(status));
+        } else {
+            *engine = state.engine;
+        }
+    }
+    pthread_mutex_unlock(&state_lock);
+    trace_call(fn, caller, ready ? "handle" : "refused", kb, NULL);
+    if (!ready)
+        return refuse(ctx, fn, KRB5_CRYPTO_INTERNAL, why);
+    return 0;
+}
+
+/* After an engine call: passes success through, refuses failure. */
+static krb5_error_code
+engine_done(krb5_context ctx, enum fn_id fn, krb5_error_code ret, const char *why)
+{
+    return ret == 0 ? 0 : refuse(ctx, fn, ret, why[0] ? why : "engine call failed");
+}
+
+static krb5_error_code
+missing_real(krb5_context ctx, enum fn_id fn)
+{
+    char why[MSG_LEN];
+
+    snprintf(why, sizeof(why), "libk5crypto's %s@%s not found (is libk5crypto loaded?)",
+             fn_names[fn], ROUTER_VERSION_NAME);
+    return refuse(ctx, fn, KRB5_CRYPTO_INTERNAL, why);
+}
+
+/* The keyblock of a krb5_key, copied (libk5crypto keeps krb5_key opaque). Returns
+ * 0 and *out (freed by the caller with krb5_free_keyblock) or ENOMEM. */
+static krb5_error_code
+key_view(krb5_key key, krb5_keyblock **out)
+{
+    *out = NULL;
+    if (key == NULL)
+        return 0;
+    if (real.k_key_keyblock == NULL)
+        return KRB5_CRYPTO_INTERNAL;
+    return real.k_key_keyblock(NULL, key, out);
+}
+
+#define CALLER __builtin_return_address(0)
+#define WHY_DECL char why[MSG_LEN] = ""
+
+#define REQUIRE_REAL(ctx, f)                                                              \
+    do {                                                                                  \
+        ensure_real();                                                                    \
+        if (real.f == NULL)                                                               \
+            return missing_real(ctx, FN_##f);                                             \
+    } while (0)
+
+/* ---- keyblock entry points -------------------------------------------------------- */
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_encrypt(krb5_context ctx, const krb5_keyblock *key, krb5_keyusage usage,
+               const krb5_data *cipher_state, const krb5_data *input, krb5_enc_data *output)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_encrypt);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_encrypt, CALLER, "real", key, NULL);
+        return real.c_encrypt(ctx, key, usage, cipher_state, input, output);
+    }
+    ret = route_handle(ctx, FN_c_encrypt, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_encrypt(engine, &id, usage, cipher_state, input, output, why,
+                                sizeof(why));
+    return engine_done(ctx, FN_c_encrypt, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_decrypt(krb5_context ctx, const krb5_keyblock *key, krb5_keyusage usage,
+               const krb5_data *cipher_state, const krb5_enc_data *input, krb5_data *output)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_decrypt);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_decrypt, CALLER, "real", key, NULL);
+        return real.c_decrypt(ctx, key, usage, cipher_state, input, output);
+    }
+    ret = route_handle(ctx, FN_c_decrypt, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_decrypt(engine, &id, usage, cipher_state, input, output, why,
+                                sizeof(why));
+    return engine_done(ctx, FN_c_decrypt, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_encrypt_iov(krb5_context ctx, const krb5_keyblock *key, krb5_keyusage usage,
+                   const krb5_data *cipher_state, krb5_crypto_iov *data, size_t num_data)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_encrypt_iov);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_encrypt_iov, CALLER, "real", key, NULL);
+        return real.c_encrypt_iov(ctx, key, usage, cipher_state, data, num_data);
+    }
+    ret = route_handle(ctx, FN_c_encrypt_iov, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_encrypt_iov(engine, &id, usage, cipher_state, data, num_data, why,
+                                    sizeof(why));
+    return engine_done(ctx, FN_c_encrypt_iov, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_decrypt_iov(krb5_context ctx, const krb5_keyblock *key, krb5_keyusage usage,
+                   const krb5_data *cipher_state, krb5_crypto_iov *data, size_t num_data)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_decrypt_iov);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_decrypt_iov, CALLER, "real", key, NULL);
+        return real.c_decrypt_iov(ctx, key, usage, cipher_state, data, num_data);
+    }
+    ret = route_handle(ctx, FN_c_decrypt_iov, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_decrypt_iov(engine, &id, usage, cipher_state, data, num_data, why,
+                                    sizeof(why));
+    return engine_done(ctx, FN_c_decrypt_iov, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_make_checksum(krb5_context ctx, krb5_cksumtype cksumtype, const krb5_keyblock *key,
+                     krb5_keyusage usage, const krb5_data *input, krb5_checksum *cksum)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_make_checksum);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_make_checksum, CALLER, "real", key, NULL);
+        return real.c_make_checksum(ctx, cksumtype, key, usage, input, cksum);
+    }
+    if (cksum != NULL) {
+        cksum->length = 0;
+        cksum->contents = NULL;
+    }
+    ret = route_handle(ctx, FN_c_make_checksum, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_make_checksum(engine, &id, cksumtype, usage, input, cksum, why,
+                                      sizeof(why));
+    return engine_done(ctx, FN_c_make_checksum, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_verify_checksum(krb5_context ctx, const krb5_keyblock *key, krb5_keyusage usage,
+                       const krb5_data *data, const krb5_checksum *cksum, krb5_boolean *valid)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_verify_checksum);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_verify_checksum, CALLER, "real", key, NULL);
+        return real.c_verify_checksum(ctx, key, usage, data, cksum, valid);
+    }
+    if (valid != NULL)
+        *valid = FALSE;
+    ret = route_handle(ctx, FN_c_verify_checksum, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_verify_checksum(engine, &id, usage, data, cksum, valid, why,
+                                        sizeof(why));
+    return engine_done(ctx, FN_c_verify_checksum, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_make_checksum_iov(krb5_context ctx, krb5_cksumtype cksumtype, const krb5_keyblock *key,
+                         krb5_keyusage usage, krb5_crypto_iov *data, size_t num_data)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_make_checksum_iov);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_make_checksum_iov, CALLER, "real", key, NULL);
+        return real.c_make_checksum_iov(ctx, cksumtype, key, usage, data, num_data);
+    }
+    ret = route_handle(ctx, FN_c_make_checksum_iov, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_make_checksum_iov(engine, &id, cksumtype, usage, data, num_data, why,
+                                          sizeof(why));
+    return engine_done(ctx, FN_c_make_checksum_iov, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_verify_checksum_iov(krb5_context ctx, krb5_cksumtype cksumtype,
+                           const krb5_keyblock *key, krb5_keyusage usage,
+                           const krb5_crypto_iov *data, size_t num_data, krb5_boolean *valid)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_verify_checksum_iov);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_verify_checksum_iov, CALLER, "real", key, NULL);
+        return real.c_verify_checksum_iov(ctx, cksumtype, key, usage, data, num_data, valid);
+    }
+    if (valid != NULL)
+        *valid = FALSE;
+    ret = route_handle(ctx, FN_c_verify_checksum_iov, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_verify_checksum_iov(engine, &id, cksumtype, usage, data, num_data,
+                                            valid, why, sizeof(why));
+    return engine_done(ctx, FN_c_verify_checksum_iov, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_prf(krb5_context ctx, const krb5_keyblock *key, krb5_data *input, krb5_data *output)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_prf);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_prf, CALLER, "real", key, NULL);
+        return real.c_prf(ctx, key, input, output);
+    }
+    ret = route_handle(ctx, FN_c_prf, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_prf(engine, &id, input, output, why, sizeof(why));
+    return engine_done(ctx, FN_c_prf, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_prfplus(krb5_context ctx, const krb5_keyblock *key, const krb5_data *input,
+               krb5_data *output)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_prfplus);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_prfplus, CALLER, "real", key, NULL);
+        return real.c_prfplus(ctx, key, input, output);
+    }
+    ret = route_handle(ctx, FN_c_prfplus, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_prfplus(engine, &id, input, output, why, sizeof(why));
+    return engine_done(ctx, FN_c_prfplus, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_derive_prfplus(krb5_context ctx, const krb5_keyblock *key, const krb5_data *input,
+                      krb5_enctype enctype, krb5_keyblock **out)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_derive_prfplus);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_derive_prfplus, CALLER, "real", key, NULL);
+        return real.c_derive_prfplus(ctx, key, input, enctype, out);
+    }
+    if (out != NULL)
+        *out = NULL;
+    ret = route_handle(ctx, FN_c_derive_prfplus, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_derive_prfplus(engine, &id, input, enctype, out, why, sizeof(why));
+    return engine_done(ctx, FN_c_derive_prfplus, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_fx_cf2_simple(krb5_context ctx, const krb5_keyblock *k1, const char *pepper1,
+                     const krb5_keyblock *k2, const char *pepper2, krb5_keyblock **out)
+{
+    mpc_kdb_key_id id1, id2;
+    router_engine *engine = NULL;
+    router_key rk1 = { NULL, k1 }, rk2 = { NULL, k2 };
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_fx_cf2_simple);
+    if (!is_candidate(k1) && !is_candidate(k2)) {
+        trace_call(FN_c_fx_cf2_simple, CALLER, "real", k1, k2);
+        return real.c_fx_cf2_simple(ctx, k1, pepper1, k2, pepper2, out);
+    }
+    if (out != NULL)
+        *out = NULL;
+    if (is_candidate(k1)) {
+        ret = route_handle(ctx, FN_c_fx_cf2_simple, k1, CALLER, &id1, &engine);
+        if (ret)
+            return ret;
+        rk1.id = &id1;
+        rk1.clear = NULL;
+    }
+    if (is_candidate(k2)) {
+        ret = route_handle(ctx, FN_c_fx_cf2_simple, k2, CALLER, &id2, &engine);
+        if (ret)
+            return ret;
+        rk2.id = &id2;
+        rk2.clear = NULL;
+    }
+    ret = router_engine_cf2(engine, &rk1, pepper1, &rk2, pepper2, out, why, sizeof(why));
+    return engine_done(ctx, FN_c_fx_cf2_simple, ret, why);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_init_state(krb5_context ctx, const krb5_keyblock *key, krb5_keyusage usage,
+                  krb5_data *new_state)
+{
+    mpc_kdb_key_id id;
+    router_engine *engine;
+    krb5_error_code ret;
+    WHY_DECL;
+
+    REQUIRE_REAL(ctx, c_init_state);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_init_state, CALLER, "real", key, NULL);
+        return real.c_init_state(ctx, key, usage, new_state);
+    }
+    ret = route_handle(ctx, FN_c_init_state, key, CALLER, &id, &engine);
+    if (ret)
+        return ret;
+    ret = router_engine_init_state(engine, &id, usage, new_state, why, sizeof(why));
+    return engine_done(ctx, FN_c_init_state, ret, why);
+}
+
+/* Freeing a cipher state reads only the key's enctype: libk5crypto gets a keyblock
+ * with the handle's enctype and no contents, never the handle bytes. */
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_free_state(krb5_context ctx, const krb5_keyblock *key, krb5_data *state_data)
+{
+    krb5_keyblock stripped;
+
+    REQUIRE_REAL(ctx, c_free_state);
+    if (!is_candidate(key)) {
+        trace_call(FN_c_free_state, CALLER, "real", key, NULL);
+        return real.c_free_state(ctx, key, state_data);
+    }
+    memset(&stripped, 0, sizeof(stripped));
+    stripped.magic = key->magic;
+    stripped.enctype = key->enctype;
+    trace_call(FN_c_free_state, CALLER, "container", &stripped, NULL);
+    return real.c_free_state(ctx, &stripped, state_data);
+}
+
+/* A krb5_key is a container: libk5crypto copies the bytes and computes nothing, so a
+ * handle may be held in one (the krb5_k_* entry points below recognise it). */
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_create_key(krb5_context ctx, const krb5_keyblock *key_data, krb5_key *out)
+{
+    REQUIRE_REAL(ctx, k_create_key);
+    trace_call(FN_k_create_key, CALLER, is_candidate(key_data) ? "container" : "real",
+               key_data, NULL);
+    return real.k_create_key(ctx, key_data, out);
+}
+
+/* ---- krb5_key entry points: the same, after looking at the key's keyblock ---------- */
+
+/* Opens a krb5_key wrapper: *kb is the key's keyblock (copy) or NULL. */
+#define K_BEGIN(ctx, f, key)                                                              \
+    krb5_keyblock *kb = NULL;                                                             \
+    mpc_kdb_key_id id;                                                                    \
+    router_engine *engine;                                                                \
+    krb5_error_code ret;                                                                  \
+    WHY_DECL;                                                                             \
+    REQUIRE_REAL(ctx, f);                                                                 \
+    ret = key_view(key, &kb);                                                             \
+    if (ret)                                                                              \
+        return refuse(ctx, FN_##f, ret, "cannot read the key of a krb5_key");
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_encrypt(krb5_context ctx, krb5_key key, krb5_keyusage usage,
+               const krb5_data *cipher_state, const krb5_data *input, krb5_enc_data *output)
+{
+    K_BEGIN(ctx, k_encrypt, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_encrypt, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_encrypt(ctx, key, usage, cipher_state, input, output);
+    }
+    ret = route_handle(ctx, FN_k_encrypt, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_encrypt,
+                          router_engine_encrypt(engine, &id, usage, cipher_state, input,
+                                                output, why, sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_decrypt(krb5_context ctx, krb5_key key, krb5_keyusage usage,
+               const krb5_data *cipher_state, const krb5_enc_data *input, krb5_data *output)
+{
+    K_BEGIN(ctx, k_decrypt, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_decrypt, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_decrypt(ctx, key, usage, cipher_state, input, output);
+    }
+    ret = route_handle(ctx, FN_k_decrypt, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_decrypt,
+                          router_engine_decrypt(engine, &id, usage, cipher_state, input,
+                                                output, why, sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_encrypt_iov(krb5_context ctx, krb5_key key, krb5_keyusage usage,
+                   const krb5_data *cipher_state, krb5_crypto_iov *data, size_t num_data)
+{
+    K_BEGIN(ctx, k_encrypt_iov, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_encrypt_iov, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_encrypt_iov(ctx, key, usage, cipher_state, data, num_data);
+    }
+    ret = route_handle(ctx, FN_k_encrypt_iov, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_encrypt_iov,
+                          router_engine_encrypt_iov(engine, &id, usage, cipher_state, data,
+                                                    num_data, why, sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_decrypt_iov(krb5_context ctx, krb5_key key, krb5_keyusage usage,
+                   const krb5_data *cipher_state, krb5_crypto_iov *data, size_t num_data)
+{
+    K_BEGIN(ctx, k_decrypt_iov, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_decrypt_iov, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_decrypt_iov(ctx, key, usage, cipher_state, data, num_data);
+    }
+    ret = route_handle(ctx, FN_k_decrypt_iov, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_decrypt_iov,
+                          router_engine_decrypt_iov(engine, &id, usage, cipher_state, data,
+                                                    num_data, why, sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_make_checksum(krb5_context ctx, krb5_cksumtype cksumtype, krb5_key key,
+                     krb5_keyusage usage, const krb5_data *input, krb5_checksum *cksum)
+{
+    K_BEGIN(ctx, k_make_checksum, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_make_checksum, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_make_checksum(ctx, cksumtype, key, usage, input, cksum);
+    }
+    if (cksum != NULL) {
+        cksum->length = 0;
+        cksum->contents = NULL;
+    }
+    ret = route_handle(ctx, FN_k_make_checksum, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_make_checksum,
+                          router_engine_make_checksum(engine, &id, cksumtype, usage, input,
+                                                      cksum, why, sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_verify_checksum(krb5_context ctx, krb5_key key, krb5_keyusage usage,
+                       const krb5_data *data, const krb5_checksum *cksum, krb5_boolean *valid)
+{
+    K_BEGIN(ctx, k_verify_checksum, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_verify_checksum, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_verify_checksum(ctx, key, usage, data, cksum, valid);
+    }
+    if (valid != NULL)
+        *valid = FALSE;
+    ret = route_handle(ctx, FN_k_verify_checksum, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_verify_checksum,
+                          router_engine_verify_checksum(engine, &id, usage, data, cksum,
+                                                        valid, why, sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_make_checksum_iov(krb5_context ctx, krb5_cksumtype cksumtype, krb5_key key,
+                         krb5_keyusage usage, krb5_crypto_iov *data, size_t num_data)
+{
+    K_BEGIN(ctx, k_make_checksum_iov, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_make_checksum_iov, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_make_checksum_iov(ctx, cksumtype, key, usage, data, num_data);
+    }
+    ret = route_handle(ctx, FN_k_make_checksum_iov, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_make_checksum_iov,
+                          router_engine_make_checksum_iov(engine, &id, cksumtype, usage, data,
+                                                          num_data, why, sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_verify_checksum_iov(krb5_context ctx, krb5_cksumtype cksumtype, krb5_key key,
+                           krb5_keyusage usage, const krb5_crypto_iov *data, size_t num_data,
+                           krb5_boolean *valid)
+{
+    K_BEGIN(ctx, k_verify_checksum_iov, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_verify_checksum_iov, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_verify_checksum_iov(ctx, cksumtype, key, usage, data, num_data, valid);
+    }
+    if (valid != NULL)
+        *valid = FALSE;
+    ret = route_handle(ctx, FN_k_verify_checksum_iov, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_verify_checksum_iov,
+                          router_engine_verify_checksum_iov(engine, &id, cksumtype, usage,
+                                                            data, num_data, valid, why,
+                                                            sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_k_prf(krb5_context ctx, krb5_key key, krb5_data *input, krb5_data *output)
+{
+    K_BEGIN(ctx, k_prf, key);
+    if (!is_candidate(kb)) {
+        trace_call(FN_k_prf, CALLER, "real", kb, NULL);
+        krb5_free_keyblock(NULL, kb);
+        return real.k_prf(ctx, key, input, output);
+    }
+    ret = route_handle(ctx, FN_k_prf, kb, CALLER, &id, &engine);
+    if (!ret)
+        ret = engine_done(ctx, FN_k_prf,
+                          router_engine_prf(engine, &id, input, output, why, sizeof(why)), why);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
+
+/* ---- deprecated krb5_encrypt_block API: never routed, a handle is refused ---------- */
+
+static krb5_error_code
+refuse_old_api(krb5_context ctx, enum fn_id fn, const krb5_keyblock *kb, const void *caller)
+{
+    trace_call(fn, caller, "refused", kb, NULL);
+    return refuse(ctx, fn, KRB5_CRYPTO_INTERNAL,
+                  "protected keys are not served through the deprecated krb5_encrypt_block "
+                  "API");
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_encrypt(krb5_context ctx, krb5_const_pointer inptr, krb5_pointer outptr, size_t size,
+             krb5_encrypt_block *eblock, krb5_pointer ivec)
+{
+    REQUIRE_REAL(ctx, encrypt);
+    if (eblock != NULL && is_candidate(eblock->key))
+        return refuse_old_api(ctx, FN_encrypt, eblock->key, CALLER);
+    trace_call(FN_encrypt, CALLER, "real", eblock ? eblock->key : NULL, NULL);
+    return real.encrypt(ctx, inptr, outptr, size, eblock, ivec);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_decrypt(krb5_context ctx, krb5_const_pointer inptr, krb5_pointer outptr, size_t size,
+             krb5_encrypt_block *eblock, krb5_pointer ivec)
+{
+    REQUIRE_REAL(ctx, decrypt);
+    if (eblock != NULL && is_candidate(eblock->key))
+        return refuse_old_api(ctx, FN_decrypt, eblock->key, CALLER);
+    trace_call(FN_decrypt, CALLER, "real", eblock ? eblock->key : NULL, NULL);
+    return real.decrypt(ctx, inptr, outptr, size, eblock, ivec);
+}
+
+EXPORT krb5_error_code
+krb5_encrypt_data(krb5_context ctx, krb5_keyblock *key, krb5_pointer ivec, krb5_data *data,
+                  krb5_enc_data *enc_data)
+{
+    REQUIRE_REAL(ctx, encrypt_data);
+    if (is_candidate(key))
+        return refuse_old_api(ctx, FN_encrypt_data, key, CALLER);
+    trace_call(FN_encrypt_data, CALLER, "real", key, NULL);
+    return real.encrypt_data(ctx, key, ivec, data, enc_data);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_init_random_key(krb5_context ctx, const krb5_encrypt_block *eblock,
+                     const krb5_keyblock *keyblock, krb5_pointer *ptr)
+{
+    REQUIRE_REAL(ctx, init_random_key);
+    if (is_candidate(keyblock))
+        return refuse_old_api(ctx, FN_init_random_key, keyblock, CALLER);
+    trace_call(FN_init_random_key, CALLER, "real", keyblock, NULL);
+    return real.init_random_key(ctx, eblock, keyblock, ptr);
+}
+
+/* The seed of these two is the key's bytes (the enctype is implied by ctype). */
+static krb5_keyblock
+seed_view(krb5_const_pointer seed, size_t seed_length)
+{
+    krb5_keyblock kb;
+
+    memset(&kb, 0, sizeof(kb));
+    kb.contents = (krb5_octet *)seed;
+    kb.length = seed_length > UINT32_MAX ? 0 : (unsigned int)seed_length;
+    return kb;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_calculate_checksum(krb5_context ctx, krb5_cksumtype ctype, krb5_const_pointer in,
+                        size_t in_length, krb5_const_pointer seed, size_t seed_length,
+                        krb5_checksum *outcksum)
+{
+    krb5_keyblock kb = seed_view(seed, seed_length);
+
+    REQUIRE_REAL(ctx, calculate_checksum);
+    if (is_candidate(&kb))
+        return refuse_old_api(ctx, FN_calculate_checksum, &kb, CALLER);
+    trace_call(FN_calculate_checksum, CALLER, "real", &kb, NULL);
+    return real.calculate_checksum(ctx, ctype, in, in_length, seed, seed_length, outcksum);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_verify_checksum(krb5_context ctx, krb5_cksumtype ctype, const krb5_checksum *cksum,
+                     krb5_const_pointer in, size_t in_length, krb5_const_pointer seed,
+                     size_t seed_length)
+{
+    krb5_keyblock kb = seed_view(seed, seed_length);
+
+    REQUIRE_REAL(ctx, verify_checksum);
+    if (is_candidate(&kb))
+        return refuse_old_api(ctx, FN_verify_checksum, &kb, CALLER);
+    trace_call(FN_verify_checksum, CALLER, "real", &kb, NULL);
+    return real.verify_checksum(ctx, ctype, cksum, in, in_length, seed, seed_length);
+}
+
+/* ---- libk5crypto's internal exported primitives: a backstop ------------------------
+ *
+ * libk5crypto reaches these through its PLT and its provider tables (relocations
+ * against the exported names), so they are interposed too. The entry points above
+ * already stop every handle; one arriving here means a path the router does not know,
+ * and it is refused and logged as such. These have no krb5_context. */
+
+static krb5_error_code
+refuse_internal(enum fn_id fn, const krb5_keyblock *kb, const void *caller)
+{
+    trace_call(fn, caller, "refused", kb, NULL);
+    return refuse(NULL, fn, KRB5_CRYPTO_INTERNAL,
+                  "a key handle reached a libk5crypto primitive by a path the router does "
+                  "not route; refused");
+}
+
+#define INTERNAL_KEY(f, key, call)                                                        \
+    do {                                                                                  \
+        krb5_keyblock *kb = NULL;                                                         \
+        krb5_error_code ret_;                                                             \
+        ensure_real();                                                                    \
+        if (real.f == NULL)                                                               \
+            return missing_real(NULL, FN_##f);                                            \
+        ret_ = key_view(key, &kb);                                                        \
+        if (ret_)                                                                         \
+            return refuse(NULL, FN_##f, ret_, "cannot read the key of a krb5_key");       \
+        if (is_candidate(kb)) {                                                           \
+            ret_ = refuse_internal(FN_##f, kb, CALLER);                                   \
+            krb5_free_keyblock(NULL, kb);                                                 \
+            return ret_;                                                                  \
+        }                                                                                 \
+        trace_call(FN_##f, CALLER, "real", kb, NULL);                                     \
+        krb5_free_keyblock(NULL, kb);                                                     \
+        return call;                                                                      \
+    } while (0)
+
+EXPORT krb5_error_code
+krb5int_aes_encrypt(krb5_key key, const krb5_data *ivec, krb5_crypto_iov *data,
+                    size_t num_data)
+{
+    INTERNAL_KEY(aes_encrypt, key, real.aes_encrypt(key, ivec, data, num_data));
+}
+
+EXPORT krb5_error_code
+krb5int_aes_decrypt(krb5_key key, const krb5_data *ivec, krb5_crypto_iov *data,
+                    size_t num_data)
+{
+    INTERNAL_KEY(aes_decrypt, key, real.aes_decrypt(key, ivec, data, num_data));
+}
+
+EXPORT krb5_error_code
+krb5int_camellia_encrypt(krb5_key key, const krb5_data *ivec, krb5_crypto_iov *data,
+                         size_t num_data)
+{
+    INTERNAL_KEY(camellia_encrypt, key, real.camellia_encrypt(key, ivec, data, num_data));
+}
+
+EXPORT krb5_error_code
+krb5int_cmac_checksum(const struct krb5_enc_provider *enc, krb5_key key,
+                      const krb5_crypto_iov *data, size_t num_data, krb5_data *output)
+{
+    INTERNAL_KEY(cmac_checksum, key, real.cmac_checksum(enc, key, data, num_data, output));
+}
+
+EXPORT krb5_error_code
+krb5int_hmac(const struct krb5_hash_provider *hash, krb5_key key, const krb5_crypto_iov *data,
+             size_t num_data, krb5_data *output)
+{
+    INTERNAL_KEY(hmac, key, real.hmac(hash, key, data, num_data, output));
+}
+
+EXPORT krb5_error_code
+krb5int_derive_key(const struct krb5_enc_provider *enc, const struct krb5_hash_provider *hash,
+                   krb5_key inkey, krb5_key *outkey, const krb5_data *in_constant, int alg)
+{
+    INTERNAL_KEY(derive_key, inkey,
+                 real.derive_key(enc, hash, inkey, outkey, in_constant, alg));
+}
+
+EXPORT krb5_error_code
+krb5int_derive_random(const struct krb5_enc_provider *enc,
+                      const struct krb5_hash_provider *hash, krb5_key inkey,
+                      krb5_data *outrnd, const krb5_data *in_constant, int alg)
+{
+    INTERNAL_KEY(derive_random, inkey,
+                 real.derive_random(enc, hash, inkey, outrnd, in_constant, alg));
+}
+
+EXPORT krb5_error_code
+krb5int_arcfour_gsscrypt(const krb5_keyblock *keyblock, krb5_keyusage usage,
+                         const krb5_data *kd_data, krb5_crypto_iov *data, size_t num_data)
+{
+    ensure_real();
+    if (real.arcfour_gsscrypt == NULL)
+        return missing_real(NULL, FN_arcfour_gsscrypt);
+    if (is_candidate(keyblock))
+        return refuse_internal(FN_arcfour_gsscrypt, keyblock, CALLER);
+    trace_call(FN_arcfour_gsscrypt, CALLER, "real", keyblock, NULL);
+    return real.arcfour_gsscrypt(keyblock, usage, kd_data, data, num_data);
+}

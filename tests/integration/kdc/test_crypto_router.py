@@ -1,0 +1,335 @@
+"""mpc_crypto_router.so (kdc-plugin/router) LD_PRELOADed into the stock Debian krb5kdc.
+
+Real processes only: a throwaway realm (krb5_realm.Realm) whose database goes through
+mpc_kdb.so over db2, krb5kdc (single process and `-w 2`) started with LD_PRELOAD of the
+router, and the stock MIT clients (kinit with password, keytab, renewal and FAST armor,
+klist, kvno).
+
+What is asserted:
+- pass-through: the same client sequence gives the same results (exit codes, principals,
+  ticket flags) with and without the router, and the router's trace (MPC_ROUTER_TRACE)
+  shows it intercepted the calls, from krb5kdc itself, libkrb5, libkdb5 and libk5crypto
+  (its internal calls through its PLT and provider tables), in the workers of `-w 2`;
+- fail closed: for a principal marked protected (the KDB module hands out handles) the
+  request fails, the router's message is in the KDC log, the KDC stays up and keeps
+  serving other principals, and no handle is ever passed to a libk5crypto function that
+  computes with it (every key the router passed on is checked against the handles
+  computed here independently from the handle key);
+- a missing configuration makes handles fail closed and leaves other calls working.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import struct
+from pathlib import Path
+
+import pytest
+
+import mpc_cluster
+from krb5_realm import Realm
+
+MARKER = "mpc-protected"
+HANDLE_MAGIC = bytes([0x8A, 0xF7, ord("M"), ord("H")])
+AES256, AES128 = 18, 17
+ROUTER_TAG = "mpc_crypto_router"
+TRACE_RE = re.compile(r"pid=(\d+) fn=(\S+) caller=(\S+) route=(\S+) key=(-?\d+):(\d+):(\S+)"
+                      r"(?: key2=(-?\d+):(\d+):(\S+))?$")
+
+
+def expected_handle(key: bytes, principal: str, kvno: int, enctype: int) -> bytes:
+    """The handle format of kdc-plugin/kdb/handle.h, computed with hashlib/hmac."""
+    name_hash = hashlib.sha256(b"mpc-kdc principal v1\x00" + principal.encode()).digest()[:16]
+    body = HANDLE_MAGIC + bytes([1, 0, 0, 0]) + struct.pack(">Ii", kvno, enctype) + name_hash
+    return body + hmac.new(key, body, hashlib.sha256).digest()
+
+
+def fingerprint(key: bytes) -> str:
+    """What the router's trace writes for a key: SHA-256 of its bytes, first 8 bytes."""
+    return hashlib.sha256(key).hexdigest()[:16]
+
+
+@pytest.fixture(scope="session")
+def router_so() -> Path:
+    path = Path(os.environ.get("MPC_ROUTER_SO", mpc_cluster.build_dir() / "kdc-plugin" /
+                               "router" / "mpc_crypto_router.so"))
+    if not path.is_file():
+        pytest.fail(f"mpc_crypto_router.so not built: {path} "
+                    "(build target mpc_crypto_router, or set MPC_ROUTER_SO)")
+    return path
+
+
+class RouterRealm(Realm):
+    """A Realm whose krb5kdc (only) runs with kdc_env added to its environment."""
+
+    kdc_env: dict[str, str] = {}
+    _starting_kdc = False
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = super().env
+        env.pop("LD_PRELOAD", None)
+        if self._starting_kdc:
+            env.update(self.kdc_env)
+        return env
+
+    def start_kdc(self, workers=None, **extra_env):
+        self._starting_kdc = True
+        try:
+            return super().start_kdc(workers)
+        finally:
+            self._starting_kdc = False
+
+
+@pytest.fixture
+def router_realm(tmp_path, mpc_module, router_so):
+    realms: list[RouterRealm] = []
+
+    def make(name: str = "realm") -> RouterRealm:
+        realm = RouterRealm(tmp_path / name, backend="db2", mpc_module=mpc_module)
+        realms.append(realm)
+        realm.create()
+        cluster = realm.root / "cluster.toml"
+        cluster.write_text("# placeholder: the router only checks that this file exists\n")
+        conf = realm.root / "router.conf"
+        conf.write_text(f"# mpc_crypto_router test configuration\n"
+                        f"handle_key_file = {realm.handle_key_path}\n"
+                        f"engine_config = {cluster}\n")
+        conf.chmod(0o600)
+        realm.router_conf = conf
+        realm.trace = realm.root / "router.trace"
+        return realm
+
+    try:
+        yield make
+    finally:
+        for realm in realms:
+            realm.stop()
+
+
+def preload(realm: RouterRealm, router_so: Path, config: Path | None = None) -> None:
+    realm.kdc_env = {"LD_PRELOAD": str(router_so),
+                     "MPC_ROUTER_CONFIG": str(config or realm.router_conf),
+                     "MPC_ROUTER_TRACE": str(realm.trace)}
+
+
+def no_preload(realm: RouterRealm) -> None:
+    realm.kdc_env = {}
+
+
+def trace_lines(realm: RouterRealm) -> list[dict]:
+    lines = []
+    for raw in Realm.read(realm.trace).splitlines():
+        m = TRACE_RE.match(raw)
+        assert m, raw
+        lines.append({"pid": int(m[1]), "fn": m[2], "caller": m[3], "route": m[4],
+                      "keys": [(int(m[5]), int(m[6]), m[7])] +
+                              ([(int(m[8]), int(m[9]), m[10])] if m[8] else [])})
+    return lines
+
+
+def set_up_principals(realm: RouterRealm) -> Path:
+    realm.kadmin_local(f"modprinc -maxrenewlife 7d krbtgt/{realm.realm}", check=True)
+    realm.addprinc("alice", password="alice-pw", options="-maxrenewlife 7d +requires_preauth")
+    realm.addprinc("bob", options="-maxrenewlife 7d")
+    realm.addprinc("svc/host.test")
+    return realm.ktadd(["bob"], realm.root / "bob.keytab")
+
+
+def normalise_klist(text: str) -> list[str]:
+    """klist -f output without times: principals and flags only."""
+    keep = []
+    for line in text.splitlines():
+        m = re.match(r"\s*\S+ \S+\s+\S+ \S+\s+(\S+@\S+)", line)
+        if m:
+            keep.append(m[1])
+        elif "Flags:" in line:
+            keep.append("Flags:" + line.split("Flags:")[1])
+        elif "Default principal" in line:
+            keep.append(line.strip())
+    return keep
+
+
+def client_sequence(realm: RouterRealm, bob_keytab: Path) -> list[tuple]:
+    """password, renewal, kvno, keytab, FAST: (step, exit code, normalised output)."""
+    results = []
+    armor = realm.root / "armor.ccache"
+
+    def step(name, res, listing=True):
+        shown = normalise_klist(realm.klist("-f").stdout) if listing and res.returncode == 0 \
+            else []
+        results.append((name, res.returncode, shown))
+        return res
+
+    step("kinit-password", realm.kinit("alice", password="alice-pw", args=["-r", "2d"]))
+    step("kvno", realm.kvno("svc/host.test"))
+    step("kinit-renew", realm.run(["kinit", "-R"]))
+    step("kvno-after-renew", realm.kvno("svc/host.test"))
+    step("kinit-keytab", realm.kinit("bob", keytab=bob_keytab, args=["-r", "1d"]))
+    step("kvno-keytab", realm.kvno("svc/host.test"))
+    step("armor", realm.run(["kinit", "-k", "-t", bob_keytab, "-c", f"FILE:{armor}",
+                             realm.principal("bob")]), listing=False)
+    step("kinit-fast", realm.kinit("alice", password="alice-pw", args=["-T", f"FILE:{armor}"]))
+    step("kvno-fast", realm.kvno("svc/host.test"))
+    step("wrong-password-fast",
+         realm.kinit("alice", password="wrong", args=["-T", f"FILE:{armor}"]), listing=False)
+    return results
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("workers", [None, 2], ids=["single", "w2"])
+def test_unprotected_principals_pass_through_unchanged(router_realm, router_so, workers):
+    realm = router_realm()
+    bob_keytab = set_up_principals(realm)
+
+    no_preload(realm)
+    realm.start_kdc(workers=workers)
+    plain = client_sequence(realm, bob_keytab)
+    realm.stop_kdc()
+
+    preload(realm, router_so)
+    kdc = realm.start_kdc(workers=workers)
+    routed = client_sequence(realm, bob_keytab)
+    assert realm.kdc_running()
+
+    assert routed == plain
+    steps = {name: code for name, code, _ in routed}
+    assert steps["wrong-password-fast"] != 0
+    assert all(code == 0 for name, code in steps.items() if name != "wrong-password-fast"), routed
+    flags = dict((name, shown) for name, _, shown in routed)
+    assert any("R" in line.split("Flags:")[1] for line in flags["kinit-password"]
+               if "Flags:" in line), flags["kinit-password"]      # renewable TGT
+
+    lines = trace_lines(realm)
+    assert lines, "the router intercepted nothing"
+    assert {line["route"] for line in lines} == {"real"}        # no handle anywhere
+    fns = {line["fn"] for line in lines}
+    for fn in ("krb5_c_encrypt", "krb5_c_decrypt", "krb5_c_make_checksum",
+               "krb5_c_verify_checksum", "krb5_c_fx_cf2_simple", "krb5_k_create_key",
+               "krb5_k_encrypt", "krb5_k_decrypt", "krb5_k_make_checksum",
+               "krb5int_derive_key", "krb5int_aes_encrypt", "krb5int_hmac"):
+        assert fn in fns, (fn, sorted(fns))
+    callers = {line["caller"] for line in lines}
+    for caller in ("krb5kdc", "libkrb5.so.3", "libkdb5.so.10", "libk5crypto.so.3"):
+        assert caller in callers, (caller, sorted(callers))
+    # calls from inside libk5crypto: its krb5_c_* wrappers call krb5_k_* through the PLT
+    assert any(line["caller"] == "libk5crypto.so.3" and line["fn"] == "krb5_k_encrypt"
+               for line in lines)
+    pids = {line["pid"] for line in lines}
+    if workers:
+        assert kdc.pid not in pids or len(pids) > 1
+        assert pids - {kdc.pid}, "no worker process intercepted anything"
+    else:
+        assert pids == {kdc.pid}
+
+
+def check_no_handle_passed_on(realm: RouterRealm, protected: list[str]) -> list[dict]:
+    key = realm.handle_key_path.read_bytes()
+    handles = {fingerprint(expected_handle(key, realm.principal(p), 1, e))
+               for p in protected for e in (AES256, AES128)}
+    lines = trace_lines(realm)
+    refused = [line for line in lines if line["route"] in ("refused", "handle")]
+    assert refused, "no handle was seen by the router"
+    for line in refused:
+        assert line["keys"][0][1] == 64 and line["keys"][0][2] in handles, line
+    for line in lines:
+        if line["route"] == "real":
+            for _, length, fp in line["keys"]:
+                assert length != 64 and fp not in handles, line
+    return refused
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("workers", [None, 2], ids=["single", "w2"])
+def test_protected_principals_fail_closed(router_realm, router_so, workers):
+    realm = router_realm()
+    bob_keytab = set_up_principals(realm)
+    realm.setstr("alice", MARKER, "true")
+    realm.setstr("svc/host.test", MARKER, "true")
+    preload(realm, router_so)
+    realm.start_kdc(workers=workers)
+
+    # AS with PA-ENC-TIMESTAMP: krb5kdc 1.20.1's encrypted_timestamp verifier tries each
+    # key of the enctype, drops every decrypt error (ours included) and answers
+    # PREAUTH_FAILED, so the client sees "Password incorrect" and the router's message
+    # reaches only its own log (stderr, syslog).
+    res = realm.kinit("alice", password="alice-pw")
+    assert res.returncode != 0, res.output
+    assert "PREAUTH_FAILED: alice@MPC.TEST" in realm.kdc_log()
+    assert realm.kinit("bob", keytab=bob_keytab).returncode == 0
+    res = realm.kvno("svc/host.test")
+    assert res.returncode != 0, res.output
+    assert realm.kdc_running()
+    assert realm.kinit("bob", keytab=bob_keytab).returncode == 0   # still serving
+
+    # TGS: the first use of the service key (PAC server checksum, usage 17, through
+    # krb5_c_make_checksum_iov) is refused; the KDC logs the router's message.
+    log = realm.kdc_log()
+    assert (f"{ROUTER_TAG}: krb5_c_make_checksum_iov: make_checksum_iov with a protected key "
+            "refused: engine jobs for protected keys are not implemented yet") in log, log
+    stderr = Realm.read(realm.root / "krb5kdc.stderr")
+    assert "decrypt with a protected key refused" in stderr, stderr
+    assert "first refusal in this process" in stderr, stderr
+    refused = check_no_handle_passed_on(realm, ["alice", "svc/host.test"])
+    assert {line["route"] for line in refused} == {"handle"}   # verified, engine refused
+    assert {line["fn"] for line in refused} >= {"krb5_c_decrypt", "krb5_c_make_checksum_iov"}
+    # Consequence of the PREAUTH_FAILED above (documented in kdc-plugin/README.md): the
+    # refused login is counted against the protected user's lockout.
+    assert "Failed password attempts: 1" in realm.getprinc("alice").stdout
+
+
+@pytest.mark.timeout(60)
+def test_protected_krbtgt_fails_closed_and_kdc_stays_up(router_realm, router_so):
+    realm = router_realm()
+    bob_keytab = set_up_principals(realm)
+    realm.setstr(f"krbtgt/{realm.realm}", MARKER, "true")
+    preload(realm, router_so)
+    realm.start_kdc()
+    for _ in range(3):
+        res = realm.kinit("bob", keytab=bob_keytab)
+        assert res.returncode != 0, res.output
+    assert realm.kdc_running()
+    assert ROUTER_TAG in realm.kdc_log()
+    check_no_handle_passed_on(realm, [f"krbtgt/{realm.realm}"])
+    stderr = Realm.read(realm.root / "krb5kdc.stderr")
+    assert stderr.count("first refusal in this process") == 1, stderr   # logged once
+    realm.delstr(f"krbtgt/{realm.realm}", MARKER)
+    assert realm.kinit("bob", keytab=bob_keytab).returncode == 0
+
+
+@pytest.mark.timeout(60)
+def test_missing_configuration_fails_handles_closed_only(router_realm, router_so):
+    realm = router_realm()
+    bob_keytab = set_up_principals(realm)
+    realm.setstr("svc/host.test", MARKER, "true")
+    preload(realm, router_so, config=realm.root / "no-such-router.conf")
+    realm.start_kdc()
+    assert realm.kinit("bob", keytab=bob_keytab).returncode == 0
+    assert realm.kvno("svc/host.test").returncode != 0
+    assert realm.kdc_running()
+    log = realm.kdc_log()
+    assert "configuration unusable, every protected key is refused: cannot open router " \
+           "configuration" in log, log
+    check_no_handle_passed_on(realm, ["svc/host.test"])
+
+
+@pytest.mark.timeout(60)
+def test_forged_handle_key_is_refused(router_realm, router_so):
+    """A router configured with another handle key refuses the KDB module's handles."""
+    realm = router_realm()
+    bob_keytab = set_up_principals(realm)
+    realm.setstr("svc/host.test", MARKER, "true")
+    other = realm.root / "other.key"
+    other.write_bytes(os.urandom(32))
+    other.chmod(0o600)
+    conf = realm.root / "other.conf"
+    conf.write_text(f"handle_key_file = {other}\nengine_config = {realm.root / 'cluster.toml'}\n")
+    preload(realm, router_so, config=conf)
+    realm.start_kdc()
+    assert realm.kinit("bob", keytab=bob_keytab).returncode == 0
+    assert realm.kvno("svc/host.test").returncode != 0
+    assert "key handle refused: key handle failed authentication" in realm.kdc_log()
+    check_no_handle_passed_on(realm, ["svc/host.test"])
