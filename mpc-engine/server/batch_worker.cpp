@@ -161,7 +161,8 @@ void BatchWorker::run() {
       task = std::move(*task_);
       task_.reset();
     }
-    BatchResult result = evaluate(task);
+    Exchange exchange(*this, task.header);
+    BatchResult result = evaluate_batch(task, *evaluator_, prf_keys_, exchange, inputs_, outputs_, log_);
     for (auto& slice : task.slices) slice.key_share.clear();
     {
       std::lock_guard lock(mutex_);
@@ -173,7 +174,9 @@ void BatchWorker::run() {
   }
 }
 
-BatchResult BatchWorker::evaluate(BatchTask& task) {
+BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const PartyPrfKeys& prf_keys,
+                           rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
+                           const Logger& log) {
   const auto started = std::chrono::steady_clock::now();
   BatchResult result;
   result.header = task.header;
@@ -181,40 +184,39 @@ BatchResult BatchWorker::evaluate(BatchTask& task) {
 
   // Inputs: each slice's round-key shares broadcast over its instances, then the public
   // block as the constant sharing (0, c).
-  inputs_.reset(program.num_inputs, task.instances);
+  inputs.reset(program.num_inputs, task.instances);
   std::vector<std::uint8_t> blocks(task.instances * 16);
   std::size_t offset = 0;
   for (const auto& slice : task.slices) {
     if (!slice.key_share.empty()) {
       const std::size_t half = slice.key_share.size() / 2;
-      broadcast_bits(inputs_.x, inputs_.words_per_row, 0, slice.key_share.span().first(half), offset, slice.blocks);
-      broadcast_bits(inputs_.a, inputs_.words_per_row, 0, slice.key_share.span().subspan(half), offset, slice.blocks);
+      broadcast_bits(inputs.x, inputs.words_per_row, 0, slice.key_share.span().first(half), offset, slice.blocks);
+      broadcast_bits(inputs.a, inputs.words_per_row, 0, slice.key_share.span().subspan(half), offset, slice.blocks);
       std::memcpy(blocks.data() + offset * 16, slice.public_blocks.data(), slice.public_blocks.size());
     }
     offset += slice.blocks;
   }
-  rss3::slice(blocks, 16, task.instances, inputs_.a, inputs_.words_per_row, task.key_rows);
+  rss3::slice(blocks, 16, task.instances, inputs.a, inputs.words_per_row, task.key_rows);
 
-  rss3::CorrelatedRandomness randomness(prf_keys_.own, prf_keys_.previous, {task.header.epoch, task.header.sequence});
-  Exchange exchange(*this, task.header);
+  rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
   try {
-    result.stats = evaluator_->evaluate(program, inputs_, outputs_, randomness, exchange);
+    result.stats = evaluator.evaluate(program, inputs, outputs, randomness, exchange);
   } catch (const PeerError& error) {
-    inputs_.wipe();
+    inputs.wipe();
     result.error = error.what();
     return result;
   } catch (const Error& error) {
-    inputs_.wipe();
+    inputs.wipe();
     result.error = error.what();
-    log_.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", error.what()}});
+    log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", error.what()}});
     return result;
   }
-  inputs_.wipe();
+  inputs.wipe();
   result.masked.x.resize(task.instances * 16);
   result.masked.a.resize(task.instances * 16);
-  rss3::unslice(outputs_.x, outputs_.words_per_row, 0, 16, task.instances, result.masked.x);
-  rss3::unslice(outputs_.a, outputs_.words_per_row, 0, 16, task.instances, result.masked.a);
-  outputs_.wipe();
+  rss3::unslice(outputs.x, outputs.words_per_row, 0, 16, task.instances, result.masked.x);
+  rss3::unslice(outputs.a, outputs.words_per_row, 0, 16, task.instances, result.masked.a);
+  outputs.wipe();
   rss3::mask_output_share(randomness, 0, result.masked);
   result.succeeded = true;
   result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);

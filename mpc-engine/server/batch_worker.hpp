@@ -56,6 +56,12 @@ struct BatchResult {
   std::chrono::microseconds elapsed{0};
 };
 
+// Builds a party's inputs for `task`, evaluates it over `exchange` and returns the
+// masked output shares (or the failure). `inputs` and `outputs` are scratch, wiped.
+BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const PartyPrfKeys& prf_keys,
+                           rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
+                           const Logger& log);
+
 class BatchWorker {
  public:
   // `finished` is notified whenever a result becomes ready.
@@ -79,7 +85,6 @@ class BatchWorker {
  private:
   class Exchange;
   void run();
-  BatchResult evaluate(BatchTask& task);
 
   const settings::ServerSettings& settings_;
   const PartyPrfKeys& prf_keys_;

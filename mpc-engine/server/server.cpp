@@ -3,11 +3,13 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <cstring>
 #include <variant>
 
 #include "common/error.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "server/batch_inputs.hpp"
+#include "wire/peer_messages.hpp"
 #include "server/self_test.hpp"
 
 namespace mpc::server {
@@ -62,6 +64,7 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
   peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_);
+  inline_evaluator_ = make_evaluator();
   for (std::size_t i = 0; i < kBatchesInFlight; ++i)
     workers_.push_back(std::make_unique<BatchWorker>(context_, settings_, own_keys_, prf_keys_,
                                                      make_evaluator(), batch_finished_, log_));
@@ -147,31 +150,111 @@ void Server::drain_peer_messages() {
   for (;;) {
     auto envelope = peers_->receive(std::chrono::milliseconds(0));
     if (!envelope) return;
-    if (envelope->from_party < 0) continue;
-    if (const auto tag = batch_tag_of(envelope->data)) {
-      // A layer or abort message: to the worker running its batch, or kept until it starts.
-      bool delivered = false;
-      for (auto& worker : workers_) {
-        const auto running = worker->running();
-        if (running && running->first == tag->epoch && running->second == tag->sequence) {
-          worker->deliver(std::move(*envelope));
-          delivered = true;
-          break;
-        }
-      }
-      if (!delivered) early_messages_.keep(std::move(*envelope));
-      continue;
-    }
-    try {
-      auto message = wire::decode_peer_message(envelope->data);
-      if (auto* batch = std::get_if<wire::BatchHeader>(&message)) {
-        if (envelope->from_party == 0 && settings_.party != 0) announced_.push_back(std::move(*batch));
-      }
-    } catch (const FormatError& error) {
-      log_.warn("malformed peer message", {{"from", envelope->from_party + 1}, {"error", error.what()}});
-    }
+    if (envelope->from_party >= 0) route_peer_message(std::move(*envelope));
   }
 }
+
+void Server::route_peer_message(PeerEnvelope envelope) {
+  if (const auto tag = batch_tag_of(envelope.data)) {
+    for (auto& worker : workers_) {
+      const auto running = worker->running();
+      if (running && running->first == tag->epoch && running->second == tag->sequence) {
+        worker->deliver(std::move(envelope));
+        return;
+      }
+    }
+    early_messages_.keep(std::move(envelope));
+    return;
+  }
+  try {
+    auto message = wire::decode_peer_message(envelope.data);
+    if (auto* batch = std::get_if<wire::BatchHeader>(&message)) {
+      if (envelope.from_party == 0 && settings_.party != 0) announced_.push_back(std::move(*batch));
+    }
+  } catch (const FormatError& error) {
+    log_.warn("malformed peer message", {{"from", envelope.from_party + 1}, {"error", error.what()}});
+  }
+}
+
+// LayerExchange for a batch run on the main thread: sends over the main thread's link to
+// the next party and reads the peer socket itself, routing everything else as usual.
+class Server::InlineExchange final : public rss3::LayerExchange {
+ public:
+  InlineExchange(Server& server, const wire::BatchHeader& header, std::vector<PeerEnvelope> early)
+      : server_(server), tag_{header.epoch, header.sequence} {
+    for (auto& envelope : early) pending_.push_back(std::move(envelope));
+  }
+
+  void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
+    const int next = rss3::next_party(server_.settings_.party);
+    frame_.resize(wire::kLayerHeaderBytes + outgoing.size());
+    wire::write_layer_header({tag_.epoch, tag_.sequence, layer}, frame_);
+    if (!outgoing.empty()) std::memcpy(frame_.data() + wire::kLayerHeaderBytes, outgoing.data(), outgoing.size());
+    if (!server_.peers_->send_to(next, frame_))
+      throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
+    if (take_pending(layer, incoming)) return;
+    const auto timeout = server_.settings_.limits.peer_timeout;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
+                                               std::to_string(rss3::previous_party(server_.settings_.party) + 1) +
+                                               " within " + std::to_string(timeout.count()) + " ms");
+      auto envelope = server_.peers_->receive(left);
+      if (!envelope || envelope->from_party < 0) continue;
+      const auto tag = batch_tag_of(envelope->data);
+      if (tag && *tag == tag_) {
+        pending_.push_back(std::move(*envelope));
+        if (take_pending(layer, incoming)) return;
+      } else {
+        server_.route_peer_message(std::move(*envelope));
+      }
+    }
+  }
+
+ private:
+  // Uses this layer's message from the previous party if it has arrived; drops messages
+  // of layers already past; throws on an abort of this batch.
+  bool take_pending(std::uint32_t layer, std::span<std::uint8_t> incoming) {
+    const int previous = rss3::previous_party(server_.settings_.party);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      wire::PeerMessage message;
+      try {
+        message = wire::decode_peer_message(it->data);
+      } catch (const FormatError&) {
+        it = pending_.erase(it);
+        continue;
+      }
+      if (const auto* abort = std::get_if<wire::AbortNotice>(&message))
+        throw PeerError(Component::Server, "party " + std::to_string(it->from_party + 1) +
+                                               " aborted the batch: " + abort->detail);
+      const auto* received = std::get_if<wire::DecodedLayer>(&message);
+      if (received == nullptr || it->from_party != previous || received->header.layer < layer) {
+        it = pending_.erase(it);
+        continue;
+      }
+      if (received->header.layer > layer) {
+        ++it;
+        continue;
+      }
+      if (received->payload.size() != incoming.size())
+        throw PeerError(Component::Server, "layer message of " + std::to_string(received->payload.size()) +
+                                               " bytes from party " + std::to_string(previous + 1) + ", expected " +
+                                               std::to_string(incoming.size()));
+      if (!incoming.empty()) std::memcpy(incoming.data(), received->payload.data(), incoming.size());
+      pending_.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  Server& server_;
+  BatchTag tag_;
+  std::vector<PeerEnvelope> pending_;
+  std::vector<std::uint8_t> frame_;
+};
 
 void Server::reply(const std::string& routing_id, wire::Reply reply) {
   if (!clients_->send(routing_id, wire::encode_reply(reply)))
@@ -440,6 +523,14 @@ void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
     task.slices.push_back(std::move(input));
   }
   const BatchTag tag{header.epoch, header.sequence};
+  if (instances <= settings_.limits.latency_batch_blocks) {
+    InlineExchange exchange(*this, header, early_messages_.take(tag));
+    BatchResult result =
+        evaluate_batch(task, *inline_evaluator_, prf_keys_, exchange, inline_inputs_, inline_outputs_, log_);
+    for (auto& slice : task.slices) slice.key_share.clear();
+    apply_result(result);
+    return;
+  }
   worker.start(std::move(task));
   for (auto& envelope : early_messages_.take(tag)) worker.deliver(std::move(envelope));
 }

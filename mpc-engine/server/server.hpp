@@ -36,6 +36,7 @@ namespace mpc::server {
 
 // Two batches in flight fill the time one spends waiting for a neighbour's message;
 // more only add memory. Every party must run at least as many as the leader forms.
+// Small batches run on the main thread instead (see inline_evaluator_).
 inline constexpr std::size_t kBatchesInFlight = 2;
 
 class Server {
@@ -53,8 +54,12 @@ class Server {
   void reply(const std::string& routing_id, wire::Reply reply);
   void reply_error(const std::string& routing_id, const wire::RequestId& id, wire::Status status,
                    const std::string& detail);
+  class InlineExchange;
   void drain_client_requests();
   void drain_peer_messages();
+  // A peer message that is not for the batch the caller waits on: to the worker running
+  // its batch, kept until its batch starts, or (a header) queued.
+  void route_peer_message(PeerEnvelope envelope);
   BatchWorker* idle_worker();
   std::chrono::milliseconds idle_wait();
   std::optional<wire::BatchHeader> form_batch();
@@ -84,6 +89,12 @@ class Server {
   std::unique_ptr<PeerLinks> peers_;
   Wakeup batch_finished_;
   std::vector<std::unique_ptr<BatchWorker>> workers_;
+  // Latency-bound batches (up to latency_batch_blocks instances) run on the main thread,
+  // which reads their layer messages straight off the socket: a hand-off to a worker
+  // thread costs a wake-up per layer, about a third of a single block's latency.
+  std::unique_ptr<rss3::Evaluator> inline_evaluator_;
+  rss3::ShareMatrix inline_inputs_;
+  rss3::ShareMatrix inline_outputs_;
 
   std::map<JobKey, Job> jobs_;
   std::deque<JobKey> queue_;                     // leader: jobs with blocks still to schedule
