@@ -7,7 +7,7 @@
  * (kdc-plugin/kdb/handle.h: name hash, kvno, enctype). A cf2 may mix a handle with
  * a clear key (the FAST armor key), hence router_key.
  *
- * Today's implementation (router_engine_stub.c) has no engine jobs for tickets and
+ * Today's implementation (router_engine_fail_closed.c) has no engine jobs for tickets and
  * refuses every call: the router fails closed. The engine-backed implementation
  * (next step: jobs through mpc-engine/client/mpc_client.h) replaces that file and
  * keeps these declarations.

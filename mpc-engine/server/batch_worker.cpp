@@ -7,6 +7,7 @@
 #include "protocol/rss3/output.hpp"
 #include "protocol/rss3/transpose.hpp"
 #include "server/batch_inputs.hpp"
+#include "server/layer_messages.hpp"
 
 namespace mpc::server {
 
@@ -19,57 +20,21 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
     const int party = worker_.settings_.party;
     const int next = rss3::next_party(party);
     const int previous = rss3::previous_party(party);
-    frame_.resize(wire::kLayerHeaderBytes + outgoing.size());
-    wire::write_layer_header({header_.epoch, header_.sequence, layer}, frame_);
-    if (!outgoing.empty()) std::memcpy(frame_.data() + wire::kLayerHeaderBytes, outgoing.data(), outgoing.size());
-    const auto grace = std::min(std::chrono::milliseconds(250), worker_.settings_.limits.peer_timeout / 2);
-    const auto send_deadline = std::chrono::steady_clock::now() + grace;
-    while (!worker_.next_party_->send(frame_)) {
-      if (std::chrono::steady_clock::now() >= send_deadline)
-        throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    build_layer_frame(frame_, {header_.epoch, header_.sequence}, layer, outgoing);
+    if (!send_within(*worker_.next_party_, frame_, connect_grace(worker_.settings_.limits.peer_timeout)))
+      throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
 
-    const auto deadline = std::chrono::steady_clock::now() + worker_.settings_.limits.peer_timeout;
+    const auto timeout = worker_.settings_.limits.peer_timeout;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock lock(worker_.mutex_);
     for (;;) {
-      for (auto it = worker_.inbox_.begin(); it != worker_.inbox_.end();) {
-        PeerEnvelope& envelope = *it;
-        wire::PeerMessage message;
-        try {
-          message = wire::decode_peer_message(envelope.data);
-        } catch (const FormatError&) {
-          it = worker_.inbox_.erase(it);
-          continue;
-        }
-        if (const auto* abort = std::get_if<wire::AbortNotice>(&message)) {
-          const std::string detail = "party " + std::to_string(envelope.from_party + 1) + " aborted the batch: " + abort->detail;
-          worker_.inbox_.clear();
-          throw PeerError(Component::Server, detail);
-        }
-        const auto* received = std::get_if<wire::DecodedLayer>(&message);
-        if (received == nullptr || envelope.from_party != previous || received->header.layer < layer) {
-          it = worker_.inbox_.erase(it);  // not ours, or a layer already past
-          continue;
-        }
-        if (received->header.layer > layer) {
-          ++it;  // a neighbour one layer ahead: keep for the next call
-          continue;
-        }
-        if (received->payload.size() != incoming.size())
-          throw PeerError(Component::Server, "layer message of " + std::to_string(received->payload.size()) +
-                                                 " bytes from party " + std::to_string(previous + 1) + ", expected " +
-                                                 std::to_string(incoming.size()));
-        if (!incoming.empty()) std::memcpy(incoming.data(), received->payload.data(), incoming.size());
-        worker_.inbox_.erase(it);
-        return;
-      }
+      if (take_layer_message(worker_.inbox_, previous, layer, incoming)) return;
       if (worker_.stopping_) throw PeerError(Component::Server, "server stopping");
       if (worker_.wake_.wait_until(lock, deadline) == std::cv_status::timeout &&
           std::chrono::steady_clock::now() >= deadline)
         throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
                                                std::to_string(previous + 1) + " within " +
-                                               std::to_string(worker_.settings_.limits.peer_timeout.count()) + " ms");
+                                               std::to_string(timeout.count()) + " ms");
     }
   }
 
@@ -79,17 +44,6 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
   std::vector<std::uint8_t> frame_;
 };
 
-namespace {
-
-transport::LinkOptions layer_link_options() {
-  transport::LinkOptions options;
-  options.send_high_water_mark = 64;
-  options.receive_high_water_mark = 64;
-  options.max_message_bytes = 256LL << 20;
-  return options;
-}
-
-}  // namespace
 
 BatchWorker::BatchWorker(transport::Context& context, const settings::ServerSettings& settings,
                          const transport::CurveKeyPair& own, const PartyPrfKeys& prf_keys,
@@ -99,7 +53,7 @@ BatchWorker::BatchWorker(transport::Context& context, const settings::ServerSett
   for (const auto& peer : settings_.peers)
     if (peer.party == next)
       next_party_ = std::make_unique<transport::Connection>(context, peer.endpoint, peer.public_key, own,
-                                                            layer_link_options());
+                                                            peer_link_options());
   if (!next_party_) throw Error(Component::Server, "no peer configured as the next party");
   thread_ = std::thread([this] { run(); });
 }

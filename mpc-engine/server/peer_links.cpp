@@ -1,30 +1,24 @@
 #include "server/peer_links.hpp"
 
-#include <thread>
-
 #include "common/error.hpp"
+#include "server/layer_messages.hpp"
 
 namespace mpc::server {
 
 std::string peer_role(int party) { return "peer" + std::to_string(party + 1); }
 
-namespace {
-
 transport::LinkOptions peer_link_options() {
   transport::LinkOptions options;
-  // Layer messages of a full batch are a few MB; the queue must hold a few of them.
   options.send_high_water_mark = 64;
   options.receive_high_water_mark = 64;
   options.max_message_bytes = 256LL << 20;
   return options;
 }
 
-}  // namespace
-
 PeerLinks::PeerLinks(transport::Context& context, const settings::ServerSettings& settings,
                      const transport::CurveKeyPair& own)
     : own_party_(settings.party),
-      connect_grace_(std::min(std::chrono::milliseconds(250), settings.limits.peer_timeout / 2)) {
+      connect_grace_(connect_grace(settings.limits.peer_timeout)) {
   for (const auto& peer : settings.peers) context.allow("peers", peer.public_key, peer_role(peer.party));
   listener_ = std::make_unique<transport::Listener>(context, settings.peer_endpoint, own, "peers", peer_link_options());
   for (const auto& peer : settings.peers)
@@ -34,13 +28,7 @@ PeerLinks::PeerLinks(transport::Context& context, const settings::ServerSettings
 
 bool PeerLinks::send_to(int party, std::span<const std::uint8_t> frame) {
   if (party < 0 || party > 2 || party == own_party_) throw Error(Component::Server, "send to invalid party");
-  auto& connection = *connections_[static_cast<std::size_t>(party)];
-  const auto deadline = std::chrono::steady_clock::now() + connect_grace_;
-  while (!connection.send(frame)) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
+  return send_within(*connections_[static_cast<std::size_t>(party)], frame, connect_grace_);
 }
 
 std::optional<PeerEnvelope> PeerLinks::receive(std::chrono::milliseconds timeout) {

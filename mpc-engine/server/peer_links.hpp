@@ -39,4 +39,8 @@ class PeerLinks {
 
 std::string peer_role(int party);  // "peer1".."peer3" for 0-based party 0..2
 
+// Link options for server-to-server connections: a batch's layer messages are a few MB
+// and the queue must hold a few of them.
+transport::LinkOptions peer_link_options();
+
 }  // namespace mpc::server

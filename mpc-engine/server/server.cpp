@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "server/batch_inputs.hpp"
+#include "server/layer_messages.hpp"
 #include "wire/peer_messages.hpp"
 #include "server/self_test.hpp"
 
@@ -187,12 +188,11 @@ class Server::InlineExchange final : public rss3::LayerExchange {
 
   void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
     const int next = rss3::next_party(server_.settings_.party);
-    frame_.resize(wire::kLayerHeaderBytes + outgoing.size());
-    wire::write_layer_header({tag_.epoch, tag_.sequence, layer}, frame_);
-    if (!outgoing.empty()) std::memcpy(frame_.data() + wire::kLayerHeaderBytes, outgoing.data(), outgoing.size());
+    const int previous = rss3::previous_party(server_.settings_.party);
+    build_layer_frame(frame_, tag_, layer, outgoing);
     if (!server_.peers_->send_to(next, frame_))
       throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
-    if (take_pending(layer, incoming)) return;
+    if (take_layer_message(pending_, previous, layer, incoming)) return;
     const auto timeout = server_.settings_.limits.peer_timeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
@@ -200,14 +200,14 @@ class Server::InlineExchange final : public rss3::LayerExchange {
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0)
         throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
-                                               std::to_string(rss3::previous_party(server_.settings_.party) + 1) +
-                                               " within " + std::to_string(timeout.count()) + " ms");
+                                               std::to_string(previous + 1) + " within " +
+                                               std::to_string(timeout.count()) + " ms");
       auto envelope = server_.peers_->receive(left);
       if (!envelope || envelope->from_party < 0) continue;
       const auto tag = batch_tag_of(envelope->data);
       if (tag && *tag == tag_) {
         pending_.push_back(std::move(*envelope));
-        if (take_pending(layer, incoming)) return;
+        if (take_layer_message(pending_, previous, layer, incoming)) return;
       } else {
         server_.route_peer_message(std::move(*envelope));
       }
@@ -215,44 +215,9 @@ class Server::InlineExchange final : public rss3::LayerExchange {
   }
 
  private:
-  // Uses this layer's message from the previous party if it has arrived; drops messages
-  // of layers already past; throws on an abort of this batch.
-  bool take_pending(std::uint32_t layer, std::span<std::uint8_t> incoming) {
-    const int previous = rss3::previous_party(server_.settings_.party);
-    for (auto it = pending_.begin(); it != pending_.end();) {
-      wire::PeerMessage message;
-      try {
-        message = wire::decode_peer_message(it->data);
-      } catch (const FormatError&) {
-        it = pending_.erase(it);
-        continue;
-      }
-      if (const auto* abort = std::get_if<wire::AbortNotice>(&message))
-        throw PeerError(Component::Server, "party " + std::to_string(it->from_party + 1) +
-                                               " aborted the batch: " + abort->detail);
-      const auto* received = std::get_if<wire::DecodedLayer>(&message);
-      if (received == nullptr || it->from_party != previous || received->header.layer < layer) {
-        it = pending_.erase(it);
-        continue;
-      }
-      if (received->header.layer > layer) {
-        ++it;
-        continue;
-      }
-      if (received->payload.size() != incoming.size())
-        throw PeerError(Component::Server, "layer message of " + std::to_string(received->payload.size()) +
-                                               " bytes from party " + std::to_string(previous + 1) + ", expected " +
-                                               std::to_string(incoming.size()));
-      if (!incoming.empty()) std::memcpy(incoming.data(), received->payload.data(), incoming.size());
-      pending_.erase(it);
-      return true;
-    }
-    return false;
-  }
-
   Server& server_;
   BatchTag tag_;
-  std::vector<PeerEnvelope> pending_;
+  std::deque<PeerEnvelope> pending_;
   std::vector<std::uint8_t> frame_;
 };
 

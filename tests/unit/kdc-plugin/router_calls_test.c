@@ -372,7 +372,7 @@ main(void)
     hk.enctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
     hk.length = MPC_KDB_HANDLE_LEN;
     hk.contents = handle;
-    one_handle(&hk, "engine jobs for protected keys are not implemented yet");
+    one_handle(&hk, "this build has no engine operations for protected keys (fail closed)");
 
     forged = hk;
     forged.contents = malloc(MPC_KDB_HANDLE_LEN);

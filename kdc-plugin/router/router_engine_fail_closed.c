@@ -1,5 +1,6 @@
-/* kdc-plugin/router/router_engine_stub.c - the engine side of the crypto router
- * before engine jobs exist: every operation on a protected key is refused.
+/* kdc-plugin/router/router_engine_fail_closed.c - the engine side of the crypto
+ * router in a build without engine operations for protected keys: every operation
+ * on a protected key is refused (fails closed).
  *
  * Interface: router_engine.h. Reads: the cluster configuration path only, to check
  * that it names a readable regular file (mpc_client_open will parse it once there
@@ -23,12 +24,12 @@ struct router_engine {
 };
 
 static krb5_error_code
-not_yet(const char *op, char *why, size_t why_len)
+refuse(const char *op, char *why, size_t why_len)
 {
     if (why != NULL && why_len > 0)
         snprintf(why, why_len,
-                 "%s with a protected key refused: engine jobs for protected keys are "
-                 "not implemented yet", op);
+                 "%s with a protected key refused: this build has no engine "
+                 "operations for protected keys (fail closed)", op);
     return KRB5_CRYPTO_INTERNAL;
 }
 
@@ -93,7 +94,7 @@ router_engine_encrypt(router_engine *engine, const mpc_kdb_key_id *key, krb5_key
                       krb5_enc_data *output, char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)usage; (void)cipher_state; (void)input; (void)output;
-    return not_yet("encrypt", why, why_len);
+    return refuse("encrypt", why, why_len);
 }
 
 krb5_error_code
@@ -102,7 +103,7 @@ router_engine_decrypt(router_engine *engine, const mpc_kdb_key_id *key, krb5_key
                       krb5_data *output, char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)usage; (void)cipher_state; (void)input; (void)output;
-    return not_yet("decrypt", why, why_len);
+    return refuse("decrypt", why, why_len);
 }
 
 krb5_error_code
@@ -111,7 +112,7 @@ router_engine_encrypt_iov(router_engine *engine, const mpc_kdb_key_id *key, krb5
                           size_t num_data, char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)usage; (void)cipher_state; (void)data; (void)num_data;
-    return not_yet("encrypt_iov", why, why_len);
+    return refuse("encrypt_iov", why, why_len);
 }
 
 krb5_error_code
@@ -120,7 +121,7 @@ router_engine_decrypt_iov(router_engine *engine, const mpc_kdb_key_id *key, krb5
                           size_t num_data, char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)usage; (void)cipher_state; (void)data; (void)num_data;
-    return not_yet("decrypt_iov", why, why_len);
+    return refuse("decrypt_iov", why, why_len);
 }
 
 krb5_error_code
@@ -130,7 +131,7 @@ router_engine_make_checksum(router_engine *engine, const mpc_kdb_key_id *key,
                             char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)cksumtype; (void)usage; (void)input; (void)cksum;
-    return not_yet("make_checksum", why, why_len);
+    return refuse("make_checksum", why, why_len);
 }
 
 krb5_error_code
@@ -140,7 +141,7 @@ router_engine_verify_checksum(router_engine *engine, const mpc_kdb_key_id *key,
                               char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)usage; (void)data; (void)cksum; (void)valid;
-    return not_yet("verify_checksum", why, why_len);
+    return refuse("verify_checksum", why, why_len);
 }
 
 krb5_error_code
@@ -150,7 +151,7 @@ router_engine_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *key
                                 char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)cksumtype; (void)usage; (void)data; (void)num_data;
-    return not_yet("make_checksum_iov", why, why_len);
+    return refuse("make_checksum_iov", why, why_len);
 }
 
 krb5_error_code
@@ -161,7 +162,7 @@ router_engine_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *k
 {
     (void)engine; (void)key; (void)cksumtype; (void)usage; (void)data; (void)num_data;
     (void)valid;
-    return not_yet("verify_checksum_iov", why, why_len);
+    return refuse("verify_checksum_iov", why, why_len);
 }
 
 krb5_error_code
@@ -169,7 +170,7 @@ router_engine_prf(router_engine *engine, const mpc_kdb_key_id *key, const krb5_d
                   krb5_data *output, char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)input; (void)output;
-    return not_yet("prf", why, why_len);
+    return refuse("prf", why, why_len);
 }
 
 krb5_error_code
@@ -177,7 +178,7 @@ router_engine_prfplus(router_engine *engine, const mpc_kdb_key_id *key, const kr
                       krb5_data *output, char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)input; (void)output;
-    return not_yet("prfplus", why, why_len);
+    return refuse("prfplus", why, why_len);
 }
 
 krb5_error_code
@@ -186,7 +187,7 @@ router_engine_derive_prfplus(router_engine *engine, const mpc_kdb_key_id *key,
                              char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)input; (void)enctype; (void)out;
-    return not_yet("derive_prfplus", why, why_len);
+    return refuse("derive_prfplus", why, why_len);
 }
 
 krb5_error_code
@@ -195,7 +196,7 @@ router_engine_cf2(router_engine *engine, const router_key *k1, const char *peppe
                   char *why, size_t why_len)
 {
     (void)engine; (void)k1; (void)pepper1; (void)k2; (void)pepper2; (void)out;
-    return not_yet("fx_cf2_simple", why, why_len);
+    return refuse("fx_cf2_simple", why, why_len);
 }
 
 krb5_error_code
@@ -203,5 +204,5 @@ router_engine_init_state(router_engine *engine, const mpc_kdb_key_id *key, krb5_
                          krb5_data *new_state, char *why, size_t why_len)
 {
     (void)engine; (void)key; (void)usage; (void)new_state;
-    return not_yet("init_state", why, why_len);
+    return refuse("init_state", why, why_len);
 }

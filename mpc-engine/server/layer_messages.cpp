@@ -1,0 +1,71 @@
+#include "server/layer_messages.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "common/error.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::server {
+
+std::chrono::milliseconds connect_grace(std::chrono::milliseconds peer_timeout) {
+  return std::min(std::chrono::milliseconds(250), peer_timeout / 2);
+}
+
+bool send_within(transport::Connection& connection, std::span<const std::uint8_t> frame,
+                 std::chrono::milliseconds grace) {
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (!connection.send(frame)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, std::uint32_t layer,
+                       std::span<const std::uint8_t> payload) {
+  frame.resize(wire::kLayerHeaderBytes + payload.size());
+  wire::write_layer_header({tag.epoch, tag.sequence, layer}, frame);
+  if (!payload.empty()) std::memcpy(frame.data() + wire::kLayerHeaderBytes, payload.data(), payload.size());
+}
+
+bool take_layer_message(std::deque<PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                        std::span<std::uint8_t> incoming) {
+  for (auto it = pending.begin(); it != pending.end();) {
+    wire::PeerMessage message;
+    try {
+      message = wire::decode_peer_message(it->data);
+    } catch (const FormatError&) {
+      it = pending.erase(it);
+      continue;
+    }
+    if (const auto* abort = std::get_if<wire::AbortNotice>(&message)) {
+      const std::string detail =
+          "party " + std::to_string(it->from_party + 1) + " aborted the batch: " + abort->detail;
+      pending.clear();
+      throw PeerError(Component::Server, detail);
+    }
+    const auto* received = std::get_if<wire::DecodedLayer>(&message);
+    if (received == nullptr || it->from_party != previous || received->header.layer < layer) {
+      it = pending.erase(it);  // not a layer message of the previous party, or a layer already past
+      continue;
+    }
+    if (received->header.layer > layer) {
+      ++it;  // a neighbour one layer ahead: kept for the next call
+      continue;
+    }
+    if (received->payload.size() != incoming.size())
+      throw PeerError(Component::Server, "layer message of " + std::to_string(received->payload.size()) +
+                                             " bytes from party " + std::to_string(previous + 1) + ", expected " +
+                                             std::to_string(incoming.size()));
+    if (!incoming.empty()) std::memcpy(incoming.data(), received->payload.data(), incoming.size());
+    pending.erase(it);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace mpc::server

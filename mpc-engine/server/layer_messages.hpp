@@ -1,0 +1,37 @@
+// The pieces of a layer exchange shared by batches run on worker threads and on
+// the main thread: framing, sending with a connect grace, and picking this layer's
+// message out of what has arrived for the batch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "server/early_messages.hpp"
+#include "server/peer_links.hpp"
+#include "transport/zmq_link.hpp"
+
+namespace mpc::server {
+
+// How long a send waits for a connection that is still coming up (a peer that has just
+// started or restarted is still handshaking) before the peer counts as unreachable.
+std::chrono::milliseconds connect_grace(std::chrono::milliseconds peer_timeout);
+
+// Sends, retrying while no authenticated connection is up, for at most `grace`.
+bool send_within(transport::Connection& connection, std::span<const std::uint8_t> frame,
+                 std::chrono::milliseconds grace);
+
+// Header + payload of one layer message, in `frame` (reused between layers).
+void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, std::uint32_t layer,
+                       std::span<const std::uint8_t> payload);
+
+// Looks through the messages received for one batch: copies `layer`'s message from
+// `previous` into `incoming` and removes it (true); drops malformed messages and those
+// of layers already past; keeps later layers. Throws PeerError on an abort of the batch
+// or a message of the wrong size.
+bool take_layer_message(std::deque<PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                        std::span<std::uint8_t> incoming);
+
+}  // namespace mpc::server
