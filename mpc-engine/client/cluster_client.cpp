@@ -47,6 +47,12 @@ ClusterClient::ClusterClient(settings::ClusterSettings settings) : settings_(std
   if (settings_.servers.size() != 3) throw Error(Component::Client, "cluster needs exactly three servers");
 }
 
+void ClusterClient::set_timeout(std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) throw Error(Component::Client, "timeout must be positive");
+  std::lock_guard lock(mutex_);
+  settings_.timeout = timeout;
+}
+
 ClusterClient::~ClusterClient() {
   // A child must not tear down sockets its parent still uses: leave them alone.
   if (links_ && links_->owner != getpid()) (void)links_.release();

@@ -55,6 +55,8 @@ class ClusterClient {
   std::array<wire::ServerStatus, 3> status();
 
   std::chrono::milliseconds timeout() const { return settings_.timeout; }
+  // For every later call: how long it may take, all servers together.
+  void set_timeout(std::chrono::milliseconds timeout);
 
   struct Links;
 

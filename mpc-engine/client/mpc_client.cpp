@@ -115,6 +115,17 @@ int mpc_client_open(const char* config_path, mpc_client** out, char* error_buffe
   }
 }
 
+int mpc_client_set_timeout(mpc_client* client, uint32_t milliseconds) {
+  if (client == nullptr) return MPC_EINVAL;
+  if (milliseconds == 0 || milliseconds > 600000) {
+    client->last_error = "timeout must be 1..600000 ms";
+    return MPC_EINVAL;
+  }
+  client->cluster->set_timeout(std::chrono::milliseconds(milliseconds));
+  client->last_error.clear();
+  return MPC_OK;
+}
+
 void mpc_client_close(mpc_client* client) { delete client; }
 
 const char* mpc_client_last_error(const mpc_client* client) {

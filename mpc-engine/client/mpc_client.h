@@ -41,6 +41,10 @@ typedef struct mpc_client mpc_client;
  * error_buffer is not NULL, a message is written there (NUL-terminated, truncated). */
 int mpc_client_open(const char *config_path, mpc_client **out, char *error_buffer, size_t error_buffer_size);
 
+/* Sets how long each later call on this handle may take, all servers together
+ * (1..600000 ms); the cluster configuration's timeout_ms applies until then. */
+int mpc_client_set_timeout(mpc_client *client, uint32_t milliseconds);
+
 /* Frees the handle; NULL is ignored. */
 void mpc_client_close(mpc_client *client);
 

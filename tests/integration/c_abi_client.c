@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +64,8 @@ static int bad_arguments(mpc_client *client, const char *name, uint32_t kvno, in
     mpc_client *none = NULL;
     char message[128];
 
+    expect_einval("timeout-zero", mpc_client_set_timeout(client, 0), client);
+    expect_einval("timeout-too-long", mpc_client_set_timeout(client, 600001), client);
     expect_einval("open-null-path", mpc_client_open(NULL, &none, message, sizeof message), NULL);
     expect_einval("open-null-out", mpc_client_open("/nonexistent.toml", NULL, message, sizeof message), NULL);
     expect_einval("keystream-null-client", mpc_client_keystream(NULL, name, kvno, alg, counter, 1, out), NULL);
@@ -168,6 +171,34 @@ int main(int argc, char **argv)
     if (rc != MPC_OK || memcmp(again, stream, (size_t)blocks * 16) != 0) {
         fprintf(stderr, "keystream after bad calls: %d %s\n", rc, mpc_client_last_error(client));
         return 1;
+    }
+
+    /* A per-handle timeout bounds a call: a large job under a 1 ms limit fails fast as
+     * unreachable, and the handle works again once the limit is raised. */
+    {
+        const uint32_t big = 200000;
+        uint8_t *big_out = malloc((size_t)big * 16);
+        struct timespec start, end;
+        double elapsed;
+        if (big_out == NULL || mpc_client_set_timeout(client, 1) != MPC_OK)
+            return 1;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        rc = mpc_client_keystream(client, argv[2], kvno, alg, counter, big, big_out);
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        elapsed = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+        free(big_out);
+        if (rc == MPC_EUNREACHABLE && elapsed < 0.5)
+            printf("timeout-ok %.3f\n", elapsed);
+        else
+            printf("timeout-fail %d %.3f %s\n", rc, elapsed, mpc_client_last_error(client));
+        if (mpc_client_set_timeout(client, 5000) != MPC_OK)
+            return 1;
+        usleep(300000); /* let the servers finish the abandoned job */
+        rc = mpc_client_keystream(client, argv[2], kvno, alg, counter, blocks, again);
+        if (rc != MPC_OK || memcmp(again, stream, (size_t)blocks * 16) != 0) {
+            fprintf(stderr, "keystream after a timeout: %d %s\n", rc, mpc_client_last_error(client));
+            return 1;
+        }
     }
 
     fflush(stdout);

@@ -10,7 +10,7 @@ import pytest
 from mpc_cluster import REPO, client_library, openssl_ctr_keystream, openssl_ecb
 
 SOURCE = REPO / "tests" / "integration" / "c_abi_client.c"
-BAD_ARGUMENT_CALLS = 25  # expect_einval() calls in c_abi_client.c
+BAD_ARGUMENT_CALLS = 27  # expect_einval() calls in c_abi_client.c
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,10 @@ def test_c_abi_computes_like_openssl(abi_run):
 def test_c_abi_handle_works_in_child_and_parent_after_fork(abi_run):
     assert "fork-child-ok" in abi_run["lines"]
     assert "fork-parent-ok" in abi_run["lines"]
+
+
+def test_c_abi_per_handle_timeout_bounds_a_call(abi_run):
+    assert "timeout-ok" in abi_run["lines"], abi_run["lines"].get("timeout-fail", "no timeout line")
 
 
 def test_c_abi_bad_arguments_return_einval(abi_run):
