@@ -4,6 +4,7 @@
 
 #include "circuits/aes.hpp"
 #include "circuits/comparator.hpp"
+#include "circuits/equality.hpp"
 #include "common/error.hpp"
 
 namespace mpc::circuits {
@@ -33,11 +34,13 @@ std::vector<std::string> catalogue_names() {
     }
   }
   names.push_back("gt64");
+  names.push_back("eq128");
   return names;
 }
 
 Circuit build_named_circuit(std::string_view name) {
   if (name == "gt64") return build_greater_than_circuit(64);
+  if (name == "eq128") return build_equality_circuit(128);
   for (const AesChoice& size : kSizes) {
     for (const SboxChoice& sbox : kSboxes) {
       const std::string prefix = std::string(size.name) + "-";

@@ -9,7 +9,7 @@
 
 namespace mpc::circuits {
 
-// "aes{128,256}-{enc,dec}-{and32,depth4}", "aes{128,256}-keyexp-{and32,depth4}", "gt64".
+// "aes{128,256}-{enc,dec}-{and32,depth4}", "aes{128,256}-keyexp-{and32,depth4}", "gt64", "eq128".
 std::vector<std::string> catalogue_names();
 
 // Builds the named circuit; throws FormatError(Component::Circuit) for an unknown name.
