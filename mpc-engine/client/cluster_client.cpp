@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <thread>
 #include <variant>
 
 #include "circuits/aes_reference.hpp"
@@ -93,13 +92,11 @@ std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<
   const auto send_deadline = start + connect_grace(settings_.timeout);
   for (int party = 0; party < 3; ++party) {
     if (!targets[static_cast<std::size_t>(party)]) continue;
-    while (!link.connections[static_cast<std::size_t>(party)]->send(frames[static_cast<std::size_t>(party)])) {
-      if (std::chrono::steady_clock::now() >= send_deadline)
-        throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" +
-                                           settings_.servers[static_cast<std::size_t>(party)].endpoint +
-                                           ") is unreachable");
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    if (!link.connections[static_cast<std::size_t>(party)]->send_until(frames[static_cast<std::size_t>(party)],
+                                                                        send_deadline))
+      throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" +
+                                         settings_.servers[static_cast<std::size_t>(party)].endpoint +
+                                         ") is unreachable");
   }
   std::array<std::optional<wire::Reply>, 3> replies;
   for (int party = 0; party < 3; ++party)

@@ -21,7 +21,8 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
     const int next = rss3::next_party(party);
     const int previous = rss3::previous_party(party);
     build_layer_frame(frame_, {header_.epoch, header_.sequence}, layer, outgoing);
-    if (!send_within(*worker_.next_party_, frame_, connect_grace(worker_.settings_.limits.peer_timeout)))
+    if (!worker_.next_party_->send_until(
+            frame_, std::chrono::steady_clock::now() + connect_grace(worker_.settings_.limits.peer_timeout)))
       throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
 
     const auto timeout = worker_.settings_.limits.peer_timeout;

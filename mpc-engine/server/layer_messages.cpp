@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <variant>
 
 #include "common/error.hpp"
@@ -13,16 +12,6 @@ namespace mpc::server {
 
 std::chrono::milliseconds connect_grace(std::chrono::milliseconds peer_timeout) {
   return std::min(std::chrono::milliseconds(250), peer_timeout / 2);
-}
-
-bool send_within(transport::Connection& connection, std::span<const std::uint8_t> frame,
-                 std::chrono::milliseconds grace) {
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  while (!connection.send(frame)) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
 }
 
 void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, std::uint32_t layer,

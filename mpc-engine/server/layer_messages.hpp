@@ -1,5 +1,5 @@
 // The pieces of a layer exchange shared by batches run on worker threads and on
-// the main thread: framing, sending with a connect grace, and picking this layer's
+// the main thread: framing, the connect grace for sends, and picking this layer's
 // message out of what has arrived for the batch.
 #pragma once
 
@@ -18,10 +18,6 @@ namespace mpc::server {
 // How long a send waits for a connection that is still coming up (a peer that has just
 // started or restarted is still handshaking) before the peer counts as unreachable.
 std::chrono::milliseconds connect_grace(std::chrono::milliseconds peer_timeout);
-
-// Sends, retrying while no authenticated connection is up, for at most `grace`.
-bool send_within(transport::Connection& connection, std::span<const std::uint8_t> frame,
-                 std::chrono::milliseconds grace);
 
 // Header + payload of one layer message, in `frame` (reused between layers).
 void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, std::uint32_t layer,

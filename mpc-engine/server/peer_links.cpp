@@ -28,7 +28,8 @@ PeerLinks::PeerLinks(transport::Context& context, const settings::ServerSettings
 
 bool PeerLinks::send_to(int party, std::span<const std::uint8_t> frame) {
   if (party < 0 || party > 2 || party == own_party_) throw Error(Component::Server, "send to invalid party");
-  return send_within(*connections_[static_cast<std::size_t>(party)], frame, connect_grace_);
+  return connections_[static_cast<std::size_t>(party)]->send_until(frame, std::chrono::steady_clock::now() +
+                                                                                 connect_grace_);
 }
 
 std::optional<PeerEnvelope> PeerLinks::receive(std::chrono::milliseconds timeout) {

@@ -505,6 +505,14 @@ bool Connection::send(std::span<const std::uint8_t> data) {
   return send_frame(socket_, data, 0, false);
 }
 
+bool Connection::send_until(std::span<const std::uint8_t> data, std::chrono::steady_clock::time_point deadline) {
+  while (!send(data)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
 std::optional<std::vector<std::uint8_t>> Connection::receive(std::chrono::milliseconds timeout) {
   maintain();
   const auto deadline = deadline_after(timeout);

@@ -89,6 +89,9 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   bool send(std::span<const std::uint8_t> data);  // false: no connection now, or queue full
+  // Like send(), but retries until `deadline` while the connection is still coming up
+  // (a server that has just started or restarted is still handshaking).
+  bool send_until(std::span<const std::uint8_t> data, std::chrono::steady_clock::time_point deadline);
   std::optional<std::vector<std::uint8_t>> receive(std::chrono::milliseconds timeout);
   void* native() const noexcept { return socket_; }
 

@@ -17,14 +17,9 @@ using Bytes = std::vector<std::uint8_t>;
 
 Bytes bytes_of(std::string_view text) { return Bytes(text.begin(), text.end()); }
 
-// Retries a fail-fast send until the connection is up (handshake done) or the deadline passes.
+// A fail-fast send retried until the connection is up (handshake done) or `limit` passes.
 bool send_within(Connection& connection, const Bytes& data, std::chrono::milliseconds limit = 3000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (connection.send(data)) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return false;
+  return connection.send_until(data, std::chrono::steady_clock::now() + limit);
 }
 
 // True if `send` kept returning false for the whole period.
@@ -204,6 +199,23 @@ TEST_F(LinkTest, SendFailsWhileServerIsDownAndRecoversAfterRestart) {
   const auto reply = connection->receive(2000ms);
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(*reply, bytes_of("welcome back"));
+}
+
+TEST_F(LinkTest, SendUntilWaitsForTheHandshakeAndGivesUpAtItsDeadline) {
+  // A fresh connection is not up yet: send_until waits for it instead of failing.
+  auto connection = connect(client_keys, server_keys.public_key);
+  ASSERT_TRUE(connection->send_until(bytes_of("early"), std::chrono::steady_clock::now() + 3000ms));
+  const auto message = listener->receive(2000ms);
+  ASSERT_TRUE(message.has_value());
+  EXPECT_EQ(message->data, bytes_of("early"));
+
+  // A connection that can never come up: false, at the deadline and not long after.
+  auto pinned_wrong = connect(client_keys, stranger_keys.public_key);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(pinned_wrong->send_until(bytes_of("lost"), start + 200ms));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 200ms);
+  EXPECT_LT(waited, 1500ms);
 }
 
 TEST_F(LinkTest, ReplyToUnknownRoutingIdReturnsFalse) {
