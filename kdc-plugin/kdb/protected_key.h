@@ -1,0 +1,70 @@
+/* kdc-plugin/kdb/protected_key.h - what a protected krbtgt key is, for the KDB module,
+ * the crypto router and enrollment (mpcctl kdc).
+ *
+ * A protected key is stored in the KDB as a marker (never as key bytes) and lives in the
+ * engine as an AES-256-GCM key (mpc_client.h, MPC_AES256_GCM). Tickets and checksums made
+ * with it use a KDC-private enctype and checksum type (negative numbers are reserved for
+ * local use by RFC 3961's registry), which only this KDC reads:
+ *
+ *   encryption: nonce (12) || ciphertext (same length as the plaintext) || tag (16)
+ *               AAD = MPC_KDC_AAD_ENCRYPT || u32 big-endian key usage
+ *   checksum:   nonce (12) || tag (16), a GMAC with an empty text
+ *               AAD = MPC_KDC_AAD_CHECKSUM || u32 big-endian key usage || the data
+ *
+ * The first AAD byte separates the two uses of the one key; nonces are chosen by the
+ * engine servers and never repeat, so no two tags share a mask.
+ *
+ * Engine key id: name = "kdc/" + 32 lowercase hex digits of the handle's name hash
+ * (handle.h), version = kvno, algorithm MPC_AES256_GCM.
+ *
+ * Marker: each key_data of a protected principal has enctype MPC_KDC_ENCTYPE_AES256_GCM
+ * and, encrypted under the master key as any key, the MPC_KDC_MARKER_LEN bytes of
+ * MPC_KDC_MARKER. Admin tools (kadmin, kdb5_util dump/load, master key rotation) carry it
+ * like any key; the KDB module hands krb5kdc a handle in its place.
+ *
+ * Version boundary: everything below exists since protected-key format version 1.
+ */
+#ifndef MPC_KDC_PROTECTED_KEY_H
+#define MPC_KDC_PROTECTED_KEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "handle.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPC_KDC_ENCTYPE_AES256_GCM (-19792)
+#define MPC_KDC_CKSUMTYPE_GMAC (-19792)
+#define MPC_KDC_ENCTYPE_NAME "mpc-aes256-gcm"
+#define MPC_KDC_CKSUMTYPE_NAME "mpc-gmac-aes256"
+
+#define MPC_KDC_NONCE_LEN 12
+#define MPC_KDC_TAG_LEN 16
+#define MPC_KDC_ENCRYPT_OVERHEAD (MPC_KDC_NONCE_LEN + MPC_KDC_TAG_LEN)
+#define MPC_KDC_CHECKSUM_LEN (MPC_KDC_NONCE_LEN + MPC_KDC_TAG_LEN)
+
+#define MPC_KDC_AAD_ENCRYPT 0x01
+#define MPC_KDC_AAD_CHECKSUM 0x02
+
+#define MPC_KDC_MARKER "mpc-kdc engine key, format 1\0\0\0"
+#define MPC_KDC_MARKER_LEN 32
+
+/* "kdc/" + 32 hex digits + NUL */
+#define MPC_KDC_ENGINE_KEY_NAME_LEN 37
+
+/* The engine key name of a handle's key id into out (NUL-terminated). */
+void mpc_kdc_engine_key_name(const mpc_kdb_key_id *id, char out[MPC_KDC_ENGINE_KEY_NAME_LEN]);
+
+/* The ticket key K enrolled for an existing key of the realm (the AES-256 krbtgt key read
+ * once at `mpcctl kdc protect`): HMAC-SHA256(existing key, "mpc-kdc aes256-gcm ticket key
+ * v1"). Returns 0, or -1 if OpenSSL failed (out zeroed). The caller wipes out. */
+int mpc_kdc_ticket_key_from_existing(const uint8_t *existing, size_t existing_len, uint8_t out[32]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPC_KDC_PROTECTED_KEY_H */
