@@ -1,0 +1,192 @@
+"""A realm whose krbtgt key is protected: an engine cluster, the KDB module, the crypto
+router preloaded into krb5kdc, and `mpcctl kdc protect` run on the realm's database.
+
+Used by the TGT-protection tests and the KDC benchmark. Everything is a real process: the
+three mpc-server processes (mpc_cluster.Cluster), the stock Debian krb5kdc and clients.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import struct
+import subprocess
+from pathlib import Path
+
+import mpc_cluster
+from krb5_realm import Realm
+
+PRIVATE_ENCTYPE = -19792          # MPC_KDC_ENCTYPE_AES256_GCM (kdc-plugin/kdb/protected_key.h)
+TICKET_KEY_LABEL = b"mpc-kdc aes256-gcm ticket key v1"
+AES256, AES128 = 18, 17
+
+
+def router_library() -> Path:
+    return Path(os.environ.get("MPC_ROUTER_SO", mpc_cluster.build_dir() / "kdc-plugin" / "router" /
+                               "mpc_crypto_router.so"))
+
+
+def kdb_module() -> Path:
+    return Path(os.environ.get("MPC_KDB_MODULE", mpc_cluster.build_dir() / "kdc-plugin" / "kdb" /
+                               "mpc_kdb.so"))
+
+
+def read_keytab(path: Path) -> list[tuple[str, int, int, bytes]]:
+    """(principal, kvno, enctype, key bytes) of every entry of a version 0x0502 keytab."""
+    data = Path(path).read_bytes()
+    if data[:2] != b"\x05\x02":
+        raise ValueError(f"{path}: not a version 0x0502 keytab")
+    entries, offset = [], 2
+    while offset + 4 <= len(data):
+        (size,) = struct.unpack_from(">i", data, offset)
+        offset += 4
+        if size <= 0:
+            offset += -size
+            continue
+        entry, offset = data[offset:offset + size], offset + size
+        pos = 0
+
+        def counted() -> bytes:
+            nonlocal pos
+            (length,) = struct.unpack_from(">H", entry, pos)
+            pos += 2
+            value = entry[pos:pos + length]
+            pos += length
+            return value
+
+        (components,) = struct.unpack_from(">H", entry, pos)
+        pos += 2
+        realm = counted().decode()
+        name = "/".join(counted().decode() for _ in range(components))
+        pos += 4 + 4  # name type, timestamp
+        kvno = entry[pos]
+        pos += 1
+        enctype, key_length = struct.unpack_from(">HH", entry, pos)
+        pos += 4
+        key = entry[pos:pos + key_length]
+        pos += key_length
+        if pos + 4 <= len(entry):
+            (kvno,) = struct.unpack_from(">I", entry, pos)
+        entries.append((f"{name}@{realm}", kvno, enctype, key))
+    return entries
+
+
+def ticket_key(existing: bytes) -> bytes:
+    """The engine's AES-256-GCM key enrolled from an existing krbtgt key (protected_key.h)."""
+    return hmac.new(existing, TICKET_KEY_LABEL, hashlib.sha256).digest()
+
+
+class ProtectedRealm(Realm):
+    """A Realm over mpc_kdb whose krb5kdc runs with the crypto router preloaded."""
+
+    def __init__(self, root: Path, cluster: mpc_cluster.Cluster, **kwargs):
+        kwargs.setdefault("mpc_module", kdb_module())
+        super().__init__(root, **kwargs)
+        self.cluster = cluster
+        self.router_conf = self.root / "router.conf"
+        self.router_conf.write_text(f"handle_key_file = {self.handle_key_path}\n"
+                                    f"engine_config = {cluster.compute_config}\n")
+        self.router_conf.chmod(0o600)
+        self.old_krbtgt_keys: list[tuple[int, int, bytes]] = []
+        self._kdc_starting = False
+        self.router_enabled = True
+
+    @property
+    def tgs(self) -> str:
+        return f"krbtgt/{self.realm}@{self.realm}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = super().env
+        env.pop("LD_PRELOAD", None)
+        if self._kdc_starting and self.router_enabled:
+            env["LD_PRELOAD"] = str(router_library())
+            env["MPC_ROUTER_CONFIG"] = str(self.router_conf)
+        return env
+
+    def start_kdc(self, workers: int | None = None):
+        self._kdc_starting = True
+        try:
+            return super().start_kdc(workers)
+        finally:
+            self._kdc_starting = False
+
+    def remember_krbtgt_keys(self) -> None:
+        """Reads the current krbtgt keys once (the test knows them from before protection)
+        through a keytab that is deleted at once."""
+        keytab = self.root / "krbtgt-before.keytab"
+        self.ktadd([self.tgs], keytab, norandkey=True)
+        try:
+            self.old_krbtgt_keys = [(kvno, enctype, key) for _, kvno, enctype, key in read_keytab(keytab)]
+        finally:
+            keytab.unlink()
+        if not any(enctype == AES256 for _, enctype, _ in self.old_krbtgt_keys):
+            raise AssertionError(f"krbtgt has no aes256 key: {self.old_krbtgt_keys}")
+
+    def secrets(self) -> dict[str, bytes]:
+        """Every krbtgt secret that must never reach the KDC's files or memory."""
+        found = {}
+        for kvno, enctype, key in self.old_krbtgt_keys:
+            found[f"krbtgt kvno {kvno} enctype {enctype}"] = key
+            if enctype == AES256:
+                found[f"engine ticket key from kvno {kvno}"] = ticket_key(key)
+        return found
+
+    def mpcctl_kdc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        command = [str(mpc_cluster.mpcctl_binary()), "kdc", *args]
+        result = subprocess.run(command, env=self.env, cwd=self.root, capture_output=True, text=True,
+                                timeout=60)
+        if check and result.returncode != 0:
+            raise AssertionError(f"mpcctl kdc {' '.join(args)} exited {result.returncode}:\n"
+                                 f"{result.stdout}{result.stderr}")
+        return result
+
+    def protect(self) -> subprocess.CompletedProcess:
+        return self.mpcctl_kdc("protect", self.tgs, "--cluster", str(self.cluster.admin_config))
+
+
+def kdc_pids(kdc_pid: int) -> list[int]:
+    """krb5kdc and its worker processes (-w N): the process and its children."""
+    pids = [kdc_pid]
+    children = Path(f"/proc/{kdc_pid}/task/{kdc_pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    return pids
+
+
+def memory_contains(pid: int, needles: dict[str, bytes]) -> list[str]:
+    """Names of the needles found in any readable mapping of the process."""
+    found = set()
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            fields = line.split()
+            if "r" not in fields[1]:
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if fields[-1] in ("[vvar]", "[vsyscall]"):
+                continue
+            try:
+                mem.seek(start)
+                chunk = mem.read(end - start)
+            except (OSError, ValueError, OverflowError):
+                continue
+            for name, needle in needles.items():
+                if needle in chunk:
+                    found.add(name)
+    return sorted(found)
+
+
+def files_containing(root: Path, needles: dict[str, bytes]) -> list[str]:
+    hits = []
+    for path in Path(root).rglob("*"):
+        if not path.is_file():
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        for name, needle in needles.items():
+            if needle in data or needle.hex().encode() in data.lower():
+                hits.append(f"{path.name}: {name}")
+    return hits
