@@ -45,6 +45,7 @@ demo: build
 
 bench: build
 	@/usr/bin/python3 tests/bench/run_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@/usr/bin/python3 tests/bench/kdc_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR)
