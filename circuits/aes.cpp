@@ -6,8 +6,11 @@
 // 5,120 AND at AND-depth 60 (And32) or 5,440 AND at AND-depth 40 (Depth4).
 #include "circuits/aes.hpp"
 
+#include <utility>
+
 #include "circuits/aes_layers.hpp"
 #include "circuits/builder.hpp"
+#include "circuits/equality.hpp"
 
 namespace mpc::circuits {
 
@@ -19,16 +22,7 @@ Circuit build_aes_circuit(AesKeySize size, AesDirection direction, SboxVariant s
   AesState state = state_from_bits(builder.add_input_group(128));
 
   if (direction == AesDirection::Encrypt) {
-    add_round_key(builder, state, round_keys, 0);
-    for (std::size_t round = 1; round < rounds; ++round) {
-      sub_bytes(builder, state, sbox);
-      shift_rows(state);
-      mix_columns(builder, state);
-      add_round_key(builder, state, round_keys, round);
-    }
-    sub_bytes(builder, state, sbox);
-    shift_rows(state);
-    add_round_key(builder, state, round_keys, rounds);
+    encrypt_rounds(builder, state, round_keys, rounds, sbox);
   } else {
     add_round_key(builder, state, round_keys, rounds);
     for (std::size_t round = rounds - 1; round >= 1; --round) {
@@ -42,6 +36,18 @@ Circuit build_aes_circuit(AesKeySize size, AesDirection direction, SboxVariant s
     add_round_key(builder, state, round_keys, 0);
   }
   return builder.finish({bits_from_state(state)});
+}
+
+Circuit build_aes_encrypt_equal_circuit(AesKeySize size, SboxVariant sbox) {
+  using namespace detail;
+  CircuitBuilder builder;
+  const std::vector<std::uint32_t> round_keys = builder.add_input_group(aes_round_key_bits(size));
+  AesState state = state_from_bits(builder.add_input_group(128));
+  const std::vector<std::uint32_t> expected = builder.add_input_group(128);
+  encrypt_rounds(builder, state, round_keys, aes_rounds(size), sbox);
+  std::vector<std::uint32_t> output = bits_from_state(state);
+  const std::uint32_t equal = equal_bits(builder, output, expected);
+  return builder.finish({std::move(output), {equal}});
 }
 
 }  // namespace mpc::circuits

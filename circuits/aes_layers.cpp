@@ -110,4 +110,18 @@ void inv_mix_columns(CircuitBuilder& builder, AesState& state) {
   }
 }
 
+void encrypt_rounds(CircuitBuilder& builder, AesState& state, std::span<const std::uint32_t> round_keys,
+                    std::size_t rounds, SboxVariant variant) {
+  add_round_key(builder, state, round_keys, 0);
+  for (std::size_t round = 1; round < rounds; ++round) {
+    sub_bytes(builder, state, variant);
+    shift_rows(state);
+    mix_columns(builder, state);
+    add_round_key(builder, state, round_keys, round);
+  }
+  sub_bytes(builder, state, variant);
+  shift_rows(state);
+  add_round_key(builder, state, round_keys, rounds);
+}
+
 }  // namespace mpc::circuits::detail

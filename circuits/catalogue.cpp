@@ -33,6 +33,7 @@ std::vector<std::string> catalogue_names() {
       }
     }
   }
+  for (const SboxChoice& sbox : kSboxes) names.push_back(std::string("aes256-enc-eq-") + sbox.name);
   names.push_back("gt64");
   names.push_back("eq128");
   return names;
@@ -41,6 +42,10 @@ std::vector<std::string> catalogue_names() {
 Circuit build_named_circuit(std::string_view name) {
   if (name == "gt64") return build_greater_than_circuit(64);
   if (name == "eq128") return build_equality_circuit(128);
+  for (const SboxChoice& sbox : kSboxes) {
+    if (name == std::string("aes256-enc-eq-") + sbox.name)
+      return build_aes_encrypt_equal_circuit(AesKeySize::Aes256, sbox.variant);
+  }
   for (const AesChoice& size : kSizes) {
     for (const SboxChoice& sbox : kSboxes) {
       const std::string prefix = std::string(size.name) + "-";

@@ -9,7 +9,9 @@
 
 namespace mpc::circuits {
 
-// "aes{128,256}-{enc,dec}-{and32,depth4}", "aes{128,256}-keyexp-{and32,depth4}", "gt64", "eq128".
+// "aes{128,256}-{enc,dec}-{and32,depth4}", "aes{128,256}-keyexp-{and32,depth4}",
+// "aes256-enc-eq-{and32,depth4}" (AES-256 encryption plus an equality test of its output
+// with a secret block), "gt64", "eq128".
 std::vector<std::string> catalogue_names();
 
 // Builds the named circuit; throws FormatError(Component::Circuit) for an unknown name.

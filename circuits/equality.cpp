@@ -11,14 +11,14 @@
 
 namespace mpc::circuits {
 
-Circuit build_equality_circuit(std::uint32_t bits) {
-  if (bits == 0) throw FormatError(Component::Circuit, "equality circuit needs at least one bit");
-  CircuitBuilder builder;
-  const std::vector<std::uint32_t> a = builder.add_input_group(bits);
-  const std::vector<std::uint32_t> b = builder.add_input_group(bits);
+namespace detail {
+
+std::uint32_t equal_bits(CircuitBuilder& builder, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b) {
+  if (a.empty()) throw FormatError(Component::Circuit, "equality circuit needs at least one bit");
+  if (a.size() != b.size()) throw FormatError(Component::Circuit, "equality of operands of different widths");
   std::vector<std::uint32_t> level;
-  level.reserve(bits);
-  for (std::uint32_t i = 0; i < bits; ++i) level.push_back(builder.inv(builder.xor_(a[i], b[i])));
+  level.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) level.push_back(builder.inv(builder.xor_(a[i], b[i])));
   while (level.size() > 1) {
     std::vector<std::uint32_t> next;
     next.reserve((level.size() + 1) / 2);
@@ -26,7 +26,17 @@ Circuit build_equality_circuit(std::uint32_t bits) {
     if (level.size() % 2 != 0) next.push_back(level.back());
     level = std::move(next);
   }
-  return builder.finish({{level.front()}});
+  return level.front();
+}
+
+}  // namespace detail
+
+Circuit build_equality_circuit(std::uint32_t bits) {
+  if (bits == 0) throw FormatError(Component::Circuit, "equality circuit needs at least one bit");
+  CircuitBuilder builder;
+  const std::vector<std::uint32_t> a = builder.add_input_group(bits);
+  const std::vector<std::uint32_t> b = builder.add_input_group(bits);
+  return builder.finish({{detail::equal_bits(builder, a, b)}});
 }
 
 }  // namespace mpc::circuits

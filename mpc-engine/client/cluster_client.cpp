@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <variant>
 
-#include "circuits/aes_reference.hpp"
+#include "client/key_material.hpp"
 #include "common/error.hpp"
-#include "protocol/rss3/output.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "transport/zmq_link.hpp"
 
@@ -65,7 +64,9 @@ ClusterClient::Links& ClusterClient::links() {
   const transport::CurveKeyPair own = transport::read_secret_key_file(settings_.secret_key_file);
   fresh->context = std::make_unique<transport::Context>();
   transport::LinkOptions options;
-  options.max_message_bytes = static_cast<std::int64_t>(wire::kMaxRequestBlocks) * 32 + 4096;
+  // The largest reply: two shares of kMaxRequestBlocks blocks, plus a prefetch's nonce list.
+  options.max_message_bytes = static_cast<std::int64_t>(wire::kMaxRequestBlocks) * 32 +
+                              static_cast<std::int64_t>(wire::kMaxGcmPrefetchCount) * wire::kGcmNonceBytes + 4096;
   for (const auto& server : settings_.servers)
     fresh->connections[static_cast<std::size_t>(server.party)] = std::make_unique<transport::Connection>(
         *fresh->context, server.endpoint, server.public_key, own, options);
@@ -135,23 +136,51 @@ std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<
   return out;
 }
 
-std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
-  std::lock_guard lock(mutex_);
+template <typename Request>
+std::array<wire::Reply, 3> ClusterClient::ask_all(Request& request, wire::MessageType type) {
   request.id = fresh_request_id();
   const auto frame = wire::encode_request(request);
-  const auto replies = round_trip({frame, frame, frame}, request.id, wire::MessageType::Compute);
-  std::array<rss3::ByteShare, 3> shares;
-  for (int party = 0; party < 3; ++party) {
-    const auto* result = std::get_if<wire::ComputeResult>(&replies[static_cast<std::size_t>(party)].body);
-    if (result == nullptr || result->blocks != request.blocks)
-      throw Error(Component::Client, "server " + std::to_string(party + 1) + " returned a result of the wrong size");
-    shares[static_cast<std::size_t>(party)] = rss3::ByteShare{result->x, result->a};
-  }
-  try {
-    return rss3::open_output(shares);
-  } catch (const Error&) {
-    throw Error(Component::Client, "the servers' output shares disagree: result refused");
-  }
+  return round_trip({frame, frame, frame}, request.id, type);
+}
+
+std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
+  std::lock_guard lock(mutex_);
+  return open_compute(ask_all(request, wire::MessageType::Compute), request.blocks);
+}
+
+GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t count,
+                                          std::uint32_t blocks_per_nonce) {
+  wire::GcmPrefetchRequest request;
+  request.key = key;
+  request.count = count;
+  request.blocks_per_nonce = blocks_per_nonce;
+  std::lock_guard lock(mutex_);
+  return open_gcm_prefetch(ask_all(request, wire::MessageType::GcmPrefetch), count, blocks_per_nonce);
+}
+
+wire::GcmTagBytes ClusterClient::gcm_tag(const wire::KeyId& key, const wire::GcmNonce& nonce,
+                                         std::span<const std::uint8_t> aad, std::span<const std::uint8_t> ciphertext) {
+  wire::GcmTagRequest request;
+  request.key = key;
+  request.nonce = nonce;
+  request.aad.assign(aad.begin(), aad.end());
+  request.text.assign(ciphertext.begin(), ciphertext.end());
+  std::lock_guard lock(mutex_);
+  return open_gcm_tag(ask_all(request, wire::MessageType::GcmTag));
+}
+
+std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const wire::GcmNonce& nonce,
+                                                   std::span<const std::uint8_t> aad,
+                                                   std::span<const std::uint8_t> ciphertext,
+                                                   const wire::GcmTagBytes& tag) {
+  wire::GcmOpenRequest request;
+  request.key = key;
+  request.nonce = nonce;
+  request.aad.assign(aad.begin(), aad.end());
+  request.text.assign(ciphertext.begin(), ciphertext.end());
+  request.tag = tag;
+  std::lock_guard lock(mutex_);
+  return open_gcm_open(ask_all(request, wire::MessageType::GcmOpen), request.text);
 }
 
 std::vector<std::uint8_t> ClusterClient::keystream(const wire::KeyId& key, const std::array<std::uint8_t, 16>& counter,
@@ -185,26 +214,29 @@ std::vector<std::uint8_t> ClusterClient::ecb_decrypt(const wire::KeyId& key, std
 }
 
 void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_key) {
-  const std::size_t expected = key.algorithm == wire::KeyAlgorithm::Aes128 ? 16 : 32;
-  if (aes_key.size() != expected)
-    throw Error(Component::Client, std::string(wire::algorithm_name(key.algorithm)) + " keys are " +
-                                       std::to_string(expected) + " bytes, got " + std::to_string(aes_key.size()));
   wire::validate_key_name(key.name);
-  std::vector<std::uint8_t> round_keys = circuits::aes_expand_key(aes_key.span());
-  auto shares = rss3::share_bytes(round_keys);
-  wipe(round_keys.data(), round_keys.size());
+  auto shares = [&] {
+    const SecretBytes material = build_key_material(key.algorithm, aes_key.span());
+    return rss3::share_bytes(material.span());
+  }();
   std::lock_guard lock(mutex_);
   wire::ImportKeyRequest request;
   request.id = fresh_request_id();
   request.key = key;
   std::array<std::vector<std::uint8_t>, 3> frames;
-  for (int party = 0; party < 3; ++party) {
-    auto& share = shares[static_cast<std::size_t>(party)];
-    request.share = SecretBytes(share.x.size() + share.a.size());
-    std::copy(share.x.begin(), share.x.end(), request.share.data());
-    std::copy(share.a.begin(), share.a.end(), request.share.data() + share.x.size());
-    share.wipe();
-    frames[static_cast<std::size_t>(party)] = wire::encode_request(request);
+  try {
+    for (int party = 0; party < 3; ++party) {
+      auto& share = shares[static_cast<std::size_t>(party)];
+      request.share = SecretBytes(share.x.size() + share.a.size());
+      std::copy(share.x.begin(), share.x.end(), request.share.data());
+      std::copy(share.a.begin(), share.a.end(), request.share.data() + share.x.size());
+      share.wipe();
+      frames[static_cast<std::size_t>(party)] = wire::encode_request(request);
+    }
+  } catch (...) {
+    for (auto& share : shares) share.wipe();
+    for (auto& frame : frames) wipe(frame.data(), frame.size());
+    throw;
   }
   request.share.clear();
   std::array<wire::Reply, 3> replies;

@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
+#include "client/reconstruct.hpp"
 #include "common/secret.hpp"
 #include "settings/cluster_settings.hpp"
 #include "wire/client_messages.hpp"
@@ -47,8 +49,19 @@ class ClusterClient {
   std::vector<std::uint8_t> ecb_encrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks);
   std::vector<std::uint8_t> ecb_decrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks);
 
-  // Administration (needs an admin client key). import_key splits the AES key into
-  // replicated shares of its expanded round keys; no server ever sees the key.
+  // AES-256-GCM jobs of an Aes256Gcm key (mpc_client.h has the contract). Each server's
+  // UnknownNonce answer arrives as ServerError with that status.
+  GcmPrefetched gcm_prefetch(const wire::KeyId& key, std::uint32_t count, std::uint32_t blocks_per_nonce);
+  wire::GcmTagBytes gcm_tag(const wire::KeyId& key, const wire::GcmNonce& nonce, std::span<const std::uint8_t> aad,
+                            std::span<const std::uint8_t> ciphertext);
+  // The plaintext, or nullopt when the tag is wrong.
+  std::optional<SecretBytes> gcm_open(const wire::KeyId& key, const wire::GcmNonce& nonce,
+                                      std::span<const std::uint8_t> aad, std::span<const std::uint8_t> ciphertext,
+                                      const wire::GcmTagBytes& tag);
+
+  // Administration (needs an admin client key). import_key splits the key material
+  // (build_key_material in key_material.hpp) into replicated shares; no server ever sees
+  // the key.
   void import_key(const wire::KeyId& key, const SecretBytes& aes_key);
   std::vector<wire::KeyInfo> list_keys(const std::string& name_prefix = "");
   void delete_key(const wire::KeyId& key);
@@ -62,6 +75,9 @@ class ClusterClient {
 
  private:
   std::vector<std::uint8_t> compute(wire::ComputeRequest request);
+  // Encodes `request` with a fresh id and returns all three Ok replies (round_trip).
+  template <typename Request>
+  std::array<wire::Reply, 3> ask_all(Request& request, wire::MessageType type);
   // Sends frames[i] to each server i with targets[i] set and collects their replies
   // (any status). Throws Error(Client) if a target is unreachable or silent past the
   // deadline. With stop_on_error, the first error reply is thrown as ServerError at once:

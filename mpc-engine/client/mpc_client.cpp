@@ -1,12 +1,16 @@
 // The C interface over ClusterClient: no exception crosses it.
 #include "client/mpc_client.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "client/cluster_client.hpp"
 #include "common/error.hpp"
+#include "common/secret.hpp"
 #include "settings/cluster_settings.hpp"
 
 struct mpc_client {
@@ -25,8 +29,13 @@ void copy_message(const std::string& message, char* buffer, size_t size) {
 
 int status_of(const mpc::Error& error) {
   if (const auto* refused = dynamic_cast<const mpc::client::ServerError*>(&error)) {
-    return refused->status() == mpc::wire::Status::PeerFailure ? MPC_EUNREACHABLE : MPC_EREFUSED;
+    switch (refused->status()) {
+      case mpc::wire::Status::PeerFailure: return MPC_EUNREACHABLE;
+      case mpc::wire::Status::UnknownNonce: return MPC_ENONCE;
+      default: return MPC_EREFUSED;
+    }
   }
+  if (dynamic_cast<const mpc::client::Disagreement*>(&error) != nullptr) return MPC_EMISMATCH;
   const std::string text = error.what();
   if (text.find("disagree") != std::string::npos) return MPC_EMISMATCH;
   if (error.component() == mpc::Component::Client) return MPC_EUNREACHABLE;
@@ -51,13 +60,22 @@ int guarded(mpc_client* client, Call&& call) {
   }
 }
 
-bool make_key_id(const char* name, uint32_t version, int algorithm, mpc::wire::KeyId& key, std::string& error) {
+// Which calls a key algorithm serves: the plain AES calls or the GCM ones.
+enum class KeyUse { Aes, Gcm };
+
+bool make_key_id(const char* name, uint32_t version, int algorithm, KeyUse use, mpc::wire::KeyId& key,
+                 std::string& error) {
   if (name == nullptr) {
     error = "key name is NULL";
     return false;
   }
-  if (algorithm != MPC_AES128 && algorithm != MPC_AES256) {
+  if (algorithm != MPC_AES128 && algorithm != MPC_AES256 && algorithm != MPC_AES256_GCM) {
     error = "unknown key algorithm " + std::to_string(algorithm);
+    return false;
+  }
+  if ((algorithm == MPC_AES256_GCM) != (use == KeyUse::Gcm)) {
+    error = use == KeyUse::Gcm ? "the GCM calls need an MPC_AES256_GCM key"
+                               : "MPC_AES256_GCM keys serve only the mpc_client_gcm_* calls";
     return false;
   }
   try {
@@ -76,7 +94,7 @@ int ecb(mpc_client* client, const char* name, uint32_t version, int algorithm, c
         uint8_t* out, bool decrypt) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(name, version, algorithm, key, client->last_error)) return MPC_EINVAL;
+  if (!make_key_id(name, version, algorithm, KeyUse::Aes, key, client->last_error)) return MPC_EINVAL;
   if (in == nullptr || out == nullptr || length == 0 || length % 16 != 0 ||
       length / 16 > mpc::wire::kMaxRequestBlocks) {
     client->last_error = "ECB input must be a positive number of whole 16-byte blocks";
@@ -92,6 +110,41 @@ int ecb(mpc_client* client, const char* name, uint32_t version, int algorithm, c
     std::memcpy(out, result.data(), length);
   });
 }
+
+bool overlap(const void* a, size_t a_length, const void* b, size_t b_length) {
+  if (a_length == 0 || b_length == 0) return false;
+  const auto first = reinterpret_cast<std::uintptr_t>(a);
+  const auto second = reinterpret_cast<std::uintptr_t>(b);
+  return first < second + b_length && second < first + a_length;
+}
+
+// The GCM input checks shared by tag and open: a pointer may be NULL only with length 0, and
+// the GHASH input must fit the stored hash key powers.
+bool check_gcm_input(mpc_client* client, const uint8_t* nonce, const uint8_t* aad, size_t aad_length,
+                     const uint8_t* ciphertext, size_t ciphertext_length) {
+  if (nonce == nullptr) {
+    client->last_error = "nonce is NULL";
+    return false;
+  }
+  if ((aad == nullptr && aad_length != 0) || (ciphertext == nullptr && ciphertext_length != 0)) {
+    client->last_error = "aad or ciphertext is NULL with a nonzero length";
+    return false;
+  }
+  if (mpc::wire::gcm_hash_blocks(aad_length, ciphertext_length) > MPC_GCM_MAX_HASH_BLOCKS) {
+    client->last_error = "aad and ciphertext need more than " + std::to_string(MPC_GCM_MAX_HASH_BLOCKS) +
+                         " GHASH blocks";
+    return false;
+  }
+  return true;
+}
+
+std::span<const uint8_t> bytes_or_empty(const uint8_t* data, size_t length) {
+  return length == 0 ? std::span<const uint8_t>() : std::span<const uint8_t>(data, length);
+}
+
+static_assert(MPC_GCM_NONCE_BYTES == mpc::wire::kGcmNonceBytes);
+static_assert(MPC_GCM_TAG_BYTES == mpc::wire::kGcmTagBytes);
+static_assert(MPC_GCM_MAX_HASH_BLOCKS == mpc::wire::kGcmHashPowers);
 
 }  // namespace
 
@@ -137,7 +190,7 @@ int mpc_client_keystream(mpc_client* client, const char* key_name, uint32_t key_
                          const uint8_t counter[16], uint32_t blocks, uint8_t* out) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(key_name, key_version, algorithm, key, client->last_error)) return MPC_EINVAL;
+  if (!make_key_id(key_name, key_version, algorithm, KeyUse::Aes, key, client->last_error)) return MPC_EINVAL;
   if (counter == nullptr || out == nullptr || blocks == 0 || blocks > mpc::wire::kMaxRequestBlocks) {
     client->last_error = "keystream needs a counter, an output buffer and 1.." +
                          std::to_string(mpc::wire::kMaxRequestBlocks) + " blocks";
@@ -159,6 +212,96 @@ int mpc_client_ecb_encrypt(mpc_client* client, const char* key_name, uint32_t ke
 int mpc_client_ecb_decrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
                            const uint8_t* in, size_t length, uint8_t* out) {
   return ecb(client, key_name, key_version, algorithm, in, length, out, true);
+}
+
+int mpc_client_gcm_prefetch(mpc_client* client, const char* key_name, uint32_t key_version, uint32_t count,
+                            uint32_t blocks_per_nonce, uint8_t* nonces, uint8_t* keystream) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (count == 0 || count > mpc::wire::kMaxGcmPrefetchCount || blocks_per_nonce > mpc::wire::kMaxGcmBlocksPerNonce) {
+    client->last_error = "prefetch needs 1.." + std::to_string(mpc::wire::kMaxGcmPrefetchCount) + " nonces of 0.." +
+                         std::to_string(mpc::wire::kMaxGcmBlocksPerNonce) + " blocks";
+    return MPC_EINVAL;
+  }
+  if (static_cast<uint64_t>(count) * blocks_per_nonce > mpc::wire::kMaxRequestBlocks) {
+    client->last_error = "prefetch of more than " + std::to_string(mpc::wire::kMaxRequestBlocks) +
+                         " keystream blocks in one call";
+    return MPC_EINVAL;
+  }
+  const size_t nonce_bytes = static_cast<size_t>(count) * MPC_GCM_NONCE_BYTES;
+  const size_t keystream_bytes = static_cast<size_t>(count) * blocks_per_nonce * 16;
+  if (nonces == nullptr || (keystream == nullptr && keystream_bytes != 0)) {
+    client->last_error = "nonces is NULL, or keystream is NULL with blocks_per_nonce > 0";
+    return MPC_EINVAL;
+  }
+  if (overlap(nonces, nonce_bytes, keystream, keystream_bytes)) {
+    client->last_error = "nonce and keystream buffers overlap";
+    return MPC_EINVAL;
+  }
+  return guarded(client, [&] {
+    const auto result = client->cluster->gcm_prefetch(key, count, blocks_per_nonce);
+    std::memcpy(nonces, result.nonces.data(), nonce_bytes);
+    if (keystream_bytes != 0) std::memcpy(keystream, result.keystream.data(), keystream_bytes);
+  });
+}
+
+int mpc_client_gcm_tag(mpc_client* client, const char* key_name, uint32_t key_version,
+                       const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t* aad, size_t aad_length,
+                       const uint8_t* ciphertext, size_t ciphertext_length, uint8_t tag[MPC_GCM_TAG_BYTES]) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (!check_gcm_input(client, nonce, aad, aad_length, ciphertext, ciphertext_length)) return MPC_EINVAL;
+  if (tag == nullptr) {
+    client->last_error = "tag is NULL";
+    return MPC_EINVAL;
+  }
+  return guarded(client, [&] {
+    mpc::wire::GcmNonce n{};
+    std::memcpy(n.data(), nonce, n.size());
+    const auto result = client->cluster->gcm_tag(key, n, bytes_or_empty(aad, aad_length),
+                                                 bytes_or_empty(ciphertext, ciphertext_length));
+    std::memcpy(tag, result.data(), result.size());
+  });
+}
+
+int mpc_client_gcm_open(mpc_client* client, const char* key_name, uint32_t key_version,
+                        const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t* aad, size_t aad_length,
+                        const uint8_t* ciphertext, size_t ciphertext_length, const uint8_t tag[MPC_GCM_TAG_BYTES],
+                        uint8_t* plaintext) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (!check_gcm_input(client, nonce, aad, aad_length, ciphertext, ciphertext_length)) return MPC_EINVAL;
+  if (tag == nullptr || (plaintext == nullptr && ciphertext_length != 0)) {
+    client->last_error = "tag is NULL, or plaintext is NULL with a nonzero length";
+    return MPC_EINVAL;
+  }
+  // In place (plaintext == ciphertext) is fine: the input is copied before anything is written.
+  if (plaintext != ciphertext && overlap(plaintext, ciphertext_length, ciphertext, ciphertext_length)) {
+    client->last_error = "ciphertext and plaintext buffers overlap";
+    return MPC_EINVAL;
+  }
+  bool bad_tag = false;
+  const int status = guarded(client, [&] {
+    mpc::wire::GcmNonce n{};
+    mpc::wire::GcmTagBytes t{};
+    std::memcpy(n.data(), nonce, n.size());
+    std::memcpy(t.data(), tag, t.size());
+    const auto result = client->cluster->gcm_open(key, n, bytes_or_empty(aad, aad_length),
+                                                  bytes_or_empty(ciphertext, ciphertext_length), t);
+    if (!result) {
+      bad_tag = true;
+      return;
+    }
+    if (ciphertext_length != 0) std::memcpy(plaintext, result->data(), ciphertext_length);
+  });
+  // Other failures write nothing, so an in-place caller keeps its ciphertext to retry with.
+  if (status != MPC_OK || !bad_tag) return status;
+  if (ciphertext_length != 0) mpc::wipe(plaintext, ciphertext_length);
+  client->last_error = "authentication tag mismatch: data forged or damaged";
+  return MPC_EBADTAG;
 }
 
 }  // extern "C"

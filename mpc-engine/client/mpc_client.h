@@ -86,7 +86,8 @@ int mpc_client_ecb_decrypt(mpc_client *client, const char *key_name, uint32_t ke
  * a key. AES_K(N || 1) and H are never opened to anyone. */
 
 /* Prefetch: the servers pick `count` (1..65536) fresh nonces and compute for each one
- * blocks_per_nonce (0..4096) keystream blocks. nonces receives count * 12 bytes; keystream
+ * blocks_per_nonce (0..4096) keystream blocks, count * blocks_per_nonce at most 4194304 (one
+ * request's ceiling; the servers may refuse less). nonces receives count * 12 bytes; keystream
  * (may be NULL when blocks_per_nonce is 0) receives count * blocks_per_nonce * 16 bytes,
  * nonce by nonce. Each server keeps its share of AES_K(N || 1) for one later
  * mpc_client_gcm_tag by this same client key, for a bounded time (the servers'
@@ -108,7 +109,9 @@ int mpc_client_gcm_tag(mpc_client *client, const char *key_name, uint32_t key_ve
  * for any nonce, compare GHASH_H(aad, ciphertext) ^ AES_K(N || 1) with tag inside the
  * computation and open only the verdict and the keystream. On MPC_OK, plaintext
  * (ciphertext_length bytes, caller-owned, may be NULL when the length is 0) holds the
- * decryption; on MPC_EBADTAG it is zeroed. ciphertext_length may be 0 (a GMAC check). */
+ * decryption; on MPC_EBADTAG it is zeroed; on any other failure it is left as it was.
+ * plaintext may be ciphertext itself (decryption in place) but may not otherwise overlap it.
+ * ciphertext_length may be 0 (a GMAC check). */
 int mpc_client_gcm_open(mpc_client *client, const char *key_name, uint32_t key_version,
                         const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t *aad,
                         size_t aad_length, const uint8_t *ciphertext, size_t ciphertext_length,

@@ -51,6 +51,7 @@ bool known_algorithm(wire::KeyAlgorithm algorithm) {
   switch (algorithm) {
     case wire::KeyAlgorithm::Aes128:
     case wire::KeyAlgorithm::Aes256:
+    case wire::KeyAlgorithm::Aes256Gcm:
       return true;
   }
   return false;

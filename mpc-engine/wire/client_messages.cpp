@@ -24,13 +24,50 @@ Operation checked_operation(std::uint8_t value) {
 }
 
 Status checked_status(std::uint16_t value) {
-  if (value > static_cast<std::uint16_t>(Status::NotReady)) fail("unknown status " + std::to_string(value));
+  if (value > static_cast<std::uint16_t>(Status::UnknownNonce)) fail("unknown status " + std::to_string(value));
   return static_cast<Status>(value);
 }
 
 void check_blocks(std::uint32_t blocks) {
   if (blocks == 0 || blocks > kMaxRequestBlocks)
     fail("block count " + std::to_string(blocks) + " outside 1.." + std::to_string(kMaxRequestBlocks));
+}
+
+// Compute serves the plain AES keys; an Aes256Gcm key serves only the GCM requests.
+void check_compute_algorithm(KeyAlgorithm algorithm) {
+  if (algorithm != KeyAlgorithm::Aes128 && algorithm != KeyAlgorithm::Aes256)
+    fail(std::string("compute request for a key of algorithm ") + algorithm_name(algorithm));
+}
+
+void check_gcm_algorithm(KeyAlgorithm algorithm) {
+  if (algorithm != KeyAlgorithm::Aes256Gcm)
+    fail(std::string("GCM request for a key of algorithm ") + algorithm_name(algorithm));
+}
+
+void check_prefetch(std::uint32_t count, std::uint32_t blocks_per_nonce) {
+  if (count == 0 || count > kMaxGcmPrefetchCount)
+    fail("nonce count " + std::to_string(count) + " outside 1.." + std::to_string(kMaxGcmPrefetchCount));
+  if (blocks_per_nonce > kMaxGcmBlocksPerNonce)
+    fail("blocks per nonce " + std::to_string(blocks_per_nonce) + " outside 0.." +
+         std::to_string(kMaxGcmBlocksPerNonce));
+  if (static_cast<std::uint64_t>(count) * blocks_per_nonce > kMaxRequestBlocks)
+    fail(std::to_string(count) + " nonces of " + std::to_string(blocks_per_nonce) + " blocks exceed " +
+         std::to_string(kMaxRequestBlocks) + " blocks");
+}
+
+void check_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
+  const std::size_t blocks = gcm_hash_blocks(aad_bytes, text_bytes);
+  if (blocks > kGcmHashPowers)
+    fail("GCM input of " + std::to_string(blocks) + " GHASH blocks exceeds " + std::to_string(kGcmHashPowers));
+}
+
+// Most text blocks a GCM open can have: the GHASH input also holds the length block.
+constexpr std::uint32_t kMaxGcmOpenBlocks = kGcmHashPowers - 1;
+
+std::size_t padded_blocks(std::size_t bytes) { return bytes / kBlockBytes + (bytes % kBlockBytes != 0 ? 1 : 0); }
+
+void check_verdict_share(std::uint8_t share) {
+  if ((share & 0xfe) != 0) fail("verdict share byte " + std::to_string(share) + " has bits beyond bit 0");
 }
 
 void check_prefix(std::string_view prefix) {
@@ -57,6 +94,14 @@ std::size_t encoded_request_bytes(const Request& request) {
                                 return 2 + r.name_prefix.size();
                               else if constexpr (std::is_same_v<T, DeleteKeyRequest>)
                                 return encoded_key_id_bytes(r.key);
+                              else if constexpr (std::is_same_v<T, GcmPrefetchRequest>)
+                                return encoded_key_id_bytes(r.key) + 4 + 4;
+                              else if constexpr (std::is_same_v<T, GcmTagRequest>)
+                                return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
+                                       r.text.size();
+                              else if constexpr (std::is_same_v<T, GcmOpenRequest>)
+                                return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
+                                       r.text.size() + kGcmTagBytes;
                               else
                                 return 0;
                             },
@@ -65,6 +110,8 @@ std::size_t encoded_request_bytes(const Request& request) {
 
 void encode_body(ByteWriter& writer, const ComputeRequest& r) {
   checked_operation(static_cast<std::uint8_t>(r.operation));
+  checked_algorithm(static_cast<std::uint8_t>(r.key.algorithm));
+  check_compute_algorithm(r.key.algorithm);
   check_blocks(r.blocks);
   write_header(writer, MessageType::Compute, r.id);
   writer.u8(static_cast<std::uint8_t>(r.operation));
@@ -103,11 +150,47 @@ void encode_body(ByteWriter& writer, const DeleteKeyRequest& r) {
 
 void encode_body(ByteWriter& writer, const StatusRequest& r) { write_header(writer, MessageType::Status, r.id); }
 
+void encode_body(ByteWriter& writer, const GcmPrefetchRequest& r) {
+  check_gcm_algorithm(r.key.algorithm);
+  check_prefetch(r.count, r.blocks_per_nonce);
+  write_header(writer, MessageType::GcmPrefetch, r.id);
+  write_key_id(writer, r.key);
+  writer.u32(r.count);
+  writer.u32(r.blocks_per_nonce);
+}
+
+// key id | nonce | u32 aad length | aad | u32 text length | text, shared by GcmTag and GcmOpen.
+void write_gcm_input(ByteWriter& writer, const KeyId& key, const GcmNonce& nonce, std::span<const std::uint8_t> aad,
+                     std::span<const std::uint8_t> text) {
+  write_key_id(writer, key);
+  writer.bytes(nonce);
+  writer.u32(static_cast<std::uint32_t>(aad.size()));
+  writer.bytes(aad);
+  writer.u32(static_cast<std::uint32_t>(text.size()));
+  writer.bytes(text);
+}
+
+void encode_body(ByteWriter& writer, const GcmTagRequest& r) {
+  check_gcm_algorithm(r.key.algorithm);
+  check_hash_blocks(r.aad.size(), r.text.size());
+  write_header(writer, MessageType::GcmTag, r.id);
+  write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
+}
+
+void encode_body(ByteWriter& writer, const GcmOpenRequest& r) {
+  check_gcm_algorithm(r.key.algorithm);
+  check_hash_blocks(r.aad.size(), r.text.size());
+  write_header(writer, MessageType::GcmOpen, r.id);
+  write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
+  writer.bytes(r.tag);
+}
+
 ComputeRequest decode_compute(ByteReader& reader, const RequestId& id) {
   ComputeRequest r;
   r.id = id;
   r.operation = checked_operation(reader.u8());
   r.key = read_key_id(reader);
+  check_compute_algorithm(r.key.algorithm);
   r.blocks = reader.u32();
   check_blocks(r.blocks);
   if (r.operation == Operation::CtrKeystream) {
@@ -132,6 +215,53 @@ ImportKeyRequest decode_import(ByteReader& reader, const RequestId& id) {
   if (length != expected)
     fail("key share of " + std::to_string(length) + " bytes, expected " + std::to_string(expected));
   r.share = SecretBytes(reader.bytes(length));
+  return r;
+}
+
+GcmPrefetchRequest decode_gcm_prefetch(ByteReader& reader, const RequestId& id) {
+  GcmPrefetchRequest r;
+  r.id = id;
+  r.key = read_key_id(reader);
+  check_gcm_algorithm(r.key.algorithm);
+  r.count = reader.u32();
+  r.blocks_per_nonce = reader.u32();
+  check_prefetch(r.count, r.blocks_per_nonce);
+  return r;
+}
+
+struct GcmInput {
+  KeyId key;
+  GcmNonce nonce{};
+  std::vector<std::uint8_t> aad;
+  std::vector<std::uint8_t> text;
+};
+
+GcmInput read_gcm_input(ByteReader& reader) {
+  GcmInput in;
+  in.key = read_key_id(reader);
+  check_gcm_algorithm(in.key.algorithm);
+  in.nonce = reader.array<kGcmNonceBytes>();
+  const std::uint32_t aad_length = reader.u32();
+  // Checked before reading so a huge length fails on the limit, not on the frame size.
+  check_hash_blocks(aad_length, 0);
+  const auto aad = reader.bytes(aad_length);
+  in.aad.assign(aad.begin(), aad.end());
+  const std::uint32_t text_length = reader.u32();
+  check_hash_blocks(aad_length, text_length);
+  const auto text = reader.bytes(text_length);
+  in.text.assign(text.begin(), text.end());
+  return in;
+}
+
+GcmTagRequest decode_gcm_tag(ByteReader& reader, const RequestId& id) {
+  GcmInput in = read_gcm_input(reader);
+  return GcmTagRequest{id, std::move(in.key), in.nonce, std::move(in.aad), std::move(in.text)};
+}
+
+GcmOpenRequest decode_gcm_open(ByteReader& reader, const RequestId& id) {
+  GcmInput in = read_gcm_input(reader);
+  GcmOpenRequest r{id, std::move(in.key), in.nonce, std::move(in.aad), std::move(in.text), {}};
+  r.tag = reader.array<kGcmTagBytes>();
   return r;
 }
 
@@ -164,6 +294,57 @@ KeyList decode_key_list(ByteReader& reader) {
     list.keys.push_back(std::move(info));
   }
   return list;
+}
+
+GcmPrefetchResult decode_gcm_prefetch_result(ByteReader& reader) {
+  GcmPrefetchResult result;
+  result.count = reader.u32();
+  result.blocks_per_nonce = reader.u32();
+  check_prefetch(result.count, result.blocks_per_nonce);
+  const std::size_t nonce_bytes = static_cast<std::size_t>(result.count) * kGcmNonceBytes;
+  const std::size_t share_bytes =
+      static_cast<std::size_t>(result.count) * result.blocks_per_nonce * kBlockBytes;
+  if (reader.remaining() != nonce_bytes + 2 * share_bytes)
+    fail("GCM prefetch result of " + std::to_string(reader.remaining()) + " bytes for " +
+         std::to_string(result.count) + " nonces of " + std::to_string(result.blocks_per_nonce) + " blocks");
+  const auto nonces = reader.bytes(nonce_bytes);
+  const auto x = reader.bytes(share_bytes);
+  const auto a = reader.bytes(share_bytes);
+  result.nonces.assign(nonces.begin(), nonces.end());
+  result.x.assign(x.begin(), x.end());
+  result.a.assign(a.begin(), a.end());
+  return result;
+}
+
+GcmTagResult decode_gcm_tag_result(ByteReader& reader) {
+  GcmTagResult result;
+  result.x = reader.array<kGcmTagBytes>();
+  result.a = reader.array<kGcmTagBytes>();
+  return result;
+}
+
+void check_open_blocks(std::uint32_t blocks) {
+  if (blocks > kMaxGcmOpenBlocks)
+    fail("GCM open result of " + std::to_string(blocks) + " blocks exceeds " + std::to_string(kMaxGcmOpenBlocks));
+}
+
+GcmOpenResult decode_gcm_open_result(ByteReader& reader) {
+  GcmOpenResult result;
+  result.blocks = reader.u32();
+  check_open_blocks(result.blocks);
+  const std::size_t share_bytes = static_cast<std::size_t>(result.blocks) * kBlockBytes;
+  if (reader.remaining() != 2 * share_bytes + 2)
+    fail("GCM open result of " + std::to_string(reader.remaining()) + " bytes for " + std::to_string(result.blocks) +
+         " blocks");
+  const auto x = reader.bytes(share_bytes);
+  const auto a = reader.bytes(share_bytes);
+  result.x.assign(x.begin(), x.end());
+  result.a.assign(a.begin(), a.end());
+  result.verdict_x = reader.u8();
+  result.verdict_a = reader.u8();
+  check_verdict_share(result.verdict_x);
+  check_verdict_share(result.verdict_a);
+  return result;
 }
 
 ServerStatus decode_server_status(ByteReader& reader) {
@@ -209,12 +390,45 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.u64(b.payload_bytes_sent);
           writer.u64(b.layer_messages_sent);
           writer.u64(b.and_gates_evaluated);
+        } else if constexpr (std::is_same_v<T, GcmPrefetchResult>) {
+          check_prefetch(b.count, b.blocks_per_nonce);
+          const std::size_t share_bytes = static_cast<std::size_t>(b.count) * b.blocks_per_nonce * kBlockBytes;
+          if (b.nonces.size() != static_cast<std::size_t>(b.count) * kGcmNonceBytes)
+            fail("GCM prefetch result nonces do not match " + std::to_string(b.count) + " nonces");
+          if (b.x.size() != share_bytes || b.a.size() != share_bytes)
+            fail("GCM prefetch result shares do not match " + std::to_string(b.count) + " nonces of " +
+                 std::to_string(b.blocks_per_nonce) + " blocks");
+          writer.u32(b.count);
+          writer.u32(b.blocks_per_nonce);
+          writer.bytes(b.nonces);
+          writer.bytes(b.x);
+          writer.bytes(b.a);
+        } else if constexpr (std::is_same_v<T, GcmTagResult>) {
+          writer.bytes(b.x);
+          writer.bytes(b.a);
+        } else if constexpr (std::is_same_v<T, GcmOpenResult>) {
+          check_open_blocks(b.blocks);
+          const std::size_t share_bytes = static_cast<std::size_t>(b.blocks) * kBlockBytes;
+          if (b.x.size() != share_bytes || b.a.size() != share_bytes)
+            fail("GCM open result shares do not match " + std::to_string(b.blocks) + " blocks");
+          check_verdict_share(b.verdict_x);
+          check_verdict_share(b.verdict_a);
+          writer.u32(b.blocks);
+          writer.bytes(b.x);
+          writer.bytes(b.a);
+          writer.u8(b.verdict_x);
+          writer.u8(b.verdict_a);
         }
       },
       body);
 }
 
 }  // namespace
+
+std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexcept {
+  // Each term is at most SIZE_MAX / 16 + 1, so the sum cannot overflow.
+  return padded_blocks(aad_bytes) + padded_blocks(text_bytes) + 1;
+}
 
 std::vector<std::uint8_t> encode_request(const Request& request) {
   std::vector<std::uint8_t> out;
@@ -244,6 +458,9 @@ Request decode_request(std::span<const std::uint8_t> frame) {
     }
     case static_cast<std::uint8_t>(MessageType::DeleteKey): request = DeleteKeyRequest{id, read_key_id(reader)}; break;
     case static_cast<std::uint8_t>(MessageType::Status): request = StatusRequest{id}; break;
+    case static_cast<std::uint8_t>(MessageType::GcmPrefetch): request = decode_gcm_prefetch(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::GcmTag): request = decode_gcm_tag(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::GcmOpen): request = decode_gcm_open(reader, id); break;
     default: fail("unknown request type " + std::to_string(type));
   }
   reader.expect_end();
@@ -266,6 +483,7 @@ const char* status_name(Status status) {
     case Status::KeyExists: return "key_exists";
     case Status::Internal: return "internal";
     case Status::NotReady: return "not_ready";
+    case Status::UnknownNonce: return "unknown_nonce";
   }
   return "unknown";
 }
@@ -292,7 +510,10 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
     case MessageType::ImportKey:
     case MessageType::ListKeys:
     case MessageType::DeleteKey:
-    case MessageType::Status: break;
+    case MessageType::Status:
+    case MessageType::GcmPrefetch:
+    case MessageType::GcmTag:
+    case MessageType::GcmOpen: break;
     default: fail("no reply is defined for message type " + std::to_string(static_cast<unsigned>(request_type)));
   }
   ByteReader reader(frame, Component::Wire);
@@ -310,6 +531,9 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
       case MessageType::Compute: reply.body = decode_compute_result(reader); break;
       case MessageType::ListKeys: reply.body = decode_key_list(reader); break;
       case MessageType::Status: reply.body = decode_server_status(reader); break;
+      case MessageType::GcmPrefetch: reply.body = decode_gcm_prefetch_result(reader); break;
+      case MessageType::GcmTag: reply.body = decode_gcm_tag_result(reader); break;
+      case MessageType::GcmOpen: reply.body = decode_gcm_open_result(reader); break;
       default: break;  // ImportKey, DeleteKey: no body
     }
   }

@@ -32,6 +32,9 @@ enum class MessageType : std::uint8_t {
   ListKeys = 3,
   DeleteKey = 4,
   Status = 5,
+  GcmPrefetch = 6,
+  GcmTag = 7,
+  GcmOpen = 8,
   Reply = 0x80,
 };
 
@@ -41,7 +44,8 @@ enum class Operation : std::uint8_t {
   EcbDecrypt = 3,    // AES_k^-1(input block i)
 };
 
-// Body: u8 operation | key id | u32 blocks | CTR: 16-byte counter | ECB: blocks * 16 bytes
+// Body: u8 operation | key id | u32 blocks | CTR: 16-byte counter | ECB: blocks * 16 bytes.
+// The key is Aes128 or Aes256 (an Aes256Gcm key serves only the Gcm* requests).
 struct ComputeRequest {
   RequestId id{};
   KeyId key;
@@ -75,7 +79,51 @@ struct StatusRequest {
   RequestId id{};
 };
 
-using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest>;
+// AES-256-GCM jobs (NIST SP 800-38D, 96-bit nonces): keystream block j of nonce N is
+// AES_K(N || j + 2), the tag is GHASH_H(aad, text) ^ AES_K(N || 1). Their key is Aes256Gcm.
+inline constexpr std::uint32_t kMaxGcmPrefetchCount = 65536;
+inline constexpr std::uint32_t kMaxGcmBlocksPerNonce = 4096;
+
+using GcmNonce = std::array<std::uint8_t, kGcmNonceBytes>;
+using GcmTagBytes = std::array<std::uint8_t, kGcmTagBytes>;
+
+// GHASH input blocks for GCM with these lengths: padded AAD, padded text and the length
+// block. Requests whose count exceeds kGcmHashPowers are malformed.
+std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexcept;
+
+// Body: key id | u32 count | u32 blocks_per_nonce. The servers pick `count` fresh nonces and
+// compute blocks_per_nonce keystream blocks for each; count * blocks_per_nonce is at most
+// kMaxRequestBlocks.
+struct GcmPrefetchRequest {
+  RequestId id{};
+  KeyId key;
+  std::uint32_t count = 0;             // 1..kMaxGcmPrefetchCount
+  std::uint32_t blocks_per_nonce = 0;  // 0..kMaxGcmBlocksPerNonce
+};
+
+// Body: key id | 12-byte nonce | u32 aad length | aad | u32 text length | text.
+// Tags ciphertext `text` under a prefetched nonce, consuming it.
+struct GcmTagRequest {
+  RequestId id{};
+  KeyId key;
+  GcmNonce nonce{};
+  std::vector<std::uint8_t> aad;
+  std::vector<std::uint8_t> text;
+};
+
+// Body: key id | 12-byte nonce | u32 aad length | aad | u32 text length | text | 16-byte tag.
+// Checks `tag` over ciphertext `text` and returns its keystream with the verdict.
+struct GcmOpenRequest {
+  RequestId id{};
+  KeyId key;
+  GcmNonce nonce{};
+  std::vector<std::uint8_t> aad;
+  std::vector<std::uint8_t> text;
+  GcmTagBytes tag{};
+};
+
+using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest,
+                             GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest>;
 
 // Key ids are encoded as: short string name | u32 version | u8 algorithm.
 std::vector<std::uint8_t> encode_request(const Request& request);
@@ -93,6 +141,7 @@ enum class Status : std::uint16_t {
   KeyExists = 7,      // import of a key id that is already stored
   Internal = 8,       // anything else; details in the server log
   NotReady = 9,       // server is starting or refusing to serve
+  UnknownNonce = 10,  // GCM tag for a nonce this server does not hold (used, expired, evicted)
 };
 
 const char* status_name(Status status);
@@ -130,8 +179,37 @@ struct ServerStatus {
   std::uint64_t and_gates_evaluated = 0;
 };
 
+// Body of a successful GcmPrefetch reply: u32 count | u32 blocks_per_nonce | count * 12 nonce
+// bytes | masked x share | masked a share (each count * blocks_per_nonce * 16 bytes, the
+// keystream nonce by nonce).
+struct GcmPrefetchResult {
+  std::uint32_t count = 0;
+  std::uint32_t blocks_per_nonce = 0;
+  std::vector<std::uint8_t> nonces;
+  std::vector<std::uint8_t> x;
+  std::vector<std::uint8_t> a;
+};
+
+// Body of a successful GcmTag reply: masked x share | masked a share of the tag (16 bytes each).
+struct GcmTagResult {
+  GcmTagBytes x{};
+  GcmTagBytes a{};
+};
+
+// Body of a successful GcmOpen reply: u32 blocks | masked x share | masked a share (each
+// blocks * 16 bytes of keystream) | u8 verdict x | u8 verdict a. The verdict shares open to
+// 1 when the tag is right; only bit 0 of each is used and the other bits must be zero.
+struct GcmOpenResult {
+  std::uint32_t blocks = 0;  // text blocks; 0 for an empty text
+  std::vector<std::uint8_t> x;
+  std::vector<std::uint8_t> a;
+  std::uint8_t verdict_x = 0;
+  std::uint8_t verdict_a = 0;
+};
+
 // Import and Delete replies carry no body.
-using ReplyBody = std::variant<std::monostate, ComputeResult, KeyList, ServerStatus>;
+using ReplyBody = std::variant<std::monostate, ComputeResult, KeyList, ServerStatus, GcmPrefetchResult, GcmTagResult,
+                               GcmOpenResult>;
 
 struct Reply {
   RequestId id{};

@@ -10,6 +10,7 @@ const char* algorithm_name(KeyAlgorithm algorithm) {
   switch (algorithm) {
     case KeyAlgorithm::Aes128: return "aes128";
     case KeyAlgorithm::Aes256: return "aes256";
+    case KeyAlgorithm::Aes256Gcm: return "aes256-gcm";
   }
   return "unknown";
 }
@@ -17,6 +18,7 @@ const char* algorithm_name(KeyAlgorithm algorithm) {
 std::optional<KeyAlgorithm> parse_algorithm(std::string_view name) {
   if (name == "aes128") return KeyAlgorithm::Aes128;
   if (name == "aes256") return KeyAlgorithm::Aes256;
+  if (name == "aes256-gcm") return KeyAlgorithm::Aes256Gcm;
   return std::nullopt;
 }
 
@@ -24,6 +26,7 @@ std::size_t material_bytes(KeyAlgorithm algorithm) {
   switch (algorithm) {
     case KeyAlgorithm::Aes128: return 11 * 16;
     case KeyAlgorithm::Aes256: return 15 * 16;
+    case KeyAlgorithm::Aes256Gcm: return kGcmRoundKeyBytes + kGcmHashPowers * 16;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
 }
@@ -32,6 +35,16 @@ std::size_t aes_rounds(KeyAlgorithm algorithm) {
   switch (algorithm) {
     case KeyAlgorithm::Aes128: return 10;
     case KeyAlgorithm::Aes256: return 14;
+    case KeyAlgorithm::Aes256Gcm: return 14;
+  }
+  throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
+}
+
+std::size_t key_bytes(KeyAlgorithm algorithm) {
+  switch (algorithm) {
+    case KeyAlgorithm::Aes128: return 16;
+    case KeyAlgorithm::Aes256: return 32;
+    case KeyAlgorithm::Aes256Gcm: return 32;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
 }
@@ -56,6 +69,7 @@ KeyAlgorithm checked_algorithm(std::uint8_t value) {
   switch (value) {
     case static_cast<std::uint8_t>(KeyAlgorithm::Aes128): return KeyAlgorithm::Aes128;
     case static_cast<std::uint8_t>(KeyAlgorithm::Aes256): return KeyAlgorithm::Aes256;
+    case static_cast<std::uint8_t>(KeyAlgorithm::Aes256Gcm): return KeyAlgorithm::Aes256Gcm;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(value));
 }

@@ -11,7 +11,7 @@ namespace {
 [[noreturn]] void fail(const std::string& message) { throw FormatError(Component::Wire, message); }
 
 constexpr std::size_t kPeerHeaderBytes = 1 + 1 + 8 + 4;
-constexpr std::size_t kSliceBytes = 32 + 16 + 4 + 4;
+constexpr std::size_t kSliceBytes = 32 + 16 + 4 + 4 + 4 + 4;
 static_assert(kLayerHeaderBytes == kPeerHeaderBytes + 4);
 
 void write_header(ByteWriter& writer, PeerMessageType type, std::uint64_t epoch, std::uint32_t sequence) {
@@ -25,6 +25,17 @@ void check_slice(const BatchSlice& slice) {
   if (slice.blocks == 0) fail("batch slice with zero blocks");
   if (static_cast<std::uint64_t>(slice.first_block) + slice.blocks > 0xffffffffull)
     fail("batch slice block range overflows");
+  if (slice.nonces == 0) {
+    if (slice.first_nonce != 0) fail("batch slice without nonces names a first nonce");
+    return;
+  }
+  if (slice.blocks % slice.nonces != 0)
+    fail("batch slice of " + std::to_string(slice.blocks) + " blocks does not split into " +
+         std::to_string(slice.nonces) + " whole nonces");
+  if (slice.first_block % (slice.blocks / slice.nonces) != 0) fail("batch slice does not start on a whole nonce");
+  // The 32-bit nonce counter never wraps inside an epoch.
+  if (static_cast<std::uint64_t>(slice.first_nonce) + slice.nonces > 0x100000000ull)
+    fail("batch slice nonce range overflows");
 }
 
 void check_slice_count(std::size_t count) {
@@ -54,6 +65,8 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
     slice.request = reader.array<16>();
     slice.first_block = reader.u32();
     slice.blocks = reader.u32();
+    slice.first_nonce = reader.u32();
+    slice.nonces = reader.u32();
     check_slice(slice);
   }
   return header;
@@ -63,7 +76,7 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
 
 bool is_valid_circuit_id(std::uint8_t value) {
   return value >= static_cast<std::uint8_t>(CircuitId::Aes128EncryptAnd32) &&
-         value <= static_cast<std::uint8_t>(CircuitId::Aes256DecryptDepth4);
+         value <= static_cast<std::uint8_t>(CircuitId::Aes256EncryptEqDepth4);
 }
 
 std::vector<std::uint8_t> encode_batch(const BatchHeader& header) {
@@ -81,6 +94,8 @@ std::vector<std::uint8_t> encode_batch(const BatchHeader& header) {
     writer.bytes(slice.request);
     writer.u32(slice.first_block);
     writer.u32(slice.blocks);
+    writer.u32(slice.first_nonce);
+    writer.u32(slice.nonces);
   }
   return out;
 }

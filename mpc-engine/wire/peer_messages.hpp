@@ -4,7 +4,8 @@
 //   u8 version (=1) | u8 type | u64 epoch | u32 sequence | body
 //
 // Batch (leader -> both followers): u8 circuit | u32 slice count | slices, each
-//   32-byte client public key | 16-byte request id | u32 first block | u32 blocks
+//   32-byte client public key | 16-byte request id | u32 first block | u32 blocks |
+//   u32 first nonce | u32 nonces
 // Layer (party i -> party i+1): u32 layer index | payload (rest of the frame)
 // Abort (any party -> the other two): u16 reason | short string detail
 #pragma once
@@ -34,16 +35,30 @@ enum class CircuitId : std::uint8_t {
   Aes256EncryptDepth4 = 6,
   Aes256DecryptAnd32 = 7,
   Aes256DecryptDepth4 = 8,
+  // AES-256 encryption whose output is also compared with a secret block (GCM open).
+  Aes256EncryptEqAnd32 = 9,
+  Aes256EncryptEqDepth4 = 10,
 };
 bool is_valid_circuit_id(std::uint8_t value);
 
 inline constexpr std::uint32_t kMaxBatchSlices = 1u << 16;
 
+// A slice of a GCM prefetch job carries the nonces the leader assigned to it: the 96-bit
+// nonces epoch (the batch's, 64 bits big-endian) || first_nonce + k (32 bits big-endian),
+// k = 0..nonces-1, in the job's order from nonce first_block / (blocks / nonces) on. A
+// slice covers whole nonces, blocks / nonces instances each (AES_K(N || 1), then the
+// nonce's keystream blocks), so every party derives the same nonces from the slice alone,
+// even for a job it does not hold. The leader's counter only grows within an epoch (it
+// moves to a fresh random epoch rather than wrap), and followers refuse a batch whose
+// ranges do not lie strictly above those they already used in that epoch. Every other
+// slice has first_nonce = nonces = 0.
 struct BatchSlice {
   PublicKey client{};
   RequestId request{};
   std::uint32_t first_block = 0;
   std::uint32_t blocks = 0;
+  std::uint32_t first_nonce = 0;
+  std::uint32_t nonces = 0;
 };
 
 struct BatchHeader {

@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using mpc::wire::MessageType;
   const std::span<const std::uint8_t> frame(data, size);
   for (MessageType type : {MessageType::Compute, MessageType::ImportKey, MessageType::ListKeys,
-                           MessageType::DeleteKey, MessageType::Status}) {
+                           MessageType::DeleteKey, MessageType::Status, MessageType::GcmPrefetch,
+                           MessageType::GcmTag, MessageType::GcmOpen}) {
     mpc::wire::Reply reply;
     try {
       reply = mpc::wire::decode_reply(frame, type);

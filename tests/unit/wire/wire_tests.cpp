@@ -71,6 +71,18 @@ Bytes pattern(std::size_t size, std::uint8_t seed) {
   return out;
 }
 
+GcmNonce gcm_nonce(std::uint8_t seed) {
+  GcmNonce nonce{};
+  for (std::size_t i = 0; i < nonce.size(); ++i) nonce[i] = static_cast<std::uint8_t>(seed ^ (i * 29));
+  return nonce;
+}
+
+GcmTagBytes gcm_tag(std::uint8_t seed) {
+  GcmTagBytes tag{};
+  for (std::size_t i = 0; i < tag.size(); ++i) tag[i] = static_cast<std::uint8_t>(seed + i * 13);
+  return tag;
+}
+
 std::vector<Request> sample_requests() {
   std::vector<Request> out;
   ComputeRequest ctr;
@@ -92,7 +104,7 @@ std::vector<Request> sample_requests() {
   ecb.blocks = 1;
   ecb.input = pattern(16, 3);
   out.push_back(ecb);
-  for (KeyAlgorithm algorithm : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256}) {
+  for (KeyAlgorithm algorithm : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256, KeyAlgorithm::Aes256Gcm}) {
     ImportKeyRequest import;
     import.id = make_id(4);
     import.key = KeyId{"alice@EXAMPLE.COM", 0xffffffffu, algorithm};
@@ -103,6 +115,21 @@ std::vector<Request> sample_requests() {
   out.push_back(ListKeysRequest{make_id(6), "krbtgt/"});
   out.push_back(DeleteKeyRequest{make_id(7), krbtgt()});
   out.push_back(StatusRequest{make_id(8)});
+  out.push_back(GcmPrefetchRequest{make_id(9), krbtgt(KeyAlgorithm::Aes256Gcm), 3, 2});
+  out.push_back(GcmPrefetchRequest{make_id(10), krbtgt(KeyAlgorithm::Aes256Gcm), kMaxGcmPrefetchCount,
+                                   kMaxRequestBlocks / kMaxGcmPrefetchCount});
+  out.push_back(GcmPrefetchRequest{make_id(10), krbtgt(KeyAlgorithm::Aes256Gcm),
+                                   kMaxRequestBlocks / kMaxGcmBlocksPerNonce, kMaxGcmBlocksPerNonce});
+  out.push_back(GcmPrefetchRequest{make_id(11), krbtgt(KeyAlgorithm::Aes256Gcm), 1, 0});
+  out.push_back(GcmTagRequest{make_id(12), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(12), pattern(20, 12),
+                              pattern(37, 13)});
+  out.push_back(GcmTagRequest{make_id(13), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(13), {}, {}});
+  out.push_back(GcmOpenRequest{make_id(14), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(14), pattern(5, 14),
+                               pattern(48, 15), gcm_tag(14)});
+  out.push_back(GcmOpenRequest{make_id(15), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(15), {}, {}, gcm_tag(15)});
+  // The largest input the hash key powers cover: 1023 blocks of AAD and text, one length block.
+  out.push_back(GcmOpenRequest{make_id(16), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(16), pattern(16 * 500, 16),
+                               pattern(16 * 522 + 1, 17), gcm_tag(16)});
   return out;
 }
 
@@ -124,12 +151,32 @@ void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->name_prefix, std::get<ListKeysRequest>(b).name_prefix);
   } else if (auto* x = std::get_if<DeleteKeyRequest>(&a)) {
     EXPECT_EQ(x->key, std::get<DeleteKeyRequest>(b).key);
+  } else if (auto* x = std::get_if<GcmPrefetchRequest>(&a)) {
+    const auto& y = std::get<GcmPrefetchRequest>(b);
+    EXPECT_EQ(x->key, y.key);
+    EXPECT_EQ(x->count, y.count);
+    EXPECT_EQ(x->blocks_per_nonce, y.blocks_per_nonce);
+  } else if (auto* x = std::get_if<GcmTagRequest>(&a)) {
+    const auto& y = std::get<GcmTagRequest>(b);
+    EXPECT_EQ(x->key, y.key);
+    EXPECT_EQ(x->nonce, y.nonce);
+    EXPECT_EQ(x->aad, y.aad);
+    EXPECT_EQ(x->text, y.text);
+  } else if (auto* x = std::get_if<GcmOpenRequest>(&a)) {
+    const auto& y = std::get<GcmOpenRequest>(b);
+    EXPECT_EQ(x->key, y.key);
+    EXPECT_EQ(x->nonce, y.nonce);
+    EXPECT_EQ(x->aad, y.aad);
+    EXPECT_EQ(x->text, y.text);
+    EXPECT_EQ(x->tag, y.tag);
   }
 }
 
 MessageType type_of(const Request& request) {
-  static constexpr MessageType kTypes[] = {MessageType::Compute, MessageType::ImportKey, MessageType::ListKeys,
-                                           MessageType::DeleteKey, MessageType::Status};
+  static constexpr MessageType kTypes[] = {MessageType::Compute,     MessageType::ImportKey, MessageType::ListKeys,
+                                           MessageType::DeleteKey,   MessageType::Status,    MessageType::GcmPrefetch,
+                                           MessageType::GcmTag,      MessageType::GcmOpen};
+  static_assert(std::size(kTypes) == std::variant_size_v<Request>);
   return kTypes[request.index()];
 }
 
@@ -161,6 +208,16 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   out.push_back({MessageType::Compute, Reply{make_id(7), Status::UnknownKey, "no such key", std::monostate{}}});
   out.push_back({MessageType::Status, Reply{make_id(8), Status::NotReady, std::string(1024, 'e'), std::monostate{}}});
   out.push_back({MessageType::ImportKey, Reply{make_id(9), Status::KeyExists, "", std::monostate{}}});
+  out.push_back({MessageType::GcmPrefetch,
+                 Reply{make_id(10), Status::Ok, "", GcmPrefetchResult{3, 2, pattern(36, 1), pattern(96, 2), pattern(96, 3)}}});
+  out.push_back({MessageType::GcmPrefetch, Reply{make_id(11), Status::Ok, "", GcmPrefetchResult{2, 0, pattern(24, 4), {}, {}}}});
+  out.push_back({MessageType::GcmTag, Reply{make_id(12), Status::Ok, "", GcmTagResult{gcm_tag(5), gcm_tag(6)}}});
+  out.push_back({MessageType::GcmOpen,
+                 Reply{make_id(13), Status::Ok, "", GcmOpenResult{3, pattern(48, 7), pattern(48, 8), 1, 0}}});
+  out.push_back({MessageType::GcmOpen, Reply{make_id(14), Status::Ok, "", GcmOpenResult{0, {}, {}, 0, 1}}});
+  out.push_back({MessageType::GcmOpen,
+                 Reply{make_id(15), Status::Ok, "", GcmOpenResult{1023, pattern(16368, 9), pattern(16368, 10), 1, 1}}});
+  out.push_back({MessageType::GcmTag, Reply{make_id(16), Status::UnknownNonce, "nonce not held", std::monostate{}}});
   return out;
 }
 
@@ -191,6 +248,24 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->payload_bytes_sent, y.payload_bytes_sent);
     EXPECT_EQ(x->layer_messages_sent, y.layer_messages_sent);
     EXPECT_EQ(x->and_gates_evaluated, y.and_gates_evaluated);
+  } else if (auto* x = std::get_if<GcmPrefetchResult>(&a.body)) {
+    const auto& y = std::get<GcmPrefetchResult>(b.body);
+    EXPECT_EQ(x->count, y.count);
+    EXPECT_EQ(x->blocks_per_nonce, y.blocks_per_nonce);
+    EXPECT_EQ(x->nonces, y.nonces);
+    EXPECT_EQ(x->x, y.x);
+    EXPECT_EQ(x->a, y.a);
+  } else if (auto* x = std::get_if<GcmTagResult>(&a.body)) {
+    const auto& y = std::get<GcmTagResult>(b.body);
+    EXPECT_EQ(x->x, y.x);
+    EXPECT_EQ(x->a, y.a);
+  } else if (auto* x = std::get_if<GcmOpenResult>(&a.body)) {
+    const auto& y = std::get<GcmOpenResult>(b.body);
+    EXPECT_EQ(x->blocks, y.blocks);
+    EXPECT_EQ(x->x, y.x);
+    EXPECT_EQ(x->a, y.a);
+    EXPECT_EQ(x->verdict_x, y.verdict_x);
+    EXPECT_EQ(x->verdict_a, y.verdict_a);
   }
 }
 
@@ -239,6 +314,16 @@ TEST(KeyId, NamesAndSizes) {
   EXPECT_EQ(material_bytes(KeyAlgorithm::Aes256), 240u);
   EXPECT_EQ(aes_rounds(KeyAlgorithm::Aes128), 10u);
   EXPECT_EQ(aes_rounds(KeyAlgorithm::Aes256), 14u);
+  EXPECT_STREQ(algorithm_name(KeyAlgorithm::Aes256Gcm), "aes256-gcm");
+  EXPECT_EQ(parse_algorithm("aes256-gcm"), KeyAlgorithm::Aes256Gcm);
+  EXPECT_FALSE(parse_algorithm("aes256gcm").has_value());
+  EXPECT_EQ(material_bytes(KeyAlgorithm::Aes256Gcm), 16624u);
+  EXPECT_EQ(aes_rounds(KeyAlgorithm::Aes256Gcm), 14u);
+  EXPECT_EQ(key_bytes(KeyAlgorithm::Aes128), 16u);
+  EXPECT_EQ(key_bytes(KeyAlgorithm::Aes256), 32u);
+  EXPECT_EQ(key_bytes(KeyAlgorithm::Aes256Gcm), 32u);
+  EXPECT_EQ(kGcmHashPowers, 1024u);
+  EXPECT_EQ(describe(KeyId{"k", 1, KeyAlgorithm::Aes256Gcm}), "k kvno 1 aes256-gcm");
   EXPECT_EQ(describe(KeyId{"krbtgt/EXAMPLE.COM", 2, KeyAlgorithm::Aes256}), "krbtgt/EXAMPLE.COM kvno 2 aes256");
 }
 
@@ -306,7 +391,7 @@ TEST(ClientRequest, RejectsBadVersionAndType) {
       expect_rejected(frame, decode_req);
     }
   }
-  for (int type : {0, 6, 0x7f, 0x80, 0x81, 0xff}) {
+  for (int type : {0, 9, 0x7f, 0x80, 0x81, 0xff}) {
     Bytes frame = request_header(static_cast<std::uint8_t>(type));
     expect_rejected(frame, decode_req);
   }
@@ -324,7 +409,7 @@ TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
     writer.bytes(Bytes(16));
     expect_rejected(frame, decode_req);
   }
-  for (std::uint8_t algorithm : {0, 3, 0xff}) {
+  for (std::uint8_t algorithm : {0, 4, 0xff}) {
     Bytes frame = request_header(4);
     ByteWriter writer(frame);
     write_raw_key(writer, "k", 1, algorithm);
@@ -334,7 +419,7 @@ TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
   request.operation = static_cast<Operation>(9);
   EXPECT_THROW(encode_request(request), FormatError);
   request = std::get<ComputeRequest>(sample_requests()[0]);
-  request.key.algorithm = static_cast<KeyAlgorithm>(3);
+  request.key.algorithm = static_cast<KeyAlgorithm>(4);
   EXPECT_THROW(encode_request(request), FormatError);
 }
 
@@ -404,6 +489,134 @@ TEST(ClientRequest, RejectsWrongShareLength) {
   EXPECT_LT(expect_rejected(frame, decode_req), 4096u);
 }
 
+TEST(ClientRequest, GcmKnownEncoding) {
+  const KeyId key{"k", 0x01020304, KeyAlgorithm::Aes256Gcm};
+  const Bytes key_bytes_ = {1, 0, 'k', 4, 3, 2, 1, 3};
+  auto header = [](std::uint8_t type) {
+    Bytes out = {1, type};
+    for (std::size_t i = 0; i < 16; ++i) out.push_back(static_cast<std::uint8_t>(0x20 + i));
+    return out;
+  };
+  {
+    Bytes expected = header(6);
+    expected.insert(expected.end(), key_bytes_.begin(), key_bytes_.end());
+    const Bytes body = {0x02, 0x01, 0, 0, 0x00, 0x10, 0, 0};
+    expected.insert(expected.end(), body.begin(), body.end());
+    EXPECT_EQ(encode_request(GcmPrefetchRequest{make_id(0x20), key, 0x102, 4096}), expected);
+  }
+  const GcmNonce nonce = gcm_nonce(0x40);
+  const GcmTagBytes tag = gcm_tag(0x50);
+  Bytes expected = header(7);
+  expected.insert(expected.end(), key_bytes_.begin(), key_bytes_.end());
+  expected.insert(expected.end(), nonce.begin(), nonce.end());
+  const Bytes rest = {2, 0, 0, 0, 0xaa, 0xbb, 3, 0, 0, 0, 0xc0, 0xc1, 0xc2};
+  expected.insert(expected.end(), rest.begin(), rest.end());
+  EXPECT_EQ(encode_request(GcmTagRequest{make_id(0x20), key, nonce, {0xaa, 0xbb}, {0xc0, 0xc1, 0xc2}}), expected);
+  expected[1] = 8;
+  expected.insert(expected.end(), tag.begin(), tag.end());
+  EXPECT_EQ(encode_request(GcmOpenRequest{make_id(0x20), key, nonce, {0xaa, 0xbb}, {0xc0, 0xc1, 0xc2}, tag}), expected);
+}
+
+TEST(ClientRequest, AlgorithmMustMatchTheJob) {
+  // Compute serves only plain AES keys; the GCM jobs only Aes256Gcm keys.
+  for (std::uint8_t operation : {1, 2}) {
+    Bytes frame = request_header(1);
+    ByteWriter writer(frame);
+    writer.u8(operation);
+    write_raw_key(writer, "k", 1, static_cast<std::uint8_t>(KeyAlgorithm::Aes256Gcm));
+    writer.u32(1);
+    writer.bytes(Bytes(16));
+    expect_rejected(frame, decode_req);
+  }
+  ComputeRequest compute = std::get<ComputeRequest>(sample_requests()[0]);
+  compute.key.algorithm = KeyAlgorithm::Aes256Gcm;
+  EXPECT_THROW(encode_request(compute), FormatError);
+  for (KeyAlgorithm wrong : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256}) {
+    for (const Request& request : sample_requests()) {
+      if (!std::holds_alternative<GcmPrefetchRequest>(request) && !std::holds_alternative<GcmTagRequest>(request) &&
+          !std::holds_alternative<GcmOpenRequest>(request))
+        continue;
+      Request changed = request;
+      std::visit(
+          [wrong](auto& r) {
+            if constexpr (requires { r.key; }) r.key.algorithm = wrong;
+          },
+          changed);
+      EXPECT_THROW(encode_request(changed), FormatError);
+      // The same frame with the algorithm byte patched is rejected by the decoder.
+      Bytes frame = encode_request(request);
+      const std::size_t algorithm_offset = 18 + 2 + krbtgt().name.size() + 4;
+      ASSERT_EQ(frame[algorithm_offset], static_cast<std::uint8_t>(KeyAlgorithm::Aes256Gcm));
+      frame[algorithm_offset] = static_cast<std::uint8_t>(wrong);
+      expect_rejected(frame, decode_req);
+    }
+  }
+}
+
+TEST(ClientRequest, RejectsBadPrefetchCounts) {
+  const std::pair<std::uint32_t, std::uint32_t> bad[] = {{0, 1},
+                                                         {kMaxGcmPrefetchCount + 1, 1},
+                                                         {0xffffffffu, 0},
+                                                         {1, kMaxGcmBlocksPerNonce + 1},
+                                                         {1, 0xffffffffu},
+                                                         // each in range, the product over kMaxRequestBlocks
+                                                         {kMaxGcmPrefetchCount, kMaxRequestBlocks / kMaxGcmPrefetchCount + 1},
+                                                         {kMaxRequestBlocks / kMaxGcmBlocksPerNonce + 1, kMaxGcmBlocksPerNonce},
+                                                         {kMaxGcmPrefetchCount, kMaxGcmBlocksPerNonce}};
+  for (const auto& [count, blocks] : bad) {
+    Bytes frame = request_header(6);
+    ByteWriter writer(frame);
+    write_raw_key(writer, "k", 1, 3);
+    writer.u32(count);
+    writer.u32(blocks);
+    expect_rejected(frame, decode_req);
+    EXPECT_THROW(encode_request(GcmPrefetchRequest{make_id(1), KeyId{"k", 1, KeyAlgorithm::Aes256Gcm}, count, blocks}),
+                 FormatError);
+  }
+}
+
+// Raw GcmTag (type 7) or GcmOpen (type 8) frame with the given lengths and their bytes.
+Bytes gcm_frame(std::uint8_t type, std::uint32_t aad_length, std::size_t aad_present, std::uint32_t text_length,
+                std::size_t text_present) {
+  Bytes frame = request_header(type);
+  ByteWriter writer(frame);
+  write_raw_key(writer, "k", 1, 3);
+  writer.bytes(gcm_nonce(1));
+  writer.u32(aad_length);
+  writer.bytes(Bytes(aad_present));
+  writer.u32(text_length);
+  writer.bytes(Bytes(text_present));
+  if (type == 8) writer.bytes(gcm_tag(1));
+  return frame;
+}
+
+TEST(ClientRequest, GcmHashBlockLimit) {
+  EXPECT_EQ(gcm_hash_blocks(0, 0), 1u);
+  EXPECT_EQ(gcm_hash_blocks(1, 0), 2u);
+  EXPECT_EQ(gcm_hash_blocks(16, 16), 3u);
+  EXPECT_EQ(gcm_hash_blocks(17, 33), 6u);
+  EXPECT_EQ(gcm_hash_blocks(SIZE_MAX, 0), SIZE_MAX / 16 + 2);
+  for (std::uint8_t type : {7, 8}) {
+    // 1024 blocks exactly is accepted, one byte more is not, however it is split.
+    EXPECT_NO_THROW(decode_request(gcm_frame(type, 16 * 1023, 16 * 1023, 0, 0)));
+    EXPECT_NO_THROW(decode_request(gcm_frame(type, 0, 0, 16 * 1023, 16 * 1023)));
+    EXPECT_NO_THROW(decode_request(gcm_frame(type, 1, 1, 16 * 1021 + 1, 16 * 1021 + 1)));
+    expect_rejected(gcm_frame(type, 16 * 1023 + 1, 16 * 1023 + 1, 0, 0), decode_req);
+    expect_rejected(gcm_frame(type, 0, 0, 16 * 1023 + 1, 16 * 1023 + 1), decode_req);
+    expect_rejected(gcm_frame(type, 1, 1, 16 * 1022 + 1, 16 * 1022 + 1), decode_req);
+    expect_rejected(gcm_frame(type, 16 * 512, 16 * 512, 16 * 512, 16 * 512), decode_req);
+    // Huge claimed lengths fail on the limit without allocating.
+    EXPECT_LT(expect_rejected(gcm_frame(type, 0xffffffffu, 0, 0, 0), decode_req), 4096u);
+    EXPECT_LT(expect_rejected(gcm_frame(type, 0, 0, 0xffffffffu, 0), decode_req), 4096u);
+    // A length longer than the bytes present.
+    expect_rejected(gcm_frame(type, 100, 10, 0, 0), decode_req);
+  }
+  const KeyId key{"k", 1, KeyAlgorithm::Aes256Gcm};
+  EXPECT_THROW(encode_request(GcmTagRequest{make_id(1), key, {}, Bytes(16 * 1023 + 1), {}}), FormatError);
+  EXPECT_THROW(encode_request(GcmOpenRequest{make_id(1), key, {}, Bytes(8), Bytes(16 * 1022 + 1), {}}), FormatError);
+  EXPECT_NO_THROW(encode_request(GcmOpenRequest{make_id(1), key, {}, Bytes(8), Bytes(16 * 1022), {}}));
+}
+
 TEST(ClientRequest, RejectsBadNames) {
   for (const std::string& bad : {std::string(), std::string(256, 'a'), std::string("a b"), std::string("a\x01"),
                                 std::string("\x7f"), std::string("\xff"), std::string(" ")}) {
@@ -454,11 +667,14 @@ TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
 TEST(ClientReply, BodyMustMatchRequestType) {
   const auto replies = sample_replies();
   const Bytes compute = encode_reply(replies[0].second);
-  for (MessageType other : {MessageType::ImportKey, MessageType::ListKeys, MessageType::DeleteKey, MessageType::Status})
+  for (MessageType other : {MessageType::ImportKey, MessageType::ListKeys, MessageType::DeleteKey, MessageType::Status,
+                            MessageType::GcmPrefetch, MessageType::GcmTag, MessageType::GcmOpen})
     expect_rejected(compute, decode_reply_as(other));
   const Bytes empty_ok = encode_reply(replies[1].second);
-  for (MessageType other : {MessageType::Compute, MessageType::ListKeys, MessageType::Status})
+  for (MessageType other : {MessageType::Compute, MessageType::ListKeys, MessageType::Status, MessageType::GcmPrefetch,
+                            MessageType::GcmTag, MessageType::GcmOpen})
     expect_rejected(empty_ok, decode_reply_as(other));
+
   expect_rejected(compute, decode_reply_as(MessageType::Reply));
   expect_rejected(compute, decode_reply_as(static_cast<MessageType>(0)));
 }
@@ -488,13 +704,13 @@ TEST(ClientReply, RejectsBadHeaderFields) {
     expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
   }
   // Unknown status values.
-  for (std::uint16_t status : {10, 0x100, 0xffff}) {
+  for (std::uint16_t status : {11, 0x100, 0xffff}) {
     Bytes bad = frame;
     bad[18] = static_cast<std::uint8_t>(status);
     bad[19] = static_cast<std::uint8_t>(status >> 8);
     expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
   }
-  EXPECT_THROW(encode_reply(Reply{make_id(1), static_cast<Status>(10), "", {}}), FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), static_cast<Status>(11), "", {}}), FormatError);
   // Error strings: 1024 bytes is the limit; an Ok reply has none.
   expect_rejected(reply_header(Status::Internal, std::string(1025, 'x')), decode_reply_as(MessageType::Status));
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Internal, std::string(1025, 'x'), {}}), FormatError);
@@ -518,6 +734,65 @@ TEST(ClientReply, RejectsBadComputeResults) {
   // Shares of unequal or wrong length cannot be encoded.
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", ComputeResult{2, Bytes(32), Bytes(16)}}), FormatError);
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", ComputeResult{0, {}, {}}}), FormatError);
+}
+
+TEST(ClientReply, RejectsBadGcmResults) {
+  const auto as_prefetch = decode_reply_as(MessageType::GcmPrefetch);
+  // Counts out of range, and counts whose shares are not all there, without allocating them.
+  const std::pair<std::uint32_t, std::uint32_t> bad[] = {
+      {0, 1}, {kMaxGcmPrefetchCount + 1, 1}, {1, kMaxGcmBlocksPerNonce + 1}, {kMaxGcmPrefetchCount, kMaxGcmBlocksPerNonce}, {2, 1}};
+  for (const auto& [count, blocks] : bad) {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(count);
+    writer.u32(blocks);
+    writer.bytes(Bytes(12 + 32));
+    EXPECT_LT(expect_rejected(frame, as_prefetch), 4096u);
+  }
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmPrefetchResult{0, 0, {}, {}, {}}}), FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmPrefetchResult{2, 1, Bytes(12), Bytes(32), Bytes(32)}}),
+               FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmPrefetchResult{2, 1, Bytes(24), Bytes(32), Bytes(16)}}),
+               FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "",
+                                  GcmPrefetchResult{1, kMaxGcmBlocksPerNonce + 1, Bytes(12), {}, {}}}),
+               FormatError);
+
+  const auto as_open = decode_reply_as(MessageType::GcmOpen);
+  for (std::uint32_t blocks : {1024u, 0xffffffffu, 5u}) {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(blocks);
+    writer.bytes(Bytes(32));
+    writer.u8(1);
+    writer.u8(0);
+    EXPECT_LT(expect_rejected(frame, as_open), 4096u);
+  }
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmOpenResult{1024, Bytes(16384), Bytes(16384), 0, 0}}),
+               FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmOpenResult{1, Bytes(16), Bytes(15), 0, 0}}),
+               FormatError);
+}
+
+TEST(ClientReply, VerdictSharesUseOnlyBitZero) {
+  const Reply good{make_id(1), Status::Ok, "", GcmOpenResult{1, pattern(16, 1), pattern(16, 2), 1, 1}};
+  const Bytes frame = encode_reply(good);
+  for (std::size_t which : {frame.size() - 2, frame.size() - 1}) {
+    for (std::uint8_t value : {0, 1}) {
+      Bytes changed = frame;
+      changed[which] = value;
+      EXPECT_NO_THROW(decode_reply(changed, MessageType::GcmOpen));
+    }
+    for (std::uint8_t value : {2, 3, 0x80, 0x81, 0xfe, 0xff}) {
+      Bytes changed = frame;
+      changed[which] = value;
+      expect_rejected(changed, decode_reply_as(MessageType::GcmOpen));
+    }
+  }
+  for (std::uint8_t value : {2, 0xff}) {
+    EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmOpenResult{0, {}, {}, value, 0}}), FormatError);
+    EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmOpenResult{0, {}, {}, 0, value}}), FormatError);
+  }
 }
 
 TEST(ClientReply, RejectsBadKeyListsAndStatus) {
@@ -562,6 +837,7 @@ TEST(ClientReply, StatusNames) {
   EXPECT_STREQ(status_name(Status::Ok), "ok");
   EXPECT_STREQ(status_name(Status::PeerFailure), "peer_failure");
   EXPECT_STREQ(status_name(Status::NotReady), "not_ready");
+  EXPECT_STREQ(status_name(Status::UnknownNonce), "unknown_nonce");
   EXPECT_STREQ(status_name(static_cast<Status>(77)), "unknown");
 }
 
@@ -578,6 +854,10 @@ BatchHeader sample_batch() {
     slice.request = make_id(static_cast<std::uint8_t>(i * 20));
     slice.first_block = i * 1000u;
     slice.blocks = i + 1u;
+    if (i == 2) {  // a GCM prefetch slice: 3 nonces of one block each
+      slice.first_nonce = 0xfffffff0u;
+      slice.nonces = 3;
+    }
     header.slices.push_back(slice);
   }
   return header;
@@ -596,7 +876,7 @@ Bytes peer_header(std::uint8_t type, std::uint8_t version = kProtocolVersion) {
 TEST(PeerMessage, BatchRoundTrip) {
   const BatchHeader header = sample_batch();
   const Bytes frame = encode_batch(header);
-  EXPECT_EQ(frame.size(), 14u + 5u + 3u * 56u);
+  EXPECT_EQ(frame.size(), 14u + 5u + 3u * 64u);
   const auto decoded = std::get<BatchHeader>(decode_peer_message(frame));
   EXPECT_EQ(decoded.epoch, header.epoch);
   EXPECT_EQ(decoded.sequence, header.sequence);
@@ -607,8 +887,35 @@ TEST(PeerMessage, BatchRoundTrip) {
     EXPECT_EQ(decoded.slices[i].request, header.slices[i].request);
     EXPECT_EQ(decoded.slices[i].first_block, header.slices[i].first_block);
     EXPECT_EQ(decoded.slices[i].blocks, header.slices[i].blocks);
+    EXPECT_EQ(decoded.slices[i].first_nonce, header.slices[i].first_nonce);
+    EXPECT_EQ(decoded.slices[i].nonces, header.slices[i].nonces);
   }
   EXPECT_EQ(encode_batch(decoded), frame);
+}
+
+TEST(PeerMessage, RejectsBadNonceRanges) {
+  struct Bad {
+    std::uint32_t first_block, blocks, first_nonce, nonces;
+  };
+  for (const Bad& bad : {Bad{0, 4, 5, 0},             // a first nonce without nonces
+                         Bad{0, 5, 0, 2},             // blocks do not split into whole nonces
+                         Bad{3, 4, 0, 2},             // does not start on a whole nonce
+                         Bad{0, 2, 0xffffffffu, 2}})  // nonce counter wraps
+  {
+    BatchHeader header = sample_batch();
+    header.slices[0].first_block = bad.first_block;
+    header.slices[0].blocks = bad.blocks;
+    header.slices[0].first_nonce = bad.first_nonce;
+    header.slices[0].nonces = bad.nonces;
+    EXPECT_THROW(encode_batch(header), FormatError);
+    Bytes frame = encode_batch(sample_batch());
+    const std::size_t slice = 14 + 5;
+    for (int k = 0; k < 4; ++k) {
+      const std::uint32_t values[] = {bad.first_block, bad.blocks, bad.first_nonce, bad.nonces};
+      for (int b = 0; b < 4; ++b) frame[slice + 48 + 4 * k + b] = static_cast<std::uint8_t>(values[k] >> (8 * b));
+    }
+    expect_rejected(frame, decode_peer);
+  }
 }
 
 TEST(PeerMessage, LayerRoundTripIsZeroCopy) {
@@ -668,13 +975,13 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t circuit : {0, 9, 0xff}) {
+  for (std::uint8_t circuit : {0, 11, 0xff}) {
     Bytes bad = frame;
     bad[14] = circuit;
     expect_rejected(bad, decode_peer);
     EXPECT_FALSE(is_valid_circuit_id(circuit));
   }
-  for (std::uint8_t circuit = 1; circuit <= 8; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
+  for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
   for (std::uint16_t reason : {10, 0xffff}) {
     Bytes bad = peer_header(3);
     ByteWriter writer(bad);

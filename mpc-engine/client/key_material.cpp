@@ -1,0 +1,56 @@
+// mpc-engine/client/key_material.cpp: plaintext share material of a key, for the dealer.
+//
+// H is computed with the library's own cleartext AES rather than a general-purpose one: it
+// has no secret-dependent table lookups on any CPU, and it wipes its temporaries.
+#include "client/key_material.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "circuits/aes_reference.hpp"
+#include "common/error.hpp"
+#include "protocol/rss3/ghash.hpp"
+
+namespace mpc::client {
+namespace {
+
+// Wipes a container of secret bytes when the scope ends, however it ends.
+template <typename Container>
+class WipeOnExit {
+ public:
+  explicit WipeOnExit(Container& container) : container_(container) {}
+  WipeOnExit(const WipeOnExit&) = delete;
+  WipeOnExit& operator=(const WipeOnExit&) = delete;
+  ~WipeOnExit() { wipe(container_.data(), container_.size() * sizeof(container_[0])); }
+
+ private:
+  Container& container_;
+};
+
+}  // namespace
+
+SecretBytes build_key_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_t> aes_key) {
+  const std::size_t expected = wire::key_bytes(algorithm);
+  if (aes_key.size() != expected)
+    throw Error(Component::Client, std::string(wire::algorithm_name(algorithm)) + " keys are " +
+                                       std::to_string(expected) + " bytes, got " + std::to_string(aes_key.size()));
+  SecretBytes material(wire::material_bytes(algorithm));
+  std::vector<std::uint8_t> round_keys = circuits::aes_expand_key(aes_key);
+  const WipeOnExit wipe_round_keys(round_keys);
+  std::copy(round_keys.begin(), round_keys.end(), material.data());
+  if (algorithm != wire::KeyAlgorithm::Aes256Gcm) return material;
+
+  static_assert(wire::kGcmRoundKeyBytes + wire::kGcmHashPowers * rss3::kGhashBlockBytes == 16624);
+  const std::array<std::uint8_t, circuits::kAesBlockBytes> zero{};
+  rss3::GhashBlock h = circuits::aes_encrypt_block(round_keys, zero);
+  const WipeOnExit wipe_h(h);
+  std::vector<rss3::GhashBlock> powers = rss3::hash_key_powers(h, wire::kGcmHashPowers);
+  const WipeOnExit wipe_powers(powers);
+  for (std::size_t k = 0; k < powers.size(); ++k)
+    std::copy(powers[k].begin(), powers[k].end(),
+              material.data() + wire::kGcmRoundKeyBytes + k * rss3::kGhashBlockBytes);
+  return material;
+}
+
+}  // namespace mpc::client

@@ -1,0 +1,19 @@
+// What the dealer shares for a key: the plaintext share material of each KeyAlgorithm
+// (layouts in wire/key_id.hpp), built from the AES key alone.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "common/secret.hpp"
+#include "wire/key_id.hpp"
+
+namespace mpc::client {
+
+// material_bytes(algorithm) bytes: the expanded AES round keys, and for Aes256Gcm then the
+// GHASH key powers H^1..H^kGcmHashPowers with H = AES_K(0^128) (NIST SP 800-38D, 6.4).
+// Throws Error(Component::Client) when the key is not key_bytes(algorithm) long. Every
+// intermediate is wiped; the caller owns the result.
+SecretBytes build_key_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_t> aes_key);
+
+}  // namespace mpc::client

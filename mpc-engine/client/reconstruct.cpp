@@ -1,0 +1,128 @@
+// mpc-engine/client/reconstruct.cpp: checks and opens the servers' replies (see reconstruct.hpp).
+#include "client/reconstruct.hpp"
+
+#include <algorithm>
+#include <variant>
+
+#include "protocol/rss3/output.hpp"
+#include "protocol/rss3/shares.hpp"
+
+namespace mpc::client {
+namespace {
+
+template <typename Body>
+const Body& body_of(const std::array<wire::Reply, 3>& replies, std::size_t party) {
+  const auto* body = std::get_if<Body>(&replies[party].body);
+  if (body == nullptr) throw Disagreement("server " + std::to_string(party + 1) + " returned no result");
+  return *body;
+}
+
+// Opens the masked shares; a wrong length or a failed reconstruction is a Disagreement.
+std::vector<std::uint8_t> open_plain(const std::array<rss3::ByteShare, 3>& shares, std::size_t expected_bytes) {
+  for (std::size_t party = 0; party < 3; ++party)
+    if (shares[party].x.size() != expected_bytes || shares[party].a.size() != expected_bytes)
+      throw Disagreement("server " + std::to_string(party + 1) + " returned a result of the wrong size");
+  try {
+    return rss3::open_output(shares);
+  } catch (const Error&) {
+    throw Disagreement("the servers' output shares disagree: result refused");
+  }
+}
+
+// The same, into wiped storage: for keystream and anything else that must not linger.
+SecretBytes open_shares(const std::array<rss3::ByteShare, 3>& shares, std::size_t expected_bytes) {
+  std::vector<std::uint8_t> opened = open_plain(shares, expected_bytes);
+  SecretBytes out(opened);
+  wipe(opened.data(), opened.size());
+  return out;
+}
+
+}  // namespace
+
+Disagreement::Disagreement(const std::string& detail) : Error(Component::Client, detail) {}
+
+std::vector<std::uint8_t> open_compute(const std::array<wire::Reply, 3>& replies, std::uint32_t blocks) {
+  std::array<rss3::ByteShare, 3> shares;
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::ComputeResult>(replies, party);
+    if (result.blocks != blocks)
+      throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.blocks) +
+                         " blocks for " + std::to_string(blocks));
+    shares[party] = rss3::ByteShare{result.x, result.a};
+  }
+  // The caller of a Compute job owns the plain result (the C interface copies it out).
+  return open_plain(shares, static_cast<std::size_t>(blocks) * wire::kBlockBytes);
+}
+
+GcmPrefetched open_gcm_prefetch(const std::array<wire::Reply, 3>& replies, std::uint32_t count,
+                                std::uint32_t blocks_per_nonce) {
+  std::array<rss3::ByteShare, 3> shares;
+  const auto& first = body_of<wire::GcmPrefetchResult>(replies, 0);
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::GcmPrefetchResult>(replies, party);
+    if (result.count != count || result.blocks_per_nonce != blocks_per_nonce)
+      throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.count) +
+                         " nonces of " + std::to_string(result.blocks_per_nonce) + " blocks for " +
+                         std::to_string(count) + " of " + std::to_string(blocks_per_nonce));
+    // Nonces are public: an ordinary comparison is fine.
+    if (result.nonces.size() != static_cast<std::size_t>(count) * wire::kGcmNonceBytes || result.nonces != first.nonces)
+      throw Disagreement("the servers' nonce lists disagree: result refused");
+    shares[party] = rss3::ByteShare{result.x, result.a};
+  }
+  std::vector<wire::GcmNonce> sorted(count);
+  for (std::size_t i = 0; i < count; ++i)
+    std::copy_n(first.nonces.begin() + static_cast<std::ptrdiff_t>(i * wire::kGcmNonceBytes), wire::kGcmNonceBytes,
+                sorted[i].begin());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw Disagreement("the servers returned a nonce twice in one list: result refused");
+  GcmPrefetched out;
+  out.keystream =
+      open_shares(shares, static_cast<std::size_t>(count) * blocks_per_nonce * wire::kBlockBytes);
+  for (auto& share : shares) share.wipe();
+  out.nonces = first.nonces;
+  return out;
+}
+
+wire::GcmTagBytes open_gcm_tag(const std::array<wire::Reply, 3>& replies) {
+  std::array<rss3::ByteShare, 3> shares;
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::GcmTagResult>(replies, party);
+    shares[party] = rss3::ByteShare{{result.x.begin(), result.x.end()}, {result.a.begin(), result.a.end()}};
+  }
+  const SecretBytes opened = open_shares(shares, wire::kGcmTagBytes);
+  wire::GcmTagBytes tag{};
+  std::copy(opened.span().begin(), opened.span().end(), tag.begin());
+  return tag;
+}
+
+std::optional<SecretBytes> open_gcm_open(const std::array<wire::Reply, 3>& replies,
+                                         std::span<const std::uint8_t> ciphertext) {
+  const std::size_t blocks = ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
+  std::array<rss3::ByteShare, 3> keystream_shares;
+  std::array<rss3::ByteShare, 3> verdict_shares;
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::GcmOpenResult>(replies, party);
+    if (result.blocks != blocks)
+      throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.blocks) +
+                         " keystream blocks for " + std::to_string(blocks));
+    keystream_shares[party] = rss3::ByteShare{result.x, result.a};
+    verdict_shares[party] = rss3::ByteShare{{result.verdict_x}, {result.verdict_a}};
+  }
+  const SecretBytes verdict = open_shares(verdict_shares, 1);
+  if (verdict[0] > 1)
+    throw Disagreement("the servers' verdict opened to " + std::to_string(verdict[0]) + ", not 0 or 1: result refused");
+  // A rejected tag needs no keystream: it is neither opened nor checked, so servers may
+  // withhold it (send shares of anything) once the verdict is 0.
+  if (verdict[0] == 0) {
+    for (auto& share : keystream_shares) share.wipe();
+    return std::nullopt;
+  }
+  const SecretBytes keystream = open_shares(keystream_shares, blocks * wire::kBlockBytes);
+  for (auto& share : keystream_shares) share.wipe();
+  SecretBytes plaintext(ciphertext.size());
+  for (std::size_t i = 0; i < ciphertext.size(); ++i) plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
+  return plaintext;
+}
+
+}  // namespace mpc::client

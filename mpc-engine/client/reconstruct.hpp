@@ -1,0 +1,47 @@
+// Client-side reconstruction of the three servers' Ok replies to one request: every length
+// and count is checked against the request and across the servers, the masked output
+// shares are opened (rss3/output.hpp), and anything that does not fit together is refused.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "wire/client_messages.hpp"
+
+namespace mpc::client {
+
+// The servers' answers are inconsistent (output shares that do not reconstruct to one value,
+// different sizes or nonce lists): the result is refused.
+class Disagreement : public Error {
+ public:
+  explicit Disagreement(const std::string& detail);
+};
+
+// Compute: blocks * 16 output bytes.
+std::vector<std::uint8_t> open_compute(const std::array<wire::Reply, 3>& replies, std::uint32_t blocks);
+
+struct GcmPrefetched {
+  std::vector<std::uint8_t> nonces;  // count * 12 bytes, as every server listed them
+  SecretBytes keystream;             // count * blocks_per_nonce * 16 bytes, nonce by nonce
+};
+
+// GcmPrefetch: all three servers must list the same `count` distinct nonces in the same order.
+GcmPrefetched open_gcm_prefetch(const std::array<wire::Reply, 3>& replies, std::uint32_t count,
+                                std::uint32_t blocks_per_nonce);
+
+// GcmTag: the 16-byte tag.
+wire::GcmTagBytes open_gcm_tag(const std::array<wire::Reply, 3>& replies);
+
+// GcmOpen of `ciphertext`: the plaintext when the opened verdict is 1, nullopt when it is 0
+// (the keystream shares are then not opened). A verdict that opens to anything else, or
+// disagrees, is a Disagreement.
+std::optional<SecretBytes> open_gcm_open(const std::array<wire::Reply, 3>& replies,
+                                         std::span<const std::uint8_t> ciphertext);
+
+}  // namespace mpc::client

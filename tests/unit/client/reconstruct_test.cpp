@@ -1,0 +1,210 @@
+// Opening the three servers' replies: correct replies built from real masked replicated
+// shares open to the value; any server that alters a share, a count, a size, the nonce list
+// or the verdict makes the result refused (Disagreement); a zero verdict gives no plaintext.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "client/reconstruct.hpp"
+#include "protocol/rss3/shares.hpp"
+
+namespace mpc::client {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+using Replies = std::array<wire::Reply, 3>;
+
+Bytes random_bytes(std::mt19937_64& rng, std::size_t n) {
+  Bytes out(n);
+  for (auto& b : out) b = static_cast<std::uint8_t>(rng());
+  return out;
+}
+
+// Replicated shares of `value` with the output masks of rss3/output.hpp applied: party i
+// sends (x_i ^ m_i, a_i ^ m_{i-1}).
+std::array<rss3::ByteShare, 3> masked_shares(std::span<const std::uint8_t> value, std::mt19937_64& rng) {
+  auto shares = rss3::share_bytes(value);
+  std::array<Bytes, 3> masks;
+  for (auto& mask : masks) mask = random_bytes(rng, value.size());
+  for (std::size_t party = 0; party < 3; ++party) {
+    for (std::size_t j = 0; j < value.size(); ++j) {
+      shares[party].x[j] ^= masks[party][j];
+      shares[party].a[j] ^= masks[(party + 2) % 3][j];
+    }
+  }
+  return shares;
+}
+
+template <typename Body>
+Replies replies_of(const std::array<Body, 3>& bodies) {
+  Replies replies;
+  for (std::size_t party = 0; party < 3; ++party) replies[party] = wire::Reply{{}, wire::Status::Ok, "", bodies[party]};
+  return replies;
+}
+
+std::array<wire::GcmPrefetchResult, 3> prefetch_bodies(const Bytes& nonces, const Bytes& keystream,
+                                                       std::uint32_t count, std::uint32_t bpn, std::mt19937_64& rng) {
+  const auto shares = masked_shares(keystream, rng);
+  std::array<wire::GcmPrefetchResult, 3> bodies;
+  for (std::size_t party = 0; party < 3; ++party)
+    bodies[party] = wire::GcmPrefetchResult{count, bpn, nonces, shares[party].x, shares[party].a};
+  return bodies;
+}
+
+Bytes distinct_nonces(std::uint32_t count) {
+  Bytes nonces(count * 12, 0xa5);
+  for (std::uint32_t i = 0; i < count; ++i)
+    for (int b = 0; b < 4; ++b) nonces[i * 12 + 8 + b] = static_cast<std::uint8_t>(i >> (24 - 8 * b));
+  return nonces;
+}
+
+TEST(Reconstruct, PrefetchOpensTheKeystream) {
+  std::mt19937_64 rng(1);
+  for (const auto& [count, bpn] : {std::pair<std::uint32_t, std::uint32_t>{1, 0}, {1, 1}, {3, 2}, {17, 5}}) {
+    const Bytes nonces = distinct_nonces(count);
+    const Bytes keystream = random_bytes(rng, std::size_t{count} * bpn * 16);
+    const auto result = open_gcm_prefetch(replies_of(prefetch_bodies(nonces, keystream, count, bpn, rng)), count, bpn);
+    EXPECT_EQ(result.nonces, nonces);
+    EXPECT_EQ(Bytes(result.keystream.span().begin(), result.keystream.span().end()), keystream);
+  }
+}
+
+TEST(Reconstruct, PrefetchRefusesAnyInconsistency) {
+  std::mt19937_64 rng(2);
+  const std::uint32_t count = 4;
+  const std::uint32_t bpn = 2;
+  const Bytes nonces = distinct_nonces(count);
+  const Bytes keystream = random_bytes(rng, count * bpn * 16);
+  const auto good = prefetch_bodies(nonces, keystream, count, bpn, rng);
+  for (std::size_t party = 0; party < 3; ++party) {
+    auto bodies = good;
+    bodies[party].x[5] ^= 0x10;  // an altered share
+    EXPECT_THROW(open_gcm_prefetch(replies_of(bodies), count, bpn), Disagreement);
+    bodies = good;
+    bodies[party].a[40] ^= 0x01;
+    EXPECT_THROW(open_gcm_prefetch(replies_of(bodies), count, bpn), Disagreement);
+    bodies = good;
+    bodies[party].nonces[7] ^= 1;  // one server lists another nonce
+    EXPECT_THROW(open_gcm_prefetch(replies_of(bodies), count, bpn), Disagreement);
+    bodies = good;
+    bodies[party].count = count - 1;
+    EXPECT_THROW(open_gcm_prefetch(replies_of(bodies), count, bpn), Disagreement);
+    bodies = good;
+    bodies[party].blocks_per_nonce = bpn + 1;
+    EXPECT_THROW(open_gcm_prefetch(replies_of(bodies), count, bpn), Disagreement);
+    bodies = good;
+    bodies[party].x.resize(bodies[party].x.size() - 16);
+    bodies[party].a.resize(bodies[party].a.size() - 16);
+    EXPECT_THROW(open_gcm_prefetch(replies_of(bodies), count, bpn), Disagreement);
+    Replies replies = replies_of(good);
+    replies[party].body = wire::GcmTagResult{};  // a body of another request type
+    EXPECT_THROW(open_gcm_prefetch(replies, count, bpn), Disagreement);
+  }
+  // The request asked for another count than all three returned.
+  EXPECT_THROW(open_gcm_prefetch(replies_of(good), count + 1, bpn), Disagreement);
+  // All three agree on a list that repeats a nonce.
+  Bytes repeated = nonces;
+  std::copy_n(repeated.begin(), 12, repeated.begin() + 36);
+  EXPECT_THROW(open_gcm_prefetch(replies_of(prefetch_bodies(repeated, keystream, count, bpn, rng)), count, bpn),
+               Disagreement);
+}
+
+TEST(Reconstruct, TagOpensAndRefusesTampering) {
+  std::mt19937_64 rng(3);
+  const Bytes tag = random_bytes(rng, 16);
+  const auto shares = masked_shares(tag, rng);
+  std::array<wire::GcmTagResult, 3> bodies;
+  for (std::size_t party = 0; party < 3; ++party) {
+    std::copy(shares[party].x.begin(), shares[party].x.end(), bodies[party].x.begin());
+    std::copy(shares[party].a.begin(), shares[party].a.end(), bodies[party].a.begin());
+  }
+  const wire::GcmTagBytes opened = open_gcm_tag(replies_of(bodies));
+  EXPECT_EQ(Bytes(opened.begin(), opened.end()), tag);
+  for (std::size_t party = 0; party < 3; ++party) {
+    for (int component = 0; component < 2; ++component) {
+      auto bad = bodies;
+      (component == 0 ? bad[party].x : bad[party].a)[15] ^= 0x80;
+      EXPECT_THROW(open_gcm_tag(replies_of(bad)), Disagreement);
+    }
+  }
+}
+
+std::array<wire::GcmOpenResult, 3> open_bodies(const Bytes& keystream, std::uint8_t verdict, std::mt19937_64& rng) {
+  const auto ks = masked_shares(keystream, rng);
+  const Bytes verdict_bytes{verdict};
+  auto v = rss3::share_bytes(verdict_bytes);
+  std::array<wire::GcmOpenResult, 3> bodies;
+  for (std::size_t party = 0; party < 3; ++party) {
+    bodies[party] = wire::GcmOpenResult{static_cast<std::uint32_t>(keystream.size() / 16), ks[party].x, ks[party].a,
+                                        static_cast<std::uint8_t>(v[party].x[0] & 1), static_cast<std::uint8_t>(v[party].a[0] & 1)};
+  }
+  return bodies;
+}
+
+TEST(Reconstruct, OpenGivesPlaintextOnlyForVerdictOne) {
+  std::mt19937_64 rng(4);
+  for (std::size_t length : {0, 1, 16, 20, 100}) {
+    const Bytes ciphertext = random_bytes(rng, length);
+    const Bytes keystream = random_bytes(rng, (length + 15) / 16 * 16);
+    const auto accepted = open_gcm_open(replies_of(open_bodies(keystream, 1, rng)), ciphertext);
+    ASSERT_TRUE(accepted.has_value()) << length;
+    ASSERT_EQ(accepted->size(), length);
+    for (std::size_t i = 0; i < length; ++i) EXPECT_EQ((*accepted)[i], ciphertext[i] ^ keystream[i]);
+    EXPECT_FALSE(open_gcm_open(replies_of(open_bodies(keystream, 0, rng)), ciphertext).has_value()) << length;
+  }
+  // With a zero verdict the keystream is not opened, so servers may withhold it.
+  const Bytes ciphertext = random_bytes(rng, 20);
+  auto rejected = open_bodies(random_bytes(rng, 32), 0, rng);
+  std::fill(rejected[1].x.begin(), rejected[1].x.end(), 0);
+  EXPECT_FALSE(open_gcm_open(replies_of(rejected), ciphertext).has_value());
+}
+
+TEST(Reconstruct, OpenRefusesAnyInconsistency) {
+  std::mt19937_64 rng(5);
+  const Bytes ciphertext = random_bytes(rng, 40);
+  const Bytes keystream = random_bytes(rng, 48);
+  const auto good = open_bodies(keystream, 1, rng);
+  for (std::size_t party = 0; party < 3; ++party) {
+    auto bodies = good;
+    bodies[party].verdict_x ^= 1;  // one server flips its verdict share
+    EXPECT_THROW(open_gcm_open(replies_of(bodies), ciphertext), Disagreement);
+    bodies = good;
+    bodies[party].verdict_a ^= 1;
+    EXPECT_THROW(open_gcm_open(replies_of(bodies), ciphertext), Disagreement);
+    bodies = good;
+    bodies[party].x[47] ^= 4;
+    EXPECT_THROW(open_gcm_open(replies_of(bodies), ciphertext), Disagreement);
+    bodies = good;
+    bodies[party].blocks = 2;
+    bodies[party].x.resize(32);
+    bodies[party].a.resize(32);
+    EXPECT_THROW(open_gcm_open(replies_of(bodies), ciphertext), Disagreement);
+  }
+  // All three agree on 3 blocks, but the text has 2 or 4.
+  EXPECT_THROW(open_gcm_open(replies_of(good), Bytes(32)), Disagreement);
+  EXPECT_THROW(open_gcm_open(replies_of(good), Bytes(49)), Disagreement);
+  // Shares that open to a verdict byte other than 0 or 1 (the decoder never lets these through).
+  auto garbage = good;
+  const Bytes two{2};
+  auto v = rss3::share_bytes(two);
+  for (std::size_t party = 0; party < 3; ++party) {
+    garbage[party].verdict_x = v[party].x[0];
+    garbage[party].verdict_a = v[party].a[0];
+  }
+  EXPECT_THROW(open_gcm_open(replies_of(garbage), ciphertext), Disagreement);
+}
+
+TEST(Reconstruct, ComputeOpensAndRefuses) {
+  std::mt19937_64 rng(6);
+  const Bytes value = random_bytes(rng, 64);
+  const auto shares = masked_shares(value, rng);
+  std::array<wire::ComputeResult, 3> bodies;
+  for (std::size_t party = 0; party < 3; ++party) bodies[party] = wire::ComputeResult{4, shares[party].x, shares[party].a};
+  EXPECT_EQ(open_compute(replies_of(bodies), 4), value);
+  EXPECT_THROW(open_compute(replies_of(bodies), 3), Disagreement);
+  bodies[1].a[0] ^= 1;
+  EXPECT_THROW(open_compute(replies_of(bodies), 4), Disagreement);
+}
+
+}  // namespace
+}  // namespace mpc::client
