@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "common/error.hpp"
+#include "server/nonce_pool.hpp"
+
 namespace mpc::server {
 
 std::array<std::uint8_t, 16> add_to_counter(const std::array<std::uint8_t, 16>& counter, std::uint64_t offset) {
@@ -47,6 +50,30 @@ void public_blocks(const wire::ComputeRequest& request, std::uint32_t first_bloc
   } else {
     std::memcpy(out.data(), request.input.data() + static_cast<std::size_t>(first_block) * 16,
                 static_cast<std::size_t>(count) * 16);
+  }
+}
+
+void prefetch_blocks(std::uint64_t epoch, std::uint32_t first_nonce, std::uint32_t nonces, std::uint32_t per_nonce,
+                     std::span<std::uint8_t> out) {
+  if (out.size() != static_cast<std::size_t>(nonces) * per_nonce * 16)
+    throw Error(Component::Server, "prefetch block buffer does not match its nonces");
+  std::size_t at = 0;
+  for (std::uint32_t k = 0; k < nonces; ++k) {
+    const auto nonce = make_gcm_nonce(epoch, first_nonce + k);
+    for (std::uint32_t j = 1; j <= per_nonce; ++j, at += 16) {
+      const auto block = gcm_counter_block(nonce, j);
+      std::memcpy(out.data() + at, block.data(), 16);
+    }
+  }
+}
+
+void open_blocks(const wire::GcmNonce& nonce, std::uint32_t first_block, std::uint32_t count,
+                 std::span<std::uint8_t> out) {
+  if (out.size() != static_cast<std::size_t>(count) * 16)
+    throw Error(Component::Server, "open block buffer does not match its instances");
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const auto block = gcm_counter_block(nonce, first_block + i + 1);
+    std::memcpy(out.data() + static_cast<std::size_t>(i) * 16, block.data(), 16);
   }
 }
 

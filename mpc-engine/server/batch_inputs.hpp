@@ -25,4 +25,14 @@ void broadcast_bits(std::span<std::uint64_t> component, std::size_t words_per_ro
 void public_blocks(const wire::ComputeRequest& request, std::uint32_t first_block, std::uint32_t count,
                    std::span<std::uint8_t> out);
 
+// The public blocks of a GCM prefetch slice: `nonces` nonces epoch || first_nonce + k, each
+// as N || 1 (the tag mask) then N || 2 .. N || per_nonce (its keystream).
+void prefetch_blocks(std::uint64_t epoch, std::uint32_t first_nonce, std::uint32_t nonces, std::uint32_t per_nonce,
+                     std::span<std::uint8_t> out);
+
+// The public blocks of instances [first_block, first_block + count) of a GCM open of
+// `nonce`: instance i is N || i + 1 (instance 0 the tag mask, the others the keystream).
+void open_blocks(const wire::GcmNonce& nonce, std::uint32_t first_block, std::uint32_t count,
+                 std::span<std::uint8_t> out);
+
 }  // namespace mpc::server

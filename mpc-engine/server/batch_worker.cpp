@@ -136,11 +136,23 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
   BatchResult result;
   result.header = task.header;
   const circuits::Program& program = *task.program;
+  // Inputs: round keys, the public block, and for the tag check a secret block. Outputs: the
+  // 128-bit block, and for the tag check one more bit.
+  const bool secret_block = program.num_inputs == task.key_rows + 256;
+  const bool extra_bit = program.num_outputs == 129;
+  if ((!secret_block && program.num_inputs != task.key_rows + 128) || (!extra_bit && program.num_outputs != 128)) {
+    result.error = "circuit of " + std::to_string(program.num_inputs) + " inputs and " +
+                   std::to_string(program.num_outputs) + " outputs is not one a batch can run";
+    log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", result.error}});
+    return result;
+  }
 
   // Inputs: each slice's round-key shares broadcast over its instances, then the public
-  // block as the constant sharing (0, c).
+  // block as the constant sharing (0, c), then the secret block's shares as they are.
   inputs.reset(program.num_inputs, task.instances);
   std::vector<std::uint8_t> blocks(task.instances * 16);
+  SecretBytes secret_x(secret_block ? task.instances * 16 : 0);
+  SecretBytes secret_a(secret_block ? task.instances * 16 : 0);
   std::size_t offset = 0;
   for (const auto& slice : task.slices) {
     if (!slice.key_share.empty()) {
@@ -148,10 +160,22 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
       broadcast_bits(inputs.x, inputs.words_per_row, 0, slice.key_share.span().first(half), offset, slice.blocks);
       broadcast_bits(inputs.a, inputs.words_per_row, 0, slice.key_share.span().subspan(half), offset, slice.blocks);
       std::memcpy(blocks.data() + offset * 16, slice.public_blocks.data(), slice.public_blocks.size());
+      if (secret_block && !slice.secret_blocks.empty()) {
+        const std::size_t bytes = static_cast<std::size_t>(slice.blocks) * 16;
+        std::memcpy(secret_x.data() + offset * 16, slice.secret_blocks.data(), bytes);
+        std::memcpy(secret_a.data() + offset * 16, slice.secret_blocks.data() + bytes, bytes);
+      }
     }
+    result.slice_used.push_back(!slice.key_share.empty());
     offset += slice.blocks;
   }
   rss3::slice(blocks, 16, task.instances, inputs.a, inputs.words_per_row, task.key_rows);
+  if (secret_block) {
+    rss3::slice(secret_x.span(), 16, task.instances, inputs.x, inputs.words_per_row, task.key_rows + 128);
+    rss3::slice(secret_a.span(), 16, task.instances, inputs.a, inputs.words_per_row, task.key_rows + 128);
+    secret_x.clear();
+    secret_a.clear();
+  }
 
   rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
   try {
@@ -171,8 +195,46 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
   result.masked.a.resize(task.instances * 16);
   rss3::unslice(outputs.x, outputs.words_per_row, 0, 16, task.instances, result.masked.x);
   rss3::unslice(outputs.a, outputs.words_per_row, 0, 16, task.instances, result.masked.a);
+  if (extra_bit) {
+    result.masked_bits.x.resize(task.instances);
+    result.masked_bits.a.resize(task.instances);
+    const auto row_x = outputs.x_row(128);
+    const auto row_a = outputs.a_row(128);
+    for (std::size_t n = 0; n < task.instances; ++n) {
+      result.masked_bits.x[n] = static_cast<std::uint8_t>((row_x[n / 64] >> (n % 64)) & 1);
+      result.masked_bits.a[n] = static_cast<std::uint8_t>((row_a[n / 64] >> (n % 64)) & 1);
+    }
+  }
   outputs.wipe();
+
+  // The kept instances leave before masking: a server stores its own share as the circuit
+  // made it, and the client never gets these instances.
+  offset = 0;
+  for (const auto& slice : task.slices) {
+    SecretBytes kept;
+    if (slice.keep_every != 0 && !slice.key_share.empty()) {
+      const std::size_t count = slice.blocks / slice.keep_every;
+      kept.resize(count * 32);
+      for (std::size_t k = 0; k < count; ++k) {
+        const std::size_t instance = offset + k * slice.keep_every;
+        std::memcpy(kept.data() + k * 32, result.masked.x.data() + instance * 16, 16);
+        std::memcpy(kept.data() + k * 32 + 16, result.masked.a.data() + instance * 16, 16);
+      }
+    }
+    result.kept.push_back(std::move(kept));
+    offset += slice.blocks;
+  }
+
   rss3::mask_output_share(randomness, 0, result.masked);
+  if (extra_bit) {
+    SecretBytes own(task.instances);
+    SecretBytes previous(task.instances);
+    randomness.output_masks(task.instances * 16, own.span(), previous.span());
+    for (std::size_t n = 0; n < task.instances; ++n) {
+      result.masked_bits.x[n] ^= own[n] & 1;
+      result.masked_bits.a[n] ^= previous[n] & 1;
+    }
+  }
   result.succeeded = true;
   result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   return result;

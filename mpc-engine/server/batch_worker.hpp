@@ -37,6 +37,12 @@ struct SliceInput {
   std::uint32_t blocks = 0;
   SecretBytes key_share;             // x || a of the round keys; empty: this slice is evaluated on zeros
   std::vector<std::uint8_t> public_blocks;  // blocks * 16
+  // Circuits with a secret block input (the GCM tag check): x || a, blocks * 16 bytes each;
+  // empty stands for shares of zero.
+  SecretBytes secret_blocks;
+  // > 0: keep the raw output share of instances 0, keep_every, 2 * keep_every, ... of the
+  // slice (AES_K(N || 1) of each prefetched nonce, which is never opened).
+  std::uint32_t keep_every = 0;
 };
 
 struct BatchTask {
@@ -52,6 +58,14 @@ struct BatchResult {
   bool succeeded = false;
   std::string error;                // when !succeeded
   rss3::ByteShare masked;           // instances * 16 bytes per component, in slice order
+  // Circuits with an output bit after the 128-bit block (the tag check): one byte per
+  // instance, the bit in bit 0, masked like `masked` (mask offsets after it).
+  rss3::ByteShare masked_bits;
+  // Per slice: x || a (16 + 16 bytes) of each kept instance (SliceInput::keep_every), raw;
+  // empty for a slice evaluated on zeros.
+  std::vector<SecretBytes> kept;
+  // Per slice: evaluated on the job's inputs (false: on zeros, the job was absent or refused).
+  std::vector<bool> slice_used;
   rss3::EvaluationStats stats;
   std::chrono::microseconds elapsed{0};
 };

@@ -10,6 +10,7 @@ struct CircuitShape {
   circuits::AesKeySize size;
   circuits::AesDirection direction;
   circuits::SboxVariant sbox;
+  bool compare = false;  // encryption plus the equality bit of build_aes_encrypt_equal_circuit
 };
 
 CircuitShape shape_of(wire::CircuitId id) {
@@ -25,6 +26,10 @@ CircuitShape shape_of(wire::CircuitId id) {
     case wire::CircuitId::Aes256EncryptDepth4: return {AesKeySize::Aes256, AesDirection::Encrypt, SboxVariant::Depth4};
     case wire::CircuitId::Aes256DecryptAnd32: return {AesKeySize::Aes256, AesDirection::Decrypt, SboxVariant::And32};
     case wire::CircuitId::Aes256DecryptDepth4: return {AesKeySize::Aes256, AesDirection::Decrypt, SboxVariant::Depth4};
+    case wire::CircuitId::Aes256EncryptEqAnd32:
+      return {AesKeySize::Aes256, AesDirection::Encrypt, SboxVariant::And32, true};
+    case wire::CircuitId::Aes256EncryptEqDepth4:
+      return {AesKeySize::Aes256, AesDirection::Encrypt, SboxVariant::Depth4, true};
   }
   throw Error(Component::Server, "unknown circuit id");
 }
@@ -34,10 +39,12 @@ std::size_t index_of(wire::CircuitId id) { return static_cast<std::size_t>(id) -
 }  // namespace
 
 CircuitSet::CircuitSet() {
-  for (std::uint8_t value = 1; value <= 8; ++value) {
+  for (std::uint8_t value = 1; value <= programs_.size(); ++value) {
     const auto id = static_cast<wire::CircuitId>(value);
     const CircuitShape shape = shape_of(id);
-    programs_[index_of(id)] = circuits::compile(circuits::build_aes_circuit(shape.size, shape.direction, shape.sbox));
+    programs_[index_of(id)] =
+        circuits::compile(shape.compare ? circuits::build_aes_encrypt_equal_circuit(shape.size, shape.sbox)
+                                        : circuits::build_aes_circuit(shape.size, shape.direction, shape.sbox));
   }
 }
 
@@ -56,7 +63,8 @@ wire::CircuitId CircuitSet::choose(wire::KeyAlgorithm algorithm, bool decrypt, s
     case settings::SboxChoice::And32: depth4 = false; break;
     case settings::SboxChoice::Auto: depth4 = blocks <= limits.latency_batch_blocks; break;
   }
-  const bool aes256 = algorithm == wire::KeyAlgorithm::Aes256;
+  // An Aes256Gcm key is an AES-256 key with extra material after its round keys.
+  const bool aes256 = algorithm != wire::KeyAlgorithm::Aes128;
   std::uint8_t base = aes256 ? 5 : 1;
   if (decrypt) base += 2;
   if (depth4) base += 1;

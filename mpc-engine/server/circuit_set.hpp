@@ -22,7 +22,8 @@ class CircuitSet {
   static std::size_t key_rows(wire::CircuitId id);  // expanded round-key bits, the first input rows
 
  private:
-  std::array<circuits::Program, 8> programs_;
+  // Indexed by CircuitId - 1; every id from 1 to the last is valid.
+  std::array<circuits::Program, 10> programs_;
 };
 
 }  // namespace mpc::server

@@ -1,4 +1,4 @@
-// A compute request as one server holds it while it waits for, and runs in, batches.
+// A request as one server holds it while it waits for, and runs in, batches.
 #pragma once
 
 #include <chrono>
@@ -21,15 +21,32 @@ struct JobKey {
   auto operator<=>(const JobKey&) const = default;
 };
 
+enum class JobKind : std::uint8_t {
+  Compute,      // wire::ComputeRequest: one instance per block
+  GcmPrefetch,  // 1 + blocks_per_nonce instances per nonce: N || 1, then the keystream blocks
+  GcmOpen,      // instance 0 checks the tag (N || 1 against the secret block), 1..n the keystream
+};
+
 struct Job {
   std::string routing_id;
-  wire::ComputeRequest request;
-  SecretBytes key_share;  // x || a of the expanded round keys
+  JobKind kind = JobKind::Compute;
+  wire::KeyId key;
+  std::uint32_t instances = 0;  // circuit instances in all
+  wire::ComputeRequest request;  // Compute only
+  std::uint32_t blocks_per_nonce = 0;  // GcmPrefetch
+  std::uint32_t nonce_count = 0;       // GcmPrefetch
+  wire::GcmNonce nonce{};              // GcmOpen
+  SecretBytes tag_check;               // GcmOpen: x || a of GHASH_H(aad, text) ^ tag, 16 bytes each
+  SecretBytes key_share;  // x || a of the expanded round keys (only those, for a GCM key)
   bool answered = false;  // an error reply went out already; kept so a batch naming it does not wait for it
-  std::vector<std::uint8_t> masked_x;
+  std::vector<std::uint8_t> masked_x;  // the masked output shares the client gets
   std::vector<std::uint8_t> masked_a;
-  std::uint32_t blocks_done = 0;
-  std::uint32_t blocks_scheduled = 0;  // leader: blocks already placed in batches
+  std::uint8_t verdict_x = 0;          // GcmOpen: masked share of the tag check, bit 0
+  std::uint8_t verdict_a = 0;
+  std::vector<std::uint8_t> nonces;    // GcmPrefetch: nonce_count * 12 bytes, in the job's order
+  SecretBytes nonce_shares;            // GcmPrefetch: per nonce x || a of AES_K(N || 1), raw
+  std::uint32_t blocks_done = 0;       // instances evaluated
+  std::uint32_t blocks_scheduled = 0;  // leader: instances already placed in batches
   std::chrono::steady_clock::time_point arrived;
 };
 

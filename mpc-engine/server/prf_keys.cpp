@@ -2,6 +2,8 @@
 
 #include <sodium.h>
 
+#include <string_view>
+
 #include "common/error.hpp"
 #include "common/secret.hpp"
 #include "protocol/rss3/shares.hpp"
@@ -10,6 +12,16 @@ namespace mpc::server {
 namespace {
 
 constexpr char kLabel[] = "mpc-kdc rss3 correlated-randomness prf key v1";
+constexpr char kTagMaskLabel[] = "mpc-kdc gcm tag output mask key v1";
+
+// BLAKE2b keyed with the edge key: the purpose key reveals nothing about the edge key, and
+// keys for different labels are independent.
+rss3::PrfKey purpose_key(const rss3::PrfKey& edge, std::string_view label) {
+  rss3::PrfKey key{};
+  crypto_generichash(key.data(), key.size(), reinterpret_cast<const unsigned char*>(label.data()), label.size(),
+                     edge.data(), edge.size());
+  return key;
+}
 
 // Key shared by parties `low` and `low + 1` (mod 3), computed by `party`, one of the two.
 rss3::PrfKey edge_key(int low, int party, const transport::CurveKeyPair& own,
@@ -36,6 +48,8 @@ rss3::PrfKey edge_key(int low, int party, const transport::CurveKeyPair& own,
 PartyPrfKeys::~PartyPrfKeys() {
   wipe(own.data(), own.size());
   wipe(previous.data(), previous.size());
+  wipe(tag_own.data(), tag_own.size());
+  wipe(tag_previous.data(), tag_previous.size());
 }
 
 PartyPrfKeys derive_prf_keys(int party, const transport::CurveKeyPair& own,
@@ -44,6 +58,8 @@ PartyPrfKeys derive_prf_keys(int party, const transport::CurveKeyPair& own,
   PartyPrfKeys keys;
   keys.own = edge_key(party, party, own, public_keys);
   keys.previous = edge_key(rss3::previous_party(party), party, own, public_keys);
+  keys.tag_own = purpose_key(keys.own, kTagMaskLabel);
+  keys.tag_previous = purpose_key(keys.previous, kTagMaskLabel);
   return keys;
 }
 

@@ -16,9 +16,15 @@
 
 namespace mpc::server {
 
+// The GCM tag job re-randomises its reply with output masks (rss3/output.hpp) that no
+// batch makes: its ids are nonces, not batch ids, and a nonce's epoch || counter could
+// equal some batch's epoch || sequence. So tag masks come from keys of their own, hashed
+// from the edge keys under another label: both ends of an edge still agree on them.
 struct PartyPrfKeys {
   rss3::PrfKey own{};       // k_i, shared with party i+1
   rss3::PrfKey previous{};  // k_{i-1}, shared with party i-1
+  rss3::PrfKey tag_own{};       // from k_i, for GCM tag output masks
+  rss3::PrfKey tag_previous{};  // from k_{i-1}
   ~PartyPrfKeys();
 };
 

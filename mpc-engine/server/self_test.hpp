@@ -1,6 +1,8 @@
 // Known-answer self-tests run before a server serves: AES (FIPS-197 through
-// OpenSSL), the correlated-randomness PRF, and the whole three-party evaluator on
-// FIPS-197 vectors for every circuit the server runs. A failure throws
+// OpenSSL), the correlated-randomness PRF, the whole three-party evaluator on
+// FIPS-197 vectors for every AES circuit the server runs, and the GCM open (GHASH on
+// shares of the hash key powers, then the AES-and-compare circuits) on the GCM
+// specification's AES-256 test case. A failure throws
 // Error(Component::Server) and the server must refuse to start.
 #pragma once
 

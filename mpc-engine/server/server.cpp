@@ -8,10 +8,12 @@
 
 #include "common/error.hpp"
 #include "cuda/cuda_evaluator.hpp"
+#include "protocol/rss3/ghash.hpp"
+#include "protocol/rss3/output.hpp"
 #include "server/batch_inputs.hpp"
 #include "server/layer_messages.hpp"
-#include "wire/peer_messages.hpp"
 #include "server/self_test.hpp"
+#include "wire/peer_messages.hpp"
 
 namespace mpc::server {
 namespace {
@@ -41,6 +43,87 @@ wire::KeyAlgorithm algorithm_of(wire::CircuitId id) {
   return static_cast<std::uint8_t>(id) >= 5 ? wire::KeyAlgorithm::Aes256 : wire::KeyAlgorithm::Aes128;
 }
 
+bool is_tag_check(wire::CircuitId id) {
+  return id == wire::CircuitId::Aes256EncryptEqAnd32 || id == wire::CircuitId::Aes256EncryptEqDepth4;
+}
+
+bool is_aes256_encrypt(wire::CircuitId id) {
+  return id == wire::CircuitId::Aes256EncryptAnd32 || id == wire::CircuitId::Aes256EncryptDepth4;
+}
+
+// Jobs of one family run the same circuit, so the leader may put them in one batch.
+enum class Family : std::uint8_t { Aes128Encrypt, Aes128Decrypt, Aes256Encrypt, Aes256Decrypt, GcmPrefetch, GcmOpen };
+
+Family family_of(const Job& job) {
+  switch (job.kind) {
+    case JobKind::GcmPrefetch: return Family::GcmPrefetch;
+    case JobKind::GcmOpen: return Family::GcmOpen;
+    case JobKind::Compute: break;
+  }
+  const bool decrypt = job.request.operation == wire::Operation::EcbDecrypt;
+  if (job.key.algorithm == wire::KeyAlgorithm::Aes128) return decrypt ? Family::Aes128Decrypt : Family::Aes128Encrypt;
+  return decrypt ? Family::Aes256Decrypt : Family::Aes256Encrypt;
+}
+
+// Prefetches are bound by throughput (thousands of blocks ahead of time), opens by round
+// trips (a ticket waits on them), so "auto" gives them the S-box that suits each.
+wire::CircuitId gcm_circuit(Family family, const settings::ServerLimits& limits) {
+  if (family == Family::GcmPrefetch)
+    return limits.sbox == settings::SboxChoice::Depth4 ? wire::CircuitId::Aes256EncryptDepth4
+                                                       : wire::CircuitId::Aes256EncryptAnd32;
+  return limits.sbox == settings::SboxChoice::And32 ? wire::CircuitId::Aes256EncryptEqAnd32
+                                                    : wire::CircuitId::Aes256EncryptEqDepth4;
+}
+
+std::size_t round_key_bytes(wire::KeyAlgorithm algorithm) {
+  return algorithm == wire::KeyAlgorithm::Aes128 ? 11 * 16 : 15 * 16;
+}
+
+// x || a of the expanded round keys out of a stored share (x || a of the whole material).
+SecretBytes round_key_share(const SecretBytes& share, wire::KeyAlgorithm algorithm) {
+  const std::size_t half = share.size() / 2;
+  const std::size_t bytes = round_key_bytes(algorithm);
+  SecretBytes out(2 * bytes);
+  std::memcpy(out.data(), share.data(), bytes);
+  std::memcpy(out.data() + bytes, share.data() + half, bytes);
+  return out;
+}
+
+// This party's share of GHASH_H(aad, text) from its share of an Aes256Gcm key's material.
+rss3::ByteShare gcm_hash_share(const SecretBytes& share, std::span<const std::uint8_t> aad,
+                               std::span<const std::uint8_t> text) {
+  const std::size_t half = share.size() / 2;
+  const std::size_t count = rss3::ghash_blocks(aad.size(), text.size());
+  if (count > wire::kGcmHashPowers)
+    throw Error(Component::Server, "GCM input of " + std::to_string(count) + " GHASH blocks exceeds the " +
+                                       std::to_string(wire::kGcmHashPowers) + " stored hash key powers");
+  std::vector<rss3::ByteShare> powers(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t at = wire::kGcmRoundKeyBytes + 16 * k;
+    powers[k].x.assign(share.data() + at, share.data() + at + 16);
+    powers[k].a.assign(share.data() + half + at, share.data() + half + at + 16);
+  }
+  rss3::ByteShare out;
+  try {
+    out = rss3::ghash_share(powers, aad, text);
+  } catch (...) {
+    for (auto& power : powers) power.wipe();
+    throw;
+  }
+  for (auto& power : powers) power.wipe();
+  return out;
+}
+
+std::string nonce_hex(const wire::GcmNonce& nonce) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (const std::uint8_t byte : nonce) {
+    out.push_back(kDigits[byte >> 4]);
+    out.push_back(kDigits[byte & 15]);
+  }
+  return out;
+}
+
 wire::RequestId salvage_request_id(std::span<const std::uint8_t> frame) {
   wire::RequestId id{};
   if (frame.size() >= 18) std::copy_n(frame.begin() + 2, 16, id.begin());
@@ -54,14 +137,21 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
       log_(log),
       own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
       prf_keys_(derive_prf_keys(settings_.party, own_keys_, party_public_keys(settings_, own_keys_.public_key))),
-      store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)) {
+      store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)),
+      nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl) {
   run_self_tests(circuits_, [this] { return make_evaluator(); }, log_);
   // Opening every record proves the storage key is the right one before serving.
   (void)store_.list();
   for (const auto& key : settings_.compute_clients) context_.allow("clients", key, "compute");
   for (const auto& key : settings_.admin_clients) context_.allow("clients", key, "admin");
   transport::LinkOptions client_options;
-  client_options.max_message_bytes = static_cast<std::int64_t>(settings_.limits.max_job_blocks) * 16 + 4096;
+  // The largest frames: a job's blocks, an aes256-gcm key share, a GCM request's
+  // kGcmHashPowers blocks of AAD and text (and small fields).
+  const std::int64_t largest_body =
+      std::max({static_cast<std::int64_t>(settings_.limits.max_job_blocks) * 16,
+                static_cast<std::int64_t>(2 * wire::material_bytes(wire::KeyAlgorithm::Aes256Gcm)),
+                static_cast<std::int64_t>(wire::kGcmHashPowers * 16)});
+  client_options.max_message_bytes = largest_body + 4096;
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
   peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_);
@@ -69,10 +159,7 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
   for (std::size_t i = 0; i < kBatchesInFlight; ++i)
     workers_.push_back(std::make_unique<BatchWorker>(context_, settings_, own_keys_, prf_keys_,
                                                      make_evaluator(), batch_finished_, log_));
-  if (settings_.party == 0) {
-    randombytes_buf(&epoch_, sizeof epoch_);
-    if (epoch_ == 0) epoch_ = 1;  // 0 means "none seen" at followers
-  }
+  if (settings_.party == 0) new_epoch();
   log_.info("serving", {{"party", settings_.party + 1},
                         {"clients", settings_.client_endpoint},
                         {"peers", settings_.peer_endpoint},
@@ -114,6 +201,7 @@ void Server::run(const std::atomic<bool>& stop) {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_housekeeping > std::chrono::seconds(1)) {
       expire_jobs();
+      nonce_pool_.expire(now);
       last_housekeeping = now;
     }
   }
@@ -247,12 +335,19 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
   const wire::RequestId id = wire::request_id(request);
   const bool admin = message.role == "admin";
   try {
-    if (auto* compute = std::get_if<wire::ComputeRequest>(&request)) {
+    const bool job = std::holds_alternative<wire::ComputeRequest>(request) ||
+                     std::holds_alternative<wire::GcmPrefetchRequest>(request) ||
+                     std::holds_alternative<wire::GcmTagRequest>(request) ||
+                     std::holds_alternative<wire::GcmOpenRequest>(request);
+    if (job) {
       if (!admin && message.role != "compute") {
         reply_error(message.routing_id, id, wire::Status::Unauthorized, "this client may not compute");
         return;
       }
-      handle_compute(message, *compute);
+      if (auto* compute = std::get_if<wire::ComputeRequest>(&request)) handle_compute(message, *compute);
+      if (auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request)) handle_gcm_prefetch(message, *prefetch);
+      if (auto* tag = std::get_if<wire::GcmTagRequest>(&request)) handle_gcm_tag(message, *tag);
+      if (auto* open = std::get_if<wire::GcmOpenRequest>(&request)) handle_gcm_open(message, *open);
       return;
     }
     if (std::holds_alternative<wire::StatusRequest>(request)) {
@@ -304,25 +399,170 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
 }
 
 void Server::handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request) {
-  JobKey key{message.sender, request.id};
-  if (jobs_.count(key) != 0) {
-    reply_error(message.routing_id, request.id, wire::Status::BadRequest, "request id already in use");
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes128 && request.key.algorithm != wire::KeyAlgorithm::Aes256) {
+    refuse_job(message, request.id, wire::Status::BadRequest,
+                wire::describe(request.key) + " serves only the GCM requests");
     return;
   }
   Job job;
+  job.kind = JobKind::Compute;
+  job.key = request.key;
+  job.instances = request.blocks;
+  const wire::RequestId id = request.id;
+  job.request = std::move(request);
+  admit_job(message, id, std::move(job), [](Job& admitted, const SecretBytes& share) { admitted.key_share = share; });
+}
+
+void Server::handle_gcm_prefetch(transport::ReceivedMessage& message, const wire::GcmPrefetchRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm) {
+    refuse_job(message, request.id, wire::Status::BadRequest,
+                "GCM prefetch needs an aes256-gcm key, not " + wire::describe(request.key));
+    return;
+  }
+  if (request.count == 0 || request.count > wire::kMaxGcmPrefetchCount ||
+      request.blocks_per_nonce > wire::kMaxGcmBlocksPerNonce) {
+    refuse_job(message, request.id, wire::Status::BadRequest, "GCM prefetch size out of range");
+    return;
+  }
+  // A nonce never spans batches, so its instances must fit in one.
+  const std::uint64_t per_nonce = 1 + static_cast<std::uint64_t>(request.blocks_per_nonce);
+  if (per_nonce > settings_.limits.max_batch_blocks) {
+    refuse_job(message, request.id, wire::Status::TooLarge,
+                std::to_string(request.blocks_per_nonce) + " blocks per nonce exceed max_batch_blocks " +
+                    std::to_string(settings_.limits.max_batch_blocks) + " - 1");
+    return;
+  }
+  // More nonces than the pool keeps per client would evict this very prefetch's first ones.
+  if (request.count > settings_.limits.gcm_nonces_per_client) {
+    refuse_job(message, request.id, wire::Status::TooLarge,
+                "prefetch of " + std::to_string(request.count) + " nonces exceeds gcm_nonces_per_client " +
+                    std::to_string(settings_.limits.gcm_nonces_per_client));
+    return;
+  }
+  const std::uint64_t instances = per_nonce * request.count;
+  if (instances > settings_.limits.max_job_blocks) {
+    refuse_job(message, request.id, wire::Status::TooLarge,
+                "prefetch of " + std::to_string(request.count) + " nonces x (1 + " +
+                    std::to_string(request.blocks_per_nonce) + ") blocks exceeds max_job_blocks " +
+                    std::to_string(settings_.limits.max_job_blocks));
+    return;
+  }
+  Job job;
+  job.kind = JobKind::GcmPrefetch;
+  job.key = request.key;
+  job.instances = static_cast<std::uint32_t>(instances);
+  job.blocks_per_nonce = request.blocks_per_nonce;
+  job.nonce_count = request.count;
+  admit_job(message, request.id, std::move(job), [](Job& admitted, const SecretBytes& share) {
+    admitted.key_share = round_key_share(share, admitted.key.algorithm);
+    const std::size_t keystream_bytes =
+        static_cast<std::size_t>(admitted.nonce_count) * admitted.blocks_per_nonce * 16;
+    admitted.masked_x.resize(keystream_bytes);
+    admitted.masked_a.resize(keystream_bytes);
+    admitted.nonces.resize(static_cast<std::size_t>(admitted.nonce_count) * wire::kGcmNonceBytes);
+    admitted.nonce_shares.resize(static_cast<std::size_t>(admitted.nonce_count) * 32);
+  });
+}
+
+void Server::handle_gcm_tag(transport::ReceivedMessage& message, const wire::GcmTagRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm) {
+    reply_error(message.routing_id, request.id, wire::Status::BadRequest,
+                "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key));
+    return;
+  }
+  auto share = store_.get(request.key);
+  if (!share) {
+    reply_error(message.routing_id, request.id, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    return;
+  }
+  if (share->size() != 2 * wire::material_bytes(request.key.algorithm)) {
+    reply_error(message.routing_id, request.id, wire::Status::Internal,
+                "stored share of " + wire::describe(request.key) + " has the wrong size");
+    return;
+  }
+  // GHASH first: a request that cannot be hashed must not use up the nonce.
+  rss3::ByteShare tag = gcm_hash_share(*share, request.aad, request.text);
+  share->clear();
+  const auto pooled = nonce_pool_.take(message.sender, request.key, request.nonce, std::chrono::steady_clock::now());
+  if (!pooled) {
+    tag.wipe();
+    reply_error(message.routing_id, request.id, wire::Status::UnknownNonce,
+                "nonce " + nonce_hex(request.nonce) + " is not one this client prefetched under " +
+                    wire::describe(request.key) + " on party " + std::to_string(settings_.party + 1) +
+                    ", or it was used, expired or evicted");
+    return;
+  }
+  for (std::size_t i = 0; i < 16; ++i) {
+    tag.x[i] ^= pooled->x[i];
+    tag.a[i] ^= pooled->a[i];
+  }
+  // Re-randomise before opening, as for every output (rss3/output.hpp). The bare share
+  // would be (GHASH share ^ pool share): its components are the stored shares of H^1..H^L
+  // combined by coefficients the client chose, hidden only by this one pool share. A
+  // client that learnt a pool share's components, or saw one used twice (a restored
+  // snapshot of a server's memory, a bug in take-once), would solve for the shares of the
+  // powers of H from a few tags and then forge. Masked, each party's reply is a fresh
+  // uniform sharing of the tag and tells the client the tag and nothing else. The masks
+  // use this nonce as their id under keys of their own (prf_keys.hpp): one tag per nonce,
+  // so no id is used twice.
+  rss3::CorrelatedRandomness masks(prf_keys_.tag_own, prf_keys_.tag_previous,
+                                   {gcm_nonce_epoch(request.nonce), gcm_nonce_counter(request.nonce)});
+  rss3::mask_output_share(masks, 0, tag);
+  wire::GcmTagResult result;
+  std::copy_n(tag.x.begin(), 16, result.x.begin());
+  std::copy_n(tag.a.begin(), 16, result.a.begin());
+  tag.wipe();
+  wire::Reply answer;
+  answer.id = request.id;
+  answer.body = result;
+  reply(message.routing_id, std::move(answer));
+  ++jobs_served_;
+}
+
+void Server::handle_gcm_open(transport::ReceivedMessage& message, const wire::GcmOpenRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm) {
+    refuse_job(message, request.id, wire::Status::BadRequest,
+                "GCM open needs an aes256-gcm key, not " + wire::describe(request.key));
+    return;
+  }
+  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers) {
+    refuse_job(message, request.id, wire::Status::BadRequest, "GCM open input too long");
+    return;
+  }
+  const std::size_t text_blocks = (request.text.size() + 15) / 16;
+  Job job;
+  job.kind = JobKind::GcmOpen;
+  job.key = request.key;
+  job.instances = static_cast<std::uint32_t>(1 + text_blocks);
+  job.nonce = request.nonce;
+  admit_job(message, request.id, std::move(job), [&request, text_blocks](Job& admitted, const SecretBytes& share) {
+    admitted.key_share = round_key_share(share, admitted.key.algorithm);
+    // Instance 0 compares AES_K(N || 1) with GHASH_H(aad, text) ^ tag: equal iff the tag is
+    // right. The tag is public, so it joins the share as the constant sharing (0, tag).
+    rss3::ByteShare check = gcm_hash_share(share, request.aad, request.text);
+    admitted.tag_check.resize(32);
+    for (std::size_t i = 0; i < 16; ++i) {
+      admitted.tag_check[i] = check.x[i];
+      admitted.tag_check[16 + i] = static_cast<std::uint8_t>(check.a[i] ^ request.tag[i]);
+    }
+    check.wipe();
+    admitted.masked_x.resize(text_blocks * 16);
+    admitted.masked_a.resize(text_blocks * 16);
+  });
+}
+
+void Server::admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
+                       const std::function<void(Job&, const SecretBytes&)>& prepare) {
+  JobKey key{message.sender, id};
+  if (jobs_.count(key) != 0) {
+    reply_error(message.routing_id, id, wire::Status::BadRequest, "request id already in use");
+    return;
+  }
   job.routing_id = message.routing_id;
   job.arrived = std::chrono::steady_clock::now();
-  auto refuse = [&](wire::Status status, const std::string& detail) {
-    reply_error(message.routing_id, request.id, status, detail);
-    // A follower keeps a marker so that a batch naming this job does not wait for it.
-    if (settings_.party != 0 && jobs_.size() < settings_.limits.max_pending_jobs * 2ull) {
-      job.answered = true;
-      job.request = std::move(request);
-      jobs_.emplace(key, std::move(job));
-    }
-  };
-  if (request.blocks > settings_.limits.max_job_blocks) {
-    refuse(wire::Status::TooLarge, "job of " + std::to_string(request.blocks) + " blocks exceeds max_job_blocks " +
+  auto refuse = [&](wire::Status status, const std::string& detail) { refuse_job(message, id, status, detail); };
+  if (job.instances > settings_.limits.max_job_blocks) {
+    refuse(wire::Status::TooLarge, "job of " + std::to_string(job.instances) + " blocks exceeds max_job_blocks " +
                                        std::to_string(settings_.limits.max_job_blocks));
     return;
   }
@@ -330,51 +570,96 @@ void Server::handle_compute(transport::ReceivedMessage& message, wire::ComputeRe
     refuse(wire::Status::Busy, "too many pending jobs");
     return;
   }
-  auto share = store_.get(request.key);
+  auto share = store_.get(job.key);
   if (!share) {
-    refuse(wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    refuse(wire::Status::UnknownKey, wire::describe(job.key) + " not found");
     return;
   }
-  job.key_share = std::move(*share);
-  job.request = std::move(request);
+  if (share->size() != 2 * wire::material_bytes(job.key.algorithm)) {
+    refuse(wire::Status::Internal, "stored share of " + wire::describe(job.key) + " has the wrong size");
+    return;
+  }
+  prepare(job, *share);
+  share->clear();
   jobs_.emplace(key, std::move(job));
   if (settings_.party == 0) queue_.push_back(key);
+}
+
+void Server::refuse_job(transport::ReceivedMessage& message, const wire::RequestId& id, wire::Status status,
+                        const std::string& detail) {
+  reply_error(message.routing_id, id, status, detail);
+  // A follower keeps a marker so that a batch naming this job does not wait for it (the
+  // leader may have accepted it under other limits).
+  if (settings_.party != 0 && jobs_.size() < settings_.limits.max_pending_jobs * 2ull) {
+    Job marker;
+    marker.routing_id = message.routing_id;
+    marker.arrived = std::chrono::steady_clock::now();
+    marker.answered = true;
+    jobs_.emplace(JobKey{message.sender, id}, std::move(marker));
+  }
+}
+
+void Server::new_epoch() {
+  const std::uint64_t previous = epoch_;
+  // 0 means "none seen" at followers; a new epoch must differ from the one it replaces.
+  do {
+    randombytes_buf(&epoch_, sizeof epoch_);
+  } while (epoch_ == 0 || epoch_ == previous);
+  sequence_ = 0;
+  nonce_counter_.restart();
 }
 
 std::optional<wire::BatchHeader> Server::form_batch() {
   while (!queue_.empty()) {
     auto it = jobs_.find(queue_.front());
-    if (it != jobs_.end() && it->second.blocks_scheduled < it->second.request.blocks) break;
+    if (it != jobs_.end() && it->second.blocks_scheduled < it->second.instances) break;
     queue_.pop_front();
   }
   if (queue_.empty()) return std::nullopt;
-  const Job& first = jobs_.at(queue_.front());
-  const wire::KeyAlgorithm algorithm = first.request.key.algorithm;
-  const bool decrypt = first.request.operation == wire::Operation::EcbDecrypt;
+  const Family family = family_of(jobs_.at(queue_.front()));
 
   wire::BatchHeader header;
   std::uint32_t total = 0;
+  std::uint32_t nonces = 0;
   for (const JobKey& key : queue_) {
     if (total == settings_.limits.max_batch_blocks) break;
     auto it = jobs_.find(key);
     if (it == jobs_.end()) continue;
     Job& job = it->second;
-    if (job.request.key.algorithm != algorithm || (job.request.operation == wire::Operation::EcbDecrypt) != decrypt)
-      continue;
-    const std::uint32_t left = job.request.blocks - job.blocks_scheduled;
+    if (family_of(job) != family) continue;
+    const std::uint32_t left = job.instances - job.blocks_scheduled;
     if (left == 0) continue;
-    const std::uint32_t take = std::min(left, settings_.limits.max_batch_blocks - total);
-    header.slices.push_back({key.client, key.request, job.blocks_scheduled, take});
+    std::uint32_t take = std::min(left, settings_.limits.max_batch_blocks - total);
+    std::uint32_t slice_nonces = 0;
+    if (job.kind == JobKind::GcmPrefetch) {
+      // Whole nonces only: every party must see all instances of a nonce in one batch.
+      const std::uint32_t per_nonce = 1 + job.blocks_per_nonce;
+      slice_nonces = take / per_nonce;
+      if (slice_nonces == 0) continue;
+      take = slice_nonces * per_nonce;
+    }
+    header.slices.push_back({key.client, key.request, job.blocks_scheduled, take, 0, slice_nonces});
     job.blocks_scheduled += take;
     total += take;
+    nonces += slice_nonces;
   }
-  if (sequence_ == UINT32_MAX) {  // never reuse a PRF id: a new epoch starts a new id space
-    randombytes_buf(&epoch_, sizeof epoch_);
-    sequence_ = 0;
-  }
+  // Never reuse a PRF id or a nonce: a new epoch starts new id and nonce spaces. (Batches
+  // of the old epoch that followers have not started yet are then dropped by them and fail
+  // here by timeout; that happens once per 2^32 batches or nonces.)
+  if (sequence_ == UINT32_MAX || !nonce_counter_.fits(nonces)) new_epoch();
+  for (auto& slice : header.slices)
+    if (slice.nonces != 0) slice.first_nonce = nonce_counter_.take(slice.nonces);
   header.epoch = epoch_;
   header.sequence = ++sequence_;
-  header.circuit = CircuitSet::choose(algorithm, decrypt, total, settings_.limits);
+  switch (family) {
+    case Family::GcmPrefetch:
+    case Family::GcmOpen: header.circuit = gcm_circuit(family, settings_.limits); break;
+    default: {
+      const Job& first = jobs_.at(queue_.front());
+      header.circuit = CircuitSet::choose(first.key.algorithm, first.request.operation == wire::Operation::EcbDecrypt,
+                                          total, settings_.limits);
+    }
+  }
   return header;
 }
 
@@ -416,8 +701,24 @@ void Server::start_announced_batches() {
     front_wait_deadline_.reset();
     last_epoch_seen_ = header.epoch;
     last_sequence_seen_ = header.sequence;
+    if (!accept_gcm_nonces(header)) {
+      abort_batch(header, wire::Status::PeerFailure,
+                  "party " + std::to_string(settings_.party + 1) + " refused the batch's GCM nonces");
+      continue;
+    }
     start_batch(header, *worker);
   }
+}
+
+bool Server::accept_gcm_nonces(const wire::BatchHeader& header) {
+  std::vector<NonceRange> ranges;
+  for (const auto& slice : header.slices)
+    if (slice.nonces != 0) ranges.push_back({slice.first_nonce, slice.nonces});
+  if (ranges.empty()) return true;
+  if (nonce_guard_.accept(header.epoch, ranges)) return true;
+  log_.warn("GCM nonces already used refused", {{"sequence", header.sequence},
+                                                {"first_nonce", static_cast<std::uint64_t>(ranges.front().first)}});
+  return false;
 }
 
 bool Server::accept_batch_nonce(const wire::BatchHeader& header) {
@@ -451,6 +752,48 @@ void Server::fail_batch_jobs(const wire::BatchHeader& header, wire::Status statu
   }
 }
 
+bool Server::slice_input(const wire::BatchHeader& header, const wire::BatchSlice& slice, const Job& job,
+                         SliceInput& input) const {
+  const wire::CircuitId circuit = header.circuit;
+  if (static_cast<std::uint64_t>(slice.first_block) + slice.blocks > job.instances) return false;
+  if (job.key_share.size() != 2 * CircuitSet::key_rows(circuit) / 8) return false;
+  const std::size_t bytes = static_cast<std::size_t>(slice.blocks) * 16;
+  switch (job.kind) {
+    case JobKind::Compute:
+      if (slice.nonces != 0 || is_tag_check(circuit) || job.key.algorithm != algorithm_of(circuit) ||
+          (job.request.operation == wire::Operation::EcbDecrypt) != is_decrypt(circuit))
+        return false;
+      input.public_blocks.resize(bytes);
+      public_blocks(job.request, slice.first_block, slice.blocks, input.public_blocks);
+      break;
+    case JobKind::GcmPrefetch: {
+      const std::uint64_t per_nonce = 1 + static_cast<std::uint64_t>(job.blocks_per_nonce);
+      if (!is_aes256_encrypt(circuit) || slice.nonces == 0 ||
+          static_cast<std::uint64_t>(slice.nonces) * per_nonce != slice.blocks)
+        return false;
+      input.public_blocks.resize(bytes);
+      prefetch_blocks(header.epoch, slice.first_nonce, slice.nonces, static_cast<std::uint32_t>(per_nonce),
+                      input.public_blocks);
+      input.keep_every = static_cast<std::uint32_t>(per_nonce);
+      break;
+    }
+    case JobKind::GcmOpen:
+      if (!is_tag_check(circuit) || slice.nonces != 0 || job.tag_check.size() != 32) return false;
+      input.public_blocks.resize(bytes);
+      open_blocks(job.nonce, slice.first_block, slice.blocks, input.public_blocks);
+      // Shares of zero everywhere but instance 0: the other instances only make keystream.
+      input.secret_blocks.resize(2 * bytes);
+      std::fill(input.secret_blocks.data(), input.secret_blocks.data() + 2 * bytes, std::uint8_t{0});
+      if (slice.first_block == 0) {
+        std::memcpy(input.secret_blocks.data(), job.tag_check.data(), 16);
+        std::memcpy(input.secret_blocks.data() + bytes, job.tag_check.data() + 16, 16);
+      }
+      break;
+  }
+  input.key_share = job.key_share;
+  return true;
+}
+
 void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
   std::size_t instances = 0;
   for (const auto& slice : header.slices) instances += slice.blocks;
@@ -460,8 +803,6 @@ void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
                 "batch size refused by party " + std::to_string(settings_.party + 1));
     return;
   }
-  const wire::KeyAlgorithm algorithm = algorithm_of(header.circuit);
-  const bool decrypt = is_decrypt(header.circuit);
 
   BatchTask task;
   task.header = header;
@@ -472,15 +813,9 @@ void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
     SliceInput input;
     input.blocks = slice.blocks;
     auto it = jobs_.find(JobKey{slice.client, slice.request});
-    const bool usable = it != jobs_.end() && !it->second.answered && it->second.request.key.algorithm == algorithm &&
-                        (it->second.request.operation == wire::Operation::EcbDecrypt) == decrypt &&
-                        static_cast<std::uint64_t>(slice.first_block) + slice.blocks <= it->second.request.blocks &&
-                        it->second.key_share.size() == 2 * wire::material_bytes(algorithm);
-    if (usable) {
-      input.key_share = it->second.key_share;
-      input.public_blocks.resize(static_cast<std::size_t>(slice.blocks) * 16);
-      public_blocks(it->second.request, slice.first_block, slice.blocks, input.public_blocks);
-    } else if (it != jobs_.end() && !it->second.answered) {
+    if (it != jobs_.end() && !it->second.answered && !slice_input(header, slice, it->second, input)) {
+      input = SliceInput{};
+      input.blocks = slice.blocks;
       reply_error(it->second.routing_id, slice.request, wire::Status::BadRequest,
                   "job does not match the batch the leader scheduled");
       it->second.answered = true;
@@ -513,41 +848,118 @@ void Server::apply_result(BatchResult& result) {
     return;
   }
   std::size_t offset = 0;
-  std::size_t instances = 0;
-  for (const auto& slice : header.slices) {
+  for (std::size_t index = 0; index < header.slices.size(); ++index) {
+    const auto& slice = header.slices[index];
     auto it = jobs_.find(JobKey{slice.client, slice.request});
     if (it != jobs_.end() && !it->second.answered) {
-      Job& job = it->second;
-      if (job.masked_x.empty()) {
-        job.masked_x.resize(static_cast<std::size_t>(job.request.blocks) * 16);
-        job.masked_a.resize(static_cast<std::size_t>(job.request.blocks) * 16);
-      }
-      std::copy_n(result.masked.x.begin() + static_cast<std::ptrdiff_t>(offset * 16), slice.blocks * 16ull,
-                  job.masked_x.begin() + static_cast<std::ptrdiff_t>(slice.first_block) * 16);
-      std::copy_n(result.masked.a.begin() + static_cast<std::ptrdiff_t>(offset * 16), slice.blocks * 16ull,
-                  job.masked_a.begin() + static_cast<std::ptrdiff_t>(slice.first_block) * 16);
-      job.blocks_done += slice.blocks;
-      if (job.blocks_done == job.request.blocks) {
-        wire::Reply answer;
-        answer.id = slice.request;
-        answer.body = wire::ComputeResult{job.request.blocks, std::move(job.masked_x), std::move(job.masked_a)};
-        reply(job.routing_id, std::move(answer));
-        jobs_.erase(it);
-        ++jobs_served_;
+      if (!result.slice_used[index]) {
+        // The job came in after the batch that computes it had started without it.
+        reply_error(it->second.routing_id, slice.request, wire::Status::PeerFailure,
+                    "request reached party " + std::to_string(settings_.party + 1) + " after its batch had started");
+        it->second.answered = true;
+        it->second.key_share.clear();
+        it->second.tag_check.clear();
+        it->second.nonce_shares.clear();
+      } else {
+        add_slice_result(it->second, header, slice, result, index, offset);
+        if (it->second.blocks_done == it->second.instances) complete_job(it);
       }
     }
     offset += slice.blocks;
-    instances += slice.blocks;
   }
   ++batches_run_;
   payload_bytes_sent_ += result.stats.bytes_sent;
   layer_messages_sent_ += result.stats.layers_exchanged;
-  and_gates_evaluated_ += circuits_.program(header.circuit).and_gates * instances;
+  and_gates_evaluated_ += circuits_.program(header.circuit).and_gates * offset;
   log_.debug("batch done", {{"sequence", header.sequence},
-                            {"instances", static_cast<std::uint64_t>(instances)},
+                            {"instances", static_cast<std::uint64_t>(offset)},
                             {"layers", result.stats.layers_exchanged},
                             {"bytes_sent", result.stats.bytes_sent},
                             {"micros", static_cast<std::int64_t>(result.elapsed.count())}});
+}
+
+void Server::add_slice_result(Job& job, const wire::BatchHeader& header, const wire::BatchSlice& slice,
+                              const BatchResult& result, std::size_t slice_index, std::size_t offset) {
+  const auto masked_x = [&](std::size_t instance) { return result.masked.x.data() + (offset + instance) * 16; };
+  const auto masked_a = [&](std::size_t instance) { return result.masked.a.data() + (offset + instance) * 16; };
+  switch (job.kind) {
+    case JobKind::Compute: {
+      if (job.masked_x.empty()) {
+        job.masked_x.resize(static_cast<std::size_t>(job.instances) * 16);
+        job.masked_a.resize(static_cast<std::size_t>(job.instances) * 16);
+      }
+      const std::size_t at = static_cast<std::size_t>(slice.first_block) * 16;
+      std::memcpy(job.masked_x.data() + at, masked_x(0), slice.blocks * 16ull);
+      std::memcpy(job.masked_a.data() + at, masked_a(0), slice.blocks * 16ull);
+      break;
+    }
+    case JobKind::GcmPrefetch: {
+      // Instance 0 of each nonce (AES_K(N || 1)) stays with this server; the client gets the
+      // nonce and its keystream only.
+      const std::size_t per_nonce = 1 + static_cast<std::size_t>(job.blocks_per_nonce);
+      const std::size_t first = slice.first_block / per_nonce;
+      const SecretBytes& kept = result.kept[slice_index];
+      for (std::size_t k = 0; k < slice.nonces; ++k) {
+        const std::size_t q = first + k;
+        const auto nonce = make_gcm_nonce(header.epoch, slice.first_nonce + static_cast<std::uint32_t>(k));
+        std::memcpy(job.nonces.data() + q * wire::kGcmNonceBytes, nonce.data(), wire::kGcmNonceBytes);
+        std::memcpy(job.nonce_shares.data() + q * 32, kept.data() + k * 32, 32);
+        const std::size_t bytes = static_cast<std::size_t>(job.blocks_per_nonce) * 16;
+        std::memcpy(job.masked_x.data() + q * bytes, masked_x(k * per_nonce + 1), bytes);
+        std::memcpy(job.masked_a.data() + q * bytes, masked_a(k * per_nonce + 1), bytes);
+      }
+      break;
+    }
+    case JobKind::GcmOpen:
+      // Only the verdict of instance 0 and the outputs of the others are answered: the output
+      // of instance 0 is AES_K(N || 1), the verdicts of the others mean nothing.
+      for (std::size_t t = 0; t < slice.blocks; ++t) {
+        const std::size_t instance = slice.first_block + t;
+        if (instance == 0) {
+          job.verdict_x = result.masked_bits.x[offset];
+          job.verdict_a = result.masked_bits.a[offset];
+        } else {
+          std::memcpy(job.masked_x.data() + (instance - 1) * 16, masked_x(t), 16);
+          std::memcpy(job.masked_a.data() + (instance - 1) * 16, masked_a(t), 16);
+        }
+      }
+      break;
+  }
+  job.blocks_done += slice.blocks;
+}
+
+void Server::complete_job(std::map<JobKey, Job>::iterator it) {
+  Job& job = it->second;
+  wire::Reply answer;
+  answer.id = it->first.request;
+  switch (job.kind) {
+    case JobKind::Compute:
+      answer.body = wire::ComputeResult{job.instances, std::move(job.masked_x), std::move(job.masked_a)};
+      break;
+    case JobKind::GcmPrefetch: {
+      const auto now = std::chrono::steady_clock::now();
+      for (std::size_t q = 0; q < job.nonce_count; ++q) {
+        wire::GcmNonce nonce{};
+        std::memcpy(nonce.data(), job.nonces.data() + q * wire::kGcmNonceBytes, wire::kGcmNonceBytes);
+        NonceShare share;
+        std::memcpy(share.x.data(), job.nonce_shares.data() + q * 32, 16);
+        std::memcpy(share.a.data(), job.nonce_shares.data() + q * 32 + 16, 16);
+        if (!nonce_pool_.put(it->first.client, job.key, nonce, share, now))
+          log_.warn("GCM nonce computed twice, dropped", {{"nonce", nonce_hex(nonce)}});
+      }
+      job.nonce_shares.clear();
+      answer.body = wire::GcmPrefetchResult{job.nonce_count, job.blocks_per_nonce, std::move(job.nonces),
+                                            std::move(job.masked_x), std::move(job.masked_a)};
+      break;
+    }
+    case JobKind::GcmOpen:
+      answer.body = wire::GcmOpenResult{job.instances - 1, std::move(job.masked_x), std::move(job.masked_a),
+                                        job.verdict_x, job.verdict_a};
+      break;
+  }
+  reply(job.routing_id, std::move(answer));
+  jobs_.erase(it);
+  ++jobs_served_;
 }
 
 void Server::expire_jobs() {

@@ -10,11 +10,19 @@
 //
 // Threads: the main thread owns the sockets, the store and the jobs; batch workers
 // (batch_worker.hpp) evaluate, up to kBatchesInFlight batches at a time.
+//
+// AES-256-GCM jobs (docs/ticket-format.md): a prefetch is a batch job whose nonces the
+// leader assigns in the batch header (wire::BatchSlice); each party keeps its share of
+// AES_K(N || 1) in its nonce pool (nonce_pool.hpp) and answers the keystream. A tag needs
+// no batch: each party answers on its own from its pool entry and its shares of the hash
+// key powers. An open is a batch job with the AES-and-compare circuit that answers only
+// the tag check's verdict and the keystream.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +33,7 @@
 #include "server/circuit_set.hpp"
 #include "server/early_messages.hpp"
 #include "server/jobs.hpp"
+#include "server/nonce_pool.hpp"
 #include "server/peer_links.hpp"
 #include "server/prf_keys.hpp"
 #include "server/wakeup.hpp"
@@ -51,6 +60,20 @@ class Server {
  private:
   void handle_client_message(transport::ReceivedMessage& message);
   void handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request);
+  void handle_gcm_prefetch(transport::ReceivedMessage& message, const wire::GcmPrefetchRequest& request);
+  void handle_gcm_tag(transport::ReceivedMessage& message, const wire::GcmTagRequest& request);
+  void handle_gcm_open(transport::ReceivedMessage& message, const wire::GcmOpenRequest& request);
+  // Checks the limits, loads the key share, lets `prepare` take from it what the job needs
+  // and queues the job (or answers the refusal).
+  void admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
+                 const std::function<void(Job&, const SecretBytes&)>& prepare);
+  // Answers a job request with an error.
+  void refuse_job(transport::ReceivedMessage& message, const wire::RequestId& id, wire::Status status,
+                  const std::string& detail);
+  // Answers a job whose instances are all evaluated and forgets it.
+  void complete_job(std::map<JobKey, Job>::iterator job);
+  void add_slice_result(Job& job, const wire::BatchHeader& header, const wire::BatchSlice& slice,
+                        const BatchResult& result, std::size_t slice_index, std::size_t offset);
   void reply(const std::string& routing_id, wire::Reply reply);
   void reply_error(const std::string& routing_id, const wire::RequestId& id, wire::Status status,
                    const std::string& detail);
@@ -73,6 +96,12 @@ class Server {
   void fail_batch_jobs(const wire::BatchHeader& header, wire::Status status, const std::string& detail);
   void expire_jobs();
   bool accept_batch_nonce(const wire::BatchHeader& header);
+  bool accept_gcm_nonces(const wire::BatchHeader& header);
+  void new_epoch();
+  // The inputs of one slice of `header` for the job it names, or false if the job cannot
+  // run in that slice.
+  bool slice_input(const wire::BatchHeader& header, const wire::BatchSlice& slice, const Job& job,
+                   SliceInput& input) const;
 
   // An evaluator of the configured back end: the GPU one for backend = "cuda", or for
   // "auto" when a CUDA device is present; the SIMD CPU one otherwise.
@@ -105,6 +134,9 @@ class Server {
   std::uint32_t sequence_ = 0;                   // leader: last sequence used
   std::uint64_t last_epoch_seen_ = 0;            // follower: replay protection
   std::uint32_t last_sequence_seen_ = 0;
+  NonceCounter nonce_counter_;                   // leader: GCM nonces of epoch_
+  NonceGuard nonce_guard_;                       // follower: GCM nonces already used
+  NoncePool nonce_pool_;
   std::uint64_t batches_run_ = 0;
   std::uint64_t jobs_served_ = 0;
   std::uint64_t payload_bytes_sent_ = 0;

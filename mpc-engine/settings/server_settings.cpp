@@ -16,7 +16,8 @@ using detail::TableReader;
 ServerLimits read_limits(const detail::Document& document, const toml::table& table) {
   const TableReader reader(document, table, "limits",
                            {"max_batch_blocks", "max_job_blocks", "max_pending_jobs", "peer_timeout_ms",
-                            "job_wait_ms", "sbox", "latency_batch_blocks"});
+                            "job_wait_ms", "sbox", "latency_batch_blocks", "gcm_nonce_ttl_s",
+                            "gcm_nonces_per_client"});
   ServerLimits limits;
   if (auto v = reader.optional_integer("max_batch_blocks", kBatchBlocksMultiple, kMaxBatchBlocksCeiling)) {
     if (*v % kBatchBlocksMultiple != 0)
@@ -36,6 +37,10 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
   // Bounded by the batch size, read above (or its default).
   if (auto v = reader.optional_integer("latency_batch_blocks", 0, limits.max_batch_blocks))
     limits.latency_batch_blocks = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("gcm_nonce_ttl_s", 1, kMaxGcmNonceTtlS))
+    limits.gcm_nonce_ttl = std::chrono::seconds(*v);
+  if (auto v = reader.optional_integer("gcm_nonces_per_client", 1, kMaxGcmNoncesPerClientCeiling))
+    limits.gcm_nonces_per_client = static_cast<std::uint32_t>(*v);
   return limits;
 }
 

@@ -17,6 +17,8 @@
 //   job_wait_ms = 200             # follower waits this long for a job the leader scheduled
 //   sbox = "auto"                 # auto | and32 | depth4
 //   latency_batch_blocks = 512    # auto: batches up to this size use the depth-4 S-box
+//   gcm_nonce_ttl_s = 3600        # prefetched GCM nonces older than this can no longer be tagged
+//   gcm_nonces_per_client = 262144  # prefetched GCM nonces kept per client key (oldest dropped first)
 //
 //   [[peers]]                     # exactly the two other parties
 //   party = 2
@@ -46,7 +48,9 @@
 //   - Limits: max_batch_blocks 64..2^20 and a multiple of 64 (one bitsliced word holds 64
 //     lanes); max_job_blocks 1..2^24; max_pending_jobs 1..65536; peer_timeout_ms and
 //     job_wait_ms 1..600000; latency_batch_blocks 0..max_batch_blocks (0: auto never
-//     picks the depth-4 S-box).
+//     picks the depth-4 S-box); gcm_nonce_ttl_s 1..604800; gcm_nonces_per_client 1..2^22.
+//     The GCM nonce pool lives in memory only: its size is bounded by
+//     gcm_nonces_per_client x the number of client keys (about 180 bytes per nonce).
 //   - Public keys: a 40-character z85 string is taken inline; anything else is a path to
 //     a public key file (relative to the configuration file), which must be a regular file
 //     and is read now (transport::read_public_key_file). [clients] must list at least one
@@ -69,6 +73,8 @@ inline constexpr std::uint32_t kMaxBatchBlocksCeiling = 1u << 20;
 inline constexpr std::uint32_t kMaxJobBlocksCeiling = 1u << 24;
 inline constexpr std::uint32_t kMaxPendingJobsCeiling = 1u << 16;
 inline constexpr std::int64_t kMaxTimeoutMs = 600000;  // also bounds cluster timeout_ms
+inline constexpr std::int64_t kMaxGcmNonceTtlS = 7 * 24 * 3600;
+inline constexpr std::uint32_t kMaxGcmNoncesPerClientCeiling = 1u << 22;
 
 enum class SboxChoice { Auto, And32, Depth4 };
 
@@ -89,6 +95,8 @@ struct ServerLimits {
   std::chrono::milliseconds job_wait{200};
   SboxChoice sbox = SboxChoice::Auto;
   std::uint32_t latency_batch_blocks = 512;
+  std::chrono::seconds gcm_nonce_ttl{3600};
+  std::uint32_t gcm_nonces_per_client = 262144;
 };
 
 struct ServerSettings {

@@ -33,7 +33,15 @@ TEST(CircuitSet, ProgramsHaveTheAesShapeTheServerRelies) {
   EXPECT_EQ(aes256.num_inputs, 15u * 128 + 128);
   EXPECT_EQ(aes256.and_gates, 7168u);
   EXPECT_EQ(CircuitSet::key_rows(wire::CircuitId::Aes256DecryptAnd32), 15u * 128);
-  EXPECT_THROW(set.program(static_cast<wire::CircuitId>(9)), mpc::Error);
+  // The GCM tag check: round keys, public block, secret block in; the block and one bit out.
+  for (const auto id : {wire::CircuitId::Aes256EncryptEqAnd32, wire::CircuitId::Aes256EncryptEqDepth4}) {
+    const auto& check = set.program(id);
+    EXPECT_EQ(check.num_inputs, 15u * 128 + 256);
+    EXPECT_EQ(check.num_outputs, 129u);
+    EXPECT_EQ(CircuitSet::key_rows(id), 15u * 128);
+  }
+  EXPECT_EQ(set.program(wire::CircuitId::Aes256EncryptEqAnd32).and_gates, 7168u + 127u);
+  EXPECT_THROW(set.program(static_cast<wire::CircuitId>(11)), mpc::Error);
 }
 
 }  // namespace

@@ -141,6 +141,8 @@ TEST_F(SettingsTest, ServerExampleParses) {
   EXPECT_EQ(s.limits.job_wait, defaults.job_wait);
   EXPECT_EQ(s.limits.sbox, defaults.sbox);
   EXPECT_EQ(s.limits.latency_batch_blocks, defaults.latency_batch_blocks);
+  EXPECT_EQ(s.limits.gcm_nonce_ttl, defaults.gcm_nonce_ttl);
+  EXPECT_EQ(s.limits.gcm_nonces_per_client, defaults.gcm_nonces_per_client);
   ASSERT_EQ(s.peers.size(), 2u);
   EXPECT_EQ(s.peers[0].party, 1);
   EXPECT_EQ(s.peers[0].endpoint, "tcp://10.0.0.2:7201");
@@ -168,6 +170,8 @@ TEST_F(SettingsTest, MinimalServerGetsDefaultsAndSortedPeers) {
   EXPECT_EQ(s.party, 0);
   EXPECT_EQ(s.log_level, "info");
   EXPECT_EQ(s.limits.max_batch_blocks, ServerLimits{}.max_batch_blocks);
+  EXPECT_EQ(s.limits.gcm_nonce_ttl, std::chrono::seconds(3600));
+  EXPECT_EQ(s.limits.gcm_nonces_per_client, 262144u);
   ASSERT_EQ(s.peers.size(), 2u);
   EXPECT_EQ(s.peers[0].party, 1);
   EXPECT_EQ(s.peers[0].public_key, peer2);
@@ -186,7 +190,8 @@ TEST_F(SettingsTest, AllLimitsAreRead) {
       peer_table(1, "tcp://a:1", z85(peer2)) + peer_table(3, "ipc:///run/mpc/peer3", z85(peer3));
   const std::string limits =
       "max_batch_blocks = 128\nmax_job_blocks = 7\nmax_pending_jobs = 3\npeer_timeout_ms = 600000\n"
-      "job_wait_ms = 1\nsbox = \"depth4\"\nlatency_batch_blocks = 128\n";
+      "job_wait_ms = 1\nsbox = \"depth4\"\nlatency_batch_blocks = 128\ngcm_nonce_ttl_s = 604800\n"
+      "gcm_nonces_per_client = 1\n";
   const ServerSettings s = load_server_settings(write("server.toml", server_text(root, limits, peers)));
   EXPECT_EQ(s.party, 1);
   EXPECT_EQ(s.log_level, "debug");
@@ -197,6 +202,8 @@ TEST_F(SettingsTest, AllLimitsAreRead) {
   EXPECT_EQ(s.limits.job_wait, std::chrono::milliseconds(1));
   EXPECT_EQ(s.limits.sbox, SboxChoice::Depth4);
   EXPECT_EQ(s.limits.latency_batch_blocks, 128u);
+  EXPECT_EQ(s.limits.gcm_nonce_ttl, std::chrono::seconds(604800));
+  EXPECT_EQ(s.limits.gcm_nonces_per_client, 1u);
   EXPECT_EQ(s.peers[1].endpoint, "ipc:///run/mpc/peer3");
   const ServerSettings t = load_server_settings(write("server.toml", server_text(server_root(), "sbox = \"and32\"\nlatency_batch_blocks = 0")));
   EXPECT_EQ(t.limits.sbox, SboxChoice::And32);
@@ -317,6 +324,11 @@ TEST_F(SettingsTest, BadServerValuesAreRejected) {
       {"latency_batch_blocks = 16385", "between 0 and 16384"},
       {"max_batch_blocks = 64\nlatency_batch_blocks = 128", "between 0 and 64"},
       {"peer_timeout_ms = 1.5", "must be an integer"},
+      {"gcm_nonce_ttl_s = 0", "between 1 and 604800"},
+      {"gcm_nonce_ttl_s = 604801", "between 1 and 604800"},
+      {"gcm_nonces_per_client = 0", "between 1 and 4194304"},
+      {"gcm_nonces_per_client = 4194305", "between 1 and 4194304"},
+      {"gcm_nonces_per_client = \"many\"", "gcm_nonces_per_client"},
   };
   for (const auto& [limits, fragment] : limit_cases) {
     SCOPED_TRACE(limits);

@@ -1,0 +1,575 @@
+"""AES-256-GCM jobs (tickets under a protected krbtgt key) through libmpcclient.so against a
+real three-server cluster, with Python's `cryptography` AESGCM as the outside truth.
+
+Prefetch gives server-chosen nonces and their keystream AES_K(N || 2 ..); tag consumes a
+nonce and returns GHASH_H(aad, c) ^ AES_K(N || 1); open checks a tag inside the computation
+and returns the plaintext or MPC_EBADTAG. See docs/ticket-format.md.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import secrets
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from mpc_cluster import Cluster, client_library
+
+MPC_OK = 0
+MPC_EINVAL = -1
+MPC_EUNREACHABLE = -3
+MPC_EREFUSED = -4
+MPC_EBADTAG = -7
+MPC_ENONCE = -8
+MPC_AES256 = 2
+MPC_AES256_GCM = 3
+
+KEY = ("gcm/krbtgt", 7, "aes256-gcm")
+NONCE_BYTES = 12
+TAG_BYTES = 16
+MAX_HASH_BLOCKS = 1024
+DEFAULT_MAX_BATCH_BLOCKS = 16384
+
+
+class GcmError(AssertionError):
+    def __init__(self, call: str, code: int, message: str):
+        super().__init__(f"{call} returned {code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class Engine:
+    """One libmpcclient handle on a cluster configuration (admin or compute client key)."""
+
+    _library = None
+
+    @classmethod
+    def library(cls):
+        if cls._library is None:
+            path = client_library()
+            if not path.exists():
+                pytest.fail(f"{path} is not built")
+            lib = ctypes.CDLL(str(path))
+            lib.mpc_client_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+                                            ctypes.c_size_t]
+            lib.mpc_client_open.restype = ctypes.c_int
+            lib.mpc_client_close.argtypes = [ctypes.c_void_p]
+            lib.mpc_client_close.restype = None
+            lib.mpc_client_set_timeout.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
+            lib.mpc_client_set_timeout.restype = ctypes.c_int
+            lib.mpc_client_last_error.argtypes = [ctypes.c_void_p]
+            lib.mpc_client_last_error.restype = ctypes.c_char_p
+            lib.mpc_client_keystream.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_int,
+                                                 ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p]
+            lib.mpc_client_keystream.restype = ctypes.c_int
+            lib.mpc_client_gcm_prefetch.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32,
+                                                    ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p,
+                                                    ctypes.c_char_p]
+            lib.mpc_client_gcm_prefetch.restype = ctypes.c_int
+            lib.mpc_client_gcm_tag.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p,
+                                               ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
+                                               ctypes.c_char_p]
+            lib.mpc_client_gcm_tag.restype = ctypes.c_int
+            lib.mpc_client_gcm_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p,
+                                                ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
+                                                ctypes.c_char_p, ctypes.c_char_p]
+            lib.mpc_client_gcm_open.restype = ctypes.c_int
+            cls._library = lib
+        return cls._library
+
+    def __init__(self, config: Path, timeout_ms: int = 20000):
+        self.lib = self.library()
+        handle = ctypes.c_void_p()
+        error = ctypes.create_string_buffer(512)
+        rc = self.lib.mpc_client_open(str(config).encode(), ctypes.byref(handle), error, len(error))
+        assert rc == MPC_OK, f"mpc_client_open({config}) = {rc}: {error.value.decode(errors='replace')}"
+        self.handle = handle
+        assert self.lib.mpc_client_set_timeout(self.handle, timeout_ms) == MPC_OK
+
+    def close(self) -> None:
+        if self.handle:
+            self.lib.mpc_client_close(self.handle)
+            self.handle = None
+
+    def error(self) -> str:
+        return self.lib.mpc_client_last_error(self.handle).decode(errors="replace")
+
+    def _check(self, call: str, rc: int) -> None:
+        if rc != MPC_OK:
+            raise GcmError(call, rc, self.error())
+
+    def prefetch(self, count: int, blocks_per_nonce: int = 0, key=KEY) -> list[tuple[bytes, bytes]]:
+        """[(nonce, keystream of blocks_per_nonce blocks)] in the servers' order."""
+        name, kvno, _ = key
+        nonces = ctypes.create_string_buffer(max(1, count * NONCE_BYTES))
+        keystream = ctypes.create_string_buffer(count * blocks_per_nonce * 16) if blocks_per_nonce else None
+        rc = self.lib.mpc_client_gcm_prefetch(self.handle, name.encode(), kvno, count, blocks_per_nonce, nonces,
+                                              keystream)
+        self._check("mpc_client_gcm_prefetch", rc)
+        out = []
+        per = blocks_per_nonce * 16
+        for i in range(count):
+            stream = keystream.raw[i * per:(i + 1) * per] if keystream is not None else b""
+            out.append((nonces.raw[i * NONCE_BYTES:(i + 1) * NONCE_BYTES], stream))
+        return out
+
+    def tag(self, nonce: bytes, aad: bytes, ciphertext: bytes, key=KEY) -> bytes:
+        name, kvno, _ = key
+        tag = ctypes.create_string_buffer(TAG_BYTES)
+        rc = self.lib.mpc_client_gcm_tag(self.handle, name.encode(), kvno, nonce, aad or None, len(aad),
+                                         ciphertext or None, len(ciphertext), tag)
+        self._check("mpc_client_gcm_tag", rc)
+        return tag.raw
+
+    def open(self, nonce: bytes, aad: bytes, ciphertext: bytes, tag: bytes, key=KEY) -> bytes:
+        name, kvno, _ = key
+        plaintext = ctypes.create_string_buffer(max(1, len(ciphertext)))
+        if ciphertext:
+            ctypes.memset(plaintext, 0xa5, len(ciphertext))
+        rc = self.lib.mpc_client_gcm_open(self.handle, name.encode(), kvno, nonce, aad or None, len(aad),
+                                          ciphertext or None, len(ciphertext), tag,
+                                          plaintext if ciphertext else None)
+        if rc == MPC_EBADTAG and ciphertext:
+            assert plaintext.raw[:len(ciphertext)] == bytes(len(ciphertext)), "plaintext not zeroed on MPC_EBADTAG"
+        self._check("mpc_client_gcm_open", rc)
+        return plaintext.raw[:len(ciphertext)]
+
+
+def ctr_keystream(key: bytes, nonce: bytes, first_counter: int, blocks: int) -> bytes:
+    counter = nonce + first_counter.to_bytes(4, "big")
+    encryptor = Cipher(algorithms.AES(key), modes.CTR(counter)).encryptor()
+    return encryptor.update(bytes(16 * blocks)) + encryptor.finalize()
+
+
+def xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b))
+
+
+def seal(engine: Engine, nonce: bytes, keystream: bytes, plaintext: bytes, aad: bytes, key=KEY) -> bytes:
+    """What the KDC does with a prefetched nonce: encrypt with its keystream, then tag."""
+    ciphertext = xor(plaintext, keystream[:len(plaintext)])
+    return ciphertext + engine.tag(nonce, aad, ciphertext, key=key)
+
+
+def wait_until_gcm_serving(engine: Engine, deadline_s: float = 20) -> None:
+    deadline = time.monotonic() + deadline_s
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            engine.prefetch(1)
+            return
+        except GcmError as error:
+            last = error
+            time.sleep(0.2)
+    raise AssertionError(f"cluster does not serve GCM jobs after {deadline_s} s: {last}")
+
+
+def server_counters(cluster: Cluster) -> dict[int, tuple[int, int]]:
+    """(batches, jobs) per server, from `mpcctl cluster status`."""
+    out = {}
+    for line in cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout.splitlines():
+        match = re.match(r"server (\d): batches (\d+), jobs (\d+)", line)
+        if match:
+            out[int(match.group(1))] = (int(match.group(2)), int(match.group(3)))
+    assert sorted(out) == [1, 2, 3], out
+    return out
+
+
+def import_gcm_key(cluster: Cluster, key=KEY) -> bytes:
+    key_hex, _ = cluster.import_key(*key)
+    return bytes.fromhex(key_hex)
+
+
+@pytest.fixture(scope="module")
+def gcm(cluster):
+    """The shared cluster with one aes256-gcm key; engines for the compute and admin client keys."""
+    key = import_gcm_key(cluster)
+    compute = Engine(cluster.compute_config)
+    admin = Engine(cluster.admin_config)
+    try:
+        wait_until_gcm_serving(compute)
+        yield {"cluster": cluster, "key": key, "compute": compute, "admin": admin}
+    finally:
+        compute.close()
+        admin.close()
+
+
+# ------------------------------------------------------------------------- prefetch + tag
+
+@pytest.mark.parametrize("length,aad_length", [(0, 0), (0, 24), (1, 0), (16, 16), (40, 13), (64, 8), (200, 100)])
+def test_prefetch_keystream_and_tag_equal_aesgcm(gcm, length, aad_length):
+    engine, key = gcm["compute"], gcm["key"]
+    blocks = (length + 15) // 16
+    entries = engine.prefetch(3, blocks)
+    for nonce, keystream in entries:
+        assert keystream == ctr_keystream(key, nonce, 2, blocks)
+    nonce, keystream = entries[1]
+    plaintext = secrets.token_bytes(length)
+    aad = secrets.token_bytes(aad_length)
+    assert seal(engine, nonce, keystream, plaintext, aad) == AESGCM(key).encrypt(nonce, plaintext, aad)
+
+
+def test_nonces_have_the_leader_epoch_then_a_growing_counter(gcm):
+    engine = gcm["compute"]
+    nonces = [nonce for nonce, _ in engine.prefetch(50)] + [nonce for nonce, _ in engine.prefetch(50)]
+    assert len({nonce[:8] for nonce in nonces}) == 1
+    counters = [int.from_bytes(nonce[8:], "big") for nonce in nonces]
+    assert counters == sorted(counters) and len(set(counters)) == len(counters)
+
+
+def test_a_nonce_tags_once(gcm):
+    engine = gcm["compute"]
+    [(nonce, _)] = engine.prefetch(1)
+    engine.tag(nonce, b"aad", b"first ciphertext")
+    with pytest.raises(GcmError) as failure:
+        engine.tag(nonce, b"aad", b"second ciphertext")
+    assert failure.value.code == MPC_ENONCE, failure.value
+    assert "nonce" in failure.value.message
+
+
+def test_a_nonce_nobody_prefetched_does_not_tag(gcm):
+    engine = gcm["compute"]
+    with pytest.raises(GcmError) as failure:
+        engine.tag(secrets.token_bytes(NONCE_BYTES), b"", b"x")
+    assert failure.value.code == MPC_ENONCE
+
+
+def test_another_client_key_cannot_tag_a_nonce(gcm):
+    compute, admin, key = gcm["compute"], gcm["admin"], gcm["key"]
+    [(nonce, keystream)] = compute.prefetch(1, 1)
+    with pytest.raises(GcmError) as failure:
+        admin.tag(nonce, b"", xor(b"stolen", keystream))
+    assert failure.value.code == MPC_ENONCE
+    # The other key's attempt did not use it up.
+    plaintext = b"ticket"
+    assert seal(compute, nonce, keystream, plaintext, b"a") == AESGCM(key).encrypt(nonce, plaintext, b"a")
+
+
+def test_a_nonce_serves_only_its_key(gcm):
+    cluster, compute = gcm["cluster"], gcm["compute"]
+    other = ("gcm/other", 1, "aes256-gcm")
+    other_key = import_gcm_key(cluster, other)
+    [(nonce, _)] = compute.prefetch(1)
+    with pytest.raises(GcmError) as failure:
+        compute.tag(nonce, b"", b"x", key=other)
+    assert failure.value.code == MPC_ENONCE
+    tag = compute.tag(nonce, b"", b"x")
+    assert compute.open(nonce, b"", b"x", tag) == xor(b"x", ctr_keystream(gcm["key"], nonce, 2, 1))
+    [(nonce, stream)] = compute.prefetch(1, 1, key=other)
+    assert seal(compute, nonce, stream, b"y", b"", key=other) == AESGCM(other_key).encrypt(nonce, b"y", b"")
+
+
+def test_tag_of_the_longest_input(gcm):
+    engine, key = gcm["compute"], gcm["key"]
+    # MAX_HASH_BLOCKS GHASH blocks: padded AAD + padded text + the length block.
+    aad = secrets.token_bytes(16 * 100 + 3)
+    length = 16 * (MAX_HASH_BLOCKS - 1 - 101)
+    blocks = length // 16
+    [(nonce, keystream)] = engine.prefetch(1, blocks)
+    plaintext = secrets.token_bytes(length)
+    assert seal(engine, nonce, keystream, plaintext, aad) == AESGCM(key).encrypt(nonce, plaintext, aad)
+
+
+# ------------------------------------------------------------------------------------ open
+
+@pytest.mark.parametrize("length", [0, 1, 15, 16, 17, 100, 16 * 60 + 5])
+def test_open_returns_the_plaintext(gcm, length):
+    engine = gcm["compute"]
+    blocks = (length + 15) // 16
+    [(nonce, keystream)] = engine.prefetch(1, blocks)
+    plaintext, aad = secrets.token_bytes(length), secrets.token_bytes(20)
+    sealed = seal(engine, nonce, keystream, plaintext, aad)
+    assert engine.open(nonce, aad, sealed[:-16], sealed[-16:]) == plaintext
+
+
+def test_open_refuses_any_flipped_bit(gcm):
+    engine = gcm["compute"]
+    [(nonce, keystream)] = engine.prefetch(1, 3)
+    plaintext, aad = secrets.token_bytes(40), b"usage 2, enctype -20"
+    sealed = seal(engine, nonce, keystream, plaintext, aad)
+    ciphertext, tag = sealed[:-16], sealed[-16:]
+
+    def flip(data: bytes, bit: int) -> bytes:
+        out = bytearray(data)
+        out[bit // 8] ^= 1 << (bit % 8)
+        return bytes(out)
+
+    cases = {
+        "ciphertext first bit": (nonce, aad, flip(ciphertext, 0), tag),
+        "ciphertext last bit": (nonce, aad, flip(ciphertext, 8 * len(ciphertext) - 1), tag),
+        "tag": (nonce, aad, ciphertext, flip(tag, 77)),
+        "aad": (nonce, flip(aad, 5), ciphertext, tag),
+        "nonce": (flip(nonce, 95), aad, ciphertext, tag),
+        "truncated ciphertext": (nonce, aad, ciphertext[:-1], tag),
+        "empty aad": (nonce, b"", ciphertext, tag),
+    }
+    for what, args in cases.items():
+        with pytest.raises(GcmError) as failure:
+            engine.open(*args)
+        assert failure.value.code == MPC_EBADTAG, f"{what}: {failure.value}"
+    assert engine.open(nonce, aad, ciphertext, tag) == plaintext
+
+
+def test_open_checks_a_gmac(gcm):
+    engine, key = gcm["compute"], gcm["key"]
+    [(nonce, _)] = engine.prefetch(1)
+    aad = secrets.token_bytes(33)
+    tag = engine.tag(nonce, aad, b"")
+    assert tag == AESGCM(key).encrypt(nonce, b"", aad)
+    assert engine.open(nonce, aad, b"", tag) == b""
+    with pytest.raises(GcmError) as failure:
+        engine.open(nonce, aad + b"!", b"", tag)
+    assert failure.value.code == MPC_EBADTAG
+
+
+@pytest.mark.parametrize("length", [0, 5, 32, 333])
+def test_open_of_a_python_ciphertext_under_a_client_nonce(gcm, length):
+    engine, key = gcm["compute"], gcm["key"]
+    nonce, aad, plaintext = secrets.token_bytes(12), secrets.token_bytes(7), secrets.token_bytes(length)
+    sealed = AESGCM(key).encrypt(nonce, plaintext, aad)
+    assert engine.open(nonce, aad, sealed[:-16], sealed[-16:]) == plaintext
+    forged = AESGCM(secrets.token_bytes(32)).encrypt(nonce, plaintext, aad)
+    with pytest.raises(GcmError) as failure:
+        engine.open(nonce, aad, forged[:-16], forged[-16:])
+    assert failure.value.code == MPC_EBADTAG
+
+
+def test_status_counts_gcm_jobs(gcm):
+    cluster, engine = gcm["cluster"], gcm["compute"]
+    [(nonce, keystream)] = engine.prefetch(1, 1)
+    before = server_counters(cluster)
+    sealed = seal(engine, nonce, keystream, b"counted", b"")
+    after_tag = server_counters(cluster)
+    engine.open(nonce, b"", sealed[:-16], sealed[-16:])
+    after_open = server_counters(cluster)
+    for party in (1, 2, 3):
+        # A tag is one job and no batch; an open one job in one batch.
+        assert after_tag[party] == (before[party][0], before[party][1] + 1), (party, before, after_tag)
+        assert after_open[party] == (after_tag[party][0] + 1, after_tag[party][1] + 1), (party, after_open)
+
+
+# ---------------------------------------------------------------------- limits and errors
+
+def test_prefetch_larger_than_a_batch(gcm):
+    engine, key = gcm["compute"], gcm["key"]
+    count, blocks_per_nonce = 7000, 2
+    assert count * (1 + blocks_per_nonce) > DEFAULT_MAX_BATCH_BLOCKS
+    entries = engine.prefetch(count, blocks_per_nonce)
+    assert len({nonce for nonce, _ in entries}) == count
+    for index in (0, 1, 5460, 5461, 5462, count - 1):  # on both sides of the batch boundary
+        nonce, keystream = entries[index]
+        assert keystream == ctr_keystream(key, nonce, 2, blocks_per_nonce), index
+    for index in (0, 5461, count - 1):
+        nonce, keystream = entries[index]
+        plaintext = secrets.token_bytes(25)
+        assert seal(engine, nonce, keystream, plaintext, b"") == AESGCM(key).encrypt(nonce, plaintext, b"")
+
+
+def test_bad_sizes_are_refused(gcm):
+    engine = gcm["compute"]
+    nonce = bytes(12)
+    for count, blocks_per_nonce in ((0, 0), (65537, 0), (1, 4097)):
+        with pytest.raises(GcmError) as failure:
+            engine.prefetch(count, blocks_per_nonce)
+        assert failure.value.code == MPC_EINVAL, (count, blocks_per_nonce, failure.value)
+    too_long = bytes(16 * MAX_HASH_BLOCKS)
+    with pytest.raises(GcmError) as failure:
+        engine.tag(nonce, too_long, b"")
+    assert failure.value.code == MPC_EINVAL
+    with pytest.raises(GcmError) as failure:
+        engine.open(nonce, b"", too_long, bytes(16))
+    assert failure.value.code == MPC_EINVAL
+    # Within the client's limits but over the servers' max_job_blocks (2^20 instances):
+    # 65536 nonces x (1 + 16) blocks.
+    with pytest.raises(GcmError) as failure:
+        engine.prefetch(65536, 16)
+    assert failure.value.code == MPC_EREFUSED
+    assert "max_job_blocks" in failure.value.message
+
+
+def test_keys_serve_only_their_own_jobs(gcm):
+    cluster, engine = gcm["cluster"], gcm["compute"]
+    plain = ("gcm/plain-aes256", 1, "aes256")
+    cluster.import_key(*plain)
+    # A GCM job names an aes256-gcm key id: an aes256 key of that name is another key.
+    with pytest.raises(GcmError) as failure:
+        engine.prefetch(1, key=plain)
+    assert failure.value.code == MPC_EREFUSED and "not found" in failure.value.message
+    with pytest.raises(GcmError) as failure:
+        engine.prefetch(1, key=("gcm/none", 1, "aes256-gcm"))
+    assert failure.value.code == MPC_EREFUSED and "not found" in failure.value.message
+    out = ctypes.create_string_buffer(16)
+    name, kvno, _ = KEY
+    rc = engine.lib.mpc_client_keystream(engine.handle, name.encode(), kvno, MPC_AES256_GCM, bytes(16), 1, out)
+    assert rc == MPC_EINVAL, engine.error()
+
+
+# ------------------------------------------------------------------------ server restarts
+
+@pytest.mark.timeout(180)
+def test_nonces_stay_distinct_across_a_leader_restart(fresh_cluster):
+    cluster = fresh_cluster
+    key = import_gcm_key(cluster)
+    engine = Engine(cluster.compute_config, timeout_ms=60000)
+    try:
+        wait_until_gcm_serving(engine)
+        first = [nonce for nonce, _ in engine.prefetch(10000)]
+        assert len(set(first)) == 10000
+        cluster.kill_server(1)
+        cluster.restart_server(1)
+        wait_until_gcm_serving(engine, deadline_s=30)
+        second = [nonce for nonce, _ in engine.prefetch(10000)]
+        assert len(set(second)) == 10000
+        assert not set(first) & set(second)
+        assert {n[:8] for n in first}.isdisjoint({n[:8] for n in second}), "a restarted leader keeps its epoch"
+        # Nonces from before the restart are still in the followers' pools but not the leader's.
+        with pytest.raises(GcmError) as failure:
+            engine.tag(first[-1], b"", b"x")
+        assert failure.value.code == MPC_ENONCE
+        [(nonce, keystream)] = engine.prefetch(1, 1)
+        assert seal(engine, nonce, keystream, b"after", b"") == AESGCM(key).encrypt(nonce, b"after", b"")
+    finally:
+        engine.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_restarted_follower_forgets_its_nonces(fresh_cluster):
+    cluster = fresh_cluster
+    key = import_gcm_key(cluster)
+    engine = Engine(cluster.compute_config)
+    try:
+        wait_until_gcm_serving(engine)
+        old = engine.prefetch(2, 1)
+        cluster.kill_server(2)
+        cluster.restart_server(2)
+        wait_until_gcm_serving(engine, deadline_s=30)
+        with pytest.raises(GcmError) as failure:
+            engine.tag(old[0][0], b"", b"x")
+        assert failure.value.code == MPC_ENONCE, failure.value
+        [(nonce, keystream)] = engine.prefetch(1, 2)
+        plaintext = secrets.token_bytes(30)
+        assert seal(engine, nonce, keystream, plaintext, b"aad") == AESGCM(key).encrypt(nonce, plaintext, b"aad")
+    finally:
+        engine.close()
+
+
+# --------------------------------------------------------------------- nonce pool bounds
+
+def set_limits(cluster: Cluster, limits: str) -> None:
+    for party in (1, 2, 3):
+        path = cluster.server_dir(party) / "server.toml"
+        text = path.read_text()
+        assert "[limits]\n" in text
+        path.write_text(text.replace("[limits]\n", "[limits]\n" + limits, 1))
+
+
+POOL_TTL_S = 4
+POOL_PER_CLIENT = 5
+
+
+@pytest.fixture
+def small_pool_cluster(tmp_path):
+    """A cluster whose servers keep few prefetched nonces, briefly."""
+    cluster = None
+    try:
+        for attempt in range(3):
+            cluster = Cluster(tmp_path / f"c{attempt}")
+            try:
+                cluster.init()
+                set_limits(cluster, f"gcm_nonce_ttl_s = {POOL_TTL_S}\ngcm_nonces_per_client = {POOL_PER_CLIENT}\n")
+                cluster.start()
+                break
+            except Exception:
+                cluster.stop()
+                if attempt == 2:
+                    raise
+                # Most likely a port was taken between the probe and the bind: new ports.
+        yield cluster
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+@pytest.mark.timeout(90)
+def test_the_nonce_pool_is_bounded_per_client_and_in_time(small_pool_cluster):
+    cluster = small_pool_cluster
+    key = import_gcm_key(cluster)
+    compute = Engine(cluster.compute_config)
+    admin = Engine(cluster.admin_config)
+    try:
+        wait_until_gcm_serving(compute)
+        with pytest.raises(GcmError) as failure:
+            compute.prefetch(POOL_PER_CLIENT + 1)
+        assert failure.value.code == MPC_EREFUSED and "gcm_nonces_per_client" in failure.value.message
+        entries = compute.prefetch(4, 1) + compute.prefetch(4, 1)
+        [(other_nonce, other_stream)] = admin.prefetch(1, 1)
+        # Only the newest 5 of this client's nonces are kept; the other client's is untouched.
+        for nonce, _ in entries[:3]:
+            with pytest.raises(GcmError) as failure:
+                compute.tag(nonce, b"", b"x")
+            assert failure.value.code == MPC_ENONCE
+        for nonce, keystream in entries[3:]:
+            assert seal(compute, nonce, keystream, b"y", b"") == AESGCM(key).encrypt(nonce, b"y", b"")
+        assert seal(admin, other_nonce, other_stream, b"z", b"") == AESGCM(key).encrypt(other_nonce, b"z", b"")
+        [(nonce, _)] = compute.prefetch(1)
+        time.sleep(POOL_TTL_S + 1.2)
+        with pytest.raises(GcmError) as failure:
+            compute.tag(nonce, b"", b"late")
+        assert failure.value.code == MPC_ENONCE
+    finally:
+        compute.close()
+        admin.close()
+
+
+@pytest.mark.timeout(90)
+def test_a_dead_peer_fails_batch_jobs_clearly(fresh_cluster):
+    cluster = fresh_cluster
+    import_gcm_key(cluster)
+    engine = Engine(cluster.compute_config, timeout_ms=4000)
+    try:
+        wait_until_gcm_serving(engine)
+        [(nonce, _)] = engine.prefetch(1)
+        cluster.kill_server(3)
+        for call in (lambda: engine.prefetch(10, 1), lambda: engine.open(nonce, b"", b"x", bytes(16)),
+                     lambda: engine.tag(nonce, b"", b"x")):
+            started = time.monotonic()
+            with pytest.raises(GcmError) as failure:
+                call()
+            assert failure.value.code == MPC_EUNREACHABLE, failure.value
+            assert time.monotonic() - started < 4 + 3
+    finally:
+        engine.close()
+
+
+# ----------------------------------------------------------------------------- latency
+
+@pytest.mark.timeout(120)
+def test_tag_and_open_latency(gcm, capsys):
+    """Round trips as the KDC sees them (ticket-sized input); printed, bounded loosely."""
+    engine = gcm["compute"]
+    rounds = 30
+    entries = engine.prefetch(rounds, 20)
+    plaintext, aad = secrets.token_bytes(300), secrets.token_bytes(8)
+    tag_times, open_times, sealed = [], [], []
+    for nonce, keystream in entries:
+        ciphertext = xor(plaintext, keystream)
+        started = time.perf_counter()
+        tag = engine.tag(nonce, aad, ciphertext)
+        tag_times.append(time.perf_counter() - started)
+        sealed.append((nonce, ciphertext, tag))
+    for nonce, ciphertext, tag in sealed:
+        started = time.perf_counter()
+        assert engine.open(nonce, aad, ciphertext, tag) == plaintext
+        open_times.append(time.perf_counter() - started)
+    with capsys.disabled():
+        print(f"\nGCM tag round trip: median {1000 * statistics.median(tag_times):.2f} ms, "
+              f"GCM open (300 bytes): median {1000 * statistics.median(open_times):.2f} ms "
+              f"over {rounds} calls")
+    assert statistics.median(tag_times) < 1.0
+    assert statistics.median(open_times) < 2.0
