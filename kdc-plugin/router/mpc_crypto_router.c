@@ -12,8 +12,16 @@
  *                            regular file owned by root or the KDC's user, no
  *                            group or other permissions, exactly 32 bytes.
  *   engine_config   = PATH   the engine cluster configuration (mpc-engine/client,
- *                            config/cluster.example.toml); must be a readable
- *                            regular file.
+ *                            config/cluster.example.toml), parsed by mpc_client_open.
+ *
+ * Optional keys, the engine's nonce pools (router_engine.h, kdc-plugin/README.md):
+ *
+ *   pool_ttl_s    = 1800     drop prefetched nonces older than this (1..604800); keep
+ *                            it below the servers' gcm_nonce_ttl_s (default 3600)
+ *   pool_low      = 64       refill a pool holding fewer nonces than this ...
+ *   pool_high     = 512      ... up to this many (pool_low < pool_high <= 65536)
+ *   ticket_blocks = 64       keystream blocks (16 bytes) prefetched per ticket nonce
+ *                            (1..1022); a longer ticket prefetches for itself
  *
  * The configuration file itself must be a regular file not writable by group or
  * other. It is read lazily, on the first handle a process sees, once per process
@@ -30,13 +38,23 @@
  *                            first 8 bytes of SHA-256 of its contents.
  *
  * What is interposed: every exported libk5crypto function (version k5crypto_3_MIT,
- * krb5 1.20.1) that computes with a key -- the list is mpc_crypto_router.exports,
- * the reasoning kdc-plugin/README.md. Key recognition: a key of
- * MPC_KDB_HANDLE_LEN bytes with the handle magic is a handle candidate; no
- * enctype has a key of that length, so a candidate is never a real key. A
- * candidate whose tag verifies under the handle key goes to the engine
- * (router_engine.h); any other candidate is refused. A candidate is never passed
- * to a libk5crypto function that computes with it.
+ * krb5 1.20.1) that computes with a key, and the keyless ones (lengths, names, type
+ * checks) that krb5kdc, libkrb5 and libkdb5 consult about an enctype or checksum type,
+ * plus libkrb5's krb5_is_permitted_enctype (version krb5_3_MIT): these answer for the
+ * KDC-private enctype MPC_KDC_ENCTYPE_AES256_GCM and checksum type MPC_KDC_CKSUMTYPE_GMAC
+ * of the protected krbtgt key (kdc-plugin/kdb/protected_key.h) and pass every other
+ * value to the real function. The list is mpc_crypto_router.exports, the reasoning
+ * kdc-plugin/README.md. Key recognition: a key of MPC_KDB_HANDLE_LEN bytes with the
+ * handle magic is a handle candidate; no enctype has a key of that length, so a
+ * candidate is never a real key. A candidate whose tag verifies under the handle key
+ * goes to the engine (router_engine.h); any other candidate is refused. A candidate is
+ * never passed to a libk5crypto function that computes with it.
+ *
+ * Answers of the engine about the data (a wrong tag: KRB5KRB_AP_ERR_BAD_INTEGRITY, or
+ * valid = FALSE for a checksum; a malformed length or type: KRB5_BAD_MSIZE,
+ * KRB5_BAD_ENCTYPE) are what libk5crypto answers in the same case: the message is set,
+ * nothing is counted as a refusal (a forged ticket is the client's doing, not the
+ * router's).
  *
  * Error code for a refused handle: KRB5_CRYPTO_INTERNAL. Not KRB5KDC_ERR_ETYPE_NOSUPP,
  * which tells the KDC and clients that the enctype is unsupported (they may pick
@@ -59,6 +77,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,9 +91,11 @@
 #include <openssl/evp.h>
 
 #include "handle.h"
+#include "protected_key.h"
 #include "router_engine.h"
 
 #define ROUTER_VERSION_NAME "k5crypto_3_MIT"
+#define ROUTER_KRB5_VERSION_NAME "krb5_3_MIT"
 #define ROUTER_DEFAULT_CONFIG "/etc/mpc-kdc/router.conf"
 #define ROUTER_CONFIG_MAX 65536
 #define MSG_LEN 512
@@ -105,6 +126,12 @@ EXPORT krb5_error_code krb5int_derive_random(const struct krb5_enc_provider *,
                                              krb5_data *, const krb5_data *, int);
 EXPORT krb5_error_code krb5int_arcfour_gsscrypt(const krb5_keyblock *, krb5_keyusage,
                                                 const krb5_data *, krb5_crypto_iov *, size_t);
+EXPORT krb5_error_code krb5int_c_mandatory_cksumtype(krb5_context, krb5_enctype,
+                                                     krb5_cksumtype *);
+EXPORT krb5_boolean KRB5_CALLCONV krb5int_c_weak_enctype(krb5_enctype);
+EXPORT krb5_boolean KRB5_CALLCONV krb5int_c_deprecated_enctype(krb5_enctype);
+/* libkrb5's (k5-int.h), exported under krb5_3_MIT. */
+EXPORT krb5_boolean KRB5_CALLCONV krb5_is_permitted_enctype(krb5_context, krb5_enctype);
 
 /* ---- the real functions ---------------------------------------------------------- */
 
@@ -131,26 +158,49 @@ EXPORT krb5_error_code krb5int_arcfour_gsscrypt(const krb5_keyblock *, krb5_keyu
     X(cmac_checksum, krb5int_cmac_checksum) X(hmac, krb5int_hmac)                        \
     X(derive_key, krb5int_derive_key) X(derive_random, krb5int_derive_random)            \
     X(arcfour_gsscrypt, krb5int_arcfour_gsscrypt)                                        \
-    X(k_key_keyblock, krb5_k_key_keyblock)
+    X(k_key_keyblock, krb5_k_key_keyblock)                                               \
+    X(c_valid_enctype, krb5_c_valid_enctype) X(c_enctype_compare, krb5_c_enctype_compare) \
+    X(c_encrypt_length, krb5_c_encrypt_length) X(c_crypto_length, krb5_c_crypto_length)  \
+    X(c_padding_length, krb5_c_padding_length) X(c_block_size, krb5_c_block_size)        \
+    X(c_keylengths, krb5_c_keylengths)                                                   \
+    X(c_mandatory_cksumtype, krb5int_c_mandatory_cksumtype)                              \
+    X(c_checksum_length, krb5_c_checksum_length)                                         \
+    X(c_is_keyed_cksum, krb5_c_is_keyed_cksum)                                           \
+    X(c_is_coll_proof_cksum, krb5_c_is_coll_proof_cksum)                                 \
+    X(c_valid_cksumtype, krb5_c_valid_cksumtype)                                         \
+    X(enctype_to_name, krb5_enctype_to_name)                                             \
+    X(cksumtype_to_string, krb5_cksumtype_to_string)                                     \
+    X(c_deprecated_enctype, krb5int_c_deprecated_enctype)                                \
+    X(c_weak_enctype, krb5int_c_weak_enctype)
+
+/* libkrb5's, under its version name (ROUTER_KRB5_VERSION_NAME). */
+#define ROUTER_KRB5_FUNCTIONS(X) X(is_permitted_enctype, krb5_is_permitted_enctype)
 
 enum fn_id {
 #define X(id, sym) FN_##id,
     ROUTER_FUNCTIONS(X)
+    ROUTER_KRB5_FUNCTIONS(X)
 #undef X
     FN_COUNT
 };
 
+#define X(id, sym) +1
+enum { FN_FIRST_KRB5 = 0 ROUTER_FUNCTIONS(X) };
+#undef X
+
 static const char *const fn_names[FN_COUNT] = {
 #define X(id, sym) #sym,
     ROUTER_FUNCTIONS(X)
+    ROUTER_KRB5_FUNCTIONS(X)
 #undef X
 };
 
-/* Typed pointers to libk5crypto's definitions, resolved once per process image
- * (the addresses survive fork). */
+/* Typed pointers to libk5crypto's (and libkrb5's) definitions, resolved once per
+ * process image (the addresses survive fork). */
 static struct {
 #define X(id, sym) __typeof__(&sym) id;
     ROUTER_FUNCTIONS(X)
+    ROUTER_KRB5_FUNCTIONS(X)
 #undef X
 } real;
 
@@ -173,6 +223,13 @@ router_log(int priority, const char *fmt, ...)
     va_end(ap);
     syslog(LOG_DAEMON | priority, "mpc_crypto_router: %s", msg);
     fprintf(stderr, "mpc_crypto_router[%ld]: %s\n", (long)getpid(), msg);
+}
+
+/* The engine's background reports (router_engine_options.log). */
+static void
+engine_log(int priority, const char *message)
+{
+    router_log(priority, "engine: %s", message);
 }
 
 /* ---- per-process state: configuration, handle key, engine -------------------------- */
@@ -217,7 +274,8 @@ resolve_real(void)
     int i;
 
     for (i = 0; i < FN_COUNT; i++) {
-        sym = dlvsym(RTLD_NEXT, fn_names[i], ROUTER_VERSION_NAME);
+        sym = dlvsym(RTLD_NEXT, fn_names[i],
+                     i < FN_FIRST_KRB5 ? ROUTER_VERSION_NAME : ROUTER_KRB5_VERSION_NAME);
         if (sym == NULL)
             sym = dlsym(RTLD_NEXT, fn_names[i]);
         memcpy((char *)&real + (size_t)i * sizeof(void *), &sym, sizeof(sym));
@@ -331,18 +389,53 @@ cleanup:
     return ret;
 }
 
-/* Parses the router configuration; on success *key_file and *engine_config are
- * malloc'd strings the caller frees. */
+/* The optional numeric keys: name, where in router_engine_options, range. */
+static const struct {
+    const char *name;
+    size_t offset;
+    uint32_t min, max;
+} option_keys[] = {
+    { "pool_ttl_s", offsetof(router_engine_options, pool_ttl_s), 1, 604800 },
+    { "pool_low", offsetof(router_engine_options, pool_low), 1, 65535 },
+    { "pool_high", offsetof(router_engine_options, pool_high), 2, 65536 },
+    { "ticket_blocks", offsetof(router_engine_options, ticket_blocks), 1, 1022 },
+};
+
+/* Parses a decimal in [min, max] into *out; 0 on success. */
 static int
-parse_config(const char *path, char **key_file, char **engine_config, char *why,
-             size_t why_len)
+parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out)
+{
+    unsigned long long v = 0;
+    const char *p;
+
+    if (*text == '\0' || strlen(text) > 10)
+        return -1;
+    for (p = text; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (unsigned long long)(*p - '0');
+    }
+    if (v < min || v > max)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* Parses the router configuration; on success *key_file and *engine_config are
+ * malloc'd strings the caller frees and *options holds the optional keys given (0 for
+ * the others: the engine's defaults). */
+static int
+parse_config(const char *path, char **key_file, char **engine_config,
+             router_engine_options *options, char *why, size_t why_len)
 {
     char *text = NULL, *line, *next, *eq, *name, *value, **slot;
-    size_t len = 0;
+    uint32_t *field;
+    size_t len = 0, k;
     int lineno = 0, ret = -1;
 
     *key_file = NULL;
     *engine_config = NULL;
+    memset(options, 0, sizeof(*options));
     if (read_small_file(path, ROUTER_CONFIG_MAX, 2, &text, &len, why, why_len,
                         "router configuration") != 0)
         goto cleanup;
@@ -366,6 +459,23 @@ parse_config(const char *path, char **key_file, char **engine_config, char *why,
         *eq = '\0';
         name = trim(line);
         value = trim(eq + 1);
+        for (k = 0; k < sizeof(option_keys) / sizeof(option_keys[0]); k++) {
+            if (strcmp(name, option_keys[k].name) == 0)
+                break;
+        }
+        if (k < sizeof(option_keys) / sizeof(option_keys[0])) {
+            field = (uint32_t *)((char *)options + option_keys[k].offset);
+            if (*field != 0) {
+                snprintf(why, why_len, "%s line %d: %s given twice", path, lineno, name);
+                goto cleanup;
+            }
+            if (parse_u32(value, option_keys[k].min, option_keys[k].max, field) != 0) {
+                snprintf(why, why_len, "%s line %d: %s must be an integer in %u..%u", path,
+                         lineno, name, option_keys[k].min, option_keys[k].max);
+                goto cleanup;
+            }
+            continue;
+        }
         if (strcmp(name, "handle_key_file") == 0) {
             slot = key_file;
         } else if (strcmp(name, "engine_config") == 0) {
@@ -407,6 +517,29 @@ cleanup:
     return ret;
 }
 
+/* At exit, in the process whose engine it is: the engine's background thread is
+ * stopped and joined before the engine client library's static objects are destroyed.
+ * Registered after that library's own exit handlers (on the first engine open), so it
+ * runs before them. */
+static int exit_hook_registered;
+
+static void
+router_at_exit(void)
+{
+    router_engine *engine = NULL;
+
+    if (pthread_mutex_trylock(&state_lock) != 0)
+        return;
+    if (state.pid == getpid() && state.engine != NULL) {
+        engine = state.engine;
+        state.engine = NULL;
+        state.ready = 0;
+        snprintf(state.error, sizeof(state.error), "the process is exiting");
+    }
+    pthread_mutex_unlock(&state_lock);
+    router_engine_close(engine);
+}
+
 /* Loads configuration, handle key and engine for this process into state. Called
  * with state_lock held. */
 static void
@@ -414,6 +547,7 @@ load_state(pid_t pid)
 {
     char *key_file = NULL, *engine_config = NULL, *key = NULL, why[MSG_LEN] = "";
     const char *path = getenv("MPC_ROUTER_CONFIG");
+    router_engine_options options;
     size_t key_len = 0;
 
     router_engine_close(state.engine);
@@ -421,7 +555,7 @@ load_state(pid_t pid)
     state.pid = pid;
     if (path == NULL || path[0] == '\0')
         path = ROUTER_DEFAULT_CONFIG;
-    if (parse_config(path, &key_file, &engine_config, why, sizeof(why)) != 0)
+    if (parse_config(path, &key_file, &engine_config, &options, why, sizeof(why)) != 0)
         goto cleanup;
     if (read_small_file(key_file, MPC_KDB_HANDLE_KEY_LEN, 1, &key, &key_len, why, sizeof(why),
                         "handle key file") != 0)
@@ -432,8 +566,11 @@ load_state(pid_t pid)
         goto cleanup;
     }
     memcpy(state.handle_key, key, MPC_KDB_HANDLE_KEY_LEN);
-    if (router_engine_open(engine_config, &state.engine, why, sizeof(why)) != 0)
+    options.log = engine_log;
+    if (router_engine_open(engine_config, &options, &state.engine, why, sizeof(why)) != 0)
         goto cleanup;
+    if (!exit_hook_registered && atexit(router_at_exit) == 0)
+        exit_hook_registered = 1;
     state.ready = 1;
 
 cleanup:
@@ -561,11 +698,22 @@ route_handle(krb5_context ctx, enum fn_id fn, const krb5_keyblock *kb, const voi
     return 0;
 }
 
-/* After an engine call: passes success through, refuses failure. */
+/* After an engine call: passes success through; an answer about the data (wrong tag,
+ * malformed length or type: what libk5crypto answers in the same case) gets its message
+ * and nothing more; any other failure is a refusal. */
 static krb5_error_code
 engine_done(krb5_context ctx, enum fn_id fn, krb5_error_code ret, const char *why)
 {
-    return ret == 0 ? 0 : refuse(ctx, fn, ret, why[0] ? why : "engine call failed");
+    if (ret == 0)
+        return 0;
+    if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY || ret == KRB5_BAD_MSIZE ||
+        ret == KRB5_BAD_ENCTYPE) {
+        if (ctx != NULL)
+            krb5_set_error_message(ctx, ret, "mpc_crypto_router: %s: %s", fn_names[fn],
+                                   why[0] ? why : "rejected");
+        return ret;
+    }
+    return refuse(ctx, fn, ret, why[0] ? why : "engine call failed");
 }
 
 static krb5_error_code
@@ -573,8 +721,9 @@ missing_real(krb5_context ctx, enum fn_id fn)
 {
     char why[MSG_LEN];
 
-    snprintf(why, sizeof(why), "libk5crypto's %s@%s not found (is libk5crypto loaded?)",
-             fn_names[fn], ROUTER_VERSION_NAME);
+    snprintf(why, sizeof(why), "the real %s@%s not found (are libk5crypto and libkrb5 "
+             "loaded?)", fn_names[fn],
+             (int)fn < (int)FN_FIRST_KRB5 ? ROUTER_VERSION_NAME : ROUTER_KRB5_VERSION_NAME);
     return refuse(ctx, fn, KRB5_CRYPTO_INTERNAL, why);
 }
 
@@ -909,7 +1058,8 @@ krb5_c_init_state(krb5_context ctx, const krb5_keyblock *key, krb5_keyusage usag
 }
 
 /* Freeing a cipher state reads only the key's enctype: libk5crypto gets a keyblock
- * with the handle's enctype and no contents, never the handle bytes. */
+ * with the handle's enctype and no contents, never the handle bytes; a state of the
+ * private enctype (router_engine_init_state's) is freed here. */
 EXPORT krb5_error_code KRB5_CALLCONV
 krb5_c_free_state(krb5_context ctx, const krb5_keyblock *key, krb5_data *state_data)
 {
@@ -924,6 +1074,15 @@ krb5_c_free_state(krb5_context ctx, const krb5_keyblock *key, krb5_data *state_d
     stripped.magic = key->magic;
     stripped.enctype = key->enctype;
     trace_call(FN_c_free_state, CALLER, "container", &stripped, NULL);
+    if (key->enctype == MPC_KDC_ENCTYPE_AES256_GCM) {
+        /* libk5crypto knows no such enctype; the engine's states are plain data. */
+        if (state_data != NULL) {
+            free(state_data->data);
+            state_data->data = NULL;
+            state_data->length = 0;
+        }
+        return 0;
+    }
     return real.c_free_state(ctx, &stripped, state_data);
 }
 
@@ -936,6 +1095,249 @@ krb5_k_create_key(krb5_context ctx, const krb5_keyblock *key_data, krb5_key *out
     trace_call(FN_k_create_key, CALLER, is_candidate(key_data) ? "container" : "real",
                key_data, NULL);
     return real.k_create_key(ctx, key_data, out);
+}
+
+/* ---- keyless entry points: the private enctype and checksum type -------------------
+ *
+ * These take an enctype or checksum type and no key. They answer for
+ * MPC_KDC_ENCTYPE_AES256_GCM and MPC_KDC_CKSUMTYPE_GMAC as libk5crypto would for an
+ * enctype it knew (kdc-plugin/kdb/protected_key.h: nonce || ciphertext || tag; checksum
+ * nonce || tag) and pass every other value to the real function. They make krb5kdc's
+ * ticket path accept the private types: krb5_encrypt_tkt_part (encrypt_length),
+ * krb5_decrypt_tkt_part (valid_enctype, is_permitted_enctype), libkdb5's key search
+ * (is_permitted_enctype), kdc_get_server_key (enctype_compare), PAC signing
+ * (mandatory_cksumtype, checksum_length) and verification (is_keyed_cksum,
+ * checksum_length), and the KDC's log (enctype_to_name, deprecated_enctype). Not
+ * traced: they see no key. */
+
+static int
+is_private_enctype(krb5_enctype enctype)
+{
+    return enctype == MPC_KDC_ENCTYPE_AES256_GCM;
+}
+
+static int
+is_private_cksumtype(krb5_cksumtype cksumtype)
+{
+    return cksumtype == MPC_KDC_CKSUMTYPE_GMAC;
+}
+
+/* Copies name into buffer as libk5crypto does: ENOMEM when it does not fit. */
+static krb5_error_code
+copy_name(const char *name, char *buffer, size_t buflen)
+{
+    size_t len = strlen(name);
+
+    if (buffer == NULL || len >= buflen)
+        return ENOMEM;
+    memcpy(buffer, name, len + 1);
+    return 0;
+}
+
+EXPORT krb5_boolean KRB5_CALLCONV
+krb5_c_valid_enctype(krb5_enctype ktype)
+{
+    ensure_real();
+    if (is_private_enctype(ktype))
+        return TRUE;
+    return real.c_valid_enctype != NULL && real.c_valid_enctype(ktype);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_enctype_compare(krb5_context ctx, krb5_enctype e1, krb5_enctype e2,
+                       krb5_boolean *similar)
+{
+    REQUIRE_REAL(ctx, c_enctype_compare);
+    if (!is_private_enctype(e1) && !is_private_enctype(e2))
+        return real.c_enctype_compare(ctx, e1, e2, similar);
+    /* As libk5crypto: an unknown enctype on either side is an error; otherwise the
+     * private enctype is similar only to itself (no other enctype's keys fit it). */
+    if (!krb5_c_valid_enctype(e1) || !krb5_c_valid_enctype(e2))
+        return KRB5_BAD_ENCTYPE;
+    *similar = e1 == e2;
+    return 0;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_encrypt_length(krb5_context ctx, krb5_enctype enctype, size_t inputlen,
+                      size_t *length)
+{
+    REQUIRE_REAL(ctx, c_encrypt_length);
+    if (!is_private_enctype(enctype))
+        return real.c_encrypt_length(ctx, enctype, inputlen, length);
+    if (inputlen > SIZE_MAX - MPC_KDC_ENCRYPT_OVERHEAD)
+        return KRB5_BAD_MSIZE;
+    *length = inputlen + MPC_KDC_ENCRYPT_OVERHEAD;
+    return 0;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_crypto_length(krb5_context ctx, krb5_enctype enctype, krb5_cryptotype type,
+                     unsigned int *size)
+{
+    REQUIRE_REAL(ctx, c_crypto_length);
+    if (!is_private_enctype(enctype))
+        return real.c_crypto_length(ctx, enctype, type, size);
+    switch (type) {
+    case KRB5_CRYPTO_TYPE_EMPTY:
+    case KRB5_CRYPTO_TYPE_SIGN_ONLY:
+    case KRB5_CRYPTO_TYPE_PADDING:     /* counter mode: no padding */
+        *size = 0;
+        break;
+    case KRB5_CRYPTO_TYPE_DATA:
+        *size = (unsigned int)~0;      /* as libk5crypto (and Heimdal) */
+        break;
+    case KRB5_CRYPTO_TYPE_HEADER:
+        *size = MPC_KDC_NONCE_LEN;
+        break;
+    case KRB5_CRYPTO_TYPE_TRAILER:
+        *size = MPC_KDC_TAG_LEN;
+        break;
+    case KRB5_CRYPTO_TYPE_CHECKSUM:
+        *size = MPC_KDC_CHECKSUM_LEN;
+        break;
+    default:
+        return EINVAL;
+    }
+    return 0;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_padding_length(krb5_context ctx, krb5_enctype enctype, size_t data_length,
+                      unsigned int *size)
+{
+    REQUIRE_REAL(ctx, c_padding_length);
+    if (!is_private_enctype(enctype))
+        return real.c_padding_length(ctx, enctype, data_length, size);
+    *size = 0;
+    return 0;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_block_size(krb5_context ctx, krb5_enctype enctype, size_t *blocksize)
+{
+    REQUIRE_REAL(ctx, c_block_size);
+    if (!is_private_enctype(enctype))
+        return real.c_block_size(ctx, enctype, blocksize);
+    /* Counter mode is a stream: ciphertexts have any length (as RC4's block size 1). */
+    *blocksize = 1;
+    return 0;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_keylengths(krb5_context ctx, krb5_enctype enctype, size_t *keybytes,
+                  size_t *keylength)
+{
+    REQUIRE_REAL(ctx, c_keylengths);
+    if (!is_private_enctype(enctype))
+        return real.c_keylengths(ctx, enctype, keybytes, keylength);
+    if (keybytes == NULL && keylength == NULL)
+        return EINVAL;
+    /* The AES-256 key the servers hold as shares; the KDC itself only ever holds a
+     * handle (MPC_KDB_HANDLE_LEN bytes) in its place. */
+    if (keybytes != NULL)
+        *keybytes = 32;
+    if (keylength != NULL)
+        *keylength = 32;
+    return 0;
+}
+
+EXPORT krb5_error_code
+krb5int_c_mandatory_cksumtype(krb5_context ctx, krb5_enctype etype, krb5_cksumtype *cksumtype)
+{
+    REQUIRE_REAL(ctx, c_mandatory_cksumtype);
+    if (!is_private_enctype(etype))
+        return real.c_mandatory_cksumtype(ctx, etype, cksumtype);
+    *cksumtype = MPC_KDC_CKSUMTYPE_GMAC;
+    return 0;
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_c_checksum_length(krb5_context ctx, krb5_cksumtype cksumtype, size_t *length)
+{
+    REQUIRE_REAL(ctx, c_checksum_length);
+    if (!is_private_cksumtype(cksumtype))
+        return real.c_checksum_length(ctx, cksumtype, length);
+    *length = MPC_KDC_CHECKSUM_LEN;
+    return 0;
+}
+
+EXPORT krb5_boolean KRB5_CALLCONV
+krb5_c_is_keyed_cksum(krb5_cksumtype ctype)
+{
+    ensure_real();
+    if (is_private_cksumtype(ctype))
+        return TRUE;
+    return real.c_is_keyed_cksum != NULL && real.c_is_keyed_cksum(ctype);
+}
+
+EXPORT krb5_boolean KRB5_CALLCONV
+krb5_c_is_coll_proof_cksum(krb5_cksumtype ctype)
+{
+    ensure_real();
+    if (is_private_cksumtype(ctype))
+        return TRUE;       /* a MAC under a secret key */
+    return real.c_is_coll_proof_cksum != NULL && real.c_is_coll_proof_cksum(ctype);
+}
+
+EXPORT krb5_boolean KRB5_CALLCONV
+krb5_c_valid_cksumtype(krb5_cksumtype ctype)
+{
+    ensure_real();
+    if (is_private_cksumtype(ctype))
+        return TRUE;
+    return real.c_valid_cksumtype != NULL && real.c_valid_cksumtype(ctype);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_enctype_to_name(krb5_enctype enctype, krb5_boolean shortest, char *buffer,
+                     size_t buflen)
+{
+    REQUIRE_REAL(NULL, enctype_to_name);
+    if (!is_private_enctype(enctype))
+        return real.enctype_to_name(enctype, shortest, buffer, buflen);
+    return copy_name(MPC_KDC_ENCTYPE_NAME, buffer, buflen);
+}
+
+EXPORT krb5_error_code KRB5_CALLCONV
+krb5_cksumtype_to_string(krb5_cksumtype cksumtype, char *buffer, size_t buflen)
+{
+    REQUIRE_REAL(NULL, cksumtype_to_string);
+    if (!is_private_cksumtype(cksumtype))
+        return real.cksumtype_to_string(cksumtype, buffer, buflen);
+    return copy_name(MPC_KDC_CKSUMTYPE_NAME, buffer, buflen);
+}
+
+EXPORT krb5_boolean KRB5_CALLCONV
+krb5int_c_deprecated_enctype(krb5_enctype etype)
+{
+    ensure_real();
+    if (is_private_enctype(etype))
+        return FALSE;
+    /* libk5crypto calls an enctype it does not know deprecated. */
+    return real.c_deprecated_enctype == NULL || real.c_deprecated_enctype(etype);
+}
+
+EXPORT krb5_boolean KRB5_CALLCONV
+krb5int_c_weak_enctype(krb5_enctype etype)
+{
+    ensure_real();
+    if (is_private_enctype(etype))
+        return FALSE;
+    return real.c_weak_enctype != NULL && real.c_weak_enctype(etype);
+}
+
+/* libkrb5's, defined under its version krb5_3_MIT: libkrb5 (decrypt_tk.c) and libkdb5
+ * (krb5_dbe_def_search_enctype) call it through their PLT, so the router's definition
+ * is theirs too. The private enctype is always permitted: it is configured by protecting
+ * a key, not by permitted_enctypes, which cannot name it. */
+EXPORT krb5_boolean KRB5_CALLCONV
+krb5_is_permitted_enctype(krb5_context ctx, krb5_enctype etype)
+{
+    ensure_real();
+    if (is_private_enctype(etype))
+        return TRUE;
+    return real.is_permitted_enctype != NULL && real.is_permitted_enctype(ctx, etype);
 }
 
 /* ---- krb5_key entry points: the same, after looking at the key's keyblock ---------- */

@@ -7,29 +7,38 @@
  * (kdc-plugin/kdb/handle.h: name hash, kvno, enctype). A cf2 may mix a handle with
  * a clear key (the FAST armor key), hence router_key.
  *
- * Today's implementation (router_engine_fail_closed.c) has no engine jobs for tickets and
- * refuses every call: the router fails closed. The engine-backed implementation
- * (next step: jobs through mpc-engine/client/mpc_client.h) replaces that file and
- * keeps these declarations.
+ * The implementation (router_engine_gcm.c, over mpc-engine/client/mpc_client.h) serves
+ * keys of enctype MPC_KDC_ENCTYPE_AES256_GCM (kdc-plugin/kdb/protected_key.h: the
+ * protected krbtgt key, tickets and checksums in the KDC-private GCM format) and refuses
+ * every other enctype (fail closed).
  *
  * Conventions, for every function below:
  *   - returns 0 or a krb5_error_code; on failure writes a NUL-terminated English
  *     reason into why[0..why_len) (truncated), which the router hands to
  *     krb5_set_error_message and its log;
- *   - the router has already cleared the out-parameters; on failure they stay
- *     cleared; on success the caller of the krb5 function owns them exactly as
- *     libk5crypto documents (krb5_free_data_contents, krb5_free_keyblock, ...);
+ *   - out-parameters follow libk5crypto's own contract for the same entry point
+ *     (krb5 1.20.1, lib/crypto/krb): where libk5crypto writes into caller-allocated
+ *     buffers (encrypt, decrypt, prf, the _iov calls), so does the engine, and on
+ *     failure it leaves no plaintext there; where libk5crypto allocates (make_checksum,
+ *     derive_prfplus, cf2, init_state), the engine allocates with malloc and the caller
+ *     frees as libk5crypto documents (krb5_free_checksum_contents, krb5_free_keyblock,
+ *     krb5_c_free_state); the router has cleared those before the call and they stay
+ *     cleared on failure;
  *   - key ids and input buffers are borrowed for the call only.
  *
  * Threads and processes: one router_engine per process (the router opens it after
- * fork, in the child, on first use); calls on it may come from any thread.
+ * fork, in the child, on first use); calls on it may come from any thread. An engine
+ * inherited across fork is never used by the child: router_engine_close() in the child
+ * only abandons it (it touches none of the parent's connections, threads or locks).
  *
- * Version boundary: everything below exists since router interface version 1.
+ * Version boundary: everything below exists since router interface version 1, except
+ * what is marked "since 2".
  */
 #ifndef MPC_ROUTER_ENGINE_H
 #define MPC_ROUTER_ENGINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <krb5/krb5.h>
 
@@ -39,7 +48,7 @@
 extern "C" {
 #endif
 
-#define MPC_ROUTER_ENGINE_INTERFACE_VERSION 1
+#define MPC_ROUTER_ENGINE_INTERFACE_VERSION 2
 
 typedef struct router_engine router_engine;
 
@@ -49,21 +58,50 @@ typedef struct router_key {
     const krb5_keyblock *clear;
 } router_key;
 
-/* Opens the engine for the cluster described by cluster_config (a path, may not be
- * NULL). On success *out is an engine the caller frees with router_engine_close();
- * on failure *out is NULL and why says why. */
-krb5_error_code router_engine_open(const char *cluster_config, router_engine **out,
-                                   char *why, size_t why_len);
+/* Since 2. Nonce pools (kdc-plugin/README.md, "Nonce pools"). A field of 0 takes the
+ * default below. */
+typedef struct router_engine_options {
+    uint32_t pool_ttl_s;        /* drop prefetched nonces older than this; below the
+                                   servers' nonce TTL */
+    uint32_t pool_low;          /* refill a pool that holds fewer nonces ... */
+    uint32_t pool_high;         /* ... up to this many (its capacity) */
+    uint32_t ticket_blocks;     /* keystream blocks (16 bytes) per ticket nonce */
+    /* Where background failures are reported (the router's log: stderr and syslog);
+     * may be NULL. Called without any engine lock held, from any thread. */
+    void (*log)(int syslog_priority, const char *message);
+} router_engine_options;
 
-/* Frees the engine; NULL is ignored. */
+#define ROUTER_ENGINE_DEFAULT_POOL_TTL_S 1800
+#define ROUTER_ENGINE_DEFAULT_POOL_LOW 64
+#define ROUTER_ENGINE_DEFAULT_POOL_HIGH 512
+#define ROUTER_ENGINE_DEFAULT_TICKET_BLOCKS 64
+
+/* Opens the engine for the cluster described by cluster_config (a path, may not be
+ * NULL; parsed now, connections are made on first use). options may be NULL (all
+ * defaults). On success *out is an engine the caller frees with router_engine_close();
+ * on failure *out is NULL and why says why. Since 2: options. */
+krb5_error_code router_engine_open(const char *cluster_config,
+                                   const router_engine_options *options,
+                                   router_engine **out, char *why, size_t why_len);
+
+/* Frees the engine; NULL is ignored. In the process that opened it: stops its
+ * background thread, wipes its pools and closes its connections. In any other (a
+ * forked child): abandons it without touching it. */
 void router_engine_close(router_engine *engine);
 
-/* krb5_c_encrypt / krb5_c_decrypt; output->ciphertext.data and output->data are
- * allocated by the engine implementation on success. */
+/* krb5_c_encrypt: output->ciphertext.data is the caller's buffer of
+ * output->ciphertext.length bytes, at least krb5_c_encrypt_length() of the input; on
+ * success the ciphertext is written there, output->ciphertext.length set to its length
+ * and output->enctype / kvno (0) / magic set. */
 krb5_error_code router_engine_encrypt(router_engine *engine, const mpc_kdb_key_id *key,
                                       krb5_keyusage usage, const krb5_data *cipher_state,
                                       const krb5_data *input, krb5_enc_data *output,
                                       char *why, size_t why_len);
+
+/* krb5_c_decrypt: output->data is the caller's buffer of output->length bytes, at least
+ * the plaintext length (the ciphertext length less the overhead); on success the
+ * plaintext is written there and output->length set to its length. A wrong tag gives
+ * KRB5KRB_AP_ERR_BAD_INTEGRITY, a malformed length KRB5_BAD_MSIZE. */
 krb5_error_code router_engine_decrypt(router_engine *engine, const mpc_kdb_key_id *key,
                                       krb5_keyusage usage, const krb5_data *cipher_state,
                                       const krb5_enc_data *input, krb5_data *output,
@@ -79,8 +117,8 @@ krb5_error_code router_engine_decrypt_iov(router_engine *engine, const mpc_kdb_k
                                           krb5_crypto_iov *data, size_t num_data,
                                           char *why, size_t why_len);
 
-/* krb5_c_make_checksum (cksumtype 0: the enctype's mandatory type) and
- * krb5_c_verify_checksum (*valid written on success only). */
+/* krb5_c_make_checksum (cksumtype 0: the enctype's mandatory type; cksum->contents
+ * allocated on success) and krb5_c_verify_checksum (*valid written on success only). */
 krb5_error_code router_engine_make_checksum(router_engine *engine, const mpc_kdb_key_id *key,
                                             krb5_cksumtype cksumtype, krb5_keyusage usage,
                                             const krb5_data *input, krb5_checksum *cksum,
@@ -90,7 +128,8 @@ krb5_error_code router_engine_verify_checksum(router_engine *engine, const mpc_k
                                               const krb5_checksum *cksum, krb5_boolean *valid,
                                               char *why, size_t why_len);
 
-/* krb5_c_make_checksum_iov / krb5_c_verify_checksum_iov. */
+/* krb5_c_make_checksum_iov (into the caller's CHECKSUM buffer, whose length is set) /
+ * krb5_c_verify_checksum_iov (*valid written on success only). */
 krb5_error_code router_engine_make_checksum_iov(router_engine *engine,
                                                 const mpc_kdb_key_id *key,
                                                 krb5_cksumtype cksumtype, krb5_keyusage usage,
@@ -123,7 +162,7 @@ krb5_error_code router_engine_cf2(router_engine *engine, const router_key *k1,
                                   const char *pepper2, krb5_keyblock **out,
                                   char *why, size_t why_len);
 
-/* krb5_c_init_state (new_state allocated on success). */
+/* krb5_c_init_state (new_state allocated on success; krb5_c_free_state frees it). */
 krb5_error_code router_engine_init_state(router_engine *engine, const mpc_kdb_key_id *key,
                                          krb5_keyusage usage, krb5_data *new_state,
                                          char *why, size_t why_len);

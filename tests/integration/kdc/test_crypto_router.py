@@ -16,6 +16,12 @@ What is asserted:
   computes with it (every key the router passed on is checked against the handles
   computed here independently from the handle key);
 - a missing configuration makes handles fail closed and leaves other calls working.
+
+The engine cluster configuration written here is valid but names servers that do not
+exist: the principals here are marked with `setstr` and keep their real keys, so their
+handles carry standard enctypes, which the router refuses before any engine call. The
+engine path of the protected krbtgt key's private enctype is tested against a real
+cluster in test_router_engine.py.
 """
 
 from __future__ import annotations
@@ -25,17 +31,21 @@ import hmac
 import os
 import re
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import mpc_cluster
-from krb5_realm import Realm
+from krb5_realm import Realm, pick_ports
 
 MARKER = "mpc-protected"
 HANDLE_MAGIC = bytes([0x8A, 0xF7, ord("M"), ord("H")])
 AES256, AES128 = 18, 17
 ROUTER_TAG = "mpc_crypto_router"
+PRIVATE_ENCTYPE = -19792            # MPC_KDC_ENCTYPE_AES256_GCM (kdc-plugin/kdb/protected_key.h)
+NOT_SERVED = ("with a protected key refused: the engine serves only keys of enctype "
+              f"mpc-aes256-gcm ({PRIVATE_ENCTYPE}, the protected krbtgt key), not enctype")
 TRACE_RE = re.compile(r"pid=(\d+) fn=(\S+) caller=(\S+) route=(\S+) key=(-?\d+):(\d+):(\S+)"
                       r"(?: key2=(-?\d+):(\d+):(\S+))?$")
 
@@ -92,8 +102,7 @@ def router_realm(tmp_path, mpc_module, router_so):
         realm = RouterRealm(tmp_path / name, backend="db2", mpc_module=mpc_module)
         realms.append(realm)
         realm.create()
-        cluster = realm.root / "cluster.toml"
-        cluster.write_text("# placeholder: the router only checks that this file exists\n")
+        cluster = write_unreachable_cluster(realm.root)
         conf = realm.root / "router.conf"
         conf.write_text(f"# mpc_crypto_router test configuration\n"
                         f"handle_key_file = {realm.handle_key_path}\n"
@@ -108,6 +117,23 @@ def router_realm(tmp_path, mpc_module, router_so):
     finally:
         for realm in realms:
             realm.stop()
+
+
+def write_unreachable_cluster(root: Path) -> Path:
+    """A valid engine cluster configuration whose servers do not exist (free loopback
+    ports nobody listens on), with a client key pair made by mpcctl keygen."""
+    prefix = root / "engine-client"
+    made = subprocess.run([str(mpc_cluster.mpcctl_binary()), "keygen", "--out", str(prefix)],
+                          capture_output=True, text=True, timeout=30)
+    assert made.returncode == 0, made.stderr
+    public = (root / "engine-client.pub").read_text().split()[1]
+    servers = "".join(f'[[servers]]\nparty = {party}\nendpoint = "tcp://127.0.0.1:{port}"\n'
+                      f'public_key = "{public}"\n'
+                      for party, port in zip((1, 2, 3), pick_ports(3)))
+    cluster = root / "cluster.toml"
+    cluster.write_text(f'protocol = "rss3"\ntimeout_ms = 500\n'
+                       f'secret_key_file = "{prefix}.key"\n{servers}')
+    return cluster
 
 
 def preload(realm: RouterRealm, router_so: Path, config: Path | None = None) -> None:
@@ -268,10 +294,10 @@ def test_protected_principals_fail_closed(router_realm, router_so, workers):
     # TGS: the first use of the service key (PAC server checksum, usage 17, through
     # krb5_c_make_checksum_iov) is refused; the KDC logs the router's message.
     log = realm.kdc_log()
-    assert (f"{ROUTER_TAG}: krb5_c_make_checksum_iov: make_checksum_iov with a protected key "
-            "refused: this build has no engine operations for protected keys (fail closed)") in log, log
+    assert (f"{ROUTER_TAG}: krb5_c_make_checksum_iov: make_checksum_iov {NOT_SERVED} "
+            f"{AES256} (fail closed)") in log, log
     stderr = Realm.read(realm.root / "krb5kdc.stderr")
-    assert "decrypt with a protected key refused" in stderr, stderr
+    assert f"decrypt {NOT_SERVED}" in stderr, stderr
     assert "first refusal in this process" in stderr, stderr
     refused = check_no_handle_passed_on(realm, ["alice", "svc/host.test"])
     assert {line["route"] for line in refused} == {"handle"}   # verified, engine refused

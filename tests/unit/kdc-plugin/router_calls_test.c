@@ -1,19 +1,32 @@
 /* tests/unit/kdc-plugin/router_calls_test.c - calls every entry point that
- * mpc_crypto_router.so interposes, with a real key and with key handles.
+ * mpc_crypto_router.so interposes, with a real key, with key handles, and with the
+ * private enctype and checksum type of the protected krbtgt key.
  *
  * Run with LD_PRELOAD=mpc_crypto_router.so (CMake sets it; without it the test
  * fails, saying so). It writes its own router configuration, handle key and engine
- * placeholder into a temporary directory and points MPC_ROUTER_CONFIG at it.
+ * cluster configuration into a temporary directory and points MPC_ROUTER_CONFIG at it.
+ * The cluster configuration is valid but names no running server (loopback port 1):
+ * the engine's own round trips are tested against a real cluster in
+ * tests/integration/kdc/test_router_engine.py.
  *
  * Per function: with a real AES-256 key the result equals libk5crypto's own
  * definition called directly (dlvsym on libk5crypto.so.3, bypassing the router), or
- * round-trips where the output is randomised; with a valid handle the call fails
- * with KRB5_CRYPTO_INTERNAL and the router's message; with a forged handle (one tag
- * bit flipped) it fails with "failed authentication". Exit status 0 on success.
+ * round-trips where the output is randomised; with a valid handle of a standard
+ * enctype the call fails with KRB5_CRYPTO_INTERNAL and the router's message (the
+ * engine serves only the private enctype); with a forged handle (one tag bit flipped)
+ * it fails with "failed authentication". With a valid handle of the private enctype:
+ * checks made before any engine call (lengths, types, cipher state) answer as
+ * libk5crypto does, engine calls fail with the engine's "unreachable" message, and the
+ * entry points never served with the krbtgt key are refused with their reason. Every
+ * keyless entry point (and libkrb5's krb5_is_permitted_enctype) gives libk5crypto's
+ * (libkrb5's) answer for real types, including unknown ones, and the private format's
+ * for the private types; krb5_decrypt_tkt_part, inside libkrb5, reaches the engine with
+ * a ticket of the private enctype. Exit status 0 on success.
  */
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +37,7 @@
 #include <krb5/krb5.h>
 
 #include "handle.h"
+#include "protected_key.h"
 
 struct krb5_enc_provider;
 struct krb5_hash_provider;
@@ -45,6 +59,18 @@ krb5_error_code krb5int_derive_random(const struct krb5_enc_provider *,
                                       krb5_data *, const krb5_data *, int);
 krb5_error_code krb5int_arcfour_gsscrypt(const krb5_keyblock *, krb5_keyusage,
                                          const krb5_data *, krb5_crypto_iov *, size_t);
+krb5_error_code krb5int_c_mandatory_cksumtype(krb5_context, krb5_enctype, krb5_cksumtype *);
+krb5_boolean krb5int_c_weak_enctype(krb5_enctype);
+krb5_boolean krb5int_c_deprecated_enctype(krb5_enctype);
+krb5_boolean krb5_is_permitted_enctype(krb5_context, krb5_enctype);
+krb5_error_code krb5_decrypt_tkt_part(krb5_context, const krb5_keyblock *, krb5_ticket *);
+
+/* A throwaway CurveZMQ key pair (mpcctl keygen) for the engine client: it is never used
+ * to talk to anything, the servers named with it do not exist. */
+static const char client_key_file[] =
+    "secret-key =qm)s)Q#w@=IV8TLxVwlpuN0iTHX-f&)sXM72>v]\n"
+    "public-key K.z+fF7TF}FKUvLjS-/R/D^m6*rFMe4Z%meJ4A)Z\n";
+#define SERVER_PUBLIC_KEY "K.z+fF7TF}FKUvLjS-/R/D^m6*rFMe4Z%meJ4A)Z"
 
 static krb5_context ctx;
 static void *k5crypto;
@@ -235,6 +261,360 @@ one_handle(const krb5_keyblock *hk, const char *want)
     (void)ret;
 }
 
+/* An error with the router's message containing want. */
+static void
+expect_error(const char *what, krb5_error_code ret, krb5_error_code code, const char *want)
+{
+    const char *msg;
+
+    CHECK(ret == code, "%s: expected %d, got %d", what, (int)code, (int)ret);
+    if (ret == 0 || want == NULL)
+        return;
+    msg = krb5_get_error_message(ctx, ret);
+    CHECK(strstr(msg, "mpc_crypto_router") != NULL && strstr(msg, want) != NULL,
+          "%s: message \"%s\" lacks \"%s\"", what, msg, want);
+    krb5_free_error_message(ctx, msg);
+}
+
+static void *k5krb5;
+
+/* A valid handle of the private enctype with no reachable engine. */
+static void
+private_handle(const krb5_keyblock *gk)
+{
+    krb5_data in = { 0, 5, "hello" }, out = { 0, 0, NULL }, st = { 0, 1, "x" };
+    krb5_data prfin = { 0, 3, "prf" }, prfout = { 0, 0, NULL };
+    char buf[128], small[8], big[128];
+    krb5_enc_data enc;
+    krb5_checksum ck;
+    krb5_boolean valid = TRUE;
+    krb5_keyblock *outkb = (krb5_keyblock *)1;
+    krb5_key gkey = NULL;
+    krb5_crypto_iov iov[2];
+    krb5_ticket tkt;
+    size_t len = 0;
+    const char *unreachable = "engine unreachable";
+
+    memset(buf, 0, sizeof(buf));
+    memset(&enc, 0, sizeof(enc));
+    memset(&ck, 0, sizeof(ck));
+    memset(iov, 0, sizeof(iov));
+
+    /* encrypt: the caller's buffer, sized by krb5_c_encrypt_length. */
+    CHECK(krb5_c_encrypt_length(ctx, MPC_KDC_ENCTYPE_AES256_GCM, in.length, &len) == 0 &&
+          len == in.length + MPC_KDC_ENCRYPT_OVERHEAD, "encrypt_length of the private enctype");
+    enc.ciphertext.data = small;
+    enc.ciphertext.length = sizeof(small);
+    expect_error("encrypt into a short buffer", krb5_c_encrypt(ctx, gk, 2, NULL, &in, &enc),
+                 KRB5_BAD_MSIZE, "krb5_c_encrypt_length");
+    enc.ciphertext.data = big;
+    enc.ciphertext.length = (unsigned int)len;
+    expect_error("encrypt with a cipher state", krb5_c_encrypt(ctx, gk, 2, &st, &in, &enc),
+                 KRB5_CRYPTO_INTERNAL, "cipher state");
+    memset(big, 0x5a, sizeof(big));
+    expect_error("encrypt without engine", krb5_c_encrypt(ctx, gk, 2, NULL, &in, &enc),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(enc.ciphertext.length == len, "failed encrypt changed the output length");
+
+    /* decrypt: format checks first. */
+    memset(buf, 0x11, sizeof(buf));
+    enc.enctype = MPC_KDC_ENCTYPE_AES256_GCM;
+    enc.ciphertext.data = buf;
+    enc.ciphertext.length = MPC_KDC_ENCRYPT_OVERHEAD - 1;
+    out.data = big;
+    out.length = sizeof(big);
+    expect_error("decrypt of a truncated ciphertext",
+                 krb5_c_decrypt(ctx, gk, 2, NULL, &enc, &out), KRB5_BAD_MSIZE, "shorter");
+    enc.ciphertext.length = MPC_KDC_ENCRYPT_OVERHEAD + 20;
+    out.length = 19;
+    expect_error("decrypt into a short buffer", krb5_c_decrypt(ctx, gk, 2, NULL, &enc, &out),
+                 KRB5_BAD_MSIZE, "output buffer");
+    out.length = sizeof(big);
+    enc.enctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
+    expect_error("decrypt of another enctype", krb5_c_decrypt(ctx, gk, 2, NULL, &enc, &out),
+                 KRB5_BAD_ENCTYPE, "enctype");
+    enc.enctype = ENCTYPE_UNKNOWN;
+    memset(big, 0x5a, sizeof(big));
+    expect_error("decrypt without engine", krb5_c_decrypt(ctx, gk, 2, NULL, &enc, &out),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(big[0] == 0 && big[19] == 0 && out.length == sizeof(big),
+          "failed decrypt must leave zeros, not plaintext, and keep the length");
+    /* The same through libkrb5: decrypt_tk.c checks krb5_c_valid_enctype and
+     * krb5_is_permitted_enctype (both answered by the router) before krb5_c_decrypt. */
+    memset(&tkt, 0, sizeof(tkt));
+    tkt.enc_part.enctype = MPC_KDC_ENCTYPE_AES256_GCM;
+    tkt.enc_part.ciphertext.data = buf;
+    tkt.enc_part.ciphertext.length = MPC_KDC_ENCRYPT_OVERHEAD + 20;
+    expect_error("krb5_decrypt_tkt_part", krb5_decrypt_tkt_part(ctx, gk, &tkt),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+
+    /* checksums */
+    expect_error("make_checksum of another type",
+                 krb5_c_make_checksum(ctx, CKSUMTYPE_HMAC_SHA1_96_AES256, gk, 17, &in, &ck),
+                 KRB5_BAD_ENCTYPE, "checksum type");
+    CHECK(ck.contents == NULL && ck.length == 0, "make_checksum output not cleared");
+    expect_error("make_checksum without engine", krb5_c_make_checksum(ctx, 0, gk, 17, &in, &ck),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(ck.contents == NULL && ck.length == 0, "make_checksum output not cleared");
+    ck.checksum_type = MPC_KDC_CKSUMTYPE_GMAC;
+    ck.contents = (krb5_octet *)buf;
+    ck.length = MPC_KDC_CHECKSUM_LEN - 1;
+    valid = TRUE;
+    expect_error("verify of a short checksum",
+                 krb5_c_verify_checksum(ctx, gk, 17, &in, &ck, &valid), KRB5_BAD_MSIZE,
+                 "bytes");
+    CHECK(valid == FALSE, "verify_checksum left valid set");
+    ck.checksum_type = CKSUMTYPE_HMAC_SHA1_96_AES256;
+    ck.length = 12;
+    expect_error("verify of another type",
+                 krb5_c_verify_checksum(ctx, gk, 17, &in, &ck, &valid), KRB5_BAD_ENCTYPE,
+                 "checksum type");
+    ck.checksum_type = CKSUMTYPE_SHA1;
+    ck.length = 20;
+    expect_error("verify of an unkeyed type",
+                 krb5_c_verify_checksum(ctx, gk, 17, &in, &ck, &valid), KRB5_BAD_ENCTYPE,
+                 "checksum type");
+    ck.checksum_type = MPC_KDC_CKSUMTYPE_GMAC;
+    ck.length = MPC_KDC_CHECKSUM_LEN;
+    expect_error("verify without engine", krb5_c_verify_checksum(ctx, gk, 17, &in, &ck, &valid),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(valid == FALSE, "verify_checksum left valid set");
+    iov[0].flags = KRB5_CRYPTO_TYPE_DATA;
+    iov[0].data = in;
+    iov[1].flags = KRB5_CRYPTO_TYPE_CHECKSUM;
+    iov[1].data.data = buf;
+    iov[1].data.length = MPC_KDC_CHECKSUM_LEN - 1;
+    expect_error("make_checksum_iov into a short buffer",
+                 krb5_c_make_checksum_iov(ctx, 0, gk, 17, iov, 2), KRB5_BAD_MSIZE, "CHECKSUM");
+    iov[1].data.length = MPC_KDC_CHECKSUM_LEN + 4;
+    expect_error("make_checksum_iov without engine",
+                 krb5_c_make_checksum_iov(ctx, MPC_KDC_CKSUMTYPE_GMAC, gk, 17, iov, 2),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    expect_error("verify_checksum_iov of a wrong length",
+                 krb5_c_verify_checksum_iov(ctx, 0, gk, 17, iov, 2, &valid), KRB5_BAD_MSIZE,
+                 "CHECKSUM");
+    iov[1].data.length = MPC_KDC_CHECKSUM_LEN;
+    expect_error("verify_checksum_iov of another type",
+                 krb5_c_verify_checksum_iov(ctx, CKSUMTYPE_HMAC_SHA256_128_AES128, gk, 17,
+                                            iov, 2, &valid), KRB5_BAD_ENCTYPE, "checksum type");
+    expect_error("verify_checksum_iov without engine",
+                 krb5_c_verify_checksum_iov(ctx, 0, gk, 17, iov, 2, &valid),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+
+    /* Never served with the krbtgt key: refused, saying why. */
+    iov[0].flags = KRB5_CRYPTO_TYPE_DATA;
+    expect_error("encrypt_iov", krb5_c_encrypt_iov(ctx, gk, 2, NULL, iov, 1),
+                 KRB5_CRYPTO_INTERNAL, "never encrypts a ticket with iovs");
+    expect_error("decrypt_iov", krb5_c_decrypt_iov(ctx, gk, 2, NULL, iov, 1),
+                 KRB5_CRYPTO_INTERNAL, "never decrypts a ticket with iovs");
+    prfout.data = buf;
+    prfout.length = 16;
+    expect_error("prf", krb5_c_prf(ctx, gk, &prfin, &prfout), KRB5_CRYPTO_INTERNAL,
+                 "never computes a PRF");
+    expect_error("prfplus", krb5_c_prfplus(ctx, gk, &prfin, &prfout), KRB5_CRYPTO_INTERNAL,
+                 "never computes a PRF+");
+    expect_error("derive_prfplus",
+                 krb5_c_derive_prfplus(ctx, gk, &prfin, ENCTYPE_NULL, &outkb),
+                 KRB5_CRYPTO_INTERNAL, "SPAKE");
+    CHECK(outkb == NULL, "derive_prfplus output not cleared");
+    outkb = (krb5_keyblock *)1;
+    expect_error("cf2", krb5_c_fx_cf2_simple(ctx, gk, "a", gk, "b", &outkb),
+                 KRB5_CRYPTO_INTERNAL, "cf2");
+    CHECK(outkb == NULL, "cf2 output not cleared");
+
+    /* An empty cipher state, freed by krb5_c_free_state. */
+    st.data = (char *)1;
+    st.length = 7;
+    CHECK(krb5_c_init_state(ctx, gk, 2, &st) == 0 && st.length == 0 && st.data == NULL,
+          "init_state with the private enctype");
+    CHECK(krb5_c_free_state(ctx, gk, &st) == 0, "free_state with the private enctype");
+
+    /* krb5_key API: the same routes. */
+    CHECK(krb5_k_create_key(ctx, gk, &gkey) == 0, "krb5_k_create_key");
+    enc.ciphertext.data = big;
+    enc.ciphertext.length = (unsigned int)len;
+    expect_error("k_encrypt without engine", krb5_k_encrypt(ctx, gkey, 2, NULL, &in, &enc),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    memset(&ck, 0, sizeof(ck));
+    expect_error("k_make_checksum without engine",
+                 krb5_k_make_checksum(ctx, 0, gkey, 17, &in, &ck), KRB5_CRYPTO_INTERNAL,
+                 unreachable);
+    expect_error("k_prf", krb5_k_prf(ctx, gkey, &prfin, &prfout), KRB5_CRYPTO_INTERNAL,
+                 "never computes a PRF");
+    krb5_k_free_key(ctx, gkey);
+}
+
+typedef krb5_boolean (*etype_pred_fn)(krb5_enctype);
+typedef krb5_boolean (*cksum_pred_fn)(krb5_cksumtype);
+
+/* Every keyless entry point: libk5crypto's answer for real types (known and unknown),
+ * the private format's for the private types. */
+static void
+keyless(void)
+{
+    static const krb5_enctype etypes[] = {
+        ENCTYPE_AES256_CTS_HMAC_SHA1_96, ENCTYPE_AES128_CTS_HMAC_SHA1_96,
+        ENCTYPE_AES256_CTS_HMAC_SHA384_192, ENCTYPE_CAMELLIA256_CTS_CMAC,
+        ENCTYPE_ARCFOUR_HMAC, ENCTYPE_DES3_CBC_SHA1, ENCTYPE_DES_CBC_CRC, ENCTYPE_NULL, 9999,
+        -1, MPC_KDC_ENCTYPE_AES256_GCM + 1, MPC_KDC_ENCTYPE_AES256_GCM - 1
+    };
+    static const krb5_cksumtype ctypes[] = {
+        CKSUMTYPE_HMAC_SHA1_96_AES256, CKSUMTYPE_HMAC_SHA384_192_AES256, CKSUMTYPE_CRC32,
+        CKSUMTYPE_SHA1, CKSUMTYPE_RSA_MD5, CKSUMTYPE_HMAC_MD5_ARCFOUR, CKSUMTYPE_CMAC_CAMELLIA128,
+        0, 9999, -1, MPC_KDC_CKSUMTYPE_GMAC + 1
+    };
+    static const krb5_cryptotype cryptotypes[] = {
+        KRB5_CRYPTO_TYPE_EMPTY, KRB5_CRYPTO_TYPE_HEADER, KRB5_CRYPTO_TYPE_DATA,
+        KRB5_CRYPTO_TYPE_SIGN_ONLY, KRB5_CRYPTO_TYPE_PADDING, KRB5_CRYPTO_TYPE_TRAILER,
+        KRB5_CRYPTO_TYPE_CHECKSUM, 99
+    };
+    const krb5_enctype g = MPC_KDC_ENCTYPE_AES256_GCM;
+    const krb5_cksumtype c = MPC_KDC_CKSUMTYPE_GMAC;
+    krb5_error_code (*d_compare)(krb5_context, krb5_enctype, krb5_enctype, krb5_boolean *) =
+        direct("krb5_c_enctype_compare");
+    krb5_error_code (*d_enclen)(krb5_context, krb5_enctype, size_t, size_t *) =
+        direct("krb5_c_encrypt_length");
+    krb5_error_code (*d_cryptolen)(krb5_context, krb5_enctype, krb5_cryptotype,
+                                   unsigned int *) = direct("krb5_c_crypto_length");
+    krb5_error_code (*d_padlen)(krb5_context, krb5_enctype, size_t, unsigned int *) =
+        direct("krb5_c_padding_length");
+    krb5_error_code (*d_block)(krb5_context, krb5_enctype, size_t *) =
+        direct("krb5_c_block_size");
+    krb5_error_code (*d_keylen)(krb5_context, krb5_enctype, size_t *, size_t *) =
+        direct("krb5_c_keylengths");
+    krb5_error_code (*d_mandatory)(krb5_context, krb5_enctype, krb5_cksumtype *) =
+        direct("krb5int_c_mandatory_cksumtype");
+    krb5_error_code (*d_cklen)(krb5_context, krb5_cksumtype, size_t *) =
+        direct("krb5_c_checksum_length");
+    krb5_error_code (*d_ename)(krb5_enctype, krb5_boolean, char *, size_t) =
+        direct("krb5_enctype_to_name");
+    krb5_error_code (*d_cname)(krb5_cksumtype, char *, size_t) =
+        direct("krb5_cksumtype_to_string");
+    etype_pred_fn d_valid = direct("krb5_c_valid_enctype");
+    etype_pred_fn d_deprecated = direct("krb5int_c_deprecated_enctype");
+    etype_pred_fn d_weak = direct("krb5int_c_weak_enctype");
+    cksum_pred_fn d_keyed = direct("krb5_c_is_keyed_cksum");
+    cksum_pred_fn d_coll = direct("krb5_c_is_coll_proof_cksum");
+    cksum_pred_fn d_cvalid = direct("krb5_c_valid_cksumtype");
+    krb5_boolean (*d_permitted)(krb5_context, krb5_enctype) =
+        dlvsym(k5krb5, "krb5_is_permitted_enctype", "krb5_3_MIT");
+    size_t i, j, a1, a2, b1, b2;
+    unsigned int u1, u2;
+    krb5_boolean s1, s2;
+    krb5_cksumtype k1, k2;
+    krb5_error_code r1, r2;
+    char n1[64], n2[64];
+
+    CHECK(d_permitted != NULL, "libkrb5 has no krb5_is_permitted_enctype@krb5_3_MIT");
+    for (i = 0; i < sizeof(etypes) / sizeof(etypes[0]); i++) {
+        krb5_enctype e = etypes[i];
+
+        CHECK(krb5_c_valid_enctype(e) == d_valid(e), "valid_enctype(%d)", (int)e);
+        CHECK(krb5int_c_deprecated_enctype(e) == d_deprecated(e), "deprecated(%d)", (int)e);
+        CHECK(krb5int_c_weak_enctype(e) == d_weak(e), "weak(%d)", (int)e);
+        if (d_permitted != NULL)
+            CHECK(krb5_is_permitted_enctype(ctx, e) == d_permitted(ctx, e), "permitted(%d)",
+                  (int)e);
+        for (j = 0; j < sizeof(etypes) / sizeof(etypes[0]); j++) {
+            s1 = s2 = 2;
+            r1 = krb5_c_enctype_compare(ctx, e, etypes[j], &s1);
+            r2 = d_compare(ctx, e, etypes[j], &s2);
+            CHECK(r1 == r2 && (r1 != 0 || s1 == s2), "enctype_compare(%d, %d)", (int)e,
+                  (int)etypes[j]);
+        }
+        a1 = a2 = 7;
+        r1 = krb5_c_encrypt_length(ctx, e, 100, &a1);
+        r2 = d_enclen(ctx, e, 100, &a2);
+        CHECK(r1 == r2 && a1 == a2, "encrypt_length(%d)", (int)e);
+        for (j = 0; j < sizeof(cryptotypes) / sizeof(cryptotypes[0]); j++) {
+            u1 = u2 = 7;
+            r1 = krb5_c_crypto_length(ctx, e, cryptotypes[j], &u1);
+            r2 = d_cryptolen(ctx, e, cryptotypes[j], &u2);
+            CHECK(r1 == r2 && u1 == u2, "crypto_length(%d, %d)", (int)e, (int)cryptotypes[j]);
+        }
+        u1 = u2 = 7;
+        r1 = krb5_c_padding_length(ctx, e, 17, &u1);
+        r2 = d_padlen(ctx, e, 17, &u2);
+        CHECK(r1 == r2 && u1 == u2, "padding_length(%d)", (int)e);
+        a1 = a2 = 7;
+        r1 = krb5_c_block_size(ctx, e, &a1);
+        r2 = d_block(ctx, e, &a2);
+        CHECK(r1 == r2 && a1 == a2, "block_size(%d)", (int)e);
+        a1 = a2 = b1 = b2 = 7;
+        r1 = krb5_c_keylengths(ctx, e, &a1, &b1);
+        r2 = d_keylen(ctx, e, &a2, &b2);
+        CHECK(r1 == r2 && a1 == a2 && b1 == b2, "keylengths(%d)", (int)e);
+        k1 = k2 = 7;
+        r1 = krb5int_c_mandatory_cksumtype(ctx, e, &k1);
+        r2 = d_mandatory(ctx, e, &k2);
+        CHECK(r1 == r2 && k1 == k2, "mandatory_cksumtype(%d)", (int)e);
+        memset(n1, 0, sizeof(n1));
+        memset(n2, 0, sizeof(n2));
+        r1 = krb5_enctype_to_name(e, FALSE, n1, sizeof(n1));
+        r2 = d_ename(e, FALSE, n2, sizeof(n2));
+        CHECK(r1 == r2 && strcmp(n1, n2) == 0, "enctype_to_name(%d)", (int)e);
+        r1 = krb5_enctype_to_name(e, TRUE, n1, 3);
+        r2 = d_ename(e, TRUE, n2, 3);
+        CHECK(r1 == r2, "enctype_to_name(%d) into 3 bytes", (int)e);
+    }
+    for (i = 0; i < sizeof(ctypes) / sizeof(ctypes[0]); i++) {
+        krb5_cksumtype t = ctypes[i];
+
+        CHECK(krb5_c_is_keyed_cksum(t) == d_keyed(t), "is_keyed(%d)", (int)t);
+        CHECK(krb5_c_is_coll_proof_cksum(t) == d_coll(t), "coll_proof(%d)", (int)t);
+        CHECK(krb5_c_valid_cksumtype(t) == d_cvalid(t), "valid_cksumtype(%d)", (int)t);
+        a1 = a2 = 7;
+        r1 = krb5_c_checksum_length(ctx, t, &a1);
+        r2 = d_cklen(ctx, t, &a2);
+        CHECK(r1 == r2 && a1 == a2, "checksum_length(%d)", (int)t);
+        memset(n1, 0, sizeof(n1));
+        memset(n2, 0, sizeof(n2));
+        r1 = krb5_cksumtype_to_string(t, n1, sizeof(n1));
+        r2 = d_cname(t, n2, sizeof(n2));
+        CHECK(r1 == r2 && strcmp(n1, n2) == 0, "cksumtype_to_string(%d)", (int)t);
+    }
+
+    /* The private types: known, permitted, neither weak nor deprecated, and the format
+     * of kdc-plugin/kdb/protected_key.h. libk5crypto itself knows neither. */
+    CHECK(!d_valid(g) && !d_cvalid(c), "libk5crypto knows the private types?");
+    CHECK(krb5_c_valid_enctype(g), "valid_enctype(private)");
+    CHECK(krb5_is_permitted_enctype(ctx, g), "permitted(private)");
+    CHECK(!krb5int_c_deprecated_enctype(g) && !krb5int_c_weak_enctype(g),
+          "private enctype deprecated or weak");
+    CHECK(krb5_c_enctype_compare(ctx, g, g, &s1) == 0 && s1, "compare(private, private)");
+    CHECK(krb5_c_enctype_compare(ctx, g, ENCTYPE_AES256_CTS_HMAC_SHA1_96, &s1) == 0 && !s1 &&
+          krb5_c_enctype_compare(ctx, ENCTYPE_AES256_CTS_HMAC_SHA1_96, g, &s1) == 0 && !s1,
+          "compare(private, aes256)");
+    CHECK(krb5_c_enctype_compare(ctx, g, 9999, &s1) == KRB5_BAD_ENCTYPE,
+          "compare(private, unknown)");
+    CHECK(krb5_c_encrypt_length(ctx, g, 0, &a1) == 0 && a1 == 28 &&
+          krb5_c_encrypt_length(ctx, g, 1000, &a1) == 0 && a1 == 1028, "encrypt_length(private)");
+    CHECK(krb5_c_crypto_length(ctx, g, KRB5_CRYPTO_TYPE_HEADER, &u1) == 0 && u1 == 12 &&
+          krb5_c_crypto_length(ctx, g, KRB5_CRYPTO_TYPE_TRAILER, &u1) == 0 && u1 == 16 &&
+          krb5_c_crypto_length(ctx, g, KRB5_CRYPTO_TYPE_PADDING, &u1) == 0 && u1 == 0 &&
+          krb5_c_crypto_length(ctx, g, KRB5_CRYPTO_TYPE_CHECKSUM, &u1) == 0 && u1 == 28 &&
+          krb5_c_crypto_length(ctx, g, KRB5_CRYPTO_TYPE_SIGN_ONLY, &u1) == 0 && u1 == 0 &&
+          krb5_c_crypto_length(ctx, g, KRB5_CRYPTO_TYPE_DATA, &u1) == 0 && u1 == ~0u &&
+          krb5_c_crypto_length(ctx, g, 99, &u1) == EINVAL, "crypto_length(private)");
+    CHECK(krb5_c_padding_length(ctx, g, 17, &u1) == 0 && u1 == 0, "padding_length(private)");
+    CHECK(krb5_c_block_size(ctx, g, &a1) == 0 && a1 == 1, "block_size(private)");
+    CHECK(krb5_c_keylengths(ctx, g, &a1, &b1) == 0 && a1 == 32 && b1 == 32 &&
+          krb5_c_keylengths(ctx, g, NULL, NULL) == EINVAL, "keylengths(private)");
+    CHECK(krb5int_c_mandatory_cksumtype(ctx, g, &k1) == 0 && k1 == c, "mandatory(private)");
+    CHECK(krb5_c_checksum_length(ctx, c, &a1) == 0 && a1 == 28, "checksum_length(private)");
+    CHECK(krb5_c_is_keyed_cksum(c) && krb5_c_is_coll_proof_cksum(c) && krb5_c_valid_cksumtype(c),
+          "private checksum type predicates");
+    CHECK(krb5_enctype_to_name(g, FALSE, n1, sizeof(n1)) == 0 &&
+          strcmp(n1, MPC_KDC_ENCTYPE_NAME) == 0 &&
+          krb5_enctype_to_name(g, TRUE, n1, sizeof(n1)) == 0 &&
+          strcmp(n1, MPC_KDC_ENCTYPE_NAME) == 0 &&
+          krb5_enctype_to_name(g, FALSE, n1, strlen(MPC_KDC_ENCTYPE_NAME)) == ENOMEM,
+          "enctype_to_name(private)");
+    CHECK(krb5_cksumtype_to_string(c, n1, sizeof(n1)) == 0 &&
+          strcmp(n1, MPC_KDC_CKSUMTYPE_NAME) == 0 &&
+          krb5_cksumtype_to_string(c, n1, 4) == ENOMEM, "cksumtype_to_string(private)");
+}
+
 typedef krb5_error_code (*c_encrypt_fn)(krb5_context, const krb5_keyblock *, krb5_keyusage,
                                         const krb5_data *, const krb5_data *, krb5_enc_data *);
 typedef krb5_error_code (*c_decrypt_fn)(krb5_context, const krb5_keyblock *, krb5_keyusage,
@@ -329,6 +709,7 @@ int
 main(void)
 {
     char dir[] = "/tmp/router-calls-XXXXXX", path[512], conf[2048], keyfile[512], cluster[512];
+    char clientkey[512];
     uint8_t hkey[MPC_KDB_HANDLE_KEY_LEN], handle[MPC_KDB_HANDLE_LEN];
     mpc_kdb_key_id id;
     krb5_keyblock real, hk, forged;
@@ -344,16 +725,30 @@ main(void)
         return 2;
     }
     k5crypto = dlopen("libk5crypto.so.3", RTLD_LAZY | RTLD_NOLOAD);
-    if (k5crypto == NULL || mkdtemp(dir) == NULL || krb5_init_context(&ctx) != 0)
+    k5krb5 = dlopen("libkrb5.so.3", RTLD_LAZY | RTLD_NOLOAD);
+    if (k5crypto == NULL || k5krb5 == NULL || mkdtemp(dir) == NULL ||
+        krb5_init_context(&ctx) != 0)
         return 2;
     for (i = 0; i < sizeof(hkey); i++)
         hkey[i] = (uint8_t)(i * 7 + 1);
     snprintf(keyfile, sizeof(keyfile), "%s/handle.key", dir);
     snprintf(cluster, sizeof(cluster), "%s/cluster.toml", dir);
     write_file(keyfile, hkey, sizeof(hkey), 0600);
-    write_file(cluster, "# placeholder\n", 14, 0600);
-    snprintf(conf, sizeof(conf), "# test\nhandle_key_file = %s\nengine_config = %s\n",
-             keyfile, cluster);
+    snprintf(clientkey, sizeof(clientkey), "%s/client.key", dir);
+    write_file(clientkey, client_key_file, strlen(client_key_file), 0600);
+    /* Port 1 on loopback: nothing listens, every engine call ends as unreachable. */
+    snprintf(conf, sizeof(conf),
+             "protocol = \"rss3\"\ntimeout_ms = 400\nsecret_key_file = \"%s\"\n"
+             "[[servers]]\nparty = 1\nendpoint = \"tcp://127.0.0.1:1\"\n"
+             "public_key = \"%s\"\n"
+             "[[servers]]\nparty = 2\nendpoint = \"tcp://127.0.0.2:1\"\n"
+             "public_key = \"%s\"\n"
+             "[[servers]]\nparty = 3\nendpoint = \"tcp://127.0.0.3:1\"\n"
+             "public_key = \"%s\"\n", clientkey, SERVER_PUBLIC_KEY, SERVER_PUBLIC_KEY,
+             SERVER_PUBLIC_KEY);
+    write_file(cluster, conf, strlen(conf), 0600);
+    snprintf(conf, sizeof(conf), "# test\nhandle_key_file = %s\nengine_config = %s\n"
+             "pool_low = 2\npool_high = 8\n", keyfile, cluster);
     snprintf(path, sizeof(path), "%s/router.conf", dir);
     write_file(path, conf, strlen(conf), 0600);
     setenv("MPC_ROUTER_CONFIG", path, 1);
@@ -372,7 +767,7 @@ main(void)
     hk.enctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
     hk.length = MPC_KDB_HANDLE_LEN;
     hk.contents = handle;
-    one_handle(&hk, "this build has no engine operations for protected keys (fail closed)");
+    one_handle(&hk, "the engine serves only keys of enctype " MPC_KDC_ENCTYPE_NAME);
 
     forged = hk;
     forged.contents = malloc(MPC_KDB_HANDLE_LEN);
@@ -381,9 +776,20 @@ main(void)
     one_handle(&forged, "failed authentication");
     free(forged.contents);
 
+    keyless();
+
+    /* The protected krbtgt key: a handle of the private enctype. */
+    id.enctype = MPC_KDC_ENCTYPE_AES256_GCM;
+    if (mpc_kdb_name_hash("krbtgt/MPC.TEST@MPC.TEST", 24, id.name_hash) != 0 ||
+        mpc_kdb_handle_encode(hkey, &id, handle) != 0)
+        return 2;
+    hk.enctype = MPC_KDC_ENCTYPE_AES256_GCM;
+    private_handle(&hk);
+
     krb5_free_keyblock_contents(ctx, &real);
     krb5_free_context(ctx);
     unlink(keyfile);
+    unlink(clientkey);
     unlink(cluster);
     unlink(path);
     rmdir(dir);
