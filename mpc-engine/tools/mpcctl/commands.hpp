@@ -13,5 +13,7 @@ int run_key_command(const std::vector<std::string>& words);
 int run_aes_command(const std::vector<std::string>& words);
 int run_cluster_command(const std::vector<std::string>& words);
 int run_circuit_command(const std::vector<std::string>& words);
+// kdc protect|rotate|status: the realm's krbtgt key into the engine (kdc_commands.cpp).
+int run_kdc_command(const std::vector<std::string>& words);
 
 }  // namespace mpc::tools

@@ -15,20 +15,41 @@ Keys for links and storage:
   storage-keygen --out FILE                per-server storage key (0600)
 
 Keys in the engine (--cluster FILE: a cluster configuration with an admin key):
-  key import --cluster F --name N --kvno V --alg aes128|aes256 [--key-file F]
+  key import --cluster F --name N --kvno V --alg aes128|aes256|aes256-gcm [--key-file F]
                                            AES key as hex from the file or stdin; never written to disk
+                                           (aes256-gcm: a 32-byte key for the gcm-* jobs only)
   key list --cluster F [--prefix P]
   key delete --cluster F --name N --kvno V --alg A
 
 Computations (print hex, to compare with `openssl enc`):
   aes keystream --cluster F --name N --kvno V --alg A --counter HEX32 --blocks N
   aes ecb-encrypt|ecb-decrypt --cluster F --name N --kvno V --alg A --in HEX
+                                           (A: aes128 or aes256)
+  aes gcm-prefetch --cluster F --name N --kvno V [--count C] [--blocks-per-nonce B]
+                                           C (1) fresh nonces of an aes256-gcm key, one line each:
+                                           the nonce, then B keystream blocks AES_K(N || j + 2)
+  aes gcm-tag --cluster F --name N --kvno V --nonce HEX24 [--aad HEX] [--in HEX]
+                                           tag of ciphertext --in under a prefetched nonce (uses it up)
+  aes gcm-open --cluster F --name N --kvno V --nonce HEX24 [--aad HEX] [--in HEX] --tag HEX32
+                                           plaintext of ciphertext --in; exit status 2 if the tag is wrong
 
 A local three-server cluster for development:
   cluster init --dir D [--host 127.0.0.1] [--base-port 7100]
   cluster start --dir D [--server-binary PATH]
   cluster stop --dir D
   cluster status --cluster F
+
+Protected KDC keys (on the KDC host, with the database and its stash; the realm's profile
+from KRB5_CONFIG and KRB5_KDC_PROFILE, the default realm unless --realm R or -r R):
+  kdc protect PRINCIPAL --cluster F [--realm R] [--force]
+                                           krbtgt/R's key into the engine as the AES-256-GCM ticket key
+                                           derived from it, same kvno; the database keeps a marker only
+                                           (--force: a principal other than krbtgt/R)
+  kdc rotate PRINCIPAL --cluster F [--realm R] [--retire-now]
+                                           fresh random ticket key at kvno + 1; older kvnos are retired
+                                           once no ticket under them can be valid (--retire-now: at once)
+  kdc status [--cluster F] [--realm R]     protected principals, marker kvnos, engine keys;
+                                           exit status 3 if anything is inconsistent
 
 Circuits:
   circuit list
@@ -52,6 +73,7 @@ int main(int argc, char** argv) {
     if (command == "aes") return mpc::tools::run_aes_command(words);
     if (command == "cluster") return mpc::tools::run_cluster_command(words);
     if (command == "circuit") return mpc::tools::run_circuit_command(words);
+    if (command == "kdc") return mpc::tools::run_kdc_command(words);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;
       return 0;

@@ -1,0 +1,579 @@
+// kdc protect / rotate / status: enrollment of a realm's krbtgt key into the engine.
+//
+// A protected principal's key lives only in the engine, as an AES-256-GCM ticket key
+// (kdc-plugin/kdb/protected_key.h); the database keeps, per kvno, a marker key_data
+// (enctype MPC_KDC_ENCTYPE_AES256_GCM, MPC_KDC_MARKER encrypted under the master key) and
+// the string attribute mpc-protected = true, from which the KDB module makes key handles
+// for krb5kdc.
+//
+// Ordering: the engine key is stored before the database refers to it and deleted only
+// after the database no longer does, so at no moment does the database hold a marker whose
+// key is missing, nor lose its last usable key. A failed database write deletes the engine
+// key just stored again.
+#include <sys/prctl.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "client/cluster_client.hpp"
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "settings/cluster_settings.hpp"
+#include "tools/mpcctl/arguments.hpp"
+#include "tools/mpcctl/commands.hpp"
+#include "tools/mpcctl/kdb_session.hpp"
+#include "wire/key_id.hpp"
+
+#include "protected_key.h"
+
+namespace mpc::tools {
+namespace {
+
+using kdc::Entry;
+using kdc::KdbSession;
+using kdc::KeyDataList;
+
+// The string attribute the KDB module reads (mpc_kdb.c) and the value enrollment writes.
+constexpr const char* kProtectedAttribute = "mpc-protected";
+constexpr const char* kProtectedValue = "true";
+constexpr krb5_enctype kSourceEnctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
+constexpr std::size_t kTicketKeyBytes = 32;
+// key_data_kvno is 16 bits wide in the database.
+constexpr krb5_kvno kMaxKvno = 0xffff;
+// Exit status of `kdc status` when it finds an inconsistency (1 is a failed command).
+constexpr int kInconsistentExit = 3;
+
+constexpr const char* kKdcUsage = R"(usage: mpcctl kdc ACTION ...
+  kdc protect PRINCIPAL --cluster F [--realm R] [--force]
+  kdc rotate PRINCIPAL --cluster F [--realm R] [--retire-now]
+  kdc status [--cluster F] [--realm R]
+Run on the KDC host with access to the database and its stash; -r R is --realm R.
+)";
+
+Error tool_error(const std::string& message) { return Error(Component::Tool, message); }
+
+// The rule of the KDB module: present and not one of 0, false, no, off (any case).
+bool marks_protected(const std::optional<std::string>& value) {
+  if (!value) return false;
+  std::string lowered = *value;
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return !(lowered == "0" || lowered == "false" || lowered == "no" || lowered == "off");
+}
+
+bool is_marker(const krb5_key_data& key_data) { return key_data.key_data_type[0] == MPC_KDC_ENCTYPE_AES256_GCM; }
+
+std::string enctype_name(krb5_enctype enctype) {
+  if (enctype == MPC_KDC_ENCTYPE_AES256_GCM) return MPC_KDC_ENCTYPE_NAME;
+  char name[128] = {};
+  if (krb5_enctype_to_name(enctype, FALSE, name, sizeof(name)) == 0) return name;
+  return "enctype " + std::to_string(enctype);
+}
+
+std::string format_time(std::uint64_t unix_seconds) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  std::ostringstream out;
+  out << std::put_time(&utc, "%Y-%m-%dT%H:%M:%SZ");
+  return out.str();
+}
+
+std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+// The engine key name of a principal (handle.h's name hash of its canonical name).
+std::string engine_key_name(const std::string& principal) {
+  mpc_kdb_key_id id{};
+  if (mpc_kdb_name_hash(principal.data(), principal.size(), id.name_hash) != 0)
+    throw tool_error("cannot hash the principal name " + principal);
+  char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
+  mpc_kdc_engine_key_name(&id, name);
+  return name;
+}
+
+wire::KeyId engine_key(const std::string& name, krb5_kvno kvno) {
+  return wire::KeyId{name, static_cast<std::uint32_t>(kvno), wire::KeyAlgorithm::Aes256Gcm};
+}
+
+std::string delete_command(const std::string& cluster_file, const wire::KeyId& key) {
+  return "mpcctl key delete --cluster " + cluster_file + " --name " + key.name + " --kvno " +
+         std::to_string(key.version) + " --alg " + wire::algorithm_name(key.algorithm);
+}
+
+// ---- which principals may be protected ------------------------------------------------
+
+// Refuses what must never be protected. Only the local realm's TGS key is accepted without
+// --force: the private ticket format is read by this KDC alone, and of the keys in the
+// database only krbtgt/REALM@REALM encrypts tickets nobody else reads.
+void check_principal(const KdbSession& session, krb5_const_principal principal, bool force) {
+  const std::string name = session.unparse(principal);
+  const std::string realm(principal->realm.data, principal->realm.length);
+  if (realm != session.realm())
+    throw tool_error(name + " is not in realm " + session.realm() + ", whose database is open (use --realm)");
+  if (session.is_master_key_principal(principal))
+    throw tool_error(name + " is the master key principal: the KDC needs the master key itself to read every "
+                            "other key, so it cannot be protected");
+  const bool tgs = principal->length == 2 && principal->data[0].length == 6 &&
+                   std::memcmp(principal->data[0].data, "krbtgt", 6) == 0;
+  if (tgs) {
+    const std::string other(principal->data[1].data, principal->data[1].length);
+    if (other != realm)
+      throw tool_error(name + " is a cross-realm key: tickets under it are made or read by the KDC of realm " +
+                       other + ", which cannot read this KDC's private ticket format nor ask this engine; only krbtgt/" +
+                       realm + "@" + realm + " can be protected");
+    return;
+  }
+  if (!force)
+    throw tool_error(name + " is not the realm's ticket-granting service: tickets under its key are read by the "
+                            "service itself, which cannot read this KDC's private ticket format (--force "
+                            "protects it anyway)");
+}
+
+// Everything about an entry's keys and marking that a concurrent change would alter: read
+// before the engine call and compared again, under the database lock, before writing.
+std::vector<std::uint8_t> key_state(const KdbSession& session, krb5_db_entry& entry) {
+  std::vector<std::uint8_t> out;
+  auto put = [&out](const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const std::uint8_t*>(data);
+    out.insert(out.end(), bytes, bytes + size);
+  };
+  for (int i = 0; i < entry.n_key_data; ++i) {
+    const krb5_key_data& key_data = entry.key_data[i];
+    put(&key_data.key_data_ver, sizeof(key_data.key_data_ver));
+    put(&key_data.key_data_kvno, sizeof(key_data.key_data_kvno));
+    for (int j = 0; j < key_data.key_data_ver && j < 2; ++j) {
+      put(&key_data.key_data_type[j], sizeof(key_data.key_data_type[j]));
+      put(&key_data.key_data_length[j], sizeof(key_data.key_data_length[j]));
+      if (key_data.key_data_contents[j] != nullptr) put(key_data.key_data_contents[j], key_data.key_data_length[j]);
+    }
+  }
+  const auto attribute = session.string_attribute(entry, kProtectedAttribute);
+  out.push_back(attribute ? 1 : 0);
+  if (attribute) put(attribute->data(), attribute->size());
+  return out;
+}
+
+krb5_kvno newest_kvno(const krb5_db_entry& entry) {
+  krb5_kvno newest = 0;
+  for (int i = 0; i < entry.n_key_data; ++i)
+    newest = std::max<krb5_kvno>(newest, entry.key_data[i].key_data_kvno);
+  return newest;
+}
+
+// Marker kvnos of a protected entry, newest first; throws unless every key is a marker.
+std::vector<krb5_kvno> marker_kvnos(const KdbSession& session, krb5_db_entry& entry, const std::string& name) {
+  if (!marks_protected(session.string_attribute(entry, kProtectedAttribute)))
+    throw tool_error(name + " is not protected; run `mpcctl kdc protect " + name + "` first");
+  std::vector<krb5_kvno> kvnos;
+  std::string real;
+  for (int i = 0; i < entry.n_key_data; ++i) {
+    const krb5_key_data& key_data = entry.key_data[i];
+    if (is_marker(key_data)) {
+      kvnos.push_back(key_data.key_data_kvno);
+    } else {
+      real += (real.empty() ? "" : ", ") + enctype_name(key_data.key_data_type[0]) + " kvno " +
+              std::to_string(key_data.key_data_kvno);
+    }
+  }
+  if (!real.empty())
+    throw tool_error(name + " is marked " + kProtectedAttribute + " but holds real keys (" + real +
+                     "): inconsistent, nothing changed; see `mpcctl kdc status`");
+  if (kvnos.empty()) throw tool_error(name + " is marked " + kProtectedAttribute + " but has no marker key");
+  std::sort(kvnos.begin(), kvnos.end(), std::greater<>());
+  kvnos.erase(std::unique(kvnos.begin(), kvnos.end()), kvnos.end());
+  return kvnos;
+}
+
+std::unique_ptr<client::ClusterClient> connect(const std::string& cluster_file) {
+  return std::make_unique<client::ClusterClient>(settings::load_cluster_settings(cluster_file));
+}
+
+// Withdraws an engine key stored by this command after the database write failed.
+std::string withdraw(client::ClusterClient& cluster, const std::string& cluster_file, const wire::KeyId& key) {
+  try {
+    cluster.delete_key(key);
+    return "the engine key " + wire::describe(key) + " was deleted again; nothing changed";
+  } catch (const std::exception& error) {
+    return "deleting the engine key " + wire::describe(key) + " again failed too (" + error.what() +
+           "); the database is unchanged; remove the key with `" + delete_command(cluster_file, key) + "`";
+  }
+}
+
+void import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, const SecretBytes& ticket_key) {
+  try {
+    cluster.import_key(key, ticket_key);
+  } catch (const std::exception& error) {
+    throw tool_error(std::string("cannot store the ticket key in the engine: ") + error.what() +
+                     "; the database is unchanged");
+  }
+}
+
+SecretBytes random_ticket_key() {
+  SecretBytes key(kTicketKeyBytes);
+  std::size_t filled = 0;
+  while (filled < key.size()) {
+    const ssize_t got = ::getrandom(key.data() + filled, key.size() - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw tool_error(std::string("getrandom failed: ") + std::strerror(errno));
+    filled += static_cast<std::size_t>(got);
+  }
+  return key;
+}
+
+// The longest a ticket under a krbtgt key may stay in use after the key stops being the
+// newest: the largest lifetime or renewable lifetime the principal or the realm allows,
+// plus the clock skew the KDC accepts.
+std::int64_t longest_ticket_seconds(const KdbSession& session, const krb5_db_entry& entry) {
+  const auto& limits = session.limits();
+  const std::int64_t longest = std::max({static_cast<std::int64_t>(entry.max_life),
+                                         static_cast<std::int64_t>(entry.max_renewable_life), limits.max_life,
+                                         limits.max_renewable_life});
+  return longest + limits.clockskew;
+}
+
+// ---- protect -------------------------------------------------------------------------
+
+int protect(const Arguments& arguments) {
+  if (arguments.positional().size() != 1) throw tool_error("kdc protect: expected one principal name");
+  const std::string cluster_file = arguments.required("cluster");
+  auto cluster = connect(cluster_file);  // a bad configuration fails before the database is read
+  KdbSession session(arguments.optional("realm"));
+  const auto principal = session.parse_principal(arguments.positional()[0]);
+  check_principal(session, principal.get(), arguments.flag("force"));
+  const std::string requested = session.unparse(principal.get());
+
+  Entry entry = session.get(principal.get());
+  if (!entry) throw tool_error("principal " + requested + " is not in the database of realm " + session.realm());
+  const std::string name = session.unparse(entry->princ);  // canonical, as the KDB module names it
+  const auto before = key_state(session, *entry);
+  bool has_marker = false;
+  for (int i = 0; i < entry->n_key_data; ++i) has_marker = has_marker || is_marker(entry->key_data[i]);
+  if (marks_protected(session.string_attribute(*entry, kProtectedAttribute)) || has_marker)
+    throw tool_error(name + " is already protected; `mpcctl kdc rotate " + name + "` makes a new key");
+
+  const krb5_kvno kvno = newest_kvno(*entry);
+  const krb5_key_data* source = nullptr;
+  std::string present;
+  for (int i = 0; i < entry->n_key_data; ++i) {
+    const krb5_key_data& key_data = entry->key_data[i];
+    if (key_data.key_data_kvno != kvno) continue;
+    present += (present.empty() ? "" : ", ") + enctype_name(key_data.key_data_type[0]);
+    if (key_data.key_data_type[0] == kSourceEnctype && source == nullptr) source = &key_data;
+  }
+  if (source == nullptr)
+    throw tool_error(name + " has no " + enctype_name(kSourceEnctype) + " key at its newest kvno " +
+                     std::to_string(kvno) + " (it has: " + (present.empty() ? "no keys" : present) +
+                     "); give it one first, e.g. kadmin.local cpw -randkey -keepold -e " +
+                     enctype_name(kSourceEnctype) + ":normal " + name);
+
+  SecretBytes ticket_key(kTicketKeyBytes);
+  {
+    const SecretBytes existing = session.decrypt_key(*source);
+    if (existing.size() != kTicketKeyBytes)
+      throw tool_error(name + " kvno " + std::to_string(kvno) + ": the stored " + enctype_name(kSourceEnctype) +
+                       " key has " + std::to_string(existing.size()) + " bytes, not 32");
+    if (mpc_kdc_ticket_key_from_existing(existing.data(), existing.size(), ticket_key.data()) != 0)
+      throw tool_error("cannot derive the ticket key (OpenSSL HMAC failed)");
+  }
+
+  const wire::KeyId key = engine_key(engine_key_name(name), kvno);
+  import_ticket_key(*cluster, key, ticket_key);
+  ticket_key.clear();
+
+  try {
+    KdbSession::WriteLock lock(session);
+    Entry current = session.get(principal.get());
+    if (!current || session.unparse(current->princ) != name || key_state(session, *current) != before)
+      throw tool_error(name + " changed in the database while it was being protected; run the command again");
+    KeyDataList markers(session.context());
+    const krb5_kvno mkvno =
+        session.append_encrypted(markers, MPC_KDC_ENCTYPE_AES256_GCM, kvno,
+                                 std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_MARKER), MPC_KDC_MARKER_LEN));
+    markers.install_into(*current);
+    session.set_mkvno(*current, mkvno);
+    session.set_string_attribute(*current, kProtectedAttribute, kProtectedValue);
+    session.put(*current);
+  } catch (const std::exception& error) {
+    throw tool_error(std::string(error.what()) + "; " + withdraw(*cluster, cluster_file, key));
+  }
+  std::cout << "protected " << name << ": kvno " << kvno << " is engine key " << wire::describe(key)
+            << "; the database holds only its marker\n";
+  return 0;
+}
+
+// ---- rotate --------------------------------------------------------------------------
+
+struct Retirement {
+  std::vector<krb5_kvno> kept;     // older kvnos still in use, newest first
+  std::vector<krb5_kvno> retired;  // older kvnos no valid ticket can use any more
+};
+
+// older: the existing marker kvnos, newest first; the new kvno succeeds older[0]. A kvno
+// is retired once its successor has been in the engine for longer than `longest`, or at
+// once with retire_now. created: engine creation times by kvno.
+Retirement plan_retirement(const std::vector<krb5_kvno>& older, std::int64_t now,
+                           const std::map<krb5_kvno, std::uint64_t>& created, std::int64_t longest,
+                           bool retire_now) {
+  Retirement plan;
+  for (std::size_t i = 0; i < older.size(); ++i) {
+    bool retire = retire_now;
+    if (!retire && i > 0) {
+      const auto successor = created.find(older[i - 1]);
+      retire = successor != created.end() && now - static_cast<std::int64_t>(successor->second) > longest;
+    }
+    (retire ? plan.retired : plan.kept).push_back(older[i]);
+  }
+  return plan;
+}
+
+std::string kvno_list(const std::vector<krb5_kvno>& kvnos) {
+  std::string out;
+  for (const auto kvno : kvnos) out += (out.empty() ? "" : " ") + std::to_string(kvno);
+  return out.empty() ? "none" : out;
+}
+
+int rotate(const Arguments& arguments) {
+  if (arguments.positional().size() != 1) throw tool_error("kdc rotate: expected one principal name");
+  const std::string cluster_file = arguments.required("cluster");
+  auto cluster = connect(cluster_file);
+  KdbSession session(arguments.optional("realm"));
+  const auto principal = session.parse_principal(arguments.positional()[0]);
+  check_principal(session, principal.get(), true);  // protected before: --force was given then
+  const std::string requested = session.unparse(principal.get());
+
+  Entry entry = session.get(principal.get());
+  if (!entry) throw tool_error("principal " + requested + " is not in the database of realm " + session.realm());
+  const std::string name = session.unparse(entry->princ);
+  const auto before = key_state(session, *entry);
+  const std::vector<krb5_kvno> older = marker_kvnos(session, *entry, name);
+  if (older.front() >= kMaxKvno)
+    throw tool_error(name + " is at kvno " + std::to_string(older.front()) + ", the largest the database stores");
+  const krb5_kvno kvno = older.front() + 1;
+  const std::string key_name = engine_key_name(name);
+  const wire::KeyId key = engine_key(key_name, kvno);
+
+  std::map<krb5_kvno, std::uint64_t> created;
+  try {
+    for (const auto& info : cluster->list_keys(key_name))
+      if (info.key.name == key_name && info.key.algorithm == wire::KeyAlgorithm::Aes256Gcm)
+        created[info.key.version] = info.created_unix;
+  } catch (const std::exception& error) {
+    throw tool_error(std::string("cannot list the engine's keys: ") + error.what() + "; nothing changed");
+  }
+  for (const auto old : older)
+    if (created.count(old) == 0)
+      std::cerr << "mpcctl: warning: " << wire::describe(engine_key(key_name, old))
+                << " is missing from the engine; tickets under kvno " << old << " cannot be read\n";
+
+  const Retirement plan = plan_retirement(older, now_unix(), created, longest_ticket_seconds(session, *entry),
+                                          arguments.flag("retire-now"));
+  {
+    const SecretBytes ticket_key = random_ticket_key();
+    import_ticket_key(*cluster, key, ticket_key);
+  }
+
+  try {
+    KdbSession::WriteLock lock(session);
+    Entry current = session.get(principal.get());
+    if (!current || session.unparse(current->princ) != name || key_state(session, *current) != before)
+      throw tool_error(name + " changed in the database while it was being rotated; run the command again");
+    const auto marker = std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_MARKER), MPC_KDC_MARKER_LEN);
+    KeyDataList markers(session.context());
+    // Newest first, as libkdb5 sorts key_data.
+    krb5_kvno mkvno = session.append_encrypted(markers, MPC_KDC_ENCTYPE_AES256_GCM, kvno, marker);
+    for (const auto old : plan.kept) {
+      for (int i = 0; i < current->n_key_data; ++i) {
+        krb5_key_data& kept = current->key_data[i];
+        if (kept.key_data_kvno != old) continue;
+        // Moved over as stored: its master key version may differ from the new marker's,
+        // which libkdb5 handles per key (decrypt tries each master key).
+        markers.records().push_back(kept);
+        std::memset(&kept, 0, sizeof(kept));  // now owned by `markers`
+      }
+    }
+    markers.install_into(*current);
+    session.set_mkvno(*current, mkvno);
+    session.set_last_key_change(*current);
+    session.put(*current);
+  } catch (const std::exception& error) {
+    throw tool_error(std::string(error.what()) + "; " + withdraw(*cluster, cluster_file, key));
+  }
+
+  int status = 0;
+  for (const auto old : plan.retired) {
+    const wire::KeyId retired = engine_key(key_name, old);
+    if (created.count(old) == 0) continue;
+    try {
+      cluster->delete_key(retired);
+    } catch (const std::exception& error) {
+      std::cerr << "mpcctl: kvno " << old << " was removed from the database but deleting "
+                << wire::describe(retired) << " failed (" << error.what() << "); remove it with `"
+                << delete_command(cluster_file, retired) << "`\n";
+      status = 1;
+    }
+  }
+  std::cout << "rotated " << name << ": kvno " << kvno << " is engine key " << wire::describe(key)
+            << "; kept kvnos: " << kvno_list(plan.kept) << "; retired kvnos: " << kvno_list(plan.retired) << "\n";
+  return status;
+}
+
+// ---- status --------------------------------------------------------------------------
+
+struct MarkerState {
+  krb5_kvno kvno = 0;
+  std::string problem;  // empty when the marker decrypts to MPC_KDC_MARKER
+};
+
+struct PrincipalState {
+  std::string name;
+  std::optional<std::string> attribute;
+  std::vector<MarkerState> markers;  // newest first
+  std::vector<std::string> real_keys;
+};
+
+int status(const Arguments& arguments) {
+  if (!arguments.positional().empty()) throw tool_error("kdc status: takes no principal name");
+  KdbSession session(arguments.optional("realm"));
+  std::vector<PrincipalState> principals;
+  session.for_each([&](krb5_db_entry& entry) {
+    PrincipalState state;
+    state.attribute = session.string_attribute(entry, kProtectedAttribute);
+    for (int i = 0; i < entry.n_key_data; ++i) {
+      const krb5_key_data& key_data = entry.key_data[i];
+      if (!is_marker(key_data)) {
+        state.real_keys.push_back(enctype_name(key_data.key_data_type[0]) + " kvno " +
+                                  std::to_string(key_data.key_data_kvno));
+        continue;
+      }
+      MarkerState marker{key_data.key_data_kvno, ""};
+      try {
+        const SecretBytes contents = session.decrypt_key(key_data);
+        const auto expected = std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_MARKER), MPC_KDC_MARKER_LEN);
+        if (!equal_constant_time(contents.span(), expected)) marker.problem = "the marker's contents are not the marker";
+      } catch (const std::exception& error) {
+        marker.problem = error.what();
+      }
+      state.markers.push_back(marker);
+    }
+    if (!state.attribute && state.markers.empty()) return;
+    state.name = session.unparse(entry.princ);
+    std::sort(state.markers.begin(), state.markers.end(),
+              [](const MarkerState& a, const MarkerState& b) { return a.kvno > b.kvno; });
+    principals.push_back(std::move(state));
+  });
+  std::sort(principals.begin(), principals.end(),
+            [](const PrincipalState& a, const PrincipalState& b) { return a.name < b.name; });
+
+  std::optional<std::map<std::pair<std::string, std::uint32_t>, std::uint64_t>> engine;
+  std::string engine_problem;
+  const auto cluster_file = arguments.optional("cluster");
+  if (cluster_file) {
+    try {
+      auto cluster = connect(*cluster_file);
+      engine.emplace();
+      for (const auto& info : cluster->list_keys("kdc/"))
+        if (info.key.algorithm == wire::KeyAlgorithm::Aes256Gcm)
+          (*engine)[{info.key.name, info.key.version}] = info.created_unix;
+    } catch (const std::exception& error) {
+      engine.reset();
+      engine_problem = std::string("the engine cannot be asked: ") + error.what();
+    }
+  }
+
+  int problems = 0;
+  int protected_count = 0;
+  std::set<std::pair<std::string, std::uint32_t>> referenced;
+  for (const auto& state : principals) {
+    const bool marked = marks_protected(state.attribute);
+    const std::string key_name = engine_key_name(state.name);
+    protected_count += marked ? 1 : 0;
+    std::cout << state.name << ": " << (marked ? "protected" : "not protected") << " (" << kProtectedAttribute
+              << " = " << (state.attribute ? *state.attribute : "unset") << "), engine key name " << key_name << "\n";
+    std::vector<std::string> issues;
+    for (const auto& marker : state.markers) {
+      std::cout << "  kvno " << marker.kvno << ": marker " << (marker.problem.empty() ? "ok" : "DAMAGED");
+      if (!marker.problem.empty()) issues.push_back("kvno " + std::to_string(marker.kvno) + ": " + marker.problem);
+      const std::pair<std::string, std::uint32_t> id{key_name, marker.kvno};
+      referenced.insert(id);
+      if (engine) {
+        const auto found = engine->find(id);
+        if (found != engine->end()) {
+          std::cout << ", engine key on all three servers (created " << format_time(found->second) << ")\n";
+        } else {
+          std::cout << ", engine key MISSING\n";
+          issues.push_back("kvno " + std::to_string(marker.kvno) + ": no engine key " +
+                           wire::describe(engine_key(key_name, marker.kvno)) + " on all three servers");
+        }
+      } else {
+        std::cout << ", engine key not checked\n";
+      }
+    }
+    if (marked && !state.real_keys.empty()) {
+      std::string keys;
+      for (const auto& key : state.real_keys) keys += (keys.empty() ? "" : ", ") + key;
+      issues.push_back("marked " + std::string(kProtectedAttribute) + " but holds real keys: " + keys);
+    }
+    if (marked && state.markers.empty()) issues.push_back("marked " + std::string(kProtectedAttribute) +
+                                                          " but has no marker key");
+    if (!marked && !state.markers.empty())
+      issues.push_back("has marker keys but is not marked " + std::string(kProtectedAttribute) +
+                       ": krb5kdc would take the markers for keys");
+    for (const auto& issue : issues) std::cout << "  INCONSISTENT: " << issue << "\n";
+    problems += static_cast<int>(issues.size());
+  }
+  if (engine) {
+    for (const auto& [id, created] : *engine)
+      if (referenced.count(id) == 0)
+        std::cout << "note: engine key " << id.first << " kvno " << id.second
+                  << " aes256-gcm is not referenced by this database (another realm's, or left over)\n";
+  } else if (!engine_problem.empty()) {
+    std::cout << "INCONSISTENT: " << engine_problem << "\n";
+    ++problems;
+  }
+  std::cout << protected_count << " protected principal" << (protected_count == 1 ? "" : "s") << ", " << problems
+            << " problem" << (problems == 1 ? "" : "s") << (cluster_file ? "" : " (engine not checked: no --cluster)")
+            << "\n";
+  return problems == 0 ? 0 : kInconsistentExit;
+}
+
+}  // namespace
+
+int run_kdc_command(const std::vector<std::string>& words) {
+  // protect and rotate hold a krbtgt key or a ticket key in memory: a crash must not write
+  // them to a core file (and nothing of this user may ptrace them out meanwhile).
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (words.empty() || words[0] == "help" || words[0] == "--help") {
+    (words.empty() ? std::cerr : std::cout) << kKdcUsage;
+    return words.empty() ? 2 : 0;
+  }
+  const std::string action = words[0];
+  // -r REALM as kdb5_util and kadmin.local spell it.
+  std::vector<std::string> rest;
+  for (std::size_t i = 1; i < words.size(); ++i) rest.push_back(words[i] == "-r" ? "--realm" : words[i]);
+  const Arguments arguments(rest, {"force", "retire-now"});
+  if (action == "protect") {
+    arguments.allow_only({"cluster", "realm", "force"});
+    return protect(arguments);
+  }
+  if (action == "rotate") {
+    arguments.allow_only({"cluster", "realm", "retire-now"});
+    return rotate(arguments);
+  }
+  if (action == "status") {
+    arguments.allow_only({"cluster", "realm"});
+    return status(arguments);
+  }
+  throw tool_error("kdc: unknown action '" + action + "'\n" + kKdcUsage);
+}
+
+}  // namespace mpc::tools
