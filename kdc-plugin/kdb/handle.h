@@ -3,7 +3,7 @@
  * When krb5kdc reads a principal that carries the protection marker, the KDB
  * module replaces the key bytes of each key_data with a handle: a fixed-size
  * blob that names the key (principal, kvno, enctype) and is authenticated under
- * a per-KDC handle key. The crypto router (next step) recognises a handle and
+ * a per-KDC handle key. The crypto router recognises a handle and
  * sends the computation to the engine; real libk5crypto given a handle as a key
  * fails (the length matches no enctype's key length).
  *
