@@ -5,9 +5,11 @@ BUILD_TYPE ?= RelWithDebInfo
 PYTEST ?= /usr/bin/python3 -m pytest
 FUZZ_SECONDS ?= 20
 FUZZ_LONG_SECONDS ?= 600
+STORM_ARGS ?=
+SOAK_ARGS ?=
 FUZZERS := fuzz_bristol fuzz_client_request fuzz_client_reply fuzz_peer_message fuzz_settings
 
-.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench clean
+.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak clean
 
 all: build
 
@@ -46,6 +48,15 @@ demo: build
 bench: build
 	@/usr/bin/python3 tests/bench/run_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/kdc_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+
+# Login storms, stock krb5kdc against the protected KDC (tests/load/storm.py); the short
+# form runs in `make test` (tests/integration/kdc/test_storm.py).
+storm: build
+	@/usr/bin/python3 tests/load/storm.py --build-dir $(BUILD_DIR) --out docs/benchmarks compare $(STORM_ARGS)
+
+# Minutes of logins against the protected KDC with one engine server restarted midway.
+soak: build
+	@/usr/bin/python3 tests/load/storm.py --build-dir $(BUILD_DIR) --out docs/benchmarks soak $(SOAK_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR)

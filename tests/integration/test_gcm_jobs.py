@@ -90,7 +90,11 @@ class Engine:
         rc = self.lib.mpc_client_open(str(config).encode(), ctypes.byref(handle), error, len(error))
         assert rc == MPC_OK, f"mpc_client_open({config}) = {rc}: {error.value.decode(errors='replace')}"
         self.handle = handle
+        self.set_timeout(timeout_ms)
+
+    def set_timeout(self, timeout_ms: int) -> None:
         assert self.lib.mpc_client_set_timeout(self.handle, timeout_ms) == MPC_OK
+        self.timeout_ms = timeout_ms
 
     def close(self) -> None:
         if self.handle:
@@ -158,15 +162,22 @@ def seal(engine: Engine, nonce: bytes, keystream: bytes, plaintext: bytes, aad: 
 
 
 def wait_until_gcm_serving(engine: Engine, deadline_s: float = 20) -> None:
+    """Retries a small prefetch with a short timeout, as the KDC does: a request that was
+    in flight while a server restarted is answered by nobody and only times out."""
     deadline = time.monotonic() + deadline_s
     last = None
-    while time.monotonic() < deadline:
-        try:
-            engine.prefetch(1)
-            return
-        except GcmError as error:
-            last = error
-            time.sleep(0.2)
+    usual = engine.timeout_ms
+    engine.set_timeout(3000)
+    try:
+        while time.monotonic() < deadline:
+            try:
+                engine.prefetch(1)
+                return
+            except GcmError as error:
+                last = error
+                time.sleep(0.2)
+    finally:
+        engine.set_timeout(usual)
     raise AssertionError(f"cluster does not serve GCM jobs after {deadline_s} s: {last}")
 
 
