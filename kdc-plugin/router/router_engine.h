@@ -74,7 +74,7 @@ typedef struct router_engine_options {
 #define ROUTER_ENGINE_DEFAULT_POOL_TTL_S 1800
 #define ROUTER_ENGINE_DEFAULT_POOL_LOW 64
 #define ROUTER_ENGINE_DEFAULT_POOL_HIGH 512
-#define ROUTER_ENGINE_DEFAULT_TICKET_BLOCKS 64
+#define ROUTER_ENGINE_DEFAULT_TICKET_BLOCKS 40
 
 /* Opens the engine for the cluster described by cluster_config (a path, may not be
  * NULL; parsed now, connections are made on first use). options may be NULL (all
