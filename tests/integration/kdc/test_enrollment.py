@@ -635,3 +635,21 @@ def test_status_reports_every_inconsistency(make_realm, engine):
     dead = config_copy(engine, "dead-status.toml", dead=True)
     res = kdc(realm, "status", "--cluster", dead)
     assert res.returncode == INCONSISTENT_EXIT and "INCONSISTENT: the engine cannot be asked" in res.stdout
+
+
+@pytest.mark.timeout(120)
+def test_protect_replaces_an_engine_key_left_by_a_failed_attempt(make_realm, engine, gcm, tmp_path):
+    # A protect whose import timed out on one server can leave that server's share behind
+    # (it stores it after the others were withdrawn); the next protect must not trip on it.
+    realm = make_realm("stale", realm=unique_realm())
+    principal = tgs(realm)
+    old = exported_keys(realm, principal, tmp_path / "old.keytab")
+    name = engine_name(principal)
+    engine.import_key(name, 1, "aes256-gcm")            # the leftover, under another key
+    assert engine_keys(engine, principal) == {1}
+
+    protect(realm, engine)
+    k = ticket_key(old[(1, AES256)])
+    aad, plaintext = ticket_aad(2), secrets.token_bytes(20)
+    nonce, ciphertext, tag = gcm.seal(name, 1, aad, plaintext)
+    assert AESGCM(k).encrypt(nonce, plaintext, aad) == ciphertext + tag
