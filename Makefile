@@ -52,11 +52,11 @@ bench: build
 # Login storms, stock krb5kdc against the protected KDC (tests/load/storm.py); the short
 # form runs in `make test` (tests/integration/kdc/test_storm.py).
 storm: build
-	@/usr/bin/python3 tests/load/storm.py --build-dir $(BUILD_DIR) --out docs/benchmarks compare $(STORM_ARGS)
+	@/usr/bin/python3 tests/load/storm.py compare --build-dir $(BUILD_DIR) --out docs/benchmarks $(STORM_ARGS)
 
 # Minutes of logins against the protected KDC with one engine server restarted midway.
 soak: build
-	@/usr/bin/python3 tests/load/storm.py --build-dir $(BUILD_DIR) --out docs/benchmarks soak $(SOAK_ARGS)
+	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR)
