@@ -66,6 +66,8 @@ typedef struct router_engine_options {
     uint32_t pool_low;          /* refill a pool that holds fewer nonces ... */
     uint32_t pool_high;         /* ... up to this many (its capacity) */
     uint32_t ticket_blocks;     /* keystream blocks (16 bytes) per ticket nonce */
+    uint32_t unreachable_retry_ms; /* after a call found the engine unreachable, calls fail
+                                      at once for this long, then one tries again */
     /* Where background failures are reported (the router's log: stderr and syslog);
      * may be NULL. Called without any engine lock held, from any thread. */
     void (*log)(int syslog_priority, const char *message);
@@ -75,6 +77,7 @@ typedef struct router_engine_options {
 #define ROUTER_ENGINE_DEFAULT_POOL_LOW 64
 #define ROUTER_ENGINE_DEFAULT_POOL_HIGH 512
 #define ROUTER_ENGINE_DEFAULT_TICKET_BLOCKS 40
+#define ROUTER_ENGINE_DEFAULT_UNREACHABLE_RETRY_MS 3000
 
 /* Opens the engine for the cluster described by cluster_config (a path, may not be
  * NULL; parsed now, connections are made on first use). options may be NULL (all

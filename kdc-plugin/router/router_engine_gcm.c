@@ -95,6 +95,12 @@ struct router_engine {
     pthread_cond_t wake;               /* refill thread: a pool ran low, or stop */
     struct key_slot keys[MAX_KEYS];
     uint64_t next_generation;
+    /* While an engine server is unreachable, every call would wait out the client timeout
+     * and the KDC's workers would fall behind a storm of requests they can only refuse;
+     * so after one call finds it unreachable, calls fail at once until this time, and the
+     * first call after it tries again. */
+    uint64_t unreachable_until_ms;
+    char unreachable_reason[ERR_LEN];
     int refill_started;
     int stopping;
     pthread_t refill_thread;
@@ -227,6 +233,8 @@ check_options(const router_engine_options *in, router_engine_options *out, char 
         out->pool_high = ROUTER_ENGINE_DEFAULT_POOL_HIGH;
     if (out->ticket_blocks == 0)
         out->ticket_blocks = ROUTER_ENGINE_DEFAULT_TICKET_BLOCKS;
+    if (out->unreachable_retry_ms == 0)
+        out->unreachable_retry_ms = ROUTER_ENGINE_DEFAULT_UNREACHABLE_RETRY_MS;
     if (out->pool_ttl_s > 7 * 24 * 3600) {
         set_why(why, why_len, "pool_ttl_s %u is above 604800 (the servers' ceiling)",
                 out->pool_ttl_s);
@@ -550,6 +558,37 @@ refill_main(void *arg)
     return NULL;
 }
 
+/* Nonzero (and why says so) while a recent call found the engine unreachable. */
+static int
+engine_unreachable(router_engine *engine, char *why, size_t why_len)
+{
+    uint64_t now = now_ms();
+    int down;
+
+    pthread_mutex_lock(&engine->lock);
+    down = now < engine->unreachable_until_ms;
+    if (down)
+        set_why(why, why_len, "engine unreachable (next try in %llu ms): %s",
+                (unsigned long long)(engine->unreachable_until_ms - now),
+                engine->unreachable_reason);
+    pthread_mutex_unlock(&engine->lock);
+    return down;
+}
+
+/* Records the outcome of a foreground call for engine_unreachable(). */
+static void
+note_engine_result(router_engine *engine, int rc, const char *why)
+{
+    pthread_mutex_lock(&engine->lock);
+    if (rc == MPC_EUNREACHABLE) {
+        engine->unreachable_until_ms = now_ms() + engine->opt.unreachable_retry_ms;
+        snprintf(engine->unreachable_reason, sizeof(engine->unreachable_reason), "%s", why);
+    } else if (rc == MPC_OK) {
+        engine->unreachable_until_ms = 0;
+    }
+    pthread_mutex_unlock(&engine->lock);
+}
+
 /* One nonce and its keystream for a seal: from the pool of `kind` when it has one with
  * at least `blocks` keystream blocks (and from_pool is allowed), else prefetched now.
  * keystream has room for max(blocks, ticket_blocks) blocks. *pooled says where it came
@@ -585,6 +624,8 @@ get_nonce(router_engine *engine, const char *name, uint32_t kvno, enum pool_kind
             return 0;
         }
     }
+    if (engine_unreachable(engine, why, why_len))
+        return KRB5_CRYPTO_INTERNAL;
     pthread_mutex_lock(&engine->call_lock);
     rc = mpc_client_gcm_prefetch(engine->client, name, kvno, 1, blocks, nonce,
                                  blocks != 0 ? keystream : NULL);
@@ -592,6 +633,7 @@ get_nonce(router_engine *engine, const char *name, uint32_t kvno, enum pool_kind
         set_why(why, why_len, "engine %s prefetching a nonce for %s kvno %u: %s",
                 status_text(rc), name, kvno, mpc_client_last_error(engine->client));
     pthread_mutex_unlock(&engine->call_lock);
+    note_engine_result(engine, rc, why);
     return rc == MPC_OK ? 0 : KRB5_CRYPTO_INTERNAL;
 }
 
@@ -672,6 +714,8 @@ seal(router_engine *engine, const mpc_kdb_key_id *key, enum pool_kind kind,
         for (i = 0; i < len; i++)
             out_text[i] = plain[i] ^ keystream[i];
         OPENSSL_cleanse(keystream, ks_len);
+        if (engine_unreachable(engine, why, why_len))
+            break;
         pthread_mutex_lock(&engine->call_lock);
         rc = mpc_client_gcm_tag(engine->client, name, key->kvno, out_nonce, aad, aad_len,
                                 out_text, len, out_tag);
@@ -679,6 +723,7 @@ seal(router_engine *engine, const mpc_kdb_key_id *key, enum pool_kind kind,
             set_why(why, why_len, "engine %s tagging under %s kvno %u: %s", status_text(rc),
                     name, key->kvno, mpc_client_last_error(engine->client));
         pthread_mutex_unlock(&engine->call_lock);
+        note_engine_result(engine, rc, why);
         if (rc == MPC_OK) {
             ret = 0;
             goto cleanup;
@@ -730,6 +775,12 @@ open_sealed(router_engine *engine, const mpc_kdb_key_id *key, const uint8_t *aad
         memcpy(text_copy, text, len);
         text = text_copy;
     }
+    if (engine_unreachable(engine, why, why_len)) {
+        wipe_free(text_copy, len);
+        if (out != NULL)
+            OPENSSL_cleanse(out, len);
+        return KRB5_CRYPTO_INTERNAL;
+    }
     pthread_mutex_lock(&engine->call_lock);
     rc = mpc_client_gcm_open(engine->client, name, key->kvno, nonce, aad, aad_len, text, len,
                              tag, out);
@@ -737,6 +788,7 @@ open_sealed(router_engine *engine, const mpc_kdb_key_id *key, const uint8_t *aad
         set_why(why, why_len, "engine %s checking under %s kvno %u: %s", status_text(rc),
                 name, key->kvno, mpc_client_last_error(engine->client));
     pthread_mutex_unlock(&engine->call_lock);
+    note_engine_result(engine, rc == MPC_EBADTAG ? MPC_OK : rc, why);
     if (rc == MPC_OK) {
         ret = 0;
     } else if (rc == MPC_EBADTAG) {
