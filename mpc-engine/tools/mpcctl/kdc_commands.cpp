@@ -32,6 +32,7 @@
 #include "tools/mpcctl/arguments.hpp"
 #include "tools/mpcctl/commands.hpp"
 #include "tools/mpcctl/kdb_session.hpp"
+#include "tools/mpcctl/utc_time.hpp"
 #include "wire/key_id.hpp"
 
 #include "protected_key.h"
@@ -78,15 +79,6 @@ std::string enctype_name(krb5_enctype enctype) {
   char name[128] = {};
   if (krb5_enctype_to_name(enctype, FALSE, name, sizeof(name)) == 0) return name;
   return "enctype " + std::to_string(enctype);
-}
-
-std::string format_time(std::uint64_t unix_seconds) {
-  const std::time_t seconds = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  std::ostringstream out;
-  out << std::put_time(&utc, "%Y-%m-%dT%H:%M:%SZ");
-  return out.str();
 }
 
 std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
@@ -518,7 +510,7 @@ int status(const Arguments& arguments) {
       if (engine) {
         const auto found = engine->find(id);
         if (found != engine->end()) {
-          std::cout << ", engine key on all three servers (created " << format_time(found->second) << ")\n";
+          std::cout << ", engine key on all three servers (created " << format_utc(found->second) << ")\n";
         } else {
           std::cout << ", engine key MISSING\n";
           issues.push_back("kvno " + std::to_string(marker.kvno) + ": no engine key " +

@@ -15,6 +15,7 @@
 #include "tools/mpcctl/arguments.hpp"
 #include "tools/mpcctl/commands.hpp"
 #include "tools/mpcctl/key_options.hpp"
+#include "tools/mpcctl/utc_time.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace mpc::tools {
@@ -42,15 +43,6 @@ SecretBytes read_hex_key(const std::optional<std::string>& file) {
   SecretBytes key(bytes);
   wipe(bytes.data(), bytes.size());
   return key;
-}
-
-std::string format_time(std::uint64_t unix_seconds) {
-  const std::time_t seconds = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  std::ostringstream out;
-  out << std::put_time(&utc, "%Y-%m-%dT%H:%M:%SZ");
-  return out.str();
 }
 
 }  // namespace
@@ -91,7 +83,7 @@ int run_key_command(const std::vector<std::string>& words) {
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
     for (const auto& info : cluster.list_keys(arguments.value_or("prefix", "")))
       std::cout << info.key.name << "\t" << info.key.version << "\t" << wire::algorithm_name(info.key.algorithm)
-                << "\t" << format_time(info.created_unix) << "\n";
+                << "\t" << format_utc(info.created_unix) << "\n";
     return 0;
   }
   if (action == "delete") {
