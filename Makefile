@@ -9,7 +9,8 @@ STORM_ARGS ?=
 SOAK_ARGS ?=
 FUZZERS := fuzz_bristol fuzz_client_request fuzz_client_reply fuzz_peer_message fuzz_settings
 
-.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak clean
+.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak clean \
+  packages packages-check lint-ansible
 
 all: build
 
@@ -57,6 +58,24 @@ storm: build
 # Minutes of logins against the protected KDC with one engine server restarted midway.
 soak: build
 	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
+
+# Debian packages mpc-server and mpc-kdc-plugin in $(BUILD_DIR)/packages (packaging/).
+packages: build
+	@packaging/build-debs $(BUILD_DIR) $(BUILD_DIR)/packages
+
+# Installs the packages into a scratch Debian 12 root (debootstrap, cached under
+# $(BUILD_DIR)/debian-cache) and runs them there; needs root and the Debian mirror.
+packages-check: packages
+	@packaging/check-install $(BUILD_DIR)/packages $(BUILD_DIR)/debian-cache
+
+# ansible-lint from PyPI in a virtual environment under $(BUILD_DIR); the lint itself is offline.
+ANSIBLE_VENV ?= $(BUILD_DIR)/ansible-venv
+lint-ansible: deps
+	@test -x $(ANSIBLE_VENV)/bin/ansible-lint || \
+	  { /usr/bin/python3 -m venv $(ANSIBLE_VENV) && \
+	    $(ANSIBLE_VENV)/bin/pip install -q -r ansible/requirements-lint.txt; }
+	@cd ansible && PATH=$(abspath $(ANSIBLE_VENV))/bin:$$PATH ANSIBLE_HOME=$(abspath $(BUILD_DIR))/ansible-home \
+	  $(abspath $(ANSIBLE_VENV))/bin/ansible-lint --offline
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR)

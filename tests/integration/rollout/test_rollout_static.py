@@ -1,0 +1,186 @@
+"""The rollout's offline checks: the Debian packages build from the tree with their library
+dependencies, the systemd units verify without a warning, and the Ansible roles pass
+ansible-lint. The full rollout (containers, playbook, logins) is `make rollout-test`.
+
+Each check skips, naming what is missing, when its tool is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+BUILD_DIR = Path(os.environ.get("MPC_BUILD_DIR", REPO / "build"))
+ANSIBLE_VENV = Path(os.environ.get("MPC_ANSIBLE_VENV", BUILD_DIR / "ansible-venv"))
+MAX_EXPOSURE = 2.0
+TIMEOUT_S = 120
+
+
+def need(*tools: str) -> None:
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (Debian: tools/install-deps installs them)")
+
+
+def run(args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=TIMEOUT_S, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory) -> dict[str, Path]:
+    need("dpkg-deb", "dpkg-shlibdeps", "cmake")
+    if not (BUILD_DIR / "kdc-plugin" / "kdb" / "mpc_kdb.so").is_file():
+        pytest.skip(f"no built tree in {BUILD_DIR} (set MPC_BUILD_DIR)")
+    out = tmp_path_factory.mktemp("packages")
+    done = run([REPO / "packaging" / "build-debs", BUILD_DIR, out])
+    assert done.returncode == 0, done.stderr
+    debs = {deb.name.split("_")[0]: deb for deb in out.glob("*.deb")}
+    assert set(debs) == {"mpc-server", "mpc-kdc-plugin"}
+    return debs
+
+
+def control(deb: Path) -> dict[str, str]:
+    done = run(["dpkg-deb", "--field", deb])
+    assert done.returncode == 0, done.stderr
+    fields: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        if line and not line[0].isspace() and ":" in line:
+            key, value = line.split(":", 1)
+            fields[key] = value.strip()
+    return fields
+
+
+def contents(deb: Path) -> dict[str, str]:
+    """Path -> 'mode owner/group' of every entry."""
+    done = run(["dpkg-deb", "--contents", deb])
+    assert done.returncode == 0, done.stderr
+    entries = {}
+    for line in done.stdout.splitlines():
+        fields = line.split()
+        entries[fields[5].lstrip(".")] = f"{fields[0]} {fields[1]}"
+    return entries
+
+
+def depends(deb: Path) -> set[str]:
+    return {re.split(r"[ (]", item.strip())[0] for item in control(deb)["Depends"].split(",")}
+
+
+def needed(deb: Path, tmp_path: Path) -> set[str]:
+    """NEEDED sonames of every ELF file in the package, from objdump -p."""
+    root = tmp_path / deb.stem
+    assert run(["dpkg-deb", "-x", deb, root]).returncode == 0
+    sonames = set()
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink() and path.read_bytes()[:4] == b"\x7fELF":
+            dump = run(["objdump", "-p", path]).stdout
+            sonames |= set(re.findall(r"^\s*NEEDED\s+(\S+)", dump, re.M))
+    return sonames
+
+
+def owning_package(soname: str) -> str:
+    done = run(["dpkg", "-S", f"*/{soname}"])
+    assert done.returncode == 0, f"no installed Debian package ships {soname}"
+    return done.stdout.split(":")[0]
+
+
+def test_mpc_server_package(packages, tmp_path):
+    need("objdump")
+    deb = packages["mpc-server"]
+    files = contents(deb)
+    for path, mode in {"/usr/sbin/mpc-server": "-rwxr-xr-x root/root",
+                       "/usr/bin/mpcctl": "-rwxr-xr-x root/root",
+                       "/lib/systemd/system/mpc-server.service": "-rw-r--r-- root/root",
+                       "/usr/share/doc/mpc-server/examples/mpc-server.example.toml": "-rw-r--r-- root/root"}.items():
+        assert files.get(path) == mode, (path, files.get(path))
+    info = run(["dpkg-deb", "--info", deb]).stdout
+    assert "postinst" in info and "postrm" in info
+    declared = depends(deb)
+    assert "adduser" in declared
+    for soname in needed(deb, tmp_path):
+        assert owning_package(soname) in declared, soname
+
+
+def test_mpc_kdc_plugin_package(packages, tmp_path):
+    need("objdump")
+    deb = packages["mpc-kdc-plugin"]
+    files = contents(deb)
+    for path in ("/usr/lib/mpc-kdc/mpc_kdb.so", "/usr/lib/mpc-kdc/mpc_crypto_router.so",
+                 "/usr/lib/libmpcclient.so.1", "/lib/systemd/system/krb5-kdc.service.d/mpc-router.conf"):
+        assert path in files, path
+    declared = depends(deb)
+    assert "krb5-kdc" in declared and "mpc-kdc-plugin" not in declared
+    sonames = needed(deb, tmp_path) - {"libmpcclient.so.1"}
+    for soname in sonames:
+        assert owning_package(soname) in declared, soname
+    # The module and the router carry no run path into a build tree.
+    root = tmp_path / deb.stem
+    for module in ("mpc_kdb.so", "mpc_crypto_router.so"):
+        dump = run(["objdump", "-p", root / "usr/lib/mpc-kdc" / module]).stdout
+        paths = re.findall(r"(?:RUNPATH|RPATH)\s+(\S+)", dump)
+        assert all(path == "$ORIGIN/.." for path in paths), (module, paths)
+
+
+@pytest.fixture(scope="module")
+def unit_root(packages, tmp_path_factory) -> Path:
+    """The packages unpacked over a copy of the host's units (verify needs the targets they
+    name) and the stock krb5-kdc.service with the programs it starts."""
+    need("systemd-analyze")
+    root = tmp_path_factory.mktemp("units")
+    for deb in packages.values():
+        assert run(["dpkg-deb", "-x", deb, root]).returncode == 0
+    units = root / "lib/systemd/system"
+    for unit in Path("/lib/systemd/system").iterdir():
+        if unit.is_file() and not (units / unit.name).exists():
+            shutil.copy2(unit, units / unit.name)
+    if not (units / "krb5-kdc.service").is_file():
+        pytest.skip("needs Debian's krb5-kdc.service (package krb5-kdc) to verify the drop-in")
+    for program in ("/usr/sbin/krb5kdc", "/bin/kill"):
+        (root / program.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(program, root / program.lstrip("/"))
+    return root
+
+
+def test_units_verify_without_warnings(unit_root):
+    done = run(["systemd-analyze", "verify", f"--root={unit_root}", "mpc-server.service", "krb5-kdc.service"])
+    # verify exits 0 on unknown keys and only warns: any output is a failure.
+    assert done.returncode == 0 and done.stderr == "" and done.stdout == "", done.stderr + done.stdout
+
+
+def test_verify_reports_a_bad_key(unit_root, tmp_path):
+    """The check above would see a mistake in the drop-in."""
+    root = tmp_path / "root"
+    shutil.copytree(unit_root, root, symlinks=True)
+    drop_in = root / "lib/systemd/system/krb5-kdc.service.d/mpc-router.conf"
+    drop_in.write_text(drop_in.read_text() + "NoSuchKey=1\n")
+    done = run(["systemd-analyze", "verify", f"--root={root}", "krb5-kdc.service"])
+    assert "NoSuchKey" in done.stderr
+
+
+def test_mpc_server_exposure(unit_root):
+    unit = unit_root / "lib/systemd/system/mpc-server.service"
+    done = run(["systemd-analyze", "security", "--offline=true", "--no-pager", unit])
+    if "--offline" in done.stderr and "unrecognized" in done.stderr:
+        pytest.skip("systemd-analyze security has no --offline here")
+    match = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", done.stdout + done.stderr)
+    assert match, done.stdout + done.stderr
+    exposure = float(match.group(1))
+    report = BUILD_DIR / "rollout" / "mpc-server-security.txt"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(done.stdout)
+    print(f"mpc-server.service exposure {exposure} (report: {report})")
+    assert exposure <= MAX_EXPOSURE, done.stdout
+
+
+def test_ansible_lint():
+    lint = ANSIBLE_VENV / "bin" / "ansible-lint"
+    if not lint.is_file():
+        pytest.skip(f"no ansible-lint in {ANSIBLE_VENV}: `make lint-ansible` installs it from PyPI")
+    env = {**os.environ, "PATH": f"{lint.parent}:{os.environ['PATH']}", "ANSIBLE_HOME": str(BUILD_DIR / "ansible-home")}
+    done = run([lint, "--offline", "--nocolor", "-q"], cwd=REPO / "ansible", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
