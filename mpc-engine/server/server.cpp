@@ -385,6 +385,7 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
       for (const auto& stored : store_.list(list->name_prefix)) keys.keys.push_back({stored.key, stored.created_unix});
       answer.body = std::move(keys);
     } else if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
+      forget_key_material(remove->key);
       if (!store_.remove(remove->key)) {
         reply_error(message.routing_id, id, wire::Status::UnknownKey, wire::describe(remove->key) + " not found");
         return;
@@ -464,14 +465,34 @@ void Server::handle_gcm_prefetch(transport::ReceivedMessage& message, const wire
   });
 }
 
+const SecretBytes* Server::key_material(const wire::KeyId& key) {
+  constexpr std::size_t kOpenKeys = 16;
+  for (std::size_t i = 0; i < open_material_.size(); ++i) {
+    if (open_material_[i].first == key) {
+      std::rotate(open_material_.begin(), open_material_.begin() + static_cast<std::ptrdiff_t>(i),
+                  open_material_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      return &open_material_.front().second;
+    }
+  }
+  auto stored = store_.get(key);
+  if (!stored) return nullptr;
+  if (open_material_.size() == kOpenKeys) open_material_.pop_back();
+  open_material_.emplace(open_material_.begin(), key, std::move(*stored));
+  return &open_material_.front().second;
+}
+
+void Server::forget_key_material(const wire::KeyId& key) {
+  std::erase_if(open_material_, [&](const auto& entry) { return entry.first == key; });
+}
+
 void Server::handle_gcm_tag(transport::ReceivedMessage& message, const wire::GcmTagRequest& request) {
   if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm) {
     reply_error(message.routing_id, request.id, wire::Status::BadRequest,
                 "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key));
     return;
   }
-  auto share = store_.get(request.key);
-  if (!share) {
+  const SecretBytes* share = key_material(request.key);
+  if (share == nullptr) {
     reply_error(message.routing_id, request.id, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
     return;
   }
@@ -482,7 +503,6 @@ void Server::handle_gcm_tag(transport::ReceivedMessage& message, const wire::Gcm
   }
   // GHASH first: a request that cannot be hashed must not use up the nonce.
   rss3::ByteShare tag = gcm_hash_share(*share, request.aad, request.text);
-  share->clear();
   const auto pooled = nonce_pool_.take(message.sender, request.key, request.nonce, std::chrono::steady_clock::now());
   if (!pooled) {
     tag.wipe();
@@ -570,8 +590,8 @@ void Server::admit_job(transport::ReceivedMessage& message, const wire::RequestI
     refuse(wire::Status::Busy, "too many pending jobs");
     return;
   }
-  auto share = store_.get(job.key);
-  if (!share) {
+  const SecretBytes* share = key_material(job.key);
+  if (share == nullptr) {
     refuse(wire::Status::UnknownKey, wire::describe(job.key) + " not found");
     return;
   }
@@ -580,7 +600,6 @@ void Server::admit_job(transport::ReceivedMessage& message, const wire::RequestI
     return;
   }
   prepare(job, *share);
-  share->clear();
   jobs_.emplace(key, std::move(job));
   if (settings_.party == 0) queue_.push_back(key);
 }

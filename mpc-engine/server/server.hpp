@@ -96,6 +96,13 @@ class Server {
   void fail_batch_jobs(const wire::BatchHeader& header, wire::Status status, const std::string& detail);
   void expire_jobs();
   bool accept_batch_nonce(const wire::BatchHeader& header);
+  // The share material of a stored key, or nullptr if there is none. Opening a record costs
+  // an LMDB read and a secretbox over up to 33 KB, and a login asks for three tags, so the
+  // material of the most recently used keys stays open in memory (SecretBytes, wiped when
+  // dropped; deleting a key drops it). That exposes nothing new: a server's material is in
+  // its memory for every job anyway, and one server's shares are uniform on their own.
+  const SecretBytes* key_material(const wire::KeyId& key);
+  void forget_key_material(const wire::KeyId& key);
   bool accept_gcm_nonces(const wire::BatchHeader& header);
   void new_epoch();
   // The inputs of one slice of `header` for the job it names, or false if the job cannot
@@ -125,6 +132,7 @@ class Server {
   rss3::ShareMatrix inline_inputs_;
   rss3::ShareMatrix inline_outputs_;
 
+  std::vector<std::pair<wire::KeyId, SecretBytes>> open_material_;  // most recently used first
   std::map<JobKey, Job> jobs_;
   std::deque<JobKey> queue_;                     // leader: jobs with blocks still to schedule
   std::deque<wire::BatchHeader> announced_;      // follower: announced, not yet started

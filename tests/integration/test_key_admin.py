@@ -68,8 +68,10 @@ def test_unknown_key_fails_clearly(cluster, versions):
 
 
 def test_delete_removes_one_version(cluster, versions):
-    cluster.import_key("adm/d", 1, "aes128")
+    old_hex, _ = cluster.import_key("adm/d", 1, "aes128")
     kept_hex, _ = cluster.import_key("adm/d", 2, "aes128")
+    # Used before deletion, so a server has its material open in memory.
+    assert cluster.ecb("encrypt", "adm/d", 1, "aes128", BLOCK) == openssl_ecb("aes128", old_hex, BLOCK)
     result = cluster.mpcctl("key", "delete", "--cluster", str(cluster.admin_config),
                             *cluster.key_args("adm/d", 1, "aes128"))
     assert "deleted adm/d kvno 1 aes128" in result.stdout
