@@ -10,7 +10,7 @@ SOAK_ARGS ?=
 FUZZERS := fuzz_bristol fuzz_client_request fuzz_client_reply fuzz_peer_message fuzz_settings
 
 .PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak clean \
-  packages packages-check lint-ansible
+  packages packages-check ansible-venv lint-ansible rollout-test
 
 all: build
 
@@ -70,12 +70,20 @@ packages-check: packages
 
 # ansible-lint from PyPI in a virtual environment under $(BUILD_DIR); the lint itself is offline.
 ANSIBLE_VENV ?= $(BUILD_DIR)/ansible-venv
-lint-ansible: deps
+ansible-venv: deps
 	@test -x $(ANSIBLE_VENV)/bin/ansible-lint || \
 	  { /usr/bin/python3 -m venv $(ANSIBLE_VENV) && \
 	    $(ANSIBLE_VENV)/bin/pip install -q -r ansible/requirements-lint.txt; }
+
+lint-ansible: ansible-venv
 	@cd ansible && PATH=$(abspath $(ANSIBLE_VENV))/bin:$$PATH ANSIBLE_HOME=$(abspath $(BUILD_DIR))/ansible-home \
 	  $(abspath $(ANSIBLE_VENV))/bin/ansible-lint --offline
+
+# The roles run by ansible-playbook against four systemd-nspawn containers (three engine
+# servers, a KDC) booted from a Debian 12 image cached under $(BUILD_DIR), then logins
+# checked there (packaging/rollout-test). Needs root and, for the first image, the mirror.
+rollout-test: packages ansible-venv
+	@MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) nice -n 10 packaging/rollout-test $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR)
