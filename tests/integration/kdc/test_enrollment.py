@@ -653,3 +653,34 @@ def test_protect_replaces_an_engine_key_left_by_a_failed_attempt(make_realm, eng
     aad, plaintext = ticket_aad(2), secrets.token_bytes(20)
     nonce, ciphertext, tag = gcm.seal(name, 1, aad, plaintext)
     assert AESGCM(k).encrypt(nonce, plaintext, aad) == ciphertext + tag
+
+
+@pytest.mark.timeout(120)
+def test_rotate_retire_now_after_a_server_lost_its_shares(make_realm, fresh_cluster, kdb_probe):
+    # A server replaced without a backup comes back empty; rotating with --retire-now gives
+    # the realm a key every server holds and retires the kvno that server lost.
+    fresh_cluster.import_key("enroll/ready", 1, "aes128")
+    fresh_cluster.wait_until_serving(("enroll/ready", 1, "aes128"), deadline_s=20)
+    realm = make_realm("lost", realm=unique_realm())
+    principal = tgs(realm)
+    protect(realm, fresh_cluster)
+    fresh_cluster.kill_server(3)
+    shutil.rmtree(fresh_cluster.server_dir(3) / "data")
+    fresh_cluster.restart_server(3)
+    fresh_cluster.import_key("enroll/ready", 2, "aes128")
+    fresh_cluster.wait_until_serving(("enroll/ready", 2, "aes128"), deadline_s=20)
+    assert engine_keys(fresh_cluster, principal) == set()   # no longer on all three
+
+    res = kdc(realm, "rotate", principal, "--cluster", fresh_cluster.admin_config, "--retire-now")
+    assert res.returncode == 0, res.output
+    assert "retired kvnos: 1" in res.stdout, res.stdout
+    assert marker_kvnos(realm, kdb_probe, principal) == [2]
+    assert engine_keys(fresh_cluster, principal) == {2}
+    # kvno 1 is gone from the two servers that still had it, too: servers 1 and 2 hold
+    # enroll/ready 1 and 2 and the new kvno; server 3 lost enroll/ready 1 with its store.
+    stored = {int(m[1]): int(m[2]) for m in re.finditer(
+        r"server (\d):.*stored keys (\d+)",
+        fresh_cluster.mpcctl("cluster", "status", "--cluster", str(fresh_cluster.admin_config)).stdout)}
+    assert stored == {1: 3, 2: 3, 3: 2}, stored
+    status = kdc(realm, "status", "--cluster", fresh_cluster.admin_config)
+    assert status.returncode == 0, status.output
