@@ -24,7 +24,7 @@ build: deps
 unit-test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2
 
-integration-test: build
+integration-test: build ansible-venv
 	MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTEST) -q tests/integration
 
 test: unit-test fuzz-short integration-test
