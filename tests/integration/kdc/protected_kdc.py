@@ -7,19 +7,14 @@ three mpc-server processes (mpc_cluster.Cluster), the stock Debian krb5kdc and c
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import struct
 import subprocess
 from pathlib import Path
 
 import mpc_cluster
+from kdc_formats import AES256, PRIVATE_ENCTYPE, ticket_key  # noqa: F401  (re-exported)
 from krb5_realm import Realm
-
-PRIVATE_ENCTYPE = -19792          # MPC_KDC_ENCTYPE_AES256_GCM (kdc-plugin/kdb/protected_key.h)
-TICKET_KEY_LABEL = b"mpc-kdc aes256-gcm ticket key v1"
-AES256, AES128 = 18, 17
 
 
 def router_library() -> Path:
@@ -70,11 +65,6 @@ def read_keytab(path: Path) -> list[tuple[str, int, int, bytes]]:
             (kvno,) = struct.unpack_from(">I", entry, pos)
         entries.append((f"{name}@{realm}", kvno, enctype, key))
     return entries
-
-
-def ticket_key(existing: bytes) -> bytes:
-    """The engine's AES-256-GCM key enrolled from an existing krbtgt key (protected_key.h)."""
-    return hmac.new(existing, TICKET_KEY_LABEL, hashlib.sha256).digest()
 
 
 class ProtectedRealm(Realm):

@@ -27,34 +27,23 @@ cluster in test_router_engine.py.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
 import re
-import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import mpc_cluster
+from kdc_formats import AES128, AES256, PRIVATE_ENCTYPE, expected_handle
 from krb5_realm import Realm, pick_ports
 
 MARKER = "mpc-protected"
-HANDLE_MAGIC = bytes([0x8A, 0xF7, ord("M"), ord("H")])
-AES256, AES128 = 18, 17
 ROUTER_TAG = "mpc_crypto_router"
-PRIVATE_ENCTYPE = -19792            # MPC_KDC_ENCTYPE_AES256_GCM (kdc-plugin/kdb/protected_key.h)
 NOT_SERVED = ("with a protected key refused: the engine serves only keys of enctype "
               f"mpc-aes256-gcm ({PRIVATE_ENCTYPE}, the protected krbtgt key), not enctype")
 TRACE_RE = re.compile(r"pid=(\d+) fn=(\S+) caller=(\S+) route=(\S+) key=(-?\d+):(\d+):(\S+)"
                       r"(?: key2=(-?\d+):(\d+):(\S+))?$")
-
-
-def expected_handle(key: bytes, principal: str, kvno: int, enctype: int) -> bytes:
-    """The handle format of kdc-plugin/kdb/handle.h, computed with hashlib/hmac."""
-    name_hash = hashlib.sha256(b"mpc-kdc principal v1\x00" + principal.encode()).digest()[:16]
-    body = HANDLE_MAGIC + bytes([1, 0, 0, 0]) + struct.pack(">Ii", kvno, enctype) + name_hash
-    return body + hmac.new(key, body, hashlib.sha256).digest()
 
 
 def fingerprint(key: bytes) -> str:

@@ -25,13 +25,10 @@ What is asserted:
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import hmac
 import re
 import secrets
 import shutil
 import socket
-import struct
 import subprocess
 import threading
 import time
@@ -41,44 +38,16 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from kdc_formats import (AES128, AES256, PRIVATE_ENCTYPE, encrypt_aad as ticket_aad, engine_name,
+                         expected_handle, ticket_key)
 from krb5_realm import Realm, pick_ports
 from mpc_cluster import Cluster, client_library, mpcctl_binary
 
-AES256, AES128 = 18, 17
-PRIVATE_ENCTYPE = -19792                   # MPC_KDC_ENCTYPE_AES256_GCM
 PRIVATE_ENCTYPE_SHOWN = "UNSUPPORTED:<Encryption type 0xffffb2b0>"   # kadmin's rendering
 MARKER = b"mpc-kdc engine key, format 1" + bytes(4)                   # MPC_KDC_MARKER, 32 bytes
-TICKET_KEY_LABEL = b"mpc-kdc aes256-gcm ticket key v1"
 ATTRIBUTE = "mpc-protected"
-HANDLE_MAGIC = bytes([0x8A, 0xF7, ord("M"), ord("H")])
 INCONSISTENT_EXIT = 3
 MPC_EBADTAG = -7
-AAD_ENCRYPT = 0x01
-
-
-# ---- the formats, computed here independently -----------------------------------------
-
-
-def name_hash(principal: str) -> bytes:
-    return hashlib.sha256(b"mpc-kdc principal v1\x00" + principal.encode()).digest()[:16]
-
-
-def engine_name(principal: str) -> str:
-    return "kdc/" + name_hash(principal).hex()
-
-
-def expected_handle(key: bytes, principal: str, kvno: int, enctype: int) -> bytes:
-    body = HANDLE_MAGIC + bytes([1, 0, 0, 0]) + struct.pack(">Ii", kvno, enctype) + name_hash(principal)
-    return body + hmac.new(key, body, hashlib.sha256).digest()
-
-
-def ticket_key(old_aes256: bytes) -> bytes:
-    return hmac.new(old_aes256, TICKET_KEY_LABEL, hashlib.sha256).digest()
-
-
-def ticket_aad(usage: int) -> bytes:
-    return bytes([AAD_ENCRYPT]) + struct.pack(">I", usage)
-
 
 # ---- helpers ---------------------------------------------------------------------------
 

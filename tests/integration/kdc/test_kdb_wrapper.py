@@ -14,34 +14,23 @@ refused; a handle is useless to real crypto and is never written back to the dat
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import re
 import shutil
-import struct
 from pathlib import Path
 
 import pytest
 
+from kdc_formats import AES128, AES256, HANDLE_MAGIC, expected_handle
 from krb5_realm import Realm
 
 MARKER = "mpc-protected"
-HANDLE_MAGIC = bytes([0x8A, 0xF7, ord("M"), ord("H")])
 HANDLE_LEN = 64
-AES256, AES128 = 18, 17
 KRB5_BAD_KEYSIZE = -1765328195  # krb5 error table: "Key size is incompatible with encryption type"
 PROBE_REFUSED = 3
 
 
 # ---- helpers ---------------------------------------------------------------------------
-
-
-def expected_handle(key: bytes, principal: str, kvno: int, enctype: int) -> bytes:
-    """The handle format of kdc-plugin/kdb/handle.h, computed with Python's hashlib/hmac."""
-    name_hash = hashlib.sha256(b"mpc-kdc principal v1\x00" + principal.encode()).digest()[:16]
-    body = HANDLE_MAGIC + bytes([1, 0, 0, 0]) + struct.pack(">Ii", kvno, enctype) + name_hash
-    return body + hmac.new(key, body, hashlib.sha256).digest()
 
 
 def probe(realm: Realm, binary: Path, mode: str, *args: str):

@@ -34,12 +34,9 @@ What is asserted:
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import hmac
 import json
 import os
 import secrets
-import struct
 import subprocess
 import sys
 import time
@@ -50,7 +47,6 @@ PRIVATE_CKSUMTYPE = -19792        # MPC_KDC_CKSUMTYPE_GMAC
 ENCTYPE_UNKNOWN = 0x1ff
 PRINCIPAL = "krbtgt/MPC.TEST@MPC.TEST"
 KVNO = 1
-HANDLE_MAGIC = bytes([0x8A, 0xF7, ord("M"), ord("H")])
 
 # krb5 error codes (com_err table krb5, base -1765328384)
 KRB5KRB_AP_ERR_BAD_INTEGRITY = -1765328353
@@ -312,25 +308,8 @@ import mpc_cluster  # noqa: E402
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 
 
-def name_hash(principal: str) -> bytes:
-    return hashlib.sha256(b"mpc-kdc principal v1\x00" + principal.encode()).digest()[:16]
-
-
-def make_handle(handle_key: bytes, principal: str, kvno: int, enctype: int) -> bytes:
-    body = HANDLE_MAGIC + bytes([1, 0, 0, 0]) + struct.pack(">Ii", kvno, enctype) + name_hash(principal)
-    return body + hmac.new(handle_key, body, hashlib.sha256).digest()
-
-
-def engine_key_name(principal: str) -> str:
-    return "kdc/" + name_hash(principal).hex()
-
-
-def encrypt_aad(usage: int) -> bytes:
-    return b"\x01" + struct.pack(">I", usage)
-
-
-def checksum_aad(usage: int, data: bytes) -> bytes:
-    return b"\x02" + struct.pack(">I", usage) + data
+from kdc_formats import (checksum_aad, encrypt_aad, engine_name as engine_key_name,  # noqa: E402
+                         expected_handle as make_handle)
 
 
 @pytest.fixture(scope="session")
