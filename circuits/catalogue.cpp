@@ -1,10 +1,14 @@
 #include "circuits/catalogue.hpp"
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "circuits/aes.hpp"
 #include "circuits/comparator.hpp"
 #include "circuits/equality.hpp"
+#include "circuits/kerberos.hpp"
+#include "circuits/sha1.hpp"
 #include "common/error.hpp"
 
 namespace mpc::circuits {
@@ -21,6 +25,37 @@ struct SboxChoice {
 
 constexpr AesChoice kSizes[] = {{"aes128", AesKeySize::Aes128}, {"aes256", AesKeySize::Aes256}};
 constexpr SboxChoice kSboxes[] = {{"and32", SboxVariant::And32}, {"depth4", SboxVariant::Depth4}};
+
+// Longest message a named Kerberos circuit may be built for (a 64 KiB message is already a
+// circuit of about 250 million gates).
+constexpr std::size_t kMaxNamedMessageBytes = 65536;
+
+// The length after `prefix`: decimal digits only, no leading zero, at most kMaxNamedMessageBytes.
+std::optional<std::size_t> length_after(std::string_view name, std::string_view prefix) {
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  const std::string_view digits = name.substr(prefix.size());
+  if (digits.empty() || digits.size() > 5 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  std::size_t value = 0;
+  for (char digit : digits) {
+    if (digit < '0' || digit > '9') return std::nullopt;
+    value = value * 10 + static_cast<std::size_t>(digit - '0');
+  }
+  if (value > kMaxNamedMessageBytes) return std::nullopt;
+  return value;
+}
+
+std::optional<Circuit> build_kerberos_circuit(std::string_view name) {
+  if (name == "sha1-compress") return build_sha1_compress_circuit();
+  if (const auto length = length_after(name, "krb-checksum-")) return build_krb_checksum_circuit(*length);
+  for (const AesChoice& size : kSizes) {
+    const std::string prefix = std::string("krb-") + size.name + "-";
+    if (const auto length = length_after(name, prefix + "enc-"); length && *length >= kKrbBlockBytes)
+      return build_krb_encrypt_circuit(size.size, *length);
+    if (const auto length = length_after(name, prefix + "dec-"); length && *length >= kKrbBlockBytes)
+      return build_krb_decrypt_circuit(size.size, *length);
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -39,7 +74,13 @@ std::vector<std::string> catalogue_names() {
   return names;
 }
 
+std::vector<std::string> catalogue_family_examples() {
+  return {"sha1-compress", "krb-aes128-enc-300", "krb-aes256-enc-300", "krb-aes128-dec-300", "krb-aes256-dec-300",
+          "krb-checksum-300"};
+}
+
 Circuit build_named_circuit(std::string_view name) {
+  if (auto circuit = build_kerberos_circuit(name)) return std::move(*circuit);
   if (name == "gt64") return build_greater_than_circuit(64);
   if (name == "eq128") return build_equality_circuit(128);
   for (const SboxChoice& sbox : kSboxes) {

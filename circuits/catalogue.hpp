@@ -14,6 +14,13 @@ namespace mpc::circuits {
 // with a secret block), "gt64", "eq128".
 std::vector<std::string> catalogue_names();
 
+// Families with a length parameter, accepted by build_named_circuit but not listed above:
+// "sha1-compress" (circuits/sha1.hpp), and the RFC 3962 circuits of circuits/kerberos.hpp with
+// the message length in bytes as a decimal number without leading zeros:
+// "krb-aes{128,256}-enc-<bytes>" and "krb-aes{128,256}-dec-<bytes>" (16 <= bytes <= 65536),
+// "krb-checksum-<bytes>" (0 <= bytes <= 65536). One example name per family.
+std::vector<std::string> catalogue_family_examples();
+
 // Builds the named circuit; throws FormatError(Component::Circuit) for an unknown name.
 Circuit build_named_circuit(std::string_view name);
 

@@ -1,0 +1,89 @@
+// Arithmetic on 32-bit words of builder wires (modulo 2^32), for the SHA-1 circuits.
+//
+// WordGates wraps a CircuitBuilder: it folds gates whose operands are the builder's constant
+// wires (so adding a public constant costs no more than a general add, usually less) and
+// records the AND-depth of every wire it creates, which the SHA-1 generator uses to order
+// additions so that late operands enter last.
+//
+// Adders:
+// - add(): a Sklansky (Ladner-Fischer, zero slack) parallel-prefix adder: one generate layer,
+//   then log2(32) = 5 prefix layers over (generate, propagate) pairs; the sum bits are XORs.
+//   AND-depth 6 above its operands, 151 AND gates for two secret words; adding a public
+//   constant folds the generate layer away (at most 5 layers, fewer ANDs).
+// - compress(): a carry-save 3:2 compressor, one AND per bit (maj(x, y, z) =
+//   x ^ ((x ^ y) & (x ^ z))); the carry into bit 32 is dropped.
+// - sum(): any number of words through a greedy 3:2 tree (the three earliest operands first),
+//   then add(). A last 3:2 layer costs no extra AND layer: its carry word has bit 0 = 0, so
+//   the generate bit of position 0 folds away and every prefix group that reaches bit 0 is one
+//   AND shorter, which absorbs the layer the carries came late by. x + y + z has the per-bit
+//   depth profile of x + y: 6 for the top bit (adder_test asserts it).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "circuits/builder.hpp"
+
+namespace mpc::circuits::detail {
+
+inline constexpr std::size_t kWordBits = 32;
+
+// Bit 0 is the least significant bit.
+using Word32 = std::array<std::uint32_t, kWordBits>;
+
+struct CarrySave {
+  Word32 sum;
+  Word32 carry;  // already shifted left by one
+};
+
+class WordGates {
+ public:
+  explicit WordGates(CircuitBuilder& builder);
+
+  CircuitBuilder& builder() noexcept { return builder_; }
+
+  // Single gates with constant folding (x ^ 0 = x, x & 1 = x, x & x = x, ...).
+  std::uint32_t xor_(std::uint32_t a, std::uint32_t b);
+  std::uint32_t and_(std::uint32_t a, std::uint32_t b);
+  std::uint32_t inv(std::uint32_t a);
+  std::uint32_t zero() const noexcept { return zero_; }
+  std::uint32_t one() const noexcept { return one_; }
+  bool is_constant(std::uint32_t wire) const noexcept { return wire == zero_ || wire == one_; }
+
+  // AND-depth of a wire: recorded for wires made here, set by note_depth() for wires made
+  // elsewhere (AES outputs), 0 otherwise (inputs, constants).
+  std::uint32_t depth(std::uint32_t wire) const noexcept;
+  std::uint32_t depth(const Word32& word) const noexcept;
+  void note_depth(std::uint32_t wire, std::uint32_t depth);
+
+  Word32 constant(std::uint32_t value) const;
+  Word32 xor_words(const Word32& a, const Word32& b);
+  Word32 and_words(const Word32& a, const Word32& b);
+
+  CarrySave compress(const Word32& x, const Word32& y, const Word32& z);
+  Word32 add(const Word32& x, const Word32& y);
+  Word32 sum(std::vector<Word32> operands);
+
+ private:
+  // The prefix network on generate/propagate bits (generate[i] & propagate[i] == 0).
+  Word32 add_gp(const Word32& generate, const Word32& propagate);
+  std::uint32_t record(std::uint32_t wire, std::uint32_t depth);
+
+  CircuitBuilder& builder_;
+  std::uint32_t zero_;
+  std::uint32_t one_;
+  std::vector<std::uint32_t> depth_;  // indexed by builder wire id
+};
+
+// Rotation towards the most significant bit: pure rewiring.
+Word32 rotl(const Word32& word, unsigned bits);
+
+// Four bytes of a byte-string group read as a big-endian word (SHA-1's convention): `bits`
+// holds the 32 wires of bytes 0..3, byte b bit k at b * 8 + k.
+Word32 word_from_be_bits(std::span<const std::uint32_t> bits);
+// The inverse: appends the word's wires as four big-endian bytes.
+void append_be_bits(const Word32& word, std::vector<std::uint32_t>& bits);
+
+}  // namespace mpc::circuits::detail
