@@ -3,9 +3,39 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/secret.hpp"
+#include "protocol/rss3/transpose.hpp"
 #include "server/nonce_pool.hpp"
 
 namespace mpc::server {
+
+void unslice_output_records(std::span<const std::uint64_t> rows, std::size_t words_per_row, std::size_t bits,
+                            std::size_t instances, std::span<std::uint8_t> records) {
+  const std::size_t record = (bits + 7) / 8;
+  const std::size_t whole = bits / 8;
+  if (records.size() != record * instances)
+    throw Error(Component::Server, std::to_string(records.size()) + " record bytes for " + std::to_string(instances) +
+                                       " records of " + std::to_string(record));
+  if (rows.size() < bits * words_per_row || words_per_row < rss3::words_for(instances))
+    throw Error(Component::Server, "output rows do not cover " + std::to_string(bits) + " bits of " +
+                                       std::to_string(instances) + " instances");
+  if (whole == record) {
+    rss3::unslice(rows, words_per_row, 0, record, instances, records);
+    return;
+  }
+  // The whole bytes through the transpose, then the bits of the last byte one by one.
+  SecretBytes head(whole * instances);
+  if (whole != 0) rss3::unslice(rows, words_per_row, 0, whole, instances, head.span());
+  for (std::size_t n = 0; n < instances; ++n) {
+    if (whole != 0) std::memcpy(records.data() + n * record, head.data() + n * whole, whole);
+    std::uint8_t last = 0;
+    for (std::size_t k = 0; k < bits % 8; ++k) {
+      const std::uint64_t word = rows[(whole * 8 + k) * words_per_row + n / 64];
+      last = static_cast<std::uint8_t>(last | (((word >> (n % 64)) & 1) << k));
+    }
+    records[n * record + whole] = last;
+  }
+}
 
 std::array<std::uint8_t, 16> add_to_counter(const std::array<std::uint8_t, 16>& counter, std::uint64_t offset) {
   std::array<std::uint8_t, 16> out = counter;

@@ -12,6 +12,11 @@
 
 namespace mpc::server {
 
+// Output rows [0, bits) of `instances` instances as records of ceil(bits / 8) bytes, back to
+// back: bit k of byte b of record n is row b * 8 + k of instance n; bits beyond `bits` are 0.
+void unslice_output_records(std::span<const std::uint64_t> rows, std::size_t words_per_row, std::size_t bits,
+                            std::size_t instances, std::span<std::uint8_t> records);
+
 // counter + offset as 128-bit big-endian integers, wrapping like OpenSSL's CTR mode.
 std::array<std::uint8_t, 16> add_to_counter(const std::array<std::uint8_t, 16>& counter, std::uint64_t offset);
 

@@ -14,7 +14,10 @@ namespace mpc::server {
 // LayerExchange over the worker's own connection to the next party and its inbox.
 class BatchWorker::Exchange final : public rss3::LayerExchange {
  public:
-  Exchange(BatchWorker& worker, const wire::BatchHeader& header) : worker_(worker), header_(header) {}
+  // `first_layer_grace`: added to the peer timeout for the first layer only (a neighbour may
+  // still be compiling the circuit; krb_first_layer_grace).
+  Exchange(BatchWorker& worker, const wire::BatchHeader& header, std::chrono::milliseconds first_layer_grace)
+      : worker_(worker), header_(header), grace_(first_layer_grace) {}
 
   void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
     const int party = worker_.settings_.party;
@@ -25,7 +28,8 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
             frame_, std::chrono::steady_clock::now() + connect_grace(worker_.settings_.limits.peer_timeout)))
       throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
 
-    const auto timeout = worker_.settings_.limits.peer_timeout;
+    const auto timeout = worker_.settings_.limits.peer_timeout + grace_;
+    grace_ = std::chrono::milliseconds(0);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock lock(worker_.mutex_);
     for (;;) {
@@ -42,6 +46,7 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
  private:
   BatchWorker& worker_;
   const wire::BatchHeader& header_;
+  std::chrono::milliseconds grace_;
   std::vector<std::uint8_t> frame_;
 };
 
@@ -116,8 +121,25 @@ void BatchWorker::run() {
       task = std::move(*task_);
       task_.reset();
     }
-    Exchange exchange(*this, task.header);
-    BatchResult result = evaluate_batch(task, *evaluator_, prf_keys_, exchange, inputs_, outputs_, log_);
+    std::chrono::milliseconds grace{0};
+    std::string error;
+    if (!task.program && task.krb_circuits != nullptr) {
+      try {
+        task.program = task.krb_circuits->program(task.header.circuit, task.header.data_bytes);
+        grace = krb_first_layer_grace(*task.program);
+      } catch (const Error& failure) {
+        error = failure.what();
+        log_.error("batch circuit not built", {{"sequence", task.header.sequence}, {"error", error}});
+      }
+    }
+    BatchResult result;
+    if (task.program) {
+      Exchange exchange(*this, task.header, grace);
+      result = evaluate_batch(task, *evaluator_, prf_keys_, exchange, inputs_, outputs_, log_);
+    } else {
+      result.header = task.header;
+      result.error = "party " + std::to_string(settings_.party + 1) + " cannot build the batch's circuit: " + error;
+    }
     for (auto& slice : task.slices) slice.key_share.clear();
     {
       std::lock_guard lock(mutex_);
@@ -135,44 +157,67 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
   const auto started = std::chrono::steady_clock::now();
   BatchResult result;
   result.header = task.header;
+  if (!task.program) {
+    result.error = "batch without a program";
+    log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", result.error}});
+    return result;
+  }
   const circuits::Program& program = *task.program;
-  // Inputs: round keys, the public block, and for the tag check a secret block. Outputs: the
-  // 128-bit block, and for the tag check one more bit.
-  const bool secret_block = program.num_inputs == task.key_rows + 256;
-  const bool extra_bit = program.num_outputs == 129;
-  if ((!secret_block && program.num_inputs != task.key_rows + 128) || (!extra_bit && program.num_outputs != 128)) {
+  const std::size_t public_row = task.key_rows;
+  const std::size_t secret_row = public_row + 8 * task.public_bytes;
+  const std::size_t record = (program.num_outputs + 7) / 8;
+  result.record_bytes = record;
+  result.and_gates = program.and_gates;
+  if (task.key_rows % 8 != 0 || program.num_inputs != secret_row + 8 * task.secret_bytes || record == 0) {
     result.error = "circuit of " + std::to_string(program.num_inputs) + " inputs and " +
-                   std::to_string(program.num_outputs) + " outputs is not one a batch can run";
+                   std::to_string(program.num_outputs) + " outputs does not fit " + std::to_string(task.key_rows) +
+                   " key rows, " + std::to_string(task.public_bytes) + " public and " +
+                   std::to_string(task.secret_bytes) + " secret bytes per instance";
     log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", result.error}});
     return result;
   }
 
-  // Inputs: each slice's round-key shares broadcast over its instances, then the public
-  // block as the constant sharing (0, c), then the secret block's shares as they are.
+  // Inputs: each slice's key-row shares broadcast over its instances, then the public record
+  // as the constant sharing (0, c), then the secret record's shares as they are.
+  const std::size_t key_bytes = task.key_rows / 8;
   inputs.reset(program.num_inputs, task.instances);
-  std::vector<std::uint8_t> blocks(task.instances * 16);
-  SecretBytes secret_x(secret_block ? task.instances * 16 : 0);
-  SecretBytes secret_a(secret_block ? task.instances * 16 : 0);
+  std::vector<std::uint8_t> public_records(task.instances * task.public_bytes);
+  SecretBytes secret_x(task.instances * task.secret_bytes);
+  SecretBytes secret_a(task.instances * task.secret_bytes);
   std::size_t offset = 0;
   for (const auto& slice : task.slices) {
-    if (!slice.key_share.empty()) {
-      const std::size_t half = slice.key_share.size() / 2;
-      broadcast_bits(inputs.x, inputs.words_per_row, 0, slice.key_share.span().first(half), offset, slice.blocks);
-      broadcast_bits(inputs.a, inputs.words_per_row, 0, slice.key_share.span().subspan(half), offset, slice.blocks);
-      std::memcpy(blocks.data() + offset * 16, slice.public_blocks.data(), slice.public_blocks.size());
-      if (secret_block && !slice.secret_blocks.empty()) {
-        const std::size_t bytes = static_cast<std::size_t>(slice.blocks) * 16;
-        std::memcpy(secret_x.data() + offset * 16, slice.secret_blocks.data(), bytes);
-        std::memcpy(secret_a.data() + offset * 16, slice.secret_blocks.data() + bytes, bytes);
+    const bool used = !slice.key_share.empty();
+    const std::size_t public_bytes = static_cast<std::size_t>(slice.blocks) * task.public_bytes;
+    const std::size_t secret_bytes = static_cast<std::size_t>(slice.blocks) * task.secret_bytes;
+    if (used && (slice.key_share.size() != 2 * key_bytes || slice.public_records.size() != public_bytes ||
+                 (!slice.secret_records.empty() && slice.secret_records.size() != 2 * secret_bytes))) {
+      inputs.wipe();
+      result.error = "slice inputs of " + std::to_string(slice.key_share.size()) + " key, " +
+                     std::to_string(slice.public_records.size()) + " public and " +
+                     std::to_string(slice.secret_records.size()) + " secret bytes do not fit the batch's circuit";
+      log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", result.error}});
+      return result;
+    }
+    if (used) {
+      broadcast_bits(inputs.x, inputs.words_per_row, 0, slice.key_share.span().first(key_bytes), offset, slice.blocks);
+      broadcast_bits(inputs.a, inputs.words_per_row, 0, slice.key_share.span().subspan(key_bytes), offset,
+                     slice.blocks);
+      if (public_bytes != 0)
+        std::memcpy(public_records.data() + offset * task.public_bytes, slice.public_records.data(), public_bytes);
+      if (!slice.secret_records.empty() && secret_bytes != 0) {
+        std::memcpy(secret_x.data() + offset * task.secret_bytes, slice.secret_records.data(), secret_bytes);
+        std::memcpy(secret_a.data() + offset * task.secret_bytes, slice.secret_records.data() + secret_bytes,
+                    secret_bytes);
       }
     }
-    result.slice_used.push_back(!slice.key_share.empty());
+    result.slice_used.push_back(used);
     offset += slice.blocks;
   }
-  rss3::slice(blocks, 16, task.instances, inputs.a, inputs.words_per_row, task.key_rows);
-  if (secret_block) {
-    rss3::slice(secret_x.span(), 16, task.instances, inputs.x, inputs.words_per_row, task.key_rows + 128);
-    rss3::slice(secret_a.span(), 16, task.instances, inputs.a, inputs.words_per_row, task.key_rows + 128);
+  if (task.public_bytes != 0)
+    rss3::slice(public_records, task.public_bytes, task.instances, inputs.a, inputs.words_per_row, public_row);
+  if (task.secret_bytes != 0) {
+    rss3::slice(secret_x.span(), task.secret_bytes, task.instances, inputs.x, inputs.words_per_row, secret_row);
+    rss3::slice(secret_a.span(), task.secret_bytes, task.instances, inputs.a, inputs.words_per_row, secret_row);
     secret_x.clear();
     secret_a.clear();
   }
@@ -191,20 +236,10 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
     return result;
   }
   inputs.wipe();
-  result.masked.x.resize(task.instances * 16);
-  result.masked.a.resize(task.instances * 16);
-  rss3::unslice(outputs.x, outputs.words_per_row, 0, 16, task.instances, result.masked.x);
-  rss3::unslice(outputs.a, outputs.words_per_row, 0, 16, task.instances, result.masked.a);
-  if (extra_bit) {
-    result.masked_bits.x.resize(task.instances);
-    result.masked_bits.a.resize(task.instances);
-    const auto row_x = outputs.x_row(128);
-    const auto row_a = outputs.a_row(128);
-    for (std::size_t n = 0; n < task.instances; ++n) {
-      result.masked_bits.x[n] = static_cast<std::uint8_t>((row_x[n / 64] >> (n % 64)) & 1);
-      result.masked_bits.a[n] = static_cast<std::uint8_t>((row_a[n / 64] >> (n % 64)) & 1);
-    }
-  }
+  result.masked.x.resize(task.instances * record);
+  result.masked.a.resize(task.instances * record);
+  unslice_output_records(outputs.x, outputs.words_per_row, program.num_outputs, task.instances, result.masked.x);
+  unslice_output_records(outputs.a, outputs.words_per_row, program.num_outputs, task.instances, result.masked.a);
   outputs.wipe();
 
   // The kept instances leave before masking: a server stores its own share as the circuit
@@ -214,11 +249,11 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
     SecretBytes kept;
     if (slice.keep_every != 0 && !slice.key_share.empty()) {
       const std::size_t count = slice.blocks / slice.keep_every;
-      kept.resize(count * 32);
+      kept.resize(count * 2 * record);
       for (std::size_t k = 0; k < count; ++k) {
         const std::size_t instance = offset + k * slice.keep_every;
-        std::memcpy(kept.data() + k * 32, result.masked.x.data() + instance * 16, 16);
-        std::memcpy(kept.data() + k * 32 + 16, result.masked.a.data() + instance * 16, 16);
+        std::memcpy(kept.data() + k * 2 * record, result.masked.x.data() + instance * record, record);
+        std::memcpy(kept.data() + k * 2 * record + record, result.masked.a.data() + instance * record, record);
       }
     }
     result.kept.push_back(std::move(kept));
@@ -226,13 +261,13 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
   }
 
   rss3::mask_output_share(randomness, 0, result.masked);
-  if (extra_bit) {
-    SecretBytes own(task.instances);
-    SecretBytes previous(task.instances);
-    randomness.output_masks(task.instances * 16, own.span(), previous.span());
+  // Bits past the last output carry only their masks: cleared, so every result byte opens
+  // to the output bits alone and its unused bits are zero in both components.
+  if (const std::size_t used_bits = program.num_outputs % 8; used_bits != 0) {
+    const auto keep = static_cast<std::uint8_t>((1u << used_bits) - 1);
     for (std::size_t n = 0; n < task.instances; ++n) {
-      result.masked_bits.x[n] ^= own[n] & 1;
-      result.masked_bits.a[n] ^= previous[n] & 1;
+      result.masked.x[n * record + record - 1] &= keep;
+      result.masked.a[n * record + record - 1] &= keep;
     }
   }
   result.succeeded = true;

@@ -24,6 +24,7 @@
 #include "common/secret.hpp"
 #include "protocol/rss3/evaluator.hpp"
 #include "protocol/rss3/shares.hpp"
+#include "server/krb_circuit_cache.hpp"
 #include "server/peer_links.hpp"
 #include "server/prf_keys.hpp"
 #include "server/wakeup.hpp"
@@ -33,13 +34,18 @@
 
 namespace mpc::server {
 
+// A batch's circuit takes, per instance, in this order: `key_rows` secret rows that are the
+// same for all instances of a slice (a key share, broadcast), a public record of
+// `public_bytes` bytes (the constant sharing (0, c)), and a secret record of `secret_bytes`
+// bytes; it gives an output record of ceil(num_outputs / 8) bytes (byte b, bit k = output
+// b * 8 + k; bits beyond num_outputs are 0). AES jobs: round keys, the 16-byte block, and
+// for the GCM tag check a secret block; Kerberos jobs: see krb_jobs.hpp.
 struct SliceInput {
-  std::uint32_t blocks = 0;
-  SecretBytes key_share;             // x || a of the round keys; empty: this slice is evaluated on zeros
-  std::vector<std::uint8_t> public_blocks;  // blocks * 16
-  // Circuits with a secret block input (the GCM tag check): x || a, blocks * 16 bytes each;
-  // empty stands for shares of zero.
-  SecretBytes secret_blocks;
+  std::uint32_t blocks = 0;  // instances
+  SecretBytes key_share;     // x || a of the key rows; empty: this slice is evaluated on zeros
+  std::vector<std::uint8_t> public_records;  // blocks * public_bytes
+  // x || a, blocks * secret_bytes bytes each; empty stands for shares of zero.
+  SecretBytes secret_records;
   // > 0: keep the raw output share of instances 0, keep_every, 2 * keep_every, ... of the
   // slice (AES_K(N || 1) of each prefetched nonce, which is never opened).
   std::uint32_t keep_every = 0;
@@ -47,8 +53,14 @@ struct SliceInput {
 
 struct BatchTask {
   wire::BatchHeader header;
-  const circuits::Program* program = nullptr;
+  // Shared: a Kerberos program may leave the circuit cache while a worker evaluates it.
+  // Empty for a Kerberos batch until the worker takes it from `krb_circuits` (compiling it
+  // there if needed: the main thread never waits on a compile).
+  std::shared_ptr<const circuits::Program> program;
+  KrbCircuitCache* krb_circuits = nullptr;
   std::size_t key_rows = 0;
+  std::size_t public_bytes = 0;
+  std::size_t secret_bytes = 0;
   std::size_t instances = 0;
   std::vector<SliceInput> slices;  // in header order
 };
@@ -56,22 +68,22 @@ struct BatchTask {
 struct BatchResult {
   wire::BatchHeader header;
   bool succeeded = false;
-  std::string error;                // when !succeeded
-  rss3::ByteShare masked;           // instances * 16 bytes per component, in slice order
-  // Circuits with an output bit after the 128-bit block (the tag check): one byte per
-  // instance, the bit in bit 0, masked like `masked` (mask offsets after it).
-  rss3::ByteShare masked_bits;
-  // Per slice: x || a (16 + 16 bytes) of each kept instance (SliceInput::keep_every), raw;
-  // empty for a slice evaluated on zeros.
+  std::string error;              // when !succeeded
+  std::size_t record_bytes = 0;   // output bytes per instance
+  rss3::ByteShare masked;         // instances * record_bytes bytes per component, in slice order
+  // Per slice: x || a (record_bytes each) of each kept instance (SliceInput::keep_every),
+  // raw; empty for a slice evaluated on zeros.
   std::vector<SecretBytes> kept;
   // Per slice: evaluated on the job's inputs (false: on zeros, the job was absent or refused).
   std::vector<bool> slice_used;
   rss3::EvaluationStats stats;
+  std::uint64_t and_gates = 0;  // of the program, per instance
   std::chrono::microseconds elapsed{0};
 };
 
 // Builds a party's inputs for `task`, evaluates it over `exchange` and returns the
 // masked output shares (or the failure). `inputs` and `outputs` are scratch, wiped.
+// task.program must be set.
 BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const PartyPrfKeys& prf_keys,
                            rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
                            const Logger& log);

@@ -30,6 +30,12 @@ CircuitShape shape_of(wire::CircuitId id) {
       return {AesKeySize::Aes256, AesDirection::Encrypt, SboxVariant::And32, true};
     case wire::CircuitId::Aes256EncryptEqDepth4:
       return {AesKeySize::Aes256, AesDirection::Encrypt, SboxVariant::Depth4, true};
+    case wire::CircuitId::KrbEncryptAes128:
+    case wire::CircuitId::KrbEncryptAes256:
+    case wire::CircuitId::KrbDecryptAes128:
+    case wire::CircuitId::KrbDecryptAes256:
+    case wire::CircuitId::KrbChecksum:
+      throw Error(Component::Server, "Kerberos circuits are compiled per data length (KrbCircuitCache)");
   }
   throw Error(Component::Server, "unknown circuit id");
 }
@@ -50,6 +56,8 @@ CircuitSet::CircuitSet() {
 
 const circuits::Program& CircuitSet::program(wire::CircuitId id) const {
   if (!wire::is_valid_circuit_id(static_cast<std::uint8_t>(id))) throw Error(Component::Server, "unknown circuit id");
+  if (wire::is_krb_circuit(id))
+    throw Error(Component::Server, "Kerberos circuits are compiled per data length (KrbCircuitCache)");
   return programs_[index_of(id)];
 }
 

@@ -1,5 +1,7 @@
-// The compiled programs a server can run, one per wire::CircuitId, built and
-// compiled once at start-up (every party compiles the same circuits the same way).
+// The compiled AES programs a server can run, one per wire::CircuitId up to
+// Aes256EncryptEqDepth4, built and compiled once at start-up (every party compiles the same
+// circuits the same way). The Kerberos ids are compiled per data length instead
+// (krb_circuit_cache.hpp); program() and key_rows() throw Error(Server) for them.
 #pragma once
 
 #include <array>
@@ -22,7 +24,7 @@ class CircuitSet {
   static std::size_t key_rows(wire::CircuitId id);  // expanded round-key bits, the first input rows
 
  private:
-  // Indexed by CircuitId - 1; every id from 1 to the last is valid.
+  // Indexed by CircuitId - 1, for every AES id (1..10).
   std::array<circuits::Program, 10> programs_;
 };
 

@@ -25,6 +25,7 @@ enum class JobKind : std::uint8_t {
   Compute,      // wire::ComputeRequest: one instance per block
   GcmPrefetch,  // 1 + blocks_per_nonce instances per nonce: N || 1, then the keystream blocks
   GcmOpen,      // instance 0 checks the tag (N || 1 against the secret block), 1..n the keystream
+  Krb,          // wire::KrbRequest: one instance of its circuit (krb_jobs.hpp)
 };
 
 struct Job {
@@ -37,7 +38,11 @@ struct Job {
   std::uint32_t nonce_count = 0;       // GcmPrefetch
   wire::GcmNonce nonce{};              // GcmOpen
   SecretBytes tag_check;               // GcmOpen: x || a of GHASH_H(aad, text) ^ tag, 16 bytes each
-  SecretBytes key_share;  // x || a of the expanded round keys (only those, for a GCM key)
+  wire::KrbOperation krb_operation = wire::KrbOperation::Encrypt;  // Krb
+  std::vector<std::uint8_t> krb_data;                               // Krb: the request's data
+  // x || a of the circuit's key rows: the expanded round keys (only those, for a GCM key);
+  // for a Krb job, its secret rows (krb_secret_rows).
+  SecretBytes key_share;
   bool answered = false;  // an error reply went out already; kept so a batch naming it does not wait for it
   std::vector<std::uint8_t> masked_x;  // the masked output shares the client gets
   std::vector<std::uint8_t> masked_a;

@@ -11,6 +11,7 @@
 #include "protocol/rss3/ghash.hpp"
 #include "protocol/rss3/output.hpp"
 #include "server/batch_inputs.hpp"
+#include "server/krb_jobs.hpp"
 #include "server/layer_messages.hpp"
 #include "server/self_test.hpp"
 #include "wire/peer_messages.hpp"
@@ -51,18 +52,61 @@ bool is_aes256_encrypt(wire::CircuitId id) {
   return id == wire::CircuitId::Aes256EncryptAnd32 || id == wire::CircuitId::Aes256EncryptDepth4;
 }
 
-// Jobs of one family run the same circuit, so the leader may put them in one batch.
-enum class Family : std::uint8_t { Aes128Encrypt, Aes128Decrypt, Aes256Encrypt, Aes256Decrypt, GcmPrefetch, GcmOpen };
+// Jobs of one family run the same kind of circuit. A Kerberos checksum is the same HMAC
+// circuit under either key size; a Kerberos PRF is AES encryption under the PRF key.
+enum class Family : std::uint8_t {
+  Aes128Encrypt,
+  Aes128Decrypt,
+  Aes256Encrypt,
+  Aes256Decrypt,
+  GcmPrefetch,
+  GcmOpen,
+  KrbEncrypt128,
+  KrbEncrypt256,
+  KrbDecrypt128,
+  KrbDecrypt256,
+  KrbChecksum,
+  KrbPrf128,
+  KrbPrf256,
+};
 
-Family family_of(const Job& job) {
+// Jobs of one group run the same circuit, so the leader may put them in one batch: the
+// family, and for the Kerberos circuits the data length that fixes the circuit.
+struct BatchGroup {
+  Family family = Family::Aes128Encrypt;
+  std::uint32_t data_bytes = 0;
+  bool operator==(const BatchGroup&) const = default;
+};
+
+bool is_krb_family(Family family) {
+  return family == Family::KrbEncrypt128 || family == Family::KrbEncrypt256 || family == Family::KrbDecrypt128 ||
+         family == Family::KrbDecrypt256 || family == Family::KrbChecksum;
+}
+
+Family krb_family(const Job& job) {
+  const bool aes256 = job.key.algorithm == wire::KeyAlgorithm::Aes256CtsHmacSha1;
+  switch (job.krb_operation) {
+    case wire::KrbOperation::Encrypt: return aes256 ? Family::KrbEncrypt256 : Family::KrbEncrypt128;
+    case wire::KrbOperation::Decrypt: return aes256 ? Family::KrbDecrypt256 : Family::KrbDecrypt128;
+    case wire::KrbOperation::Checksum: return Family::KrbChecksum;
+    case wire::KrbOperation::Prf: break;
+  }
+  return aes256 ? Family::KrbPrf256 : Family::KrbPrf128;
+}
+
+BatchGroup group_of(const Job& job) {
   switch (job.kind) {
-    case JobKind::GcmPrefetch: return Family::GcmPrefetch;
-    case JobKind::GcmOpen: return Family::GcmOpen;
+    case JobKind::GcmPrefetch: return {Family::GcmPrefetch};
+    case JobKind::GcmOpen: return {Family::GcmOpen};
+    case JobKind::Krb: {
+      const Family family = krb_family(job);
+      return {family, is_krb_family(family) ? static_cast<std::uint32_t>(job.krb_data.size()) : 0};
+    }
     case JobKind::Compute: break;
   }
   const bool decrypt = job.request.operation == wire::Operation::EcbDecrypt;
-  if (job.key.algorithm == wire::KeyAlgorithm::Aes128) return decrypt ? Family::Aes128Decrypt : Family::Aes128Encrypt;
-  return decrypt ? Family::Aes256Decrypt : Family::Aes256Encrypt;
+  if (job.key.algorithm == wire::KeyAlgorithm::Aes128) return {decrypt ? Family::Aes128Decrypt : Family::Aes128Encrypt};
+  return {decrypt ? Family::Aes256Decrypt : Family::Aes256Encrypt};
 }
 
 // Prefetches are bound by throughput (thousands of blocks ahead of time), opens by round
@@ -338,7 +382,8 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
     const bool job = std::holds_alternative<wire::ComputeRequest>(request) ||
                      std::holds_alternative<wire::GcmPrefetchRequest>(request) ||
                      std::holds_alternative<wire::GcmTagRequest>(request) ||
-                     std::holds_alternative<wire::GcmOpenRequest>(request);
+                     std::holds_alternative<wire::GcmOpenRequest>(request) ||
+                     std::holds_alternative<wire::KrbRequest>(request);
     if (job) {
       if (!admin && message.role != "compute") {
         reply_error(message.routing_id, id, wire::Status::Unauthorized, "this client may not compute");
@@ -348,6 +393,7 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
       if (auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request)) handle_gcm_prefetch(message, *prefetch);
       if (auto* tag = std::get_if<wire::GcmTagRequest>(&request)) handle_gcm_tag(message, *tag);
       if (auto* open = std::get_if<wire::GcmOpenRequest>(&request)) handle_gcm_open(message, *open);
+      if (auto* krb = std::get_if<wire::KrbRequest>(&request)) handle_krb(message, *krb);
       return;
     }
     if (std::holds_alternative<wire::StatusRequest>(request)) {
@@ -571,6 +617,39 @@ void Server::handle_gcm_open(transport::ReceivedMessage& message, const wire::Gc
   });
 }
 
+void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& request) {
+  // The decoder has checked all of this already; a refusal here names the problem all the same.
+  if (!wire::is_krb_algorithm(request.key.algorithm)) {
+    refuse_job(message, request.id, wire::Status::BadRequest,
+               "Kerberos jobs need an aes128- or aes256-cts-hmac-sha1-96 key, not " + wire::describe(request.key));
+    return;
+  }
+  if (request.operation == wire::KrbOperation::Prf ? request.usage != 0 : !wire::krb_usage_index(request.usage)) {
+    refuse_job(message, request.id, wire::Status::BadRequest,
+               request.operation == wire::KrbOperation::Prf
+                   ? "a Kerberos PRF request names usage 0, not " + std::to_string(request.usage)
+                   : "no derived keys are stored for usage " + std::to_string(request.usage) +
+                         " (only 1, 2, 3, 17 and 56)");
+    return;
+  }
+  try {
+    (void)wire::krb_result_bytes(request.operation, request.data.size());
+  } catch (const FormatError& error) {
+    refuse_job(message, request.id, wire::Status::BadRequest, error.what());
+    return;
+  }
+  Job job;
+  job.kind = JobKind::Krb;
+  job.key = request.key;
+  job.instances = 1;
+  job.krb_operation = request.operation;
+  job.krb_data = std::move(request.data);
+  const std::uint32_t usage = request.usage;
+  admit_job(message, request.id, std::move(job), [usage](Job& admitted, const SecretBytes& share) {
+    admitted.key_share = krb_secret_rows(share, admitted.key.algorithm, admitted.krb_operation, usage);
+  });
+}
+
 void Server::admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
                        const std::function<void(Job&, const SecretBytes&)>& prepare) {
   JobKey key{message.sender, id};
@@ -635,20 +714,23 @@ std::optional<wire::BatchHeader> Server::form_batch() {
     queue_.pop_front();
   }
   if (queue_.empty()) return std::nullopt;
-  const Family family = family_of(jobs_.at(queue_.front()));
+  const BatchGroup group = group_of(jobs_.at(queue_.front()));
+  const std::uint32_t most = is_krb_family(group.family)
+                                 ? std::min(settings_.limits.max_batch_blocks, max_krb_batch_jobs(group.data_bytes))
+                                 : settings_.limits.max_batch_blocks;
 
   wire::BatchHeader header;
   std::uint32_t total = 0;
   std::uint32_t nonces = 0;
   for (const JobKey& key : queue_) {
-    if (total == settings_.limits.max_batch_blocks) break;
+    if (total == most) break;
     auto it = jobs_.find(key);
     if (it == jobs_.end()) continue;
     Job& job = it->second;
-    if (family_of(job) != family) continue;
+    if (group_of(job) != group) continue;
     const std::uint32_t left = job.instances - job.blocks_scheduled;
     if (left == 0) continue;
-    std::uint32_t take = std::min(left, settings_.limits.max_batch_blocks - total);
+    std::uint32_t take = std::min(left, most - total);
     std::uint32_t slice_nonces = 0;
     if (job.kind == JobKind::GcmPrefetch) {
       // Whole nonces only: every party must see all instances of a nonce in one batch.
@@ -670,11 +752,23 @@ std::optional<wire::BatchHeader> Server::form_batch() {
     if (slice.nonces != 0) slice.first_nonce = nonce_counter_.take(slice.nonces);
   header.epoch = epoch_;
   header.sequence = ++sequence_;
-  switch (family) {
+  const Job& first = jobs_.at(queue_.front());
+  switch (group.family) {
     case Family::GcmPrefetch:
-    case Family::GcmOpen: header.circuit = gcm_circuit(family, settings_.limits); break;
+    case Family::GcmOpen: header.circuit = gcm_circuit(group.family, settings_.limits); break;
+    case Family::KrbPrf128:
+    case Family::KrbPrf256:
+      header.circuit = CircuitSet::choose(krb_aes_algorithm(first.key.algorithm), false, total, settings_.limits);
+      break;
+    case Family::KrbEncrypt128:
+    case Family::KrbEncrypt256:
+    case Family::KrbDecrypt128:
+    case Family::KrbDecrypt256:
+    case Family::KrbChecksum:
+      header.circuit = krb_circuit_id(first.krb_operation, first.key.algorithm);
+      header.data_bytes = group.data_bytes;
+      break;
     default: {
-      const Job& first = jobs_.at(queue_.front());
       header.circuit = CircuitSet::choose(first.key.algorithm, first.request.operation == wire::Operation::EcbDecrypt,
                                           total, settings_.limits);
     }
@@ -771,45 +865,85 @@ void Server::fail_batch_jobs(const wire::BatchHeader& header, wire::Status statu
   }
 }
 
-bool Server::slice_input(const wire::BatchHeader& header, const wire::BatchSlice& slice, const Job& job,
-                         SliceInput& input) const {
+bool Server::slice_input(const wire::BatchHeader& header, const BatchTask& task, const wire::BatchSlice& slice,
+                         const Job& job, SliceInput& input) const {
   const wire::CircuitId circuit = header.circuit;
+  const bool krb_circuit = wire::is_krb_circuit(circuit);
   if (static_cast<std::uint64_t>(slice.first_block) + slice.blocks > job.instances) return false;
-  if (job.key_share.size() != 2 * CircuitSet::key_rows(circuit) / 8) return false;
+  if (job.key_share.size() != 2 * task.key_rows / 8) return false;
   const std::size_t bytes = static_cast<std::size_t>(slice.blocks) * 16;
   switch (job.kind) {
     case JobKind::Compute:
-      if (slice.nonces != 0 || is_tag_check(circuit) || job.key.algorithm != algorithm_of(circuit) ||
+      if (krb_circuit || slice.nonces != 0 || is_tag_check(circuit) || job.key.algorithm != algorithm_of(circuit) ||
           (job.request.operation == wire::Operation::EcbDecrypt) != is_decrypt(circuit))
         return false;
-      input.public_blocks.resize(bytes);
-      public_blocks(job.request, slice.first_block, slice.blocks, input.public_blocks);
+      input.public_records.resize(bytes);
+      public_blocks(job.request, slice.first_block, slice.blocks, input.public_records);
       break;
     case JobKind::GcmPrefetch: {
       const std::uint64_t per_nonce = 1 + static_cast<std::uint64_t>(job.blocks_per_nonce);
       if (!is_aes256_encrypt(circuit) || slice.nonces == 0 ||
           static_cast<std::uint64_t>(slice.nonces) * per_nonce != slice.blocks)
         return false;
-      input.public_blocks.resize(bytes);
+      input.public_records.resize(bytes);
       prefetch_blocks(header.epoch, slice.first_nonce, slice.nonces, static_cast<std::uint32_t>(per_nonce),
-                      input.public_blocks);
+                      input.public_records);
       input.keep_every = static_cast<std::uint32_t>(per_nonce);
       break;
     }
     case JobKind::GcmOpen:
       if (!is_tag_check(circuit) || slice.nonces != 0 || job.tag_check.size() != 32) return false;
-      input.public_blocks.resize(bytes);
-      open_blocks(job.nonce, slice.first_block, slice.blocks, input.public_blocks);
+      input.public_records.resize(bytes);
+      open_blocks(job.nonce, slice.first_block, slice.blocks, input.public_records);
       // Shares of zero everywhere but instance 0: the other instances only make keystream.
-      input.secret_blocks.resize(2 * bytes);
-      std::fill(input.secret_blocks.data(), input.secret_blocks.data() + 2 * bytes, std::uint8_t{0});
+      input.secret_records.resize(2 * bytes);
+      std::fill(input.secret_records.data(), input.secret_records.data() + 2 * bytes, std::uint8_t{0});
       if (slice.first_block == 0) {
-        std::memcpy(input.secret_blocks.data(), job.tag_check.data(), 16);
-        std::memcpy(input.secret_blocks.data() + bytes, job.tag_check.data() + 16, 16);
+        std::memcpy(input.secret_records.data(), job.tag_check.data(), 16);
+        std::memcpy(input.secret_records.data() + bytes, job.tag_check.data() + 16, 16);
       }
+      break;
+    case JobKind::Krb:
+      // One instance; the circuit must be the one this job's operation, key size and length
+      // need (a PRF: AES encryption of the key's size).
+      if (slice.first_block != 0 || slice.blocks != 1 || slice.nonces != 0) return false;
+      if (job.krb_operation == wire::KrbOperation::Prf) {
+        if (krb_circuit || is_tag_check(circuit) || is_decrypt(circuit) ||
+            algorithm_of(circuit) != krb_aes_algorithm(job.key.algorithm))
+          return false;
+      } else if (circuit != krb_circuit_id(job.krb_operation, job.key.algorithm) ||
+                 header.data_bytes != job.krb_data.size()) {
+        return false;
+      }
+      if (job.krb_data.size() != task.public_bytes) return false;
+      input.public_records = job.krb_data;
       break;
   }
   input.key_share = job.key_share;
+  return true;
+}
+
+bool Server::prepare_task(const wire::BatchHeader& header, BatchTask& task, std::string& error) {
+  if (wire::is_krb_circuit(header.circuit)) {
+    // The worker takes the program from the cache, compiling it there if needed.
+    try {
+      const KrbBatchLayout layout = krb_batch_layout(header.circuit, header.data_bytes);
+      task.key_rows = layout.key_rows;
+      task.public_bytes = layout.public_bytes;
+      task.secret_bytes = 0;
+      task.krb_circuits = &krb_circuits_;
+      return true;
+    } catch (const Error& failure) {
+      error = failure.what();
+      return false;
+    }
+  }
+  // The fixed circuits live as long as the server: a pointer that owns nothing.
+  task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(),
+                                                          &circuits_.program(header.circuit));
+  task.key_rows = CircuitSet::key_rows(header.circuit);
+  task.public_bytes = 16;
+  task.secret_bytes = is_tag_check(header.circuit) ? 16 : 0;
   return true;
 }
 
@@ -823,16 +957,32 @@ void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
     return;
   }
 
+  if (wire::is_krb_circuit(header.circuit) &&
+      (instances > max_krb_batch_jobs(header.data_bytes) ||
+       static_cast<std::uint64_t>(instances) * header.data_bytes > kMaxKrbBatchDataBytes)) {
+    log_.warn("batch refused", {{"sequence", header.sequence},
+                                {"instances", static_cast<std::uint64_t>(instances)},
+                                {"data_bytes", static_cast<std::uint64_t>(header.data_bytes)}});
+    abort_batch(header, wire::Status::TooLarge,
+                "Kerberos batch size refused by party " + std::to_string(settings_.party + 1));
+    return;
+  }
+
   BatchTask task;
   task.header = header;
-  task.program = &circuits_.program(header.circuit);
-  task.key_rows = CircuitSet::key_rows(header.circuit);
   task.instances = instances;
+  std::string error;
+  if (!prepare_task(header, task, error)) {
+    log_.error("batch circuit not built", {{"sequence", header.sequence}, {"error", error}});
+    abort_batch(header, wire::Status::Internal,
+                "party " + std::to_string(settings_.party + 1) + " cannot build the batch's circuit: " + error);
+    return;
+  }
   for (const auto& slice : header.slices) {
     SliceInput input;
     input.blocks = slice.blocks;
     auto it = jobs_.find(JobKey{slice.client, slice.request});
-    if (it != jobs_.end() && !it->second.answered && !slice_input(header, slice, it->second, input)) {
+    if (it != jobs_.end() && !it->second.answered && !slice_input(header, task, slice, it->second, input)) {
       input = SliceInput{};
       input.blocks = slice.blocks;
       reply_error(it->second.routing_id, slice.request, wire::Status::BadRequest,
@@ -842,7 +992,9 @@ void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
     task.slices.push_back(std::move(input));
   }
   const BatchTag tag{header.epoch, header.sequence};
-  if (instances <= settings_.limits.latency_batch_blocks) {
+  // Kerberos circuits are deep (hundreds to thousands of layers): on the main thread one
+  // would hold up every reply and the layer messages of the other batch in flight.
+  if (!wire::is_krb_circuit(header.circuit) && instances <= settings_.limits.latency_batch_blocks) {
     InlineExchange exchange(*this, header, early_messages_.take(tag));
     BatchResult result =
         evaluate_batch(task, *inline_evaluator_, prf_keys_, exchange, inline_inputs_, inline_outputs_, log_);
@@ -880,8 +1032,14 @@ void Server::apply_result(BatchResult& result) {
         it->second.tag_check.clear();
         it->second.nonce_shares.clear();
       } else {
-        add_slice_result(it->second, header, slice, result, index, offset);
-        if (it->second.blocks_done == it->second.instances) complete_job(it);
+        try {
+          add_slice_result(it->second, header, slice, result, index, offset);
+          if (it->second.blocks_done == it->second.instances) complete_job(it);
+        } catch (const Error& error) {
+          log_.error("batch result does not fit its job", {{"sequence", header.sequence}, {"error", error.what()}});
+          reply_error(it->second.routing_id, slice.request, wire::Status::Internal, error.what());
+          jobs_.erase(it);
+        }
       }
     }
     offset += slice.blocks;
@@ -889,7 +1047,7 @@ void Server::apply_result(BatchResult& result) {
   ++batches_run_;
   payload_bytes_sent_ += result.stats.bytes_sent;
   layer_messages_sent_ += result.stats.layers_exchanged;
-  and_gates_evaluated_ += circuits_.program(header.circuit).and_gates * offset;
+  and_gates_evaluated_ += result.and_gates * offset;
   log_.debug("batch done", {{"sequence", header.sequence},
                             {"instances", static_cast<std::uint64_t>(offset)},
                             {"layers", result.stats.layers_exchanged},
@@ -899,8 +1057,12 @@ void Server::apply_result(BatchResult& result) {
 
 void Server::add_slice_result(Job& job, const wire::BatchHeader& header, const wire::BatchSlice& slice,
                               const BatchResult& result, std::size_t slice_index, std::size_t offset) {
-  const auto masked_x = [&](std::size_t instance) { return result.masked.x.data() + (offset + instance) * 16; };
-  const auto masked_a = [&](std::size_t instance) { return result.masked.a.data() + (offset + instance) * 16; };
+  const std::size_t record = result.record_bytes;
+  const auto masked_x = [&](std::size_t instance) { return result.masked.x.data() + (offset + instance) * record; };
+  const auto masked_a = [&](std::size_t instance) { return result.masked.a.data() + (offset + instance) * record; };
+  // The AES circuits give one 16-byte block per instance (and the tag check one bit after it).
+  if (job.kind != JobKind::Krb && record != (job.kind == JobKind::GcmOpen ? 17u : 16u))
+    throw Error(Component::Server, "output records of " + std::to_string(record) + " bytes for an AES job");
   switch (job.kind) {
     case JobKind::Compute: {
       if (job.masked_x.empty()) {
@@ -918,6 +1080,9 @@ void Server::add_slice_result(Job& job, const wire::BatchHeader& header, const w
       const std::size_t per_nonce = 1 + static_cast<std::size_t>(job.blocks_per_nonce);
       const std::size_t first = slice.first_block / per_nonce;
       const SecretBytes& kept = result.kept[slice_index];
+      if (kept.size() != static_cast<std::size_t>(slice.nonces) * 32)
+        throw Error(Component::Server, "GCM prefetch slice kept " + std::to_string(kept.size()) + " bytes for " +
+                                           std::to_string(slice.nonces) + " nonces");
       for (std::size_t k = 0; k < slice.nonces; ++k) {
         const std::size_t q = first + k;
         const auto nonce = make_gcm_nonce(header.epoch, slice.first_nonce + static_cast<std::uint32_t>(k));
@@ -935,14 +1100,26 @@ void Server::add_slice_result(Job& job, const wire::BatchHeader& header, const w
       for (std::size_t t = 0; t < slice.blocks; ++t) {
         const std::size_t instance = slice.first_block + t;
         if (instance == 0) {
-          job.verdict_x = result.masked_bits.x[offset];
-          job.verdict_a = result.masked_bits.a[offset];
+          // The verdict is output 128: bit 0 of the record's last byte.
+          job.verdict_x = static_cast<std::uint8_t>(masked_x(t)[16] & 1);
+          job.verdict_a = static_cast<std::uint8_t>(masked_a(t)[16] & 1);
         } else {
           std::memcpy(job.masked_x.data() + (instance - 1) * 16, masked_x(t), 16);
           std::memcpy(job.masked_a.data() + (instance - 1) * 16, masked_a(t), 16);
         }
       }
       break;
+    case JobKind::Krb: {
+      // The output record is the result: ciphertext || MAC, plaintext || verdict byte, MAC
+      // or PRF block (krb_jobs.hpp).
+      const std::size_t bytes = wire::krb_result_bytes(job.krb_operation, job.krb_data.size());
+      if (record != bytes || slice.blocks != 1)
+        throw Error(Component::Server, "Kerberos output record of " + std::to_string(record) + " bytes, expected " +
+                                           std::to_string(bytes));
+      job.masked_x.assign(masked_x(0), masked_x(0) + bytes);
+      job.masked_a.assign(masked_a(0), masked_a(0) + bytes);
+      break;
+    }
   }
   job.blocks_done += slice.blocks;
 }
@@ -974,6 +1151,10 @@ void Server::complete_job(std::map<JobKey, Job>::iterator it) {
     case JobKind::GcmOpen:
       answer.body = wire::GcmOpenResult{job.instances - 1, std::move(job.masked_x), std::move(job.masked_a),
                                         job.verdict_x, job.verdict_a};
+      break;
+    case JobKind::Krb:
+      job.key_share.clear();
+      answer.body = wire::KrbResult{std::move(job.masked_x), std::move(job.masked_a)};
       break;
   }
   reply(job.routing_id, std::move(answer));

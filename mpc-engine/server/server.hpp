@@ -17,6 +17,12 @@
 // no batch: each party answers on its own from its pool entry and its shares of the hash
 // key powers. An open is a batch job with the AES-and-compare circuit that answers only
 // the tag check's verdict and the keystream.
+//
+// Kerberos jobs (wire::KrbRequest, krb_jobs.hpp) are one instance each of a circuit fixed by
+// operation, key size and data length; jobs with the same circuit share a batch, and the
+// batch header names the length so the followers compile the same circuit (cached in
+// krb_circuits_). Their circuits are hundreds to thousands of AND layers deep, so their
+// batches always run on a worker: the main thread keeps answering and collecting meanwhile.
 #pragma once
 
 #include <atomic>
@@ -33,6 +39,7 @@
 #include "server/circuit_set.hpp"
 #include "server/early_messages.hpp"
 #include "server/jobs.hpp"
+#include "server/krb_circuit_cache.hpp"
 #include "server/nonce_pool.hpp"
 #include "server/peer_links.hpp"
 #include "server/prf_keys.hpp"
@@ -63,6 +70,7 @@ class Server {
   void handle_gcm_prefetch(transport::ReceivedMessage& message, const wire::GcmPrefetchRequest& request);
   void handle_gcm_tag(transport::ReceivedMessage& message, const wire::GcmTagRequest& request);
   void handle_gcm_open(transport::ReceivedMessage& message, const wire::GcmOpenRequest& request);
+  void handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& request);
   // Checks the limits, loads the key share, lets `prepare` take from it what the job needs
   // and queues the job (or answers the refusal).
   void admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
@@ -107,8 +115,11 @@ class Server {
   void new_epoch();
   // The inputs of one slice of `header` for the job it names, or false if the job cannot
   // run in that slice.
-  bool slice_input(const wire::BatchHeader& header, const wire::BatchSlice& slice, const Job& job,
-                   SliceInput& input) const;
+  bool slice_input(const wire::BatchHeader& header, const BatchTask& task, const wire::BatchSlice& slice,
+                   const Job& job, SliceInput& input) const;
+  // The program (for a Kerberos batch: where the worker finds it) and input layout of a
+  // batch's circuit; false, with `error` saying why, if there is none.
+  bool prepare_task(const wire::BatchHeader& header, BatchTask& task, std::string& error);
 
   // An evaluator of the configured back end: the GPU one for backend = "cuda", or for
   // "auto" when a CUDA device is present; the SIMD CPU one otherwise.
@@ -120,6 +131,7 @@ class Server {
   PartyPrfKeys prf_keys_;
   store::ShareStore store_;
   CircuitSet circuits_;
+  KrbCircuitCache krb_circuits_;
   transport::Context context_;
   std::unique_ptr<transport::Listener> clients_;
   std::unique_ptr<PeerLinks> peers_;

@@ -52,6 +52,8 @@ bool known_algorithm(wire::KeyAlgorithm algorithm) {
     case wire::KeyAlgorithm::Aes128:
     case wire::KeyAlgorithm::Aes256:
     case wire::KeyAlgorithm::Aes256Gcm:
+    case wire::KeyAlgorithm::Aes128CtsHmacSha1:
+    case wire::KeyAlgorithm::Aes256CtsHmacSha1:
       return true;
   }
   return false;

@@ -61,6 +61,63 @@ void check_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
     fail("GCM input of " + std::to_string(blocks) + " GHASH blocks exceeds " + std::to_string(kGcmHashPowers));
 }
 
+KrbOperation checked_krb_operation(std::uint8_t value) {
+  switch (value) {
+    case static_cast<std::uint8_t>(KrbOperation::Encrypt): return KrbOperation::Encrypt;
+    case static_cast<std::uint8_t>(KrbOperation::Decrypt): return KrbOperation::Decrypt;
+    case static_cast<std::uint8_t>(KrbOperation::Checksum): return KrbOperation::Checksum;
+    case static_cast<std::uint8_t>(KrbOperation::Prf): return KrbOperation::Prf;
+  }
+  fail("unknown Kerberos operation " + std::to_string(value));
+}
+
+const char* krb_operation_name(KrbOperation operation) {
+  switch (operation) {
+    case KrbOperation::Encrypt: return "encrypt";
+    case KrbOperation::Decrypt: return "decrypt";
+    case KrbOperation::Checksum: return "checksum";
+    case KrbOperation::Prf: return "prf";
+  }
+  return "unknown";
+}
+
+// Krb requests serve only the Kerberos keys, whose material holds the derived keys.
+void check_krb_algorithm(KeyAlgorithm algorithm) {
+  if (!is_krb_algorithm(algorithm))
+    fail(std::string("Kerberos request for a key of algorithm ") + algorithm_name(algorithm));
+}
+
+// The PRF key is one per protocol key: a PRF request names no usage. Every other operation
+// needs a usage whose derived keys the material holds.
+void check_krb_usage(KrbOperation operation, std::uint32_t usage) {
+  if (operation == KrbOperation::Prf) {
+    if (usage != 0) fail("Kerberos PRF request with usage " + std::to_string(usage) + ", must be 0");
+    return;
+  }
+  if (!krb_usage_index(usage))
+    fail(std::string("Kerberos ") + krb_operation_name(operation) + " request for usage " + std::to_string(usage) +
+         ", whose keys no server holds");
+}
+
+// Checks everything about a Krb request but the key name.
+void check_krb_request(KrbOperation operation, KeyAlgorithm algorithm, std::uint32_t usage, std::size_t data_bytes) {
+  checked_krb_operation(static_cast<std::uint8_t>(operation));
+  check_krb_algorithm(algorithm);
+  check_krb_usage(operation, usage);
+  (void)krb_result_bytes(operation, data_bytes);
+}
+
+// Result lengths a Krb reply can carry: from a checksum (12 bytes) to the encryption of the
+// longest data.
+constexpr std::size_t kMinKrbResultBytes = kKrbMacBytes;
+constexpr std::size_t kMaxKrbResultBytes = kKrbMaxDataBytes + kKrbMacBytes;
+
+void check_krb_result_length(std::size_t length) {
+  if (length < kMinKrbResultBytes || length > kMaxKrbResultBytes)
+    fail("Kerberos result of " + std::to_string(length) + " bytes outside " + std::to_string(kMinKrbResultBytes) +
+         ".." + std::to_string(kMaxKrbResultBytes));
+}
+
 // Most text blocks a GCM open can have: the GHASH input also holds the length block.
 constexpr std::uint32_t kMaxGcmOpenBlocks = kGcmHashPowers - 1;
 
@@ -102,6 +159,8 @@ std::size_t encoded_request_bytes(const Request& request) {
                               else if constexpr (std::is_same_v<T, GcmOpenRequest>)
                                 return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
                                        r.text.size() + kGcmTagBytes;
+                              else if constexpr (std::is_same_v<T, KrbRequest>)
+                                return 1 + encoded_key_id_bytes(r.key) + 4 + 4 + r.data.size();
                               else
                                 return 0;
                             },
@@ -185,6 +244,16 @@ void encode_body(ByteWriter& writer, const GcmOpenRequest& r) {
   writer.bytes(r.tag);
 }
 
+void encode_body(ByteWriter& writer, const KrbRequest& r) {
+  check_krb_request(r.operation, r.key.algorithm, r.usage, r.data.size());
+  write_header(writer, MessageType::Krb, r.id);
+  writer.u8(static_cast<std::uint8_t>(r.operation));
+  write_key_id(writer, r.key);
+  writer.u32(r.usage);
+  writer.u32(static_cast<std::uint32_t>(r.data.size()));
+  writer.bytes(r.data);
+}
+
 ComputeRequest decode_compute(ByteReader& reader, const RequestId& id) {
   ComputeRequest r;
   r.id = id;
@@ -262,6 +331,22 @@ GcmOpenRequest decode_gcm_open(ByteReader& reader, const RequestId& id) {
   GcmInput in = read_gcm_input(reader);
   GcmOpenRequest r{id, std::move(in.key), in.nonce, std::move(in.aad), std::move(in.text), {}};
   r.tag = reader.array<kGcmTagBytes>();
+  return r;
+}
+
+KrbRequest decode_krb(ByteReader& reader, const RequestId& id) {
+  KrbRequest r;
+  r.id = id;
+  r.operation = checked_krb_operation(reader.u8());
+  r.key = read_key_id(reader);
+  check_krb_algorithm(r.key.algorithm);
+  r.usage = reader.u32();
+  check_krb_usage(r.operation, r.usage);
+  const std::uint32_t length = reader.u32();
+  // Checked before reading so a huge length fails on the limit, not on the frame size.
+  (void)krb_result_bytes(r.operation, length);
+  const auto data = reader.bytes(length);
+  r.data.assign(data.begin(), data.end());
   return r;
 }
 
@@ -347,6 +432,20 @@ GcmOpenResult decode_gcm_open_result(ByteReader& reader) {
   return result;
 }
 
+KrbResult decode_krb_result(ByteReader& reader) {
+  const std::uint32_t length = reader.u32();
+  check_krb_result_length(length);
+  if (reader.remaining() != 2 * static_cast<std::size_t>(length))
+    fail("Kerberos result of " + std::to_string(reader.remaining()) + " share bytes for " + std::to_string(length) +
+         " result bytes");
+  KrbResult result;
+  const auto x = reader.bytes(length);
+  const auto a = reader.bytes(length);
+  result.x.assign(x.begin(), x.end());
+  result.a.assign(a.begin(), a.end());
+  return result;
+}
+
 ServerStatus decode_server_status(ByteReader& reader) {
   ServerStatus status;
   status.party = reader.u8();
@@ -418,6 +517,14 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.bytes(b.a);
           writer.u8(b.verdict_x);
           writer.u8(b.verdict_a);
+        } else if constexpr (std::is_same_v<T, KrbResult>) {
+          check_krb_result_length(b.x.size());
+          if (b.a.size() != b.x.size())
+            fail("Kerberos result shares of " + std::to_string(b.x.size()) + " and " + std::to_string(b.a.size()) +
+                 " bytes");
+          writer.u32(static_cast<std::uint32_t>(b.x.size()));
+          writer.bytes(b.x);
+          writer.bytes(b.a);
         }
       },
       body);
@@ -428,6 +535,32 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
 std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexcept {
   // Each term is at most SIZE_MAX / 16 + 1, so the sum cannot overflow.
   return padded_blocks(aad_bytes) + padded_blocks(text_bytes) + 1;
+}
+
+std::size_t krb_result_bytes(KrbOperation operation, std::size_t data_bytes) {
+  const char* name = krb_operation_name(operation);
+  if (data_bytes > kKrbMaxDataBytes)
+    fail(std::string("Kerberos ") + name + " of " + std::to_string(data_bytes) + " bytes exceeds " +
+         std::to_string(kKrbMaxDataBytes));
+  switch (operation) {
+    case KrbOperation::Encrypt:
+      if (data_bytes < kKrbConfounderBytes)
+        fail("Kerberos encrypt of " + std::to_string(data_bytes) + " bytes, shorter than the " +
+             std::to_string(kKrbConfounderBytes) + "-byte confounder");
+      return data_bytes + kKrbMacBytes;
+    case KrbOperation::Decrypt:
+      if (data_bytes < kKrbConfounderBytes + kKrbMacBytes)
+        fail("Kerberos decrypt of " + std::to_string(data_bytes) + " bytes, shorter than confounder and MAC (" +
+             std::to_string(kKrbConfounderBytes + kKrbMacBytes) + ")");
+      return data_bytes - kKrbMacBytes + 1;
+    case KrbOperation::Checksum: return kKrbMacBytes;
+    case KrbOperation::Prf:
+      if (data_bytes != kBlockBytes)
+        fail("Kerberos PRF of " + std::to_string(data_bytes) + " bytes, must be one " + std::to_string(kBlockBytes) +
+             "-byte block");
+      return kBlockBytes;
+  }
+  fail("unknown Kerberos operation " + std::to_string(static_cast<unsigned>(operation)));
 }
 
 std::vector<std::uint8_t> encode_request(const Request& request) {
@@ -461,6 +594,7 @@ Request decode_request(std::span<const std::uint8_t> frame) {
     case static_cast<std::uint8_t>(MessageType::GcmPrefetch): request = decode_gcm_prefetch(reader, id); break;
     case static_cast<std::uint8_t>(MessageType::GcmTag): request = decode_gcm_tag(reader, id); break;
     case static_cast<std::uint8_t>(MessageType::GcmOpen): request = decode_gcm_open(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::Krb): request = decode_krb(reader, id); break;
     default: fail("unknown request type " + std::to_string(type));
   }
   reader.expect_end();
@@ -513,7 +647,8 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
     case MessageType::Status:
     case MessageType::GcmPrefetch:
     case MessageType::GcmTag:
-    case MessageType::GcmOpen: break;
+    case MessageType::GcmOpen:
+    case MessageType::Krb: break;
     default: fail("no reply is defined for message type " + std::to_string(static_cast<unsigned>(request_type)));
   }
   ByteReader reader(frame, Component::Wire);
@@ -534,6 +669,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
       case MessageType::GcmPrefetch: reply.body = decode_gcm_prefetch_result(reader); break;
       case MessageType::GcmTag: reply.body = decode_gcm_tag_result(reader); break;
       case MessageType::GcmOpen: reply.body = decode_gcm_open_result(reader); break;
+      case MessageType::Krb: reply.body = decode_krb_result(reader); break;
       default: break;  // ImportKey, DeleteKey: no body
     }
   }

@@ -35,6 +35,7 @@ enum class MessageType : std::uint8_t {
   GcmPrefetch = 6,
   GcmTag = 7,
   GcmOpen = 8,
+  Krb = 9,
   Reply = 0x80,
 };
 
@@ -122,8 +123,40 @@ struct GcmOpenRequest {
   GcmTagBytes tag{};
 };
 
+// Kerberos jobs under an Aes128CtsHmacSha1 or Aes256CtsHmacSha1 key (RFC 3961, RFC 3962).
+// Each is one evaluation of a circuit fixed by the operation, the key size and the data length
+// (circuits/kerberos.hpp); `usage` picks the derived keys (kKrbUsages).
+enum class KrbOperation : std::uint8_t {
+  // data = confounder (16 bytes, chosen by the caller) || plaintext. Result: the ciphertext
+  // (CBC-CTS under Ke, data.size() bytes) || HMAC-SHA1-96 under Ki of data: what
+  // krb5_c_encrypt writes.
+  Encrypt = 1,
+  // data = what krb5_c_encrypt wrote (at least 16 + 12 bytes). Result: confounder || plaintext
+  // (data.size() - 12 bytes) when the HMAC matches, all zeros otherwise, then one verdict byte
+  // (1 = the HMAC matches, 0 = it does not). The HMAC is compared inside the computation.
+  Decrypt = 2,
+  // data = the message (may be empty). Result: HMAC-SHA1-96 under Kc (12 bytes).
+  Checksum = 3,
+  // data = the 16-byte block SHA-1(input)[0..16) (RFC 3962 PRF, hashed by the caller); usage
+  // must be 0. Result: AES under the PRF key of that block (16 bytes).
+  Prf = 4,
+};
+
+// Body: u8 operation | key id | u32 usage | u32 length | data.
+struct KrbRequest {
+  RequestId id{};
+  KeyId key;
+  KrbOperation operation = KrbOperation::Encrypt;
+  std::uint32_t usage = 0;
+  std::vector<std::uint8_t> data;  // at most kKrbMaxDataBytes; length rules per operation above
+};
+
+// Result bytes of a Krb request with `data_bytes` of data (the lengths above); throws
+// FormatError(Wire) for data the operation cannot take.
+std::size_t krb_result_bytes(KrbOperation operation, std::size_t data_bytes);
+
 using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest,
-                             GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest>;
+                             GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest, KrbRequest>;
 
 // Key ids are encoded as: short string name | u32 version | u8 algorithm.
 std::vector<std::uint8_t> encode_request(const Request& request);
@@ -207,9 +240,16 @@ struct GcmOpenResult {
   std::uint8_t verdict_a = 0;
 };
 
+// Body of a successful Krb reply: u32 length | masked x share | masked a share (length bytes
+// each; length = krb_result_bytes of the request). The client reconstructs the result bytes.
+struct KrbResult {
+  std::vector<std::uint8_t> x;
+  std::vector<std::uint8_t> a;
+};
+
 // Import and Delete replies carry no body.
 using ReplyBody = std::variant<std::monostate, ComputeResult, KeyList, ServerStatus, GcmPrefetchResult, GcmTagResult,
-                               GcmOpenResult>;
+                               GcmOpenResult, KrbResult>;
 
 struct Reply {
   RequestId id{};

@@ -11,6 +11,8 @@ const char* algorithm_name(KeyAlgorithm algorithm) {
     case KeyAlgorithm::Aes128: return "aes128";
     case KeyAlgorithm::Aes256: return "aes256";
     case KeyAlgorithm::Aes256Gcm: return "aes256-gcm";
+    case KeyAlgorithm::Aes128CtsHmacSha1: return "aes128-cts-hmac-sha1-96";
+    case KeyAlgorithm::Aes256CtsHmacSha1: return "aes256-cts-hmac-sha1-96";
   }
   return "unknown";
 }
@@ -19,6 +21,8 @@ std::optional<KeyAlgorithm> parse_algorithm(std::string_view name) {
   if (name == "aes128") return KeyAlgorithm::Aes128;
   if (name == "aes256") return KeyAlgorithm::Aes256;
   if (name == "aes256-gcm") return KeyAlgorithm::Aes256Gcm;
+  if (name == "aes128-cts-hmac-sha1-96") return KeyAlgorithm::Aes128CtsHmacSha1;
+  if (name == "aes256-cts-hmac-sha1-96") return KeyAlgorithm::Aes256CtsHmacSha1;
   return std::nullopt;
 }
 
@@ -27,6 +31,9 @@ std::size_t material_bytes(KeyAlgorithm algorithm) {
     case KeyAlgorithm::Aes128: return 11 * 16;
     case KeyAlgorithm::Aes256: return 15 * 16;
     case KeyAlgorithm::Aes256Gcm: return kGcmRoundKeyBytes + kGcmHashPowers * 16;
+    case KeyAlgorithm::Aes128CtsHmacSha1:
+    case KeyAlgorithm::Aes256CtsHmacSha1:
+      return kKrbUsageCount * krb_usage_block_bytes(algorithm) + (aes_rounds(algorithm) + 1) * 16;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
 }
@@ -36,6 +43,8 @@ std::size_t aes_rounds(KeyAlgorithm algorithm) {
     case KeyAlgorithm::Aes128: return 10;
     case KeyAlgorithm::Aes256: return 14;
     case KeyAlgorithm::Aes256Gcm: return 14;
+    case KeyAlgorithm::Aes128CtsHmacSha1: return 10;
+    case KeyAlgorithm::Aes256CtsHmacSha1: return 14;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
 }
@@ -45,9 +54,52 @@ std::size_t key_bytes(KeyAlgorithm algorithm) {
     case KeyAlgorithm::Aes128: return 16;
     case KeyAlgorithm::Aes256: return 32;
     case KeyAlgorithm::Aes256Gcm: return 32;
+    case KeyAlgorithm::Aes128CtsHmacSha1: return 16;
+    case KeyAlgorithm::Aes256CtsHmacSha1: return 32;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
 }
+
+bool is_krb_algorithm(KeyAlgorithm algorithm) noexcept {
+  return algorithm == KeyAlgorithm::Aes128CtsHmacSha1 || algorithm == KeyAlgorithm::Aes256CtsHmacSha1;
+}
+
+std::optional<std::size_t> krb_usage_index(std::uint32_t usage) noexcept {
+  for (std::size_t i = 0; i < kKrbUsageCount; ++i)
+    if (kKrbUsages[i] == usage) return i;
+  return std::nullopt;
+}
+
+namespace {
+void require_krb(KeyAlgorithm algorithm) {
+  if (!is_krb_algorithm(algorithm))
+    throw FormatError(Component::Wire, std::string(algorithm_name(algorithm)) + " is not a Kerberos key algorithm");
+}
+void require_usage_index(std::size_t usage_index) {
+  if (usage_index >= kKrbUsageCount)
+    throw FormatError(Component::Wire, "usage index " + std::to_string(usage_index) + " out of range");
+}
+}  // namespace
+
+std::size_t krb_usage_block_bytes(KeyAlgorithm algorithm) {
+  require_krb(algorithm);
+  return (aes_rounds(algorithm) + 1) * 16 + 2 * kKrbHmacStateBytes;
+}
+
+std::size_t krb_ke_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
+  require_usage_index(usage_index);
+  return usage_index * krb_usage_block_bytes(algorithm);
+}
+
+std::size_t krb_ki_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
+  return krb_ke_offset(algorithm, usage_index) + (aes_rounds(algorithm) + 1) * 16;
+}
+
+std::size_t krb_kc_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
+  return krb_ki_offset(algorithm, usage_index) + kKrbHmacStateBytes;
+}
+
+std::size_t krb_prf_offset(KeyAlgorithm algorithm) { return kKrbUsageCount * krb_usage_block_bytes(algorithm); }
 
 void validate_key_name(std::string_view name) {
   if (name.empty()) throw FormatError(Component::Wire, "empty key name");
@@ -70,6 +122,8 @@ KeyAlgorithm checked_algorithm(std::uint8_t value) {
     case static_cast<std::uint8_t>(KeyAlgorithm::Aes128): return KeyAlgorithm::Aes128;
     case static_cast<std::uint8_t>(KeyAlgorithm::Aes256): return KeyAlgorithm::Aes256;
     case static_cast<std::uint8_t>(KeyAlgorithm::Aes256Gcm): return KeyAlgorithm::Aes256Gcm;
+    case static_cast<std::uint8_t>(KeyAlgorithm::Aes128CtsHmacSha1): return KeyAlgorithm::Aes128CtsHmacSha1;
+    case static_cast<std::uint8_t>(KeyAlgorithm::Aes256CtsHmacSha1): return KeyAlgorithm::Aes256CtsHmacSha1;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(value));
 }

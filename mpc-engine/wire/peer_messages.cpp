@@ -38,6 +38,21 @@ void check_slice(const BatchSlice& slice) {
     fail("batch slice nonce range overflows");
 }
 
+// A Kerberos batch runs one instance per job, and every job has the batch's data length.
+void check_krb_batch(CircuitId circuit, std::uint32_t data_bytes) {
+  if (!is_krb_circuit(circuit)) {
+    if (data_bytes != 0) fail("batch of a non-Kerberos circuit with a data length");
+    return;
+  }
+  (void)krb_result_bytes(krb_operation_of(circuit), data_bytes);
+}
+
+void check_krb_slice(CircuitId circuit, const BatchSlice& slice) {
+  if (is_krb_circuit(circuit) && (slice.first_block != 0 || slice.blocks != 1 || slice.nonces != 0))
+    fail("Kerberos batch slice of blocks " + std::to_string(slice.first_block) + " + " + std::to_string(slice.blocks) +
+         " with " + std::to_string(slice.nonces) + " nonces; each is one whole job");
+}
+
 void check_slice_count(std::size_t count) {
   if (count == 0) fail("batch without slices");
   if (count > kMaxBatchSlices)
@@ -55,6 +70,8 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
   const std::uint8_t circuit = reader.u8();
   if (!is_valid_circuit_id(circuit)) fail("unknown circuit id " + std::to_string(circuit));
   header.circuit = static_cast<CircuitId>(circuit);
+  if (is_krb_circuit(header.circuit)) header.data_bytes = reader.u32();
+  check_krb_batch(header.circuit, header.data_bytes);
   const std::uint32_t count = reader.u32();
   check_slice_count(count);
   if (reader.remaining() != static_cast<std::size_t>(count) * kSliceBytes)
@@ -68,6 +85,7 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
     slice.first_nonce = reader.u32();
     slice.nonces = reader.u32();
     check_slice(slice);
+    check_krb_slice(header.circuit, slice);
   }
   return header;
 }
@@ -76,20 +94,41 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
 
 bool is_valid_circuit_id(std::uint8_t value) {
   return value >= static_cast<std::uint8_t>(CircuitId::Aes128EncryptAnd32) &&
-         value <= static_cast<std::uint8_t>(CircuitId::Aes256EncryptEqDepth4);
+         value <= static_cast<std::uint8_t>(CircuitId::KrbChecksum);
+}
+
+bool is_krb_circuit(CircuitId id) {
+  return static_cast<std::uint8_t>(id) >= static_cast<std::uint8_t>(CircuitId::KrbEncryptAes128) &&
+         static_cast<std::uint8_t>(id) <= static_cast<std::uint8_t>(CircuitId::KrbChecksum);
+}
+
+KrbOperation krb_operation_of(CircuitId id) {
+  switch (id) {
+    case CircuitId::KrbEncryptAes128:
+    case CircuitId::KrbEncryptAes256: return KrbOperation::Encrypt;
+    case CircuitId::KrbDecryptAes128:
+    case CircuitId::KrbDecryptAes256: return KrbOperation::Decrypt;
+    case CircuitId::KrbChecksum: return KrbOperation::Checksum;
+    default: break;
+  }
+  fail("circuit id " + std::to_string(static_cast<unsigned>(id)) + " is not a Kerberos circuit");
 }
 
 std::vector<std::uint8_t> encode_batch(const BatchHeader& header) {
   if (!is_valid_circuit_id(static_cast<std::uint8_t>(header.circuit))) fail("unknown circuit id");
+  check_krb_batch(header.circuit, header.data_bytes);
   check_slice_count(header.slices.size());
+  const bool krb = is_krb_circuit(header.circuit);
   std::vector<std::uint8_t> out;
-  out.reserve(kPeerHeaderBytes + 1 + 4 + header.slices.size() * kSliceBytes);
+  out.reserve(kPeerHeaderBytes + 1 + (krb ? 4 : 0) + 4 + header.slices.size() * kSliceBytes);
   ByteWriter writer(out);
   write_header(writer, PeerMessageType::Batch, header.epoch, header.sequence);
   writer.u8(static_cast<std::uint8_t>(header.circuit));
+  if (krb) writer.u32(header.data_bytes);
   writer.u32(static_cast<std::uint32_t>(header.slices.size()));
   for (const auto& slice : header.slices) {
     check_slice(slice);
+    check_krb_slice(header.circuit, slice);
     writer.bytes(slice.client);
     writer.bytes(slice.request);
     writer.u32(slice.first_block);

@@ -3,9 +3,12 @@
 //
 //   u8 version (=1) | u8 type | u64 epoch | u32 sequence | body
 //
-// Batch (leader -> both followers): u8 circuit | u32 slice count | slices, each
-//   32-byte client public key | 16-byte request id | u32 first block | u32 blocks |
+// Batch (leader -> both followers): u8 circuit | [u32 data length] | u32 slice count | slices,
+//   each 32-byte client public key | 16-byte request id | u32 first block | u32 blocks |
 //   u32 first nonce | u32 nonces
+//   The data length is present only for the Kerberos circuit ids (is_krb_circuit): the
+//   length of every job's KrbRequest::data, which with the id fixes the circuit. Batches of
+//   the other ids have no such field (the format they always had).
 // Layer (party i -> party i+1): u32 layer index | payload (rest of the frame)
 // Abort (any party -> the other two): u16 reason | short string detail
 #pragma once
@@ -38,8 +41,19 @@ enum class CircuitId : std::uint8_t {
   // AES-256 encryption whose output is also compared with a secret block (GCM open).
   Aes256EncryptEqAnd32 = 9,
   Aes256EncryptEqDepth4 = 10,
+  // Kerberos jobs (circuits/kerberos.hpp, KrbRequest), compiled per data length; they use
+  // the depth-4 S-box. Every slice is one job of one instance (first block 0, 1 block, no
+  // nonces). A PRF job runs an AES encryption circuit above.
+  KrbEncryptAes128 = 11,
+  KrbEncryptAes256 = 12,
+  KrbDecryptAes128 = 13,
+  KrbDecryptAes256 = 14,
+  KrbChecksum = 15,  // HMAC only: the same circuit for both key sizes
 };
 bool is_valid_circuit_id(std::uint8_t value);
+bool is_krb_circuit(CircuitId id);
+// The Kerberos operation a Kerberos circuit id runs (Encrypt, Decrypt or Checksum).
+KrbOperation krb_operation_of(CircuitId id);
 
 inline constexpr std::uint32_t kMaxBatchSlices = 1u << 16;
 
@@ -65,6 +79,9 @@ struct BatchHeader {
   std::uint64_t epoch = 0;
   std::uint32_t sequence = 0;
   CircuitId circuit = CircuitId::Aes128EncryptAnd32;
+  // Kerberos circuits: the data length of every job (valid for krb_result_bytes of the
+  // circuit's operation). 0 for every other circuit.
+  std::uint32_t data_bytes = 0;
   std::vector<BatchSlice> slices;
 };
 

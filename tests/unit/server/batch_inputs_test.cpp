@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include "common/error.hpp"
+
 namespace mpc::server {
 namespace {
 
@@ -89,6 +91,34 @@ TEST(PublicBlocks, CountsFromTheSliceOffsetForCtrAndCopiesForEcb) {
   public_blocks(ecb, 2, 1, std::span(out).first(16));
   EXPECT_EQ(out[0], 32);
   EXPECT_EQ(out[15], 47);
+}
+
+TEST(UnsliceOutputRecords, PacksBitsIntoBytesAndZeroesThePadding) {
+  // Row r of instance n holds bit (r * 7 + n * 3) % 5 == 0, for 70 instances (two words a row).
+  const std::size_t instances = 70;
+  const std::size_t words = 2;
+  for (std::size_t bits : {std::size_t{1}, std::size_t{3}, std::size_t{8}, std::size_t{96}, std::size_t{129}}) {
+    std::vector<std::uint64_t> rows(bits * words, 0);
+    auto bit_of = [](std::size_t r, std::size_t n) { return (r * 7 + n * 3) % 5 == 0 ? 1u : 0u; };
+    for (std::size_t r = 0; r < bits; ++r)
+      for (std::size_t n = 0; n < instances; ++n)
+        rows[r * words + n / 64] |= static_cast<std::uint64_t>(bit_of(r, n)) << (n % 64);
+    // Padding lanes of the last word hold garbage: they must not leak into the records.
+    for (std::size_t r = 0; r < bits; ++r) rows[r * words + 1] |= ~0ull << (instances % 64);
+    const std::size_t record = (bits + 7) / 8;
+    std::vector<std::uint8_t> records(record * instances, 0xaa);
+    unslice_output_records(rows, words, bits, instances, records);
+    for (std::size_t n = 0; n < instances; ++n)
+      for (std::size_t b = 0; b < record * 8; ++b) {
+        const unsigned expected = b < bits ? bit_of(b, n) : 0u;
+        ASSERT_EQ((records[n * record + b / 8] >> (b % 8)) & 1u, expected) << bits << " bits, instance " << n << " bit " << b;
+      }
+  }
+  std::vector<std::uint64_t> rows(16 * 2);
+  std::vector<std::uint8_t> wrong(3 * 70);
+  EXPECT_THROW(unslice_output_records(rows, 2, 16, 70, wrong), Error);
+  std::vector<std::uint8_t> records(3 * 70);
+  EXPECT_THROW(unslice_output_records(rows, 2, 17, 70, records), Error);  // rows missing
 }
 
 }  // namespace

@@ -179,6 +179,31 @@ TEST_F(ShareStoreTest, VersionsAndAlgorithmsKeptSideBySide) {
   }
 }
 
+TEST_F(ShareStoreTest, KerberosKeysAreStoredBesideTheOthers) {
+  std::vector<std::pair<KeyId, SecretBytes>> records;
+  for (auto algorithm : {KeyAlgorithm::Aes256, KeyAlgorithm::Aes128CtsHmacSha1, KeyAlgorithm::Aes256CtsHmacSha1})
+    records.emplace_back(key_id("alice@EXAMPLE.COM", 3, algorithm),
+                         random_bytes(2 * mpc::wire::material_bytes(algorithm)));
+  {
+    ShareStore store(directory, storage_key);
+    for (const auto& [id, share] : records) ASSERT_TRUE(store.put(id, share));
+    EXPECT_FALSE(store.put(records[1].first, records[2].second));
+    EXPECT_THROW((void)store.put(key_id("x", 1, static_cast<KeyAlgorithm>(6)), random_bytes(16)), mpc::FormatError);
+  }
+  // Reopened: the record keys of the new algorithms decode.
+  ShareStore store(directory, storage_key);
+  for (const auto& [id, share] : records) {
+    auto got = store.get(id);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_TRUE(same(*got, share));
+  }
+  const auto listed = store.list("alice@");
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[0].key.algorithm, KeyAlgorithm::Aes256);
+  EXPECT_EQ(listed[1].key.algorithm, KeyAlgorithm::Aes128CtsHmacSha1);
+  EXPECT_EQ(listed[2].key.algorithm, KeyAlgorithm::Aes256CtsHmacSha1);
+}
+
 TEST_F(ShareStoreTest, ListIsSortedAndFiltersByPrefix) {
   ShareStore store(directory, storage_key);
   // Versions 2, 10, 256 and 0x01000000 check that versions sort numerically, not by bytes

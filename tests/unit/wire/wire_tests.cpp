@@ -130,6 +130,22 @@ std::vector<Request> sample_requests() {
   // The largest input the hash key powers cover: 1023 blocks of AAD and text, one length block.
   out.push_back(GcmOpenRequest{make_id(16), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(16), pattern(16 * 500, 16),
                                pattern(16 * 522 + 1, 17), gcm_tag(16)});
+  for (KeyAlgorithm algorithm : {KeyAlgorithm::Aes128CtsHmacSha1, KeyAlgorithm::Aes256CtsHmacSha1}) {
+    ImportKeyRequest import;
+    import.id = make_id(17);
+    import.key = KeyId{"alice@EXAMPLE.COM", 3, algorithm};
+    import.share = SecretBytes(pattern(2 * material_bytes(algorithm), 5));
+    out.push_back(import);
+    const KeyId key{"alice@EXAMPLE.COM", 3, algorithm};
+    // The shortest and longest data of each operation.
+    out.push_back(KrbRequest{make_id(18), key, KrbOperation::Encrypt, 3, pattern(16, 18)});
+    out.push_back(KrbRequest{make_id(19), key, KrbOperation::Encrypt, 2, pattern(kKrbMaxDataBytes, 19)});
+    out.push_back(KrbRequest{make_id(20), key, KrbOperation::Decrypt, 1, pattern(28, 20)});
+    out.push_back(KrbRequest{make_id(21), key, KrbOperation::Decrypt, 2, pattern(kKrbMaxDataBytes, 21)});
+    out.push_back(KrbRequest{make_id(22), key, KrbOperation::Checksum, 17, {}});
+    out.push_back(KrbRequest{make_id(23), key, KrbOperation::Checksum, 56, pattern(kKrbMaxDataBytes, 23)});
+    out.push_back(KrbRequest{make_id(24), key, KrbOperation::Prf, 0, pattern(16, 24)});
+  }
   return out;
 }
 
@@ -169,13 +185,19 @@ void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->aad, y.aad);
     EXPECT_EQ(x->text, y.text);
     EXPECT_EQ(x->tag, y.tag);
+  } else if (auto* x = std::get_if<KrbRequest>(&a)) {
+    const auto& y = std::get<KrbRequest>(b);
+    EXPECT_EQ(x->key, y.key);
+    EXPECT_EQ(x->operation, y.operation);
+    EXPECT_EQ(x->usage, y.usage);
+    EXPECT_EQ(x->data, y.data);
   }
 }
 
 MessageType type_of(const Request& request) {
   static constexpr MessageType kTypes[] = {MessageType::Compute,     MessageType::ImportKey, MessageType::ListKeys,
                                            MessageType::DeleteKey,   MessageType::Status,    MessageType::GcmPrefetch,
-                                           MessageType::GcmTag,      MessageType::GcmOpen};
+                                           MessageType::GcmTag,      MessageType::GcmOpen,   MessageType::Krb};
   static_assert(std::size(kTypes) == std::variant_size_v<Request>);
   return kTypes[request.index()];
 }
@@ -218,6 +240,13 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   out.push_back({MessageType::GcmOpen,
                  Reply{make_id(15), Status::Ok, "", GcmOpenResult{1023, pattern(16368, 9), pattern(16368, 10), 1, 1}}});
   out.push_back({MessageType::GcmTag, Reply{make_id(16), Status::UnknownNonce, "nonce not held", std::monostate{}}});
+  // Kerberos results: a checksum (the shortest), a decryption with its verdict byte, the
+  // encryption of the longest data.
+  out.push_back({MessageType::Krb, Reply{make_id(17), Status::Ok, "", KrbResult{pattern(12, 1), pattern(12, 2)}}});
+  out.push_back({MessageType::Krb, Reply{make_id(18), Status::Ok, "", KrbResult{pattern(37, 3), pattern(37, 4)}}});
+  out.push_back({MessageType::Krb, Reply{make_id(19), Status::Ok, "",
+                                         KrbResult{pattern(kKrbMaxDataBytes + 12, 5), pattern(kKrbMaxDataBytes + 12, 6)}}});
+  out.push_back({MessageType::Krb, Reply{make_id(20), Status::BadRequest, "usage 4 is not held", std::monostate{}}});
   return out;
 }
 
@@ -266,6 +295,10 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->a, y.a);
     EXPECT_EQ(x->verdict_x, y.verdict_x);
     EXPECT_EQ(x->verdict_a, y.verdict_a);
+  } else if (auto* x = std::get_if<KrbResult>(&a.body)) {
+    const auto& y = std::get<KrbResult>(b.body);
+    EXPECT_EQ(x->x, y.x);
+    EXPECT_EQ(x->a, y.a);
   }
 }
 
@@ -391,7 +424,7 @@ TEST(ClientRequest, RejectsBadVersionAndType) {
       expect_rejected(frame, decode_req);
     }
   }
-  for (int type : {0, 9, 0x7f, 0x80, 0x81, 0xff}) {
+  for (int type : {0, 10, 0x7f, 0x80, 0x81, 0xff}) {
     Bytes frame = request_header(static_cast<std::uint8_t>(type));
     expect_rejected(frame, decode_req);
   }
@@ -409,7 +442,7 @@ TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
     writer.bytes(Bytes(16));
     expect_rejected(frame, decode_req);
   }
-  for (std::uint8_t algorithm : {0, 4, 0xff}) {
+  for (std::uint8_t algorithm : {0, 6, 0xff}) {
     Bytes frame = request_header(4);
     ByteWriter writer(frame);
     write_raw_key(writer, "k", 1, algorithm);
@@ -419,7 +452,7 @@ TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
   request.operation = static_cast<Operation>(9);
   EXPECT_THROW(encode_request(request), FormatError);
   request = std::get<ComputeRequest>(sample_requests()[0]);
-  request.key.algorithm = static_cast<KeyAlgorithm>(4);
+  request.key.algorithm = static_cast<KeyAlgorithm>(6);
   EXPECT_THROW(encode_request(request), FormatError);
 }
 
@@ -617,6 +650,114 @@ TEST(ClientRequest, GcmHashBlockLimit) {
   EXPECT_NO_THROW(encode_request(GcmOpenRequest{make_id(1), key, {}, Bytes(8), Bytes(16 * 1022), {}}));
 }
 
+TEST(ClientRequest, KrbKnownEncoding) {
+  const Bytes data = pattern(28, 0x33);
+  const Bytes frame =
+      encode_request(KrbRequest{make_id(0x20), KeyId{"k", 0x01020304, KeyAlgorithm::Aes128CtsHmacSha1},
+                                KrbOperation::Decrypt, 17, data});
+  Bytes expected = {1, 9};
+  for (std::size_t i = 0; i < 16; ++i) expected.push_back(static_cast<std::uint8_t>(0x20 + i));
+  const Bytes body = {2, 1, 0, 'k', 4, 3, 2, 1, 4, 17, 0, 0, 0, 28, 0, 0, 0};
+  expected.insert(expected.end(), body.begin(), body.end());
+  expected.insert(expected.end(), data.begin(), data.end());
+  EXPECT_EQ(frame, expected);
+}
+
+TEST(KrbResultBytes, LengthsOfEveryOperation) {
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Encrypt, 16), 28u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Encrypt, 100), 112u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Encrypt, kKrbMaxDataBytes), kKrbMaxDataBytes + 12);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Decrypt, 28), 17u);  // confounder, no plaintext, verdict
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Decrypt, 100), 89u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Checksum, 0), 12u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Checksum, kKrbMaxDataBytes), 12u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Prf, 16), 16u);
+  const std::pair<KrbOperation, std::size_t> bad[] = {
+      {KrbOperation::Encrypt, 0},  {KrbOperation::Encrypt, 15},   {KrbOperation::Encrypt, kKrbMaxDataBytes + 1},
+      {KrbOperation::Decrypt, 0},  {KrbOperation::Decrypt, 27},   {KrbOperation::Decrypt, kKrbMaxDataBytes + 1},
+      {KrbOperation::Checksum, kKrbMaxDataBytes + 1},             {KrbOperation::Checksum, SIZE_MAX},
+      {KrbOperation::Prf, 0},      {KrbOperation::Prf, 15},       {KrbOperation::Prf, 17},
+      {static_cast<KrbOperation>(0), 16}, {static_cast<KrbOperation>(5), 16}};
+  for (const auto& [operation, bytes] : bad)
+    EXPECT_THROW((void)krb_result_bytes(operation, bytes), FormatError)
+        << static_cast<int>(operation) << " of " << bytes << " bytes";
+}
+
+// Raw Krb frame: operation, key algorithm, usage, a claimed data length and the data present.
+Bytes krb_frame(std::uint8_t operation, std::uint8_t algorithm, std::uint32_t usage, std::uint32_t length,
+                std::size_t present) {
+  Bytes frame = request_header(static_cast<std::uint8_t>(MessageType::Krb));
+  ByteWriter writer(frame);
+  writer.u8(operation);
+  write_raw_key(writer, "k", 1, algorithm);
+  writer.u32(usage);
+  writer.u32(length);
+  writer.bytes(pattern(present, 9));
+  return frame;
+}
+
+TEST(ClientRequest, RejectsMalformedKrbRequests) {
+  constexpr std::uint8_t kAes128Krb = 4;
+  constexpr std::uint8_t kAes256Krb = 5;
+  // Well-formed frames built the same way are accepted (so each rejection below is about
+  // the one field changed).
+  EXPECT_NO_THROW(decode_request(krb_frame(1, kAes128Krb, 3, 16, 16)));
+  EXPECT_NO_THROW(decode_request(krb_frame(2, kAes256Krb, 1, 28, 28)));
+  EXPECT_NO_THROW(decode_request(krb_frame(3, kAes256Krb, 56, 0, 0)));
+  EXPECT_NO_THROW(decode_request(krb_frame(4, kAes128Krb, 0, 16, 16)));
+  for (std::uint32_t usage : kKrbUsages) EXPECT_NO_THROW(decode_request(krb_frame(3, kAes128Krb, usage, 5, 5)));
+  // Unknown operations.
+  for (std::uint8_t operation : {0, 5, 0xff}) expect_rejected(krb_frame(operation, kAes128Krb, 3, 16, 16), decode_req);
+  // Keys that are not Kerberos keys, and unknown algorithms.
+  for (std::uint8_t algorithm : {0, 1, 2, 3, 6, 0xff}) expect_rejected(krb_frame(1, algorithm, 3, 16, 16), decode_req);
+  // Usages whose keys the material does not hold; a PRF names no usage.
+  for (std::uint32_t usage : {0u, 4u, 18u, 55u, 57u, 0x80000003u, 0xffffffffu})
+    for (std::uint8_t operation : {1, 2, 3})
+      expect_rejected(krb_frame(operation, kAes256Krb, usage, 28, 28), decode_req);
+  for (std::uint32_t usage : {1u, 2u, 0xffffffffu}) expect_rejected(krb_frame(4, kAes256Krb, usage, 16, 16), decode_req);
+  // Data lengths an operation cannot take.
+  const std::pair<std::uint8_t, std::uint32_t> lengths[] = {
+      {1, 0}, {1, 15}, {1, 4097}, {2, 0}, {2, 16}, {2, 27}, {2, 4097}, {3, 4097}, {4, 0}, {4, 15}, {4, 17}, {4, 32}};
+  for (const auto& [operation, length] : lengths)
+    expect_rejected(krb_frame(operation, kAes128Krb, operation == 4 ? 0 : 2, length, length), decode_req);
+  // Huge claimed lengths fail on the limit without allocating.
+  for (std::uint8_t operation : {1, 2, 3, 4})
+    EXPECT_LT(expect_rejected(krb_frame(operation, kAes128Krb, operation == 4 ? 0 : 2, 0xffffffffu, 0), decode_req),
+              4096u);
+  // A claimed length longer or shorter than the data present.
+  expect_rejected(krb_frame(1, kAes128Krb, 2, 40, 39), decode_req);
+  expect_rejected(krb_frame(1, kAes128Krb, 2, 40, 41), decode_req);
+  expect_rejected(krb_frame(3, kAes128Krb, 2, 0, 1), decode_req);
+
+  // The encoder refuses the same requests.
+  const KeyId key{"k", 1, KeyAlgorithm::Aes256CtsHmacSha1};
+  EXPECT_NO_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Encrypt, 2, Bytes(16)}));
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Encrypt, 2, Bytes(15)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Encrypt, 2, Bytes(4097)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Decrypt, 2, Bytes(27)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Checksum, 2, Bytes(4097)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Prf, 0, Bytes(17)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Prf, 2, Bytes(16)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Checksum, 4, Bytes(1)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, static_cast<KrbOperation>(7), 2, Bytes(16)}), FormatError);
+  for (KeyAlgorithm wrong : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256, KeyAlgorithm::Aes256Gcm})
+    EXPECT_THROW(encode_request(KrbRequest{make_id(1), KeyId{"k", 1, wrong}, KrbOperation::Checksum, 2, {}}),
+                 FormatError);
+  // A Kerberos key serves no Compute or GCM request.
+  for (KeyAlgorithm krb : {KeyAlgorithm::Aes128CtsHmacSha1, KeyAlgorithm::Aes256CtsHmacSha1}) {
+    ComputeRequest compute = std::get<ComputeRequest>(sample_requests()[0]);
+    compute.key.algorithm = krb;
+    EXPECT_THROW(encode_request(compute), FormatError);
+    Bytes frame = encode_request(sample_requests()[0]);
+    const std::size_t algorithm_offset = 18 + 1 + 2 + krbtgt().name.size() + 4;
+    ASSERT_EQ(frame[algorithm_offset], static_cast<std::uint8_t>(KeyAlgorithm::Aes256));
+    frame[algorithm_offset] = static_cast<std::uint8_t>(krb);
+    expect_rejected(frame, decode_req);
+    EXPECT_THROW(encode_request(GcmPrefetchRequest{make_id(1), KeyId{"k", 1, krb}, 1, 1}), FormatError);
+    EXPECT_THROW(encode_request(GcmTagRequest{make_id(1), KeyId{"k", 1, krb}, {}, {}, {}}), FormatError);
+  }
+}
+
 TEST(ClientRequest, RejectsBadNames) {
   for (const std::string& bad : {std::string(), std::string(256, 'a'), std::string("a b"), std::string("a\x01"),
                                 std::string("\x7f"), std::string("\xff"), std::string(" ")}) {
@@ -668,12 +809,16 @@ TEST(ClientReply, BodyMustMatchRequestType) {
   const auto replies = sample_replies();
   const Bytes compute = encode_reply(replies[0].second);
   for (MessageType other : {MessageType::ImportKey, MessageType::ListKeys, MessageType::DeleteKey, MessageType::Status,
-                            MessageType::GcmPrefetch, MessageType::GcmTag, MessageType::GcmOpen})
+                            MessageType::GcmPrefetch, MessageType::GcmTag, MessageType::GcmOpen, MessageType::Krb})
     expect_rejected(compute, decode_reply_as(other));
   const Bytes empty_ok = encode_reply(replies[1].second);
   for (MessageType other : {MessageType::Compute, MessageType::ListKeys, MessageType::Status, MessageType::GcmPrefetch,
-                            MessageType::GcmTag, MessageType::GcmOpen})
+                            MessageType::GcmTag, MessageType::GcmOpen, MessageType::Krb})
     expect_rejected(empty_ok, decode_reply_as(other));
+  const Bytes krb = encode_reply(Reply{make_id(1), Status::Ok, "", KrbResult{pattern(16, 1), pattern(16, 2)}});
+  for (MessageType other : {MessageType::Compute, MessageType::ImportKey, MessageType::ListKeys, MessageType::DeleteKey,
+                            MessageType::Status, MessageType::GcmPrefetch, MessageType::GcmTag, MessageType::GcmOpen})
+    expect_rejected(krb, decode_reply_as(other));
 
   expect_rejected(compute, decode_reply_as(MessageType::Reply));
   expect_rejected(compute, decode_reply_as(static_cast<MessageType>(0)));
@@ -771,6 +916,31 @@ TEST(ClientReply, RejectsBadGcmResults) {
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmOpenResult{1024, Bytes(16384), Bytes(16384), 0, 0}}),
                FormatError);
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", GcmOpenResult{1, Bytes(16), Bytes(15), 0, 0}}),
+               FormatError);
+}
+
+TEST(ClientReply, RejectsBadKrbResults) {
+  const auto as_krb = decode_reply_as(MessageType::Krb);
+  // Lengths no Krb request has, and lengths whose shares are not all there, without
+  // allocating them.
+  for (std::uint32_t length : {0u, 11u, static_cast<std::uint32_t>(kKrbMaxDataBytes + 13), 0xffffffffu, 40u}) {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(length);
+    writer.bytes(Bytes(64));
+    EXPECT_LT(expect_rejected(frame, as_krb), 4096u);
+  }
+  // x present, a missing.
+  Bytes frame = reply_header(Status::Ok);
+  ByteWriter writer(frame);
+  writer.u32(12);
+  writer.bytes(Bytes(12));
+  expect_rejected(frame, as_krb);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", KrbResult{Bytes(12), Bytes(13)}}), FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", KrbResult{Bytes(11), Bytes(11)}}), FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", KrbResult{}}), FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "",
+                                  KrbResult{Bytes(kKrbMaxDataBytes + 13), Bytes(kKrbMaxDataBytes + 13)}}),
                FormatError);
 }
 
@@ -893,6 +1063,83 @@ TEST(PeerMessage, BatchRoundTrip) {
   EXPECT_EQ(encode_batch(decoded), frame);
 }
 
+BatchHeader krb_batch(CircuitId circuit, std::uint32_t data_bytes) {
+  BatchHeader header;
+  header.epoch = 0x0102030405060708ull;
+  header.sequence = 9;
+  header.circuit = circuit;
+  header.data_bytes = data_bytes;
+  for (std::uint8_t i = 0; i < 2; ++i) {
+    BatchSlice slice;
+    slice.client.fill(static_cast<std::uint8_t>(0xc0 + i));
+    slice.request = make_id(static_cast<std::uint8_t>(0x40 + i));
+    slice.blocks = 1;
+    header.slices.push_back(slice);
+  }
+  return header;
+}
+
+TEST(PeerMessage, KrbBatchCarriesTheDataLength) {
+  EXPECT_EQ(krb_operation_of(CircuitId::KrbEncryptAes128), KrbOperation::Encrypt);
+  EXPECT_EQ(krb_operation_of(CircuitId::KrbEncryptAes256), KrbOperation::Encrypt);
+  EXPECT_EQ(krb_operation_of(CircuitId::KrbDecryptAes128), KrbOperation::Decrypt);
+  EXPECT_EQ(krb_operation_of(CircuitId::KrbDecryptAes256), KrbOperation::Decrypt);
+  EXPECT_EQ(krb_operation_of(CircuitId::KrbChecksum), KrbOperation::Checksum);
+  EXPECT_THROW(krb_operation_of(CircuitId::Aes256EncryptDepth4), FormatError);
+
+  const BatchHeader header = krb_batch(CircuitId::KrbDecryptAes256, 0x0203);
+  const Bytes frame = encode_batch(header);
+  ASSERT_EQ(frame.size(), 14u + 1u + 4u + 4u + 2u * 64u);
+  EXPECT_EQ(frame[14], 14);  // circuit id, then the data length, then the slice count
+  EXPECT_EQ((Bytes(frame.begin() + 15, frame.begin() + 23)), (Bytes{0x03, 0x02, 0, 0, 2, 0, 0, 0}));
+  const auto decoded = std::get<BatchHeader>(decode_peer_message(frame));
+  EXPECT_EQ(decoded.circuit, CircuitId::KrbDecryptAes256);
+  EXPECT_EQ(decoded.data_bytes, 0x0203u);
+  ASSERT_EQ(decoded.slices.size(), 2u);
+  EXPECT_EQ(decoded.slices[1].request, header.slices[1].request);
+  EXPECT_EQ(encode_batch(decoded), frame);
+  // A checksum of an empty message is a valid batch.
+  EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(krb_batch(CircuitId::KrbChecksum, 0)))).data_bytes,
+            0u);
+  // Batches of the other circuits keep their format: no data length.
+  EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(sample_batch()))).data_bytes, 0u);
+}
+
+TEST(PeerMessage, RejectsBadKrbBatches) {
+  const std::pair<CircuitId, std::uint32_t> bad[] = {
+      {CircuitId::KrbEncryptAes128, 15}, {CircuitId::KrbEncryptAes256, 4097}, {CircuitId::KrbDecryptAes128, 27},
+      {CircuitId::KrbDecryptAes256, 0},  {CircuitId::KrbChecksum, 4097},      {CircuitId::KrbChecksum, 0xffffffffu}};
+  for (const auto& [circuit, data_bytes] : bad) {
+    EXPECT_THROW(encode_batch(krb_batch(circuit, data_bytes)), FormatError);
+    Bytes frame = encode_batch(krb_batch(circuit, 100));
+    for (int b = 0; b < 4; ++b) frame[15 + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(data_bytes >> (8 * b));
+    expect_rejected(frame, decode_peer);
+  }
+  // A data length on a batch of another circuit.
+  BatchHeader header = sample_batch();
+  header.data_bytes = 16;
+  EXPECT_THROW(encode_batch(header), FormatError);
+  // Slices that are not one whole job.
+  for (int which = 0; which < 3; ++which) {
+    header = krb_batch(CircuitId::KrbEncryptAes128, 64);
+    BatchSlice& slice = header.slices[1];
+    if (which == 0) slice.blocks = 2;
+    if (which == 1) slice.first_block = 1;
+    if (which == 2) slice.nonces = 1;
+    EXPECT_THROW(encode_batch(header), FormatError);
+    Bytes frame = encode_batch(krb_batch(CircuitId::KrbEncryptAes128, 64));
+    const std::size_t at = 14 + 1 + 4 + 4 + 64 + 48 + (which == 0 ? 4 : which == 1 ? 0 : 12);
+    frame[at] = which == 0 ? 2 : 1;  // blocks 2, first block 1, or 1 nonce
+    expect_rejected(frame, decode_peer);
+  }
+  // Every truncation and a trailing byte.
+  Bytes frame = encode_batch(krb_batch(CircuitId::KrbChecksum, 1));
+  for (std::size_t length = 0; length < frame.size(); ++length)
+    expect_rejected(Bytes(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length)), decode_peer);
+  frame.push_back(0);
+  expect_rejected(frame, decode_peer);
+}
+
 TEST(PeerMessage, RejectsBadNonceRanges) {
   struct Bad {
     std::uint32_t first_block, blocks, first_nonce, nonces;
@@ -975,13 +1222,15 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t circuit : {0, 11, 0xff}) {
+  for (std::uint8_t circuit : {0, 16, 0xff}) {
     Bytes bad = frame;
     bad[14] = circuit;
     expect_rejected(bad, decode_peer);
     EXPECT_FALSE(is_valid_circuit_id(circuit));
   }
-  for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
+  for (std::uint8_t circuit = 1; circuit <= 15; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
+  for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_FALSE(is_krb_circuit(static_cast<CircuitId>(circuit)));
+  for (std::uint8_t circuit = 11; circuit <= 15; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint16_t reason : {10, 0xffff}) {
     Bytes bad = peer_header(3);
     ByteWriter writer(bad);

@@ -1,0 +1,117 @@
+#include "server/krb_jobs.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "circuits/kerberos.hpp"
+#include "common/error.hpp"
+
+namespace mpc::server {
+namespace {
+
+bool is_aes256(wire::KeyAlgorithm algorithm) { return algorithm == wire::KeyAlgorithm::Aes256CtsHmacSha1; }
+
+std::size_t round_key_bytes(bool aes256) { return (aes256 ? 15 : 11) * 16; }
+
+}  // namespace
+
+std::uint32_t max_krb_batch_jobs(std::uint32_t data_bytes) {
+  // A checksum of an empty message still has inputs and outputs: count at least a block.
+  const std::size_t per_job = std::max<std::size_t>(data_bytes, 16);
+  return static_cast<std::uint32_t>(std::max<std::size_t>(1, kMaxKrbBatchDataBytes / per_job));
+}
+
+wire::CircuitId krb_circuit_id(wire::KrbOperation operation, wire::KeyAlgorithm algorithm) {
+  if (!wire::is_krb_algorithm(algorithm))
+    throw Error(Component::Server, std::string(wire::algorithm_name(algorithm)) + " is not a Kerberos key algorithm");
+  const bool aes256 = is_aes256(algorithm);
+  switch (operation) {
+    case wire::KrbOperation::Encrypt:
+      return aes256 ? wire::CircuitId::KrbEncryptAes256 : wire::CircuitId::KrbEncryptAes128;
+    case wire::KrbOperation::Decrypt:
+      return aes256 ? wire::CircuitId::KrbDecryptAes256 : wire::CircuitId::KrbDecryptAes128;
+    case wire::KrbOperation::Checksum: return wire::CircuitId::KrbChecksum;
+    case wire::KrbOperation::Prf: break;
+  }
+  throw Error(Component::Server, "a Kerberos PRF runs an AES circuit, not a Kerberos one");
+}
+
+wire::KeyAlgorithm krb_aes_algorithm(wire::KeyAlgorithm algorithm) {
+  if (!wire::is_krb_algorithm(algorithm))
+    throw Error(Component::Server, std::string(wire::algorithm_name(algorithm)) + " is not a Kerberos key algorithm");
+  return is_aes256(algorithm) ? wire::KeyAlgorithm::Aes256 : wire::KeyAlgorithm::Aes128;
+}
+
+std::size_t krb_secret_bytes(wire::CircuitId id) {
+  switch (id) {
+    case wire::CircuitId::KrbEncryptAes128:
+    case wire::CircuitId::KrbDecryptAes128: return round_key_bytes(false) + wire::kKrbHmacStateBytes;
+    case wire::CircuitId::KrbEncryptAes256:
+    case wire::CircuitId::KrbDecryptAes256: return round_key_bytes(true) + wire::kKrbHmacStateBytes;
+    case wire::CircuitId::KrbChecksum: return wire::kKrbHmacStateBytes;
+    default: break;
+  }
+  throw Error(Component::Server, "circuit id " + std::to_string(static_cast<unsigned>(id)) + " is not a Kerberos circuit");
+}
+
+KrbBatchLayout krb_batch_layout(wire::CircuitId id, std::uint32_t data_bytes) {
+  KrbBatchLayout layout;
+  layout.key_rows = 8 * krb_secret_bytes(id);
+  layout.public_bytes = data_bytes;
+  layout.output_bytes = wire::krb_result_bytes(wire::krb_operation_of(id), data_bytes);
+  return layout;
+}
+
+SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorithm, wire::KrbOperation operation,
+                            std::uint32_t usage) {
+  if (!wire::is_krb_algorithm(algorithm))
+    throw Error(Component::Server, std::string(wire::algorithm_name(algorithm)) + " is not a Kerberos key algorithm");
+  const std::size_t material = wire::material_bytes(algorithm);
+  if (share.size() != 2 * material)
+    throw Error(Component::Server, "share of " + std::to_string(share.size()) + " bytes for " +
+                                       wire::algorithm_name(algorithm) + " material of " + std::to_string(material));
+  const std::size_t round_keys = round_key_bytes(is_aes256(algorithm));
+  std::size_t at = 0;
+  std::size_t bytes = 0;
+  if (operation == wire::KrbOperation::Prf) {
+    at = wire::krb_prf_offset(algorithm);
+    bytes = round_keys;
+  } else {
+    const auto index = wire::krb_usage_index(usage);
+    if (!index) throw Error(Component::Server, "no derived keys are stored for usage " + std::to_string(usage));
+    switch (operation) {
+      case wire::KrbOperation::Encrypt:
+      case wire::KrbOperation::Decrypt:
+        // Ke's round keys and Ki's HMAC state lie back to back: groups 0 and 1 of the circuit.
+        at = wire::krb_ke_offset(algorithm, *index);
+        bytes = round_keys + wire::kKrbHmacStateBytes;
+        break;
+      case wire::KrbOperation::Checksum:
+        at = wire::krb_kc_offset(algorithm, *index);
+        bytes = wire::kKrbHmacStateBytes;
+        break;
+      default:
+        throw Error(Component::Server,
+                    "unknown Kerberos operation " + std::to_string(static_cast<unsigned>(operation)));
+    }
+  }
+  SecretBytes out(2 * bytes);
+  std::memcpy(out.data(), share.data() + at, bytes);
+  std::memcpy(out.data() + bytes, share.data() + material + at, bytes);
+  return out;
+}
+
+circuits::Circuit build_krb_circuit(wire::CircuitId id, std::uint32_t data_bytes) {
+  const wire::KrbOperation operation = wire::krb_operation_of(id);
+  (void)wire::krb_result_bytes(operation, data_bytes);
+  const bool aes256 = id == wire::CircuitId::KrbEncryptAes256 || id == wire::CircuitId::KrbDecryptAes256;
+  const circuits::AesKeySize size = aes256 ? circuits::AesKeySize::Aes256 : circuits::AesKeySize::Aes128;
+  switch (operation) {
+    case wire::KrbOperation::Encrypt: return circuits::build_krb_encrypt_circuit(size, data_bytes);
+    case wire::KrbOperation::Decrypt: return circuits::build_krb_decrypt_circuit(size, data_bytes - wire::kKrbMacBytes);
+    default: return circuits::build_krb_checksum_circuit(data_bytes);
+  }
+}
+
+}  // namespace mpc::server

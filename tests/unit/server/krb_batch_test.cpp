@@ -1,0 +1,425 @@
+// Batches as the server evaluates them (evaluate_batch), run by three in-process parties
+// over a memory ring, opened as a client opens replies, and compared with OpenSSL:
+// Kerberos encrypt, decrypt, checksum and PRF jobs from shares of key material built from
+// random derived keys (Ke round keys, Ki and Kc HMAC states, PRF round keys), several jobs
+// with their own keys and data per batch; and the AES and GCM tag-check batches, whose
+// output layout moved to records with this generalisation.
+#include <gtest/gtest.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <sodium.h>
+
+#include <array>
+#include <thread>
+
+#include "circuits/aes_reference.hpp"
+#include "circuits/sha1_reference.hpp"
+#include "common/log.hpp"
+#include "protocol/rss3/memory_ring.hpp"
+#include "protocol/rss3/output.hpp"
+#include "server/batch_worker.hpp"
+#include "server/circuit_set.hpp"
+#include "server/krb_circuit_cache.hpp"
+#include "server/krb_jobs.hpp"
+
+namespace mpc::server {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+using wire::CircuitId;
+using wire::KeyAlgorithm;
+using wire::KrbOperation;
+
+Bytes random_bytes(std::size_t n) {
+  if (sodium_init() < 0) ADD_FAILURE() << "libsodium initialisation failed";
+  Bytes out(n);
+  if (n != 0) randombytes_buf(out.data(), n);
+  return out;
+}
+
+// ---- cleartext reference: OpenSSL ----
+
+// RFC 3962 encryption: CBC with ciphertext stealing (CS3), zero IV.
+Bytes cts_encrypt(const Bytes& key, const Bytes& data) {
+  const char* name = key.size() == 16 ? "AES-128-CBC-CTS" : "AES-256-CBC-CTS";
+  EVP_CIPHER* cipher = EVP_CIPHER_fetch(nullptr, name, nullptr);
+  EXPECT_NE(cipher, nullptr);
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  const std::array<std::uint8_t, 16> iv{};
+  char mode[] = "CS3";
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_CIPHER_PARAM_CTS_MODE, mode, 0),
+                               OSSL_PARAM_construct_end()};
+  Bytes out(data.size());
+  int length = 0;
+  EXPECT_EQ(EVP_EncryptInit_ex2(ctx, cipher, key.data(), iv.data(), params), 1);
+  EXPECT_EQ(EVP_EncryptUpdate(ctx, out.data(), &length, data.data(), static_cast<int>(data.size())), 1);
+  EXPECT_EQ(static_cast<std::size_t>(length), data.size());
+  EVP_CIPHER_CTX_free(ctx);
+  EVP_CIPHER_free(cipher);
+  return out;
+}
+
+Bytes hmac_sha1_96(const Bytes& key, const Bytes& data) {
+  std::array<std::uint8_t, 20> mac{};
+  unsigned length = 0;
+  HMAC(EVP_sha1(), key.data(), static_cast<int>(key.size()), data.data(), data.size(), mac.data(), &length);
+  return Bytes(mac.begin(), mac.begin() + 12);
+}
+
+Bytes aes_ecb(const Bytes& key, const Bytes& block) {
+  const auto out =
+      circuits::aes_encrypt_block(circuits::aes_expand_key(key), std::span<const std::uint8_t, 16>(block.data(), 16));
+  return Bytes(out.begin(), out.end());
+}
+
+// The HMAC state of wire/key_id.hpp: SHA-1 chaining values after key ^ ipad, after key ^ opad.
+Bytes hmac_state(const Bytes& key) {
+  Bytes out;
+  for (std::uint8_t pad : {0x36, 0x5c}) {
+    std::array<std::uint8_t, 64> block{};
+    for (std::size_t i = 0; i < 64; ++i) block[i] = static_cast<std::uint8_t>((i < key.size() ? key[i] : 0) ^ pad);
+    circuits::Sha1State state = circuits::sha1_initial_state();
+    circuits::sha1_compress(state, block);
+    const auto bytes = circuits::sha1_state_bytes(state);
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  }
+  return out;
+}
+
+// A Kerberos key as the dealer stores it: random derived keys per usage and a PRF key,
+// the material built from them, and each party's share (x || a) of that material.
+struct KrbKey {
+  KeyAlgorithm algorithm;
+  std::array<Bytes, wire::kKrbUsageCount> ke, ki, kc;
+  Bytes prf;
+  std::array<SecretBytes, 3> shares;
+
+  explicit KrbKey(KeyAlgorithm which) : algorithm(which) {
+    const std::size_t key_bytes = which == KeyAlgorithm::Aes256CtsHmacSha1 ? 32 : 16;
+    Bytes material;
+    for (std::size_t u = 0; u < wire::kKrbUsageCount; ++u) {
+      ke[u] = random_bytes(key_bytes);
+      ki[u] = random_bytes(key_bytes);
+      kc[u] = random_bytes(key_bytes);
+      const Bytes round_keys = circuits::aes_expand_key(ke[u]);
+      material.insert(material.end(), round_keys.begin(), round_keys.end());
+      for (const Bytes& hmac_key : {ki[u], kc[u]}) {
+        const Bytes state = hmac_state(hmac_key);
+        material.insert(material.end(), state.begin(), state.end());
+      }
+    }
+    prf = random_bytes(key_bytes);
+    const Bytes prf_round_keys = circuits::aes_expand_key(prf);
+    material.insert(material.end(), prf_round_keys.begin(), prf_round_keys.end());
+    EXPECT_EQ(material.size(), wire::material_bytes(which));
+    auto split = rss3::share_bytes(material);
+    for (std::size_t p = 0; p < 3; ++p) {
+      shares[p] = SecretBytes(2 * material.size());
+      std::copy(split[p].x.begin(), split[p].x.end(), shares[p].data());
+      std::copy(split[p].a.begin(), split[p].a.end(), shares[p].data() + material.size());
+      split[p].wipe();
+    }
+  }
+
+  std::size_t index(std::uint32_t usage) const { return *wire::krb_usage_index(usage); }
+};
+
+// What krb5_c_encrypt, krb5_c_decrypt, krb5_c_make_checksum and the PRF give, from the keys.
+Bytes reference(const KrbKey& key, KrbOperation operation, std::uint32_t usage, const Bytes& data) {
+  switch (operation) {
+    case KrbOperation::Encrypt: {
+      Bytes out = cts_encrypt(key.ke[key.index(usage)], data);
+      const Bytes mac = hmac_sha1_96(key.ki[key.index(usage)], data);
+      out.insert(out.end(), mac.begin(), mac.end());
+      return out;
+    }
+    case KrbOperation::Decrypt: {
+      ADD_FAILURE() << "decryption references are made from encryptions";
+      return {};
+    }
+    case KrbOperation::Checksum: return hmac_sha1_96(key.kc[key.index(usage)], data);
+    case KrbOperation::Prf: return aes_ecb(key.prf, data);
+  }
+  return {};
+}
+
+struct Job {
+  const KrbKey* key = nullptr;  // nullptr: a slice this party evaluates on zeros (job absent)
+  std::uint32_t usage = 0;
+  Bytes data;
+};
+
+PartyPrfKeys party_keys(int party) {
+  const std::array<rss3::PrfKey, 3> k = {rss3::PrfKey{11}, rss3::PrfKey{22}, rss3::PrfKey{33}};
+  PartyPrfKeys keys;
+  keys.own = k[static_cast<std::size_t>(party)];
+  keys.previous = k[static_cast<std::size_t>((party + 2) % 3)];
+  return keys;
+}
+
+struct Batch {
+  std::shared_ptr<const circuits::Program> program;
+  std::size_t key_rows = 0;
+  std::size_t public_bytes = 0;
+  std::size_t secret_bytes = 0;
+};
+
+// Runs one batch of `jobs` (one instance each) at three parties; returns each party's result.
+std::array<BatchResult, 3> run_krb_batch(const Batch& batch, KrbOperation operation, const std::vector<Job>& jobs,
+                                         std::uint32_t sequence) {
+  std::array<BatchTask, 3> tasks;
+  for (int p = 0; p < 3; ++p) {
+    BatchTask& task = tasks[static_cast<std::size_t>(p)];
+    task.header.epoch = 0x5eed;
+    task.header.sequence = sequence;
+    task.program = batch.program;
+    task.key_rows = batch.key_rows;
+    task.public_bytes = batch.public_bytes;
+    task.secret_bytes = batch.secret_bytes;
+    task.instances = jobs.size();
+    for (const Job& job : jobs) {
+      task.header.slices.push_back(wire::BatchSlice{{}, {}, 0, 1, 0, 0});
+      SliceInput input;
+      input.blocks = 1;
+      if (job.key != nullptr) {
+        input.key_share = krb_secret_rows(job.key->shares[static_cast<std::size_t>(p)], job.key->algorithm, operation,
+                                          job.usage);
+        input.public_records = job.data;
+      }
+      task.slices.push_back(std::move(input));
+    }
+  }
+  rss3::MemoryRing ring(std::chrono::seconds(60));
+  const Logger log("krb_batch_test", LogLevel::Error);
+  std::array<BatchResult, 3> results;
+  auto party = [&](int p) {
+    const auto i = static_cast<std::size_t>(p);
+    auto evaluator = rss3::make_cpu_evaluator(rss3::best_simd_level());
+    rss3::ShareMatrix inputs, outputs;
+    const PartyPrfKeys keys = party_keys(p);
+    results[i] = evaluate_batch(tasks[i], *evaluator, keys, ring.endpoint(p), inputs, outputs, log);
+    if (!results[i].succeeded) ring.abort();
+  };
+  std::thread second(party, 1);
+  std::thread third(party, 2);
+  party(0);
+  second.join();
+  third.join();
+  return results;
+}
+
+// The opened result records of all instances.
+Bytes open_records(std::array<BatchResult, 3>& results) {
+  for (const auto& result : results) EXPECT_TRUE(result.succeeded) << result.error;
+  return rss3::open_output({results[0].masked, results[1].masked, results[2].masked});
+}
+
+Batch krb_batch(KrbCircuitCache& cache, CircuitId id, std::uint32_t data_bytes) {
+  const KrbBatchLayout layout = krb_batch_layout(id, data_bytes);
+  return Batch{cache.program(id, data_bytes), layout.key_rows, layout.public_bytes, 0};
+}
+
+TEST(KrbBatch, EncryptJobsMatchOpenSsl) {
+  KrbCircuitCache cache;
+  const KrbKey user(KeyAlgorithm::Aes256CtsHmacSha1);
+  const KrbKey service(KeyAlgorithm::Aes256CtsHmacSha1);
+  // 45 bytes: confounder and a 29-byte plaintext, a partial last block (ciphertext stealing).
+  const std::uint32_t length = 45;
+  const Batch batch = krb_batch(cache, CircuitId::KrbEncryptAes256, length);
+  const std::vector<Job> jobs = {{&user, 3, random_bytes(length)},
+                                 {&service, 2, random_bytes(length)},
+                                 {&user, 1, random_bytes(length)}};
+  auto results = run_krb_batch(batch, KrbOperation::Encrypt, jobs, 1);
+  const Bytes opened = open_records(results);
+  const std::size_t record = length + 12;
+  ASSERT_EQ(results[0].record_bytes, record);
+  ASSERT_EQ(opened.size(), jobs.size() * record);
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    EXPECT_EQ(Bytes(opened.begin() + j * record, opened.begin() + (j + 1) * record),
+              reference(*jobs[j].key, KrbOperation::Encrypt, jobs[j].usage, jobs[j].data))
+        << "job " << j;
+}
+
+TEST(KrbBatch, EncryptOfWholeBlocksAndOneBlockAes128) {
+  KrbCircuitCache cache;
+  const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
+  std::uint32_t sequence = 10;
+  // One block (plain CBC), two whole blocks (the last two swapped), and a longer message.
+  for (std::uint32_t length : {16u, 32u, 81u}) {
+    const Batch batch = krb_batch(cache, CircuitId::KrbEncryptAes128, length);
+    const std::vector<Job> jobs = {{&key, 56, random_bytes(length)}};
+    auto results = run_krb_batch(batch, KrbOperation::Encrypt, jobs, ++sequence);
+    EXPECT_EQ(open_records(results), reference(key, KrbOperation::Encrypt, 56, jobs[0].data)) << length;
+  }
+}
+
+TEST(KrbBatch, DecryptChecksTheMacInside) {
+  KrbCircuitCache cache;
+  const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
+  const KrbKey other(KeyAlgorithm::Aes128CtsHmacSha1);
+  const std::uint32_t plain = 16 + 21;
+  const Bytes message = random_bytes(plain);
+  const Bytes sealed = reference(key, KrbOperation::Encrypt, 2, message);  // ciphertext || MAC
+  Bytes forged = sealed;
+  forged[5] ^= 0x01;
+  Bytes bad_mac = sealed;
+  bad_mac.back() ^= 0x80;
+  const Batch batch = krb_batch(cache, CircuitId::KrbDecryptAes128, static_cast<std::uint32_t>(sealed.size()));
+  const std::vector<Job> jobs = {{&key, 2, sealed}, {&key, 2, forged}, {&key, 2, bad_mac}, {&other, 2, sealed},
+                                 {&key, 3, sealed}};
+  auto results = run_krb_batch(batch, KrbOperation::Decrypt, jobs, 20);
+  const Bytes opened = open_records(results);
+  const std::size_t record = plain + 1;
+  ASSERT_EQ(opened.size(), jobs.size() * record);
+  Bytes accepted = message;
+  accepted.push_back(1);
+  EXPECT_EQ(Bytes(opened.begin(), opened.begin() + record), accepted);
+  // Wrong data, wrong MAC, wrong key, wrong usage: all zeros and verdict 0.
+  for (std::size_t j = 1; j < jobs.size(); ++j)
+    EXPECT_EQ(Bytes(opened.begin() + j * record, opened.begin() + (j + 1) * record), Bytes(record, 0)) << "job " << j;
+  // Every party's verdict byte share has only bit 0 in use.
+  for (const auto& result : results)
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      EXPECT_EQ(result.masked.x[j * record + record - 1] & 0xfe, 0);
+      EXPECT_EQ(result.masked.a[j * record + record - 1] & 0xfe, 0);
+    }
+}
+
+TEST(KrbBatch, ChecksumOfEmptyAndLongMessages) {
+  KrbCircuitCache cache;
+  const KrbKey key128(KeyAlgorithm::Aes128CtsHmacSha1);
+  const KrbKey key256(KeyAlgorithm::Aes256CtsHmacSha1);
+  std::uint32_t sequence = 30;
+  for (std::uint32_t length : {0u, 55u, 56u, 200u}) {  // 55/56: the inner hash's padding boundary
+    const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, length);
+    // One circuit for both key sizes: they share a batch.
+    const std::vector<Job> jobs = {{&key128, 17, random_bytes(length)}, {&key256, 17, random_bytes(length)}};
+    auto results = run_krb_batch(batch, KrbOperation::Checksum, jobs, ++sequence);
+    const Bytes opened = open_records(results);
+    ASSERT_EQ(opened.size(), 24u);
+    EXPECT_EQ(Bytes(opened.begin(), opened.begin() + 12), reference(key128, KrbOperation::Checksum, 17, jobs[0].data));
+    EXPECT_EQ(Bytes(opened.begin() + 12, opened.end()), reference(key256, KrbOperation::Checksum, 17, jobs[1].data));
+  }
+}
+
+TEST(KrbBatch, PrfRunsTheAesCircuitOnThePrfKey) {
+  const CircuitSet circuits;
+  const KrbKey key(KeyAlgorithm::Aes256CtsHmacSha1);
+  const CircuitId id = CircuitId::Aes256EncryptDepth4;
+  const Batch batch{std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(),
+                                                             &circuits.program(id)),
+                    CircuitSet::key_rows(id), 16, 0};
+  const std::vector<Job> jobs = {{&key, 0, random_bytes(16)}, {&key, 0, random_bytes(16)}};
+  auto results = run_krb_batch(batch, KrbOperation::Prf, jobs, 40);
+  const Bytes opened = open_records(results);
+  ASSERT_EQ(opened.size(), 32u);
+  EXPECT_EQ(Bytes(opened.begin(), opened.begin() + 16), reference(key, KrbOperation::Prf, 0, jobs[0].data));
+  EXPECT_EQ(Bytes(opened.begin() + 16, opened.end()), reference(key, KrbOperation::Prf, 0, jobs[1].data));
+}
+
+TEST(KrbBatch, AbsentJobIsEvaluatedOnZerosWithoutDisturbingTheOthers) {
+  KrbCircuitCache cache;
+  const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
+  const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, 20);
+  const std::vector<Job> jobs = {{nullptr, 0, {}}, {&key, 1, random_bytes(20)}};
+  auto results = run_krb_batch(batch, KrbOperation::Checksum, jobs, 50);
+  for (const auto& result : results) EXPECT_EQ(result.slice_used, (std::vector<bool>{false, true}));
+  const Bytes opened = open_records(results);
+  EXPECT_EQ(Bytes(opened.begin() + 12, opened.end()), reference(key, KrbOperation::Checksum, 1, jobs[1].data));
+}
+
+TEST(KrbBatch, MismatchedInputsFailTheBatchAtEveryParty) {
+  KrbCircuitCache cache;
+  const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
+  // Data one byte short of the batch's length: refused before any layer is exchanged.
+  const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, 20);
+  const std::vector<Job> jobs = {{&key, 1, random_bytes(19)}};
+  auto results = run_krb_batch(batch, KrbOperation::Checksum, jobs, 60);
+  for (const auto& result : results) {
+    EXPECT_FALSE(result.succeeded);
+    EXPECT_NE(result.error.find("do not fit"), std::string::npos) << result.error;
+  }
+}
+
+// ---- the AES circuits through the same generic path ----
+
+TEST(AesBatch, EncryptAndTagCheckRecords) {
+  const CircuitSet circuits;
+  const Bytes key = random_bytes(32);
+  const Bytes round_keys = circuits::aes_expand_key(key);
+  auto split = rss3::share_bytes(round_keys);
+  const Bytes blocks = random_bytes(3 * 16);
+  for (CircuitId id : {CircuitId::Aes256EncryptAnd32, CircuitId::Aes256EncryptEqDepth4}) {
+    const bool check = id == CircuitId::Aes256EncryptEqDepth4;
+    // Tag check: instance 0 compared with its true output (verdict 1), instance 2 with a wrong one.
+    std::array<Bytes, 3> secret_x, secret_a;
+    Bytes compared(3 * 16, 0);
+    for (std::size_t n = 0; n < 3; ++n) {
+      const Bytes expected = aes_ecb(key, Bytes(blocks.begin() + n * 16, blocks.begin() + (n + 1) * 16));
+      std::copy(expected.begin(), expected.end(), compared.begin() + n * 16);
+    }
+    compared[2 * 16] ^= 1;
+    auto compared_shares = rss3::share_bytes(compared);
+    std::array<BatchTask, 3> tasks;
+    for (std::size_t p = 0; p < 3; ++p) {
+      BatchTask& task = tasks[p];
+      task.header.epoch = 7;
+      task.header.sequence = check ? 2 : 1;
+      task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(),
+                                                              &circuits.program(id));
+      task.key_rows = CircuitSet::key_rows(id);
+      task.public_bytes = 16;
+      task.secret_bytes = check ? 16 : 0;
+      task.instances = 3;
+      // Two slices: one instance, then two; each with the key share broadcast.
+      for (std::uint32_t blocks_in_slice : {1u, 2u}) {
+        SliceInput input;
+        input.blocks = blocks_in_slice;
+        input.key_share = SecretBytes(2 * round_keys.size());
+        std::copy(split[p].x.begin(), split[p].x.end(), input.key_share.data());
+        std::copy(split[p].a.begin(), split[p].a.end(), input.key_share.data() + round_keys.size());
+        const std::size_t first = blocks_in_slice == 1 ? 0 : 1;
+        input.public_records.assign(blocks.begin() + first * 16, blocks.begin() + (first + blocks_in_slice) * 16);
+        if (check) {
+          const std::size_t bytes = blocks_in_slice * 16;
+          input.secret_records = SecretBytes(2 * bytes);
+          std::copy_n(compared_shares[p].x.begin() + first * 16, bytes, input.secret_records.data());
+          std::copy_n(compared_shares[p].a.begin() + first * 16, bytes, input.secret_records.data() + bytes);
+        }
+        task.header.slices.push_back(wire::BatchSlice{{}, {}, 0, blocks_in_slice, 0, 0});
+        task.slices.push_back(std::move(input));
+      }
+    }
+    rss3::MemoryRing ring(std::chrono::seconds(30));
+    const Logger log("aes_batch_test", LogLevel::Error);
+    std::array<BatchResult, 3> results;
+    auto party = [&](int p) {
+      const auto i = static_cast<std::size_t>(p);
+      auto evaluator = rss3::make_cpu_evaluator(rss3::best_simd_level());
+      rss3::ShareMatrix inputs, outputs;
+      const PartyPrfKeys keys = party_keys(p);
+      results[i] = evaluate_batch(tasks[i], *evaluator, keys, ring.endpoint(p), inputs, outputs, log);
+      if (!results[i].succeeded) ring.abort();
+    };
+    std::thread second(party, 1);
+    std::thread third(party, 2);
+    party(0);
+    second.join();
+    third.join();
+    const Bytes opened = open_records(results);
+    const std::size_t record = check ? 17 : 16;
+    ASSERT_EQ(results[0].record_bytes, record);
+    EXPECT_EQ(results[0].and_gates, circuits.program(id).and_gates);
+    for (std::size_t n = 0; n < 3; ++n) {
+      const Bytes expected = aes_ecb(key, Bytes(blocks.begin() + n * 16, blocks.begin() + (n + 1) * 16));
+      EXPECT_EQ(Bytes(opened.begin() + n * record, opened.begin() + n * record + 16), expected) << n;
+      if (check) {
+        EXPECT_EQ(opened[n * record + 16], n == 2 ? 0 : 1) << n;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mpc::server
