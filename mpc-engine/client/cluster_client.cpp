@@ -1,5 +1,6 @@
 #include "client/cluster_client.hpp"
 
+#include <openssl/evp.h>
 #include <sodium.h>
 #include <unistd.h>
 
@@ -183,6 +184,105 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
   return open_gcm_open(ask_all(request, wire::MessageType::GcmOpen), request.text);
 }
 
+namespace {
+
+// The checks of the Krb requests that belong to the client: key algorithm, usage and length.
+void check_krb_request(const wire::KeyId& key, std::uint32_t usage, std::size_t data_bytes, std::size_t min_bytes) {
+  if (!wire::is_krb_algorithm(key.algorithm))
+    throw Error(Component::Client, "the Kerberos jobs need an aes128-cts-hmac-sha1-96 or aes256-cts-hmac-sha1-96 key, not " +
+                                       std::string(wire::algorithm_name(key.algorithm)));
+  if (!wire::krb_usage_index(usage))
+    throw Error(Component::Client, "key usage " + std::to_string(usage) + " is not one of 1, 2, 3, 17, 56");
+  if (data_bytes < min_bytes || data_bytes > wire::kKrbMaxDataBytes)
+    throw Error(Component::Client, "Kerberos job data of " + std::to_string(data_bytes) + " bytes, not " +
+                                       std::to_string(min_bytes) + ".." + std::to_string(wire::kKrbMaxDataBytes));
+}
+
+wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operation, std::uint32_t usage) {
+  wire::KrbRequest request;
+  request.key = key;
+  request.operation = operation;
+  request.usage = usage;
+  return request;
+}
+
+}  // namespace
+
+std::array<wire::Reply, 3> ClusterClient::krb_round_trip(wire::KrbRequest& request) {
+  request.id = fresh_request_id();
+  std::array<std::vector<std::uint8_t>, 3> frames;
+  const auto wipe_all = [&] {
+    wipe(request.data.data(), request.data.size());
+    for (auto& frame : frames) wipe(frame.data(), frame.size());
+  };
+  try {
+    frames[0] = wire::encode_request(request);
+    frames[1] = frames[0];
+    frames[2] = frames[0];
+    auto replies = round_trip(frames, request.id, wire::MessageType::Krb);
+    wipe_all();
+    return replies;
+  } catch (...) {
+    wipe_all();
+    throw;
+  }
+}
+
+std::vector<std::uint8_t> ClusterClient::krb_encrypt(const wire::KeyId& key, std::uint32_t usage,
+                                                     std::span<const std::uint8_t, wire::kKrbConfounderBytes> confounder,
+                                                     std::span<const std::uint8_t> plaintext) {
+  const std::size_t data_bytes = wire::kKrbConfounderBytes + plaintext.size();
+  check_krb_request(key, usage, data_bytes, wire::kKrbConfounderBytes);
+  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Encrypt, usage);
+  request.data.reserve(data_bytes);
+  request.data.assign(confounder.begin(), confounder.end());
+  request.data.insert(request.data.end(), plaintext.begin(), plaintext.end());
+  std::lock_guard lock(mutex_);
+  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Encrypt, data_bytes);
+  return {result.span().begin(), result.span().end()};
+}
+
+std::optional<SecretBytes> ClusterClient::krb_decrypt(const wire::KeyId& key, std::uint32_t usage,
+                                                      std::span<const std::uint8_t> ciphertext) {
+  check_krb_request(key, usage, ciphertext.size(), wire::kKrbConfounderBytes + wire::kKrbMacBytes);
+  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Decrypt, usage);
+  request.data.assign(ciphertext.begin(), ciphertext.end());
+  std::lock_guard lock(mutex_);
+  const auto opened = open_krb_decrypt(krb_round_trip(request), ciphertext.size());
+  if (!opened) return std::nullopt;
+  return SecretBytes(opened->span().subspan(wire::kKrbConfounderBytes));
+}
+
+std::array<std::uint8_t, wire::kKrbMacBytes> ClusterClient::krb_checksum(const wire::KeyId& key, std::uint32_t usage,
+                                                                         std::span<const std::uint8_t> data) {
+  check_krb_request(key, usage, data.size(), 0);
+  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Checksum, usage);
+  request.data.assign(data.begin(), data.end());
+  std::lock_guard lock(mutex_);
+  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Checksum, data.size());
+  std::array<std::uint8_t, wire::kKrbMacBytes> checksum{};
+  std::copy(result.span().begin(), result.span().end(), checksum.begin());
+  return checksum;
+}
+
+SecretBytes ClusterClient::krb_prf(const wire::KeyId& key, std::span<const std::uint8_t> input) {
+  constexpr std::size_t kPrfBlockBytes = 16;
+  // The usage check does not apply: a Prf request names no usage (0).
+  check_krb_request(key, wire::kKrbUsages[0], input.size(), 0);
+  std::array<std::uint8_t, EVP_MAX_MD_SIZE> digest{};
+  unsigned int digest_bytes = 0;
+  const std::uint8_t empty = 0;
+  if (EVP_Digest(input.empty() ? &empty : input.data(), input.size(), digest.data(), &digest_bytes, EVP_sha1(),
+                 nullptr) != 1 ||
+      digest_bytes < kPrfBlockBytes)
+    throw Error(Component::Client, "SHA-1 of the PRF input failed");
+  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Prf, 0);
+  request.data.assign(digest.begin(), digest.begin() + kPrfBlockBytes);
+  wipe(digest.data(), digest.size());
+  std::lock_guard lock(mutex_);
+  return open_krb(krb_round_trip(request), wire::KrbOperation::Prf, kPrfBlockBytes);
+}
+
 std::vector<std::uint8_t> ClusterClient::keystream(const wire::KeyId& key, const std::array<std::uint8_t, 16>& counter,
                                                    std::uint32_t blocks) {
   wire::ComputeRequest request;
@@ -299,6 +399,25 @@ void ClusterClient::delete_key(const wire::KeyId& key) {
   request.key = key;
   const auto frame = wire::encode_request(request);
   round_trip({frame, frame, frame}, request.id, wire::MessageType::DeleteKey);
+}
+
+bool ClusterClient::delete_key_everywhere(const wire::KeyId& key) {
+  std::lock_guard lock(mutex_);
+  wire::DeleteKeyRequest request;
+  request.id = fresh_request_id();
+  request.key = key;
+  const auto frame = wire::encode_request(request);
+  const auto replies =
+      exchange({frame, frame, frame}, request.id, wire::MessageType::DeleteKey, {true, true, true}, false);
+  bool held = false;
+  for (int party = 0; party < 3; ++party) {
+    const auto& reply = replies[static_cast<std::size_t>(party)];
+    if (reply.status == wire::Status::Ok)
+      held = true;
+    else if (reply.status != wire::Status::UnknownKey)
+      throw ServerError(party, reply.status, reply.error);
+  }
+  return held;
 }
 
 std::array<wire::ServerStatus, 3> ClusterClient::status() {

@@ -59,12 +59,31 @@ class ClusterClient {
                                       std::span<const std::uint8_t> aad, std::span<const std::uint8_t> ciphertext,
                                       const wire::GcmTagBytes& tag);
 
+  // Kerberos jobs of an Aes128CtsHmacSha1 or Aes256CtsHmacSha1 key with the results of
+  // libk5crypto (mpc_client.h has the contract); usage is one of kKrbUsages. Arguments outside
+  // the contract throw Error(Client) before anything is sent.
+  // confounder || plaintext encrypted under Ke_usage, then its HMAC-SHA1-96 under Ki_usage.
+  std::vector<std::uint8_t> krb_encrypt(const wire::KeyId& key, std::uint32_t usage,
+                                        std::span<const std::uint8_t, wire::kKrbConfounderBytes> confounder,
+                                        std::span<const std::uint8_t> plaintext);
+  // The plaintext (confounder removed), or nullopt when the MAC does not match.
+  std::optional<SecretBytes> krb_decrypt(const wire::KeyId& key, std::uint32_t usage,
+                                         std::span<const std::uint8_t> ciphertext);
+  std::array<std::uint8_t, wire::kKrbMacBytes> krb_checksum(const wire::KeyId& key, std::uint32_t usage,
+                                                            std::span<const std::uint8_t> data);
+  // RFC 3962 PRF: the input is hashed here (SHA-1), the servers encrypt its first 16 bytes.
+  SecretBytes krb_prf(const wire::KeyId& key, std::span<const std::uint8_t> input);
+
   // Administration (needs an admin client key). import_key splits the key material
   // (build_key_material in key_material.hpp) into replicated shares; no server ever sees
   // the key.
   void import_key(const wire::KeyId& key, const SecretBytes& aes_key);
   std::vector<wire::KeyInfo> list_keys(const std::string& name_prefix = "");
   void delete_key(const wire::KeyId& key);
+  // Deletes the key from every server that holds it: a server that does not is no failure
+  // (an earlier deletion, or a failed import, may have reached only some). Returns whether
+  // any server held it.
+  bool delete_key_everywhere(const wire::KeyId& key);
   std::array<wire::ServerStatus, 3> status();
 
   std::chrono::milliseconds timeout() const { return settings_.timeout; }
@@ -75,6 +94,9 @@ class ClusterClient {
 
  private:
   std::vector<std::uint8_t> compute(wire::ComputeRequest request);
+  // Sends a Krb request (fresh id) to all three servers and returns their Ok replies; the
+  // request's data and the encoded frame are wiped whatever happens.
+  std::array<wire::Reply, 3> krb_round_trip(wire::KrbRequest& request);
   // Encodes `request` with a fresh id and returns all three Ok replies (round_trip).
   template <typename Request>
   std::array<wire::Reply, 3> ask_all(Request& request, wire::MessageType type);

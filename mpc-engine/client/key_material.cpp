@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "circuits/aes_reference.hpp"
+#include "client/krb_derivation.hpp"
 #include "common/error.hpp"
 #include "protocol/rss3/ghash.hpp"
 
@@ -28,6 +29,30 @@ class WipeOnExit {
   Container& container_;
 };
 
+// The Kerberos layout of wire/key_id.hpp: per usage the round keys of Ke and the HMAC states
+// of Ki and Kc, then the round keys of the PRF key. The protocol key itself is not stored.
+void fill_krb_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_t> protocol_key,
+                       SecretBytes& material) {
+  const auto put = [&](std::size_t offset, std::span<const std::uint8_t> bytes) {
+    std::copy(bytes.begin(), bytes.end(), material.data() + offset);
+  };
+  const auto put_round_keys = [&](std::size_t offset, const SecretBytes& key) {
+    std::vector<std::uint8_t> round_keys = circuits::aes_expand_key(key.span());
+    const WipeOnExit wipe_round_keys(round_keys);
+    put(offset, round_keys);
+  };
+  for (std::size_t index = 0; index < wire::kKrbUsageCount; ++index) {
+    const std::uint32_t usage = wire::kKrbUsages[index];
+    const SecretBytes ke = krb_derive_key(protocol_key, krb_usage_constant(usage, KrbKeyRole::Encryption));
+    const SecretBytes ki = krb_derive_key(protocol_key, krb_usage_constant(usage, KrbKeyRole::Integrity));
+    const SecretBytes kc = krb_derive_key(protocol_key, krb_usage_constant(usage, KrbKeyRole::Checksum));
+    put_round_keys(wire::krb_ke_offset(algorithm, index), ke);
+    put(wire::krb_ki_offset(algorithm, index), hmac_sha1_state(ki.span()).span());
+    put(wire::krb_kc_offset(algorithm, index), hmac_sha1_state(kc.span()).span());
+  }
+  put_round_keys(wire::krb_prf_offset(algorithm), krb_derive_key(protocol_key, krb_prf_constant()));
+}
+
 }  // namespace
 
 SecretBytes build_key_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_t> aes_key) {
@@ -36,6 +61,10 @@ SecretBytes build_key_material(wire::KeyAlgorithm algorithm, std::span<const std
     throw Error(Component::Client, std::string(wire::algorithm_name(algorithm)) + " keys are " +
                                        std::to_string(expected) + " bytes, got " + std::to_string(aes_key.size()));
   SecretBytes material(wire::material_bytes(algorithm));
+  if (wire::is_krb_algorithm(algorithm)) {
+    fill_krb_material(algorithm, aes_key, material);
+    return material;
+  }
   std::vector<std::uint8_t> round_keys = circuits::aes_expand_key(aes_key);
   const WipeOnExit wipe_round_keys(round_keys);
   std::copy(round_keys.begin(), round_keys.end(), material.data());

@@ -60,8 +60,23 @@ int guarded(mpc_client* client, Call&& call) {
   }
 }
 
-// Which calls a key algorithm serves: the plain AES calls or the GCM ones.
-enum class KeyUse { Aes, Gcm };
+// Which calls a key algorithm serves: the plain AES calls, the GCM ones or the Kerberos ones;
+// key administration takes any algorithm.
+enum class KeyUse { Aes, Gcm, Krb, Admin };
+
+KeyUse use_of(int algorithm) {
+  if (algorithm == MPC_AES256_GCM) return KeyUse::Gcm;
+  if (algorithm == MPC_AES128_CTS_HMAC_SHA1_96 || algorithm == MPC_AES256_CTS_HMAC_SHA1_96) return KeyUse::Krb;
+  return KeyUse::Aes;
+}
+
+const char* wrong_use_message(KeyUse use, int algorithm) {
+  if (use == KeyUse::Gcm) return "the GCM calls need an MPC_AES256_GCM key";
+  if (use == KeyUse::Krb)
+    return "the Kerberos calls need an MPC_AES128_CTS_HMAC_SHA1_96 or MPC_AES256_CTS_HMAC_SHA1_96 key";
+  if (algorithm == MPC_AES256_GCM) return "MPC_AES256_GCM keys serve only the mpc_client_gcm_* calls";
+  return "Kerberos keys serve only the mpc_client_krb_* calls";
+}
 
 bool make_key_id(const char* name, uint32_t version, int algorithm, KeyUse use, mpc::wire::KeyId& key,
                  std::string& error) {
@@ -69,13 +84,12 @@ bool make_key_id(const char* name, uint32_t version, int algorithm, KeyUse use, 
     error = "key name is NULL";
     return false;
   }
-  if (algorithm != MPC_AES128 && algorithm != MPC_AES256 && algorithm != MPC_AES256_GCM) {
+  if (algorithm < MPC_AES128 || algorithm > MPC_AES256_CTS_HMAC_SHA1_96) {
     error = "unknown key algorithm " + std::to_string(algorithm);
     return false;
   }
-  if ((algorithm == MPC_AES256_GCM) != (use == KeyUse::Gcm)) {
-    error = use == KeyUse::Gcm ? "the GCM calls need an MPC_AES256_GCM key"
-                               : "MPC_AES256_GCM keys serve only the mpc_client_gcm_* calls";
+  if (use != KeyUse::Admin && use_of(algorithm) != use) {
+    error = wrong_use_message(use, algorithm);
     return false;
   }
   try {
@@ -142,9 +156,36 @@ std::span<const uint8_t> bytes_or_empty(const uint8_t* data, size_t length) {
   return length == 0 ? std::span<const uint8_t>() : std::span<const uint8_t>(data, length);
 }
 
+// The checks shared by the Kerberos calls: handle, key id of a Kerberos algorithm, usage, and
+// a data pointer that may be NULL only with length 0, at most MPC_KRB_MAX_DATA_BYTES long.
+bool check_krb_call(mpc_client* client, const char* name, uint32_t version, int algorithm, uint32_t usage,
+                    const uint8_t* data, size_t length, mpc::wire::KeyId& key) {
+  if (!make_key_id(name, version, algorithm, KeyUse::Krb, key, client->last_error)) return false;
+  if (!mpc::wire::krb_usage_index(usage)) {
+    client->last_error = "key usage " + std::to_string(usage) + " is not one of 1, 2, 3, 17, 56";
+    return false;
+  }
+  if (data == nullptr && length != 0) {
+    client->last_error = "input is NULL with a nonzero length";
+    return false;
+  }
+  if (length > MPC_KRB_MAX_DATA_BYTES) {
+    client->last_error = "input of " + std::to_string(length) + " bytes is longer than " +
+                         std::to_string(MPC_KRB_MAX_DATA_BYTES);
+    return false;
+  }
+  return true;
+}
+
 static_assert(MPC_GCM_NONCE_BYTES == mpc::wire::kGcmNonceBytes);
 static_assert(MPC_GCM_TAG_BYTES == mpc::wire::kGcmTagBytes);
 static_assert(MPC_GCM_MAX_HASH_BLOCKS == mpc::wire::kGcmHashPowers);
+static_assert(MPC_KRB_CONFOUNDER_BYTES == mpc::wire::kKrbConfounderBytes);
+static_assert(MPC_KRB_MAC_BYTES == mpc::wire::kKrbMacBytes);
+static_assert(MPC_KRB_MAX_DATA_BYTES == mpc::wire::kKrbMaxDataBytes);
+static_assert(MPC_AES128_CTS_HMAC_SHA1_96 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes128CtsHmacSha1));
+static_assert(MPC_AES256_CTS_HMAC_SHA1_96 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes256CtsHmacSha1));
+static_assert(MPC_AES256_GCM == static_cast<int>(mpc::wire::KeyAlgorithm::Aes256Gcm));
 
 }  // namespace
 
@@ -302,6 +343,119 @@ int mpc_client_gcm_open(mpc_client* client, const char* key_name, uint32_t key_v
   if (ciphertext_length != 0) mpc::wipe(plaintext, ciphertext_length);
   client->last_error = "authentication tag mismatch: data forged or damaged";
   return MPC_EBADTAG;
+}
+
+int mpc_client_import_key(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                          const uint8_t* key, size_t key_length) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId id;
+  if (!make_key_id(key_name, key_version, algorithm, KeyUse::Admin, id, client->last_error)) return MPC_EINVAL;
+  const size_t expected = mpc::wire::key_bytes(id.algorithm);
+  if (key == nullptr || key_length != expected) {
+    client->last_error = std::string(mpc::wire::algorithm_name(id.algorithm)) + " keys are " +
+                         std::to_string(expected) + " bytes" + (key == nullptr ? ", key is NULL" : "");
+    return MPC_EINVAL;
+  }
+  return guarded(client, [&] {
+    const mpc::SecretBytes secret(std::span<const uint8_t>(key, key_length));
+    client->cluster->import_key(id, secret);
+  });
+}
+
+int mpc_client_delete_key(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId id;
+  if (!make_key_id(key_name, key_version, algorithm, KeyUse::Admin, id, client->last_error)) return MPC_EINVAL;
+  return guarded(client, [&] { (void)client->cluster->delete_key_everywhere(id); });
+}
+
+int mpc_client_krb_encrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                           uint32_t usage, const uint8_t confounder[MPC_KRB_CONFOUNDER_BYTES], const uint8_t* plaintext,
+                           size_t plaintext_length, uint8_t* ciphertext) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  if (!check_krb_call(client, key_name, key_version, algorithm, usage, plaintext, plaintext_length, key))
+    return MPC_EINVAL;
+  if (plaintext_length > MPC_KRB_MAX_DATA_BYTES - MPC_KRB_CONFOUNDER_BYTES) {
+    client->last_error = "confounder and plaintext are longer than " + std::to_string(MPC_KRB_MAX_DATA_BYTES) +
+                         " bytes";
+    return MPC_EINVAL;
+  }
+  if (confounder == nullptr || ciphertext == nullptr) {
+    client->last_error = "confounder or ciphertext is NULL";
+    return MPC_EINVAL;
+  }
+  // The inputs are copied into the request before the output is written: buffers may overlap.
+  return guarded(client, [&] {
+    const std::span<const uint8_t, MPC_KRB_CONFOUNDER_BYTES> nonce(confounder, MPC_KRB_CONFOUNDER_BYTES);
+    const auto result =
+        client->cluster->krb_encrypt(key, usage, nonce, bytes_or_empty(plaintext, plaintext_length));
+    std::memcpy(ciphertext, result.data(), result.size());
+  });
+}
+
+int mpc_client_krb_decrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                           uint32_t usage, const uint8_t* ciphertext, size_t ciphertext_length, uint8_t* plaintext) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  if (!check_krb_call(client, key_name, key_version, algorithm, usage, ciphertext, ciphertext_length, key))
+    return MPC_EINVAL;
+  constexpr size_t kOverhead = MPC_KRB_CONFOUNDER_BYTES + MPC_KRB_MAC_BYTES;
+  if (ciphertext == nullptr || ciphertext_length < kOverhead) {
+    client->last_error = "ciphertext of " + std::to_string(ciphertext_length) + " bytes is shorter than " +
+                         std::to_string(kOverhead) + " (confounder and MAC)";
+    return MPC_EINVAL;
+  }
+  const size_t plaintext_length = ciphertext_length - kOverhead;
+  if (plaintext == nullptr && plaintext_length != 0) {
+    client->last_error = "plaintext is NULL with a nonzero length";
+    return MPC_EINVAL;
+  }
+  bool bad_mac = false;
+  const int status = guarded(client, [&] {
+    const auto result = client->cluster->krb_decrypt(key, usage, std::span<const uint8_t>(ciphertext, ciphertext_length));
+    if (!result) {
+      bad_mac = true;
+      return;
+    }
+    if (plaintext_length != 0) std::memcpy(plaintext, result->data(), plaintext_length);
+  });
+  if (status != MPC_OK || !bad_mac) return status;
+  // Nothing was opened but the verdict, and plaintext is left as it was.
+  client->last_error = "integrity check failed: wrong key, or data forged or damaged";
+  return MPC_EBADTAG;
+}
+
+int mpc_client_krb_checksum(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                            uint32_t usage, const uint8_t* data, size_t length, uint8_t checksum[MPC_KRB_MAC_BYTES]) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  if (!check_krb_call(client, key_name, key_version, algorithm, usage, data, length, key)) return MPC_EINVAL;
+  if (checksum == nullptr) {
+    client->last_error = "checksum is NULL";
+    return MPC_EINVAL;
+  }
+  return guarded(client, [&] {
+    const auto result = client->cluster->krb_checksum(key, usage, bytes_or_empty(data, length));
+    std::memcpy(checksum, result.data(), result.size());
+  });
+}
+
+int mpc_client_krb_prf(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                       const uint8_t* input, size_t length, uint8_t out[MPC_KRB_PRF_BYTES]) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  // The PRF names no usage: pass one the check accepts.
+  if (!check_krb_call(client, key_name, key_version, algorithm, mpc::wire::kKrbUsages[0], input, length, key))
+    return MPC_EINVAL;
+  if (out == nullptr) {
+    client->last_error = "out is NULL";
+    return MPC_EINVAL;
+  }
+  return guarded(client, [&] {
+    const auto result = client->cluster->krb_prf(key, bytes_or_empty(input, length));
+    std::memcpy(out, result.data(), MPC_KRB_PRF_BYTES);
+  });
 }
 
 }  // extern "C"

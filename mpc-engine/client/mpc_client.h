@@ -9,7 +9,8 @@
  * last failure on a handle is returned by mpc_client_last_error().
  *
  * Version boundary: functions below exist since interface version 1, except those
- * marked "since 2" (the AES-256-GCM jobs for tickets under a protected krbtgt key).
+ * marked "since 2" (the AES-256-GCM jobs for tickets under a protected krbtgt key) and
+ * "since 3" (key import and deletion, and the Kerberos enctype jobs for users' keys).
  */
 #ifndef MPC_CLIENT_H
 #define MPC_CLIENT_H
@@ -21,7 +22,7 @@
 extern "C" {
 #endif
 
-#define MPC_CLIENT_INTERFACE_VERSION 2
+#define MPC_CLIENT_INTERFACE_VERSION 3
 
 enum mpc_status {
   MPC_OK = 0,
@@ -39,7 +40,17 @@ enum mpc_status {
 /* MPC_AES256_GCM (since 2): an AES-256 key K whose servers also hold shares of the GHASH
  * key powers H^1..H^MPC_GCM_MAX_HASH_BLOCKS, H = AES_K(0^128). Keys of this algorithm
  * serve only the mpc_client_gcm_* calls. */
-enum mpc_key_algorithm { MPC_AES128 = 1, MPC_AES256 = 2, MPC_AES256_GCM = 3 };
+/* MPC_AES128_CTS_HMAC_SHA1_96 and MPC_AES256_CTS_HMAC_SHA1_96 (since 3): a Kerberos key of
+ * enctype 17 or 18 (RFC 3962). The servers hold shares of its derived keys for the usages
+ * 1, 2, 3, 17 and 56 and of its PRF key, never of the key itself; such keys serve only the
+ * mpc_client_krb_* calls. */
+enum mpc_key_algorithm {
+  MPC_AES128 = 1,
+  MPC_AES256 = 2,
+  MPC_AES256_GCM = 3,
+  MPC_AES128_CTS_HMAC_SHA1_96 = 4,
+  MPC_AES256_CTS_HMAC_SHA1_96 = 5
+};
 
 #define MPC_GCM_NONCE_BYTES 12
 #define MPC_GCM_TAG_BYTES 16
@@ -116,6 +127,62 @@ int mpc_client_gcm_open(mpc_client *client, const char *key_name, uint32_t key_v
                         const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t *aad,
                         size_t aad_length, const uint8_t *ciphertext, size_t ciphertext_length,
                         const uint8_t tag[MPC_GCM_TAG_BYTES], uint8_t *plaintext);
+
+/* Key administration (since 3). */
+
+/* Imports a key under (key_name, key_version, algorithm) into every server: the library
+ * derives the algorithm's share material from key (16 or 32 bytes: the AES key, or the
+ * Kerberos protocol key), splits it into fresh replicated shares and sends each server only
+ * its own; every copy it made is wiped before returning. Fails with MPC_EREFUSED when a
+ * server already holds that key id. A failure may leave the key on some servers: delete it
+ * before importing again. */
+int mpc_client_import_key(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
+                          const uint8_t *key, size_t key_length);
+
+/* Deletes (key_name, key_version, algorithm) from every server that holds it. Succeeds when
+ * no server holds it any more, including when none did. */
+int mpc_client_delete_key(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm);
+
+/* Kerberos enctype jobs (since 3), for keys of MPC_AES128_CTS_HMAC_SHA1_96 and
+ * MPC_AES256_CTS_HMAC_SHA1_96, with exactly the results of libk5crypto's krb5_c_encrypt,
+ * krb5_c_decrypt, krb5_c_make_checksum and krb5_c_prf under the key. Only the values these
+ * calls return are opened: the derived keys, HMAC states and intermediate hashes stay
+ * shared. usage must be one of 1, 2, 3, 17, 56 (MPC_EINVAL otherwise). */
+#define MPC_KRB_CONFOUNDER_BYTES 16
+#define MPC_KRB_MAC_BYTES 12
+#define MPC_KRB_PRF_BYTES 16
+/* Longest data of one call: confounder + plaintext, ciphertext, checksummed message or PRF
+ * input (MPC_EINVAL beyond). Inputs are read before any output is written, so the buffers of
+ * one call may overlap (decryption in place included). */
+#define MPC_KRB_MAX_DATA_BYTES 4096
+
+/* ciphertext receives MPC_KRB_CONFOUNDER_BYTES + plaintext_length + MPC_KRB_MAC_BYTES bytes:
+ * CBC-CTS of confounder || plaintext under Ke_usage, then HMAC-SHA1-96 of confounder ||
+ * plaintext under Ki_usage. The caller picks the confounder (krb5_c_random_make_octets).
+ * plaintext may be NULL when plaintext_length is 0. */
+int mpc_client_krb_encrypt(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
+                           uint32_t usage, const uint8_t confounder[MPC_KRB_CONFOUNDER_BYTES],
+                           const uint8_t *plaintext, size_t plaintext_length, uint8_t *ciphertext);
+
+/* Decrypts what krb5_c_encrypt wrote (ciphertext_length at least MPC_KRB_CONFOUNDER_BYTES +
+ * MPC_KRB_MAC_BYTES) and checks its HMAC inside the computation. On MPC_OK plaintext receives
+ * ciphertext_length - MPC_KRB_CONFOUNDER_BYTES - MPC_KRB_MAC_BYTES bytes (may be NULL when that
+ * is 0). On MPC_EBADTAG (wrong key, forged or damaged data) nothing but the verdict was
+ * opened and plaintext is left as it was. */
+int mpc_client_krb_decrypt(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
+                           uint32_t usage, const uint8_t *ciphertext, size_t ciphertext_length,
+                           uint8_t *plaintext);
+
+/* checksum receives HMAC-SHA1-96 of data under Kc_usage (checksum types 15 and 16, RFC 3962);
+ * data may be NULL when length is 0. */
+int mpc_client_krb_checksum(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
+                            uint32_t usage, const uint8_t *data, size_t length,
+                            uint8_t checksum[MPC_KRB_MAC_BYTES]);
+
+/* out receives the RFC 3962 PRF of input: AES under DK(key, "prf") of the first 16 bytes of
+ * SHA-1(input). The library hashes input itself; input may be NULL when length is 0. */
+int mpc_client_krb_prf(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
+                       const uint8_t *input, size_t length, uint8_t out[MPC_KRB_PRF_BYTES]);
 
 #ifdef __cplusplus
 }

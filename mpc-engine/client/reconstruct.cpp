@@ -125,4 +125,54 @@ std::optional<SecretBytes> open_gcm_open(const std::array<wire::Reply, 3>& repli
   return plaintext;
 }
 
+namespace {
+
+// The servers' Krb result shares, each of `result_bytes`; a wrong size is a Disagreement.
+std::array<rss3::ByteShare, 3> krb_shares(const std::array<wire::Reply, 3>& replies, std::size_t result_bytes) {
+  std::array<rss3::ByteShare, 3> shares;
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::KrbResult>(replies, party);
+    if (result.x.size() != result_bytes || result.a.size() != result_bytes)
+      throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.x.size()) +
+                         " result bytes for " + std::to_string(result_bytes));
+    shares[party] = rss3::ByteShare{result.x, result.a};
+  }
+  return shares;
+}
+
+}  // namespace
+
+SecretBytes open_krb(const std::array<wire::Reply, 3>& replies, wire::KrbOperation operation, std::size_t data_bytes) {
+  const std::size_t result_bytes = wire::krb_result_bytes(operation, data_bytes);
+  auto shares = krb_shares(replies, result_bytes);
+  SecretBytes out = open_shares(shares, result_bytes);
+  for (auto& share : shares) share.wipe();
+  return out;
+}
+
+std::optional<SecretBytes> open_krb_decrypt(const std::array<wire::Reply, 3>& replies, std::size_t data_bytes) {
+  const std::size_t result_bytes = wire::krb_result_bytes(wire::KrbOperation::Decrypt, data_bytes);
+  const std::size_t text_bytes = result_bytes - 1;  // the verdict byte comes last
+  auto shares = krb_shares(replies, result_bytes);
+  std::array<rss3::ByteShare, 3> verdict_shares;
+  std::array<rss3::ByteShare, 3> text_shares;
+  for (std::size_t party = 0; party < 3; ++party) {
+    auto& share = shares[party];
+    verdict_shares[party] = rss3::ByteShare{{share.x.back()}, {share.a.back()}};
+    text_shares[party] = rss3::ByteShare{{share.x.begin(), share.x.end() - 1}, {share.a.begin(), share.a.end() - 1}};
+    share.wipe();
+  }
+  const SecretBytes verdict = open_shares(verdict_shares, 1);
+  if (verdict[0] > 1)
+    throw Disagreement("the servers' verdict opened to " + std::to_string(verdict[0]) + ", not 0 or 1: result refused");
+  // A rejected MAC opens nothing else, as with GCM: the servers may withhold the rest.
+  if (verdict[0] == 0) {
+    for (auto& share : text_shares) share.wipe();
+    return std::nullopt;
+  }
+  SecretBytes plaintext = open_shares(text_shares, text_bytes);
+  for (auto& share : text_shares) share.wipe();
+  return plaintext;
+}
+
 }  // namespace mpc::client

@@ -44,4 +44,13 @@ wire::GcmTagBytes open_gcm_tag(const std::array<wire::Reply, 3>& replies);
 std::optional<SecretBytes> open_gcm_open(const std::array<wire::Reply, 3>& replies,
                                          std::span<const std::uint8_t> ciphertext);
 
+// Krb Encrypt, Checksum or Prf with `data_bytes` of data: the result bytes
+// (krb_result_bytes(operation, data_bytes)).
+SecretBytes open_krb(const std::array<wire::Reply, 3>& replies, wire::KrbOperation operation, std::size_t data_bytes);
+
+// Krb Decrypt of `data_bytes` of ciphertext: confounder || plaintext (data_bytes - 12 bytes)
+// when the opened verdict is 1, nullopt when it is 0 (the rest is then neither opened nor
+// checked). A verdict that opens to anything else, or disagrees, is a Disagreement.
+std::optional<SecretBytes> open_krb_decrypt(const std::array<wire::Reply, 3>& replies, std::size_t data_bytes);
+
 }  // namespace mpc::client

@@ -93,6 +93,18 @@ static int bad_arguments(mpc_client *client, const char *name, uint32_t kvno, in
     expect_einval("ecb-decrypt-length-20", mpc_client_ecb_decrypt(client, name, kvno, alg, buffer, 20, out), client);
     expect_einval("ecb-decrypt-null-in", mpc_client_ecb_decrypt(client, name, kvno, alg, NULL, 16, out), client);
     expect_einval("ecb-decrypt-empty-name", mpc_client_ecb_decrypt(client, "", kvno, alg, buffer, 16, out), client);
+    /* The Kerberos calls (since 3) refuse the plain AES algorithms, bad usages and short input. */
+    expect_einval("krb-encrypt-plain-alg",
+                  mpc_client_krb_encrypt(client, name, kvno, alg, 2, counter, buffer, 16, out), client);
+    expect_einval("krb-encrypt-usage-4", mpc_client_krb_encrypt(client, name, kvno, MPC_AES256_CTS_HMAC_SHA1_96, 4,
+                                                                counter, buffer, 16, out), client);
+    expect_einval("krb-decrypt-short", mpc_client_krb_decrypt(client, name, kvno, MPC_AES128_CTS_HMAC_SHA1_96, 2,
+                                                              buffer, 27, out), client);
+    expect_einval("krb-checksum-null-out", mpc_client_krb_checksum(client, name, kvno, MPC_AES128_CTS_HMAC_SHA1_96,
+                                                                   17, buffer, 16, NULL), client);
+    expect_einval("krb-prf-null-client",
+                  mpc_client_krb_prf(NULL, name, kvno, MPC_AES128_CTS_HMAC_SHA1_96, buffer, 16, out), NULL);
+    expect_einval("import-wrong-length", mpc_client_import_key(client, name, kvno, alg, buffer, 15), client);
     printf("einval-ok %d\n", einval_ok);
 
     /* Other documented behaviour of the handle functions. */

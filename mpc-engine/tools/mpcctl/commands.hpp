@@ -13,6 +13,8 @@ int run_key_command(const std::vector<std::string>& words);
 int run_aes_command(const std::vector<std::string>& words);
 int run_cluster_command(const std::vector<std::string>& words);
 int run_circuit_command(const std::vector<std::string>& words);
+// krb encrypt|decrypt|checksum|prf: the Kerberos enctype jobs (krb_commands.cpp).
+int run_krb_command(const std::vector<std::string>& words);
 // kdc protect|rotate|status: the realm's krbtgt key into the engine (kdc_commands.cpp).
 int run_kdc_command(const std::vector<std::string>& words);
 

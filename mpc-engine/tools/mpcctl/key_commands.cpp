@@ -29,7 +29,7 @@ SecretBytes read_hex_key(const std::optional<std::string>& file) {
     if (!in) throw Error(Component::Tool, "cannot read key file " + *file);
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } else {
-    if (isatty(STDIN_FILENO)) std::cerr << "AES key (hex): " << std::flush;
+    if (isatty(STDIN_FILENO)) std::cerr << "key (hex): " << std::flush;
     std::getline(std::cin, text);
   }
   std::vector<std::uint8_t> bytes;

@@ -13,7 +13,9 @@ inline wire::KeyId key_id_from(const Arguments& arguments) {
   wire::validate_key_name(key.name);
   key.version = static_cast<std::uint32_t>(arguments.number("kvno", 1, 0xffffffffu));
   const auto algorithm = wire::parse_algorithm(arguments.required("alg"));
-  if (!algorithm) throw Error(Component::Tool, "--alg must be aes128, aes256 or aes256-gcm");
+  if (!algorithm)
+    throw Error(Component::Tool,
+                "--alg must be aes128, aes256, aes256-gcm, aes128-cts-hmac-sha1-96 or aes256-cts-hmac-sha1-96");
   key.algorithm = *algorithm;
   return key;
 }

@@ -15,9 +15,12 @@ Keys for links and storage:
   storage-keygen --out FILE                per-server storage key (0600)
 
 Keys in the engine (--cluster FILE: a cluster configuration with an admin key):
-  key import --cluster F --name N --kvno V --alg aes128|aes256|aes256-gcm [--key-file F]
-                                           AES key as hex from the file or stdin; never written to disk
-                                           (aes256-gcm: a 32-byte key for the gcm-* jobs only)
+  key import --cluster F --name N --kvno V --alg A [--key-file F]
+                                           A: aes128, aes256, aes256-gcm, aes128-cts-hmac-sha1-96 or
+                                           aes256-cts-hmac-sha1-96; the key as hex from the file or stdin,
+                                           never written to disk (aes256-gcm: a 32-byte key for the gcm-*
+                                           jobs only; *-cts-hmac-sha1-96: the Kerberos protocol key, for
+                                           the krb jobs only, stored as its derived keys)
   key list --cluster F [--prefix P]
   key delete --cluster F --name N --kvno V --alg A
 
@@ -33,6 +36,17 @@ Computations (print hex, to compare with `openssl enc`):
   aes gcm-open --cluster F --name N --kvno V --nonce HEX24 [--aad HEX] [--in HEX] --tag HEX32
                                            plaintext of ciphertext --in; exit status 2 if the tag is wrong
 
+Kerberos enctype jobs (RFC 3962) of an aes128/aes256-cts-hmac-sha1-96 key, hex on one line,
+as libk5crypto computes them (U: key usage 1, 2, 3, 17 or 56):
+  krb encrypt --cluster F --name N --kvno V --alg A --usage U [--confounder HEX32] [--in HEX]
+                                           confounder random unless given; prints the ciphertext with its MAC
+  krb decrypt --cluster F --name N --kvno V --alg A --usage U --in HEX
+                                           plaintext; exit status 2 if the integrity check fails
+  krb checksum --cluster F --name N --kvno V --alg A --usage U [--in HEX]
+                                           HMAC-SHA1-96 under Kc (checksum types 15/16)
+  krb prf --cluster F --name N --kvno V --alg A [--in HEX]
+                                           the RFC 3962 PRF of the input (16 bytes)
+
 A local three-server cluster for development:
   cluster init --dir D [--host 127.0.0.1] [--base-port 7100]
   cluster start --dir D [--server-binary PATH]
@@ -45,6 +59,14 @@ from KRB5_CONFIG and KRB5_KDC_PROFILE, the default realm unless --realm R or -r 
                                            krbtgt/R's key into the engine as the AES-256-GCM ticket key
                                            derived from it, same kvno; the database keeps a marker only
                                            (--force: a principal other than krbtgt/R)
+  kdc protect --principal P [--principal Q ...] | --all-users [--realm R]
+                                           users' aes128/aes256-cts-hmac-sha1-96 keys into the engine
+                                           (enrolled by the KDB module with its mpc_cluster_config); the
+                                           database keeps markers; --all-users: all but krbtgt/*, K/M,
+                                           kadmin/*, kiprop/* and those already protected
+  kdc unprotect P --randkey | --password [--realm R]
+                                           emergency: new keys for P, engine keys deleted; the old key
+                                           cannot be restored (it never existed in one place)
   kdc rotate PRINCIPAL --cluster F [--realm R] [--retire-now]
                                            fresh random ticket key at kvno + 1; older kvnos are retired
                                            once no ticket under them can be valid (--retire-now: at once)
@@ -73,6 +95,7 @@ int main(int argc, char** argv) {
     if (command == "aes") return mpc::tools::run_aes_command(words);
     if (command == "cluster") return mpc::tools::run_cluster_command(words);
     if (command == "circuit") return mpc::tools::run_circuit_command(words);
+    if (command == "krb") return mpc::tools::run_krb_command(words);
     if (command == "kdc") return mpc::tools::run_kdc_command(words);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;

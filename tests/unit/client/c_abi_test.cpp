@@ -136,4 +136,87 @@ TEST_F(GcmArguments, GcmKeysServeOnlyTheGcmCalls) {
   EXPECT_EQ(mpc_client_keystream(client_, "k", 1, MPC_AES256, counter, 2, out.data()), MPC_ECONFIG);
 }
 
+TEST_F(GcmArguments, KrbCallsCheckTheirArguments) {
+  const int alg = MPC_AES256_CTS_HMAC_SHA1_96;
+  const uint8_t confounder[MPC_KRB_CONFOUNDER_BYTES] = {9};
+  std::vector<uint8_t> in(MPC_KRB_MAX_DATA_BYTES + 1, 0x11);
+  std::vector<uint8_t> out(MPC_KRB_MAX_DATA_BYTES + 64, 0x22);
+  EXPECT_EQ(mpc_client_krb_encrypt(nullptr, "k", 1, alg, 2, confounder, in.data(), 4, out.data()), MPC_EINVAL);
+  expect_einval(mpc_client_krb_encrypt(client_, nullptr, 1, alg, 2, confounder, in.data(), 4, out.data()), "NULL name");
+  for (uint32_t usage : {0u, 4u, 16u, 18u, 55u, 57u, 0xffffffffu}) {
+    expect_einval(mpc_client_krb_encrypt(client_, "k", 1, alg, usage, confounder, in.data(), 4, out.data()), "usage");
+    expect_einval(mpc_client_krb_decrypt(client_, "k", 1, alg, usage, in.data(), 40, out.data()), "usage");
+    expect_einval(mpc_client_krb_checksum(client_, "k", 1, alg, usage, in.data(), 4, out.data()), "usage");
+  }
+  for (int wrong : {0, int{MPC_AES128}, int{MPC_AES256}, int{MPC_AES256_GCM}, 6}) {
+    expect_einval(mpc_client_krb_encrypt(client_, "k", 1, wrong, 2, confounder, in.data(), 4, out.data()), "algorithm");
+    expect_einval(mpc_client_krb_decrypt(client_, "k", 1, wrong, 2, in.data(), 40, out.data()), "algorithm");
+    expect_einval(mpc_client_krb_checksum(client_, "k", 1, wrong, 17, in.data(), 4, out.data()), "algorithm");
+    expect_einval(mpc_client_krb_prf(client_, "k", 1, wrong, in.data(), 4, out.data()), "algorithm");
+  }
+  expect_einval(mpc_client_krb_encrypt(client_, "k", 1, alg, 2, nullptr, in.data(), 4, out.data()), "NULL confounder");
+  expect_einval(mpc_client_krb_encrypt(client_, "k", 1, alg, 2, confounder, nullptr, 4, out.data()), "NULL plaintext");
+  expect_einval(mpc_client_krb_encrypt(client_, "k", 1, alg, 2, confounder, in.data(), 4, nullptr), "NULL ciphertext");
+  expect_einval(mpc_client_krb_encrypt(client_, "k", 1, alg, 2, confounder, in.data(),
+                                       MPC_KRB_MAX_DATA_BYTES - MPC_KRB_CONFOUNDER_BYTES + 1, out.data()),
+                "plaintext over the limit");
+  expect_einval(mpc_client_krb_decrypt(client_, "k", 1, alg, 2, in.data(), 27, out.data()), "short ciphertext");
+  expect_einval(mpc_client_krb_decrypt(client_, "k", 1, alg, 2, nullptr, 0, nullptr), "empty ciphertext");
+  expect_einval(mpc_client_krb_decrypt(client_, "k", 1, alg, 2, in.data(), MPC_KRB_MAX_DATA_BYTES + 1, out.data()),
+                "ciphertext over the limit");
+  expect_einval(mpc_client_krb_decrypt(client_, "k", 1, alg, 2, in.data(), 29, nullptr), "NULL plaintext");
+  expect_einval(mpc_client_krb_checksum(client_, "k", 1, alg, 17, in.data(), MPC_KRB_MAX_DATA_BYTES + 1, out.data()),
+                "message over the limit");
+  expect_einval(mpc_client_krb_checksum(client_, "k", 1, alg, 17, nullptr, 3, out.data()), "NULL data");
+  expect_einval(mpc_client_krb_checksum(client_, "k", 1, alg, 17, in.data(), 3, nullptr), "NULL checksum");
+  expect_einval(mpc_client_krb_prf(client_, "k", 1, alg, nullptr, 3, out.data()), "NULL prf input");
+  expect_einval(mpc_client_krb_prf(client_, "k", 1, alg, in.data(), 3, nullptr), "NULL prf output");
+  // Valid calls, at the limits and with empty inputs as NULL, get as far as the connections
+  // (MPC_ECONFIG: no key file) and write nothing.
+  EXPECT_EQ(mpc_client_krb_encrypt(client_, "k", 1, alg, 2, confounder, nullptr, 0, out.data()), MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_encrypt(client_, "k", 1, MPC_AES128_CTS_HMAC_SHA1_96, 56, confounder, in.data(),
+                                   MPC_KRB_MAX_DATA_BYTES - MPC_KRB_CONFOUNDER_BYTES, out.data()),
+            MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_decrypt(client_, "k", 1, alg, 3, in.data(), 28, nullptr), MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_decrypt(client_, "k", 1, alg, 1, in.data(), MPC_KRB_MAX_DATA_BYTES, out.data()), MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_checksum(client_, "k", 1, alg, 17, nullptr, 0, out.data()), MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_prf(client_, "k", 1, alg, nullptr, 0, out.data()), MPC_ECONFIG);
+  EXPECT_EQ(out, std::vector<uint8_t>(MPC_KRB_MAX_DATA_BYTES + 64, 0x22));
+}
+
+TEST_F(GcmArguments, KrbKeysServeOnlyTheKrbCalls) {
+  const uint8_t counter[16] = {0};
+  const uint8_t nonce[MPC_GCM_NONCE_BYTES] = {0};
+  std::vector<uint8_t> in(32), out(32);
+  for (int alg : {int{MPC_AES128_CTS_HMAC_SHA1_96}, int{MPC_AES256_CTS_HMAC_SHA1_96}}) {
+    expect_einval(mpc_client_keystream(client_, "k", 1, alg, counter, 2, out.data()), "keystream");
+    expect_einval(mpc_client_ecb_encrypt(client_, "k", 1, alg, in.data(), 32, out.data()), "ecb encrypt");
+    expect_einval(mpc_client_ecb_decrypt(client_, "k", 1, alg, in.data(), 32, out.data()), "ecb decrypt");
+  }
+  // The GCM calls name no algorithm: they always mean an MPC_AES256_GCM key.
+  EXPECT_EQ(mpc_client_gcm_tag(client_, "k", 1, nonce, nullptr, 0, nullptr, 0, out.data()), MPC_ECONFIG);
+}
+
+TEST_F(GcmArguments, ImportAndDeleteCheckTheirArguments) {
+  std::vector<uint8_t> key(33, 0x42);
+  EXPECT_EQ(mpc_client_import_key(nullptr, "k", 1, MPC_AES128, key.data(), 16), MPC_EINVAL);
+  expect_einval(mpc_client_import_key(client_, nullptr, 1, MPC_AES128, key.data(), 16), "NULL name");
+  expect_einval(mpc_client_import_key(client_, "bad name", 1, MPC_AES128, key.data(), 16), "bad name");
+  expect_einval(mpc_client_import_key(client_, "k", 1, 0, key.data(), 16), "algorithm 0");
+  expect_einval(mpc_client_import_key(client_, "k", 1, 6, key.data(), 16), "algorithm 6");
+  expect_einval(mpc_client_import_key(client_, "k", 1, MPC_AES128, nullptr, 16), "NULL key");
+  const std::pair<int, size_t> wrong_sizes[] = {{MPC_AES128, 32}, {MPC_AES256, 16}, {MPC_AES256_GCM, 16},
+                                                {MPC_AES128_CTS_HMAC_SHA1_96, 32}, {MPC_AES256_CTS_HMAC_SHA1_96, 16},
+                                                {MPC_AES256_CTS_HMAC_SHA1_96, 33}, {MPC_AES128, 0}};
+  for (const auto& [alg, size] : wrong_sizes) expect_einval(mpc_client_import_key(client_, "k", 1, alg, key.data(), size), "size");
+  const std::pair<int, size_t> right_sizes[] = {{MPC_AES128, 16}, {MPC_AES256, 32}, {MPC_AES256_GCM, 32},
+                                                {MPC_AES128_CTS_HMAC_SHA1_96, 16}, {MPC_AES256_CTS_HMAC_SHA1_96, 32}};
+  for (const auto& [alg, size] : right_sizes) EXPECT_EQ(mpc_client_import_key(client_, "k", 1, alg, key.data(), size), MPC_ECONFIG);
+  EXPECT_EQ(key, std::vector<uint8_t>(33, 0x42));  // the caller's copy is the caller's to wipe
+  EXPECT_EQ(mpc_client_delete_key(nullptr, "k", 1, MPC_AES128), MPC_EINVAL);
+  expect_einval(mpc_client_delete_key(client_, nullptr, 1, MPC_AES128), "NULL name");
+  expect_einval(mpc_client_delete_key(client_, "k", 1, 7), "algorithm 7");
+  EXPECT_EQ(mpc_client_delete_key(client_, "k", 1, MPC_AES256_CTS_HMAC_SHA1_96), MPC_ECONFIG);
+}
+
 }  // namespace

@@ -206,5 +206,89 @@ TEST(Reconstruct, ComputeOpensAndRefuses) {
   EXPECT_THROW(open_compute(replies_of(bodies), 4), Disagreement);
 }
 
+std::array<wire::KrbResult, 3> krb_bodies(const Bytes& result, std::mt19937_64& rng) {
+  const auto shares = masked_shares(result, rng);
+  std::array<wire::KrbResult, 3> bodies;
+  for (std::size_t party = 0; party < 3; ++party) bodies[party] = wire::KrbResult{shares[party].x, shares[party].a};
+  return bodies;
+}
+
+TEST(Reconstruct, KrbOpensEachOperationsResult) {
+  std::mt19937_64 rng(7);
+  const std::pair<wire::KrbOperation, std::size_t> cases[] = {
+      {wire::KrbOperation::Encrypt, 16}, {wire::KrbOperation::Encrypt, 300}, {wire::KrbOperation::Checksum, 0},
+      {wire::KrbOperation::Checksum, 1000}, {wire::KrbOperation::Prf, 16}};
+  for (const auto& [operation, data_bytes] : cases) {
+    const Bytes value = random_bytes(rng, wire::krb_result_bytes(operation, data_bytes));
+    const SecretBytes opened = open_krb(replies_of(krb_bodies(value, rng)), operation, data_bytes);
+    EXPECT_EQ(Bytes(opened.span().begin(), opened.span().end()), value) << data_bytes;
+  }
+}
+
+TEST(Reconstruct, KrbRefusesAnyInconsistency) {
+  std::mt19937_64 rng(8);
+  const Bytes value = random_bytes(rng, wire::krb_result_bytes(wire::KrbOperation::Encrypt, 40));
+  const auto good = krb_bodies(value, rng);
+  for (std::size_t party = 0; party < 3; ++party) {
+    auto bodies = good;
+    bodies[party].x[3] ^= 0x40;
+    EXPECT_THROW(open_krb(replies_of(bodies), wire::KrbOperation::Encrypt, 40), Disagreement);
+    bodies = good;
+    bodies[party].a.back() ^= 1;
+    EXPECT_THROW(open_krb(replies_of(bodies), wire::KrbOperation::Encrypt, 40), Disagreement);
+    bodies = good;
+    bodies[party].x.pop_back();
+    bodies[party].a.pop_back();
+    EXPECT_THROW(open_krb(replies_of(bodies), wire::KrbOperation::Encrypt, 40), Disagreement);
+    Replies replies = replies_of(good);
+    replies[party].body = wire::GcmTagResult{};
+    EXPECT_THROW(open_krb(replies, wire::KrbOperation::Encrypt, 40), Disagreement);
+  }
+  // All three agree, on a result of another request's length.
+  EXPECT_THROW(open_krb(replies_of(good), wire::KrbOperation::Encrypt, 41), Disagreement);
+  EXPECT_THROW(open_krb(replies_of(good), wire::KrbOperation::Checksum, 40), Disagreement);
+}
+
+TEST(Reconstruct, KrbDecryptGivesTextOnlyForVerdictOne) {
+  std::mt19937_64 rng(9);
+  for (std::size_t ciphertext_bytes : {28, 29, 44, 312}) {
+    Bytes text = random_bytes(rng, ciphertext_bytes - 12);
+    Bytes accepted = text;
+    accepted.push_back(1);
+    const auto opened = open_krb_decrypt(replies_of(krb_bodies(accepted, rng)), ciphertext_bytes);
+    ASSERT_TRUE(opened.has_value()) << ciphertext_bytes;
+    EXPECT_EQ(Bytes(opened->span().begin(), opened->span().end()), text);
+    Bytes rejected(ciphertext_bytes - 12, 0);
+    rejected.push_back(0);
+    EXPECT_FALSE(open_krb_decrypt(replies_of(krb_bodies(rejected, rng)), ciphertext_bytes).has_value());
+  }
+  // With a zero verdict the text is neither opened nor checked: servers may withhold it.
+  Bytes rejected(40 - 12, 0);
+  rejected.push_back(0);
+  auto bodies = krb_bodies(rejected, rng);
+  std::fill(bodies[2].x.begin(), bodies[2].x.end() - 1, 0x5a);
+  EXPECT_FALSE(open_krb_decrypt(replies_of(bodies), 40).has_value());
+}
+
+TEST(Reconstruct, KrbDecryptRefusesAnyInconsistency) {
+  std::mt19937_64 rng(10);
+  Bytes accepted = random_bytes(rng, 40 - 12);
+  accepted.push_back(1);
+  const auto good = krb_bodies(accepted, rng);
+  for (std::size_t party = 0; party < 3; ++party) {
+    auto bodies = good;
+    bodies[party].x.back() ^= 1;  // one server flips its verdict share
+    EXPECT_THROW(open_krb_decrypt(replies_of(bodies), 40), Disagreement);
+    bodies = good;
+    bodies[party].a[0] ^= 2;
+    EXPECT_THROW(open_krb_decrypt(replies_of(bodies), 40), Disagreement);
+  }
+  EXPECT_THROW(open_krb_decrypt(replies_of(good), 41), Disagreement);
+  // A verdict that opens to 2.
+  Bytes garbage = accepted;
+  garbage.back() = 2;
+  EXPECT_THROW(open_krb_decrypt(replies_of(krb_bodies(garbage, rng)), 40), Disagreement);
+}
+
 }  // namespace
 }  // namespace mpc::client

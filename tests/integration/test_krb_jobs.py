@@ -1,0 +1,668 @@
+"""Kerberos enctype jobs (aes128/aes256-cts-hmac-sha1-96, RFC 3962) through libmpcclient.so
+against a real three-server cluster, with MIT libk5crypto (through ctypes) as the outside truth.
+
+Keys are imported as protocol keys (mpc_client_import_key, or `mpcctl key import`); the
+servers hold only shares of the derived keys. What the engine encrypts, libk5crypto decrypts
+and the other way round; checksums and the PRF equal libk5crypto's bit for bit.
+
+Plaintext lengths: every length 0..64 and a spread up to 1000 by default (sweep_lengths); set
+MPC_KRB_FULL_SWEEP=1 to run every length 0..1000 for both enctypes in both directions (long:
+each job is a sequential computation, several hundred ms for short messages).
+Latencies are printed (run with -s to see them), not asserted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import secrets
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from mpc_cluster import Cluster, client_library, mpcctl_binary
+
+MPC_OK = 0
+MPC_EINVAL = -1
+MPC_EUNREACHABLE = -3
+MPC_EREFUSED = -4
+MPC_EBADTAG = -7
+MPC_AES128 = 1
+MPC_AES256 = 2
+MPC_AES256_GCM = 3
+MPC_AES128_CTS = 4
+MPC_AES256_CTS = 5
+
+CONFOUNDER_BYTES = 16
+MAC_BYTES = 12
+PRF_BYTES = 16
+MAX_DATA_BYTES = 4096
+USAGES = (1, 2, 3, 17, 56)
+
+# enctype name -> (libmpcclient algorithm, mpcctl --alg, krb5 enctype, checksum type, key bytes)
+ENCTYPES = {
+    "aes128": (MPC_AES128_CTS, "aes128-cts-hmac-sha1-96", 17, 15, 16),
+    "aes256": (MPC_AES256_CTS, "aes256-cts-hmac-sha1-96", 18, 16, 32),
+}
+
+FULL_SWEEP = os.environ.get("MPC_KRB_FULL_SWEEP") == "1"
+
+
+def sweep_lengths(enctype: str, engine_encrypts: bool) -> list[int]:
+    """Plaintext lengths one direction checks for one enctype. By default every length 0..64
+    is checked once per enctype, the two directions taking alternate lengths (and the other
+    enctype the other alternation), plus a spread up to 1000 split between the directions;
+    with MPC_KRB_FULL_SWEEP=1 every length 0..1000 in both directions."""
+    if FULL_SWEEP:
+        return list(range(0, 1001))
+    parity = (0 if enctype == "aes128" else 1) ^ (0 if engine_encrypts else 1)
+    spread = (65, 100, 129, 256, 300, 1000) if engine_encrypts else (80, 127, 255, 511, 777)
+    return [length for length in range(0, 65) if length % 2 == parity] + list(spread)
+
+
+# ------------------------------------------------------------------- libk5crypto (ctypes)
+
+class Krb5Data(ctypes.Structure):
+    _fields_ = [("magic", ctypes.c_int32), ("length", ctypes.c_uint), ("data", ctypes.c_void_p)]
+
+
+class Krb5Keyblock(ctypes.Structure):
+    _fields_ = [("magic", ctypes.c_int32), ("enctype", ctypes.c_int32), ("length", ctypes.c_uint),
+                ("contents", ctypes.c_void_p)]
+
+
+class Krb5EncData(ctypes.Structure):
+    _fields_ = [("magic", ctypes.c_int32), ("enctype", ctypes.c_int32), ("kvno", ctypes.c_uint32),
+                ("ciphertext", Krb5Data)]
+
+
+class Krb5Checksum(ctypes.Structure):
+    _fields_ = [("magic", ctypes.c_int32), ("checksum_type", ctypes.c_int32), ("length", ctypes.c_uint),
+                ("contents", ctypes.c_void_p)]
+
+
+class K5Crypto:
+    """The krb5_c_* calls of MIT libk5crypto on a known protocol key."""
+
+    def __init__(self):
+        self.krb5 = ctypes.CDLL("libkrb5.so.3")
+        self.lib = ctypes.CDLL("libk5crypto.so.3")
+        self.context = ctypes.c_void_p()
+        assert self.krb5.krb5_init_context(ctypes.byref(self.context)) == 0
+        self._buffers = []
+
+    def close(self):
+        self.krb5.krb5_free_context(self.context)
+
+    @staticmethod
+    def _data(buffer, length: int) -> Krb5Data:
+        return Krb5Data(0, length, ctypes.cast(buffer, ctypes.c_void_p) if buffer is not None else None)
+
+    def _keyblock(self, enctype: int, key: bytes) -> tuple[Krb5Keyblock, object]:
+        contents = ctypes.create_string_buffer(key, len(key))
+        return Krb5Keyblock(0, enctype, len(key), ctypes.cast(contents, ctypes.c_void_p)), contents
+
+    def encrypt(self, enctype: int, key: bytes, usage: int, plaintext: bytes) -> bytes:
+        keyblock, _keep = self._keyblock(enctype, key)
+        length = ctypes.c_size_t()
+        assert self.lib.krb5_c_encrypt_length(self.context, enctype, ctypes.c_size_t(len(plaintext)),
+                                              ctypes.byref(length)) == 0
+        source = ctypes.create_string_buffer(plaintext, max(1, len(plaintext)))
+        target = ctypes.create_string_buffer(length.value)
+        output = Krb5EncData(0, 0, 0, self._data(target, length.value))
+        rc = self.lib.krb5_c_encrypt(self.context, ctypes.byref(keyblock), ctypes.c_int32(usage), None,
+                                     ctypes.byref(self._data(source, len(plaintext))), ctypes.byref(output))
+        assert rc == 0, f"krb5_c_encrypt: {rc}"
+        return target.raw[:output.ciphertext.length]
+
+    def decrypt(self, enctype: int, key: bytes, usage: int, ciphertext: bytes) -> bytes | None:
+        """The plaintext, or None when libk5crypto refuses the ciphertext."""
+        keyblock, _keep = self._keyblock(enctype, key)
+        source = ctypes.create_string_buffer(ciphertext, len(ciphertext))
+        target = ctypes.create_string_buffer(max(1, len(ciphertext)))
+        enc = Krb5EncData(0, enctype, 0, self._data(source, len(ciphertext)))
+        output = self._data(target, len(ciphertext))
+        rc = self.lib.krb5_c_decrypt(self.context, ctypes.byref(keyblock), ctypes.c_int32(usage), None,
+                                     ctypes.byref(enc), ctypes.byref(output))
+        return target.raw[:output.length] if rc == 0 else None
+
+    def make_checksum(self, cksumtype: int, enctype: int, key: bytes, usage: int, data: bytes) -> bytes:
+        keyblock, _keep = self._keyblock(enctype, key)
+        source = ctypes.create_string_buffer(data, max(1, len(data)))
+        checksum = Krb5Checksum()
+        rc = self.lib.krb5_c_make_checksum(self.context, ctypes.c_int32(cksumtype), ctypes.byref(keyblock),
+                                           ctypes.c_int32(usage), ctypes.byref(self._data(source, len(data))),
+                                           ctypes.byref(checksum))
+        assert rc == 0, f"krb5_c_make_checksum: {rc}"
+        value = ctypes.string_at(checksum.contents, checksum.length)
+        self.krb5.krb5_free_checksum_contents(self.context, ctypes.byref(checksum))
+        return value
+
+    def verify_checksum(self, cksumtype: int, enctype: int, key: bytes, usage: int, data: bytes,
+                        value: bytes) -> bool:
+        keyblock, _keep = self._keyblock(enctype, key)
+        source = ctypes.create_string_buffer(data, max(1, len(data)))
+        contents = ctypes.create_string_buffer(value, len(value))
+        checksum = Krb5Checksum(0, cksumtype, len(value), ctypes.cast(contents, ctypes.c_void_p))
+        valid = ctypes.c_uint(0)
+        rc = self.lib.krb5_c_verify_checksum(self.context, ctypes.byref(keyblock), ctypes.c_int32(usage),
+                                             ctypes.byref(self._data(source, len(data))), ctypes.byref(checksum),
+                                             ctypes.byref(valid))
+        return rc == 0 and valid.value != 0
+
+    def prf(self, enctype: int, key: bytes, data: bytes) -> bytes:
+        keyblock, _keep = self._keyblock(enctype, key)
+        length = ctypes.c_size_t()
+        assert self.lib.krb5_c_prf_length(self.context, enctype, ctypes.byref(length)) == 0
+        source = ctypes.create_string_buffer(data, max(1, len(data)))
+        target = ctypes.create_string_buffer(length.value)
+        output = self._data(target, length.value)
+        rc = self.lib.krb5_c_prf(self.context, ctypes.byref(keyblock), ctypes.byref(self._data(source, len(data))),
+                                 ctypes.byref(output))
+        assert rc == 0, f"krb5_c_prf: {rc}"
+        return target.raw[:length.value]
+
+    def string_to_key(self, enctype: int, password: bytes, salt: bytes, iterations: int) -> bytes:
+        """PBKDF2 string-to-key with an explicit iteration count. Counts below 4096 are refused
+        unless k5_allow_weak_pbkdf2iter is set, as MIT's own t_str2key test does for the RFC 3962
+        vectors; it is set for this call only."""
+        weak = ctypes.c_uint.in_dll(self.lib, "k5_allow_weak_pbkdf2iter")
+        previous = weak.value
+        weak.value = 1
+        try:
+            return self._string_to_key(enctype, password, salt, iterations)
+        finally:
+            weak.value = previous
+
+    def _string_to_key(self, enctype: int, password: bytes, salt: bytes, iterations: int) -> bytes:
+        keyblock = Krb5Keyblock()
+        pw = ctypes.create_string_buffer(password, max(1, len(password)))
+        sb = ctypes.create_string_buffer(salt, max(1, len(salt)))
+        params = ctypes.create_string_buffer(iterations.to_bytes(4, "big"), 4)
+        rc = self.lib.krb5_c_string_to_key_with_params(self.context, enctype,
+                                                       ctypes.byref(self._data(pw, len(password))),
+                                                       ctypes.byref(self._data(sb, len(salt))),
+                                                       ctypes.byref(self._data(params, 4)), ctypes.byref(keyblock))
+        assert rc == 0, f"krb5_c_string_to_key_with_params: {rc}"
+        key = ctypes.string_at(keyblock.contents, keyblock.length)
+        self.krb5.krb5_free_keyblock_contents(self.context, ctypes.byref(keyblock))
+        return key
+
+
+# ----------------------------------------------------------------- libmpcclient (ctypes)
+
+class KrbError(AssertionError):
+    def __init__(self, call: str, code: int, message: str):
+        super().__init__(f"{call} returned {code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class Engine:
+    """One libmpcclient handle on a cluster configuration."""
+
+    _library = None
+
+    @classmethod
+    def library(cls):
+        if cls._library is None:
+            path = client_library()
+            if not path.exists():
+                pytest.fail(f"{path} is not built")
+            lib = ctypes.CDLL(str(path))
+            p, s, u32, i, z = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_size_t
+            signatures = {
+                "mpc_client_open": [s, ctypes.POINTER(p), s, z],
+                "mpc_client_set_timeout": [p, u32],
+                "mpc_client_import_key": [p, s, u32, i, s, z],
+                "mpc_client_delete_key": [p, s, u32, i],
+                "mpc_client_keystream": [p, s, u32, i, s, u32, s],
+                "mpc_client_ecb_encrypt": [p, s, u32, i, s, z, s],
+                "mpc_client_gcm_prefetch": [p, s, u32, u32, u32, s, s],
+                "mpc_client_krb_encrypt": [p, s, u32, i, u32, s, s, z, s],
+                "mpc_client_krb_decrypt": [p, s, u32, i, u32, s, z, s],
+                "mpc_client_krb_checksum": [p, s, u32, i, u32, s, z, s],
+                "mpc_client_krb_prf": [p, s, u32, i, s, z, s],
+            }
+            for name, argtypes in signatures.items():
+                function = getattr(lib, name)
+                function.argtypes = argtypes
+                function.restype = ctypes.c_int
+            lib.mpc_client_close.argtypes = [p]
+            lib.mpc_client_close.restype = None
+            lib.mpc_client_last_error.argtypes = [p]
+            lib.mpc_client_last_error.restype = ctypes.c_char_p
+            cls._library = lib
+        return cls._library
+
+    def __init__(self, config: Path, timeout_ms: int = 20000):
+        self.lib = self.library()
+        handle = ctypes.c_void_p()
+        error = ctypes.create_string_buffer(512)
+        rc = self.lib.mpc_client_open(str(config).encode(), ctypes.byref(handle), error, len(error))
+        assert rc == MPC_OK, f"mpc_client_open({config}) = {rc}: {error.value.decode(errors='replace')}"
+        self.handle = handle
+        assert self.lib.mpc_client_set_timeout(self.handle, timeout_ms) == MPC_OK
+
+    def close(self) -> None:
+        if self.handle:
+            self.lib.mpc_client_close(self.handle)
+            self.handle = None
+
+    def error(self) -> str:
+        return self.lib.mpc_client_last_error(self.handle).decode(errors="replace")
+
+    def _check(self, call: str, rc: int) -> None:
+        if rc != MPC_OK:
+            raise KrbError(call, rc, self.error())
+
+    def import_key(self, name: str, kvno: int, algorithm: int, key: bytes) -> None:
+        self._check("mpc_client_import_key",
+                    self.lib.mpc_client_import_key(self.handle, name.encode(), kvno, algorithm, key, len(key)))
+
+    def delete_key(self, name: str, kvno: int, algorithm: int) -> None:
+        self._check("mpc_client_delete_key", self.lib.mpc_client_delete_key(self.handle, name.encode(), kvno, algorithm))
+
+    def encrypt(self, key, usage: int, plaintext: bytes, confounder: bytes | None = None) -> bytes:
+        name, kvno, algorithm = key
+        confounder = secrets.token_bytes(CONFOUNDER_BYTES) if confounder is None else confounder
+        out = ctypes.create_string_buffer(CONFOUNDER_BYTES + len(plaintext) + MAC_BYTES)
+        rc = self.lib.mpc_client_krb_encrypt(self.handle, name.encode(), kvno, algorithm, usage, confounder,
+                                             plaintext or None, len(plaintext), out)
+        self._check("mpc_client_krb_encrypt", rc)
+        return out.raw
+
+    def decrypt(self, key, usage: int, ciphertext: bytes) -> bytes:
+        name, kvno, algorithm = key
+        length = max(0, len(ciphertext) - CONFOUNDER_BYTES - MAC_BYTES)
+        out = ctypes.create_string_buffer(b"\xa5" * max(1, length), max(1, length))
+        rc = self.lib.mpc_client_krb_decrypt(self.handle, name.encode(), kvno, algorithm, usage, ciphertext,
+                                             len(ciphertext), out if length else None)
+        if rc == MPC_EBADTAG and length:
+            assert out.raw[:length] == b"\xa5" * length, "plaintext written on MPC_EBADTAG"
+        self._check("mpc_client_krb_decrypt", rc)
+        return out.raw[:length]
+
+    def checksum(self, key, usage: int, data: bytes) -> bytes:
+        name, kvno, algorithm = key
+        out = ctypes.create_string_buffer(MAC_BYTES)
+        rc = self.lib.mpc_client_krb_checksum(self.handle, name.encode(), kvno, algorithm, usage, data or None,
+                                              len(data), out)
+        self._check("mpc_client_krb_checksum", rc)
+        return out.raw
+
+    def prf(self, key, data: bytes) -> bytes:
+        name, kvno, algorithm = key
+        out = ctypes.create_string_buffer(PRF_BYTES)
+        rc = self.lib.mpc_client_krb_prf(self.handle, name.encode(), kvno, algorithm, data or None, len(data), out)
+        self._check("mpc_client_krb_prf", rc)
+        return out.raw
+
+
+def wait_until_krb_serving(engine: Engine, key, deadline_s: float = 20) -> None:
+    deadline = time.monotonic() + deadline_s
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            engine.checksum(key, 17, b"ping")
+            return
+        except KrbError as error:
+            last = error
+            time.sleep(0.2)
+    raise AssertionError(f"cluster does not serve Kerberos jobs after {deadline_s} s: {last}")
+
+
+# ------------------------------------------------------------------------------ fixtures
+
+@pytest.fixture(scope="module")
+def k5():
+    library = K5Crypto()
+    try:
+        yield library
+    finally:
+        library.close()
+
+
+@pytest.fixture(scope="module")
+def krb(cluster):
+    """The shared cluster with one random protocol key per enctype, imported through the C ABI."""
+    admin = Engine(cluster.admin_config)
+    compute = Engine(cluster.compute_config)
+    keys = {}
+    try:
+        for enctype, (algorithm, _, krb5_enctype, cksumtype, size) in ENCTYPES.items():
+            protocol_key = secrets.token_bytes(size)
+            key_id = (f"krb/user-{enctype}@EXAMPLE.COM", 3, algorithm)
+            admin.import_key(*key_id, protocol_key)
+            keys[enctype] = {"id": key_id, "key": protocol_key, "enctype": krb5_enctype, "cksumtype": cksumtype}
+        wait_until_krb_serving(compute, keys["aes256"]["id"])
+        yield {"cluster": cluster, "admin": admin, "compute": compute, "keys": keys}
+    finally:
+        admin.close()
+        compute.close()
+
+
+@pytest.fixture(params=sorted(ENCTYPES), ids=sorted(ENCTYPES))
+def enctype(request):
+    return request.param
+
+
+# ----------------------------------------------------------------- libk5crypto agreement
+
+@contextlib.contextmanager
+def job_context(enctype: str, length: int, usage: int):
+    """Names the job of a sweep that failed."""
+    try:
+        yield
+    except KrbError as error:
+        raise AssertionError(f"{enctype}, plaintext of {length} bytes, usage {usage}: {error}") from error
+
+
+@pytest.mark.timeout(7200 if FULL_SWEEP else 180)
+def test_engine_encrypt_decrypts_with_libk5crypto(krb, k5, enctype):
+    engine, key = krb["compute"], krb["keys"][enctype]
+    for length in sweep_lengths(enctype, engine_encrypts=True):
+        usage = USAGES[length % len(USAGES)]
+        plaintext = secrets.token_bytes(length)
+        with job_context(enctype, length, usage):
+            ciphertext = engine.encrypt(key["id"], usage, plaintext)
+        assert len(ciphertext) == CONFOUNDER_BYTES + length + MAC_BYTES
+        assert k5.decrypt(key["enctype"], key["key"], usage, ciphertext) == plaintext, (enctype, length, usage)
+
+
+@pytest.mark.timeout(7200 if FULL_SWEEP else 180)
+def test_libk5crypto_encrypt_decrypts_with_engine(krb, k5, enctype):
+    engine, key = krb["compute"], krb["keys"][enctype]
+    for length in sweep_lengths(enctype, engine_encrypts=False):
+        usage = USAGES[(length + 2) % len(USAGES)]
+        plaintext = secrets.token_bytes(length)
+        ciphertext = k5.encrypt(key["enctype"], key["key"], usage, plaintext)
+        with job_context(enctype, length, usage):
+            decrypted = engine.decrypt(key["id"], usage, ciphertext)
+        assert decrypted == plaintext, (enctype, length, usage)
+
+
+def test_encrypt_with_a_given_confounder_is_deterministic(krb, k5, enctype):
+    engine, key = krb["compute"], krb["keys"][enctype]
+    confounder, plaintext = secrets.token_bytes(16), b"AS-REP enc-part"
+    first = engine.encrypt(key["id"], 3, plaintext, confounder)
+    assert engine.encrypt(key["id"], 3, plaintext, confounder) == first
+    assert engine.encrypt(key["id"], 3, plaintext, secrets.token_bytes(16)) != first
+    assert k5.decrypt(key["enctype"], key["key"], 3, first) == plaintext
+
+
+@pytest.mark.parametrize("usage", (17, 56))
+def test_checksum_equals_libk5crypto(krb, k5, enctype, usage):
+    engine, key = krb["compute"], krb["keys"][enctype]
+    for length in (0, 1, 20, 55, 56, 63, 64, 65, 119, 120, 300, 1000):
+        data = secrets.token_bytes(length)
+        ours = engine.checksum(key["id"], usage, data)
+        assert ours == k5.make_checksum(key["cksumtype"], key["enctype"], key["key"], usage, data), (length, usage)
+        assert k5.verify_checksum(key["cksumtype"], key["enctype"], key["key"], usage, data, ours)
+
+
+def test_checksum_of_every_usage_is_its_own(krb, k5, enctype):
+    engine, key = krb["compute"], krb["keys"][enctype]
+    data = b"PAC server checksum input"
+    values = {usage: engine.checksum(key["id"], usage, data) for usage in USAGES}
+    for usage, value in values.items():
+        assert value == k5.make_checksum(key["cksumtype"], key["enctype"], key["key"], usage, data), usage
+    assert len(set(values.values())) == len(USAGES)
+
+
+def test_prf_equals_libk5crypto(krb, k5, enctype):
+    engine, key = krb["compute"], krb["keys"][enctype]
+    for length in (0, 1, 15, 16, 17, 64, 100, 1000):
+        data = secrets.token_bytes(length)
+        assert engine.prf(key["id"], data) == k5.prf(key["enctype"], key["key"], data), length
+
+
+# RFC 3962 Appendix B: (iterations, passphrase, salt, AES-128 key, AES-256 key).
+RFC3962_VECTORS = (
+    (1, b"password", b"ATHENA.MIT.EDUraeburn", "42263c6e89f4fc28b8df68ee09799f15",
+     "fe697b52bc0d3ce14432ba036a92e65bbb52280990a2fa27883998d72af30161"),
+    (2, b"password", b"ATHENA.MIT.EDUraeburn", "c651bf29e2300ac27fa469d693bdda13",
+     "a2e16d16b36069c135d5e9d2e25f896102685618b95914b467c67622225824ff"),
+    (1200, b"password", b"ATHENA.MIT.EDUraeburn", "4c01cd46d632d01e6dbe230a01ed642a",
+     "55a6ac740ad17b4846941051e1e8b0a7548d93b0ab30a8bc3ff16280382b8c2a"),
+    (5, b"password", bytes.fromhex("1234567878563412"), "e9b23d52273747dd5c35cb55be619d8e", None),
+    (1200, b"X" * 64, b"pass phrase equals block size", "59d1bb789a828b1aa54ef9c2883f69ed", None),
+    (1200, b"X" * 65, b"pass phrase exceeds block size", "cb8005dc5f90179a7f02104c0018751d", None),
+    (50, bytes.fromhex("f09d849e"), b"EXAMPLE.COMpianist", "f149c1f2e154a73452d43e7fe62a56e5", None),
+)
+
+
+def test_rfc3962_string_to_key_vectors_round_trip(krb, k5):
+    admin, compute = krb["admin"], krb["compute"]
+    for index, (iterations, password, salt, key128, key256) in enumerate(RFC3962_VECTORS):
+        for enctype, published in (("aes128", key128), ("aes256", key256)):
+            if published is None:
+                continue
+            algorithm, _, krb5_enctype, cksumtype, _ = ENCTYPES[enctype]
+            protocol_key = k5.string_to_key(krb5_enctype, password, salt, iterations)
+            assert protocol_key.hex() == published, (index, enctype)
+            key_id = (f"krb/rfc3962-{index}", 1, algorithm)
+            admin.import_key(*key_id, protocol_key)
+            plaintext = b"RFC 3962 vector " + password[:8]
+            assert k5.decrypt(krb5_enctype, protocol_key, 2, compute.encrypt(key_id, 2, plaintext)) == plaintext
+            assert compute.decrypt(key_id, 1, k5.encrypt(krb5_enctype, protocol_key, 1, plaintext)) == plaintext
+            assert compute.checksum(key_id, 17, salt) == k5.make_checksum(cksumtype, krb5_enctype, protocol_key,
+                                                                          17, salt)
+
+
+# ---------------------------------------------------------------------- refusals
+
+def test_a_flipped_byte_anywhere_is_refused(krb, k5, enctype):
+    """Every byte position for aes256; the confounder, the stolen block and the MAC for aes128."""
+    engine, key = krb["compute"], krb["keys"][enctype]
+    plaintext = secrets.token_bytes(21)  # two blocks, the last one stolen, plus the MAC
+    ciphertext = k5.encrypt(key["enctype"], key["key"], 2, plaintext)
+    positions = range(len(ciphertext)) if enctype == "aes256" else (0, 15, 16, 36, 37, 48)
+    for position in positions:
+        forged = bytearray(ciphertext)
+        forged[position] ^= 1 << (position % 8)
+        with pytest.raises(KrbError) as failure:
+            engine.decrypt(key["id"], 2, bytes(forged))
+        assert failure.value.code == MPC_EBADTAG, (position, failure.value)
+        assert "integrity" in failure.value.message
+    assert engine.decrypt(key["id"], 2, ciphertext) == plaintext
+
+
+def test_truncated_or_extended_ciphertext_is_refused(krb, k5, enctype):
+    engine, key = krb["compute"], krb["keys"][enctype]
+    ciphertext = k5.encrypt(key["enctype"], key["key"], 3, secrets.token_bytes(40))
+    for forged in (ciphertext[:-1], ciphertext[1:], ciphertext + b"\0", ciphertext[:28]):
+        with pytest.raises(KrbError) as failure:
+            engine.decrypt(key["id"], 3, forged)
+        assert failure.value.code == MPC_EBADTAG, len(forged)
+    with pytest.raises(KrbError) as failure:
+        engine.decrypt(key["id"], 3, ciphertext[:27])
+    assert failure.value.code == MPC_EINVAL
+
+
+def test_wrong_usage_is_refused(krb, k5, enctype):
+    engine, key = krb["compute"], krb["keys"][enctype]
+    ciphertext = k5.encrypt(key["enctype"], key["key"], 2, b"ticket")
+    for usage in (1, 3, 17, 56):
+        with pytest.raises(KrbError) as failure:
+            engine.decrypt(key["id"], usage, ciphertext)
+        assert failure.value.code == MPC_EBADTAG, usage
+    for usage in (0, 4, 7, 55, 1000):
+        with pytest.raises(KrbError) as failure:
+            engine.decrypt(key["id"], usage, ciphertext)
+        assert failure.value.code == MPC_EINVAL and "usage" in failure.value.message, usage
+        with pytest.raises(KrbError) as failure:
+            engine.encrypt(key["id"], usage, b"x")
+        assert failure.value.code == MPC_EINVAL, usage
+
+
+def test_another_keys_ciphertext_is_refused(krb, k5):
+    engine = krb["compute"]
+    key = krb["keys"]["aes256"]
+    ciphertext = k5.encrypt(key["enctype"], secrets.token_bytes(32), 2, b"forged ticket")
+    with pytest.raises(KrbError) as failure:
+        engine.decrypt(key["id"], 2, ciphertext)
+    assert failure.value.code == MPC_EBADTAG
+
+
+def test_lengths_over_the_limit_are_refused(krb):
+    engine, key = krb["compute"], krb["keys"]["aes128"]
+    with pytest.raises(KrbError) as failure:
+        engine.encrypt(key["id"], 2, bytes(MAX_DATA_BYTES - CONFOUNDER_BYTES + 1))
+    assert failure.value.code == MPC_EINVAL
+    with pytest.raises(KrbError) as failure:
+        engine.checksum(key["id"], 17, bytes(MAX_DATA_BYTES + 1))
+    assert failure.value.code == MPC_EINVAL
+    with pytest.raises(KrbError) as failure:
+        engine.decrypt(key["id"], 2, bytes(MAX_DATA_BYTES + 1))
+    assert failure.value.code == MPC_EINVAL
+
+
+def test_keys_serve_only_their_own_jobs(krb):
+    cluster, engine, admin = krb["cluster"], krb["compute"], krb["admin"]
+    name, kvno, algorithm = krb["keys"]["aes256"]["id"]
+    # The plain AES and GCM calls refuse a Kerberos algorithm outright.
+    out = ctypes.create_string_buffer(32)
+    assert engine.lib.mpc_client_keystream(engine.handle, name.encode(), kvno, algorithm, bytes(16), 1, out) == MPC_EINVAL
+    assert engine.lib.mpc_client_ecb_encrypt(engine.handle, name.encode(), kvno, algorithm, bytes(16), 16,
+                                             out) == MPC_EINVAL
+    assert "Kerberos" in engine.error()
+    # A GCM job names an aes256-gcm key id: the Kerberos key of that name is another key.
+    nonces = ctypes.create_string_buffer(12)
+    rc = engine.lib.mpc_client_gcm_prefetch(engine.handle, name.encode(), kvno, 1, 0, nonces, None)
+    assert rc == MPC_EREFUSED and "not found" in engine.error()
+    # The Kerberos calls refuse the other algorithms, and an aes256 key is not a Kerberos key.
+    plain = ("krb/plain-aes256", 1, MPC_AES256)
+    cluster.import_key(plain[0], plain[1], "aes256")
+    with pytest.raises(KrbError) as failure:
+        engine.checksum(plain, 17, b"x")
+    assert failure.value.code == MPC_EINVAL
+    with pytest.raises(KrbError) as failure:
+        engine.checksum((plain[0], plain[1], MPC_AES256_CTS), 17, b"x")
+    assert failure.value.code == MPC_EREFUSED and "not found" in failure.value.message
+    assert engine.lib.mpc_client_keystream(engine.handle, plain[0].encode(), 1, MPC_AES256, bytes(16), 1,
+                                           out) == MPC_OK
+
+
+def test_an_unknown_key_fails_clearly(krb):
+    engine = krb["compute"]
+    with pytest.raises(KrbError) as failure:
+        engine.encrypt(("krb/nobody@EXAMPLE.COM", 1, MPC_AES128_CTS), 2, b"x")
+    assert failure.value.code == MPC_EREFUSED
+    assert "not found" in failure.value.message and "krb/nobody@EXAMPLE.COM" in failure.value.message
+
+
+def test_import_refuses_an_existing_id_and_delete_frees_it(krb, k5):
+    admin, compute = krb["admin"], krb["compute"]
+    key_id = ("krb/rotated@EXAMPLE.COM", 9, MPC_AES128_CTS)
+    first, second = secrets.token_bytes(16), secrets.token_bytes(16)
+    admin.import_key(*key_id, first)
+    with pytest.raises(KrbError) as failure:
+        admin.import_key(*key_id, second)
+    assert failure.value.code == MPC_EREFUSED
+    assert compute.decrypt(key_id, 2, k5.encrypt(17, first, 2, b"first")) == b"first"
+    admin.delete_key(*key_id)
+    admin.delete_key(*key_id)  # none holds it any more: still a success
+    with pytest.raises(KrbError) as failure:
+        compute.checksum(key_id, 17, b"x")
+    assert failure.value.code == MPC_EREFUSED
+    admin.import_key(*key_id, second)
+    assert compute.decrypt(key_id, 2, k5.encrypt(17, second, 2, b"second")) == b"second"
+    with pytest.raises(KrbError) as failure:
+        admin.import_key("krb/short", 1, MPC_AES256_CTS, secrets.token_bytes(16))
+    assert failure.value.code == MPC_EINVAL
+
+
+# -------------------------------------------------------------------------- mpcctl
+
+def mpcctl_krb(cluster: Cluster, action: str, alg: str, *args: str, check: bool = True):
+    return cluster.mpcctl("krb", action, "--cluster", str(cluster.admin_config), "--name", "krb/mpcctl",
+                          "--kvno", "4", "--alg", alg, *args, check=check)
+
+
+def test_mpcctl_key_import_and_krb_commands(krb, k5, enctype):
+    cluster = krb["cluster"]
+    _, alg, krb5_enctype, cksumtype, size = ENCTYPES[enctype]
+    protocol_key = secrets.token_bytes(size)
+    cluster.import_key("krb/mpcctl", 4, alg, protocol_key.hex())
+    assert ("krb/mpcctl", 4, alg) in [row[:3] for row in cluster.list_keys("krb/mpcctl")]
+
+    plaintext, confounder = secrets.token_bytes(33), secrets.token_hex(16)
+    ciphertext = bytes.fromhex(mpcctl_krb(cluster, "encrypt", alg, "--usage", "3", "--confounder", confounder,
+                                          "--in", plaintext.hex()).stdout.strip())
+    assert len(ciphertext) == 16 + 33 + 12
+    assert k5.decrypt(krb5_enctype, protocol_key, 3, ciphertext) == plaintext
+    random_confounder = bytes.fromhex(mpcctl_krb(cluster, "encrypt", alg, "--usage", "3").stdout.strip())
+    assert k5.decrypt(krb5_enctype, protocol_key, 3, random_confounder) == b""
+
+    theirs = k5.encrypt(krb5_enctype, protocol_key, 1, plaintext)
+    decrypted = mpcctl_krb(cluster, "decrypt", alg, "--usage", "1", "--in", theirs.hex())
+    assert bytes.fromhex(decrypted.stdout.strip()) == plaintext
+    refused = mpcctl_krb(cluster, "decrypt", alg, "--usage", "2", "--in", theirs.hex(), check=False)
+    assert refused.returncode == 2 and "integrity check failed" in refused.stderr
+
+    checksum = mpcctl_krb(cluster, "checksum", alg, "--usage", "17", "--in", plaintext.hex()).stdout.strip()
+    assert bytes.fromhex(checksum) == k5.make_checksum(cksumtype, krb5_enctype, protocol_key, 17, plaintext)
+    prf = mpcctl_krb(cluster, "prf", alg, "--in", plaintext.hex()).stdout.strip()
+    assert bytes.fromhex(prf) == k5.prf(krb5_enctype, protocol_key, plaintext)
+
+    bad = mpcctl_krb(cluster, "checksum", alg, "--usage", "4", check=False)
+    assert bad.returncode == 1 and "--usage must be" in bad.stderr
+    cluster.mpcctl("key", "delete", "--cluster", str(cluster.admin_config), "--name", "krb/mpcctl", "--kvno", "4",
+                   "--alg", alg)
+
+
+# ------------------------------------------------------------------------- faults
+
+@pytest.mark.timeout(90)
+def test_a_killed_server_gives_unreachable_within_the_timeout(fresh_cluster):
+    cluster = fresh_cluster
+    timeout_s = 3.0
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=int(timeout_s * 1000))
+    try:
+        key_id = ("krb/fault", 1, MPC_AES256_CTS)
+        admin.import_key(*key_id, secrets.token_bytes(32))
+        wait_until_krb_serving(engine, key_id)
+        cluster.kill_server(2)
+        calls = (lambda: engine.encrypt(key_id, 2, bytes(300)), lambda: engine.decrypt(key_id, 2, bytes(40)),
+                 lambda: engine.checksum(key_id, 17, bytes(300)), lambda: engine.prf(key_id, b"x"))
+        for call in calls:
+            started = time.monotonic()
+            with pytest.raises(KrbError) as failure:
+                call()
+            elapsed = time.monotonic() - started
+            assert failure.value.code == MPC_EUNREACHABLE, failure.value
+            assert elapsed < timeout_s + 1.5, f"failed after {elapsed:.2f} s"
+    finally:
+        engine.close()
+        admin.close()
+
+
+# ------------------------------------------------------------------------ latency
+
+@pytest.mark.timeout(120)
+def test_latency(krb, k5, capsys):
+    """One call at a time, as the KDC makes them; printed, not asserted."""
+    engine, key = krb["compute"], krb["keys"]["aes256"]
+    rounds = 10
+    plaintext = secrets.token_bytes(300)
+    ciphertext = k5.encrypt(key["enctype"], key["key"], 1, secrets.token_bytes(40 - 28))
+    timings = {"encrypt 300 bytes": [], "decrypt 40 bytes": [], "checksum 300 bytes": []}
+    for _ in range(rounds):
+        started = time.perf_counter()
+        engine.encrypt(key["id"], 3, plaintext)
+        timings["encrypt 300 bytes"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        engine.decrypt(key["id"], 1, ciphertext)
+        timings["decrypt 40 bytes"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        engine.checksum(key["id"], 17, plaintext)
+        timings["checksum 300 bytes"].append(time.perf_counter() - started)
+    with capsys.disabled():
+        print("\nKerberos jobs, aes256-cts-hmac-sha1-96, median of", rounds, "calls: " +
+              ", ".join(f"{what} {1000 * statistics.median(times):.1f} ms" for what, times in timings.items()))
