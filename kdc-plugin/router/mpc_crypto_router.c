@@ -51,8 +51,10 @@
  * kdc-plugin/README.md. Key recognition: a key of MPC_KDB_HANDLE_LEN bytes with the
  * handle magic is a handle candidate; no enctype has a key of that length, so a
  * candidate is never a real key. A candidate whose tag verifies under the handle key
- * goes to the engine (router_engine.h); any other candidate is refused. A candidate is
- * never passed to a libk5crypto function that computes with it.
+ * goes to the engine (router_engine.h: the krbtgt key's private enctype, and users' and
+ * services' keys of enctypes 17 and 18 for the usages krb5kdc uses with them); any other
+ * candidate is refused. A candidate is never passed to a libk5crypto function that
+ * computes with it.
  *
  * Answers of the engine about the data (a wrong tag: KRB5KRB_AP_ERR_BAD_INTEGRITY, or
  * valid = FALSE for a checksum; a malformed length or type: KRB5_BAD_MSIZE,
@@ -245,6 +247,7 @@ struct process_state {
     uint8_t handle_key[MPC_KDB_HANDLE_KEY_LEN];
     router_engine *engine;
     unsigned long refused;      /* handle calls refused in this process */
+    unsigned char refusal_logged[FN_COUNT]; /* a refusal by this function was logged */
 };
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -650,20 +653,29 @@ trace_call(enum fn_id fn, const void *caller, const char *route, const krb5_keyb
 }
 
 /* Sets the message on ctx (when there is one), counts the refusal and logs the first
- * one of this process. Returns code. */
+ * one of this process, and the first one of each function (a user's key refused in an
+ * entry point, or for a usage, the engine does not serve must leave a line naming them
+ * even after an earlier refusal elsewhere; one line per function bounds the log). Returns
+ * code. */
 static krb5_error_code
 refuse(krb5_context ctx, enum fn_id fn, krb5_error_code code, const char *why)
 {
     unsigned long count;
+    int first_of_fn;
 
     if (ctx != NULL)
         krb5_set_error_message(ctx, code, "mpc_crypto_router: %s: %s", fn_names[fn], why);
     pthread_mutex_lock(&state_lock);
     count = ++state.refused;
+    first_of_fn = !state.refusal_logged[fn];
+    state.refusal_logged[fn] = 1;
     pthread_mutex_unlock(&state_lock);
     if (count == 1)
         router_log(LOG_ERR, "%s: %s (first refusal in this process; later ones are counted "
-                   "and not logged)", fn_names[fn], why);
+                   "and logged once per function)", fn_names[fn], why);
+    else if (first_of_fn)
+        router_log(LOG_ERR, "%s: %s (first refusal by %s in this process, %lu in all)",
+                   fn_names[fn], why, fn_names[fn], count);
     return code;
 }
 

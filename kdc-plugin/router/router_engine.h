@@ -7,9 +7,11 @@
  * (kdc-plugin/kdb/handle.h: name hash, kvno, enctype). A cf2 may mix a handle with
  * a clear key (the FAST armor key), hence router_key.
  *
- * The implementation (router_engine_gcm.c, over mpc-engine/client/mpc_client.h) serves
- * keys of enctype MPC_KDC_ENCTYPE_AES256_GCM (kdc-plugin/kdb/protected_key.h: the
- * protected krbtgt key, tickets and checksums in the KDC-private GCM format) and refuses
+ * The implementation (over mpc-engine/client/mpc_client.h) serves keys of enctype
+ * MPC_KDC_ENCTYPE_AES256_GCM (router_engine_gcm.c; kdc-plugin/kdb/protected_key.h: the
+ * protected krbtgt key, tickets and checksums in the KDC-private GCM format) and, since
+ * 3, keys of enctypes 17 and 18 (router_engine_krb.c: protected users' and services' keys,
+ * results identical to libk5crypto's, for the usages krb5kdc uses with them), and refuses
  * every other enctype (fail closed).
  *
  * Conventions, for every function below:
@@ -32,7 +34,7 @@
  * only abandons it (it touches none of the parent's connections, threads or locks).
  *
  * Version boundary: everything below exists since router interface version 1, except
- * what is marked "since 2".
+ * what is marked "since 2"; version 3 serves more enctypes with the same functions.
  */
 #ifndef MPC_ROUTER_ENGINE_H
 #define MPC_ROUTER_ENGINE_H
@@ -48,7 +50,7 @@
 extern "C" {
 #endif
 
-#define MPC_ROUTER_ENGINE_INTERFACE_VERSION 2
+#define MPC_ROUTER_ENGINE_INTERFACE_VERSION 3
 
 typedef struct router_engine router_engine;
 

@@ -32,9 +32,11 @@
  * dropped and the seal is retried once with a fresh synchronous prefetch. Every copy of
  * keystream is wiped after use, and a taken pool entry is wiped in the pool.
  *
- * Handles of any other enctype are refused (fail closed): the engine holds no jobs for
- * the standard enctypes yet. The reasoning behind each refusal of an entry point with the
- * krbtgt key (cf2, prf, derive_prfplus, the _iov encryption) is in kdc-plugin/README.md.
+ * Handles of enctypes 17 and 18 (protected users' and services' keys) are handed to
+ * router_engine_krb.c, which shares this file's engine client and fail-fast state
+ * (router_engine_internal.h). Handles of any other enctype are refused (fail closed). The
+ * reasoning behind each refusal of an entry point with the krbtgt key (cf2, prf,
+ * derive_prfplus, the _iov encryption) is in kdc-plugin/README.md.
  */
 
 #ifndef _GNU_SOURCE
@@ -59,6 +61,7 @@
 #include "mpc_client.h"
 #include "nonce_pool.h"
 #include "protected_key.h"
+#include "router_engine_internal.h"
 
 #define MAX_KEYS 8                     /* engine keys with pools, per process */
 #define REFILL_IDLE_MS 1000            /* refill thread wakes at least this often */
@@ -150,8 +153,8 @@ engine_log(const router_engine *engine, int priority, const char *fmt, ...)
     engine->opt.log(priority, msg);
 }
 
-static const char *
-status_text(int rc)
+const char *
+router_engine_status_text(int rc)
 {
     switch (rc) {
     case MPC_EINVAL: return "rejected the request as invalid";
@@ -204,8 +207,9 @@ static krb5_error_code
 refuse_enctype(const char *op, const mpc_kdb_key_id *key, char *why, size_t why_len)
 {
     set_why(why, why_len,
-            "%s with a protected key refused: the engine serves only keys of enctype "
-            MPC_KDC_ENCTYPE_NAME " (%d, the protected krbtgt key), not enctype %d (fail closed)",
+            "%s with a protected key refused: the engine serves only keys of enctypes "
+            MPC_KDC_ENCTYPE_NAME " (%d, the protected krbtgt key), aes128-cts-hmac-sha1-96 "
+            "(17) and aes256-cts-hmac-sha1-96 (18), not enctype %d (fail closed)",
             op, MPC_KDC_ENCTYPE_AES256_GCM, (int)key->enctype);
     return KRB5_CRYPTO_INTERNAL;
 }
@@ -304,7 +308,7 @@ router_engine_open(const char *cluster_config, const router_engine_options *opti
     rc = mpc_client_open(cluster_config, &engine->client, err, sizeof(err));
     if (rc != MPC_OK) {
         set_why(why, why_len, "engine cluster configuration %s unusable: %s", cluster_config,
-                err[0] ? err : status_text(rc));
+                err[0] ? err : router_engine_status_text(rc));
         ret = EINVAL;
         goto cleanup;
     }
@@ -542,7 +546,7 @@ refill_main(void *arg)
                 if (failures == 0)
                     snprintf(log_msg, sizeof(log_msg), "%s nonce refill for %s kvno %u "
                              "failed, seals prefetch for themselves meanwhile: engine %s: %s",
-                             pool_names[k], name, kvno, status_text(rc), err);
+                             pool_names[k], name, kvno, router_engine_status_text(rc), err);
             }
         }
         pthread_mutex_unlock(&engine->lock);
@@ -558,9 +562,10 @@ refill_main(void *arg)
     return NULL;
 }
 
-/* Nonzero (and why says so) while a recent call found the engine unreachable. */
-static int
-engine_unreachable(router_engine *engine, char *why, size_t why_len)
+/* Nonzero (and why says so) while a recent call found the engine unreachable
+ * (router_engine_internal.h). */
+int
+router_engine_down(router_engine *engine, char *why, size_t why_len)
 {
     uint64_t now = now_ms();
     int down;
@@ -575,9 +580,9 @@ engine_unreachable(router_engine *engine, char *why, size_t why_len)
     return down;
 }
 
-/* Records the outcome of a foreground call for engine_unreachable(). */
-static void
-note_engine_result(router_engine *engine, int rc, const char *why)
+/* Records the outcome of a foreground call for router_engine_down(). */
+void
+router_engine_note(router_engine *engine, int rc, const char *why)
 {
     pthread_mutex_lock(&engine->lock);
     if (rc == MPC_EUNREACHABLE) {
@@ -587,6 +592,19 @@ note_engine_result(router_engine *engine, int rc, const char *why)
         engine->unreachable_until_ms = 0;
     }
     pthread_mutex_unlock(&engine->lock);
+}
+
+mpc_client *
+router_engine_client_lock(router_engine *engine)
+{
+    pthread_mutex_lock(&engine->call_lock);
+    return engine->client;
+}
+
+void
+router_engine_client_unlock(router_engine *engine)
+{
+    pthread_mutex_unlock(&engine->call_lock);
 }
 
 /* One nonce and its keystream for a seal: from the pool of `kind` when it has one with
@@ -624,16 +642,17 @@ get_nonce(router_engine *engine, const char *name, uint32_t kvno, enum pool_kind
             return 0;
         }
     }
-    if (engine_unreachable(engine, why, why_len))
+    if (router_engine_down(engine, why, why_len))
         return KRB5_CRYPTO_INTERNAL;
     pthread_mutex_lock(&engine->call_lock);
     rc = mpc_client_gcm_prefetch(engine->client, name, kvno, 1, blocks, nonce,
                                  blocks != 0 ? keystream : NULL);
     if (rc != MPC_OK)
         set_why(why, why_len, "engine %s prefetching a nonce for %s kvno %u: %s",
-                status_text(rc), name, kvno, mpc_client_last_error(engine->client));
+                router_engine_status_text(rc), name, kvno,
+                mpc_client_last_error(engine->client));
     pthread_mutex_unlock(&engine->call_lock);
-    note_engine_result(engine, rc, why);
+    router_engine_note(engine, rc, why);
     return rc == MPC_OK ? 0 : KRB5_CRYPTO_INTERNAL;
 }
 
@@ -714,16 +733,17 @@ seal(router_engine *engine, const mpc_kdb_key_id *key, enum pool_kind kind,
         for (i = 0; i < len; i++)
             out_text[i] = plain[i] ^ keystream[i];
         OPENSSL_cleanse(keystream, ks_len);
-        if (engine_unreachable(engine, why, why_len))
+        if (router_engine_down(engine, why, why_len))
             break;
         pthread_mutex_lock(&engine->call_lock);
         rc = mpc_client_gcm_tag(engine->client, name, key->kvno, out_nonce, aad, aad_len,
                                 out_text, len, out_tag);
         if (rc != MPC_OK)
-            set_why(why, why_len, "engine %s tagging under %s kvno %u: %s", status_text(rc),
-                    name, key->kvno, mpc_client_last_error(engine->client));
+            set_why(why, why_len, "engine %s tagging under %s kvno %u: %s",
+                    router_engine_status_text(rc), name, key->kvno,
+                    mpc_client_last_error(engine->client));
         pthread_mutex_unlock(&engine->call_lock);
-        note_engine_result(engine, rc, why);
+        router_engine_note(engine, rc, why);
         if (rc == MPC_OK) {
             ret = 0;
             goto cleanup;
@@ -775,7 +795,7 @@ open_sealed(router_engine *engine, const mpc_kdb_key_id *key, const uint8_t *aad
         memcpy(text_copy, text, len);
         text = text_copy;
     }
-    if (engine_unreachable(engine, why, why_len)) {
+    if (router_engine_down(engine, why, why_len)) {
         wipe_free(text_copy, len);
         if (out != NULL)
             OPENSSL_cleanse(out, len);
@@ -785,10 +805,11 @@ open_sealed(router_engine *engine, const mpc_kdb_key_id *key, const uint8_t *aad
     rc = mpc_client_gcm_open(engine->client, name, key->kvno, nonce, aad, aad_len, text, len,
                              tag, out);
     if (rc != MPC_OK && rc != MPC_EBADTAG)
-        set_why(why, why_len, "engine %s checking under %s kvno %u: %s", status_text(rc),
-                name, key->kvno, mpc_client_last_error(engine->client));
+        set_why(why, why_len, "engine %s checking under %s kvno %u: %s",
+                router_engine_status_text(rc), name, key->kvno,
+                mpc_client_last_error(engine->client));
     pthread_mutex_unlock(&engine->call_lock);
-    note_engine_result(engine, rc == MPC_EBADTAG ? MPC_OK : rc, why);
+    router_engine_note(engine, rc == MPC_EBADTAG ? MPC_OK : rc, why);
     if (rc == MPC_OK) {
         ret = 0;
     } else if (rc == MPC_EBADTAG) {
@@ -834,6 +855,9 @@ router_engine_encrypt(router_engine *engine, const mpc_kdb_key_id *key, krb5_key
     size_t total;
     krb5_error_code ret;
 
+    if (router_krb_serves(key))
+        return router_krb_encrypt(engine, key, usage, cipher_state, input, output, why,
+                                  why_len);
     if (!served(key))
         return refuse_enctype("encrypt", key, why, why_len);
     ret = check_cipher_state("encrypt", cipher_state, why, why_len);
@@ -872,6 +896,9 @@ router_engine_decrypt(router_engine *engine, const mpc_kdb_key_id *key, krb5_key
     size_t plain_len;
     krb5_error_code ret;
 
+    if (router_krb_serves(key))
+        return router_krb_decrypt(engine, key, usage, cipher_state, input, output, why,
+                                  why_len);
     if (!served(key))
         return refuse_enctype("decrypt", key, why, why_len);
     ret = check_cipher_state("decrypt", cipher_state, why, why_len);
@@ -915,6 +942,8 @@ router_engine_encrypt_iov(router_engine *engine, const mpc_kdb_key_id *key, krb5
                           size_t num_data, char *why, size_t why_len)
 {
     (void)engine; (void)usage; (void)cipher_state; (void)data; (void)num_data;
+    if (router_krb_serves(key))
+        return router_krb_encrypt_iov(engine, key, usage, why, why_len);
     if (!served(key))
         return refuse_enctype("encrypt_iov", key, why, why_len);
     set_why(why, why_len, "encrypt_iov with the protected krbtgt key refused: only "
@@ -928,6 +957,8 @@ router_engine_decrypt_iov(router_engine *engine, const mpc_kdb_key_id *key, krb5
                           size_t num_data, char *why, size_t why_len)
 {
     (void)engine; (void)usage; (void)cipher_state; (void)data; (void)num_data;
+    if (router_krb_serves(key))
+        return router_krb_decrypt_iov(engine, key, usage, why, why_len);
     if (!served(key))
         return refuse_enctype("decrypt_iov", key, why, why_len);
     set_why(why, why_len, "decrypt_iov with the protected krbtgt key refused: only "
@@ -1052,6 +1083,9 @@ router_engine_make_checksum(router_engine *engine, const mpc_kdb_key_id *key,
     uint8_t *contents;
     krb5_error_code ret;
 
+    if (router_krb_serves(key))
+        return router_krb_make_checksum(engine, key, cksumtype, usage, input, cksum,
+                                        why, why_len);
     if (!served(key))
         return refuse_enctype("make_checksum", key, why, why_len);
     ret = check_cksumtype("make_checksum", cksumtype, why, why_len);
@@ -1086,6 +1120,9 @@ router_engine_verify_checksum(router_engine *engine, const mpc_kdb_key_id *key,
 {
     krb5_error_code ret;
 
+    if (router_krb_serves(key))
+        return router_krb_verify_checksum(engine, key, usage, data, cksum, valid,
+                                          why, why_len);
     if (!served(key))
         return refuse_enctype("verify_checksum", key, why, why_len);
     if (data == NULL || cksum == NULL || valid == NULL ||
@@ -1127,6 +1164,9 @@ router_engine_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *key
     krb5_crypto_iov *checksum;
     krb5_error_code ret;
 
+    if (router_krb_serves(key))
+        return router_krb_make_checksum_iov(engine, key, cksumtype, usage, data,
+                                            num_data, why, why_len);
     if (!served(key))
         return refuse_enctype("make_checksum_iov", key, why, why_len);
     ret = check_cksumtype("make_checksum_iov", cksumtype, why, why_len);
@@ -1156,6 +1196,9 @@ router_engine_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *k
     const krb5_crypto_iov *checksum;
     krb5_error_code ret;
 
+    if (router_krb_serves(key))
+        return router_krb_verify_checksum_iov(engine, key, cksumtype, usage, data,
+                                              num_data, valid, why, why_len);
     if (!served(key))
         return refuse_enctype("verify_checksum_iov", key, why, why_len);
     ret = check_cksumtype("verify_checksum_iov", cksumtype, why, why_len);
@@ -1183,6 +1226,8 @@ router_engine_prf(router_engine *engine, const mpc_kdb_key_id *key, const krb5_d
                   krb5_data *output, char *why, size_t why_len)
 {
     (void)engine; (void)input; (void)output;
+    if (router_krb_serves(key))
+        return router_krb_prf(engine, key, input, output, why, why_len);
     if (!served(key))
         return refuse_enctype("prf", key, why, why_len);
     set_why(why, why_len, "prf with the protected krbtgt key refused: krb5kdc never "
@@ -1195,6 +1240,8 @@ router_engine_prfplus(router_engine *engine, const mpc_kdb_key_id *key, const kr
                       krb5_data *output, char *why, size_t why_len)
 {
     (void)engine; (void)input; (void)output;
+    if (router_krb_serves(key))
+        return router_krb_prfplus(engine, key, input, output, why, why_len);
     if (!served(key))
         return refuse_enctype("prfplus", key, why, why_len);
     set_why(why, why_len, "prfplus with the protected krbtgt key refused: krb5kdc never "
@@ -1208,6 +1255,8 @@ router_engine_derive_prfplus(router_engine *engine, const mpc_kdb_key_id *key,
                              char *why, size_t why_len)
 {
     (void)engine; (void)input; (void)enctype; (void)out;
+    if (router_krb_serves(key))
+        return router_krb_derive_prfplus(engine, key, why, why_len);
     if (!served(key))
         return refuse_enctype("derive_prfplus", key, why, why_len);
     set_why(why, why_len, "derive_prfplus with the protected krbtgt key refused: it derives "
@@ -1221,7 +1270,11 @@ router_engine_cf2(router_engine *engine, const router_key *k1, const char *peppe
                   const router_key *k2, const char *pepper2, krb5_keyblock **out,
                   char *why, size_t why_len)
 {
-    (void)engine; (void)pepper1; (void)pepper2; (void)out;
+    /* Handles of the standard enctypes (a user's key in FAST encrypted challenge) with
+     * clear keys; the krbtgt key never takes part in a cf2. */
+    if ((k1->id == NULL || router_krb_serves(k1->id)) &&
+        (k2->id == NULL || router_krb_serves(k2->id)))
+        return router_krb_cf2(engine, k1, pepper1, k2, pepper2, out, why, why_len);
     if (k1->id != NULL && !served(k1->id))
         return refuse_enctype("fx_cf2_simple", k1->id, why, why_len);
     if (k2->id != NULL && !served(k2->id))
@@ -1236,6 +1289,8 @@ router_engine_init_state(router_engine *engine, const mpc_kdb_key_id *key, krb5_
                          krb5_data *new_state, char *why, size_t why_len)
 {
     (void)engine; (void)usage;
+    if (router_krb_serves(key))
+        return router_krb_init_state(engine, key, usage, why, why_len);
     if (!served(key))
         return refuse_enctype("init_state", key, why, why_len);
     if (new_state == NULL) {

@@ -19,9 +19,10 @@ What is asserted:
 
 The engine cluster configuration written here is valid but names servers that do not
 exist: the principals here are marked with `setstr` and keep their real keys, so their
-handles carry standard enctypes, which the router refuses before any engine call. The
-engine path of the protected krbtgt key's private enctype is tested against a real
-cluster in test_router_engine.py.
+handles carry standard enctypes (17, 18), which the router sends to the engine, found
+unreachable: the request fails closed. The engine paths (the protected krbtgt key's
+private enctype, users' keys of enctypes 17 and 18) are tested against a real cluster in
+test_router_engine.py, and with krb5kdc and a real cluster at the end of this file.
 """
 
 from __future__ import annotations
@@ -35,13 +36,13 @@ from pathlib import Path
 import pytest
 
 import mpc_cluster
-from kdc_formats import AES128, AES256, PRIVATE_ENCTYPE, expected_handle
+from kdc_formats import AES128, AES256, engine_name, expected_handle
 from krb5_realm import Realm, pick_ports
+from protected_kdc import read_keytab
 
 MARKER = "mpc-protected"
 ROUTER_TAG = "mpc_crypto_router"
-NOT_SERVED = ("with a protected key refused: the engine serves only keys of enctype "
-              f"mpc-aes256-gcm ({PRIVATE_ENCTYPE}, the protected krbtgt key), not enctype")
+UNREACHABLE = "engine unreachable"
 TRACE_RE = re.compile(r"pid=(\d+) fn=(\S+) caller=(\S+) route=(\S+) key=(-?\d+):(\d+):(\S+)"
                       r"(?: key2=(-?\d+):(\d+):(\S+))?$")
 
@@ -267,10 +268,11 @@ def test_protected_principals_fail_closed(router_realm, router_so, workers):
     preload(realm, router_so)
     realm.start_kdc(workers=workers)
 
-    # AS with PA-ENC-TIMESTAMP: krb5kdc 1.20.1's encrypted_timestamp verifier tries each
-    # key of the enctype, drops every decrypt error (ours included) and answers
-    # PREAUTH_FAILED, so the client sees "Password incorrect" and the router's message
-    # reaches only its own log (stderr, syslog).
+    # AS with PA-ENC-TIMESTAMP: the preauth decrypt (usage 1) goes to the engine, which
+    # is unreachable. krb5kdc 1.20.1's encrypted_timestamp verifier tries each key of the
+    # enctype, drops every decrypt error (ours included) and answers PREAUTH_FAILED, so the
+    # client sees "Password incorrect" and the router's message reaches only its own log
+    # (stderr, syslog).
     res = realm.kinit("alice", password="alice-pw")
     assert res.returncode != 0, res.output
     assert "PREAUTH_FAILED: alice@MPC.TEST" in realm.kdc_log()
@@ -281,12 +283,13 @@ def test_protected_principals_fail_closed(router_realm, router_so, workers):
     assert realm.kinit("bob", keytab=bob_keytab).returncode == 0   # still serving
 
     # TGS: the first use of the service key (PAC server checksum, usage 17, through
-    # krb5_c_make_checksum_iov) is refused; the KDC logs the router's message.
+    # krb5_c_make_checksum_iov) fails with the engine unreachable; the KDC logs the
+    # router's message.
     log = realm.kdc_log()
-    assert (f"{ROUTER_TAG}: krb5_c_make_checksum_iov: make_checksum_iov {NOT_SERVED} "
-            f"{AES256} (fail closed)") in log, log
+    assert f"{ROUTER_TAG}: krb5_c_make_checksum_iov: {UNREACHABLE}" in log, log
     stderr = Realm.read(realm.root / "krb5kdc.stderr")
-    assert f"decrypt {NOT_SERVED}" in stderr, stderr
+    assert f"krb5_c_decrypt: {UNREACHABLE}" in stderr, stderr
+    assert "(aes256-cts-hmac-sha1-96), usage 1" in stderr, stderr
     assert "first refusal in this process" in stderr, stderr
     refused = check_no_handle_passed_on(realm, ["alice", "svc/host.test"])
     assert {line["route"] for line in refused} == {"handle"}   # verified, engine refused
@@ -348,3 +351,73 @@ def test_forged_handle_key_is_refused(router_realm, router_so):
     assert realm.kvno("svc/host.test").returncode != 0
     assert "key handle refused: key handle failed authentication" in realm.kdc_log()
     check_no_handle_passed_on(realm, ["svc/host.test"])
+
+
+# ---- a real cluster: protected users' and services' keys served by the engine ----------
+
+def patient_engine_config(cluster: mpc_cluster.Cluster, root: Path) -> Path:
+    """The cluster's compute configuration with a long timeout: the servers compile a
+    Kerberos circuit on the first job of each data length (seconds on a loaded machine)."""
+    text = cluster.compute_config.read_text()
+    lines = ["timeout_ms = 60000" if line.startswith("timeout_ms = ") else line
+             for line in text.splitlines()]
+    path = cluster.compute_config.with_name(f"compute-{root.name}.toml")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.timeout(300)
+def test_protected_user_and_service_keys_served_by_the_engine(router_realm, router_so,
+                                                              cluster):
+    """alice's and svc/host.test's keys (enctypes 18 and 17) are imported into a real
+    cluster under their handles' engine names and the principals marked: krb5kdc holds
+    only handles, and kinit (password, FAST encrypted challenge), kvno and a wrong password
+    behave as with stock keys."""
+    realm = router_realm()
+    bob_keytab = set_up_principals(realm)
+    keytab = realm.root / "protected-before.keytab"
+    realm.ktadd(["alice", "svc/host.test"], keytab, norandkey=True)
+    imported = []
+    try:
+        for principal, kvno, enctype, key in read_keytab(keytab):
+            if enctype in (AES128, AES256):
+                alg = "aes256-cts-hmac-sha1-96" if enctype == AES256 else \
+                    "aes128-cts-hmac-sha1-96"
+                cluster.import_key(engine_name(principal), kvno, alg, key.hex())
+                imported.append((principal, enctype))
+    finally:
+        keytab.unlink()
+    assert {e for p, e in imported if p.startswith("alice@")} == {AES128, AES256}, imported
+    realm.setstr("alice", MARKER, "true")
+    realm.setstr("svc/host.test", MARKER, "true")
+    realm.router_conf.write_text(f"handle_key_file = {realm.handle_key_path}\n"
+                                 f"engine_config = {patient_engine_config(cluster, realm.root)}\n")
+    preload(realm, router_so)
+    realm.start_kdc()
+
+    res = realm.kinit("alice", password="alice-pw")
+    assert res.returncode == 0, (res.output, realm.kdc_log())
+    res = realm.kvno("svc/host.test")
+    assert res.returncode == 0, (res.output, realm.kdc_log())
+    assert "svc/host.test" in realm.klist().stdout
+    # FAST encrypted challenge: cf2(armor key, alice's key) through the engine's PRF.
+    armor = realm.root / "armor.ccache"
+    assert realm.run(["kinit", "-k", "-t", bob_keytab, "-c", f"FILE:{armor}",
+                      realm.principal("bob")]).returncode == 0
+    res = realm.kinit("alice", password="alice-pw", args=["-T", f"FILE:{armor}"])
+    assert res.returncode == 0, (res.output, realm.kdc_log())
+    # A wrong password: the engine's HMAC check fails, the usual preauth failure, counted.
+    res = realm.kinit("alice", password="wrong-pw")
+    assert res.returncode != 0
+    assert "PREAUTH_FAILED: alice@MPC.TEST" in realm.kdc_log()
+    assert "Failed password attempts: 1" in realm.getprinc("alice").stdout
+    assert realm.kdc_running()
+
+    routed = check_no_handle_passed_on(realm, ["alice", "svc/host.test"])
+    assert {line["route"] for line in routed} == {"handle"}
+    fns = {line["fn"] for line in routed}
+    for fn in ("krb5_c_decrypt", "krb5_c_encrypt", "krb5_c_make_checksum",
+               "krb5_c_make_checksum_iov", "krb5_c_fx_cf2_simple"):
+        assert fn in fns, (fn, sorted(fns))
+    stderr = Realm.read(realm.root / "krb5kdc.stderr")
+    assert "refus" not in stderr, stderr

@@ -1,6 +1,8 @@
-"""The crypto router's engine path (kdc-plugin/router/router_engine_gcm.c) against a real
-cluster: the protected krbtgt key's tickets and checksums through the real libk5crypto
-entry points, checked against Python's `cryptography` AES-GCM.
+"""The crypto router's engine paths against a real cluster: the protected krbtgt key's
+tickets and checksums (kdc-plugin/router/router_engine_gcm.c) through the real libk5crypto
+entry points, checked against Python's `cryptography` AES-GCM; and protected users' and
+services' keys of enctypes 17 and 18 (router_engine_krb.c), checked against libk5crypto with
+the real key (last section of this file).
 
 A driver process (this file run as a script, `driver` mode) runs with
 LD_PRELOAD=mpc_crypto_router.so and calls krb5_c_* / krb5_k_* through ctypes on the
@@ -106,6 +108,7 @@ class Driver:
         self.keep: list = []
         self.key = None
         self.kkey = ctypes.c_void_p()
+        self.enctype = PRIVATE_ENCTYPE
 
     @staticmethod
     def buffer(data: bytes, extra: int = 0):
@@ -127,18 +130,19 @@ class Driver:
         libdl.dladdr(addr, ctypes.byref(info))
         return {"object": info.dli_fname.decode()}
 
-    def init(self, handle: str) -> dict:
+    def init(self, handle: str, enctype: int = PRIVATE_ENCTYPE) -> dict:
         raw = bytes.fromhex(handle)
         buf = self.buffer(raw)
         self.keep.append(buf)
-        self.key = KKeyblock(0, PRIVATE_ENCTYPE, len(raw), ctypes.cast(buf, ctypes.c_void_p))
+        self.enctype = enctype
+        self.key = KKeyblock(0, enctype, len(raw), ctypes.cast(buf, ctypes.c_void_p))
         ret = self.k.krb5_k_create_key(self.ctx, ctypes.byref(self.key), ctypes.byref(self.kkey))
         return {"ret": ret}
 
     def encrypt(self, usage: int, plain: str, api: str = "c") -> dict:
         p = bytes.fromhex(plain)
         length = ctypes.c_size_t()
-        ret = self.k.krb5_c_encrypt_length(self.ctx, PRIVATE_ENCTYPE, ctypes.c_size_t(len(p)),
+        ret = self.k.krb5_c_encrypt_length(self.ctx, self.enctype, ctypes.c_size_t(len(p)),
                                            ctypes.byref(length))
         if ret:
             return {"ret": ret, "msg": self.message(ret)}
@@ -156,9 +160,10 @@ class Driver:
                 "cipher": out.raw[:enc.ciphertext.length].hex() if ret == 0 else "",
                 "length": enc.ciphertext.length}
 
-    def decrypt(self, usage: int, cipher: str, enctype: int = PRIVATE_ENCTYPE,
+    def decrypt(self, usage: int, cipher: str, enctype: int | None = None,
                 api: str = "c") -> dict:
         c = bytes.fromhex(cipher)
+        enctype = self.enctype if enctype is None else enctype
         cin = self.buffer(c)
         enc = KEncData(0, enctype, 0, KData(0, len(c), ctypes.cast(cin, ctypes.c_void_p)))
         # A buffer full of a marker, to see what a failed call leaves in it.
@@ -233,6 +238,45 @@ class Driver:
                                                 usage, arr, ctypes.c_size_t(n),
                                                 ctypes.byref(valid))
         return {"ret": ret, "msg": self.message(ret), "valid": valid.value}
+
+    def prf(self, data: str, api: str = "c", length: int = 16) -> dict:
+        d = bytes.fromhex(data)
+        din, out = self.buffer(d), self.buffer(b"", length)
+        inp = KData(0, len(d), ctypes.cast(din, ctypes.c_void_p))
+        outd = KData(0, length, ctypes.cast(out, ctypes.c_void_p))
+        if api == "c":
+            ret = self.k.krb5_c_prf(self.ctx, ctypes.byref(self.key), ctypes.byref(inp),
+                                    ctypes.byref(outd))
+        else:
+            ret = self.k.krb5_k_prf(self.ctx, self.kkey, ctypes.byref(inp), ctypes.byref(outd))
+        return {"ret": ret, "msg": self.message(ret), "out": out.raw.hex() if ret == 0 else ""}
+
+    def prfplus(self, data: str, length: int) -> dict:
+        d = bytes.fromhex(data)
+        din, out = self.buffer(d), self.buffer(b"", length)
+        inp = KData(0, len(d), ctypes.cast(din, ctypes.c_void_p))
+        outd = KData(0, length, ctypes.cast(out, ctypes.c_void_p))
+        ret = self.k.krb5_c_prfplus(self.ctx, ctypes.byref(self.key), ctypes.byref(inp),
+                                    ctypes.byref(outd))
+        return {"ret": ret, "msg": self.message(ret), "out": out.raw.hex() if ret == 0 else ""}
+
+    def cf2(self, clear_enctype: int, clear: str, pepper1: str, pepper2: str,
+            handle_first: bool = False) -> dict:
+        """krb5_c_fx_cf2_simple of a clear key and the handle (the clear key first, as the
+        FAST armor key in encrypted challenge, unless handle_first)."""
+        raw = bytes.fromhex(clear)
+        buf = self.buffer(raw)
+        clear_key = KKeyblock(0, clear_enctype, len(raw), ctypes.cast(buf, ctypes.c_void_p))
+        k1, k2 = (self.key, clear_key) if handle_first else (clear_key, self.key)
+        out = ctypes.POINTER(KKeyblock)()
+        ret = self.k.krb5_c_fx_cf2_simple(self.ctx, ctypes.byref(k1), pepper1.encode(),
+                                          ctypes.byref(k2), pepper2.encode(), ctypes.byref(out))
+        result = {"ret": ret, "msg": self.message(ret)}
+        if ret == 0:
+            result["enctype"] = out.contents.enctype
+            result["key"] = ctypes.string_at(out.contents.contents, out.contents.length).hex()
+            self.k.krb5_free_keyblock(self.ctx, out)
+        return result
 
     def fork(self, children: int, ops: list) -> dict:
         """Runs ops in `children` forked processes at once; each reports its results and
@@ -326,14 +370,16 @@ class DriverProcess:
     """The driver, preloaded with the router and configured for one cluster."""
 
     def __init__(self, root: Path, router_so: Path, cluster: mpc_cluster.Cluster,
-                 handle_key: bytes, handle: bytes, extra_conf: str = ""):
+                 handle_key: bytes, handle: bytes, extra_conf: str = "",
+                 enctype: int = PRIVATE_ENCTYPE, engine_config: Path | None = None):
         root.mkdir(parents=True, exist_ok=True)
         key_file = root / "handle.key"
         fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(handle_key)
         conf = root / "router.conf"
-        conf.write_text(f"handle_key_file = {key_file}\nengine_config = {cluster.compute_config}\n"
+        engine_config = engine_config or cluster.compute_config
+        conf.write_text(f"handle_key_file = {key_file}\nengine_config = {engine_config}\n"
                         f"{extra_conf}")
         conf.chmod(0o600)
         self.stderr_path = root / "driver.stderr"
@@ -343,7 +389,7 @@ class DriverProcess:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr, env=env, text=True)
         assert "mpc_crypto_router" in self.call("which")["object"]
-        assert self.call("init", handle=handle.hex())["ret"] == 0
+        assert self.call("init", handle=handle.hex(), enctype=enctype)["ret"] == 0
 
     def call(self, op: str, **args) -> dict:
         self.proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
@@ -633,3 +679,353 @@ def test_server_restart_and_unreachable_engine(fresh_cluster, router_so, tmp_pat
         assert result["ret"] == KRB5_CRYPTO_INTERNAL and "engine unreachable" in result["msg"]
     finally:
         driver.close()
+
+
+# ---- protected users' and services' keys: enctypes 17 and 18 ------------------------
+#
+# The engine holds a Kerberos protocol key (imported with `mpcctl key import`, as the
+# enrollment does) under the engine key name of a handle of enctype 17 or 18; the driver
+# holds that handle. Whatever the router computes through the engine's Kerberos jobs must
+# be what libk5crypto computes with the real key (called here, in the test process, which
+# is not preloaded with the router).
+
+USER_KVNO = 3
+USER_ENCTYPES = {17: ("aes128-cts-hmac-sha1-96", 16, 15), 18: ("aes256-cts-hmac-sha1-96", 32, 16)}
+SERVED_USAGES = (1, 2, 3, 17, 56)
+# confounder + plaintext of one engine call (mpc_client.h MPC_KRB_MAX_DATA_BYTES)
+KRB_MAX_PLAINTEXT = 4096 - 16
+
+
+class K5:
+    """MIT libk5crypto on a clear key, the outside truth."""
+
+    def __init__(self) -> None:
+        self.k5 = ctypes.CDLL("libk5crypto.so.3")
+        self.krb5 = ctypes.CDLL("libkrb5.so.3")
+        self.ctx = ctypes.c_void_p()
+        assert self.krb5.krb5_init_context(ctypes.byref(self.ctx)) == 0
+
+    @staticmethod
+    def _key(enctype: int, key: bytes):
+        buf = ctypes.create_string_buffer(key, len(key))
+        return KKeyblock(0, enctype, len(key), ctypes.cast(buf, ctypes.c_void_p)), buf
+
+    @staticmethod
+    def _data(data: bytes, extra: int = 0):
+        buf = ctypes.create_string_buffer(data + bytes(extra), max(1, len(data) + extra))
+        return KData(0, len(data) + extra, ctypes.cast(buf, ctypes.c_void_p)), buf
+
+    def encrypt_length(self, enctype: int, length: int) -> int:
+        out = ctypes.c_size_t()
+        assert self.k5.krb5_c_encrypt_length(self.ctx, enctype, ctypes.c_size_t(length),
+                                             ctypes.byref(out)) == 0
+        return out.value
+
+    def encrypt(self, enctype: int, key: bytes, usage: int, plain: bytes) -> bytes:
+        kb, _k = self._key(enctype, key)
+        inp, _i = self._data(plain)
+        total = self.encrypt_length(enctype, len(plain))
+        outd, out = self._data(b"", total)
+        enc = KEncData(0, 0, 0, outd)
+        assert self.k5.krb5_c_encrypt(self.ctx, ctypes.byref(kb), usage, None, ctypes.byref(inp),
+                                      ctypes.byref(enc)) == 0
+        return out.raw[:enc.ciphertext.length]
+
+    def decrypt(self, enctype: int, key: bytes, usage: int, cipher: bytes) -> bytes | None:
+        kb, _k = self._key(enctype, key)
+        ind, _i = self._data(cipher)
+        enc = KEncData(0, enctype, 0, ind)
+        outd, out = self._data(b"", len(cipher))
+        ret = self.k5.krb5_c_decrypt(self.ctx, ctypes.byref(kb), usage, None, ctypes.byref(enc),
+                                     ctypes.byref(outd))
+        return out.raw[:outd.length] if ret == 0 else None
+
+    def checksum(self, enctype: int, key: bytes, usage: int, data: bytes) -> tuple[int, bytes]:
+        kb, _k = self._key(enctype, key)
+        inp, _i = self._data(data)
+        ck = KChecksum()
+        assert self.k5.krb5_c_make_checksum(self.ctx, 0, ctypes.byref(kb), usage,
+                                            ctypes.byref(inp), ctypes.byref(ck)) == 0
+        result = ck.checksum_type, ctypes.string_at(ck.contents, ck.length)
+        self.krb5.krb5_free_checksum_contents(self.ctx, ctypes.byref(ck))
+        return result
+
+    def prfplus(self, enctype: int, key: bytes, data: bytes, length: int,
+                plus: bool = True) -> bytes:
+        kb, _k = self._key(enctype, key)
+        inp, _i = self._data(data)
+        outd, out = self._data(b"", length)
+        fn = self.k5.krb5_c_prfplus if plus else self.k5.krb5_c_prf
+        assert fn(self.ctx, ctypes.byref(kb), ctypes.byref(inp), ctypes.byref(outd)) == 0
+        return out.raw[:length]
+
+    def cf2(self, e1: int, k1: bytes, pepper1: str, e2: int, k2: bytes, pepper2: str):
+        kb1, _a = self._key(e1, k1)
+        kb2, _b = self._key(e2, k2)
+        out = ctypes.POINTER(KKeyblock)()
+        assert self.k5.krb5_c_fx_cf2_simple(self.ctx, ctypes.byref(kb1), pepper1.encode(),
+                                            ctypes.byref(kb2), pepper2.encode(),
+                                            ctypes.byref(out)) == 0
+        result = out.contents.enctype, ctypes.string_at(out.contents.contents,
+                                                        out.contents.length)
+        self.krb5.krb5_free_keyblock(self.ctx, out)
+        return result
+
+
+def wait_for_krb_key(cluster: mpc_cluster.Cluster, name: str, alg: str,
+                     deadline_s: float = 20) -> None:
+    """Polls a checksum until the servers compute with the key (peers connected)."""
+    deadline = time.monotonic() + deadline_s
+    last = ""
+    while time.monotonic() < deadline:
+        result = cluster.mpcctl("krb", "checksum", "--cluster", str(cluster.compute_config),
+                                "--name", name, "--kvno", str(USER_KVNO), "--alg", alg,
+                                "--usage", "17", "--in", "00", check=False, timeout=15)
+        if result.returncode == 0:
+            return
+        last = result.stderr.strip()
+        time.sleep(0.2)
+    raise AssertionError(f"the cluster does not serve Kerberos jobs after {deadline_s} s: "
+                         f"{last}\n{cluster.log_tail()}")
+
+
+@pytest.fixture(scope="module")
+def k5():
+    return K5()
+
+
+def patient_config(cluster: mpc_cluster.Cluster) -> Path:
+    """The compute configuration with a long timeout: the servers compile a Kerberos circuit
+    on the first job of each data length, which takes seconds on a loaded test machine (a
+    KDC sees the same few lengths over and over)."""
+    path = cluster.compute_config.with_name("compute-patient.toml")
+    text = cluster.compute_config.read_text()
+    assert "timeout_ms = " in text
+    path.write_text("\n".join("timeout_ms = 60000" if line.startswith("timeout_ms = ") else line
+                              for line in text.splitlines()) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def user_keys(cluster, router_so, tmp_path_factory):
+    """enctype -> (protocol key, driver holding a handle of it), one user per enctype."""
+    drivers = {}
+    engine_config = patient_config(cluster)
+    try:
+        for enctype, (alg, size, _) in USER_ENCTYPES.items():
+            principal = f"user{enctype}@MPC.TEST"
+            key = secrets.token_bytes(size)
+            name = engine_key_name(principal)
+            cluster.import_key(name, USER_KVNO, alg, key.hex())
+            wait_for_krb_key(cluster, name, alg)
+            handle_key = secrets.token_bytes(32)
+            handle = make_handle(handle_key, principal, USER_KVNO, enctype)
+            driver = DriverProcess(tmp_path_factory.mktemp(f"router-krb-{enctype}"), router_so,
+                                   cluster, handle_key, handle, enctype=enctype,
+                                   engine_config=engine_config)
+            drivers[enctype] = (key, driver)
+        yield drivers
+    finally:
+        for _, driver in drivers.values():
+            driver.close()
+
+
+@pytest.fixture(params=sorted(USER_ENCTYPES), ids=[f"enctype{e}" for e in sorted(USER_ENCTYPES)])
+def user(request, user_keys):
+    key, driver = user_keys[request.param]
+    return request.param, key, driver
+
+
+# Up to a large AS-REP. Every new data length makes the servers compile a circuit; lengths up
+# to the engine's limit (KRB_MAX_PLAINTEXT) are the engine's own tests' business
+# (tests/integration/test_krb_jobs.py), the limit itself is checked below.
+KRB_SIZES = [0, 1, 15, 16, 17, 33, 100, 309, 1000]
+
+
+@pytest.mark.timeout(300)
+def test_user_key_encryption_is_libk5cryptos(user, k5):
+    enctype, key, driver = user
+    for i, size in enumerate(KRB_SIZES):
+        usage = (1, 2, 3)[i % 3]
+        api = "k" if i % 4 == 3 else "c"
+        plain = secrets.token_bytes(size)
+        sealed = driver.call("encrypt", usage=usage, plain=plain.hex(), api=api)
+        assert sealed["ret"] == 0, sealed["msg"]
+        assert sealed["enctype"] == enctype and sealed["kvno"] == 0
+        cipher = bytes.fromhex(sealed["cipher"])
+        assert len(cipher) == sealed["length"] == k5.encrypt_length(enctype, size)
+        # What the router encrypts, libk5crypto decrypts with the real key ...
+        assert k5.decrypt(enctype, key, usage, cipher) == plain, size
+        # ... under this usage only.
+        assert k5.decrypt(enctype, key, usage % 3 + 1, cipher) is None
+        # What libk5crypto encrypts, the router decrypts.
+        theirs = k5.encrypt(enctype, key, usage, plain)
+        opened = driver.call("decrypt", usage=usage, cipher=theirs.hex(), api=api)
+        assert opened["ret"] == 0, opened["msg"]
+        assert bytes.fromhex(opened["plain"]) == plain
+    # The confounder is fresh random: the same plaintext never encrypts twice the same.
+    plain = b"timestamp"
+    first, second = (bytes.fromhex(driver.call("encrypt", usage=1, plain=plain.hex())["cipher"])
+                     for _ in range(2))
+    assert first != second and first[:16] != second[:16]
+    # ENCTYPE_UNKNOWN on the ciphertext is accepted, as by libk5crypto.
+    opened = driver.call("decrypt", usage=1, cipher=first.hex(), enctype=ENCTYPE_UNKNOWN)
+    assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain
+
+
+@pytest.mark.timeout(120)
+def test_user_key_damaged_ciphertexts_fail_integrity(user, k5):
+    enctype, key, driver = user
+    plain = secrets.token_bytes(52)                    # a preauth timestamp's size
+    cipher = k5.encrypt(enctype, key, 1, plain)
+    for position in (0, 15, 16, 16 + 26, len(cipher) - 13, len(cipher) - 12, len(cipher) - 1):
+        bad = bytearray(cipher)
+        bad[position] ^= 0x01
+        result = driver.call("decrypt", usage=1, cipher=bytes(bad).hex())
+        assert result["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY, (position, result)
+        assert "integrity check failed" in result["msg"], result["msg"]
+        assert set(bytes.fromhex(result["left"])) <= {0}, "plaintext left after a bad HMAC"
+    # Another served usage, or another key's ciphertext (a wrong password): BAD_INTEGRITY.
+    for usage in (2, 3):
+        result = driver.call("decrypt", usage=usage, cipher=cipher.hex())
+        assert result["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY, (usage, result)
+    other = k5.encrypt(enctype, secrets.token_bytes(len(key)), 1, plain)
+    result = driver.call("decrypt", usage=1, cipher=other.hex())
+    assert result["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY, result
+    result = driver.call("decrypt", usage=1, cipher=cipher[:-1].hex())
+    assert result["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY, result
+    for length in (0, 1, 27):
+        result = driver.call("decrypt", usage=1, cipher=cipher[:length].hex())
+        assert result["ret"] == KRB5_BAD_MSIZE, (length, result)
+    result = driver.call("decrypt", usage=1, cipher=cipher.hex(), enctype=35 - enctype)
+    assert result["ret"] == KRB5_BAD_ENCTYPE, result
+    too_long = driver.call("encrypt", usage=3, plain=bytes(KRB_MAX_PLAINTEXT + 1).hex())
+    assert too_long["ret"] == KRB5_BAD_MSIZE, too_long
+
+
+@pytest.mark.timeout(120)
+def test_user_key_checksums_are_libk5cryptos(user, k5):
+    enctype, key, driver = user
+    cksumtype = USER_ENCTYPES[enctype][2]
+    for usage, size, api in ((17, 0, "c"), (56, 1, "c"), (17, 300, "k"), (56, 1000, "c")):
+        data = secrets.token_bytes(size)
+        theirs_type, theirs = k5.checksum(enctype, key, usage, data)
+        for requested in (0, cksumtype):
+            made = driver.call("make_checksum", usage=usage, data=data.hex(),
+                               cksumtype=requested, api=api)
+            assert made["ret"] == 0, made["msg"]
+            assert made["type"] == theirs_type == cksumtype
+            assert bytes.fromhex(made["cksum"]) == theirs, (usage, size)
+        verdict = driver.call("verify_checksum", usage=usage, data=data.hex(),
+                              cksumtype=cksumtype, cksum=theirs.hex(), api=api)
+        assert verdict["ret"] == 0 and verdict["valid"] == 1, verdict
+        for position in (0, 11):
+            bad = bytearray(theirs)
+            bad[position] ^= 0x80
+            verdict = driver.call("verify_checksum", usage=usage, data=data.hex(),
+                                  cksumtype=cksumtype, cksum=bytes(bad).hex(), api=api)
+            assert verdict["ret"] == 0 and verdict["valid"] == 0, (position, verdict)
+        other_usage = 56 if usage == 17 else 17
+        verdict = driver.call("verify_checksum", usage=other_usage, data=data.hex(),
+                              cksumtype=cksumtype, cksum=theirs.hex())
+        assert verdict["ret"] == 0 and verdict["valid"] == 0
+    # The PAC server checksum goes through the _iov call: libk5crypto signs HEADER, DATA,
+    # PADDING and SIGN_ONLY in order.
+    iov = [[IOV_SIGN_ONLY, b"so".hex()], [IOV_DATA, b"the pac".hex()],
+           [IOV_CHECKSUM, bytes(16).hex()], [IOV_TRAILER, b"not signed".hex()],
+           [IOV_PADDING, b"pd".hex()]]
+    made = driver.call("make_checksum_iov", usage=17, iov=iov)
+    assert made["ret"] == 0, made["msg"]
+    assert bytes.fromhex(made["cksum"]) == k5.checksum(enctype, key, 17, b"sothe pacpd")[1]
+    iov[2] = [IOV_CHECKSUM, made["cksum"]]
+    verdict = driver.call("verify_checksum_iov", usage=17, iov=iov)
+    assert verdict["ret"] == 0 and verdict["valid"] == 1
+    iov[1] = [IOV_DATA, b"the pad".hex()]
+    verdict = driver.call("verify_checksum_iov", usage=17, iov=iov)
+    assert verdict["ret"] == 0 and verdict["valid"] == 0
+    wrong = driver.call("make_checksum", usage=17, data="00", cksumtype=31 - cksumtype)
+    assert wrong["ret"] == KRB5_CRYPTO_INTERNAL and "checksum type" in wrong["msg"], wrong
+    too_long = driver.call("make_checksum", usage=17, data=bytes(4097).hex())
+    assert too_long["ret"] == KRB5_BAD_MSIZE, too_long
+
+
+@pytest.mark.timeout(120)
+def test_user_key_prf_and_cf2_are_libk5cryptos(user, k5):
+    enctype, key, driver = user
+    for size in (0, 1, 16, 100):
+        data = secrets.token_bytes(size)
+        for api in ("c", "k"):
+            result = driver.call("prf", data=data.hex(), api=api)
+            assert result["ret"] == 0, result["msg"]
+            assert bytes.fromhex(result["out"]) == k5.prfplus(enctype, key, data, 16, plus=False)
+    result = driver.call("prf", data="00", length=15)
+    assert result["ret"] == KRB5_CRYPTO_INTERNAL
+    result = driver.call("prfplus", data=b"pepper".hex(), length=40)
+    assert result["ret"] == 0, result["msg"]
+    assert bytes.fromhex(result["out"]) == k5.prfplus(enctype, key, b"pepper", 40)
+    # FAST encrypted challenge: cf2(armor key, "clientchallengearmor", user key,
+    # "challengelongterm"), the armor key of either AES enctype; and the other order.
+    for armor_enctype, armor_size in ((18, 32), (17, 16)):
+        armor = secrets.token_bytes(armor_size)
+        result = driver.call("cf2", clear_enctype=armor_enctype, clear=armor.hex(),
+                             pepper1="clientchallengearmor", pepper2="challengelongterm")
+        assert result["ret"] == 0, result["msg"]
+        expected = k5.cf2(armor_enctype, armor, "clientchallengearmor", enctype, key,
+                          "challengelongterm")
+        assert (result["enctype"], bytes.fromhex(result["key"])) == expected
+        result = driver.call("cf2", clear_enctype=armor_enctype, clear=armor.hex(),
+                             pepper1="kdcchallengearmor", pepper2="challengelongterm",
+                             handle_first=True)
+        assert result["ret"] == 0, result["msg"]
+        expected = k5.cf2(enctype, key, "kdcchallengearmor", armor_enctype, armor,
+                          "challengelongterm")
+        assert (result["enctype"], bytes.fromhex(result["key"])) == expected
+
+
+@pytest.mark.timeout(60)
+def test_user_key_refuses_other_usages_and_entry_points(user):
+    enctype, key, driver = user
+    name = engine_key_name(f"user{enctype}@MPC.TEST")
+    alg = USER_ENCTYPES[enctype][0]
+    for usage in (0, 4, 7, 54, 64, 514):
+        assert usage not in SERVED_USAGES
+        result = driver.call("encrypt", usage=usage, plain="00")
+        assert result["ret"] == KRB5_CRYPTO_INTERNAL, result
+        assert (f"krb5_c_encrypt: encrypt with the protected key {name} kvno {USER_KVNO} "
+                f"({alg}) refused: usage {usage} is not served") in result["msg"], result["msg"]
+        result = driver.call("make_checksum", usage=usage, data="00")
+        assert result["ret"] == KRB5_CRYPTO_INTERNAL and f"usage {usage}" in result["msg"]
+        result = driver.call("decrypt", usage=usage, cipher=bytes(40).hex())
+        assert result["ret"] == KRB5_CRYPTO_INTERNAL and f"usage {usage}" in result["msg"]
+    # The first refusal by each function in the process leaves a line in the router's log
+    # naming the call, usage and key (krb5_c_make_checksum's first may have been an earlier
+    # test's refused checksum type: it names the key too).
+    lines = [line for line in driver.log().splitlines() if line.startswith("mpc_crypto_router[")]
+    for fn in ("krb5_c_encrypt", "krb5_c_decrypt", "krb5_c_make_checksum"):
+        assert any(f"]: {fn}: " in line and name in line for line in lines), (fn, lines)
+    for fn in ("krb5_c_encrypt", "krb5_c_decrypt"):
+        assert any(f"]: {fn}: " in line and "usage 0 is not served" in line
+                   for line in lines), (fn, lines)
+
+
+@pytest.mark.timeout(180)
+def test_user_key_in_forked_children(user_keys, k5):
+    """krb5kdc -w: each worker opens its own engine connection for users' keys too."""
+    key, driver = user_keys[18]
+    plain = secrets.token_bytes(52)
+    cipher = k5.encrypt(18, key, 1, plain)
+    ops = [{"op": "decrypt", "usage": 1, "cipher": cipher.hex()},
+           {"op": "encrypt", "usage": 3, "plain": plain.hex()},
+           {"op": "prf", "data": "00"}]
+    report = driver.call("fork", children=2, ops=ops)
+    assert len(report["children"]) == 2
+    for child in report["children"]:
+        assert "error" not in child, child
+        assert child["own_sockets"] > 0, "a child used only its parent's sockets"
+        opened, sealed, prf = child["results"]
+        assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain, opened
+        assert sealed["ret"] == 0, sealed["msg"]
+        assert k5.decrypt(18, key, 3, bytes.fromhex(sealed["cipher"])) == plain
+        assert bytes.fromhex(prf["out"]) == k5.prfplus(18, key, b"\x00", 16, plus=False)
+    opened = driver.call("decrypt", usage=1, cipher=cipher.hex())
+    assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain

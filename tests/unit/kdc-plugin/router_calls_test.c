@@ -11,10 +11,15 @@
  *
  * Per function: with a real AES-256 key the result equals libk5crypto's own
  * definition called directly (dlvsym on libk5crypto.so.3, bypassing the router), or
- * round-trips where the output is randomised; with a valid handle of a standard
- * enctype the call fails with KRB5_CRYPTO_INTERNAL and the router's message (the
- * engine serves only the private enctype); with a forged handle (one tag bit flipped)
- * it fails with "failed authentication". With a valid handle of the private enctype:
+ * round-trips where the output is randomised; with a valid handle of an enctype the
+ * engine does not serve (aes256-sha384) the call fails with KRB5_CRYPTO_INTERNAL and the
+ * router's message; with a forged handle (one tag bit flipped) it fails with "failed
+ * authentication". With valid handles of enctypes 18 and 17 (users' and services' keys):
+ * lengths, checksum types and ciphertext enctypes are checked as libk5crypto does, usages
+ * other than 1, 2, 3, 17, 56, cipher states and the entry points krb5kdc never uses with
+ * them are refused naming the call, usage and key, and engine calls fail with the
+ * engine's "unreachable" (then at once, "next try in") leaving no plaintext. With a valid
+ * handle of the private enctype:
  * checks made before any engine call (lengths, types, cipher state) answer as
  * libk5crypto does, engine calls fail with the engine's "unreachable" message, and the
  * entry points never served with the krbtgt key are refused with their reason. Every
@@ -444,6 +449,260 @@ private_handle(const krb5_keyblock *gk)
     krb5_k_free_key(ctx, gkey);
 }
 
+/* True when all n bytes of p are zero. */
+static int
+all_zero(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (b[i] != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* A valid handle of enctype 17 or 18 (a protected user's or service's key) with no
+ * reachable engine: the checks made before any engine call answer as libk5crypto does or
+ * refuse, naming the call, usage and key; the engine calls fail with the engine's
+ * "unreachable" and leave no plaintext; the entry points krb5kdc never uses with these
+ * keys are refused, saying why. real is a clear key for the cf2 partner. */
+static void
+user_handle(const krb5_keyblock *uk, const krb5_keyblock *clear)
+{
+    krb5_data in = { 0, 5, "hello" }, out = { 0, 0, NULL }, st = { 0, 0, NULL };
+    krb5_data prfin = { 0, 3, "prf" }, prfout = { 0, 0, NULL };
+    static char big[8192], buf[128];
+    char small[8];
+    krb5_enc_data enc;
+    krb5_checksum ck;
+    krb5_boolean valid = TRUE;
+    krb5_keyblock *outkb = (krb5_keyblock *)1;
+    krb5_key ukey = NULL;
+    krb5_crypto_iov iov[3];
+    size_t len = 0;
+    const int aes128 = uk->enctype == ENCTYPE_AES128_CTS_HMAC_SHA1_96;
+    const char *unreachable = "engine unreachable";
+    const char *key_named = aes128 ? "(aes128-cts-hmac-sha1-96)" : "(aes256-cts-hmac-sha1-96)";
+    char want[160];
+
+    memset(&enc, 0, sizeof(enc));
+    memset(&ck, 0, sizeof(ck));
+    memset(iov, 0, sizeof(iov));
+
+    /* encrypt: libk5crypto's length, usages, cipher state, limits. */
+    CHECK(krb5_c_encrypt_length(ctx, uk->enctype, in.length, &len) == 0 && len == 5 + 28,
+          "encrypt_length of enctype %d", (int)uk->enctype);
+    enc.ciphertext.data = small;
+    enc.ciphertext.length = sizeof(small);
+    expect_error("encrypt into a short buffer", krb5_c_encrypt(ctx, uk, 3, NULL, &in, &enc),
+                 KRB5_BAD_MSIZE, "krb5_c_encrypt_length");
+    CHECK(enc.enctype == uk->enctype && enc.kvno == 0 && enc.magic == KV5M_ENC_DATA,
+          "encrypt sets enctype, kvno and magic as libk5crypto");
+    enc.ciphertext.data = big;
+    enc.ciphertext.length = (unsigned int)len;
+    expect_error("encrypt with a cipher state", krb5_c_encrypt(ctx, uk, 3, &st, &in, &enc),
+                 KRB5_CRYPTO_INTERNAL, "a cipher state is not supported");
+    snprintf(want, sizeof(want), "usage 4 is not served");
+    expect_error("encrypt with usage 4", krb5_c_encrypt(ctx, uk, 4, NULL, &in, &enc),
+                 KRB5_CRYPTO_INTERNAL, want);
+    expect_error("encrypt with usage 64 names the key",
+                 krb5_c_encrypt(ctx, uk, 64, NULL, &in, &enc), KRB5_CRYPTO_INTERNAL, key_named);
+    expect_error("encrypt with usage 64 names the engine key",
+                 krb5_c_encrypt(ctx, uk, 64, NULL, &in, &enc), KRB5_CRYPTO_INTERNAL,
+                 "kdc/");
+    {
+        krb5_data longer = { 0, 4081, big };
+        enc.ciphertext.length = sizeof(big);
+        expect_error("encrypt over the engine limit",
+                     krb5_c_encrypt(ctx, uk, 3, NULL, &longer, &enc), KRB5_BAD_MSIZE,
+                     "longer than the engine encrypts");
+    }
+    enc.ciphertext.length = (unsigned int)len;
+    memset(big, 0x5a, sizeof(big));
+    expect_error("encrypt without engine", krb5_c_encrypt(ctx, uk, 3, NULL, &in, &enc),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(enc.ciphertext.length == len && all_zero(big, len),
+          "failed encrypt must keep the length and leave zeros");
+    expect_error("encrypt while the engine is down fails fast",
+                 krb5_c_encrypt(ctx, uk, 2, NULL, &in, &enc), KRB5_CRYPTO_INTERNAL,
+                 "next try in");
+
+    /* decrypt: format checks first, then the engine. */
+    memset(buf, 0x11, sizeof(buf));
+    enc.enctype = uk->enctype;
+    enc.ciphertext.data = buf;
+    enc.ciphertext.length = 27;
+    out.data = big;
+    out.length = sizeof(big);
+    expect_error("decrypt of a truncated ciphertext",
+                 krb5_c_decrypt(ctx, uk, 1, NULL, &enc, &out), KRB5_BAD_MSIZE, "shorter");
+    enc.ciphertext.data = big;
+    enc.ciphertext.length = 4097;
+    expect_error("decrypt over the engine limit",
+                 krb5_c_decrypt(ctx, uk, 1, NULL, &enc, &out), KRB5_BAD_MSIZE, "longer");
+    enc.ciphertext.data = buf;
+    enc.ciphertext.length = 28 + 20;
+    out.length = 19;
+    expect_error("decrypt into a short buffer", krb5_c_decrypt(ctx, uk, 1, NULL, &enc, &out),
+                 KRB5_BAD_MSIZE, "output buffer");
+    out.length = sizeof(big);
+    enc.enctype = aes128 ? ENCTYPE_AES256_CTS_HMAC_SHA1_96 : ENCTYPE_AES128_CTS_HMAC_SHA1_96;
+    expect_error("decrypt of another enctype", krb5_c_decrypt(ctx, uk, 1, NULL, &enc, &out),
+                 KRB5_BAD_ENCTYPE, "enctype");
+    enc.enctype = ENCTYPE_UNKNOWN;
+    expect_error("decrypt with usage 7", krb5_c_decrypt(ctx, uk, 7, NULL, &enc, &out),
+                 KRB5_CRYPTO_INTERNAL, "usage 7 is not served");
+    st.length = 0;
+    expect_error("decrypt with an empty cipher state",
+                 krb5_c_decrypt(ctx, uk, 1, &st, &enc, &out), KRB5_CRYPTO_INTERNAL,
+                 "cipher state");
+    memset(big, 0x5a, sizeof(big));
+    expect_error("decrypt without engine", krb5_c_decrypt(ctx, uk, 1, NULL, &enc, &out),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(all_zero(big, 20) && out.length == sizeof(big),
+          "failed decrypt must leave zeros, not plaintext, and keep the length");
+
+    /* checksums */
+    expect_error("make_checksum of the other AES type",
+                 krb5_c_make_checksum(ctx, aes128 ? CKSUMTYPE_HMAC_SHA1_96_AES256
+                                                  : CKSUMTYPE_HMAC_SHA1_96_AES128,
+                                      uk, 17, &in, &ck),
+                 KRB5_CRYPTO_INTERNAL, "checksum type");
+    CHECK(ck.contents == NULL && ck.length == 0, "make_checksum output not cleared");
+    expect_error("make_checksum of an unkeyed type",
+                 krb5_c_make_checksum(ctx, CKSUMTYPE_SHA1, uk, 17, &in, &ck),
+                 KRB5_CRYPTO_INTERNAL, "checksum type");
+    expect_error("make_checksum with usage 64",
+                 krb5_c_make_checksum(ctx, 0, uk, 64, &in, &ck), KRB5_CRYPTO_INTERNAL,
+                 "usage 64 is not served");
+    expect_error("make_checksum without engine",
+                 krb5_c_make_checksum(ctx, 0, uk, 17, &in, &ck), KRB5_CRYPTO_INTERNAL,
+                 unreachable);
+    CHECK(ck.contents == NULL && ck.length == 0, "make_checksum output not cleared");
+    ck.checksum_type = aes128 ? CKSUMTYPE_HMAC_SHA1_96_AES128 : CKSUMTYPE_HMAC_SHA1_96_AES256;
+    ck.contents = (krb5_octet *)buf;
+    ck.length = 11;
+    valid = TRUE;
+    expect_error("verify of a short checksum",
+                 krb5_c_verify_checksum(ctx, uk, 17, &in, &ck, &valid), KRB5_BAD_MSIZE,
+                 "bytes");
+    CHECK(valid == FALSE, "verify_checksum left valid set");
+    ck.length = 12;
+    ck.checksum_type = aes128 ? CKSUMTYPE_HMAC_SHA1_96_AES256 : CKSUMTYPE_HMAC_SHA1_96_AES128;
+    expect_error("verify of the other AES type",
+                 krb5_c_verify_checksum(ctx, uk, 17, &in, &ck, &valid), KRB5_BAD_ENCTYPE,
+                 "checksum type");
+    ck.checksum_type = 0;
+    expect_error("verify of checksum type 0",
+                 krb5_c_verify_checksum(ctx, uk, 17, &in, &ck, &valid), KRB5_BAD_ENCTYPE,
+                 "checksum type");
+    ck.checksum_type = aes128 ? CKSUMTYPE_HMAC_SHA1_96_AES128 : CKSUMTYPE_HMAC_SHA1_96_AES256;
+    expect_error("verify with usage 18", krb5_c_verify_checksum(ctx, uk, 18, &in, &ck, &valid),
+                 KRB5_CRYPTO_INTERNAL, "usage 18 is not served");
+    expect_error("verify without engine", krb5_c_verify_checksum(ctx, uk, 17, &in, &ck, &valid),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(valid == FALSE, "verify_checksum left valid set");
+    iov[0].flags = KRB5_CRYPTO_TYPE_DATA;
+    iov[0].data = in;
+    iov[1].flags = KRB5_CRYPTO_TYPE_CHECKSUM;
+    iov[1].data.data = buf;
+    iov[1].data.length = 11;
+    expect_error("make_checksum_iov into a short buffer",
+                 krb5_c_make_checksum_iov(ctx, 0, uk, 17, iov, 2), KRB5_BAD_MSIZE, "CHECKSUM");
+    expect_error("make_checksum_iov without a CHECKSUM buffer",
+                 krb5_c_make_checksum_iov(ctx, 0, uk, 17, iov, 1), KRB5_BAD_MSIZE, "CHECKSUM");
+    iov[1].data.length = 16;
+    expect_error("make_checksum_iov without engine",
+                 krb5_c_make_checksum_iov(ctx, 0, uk, 17, iov, 2), KRB5_CRYPTO_INTERNAL,
+                 unreachable);
+    expect_error("verify_checksum_iov of a wrong length",
+                 krb5_c_verify_checksum_iov(ctx, 0, uk, 17, iov, 2, &valid), KRB5_BAD_MSIZE,
+                 "CHECKSUM");
+    iov[1].data.length = 12;
+    expect_error("verify_checksum_iov of another type",
+                 krb5_c_verify_checksum_iov(ctx, CKSUMTYPE_HMAC_SHA256_128_AES128, uk, 17,
+                                            iov, 2, &valid), KRB5_BAD_ENCTYPE, "checksum type");
+    valid = TRUE;
+    expect_error("verify_checksum_iov without engine",
+                 krb5_c_verify_checksum_iov(ctx, 0, uk, 56, iov, 2, &valid),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(valid == FALSE, "verify_checksum_iov left valid set");
+
+    /* PRF, PRF+, cf2 */
+    prfout.data = buf;
+    prfout.length = 15;
+    expect_error("prf into a wrong length", krb5_c_prf(ctx, uk, &prfin, &prfout),
+                 KRB5_CRYPTO_INTERNAL, "gives 16");
+    prfout.length = 16;
+    expect_error("prf without engine", krb5_c_prf(ctx, uk, &prfin, &prfout),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    prfout.data = big;
+    prfout.length = 255 * 16 + 1;
+    expect_error("prfplus of 256 blocks", krb5_c_prfplus(ctx, uk, &prfin, &prfout), E2BIG,
+                 "PRF blocks");
+    prfout.length = 40;
+    memset(big, 0x5a, 40);
+    expect_error("prfplus without engine", krb5_c_prfplus(ctx, uk, &prfin, &prfout),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(all_zero(big, 40), "failed prfplus must leave zeros");
+    outkb = (krb5_keyblock *)1;
+    expect_error("cf2 with a clear key first", krb5_c_fx_cf2_simple(ctx, clear, "a", uk, "b",
+                                                                    &outkb),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(outkb == NULL, "cf2 output not cleared");
+    outkb = (krb5_keyblock *)1;
+    expect_error("cf2 with the handle first", krb5_c_fx_cf2_simple(ctx, uk, "a", clear, "b",
+                                                                   &outkb),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    CHECK(outkb == NULL, "cf2 output not cleared");
+
+    /* Never used by krb5kdc with these keys: refused, saying why. */
+    expect_error("encrypt_iov", krb5_c_encrypt_iov(ctx, uk, 3, NULL, iov, 1),
+                 KRB5_CRYPTO_INTERNAL, "only krb5_c_encrypt is served");
+    expect_error("decrypt_iov", krb5_c_decrypt_iov(ctx, uk, 1, NULL, iov, 1),
+                 KRB5_CRYPTO_INTERNAL, "only krb5_c_decrypt is served");
+    outkb = (krb5_keyblock *)1;
+    expect_error("derive_prfplus",
+                 krb5_c_derive_prfplus(ctx, uk, &prfin, ENCTYPE_NULL, &outkb),
+                 KRB5_CRYPTO_INTERNAL, "SPAKE");
+    CHECK(outkb == NULL, "derive_prfplus output not cleared");
+    st.data = NULL;
+    st.length = 0;
+    expect_error("init_state", krb5_c_init_state(ctx, uk, 3, &st), KRB5_CRYPTO_INTERNAL,
+                 "no cipher state is served");
+    CHECK(krb5_c_free_state(ctx, uk, &st) == 0, "free_state with a user handle");
+
+    /* krb5_key API: the same routes. */
+    CHECK(krb5_k_create_key(ctx, uk, &ukey) == 0, "krb5_k_create_key");
+    enc.ciphertext.data = big;
+    enc.ciphertext.length = (unsigned int)len;
+    expect_error("k_encrypt without engine", krb5_k_encrypt(ctx, ukey, 3, NULL, &in, &enc),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    expect_error("k_encrypt with usage 5", krb5_k_encrypt(ctx, ukey, 5, NULL, &in, &enc),
+                 KRB5_CRYPTO_INTERNAL, "usage 5 is not served");
+    enc.ciphertext.data = buf;
+    enc.ciphertext.length = 28 + 20;
+    expect_error("k_decrypt without engine", krb5_k_decrypt(ctx, ukey, 1, NULL, &enc, &out),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    memset(&ck, 0, sizeof(ck));
+    expect_error("k_make_checksum without engine",
+                 krb5_k_make_checksum(ctx, 0, ukey, 56, &in, &ck), KRB5_CRYPTO_INTERNAL,
+                 unreachable);
+    iov[1].data.length = 12;
+    expect_error("k_make_checksum_iov without engine",
+                 krb5_k_make_checksum_iov(ctx, 0, ukey, 17, iov, 2), KRB5_CRYPTO_INTERNAL,
+                 unreachable);
+    prfout.data = buf;
+    prfout.length = 16;
+    expect_error("k_prf without engine", krb5_k_prf(ctx, ukey, &prfin, &prfout),
+                 KRB5_CRYPTO_INTERNAL, unreachable);
+    expect_error("k_encrypt_iov", krb5_k_encrypt_iov(ctx, ukey, 3, NULL, iov, 1),
+                 KRB5_CRYPTO_INTERNAL, "only krb5_c_encrypt is served");
+    krb5_k_free_key(ctx, ukey);
+}
+
 typedef krb5_boolean (*etype_pred_fn)(krb5_enctype);
 typedef krb5_boolean (*cksum_pred_fn)(krb5_cksumtype);
 
@@ -757,18 +1016,24 @@ main(void)
     CHECK(krb5_c_make_random_key(ctx, ENCTYPE_AES256_CTS_HMAC_SHA1_96, &real) == 0, "key");
     real_key(&real);
 
+    /* A valid handle of an enctype the engine does not serve (aes256-sha384): refused. */
     memset(&id, 0, sizeof(id));
     id.kvno = 1;
-    id.enctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
+    id.enctype = ENCTYPE_AES256_CTS_HMAC_SHA384_192;
     if (mpc_kdb_name_hash("svc/host@MPC.TEST", 17, id.name_hash) != 0 ||
         mpc_kdb_handle_encode(hkey, &id, handle) != 0)
         return 2;
     memset(&hk, 0, sizeof(hk));
-    hk.enctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
+    hk.enctype = ENCTYPE_AES256_CTS_HMAC_SHA384_192;
     hk.length = MPC_KDB_HANDLE_LEN;
     hk.contents = handle;
-    one_handle(&hk, "the engine serves only keys of enctype " MPC_KDC_ENCTYPE_NAME);
+    one_handle(&hk, "the engine serves only keys of enctypes " MPC_KDC_ENCTYPE_NAME);
 
+    /* A forged handle of a served enctype: refused before any engine call. */
+    id.enctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
+    if (mpc_kdb_handle_encode(hkey, &id, handle) != 0)
+        return 2;
+    hk.enctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
     forged = hk;
     forged.contents = malloc(MPC_KDB_HANDLE_LEN);
     memcpy(forged.contents, handle, MPC_KDB_HANDLE_LEN);
@@ -777,6 +1042,15 @@ main(void)
     free(forged.contents);
 
     keyless();
+
+    /* Protected users' and services' keys: valid handles of enctypes 18 and 17. */
+    user_handle(&hk, &real);
+    id.enctype = ENCTYPE_AES128_CTS_HMAC_SHA1_96;
+    if (mpc_kdb_name_hash("alice@MPC.TEST", 14, id.name_hash) != 0 ||
+        mpc_kdb_handle_encode(hkey, &id, handle) != 0)
+        return 2;
+    hk.enctype = ENCTYPE_AES128_CTS_HMAC_SHA1_96;
+    user_handle(&hk, &real);
 
     /* The protected krbtgt key: a handle of the private enctype. */
     id.enctype = MPC_KDC_ENCTYPE_AES256_GCM;

@@ -1,0 +1,820 @@
+/* kdc-plugin/router/router_engine_krb.c - the engine side of the crypto router for
+ * protected keys of the standard enctypes 17 and 18 (aes128/aes256-cts-hmac-sha1-96,
+ * RFC 3962): users' and services' keys, through the engine's Kerberos jobs.
+ *
+ * Interface: router_engine_internal.h (router_engine_gcm.c hands these calls over). The
+ * engine computes exactly what libk5crypto's krb5_c_encrypt / _decrypt / _make_checksum /
+ * _prf compute under the key (mpc-engine/client/mpc_client.h, interface 3), with the
+ * derived keys and HMAC states held as shares; so ciphertexts, checksums and PRF outputs
+ * here are byte for byte libk5crypto's, and clients notice nothing.
+ *
+ *   engine key: name = mpc_kdc_engine_key_name(handle id), version = kvno, algorithm
+ *               MPC_AES128_CTS_HMAC_SHA1_96 (4) for 17, MPC_AES256_CTS_HMAC_SHA1_96 (5)
+ *               for 18 (the enrollment's ids);
+ *   encrypt:    confounder from krb5_c_random_make_octets (libk5crypto's own, as its
+ *               krb5int_dk_encrypt), confounder || plaintext to mpc_client_krb_encrypt;
+ *   decrypt:    mpc_client_krb_decrypt checks the HMAC inside the computation; a wrong one
+ *               (MPC_EBADTAG) is KRB5KRB_AP_ERR_BAD_INTEGRITY, as libk5crypto answers a
+ *               wrong password or a forged message;
+ *   checksums:  mpc_client_krb_checksum (HMAC-SHA1-96 under Kc), verified here by a
+ *               constant-time comparison; the _iov calls checksum HEADER, DATA, PADDING
+ *               and SIGN_ONLY in order (krb_rules.h), as libk5crypto;
+ *   PRF:        mpc_client_krb_prf; PRF+ (RFC 6113) and KRB-FX-CF2 are computed here from
+ *               it as libk5crypto's cf2.c does, a clear key's part by libk5crypto.
+ *
+ * What is refused (KRB5_CRYPTO_INTERNAL, fail closed, the message naming the call, usage
+ * and key; krb_rules.h says why these): a usage other than 1, 2, 3, 17, 56 (the engine
+ * holds no other derived keys: usage 64, the CAMMAC of authentication indicators, is one
+ * a KDC could ask for), a cipher state, a checksum type other than the enctype's own
+ * for a new checksum, more data than one engine call takes (MPC_KRB_MAX_DATA_BYTES), and
+ * the entry points krb5kdc never uses with these keys: the _iov encryption (GSSAPI's),
+ * krb5_c_derive_prfplus (SPAKE's, which must stay disabled) and krb5_c_init_state.
+ * A handle is never passed to a libk5crypto function.
+ */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "router_engine_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "krb_rules.h"
+#include "protected_key.h"
+
+_Static_assert(ROUTER_KRB_CONFOUNDER_LEN == MPC_KRB_CONFOUNDER_BYTES, "confounder length");
+_Static_assert(ROUTER_KRB_MAC_LEN == MPC_KRB_MAC_BYTES, "MAC length");
+_Static_assert(ROUTER_KRB_PRF_LEN == MPC_KRB_PRF_BYTES, "PRF length");
+_Static_assert(ROUTER_KRB_MAX_DATA == MPC_KRB_MAX_DATA_BYTES, "longest data of one call");
+
+/* One engine key, and how messages name it. */
+struct krb_key {
+    char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
+    uint32_t kvno;
+    int algorithm;
+    krb5_enctype enctype;
+};
+
+#define KEY_FMT "%s kvno %u (%s)"
+#define KEY_ARGS(k) (k)->name, (unsigned)(k)->kvno, router_krb_enctype_name((k)->enctype)
+#define NO_USAGE (-1)
+
+static void
+set_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+set_why(char *why, size_t why_len, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (why == NULL || why_len == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, why_len, fmt, ap);
+    va_end(ap);
+}
+
+static void
+key_of(const mpc_kdb_key_id *id, struct krb_key *k)
+{
+    mpc_kdc_engine_key_name(id, k->name);
+    k->kvno = id->kvno;
+    k->enctype = id->enctype;
+    k->algorithm = router_krb_algorithm(id->enctype);
+}
+
+static int
+overlaps(const void *a, size_t alen, const void *b, size_t blen)
+{
+    const uint8_t *pa = a, *pb = b;
+
+    return alen != 0 && blen != 0 && pa < pb + blen && pb < pa + alen;
+}
+
+static void
+wipe_free(void *p, size_t len)
+{
+    if (p == NULL)
+        return;
+    OPENSSL_cleanse(p, len);
+    free(p);
+}
+
+/* A copy of len bytes (at least one byte allocated) or NULL. */
+static uint8_t *
+copy_of(const void *p, size_t len)
+{
+    uint8_t *copy = malloc(len != 0 ? len : 1);
+
+    if (copy != NULL && len != 0)
+        memcpy(copy, p, len);
+    return copy;
+}
+
+int
+router_krb_serves(const mpc_kdb_key_id *key)
+{
+    return key != NULL && router_krb_algorithm(key->enctype) != 0;
+}
+
+/* ---- refusals ---------------------------------------------------------------------- */
+
+static krb5_error_code
+refuse_usage(const char *op, const struct krb_key *k, krb5_keyusage usage, char *why,
+             size_t why_len)
+{
+    set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: usage %d is not "
+            "served (the engine holds derived keys for usages 1, 2, 3, 17 and 56 only; fail "
+            "closed)", op, KEY_ARGS(k), (int)usage);
+    return KRB5_CRYPTO_INTERNAL;
+}
+
+static krb5_error_code
+refuse_state(const char *op, const struct krb_key *k, krb5_keyusage usage, char *why,
+             size_t why_len)
+{
+    set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: a cipher "
+            "state is not supported (krb5kdc passes none with these keys)", op, KEY_ARGS(k),
+            (int)usage);
+    return KRB5_CRYPTO_INTERNAL;
+}
+
+/* ---- one engine call --------------------------------------------------------------- */
+
+/* Starts a foreground call: 0 and *client (under the call lock), or KRB5_CRYPTO_INTERNAL
+ * while the engine is known to be unreachable. */
+static krb5_error_code
+call_begin(router_engine *engine, mpc_client **client, char *why, size_t why_len)
+{
+    *client = NULL;
+    if (router_engine_down(engine, why, why_len))
+        return KRB5_CRYPTO_INTERNAL;
+    *client = router_engine_client_lock(engine);
+    return 0;
+}
+
+/* Ends the call begun by call_begin with the engine's status rc. */
+static krb5_error_code
+call_end(router_engine *engine, mpc_client *client, int rc, const char *doing,
+         const struct krb_key *k, int usage, char *why, size_t why_len)
+{
+    char usage_text[32] = "";
+
+    if (usage != NO_USAGE)
+        snprintf(usage_text, sizeof(usage_text), ", usage %d", usage);
+    if (rc != MPC_OK && rc != MPC_EBADTAG)
+        set_why(why, why_len, "engine %s %s under " KEY_FMT "%s: %s",
+                router_engine_status_text(rc), doing, KEY_ARGS(k), usage_text,
+                mpc_client_last_error(client));
+    router_engine_client_unlock(engine);
+    /* A wrong HMAC is an answer from a working engine. */
+    router_engine_note(engine, rc == MPC_EBADTAG ? MPC_OK : rc, why);
+    if (rc == MPC_OK)
+        return 0;
+    if (rc == MPC_EBADTAG) {
+        set_why(why, why_len, "integrity check failed under " KEY_FMT "%s (wrong key or "
+                "password, forged or damaged data)", KEY_ARGS(k), usage_text);
+        return KRB5KRB_AP_ERR_BAD_INTEGRITY;
+    }
+    return KRB5_CRYPTO_INTERNAL;
+}
+
+/* HMAC-SHA1-96 under Kc_usage of data into mac. */
+static krb5_error_code
+engine_checksum(router_engine *engine, const struct krb_key *k, krb5_keyusage usage,
+                const uint8_t *data, size_t len, uint8_t mac[ROUTER_KRB_MAC_LEN], char *why,
+                size_t why_len)
+{
+    mpc_client *client;
+    krb5_error_code ret;
+    int rc;
+
+    if (len > ROUTER_KRB_MAX_DATA) {
+        set_why(why, why_len, "checksum over %zu bytes under " KEY_FMT ": more than the "
+                "engine takes in one call (%d)", len, KEY_ARGS(k), ROUTER_KRB_MAX_DATA);
+        return KRB5_BAD_MSIZE;
+    }
+    ret = call_begin(engine, &client, why, why_len);
+    if (ret)
+        return ret;
+    rc = mpc_client_krb_checksum(client, k->name, k->kvno, k->algorithm, (uint32_t)usage,
+                                 len != 0 ? data : NULL, len, mac);
+    return call_end(engine, client, rc, "checksumming", k, (int)usage, why, why_len);
+}
+
+/* The RFC 3962 PRF of in (len bytes) into out. */
+static krb5_error_code
+engine_prf(router_engine *engine, const struct krb_key *k, const uint8_t *in, size_t len,
+           uint8_t out[ROUTER_KRB_PRF_LEN], char *why, size_t why_len)
+{
+    mpc_client *client;
+    krb5_error_code ret;
+    int rc;
+
+    ret = call_begin(engine, &client, why, why_len);
+    if (ret)
+        return ret;
+    rc = mpc_client_krb_prf(client, k->name, k->kvno, k->algorithm, len != 0 ? in : NULL, len,
+                            out);
+    return call_end(engine, client, rc, "computing the PRF", k, NO_USAGE, why, why_len);
+}
+
+/* ---- encryption -------------------------------------------------------------------- */
+
+krb5_error_code
+router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
+                   const krb5_data *cipher_state, const krb5_data *input,
+                   krb5_enc_data *output, char *why, size_t why_len)
+{
+    struct krb_key k;
+    uint8_t confounder[ROUTER_KRB_CONFOUNDER_LEN], *out = NULL, *plain_copy = NULL;
+    const uint8_t *plain;
+    krb5_data confounder_data;
+    size_t total = 0;
+    mpc_client *client;
+    krb5_error_code ret;
+    int rc;
+
+    key_of(id, &k);
+    if (!router_krb_usage_served(usage))
+        return refuse_usage("encrypt", &k, usage, why, why_len);
+    if (cipher_state != NULL)
+        return refuse_state("encrypt", &k, usage, why, why_len);
+    if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL)) {
+        set_why(why, why_len, "encrypt: no input or output");
+        return EINVAL;
+    }
+    /* As libk5crypto, before it checks the length. */
+    output->magic = KV5M_ENC_DATA;
+    output->kvno = 0;
+    output->enctype = k.enctype;
+    if (router_krb_encrypt_length(input->length, &total) != 0) {
+        set_why(why, why_len, "encrypt: a plaintext of %u bytes under " KEY_FMT " is longer "
+                "than the engine encrypts in one call (%d bytes)", input->length, KEY_ARGS(&k),
+                ROUTER_KRB_MAX_DATA - ROUTER_KRB_CONFOUNDER_LEN);
+        return KRB5_BAD_MSIZE;
+    }
+    if (output->ciphertext.data == NULL || output->ciphertext.length < total) {
+        set_why(why, why_len, "encrypt: output buffer of %u bytes, %zu needed "
+                "(krb5_c_encrypt_length)", output->ciphertext.length, total);
+        return KRB5_BAD_MSIZE;
+    }
+    out = (uint8_t *)output->ciphertext.data;
+    plain = (const uint8_t *)input->data;
+    if (overlaps(plain, input->length, out, total)) {
+        plain_copy = copy_of(plain, input->length);
+        if (plain_copy == NULL) {
+            set_why(why, why_len, "out of memory");
+            return ENOMEM;
+        }
+        plain = plain_copy;
+    }
+    confounder_data.magic = KV5M_DATA;
+    confounder_data.length = sizeof(confounder);
+    confounder_data.data = (char *)confounder;
+    ret = krb5_c_random_make_octets(NULL, &confounder_data);
+    if (ret) {
+        set_why(why, why_len, "encrypt: no random confounder (krb5_c_random_make_octets: "
+                "error %ld)", (long)ret);
+        goto cleanup;
+    }
+    ret = call_begin(engine, &client, why, why_len);
+    if (ret)
+        goto cleanup;
+    rc = mpc_client_krb_encrypt(client, k.name, k.kvno, k.algorithm, (uint32_t)usage,
+                                confounder, input->length != 0 ? plain : NULL, input->length,
+                                out);
+    ret = call_end(engine, client, rc, "encrypting", &k, (int)usage, why, why_len);
+    if (ret == 0)
+        output->ciphertext.length = (unsigned int)total;
+
+cleanup:
+    OPENSSL_cleanse(confounder, sizeof(confounder));
+    if (ret != 0)
+        OPENSSL_cleanse(out, total);
+    wipe_free(plain_copy, input->length);
+    return ret;
+}
+
+krb5_error_code
+router_krb_decrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
+                   const krb5_data *cipher_state, const krb5_enc_data *input,
+                   krb5_data *output, char *why, size_t why_len)
+{
+    struct krb_key k;
+    const uint8_t *in;
+    uint8_t *in_copy = NULL, *out;
+    size_t in_len, plain_len = 0;
+    mpc_client *client;
+    krb5_error_code ret;
+    int rc;
+
+    key_of(id, &k);
+    if (!router_krb_usage_served(usage))
+        return refuse_usage("decrypt", &k, usage, why, why_len);
+    if (cipher_state != NULL)
+        return refuse_state("decrypt", &k, usage, why, why_len);
+    if (input == NULL || output == NULL) {
+        set_why(why, why_len, "decrypt: no input or output");
+        return EINVAL;
+    }
+    /* As libk5crypto: a ciphertext labelled with another enctype is refused. */
+    if (input->enctype != ENCTYPE_UNKNOWN && input->enctype != k.enctype) {
+        set_why(why, why_len, "decrypt: ciphertext of enctype %d under " KEY_FMT,
+                (int)input->enctype, KEY_ARGS(&k));
+        return KRB5_BAD_ENCTYPE;
+    }
+    in_len = input->ciphertext.length;
+    if (router_krb_plain_length(in_len, &plain_len) != 0) {
+        set_why(why, why_len, "decrypt: a ciphertext of %zu bytes under " KEY_FMT " is %s",
+                in_len, KEY_ARGS(&k), in_len < ROUTER_KRB_OVERHEAD
+                ? "shorter than confounder and HMAC (28 bytes)"
+                : "longer than the engine decrypts in one call (4096 bytes)");
+        return KRB5_BAD_MSIZE;
+    }
+    if (input->ciphertext.data == NULL) {
+        set_why(why, why_len, "decrypt: no ciphertext");
+        return EINVAL;
+    }
+    if (output->length < plain_len || (plain_len != 0 && output->data == NULL)) {
+        set_why(why, why_len, "decrypt: output buffer of %u bytes, %zu needed",
+                output->length, plain_len);
+        return KRB5_BAD_MSIZE;
+    }
+    in = (const uint8_t *)input->ciphertext.data;
+    out = (uint8_t *)output->data;
+    if (overlaps(in, in_len, out, plain_len)) {
+        in_copy = copy_of(in, in_len);
+        if (in_copy == NULL) {
+            set_why(why, why_len, "out of memory");
+            return ENOMEM;
+        }
+        in = in_copy;
+    }
+    ret = call_begin(engine, &client, why, why_len);
+    if (ret)
+        goto cleanup;
+    rc = mpc_client_krb_decrypt(client, k.name, k.kvno, k.algorithm, (uint32_t)usage, in,
+                                in_len, plain_len != 0 ? out : NULL);
+    ret = call_end(engine, client, rc, "decrypting", &k, (int)usage, why, why_len);
+    if (ret == 0)
+        output->length = (unsigned int)plain_len;
+
+cleanup:
+    /* As libk5crypto: no plaintext is left behind by a failed decryption. */
+    if (ret != 0 && out != NULL)
+        OPENSSL_cleanse(out, plain_len);
+    wipe_free(in_copy, in_len);
+    return ret;
+}
+
+krb5_error_code
+router_krb_encrypt_iov(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
+                       char *why, size_t why_len)
+{
+    struct krb_key k;
+
+    (void)engine;
+    key_of(id, &k);
+    set_why(why, why_len, "encrypt_iov with the protected key " KEY_FMT ", usage %d, refused: "
+            "only krb5_c_encrypt is served (krb5kdc never encrypts with iovs; GSSAPI does)",
+            KEY_ARGS(&k), (int)usage);
+    return KRB5_CRYPTO_INTERNAL;
+}
+
+krb5_error_code
+router_krb_decrypt_iov(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
+                       char *why, size_t why_len)
+{
+    struct krb_key k;
+
+    (void)engine;
+    key_of(id, &k);
+    set_why(why, why_len, "decrypt_iov with the protected key " KEY_FMT ", usage %d, refused: "
+            "only krb5_c_decrypt is served (krb5kdc never decrypts with iovs; GSSAPI does)",
+            KEY_ARGS(&k), (int)usage);
+    return KRB5_CRYPTO_INTERNAL;
+}
+
+/* ---- checksums --------------------------------------------------------------------- */
+
+/* The checksum type of a new checksum: the enctype's own (0 names it); any other is a
+ * choice of the caller's that the engine cannot serve. */
+static krb5_error_code
+new_checksum_type(const char *op, const struct krb_key *k, krb5_cksumtype requested,
+                  krb5_keyusage usage, krb5_cksumtype *type, char *why, size_t why_len)
+{
+    if (router_krb_resolve_cksumtype(k->enctype, requested, type) == 0)
+        return 0;
+    set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: checksum "
+            "type %d (only %d, hmac-sha1-96-aes%s, is served)", op, KEY_ARGS(k), (int)usage,
+            (int)requested, (int)router_krb_cksumtype(k->enctype),
+            k->enctype == ENCTYPE_AES128_CTS_HMAC_SHA1_96 ? "128" : "256");
+    return KRB5_CRYPTO_INTERNAL;
+}
+
+/* The checksum type of a checksum to verify (0, "the key's own", only where zero_is_own):
+ * one that does not go with the key is the data's fault, answered as libk5crypto answers
+ * it. */
+static krb5_error_code
+verified_checksum_type(const char *op, const struct krb_key *k, krb5_cksumtype given,
+                       int zero_is_own, char *why, size_t why_len)
+{
+    krb5_cksumtype type;
+
+    if ((given != 0 || zero_is_own) &&
+        router_krb_resolve_cksumtype(k->enctype, given, &type) == 0)
+        return 0;
+    set_why(why, why_len, "%s: checksum type %d under " KEY_FMT, op, (int)given, KEY_ARGS(k));
+    return KRB5_BAD_ENCTYPE;
+}
+
+/* Computes the checksum of data and compares it with expected in constant time. */
+static krb5_error_code
+checksum_compare(router_engine *engine, const struct krb_key *k, krb5_keyusage usage,
+                 const uint8_t *data, size_t len, const uint8_t *expected,
+                 krb5_boolean *valid, char *why, size_t why_len)
+{
+    uint8_t mac[ROUTER_KRB_MAC_LEN];
+    krb5_error_code ret;
+
+    ret = engine_checksum(engine, k, usage, data, len, mac, why, why_len);
+    if (ret == 0)
+        *valid = CRYPTO_memcmp(mac, expected, ROUTER_KRB_MAC_LEN) == 0 ? TRUE : FALSE;
+    OPENSSL_cleanse(mac, sizeof(mac));
+    return ret;
+}
+
+krb5_error_code
+router_krb_make_checksum(router_engine *engine, const mpc_kdb_key_id *id,
+                         krb5_cksumtype cksumtype, krb5_keyusage usage,
+                         const krb5_data *input, krb5_checksum *cksum, char *why,
+                         size_t why_len)
+{
+    struct krb_key k;
+    krb5_cksumtype type = 0;
+    uint8_t *contents;
+    krb5_error_code ret;
+
+    key_of(id, &k);
+    if (!router_krb_usage_served(usage))
+        return refuse_usage("make_checksum", &k, usage, why, why_len);
+    ret = new_checksum_type("make_checksum", &k, cksumtype, usage, &type, why, why_len);
+    if (ret)
+        return ret;
+    if (input == NULL || cksum == NULL || (input->length != 0 && input->data == NULL)) {
+        set_why(why, why_len, "make_checksum: no input or output");
+        return EINVAL;
+    }
+    contents = malloc(ROUTER_KRB_MAC_LEN);
+    if (contents == NULL) {
+        set_why(why, why_len, "out of memory");
+        return ENOMEM;
+    }
+    ret = engine_checksum(engine, &k, usage, (const uint8_t *)input->data, input->length,
+                          contents, why, why_len);
+    if (ret) {
+        free(contents);
+        return ret;
+    }
+    cksum->magic = KV5M_CHECKSUM;
+    cksum->checksum_type = type;
+    cksum->length = ROUTER_KRB_MAC_LEN;
+    cksum->contents = contents;
+    return 0;
+}
+
+krb5_error_code
+router_krb_verify_checksum(router_engine *engine, const mpc_kdb_key_id *id,
+                           krb5_keyusage usage, const krb5_data *data,
+                           const krb5_checksum *cksum, krb5_boolean *valid, char *why,
+                           size_t why_len)
+{
+    struct krb_key k;
+    krb5_error_code ret;
+
+    key_of(id, &k);
+    if (!router_krb_usage_served(usage))
+        return refuse_usage("verify_checksum", &k, usage, why, why_len);
+    if (data == NULL || cksum == NULL || valid == NULL ||
+        (data->length != 0 && data->data == NULL)) {
+        set_why(why, why_len, "verify_checksum: no data, checksum or result");
+        return EINVAL;
+    }
+    /* A checksum's own type 0 is no type (libk5crypto: KRB5_BAD_ENCTYPE); only the _iov
+     * call reads a 0 argument as "the key's own". */
+    ret = verified_checksum_type("verify_checksum", &k, cksum->checksum_type, 0, why,
+                                 why_len);
+    if (ret)
+        return ret;
+    if (cksum->length != ROUTER_KRB_MAC_LEN || cksum->contents == NULL) {
+        set_why(why, why_len, "verify_checksum: checksum of %u bytes, hmac-sha1-96 has %d",
+                cksum->length, ROUTER_KRB_MAC_LEN);
+        return KRB5_BAD_MSIZE;
+    }
+    return checksum_compare(engine, &k, usage, (const uint8_t *)data->data, data->length,
+                            cksum->contents, valid, why, why_len);
+}
+
+/* The signed buffers of an iov list, gathered into *out (malloc'd, *len bytes). */
+static krb5_error_code
+gather(const char *op, const struct krb_key *k, const krb5_crypto_iov *data, size_t num_data,
+       uint8_t **out, size_t *len, char *why, size_t why_len)
+{
+    size_t n = router_krb_signed_length(data, num_data);
+
+    *out = NULL;
+    *len = 0;
+    /* Checked before the copy, so that a huge input costs no allocation. */
+    if (n > ROUTER_KRB_MAX_DATA) {
+        set_why(why, why_len, "%s over %zu bytes under " KEY_FMT ": more than the engine "
+                "takes in one call (%d)", op, n, KEY_ARGS(k), ROUTER_KRB_MAX_DATA);
+        return KRB5_BAD_MSIZE;
+    }
+    *out = malloc(n != 0 ? n : 1);
+    if (*out == NULL) {
+        set_why(why, why_len, "out of memory");
+        return ENOMEM;
+    }
+    router_krb_gather_signed(data, num_data, *out);
+    *len = n;
+    return 0;
+}
+
+krb5_error_code
+router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
+                             krb5_cksumtype cksumtype, krb5_keyusage usage,
+                             krb5_crypto_iov *data, size_t num_data, char *why,
+                             size_t why_len)
+{
+    struct krb_key k;
+    krb5_crypto_iov *checksum;
+    krb5_cksumtype type = 0;
+    uint8_t *msg = NULL, mac[ROUTER_KRB_MAC_LEN];
+    size_t len = 0;
+    krb5_error_code ret;
+
+    key_of(id, &k);
+    if (!router_krb_usage_served(usage))
+        return refuse_usage("make_checksum_iov", &k, usage, why, why_len);
+    ret = new_checksum_type("make_checksum_iov", &k, cksumtype, usage, &type, why, why_len);
+    if (ret)
+        return ret;
+    checksum = data != NULL ? router_krb_checksum_iov(data, num_data) : NULL;
+    if (checksum == NULL || checksum->data.length < ROUTER_KRB_MAC_LEN ||
+        checksum->data.data == NULL) {
+        set_why(why, why_len, "make_checksum_iov: no CHECKSUM buffer of at least %d bytes",
+                ROUTER_KRB_MAC_LEN);
+        return KRB5_BAD_MSIZE;
+    }
+    ret = gather("make_checksum_iov", &k, data, num_data, &msg, &len, why, why_len);
+    if (ret)
+        return ret;
+    ret = engine_checksum(engine, &k, usage, msg, len, mac, why, why_len);
+    if (ret == 0) {
+        memcpy(checksum->data.data, mac, ROUTER_KRB_MAC_LEN);
+        checksum->data.length = ROUTER_KRB_MAC_LEN;
+    }
+    OPENSSL_cleanse(mac, sizeof(mac));
+    wipe_free(msg, len);
+    return ret;
+}
+
+krb5_error_code
+router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
+                               krb5_cksumtype cksumtype, krb5_keyusage usage,
+                               const krb5_crypto_iov *data, size_t num_data,
+                               krb5_boolean *valid, char *why, size_t why_len)
+{
+    struct krb_key k;
+    const krb5_crypto_iov *checksum;
+    uint8_t *msg = NULL;
+    size_t len = 0;
+    krb5_error_code ret;
+
+    key_of(id, &k);
+    if (!router_krb_usage_served(usage))
+        return refuse_usage("verify_checksum_iov", &k, usage, why, why_len);
+    ret = verified_checksum_type("verify_checksum_iov", &k, cksumtype, 1, why, why_len);
+    if (ret)
+        return ret;
+    if (valid == NULL) {
+        set_why(why, why_len, "verify_checksum_iov: no result");
+        return EINVAL;
+    }
+    checksum = data != NULL ? router_krb_checksum_iov(data, num_data) : NULL;
+    if (checksum == NULL || checksum->data.length != ROUTER_KRB_MAC_LEN ||
+        checksum->data.data == NULL) {
+        set_why(why, why_len, "verify_checksum_iov: no CHECKSUM buffer of %d bytes",
+                ROUTER_KRB_MAC_LEN);
+        return KRB5_BAD_MSIZE;
+    }
+    ret = gather("verify_checksum_iov", &k, data, num_data, &msg, &len, why, why_len);
+    if (ret)
+        return ret;
+    ret = checksum_compare(engine, &k, usage, msg, len, (const uint8_t *)checksum->data.data,
+                           valid, why, why_len);
+    wipe_free(msg, len);
+    return ret;
+}
+
+/* ---- PRF, PRF+ and cf2 ------------------------------------------------------------- */
+
+krb5_error_code
+router_krb_prf(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data *input,
+               krb5_data *output, char *why, size_t why_len)
+{
+    struct krb_key k;
+    uint8_t out[ROUTER_KRB_PRF_LEN];
+    krb5_error_code ret;
+
+    key_of(id, &k);
+    if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL)) {
+        set_why(why, why_len, "prf: no input or output");
+        return EINVAL;
+    }
+    /* As libk5crypto: the output is exactly krb5_c_prf_length() bytes. */
+    output->magic = KV5M_DATA;
+    if (output->length != ROUTER_KRB_PRF_LEN || output->data == NULL) {
+        set_why(why, why_len, "prf: output of %u bytes, the PRF of " KEY_FMT " gives %d",
+                output->length, KEY_ARGS(&k), ROUTER_KRB_PRF_LEN);
+        return KRB5_CRYPTO_INTERNAL;
+    }
+    ret = engine_prf(engine, &k, (const uint8_t *)input->data, input->length, out, why,
+                     why_len);
+    if (ret == 0)
+        memcpy(output->data, out, sizeof(out));
+    OPENSSL_cleanse(out, sizeof(out));
+    return ret;
+}
+
+/* PRF+ (RFC 6113 5.1) as libk5crypto's krb5_c_prfplus: PRF(1 || input) || PRF(2 || input)
+ * || ..., truncated to the output's length. */
+krb5_error_code
+router_krb_prfplus(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data *input,
+                   krb5_data *output, char *why, size_t why_len)
+{
+    struct krb_key k;
+    uint8_t *in = NULL, block[ROUTER_KRB_PRF_LEN];
+    size_t blocks = 0, i, at, n;
+    krb5_error_code ret;
+
+    key_of(id, &k);
+    if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL) ||
+        (output->length != 0 && output->data == NULL)) {
+        set_why(why, why_len, "prfplus: no input or output");
+        return EINVAL;
+    }
+    ret = router_krb_prfplus_blocks(output->length, &blocks);
+    if (ret) {
+        set_why(why, why_len, "prfplus: %u bytes are more than %d PRF blocks",
+                output->length, ROUTER_KRB_PRFPLUS_MAX_BLOCKS);
+        return ret;
+    }
+    in = malloc((size_t)input->length + 1);
+    if (in == NULL) {
+        set_why(why, why_len, "out of memory");
+        return ENOMEM;
+    }
+    if (input->length != 0)
+        memcpy(in + 1, input->data, input->length);
+    for (i = 0; i < blocks; i++) {
+        in[0] = (uint8_t)(i + 1);
+        ret = engine_prf(engine, &k, in, (size_t)input->length + 1, block, why, why_len);
+        if (ret)
+            break;
+        at = i * ROUTER_KRB_PRF_LEN;
+        n = output->length - at < ROUTER_KRB_PRF_LEN ? output->length - at
+                                                     : ROUTER_KRB_PRF_LEN;
+        memcpy(output->data + at, block, n);
+    }
+    if (ret != 0 && output->length != 0)
+        OPENSSL_cleanse(output->data, output->length);
+    OPENSSL_cleanse(block, sizeof(block));
+    wipe_free(in, (size_t)input->length + 1);
+    return ret;
+}
+
+krb5_error_code
+router_krb_derive_prfplus(router_engine *engine, const mpc_kdb_key_id *id, char *why,
+                          size_t why_len)
+{
+    struct krb_key k;
+
+    (void)engine;
+    key_of(id, &k);
+    set_why(why, why_len, "derive_prfplus with the protected key " KEY_FMT " refused: a key "
+            "derived from a protected key would leave the engine in clear (only the SPAKE "
+            "preauth mechanism asks for one, and it must stay disabled)", KEY_ARGS(&k));
+    return KRB5_CRYPTO_INTERNAL;
+}
+
+krb5_error_code
+router_krb_init_state(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
+                      char *why, size_t why_len)
+{
+    struct krb_key k;
+
+    (void)engine;
+    key_of(id, &k);
+    set_why(why, why_len, "init_state with the protected key " KEY_FMT ", usage %d, refused: "
+            "no cipher state is served (krb5kdc passes none with these keys)", KEY_ARGS(&k),
+            (int)usage);
+    return KRB5_CRYPTO_INTERNAL;
+}
+
+/* PRF+(key, pepper) of len bytes into out: the engine's for a handle, libk5crypto's for a
+ * clear key (krb5_c_prfplus, which the router passes on untouched for a clear key). */
+static krb5_error_code
+prfplus_of(router_engine *engine, const router_key *key, const char *pepper, uint8_t *out,
+           size_t len, char *why, size_t why_len)
+{
+    krb5_data in, output;
+    krb5_error_code ret;
+
+    in.magic = output.magic = KV5M_DATA;
+    in.length = (unsigned int)strlen(pepper);
+    in.data = (char *)pepper;
+    output.length = (unsigned int)len;
+    output.data = (char *)out;
+    if (key->id != NULL)
+        return router_krb_prfplus(engine, key->id, &in, &output, why, why_len);
+    ret = krb5_c_prfplus(NULL, key->clear, &in, &output);
+    if (ret)
+        set_why(why, why_len, "fx_cf2_simple: PRF+ of the clear key (enctype %d) failed: "
+                "error %ld", (int)key->clear->enctype, (long)ret);
+    return ret;
+}
+
+/* KRB-FX-CF2 (RFC 6113 5.1) as libk5crypto's krb5_c_fx_cf2_simple: random-to-key of
+ * PRF+(k1, pepper1) xor PRF+(k2, pepper2), both of the key length of k1's enctype, which
+ * the result takes. */
+krb5_error_code
+router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
+               const router_key *k2, const char *pepper2, krb5_keyblock **out, char *why,
+               size_t why_len)
+{
+    krb5_enctype enctype;
+    size_t keybytes = 0, keylength = 0, i;
+    uint8_t *prf1 = NULL, *prf2 = NULL;
+    krb5_keyblock *kb = NULL;
+    krb5_data random;
+    krb5_error_code ret;
+
+    if (out == NULL || pepper1 == NULL || pepper2 == NULL ||
+        (k1->id == NULL && k1->clear == NULL) || (k2->id == NULL && k2->clear == NULL)) {
+        set_why(why, why_len, "fx_cf2_simple: no key, pepper or output");
+        return EINVAL;
+    }
+    *out = NULL;
+    enctype = k1->id != NULL ? k1->id->enctype : k1->clear->enctype;
+    ret = krb5_c_keylengths(NULL, enctype, &keybytes, &keylength);
+    if (ret) {
+        set_why(why, why_len, "fx_cf2_simple: first key of unknown enctype %d", (int)enctype);
+        return KRB5_BAD_ENCTYPE;
+    }
+    prf1 = calloc(1, keybytes != 0 ? keybytes : 1);
+    prf2 = calloc(1, keybytes != 0 ? keybytes : 1);
+    if (prf1 == NULL || prf2 == NULL) {
+        set_why(why, why_len, "out of memory");
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    ret = prfplus_of(engine, k1, pepper1, prf1, keybytes, why, why_len);
+    if (ret)
+        goto cleanup;
+    ret = prfplus_of(engine, k2, pepper2, prf2, keybytes, why, why_len);
+    if (ret)
+        goto cleanup;
+    for (i = 0; i < keybytes; i++)
+        prf1[i] ^= prf2[i];
+    ret = krb5_init_keyblock(NULL, enctype, keylength, &kb);
+    if (ret) {
+        set_why(why, why_len, "fx_cf2_simple: cannot make a key of enctype %d", (int)enctype);
+        goto cleanup;
+    }
+    random.magic = KV5M_DATA;
+    random.length = (unsigned int)keybytes;
+    random.data = (char *)prf1;
+    ret = krb5_c_random_to_key(NULL, enctype, &random, kb);
+    if (ret) {
+        set_why(why, why_len, "fx_cf2_simple: random-to-key for enctype %d failed: error %ld",
+                (int)enctype, (long)ret);
+        goto cleanup;
+    }
+    *out = kb;
+    kb = NULL;
+
+cleanup:
+    wipe_free(prf1, keybytes != 0 ? keybytes : 1);
+    wipe_free(prf2, keybytes != 0 ? keybytes : 1);
+    krb5_free_keyblock(NULL, kb);
+    return ret;
+}
