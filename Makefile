@@ -10,7 +10,7 @@ SOAK_ARGS ?=
 FUZZERS := fuzz_bristol fuzz_client_request fuzz_client_reply fuzz_peer_message fuzz_settings
 
 .PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak clean \
-  packages packages-check ansible-venv lint-ansible rollout-test
+  packages packages-upgrade packages-check ansible-venv lint-ansible rollout-test
 
 all: build
 
@@ -24,8 +24,10 @@ build: deps
 unit-test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2
 
+# Includes the rollout test's short form (tests/integration/rollout/test_rollout_containers.py:
+# booted containers; it skips, naming what is missing, without root, nspawn or cgroups).
 integration-test: build ansible-venv
-	MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTEST) -q tests/integration
+	MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) $(PYTEST) -q tests/integration
 
 test: unit-test fuzz-short integration-test
 
@@ -63,6 +65,10 @@ soak: build
 packages: build
 	@packaging/build-debs $(BUILD_DIR) $(BUILD_DIR)/packages
 
+# The same packages at a higher version (VERSION+upgrade1), which rollout-test upgrades to.
+packages-upgrade: build
+	@packaging/build-debs $(BUILD_DIR) $(BUILD_DIR)/packages-upgrade +upgrade1
+
 # Installs the packages into a scratch Debian 12 root (debootstrap, cached under
 # $(BUILD_DIR)/debian-cache) and runs them there; needs root and the Debian mirror.
 packages-check: packages
@@ -81,8 +87,9 @@ lint-ansible: ansible-venv
 
 # The roles run by ansible-playbook against four systemd-nspawn containers (three engine
 # servers, a KDC) booted from a Debian 12 image cached under $(BUILD_DIR), then logins
-# checked there (packaging/rollout-test). Needs root and, for the first image, the mirror.
-rollout-test: packages ansible-venv
+# checked there, then every procedure of docs/operations.md (packaging/rollout-test; its short
+# form runs in `make test`). Needs root and, for the first image, the mirror.
+rollout-test: packages packages-upgrade ansible-venv
 	@MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) nice -n 10 packaging/rollout-test $(BUILD_DIR)
 
 clean:

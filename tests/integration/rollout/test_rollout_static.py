@@ -1,6 +1,8 @@
 """The rollout's offline checks: the Debian packages build from the tree with their library
 dependencies, the systemd units verify without a warning, and the Ansible roles pass
-ansible-lint. The full rollout (containers, playbook, logins) is `make rollout-test`.
+ansible-lint, the GPU drop-in verifies with the unit, and every command the rollout test
+runs as docs/operations.md's is written there. The rollout itself (containers, playbook,
+logins) is test_rollout_containers.py (short form) and `make rollout-test` (full).
 
 Each check skips, naming what is missing, when its tool is not installed.
 """
@@ -8,6 +10,8 @@ Each check skips, naming what is missing, when its tool is not installed.
 from __future__ import annotations
 
 import os
+import importlib.machinery
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -96,7 +100,8 @@ def test_mpc_server_package(packages, tmp_path):
     for path, mode in {"/usr/sbin/mpc-server": "-rwxr-xr-x root/root",
                        "/usr/bin/mpcctl": "-rwxr-xr-x root/root",
                        "/lib/systemd/system/mpc-server.service": "-rw-r--r-- root/root",
-                       "/usr/share/doc/mpc-server/examples/mpc-server.example.toml": "-rw-r--r-- root/root"}.items():
+                       "/usr/share/doc/mpc-server/examples/mpc-server.example.toml": "-rw-r--r-- root/root",
+                       "/usr/share/doc/mpc-server/examples/gpu.conf": "-rw-r--r-- root/root"}.items():
         assert files.get(path) == mode, (path, files.get(path))
     info = run(["dpkg-deb", "--info", deb]).stdout
     assert "postinst" in info and "postrm" in info
@@ -184,3 +189,53 @@ def test_ansible_lint():
     env = {**os.environ, "PATH": f"{lint.parent}:{os.environ['PATH']}", "ANSIBLE_HOME": str(BUILD_DIR / "ansible-home")}
     done = run([lint, "--offline", "--nocolor", "-q"], cwd=REPO / "ansible", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+GPU_DROP_IN = REPO / "config" / "mpc-server.service.d" / "gpu.conf"
+OPERATIONS = REPO / "docs" / "operations.md"
+
+
+def test_gpu_drop_in_verifies(unit_root, tmp_path):
+    """The GPU drop-in where docs/operations.md puts it: systemd loads the unit with it
+    without a warning (no GPU host has run it; the rollout test starts it without a GPU)."""
+    root = tmp_path / "root"
+    shutil.copytree(unit_root, root, symlinks=True)
+    drop_in = root / "etc/systemd/system/mpc-server.service.d/gpu.conf"
+    drop_in.parent.mkdir(parents=True)
+    shutil.copy2(GPU_DROP_IN, drop_in)
+    done = run(["systemd-analyze", "verify", f"--root={root}", "mpc-server.service"])
+    assert done.returncode == 0 and done.stderr == "" and done.stdout == "", done.stderr + done.stdout
+    # verify read the drop-in: a bad key in it is reported.
+    drop_in.write_text(drop_in.read_text() + "NoSuchKey=1\n")
+    done = run(["systemd-analyze", "verify", f"--root={root}", "mpc-server.service"])
+    assert "NoSuchKey" in done.stderr, done.stderr
+
+
+def test_gpu_drop_in_is_the_documented_one():
+    settings = [line for line in GPU_DROP_IN.read_text().splitlines() if line and not line.startswith("#")]
+    blocks = re.findall(r"```\n(.*?)```", OPERATIONS.read_text(), re.S)
+    assert any(block.splitlines() == settings for block in blocks), settings
+
+
+def rollout_module():
+    loader = importlib.machinery.SourceFileLoader("rollout_test", str(REPO / "packaging" / "rollout-test"))
+    spec = importlib.util.spec_from_loader("rollout_test", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_rollout_runs_the_documented_commands():
+    """Each command the rollout test runs for a procedure of docs/operations.md (the parts of
+    its && chains) appears in the document word for word, with the document's realm and its
+    VERSION placeholder: what the test proves is what an operator copies."""
+    module = rollout_module()
+    doc = OPERATIONS.read_text()
+    names = ["STATUS_COMMAND", "ROTATE_COMMAND", "RETIRE_COMMAND", "BACKUP_COMMAND", "MDB_COPY_BACKUP_COMMAND",
+             "RESTORE_COMMAND", "RESTORE_NEW_HOST_COMMAND", "SERVER_KEY_MOVE_COMMAND", "CLIENT_KEYS_MOVE_COMMAND",
+             "OLD_KEYS_DELETE_COMMAND", "HANDLE_KEY_COMMAND", "GPU_DROP_IN_COMMAND", "UPGRADE_SERVER_COMMAND",
+             "UPGRADE_KDC_COMMAND", "KDC_RESTART_COMMAND", "REINSTALL_COMMAND"]
+    for name in names:
+        command = getattr(module, name).replace(module.REALM, "EXAMPLE.ORG").replace("{version}", "VERSION")
+        for part in command.split(" && "):
+            assert part in doc, f"{name}: {part!r} is not in docs/operations.md"
