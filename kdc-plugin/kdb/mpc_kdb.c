@@ -38,6 +38,15 @@
  *                                      (0600 or 0400). Optional while no
  *                                      principal is marked; a marked principal
  *                                      then fails its lookup (fails closed)
+ *       mpc_cluster_config = PATH      this module, admin tools only (kadmind,
+ *                                      kadmin.local, kdb5_util, mpcctl): the
+ *                                      engine cluster configuration, with an
+ *                                      admin client key, used to enrol the
+ *                                      keys of protected users when they are
+ *                                      stored (user_enroll.h). Unset: entries
+ *                                      are stored as given (a mark beside
+ *                                      real keys, as for tests, which
+ *                                      `mpcctl kdc status` reports)
  *       database_name = ...            and every other key of the section:
  *                                      read by the back end itself
  *     }
@@ -60,6 +69,13 @@
  * state by the krb5_context in a small registry under a mutex; the state lives
  * from the first init_module/create on a context until its fini_module.
  *
+ * Enrolment (admin tools with mpc_cluster_config, user_enroll.h): put_principal
+ * moves the real aes128/aes256-cts-hmac-sha1-96 keys of a marked user into the
+ * engine and stores markers in their place; other enctypes on a marked user,
+ * K/M, kadmin/ * and kiprop/ * are refused; krbtgt/ * keeps its own path
+ * (mpcctl kdc protect). Engine keys of kvnos an entry loses (cpw, unprotect,
+ * delete) are deleted after the write.
+ *
  * Safety of writes: a handle is never stored. put_principal and
  * encrypt_key_data refuse one; audit_as_req, whose back-end implementation
  * writes the entry it is given (db2 lockout), gets freshly read real entries
@@ -68,6 +84,7 @@
 
 #include "backend.h"
 #include "handle.h"
+#include "user_enroll.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +114,7 @@ typedef struct mpc_db {
     krb5_boolean kdc_mode;       /* opened with KRB5_KDB_SRV_TYPE_KDC */
     krb5_boolean have_handle_key;
     uint8_t handle_key[MPC_KDB_HANDLE_KEY_LEN];
+    mpc_engine *engine;          /* admin modes with mpc_cluster_config: enrolment; owned */
     struct mpc_db *next;
 } mpc_db;
 
@@ -149,6 +167,7 @@ free_db(mpc_db *db)
 {
     if (db != NULL) {
         OPENSSL_cleanse(db->handle_key, sizeof(db->handle_key));
+        mpc_engine_free(db->engine);
         mpc_backend_release(db->backend);
         free(db);
     }
@@ -266,18 +285,26 @@ cleanup:
     return ret;
 }
 
-/* Sets the mode of db and, in KDC mode, loads the handle key if configured. */
+/* Sets the mode of db and, in KDC mode, loads the handle key if configured; in the other
+ * modes (the admin tools) prepares enrolment if mpc_cluster_config is set. */
 static krb5_error_code
 configure_db(krb5_context context, profile_t profile, const char *section, int mode, mpc_db *db)
 {
-    char *key_file = NULL;
+    char *key_file = NULL, *cluster_config = NULL;
     krb5_error_code ret = 0;
 
     OPENSSL_cleanse(db->handle_key, sizeof(db->handle_key));
     db->have_handle_key = FALSE;
+    mpc_engine_free(db->engine);
+    db->engine = NULL;
     db->kdc_mode = (mode & KRB5_KDB_SRV_TYPE_KDC) != 0;
-    if (!db->kdc_mode)
-        goto cleanup;   /* admin tools never read the handle key */
+    if (!db->kdc_mode) {
+        /* Admin tools never read the handle key; krb5kdc never enrols. */
+        ret = section_string(profile, section, "mpc_cluster_config", NULL, &cluster_config);
+        if (ret == 0 && cluster_config != NULL)
+            ret = mpc_engine_create(context, cluster_config, &db->engine);
+        goto cleanup;
+    }
     ret = section_string(profile, section, "mpc_handle_key_file", NULL, &key_file);
     if (ret || key_file == NULL)
         goto cleanup;
@@ -288,6 +315,7 @@ configure_db(krb5_context context, profile_t profile, const char *section, int m
 
 cleanup:
     free(key_file);
+    free(cluster_config);
     return ret;
 }
 
@@ -691,11 +719,31 @@ mpc_unlock(krb5_context context)
 static krb5_error_code
 mpc_delete_principal(krb5_context context, krb5_const_principal search_for)
 {
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
+    mpc_enrollment enrollment;
+    mpc_db *db = find_db(context);
+    krb5_error_code ret;
 
-    if (ret == 0)
-        ret = vt->delete_principal ? vt->delete_principal(context, search_for) : NOTSUPP;
+    memset(&enrollment, 0, sizeof(enrollment));
+    if (db == NULL) {
+        ret = KRB5_KDB_DBNOTINITED;
+        goto cleanup;
+    }
+    if (db->backend->vt.delete_principal == NULL) {
+        ret = NOTSUPP;
+        goto cleanup;
+    }
+    if (!db->kdc_mode && db->engine != NULL) {
+        ret = mpc_enroll_before_delete(context, db->backend->vt.get_principal, search_for,
+                                       &enrollment);
+        if (ret)
+            goto cleanup;
+    }
+    ret = db->backend->vt.delete_principal(context, search_for);
+    if (db->engine != NULL)
+        mpc_enroll_finish(context, db->engine, &enrollment, ret == 0);
+
+cleanup:
+    mpc_enrollment_release(&enrollment);
     return ret;
 }
 
@@ -959,13 +1007,18 @@ cleanup:
 static krb5_error_code
 mpc_put_principal(krb5_context context, krb5_db_entry *entry, char **db_args)
 {
+    mpc_enrollment enrollment;
     const kdb_vftabl *vt;
+    mpc_db *db = find_db(context);
     char *name = NULL;
     krb5_error_code ret;
 
-    ret = backend_of(context, &vt);
-    if (ret)
+    memset(&enrollment, 0, sizeof(enrollment));
+    if (db == NULL) {
+        ret = KRB5_KDB_DBNOTINITED;
         goto cleanup;
+    }
+    vt = &db->backend->vt;
     if (entry_has_handle(entry)) {
         ret = KRB5_KDB_CONSTRAINT_VIOLATION;
         if (krb5_unparse_name(context, entry->princ, &name) != 0)
@@ -975,9 +1028,21 @@ mpc_put_principal(krb5_context context, krb5_db_entry *entry, char **db_args)
                                name ? name : "a principal");
         goto cleanup;
     }
-    ret = vt->put_principal ? vt->put_principal(context, entry, db_args) : NOTSUPP;
+    if (vt->put_principal == NULL) {
+        ret = NOTSUPP;
+        goto cleanup;
+    }
+    if (!db->kdc_mode && db->engine != NULL) {
+        ret = mpc_enroll_before_put(context, db->engine, vt->get_principal, entry, &enrollment);
+        if (ret)
+            goto cleanup;
+    }
+    ret = vt->put_principal(context, entry, db_args);
+    if (db->engine != NULL)
+        mpc_enroll_finish(context, db->engine, &enrollment, ret == 0);
 
 cleanup:
+    mpc_enrollment_release(&enrollment);
     krb5_free_unparsed_name(context, name);
     return ret;
 }

@@ -1,4 +1,4 @@
-/* kdc-plugin/kdb/protected_key.h - what a protected krbtgt key is, for the KDB module,
+/* kdc-plugin/kdb/protected_key.h - what a protected key is (the krbtgt key, users' keys), for the KDB module,
  * the crypto router and enrollment (mpcctl kdc).
  *
  * A protected key is stored in the KDB as a marker (never as key bytes) and lives in the
@@ -51,6 +51,22 @@ extern "C" {
 
 #define MPC_KDC_MARKER "mpc-kdc engine key, format 1\0\0\0"
 #define MPC_KDC_MARKER_LEN 32
+
+/* Users' keys (aes128-cts-hmac-sha1-96 and aes256-cts-hmac-sha1-96, enctypes 17 and 18), since
+ * format version 1 of user protection. The engine holds the derived keys of the protocol key
+ * (mpc_client.h, MPC_AES128_CTS_HMAC_SHA1_96 / MPC_AES256_CTS_HMAC_SHA1_96) under the same
+ * name as above, version = kvno. Each key_data keeps its enctype, kvno and salt (the KDC still
+ * sends the salt in ETYPE-INFO2) and holds, encrypted under the master key as any key, the
+ * MPC_KDC_USER_MARKER_LEN bytes of MPC_KDC_USER_MARKER instead of the key: public text, never
+ * used as a key, since the KDB module hands krb5kdc a handle in its place (and the module
+ * enrols on store: kdc-plugin/kdb/user_enroll.h). */
+#define MPC_KDC_USER_MARKER "mpc-kdc user key in engine, v1\0"
+#define MPC_KDC_USER_MARKER_LEN 32
+
+/* The engine algorithm (mpc_client.h's enum mpc_key_algorithm) of a protected user's key of
+ * this enctype: 4 for enctype 17, 5 for enctype 18, 0 for any other enctype. */
+#define MPC_KDC_USER_ALGORITHM(enctype) \
+    ((enctype) == 17 ? 4 : (enctype) == 18 ? 5 : 0)
 
 /* "kdc/" + 32 hex digits + NUL */
 #define MPC_KDC_ENGINE_KEY_NAME_LEN 37

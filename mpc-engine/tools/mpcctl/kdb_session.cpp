@@ -107,6 +107,8 @@ KdbSession::KdbSession(const std::optional<std::string>& realm) {
     have_params = true;
     if (params.mask & KADM5_CONFIG_MAX_LIFE) limits_.max_life = params.max_life;
     if (params.mask & KADM5_CONFIG_MAX_RLIFE) limits_.max_renewable_life = params.max_rlife;
+    if ((params.mask & KADM5_CONFIG_ENCTYPES) && params.keysalts != nullptr)
+      key_salts_.assign(params.keysalts, params.keysalts + params.num_keysalts);
     profile_t profile = nullptr;
     int skew = kDefaultClockskewSeconds;
     if (krb5_get_profile(context_, &profile) == 0) {
@@ -237,15 +239,22 @@ SecretBytes KdbSession::decrypt_key(const krb5_key_data& key_data) const {
   return out;
 }
 
-krb5_kvno KdbSession::append_encrypted(KeyDataList& list, std::int32_t enctype, krb5_kvno kvno,
-                                       std::span<const std::uint8_t> contents) const {
+krb5_keyblock* KdbSession::active_master_key(krb5_kvno& kvno) const {
   krb5_actkvno_node* active = nullptr;
   krb5_keyblock* master_key = nullptr;  // points into the context's master key list
-  krb5_kvno master_kvno = 0;
+  kvno = 0;
   krb5_error_code code = krb5_dbe_fetch_act_key_list(context_, master_principal_, &active);
-  if (code == 0) code = krb5_dbe_find_act_mkey(context_, active, &master_kvno, &master_key);
+  if (code == 0) code = krb5_dbe_find_act_mkey(context_, active, &kvno, &master_key);
   krb5_dbe_free_actkvno_list(context_, active);
   if (code != 0) throw tool_error(message("cannot find the active master key", code));
+  return master_key;
+}
+
+krb5_kvno KdbSession::append_encrypted(KeyDataList& list, std::int32_t enctype, krb5_kvno kvno,
+                                       std::span<const std::uint8_t> contents) const {
+  krb5_kvno master_kvno = 0;
+  krb5_keyblock* master_key = active_master_key(master_kvno);
+  krb5_error_code code = 0;
 
   SecretBytes plain(contents);
   krb5_keyblock block{};
@@ -266,6 +275,57 @@ krb5_kvno KdbSession::append_encrypted(KeyDataList& list, std::int32_t enctype, 
 void KdbSession::set_mkvno(krb5_db_entry& entry, krb5_kvno mkvno) const {
   const krb5_error_code code = krb5_dbe_update_mkvno(context_, &entry, mkvno);
   if (code != 0) throw tool_error(message("cannot record the master key version", code));
+}
+
+void KdbSession::change_keys(krb5_db_entry& entry, const char* password) const {
+  if (key_salts_.empty()) throw tool_error("the realm " + realm_ + " configures no supported_enctypes");
+  krb5_kvno master_kvno = 0;
+  krb5_keyblock* master_key = active_master_key(master_kvno);
+  // libkdb5 takes the tuples as non-const; it does not change them.
+  auto salts = key_salts_;
+  const int count = static_cast<int>(salts.size());
+  const krb5_error_code code =
+      password != nullptr
+          ? krb5_dbe_cpw(context_, master_key, salts.data(), count, const_cast<char*>(password), 0, FALSE, &entry)
+          : krb5_dbe_crk(context_, master_key, salts.data(), count, FALSE, &entry);
+  if (code != 0) throw tool_error(message("cannot give " + unparse(entry.princ) + " new keys", code));
+  set_mkvno(entry, master_kvno);
+  set_last_key_change(entry);
+}
+
+std::optional<std::string> KdbSession::module_setting(const char* name) const {
+  profile_t profile = nullptr;
+  if (krb5_get_profile(context_, &profile) != 0) throw tool_error("cannot read the Kerberos profile");
+  char* section = nullptr;
+  char* value = nullptr;
+  std::optional<std::string> out;
+  if (profile_get_string(profile, "realms", realm_.c_str(), "database_module", realm_.c_str(), &section) == 0 &&
+      section != nullptr &&
+      profile_get_string(profile, "dbmodules", section, name, nullptr, &value) == 0 && value != nullptr)
+    out = value;
+  profile_release_string(value);
+  profile_release_string(section);
+  profile_release(profile);
+  return out;
+}
+
+bool KdbSession::spake_configured() const {
+  profile_t profile = nullptr;
+  if (krb5_get_profile(context_, &profile) != 0) throw tool_error("cannot read the Kerberos profile");
+  bool found = false;
+  const char* const places[][3] = {{"libdefaults", "spake_preauth_groups", nullptr},
+                                   {"kdcdefaults", "spake_preauth_groups", nullptr},
+                                   {"realms", realm_.c_str(), "spake_preauth_groups"}};
+  for (const auto& place : places) {
+    const char* path[] = {place[0], place[1], place[2], nullptr};
+    char** values = nullptr;
+    if (profile_get_values(profile, path, &values) == 0 && values != nullptr) {
+      for (char** v = values; *v != nullptr; ++v) found = found || (*v)[0] != '\0';
+      profile_free_list(values);
+    }
+  }
+  profile_release(profile);
+  return found;
 }
 
 void KdbSession::set_last_key_change(krb5_db_entry& entry) const {

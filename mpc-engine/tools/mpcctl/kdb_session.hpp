@@ -90,7 +90,15 @@ class KdbSession {
 
   // The value of a string attribute, if the entry has it.
   std::optional<std::string> string_attribute(krb5_db_entry& entry, const char* key) const;
+  // value nullptr removes the attribute.
   void set_string_attribute(krb5_db_entry& entry, const char* key, const char* value) const;
+
+  // A relation of the realm's [dbmodules] section (the one [realms] REALM database_module
+  // names, the realm's name by default), as the KDB module reads it.
+  std::optional<std::string> module_setting(const char* name) const;
+  // True when the profile enables SPAKE preauthentication (spake_preauth_groups in
+  // [libdefaults], [kdcdefaults] or the realm's section).
+  bool spake_configured() const;
 
   // The key held by key_data, decrypted under whichever master key encrypted it.
   SecretBytes decrypt_key(const krb5_key_data& key_data) const;
@@ -100,6 +108,10 @@ class KdbSession {
   krb5_kvno append_encrypted(KeyDataList& list, std::int32_t enctype, krb5_kvno kvno,
                              std::span<const std::uint8_t> contents) const;
   void set_mkvno(krb5_db_entry& entry, krb5_kvno mkvno) const;
+  // Replaces every key of entry by new keys of the realm's supported enctypes at kvno + 1:
+  // random ones, or derived from password when given (and wiped by the caller). Records the
+  // master key version and the key change time.
+  void change_keys(krb5_db_entry& entry, const char* password) const;
   void set_last_key_change(krb5_db_entry& entry) const;
 
   // An exclusive database lock for a read-compare-write; a no-op where the back end has no
@@ -120,11 +132,14 @@ class KdbSession {
   std::string message(const std::string& what, krb5_error_code code) const;
 
  private:
+  krb5_keyblock* active_master_key(krb5_kvno& kvno) const;
+
   krb5_context context_ = nullptr;
   void* admin_handle_ = nullptr;  // kadm5 server handle: owns the open database
   std::string realm_;
   RealmLimits limits_;
   krb5_principal master_principal_ = nullptr;
+  std::vector<krb5_key_salt_tuple> key_salts_;  // the realm's supported_enctypes
   krb5_principal administrator_ = nullptr;
 };
 

@@ -1,4 +1,11 @@
-// kdc protect / rotate / status: enrollment of a realm's krbtgt key into the engine.
+// kdc protect / rotate / status / unprotect: enrollment of a realm's krbtgt key and of users'
+// keys into the engine.
+//
+// Users (kdc protect --principal P | --all-users): the KDB module enrols the aes128/aes256-
+// cts-hmac-sha1-96 keys of an entry marked mpc-protected when it is stored
+// (kdc-plugin/kdb/user_enroll.h); this command sets the mark and stores the entry through
+// the module, then checks that only markers were stored. unprotect gives a protected user
+// new keys and clears the mark in one write; the module then deletes its engine keys.
 //
 // A protected principal's key lives only in the engine, as an AES-256-GCM ticket key
 // (kdc-plugin/kdb/protected_key.h); the database keeps, per kvno, a marker key_data
@@ -12,6 +19,7 @@
 // key just stored again.
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -24,6 +32,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "client/cluster_client.hpp"
 #include "common/error.hpp"
@@ -55,10 +64,19 @@ constexpr krb5_kvno kMaxKvno = 0xffff;
 constexpr int kInconsistentExit = 3;
 
 constexpr const char* kKdcUsage = R"(usage: mpcctl kdc ACTION ...
-  kdc protect PRINCIPAL --cluster F [--realm R] [--force]
-  kdc rotate PRINCIPAL --cluster F [--realm R] [--retire-now]
+  kdc protect krbtgt/R --cluster F [--realm R] [--force]
+  kdc protect --principal P [--principal Q ...] [--realm R]
+  kdc protect --all-users [--realm R]
+  kdc unprotect P --randkey | --password [--realm R]
+  kdc rotate krbtgt/R --cluster F [--realm R] [--retire-now]
   kdc status [--cluster F] [--realm R]
 Run on the KDC host with access to the database and its stash; -r R is --realm R.
+Users' keys (aes128/aes256-cts-hmac-sha1-96) are enrolled by the KDB module when the entry is
+stored, with the cluster configuration of its mpc_cluster_config setting; --all-users takes
+every principal but krbtgt/*, K/M, kadmin/*, kiprop/* and those already protected.
+unprotect is for emergencies: it gives the user new keys (--password reads one from the
+terminal or stdin) and deletes the engine keys. The old key cannot be restored: it never
+existed in one place after protection.
 )";
 
 Error tool_error(const std::string& message) { return Error(Component::Tool, message); }
@@ -73,6 +91,30 @@ bool marks_protected(const std::optional<std::string>& value) {
 }
 
 bool is_marker(const krb5_key_data& key_data) { return key_data.key_data_type[0] == MPC_KDC_ENCTYPE_AES256_GCM; }
+
+// The engine algorithm of a user key of this enctype (protected_key.h), if it has one.
+std::optional<wire::KeyAlgorithm> user_algorithm(krb5_enctype enctype) {
+  switch (MPC_KDC_USER_ALGORITHM(enctype)) {
+    case 4: return wire::KeyAlgorithm::Aes128CtsHmacSha1;
+    case 5: return wire::KeyAlgorithm::Aes256CtsHmacSha1;
+    default: return std::nullopt;
+  }
+}
+
+// A key_data of a user enctype holding the user marker (decrypted with the master key).
+bool is_user_marker(const KdbSession& session, const krb5_key_data& key_data) {
+  if (!user_algorithm(key_data.key_data_type[0])) return false;
+  const SecretBytes contents = session.decrypt_key(key_data);
+  const auto expected =
+      std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_USER_MARKER), MPC_KDC_USER_MARKER_LEN);
+  return contents.size() == expected.size() && equal_constant_time(contents.span(), expected);
+}
+
+bool has_component(krb5_const_principal principal, int index, const char* text) {
+  const std::size_t length = std::strlen(text);
+  return principal->length > index && principal->data[index].length == length &&
+         std::memcmp(principal->data[index].data, text, length) == 0;
+}
 
 std::string enctype_name(krb5_enctype enctype) {
   if (enctype == MPC_KDC_ENCTYPE_AES256_GCM) return MPC_KDC_ENCTYPE_NAME;
@@ -313,6 +355,192 @@ int protect(const Arguments& arguments) {
   return 0;
 }
 
+// ---- users ---------------------------------------------------------------------------
+
+// Why a principal may not be protected as a user ("" when it may).
+std::string user_refusal(const KdbSession& session, krb5_const_principal principal) {
+  const std::string name = session.unparse(principal);
+  if (principal->length == 2 && has_component(principal, 0, "krbtgt"))
+    return name + " is a ticket-granting key: protect it with `mpcctl kdc protect " + name + " --cluster F`";
+  if (session.is_master_key_principal(principal))
+    return name + " is the master key principal: the KDC needs the master key itself";
+  if (has_component(principal, 0, "kadmin") || has_component(principal, 0, "kiprop"))
+    return name + " is used by kadmind or kpropd, which read its keys from the database themselves";
+  return "";
+}
+
+// The realm must let the module enrol, and SPAKE must be off: its derived secret
+// (prfplus of the user's key) would come back to the KDC in clear.
+void check_user_protection_possible(const KdbSession& session) {
+  if (!session.module_setting("mpc_cluster_config"))
+    throw tool_error("the [dbmodules] section of realm " + session.realm() +
+                     " sets no mpc_cluster_config: the KDB module enrols users' keys in the engine when "
+                     "they are stored and needs the cluster configuration (with an admin client key)");
+  if (session.spake_configured())
+    throw tool_error("the profile configures spake_preauth_groups: SPAKE would derive a secret from a "
+                     "protected user's key and hand it to the KDC in clear; disable SPAKE first");
+}
+
+enum class UserOutcome { Protected, AlreadyProtected, NoKeys };
+
+UserOutcome protect_user(KdbSession& session, krb5_const_principal principal) {
+  const std::string requested = session.unparse(principal);
+  KdbSession::WriteLock lock(session);
+  Entry entry = session.get(principal);
+  if (!entry) throw tool_error("principal " + requested + " is not in the database of realm " + session.realm());
+  const std::string name = session.unparse(entry->princ);
+  if (marks_protected(session.string_attribute(*entry, kProtectedAttribute))) return UserOutcome::AlreadyProtected;
+  if (entry->n_key_data == 0) return UserOutcome::NoKeys;
+  for (int i = 0; i < entry->n_key_data; ++i) {
+    const krb5_key_data& key_data = entry->key_data[i];
+    if (!user_algorithm(key_data.key_data_type[0]))
+      throw tool_error(name + " has a key of " + enctype_name(key_data.key_data_type[0]) + " (kvno " +
+                       std::to_string(key_data.key_data_kvno) +
+                       "): only aes256-cts-hmac-sha1-96 and aes128-cts-hmac-sha1-96 keys can be protected; "
+                       "change its keys first, e.g. kadmin.local cpw -e aes256-cts-hmac-sha1-96:normal " + name);
+  }
+  session.set_string_attribute(*entry, kProtectedAttribute, kProtectedValue);
+  session.put(*entry);  // the KDB module enrols the keys and stores markers
+
+  Entry stored = session.get(principal);
+  for (int i = 0; stored && i < stored->n_key_data; ++i)
+    if (!is_user_marker(session, stored->key_data[i]))
+      throw tool_error(name + " was marked but its keys were stored as they were: the KDB module did not enrol "
+                              "them (is mpc_kdb this realm's db_library?); `mpcctl kdc unprotect " + name +
+                       " --randkey` or kadmin delstr undoes the mark");
+  return UserOutcome::Protected;
+}
+
+// Every principal --all-users takes, in database order.
+std::vector<std::string> all_user_names(const KdbSession& session) {
+  std::vector<std::string> names;
+  session.for_each([&](krb5_db_entry& entry) {
+    if (!user_refusal(session, entry.princ).empty()) return;
+    if (marks_protected(session.string_attribute(entry, kProtectedAttribute))) return;
+    names.push_back(session.unparse(entry.princ));
+  });
+  return names;
+}
+
+void show_progress(std::size_t done, std::size_t total) {
+  constexpr std::size_t kWidth = 40;
+  const std::size_t filled = total == 0 ? kWidth : done * kWidth / total;
+  std::cerr << "\r[" << std::string(filled, '#') << std::string(kWidth - filled, '.') << "] " << done << "/"
+            << total << std::flush;
+  if (done == total) std::cerr << "\n";
+}
+
+int protect_users(const std::vector<std::string>& requested, bool all_users, const Arguments& arguments) {
+  if (!arguments.positional().empty())
+    throw tool_error("kdc protect: give users with --principal P (or --all-users), not as words");
+  if (all_users == !requested.empty())
+    throw tool_error("kdc protect: give either --principal P (repeatable) or --all-users");
+  KdbSession session(arguments.optional("realm"));
+  check_user_protection_possible(session);
+  std::vector<std::string> names;
+  if (all_users) {
+    names = all_user_names(session);
+  } else {
+    for (const auto& name : requested) {
+      const auto principal = session.parse_principal(name);
+      const std::string refusal = user_refusal(session, principal.get());
+      if (!refusal.empty()) throw tool_error(refusal + "; nothing changed");
+      names.push_back(session.unparse(principal.get()));
+    }
+  }
+  const bool progress = all_users && ::isatty(STDERR_FILENO) == 1;
+  std::size_t protected_count = 0, already = 0, keyless = 0, failed = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    try {
+      const auto principal = session.parse_principal(names[i]);
+      switch (protect_user(session, principal.get())) {
+        case UserOutcome::Protected:
+          ++protected_count;
+          if (!all_users) std::cout << "protected " << names[i] << ": its keys are in the engine, the database holds markers\n";
+          break;
+        case UserOutcome::AlreadyProtected:
+          ++already;
+          if (!all_users) std::cout << names[i] << " is already protected\n";
+          break;
+        case UserOutcome::NoKeys:
+          ++keyless;
+          std::cout << names[i] << " has no keys: skipped\n";
+          break;
+      }
+    } catch (const std::exception& error) {
+      ++failed;
+      if (progress) std::cerr << "\n";
+      std::cerr << "mpcctl: " << names[i] << ": " << error.what() << "\n";
+    }
+    if (progress) show_progress(i + 1, names.size());
+  }
+  std::cout << protected_count << " user" << (protected_count == 1 ? "" : "s") << " protected";
+  if (already > 0) std::cout << ", " << already << " already protected";
+  if (keyless > 0) std::cout << ", " << keyless << " without keys";
+  if (failed > 0) std::cout << ", " << failed << " failed";
+  std::cout << "\n";
+  return failed == 0 ? 0 : 1;
+}
+
+// The new password, NUL-terminated: from the terminal (asked twice), or the first line of stdin.
+SecretBytes read_new_password(const KdbSession& session, const std::string& name) {
+  SecretBytes buffer(1024);
+  if (::isatty(STDIN_FILENO) == 1) {
+    unsigned int size = static_cast<unsigned int>(buffer.size());
+    const std::string prompt = "New password for " + name;
+    const krb5_error_code code = krb5_read_password(session.context(), prompt.c_str(), "Enter it again",
+                                                    reinterpret_cast<char*>(buffer.data()), &size);
+    if (code != 0) throw tool_error(session.message("cannot read the new password", code));
+    if (size == 0) throw tool_error("the new password is empty");
+    if (size >= buffer.size()) throw tool_error("the new password is too long");
+    buffer.data()[size] = 0;
+    return SecretBytes(std::span<const std::uint8_t>(buffer.data(), size + 1));
+  }
+  std::size_t length = 0;
+  int c = 0;
+  while ((c = std::getchar()) != EOF && c != '\n') {
+    if (length + 1 >= buffer.size()) throw tool_error("the new password is too long");
+    buffer.data()[length++] = static_cast<std::uint8_t>(c);
+  }
+  if (length == 0) throw tool_error("no new password on stdin");
+  buffer.data()[length] = 0;
+  return SecretBytes(std::span<const std::uint8_t>(buffer.data(), length + 1));
+}
+
+int unprotect(const Arguments& arguments) {
+  if (arguments.positional().size() != 1) throw tool_error("kdc unprotect: expected one principal name");
+  const bool randkey = arguments.flag("randkey");
+  if (randkey == arguments.flag("password"))
+    throw tool_error("kdc unprotect: give --randkey or --password: the old key cannot be restored, it never "
+                     "existed in one place after protection");
+  KdbSession session(arguments.optional("realm"));
+  const auto principal = session.parse_principal(arguments.positional()[0]);
+  const std::string refusal = user_refusal(session, principal.get());
+  if (!refusal.empty()) throw tool_error(refusal);
+  const bool engine_configured = session.module_setting("mpc_cluster_config").has_value();
+  SecretBytes password;
+  if (!randkey) password = read_new_password(session, session.unparse(principal.get()));
+
+  KdbSession::WriteLock lock(session);
+  Entry entry = session.get(principal.get());
+  if (!entry) throw tool_error("principal " + session.unparse(principal.get()) + " is not in the database");
+  const std::string name = session.unparse(entry->princ);
+  bool has_markers = false;
+  for (int i = 0; i < entry->n_key_data; ++i) has_markers = has_markers || is_user_marker(session, entry->key_data[i]);
+  if (!marks_protected(session.string_attribute(*entry, kProtectedAttribute)) && !has_markers)
+    throw tool_error(name + " is not protected");
+  session.change_keys(*entry, randkey ? nullptr : reinterpret_cast<const char*>(password.data()));
+  password.clear();
+  session.set_string_attribute(*entry, kProtectedAttribute, nullptr);
+  session.put(*entry);  // the KDB module deletes the engine keys of the kvnos that are gone
+  std::cout << "unprotected " << name << ": new " << (randkey ? "random keys" : "keys from the new password")
+            << " at kvno " << newest_kvno(*entry) << " are in the database"
+            << (engine_configured ? "; its engine keys were deleted (failures are logged above)"
+                                  : "; no mpc_cluster_config: delete its engine keys with `mpcctl key delete`")
+            << "\n";
+  return 0;
+}
+
 // ---- rotate --------------------------------------------------------------------------
 
 struct Retirement {
@@ -440,7 +668,8 @@ int rotate(const Arguments& arguments) {
 
 struct MarkerState {
   krb5_kvno kvno = 0;
-  std::string problem;  // empty when the marker decrypts to MPC_KDC_MARKER
+  wire::KeyAlgorithm algorithm = wire::KeyAlgorithm::Aes256Gcm;  // the engine key's
+  std::string problem;  // empty when the marker decrypts to its marker bytes
 };
 
 struct PrincipalState {
@@ -459,12 +688,26 @@ int status(const Arguments& arguments) {
     state.attribute = session.string_attribute(entry, kProtectedAttribute);
     for (int i = 0; i < entry.n_key_data; ++i) {
       const krb5_key_data& key_data = entry.key_data[i];
+      const auto user = user_algorithm(key_data.key_data_type[0]);
+      bool user_marker = false;
+      if (user) {
+        try {
+          user_marker = is_user_marker(session, key_data);
+        } catch (const std::exception& error) {
+          state.markers.push_back(MarkerState{key_data.key_data_kvno, *user, error.what()});
+          continue;
+        }
+      }
+      if (user_marker) {
+        state.markers.push_back(MarkerState{key_data.key_data_kvno, *user, ""});
+        continue;
+      }
       if (!is_marker(key_data)) {
         state.real_keys.push_back(enctype_name(key_data.key_data_type[0]) + " kvno " +
                                   std::to_string(key_data.key_data_kvno));
         continue;
       }
-      MarkerState marker{key_data.key_data_kvno, ""};
+      MarkerState marker{key_data.key_data_kvno, wire::KeyAlgorithm::Aes256Gcm, ""};
       try {
         const SecretBytes contents = session.decrypt_key(key_data);
         const auto expected = std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_MARKER), MPC_KDC_MARKER_LEN);
@@ -483,7 +726,8 @@ int status(const Arguments& arguments) {
   std::sort(principals.begin(), principals.end(),
             [](const PrincipalState& a, const PrincipalState& b) { return a.name < b.name; });
 
-  std::optional<std::map<std::pair<std::string, std::uint32_t>, std::uint64_t>> engine;
+  using EngineId = std::tuple<std::string, std::uint32_t, wire::KeyAlgorithm>;
+  std::optional<std::map<EngineId, std::uint64_t>> engine;
   std::string engine_problem;
   const auto cluster_file = arguments.optional("cluster");
   if (cluster_file) {
@@ -491,8 +735,8 @@ int status(const Arguments& arguments) {
       auto cluster = connect(*cluster_file);
       engine.emplace();
       for (const auto& info : cluster->list_keys("kdc/"))
-        if (info.key.algorithm == wire::KeyAlgorithm::Aes256Gcm)
-          (*engine)[{info.key.name, info.key.version}] = info.created_unix;
+        if (info.key.algorithm == wire::KeyAlgorithm::Aes256Gcm || wire::is_krb_algorithm(info.key.algorithm))
+          (*engine)[{info.key.name, info.key.version, info.key.algorithm}] = info.created_unix;
     } catch (const std::exception& error) {
       engine.reset();
       engine_problem = std::string("the engine cannot be asked: ") + error.what();
@@ -501,7 +745,7 @@ int status(const Arguments& arguments) {
 
   int problems = 0;
   int protected_count = 0;
-  std::set<std::pair<std::string, std::uint32_t>> referenced;
+  std::set<EngineId> referenced;
   for (const auto& state : principals) {
     const bool marked = marks_protected(state.attribute);
     const std::string key_name = engine_key_name(state.name);
@@ -510,9 +754,14 @@ int status(const Arguments& arguments) {
               << " = " << (state.attribute ? *state.attribute : "unset") << "), engine key name " << key_name << "\n";
     std::vector<std::string> issues;
     for (const auto& marker : state.markers) {
-      std::cout << "  kvno " << marker.kvno << ": marker " << (marker.problem.empty() ? "ok" : "DAMAGED");
+      // A user key names its enctype (a principal may have several per kvno); the krbtgt's
+      // single ticket key is listed as before.
+      std::cout << "  kvno " << marker.kvno
+                << (marker.algorithm == wire::KeyAlgorithm::Aes256Gcm ? std::string()
+                                                                      : std::string(" ") + wire::algorithm_name(marker.algorithm))
+                << ": marker " << (marker.problem.empty() ? "ok" : "DAMAGED");
       if (!marker.problem.empty()) issues.push_back("kvno " + std::to_string(marker.kvno) + ": " + marker.problem);
-      const std::pair<std::string, std::uint32_t> id{key_name, marker.kvno};
+      const EngineId id{key_name, marker.kvno, marker.algorithm};
       referenced.insert(id);
       if (engine) {
         const auto found = engine->find(id);
@@ -521,7 +770,8 @@ int status(const Arguments& arguments) {
         } else {
           std::cout << ", engine key MISSING\n";
           issues.push_back("kvno " + std::to_string(marker.kvno) + ": no engine key " +
-                           wire::describe(engine_key(key_name, marker.kvno)) + " on all three servers");
+                           wire::describe(wire::KeyId{key_name, marker.kvno, marker.algorithm}) +
+                           " on all three servers");
         }
       } else {
         std::cout << ", engine key not checked\n";
@@ -543,8 +793,9 @@ int status(const Arguments& arguments) {
   if (engine) {
     for (const auto& [id, created] : *engine)
       if (referenced.count(id) == 0)
-        std::cout << "note: engine key " << id.first << " kvno " << id.second
-                  << " aes256-gcm is not referenced by this database (another realm's, or left over)\n";
+        std::cout << "note: engine key " << std::get<0>(id) << " kvno " << std::get<1>(id) << " "
+                  << wire::algorithm_name(std::get<2>(id))
+                  << " is not referenced by this database (another realm's, or left over)\n";
   } else if (!engine_problem.empty()) {
     std::cout << "INCONSISTENT: " << engine_problem << "\n";
     ++problems;
@@ -569,10 +820,30 @@ int run_kdc_command(const std::vector<std::string>& words) {
   // -r REALM as kdb5_util and kadmin.local spell it.
   std::vector<std::string> rest;
   for (std::size_t i = 1; i < words.size(); ++i) rest.push_back(words[i] == "-r" ? "--realm" : words[i]);
-  const Arguments arguments(rest, {"force", "retire-now"});
+  // --principal may repeat: taken out before the other options are parsed.
+  std::vector<std::string> principals;
+  std::vector<std::string> others;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == "--principal") {
+      if (i + 1 >= rest.size()) throw tool_error("option --principal needs a value");
+      principals.push_back(rest[++i]);
+    } else {
+      others.push_back(rest[i]);
+    }
+  }
+  const Arguments arguments(others, {"force", "retire-now", "all-users", "randkey", "password"});
   if (action == "protect") {
+    if (!principals.empty() || arguments.flag("all-users")) {
+      arguments.allow_only({"realm", "all-users"});
+      return protect_users(principals, arguments.flag("all-users"), arguments);
+    }
     arguments.allow_only({"cluster", "realm", "force"});
     return protect(arguments);
+  }
+  if (!principals.empty()) throw tool_error("kdc " + action + ": --principal is an option of kdc protect only");
+  if (action == "unprotect") {
+    arguments.allow_only({"realm", "randkey", "password"});
+    return unprotect(arguments);
   }
   if (action == "rotate") {
     arguments.allow_only({"cluster", "realm", "retire-now"});

@@ -3,13 +3,16 @@ that the tests check the plugin against a second implementation.
 
 - kdc-plugin/kdb/handle.h: the 64-byte key handle and its principal name hash;
 - kdc-plugin/kdb/protected_key.h: the private enctype, engine key names, the ticket key
-  enrolled from an existing krbtgt key, and the AAD of encryptions and checksums.
+  enrolled from an existing krbtgt key, and the AAD of encryptions and checksums;
+- protected users: the user marker, and RFC 3961/3962 key derivation (n-fold, DK,
+  string-to-key) to know a user's key and the derived keys the engine holds instead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import struct
 
 AES256, AES128 = 18, 17
@@ -43,3 +46,75 @@ def encrypt_aad(usage: int) -> bytes:
 
 def checksum_aad(usage: int, data: bytes) -> bytes:
     return bytes([AAD_CHECKSUM]) + struct.pack(">I", usage) + data
+
+
+# ---- protected users' keys (aes128/aes256-cts-hmac-sha1-96, RFC 3961 / RFC 3962) ---------
+
+USER_MARKER = b"mpc-kdc user key in engine, v1" + bytes(2)   # MPC_KDC_USER_MARKER, 32 bytes
+USER_ALGORITHMS = {AES128: "aes128-cts-hmac-sha1-96", AES256: "aes256-cts-hmac-sha1-96"}
+KEY_BYTES = {AES128: 16, AES256: 32}
+ENGINE_USAGES = (1, 2, 3, 17, 56)                   # the usages whose derived keys the engine holds
+
+
+def nfold(data: bytes, size: int) -> bytes:
+    """RFC 3961 n-fold of data to size bytes."""
+    def rotate_right(value: bytes, bits: int) -> bytes:
+        total = len(value) * 8
+        number = int.from_bytes(value, "big")
+        bits %= total
+        number = ((number >> bits) | (number << (total - bits))) & ((1 << total) - 1)
+        return number.to_bytes(len(value), "big")
+
+    lcm = len(data) * size // math.gcd(len(data), size)
+    big = b"".join(rotate_right(data, 13 * i) for i in range(lcm // len(data)))
+    out = [0] * size
+    for start in range(0, lcm, size):
+        carry = 0
+        for i in range(size - 1, -1, -1):
+            total = out[i] + big[start + i] + carry
+            out[i], carry = total & 0xFF, total >> 8
+        # end-around carry (ones' complement addition)
+        while carry:
+            for i in range(size - 1, -1, -1):
+                total = out[i] + carry
+                out[i], carry = total & 0xFF, total >> 8
+                if not carry:
+                    break
+    return bytes(out)
+
+
+def _aes_block(key: bytes, block: bytes) -> bytes:
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    return encryptor.update(block) + encryptor.finalize()
+
+
+def derive_key(key: bytes, constant: bytes) -> bytes:
+    """RFC 3961 DK(key, constant) for the AES enctypes (random-to-key is the identity)."""
+    block = nfold(constant, 16)
+    out = b""
+    while len(out) < len(key):
+        block = _aes_block(key, block)
+        out += block
+    return out[:len(key)]
+
+
+def string_to_key(password: str, salt: str, enctype: int) -> bytes:
+    """RFC 3962 string-to-key with the default 4096 iterations."""
+    tkey = hashlib.pbkdf2_hmac("sha1", password.encode(), salt.encode(), 4096, KEY_BYTES[enctype])
+    return derive_key(tkey, b"kerberos")
+
+
+def default_salt(principal: str) -> str:
+    """The normal salt: the realm, then the name components without separators."""
+    name, realm = principal.rsplit("@", 1)
+    return realm + "".join(name.split("/"))
+
+
+def derived_keys(key: bytes) -> dict[str, bytes]:
+    """The keys the engine holds shares of instead of key: Ke, Ki, Kc per usage, the PRF key."""
+    out = {"prf key": derive_key(key, b"prf")}
+    for usage in ENGINE_USAGES:
+        for label, byte in (("Ke", 0xAA), ("Ki", 0x55), ("Kc", 0x99)):
+            out[f"{label} usage {usage}"] = derive_key(key, struct.pack(">I", usage) + bytes([byte]))
+    return out

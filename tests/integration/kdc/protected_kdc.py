@@ -68,10 +68,15 @@ def read_keytab(path: Path) -> list[tuple[str, int, int, bytes]]:
 
 
 class ProtectedRealm(Realm):
-    """A Realm over mpc_kdb whose krb5kdc runs with the crypto router preloaded."""
+    """A Realm over mpc_kdb whose krb5kdc runs with the crypto router preloaded.
 
-    def __init__(self, root: Path, cluster: mpc_cluster.Cluster, **kwargs):
+    enrol_users=True sets mpc_cluster_config (the cluster's admin configuration) in the
+    realm's dbmodules section: the admin tools then enrol the keys of users marked
+    mpc-protected in the engine when they are stored."""
+
+    def __init__(self, root: Path, cluster: mpc_cluster.Cluster, enrol_users: bool = False, **kwargs):
         kwargs.setdefault("mpc_module", kdb_module())
+        self._cluster_config = cluster.admin_config if enrol_users else None
         super().__init__(root, **kwargs)
         self.cluster = cluster
         self.router_conf = self.root / "router.conf"
@@ -81,6 +86,12 @@ class ProtectedRealm(Realm):
         self.old_krbtgt_keys: list[tuple[int, int, bytes]] = []
         self._kdc_starting = False
         self.router_enabled = True
+
+    def dbmodule_settings(self) -> dict[str, str]:
+        settings = super().dbmodule_settings()
+        if getattr(self, "_cluster_config", None) is not None:
+            settings["mpc_cluster_config"] = str(self._cluster_config)
+        return settings
 
     @property
     def tgs(self) -> str:

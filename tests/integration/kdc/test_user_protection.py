@@ -1,0 +1,379 @@
+"""Protected users end to end: users' aes128/aes256-cts-hmac-sha1-96 keys enrolled into the
+engine by the KDB module when kadmin stores them, and the unmodified Debian clients logging
+in against krb5kdc with the crypto router.
+
+Real processes only: three mpc-server processes, a realm over mpc_kdb.so (db2) with
+mpc_cluster_config set, its krbtgt protected with `mpcctl kdc protect`, `krb5kdc -w 4` with
+mpc_crypto_router.so preloaded, kadmin.local, kdb5_util, kinit, kvno, kdc-storm. What is
+asserted:
+- kadmin.local addprinc + setstr mpc-protected, and cpw: the database holds per key its
+  enctype, kvno and salt with the user marker (under the master key) instead of the key; the
+  key (known from the password: RFC 3962 string-to-key here, checked against libkrb5's) is in
+  no dump or database file; krb5kdc's view is the expected handle; the engine lists the key;
+- kinit with the password for a user with only aes256 keys and one with only aes128 keys,
+  kinit -T (FAST) then kvno, a user without requires_preauth; a wrong password is refused;
+- neither the keys nor the keys derived from them (Ke, Ki, Kc per usage, the PRF key) are in
+  the memory of any krb5kdc process or in any file of the realm or of any engine server;
+- `mpcctl kdc protect --all-users`, then 50 concurrent logins of 50 protected users;
+- cpw re-enrols at kvno + 1 and deletes the old engine key; `mpcctl kdc unprotect` gives new
+  keys and deletes the engine keys; refusals (other enctypes, K/M, kadmin/*, no engine, SPAKE)
+  and an import failure (an engine server stopped) leave the stored entry as it was.
+
+Until the engine's Kerberos jobs and the router's user path are in place the login tests fail
+with the KDC's or kinit's error, which the assertion messages show.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mpc_cluster
+from kdc_formats import (AES128, AES256, USER_ALGORITHMS, USER_MARKER, default_salt, derived_keys,
+                         engine_name, expected_handle, nfold, string_to_key)
+from protected_kdc import (ProtectedRealm, files_containing, kdc_pids, memory_contains, read_keytab,
+                           router_library)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
+import storm  # noqa: E402
+
+ATTRIBUTE = "mpc-protected"
+SERVICE = "svc/host.test"
+PASSWORDS = {"ann": "ann-pw-1", "ben": "ben-pw-1", "cid": "cid-pw-1"}
+ENCTYPES = {"ann": [AES256], "ben": [AES128], "cid": [AES256, AES128]}
+STORM_USERS = 50
+WORKERS = 4
+# The engine's Kerberos jobs are sequential AES and SHA-1 circuits: give them time on a
+# loaded test machine (the cluster's own configuration waits 2 s).
+ENGINE_TIMEOUT_MS = 20000
+
+
+# ---- helpers ---------------------------------------------------------------------------
+
+def kdc(realm: ProtectedRealm, *args: str, input_text: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([str(mpc_cluster.mpcctl_binary()), "kdc", *args], env=realm.env, cwd=realm.root,
+                          capture_output=True, text=True, timeout=300, input=input_text)
+
+
+def probe_keys(realm: ProtectedRealm, probe: Path, mode: str, principal: str) -> list[dict]:
+    """[{kvno, enctype, result|error}] per key_data as krb5kdc (kdc) or kadmin (admin) reads it."""
+    res = realm.run([probe, realm.stash, mode, "keys", principal])
+    assert res.returncode == 0, res.output
+    keys = []
+    for line in res.stdout.splitlines():
+        m = re.match(r"key kvno=(\d+) enctype=(-?\d+) stored=([0-9a-f]*) (?:result=([0-9a-f]*)|error=(.*))$",
+                     line)
+        assert m, line
+        keys.append({"kvno": int(m[1]), "enctype": int(m[2]),
+                     "result": bytes.fromhex(m[4]) if m[4] is not None else None, "error": m[5]})
+    return keys
+
+
+def engine_keys(cluster: mpc_cluster.Cluster, principal: str) -> set[tuple[int, str]]:
+    name = engine_name(principal)
+    return {(kvno, alg) for key, kvno, alg, _ in cluster.list_keys(name) if key == name}
+
+
+def user_keys(realm: ProtectedRealm, user: str, password: str, enctypes: list[int]) -> dict[str, bytes]:
+    """The user's keys and the keys derived from them, by label."""
+    principal = realm.principal(user)
+    found = {}
+    for enctype in enctypes:
+        key = string_to_key(password, default_salt(principal), enctype)
+        found[f"{user} {USER_ALGORITHMS[enctype]} key"] = key
+        for label, derived in derived_keys(key).items():
+            found[f"{user} {USER_ALGORITHMS[enctype]} {label}"] = derived
+    return found
+
+
+def kinit(realm: ProtectedRealm, user: str, password: str, ccache: str, *args: str):
+    return realm.run(["kinit", "-c", ccache, *args, realm.principal(user)], input=f"{password}\n")
+
+
+def cache(realm: ProtectedRealm, name: str) -> str:
+    return f"FILE:{realm.root / name}"
+
+
+def getprinc(realm: ProtectedRealm, user: str) -> str:
+    return realm.kadmin_local(f"getprinc {realm.principal(user)}", check=True).stdout
+
+
+def assert_login(realm: ProtectedRealm, result, what: str) -> None:
+    assert result.returncode == 0, (f"{what} failed: {result.output}\n--- KDC log:\n"
+                                    f"{realm.kdc_log()[-3000:]}")
+
+
+# ---- the realm ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def realm(tmp_path_factory, cluster):
+    if not router_library().is_file():
+        pytest.fail(f"mpc_crypto_router.so not built: {router_library()}")
+    root = tmp_path_factory.mktemp("users") / "realm"
+    realm = ProtectedRealm(root, cluster, enrol_users=True, realm=f"U{secrets.token_hex(4).upper()}.TEST")
+    # Beside the cluster's own configuration: its relative key paths stay valid.
+    patient = cluster.dir / "compute-patient.toml"
+    patient.write_text(re.sub(r"(?m)^timeout_ms = \d+", f"timeout_ms = {ENGINE_TIMEOUT_MS}",
+                              cluster.compute_config.read_text()))
+    realm.router_conf.write_text(f"handle_key_file = {realm.handle_key_path}\nengine_config = {patient}\n")
+    try:
+        realm.create()
+        realm.protect()                       # krbtgt, as before
+        for user, enctypes in ENCTYPES.items():
+            keysalts = " ".join(f"{USER_ALGORITHMS[e]}:normal" for e in enctypes)
+            preauth = "" if user == "cid" else "+requires_preauth"
+            realm.addprinc(user, password=PASSWORDS[user], options=f"{preauth} -e \"{keysalts}\"")
+        realm.addprinc(SERVICE)
+        realm.addprinc("plain", password="plain-pw")
+        for user in ENCTYPES:
+            realm.setstr(user, ATTRIBUTE, "true")
+        realm.start_kdc(workers=WORKERS)
+        yield realm
+    finally:
+        realm.stop()
+
+
+# ---- our reference derivation -------------------------------------------------------------
+
+def test_reference_derivation_matches_rfc_and_libkrb5(realm, tmp_path):
+    # RFC 3961 appendix A.1 n-fold vectors.
+    assert nfold(b"012345", 8).hex() == "be072631276b1955"
+    assert nfold(b"password", 7).hex() == "78a07b6caf85fa"
+    assert nfold(b"kerberos", 16).hex() == "6b65726265726f737b9b5b2b93132b93"
+    # string-to-key against libkrb5's, through an unprotected principal's exported keys.
+    keytab = realm.ktadd(["plain"], tmp_path / "plain.keytab", norandkey=True)
+    exported = {enctype: key for _, _, enctype, key in read_keytab(keytab)}
+    for enctype in (AES256, AES128):
+        assert exported[enctype] == string_to_key("plain-pw", default_salt(realm.principal("plain")), enctype)
+
+
+# ---- what is stored --------------------------------------------------------------------
+
+def test_database_holds_markers_with_enctype_kvno_and_salt(realm, kdb_probe):
+    for user, enctypes in ENCTYPES.items():
+        principal = realm.principal(user)
+        admin = probe_keys(realm, kdb_probe, "admin", principal)
+        assert sorted((k["kvno"], k["enctype"]) for k in admin) == sorted((1, e) for e in enctypes), admin
+        assert all(k["result"] == USER_MARKER for k in admin), admin
+        seen = probe_keys(realm, kdb_probe, "kdc", principal)
+        handle_key = realm.handle_key_path.read_bytes()
+        for key in seen:
+            assert key["result"] == expected_handle(handle_key, principal, key["kvno"], key["enctype"]), key
+        shown = getprinc(realm, user)
+        assert f"{ATTRIBUTE}" in realm.kadmin_local(f"getstrs {principal}", check=True).stdout
+        for enctype in enctypes:
+            assert f"Key: vno 1, {USER_ALGORITHMS[enctype]}" in shown, shown   # enctype and normal salt kept
+        assert engine_keys(realm.cluster, principal) == {(1, USER_ALGORITHMS[e]) for e in enctypes}
+
+
+def test_no_key_in_dump_or_database_files(realm, kdb_probe):
+    realm.kdb5_util("dump", str(realm.root / "users.dump"), check=True)
+    # kdb5_util load (and so kpropd) carries the markers as they are.
+    realm.kdb5_util("load", str(realm.root / "users.dump"), check=True)
+    admin = probe_keys(realm, kdb_probe, "admin", realm.principal("ann"))
+    assert [(k["kvno"], k["enctype"], k["result"]) for k in admin] == [(1, AES256, USER_MARKER)], admin
+    needles = {}
+    for user in ENCTYPES:
+        needles.update(user_keys(realm, user, PASSWORDS[user], ENCTYPES[user]))
+    hits = files_containing(realm.root, needles)
+    assert hits == [], hits
+    # The scan finds a key where it is: the unprotected principal's key in its keytab.
+    keytab = realm.ktadd(["plain"], realm.root / "plain-check.keytab", norandkey=True)
+    try:
+        plain = {"plain key": string_to_key("plain-pw", default_salt(realm.principal("plain")), AES256)}
+        assert files_containing(realm.root, plain) != []
+    finally:
+        keytab.unlink()
+
+
+# ---- logins ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("user", ["ann", "ben"])
+def test_kinit_with_password_then_kvno(realm, user):
+    cc = cache(realm, f"{user}.cc")
+    assert_login(realm, kinit(realm, user, PASSWORDS[user], cc), f"kinit {user}")
+    klist = realm.run(["klist", "-e", "-c", cc]).check()
+    assert realm.principal(user) in klist.stdout
+    assert_login(realm, realm.run(["kvno", "-c", cc, realm.principal(SERVICE)]), f"kvno as {user}")
+
+
+def test_fast_armored_login_then_kvno(realm):
+    armor = cache(realm, "armor.cc")
+    assert_login(realm, kinit(realm, "plain", "plain-pw", armor), "kinit for the armor ticket")
+    cc = cache(realm, "fast.cc")
+    assert_login(realm, kinit(realm, "ann", PASSWORDS["ann"], cc, "-T", armor), "kinit -T ann")
+    assert_login(realm, realm.run(["kvno", "-c", cc, realm.principal(SERVICE)]), "kvno after FAST")
+
+
+def test_protected_user_without_requires_preauth(realm):
+    assert "REQUIRES_PRE_AUTH" not in getprinc(realm, "cid")
+    assert_login(realm, kinit(realm, "cid", PASSWORDS["cid"], cache(realm, "cid.cc")), "kinit cid")
+
+
+def test_wrong_password_is_refused(realm):
+    result = kinit(realm, "ann", "not-the-password", cache(realm, "wrong.cc"))
+    assert result.returncode != 0
+    assert "Password incorrect" in result.stderr or "Preauthentication failed" in result.stderr, result.stderr
+    assert realm.kdc_running()
+    # and the right one still works (the lockout counter was written back without handles)
+    assert_login(realm, kinit(realm, "ann", PASSWORDS["ann"], cache(realm, "right.cc")), "kinit ann again")
+
+
+# ---- where the keys are not ----------------------------------------------------------------
+
+def test_keys_absent_from_kdc_memory_files_and_servers(realm):
+    for i in range(2):
+        for user in ENCTYPES:
+            assert_login(realm, kinit(realm, user, PASSWORDS[user], cache(realm, f"burst-{user}-{i}.cc")),
+                         f"kinit {user}")
+    needles = {}
+    for user in ENCTYPES:
+        needles.update(user_keys(realm, user, PASSWORDS[user], ENCTYPES[user]))
+    pids = kdc_pids(realm.kdc_pid())
+    assert len(pids) == WORKERS + 1, pids
+    for pid in pids:
+        assert memory_contains(pid, needles) == [], f"krb5kdc pid {pid} holds user key material"
+    assert files_containing(realm.root, needles) == []
+    # Each server's store alone: encrypted at rest, and its shares are not the keys.
+    for party in (1, 2, 3):
+        hits = files_containing(realm.cluster.server_dir(party), needles)
+        assert hits == [], f"server {party}: {hits}"
+    # The memory scan finds key bytes where they are (this process computed them).
+    assert memory_contains(os.getpid(), {"probe": next(iter(needles.values()))}) == ["probe"]
+
+
+# ---- refusals ------------------------------------------------------------------------------
+
+def test_refusals_leave_the_entry_unchanged(realm):
+    realm.addprinc("des-user", password="x-pw", options='-e "camellia256-cts-cmac:normal aes256-cts-hmac-sha1-96:normal"')
+    result = realm.kadmin_local(f"setstr {realm.principal('des-user')} {ATTRIBUTE} true")
+    assert "only aes256-cts-hmac-sha1-96 and aes128-cts-hmac-sha1-96" in result.stderr, result.output
+    assert ATTRIBUTE not in realm.kadmin_local(f"getstrs {realm.principal('des-user')}").stdout
+    assert engine_keys(realm.cluster, realm.principal("des-user")) == set()
+
+    for refused in (f"K/M@{realm.realm}", f"kadmin/admin@{realm.realm}"):
+        result = realm.kadmin_local(f"setstr {refused} {ATTRIBUTE} true")
+        assert "cannot be marked" in result.stderr, result.output
+        out = kdc(realm, "protect", "--principal", refused)
+        assert out.returncode != 0 and "nothing changed" in out.stderr, out.stderr
+
+    # Dropping the mark of a protected user would leave markers the KDC takes for keys.
+    result = realm.kadmin_local(f"delstr {realm.principal('ann')} {ATTRIBUTE}")
+    assert "mpcctl kdc unprotect" in result.stderr, result.output
+    assert ATTRIBUTE in realm.kadmin_local(f"getstrs {realm.principal('ann')}").stdout
+
+
+def test_protect_refuses_with_spake_configured(realm):
+    text = realm.krb5_conf.read_text()
+    try:
+        realm.krb5_conf.write_text(text.replace("[libdefaults]\n", "[libdefaults]\n    spake_preauth_groups = edwards25519\n", 1))
+        out = kdc(realm, "protect", "--principal", "plain")
+        assert out.returncode != 0 and "spake_preauth_groups" in out.stderr, out.stderr
+    finally:
+        realm.krb5_conf.write_text(text)
+    assert ATTRIBUTE not in realm.kadmin_local(f"getstrs {realm.principal('plain')}").stdout
+
+
+# ---- bulk protection and a storm -----------------------------------------------------------
+
+@pytest.mark.timeout(240)
+def test_protect_all_users_then_fifty_concurrent_logins(realm, tmp_path):
+    storm_binary = storm.storm_binary()
+    if not storm_binary.is_file():
+        pytest.fail(f"kdc-storm not built: {storm_binary}")
+    storm.add_principals(realm, STORM_USERS)
+    out = kdc(realm, "protect", "--all-users")
+    # des-user (camellia key) is refused and counted; everyone else is protected.
+    assert "des-user" in out.stderr, out.stderr
+    assert re.search(r"^(\d+) users protected", out.stdout, re.M), out.stdout
+    protected_now = int(re.search(r"^(\d+) users protected", out.stdout, re.M)[1])
+    assert protected_now == STORM_USERS + 3, out.stdout       # storm*, svc/storm.test, svc/host.test, plain
+    assert "1 failed" in out.stdout and out.returncode == 1, out.stdout
+    for principal in (f"K/M@{realm.realm}", f"kadmin/admin@{realm.realm}", realm.tgs):
+        strs = realm.kadmin_local(f"getstrs {principal}").stdout
+        assert principal == realm.tgs or ATTRIBUTE not in strs, strs
+    status = kdc(realm, "status", "--cluster", str(realm.cluster.admin_config))
+    assert f"{storm.PREFIX}7@{realm.realm}: protected" in status.stdout, status.stdout
+
+    keytab = storm.make_keytab(realm, tmp_path / "storm.keytab", STORM_USERS)
+    result = subprocess.run([str(storm_binary), "run", "--keytab", str(keytab), "--quiet", "--concurrency",
+                             str(STORM_USERS), "--count", str(STORM_USERS),
+                             # one send each: a retransmission would make a second worker repeat
+                             # the engine's work for a login the first is still computing
+                             "--udp-timeout", "100", "--retries", "0", "--timeout", "110"],
+                            env=realm.env, capture_output=True, text=True, timeout=150)
+    assert result.stdout.strip(), result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["failed"] == 0 and summary["ok"] == STORM_USERS, (summary.get("first_errors"),
+                                                                      realm.kdc_log()[-3000:])
+    assert summary["principals"] == STORM_USERS
+    print(f"50 concurrent logins: p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms, "
+          f"max {summary['max_ms']} ms")
+
+
+# ---- key changes -------------------------------------------------------------------------
+
+def test_cpw_reenrols_and_deletes_the_old_engine_key(realm, kdb_probe):
+    principal = realm.principal("ann")
+    realm.kadmin_local(f"cpw -e aes256-cts-hmac-sha1-96:normal -pw ann-pw-2 {principal}", check=True)
+    PASSWORDS["ann"] = "ann-pw-2"
+    keys = probe_keys(realm, kdb_probe, "admin", principal)
+    assert [(k["kvno"], k["enctype"], k["result"]) for k in keys] == [(2, AES256, USER_MARKER)], keys
+    assert engine_keys(realm.cluster, principal) == {(2, USER_ALGORITHMS[AES256])}
+    assert_login(realm, kinit(realm, "ann", "ann-pw-2", cache(realm, "ann2.cc")), "kinit with the new password")
+    assert kinit(realm, "ann", "ann-pw-1", cache(realm, "ann1.cc")).returncode != 0
+    hits = files_containing(realm.root, user_keys(realm, "ann", "ann-pw-2", [AES256]))
+    assert hits == [], hits
+
+
+def test_unprotect_gives_new_keys_and_deletes_engine_keys(realm, kdb_probe):
+    cid = realm.principal("cid")
+    out = kdc(realm, "unprotect", cid, "--randkey")
+    assert out.returncode == 0, out.stderr
+    assert ATTRIBUTE not in realm.kadmin_local(f"getstrs {cid}").stdout
+    assert engine_keys(realm.cluster, cid) == set()
+    keys = probe_keys(realm, kdb_probe, "admin", cid)
+    assert {k["kvno"] for k in keys} == {2} and all(k["result"] != USER_MARKER for k in keys), keys
+    assert kinit(realm, "cid", PASSWORDS["cid"], cache(realm, "cid-old.cc")).returncode != 0
+
+    ben = realm.principal("ben")
+    out = kdc(realm, "unprotect", ben, "--password", input_text="ben-new-pw\n")
+    assert out.returncode == 0, out.stderr
+    assert "cannot be restored" in kdc(realm, "help").stdout
+    assert engine_keys(realm.cluster, ben) == set()
+    assert_login(realm, kinit(realm, "ben", "ben-new-pw", cache(realm, "ben-new.cc")), "kinit ben after unprotect")
+    assert kdc(realm, "unprotect", ben, "--randkey").returncode != 0     # not protected any more
+
+
+def test_import_failure_leaves_the_old_entry_intact(realm, kdb_probe):
+    principal = realm.principal("ann")
+    before = probe_keys(realm, kdb_probe, "admin", principal)
+    realm.cluster.kill_server(2)
+    try:
+        result = realm.kadmin_local(f"cpw -e aes256-cts-hmac-sha1-96:normal -pw ann-pw-3 {principal}")
+        assert "cannot enrol the key" in result.stderr, result.output
+        assert probe_keys(realm, kdb_probe, "admin", principal) == before
+    finally:
+        realm.cluster.restart_server(2)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            listed = engine_keys(realm.cluster, principal)
+            break
+        except AssertionError:
+            assert time.monotonic() < deadline, "the restarted server does not answer"
+            time.sleep(0.5)
+    # The withdrawn kvno 3 is on no server; kvno 2 is still there, and ann still logs in.
+    assert listed == {(2, USER_ALGORITHMS[AES256])}
+    deadline = time.monotonic() + 20
+    while kinit(realm, "ann", PASSWORDS["ann"], cache(realm, "after-restart.cc")).returncode != 0:
+        assert time.monotonic() < deadline, realm.kdc_log()[-2000:]
+        time.sleep(0.5)
