@@ -90,7 +90,11 @@ std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<
                                                    std::array<bool, 3> targets, bool stop_on_error) {
   Links& link = links();
   const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + settings_.timeout;
+  // Kerberos jobs run deep circuits (compiled first for a new length): they get the longer of
+  // the two timeouts. A dead server still fails them early: the other two answer PeerFailure.
+  const auto timeout =
+      type == wire::MessageType::Krb ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
+  const auto deadline = start + timeout;
   const auto send_deadline = start + connect_grace(settings_.timeout);
   for (int party = 0; party < 3; ++party) {
     if (!targets[static_cast<std::size_t>(party)]) continue;
@@ -114,7 +118,7 @@ std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<
       for (int party = 0; party < 3; ++party)
         if (!replies[static_cast<std::size_t>(party)]) missing += (missing.empty() ? "" : ", ") + std::to_string(party + 1);
       throw Error(Component::Client, "no answer from server(s) " + missing + " within " +
-                                         std::to_string(settings_.timeout.count()) + " ms");
+                                         std::to_string(timeout.count()) + " ms");
     }
     for (std::size_t ready : transport::wait_readable(sockets, left)) {
       while (auto frame = link.connections[ready]->receive(std::chrono::milliseconds(0))) {

@@ -13,11 +13,13 @@ namespace mpc::settings {
 ClusterSettings load_cluster_settings(const std::filesystem::path& file) {
   using detail::TableReader;
   const detail::Document document = detail::parse_document(file);
-  const TableReader root(document, document.root, "", {"protocol", "timeout_ms", "secret_key_file", "servers"});
+  const TableReader root(document, document.root, "", {"protocol", "timeout_ms", "krb_timeout_ms", "secret_key_file", "servers"});
   ClusterSettings settings;
   root.choice("protocol", {"rss3"});
   settings.protocol = ClusterProtocol::Rss3;
   if (auto v = root.optional_integer("timeout_ms", 1, kMaxTimeoutMs)) settings.timeout = std::chrono::milliseconds(*v);
+  if (auto v = root.optional_integer("krb_timeout_ms", 1, kMaxTimeoutMs))
+    settings.krb_timeout = std::chrono::milliseconds(*v);
   settings.secret_key_file = root.path("secret_key_file");
 
   const auto servers = root.table_array("servers", 3, 3);

@@ -3,6 +3,7 @@
 //
 //   protocol = "rss3"                  # three-party replicated sharing
 //   timeout_ms = 2000                  # per call, all servers together
+//   krb_timeout_ms = 30000             # per Kerberos enctype job (mpc_client_krb_*), at least timeout_ms
 //   secret_key_file = "client.key"     # this client's CurveZMQ key pair
 //
 //   [[servers]]                        # one per party, party = 1..3
@@ -14,7 +15,10 @@
 //
 // Validation (load_cluster_settings throws Error(Settings) "<file>:<line>: <key>: <problem>"):
 // unknown keys and wrong types are errors; protocol (must be "rss3"), secret_key_file and
-// [[servers]] are required, timeout_ms is optional (default 2000, 1..600000); exactly three
+// [[servers]] are required, timeout_ms is optional (default 2000, 1..600000), so is krb_timeout_ms
+// (default 30000, 1..600000: the Kerberos jobs run circuits of thousands of AND layers, and a
+// server builds the circuit of a new data length first; a dead server is still reported at once,
+// by the other two, after their peer timeout); exactly three
 // servers, one for each party 1..3, with distinct endpoints (tcp://host:port, ipc:// or
 // inproc://). Public keys and paths follow the rules in server_settings.hpp.
 #pragma once
@@ -39,6 +43,7 @@ struct ServerEndpoint {
 struct ClusterSettings {
   ClusterProtocol protocol = ClusterProtocol::Rss3;
   std::chrono::milliseconds timeout{2000};
+  std::chrono::milliseconds krb_timeout{30000};
   std::filesystem::path secret_key_file;
   std::vector<ServerEndpoint> servers;  // sorted by party, one per party
 };

@@ -156,6 +156,7 @@ TEST_F(SettingsTest, ClusterExampleParses) {
   const ClusterSettings c = load_cluster_settings(example);
   EXPECT_EQ(c.protocol, ClusterProtocol::Rss3);
   EXPECT_EQ(c.timeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(c.krb_timeout, std::chrono::milliseconds(30000));
   EXPECT_EQ(c.secret_key_file, fs::absolute(example).lexically_normal().parent_path() / "client.key");
   ASSERT_EQ(c.servers.size(), 3u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(c.servers[static_cast<std::size_t>(i)].party, i);
@@ -474,6 +475,9 @@ TEST_F(SettingsTest, ClusterParsesAndSortsServers) {
   root.erase("timeout_ms");
   EXPECT_EQ(load_cluster_settings(write("cluster.toml", cluster_text(root, cluster_servers()))).timeout,
             std::chrono::milliseconds(2000));
+  root["krb_timeout_ms"] = "45000";
+  EXPECT_EQ(load_cluster_settings(write("cluster.toml", cluster_text(root, cluster_servers()))).krb_timeout,
+            std::chrono::milliseconds(45000));
 }
 
 TEST_F(SettingsTest, ClusterRulesAreEnforced) {
@@ -489,6 +493,8 @@ TEST_F(SettingsTest, ClusterRulesAreEnforced) {
       {{"timeout_ms", "0"}, "between 1 and 600000"},
       {{"timeout_ms", "600001"}, "between 1 and 600000"},
       {{"timeout_ms", "\"2000\""}, "must be an integer"},
+      {{"krb_timeout_ms", "0"}, "between 1 and 600000"},
+      {{"krb_timeout_ms", "600001"}, "between 1 and 600000"},
       {{"timeuot_ms", "2000"}, "unknown key"},
   };
   for (const auto& [kv, fragment] : root_cases) {
