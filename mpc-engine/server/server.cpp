@@ -1049,6 +1049,9 @@ void Server::apply_result(BatchResult& result) {
   layer_messages_sent_ += result.stats.layers_exchanged;
   and_gates_evaluated_ += result.and_gates * offset;
   log_.debug("batch done", {{"sequence", header.sequence},
+                            {"circuit", static_cast<std::uint64_t>(header.circuit)},
+                            {"data_bytes", static_cast<std::uint64_t>(header.data_bytes)},
+                            {"and_gates", static_cast<std::uint64_t>(result.and_gates)},
                             {"instances", static_cast<std::uint64_t>(offset)},
                             {"layers", result.stats.layers_exchanged},
                             {"bytes_sent", result.stats.bytes_sent},
