@@ -51,6 +51,7 @@ demo: build
 bench: build
 	@/usr/bin/python3 tests/bench/run_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/kdc_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@/usr/bin/python3 tests/bench/kdc_user_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 
 # Login storms, stock krb5kdc against the protected KDC (tests/load/storm.py); the short
 # form runs in `make test` (tests/integration/kdc/test_storm.py).

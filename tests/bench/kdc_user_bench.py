@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Protected users' benchmark: an AS exchange whose client key exists only as shares.
+
+    /usr/bin/python3 tests/bench/kdc_user_bench.py --build-dir build --out docs/benchmarks
+
+Two realms on loopback on this machine, measured side by side in one run:
+  - stock:     krb5kdc over db2, no plugin;
+  - protected: krb5kdc over mpc_kdb.so with mpc_crypto_router.so preloaded, the krbtgt key
+               and the client's key (aes256-cts-hmac-sha1-96) enrolled in a local
+               three-server engine (CurveZMQ on every link).
+The client is tests/load/kdc_load (keytab login with PA-ENC-TIMESTAMP, over TCP so that a
+slow answer is not retransmitted). In the protected realm every AS exchange runs three
+Kerberos jobs on the user's key: the preauth decryption (usage 1), the PA-REQ-ENC-PA-REP
+checksum of the request (usage 56) and the AS-REP encryption (usage 3), plus the TGT's GCM
+jobs. Measured:
+  - AS exchange latency (one thread, sequential), p50/p99, rounds alternating between realms;
+  - AS exchanges per second with krb5kdc -w 8 and 16 client threads (one principal: its
+    jobs have equal lengths, so the servers batch them together);
+  - per Kerberos job the servers ran (from the leader's debug log): data length, AND gates,
+    AND layers and the time the batch took, so the round budget is visible.
+Writes OUT/kdc-users.json and OUT/kdc-users.md and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+import sys  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
+sys.path.insert(0, str(REPO / "tests" / "bench"))
+
+import mpc_cluster  # noqa: E402
+from kdc_bench import SERVICE, kdc_load, median, prepare  # noqa: E402
+from krb5_realm import Realm  # noqa: E402
+from protected_kdc import ProtectedRealm  # noqa: E402
+
+ROUNDS = 2
+LATENCY_EXCHANGES = {"stock": 200, "protected": 12}
+THROUGHPUT = {"stock": (3000, 16), "protected": (48, 16)}  # exchanges, client threads
+WORKERS = 8
+# Circuit ids of the Kerberos batches (mpc-engine/wire/peer_messages.hpp).
+KRB_CIRCUITS = {11: "encrypt aes128", 12: "encrypt aes256", 13: "decrypt aes128", 14: "decrypt aes256",
+                15: "checksum"}
+
+
+def prefer_tcp(realm: Realm) -> None:
+    text = realm.krb5_conf.read_text()
+    realm.krb5_conf.write_text(text.replace("[libdefaults]\n", "[libdefaults]\n    udp_preference_limit = 1\n", 1))
+
+
+def debug_logging(cluster: mpc_cluster.Cluster) -> None:
+    for party in (1, 2, 3):
+        config = cluster.server_dir(party) / "server.toml"
+        text = config.read_text()
+        if re.search(r"(?m)^log_level\s*=", text):
+            text = re.sub(r'(?m)^log_level\s*=.*$', 'log_level = "debug"', text)
+        else:
+            text = 'log_level = "debug"\n' + text
+        config.write_text(text)
+
+
+def krb_batches(cluster: mpc_cluster.Cluster) -> list[dict]:
+    batches = []
+    for line in (cluster.server_dir(1) / "server.log").read_text(errors="replace").splitlines():
+        if '"batch done"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        fields = record.get("fields", record)
+        if int(fields.get("circuit", 0)) in KRB_CIRCUITS:
+            batches.append(fields)
+    return batches
+
+
+def job_table(batches: list[dict]) -> list[dict]:
+    groups: dict[tuple[int, int], list[dict]] = {}
+    for batch in batches:
+        groups.setdefault((int(batch["circuit"]), int(batch["data_bytes"])), []).append(batch)
+    rows = []
+    for (circuit, data_bytes), group in sorted(groups.items()):
+        rows.append({
+            "job": KRB_CIRCUITS[circuit], "data_bytes": data_bytes,
+            "and_gates": int(group[0]["and_gates"]), "and_layers": int(group[0]["layers"]),
+            "batches": len(group),
+            "instances_per_batch": statistics.mean(int(b["instances"]) for b in group),
+            "batch_ms_p50": median([int(b["micros"]) / 1000 for b in group]),
+            "us_per_layer_p50": median([int(b["micros"]) / max(1, int(b["layers"])) for b in group]),
+        })
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--out", default="docs/benchmarks")
+    args = parser.parse_args()
+    build = (REPO / args.build_dir).resolve()
+    os.environ["MPC_BUILD_DIR"] = str(build)
+    out = (REPO / args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+
+    samples: dict[str, dict[str, list[dict]]] = {"stock": {}, "protected": {}}
+    with tempfile.TemporaryDirectory(prefix="kdc-user-bench-") as tmp:
+        tmp = Path(tmp)
+        cluster = mpc_cluster.Cluster(tmp / "cluster")
+        cluster.init()
+        debug_logging(cluster)
+        cluster.start()
+        stock = Realm(tmp / "stock", backend="db2")
+        protected = ProtectedRealm(tmp / "protected", cluster, enrol_users=True)
+        realms = {"stock": stock, "protected": protected}
+        try:
+            for realm in realms.values():
+                prepare(realm)
+                prefer_tcp(realm)
+            protected.protect()
+            protected.setstr("bench", "mpc-protected", "true").check()
+            for workers, mode in ((None, "as"), (WORKERS, "as-throughput")):
+                for realm in realms.values():
+                    realm.start_kdc(workers=workers)
+                    kdc_load(build, realm, "as", 4)           # warm-up: circuits, pools, connections
+                for _ in range(ROUNDS):
+                    for name, realm in realms.items():
+                        if mode == "as":
+                            result = kdc_load(build, realm, "as", LATENCY_EXCHANGES[name])
+                        else:
+                            count, threads = THROUGHPUT[name]
+                            result = kdc_load(build, realm, "as", count, threads)
+                        samples[name].setdefault(mode, []).append(result)
+                for realm in realms.values():
+                    realm.stop_kdc()
+            jobs = job_table(krb_batches(cluster))
+        finally:
+            stock.stop()
+            protected.stop()
+            cluster.stop()
+
+    def summarise(name: str) -> dict:
+        s = samples[name]
+        return {
+            "as_p50_ms": median([r["p50_ms"] for r in s["as"]]),
+            "as_p99_ms": median([r["p99_ms"] for r in s["as"]]),
+            f"as_per_second_w{WORKERS}": median([r["per_second"] for r in s["as-throughput"]]),
+        }
+
+    stock_s, protected_s = summarise("stock"), summarise("protected")
+    rate_key = f"as_per_second_w{WORKERS}"
+    ratio = protected_s[rate_key] / stock_s[rate_key]
+    report = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "method": {"rounds": ROUNDS, "latency_exchanges_per_round": LATENCY_EXCHANGES,
+                   "throughput_exchanges_and_threads": THROUGHPUT, "krb5kdc_workers": WORKERS,
+                   "transport": "TCP", "statistic": "median of rounds"},
+        "stock": stock_s, "protected": protected_s, "throughput_ratio": ratio,
+        "goals": {"as_p50_under_50ms": protected_s["as_p50_ms"] < 50.0},
+        "jobs": jobs, "raw": samples,
+    }
+    (out / "kdc-users.json").write_text(json.dumps(report, indent=2) + "\n")
+    lines = ["| measure | stock krb5kdc | protected user + krbtgt |", "|---|---|---|",
+             f"| AS p50 (ms) | {stock_s['as_p50_ms']:.2f} | {protected_s['as_p50_ms']:.1f} |",
+             f"| AS p99 (ms) | {stock_s['as_p99_ms']:.2f} | {protected_s['as_p99_ms']:.1f} |",
+             f"| AS/s, krb5kdc -w {WORKERS}, 16 client threads | {stock_s[rate_key]:.0f} | "
+             f"{protected_s[rate_key]:.1f} (ratio {ratio:.4f}) |"]
+    job_lines = ["| job | data bytes | AND gates | AND layers | batches | jobs per batch | "
+                 "batch p50 (ms) | us per layer |", "|---|---|---|---|---|---|---|---|"]
+    for row in jobs:
+        job_lines.append(f"| {row['job']} | {row['data_bytes']} | {row['and_gates']:,} | {row['and_layers']:,} | "
+                         f"{row['batches']} | {row['instances_per_batch']:.1f} | {row['batch_ms_p50']:.1f} | "
+                         f"{row['us_per_layer_p50']:.0f} |")
+    table = "\n".join(lines)
+    jobs_table = "\n".join(job_lines)
+    (out / "kdc-users.md").write_text(
+        f"# AS exchange of a protected user vs the stock KDC\n\n"
+        f"{report['date']}, {os.cpu_count()} CPUs; median of {ROUNDS} alternating rounds; client "
+        f"tests/load/kdc_load with a keytab over TCP; one engine of three servers on the same machine.\n\n"
+        f"{table}\n\nKerberos jobs the servers ran (leader's log; the AES-GCM jobs of the TGT are not listed):\n\n"
+        f"{jobs_table}\n")
+    print(table)
+    print()
+    print(jobs_table)
+
+
+if __name__ == "__main__":
+    main()
