@@ -111,11 +111,8 @@ struct router_engine {
 
 /* ---- small helpers ----------------------------------------------------------------- */
 
-static void
-set_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-set_why(char *why, size_t why_len, const char *fmt, ...)
+void
+router_set_why(char *why, size_t why_len, const char *fmt, ...)
 {
     va_list ap;
 
@@ -177,8 +174,8 @@ store_u32be(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-static int
-overlaps(const void *a, size_t alen, const void *b, size_t blen)
+int
+router_overlaps(const void *a, size_t alen, const void *b, size_t blen)
 {
     const uint8_t *pa = a, *pb = b;
 
@@ -192,9 +189,8 @@ hash_blocks(size_t aad_len, size_t text_len)
     return (aad_len + 15) / 16 + (text_len + 15) / 16 + 1;
 }
 
-/* Frees a secret buffer of len bytes after wiping it; NULL is ignored. */
-static void
-wipe_free(void *p, size_t len)
+void
+router_wipe_free(void *p, size_t len)
 {
     if (p == NULL)
         return;
@@ -206,7 +202,7 @@ wipe_free(void *p, size_t len)
 static krb5_error_code
 refuse_enctype(const char *op, const mpc_kdb_key_id *key, char *why, size_t why_len)
 {
-    set_why(why, why_len,
+    router_set_why(why, why_len,
             "%s with a protected key refused: the engine serves only keys of enctypes "
             MPC_KDC_ENCTYPE_NAME " (%d, the protected krbtgt key), aes128-cts-hmac-sha1-96 "
             "(17) and aes256-cts-hmac-sha1-96 (18), not enctype %d (fail closed)",
@@ -240,18 +236,18 @@ check_options(const router_engine_options *in, router_engine_options *out, char 
     if (out->unreachable_retry_ms == 0)
         out->unreachable_retry_ms = ROUTER_ENGINE_DEFAULT_UNREACHABLE_RETRY_MS;
     if (out->pool_ttl_s > 7 * 24 * 3600) {
-        set_why(why, why_len, "pool_ttl_s %u is above 604800 (the servers' ceiling)",
+        router_set_why(why, why_len, "pool_ttl_s %u is above 604800 (the servers' ceiling)",
                 out->pool_ttl_s);
         return EINVAL;
     }
     if (out->pool_high > NONCE_POOL_MAX_CAPACITY || out->pool_low >= out->pool_high) {
-        set_why(why, why_len, "pool_low %u and pool_high %u: need pool_low < pool_high <= %u",
+        router_set_why(why, why_len, "pool_low %u and pool_high %u: need pool_low < pool_high <= %u",
                 out->pool_low, out->pool_high, (unsigned)NONCE_POOL_MAX_CAPACITY);
         return EINVAL;
     }
     /* A ticket's GHASH covers one AAD block, its blocks and the length block. */
     if (out->ticket_blocks > MPC_GCM_MAX_HASH_BLOCKS - 2) {
-        set_why(why, why_len, "ticket_blocks %u is above %u (the engine's GHASH limit)",
+        router_set_why(why, why_len, "ticket_blocks %u is above %u (the engine's GHASH limit)",
                 out->ticket_blocks, (unsigned)(MPC_GCM_MAX_HASH_BLOCKS - 2));
         return EINVAL;
     }
@@ -272,7 +268,7 @@ router_engine_open(const char *cluster_config, const router_engine_options *opti
     if (why != NULL && why_len > 0)
         why[0] = '\0';
     if (cluster_config == NULL || cluster_config[0] == '\0') {
-        set_why(why, why_len, "no engine cluster configuration named");
+        router_set_why(why, why_len, "no engine cluster configuration named");
         ret = EINVAL;
         goto cleanup;
     }
@@ -281,33 +277,33 @@ router_engine_open(const char *cluster_config, const router_engine_options *opti
         goto cleanup;
     engine = calloc(1, sizeof(*engine));
     if (engine == NULL || (engine->cluster_config = strdup(cluster_config)) == NULL) {
-        set_why(why, why_len, "out of memory");
+        router_set_why(why, why_len, "out of memory");
         ret = ENOMEM;
         goto cleanup;
     }
     engine->owner = getpid();
     engine->opt = opt;
     if (pthread_mutex_init(&engine->call_lock, NULL) != 0) {
-        set_why(why, why_len, "cannot create a mutex");
+        router_set_why(why, why_len, "cannot create a mutex");
         ret = ENOMEM;
         goto cleanup;
     }
     locks = 1;
     if (pthread_mutex_init(&engine->lock, NULL) != 0) {
-        set_why(why, why_len, "cannot create a mutex");
+        router_set_why(why, why_len, "cannot create a mutex");
         ret = ENOMEM;
         goto cleanup;
     }
     locks = 2;
     if (pthread_cond_init(&engine->wake, NULL) != 0) {
-        set_why(why, why_len, "cannot create a condition variable");
+        router_set_why(why, why_len, "cannot create a condition variable");
         ret = ENOMEM;
         goto cleanup;
     }
     locks = 3;
     rc = mpc_client_open(cluster_config, &engine->client, err, sizeof(err));
     if (rc != MPC_OK) {
-        set_why(why, why_len, "engine cluster configuration %s unusable: %s", cluster_config,
+        router_set_why(why, why_len, "engine cluster configuration %s unusable: %s", cluster_config,
                 err[0] ? err : router_engine_status_text(rc));
         ret = EINVAL;
         goto cleanup;
@@ -550,7 +546,7 @@ refill_main(void *arg)
             }
         }
         pthread_mutex_unlock(&engine->lock);
-        wipe_free(keystream, keystream_len);
+        router_wipe_free(keystream, keystream_len);
         free(nonces);
         keystream = nonces = NULL;
         if (log_msg[0] != '\0')
@@ -573,7 +569,7 @@ router_engine_down(router_engine *engine, char *why, size_t why_len)
     pthread_mutex_lock(&engine->lock);
     down = now < engine->unreachable_until_ms;
     if (down)
-        set_why(why, why_len, "engine unreachable (next try in %llu ms): %s",
+        router_set_why(why, why_len, "engine unreachable (next try in %llu ms): %s",
                 (unsigned long long)(engine->unreachable_until_ms - now),
                 engine->unreachable_reason);
     pthread_mutex_unlock(&engine->lock);
@@ -648,7 +644,7 @@ get_nonce(router_engine *engine, const char *name, uint32_t kvno, enum pool_kind
     rc = mpc_client_gcm_prefetch(engine->client, name, kvno, 1, blocks, nonce,
                                  blocks != 0 ? keystream : NULL);
     if (rc != MPC_OK)
-        set_why(why, why_len, "engine %s prefetching a nonce for %s kvno %u: %s",
+        router_set_why(why, why_len, "engine %s prefetching a nonce for %s kvno %u: %s",
                 router_engine_status_text(rc), name, kvno,
                 mpc_client_last_error(engine->client));
     pthread_mutex_unlock(&engine->call_lock);
@@ -698,7 +694,7 @@ seal(router_engine *engine, const mpc_kdb_key_id *key, enum pool_kind kind,
 
     mpc_kdc_engine_key_name(key, name);
     if (hash_blocks(aad_len, len) > MPC_GCM_MAX_HASH_BLOCKS) {
-        set_why(why, why_len, "%zu bytes of data and %zu of associated data are more than "
+        router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more than "
                 "the engine authenticates in one call (%u GHASH blocks)", len, aad_len,
                 (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
         return KRB5_BAD_MSIZE;
@@ -710,15 +706,15 @@ seal(router_engine *engine, const mpc_kdb_key_id *key, enum pool_kind kind,
              * 16;
     keystream = malloc(ks_len);
     if (keystream == NULL) {
-        set_why(why, why_len, "out of memory");
+        router_set_why(why, why_len, "out of memory");
         ret = ENOMEM;
         goto cleanup;
     }
     /* A retry needs the plaintext again, so it must survive writing the ciphertext. */
-    if (overlaps(text, len, out_text, len)) {
+    if (router_overlaps(text, len, out_text, len)) {
         plain_copy = malloc(len);
         if (plain_copy == NULL) {
-            set_why(why, why_len, "out of memory");
+            router_set_why(why, why_len, "out of memory");
             ret = ENOMEM;
             goto cleanup;
         }
@@ -739,7 +735,7 @@ seal(router_engine *engine, const mpc_kdb_key_id *key, enum pool_kind kind,
         rc = mpc_client_gcm_tag(engine->client, name, key->kvno, out_nonce, aad, aad_len,
                                 out_text, len, out_tag);
         if (rc != MPC_OK)
-            set_why(why, why_len, "engine %s tagging under %s kvno %u: %s",
+            router_set_why(why, why_len, "engine %s tagging under %s kvno %u: %s",
                     router_engine_status_text(rc), name, key->kvno,
                     mpc_client_last_error(engine->client));
         pthread_mutex_unlock(&engine->call_lock);
@@ -760,8 +756,8 @@ seal(router_engine *engine, const mpc_kdb_key_id *key, enum pool_kind kind,
 cleanup:
     if (ret != 0 && out_text != NULL)
         OPENSSL_cleanse(out_text, len);
-    wipe_free(keystream, ks_len);
-    wipe_free(plain_copy, len);
+    router_wipe_free(keystream, ks_len);
+    router_wipe_free(plain_copy, len);
     return ret;
 }
 
@@ -780,23 +776,23 @@ open_sealed(router_engine *engine, const mpc_kdb_key_id *key, const uint8_t *aad
 
     mpc_kdc_engine_key_name(key, name);
     if (hash_blocks(aad_len, len) > MPC_GCM_MAX_HASH_BLOCKS) {
-        set_why(why, why_len, "%zu bytes of data and %zu of associated data are more than "
+        router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more than "
                 "the engine authenticates in one call (%u GHASH blocks)", len, aad_len,
                 (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
         return KRB5_BAD_MSIZE;
     }
     /* The client decrypts in place or into a separate buffer, never a shifted one. */
-    if (out != text && overlaps(text, len, out, len)) {
+    if (out != text && router_overlaps(text, len, out, len)) {
         text_copy = malloc(len);
         if (text_copy == NULL) {
-            set_why(why, why_len, "out of memory");
+            router_set_why(why, why_len, "out of memory");
             return ENOMEM;
         }
         memcpy(text_copy, text, len);
         text = text_copy;
     }
     if (router_engine_down(engine, why, why_len)) {
-        wipe_free(text_copy, len);
+        router_wipe_free(text_copy, len);
         if (out != NULL)
             OPENSSL_cleanse(out, len);
         return KRB5_CRYPTO_INTERNAL;
@@ -805,7 +801,7 @@ open_sealed(router_engine *engine, const mpc_kdb_key_id *key, const uint8_t *aad
     rc = mpc_client_gcm_open(engine->client, name, key->kvno, nonce, aad, aad_len, text, len,
                              tag, out);
     if (rc != MPC_OK && rc != MPC_EBADTAG)
-        set_why(why, why_len, "engine %s checking under %s kvno %u: %s",
+        router_set_why(why, why_len, "engine %s checking under %s kvno %u: %s",
                 router_engine_status_text(rc), name, key->kvno,
                 mpc_client_last_error(engine->client));
     pthread_mutex_unlock(&engine->call_lock);
@@ -813,7 +809,7 @@ open_sealed(router_engine *engine, const mpc_kdb_key_id *key, const uint8_t *aad
     if (rc == MPC_OK) {
         ret = 0;
     } else if (rc == MPC_EBADTAG) {
-        set_why(why, why_len, "integrity check failed under %s kvno %u (forged or damaged "
+        router_set_why(why, why_len, "integrity check failed under %s kvno %u (forged or damaged "
                 "data, or another key)", name, key->kvno);
         ret = KRB5KRB_AP_ERR_BAD_INTEGRITY;
     } else {
@@ -821,7 +817,7 @@ open_sealed(router_engine *engine, const mpc_kdb_key_id *key, const uint8_t *aad
     }
     if (ret != 0 && out != NULL)
         OPENSSL_cleanse(out, len);
-    wipe_free(text_copy, len);
+    router_wipe_free(text_copy, len);
     return ret;
 }
 
@@ -839,7 +835,7 @@ static krb5_error_code
 check_cipher_state(const char *op, const krb5_data *cipher_state, char *why, size_t why_len)
 {
     if (cipher_state != NULL && cipher_state->length != 0) {
-        set_why(why, why_len, "%s with the protected krbtgt key: a cipher state is not "
+        router_set_why(why, why_len, "%s with the protected krbtgt key: a cipher state is not "
                 "supported (" MPC_KDC_ENCTYPE_NAME " chains nothing between messages)", op);
         return KRB5_CRYPTO_INTERNAL;
     }
@@ -864,7 +860,7 @@ router_engine_encrypt(router_engine *engine, const mpc_kdb_key_id *key, krb5_key
     if (ret)
         return ret;
     if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL)) {
-        set_why(why, why_len, "encrypt: no input or output");
+        router_set_why(why, why_len, "encrypt: no input or output");
         return EINVAL;
     }
     total = (size_t)input->length + MPC_KDC_ENCRYPT_OVERHEAD;
@@ -872,7 +868,7 @@ router_engine_encrypt(router_engine *engine, const mpc_kdb_key_id *key, krb5_key
     output->kvno = 0;
     output->enctype = MPC_KDC_ENCTYPE_AES256_GCM;
     if (output->ciphertext.data == NULL || output->ciphertext.length < total) {
-        set_why(why, why_len, "encrypt: output buffer of %u bytes, %zu needed "
+        router_set_why(why, why_len, "encrypt: output buffer of %u bytes, %zu needed "
                 "(krb5_c_encrypt_length)", output->ciphertext.length, total);
         return KRB5_BAD_MSIZE;
     }
@@ -905,23 +901,23 @@ router_engine_decrypt(router_engine *engine, const mpc_kdb_key_id *key, krb5_key
     if (ret)
         return ret;
     if (input == NULL || output == NULL) {
-        set_why(why, why_len, "decrypt: no input or output");
+        router_set_why(why, why_len, "decrypt: no input or output");
         return EINVAL;
     }
     /* As libk5crypto: an enctype other than the key's (or unspecified) is refused. */
     if (input->enctype != ENCTYPE_UNKNOWN && input->enctype != MPC_KDC_ENCTYPE_AES256_GCM) {
-        set_why(why, why_len, "decrypt: ciphertext of enctype %d under a key of enctype "
+        router_set_why(why, why_len, "decrypt: ciphertext of enctype %d under a key of enctype "
                 MPC_KDC_ENCTYPE_NAME, (int)input->enctype);
         return KRB5_BAD_ENCTYPE;
     }
     if (input->ciphertext.length < MPC_KDC_ENCRYPT_OVERHEAD || input->ciphertext.data == NULL) {
-        set_why(why, why_len, "decrypt: ciphertext of %u bytes is shorter than nonce and "
+        router_set_why(why, why_len, "decrypt: ciphertext of %u bytes is shorter than nonce and "
                 "tag (%d)", input->ciphertext.length, MPC_KDC_ENCRYPT_OVERHEAD);
         return KRB5_BAD_MSIZE;
     }
     plain_len = input->ciphertext.length - MPC_KDC_ENCRYPT_OVERHEAD;
     if (output->length < plain_len || (plain_len != 0 && output->data == NULL)) {
-        set_why(why, why_len, "decrypt: output buffer of %u bytes, %zu needed",
+        router_set_why(why, why_len, "decrypt: output buffer of %u bytes, %zu needed",
                 output->length, plain_len);
         return KRB5_BAD_MSIZE;
     }
@@ -946,7 +942,7 @@ router_engine_encrypt_iov(router_engine *engine, const mpc_kdb_key_id *key, krb5
         return router_krb_encrypt_iov(engine, key, usage, why, why_len);
     if (!served(key))
         return refuse_enctype("encrypt_iov", key, why, why_len);
-    set_why(why, why_len, "encrypt_iov with the protected krbtgt key refused: only "
+    router_set_why(why, why_len, "encrypt_iov with the protected krbtgt key refused: only "
             "krb5_c_encrypt is served (krb5kdc never encrypts a ticket with iovs)");
     return KRB5_CRYPTO_INTERNAL;
 }
@@ -961,7 +957,7 @@ router_engine_decrypt_iov(router_engine *engine, const mpc_kdb_key_id *key, krb5
         return router_krb_decrypt_iov(engine, key, usage, why, why_len);
     if (!served(key))
         return refuse_enctype("decrypt_iov", key, why, why_len);
-    set_why(why, why_len, "decrypt_iov with the protected krbtgt key refused: only "
+    router_set_why(why, why_len, "decrypt_iov with the protected krbtgt key refused: only "
             "krb5_c_decrypt is served (krb5kdc never decrypts a ticket with iovs)");
     return KRB5_CRYPTO_INTERNAL;
 }
@@ -990,13 +986,13 @@ checksum_aad(krb5_keyusage usage, const krb5_crypto_iov *iov, size_t n, const kr
         len += one->length;
     /* Checked here, before the copy, so that a huge input costs no allocation. */
     if (hash_blocks(len, 0) > MPC_GCM_MAX_HASH_BLOCKS) {
-        set_why(why, why_len, "checksum over %zu bytes: more than the engine authenticates "
+        router_set_why(why, why_len, "checksum over %zu bytes: more than the engine authenticates "
                 "in one call (%u GHASH blocks)", len - 5, (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
         return KRB5_BAD_MSIZE;
     }
     aad = malloc(len);
     if (aad == NULL) {
-        set_why(why, why_len, "out of memory");
+        router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
     aad[0] = MPC_KDC_AAD_CHECKSUM;
@@ -1025,7 +1021,7 @@ check_cksumtype(const char *op, krb5_cksumtype cksumtype, char *why, size_t why_
 {
     if (cksumtype == 0 || cksumtype == MPC_KDC_CKSUMTYPE_GMAC)
         return 0;
-    set_why(why, why_len, "%s: checksum type %d with a key of enctype " MPC_KDC_ENCTYPE_NAME
+    router_set_why(why, why_len, "%s: checksum type %d with a key of enctype " MPC_KDC_ENCTYPE_NAME
             " (only " MPC_KDC_CKSUMTYPE_NAME ", %d)", op, (int)cksumtype,
             MPC_KDC_CKSUMTYPE_GMAC);
     return KRB5_BAD_ENCTYPE;
@@ -1092,12 +1088,12 @@ router_engine_make_checksum(router_engine *engine, const mpc_kdb_key_id *key,
     if (ret)
         return ret;
     if (input == NULL || cksum == NULL || (input->length != 0 && input->data == NULL)) {
-        set_why(why, why_len, "make_checksum: no input or output");
+        router_set_why(why, why_len, "make_checksum: no input or output");
         return EINVAL;
     }
     contents = malloc(MPC_KDC_CHECKSUM_LEN);
     if (contents == NULL) {
-        set_why(why, why_len, "out of memory");
+        router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
     ret = checksum_make(engine, key, usage, NULL, 0, input, contents, why, why_len);
@@ -1127,14 +1123,14 @@ router_engine_verify_checksum(router_engine *engine, const mpc_kdb_key_id *key,
         return refuse_enctype("verify_checksum", key, why, why_len);
     if (data == NULL || cksum == NULL || valid == NULL ||
         (data->length != 0 && data->data == NULL)) {
-        set_why(why, why_len, "verify_checksum: no data, checksum or result");
+        router_set_why(why, why_len, "verify_checksum: no data, checksum or result");
         return EINVAL;
     }
     ret = check_cksumtype("verify_checksum", cksum->checksum_type, why, why_len);
     if (ret)
         return ret;
     if (cksum->length != MPC_KDC_CHECKSUM_LEN || cksum->contents == NULL) {
-        set_why(why, why_len, "verify_checksum: checksum of %u bytes, " MPC_KDC_CKSUMTYPE_NAME
+        router_set_why(why, why_len, "verify_checksum: checksum of %u bytes, " MPC_KDC_CKSUMTYPE_NAME
                 " has %d", cksum->length, MPC_KDC_CHECKSUM_LEN);
         return KRB5_BAD_MSIZE;
     }
@@ -1175,7 +1171,7 @@ router_engine_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *key
     checksum = data != NULL ? find_checksum_iov(data, num_data) : NULL;
     if (checksum == NULL || checksum->data.length < MPC_KDC_CHECKSUM_LEN ||
         checksum->data.data == NULL) {
-        set_why(why, why_len, "make_checksum_iov: no CHECKSUM buffer of at least %d bytes",
+        router_set_why(why, why_len, "make_checksum_iov: no CHECKSUM buffer of at least %d bytes",
                 MPC_KDC_CHECKSUM_LEN);
         return KRB5_BAD_MSIZE;
     }
@@ -1205,13 +1201,13 @@ router_engine_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *k
     if (ret)
         return ret;
     if (valid == NULL) {
-        set_why(why, why_len, "verify_checksum_iov: no result");
+        router_set_why(why, why_len, "verify_checksum_iov: no result");
         return EINVAL;
     }
     checksum = data != NULL ? find_checksum_iov(data, num_data) : NULL;
     if (checksum == NULL || checksum->data.length != MPC_KDC_CHECKSUM_LEN ||
         checksum->data.data == NULL) {
-        set_why(why, why_len, "verify_checksum_iov: no CHECKSUM buffer of %d bytes",
+        router_set_why(why, why_len, "verify_checksum_iov: no CHECKSUM buffer of %d bytes",
                 MPC_KDC_CHECKSUM_LEN);
         return KRB5_BAD_MSIZE;
     }
@@ -1230,7 +1226,7 @@ router_engine_prf(router_engine *engine, const mpc_kdb_key_id *key, const krb5_d
         return router_krb_prf(engine, key, input, output, why, why_len);
     if (!served(key))
         return refuse_enctype("prf", key, why, why_len);
-    set_why(why, why_len, "prf with the protected krbtgt key refused: krb5kdc never "
+    router_set_why(why, why_len, "prf with the protected krbtgt key refused: krb5kdc never "
             "computes a PRF of the krbtgt key");
     return KRB5_CRYPTO_INTERNAL;
 }
@@ -1244,7 +1240,7 @@ router_engine_prfplus(router_engine *engine, const mpc_kdb_key_id *key, const kr
         return router_krb_prfplus(engine, key, input, output, why, why_len);
     if (!served(key))
         return refuse_enctype("prfplus", key, why, why_len);
-    set_why(why, why_len, "prfplus with the protected krbtgt key refused: krb5kdc never "
+    router_set_why(why, why_len, "prfplus with the protected krbtgt key refused: krb5kdc never "
             "computes a PRF+ of the krbtgt key");
     return KRB5_CRYPTO_INTERNAL;
 }
@@ -1259,7 +1255,7 @@ router_engine_derive_prfplus(router_engine *engine, const mpc_kdb_key_id *key,
         return router_krb_derive_prfplus(engine, key, why, why_len);
     if (!served(key))
         return refuse_enctype("derive_prfplus", key, why, why_len);
-    set_why(why, why_len, "derive_prfplus with the protected krbtgt key refused: it derives "
+    router_set_why(why, why_len, "derive_prfplus with the protected krbtgt key refused: it derives "
             "the FAST cookie key, needed only for cookies with contents (SPAKE preauth, which "
             "must stay disabled)");
     return KRB5_CRYPTO_INTERNAL;
@@ -1279,7 +1275,7 @@ router_engine_cf2(router_engine *engine, const router_key *k1, const char *peppe
         return refuse_enctype("fx_cf2_simple", k1->id, why, why_len);
     if (k2->id != NULL && !served(k2->id))
         return refuse_enctype("fx_cf2_simple", k2->id, why, why_len);
-    set_why(why, why_len, "fx_cf2_simple with the protected krbtgt key refused: krb5kdc "
+    router_set_why(why, why_len, "fx_cf2_simple with the protected krbtgt key refused: krb5kdc "
             "combines only session, armor and reply keys with cf2");
     return KRB5_CRYPTO_INTERNAL;
 }
@@ -1294,7 +1290,7 @@ router_engine_init_state(router_engine *engine, const mpc_kdb_key_id *key, krb5_
     if (!served(key))
         return refuse_enctype("init_state", key, why, why_len);
     if (new_state == NULL) {
-        set_why(why, why_len, "init_state: no output");
+        router_set_why(why, why_len, "init_state: no output");
         return EINVAL;
     }
     /* Nothing chains between messages: the empty state (krb5_c_free_state frees it). */

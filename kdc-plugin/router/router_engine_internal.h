@@ -43,6 +43,13 @@ void router_engine_client_unlock(router_engine *engine);
  * any other status (an answer) changes nothing. */
 void router_engine_note(router_engine *engine, int rc, const char *why);
 
+/* Small helpers both files use. router_set_why formats into why (ignored when why is NULL or
+ * why_len 0); router_overlaps tells whether two buffers share a byte; router_wipe_free wipes
+ * a secret buffer of len bytes and frees it (NULL ignored). */
+void router_set_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int router_overlaps(const void *a, size_t alen, const void *b, size_t blen);
+void router_wipe_free(void *p, size_t len);
+
 /* A static English phrase for an mpc_status ("unreachable", "refused", ...). */
 const char *router_engine_status_text(int rc);
 

@@ -67,44 +67,12 @@ struct krb_key {
 #define NO_USAGE (-1)
 
 static void
-set_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-set_why(char *why, size_t why_len, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (why == NULL || why_len == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
-}
-
-static void
 key_of(const mpc_kdb_key_id *id, struct krb_key *k)
 {
     mpc_kdc_engine_key_name(id, k->name);
     k->kvno = id->kvno;
     k->enctype = id->enctype;
     k->algorithm = router_krb_algorithm(id->enctype);
-}
-
-static int
-overlaps(const void *a, size_t alen, const void *b, size_t blen)
-{
-    const uint8_t *pa = a, *pb = b;
-
-    return alen != 0 && blen != 0 && pa < pb + blen && pb < pa + alen;
-}
-
-static void
-wipe_free(void *p, size_t len)
-{
-    if (p == NULL)
-        return;
-    OPENSSL_cleanse(p, len);
-    free(p);
 }
 
 /* A copy of len bytes (at least one byte allocated) or NULL. */
@@ -130,7 +98,7 @@ static krb5_error_code
 refuse_usage(const char *op, const struct krb_key *k, krb5_keyusage usage, char *why,
              size_t why_len)
 {
-    set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: usage %d is not "
+    router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: usage %d is not "
             "served (the engine holds derived keys for usages 1, 2, 3, 17 and 56 only; fail "
             "closed)", op, KEY_ARGS(k), (int)usage);
     return KRB5_CRYPTO_INTERNAL;
@@ -140,7 +108,7 @@ static krb5_error_code
 refuse_state(const char *op, const struct krb_key *k, krb5_keyusage usage, char *why,
              size_t why_len)
 {
-    set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: a cipher "
+    router_set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: a cipher "
             "state is not supported (krb5kdc passes none with these keys)", op, KEY_ARGS(k),
             (int)usage);
     return KRB5_CRYPTO_INTERNAL;
@@ -170,7 +138,7 @@ call_end(router_engine *engine, mpc_client *client, int rc, const char *doing,
     if (usage != NO_USAGE)
         snprintf(usage_text, sizeof(usage_text), ", usage %d", usage);
     if (rc != MPC_OK && rc != MPC_EBADTAG)
-        set_why(why, why_len, "engine %s %s under " KEY_FMT "%s: %s",
+        router_set_why(why, why_len, "engine %s %s under " KEY_FMT "%s: %s",
                 router_engine_status_text(rc), doing, KEY_ARGS(k), usage_text,
                 mpc_client_last_error(client));
     router_engine_client_unlock(engine);
@@ -179,7 +147,7 @@ call_end(router_engine *engine, mpc_client *client, int rc, const char *doing,
     if (rc == MPC_OK)
         return 0;
     if (rc == MPC_EBADTAG) {
-        set_why(why, why_len, "integrity check failed under " KEY_FMT "%s (wrong key or "
+        router_set_why(why, why_len, "integrity check failed under " KEY_FMT "%s (wrong key or "
                 "password, forged or damaged data)", KEY_ARGS(k), usage_text);
         return KRB5KRB_AP_ERR_BAD_INTEGRITY;
     }
@@ -197,7 +165,7 @@ engine_checksum(router_engine *engine, const struct krb_key *k, krb5_keyusage us
     int rc;
 
     if (len > ROUTER_KRB_MAX_DATA) {
-        set_why(why, why_len, "checksum over %zu bytes under " KEY_FMT ": more than the "
+        router_set_why(why, why_len, "checksum over %zu bytes under " KEY_FMT ": more than the "
                 "engine takes in one call (%d)", len, KEY_ARGS(k), ROUTER_KRB_MAX_DATA);
         return KRB5_BAD_MSIZE;
     }
@@ -248,7 +216,7 @@ router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     if (cipher_state != NULL)
         return refuse_state("encrypt", &k, usage, why, why_len);
     if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL)) {
-        set_why(why, why_len, "encrypt: no input or output");
+        router_set_why(why, why_len, "encrypt: no input or output");
         return EINVAL;
     }
     /* As libk5crypto, before it checks the length. */
@@ -256,22 +224,22 @@ router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     output->kvno = 0;
     output->enctype = k.enctype;
     if (router_krb_encrypt_length(input->length, &total) != 0) {
-        set_why(why, why_len, "encrypt: a plaintext of %u bytes under " KEY_FMT " is longer "
+        router_set_why(why, why_len, "encrypt: a plaintext of %u bytes under " KEY_FMT " is longer "
                 "than the engine encrypts in one call (%d bytes)", input->length, KEY_ARGS(&k),
                 ROUTER_KRB_MAX_DATA - ROUTER_KRB_CONFOUNDER_LEN);
         return KRB5_BAD_MSIZE;
     }
     if (output->ciphertext.data == NULL || output->ciphertext.length < total) {
-        set_why(why, why_len, "encrypt: output buffer of %u bytes, %zu needed "
+        router_set_why(why, why_len, "encrypt: output buffer of %u bytes, %zu needed "
                 "(krb5_c_encrypt_length)", output->ciphertext.length, total);
         return KRB5_BAD_MSIZE;
     }
     out = (uint8_t *)output->ciphertext.data;
     plain = (const uint8_t *)input->data;
-    if (overlaps(plain, input->length, out, total)) {
+    if (router_overlaps(plain, input->length, out, total)) {
         plain_copy = copy_of(plain, input->length);
         if (plain_copy == NULL) {
-            set_why(why, why_len, "out of memory");
+            router_set_why(why, why_len, "out of memory");
             return ENOMEM;
         }
         plain = plain_copy;
@@ -281,7 +249,7 @@ router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     confounder_data.data = (char *)confounder;
     ret = krb5_c_random_make_octets(NULL, &confounder_data);
     if (ret) {
-        set_why(why, why_len, "encrypt: no random confounder (krb5_c_random_make_octets: "
+        router_set_why(why, why_len, "encrypt: no random confounder (krb5_c_random_make_octets: "
                 "error %ld)", (long)ret);
         goto cleanup;
     }
@@ -299,7 +267,7 @@ cleanup:
     OPENSSL_cleanse(confounder, sizeof(confounder));
     if (ret != 0)
         OPENSSL_cleanse(out, total);
-    wipe_free(plain_copy, input->length);
+    router_wipe_free(plain_copy, input->length);
     return ret;
 }
 
@@ -322,38 +290,38 @@ router_krb_decrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     if (cipher_state != NULL)
         return refuse_state("decrypt", &k, usage, why, why_len);
     if (input == NULL || output == NULL) {
-        set_why(why, why_len, "decrypt: no input or output");
+        router_set_why(why, why_len, "decrypt: no input or output");
         return EINVAL;
     }
     /* As libk5crypto: a ciphertext labelled with another enctype is refused. */
     if (input->enctype != ENCTYPE_UNKNOWN && input->enctype != k.enctype) {
-        set_why(why, why_len, "decrypt: ciphertext of enctype %d under " KEY_FMT,
+        router_set_why(why, why_len, "decrypt: ciphertext of enctype %d under " KEY_FMT,
                 (int)input->enctype, KEY_ARGS(&k));
         return KRB5_BAD_ENCTYPE;
     }
     in_len = input->ciphertext.length;
     if (router_krb_plain_length(in_len, &plain_len) != 0) {
-        set_why(why, why_len, "decrypt: a ciphertext of %zu bytes under " KEY_FMT " is %s",
+        router_set_why(why, why_len, "decrypt: a ciphertext of %zu bytes under " KEY_FMT " is %s",
                 in_len, KEY_ARGS(&k), in_len < ROUTER_KRB_OVERHEAD
                 ? "shorter than confounder and HMAC (28 bytes)"
                 : "longer than the engine decrypts in one call (4096 bytes)");
         return KRB5_BAD_MSIZE;
     }
     if (input->ciphertext.data == NULL) {
-        set_why(why, why_len, "decrypt: no ciphertext");
+        router_set_why(why, why_len, "decrypt: no ciphertext");
         return EINVAL;
     }
     if (output->length < plain_len || (plain_len != 0 && output->data == NULL)) {
-        set_why(why, why_len, "decrypt: output buffer of %u bytes, %zu needed",
+        router_set_why(why, why_len, "decrypt: output buffer of %u bytes, %zu needed",
                 output->length, plain_len);
         return KRB5_BAD_MSIZE;
     }
     in = (const uint8_t *)input->ciphertext.data;
     out = (uint8_t *)output->data;
-    if (overlaps(in, in_len, out, plain_len)) {
+    if (router_overlaps(in, in_len, out, plain_len)) {
         in_copy = copy_of(in, in_len);
         if (in_copy == NULL) {
-            set_why(why, why_len, "out of memory");
+            router_set_why(why, why_len, "out of memory");
             return ENOMEM;
         }
         in = in_copy;
@@ -371,7 +339,7 @@ cleanup:
     /* As libk5crypto: no plaintext is left behind by a failed decryption. */
     if (ret != 0 && out != NULL)
         OPENSSL_cleanse(out, plain_len);
-    wipe_free(in_copy, in_len);
+    router_wipe_free(in_copy, in_len);
     return ret;
 }
 
@@ -383,7 +351,7 @@ router_krb_encrypt_iov(router_engine *engine, const mpc_kdb_key_id *id, krb5_key
 
     (void)engine;
     key_of(id, &k);
-    set_why(why, why_len, "encrypt_iov with the protected key " KEY_FMT ", usage %d, refused: "
+    router_set_why(why, why_len, "encrypt_iov with the protected key " KEY_FMT ", usage %d, refused: "
             "only krb5_c_encrypt is served (krb5kdc never encrypts with iovs; GSSAPI does)",
             KEY_ARGS(&k), (int)usage);
     return KRB5_CRYPTO_INTERNAL;
@@ -397,7 +365,7 @@ router_krb_decrypt_iov(router_engine *engine, const mpc_kdb_key_id *id, krb5_key
 
     (void)engine;
     key_of(id, &k);
-    set_why(why, why_len, "decrypt_iov with the protected key " KEY_FMT ", usage %d, refused: "
+    router_set_why(why, why_len, "decrypt_iov with the protected key " KEY_FMT ", usage %d, refused: "
             "only krb5_c_decrypt is served (krb5kdc never decrypts with iovs; GSSAPI does)",
             KEY_ARGS(&k), (int)usage);
     return KRB5_CRYPTO_INTERNAL;
@@ -413,7 +381,7 @@ new_checksum_type(const char *op, const struct krb_key *k, krb5_cksumtype reques
 {
     if (router_krb_resolve_cksumtype(k->enctype, requested, type) == 0)
         return 0;
-    set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: checksum "
+    router_set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: checksum "
             "type %d (only %d, hmac-sha1-96-aes%s, is served)", op, KEY_ARGS(k), (int)usage,
             (int)requested, (int)router_krb_cksumtype(k->enctype),
             k->enctype == ENCTYPE_AES128_CTS_HMAC_SHA1_96 ? "128" : "256");
@@ -432,7 +400,7 @@ verified_checksum_type(const char *op, const struct krb_key *k, krb5_cksumtype g
     if ((given != 0 || zero_is_own) &&
         router_krb_resolve_cksumtype(k->enctype, given, &type) == 0)
         return 0;
-    set_why(why, why_len, "%s: checksum type %d under " KEY_FMT, op, (int)given, KEY_ARGS(k));
+    router_set_why(why, why_len, "%s: checksum type %d under " KEY_FMT, op, (int)given, KEY_ARGS(k));
     return KRB5_BAD_ENCTYPE;
 }
 
@@ -470,12 +438,12 @@ router_krb_make_checksum(router_engine *engine, const mpc_kdb_key_id *id,
     if (ret)
         return ret;
     if (input == NULL || cksum == NULL || (input->length != 0 && input->data == NULL)) {
-        set_why(why, why_len, "make_checksum: no input or output");
+        router_set_why(why, why_len, "make_checksum: no input or output");
         return EINVAL;
     }
     contents = malloc(ROUTER_KRB_MAC_LEN);
     if (contents == NULL) {
-        set_why(why, why_len, "out of memory");
+        router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
     ret = engine_checksum(engine, &k, usage, (const uint8_t *)input->data, input->length,
@@ -505,7 +473,7 @@ router_krb_verify_checksum(router_engine *engine, const mpc_kdb_key_id *id,
         return refuse_usage("verify_checksum", &k, usage, why, why_len);
     if (data == NULL || cksum == NULL || valid == NULL ||
         (data->length != 0 && data->data == NULL)) {
-        set_why(why, why_len, "verify_checksum: no data, checksum or result");
+        router_set_why(why, why_len, "verify_checksum: no data, checksum or result");
         return EINVAL;
     }
     /* A checksum's own type 0 is no type (libk5crypto: KRB5_BAD_ENCTYPE); only the _iov
@@ -515,7 +483,7 @@ router_krb_verify_checksum(router_engine *engine, const mpc_kdb_key_id *id,
     if (ret)
         return ret;
     if (cksum->length != ROUTER_KRB_MAC_LEN || cksum->contents == NULL) {
-        set_why(why, why_len, "verify_checksum: checksum of %u bytes, hmac-sha1-96 has %d",
+        router_set_why(why, why_len, "verify_checksum: checksum of %u bytes, hmac-sha1-96 has %d",
                 cksum->length, ROUTER_KRB_MAC_LEN);
         return KRB5_BAD_MSIZE;
     }
@@ -534,13 +502,13 @@ gather(const char *op, const struct krb_key *k, const krb5_crypto_iov *data, siz
     *len = 0;
     /* Checked before the copy, so that a huge input costs no allocation. */
     if (n > ROUTER_KRB_MAX_DATA) {
-        set_why(why, why_len, "%s over %zu bytes under " KEY_FMT ": more than the engine "
+        router_set_why(why, why_len, "%s over %zu bytes under " KEY_FMT ": more than the engine "
                 "takes in one call (%d)", op, n, KEY_ARGS(k), ROUTER_KRB_MAX_DATA);
         return KRB5_BAD_MSIZE;
     }
     *out = malloc(n != 0 ? n : 1);
     if (*out == NULL) {
-        set_why(why, why_len, "out of memory");
+        router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
     router_krb_gather_signed(data, num_data, *out);
@@ -570,7 +538,7 @@ router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
     checksum = data != NULL ? router_krb_checksum_iov(data, num_data) : NULL;
     if (checksum == NULL || checksum->data.length < ROUTER_KRB_MAC_LEN ||
         checksum->data.data == NULL) {
-        set_why(why, why_len, "make_checksum_iov: no CHECKSUM buffer of at least %d bytes",
+        router_set_why(why, why_len, "make_checksum_iov: no CHECKSUM buffer of at least %d bytes",
                 ROUTER_KRB_MAC_LEN);
         return KRB5_BAD_MSIZE;
     }
@@ -583,7 +551,7 @@ router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
         checksum->data.length = ROUTER_KRB_MAC_LEN;
     }
     OPENSSL_cleanse(mac, sizeof(mac));
-    wipe_free(msg, len);
+    router_wipe_free(msg, len);
     return ret;
 }
 
@@ -606,13 +574,13 @@ router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
     if (ret)
         return ret;
     if (valid == NULL) {
-        set_why(why, why_len, "verify_checksum_iov: no result");
+        router_set_why(why, why_len, "verify_checksum_iov: no result");
         return EINVAL;
     }
     checksum = data != NULL ? router_krb_checksum_iov(data, num_data) : NULL;
     if (checksum == NULL || checksum->data.length != ROUTER_KRB_MAC_LEN ||
         checksum->data.data == NULL) {
-        set_why(why, why_len, "verify_checksum_iov: no CHECKSUM buffer of %d bytes",
+        router_set_why(why, why_len, "verify_checksum_iov: no CHECKSUM buffer of %d bytes",
                 ROUTER_KRB_MAC_LEN);
         return KRB5_BAD_MSIZE;
     }
@@ -621,7 +589,7 @@ router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
         return ret;
     ret = checksum_compare(engine, &k, usage, msg, len, (const uint8_t *)checksum->data.data,
                            valid, why, why_len);
-    wipe_free(msg, len);
+    router_wipe_free(msg, len);
     return ret;
 }
 
@@ -637,13 +605,13 @@ router_krb_prf(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data 
 
     key_of(id, &k);
     if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL)) {
-        set_why(why, why_len, "prf: no input or output");
+        router_set_why(why, why_len, "prf: no input or output");
         return EINVAL;
     }
     /* As libk5crypto: the output is exactly krb5_c_prf_length() bytes. */
     output->magic = KV5M_DATA;
     if (output->length != ROUTER_KRB_PRF_LEN || output->data == NULL) {
-        set_why(why, why_len, "prf: output of %u bytes, the PRF of " KEY_FMT " gives %d",
+        router_set_why(why, why_len, "prf: output of %u bytes, the PRF of " KEY_FMT " gives %d",
                 output->length, KEY_ARGS(&k), ROUTER_KRB_PRF_LEN);
         return KRB5_CRYPTO_INTERNAL;
     }
@@ -669,18 +637,18 @@ router_krb_prfplus(router_engine *engine, const mpc_kdb_key_id *id, const krb5_d
     key_of(id, &k);
     if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL) ||
         (output->length != 0 && output->data == NULL)) {
-        set_why(why, why_len, "prfplus: no input or output");
+        router_set_why(why, why_len, "prfplus: no input or output");
         return EINVAL;
     }
     ret = router_krb_prfplus_blocks(output->length, &blocks);
     if (ret) {
-        set_why(why, why_len, "prfplus: %u bytes are more than %d PRF blocks",
+        router_set_why(why, why_len, "prfplus: %u bytes are more than %d PRF blocks",
                 output->length, ROUTER_KRB_PRFPLUS_MAX_BLOCKS);
         return ret;
     }
     in = malloc((size_t)input->length + 1);
     if (in == NULL) {
-        set_why(why, why_len, "out of memory");
+        router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
     if (input->length != 0)
@@ -698,7 +666,7 @@ router_krb_prfplus(router_engine *engine, const mpc_kdb_key_id *id, const krb5_d
     if (ret != 0 && output->length != 0)
         OPENSSL_cleanse(output->data, output->length);
     OPENSSL_cleanse(block, sizeof(block));
-    wipe_free(in, (size_t)input->length + 1);
+    router_wipe_free(in, (size_t)input->length + 1);
     return ret;
 }
 
@@ -710,7 +678,7 @@ router_krb_derive_prfplus(router_engine *engine, const mpc_kdb_key_id *id, char 
 
     (void)engine;
     key_of(id, &k);
-    set_why(why, why_len, "derive_prfplus with the protected key " KEY_FMT " refused: a key "
+    router_set_why(why, why_len, "derive_prfplus with the protected key " KEY_FMT " refused: a key "
             "derived from a protected key would leave the engine in clear (only the SPAKE "
             "preauth mechanism asks for one, and it must stay disabled)", KEY_ARGS(&k));
     return KRB5_CRYPTO_INTERNAL;
@@ -724,7 +692,7 @@ router_krb_init_state(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyu
 
     (void)engine;
     key_of(id, &k);
-    set_why(why, why_len, "init_state with the protected key " KEY_FMT ", usage %d, refused: "
+    router_set_why(why, why_len, "init_state with the protected key " KEY_FMT ", usage %d, refused: "
             "no cipher state is served (krb5kdc passes none with these keys)", KEY_ARGS(&k),
             (int)usage);
     return KRB5_CRYPTO_INTERNAL;
@@ -748,7 +716,7 @@ prfplus_of(router_engine *engine, const router_key *key, const char *pepper, uin
         return router_krb_prfplus(engine, key->id, &in, &output, why, why_len);
     ret = krb5_c_prfplus(NULL, key->clear, &in, &output);
     if (ret)
-        set_why(why, why_len, "fx_cf2_simple: PRF+ of the clear key (enctype %d) failed: "
+        router_set_why(why, why_len, "fx_cf2_simple: PRF+ of the clear key (enctype %d) failed: "
                 "error %ld", (int)key->clear->enctype, (long)ret);
     return ret;
 }
@@ -770,20 +738,20 @@ router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
 
     if (out == NULL || pepper1 == NULL || pepper2 == NULL ||
         (k1->id == NULL && k1->clear == NULL) || (k2->id == NULL && k2->clear == NULL)) {
-        set_why(why, why_len, "fx_cf2_simple: no key, pepper or output");
+        router_set_why(why, why_len, "fx_cf2_simple: no key, pepper or output");
         return EINVAL;
     }
     *out = NULL;
     enctype = k1->id != NULL ? k1->id->enctype : k1->clear->enctype;
     ret = krb5_c_keylengths(NULL, enctype, &keybytes, &keylength);
     if (ret) {
-        set_why(why, why_len, "fx_cf2_simple: first key of unknown enctype %d", (int)enctype);
+        router_set_why(why, why_len, "fx_cf2_simple: first key of unknown enctype %d", (int)enctype);
         return KRB5_BAD_ENCTYPE;
     }
     prf1 = calloc(1, keybytes != 0 ? keybytes : 1);
     prf2 = calloc(1, keybytes != 0 ? keybytes : 1);
     if (prf1 == NULL || prf2 == NULL) {
-        set_why(why, why_len, "out of memory");
+        router_set_why(why, why_len, "out of memory");
         ret = ENOMEM;
         goto cleanup;
     }
@@ -797,7 +765,7 @@ router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
         prf1[i] ^= prf2[i];
     ret = krb5_init_keyblock(NULL, enctype, keylength, &kb);
     if (ret) {
-        set_why(why, why_len, "fx_cf2_simple: cannot make a key of enctype %d", (int)enctype);
+        router_set_why(why, why_len, "fx_cf2_simple: cannot make a key of enctype %d", (int)enctype);
         goto cleanup;
     }
     random.magic = KV5M_DATA;
@@ -805,7 +773,7 @@ router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
     random.data = (char *)prf1;
     ret = krb5_c_random_to_key(NULL, enctype, &random, kb);
     if (ret) {
-        set_why(why, why_len, "fx_cf2_simple: random-to-key for enctype %d failed: error %ld",
+        router_set_why(why, why_len, "fx_cf2_simple: random-to-key for enctype %d failed: error %ld",
                 (int)enctype, (long)ret);
         goto cleanup;
     }
@@ -813,8 +781,8 @@ router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
     kb = NULL;
 
 cleanup:
-    wipe_free(prf1, keybytes != 0 ? keybytes : 1);
-    wipe_free(prf2, keybytes != 0 ? keybytes : 1);
+    router_wipe_free(prf1, keybytes != 0 ? keybytes : 1);
+    router_wipe_free(prf2, keybytes != 0 ? keybytes : 1);
     krb5_free_keyblock(NULL, kb);
     return ret;
 }
