@@ -1,4 +1,6 @@
-// Arithmetic on 32-bit words of builder wires (modulo 2^32), for the SHA-1 circuits.
+// Arithmetic on 32-bit and 64-bit words of builder wires (modulo 2^32 and 2^64), for the SHA-1
+// and SHA-2 circuits. The 64-bit operations are the same networks one size up: the prefix adder
+// has log2(64) = 6 prefix layers, AND-depth 7 above its operands.
 //
 // WordGates wraps a CircuitBuilder: it folds gates whose operands are the builder's constant
 // wires (so adding a public constant costs no more than a general add, usually less) and
@@ -29,14 +31,19 @@
 namespace mpc::circuits::detail {
 
 inline constexpr std::size_t kWordBits = 32;
+inline constexpr std::size_t kWord64Bits = 64;
 
 // Bit 0 is the least significant bit.
 using Word32 = std::array<std::uint32_t, kWordBits>;
+using Word64 = std::array<std::uint32_t, kWord64Bits>;
 
-struct CarrySave {
-  Word32 sum;
-  Word32 carry;  // already shifted left by one
+template <std::size_t Bits>
+struct CarrySaveOf {
+  std::array<std::uint32_t, Bits> sum;
+  std::array<std::uint32_t, Bits> carry;  // already shifted left by one
 };
+using CarrySave = CarrySaveOf<kWordBits>;
+using CarrySave64 = CarrySaveOf<kWord64Bits>;
 
 class WordGates {
  public:
@@ -56,6 +63,7 @@ class WordGates {
   // elsewhere (AES outputs), 0 otherwise (inputs, constants).
   std::uint32_t depth(std::uint32_t wire) const noexcept;
   std::uint32_t depth(const Word32& word) const noexcept;
+  std::uint32_t depth(const Word64& word) const noexcept;
   void note_depth(std::uint32_t wire, std::uint32_t depth);
 
   Word32 constant(std::uint32_t value) const;
@@ -66,9 +74,15 @@ class WordGates {
   Word32 add(const Word32& x, const Word32& y);
   Word32 sum(std::vector<Word32> operands);
 
+  // The same on 64-bit words.
+  Word64 constant64(std::uint64_t value) const;
+  Word64 xor_words(const Word64& a, const Word64& b);
+  Word64 and_words(const Word64& a, const Word64& b);
+  CarrySave64 compress(const Word64& x, const Word64& y, const Word64& z);
+  Word64 add(const Word64& x, const Word64& y);
+  Word64 sum(std::vector<Word64> operands);
+
  private:
-  // The prefix network on generate/propagate bits (generate[i] & propagate[i] == 0).
-  Word32 add_gp(const Word32& generate, const Word32& propagate);
   std::uint32_t record(std::uint32_t wire, std::uint32_t depth);
 
   CircuitBuilder& builder_;
@@ -79,11 +93,15 @@ class WordGates {
 
 // Rotation towards the most significant bit: pure rewiring.
 Word32 rotl(const Word32& word, unsigned bits);
+Word64 rotl(const Word64& word, unsigned bits);
 
 // Four bytes of a byte-string group read as a big-endian word (SHA-1's convention): `bits`
 // holds the 32 wires of bytes 0..3, byte b bit k at b * 8 + k.
 Word32 word_from_be_bits(std::span<const std::uint32_t> bits);
 // The inverse: appends the word's wires as four big-endian bytes.
 void append_be_bits(const Word32& word, std::vector<std::uint32_t>& bits);
+// The same for eight bytes and a 64-bit word (SHA-512's convention).
+Word64 word64_from_be_bits(std::span<const std::uint32_t> bits);
+void append_be_bits(const Word64& word, std::vector<std::uint32_t>& bits);
 
 }  // namespace mpc::circuits::detail

@@ -8,7 +8,9 @@
 #include "circuits/comparator.hpp"
 #include "circuits/equality.hpp"
 #include "circuits/kerberos.hpp"
+#include "circuits/kerberos_sha2.hpp"
 #include "circuits/sha1.hpp"
+#include "circuits/sha2.hpp"
 #include "common/error.hpp"
 
 namespace mpc::circuits {
@@ -57,6 +59,24 @@ std::optional<Circuit> build_kerberos_circuit(std::string_view name) {
   return std::nullopt;
 }
 
+// The RFC 8009 families: the enctype names pair the AES size with its hash.
+std::optional<Circuit> build_kerberos_sha2_circuit(std::string_view name) {
+  if (name == "sha256-compress") return build_sha256_compress_circuit();
+  if (name == "sha512-compress") return build_sha512_compress_circuit();
+  if (const auto length = length_after(name, "krb-sha256-checksum-"))
+    return build_krb_sha2_checksum_circuit(KrbSha2Hash::Sha256, *length);
+  if (const auto length = length_after(name, "krb-sha384-checksum-"))
+    return build_krb_sha2_checksum_circuit(KrbSha2Hash::Sha384, *length);
+  for (const auto& [prefix, size] : {std::pair{"krb-aes128-sha256-", AesKeySize::Aes128},
+                                     std::pair{"krb-aes256-sha384-", AesKeySize::Aes256}}) {
+    if (const auto length = length_after(name, std::string(prefix) + "enc-"); length && *length >= kKrbBlockBytes)
+      return build_krb_sha2_encrypt_circuit(size, *length);
+    if (const auto length = length_after(name, std::string(prefix) + "dec-"); length && *length >= kKrbBlockBytes)
+      return build_krb_sha2_decrypt_circuit(size, *length);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::string> catalogue_names() {
@@ -76,11 +96,14 @@ std::vector<std::string> catalogue_names() {
 
 std::vector<std::string> catalogue_family_examples() {
   return {"sha1-compress", "krb-aes128-enc-300", "krb-aes256-enc-300", "krb-aes128-dec-300", "krb-aes256-dec-300",
-          "krb-checksum-300"};
+          "krb-checksum-300", "sha256-compress", "sha512-compress", "krb-aes128-sha256-enc-300",
+          "krb-aes256-sha384-enc-300", "krb-aes128-sha256-dec-300", "krb-aes256-sha384-dec-300",
+          "krb-sha256-checksum-300", "krb-sha384-checksum-300"};
 }
 
 Circuit build_named_circuit(std::string_view name) {
   if (auto circuit = build_kerberos_circuit(name)) return std::move(*circuit);
+  if (auto circuit = build_kerberos_sha2_circuit(name)) return std::move(*circuit);
   if (name == "gt64") return build_greater_than_circuit(64);
   if (name == "eq128") return build_equality_circuit(128);
   for (const SboxChoice& sbox : kSboxes) {
