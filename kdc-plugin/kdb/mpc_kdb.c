@@ -105,7 +105,6 @@
 #error "mpc_kdb forwards the slots of KDB DAL major version 9 only"
 #endif
 
-#define MPC_KDB_MARKER "mpc-protected"
 #define MPC_KDB_DEFAULT_BACKEND "db2"
 
 typedef struct mpc_db {
@@ -387,24 +386,6 @@ cleanup:
 
 /* ---- markers and handles ------------------------------------------------- */
 
-static krb5_error_code
-is_protected(krb5_context context, krb5_db_entry *entry, krb5_boolean *out)
-{
-    char *value = NULL;
-    krb5_error_code ret;
-
-    *out = FALSE;
-    ret = krb5_dbe_get_string(context, entry, MPC_KDB_MARKER, &value);
-    if (ret || value == NULL)
-        goto cleanup;
-    *out = !(strcasecmp(value, "0") == 0 || strcasecmp(value, "false") == 0 ||
-             strcasecmp(value, "no") == 0 || strcasecmp(value, "off") == 0);
-
-cleanup:
-    krb5_dbe_free_string(context, value);
-    return ret;
-}
-
 static krb5_boolean
 key_data_is_handle(const krb5_key_data *kd)
 {
@@ -440,7 +421,7 @@ substitute_handles(krb5_context context, const mpc_db *db, krb5_db_entry *entry)
 
     if (!db->kdc_mode || entry == NULL || entry->princ == NULL || entry->n_key_data <= 0)
         goto cleanup;
-    ret = is_protected(context, entry, &protected);
+    ret = mpc_entry_is_marked(context, entry, &protected);
     if (ret || !protected)
         goto cleanup;
     ret = krb5_unparse_name(context, entry->princ, &name);

@@ -25,7 +25,6 @@
 
 #include <openssl/crypto.h>
 
-#define MPC_KDB_MARKER "mpc-protected"
 #define MPC_CLIENT_LIBRARY "libmpcclient.so.1"
 
 _Static_assert(sizeof(MPC_KDC_USER_MARKER) == MPC_KDC_USER_MARKER_LEN,
@@ -217,8 +216,8 @@ is_master_key_entry(const krb5_db_entry *entry)
            component_is(entry->princ, 1, "M");
 }
 
-static krb5_error_code
-is_marked(krb5_context context, krb5_db_entry *entry, krb5_boolean *out)
+krb5_error_code
+mpc_entry_is_marked(krb5_context context, krb5_db_entry *entry, krb5_boolean *out)
 {
     char *value = NULL;
     krb5_error_code ret;
@@ -555,7 +554,7 @@ mpc_enroll_before_put(krb5_context context, mpc_engine *engine,
     if (entry == NULL || entry->princ == NULL || is_tgs(entry->princ) ||
         krb5_db_mkey_list_alias(context) == NULL)
         goto cleanup;
-    ret = is_marked(context, entry, &marked);
+    ret = mpc_entry_is_marked(context, entry, &marked);
     if (ret)
         goto cleanup;
     ret = get_old(context, entry->princ, 0, &old);
@@ -566,7 +565,7 @@ mpc_enroll_before_put(krb5_context context, mpc_engine *engine,
     if (ret)
         goto cleanup;
     if (old != NULL) {
-        ret = is_marked(context, old, &old_marked);
+        ret = mpc_entry_is_marked(context, old, &old_marked);
         if (ret)
             goto cleanup;
     }
@@ -618,7 +617,7 @@ mpc_enroll_before_delete(krb5_context context,
         ret = 0;   /* the deletion itself reports a missing entry */
         goto cleanup;
     }
-    ret = is_marked(context, old, &marked);
+    ret = mpc_entry_is_marked(context, old, &marked);
     if (ret || !marked)
         goto cleanup;
     ret = name_enrollment(context, old->princ, out);

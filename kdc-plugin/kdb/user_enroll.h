@@ -34,6 +34,13 @@ typedef struct mpc_engine mpc_engine;
 
 /* *out = an engine for config_path (copied; nothing is opened yet). Free with
  * mpc_engine_free(). */
+/* The protection marker: a principal string attribute; the principal is protected when it is
+ * present and its value is not 0, false, no or off (any case). */
+#define MPC_KDB_MARKER "mpc-protected"
+
+/* *out = whether entry carries the marker. */
+krb5_error_code mpc_entry_is_marked(krb5_context context, krb5_db_entry *entry, krb5_boolean *out);
+
 krb5_error_code mpc_engine_create(krb5_context context, const char *config_path, mpc_engine **out);
 
 /* Closes the client and unloads the library; NULL is ignored. */
