@@ -203,12 +203,19 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
   for (std::size_t i = 0; i < kBatchesInFlight; ++i)
     workers_.push_back(std::make_unique<BatchWorker>(context_, settings_, own_keys_, prf_keys_,
                                                      make_evaluator(), batch_finished_, log_));
+  // A one-instance circuit gains nothing from a GPU (a launch per layer) and would hold a
+  // device workspace per worker: Kerberos batches always run on the CPU evaluator.
+  for (std::size_t i = 0; i < kKrbBatchesInFlight; ++i)
+    krb_workers_.push_back(std::make_unique<BatchWorker>(context_, settings_, own_keys_, prf_keys_,
+                                                         rss3::make_cpu_evaluator(rss3::best_simd_level()),
+                                                         batch_finished_, log_));
   if (settings_.party == 0) new_epoch();
   log_.info("serving", {{"party", settings_.party + 1},
                         {"clients", settings_.client_endpoint},
                         {"peers", settings_.peer_endpoint},
                         {"evaluator", make_evaluator()->name()},
                         {"batches_in_flight", static_cast<std::uint64_t>(kBatchesInFlight)},
+                        {"krb_batches_in_flight", static_cast<std::uint64_t>(kKrbBatchesInFlight)},
                         {"stored_keys", static_cast<std::uint64_t>(store_.count())}});
 }
 
@@ -220,6 +227,7 @@ std::unique_ptr<rss3::Evaluator> Server::make_evaluator() const {
 
 Server::~Server() {
   workers_.clear();  // joins the workers before the sockets they use go away
+  krb_workers_.clear();
   for (auto& [key, job] : jobs_) job.key_share.clear();
 }
 
@@ -234,10 +242,10 @@ void Server::run(const std::atomic<bool>& stop) {
     drain_peer_messages();
     collect_results();
     if (settings_.party == 0) {
-      while (BatchWorker* worker = idle_worker()) {
-        auto header = form_batch();
+      for (;;) {
+        auto header = form_batch(idle_worker(true) != nullptr, idle_worker(false) != nullptr);
         if (!header) break;
-        lead_batch(std::move(*header), *worker);
+        lead_batch(std::move(*header));
       }
     } else {
       start_announced_batches();
@@ -252,8 +260,8 @@ void Server::run(const std::atomic<bool>& stop) {
   log_.info("stopping", {{"batches", batches_run_}, {"jobs", jobs_served_}});
 }
 
-BatchWorker* Server::idle_worker() {
-  for (auto& worker : workers_)
+BatchWorker* Server::idle_worker(bool krb) {
+  for (auto& worker : krb ? krb_workers_ : workers_)
     if (worker->idle()) return worker.get();
   return nullptr;
 }
@@ -262,9 +270,11 @@ BatchWorker* Server::idle_worker() {
 // until a waited-for job's deadline, else until a socket or a finished batch wakes it.
 std::chrono::milliseconds Server::idle_wait() {
   constexpr std::chrono::milliseconds kLongest{100};
-  if (idle_worker() == nullptr) return kLongest;
-  if (settings_.party == 0) return queue_.empty() ? kLongest : std::chrono::milliseconds(0);
+  // The leader formed every batch it could before this wait: a new job or a finished batch
+  // wakes it.
+  if (settings_.party == 0) return kLongest;
   if (announced_.empty()) return kLongest;
+  if (idle_worker(wire::is_krb_circuit(announced_.front().circuit)) == nullptr) return kLongest;
   if (!front_wait_deadline_) return std::chrono::milliseconds(0);
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*front_wait_deadline_ -
                                                                           std::chrono::steady_clock::now());
@@ -289,13 +299,14 @@ void Server::drain_peer_messages() {
 
 void Server::route_peer_message(PeerEnvelope envelope) {
   if (const auto tag = batch_tag_of(envelope.data)) {
-    for (auto& worker : workers_) {
-      const auto running = worker->running();
-      if (running && running->first == tag->epoch && running->second == tag->sequence) {
-        worker->deliver(std::move(envelope));
-        return;
+    for (auto* pool : {&krb_workers_, &workers_})
+      for (auto& worker : *pool) {
+        const auto running = worker->running();
+        if (running && running->first == tag->epoch && running->second == tag->sequence) {
+          worker->deliver(std::move(envelope));
+          return;
+        }
       }
-    }
     early_messages_.keep(std::move(envelope));
     return;
   }
@@ -707,14 +718,24 @@ void Server::new_epoch() {
   nonce_counter_.restart();
 }
 
-std::optional<wire::BatchHeader> Server::form_batch() {
+std::optional<wire::BatchHeader> Server::form_batch(bool krb_worker_idle, bool other_worker_idle) {
   while (!queue_.empty()) {
     auto it = jobs_.find(queue_.front());
     if (it != jobs_.end() && it->second.blocks_scheduled < it->second.instances) break;
     queue_.pop_front();
   }
-  if (queue_.empty()) return std::nullopt;
-  const BatchGroup group = group_of(jobs_.at(queue_.front()));
+  // The oldest job with instances left whose pool has an idle worker names the batch's group.
+  const Job* first = nullptr;
+  for (const JobKey& key : queue_) {
+    auto it = jobs_.find(key);
+    if (it == jobs_.end() || it->second.blocks_scheduled >= it->second.instances) continue;
+    if (is_krb_family(group_of(it->second).family) ? krb_worker_idle : other_worker_idle) {
+      first = &it->second;
+      break;
+    }
+  }
+  if (first == nullptr) return std::nullopt;
+  const BatchGroup group = group_of(*first);
   const std::uint32_t most = is_krb_family(group.family)
                                  ? std::min(settings_.limits.max_batch_blocks, max_krb_batch_jobs(group.data_bytes))
                                  : settings_.limits.max_batch_blocks;
@@ -752,31 +773,30 @@ std::optional<wire::BatchHeader> Server::form_batch() {
     if (slice.nonces != 0) slice.first_nonce = nonce_counter_.take(slice.nonces);
   header.epoch = epoch_;
   header.sequence = ++sequence_;
-  const Job& first = jobs_.at(queue_.front());
   switch (group.family) {
     case Family::GcmPrefetch:
     case Family::GcmOpen: header.circuit = gcm_circuit(group.family, settings_.limits); break;
     case Family::KrbPrf128:
     case Family::KrbPrf256:
-      header.circuit = CircuitSet::choose(krb_aes_algorithm(first.key.algorithm), false, total, settings_.limits);
+      header.circuit = CircuitSet::choose(krb_aes_algorithm(first->key.algorithm), false, total, settings_.limits);
       break;
     case Family::KrbEncrypt128:
     case Family::KrbEncrypt256:
     case Family::KrbDecrypt128:
     case Family::KrbDecrypt256:
     case Family::KrbChecksum:
-      header.circuit = krb_circuit_id(first.krb_operation, first.key.algorithm);
+      header.circuit = krb_circuit_id(first->krb_operation, first->key.algorithm);
       header.data_bytes = group.data_bytes;
       break;
     default: {
-      header.circuit = CircuitSet::choose(first.key.algorithm, first.request.operation == wire::Operation::EcbDecrypt,
+      header.circuit = CircuitSet::choose(first->key.algorithm, first->request.operation == wire::Operation::EcbDecrypt,
                                           total, settings_.limits);
     }
   }
   return header;
 }
 
-void Server::lead_batch(wire::BatchHeader header, BatchWorker& worker) {
+void Server::lead_batch(wire::BatchHeader header) {
   const auto frame = wire::encode_batch(header);
   for (int party = 1; party < 3; ++party) {
     if (!peers_->send_to(party, frame)) {
@@ -786,14 +806,14 @@ void Server::lead_batch(wire::BatchHeader header, BatchWorker& worker) {
       return;
     }
   }
-  start_batch(header, worker);
+  start_batch(header, *idle_worker(wire::is_krb_circuit(header.circuit)));
 }
 
 void Server::start_announced_batches() {
   while (!announced_.empty()) {
-    BatchWorker* worker = idle_worker();
-    if (worker == nullptr) return;
     const wire::BatchHeader& front = announced_.front();
+    BatchWorker* worker = idle_worker(wire::is_krb_circuit(front.circuit));
+    if (worker == nullptr) return;
     // After a leader restart only its newest epoch matters: skip what it announced before.
     const bool superseded = std::any_of(announced_.begin() + 1, announced_.end(),
                                         [&](const wire::BatchHeader& later) { return later.epoch != front.epoch; });
@@ -1007,8 +1027,9 @@ void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
 }
 
 void Server::collect_results() {
-  for (auto& worker : workers_)
-    if (auto result = worker->take_result()) apply_result(*result);
+  for (auto* pool : {&krb_workers_, &workers_})
+    for (auto& worker : *pool)
+      if (auto result = worker->take_result()) apply_result(*result);
 }
 
 void Server::apply_result(BatchResult& result) {

@@ -9,7 +9,8 @@
 // and answers each client itself.
 //
 // Threads: the main thread owns the sockets, the store and the jobs; batch workers
-// (batch_worker.hpp) evaluate, up to kBatchesInFlight batches at a time.
+// (batch_worker.hpp) evaluate, up to kBatchesInFlight batches of the fixed circuits and
+// kKrbBatchesInFlight Kerberos batches at a time.
 //
 // AES-256-GCM jobs (docs/ticket-format.md): a prefetch is a batch job whose nonces the
 // leader assigns in the batch header (wire::BatchSlice); each party keeps its share of
@@ -54,6 +55,11 @@ namespace mpc::server {
 // more only add memory. Every party must run at least as many as the leader forms.
 // Small batches run on the main thread instead (see inline_evaluator_).
 inline constexpr std::size_t kBatchesInFlight = 2;
+// Kerberos batches (one instance each, thousands of layers) wait on the ring, not on the
+// CPU, and jobs of different data lengths cannot share a batch: they run on workers of
+// their own, so concurrent logins overlap and never hold up the AES and GCM batches
+// (every TGS needs those) on the workers above.
+inline constexpr std::size_t kKrbBatchesInFlight = 6;
 
 class Server {
  public:
@@ -91,10 +97,13 @@ class Server {
   // A peer message that is not for the batch the caller waits on: to the worker running
   // its batch, kept until its batch starts, or (a header) queued.
   void route_peer_message(PeerEnvelope envelope);
-  BatchWorker* idle_worker();
+  // An idle worker of the pool that runs batches of Kerberos circuits (`krb`) or of the one
+  // that runs all others; nullptr if none.
+  BatchWorker* idle_worker(bool krb);
   std::chrono::milliseconds idle_wait();
-  std::optional<wire::BatchHeader> form_batch();
-  void lead_batch(wire::BatchHeader header, BatchWorker& worker);
+  // The next batch of the oldest queued job whose pool has an idle worker.
+  std::optional<wire::BatchHeader> form_batch(bool krb_worker_idle, bool other_worker_idle);
+  void lead_batch(wire::BatchHeader header);
   void start_announced_batches();
   bool jobs_present(const wire::BatchHeader& header) const;
   void start_batch(const wire::BatchHeader& header, BatchWorker& worker);
@@ -136,7 +145,8 @@ class Server {
   std::unique_ptr<transport::Listener> clients_;
   std::unique_ptr<PeerLinks> peers_;
   Wakeup batch_finished_;
-  std::vector<std::unique_ptr<BatchWorker>> workers_;
+  std::vector<std::unique_ptr<BatchWorker>> workers_;      // batches of the fixed AES and GCM circuits
+  std::vector<std::unique_ptr<BatchWorker>> krb_workers_;  // batches of Kerberos circuits
   // Latency-bound batches (up to latency_batch_blocks instances) run on the main thread,
   // which reads their layer messages straight off the socket: a hand-off to a worker
   // thread costs a wake-up per layer, about a third of a single block's latency.

@@ -354,7 +354,8 @@ bool well_formed(const ShareMatrix& m) {
 
 class CpuEvaluator final : public Evaluator {
  public:
-  CpuEvaluator(SimdLevel level, detail::KernelInfo kernel) : level_(level), kernel_(kernel) {}
+  CpuEvaluator(SimdLevel level, detail::KernelInfo kernel)
+      : level_(level), kernel_(kernel), narrow_(detail::narrow_kernel()) {}
 
   EvaluationStats evaluate(const circuits::Program& program, const ShareMatrix& inputs, ShareMatrix& outputs,
                            CorrelatedRandomness& randomness, LayerExchange& exchange) override {
@@ -431,7 +432,9 @@ class CpuEvaluator final : public Evaluator {
     const std::size_t words = words_for(n);
     const std::size_t chunks = (n + kChunkInstances - 1) / kChunkInstances;
     const std::size_t full_chunks = n / kChunkInstances;
-    const std::size_t tile_words = kernel_.tile_words;
+    // A batch that fits one word per slot needs no wider tile.
+    const detail::KernelInfo& kernel = n <= 64 ? narrow_ : kernel_;
+    const std::size_t tile_words = kernel.tile_words;
     const std::size_t tiles_per_chunk = kChunkWords / tile_words;
     const std::size_t slots = program.num_slots;
     const std::size_t tile_state_words = checked_mul(slots, 2 * tile_words, "state");
@@ -525,7 +528,7 @@ class CpuEvaluator final : public Evaluator {
           args.and_msg = and_region != nullptr ? and_region + tile_offset : nullptr;
           args.fin_out = fin_out != nullptr ? fin_out + tile_offset : nullptr;
           args.fin_in = fin_in != nullptr ? fin_in + tile_offset : nullptr;
-          kernel_.run(args);
+          kernel.run(args);
         }
 
         if (ands != 0 && !full) {
@@ -558,6 +561,7 @@ class CpuEvaluator final : public Evaluator {
 
   SimdLevel level_;
   detail::KernelInfo kernel_;
+  detail::KernelInfo narrow_;  // for batches of at most 64 instances
   std::mutex mutex_;  // guards cached_ and plans_
   std::unique_ptr<Workspace> cached_;
   std::vector<std::shared_ptr<const Plan>> plans_;  // most recently used first

@@ -79,6 +79,10 @@ struct KernelInfo {
 };
 
 KernelInfo portable_kernel();
+// One word per slot, for batches of at most 64 instances (a Kerberos job is one): the wide
+// kernels would compute 32 words per slot of which one is used, and their per-layer cost
+// is the whole of a deep single-instance circuit's CPU time.
+KernelInfo narrow_kernel();
 KernelInfo avx2_kernel();    // only call when the CPU has AVX2
 KernelInfo avx512_kernel();  // only call when the CPU has AVX-512 F/VL/BW
 

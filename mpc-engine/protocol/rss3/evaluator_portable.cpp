@@ -8,4 +8,6 @@ typedef std::uint64_t Vec128 __attribute__((vector_size(16)));
 
 KernelInfo portable_kernel() { return {&TileInterpreter<Vec128, MPC_RSS3_PORTABLE_TILE>::run, MPC_RSS3_PORTABLE_TILE}; }
 
+KernelInfo narrow_kernel() { return {&TileInterpreter<std::uint64_t, 1>::run, 1}; }
+
 }  // namespace mpc::rss3::detail

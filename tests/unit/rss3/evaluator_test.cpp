@@ -188,7 +188,7 @@ TEST_P(RandomPrograms, MatchCleartextAndAgreeAcrossSimdLevels) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(InstanceCounts, RandomPrograms, ::testing::Values(1, 7, 64, 100, 2048, 2049, 5000));
+INSTANTIATE_TEST_SUITE_P(InstanceCounts, RandomPrograms, ::testing::Values(1, 7, 63, 64, 65, 100, 2048, 2049, 5000));
 
 // A larger program of many layers and slots (several tiles and chunks, long runs).
 TEST(Evaluator, LargeRandomProgram) {
