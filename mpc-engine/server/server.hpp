@@ -55,11 +55,12 @@ namespace mpc::server {
 // more only add memory. Every party must run at least as many as the leader forms.
 // Small batches run on the main thread instead (see inline_evaluator_).
 inline constexpr std::size_t kBatchesInFlight = 2;
-// Kerberos batches (one instance each, thousands of layers) wait on the ring, not on the
-// CPU, and jobs of different data lengths cannot share a batch: they run on workers of
-// their own, so concurrent logins overlap and never hold up the AES and GCM batches
-// (every TGS needs those) on the workers above.
-inline constexpr std::size_t kKrbBatchesInFlight = 6;
+// Kerberos batches (thousands of layers, few instances) run on workers of their own, so
+// they never hold up the AES and GCM batches (every TGS needs those) on the workers above.
+// Two, because each layer costs every server a few context switches whatever its width:
+// with three servers on two cores, six deep batches in flight gave 2.2 protected logins/s
+// against 3.7 with two, whose batches held more jobs each (tests/bench/kdc_user_bench.py).
+inline constexpr std::size_t kKrbBatchesInFlight = 2;
 
 class Server {
  public:
