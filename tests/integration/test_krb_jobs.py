@@ -19,10 +19,12 @@ import os
 import secrets
 import statistics
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from mpc_cluster import Cluster, client_library, mpcctl_binary
 
@@ -644,6 +646,64 @@ def test_a_killed_server_gives_unreachable_within_the_timeout(fresh_cluster):
 
 
 # ------------------------------------------------------------------------ latency
+
+@pytest.mark.timeout(240)
+def test_concurrent_jobs_of_different_lengths_and_aes_jobs_between_them_are_all_right(krb, k5):
+    """Kerberos jobs of different lengths cannot share a batch and run on their own workers;
+    AES jobs keep running beside them. Every result is checked, from its own handle and thread."""
+    cluster = krb["cluster"]
+    aes_key = secrets.token_bytes(32)
+    aes_id = ("krb-test/aes-beside@EXAMPLE.COM", 1, 2)
+    krb["admin"].import_key(*aes_id, aes_key)
+    failures: list[str] = []
+    krb_jobs_done = threading.Event()
+
+    def kerberos(index: int) -> None:
+        engine = Engine(cluster.compute_config, timeout_ms=120000)
+        try:
+            key = krb["keys"]["aes256" if index % 2 else "aes128"]
+            for round_ in range(2):
+                plaintext = secrets.token_bytes(100 + 37 * index + round_)
+                ciphertext = engine.encrypt(key["id"], 3, plaintext)
+                if k5.decrypt(key["enctype"], key["key"], 3, ciphertext) != plaintext:
+                    failures.append(f"kerberos job {index}/{round_}: libk5crypto does not decrypt it")
+        except Exception as error:  # noqa: BLE001 - reported below, from the main thread
+            failures.append(f"kerberos job {index}: {error}")
+        finally:
+            engine.close()
+
+    def aes() -> None:
+        engine = Engine(cluster.compute_config)
+        try:
+            name, kvno, algorithm = aes_id
+            calls = 0
+            while not krb_jobs_done.is_set() or calls < 3:
+                counter = secrets.token_bytes(16)
+                out = ctypes.create_string_buffer(16 * 4)
+                rc = engine.lib.mpc_client_keystream(engine.handle, name.encode(), kvno, algorithm, counter, 4, out)
+                if rc != MPC_OK:
+                    failures.append(f"AES keystream beside Kerberos jobs: {rc}: {engine.error()}")
+                    return
+                encryptor = Cipher(algorithms.AES(aes_key), modes.CTR(counter)).encryptor()
+                if out.raw != encryptor.update(bytes(64)):
+                    failures.append("AES keystream beside Kerberos jobs differs from OpenSSL's")
+                    return
+                calls += 1
+        finally:
+            engine.close()
+
+    workers = [threading.Thread(target=kerberos, args=(i,)) for i in range(6)]
+    beside = threading.Thread(target=aes)
+    beside.start()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    krb_jobs_done.set()
+    beside.join()
+    krb["admin"].delete_key(*aes_id)
+    assert not failures, "\n".join(failures)
+
 
 @pytest.mark.timeout(120)
 def test_latency(krb, k5, capsys):
