@@ -23,6 +23,8 @@ namespace mpc::circuits {
 namespace {
 
 using test::Bytes;
+using test::concat;
+using test::openssl_cts_encrypt;
 
 std::size_t key_bytes(AesKeySize size) { return size == AesKeySize::Aes128 ? 16 : 32; }
 
@@ -48,37 +50,6 @@ Bytes openssl_hmac96(const Bytes& key, const Bytes& message) {
     throw std::runtime_error("OpenSSL HMAC failed");
   }
   return Bytes(digest, digest + kKrbMacBytes);
-}
-
-// RFC 3962 CBC-CTS with a zero IV: OpenSSL AES-CBC over the zero-padded message, then the
-// last two blocks swapped and the result truncated to the message length.
-Bytes openssl_cts_encrypt(const Bytes& key, const Bytes& message) {
-  Bytes padded = message;
-  padded.resize((message.size() + 15) / 16 * 16, 0);
-  const EVP_CIPHER* cipher = key.size() == 16 ? EVP_aes_128_cbc() : EVP_aes_256_cbc();
-  std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> context(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
-  const std::uint8_t iv[16] = {};
-  Bytes out(padded.size() + 16);
-  int length = 0;
-  int final_length = 0;
-  if (!context || EVP_EncryptInit_ex(context.get(), cipher, nullptr, key.data(), iv) != 1 ||
-      EVP_CIPHER_CTX_set_padding(context.get(), 0) != 1 ||
-      EVP_EncryptUpdate(context.get(), out.data(), &length, padded.data(), static_cast<int>(padded.size())) != 1 ||
-      EVP_EncryptFinal_ex(context.get(), out.data() + length, &final_length) != 1) {
-    throw std::runtime_error("OpenSSL AES-CBC failed");
-  }
-  out.resize(padded.size());
-  if (out.size() > 16) {
-    std::swap_ranges(out.end() - 32, out.end() - 16, out.end() - 16);
-    out.resize(message.size());
-  }
-  return out;
-}
-
-Bytes concat(std::initializer_list<const Bytes*> parts) {
-  Bytes out;
-  for (const Bytes* part : parts) out.insert(out.end(), part->begin(), part->end());
-  return out;
 }
 
 struct EncryptCase {

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -102,6 +103,35 @@ std::array<std::uint8_t, 256> definition_sbox_table() {
     table[x] = static_cast<std::uint8_t>(result);
   }
   return table;
+}
+
+Bytes openssl_cts_encrypt(const Bytes& key, const Bytes& message) {
+  Bytes padded = message;
+  padded.resize((message.size() + 15) / 16 * 16, 0);
+  const EVP_CIPHER* cipher = key.size() == 16 ? EVP_aes_128_cbc() : EVP_aes_256_cbc();
+  std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> context(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
+  const std::uint8_t iv[16] = {};
+  Bytes out(padded.size() + 16);
+  int length = 0;
+  int final_length = 0;
+  if (!context || EVP_EncryptInit_ex(context.get(), cipher, nullptr, key.data(), iv) != 1 ||
+      EVP_CIPHER_CTX_set_padding(context.get(), 0) != 1 ||
+      EVP_EncryptUpdate(context.get(), out.data(), &length, padded.data(), static_cast<int>(padded.size())) != 1 ||
+      EVP_EncryptFinal_ex(context.get(), out.data() + length, &final_length) != 1) {
+    throw std::runtime_error("OpenSSL AES-CBC failed");
+  }
+  out.resize(padded.size());
+  if (out.size() > 16) {
+    std::swap_ranges(out.end() - 32, out.end() - 16, out.end() - 16);
+    out.resize(message.size());
+  }
+  return out;
+}
+
+Bytes concat(std::initializer_list<const Bytes*> parts) {
+  Bytes out;
+  for (const Bytes* part : parts) out.insert(out.end(), part->begin(), part->end());
+  return out;
 }
 
 }  // namespace mpc::circuits::test

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <span>
 #include <vector>
@@ -28,6 +29,14 @@ Bytes random_bytes(std::mt19937_64& rng, std::size_t count);
 // AES-ECB without padding through OpenSSL EVP, one block.
 Bytes openssl_encrypt(const Bytes& key, const Bytes& block);
 Bytes openssl_decrypt(const Bytes& key, const Bytes& block);
+
+// RFC 3962 CBC-CTS with a zero IV through OpenSSL (also RFC 8009's cipher): AES-CBC over the
+// zero-padded message, then the last two blocks swapped and the result truncated to the
+// message length; a single block is plain CBC. key is 16 or 32 bytes.
+Bytes openssl_cts_encrypt(const Bytes& key, const Bytes& message);
+
+// The parts one after the other.
+Bytes concat(std::initializer_list<const Bytes*> parts);
 
 // The AES S-box derived here from its definition (FIPS-197 5.1.1): multiplicative
 // inverse in GF(2^8) found by search, then the affine map. Independent of the library.
