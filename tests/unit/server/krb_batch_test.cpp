@@ -158,6 +158,27 @@ PartyPrfKeys party_keys(int party) {
   return keys;
 }
 
+// Evaluates each party's task over an in-memory ring, one thread per party.
+std::array<BatchResult, 3> evaluate_at_three_parties(std::array<BatchTask, 3>& tasks) {
+  rss3::MemoryRing ring(std::chrono::seconds(60));
+  const Logger log("krb_batch_test", LogLevel::Error);
+  std::array<BatchResult, 3> results;
+  auto party = [&](int p) {
+    const auto i = static_cast<std::size_t>(p);
+    auto evaluator = rss3::make_cpu_evaluator(rss3::best_simd_level());
+    rss3::ShareMatrix inputs, outputs;
+    const PartyPrfKeys keys = party_keys(p);
+    results[i] = evaluate_batch(tasks[i], *evaluator, keys, ring.endpoint(p), inputs, outputs, log);
+    if (!results[i].succeeded) ring.abort();
+  };
+  std::thread second(party, 1);
+  std::thread third(party, 2);
+  party(0);
+  second.join();
+  third.join();
+  return results;
+}
+
 struct Batch {
   std::shared_ptr<const circuits::Program> program;
   std::size_t key_rows = 0;
@@ -190,23 +211,7 @@ std::array<BatchResult, 3> run_krb_batch(const Batch& batch, KrbOperation operat
       task.slices.push_back(std::move(input));
     }
   }
-  rss3::MemoryRing ring(std::chrono::seconds(60));
-  const Logger log("krb_batch_test", LogLevel::Error);
-  std::array<BatchResult, 3> results;
-  auto party = [&](int p) {
-    const auto i = static_cast<std::size_t>(p);
-    auto evaluator = rss3::make_cpu_evaluator(rss3::best_simd_level());
-    rss3::ShareMatrix inputs, outputs;
-    const PartyPrfKeys keys = party_keys(p);
-    results[i] = evaluate_batch(tasks[i], *evaluator, keys, ring.endpoint(p), inputs, outputs, log);
-    if (!results[i].succeeded) ring.abort();
-  };
-  std::thread second(party, 1);
-  std::thread third(party, 2);
-  party(0);
-  second.join();
-  third.join();
-  return results;
+  return evaluate_at_three_parties(tasks);
 }
 
 // The opened result records of all instances.
@@ -391,22 +396,7 @@ TEST(AesBatch, EncryptAndTagCheckRecords) {
         task.slices.push_back(std::move(input));
       }
     }
-    rss3::MemoryRing ring(std::chrono::seconds(30));
-    const Logger log("aes_batch_test", LogLevel::Error);
-    std::array<BatchResult, 3> results;
-    auto party = [&](int p) {
-      const auto i = static_cast<std::size_t>(p);
-      auto evaluator = rss3::make_cpu_evaluator(rss3::best_simd_level());
-      rss3::ShareMatrix inputs, outputs;
-      const PartyPrfKeys keys = party_keys(p);
-      results[i] = evaluate_batch(tasks[i], *evaluator, keys, ring.endpoint(p), inputs, outputs, log);
-      if (!results[i].succeeded) ring.abort();
-    };
-    std::thread second(party, 1);
-    std::thread third(party, 2);
-    party(0);
-    second.join();
-    third.join();
+    std::array<BatchResult, 3> results = evaluate_at_three_parties(tasks);
     const Bytes opened = open_records(results);
     const std::size_t record = check ? 17 : 16;
     ASSERT_EQ(results[0].record_bytes, record);
