@@ -24,16 +24,7 @@ Circuit build_aes_circuit(AesKeySize size, AesDirection direction, SboxVariant s
   if (direction == AesDirection::Encrypt) {
     encrypt_rounds(builder, state, round_keys, rounds, sbox);
   } else {
-    add_round_key(builder, state, round_keys, rounds);
-    for (std::size_t round = rounds - 1; round >= 1; --round) {
-      inv_shift_rows(state);
-      inv_sub_bytes(builder, state, sbox);
-      add_round_key(builder, state, round_keys, round);
-      inv_mix_columns(builder, state);
-    }
-    inv_shift_rows(state);
-    inv_sub_bytes(builder, state, sbox);
-    add_round_key(builder, state, round_keys, 0);
+    decrypt_rounds(builder, state, round_keys, rounds, sbox);
   }
   return builder.finish({bits_from_state(state)});
 }

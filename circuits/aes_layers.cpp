@@ -124,4 +124,18 @@ void encrypt_rounds(CircuitBuilder& builder, AesState& state, std::span<const st
   add_round_key(builder, state, round_keys, rounds);
 }
 
+void decrypt_rounds(CircuitBuilder& builder, AesState& state, std::span<const std::uint32_t> round_keys,
+                    std::size_t rounds, SboxVariant variant) {
+  add_round_key(builder, state, round_keys, rounds);
+  for (std::size_t round = rounds - 1; round >= 1; --round) {
+    inv_shift_rows(state);
+    inv_sub_bytes(builder, state, variant);
+    add_round_key(builder, state, round_keys, round);
+    inv_mix_columns(builder, state);
+  }
+  inv_shift_rows(state);
+  inv_sub_bytes(builder, state, variant);
+  add_round_key(builder, state, round_keys, 0);
+}
+
 }  // namespace mpc::circuits::detail

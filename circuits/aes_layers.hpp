@@ -31,6 +31,9 @@ void inv_mix_columns(CircuitBuilder& builder, AesState& state);
 // The whole Cipher (FIPS-197 5.1) on `state`, round keys laid out as for add_round_key.
 void encrypt_rounds(CircuitBuilder& builder, AesState& state, std::span<const std::uint32_t> round_keys,
                     std::size_t rounds, SboxVariant variant);
+// FIPS-197 5.3 InvCipher with the encryption round keys, on `state` in place.
+void decrypt_rounds(CircuitBuilder& builder, AesState& state, std::span<const std::uint32_t> round_keys,
+                    std::size_t rounds, SboxVariant variant);
 
 // Multiplication by x (that is {02}) in GF(2^8): three XOR gates.
 ByteWires xtime(CircuitBuilder& builder, const ByteWires& in);

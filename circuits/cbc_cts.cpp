@@ -35,17 +35,7 @@ Bits aes_block(WordGates& gates, AesKeySize size, SboxVariant sbox, AesDirection
   if (direction == AesDirection::Encrypt) {
     encrypt_rounds(builder, state, round_keys, rounds, sbox);
   } else {
-    // FIPS-197 5.3 InvCipher, as in aes.cpp.
-    add_round_key(builder, state, round_keys, rounds);
-    for (std::size_t round = rounds - 1; round >= 1; --round) {
-      inv_shift_rows(state);
-      inv_sub_bytes(builder, state, sbox);
-      add_round_key(builder, state, round_keys, round);
-      inv_mix_columns(builder, state);
-    }
-    inv_shift_rows(state);
-    inv_sub_bytes(builder, state, sbox);
-    add_round_key(builder, state, round_keys, 0);
+    decrypt_rounds(builder, state, round_keys, rounds, sbox);
   }
   Bits out = bits_from_state(state);
   const std::uint32_t output_depth = input_depth + static_cast<std::uint32_t>(rounds) * sbox_depth(sbox);
