@@ -15,19 +15,19 @@ ClusterSettings load_cluster_settings(const std::filesystem::path& file) {
   const detail::Document document = detail::parse_document(file);
   const TableReader root(document, document.root, "", {"protocol", "timeout_ms", "krb_timeout_ms", "secret_key_file", "servers"});
   ClusterSettings settings;
-  root.choice("protocol", {"rss3"});
-  settings.protocol = ClusterProtocol::Rss3;
+  settings.protocol = parse_protocol(root.choice("protocol", {"rss3", "gc2", "lut2"}));
+  const int parties = party_count(settings.protocol);
   if (auto v = root.optional_integer("timeout_ms", 1, kMaxTimeoutMs)) settings.timeout = std::chrono::milliseconds(*v);
   if (auto v = root.optional_integer("krb_timeout_ms", 1, kMaxTimeoutMs))
     settings.krb_timeout = std::chrono::milliseconds(*v);
   settings.secret_key_file = root.path("secret_key_file");
 
-  const auto servers = root.table_array("servers", 3, 3);
+  const auto servers = root.table_array("servers", static_cast<std::size_t>(parties), static_cast<std::size_t>(parties));
   for (std::size_t i = 0; i < servers.size(); ++i) {
     const std::string prefix = "servers[" + std::to_string(i) + "]";
     const TableReader reader(document, *servers[i], prefix, {"party", "endpoint", "public_key"});
     ServerEndpoint server;
-    server.party = static_cast<int>(reader.integer("party", 1, 3)) - 1;
+    server.party = static_cast<int>(reader.integer("party", 1, parties)) - 1;
     server.endpoint = reader.endpoint("endpoint");
     server.public_key = reader.public_key("public_key");
     for (const auto& other : settings.servers) {

@@ -1,7 +1,7 @@
 // How a client reaches a cluster (TOML). Used by the client library and mpcctl.
 // Example: config/cluster.example.toml.
 //
-//   protocol = "rss3"                  # three-party replicated sharing
+//   protocol = "rss3"                  # rss3: three servers; gc2 | lut2: two servers
 //   timeout_ms = 2000                  # per call, all servers together
 //   krb_timeout_ms = 30000             # per Kerberos enctype job (mpc_client_krb_*), at least timeout_ms
 //   secret_key_file = "client.key"     # this client's CurveZMQ key pair
@@ -14,12 +14,12 @@
 // Relative paths are relative to the configuration file's directory.
 //
 // Validation (load_cluster_settings throws Error(Settings) "<file>:<line>: <key>: <problem>"):
-// unknown keys and wrong types are errors; protocol (must be "rss3"), secret_key_file and
+// unknown keys and wrong types are errors; protocol ("rss3", "gc2" or "lut2"), secret_key_file and
 // [[servers]] are required, timeout_ms is optional (default 2000, 1..600000), so is krb_timeout_ms
 // (default 30000, 1..600000: the Kerberos jobs run circuits of thousands of AND layers, and a
 // server builds the circuit of a new data length first; a dead server is still reported at once,
-// by the other two, after their peer timeout); exactly three
-// servers, one for each party 1..3, with distinct endpoints (tcp://host:port, ipc:// or
+// by the other two, after their peer timeout); one server for each party: three (1..3) with
+// rss3, two (1..2) with gc2 and lut2, with distinct endpoints (tcp://host:port, ipc:// or
 // inproc://). Public keys and paths follow the rules in server_settings.hpp.
 #pragma once
 
@@ -28,11 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "settings/server_settings.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace mpc::settings {
-
-enum class ClusterProtocol { Rss3 };
 
 struct ServerEndpoint {
   int party = 0;  // 0-based
@@ -41,7 +40,7 @@ struct ServerEndpoint {
 };
 
 struct ClusterSettings {
-  ClusterProtocol protocol = ClusterProtocol::Rss3;
+  Protocol protocol = Protocol::Rss3;
   std::chrono::milliseconds timeout{2000};
   std::chrono::milliseconds krb_timeout{30000};
   std::filesystem::path secret_key_file;

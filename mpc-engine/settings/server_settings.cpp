@@ -44,15 +44,46 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
   return limits;
 }
 
+LutSettings read_lut(const detail::Document& document, const toml::table& table) {
+  const TableReader reader(document, table, "lut", {"preprocessing", "pool_sboxes", "pool_wait_ms"});
+  LutSettings lut;
+  if (auto source = reader.optional_choice("preprocessing", {"ot", "dealer"}))
+    lut.preprocessing = *source == "ot" ? LutPreprocessing::Ot : LutPreprocessing::Dealer;
+  if (auto v = reader.optional_integer("pool_sboxes", kMinLutPoolSboxes, kMaxLutPoolSboxes))
+    lut.pool_sboxes = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("pool_wait_ms", 0, kMaxTimeoutMs)) lut.pool_wait = std::chrono::milliseconds(*v);
+  return lut;
+}
+
 }  // namespace
+
+Protocol parse_protocol(std::string_view name) {
+  if (name == "gc2") return Protocol::Gc2;
+  if (name == "lut2") return Protocol::Lut2;
+  return Protocol::Rss3;
+}
+
+const char* protocol_name(Protocol protocol) noexcept {
+  switch (protocol) {
+    case Protocol::Gc2: return "gc2";
+    case Protocol::Lut2: return "lut2";
+    case Protocol::Rss3: break;
+  }
+  return "rss3";
+}
+
+int party_count(Protocol protocol) noexcept { return protocol == Protocol::Rss3 ? 3 : 2; }
 
 ServerSettings load_server_settings(const std::filesystem::path& file) {
   const detail::Document document = detail::parse_document(file);
   const TableReader root(document, document.root, "",
-                         {"party", "client_endpoint", "peer_endpoint", "secret_key_file", "storage_path",
-                          "storage_key_file", "log_level", "backend", "limits", "peers", "clients"});
+                         {"protocol", "party", "client_endpoint", "peer_endpoint", "secret_key_file", "storage_path",
+                          "storage_key_file", "log_level", "backend", "limits", "lut", "peers", "clients"});
   ServerSettings settings;
-  settings.party = static_cast<int>(root.integer("party", 1, 3)) - 1;
+  if (auto protocol = root.optional_choice("protocol", {"rss3", "gc2", "lut2"}))
+    settings.protocol = parse_protocol(*protocol);
+  const int parties = party_count(settings.protocol);
+  settings.party = static_cast<int>(root.integer("party", 1, parties)) - 1;
   settings.client_endpoint = root.endpoint("client_endpoint");
   settings.peer_endpoint = root.endpoint("peer_endpoint");
   if (settings.peer_endpoint == settings.client_endpoint)
@@ -66,13 +97,17 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
                        : *backend == "cuda" ? EvaluatorBackend::Cuda
                                             : EvaluatorBackend::Auto;
   if (const toml::table* limits = root.optional_table("limits")) settings.limits = read_limits(document, *limits);
+  if (const toml::table* lut = root.optional_table("lut")) {
+    if (settings.protocol != Protocol::Lut2) root.fail("lut", "applies only to protocol = \"lut2\"");
+    settings.lut = read_lut(document, *lut);
+  }
 
-  const auto peers = root.table_array("peers", 2, 2);
+  const auto peers = root.table_array("peers", parties - 1, parties - 1);
   for (std::size_t i = 0; i < peers.size(); ++i) {
     const TableReader reader(document, *peers[i], "peers[" + std::to_string(i) + "]",
                              {"party", "endpoint", "public_key"});
     PeerSettings peer;
-    peer.party = static_cast<int>(reader.integer("party", 1, 3)) - 1;
+    peer.party = static_cast<int>(reader.integer("party", 1, parties)) - 1;
     if (peer.party == settings.party)
       reader.fail("party", "is " + std::to_string(peer.party + 1) + ", this server's own party");
     peer.endpoint = reader.endpoint("endpoint");

@@ -1,6 +1,7 @@
 // The mpc-server configuration file (TOML). Example: config/mpc-server.example.toml.
 //
-//   party = 1                               # 1, 2 or 3
+//   protocol = "rss3"                       # rss3 (three servers) | gc2 | lut2 (two servers)
+//   party = 1                               # 1, 2 or 3 (1 or 2 with gc2 and lut2)
 //   client_endpoint = "tcp://0.0.0.0:7101"  # where clients (KDC, mpcctl) connect
 //   peer_endpoint = "tcp://0.0.0.0:7201"    # where the other two servers connect
 //   secret_key_file = "/etc/mpc-kdc/server.key"
@@ -20,7 +21,12 @@
 //   gcm_nonce_ttl_s = 3600        # prefetched GCM nonces older than this can no longer be tagged
 //   gcm_nonces_per_client = 262144  # prefetched GCM nonces kept per client key (oldest dropped first)
 //
-//   [[peers]]                     # exactly the two other parties
+//   [lut]                         # protocol = "lut2" only
+//   preprocessing = "ot"          # ot (the two servers alone) | dealer (an offline third server)
+//   pool_sboxes = 4194304         # masked S-box tables kept ready ahead of the online phase
+//   pool_wait_ms = 200            # a job waits this long for the pool to refill, then fails
+//
+//   [[peers]]                     # exactly the two other parties (the other one with gc2, lut2)
 //   party = 2
 //   endpoint = "tcp://10.0.0.2:7201"
 //   public_key = "z85..."         # or a path to a .pub file
@@ -34,6 +40,10 @@
 // Validation (load_server_settings throws Error(Settings) "<file>:<line>: <key>: <problem>"):
 //   - Every key is checked: unknown keys (typos) are errors in every table, as are wrong
 //     types (a quoted number, a float where an integer is due).
+//   - protocol: "rss3" (Araki et al., three servers, replicated shares), "gc2" (garbled
+//     circuits) or "lut2" (masked lookup tables), both two servers holding XOR shares.
+//     The cluster's clients must name the same protocol; the store's shares follow it
+//     (mpc-server --convert-from-rss3 turns a three-server store into a two-server one).
 //   - Required: party, client_endpoint, peer_endpoint, secret_key_file, storage_path,
 //     storage_key_file, [[peers]] (exactly two), [clients]. Optional with the defaults
 //     shown: log_level, backend and the whole [limits] table, key by key.
@@ -62,6 +72,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "transport/curve_keys.hpp"
@@ -75,6 +86,23 @@ inline constexpr std::uint32_t kMaxPendingJobsCeiling = 1u << 16;
 inline constexpr std::int64_t kMaxTimeoutMs = 600000;  // also bounds cluster timeout_ms
 inline constexpr std::int64_t kMaxGcmNonceTtlS = 7 * 24 * 3600;
 inline constexpr std::uint32_t kMaxGcmNoncesPerClientCeiling = 1u << 22;
+
+enum class Protocol { Rss3, Gc2, Lut2 };
+Protocol parse_protocol(std::string_view name);  // "rss3" | "gc2" | "lut2" (anything else: Rss3)
+const char* protocol_name(Protocol protocol) noexcept;
+int party_count(Protocol protocol) noexcept;  // 3 or 2
+
+inline constexpr std::int64_t kMinLutPoolSboxes = 1 << 12;
+inline constexpr std::int64_t kMaxLutPoolSboxes = 1 << 26;
+
+// Where the lut2 servers' masked tables come from.
+enum class LutPreprocessing { Ot, Dealer };
+
+struct LutSettings {
+  LutPreprocessing preprocessing = LutPreprocessing::Ot;
+  std::uint32_t pool_sboxes = 1u << 22;
+  std::chrono::milliseconds pool_wait{200};
+};
 
 enum class SboxChoice { Auto, And32, Depth4 };
 
@@ -100,6 +128,7 @@ struct ServerLimits {
 };
 
 struct ServerSettings {
+  Protocol protocol = Protocol::Rss3;
   int party = 0;  // 0-based
   std::string client_endpoint;
   std::string peer_endpoint;
@@ -109,7 +138,8 @@ struct ServerSettings {
   std::string log_level = "info";
   EvaluatorBackend backend = EvaluatorBackend::Auto;
   ServerLimits limits;
-  std::vector<PeerSettings> peers;  // exactly two, sorted by party
+  LutSettings lut;
+  std::vector<PeerSettings> peers;  // the other parties (two, or one with gc2/lut2), sorted by party
   std::vector<transport::PublicKey> compute_clients;
   std::vector<transport::PublicKey> admin_clients;
 };

@@ -154,7 +154,7 @@ TEST_F(SettingsTest, ServerExampleParses) {
 TEST_F(SettingsTest, ClusterExampleParses) {
   const fs::path example = kSourceDir / "config" / "cluster.example.toml";
   const ClusterSettings c = load_cluster_settings(example);
-  EXPECT_EQ(c.protocol, ClusterProtocol::Rss3);
+  EXPECT_EQ(c.protocol, Protocol::Rss3);
   EXPECT_EQ(c.timeout, std::chrono::milliseconds(2000));
   EXPECT_EQ(c.krb_timeout, std::chrono::milliseconds(30000));
   EXPECT_EQ(c.secret_key_file, fs::absolute(example).lexically_normal().parent_path() / "client.key");
@@ -355,6 +355,59 @@ TEST_F(SettingsTest, PeerRulesAreEnforced) {
   expect_server_error(server_text(server_root(), "", "peers = []\n"), {"peers", "got 0"});
 }
 
+TEST_F(SettingsTest, TwoServerProtocolsTakeOnePeerAndTwoParties) {
+  for (const char* protocol : {"gc2", "lut2"}) {
+    SCOPED_TRACE(protocol);
+    auto root = server_root();
+    root["protocol"] = std::string("\"") + protocol + "\"";
+    const std::string one_peer = peer_table(2, "tcp://127.0.0.1:7202", z85(peer2));
+    const ServerSettings s = load_server_settings(write("server.toml", server_text(root, "", one_peer)));
+    EXPECT_EQ(s.protocol, parse_protocol(protocol));
+    EXPECT_EQ(party_count(s.protocol), 2);
+    ASSERT_EQ(s.peers.size(), 1u);
+    EXPECT_EQ(s.peers[0].party, 1);
+    expect_server_error(server_text(root), {"peers", "exactly 1 entries, got 2"});
+    expect_server_error(server_text(root, "", peer_table(3, "tcp://127.0.0.1:7203", z85(peer3))),
+                        {"peers[0].party", "between 1 and 2"});
+    root["party"] = "3";
+    expect_server_error(server_text(root, "", one_peer), {"party", "between 1 and 2"});
+  }
+  auto root = server_root();
+  root["protocol"] = "\"rss4\"";
+  expect_server_error(server_text(root), {"protocol", "must be one of rss3, gc2, lut2"});
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(server_root()))).protocol, Protocol::Rss3);
+}
+
+TEST_F(SettingsTest, LookupTableSettingsOnlyForLut2) {
+  auto root = server_root();
+  root["protocol"] = "\"lut2\"";
+  const std::string one_peer = peer_table(2, "tcp://127.0.0.1:7202", z85(peer2));
+  const std::string lut = "[lut]\npreprocessing = \"dealer\"\npool_sboxes = 8192\npool_wait_ms = 50\n";
+  const ServerSettings s = load_server_settings(write("server.toml", server_text(root, "", lut + one_peer)));
+  EXPECT_EQ(s.lut.preprocessing, LutPreprocessing::Dealer);
+  EXPECT_EQ(s.lut.pool_sboxes, 8192u);
+  EXPECT_EQ(s.lut.pool_wait, std::chrono::milliseconds(50));
+  expect_server_error(server_text(root, "", "[lut]\npool_sboxes = 10\n" + one_peer), {"lut.pool_sboxes", "between"});
+  expect_server_error(server_text(root, "", "[lut]\npreprocessing = \"magic\"\n" + one_peer),
+                      {"lut.preprocessing", "must be one of ot, dealer"});
+  root["protocol"] = "\"gc2\"";
+  expect_server_error(server_text(root, "", lut + one_peer), {"lut", "only to protocol = \"lut2\""});
+}
+
+TEST_F(SettingsTest, TwoServerClusterNeedsTwoServers) {
+  auto root = cluster_root();
+  root["protocol"] = "\"gc2\"";
+  auto servers = cluster_servers();
+  expect_cluster_error(cluster_text(root, servers), {"servers", "exactly 2 entries, got 3"});
+  servers.pop_back();
+  const ClusterSettings c = load_cluster_settings(write("cluster.toml", cluster_text(root, servers)));
+  EXPECT_EQ(c.protocol, Protocol::Gc2);
+  ASSERT_EQ(c.servers.size(), 2u);
+  EXPECT_EQ(c.servers[0].public_key, server1);
+  servers[0] = server_entry(3, "tcp://h3:7101", z85(peer3));
+  expect_cluster_error(cluster_text(root, servers), {"servers[0].party", "between 1 and 2"});
+}
+
 TEST_F(SettingsTest, PublicKeysInlineOrByPath) {
   // Relative to the configuration file's directory, not the working directory.
   fs::create_directory(dir / "keys");
@@ -488,7 +541,7 @@ TEST_F(SettingsTest, ClusterRulesAreEnforced) {
   }
   expect_cluster_error(cluster_text(cluster_root(), {}), {"servers", "missing"});
   const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> root_cases = {
-      {{"protocol", "\"rss2\""}, "must be one of rss3"},
+      {{"protocol", "\"rss2\""}, "must be one of rss3, gc2, lut2"},
       {{"protocol", "3"}, "must be a string"},
       {{"timeout_ms", "0"}, "between 1 and 600000"},
       {{"timeout_ms", "600001"}, "between 1 and 600000"},
