@@ -430,6 +430,12 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
     wire::Reply answer;
     answer.id = id;
     if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
+      if (import->share.size() != 2 * wire::material_bytes(import->key.algorithm)) {
+        import->share.clear();
+        reply_error(message.routing_id, id, wire::Status::BadRequest,
+                    "this is a three-server cluster (rss3): a key share is a replicated share (x then a)");
+        return;
+      }
       const bool stored = store_.put(import->key, import->share);
       import->share.clear();
       if (!stored) {

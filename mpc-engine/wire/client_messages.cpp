@@ -186,10 +186,16 @@ void encode_body(ByteWriter& writer, const ComputeRequest& r) {
   }
 }
 
+// A replicated share (x then a, three-server clusters) or one XOR share (two-server clusters).
+void check_share_length(KeyAlgorithm algorithm, std::size_t length) {
+  const std::size_t material = material_bytes(algorithm);
+  if (length != 2 * material && length != material)
+    fail("key share of " + std::to_string(length) + " bytes, expected " + std::to_string(2 * material) +
+         " (replicated) or " + std::to_string(material) + " (XOR)");
+}
+
 void encode_body(ByteWriter& writer, const ImportKeyRequest& r) {
-  const std::size_t expected = 2 * material_bytes(r.key.algorithm);
-  if (r.share.size() != expected)
-    fail("key share of " + std::to_string(r.share.size()) + " bytes, expected " + std::to_string(expected));
+  check_share_length(r.key.algorithm, r.share.size());
   write_header(writer, MessageType::ImportKey, r.id);
   write_key_id(writer, r.key);
   writer.u32(static_cast<std::uint32_t>(r.share.size()));
@@ -280,9 +286,7 @@ ImportKeyRequest decode_import(ByteReader& reader, const RequestId& id) {
   r.id = id;
   r.key = read_key_id(reader);
   const std::uint32_t length = reader.u32();
-  const std::size_t expected = 2 * material_bytes(r.key.algorithm);
-  if (length != expected)
-    fail("key share of " + std::to_string(length) + " bytes, expected " + std::to_string(expected));
+  check_share_length(r.key.algorithm, length);
   r.share = SecretBytes(reader.bytes(length));
   return r;
 }
@@ -355,13 +359,16 @@ ComputeResult decode_compute_result(ByteReader& reader) {
   result.blocks = reader.u32();
   check_blocks(result.blocks);
   const std::size_t share_bytes = static_cast<std::size_t>(result.blocks) * kBlockBytes;
-  if (reader.remaining() < 2 * share_bytes)
-    fail("compute result truncated: " + std::to_string(reader.remaining()) + " bytes for " +
-         std::to_string(result.blocks) + " blocks");
+  // Two-server clusters send only x, their XOR share.
+  if (reader.remaining() != 2 * share_bytes && reader.remaining() != share_bytes)
+    fail("compute result of " + std::to_string(reader.remaining()) + " bytes for " + std::to_string(result.blocks) +
+         " blocks");
   const auto x = reader.bytes(share_bytes);
-  const auto a = reader.bytes(share_bytes);
   result.x.assign(x.begin(), x.end());
-  result.a.assign(a.begin(), a.end());
+  if (reader.remaining() != 0) {
+    const auto a = reader.bytes(share_bytes);
+    result.a.assign(a.begin(), a.end());
+  }
   return result;
 }
 
@@ -467,7 +474,7 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
         if constexpr (std::is_same_v<T, ComputeResult>) {
           check_blocks(b.blocks);
           const std::size_t share_bytes = static_cast<std::size_t>(b.blocks) * kBlockBytes;
-          if (b.x.size() != share_bytes || b.a.size() != share_bytes)
+          if (b.x.size() != share_bytes || (b.a.size() != share_bytes && !b.a.empty()))
             fail("compute result shares do not match " + std::to_string(b.blocks) + " blocks");
           writer.u32(b.blocks);
           writer.bytes(b.x);

@@ -56,11 +56,12 @@ struct ComputeRequest {
   std::vector<std::uint8_t> input;             // ECB only: blocks * 16 bytes
 };
 
-// Body: key id | u32 length | this server's share material (x then a, each material_bytes long)
+// Body: key id | u32 length | this server's share of the material: x then a, each
+// material_bytes long (three-server clusters), or its XOR share, material_bytes (two-server).
 struct ImportKeyRequest {
   RequestId id{};
   KeyId key;
-  SecretBytes share;  // 2 * material_bytes(key.algorithm) bytes
+  SecretBytes share;  // 2 * or 1 * material_bytes(key.algorithm) bytes
 };
 
 // Body: short string name prefix (may be empty)
@@ -179,11 +180,12 @@ enum class Status : std::uint16_t {
 
 const char* status_name(Status status);
 
-// Body of a successful Compute reply: u32 blocks | masked x share (blocks*16) | masked a share (blocks*16)
+// Body of a successful Compute reply: u32 blocks | masked x share (blocks*16) | masked a share
+// (blocks*16). A two-server cluster's servers send x alone: each one's XOR share of the output.
 struct ComputeResult {
   std::uint32_t blocks = 0;
   std::vector<std::uint8_t> x;
-  std::vector<std::uint8_t> a;
+  std::vector<std::uint8_t> a;  // empty from a two-server cluster
 };
 
 struct KeyInfo {
