@@ -23,7 +23,7 @@ ServerError::ServerError(int party, wire::Status status, const std::string& deta
 struct ClusterClient::Links {
   pid_t owner = 0;
   std::unique_ptr<transport::Context> context;
-  std::array<std::unique_ptr<transport::Connection>, 3> connections;
+  std::vector<std::unique_ptr<transport::Connection>> connections;  // by party
 };
 
 namespace {
@@ -32,6 +32,30 @@ namespace {
 // before the call fails as unreachable.
 std::chrono::milliseconds connect_grace(std::chrono::milliseconds timeout) {
   return std::min(std::chrono::milliseconds(500), timeout / 2);
+}
+
+// Each server's import share: x then a of its replicated share (three servers).
+std::vector<SecretBytes> replicated_shares(const SecretBytes& material) {
+  auto shares = rss3::share_bytes(material.span());
+  std::vector<SecretBytes> out;
+  for (auto& share : shares) {
+    SecretBytes joined(share.x.size() + share.a.size());
+    std::copy(share.x.begin(), share.x.end(), joined.data());
+    std::copy(share.a.begin(), share.a.end(), joined.data() + share.x.size());
+    share.wipe();
+    out.push_back(std::move(joined));
+  }
+  return out;
+}
+
+// Two XOR shares (two servers): a uniform one, and the material XOR it.
+std::vector<SecretBytes> xor_shares(const SecretBytes& material) {
+  std::vector<SecretBytes> out(2);
+  out[0] = SecretBytes(material.size());
+  randombytes_buf(out[0].data(), out[0].size());
+  out[1] = SecretBytes(material.size());
+  for (std::size_t i = 0; i < material.size(); ++i) out[1][i] = static_cast<std::uint8_t>(material[i] ^ out[0][i]);
+  return out;
 }
 
 wire::RequestId fresh_request_id() {
@@ -43,8 +67,18 @@ wire::RequestId fresh_request_id() {
 }  // namespace
 
 ClusterClient::ClusterClient(settings::ClusterSettings settings) : settings_(std::move(settings)) {
-  if (settings_.servers.size() != 3) throw Error(Component::Client, "cluster needs exactly three servers");
+  if (settings_.servers.size() != static_cast<std::size_t>(settings::party_count(settings_.protocol)))
+    throw Error(Component::Client, std::string("a ") + settings::protocol_name(settings_.protocol) + " cluster needs " +
+                                       std::to_string(settings::party_count(settings_.protocol)) + " servers");
 }
+
+int ClusterClient::parties() const { return static_cast<int>(settings_.servers.size()); }
+
+std::vector<std::vector<std::uint8_t>> ClusterClient::same_frame(const std::vector<std::uint8_t>& frame) const {
+  return std::vector<std::vector<std::uint8_t>>(settings_.servers.size(), frame);
+}
+
+std::vector<bool> ClusterClient::all_servers() const { return std::vector<bool>(settings_.servers.size(), true); }
 
 void ClusterClient::set_timeout(std::chrono::milliseconds timeout) {
   if (timeout.count() <= 0) throw Error(Component::Client, "timeout must be positive");
@@ -64,6 +98,7 @@ ClusterClient::Links& ClusterClient::links() {
   fresh->owner = getpid();
   const transport::CurveKeyPair own = transport::read_secret_key_file(settings_.secret_key_file);
   fresh->context = std::make_unique<transport::Context>();
+  fresh->connections.resize(settings_.servers.size());
   transport::LinkOptions options;
   // The largest reply: two shares of kMaxRequestBlocks blocks, plus a prefetch's nonce list.
   options.max_message_bytes = static_cast<std::int64_t>(wire::kMaxRequestBlocks) * 32 +
@@ -75,19 +110,19 @@ ClusterClient::Links& ClusterClient::links() {
   return *links_;
 }
 
-std::array<wire::Reply, 3> ClusterClient::round_trip(const std::array<std::vector<std::uint8_t>, 3>& frames,
+Replies ClusterClient::round_trip(const std::vector<std::vector<std::uint8_t>>& frames,
                                                      const wire::RequestId& id, wire::MessageType type) {
-  auto replies = exchange(frames, id, type, {true, true, true}, true);
-  for (int party = 0; party < 3; ++party) {
+  auto replies = exchange(frames, id, type, all_servers(), true);
+  for (int party = 0; party < parties(); ++party) {
     const auto& reply = replies[static_cast<std::size_t>(party)];
     if (reply.status != wire::Status::Ok) throw ServerError(party, reply.status, reply.error);
   }
   return replies;
 }
 
-std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<std::uint8_t>, 3>& frames,
+Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& frames,
                                                    const wire::RequestId& id, wire::MessageType type,
-                                                   std::array<bool, 3> targets, bool stop_on_error) {
+                                                   std::vector<bool> targets, bool stop_on_error) {
   Links& link = links();
   const auto start = std::chrono::steady_clock::now();
   // Kerberos jobs run deep circuits (compiled first for a new length): they get the longer of
@@ -96,7 +131,7 @@ std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<
       type == wire::MessageType::Krb ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
   const auto deadline = start + timeout;
   const auto send_deadline = start + connect_grace(settings_.timeout);
-  for (int party = 0; party < 3; ++party) {
+  for (int party = 0; party < parties(); ++party) {
     if (!targets[static_cast<std::size_t>(party)]) continue;
     if (!link.connections[static_cast<std::size_t>(party)]->send_until(frames[static_cast<std::size_t>(party)],
                                                                         send_deadline))
@@ -104,18 +139,18 @@ std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<
                                          settings_.servers[static_cast<std::size_t>(party)].endpoint +
                                          ") is unreachable");
   }
-  std::array<std::optional<wire::Reply>, 3> replies;
-  for (int party = 0; party < 3; ++party)
+  std::vector<std::optional<wire::Reply>> replies(settings_.servers.size());
+  for (int party = 0; party < parties(); ++party)
     if (!targets[static_cast<std::size_t>(party)]) replies[static_cast<std::size_t>(party)] = wire::Reply{};
-  std::array<void*, 3> sockets{};
-  for (int party = 0; party < 3; ++party) sockets[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->native();
+  std::vector<void*> sockets(settings_.servers.size());
+  for (int party = 0; party < parties(); ++party) sockets[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->native();
   for (;;) {
     const bool complete = std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r.has_value(); });
     if (complete) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       std::string missing;
-      for (int party = 0; party < 3; ++party)
+      for (int party = 0; party < parties(); ++party)
         if (!replies[static_cast<std::size_t>(party)]) missing += (missing.empty() ? "" : ", ") + std::to_string(party + 1);
       throw Error(Component::Client, "no answer from server(s) " + missing + " within " +
                                          std::to_string(timeout.count()) + " ms");
@@ -136,16 +171,16 @@ std::array<wire::Reply, 3> ClusterClient::exchange(const std::array<std::vector<
       }
     }
   }
-  std::array<wire::Reply, 3> out;
-  for (int party = 0; party < 3; ++party) out[static_cast<std::size_t>(party)] = std::move(*replies[static_cast<std::size_t>(party)]);
+  Replies out(settings_.servers.size());
+  for (int party = 0; party < parties(); ++party) out[static_cast<std::size_t>(party)] = std::move(*replies[static_cast<std::size_t>(party)]);
   return out;
 }
 
 template <typename Request>
-std::array<wire::Reply, 3> ClusterClient::ask_all(Request& request, wire::MessageType type) {
+Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
   request.id = fresh_request_id();
   const auto frame = wire::encode_request(request);
-  return round_trip({frame, frame, frame}, request.id, type);
+  return round_trip(same_frame(frame), request.id, type);
 }
 
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
@@ -212,17 +247,16 @@ wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operatio
 
 }  // namespace
 
-std::array<wire::Reply, 3> ClusterClient::krb_round_trip(wire::KrbRequest& request) {
+Replies ClusterClient::krb_round_trip(wire::KrbRequest& request) {
   request.id = fresh_request_id();
-  std::array<std::vector<std::uint8_t>, 3> frames;
+  std::vector<std::vector<std::uint8_t>> frames(settings_.servers.size());
   const auto wipe_all = [&] {
     wipe(request.data.data(), request.data.size());
     for (auto& frame : frames) wipe(frame.data(), frame.size());
   };
   try {
     frames[0] = wire::encode_request(request);
-    frames[1] = frames[0];
-    frames[2] = frames[0];
+    for (std::size_t party = 1; party < frames.size(); ++party) frames[party] = frames[0];
     auto replies = round_trip(frames, request.id, wire::MessageType::Krb);
     wipe_all();
     return replies;
@@ -319,41 +353,38 @@ std::vector<std::uint8_t> ClusterClient::ecb_decrypt(const wire::KeyId& key, std
 
 void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_key) {
   wire::validate_key_name(key.name);
-  auto shares = [&] {
+  std::vector<SecretBytes> shares = [&] {
     const SecretBytes material = build_key_material(key.algorithm, aes_key.span());
-    return rss3::share_bytes(material.span());
+    return settings_.protocol == settings::Protocol::Rss3 ? replicated_shares(material) : xor_shares(material);
   }();
   std::lock_guard lock(mutex_);
   wire::ImportKeyRequest request;
   request.id = fresh_request_id();
   request.key = key;
-  std::array<std::vector<std::uint8_t>, 3> frames;
+  std::vector<std::vector<std::uint8_t>> frames(shares.size());
   try {
-    for (int party = 0; party < 3; ++party) {
-      auto& share = shares[static_cast<std::size_t>(party)];
-      request.share = SecretBytes(share.x.size() + share.a.size());
-      std::copy(share.x.begin(), share.x.end(), request.share.data());
-      std::copy(share.a.begin(), share.a.end(), request.share.data() + share.x.size());
-      share.wipe();
-      frames[static_cast<std::size_t>(party)] = wire::encode_request(request);
+    for (std::size_t party = 0; party < shares.size(); ++party) {
+      request.share = std::move(shares[party]);
+      frames[party] = wire::encode_request(request);
+      request.share.clear();
     }
   } catch (...) {
-    for (auto& share : shares) share.wipe();
+    request.share.clear();
+    for (auto& share : shares) share.clear();
     for (auto& frame : frames) wipe(frame.data(), frame.size());
     throw;
   }
-  request.share.clear();
-  std::array<wire::Reply, 3> replies;
+  Replies replies;
   try {
-    replies = exchange(frames, request.id, wire::MessageType::ImportKey, {true, true, true}, false);
+    replies = exchange(frames, request.id, wire::MessageType::ImportKey, all_servers(), false);
   } catch (...) {
     for (auto& frame : frames) wipe(frame.data(), frame.size());
     throw;
   }
   for (auto& frame : frames) wipe(frame.data(), frame.size());
-  std::array<bool, 3> stored{};
+  std::vector<bool> stored(settings_.servers.size());
   int failed = -1;
-  for (int party = 0; party < 3; ++party) {
+  for (int party = 0; party < parties(); ++party) {
     stored[static_cast<std::size_t>(party)] = replies[static_cast<std::size_t>(party)].status == wire::Status::Ok;
     if (!stored[static_cast<std::size_t>(party)] && failed < 0) failed = party;
   }
@@ -367,8 +398,8 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
   std::string rollback = "rolled back";
   try {
     const auto undone =
-        exchange({undo_frame, undo_frame, undo_frame}, undo.id, wire::MessageType::DeleteKey, stored, false);
-    for (int party = 0; party < 3; ++party)
+        exchange(same_frame(undo_frame), undo.id, wire::MessageType::DeleteKey, stored, false);
+    for (int party = 0; party < parties(); ++party)
       if (stored[static_cast<std::size_t>(party)] && undone[static_cast<std::size_t>(party)].status != wire::Status::Ok)
         rollback = "rollback failed on server " + std::to_string(party + 1);
   } catch (const Error& error) {
@@ -384,10 +415,10 @@ std::vector<wire::KeyInfo> ClusterClient::list_keys(const std::string& name_pref
   request.id = fresh_request_id();
   request.name_prefix = name_prefix;
   const auto frame = wire::encode_request(request);
-  const auto replies = round_trip({frame, frame, frame}, request.id, wire::MessageType::ListKeys);
+  const auto replies = round_trip(same_frame(frame), request.id, wire::MessageType::ListKeys);
   // A key counts only if every server holds its share.
   std::vector<wire::KeyInfo> common = std::get<wire::KeyList>(replies[0].body).keys;
-  for (int party = 1; party < 3; ++party) {
+  for (int party = 1; party < parties(); ++party) {
     const auto& keys = std::get<wire::KeyList>(replies[static_cast<std::size_t>(party)].body).keys;
     std::erase_if(common, [&](const wire::KeyInfo& info) {
       return std::none_of(keys.begin(), keys.end(), [&](const wire::KeyInfo& other) { return other.key == info.key; });
@@ -402,7 +433,7 @@ void ClusterClient::delete_key(const wire::KeyId& key) {
   request.id = fresh_request_id();
   request.key = key;
   const auto frame = wire::encode_request(request);
-  round_trip({frame, frame, frame}, request.id, wire::MessageType::DeleteKey);
+  round_trip(same_frame(frame), request.id, wire::MessageType::DeleteKey);
 }
 
 bool ClusterClient::delete_key_everywhere(const wire::KeyId& key) {
@@ -412,9 +443,9 @@ bool ClusterClient::delete_key_everywhere(const wire::KeyId& key) {
   request.key = key;
   const auto frame = wire::encode_request(request);
   const auto replies =
-      exchange({frame, frame, frame}, request.id, wire::MessageType::DeleteKey, {true, true, true}, false);
+      exchange(same_frame(frame), request.id, wire::MessageType::DeleteKey, all_servers(), false);
   bool held = false;
-  for (int party = 0; party < 3; ++party) {
+  for (int party = 0; party < parties(); ++party) {
     const auto& reply = replies[static_cast<std::size_t>(party)];
     if (reply.status == wire::Status::Ok)
       held = true;
@@ -424,14 +455,14 @@ bool ClusterClient::delete_key_everywhere(const wire::KeyId& key) {
   return held;
 }
 
-std::array<wire::ServerStatus, 3> ClusterClient::status() {
+std::vector<wire::ServerStatus> ClusterClient::status() {
   std::lock_guard lock(mutex_);
   wire::StatusRequest request;
   request.id = fresh_request_id();
   const auto frame = wire::encode_request(request);
-  const auto replies = round_trip({frame, frame, frame}, request.id, wire::MessageType::Status);
-  std::array<wire::ServerStatus, 3> out;
-  for (int party = 0; party < 3; ++party)
+  const auto replies = round_trip(same_frame(frame), request.id, wire::MessageType::Status);
+  std::vector<wire::ServerStatus> out(settings_.servers.size());
+  for (int party = 0; party < parties(); ++party)
     out[static_cast<std::size_t>(party)] = std::get<wire::ServerStatus>(replies[static_cast<std::size_t>(party)].body);
   return out;
 }

@@ -1,6 +1,7 @@
-// Client side of the engine: sends each request to all three servers, waits for
-// their masked output shares within one deadline, and reconstructs, refusing any
-// result the three servers do not agree on.
+// Client side of the engine: sends each request to every server (three with rss3, two with
+// gc2 and lut2), waits for their output shares within one deadline, and reconstructs, refusing
+// any result the servers do not agree on. Key import deals replicated shares to three servers
+// or XOR shares to two; the calls are the same for both kinds of cluster.
 //
 // Fork safety: connections belong to the process that opened them. After fork()
 // the child opens its own on first use and never touches the parent's sockets.
@@ -84,7 +85,7 @@ class ClusterClient {
   // (an earlier deletion, or a failed import, may have reached only some). Returns whether
   // any server held it.
   bool delete_key_everywhere(const wire::KeyId& key);
-  std::array<wire::ServerStatus, 3> status();
+  std::vector<wire::ServerStatus> status();  // in party order
 
   std::chrono::milliseconds timeout() const { return settings_.timeout; }
   // For every later call: how long it may take, all servers together.
@@ -96,21 +97,24 @@ class ClusterClient {
   std::vector<std::uint8_t> compute(wire::ComputeRequest request);
   // Sends a Krb request (fresh id) to all three servers and returns their Ok replies; the
   // request's data and the encoded frame are wiped whatever happens.
-  std::array<wire::Reply, 3> krb_round_trip(wire::KrbRequest& request);
+  Replies krb_round_trip(wire::KrbRequest& request);
   // Encodes `request` with a fresh id and returns all three Ok replies (round_trip).
   template <typename Request>
-  std::array<wire::Reply, 3> ask_all(Request& request, wire::MessageType type);
+  Replies ask_all(Request& request, wire::MessageType type);
   // Sends frames[i] to each server i with targets[i] set and collects their replies
   // (any status). Throws Error(Client) if a target is unreachable or silent past the
   // deadline. With stop_on_error, the first error reply is thrown as ServerError at once:
   // the result is lost anyway, so the caller does not wait for the others.
-  std::array<wire::Reply, 3> exchange(const std::array<std::vector<std::uint8_t>, 3>& frames,
+  Replies exchange(const std::vector<std::vector<std::uint8_t>>& frames,
                                       const wire::RequestId& id, wire::MessageType type,
-                                      std::array<bool, 3> targets, bool stop_on_error);
+                                      std::vector<bool> targets, bool stop_on_error);
   // exchange() with every server, then throws ServerError unless all three answered Ok.
-  std::array<wire::Reply, 3> round_trip(const std::array<std::vector<std::uint8_t>, 3>& frames,
+  Replies round_trip(const std::vector<std::vector<std::uint8_t>>& frames,
                                         const wire::RequestId& id, wire::MessageType type);
   Links& links();
+  int parties() const;  // servers in the cluster: 3 (rss3) or 2 (gc2, lut2)
+  std::vector<std::vector<std::uint8_t>> same_frame(const std::vector<std::uint8_t>& frame) const;
+  std::vector<bool> all_servers() const;
 
   settings::ClusterSettings settings_;
   std::mutex mutex_;

@@ -10,8 +10,14 @@
 namespace mpc::client {
 namespace {
 
+// The GCM and Kerberos results come only from three-server clusters.
+void require_three(const Replies& replies) {
+  if (replies.size() != 3)
+    throw Disagreement(std::to_string(replies.size()) + " replies where a three-server cluster answers three");
+}
+
 template <typename Body>
-const Body& body_of(const std::array<wire::Reply, 3>& replies, std::size_t party) {
+const Body& body_of(const Replies& replies, std::size_t party) {
   const auto* body = std::get_if<Body>(&replies[party].body);
   if (body == nullptr) throw Disagreement("server " + std::to_string(party + 1) + " returned no result");
   return *body;
@@ -41,21 +47,38 @@ SecretBytes open_shares(const std::array<rss3::ByteShare, 3>& shares, std::size_
 
 Disagreement::Disagreement(const std::string& detail) : Error(Component::Client, detail) {}
 
-std::vector<std::uint8_t> open_compute(const std::array<wire::Reply, 3>& replies, std::uint32_t blocks) {
-  std::array<rss3::ByteShare, 3> shares;
-  for (std::size_t party = 0; party < 3; ++party) {
+std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blocks) {
+  const std::size_t bytes = static_cast<std::size_t>(blocks) * wire::kBlockBytes;
+  for (std::size_t party = 0; party < replies.size(); ++party) {
     const auto& result = body_of<wire::ComputeResult>(replies, party);
     if (result.blocks != blocks)
       throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.blocks) +
                          " blocks for " + std::to_string(blocks));
+  }
+  if (replies.size() == 2) {
+    // Two servers: each sends its XOR share alone.
+    std::vector<std::uint8_t> out(bytes);
+    for (std::size_t party = 0; party < 2; ++party) {
+      const auto& result = body_of<wire::ComputeResult>(replies, party);
+      if (result.x.size() != bytes || !result.a.empty())
+        throw Disagreement("server " + std::to_string(party + 1) + " returned a result of the wrong shape");
+      for (std::size_t i = 0; i < bytes; ++i) out[i] ^= result.x[i];
+    }
+    return out;
+  }
+  require_three(replies);
+  std::array<rss3::ByteShare, 3> shares;
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::ComputeResult>(replies, party);
     shares[party] = rss3::ByteShare{result.x, result.a};
   }
   // The caller of a Compute job owns the plain result (the C interface copies it out).
-  return open_plain(shares, static_cast<std::size_t>(blocks) * wire::kBlockBytes);
+  return open_plain(shares, bytes);
 }
 
-GcmPrefetched open_gcm_prefetch(const std::array<wire::Reply, 3>& replies, std::uint32_t count,
+GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
                                 std::uint32_t blocks_per_nonce) {
+  require_three(replies);
   std::array<rss3::ByteShare, 3> shares;
   const auto& first = body_of<wire::GcmPrefetchResult>(replies, 0);
   for (std::size_t party = 0; party < 3; ++party) {
@@ -84,7 +107,8 @@ GcmPrefetched open_gcm_prefetch(const std::array<wire::Reply, 3>& replies, std::
   return out;
 }
 
-wire::GcmTagBytes open_gcm_tag(const std::array<wire::Reply, 3>& replies) {
+wire::GcmTagBytes open_gcm_tag(const Replies& replies) {
+  require_three(replies);
   std::array<rss3::ByteShare, 3> shares;
   for (std::size_t party = 0; party < 3; ++party) {
     const auto& result = body_of<wire::GcmTagResult>(replies, party);
@@ -96,8 +120,9 @@ wire::GcmTagBytes open_gcm_tag(const std::array<wire::Reply, 3>& replies) {
   return tag;
 }
 
-std::optional<SecretBytes> open_gcm_open(const std::array<wire::Reply, 3>& replies,
+std::optional<SecretBytes> open_gcm_open(const Replies& replies,
                                          std::span<const std::uint8_t> ciphertext) {
+  require_three(replies);
   const std::size_t blocks = ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
   std::array<rss3::ByteShare, 3> keystream_shares;
   std::array<rss3::ByteShare, 3> verdict_shares;
@@ -128,7 +153,8 @@ std::optional<SecretBytes> open_gcm_open(const std::array<wire::Reply, 3>& repli
 namespace {
 
 // The servers' Krb result shares, each of `result_bytes`; a wrong size is a Disagreement.
-std::array<rss3::ByteShare, 3> krb_shares(const std::array<wire::Reply, 3>& replies, std::size_t result_bytes) {
+std::array<rss3::ByteShare, 3> krb_shares(const Replies& replies, std::size_t result_bytes) {
+  require_three(replies);
   std::array<rss3::ByteShare, 3> shares;
   for (std::size_t party = 0; party < 3; ++party) {
     const auto& result = body_of<wire::KrbResult>(replies, party);
@@ -142,7 +168,7 @@ std::array<rss3::ByteShare, 3> krb_shares(const std::array<wire::Reply, 3>& repl
 
 }  // namespace
 
-SecretBytes open_krb(const std::array<wire::Reply, 3>& replies, wire::KrbOperation operation, std::size_t data_bytes) {
+SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes) {
   const std::size_t result_bytes = wire::krb_result_bytes(operation, data_bytes);
   auto shares = krb_shares(replies, result_bytes);
   SecretBytes out = open_shares(shares, result_bytes);
@@ -150,7 +176,7 @@ SecretBytes open_krb(const std::array<wire::Reply, 3>& replies, wire::KrbOperati
   return out;
 }
 
-std::optional<SecretBytes> open_krb_decrypt(const std::array<wire::Reply, 3>& replies, std::size_t data_bytes) {
+std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t data_bytes) {
   const std::size_t result_bytes = wire::krb_result_bytes(wire::KrbOperation::Decrypt, data_bytes);
   const std::size_t text_bytes = result_bytes - 1;  // the verdict byte comes last
   auto shares = krb_shares(replies, result_bytes);

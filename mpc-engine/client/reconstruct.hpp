@@ -1,6 +1,8 @@
-// Client-side reconstruction of the three servers' Ok replies to one request: every length
-// and count is checked against the request and across the servers, the masked output
-// shares are opened (rss3/output.hpp), and anything that does not fit together is refused.
+// Client-side reconstruction of the servers' Ok replies to one request: every length and
+// count is checked against the request and across the servers, and anything that does not fit
+// together is refused. Three replies (rss3) carry masked replicated output shares
+// (rss3/output.hpp); two replies (a two-server cluster, gc2 or lut2) carry one XOR share each,
+// for the Compute results only.
 #pragma once
 
 #include <array>
@@ -18,13 +20,16 @@ namespace mpc::client {
 
 // The servers' answers are inconsistent (output shares that do not reconstruct to one value,
 // different sizes or nonce lists): the result is refused.
+// One reply per server, in party order: three or two.
+using Replies = std::vector<wire::Reply>;
+
 class Disagreement : public Error {
  public:
   explicit Disagreement(const std::string& detail);
 };
 
 // Compute: blocks * 16 output bytes.
-std::vector<std::uint8_t> open_compute(const std::array<wire::Reply, 3>& replies, std::uint32_t blocks);
+std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blocks);
 
 struct GcmPrefetched {
   std::vector<std::uint8_t> nonces;  // count * 12 bytes, as every server listed them
@@ -32,25 +37,25 @@ struct GcmPrefetched {
 };
 
 // GcmPrefetch: all three servers must list the same `count` distinct nonces in the same order.
-GcmPrefetched open_gcm_prefetch(const std::array<wire::Reply, 3>& replies, std::uint32_t count,
+GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
                                 std::uint32_t blocks_per_nonce);
 
 // GcmTag: the 16-byte tag.
-wire::GcmTagBytes open_gcm_tag(const std::array<wire::Reply, 3>& replies);
+wire::GcmTagBytes open_gcm_tag(const Replies& replies);
 
 // GcmOpen of `ciphertext`: the plaintext when the opened verdict is 1, nullopt when it is 0
 // (the keystream shares are then not opened). A verdict that opens to anything else, or
 // disagrees, is a Disagreement.
-std::optional<SecretBytes> open_gcm_open(const std::array<wire::Reply, 3>& replies,
+std::optional<SecretBytes> open_gcm_open(const Replies& replies,
                                          std::span<const std::uint8_t> ciphertext);
 
 // Krb Encrypt, Checksum or Prf with `data_bytes` of data: the result bytes
 // (krb_result_bytes(operation, data_bytes)).
-SecretBytes open_krb(const std::array<wire::Reply, 3>& replies, wire::KrbOperation operation, std::size_t data_bytes);
+SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes);
 
 // Krb Decrypt of `data_bytes` of ciphertext: confounder || plaintext (data_bytes - 12 bytes)
 // when the opened verdict is 1, nullopt when it is 0 (the rest is then neither opened nor
 // checked). A verdict that opens to anything else, or disagrees, is a Disagreement.
-std::optional<SecretBytes> open_krb_decrypt(const std::array<wire::Reply, 3>& replies, std::size_t data_bytes);
+std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t data_bytes);
 
 }  // namespace mpc::client

@@ -12,7 +12,6 @@ namespace mpc::client {
 namespace {
 
 using Bytes = std::vector<std::uint8_t>;
-using Replies = std::array<wire::Reply, 3>;
 
 Bytes random_bytes(std::mt19937_64& rng, std::size_t n) {
   Bytes out(n);
@@ -37,7 +36,7 @@ std::array<rss3::ByteShare, 3> masked_shares(std::span<const std::uint8_t> value
 
 template <typename Body>
 Replies replies_of(const std::array<Body, 3>& bodies) {
-  Replies replies;
+  Replies replies(3);
   for (std::size_t party = 0; party < 3; ++party) replies[party] = wire::Reply{{}, wire::Status::Ok, "", bodies[party]};
   return replies;
 }
