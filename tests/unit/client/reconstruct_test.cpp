@@ -289,5 +289,31 @@ TEST(Reconstruct, KrbDecryptRefusesAnyInconsistency) {
   EXPECT_THROW(open_krb_decrypt(replies_of(krb_bodies(garbage, rng)), 40), Disagreement);
 }
 
+// Two-server clusters: each server sends its XOR share as x alone.
+TEST(Reconstruct, TwoServerComputeIsTheXorOfTheShares) {
+  std::mt19937_64 rng(11);
+  const std::uint32_t blocks = 3;
+  const Bytes value = random_bytes(rng, blocks * 16);
+  const Bytes first = random_bytes(rng, value.size());
+  Bytes second(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i) second[i] = static_cast<std::uint8_t>(value[i] ^ first[i]);
+  auto reply = [&](const Bytes& x, std::uint32_t n, const Bytes& a = {}) {
+    return wire::Reply{{}, wire::Status::Ok, "", wire::ComputeResult{n, x, a}};
+  };
+  EXPECT_EQ(open_compute({reply(first, blocks), reply(second, blocks)}, blocks), value);
+  EXPECT_NE(first, value);  // neither share alone is the result
+  EXPECT_NE(second, value);
+  // Wrong block counts, wrong lengths, or a replicated-looking reply are refused.
+  EXPECT_THROW(open_compute({reply(first, blocks), reply(second, blocks - 1)}, blocks), Disagreement);
+  EXPECT_THROW(open_compute({reply(first, blocks), reply(Bytes(second.begin(), second.end() - 1), blocks)}, blocks),
+               Disagreement);
+  EXPECT_THROW(open_compute({reply(first, blocks), reply(second, blocks, second)}, blocks), Disagreement);
+  EXPECT_THROW(open_compute({reply(first, blocks)}, blocks), Disagreement);
+  // The three-server results never come from two servers.
+  const Replies two = {reply(first, blocks), reply(second, blocks)};
+  EXPECT_THROW(open_gcm_tag(two), Disagreement);
+  EXPECT_THROW(open_krb(two, wire::KrbOperation::Prf, 16), Disagreement);
+}
+
 }  // namespace
 }  // namespace mpc::client
