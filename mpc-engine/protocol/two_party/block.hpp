@@ -18,6 +18,7 @@ struct alignas(16) Block {
     return *this;
   }
   friend Block operator&(Block a, Block b) { return {a.lo & b.lo, a.hi & b.hi}; }
+  friend Block operator~(Block a) { return {~a.lo, ~a.hi}; }
   bool operator==(const Block&) const = default;
   // The point-and-permute bit of a garbled label.
   bool lsb() const { return (lo & 1) != 0; }
