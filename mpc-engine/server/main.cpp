@@ -1,6 +1,9 @@
-// mpc-server: one party of the three-party engine.
+// mpc-server: one server of the engine, three-party (protocol rss3) or two-party (gc2, lut2).
 //   mpc-server --config /etc/mpc-kdc/server.toml [--check]
+//   mpc-server --config NEW.toml --convert-from-rss3 OLD_STORAGE_DIR
 // --check loads the configuration, the keys and the store, runs the self-tests and exits.
+// --convert-from-rss3 writes a two-server store from a three-server one
+// (two_server/convert_store.hpp) and exits.
 #include <systemd/sd-daemon.h>
 
 #include <atomic>
@@ -12,6 +15,8 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "server/server.hpp"
+#include "two_server/convert_store.hpp"
+#include "two_server/two_server.hpp"
 #include "settings/server_settings.hpp"
 
 namespace {
@@ -28,7 +33,7 @@ mpc::LogLevel parse_level(const std::string& name) {
 }
 
 int usage() {
-  std::cerr << "usage: mpc-server --config FILE [--check]\n";
+  std::cerr << "usage: mpc-server --config FILE [--check | --convert-from-rss3 OLD_STORAGE_DIR]\n";
   return 2;
 }
 
@@ -36,10 +41,13 @@ int usage() {
 
 int main(int argc, char** argv) {
   std::string config;
+  std::string convert_from;
   bool check_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
       config = argv[++i];
+    } else if (std::strcmp(argv[i], "--convert-from-rss3") == 0 && i + 1 < argc) {
+      convert_from = argv[++i];
     } else if (std::strcmp(argv[i], "--check") == 0) {
       check_only = true;
     } else {
@@ -55,6 +63,19 @@ int main(int argc, char** argv) {
     std::signal(SIGTERM, request_stop);
     std::signal(SIGINT, request_stop);
     std::signal(SIGPIPE, SIG_IGN);
+    if (!convert_from.empty()) {
+      const std::size_t converted = mpc::two_server::convert_from_rss3(settings, convert_from, log);
+      std::cout << "converted " << converted << " keys into " << settings.storage_path.string() << "\n";
+      return 0;
+    }
+    if (settings.protocol != mpc::settings::Protocol::Rss3) {
+      mpc::two_server::TwoServer server(std::move(settings), log);
+      if (check_only) return 0;
+      sd_notify(0, "READY=1\nSTATUS=serving");
+      server.run(stop_requested);
+      sd_notify(0, "STOPPING=1");
+      return 0;
+    }
     mpc::server::Server server(std::move(settings), log);
     if (check_only) return 0;
     sd_notify(0, "READY=1\nSTATUS=serving");

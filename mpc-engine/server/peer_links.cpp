@@ -32,6 +32,12 @@ bool PeerLinks::send_to(int party, std::span<const std::uint8_t> frame) {
                                                                                  connect_grace_);
 }
 
+bool PeerLinks::try_send_to(int party, std::span<const std::uint8_t> frame) {
+  if (party < 0 || party > 2 || party == own_party_ || !connections_[static_cast<std::size_t>(party)])
+    throw Error(Component::Server, "send to invalid party");
+  return connections_[static_cast<std::size_t>(party)]->send(frame);
+}
+
 std::optional<PeerEnvelope> PeerLinks::receive(std::chrono::milliseconds timeout) {
   auto message = listener_->receive(timeout);
   if (!message) return std::nullopt;

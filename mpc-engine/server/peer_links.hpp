@@ -27,6 +27,8 @@ class PeerLinks {
   // False when no authenticated connection to that party came up within the connect
   // grace (a peer that has just started or restarted is still handshaking).
   bool send_to(int party, std::span<const std::uint8_t> frame);
+  // Without waiting: false when the connection is not up or its queue is full.
+  bool try_send_to(int party, std::span<const std::uint8_t> frame);
   std::optional<PeerEnvelope> receive(std::chrono::milliseconds timeout);
   void* listener_socket() const { return listener_->native(); }
 

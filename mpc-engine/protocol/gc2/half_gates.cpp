@@ -107,12 +107,12 @@ std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instan
 
 std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances, Block delta,
                                  std::uint64_t tweak_high, std::span<const Block> input_zero_labels,
-                                 Block constant_zero, two_party::Channel& channel) {
+                                 Block constant_zero, two_party::Channel& channel, std::uint64_t first_gate) {
   check_inputs(program, instances, input_zero_labels.size());
   if (!delta.lsb()) throw Error(Component::Protocol, "free-XOR offset with lsb 0");
   LabelBuffer slots(static_cast<std::size_t>(program.num_slots) * instances);
   LabelBuffer a0, a1, b0, b1, ha0, ha1, hb0, hb1, tables;
-  std::uint64_t gate = 0;
+  std::uint64_t gate = first_gate;
   for (const auto& layer : program.layers) {
     run_linear(layer, instances, slots.data(), input_zero_labels, delta, constant_zero);
     if (layer.ands.empty()) continue;
@@ -169,11 +169,11 @@ std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t i
 
 std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances, std::uint64_t tweak_high,
                                    std::span<const Block> input_labels, Block constant_label,
-                                   two_party::Channel& channel) {
+                                   two_party::Channel& channel, std::uint64_t first_gate) {
   check_inputs(program, instances, input_labels.size());
   LabelBuffer slots(static_cast<std::size_t>(program.num_slots) * instances);
   LabelBuffer wa, wb, ha, hb, tables;
-  std::uint64_t gate = 0;
+  std::uint64_t gate = first_gate;
   for (const auto& layer : program.layers) {
     run_linear(layer, instances, slots.data(), input_labels, Block{}, constant_label);
     if (layer.ands.empty()) continue;

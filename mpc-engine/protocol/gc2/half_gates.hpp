@@ -19,8 +19,9 @@
 // active labels; their XOR is the output and each alone is uniform (lsb(W0) is a fresh
 // random bit per wire), so the two servers' bits are an XOR sharing of the result.
 //
-// Tweaks: gate k of a garbling uses the tweaks (tweak_high, 2k) and (tweak_high, 2k + 1);
-// the caller makes tweak_high unique for every garbling under one delta.
+// Tweaks: AND gate k (counting every instance) uses (tweak_high, 2(first_gate + k)) and
+// (tweak_high, 2(first_gate + k) + 1); the caller makes these unique for every garbling under
+// one delta (a job number as tweak_high, disjoint first_gate ranges for a job's parts).
 //
 // Three-halves garbling (Rosulek-Roy, CRYPTO 2021) would cut the wire to 192 bits per AND
 // at 1.5x the hashing for the garbler's and evaluator's per-gate work and a more involved
@@ -51,13 +52,13 @@ std::vector<Block> active_labels(std::span<const Block> zero_labels, std::span<c
 // Garbles and streams. Returns the decoding bits, output j of instance e at j * instances + e.
 std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances, Block delta,
                                  std::uint64_t tweak_high, std::span<const Block> input_zero_labels,
-                                 Block constant_zero, two_party::Channel& channel);
+                                 Block constant_zero, two_party::Channel& channel, std::uint64_t first_gate = 0);
 
 // Evaluates the garbler's stream. Returns lsb of the output labels, laid out as garble()'s.
 // Throws PeerError when the stream stops (the channel's timeout).
 std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances, std::uint64_t tweak_high,
                                    std::span<const Block> input_labels, Block constant_label,
-                                   two_party::Channel& channel);
+                                   two_party::Channel& channel, std::uint64_t first_gate = 0);
 
 // Bytes the garbler sends for `program` over `instances` instances.
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances);

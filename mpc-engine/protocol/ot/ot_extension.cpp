@@ -13,8 +13,9 @@
 namespace mpc::ot {
 namespace {
 
-// Tweak space of the OT hash (the garbled circuits use job numbers, far below this).
-constexpr std::uint64_t kTweakHigh = 0x4f542d455854ull << 16;  // "OT-EXT"
+// Tweak space of the OT hash: the top bit set, which the garbled circuits' job numbers
+// (below 2^63) never have.
+constexpr std::uint64_t kTweakHigh = (1ull << 63) | (0x4f542d455854ull);  // "OT-EXT"
 
 // AES-128-CTR under one base-OT key: a column's pseudorandom bits, continuing across calls.
 class ColumnPrg {

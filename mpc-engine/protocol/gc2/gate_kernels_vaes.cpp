@@ -1,0 +1,227 @@
+// The fused VAES half-gate kernels (see gate_kernels.hpp). This file alone is compiled with
+// -maes -mvaes -mavx512f -mavx512bw -mavx512vl. It defines nothing with external linkage but
+// the two entry points, and calls no inline function of a shared header (not even Block's
+// operators or std::min): such a function could be emitted here with AVX-512 code and picked
+// by the linker for the baseline path.
+//
+// A 512-bit register holds four labels: those of four consecutive instances of one wire,
+// which the slot layout (slot * instances + e) keeps adjacent, so loads and stores are plain
+// (masked at the last, partial group). Per group of four instances the garbler runs four
+// hashes (A0, A1, B0, B1) and the evaluator two (A, B); two garbler groups or four evaluator
+// groups go through the AES rounds together, eight independent registers in flight.
+//
+// Hash: H(x, t) = AES_k(sigma(x) ^ t) ^ sigma(x), sigma(lo, hi) = (hi, lo ^ hi), the same
+// function as two_party::tccr_hash. sigma is linear, so sigma(A1) = sigma(A0) ^ sigma(delta).
+#include "protocol/gc2/gate_kernels.hpp"
+
+#if defined(__VAES__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AES__)
+#include <immintrin.h>
+
+namespace mpc::gc2::detail {
+namespace {
+
+struct Schedule {
+  __m512i k[11];
+};
+
+inline __m128i expand_step(__m128i key, __m128i assist) {
+  assist = _mm_shuffle_epi32(assist, 0xff);
+  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+  return _mm_xor_si128(key, assist);
+}
+
+// FIPS-197 key expansion with AES-NI (Gueron, Intel white paper 323641, figure 25), each round
+// key broadcast to the four lanes.
+Schedule make_schedule() {
+  __m128i k[11];
+  k[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFixedKey));
+  k[1] = expand_step(k[0], _mm_aeskeygenassist_si128(k[0], 0x01));
+  k[2] = expand_step(k[1], _mm_aeskeygenassist_si128(k[1], 0x02));
+  k[3] = expand_step(k[2], _mm_aeskeygenassist_si128(k[2], 0x04));
+  k[4] = expand_step(k[3], _mm_aeskeygenassist_si128(k[3], 0x08));
+  k[5] = expand_step(k[4], _mm_aeskeygenassist_si128(k[4], 0x10));
+  k[6] = expand_step(k[5], _mm_aeskeygenassist_si128(k[5], 0x20));
+  k[7] = expand_step(k[6], _mm_aeskeygenassist_si128(k[6], 0x40));
+  k[8] = expand_step(k[7], _mm_aeskeygenassist_si128(k[7], 0x80));
+  k[9] = expand_step(k[8], _mm_aeskeygenassist_si128(k[8], 0x1b));
+  k[10] = expand_step(k[9], _mm_aeskeygenassist_si128(k[9], 0x36));
+  Schedule s;
+  for (int r = 0; r < 11; ++r) s.k[r] = _mm512_broadcast_i32x4(k[r]);
+  return s;
+}
+
+const Schedule& schedule() {
+  static const Schedule s = make_schedule();
+  return s;
+}
+
+template <int N>
+inline void aes_rounds(const Schedule& s, __m512i (&x)[N]) {
+  for (int j = 0; j < N; ++j) x[j] = _mm512_xor_si512(x[j], s.k[0]);
+  for (int r = 1; r < 10; ++r)
+    for (int j = 0; j < N; ++j) x[j] = _mm512_aesenc_epi128(x[j], s.k[r]);
+  for (int j = 0; j < N; ++j) x[j] = _mm512_aesenclast_epi128(x[j], s.k[10]);
+}
+
+// (lo, hi) -> (hi, lo ^ hi) in every lane.
+inline __m512i sigma(__m512i x) {
+  return _mm512_xor_si512(_mm512_shuffle_epi32(x, _MM_PERM_BADC), _mm512_maskz_mov_epi64(0xaa, x));
+}
+
+// All ones in a lane whose label has lsb 1 (its point-and-permute bit), else zero.
+inline __m512i lsb_mask(__m512i x) {
+  const __m512i low = _mm512_srai_epi64(_mm512_slli_epi64(x, 63), 63);
+  return _mm512_shuffle_epi32(low, _MM_PERM_BABA);
+}
+
+// The tweaks of gate-instances first .. first + 3 on the a labels: (2k, tweak_high) per lane.
+inline __m512i first_tweaks(std::uint64_t tweak_high, std::uint64_t first) {
+  const auto h = static_cast<long long>(tweak_high);
+  const auto t = static_cast<long long>(2 * first);
+  return _mm512_set_epi64(h, t + 6, h, t + 4, h, t + 2, h, t);
+}
+
+// Lanes of the group of four instances starting at e: all four, or the n - e left.
+inline __mmask8 lanes(std::size_t e, std::size_t n) {
+  const std::size_t left = n - e;
+  return left >= 4 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << (2 * left)) - 1);
+}
+
+struct GarbleRows {
+  const __m512i delta;
+  const __m512i sigma_delta;
+  const __m512i tweak_step;  // 8 = four gate-instances, two tweaks each
+  const __m512i b_tweak;     // 2k + 1 = 2k ^ 1
+};
+
+template <int G>
+inline void garble_groups(const Schedule& s, const GarbleRows& c, const std::uint64_t* a, const std::uint64_t* b,
+                          std::uint64_t* out, std::uint64_t* tg, std::uint64_t* te, const __mmask8 (&mask)[G],
+                          __m512i& tweak) {
+  __m512i a0[G], sa0[G], sb0[G], b0[G];
+  __m512i x[4 * G];
+  for (int g = 0; g < G; ++g) {
+    a0[g] = _mm512_maskz_loadu_epi64(mask[g], a + 8 * g);
+    b0[g] = _mm512_maskz_loadu_epi64(mask[g], b + 8 * g);
+    sa0[g] = sigma(a0[g]);
+    sb0[g] = sigma(b0[g]);
+    const __m512i tweak_b = _mm512_xor_si512(tweak, c.b_tweak);
+    x[4 * g + 0] = _mm512_xor_si512(sa0[g], tweak);
+    x[4 * g + 1] = _mm512_ternarylogic_epi64(sa0[g], c.sigma_delta, tweak, 0x96);
+    x[4 * g + 2] = _mm512_xor_si512(sb0[g], tweak_b);
+    x[4 * g + 3] = _mm512_ternarylogic_epi64(sb0[g], c.sigma_delta, tweak_b, 0x96);
+    tweak = _mm512_add_epi64(tweak, c.tweak_step);
+  }
+  aes_rounds(s, x);
+  for (int g = 0; g < G; ++g) {
+    const __m512i ha0 = _mm512_xor_si512(x[4 * g + 0], sa0[g]);
+    const __m512i ha1 = _mm512_ternarylogic_epi64(x[4 * g + 1], sa0[g], c.sigma_delta, 0x96);
+    const __m512i hb0 = _mm512_xor_si512(x[4 * g + 2], sb0[g]);
+    const __m512i hb1 = _mm512_ternarylogic_epi64(x[4 * g + 3], sb0[g], c.sigma_delta, 0x96);
+    const __m512i pa = lsb_mask(a0[g]);
+    const __m512i pb = lsb_mask(b0[g]);
+    // T_G = H(A0) ^ H(A1) ^ pb * delta;  T_E = H(B0) ^ H(B1) ^ A0.
+    const __m512i t_g = _mm512_xor_si512(_mm512_xor_si512(ha0, ha1), _mm512_and_si512(c.delta, pb));
+    const __m512i hb01 = _mm512_xor_si512(hb0, hb1);
+    const __m512i t_e = _mm512_xor_si512(hb01, a0[g]);
+    // W0 = H(A0) ^ pa * T_G  ^  H(B0) ^ pb * (T_E ^ A0).
+    const __m512i w_g = _mm512_xor_si512(ha0, _mm512_and_si512(t_g, pa));
+    const __m512i w_e = _mm512_xor_si512(hb0, _mm512_and_si512(hb01, pb));
+    _mm512_mask_storeu_epi64(tg + 8 * g, mask[g], t_g);
+    _mm512_mask_storeu_epi64(te + 8 * g, mask[g], t_e);
+    _mm512_mask_storeu_epi64(out + 8 * g, mask[g], _mm512_xor_si512(w_g, w_e));
+  }
+}
+
+template <int G>
+inline void evaluate_groups(const Schedule& s, __m512i b_tweak, __m512i tweak_step, const std::uint64_t* a,
+                            const std::uint64_t* b, std::uint64_t* out, const std::uint64_t* tg,
+                            const std::uint64_t* te, const __mmask8 (&mask)[G], __m512i& tweak) {
+  __m512i wa[G], wb[G], sa[G], sb[G];
+  __m512i x[2 * G];
+  for (int g = 0; g < G; ++g) {
+    wa[g] = _mm512_maskz_loadu_epi64(mask[g], a + 8 * g);
+    wb[g] = _mm512_maskz_loadu_epi64(mask[g], b + 8 * g);
+    sa[g] = sigma(wa[g]);
+    sb[g] = sigma(wb[g]);
+    x[2 * g + 0] = _mm512_xor_si512(sa[g], tweak);
+    x[2 * g + 1] = _mm512_ternarylogic_epi64(sb[g], tweak, b_tweak, 0x96);
+    tweak = _mm512_add_epi64(tweak, tweak_step);
+  }
+  aes_rounds(s, x);
+  for (int g = 0; g < G; ++g) {
+    const __m512i ha = _mm512_xor_si512(x[2 * g + 0], sa[g]);
+    const __m512i hb = _mm512_xor_si512(x[2 * g + 1], sb[g]);
+    const __m512i t_g = _mm512_maskz_loadu_epi64(mask[g], tg + 8 * g);
+    const __m512i t_e = _mm512_maskz_loadu_epi64(mask[g], te + 8 * g);
+    // W = H(A) ^ sa * T_G  ^  H(B) ^ sb * (T_E ^ A).
+    const __m512i w_g = _mm512_xor_si512(ha, _mm512_and_si512(t_g, lsb_mask(wa[g])));
+    const __m512i w_e = _mm512_xor_si512(hb, _mm512_and_si512(_mm512_xor_si512(t_e, wa[g]), lsb_mask(wb[g])));
+    _mm512_mask_storeu_epi64(out + 8 * g, mask[g], _mm512_xor_si512(w_g, w_e));
+  }
+}
+
+inline const std::uint64_t* words(const Block* p) { return reinterpret_cast<const std::uint64_t*>(p); }
+inline std::uint64_t* words(Block* p) { return reinterpret_cast<std::uint64_t*>(p); }
+
+}  // namespace
+
+void vaes_garble_and(const Block* a, const Block* b, Block* out, Block* tg, Block* te, std::size_t n,
+                     const Block& delta, std::uint64_t tweak_high, std::uint64_t first) {
+  const Schedule& s = schedule();
+  const __m512i d = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(&delta)));
+  const GarbleRows c{d, sigma(d), _mm512_set_epi64(0, 8, 0, 8, 0, 8, 0, 8), _mm512_set_epi64(0, 1, 0, 1, 0, 1, 0, 1)};
+  __m512i tweak = first_tweaks(tweak_high, first);
+  std::size_t e = 0;
+  for (; e + 8 <= n; e += 8) {
+    const __mmask8 full[2] = {0xff, 0xff};
+    garble_groups<2>(s, c, words(a + e), words(b + e), words(out + e), words(tg + e), words(te + e), full, tweak);
+  }
+  for (; e < n; e += 4) {
+    const __mmask8 part[1] = {lanes(e, n)};
+    garble_groups<1>(s, c, words(a + e), words(b + e), words(out + e), words(tg + e), words(te + e), part, tweak);
+  }
+}
+
+void vaes_evaluate_and(const Block* a, const Block* b, Block* out, const Block* tg, const Block* te, std::size_t n,
+                       std::uint64_t tweak_high, std::uint64_t first) {
+  const Schedule& s = schedule();
+  const __m512i step = _mm512_set_epi64(0, 8, 0, 8, 0, 8, 0, 8);
+  const __m512i b_tweak = _mm512_set_epi64(0, 1, 0, 1, 0, 1, 0, 1);
+  __m512i tweak = first_tweaks(tweak_high, first);
+  std::size_t e = 0;
+  for (; e + 16 <= n; e += 16) {
+    const __mmask8 full[4] = {0xff, 0xff, 0xff, 0xff};
+    evaluate_groups<4>(s, b_tweak, step, words(a + e), words(b + e), words(out + e), words(tg + e), words(te + e),
+                       full, tweak);
+  }
+  for (; e < n; e += 4) {
+    const __mmask8 part[1] = {lanes(e, n)};
+    evaluate_groups<1>(s, b_tweak, step, words(a + e), words(b + e), words(out + e), words(tg + e), words(te + e),
+                       part, tweak);
+  }
+}
+
+}  // namespace mpc::gc2::detail
+
+#else
+
+#include <cstdlib>
+
+namespace mpc::gc2::detail {
+
+// Never reached: vaes_supported() is false where this file is built without VAES.
+void vaes_garble_and(const Block*, const Block*, Block*, Block*, Block*, std::size_t, const Block&, std::uint64_t,
+                     std::uint64_t) {
+  std::abort();
+}
+void vaes_evaluate_and(const Block*, const Block*, Block*, const Block*, const Block*, std::size_t, std::uint64_t,
+                       std::uint64_t) {
+  std::abort();
+}
+
+}  // namespace mpc::gc2::detail
+
+#endif

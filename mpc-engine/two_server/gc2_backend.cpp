@@ -1,0 +1,214 @@
+#include "two_server/gc2_backend.hpp"
+
+#include <sodium.h>
+
+#include "circuits/aes.hpp"
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "protocol/ot/ot_extension.hpp"
+
+namespace mpc::two_server {
+namespace {
+
+using gc2::Block;
+
+// Instances garbled at once: bounds the label memory of a job part (slots x instances x 16 bytes).
+constexpr std::size_t kPartBlocks = 512;
+// Gate-tweak room per part: far more AND gates than a part has.
+constexpr std::uint64_t kGatesPerPart = 1ull << 40;
+
+std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint8_t> bits(bytes.size() * 8);
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
+  return bits;
+}
+
+void send_u64(two_party::Channel& channel, std::uint64_t value) {
+  std::uint8_t bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  channel.send(bytes);
+}
+
+std::uint64_t receive_u64(two_party::Channel& channel) {
+  std::uint8_t bytes[8];
+  channel.receive(bytes);
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value |= static_cast<std::uint64_t>(bytes[i]) << (8 * i);
+  return value;
+}
+
+// Output bit j of instance e (gc2 layout) into byte j / 8 of block e: the share bytes.
+void pack_output(std::span<const std::uint8_t> bits, std::size_t instances, std::uint8_t* out) {
+  for (std::size_t e = 0; e < instances; ++e)
+    for (std::size_t j = 0; j < 128; ++j)
+      out[e * 16 + j / 8] |= static_cast<std::uint8_t>(bits[j * instances + e] << (j % 8));
+}
+
+// Input labels of one part: the key rows' labels in every instance, then the block rows.
+std::vector<Block> part_inputs(std::span<const Block> key_labels, std::span<const Block> block_labels,
+                               std::size_t instances) {
+  std::vector<Block> inputs((key_labels.size() + 128) * instances);
+  for (std::size_t r = 0; r < key_labels.size(); ++r)
+    std::fill_n(inputs.begin() + static_cast<std::ptrdiff_t>(r * instances), instances, key_labels[r]);
+  std::copy(block_labels.begin(), block_labels.end(),
+            inputs.begin() + static_cast<std::ptrdiff_t>(key_labels.size() * instances));
+  return inputs;
+}
+
+// Which share a label set was made for (kept in memory beside it, never sent).
+std::array<std::uint8_t, 32> share_digest(std::span<const std::uint8_t> share) {
+  std::array<std::uint8_t, 32> digest{};
+  crypto_generichash(digest.data(), digest.size(), share.data(), share.size(), nullptr, 0);
+  return digest;
+}
+
+}  // namespace
+
+Gc2Backend::Gc2Backend(int party, const Logger& log) : party_(party), log_(log) {
+  using circuits::AesDirection;
+  using circuits::AesKeySize;
+  for (int size = 0; size < 2; ++size)
+    for (int direction = 0; direction < 2; ++direction)
+      programs_[size][direction] = circuits::compile(circuits::build_aes_circuit(
+          size == 0 ? AesKeySize::Aes128 : AesKeySize::Aes256,
+          direction == 0 ? AesDirection::Encrypt : AesDirection::Decrypt, circuits::SboxVariant::And32));
+  if (party_ == 0) delta_ = gc2::random_delta();
+}
+
+Gc2Backend::~Gc2Backend() {
+  wipe(&delta_, sizeof delta_);
+  for (auto& [key, set] : label_sets_) wipe(set.labels.data(), set.labels.size() * sizeof(Block));
+}
+
+const circuits::Program& Gc2Backend::program(wire::KeyAlgorithm algorithm, bool decrypt) const {
+  return programs_[algorithm == wire::KeyAlgorithm::Aes256 ? 1 : 0][decrypt ? 1 : 0];
+}
+
+void Gc2Backend::preprocess(two_party::Channel&, std::uint64_t, std::uint64_t) {
+  throw Error(Component::Server, "gc2 needs no preprocessing");
+}
+
+std::string Gc2Backend::describe_state() const {
+  std::lock_guard lock(mutex_);
+  return "keys with labels " + std::to_string(label_sets_.size()) + ", key transfers " +
+         std::to_string(key_transfers_);
+}
+
+SecretBytes Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {
+  if (task.key_share.size() != wire::material_bytes(task.key.algorithm))
+    throw Error(Component::Server, "key share of the wrong size");
+  if (task.input.size() != static_cast<std::size_t>(task.blocks) * 16)
+    throw Error(Component::Server, "input of the wrong size");
+  return party_ == 0 ? garble_job(peer, task) : evaluate_job(peer, task);
+}
+
+Gc2Backend::LabelSet Gc2Backend::garbler_labels(const std::string& key, std::span<const std::uint8_t> share) {
+  const auto digest = share_digest(share);
+  std::lock_guard lock(mutex_);
+  auto& set = label_sets_[key];
+  if (set.id == 0 || set.share_digest != digest || set.labels.size() != share.size() * 8) {
+    wipe(set.labels.data(), set.labels.size() * sizeof(Block));
+    do randombytes_buf(&set.id, sizeof set.id);
+    while (set.id == 0);
+    set.share_digest = digest;
+    set.labels = gc2::random_labels(share.size() * 8);
+  }
+  return set;
+}
+
+SecretBytes Gc2Backend::garble_job(two_party::Channel& peer, const ComputeTask& task) {
+  const auto& prog = program(task.key.algorithm, task.decrypt);
+  const std::string key = wire::describe(task.key);
+  const std::uint64_t evaluator_set = receive_u64(peer);
+  LabelSet set = garbler_labels(key, task.key_share);
+  std::vector<Block>& key_zero = set.labels;
+  const bool transfer = evaluator_set != set.id;
+  send_u64(peer, set.id);
+  const std::uint8_t flag = transfer ? 1 : 0;
+  peer.send({&flag, 1});
+  peer.flush();
+  if (transfer) {
+    // Server 2 chooses with its share bits s2: m_c = Z ^ (s1 ^ c) * delta.
+    const auto own_bits = bits_of(task.key_share);
+    std::vector<Block> m0 = gc2::active_labels(key_zero, own_bits, delta_);
+    std::vector<Block> m1(m0.size());
+    for (std::size_t i = 0; i < m0.size(); ++i) m1[i] = m0[i] ^ delta_;
+    ot::OtExtensionSender sender(peer);
+    sender.chosen(m0, m1);
+    wipe(m0.data(), m0.size() * sizeof(Block));
+    wipe(m1.data(), m1.size() * sizeof(Block));
+  }
+  SecretBytes share(static_cast<std::size_t>(task.blocks) * 16);
+  for (std::size_t first = 0, part = 0; first < task.blocks; first += kPartBlocks, ++part) {
+    const std::size_t instances = std::min<std::size_t>(kPartBlocks, task.blocks - first);
+    const Block constant = gc2::random_labels(1)[0];
+    const auto block_zero = gc2::random_labels(128 * instances);
+    // The public blocks' active labels, row-major like the circuit's input rows.
+    std::vector<std::uint8_t> block_bits(128 * instances);
+    for (std::size_t e = 0; e < instances; ++e)
+      for (std::size_t r = 0; r < 128; ++r)
+        block_bits[r * instances + e] = (task.input[(first + e) * 16 + r / 8] >> (r % 8)) & 1;
+    const auto block_active = gc2::active_labels(block_zero, block_bits, delta_);
+    peer.send({reinterpret_cast<const std::uint8_t*>(&constant), sizeof constant});
+    peer.send({reinterpret_cast<const std::uint8_t*>(block_active.data()), block_active.size() * sizeof(Block)});
+    auto inputs = part_inputs(key_zero, block_zero, instances);
+    const auto decoding = gc2::garble(prog, instances, delta_, task.job, inputs, constant, peer, part * kGatesPerPart);
+    wipe(inputs.data(), inputs.size() * sizeof(Block));
+    pack_output(decoding, instances, share.data() + first * 16);
+  }
+  peer.flush();
+  wipe(set.labels.data(), set.labels.size() * sizeof(Block));
+  return share;
+}
+
+SecretBytes Gc2Backend::evaluate_job(two_party::Channel& peer, const ComputeTask& task) {
+  const auto& prog = program(task.key.algorithm, task.decrypt);
+  const std::string key = wire::describe(task.key);
+  const std::size_t key_rows = task.key_share.size() * 8;
+  const auto digest = share_digest(task.key_share);
+  LabelSet held;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = label_sets_.find(key);
+    if (it != label_sets_.end() && it->second.share_digest == digest && it->second.labels.size() == key_rows)
+      held = it->second;
+  }
+  send_u64(peer, held.id);
+  peer.flush();
+  const std::uint64_t garbler_set = receive_u64(peer);
+  std::uint8_t transfer = 0;
+  peer.receive({&transfer, 1});
+  if (transfer > 1) throw FormatError(Component::Server, "gc2: malformed key-transfer flag");
+  if (transfer == 0 && (garbler_set != held.id || held.id == 0))
+    throw PeerError(Component::Server, "gc2: the garbler skipped the key transfer for labels this server lacks");
+  if (transfer == 1) {
+    const auto choices = bits_of(task.key_share);
+    wipe(held.labels.data(), held.labels.size() * sizeof(Block));
+    held.labels.assign(key_rows, Block{});
+    ot::OtExtensionReceiver receiver(peer);
+    receiver.chosen(choices, held.labels);
+    held.id = garbler_set;
+    held.share_digest = digest;
+    std::lock_guard lock(mutex_);
+    auto& stored = label_sets_[key];
+    wipe(stored.labels.data(), stored.labels.size() * sizeof(Block));
+    stored = held;
+    ++key_transfers_;
+  }
+  SecretBytes share(static_cast<std::size_t>(task.blocks) * 16);
+  for (std::size_t first = 0, part = 0; first < task.blocks; first += kPartBlocks, ++part) {
+    const std::size_t instances = std::min<std::size_t>(kPartBlocks, task.blocks - first);
+    Block constant;
+    peer.receive({reinterpret_cast<std::uint8_t*>(&constant), sizeof constant});
+    std::vector<Block> block_active(128 * instances);
+    peer.receive({reinterpret_cast<std::uint8_t*>(block_active.data()), block_active.size() * sizeof(Block)});
+    auto inputs = part_inputs(held.labels, block_active, instances);
+    const auto colours = gc2::evaluate(prog, instances, task.job, inputs, constant, peer, part * kGatesPerPart);
+    wipe(inputs.data(), inputs.size() * sizeof(Block));
+    pack_output(colours, instances, share.data() + first * 16);
+  }
+  wipe(held.labels.data(), held.labels.size() * sizeof(Block));
+  return share;
+}
+
+}  // namespace mpc::two_server

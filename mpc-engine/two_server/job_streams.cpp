@@ -1,0 +1,185 @@
+#include "two_server/job_streams.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "wire/two_server_messages.hpp"
+
+namespace mpc::two_server {
+
+struct JobStreams::Inbox {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<std::vector<std::uint8_t>> frames;
+  std::size_t bytes = 0;
+  std::optional<std::string> aborted;
+  bool opened = false;
+  std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+};
+
+class JobStream final : public two_party::Channel {
+ public:
+  JobStream(JobStreams& streams, std::uint64_t job, std::shared_ptr<JobStreams::Inbox> inbox)
+      : streams_(streams), job_(job), inbox_(std::move(inbox)) {}
+  ~JobStream() override { streams_.close(job_); }
+
+  void send(std::span<const std::uint8_t> bytes) override {
+    sent_ += bytes.size();
+    while (!bytes.empty()) {
+      const std::size_t take = std::min(bytes.size(), kStreamFrameBytes - pending_.size());
+      pending_.insert(pending_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
+      bytes = bytes.subspan(take);
+      if (pending_.size() == kStreamFrameBytes) flush();
+    }
+  }
+
+  void flush() override {
+    if (pending_.empty()) return;
+    wire::TwoServerData data;
+    data.job = job_;
+    data.bytes.swap(pending_);
+    streams_.queue_frame(wire::encode_two_server(data), true);
+  }
+
+  void receive(std::span<std::uint8_t> out) override {
+    while (!out.empty()) {
+      if (offset_ == current_.size()) next_frame();
+      const std::size_t take = std::min(out.size(), current_.size() - offset_);
+      std::copy_n(current_.begin() + static_cast<std::ptrdiff_t>(offset_), take, out.begin());
+      offset_ += take;
+      out = out.subspan(take);
+    }
+  }
+
+  std::uint64_t bytes_sent() const override { return sent_; }
+
+ private:
+  void next_frame() {
+    std::unique_lock lock(inbox_->mutex);
+    if (!inbox_->ready.wait_for(lock, streams_.receive_timeout_,
+                                [&] { return !inbox_->frames.empty() || inbox_->aborted; }))
+      throw PeerError(Component::Server, "the other server sent nothing for " +
+                                             std::to_string(streams_.receive_timeout_.count()) + " ms");
+    if (inbox_->frames.empty()) throw PeerError(Component::Server, "the other server abandoned the job: " + *inbox_->aborted);
+    current_ = std::move(inbox_->frames.front());
+    inbox_->frames.pop_front();
+    inbox_->bytes -= current_.size();
+    offset_ = 0;
+  }
+
+  JobStreams& streams_;
+  std::uint64_t job_;
+  std::shared_ptr<JobStreams::Inbox> inbox_;
+  std::vector<std::uint8_t> pending_;
+  std::vector<std::uint8_t> current_;
+  std::size_t offset_ = 0;
+  std::uint64_t sent_ = 0;
+};
+
+JobStreams::JobStreams(std::function<void()> outgoing_ready, std::chrono::milliseconds receive_timeout,
+                       std::chrono::milliseconds early_ttl)
+    : outgoing_ready_(std::move(outgoing_ready)), receive_timeout_(receive_timeout), early_ttl_(early_ttl) {}
+
+JobStreams::~JobStreams() = default;
+
+std::unique_ptr<two_party::Channel> JobStreams::open(std::uint64_t job) {
+  std::lock_guard lock(mutex_);
+  auto& inbox = inboxes_[job];
+  if (!inbox) inbox = std::make_shared<Inbox>();
+  if (inbox->opened) throw Error(Component::Server, "job " + std::to_string(job) + " opened twice");
+  inbox->opened = true;
+  return std::make_unique<JobStream>(*this, job, inbox);
+}
+
+void JobStreams::close(std::uint64_t job) {
+  std::lock_guard lock(mutex_);
+  inboxes_.erase(job);
+}
+
+void JobStreams::deliver(std::uint64_t job, std::vector<std::uint8_t> bytes) {
+  std::shared_ptr<Inbox> inbox;
+  {
+    std::lock_guard lock(mutex_);
+    auto& slot = inboxes_[job];
+    if (!slot) slot = std::make_shared<Inbox>();
+    inbox = slot;
+  }
+  std::lock_guard lock(inbox->mutex);
+  if (inbox->aborted) return;
+  if (inbox->bytes + bytes.size() > kMaxInboxBytes) {
+    inbox->aborted = "more than " + std::to_string(kMaxInboxBytes >> 20) + " MiB of unread data";
+    inbox->frames.clear();
+    inbox->bytes = 0;
+  } else {
+    inbox->bytes += bytes.size();
+    inbox->frames.push_back(std::move(bytes));
+  }
+  inbox->ready.notify_all();
+}
+
+void JobStreams::peer_aborted(std::uint64_t job, const std::string& reason) {
+  std::shared_ptr<Inbox> inbox;
+  {
+    std::lock_guard lock(mutex_);
+    auto& slot = inboxes_[job];
+    if (!slot) slot = std::make_shared<Inbox>();
+    inbox = slot;
+  }
+  std::lock_guard lock(inbox->mutex);
+  inbox->aborted = reason;
+  inbox->ready.notify_all();
+}
+
+void JobStreams::queue_frame(std::vector<std::uint8_t> frame, bool wait_for_room) {
+  {
+    std::unique_lock lock(mutex_);
+    // Waits for room, but never forever: the main thread drops what it cannot send after the
+    // receive timeout, and a stream stuck here would hold its worker.
+    if (wait_for_room)
+      room_.wait_for(lock, receive_timeout_, [&] { return outgoing_bytes_ + frame.size() <= kMaxQueuedBytes; });
+    outgoing_bytes_ += frame.size();
+    outgoing_.push_back(std::move(frame));
+  }
+  outgoing_ready_();
+}
+
+std::deque<std::vector<std::uint8_t>> JobStreams::take_outgoing() {
+  std::lock_guard lock(mutex_);
+  std::deque<std::vector<std::uint8_t>> out;
+  out.swap(outgoing_);
+  outgoing_bytes_ = 0;
+  room_.notify_all();
+  return out;
+}
+
+void JobStreams::unsent(std::deque<std::vector<std::uint8_t>> frames) {
+  std::lock_guard lock(mutex_);
+  for (auto& frame : outgoing_) frames.push_back(std::move(frame));
+  outgoing_.swap(frames);
+  outgoing_bytes_ = 0;
+  for (const auto& frame : outgoing_) outgoing_bytes_ += frame.size();
+}
+
+bool JobStreams::has_outgoing() const {
+  std::lock_guard lock(mutex_);
+  return !outgoing_.empty();
+}
+
+void JobStreams::send_abort(std::uint64_t job, const std::string& reason) {
+  wire::TwoServerAbort abort;
+  abort.job = job;
+  abort.reason = reason;
+  queue_frame(wire::encode_two_server(abort), false);
+}
+
+void JobStreams::expire(std::chrono::steady_clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  for (auto it = inboxes_.begin(); it != inboxes_.end();) {
+    if (!it->second->opened && now - it->second->created > early_ttl_)
+      it = inboxes_.erase(it);
+    else
+      ++it;
+  }
+}
+
+}  // namespace mpc::two_server

@@ -1,0 +1,73 @@
+// The byte streams of the jobs in progress, multiplexed over the one peer link between the
+// two servers. Worker threads run a job's protocol through its JobStream (a
+// two_party::Channel); the main thread owns the sockets: it sends the frames the streams
+// queued and delivers the frames that arrived.
+//
+// Bounds: a stream's send() blocks while its frames waiting for the socket exceed
+// kMaxQueuedBytes (the peer reads slower than we compute); a stream whose unread incoming
+// bytes exceed kMaxInboxBytes is aborted. Frames for a job not opened yet (the peer started
+// first) are kept for early_ttl, then dropped.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/two_party/channel.hpp"
+
+namespace mpc::two_server {
+
+inline constexpr std::size_t kStreamFrameBytes = 1u << 20;
+inline constexpr std::size_t kMaxQueuedBytes = 64u << 20;
+inline constexpr std::size_t kMaxInboxBytes = 512u << 20;
+
+class JobStreams {
+ public:
+  // `outgoing_ready` is called (from a worker thread) when frames wait to be sent.
+  JobStreams(std::function<void()> outgoing_ready, std::chrono::milliseconds receive_timeout,
+             std::chrono::milliseconds early_ttl);
+  ~JobStreams();
+
+  // The stream of `job` for one worker thread; frames that arrived before are delivered first.
+  // Closing it (destruction) forgets the job.
+  std::unique_ptr<two_party::Channel> open(std::uint64_t job);
+
+  // Main thread.
+  void deliver(std::uint64_t job, std::vector<std::uint8_t> bytes);
+  // The peer abandoned the job: its stream's receive() throws PeerError with the reason.
+  void peer_aborted(std::uint64_t job, const std::string& reason);
+  // Encoded frames (wire/two_server_messages.hpp) to send to the peer, oldest first; put
+  // back with unsent() what the socket did not take.
+  std::deque<std::vector<std::uint8_t>> take_outgoing();
+  void unsent(std::deque<std::vector<std::uint8_t>> frames);
+  bool has_outgoing() const;
+  // Queues an Abort frame for the peer (a job that failed on this side before or while running).
+  void send_abort(std::uint64_t job, const std::string& reason);
+  void expire(std::chrono::steady_clock::time_point now);
+
+  struct Inbox;
+
+ private:
+  friend class JobStream;
+  void queue_frame(std::vector<std::uint8_t> frame, bool wait_for_room);
+  void close(std::uint64_t job);
+
+  std::function<void()> outgoing_ready_;
+  std::chrono::milliseconds receive_timeout_;
+  std::chrono::milliseconds early_ttl_;
+  mutable std::mutex mutex_;
+  std::condition_variable room_;
+  std::deque<std::vector<std::uint8_t>> outgoing_;
+  std::size_t outgoing_bytes_ = 0;
+  std::map<std::uint64_t, std::shared_ptr<Inbox>> inboxes_;
+};
+
+}  // namespace mpc::two_server

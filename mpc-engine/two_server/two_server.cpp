@@ -1,0 +1,462 @@
+#include "two_server/two_server.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "server/batch_inputs.hpp"
+
+namespace mpc::two_server {
+namespace {
+
+constexpr std::size_t kMaxRequestsPerDrain = 256;
+constexpr auto kUnannouncedExpiry = std::chrono::seconds(30);
+
+wire::RequestId salvage_request_id(std::span<const std::uint8_t> frame) {
+  wire::RequestId id{};
+  if (frame.size() >= 18) std::copy_n(frame.begin() + 2, 16, id.begin());
+  return id;
+}
+
+wire::ClientKey client_key(const transport::PublicKey& key) {
+  wire::ClientKey out{};
+  std::copy(key.begin(), key.end(), out.begin());
+  return out;
+}
+
+}  // namespace
+
+struct TwoServer::Job {
+  std::uint64_t number = 0;
+  std::string routing_id;
+  wire::ClientKey client{};
+  wire::ComputeRequest request;
+  SecretBytes key_share;
+  std::uint64_t pool_start = 0;
+  std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();
+  // A follower that refused the request itself keeps this marker, so the announcement of a
+  // job it will never run is abandoned at once instead of after job_wait.
+  bool refused = false;
+  // Set by the worker.
+  SecretBytes result;
+  wire::Status status = wire::Status::Ok;
+  std::string error;
+};
+
+struct TwoServer::Worker {
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<std::shared_ptr<Job>> queue;
+  bool stopping = false;
+};
+
+TwoServer::TwoServer(settings::ServerSettings settings, const Logger& log)
+    : settings_(std::move(settings)),
+      log_(log),
+      own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
+      store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)),
+      backend_(make_backend(settings_, log_)),
+      streams_([this] { wakeup_.notify(); }, settings_.limits.peer_timeout, kUnannouncedExpiry) {
+  // Opening every record proves the storage key is the right one before serving; a store of
+  // three-server shares is refused here rather than at the first job.
+  for (const auto& stored : store_.list()) {
+    auto share = store_.get(stored.key);
+    if (share && share->size() != wire::material_bytes(stored.key.algorithm))
+      throw Error(Component::Server, wire::describe(stored.key) + " is stored as a three-server share: convert the " +
+                                         "store with mpc-server --convert-from-rss3 before serving " +
+                                         settings::protocol_name(settings_.protocol));
+  }
+  for (const auto& key : settings_.compute_clients) context_.allow("clients", key, "compute");
+  for (const auto& key : settings_.admin_clients) context_.allow("clients", key, "admin");
+  transport::LinkOptions client_options;
+  client_options.max_message_bytes =
+      static_cast<std::int64_t>(settings_.limits.max_job_blocks) * 16 +
+      static_cast<std::int64_t>(wire::material_bytes(wire::KeyAlgorithm::Aes256Gcm)) + 4096;
+  clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
+                                                   client_options);
+  peers_ = std::make_unique<server::PeerLinks>(context_, settings_, own_keys_);
+  randombytes_buf(&next_job_, sizeof next_job_);
+  next_job_ >>= 1;  // room to count up without wrapping
+  for (std::size_t i = 0; i < kWorkers; ++i) {
+    auto worker = std::make_unique<Worker>();
+    Worker* raw = worker.get();
+    worker->thread = std::thread([this, raw] { worker_loop(*raw); });
+    workers_.push_back(std::move(worker));
+  }
+  log_.info("serving", {{"party", settings_.party + 1},
+                        {"protocol", settings::protocol_name(settings_.protocol)},
+                        {"backend", backend_->name()},
+                        {"clients", settings_.client_endpoint},
+                        {"peers", settings_.peer_endpoint},
+                        {"stored_keys", static_cast<std::uint64_t>(store_.count())}});
+}
+
+TwoServer::~TwoServer() {
+  for (auto& worker : workers_) {
+    {
+      std::lock_guard lock(worker->mutex);
+      worker->stopping = true;
+    }
+    worker->ready.notify_all();
+  }
+  for (auto& worker : workers_) worker->thread.join();
+}
+
+void TwoServer::run(const std::atomic<bool>& stop) {
+  std::array<void*, 2> sockets{clients_->native(), peers_->listener_socket()};
+  const std::array<int, 1> descriptors{wakeup_.descriptor()};
+  auto last_housekeeping = std::chrono::steady_clock::now();
+  while (!stop.load()) {
+    const bool backlog = !unsent_.empty() || streams_.has_outgoing();
+    if (!backlog) last_send_progress_ = std::chrono::steady_clock::now();
+    transport::wait_readable(sockets, descriptors,
+                             backlog ? std::chrono::milliseconds(1) : std::chrono::milliseconds(50));
+    wakeup_.clear();
+    for (std::size_t i = 0; i < kMaxRequestsPerDrain; ++i) {
+      auto message = clients_->receive(std::chrono::milliseconds(0));
+      if (!message) break;
+      handle_client_message(*message);
+    }
+    for (;;) {
+      auto envelope = peers_->receive(std::chrono::milliseconds(0));
+      if (!envelope) break;
+      if (envelope->from_party >= 0) handle_peer_frame(std::move(envelope->data));
+    }
+    if (settings_.party != 0) start_announced();
+    collect_results();
+    send_outgoing();
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_housekeeping > std::chrono::seconds(1)) {
+      expire(now);
+      last_housekeeping = now;
+    }
+  }
+  log_.info("stopping", {{"jobs", jobs_served_}, {"failed", jobs_failed_}});
+}
+
+void TwoServer::reply(const std::string& routing_id, wire::Reply reply) {
+  if (!clients_->send(routing_id, wire::encode_reply(reply)))
+    log_.debug("client gone before reply", {{"status", wire::status_name(reply.status)}});
+}
+
+void TwoServer::reply_error(const std::string& routing_id, const wire::RequestId& id, wire::Status status,
+                            const std::string& detail) {
+  wire::Reply answer;
+  answer.id = id;
+  answer.status = status;
+  answer.error = detail.substr(0, 1024);
+  reply(routing_id, std::move(answer));
+}
+
+const SecretBytes* TwoServer::key_material(const wire::KeyId& key) {
+  const std::string id = wire::describe(key);
+  auto it = material_cache_.find(id);
+  if (it != material_cache_.end()) return &it->second;
+  auto share = store_.get(key);
+  if (!share) return nullptr;
+  return &material_cache_.emplace(id, std::move(*share)).first->second;
+}
+
+void TwoServer::handle_client_message(transport::ReceivedMessage& message) {
+  wire::Request request;
+  try {
+    request = wire::decode_request(message.data);
+  } catch (const FormatError& error) {
+    log_.warn("malformed request", {{"error", error.what()}});
+    reply_error(message.routing_id, salvage_request_id(message.data), wire::Status::BadRequest, error.what());
+    return;
+  }
+  const wire::RequestId id = wire::request_id(request);
+  try {
+    if (auto* compute = std::get_if<wire::ComputeRequest>(&request)) {
+      if (message.role != "admin" && message.role != "compute") {
+        reply_error(message.routing_id, id, wire::Status::Unauthorized, "this client may not compute");
+        return;
+      }
+      handle_compute(message, *compute);
+      return;
+    }
+    if (std::holds_alternative<wire::GcmPrefetchRequest>(request) ||
+        std::holds_alternative<wire::GcmTagRequest>(request) || std::holds_alternative<wire::GcmOpenRequest>(request) ||
+        std::holds_alternative<wire::KrbRequest>(request)) {
+      reply_error(message.routing_id, id, wire::Status::BadRequest,
+                  std::string("protocol ") + settings::protocol_name(settings_.protocol) +
+                      " serves the AES keystream and ECB requests; GCM and Kerberos jobs need protocol rss3");
+      return;
+    }
+    handle_admin(message, request);
+  } catch (const Error& error) {
+    log_.error("request failed", {{"error", error.what()}});
+    reply_error(message.routing_id, id, wire::Status::Internal, error.what());
+  }
+}
+
+void TwoServer::handle_admin(transport::ReceivedMessage& message, wire::Request& request) {
+  const wire::RequestId id = wire::request_id(request);
+  wire::Reply answer;
+  answer.id = id;
+  if (std::holds_alternative<wire::StatusRequest>(request)) {
+    wire::ServerStatus status;
+    status.party = static_cast<std::uint8_t>(settings_.party);
+    status.jobs = jobs_served_;
+    status.stored_keys = static_cast<std::uint32_t>(store_.count());
+    answer.body = status;
+    reply(message.routing_id, std::move(answer));
+    return;
+  }
+  if (message.role != "admin") {
+    reply_error(message.routing_id, id, wire::Status::Unauthorized, "key administration needs an admin client key");
+    return;
+  }
+  if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
+    if (import->share.size() != wire::material_bytes(import->key.algorithm)) {
+      import->share.clear();
+      reply_error(message.routing_id, id, wire::Status::BadRequest,
+                  std::string("this is a two-server cluster (") + settings::protocol_name(settings_.protocol) +
+                      "): a key share is one XOR share of the key material, not a replicated share");
+      return;
+    }
+    const bool stored = store_.put(import->key, import->share);
+    import->share.clear();
+    if (!stored) {
+      reply_error(message.routing_id, id, wire::Status::KeyExists, wire::describe(import->key) + " already exists");
+      return;
+    }
+    log_.info("key imported", {{"key", wire::describe(import->key)}});
+  } else if (auto* list = std::get_if<wire::ListKeysRequest>(&request)) {
+    wire::KeyList keys;
+    for (const auto& stored : store_.list(list->name_prefix)) keys.keys.push_back({stored.key, stored.created_unix});
+    answer.body = std::move(keys);
+  } else if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
+    material_cache_.erase(wire::describe(remove->key));
+    if (!store_.remove(remove->key)) {
+      reply_error(message.routing_id, id, wire::Status::UnknownKey, wire::describe(remove->key) + " not found");
+      return;
+    }
+    log_.info("key deleted", {{"key", wire::describe(remove->key)}});
+  }
+  reply(message.routing_id, std::move(answer));
+}
+
+void TwoServer::handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request) {
+  auto job = std::make_shared<Job>();
+  job->routing_id = message.routing_id;
+  job->client = client_key(message.sender);
+  const wire::RequestId id = request.id;
+  auto refuse = [&](wire::Status status, const std::string& detail) {
+    reply_error(message.routing_id, id, status, detail);
+    if (settings_.party != 0 && unannounced_.size() < settings_.limits.max_pending_jobs * 2ull) {
+      job->refused = true;
+      unannounced_[{job->client, id}] = job;
+    }
+  };
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes128 && request.key.algorithm != wire::KeyAlgorithm::Aes256) {
+    refuse(wire::Status::BadRequest, wire::describe(request.key) + " serves only the GCM or Kerberos requests");
+    return;
+  }
+  if (request.blocks > settings_.limits.max_job_blocks) {
+    refuse(wire::Status::TooLarge, "job of " + std::to_string(request.blocks) + " blocks exceeds max_job_blocks " +
+                                       std::to_string(settings_.limits.max_job_blocks));
+    return;
+  }
+  if (unannounced_.size() + announced_.size() >= settings_.limits.max_pending_jobs) {
+    refuse(wire::Status::Busy, "too many pending jobs");
+    return;
+  }
+  const SecretBytes* share = key_material(request.key);
+  if (share == nullptr) {
+    refuse(wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    return;
+  }
+  job->key_share = *share;
+  job->request = std::move(request);
+  if (settings_.party != 0) {
+    if (!unannounced_.emplace(std::make_pair(job->client, id), job).second)
+      reply_error(message.routing_id, id, wire::Status::BadRequest, "request id already in use");
+    return;
+  }
+  const std::uint64_t entries = backend_->pool_entries(job->request.key, job->request.blocks);
+  job->number = next_job_++;
+  job->pool_start = next_pool_;
+  next_pool_ += entries;
+  wire::TwoServerAnnounce announce;
+  announce.job = job->number;
+  announce.client = job->client;
+  announce.request = id;
+  announce.pool_start = job->pool_start;
+  announce.pool_entries = entries;
+  unsent_.push_back(wire::encode_two_server(announce));
+  queue_job(std::move(job));
+}
+
+void TwoServer::handle_peer_frame(std::vector<std::uint8_t> frame) {
+  wire::TwoServerMessage message;
+  try {
+    message = wire::decode_two_server(frame);
+  } catch (const FormatError& error) {
+    log_.warn("malformed peer frame", {{"error", error.what()}});
+    return;
+  }
+  if (auto* data = std::get_if<wire::TwoServerData>(&message)) {
+    streams_.deliver(data->job, std::move(data->bytes));
+  } else if (auto* abort = std::get_if<wire::TwoServerAbort>(&message)) {
+    streams_.peer_aborted(abort->job, abort->reason);
+  } else if (auto* announce = std::get_if<wire::TwoServerAnnounce>(&message)) {
+    if (settings_.party == 0) {
+      log_.warn("announcement from the follower ignored", {{"job", announce->job}});
+      return;
+    }
+    announced_.emplace_back(*announce, std::chrono::steady_clock::now());
+  }
+}
+
+void TwoServer::start_announced() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!announced_.empty()) {
+    const auto& [announce, when] = announced_.front();
+    auto it = unannounced_.find({announce.client, announce.request});
+    if (it == unannounced_.end()) {
+      if (now - when < settings_.limits.job_wait) return;
+      streams_.send_abort(announce.job, "the follower never received the client's request");
+      log_.warn("announced job without its request abandoned", {{"job", announce.job}});
+      announced_.pop_front();
+      continue;
+    }
+    auto job = std::move(it->second);
+    unannounced_.erase(it);
+    if (job->refused) {
+      streams_.send_abort(announce.job, "the follower refused the request");
+      announced_.pop_front();
+      continue;
+    }
+    if (backend_->pool_entries(job->request.key, job->request.blocks) != announce.pool_entries) {
+      streams_.send_abort(announce.job, "pool entries disagree");
+      reply_error(job->routing_id, job->request.id, wire::Status::PeerFailure,
+                  "the servers disagree on the job's lookup-table entries");
+      announced_.pop_front();
+      continue;
+    }
+    job->number = announce.job;
+    job->pool_start = announce.pool_start;
+    announced_.pop_front();
+    queue_job(std::move(job));
+  }
+}
+
+void TwoServer::queue_job(std::shared_ptr<Job> job) {
+  Worker& worker = *workers_[job->number % workers_.size()];
+  {
+    std::lock_guard lock(worker.mutex);
+    worker.queue.push_back(std::move(job));
+  }
+  worker.ready.notify_one();
+}
+
+void TwoServer::worker_loop(Worker& worker) {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(worker.mutex);
+      worker.ready.wait(lock, [&] { return worker.stopping || !worker.queue.empty(); });
+      if (worker.stopping) return;
+      job = std::move(worker.queue.front());
+      worker.queue.pop_front();
+    }
+    std::vector<std::uint8_t> input(static_cast<std::size_t>(job->request.blocks) * 16);
+    server::public_blocks(job->request, 0, job->request.blocks, input);
+    ComputeTask task;
+    task.job = job->number;
+    task.key = job->request.key;
+    task.decrypt = job->request.operation == wire::Operation::EcbDecrypt;
+    task.key_share = job->key_share.span();
+    task.input = input;
+    task.blocks = job->request.blocks;
+    task.pool_start = job->pool_start;
+    try {
+      auto stream = streams_.open(job->number);
+      job->result = backend_->compute(*stream, task);
+    } catch (const PeerError& error) {
+      job->status = wire::Status::PeerFailure;
+      job->error = error.what();
+      streams_.send_abort(job->number, error.what());
+    } catch (const std::exception& error) {
+      job->status = wire::Status::Internal;
+      job->error = error.what();
+      streams_.send_abort(job->number, error.what());
+    }
+    job->key_share.clear();
+    {
+      std::lock_guard lock(results_mutex_);
+      results_.push_back(std::move(job));
+    }
+    wakeup_.notify();
+  }
+}
+
+void TwoServer::collect_results() {
+  std::vector<std::shared_ptr<Job>> done;
+  {
+    std::lock_guard lock(results_mutex_);
+    done.swap(results_);
+  }
+  for (auto& job : done) {
+    if (job->status != wire::Status::Ok) {
+      ++jobs_failed_;
+      log_.warn("job failed", {{"job", job->number}, {"error", job->error}});
+      reply_error(job->routing_id, job->request.id, job->status, job->error);
+      continue;
+    }
+    ++jobs_served_;
+    wire::Reply answer;
+    answer.id = job->request.id;
+    wire::ComputeResult result;
+    result.blocks = job->request.blocks;
+    result.x.assign(job->result.span().begin(), job->result.span().end());
+    answer.body = std::move(result);
+    reply(job->routing_id, std::move(answer));
+    job->result.clear();
+  }
+}
+
+void TwoServer::send_outgoing() {
+  const int peer = settings_.peers.front().party;
+  const auto now = std::chrono::steady_clock::now();
+  while (!unsent_.empty()) {
+    if (!peers_->try_send_to(peer, unsent_.front())) return;
+    unsent_.pop_front();
+    last_send_progress_ = now;
+  }
+  auto frames = streams_.take_outgoing();
+  while (!frames.empty()) {
+    if (!peers_->try_send_to(peer, frames.front())) {
+      streams_.unsent(std::move(frames));
+      return;
+    }
+    frames.pop_front();
+    last_send_progress_ = now;
+  }
+}
+
+void TwoServer::expire(std::chrono::steady_clock::time_point now) {
+  streams_.expire(now);
+  for (auto it = unannounced_.begin(); it != unannounced_.end();) {
+    if (now - it->second->arrived > kUnannouncedExpiry) {
+      if (!it->second->refused)
+        reply_error(it->second->routing_id, it->second->request.id, wire::Status::PeerFailure,
+                    "the leading server never announced this request");
+      it = unannounced_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Frames the peer has not taken for a whole peer timeout are dropped: their jobs have
+  // failed on both sides by then (each side's stream times out).
+  if ((!unsent_.empty() || streams_.has_outgoing()) && now - last_send_progress_ > settings_.limits.peer_timeout) {
+    unsent_.clear();
+    (void)streams_.take_outgoing();
+  }
+}
+
+}  // namespace mpc::two_server

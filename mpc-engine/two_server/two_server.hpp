@@ -1,0 +1,95 @@
+// One server of a two-server cluster (protocol gc2 or lut2): the two servers hold XOR shares
+// of every key and compute with a two-party protocol (backend.hpp) instead of the three-party
+// one. Clients use the same requests; each server answers its XOR share of the result, which
+// only the client combines.
+//
+// Party 1 leads. It numbers the client requests in arrival order and announces each to
+// party 2 (wire/two_server_messages.hpp); both run the announced jobs in that order, job n on
+// worker n mod kWorkers, so the two sides' workers always wait on the same jobs and can never
+// deadlock on each other. A follower runs a job only with the client's own copy of the
+// request (it waits job_wait for it, then abandons the job), so neither server computes
+// anything the client did not ask both for.
+//
+// Threads: the main thread owns the sockets, the store and the job queues; workers run the
+// protocol through their job's stream (job_streams.hpp) and hand the result back.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "common/log.hpp"
+#include "server/peer_links.hpp"
+#include "server/wakeup.hpp"
+#include "settings/server_settings.hpp"
+#include "store/share_store.hpp"
+#include "transport/zmq_link.hpp"
+#include "two_server/backend.hpp"
+#include "two_server/job_streams.hpp"
+#include "wire/two_server_messages.hpp"
+
+namespace mpc::two_server {
+
+inline constexpr std::size_t kWorkers = 2;
+
+class TwoServer {
+ public:
+  TwoServer(settings::ServerSettings settings, const Logger& log);
+  ~TwoServer();
+  void run(const std::atomic<bool>& stop);
+
+  struct Job;
+  struct Worker;
+
+ private:
+  void handle_client_message(transport::ReceivedMessage& message);
+  void handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request);
+  void handle_admin(transport::ReceivedMessage& message, wire::Request& request);
+  void handle_peer_frame(std::vector<std::uint8_t> frame);
+  void start_announced();
+  void queue_job(std::shared_ptr<Job> job);
+  void send_outgoing();
+  void collect_results();
+  void expire(std::chrono::steady_clock::time_point now);
+  void reply(const std::string& routing_id, wire::Reply reply);
+  void reply_error(const std::string& routing_id, const wire::RequestId& id, wire::Status status,
+                   const std::string& detail);
+  const SecretBytes* key_material(const wire::KeyId& key);
+  void worker_loop(Worker& worker);
+
+  settings::ServerSettings settings_;
+  Logger log_;
+  transport::CurveKeyPair own_keys_;
+  store::ShareStore store_;
+  std::unique_ptr<Backend> backend_;
+  transport::Context context_;
+  std::unique_ptr<transport::Listener> clients_;
+  std::unique_ptr<server::PeerLinks> peers_;
+  server::Wakeup wakeup_;
+  JobStreams streams_;
+  std::deque<std::vector<std::uint8_t>> unsent_;  // announcements, and frames the socket refused
+  std::chrono::steady_clock::time_point last_send_progress_ = std::chrono::steady_clock::now();
+
+  std::map<std::string, SecretBytes> material_cache_;  // by wire::describe(key)
+  std::uint64_t next_job_ = 0;     // leader: the next job number
+  std::uint64_t next_pool_ = 0;    // leader: the next lookup-table pool entry
+  // Follower: client requests waiting for their announcement, by client key and request id.
+  std::map<std::pair<wire::ClientKey, wire::RequestId>, std::shared_ptr<Job>> unannounced_;
+  // Follower: announcements in order, waiting for their request.
+  std::deque<std::pair<wire::TwoServerAnnounce, std::chrono::steady_clock::time_point>> announced_;
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::mutex results_mutex_;
+  std::vector<std::shared_ptr<Job>> results_;
+  std::uint64_t jobs_served_ = 0;
+  std::uint64_t jobs_failed_ = 0;
+};
+
+}  // namespace mpc::two_server

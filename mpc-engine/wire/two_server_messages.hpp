@@ -1,0 +1,62 @@
+// Messages between the two servers of a two-server cluster (protocol gc2 or lut2). One
+// ZeroMQ frame each, little-endian, over the CurveZMQ peer link:
+//
+//   u8 version (=1) | u8 type | u64 job | body
+//
+// Party 1 leads: it numbers the jobs and announces each one (Announce); both servers then
+// run the job's protocol over its own byte stream (Data frames of that job, in order);
+// either side may abandon a job (Abort). Job numbers restart at a random 64-bit value when
+// the leader starts, so frames of a job from before a restart never match a new one.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "wire/client_messages.hpp"
+
+namespace mpc::wire {
+
+using ClientKey = std::array<std::uint8_t, 32>;
+
+// What an announced job is: a client's request, or a round of lookup-table preprocessing
+// (lut2 with preprocessing by OT) that refills both servers' pools.
+enum class TwoServerJobKind : std::uint8_t { ClientRequest = 1, LutPreprocessing = 2 };
+
+// Body: u8 kind | 32-byte client public key | 16-byte request id | u64 lookup-table pool
+// start | u64 lookup-table entries (lut2: the pool entries the job uses or fills; else 0).
+// For a client request the follower runs the client's own copy of the request; the leader
+// only names it. A preprocessing job has a zero client key and request id.
+struct TwoServerAnnounce {
+  std::uint64_t job = 0;
+  TwoServerJobKind kind = TwoServerJobKind::ClientRequest;
+  ClientKey client{};
+  RequestId request{};
+  std::uint64_t pool_start = 0;
+  std::uint64_t pool_entries = 0;
+};
+
+// Body: the next bytes of the job's stream (at most kMaxTwoServerDataBytes).
+struct TwoServerData {
+  std::uint64_t job = 0;
+  std::vector<std::uint8_t> bytes;
+};
+
+// Body: short string reason.
+struct TwoServerAbort {
+  std::uint64_t job = 0;
+  std::string reason;
+};
+
+inline constexpr std::size_t kMaxTwoServerDataBytes = 16u << 20;
+
+using TwoServerMessage = std::variant<TwoServerAnnounce, TwoServerData, TwoServerAbort>;
+
+std::vector<std::uint8_t> encode_two_server(const TwoServerMessage& message);
+// Throws FormatError(Wire) for anything malformed, including trailing bytes.
+TwoServerMessage decode_two_server(std::span<const std::uint8_t> frame);
+
+}  // namespace mpc::wire
