@@ -52,8 +52,8 @@ def hard_timeout(request):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _start_cluster(root) -> Cluster:
-    cluster = Cluster(root)
+def _start_cluster(root, protocol: str = "rss3") -> Cluster:
+    cluster = Cluster(root, protocol=protocol)
     for attempt in range(3):
         try:
             cluster.init()
@@ -64,13 +64,13 @@ def _start_cluster(root) -> Cluster:
             if attempt == 2:
                 raise
             # Most likely a port was taken between the probe and the bind: new dir, new ports.
-            cluster = Cluster(root.parent / f"{root.name}-retry{attempt + 1}")
+            cluster = Cluster(root.parent / f"{root.name}-retry{attempt + 1}", protocol=protocol)
     raise AssertionError("unreachable")
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """One running cluster shared by the tests of a module."""
+    """One running three-server cluster shared by the tests of a module."""
     root = tmp_path_factory.mktemp("cluster") / "c"
     running = None
     try:
@@ -87,6 +87,31 @@ def fresh_cluster(tmp_path):
     running = None
     try:
         running = _start_cluster(tmp_path / "c")
+        yield running
+    finally:
+        if running is not None:
+            running.stop()
+
+
+@pytest.fixture(scope="module", params=["gc2", "lut2"])
+def two_server_cluster(request, tmp_path_factory):
+    """One running two-server cluster per protocol, shared by the tests of a module."""
+    root = tmp_path_factory.mktemp(request.param) / "c"
+    running = None
+    try:
+        running = _start_cluster(root, request.param)
+        yield running
+    finally:
+        if running is not None:
+            running.stop()
+
+
+@pytest.fixture(params=["gc2", "lut2"])
+def fresh_two_server_cluster(request, tmp_path):
+    """A two-server cluster of this test's own, per protocol (for tests that kill servers)."""
+    running = None
+    try:
+        running = _start_cluster(tmp_path / "c", request.param)
         yield running
     finally:
         if running is not None:

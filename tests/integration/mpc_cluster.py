@@ -102,8 +102,10 @@ class MpcctlError(AssertionError):
 class Cluster:
     """One cluster directory: init, start, keys, computations, faults, stop."""
 
-    def __init__(self, root: Path, base_port: int | None = None):
+    def __init__(self, root: Path, base_port: int | None = None, protocol: str = "rss3"):
         self.dir = Path(root)
+        self.protocol = protocol
+        self.parties = (1, 2, 3) if protocol == "rss3" else (1, 2)
         self.base_port = base_port if base_port is not None else pick_base_port()
         self.admin_config = self.dir / "cluster.toml"
         self.compute_config = self.dir / "compute.toml"
@@ -125,7 +127,8 @@ class Cluster:
         return result
 
     def init(self) -> None:
-        self.mpcctl("cluster", "init", "--dir", str(self.dir), "--base-port", str(self.base_port))
+        self.mpcctl("cluster", "init", "--dir", str(self.dir), "--base-port", str(self.base_port),
+                    "--protocol", self.protocol)
 
     def start(self) -> None:
         self.mpcctl("cluster", "start", "--dir", str(self.dir), "--server-binary", str(server_binary()),
@@ -148,7 +151,7 @@ class Cluster:
 
     def stop(self) -> None:
         """mpcctl cluster stop, reaping servers while it runs; then kills whatever is left."""
-        pids = [pid for pid in (self.server_pid(party) for party in (1, 2, 3)) if pid]
+        pids = [pid for pid in (self.server_pid(party) for party in self.parties) if pid]
         try:
             stopper = subprocess.Popen([str(mpcctl_binary()), "cluster", "stop", "--dir", str(self.dir)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -164,7 +167,7 @@ class Cluster:
                 stopper.wait()
         except OSError:
             pass
-        for party in (1, 2, 3):
+        for party in self.parties:
             pid = self.server_pid(party)
             if pid:
                 pids.append(pid)
@@ -224,7 +227,7 @@ class Cluster:
 
     def log_tail(self, lines: int = 6) -> str:
         out = []
-        for party in (1, 2, 3):
+        for party in self.parties:
             path = self.server_dir(party) / "server.log"
             try:
                 tail = path.read_text(errors="replace").splitlines()[-lines:]

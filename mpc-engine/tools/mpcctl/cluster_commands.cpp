@@ -1,5 +1,5 @@
-// cluster init/start/stop/status: a three-server cluster on one machine, for
-// development, demos and tests. Production servers run under systemd instead.
+// cluster init/start/stop/status: a three-server (rss3) or two-server (gc2, lut2) cluster on
+// one machine, for development, demos and tests. Production servers run under systemd instead.
 //
 // Layout of DIR after init:
 //   serverN/server.toml, server.key (0600), server.pub, storage.key (0600), data/
@@ -38,23 +38,25 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
-std::string cluster_toml(const std::string& key_file, const std::string& host, std::uint64_t base_port) {
-  std::string text = "# Written by mpcctl cluster init.\nprotocol = \"rss3\"\ntimeout_ms = 2000\nsecret_key_file = \"" +
-                     key_file + "\"\n";
-  for (int party = 1; party <= 3; ++party)
+std::string cluster_toml(const std::string& protocol, int parties, const std::string& key_file, const std::string& host,
+                         std::uint64_t base_port) {
+  std::string text = "# Written by mpcctl cluster init.\nprotocol = \"" + protocol +
+                     "\"\ntimeout_ms = 2000\nsecret_key_file = \"" + key_file + "\"\n";
+  for (int party = 1; party <= parties; ++party)
     text += "\n[[servers]]\nparty = " + std::to_string(party) + "\nendpoint = \"" +
             endpoint(host, base_port + static_cast<std::uint64_t>(party)) + "\"\npublic_key = \"server" +
             std::to_string(party) + "/server.pub\"\n";
   return text;
 }
 
-std::string server_toml(int party, const std::string& host, std::uint64_t base_port) {
-  std::string text = "# Written by mpcctl cluster init.\nparty = " + std::to_string(party) +
+std::string server_toml(const std::string& protocol, int parties, int party, const std::string& host,
+                        std::uint64_t base_port) {
+  std::string text = "# Written by mpcctl cluster init.\nprotocol = \"" + protocol + "\"\nparty = " + std::to_string(party) +
                      "\nclient_endpoint = \"" + endpoint(host, base_port + static_cast<std::uint64_t>(party)) +
                      "\"\npeer_endpoint = \"" + endpoint(host, base_port + 10 + static_cast<std::uint64_t>(party)) +
                      "\"\nsecret_key_file = \"server.key\"\nstorage_path = \"data\"\n"
                      "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n\n[limits]\npeer_timeout_ms = 1000\n";
-  for (int peer = 1; peer <= 3; ++peer) {
+  for (int peer = 1; peer <= parties; ++peer) {
     if (peer == party) continue;
     text += "\n[[peers]]\nparty = " + std::to_string(peer) + "\nendpoint = \"" +
             endpoint(host, base_port + 10 + static_cast<std::uint64_t>(peer)) + "\"\npublic_key = \"../server" +
@@ -68,6 +70,10 @@ void init_cluster(const Arguments& arguments) {
   const fs::path dir = arguments.required("dir");
   const std::string host = arguments.value_or("host", "127.0.0.1");
   const std::uint64_t base_port = arguments.number("base-port", 7100, 65500);
+  const std::string protocol = arguments.value_or("protocol", "rss3");
+  if (protocol != "rss3" && protocol != "gc2" && protocol != "lut2")
+    throw Error(Component::Tool, "--protocol must be rss3, gc2 or lut2");
+  const int parties = settings::party_count(settings::parse_protocol(protocol));
   if (fs::exists(dir / "cluster.toml")) throw Error(Component::Tool, dir.string() + " already holds a cluster");
   fs::create_directories(dir);
   for (const char* client : {"admin", "compute"}) {
@@ -75,7 +81,7 @@ void init_cluster(const Arguments& arguments) {
     transport::write_secret_key_file(dir / (std::string(client) + ".key"), pair);
     transport::write_public_key_file(dir / (std::string(client) + ".pub"), pair.public_key);
   }
-  for (int party = 1; party <= 3; ++party) {
+  for (int party = 1; party <= parties; ++party) {
     const fs::path server_dir = dir / ("server" + std::to_string(party));
     fs::create_directories(server_dir);
     ::chmod(server_dir.c_str(), 0700);
@@ -83,12 +89,13 @@ void init_cluster(const Arguments& arguments) {
     transport::write_secret_key_file(server_dir / "server.key", pair);
     transport::write_public_key_file(server_dir / "server.pub", pair.public_key);
     store::write_storage_key_file(server_dir / "storage.key", store::generate_storage_key());
-    write_text(server_dir / "server.toml", server_toml(party, host, base_port));
+    write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port));
   }
-  write_text(dir / "cluster.toml", cluster_toml("admin.key", host, base_port));
-  write_text(dir / "compute.toml", cluster_toml("compute.key", host, base_port));
-  std::cout << "cluster written to " << dir.string() << " (clients on ports " << base_port + 1 << "-" << base_port + 3
-            << ", peers on " << base_port + 11 << "-" << base_port + 13 << ")\n";
+  write_text(dir / "cluster.toml", cluster_toml(protocol, parties, "admin.key", host, base_port));
+  write_text(dir / "compute.toml", cluster_toml(protocol, parties, "compute.key", host, base_port));
+  std::cout << protocol << " cluster written to " << dir.string() << " (clients on ports " << base_port + 1 << "-"
+            << base_port + static_cast<std::uint64_t>(parties) << ", peers on " << base_port + 11 << "-"
+            << base_port + 10 + static_cast<std::uint64_t>(parties) << ")\n";
 }
 
 fs::path default_server_binary() {
@@ -122,7 +129,9 @@ bool alive(pid_t pid) {
 void start_cluster(const Arguments& arguments) {
   const fs::path dir = fs::absolute(arguments.required("dir"));
   const fs::path binary = arguments.optional("server-binary").value_or(default_server_binary().string());
-  for (int party = 1; party <= 3; ++party) {
+  const auto cluster_settings = settings::load_cluster_settings(dir / "cluster.toml");
+  const int parties = static_cast<int>(cluster_settings.servers.size());
+  for (int party = 1; party <= parties; ++party) {
     const fs::path server_dir = dir / ("server" + std::to_string(party));
     if (alive(read_pid(server_dir / "server.pid")))
       throw Error(Component::Tool, "server " + std::to_string(party) + " is already running");
@@ -144,11 +153,11 @@ void start_cluster(const Arguments& arguments) {
     write_text(server_dir / "server.pid", std::to_string(child) + "\n");
   }
   // Ready when every server answers a status request through the admin configuration.
-  client::ClusterClient cluster(settings::load_cluster_settings(dir / "cluster.toml"));
+  client::ClusterClient cluster(cluster_settings);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::string last_error;
   while (std::chrono::steady_clock::now() < deadline) {
-    for (int party = 1; party <= 3; ++party) {
+    for (int party = 1; party <= parties; ++party) {
       const fs::path server_dir = dir / ("server" + std::to_string(party));
       const pid_t pid = read_pid(server_dir / "server.pid");
       int status = 0;
@@ -170,7 +179,7 @@ void start_cluster(const Arguments& arguments) {
 
 void stop_cluster(const Arguments& arguments) {
   const fs::path dir = arguments.required("dir");
-  for (int party = 1; party <= 3; ++party) {
+  for (int party = 1; fs::exists(dir / ("server" + std::to_string(party))); ++party) {
     const fs::path pid_file = dir / ("server" + std::to_string(party)) / "server.pid";
     const pid_t pid = read_pid(pid_file);
     if (!alive(pid)) continue;
@@ -203,7 +212,7 @@ int run_cluster_command(const std::vector<std::string>& words) {
   const std::string action = words[0];
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "init") {
-    arguments.allow_only({"dir", "host", "base-port"});
+    arguments.allow_only({"dir", "host", "base-port", "protocol"});
     init_cluster(arguments);
   } else if (action == "start") {
     arguments.allow_only({"dir", "server-binary"});

@@ -48,7 +48,7 @@ as libk5crypto computes them (U: key usage 1, 2, 3, 17 or 56):
                                            the RFC 3962 PRF of the input (16 bytes)
 
 A local three-server cluster for development:
-  cluster init --dir D [--host 127.0.0.1] [--base-port 7100]
+  cluster init --dir D [--host 127.0.0.1] [--base-port 7100] [--protocol rss3|gc2|lut2]
   cluster start --dir D [--server-binary PATH]
   cluster stop --dir D
   cluster status --cluster F
