@@ -53,8 +53,10 @@ void add_round_key(Block& state, std::span<const std::uint8_t> round_keys, std::
   for (std::size_t i = 0; i < kAesBlockBytes; ++i) state[i] ^= round_keys[round * kAesBlockBytes + i];
 }
 
-void shift_rows(Block& state, bool inverse) {
-  const Block old = state;
+}  // namespace
+
+void aes_shift_rows(std::array<std::uint8_t, kAesBlockBytes>& state, bool inverse) {
+  const auto old = state;
   for (std::size_t column = 0; column < 4; ++column) {
     for (std::size_t row = 0; row < 4; ++row) {
       const std::size_t shifted = row + 4 * ((column + row) % 4);
@@ -67,7 +69,7 @@ void shift_rows(Block& state, bool inverse) {
   }
 }
 
-void mix_columns(Block& state) {
+void aes_mix_columns(std::array<std::uint8_t, kAesBlockBytes>& state) {
   for (std::size_t column = 0; column < 4; ++column) {
     std::uint8_t* a = &state[4 * column];
     const std::uint8_t all = a[0] ^ a[1] ^ a[2] ^ a[3];
@@ -79,7 +81,7 @@ void mix_columns(Block& state) {
   }
 }
 
-void inv_mix_columns(Block& state) {
+void aes_inv_mix_columns(std::array<std::uint8_t, kAesBlockBytes>& state) {
   for (std::size_t column = 0; column < 4; ++column) {
     std::uint8_t* a = &state[4 * column];
     const std::uint8_t even = xtime(xtime(a[0] ^ a[2]));
@@ -89,10 +91,9 @@ void inv_mix_columns(Block& state) {
     a[2] ^= even;
     a[3] ^= odd;
   }
-  mix_columns(state);
+  aes_mix_columns(state);
 }
 
-}  // namespace
 
 std::uint8_t aes_sbox(std::uint8_t value) {
   const std::uint8_t inverse = gf_inverse(value);
@@ -140,8 +141,8 @@ Block aes_encrypt_block(std::span<const std::uint8_t> round_keys, std::span<cons
   add_round_key(state, round_keys, 0);
   for (std::size_t round = 1; round <= rounds; ++round) {
     for (auto& byte : state) byte = aes_sbox(byte);
-    shift_rows(state, false);
-    if (round != rounds) mix_columns(state);
+    aes_shift_rows(state, false);
+    if (round != rounds) aes_mix_columns(state);
     add_round_key(state, round_keys, round);
   }
   return state;
@@ -153,10 +154,10 @@ Block aes_decrypt_block(std::span<const std::uint8_t> round_keys, std::span<cons
   std::copy(block.begin(), block.end(), state.begin());
   add_round_key(state, round_keys, rounds);
   for (std::size_t round = rounds; round-- > 0;) {
-    shift_rows(state, true);
+    aes_shift_rows(state, true);
     for (auto& byte : state) byte = aes_inverse_sbox(byte);
     add_round_key(state, round_keys, round);
-    if (round != 0) inv_mix_columns(state);
+    if (round != 0) aes_inv_mix_columns(state);
   }
   return state;
 }

@@ -23,6 +23,12 @@ std::array<std::uint8_t, kAesBlockBytes> aes_encrypt_block(std::span<const std::
 std::array<std::uint8_t, kAesBlockBytes> aes_decrypt_block(std::span<const std::uint8_t> round_keys,
                                                            std::span<const std::uint8_t, kAesBlockBytes> block);
 
+// The linear layers, in place. They are linear over GF(2), so each holder of an XOR share
+// of the state may apply them to its share alone (the two-server lookup-table back end does).
+void aes_shift_rows(std::array<std::uint8_t, kAesBlockBytes>& state, bool inverse);
+void aes_mix_columns(std::array<std::uint8_t, kAesBlockBytes>& state);
+void aes_inv_mix_columns(std::array<std::uint8_t, kAesBlockBytes>& state);
+
 // Single S-box values, constant time.
 std::uint8_t aes_sbox(std::uint8_t value);
 std::uint8_t aes_inverse_sbox(std::uint8_t value);
