@@ -67,6 +67,10 @@ std::optional<Circuit> build_kerberos_sha2_circuit(std::string_view name) {
     return build_krb_sha2_checksum_circuit(KrbSha2Hash::Sha256, *length);
   if (const auto length = length_after(name, "krb-sha384-checksum-"))
     return build_krb_sha2_checksum_circuit(KrbSha2Hash::Sha384, *length);
+  if (const auto length = length_after(name, "krb-sha256-prf-"))
+    return build_krb_sha2_prf_circuit(KrbSha2Hash::Sha256, *length);
+  if (const auto length = length_after(name, "krb-sha384-prf-"))
+    return build_krb_sha2_prf_circuit(KrbSha2Hash::Sha384, *length);
   for (const auto& [prefix, size] : {std::pair{"krb-aes128-sha256-", AesKeySize::Aes128},
                                      std::pair{"krb-aes256-sha384-", AesKeySize::Aes256}}) {
     if (const auto length = length_after(name, std::string(prefix) + "enc-"); length && *length >= kKrbBlockBytes)
@@ -98,7 +102,7 @@ std::vector<std::string> catalogue_family_examples() {
   return {"sha1-compress", "krb-aes128-enc-300", "krb-aes256-enc-300", "krb-aes128-dec-300", "krb-aes256-dec-300",
           "krb-checksum-300", "sha256-compress", "sha512-compress", "krb-aes128-sha256-enc-300",
           "krb-aes256-sha384-enc-300", "krb-aes128-sha256-dec-300", "krb-aes256-sha384-dec-300",
-          "krb-sha256-checksum-300", "krb-sha384-checksum-300"};
+          "krb-sha256-checksum-300", "krb-sha384-checksum-300", "krb-sha256-prf-16", "krb-sha384-prf-16"};
 }
 
 Circuit build_named_circuit(std::string_view name) {

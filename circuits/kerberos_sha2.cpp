@@ -87,6 +87,13 @@ Bits hmac_with(WordGates& gates, std::span<const std::uint32_t> state_bits, cons
   return mac;
 }
 
+// The untruncated HMAC of `message_bits` from the state group.
+Bits full_hmac(WordGates& gates, KrbSha2Hash hash, std::span<const std::uint32_t> state_bits,
+               const Bits& message_bits) {
+  if (hash == KrbSha2Hash::Sha256) return hmac_with<Sha256Hash>(gates, state_bits, message_bits, Sha256Hash::kDigestBytes);
+  return hmac_with<Sha384Hash>(gates, state_bits, message_bits, Sha384Hash::kDigestBytes);
+}
+
 // The truncated HMAC of `message_bits` from the state group.
 Bits truncated_hmac(WordGates& gates, KrbSha2Hash hash, std::span<const std::uint32_t> state_bits,
                     const Bits& message_bits) {
@@ -157,6 +164,22 @@ Circuit build_krb_sha2_checksum_circuit(KrbSha2Hash hash, std::size_t message_by
   const Bits state = builder.add_input_group(krb_sha2_hmac_state_bits(hash));
   const Bits message = message_bytes == 0 ? Bits{} : builder.add_input_group(checked_width(message_bytes));
   return builder.finish({truncated_hmac(gates, hash, state, message)});
+}
+
+std::size_t krb_sha2_prf_bytes(KrbSha2Hash hash) noexcept { return hash == KrbSha2Hash::Sha256 ? 32 : 48; }
+
+Circuit build_krb_sha2_prf_circuit(KrbSha2Hash hash, std::size_t input_bytes) {
+  CircuitBuilder builder;
+  WordGates gates(builder);
+  const Bits state = builder.add_input_group(krb_sha2_hmac_state_bits(hash));
+  const Bits input = input_bytes == 0 ? Bits{} : builder.add_input_group(checked_width(input_bytes));
+  Bits message;
+  constexpr std::uint8_t kPrefix[] = {0, 0, 0, 1, 'p', 'r', 'f', 0};  // counter 1 | label | 00
+  for (std::uint8_t byte : kPrefix) append_constant_byte(gates, byte, message);
+  message.insert(message.end(), input.begin(), input.end());
+  const std::uint32_t k = static_cast<std::uint32_t>(krb_sha2_prf_bytes(hash) * 8);
+  for (int shift = 24; shift >= 0; shift -= 8) append_constant_byte(gates, static_cast<std::uint8_t>(k >> shift), message);
+  return builder.finish({full_hmac(gates, hash, state, message)});
 }
 
 }  // namespace mpc::circuits

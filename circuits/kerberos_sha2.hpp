@@ -79,4 +79,14 @@ Circuit build_krb_sha2_decrypt_circuit(AesKeySize size, std::size_t ciphertext_b
 // message_bytes == 0 the circuit has group 0 only.
 Circuit build_krb_sha2_checksum_circuit(KrbSha2Hash hash, std::size_t message_bytes);
 
+// 32 for SHA256, 48 for SHA384: the PRF output (the whole HMAC digest).
+std::size_t krb_sha2_prf_bytes(KrbSha2Hash hash) noexcept;
+
+// PRF (RFC 8009 section 5): KDF-HMAC-SHA2(key, "prf", input) = HMAC(key, 00000001 | "prf" |
+// 00 | input | k) with k = 256 (SHA256) or 384 (SHA384) as 4 big-endian bytes; the label
+// and the length are constants of the circuit. Inputs: group 0 the HMAC state of the protocol
+// key (512 or 1024 bits), group 1 the input (any length; absent for input_bytes == 0).
+// Output: the whole digest, 32 or 48 bytes.
+Circuit build_krb_sha2_prf_circuit(KrbSha2Hash hash, std::size_t input_bytes);
+
 }  // namespace mpc::circuits

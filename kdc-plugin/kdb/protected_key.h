@@ -64,9 +64,10 @@ extern "C" {
 #define MPC_KDC_USER_MARKER_LEN 32
 
 /* The engine algorithm (mpc_client.h's enum mpc_key_algorithm) of a protected user's key of
- * this enctype: 4 for enctype 17, 5 for enctype 18, 0 for any other enctype. */
+ * this enctype: 4 for enctype 17, 5 for 18, 6 for 19, 7 for 20 (the last two since engine
+ * interface 4), 0 for any other enctype. */
 #define MPC_KDC_USER_ALGORITHM(enctype) \
-    ((enctype) == 17 ? 4 : (enctype) == 18 ? 5 : 0)
+    ((enctype) == 17 ? 4 : (enctype) == 18 ? 5 : (enctype) == 19 ? 6 : (enctype) == 20 ? 7 : 0)
 
 /* "kdc/" + 32 hex digits + NUL */
 #define MPC_KDC_ENGINE_KEY_NAME_LEN 37

@@ -147,8 +147,13 @@ log_note(const char *format, ...)
 static const char *
 algorithm_name(int algorithm)
 {
-    return algorithm == MPC_AES128_CTS_HMAC_SHA1_96 ? "aes128-cts-hmac-sha1-96"
-                                                    : "aes256-cts-hmac-sha1-96";
+    switch (algorithm) {
+    case MPC_AES128_CTS_HMAC_SHA1_96: return "aes128-cts-hmac-sha1-96";
+    case MPC_AES256_CTS_HMAC_SHA1_96: return "aes256-cts-hmac-sha1-96";
+    case MPC_AES128_CTS_HMAC_SHA256_128: return "aes128-cts-hmac-sha256-128";
+    case MPC_AES256_CTS_HMAC_SHA384_192: return "aes256-cts-hmac-sha384-192";
+    default: return "unknown";
+    }
 }
 
 /* Deletes one engine key (best effort): a failure is logged with the command that finishes
@@ -439,8 +444,9 @@ enrol_marked(krb5_context context, mpc_engine *engine, const krb5_db_entry *old,
         ret = KRB5_KDB_CONSTRAINT_VIOLATION;
         krb5_set_error_message(context, ret,
                                "mpc_kdb: %s is marked %s but has a key of %s (kvno %u): only "
-                               "aes256-cts-hmac-sha1-96 and aes128-cts-hmac-sha1-96 keys can be "
-                               "protected (change its keys with -e aes256-cts-hmac-sha1-96:normal)",
+                               "aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha1-96, "
+                               "aes128-cts-hmac-sha256-128 and aes256-cts-hmac-sha384-192 keys can "
+                               "be protected (change its keys with -e aes256-cts-hmac-sha1-96:normal)",
                                out->principal, MPC_KDB_MARKER, enctype_name,
                                (unsigned int)kd->key_data_kvno);
         goto cleanup;
@@ -460,7 +466,8 @@ enrol_marked(krb5_context context, mpc_engine *engine, const krb5_db_entry *old,
         }
         if (holds_user_marker(&key))
             goto next;   /* enrolled before */
-        if (key.length != (algorithm == MPC_AES128_CTS_HMAC_SHA1_96 ? 16u : 32u)) {
+        if (key.length != (algorithm == MPC_AES128_CTS_HMAC_SHA1_96 ||
+                           algorithm == MPC_AES128_CTS_HMAC_SHA256_128 ? 16u : 32u)) {
             ret = KRB5_KDB_CONSTRAINT_VIOLATION;
             krb5_set_error_message(context, ret, "mpc_kdb: the %s key of %s (kvno %u) has %u "
                                    "bytes", algorithm_name(algorithm), out->principal,

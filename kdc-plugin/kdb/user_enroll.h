@@ -2,8 +2,8 @@
  * mpc_kdb's put_principal in the admin tools (kadmind, kadmin.local, kdb5_util, mpcctl).
  *
  * When an entry marked mpc-protected reaches put_principal with real keys (kadmin addprinc,
- * cpw, cpw -randkey, setstr of the mark on an existing principal), each key of enctype 17 or
- * 18 is decrypted with the master key, imported into the engine (mpc_client_import_key: the
+ * cpw, cpw -randkey, setstr of the mark on an existing principal), each key of enctype 17,
+ * 18, 19 or 20 (the last two need engine interface 4) is decrypted with the master key, imported into the engine (mpc_client_import_key: the
  * client library derives and splits the share material), and replaced in the entry by the
  * user marker (protected_key.h) encrypted under the same master key, keeping enctype, kvno
  * and salt; the key is wiped. Only then is the entry stored. Refused, with a message on the

@@ -1,5 +1,5 @@
 /* kdc-plugin/router/krb_rules.c - what the crypto router accepts for a protected key of a
- * standard enctype (krb_rules.h). Values from RFC 3961/3962 and krb5 1.20.1's
+ * standard enctype (krb_rules.h). Values from RFC 3961/3962, RFC 8009 and krb5 1.20.1's
  * lib/crypto/krb (etypes.c, cksumtypes.c, decrypt.c, cf2.c).
  */
 
@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <string.h>
 
-/* mpc_client.h's enum mpc_key_algorithm, since interface 3. */
+/* mpc_client.h's enum mpc_key_algorithm, since interface 3 (4, 5) and 4 (6, 7). */
 #define ENGINE_AES128_CTS_HMAC_SHA1_96 4
 #define ENGINE_AES256_CTS_HMAC_SHA1_96 5
+#define ENGINE_AES128_CTS_HMAC_SHA256_128 6
+#define ENGINE_AES256_CTS_HMAC_SHA384_192 7
 
 int
 router_krb_algorithm(krb5_enctype enctype)
@@ -18,6 +20,8 @@ router_krb_algorithm(krb5_enctype enctype)
     switch (enctype) {
     case ENCTYPE_AES128_CTS_HMAC_SHA1_96: return ENGINE_AES128_CTS_HMAC_SHA1_96;
     case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return ENGINE_AES256_CTS_HMAC_SHA1_96;
+    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return ENGINE_AES128_CTS_HMAC_SHA256_128;
+    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return ENGINE_AES256_CTS_HMAC_SHA384_192;
     default: return 0;
     }
 }
@@ -28,6 +32,8 @@ router_krb_enctype_name(krb5_enctype enctype)
     switch (enctype) {
     case ENCTYPE_AES128_CTS_HMAC_SHA1_96: return "aes128-cts-hmac-sha1-96";
     case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return "aes256-cts-hmac-sha1-96";
+    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return "aes128-cts-hmac-sha256-128";
+    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return "aes256-cts-hmac-sha384-192";
     default: return "unknown";
     }
 }
@@ -38,6 +44,32 @@ router_krb_cksumtype(krb5_enctype enctype)
     switch (enctype) {
     case ENCTYPE_AES128_CTS_HMAC_SHA1_96: return CKSUMTYPE_HMAC_SHA1_96_AES128;
     case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return CKSUMTYPE_HMAC_SHA1_96_AES256;
+    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return CKSUMTYPE_HMAC_SHA256_128_AES128;
+    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return CKSUMTYPE_HMAC_SHA384_192_AES256;
+    default: return 0;
+    }
+}
+
+size_t
+router_krb_mac_len(krb5_enctype enctype)
+{
+    switch (enctype) {
+    case ENCTYPE_AES128_CTS_HMAC_SHA1_96:
+    case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return 12;     /* HMAC-SHA1-96 */
+    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return 16;  /* HMAC-SHA256-128 */
+    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return 24;  /* HMAC-SHA384-192 */
+    default: return 0;
+    }
+}
+
+size_t
+router_krb_prf_len(krb5_enctype enctype)
+{
+    switch (enctype) {
+    case ENCTYPE_AES128_CTS_HMAC_SHA1_96:
+    case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return 16;     /* one AES block */
+    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return 32;  /* HMAC-SHA256 */
+    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return 48;  /* HMAC-SHA384 */
     default: return 0;
     }
 }
@@ -71,31 +103,42 @@ router_krb_resolve_cksumtype(krb5_enctype enctype, krb5_cksumtype requested,
 }
 
 krb5_error_code
-router_krb_encrypt_length(size_t plain_len, size_t *total)
+router_krb_encrypt_length(krb5_enctype enctype, size_t plain_len, size_t *total)
 {
+    size_t mac = router_krb_mac_len(enctype);
+
     *total = 0;
+    if (mac == 0)
+        return KRB5_BAD_ENCTYPE;
     if (plain_len > ROUTER_KRB_MAX_DATA - ROUTER_KRB_CONFOUNDER_LEN)
         return KRB5_BAD_MSIZE;
-    *total = plain_len + ROUTER_KRB_OVERHEAD;
+    *total = plain_len + ROUTER_KRB_CONFOUNDER_LEN + mac;
     return 0;
 }
 
 krb5_error_code
-router_krb_plain_length(size_t cipher_len, size_t *plain_len)
+router_krb_plain_length(krb5_enctype enctype, size_t cipher_len, size_t *plain_len)
 {
+    size_t mac = router_krb_mac_len(enctype);
+
     *plain_len = 0;
-    if (cipher_len < ROUTER_KRB_OVERHEAD || cipher_len > ROUTER_KRB_MAX_DATA)
+    if (mac == 0)
+        return KRB5_BAD_ENCTYPE;
+    if (cipher_len < ROUTER_KRB_CONFOUNDER_LEN + mac || cipher_len > ROUTER_KRB_MAX_DATA)
         return KRB5_BAD_MSIZE;
-    *plain_len = cipher_len - ROUTER_KRB_OVERHEAD;
+    *plain_len = cipher_len - ROUTER_KRB_CONFOUNDER_LEN - mac;
     return 0;
 }
 
 krb5_error_code
-router_krb_prfplus_blocks(size_t out_len, size_t *blocks)
+router_krb_prfplus_blocks(krb5_enctype enctype, size_t out_len, size_t *blocks)
 {
-    size_t n = out_len / ROUTER_KRB_PRF_LEN + (out_len % ROUTER_KRB_PRF_LEN != 0);
+    size_t prf = router_krb_prf_len(enctype), n;
 
     *blocks = 0;
+    if (prf == 0)
+        return KRB5_BAD_ENCTYPE;
+    n = out_len / prf + (out_len % prf != 0);
     if (n > ROUTER_KRB_PRFPLUS_MAX_BLOCKS)
         return E2BIG;
     *blocks = n;

@@ -1,19 +1,24 @@
 /* kdc-plugin/router/krb_rules.h - what the crypto router accepts for a protected user or
  * service key of a standard enctype, before any engine call.
  *
- * The engine holds, for a key of enctype 17 (aes128-cts-hmac-sha1-96) or 18
- * (aes256-cts-hmac-sha1-96), the derived keys of the usages krb5kdc 1.20.1 uses with such
+ * The engine holds, for a key of enctype 17 (aes128-cts-hmac-sha1-96), 18
+ * (aes256-cts-hmac-sha1-96), 19 (aes128-cts-hmac-sha256-128) or 20
+ * (aes256-cts-hmac-sha384-192), the derived keys of the usages krb5kdc 1.20.1 uses with such
  * a key (DESIGN.md section 4: 1 preauth decrypt, 2 ticket encrypt, 3 AS-REP encrypt, 17
- * PAC checksum, 56 PA-REQ-ENC-PA-REP checksum) and its PRF key, never the key itself
- * (mpc-engine/client/mpc_client.h, MPC_AES*_CTS_HMAC_SHA1_96). These rules say which
- * calls that is, and the lengths and types libk5crypto would use (RFC 3962: a 16-byte
- * confounder, an HMAC-SHA1-96 of 12 bytes, a PRF of 16 bytes; checksum types 15 and 16).
+ * PAC checksum, 56 PA-REQ-ENC-PA-REP checksum) and its PRF key (RFC 8009: the key's HMAC
+ * state), never the key itself (mpc-engine/client/mpc_client.h, MPC_AES*_CTS_HMAC_*). These
+ * rules say which calls that is, and the lengths and types libk5crypto would use: a 16-byte
+ * confounder everywhere; RFC 3962: an HMAC-SHA1-96 of 12 bytes, a PRF of 16 bytes, checksum
+ * types 15 and 16; RFC 8009: HMAC-SHA256-128 (16 bytes) and HMAC-SHA384-192 (24 bytes), PRFs
+ * of 32 and 48 bytes, checksum types 19 and 20.
  *
  * Pure functions: no allocation, no engine, no krb5 library calls (krb5.h for its types
  * and constants only), no global state. router_engine_krb.c applies them;
  * tests/unit/kdc-plugin/router_krb_rules_test.cpp checks them.
  *
- * Version boundary: everything below exists since router interface version 3.
+ * Version boundary: everything below exists since router interface version 3; enctypes 19
+ * and 20, the enctype arguments of the length functions and router_krb_mac_len /
+ * router_krb_prf_len since version 4.
  */
 #ifndef MPC_ROUTER_KRB_RULES_H
 #define MPC_ROUTER_KRB_RULES_H
@@ -28,9 +33,9 @@ extern "C" {
 #endif
 
 #define ROUTER_KRB_CONFOUNDER_LEN 16
-#define ROUTER_KRB_MAC_LEN 12
-#define ROUTER_KRB_OVERHEAD (ROUTER_KRB_CONFOUNDER_LEN + ROUTER_KRB_MAC_LEN)
-#define ROUTER_KRB_PRF_LEN 16
+/* The longest MAC and PRF output of a served enctype (enctype 20's). */
+#define ROUTER_KRB_MAX_MAC_LEN 24
+#define ROUTER_KRB_MAX_PRF_LEN 48
 /* Longest data of one engine call (mpc_client.h MPC_KRB_MAX_DATA_BYTES): confounder +
  * plaintext for an encryption, the whole ciphertext for a decryption, the message for a
  * checksum. */
@@ -39,15 +44,23 @@ extern "C" {
 #define ROUTER_KRB_PRFPLUS_MAX_BLOCKS 255
 
 /* The engine's key algorithm for a handle's enctype: MPC_AES128_CTS_HMAC_SHA1_96 (4) for
- * 17, MPC_AES256_CTS_HMAC_SHA1_96 (5) for 18, 0 for every other enctype (not served). */
+ * 17, MPC_AES256_CTS_HMAC_SHA1_96 (5) for 18, MPC_AES128_CTS_HMAC_SHA256_128 (6) for 19,
+ * MPC_AES256_CTS_HMAC_SHA384_192 (7) for 20, 0 for every other enctype (not served). */
 int router_krb_algorithm(krb5_enctype enctype);
 
-/* The RFC 3962 name of a served enctype ("aes128-cts-hmac-sha1-96"), "unknown" otherwise. */
+/* The RFC 3962 / RFC 8009 name of a served enctype ("aes128-cts-hmac-sha1-96"), "unknown"
+ * otherwise. */
 const char *router_krb_enctype_name(krb5_enctype enctype);
 
 /* The enctype's mandatory checksum type: 15 (hmac-sha1-96-aes128) for 17, 16
- * (hmac-sha1-96-aes256) for 18, 0 for any other enctype. */
+ * (hmac-sha1-96-aes256) for 18, 19 (hmac-sha256-128-aes128) for 19, 20
+ * (hmac-sha384-192-aes256) for 20, 0 for any other enctype. */
 krb5_cksumtype router_krb_cksumtype(krb5_enctype enctype);
+
+/* The MAC length of a served enctype's encryptions and checksums (12, 12, 16, 24), and its
+ * PRF output length (16, 16, 32, 48); 0 for any other enctype. */
+size_t router_krb_mac_len(krb5_enctype enctype);
+size_t router_krb_prf_len(krb5_enctype enctype);
 
 /* True for the usages whose derived keys the engine holds: 1, 2, 3, 17, 56. */
 int router_krb_usage_served(krb5_keyusage usage);
@@ -58,19 +71,24 @@ int router_krb_usage_served(krb5_keyusage usage);
 krb5_error_code router_krb_resolve_cksumtype(krb5_enctype enctype, krb5_cksumtype requested,
                                              krb5_cksumtype *resolved);
 
-/* The ciphertext length of a plaintext of plain_len bytes (confounder + plaintext + MAC,
- * what krb5_c_encrypt_length answers) into *total: 0, or KRB5_BAD_MSIZE when confounder
- * and plaintext exceed ROUTER_KRB_MAX_DATA (*total 0). */
-krb5_error_code router_krb_encrypt_length(size_t plain_len, size_t *total);
+/* The ciphertext length of a plaintext of plain_len bytes under a served enctype
+ * (confounder + plaintext + MAC, what krb5_c_encrypt_length answers) into *total: 0, or
+ * KRB5_BAD_MSIZE when confounder and plaintext exceed ROUTER_KRB_MAX_DATA, KRB5_BAD_ENCTYPE
+ * for an enctype not served (*total 0). */
+krb5_error_code router_krb_encrypt_length(krb5_enctype enctype, size_t plain_len, size_t *total);
 
-/* The plaintext length of a ciphertext of cipher_len bytes into *plain_len: 0, or
- * KRB5_BAD_MSIZE when it is shorter than confounder and MAC (as libk5crypto) or longer
- * than ROUTER_KRB_MAX_DATA (*plain_len 0). */
-krb5_error_code router_krb_plain_length(size_t cipher_len, size_t *plain_len);
+/* The plaintext length of a ciphertext of cipher_len bytes under a served enctype into
+ * *plain_len: 0, or KRB5_BAD_MSIZE when it is shorter than confounder and MAC (as
+ * libk5crypto) or longer than ROUTER_KRB_MAX_DATA, KRB5_BAD_ENCTYPE for an enctype not
+ * served (*plain_len 0). */
+krb5_error_code router_krb_plain_length(krb5_enctype enctype, size_t cipher_len,
+                                        size_t *plain_len);
 
-/* The PRF calls of a PRF+ output of out_len bytes into *blocks: 0, or E2BIG above
- * ROUTER_KRB_PRFPLUS_MAX_BLOCKS (libk5crypto's answer; *blocks 0). */
-krb5_error_code router_krb_prfplus_blocks(size_t out_len, size_t *blocks);
+/* The PRF calls of a PRF+ output of out_len bytes under a served enctype into *blocks: 0,
+ * or E2BIG above ROUTER_KRB_PRFPLUS_MAX_BLOCKS (libk5crypto's answer), KRB5_BAD_ENCTYPE for
+ * an enctype not served (*blocks 0). */
+krb5_error_code router_krb_prfplus_blocks(krb5_enctype enctype, size_t out_len,
+                                          size_t *blocks);
 
 /* True for the iov buffers a checksum covers: HEADER, DATA, PADDING and SIGN_ONLY (what
  * libk5crypto's HMAC reads, in iov order). */

@@ -1,26 +1,30 @@
 /* kdc-plugin/router/router_engine_krb.c - the engine side of the crypto router for
  * protected keys of the standard enctypes 17 and 18 (aes128/aes256-cts-hmac-sha1-96,
- * RFC 3962): users' and services' keys, through the engine's Kerberos jobs.
+ * RFC 3962) and 19 and 20 (aes128-cts-hmac-sha256-128, aes256-cts-hmac-sha384-192,
+ * RFC 8009): users' and services' keys, through the engine's Kerberos jobs.
  *
  * Interface: router_engine_internal.h (router_engine_gcm.c hands these calls over). The
  * engine computes exactly what libk5crypto's krb5_c_encrypt / _decrypt / _make_checksum /
- * _prf compute under the key (mpc-engine/client/mpc_client.h, interface 3), with the
+ * _prf compute under the key (mpc-engine/client/mpc_client.h, interface 4), with the
  * derived keys and HMAC states held as shares; so ciphertexts, checksums and PRF outputs
  * here are byte for byte libk5crypto's, and clients notice nothing.
  *
  *   engine key: name = mpc_kdc_engine_key_name(handle id), version = kvno, algorithm
  *               MPC_AES128_CTS_HMAC_SHA1_96 (4) for 17, MPC_AES256_CTS_HMAC_SHA1_96 (5)
- *               for 18 (the enrollment's ids);
+ *               for 18, MPC_AES128_CTS_HMAC_SHA256_128 (6) for 19,
+ *               MPC_AES256_CTS_HMAC_SHA384_192 (7) for 20 (the enrollment's ids);
  *   encrypt:    confounder from krb5_c_random_make_octets (libk5crypto's own, as its
  *               krb5int_dk_encrypt), confounder || plaintext to mpc_client_krb_encrypt;
  *   decrypt:    mpc_client_krb_decrypt checks the HMAC inside the computation; a wrong one
  *               (MPC_EBADTAG) is KRB5KRB_AP_ERR_BAD_INTEGRITY, as libk5crypto answers a
  *               wrong password or a forged message;
- *   checksums:  mpc_client_krb_checksum (HMAC-SHA1-96 under Kc), verified here by a
+ *   checksums:  mpc_client_krb_checksum (the enctype's HMAC under Kc: 12, 16 or 24
+ *               bytes, router_krb_mac_len), verified here by a
  *               constant-time comparison; the _iov calls checksum HEADER, DATA, PADDING
  *               and SIGN_ONLY in order (krb_rules.h), as libk5crypto;
- *   PRF:        mpc_client_krb_prf; PRF+ (RFC 6113) and KRB-FX-CF2 are computed here from
- *               it as libk5crypto's cf2.c does, a clear key's part by libk5crypto.
+ *   PRF:        mpc_client_krb_prf (16, 32 or 48 bytes, router_krb_prf_len); PRF+ (RFC
+ *               6113) and KRB-FX-CF2 are computed here from it as libk5crypto's cf2.c
+ *               does, a clear key's part by libk5crypto.
  *
  * What is refused (KRB5_CRYPTO_INTERNAL, fail closed, the message naming the call, usage
  * and key; krb_rules.h says why these): a usage other than 1, 2, 3, 17, 56 (the engine
@@ -50,8 +54,8 @@
 #include "protected_key.h"
 
 _Static_assert(ROUTER_KRB_CONFOUNDER_LEN == MPC_KRB_CONFOUNDER_BYTES, "confounder length");
-_Static_assert(ROUTER_KRB_MAC_LEN == MPC_KRB_MAC_BYTES, "MAC length");
-_Static_assert(ROUTER_KRB_PRF_LEN == MPC_KRB_PRF_BYTES, "PRF length");
+_Static_assert(ROUTER_KRB_MAX_MAC_LEN == MPC_KRB_MAX_MAC_BYTES, "longest MAC");
+_Static_assert(ROUTER_KRB_MAX_PRF_LEN == MPC_KRB_MAX_PRF_BYTES, "longest PRF output");
 _Static_assert(ROUTER_KRB_MAX_DATA == MPC_KRB_MAX_DATA_BYTES, "longest data of one call");
 
 /* One engine key, and how messages name it. */
@@ -154,10 +158,10 @@ call_end(router_engine *engine, mpc_client *client, int rc, const char *doing,
     return KRB5_CRYPTO_INTERNAL;
 }
 
-/* HMAC-SHA1-96 under Kc_usage of data into mac. */
+/* The enctype's HMAC under Kc_usage of data into mac (router_krb_mac_len bytes). */
 static krb5_error_code
 engine_checksum(router_engine *engine, const struct krb_key *k, krb5_keyusage usage,
-                const uint8_t *data, size_t len, uint8_t mac[ROUTER_KRB_MAC_LEN], char *why,
+                const uint8_t *data, size_t len, uint8_t mac[ROUTER_KRB_MAX_MAC_LEN], char *why,
                 size_t why_len)
 {
     mpc_client *client;
@@ -177,10 +181,10 @@ engine_checksum(router_engine *engine, const struct krb_key *k, krb5_keyusage us
     return call_end(engine, client, rc, "checksumming", k, (int)usage, why, why_len);
 }
 
-/* The RFC 3962 PRF of in (len bytes) into out. */
+/* The enctype's PRF of in (len bytes) into out (router_krb_prf_len bytes). */
 static krb5_error_code
 engine_prf(router_engine *engine, const struct krb_key *k, const uint8_t *in, size_t len,
-           uint8_t out[ROUTER_KRB_PRF_LEN], char *why, size_t why_len)
+           uint8_t out[ROUTER_KRB_MAX_PRF_LEN], char *why, size_t why_len)
 {
     mpc_client *client;
     krb5_error_code ret;
@@ -223,7 +227,7 @@ router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     output->magic = KV5M_ENC_DATA;
     output->kvno = 0;
     output->enctype = k.enctype;
-    if (router_krb_encrypt_length(input->length, &total) != 0) {
+    if (router_krb_encrypt_length(k.enctype, input->length, &total) != 0) {
         router_set_why(why, why_len, "encrypt: a plaintext of %u bytes under " KEY_FMT " is longer "
                 "than the engine encrypts in one call (%d bytes)", input->length, KEY_ARGS(&k),
                 ROUTER_KRB_MAX_DATA - ROUTER_KRB_CONFOUNDER_LEN);
@@ -300,11 +304,15 @@ router_krb_decrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
         return KRB5_BAD_ENCTYPE;
     }
     in_len = input->ciphertext.length;
-    if (router_krb_plain_length(in_len, &plain_len) != 0) {
-        router_set_why(why, why_len, "decrypt: a ciphertext of %zu bytes under " KEY_FMT " is %s",
-                in_len, KEY_ARGS(&k), in_len < ROUTER_KRB_OVERHEAD
-                ? "shorter than confounder and HMAC (28 bytes)"
-                : "longer than the engine decrypts in one call (4096 bytes)");
+    if (router_krb_plain_length(k.enctype, in_len, &plain_len) != 0) {
+        router_set_why(why, why_len, "decrypt: a ciphertext of %zu bytes under " KEY_FMT " is %s "
+                "(%zu bytes)", in_len, KEY_ARGS(&k),
+                in_len < ROUTER_KRB_CONFOUNDER_LEN + router_krb_mac_len(k.enctype)
+                ? "shorter than confounder and HMAC"
+                : "longer than the engine decrypts in one call",
+                in_len < ROUTER_KRB_CONFOUNDER_LEN + router_krb_mac_len(k.enctype)
+                ? ROUTER_KRB_CONFOUNDER_LEN + router_krb_mac_len(k.enctype)
+                : (size_t)ROUTER_KRB_MAX_DATA);
         return KRB5_BAD_MSIZE;
     }
     if (input->ciphertext.data == NULL) {
@@ -382,9 +390,8 @@ new_checksum_type(const char *op, const struct krb_key *k, krb5_cksumtype reques
     if (router_krb_resolve_cksumtype(k->enctype, requested, type) == 0)
         return 0;
     router_set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: checksum "
-            "type %d (only %d, hmac-sha1-96-aes%s, is served)", op, KEY_ARGS(k), (int)usage,
-            (int)requested, (int)router_krb_cksumtype(k->enctype),
-            k->enctype == ENCTYPE_AES128_CTS_HMAC_SHA1_96 ? "128" : "256");
+            "type %d (only %d, the enctype's own, is served)", op, KEY_ARGS(k), (int)usage,
+            (int)requested, (int)router_krb_cksumtype(k->enctype));
     return KRB5_CRYPTO_INTERNAL;
 }
 
@@ -410,12 +417,12 @@ checksum_compare(router_engine *engine, const struct krb_key *k, krb5_keyusage u
                  const uint8_t *data, size_t len, const uint8_t *expected,
                  krb5_boolean *valid, char *why, size_t why_len)
 {
-    uint8_t mac[ROUTER_KRB_MAC_LEN];
+    uint8_t mac[ROUTER_KRB_MAX_MAC_LEN];
     krb5_error_code ret;
 
     ret = engine_checksum(engine, k, usage, data, len, mac, why, why_len);
     if (ret == 0)
-        *valid = CRYPTO_memcmp(mac, expected, ROUTER_KRB_MAC_LEN) == 0 ? TRUE : FALSE;
+        *valid = CRYPTO_memcmp(mac, expected, router_krb_mac_len(k->enctype)) == 0 ? TRUE : FALSE;
     OPENSSL_cleanse(mac, sizeof(mac));
     return ret;
 }
@@ -441,7 +448,7 @@ router_krb_make_checksum(router_engine *engine, const mpc_kdb_key_id *id,
         router_set_why(why, why_len, "make_checksum: no input or output");
         return EINVAL;
     }
-    contents = malloc(ROUTER_KRB_MAC_LEN);
+    contents = malloc(router_krb_mac_len(k.enctype));
     if (contents == NULL) {
         router_set_why(why, why_len, "out of memory");
         return ENOMEM;
@@ -454,7 +461,7 @@ router_krb_make_checksum(router_engine *engine, const mpc_kdb_key_id *id,
     }
     cksum->magic = KV5M_CHECKSUM;
     cksum->checksum_type = type;
-    cksum->length = ROUTER_KRB_MAC_LEN;
+    cksum->length = (unsigned int)router_krb_mac_len(k.enctype);
     cksum->contents = contents;
     return 0;
 }
@@ -482,9 +489,10 @@ router_krb_verify_checksum(router_engine *engine, const mpc_kdb_key_id *id,
                                  why_len);
     if (ret)
         return ret;
-    if (cksum->length != ROUTER_KRB_MAC_LEN || cksum->contents == NULL) {
-        router_set_why(why, why_len, "verify_checksum: checksum of %u bytes, hmac-sha1-96 has %d",
-                cksum->length, ROUTER_KRB_MAC_LEN);
+    if (cksum->length != router_krb_mac_len(k.enctype) || cksum->contents == NULL) {
+        router_set_why(why, why_len, "verify_checksum: checksum of %u bytes, checksum type %d has "
+                "%zu", cksum->length, (int)router_krb_cksumtype(k.enctype),
+                router_krb_mac_len(k.enctype));
         return KRB5_BAD_MSIZE;
     }
     return checksum_compare(engine, &k, usage, (const uint8_t *)data->data, data->length,
@@ -525,7 +533,7 @@ router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
     struct krb_key k;
     krb5_crypto_iov *checksum;
     krb5_cksumtype type = 0;
-    uint8_t *msg = NULL, mac[ROUTER_KRB_MAC_LEN];
+    uint8_t *msg = NULL, mac[ROUTER_KRB_MAX_MAC_LEN];
     size_t len = 0;
     krb5_error_code ret;
 
@@ -536,10 +544,10 @@ router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
     if (ret)
         return ret;
     checksum = data != NULL ? router_krb_checksum_iov(data, num_data) : NULL;
-    if (checksum == NULL || checksum->data.length < ROUTER_KRB_MAC_LEN ||
+    if (checksum == NULL || checksum->data.length < router_krb_mac_len(k.enctype) ||
         checksum->data.data == NULL) {
-        router_set_why(why, why_len, "make_checksum_iov: no CHECKSUM buffer of at least %d bytes",
-                ROUTER_KRB_MAC_LEN);
+        router_set_why(why, why_len, "make_checksum_iov: no CHECKSUM buffer of at least %zu bytes",
+                router_krb_mac_len(k.enctype));
         return KRB5_BAD_MSIZE;
     }
     ret = gather("make_checksum_iov", &k, data, num_data, &msg, &len, why, why_len);
@@ -547,8 +555,8 @@ router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
         return ret;
     ret = engine_checksum(engine, &k, usage, msg, len, mac, why, why_len);
     if (ret == 0) {
-        memcpy(checksum->data.data, mac, ROUTER_KRB_MAC_LEN);
-        checksum->data.length = ROUTER_KRB_MAC_LEN;
+        memcpy(checksum->data.data, mac, router_krb_mac_len(k.enctype));
+        checksum->data.length = (unsigned int)router_krb_mac_len(k.enctype);
     }
     OPENSSL_cleanse(mac, sizeof(mac));
     router_wipe_free(msg, len);
@@ -578,10 +586,10 @@ router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
         return EINVAL;
     }
     checksum = data != NULL ? router_krb_checksum_iov(data, num_data) : NULL;
-    if (checksum == NULL || checksum->data.length != ROUTER_KRB_MAC_LEN ||
+    if (checksum == NULL || checksum->data.length != router_krb_mac_len(k.enctype) ||
         checksum->data.data == NULL) {
-        router_set_why(why, why_len, "verify_checksum_iov: no CHECKSUM buffer of %d bytes",
-                ROUTER_KRB_MAC_LEN);
+        router_set_why(why, why_len, "verify_checksum_iov: no CHECKSUM buffer of %zu bytes",
+                router_krb_mac_len(k.enctype));
         return KRB5_BAD_MSIZE;
     }
     ret = gather("verify_checksum_iov", &k, data, num_data, &msg, &len, why, why_len);
@@ -600,7 +608,8 @@ router_krb_prf(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data 
                krb5_data *output, char *why, size_t why_len)
 {
     struct krb_key k;
-    uint8_t out[ROUTER_KRB_PRF_LEN];
+    uint8_t out[ROUTER_KRB_MAX_PRF_LEN];
+    size_t prf_len;
     krb5_error_code ret;
 
     key_of(id, &k);
@@ -610,15 +619,16 @@ router_krb_prf(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data 
     }
     /* As libk5crypto: the output is exactly krb5_c_prf_length() bytes. */
     output->magic = KV5M_DATA;
-    if (output->length != ROUTER_KRB_PRF_LEN || output->data == NULL) {
-        router_set_why(why, why_len, "prf: output of %u bytes, the PRF of " KEY_FMT " gives %d",
-                output->length, KEY_ARGS(&k), ROUTER_KRB_PRF_LEN);
+    prf_len = router_krb_prf_len(k.enctype);
+    if (output->length != prf_len || output->data == NULL) {
+        router_set_why(why, why_len, "prf: output of %u bytes, the PRF of " KEY_FMT " gives %zu",
+                output->length, KEY_ARGS(&k), prf_len);
         return KRB5_CRYPTO_INTERNAL;
     }
     ret = engine_prf(engine, &k, (const uint8_t *)input->data, input->length, out, why,
                      why_len);
     if (ret == 0)
-        memcpy(output->data, out, sizeof(out));
+        memcpy(output->data, out, prf_len);
     OPENSSL_cleanse(out, sizeof(out));
     return ret;
 }
@@ -630,8 +640,8 @@ router_krb_prfplus(router_engine *engine, const mpc_kdb_key_id *id, const krb5_d
                    krb5_data *output, char *why, size_t why_len)
 {
     struct krb_key k;
-    uint8_t *in = NULL, block[ROUTER_KRB_PRF_LEN];
-    size_t blocks = 0, i, at, n;
+    uint8_t *in = NULL, block[ROUTER_KRB_MAX_PRF_LEN];
+    size_t blocks = 0, i, at, n, prf_len;
     krb5_error_code ret;
 
     key_of(id, &k);
@@ -640,7 +650,8 @@ router_krb_prfplus(router_engine *engine, const mpc_kdb_key_id *id, const krb5_d
         router_set_why(why, why_len, "prfplus: no input or output");
         return EINVAL;
     }
-    ret = router_krb_prfplus_blocks(output->length, &blocks);
+    prf_len = router_krb_prf_len(k.enctype);
+    ret = router_krb_prfplus_blocks(k.enctype, output->length, &blocks);
     if (ret) {
         router_set_why(why, why_len, "prfplus: %u bytes are more than %d PRF blocks",
                 output->length, ROUTER_KRB_PRFPLUS_MAX_BLOCKS);
@@ -658,9 +669,8 @@ router_krb_prfplus(router_engine *engine, const mpc_kdb_key_id *id, const krb5_d
         ret = engine_prf(engine, &k, in, (size_t)input->length + 1, block, why, why_len);
         if (ret)
             break;
-        at = i * ROUTER_KRB_PRF_LEN;
-        n = output->length - at < ROUTER_KRB_PRF_LEN ? output->length - at
-                                                     : ROUTER_KRB_PRF_LEN;
+        at = i * prf_len;
+        n = output->length - at < prf_len ? output->length - at : prf_len;
         memcpy(output->data + at, block, n);
     }
     if (ret != 0 && output->length != 0)

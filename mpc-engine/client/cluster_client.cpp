@@ -228,7 +228,8 @@ namespace {
 // The checks of the Krb requests that belong to the client: key algorithm, usage and length.
 void check_krb_request(const wire::KeyId& key, std::uint32_t usage, std::size_t data_bytes, std::size_t min_bytes) {
   if (!wire::is_krb_algorithm(key.algorithm))
-    throw Error(Component::Client, "the Kerberos jobs need an aes128-cts-hmac-sha1-96 or aes256-cts-hmac-sha1-96 key, not " +
+    throw Error(Component::Client, "the Kerberos jobs need an aes128/aes256-cts-hmac-sha1-96, "
+                                   "aes128-cts-hmac-sha256-128 or aes256-cts-hmac-sha384-192 key, not " +
                                        std::string(wire::algorithm_name(key.algorithm)));
   if (!wire::krb_usage_index(usage))
     throw Error(Component::Client, "key usage " + std::to_string(usage) + " is not one of 1, 2, 3, 17, 56");
@@ -276,37 +277,46 @@ std::vector<std::uint8_t> ClusterClient::krb_encrypt(const wire::KeyId& key, std
   request.data.assign(confounder.begin(), confounder.end());
   request.data.insert(request.data.end(), plaintext.begin(), plaintext.end());
   std::lock_guard lock(mutex_);
-  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Encrypt, data_bytes);
+  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Encrypt, data_bytes, key.algorithm);
   return {result.span().begin(), result.span().end()};
 }
 
 std::optional<SecretBytes> ClusterClient::krb_decrypt(const wire::KeyId& key, std::uint32_t usage,
                                                       std::span<const std::uint8_t> ciphertext) {
-  check_krb_request(key, usage, ciphertext.size(), wire::kKrbConfounderBytes + wire::kKrbMacBytes);
+  check_krb_request(key, usage, ciphertext.size(), 0);
+  const std::size_t overhead = wire::kKrbConfounderBytes + wire::krb_mac_bytes(key.algorithm);
+  if (ciphertext.size() < overhead)
+    throw Error(Component::Client, "Kerberos ciphertext of " + std::to_string(ciphertext.size()) +
+                                       " bytes, shorter than confounder and MAC (" + std::to_string(overhead) + ")");
   wire::KrbRequest request = krb_request(key, wire::KrbOperation::Decrypt, usage);
   request.data.assign(ciphertext.begin(), ciphertext.end());
   std::lock_guard lock(mutex_);
-  const auto opened = open_krb_decrypt(krb_round_trip(request), ciphertext.size());
+  const auto opened = open_krb_decrypt(krb_round_trip(request), ciphertext.size(), key.algorithm);
   if (!opened) return std::nullopt;
   return SecretBytes(opened->span().subspan(wire::kKrbConfounderBytes));
 }
 
-std::array<std::uint8_t, wire::kKrbMacBytes> ClusterClient::krb_checksum(const wire::KeyId& key, std::uint32_t usage,
-                                                                         std::span<const std::uint8_t> data) {
+std::vector<std::uint8_t> ClusterClient::krb_checksum(const wire::KeyId& key, std::uint32_t usage,
+                                                      std::span<const std::uint8_t> data) {
   check_krb_request(key, usage, data.size(), 0);
   wire::KrbRequest request = krb_request(key, wire::KrbOperation::Checksum, usage);
   request.data.assign(data.begin(), data.end());
   std::lock_guard lock(mutex_);
-  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Checksum, data.size());
-  std::array<std::uint8_t, wire::kKrbMacBytes> checksum{};
-  std::copy(result.span().begin(), result.span().end(), checksum.begin());
-  return checksum;
+  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Checksum, data.size(), key.algorithm);
+  return {result.span().begin(), result.span().end()};
 }
 
 SecretBytes ClusterClient::krb_prf(const wire::KeyId& key, std::span<const std::uint8_t> input) {
   constexpr std::size_t kPrfBlockBytes = 16;
   // The usage check does not apply: a Prf request names no usage (0).
   check_krb_request(key, wire::kKrbUsages[0], input.size(), 0);
+  if (wire::is_krb_sha2_algorithm(key.algorithm)) {
+    // RFC 8009: the servers compute the HMAC of the input itself.
+    wire::KrbRequest request = krb_request(key, wire::KrbOperation::Prf, 0);
+    request.data.assign(input.begin(), input.end());
+    std::lock_guard lock(mutex_);
+    return open_krb(krb_round_trip(request), wire::KrbOperation::Prf, input.size(), key.algorithm);
+  }
   std::array<std::uint8_t, EVP_MAX_MD_SIZE> digest{};
   unsigned int digest_bytes = 0;
   const std::uint8_t empty = 0;
@@ -318,7 +328,7 @@ SecretBytes ClusterClient::krb_prf(const wire::KeyId& key, std::span<const std::
   request.data.assign(digest.begin(), digest.begin() + kPrfBlockBytes);
   wipe(digest.data(), digest.size());
   std::lock_guard lock(mutex_);
-  return open_krb(krb_round_trip(request), wire::KrbOperation::Prf, kPrfBlockBytes);
+  return open_krb(krb_round_trip(request), wire::KrbOperation::Prf, kPrfBlockBytes, key.algorithm);
 }
 
 std::vector<std::uint8_t> ClusterClient::keystream(const wire::KeyId& key, const std::array<std::uint8_t, 16>& counter,

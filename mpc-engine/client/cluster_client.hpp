@@ -60,19 +60,21 @@ class ClusterClient {
                                       std::span<const std::uint8_t> aad, std::span<const std::uint8_t> ciphertext,
                                       const wire::GcmTagBytes& tag);
 
-  // Kerberos jobs of an Aes128CtsHmacSha1 or Aes256CtsHmacSha1 key with the results of
+  // Kerberos jobs of a Kerberos key (RFC 3962 or RFC 8009 algorithm) with the results of
   // libk5crypto (mpc_client.h has the contract); usage is one of kKrbUsages. Arguments outside
-  // the contract throw Error(Client) before anything is sent.
-  // confounder || plaintext encrypted under Ke_usage, then its HMAC-SHA1-96 under Ki_usage.
+  // the contract throw Error(Client) before anything is sent. MAC lengths are
+  // wire::krb_mac_bytes of the key's algorithm (12, 16 or 24).
+  // confounder || plaintext encrypted under Ke_usage, then the MAC under Ki_usage.
   std::vector<std::uint8_t> krb_encrypt(const wire::KeyId& key, std::uint32_t usage,
                                         std::span<const std::uint8_t, wire::kKrbConfounderBytes> confounder,
                                         std::span<const std::uint8_t> plaintext);
   // The plaintext (confounder removed), or nullopt when the MAC does not match.
   std::optional<SecretBytes> krb_decrypt(const wire::KeyId& key, std::uint32_t usage,
                                          std::span<const std::uint8_t> ciphertext);
-  std::array<std::uint8_t, wire::kKrbMacBytes> krb_checksum(const wire::KeyId& key, std::uint32_t usage,
-                                                            std::span<const std::uint8_t> data);
+  std::vector<std::uint8_t> krb_checksum(const wire::KeyId& key, std::uint32_t usage,
+                                         std::span<const std::uint8_t> data);
   // RFC 3962 PRF: the input is hashed here (SHA-1), the servers encrypt its first 16 bytes.
+  // RFC 8009 PRF: the servers compute the HMAC of the input (32 or 48 bytes).
   SecretBytes krb_prf(const wire::KeyId& key, std::span<const std::uint8_t> input);
 
   // Administration (needs an admin client key). import_key splits the key material

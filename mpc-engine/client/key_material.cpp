@@ -53,6 +53,35 @@ void fill_krb_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_
   put_round_keys(wire::krb_prf_offset(algorithm), krb_derive_key(protocol_key, krb_prf_constant()));
 }
 
+// The RFC 8009 layout of wire/key_id.hpp: per usage the round keys of Ke and the HMAC-SHA2
+// states of Ki and Kc (all from KDF-HMAC-SHA2), then the HMAC state of the protocol key.
+void fill_krb_sha2_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_t> protocol_key,
+                            SecretBytes& material) {
+  const bool aes256 = algorithm == wire::KeyAlgorithm::Aes256CtsHmacSha384;
+  const KrbSha2 hash = aes256 ? KrbSha2::Sha384 : KrbSha2::Sha256;
+  // RFC 8009 section 5: Ke is the AES key size; Ki and Kc are the MAC length.
+  const std::size_t ke_bytes = aes256 ? 32 : 16;
+  const std::size_t ki_bytes = wire::krb_mac_bytes(algorithm);
+  const auto put = [&](std::size_t offset, std::span<const std::uint8_t> bytes) {
+    std::copy(bytes.begin(), bytes.end(), material.data() + offset);
+  };
+  const auto derive = [&](std::uint32_t usage, KrbKeyRole role, std::size_t bytes) {
+    return krb_kdf_hmac_sha2(hash, protocol_key, krb_usage_constant(usage, role), bytes);
+  };
+  for (std::size_t index = 0; index < wire::kKrbUsageCount; ++index) {
+    const std::uint32_t usage = wire::kKrbUsages[index];
+    const SecretBytes ke = derive(usage, KrbKeyRole::Encryption, ke_bytes);
+    const SecretBytes ki = derive(usage, KrbKeyRole::Integrity, ki_bytes);
+    const SecretBytes kc = derive(usage, KrbKeyRole::Checksum, ki_bytes);
+    std::vector<std::uint8_t> round_keys = circuits::aes_expand_key(ke.span());
+    const WipeOnExit wipe_round_keys(round_keys);
+    put(wire::krb_ke_offset(algorithm, index), round_keys);
+    put(wire::krb_ki_offset(algorithm, index), hmac_sha2_state(hash, ki.span()).span());
+    put(wire::krb_kc_offset(algorithm, index), hmac_sha2_state(hash, kc.span()).span());
+  }
+  put(wire::krb_prf_offset(algorithm), hmac_sha2_state(hash, protocol_key).span());
+}
+
 }  // namespace
 
 SecretBytes build_key_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_t> aes_key) {
@@ -61,6 +90,10 @@ SecretBytes build_key_material(wire::KeyAlgorithm algorithm, std::span<const std
     throw Error(Component::Client, std::string(wire::algorithm_name(algorithm)) + " keys are " +
                                        std::to_string(expected) + " bytes, got " + std::to_string(aes_key.size()));
   SecretBytes material(wire::material_bytes(algorithm));
+  if (wire::is_krb_sha2_algorithm(algorithm)) {
+    fill_krb_sha2_material(algorithm, aes_key, material);
+    return material;
+  }
   if (wire::is_krb_algorithm(algorithm)) {
     fill_krb_material(algorithm, aes_key, material);
     return material;

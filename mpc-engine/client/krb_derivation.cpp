@@ -1,5 +1,9 @@
-// mpc-engine/client/krb_derivation.cpp: RFC 3961/3962 key derivation and HMAC-SHA1 states.
+// mpc-engine/client/krb_derivation.cpp: RFC 3961/3962 and RFC 8009 key derivation and HMAC
+// states.
 #include "client/krb_derivation.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <algorithm>
 #include <array>
@@ -8,6 +12,7 @@
 
 #include "circuits/aes_reference.hpp"
 #include "circuits/sha1_reference.hpp"
+#include "circuits/sha2_reference.hpp"
 #include "common/error.hpp"
 
 namespace mpc::client {
@@ -47,6 +52,35 @@ std::array<std::uint8_t, circuits::kSha1StateBytes> padded_key_state(std::span<c
   wipe(block.data(), block.size());
   wipe(state.data(), state.size() * sizeof(state[0]));
   return bytes;
+}
+
+// The chaining value after one block of (key || zeros) ^ pad, big-endian.
+template <std::size_t kBlock, typename State, typename Compress, typename Bytes>
+auto padded_key_state_sha2(std::span<const std::uint8_t> key, std::uint8_t pad, State state, Compress compress,
+                           Bytes to_bytes) {
+  std::array<std::uint8_t, kBlock> block;
+  block.fill(pad);
+  for (std::size_t i = 0; i < key.size(); ++i) block[i] = static_cast<std::uint8_t>(key[i] ^ pad);
+  compress(state, std::span<const std::uint8_t, kBlock>(block));
+  auto bytes = to_bytes(state);
+  wipe(block.data(), block.size());
+  wipe(state.data(), state.size() * sizeof(state[0]));
+  return bytes;
+}
+
+// Both HMAC chaining values of `key` for one SHA-2 hash into `out` (2 * state bytes).
+template <std::size_t kBlock, typename Initial, typename Compress, typename Bytes>
+SecretBytes hmac_state_with(std::span<const std::uint8_t> key, Initial initial, Compress compress, Bytes to_bytes) {
+  if (key.size() > kBlock)
+    throw Error(Component::Client, "HMAC keys longer than " + std::to_string(kBlock) + " bytes are not supported");
+  auto inner = padded_key_state_sha2<kBlock>(key, kHmacInnerPad, initial(), compress, to_bytes);
+  auto outer = padded_key_state_sha2<kBlock>(key, kHmacOuterPad, initial(), compress, to_bytes);
+  SecretBytes state(inner.size() + outer.size());
+  std::copy(inner.begin(), inner.end(), state.data());
+  std::copy(outer.begin(), outer.end(), state.data() + inner.size());
+  wipe(inner.data(), inner.size());
+  wipe(outer.data(), outer.size());
+  return state;
 }
 
 }  // namespace
@@ -111,6 +145,48 @@ SecretBytes hmac_sha1_state(std::span<const std::uint8_t> key) {
   wipe(inner.data(), inner.size());
   wipe(outer.data(), outer.size());
   return state;
+}
+
+SecretBytes krb_kdf_hmac_sha2(KrbSha2 hash, std::span<const std::uint8_t> key, std::span<const std::uint8_t> label,
+                              std::size_t output_bytes) {
+  const std::size_t digest_bytes = hash == KrbSha2::Sha256 ? 32 : 48;
+  if (key.empty() || label.empty()) throw Error(Component::Client, "KDF-HMAC-SHA2 needs a key and a label");
+  if (output_bytes == 0 || output_bytes > digest_bytes)
+    throw Error(Component::Client, "KDF-HMAC-SHA2 output of " + std::to_string(output_bytes) + " bytes, not 1.." +
+                                       std::to_string(digest_bytes));
+  // 00000001 | label | 00 | k (bits, 4 bytes big-endian): SP 800-108 counter mode, one block.
+  std::vector<std::uint8_t> message = {0, 0, 0, 1};
+  message.insert(message.end(), label.begin(), label.end());
+  message.push_back(0);
+  const auto bits = static_cast<std::uint32_t>(output_bytes * 8);
+  for (int shift = 24; shift >= 0; shift -= 8) message.push_back(static_cast<std::uint8_t>(bits >> shift));
+  std::array<std::uint8_t, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  const bool ok = HMAC(hash == KrbSha2::Sha256 ? EVP_sha256() : EVP_sha384(), key.data(), static_cast<int>(key.size()),
+                       message.data(), message.size(), digest.data(), &length) != nullptr &&
+                  length == digest_bytes;
+  SecretBytes out(output_bytes);
+  std::copy_n(digest.begin(), output_bytes, out.data());
+  wipe(digest.data(), digest.size());
+  wipe(message.data(), message.size());  // the label may be public, but it costs nothing
+  if (!ok) throw Error(Component::Client, "HMAC for KDF-HMAC-SHA2 failed");
+  return out;
+}
+
+SecretBytes hmac_sha2_state(KrbSha2 hash, std::span<const std::uint8_t> key) {
+  if (hash == KrbSha2::Sha256)
+    return hmac_state_with<circuits::kSha256BlockBytes>(
+        key, circuits::sha256_initial_state,
+        [](circuits::Sha256State& state, std::span<const std::uint8_t, circuits::kSha256BlockBytes> block) {
+          circuits::sha256_compress(state, block);
+        },
+        circuits::sha256_state_bytes);
+  return hmac_state_with<circuits::kSha512BlockBytes>(
+      key, circuits::sha384_initial_state,
+      [](circuits::Sha512State& state, std::span<const std::uint8_t, circuits::kSha512BlockBytes> block) {
+        circuits::sha512_compress(state, block);
+      },
+      circuits::sha512_state_bytes);
 }
 
 }  // namespace mpc::client

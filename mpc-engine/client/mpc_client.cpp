@@ -66,14 +66,17 @@ enum class KeyUse { Aes, Gcm, Krb, Admin };
 
 KeyUse use_of(int algorithm) {
   if (algorithm == MPC_AES256_GCM) return KeyUse::Gcm;
-  if (algorithm == MPC_AES128_CTS_HMAC_SHA1_96 || algorithm == MPC_AES256_CTS_HMAC_SHA1_96) return KeyUse::Krb;
+  if (algorithm == MPC_AES128_CTS_HMAC_SHA1_96 || algorithm == MPC_AES256_CTS_HMAC_SHA1_96 ||
+      algorithm == MPC_AES128_CTS_HMAC_SHA256_128 || algorithm == MPC_AES256_CTS_HMAC_SHA384_192)
+    return KeyUse::Krb;
   return KeyUse::Aes;
 }
 
 const char* wrong_use_message(KeyUse use, int algorithm) {
   if (use == KeyUse::Gcm) return "the GCM calls need an MPC_AES256_GCM key";
   if (use == KeyUse::Krb)
-    return "the Kerberos calls need an MPC_AES128_CTS_HMAC_SHA1_96 or MPC_AES256_CTS_HMAC_SHA1_96 key";
+    return "the Kerberos calls need an MPC_AES128_CTS_HMAC_SHA1_96, MPC_AES256_CTS_HMAC_SHA1_96, "
+           "MPC_AES128_CTS_HMAC_SHA256_128 or MPC_AES256_CTS_HMAC_SHA384_192 key";
   if (algorithm == MPC_AES256_GCM) return "MPC_AES256_GCM keys serve only the mpc_client_gcm_* calls";
   return "Kerberos keys serve only the mpc_client_krb_* calls";
 }
@@ -84,7 +87,7 @@ bool make_key_id(const char* name, uint32_t version, int algorithm, KeyUse use, 
     error = "key name is NULL";
     return false;
   }
-  if (algorithm < MPC_AES128 || algorithm > MPC_AES256_CTS_HMAC_SHA1_96) {
+  if (algorithm < MPC_AES128 || algorithm > MPC_AES256_CTS_HMAC_SHA384_192) {
     error = "unknown key algorithm " + std::to_string(algorithm);
     return false;
   }
@@ -186,6 +189,14 @@ static_assert(MPC_KRB_MAX_DATA_BYTES == mpc::wire::kKrbMaxDataBytes);
 static_assert(MPC_AES128_CTS_HMAC_SHA1_96 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes128CtsHmacSha1));
 static_assert(MPC_AES256_CTS_HMAC_SHA1_96 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes256CtsHmacSha1));
 static_assert(MPC_AES256_GCM == static_cast<int>(mpc::wire::KeyAlgorithm::Aes256Gcm));
+static_assert(MPC_AES128_CTS_HMAC_SHA256_128 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes128CtsHmacSha256));
+static_assert(MPC_AES256_CTS_HMAC_SHA384_192 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes256CtsHmacSha384));
+static_assert(MPC_KRB_SHA256_MAC_BYTES == mpc::wire::kKrbSha256MacBytes);
+static_assert(MPC_KRB_SHA384_MAC_BYTES == mpc::wire::kKrbSha384MacBytes);
+static_assert(MPC_KRB_MAX_MAC_BYTES == mpc::wire::kKrbMaxMacBytes);
+static_assert(MPC_KRB_SHA256_PRF_BYTES == mpc::wire::kKrbSha256PrfBytes);
+static_assert(MPC_KRB_SHA384_PRF_BYTES == mpc::wire::kKrbSha384PrfBytes);
+static_assert(MPC_KRB_MAX_PRF_BYTES == mpc::wire::kKrbSha384PrfBytes);
 
 }  // namespace
 
@@ -400,7 +411,7 @@ int mpc_client_krb_decrypt(mpc_client* client, const char* key_name, uint32_t ke
   mpc::wire::KeyId key;
   if (!check_krb_call(client, key_name, key_version, algorithm, usage, ciphertext, ciphertext_length, key))
     return MPC_EINVAL;
-  constexpr size_t kOverhead = MPC_KRB_CONFOUNDER_BYTES + MPC_KRB_MAC_BYTES;
+  const size_t kOverhead = MPC_KRB_CONFOUNDER_BYTES + mpc::wire::krb_mac_bytes(key.algorithm);
   if (ciphertext == nullptr || ciphertext_length < kOverhead) {
     client->last_error = "ciphertext of " + std::to_string(ciphertext_length) + " bytes is shorter than " +
                          std::to_string(kOverhead) + " (confounder and MAC)";
@@ -427,7 +438,7 @@ int mpc_client_krb_decrypt(mpc_client* client, const char* key_name, uint32_t ke
 }
 
 int mpc_client_krb_checksum(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
-                            uint32_t usage, const uint8_t* data, size_t length, uint8_t checksum[MPC_KRB_MAC_BYTES]) {
+                            uint32_t usage, const uint8_t* data, size_t length, uint8_t* checksum) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
   if (!check_krb_call(client, key_name, key_version, algorithm, usage, data, length, key)) return MPC_EINVAL;
@@ -442,7 +453,7 @@ int mpc_client_krb_checksum(mpc_client* client, const char* key_name, uint32_t k
 }
 
 int mpc_client_krb_prf(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
-                       const uint8_t* input, size_t length, uint8_t out[MPC_KRB_PRF_BYTES]) {
+                       const uint8_t* input, size_t length, uint8_t* out) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
   // The PRF names no usage: pass one the check accepts.
@@ -454,7 +465,7 @@ int mpc_client_krb_prf(mpc_client* client, const char* key_name, uint32_t key_ve
   }
   return guarded(client, [&] {
     const auto result = client->cluster->krb_prf(key, bytes_or_empty(input, length));
-    std::memcpy(out, result.data(), MPC_KRB_PRF_BYTES);
+    std::memcpy(out, result.data(), result.size());
   });
 }
 

@@ -9,8 +9,9 @@
  * last failure on a handle is returned by mpc_client_last_error().
  *
  * Version boundary: functions below exist since interface version 1, except those
- * marked "since 2" (the AES-256-GCM jobs for tickets under a protected krbtgt key) and
- * "since 3" (key import and deletion, and the Kerberos enctype jobs for users' keys).
+ * marked "since 2" (the AES-256-GCM jobs for tickets under a protected krbtgt key),
+ * "since 3" (key import and deletion, and the Kerberos enctype jobs for users' keys) and
+ * "since 4" (the RFC 8009 enctypes 19 and 20 through the same calls; no new symbols).
  */
 #ifndef MPC_CLIENT_H
 #define MPC_CLIENT_H
@@ -22,7 +23,7 @@
 extern "C" {
 #endif
 
-#define MPC_CLIENT_INTERFACE_VERSION 3
+#define MPC_CLIENT_INTERFACE_VERSION 4
 
 enum mpc_status {
   MPC_OK = 0,
@@ -44,12 +45,18 @@ enum mpc_status {
  * enctype 17 or 18 (RFC 3962). The servers hold shares of its derived keys for the usages
  * 1, 2, 3, 17 and 56 and of its PRF key, never of the key itself; such keys serve only the
  * mpc_client_krb_* calls. */
+/* MPC_AES128_CTS_HMAC_SHA256_128 and MPC_AES256_CTS_HMAC_SHA384_192 (since 4): a Kerberos key
+ * of enctype 19 or 20 (RFC 8009), held and served the same way: the servers hold shares of
+ * its KDF-HMAC-SHA2 derived keys for the same usages and of the HMAC state of the key (for
+ * the PRF), never of the key itself. */
 enum mpc_key_algorithm {
   MPC_AES128 = 1,
   MPC_AES256 = 2,
   MPC_AES256_GCM = 3,
   MPC_AES128_CTS_HMAC_SHA1_96 = 4,
-  MPC_AES256_CTS_HMAC_SHA1_96 = 5
+  MPC_AES256_CTS_HMAC_SHA1_96 = 5,
+  MPC_AES128_CTS_HMAC_SHA256_128 = 6,
+  MPC_AES256_CTS_HMAC_SHA384_192 = 7
 };
 
 #define MPC_GCM_NONCE_BYTES 12
@@ -145,45 +152,61 @@ int mpc_client_import_key(mpc_client *client, const char *key_name, uint32_t key
 int mpc_client_delete_key(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm);
 
 /* Kerberos enctype jobs (since 3), for keys of MPC_AES128_CTS_HMAC_SHA1_96 and
- * MPC_AES256_CTS_HMAC_SHA1_96, with exactly the results of libk5crypto's krb5_c_encrypt,
+ * MPC_AES256_CTS_HMAC_SHA1_96, and since 4 of MPC_AES128_CTS_HMAC_SHA256_128 and
+ * MPC_AES256_CTS_HMAC_SHA384_192, with exactly the results of libk5crypto's krb5_c_encrypt,
  * krb5_c_decrypt, krb5_c_make_checksum and krb5_c_prf under the key. Only the values these
  * calls return are opened: the derived keys, HMAC states and intermediate hashes stay
- * shared. usage must be one of 1, 2, 3, 17, 56 (MPC_EINVAL otherwise). */
+ * shared. usage must be one of 1, 2, 3, 17, 56 (MPC_EINVAL otherwise).
+ *
+ * The MAC of an encryption and the checksum are M bytes, the PRF output P bytes:
+ *   RFC 3962 keys: M = MPC_KRB_MAC_BYTES (12, HMAC-SHA1-96), P = MPC_KRB_PRF_BYTES (16);
+ *   MPC_AES128_CTS_HMAC_SHA256_128: M = MPC_KRB_SHA256_MAC_BYTES (16), P = MPC_KRB_SHA256_PRF_BYTES (32);
+ *   MPC_AES256_CTS_HMAC_SHA384_192: M = MPC_KRB_SHA384_MAC_BYTES (24), P = MPC_KRB_SHA384_PRF_BYTES (48).
+ * A buffer of MPC_KRB_MAX_MAC_BYTES / MPC_KRB_MAX_PRF_BYTES fits every algorithm. */
 #define MPC_KRB_CONFOUNDER_BYTES 16
 #define MPC_KRB_MAC_BYTES 12
 #define MPC_KRB_PRF_BYTES 16
+#define MPC_KRB_SHA256_MAC_BYTES 16
+#define MPC_KRB_SHA384_MAC_BYTES 24
+#define MPC_KRB_SHA256_PRF_BYTES 32
+#define MPC_KRB_SHA384_PRF_BYTES 48
+#define MPC_KRB_MAX_MAC_BYTES 24
+#define MPC_KRB_MAX_PRF_BYTES 48
 /* Longest data of one call: confounder + plaintext, ciphertext, checksummed message or PRF
  * input (MPC_EINVAL beyond). Inputs are read before any output is written, so the buffers of
  * one call may overlap (decryption in place included). */
 #define MPC_KRB_MAX_DATA_BYTES 4096
 
-/* ciphertext receives MPC_KRB_CONFOUNDER_BYTES + plaintext_length + MPC_KRB_MAC_BYTES bytes:
- * CBC-CTS of confounder || plaintext under Ke_usage, then HMAC-SHA1-96 of confounder ||
- * plaintext under Ki_usage. The caller picks the confounder (krb5_c_random_make_octets).
+/* ciphertext receives MPC_KRB_CONFOUNDER_BYTES + plaintext_length + M bytes: CBC-CTS of
+ * confounder || plaintext under Ke_usage, then the MAC under Ki_usage (RFC 3962: HMAC-SHA1-96
+ * of confounder || plaintext; RFC 8009: HMAC-SHA256/384 of 16 zero bytes || the CBC-CTS
+ * ciphertext, truncated to M). The caller picks the confounder (krb5_c_random_make_octets).
  * plaintext may be NULL when plaintext_length is 0. */
 int mpc_client_krb_encrypt(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
                            uint32_t usage, const uint8_t confounder[MPC_KRB_CONFOUNDER_BYTES],
                            const uint8_t *plaintext, size_t plaintext_length, uint8_t *ciphertext);
 
 /* Decrypts what krb5_c_encrypt wrote (ciphertext_length at least MPC_KRB_CONFOUNDER_BYTES +
- * MPC_KRB_MAC_BYTES) and checks its HMAC inside the computation. On MPC_OK plaintext receives
- * ciphertext_length - MPC_KRB_CONFOUNDER_BYTES - MPC_KRB_MAC_BYTES bytes (may be NULL when that
+ * M) and checks its MAC inside the computation. On MPC_OK plaintext receives
+ * ciphertext_length - MPC_KRB_CONFOUNDER_BYTES - M bytes (may be NULL when that
  * is 0). On MPC_EBADTAG (wrong key, forged or damaged data) nothing but the verdict was
  * opened and plaintext is left as it was. */
 int mpc_client_krb_decrypt(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
                            uint32_t usage, const uint8_t *ciphertext, size_t ciphertext_length,
                            uint8_t *plaintext);
 
-/* checksum receives HMAC-SHA1-96 of data under Kc_usage (checksum types 15 and 16, RFC 3962);
- * data may be NULL when length is 0. */
+/* checksum (M bytes) receives the HMAC of data under Kc_usage: HMAC-SHA1-96 (checksum types
+ * 15 and 16, RFC 3962), HMAC-SHA256-128 (19) or HMAC-SHA384-192 (20, RFC 8009); data may be
+ * NULL when length is 0. */
 int mpc_client_krb_checksum(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
-                            uint32_t usage, const uint8_t *data, size_t length,
-                            uint8_t checksum[MPC_KRB_MAC_BYTES]);
+                            uint32_t usage, const uint8_t *data, size_t length, uint8_t *checksum);
 
-/* out receives the RFC 3962 PRF of input: AES under DK(key, "prf") of the first 16 bytes of
- * SHA-1(input). The library hashes input itself; input may be NULL when length is 0. */
+/* out (P bytes) receives the PRF of input. RFC 3962: AES under DK(key, "prf") of the first 16
+ * bytes of SHA-1(input), the library hashing input itself. RFC 8009: KDF-HMAC-SHA2(key,
+ * "prf", input), computed by the servers; input at most MPC_KRB_MAX_DATA_BYTES. input may be
+ * NULL when length is 0. */
 int mpc_client_krb_prf(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
-                       const uint8_t *input, size_t length, uint8_t out[MPC_KRB_PRF_BYTES]);
+                       const uint8_t *input, size_t length, uint8_t *out);
 
 #ifdef __cplusplus
 }

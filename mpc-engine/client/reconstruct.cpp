@@ -168,16 +168,18 @@ std::array<rss3::ByteShare, 3> krb_shares(const Replies& replies, std::size_t re
 
 }  // namespace
 
-SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes) {
-  const std::size_t result_bytes = wire::krb_result_bytes(operation, data_bytes);
+SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes,
+                     wire::KeyAlgorithm algorithm) {
+  const std::size_t result_bytes = wire::krb_result_bytes(operation, algorithm, data_bytes);
   auto shares = krb_shares(replies, result_bytes);
   SecretBytes out = open_shares(shares, result_bytes);
   for (auto& share : shares) share.wipe();
   return out;
 }
 
-std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t data_bytes) {
-  const std::size_t result_bytes = wire::krb_result_bytes(wire::KrbOperation::Decrypt, data_bytes);
+std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t data_bytes,
+                                            wire::KeyAlgorithm algorithm) {
+  const std::size_t result_bytes = wire::krb_result_bytes(wire::KrbOperation::Decrypt, algorithm, data_bytes);
   const std::size_t text_bytes = result_bytes - 1;  // the verdict byte comes last
   auto shares = krb_shares(replies, result_bytes);
   std::array<rss3::ByteShare, 3> verdict_shares;

@@ -49,13 +49,15 @@ wire::GcmTagBytes open_gcm_tag(const Replies& replies);
 std::optional<SecretBytes> open_gcm_open(const Replies& replies,
                                          std::span<const std::uint8_t> ciphertext);
 
-// Krb Encrypt, Checksum or Prf with `data_bytes` of data: the result bytes
-// (krb_result_bytes(operation, data_bytes)).
-SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes);
+// Krb Encrypt, Checksum or Prf with `data_bytes` of data under a key of `algorithm`: the
+// result bytes (krb_result_bytes(operation, algorithm, data_bytes)).
+SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes,
+                     wire::KeyAlgorithm algorithm = wire::KeyAlgorithm::Aes128CtsHmacSha1);
 
-// Krb Decrypt of `data_bytes` of ciphertext: confounder || plaintext (data_bytes - 12 bytes)
+// Krb Decrypt of `data_bytes` of ciphertext: confounder || plaintext (data_bytes - MAC bytes)
 // when the opened verdict is 1, nullopt when it is 0 (the rest is then neither opened nor
 // checked). A verdict that opens to anything else, or disagrees, is a Disagreement.
-std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t data_bytes);
+std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t data_bytes,
+                                            wire::KeyAlgorithm algorithm = wire::KeyAlgorithm::Aes128CtsHmacSha1);
 
 }  // namespace mpc::client

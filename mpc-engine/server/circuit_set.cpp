@@ -35,6 +35,14 @@ CircuitShape shape_of(wire::CircuitId id) {
     case wire::CircuitId::KrbDecryptAes128:
     case wire::CircuitId::KrbDecryptAes256:
     case wire::CircuitId::KrbChecksum:
+    case wire::CircuitId::KrbSha2EncryptAes128:
+    case wire::CircuitId::KrbSha2EncryptAes256:
+    case wire::CircuitId::KrbSha2DecryptAes128:
+    case wire::CircuitId::KrbSha2DecryptAes256:
+    case wire::CircuitId::KrbSha2ChecksumSha256:
+    case wire::CircuitId::KrbSha2ChecksumSha384:
+    case wire::CircuitId::KrbSha2PrfSha256:
+    case wire::CircuitId::KrbSha2PrfSha384:
       throw Error(Component::Server, "Kerberos circuits are compiled per data length (KrbCircuitCache)");
   }
   throw Error(Component::Server, "unknown circuit id");

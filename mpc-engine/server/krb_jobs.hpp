@@ -1,12 +1,14 @@
-// How a Kerberos job (wire::KrbRequest, RFC 3961/3962 under a shared key) sits in a batch:
+// How a Kerberos job (wire::KrbRequest, RFC 3961/3962 or RFC 8009 under a shared key) sits in a batch:
 // which circuit runs it, which part of the key's share material forms its secret input rows,
 // and which bytes are its public input. One instance per job.
 //
-// Inputs of every Kerberos circuit (circuits/kerberos.hpp) are, in order: the secret rows,
-// broadcast over the job's instance (Encrypt/Decrypt: Ke round keys then the Ki HMAC state,
-// which lie back to back in the material; Checksum: the Kc HMAC state), then the public
-// record (the request's data as it came: message, or ciphertext || MAC). A PRF job runs an
-// AES encryption circuit of wire::CircuitId: the PRF key's round keys, then the 16-byte block.
+// Inputs of every Kerberos circuit (circuits/kerberos.hpp, circuits/kerberos_sha2.hpp) are,
+// in order: the secret rows, broadcast over the job's instance (Encrypt/Decrypt: Ke round
+// keys then the Ki HMAC state, which lie back to back in the material; Checksum: the Kc HMAC
+// state; an RFC 8009 PRF: the protocol key's HMAC state), then the public record (the
+// request's data as it came: message, ciphertext || MAC, or PRF input). An RFC 3962 PRF job
+// runs an AES encryption circuit of wire::CircuitId: the PRF key's round keys, then the
+// 16-byte block.
 // The output record of an instance (output bits packed, byte b bit k = output b * 8 + k) is
 // exactly the job's result (wire::krb_result_bytes bytes).
 #pragma once
@@ -29,16 +31,21 @@ inline constexpr std::size_t kMaxKrbBatchDataBytes = std::size_t{4} << 20;
 // server's max_batch_blocks.
 std::uint32_t max_krb_batch_jobs(std::uint32_t data_bytes);
 
-// The Kerberos circuit of an Encrypt, Decrypt or Checksum job under a key of `algorithm`
-// (a Kerberos algorithm). Throws Error(Server) for a PRF (it runs an AES circuit) or another
-// algorithm.
+// Whether a PRF job under a key of `algorithm` runs a plain AES encryption circuit (RFC 3962)
+// rather than a Kerberos circuit (RFC 8009's HMAC).
+bool krb_prf_runs_aes(wire::KeyAlgorithm algorithm);
+
+// The Kerberos circuit of a job under a key of `algorithm` (a Kerberos algorithm): Encrypt,
+// Decrypt or Checksum, and Prf under an RFC 8009 key. Throws Error(Server) for an RFC 3962
+// PRF (it runs an AES circuit) or another algorithm.
 wire::CircuitId krb_circuit_id(wire::KrbOperation operation, wire::KeyAlgorithm algorithm);
 
 // The plain AES key size of a Kerberos algorithm's round keys (Aes128 or Aes256): PRF jobs
 // run the AES encryption circuits of that size.
 wire::KeyAlgorithm krb_aes_algorithm(wire::KeyAlgorithm algorithm);
 
-// Bytes of the secret rows of a Kerberos circuit id: round keys + 40, or 40 for Checksum.
+// Bytes of the secret rows of a Kerberos circuit id: round keys + the HMAC state (40, 64 or
+// 128 bytes) for Encrypt and Decrypt, the HMAC state alone for Checksum and Prf.
 std::size_t krb_secret_bytes(wire::CircuitId id);
 
 // Per instance of a batch of Kerberos circuit `id` with jobs of `data_bytes` bytes: the

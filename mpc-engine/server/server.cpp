@@ -71,10 +71,12 @@ enum class Family : std::uint8_t {
 };
 
 // Jobs of one group run the same circuit, so the leader may put them in one batch: the
-// family, and for the Kerberos circuits the data length that fixes the circuit.
+// family, and for the Kerberos circuits the circuit id (RFC 3962 or RFC 8009) and the data
+// length that fix the circuit.
 struct BatchGroup {
   Family family = Family::Aes128Encrypt;
   std::uint32_t data_bytes = 0;
+  wire::CircuitId krb_circuit = wire::CircuitId::Aes128EncryptAnd32;  // Kerberos circuits only
   bool operator==(const BatchGroup&) const = default;
 };
 
@@ -83,14 +85,16 @@ bool is_krb_family(Family family) {
          family == Family::KrbDecrypt256 || family == Family::KrbChecksum;
 }
 
+// An RFC 8009 PRF is an HMAC: it joins the checksum family (its circuit id tells them apart).
 Family krb_family(const Job& job) {
-  const bool aes256 = job.key.algorithm == wire::KeyAlgorithm::Aes256CtsHmacSha1;
+  const bool aes256 = krb_aes_algorithm(job.key.algorithm) == wire::KeyAlgorithm::Aes256;
   switch (job.krb_operation) {
     case wire::KrbOperation::Encrypt: return aes256 ? Family::KrbEncrypt256 : Family::KrbEncrypt128;
     case wire::KrbOperation::Decrypt: return aes256 ? Family::KrbDecrypt256 : Family::KrbDecrypt128;
     case wire::KrbOperation::Checksum: return Family::KrbChecksum;
     case wire::KrbOperation::Prf: break;
   }
+  if (!krb_prf_runs_aes(job.key.algorithm)) return Family::KrbChecksum;
   return aes256 ? Family::KrbPrf256 : Family::KrbPrf128;
 }
 
@@ -100,7 +104,9 @@ BatchGroup group_of(const Job& job) {
     case JobKind::GcmOpen: return {Family::GcmOpen};
     case JobKind::Krb: {
       const Family family = krb_family(job);
-      return {family, is_krb_family(family) ? static_cast<std::uint32_t>(job.krb_data.size()) : 0};
+      if (!is_krb_family(family)) return {family};
+      return {family, static_cast<std::uint32_t>(job.krb_data.size()),
+              krb_circuit_id(job.krb_operation, job.key.algorithm)};
     }
     case JobKind::Compute: break;
   }
@@ -638,7 +644,8 @@ void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& r
   // The decoder has checked all of this already; a refusal here names the problem all the same.
   if (!wire::is_krb_algorithm(request.key.algorithm)) {
     refuse_job(message, request.id, wire::Status::BadRequest,
-               "Kerberos jobs need an aes128- or aes256-cts-hmac-sha1-96 key, not " + wire::describe(request.key));
+               "Kerberos jobs need an aes128-/aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
+               "aes256-cts-hmac-sha384-192 key, not " + wire::describe(request.key));
     return;
   }
   if (request.operation == wire::KrbOperation::Prf ? request.usage != 0 : !wire::krb_usage_index(request.usage)) {
@@ -650,7 +657,7 @@ void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& r
     return;
   }
   try {
-    (void)wire::krb_result_bytes(request.operation, request.data.size());
+    (void)wire::krb_result_bytes(request.operation, request.key.algorithm, request.data.size());
   } catch (const FormatError& error) {
     refuse_job(message, request.id, wire::Status::BadRequest, error.what());
     return;
@@ -933,7 +940,7 @@ bool Server::slice_input(const wire::BatchHeader& header, const BatchTask& task,
       // One instance; the circuit must be the one this job's operation, key size and length
       // need (a PRF: AES encryption of the key's size).
       if (slice.first_block != 0 || slice.blocks != 1 || slice.nonces != 0) return false;
-      if (job.krb_operation == wire::KrbOperation::Prf) {
+      if (job.krb_operation == wire::KrbOperation::Prf && krb_prf_runs_aes(job.key.algorithm)) {
         if (krb_circuit || is_tag_check(circuit) || is_decrypt(circuit) ||
             algorithm_of(circuit) != krb_aes_algorithm(job.key.algorithm))
           return false;
@@ -1142,7 +1149,7 @@ void Server::add_slice_result(Job& job, const wire::BatchHeader& header, const w
     case JobKind::Krb: {
       // The output record is the result: ciphertext || MAC, plaintext || verdict byte, MAC
       // or PRF block (krb_jobs.hpp).
-      const std::size_t bytes = wire::krb_result_bytes(job.krb_operation, job.krb_data.size());
+      const std::size_t bytes = wire::krb_result_bytes(job.krb_operation, job.key.algorithm, job.krb_data.size());
       if (record != bytes || slice.blocks != 1)
         throw Error(Component::Server, "Kerberos output record of " + std::to_string(record) + " bytes, expected " +
                                            std::to_string(bytes));

@@ -54,6 +54,8 @@ bool known_algorithm(wire::KeyAlgorithm algorithm) {
     case wire::KeyAlgorithm::Aes256Gcm:
     case wire::KeyAlgorithm::Aes128CtsHmacSha1:
     case wire::KeyAlgorithm::Aes256CtsHmacSha1:
+    case wire::KeyAlgorithm::Aes128CtsHmacSha256:
+    case wire::KeyAlgorithm::Aes256CtsHmacSha384:
       return true;
   }
   return false;

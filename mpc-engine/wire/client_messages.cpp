@@ -104,13 +104,13 @@ void check_krb_request(KrbOperation operation, KeyAlgorithm algorithm, std::uint
   checked_krb_operation(static_cast<std::uint8_t>(operation));
   check_krb_algorithm(algorithm);
   check_krb_usage(operation, usage);
-  (void)krb_result_bytes(operation, data_bytes);
+  (void)krb_result_bytes(operation, algorithm, data_bytes);
 }
 
-// Result lengths a Krb reply can carry: from a checksum (12 bytes) to the encryption of the
-// longest data.
+// Result lengths a Krb reply can carry: from an RFC 3962 checksum (12 bytes) to the
+// encryption of the longest data with the longest MAC.
 constexpr std::size_t kMinKrbResultBytes = kKrbMacBytes;
-constexpr std::size_t kMaxKrbResultBytes = kKrbMaxDataBytes + kKrbMacBytes;
+constexpr std::size_t kMaxKrbResultBytes = kKrbMaxDataBytes + kKrbMaxMacBytes;
 
 void check_krb_result_length(std::size_t length) {
   if (length < kMinKrbResultBytes || length > kMaxKrbResultBytes)
@@ -348,7 +348,7 @@ KrbRequest decode_krb(ByteReader& reader, const RequestId& id) {
   check_krb_usage(r.operation, r.usage);
   const std::uint32_t length = reader.u32();
   // Checked before reading so a huge length fails on the limit, not on the frame size.
-  (void)krb_result_bytes(r.operation, length);
+  (void)krb_result_bytes(r.operation, r.key.algorithm, length);
   const auto data = reader.bytes(length);
   r.data.assign(data.begin(), data.end());
   return r;
@@ -544,8 +544,10 @@ std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexc
   return padded_blocks(aad_bytes) + padded_blocks(text_bytes) + 1;
 }
 
-std::size_t krb_result_bytes(KrbOperation operation, std::size_t data_bytes) {
+std::size_t krb_result_bytes(KrbOperation operation, KeyAlgorithm algorithm, std::size_t data_bytes) {
   const char* name = krb_operation_name(operation);
+  check_krb_algorithm(algorithm);
+  const std::size_t mac_bytes = krb_mac_bytes(algorithm);
   if (data_bytes > kKrbMaxDataBytes)
     fail(std::string("Kerberos ") + name + " of " + std::to_string(data_bytes) + " bytes exceeds " +
          std::to_string(kKrbMaxDataBytes));
@@ -554,20 +556,26 @@ std::size_t krb_result_bytes(KrbOperation operation, std::size_t data_bytes) {
       if (data_bytes < kKrbConfounderBytes)
         fail("Kerberos encrypt of " + std::to_string(data_bytes) + " bytes, shorter than the " +
              std::to_string(kKrbConfounderBytes) + "-byte confounder");
-      return data_bytes + kKrbMacBytes;
+      return data_bytes + mac_bytes;
     case KrbOperation::Decrypt:
-      if (data_bytes < kKrbConfounderBytes + kKrbMacBytes)
+      if (data_bytes < kKrbConfounderBytes + mac_bytes)
         fail("Kerberos decrypt of " + std::to_string(data_bytes) + " bytes, shorter than confounder and MAC (" +
-             std::to_string(kKrbConfounderBytes + kKrbMacBytes) + ")");
-      return data_bytes - kKrbMacBytes + 1;
-    case KrbOperation::Checksum: return kKrbMacBytes;
+             std::to_string(kKrbConfounderBytes + mac_bytes) + ")");
+      return data_bytes - mac_bytes + 1;
+    case KrbOperation::Checksum: return mac_bytes;
     case KrbOperation::Prf:
+      // RFC 8009: an HMAC of the input itself, any length up to the limit.
+      if (is_krb_sha2_algorithm(algorithm)) return krb_prf_bytes(algorithm);
       if (data_bytes != kBlockBytes)
         fail("Kerberos PRF of " + std::to_string(data_bytes) + " bytes, must be one " + std::to_string(kBlockBytes) +
              "-byte block");
       return kBlockBytes;
   }
   fail("unknown Kerberos operation " + std::to_string(static_cast<unsigned>(operation)));
+}
+
+std::size_t krb_result_bytes(KrbOperation operation, std::size_t data_bytes) {
+  return krb_result_bytes(operation, KeyAlgorithm::Aes128CtsHmacSha1, data_bytes);
 }
 
 std::vector<std::uint8_t> encode_request(const Request& request) {

@@ -124,22 +124,28 @@ struct GcmOpenRequest {
   GcmTagBytes tag{};
 };
 
-// Kerberos jobs under an Aes128CtsHmacSha1 or Aes256CtsHmacSha1 key (RFC 3961, RFC 3962).
-// Each is one evaluation of a circuit fixed by the operation, the key size and the data length
-// (circuits/kerberos.hpp); `usage` picks the derived keys (kKrbUsages).
+// Kerberos jobs under a Kerberos key: Aes128CtsHmacSha1 or Aes256CtsHmacSha1 (RFC 3961,
+// RFC 3962), Aes128CtsHmacSha256 or Aes256CtsHmacSha384 (RFC 8009). Each is one evaluation of
+// a circuit fixed by the operation, the algorithm and the data length (circuits/kerberos.hpp,
+// circuits/kerberos_sha2.hpp); `usage` picks the derived keys (kKrbUsages). M below is
+// krb_mac_bytes of the key's algorithm: 12 (HMAC-SHA1-96), 16 (HMAC-SHA256-128) or 24
+// (HMAC-SHA384-192).
 enum class KrbOperation : std::uint8_t {
   // data = confounder (16 bytes, chosen by the caller) || plaintext. Result: the ciphertext
-  // (CBC-CTS under Ke, data.size() bytes) || HMAC-SHA1-96 under Ki of data: what
-  // krb5_c_encrypt writes.
+  // (CBC-CTS under Ke, data.size() bytes) || the M-byte MAC under Ki (RFC 3962: of data;
+  // RFC 8009: of 16 zero bytes || ciphertext): what krb5_c_encrypt writes.
   Encrypt = 1,
-  // data = what krb5_c_encrypt wrote (at least 16 + 12 bytes). Result: confounder || plaintext
-  // (data.size() - 12 bytes) when the HMAC matches, all zeros otherwise, then one verdict byte
-  // (1 = the HMAC matches, 0 = it does not). The HMAC is compared inside the computation.
+  // data = what krb5_c_encrypt wrote (at least 16 + M bytes). Result: confounder || plaintext
+  // (data.size() - M bytes) when the MAC matches, all zeros otherwise, then one verdict byte
+  // (1 = the MAC matches, 0 = it does not). The MAC is compared inside the computation.
   Decrypt = 2,
-  // data = the message (may be empty). Result: HMAC-SHA1-96 under Kc (12 bytes).
+  // data = the message (may be empty). Result: the M-byte HMAC under Kc.
   Checksum = 3,
-  // data = the 16-byte block SHA-1(input)[0..16) (RFC 3962 PRF, hashed by the caller); usage
-  // must be 0. Result: AES under the PRF key of that block (16 bytes).
+  // Usage must be 0. RFC 3962 keys: data = the 16-byte block SHA-1(input)[0..16) (hashed by
+  // the caller); result: AES under the PRF key of that block (16 bytes). RFC 8009 keys: data =
+  // the PRF input itself (0..kKrbMaxDataBytes bytes); result: HMAC-SHA256 (32 bytes) or
+  // HMAC-SHA384 (48 bytes) under the protocol key of 00000001 | "prf" | 00 | data | k (k =
+  // 256 or 384 as 4 big-endian bytes), the whole digest.
   Prf = 4,
 };
 
@@ -152,8 +158,11 @@ struct KrbRequest {
   std::vector<std::uint8_t> data;  // at most kKrbMaxDataBytes; length rules per operation above
 };
 
-// Result bytes of a Krb request with `data_bytes` of data (the lengths above); throws
-// FormatError(Wire) for data the operation cannot take.
+// Result bytes of a Krb request under a key of `algorithm` (a Kerberos algorithm) with
+// `data_bytes` of data (the lengths above); throws FormatError(Wire) for data the operation
+// cannot take or a non-Kerberos algorithm.
+std::size_t krb_result_bytes(KrbOperation operation, KeyAlgorithm algorithm, std::size_t data_bytes);
+// The same for the RFC 3962 keys (either size: their result lengths are the same).
 std::size_t krb_result_bytes(KrbOperation operation, std::size_t data_bytes);
 
 using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest,

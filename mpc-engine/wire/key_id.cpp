@@ -13,6 +13,8 @@ const char* algorithm_name(KeyAlgorithm algorithm) {
     case KeyAlgorithm::Aes256Gcm: return "aes256-gcm";
     case KeyAlgorithm::Aes128CtsHmacSha1: return "aes128-cts-hmac-sha1-96";
     case KeyAlgorithm::Aes256CtsHmacSha1: return "aes256-cts-hmac-sha1-96";
+    case KeyAlgorithm::Aes128CtsHmacSha256: return "aes128-cts-hmac-sha256-128";
+    case KeyAlgorithm::Aes256CtsHmacSha384: return "aes256-cts-hmac-sha384-192";
   }
   return "unknown";
 }
@@ -23,6 +25,8 @@ std::optional<KeyAlgorithm> parse_algorithm(std::string_view name) {
   if (name == "aes256-gcm") return KeyAlgorithm::Aes256Gcm;
   if (name == "aes128-cts-hmac-sha1-96") return KeyAlgorithm::Aes128CtsHmacSha1;
   if (name == "aes256-cts-hmac-sha1-96") return KeyAlgorithm::Aes256CtsHmacSha1;
+  if (name == "aes128-cts-hmac-sha256-128") return KeyAlgorithm::Aes128CtsHmacSha256;
+  if (name == "aes256-cts-hmac-sha384-192") return KeyAlgorithm::Aes256CtsHmacSha384;
   return std::nullopt;
 }
 
@@ -34,6 +38,9 @@ std::size_t material_bytes(KeyAlgorithm algorithm) {
     case KeyAlgorithm::Aes128CtsHmacSha1:
     case KeyAlgorithm::Aes256CtsHmacSha1:
       return kKrbUsageCount * krb_usage_block_bytes(algorithm) + (aes_rounds(algorithm) + 1) * 16;
+    case KeyAlgorithm::Aes128CtsHmacSha256:
+    case KeyAlgorithm::Aes256CtsHmacSha384:
+      return kKrbUsageCount * krb_usage_block_bytes(algorithm) + krb_hmac_state_bytes(algorithm);
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
 }
@@ -45,6 +52,8 @@ std::size_t aes_rounds(KeyAlgorithm algorithm) {
     case KeyAlgorithm::Aes256Gcm: return 14;
     case KeyAlgorithm::Aes128CtsHmacSha1: return 10;
     case KeyAlgorithm::Aes256CtsHmacSha1: return 14;
+    case KeyAlgorithm::Aes128CtsHmacSha256: return 10;
+    case KeyAlgorithm::Aes256CtsHmacSha384: return 14;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
 }
@@ -56,12 +65,19 @@ std::size_t key_bytes(KeyAlgorithm algorithm) {
     case KeyAlgorithm::Aes256Gcm: return 32;
     case KeyAlgorithm::Aes128CtsHmacSha1: return 16;
     case KeyAlgorithm::Aes256CtsHmacSha1: return 32;
+    case KeyAlgorithm::Aes128CtsHmacSha256: return 16;
+    case KeyAlgorithm::Aes256CtsHmacSha384: return 32;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
 }
 
 bool is_krb_algorithm(KeyAlgorithm algorithm) noexcept {
-  return algorithm == KeyAlgorithm::Aes128CtsHmacSha1 || algorithm == KeyAlgorithm::Aes256CtsHmacSha1;
+  return algorithm == KeyAlgorithm::Aes128CtsHmacSha1 || algorithm == KeyAlgorithm::Aes256CtsHmacSha1 ||
+         is_krb_sha2_algorithm(algorithm);
+}
+
+bool is_krb_sha2_algorithm(KeyAlgorithm algorithm) noexcept {
+  return algorithm == KeyAlgorithm::Aes128CtsHmacSha256 || algorithm == KeyAlgorithm::Aes256CtsHmacSha384;
 }
 
 std::optional<std::size_t> krb_usage_index(std::uint32_t usage) noexcept {
@@ -81,9 +97,30 @@ void require_usage_index(std::size_t usage_index) {
 }
 }  // namespace
 
+std::size_t krb_hmac_state_bytes(KeyAlgorithm algorithm) {
+  require_krb(algorithm);
+  if (algorithm == KeyAlgorithm::Aes128CtsHmacSha256) return kKrbSha256HmacStateBytes;
+  if (algorithm == KeyAlgorithm::Aes256CtsHmacSha384) return kKrbSha384HmacStateBytes;
+  return kKrbHmacStateBytes;
+}
+
+std::size_t krb_mac_bytes(KeyAlgorithm algorithm) {
+  require_krb(algorithm);
+  if (algorithm == KeyAlgorithm::Aes128CtsHmacSha256) return kKrbSha256MacBytes;
+  if (algorithm == KeyAlgorithm::Aes256CtsHmacSha384) return kKrbSha384MacBytes;
+  return kKrbMacBytes;
+}
+
+std::size_t krb_prf_bytes(KeyAlgorithm algorithm) {
+  require_krb(algorithm);
+  if (algorithm == KeyAlgorithm::Aes128CtsHmacSha256) return kKrbSha256PrfBytes;
+  if (algorithm == KeyAlgorithm::Aes256CtsHmacSha384) return kKrbSha384PrfBytes;
+  return 16;  // one AES block
+}
+
 std::size_t krb_usage_block_bytes(KeyAlgorithm algorithm) {
   require_krb(algorithm);
-  return (aes_rounds(algorithm) + 1) * 16 + 2 * kKrbHmacStateBytes;
+  return (aes_rounds(algorithm) + 1) * 16 + 2 * krb_hmac_state_bytes(algorithm);
 }
 
 std::size_t krb_ke_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
@@ -96,7 +133,7 @@ std::size_t krb_ki_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
 }
 
 std::size_t krb_kc_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
-  return krb_ki_offset(algorithm, usage_index) + kKrbHmacStateBytes;
+  return krb_ki_offset(algorithm, usage_index) + krb_hmac_state_bytes(algorithm);
 }
 
 std::size_t krb_prf_offset(KeyAlgorithm algorithm) { return kKrbUsageCount * krb_usage_block_bytes(algorithm); }
@@ -124,6 +161,8 @@ KeyAlgorithm checked_algorithm(std::uint8_t value) {
     case static_cast<std::uint8_t>(KeyAlgorithm::Aes256Gcm): return KeyAlgorithm::Aes256Gcm;
     case static_cast<std::uint8_t>(KeyAlgorithm::Aes128CtsHmacSha1): return KeyAlgorithm::Aes128CtsHmacSha1;
     case static_cast<std::uint8_t>(KeyAlgorithm::Aes256CtsHmacSha1): return KeyAlgorithm::Aes256CtsHmacSha1;
+    case static_cast<std::uint8_t>(KeyAlgorithm::Aes128CtsHmacSha256): return KeyAlgorithm::Aes128CtsHmacSha256;
+    case static_cast<std::uint8_t>(KeyAlgorithm::Aes256CtsHmacSha384): return KeyAlgorithm::Aes256CtsHmacSha384;
   }
   throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(value));
 }

@@ -29,28 +29,58 @@ enum class KeyAlgorithm : std::uint8_t {
   // only compressions of public or computed blocks from these states).
   Aes128CtsHmacSha1 = 4,
   Aes256CtsHmacSha1 = 5,
+  // Kerberos keys of RFC 8009: aes128-cts-hmac-sha256-128 (enctype 19) and
+  // aes256-cts-hmac-sha384-192 (enctype 20), same use as above. The dealer derives with
+  // KDF-HMAC-SHA2 (SHA-256 for 19, SHA-384 for 20); the key itself is never stored:
+  //   for each usage u of kKrbUsages, in order, a block of krb_usage_block_bytes():
+  //     Ke_u round keys (11 or 15 expanded AES round keys of the 128- or 256-bit
+  //     KDF-HMAC-SHA2(key, u | 0xAA)),
+  //     Ki_u HMAC state, Kc_u HMAC state (of the 128- or 192-bit KDF outputs for u | 0x55 and
+  //     u | 0x99);
+  //   then the HMAC state of the protocol key itself (the RFC 8009 PRF is
+  //   HMAC(key, 00000001 | "prf" | 00 | input | k)).
+  // An HMAC state here is the SHA-256 (64 bytes: H0..H7 after key ^ ipad, then after
+  // key ^ opad, big-endian 32-bit words) or SHA-384 chaining value (128 bytes: the full
+  // SHA-512-sized H0..H7, big-endian 64-bit words): krb_hmac_state_bytes().
+  Aes128CtsHmacSha256 = 6,
+  Aes256CtsHmacSha384 = 7,
 };
 
 // Key usages whose derived keys a Kerberos key's material holds: preauth timestamp (1),
 // tickets (2), AS-REP (3), PAC checksums (17), PA-REQ-ENC-PA-REP checksum (56).
 inline constexpr std::uint32_t kKrbUsages[] = {1, 2, 3, 17, 56};
 inline constexpr std::size_t kKrbUsageCount = sizeof(kKrbUsages) / sizeof(kKrbUsages[0]);
-inline constexpr std::size_t kKrbHmacStateBytes = 40;
+inline constexpr std::size_t kKrbHmacStateBytes = 40;  // HMAC-SHA1 (RFC 3962 keys)
 inline constexpr std::size_t kKrbConfounderBytes = 16;
-inline constexpr std::size_t kKrbMacBytes = 12;  // HMAC-SHA1-96
+inline constexpr std::size_t kKrbMacBytes = 12;  // HMAC-SHA1-96 (RFC 3962 keys)
+// RFC 8009 keys: HMAC states, MAC (encryption and checksum) and PRF output lengths.
+inline constexpr std::size_t kKrbSha256HmacStateBytes = 64;
+inline constexpr std::size_t kKrbSha384HmacStateBytes = 128;
+inline constexpr std::size_t kKrbSha256MacBytes = 16;  // HMAC-SHA256-128
+inline constexpr std::size_t kKrbSha384MacBytes = 24;  // HMAC-SHA384-192
+inline constexpr std::size_t kKrbSha256PrfBytes = 32;
+inline constexpr std::size_t kKrbSha384PrfBytes = 48;
+inline constexpr std::size_t kKrbMaxMacBytes = kKrbSha384MacBytes;
 // The longest data one Krb request may carry (plaintext + confounder, ciphertext + MAC, or
 // checksummed message); longer requests are malformed.
 inline constexpr std::size_t kKrbMaxDataBytes = 4096;
 
-bool is_krb_algorithm(KeyAlgorithm algorithm) noexcept;
+bool is_krb_algorithm(KeyAlgorithm algorithm) noexcept;        // any of the four Kerberos algorithms
+bool is_krb_sha2_algorithm(KeyAlgorithm algorithm) noexcept;   // RFC 8009: Aes128CtsHmacSha256, Aes256CtsHmacSha384
+// Per Kerberos algorithm (Error(Wire) for another): HMAC state bytes (40, 64 or 128), MAC
+// bytes of an encryption or checksum (12, 16 or 24), PRF output bytes (16, 32 or 48).
+std::size_t krb_hmac_state_bytes(KeyAlgorithm algorithm);
+std::size_t krb_mac_bytes(KeyAlgorithm algorithm);
+std::size_t krb_prf_bytes(KeyAlgorithm algorithm);
 // Index of `usage` in kKrbUsages, or nullopt when the material holds no keys for it.
 std::optional<std::size_t> krb_usage_index(std::uint32_t usage) noexcept;
-// Bytes of one usage block: round keys + 2 * kKrbHmacStateBytes.
+// Bytes of one usage block: round keys + 2 * krb_hmac_state_bytes().
 std::size_t krb_usage_block_bytes(KeyAlgorithm algorithm);
 // Byte offsets into the material of a Kerberos key.
 std::size_t krb_ke_offset(KeyAlgorithm algorithm, std::size_t usage_index);  // then Ki right after the round keys
 std::size_t krb_ki_offset(KeyAlgorithm algorithm, std::size_t usage_index);
 std::size_t krb_kc_offset(KeyAlgorithm algorithm, std::size_t usage_index);
+// The PRF key's round keys (RFC 3962) or the protocol key's HMAC state (RFC 8009).
 std::size_t krb_prf_offset(KeyAlgorithm algorithm);
 
 // Hash key powers stored with an Aes256Gcm key: the most GHASH input blocks one request may
@@ -70,12 +100,13 @@ struct KeyId {
   bool operator==(const KeyId&) const = default;
 };
 
-// "aes128", "aes256", "aes256-gcm", "aes128-cts-hmac-sha1-96", "aes256-cts-hmac-sha1-96"
+// "aes128", "aes256", "aes256-gcm", "aes128-cts-hmac-sha1-96", "aes256-cts-hmac-sha1-96",
+// "aes128-cts-hmac-sha256-128", "aes256-cts-hmac-sha384-192"
 const char* algorithm_name(KeyAlgorithm algorithm);
 std::optional<KeyAlgorithm> parse_algorithm(std::string_view name);  // inverse of algorithm_name
-std::size_t material_bytes(KeyAlgorithm algorithm);  // 176, 240, 16624, 1456 or 1840
-std::size_t aes_rounds(KeyAlgorithm algorithm);      // 10, 14, 14, 10 or 14
-// Bytes of the AES key the material is made from: 16, 32, 32, 16 or 32.
+std::size_t material_bytes(KeyAlgorithm algorithm);  // 176, 240, 16624, 1456, 1840, 1584 or 2608
+std::size_t aes_rounds(KeyAlgorithm algorithm);      // 10, 14, 14, 10, 14, 10 or 14
+// Bytes of the AES key the material is made from: 16, 32, 32, 16, 32, 16 or 32.
 std::size_t key_bytes(KeyAlgorithm algorithm);
 
 // Throws FormatError(Wire) if the name is empty, too long or has a byte outside 0x21..0x7e.

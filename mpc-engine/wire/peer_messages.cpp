@@ -44,7 +44,7 @@ void check_krb_batch(CircuitId circuit, std::uint32_t data_bytes) {
     if (data_bytes != 0) fail("batch of a non-Kerberos circuit with a data length");
     return;
   }
-  (void)krb_result_bytes(krb_operation_of(circuit), data_bytes);
+  (void)krb_result_bytes(krb_operation_of(circuit), krb_algorithm_of(circuit), data_bytes);
 }
 
 void check_krb_slice(CircuitId circuit, const BatchSlice& slice) {
@@ -94,12 +94,12 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
 
 bool is_valid_circuit_id(std::uint8_t value) {
   return value >= static_cast<std::uint8_t>(CircuitId::Aes128EncryptAnd32) &&
-         value <= static_cast<std::uint8_t>(CircuitId::KrbChecksum);
+         value <= static_cast<std::uint8_t>(CircuitId::KrbSha2PrfSha384);
 }
 
 bool is_krb_circuit(CircuitId id) {
   return static_cast<std::uint8_t>(id) >= static_cast<std::uint8_t>(CircuitId::KrbEncryptAes128) &&
-         static_cast<std::uint8_t>(id) <= static_cast<std::uint8_t>(CircuitId::KrbChecksum);
+         static_cast<std::uint8_t>(id) <= static_cast<std::uint8_t>(CircuitId::KrbSha2PrfSha384);
 }
 
 KrbOperation krb_operation_of(CircuitId id) {
@@ -109,6 +109,34 @@ KrbOperation krb_operation_of(CircuitId id) {
     case CircuitId::KrbDecryptAes128:
     case CircuitId::KrbDecryptAes256: return KrbOperation::Decrypt;
     case CircuitId::KrbChecksum: return KrbOperation::Checksum;
+    case CircuitId::KrbSha2EncryptAes128:
+    case CircuitId::KrbSha2EncryptAes256: return KrbOperation::Encrypt;
+    case CircuitId::KrbSha2DecryptAes128:
+    case CircuitId::KrbSha2DecryptAes256: return KrbOperation::Decrypt;
+    case CircuitId::KrbSha2ChecksumSha256:
+    case CircuitId::KrbSha2ChecksumSha384: return KrbOperation::Checksum;
+    case CircuitId::KrbSha2PrfSha256:
+    case CircuitId::KrbSha2PrfSha384: return KrbOperation::Prf;
+    default: break;
+  }
+  fail("circuit id " + std::to_string(static_cast<unsigned>(id)) + " is not a Kerberos circuit");
+}
+
+KeyAlgorithm krb_algorithm_of(CircuitId id) {
+  switch (id) {
+    case CircuitId::KrbEncryptAes128:
+    case CircuitId::KrbDecryptAes128:
+    case CircuitId::KrbChecksum: return KeyAlgorithm::Aes128CtsHmacSha1;
+    case CircuitId::KrbEncryptAes256:
+    case CircuitId::KrbDecryptAes256: return KeyAlgorithm::Aes256CtsHmacSha1;
+    case CircuitId::KrbSha2EncryptAes128:
+    case CircuitId::KrbSha2DecryptAes128:
+    case CircuitId::KrbSha2ChecksumSha256:
+    case CircuitId::KrbSha2PrfSha256: return KeyAlgorithm::Aes128CtsHmacSha256;
+    case CircuitId::KrbSha2EncryptAes256:
+    case CircuitId::KrbSha2DecryptAes256:
+    case CircuitId::KrbSha2ChecksumSha384:
+    case CircuitId::KrbSha2PrfSha384: return KeyAlgorithm::Aes256CtsHmacSha384;
     default: break;
   }
   fail("circuit id " + std::to_string(static_cast<unsigned>(id)) + " is not a Kerberos circuit");

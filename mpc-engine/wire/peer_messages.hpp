@@ -49,11 +49,27 @@ enum class CircuitId : std::uint8_t {
   KrbDecryptAes128 = 13,
   KrbDecryptAes256 = 14,
   KrbChecksum = 15,  // HMAC only: the same circuit for both key sizes
+  // RFC 8009 jobs (circuits/kerberos_sha2.hpp): aes128-cts-hmac-sha256-128 and
+  // aes256-cts-hmac-sha384-192, compiled per data length like the ids above. Their PRF is an
+  // HMAC under the protocol key's state, so it has circuits of its own.
+  KrbSha2EncryptAes128 = 16,
+  KrbSha2EncryptAes256 = 17,
+  KrbSha2DecryptAes128 = 18,
+  KrbSha2DecryptAes256 = 19,
+  KrbSha2ChecksumSha256 = 20,
+  KrbSha2ChecksumSha384 = 21,
+  KrbSha2PrfSha256 = 22,
+  KrbSha2PrfSha384 = 23,
 };
 bool is_valid_circuit_id(std::uint8_t value);
 bool is_krb_circuit(CircuitId id);
-// The Kerberos operation a Kerberos circuit id runs (Encrypt, Decrypt or Checksum).
+// The Kerberos operation a Kerberos circuit id runs (Encrypt, Decrypt, Checksum, or Prf for
+// the RFC 8009 PRF circuits).
 KrbOperation krb_operation_of(CircuitId id);
+// A key algorithm whose jobs run a Kerberos circuit id: the one it is built for, or
+// Aes128CtsHmacSha1 for KrbChecksum (whose results have the same length under both RFC 3962
+// algorithms). For krb_result_bytes of a batch.
+KeyAlgorithm krb_algorithm_of(CircuitId id);
 
 inline constexpr std::uint32_t kMaxBatchSlices = 1u << 16;
 

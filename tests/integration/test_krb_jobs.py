@@ -1,13 +1,16 @@
-"""Kerberos enctype jobs (aes128/aes256-cts-hmac-sha1-96, RFC 3962) through libmpcclient.so
-against a real three-server cluster, with MIT libk5crypto (through ctypes) as the outside truth.
+"""Kerberos enctype jobs (aes128/aes256-cts-hmac-sha1-96, RFC 3962; aes128-cts-hmac-sha256-128 and
+aes256-cts-hmac-sha384-192, RFC 8009) through libmpcclient.so against a real three-server cluster,
+with MIT libk5crypto (through ctypes) and RFC 8009 Appendix A as the outside truth.
 
 Keys are imported as protocol keys (mpc_client_import_key, or `mpcctl key import`); the
 servers hold only shares of the derived keys. What the engine encrypts, libk5crypto decrypts
 and the other way round; checksums and the PRF equal libk5crypto's bit for bit.
 
-Plaintext lengths: every length 0..64 and a spread up to 1000 by default (sweep_lengths); set
-MPC_KRB_FULL_SWEEP=1 to run every length 0..1000 for both enctypes in both directions (long:
-each job is a sequential computation, several hundred ms for short messages).
+Plaintext lengths: for the RFC 3962 enctypes every length 0..64 and a spread up to 1000 by default,
+for the RFC 8009 ones (deeper circuits, each length compiled on first use) the block edges and a few
+random lengths up to 1000 (sweep_lengths); set MPC_KRB_FULL_SWEEP=1 to run every length 0..1000 for
+every enctype in both directions (long: each job is a sequential computation, several hundred ms
+for short messages).
 Latencies are printed (run with -s to see them), not asserted.
 """
 
@@ -38,18 +41,29 @@ MPC_AES256 = 2
 MPC_AES256_GCM = 3
 MPC_AES128_CTS = 4
 MPC_AES256_CTS = 5
+MPC_AES128_SHA2 = 6
+MPC_AES256_SHA2 = 7
 
 CONFOUNDER_BYTES = 16
-MAC_BYTES = 12
-PRF_BYTES = 16
 MAX_DATA_BYTES = 4096
 USAGES = (1, 2, 3, 17, 56)
+# MAC (encryption and checksum) and PRF output bytes per libmpcclient algorithm (calls that
+# name another algorithm are refused before any output is written).
+MAC_BYTES = {MPC_AES128_CTS: 12, MPC_AES256_CTS: 12, MPC_AES128_SHA2: 16, MPC_AES256_SHA2: 24}
+PRF_BYTES = {MPC_AES128_CTS: 16, MPC_AES256_CTS: 16, MPC_AES128_SHA2: 32, MPC_AES256_SHA2: 48}
 
 # enctype name -> (libmpcclient algorithm, mpcctl --alg, krb5 enctype, checksum type, key bytes)
 ENCTYPES = {
     "aes128": (MPC_AES128_CTS, "aes128-cts-hmac-sha1-96", 17, 15, 16),
     "aes256": (MPC_AES256_CTS, "aes256-cts-hmac-sha1-96", 18, 16, 32),
+    "aes128-sha2": (MPC_AES128_SHA2, "aes128-cts-hmac-sha256-128", 19, 19, 16),
+    "aes256-sha2": (MPC_AES256_SHA2, "aes256-cts-hmac-sha384-192", 20, 20, 32),
 }
+RFC8009 = ("aes128-sha2", "aes256-sha2")
+
+
+def mac_bytes(enctype: str) -> int:
+    return MAC_BYTES[ENCTYPES[enctype][0]]
 
 FULL_SWEEP = os.environ.get("MPC_KRB_FULL_SWEEP") == "1"
 
@@ -61,6 +75,9 @@ def sweep_lengths(enctype: str, engine_encrypts: bool) -> list[int]:
     with MPC_KRB_FULL_SWEEP=1 every length 0..1000 in both directions."""
     if FULL_SWEEP:
         return list(range(0, 1001))
+    if enctype in RFC8009:
+        edges = (0, 1, 15, 16, 17, 32) if engine_encrypts else (0, 2, 16, 31, 33, 48)
+        return list(edges) + sorted(secrets.SystemRandom().sample(range(49, 1001), 3))
     parity = (0 if enctype == "aes128" else 1) ^ (0 if engine_encrypts else 1)
     spread = (65, 100, 129, 256, 300, 1000) if engine_encrypts else (80, 127, 255, 511, 777)
     return [length for length in range(0, 65) if length % 2 == parity] + list(spread)
@@ -272,7 +289,7 @@ class Engine:
     def encrypt(self, key, usage: int, plaintext: bytes, confounder: bytes | None = None) -> bytes:
         name, kvno, algorithm = key
         confounder = secrets.token_bytes(CONFOUNDER_BYTES) if confounder is None else confounder
-        out = ctypes.create_string_buffer(CONFOUNDER_BYTES + len(plaintext) + MAC_BYTES)
+        out = ctypes.create_string_buffer(CONFOUNDER_BYTES + len(plaintext) + MAC_BYTES.get(algorithm, 12))
         rc = self.lib.mpc_client_krb_encrypt(self.handle, name.encode(), kvno, algorithm, usage, confounder,
                                              plaintext or None, len(plaintext), out)
         self._check("mpc_client_krb_encrypt", rc)
@@ -280,7 +297,7 @@ class Engine:
 
     def decrypt(self, key, usage: int, ciphertext: bytes) -> bytes:
         name, kvno, algorithm = key
-        length = max(0, len(ciphertext) - CONFOUNDER_BYTES - MAC_BYTES)
+        length = max(0, len(ciphertext) - CONFOUNDER_BYTES - MAC_BYTES.get(algorithm, 12))
         out = ctypes.create_string_buffer(b"\xa5" * max(1, length), max(1, length))
         rc = self.lib.mpc_client_krb_decrypt(self.handle, name.encode(), kvno, algorithm, usage, ciphertext,
                                              len(ciphertext), out if length else None)
@@ -291,7 +308,7 @@ class Engine:
 
     def checksum(self, key, usage: int, data: bytes) -> bytes:
         name, kvno, algorithm = key
-        out = ctypes.create_string_buffer(MAC_BYTES)
+        out = ctypes.create_string_buffer(MAC_BYTES.get(algorithm, 12))
         rc = self.lib.mpc_client_krb_checksum(self.handle, name.encode(), kvno, algorithm, usage, data or None,
                                               len(data), out)
         self._check("mpc_client_krb_checksum", rc)
@@ -299,7 +316,7 @@ class Engine:
 
     def prf(self, key, data: bytes) -> bytes:
         name, kvno, algorithm = key
-        out = ctypes.create_string_buffer(PRF_BYTES)
+        out = ctypes.create_string_buffer(PRF_BYTES.get(algorithm, 16))
         rc = self.lib.mpc_client_krb_prf(self.handle, name.encode(), kvno, algorithm, data or None, len(data), out)
         self._check("mpc_client_krb_prf", rc)
         return out.raw
@@ -372,7 +389,7 @@ def test_engine_encrypt_decrypts_with_libk5crypto(krb, k5, enctype):
         plaintext = secrets.token_bytes(length)
         with job_context(enctype, length, usage):
             ciphertext = engine.encrypt(key["id"], usage, plaintext)
-        assert len(ciphertext) == CONFOUNDER_BYTES + length + MAC_BYTES
+        assert len(ciphertext) == CONFOUNDER_BYTES + length + mac_bytes(enctype)
         assert k5.decrypt(key["enctype"], key["key"], usage, ciphertext) == plaintext, (enctype, length, usage)
 
 
@@ -456,14 +473,72 @@ def test_rfc3962_string_to_key_vectors_round_trip(krb, k5):
                                                                           17, salt)
 
 
-# ---------------------------------------------------------------------- refusals
+# RFC 8009 Appendix A: base key, then sample encryptions under usage 2 (confounder, plaintext,
+# ciphertext || MAC), the checksum under usage 2 of 000102..14, and the PRF of "test".
+RFC8009_VECTORS = {
+    "aes128-sha2": (
+        "3705d96080c17728a0e800eab6e0d23c",
+        (("7e5895eaf2672435bad817f545a37148", "",
+          "ef85fb890bb8472f4dab20394dca781dad877eda39d50c870c0d5a0a8e48c718"),
+         ("7bca285e2fd4130fb55b1a5c83bc5b24", "000102030405",
+          "84d7f30754ed987bab0bf3506beb09cfb55402cef7e6877ce99e247e52d16ed4421dfdf8976c"),
+         ("56ab21713ff62c0a1457200f6fa9948f", "000102030405060708090a0b0c0d0e0f",
+          "3517d640f50ddc8ad3628722b3569d2ae07493fa8263254080ea65c1008e8fc295fb4852e7d83e1e7c48c37eebe6b0d3"),
+         ("a7a4e29a4728ce10664fb64e49ad3fac", "000102030405060708090a0b0c0d0e0f1011121314",
+          "720f73b18d9859cd6ccb4346115cd336c70f58edc0c4437c5573544c31c813bce1e6d072c186b39a413c2f92ca9b8334a287ffcbfc")),
+        "d78367186643d67b411cba9139fc1dee",
+        "9d188616f63852fe86915bb840b4a886ff3e6bb0f819b49b893393d393854295"),
+    "aes256-sha2": (
+        "6d404d37faf79f9df0d33568d320669800eb4836472ea8a026d16b7182460c52",
+        (("f764e9fa15c276478b2c7d0c4e5f58e4", "",
+          "41f53fa5bfe7026d91faf9be959195a058707273a96a40f0a01960621ac612748b9bbfbe7eb4ce3c"),
+         ("b80d3251c1f6471494256ffe712d0b9a", "000102030405",
+          "4ed7b37c2bcac8f74f23c1cf07e62bc7b75fb3f637b9f559c7f664f69eab7b6092237526ea0d1f61cb20d69d10f2"),
+         ("53bf8a0d105265d4e276428624ce5e63", "000102030405060708090a0b0c0d0e0f",
+          "bc47ffec7998eb91e8115cf8d19dac4bbbe2e163e87dd37f49beca92027764f68cf51f14d798c2273f35df574d1f932e40c4ff255b36a266"),
+         ("763e65367e864f02f55153c7e3b58af1", "000102030405060708090a0b0c0d0e0f1011121314",
+          "40013e2df58e8751957d2878bcd2d6fe101ccfd556cb1eae79db3c3ee86429f2b2a602ac86fef6ecb647d6295fae077a1feb517508d2c16b4192e01f62")),
+        "45ee791567eefca37f4ac1e0222de80d43c3bfa06699672a",
+        "9801f69a368c2bf675e59521e177d9a07f67efe1cfde8d3c8d6f6a0256e3b17db3c1b62ad1b8553360d17367eb1514d2"),
+}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("enctype", RFC8009)
+def test_rfc8009_appendix_a_through_the_engine(krb, k5, enctype):
+    """The published sample encryptions, checksum and PRF, computed by the engine from shares of
+    the published base key; the published ciphertexts decrypt in the engine, and libk5crypto
+    agrees on every one of them."""
+    admin, compute = krb["admin"], krb["compute"]
+    algorithm, _, krb5_enctype, cksumtype, _ = ENCTYPES[enctype]
+    base_key, encryptions, checksum, prf = RFC8009_VECTORS[enctype]
+    key_id = (f"krb/rfc8009-{enctype}", 1, algorithm)
+    protocol_key = bytes.fromhex(base_key)
+    admin.import_key(*key_id, protocol_key)
+    try:
+        for confounder, plaintext, expected in encryptions:
+            plain, published = bytes.fromhex(plaintext), bytes.fromhex(expected)
+            assert compute.encrypt(key_id, 2, plain, bytes.fromhex(confounder)) == published, plaintext
+            assert compute.decrypt(key_id, 2, published) == plain, plaintext
+            assert k5.decrypt(krb5_enctype, protocol_key, 2, published) == plain, plaintext
+        message = bytes(range(21))
+        assert compute.checksum(key_id, 2, message) == bytes.fromhex(checksum)
+        assert k5.make_checksum(cksumtype, krb5_enctype, protocol_key, 2, message) == bytes.fromhex(checksum)
+        assert compute.prf(key_id, b"test") == bytes.fromhex(prf)
+        assert k5.prf(krb5_enctype, protocol_key, b"test") == bytes.fromhex(prf)
+    finally:
+        admin.delete_key(*key_id)
+
+
+# ---------------------------------------------------------------------- refusals# ---------------------------------------------------------------------- refusals
 
 def test_a_flipped_byte_anywhere_is_refused(krb, k5, enctype):
     """Every byte position for aes256; the confounder, the stolen block and the MAC for aes128."""
     engine, key = krb["compute"], krb["keys"][enctype]
     plaintext = secrets.token_bytes(21)  # two blocks, the last one stolen, plus the MAC
     ciphertext = k5.encrypt(key["enctype"], key["key"], 2, plaintext)
-    positions = range(len(ciphertext)) if enctype == "aes256" else (0, 15, 16, 36, 37, 48)
+    positions = (range(len(ciphertext)) if enctype == "aes256"
+                 else (0, 15, 16, 36, 37, len(ciphertext) - 1))
     for position in positions:
         forged = bytearray(ciphertext)
         forged[position] ^= 1 << (position % 8)
@@ -477,12 +552,13 @@ def test_a_flipped_byte_anywhere_is_refused(krb, k5, enctype):
 def test_truncated_or_extended_ciphertext_is_refused(krb, k5, enctype):
     engine, key = krb["compute"], krb["keys"][enctype]
     ciphertext = k5.encrypt(key["enctype"], key["key"], 3, secrets.token_bytes(40))
-    for forged in (ciphertext[:-1], ciphertext[1:], ciphertext + b"\0", ciphertext[:28]):
+    overhead = CONFOUNDER_BYTES + mac_bytes(enctype)
+    for forged in (ciphertext[:-1], ciphertext[1:], ciphertext + b"\0", ciphertext[:overhead]):
         with pytest.raises(KrbError) as failure:
             engine.decrypt(key["id"], 3, forged)
         assert failure.value.code == MPC_EBADTAG, len(forged)
     with pytest.raises(KrbError) as failure:
-        engine.decrypt(key["id"], 3, ciphertext[:27])
+        engine.decrypt(key["id"], 3, ciphertext[:overhead - 1])
     assert failure.value.code == MPC_EINVAL
 
 
@@ -596,7 +672,7 @@ def test_mpcctl_key_import_and_krb_commands(krb, k5, enctype):
     plaintext, confounder = secrets.token_bytes(33), secrets.token_hex(16)
     ciphertext = bytes.fromhex(mpcctl_krb(cluster, "encrypt", alg, "--usage", "3", "--confounder", confounder,
                                           "--in", plaintext.hex()).stdout.strip())
-    assert len(ciphertext) == 16 + 33 + 12
+    assert len(ciphertext) == 16 + 33 + mac_bytes(enctype)
     assert k5.decrypt(krb5_enctype, protocol_key, 3, ciphertext) == plaintext
     random_confounder = bytes.fromhex(mpcctl_krb(cluster, "encrypt", alg, "--usage", "3").stdout.strip())
     assert k5.decrypt(krb5_enctype, protocol_key, 3, random_confounder) == b""
@@ -705,13 +781,14 @@ def test_concurrent_jobs_of_different_lengths_and_aes_jobs_between_them_are_all_
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.timeout(120)
-def test_latency(krb, k5, capsys):
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("enctype", ("aes256", "aes256-sha2"))
+def test_latency(krb, k5, capsys, enctype):
     """One call at a time, as the KDC makes them; printed, not asserted."""
-    engine, key = krb["compute"], krb["keys"]["aes256"]
-    rounds = 10
+    engine, key = krb["compute"], krb["keys"][enctype]
+    rounds = 10 if enctype == "aes256" else 5
     plaintext = secrets.token_bytes(300)
-    ciphertext = k5.encrypt(key["enctype"], key["key"], 1, secrets.token_bytes(40 - 28))
+    ciphertext = k5.encrypt(key["enctype"], key["key"], 1, secrets.token_bytes(40 - 16 - mac_bytes(enctype)))
     timings = {"encrypt 300 bytes": [], "decrypt 40 bytes": [], "checksum 300 bytes": []}
     for _ in range(rounds):
         started = time.perf_counter()
@@ -724,5 +801,5 @@ def test_latency(krb, k5, capsys):
         engine.checksum(key["id"], 17, plaintext)
         timings["checksum 300 bytes"].append(time.perf_counter() - started)
     with capsys.disabled():
-        print("\nKerberos jobs, aes256-cts-hmac-sha1-96, median of", rounds, "calls: " +
+        print(f"\nKerberos jobs, {ENCTYPES[enctype][1]}, median of", rounds, "calls: " +
               ", ".join(f"{what} {1000 * statistics.median(times):.1f} ms" for what, times in timings.items()))

@@ -97,6 +97,8 @@ std::optional<wire::KeyAlgorithm> user_algorithm(krb5_enctype enctype) {
   switch (MPC_KDC_USER_ALGORITHM(enctype)) {
     case 4: return wire::KeyAlgorithm::Aes128CtsHmacSha1;
     case 5: return wire::KeyAlgorithm::Aes256CtsHmacSha1;
+    case 6: return wire::KeyAlgorithm::Aes128CtsHmacSha256;
+    case 7: return wire::KeyAlgorithm::Aes256CtsHmacSha384;
     default: return std::nullopt;
   }
 }
@@ -396,7 +398,8 @@ UserOutcome protect_user(KdbSession& session, krb5_const_principal principal) {
     if (!user_algorithm(key_data.key_data_type[0]))
       throw tool_error(name + " has a key of " + enctype_name(key_data.key_data_type[0]) + " (kvno " +
                        std::to_string(key_data.key_data_kvno) +
-                       "): only aes256-cts-hmac-sha1-96 and aes128-cts-hmac-sha1-96 keys can be protected; "
+                       "): only aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 "
+                       "and aes256-cts-hmac-sha384-192 keys can be protected; "
                        "change its keys first, e.g. kadmin.local cpw -e aes256-cts-hmac-sha1-96:normal " + name);
   }
   session.set_string_attribute(*entry, kProtectedAttribute, kProtectedValue);

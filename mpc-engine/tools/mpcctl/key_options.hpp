@@ -15,7 +15,8 @@ inline wire::KeyId key_id_from(const Arguments& arguments) {
   const auto algorithm = wire::parse_algorithm(arguments.required("alg"));
   if (!algorithm)
     throw Error(Component::Tool,
-                "--alg must be aes128, aes256, aes256-gcm, aes128-cts-hmac-sha1-96 or aes256-cts-hmac-sha1-96");
+                "--alg must be aes128, aes256, aes256-gcm, aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, "
+                "aes128-cts-hmac-sha256-128 or aes256-cts-hmac-sha384-192");
   key.algorithm = *algorithm;
   return key;
 }

@@ -1,5 +1,6 @@
 // krb encrypt / decrypt / checksum / prf: the Kerberos enctype jobs of an
-// aes128-cts-hmac-sha1-96 or aes256-cts-hmac-sha1-96 key, results as hex on one line, to
+// aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or
+// aes256-cts-hmac-sha384-192 key, results as hex on one line, to
 // compare with libk5crypto (krb5_c_encrypt, krb5_c_decrypt, krb5_c_make_checksum, krb5_c_prf).
 #include <sodium.h>
 
@@ -21,7 +22,9 @@ namespace {
 wire::KeyId krb_key_from(const Arguments& arguments) {
   const wire::KeyId key = key_id_from(arguments);
   if (!wire::is_krb_algorithm(key.algorithm))
-    throw Error(Component::Tool, "--alg must be aes128-cts-hmac-sha1-96 or aes256-cts-hmac-sha1-96");
+    throw Error(Component::Tool,
+                "--alg must be aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
+                "aes256-cts-hmac-sha384-192");
   return key;
 }
 
@@ -73,8 +76,9 @@ int run_krb_command(const std::vector<std::string>& words) {
     const wire::KeyId key = krb_key_from(arguments);
     const std::uint32_t usage = usage_from(arguments);
     const auto ciphertext = from_hex(arguments.required("in"), Component::Tool);
-    if (ciphertext.size() < wire::kKrbConfounderBytes + wire::kKrbMacBytes || ciphertext.size() > wire::kKrbMaxDataBytes)
-      throw Error(Component::Tool, "--in must be " + std::to_string(wire::kKrbConfounderBytes + wire::kKrbMacBytes) +
+    const std::size_t overhead = wire::kKrbConfounderBytes + wire::krb_mac_bytes(key.algorithm);
+    if (ciphertext.size() < overhead || ciphertext.size() > wire::kKrbMaxDataBytes)
+      throw Error(Component::Tool, "--in must be " + std::to_string(overhead) +
                                        ".." + std::to_string(wire::kKrbMaxDataBytes) + " bytes");
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
     const auto plaintext = cluster.krb_decrypt(key, usage, ciphertext);

@@ -16,10 +16,11 @@ Keys for links and storage:
 
 Keys in the engine (--cluster FILE: a cluster configuration with an admin key):
   key import --cluster F --name N --kvno V --alg A [--key-file F]
-                                           A: aes128, aes256, aes256-gcm, aes128-cts-hmac-sha1-96 or
-                                           aes256-cts-hmac-sha1-96; the key as hex from the file or stdin,
-                                           never written to disk (aes256-gcm: a 32-byte key for the gcm-*
-                                           jobs only; *-cts-hmac-sha1-96: the Kerberos protocol key, for
+                                           A: aes128, aes256, aes256-gcm, aes128-cts-hmac-sha1-96,
+                                           aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or
+                                           aes256-cts-hmac-sha384-192; the key as hex from the file or
+                                           stdin, never written to disk (aes256-gcm: a 32-byte key for the
+                                           gcm-* jobs only; *-cts-hmac-sha*: the Kerberos protocol key, for
                                            the krb jobs only, stored as its derived keys)
   key list --cluster F [--prefix P]
   key delete --cluster F --name N --kvno V --alg A

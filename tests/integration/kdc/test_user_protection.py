@@ -12,6 +12,9 @@ asserted:
   no dump or database file; krb5kdc's view is the expected handle; the engine lists the key;
 - kinit with the password for a user with only aes256 keys and one with only aes128 keys,
   kinit -T (FAST) then kvno, a user without requires_preauth; a wrong password is refused;
+- the same for users with only an RFC 8009 key (aes256-cts-hmac-sha384-192 or
+  aes128-cts-hmac-sha256-128): enrolled, kinit by password and with FAST then kvno, the
+  KDC's reply in that enctype, and neither key in the memory of any krb5kdc process;
 - neither the keys nor the keys derived from them (Ke, Ki, Kc per usage, the PRF key) are in
   the memory of any krb5kdc process or in any file of the realm or of any engine server;
 - `mpcctl kdc protect --all-users`, then 50 concurrent logins of 50 protected users;
@@ -25,6 +28,8 @@ with the KDC's or kinit's error, which the assertion messages show.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -49,6 +54,11 @@ ATTRIBUTE = "mpc-protected"
 SERVICE = "svc/host.test"
 PASSWORDS = {"ann": "ann-pw-1", "ben": "ben-pw-1", "cid": "cid-pw-1"}
 ENCTYPES = {"ann": [AES256], "ben": [AES128], "cid": [AES256, AES128]}
+# RFC 8009 users: one key each, of aes256-cts-hmac-sha384-192 (20) or aes128-cts-hmac-sha256-128 (19).
+AES256_SHA2, AES128_SHA2 = 20, 19
+SHA2_NAMES = {AES256_SHA2: "aes256-cts-hmac-sha384-192", AES128_SHA2: "aes128-cts-hmac-sha256-128"}
+SHA2_USERS = {"dee": AES256_SHA2, "eve": AES128_SHA2}
+PASSWORDS.update({"dee": "dee-pw-1", "eve": "eve-pw-1"})
 STORM_USERS = 50
 WORKERS = 4
 # The engine's Kerberos jobs are sequential AES and SHA-1 circuits: give them time on a
@@ -94,6 +104,17 @@ def user_keys(realm: ProtectedRealm, user: str, password: str, enctypes: list[in
     return found
 
 
+def sha2_string_to_key(password: str, salt: str, enctype: int, iterations: int = 32768) -> bytes:
+    """RFC 8009 section 4: PBKDF2-HMAC-SHA2 over enctype name | 00 | salt, then
+    KDF-HMAC-SHA2(tkey, "kerberos", k)."""
+    digest = "sha256" if enctype == AES128_SHA2 else "sha384"
+    size = 16 if enctype == AES128_SHA2 else 32
+    saltp = SHA2_NAMES[enctype].encode() + b"\0" + salt.encode()
+    tkey = hashlib.pbkdf2_hmac(digest, password.encode(), saltp, iterations, size)
+    message = b"\0\0\0\1kerberos\0" + (size * 8).to_bytes(4, "big")
+    return hmac.new(tkey, message, digest).digest()[:size]
+
+
 def kinit(realm: ProtectedRealm, user: str, password: str, ccache: str, *args: str):
     return realm.run(["kinit", "-c", ccache, *args, realm.principal(user)], input=f"{password}\n")
 
@@ -131,9 +152,13 @@ def realm(tmp_path_factory, cluster):
             keysalts = " ".join(f"{USER_ALGORITHMS[e]}:normal" for e in enctypes)
             preauth = "" if user == "cid" else "+requires_preauth"
             realm.addprinc(user, password=PASSWORDS[user], options=f"{preauth} -e \"{keysalts}\"")
+        for user, enctype in SHA2_USERS.items():
+            realm.addprinc(user, password=PASSWORDS[user], options=f"+requires_preauth -e {SHA2_NAMES[enctype]}:normal")
         realm.addprinc(SERVICE)
         realm.addprinc("plain", password="plain-pw")
-        for user in ENCTYPES:
+        realm.addprinc("plain-sha2", password="plain-sha2-pw",
+                       options=f"-e \"{SHA2_NAMES[AES256_SHA2]}:normal {SHA2_NAMES[AES128_SHA2]}:normal\"")
+        for user in [*ENCTYPES, *SHA2_USERS]:
             realm.setstr(user, ATTRIBUTE, "true")
         realm.start_kdc(workers=WORKERS)
         yield realm
@@ -227,6 +252,70 @@ def test_wrong_password_is_refused(realm):
     assert_login(realm, kinit(realm, "ann", PASSWORDS["ann"], cache(realm, "right.cc")), "kinit ann again")
 
 
+# ---- RFC 8009 users ----------------------------------------------------------------------
+
+def test_sha2_string_to_key_matches_libkrb5(realm, tmp_path):
+    keytab = realm.ktadd(["plain-sha2"], tmp_path / "plain-sha2.keytab", norandkey=True)
+    exported = {enctype: key for _, _, enctype, key in read_keytab(keytab)}
+    salt = default_salt(realm.principal("plain-sha2"))
+    for enctype in (AES256_SHA2, AES128_SHA2):
+        assert exported[enctype] == sha2_string_to_key("plain-sha2-pw", salt, enctype), enctype
+
+
+def test_sha2_users_are_enrolled(realm, kdb_probe):
+    for user, enctype in SHA2_USERS.items():
+        principal = realm.principal(user)
+        admin = probe_keys(realm, kdb_probe, "admin", principal)
+        assert [(k["kvno"], k["enctype"], k["result"]) for k in admin] == [(1, enctype, USER_MARKER)], admin
+        handle_key = realm.handle_key_path.read_bytes()
+        for key in probe_keys(realm, kdb_probe, "kdc", principal):
+            assert key["result"] == expected_handle(handle_key, principal, key["kvno"], key["enctype"]), key
+        assert engine_keys(realm.cluster, principal) == {(1, SHA2_NAMES[enctype])}
+
+
+def assert_reply_enctype(realm: ProtectedRealm, user: str, enctype: int, before: int) -> None:
+    """krb5kdc logs each AS exchange with the enctype of its reply (rep=): the user's key's."""
+    log = realm.kdc_log()[before:]
+    lines = [line for line in log.splitlines() if "AS_REQ" in line and realm.principal(user) in line
+             and "ISSUE" in line]
+    # "etypes {rep=aes256-cts-hmac-sha384-192(20), tkt=..., ses=...}" (older releases: rep=20)
+    replies = [re.search(r"rep=(?:[\w-]+\()?(\d+)", line) for line in lines]
+    assert lines and all(m and int(m[1]) == enctype for m in replies), log[-2000:]
+
+
+@pytest.mark.parametrize("user", sorted(SHA2_USERS))
+def test_sha2_user_kinit_with_password_then_kvno(realm, user):
+    before = len(realm.kdc_log())
+    cc = cache(realm, f"{user}.cc")
+    assert_login(realm, kinit(realm, user, PASSWORDS[user], cc), f"kinit {user}")
+    assert_reply_enctype(realm, user, SHA2_USERS[user], before)
+    assert_login(realm, realm.run(["kvno", "-c", cc, realm.principal(SERVICE)]), f"kvno as {user}")
+    result = kinit(realm, user, "not-the-password", cache(realm, f"{user}-wrong.cc"))
+    assert result.returncode != 0 and realm.kdc_running()
+
+
+@pytest.mark.parametrize("user", sorted(SHA2_USERS))
+def test_sha2_user_fast_armored_login_then_kvno(realm, user):
+    armor = cache(realm, f"armor-{user}.cc")
+    assert_login(realm, kinit(realm, "plain", "plain-pw", armor), "kinit for the armor ticket")
+    before = len(realm.kdc_log())
+    cc = cache(realm, f"fast-{user}.cc")
+    assert_login(realm, kinit(realm, user, PASSWORDS[user], cc, "-T", armor), f"kinit -T {user}")
+    assert_reply_enctype(realm, user, SHA2_USERS[user], before)
+    assert_login(realm, realm.run(["kvno", "-c", cc, realm.principal(SERVICE)]), f"kvno after FAST as {user}")
+
+
+def test_sha2_keys_absent_from_kdc_memory(realm):
+    needles = {f"{user} {SHA2_NAMES[enctype]} key":
+               sha2_string_to_key(PASSWORDS[user], default_salt(realm.principal(user)), enctype)
+               for user, enctype in SHA2_USERS.items()}
+    for user in SHA2_USERS:
+        assert_login(realm, kinit(realm, user, PASSWORDS[user], cache(realm, f"scan-{user}.cc")), f"kinit {user}")
+    for pid in kdc_pids(realm.kdc_pid()):
+        assert memory_contains(pid, needles) == [], f"krb5kdc pid {pid} holds an RFC 8009 user key"
+    assert files_containing(realm.root, needles) == []
+
+
 # ---- where the keys are not ----------------------------------------------------------------
 
 def test_keys_absent_from_kdc_memory_files_and_servers(realm):
@@ -255,7 +344,7 @@ def test_keys_absent_from_kdc_memory_files_and_servers(realm):
 def test_refusals_leave_the_entry_unchanged(realm):
     realm.addprinc("des-user", password="x-pw", options='-e "camellia256-cts-cmac:normal aes256-cts-hmac-sha1-96:normal"')
     result = realm.kadmin_local(f"setstr {realm.principal('des-user')} {ATTRIBUTE} true")
-    assert "only aes256-cts-hmac-sha1-96 and aes128-cts-hmac-sha1-96" in result.stderr, result.output
+    assert "only aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha1-96" in result.stderr, result.output
     assert ATTRIBUTE not in realm.kadmin_local(f"getstrs {realm.principal('des-user')}").stdout
     assert engine_keys(realm.cluster, realm.principal("des-user")) == set()
 
@@ -295,7 +384,8 @@ def test_protect_all_users_then_fifty_concurrent_logins(realm, tmp_path):
     assert "des-user" in out.stderr, out.stderr
     assert re.search(r"^(\d+) users protected", out.stdout, re.M), out.stdout
     protected_now = int(re.search(r"^(\d+) users protected", out.stdout, re.M)[1])
-    assert protected_now == STORM_USERS + 3, out.stdout       # storm*, svc/storm.test, svc/host.test, plain
+    # storm*, svc/storm.test, svc/host.test, plain, plain-sha2
+    assert protected_now == STORM_USERS + 4, out.stdout
     assert "1 failed" in out.stdout and out.returncode == 1, out.stdout
     for principal in (f"K/M@{realm.realm}", f"kadmin/admin@{realm.realm}", realm.tgs):
         strs = realm.kadmin_local(f"getstrs {principal}").stdout

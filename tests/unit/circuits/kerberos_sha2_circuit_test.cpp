@@ -155,6 +155,47 @@ TEST(KerberosSha2Circuit, Rfc8009AppendixAChecksums) {
   }
 }
 
+// RFC 8009 Appendix A "Sample results for PRF" (input "test"), then OpenSSL's
+// HMAC(key, 00000001 | "prf" | 00 | input | k) at other input lengths, including none.
+TEST(KerberosSha2Circuit, Rfc8009AppendixAPrf) {
+  const struct {
+    KrbSha2Hash hash;
+    const char* key;
+    const char* prf;
+  } vectors[] = {
+      {KrbSha2Hash::Sha256, "3705d96080c17728a0e800eab6e0d23c",
+       "9d188616f63852fe86915bb840b4a886ff3e6bb0f819b49b893393d393854295"},
+      {KrbSha2Hash::Sha384, "6d404d37faf79f9df0d33568d320669800eb4836472ea8a026d16b7182460c52",
+       "9801f69a368c2bf675e59521e177d9a07f67efe1cfde8d3c8d6f6a0256e3b17db3c1b62ad1b8553360d17367eb1514d2"},
+  };
+  std::mt19937_64 rng(8009);
+  for (const auto& vector : vectors) {
+    const Bytes key = test::from_hex(vector.key);
+    const Bytes state = hmac_state(vector.hash, key);
+    const Bytes test_input = {'t', 'e', 's', 't'};
+    const Bytes input = concat({&state, &test_input});
+    const Circuit circuit = build_krb_sha2_prf_circuit(vector.hash, test_input.size());
+    EXPECT_EQ(test::bits_to_bytes(evaluate(circuit, test::bytes_to_bits(input))), test::from_hex(vector.prf));
+    EXPECT_EQ(krb_sha2_prf_bytes(vector.hash) * 8, circuit.total_outputs());
+    for (std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{47}, std::size_t{120}, std::size_t{200}}) {
+      const Bytes data = test::random_bytes(rng, length);
+      Bytes message = {0, 0, 0, 1, 'p', 'r', 'f', 0};
+      message.insert(message.end(), data.begin(), data.end());
+      const std::uint32_t bits = static_cast<std::uint32_t>(krb_sha2_prf_bytes(vector.hash) * 8);
+      for (int shift = 24; shift >= 0; shift -= 8) message.push_back(static_cast<std::uint8_t>(bits >> shift));
+      std::uint8_t digest[EVP_MAX_MD_SIZE];
+      unsigned digest_length = 0;
+      ASSERT_NE(HMAC(vector.hash == KrbSha2Hash::Sha256 ? EVP_sha256() : EVP_sha384(), key.data(),
+                     static_cast<int>(key.size()), message.data(), message.size(), digest, &digest_length),
+                nullptr);
+      const Bytes prf_input = length == 0 ? state : concat({&state, &data});
+      EXPECT_EQ(test::bits_to_bytes(evaluate(build_krb_sha2_prf_circuit(vector.hash, length), test::bytes_to_bits(prf_input))),
+                Bytes(digest, digest + digest_length))
+          << length;
+    }
+  }
+}
+
 class KerberosSha2SizeTest : public ::testing::TestWithParam<AesKeySize> {};
 
 std::vector<std::size_t> test_lengths() { return {16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100, 111, 112, 113, 129}; }

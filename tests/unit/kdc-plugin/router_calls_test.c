@@ -12,7 +12,7 @@
  * Per function: with a real AES-256 key the result equals libk5crypto's own
  * definition called directly (dlvsym on libk5crypto.so.3, bypassing the router), or
  * round-trips where the output is randomised; with a valid handle of an enctype the
- * engine does not serve (aes256-sha384) the call fails with KRB5_CRYPTO_INTERNAL and the
+ * engine does not serve (camellia256-cts-cmac) the call fails with KRB5_CRYPTO_INTERNAL and the
  * router's message; with a forged handle (one tag bit flipped) it fails with "failed
  * authentication". With valid handles of enctypes 18 and 17 (users' and services' keys):
  * lengths, checksum types and ciphertext enctypes are checked as libk5crypto does, usages
@@ -1016,15 +1016,15 @@ main(void)
     CHECK(krb5_c_make_random_key(ctx, ENCTYPE_AES256_CTS_HMAC_SHA1_96, &real) == 0, "key");
     real_key(&real);
 
-    /* A valid handle of an enctype the engine does not serve (aes256-sha384): refused. */
+    /* A valid handle of an enctype the engine does not serve (camellia256-cts-cmac): refused. */
     memset(&id, 0, sizeof(id));
     id.kvno = 1;
-    id.enctype = ENCTYPE_AES256_CTS_HMAC_SHA384_192;
+    id.enctype = ENCTYPE_CAMELLIA256_CTS_CMAC;
     if (mpc_kdb_name_hash("svc/host@MPC.TEST", 17, id.name_hash) != 0 ||
         mpc_kdb_handle_encode(hkey, &id, handle) != 0)
         return 2;
     memset(&hk, 0, sizeof(hk));
-    hk.enctype = ENCTYPE_AES256_CTS_HMAC_SHA384_192;
+    hk.enctype = ENCTYPE_CAMELLIA256_CTS_CMAC;
     hk.length = MPC_KDB_HANDLE_LEN;
     hk.contents = handle;
     one_handle(&hk, "the engine serves only keys of enctypes " MPC_KDC_ENCTYPE_NAME);

@@ -118,6 +118,49 @@ TEST(KrbJobs, BatchLayoutMatchesTheCompiledCircuits) {
   EXPECT_THROW(krb_batch_layout(CircuitId::Aes256EncryptAnd32, 16), Error);
 }
 
+TEST(KrbJobs, Rfc8009JobsRunTheirOwnCircuits) {
+  const KeyAlgorithm a128 = KeyAlgorithm::Aes128CtsHmacSha256;
+  const KeyAlgorithm a256 = KeyAlgorithm::Aes256CtsHmacSha384;
+  EXPECT_EQ(krb_circuit_id(KrbOperation::Encrypt, a128), CircuitId::KrbSha2EncryptAes128);
+  EXPECT_EQ(krb_circuit_id(KrbOperation::Decrypt, a256), CircuitId::KrbSha2DecryptAes256);
+  EXPECT_EQ(krb_circuit_id(KrbOperation::Checksum, a128), CircuitId::KrbSha2ChecksumSha256);
+  EXPECT_EQ(krb_circuit_id(KrbOperation::Checksum, a256), CircuitId::KrbSha2ChecksumSha384);
+  EXPECT_EQ(krb_circuit_id(KrbOperation::Prf, a256), CircuitId::KrbSha2PrfSha384);
+  EXPECT_FALSE(krb_prf_runs_aes(a128));
+  EXPECT_TRUE(krb_prf_runs_aes(KeyAlgorithm::Aes128CtsHmacSha1));
+  EXPECT_EQ(krb_aes_algorithm(a256), KeyAlgorithm::Aes256);
+
+  // aes128-sha256: usage blocks of 176 + 64 + 64 = 304 bytes; the key's HMAC state at 1520.
+  const SecretBytes share128 = numbered_share(a128);
+  expect_rows_at(krb_secret_rows(share128, a128, KrbOperation::Encrypt, 2), 304, 240);
+  expect_rows_at(krb_secret_rows(share128, a128, KrbOperation::Checksum, 17), 3 * 304 + 240, 64);
+  expect_rows_at(krb_secret_rows(share128, a128, KrbOperation::Prf, 0), 1520, 64);
+  // aes256-sha384: blocks of 240 + 128 + 128 = 496 bytes; the key's HMAC state at 2480.
+  const SecretBytes share256 = numbered_share(a256);
+  expect_rows_at(krb_secret_rows(share256, a256, KrbOperation::Decrypt, 56), 4 * 496, 368);
+  expect_rows_at(krb_secret_rows(share256, a256, KrbOperation::Prf, 0), 2480, 128);
+
+  struct Case {
+    CircuitId id;
+    std::uint32_t data_bytes;
+    std::size_t key_rows;
+    std::size_t result_bytes;
+  };
+  for (const Case& c : {Case{CircuitId::KrbSha2EncryptAes128, 16, 1920, 32},
+                        Case{CircuitId::KrbSha2DecryptAes256, 45, 2944, 22},
+                        Case{CircuitId::KrbSha2ChecksumSha256, 0, 512, 16},
+                        Case{CircuitId::KrbSha2ChecksumSha384, 20, 1024, 24},
+                        Case{CircuitId::KrbSha2PrfSha256, 0, 512, 32}, Case{CircuitId::KrbSha2PrfSha384, 9, 1024, 48}}) {
+    const KrbBatchLayout layout = krb_batch_layout(c.id, c.data_bytes);
+    EXPECT_EQ(layout.key_rows, c.key_rows) << static_cast<int>(c.id);
+    EXPECT_EQ(layout.output_bytes, c.result_bytes) << static_cast<int>(c.id);
+    const circuits::Circuit circuit = build_krb_circuit(c.id, c.data_bytes);
+    EXPECT_EQ(circuit.total_inputs(), layout.key_rows + 8 * layout.public_bytes) << static_cast<int>(c.id);
+    EXPECT_EQ((circuit.total_outputs() + 7) / 8, layout.output_bytes) << static_cast<int>(c.id);
+  }
+  EXPECT_THROW(krb_batch_layout(CircuitId::KrbSha2DecryptAes128, 31), FormatError);
+}
+
 // A tiny valid circuit whose shape names the request: (data_bytes + 1) inputs XORed into one output.
 circuits::Circuit tiny_circuit(std::uint32_t data_bytes) {
   circuits::Circuit circuit;

@@ -188,7 +188,7 @@ TEST_F(ShareStoreTest, KerberosKeysAreStoredBesideTheOthers) {
     ShareStore store(directory, storage_key);
     for (const auto& [id, share] : records) ASSERT_TRUE(store.put(id, share));
     EXPECT_FALSE(store.put(records[1].first, records[2].second));
-    EXPECT_THROW((void)store.put(key_id("x", 1, static_cast<KeyAlgorithm>(6)), random_bytes(16)), mpc::FormatError);
+    EXPECT_THROW((void)store.put(key_id("x", 1, static_cast<KeyAlgorithm>(8)), random_bytes(16)), mpc::FormatError);
   }
   // Reopened: the record keys of the new algorithms decode.
   ShareStore store(directory, storage_key);

@@ -442,7 +442,7 @@ TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
     writer.bytes(Bytes(16));
     expect_rejected(frame, decode_req);
   }
-  for (std::uint8_t algorithm : {0, 6, 0xff}) {
+  for (std::uint8_t algorithm : {0, 8, 0xff}) {
     Bytes frame = request_header(4);
     ByteWriter writer(frame);
     write_raw_key(writer, "k", 1, algorithm);
@@ -452,7 +452,7 @@ TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
   request.operation = static_cast<Operation>(9);
   EXPECT_THROW(encode_request(request), FormatError);
   request = std::get<ComputeRequest>(sample_requests()[0]);
-  request.key.algorithm = static_cast<KeyAlgorithm>(6);
+  request.key.algorithm = static_cast<KeyAlgorithm>(8);
   EXPECT_THROW(encode_request(request), FormatError);
 }
 
@@ -683,6 +683,61 @@ TEST(KrbResultBytes, LengthsOfEveryOperation) {
         << static_cast<int>(operation) << " of " << bytes << " bytes";
 }
 
+TEST(KrbResultBytes, Rfc8009LengthsFollowTheAlgorithm) {
+  const KeyAlgorithm a128 = KeyAlgorithm::Aes128CtsHmacSha256;
+  const KeyAlgorithm a256 = KeyAlgorithm::Aes256CtsHmacSha384;
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Encrypt, a128, 16), 32u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Encrypt, a256, 16), 40u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Encrypt, a256, kKrbMaxDataBytes), kKrbMaxDataBytes + 24);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Decrypt, a128, 32), 17u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Decrypt, a256, 40), 17u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Checksum, a128, 0), 16u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Checksum, a256, 77), 24u);
+  // The RFC 8009 PRF takes the input itself, of any length up to the limit.
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Prf, a128, 0), 32u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Prf, a256, 100), 48u);
+  EXPECT_EQ(krb_result_bytes(KrbOperation::Prf, KeyAlgorithm::Aes256CtsHmacSha1, 16), 16u);
+  EXPECT_THROW((void)krb_result_bytes(KrbOperation::Decrypt, a128, 31), FormatError);
+  EXPECT_THROW((void)krb_result_bytes(KrbOperation::Decrypt, a256, 39), FormatError);
+  EXPECT_THROW((void)krb_result_bytes(KrbOperation::Prf, a256, kKrbMaxDataBytes + 1), FormatError);
+  EXPECT_THROW((void)krb_result_bytes(KrbOperation::Checksum, KeyAlgorithm::Aes256, 0), FormatError);
+  // Names, material sizes and the layout of wire/key_id.hpp.
+  EXPECT_EQ(parse_algorithm("aes128-cts-hmac-sha256-128"), a128);
+  EXPECT_EQ(parse_algorithm("aes256-cts-hmac-sha384-192"), a256);
+  EXPECT_STREQ(algorithm_name(a256), "aes256-cts-hmac-sha384-192");
+  EXPECT_EQ(material_bytes(a128), 5u * (176 + 2 * 64) + 64);
+  EXPECT_EQ(material_bytes(a256), 5u * (240 + 2 * 128) + 128);
+  EXPECT_EQ(krb_kc_offset(a256, 1), 496u + 240 + 128);
+  EXPECT_EQ(krb_prf_offset(a128), 5u * 304);
+  EXPECT_TRUE(is_krb_algorithm(a128) && is_krb_sha2_algorithm(a256));
+  EXPECT_FALSE(is_krb_sha2_algorithm(KeyAlgorithm::Aes128CtsHmacSha1));
+}
+
+TEST(PeerMessage, Rfc8009CircuitIds) {
+  for (std::uint8_t value = 16; value <= 23; ++value) {
+    const auto id = static_cast<CircuitId>(value);
+    EXPECT_TRUE(is_valid_circuit_id(value));
+    EXPECT_TRUE(is_krb_circuit(id));
+    EXPECT_TRUE(is_krb_sha2_algorithm(krb_algorithm_of(id))) << int{value};
+  }
+  EXPECT_FALSE(is_valid_circuit_id(24));
+  EXPECT_EQ(krb_operation_of(CircuitId::KrbSha2DecryptAes256), KrbOperation::Decrypt);
+  EXPECT_EQ(krb_operation_of(CircuitId::KrbSha2PrfSha384), KrbOperation::Prf);
+  EXPECT_EQ(krb_algorithm_of(CircuitId::KrbSha2ChecksumSha256), KeyAlgorithm::Aes128CtsHmacSha256);
+  EXPECT_EQ(krb_algorithm_of(CircuitId::KrbChecksum), KeyAlgorithm::Aes128CtsHmacSha1);
+  // A PRF batch of an empty input; a decryption shorter than confounder and MAC is refused.
+  BatchHeader header;
+  header.circuit = CircuitId::KrbSha2PrfSha256;
+  header.data_bytes = 0;
+  BatchSlice slice;
+  slice.blocks = 1;
+  header.slices.push_back(slice);
+  EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(header))).circuit, CircuitId::KrbSha2PrfSha256);
+  header.circuit = CircuitId::KrbSha2DecryptAes256;
+  header.data_bytes = 39;
+  EXPECT_THROW(encode_batch(header), FormatError);
+}
+
 // Raw Krb frame: operation, key algorithm, usage, a claimed data length and the data present.
 Bytes krb_frame(std::uint8_t operation, std::uint8_t algorithm, std::uint32_t usage, std::uint32_t length,
                 std::size_t present) {
@@ -709,7 +764,7 @@ TEST(ClientRequest, RejectsMalformedKrbRequests) {
   // Unknown operations.
   for (std::uint8_t operation : {0, 5, 0xff}) expect_rejected(krb_frame(operation, kAes128Krb, 3, 16, 16), decode_req);
   // Keys that are not Kerberos keys, and unknown algorithms.
-  for (std::uint8_t algorithm : {0, 1, 2, 3, 6, 0xff}) expect_rejected(krb_frame(1, algorithm, 3, 16, 16), decode_req);
+  for (std::uint8_t algorithm : {0, 1, 2, 3, 8, 0xff}) expect_rejected(krb_frame(1, algorithm, 3, 16, 16), decode_req);
   // Usages whose keys the material does not hold; a PRF names no usage.
   for (std::uint32_t usage : {0u, 4u, 18u, 55u, 57u, 0x80000003u, 0xffffffffu})
     for (std::uint8_t operation : {1, 2, 3})
@@ -797,9 +852,21 @@ TEST(ClientReply, RoundTripsEveryBody) {
 
 TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
   for (const auto& [type, reply] : sample_replies()) {
+    SCOPED_TRACE("reply type " + std::to_string(static_cast<int>(type)));
     Bytes frame = encode_reply(reply);
-    for (std::size_t length = 0; length < frame.size(); ++length)
-      expect_rejected(Bytes(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length)), decode_reply_as(type));
+    // A Compute reply cut right after x is the form two-server clusters send (x alone): it
+    // decodes, and the three-server reconstruction refuses it for its missing a share.
+    std::size_t two_server_length = frame.size();
+    if (const auto* compute = std::get_if<ComputeResult>(&reply.body)) two_server_length -= compute->a.size();
+    for (std::size_t length = 0; length < frame.size(); ++length) {
+      const Bytes cut(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length));
+      if (length == two_server_length) {
+        const Reply decoded = decode_reply(cut, type);
+        EXPECT_TRUE(std::get<ComputeResult>(decoded.body).a.empty());
+        continue;
+      }
+      expect_rejected(cut, decode_reply_as(type));
+    }
     frame.push_back(0);
     expect_rejected(frame, decode_reply_as(type));
   }
@@ -923,7 +990,7 @@ TEST(ClientReply, RejectsBadKrbResults) {
   const auto as_krb = decode_reply_as(MessageType::Krb);
   // Lengths no Krb request has, and lengths whose shares are not all there, without
   // allocating them.
-  for (std::uint32_t length : {0u, 11u, static_cast<std::uint32_t>(kKrbMaxDataBytes + 13), 0xffffffffu, 40u}) {
+  for (std::uint32_t length : {0u, 11u, static_cast<std::uint32_t>(kKrbMaxDataBytes + 25), 0xffffffffu, 40u}) {
     Bytes frame = reply_header(Status::Ok);
     ByteWriter writer(frame);
     writer.u32(length);
@@ -940,7 +1007,7 @@ TEST(ClientReply, RejectsBadKrbResults) {
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", KrbResult{Bytes(11), Bytes(11)}}), FormatError);
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", KrbResult{}}), FormatError);
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "",
-                                  KrbResult{Bytes(kKrbMaxDataBytes + 13), Bytes(kKrbMaxDataBytes + 13)}}),
+                                  KrbResult{Bytes(kKrbMaxDataBytes + 25), Bytes(kKrbMaxDataBytes + 25)}}),
                FormatError);
 }
 
@@ -984,7 +1051,7 @@ TEST(ClientReply, RejectsBadKeyListsAndStatus) {
     Bytes frame = reply_header(Status::Ok);
     ByteWriter writer(frame);
     writer.u32(1);
-    write_raw_key(writer, "k", 1, 7);
+    write_raw_key(writer, "k", 1, 8);
     writer.u64(0);
     expect_rejected(frame, decode_reply_as(MessageType::ListKeys));
   }
@@ -1222,15 +1289,15 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t circuit : {0, 16, 0xff}) {
+  for (std::uint8_t circuit : {0, 24, 0xff}) {
     Bytes bad = frame;
     bad[14] = circuit;
     expect_rejected(bad, decode_peer);
     EXPECT_FALSE(is_valid_circuit_id(circuit));
   }
-  for (std::uint8_t circuit = 1; circuit <= 15; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
+  for (std::uint8_t circuit = 1; circuit <= 23; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
   for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_FALSE(is_krb_circuit(static_cast<CircuitId>(circuit)));
-  for (std::uint8_t circuit = 11; circuit <= 15; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
+  for (std::uint8_t circuit = 11; circuit <= 23; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint16_t reason : {10, 0xffff}) {
     Bytes bad = peer_header(3);
     ByteWriter writer(bad);
