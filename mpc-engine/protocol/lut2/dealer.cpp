@@ -2,7 +2,9 @@
 
 #include <sodium.h>
 
-#include <cstring>
+#include <string>
+
+#include "common/error.hpp"
 
 namespace mpc::lut2 {
 
@@ -13,15 +15,30 @@ DealtBatch::~DealtBatch() {
 
 void wipe_entries(std::vector<Entry>& entries) { wipe(entries.data(), entries.size() * sizeof(Entry)); }
 
-std::vector<Entry> expand_seed(const Seed& seed, std::size_t count) {
-  constexpr std::size_t kEntryBytes = 33;
-  std::vector<std::uint8_t> stream(count * kEntryBytes);
+std::vector<Entry> expand_seed(const Seed& seed, std::size_t count) { return expand_seed(seed, 0, count); }
+
+std::vector<Entry> expand_seed(const Seed& seed, std::uint64_t first, std::size_t count) {
+  constexpr std::uint64_t kEntryBytes = 33;
+  constexpr std::uint64_t kChachaBlock = 64;
+  constexpr std::uint64_t kStreamBytes = kChachaBlock << 32;  // 32-bit block counter
+  if (first > kStreamBytes / kEntryBytes || count > kStreamBytes / kEntryBytes - first)
+    throw Error(Component::Protocol, "dealer seed: entries " + std::to_string(first) + " + " + std::to_string(count) +
+                                         " are past the end of the seed's stream");
+  const std::uint64_t offset = first * kEntryBytes;
+  const std::size_t skip = static_cast<std::size_t>(offset % kChachaBlock);
+  std::vector<std::uint8_t> stream(skip + count * kEntryBytes, 0);
   const std::uint8_t nonce[crypto_stream_chacha20_ietf_NONCEBYTES] = {};
-  crypto_stream_chacha20_ietf(stream.data(), stream.size(), nonce, seed.data());
+  crypto_stream_chacha20_ietf_xor_ic(stream.data(), stream.data(), stream.size(), nonce,
+                                     static_cast<std::uint32_t>(offset / kChachaBlock), seed.data());
   std::vector<Entry> out(count);
   for (std::size_t k = 0; k < count; ++k) {
-    std::memcpy(out[k].one_hot.data(), stream.data() + k * kEntryBytes, 32);
-    out[k].mask = stream[k * kEntryBytes + 32];
+    const std::uint8_t* bytes = stream.data() + skip + k * kEntryBytes;
+    for (int w = 0; w < 4; ++w) {
+      std::uint64_t word = 0;
+      for (int b = 7; b >= 0; --b) word = (word << 8) | bytes[8 * w + b];
+      out[k].one_hot[w] = word;
+    }
+    out[k].mask = bytes[32];
   }
   wipe(stream.data(), stream.size());
   return out;

@@ -24,8 +24,14 @@ struct DealtBatch {
 // `count` fresh entries from the system CSPRNG.
 DealtBatch deal(std::size_t count);
 
-// Server 1's shares of a batch from its seed (ChaCha20 stream).
+// Server 1's shares of a batch from its seed: entry k is bytes [33k, 33k + 33) of the ChaCha20
+// stream under the seed (one_hot words little-endian, then the mask).
 std::vector<Entry> expand_seed(const Seed& seed, std::size_t count);
+
+// Entries [first, first + count) of that expansion, computed from the stream position alone:
+// server 1 may keep only the seed and expand the range a job takes when it takes it. Throws
+// Error(Protocol) past the stream's end (2^38 bytes, about 8.3e9 entries per seed).
+std::vector<Entry> expand_seed(const Seed& seed, std::uint64_t first, std::size_t count);
 
 // Wipes entries in place.
 void wipe_entries(std::vector<Entry>& entries);

@@ -6,43 +6,41 @@
 
 #include "circuits/aes_reference.hpp"
 #include "common/error.hpp"
+#include "protocol/lut2/round_kernels.hpp"
 
 namespace mpc::lut2 {
 namespace {
 
-using State = std::array<std::uint8_t, 16>;
+using detail::RoundShape;
 
-void add_round_key(std::vector<State>& states, std::span<const std::uint8_t> keys, std::size_t round) {
-  for (auto& state : states)
-    for (std::size_t i = 0; i < 16; ++i) state[i] ^= keys[round * 16 + i];
+using FinishRound = void (*)(std::uint8_t*, std::size_t, const Entry*, const std::uint8_t*, const std::uint8_t*,
+                             const std::uint8_t*, RoundShape);
+
+FinishRound pick_kernel() {
+  return detail::avx512_supported() ? detail::avx512_finish_round : detail::portable_finish_round;
 }
 
-// The lookups of a round; cloned for CPUs with POPCNT (chosen at load time).
-__attribute__((target_clones("popcnt", "default"))) void look_up(std::vector<State>& states,
-                                                                 std::span<const Entry> entries, Table table,
-                                                                 const std::vector<std::uint8_t>& mine,
-                                                                 const std::vector<std::uint8_t>& theirs) {
-  const PublicRows& rows = public_rows();
-  const std::size_t n = states.size() * 16;
-  for (std::size_t k = 0; k < n; ++k)
-    states[k / 16][k % 16] = lookup_share(rows, entries[k], static_cast<std::uint8_t>(mine[k] ^ theirs[k]), table);
-}
-
-// SubBytes (or InvSubBytes) of every state: one exchange of the masked bytes.
-void substitute(two_party::Channel& peer, std::vector<State>& states, std::span<const Entry> entries, Table table,
-                std::vector<std::uint8_t>& mine, std::vector<std::uint8_t>& theirs) {
-  const std::size_t n = states.size() * 16;
-  for (std::size_t k = 0; k < n; ++k) mine[k] = states[k / 16][k % 16] ^ entries[k].mask;
+// One round from SubBytes on: every S-box input of the batch masked and opened in one message
+// each way, then the lookups and the rest of the round (round_kernels.hpp).
+void round(two_party::Channel& peer, FinishRound finish, SecretBytes& states, std::span<const Entry> entries,
+           std::span<const std::uint8_t> round_key, RoundShape shape, std::vector<std::uint8_t>& mine,
+           std::vector<std::uint8_t>& theirs) {
+  const std::size_t n = states.size();
+  const std::uint8_t* state = states.data();
+  const Entry* entry = entries.data();
+  std::uint8_t* masked = mine.data();
+  for (std::size_t k = 0; k < n; ++k) masked[k] = state[k] ^ entry[k].mask;
   peer.send({mine.data(), n});
   peer.flush();
   peer.receive({theirs.data(), n});
-  look_up(states, entries, table, mine, theirs);
+  finish(states.data(), n / 16, entries.data(), mine.data(), theirs.data(), round_key.data(), shape);
 }
 
 }  // namespace
 
 SecretBytes lut_aes(two_party::Channel& peer, int party, std::span<const std::uint8_t> round_key_share, bool decrypt,
                     std::span<const std::uint8_t> input, std::span<const Entry> entries) {
+  if (party != 0 && party != 1) throw Error(Component::Protocol, "lookup-table AES: party " + std::to_string(party));
   if (round_key_share.size() != 176 && round_key_share.size() != 240)
     throw Error(Component::Protocol, "lookup-table AES: round keys of " + std::to_string(round_key_share.size()) +
                                          " bytes");
@@ -52,36 +50,33 @@ SecretBytes lut_aes(two_party::Channel& peer, int party, std::span<const std::ui
   if (entries.size() != entries_for(round_key_share.size(), blocks))
     throw Error(Component::Protocol, "lookup-table AES: " + std::to_string(entries.size()) + " entries for " +
                                          std::to_string(blocks) + " blocks");
-  std::vector<State> states(blocks);
-  if (party == 0)
-    for (std::size_t b = 0; b < blocks; ++b) std::copy_n(input.begin() + static_cast<std::ptrdiff_t>(b * 16), 16, states[b].begin());
-  std::vector<std::uint8_t> mine(blocks * 16), theirs(blocks * 16);
+  static const FinishRound finish = pick_kernel();  // a CPU property: the same for every call
   const std::size_t per_round = blocks * 16;
+  auto key = [&](std::size_t r) { return round_key_share.subspan(r * 16, 16); };
+  auto entries_of = [&](std::size_t step) { return entries.subspan(step * per_round, per_round); };
+
+  // Party 0 holds the public input as its share, party 1 zero; AddRoundKey of the first round.
+  SecretBytes states(per_round);
+  for (std::size_t k = 0; k < per_round; ++k)
+    states[k] = static_cast<std::uint8_t>((party == 0 ? input[k] : 0) ^ key(decrypt ? rounds : 0)[k % 16]);
+  std::vector<std::uint8_t> mine(per_round), theirs(per_round);  // public: sent in the clear
   if (!decrypt) {
-    add_round_key(states, round_key_share, 0);
-    for (std::size_t round = 1; round <= rounds; ++round) {
-      substitute(peer, states, entries.subspan((round - 1) * per_round, per_round), Table::Sbox, mine, theirs);
-      for (auto& state : states) {
-        circuits::aes_shift_rows(state, false);
-        if (round != rounds) circuits::aes_mix_columns(state);
-      }
-      add_round_key(states, round_key_share, round);
-    }
+    for (std::size_t r = 1; r <= rounds; ++r)
+      round(peer, finish, states, entries_of(r - 1), key(r),
+            r == rounds ? RoundShape::EncryptLast : RoundShape::EncryptMiddle, mine, theirs);
   } else {
-    add_round_key(states, round_key_share, rounds);
-    for (std::size_t step = 1; step <= rounds; ++step) {
-      const std::size_t round = rounds - step;
-      for (auto& state : states) circuits::aes_shift_rows(state, true);
-      substitute(peer, states, entries.subspan((step - 1) * per_round, per_round), Table::InverseSbox, mine, theirs);
-      add_round_key(states, round_key_share, round);
-      if (round != 0)
-        for (auto& state : states) circuits::aes_inv_mix_columns(state);
+    std::array<std::uint8_t, 16> block{};
+    for (std::size_t b = 0; b < blocks; ++b) {
+      std::copy_n(states.data() + 16 * b, 16, block.begin());
+      circuits::aes_shift_rows(block, true);
+      std::copy_n(block.begin(), 16, states.data() + 16 * b);
     }
+    wipe(block.data(), block.size());
+    for (std::size_t step = 1; step <= rounds; ++step)
+      round(peer, finish, states, entries_of(step - 1), key(rounds - step),
+            step == rounds ? RoundShape::DecryptLast : RoundShape::DecryptMiddle, mine, theirs);
   }
-  SecretBytes out(blocks * 16);
-  for (std::size_t b = 0; b < blocks; ++b) std::copy(states[b].begin(), states[b].end(), out.data() + b * 16);
-  wipe(states.data(), states.size() * sizeof(State));
-  return out;
+  return states;
 }
 
 }  // namespace mpc::lut2

@@ -1,7 +1,12 @@
 // AES on XOR-shared state with one masked-table entry per S-box (masked_table.hpp): the
 // linear layers and AddRoundKey are local; each round opens x ^ r for every S-box of the batch
 // in one message each way (one byte per S-box each way) and looks up the shares. Ten rounds
-// (fourteen for AES-256), so as many round trips per batch, whatever its size.
+// (fourteen for AES-256), so as many round trips per batch, whatever its size. This is the
+// online phase of Keller, Orsini, Rotaru, Scholl, Soria-Vazquez and Vivek, "Faster Secure
+// Multi-Party Computation of AES and DES Using Lookup Tables" (ACNS 2017, eprint 2017/378),
+// for two parties. Both parties send their round's message before receiving the peer's, so
+// neither waits on the other to speak first. The per-round work after the exchange is
+// round_kernels.hpp's (AVX-512 where the CPU has it).
 #pragma once
 
 #include <cstdint>

@@ -11,7 +11,7 @@ PublicRows::PublicRows() {
         const auto x = static_cast<std::uint8_t>(c ^ j);
         const std::uint8_t value = t == 0 ? circuits::aes_sbox(x) : circuits::aes_inverse_sbox(x);
         for (int bit = 0; bit < 8; ++bit)
-          if ((value >> bit) & 1) rows[t][c][bit][j / 64] |= 1ull << (j % 64);
+          if ((value >> bit) & 1) rows[t][c][j / 64][bit] |= 1ull << (j % 64);
       }
 }
 
@@ -31,6 +31,5 @@ std::array<std::uint64_t, 4> one_hot(std::uint8_t r) {
   }
   return out;
 }
-
 
 }  // namespace mpc::lut2

@@ -169,16 +169,16 @@ TEST(LookupTables, MismatchedEntriesGiveAWrongResult) {
 
 TEST(LookupTables, PoolRefusesWhenDryAndNeverGivesTwice) {
   EntryPool pool;
-  EXPECT_THROW((void)pool.take(0, 10, 20ms), Error);
-  pool.store(0, dealt(100).first);
-  pool.store(100, dealt(50).first);
+  EXPECT_THROW((void)pool.take(0, 0, 10, 20ms), Error);
+  pool.store(0, 0, dealt(100).first);
+  pool.store(0, 100, dealt(50).first);
   EXPECT_EQ(pool.available(), 150u);
-  auto first = pool.take(0, 120, 0ms);  // spans both batches
+  auto first = pool.take(0, 0, 120, 0ms);  // spans both batches
   EXPECT_EQ(first.size(), 120u);
   EXPECT_EQ(pool.available(), 30u);
-  EXPECT_THROW((void)pool.take(110, 5, 0ms), Error);  // batch 0 is gone, and 110..115 were taken
+  EXPECT_THROW((void)pool.take(0, 110, 5, 0ms), Error);  // batch 0 is gone, and 110..115 were taken
   try {
-    (void)pool.take(120, 40, 20ms);
+    (void)pool.take(0, 120, 40, 20ms);
     ADD_FAILURE() << "a range past the pool was handed out";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("pool empty"), std::string::npos);
@@ -186,13 +186,31 @@ TEST(LookupTables, PoolRefusesWhenDryAndNeverGivesTwice) {
   // A refill arriving while a job waits is used.
   std::thread refill([&] {
     std::this_thread::sleep_for(30ms);
-    pool.store(150, dealt(10).first);
+    pool.store(0, 150, dealt(10).first);
   });
-  EXPECT_EQ(pool.take(120, 40, 2000ms).size(), 40u);
+  EXPECT_EQ(pool.take(0, 120, 40, 2000ms).size(), 40u);
   refill.join();
   EXPECT_EQ(pool.available(), 0u);
   EXPECT_EQ(pool.consumed(), 160u);
   EXPECT_EQ(pool.produced(), 160u);
+}
+
+TEST(LookupTables, PoolEpochsNeverMix) {
+  EntryPool pool;
+  pool.store(0, 0, dealt(100).first);
+  pool.reset(9);  // the peer lost its pool: everything goes
+  EXPECT_EQ(pool.available(), 0u);
+  EXPECT_THROW((void)pool.take(0, 0, 10, 0ms), PoolEmpty);
+  pool.store(0, 0, dealt(100).first);  // a batch made before the reset is dropped
+  EXPECT_EQ(pool.available(), 0u);
+  pool.store(9, 0, dealt(100).first);
+  EXPECT_EQ(pool.take(9, 0, 100, 0ms).size(), 100u);
+  // Abandoned ranges (failed jobs) are dropped when their entries arrive.
+  pool.abandon(100, 50);
+  pool.store(9, 100, dealt(100).first);
+  EXPECT_EQ(pool.available(), 50u);
+  EXPECT_THROW((void)pool.take(9, 120, 10, 0ms), Error);
+  EXPECT_EQ(pool.take(9, 150, 50, 0ms).size(), 50u);
 }
 
 TEST(LookupTables, SilentPeerIsAPeerError) {
