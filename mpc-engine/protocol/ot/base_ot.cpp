@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "protocol/ot/wipe_guard.hpp"
 
 namespace mpc::ot {
 namespace {
@@ -30,6 +31,11 @@ Block key_hash(const Point& a, const Point& b, std::uint64_t index, const Point&
   return out;
 }
 
+// sodium_init is idempotent and thread-safe; libsodium requires it before its random numbers.
+void init_sodium() {
+  if (sodium_init() < 0) throw Error(Component::Protocol, "libsodium initialisation failed");
+}
+
 void check_point(const Point& point) {
   if (crypto_core_ristretto255_is_valid_point(point.data()) != 1)
     throw FormatError(Component::Protocol, "base OT: the peer sent an invalid ristretto255 point");
@@ -47,42 +53,48 @@ Point multiply(const std::uint8_t* scalar, const Point& point) {
 
 void base_ot_send(two_party::Channel& channel, std::span<Block> keys0, std::span<Block> keys1) {
   if (keys0.size() != keys1.size()) throw Error(Component::Protocol, "base OT: key spans differ");
+  init_sodium();
   std::array<std::uint8_t, kScalar> a{};
+  Point a_a{};  // aA: a(B - A) = aB - aA costs a subtraction instead of a second product
+  Point s0{}, s1{};
+  const WipeGuard a_guard(a), a_a_guard(a_a), s0_guard(s0), s1_guard(s1);
   crypto_core_ristretto255_scalar_random(a.data());
   Point big_a{};
   crypto_scalarmult_ristretto255_base(big_a.data(), a.data());
+  a_a = multiply(a.data(), big_a);
   channel.send(big_a);
   channel.flush();
   std::vector<Point> bs(keys0.size());
   channel.receive({reinterpret_cast<std::uint8_t*>(bs.data()), bs.size() * kPoint});
   for (std::size_t i = 0; i < bs.size(); ++i) {
     check_point(bs[i]);
-    Point b_minus_a{};
-    crypto_core_ristretto255_sub(b_minus_a.data(), bs[i].data(), big_a.data());
-    Point s0 = multiply(a.data(), bs[i]);
-    Point s1 = multiply(a.data(), b_minus_a);
+    s0 = multiply(a.data(), bs[i]);
+    crypto_core_ristretto255_sub(s1.data(), s0.data(), a_a.data());
+    // B = A (so a(B - A) is the identity) is a malformed transcript, like an identity product.
+    if (sodium_is_zero(s1.data(), s1.size()) == 1)
+      throw FormatError(Component::Protocol, "base OT: the peer's point equals the sender's");
     keys0[i] = key_hash(big_a, bs[i], i, s0);
     keys1[i] = key_hash(big_a, bs[i], i, s1);
-    wipe(s0.data(), s0.size());
-    wipe(s1.data(), s1.size());
   }
-  wipe(a.data(), a.size());
 }
 
 void base_ot_receive(two_party::Channel& channel, std::span<const std::uint8_t> choices, std::span<Block> keys) {
   if (choices.size() != keys.size()) throw Error(Component::Protocol, "base OT: choices and keys differ in size");
   for (auto c : choices)
     if (c > 1) throw Error(Component::Protocol, "base OT: a choice is neither 0 nor 1");
+  init_sodium();
   Point big_a{};
   channel.receive(big_a);
   check_point(big_a);
   std::vector<std::array<std::uint8_t, kScalar>> bs(choices.size());
+  Point shared{};
+  const WipeGuard bs_guard(bs), shared_guard(shared);
   std::vector<Point> points(choices.size());
+  Point b_g{}, with_a{};  // the one not sent would tell which was
+  const WipeGuard b_g_guard(b_g), with_a_guard(with_a);
   for (std::size_t i = 0; i < choices.size(); ++i) {
     crypto_core_ristretto255_scalar_random(bs[i].data());
-    Point b_g{};
     crypto_scalarmult_ristretto255_base(b_g.data(), bs[i].data());
-    Point with_a{};
     crypto_core_ristretto255_add(with_a.data(), big_a.data(), b_g.data());
     // Both candidates are computed and one is selected without a branch on the choice.
     const std::uint8_t mask = static_cast<std::uint8_t>(0 - choices[i]);
@@ -92,10 +104,8 @@ void base_ot_receive(two_party::Channel& channel, std::span<const std::uint8_t> 
   channel.send({reinterpret_cast<const std::uint8_t*>(points.data()), points.size() * kPoint});
   channel.flush();
   for (std::size_t i = 0; i < choices.size(); ++i) {
-    Point shared = multiply(bs[i].data(), big_a);
+    shared = multiply(bs[i].data(), big_a);
     keys[i] = key_hash(big_a, points[i], i, shared);
-    wipe(shared.data(), shared.size());
-    wipe(bs[i].data(), bs[i].size());
   }
 }
 

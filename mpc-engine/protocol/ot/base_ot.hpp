@@ -1,16 +1,27 @@
-// Base oblivious transfers: the "simplest OT" of Chou and Orlandi (LATINCRYPT 2015,
-// eprint 2015/267) in the prime-order group ristretto255 (libsodium), batched.
+// Base oblivious transfers: "The Simplest Protocol for Oblivious Transfer" of Chou and Orlandi
+// (LATINCRYPT 2015, eprint 2015/267), batched, in libsodium's prime-order group ristretto255:
 //
-//   sender:   a random, A = aG                                   -> A
-//   receiver: b_i random, B_i = b_iG (c_i = 0) or A + b_iG (c_i = 1) -> B_i
-//   keys:     sender k0_i = H(A, B_i, aB_i), k1_i = H(A, B_i, a(B_i - A)); receiver H(A, B_i, b_iA)
+//   sender:   a random, A = aG                                        -> A
+//   receiver: b_i random, B_i = b_iG (c_i = 0) or A + b_iG (c_i = 1)   -> B_1 .. B_n
+//   keys:     sender k0_i = H(A, B_i, i, aB_i), k1_i = H(A, B_i, i, aB_i - aA);
+//             receiver k_i = H(A, B_i, i, b_iA) (= k_{c_i})
 //
-// In ristretto255 every encoding is a point of the prime-order group, so the cofactor pitfalls
-// of the original Curve25519 encoding do not arise; points that do not decode are refused.
-// The later critiques of this protocol (Hauck-Loss 2017, Genc et al. 2017, Byali et al. 2017)
-// concern its UC security against malicious parties; the two-server back ends are semi-honest,
-// where the protocol is secure under CDH in the random-oracle model. The key hash binds the
-// whole transcript of the OT (A, B_i) and its index, with a domain label (BLAKE2b).
+// H is BLAKE2b (crypto_generichash) keyed with a domain label, 16-byte output. It binds the
+// transcript: both parties' points A and B_i and the OT index go into every key, so keys of
+// different OTs, batches or sessions are independent even where shared points coincide.
+// ristretto255 encodings decode only to elements of the prime-order group, so the cofactor
+// and small-subgroup pitfalls of the original Curve25519 encoding do not arise; a point that
+// does not decode, the identity, or B_i = A is refused with FormatError. The receiver selects
+// its point with a mask, not a branch on c_i; secret scalars and shared points are wiped.
+//
+// What is known: semi-honest security (the setting of the two-server back ends) rests on CDH
+// in the random-oracle model: B_i is uniform whatever c_i, and the key the receiver did not
+// choose needs a^2 G from aG. The later analyses concern the original claim of UC security
+// against malicious and adaptive corruptions: Genc, Iovino and Rial (eprint 2017/370) found a
+// flaw in the proof for a corrupted sender; Hauck and Loss (eprint 2017/1011) found two more,
+// re-proved static malicious UC security only under Gap-DH, and noted that the proof fails
+// for adaptive corruptions. None of this touches semi-honest use, but where a server may
+// deviate this protocol (and IKNP without a consistency check) must be replaced.
 #pragma once
 
 #include <cstdint>

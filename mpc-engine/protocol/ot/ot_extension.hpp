@@ -1,11 +1,39 @@
-// Oblivious-transfer extension of Ishai, Kilian, Nissim and Petrank (CRYPTO 2003), semi-honest:
-// 128 base OTs (base_ot.hpp, roles reversed) are stretched into any number of OTs with one
-// message of 128 bits per OT from the receiver and the hash of two_party/fixed_key_hash.hpp
-// (correlation robust, as IKNP requires) on both sides.
+// Oblivious-transfer extension of Ishai, Kilian, Nissim and Petrank, "Extending Oblivious
+// Transfers Efficiently" (CRYPTO 2003), semi-honest, with kappa = 128:
 //
-// The base OTs run on the first call; later calls on the same pair of objects continue from
-// their PRG positions and an OT counter (the hash tweak), so a session amortises the setup.
-// Both sides must make the same sequence of calls with the same counts, over one channel.
+//   base OTs (base_ot.hpp), roles reversed: the OT-extension sender picks s in {0,1}^128 and
+//     learns k_{s_i}^i; the receiver learns both k_0^i, k_1^i.
+//   receiver: t^i = G(k_0^i), u^i = t^i ^ G(k_1^i) ^ c (columns of n bits)        -> u
+//   sender:   q^i = G(k_{s_i}^i) ^ s_i u^i, so row q_j = t_j ^ c_j s
+//   outputs:  sender H(q_j, j), H(q_j ^ s, j); receiver H(t_j, j) = the one for c_j.
+//
+// G is AES-128-CTR keyed by the base-OT key, one stream per column, continued across calls.
+// The columns become rows with a 128 x 128 bit transpose (bit_transpose.hpp). H is the
+// fixed-key AES hash of two_party/fixed_key_hash.hpp, H(x, i) = pi(sigma(x) ^ i) ^ sigma(x) of
+// Guo, Katz, Wang and Yu (S&P 2020, eprint 2019/074), tweaked by the session's OT counter j.
+// IKNP needs H correlation robust for the correlation s (H(t_j ^ s, j) pseudorandom for
+// unknown random s); GKWY prove this construction tweakable circular correlation robust in
+// the ideal-permutation model, which implies it, and the tweak makes every OT of a session
+// hash under a distinct index (their multi-instance bound). The counter lives in a tweak space
+// with the top bit set, apart from the garbled circuits' tweaks.
+//
+// Correlated OT adds one block per OT from the sender (H(q_j) ^ H(q_j ^ s) ^ delta); chosen OT
+// two (m0 ^ H(q_j), m1 ^ H(q_j ^ s)). Traffic: the receiver sends 16 bytes per OT (in messages
+// of at most 8192 OTs, so the sender works while the receiver prepares the next) plus 8 bytes
+// per call; base OTs 32 bytes each way per OT, once.
+//
+// Sessions: the base OTs run on the first call of an object (any of the three); later calls
+// continue from the PRG positions and the counter, so one pair of objects over one channel
+// amortises the setup. Both sides must make the same sequence of calls, each with the same
+// count: sender random(n) with receiver random(n), correlated(n) with correlated(n), chosen(n)
+// with chosen(n). The receiver announces each call's kind and count, and a sender making a
+// different call throws Error(Protocol) naming both; the receiver then gets PeerError from its
+// channel if it waits for the sender. A silent peer is a PeerError (the channel's timeout).
+// The objects are not thread-safe; one call at a time per object.
+//
+// Security: semi-honest only. A malicious receiver can send inconsistent u columns and learn
+// bits of s (the attack that Keller-Orsini-Scholl, CRYPTO 2015, close with a consistency
+// check), so these classes must not be used where either server may deviate.
 #pragma once
 
 #include <cstdint>

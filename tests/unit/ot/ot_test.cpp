@@ -1,15 +1,23 @@
 // tests/unit/ot/ot_test.cpp: base OTs and IKNP extension give the receiver the chosen message
 // and only that one, over consecutive calls of one session; each party's transcript is
-// independent of what the other keeps secret; bad input and a silent peer are errors.
+// independent of what the other keeps secret (bit-balance and chi-square tests); bad points,
+// bad choices, mismatched calls and a silent peer are errors; the transpose matches its
+// bit-by-bit definition.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
+#include <string>
 #include <thread>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "protocol/ot/base_ot.hpp"
+#include "protocol/ot/bit_transpose.hpp"
 #include "protocol/ot/ot_extension.hpp"
 
 namespace {
@@ -44,8 +52,9 @@ class RecordingChannel final : public two_party::Channel {
 TEST(BaseOt, ReceiverGetsTheChosenKeyOnly) {
   auto [a, b] = two_party::make_memory_channel_pair(2000ms);
   std::mt19937_64 rng(1);
-  const auto choices = random_choices(rng, 200);
-  std::vector<Block> k0(200), k1(200), k(200);
+  const std::size_t n = 512;
+  const auto choices = random_choices(rng, n);
+  std::vector<Block> k0(n), k1(n), k(n);
   std::thread sender([&, channel = a.get()] { ot::base_ot_send(*channel, k0, k1); });
   ot::base_ot_receive(*b, choices, k);
   sender.join();
@@ -53,27 +62,84 @@ TEST(BaseOt, ReceiverGetsTheChosenKeyOnly) {
     EXPECT_EQ(k[i], choices[i] ? k1[i] : k0[i]) << i;
     EXPECT_NE(k[i], choices[i] ? k0[i] : k1[i]) << i;
   }
+  // Every key differs from every other: the index and the points are hashed in.
+  std::vector<Block> all(k0);
+  all.insert(all.end(), k1.begin(), k1.end());
+  std::sort(all.begin(), all.end(), [](const Block& x, const Block& y) { return std::tie(x.hi, x.lo) < std::tie(y.hi, y.lo); });
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
 }
 
-TEST(BaseOt, InvalidPointsAndChoicesAreRefused) {
-  auto [a, b] = two_party::make_memory_channel_pair(500ms);
-  // A receiver given a point that does not decode.
-  std::vector<std::uint8_t> garbage(32, 0xff);
-  a->send(garbage);
-  a->flush();
+TEST(BaseOt, ReceiverRefusesBadPointsAndChoices) {
   std::vector<Block> keys(1);
-  std::vector<std::uint8_t> choices{1};
-  EXPECT_THROW(ot::base_ot_receive(*b, choices, keys), FormatError);
-  std::vector<std::uint8_t> bad{2};
+  const std::vector<std::uint8_t> choices{1};
+  // A point that does not decode, and the identity (it would make every product the identity).
+  for (const std::uint8_t fill : {std::uint8_t{0xff}, std::uint8_t{0x00}}) {
+    auto [a, b] = two_party::make_memory_channel_pair(500ms);
+    const std::vector<std::uint8_t> point(32, fill);
+    a->send(point);
+    a->flush();
+    EXPECT_THROW(ot::base_ot_receive(*b, choices, keys), FormatError) << int{fill};
+  }
+  auto [a, b] = two_party::make_memory_channel_pair(500ms);
+  const std::vector<std::uint8_t> bad{2};
   EXPECT_THROW(ot::base_ot_receive(*b, bad, keys), Error);
+  EXPECT_EQ(b->bytes_sent(), 0u);
+}
+
+// A receiver answering the sender's A with `reply(A)`: the sender must refuse it.
+void expect_sender_refuses(const std::function<std::array<std::uint8_t, 32>(const std::array<std::uint8_t, 32>&)>& reply) {
+  auto [a, b] = two_party::make_memory_channel_pair(2000ms);
+  std::vector<Block> k0(1), k1(1);
+  std::thread receiver([&, channel = b.get()] {
+    std::array<std::uint8_t, 32> big_a{};
+    channel->receive(big_a);
+    channel->send(reply(big_a));
+    channel->flush();
+  });
+  EXPECT_THROW(ot::base_ot_send(*a, k0, k1), FormatError);
+  receiver.join();
+}
+
+TEST(BaseOt, SenderRefusesBadPoints) {
+  expect_sender_refuses([](const auto&) {  // not a canonical encoding
+    std::array<std::uint8_t, 32> p{};
+    p.fill(0xff);
+    return p;
+  });
+  expect_sender_refuses([](const auto&) { return std::array<std::uint8_t, 32>{}; });  // the identity
+  expect_sender_refuses([](const auto& big_a) { return big_a; });                     // B = A
+}
+
+TEST(BitTranspose, MatchesTheBitDefinition) {
+  std::mt19937_64 rng(7);
+  for (std::size_t n : {1u, 100u, 127u, 128u, 129u, 1000u, 8197u}) {
+    SCOPED_TRACE(n);
+    const std::size_t stride = ((n + 127) / 128) * 16;
+    std::vector<std::uint8_t> columns(128 * stride);
+    for (auto& byte : columns) byte = static_cast<std::uint8_t>(rng());
+    std::vector<Block> rows(n + 1, Block{0x5a5a, 0xa5a5});  // the extra row must stay untouched
+    ot::transpose_columns(columns.data(), stride, n, rows.data());
+    for (std::size_t j = 0; j < n; ++j) {
+      Block expected{};
+      for (std::size_t i = 0; i < 128; ++i) {
+        const std::uint64_t bit = (columns[i * stride + j / 8] >> (j % 8)) & 1;
+        (i < 64 ? expected.lo : expected.hi) |= bit << (i % 64);
+      }
+      ASSERT_EQ(rows[j], expected) << j;
+    }
+    EXPECT_EQ(rows[n], (Block{0x5a5a, 0xa5a5}));
+  }
+  std::vector<std::uint8_t> columns(128 * 16);
+  std::vector<Block> rows(129);
+  EXPECT_THROW(ot::transpose_columns(columns.data(), 16, 129, rows.data()), Error);
 }
 
 struct Session {
   std::unique_ptr<two_party::Channel> a, b;
   std::unique_ptr<ot::OtExtensionSender> sender;
   std::unique_ptr<ot::OtExtensionReceiver> receiver;
-  Session() {
-    auto [x, y] = two_party::make_memory_channel_pair(5000ms);
+  explicit Session(std::chrono::milliseconds timeout = 5000ms) {
+    auto [x, y] = two_party::make_memory_channel_pair(timeout);
     a = std::move(x);
     b = std::move(y);
     sender = std::make_unique<ot::OtExtensionSender>(*a);
@@ -81,10 +147,12 @@ struct Session {
   }
 };
 
+// Sizes around the 128-OT tile and the 8192-OT batch of the receiver's messages, all on one
+// session: the PRGs and the hash counter must stay in step across calls.
 TEST(OtExtension, RandomCorrelatedAndChosenOverOneSession) {
   Session session;
   std::mt19937_64 rng(2);
-  for (std::size_t n : {1u, 127u, 128u, 129u, 10000u}) {
+  for (std::size_t n : {1u, 127u, 128u, 129u, 0u, 10000u, 8192u, 16385u, 1u}) {
     SCOPED_TRACE(n);
     const auto choices = random_choices(rng, n);
     {
@@ -104,6 +172,7 @@ TEST(OtExtension, RandomCorrelatedAndChosenOverOneSession) {
       session.receiver->correlated(choices, out);
       s.join();
       for (std::size_t j = 0; j < n; ++j) ASSERT_EQ(out[j], choices[j] ? out0[j] ^ delta : out0[j]) << j;
+      for (std::size_t j = 1; j < n; ++j) ASSERT_NE(out0[j], out0[j - 1]) << j;
     }
     {
       std::vector<Block> m0(n), m1(n), out(n);
@@ -119,6 +188,29 @@ TEST(OtExtension, RandomCorrelatedAndChosenOverOneSession) {
   }
 }
 
+// Two sessions give unrelated outputs (fresh base OTs), and one session never repeats.
+TEST(OtExtension, SessionsAndCallsAreFresh) {
+  const std::size_t n = 256;
+  std::vector<std::uint8_t> choices(n, 0);
+  std::vector<Block> first(n), second(n), third(n);
+  for (auto* out : {&first, &second}) {
+    Session session;
+    std::vector<Block> out0(n), out1(n);
+    std::thread s([&] { session.sender->random(out0, out1); });
+    session.receiver->random(choices, *out);
+    s.join();
+    if (out == &first) {  // a second call on the same session
+      std::thread s2([&] { session.sender->random(out0, out1); });
+      session.receiver->random(choices, third);
+      s2.join();
+    }
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    EXPECT_NE(first[j], second[j]) << j;
+    EXPECT_NE(first[j], third[j]) << j;
+  }
+}
+
 // Fraction of one bits in a byte string.
 double ones_fraction(const std::vector<std::uint8_t>& bytes) {
   std::size_t ones = 0;
@@ -126,32 +218,87 @@ double ones_fraction(const std::vector<std::uint8_t>& bytes) {
   return static_cast<double>(ones) / (8.0 * static_cast<double>(bytes.size()));
 }
 
-// The sender sees only the receiver's transcript: with all-0 and with all-1 choices it is
-// balanced and the two transcripts agree nowhere beyond chance, so the choices cannot be read
-// from it. (Bit frequencies within 6 standard deviations of 1/2.)
+// A chi-square statistic with k degrees of freedom passes below k + 6 sqrt(2k) (about six
+// standard deviations: a false alarm rate far below one in a million runs).
+double chi_square_limit(double k) { return k + 6 * std::sqrt(2 * k); }
+
+// The IKNP columns u^i (the last 128 * n / 8 bytes of the receiver's transcript for n a
+// multiple of 128 and at most one batch): u[i][j] = bit j of column i.
+struct Columns {
+  std::vector<std::uint8_t> bytes;
+  std::size_t n;
+  int bit(std::size_t i, std::size_t j) const { return (bytes[i * (n / 8) + j / 8] >> (j % 8)) & 1; }
+};
+
+// The receiver's transcript (what the sender sees) for one random-OT call with these choices.
+std::vector<std::uint8_t> receiver_transcript(const std::vector<std::uint8_t>& choices) {
+  auto [x, y] = two_party::make_memory_channel_pair(5000ms);
+  RecordingChannel recorded(*y);
+  ot::OtExtensionSender sender(*x);
+  ot::OtExtensionReceiver receiver(recorded);
+  const std::size_t n = choices.size();
+  std::vector<Block> out0(n), out1(n), out(n);
+  std::thread s([&] { sender.random(out0, out1); });
+  receiver.random(choices, out);
+  s.join();
+  return recorded.sent;
+}
+
+Columns columns_of(const std::vector<std::uint8_t>& transcript, std::size_t n) {
+  const std::size_t size = 128 * n / 8;
+  return {std::vector<std::uint8_t>(transcript.end() - static_cast<std::ptrdiff_t>(size), transcript.end()), n};
+}
+
+// The sender sees only the receiver's transcript. With all-0 and with all-1 choices: every
+// bit is balanced, each OT's 128 column bits are Binomial(128, 1/2) (chi-square over the OTs),
+// the byte values are uniform and the two runs' byte histograms agree (chi-square), and the
+// two transcripts agree nowhere beyond chance. With random choices, no column bit agrees with
+// the choice bit of its OT more often than chance. So the choices cannot be read from it.
 TEST(OtExtension, ReceiverTranscriptHidesTheChoices) {
   const std::size_t n = 4096;
   std::vector<std::vector<std::uint8_t>> transcripts;
+  std::vector<std::array<double, 256>> histograms;
   for (std::uint8_t bit : {0, 1}) {
-    auto [x, y] = two_party::make_memory_channel_pair(5000ms);
-    RecordingChannel recorded(*y);
-    ot::OtExtensionSender sender(*x);
-    ot::OtExtensionReceiver receiver(recorded);
-    const std::vector<std::uint8_t> choices(n, bit);
-    std::vector<Block> out0(n), out1(n), out(n);
-    std::thread s([&] { sender.random(out0, out1); });
-    receiver.random(choices, out);
-    s.join();
-    transcripts.push_back(recorded.sent);
+    SCOPED_TRACE(int{bit});
+    transcripts.push_back(receiver_transcript(std::vector<std::uint8_t>(n, bit)));
+    const Columns u = columns_of(transcripts.back(), n);
+    const double bits = 8.0 * static_cast<double>(u.bytes.size());
+    EXPECT_NEAR(ones_fraction(u.bytes), 0.5, 6 * 0.5 / std::sqrt(bits));
+    double per_ot = 0;  // sum over OTs of (ones - 64)^2 / 32, variance of Binomial(128, 1/2) = 32
+    for (std::size_t j = 0; j < n; ++j) {
+      int ones = 0;
+      for (std::size_t i = 0; i < 128; ++i) ones += u.bit(i, j);
+      per_ot += (ones - 64.0) * (ones - 64.0) / 32.0;
+    }
+    EXPECT_LT(per_ot, chi_square_limit(n));
+    std::array<double, 256> histogram{};
+    for (auto byte : u.bytes) histogram[byte] += 1;
+    const double expected = static_cast<double>(u.bytes.size()) / 256;
+    double uniform = 0;
+    for (double count : histogram) uniform += (count - expected) * (count - expected) / expected;
+    EXPECT_LT(uniform, chi_square_limit(255));
+    histograms.push_back(histogram);
   }
+  double homogeneity = 0;
+  for (std::size_t v = 0; v < 256; ++v) {
+    const double a = histograms[0][v], b = histograms[1][v];
+    if (a + b > 0) homogeneity += (a - b) * (a - b) / (a + b);
+  }
+  EXPECT_LT(homogeneity, chi_square_limit(255));
   ASSERT_EQ(transcripts[0].size(), transcripts[1].size());
-  const double bits = 8.0 * static_cast<double>(transcripts[0].size());
-  const double tolerance = 6 * 0.5 / std::sqrt(bits);
-  EXPECT_NEAR(ones_fraction(transcripts[0]), 0.5, tolerance);
-  EXPECT_NEAR(ones_fraction(transcripts[1]), 0.5, tolerance);
   std::vector<std::uint8_t> difference(transcripts[0].size());
   for (std::size_t i = 0; i < difference.size(); ++i) difference[i] = transcripts[0][i] ^ transcripts[1][i];
-  EXPECT_NEAR(ones_fraction(difference), 0.5, tolerance);
+  const double bits = 8.0 * static_cast<double>(difference.size());
+  EXPECT_NEAR(ones_fraction(difference), 0.5, 6 * 0.5 / std::sqrt(bits));
+
+  std::mt19937_64 rng(11);
+  const auto choices = random_choices(rng, n);
+  const Columns u = columns_of(receiver_transcript(choices), n);
+  double agree = 0;
+  for (std::size_t i = 0; i < 128; ++i)
+    for (std::size_t j = 0; j < n; ++j) agree += u.bit(i, j) == choices[j];
+  const double total = 128.0 * n;
+  EXPECT_NEAR(agree / total, 0.5, 6 * 0.5 / std::sqrt(total));
 }
 
 // The receiver sees the sender's transcript (the chosen-OT pads): what it can compute for the
@@ -191,23 +338,135 @@ TEST(OtExtension, SenderTranscriptHidesTheOtherMessage) {
   EXPECT_NEAR(ones_fraction(guess_error), 0.5, 6 * 0.5 / std::sqrt(bits));
 }
 
+// Correlated OT: the receiver's view (its outputs and the sender's corrections) gives no hold
+// on delta. Its guess of the value it did not get, out ^ correction, misses by
+// H(t_j) ^ H(t_j ^ s): unbiased, and different for every OT (so not a fixed offset).
+TEST(OtExtension, CorrelatedTranscriptHidesDelta) {
+  const std::size_t n = 4096;
+  std::mt19937_64 rng(5);
+  const auto choices = random_choices(rng, n);
+  const Block delta{rng(), rng()};
+  auto [x, y] = two_party::make_memory_channel_pair(5000ms);
+  RecordingChannel recorded(*x);
+  ot::OtExtensionSender sender(recorded);
+  ot::OtExtensionReceiver receiver(*y);
+  std::vector<Block> out0(n), out(n);
+  std::thread s([&] { sender.correlated(delta, out0); });
+  receiver.correlated(choices, out);
+  s.join();
+  const std::size_t offset = recorded.sent.size() - n * sizeof(Block);
+  std::vector<std::uint8_t> errors, consecutive;
+  Block previous{};
+  for (std::size_t j = 0; j < n; ++j) {
+    Block correction;
+    std::memcpy(&correction, recorded.sent.data() + offset + j * sizeof(Block), sizeof(Block));
+    const Block other = choices[j] ? out0[j] : out0[j] ^ delta;
+    const Block error = out[j] ^ correction ^ other;
+    const Block step = error ^ previous;
+    previous = error;
+    const auto* e = reinterpret_cast<const std::uint8_t*>(&error);
+    errors.insert(errors.end(), e, e + sizeof(Block));
+    const auto* d = reinterpret_cast<const std::uint8_t*>(&step);
+    if (j > 0) consecutive.insert(consecutive.end(), d, d + sizeof(Block));
+  }
+  const double bits = 8.0 * static_cast<double>(errors.size());
+  EXPECT_NEAR(ones_fraction(errors), 0.5, 6 * 0.5 / std::sqrt(bits));
+  EXPECT_NEAR(ones_fraction(consecutive), 0.5, 6 * 0.5 / std::sqrt(bits));
+}
+
 TEST(OtExtension, BadChoicesAreRefusedBeforeSending) {
   Session session;
   std::vector<std::uint8_t> choices{0, 1, 2};
   std::vector<Block> out(3);
   EXPECT_THROW(session.receiver->random(choices, out), Error);
+  EXPECT_THROW(session.receiver->correlated(choices, out), Error);
+  EXPECT_THROW(session.receiver->chosen(choices, out), Error);
+  EXPECT_THROW(session.receiver->random(std::vector<std::uint8_t>{0, 1, 0xff}, out), Error);
   EXPECT_EQ(session.b->bytes_sent(), 0u);
   std::vector<Block> short_out(2);
   EXPECT_THROW(session.receiver->random(std::vector<std::uint8_t>{0, 1, 0}, short_out), Error);
+  std::vector<Block> a(3), b(2);
+  EXPECT_THROW(session.sender->random(a, b), Error);
+  EXPECT_THROW(session.sender->chosen(a, b), Error);
+  EXPECT_EQ(session.a->bytes_sent(), 0u);
 }
 
-TEST(OtExtension, SilentSenderIsAPeerError) {
-  auto [x, y] = two_party::make_memory_channel_pair(200ms);
-  ot::OtExtensionSender sender(*x);
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<Block> out0(10), out1(10);
-  EXPECT_THROW(sender.random(out0, out1), PeerError);  // waits for the receiver's base-OT point
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+// A sender making another call than the receiver fails with a message naming both, instead
+// of reading a desynchronised stream.
+TEST(OtExtension, MismatchedCallsAreDetected) {
+  for (bool same_kind : {true, false}) {
+    Session session(1000ms);
+    std::vector<std::uint8_t> choices(200, 1);
+    std::vector<Block> out(200), out0(100), out1(100);
+    std::string message;
+    std::thread s([&] {
+      try {
+        session.sender->random(out0, out1);
+      } catch (const PeerError&) {
+        message = "peer error";
+      } catch (const Error& error) {
+        message = error.what();
+      }
+    });
+    if (same_kind)
+      session.receiver->random(choices, out);
+    else
+      EXPECT_THROW(session.receiver->chosen(choices, out), PeerError);  // no pads ever come
+    s.join();
+    EXPECT_NE(message.find(same_kind ? "200 random OTs" : "200 chosen OTs"), std::string::npos) << message;
+    EXPECT_NE(message.find("100 random"), std::string::npos) << message;
+  }
+}
+
+TEST(OtExtension, SilentPeersArePeerErrors) {
+  {
+    auto [x, y] = two_party::make_memory_channel_pair(200ms);
+    ot::OtExtensionSender sender(*x);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Block> out0(10), out1(10);
+    EXPECT_THROW(sender.random(out0, out1), PeerError);  // waits for the receiver's base-OT A
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  }
+  {
+    auto [x, y] = two_party::make_memory_channel_pair(200ms);
+    ot::OtExtensionReceiver receiver(*y);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::uint8_t> choices(10, 0);
+    std::vector<Block> out(10);
+    EXPECT_THROW(receiver.chosen(choices, out), PeerError);  // waits for the sender's base-OT points
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  }
+  {
+    // After one call together the sender goes silent: the receiver's chosen OTs get no pads.
+    Session session(200ms);
+    std::vector<std::uint8_t> choices(300, 1);
+    std::vector<Block> out(300), out0(300), out1(300);
+    std::thread s([&] { session.sender->random(out0, out1); });
+    session.receiver->random(choices, out);
+    s.join();
+    EXPECT_EQ(out[0], out1[0]);
+    EXPECT_THROW(session.receiver->chosen(choices, out), PeerError);
+  }
+  {
+    // The peer stops (here on a mismatched call) and its channel closes.
+    auto [x, y] = two_party::make_memory_channel_pair(5000ms);
+    ot::OtExtensionReceiver receiver(*y);
+    std::thread s([&, channel = std::move(x)]() mutable {
+      ot::OtExtensionSender sender(*channel);
+      std::vector<Block> out0(1), out1(1);
+      try {
+        sender.random(out0, out1);
+      } catch (const Error&) {
+      }
+      channel.reset();
+    });
+    std::vector<std::uint8_t> choices(1, 0);
+    std::vector<Block> out(1);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(receiver.correlated(choices, out), PeerError);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+    s.join();
+  }
 }
 
 }  // namespace
