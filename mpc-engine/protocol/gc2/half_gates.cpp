@@ -2,9 +2,12 @@
 
 #include <sodium.h>
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+
 #include "common/error.hpp"
-#include "common/secret.hpp"
-#include "protocol/two_party/fixed_key_hash.hpp"
+#include "protocol/gc2/gate_kernels.hpp"
 
 namespace mpc::gc2 {
 namespace {
@@ -12,14 +15,25 @@ namespace {
 using circuits::OpKind;
 using two_party::select_mask;
 
-// Wipes the labels it holds when it goes away: with delta they would give away every wire.
-struct LabelBuffer {
-  std::vector<Block> blocks;
-  explicit LabelBuffer(std::size_t n = 0) : blocks(n) {}
-  ~LabelBuffer() { wipe(blocks.data(), blocks.size() * sizeof(Block)); }
-  Block* data() { return blocks.data(); }
-  Block& operator[](std::size_t i) { return blocks[i]; }
-  void resize(std::size_t n) { blocks.resize(n); }
+// Garbling numbers stay below 2^63: OT extension's hash tweaks have the top bit set.
+constexpr std::uint64_t kGarblingLimit = 1ull << 63;
+constexpr std::size_t kHeaderBytes = 8 + sizeof(Block);
+// Tables are made and consumed in chunks of whole gates of about this size: the evaluator
+// starts on a layer while the garbler is still garbling it.
+constexpr std::size_t kChunkBytes = 64 * 1024;
+// A layer's end hands what was sent to the transport once this much is waiting, so small
+// batches still pipeline.
+constexpr std::size_t kFlushBytes = 16 * 1024;
+// Instances are garbled in tiles of at most this many, each tile through the whole program:
+// a tile's slots (num_slots x 32 labels, 270 KiB for AES-128) stay in the L2 cache, and
+// 32 instances still fill the kernels' registers from each gate's rows.
+constexpr std::size_t kTileInstances = 32;
+
+// One tile of the batch: instances [first, first + count) of `total`.
+struct Tile {
+  std::size_t first;
+  std::size_t count;
+  std::size_t total;
 };
 
 void check_inputs(const circuits::Program& program, std::size_t instances, std::size_t labels) {
@@ -28,12 +42,35 @@ void check_inputs(const circuits::Program& program, std::size_t instances, std::
     throw Error(Component::Protocol, "garbled circuit input: " + std::to_string(labels) + " labels for " +
                                          std::to_string(program.num_inputs) + " rows x " + std::to_string(instances) +
                                          " instances");
+  if (program.output_slots.size() != program.num_outputs)
+    throw Error(Component::Protocol, "garbled circuit: program outputs inconsistent");
+}
+
+// Whole gates per chunk: at least one, however many instances.
+std::size_t gates_per_chunk(std::size_t instances) {
+  return std::max<std::size_t>(1, kChunkBytes / (2 * instances * sizeof(Block)));
 }
 
 // The linear ops of a layer on every instance. `flip` is what NOT adds: delta for the garbler
-// (the zero label of !x is the one label of x), zero for the evaluator.
-void run_linear(const circuits::Layer& layer, std::size_t instances, Block* slots, std::span<const Block> inputs,
-                Block flip, Block constant) {
+// (the zero label of !x is the one label of x), zero for the evaluator. `constant` is the
+// label of constant 0 on this side (the same on both: its value is public).
+void run_linear(const circuits::Layer& layer, const Tile& tile, Block* slots, std::span<const Block> inputs,
+                const Block& flip, const Block& constant) {
+  const std::size_t instances = tile.count;
+  if (instances == 1) {
+    // One instance (a single block, the latency case): no loops, no memcpy calls.
+    for (const auto& op : layer.linear) {
+      Block& out = slots[op.out];
+      switch (op.kind) {
+        case OpKind::Xor: out = slots[op.in0] ^ slots[op.in1]; break;
+        case OpKind::Inv: out = slots[op.in0] ^ flip; break;
+        case OpKind::Copy: out = slots[op.in0]; break;
+        case OpKind::Const: out = constant ^ (flip & select_mask(op.in0 != 0)); break;
+        case OpKind::LoadInput: out = inputs[static_cast<std::size_t>(op.in0) * tile.total + tile.first]; break;
+      }
+    }
+    return;
+  }
   for (const auto& op : layer.linear) {
     Block* out = slots + static_cast<std::size_t>(op.out) * instances;
     switch (op.kind) {
@@ -50,164 +87,192 @@ void run_linear(const circuits::Layer& layer, std::size_t instances, Block* slot
       }
       case OpKind::Copy: {
         const Block* a = slots + static_cast<std::size_t>(op.in0) * instances;
-        for (std::size_t e = 0; e < instances; ++e) out[e] = a[e];
+        if (a != out) std::memcpy(out, a, instances * sizeof(Block));
         break;
       }
       case OpKind::Const: {
-        const Block value = op.in0 != 0 ? constant ^ flip : constant;
+        const Block value = constant ^ (flip & select_mask(op.in0 != 0));
         for (std::size_t e = 0; e < instances; ++e) out[e] = value;
         break;
       }
       case OpKind::LoadInput: {
-        const Block* row = inputs.data() + static_cast<std::size_t>(op.in0) * instances;
-        for (std::size_t e = 0; e < instances; ++e) out[e] = row[e];
+        std::memcpy(out, inputs.data() + static_cast<std::size_t>(op.in0) * tile.total + tile.first,
+                    instances * sizeof(Block));
         break;
       }
     }
   }
 }
 
-std::vector<std::uint8_t> output_bits(const circuits::Program& program, std::size_t instances, const Block* slots) {
-  std::vector<std::uint8_t> bits(static_cast<std::size_t>(program.num_outputs) * instances);
+// The lsb of a tile's output labels into bits (output j of instance e at j * total + e).
+void output_bits(const circuits::Program& program, const Tile& tile, const Block* slots,
+                 std::vector<std::uint8_t>& bits) {
   for (std::size_t j = 0; j < program.num_outputs; ++j) {
-    const Block* wire = slots + static_cast<std::size_t>(program.output_slots[j]) * instances;
-    for (std::size_t e = 0; e < instances; ++e) bits[j * instances + e] = wire[e].lsb() ? 1 : 0;
+    const Block* wire = slots + static_cast<std::size_t>(program.output_slots[j]) * tile.count;
+    std::uint8_t* out = bits.data() + j * tile.total + tile.first;
+    for (std::size_t e = 0; e < tile.count; ++e) out[e] = static_cast<std::uint8_t>(wire[e].lo & 1);
   }
-  return bits;
 }
+
+void check_kernel(Kernel kernel) {
+  if (!kernel_available(kernel))
+    throw Error(Component::Protocol, std::string("garbled circuit kernel ") + kernel_name(kernel) +
+                                         " is not supported by this CPU");
+}
+
+void random_block(Block& out) { randombytes_buf(&out, sizeof out); }
 
 }  // namespace
 
-std::vector<Block> random_labels(std::size_t count) {
-  std::vector<Block> labels(count);
+bool kernel_available(Kernel kernel) { return kernel == Kernel::Portable || detail::vaes_supported(); }
+
+Kernel best_kernel() { return detail::vaes_supported() ? Kernel::Vaes : Kernel::Portable; }
+
+const char* kernel_name(Kernel kernel) { return kernel == Kernel::Vaes ? "vaes" : "portable"; }
+
+Labels zero_labels(std::size_t count) {
+  Labels labels(count);
   randombytes_buf(labels.data(), count * sizeof(Block));
   return labels;
 }
 
-Block random_delta() {
-  Block delta;
-  randombytes_buf(&delta, sizeof delta);
-  delta.lo |= 1;
-  return delta;
+Garbler::Garbler(Kernel kernel) : kernel_(kernel) {
+  check_kernel(kernel);
+  random_block(delta_);
+  delta_.lo |= 1;
 }
 
-std::vector<Block> active_labels(std::span<const Block> zero_labels, std::span<const std::uint8_t> bits, Block delta) {
-  if (zero_labels.size() != bits.size()) throw Error(Component::Protocol, "active_labels: sizes differ");
-  std::vector<Block> out(bits.size());
-  for (std::size_t i = 0; i < bits.size(); ++i) {
-    if (bits[i] > 1) throw Error(Component::Protocol, "active_labels: a bit is neither 0 nor 1");
-    out[i] = zero_labels[i] ^ (delta & select_mask(bits[i] != 0));
+Garbler::Garbler(const Block& delta, Kernel kernel) : delta_(delta), kernel_(kernel) {
+  check_kernel(kernel);
+  if (!delta_.lsb()) {
+    wipe(&delta_, sizeof delta_);
+    throw Error(Component::Protocol, "free-XOR offset with lsb 0");
+  }
+}
+
+Garbler::~Garbler() { wipe(&delta_, sizeof delta_); }
+
+Labels garbler_input_labels(const Garbler& garbler, std::span<const std::uint8_t> values,
+                            std::span<const Block> zero_labels) {
+  if (zero_labels.size() != values.size())
+    throw Error(Component::Protocol, "garbler_input_labels: " + std::to_string(values.size()) + " values for " +
+                                         std::to_string(zero_labels.size()) + " labels");
+  Labels out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i] > 1) throw Error(Component::Protocol, "garbler_input_labels: a value is neither 0 nor 1");
+    out[i] = zero_labels[i] ^ (garbler.delta() & select_mask(values[i] != 0));
   }
   return out;
 }
 
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances) {
-  return program.and_gates * instances * 2 * sizeof(Block);
+  return kHeaderBytes + program.and_gates * instances * 2 * sizeof(Block);
 }
 
-std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances, Block delta,
-                                 std::uint64_t tweak_high, std::span<const Block> input_zero_labels,
-                                 Block constant_zero, two_party::Channel& channel, std::uint64_t first_gate) {
+std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std::size_t instances,
+                                          std::span<const Block> input_zero_labels, two_party::Channel& channel) {
   check_inputs(program, instances, input_zero_labels.size());
-  if (!delta.lsb()) throw Error(Component::Protocol, "free-XOR offset with lsb 0");
-  LabelBuffer slots(static_cast<std::size_t>(program.num_slots) * instances);
-  LabelBuffer a0, a1, b0, b1, ha0, ha1, hb0, hb1, tables;
-  std::uint64_t gate = first_gate;
-  for (const auto& layer : program.layers) {
-    run_linear(layer, instances, slots.data(), input_zero_labels, delta, constant_zero);
-    if (layer.ands.empty()) continue;
-    const std::size_t m = layer.ands.size() * instances;
-    a0.resize(m);
-    a1.resize(m);
-    b0.resize(m);
-    b1.resize(m);
-    ha0.resize(m);
-    ha1.resize(m);
-    hb0.resize(m);
-    hb1.resize(m);
-    tables.resize(2 * m);
-    for (std::size_t g = 0; g < layer.ands.size(); ++g) {
-      const Block* x = slots.data() + static_cast<std::size_t>(layer.ands[g].in0) * instances;
-      const Block* y = slots.data() + static_cast<std::size_t>(layer.ands[g].in1) * instances;
-      for (std::size_t e = 0; e < instances; ++e) {
-        a0[g * instances + e] = x[e];
-        b0[g * instances + e] = y[e];
+  const std::uint64_t number = next_garbling_.fetch_add(1);
+  if (number >= kGarblingLimit) throw Error(Component::Protocol, "garbler: garbling numbers exhausted");
+
+  // Header: the garbling number (the tweaks' high half) and constant 0's label.
+  Labels constant(1);
+  random_block(constant[0]);
+  std::uint8_t header[kHeaderBytes];
+  for (int i = 0; i < 8; ++i) header[i] = static_cast<std::uint8_t>(number >> (8 * i));
+  std::memcpy(header + 8, constant.data(), sizeof(Block));
+  channel.send(header);
+
+  const std::size_t width = std::min(instances, kTileInstances);
+  Labels slots(static_cast<std::size_t>(program.num_slots) * width);
+  const std::size_t chunk_gates = gates_per_chunk(width);
+  Labels tables(2 * std::min<std::size_t>(chunk_gates, program.and_gates) * width);
+  const auto garble_ands = kernel_ == Kernel::Vaes ? detail::vaes_garble_ands : detail::portable_garble_ands;
+  std::vector<std::uint8_t> decoding(static_cast<std::size_t>(program.num_outputs) * instances);
+  std::uint64_t gate_instance = 0;  // in stream order: the tweaks' low half is twice it (+1)
+  std::size_t unflushed = 0;
+  for (Tile tile{0, width, instances}; tile.first < instances; tile.first += width) {
+    tile.count = std::min(width, instances - tile.first);
+    const std::size_t n = tile.count;
+    for (const auto& layer : program.layers) {
+      run_linear(layer, tile, slots.data(), input_zero_labels, delta_, constant[0]);
+      for (std::size_t first = 0; first < layer.ands.size(); first += chunk_gates) {
+        const std::size_t count = std::min(chunk_gates, layer.ands.size() - first);
+        garble_ands(layer.ands.data() + first, count, slots.data(), n, tables.data(), delta_, number, gate_instance);
+        gate_instance += count * n;
+        const std::size_t bytes = 2 * count * n * sizeof(Block);
+        channel.send({reinterpret_cast<const std::uint8_t*>(tables.data()), bytes});
+        unflushed += bytes;
+      }
+      if (unflushed >= kFlushBytes) {
+        channel.flush();
+        unflushed = 0;
       }
     }
-    // H(A0), H(A1) under tweak 2k; H(B0), H(B1) under 2k + 1 (k = gate + index).
-    for (std::size_t i = 0; i < m; ++i) {
-      a1[i] = a0[i] ^ delta;
-      b1[i] = b0[i] ^ delta;
-    }
-    two_party::tccr_hash(a0.data(), ha0.data(), m, tweak_high, 2 * gate, 2);
-    two_party::tccr_hash(a1.data(), ha1.data(), m, tweak_high, 2 * gate, 2);
-    two_party::tccr_hash(b0.data(), hb0.data(), m, tweak_high, 2 * gate + 1, 2);
-    two_party::tccr_hash(b1.data(), hb1.data(), m, tweak_high, 2 * gate + 1, 2);
-    for (std::size_t g = 0; g < layer.ands.size(); ++g) {
-      Block* out = slots.data() + static_cast<std::size_t>(layer.ands[g].out) * instances;
-      for (std::size_t e = 0; e < instances; ++e) {
-        const std::size_t i = g * instances + e;
-        const Block pa = select_mask(a0[i].lsb());
-        const Block pb = select_mask(b0[i].lsb());
-        // Garbler's half gate: knows the colour of b.
-        const Block tg = ha0[i] ^ ha1[i] ^ (delta & pb);
-        const Block wg = ha0[i] ^ (tg & pa);
-        // Evaluator's half gate: knows b's value relative to its colour.
-        const Block te = hb0[i] ^ hb1[i] ^ a0[i];
-        const Block we = hb0[i] ^ ((te ^ a0[i]) & pb);
-        tables[2 * i] = tg;
-        tables[2 * i + 1] = te;
-        out[e] = wg ^ we;
-      }
-    }
-    channel.send({reinterpret_cast<const std::uint8_t*>(tables.data()), 2 * m * sizeof(Block)});
-    gate += m;
+    output_bits(program, tile, slots.data(), decoding);
   }
   channel.flush();
-  return output_bits(program, instances, slots.data());
+  return decoding;
 }
 
-std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances, std::uint64_t tweak_high,
-                                   std::span<const Block> input_labels, Block constant_label,
-                                   two_party::Channel& channel, std::uint64_t first_gate) {
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel, Kernel kernel) {
   check_inputs(program, instances, input_labels.size());
-  LabelBuffer slots(static_cast<std::size_t>(program.num_slots) * instances);
-  LabelBuffer wa, wb, ha, hb, tables;
-  std::uint64_t gate = first_gate;
-  for (const auto& layer : program.layers) {
-    run_linear(layer, instances, slots.data(), input_labels, Block{}, constant_label);
-    if (layer.ands.empty()) continue;
-    const std::size_t m = layer.ands.size() * instances;
-    wa.resize(m);
-    wb.resize(m);
-    ha.resize(m);
-    hb.resize(m);
-    tables.resize(2 * m);
-    channel.receive({reinterpret_cast<std::uint8_t*>(tables.data()), 2 * m * sizeof(Block)});
-    for (std::size_t g = 0; g < layer.ands.size(); ++g) {
-      const Block* x = slots.data() + static_cast<std::size_t>(layer.ands[g].in0) * instances;
-      const Block* y = slots.data() + static_cast<std::size_t>(layer.ands[g].in1) * instances;
-      for (std::size_t e = 0; e < instances; ++e) {
-        wa[g * instances + e] = x[e];
-        wb[g * instances + e] = y[e];
+  check_kernel(kernel);
+  std::uint8_t header[kHeaderBytes];
+  channel.receive(header);
+  std::uint64_t number = 0;
+  for (int i = 0; i < 8; ++i) number |= static_cast<std::uint64_t>(header[i]) << (8 * i);
+  if (number >= kGarblingLimit) throw PeerError(Component::Protocol, "garbled circuit stream: bad garbling number");
+  Labels constant(1);
+  std::memcpy(constant.data(), header + 8, sizeof(Block));
+
+  const std::size_t width = std::min(instances, kTileInstances);
+  Labels slots(static_cast<std::size_t>(program.num_slots) * width);
+  const std::size_t chunk_gates = gates_per_chunk(width);
+  Labels tables(2 * std::min<std::size_t>(chunk_gates, program.and_gates) * width);
+  const auto evaluate_ands = kernel == Kernel::Vaes ? detail::vaes_evaluate_ands : detail::portable_evaluate_ands;
+  std::vector<std::uint8_t> colours(static_cast<std::size_t>(program.num_outputs) * instances);
+  std::uint64_t gate_instance = 0;
+  for (Tile tile{0, width, instances}; tile.first < instances; tile.first += width) {
+    tile.count = std::min(width, instances - tile.first);
+    const std::size_t n = tile.count;
+    for (const auto& layer : program.layers) {
+      run_linear(layer, tile, slots.data(), input_labels, Block{}, constant[0]);
+      for (std::size_t first = 0; first < layer.ands.size(); first += chunk_gates) {
+        const std::size_t count = std::min(chunk_gates, layer.ands.size() - first);
+        channel.receive({reinterpret_cast<std::uint8_t*>(tables.data()), 2 * count * n * sizeof(Block)});
+        evaluate_ands(layer.ands.data() + first, count, slots.data(), n, tables.data(), number, gate_instance);
+        gate_instance += count * n;
       }
     }
-    two_party::tccr_hash(wa.data(), ha.data(), m, tweak_high, 2 * gate, 2);
-    two_party::tccr_hash(wb.data(), hb.data(), m, tweak_high, 2 * gate + 1, 2);
-    for (std::size_t g = 0; g < layer.ands.size(); ++g) {
-      Block* out = slots.data() + static_cast<std::size_t>(layer.ands[g].out) * instances;
-      for (std::size_t e = 0; e < instances; ++e) {
-        const std::size_t i = g * instances + e;
-        const Block sa = select_mask(wa[i].lsb());
-        const Block sb = select_mask(wb[i].lsb());
-        const Block wg = ha[i] ^ (tables[2 * i] & sa);
-        const Block we = hb[i] ^ ((tables[2 * i + 1] ^ wa[i]) & sb);
-        out[e] = wg ^ we;
-      }
-    }
-    gate += m;
+    output_bits(program, tile, slots.data(), colours);
   }
-  return output_bits(program, instances, slots.data());
+  return colours;
+}
+
+void open_to_evaluator_send(std::span<const std::uint8_t> decoding_bits, two_party::Channel& channel) {
+  std::vector<std::uint8_t> packed((decoding_bits.size() + 7) / 8, 0);
+  for (std::size_t i = 0; i < decoding_bits.size(); ++i) {
+    if (decoding_bits[i] > 1) throw Error(Component::Protocol, "open_to_evaluator: a bit is neither 0 nor 1");
+    packed[i / 8] |= static_cast<std::uint8_t>(decoding_bits[i] << (i % 8));
+  }
+  channel.send(packed);
+  channel.flush();
+}
+
+std::vector<std::uint8_t> open_to_evaluator_receive(std::span<const std::uint8_t> evaluator_bits,
+                                                    two_party::Channel& channel) {
+  std::vector<std::uint8_t> packed((evaluator_bits.size() + 7) / 8);
+  channel.receive(packed);
+  std::vector<std::uint8_t> values(evaluator_bits.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (evaluator_bits[i] > 1) throw Error(Component::Protocol, "open_to_evaluator: a bit is neither 0 nor 1");
+    values[i] = static_cast<std::uint8_t>(((packed[i / 8] >> (i % 8)) & 1) ^ evaluator_bits[i]);
+  }
+  if (!values.empty() && (values.size() % 8) != 0 && (packed.back() >> (values.size() % 8)) != 0)
+    throw PeerError(Component::Protocol, "open_to_evaluator: padding bits set");
+  return values;
 }
 
 }  // namespace mpc::gc2

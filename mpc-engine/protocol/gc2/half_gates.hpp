@@ -1,66 +1,138 @@
-// Semi-honest garbled circuits for two servers: free-XOR (Kolesnikov-Schneider 2008),
+// Semi-honest garbled circuits for two servers: free-XOR (Kolesnikov-Schneider, ICALP 2008),
 // half-gates (Zahur, Rosulek, Evans, "Two Halves Make a Whole", EUROCRYPT 2015: two
-// ciphertexts, 256 bits, per AND gate) and point-and-permute, hashed with the fixed-key TCCR of
-// two_party/fixed_key_hash.hpp.
+// ciphertexts, 256 bits, per AND gate; XOR and NOT free) and point-and-permute.
 //
-// Both sides run the same layered circuits::Program over `instances` instances (as the
-// three-party evaluator does), the garbler streaming each layer's tables to the evaluator as
-// soon as they are made: one message direction, constant rounds, memory bounded by the
-// program's slots x instances whatever the circuit's size.
+// Hash. H(x, t) = pi(sigma(x) ^ t) ^ sigma(x), pi = AES-128 under a fixed public key,
+// sigma(x_L || x_R) = (x_L ^ x_R) || x_L a linear orthomorphism: the tweakable circular
+// correlation-robust (TCCR) function of Guo, Katz, Wang, Yu, "Efficient and Secure Multiparty
+// Computation from Fixed-Key Block Ciphers" (IEEE S&P 2020, eprint 2019/074), which they prove
+// TCCR in the ideal-permutation model. Half-gates with free-XOR needs of its hash exactly
+// circular correlation robustness for the offset delta, under tweaks that never repeat (ZRE
+// 2015 state their proof for such a hash; GKWY instantiate half-gates with this one and give
+// the concrete bound for many gates under one delta). A fixed key saves a key schedule per
+// gate; sigma and the tweak are what make the fixed-key construction sound (GKWY show attacks
+// on earlier fixed-key hashes that lack them). It is the function of
+// two_party::tccr_hash; gate_kernels.hpp computes it fused into the gate algebra.
 //
-// Labels: the garbler holds each wire's zero label W0 (W1 = W0 ^ delta, lsb(delta) = 1); the
-// evaluator holds the active label, W0 ^ v * delta. Inputs come as labels from the caller
-// (the server transfers them: the garbler's own bits directly, the evaluator's by OT), laid
-// out row by row: input row r of instance e is entry r * instances + e. Public constants are
-// relative to one constant wire of value 0: the garbler passes its zero label, the evaluator
-// the same label (the garbler sends it; it reveals nothing).
+// Tweaks. Gate-instances (an AND gate in one instance) are numbered k = 0, 1, 2, ... in stream
+// order (below); gate-instance k hashes its a labels under (tweak_high, 2k) and its b labels
+// under (tweak_high, 2k + 1), tweak_high being the garbling's number. A Garbler draws delta
+// once and numbers its garblings 0, 1, 2, ... (below 2^63; OT extension's tweaks have the top
+// bit set), so no tweak repeats under one delta, whether a server uses one Garbler per job or
+// one per session (one delta for the server's life, or shared with a correlated-OT session,
+// garbling many jobs). The number travels in the stream's header: the evaluator needs no
+// counter of its own.
 //
-// Outputs: the garbler ends with the decoding bits lsb(W0) and the evaluator with lsb of its
-// active labels; their XOR is the output and each alone is uniform (lsb(W0) is a fresh
-// random bit per wire), so the two servers' bits are an XOR sharing of the result.
+// Labels. The garbler holds each wire's zero label W0 (W1 = W0 ^ delta, lsb(delta) = 1, so
+// lsb(W0) != lsb(W1): the point-and-permute colour); the evaluator holds the active label
+// W0 ^ v * delta. Inputs are labels given by the caller, row by row: input row r of instance e
+// is entry r * instances + e. The garbler passes zero labels for every input (zero_labels()),
+// the evaluator the active ones, which the server transfers: the garbler's own bits and public
+// bits as garbler_input_labels(), the evaluator's by correlated OT. A row may carry the same
+// labels in every instance (the key rows of a batch): all its instances then hold one value.
+// Constants: the garbler draws a label C for constant 0 per garbling and sends it in the
+// header (C ^ delta, constant 1's other label, is never sent).
 //
-// Tweaks: AND gate k (counting every instance) uses (tweak_high, 2(first_gate + k)) and
-// (tweak_high, 2(first_gate + k) + 1); the caller makes these unique for every garbling under
-// one delta (a job number as tweak_high, disjoint first_gate ranges for a job's parts).
+// Outputs. The garbler ends with the decoding bits lsb(W0) of the output wires, the evaluator
+// with the lsb of its active output labels; their XOR is the output, and each side's bits
+// alone are uniform (lsb(W0) is a pseudorandom bit per wire unknown to the evaluator), so the
+// two servers' bits are an XOR sharing of the result that the client opens.
+// open_to_evaluator_*() reveal chosen outputs to the evaluator alone (verdict bits).
 //
-// Three-halves garbling (Rosulek-Roy, CRYPTO 2021) would cut the wire to 192 bits per AND
-// at 1.5x the hashing for the garbler's and evaluator's per-gate work and a more involved
-// decoding; the link between two servers in one data centre is not the bottleneck at the
-// rates below, so half-gates stays.
+// Streaming. Instances go through the program in tiles of up to 32 (each tile's slots stay in
+// cache). garble() sends each chunk of a tile's AND tables (whole gates of one layer, 64 KiB
+// or one gate if that is more) as soon as it is made, and flushes at a layer's end once
+// 16 KiB wait (and at the end); evaluate() consumes the chunks in the same order. One message
+// direction, one round, memory bounded by the program's slots x min(instances, 32) plus one
+// chunk, whatever the circuit's size. Stream: garbling number (8 bytes, little-endian), C (16
+// bytes), then per tile, per layer, per AND gate, the gate's T_G row (the tile's instances in
+// order) followed by its T_E row; k counts along this order.
+//
+// Speed. The kernels (gate_kernels.hpp) take a chunk of one layer's ANDs at a time: the
+// gate-instances of a layer are independent, so their hashes keep the AES units busy. With
+// VAES (AVX-512) four labels go through each AES instruction and eight registers are in
+// flight: each gate's instances fill them from 16 instances on, consecutive gates share them
+// below (one block still fills them). Without VAES, two_party::tccr_hash per gate (AES-NI with
+// eight blocks in flight, or OpenSSL). Chosen at run time (Kernel). gc2_bench measures it.
+//
+// Three-halves (Rosulek-Roy, CRYPTO 2021: 1.5 kappa bits per AND) is not implemented. It
+// costs the garbler 6 hashes per AND instead of 4 and the evaluator 3 instead of 2, plus
+// per-gate control bits, to send 24 bytes instead of 32. It pays only when the link, not the
+// hashing, bounds the rate: at the garbling rates here (about 100 M AND/s with VAES, 3.2 GB/s
+// of tables) that is any link below about 25 Gbit/s with large batches (10 Gbit/s carries
+// 39 M half-gates ANDs/s, 52 M three-halves ANDs/s). KDC jobs are small batches whose time is
+// latency, so half-gates stays; three-halves is the step to take if large batches over a
+// 10 Gbit/s link matter.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "circuits/program.hpp"
-#include "protocol/two_party/block.hpp"
+#include "protocol/gc2/labels.hpp"
 #include "protocol/two_party/channel.hpp"
 
 namespace mpc::gc2 {
 
-using two_party::Block;
+// How the per-gate hashing runs: VAES where the CPU has it, else the portable path.
+enum class Kernel { Portable, Vaes };
+bool kernel_available(Kernel kernel);
+Kernel best_kernel();
+const char* kernel_name(Kernel kernel);
 
-// Fresh uniform labels (system CSPRNG); random_delta() has lsb 1.
-std::vector<Block> random_labels(std::size_t count);
-Block random_delta();
+// Fresh uniform labels from the system CSPRNG: the garbler's zero labels of input rows.
+Labels zero_labels(std::size_t count);
 
-// The active labels of known bits: zero_labels[i] ^ bits[i] * delta (bits are 0 or 1).
-std::vector<Block> active_labels(std::span<const Block> zero_labels, std::span<const std::uint8_t> bits, Block delta);
+class Garbler {
+ public:
+  // A fresh random delta (lsb 1).
+  explicit Garbler(Kernel kernel = best_kernel());
+  // A given delta, e.g. the offset of a correlated-OT session; its lsb must be 1.
+  explicit Garbler(const Block& delta, Kernel kernel = best_kernel());
+  ~Garbler();  // wipes delta
+  Garbler(const Garbler&) = delete;
+  Garbler& operator=(const Garbler&) = delete;
 
-// Garbles and streams. Returns the decoding bits, output j of instance e at j * instances + e.
-std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances, Block delta,
-                                 std::uint64_t tweak_high, std::span<const Block> input_zero_labels,
-                                 Block constant_zero, two_party::Channel& channel, std::uint64_t first_gate = 0);
+  const Block& delta() const { return delta_; }
 
-// Evaluates the garbler's stream. Returns lsb of the output labels, laid out as garble()'s.
-// Throws PeerError when the stream stops (the channel's timeout).
-std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances, std::uint64_t tweak_high,
-                                   std::span<const Block> input_labels, Block constant_label,
-                                   two_party::Channel& channel, std::uint64_t first_gate = 0);
+  // Garbles `program` over `instances` instances and streams the tables; returns the decoding
+  // bits, output j of instance e at j * instances + e. input_zero_labels: num_inputs rows of
+  // `instances` labels. Safe to call from several threads at once (each with its own channel).
+  std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_zero_labels, two_party::Channel& channel);
 
-// Bytes the garbler sends for `program` over `instances` instances.
+  // Garblings started so far (the next garbling's number).
+  std::uint64_t garblings() const { return next_garbling_.load(); }
+
+ private:
+  Block delta_;
+  Kernel kernel_;
+  std::atomic<std::uint64_t> next_garbling_{0};
+};
+
+// The active labels of bits the garbler knows (its own key share, public inputs):
+// zero_labels[i] ^ values[i] * delta. values are 0 or 1.
+Labels garbler_input_labels(const Garbler& garbler, std::span<const std::uint8_t> values,
+                            std::span<const Block> zero_labels);
+
+// Evaluates the garbler's stream with the active input labels (laid out as garble()'s). Returns
+// the lsb of the output labels, laid out as garble()'s result. Throws PeerError when the stream
+// stops (the channel's timeout) or is malformed.
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel,
+                                   Kernel kernel = best_kernel());
+
+// Bytes the garbler sends for `program` over `instances` instances (header included).
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances);
+
+// Opening outputs to the evaluator alone: the garbler sends the decoding bits of the chosen
+// outputs (packed, 8 per byte) and flushes; the evaluator XORs them onto its own bits and
+// returns the values (0 or 1). Both sides pass the same number of bits.
+void open_to_evaluator_send(std::span<const std::uint8_t> decoding_bits, two_party::Channel& channel);
+std::vector<std::uint8_t> open_to_evaluator_receive(std::span<const std::uint8_t> evaluator_bits,
+                                                    two_party::Channel& channel);
 
 }  // namespace mpc::gc2
