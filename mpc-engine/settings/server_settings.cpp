@@ -101,6 +101,12 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
     if (settings.protocol != Protocol::Lut2) root.fail("lut", "applies only to protocol = \"lut2\"");
     settings.lut = read_lut(document, *lut);
   }
+  // A job waiting for its entries must not look dead to the other server, which waits for it
+  // no longer than peer_timeout_ms.
+  if (settings.protocol == Protocol::Lut2 && settings.lut.pool_wait >= settings.limits.peer_timeout)
+    root.fail("lut", "pool_wait_ms (" + std::to_string(settings.lut.pool_wait.count()) +
+                         ") must be below [limits] peer_timeout_ms (" +
+                         std::to_string(settings.limits.peer_timeout.count()) + ")");
 
   const auto peers = root.table_array("peers", parties - 1, parties - 1);
   for (std::size_t i = 0; i < peers.size(); ++i) {

@@ -23,8 +23,10 @@
 //
 //   [lut]                         # protocol = "lut2" only
 //   preprocessing = "ot"          # ot (the two servers alone) | dealer (an offline third server)
-//   pool_sboxes = 4194304         # masked S-box tables kept ready ahead of the online phase
+//   pool_sboxes = 131072          # masked S-box entries kept ready ahead of the online phase
+//                                 # (160 per AES-128 block, 224 per AES-256 block; 40 bytes each)
 //   pool_wait_ms = 200            # a job waits this long for the pool to refill, then fails
+//                                 # (Busy); must be below [limits] peer_timeout_ms
 //
 //   [[peers]]                     # exactly the two other parties (the other one with gc2, lut2)
 //   party = 2
@@ -100,7 +102,7 @@ enum class LutPreprocessing { Ot, Dealer };
 
 struct LutSettings {
   LutPreprocessing preprocessing = LutPreprocessing::Ot;
-  std::uint32_t pool_sboxes = 1u << 22;
+  std::uint32_t pool_sboxes = 1u << 17;
   std::chrono::milliseconds pool_wait{200};
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/secret.hpp"
 #include "protocol/two_party/channel.hpp"
@@ -26,7 +27,14 @@ struct ComputeTask {
   std::span<const std::uint8_t> key_share;  // this server's share of the round keys
   std::span<const std::uint8_t> input;      // the public input blocks (counter blocks or ECB input), blocks * 16
   std::uint32_t blocks = 0;
-  std::uint64_t pool_start = 0;  // lut2: the first pool entry this job consumes
+  std::uint64_t pool_epoch = 0;  // lut2: the pool epoch and first entry this job consumes
+  std::uint64_t pool_start = 0;
+};
+
+// A transient shortage (lut2: the pool has not got the job's entries): the client gets Busy.
+class BackendBusy : public Error {
+ public:
+  using Error::Error;
 };
 
 class Backend {
@@ -38,15 +46,18 @@ class Backend {
   // This server's XOR share of the output, blocks * 16 bytes. Runs on a worker thread; may be
   // called by several at once for different jobs. Throws PeerError when the other server fails.
   virtual SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) = 0;
-  // lut2 with preprocessing by OT: fills pool entries [start, start + count) with the other
-  // server (a job of its own). Others never get such jobs.
-  virtual void preprocess(two_party::Channel& peer, std::uint64_t start, std::uint64_t count) = 0;
+  // lut2: fills pool entries [start, start + count) with the other server (a job of its own).
+  // Others never get such jobs.
+  virtual void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) = 0;
+  // lut2: drops the pool and numbers entries afresh under `epoch`.
+  virtual void reset_pool(std::uint64_t epoch) { (void)epoch; }
   // For the periodic status line and the Status reply.
   virtual std::string describe_state() const = 0;
-  // lut2: whether the pool wants refilling from `next_free` on (the leader then announces a
-  // preprocessing job of preprocess_batch() entries).
+  // lut2: the leader keeps the pool filled by announcing preprocessing jobs of
+  // preprocess_batch() entries, at most pool_capacity() entries ahead of consumption.
   virtual bool wants_preprocessing() const = 0;
   virtual std::uint64_t preprocess_batch() const = 0;
+  virtual std::uint64_t pool_capacity() const { return 0; }
 };
 
 // party: 0 (leader: garbler with gc2) or 1.

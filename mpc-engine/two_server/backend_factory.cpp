@@ -1,6 +1,7 @@
 #include "common/error.hpp"
 #include "two_server/backend.hpp"
 #include "two_server/gc2_backend.hpp"
+#include "two_server/lut2_backend.hpp"
 
 namespace mpc::two_server {
 
@@ -9,6 +10,7 @@ std::unique_ptr<Backend> make_backend(const settings::ServerSettings& settings, 
     case settings::Protocol::Gc2:
       return std::make_unique<Gc2Backend>(settings.party, log);
     case settings::Protocol::Lut2:
+      return std::make_unique<Lut2Backend>(settings.party, settings.lut, log);
     case settings::Protocol::Rss3:
       break;
   }

@@ -14,8 +14,6 @@ using gc2::Block;
 
 // Instances garbled at once: bounds the label memory of a job part (slots x instances x 16 bytes).
 constexpr std::size_t kPartBlocks = 512;
-// Gate-tweak room per part: far more AND gates than a part has.
-constexpr std::uint64_t kGatesPerPart = 1ull << 40;
 
 std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
   std::vector<std::uint8_t> bits(bytes.size() * 8);
@@ -45,14 +43,17 @@ void pack_output(std::span<const std::uint8_t> bits, std::size_t instances, std:
 }
 
 // Input labels of one part: the key rows' labels in every instance, then the block rows.
-std::vector<Block> part_inputs(std::span<const Block> key_labels, std::span<const Block> block_labels,
-                               std::size_t instances) {
-  std::vector<Block> inputs((key_labels.size() + 128) * instances);
+gc2::Labels part_inputs(std::span<const Block> key_labels, std::span<const Block> block_labels,
+                        std::size_t instances) {
+  gc2::Labels inputs((key_labels.size() + 128) * instances);
   for (std::size_t r = 0; r < key_labels.size(); ++r)
-    std::fill_n(inputs.begin() + static_cast<std::ptrdiff_t>(r * instances), instances, key_labels[r]);
-  std::copy(block_labels.begin(), block_labels.end(),
-            inputs.begin() + static_cast<std::ptrdiff_t>(key_labels.size() * instances));
+    std::fill_n(inputs.data() + r * instances, instances, key_labels[r]);
+  std::copy(block_labels.begin(), block_labels.end(), inputs.data() + key_labels.size() * instances);
   return inputs;
+}
+
+std::vector<Block> copy_of(const gc2::Labels& labels) {
+  return std::vector<Block>(labels.data(), labels.data() + labels.size());
 }
 
 // Which share a label set was made for (kept in memory beside it, never sent).
@@ -72,11 +73,10 @@ Gc2Backend::Gc2Backend(int party, const Logger& log) : party_(party), log_(log) 
       programs_[size][direction] = circuits::compile(circuits::build_aes_circuit(
           size == 0 ? AesKeySize::Aes128 : AesKeySize::Aes256,
           direction == 0 ? AesDirection::Encrypt : AesDirection::Decrypt, circuits::SboxVariant::And32));
-  if (party_ == 0) delta_ = gc2::random_delta();
+  if (party_ == 0) garbler_ = std::make_unique<gc2::Garbler>();
 }
 
 Gc2Backend::~Gc2Backend() {
-  wipe(&delta_, sizeof delta_);
   for (auto& [key, set] : label_sets_) wipe(set.labels.data(), set.labels.size() * sizeof(Block));
 }
 
@@ -84,7 +84,7 @@ const circuits::Program& Gc2Backend::program(wire::KeyAlgorithm algorithm, bool 
   return programs_[algorithm == wire::KeyAlgorithm::Aes256 ? 1 : 0][decrypt ? 1 : 0];
 }
 
-void Gc2Backend::preprocess(two_party::Channel&, std::uint64_t, std::uint64_t) {
+void Gc2Backend::preprocess(two_party::Channel&, std::uint64_t, std::uint64_t, std::uint64_t) {
   throw Error(Component::Server, "gc2 needs no preprocessing");
 }
 
@@ -111,7 +111,7 @@ Gc2Backend::LabelSet Gc2Backend::garbler_labels(const std::string& key, std::spa
     do randombytes_buf(&set.id, sizeof set.id);
     while (set.id == 0);
     set.share_digest = digest;
-    set.labels = gc2::random_labels(share.size() * 8);
+    set.labels = copy_of(gc2::zero_labels(share.size() * 8));
   }
   return set;
 }
@@ -130,30 +130,25 @@ SecretBytes Gc2Backend::garble_job(two_party::Channel& peer, const ComputeTask& 
   if (transfer) {
     // Server 2 chooses with its share bits s2: m_c = Z ^ (s1 ^ c) * delta.
     const auto own_bits = bits_of(task.key_share);
-    std::vector<Block> m0 = gc2::active_labels(key_zero, own_bits, delta_);
-    std::vector<Block> m1(m0.size());
-    for (std::size_t i = 0; i < m0.size(); ++i) m1[i] = m0[i] ^ delta_;
+    const gc2::Labels m0 = gc2::garbler_input_labels(*garbler_, own_bits, key_zero);
+    gc2::Labels m1(m0.size());
+    for (std::size_t i = 0; i < m0.size(); ++i) m1[i] = m0[i] ^ garbler_->delta();
     ot::OtExtensionSender sender(peer);
-    sender.chosen(m0, m1);
-    wipe(m0.data(), m0.size() * sizeof(Block));
-    wipe(m1.data(), m1.size() * sizeof(Block));
+    sender.chosen(m0.span(), m1.span());
   }
   SecretBytes share(static_cast<std::size_t>(task.blocks) * 16);
-  for (std::size_t first = 0, part = 0; first < task.blocks; first += kPartBlocks, ++part) {
+  for (std::size_t first = 0; first < task.blocks; first += kPartBlocks) {
     const std::size_t instances = std::min<std::size_t>(kPartBlocks, task.blocks - first);
-    const Block constant = gc2::random_labels(1)[0];
-    const auto block_zero = gc2::random_labels(128 * instances);
+    const gc2::Labels block_zero = gc2::zero_labels(128 * instances);
     // The public blocks' active labels, row-major like the circuit's input rows.
     std::vector<std::uint8_t> block_bits(128 * instances);
     for (std::size_t e = 0; e < instances; ++e)
       for (std::size_t r = 0; r < 128; ++r)
         block_bits[r * instances + e] = (task.input[(first + e) * 16 + r / 8] >> (r % 8)) & 1;
-    const auto block_active = gc2::active_labels(block_zero, block_bits, delta_);
-    peer.send({reinterpret_cast<const std::uint8_t*>(&constant), sizeof constant});
+    const gc2::Labels block_active = gc2::garbler_input_labels(*garbler_, block_bits, block_zero);
     peer.send({reinterpret_cast<const std::uint8_t*>(block_active.data()), block_active.size() * sizeof(Block)});
-    auto inputs = part_inputs(key_zero, block_zero, instances);
-    const auto decoding = gc2::garble(prog, instances, delta_, task.job, inputs, constant, peer, part * kGatesPerPart);
-    wipe(inputs.data(), inputs.size() * sizeof(Block));
+    const gc2::Labels inputs = part_inputs(key_zero, block_zero, instances);
+    const auto decoding = garbler_->garble(prog, instances, inputs, peer);
     pack_output(decoding, instances, share.data() + first * 16);
   }
   peer.flush();
@@ -196,15 +191,12 @@ SecretBytes Gc2Backend::evaluate_job(two_party::Channel& peer, const ComputeTask
     ++key_transfers_;
   }
   SecretBytes share(static_cast<std::size_t>(task.blocks) * 16);
-  for (std::size_t first = 0, part = 0; first < task.blocks; first += kPartBlocks, ++part) {
+  for (std::size_t first = 0; first < task.blocks; first += kPartBlocks) {
     const std::size_t instances = std::min<std::size_t>(kPartBlocks, task.blocks - first);
-    Block constant;
-    peer.receive({reinterpret_cast<std::uint8_t*>(&constant), sizeof constant});
-    std::vector<Block> block_active(128 * instances);
+    gc2::Labels block_active(128 * instances);
     peer.receive({reinterpret_cast<std::uint8_t*>(block_active.data()), block_active.size() * sizeof(Block)});
-    auto inputs = part_inputs(held.labels, block_active, instances);
-    const auto colours = gc2::evaluate(prog, instances, task.job, inputs, constant, peer, part * kGatesPerPart);
-    wipe(inputs.data(), inputs.size() * sizeof(Block));
+    const gc2::Labels inputs = part_inputs(held.labels, block_active.span(), instances);
+    const auto colours = gc2::evaluate(prog, instances, inputs, peer);
     pack_output(colours, instances, share.data() + first * 16);
   }
   wipe(held.labels.data(), held.labels.size() * sizeof(Block));

@@ -6,8 +6,8 @@
 //   1 -> 2  the id of server 1's label set for the key and its share; if they differ, server
 //           2's key-share bits are transferred by chosen OT (protocol/ot): server 2 learns,
 //           per key bit, Z ^ (s1 ^ s2) * delta
-//   1 -> 2  a label for the constant 0, the active labels of the public input blocks, then the
-//           garbled tables, layer by layer
+//   1 -> 2  the active labels of the public input blocks, then the garbled stream (its header
+//           names the garbling and carries the constant's label), per part of at most 512 blocks
 //   each    its output bits: server 1 the decoding bits, server 2 its labels' colours
 //
 // Server 1 draws delta when it starts and keeps, per key, the zero labels of the key rows under
@@ -41,7 +41,7 @@ class Gc2Backend final : public Backend {
   const char* name() const override { return "gc2 (half-gates garbled circuits)"; }
   std::uint64_t pool_entries(const wire::KeyId&, std::uint32_t) const override { return 0; }
   SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) override;
-  void preprocess(two_party::Channel&, std::uint64_t, std::uint64_t) override;
+  void preprocess(two_party::Channel&, std::uint64_t, std::uint64_t, std::uint64_t) override;
   std::string describe_state() const override;
   bool wants_preprocessing() const override { return false; }
   std::uint64_t preprocess_batch() const override { return 0; }
@@ -62,7 +62,7 @@ class Gc2Backend final : public Backend {
   Logger log_;
   // AES-128 / AES-256 x encrypt / decrypt.
   circuits::Program programs_[2][2];
-  gc2::Block delta_{};  // server 1
+  std::unique_ptr<gc2::Garbler> garbler_;  // server 1: one delta for the server's life
   mutable std::mutex mutex_;
   std::map<std::string, LabelSet> label_sets_;  // by wire::describe(key)
   std::uint64_t key_transfers_ = 0;

@@ -29,6 +29,9 @@ wire::ClientKey client_key(const transport::PublicKey& key) {
 
 struct TwoServer::Job {
   std::uint64_t number = 0;
+  wire::TwoServerJobKind kind = wire::TwoServerJobKind::ClientRequest;
+  std::uint64_t pool_entries = 0;  // a preprocessing job: the entries it fills from pool_start
+  std::uint64_t pool_epoch = 0;
   std::string routing_id;
   wire::ClientKey client{};
   wire::ComputeRequest request;
@@ -79,6 +82,7 @@ TwoServer::TwoServer(settings::ServerSettings settings, const Logger& log)
   peers_ = std::make_unique<server::PeerLinks>(context_, settings_, own_keys_);
   randombytes_buf(&next_job_, sizeof next_job_);
   next_job_ >>= 1;  // room to count up without wrapping
+  if (settings_.party == 0 && backend_->wants_preprocessing()) new_pool_epoch();
   for (std::size_t i = 0; i < kWorkers; ++i) {
     auto worker = std::make_unique<Worker>();
     Worker* raw = worker.get();
@@ -125,6 +129,7 @@ void TwoServer::run(const std::atomic<bool>& stop) {
       if (envelope->from_party >= 0) handle_peer_frame(std::move(envelope->data));
     }
     if (settings_.party != 0) start_announced();
+    if (settings_.party == 0) schedule_preprocessing();
     collect_results();
     send_outgoing();
     const auto now = std::chrono::steady_clock::now();
@@ -278,13 +283,22 @@ void TwoServer::handle_compute(transport::ReceivedMessage& message, wire::Comput
     return;
   }
   const std::uint64_t entries = backend_->pool_entries(job->request.key, job->request.blocks);
+  if (entries > backend_->pool_capacity() && backend_->wants_preprocessing()) {
+    reply_error(message.routing_id, id, wire::Status::TooLarge,
+                "the job needs " + std::to_string(entries) + " lookup-table entries; the pool holds " +
+                    std::to_string(backend_->pool_capacity()) + " ([lut] pool_sboxes)");
+    return;
+  }
   job->number = next_job_++;
+  job->pool_epoch = pool_epoch_;
   job->pool_start = next_pool_;
   next_pool_ += entries;
+  ++client_jobs_running_;
   wire::TwoServerAnnounce announce;
   announce.job = job->number;
   announce.client = job->client;
   announce.request = id;
+  announce.pool_epoch = job->pool_epoch;
   announce.pool_start = job->pool_start;
   announce.pool_entries = entries;
   unsent_.push_back(wire::encode_two_server(announce));
@@ -316,6 +330,26 @@ void TwoServer::start_announced() {
   const auto now = std::chrono::steady_clock::now();
   while (!announced_.empty()) {
     const auto& [announce, when] = announced_.front();
+    if (backend_->wants_preprocessing() && announce.pool_epoch != pool_epoch_) {
+      // The leader started afresh (or lost track of this server's pool): so does the pool.
+      pool_epoch_ = announce.pool_epoch;
+      backend_->reset_pool(pool_epoch_);
+    }
+    if (announce.kind == wire::TwoServerJobKind::LutPreprocessing) {
+      if (!backend_->wants_preprocessing()) {
+        streams_.send_abort(announce.job, "this server's protocol has no preprocessing");
+      } else {
+        auto job = std::make_shared<Job>();
+        job->number = announce.job;
+        job->kind = announce.kind;
+        job->pool_epoch = announce.pool_epoch;
+        job->pool_start = announce.pool_start;
+        job->pool_entries = announce.pool_entries;
+        queue_job(std::move(job));
+      }
+      announced_.pop_front();
+      continue;
+    }
     auto it = unannounced_.find({announce.client, announce.request});
     if (it == unannounced_.end()) {
       if (now - when < settings_.limits.job_wait) return;
@@ -339,6 +373,7 @@ void TwoServer::start_announced() {
       continue;
     }
     job->number = announce.job;
+    job->pool_epoch = announce.pool_epoch;
     job->pool_start = announce.pool_start;
     announced_.pop_front();
     queue_job(std::move(job));
@@ -364,6 +399,10 @@ void TwoServer::worker_loop(Worker& worker) {
       job = std::move(worker.queue.front());
       worker.queue.pop_front();
     }
+    if (job->kind == wire::TwoServerJobKind::LutPreprocessing) {
+      run_preprocessing(*job);
+      continue;
+    }
     std::vector<std::uint8_t> input(static_cast<std::size_t>(job->request.blocks) * 16);
     server::public_blocks(job->request, 0, job->request.blocks, input);
     ComputeTask task;
@@ -373,12 +412,17 @@ void TwoServer::worker_loop(Worker& worker) {
     task.key_share = job->key_share.span();
     task.input = input;
     task.blocks = job->request.blocks;
+    task.pool_epoch = job->pool_epoch;
     task.pool_start = job->pool_start;
     try {
       auto stream = streams_.open(job->number);
       job->result = backend_->compute(*stream, task);
     } catch (const PeerError& error) {
       job->status = wire::Status::PeerFailure;
+      job->error = error.what();
+      streams_.send_abort(job->number, error.what());
+    } catch (const BackendBusy& error) {
+      job->status = wire::Status::Busy;
       job->error = error.what();
       streams_.send_abort(job->number, error.what());
     } catch (const std::exception& error) {
@@ -395,15 +439,84 @@ void TwoServer::worker_loop(Worker& worker) {
   }
 }
 
+void TwoServer::run_preprocessing(Job& job) {
+  try {
+    auto stream = streams_.open(job.number);
+    backend_->preprocess(*stream, job.pool_epoch, job.pool_start, job.pool_entries);
+  } catch (const std::exception& error) {
+    job.status = wire::Status::PeerFailure;
+    job.error = error.what();
+    streams_.send_abort(job.number, error.what());
+  }
+  std::lock_guard lock(results_mutex_);
+  preprocessed_.push_back({job.status == wire::Status::Ok, job.pool_epoch, job.pool_entries, job.error});
+  wakeup_.notify();
+}
+
+void TwoServer::new_pool_epoch() {
+  const std::uint64_t previous = pool_epoch_;
+  do randombytes_buf(&pool_epoch_, sizeof pool_epoch_);
+  while (pool_epoch_ == 0 || pool_epoch_ == previous);
+  backend_->reset_pool(pool_epoch_);
+  next_pool_ = 0;
+  next_produce_ = 0;
+  preprocessing_in_flight_ = false;
+  log_.info("lookup-table pool restarted", {{"epoch", pool_epoch_}});
+}
+
+void TwoServer::schedule_preprocessing() {
+  if (!backend_->wants_preprocessing() || preprocessing_in_flight_) return;
+  const std::uint64_t batch = backend_->preprocess_batch();
+  const std::uint64_t capacity = backend_->pool_capacity();
+  if (next_produce_ + batch > next_pool_ + capacity) return;
+  // Preprocessing competes with the online phase for the same cores: while client jobs run,
+  // it waits unless the pool is down to a quarter of its size.
+  const std::uint64_t ahead = next_produce_ > next_pool_ ? next_produce_ - next_pool_ : 0;
+  if (client_jobs_running_ > 0 && ahead >= capacity / 4) return;
+  auto job = std::make_shared<Job>();
+  job->number = next_job_++;
+  job->kind = wire::TwoServerJobKind::LutPreprocessing;
+  job->pool_epoch = pool_epoch_;
+  job->pool_start = next_produce_;
+  job->pool_entries = batch;
+  wire::TwoServerAnnounce announce;
+  announce.job = job->number;
+  announce.kind = job->kind;
+  announce.pool_epoch = pool_epoch_;
+  announce.pool_start = job->pool_start;
+  announce.pool_entries = batch;
+  unsent_.push_back(wire::encode_two_server(announce));
+  next_produce_ += batch;
+  preprocessing_in_flight_ = true;
+  queue_job(std::move(job));
+}
+
 void TwoServer::collect_results() {
   std::vector<std::shared_ptr<Job>> done;
+  std::vector<Preprocessed> preprocessed;
   {
     std::lock_guard lock(results_mutex_);
     done.swap(results_);
+    preprocessed.swap(preprocessed_);
+  }
+  for (const auto& batch : preprocessed) {
+    if (batch.epoch != pool_epoch_) continue;  // made for a pool since dropped
+    preprocessing_in_flight_ = false;
+    if (batch.ok) {
+      log_.debug("lookup-table entries made", {{"entries", batch.entries}, {"pool", backend_->describe_state()}});
+    } else {
+      // The other server may have lost its pool (a restart): start both afresh.
+      log_.warn("lookup-table preprocessing failed", {{"error", batch.error}});
+      if (settings_.party == 0) new_pool_epoch();
+    }
   }
   for (auto& job : done) {
+    if (settings_.party == 0 && client_jobs_running_ > 0) --client_jobs_running_;
     if (job->status != wire::Status::Ok) {
       ++jobs_failed_;
+      // A job that failed on the other server's side may mean it lost its pool (a restart).
+      if (settings_.party == 0 && job->status == wire::Status::PeerFailure && backend_->wants_preprocessing())
+        new_pool_epoch();
       log_.warn("job failed", {{"job", job->number}, {"error", job->error}});
       reply_error(job->routing_id, job->request.id, job->status, job->error);
       continue;

@@ -63,6 +63,9 @@ class TwoServer {
                    const std::string& detail);
   const SecretBytes* key_material(const wire::KeyId& key);
   void worker_loop(Worker& worker);
+  void run_preprocessing(Job& job);
+  void schedule_preprocessing();  // leader
+  void new_pool_epoch();          // leader
 
   settings::ServerSettings settings_;
   Logger log_;
@@ -79,7 +82,11 @@ class TwoServer {
 
   std::map<std::string, SecretBytes> material_cache_;  // by wire::describe(key)
   std::uint64_t next_job_ = 0;     // leader: the next job number
-  std::uint64_t next_pool_ = 0;    // leader: the next lookup-table pool entry
+  std::uint64_t next_pool_ = 0;     // leader: the next lookup-table pool entry a job gets
+  std::uint64_t next_produce_ = 0;  // leader: the next entry a preprocessing job fills
+  bool preprocessing_in_flight_ = false;
+  std::uint64_t client_jobs_running_ = 0;  // leader: announced client jobs not yet answered
+  std::uint64_t pool_epoch_ = 0;    // lut2: the leader's current pool epoch (follower: the last seen)
   // Follower: client requests waiting for their announcement, by client key and request id.
   std::map<std::pair<wire::ClientKey, wire::RequestId>, std::shared_ptr<Job>> unannounced_;
   // Follower: announcements in order, waiting for their request.
@@ -88,6 +95,13 @@ class TwoServer {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::mutex results_mutex_;
   std::vector<std::shared_ptr<Job>> results_;
+  struct Preprocessed {
+    bool ok = false;
+    std::uint64_t epoch = 0;
+    std::uint64_t entries = 0;
+    std::string error;
+  };
+  std::vector<Preprocessed> preprocessed_;
   std::uint64_t jobs_served_ = 0;
   std::uint64_t jobs_failed_ = 0;
 };

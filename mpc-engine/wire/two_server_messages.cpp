@@ -25,6 +25,7 @@ std::vector<std::uint8_t> encode_two_server(const TwoServerMessage& message) {
           writer.u8(static_cast<std::uint8_t>(m.kind));
           writer.bytes(m.client);
           writer.bytes(m.request);
+          writer.u64(m.pool_epoch);
           writer.u64(m.pool_start);
           writer.u64(m.pool_entries);
         } else if constexpr (std::is_same_v<T, TwoServerData>) {
@@ -61,6 +62,7 @@ TwoServerMessage decode_two_server(std::span<const std::uint8_t> frame) {
       m.kind = static_cast<TwoServerJobKind>(kind);
       m.client = reader.array<32>();
       m.request = reader.array<16>();
+      m.pool_epoch = reader.u64();
       m.pool_start = reader.u64();
       m.pool_entries = reader.u64();
       reader.expect_end();

@@ -27,7 +27,9 @@ using ClientKey = std::array<std::uint8_t, 32>;
 enum class TwoServerJobKind : std::uint8_t { ClientRequest = 1, LutPreprocessing = 2 };
 
 // Body: u8 kind | 32-byte client public key | 16-byte request id | u64 lookup-table pool
-// start | u64 lookup-table entries (lut2: the pool entries the job uses or fills; else 0).
+// epoch | u64 pool start | u64 pool entries (lut2: the entries the job uses or fills, numbered
+// within the epoch; else 0). A new epoch tells the follower to drop its pool: the leader
+// starts one when it starts and whenever a job failed on the follower's side.
 // For a client request the follower runs the client's own copy of the request; the leader
 // only names it. A preprocessing job has a zero client key and request id.
 struct TwoServerAnnounce {
@@ -35,6 +37,7 @@ struct TwoServerAnnounce {
   TwoServerJobKind kind = TwoServerJobKind::ClientRequest;
   ClientKey client{};
   RequestId request{};
+  std::uint64_t pool_epoch = 0;
   std::uint64_t pool_start = 0;
   std::uint64_t pool_entries = 0;
 };

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from mpc_cluster import Cluster, MpcctlError, openssl_ctr_keystream, openssl_ecb, server_binary
+from mpc_cluster import Cluster, MpcctlError, openssl_ctr_keystream, openssl_ecb, parse_blocks, server_binary
 
 FIPS197 = {
     "aes128": ("000102030405060708090a0b0c0d0e0f", "00112233445566778899aabbccddeeff",
@@ -39,7 +39,8 @@ def test_random_keys_and_blocks_against_openssl(two_server_cluster: Cluster, alg
         name = f"random-{alg}-{round_}"
         key_hex, _ = two_server_cluster.import_key(name, 1, alg)
         counter = secrets.token_hex(16)
-        blocks = (1, 7, 130)[round_]
+        # Lookup tables need 160 entries per block from a pool that OT refills slowly.
+        blocks = (1, 7, 130 if two_server_cluster.protocol == "gc2" else 24)[round_]
         assert two_server_cluster.keystream(name, 1, alg, counter, blocks) == \
             openssl_ctr_keystream(alg, key_hex, counter, blocks)
         data = secrets.token_bytes(16 * blocks)
@@ -88,6 +89,50 @@ def test_compute_only_key_may_not_import(two_server_cluster: Cluster):
     result = two_server_cluster.mpcctl("key", "import", "--cluster", str(two_server_cluster.compute_config),
                                        *Cluster.key_args("nope", 1, "aes128"), "--key-file", str(path), check=False)
     assert result.returncode != 0 and "unauthorized" in result.stderr
+
+
+@pytest.mark.timeout(120)
+def test_lookup_table_pool_running_dry_fails_clearly_never_wrongly(tmp_path):
+    cluster = Cluster(tmp_path / "dry", protocol="lut2")
+    try:
+        cluster.init()
+        for party in (1, 2):
+            config = cluster.server_dir(party) / "server.toml"
+            config.write_text(config.read_text().replace("pool_wait_ms = 2000", "pool_wait_ms = 0\npool_sboxes = 4096"))
+        cluster.start()
+        key_hex, _ = cluster.import_key("dry", 1, "aes128")
+
+        def job() -> bool:
+            counter = secrets.token_hex(16)
+            result = cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config),
+                                    *Cluster.key_args("dry", 1, "aes128"), "--counter", counter, "--blocks", "20",
+                                    check=False)
+            if result.returncode == 0:
+                assert parse_blocks(result.stdout) == openssl_ctr_keystream("aes128", key_hex, counter, 20)
+                return True
+            assert "lookup-table pool empty" in result.stderr, result.stderr
+            return False
+
+        def wait_for_a_full_pool() -> None:
+            deadline = time.monotonic() + 30
+            while not job():
+                assert time.monotonic() < deadline, "the pool never refilled"
+                time.sleep(0.5)
+
+        # 20 blocks take 3200 of the pool's 4096 entries: after one job, a burst finds it dry.
+        wait_for_a_full_pool()
+        burst = [job() for _ in range(5)]
+        assert not all(burst), "five jobs in a row cannot all fit a 4096-entry pool"
+        # Once the burst stops, preprocessing refills the pool and jobs succeed again.
+        time.sleep(1)
+        wait_for_a_full_pool()
+        # A job larger than the whole pool is refused as such.
+        big = cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config),
+                             *Cluster.key_args("dry", 1, "aes128"), "--counter", "0" * 32, "--blocks", "40",
+                             check=False)
+        assert big.returncode != 0 and "pool holds 4096" in big.stderr
+    finally:
+        cluster.stop()
 
 
 @pytest.mark.timeout(180)

@@ -55,7 +55,11 @@ std::string server_toml(const std::string& protocol, int parties, int party, con
                      "\nclient_endpoint = \"" + endpoint(host, base_port + static_cast<std::uint64_t>(party)) +
                      "\"\npeer_endpoint = \"" + endpoint(host, base_port + 10 + static_cast<std::uint64_t>(party)) +
                      "\"\nsecret_key_file = \"server.key\"\nstorage_path = \"data\"\n"
-                     "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n\n[limits]\npeer_timeout_ms = 1000\n";
+                     "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n\n[limits]\npeer_timeout_ms = " +
+                     (protocol == "lut2" ? std::string("3000") : std::string("1000")) + "\n";
+  // Preprocessing by OT is far slower than the online phase: on one machine, jobs wait for
+  // the pool rather than fail while it fills.
+  if (protocol == "lut2") text += "\n[lut]\npool_wait_ms = 2000\n";
   for (int peer = 1; peer <= parties; ++peer) {
     if (peer == party) continue;
     text += "\n[[peers]]\nparty = " + std::to_string(peer) + "\nendpoint = \"" +

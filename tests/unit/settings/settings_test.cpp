@@ -390,6 +390,9 @@ TEST_F(SettingsTest, LookupTableSettingsOnlyForLut2) {
   expect_server_error(server_text(root, "", "[lut]\npool_sboxes = 10\n" + one_peer), {"lut.pool_sboxes", "between"});
   expect_server_error(server_text(root, "", "[lut]\npreprocessing = \"magic\"\n" + one_peer),
                       {"lut.preprocessing", "must be one of ot, dealer"});
+  // A job waiting for entries must not outlast the other server's patience.
+  expect_server_error(server_text(root, "", "[lut]\npool_wait_ms = 1000\n" + one_peer),
+                      {"lut", "pool_wait_ms (1000) must be below [limits] peer_timeout_ms (1000)"});
   root["protocol"] = "\"gc2\"";
   expect_server_error(server_text(root, "", lut + one_peer), {"lut", "only to protocol = \"lut2\""});
 }

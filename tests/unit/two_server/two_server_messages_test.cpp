@@ -16,6 +16,7 @@ TEST(TwoServerMessages, RoundTrip) {
   announce.client[0] = 7;
   announce.client[31] = 9;
   announce.request[5] = 3;
+  announce.pool_epoch = 77;
   announce.pool_start = 1234567;
   announce.pool_entries = 160;
   const auto decoded = std::get<TwoServerAnnounce>(decode_two_server(encode_two_server(announce)));
@@ -23,6 +24,7 @@ TEST(TwoServerMessages, RoundTrip) {
   EXPECT_EQ(decoded.kind, announce.kind);
   EXPECT_EQ(decoded.client, announce.client);
   EXPECT_EQ(decoded.request, announce.request);
+  EXPECT_EQ(decoded.pool_epoch, announce.pool_epoch);
   EXPECT_EQ(decoded.pool_start, announce.pool_start);
   EXPECT_EQ(decoded.pool_entries, announce.pool_entries);
 
