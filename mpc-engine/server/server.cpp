@@ -1,5 +1,7 @@
 #include "server/server.hpp"
 
+#include "server/key_admin.hpp"
+
 #include <sodium.h>
 
 #include <algorithm>
@@ -172,12 +174,6 @@ std::string nonce_hex(const wire::GcmNonce& nonce) {
     out.push_back(kDigits[byte & 15]);
   }
   return out;
-}
-
-wire::RequestId salvage_request_id(std::span<const std::uint8_t> frame) {
-  wire::RequestId id{};
-  if (frame.size() >= 18) std::copy_n(frame.begin() + 2, 16, id.begin());
-  return id;
 }
 
 }  // namespace
@@ -377,11 +373,7 @@ void Server::reply(const std::string& routing_id, wire::Reply reply) {
 
 void Server::reply_error(const std::string& routing_id, const wire::RequestId& id, wire::Status status,
                          const std::string& detail) {
-  wire::Reply answer;
-  answer.id = id;
-  answer.status = status;
-  answer.error = detail.substr(0, 1024);
-  reply(routing_id, std::move(answer));
+  reply(routing_id, error_reply(id, status, detail));
 }
 
 void Server::handle_client_message(transport::ReceivedMessage& message) {
@@ -429,39 +421,10 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
       reply(message.routing_id, std::move(answer));
       return;
     }
-    if (!admin) {
-      reply_error(message.routing_id, id, wire::Status::Unauthorized, "key administration needs an admin client key");
-      return;
-    }
-    wire::Reply answer;
-    answer.id = id;
-    if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
-      if (import->share.size() != 2 * wire::material_bytes(import->key.algorithm)) {
-        import->share.clear();
-        reply_error(message.routing_id, id, wire::Status::BadRequest,
-                    "this is a three-server cluster (rss3): a key share is a replicated share (x then a)");
-        return;
-      }
-      const bool stored = store_.put(import->key, import->share);
-      import->share.clear();
-      if (!stored) {
-        reply_error(message.routing_id, id, wire::Status::KeyExists, wire::describe(import->key) + " already exists");
-        return;
-      }
-      log_.info("key imported", {{"key", wire::describe(import->key)}});
-    } else if (auto* list = std::get_if<wire::ListKeysRequest>(&request)) {
-      wire::KeyList keys;
-      for (const auto& stored : store_.list(list->name_prefix)) keys.keys.push_back({stored.key, stored.created_unix});
-      answer.body = std::move(keys);
-    } else if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
-      forget_key_material(remove->key);
-      if (!store_.remove(remove->key)) {
-        reply_error(message.routing_id, id, wire::Status::UnknownKey, wire::describe(remove->key) + " not found");
-        return;
-      }
-      log_.info("key deleted", {{"key", wire::describe(remove->key)}});
-    }
-    reply(message.routing_id, std::move(answer));
+    if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) forget_key_material(remove->key);
+    if (auto answer = answer_key_admin(request, message.role, store_, 2,
+                                       "a replicated share (x then a): this is a three-server cluster (rss3)", log_))
+      reply(message.routing_id, std::move(*answer));
   } catch (const Error& error) {
     log_.error("request failed", {{"error", error.what()}});
     reply_error(message.routing_id, id, wire::Status::Internal, error.what());

@@ -6,18 +6,13 @@
 
 #include "common/error.hpp"
 #include "server/batch_inputs.hpp"
+#include "server/key_admin.hpp"
 
 namespace mpc::two_server {
 namespace {
 
 constexpr std::size_t kMaxRequestsPerDrain = 256;
 constexpr auto kUnannouncedExpiry = std::chrono::seconds(30);
-
-wire::RequestId salvage_request_id(std::span<const std::uint8_t> frame) {
-  wire::RequestId id{};
-  if (frame.size() >= 18) std::copy_n(frame.begin() + 2, 16, id.begin());
-  return id;
-}
 
 wire::ClientKey client_key(const transport::PublicKey& key) {
   wire::ClientKey out{};
@@ -148,11 +143,7 @@ void TwoServer::reply(const std::string& routing_id, wire::Reply reply) {
 
 void TwoServer::reply_error(const std::string& routing_id, const wire::RequestId& id, wire::Status status,
                             const std::string& detail) {
-  wire::Reply answer;
-  answer.id = id;
-  answer.status = status;
-  answer.error = detail.substr(0, 1024);
-  reply(routing_id, std::move(answer));
+  reply(routing_id, server::error_reply(id, status, detail));
 }
 
 const SecretBytes* TwoServer::key_material(const wire::KeyId& key) {
@@ -170,7 +161,7 @@ void TwoServer::handle_client_message(transport::ReceivedMessage& message) {
     request = wire::decode_request(message.data);
   } catch (const FormatError& error) {
     log_.warn("malformed request", {{"error", error.what()}});
-    reply_error(message.routing_id, salvage_request_id(message.data), wire::Status::BadRequest, error.what());
+    reply_error(message.routing_id, server::salvage_request_id(message.data), wire::Status::BadRequest, error.what());
     return;
   }
   const wire::RequestId id = wire::request_id(request);
@@ -199,10 +190,9 @@ void TwoServer::handle_client_message(transport::ReceivedMessage& message) {
 }
 
 void TwoServer::handle_admin(transport::ReceivedMessage& message, wire::Request& request) {
-  const wire::RequestId id = wire::request_id(request);
-  wire::Reply answer;
-  answer.id = id;
   if (std::holds_alternative<wire::StatusRequest>(request)) {
+    wire::Reply answer;
+    answer.id = wire::request_id(request);
     wire::ServerStatus status;
     status.party = static_cast<std::uint8_t>(settings_.party);
     status.jobs = jobs_served_;
@@ -211,38 +201,11 @@ void TwoServer::handle_admin(transport::ReceivedMessage& message, wire::Request&
     reply(message.routing_id, std::move(answer));
     return;
   }
-  if (message.role != "admin") {
-    reply_error(message.routing_id, id, wire::Status::Unauthorized, "key administration needs an admin client key");
-    return;
-  }
-  if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
-    if (import->share.size() != wire::material_bytes(import->key.algorithm)) {
-      import->share.clear();
-      reply_error(message.routing_id, id, wire::Status::BadRequest,
-                  std::string("this is a two-server cluster (") + settings::protocol_name(settings_.protocol) +
-                      "): a key share is one XOR share of the key material, not a replicated share");
-      return;
-    }
-    const bool stored = store_.put(import->key, import->share);
-    import->share.clear();
-    if (!stored) {
-      reply_error(message.routing_id, id, wire::Status::KeyExists, wire::describe(import->key) + " already exists");
-      return;
-    }
-    log_.info("key imported", {{"key", wire::describe(import->key)}});
-  } else if (auto* list = std::get_if<wire::ListKeysRequest>(&request)) {
-    wire::KeyList keys;
-    for (const auto& stored : store_.list(list->name_prefix)) keys.keys.push_back({stored.key, stored.created_unix});
-    answer.body = std::move(keys);
-  } else if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
-    material_cache_.erase(wire::describe(remove->key));
-    if (!store_.remove(remove->key)) {
-      reply_error(message.routing_id, id, wire::Status::UnknownKey, wire::describe(remove->key) + " not found");
-      return;
-    }
-    log_.info("key deleted", {{"key", wire::describe(remove->key)}});
-  }
-  reply(message.routing_id, std::move(answer));
+  if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) material_cache_.erase(wire::describe(remove->key));
+  const std::string sharing = std::string("one XOR share of the key material: this is a two-server cluster (") +
+                              settings::protocol_name(settings_.protocol) + ")";
+  if (auto admin = server::answer_key_admin(request, message.role, store_, 1, sharing, log_))
+    reply(message.routing_id, std::move(*admin));
 }
 
 void TwoServer::handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request) {
