@@ -41,10 +41,4 @@ void vaes_garble_ands(const circuits::AndOp* ops, std::size_t count, Block* slot
 void vaes_evaluate_ands(const circuits::AndOp* ops, std::size_t count, Block* slots, std::size_t n,
                         const Block* tables, std::uint64_t tweak_high, std::uint64_t first);
 
-// The fixed public AES-128 key of two_party::tccr_hash (the first 16 bytes of
-// SHA-256("mpc-kdc fixed-key AES v1")); the vaes kernel expands it itself. Tests check that
-// both kernels give the same tables.
-inline constexpr std::uint8_t kFixedKey[16] = {0xe0, 0x92, 0x1e, 0x64, 0x4c, 0xc5, 0x5b, 0xb5,
-                                               0xfc, 0x49, 0x10, 0xc9, 0x7c, 0x1e, 0x42, 0x9e};
-
 }  // namespace mpc::gc2::detail

@@ -15,6 +15,7 @@
 // Hash: H(x, t) = AES_k(sigma(x) ^ t) ^ sigma(x), sigma(lo, hi) = (hi, lo ^ hi), the same
 // function as two_party::tccr_hash. sigma is linear, so sigma(A1) = sigma(A0) ^ sigma(delta).
 #include "protocol/gc2/gate_kernels.hpp"
+#include "protocol/two_party/fixed_key_hash.hpp"  // kFixedKey only: declarations and data
 
 #if defined(__VAES__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AES__)
 #include <immintrin.h>
@@ -43,7 +44,7 @@ inline __m128i expand_step(__m128i key, __m128i assist) {
 // key broadcast to the four lanes.
 Schedule make_schedule() {
   __m128i k[11];
-  k[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFixedKey));
+  k[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(two_party::kFixedKey));
   k[1] = expand_step(k[0], _mm_aeskeygenassist_si128(k[0], 0x01));
   k[2] = expand_step(k[1], _mm_aeskeygenassist_si128(k[1], 0x02));
   k[3] = expand_step(k[2], _mm_aeskeygenassist_si128(k[2], 0x04));

@@ -11,11 +11,6 @@
 namespace mpc::two_party {
 namespace {
 
-// The fixed public key of pi: the first 16 bytes of the SHA-256 of "mpc-kdc fixed-key AES v1",
-// a nothing-up-my-sleeve choice (any public key is as good; it only has to be fixed).
-constexpr std::uint8_t kFixedKey[16] = {0xe0, 0x92, 0x1e, 0x64, 0x4c, 0xc5, 0x5b, 0xb5,
-                                        0xfc, 0x49, 0x10, 0xc9, 0x7c, 0x1e, 0x42, 0x9e};
-
 struct Permutation {
   bool aesni = detail::aesni_supported();
   detail::FixedRoundKeys round_keys{};

@@ -22,6 +22,12 @@
 
 namespace mpc::two_party {
 
+// The fixed public key of pi: the first 16 bytes of the SHA-256 of "mpc-kdc fixed-key AES v1",
+// a nothing-up-my-sleeve choice (any public key is as good; it only has to be fixed). Kernels
+// that run pi themselves (the garbled circuits' VAES one) expand this same key.
+inline constexpr std::uint8_t kFixedKey[16] = {0xe0, 0x92, 0x1e, 0x64, 0x4c, 0xc5, 0x5b, 0xb5,
+                                               0xfc, 0x49, 0x10, 0xc9, 0x7c, 0x1e, 0x42, 0x9e};
+
 // out[e] = H(in[e], (tweak_high, first_tweak + e * tweak_step)) for e in [0, n). in and out may
 // be the same array.
 void tccr_hash(const Block* in, Block* out, std::size_t n, std::uint64_t tweak_high, std::uint64_t first_tweak,
