@@ -55,7 +55,7 @@
 // below (one block still fills them). Without VAES, two_party::tccr_hash per gate (AES-NI with
 // eight blocks in flight, or OpenSSL). Chosen at run time (Kernel). gc2_bench measures it.
 //
-// Three-halves (Rosulek-Roy, CRYPTO 2021: 1.5 kappa bits per AND) is not implemented. It
+// Three-halves (Rosulek-Roy, CRYPTO 2021: 1.5 kappa bits per AND) is deliberately not used. It
 // costs the garbler 6 hashes per AND instead of 4 and the evaluator 3 instead of 2, plus
 // per-gate control bits, to send 24 bytes instead of 32. It pays only when the link, not the
 // hashing, bounds the rate: at the garbling rates here (about 100 M AND/s with VAES, 3.2 GB/s
