@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "protocol/two_party/chunked_channel.hpp"
 #include "wire/two_server_messages.hpp"
 
 namespace mpc::two_server {
@@ -17,63 +18,36 @@ struct JobStreams::Inbox {
   std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
 };
 
-class JobStream final : public two_party::Channel {
+class JobStream final : public two_party::ChunkedChannel {
  public:
   JobStream(JobStreams& streams, std::uint64_t job, std::shared_ptr<JobStreams::Inbox> inbox)
-      : streams_(streams), job_(job), inbox_(std::move(inbox)) {}
+      : ChunkedChannel(kStreamFrameBytes), streams_(streams), job_(job), inbox_(std::move(inbox)) {}
   ~JobStream() override { streams_.close(job_); }
 
-  void send(std::span<const std::uint8_t> bytes) override {
-    sent_ += bytes.size();
-    while (!bytes.empty()) {
-      const std::size_t take = std::min(bytes.size(), kStreamFrameBytes - pending_.size());
-      pending_.insert(pending_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
-      bytes = bytes.subspan(take);
-      if (pending_.size() == kStreamFrameBytes) flush();
-    }
-  }
-
-  void flush() override {
-    if (pending_.empty()) return;
+ private:
+  void ship(std::vector<std::uint8_t> chunk) override {
     wire::TwoServerData data;
     data.job = job_;
-    data.bytes.swap(pending_);
+    data.bytes = std::move(chunk);
     streams_.queue_frame(wire::encode_two_server(data), true);
   }
 
-  void receive(std::span<std::uint8_t> out) override {
-    while (!out.empty()) {
-      if (offset_ == current_.size()) next_frame();
-      const std::size_t take = std::min(out.size(), current_.size() - offset_);
-      std::copy_n(current_.begin() + static_cast<std::ptrdiff_t>(offset_), take, out.begin());
-      offset_ += take;
-      out = out.subspan(take);
-    }
-  }
-
-  std::uint64_t bytes_sent() const override { return sent_; }
-
- private:
-  void next_frame() {
+  std::vector<std::uint8_t> next_chunk() override {
     std::unique_lock lock(inbox_->mutex);
     if (!inbox_->ready.wait_for(lock, streams_.receive_timeout_,
                                 [&] { return !inbox_->frames.empty() || inbox_->aborted; }))
       throw PeerError(Component::Server, "the other server sent nothing for " +
                                              std::to_string(streams_.receive_timeout_.count()) + " ms");
     if (inbox_->frames.empty()) throw PeerError(Component::Server, "the other server abandoned the job: " + *inbox_->aborted);
-    current_ = std::move(inbox_->frames.front());
+    std::vector<std::uint8_t> frame = std::move(inbox_->frames.front());
     inbox_->frames.pop_front();
-    inbox_->bytes -= current_.size();
-    offset_ = 0;
+    inbox_->bytes -= frame.size();
+    return frame;
   }
 
   JobStreams& streams_;
   std::uint64_t job_;
   std::shared_ptr<JobStreams::Inbox> inbox_;
-  std::vector<std::uint8_t> pending_;
-  std::vector<std::uint8_t> current_;
-  std::size_t offset_ = 0;
-  std::uint64_t sent_ = 0;
 };
 
 JobStreams::JobStreams(std::function<void()> outgoing_ready, std::chrono::milliseconds receive_timeout,
