@@ -14,8 +14,8 @@
 
 namespace mpc::circuits::detail {
 
-WordGates::WordGates(CircuitBuilder& builder)
-    : builder_(builder), zero_(builder.constant(false)), one_(builder.constant(true)) {}
+WordGates::WordGates(CircuitBuilder& builder, AdderKind adder)
+    : builder_(builder), adder_(adder), zero_(builder.constant(false)), one_(builder.constant(true)) {}
 
 std::uint32_t WordGates::record(std::uint32_t wire, std::uint32_t depth) {
   if (wire >= depth_.size()) depth_.resize(std::max<std::size_t>(wire + 1, depth_.size() * 2), 0);
@@ -128,8 +128,22 @@ WordOf<Bits> add_gp(WordGates& gates, const WordOf<Bits>& generate, const WordOf
   return out;
 }
 
+// carry' = maj(x, y, carry) with one AND; the carry out of the top bit is dropped.
+template <std::size_t Bits>
+WordOf<Bits> ripple_add(WordGates& gates, const WordOf<Bits>& x, const WordOf<Bits>& y) {
+  WordOf<Bits> out{};
+  std::uint32_t carry = gates.zero();
+  for (std::size_t bit = 0; bit < Bits; ++bit) {
+    const std::uint32_t x_or_y = gates.xor_(x[bit], y[bit]);
+    out[bit] = gates.xor_(x_or_y, carry);
+    if (bit + 1 < Bits) carry = gates.xor_(x[bit], gates.and_(x_or_y, gates.xor_(x[bit], carry)));
+  }
+  return out;
+}
+
 template <std::size_t Bits>
 WordOf<Bits> add_words(WordGates& gates, const WordOf<Bits>& x, const WordOf<Bits>& y) {
+  if (gates.adder() == AdderKind::Ripple) return ripple_add<Bits>(gates, x, y);
   return add_gp<Bits>(gates, and_word<Bits>(gates, x, y), xor_word<Bits>(gates, x, y));
 }
 

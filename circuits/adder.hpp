@@ -26,6 +26,7 @@
 #include <span>
 #include <vector>
 
+#include "circuits/aes_options.hpp"
 #include "circuits/builder.hpp"
 
 namespace mpc::circuits::detail {
@@ -45,9 +46,20 @@ struct CarrySaveOf {
 using CarrySave = CarrySaveOf<kWordBits>;
 using CarrySave64 = CarrySaveOf<kWord64Bits>;
 
+// How add() adds: Sklansky's prefix adder (few AND layers), or a ripple-carry chain, one AND
+// per bit (carry' = x ^ ((x ^ y) & (x ^ carry))): 31 ANDs for two secret 32-bit words instead
+// of 151, at AND-depth 31.
+enum class AdderKind { Prefix, Ripple };
+
+inline AdderKind adder_for(CircuitCost cost) {
+  return cost == CircuitCost::FewestAnds ? AdderKind::Ripple : AdderKind::Prefix;
+}
+
 class WordGates {
  public:
-  explicit WordGates(CircuitBuilder& builder);
+  explicit WordGates(CircuitBuilder& builder, AdderKind adder = AdderKind::Prefix);
+
+  AdderKind adder() const noexcept { return adder_; }
 
   CircuitBuilder& builder() noexcept { return builder_; }
 
@@ -86,6 +98,7 @@ class WordGates {
   std::uint32_t record(std::uint32_t wire, std::uint32_t depth);
 
   CircuitBuilder& builder_;
+  AdderKind adder_;
   std::uint32_t zero_;
   std::uint32_t one_;
   std::vector<std::uint32_t> depth_;  // indexed by builder wire id

@@ -20,10 +20,10 @@
 namespace mpc::circuits {
 namespace {
 
+using detail::adder_for;
 using detail::WordGates;
 using Bits = std::vector<std::uint32_t>;
 
-constexpr SboxVariant kSbox = SboxVariant::Depth4;
 constexpr std::size_t kHmacBlockBytes = 64;  // the key ^ pad block hashed before the message
 constexpr std::size_t kSha1DigestBytes = 20;
 
@@ -71,27 +71,27 @@ void check_message_bytes(std::size_t bytes) {
 
 }  // namespace
 
-Circuit build_krb_encrypt_circuit(AesKeySize size, std::size_t message_bytes) {
+Circuit build_krb_encrypt_circuit(AesKeySize size, std::size_t message_bytes, CircuitCost cost) {
   check_message_bytes(message_bytes);
   CircuitBuilder builder;
-  WordGates gates(builder);
+  WordGates gates(builder, adder_for(cost));
   const Bits round_keys = builder.add_input_group(aes_round_key_bits(size));
   const Bits state = builder.add_input_group(kKrbHmacStateBits);
   const Bits message = builder.add_input_group(checked_width(message_bytes));
-  Bits ciphertext = detail::cbc_cts_encrypt(gates, size, kSbox, round_keys, message);
+  Bits ciphertext = detail::cbc_cts_encrypt(gates, size, sbox_for(cost), round_keys, message);
   Bits mac = hmac_sha1_96(gates, state, message);
   return builder.finish({std::move(ciphertext), std::move(mac)});
 }
 
-Circuit build_krb_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes) {
+Circuit build_krb_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes, CircuitCost cost) {
   check_message_bytes(ciphertext_bytes);
   CircuitBuilder builder;
-  WordGates gates(builder);
+  WordGates gates(builder, adder_for(cost));
   const Bits round_keys = builder.add_input_group(aes_round_key_bits(size));
   const Bits state = builder.add_input_group(kKrbHmacStateBits);
   const Bits ciphertext = builder.add_input_group(checked_width(ciphertext_bytes));
   const Bits received_mac = builder.add_input_group(kKrbMacBytes * 8);
-  const Bits plaintext = detail::cbc_cts_decrypt(gates, size, kSbox, round_keys, ciphertext);
+  const Bits plaintext = detail::cbc_cts_decrypt(gates, size, sbox_for(cost), round_keys, ciphertext);
   const Bits mac = hmac_sha1_96(gates, state, plaintext);
   const std::uint32_t verdict = detail::equal_bits(builder, mac, received_mac);
   Bits released;
@@ -100,9 +100,9 @@ Circuit build_krb_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes)
   return builder.finish({std::move(released), {verdict}});
 }
 
-Circuit build_krb_checksum_circuit(std::size_t message_bytes) {
+Circuit build_krb_checksum_circuit(std::size_t message_bytes, CircuitCost cost) {
   CircuitBuilder builder;
-  WordGates gates(builder);
+  WordGates gates(builder, adder_for(cost));
   const Bits state = builder.add_input_group(kKrbHmacStateBits);
   const Bits message = message_bytes == 0 ? Bits{} : builder.add_input_group(checked_width(message_bytes));
   return builder.finish({hmac_sha1_96(gates, state, message)});

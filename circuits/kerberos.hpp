@@ -8,9 +8,10 @@
 // (wire/key_id.hpp). Round keys are the expanded AES encryption round keys (circuits/aes.hpp);
 // decryption uses the same round keys.
 //
-// These jobs are sequential (CBC chaining, SHA-1 chaining), so they are built for few AND
-// layers: the AND-depth-4 S-box, and SHA-1 rounds whose additions use carry-save adders and
-// one logarithmic-depth adder per round.
+// These jobs are sequential (CBC chaining, SHA-1 chaining), so by default they are built for
+// few AND layers: the AND-depth-4 S-box, and SHA-1 rounds whose additions use carry-save
+// adders and one logarithmic-depth adder per round. CircuitCost::FewestAnds builds them for
+// garbled circuits instead (aes_options.hpp); inputs and outputs are the same.
 #pragma once
 
 #include <cstddef>
@@ -31,7 +32,8 @@ inline constexpr std::size_t kKrbHmacStateBits = 320;
 // two blocks swapped and the last one truncated; a single block is plain CBC), group 1 the
 // first 96 bits of HMAC-SHA1(Ki, message).
 // Throws FormatError(Component::Circuit) for message_bytes < 16.
-Circuit build_krb_encrypt_circuit(AesKeySize size, std::size_t message_bytes);
+Circuit build_krb_encrypt_circuit(AesKeySize size, std::size_t message_bytes,
+                                  CircuitCost cost = CircuitCost::FewestLayers);
 
 // Decryption and check of `ciphertext_bytes` (>= 16) of CBC-CTS ciphertext with its 96-bit MAC.
 // Inputs: group 0 the round keys of Ke, group 1 the HMAC state of Ki, group 2 the ciphertext,
@@ -39,11 +41,12 @@ Circuit build_krb_encrypt_circuit(AesKeySize size, std::size_t message_bytes);
 // Outputs: group 0 the plaintext (confounder included, ciphertext_bytes bytes) ANDed bit by
 // bit with the verdict, group 1 one bit: 1 iff HMAC-SHA1-96(Ki, plaintext) equals the MAC.
 // Throws FormatError(Component::Circuit) for ciphertext_bytes < 16.
-Circuit build_krb_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes);
+Circuit build_krb_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes,
+                                  CircuitCost cost = CircuitCost::FewestLayers);
 
 // Keyed checksum. Inputs: group 0 the HMAC state of Kc, group 1 the message (any length,
 // including 0). Output: the first 96 bits of HMAC-SHA1(Kc, message). Circuits have no empty
 // groups, so for message_bytes == 0 the circuit has group 0 only.
-Circuit build_krb_checksum_circuit(std::size_t message_bytes);
+Circuit build_krb_checksum_circuit(std::size_t message_bytes, CircuitCost cost = CircuitCost::FewestLayers);
 
 }  // namespace mpc::circuits

@@ -17,10 +17,10 @@
 namespace mpc::circuits {
 namespace {
 
+using detail::adder_for;
 using detail::WordGates;
 using Bits = std::vector<std::uint32_t>;
 
-constexpr SboxVariant kSbox = SboxVariant::Depth4;
 constexpr std::size_t kBlockBytes = 16;
 
 std::uint32_t checked_width(std::size_t bytes) {
@@ -127,29 +127,29 @@ std::uint32_t krb_sha2_hmac_state_bits(KrbSha2Hash hash) noexcept {
   return hash == KrbSha2Hash::Sha256 ? kKrbSha256StateBits : kKrbSha384StateBits;
 }
 
-Circuit build_krb_sha2_encrypt_circuit(AesKeySize size, std::size_t message_bytes) {
+Circuit build_krb_sha2_encrypt_circuit(AesKeySize size, std::size_t message_bytes, CircuitCost cost) {
   check_message_bytes(message_bytes);
   const KrbSha2Hash hash = krb_sha2_hash_for(size);
   CircuitBuilder builder;
-  WordGates gates(builder);
+  WordGates gates(builder, adder_for(cost));
   const Bits round_keys = builder.add_input_group(aes_round_key_bits(size));
   const Bits state = builder.add_input_group(krb_sha2_hmac_state_bits(hash));
   const Bits message = builder.add_input_group(checked_width(message_bytes));
-  Bits ciphertext = detail::cbc_cts_encrypt(gates, size, kSbox, round_keys, message);
+  Bits ciphertext = detail::cbc_cts_encrypt(gates, size, sbox_for(cost), round_keys, message);
   Bits mac = truncated_hmac(gates, hash, state, mac_input(gates, ciphertext));
   return builder.finish({std::move(ciphertext), std::move(mac)});
 }
 
-Circuit build_krb_sha2_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes) {
+Circuit build_krb_sha2_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes, CircuitCost cost) {
   check_message_bytes(ciphertext_bytes);
   const KrbSha2Hash hash = krb_sha2_hash_for(size);
   CircuitBuilder builder;
-  WordGates gates(builder);
+  WordGates gates(builder, adder_for(cost));
   const Bits round_keys = builder.add_input_group(aes_round_key_bits(size));
   const Bits state = builder.add_input_group(krb_sha2_hmac_state_bits(hash));
   const Bits ciphertext = builder.add_input_group(checked_width(ciphertext_bytes));
   const Bits received_mac = builder.add_input_group(static_cast<std::uint32_t>(krb_sha2_mac_bytes(hash) * 8));
-  const Bits plaintext = detail::cbc_cts_decrypt(gates, size, kSbox, round_keys, ciphertext);
+  const Bits plaintext = detail::cbc_cts_decrypt(gates, size, sbox_for(cost), round_keys, ciphertext);
   const Bits mac = truncated_hmac(gates, hash, state, mac_input(gates, ciphertext));
   const std::uint32_t verdict = detail::equal_bits(builder, mac, received_mac);
   Bits released;
@@ -158,9 +158,9 @@ Circuit build_krb_sha2_decrypt_circuit(AesKeySize size, std::size_t ciphertext_b
   return builder.finish({std::move(released), {verdict}});
 }
 
-Circuit build_krb_sha2_checksum_circuit(KrbSha2Hash hash, std::size_t message_bytes) {
+Circuit build_krb_sha2_checksum_circuit(KrbSha2Hash hash, std::size_t message_bytes, CircuitCost cost) {
   CircuitBuilder builder;
-  WordGates gates(builder);
+  WordGates gates(builder, adder_for(cost));
   const Bits state = builder.add_input_group(krb_sha2_hmac_state_bits(hash));
   const Bits message = message_bytes == 0 ? Bits{} : builder.add_input_group(checked_width(message_bytes));
   return builder.finish({truncated_hmac(gates, hash, state, message)});
@@ -168,9 +168,9 @@ Circuit build_krb_sha2_checksum_circuit(KrbSha2Hash hash, std::size_t message_by
 
 std::size_t krb_sha2_prf_bytes(KrbSha2Hash hash) noexcept { return hash == KrbSha2Hash::Sha256 ? 32 : 48; }
 
-Circuit build_krb_sha2_prf_circuit(KrbSha2Hash hash, std::size_t input_bytes) {
+Circuit build_krb_sha2_prf_circuit(KrbSha2Hash hash, std::size_t input_bytes, CircuitCost cost) {
   CircuitBuilder builder;
-  WordGates gates(builder);
+  WordGates gates(builder, adder_for(cost));
   const Bits state = builder.add_input_group(krb_sha2_hmac_state_bits(hash));
   const Bits input = input_bytes == 0 ? Bits{} : builder.add_input_group(checked_width(input_bytes));
   Bits message;

@@ -62,7 +62,8 @@ std::uint32_t krb_sha2_hmac_state_bits(KrbSha2Hash hash) noexcept;
 // swapped and the last one truncated; a single block is plain CBC), group 1 the first 16
 // (aes128) or 24 (aes256) bytes of HMAC(Ki, 16 zero bytes || C).
 // Throws FormatError(Component::Circuit) for message_bytes < 16.
-Circuit build_krb_sha2_encrypt_circuit(AesKeySize size, std::size_t message_bytes);
+Circuit build_krb_sha2_encrypt_circuit(AesKeySize size, std::size_t message_bytes,
+                                       CircuitCost cost = CircuitCost::FewestLayers);
 
 // Decryption and check of `ciphertext_bytes` (>= 16) of CBC-CTS ciphertext with its MAC.
 // Inputs: group 0 the round keys of Ke, group 1 the HMAC state of Ki, group 2 the ciphertext
@@ -71,13 +72,15 @@ Circuit build_krb_sha2_encrypt_circuit(AesKeySize size, std::size_t message_byte
 // bit with the verdict, group 1 one bit: 1 iff the truncated HMAC(Ki, 16 zero bytes ||
 // ciphertext) equals the received MAC.
 // Throws FormatError(Component::Circuit) for ciphertext_bytes < 16.
-Circuit build_krb_sha2_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes);
+Circuit build_krb_sha2_decrypt_circuit(AesKeySize size, std::size_t ciphertext_bytes,
+                                       CircuitCost cost = CircuitCost::FewestLayers);
 
 // Keyed checksum (RFC 8009 section 5, get_mic). Inputs: group 0 the HMAC state of Kc (512 or
 // 1024 bits), group 1 the message (any length, including 0). Output: the first 16 (SHA256) or
 // 24 (SHA384) bytes of HMAC(Kc, message). Circuits have no empty groups, so for
 // message_bytes == 0 the circuit has group 0 only.
-Circuit build_krb_sha2_checksum_circuit(KrbSha2Hash hash, std::size_t message_bytes);
+Circuit build_krb_sha2_checksum_circuit(KrbSha2Hash hash, std::size_t message_bytes,
+                                        CircuitCost cost = CircuitCost::FewestLayers);
 
 // 32 for SHA256, 48 for SHA384: the PRF output (the whole HMAC digest).
 std::size_t krb_sha2_prf_bytes(KrbSha2Hash hash) noexcept;
@@ -87,6 +90,7 @@ std::size_t krb_sha2_prf_bytes(KrbSha2Hash hash) noexcept;
 // and the length are constants of the circuit. Inputs: group 0 the HMAC state of the protocol
 // key (512 or 1024 bits), group 1 the input (any length; absent for input_bytes == 0).
 // Output: the whole digest, 32 or 48 bytes.
-Circuit build_krb_sha2_prf_circuit(KrbSha2Hash hash, std::size_t input_bytes);
+Circuit build_krb_sha2_prf_circuit(KrbSha2Hash hash, std::size_t input_bytes,
+                                   CircuitCost cost = CircuitCost::FewestLayers);
 
 }  // namespace mpc::circuits
