@@ -104,13 +104,15 @@ void run_linear(const circuits::Layer& layer, const Tile& tile, Block* slots, st
   }
 }
 
-// The lsb of a tile's output labels into bits (output j of instance e at j * total + e).
+// The lsb of a tile's output labels into bits (output j of instance e at j * total + e), and
+// the labels themselves into `labels` when it is given.
 void output_bits(const circuits::Program& program, const Tile& tile, const Block* slots,
-                 std::vector<std::uint8_t>& bits) {
+                 std::vector<std::uint8_t>& bits, Labels* labels) {
   for (std::size_t j = 0; j < program.num_outputs; ++j) {
     const Block* wire = slots + static_cast<std::size_t>(program.output_slots[j]) * tile.count;
     std::uint8_t* out = bits.data() + j * tile.total + tile.first;
     for (std::size_t e = 0; e < tile.count; ++e) out[e] = static_cast<std::uint8_t>(wire[e].lo & 1);
+    if (labels != nullptr) std::copy_n(wire, tile.count, labels->data() + j * tile.total + tile.first);
   }
 }
 
@@ -171,6 +173,19 @@ std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instan
 
 std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std::size_t instances,
                                           std::span<const Block> input_zero_labels, two_party::Channel& channel) {
+  return garble_into(program, instances, input_zero_labels, channel, nullptr);
+}
+
+std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std::size_t instances,
+                                          std::span<const Block> input_zero_labels, two_party::Channel& channel,
+                                          Labels& output_zero_labels) {
+  output_zero_labels.assign_zero(static_cast<std::size_t>(program.num_outputs) * instances);
+  return garble_into(program, instances, input_zero_labels, channel, &output_zero_labels);
+}
+
+std::vector<std::uint8_t> Garbler::garble_into(const circuits::Program& program, std::size_t instances,
+                                               std::span<const Block> input_zero_labels, two_party::Channel& channel,
+                                               Labels* output_zero_labels) {
   check_inputs(program, instances, input_zero_labels.size());
   const std::uint64_t number = next_garbling_.fetch_add(1);
   if (number >= kGarblingLimit) throw Error(Component::Protocol, "garbler: garbling numbers exhausted");
@@ -209,14 +224,17 @@ std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std:
         unflushed = 0;
       }
     }
-    output_bits(program, tile, slots.data(), decoding);
+    output_bits(program, tile, slots.data(), decoding, output_zero_labels);
   }
   channel.flush();
   return decoding;
 }
 
-std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
-                                   std::span<const Block> input_labels, two_party::Channel& channel, Kernel kernel) {
+namespace {
+
+std::vector<std::uint8_t> evaluate_into(const circuits::Program& program, std::size_t instances,
+                                        std::span<const Block> input_labels, two_party::Channel& channel,
+                                        Labels* output_labels, Kernel kernel) {
   check_inputs(program, instances, input_labels.size());
   check_kernel(kernel);
   std::uint8_t header[kHeaderBytes];
@@ -246,9 +264,23 @@ std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t
         gate_instance += count * n;
       }
     }
-    output_bits(program, tile, slots.data(), colours);
+    output_bits(program, tile, slots.data(), colours, output_labels);
   }
   return colours;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel, Kernel kernel) {
+  return evaluate_into(program, instances, input_labels, channel, nullptr, kernel);
+}
+
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel,
+                                   Labels& output_labels, Kernel kernel) {
+  output_labels.assign_zero(static_cast<std::size_t>(program.num_outputs) * instances);
+  return evaluate_into(program, instances, input_labels, channel, &output_labels, kernel);
 }
 
 void open_to_evaluator_send(std::span<const std::uint8_t> decoding_bits, two_party::Channel& channel) {

@@ -103,11 +103,20 @@ class Garbler {
   // `instances` labels. Safe to call from several threads at once (each with its own channel).
   std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances,
                                    std::span<const Block> input_zero_labels, two_party::Channel& channel);
+  // The same, also handing out the output wires' zero labels (laid out as the decoding bits)
+  // for a later garbling that takes them as inputs.
+  std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_zero_labels, two_party::Channel& channel,
+                                   Labels& output_zero_labels);
 
   // Garblings started so far (the next garbling's number).
   std::uint64_t garblings() const { return next_garbling_.load(); }
 
  private:
+  std::vector<std::uint8_t> garble_into(const circuits::Program& program, std::size_t instances,
+                                        std::span<const Block> input_zero_labels, two_party::Channel& channel,
+                                        Labels* output_zero_labels);
+
   Block delta_;
   Kernel kernel_;
   std::atomic<std::uint64_t> next_garbling_{0};
@@ -124,6 +133,10 @@ Labels garbler_input_labels(const Garbler& garbler, std::span<const std::uint8_t
 std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
                                    std::span<const Block> input_labels, two_party::Channel& channel,
                                    Kernel kernel = best_kernel());
+// The same, also handing out the active output labels (laid out as the result).
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel,
+                                   Labels& output_labels, Kernel kernel = best_kernel());
 
 // Bytes the garbler sends for `program` over `instances` instances (header included).
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances);
