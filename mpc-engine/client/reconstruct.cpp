@@ -10,10 +10,22 @@
 namespace mpc::client {
 namespace {
 
-// The GCM and Kerberos results come only from three-server clusters.
 void require_three(const Replies& replies) {
   if (replies.size() != 3)
     throw Disagreement(std::to_string(replies.size()) + " replies where a three-server cluster answers three");
+}
+
+// Two servers' XOR shares (each `bytes` long, x alone) combined into wiped storage.
+SecretBytes open_xor(const std::vector<std::uint8_t>& first, const std::vector<std::uint8_t>& second,
+                     const std::vector<std::uint8_t>& first_a, const std::vector<std::uint8_t>& second_a,
+                     std::size_t bytes) {
+  if (first.size() != bytes || !first_a.empty())
+    throw Disagreement("server 1 returned a result of the wrong shape");
+  if (second.size() != bytes || !second_a.empty())
+    throw Disagreement("server 2 returned a result of the wrong shape");
+  SecretBytes out(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<std::uint8_t>(first[i] ^ second[i]);
+  return out;
 }
 
 template <typename Body>
@@ -78,10 +90,10 @@ std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blo
 
 GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
                                 std::uint32_t blocks_per_nonce) {
-  require_three(replies);
+  if (replies.size() != 2) require_three(replies);
   std::array<rss3::ByteShare, 3> shares;
   const auto& first = body_of<wire::GcmPrefetchResult>(replies, 0);
-  for (std::size_t party = 0; party < 3; ++party) {
+  for (std::size_t party = 0; party < replies.size(); ++party) {
     const auto& result = body_of<wire::GcmPrefetchResult>(replies, party);
     if (result.count != count || result.blocks_per_nonce != blocks_per_nonce)
       throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.count) +
@@ -90,7 +102,7 @@ GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
     // Nonces are public: an ordinary comparison is fine.
     if (result.nonces.size() != static_cast<std::size_t>(count) * wire::kGcmNonceBytes || result.nonces != first.nonces)
       throw Disagreement("the servers' nonce lists disagree: result refused");
-    shares[party] = rss3::ByteShare{result.x, result.a};
+    if (replies.size() == 3) shares[party] = rss3::ByteShare{result.x, result.a};
   }
   std::vector<wire::GcmNonce> sorted(count);
   for (std::size_t i = 0; i < count; ++i)
@@ -100,14 +112,30 @@ GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     throw Disagreement("the servers returned a nonce twice in one list: result refused");
   GcmPrefetched out;
-  out.keystream =
-      open_shares(shares, static_cast<std::size_t>(count) * blocks_per_nonce * wire::kBlockBytes);
+  const std::size_t keystream_bytes = static_cast<std::size_t>(count) * blocks_per_nonce * wire::kBlockBytes;
+  if (replies.size() == 2) {
+    const auto& second = body_of<wire::GcmPrefetchResult>(replies, 1);
+    out.keystream = open_xor(first.x, second.x, first.a, second.a, keystream_bytes);
+    out.nonces = first.nonces;
+    return out;
+  }
+  out.keystream = open_shares(shares, keystream_bytes);
   for (auto& share : shares) share.wipe();
   out.nonces = first.nonces;
   return out;
 }
 
 wire::GcmTagBytes open_gcm_tag(const Replies& replies) {
+  if (replies.size() == 2) {
+    wire::GcmTagBytes tag{};
+    for (std::size_t party = 0; party < 2; ++party) {
+      const auto& result = body_of<wire::GcmTagResult>(replies, party);
+      if (result.replicated)
+        throw Disagreement("server " + std::to_string(party + 1) + " returned a result of the wrong shape");
+      for (std::size_t i = 0; i < tag.size(); ++i) tag[i] ^= result.x[i];
+    }
+    return tag;
+  }
   require_three(replies);
   std::array<rss3::ByteShare, 3> shares;
   for (std::size_t party = 0; party < 3; ++party) {
@@ -122,8 +150,24 @@ wire::GcmTagBytes open_gcm_tag(const Replies& replies) {
 
 std::optional<SecretBytes> open_gcm_open(const Replies& replies,
                                          std::span<const std::uint8_t> ciphertext) {
-  require_three(replies);
   const std::size_t blocks = ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
+  if (replies.size() == 2) {
+    for (std::size_t party = 0; party < 2; ++party) {
+      const auto& result = body_of<wire::GcmOpenResult>(replies, party);
+      if (result.blocks != blocks || result.replicated)
+        throw Disagreement("server " + std::to_string(party + 1) + " returned a result of the wrong shape");
+    }
+    const auto& first = body_of<wire::GcmOpenResult>(replies, 0);
+    const auto& second = body_of<wire::GcmOpenResult>(replies, 1);
+    // Each verdict share is a bit (the decoder checked it), so their XOR is 0 or 1.
+    if ((first.verdict_x ^ second.verdict_x) == 0) return std::nullopt;
+    const SecretBytes keystream = open_xor(first.x, second.x, first.a, second.a, blocks * wire::kBlockBytes);
+    SecretBytes plaintext(ciphertext.size());
+    for (std::size_t i = 0; i < ciphertext.size(); ++i)
+      plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
+    return plaintext;
+  }
+  require_three(replies);
   std::array<rss3::ByteShare, 3> keystream_shares;
   std::array<rss3::ByteShare, 3> verdict_shares;
   for (std::size_t party = 0; party < 3; ++party) {
@@ -166,11 +210,19 @@ std::array<rss3::ByteShare, 3> krb_shares(const Replies& replies, std::size_t re
   return shares;
 }
 
+// Two servers' Krb result: the XOR of their shares.
+SecretBytes open_krb_xor(const Replies& replies, std::size_t result_bytes) {
+  const auto& first = body_of<wire::KrbResult>(replies, 0);
+  const auto& second = body_of<wire::KrbResult>(replies, 1);
+  return open_xor(first.x, second.x, first.a, second.a, result_bytes);
+}
+
 }  // namespace
 
 SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes,
                      wire::KeyAlgorithm algorithm) {
   const std::size_t result_bytes = wire::krb_result_bytes(operation, algorithm, data_bytes);
+  if (replies.size() == 2) return open_krb_xor(replies, result_bytes);
   auto shares = krb_shares(replies, result_bytes);
   SecretBytes out = open_shares(shares, result_bytes);
   for (auto& share : shares) share.wipe();
@@ -181,6 +233,14 @@ std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t 
                                             wire::KeyAlgorithm algorithm) {
   const std::size_t result_bytes = wire::krb_result_bytes(wire::KrbOperation::Decrypt, algorithm, data_bytes);
   const std::size_t text_bytes = result_bytes - 1;  // the verdict byte comes last
+  if (replies.size() == 2) {
+    SecretBytes opened = open_krb_xor(replies, result_bytes);
+    const std::uint8_t verdict = opened[text_bytes];
+    if (verdict > 1)
+      throw Disagreement("the servers' verdict opened to " + std::to_string(verdict) + ", not 0 or 1: result refused");
+    if (verdict == 0) return std::nullopt;
+    return SecretBytes(opened.span().first(text_bytes));
+  }
   auto shares = krb_shares(replies, result_bytes);
   std::array<rss3::ByteShare, 3> verdict_shares;
   std::array<rss3::ByteShare, 3> text_shares;

@@ -1,8 +1,7 @@
 // Client-side reconstruction of the servers' Ok replies to one request: every length and
 // count is checked against the request and across the servers, and anything that does not fit
 // together is refused. Three replies (rss3) carry masked replicated output shares
-// (rss3/output.hpp); two replies (a two-server cluster, gc2 or lut2) carry one XOR share each,
-// for the Compute results only.
+// (rss3/output.hpp); two replies (a two-server cluster, gc2 or lut2) carry one XOR share each.
 #pragma once
 
 #include <array>

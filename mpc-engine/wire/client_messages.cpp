@@ -396,22 +396,26 @@ GcmPrefetchResult decode_gcm_prefetch_result(ByteReader& reader) {
   const std::size_t nonce_bytes = static_cast<std::size_t>(result.count) * kGcmNonceBytes;
   const std::size_t share_bytes =
       static_cast<std::size_t>(result.count) * result.blocks_per_nonce * kBlockBytes;
-  if (reader.remaining() != nonce_bytes + 2 * share_bytes)
+  // Two-server clusters send only x, their XOR share.
+  if (reader.remaining() != nonce_bytes + 2 * share_bytes && reader.remaining() != nonce_bytes + share_bytes)
     fail("GCM prefetch result of " + std::to_string(reader.remaining()) + " bytes for " +
          std::to_string(result.count) + " nonces of " + std::to_string(result.blocks_per_nonce) + " blocks");
   const auto nonces = reader.bytes(nonce_bytes);
   const auto x = reader.bytes(share_bytes);
-  const auto a = reader.bytes(share_bytes);
   result.nonces.assign(nonces.begin(), nonces.end());
   result.x.assign(x.begin(), x.end());
-  result.a.assign(a.begin(), a.end());
+  if (reader.remaining() != 0) {
+    const auto a = reader.bytes(share_bytes);
+    result.a.assign(a.begin(), a.end());
+  }
   return result;
 }
 
 GcmTagResult decode_gcm_tag_result(ByteReader& reader) {
   GcmTagResult result;
   result.x = reader.array<kGcmTagBytes>();
-  result.a = reader.array<kGcmTagBytes>();
+  result.replicated = reader.remaining() != 0;  // two-server clusters send x alone
+  if (result.replicated) result.a = reader.array<kGcmTagBytes>();
   return result;
 }
 
@@ -425,15 +429,19 @@ GcmOpenResult decode_gcm_open_result(ByteReader& reader) {
   result.blocks = reader.u32();
   check_open_blocks(result.blocks);
   const std::size_t share_bytes = static_cast<std::size_t>(result.blocks) * kBlockBytes;
-  if (reader.remaining() != 2 * share_bytes + 2)
+  // Two-server clusters send x and verdict x alone, their XOR shares.
+  result.replicated = reader.remaining() == 2 * share_bytes + 2;
+  if (!result.replicated && reader.remaining() != share_bytes + 1)
     fail("GCM open result of " + std::to_string(reader.remaining()) + " bytes for " + std::to_string(result.blocks) +
          " blocks");
   const auto x = reader.bytes(share_bytes);
-  const auto a = reader.bytes(share_bytes);
   result.x.assign(x.begin(), x.end());
-  result.a.assign(a.begin(), a.end());
+  if (result.replicated) {
+    const auto a = reader.bytes(share_bytes);
+    result.a.assign(a.begin(), a.end());
+  }
   result.verdict_x = reader.u8();
-  result.verdict_a = reader.u8();
+  if (result.replicated) result.verdict_a = reader.u8();
   check_verdict_share(result.verdict_x);
   check_verdict_share(result.verdict_a);
   return result;
@@ -442,14 +450,17 @@ GcmOpenResult decode_gcm_open_result(ByteReader& reader) {
 KrbResult decode_krb_result(ByteReader& reader) {
   const std::uint32_t length = reader.u32();
   check_krb_result_length(length);
-  if (reader.remaining() != 2 * static_cast<std::size_t>(length))
+  // Two-server clusters send only x, their XOR share.
+  if (reader.remaining() != 2 * static_cast<std::size_t>(length) && reader.remaining() != length)
     fail("Kerberos result of " + std::to_string(reader.remaining()) + " share bytes for " + std::to_string(length) +
          " result bytes");
   KrbResult result;
   const auto x = reader.bytes(length);
-  const auto a = reader.bytes(length);
   result.x.assign(x.begin(), x.end());
-  result.a.assign(a.begin(), a.end());
+  if (reader.remaining() != 0) {
+    const auto a = reader.bytes(length);
+    result.a.assign(a.begin(), a.end());
+  }
   return result;
 }
 
@@ -501,7 +512,7 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           const std::size_t share_bytes = static_cast<std::size_t>(b.count) * b.blocks_per_nonce * kBlockBytes;
           if (b.nonces.size() != static_cast<std::size_t>(b.count) * kGcmNonceBytes)
             fail("GCM prefetch result nonces do not match " + std::to_string(b.count) + " nonces");
-          if (b.x.size() != share_bytes || b.a.size() != share_bytes)
+          if (b.x.size() != share_bytes || (b.a.size() != share_bytes && !b.a.empty()))
             fail("GCM prefetch result shares do not match " + std::to_string(b.count) + " nonces of " +
                  std::to_string(b.blocks_per_nonce) + " blocks");
           writer.u32(b.count);
@@ -511,11 +522,11 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.bytes(b.a);
         } else if constexpr (std::is_same_v<T, GcmTagResult>) {
           writer.bytes(b.x);
-          writer.bytes(b.a);
+          if (b.replicated) writer.bytes(b.a);
         } else if constexpr (std::is_same_v<T, GcmOpenResult>) {
           check_open_blocks(b.blocks);
           const std::size_t share_bytes = static_cast<std::size_t>(b.blocks) * kBlockBytes;
-          if (b.x.size() != share_bytes || b.a.size() != share_bytes)
+          if (b.x.size() != share_bytes || b.a.size() != (b.replicated ? share_bytes : 0))
             fail("GCM open result shares do not match " + std::to_string(b.blocks) + " blocks");
           check_verdict_share(b.verdict_x);
           check_verdict_share(b.verdict_a);
@@ -523,10 +534,10 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.bytes(b.x);
           writer.bytes(b.a);
           writer.u8(b.verdict_x);
-          writer.u8(b.verdict_a);
+          if (b.replicated) writer.u8(b.verdict_a);
         } else if constexpr (std::is_same_v<T, KrbResult>) {
           check_krb_result_length(b.x.size());
-          if (b.a.size() != b.x.size())
+          if (b.a.size() != b.x.size() && !b.a.empty())
             fail("Kerberos result shares of " + std::to_string(b.x.size()) + " and " + std::to_string(b.a.size()) +
                  " bytes");
           writer.u32(static_cast<std::uint32_t>(b.x.size()));

@@ -225,7 +225,7 @@ struct ServerStatus {
 
 // Body of a successful GcmPrefetch reply: u32 count | u32 blocks_per_nonce | count * 12 nonce
 // bytes | masked x share | masked a share (each count * blocks_per_nonce * 16 bytes, the
-// keystream nonce by nonce).
+// keystream nonce by nonce). A two-server cluster's servers send x alone (a empty).
 struct GcmPrefetchResult {
   std::uint32_t count = 0;
   std::uint32_t blocks_per_nonce = 0;
@@ -235,24 +235,30 @@ struct GcmPrefetchResult {
 };
 
 // Body of a successful GcmTag reply: masked x share | masked a share of the tag (16 bytes each).
+// A two-server cluster's servers send x alone, their XOR share (replicated = false).
 struct GcmTagResult {
   GcmTagBytes x{};
   GcmTagBytes a{};
+  bool replicated = true;
 };
 
 // Body of a successful GcmOpen reply: u32 blocks | masked x share | masked a share (each
 // blocks * 16 bytes of keystream) | u8 verdict x | u8 verdict a. The verdict shares open to
 // 1 when the tag is right; only bit 0 of each is used and the other bits must be zero.
+// A two-server cluster's servers send x and verdict x alone, their XOR shares
+// (replicated = false): u32 blocks | x | u8 verdict x.
 struct GcmOpenResult {
   std::uint32_t blocks = 0;  // text blocks; 0 for an empty text
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;
   std::uint8_t verdict_x = 0;
   std::uint8_t verdict_a = 0;
+  bool replicated = true;
 };
 
 // Body of a successful Krb reply: u32 length | masked x share | masked a share (length bytes
 // each; length = krb_result_bytes of the request). The client reconstructs the result bytes.
+// A two-server cluster's servers send x alone (a empty), their XOR share.
 struct KrbResult {
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;

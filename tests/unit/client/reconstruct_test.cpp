@@ -309,10 +309,81 @@ TEST(Reconstruct, TwoServerComputeIsTheXorOfTheShares) {
                Disagreement);
   EXPECT_THROW(open_compute({reply(first, blocks), reply(second, blocks, second)}, blocks), Disagreement);
   EXPECT_THROW(open_compute({reply(first, blocks)}, blocks), Disagreement);
-  // The three-server results never come from two servers.
+  // A Compute body is no answer to another request.
   const Replies two = {reply(first, blocks), reply(second, blocks)};
   EXPECT_THROW(open_gcm_tag(two), Disagreement);
   EXPECT_THROW(open_krb(two, wire::KrbOperation::Prf, 16), Disagreement);
+}
+
+// Two XOR shares of `value`, the first random.
+std::pair<Bytes, Bytes> xor_shares(const Bytes& value, std::mt19937_64& rng) {
+  Bytes first = random_bytes(rng, value.size());
+  Bytes second(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i) second[i] = static_cast<std::uint8_t>(value[i] ^ first[i]);
+  return {first, second};
+}
+
+wire::Reply ok(wire::ReplyBody body) { return wire::Reply{{}, wire::Status::Ok, "", std::move(body)}; }
+
+TEST(Reconstruct, TwoServerKrbAndGcmResultsAreTheXorOfTheShares) {
+  std::mt19937_64 rng(12);
+  // Krb checksum (12 bytes) and a decryption whose verdict byte opens to 1, then to 0.
+  const Bytes mac = random_bytes(rng, 12);
+  auto [m1, m2] = xor_shares(mac, rng);
+  const SecretBytes checksum =
+      open_krb({ok(wire::KrbResult{m1, {}}), ok(wire::KrbResult{m2, {}})}, wire::KrbOperation::Checksum, 5);
+  EXPECT_EQ(Bytes(checksum.span().begin(), checksum.span().end()), mac);
+  EXPECT_THROW(open_krb({ok(wire::KrbResult{m1, m1}), ok(wire::KrbResult{m2, {}})}, wire::KrbOperation::Checksum, 5),
+               Disagreement);
+  Bytes accepted = random_bytes(rng, 40 - 12 + 1);
+  accepted.back() = 1;
+  auto [d1, d2] = xor_shares(accepted, rng);
+  const auto opened = open_krb_decrypt({ok(wire::KrbResult{d1, {}}), ok(wire::KrbResult{d2, {}})}, 40);
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_EQ(Bytes(opened->span().begin(), opened->span().end()), Bytes(accepted.begin(), accepted.end() - 1));
+  accepted.back() = 0;
+  std::tie(d1, d2) = xor_shares(accepted, rng);
+  EXPECT_FALSE(open_krb_decrypt({ok(wire::KrbResult{d1, {}}), ok(wire::KrbResult{d2, {}})}, 40).has_value());
+  accepted.back() = 3;
+  std::tie(d1, d2) = xor_shares(accepted, rng);
+  EXPECT_THROW(open_krb_decrypt({ok(wire::KrbResult{d1, {}}), ok(wire::KrbResult{d2, {}})}, 40), Disagreement);
+
+  // GCM tag.
+  const Bytes tag = random_bytes(rng, 16);
+  auto [t1, t2] = xor_shares(tag, rng);
+  wire::GcmTagResult r1, r2;
+  std::copy(t1.begin(), t1.end(), r1.x.begin());
+  std::copy(t2.begin(), t2.end(), r2.x.begin());
+  r1.replicated = r2.replicated = false;
+  const auto opened_tag = open_gcm_tag({ok(r1), ok(r2)});
+  EXPECT_EQ(Bytes(opened_tag.begin(), opened_tag.end()), tag);
+  r2.replicated = true;
+  EXPECT_THROW(open_gcm_tag({ok(r1), ok(r2)}), Disagreement);
+
+  // GCM open: the plaintext when the verdict shares XOR to 1, nothing when to 0.
+  const Bytes ciphertext = random_bytes(rng, 20);
+  const Bytes keystream = random_bytes(rng, 32);
+  auto [k1, k2] = xor_shares(keystream, rng);
+  wire::GcmOpenResult o1{2, k1, {}, 1, 0, false};
+  wire::GcmOpenResult o2{2, k2, {}, 0, 0, false};
+  const auto plain = open_gcm_open({ok(o1), ok(o2)}, ciphertext);
+  ASSERT_TRUE(plain.has_value());
+  for (std::size_t i = 0; i < ciphertext.size(); ++i) EXPECT_EQ((*plain)[i], ciphertext[i] ^ keystream[i]);
+  o2.verdict_x = 1;
+  EXPECT_FALSE(open_gcm_open({ok(o1), ok(o2)}, ciphertext).has_value());
+  o2.blocks = 1;
+  EXPECT_THROW(open_gcm_open({ok(o1), ok(o2)}, ciphertext), Disagreement);
+
+  // GCM prefetch: both servers list the same nonces; the keystream is the XOR.
+  const Bytes nonces = random_bytes(rng, 24);
+  auto [p1, p2] = xor_shares(keystream, rng);
+  const wire::GcmPrefetchResult f1{2, 1, nonces, p1, {}};
+  wire::GcmPrefetchResult f2{2, 1, nonces, p2, {}};
+  const auto fetched = open_gcm_prefetch({ok(f1), ok(f2)}, 2, 1);
+  EXPECT_EQ(Bytes(fetched.keystream.span().begin(), fetched.keystream.span().end()), keystream);
+  EXPECT_EQ(fetched.nonces, nonces);
+  f2.nonces[3] ^= 1;
+  EXPECT_THROW(open_gcm_prefetch({ok(f1), ok(f2)}, 2, 1), Disagreement);
 }
 
 }  // namespace

@@ -854,15 +854,29 @@ TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
   for (const auto& [type, reply] : sample_replies()) {
     SCOPED_TRACE("reply type " + std::to_string(static_cast<int>(type)));
     Bytes frame = encode_reply(reply);
-    // A Compute reply cut right after x is the form two-server clusters send (x alone): it
-    // decodes, and the three-server reconstruction refuses it for its missing a share.
+    // A result cut right after x (and, for GCM open, x's verdict byte) is the form two-server
+    // clusters send (x alone): it decodes as such, and the three-server reconstruction refuses
+    // it for its missing a share.
     std::size_t two_server_length = frame.size();
     if (const auto* compute = std::get_if<ComputeResult>(&reply.body)) two_server_length -= compute->a.size();
+    if (const auto* prefetch = std::get_if<GcmPrefetchResult>(&reply.body)) two_server_length -= prefetch->a.size();
+    if (std::holds_alternative<GcmTagResult>(reply.body)) two_server_length -= kGcmTagBytes;
+    if (const auto* krb = std::get_if<KrbResult>(&reply.body)) two_server_length -= krb->a.size();
+    if (const auto* open = std::get_if<GcmOpenResult>(&reply.body)) two_server_length -= open->a.size() + 1;
     for (std::size_t length = 0; length < frame.size(); ++length) {
       const Bytes cut(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length));
-      if (length == two_server_length) {
+      const bool verdict_byte = !std::holds_alternative<GcmOpenResult>(reply.body) || (!cut.empty() && cut.back() <= 1);
+      if (length == two_server_length && two_server_length != frame.size() && verdict_byte) {
         const Reply decoded = decode_reply(cut, type);
-        EXPECT_TRUE(std::get<ComputeResult>(decoded.body).a.empty());
+        std::visit(
+            [](const auto& body) {
+              using T = std::decay_t<decltype(body)>;
+              if constexpr (requires { body.replicated; }) EXPECT_FALSE(body.replicated);
+              else if constexpr (requires { body.a.empty(); }) EXPECT_TRUE(body.a.empty());
+              else ADD_FAILURE() << "a body without a two-server form decoded short";
+              (void)sizeof(T);
+            },
+            decoded.body);
         continue;
       }
       expect_rejected(cut, decode_reply_as(type));
@@ -997,11 +1011,15 @@ TEST(ClientReply, RejectsBadKrbResults) {
     writer.bytes(Bytes(64));
     EXPECT_LT(expect_rejected(frame, as_krb), 4096u);
   }
-  // x present, a missing.
+  // x alone is a two-server cluster's reply; x and part of a is nobody's.
   Bytes frame = reply_header(Status::Ok);
   ByteWriter writer(frame);
   writer.u32(12);
-  writer.bytes(Bytes(12));
+  writer.bytes(Bytes(12, 7));
+  const Reply two_server = decode_reply(frame, MessageType::Krb);
+  EXPECT_EQ(std::get<KrbResult>(two_server.body).x, Bytes(12, 7));
+  EXPECT_TRUE(std::get<KrbResult>(two_server.body).a.empty());
+  writer.bytes(Bytes(5));
   expect_rejected(frame, as_krb);
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", KrbResult{Bytes(12), Bytes(13)}}), FormatError);
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", KrbResult{Bytes(11), Bytes(11)}}), FormatError);
