@@ -7,7 +7,10 @@
 
 namespace mpc::server {
 
-KrbCircuitCache::KrbCircuitCache(std::size_t budget_ops) : KrbCircuitCache(budget_ops, build_krb_circuit) {}
+KrbCircuitCache::KrbCircuitCache(std::size_t budget_ops)
+    : KrbCircuitCache(budget_ops, [](wire::CircuitId id, std::uint32_t data_bytes) {
+        return build_krb_circuit(id, data_bytes);
+      }) {}
 
 KrbCircuitCache::KrbCircuitCache(std::size_t budget_ops, Builder build)
     : budget_ops_(budget_ops), build_(std::move(build)) {}

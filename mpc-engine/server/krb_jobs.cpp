@@ -89,6 +89,27 @@ KrbBatchLayout krb_batch_layout(wire::CircuitId id, std::uint32_t data_bytes) {
   return layout;
 }
 
+KrbSecretRange krb_secret_range(wire::KeyAlgorithm algorithm, wire::KrbOperation operation, std::uint32_t usage) {
+  require_krb(algorithm);
+  const std::size_t round_keys = round_key_bytes(is_aes256(algorithm));
+  const std::size_t state = wire::krb_hmac_state_bytes(algorithm);
+  if (operation == wire::KrbOperation::Prf) {
+    // RFC 3962: the PRF key's round keys; RFC 8009: the protocol key's HMAC state.
+    return {wire::krb_prf_offset(algorithm), krb_prf_runs_aes(algorithm) ? round_keys : state};
+  }
+  const auto index = wire::krb_usage_index(usage);
+  if (!index) throw Error(Component::Server, "no derived keys are stored for usage " + std::to_string(usage));
+  switch (operation) {
+    case wire::KrbOperation::Encrypt:
+    case wire::KrbOperation::Decrypt:
+      // Ke's round keys and Ki's HMAC state lie back to back: groups 0 and 1 of the circuit.
+      return {wire::krb_ke_offset(algorithm, *index), round_keys + state};
+    case wire::KrbOperation::Checksum: return {wire::krb_kc_offset(algorithm, *index), state};
+    default: break;
+  }
+  throw Error(Component::Server, "unknown Kerberos operation " + std::to_string(static_cast<unsigned>(operation)));
+}
+
 SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorithm, wire::KrbOperation operation,
                             std::uint32_t usage) {
   require_krb(algorithm);
@@ -96,40 +117,14 @@ SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorit
   if (share.size() != 2 * material)
     throw Error(Component::Server, "share of " + std::to_string(share.size()) + " bytes for " +
                                        wire::algorithm_name(algorithm) + " material of " + std::to_string(material));
-  const std::size_t round_keys = round_key_bytes(is_aes256(algorithm));
-  const std::size_t state = wire::krb_hmac_state_bytes(algorithm);
-  std::size_t at = 0;
-  std::size_t bytes = 0;
-  if (operation == wire::KrbOperation::Prf) {
-    // RFC 3962: the PRF key's round keys; RFC 8009: the protocol key's HMAC state.
-    at = wire::krb_prf_offset(algorithm);
-    bytes = krb_prf_runs_aes(algorithm) ? round_keys : state;
-  } else {
-    const auto index = wire::krb_usage_index(usage);
-    if (!index) throw Error(Component::Server, "no derived keys are stored for usage " + std::to_string(usage));
-    switch (operation) {
-      case wire::KrbOperation::Encrypt:
-      case wire::KrbOperation::Decrypt:
-        // Ke's round keys and Ki's HMAC state lie back to back: groups 0 and 1 of the circuit.
-        at = wire::krb_ke_offset(algorithm, *index);
-        bytes = round_keys + state;
-        break;
-      case wire::KrbOperation::Checksum:
-        at = wire::krb_kc_offset(algorithm, *index);
-        bytes = state;
-        break;
-      default:
-        throw Error(Component::Server,
-                    "unknown Kerberos operation " + std::to_string(static_cast<unsigned>(operation)));
-    }
-  }
-  SecretBytes out(2 * bytes);
-  std::memcpy(out.data(), share.data() + at, bytes);
-  std::memcpy(out.data() + bytes, share.data() + material + at, bytes);
+  const KrbSecretRange range = krb_secret_range(algorithm, operation, usage);
+  SecretBytes out(2 * range.bytes);
+  std::memcpy(out.data(), share.data() + range.offset, range.bytes);
+  std::memcpy(out.data() + range.bytes, share.data() + material + range.offset, range.bytes);
   return out;
 }
 
-circuits::Circuit build_krb_circuit(wire::CircuitId id, std::uint32_t data_bytes) {
+circuits::Circuit build_krb_circuit(wire::CircuitId id, std::uint32_t data_bytes, circuits::CircuitCost cost) {
   const wire::KrbOperation operation = wire::krb_operation_of(id);
   const wire::KeyAlgorithm algorithm = wire::krb_algorithm_of(id);
   (void)wire::krb_result_bytes(operation, algorithm, data_bytes);
@@ -138,16 +133,17 @@ circuits::Circuit build_krb_circuit(wire::CircuitId id, std::uint32_t data_bytes
   if (wire::is_krb_sha2_algorithm(algorithm)) {
     const circuits::KrbSha2Hash hash = circuits::krb_sha2_hash_for(size);
     switch (operation) {
-      case wire::KrbOperation::Encrypt: return circuits::build_krb_sha2_encrypt_circuit(size, data_bytes);
-      case wire::KrbOperation::Decrypt: return circuits::build_krb_sha2_decrypt_circuit(size, data_bytes - mac_bytes);
-      case wire::KrbOperation::Checksum: return circuits::build_krb_sha2_checksum_circuit(hash, data_bytes);
-      case wire::KrbOperation::Prf: return circuits::build_krb_sha2_prf_circuit(hash, data_bytes);
+      case wire::KrbOperation::Encrypt: return circuits::build_krb_sha2_encrypt_circuit(size, data_bytes, cost);
+      case wire::KrbOperation::Decrypt:
+        return circuits::build_krb_sha2_decrypt_circuit(size, data_bytes - mac_bytes, cost);
+      case wire::KrbOperation::Checksum: return circuits::build_krb_sha2_checksum_circuit(hash, data_bytes, cost);
+      case wire::KrbOperation::Prf: return circuits::build_krb_sha2_prf_circuit(hash, data_bytes, cost);
     }
   }
   switch (operation) {
-    case wire::KrbOperation::Encrypt: return circuits::build_krb_encrypt_circuit(size, data_bytes);
-    case wire::KrbOperation::Decrypt: return circuits::build_krb_decrypt_circuit(size, data_bytes - mac_bytes);
-    default: return circuits::build_krb_checksum_circuit(data_bytes);
+    case wire::KrbOperation::Encrypt: return circuits::build_krb_encrypt_circuit(size, data_bytes, cost);
+    case wire::KrbOperation::Decrypt: return circuits::build_krb_decrypt_circuit(size, data_bytes - mac_bytes, cost);
+    default: return circuits::build_krb_checksum_circuit(data_bytes, cost);
   }
 }
 

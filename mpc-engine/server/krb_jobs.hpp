@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "circuits/aes_options.hpp"
 #include "circuits/circuit.hpp"
 #include "common/secret.hpp"
 #include "wire/client_messages.hpp"
@@ -58,6 +59,14 @@ struct KrbBatchLayout {
 };
 KrbBatchLayout krb_batch_layout(wire::CircuitId id, std::uint32_t data_bytes);
 
+// Where a job's secret rows lie in the key's material (wire::material_bytes): the bytes
+// [offset, offset + bytes). Throws Error(Server) if the usage's keys are not in the material.
+struct KrbSecretRange {
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+};
+KrbSecretRange krb_secret_range(wire::KeyAlgorithm algorithm, wire::KrbOperation operation, std::uint32_t usage);
+
 // x || a of the secret rows of a job, cut from this server's share of the key's material
 // (x || a, wire::material_bytes each). Throws Error(Server) if the share has the wrong size
 // or the usage's keys are not in the material.
@@ -65,7 +74,9 @@ SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorit
                             std::uint32_t usage);
 
 // The circuit a Kerberos batch of `id` runs for jobs of `data_bytes` bytes of data (valid for
-// wire::krb_result_bytes). Throws FormatError(Wire) for invalid lengths.
-circuits::Circuit build_krb_circuit(wire::CircuitId id, std::uint32_t data_bytes);
+// wire::krb_result_bytes), built for fewest AND layers (rss3) or fewest ANDs (garbled
+// circuits). Throws FormatError(Wire) for invalid lengths.
+circuits::Circuit build_krb_circuit(wire::CircuitId id, std::uint32_t data_bytes,
+                                    circuits::CircuitCost cost = circuits::CircuitCost::FewestLayers);
 
 }  // namespace mpc::server
