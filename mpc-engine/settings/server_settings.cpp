@@ -45,10 +45,20 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
 }
 
 LutSettings read_lut(const detail::Document& document, const toml::table& table) {
-  const TableReader reader(document, table, "lut", {"preprocessing", "pool_sboxes", "pool_wait_ms"});
+  const TableReader reader(document, table, "lut",
+                           {"preprocessing", "pool_sboxes", "pool_wait_ms", "dealer_endpoint", "dealer_public_key"});
   LutSettings lut;
   if (auto source = reader.optional_choice("preprocessing", {"ot", "dealer"}))
     lut.preprocessing = *source == "ot" ? LutPreprocessing::Ot : LutPreprocessing::Dealer;
+  // The dealer's address and key go with a dealer, and only with one: a leftover of either
+  // under "ot" is a configuration that does not say what it means.
+  if (lut.preprocessing == LutPreprocessing::Dealer) {
+    lut.dealer_endpoint = reader.endpoint("dealer_endpoint");
+    lut.dealer_public_key = reader.public_key("dealer_public_key");
+  } else {
+    for (const char* key : {"dealer_endpoint", "dealer_public_key"})
+      if (reader.has(key)) reader.fail(key, "applies only to preprocessing = \"dealer\"");
+  }
   if (auto v = reader.optional_integer("pool_sboxes", kMinLutPoolSboxes, kMaxLutPoolSboxes))
     lut.pool_sboxes = static_cast<std::uint32_t>(*v);
   if (auto v = reader.optional_integer("pool_wait_ms", 0, kMaxTimeoutMs)) lut.pool_wait = std::chrono::milliseconds(*v);
@@ -127,6 +137,12 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   }
   std::sort(settings.peers.begin(), settings.peers.end(),
             [](const PeerSettings& a, const PeerSettings& b) { return a.party < b.party; });
+  if (settings.lut.preprocessing == LutPreprocessing::Dealer) {
+    for (const auto& peer : settings.peers)
+      if (peer.public_key == settings.lut.dealer_public_key)
+        root.fail("lut", "dealer_public_key is the key of server " + std::to_string(peer.party + 1) +
+                             ": the dealer needs a key pair of its own");
+  }
 
   const TableReader clients(document, root.table("clients"), "clients", {"compute", "admin"});
   if (clients.has("compute")) settings.compute_clients = clients.public_key_list("compute");

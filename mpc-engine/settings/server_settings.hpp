@@ -27,6 +27,8 @@
 //                                 # (160 per AES-128 block, 224 per AES-256 block; 40 bytes each)
 //   pool_wait_ms = 200            # a job waits this long for the pool to refill, then fails
 //                                 # (Busy); must be below [limits] peer_timeout_ms
+//   dealer_endpoint = "tcp://10.0.0.3:7120"  # preprocessing = "dealer" only, and then required:
+//   dealer_public_key = "z85..."  # where mpc-lut-dealer listens and its key (or a .pub path)
 //
 //   [[peers]]                     # exactly the two other parties (the other one with gc2, lut2)
 //   party = 2
@@ -67,6 +69,9 @@
 //     a public key file (relative to the configuration file), which must be a regular file
 //     and is read now (transport::read_public_key_file). [clients] must list at least one
 //     key; a list may not repeat a key.
+//   - [lut]: only with protocol = "lut2". dealer_endpoint and dealer_public_key are required
+//     with preprocessing = "dealer" and refused otherwise; the dealer's key may not be a
+//     peer's.
 //   - Paths are made absolute and normalised; they are not opened here.
 #pragma once
 
@@ -104,6 +109,8 @@ struct LutSettings {
   LutPreprocessing preprocessing = LutPreprocessing::Ot;
   std::uint32_t pool_sboxes = 1u << 17;
   std::chrono::milliseconds pool_wait{200};
+  std::string dealer_endpoint;               // preprocessing = Dealer: where mpc-lut-dealer listens
+  transport::PublicKey dealer_public_key{};  // and its CurveZMQ key
 };
 
 enum class SboxChoice { Auto, And32, Depth4 };

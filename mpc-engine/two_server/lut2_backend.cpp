@@ -3,16 +3,19 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "protocol/lut2/dealer.hpp"
 #include "protocol/lut2/lut_aes.hpp"
 #include "protocol/lut2/ot_preprocessing.hpp"
 
 namespace mpc::two_server {
 
 Lut2Backend::Lut2Backend(int party, const settings::LutSettings& settings, const Logger& log)
-    : party_(party), settings_(settings), log_(log) {
-  if (settings_.preprocessing != settings::LutPreprocessing::Ot)
-    throw Error(Component::Server, "[lut] preprocessing = \"dealer\" needs the dealer service, which this server "
-                                   "does not run; use preprocessing = \"ot\"");
+    : party_(party), settings_(settings), log_(log) {}
+
+const char* Lut2Backend::name() const {
+  return settings_.preprocessing == settings::LutPreprocessing::Dealer
+             ? "lut2 (masked lookup tables, dealer preprocessing)"
+             : "lut2 (masked lookup tables, OT preprocessing)";
 }
 
 std::uint64_t Lut2Backend::pool_entries(const wire::KeyId& key, std::uint32_t blocks) const {
@@ -48,6 +51,8 @@ SecretBytes Lut2Backend::compute(two_party::Channel& peer, const ComputeTask& ta
 }
 
 void Lut2Backend::preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) {
+  if (settings_.preprocessing != settings::LutPreprocessing::Ot)
+    throw Error(Component::Server, "[lut] preprocessing = \"dealer\": entries come from the dealer, not by OT");
   std::vector<lut2::Entry> entries;
   if (party_ == 0) {
     ot::OtExtensionSender sender(peer);
@@ -55,6 +60,14 @@ void Lut2Backend::preprocess(two_party::Channel& peer, std::uint64_t epoch, std:
   } else {
     ot::OtExtensionReceiver receiver(peer);
     entries = lut2::ot_preprocess_receive(receiver, peer, start, count);
+  }
+  pool_.store(epoch, start, std::move(entries));
+}
+
+void Lut2Backend::store_dealt(std::uint64_t epoch, std::uint64_t start, std::vector<lut2::Entry> entries) {
+  if (settings_.preprocessing != settings::LutPreprocessing::Dealer) {
+    lut2::wipe_entries(entries);
+    throw Error(Component::Server, "dealt entries offered to a server with [lut] preprocessing = \"ot\"");
   }
   pool_.store(epoch, start, std::move(entries));
 }

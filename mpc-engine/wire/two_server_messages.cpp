@@ -28,6 +28,7 @@ std::vector<std::uint8_t> encode_two_server(const TwoServerMessage& message) {
           writer.u64(m.pool_epoch);
           writer.u64(m.pool_start);
           writer.u64(m.pool_entries);
+          writer.u64(m.dealer_batch);
         } else if constexpr (std::is_same_v<T, TwoServerData>) {
           if (m.bytes.size() > kMaxTwoServerDataBytes)
             throw FormatError(Component::Wire, "two-server data frame over " + std::to_string(kMaxTwoServerDataBytes) +
@@ -65,6 +66,7 @@ TwoServerMessage decode_two_server(std::span<const std::uint8_t> frame) {
       m.pool_epoch = reader.u64();
       m.pool_start = reader.u64();
       m.pool_entries = reader.u64();
+      m.dealer_batch = reader.u64();
       reader.expect_end();
       return m;
     }

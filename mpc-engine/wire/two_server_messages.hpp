@@ -23,15 +23,17 @@ namespace mpc::wire {
 using ClientKey = std::array<std::uint8_t, 32>;
 
 // What an announced job is: a client's request, or a round of lookup-table preprocessing
-// (lut2 with preprocessing by OT) that refills both servers' pools.
+// (lut2, by OT or from the dealer's batch) that refills both servers' pools.
 enum class TwoServerJobKind : std::uint8_t { ClientRequest = 1, LutPreprocessing = 2 };
 
 // Body: u8 kind | 32-byte client public key | 16-byte request id | u64 lookup-table pool
 // epoch | u64 pool start | u64 pool entries (lut2: the entries the job uses or fills, numbered
-// within the epoch; else 0). A new epoch tells the follower to drop its pool: the leader
-// starts one when it starts and whenever a job failed on the follower's side.
+// within the epoch; else 0) | u64 dealer batch. A new epoch tells the follower to drop its
+// pool: the leader starts one when it starts and whenever a job failed on the follower's side.
 // For a client request the follower runs the client's own copy of the request; the leader
-// only names it. A preprocessing job has a zero client key and request id.
+// only names it. A preprocessing job has a zero client key and request id. The dealer batch
+// is the id of the batch the lookup-table dealer sent both servers for a preprocessing job
+// with [lut] preprocessing = "dealer" (wire/dealer_messages.hpp), else 0.
 struct TwoServerAnnounce {
   std::uint64_t job = 0;
   TwoServerJobKind kind = TwoServerJobKind::ClientRequest;
@@ -40,6 +42,7 @@ struct TwoServerAnnounce {
   std::uint64_t pool_epoch = 0;
   std::uint64_t pool_start = 0;
   std::uint64_t pool_entries = 0;
+  std::uint64_t dealer_batch = 0;
 };
 
 // Body: the next bytes of the job's stream (at most kMaxTwoServerDataBytes).

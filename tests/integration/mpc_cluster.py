@@ -41,6 +41,10 @@ def server_binary() -> Path:
     return build_dir() / "mpc-engine" / "server" / "mpc-server"
 
 
+def dealer_binary() -> Path:
+    return build_dir() / "mpc-engine" / "lut_dealer" / "mpc-lut-dealer"
+
+
 def client_library() -> Path:
     return build_dir() / "mpc-engine" / "client" / "libmpcclient.so"
 
@@ -62,12 +66,13 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def pick_base_port() -> int:
-    """A base port P with P+1..P+3 (clients) and P+11..P+13 (peers) free right now."""
+def pick_base_port(extra_offsets: tuple[int, ...] = ()) -> int:
+    """A base port P with P+1..P+3 (clients) and P+11..P+13 (peers) free right now, and
+    P+offset for each extra offset (P+20: a lookup-table dealer)."""
     rng = random.SystemRandom()
     for _ in range(500):
         base = rng.randrange(20000, 60000)
-        if all(port_is_free(base + offset) for offset in (1, 2, 3, 11, 12, 13)):
+        if all(port_is_free(base + offset) for offset in (1, 2, 3, 11, 12, 13, *extra_offsets)):
             return base
     raise RuntimeError("no free port range found")
 
@@ -102,11 +107,15 @@ class MpcctlError(AssertionError):
 class Cluster:
     """One cluster directory: init, start, keys, computations, faults, stop."""
 
-    def __init__(self, root: Path, base_port: int | None = None, protocol: str = "rss3"):
+    def __init__(self, root: Path, base_port: int | None = None, protocol: str = "rss3",
+                 lut_preprocessing: str | None = None):
+        """lut_preprocessing="dealer" (with protocol lut2): a lookup-table dealer process too."""
         self.dir = Path(root)
         self.protocol = protocol
         self.parties = (1, 2, 3) if protocol == "rss3" else (1, 2)
-        self.base_port = base_port if base_port is not None else pick_base_port()
+        self.lut_preprocessing = lut_preprocessing
+        self.has_dealer = lut_preprocessing == "dealer"
+        self.base_port = base_port if base_port is not None else pick_base_port((20,) if self.has_dealer else ())
         self.admin_config = self.dir / "cluster.toml"
         self.compute_config = self.dir / "compute.toml"
         self.restarted: dict[int, subprocess.Popen] = {}
@@ -127,12 +136,14 @@ class Cluster:
         return result
 
     def init(self) -> None:
+        extra = ["--lut-preprocessing", self.lut_preprocessing] if self.lut_preprocessing else []
         self.mpcctl("cluster", "init", "--dir", str(self.dir), "--base-port", str(self.base_port),
-                    "--protocol", self.protocol)
+                    "--protocol", self.protocol, *extra)
 
     def start(self) -> None:
+        extra = ["--dealer-binary", str(dealer_binary())] if self.has_dealer else []
         self.mpcctl("cluster", "start", "--dir", str(self.dir), "--server-binary", str(server_binary()),
-                    timeout=60)
+                    *extra, timeout=60)
 
     def wait_until_serving(self, key: tuple[str, int, str], deadline_s: float = 10) -> None:
         """Polls a one-block keystream until the ring of servers computes (peers connected)."""
@@ -152,6 +163,8 @@ class Cluster:
     def stop(self) -> None:
         """mpcctl cluster stop, reaping servers while it runs; then kills whatever is left."""
         pids = [pid for pid in (self.server_pid(party) for party in self.parties) if pid]
+        if self.has_dealer and self.dealer_pid():
+            pids.append(self.dealer_pid())
         try:
             stopper = subprocess.Popen([str(mpcctl_binary()), "cluster", "stop", "--dir", str(self.dir)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -171,6 +184,8 @@ class Cluster:
             pid = self.server_pid(party)
             if pid:
                 pids.append(pid)
+        if self.has_dealer and self.dealer_pid():
+            pids.append(self.dealer_pid())
         for pid in set(pids):
             if pid_alive(pid):
                 try:
@@ -225,6 +240,38 @@ class Cluster:
         threading.Thread(target=process.wait, daemon=True).start()
         return process.pid
 
+    # -- the lookup-table dealer (lut_preprocessing="dealer") -----------------------------
+
+    def dealer_dir(self) -> Path:
+        return self.dir / "dealer"
+
+    def dealer_pid(self) -> int:
+        try:
+            return int((self.dealer_dir() / "dealer.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def kill_dealer(self) -> None:
+        pid = self.dealer_pid()
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(250):
+            if reap(pid):
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"the dealer (pid {pid}) survived SIGKILL")
+
+    def restart_dealer(self) -> int:
+        """Starts the dealer again in the background; its pid goes to dealer/dealer.pid."""
+        log = open(self.dealer_dir() / "dealer.log", "ab")
+        process = subprocess.Popen([str(dealer_binary()), "--config", str(self.dealer_dir() / "dealer.toml")],
+                                   stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+        log.close()
+        self.restarted[0] = process  # key 0: the dealer (servers are keyed by party)
+        (self.dealer_dir() / "dealer.pid").write_text(f"{process.pid}\n")
+        threading.Thread(target=process.wait, daemon=True).start()
+        return process.pid
+
     def log_tail(self, lines: int = 6) -> str:
         out = []
         for party in self.parties:
@@ -234,6 +281,12 @@ class Cluster:
             except OSError:
                 continue
             out.append(f"--- server{party}/server.log\n" + "\n".join(tail))
+        if self.has_dealer:
+            try:
+                tail = (self.dealer_dir() / "dealer.log").read_text(errors="replace").splitlines()[-lines:]
+                out.append("--- dealer/dealer.log\n" + "\n".join(tail))
+            except OSError:
+                pass
         return "\n".join(out)
 
     # -- keys and computations --------------------------------------------------------

@@ -5,6 +5,12 @@
 //   serverN/server.toml, server.key (0600), server.pub, storage.key (0600), data/
 //   admin.key, admin.pub, cluster.toml       (admin: import, list, delete)
 //   compute.key, compute.pub, compute.toml   (compute only, for the KDC)
+//   dealer/dealer.toml, dealer.key (0600), dealer.pub
+//                                            (lut2 with --lut-preprocessing dealer: the
+//                                             lookup-table dealer, started and stopped with
+//                                             the servers)
+//
+// Ports: clients on base+1.., peers on base+11.., the dealer on base+20.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -49,8 +55,10 @@ std::string cluster_toml(const std::string& protocol, int parties, const std::st
   return text;
 }
 
+std::uint64_t dealer_port(std::uint64_t base_port) { return base_port + 20; }
+
 std::string server_toml(const std::string& protocol, int parties, int party, const std::string& host,
-                        std::uint64_t base_port) {
+                        std::uint64_t base_port, bool dealer) {
   std::string text = "# Written by mpcctl cluster init.\nprotocol = \"" + protocol + "\"\nparty = " + std::to_string(party) +
                      "\nclient_endpoint = \"" + endpoint(host, base_port + static_cast<std::uint64_t>(party)) +
                      "\"\npeer_endpoint = \"" + endpoint(host, base_port + 10 + static_cast<std::uint64_t>(party)) +
@@ -60,6 +68,9 @@ std::string server_toml(const std::string& protocol, int parties, int party, con
   // Preprocessing by OT is far slower than the online phase: on one machine, jobs wait for
   // the pool rather than fail while it fills.
   if (protocol == "lut2") text += "\n[lut]\npool_wait_ms = 2000\n";
+  if (dealer)
+    text += "preprocessing = \"dealer\"\ndealer_endpoint = \"" + endpoint(host, dealer_port(base_port)) +
+            "\"\ndealer_public_key = \"../dealer/dealer.pub\"\n";
   for (int peer = 1; peer <= parties; ++peer) {
     if (peer == party) continue;
     text += "\n[[peers]]\nparty = " + std::to_string(peer) + "\nendpoint = \"" +
@@ -67,6 +78,15 @@ std::string server_toml(const std::string& protocol, int parties, int party, con
             std::to_string(peer) + "/server.pub\"\n";
   }
   text += "\n[clients]\ncompute = [\"../compute.pub\"]\nadmin = [\"../admin.pub\"]\n";
+  return text;
+}
+
+std::string dealer_toml(const std::string& host, std::uint64_t base_port) {
+  std::string text = "# Written by mpcctl cluster init.\nendpoint = \"" + endpoint(host, dealer_port(base_port)) +
+                     "\"\nsecret_key_file = \"dealer.key\"\nlog_level = \"info\"\n";
+  for (int party = 1; party <= 2; ++party)
+    text += "\n[[servers]]\nparty = " + std::to_string(party) + "\npublic_key = \"../server" + std::to_string(party) +
+            "/server.pub\"\n";
   return text;
 }
 
@@ -78,12 +98,27 @@ void init_cluster(const Arguments& arguments) {
   if (protocol != "rss3" && protocol != "gc2" && protocol != "lut2")
     throw Error(Component::Tool, "--protocol must be rss3, gc2 or lut2");
   const int parties = settings::party_count(settings::parse_protocol(protocol));
+  const std::string preprocessing = arguments.value_or("lut-preprocessing", "ot");
+  if (preprocessing != "ot" && preprocessing != "dealer")
+    throw Error(Component::Tool, "--lut-preprocessing must be ot or dealer");
+  if (arguments.optional("lut-preprocessing") && protocol != "lut2")
+    throw Error(Component::Tool, "--lut-preprocessing applies only to --protocol lut2");
+  const bool dealer = preprocessing == "dealer";
   if (fs::exists(dir / "cluster.toml")) throw Error(Component::Tool, dir.string() + " already holds a cluster");
   fs::create_directories(dir);
   for (const char* client : {"admin", "compute"}) {
     const auto pair = transport::generate_curve_key_pair();
     transport::write_secret_key_file(dir / (std::string(client) + ".key"), pair);
     transport::write_public_key_file(dir / (std::string(client) + ".pub"), pair.public_key);
+  }
+  if (dealer) {
+    const fs::path dealer_dir = dir / "dealer";
+    fs::create_directories(dealer_dir);
+    ::chmod(dealer_dir.c_str(), 0700);
+    const auto pair = transport::generate_curve_key_pair();
+    transport::write_secret_key_file(dealer_dir / "dealer.key", pair);
+    transport::write_public_key_file(dealer_dir / "dealer.pub", pair.public_key);
+    write_text(dealer_dir / "dealer.toml", dealer_toml(host, base_port));
   }
   for (int party = 1; party <= parties; ++party) {
     const fs::path server_dir = dir / ("server" + std::to_string(party));
@@ -93,23 +128,25 @@ void init_cluster(const Arguments& arguments) {
     transport::write_secret_key_file(server_dir / "server.key", pair);
     transport::write_public_key_file(server_dir / "server.pub", pair.public_key);
     store::write_storage_key_file(server_dir / "storage.key", store::generate_storage_key());
-    write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port));
+    write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port, dealer));
   }
   write_text(dir / "cluster.toml", cluster_toml(protocol, parties, "admin.key", host, base_port));
   write_text(dir / "compute.toml", cluster_toml(protocol, parties, "compute.key", host, base_port));
   std::cout << protocol << " cluster written to " << dir.string() << " (clients on ports " << base_port + 1 << "-"
             << base_port + static_cast<std::uint64_t>(parties) << ", peers on " << base_port + 11 << "-"
-            << base_port + 10 + static_cast<std::uint64_t>(parties) << ")\n";
+            << base_port + 10 + static_cast<std::uint64_t>(parties)
+            << (dealer ? ", dealer on " + std::to_string(dealer_port(base_port)) : std::string()) << ")\n";
 }
 
-fs::path default_server_binary() {
+// Next to mpcctl, in its build-tree folder (`folder`), or else from PATH.
+fs::path default_binary(const std::string& name, const std::string& folder) {
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (!error) {
-    for (const fs::path& candidate : {self.parent_path() / "mpc-server", self.parent_path().parent_path() / "server" / "mpc-server"})
+    for (const fs::path& candidate : {self.parent_path() / name, self.parent_path().parent_path() / folder / name})
       if (fs::exists(candidate)) return candidate;
   }
-  return "mpc-server";  // from PATH
+  return name;
 }
 
 pid_t read_pid(const fs::path& file) {
@@ -130,37 +167,58 @@ bool alive(pid_t pid) {
   return close == std::string::npos || close + 2 >= line.size() || (line[close + 2] != 'Z' && line[close + 2] != 'X');
 }
 
+// Starts `binary --config CONFIG` in its own session, its output appended to `log_file`, and
+// writes its pid to `pid_file`.
+void launch(const fs::path& binary, const fs::path& config, const fs::path& log_file, const fs::path& pid_file) {
+  const pid_t child = ::fork();
+  if (child < 0) throw Error(Component::Tool, "fork failed");
+  if (child == 0) {
+    ::setsid();
+    const int log = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (log >= 0) {
+      ::dup2(log, STDOUT_FILENO);
+      ::dup2(log, STDERR_FILENO);
+    }
+    if (null >= 0) ::dup2(null, STDIN_FILENO);
+    ::execlp(binary.c_str(), binary.c_str(), "--config", config.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  write_text(pid_file, std::to_string(child) + "\n");
+}
+
 void start_cluster(const Arguments& arguments) {
   const fs::path dir = fs::absolute(arguments.required("dir"));
-  const fs::path binary = arguments.optional("server-binary").value_or(default_server_binary().string());
+  const fs::path binary =
+      arguments.optional("server-binary").value_or(default_binary("mpc-server", "server").string());
   const auto cluster_settings = settings::load_cluster_settings(dir / "cluster.toml");
   const int parties = static_cast<int>(cluster_settings.servers.size());
+  // The dealer first: the lut2 servers fill their pools from it as soon as they start.
+  const fs::path dealer_dir = dir / "dealer";
+  const bool dealer = fs::exists(dealer_dir / "dealer.toml");
+  if (dealer) {
+    if (alive(read_pid(dealer_dir / "dealer.pid"))) throw Error(Component::Tool, "the dealer is already running");
+    const fs::path dealer_binary =
+        arguments.optional("dealer-binary").value_or(default_binary("mpc-lut-dealer", "lut_dealer").string());
+    launch(dealer_binary, dealer_dir / "dealer.toml", dealer_dir / "dealer.log", dealer_dir / "dealer.pid");
+  }
   for (int party = 1; party <= parties; ++party) {
     const fs::path server_dir = dir / ("server" + std::to_string(party));
     if (alive(read_pid(server_dir / "server.pid")))
       throw Error(Component::Tool, "server " + std::to_string(party) + " is already running");
-    const pid_t child = ::fork();
-    if (child < 0) throw Error(Component::Tool, "fork failed");
-    if (child == 0) {
-      ::setsid();
-      const int log = ::open((server_dir / "server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      const int null = ::open("/dev/null", O_RDONLY);
-      if (log >= 0) {
-        ::dup2(log, STDOUT_FILENO);
-        ::dup2(log, STDERR_FILENO);
-      }
-      if (null >= 0) ::dup2(null, STDIN_FILENO);
-      const std::string config = (server_dir / "server.toml").string();
-      ::execlp(binary.c_str(), binary.c_str(), "--config", config.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    write_text(server_dir / "server.pid", std::to_string(child) + "\n");
+    launch(binary, server_dir / "server.toml", server_dir / "server.log", server_dir / "server.pid");
   }
   // Ready when every server answers a status request through the admin configuration.
   client::ClusterClient cluster(cluster_settings);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::string last_error;
   while (std::chrono::steady_clock::now() < deadline) {
+    if (dealer) {
+      const pid_t pid = read_pid(dealer_dir / "dealer.pid");
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid || !alive(pid))
+        throw Error(Component::Tool, "the dealer exited during start-up; see " + (dealer_dir / "dealer.log").string());
+    }
     for (int party = 1; party <= parties; ++party) {
       const fs::path server_dir = dir / ("server" + std::to_string(party));
       const pid_t pid = read_pid(server_dir / "server.pid");
@@ -181,21 +239,25 @@ void start_cluster(const Arguments& arguments) {
   throw Error(Component::Tool, "cluster did not become ready: " + last_error);
 }
 
+// SIGTERM, then SIGKILL after 5 s; removes the pid file.
+void stop_process(const fs::path& pid_file) {
+  const pid_t pid = read_pid(pid_file);
+  if (!alive(pid)) return;
+  ::kill(pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (alive(pid) && std::chrono::steady_clock::now() < deadline) {
+    ::waitpid(pid, nullptr, WNOHANG);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (alive(pid)) ::kill(pid, SIGKILL);
+  fs::remove(pid_file);
+}
+
 void stop_cluster(const Arguments& arguments) {
   const fs::path dir = arguments.required("dir");
-  for (int party = 1; fs::exists(dir / ("server" + std::to_string(party))); ++party) {
-    const fs::path pid_file = dir / ("server" + std::to_string(party)) / "server.pid";
-    const pid_t pid = read_pid(pid_file);
-    if (!alive(pid)) continue;
-    ::kill(pid, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (alive(pid) && std::chrono::steady_clock::now() < deadline) {
-      ::waitpid(pid, nullptr, WNOHANG);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (alive(pid)) ::kill(pid, SIGKILL);
-    fs::remove(pid_file);
-  }
+  for (int party = 1; fs::exists(dir / ("server" + std::to_string(party))); ++party)
+    stop_process(dir / ("server" + std::to_string(party)) / "server.pid");
+  if (fs::exists(dir / "dealer")) stop_process(dir / "dealer" / "dealer.pid");
   std::cout << "cluster stopped\n";
 }
 
@@ -216,10 +278,10 @@ int run_cluster_command(const std::vector<std::string>& words) {
   const std::string action = words[0];
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "init") {
-    arguments.allow_only({"dir", "host", "base-port", "protocol"});
+    arguments.allow_only({"dir", "host", "base-port", "protocol", "lut-preprocessing"});
     init_cluster(arguments);
   } else if (action == "start") {
-    arguments.allow_only({"dir", "server-binary"});
+    arguments.allow_only({"dir", "server-binary", "dealer-binary"});
     start_cluster(arguments);
   } else if (action == "stop") {
     arguments.allow_only({"dir"});

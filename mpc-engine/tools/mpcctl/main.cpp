@@ -48,9 +48,10 @@ as libk5crypto computes them (U: key usage 1, 2, 3, 17 or 56):
   krb prf --cluster F --name N --kvno V --alg A [--in HEX]
                                            the RFC 3962 PRF of the input (16 bytes)
 
-A local three-server cluster for development:
+A local cluster for development (three servers, or two with gc2 and lut2):
   cluster init --dir D [--host 127.0.0.1] [--base-port 7100] [--protocol rss3|gc2|lut2]
-  cluster start --dir D [--server-binary PATH]
+               [--lut-preprocessing ot|dealer]  (lut2: OT between the servers, or a dealer process)
+  cluster start --dir D [--server-binary PATH] [--dealer-binary PATH]
   cluster stop --dir D
   cluster status --cluster F
 

@@ -382,7 +382,9 @@ TEST_F(SettingsTest, LookupTableSettingsOnlyForLut2) {
   auto root = server_root();
   root["protocol"] = "\"lut2\"";
   const std::string one_peer = peer_table(2, "tcp://127.0.0.1:7202", z85(peer2));
-  const std::string lut = "[lut]\npreprocessing = \"dealer\"\npool_sboxes = 8192\npool_wait_ms = 50\n";
+  const std::string lut = "[lut]\npreprocessing = \"dealer\"\npool_sboxes = 8192\npool_wait_ms = 50\n"
+                          "dealer_endpoint = \"tcp://127.0.0.1:7120\"\n"
+                          "dealer_public_key = \"" + z85(fresh_key()) + "\"\n";
   const ServerSettings s = load_server_settings(write("server.toml", server_text(root, "", lut + one_peer)));
   EXPECT_EQ(s.lut.preprocessing, LutPreprocessing::Dealer);
   EXPECT_EQ(s.lut.pool_sboxes, 8192u);
@@ -395,6 +397,59 @@ TEST_F(SettingsTest, LookupTableSettingsOnlyForLut2) {
                       {"lut", "pool_wait_ms (1000) must be below [limits] peer_timeout_ms (1000)"});
   root["protocol"] = "\"gc2\"";
   expect_server_error(server_text(root, "", lut + one_peer), {"lut", "only to protocol = \"lut2\""});
+}
+
+TEST_F(SettingsTest, LookupTableDealerNeedsItsEndpointAndKeyAndOnlyThen) {
+  auto root = server_root();
+  root["protocol"] = "\"lut2\"";
+  const std::string one_peer = peer_table(2, "tcp://127.0.0.1:7202", z85(peer2));
+  const PublicKey dealer = fresh_key();
+  const std::string endpoint_line = "dealer_endpoint = \"tcp://10.0.0.3:7120\"\n";
+  const std::string key_line = "dealer_public_key = \"" + z85(dealer) + "\"\n";
+  const auto lut = [&](const std::string& preprocessing, const std::string& lines) {
+    return "[lut]\n" + (preprocessing.empty() ? "" : "preprocessing = \"" + preprocessing + "\"\n") + lines + one_peer;
+  };
+  const ServerSettings s =
+      load_server_settings(write("server.toml", server_text(root, "", lut("dealer", endpoint_line + key_line))));
+  EXPECT_EQ(s.lut.preprocessing, LutPreprocessing::Dealer);
+  EXPECT_EQ(s.lut.dealer_endpoint, "tcp://10.0.0.3:7120");
+  EXPECT_EQ(s.lut.dealer_public_key, dealer);
+  // The key may be a .pub file, relative to the configuration.
+  mpc::transport::write_public_key_file(dir / "dealer.pub", dealer);
+  const std::string by_file_line = "dealer_public_key = \"dealer.pub\"\n";
+  const ServerSettings by_file =
+      load_server_settings(write("server.toml", server_text(root, "", lut("dealer", endpoint_line + by_file_line))));
+  EXPECT_EQ(by_file.lut.dealer_public_key, dealer);
+
+  // Required with a dealer.
+  expect_server_error(server_text(root, "", lut("dealer", key_line)), {"lut.dealer_endpoint"});
+  expect_server_error(server_text(root, "", lut("dealer", endpoint_line)), {"lut.dealer_public_key"});
+  expect_server_error(server_text(root, "", lut("dealer", "")), {"lut.dealer_endpoint"});
+  // Refused without one, explicit or by default.
+  for (const char* preprocessing : {"ot", ""}) {
+    SCOPED_TRACE(preprocessing);
+    expect_server_error(server_text(root, "", lut(preprocessing, endpoint_line)),
+                        {"lut.dealer_endpoint", "applies only to preprocessing = \"dealer\""});
+    expect_server_error(server_text(root, "", lut(preprocessing, key_line)),
+                        {"lut.dealer_public_key", "applies only to preprocessing = \"dealer\""});
+  }
+  // Bad values.
+  expect_server_error(server_text(root, "", lut("dealer", "dealer_endpoint = \"http://10.0.0.3\"\n" + key_line)),
+                      {"lut.dealer_endpoint"});
+  std::string not_a_key = z85(dealer);
+  not_a_key[0] = '~';
+  const std::string bad_key_line = "dealer_public_key = \"" + not_a_key + "\"\n";
+  expect_server_error(server_text(root, "", lut("dealer", endpoint_line + bad_key_line)),
+                      {"lut.dealer_public_key", "neither a z85 public key"});
+  expect_server_error(server_text(root, "", lut("dealer", endpoint_line + "dealer_public_key = 7\n")),
+                      {"lut.dealer_public_key"});
+  expect_server_error(
+      server_text(root, "", lut("dealer", endpoint_line + "dealer_public_key = \"missing.pub\"\n")),
+      {"lut.dealer_public_key", "missing.pub"});
+  // The dealer is a third party: not the peer under another name.
+  const std::string peer_key_line = "dealer_public_key = \"" + z85(peer2) + "\"\n";
+  expect_server_error(server_text(root, "", lut("dealer", endpoint_line + peer_key_line)),
+                      {"lut", "dealer_public_key is the key of server 2"});
 }
 
 TEST_F(SettingsTest, TwoServerClusterNeedsTwoServers) {
