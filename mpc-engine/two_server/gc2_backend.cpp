@@ -3,9 +3,11 @@
 #include <sodium.h>
 
 #include "circuits/aes.hpp"
+#include "circuits/equality.hpp"
 #include "common/error.hpp"
 #include "common/secret.hpp"
 #include "protocol/ot/ot_extension.hpp"
+#include "server/krb_jobs.hpp"
 
 namespace mpc::two_server {
 namespace {
@@ -73,7 +75,18 @@ Gc2Backend::Gc2Backend(int party, const Logger& log) : party_(party), log_(log) 
       programs_[size][direction] = circuits::compile(circuits::build_aes_circuit(
           size == 0 ? AesKeySize::Aes128 : AesKeySize::Aes256,
           direction == 0 ? AesDirection::Encrypt : AesDirection::Decrypt, circuits::SboxVariant::And32));
-  if (party_ == 0) garbler_ = std::make_unique<gc2::Garbler>();
+  equality_ = circuits::compile(circuits::build_equality_circuit(128));
+  // Rounds cost a garbled circuit nothing and every AND 32 bytes: the Kerberos circuits are
+  // built for fewest ANDs.
+  krb_circuits_ = std::make_unique<server::KrbCircuitCache>(
+      server::KrbCircuitCache::kDefaultBudgetOps, [](wire::CircuitId id, std::uint32_t data_bytes) {
+        return server::build_krb_circuit(id, data_bytes, circuits::CircuitCost::FewestAnds);
+      });
+  if (party_ == 0) {
+    garbler_ = std::make_unique<gc2::Garbler>();
+    do randombytes_buf(&nonce_epoch_, sizeof nonce_epoch_);
+    while (nonce_epoch_ == 0);
+  }
 }
 
 Gc2Backend::~Gc2Backend() {
@@ -99,7 +112,8 @@ SecretBytes Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& tas
     throw Error(Component::Server, "key share of the wrong size");
   if (task.input.size() != static_cast<std::size_t>(task.blocks) * 16)
     throw Error(Component::Server, "input of the wrong size");
-  return party_ == 0 ? garble_job(peer, task) : evaluate_job(peer, task);
+  const gc2::Labels key = key_labels(peer, task.key, task.key_share);
+  return aes_blocks(peer, program(task.key.algorithm, task.decrypt), key.span(), task.input);
 }
 
 Gc2Backend::LabelSet Gc2Backend::garbler_labels(const std::string& key, std::span<const std::uint8_t> share) {
@@ -116,51 +130,38 @@ Gc2Backend::LabelSet Gc2Backend::garbler_labels(const std::string& key, std::spa
   return set;
 }
 
-SecretBytes Gc2Backend::garble_job(two_party::Channel& peer, const ComputeTask& task) {
-  const auto& prog = program(task.key.algorithm, task.decrypt);
-  const std::string key = wire::describe(task.key);
-  const std::uint64_t evaluator_set = receive_u64(peer);
-  LabelSet set = garbler_labels(key, task.key_share);
-  std::vector<Block>& key_zero = set.labels;
-  const bool transfer = evaluator_set != set.id;
-  send_u64(peer, set.id);
-  const std::uint8_t flag = transfer ? 1 : 0;
-  peer.send({&flag, 1});
-  peer.flush();
-  if (transfer) {
-    // Server 2 chooses with its share bits s2: m_c = Z ^ (s1 ^ c) * delta.
-    const auto own_bits = bits_of(task.key_share);
-    const gc2::Labels m0 = gc2::garbler_input_labels(*garbler_, own_bits, key_zero);
-    gc2::Labels m1(m0.size());
-    for (std::size_t i = 0; i < m0.size(); ++i) m1[i] = m0[i] ^ garbler_->delta();
-    ot::OtExtensionSender sender(peer);
-    sender.chosen(m0.span(), m1.span());
+gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& key_id,
+                                   std::span<const std::uint8_t> share,
+                                   const std::array<std::uint8_t, 32>* request_digest) {
+  const std::string key = wire::describe(key_id);
+  const std::size_t key_rows = share.size() * 8;
+  gc2::Labels out(key_rows);
+  if (party_ == 0) {
+    if (request_digest != nullptr) {
+      peer.send(*request_digest);
+      peer.flush();
+    }
+    const std::uint64_t evaluator_set = receive_u64(peer);
+    LabelSet set = garbler_labels(key, share);
+    const bool transfer = evaluator_set != set.id;
+    send_u64(peer, set.id);
+    const std::uint8_t flag = transfer ? 1 : 0;
+    peer.send({&flag, 1});
+    peer.flush();
+    if (transfer) {
+      // Server 2 chooses with its share bits s2: m_c = Z ^ (s1 ^ c) * delta.
+      const auto own_bits = bits_of(share);
+      const gc2::Labels m0 = gc2::garbler_input_labels(*garbler_, own_bits, set.labels);
+      gc2::Labels m1(m0.size());
+      for (std::size_t i = 0; i < m0.size(); ++i) m1[i] = m0[i] ^ garbler_->delta();
+      ot::OtExtensionSender sender(peer);
+      sender.chosen(m0.span(), m1.span());
+    }
+    std::copy(set.labels.begin(), set.labels.end(), out.data());
+    wipe(set.labels.data(), set.labels.size() * sizeof(Block));
+    return out;
   }
-  SecretBytes share(static_cast<std::size_t>(task.blocks) * 16);
-  for (std::size_t first = 0; first < task.blocks; first += kPartBlocks) {
-    const std::size_t instances = std::min<std::size_t>(kPartBlocks, task.blocks - first);
-    const gc2::Labels block_zero = gc2::zero_labels(128 * instances);
-    // The public blocks' active labels, row-major like the circuit's input rows.
-    std::vector<std::uint8_t> block_bits(128 * instances);
-    for (std::size_t e = 0; e < instances; ++e)
-      for (std::size_t r = 0; r < 128; ++r)
-        block_bits[r * instances + e] = (task.input[(first + e) * 16 + r / 8] >> (r % 8)) & 1;
-    const gc2::Labels block_active = gc2::garbler_input_labels(*garbler_, block_bits, block_zero);
-    peer.send({reinterpret_cast<const std::uint8_t*>(block_active.data()), block_active.size() * sizeof(Block)});
-    const gc2::Labels inputs = part_inputs(key_zero, block_zero, instances);
-    const auto decoding = garbler_->garble(prog, instances, inputs, peer);
-    pack_output(decoding, instances, share.data() + first * 16);
-  }
-  peer.flush();
-  wipe(set.labels.data(), set.labels.size() * sizeof(Block));
-  return share;
-}
-
-SecretBytes Gc2Backend::evaluate_job(two_party::Channel& peer, const ComputeTask& task) {
-  const auto& prog = program(task.key.algorithm, task.decrypt);
-  const std::string key = wire::describe(task.key);
-  const std::size_t key_rows = task.key_share.size() * 8;
-  const auto digest = share_digest(task.key_share);
+  const auto digest = share_digest(share);
   LabelSet held;
   {
     std::lock_guard lock(mutex_);
@@ -170,6 +171,12 @@ SecretBytes Gc2Backend::evaluate_job(two_party::Channel& peer, const ComputeTask
   }
   send_u64(peer, held.id);
   peer.flush();
+  if (request_digest != nullptr) {
+    std::array<std::uint8_t, 32> garblers{};
+    peer.receive(garblers);
+    if (sodium_memcmp(garblers.data(), request_digest->data(), garblers.size()) != 0)
+      throw PeerError(Component::Server, "the servers received different requests under one request id");
+  }
   const std::uint64_t garbler_set = receive_u64(peer);
   std::uint8_t transfer = 0;
   peer.receive({&transfer, 1});
@@ -177,7 +184,7 @@ SecretBytes Gc2Backend::evaluate_job(two_party::Channel& peer, const ComputeTask
   if (transfer == 0 && (garbler_set != held.id || held.id == 0))
     throw PeerError(Component::Server, "gc2: the garbler skipped the key transfer for labels this server lacks");
   if (transfer == 1) {
-    const auto choices = bits_of(task.key_share);
+    const auto choices = bits_of(share);
     wipe(held.labels.data(), held.labels.size() * sizeof(Block));
     held.labels.assign(key_rows, Block{});
     ot::OtExtensionReceiver receiver(peer);
@@ -190,16 +197,47 @@ SecretBytes Gc2Backend::evaluate_job(two_party::Channel& peer, const ComputeTask
     stored = held;
     ++key_transfers_;
   }
-  SecretBytes share(static_cast<std::size_t>(task.blocks) * 16);
-  for (std::size_t first = 0; first < task.blocks; first += kPartBlocks) {
-    const std::size_t instances = std::min<std::size_t>(kPartBlocks, task.blocks - first);
-    gc2::Labels block_active(128 * instances);
-    peer.receive({reinterpret_cast<std::uint8_t*>(block_active.data()), block_active.size() * sizeof(Block)});
-    const gc2::Labels inputs = part_inputs(held.labels, block_active.span(), instances);
-    const auto colours = gc2::evaluate(prog, instances, inputs, peer);
-    pack_output(colours, instances, share.data() + first * 16);
-  }
+  std::copy(held.labels.begin(), held.labels.end(), out.data());
   wipe(held.labels.data(), held.labels.size() * sizeof(Block));
+  return out;
+}
+
+SecretBytes Gc2Backend::aes_blocks(two_party::Channel& peer, const circuits::Program& prog,
+                                   std::span<const Block> round_key_labels, std::span<const std::uint8_t> blocks,
+                                   gc2::Labels* first_output_labels) {
+  const std::size_t total = blocks.size() / 16;
+  SecretBytes share(blocks.size());
+  for (std::size_t first = 0; first < total; first += kPartBlocks) {
+    const std::size_t instances = std::min<std::size_t>(kPartBlocks, total - first);
+    gc2::Labels block_labels(128 * instances);
+    if (party_ == 0) {
+      const gc2::Labels block_zero = gc2::zero_labels(128 * instances);
+      // The public blocks' active labels, row-major like the circuit's input rows.
+      std::vector<std::uint8_t> block_bits(128 * instances);
+      for (std::size_t e = 0; e < instances; ++e)
+        for (std::size_t r = 0; r < 128; ++r)
+          block_bits[r * instances + e] = (blocks[(first + e) * 16 + r / 8] >> (r % 8)) & 1;
+      const gc2::Labels block_active = gc2::garbler_input_labels(*garbler_, block_bits, block_zero);
+      peer.send({reinterpret_cast<const std::uint8_t*>(block_active.data()), block_active.size() * sizeof(Block)});
+      std::copy_n(block_zero.data(), block_zero.size(), block_labels.data());
+    } else {
+      peer.receive({reinterpret_cast<std::uint8_t*>(block_labels.data()), block_labels.size() * sizeof(Block)});
+    }
+    const gc2::Labels inputs = part_inputs(round_key_labels, block_labels.span(), instances);
+    gc2::Labels outputs;
+    const bool keep = first == 0 && first_output_labels != nullptr;
+    std::vector<std::uint8_t> bits;
+    if (party_ == 0)
+      bits = keep ? garbler_->garble(prog, instances, inputs, peer, outputs) : garbler_->garble(prog, instances, inputs, peer);
+    else
+      bits = keep ? gc2::evaluate(prog, instances, inputs, peer, outputs) : gc2::evaluate(prog, instances, inputs, peer);
+    if (keep) {
+      first_output_labels->assign_zero(128);
+      for (std::size_t j = 0; j < 128; ++j) (*first_output_labels)[j] = outputs[j * instances];
+    }
+    pack_output(bits, instances, share.data() + first * 16);
+  }
+  if (party_ == 0) peer.flush();
   return share;
 }
 

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "server/batch_inputs.hpp"
 #include "server/key_admin.hpp"
+#include "two_server/two_server_job.hpp"
 
 namespace mpc::two_server {
 namespace {
@@ -21,34 +22,6 @@ wire::ClientKey client_key(const transport::PublicKey& key) {
 }
 
 }  // namespace
-
-struct TwoServer::Job {
-  std::uint64_t number = 0;
-  wire::TwoServerJobKind kind = wire::TwoServerJobKind::ClientRequest;
-  std::uint64_t pool_entries = 0;  // a preprocessing job: the entries it fills from pool_start
-  std::uint64_t pool_epoch = 0;
-  std::string routing_id;
-  wire::ClientKey client{};
-  wire::ComputeRequest request;
-  SecretBytes key_share;
-  std::uint64_t pool_start = 0;
-  std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();
-  // A follower that refused the request itself keeps this marker, so the announcement of a
-  // job it will never run is abandoned at once instead of after job_wait.
-  bool refused = false;
-  // Set by the worker.
-  SecretBytes result;
-  wire::Status status = wire::Status::Ok;
-  std::string error;
-};
-
-struct TwoServer::Worker {
-  std::thread thread;
-  std::mutex mutex;
-  std::condition_variable ready;
-  std::deque<std::shared_ptr<Job>> queue;
-  bool stopping = false;
-};
 
 TwoServer::TwoServer(settings::ServerSettings settings, const Logger& log)
     : settings_(std::move(settings)),
@@ -75,6 +48,17 @@ TwoServer::TwoServer(settings::ServerSettings settings, const Logger& log)
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
   peers_ = std::make_unique<server::PeerLinks>(context_, settings_, own_keys_);
+  circuits_ = std::make_unique<Gc2Backend>(settings_.party, log_);
+  nonce_pool_ = std::make_unique<server::NoncePool>(settings_.limits.gcm_nonces_per_client,
+                                                    settings_.limits.gcm_nonce_ttl);
+  if (settings_.protocol == settings::Protocol::Lut2 &&
+      settings_.lut.preprocessing == settings::LutPreprocessing::Dealer) {
+    dealt_pool_ = dynamic_cast<Lut2Backend*>(backend_.get());
+    if (dealt_pool_ == nullptr)
+      throw Error(Component::Server, "[lut] preprocessing = \"dealer\" needs the lut2 back end");
+    dealer_ = std::make_unique<DealerLink>(context_, settings_, own_keys_, log_);
+    dealt_jobs_ = std::make_unique<PreprocessingThread>();
+  }
   randombytes_buf(&next_job_, sizeof next_job_);
   next_job_ >>= 1;  // room to count up without wrapping
   if (settings_.party == 0 && backend_->wants_preprocessing()) new_pool_epoch();
@@ -104,7 +88,8 @@ TwoServer::~TwoServer() {
 }
 
 void TwoServer::run(const std::atomic<bool>& stop) {
-  std::array<void*, 2> sockets{clients_->native(), peers_->listener_socket()};
+  std::vector<void*> sockets{clients_->native(), peers_->listener_socket()};
+  if (dealer_) sockets.push_back(dealer_->socket());
   const std::array<int, 1> descriptors{wakeup_.descriptor()};
   auto last_housekeeping = std::chrono::steady_clock::now();
   while (!stop.load()) {
@@ -123,9 +108,13 @@ void TwoServer::run(const std::atomic<bool>& stop) {
       if (!envelope) break;
       if (envelope->from_party >= 0) handle_peer_frame(std::move(envelope->data));
     }
+    if (dealer_) handle_dealer();
     if (settings_.party != 0) start_announced();
     if (settings_.party == 0) schedule_preprocessing();
     collect_results();
+    // A dealt batch takes milliseconds: ask for the next one as soon as the last is stored,
+    // not at the next wake-up.
+    if (dealer_ && settings_.party == 0) schedule_preprocessing();
     send_outgoing();
     const auto now = std::chrono::steady_clock::now();
     if (now - last_housekeeping > std::chrono::seconds(1)) {
@@ -175,11 +164,16 @@ void TwoServer::handle_client_message(transport::ReceivedMessage& message) {
       return;
     }
     if (std::holds_alternative<wire::GcmPrefetchRequest>(request) ||
-        std::holds_alternative<wire::GcmTagRequest>(request) || std::holds_alternative<wire::GcmOpenRequest>(request) ||
-        std::holds_alternative<wire::KrbRequest>(request)) {
-      reply_error(message.routing_id, id, wire::Status::BadRequest,
-                  std::string("protocol ") + settings::protocol_name(settings_.protocol) +
-                      " serves the AES keystream and ECB requests; GCM and Kerberos jobs need protocol rss3");
+        std::holds_alternative<wire::GcmOpenRequest>(request) || std::holds_alternative<wire::KrbRequest>(request) ||
+        std::holds_alternative<wire::GcmTagRequest>(request)) {
+      if (message.role != "admin" && message.role != "compute") {
+        reply_error(message.routing_id, id, wire::Status::Unauthorized, "this client may not compute");
+        return;
+      }
+      if (auto* tag = std::get_if<wire::GcmTagRequest>(&request))
+        handle_gcm_tag(message, *tag);
+      else
+        handle_circuit_job(message, std::move(request));
       return;
     }
     handle_admin(message, request);
@@ -208,46 +202,58 @@ void TwoServer::handle_admin(transport::ReceivedMessage& message, wire::Request&
     reply(message.routing_id, std::move(*admin));
 }
 
-void TwoServer::handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request) {
+std::shared_ptr<TwoServer::Job> TwoServer::new_job(const transport::ReceivedMessage& message) {
   auto job = std::make_shared<Job>();
   job->routing_id = message.routing_id;
   job->client = client_key(message.sender);
-  const wire::RequestId id = request.id;
-  auto refuse = [&](wire::Status status, const std::string& detail) {
-    reply_error(message.routing_id, id, status, detail);
-    if (settings_.party != 0 && unannounced_.size() < settings_.limits.max_pending_jobs * 2ull) {
-      job->refused = true;
-      unannounced_[{job->client, id}] = job;
-    }
-  };
+  return job;
+}
+
+void TwoServer::refuse(const std::shared_ptr<Job>& job, const wire::RequestId& id, wire::Status status,
+                       const std::string& detail) {
+  reply_error(job->routing_id, id, status, detail);
+  if (settings_.party != 0 && unannounced_.size() < settings_.limits.max_pending_jobs * 2ull) {
+    job->refused = true;
+    unannounced_[{job->client, id}] = job;
+  }
+}
+
+void TwoServer::handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request) {
+  auto job = new_job(message);
   if (request.key.algorithm != wire::KeyAlgorithm::Aes128 && request.key.algorithm != wire::KeyAlgorithm::Aes256) {
-    refuse(wire::Status::BadRequest, wire::describe(request.key) + " serves only the GCM or Kerberos requests");
+    refuse(job, request.id, wire::Status::BadRequest, wire::describe(request.key) + " serves only the GCM or Kerberos requests");
     return;
   }
   if (request.blocks > settings_.limits.max_job_blocks) {
-    refuse(wire::Status::TooLarge, "job of " + std::to_string(request.blocks) + " blocks exceeds max_job_blocks " +
-                                       std::to_string(settings_.limits.max_job_blocks));
+    refuse(job, request.id, wire::Status::TooLarge, "job of " + std::to_string(request.blocks) +
+                                                        " blocks exceeds max_job_blocks " +
+                                                        std::to_string(settings_.limits.max_job_blocks));
     return;
   }
+  job->request = std::move(request);
+  admit(std::move(job));
+}
+
+void TwoServer::admit(std::shared_ptr<Job> job) {
+  const wire::RequestId id = job->request.id;
   if (unannounced_.size() + announced_.size() >= settings_.limits.max_pending_jobs) {
-    refuse(wire::Status::Busy, "too many pending jobs");
+    refuse(job, id, wire::Status::Busy, "too many pending jobs");
     return;
   }
-  const SecretBytes* share = key_material(request.key);
+  const SecretBytes* share = key_material(job->request.key);
   if (share == nullptr) {
-    refuse(wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    refuse(job, id, wire::Status::UnknownKey, wire::describe(job->request.key) + " not found");
     return;
   }
   job->key_share = *share;
-  job->request = std::move(request);
   if (settings_.party != 0) {
     if (!unannounced_.emplace(std::make_pair(job->client, id), job).second)
-      reply_error(message.routing_id, id, wire::Status::BadRequest, "request id already in use");
+      reply_error(job->routing_id, id, wire::Status::BadRequest, "request id already in use");
     return;
   }
   const std::uint64_t entries = backend_->pool_entries(job->request.key, job->request.blocks);
   if (entries > backend_->pool_capacity() && backend_->wants_preprocessing()) {
-    reply_error(message.routing_id, id, wire::Status::TooLarge,
+    reply_error(job->routing_id, id, wire::Status::TooLarge,
                 "the job needs " + std::to_string(entries) + " lookup-table entries; the pool holds " +
                     std::to_string(backend_->pool_capacity()) + " ([lut] pool_sboxes)");
     return;
@@ -301,6 +307,9 @@ void TwoServer::start_announced() {
     if (announce.kind == wire::TwoServerJobKind::LutPreprocessing) {
       if (!backend_->wants_preprocessing()) {
         streams_.send_abort(announce.job, "this server's protocol has no preprocessing");
+      } else if ((announce.dealer_batch != 0) != (dealer_ != nullptr)) {
+        streams_.send_abort(announce.job, dealer_ ? "server 2 has [lut] preprocessing = \"dealer\", server 1 not"
+                                                  : "server 1 has [lut] preprocessing = \"dealer\", server 2 not");
       } else {
         auto job = std::make_shared<Job>();
         job->number = announce.job;
@@ -308,7 +317,12 @@ void TwoServer::start_announced() {
         job->pool_epoch = announce.pool_epoch;
         job->pool_start = announce.pool_start;
         job->pool_entries = announce.pool_entries;
-        queue_job(std::move(job));
+        if (dealer_) {
+          dealer_->expect(job->number, announce.dealer_batch);
+          dealt_jobs_->post([this, job] { run_preprocessing(*job); });
+        } else {
+          queue_job(std::move(job));
+        }
       }
       announced_.pop_front();
       continue;
@@ -366,33 +380,10 @@ void TwoServer::worker_loop(Worker& worker) {
       run_preprocessing(*job);
       continue;
     }
-    std::vector<std::uint8_t> input(static_cast<std::size_t>(job->request.blocks) * 16);
-    server::public_blocks(job->request, 0, job->request.blocks, input);
-    ComputeTask task;
-    task.job = job->number;
-    task.key = job->request.key;
-    task.decrypt = job->request.operation == wire::Operation::EcbDecrypt;
-    task.key_share = job->key_share.span();
-    task.input = input;
-    task.blocks = job->request.blocks;
-    task.pool_epoch = job->pool_epoch;
-    task.pool_start = job->pool_start;
-    try {
-      auto stream = streams_.open(job->number);
-      job->result = backend_->compute(*stream, task);
-    } catch (const PeerError& error) {
-      job->status = wire::Status::PeerFailure;
-      job->error = error.what();
-      streams_.send_abort(job->number, error.what());
-    } catch (const BackendBusy& error) {
-      job->status = wire::Status::Busy;
-      job->error = error.what();
-      streams_.send_abort(job->number, error.what());
-    } catch (const std::exception& error) {
-      job->status = wire::Status::Internal;
-      job->error = error.what();
-      streams_.send_abort(job->number, error.what());
-    }
+    if (job->circuit)
+      run_circuit_job(*job);
+    else
+      run_compute_job(*job);
     job->key_share.clear();
     {
       std::lock_guard lock(results_mutex_);
@@ -402,10 +393,43 @@ void TwoServer::worker_loop(Worker& worker) {
   }
 }
 
+void TwoServer::run_compute_job(Job& job) {
+  std::vector<std::uint8_t> input(static_cast<std::size_t>(job.request.blocks) * 16);
+  server::public_blocks(job.request, 0, job.request.blocks, input);
+  ComputeTask task;
+  task.job = job.number;
+  task.key = job.request.key;
+  task.decrypt = job.request.operation == wire::Operation::EcbDecrypt;
+  task.key_share = job.key_share.span();
+  task.input = input;
+  task.blocks = job.request.blocks;
+  task.pool_epoch = job.pool_epoch;
+  task.pool_start = job.pool_start;
+  try {
+    auto stream = streams_.open(job.number);
+    job.result = backend_->compute(*stream, task);
+  } catch (const PeerError& error) {
+    job.status = wire::Status::PeerFailure;
+    job.error = error.what();
+    streams_.send_abort(job.number, error.what());
+  } catch (const BackendBusy& error) {
+    job.status = wire::Status::Busy;
+    job.error = error.what();
+    streams_.send_abort(job.number, error.what());
+  } catch (const std::exception& error) {
+    job.status = wire::Status::Internal;
+    job.error = error.what();
+    streams_.send_abort(job.number, error.what());
+  }
+}
+
 void TwoServer::run_preprocessing(Job& job) {
   try {
     auto stream = streams_.open(job.number);
-    backend_->preprocess(*stream, job.pool_epoch, job.pool_start, job.pool_entries);
+    if (dealer_)
+      store_dealt_batch(*stream, job);
+    else
+      backend_->preprocess(*stream, job.pool_epoch, job.pool_start, job.pool_entries);
   } catch (const std::exception& error) {
     job.status = wire::Status::PeerFailure;
     job.error = error.what();
@@ -424,6 +448,7 @@ void TwoServer::new_pool_epoch() {
   next_pool_ = 0;
   next_produce_ = 0;
   preprocessing_in_flight_ = false;
+  if (dealer_) dealer_->cancel_request();  // its batch would be numbered for the old pool
   log_.info("lookup-table pool restarted", {{"epoch", pool_epoch_}});
 }
 
@@ -432,26 +457,73 @@ void TwoServer::schedule_preprocessing() {
   const std::uint64_t batch = backend_->preprocess_batch();
   const std::uint64_t capacity = backend_->pool_capacity();
   if (next_produce_ + batch > next_pool_ + capacity) return;
+  // Dealt entries cost the servers a copy (and server 1 a ChaCha20 expansion): the pool is
+  // kept full even while client jobs run. The job starts when the batch comes (handle_dealer).
+  if (dealer_) {
+    dealer_->request_batch(batch);
+    return;
+  }
   // Preprocessing competes with the online phase for the same cores: while client jobs run,
   // it waits unless the pool is down to a quarter of its size.
   const std::uint64_t ahead = next_produce_ > next_pool_ ? next_produce_ - next_pool_ : 0;
   if (client_jobs_running_ > 0 && ahead >= capacity / 4) return;
+  announce_preprocessing(batch, 0);
+}
+
+void TwoServer::announce_preprocessing(std::uint64_t entries, std::uint64_t dealer_batch) {
   auto job = std::make_shared<Job>();
   job->number = next_job_++;
   job->kind = wire::TwoServerJobKind::LutPreprocessing;
   job->pool_epoch = pool_epoch_;
   job->pool_start = next_produce_;
-  job->pool_entries = batch;
+  job->pool_entries = entries;
   wire::TwoServerAnnounce announce;
   announce.job = job->number;
   announce.kind = job->kind;
   announce.pool_epoch = pool_epoch_;
   announce.pool_start = job->pool_start;
-  announce.pool_entries = batch;
+  announce.pool_entries = entries;
+  announce.dealer_batch = dealer_batch;
   unsent_.push_back(wire::encode_two_server(announce));
-  next_produce_ += batch;
+  next_produce_ += entries;
   preprocessing_in_flight_ = true;
-  queue_job(std::move(job));
+  if (dealer_batch != 0) {
+    dealer_->expect(job->number, dealer_batch);
+    dealt_jobs_->post([this, job] { run_preprocessing(*job); });
+  } else {
+    queue_job(std::move(job));
+  }
+}
+
+void TwoServer::handle_dealer() {
+  dealer_->tick(std::chrono::steady_clock::now());
+  const auto grant = dealer_->receive();
+  // The leader asked for this batch when the pool had room for it, and a new pool epoch since
+  // would have cancelled the request: it still fits.
+  if (grant && settings_.party == 0 && !preprocessing_in_flight_) announce_preprocessing(grant->count, grant->batch);
+}
+
+// Each server stores its shares of the dealer's batch; the follower then confirms the batch id
+// it stored, so a batch that never reached it (or another one) fails the job on both sides and
+// the leader starts a new pool epoch, as after a failed OT preprocessing job.
+void TwoServer::store_dealt_batch(two_party::Channel& peer, const Job& job) {
+  // The follower gives up well within the leader's stream timeout, so the leader hears why.
+  const auto wait = settings_.party == 0 ? std::chrono::milliseconds(0) : settings_.limits.peer_timeout / 2;
+  auto shares = dealer_->take(job.number, job.pool_entries, wait);
+  dealt_pool_->store_dealt(job.pool_epoch, job.pool_start, std::move(shares.entries));
+  std::array<std::uint8_t, 8> stored{};
+  for (std::size_t i = 0; i < stored.size(); ++i) stored[i] = static_cast<std::uint8_t>(shares.batch >> (8 * i));
+  if (settings_.party != 0) {
+    peer.send(stored);
+    peer.flush();
+    return;
+  }
+  std::array<std::uint8_t, 8> confirmed{};
+  peer.receive(confirmed);
+  if (confirmed != stored)
+    throw PeerError(Component::Server, "the other server stored another dealer batch for pool entries " +
+                                           std::to_string(job.pool_start) + ".." +
+                                           std::to_string(job.pool_start + job.pool_entries));
 }
 
 void TwoServer::collect_results() {
@@ -478,13 +550,18 @@ void TwoServer::collect_results() {
     if (job->status != wire::Status::Ok) {
       ++jobs_failed_;
       // A job that failed on the other server's side may mean it lost its pool (a restart).
-      if (settings_.party == 0 && job->status == wire::Status::PeerFailure && backend_->wants_preprocessing())
+      if (settings_.party == 0 && job->status == wire::Status::PeerFailure && backend_->wants_preprocessing() &&
+          !job->circuit)
         new_pool_epoch();
       log_.warn("job failed", {{"job", job->number}, {"error", job->error}});
       reply_error(job->routing_id, job->request.id, job->status, job->error);
       continue;
     }
     ++jobs_served_;
+    if (job->circuit) {
+      reply_circuit_job(*job);
+      continue;
+    }
     wire::Reply answer;
     answer.id = job->request.id;
     wire::ComputeResult result;
@@ -517,6 +594,7 @@ void TwoServer::send_outgoing() {
 
 void TwoServer::expire(std::chrono::steady_clock::time_point now) {
   streams_.expire(now);
+  nonce_pool_->expire(now);
   for (auto it = unannounced_.begin(); it != unannounced_.end();) {
     if (now - it->second->arrived > kUnannouncedExpiry) {
       if (!it->second->refused)

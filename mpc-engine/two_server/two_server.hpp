@@ -26,13 +26,17 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "server/nonce_pool.hpp"
 #include "server/peer_links.hpp"
 #include "server/wakeup.hpp"
 #include "settings/server_settings.hpp"
 #include "store/share_store.hpp"
 #include "transport/zmq_link.hpp"
 #include "two_server/backend.hpp"
+#include "two_server/dealer_link.hpp"
+#include "two_server/gc2_backend.hpp"
 #include "two_server/job_streams.hpp"
+#include "two_server/lut2_backend.hpp"
 #include "wire/two_server_messages.hpp"
 
 namespace mpc::two_server {
@@ -51,6 +55,22 @@ class TwoServer {
  private:
   void handle_client_message(transport::ReceivedMessage& message);
   void handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request);
+  // Kerberos, GCM prefetch and GCM open requests: jobs of the garbled-circuit engine
+  // (circuits_), whatever the cluster's protocol. A GCM tag is local (GHASH is linear).
+  void handle_circuit_job(transport::ReceivedMessage& message, wire::Request request);
+  std::optional<std::string> circuit_job_refusal(const wire::Request& request) const;
+  void handle_gcm_tag(transport::ReceivedMessage& message, const wire::GcmTagRequest& request);
+  std::shared_ptr<Job> new_job(const transport::ReceivedMessage& message);
+  // Refuses a request; a follower remembers the refusal so the leader's announcement of the
+  // same request is abandoned at once.
+  void refuse(const std::shared_ptr<Job>& job, const wire::RequestId& id, wire::Status status,
+              const std::string& detail);
+  // Takes a checked request: the follower waits for its announcement, the leader numbers,
+  // announces and queues it.
+  void admit(std::shared_ptr<Job> job);
+  void run_compute_job(Job& job);  // worker
+  void run_circuit_job(Job& job);  // worker
+  void reply_circuit_job(Job& job);
   void handle_admin(transport::ReceivedMessage& message, wire::Request& request);
   void handle_peer_frame(std::vector<std::uint8_t> frame);
   void start_announced();
@@ -66,15 +86,23 @@ class TwoServer {
   void run_preprocessing(Job& job);
   void schedule_preprocessing();  // leader
   void new_pool_epoch();          // leader
+  // lut2 with [lut] preprocessing = "dealer" (dealer_link.hpp).
+  void handle_dealer();                                                            // main thread
+  void announce_preprocessing(std::uint64_t entries, std::uint64_t dealer_batch);  // leader
+  void store_dealt_batch(two_party::Channel& peer, const Job& job);                // dealt_jobs_
 
   settings::ServerSettings settings_;
   Logger log_;
   transport::CurveKeyPair own_keys_;
   store::ShareStore store_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Gc2Backend> circuits_;  // Kerberos and GCM jobs
+  std::unique_ptr<server::NoncePool> nonce_pool_;  // shares of AES_K(N || 1) of prefetched GCM nonces
   transport::Context context_;
   std::unique_ptr<transport::Listener> clients_;
   std::unique_ptr<server::PeerLinks> peers_;
+  std::unique_ptr<DealerLink> dealer_;  // [lut] preprocessing = "dealer" only
+  Lut2Backend* dealt_pool_ = nullptr;   // backend_, where the dealer's batches go
   server::Wakeup wakeup_;
   JobStreams streams_;
   std::deque<std::vector<std::uint8_t>> unsent_;  // announcements, and frames the socket refused
@@ -104,6 +132,9 @@ class TwoServer {
   std::vector<Preprocessed> preprocessed_;
   std::uint64_t jobs_served_ = 0;
   std::uint64_t jobs_failed_ = 0;
+  // [lut] preprocessing = "dealer": where the dealt batches' jobs run (dealer_link.hpp). Last,
+  // so it stops before anything its jobs use is destroyed.
+  std::unique_ptr<PreprocessingThread> dealt_jobs_;
 };
 
 }  // namespace mpc::two_server

@@ -73,14 +73,16 @@ def test_key_administration(two_server_cluster: Cluster):
 
 
 @pytest.mark.timeout(120)
-def test_jobs_the_protocol_does_not_serve_are_refused_clearly(two_server_cluster: Cluster):
+def test_kerberos_jobs_run_and_an_unknown_key_is_refused_clearly(two_server_cluster: Cluster):
     alg = "aes256-cts-hmac-sha1-96"
     two_server_cluster.import_key("krb-key", 1, alg, secrets.token_hex(32), check=True)
-    result = two_server_cluster.mpcctl("krb", "checksum", "--cluster", str(two_server_cluster.admin_config),
-                                       *Cluster.key_args("krb-key", 1, alg), "--usage", "17", "--in", "00",
-                                       check=False)
-    assert result.returncode != 0
-    assert "bad_request" in result.stderr and "rss3" in result.stderr
+    args = ("krb", "checksum", "--cluster", str(two_server_cluster.admin_config), *Cluster.key_args("krb-key", 1, alg))
+    served = two_server_cluster.mpcctl(*args, "--usage", "17", "--in", "00", check=False)
+    assert served.returncode == 0, served.stderr
+    missing = two_server_cluster.mpcctl("krb", "checksum", "--cluster", str(two_server_cluster.admin_config),
+                                        *Cluster.key_args("no-such-key", 1, alg), "--usage", "17", "--in", "00",
+                                        check=False)
+    assert missing.returncode != 0 and "unknown_key" in missing.stderr, missing.stderr
 
 
 @pytest.mark.timeout(120)
