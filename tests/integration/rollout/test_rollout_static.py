@@ -98,6 +98,7 @@ def test_mpc_server_package(packages, tmp_path):
     deb = packages["mpc-server"]
     files = contents(deb)
     for path, mode in {"/usr/sbin/mpc-server": "-rwxr-xr-x root/root",
+                       "/usr/sbin/mpc-lut-dealer": "-rwxr-xr-x root/root",
                        "/usr/bin/mpcctl": "-rwxr-xr-x root/root",
                        "/lib/systemd/system/mpc-server.service": "-rw-r--r-- root/root",
                        "/usr/share/doc/mpc-server/examples/mpc-server.example.toml": "-rw-r--r-- root/root",
