@@ -29,7 +29,7 @@ class JobStream final : public two_party::ChunkedChannel {
     wire::TwoServerData data;
     data.job = job_;
     data.bytes = std::move(chunk);
-    streams_.queue_frame(wire::encode_two_server(data), true);
+    streams_.queue_frame(job_, wire::encode_two_server(data), true);
   }
 
   std::vector<std::uint8_t> next_chunk() override {
@@ -104,7 +104,7 @@ void JobStreams::peer_aborted(std::uint64_t job, const std::string& reason) {
   inbox->ready.notify_all();
 }
 
-void JobStreams::queue_frame(std::vector<std::uint8_t> frame, bool wait_for_room) {
+void JobStreams::queue_frame(std::uint64_t job, std::vector<std::uint8_t> frame, bool wait_for_room) {
   {
     std::unique_lock lock(mutex_);
     // Waits for room, but never forever: the main thread drops what it cannot send after the
@@ -112,26 +112,38 @@ void JobStreams::queue_frame(std::vector<std::uint8_t> frame, bool wait_for_room
     if (wait_for_room)
       room_.wait_for(lock, receive_timeout_, [&] { return outgoing_bytes_ + frame.size() <= kMaxQueuedBytes; });
     outgoing_bytes_ += frame.size();
-    outgoing_.push_back(std::move(frame));
+    outgoing_[job].push_back(std::move(frame));
   }
   outgoing_ready_();
 }
 
-std::deque<std::vector<std::uint8_t>> JobStreams::take_outgoing() {
+const std::vector<std::uint8_t>* JobStreams::peek_outgoing() {
   std::lock_guard lock(mutex_);
-  std::deque<std::vector<std::uint8_t>> out;
-  out.swap(outgoing_);
-  outgoing_bytes_ = 0;
-  room_.notify_all();
-  return out;
+  if (outgoing_.empty()) return nullptr;
+  auto it = outgoing_.lower_bound(turn_);
+  if (it == outgoing_.end()) it = outgoing_.begin();
+  turn_ = it->first;
+  // Workers only append to the deques: the front frame stays where it is until popped.
+  return &it->second.front();
 }
 
-void JobStreams::unsent(std::deque<std::vector<std::uint8_t>> frames) {
+void JobStreams::pop_outgoing() {
   std::lock_guard lock(mutex_);
-  for (auto& frame : outgoing_) frames.push_back(std::move(frame));
-  outgoing_.swap(frames);
+  auto it = outgoing_.find(turn_);
+  if (it == outgoing_.end()) return;
+  outgoing_bytes_ -= it->second.front().size();
+  it->second.pop_front();
+  const auto next = std::next(it);
+  turn_ = next == outgoing_.end() ? 0 : next->first;
+  if (it->second.empty()) outgoing_.erase(it);
+  room_.notify_all();
+}
+
+void JobStreams::drop_outgoing() {
+  std::lock_guard lock(mutex_);
+  outgoing_.clear();
   outgoing_bytes_ = 0;
-  for (const auto& frame : outgoing_) outgoing_bytes_ += frame.size();
+  room_.notify_all();
 }
 
 bool JobStreams::has_outgoing() const {
@@ -143,7 +155,7 @@ void JobStreams::send_abort(std::uint64_t job, const std::string& reason) {
   wire::TwoServerAbort abort;
   abort.job = job;
   abort.reason = reason;
-  queue_frame(wire::encode_two_server(abort), false);
+  queue_frame(job, wire::encode_two_server(abort), false);
 }
 
 void JobStreams::expire(std::chrono::steady_clock::time_point now) {

@@ -3,7 +3,11 @@
 // two_party::Channel); the main thread owns the sockets: it sends the frames the streams
 // queued and delivers the frames that arrived.
 //
-// Bounds: a stream's send() blocks while its frames waiting for the socket exceed
+// Fairness: frames wait per job and leave in turn, one frame of each job with frames at a
+// time, so a small job's frames pass a large job's (a GCM prefetch streams hundreds of
+// megabytes) instead of queueing behind them, and frames are kStreamFrameBytes at most.
+//
+// Bounds: a stream's send() blocks while the frames waiting for the socket exceed
 // kMaxQueuedBytes (the peer reads slower than we compute); a stream whose unread incoming
 // bytes exceed kMaxInboxBytes is aborted. Frames for a job not opened yet (the peer started
 // first) are kept for early_ttl, then dropped.
@@ -25,8 +29,8 @@
 
 namespace mpc::two_server {
 
-inline constexpr std::size_t kStreamFrameBytes = 1u << 20;
-inline constexpr std::size_t kMaxQueuedBytes = 64u << 20;
+inline constexpr std::size_t kStreamFrameBytes = 256u << 10;
+inline constexpr std::size_t kMaxQueuedBytes = 32u << 20;
 inline constexpr std::size_t kMaxInboxBytes = 512u << 20;
 
 class JobStreams {
@@ -44,10 +48,13 @@ class JobStreams {
   void deliver(std::uint64_t job, std::vector<std::uint8_t> bytes);
   // The peer abandoned the job: its stream's receive() throws PeerError with the reason.
   void peer_aborted(std::uint64_t job, const std::string& reason);
-  // Encoded frames (wire/two_server_messages.hpp) to send to the peer, oldest first; put
-  // back with unsent() what the socket did not take.
-  std::deque<std::vector<std::uint8_t>> take_outgoing();
-  void unsent(std::deque<std::vector<std::uint8_t>> frames);
+  // The next encoded frame (wire/two_server_messages.hpp) to send to the peer, taking the
+  // jobs in turn; null when none waits. It stays valid until pop_outgoing(), which the main
+  // thread calls once the socket took it (a refused frame stays next).
+  const std::vector<std::uint8_t>* peek_outgoing();
+  void pop_outgoing();
+  // Drops every frame waiting (the peer has taken nothing for a peer timeout).
+  void drop_outgoing();
   bool has_outgoing() const;
   // Queues an Abort frame for the peer (a job that failed on this side before or while running).
   void send_abort(std::uint64_t job, const std::string& reason);
@@ -57,7 +64,7 @@ class JobStreams {
 
  private:
   friend class JobStream;
-  void queue_frame(std::vector<std::uint8_t> frame, bool wait_for_room);
+  void queue_frame(std::uint64_t job, std::vector<std::uint8_t> frame, bool wait_for_room);
   void close(std::uint64_t job);
 
   std::function<void()> outgoing_ready_;
@@ -65,7 +72,8 @@ class JobStreams {
   std::chrono::milliseconds early_ttl_;
   mutable std::mutex mutex_;
   std::condition_variable room_;
-  std::deque<std::vector<std::uint8_t>> outgoing_;
+  std::map<std::uint64_t, std::deque<std::vector<std::uint8_t>>> outgoing_;  // by job
+  std::uint64_t turn_ = 0;  // the next frame is the first of the first job at or after it
   std::size_t outgoing_bytes_ = 0;
   std::map<std::uint64_t, std::shared_ptr<Inbox>> inboxes_;
 };

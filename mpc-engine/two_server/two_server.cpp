@@ -581,13 +581,9 @@ void TwoServer::send_outgoing() {
     unsent_.pop_front();
     last_send_progress_ = now;
   }
-  auto frames = streams_.take_outgoing();
-  while (!frames.empty()) {
-    if (!peers_->try_send_to(peer, frames.front())) {
-      streams_.unsent(std::move(frames));
-      return;
-    }
-    frames.pop_front();
+  while (const auto* frame = streams_.peek_outgoing()) {
+    if (!peers_->try_send_to(peer, *frame)) return;
+    streams_.pop_outgoing();
     last_send_progress_ = now;
   }
 }
@@ -609,7 +605,7 @@ void TwoServer::expire(std::chrono::steady_clock::time_point now) {
   // failed on both sides by then (each side's stream times out).
   if ((!unsent_.empty() || streams_.has_outgoing()) && now - last_send_progress_ > settings_.limits.peer_timeout) {
     unsent_.clear();
-    (void)streams_.take_outgoing();
+    streams_.drop_outgoing();
   }
 }
 

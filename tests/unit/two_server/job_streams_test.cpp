@@ -27,9 +27,10 @@ struct StreamPair {
     while (!stop) {
       bool moved = false;
       for (auto [from, to] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
-        for (auto& frame : from->take_outgoing()) {
+        while (const auto* frame = from->peek_outgoing()) {
           moved = true;
-          auto message = mpc::wire::decode_two_server(frame);
+          auto message = mpc::wire::decode_two_server(*frame);
+          from->pop_outgoing();
           if (auto* data = std::get_if<mpc::wire::TwoServerData>(&message))
             to->deliver(data->job, std::move(data->bytes));
           else if (auto* abort = std::get_if<mpc::wire::TwoServerAbort>(&message))
@@ -126,6 +127,30 @@ TEST(JobStreams, AJobOpensOnce) {
   JobStreams streams([] {}, 100ms, 10ms);
   auto stream = streams.open(1);
   EXPECT_THROW((void)streams.open(1), mpc::Error);
+}
+
+// A job that queued many frames does not hold back another job's frame: the jobs' frames
+// leave in turn.
+TEST(JobStreams, FramesOfDifferentJobsLeaveInTurn) {
+  JobStreams streams{[] {}, 2000ms, 1000ms};
+  auto big = streams.open(1);
+  auto small = streams.open(2);
+  std::vector<std::uint8_t> bytes(4 * kStreamFrameBytes);
+  big->send(bytes);
+  big->flush();
+  const std::vector<std::uint8_t> note{1, 2, 3};
+  small->send(note);
+  small->flush();
+  std::vector<std::uint64_t> order;
+  while (const auto* frame = streams.peek_outgoing()) {
+    auto message = mpc::wire::decode_two_server(*frame);
+    order.push_back(std::get<mpc::wire::TwoServerData>(message).job);
+    streams.pop_outgoing();
+  }
+  ASSERT_GE(order.size(), 5u);
+  EXPECT_EQ(order[0], 1u);
+  EXPECT_EQ(order[1], 2u);  // the small job's frame goes second, not last
+  EXPECT_FALSE(streams.has_outgoing());
 }
 
 }  // namespace
