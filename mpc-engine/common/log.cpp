@@ -6,6 +6,13 @@
 
 namespace mpc {
 
+LogLevel log_level_named(std::string_view name) {
+  if (name == "debug") return LogLevel::Debug;
+  if (name == "warning") return LogLevel::Warning;
+  if (name == "error") return LogLevel::Error;
+  return LogLevel::Info;
+}
+
 std::string json_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);

@@ -11,6 +11,10 @@ namespace mpc {
 
 enum class LogLevel { Debug, Info, Warning, Error };
 
+// A settings file's log_level: "debug", "info", "warning" or "error" (anything else: Info;
+// the settings readers check the name).
+LogLevel log_level_named(std::string_view name);
+
 struct LogField {
   LogField(std::string_view k, std::string_view v) : key(k), value(v), quoted(true) {}
   LogField(std::string_view k, const char* v) : key(k), value(v), quoted(true) {}

@@ -21,13 +21,6 @@ std::atomic<bool> stop_requested{false};
 
 void request_stop(int) { stop_requested.store(true); }
 
-mpc::LogLevel parse_level(const std::string& name) {
-  if (name == "debug") return mpc::LogLevel::Debug;
-  if (name == "warning") return mpc::LogLevel::Warning;
-  if (name == "error") return mpc::LogLevel::Error;
-  return mpc::LogLevel::Info;
-}
-
 int usage() {
   std::cerr << "usage: mpc-lut-dealer --config FILE [--check]\n";
   return 2;
@@ -52,7 +45,7 @@ int main(int argc, char** argv) {
   mpc::Logger log("mpc-lut-dealer");
   try {
     const auto settings = mpc::lut_dealer::load_dealer_settings(config);
-    log.set_threshold(parse_level(settings.log_level));
+    log.set_threshold(mpc::log_level_named(settings.log_level));
     const auto own = mpc::transport::read_secret_key_file(settings.secret_key_file);
     if (check_only) return 0;
     std::signal(SIGTERM, request_stop);

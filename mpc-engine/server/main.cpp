@@ -25,13 +25,6 @@ std::atomic<bool> stop_requested{false};
 
 void request_stop(int) { stop_requested.store(true); }
 
-mpc::LogLevel parse_level(const std::string& name) {
-  if (name == "debug") return mpc::LogLevel::Debug;
-  if (name == "warning") return mpc::LogLevel::Warning;
-  if (name == "error") return mpc::LogLevel::Error;
-  return mpc::LogLevel::Info;
-}
-
 int usage() {
   std::cerr << "usage: mpc-server --config FILE [--check | --convert-from-rss3 OLD_STORAGE_DIR]\n";
   return 2;
@@ -59,7 +52,7 @@ int main(int argc, char** argv) {
   mpc::Logger log("mpc-server");
   try {
     auto settings = mpc::settings::load_server_settings(config);
-    log.set_threshold(parse_level(settings.log_level));
+    log.set_threshold(mpc::log_level_named(settings.log_level));
     std::signal(SIGTERM, request_stop);
     std::signal(SIGINT, request_stop);
     std::signal(SIGPIPE, SIG_IGN);

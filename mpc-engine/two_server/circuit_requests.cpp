@@ -143,13 +143,9 @@ void TwoServer::run_circuit_job(Job& job) {
       job.opened = circuits_->gcm_open(*stream, task);
     }
   } catch (const PeerError& error) {
-    job.status = wire::Status::PeerFailure;
-    job.error = error.what();
-    streams_.send_abort(job.number, error.what());
+    fail(job, wire::Status::PeerFailure, error.what());
   } catch (const std::exception& error) {
-    job.status = wire::Status::Internal;
-    job.error = error.what();
-    streams_.send_abort(job.number, error.what());
+    fail(job, wire::Status::Internal, error.what());
   }
 }
 

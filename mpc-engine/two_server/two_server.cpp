@@ -409,18 +409,18 @@ void TwoServer::run_compute_job(Job& job) {
     auto stream = streams_.open(job.number);
     job.result = backend_->compute(*stream, task);
   } catch (const PeerError& error) {
-    job.status = wire::Status::PeerFailure;
-    job.error = error.what();
-    streams_.send_abort(job.number, error.what());
+    fail(job, wire::Status::PeerFailure, error.what());
   } catch (const BackendBusy& error) {
-    job.status = wire::Status::Busy;
-    job.error = error.what();
-    streams_.send_abort(job.number, error.what());
+    fail(job, wire::Status::Busy, error.what());
   } catch (const std::exception& error) {
-    job.status = wire::Status::Internal;
-    job.error = error.what();
-    streams_.send_abort(job.number, error.what());
+    fail(job, wire::Status::Internal, error.what());
   }
+}
+
+void TwoServer::fail(Job& job, wire::Status status, const std::string& error) {
+  job.status = status;
+  job.error = error;
+  streams_.send_abort(job.number, error);
 }
 
 void TwoServer::run_preprocessing(Job& job) {

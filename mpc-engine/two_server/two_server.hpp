@@ -69,6 +69,8 @@ class TwoServer {
   // announces and queues it.
   void admit(std::shared_ptr<Job> job);
   void run_compute_job(Job& job);  // worker
+  // A job that failed on this side: its status and error, and an Abort for the other server.
+  void fail(Job& job, wire::Status status, const std::string& error);
   void run_circuit_job(Job& job);  // worker
   void reply_circuit_job(Job& job);
   void handle_admin(transport::ReceivedMessage& message, wire::Request& request);
