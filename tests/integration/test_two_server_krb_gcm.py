@@ -1,6 +1,7 @@
-"""Kerberos and AES-256-GCM jobs on two-server clusters (protocol gc2 and lut2: both evaluate
-these jobs as garbled circuits), through the same libmpcclient.so calls as on three servers,
-with two real mpc-server processes over CurveZMQ. MIT libk5crypto (through ctypes) and
+"""Kerberos and AES-256-GCM jobs on a two-server cluster, through the same libmpcclient.so
+calls as on three servers, with two real mpc-server processes over CurveZMQ. gc2 and lut2
+clusters run these jobs with the same garbled-circuit engine, so this runs on gc2 alone; the
+protected realm of kdc/test_two_server_kdc.py runs on both. MIT libk5crypto (through ctypes) and
 Python's `cryptography` AESGCM are the outside truth: what the engine encrypts, libk5crypto
 decrypts and the other way round; checksums, the PRF and GCM tags are equal bit for bit.
 """
@@ -19,6 +20,8 @@ from test_gcm_jobs import GcmError
 from test_krb_jobs import ENCTYPES, FULL_SWEEP, MPC_EBADTAG, USAGES, K5Crypto, KrbError, wait_until_krb_serving
 from test_krb_jobs import Engine as KrbEngine
 
+from conftest import _start_cluster
+
 
 @pytest.fixture(scope="module")
 def k5():
@@ -30,9 +33,18 @@ def k5():
 
 
 @pytest.fixture(scope="module")
-def jobs(two_server_cluster):
-    """A two-server cluster with one protocol key per Kerberos enctype and one aes256-gcm key."""
-    cluster = two_server_cluster
+def gc2_cluster(tmp_path_factory):
+    cluster = _start_cluster(tmp_path_factory.mktemp("gc2-jobs") / "c", "gc2")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def jobs(gc2_cluster):
+    """A gc2 cluster with one protocol key per Kerberos enctype and one aes256-gcm key."""
+    cluster = gc2_cluster
     admin = KrbEngine(cluster.admin_config)
     compute = KrbEngine(cluster.compute_config)
     gcm_compute = GcmEngine(cluster.compute_config)
