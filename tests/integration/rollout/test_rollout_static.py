@@ -101,6 +101,8 @@ def test_mpc_server_package(packages, tmp_path):
                        "/usr/sbin/mpc-lut-dealer": "-rwxr-xr-x root/root",
                        "/usr/bin/mpcctl": "-rwxr-xr-x root/root",
                        "/lib/systemd/system/mpc-server.service": "-rw-r--r-- root/root",
+                       "/lib/systemd/system/mpc-lut-dealer.service": "-rw-r--r-- root/root",
+                       "/usr/share/doc/mpc-server/examples/mpc-lut-dealer.example.toml": "-rw-r--r-- root/root",
                        "/usr/share/doc/mpc-server/examples/mpc-server.example.toml": "-rw-r--r-- root/root",
                        "/usr/share/doc/mpc-server/examples/gpu.conf": "-rw-r--r-- root/root"}.items():
         assert files.get(path) == mode, (path, files.get(path))
@@ -153,7 +155,8 @@ def unit_root(packages, tmp_path_factory) -> Path:
 
 
 def test_units_verify_without_warnings(unit_root):
-    done = run(["systemd-analyze", "verify", f"--root={unit_root}", "mpc-server.service", "krb5-kdc.service"])
+    done = run(["systemd-analyze", "verify", f"--root={unit_root}", "mpc-server.service", "mpc-lut-dealer.service",
+                "krb5-kdc.service"])
     # verify exits 0 on unknown keys and only warns: any output is a failure.
     assert done.returncode == 0 and done.stderr == "" and done.stdout == "", done.stderr + done.stdout
 
