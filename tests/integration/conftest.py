@@ -52,34 +52,13 @@ def hard_timeout(request):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _start_cluster(root, protocol: str = "rss3") -> Cluster:
-    cluster = Cluster(root, protocol=protocol)
-    for attempt in range(3):
-        try:
-            cluster.init()
-            cluster.start()
-            if protocol == "lut2":
-                # Jobs wait at most pool_wait_ms for lookup-table entries: let the first batch of
-                # preprocessing finish before the tests time anything.
-                cluster.import_key("pool-warm-up", 1, "aes128")
-                cluster.wait_until_serving(("pool-warm-up", 1, "aes128"), deadline_s=30)
-            return cluster
-        except Exception:
-            cluster.stop()
-            if attempt == 2:
-                raise
-            # Most likely a port was taken between the probe and the bind: new dir, new ports.
-            cluster = Cluster(root.parent / f"{root.name}-retry{attempt + 1}", protocol=protocol)
-    raise AssertionError("unreachable")
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """One running three-server cluster shared by the tests of a module."""
     root = tmp_path_factory.mktemp("cluster") / "c"
     running = None
     try:
-        running = _start_cluster(root)
+        running = mpc_cluster.start_cluster(root)
         yield running
     finally:
         if running is not None:
@@ -91,7 +70,7 @@ def fresh_cluster(tmp_path):
     """A cluster of this test's own (for tests that kill servers)."""
     running = None
     try:
-        running = _start_cluster(tmp_path / "c")
+        running = mpc_cluster.start_cluster(tmp_path / "c")
         yield running
     finally:
         if running is not None:
@@ -104,7 +83,7 @@ def two_server_cluster(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(request.param) / "c"
     running = None
     try:
-        running = _start_cluster(root, request.param)
+        running = mpc_cluster.start_cluster(root, request.param)
         yield running
     finally:
         if running is not None:
@@ -116,7 +95,7 @@ def fresh_two_server_cluster(request, tmp_path):
     """A two-server cluster of this test's own, per protocol (for tests that kill servers)."""
     running = None
     try:
-        running = _start_cluster(tmp_path / "c", request.param)
+        running = mpc_cluster.start_cluster(tmp_path / "c", request.param)
         yield running
     finally:
         if running is not None:

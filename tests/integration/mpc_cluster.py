@@ -369,3 +369,26 @@ def openssl_ecb(alg: str, key_hex: str, data: bytes, decrypt: bool = False) -> b
     if decrypt:
         args.append("-d")
     return openssl(args, data)
+
+
+def start_cluster(root: Path, protocol: str = "rss3") -> Cluster:
+    """A cluster initialised and started under `root`, retried in new directories when a port
+    was taken between the probe and the bind."""
+    cluster = Cluster(root, protocol=protocol)
+    for attempt in range(3):
+        try:
+            cluster.init()
+            cluster.start()
+            if protocol == "lut2":
+                # Jobs wait at most pool_wait_ms for lookup-table entries: let the first batch of
+                # preprocessing finish before the tests time anything.
+                cluster.import_key("pool-warm-up", 1, "aes128")
+                cluster.wait_until_serving(("pool-warm-up", 1, "aes128"), deadline_s=30)
+            return cluster
+        except Exception:
+            cluster.stop()
+            if attempt == 2:
+                raise
+            # Most likely a port was taken between the probe and the bind: new dir, new ports.
+            cluster = Cluster(root.parent / f"{root.name}-retry{attempt + 1}", protocol=protocol)
+    raise AssertionError("unreachable")

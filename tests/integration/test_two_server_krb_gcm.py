@@ -20,7 +20,7 @@ from test_gcm_jobs import GcmError
 from test_krb_jobs import ENCTYPES, FULL_SWEEP, MPC_EBADTAG, USAGES, K5Crypto, KrbError, wait_until_krb_serving
 from test_krb_jobs import Engine as KrbEngine
 
-from conftest import _start_cluster
+from mpc_cluster import start_cluster
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def k5():
 
 @pytest.fixture(scope="module")
 def gc2_cluster(tmp_path_factory):
-    cluster = _start_cluster(tmp_path_factory.mktemp("gc2-jobs") / "c", "gc2")
+    cluster = start_cluster(tmp_path_factory.mktemp("gc2-jobs") / "c", "gc2")
     try:
         yield cluster
     finally:
