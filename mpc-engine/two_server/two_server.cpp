@@ -48,7 +48,11 @@ TwoServer::TwoServer(settings::ServerSettings settings, const Logger& log)
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
   peers_ = std::make_unique<server::PeerLinks>(context_, settings_, own_keys_);
-  circuits_ = std::make_unique<Gc2Backend>(settings_.party, log_);
+  circuits_ = dynamic_cast<Gc2Backend*>(backend_.get());
+  if (circuits_ == nullptr) {
+    own_circuits_ = std::make_unique<Gc2Backend>(settings_.party, log_);
+    circuits_ = own_circuits_.get();
+  }
   nonce_pool_ = std::make_unique<server::NoncePool>(settings_.limits.gcm_nonces_per_client,
                                                     settings_.limits.gcm_nonce_ttl);
   if (settings_.protocol == settings::Protocol::Lut2 &&

@@ -98,7 +98,10 @@ class TwoServer {
   transport::CurveKeyPair own_keys_;
   store::ShareStore store_;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Gc2Backend> circuits_;  // Kerberos and GCM jobs
+  // Kerberos and GCM jobs: backend_ itself in a gc2 cluster (one garbler, one delta, one
+  // set of key labels), a garbled-circuit engine of its own (own_circuits_) in a lut2 one.
+  Gc2Backend* circuits_ = nullptr;
+  std::unique_ptr<Gc2Backend> own_circuits_;
   std::unique_ptr<server::NoncePool> nonce_pool_;  // shares of AES_K(N || 1) of prefetched GCM nonces
   transport::Context context_;
   std::unique_ptr<transport::Listener> clients_;

@@ -17,19 +17,11 @@ from test_gcm_jobs import MPC_EBADTAG as GCM_EBADTAG
 from test_gcm_jobs import MPC_ENONCE, ctr_keystream, import_gcm_key, seal, wait_until_gcm_serving, xor
 from test_gcm_jobs import Engine as GcmEngine
 from test_gcm_jobs import GcmError
-from test_krb_jobs import ENCTYPES, FULL_SWEEP, MPC_EBADTAG, USAGES, K5Crypto, KrbError, wait_until_krb_serving
+from test_krb_jobs import ENCTYPES, FULL_SWEEP, MPC_EBADTAG, USAGES, KrbError, wait_until_krb_serving
 from test_krb_jobs import Engine as KrbEngine
+from test_krb_jobs import k5  # noqa: F401  (the libk5crypto fixture)
 
 from mpc_cluster import start_cluster
-
-
-@pytest.fixture(scope="module")
-def k5():
-    library = K5Crypto()
-    try:
-        yield library
-    finally:
-        library.close()
 
 
 @pytest.fixture(scope="module")
