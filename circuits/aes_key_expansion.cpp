@@ -9,6 +9,7 @@
 #include "circuits/aes.hpp"
 #include "circuits/aes_layers.hpp"
 #include "circuits/builder.hpp"
+#include "common/error.hpp"
 
 namespace mpc::circuits {
 namespace {
@@ -20,12 +21,13 @@ constexpr std::array<std::uint8_t, 10> kRoundConstants = {0x01, 0x02, 0x04, 0x08
 
 }  // namespace
 
-Circuit build_aes_key_expansion_circuit(AesKeySize size, SboxVariant sbox) {
+namespace detail {
+
+std::vector<std::uint32_t> expand_aes_key(CircuitBuilder& builder, AesKeySize size, SboxVariant sbox,
+                                          std::span<const std::uint32_t> key) {
+  if (key.size() != aes_key_bits(size)) throw FormatError(Component::Circuit, "AES key of the wrong width");
   const std::size_t key_words = aes_key_bits(size) / 32;
   const std::size_t total_words = 4 * (aes_rounds(size) + 1);
-  CircuitBuilder builder;
-  const std::vector<std::uint32_t> key = builder.add_input_group(aes_key_bits(size));
-
   std::vector<Word> words(total_words);
   for (std::size_t word = 0; word < key_words; ++word) {
     for (std::size_t byte = 0; byte < 4; ++byte) {
@@ -55,7 +57,15 @@ Circuit build_aes_key_expansion_circuit(AesKeySize size, SboxVariant sbox) {
   for (const Word& word : words) {
     for (const ByteWires& byte : word) round_key_bits.insert(round_key_bits.end(), byte.begin(), byte.end());
   }
-  return builder.finish({round_key_bits});
+  return round_key_bits;
+}
+
+}  // namespace detail
+
+Circuit build_aes_key_expansion_circuit(AesKeySize size, SboxVariant sbox) {
+  CircuitBuilder builder;
+  const std::vector<std::uint32_t> key = builder.add_input_group(aes_key_bits(size));
+  return builder.finish({detail::expand_aes_key(builder, size, sbox, key)});
 }
 
 }  // namespace mpc::circuits

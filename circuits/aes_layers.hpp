@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "circuits/aes_options.hpp"
 #include "circuits/sbox.hpp"
 
 namespace mpc::circuits::detail {
@@ -38,5 +39,12 @@ void decrypt_rounds(CircuitBuilder& builder, AesState& state, std::span<const st
 // Multiplication by x (that is {02}) in GF(2^8): three XOR gates.
 ByteWires xtime(CircuitBuilder& builder, const ByteWires& in);
 ByteWires xor_bytes(CircuitBuilder& builder, const ByteWires& a, const ByteWires& b);
+
+// KeyExpansion (FIPS-197 5.2) of a key on wires (128 or 256 of them, byte b bit k at b * 8 + k):
+// the round keys in add_round_key's layout (aes_key_expansion.cpp). For keys that are
+// themselves computed inside a circuit (kerberos_cf2.hpp). Throws FormatError for a key of the
+// wrong width.
+std::vector<std::uint32_t> expand_aes_key(CircuitBuilder& builder, AesKeySize size, SboxVariant sbox,
+                                          std::span<const std::uint32_t> key);
 
 }  // namespace mpc::circuits::detail

@@ -24,13 +24,21 @@ std::size_t checked_bytes(std::span<const std::uint32_t> bits) {
   return bits.size() / 8;
 }
 
-// One AES block; the output wires get the AND-depth of the input plus the cipher's.
+Bits xor_bits(WordGates& gates, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b) {
+  Bits out(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out[i] = gates.xor_(a[i], b[i]);
+  return out;
+}
+
+}  // namespace
+
 Bits aes_block(WordGates& gates, AesKeySize size, SboxVariant sbox, AesDirection direction,
                std::span<const std::uint32_t> round_keys, std::span<const std::uint32_t> block) {
   CircuitBuilder& builder = gates.builder();
   const std::size_t rounds = aes_rounds(size);
   std::uint32_t input_depth = 0;
   for (std::uint32_t wire : block) input_depth = std::max(input_depth, gates.depth(wire));
+  for (std::uint32_t wire : round_keys) input_depth = std::max(input_depth, gates.depth(wire));
   AesState state = state_from_bits(block);
   if (direction == AesDirection::Encrypt) {
     encrypt_rounds(builder, state, round_keys, rounds, sbox);
@@ -42,14 +50,6 @@ Bits aes_block(WordGates& gates, AesKeySize size, SboxVariant sbox, AesDirection
   for (std::uint32_t wire : out) gates.note_depth(wire, output_depth);
   return out;
 }
-
-Bits xor_bits(WordGates& gates, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b) {
-  Bits out(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) out[i] = gates.xor_(a[i], b[i]);
-  return out;
-}
-
-}  // namespace
 
 Bits cbc_cts_encrypt(WordGates& gates, AesKeySize size, SboxVariant sbox, std::span<const std::uint32_t> round_keys,
                      std::span<const std::uint32_t> message_bits) {

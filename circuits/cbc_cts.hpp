@@ -15,6 +15,11 @@
 
 namespace mpc::circuits::detail {
 
+// One AES block (128 wires) in `direction` under the expanded round keys; the output wires'
+// AND-depth is noted in `gates`: the deepest input wire (block or round key) plus the cipher's.
+std::vector<std::uint32_t> aes_block(WordGates& gates, AesKeySize size, SboxVariant sbox, AesDirection direction,
+                                     std::span<const std::uint32_t> round_keys, std::span<const std::uint32_t> block);
+
 // Encrypts message_bits (8 wires per byte, at least 16 bytes) under the expanded round keys;
 // returns the ciphertext wires (same length). Every AES output wire's AND-depth is noted in
 // `gates`. Throws FormatError(Component::Circuit) for fewer than 16 bytes.

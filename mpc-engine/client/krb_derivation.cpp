@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <array>
-#include <numeric>
 #include <string>
 
 #include "circuits/aes_reference.hpp"
+#include "circuits/n_fold.hpp"
 #include "circuits/sha1_reference.hpp"
 #include "circuits/sha2_reference.hpp"
 #include "common/error.hpp"
@@ -18,27 +18,8 @@
 namespace mpc::client {
 namespace {
 
-constexpr std::size_t kNFoldRotationBits = 13;
 constexpr std::uint8_t kHmacInnerPad = 0x36;
 constexpr std::uint8_t kHmacOuterPad = 0x5c;
-
-// Adds `chunk` to `sum` (equal lengths, big-endian) with one's-complement (end-around carry)
-// addition.
-void ones_complement_add(std::vector<std::uint8_t>& sum, std::span<const std::uint8_t> chunk) {
-  unsigned carry = 0;
-  for (std::size_t i = sum.size(); i-- > 0;) {
-    const unsigned total = sum[i] + chunk[i] + carry;
-    sum[i] = static_cast<std::uint8_t>(total);
-    carry = total >> 8;
-  }
-  while (carry != 0) {
-    for (std::size_t i = sum.size(); i-- > 0 && carry != 0;) {
-      const unsigned total = sum[i] + carry;
-      sum[i] = static_cast<std::uint8_t>(total);
-      carry = total >> 8;
-    }
-  }
-}
 
 // The SHA-1 chaining value after one block of (key || zeros) ^ pad, as 20 big-endian bytes.
 std::array<std::uint8_t, circuits::kSha1StateBytes> padded_key_state(std::span<const std::uint8_t> key,
@@ -87,23 +68,7 @@ SecretBytes hmac_state_with(std::span<const std::uint8_t> key, Initial initial, 
 
 std::vector<std::uint8_t> n_fold(std::span<const std::uint8_t> input, std::size_t output_bytes) {
   if (input.empty() || output_bytes == 0) throw Error(Component::Client, "n-fold needs a non-empty input and output");
-  const std::size_t input_bits = input.size() * 8;
-  const std::size_t total_bytes = std::lcm(input.size(), output_bytes);
-  // Repetition j is the input rotated right by 13 * j bits: output bit p of it is input bit
-  // (p - 13 j) mod input_bits, bits numbered from the most significant bit of byte 0.
-  std::vector<std::uint8_t> repeated(total_bytes, 0);
-  for (std::size_t j = 0; j < total_bytes / input.size(); ++j) {
-    const std::size_t rotation = (kNFoldRotationBits * j) % input_bits;
-    for (std::size_t p = 0; p < input_bits; ++p) {
-      const std::size_t source = (p + input_bits - rotation) % input_bits;
-      const unsigned bit = (input[source / 8] >> (7 - source % 8)) & 1u;
-      repeated[j * input.size() + p / 8] |= static_cast<std::uint8_t>(bit << (7 - p % 8));
-    }
-  }
-  std::vector<std::uint8_t> out(output_bytes, 0);
-  for (std::size_t offset = 0; offset < total_bytes; offset += output_bytes)
-    ones_complement_add(out, std::span<const std::uint8_t>(repeated).subspan(offset, output_bytes));
-  return out;
+  return circuits::n_fold(input, output_bytes);
 }
 
 std::vector<std::uint8_t> krb_usage_constant(std::uint32_t usage, KrbKeyRole role) {
