@@ -24,10 +24,34 @@
  * The tag makes a handle unforgeable without the handle key (32 bytes, read
  * from a file only krb5kdc can read) and binds every field above it.
  *
+ * Combined handles (MPC_KDB_COMBINED_HANDLE_LEN = 136 bytes): what the crypto router
+ * hands krb5kdc for KRB-FX-CF2(K1, pepper1, K2, pepper2) when K2 (or K1) is a protected
+ * key: FAST's challenge keys and strengthened reply key. The combined key must not exist in
+ * clear (it gives PRF+(K2, pepper2), as good as the password for FAST), so the handle names
+ * the stored key, the enctype of the combined key, the stored key's pepper and the mask
+ * PRF+(K1, pepper1) (computable from K1, which krb5kdc holds anyway); the engine computes
+ * the rest inside each job. Layout, integers big-endian:
+ *
+ *   offset  size  field
+ *        0     4  magic 0x8A 0xF7 'M' 'C'
+ *        4     1  version (MPC_KDB_HANDLE_VERSION)
+ *        5     3  reserved, zero
+ *        8     4  kvno of the stored key (uint32)
+ *       12     4  enctype of the stored key (int32)
+ *       16    16  name hash of the stored key, as above
+ *       32     4  enctype of the combined key (int32)
+ *       36     1  pepper length (1..MPC_KDB_PEPPER_MAX)
+ *       37     1  mask length (16 or 32)
+ *       38     2  reserved, zero
+ *       40    32  pepper, zero-padded
+ *       72    32  mask, zero-padded
+ *      104    32  tag: HMAC-SHA256(handle key, bytes 0..104)
+ *
  * Pure functions: no allocation, no krb5 dependency, no global state. Secrets
  * are compared in constant time and intermediate buffers are wiped.
  *
- * Version boundary: everything below exists since handle version 1.
+ * Version boundary: everything below exists since handle version 1; combined handles exist
+ * since the router's interface version 4 (they never reach the database).
  */
 #ifndef MPC_KDB_HANDLE_H
 #define MPC_KDB_HANDLE_H
@@ -51,12 +75,25 @@ extern "C" {
 #define MPC_KDB_NAME_HASH_LEN 16
 #define MPC_KDB_HANDLE_TAG_OFFSET 32
 #define MPC_KDB_HANDLE_TAG_LEN 32
+#define MPC_KDB_COMBINED_HANDLE_LEN 136
+#define MPC_KDB_COMBINED_TAG_OFFSET 104
+#define MPC_KDB_PEPPER_MAX 32
+#define MPC_KDB_MASK_MAX 32
 
-/* What a handle names. */
+/* The KRB-FX-CF2 part of a combined handle; enctype 0 for a stored key's handle. */
+typedef struct mpc_kdb_combine {
+    int32_t enctype;                       /* the combined key's (the caller's key's) */
+    char pepper[MPC_KDB_PEPPER_MAX + 1];   /* the stored key's pepper, NUL-terminated */
+    uint8_t mask[MPC_KDB_MASK_MAX];        /* PRF+(K1, pepper1) */
+    uint32_t mask_len;
+} mpc_kdb_combine;
+
+/* What a handle names: a stored key, and for a combined handle the KRB-FX-CF2 of it. */
 typedef struct mpc_kdb_key_id {
     uint8_t name_hash[MPC_KDB_NAME_HASH_LEN];
     uint32_t kvno;
     int32_t enctype;
+    mpc_kdb_combine combine;  /* all zero unless combined */
 } mpc_kdb_key_id;
 
 enum mpc_kdb_handle_status {
@@ -86,13 +123,21 @@ MPC_KDB_NODISCARD int mpc_kdb_handle_encode(const uint8_t key[MPC_KDB_HANDLE_KEY
                                             const mpc_kdb_key_id *id,
                                             uint8_t out[MPC_KDB_HANDLE_LEN]);
 
-/* True when buf has the handle length and magic. Says nothing about
- * authenticity: use it to route, never to trust. */
+/* Writes the combined handle for id (id->combine.enctype set, a pepper of
+ * 1..MPC_KDB_PEPPER_MAX bytes, a mask of 16 or 32 bytes) under key into out
+ * (MPC_KDB_COMBINED_HANDLE_LEN bytes). Returns 0, or -1 for such an id or if OpenSSL
+ * failed (out is then zeroed). */
+MPC_KDB_NODISCARD int mpc_kdb_combined_handle_encode(const uint8_t key[MPC_KDB_HANDLE_KEY_LEN],
+                                                     const mpc_kdb_key_id *id,
+                                                     uint8_t out[MPC_KDB_COMBINED_HANDLE_LEN]);
+
+/* True when buf has the length and magic of a handle or a combined handle. Says nothing
+ * about authenticity: use it to route, never to trust. */
 int mpc_kdb_handle_is_candidate(const uint8_t *buf, size_t len);
 
-/* Checks length, magic, version and tag (constant time) of buf and, on
- * MPC_KDB_HANDLE_OK, fills *id_out (may be NULL). On any other status *id_out
- * is zeroed. */
+/* Checks length, magic, version and tag (constant time) of buf, a handle or a combined
+ * handle, and, on MPC_KDB_HANDLE_OK, fills *id_out (may be NULL; combine is all zero for
+ * a handle). On any other status *id_out is zeroed. */
 MPC_KDB_NODISCARD enum mpc_kdb_handle_status
 mpc_kdb_handle_verify(const uint8_t key[MPC_KDB_HANDLE_KEY_LEN], const uint8_t *buf,
                       size_t len, mpc_kdb_key_id *id_out);

@@ -62,18 +62,6 @@ router_krb_mac_len(krb5_enctype enctype)
     }
 }
 
-size_t
-router_krb_prf_len(krb5_enctype enctype)
-{
-    switch (enctype) {
-    case ENCTYPE_AES128_CTS_HMAC_SHA1_96:
-    case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return 16;     /* one AES block */
-    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return 32;  /* HMAC-SHA256 */
-    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return 48;  /* HMAC-SHA384 */
-    default: return 0;
-    }
-}
-
 int
 router_krb_usage_served(krb5_keyusage usage)
 {
@@ -127,21 +115,6 @@ router_krb_plain_length(krb5_enctype enctype, size_t cipher_len, size_t *plain_l
     if (cipher_len < ROUTER_KRB_CONFOUNDER_LEN + mac || cipher_len > ROUTER_KRB_MAX_DATA)
         return KRB5_BAD_MSIZE;
     *plain_len = cipher_len - ROUTER_KRB_CONFOUNDER_LEN - mac;
-    return 0;
-}
-
-krb5_error_code
-router_krb_prfplus_blocks(krb5_enctype enctype, size_t out_len, size_t *blocks)
-{
-    size_t prf = router_krb_prf_len(enctype), n;
-
-    *blocks = 0;
-    if (prf == 0)
-        return KRB5_BAD_ENCTYPE;
-    n = out_len / prf + (out_len % prf != 0);
-    if (n > ROUTER_KRB_PRFPLUS_MAX_BLOCKS)
-        return E2BIG;
-    *blocks = n;
     return 0;
 }
 

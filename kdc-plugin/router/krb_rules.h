@@ -6,19 +6,20 @@
  * (aes256-cts-hmac-sha384-192), the derived keys of the usages krb5kdc 1.20.1 uses with such
  * a key (DESIGN.md section 4: 1 preauth decrypt, 2 ticket encrypt, 3 AS-REP encrypt, 17
  * PAC checksum, 56 PA-REQ-ENC-PA-REP checksum) and its PRF key (RFC 8009: the key's HMAC
- * state), never the key itself (mpc-engine/client/mpc_client.h, MPC_AES*_CTS_HMAC_*). These
- * rules say which calls that is, and the lengths and types libk5crypto would use: a 16-byte
- * confounder everywhere; RFC 3962: an HMAC-SHA1-96 of 12 bytes, a PRF of 16 bytes, checksum
- * types 15 and 16; RFC 8009: HMAC-SHA256-128 (16 bytes) and HMAC-SHA384-192 (24 bytes), PRFs
- * of 32 and 48 bytes, checksum types 19 and 20.
+ * state, used only inside KRB-FX-CF2 jobs), never the key itself
+ * (mpc-engine/client/mpc_client.h, MPC_AES*_CTS_HMAC_*). These rules say which calls that
+ * is, and the lengths and types libk5crypto would use: a 16-byte confounder everywhere; RFC
+ * 3962: an HMAC-SHA1-96 of 12 bytes, checksum types 15 and 16; RFC 8009: HMAC-SHA256-128
+ * (16 bytes) and HMAC-SHA384-192 (24 bytes), checksum types 19 and 20.
  *
  * Pure functions: no allocation, no engine, no krb5 library calls (krb5.h for its types
  * and constants only), no global state. router_engine_krb.c applies them;
  * tests/unit/kdc-plugin/router_krb_rules_test.cpp checks them.
  *
  * Version boundary: everything below exists since router interface version 3; enctypes 19
- * and 20, the enctype arguments of the length functions and router_krb_mac_len /
- * router_krb_prf_len since version 4.
+ * and 20, the enctype arguments of the length functions and router_krb_mac_len since
+ * version 4 (which dropped router_krb_prf_len and router_krb_prfplus_blocks: the router
+ * computes no PRF of a protected key).
  */
 #ifndef MPC_ROUTER_KRB_RULES_H
 #define MPC_ROUTER_KRB_RULES_H
@@ -33,15 +34,12 @@ extern "C" {
 #endif
 
 #define ROUTER_KRB_CONFOUNDER_LEN 16
-/* The longest MAC and PRF output of a served enctype (enctype 20's). */
+/* The longest MAC of a served enctype (enctype 20's). */
 #define ROUTER_KRB_MAX_MAC_LEN 24
-#define ROUTER_KRB_MAX_PRF_LEN 48
 /* Longest data of one engine call (mpc_client.h MPC_KRB_MAX_DATA_BYTES): confounder +
  * plaintext for an encryption, the whole ciphertext for a decryption, the message for a
  * checksum. */
 #define ROUTER_KRB_MAX_DATA 4096
-/* PRF+ (RFC 6113 5.1) counts its blocks in one byte. */
-#define ROUTER_KRB_PRFPLUS_MAX_BLOCKS 255
 
 /* The engine's key algorithm for a handle's enctype: MPC_AES128_CTS_HMAC_SHA1_96 (4) for
  * 17, MPC_AES256_CTS_HMAC_SHA1_96 (5) for 18, MPC_AES128_CTS_HMAC_SHA256_128 (6) for 19,
@@ -57,10 +55,9 @@ const char *router_krb_enctype_name(krb5_enctype enctype);
  * (hmac-sha384-192-aes256) for 20, 0 for any other enctype. */
 krb5_cksumtype router_krb_cksumtype(krb5_enctype enctype);
 
-/* The MAC length of a served enctype's encryptions and checksums (12, 12, 16, 24), and its
- * PRF output length (16, 16, 32, 48); 0 for any other enctype. */
+/* The MAC length of a served enctype's encryptions and checksums (12, 12, 16, 24); 0 for
+ * any other enctype. */
 size_t router_krb_mac_len(krb5_enctype enctype);
-size_t router_krb_prf_len(krb5_enctype enctype);
 
 /* True for the usages whose derived keys the engine holds: 1, 2, 3, 17, 56. */
 int router_krb_usage_served(krb5_keyusage usage);
@@ -83,12 +80,6 @@ krb5_error_code router_krb_encrypt_length(krb5_enctype enctype, size_t plain_len
  * served (*plain_len 0). */
 krb5_error_code router_krb_plain_length(krb5_enctype enctype, size_t cipher_len,
                                         size_t *plain_len);
-
-/* The PRF calls of a PRF+ output of out_len bytes under a served enctype into *blocks: 0,
- * or E2BIG above ROUTER_KRB_PRFPLUS_MAX_BLOCKS (libk5crypto's answer), KRB5_BAD_ENCTYPE for
- * an enctype not served (*blocks 0). */
-krb5_error_code router_krb_prfplus_blocks(krb5_enctype enctype, size_t out_len,
-                                          size_t *blocks);
 
 /* True for the iov buffers a checksum covers: HEADER, DATA, PADDING and SIGN_ONLY (what
  * libk5crypto's HMAC reads, in iov order). */

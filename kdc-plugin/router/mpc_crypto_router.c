@@ -1018,11 +1018,42 @@ krb5_c_derive_prfplus(krb5_context ctx, const krb5_keyblock *key, const krb5_dat
     return engine_done(ctx, FN_c_derive_prfplus, ret, why);
 }
 
+/* Wraps a combined key (the engine's description of a KRB-FX-CF2 with a protected key) in
+ * an authenticated combined handle (handle.h) of the combined key's enctype: krb5kdc holds
+ * it as the challenge or reply key, and every use of it comes back here. */
+static krb5_error_code
+combined_keyblock(krb5_context ctx, const mpc_kdb_key_id *combined, krb5_keyblock **out)
+{
+    krb5_keyblock *kb;
+    int encoded = -1;
+
+    kb = calloc(1, sizeof(*kb));
+    if (kb == NULL || (kb->contents = malloc(MPC_KDB_COMBINED_HANDLE_LEN)) == NULL) {
+        free(kb);
+        return refuse(ctx, FN_c_fx_cf2_simple, ENOMEM, "out of memory");
+    }
+    pthread_mutex_lock(&state_lock);
+    if (state.ready)
+        encoded = mpc_kdb_combined_handle_encode(state.handle_key, combined, kb->contents);
+    pthread_mutex_unlock(&state_lock);
+    if (encoded != 0) {
+        free(kb->contents);
+        free(kb);
+        return refuse(ctx, FN_c_fx_cf2_simple, KRB5_CRYPTO_INTERNAL,
+                      "cannot make the combined key's handle");
+    }
+    kb->magic = KV5M_KEYBLOCK;
+    kb->enctype = combined->combine.enctype;
+    kb->length = MPC_KDB_COMBINED_HANDLE_LEN;
+    *out = kb;
+    return 0;
+}
+
 EXPORT krb5_error_code KRB5_CALLCONV
 krb5_c_fx_cf2_simple(krb5_context ctx, const krb5_keyblock *k1, const char *pepper1,
                      const krb5_keyblock *k2, const char *pepper2, krb5_keyblock **out)
 {
-    mpc_kdb_key_id id1, id2;
+    mpc_kdb_key_id id1, id2, combined;
     router_engine *engine = NULL;
     router_key rk1 = { NULL, k1 }, rk2 = { NULL, k2 };
     krb5_error_code ret;
@@ -1033,8 +1064,9 @@ krb5_c_fx_cf2_simple(krb5_context ctx, const krb5_keyblock *k1, const char *pepp
         trace_call(FN_c_fx_cf2_simple, CALLER, "real", k1, k2);
         return real.c_fx_cf2_simple(ctx, k1, pepper1, k2, pepper2, out);
     }
-    if (out != NULL)
-        *out = NULL;
+    if (out == NULL)
+        return refuse(ctx, FN_c_fx_cf2_simple, EINVAL, "no output");
+    *out = NULL;
     if (is_candidate(k1)) {
         ret = route_handle(ctx, FN_c_fx_cf2_simple, k1, CALLER, &id1, &engine);
         if (ret)
@@ -1049,8 +1081,13 @@ krb5_c_fx_cf2_simple(krb5_context ctx, const krb5_keyblock *k1, const char *pepp
         rk2.id = &id2;
         rk2.clear = NULL;
     }
-    ret = router_engine_cf2(engine, &rk1, pepper1, &rk2, pepper2, out, why, sizeof(why));
-    return engine_done(ctx, FN_c_fx_cf2_simple, ret, why);
+    ret = router_engine_cf2(engine, &rk1, pepper1, &rk2, pepper2, &combined, why, sizeof(why));
+    if (ret == 0)
+        ret = combined_keyblock(ctx, &combined, out);
+    else
+        ret = engine_done(ctx, FN_c_fx_cf2_simple, ret, why);
+    OPENSSL_cleanse(&combined, sizeof(combined));
+    return ret;
 }
 
 EXPORT krb5_error_code KRB5_CALLCONV

@@ -34,7 +34,9 @@
  * only abandons it (it touches none of the parent's connections, threads or locks).
  *
  * Version boundary: everything below exists since router interface version 1, except
- * what is marked "since 2"; version 3 serves more enctypes with the same functions.
+ * what is marked "since 2"; version 3 serves more enctypes with the same functions; version 4
+ * never opens a protected key's PRF: router_engine_cf2 describes the combined key instead of
+ * returning it, and the jobs under it take combined handles (kdb/handle.h).
  */
 #ifndef MPC_ROUTER_ENGINE_H
 #define MPC_ROUTER_ENGINE_H
@@ -50,7 +52,7 @@
 extern "C" {
 #endif
 
-#define MPC_ROUTER_ENGINE_INTERFACE_VERSION 3
+#define MPC_ROUTER_ENGINE_INTERFACE_VERSION 4
 
 typedef struct router_engine router_engine;
 
@@ -161,10 +163,14 @@ krb5_error_code router_engine_derive_prfplus(router_engine *engine, const mpc_kd
                                              const krb5_data *input, krb5_enctype enctype,
                                              krb5_keyblock **out, char *why, size_t why_len);
 
-/* krb5_c_fx_cf2_simple: at least one of k1, k2 is a handle (*out allocated on success). */
+/* krb5_c_fx_cf2_simple: at least one of k1, k2 is a handle. Since 4: the combined key never
+ * exists in clear: on success *combined names the handle's stored key with its KRB-FX-CF2
+ * part set (the result's enctype, the stored key's pepper and the mask PRF+ of the clear
+ * key), which the router wraps in a combined handle (handle.h); the engine computes the
+ * combined key inside each job under that handle. */
 krb5_error_code router_engine_cf2(router_engine *engine, const router_key *k1,
                                   const char *pepper1, const router_key *k2,
-                                  const char *pepper2, krb5_keyblock **out,
+                                  const char *pepper2, mpc_kdb_key_id *combined,
                                   char *why, size_t why_len);
 
 /* krb5_c_init_state (new_state allocated on success; krb5_c_free_state frees it). */

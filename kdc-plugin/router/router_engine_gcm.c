@@ -1263,14 +1263,14 @@ router_engine_derive_prfplus(router_engine *engine, const mpc_kdb_key_id *key,
 
 krb5_error_code
 router_engine_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
-                  const router_key *k2, const char *pepper2, krb5_keyblock **out,
+                  const router_key *k2, const char *pepper2, mpc_kdb_key_id *combined,
                   char *why, size_t why_len)
 {
     /* Handles of the standard enctypes (a user's key in FAST encrypted challenge) with
      * clear keys; the krbtgt key never takes part in a cf2. */
     if ((k1->id == NULL || router_krb_serves(k1->id)) &&
         (k2->id == NULL || router_krb_serves(k2->id)))
-        return router_krb_cf2(engine, k1, pepper1, k2, pepper2, out, why, why_len);
+        return router_krb_cf2(engine, k1, pepper1, k2, pepper2, combined, why, why_len);
     if (k1->id != NULL && !served(k1->id))
         return refuse_enctype("fx_cf2_simple", k1->id, why, why_len);
     if (k2->id != NULL && !served(k2->id))

@@ -99,7 +99,7 @@ krb5_error_code router_krb_derive_prfplus(router_engine *engine, const mpc_kdb_k
 /* k1 and k2: each a handle of a served enctype or a clear key, at least one a handle. */
 krb5_error_code router_krb_cf2(router_engine *engine, const router_key *k1,
                                const char *pepper1, const router_key *k2,
-                               const char *pepper2, krb5_keyblock **out, char *why,
+                               const char *pepper2, mpc_kdb_key_id *combined, char *why,
                                size_t why_len);
 krb5_error_code router_krb_init_state(router_engine *engine, const mpc_kdb_key_id *key,
                                       krb5_keyusage usage, char *why, size_t why_len);

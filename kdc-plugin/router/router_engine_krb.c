@@ -22,14 +22,25 @@
  *               bytes, router_krb_mac_len), verified here by a
  *               constant-time comparison; the _iov calls checksum HEADER, DATA, PADDING
  *               and SIGN_ONLY in order (krb_rules.h), as libk5crypto;
- *   PRF:        mpc_client_krb_prf (16, 32 or 48 bytes, router_krb_prf_len); PRF+ (RFC
- *               6113) and KRB-FX-CF2 are computed here from it as libk5crypto's cf2.c
- *               does, a clear key's part by libk5crypto.
+ *   KRB-FX-CF2: krb5kdc combines a client's key with the FAST armor key (the encrypted
+ *               challenge, RFC 6113 5.4.6) or the strengthen key (the reply key). The
+ *               combined key gives PRF+(client key, pepper), which is as good as the
+ *               password for FAST, so it never exists in clear: router_krb_cf2 computes
+ *               the clear key's half, PRF+(K1, pepper1), with libk5crypto and describes
+ *               the combined key (kdc-plugin/kdb/handle.h, combined handles); encrypt,
+ *               decrypt and checksum under it go to mpc_client_krb_cf2_*, which compute
+ *               the combined key inside the job. Served as krb5kdc uses them (usages 54
+ *               and 55 with "challengelongterm", 3 and 56 with "replykey"); the engine
+ *               enforces the same list.
+ *   PRF:        refused: a protected key's PRF output is never opened (krb5kdc asks for
+ *               one only inside krb5_c_fx_cf2_simple, which is served as above).
  *
  * What is refused (KRB5_CRYPTO_INTERNAL, fail closed, the message naming the call, usage
  * and key; krb_rules.h says why these): a usage other than 1, 2, 3, 17, 56 (the engine
  * holds no other derived keys: usage 64, the CAMMAC of authentication indicators, is one
- * a KDC could ask for), a cipher state, a checksum type other than the enctype's own
+ * a KDC could ask for) or, under a combined key, other than 3, 54, 55, 56; a usage the
+ * engine serves for other operations only (it never encrypts under usage 1, which would
+ * forge a client's preauthentication); a cipher state, a checksum type other than the enctype's own
  * for a new checksum, more data than one engine call takes (MPC_KRB_MAX_DATA_BYTES), and
  * the entry points krb5kdc never uses with these keys: the _iov encryption (GSSAPI's),
  * krb5_c_derive_prfplus (SPAKE's, which must stay disabled) and krb5_c_init_state.
@@ -55,28 +66,53 @@
 
 _Static_assert(ROUTER_KRB_CONFOUNDER_LEN == MPC_KRB_CONFOUNDER_BYTES, "confounder length");
 _Static_assert(ROUTER_KRB_MAX_MAC_LEN == MPC_KRB_MAX_MAC_BYTES, "longest MAC");
-_Static_assert(ROUTER_KRB_MAX_PRF_LEN == MPC_KRB_MAX_PRF_BYTES, "longest PRF output");
 _Static_assert(ROUTER_KRB_MAX_DATA == MPC_KRB_MAX_DATA_BYTES, "longest data of one call");
 
-/* One engine key, and how messages name it. */
+/* One engine key, and how messages name it. Under a combined handle the job runs under
+ * KRB-FX-CF2 of the stored key (name, kvno, algorithm) and the caller's key: `combine` is
+ * set and `enctype` is the combined key's, which fixes every length. */
 struct krb_key {
     char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
     uint32_t kvno;
     int algorithm;
     krb5_enctype enctype;
+    const mpc_krb_combine *combine;
+    mpc_krb_combine combine_storage;
+    char kind[64];
 };
 
-#define KEY_FMT "%s kvno %u (%s)"
-#define KEY_ARGS(k) (k)->name, (unsigned)(k)->kvno, router_krb_enctype_name((k)->enctype)
+#define KEY_FMT "%s kvno %u (%s)%s"
+#define KEY_ARGS(k) (k)->name, (unsigned)(k)->kvno, router_krb_enctype_name((k)->enctype), (k)->kind
 #define NO_USAGE (-1)
 
 static void
 key_of(const mpc_kdb_key_id *id, struct krb_key *k)
 {
+    memset(k, 0, sizeof(*k));
     mpc_kdc_engine_key_name(id, k->name);
     k->kvno = id->kvno;
     k->enctype = id->enctype;
     k->algorithm = router_krb_algorithm(id->enctype);
+    if (id->combine.enctype != 0) {
+        k->enctype = id->combine.enctype;
+        k->combine_storage.combined_algorithm = router_krb_algorithm(id->combine.enctype);
+        k->combine_storage.pepper = id->combine.pepper;
+        k->combine_storage.mask = id->combine.mask;
+        k->combine_storage.mask_length = id->combine.mask_len;
+        k->combine = &k->combine_storage;
+        snprintf(k->kind, sizeof(k->kind), " in KRB-FX-CF2 (\"%s\", %s)", id->combine.pepper,
+                 router_krb_enctype_name(id->enctype));
+    }
+}
+
+/* The usages served under k: those whose derived keys the engine holds, or those krb5kdc
+ * uses with a combined key (the engine checks each against its pepper and operation). */
+static int
+usage_served(const struct krb_key *k, krb5_keyusage usage)
+{
+    if (k->combine == NULL)
+        return router_krb_usage_served(usage);
+    return usage == 3 || usage == 54 || usage == 55 || usage == 56;
 }
 
 /* A copy of len bytes (at least one byte allocated) or NULL. */
@@ -93,7 +129,8 @@ copy_of(const void *p, size_t len)
 int
 router_krb_serves(const mpc_kdb_key_id *key)
 {
-    return key != NULL && router_krb_algorithm(key->enctype) != 0;
+    return key != NULL && router_krb_algorithm(key->enctype) != 0 &&
+           (key->combine.enctype == 0 || router_krb_algorithm(key->combine.enctype) != 0);
 }
 
 /* ---- refusals ---------------------------------------------------------------------- */
@@ -103,8 +140,9 @@ refuse_usage(const char *op, const struct krb_key *k, krb5_keyusage usage, char 
              size_t why_len)
 {
     router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: usage %d is not "
-            "served (the engine holds derived keys for usages 1, 2, 3, 17 and 56 only; fail "
-            "closed)", op, KEY_ARGS(k), (int)usage);
+            "served (%s; fail closed)", op, KEY_ARGS(k), (int)usage,
+            k->combine != NULL ? "a combined key serves usages 3, 54, 55 and 56 only"
+                               : "the engine holds derived keys for usages 1, 2, 3, 17 and 56 only");
     return KRB5_CRYPTO_INTERNAL;
 }
 
@@ -176,26 +214,13 @@ engine_checksum(router_engine *engine, const struct krb_key *k, krb5_keyusage us
     ret = call_begin(engine, &client, why, why_len);
     if (ret)
         return ret;
-    rc = mpc_client_krb_checksum(client, k->name, k->kvno, k->algorithm, (uint32_t)usage,
-                                 len != 0 ? data : NULL, len, mac);
+    if (k->combine != NULL)
+        rc = mpc_client_krb_cf2_checksum(client, k->name, k->kvno, k->algorithm, k->combine,
+                                         (uint32_t)usage, len != 0 ? data : NULL, len, mac);
+    else
+        rc = mpc_client_krb_checksum(client, k->name, k->kvno, k->algorithm, (uint32_t)usage,
+                                     len != 0 ? data : NULL, len, mac);
     return call_end(engine, client, rc, "checksumming", k, (int)usage, why, why_len);
-}
-
-/* The enctype's PRF of in (len bytes) into out (router_krb_prf_len bytes). */
-static krb5_error_code
-engine_prf(router_engine *engine, const struct krb_key *k, const uint8_t *in, size_t len,
-           uint8_t out[ROUTER_KRB_MAX_PRF_LEN], char *why, size_t why_len)
-{
-    mpc_client *client;
-    krb5_error_code ret;
-    int rc;
-
-    ret = call_begin(engine, &client, why, why_len);
-    if (ret)
-        return ret;
-    rc = mpc_client_krb_prf(client, k->name, k->kvno, k->algorithm, len != 0 ? in : NULL, len,
-                            out);
-    return call_end(engine, client, rc, "computing the PRF", k, NO_USAGE, why, why_len);
 }
 
 /* ---- encryption -------------------------------------------------------------------- */
@@ -215,7 +240,7 @@ router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     int rc;
 
     key_of(id, &k);
-    if (!router_krb_usage_served(usage))
+    if (!usage_served(&k, usage))
         return refuse_usage("encrypt", &k, usage, why, why_len);
     if (cipher_state != NULL)
         return refuse_state("encrypt", &k, usage, why, why_len);
@@ -260,9 +285,14 @@ router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     ret = call_begin(engine, &client, why, why_len);
     if (ret)
         goto cleanup;
-    rc = mpc_client_krb_encrypt(client, k.name, k.kvno, k.algorithm, (uint32_t)usage,
-                                confounder, input->length != 0 ? plain : NULL, input->length,
-                                out);
+    if (k.combine != NULL)
+        rc = mpc_client_krb_cf2_encrypt(client, k.name, k.kvno, k.algorithm, k.combine,
+                                        (uint32_t)usage, confounder,
+                                        input->length != 0 ? plain : NULL, input->length, out);
+    else
+        rc = mpc_client_krb_encrypt(client, k.name, k.kvno, k.algorithm, (uint32_t)usage,
+                                    confounder, input->length != 0 ? plain : NULL,
+                                    input->length, out);
     ret = call_end(engine, client, rc, "encrypting", &k, (int)usage, why, why_len);
     if (ret == 0)
         output->ciphertext.length = (unsigned int)total;
@@ -289,7 +319,7 @@ router_krb_decrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     int rc;
 
     key_of(id, &k);
-    if (!router_krb_usage_served(usage))
+    if (!usage_served(&k, usage))
         return refuse_usage("decrypt", &k, usage, why, why_len);
     if (cipher_state != NULL)
         return refuse_state("decrypt", &k, usage, why, why_len);
@@ -337,8 +367,12 @@ router_krb_decrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     ret = call_begin(engine, &client, why, why_len);
     if (ret)
         goto cleanup;
-    rc = mpc_client_krb_decrypt(client, k.name, k.kvno, k.algorithm, (uint32_t)usage, in,
-                                in_len, plain_len != 0 ? out : NULL);
+    if (k.combine != NULL)
+        rc = mpc_client_krb_cf2_decrypt(client, k.name, k.kvno, k.algorithm, k.combine,
+                                        (uint32_t)usage, in, in_len, plain_len != 0 ? out : NULL);
+    else
+        rc = mpc_client_krb_decrypt(client, k.name, k.kvno, k.algorithm, (uint32_t)usage, in,
+                                    in_len, plain_len != 0 ? out : NULL);
     ret = call_end(engine, client, rc, "decrypting", &k, (int)usage, why, why_len);
     if (ret == 0)
         output->length = (unsigned int)plain_len;
@@ -439,7 +473,7 @@ router_krb_make_checksum(router_engine *engine, const mpc_kdb_key_id *id,
     krb5_error_code ret;
 
     key_of(id, &k);
-    if (!router_krb_usage_served(usage))
+    if (!usage_served(&k, usage))
         return refuse_usage("make_checksum", &k, usage, why, why_len);
     ret = new_checksum_type("make_checksum", &k, cksumtype, usage, &type, why, why_len);
     if (ret)
@@ -476,7 +510,7 @@ router_krb_verify_checksum(router_engine *engine, const mpc_kdb_key_id *id,
     krb5_error_code ret;
 
     key_of(id, &k);
-    if (!router_krb_usage_served(usage))
+    if (!usage_served(&k, usage))
         return refuse_usage("verify_checksum", &k, usage, why, why_len);
     if (data == NULL || cksum == NULL || valid == NULL ||
         (data->length != 0 && data->data == NULL)) {
@@ -538,7 +572,7 @@ router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
     krb5_error_code ret;
 
     key_of(id, &k);
-    if (!router_krb_usage_served(usage))
+    if (!usage_served(&k, usage))
         return refuse_usage("make_checksum_iov", &k, usage, why, why_len);
     ret = new_checksum_type("make_checksum_iov", &k, cksumtype, usage, &type, why, why_len);
     if (ret)
@@ -576,7 +610,7 @@ router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
     krb5_error_code ret;
 
     key_of(id, &k);
-    if (!router_krb_usage_served(usage))
+    if (!usage_served(&k, usage))
         return refuse_usage("verify_checksum_iov", &k, usage, why, why_len);
     ret = verified_checksum_type("verify_checksum_iov", &k, cksumtype, 1, why, why_len);
     if (ret)
@@ -603,81 +637,36 @@ router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
 
 /* ---- PRF, PRF+ and cf2 ------------------------------------------------------------- */
 
+static krb5_error_code
+refuse_prf(const char *op, const mpc_kdb_key_id *id, char *why, size_t why_len)
+{
+    struct krb_key k;
+
+    key_of(id, &k);
+    router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: a protected key's "
+            "PRF output is as good as the key for FAST and is never opened (krb5kdc needs it "
+            "only inside krb5_c_fx_cf2_simple, which the engine serves)", op, KEY_ARGS(&k));
+    return KRB5_CRYPTO_INTERNAL;
+}
+
 krb5_error_code
 router_krb_prf(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data *input,
                krb5_data *output, char *why, size_t why_len)
 {
-    struct krb_key k;
-    uint8_t out[ROUTER_KRB_MAX_PRF_LEN];
-    size_t prf_len;
-    krb5_error_code ret;
-
-    key_of(id, &k);
-    if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL)) {
-        router_set_why(why, why_len, "prf: no input or output");
-        return EINVAL;
-    }
-    /* As libk5crypto: the output is exactly krb5_c_prf_length() bytes. */
-    output->magic = KV5M_DATA;
-    prf_len = router_krb_prf_len(k.enctype);
-    if (output->length != prf_len || output->data == NULL) {
-        router_set_why(why, why_len, "prf: output of %u bytes, the PRF of " KEY_FMT " gives %zu",
-                output->length, KEY_ARGS(&k), prf_len);
-        return KRB5_CRYPTO_INTERNAL;
-    }
-    ret = engine_prf(engine, &k, (const uint8_t *)input->data, input->length, out, why,
-                     why_len);
-    if (ret == 0)
-        memcpy(output->data, out, prf_len);
-    OPENSSL_cleanse(out, sizeof(out));
-    return ret;
+    (void)engine;
+    (void)input;
+    (void)output;
+    return refuse_prf("prf", id, why, why_len);
 }
 
-/* PRF+ (RFC 6113 5.1) as libk5crypto's krb5_c_prfplus: PRF(1 || input) || PRF(2 || input)
- * || ..., truncated to the output's length. */
 krb5_error_code
 router_krb_prfplus(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data *input,
                    krb5_data *output, char *why, size_t why_len)
 {
-    struct krb_key k;
-    uint8_t *in = NULL, block[ROUTER_KRB_MAX_PRF_LEN];
-    size_t blocks = 0, i, at, n, prf_len;
-    krb5_error_code ret;
-
-    key_of(id, &k);
-    if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL) ||
-        (output->length != 0 && output->data == NULL)) {
-        router_set_why(why, why_len, "prfplus: no input or output");
-        return EINVAL;
-    }
-    prf_len = router_krb_prf_len(k.enctype);
-    ret = router_krb_prfplus_blocks(k.enctype, output->length, &blocks);
-    if (ret) {
-        router_set_why(why, why_len, "prfplus: %u bytes are more than %d PRF blocks",
-                output->length, ROUTER_KRB_PRFPLUS_MAX_BLOCKS);
-        return ret;
-    }
-    in = malloc((size_t)input->length + 1);
-    if (in == NULL) {
-        router_set_why(why, why_len, "out of memory");
-        return ENOMEM;
-    }
-    if (input->length != 0)
-        memcpy(in + 1, input->data, input->length);
-    for (i = 0; i < blocks; i++) {
-        in[0] = (uint8_t)(i + 1);
-        ret = engine_prf(engine, &k, in, (size_t)input->length + 1, block, why, why_len);
-        if (ret)
-            break;
-        at = i * prf_len;
-        n = output->length - at < prf_len ? output->length - at : prf_len;
-        memcpy(output->data + at, block, n);
-    }
-    if (ret != 0 && output->length != 0)
-        OPENSSL_cleanse(output->data, output->length);
-    OPENSSL_cleanse(block, sizeof(block));
-    router_wipe_free(in, (size_t)input->length + 1);
-    return ret;
+    (void)engine;
+    (void)input;
+    (void)output;
+    return refuse_prf("prfplus", id, why, why_len);
 }
 
 krb5_error_code
@@ -708,91 +697,74 @@ router_krb_init_state(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyu
     return KRB5_CRYPTO_INTERNAL;
 }
 
-/* PRF+(key, pepper) of len bytes into out: the engine's for a handle, libk5crypto's for a
- * clear key (krb5_c_prfplus, which the router passes on untouched for a clear key). */
-static krb5_error_code
-prfplus_of(router_engine *engine, const router_key *key, const char *pepper, uint8_t *out,
-           size_t len, char *why, size_t why_len)
-{
-    krb5_data in, output;
-    krb5_error_code ret;
-
-    in.magic = output.magic = KV5M_DATA;
-    in.length = (unsigned int)strlen(pepper);
-    in.data = (char *)pepper;
-    output.length = (unsigned int)len;
-    output.data = (char *)out;
-    if (key->id != NULL)
-        return router_krb_prfplus(engine, key->id, &in, &output, why, why_len);
-    ret = krb5_c_prfplus(NULL, key->clear, &in, &output);
-    if (ret)
-        router_set_why(why, why_len, "fx_cf2_simple: PRF+ of the clear key (enctype %d) failed: "
-                "error %ld", (int)key->clear->enctype, (long)ret);
-    return ret;
-}
-
-/* KRB-FX-CF2 (RFC 6113 5.1) as libk5crypto's krb5_c_fx_cf2_simple: random-to-key of
- * PRF+(k1, pepper1) xor PRF+(k2, pepper2), both of the key length of k1's enctype, which
- * the result takes. */
+/* KRB-FX-CF2 (RFC 6113 5.1) with one protected key: random-to-key(PRF+(k1, pepper1) xor
+ * PRF+(k2, pepper2)), both of the key length of k1's enctype, which the result takes. The
+ * clear key's PRF+ is computed here (libk5crypto); *combined names the protected key with
+ * that mask, its pepper and the result's enctype, for the router to wrap in a combined
+ * handle. random-to-key is the identity for the four enctypes served. */
 krb5_error_code
 router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
-               const router_key *k2, const char *pepper2, krb5_keyblock **out, char *why,
+               const router_key *k2, const char *pepper2, mpc_kdb_key_id *combined, char *why,
                size_t why_len)
 {
+    const router_key *stored, *clear;
+    const char *stored_pepper, *clear_pepper;
     krb5_enctype enctype;
-    size_t keybytes = 0, keylength = 0, i;
-    uint8_t *prf1 = NULL, *prf2 = NULL;
-    krb5_keyblock *kb = NULL;
-    krb5_data random;
+    size_t keybytes = 0, keylength = 0, pepper_len;
+    krb5_data in, out;
     krb5_error_code ret;
 
-    if (out == NULL || pepper1 == NULL || pepper2 == NULL ||
-        (k1->id == NULL && k1->clear == NULL) || (k2->id == NULL && k2->clear == NULL)) {
-        router_set_why(why, why_len, "fx_cf2_simple: no key, pepper or output");
+    (void)engine;
+    memset(combined, 0, sizeof(*combined));
+    if (pepper1 == NULL || pepper2 == NULL || (k1->id == NULL && k1->clear == NULL) ||
+        (k2->id == NULL && k2->clear == NULL)) {
+        router_set_why(why, why_len, "fx_cf2_simple: no key or pepper");
         return EINVAL;
     }
-    *out = NULL;
+    if (k1->id != NULL && k2->id != NULL) {
+        router_set_why(why, why_len, "fx_cf2_simple of two protected keys refused: krb5kdc combines "
+                "a protected key only with a key it holds (the armor or strengthen key)");
+        return KRB5_CRYPTO_INTERNAL;
+    }
+    stored = k1->id != NULL ? k1 : k2;
+    clear = k1->id != NULL ? k2 : k1;
+    stored_pepper = k1->id != NULL ? pepper1 : pepper2;
+    clear_pepper = k1->id != NULL ? pepper2 : pepper1;
+    if (stored->id->combine.enctype != 0) {
+        router_set_why(why, why_len, "fx_cf2_simple of a combined key refused: krb5kdc never "
+                "combines one again");
+        return KRB5_CRYPTO_INTERNAL;
+    }
     enctype = k1->id != NULL ? k1->id->enctype : k1->clear->enctype;
-    ret = krb5_c_keylengths(NULL, enctype, &keybytes, &keylength);
+    if (router_krb_algorithm(enctype) == 0 ||
+        krb5_c_keylengths(NULL, enctype, &keybytes, &keylength) != 0 || keybytes != keylength ||
+        keybytes > MPC_KDB_MASK_MAX) {
+        router_set_why(why, why_len, "fx_cf2_simple: a combined key of enctype %d is not served "
+                "(only aes128/aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 and "
+                "aes256-cts-hmac-sha384-192)", (int)enctype);
+        return KRB5_CRYPTO_INTERNAL;
+    }
+    pepper_len = strlen(stored_pepper);
+    if (pepper_len == 0 || pepper_len > MPC_KDB_PEPPER_MAX) {
+        router_set_why(why, why_len, "fx_cf2_simple: pepper \"%s\" of the protected key is not served",
+                stored_pepper);
+        return KRB5_CRYPTO_INTERNAL;
+    }
+    *combined = *stored->id;
+    combined->combine.enctype = enctype;
+    memcpy(combined->combine.pepper, stored_pepper, pepper_len + 1);
+    combined->combine.mask_len = (uint32_t)keybytes;
+    in.magic = out.magic = KV5M_DATA;
+    in.length = (unsigned int)strlen(clear_pepper);
+    in.data = (char *)clear_pepper;
+    out.length = (unsigned int)keybytes;
+    out.data = (char *)combined->combine.mask;
+    ret = krb5_c_prfplus(NULL, clear->clear, &in, &out);
     if (ret) {
-        router_set_why(why, why_len, "fx_cf2_simple: first key of unknown enctype %d", (int)enctype);
-        return KRB5_BAD_ENCTYPE;
+        router_set_why(why, why_len, "fx_cf2_simple: PRF+ of the clear key (enctype %d) failed: "
+                "error %ld", (int)clear->clear->enctype, (long)ret);
+        OPENSSL_cleanse(combined, sizeof(*combined));
+        return ret;
     }
-    prf1 = calloc(1, keybytes != 0 ? keybytes : 1);
-    prf2 = calloc(1, keybytes != 0 ? keybytes : 1);
-    if (prf1 == NULL || prf2 == NULL) {
-        router_set_why(why, why_len, "out of memory");
-        ret = ENOMEM;
-        goto cleanup;
-    }
-    ret = prfplus_of(engine, k1, pepper1, prf1, keybytes, why, why_len);
-    if (ret)
-        goto cleanup;
-    ret = prfplus_of(engine, k2, pepper2, prf2, keybytes, why, why_len);
-    if (ret)
-        goto cleanup;
-    for (i = 0; i < keybytes; i++)
-        prf1[i] ^= prf2[i];
-    ret = krb5_init_keyblock(NULL, enctype, keylength, &kb);
-    if (ret) {
-        router_set_why(why, why_len, "fx_cf2_simple: cannot make a key of enctype %d", (int)enctype);
-        goto cleanup;
-    }
-    random.magic = KV5M_DATA;
-    random.length = (unsigned int)keybytes;
-    random.data = (char *)prf1;
-    ret = krb5_c_random_to_key(NULL, enctype, &random, kb);
-    if (ret) {
-        router_set_why(why, why_len, "fx_cf2_simple: random-to-key for enctype %d failed: error %ld",
-                (int)enctype, (long)ret);
-        goto cleanup;
-    }
-    *out = kb;
-    kb = NULL;
-
-cleanup:
-    router_wipe_free(prf1, keybytes != 0 ? keybytes : 1);
-    router_wipe_free(prf2, keybytes != 0 ? keybytes : 1);
-    krb5_free_keyblock(NULL, kb);
-    return ret;
+    return 0;
 }

@@ -226,23 +226,32 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
 namespace {
 
 // The checks of the Krb requests that belong to the client: key algorithm, usage and length.
-void check_krb_request(const wire::KeyId& key, std::uint32_t usage, std::size_t data_bytes, std::size_t min_bytes) {
+void check_krb_request(const wire::KeyId& key, wire::KrbOperation operation, std::uint32_t usage,
+                       const std::optional<wire::KrbCombine>& combine, std::size_t data_bytes, std::size_t min_bytes) {
   if (!wire::is_krb_algorithm(key.algorithm))
     throw Error(Component::Client, "the Kerberos jobs need an aes128/aes256-cts-hmac-sha1-96, "
                                    "aes128-cts-hmac-sha256-128 or aes256-cts-hmac-sha384-192 key, not " +
                                        std::string(wire::algorithm_name(key.algorithm)));
-  if (!wire::krb_usage_index(usage))
+  if (combine) {
+    if (auto refusal = wire::krb_combine_refusal(operation, usage, *combine)) throw Error(Component::Client, *refusal);
+  } else if (!wire::krb_usage_index(usage)) {
     throw Error(Component::Client, "key usage " + std::to_string(usage) + " is not one of 1, 2, 3, 17, 56");
+  } else if (!wire::krb_usage_allows(operation, usage)) {
+    throw Error(Component::Client, "key usage " + std::to_string(usage) + " is not served for this operation " +
+                                       "(1: decrypt, 2: encrypt and decrypt, 3: encrypt, 17 and 56: checksum)");
+  }
   if (data_bytes < min_bytes || data_bytes > wire::kKrbMaxDataBytes)
     throw Error(Component::Client, "Kerberos job data of " + std::to_string(data_bytes) + " bytes, not " +
                                        std::to_string(min_bytes) + ".." + std::to_string(wire::kKrbMaxDataBytes));
 }
 
-wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operation, std::uint32_t usage) {
+wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operation, std::uint32_t usage,
+                             const std::optional<wire::KrbCombine>& combine) {
   wire::KrbRequest request;
   request.key = key;
   request.operation = operation;
   request.usage = usage;
+  request.combine = combine;
   return request;
 }
 
@@ -269,66 +278,47 @@ Replies ClusterClient::krb_round_trip(wire::KrbRequest& request) {
 
 std::vector<std::uint8_t> ClusterClient::krb_encrypt(const wire::KeyId& key, std::uint32_t usage,
                                                      std::span<const std::uint8_t, wire::kKrbConfounderBytes> confounder,
-                                                     std::span<const std::uint8_t> plaintext) {
+                                                     std::span<const std::uint8_t> plaintext,
+                                                     const std::optional<wire::KrbCombine>& combine) {
   const std::size_t data_bytes = wire::kKrbConfounderBytes + plaintext.size();
-  check_krb_request(key, usage, data_bytes, wire::kKrbConfounderBytes);
-  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Encrypt, usage);
+  check_krb_request(key, wire::KrbOperation::Encrypt, usage, combine, data_bytes, wire::kKrbConfounderBytes);
+  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Encrypt, usage, combine);
   request.data.reserve(data_bytes);
   request.data.assign(confounder.begin(), confounder.end());
   request.data.insert(request.data.end(), plaintext.begin(), plaintext.end());
+  const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
   std::lock_guard lock(mutex_);
-  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Encrypt, data_bytes, key.algorithm);
+  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Encrypt, data_bytes, algorithm);
   return {result.span().begin(), result.span().end()};
 }
 
 std::optional<SecretBytes> ClusterClient::krb_decrypt(const wire::KeyId& key, std::uint32_t usage,
-                                                      std::span<const std::uint8_t> ciphertext) {
-  check_krb_request(key, usage, ciphertext.size(), 0);
-  const std::size_t overhead = wire::kKrbConfounderBytes + wire::krb_mac_bytes(key.algorithm);
+                                                      std::span<const std::uint8_t> ciphertext,
+                                                      const std::optional<wire::KrbCombine>& combine) {
+  check_krb_request(key, wire::KrbOperation::Decrypt, usage, combine, ciphertext.size(), 0);
+  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Decrypt, usage, combine);
+  const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
+  const std::size_t overhead = wire::kKrbConfounderBytes + wire::krb_mac_bytes(algorithm);
   if (ciphertext.size() < overhead)
     throw Error(Component::Client, "Kerberos ciphertext of " + std::to_string(ciphertext.size()) +
                                        " bytes, shorter than confounder and MAC (" + std::to_string(overhead) + ")");
-  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Decrypt, usage);
   request.data.assign(ciphertext.begin(), ciphertext.end());
   std::lock_guard lock(mutex_);
-  const auto opened = open_krb_decrypt(krb_round_trip(request), ciphertext.size(), key.algorithm);
+  const auto opened = open_krb_decrypt(krb_round_trip(request), ciphertext.size(), algorithm);
   if (!opened) return std::nullopt;
   return SecretBytes(opened->span().subspan(wire::kKrbConfounderBytes));
 }
 
 std::vector<std::uint8_t> ClusterClient::krb_checksum(const wire::KeyId& key, std::uint32_t usage,
-                                                      std::span<const std::uint8_t> data) {
-  check_krb_request(key, usage, data.size(), 0);
-  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Checksum, usage);
+                                                      std::span<const std::uint8_t> data,
+                                                      const std::optional<wire::KrbCombine>& combine) {
+  check_krb_request(key, wire::KrbOperation::Checksum, usage, combine, data.size(), 0);
+  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Checksum, usage, combine);
   request.data.assign(data.begin(), data.end());
+  const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
   std::lock_guard lock(mutex_);
-  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Checksum, data.size(), key.algorithm);
+  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Checksum, data.size(), algorithm);
   return {result.span().begin(), result.span().end()};
-}
-
-SecretBytes ClusterClient::krb_prf(const wire::KeyId& key, std::span<const std::uint8_t> input) {
-  constexpr std::size_t kPrfBlockBytes = 16;
-  // The usage check does not apply: a Prf request names no usage (0).
-  check_krb_request(key, wire::kKrbUsages[0], input.size(), 0);
-  if (wire::is_krb_sha2_algorithm(key.algorithm)) {
-    // RFC 8009: the servers compute the HMAC of the input itself.
-    wire::KrbRequest request = krb_request(key, wire::KrbOperation::Prf, 0);
-    request.data.assign(input.begin(), input.end());
-    std::lock_guard lock(mutex_);
-    return open_krb(krb_round_trip(request), wire::KrbOperation::Prf, input.size(), key.algorithm);
-  }
-  std::array<std::uint8_t, EVP_MAX_MD_SIZE> digest{};
-  unsigned int digest_bytes = 0;
-  const std::uint8_t empty = 0;
-  if (EVP_Digest(input.empty() ? &empty : input.data(), input.size(), digest.data(), &digest_bytes, EVP_sha1(),
-                 nullptr) != 1 ||
-      digest_bytes < kPrfBlockBytes)
-    throw Error(Component::Client, "SHA-1 of the PRF input failed");
-  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Prf, 0);
-  request.data.assign(digest.begin(), digest.begin() + kPrfBlockBytes);
-  wipe(digest.data(), digest.size());
-  std::lock_guard lock(mutex_);
-  return open_krb(krb_round_trip(request), wire::KrbOperation::Prf, kPrfBlockBytes, key.algorithm);
 }
 
 std::vector<std::uint8_t> ClusterClient::keystream(const wire::KeyId& key, const std::array<std::uint8_t, 16>& counter,

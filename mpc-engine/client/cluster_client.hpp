@@ -61,21 +61,24 @@ class ClusterClient {
                                       const wire::GcmTagBytes& tag);
 
   // Kerberos jobs of a Kerberos key (RFC 3962 or RFC 8009 algorithm) with the results of
-  // libk5crypto (mpc_client.h has the contract); usage is one of kKrbUsages. Arguments outside
+  // libk5crypto (mpc_client.h has the contract); usage is one the operation allows
+  // (wire::krb_usage_allows). With `combine`, the job runs under KRB-FX-CF2(K1, pepper1, key,
+  // combine->pepper) instead, whose algorithm is combine->combined (wire::KrbCombine: the
+  // mask is PRF+(K1, pepper1); only the uses krb_combine_refusal allows). Arguments outside
   // the contract throw Error(Client) before anything is sent. MAC lengths are
-  // wire::krb_mac_bytes of the key's algorithm (12, 16 or 24).
+  // wire::krb_mac_bytes of the job's algorithm (12, 16 or 24).
   // confounder || plaintext encrypted under Ke_usage, then the MAC under Ki_usage.
   std::vector<std::uint8_t> krb_encrypt(const wire::KeyId& key, std::uint32_t usage,
                                         std::span<const std::uint8_t, wire::kKrbConfounderBytes> confounder,
-                                        std::span<const std::uint8_t> plaintext);
+                                        std::span<const std::uint8_t> plaintext,
+                                        const std::optional<wire::KrbCombine>& combine = std::nullopt);
   // The plaintext (confounder removed), or nullopt when the MAC does not match.
   std::optional<SecretBytes> krb_decrypt(const wire::KeyId& key, std::uint32_t usage,
-                                         std::span<const std::uint8_t> ciphertext);
+                                         std::span<const std::uint8_t> ciphertext,
+                                         const std::optional<wire::KrbCombine>& combine = std::nullopt);
   std::vector<std::uint8_t> krb_checksum(const wire::KeyId& key, std::uint32_t usage,
-                                         std::span<const std::uint8_t> data);
-  // RFC 3962 PRF: the input is hashed here (SHA-1), the servers encrypt its first 16 bytes.
-  // RFC 8009 PRF: the servers compute the HMAC of the input (32 or 48 bytes).
-  SecretBytes krb_prf(const wire::KeyId& key, std::span<const std::uint8_t> input);
+                                         std::span<const std::uint8_t> data,
+                                         const std::optional<wire::KrbCombine>& combine = std::nullopt);
 
   // Administration (needs an admin client key). import_key splits the key material
   // (build_key_material in key_material.hpp) into replicated shares; no server ever sees

@@ -161,11 +161,52 @@ std::span<const uint8_t> bytes_or_empty(const uint8_t* data, size_t length) {
 
 // The checks shared by the Kerberos calls: handle, key id of a Kerberos algorithm, usage, and
 // a data pointer that may be NULL only with length 0, at most MPC_KRB_MAX_DATA_BYTES long.
-bool check_krb_call(mpc_client* client, const char* name, uint32_t version, int algorithm, uint32_t usage,
+// The combine argument of the mpc_client_krb_cf2_* calls as the wire carries it.
+bool make_combine(mpc_client* client, const mpc_krb_combine* in, std::optional<mpc::wire::KrbCombine>& out) {
+  if (in == nullptr) {
+    client->last_error = "combine is NULL";
+    return false;
+  }
+  if (use_of(in->combined_algorithm) != KeyUse::Krb || in->combined_algorithm < MPC_AES128 ||
+      in->combined_algorithm > MPC_AES256_CTS_HMAC_SHA384_192) {
+    client->last_error = "the combined key's algorithm must be a Kerberos one, not " +
+                         std::to_string(in->combined_algorithm);
+    return false;
+  }
+  if (in->pepper == nullptr || in->mask == nullptr) {
+    client->last_error = "combine pepper or mask is NULL";
+    return false;
+  }
+  const auto combined = static_cast<mpc::wire::KeyAlgorithm>(in->combined_algorithm);
+  if (in->mask_length != mpc::wire::key_bytes(combined)) {
+    client->last_error = "combine mask of " + std::to_string(in->mask_length) + " bytes, the combined key has " +
+                         std::to_string(mpc::wire::key_bytes(combined));
+    return false;
+  }
+  mpc::wire::KrbCombine combine;
+  combine.combined = combined;
+  combine.pepper = std::string(in->pepper, strnlen(in->pepper, mpc::wire::kKrbMaxPepperBytes + 1));
+  combine.mask.assign(in->mask, in->mask + in->mask_length);
+  out = std::move(combine);
+  return true;
+}
+
+bool check_krb_call(mpc_client* client, const char* name, uint32_t version, int algorithm,
+                    mpc::wire::KrbOperation operation, uint32_t usage, const std::optional<mpc::wire::KrbCombine>& combine,
                     const uint8_t* data, size_t length, mpc::wire::KeyId& key) {
   if (!make_key_id(name, version, algorithm, KeyUse::Krb, key, client->last_error)) return false;
-  if (!mpc::wire::krb_usage_index(usage)) {
+  if (combine) {
+    if (auto refusal = mpc::wire::krb_combine_refusal(operation, usage, *combine)) {
+      client->last_error = *refusal;
+      return false;
+    }
+  } else if (!mpc::wire::krb_usage_index(usage)) {
     client->last_error = "key usage " + std::to_string(usage) + " is not one of 1, 2, 3, 17, 56";
+    return false;
+  } else if (!mpc::wire::krb_usage_allows(operation, usage)) {
+    client->last_error = "key usage " + std::to_string(usage) +
+                         " is not served for this call (1: decrypt, 2: encrypt and decrypt, 3: encrypt, 17 and 56: "
+                         "checksum)";
     return false;
   }
   if (data == nullptr && length != 0) {
@@ -194,9 +235,6 @@ static_assert(MPC_AES256_CTS_HMAC_SHA384_192 == static_cast<int>(mpc::wire::KeyA
 static_assert(MPC_KRB_SHA256_MAC_BYTES == mpc::wire::kKrbSha256MacBytes);
 static_assert(MPC_KRB_SHA384_MAC_BYTES == mpc::wire::kKrbSha384MacBytes);
 static_assert(MPC_KRB_MAX_MAC_BYTES == mpc::wire::kKrbMaxMacBytes);
-static_assert(MPC_KRB_SHA256_PRF_BYTES == mpc::wire::kKrbSha256PrfBytes);
-static_assert(MPC_KRB_SHA384_PRF_BYTES == mpc::wire::kKrbSha384PrfBytes);
-static_assert(MPC_KRB_MAX_PRF_BYTES == mpc::wire::kKrbSha384PrfBytes);
 
 }  // namespace
 
@@ -380,12 +418,16 @@ int mpc_client_delete_key(mpc_client* client, const char* key_name, uint32_t key
   return guarded(client, [&] { (void)client->cluster->delete_key_everywhere(id); });
 }
 
-int mpc_client_krb_encrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
-                           uint32_t usage, const uint8_t confounder[MPC_KRB_CONFOUNDER_BYTES], const uint8_t* plaintext,
-                           size_t plaintext_length, uint8_t* ciphertext) {
-  if (client == nullptr) return MPC_EINVAL;
+}  // extern "C"
+
+namespace {
+
+int krb_encrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                const std::optional<mpc::wire::KrbCombine>& combine, uint32_t usage, const uint8_t* confounder,
+                const uint8_t* plaintext, size_t plaintext_length, uint8_t* ciphertext) {
   mpc::wire::KeyId key;
-  if (!check_krb_call(client, key_name, key_version, algorithm, usage, plaintext, plaintext_length, key))
+  if (!check_krb_call(client, key_name, key_version, algorithm, mpc::wire::KrbOperation::Encrypt, usage, combine,
+                      plaintext, plaintext_length, key))
     return MPC_EINVAL;
   if (plaintext_length > MPC_KRB_MAX_DATA_BYTES - MPC_KRB_CONFOUNDER_BYTES) {
     client->last_error = "confounder and plaintext are longer than " + std::to_string(MPC_KRB_MAX_DATA_BYTES) +
@@ -400,18 +442,20 @@ int mpc_client_krb_encrypt(mpc_client* client, const char* key_name, uint32_t ke
   return guarded(client, [&] {
     const std::span<const uint8_t, MPC_KRB_CONFOUNDER_BYTES> nonce(confounder, MPC_KRB_CONFOUNDER_BYTES);
     const auto result =
-        client->cluster->krb_encrypt(key, usage, nonce, bytes_or_empty(plaintext, plaintext_length));
+        client->cluster->krb_encrypt(key, usage, nonce, bytes_or_empty(plaintext, plaintext_length), combine);
     std::memcpy(ciphertext, result.data(), result.size());
   });
 }
 
-int mpc_client_krb_decrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
-                           uint32_t usage, const uint8_t* ciphertext, size_t ciphertext_length, uint8_t* plaintext) {
-  if (client == nullptr) return MPC_EINVAL;
+int krb_decrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                const std::optional<mpc::wire::KrbCombine>& combine, uint32_t usage, const uint8_t* ciphertext,
+                size_t ciphertext_length, uint8_t* plaintext) {
   mpc::wire::KeyId key;
-  if (!check_krb_call(client, key_name, key_version, algorithm, usage, ciphertext, ciphertext_length, key))
+  if (!check_krb_call(client, key_name, key_version, algorithm, mpc::wire::KrbOperation::Decrypt, usage, combine,
+                      ciphertext, ciphertext_length, key))
     return MPC_EINVAL;
-  const size_t kOverhead = MPC_KRB_CONFOUNDER_BYTES + mpc::wire::krb_mac_bytes(key.algorithm);
+  const mpc::wire::KeyAlgorithm job_algorithm = combine ? combine->combined : key.algorithm;
+  const size_t kOverhead = MPC_KRB_CONFOUNDER_BYTES + mpc::wire::krb_mac_bytes(job_algorithm);
   if (ciphertext == nullptr || ciphertext_length < kOverhead) {
     client->last_error = "ciphertext of " + std::to_string(ciphertext_length) + " bytes is shorter than " +
                          std::to_string(kOverhead) + " (confounder and MAC)";
@@ -424,7 +468,8 @@ int mpc_client_krb_decrypt(mpc_client* client, const char* key_name, uint32_t ke
   }
   bool bad_mac = false;
   const int status = guarded(client, [&] {
-    const auto result = client->cluster->krb_decrypt(key, usage, std::span<const uint8_t>(ciphertext, ciphertext_length));
+    const auto result =
+        client->cluster->krb_decrypt(key, usage, std::span<const uint8_t>(ciphertext, ciphertext_length), combine);
     if (!result) {
       bad_mac = true;
       return;
@@ -437,36 +482,76 @@ int mpc_client_krb_decrypt(mpc_client* client, const char* key_name, uint32_t ke
   return MPC_EBADTAG;
 }
 
-int mpc_client_krb_checksum(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
-                            uint32_t usage, const uint8_t* data, size_t length, uint8_t* checksum) {
-  if (client == nullptr) return MPC_EINVAL;
+int krb_checksum(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                 const std::optional<mpc::wire::KrbCombine>& combine, uint32_t usage, const uint8_t* data,
+                 size_t length, uint8_t* checksum) {
   mpc::wire::KeyId key;
-  if (!check_krb_call(client, key_name, key_version, algorithm, usage, data, length, key)) return MPC_EINVAL;
+  if (!check_krb_call(client, key_name, key_version, algorithm, mpc::wire::KrbOperation::Checksum, usage, combine,
+                      data, length, key))
+    return MPC_EINVAL;
   if (checksum == nullptr) {
     client->last_error = "checksum is NULL";
     return MPC_EINVAL;
   }
   return guarded(client, [&] {
-    const auto result = client->cluster->krb_checksum(key, usage, bytes_or_empty(data, length));
+    const auto result = client->cluster->krb_checksum(key, usage, bytes_or_empty(data, length), combine);
     std::memcpy(checksum, result.data(), result.size());
   });
 }
 
-int mpc_client_krb_prf(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
-                       const uint8_t* input, size_t length, uint8_t* out) {
+}  // namespace
+
+extern "C" {
+
+int mpc_client_krb_encrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                           uint32_t usage, const uint8_t confounder[MPC_KRB_CONFOUNDER_BYTES], const uint8_t* plaintext,
+                           size_t plaintext_length, uint8_t* ciphertext) {
   if (client == nullptr) return MPC_EINVAL;
-  mpc::wire::KeyId key;
-  // The PRF names no usage: pass one the check accepts.
-  if (!check_krb_call(client, key_name, key_version, algorithm, mpc::wire::kKrbUsages[0], input, length, key))
-    return MPC_EINVAL;
-  if (out == nullptr) {
-    client->last_error = "out is NULL";
-    return MPC_EINVAL;
-  }
-  return guarded(client, [&] {
-    const auto result = client->cluster->krb_prf(key, bytes_or_empty(input, length));
-    std::memcpy(out, result.data(), result.size());
-  });
+  return krb_encrypt(client, key_name, key_version, algorithm, std::nullopt, usage, confounder, plaintext,
+                     plaintext_length, ciphertext);
+}
+
+int mpc_client_krb_decrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                           uint32_t usage, const uint8_t* ciphertext, size_t ciphertext_length, uint8_t* plaintext) {
+  if (client == nullptr) return MPC_EINVAL;
+  return krb_decrypt(client, key_name, key_version, algorithm, std::nullopt, usage, ciphertext, ciphertext_length,
+                     plaintext);
+}
+
+int mpc_client_krb_checksum(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                            uint32_t usage, const uint8_t* data, size_t length, uint8_t* checksum) {
+  if (client == nullptr) return MPC_EINVAL;
+  return krb_checksum(client, key_name, key_version, algorithm, std::nullopt, usage, data, length, checksum);
+}
+
+int mpc_client_krb_cf2_encrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                               const mpc_krb_combine* combine, uint32_t usage,
+                               const uint8_t confounder[MPC_KRB_CONFOUNDER_BYTES], const uint8_t* plaintext,
+                               size_t plaintext_length, uint8_t* ciphertext) {
+  if (client == nullptr) return MPC_EINVAL;
+  std::optional<mpc::wire::KrbCombine> wire_combine;
+  if (!make_combine(client, combine, wire_combine)) return MPC_EINVAL;
+  return krb_encrypt(client, key_name, key_version, algorithm, wire_combine, usage, confounder, plaintext,
+                     plaintext_length, ciphertext);
+}
+
+int mpc_client_krb_cf2_decrypt(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                               const mpc_krb_combine* combine, uint32_t usage, const uint8_t* ciphertext,
+                               size_t ciphertext_length, uint8_t* plaintext) {
+  if (client == nullptr) return MPC_EINVAL;
+  std::optional<mpc::wire::KrbCombine> wire_combine;
+  if (!make_combine(client, combine, wire_combine)) return MPC_EINVAL;
+  return krb_decrypt(client, key_name, key_version, algorithm, wire_combine, usage, ciphertext, ciphertext_length,
+                     plaintext);
+}
+
+int mpc_client_krb_cf2_checksum(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm,
+                                const mpc_krb_combine* combine, uint32_t usage, const uint8_t* data, size_t length,
+                                uint8_t* checksum) {
+  if (client == nullptr) return MPC_EINVAL;
+  std::optional<mpc::wire::KrbCombine> wire_combine;
+  if (!make_combine(client, combine, wire_combine)) return MPC_EINVAL;
+  return krb_checksum(client, key_name, key_version, algorithm, wire_combine, usage, data, length, checksum);
 }
 
 }  // extern "C"

@@ -10,8 +10,11 @@
  *
  * Version boundary: functions below exist since interface version 1, except those
  * marked "since 2" (the AES-256-GCM jobs for tickets under a protected krbtgt key),
- * "since 3" (key import and deletion, and the Kerberos enctype jobs for users' keys) and
- * "since 4" (the RFC 8009 enctypes 19 and 20 through the same calls; no new symbols).
+ * "since 3" (key import and deletion, and the Kerberos enctype jobs for users' keys),
+ * "since 4" (the RFC 8009 enctypes 19 and 20 through the same calls; no new symbols) and
+ * "since 5" (jobs under KRB-FX-CF2 of a stored key, mpc_client_krb_cf2_*; the PRF call of
+ * versions 3 and 4, mpc_client_krb_prf, is gone: a stored key's PRF output is as good as
+ * the key for FAST and is never opened).
  */
 #ifndef MPC_CLIENT_H
 #define MPC_CLIENT_H
@@ -23,7 +26,7 @@
 extern "C" {
 #endif
 
-#define MPC_CLIENT_INTERFACE_VERSION 4
+#define MPC_CLIENT_INTERFACE_VERSION 5
 
 enum mpc_status {
   MPC_OK = 0,
@@ -154,27 +157,25 @@ int mpc_client_delete_key(mpc_client *client, const char *key_name, uint32_t key
 /* Kerberos enctype jobs (since 3), for keys of MPC_AES128_CTS_HMAC_SHA1_96 and
  * MPC_AES256_CTS_HMAC_SHA1_96, and since 4 of MPC_AES128_CTS_HMAC_SHA256_128 and
  * MPC_AES256_CTS_HMAC_SHA384_192, with exactly the results of libk5crypto's krb5_c_encrypt,
- * krb5_c_decrypt, krb5_c_make_checksum and krb5_c_prf under the key. Only the values these
- * calls return are opened: the derived keys, HMAC states and intermediate hashes stay
- * shared. usage must be one of 1, 2, 3, 17, 56 (MPC_EINVAL otherwise).
+ * krb5_c_decrypt and krb5_c_make_checksum under the key. Only the values these calls return
+ * are opened: the derived keys, HMAC states and intermediate hashes stay shared. The usage
+ * must be one a KDC uses for the operation (MPC_EINVAL otherwise): 1 decrypt only (an
+ * encrypted timestamp is a client's preauthentication), 2 encrypt and decrypt, 3 encrypt
+ * only, 17 and 56 checksums.
  *
- * The MAC of an encryption and the checksum are M bytes, the PRF output P bytes:
- *   RFC 3962 keys: M = MPC_KRB_MAC_BYTES (12, HMAC-SHA1-96), P = MPC_KRB_PRF_BYTES (16);
- *   MPC_AES128_CTS_HMAC_SHA256_128: M = MPC_KRB_SHA256_MAC_BYTES (16), P = MPC_KRB_SHA256_PRF_BYTES (32);
- *   MPC_AES256_CTS_HMAC_SHA384_192: M = MPC_KRB_SHA384_MAC_BYTES (24), P = MPC_KRB_SHA384_PRF_BYTES (48).
- * A buffer of MPC_KRB_MAX_MAC_BYTES / MPC_KRB_MAX_PRF_BYTES fits every algorithm. */
+ * The MAC of an encryption and the checksum are M bytes:
+ *   RFC 3962 keys: M = MPC_KRB_MAC_BYTES (12, HMAC-SHA1-96);
+ *   MPC_AES128_CTS_HMAC_SHA256_128: M = MPC_KRB_SHA256_MAC_BYTES (16);
+ *   MPC_AES256_CTS_HMAC_SHA384_192: M = MPC_KRB_SHA384_MAC_BYTES (24).
+ * A buffer of MPC_KRB_MAX_MAC_BYTES fits every algorithm. */
 #define MPC_KRB_CONFOUNDER_BYTES 16
 #define MPC_KRB_MAC_BYTES 12
-#define MPC_KRB_PRF_BYTES 16
 #define MPC_KRB_SHA256_MAC_BYTES 16
 #define MPC_KRB_SHA384_MAC_BYTES 24
-#define MPC_KRB_SHA256_PRF_BYTES 32
-#define MPC_KRB_SHA384_PRF_BYTES 48
 #define MPC_KRB_MAX_MAC_BYTES 24
-#define MPC_KRB_MAX_PRF_BYTES 48
-/* Longest data of one call: confounder + plaintext, ciphertext, checksummed message or PRF
- * input (MPC_EINVAL beyond). Inputs are read before any output is written, so the buffers of
- * one call may overlap (decryption in place included). */
+/* Longest data of one call: confounder + plaintext, ciphertext or checksummed message
+ * (MPC_EINVAL beyond). Inputs are read before any output is written, so the buffers of one
+ * call may overlap (decryption in place included). */
 #define MPC_KRB_MAX_DATA_BYTES 4096
 
 /* ciphertext receives MPC_KRB_CONFOUNDER_BYTES + plaintext_length + M bytes: CBC-CTS of
@@ -201,12 +202,33 @@ int mpc_client_krb_decrypt(mpc_client *client, const char *key_name, uint32_t ke
 int mpc_client_krb_checksum(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
                             uint32_t usage, const uint8_t *data, size_t length, uint8_t *checksum);
 
-/* out (P bytes) receives the PRF of input. RFC 3962: AES under DK(key, "prf") of the first 16
- * bytes of SHA-1(input), the library hashing input itself. RFC 8009: KDF-HMAC-SHA2(key,
- * "prf", input), computed by the servers; input at most MPC_KRB_MAX_DATA_BYTES. input may be
- * NULL when length is 0. */
-int mpc_client_krb_prf(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
-                       const uint8_t *input, size_t length, uint8_t *out);
+/* Since 5: the same three jobs under KRB-FX-CF2(K1, pepper1, key, pepper) (RFC 6113 5.1)
+ * instead of the stored key: FAST's challenge keys and strengthened reply key, where K1 is a
+ * key the caller holds (the armor key, the strengthen key). The caller computes its own half,
+ * mask = PRF+(K1, pepper1) of the combined key's length (krb5_c_prfplus); the servers compute
+ * PRF+(key, pepper), the combined key and its derived keys inside the computation and open
+ * only the job's result, byte for byte what libk5crypto gives under
+ * krb5_c_fx_cf2_simple(K1, pepper1, key, pepper). The combined key has K1's enctype, so M
+ * and the lengths above follow combined_algorithm. Served, as krb5kdc uses them (MPC_EINVAL
+ * otherwise): pepper "challengelongterm" with decrypt usage 54 and encrypt usage 55 (the
+ * encrypted challenge), pepper "replykey" with encrypt usage 3 and checksum usage 56. */
+typedef struct mpc_krb_combine {
+  int combined_algorithm; /* K1's: one of the four Kerberos algorithms above */
+  const char *pepper;     /* the stored key's pepper, NUL-terminated */
+  const uint8_t *mask;    /* PRF+(K1, pepper1) */
+  size_t mask_length;     /* the combined algorithm's key length: 16 or 32 */
+} mpc_krb_combine;
+
+int mpc_client_krb_cf2_encrypt(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
+                               const mpc_krb_combine *combine, uint32_t usage,
+                               const uint8_t confounder[MPC_KRB_CONFOUNDER_BYTES], const uint8_t *plaintext,
+                               size_t plaintext_length, uint8_t *ciphertext);
+int mpc_client_krb_cf2_decrypt(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
+                               const mpc_krb_combine *combine, uint32_t usage, const uint8_t *ciphertext,
+                               size_t ciphertext_length, uint8_t *plaintext);
+int mpc_client_krb_cf2_checksum(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,
+                                const mpc_krb_combine *combine, uint32_t usage, const uint8_t *data, size_t length,
+                                uint8_t *checksum);
 
 #ifdef __cplusplus
 }

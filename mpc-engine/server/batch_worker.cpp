@@ -125,7 +125,7 @@ void BatchWorker::run() {
     std::string error;
     if (!task.program && task.krb_circuits != nullptr) {
       try {
-        task.program = task.krb_circuits->program(task.header.circuit, task.header.data_bytes);
+        task.program = task.krb_circuits->program(task.header.circuit, task.header.data_bytes, task.header.krb_combine);
         grace = krb_first_layer_grace(*task.program);
       } catch (const Error& failure) {
         error = failure.what();

@@ -41,8 +41,9 @@ CircuitShape shape_of(wire::CircuitId id) {
     case wire::CircuitId::KrbSha2DecryptAes256:
     case wire::CircuitId::KrbSha2ChecksumSha256:
     case wire::CircuitId::KrbSha2ChecksumSha384:
-    case wire::CircuitId::KrbSha2PrfSha256:
-    case wire::CircuitId::KrbSha2PrfSha384:
+    case wire::CircuitId::KrbCf2Encrypt:
+    case wire::CircuitId::KrbCf2Decrypt:
+    case wire::CircuitId::KrbCf2Checksum:
       throw Error(Component::Server, "Kerberos circuits are compiled per data length (KrbCircuitCache)");
   }
   throw Error(Component::Server, "unknown circuit id");

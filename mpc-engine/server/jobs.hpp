@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/secret.hpp"
+#include "server/krb_jobs.hpp"
 #include "wire/client_messages.hpp"
 #include "wire/peer_messages.hpp"
 
@@ -38,8 +39,9 @@ struct Job {
   std::uint32_t nonce_count = 0;       // GcmPrefetch
   wire::GcmNonce nonce{};              // GcmOpen
   SecretBytes tag_check;               // GcmOpen: x || a of GHASH_H(aad, text) ^ tag, 16 bytes each
-  wire::KrbOperation krb_operation = wire::KrbOperation::Encrypt;  // Krb
-  std::vector<std::uint8_t> krb_data;                               // Krb: the request's data
+  KrbCircuitKey krb_circuit;           // Krb: the circuit its batch must run
+  std::vector<std::uint8_t> krb_data;  // Krb: the circuit's public record (krb_jobs.hpp)
+  std::size_t krb_result_bytes = 0;    // Krb: bytes of the result
   // x || a of the circuit's key rows: the expanded round keys (only those, for a GCM key);
   // for a Krb job, its secret rows (krb_secret_rows).
   SecretBytes key_share;

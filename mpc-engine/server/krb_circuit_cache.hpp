@@ -1,4 +1,4 @@
-// Compiled Kerberos circuits, one per (circuit id, data length), built on first use and
+// Compiled Kerberos circuits, one per (circuit id, data length, combine shape), built on first use and
 // kept while recently used. A KDC sees a handful of lengths over and over (tickets and
 // replies of its principals), so compiling once per length pays; but lengths vary and the
 // longest programs take hundreds of megabytes, so the cache is bounded by the total size of
@@ -22,6 +22,7 @@
 #include <mutex>
 
 #include "circuits/program.hpp"
+#include "server/krb_jobs.hpp"
 #include "wire/peer_messages.hpp"
 
 namespace mpc::server {
@@ -38,15 +39,15 @@ class KrbCircuitCache {
   // many short ones: roughly half a gigabyte.
   static constexpr std::size_t kDefaultBudgetOps = std::size_t{32} << 20;
 
-  // `build` makes the circuit for an id and a data length (build_krb_circuit; tests may
-  // count calls).
-  using Builder = std::function<circuits::Circuit(wire::CircuitId, std::uint32_t)>;
+  // `build` makes the circuit for a key (build_krb_circuit; tests may count calls).
+  using Builder = std::function<circuits::Circuit(const KrbCircuitKey&)>;
   explicit KrbCircuitCache(std::size_t budget_ops = kDefaultBudgetOps);
   KrbCircuitCache(std::size_t budget_ops, Builder build);
 
   // The compiled program; compiles it on a miss. Throws FormatError for an id that is not
   // a Kerberos circuit or a length it cannot take, and whatever building the circuit throws.
-  std::shared_ptr<const circuits::Program> program(wire::CircuitId id, std::uint32_t data_bytes);
+  std::shared_ptr<const circuits::Program> program(wire::CircuitId id, std::uint32_t data_bytes,
+                                                   std::uint32_t combine = 0);
 
   std::size_t size() const;
   std::size_t held_ops() const;
@@ -57,8 +58,7 @@ class KrbCircuitCache {
 
  private:
   struct Entry {
-    wire::CircuitId id;
-    std::uint32_t data_bytes;
+    KrbCircuitKey key;
     std::shared_ptr<const circuits::Program> program;
     std::size_t ops;
   };

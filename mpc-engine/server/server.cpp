@@ -54,8 +54,8 @@ bool is_aes256_encrypt(wire::CircuitId id) {
   return id == wire::CircuitId::Aes256EncryptAnd32 || id == wire::CircuitId::Aes256EncryptDepth4;
 }
 
-// Jobs of one family run the same kind of circuit. A Kerberos checksum is the same HMAC
-// circuit under either key size; a Kerberos PRF is AES encryption under the PRF key.
+// Jobs of one family run the same kind of circuit; Kerberos jobs share one family and are
+// told apart by their circuit (KrbCircuitKey).
 enum class Family : std::uint8_t {
   Aes128Encrypt,
   Aes128Decrypt,
@@ -63,53 +63,24 @@ enum class Family : std::uint8_t {
   Aes256Decrypt,
   GcmPrefetch,
   GcmOpen,
-  KrbEncrypt128,
-  KrbEncrypt256,
-  KrbDecrypt128,
-  KrbDecrypt256,
-  KrbChecksum,
-  KrbPrf128,
-  KrbPrf256,
+  Krb,
 };
 
 // Jobs of one group run the same circuit, so the leader may put them in one batch: the
-// family, and for the Kerberos circuits the circuit id (RFC 3962 or RFC 8009) and the data
-// length that fix the circuit.
+// family, and for the Kerberos circuits the circuit id, data length and combine shape.
 struct BatchGroup {
   Family family = Family::Aes128Encrypt;
-  std::uint32_t data_bytes = 0;
-  wire::CircuitId krb_circuit = wire::CircuitId::Aes128EncryptAnd32;  // Kerberos circuits only
+  KrbCircuitKey krb_circuit;  // Kerberos circuits only
   bool operator==(const BatchGroup&) const = default;
 };
 
-bool is_krb_family(Family family) {
-  return family == Family::KrbEncrypt128 || family == Family::KrbEncrypt256 || family == Family::KrbDecrypt128 ||
-         family == Family::KrbDecrypt256 || family == Family::KrbChecksum;
-}
-
-// An RFC 8009 PRF is an HMAC: it joins the checksum family (its circuit id tells them apart).
-Family krb_family(const Job& job) {
-  const bool aes256 = krb_aes_algorithm(job.key.algorithm) == wire::KeyAlgorithm::Aes256;
-  switch (job.krb_operation) {
-    case wire::KrbOperation::Encrypt: return aes256 ? Family::KrbEncrypt256 : Family::KrbEncrypt128;
-    case wire::KrbOperation::Decrypt: return aes256 ? Family::KrbDecrypt256 : Family::KrbDecrypt128;
-    case wire::KrbOperation::Checksum: return Family::KrbChecksum;
-    case wire::KrbOperation::Prf: break;
-  }
-  if (!krb_prf_runs_aes(job.key.algorithm)) return Family::KrbChecksum;
-  return aes256 ? Family::KrbPrf256 : Family::KrbPrf128;
-}
+bool is_krb_family(Family family) { return family == Family::Krb; }
 
 BatchGroup group_of(const Job& job) {
   switch (job.kind) {
     case JobKind::GcmPrefetch: return {Family::GcmPrefetch};
     case JobKind::GcmOpen: return {Family::GcmOpen};
-    case JobKind::Krb: {
-      const Family family = krb_family(job);
-      if (!is_krb_family(family)) return {family};
-      return {family, static_cast<std::uint32_t>(job.krb_data.size()),
-              krb_circuit_id(job.krb_operation, job.key.algorithm)};
-    }
+    case JobKind::Krb: return {Family::Krb, job.krb_circuit};
     case JobKind::Compute: break;
   }
   const bool decrypt = job.request.operation == wire::Operation::EcbDecrypt;
@@ -604,24 +575,12 @@ void Server::handle_gcm_open(transport::ReceivedMessage& message, const wire::Gc
 }
 
 void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& request) {
-  // The decoder has checked all of this already; a refusal here names the problem all the same.
-  if (!wire::is_krb_algorithm(request.key.algorithm)) {
-    refuse_job(message, request.id, wire::Status::BadRequest,
-               "Kerberos jobs need an aes128-/aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
-               "aes256-cts-hmac-sha384-192 key, not " + wire::describe(request.key));
-    return;
-  }
-  if (request.operation == wire::KrbOperation::Prf ? request.usage != 0 : !wire::krb_usage_index(request.usage)) {
-    refuse_job(message, request.id, wire::Status::BadRequest,
-               request.operation == wire::KrbOperation::Prf
-                   ? "a Kerberos PRF request names usage 0, not " + std::to_string(request.usage)
-                   : "no derived keys are stored for usage " + std::to_string(request.usage) +
-                         " (only 1, 2, 3, 17 and 56)");
-    return;
-  }
+  // The decoder has checked the request's form, usage and combine already; planning checks
+  // again and names any problem all the same.
+  KrbJobPlan plan;
   try {
-    (void)wire::krb_result_bytes(request.operation, request.key.algorithm, request.data.size());
-  } catch (const FormatError& error) {
+    plan = plan_krb_job(request);
+  } catch (const Error& error) {
     refuse_job(message, request.id, wire::Status::BadRequest, error.what());
     return;
   }
@@ -629,11 +588,12 @@ void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& r
   job.kind = JobKind::Krb;
   job.key = request.key;
   job.instances = 1;
-  job.krb_operation = request.operation;
-  job.krb_data = std::move(request.data);
-  const std::uint32_t usage = request.usage;
-  admit_job(message, request.id, std::move(job), [usage](Job& admitted, const SecretBytes& share) {
-    admitted.key_share = krb_secret_rows(share, admitted.key.algorithm, admitted.krb_operation, usage);
+  job.krb_circuit = plan.circuit;
+  job.krb_data = std::move(plan.public_record);
+  job.krb_result_bytes = plan.result_bytes;
+  const KrbSecretRange secret = plan.secret;
+  admit_job(message, request.id, std::move(job), [secret](Job& admitted, const SecretBytes& share) {
+    admitted.key_share = krb_secret_rows(share, admitted.key.algorithm, secret);
   });
 }
 
@@ -713,7 +673,8 @@ std::optional<wire::BatchHeader> Server::form_batch(bool krb_worker_idle, bool o
   if (first == nullptr) return std::nullopt;
   const BatchGroup group = group_of(*first);
   const std::uint32_t most = is_krb_family(group.family)
-                                 ? std::min(settings_.limits.max_batch_blocks, max_krb_batch_jobs(group.data_bytes))
+                                 ? std::min(settings_.limits.max_batch_blocks,
+                                            max_krb_batch_jobs(static_cast<std::uint32_t>(first->krb_data.size())))
                                  : settings_.limits.max_batch_blocks;
 
   wire::BatchHeader header;
@@ -752,17 +713,10 @@ std::optional<wire::BatchHeader> Server::form_batch(bool krb_worker_idle, bool o
   switch (group.family) {
     case Family::GcmPrefetch:
     case Family::GcmOpen: header.circuit = gcm_circuit(group.family, settings_.limits); break;
-    case Family::KrbPrf128:
-    case Family::KrbPrf256:
-      header.circuit = CircuitSet::choose(krb_aes_algorithm(first->key.algorithm), false, total, settings_.limits);
-      break;
-    case Family::KrbEncrypt128:
-    case Family::KrbEncrypt256:
-    case Family::KrbDecrypt128:
-    case Family::KrbDecrypt256:
-    case Family::KrbChecksum:
-      header.circuit = krb_circuit_id(first->krb_operation, first->key.algorithm);
-      header.data_bytes = group.data_bytes;
+    case Family::Krb:
+      header.circuit = group.krb_circuit.id;
+      header.data_bytes = group.krb_circuit.data_bytes;
+      header.krb_combine = group.krb_circuit.combine;
       break;
     default: {
       header.circuit = CircuitSet::choose(first->key.algorithm, first->request.operation == wire::Operation::EcbDecrypt,
@@ -900,17 +854,9 @@ bool Server::slice_input(const wire::BatchHeader& header, const BatchTask& task,
       }
       break;
     case JobKind::Krb:
-      // One instance; the circuit must be the one this job's operation, key size and length
-      // need (a PRF: AES encryption of the key's size).
+      // One instance; the circuit must be the one this job's request needs.
       if (slice.first_block != 0 || slice.blocks != 1 || slice.nonces != 0) return false;
-      if (job.krb_operation == wire::KrbOperation::Prf && krb_prf_runs_aes(job.key.algorithm)) {
-        if (krb_circuit || is_tag_check(circuit) || is_decrypt(circuit) ||
-            algorithm_of(circuit) != krb_aes_algorithm(job.key.algorithm))
-          return false;
-      } else if (circuit != krb_circuit_id(job.krb_operation, job.key.algorithm) ||
-                 header.data_bytes != job.krb_data.size()) {
-        return false;
-      }
+      if (KrbCircuitKey{circuit, header.data_bytes, header.krb_combine} != job.krb_circuit) return false;
       if (job.krb_data.size() != task.public_bytes) return false;
       input.public_records = job.krb_data;
       break;
@@ -923,7 +869,7 @@ bool Server::prepare_task(const wire::BatchHeader& header, BatchTask& task, std:
   if (wire::is_krb_circuit(header.circuit)) {
     // The worker takes the program from the cache, compiling it there if needed.
     try {
-      const KrbBatchLayout layout = krb_batch_layout(header.circuit, header.data_bytes);
+      const KrbBatchLayout layout = krb_batch_layout(header.circuit, header.data_bytes, header.krb_combine);
       task.key_rows = layout.key_rows;
       task.public_bytes = layout.public_bytes;
       task.secret_bytes = 0;
@@ -1112,7 +1058,7 @@ void Server::add_slice_result(Job& job, const wire::BatchHeader& header, const w
     case JobKind::Krb: {
       // The output record is the result: ciphertext || MAC, plaintext || verdict byte, MAC
       // or PRF block (krb_jobs.hpp).
-      const std::size_t bytes = wire::krb_result_bytes(job.krb_operation, job.key.algorithm, job.krb_data.size());
+      const std::size_t bytes = job.krb_result_bytes;
       if (record != bytes || slice.blocks != 1)
         throw Error(Component::Server, "Kerberos output record of " + std::to_string(record) + " bytes, expected " +
                                            std::to_string(bytes));

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "protocol/rss3/ghash.hpp"
+#include "server/krb_jobs.hpp"
 #include "two_server/two_server.hpp"
 #include "two_server/two_server_job.hpp"
 
@@ -15,13 +16,11 @@ std::optional<std::string> TwoServer::circuit_job_refusal(const wire::Request& r
     if (!wire::is_krb_algorithm(krb->key.algorithm))
       return "Kerberos jobs need an aes128-/aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
              "aes256-cts-hmac-sha384-192 key, not " + wire::describe(krb->key);
-    if (krb->operation == wire::KrbOperation::Prf ? krb->usage != 0 : !wire::krb_usage_index(krb->usage))
-      return krb->operation == wire::KrbOperation::Prf
-                 ? "a Kerberos PRF request names usage 0, not " + std::to_string(krb->usage)
-                 : "no derived keys are stored for usage " + std::to_string(krb->usage) + " (only 1, 2, 3, 17 and 56)";
+    // The decoder has checked the request's form, usage and combine already; planning checks
+    // again and names any problem all the same.
     try {
-      (void)wire::krb_result_bytes(krb->operation, krb->key.algorithm, krb->data.size());
-    } catch (const FormatError& error) {
+      (void)server::plan_krb_job(*krb);
+    } catch (const Error& error) {
       return std::string(error.what());
     }
     return std::nullopt;
@@ -131,7 +130,8 @@ void TwoServer::run_circuit_job(Job& job) {
   try {
     auto stream = streams_.open(job.number);
     if (const auto* krb = std::get_if<wire::KrbRequest>(&*job.circuit)) {
-      KrbTask task{job.number, krb->key, krb->operation, krb->usage, job.key_share.span(), krb->data, job.digest};
+      KrbTask task{job.number,        krb->key,  krb->operation, krb->usage, job.key_share.span(),
+                   krb->data,         job.digest, krb->combine};
       job.result = circuits_->krb(*stream, task);
     } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
       GcmPrefetchTask task{job.number, prefetch->key, job.key_share.span(), prefetch->count,

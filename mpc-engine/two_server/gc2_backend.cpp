@@ -79,8 +79,8 @@ Gc2Backend::Gc2Backend(int party, const Logger& log) : party_(party), log_(log) 
   // Rounds cost a garbled circuit nothing and every AND 32 bytes: the Kerberos circuits are
   // built for fewest ANDs.
   krb_circuits_ = std::make_unique<server::KrbCircuitCache>(
-      server::KrbCircuitCache::kDefaultBudgetOps, [](wire::CircuitId id, std::uint32_t data_bytes) {
-        return server::build_krb_circuit(id, data_bytes, circuits::CircuitCost::FewestAnds);
+      server::KrbCircuitCache::kDefaultBudgetOps, [](const server::KrbCircuitKey& key) {
+        return server::build_krb_circuit(key, circuits::CircuitCost::FewestAnds);
       });
   if (party_ == 0) {
     garbler_ = std::make_unique<gc2::Garbler>();

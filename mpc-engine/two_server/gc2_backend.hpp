@@ -37,6 +37,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <map>
 #include <span>
 #include <memory>
@@ -60,6 +61,7 @@ struct KrbTask {
   std::span<const std::uint8_t> key_share;  // the whole material share
   std::span<const std::uint8_t> data;
   std::array<std::uint8_t, 32> request_digest{};
+  std::optional<wire::KrbCombine> combine;  // a job under KRB-FX-CF2 (KrbRequest::combine)
 };
 
 // A GCM prefetch: `count` nonces of 1 + blocks_per_nonce AES blocks each.

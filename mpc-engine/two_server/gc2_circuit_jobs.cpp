@@ -65,15 +65,21 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   const wire::KeyAlgorithm algorithm = task.key.algorithm;
   if (task.key_share.size() != wire::material_bytes(algorithm))
     throw Error(Component::Server, "key share of the wrong size");
-  const std::size_t result_bytes = wire::krb_result_bytes(task.operation, algorithm, task.data.size());
-  const bool prf_is_aes = task.operation == wire::KrbOperation::Prf && server::krb_prf_runs_aes(algorithm);
-  std::shared_ptr<const circuits::Program> krb_program;
-  if (!prf_is_aes) krb_program = krb_circuits_->program(server::krb_circuit_id(task.operation, algorithm),
-                                                          static_cast<std::uint32_t>(task.data.size()));
-  const circuits::Program& prog = prf_is_aes ? program(server::krb_aes_algorithm(algorithm), false) : *krb_program;
-  const server::KrbSecretRange range = server::krb_secret_range(algorithm, task.operation, task.usage);
+  wire::KrbRequest request;
+  request.key = task.key;
+  request.operation = task.operation;
+  request.usage = task.usage;
+  request.data.assign(task.data.begin(), task.data.end());
+  request.combine = task.combine;
+  const server::KrbJobPlan plan = server::plan_krb_job(request);
+  const std::size_t result_bytes = plan.result_bytes;
+  const std::shared_ptr<const circuits::Program> krb_program =
+      krb_circuits_->program(plan.circuit.id, plan.circuit.data_bytes, plan.circuit.combine);
+  const circuits::Program& prog = *krb_program;
+  const server::KrbSecretRange range = plan.secret;
   const std::size_t secret_rows = range.bytes * 8;
-  const std::size_t data_rows = task.data.size() * 8;
+  const std::span<const std::uint8_t> public_record(plan.public_record);
+  const std::size_t data_rows = public_record.size() * 8;
   if (prog.num_inputs != secret_rows + data_rows || prog.num_outputs > result_bytes * 8)
     throw Error(Component::Server, "Kerberos circuit does not fit its job");
 
@@ -83,7 +89,7 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   std::vector<std::uint8_t> bits;
   if (party_ == 0) {
     const gc2::Labels zero = gc2::zero_labels(data_rows);
-    const gc2::Labels active = gc2::garbler_input_labels(*garbler_, bits_of(task.data), zero);
+    const gc2::Labels active = gc2::garbler_input_labels(*garbler_, bits_of(public_record), zero);
     peer.send({reinterpret_cast<const std::uint8_t*>(active.data()), active.size() * sizeof(Block)});
     bits = garbler_->garble(prog, 1, concatenated(secret, zero.span()), peer);
   } else {

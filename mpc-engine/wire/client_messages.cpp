@@ -61,14 +61,16 @@ void check_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
     fail("GCM input of " + std::to_string(blocks) + " GHASH blocks exceeds " + std::to_string(kGcmHashPowers));
 }
 
+constexpr std::uint8_t kKrbCombineFlag = 0x80;
+
 KrbOperation checked_krb_operation(std::uint8_t value) {
   switch (value) {
     case static_cast<std::uint8_t>(KrbOperation::Encrypt): return KrbOperation::Encrypt;
     case static_cast<std::uint8_t>(KrbOperation::Decrypt): return KrbOperation::Decrypt;
     case static_cast<std::uint8_t>(KrbOperation::Checksum): return KrbOperation::Checksum;
-    case static_cast<std::uint8_t>(KrbOperation::Prf): return KrbOperation::Prf;
   }
-  fail("unknown Kerberos operation " + std::to_string(value));
+  fail("unknown Kerberos operation " + std::to_string(value) +
+       (value == 4 ? " (a PRF output of a stored key is never opened: KRB-FX-CF2 runs inside the job)" : ""));
 }
 
 const char* krb_operation_name(KrbOperation operation) {
@@ -76,7 +78,6 @@ const char* krb_operation_name(KrbOperation operation) {
     case KrbOperation::Encrypt: return "encrypt";
     case KrbOperation::Decrypt: return "decrypt";
     case KrbOperation::Checksum: return "checksum";
-    case KrbOperation::Prf: return "prf";
   }
   return "unknown";
 }
@@ -87,24 +88,30 @@ void check_krb_algorithm(KeyAlgorithm algorithm) {
     fail(std::string("Kerberos request for a key of algorithm ") + algorithm_name(algorithm));
 }
 
-// The PRF key is one per protocol key: a PRF request names no usage. Every other operation
-// needs a usage whose derived keys the material holds.
 void check_krb_usage(KrbOperation operation, std::uint32_t usage) {
-  if (operation == KrbOperation::Prf) {
-    if (usage != 0) fail("Kerberos PRF request with usage " + std::to_string(usage) + ", must be 0");
-    return;
-  }
   if (!krb_usage_index(usage))
     fail(std::string("Kerberos ") + krb_operation_name(operation) + " request for usage " + std::to_string(usage) +
          ", whose keys no server holds");
+  if (!krb_usage_allows(operation, usage))
+    fail(std::string("Kerberos ") + krb_operation_name(operation) + " under usage " + std::to_string(usage) +
+         " refused: a KDC never does it" +
+         (usage == 1 ? " (an encrypted timestamp under a client's key would be that client's preauthentication)"
+                     : ""));
+}
+
+void check_krb_combine(KrbOperation operation, std::uint32_t usage, const KrbCombine& combine) {
+  if (auto refusal = krb_combine_refusal(operation, usage, combine)) fail(*refusal);
 }
 
 // Checks everything about a Krb request but the key name.
-void check_krb_request(KrbOperation operation, KeyAlgorithm algorithm, std::uint32_t usage, std::size_t data_bytes) {
-  checked_krb_operation(static_cast<std::uint8_t>(operation));
-  check_krb_algorithm(algorithm);
-  check_krb_usage(operation, usage);
-  (void)krb_result_bytes(operation, algorithm, data_bytes);
+void check_krb_request(const KrbRequest& r) {
+  checked_krb_operation(static_cast<std::uint8_t>(r.operation));
+  check_krb_algorithm(r.key.algorithm);
+  if (r.combine)
+    check_krb_combine(r.operation, r.usage, *r.combine);
+  else
+    check_krb_usage(r.operation, r.usage);
+  (void)krb_result_bytes(r.operation, krb_job_algorithm(r), r.data.size());
 }
 
 // Result lengths a Krb reply can carry: from an RFC 3962 checksum (12 bytes) to the
@@ -251,13 +258,18 @@ void encode_body(ByteWriter& writer, const GcmOpenRequest& r) {
 }
 
 void encode_body(ByteWriter& writer, const KrbRequest& r) {
-  check_krb_request(r.operation, r.key.algorithm, r.usage, r.data.size());
+  check_krb_request(r);
   write_header(writer, MessageType::Krb, r.id);
-  writer.u8(static_cast<std::uint8_t>(r.operation));
+  writer.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(r.operation) | (r.combine ? kKrbCombineFlag : 0)));
   write_key_id(writer, r.key);
   writer.u32(r.usage);
   writer.u32(static_cast<std::uint32_t>(r.data.size()));
   writer.bytes(r.data);
+  if (r.combine) {
+    writer.u8(static_cast<std::uint8_t>(r.combine->combined));
+    writer.short_string(r.combine->pepper);
+    writer.bytes(r.combine->mask);
+  }
 }
 
 ComputeRequest decode_compute(ByteReader& reader, const RequestId& id) {
@@ -341,16 +353,27 @@ GcmOpenRequest decode_gcm_open(ByteReader& reader, const RequestId& id) {
 KrbRequest decode_krb(ByteReader& reader, const RequestId& id) {
   KrbRequest r;
   r.id = id;
-  r.operation = checked_krb_operation(reader.u8());
+  const std::uint8_t operation = reader.u8();
+  r.operation = checked_krb_operation(static_cast<std::uint8_t>(operation & ~kKrbCombineFlag));
   r.key = read_key_id(reader);
   check_krb_algorithm(r.key.algorithm);
   r.usage = reader.u32();
-  check_krb_usage(r.operation, r.usage);
   const std::uint32_t length = reader.u32();
   // Checked before reading so a huge length fails on the limit, not on the frame size.
-  (void)krb_result_bytes(r.operation, r.key.algorithm, length);
+  if (length > kKrbMaxDataBytes) fail("Kerberos data of " + std::to_string(length) + " bytes exceeds " +
+                                      std::to_string(kKrbMaxDataBytes));
   const auto data = reader.bytes(length);
   r.data.assign(data.begin(), data.end());
+  if ((operation & kKrbCombineFlag) != 0) {
+    KrbCombine combine;
+    combine.combined = checked_algorithm(reader.u8());
+    check_krb_algorithm(combine.combined);
+    combine.pepper = reader.short_string(kKrbMaxPepperBytes);
+    const auto mask = reader.bytes(key_bytes(combine.combined));
+    combine.mask.assign(mask.begin(), mask.end());
+    r.combine = std::move(combine);
+  }
+  check_krb_request(r);
   return r;
 }
 
@@ -555,6 +578,47 @@ std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexc
   return padded_blocks(aad_bytes) + padded_blocks(text_bytes) + 1;
 }
 
+bool krb_usage_allows(KrbOperation operation, std::uint32_t usage) noexcept {
+  switch (usage) {
+    case 1: return operation == KrbOperation::Decrypt;
+    case 2: return operation == KrbOperation::Encrypt || operation == KrbOperation::Decrypt;
+    case 3: return operation == KrbOperation::Encrypt;
+    case 17:
+    case 56: return operation == KrbOperation::Checksum;
+    default: return false;
+  }
+}
+
+std::optional<std::string> krb_combine_refusal(KrbOperation operation, std::uint32_t usage, const KrbCombine& combine) {
+  if (!is_krb_algorithm(combine.combined))
+    return std::string("KRB-FX-CF2 with a first key of algorithm ") + algorithm_name(combine.combined);
+  if (combine.mask.size() != key_bytes(combine.combined))
+    return "KRB-FX-CF2 mask of " + std::to_string(combine.mask.size()) + " bytes for a " +
+           algorithm_name(combine.combined) + " key of " + std::to_string(key_bytes(combine.combined));
+  struct Use {
+    const char* pepper;
+    KrbOperation operation;
+    std::uint32_t usage;
+  };
+  // krb5kdc 1.20.1: the encrypted challenge (kdc_preauth_ec.c) and the FAST reply key
+  // (fast_util.c, kdc_util.c). Anything else would let a KDC make what only a client makes
+  // (its encrypted challenge, usage 54) or read what only a client reads.
+  static constexpr Use kUses[] = {{"challengelongterm", KrbOperation::Decrypt, 54},
+                                  {"challengelongterm", KrbOperation::Encrypt, 55},
+                                  {"replykey", KrbOperation::Encrypt, 3},
+                                  {"replykey", KrbOperation::Checksum, 56}};
+  for (const Use& use : kUses)
+    if (combine.pepper == use.pepper && operation == use.operation && usage == use.usage) return std::nullopt;
+  return std::string("Kerberos ") + krb_operation_name(operation) + " under KRB-FX-CF2 with pepper \"" +
+         combine.pepper + "\" and usage " + std::to_string(usage) +
+         " refused: only the encrypted challenge (\"challengelongterm\": decrypt 54, encrypt 55) and the FAST "
+         "reply key (\"replykey\": encrypt 3, checksum 56) are served";
+}
+
+KeyAlgorithm krb_job_algorithm(const KrbRequest& request) noexcept {
+  return request.combine ? request.combine->combined : request.key.algorithm;
+}
+
 std::size_t krb_result_bytes(KrbOperation operation, KeyAlgorithm algorithm, std::size_t data_bytes) {
   const char* name = krb_operation_name(operation);
   check_krb_algorithm(algorithm);
@@ -574,13 +638,6 @@ std::size_t krb_result_bytes(KrbOperation operation, KeyAlgorithm algorithm, std
              std::to_string(kKrbConfounderBytes + mac_bytes) + ")");
       return data_bytes - mac_bytes + 1;
     case KrbOperation::Checksum: return mac_bytes;
-    case KrbOperation::Prf:
-      // RFC 8009: an HMAC of the input itself, any length up to the limit.
-      if (is_krb_sha2_algorithm(algorithm)) return krb_prf_bytes(algorithm);
-      if (data_bytes != kBlockBytes)
-        fail("Kerberos PRF of " + std::to_string(data_bytes) + " bytes, must be one " + std::to_string(kBlockBytes) +
-             "-byte block");
-      return kBlockBytes;
   }
   fail("unknown Kerberos operation " + std::to_string(static_cast<unsigned>(operation)));
 }

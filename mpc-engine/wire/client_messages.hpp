@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -127,9 +128,13 @@ struct GcmOpenRequest {
 // Kerberos jobs under a Kerberos key: Aes128CtsHmacSha1 or Aes256CtsHmacSha1 (RFC 3961,
 // RFC 3962), Aes128CtsHmacSha256 or Aes256CtsHmacSha384 (RFC 8009). Each is one evaluation of
 // a circuit fixed by the operation, the algorithm and the data length (circuits/kerberos.hpp,
-// circuits/kerberos_sha2.hpp); `usage` picks the derived keys (kKrbUsages). M below is
-// krb_mac_bytes of the key's algorithm: 12 (HMAC-SHA1-96), 16 (HMAC-SHA256-128) or 24
-// (HMAC-SHA384-192).
+// circuits/kerberos_sha2.hpp, circuits/kerberos_cf2.hpp); `usage` picks the derived keys. M
+// below is krb_mac_bytes of the algorithm the job runs under: 12 (HMAC-SHA1-96), 16
+// (HMAC-SHA256-128) or 24 (HMAC-SHA384-192).
+//
+// Only outputs a Kerberos client reads are ever opened: ciphertexts, checksums, and
+// plaintexts whose MAC verified. A PRF output of a stored key is never one (it is as good
+// as the key for FAST), so there is no PRF job: KRB-FX-CF2 runs inside (KrbCombine).
 enum class KrbOperation : std::uint8_t {
   // data = confounder (16 bytes, chosen by the caller) || plaintext. Result: the ciphertext
   // (CBC-CTS under Ke, data.size() bytes) || the M-byte MAC under Ki (RFC 3962: of data;
@@ -141,22 +146,49 @@ enum class KrbOperation : std::uint8_t {
   Decrypt = 2,
   // data = the message (may be empty). Result: the M-byte HMAC under Kc.
   Checksum = 3,
-  // Usage must be 0. RFC 3962 keys: data = the 16-byte block SHA-1(input)[0..16) (hashed by
-  // the caller); result: AES under the PRF key of that block (16 bytes). RFC 8009 keys: data =
-  // the PRF input itself (0..kKrbMaxDataBytes bytes); result: HMAC-SHA256 (32 bytes) or
-  // HMAC-SHA384 (48 bytes) under the protocol key of 00000001 | "prf" | 00 | data | k (k =
-  // 256 or 384 as 4 big-endian bytes), the whole digest.
-  Prf = 4,
 };
 
-// Body: u8 operation | key id | u32 usage | u32 length | data.
+// What a KDC does with each usage whose keys a Kerberos key's material holds
+// (kKrbUsages), and nothing else: 1 (PA-ENC-TIMESTAMP) decrypt only, since encrypting
+// one would forge a client's preauthentication for later; 2 (tickets) encrypt and decrypt;
+// 3 (AS-REP) encrypt only; 17 (PAC) and 56 (PA-REQ-ENC-PA-REP) checksums. Jobs under a
+// combined key (KrbCombine) have their own list: krb_combine_refusal().
+bool krb_usage_allows(KrbOperation operation, std::uint32_t usage) noexcept;
+
+// A job under KRB-FX-CF2(K1, pepper1, key, pepper) (RFC 6113 5.1) instead of the stored key
+// itself: FAST's challenge keys and strengthened reply key, where K1 (the armor key or the
+// strengthen key) is a key the caller holds in clear. The caller sends its half, the mask
+// PRF+(K1, pepper1) of the combined key's length; the servers compute PRF+(key, pepper),
+// the combined key and its derived keys inside the circuit and open only the operation's
+// result, which is that of the same job under the combined key (of algorithm `combined`, the
+// algorithm M and the result lengths follow). Allowed, as krb5kdc 1.20.1 uses them:
+// pepper "challengelongterm" with Decrypt usage 54 (the client's encrypted challenge) and
+// Encrypt usage 55 (the KDC's), pepper "replykey" with Encrypt usage 3 (the AS-REP) and
+// Checksum usage 56.
+inline constexpr std::size_t kKrbMaxPepperBytes = 64;
+struct KrbCombine {
+  KeyAlgorithm combined = KeyAlgorithm::Aes256CtsHmacSha1;  // K1's: a Kerberos algorithm
+  std::string pepper;                                       // 1..kKrbMaxPepperBytes printable bytes
+  std::vector<std::uint8_t> mask;                           // key_bytes(combined) bytes
+  bool operator==(const KrbCombine&) const = default;
+};
+// Why a combined job may not run, or nullopt when it may.
+std::optional<std::string> krb_combine_refusal(KrbOperation operation, std::uint32_t usage, const KrbCombine& combine);
+
+// Body: u8 operation (| 0x80 with a KrbCombine) | key id | u32 usage | u32 length | data, then
+// with a KrbCombine: u8 combined algorithm | short string pepper | mask (its algorithm's key
+// bytes).
 struct KrbRequest {
   RequestId id{};
   KeyId key;
   KrbOperation operation = KrbOperation::Encrypt;
   std::uint32_t usage = 0;
   std::vector<std::uint8_t> data;  // at most kKrbMaxDataBytes; length rules per operation above
+  std::optional<KrbCombine> combine;
 };
+
+// The algorithm a Krb request's job runs under: the combined key's, or the stored key's.
+KeyAlgorithm krb_job_algorithm(const KrbRequest& request) noexcept;
 
 // Result bytes of a Krb request under a key of `algorithm` (a Kerberos algorithm) with
 // `data_bytes` of data (the lengths above); throws FormatError(Wire) for data the operation

@@ -38,13 +38,17 @@ void check_slice(const BatchSlice& slice) {
     fail("batch slice nonce range overflows");
 }
 
-// A Kerberos batch runs one instance per job, and every job has the batch's data length.
-void check_krb_batch(CircuitId circuit, std::uint32_t data_bytes) {
+// A Kerberos batch runs one instance per job, and every job has the batch's data length
+// (and combine shape).
+void check_krb_batch(CircuitId circuit, std::uint32_t data_bytes, std::uint32_t combine) {
+  if (!is_krb_cf2_circuit(circuit) && combine != 0) fail("batch of a non-KRB-FX-CF2 circuit with a combine shape");
   if (!is_krb_circuit(circuit)) {
     if (data_bytes != 0) fail("batch of a non-Kerberos circuit with a data length");
     return;
   }
-  (void)krb_result_bytes(krb_operation_of(circuit), krb_algorithm_of(circuit), data_bytes);
+  const KeyAlgorithm algorithm =
+      is_krb_cf2_circuit(circuit) ? unpack_krb_combine(combine).combined : krb_algorithm_of(circuit);
+  (void)krb_result_bytes(krb_operation_of(circuit), algorithm, data_bytes);
 }
 
 void check_krb_slice(CircuitId circuit, const BatchSlice& slice) {
@@ -71,7 +75,8 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
   if (!is_valid_circuit_id(circuit)) fail("unknown circuit id " + std::to_string(circuit));
   header.circuit = static_cast<CircuitId>(circuit);
   if (is_krb_circuit(header.circuit)) header.data_bytes = reader.u32();
-  check_krb_batch(header.circuit, header.data_bytes);
+  if (is_krb_cf2_circuit(header.circuit)) header.krb_combine = reader.u32();
+  check_krb_batch(header.circuit, header.data_bytes, header.krb_combine);
   const std::uint32_t count = reader.u32();
   check_slice_count(count);
   if (reader.remaining() != static_cast<std::size_t>(count) * kSliceBytes)
@@ -94,12 +99,45 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
 
 bool is_valid_circuit_id(std::uint8_t value) {
   return value >= static_cast<std::uint8_t>(CircuitId::Aes128EncryptAnd32) &&
-         value <= static_cast<std::uint8_t>(CircuitId::KrbSha2PrfSha384);
+         value <= static_cast<std::uint8_t>(CircuitId::KrbCf2Checksum);
 }
 
 bool is_krb_circuit(CircuitId id) {
   return static_cast<std::uint8_t>(id) >= static_cast<std::uint8_t>(CircuitId::KrbEncryptAes128) &&
-         static_cast<std::uint8_t>(id) <= static_cast<std::uint8_t>(CircuitId::KrbSha2PrfSha384);
+         static_cast<std::uint8_t>(id) <= static_cast<std::uint8_t>(CircuitId::KrbCf2Checksum);
+}
+
+bool is_krb_cf2_circuit(CircuitId id) {
+  return id == CircuitId::KrbCf2Encrypt || id == CircuitId::KrbCf2Decrypt || id == CircuitId::KrbCf2Checksum;
+}
+
+CircuitId krb_cf2_circuit(KrbOperation operation) {
+  switch (operation) {
+    case KrbOperation::Encrypt: return CircuitId::KrbCf2Encrypt;
+    case KrbOperation::Decrypt: return CircuitId::KrbCf2Decrypt;
+    case KrbOperation::Checksum: return CircuitId::KrbCf2Checksum;
+  }
+  fail("unknown Kerberos operation " + std::to_string(static_cast<unsigned>(operation)));
+}
+
+std::uint32_t pack_krb_combine(const KrbCombineShape& shape) {
+  if (!is_krb_algorithm(shape.stored) || !is_krb_algorithm(shape.combined))
+    fail("KRB-FX-CF2 shape with a non-Kerberos algorithm");
+  if (shape.usage > 0xff) fail("KRB-FX-CF2 shape with usage " + std::to_string(shape.usage));
+  if (shape.pepper_bytes == 0 || shape.pepper_bytes > kKrbMaxPepperBytes)
+    fail("KRB-FX-CF2 shape with a pepper of " + std::to_string(shape.pepper_bytes) + " bytes");
+  return static_cast<std::uint32_t>(shape.stored) | static_cast<std::uint32_t>(shape.combined) << 8 |
+         shape.usage << 16 | shape.pepper_bytes << 24;
+}
+
+KrbCombineShape unpack_krb_combine(std::uint32_t packed) {
+  KrbCombineShape shape;
+  shape.stored = checked_algorithm(static_cast<std::uint8_t>(packed));
+  shape.combined = checked_algorithm(static_cast<std::uint8_t>(packed >> 8));
+  shape.usage = (packed >> 16) & 0xff;
+  shape.pepper_bytes = packed >> 24;
+  (void)pack_krb_combine(shape);  // the same checks
+  return shape;
 }
 
 KrbOperation krb_operation_of(CircuitId id) {
@@ -115,8 +153,9 @@ KrbOperation krb_operation_of(CircuitId id) {
     case CircuitId::KrbSha2DecryptAes256: return KrbOperation::Decrypt;
     case CircuitId::KrbSha2ChecksumSha256:
     case CircuitId::KrbSha2ChecksumSha384: return KrbOperation::Checksum;
-    case CircuitId::KrbSha2PrfSha256:
-    case CircuitId::KrbSha2PrfSha384: return KrbOperation::Prf;
+    case CircuitId::KrbCf2Encrypt: return KrbOperation::Encrypt;
+    case CircuitId::KrbCf2Decrypt: return KrbOperation::Decrypt;
+    case CircuitId::KrbCf2Checksum: return KrbOperation::Checksum;
     default: break;
   }
   fail("circuit id " + std::to_string(static_cast<unsigned>(id)) + " is not a Kerberos circuit");
@@ -131,12 +170,10 @@ KeyAlgorithm krb_algorithm_of(CircuitId id) {
     case CircuitId::KrbDecryptAes256: return KeyAlgorithm::Aes256CtsHmacSha1;
     case CircuitId::KrbSha2EncryptAes128:
     case CircuitId::KrbSha2DecryptAes128:
-    case CircuitId::KrbSha2ChecksumSha256:
-    case CircuitId::KrbSha2PrfSha256: return KeyAlgorithm::Aes128CtsHmacSha256;
+    case CircuitId::KrbSha2ChecksumSha256: return KeyAlgorithm::Aes128CtsHmacSha256;
     case CircuitId::KrbSha2EncryptAes256:
     case CircuitId::KrbSha2DecryptAes256:
-    case CircuitId::KrbSha2ChecksumSha384:
-    case CircuitId::KrbSha2PrfSha384: return KeyAlgorithm::Aes256CtsHmacSha384;
+    case CircuitId::KrbSha2ChecksumSha384: return KeyAlgorithm::Aes256CtsHmacSha384;
     default: break;
   }
   fail("circuit id " + std::to_string(static_cast<unsigned>(id)) + " is not a Kerberos circuit");
@@ -144,15 +181,17 @@ KeyAlgorithm krb_algorithm_of(CircuitId id) {
 
 std::vector<std::uint8_t> encode_batch(const BatchHeader& header) {
   if (!is_valid_circuit_id(static_cast<std::uint8_t>(header.circuit))) fail("unknown circuit id");
-  check_krb_batch(header.circuit, header.data_bytes);
+  check_krb_batch(header.circuit, header.data_bytes, header.krb_combine);
   check_slice_count(header.slices.size());
   const bool krb = is_krb_circuit(header.circuit);
+  const bool cf2 = is_krb_cf2_circuit(header.circuit);
   std::vector<std::uint8_t> out;
-  out.reserve(kPeerHeaderBytes + 1 + (krb ? 4 : 0) + 4 + header.slices.size() * kSliceBytes);
+  out.reserve(kPeerHeaderBytes + 1 + (krb ? 4 : 0) + (cf2 ? 4 : 0) + 4 + header.slices.size() * kSliceBytes);
   ByteWriter writer(out);
   write_header(writer, PeerMessageType::Batch, header.epoch, header.sequence);
   writer.u8(static_cast<std::uint8_t>(header.circuit));
   if (krb) writer.u32(header.data_bytes);
+  if (cf2) writer.u32(header.krb_combine);
   writer.u32(static_cast<std::uint32_t>(header.slices.size()));
   for (const auto& slice : header.slices) {
     check_slice(slice);

@@ -3,12 +3,14 @@
 //
 //   u8 version (=1) | u8 type | u64 epoch | u32 sequence | body
 //
-// Batch (leader -> both followers): u8 circuit | [u32 data length] | u32 slice count | slices,
+// Batch (leader -> both followers): u8 circuit | [u32 data length] | [u32 combine shape] |
+//   u32 slice count | slices,
 //   each 32-byte client public key | 16-byte request id | u32 first block | u32 blocks |
 //   u32 first nonce | u32 nonces
 //   The data length is present only for the Kerberos circuit ids (is_krb_circuit): the
 //   length of every job's KrbRequest::data, which with the id fixes the circuit. Batches of
-//   the other ids have no such field (the format they always had).
+//   the other ids have no such field (the format they always had). The combine shape
+//   (pack_krb_combine) is present only for the KrbCf2 ids.
 // Layer (party i -> party i+1): u32 layer index | payload (rest of the frame)
 // Abort (any party -> the other two): u16 reason | short string detail
 #pragma once
@@ -50,26 +52,43 @@ enum class CircuitId : std::uint8_t {
   KrbDecryptAes256 = 14,
   KrbChecksum = 15,  // HMAC only: the same circuit for both key sizes
   // RFC 8009 jobs (circuits/kerberos_sha2.hpp): aes128-cts-hmac-sha256-128 and
-  // aes256-cts-hmac-sha384-192, compiled per data length like the ids above. Their PRF is an
-  // HMAC under the protocol key's state, so it has circuits of its own.
+  // aes256-cts-hmac-sha384-192, compiled per data length like the ids above.
   KrbSha2EncryptAes128 = 16,
   KrbSha2EncryptAes256 = 17,
   KrbSha2DecryptAes128 = 18,
   KrbSha2DecryptAes256 = 19,
   KrbSha2ChecksumSha256 = 20,
   KrbSha2ChecksumSha384 = 21,
-  KrbSha2PrfSha256 = 22,
-  KrbSha2PrfSha384 = 23,
+  // Jobs under KRB-FX-CF2 of a stored key and a caller's key (KrbRequest::combine,
+  // circuits/kerberos_cf2.hpp), compiled per data length and per BatchHeader::krb_combine.
+  KrbCf2Encrypt = 22,
+  KrbCf2Decrypt = 23,
+  KrbCf2Checksum = 24,
 };
 bool is_valid_circuit_id(std::uint8_t value);
-bool is_krb_circuit(CircuitId id);
-// The Kerberos operation a Kerberos circuit id runs (Encrypt, Decrypt, Checksum, or Prf for
-// the RFC 8009 PRF circuits).
+bool is_krb_circuit(CircuitId id);  // any Kerberos id, KrbCf2 ones included
+bool is_krb_cf2_circuit(CircuitId id);
+// The Kerberos operation a Kerberos circuit id runs.
 KrbOperation krb_operation_of(CircuitId id);
-// A key algorithm whose jobs run a Kerberos circuit id: the one it is built for, or
-// Aes128CtsHmacSha1 for KrbChecksum (whose results have the same length under both RFC 3962
-// algorithms). For krb_result_bytes of a batch.
+CircuitId krb_cf2_circuit(KrbOperation operation);
+// A key algorithm whose jobs run a Kerberos circuit id other than a KrbCf2 one: the one it is
+// built for, or Aes128CtsHmacSha1 for KrbChecksum (whose results have the same length under
+// both RFC 3962 algorithms). For krb_result_bytes of a batch.
 KeyAlgorithm krb_algorithm_of(CircuitId id);
+
+// What fixes a KrbCf2 circuit besides its operation and data length: the stored key's
+// algorithm, the combined key's, the usage and the pepper's length (every job of the batch
+// has the same). Packed into 32 bits: stored | combined << 8 | usage << 16 | pepper << 24.
+struct KrbCombineShape {
+  KeyAlgorithm stored = KeyAlgorithm::Aes256CtsHmacSha1;
+  KeyAlgorithm combined = KeyAlgorithm::Aes256CtsHmacSha1;
+  std::uint32_t usage = 0;         // < 256
+  std::uint32_t pepper_bytes = 0;  // 1..kKrbMaxPepperBytes
+  bool operator==(const KrbCombineShape&) const = default;
+};
+std::uint32_t pack_krb_combine(const KrbCombineShape& shape);
+// Throws FormatError(Wire) for algorithms that are not Kerberos ones or lengths out of range.
+KrbCombineShape unpack_krb_combine(std::uint32_t packed);
 
 inline constexpr std::uint32_t kMaxBatchSlices = 1u << 16;
 
@@ -98,6 +117,8 @@ struct BatchHeader {
   // Kerberos circuits: the data length of every job (valid for krb_result_bytes of the
   // circuit's operation). 0 for every other circuit.
   std::uint32_t data_bytes = 0;
+  // KrbCf2 circuits: pack_krb_combine of every job's shape. 0 for every other circuit.
+  std::uint32_t krb_combine = 0;
   std::vector<BatchSlice> slices;
 };
 

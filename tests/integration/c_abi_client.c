@@ -102,8 +102,9 @@ static int bad_arguments(mpc_client *client, const char *name, uint32_t kvno, in
                                                               buffer, 27, out), client);
     expect_einval("krb-checksum-null-out", mpc_client_krb_checksum(client, name, kvno, MPC_AES128_CTS_HMAC_SHA1_96,
                                                                    17, buffer, 16, NULL), client);
-    expect_einval("krb-prf-null-client",
-                  mpc_client_krb_prf(NULL, name, kvno, MPC_AES128_CTS_HMAC_SHA1_96, buffer, 16, out), NULL);
+    expect_einval("krb-cf2-null-combine",
+                  mpc_client_krb_cf2_checksum(client, name, kvno, MPC_AES128_CTS_HMAC_SHA1_96, NULL, 56, buffer, 16,
+                                              out), client);
     expect_einval("import-wrong-length", mpc_client_import_key(client, name, kvno, alg, buffer, 15), client);
     printf("einval-ok %d\n", einval_ok);
 

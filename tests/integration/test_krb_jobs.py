@@ -44,10 +44,14 @@ MPC_AES256_SHA2 = 7
 CONFOUNDER_BYTES = 16
 MAX_DATA_BYTES = 4096
 USAGES = (1, 2, 3, 17, 56)
-# MAC (encryption and checksum) and PRF output bytes per libmpcclient algorithm (calls that
-# name another algorithm are refused before any output is written).
+# What a KDC does under each usage, and all the engine serves: it never encrypts a preauth
+# timestamp (1) nor decrypts an AS-REP (3); 17 and 56 are checksums only.
+ENCRYPT_USAGES = (2, 3)
+DECRYPT_USAGES = (1, 2)
+CHECKSUM_USAGES = (17, 56)
+# MAC (encryption and checksum) bytes per libmpcclient algorithm (calls that name another
+# algorithm are refused before any output is written).
 MAC_BYTES = {MPC_AES128_CTS: 12, MPC_AES256_CTS: 12, MPC_AES128_SHA2: 16, MPC_AES256_SHA2: 24}
-PRF_BYTES = {MPC_AES128_CTS: 16, MPC_AES256_CTS: 16, MPC_AES128_SHA2: 32, MPC_AES256_SHA2: 48}
 
 # enctype name -> (libmpcclient algorithm, mpcctl --alg, krb5 enctype, checksum type, key bytes)
 ENCTYPES = {
@@ -96,6 +100,12 @@ class Krb5EncData(ctypes.Structure):
 class Krb5Checksum(ctypes.Structure):
     _fields_ = [("magic", ctypes.c_int32), ("checksum_type", ctypes.c_int32), ("length", ctypes.c_uint),
                 ("contents", ctypes.c_void_p)]
+
+
+class MpcKrbCombine(ctypes.Structure):
+    """mpc_krb_combine of mpc_client.h."""
+    _fields_ = [("combined_algorithm", ctypes.c_int), ("pepper", ctypes.c_char_p), ("mask", ctypes.c_char_p),
+                ("mask_length", ctypes.c_size_t)]
 
 
 class K5Crypto:
@@ -167,17 +177,26 @@ class K5Crypto:
                                              ctypes.byref(valid))
         return rc == 0 and valid.value != 0
 
-    def prf(self, enctype: int, key: bytes, data: bytes) -> bytes:
+    def prfplus(self, enctype: int, key: bytes, data: bytes, length: int) -> bytes:
         keyblock, _keep = self._keyblock(enctype, key)
-        length = ctypes.c_size_t()
-        assert self.lib.krb5_c_prf_length(self.context, enctype, ctypes.byref(length)) == 0
         source = ctypes.create_string_buffer(data, max(1, len(data)))
-        target = ctypes.create_string_buffer(length.value)
-        output = self._data(target, length.value)
-        rc = self.lib.krb5_c_prf(self.context, ctypes.byref(keyblock), ctypes.byref(self._data(source, len(data))),
-                                 ctypes.byref(output))
-        assert rc == 0, f"krb5_c_prf: {rc}"
-        return target.raw[:length.value]
+        target = ctypes.create_string_buffer(length)
+        rc = self.lib.krb5_c_prfplus(self.context, ctypes.byref(keyblock), ctypes.byref(self._data(source, len(data))),
+                                     ctypes.byref(self._data(target, length)))
+        assert rc == 0, f"krb5_c_prfplus: {rc}"
+        return target.raw
+
+    def cf2(self, enctype1: int, key1: bytes, pepper1: str, enctype2: int, key2: bytes, pepper2: str) -> bytes:
+        """krb5_c_fx_cf2_simple: the combined key, of key1's enctype."""
+        keyblock1, _keep1 = self._keyblock(enctype1, key1)
+        keyblock2, _keep2 = self._keyblock(enctype2, key2)
+        out = ctypes.POINTER(Krb5Keyblock)()
+        rc = self.lib.krb5_c_fx_cf2_simple(self.context, ctypes.byref(keyblock1), pepper1.encode(),
+                                           ctypes.byref(keyblock2), pepper2.encode(), ctypes.byref(out))
+        assert rc == 0, f"krb5_c_fx_cf2_simple: {rc}"
+        combined = ctypes.string_at(out.contents.contents, out.contents.length)
+        self.krb5.krb5_free_keyblock(self.context, out)
+        return combined
 
     def string_to_key(self, enctype: int, password: bytes, salt: bytes, iterations: int) -> bytes:
         """PBKDF2 string-to-key with an explicit iteration count. Counts below 4096 are refused
@@ -239,7 +258,9 @@ class Engine:
                 "mpc_client_krb_encrypt": [p, s, u32, i, u32, s, s, z, s],
                 "mpc_client_krb_decrypt": [p, s, u32, i, u32, s, z, s],
                 "mpc_client_krb_checksum": [p, s, u32, i, u32, s, z, s],
-                "mpc_client_krb_prf": [p, s, u32, i, s, z, s],
+                "mpc_client_krb_cf2_encrypt": [p, s, u32, i, ctypes.POINTER(MpcKrbCombine), u32, s, s, z, s],
+                "mpc_client_krb_cf2_decrypt": [p, s, u32, i, ctypes.POINTER(MpcKrbCombine), u32, s, z, s],
+                "mpc_client_krb_cf2_checksum": [p, s, u32, i, ctypes.POINTER(MpcKrbCombine), u32, s, z, s],
             }
             for name, argtypes in signatures.items():
                 function = getattr(lib, name)
@@ -308,11 +329,40 @@ class Engine:
         self._check("mpc_client_krb_checksum", rc)
         return out.raw
 
-    def prf(self, key, data: bytes) -> bytes:
+    # KRB-FX-CF2 jobs: combine = (combined algorithm, pepper, mask), the mask being
+    # PRF+(K1, pepper1) of the combined key's length.
+    @staticmethod
+    def _combine(combine) -> MpcKrbCombine:
+        algorithm, pepper, mask = combine
+        return MpcKrbCombine(algorithm, pepper.encode(), mask, len(mask))
+
+    def cf2_encrypt(self, key, combine, usage: int, plaintext: bytes) -> bytes:
         name, kvno, algorithm = key
-        out = ctypes.create_string_buffer(PRF_BYTES.get(algorithm, 16))
-        rc = self.lib.mpc_client_krb_prf(self.handle, name.encode(), kvno, algorithm, data or None, len(data), out)
-        self._check("mpc_client_krb_prf", rc)
+        out = ctypes.create_string_buffer(CONFOUNDER_BYTES + len(plaintext) + MAC_BYTES[combine[0]])
+        rc = self.lib.mpc_client_krb_cf2_encrypt(self.handle, name.encode(), kvno, algorithm,
+                                                 ctypes.byref(self._combine(combine)), usage,
+                                                 secrets.token_bytes(CONFOUNDER_BYTES), plaintext or None,
+                                                 len(plaintext), out)
+        self._check("mpc_client_krb_cf2_encrypt", rc)
+        return out.raw
+
+    def cf2_decrypt(self, key, combine, usage: int, ciphertext: bytes) -> bytes:
+        name, kvno, algorithm = key
+        length = max(0, len(ciphertext) - CONFOUNDER_BYTES - MAC_BYTES[combine[0]])
+        out = ctypes.create_string_buffer(max(1, length))
+        rc = self.lib.mpc_client_krb_cf2_decrypt(self.handle, name.encode(), kvno, algorithm,
+                                                 ctypes.byref(self._combine(combine)), usage, ciphertext,
+                                                 len(ciphertext), out if length else None)
+        self._check("mpc_client_krb_cf2_decrypt", rc)
+        return out.raw[:length]
+
+    def cf2_checksum(self, key, combine, usage: int, data: bytes) -> bytes:
+        name, kvno, algorithm = key
+        out = ctypes.create_string_buffer(MAC_BYTES[combine[0]])
+        rc = self.lib.mpc_client_krb_cf2_checksum(self.handle, name.encode(), kvno, algorithm,
+                                                  ctypes.byref(self._combine(combine)), usage, data or None,
+                                                  len(data), out)
+        self._check("mpc_client_krb_cf2_checksum", rc)
         return out.raw
 
 
@@ -379,7 +429,7 @@ def job_context(enctype: str, length: int, usage: int):
 def test_engine_encrypt_decrypts_with_libk5crypto(krb, k5, enctype):
     engine, key = krb["compute"], krb["keys"][enctype]
     for length in sweep_lengths(enctype, engine_encrypts=True):
-        usage = USAGES[length % len(USAGES)]
+        usage = ENCRYPT_USAGES[length % len(ENCRYPT_USAGES)]
         plaintext = secrets.token_bytes(length)
         with job_context(enctype, length, usage):
             ciphertext = engine.encrypt(key["id"], usage, plaintext)
@@ -391,7 +441,7 @@ def test_engine_encrypt_decrypts_with_libk5crypto(krb, k5, enctype):
 def test_libk5crypto_encrypt_decrypts_with_engine(krb, k5, enctype):
     engine, key = krb["compute"], krb["keys"][enctype]
     for length in sweep_lengths(enctype, engine_encrypts=False):
-        usage = USAGES[(length + 2) % len(USAGES)]
+        usage = DECRYPT_USAGES[length % len(DECRYPT_USAGES)]
         plaintext = secrets.token_bytes(length)
         ciphertext = k5.encrypt(key["enctype"], key["key"], usage, plaintext)
         with job_context(enctype, length, usage):
@@ -424,17 +474,57 @@ def test_checksum_equals_libk5crypto(krb, k5, enctype, usage):
 def test_checksum_of_every_usage_is_its_own(krb, k5, enctype):
     engine, key = krb["compute"], krb["keys"][enctype]
     data = b"PAC server checksum input"
-    values = {usage: engine.checksum(key["id"], usage, data) for usage in USAGES}
+    values = {usage: engine.checksum(key["id"], usage, data) for usage in CHECKSUM_USAGES}
     for usage, value in values.items():
         assert value == k5.make_checksum(key["cksumtype"], key["enctype"], key["key"], usage, data), usage
-    assert len(set(values.values())) == len(USAGES)
+    assert len(set(values.values())) == len(CHECKSUM_USAGES)
 
 
-def test_prf_equals_libk5crypto(krb, k5, enctype):
+def check_cf2_jobs(engine, k5, key, armor_enctype: str) -> None:
+    """FAST's uses of a protected key combined with a key the KDC holds, against libk5crypto's
+    krb5_c_fx_cf2_simple: the client's encrypted challenge (usage 54) decrypts, a forged one is
+    refused, the KDC's challenge (55) and a strengthened-reply-key AS-REP (3) decrypt under
+    libk5crypto's combined key, and the PA-REQ-ENC-PA-REP checksum (56) is its own."""
+    algorithm, _, armor_krb5, armor_cksumtype, armor_size = ENCTYPES[armor_enctype]
+    armor = secrets.token_bytes(armor_size)
+    for pepper1, pepper2, usages in (("clientchallengearmor", "challengelongterm", (54,)),
+                                     ("kdcchallengearmor", "challengelongterm", (55,)),
+                                     ("strengthenkey", "replykey", (3, 56))):
+        combined = k5.cf2(armor_krb5, armor, pepper1, key["enctype"], key["key"], pepper2)
+        combine = (algorithm, pepper2, k5.prfplus(armor_krb5, armor, pepper1.encode(), armor_size))
+        for usage in usages:
+            if usage == 54:
+                timestamp = secrets.token_bytes(26)
+                challenge = k5.encrypt(armor_krb5, combined, 54, timestamp)
+                assert engine.cf2_decrypt(key["id"], combine, 54, challenge) == timestamp
+                forged = bytearray(challenge)
+                forged[-1] ^= 1
+                with pytest.raises(KrbError) as failure:
+                    engine.cf2_decrypt(key["id"], combine, 54, bytes(forged))
+                assert failure.value.code == MPC_EBADTAG
+                # The client's challenge is the one thing a KDC must not be able to make.
+                with pytest.raises(KrbError) as failure:
+                    engine.cf2_encrypt(key["id"], combine, 54, timestamp)
+                assert failure.value.code == MPC_EINVAL
+            elif usage == 56:
+                request = secrets.token_bytes(271)
+                assert engine.cf2_checksum(key["id"], combine, 56, request) == k5.make_checksum(
+                    armor_cksumtype, armor_krb5, combined, 56, request)
+            else:
+                plaintext = secrets.token_bytes(40 if usage == 55 else 265)
+                ciphertext = engine.cf2_encrypt(key["id"], combine, usage, plaintext)
+                assert k5.decrypt(armor_krb5, combined, usage, ciphertext) == plaintext, usage
+
+
+# The armor key's enctype for each protected key's: every enctype is both once, each time
+# with another key size or hash than its partner.
+CF2_PARTNER = {"aes128": "aes256", "aes256": "aes128-sha2", "aes128-sha2": "aes256-sha2", "aes256-sha2": "aes128"}
+
+
+@pytest.mark.timeout(600)
+def test_cf2_jobs_equal_libk5crypto(krb, k5, enctype):
     engine, key = krb["compute"], krb["keys"][enctype]
-    for length in (0, 1, 15, 16, 17, 64, 100, 1000):
-        data = secrets.token_bytes(length)
-        assert engine.prf(key["id"], data) == k5.prf(key["enctype"], key["key"], data), length
+    check_cf2_jobs(engine, k5, key, CF2_PARTNER[enctype])
 
 
 # RFC 3962 Appendix B: (iterations, passphrase, salt, AES-128 key, AES-256 key).
@@ -503,12 +593,13 @@ RFC8009_VECTORS = {
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("enctype", RFC8009)
 def test_rfc8009_appendix_a_through_the_engine(krb, k5, enctype):
-    """The published sample encryptions, checksum and PRF, computed by the engine from shares of
-    the published base key; the published ciphertexts decrypt in the engine, and libk5crypto
-    agrees on every one of them."""
+    """The published sample encryptions and checksum, computed by the engine from shares of the
+    published base key; the published ciphertexts decrypt in the engine, and libk5crypto agrees
+    on every one of them. (The published PRF output is never opened by the engine: it runs
+    only inside KRB-FX-CF2 jobs, test_cf2_jobs_equal_libk5crypto.)"""
     admin, compute = krb["admin"], krb["compute"]
     algorithm, _, krb5_enctype, cksumtype, _ = ENCTYPES[enctype]
-    base_key, encryptions, checksum, prf = RFC8009_VECTORS[enctype]
+    base_key, encryptions, checksum, _prf = RFC8009_VECTORS[enctype]
     key_id = (f"krb/rfc8009-{enctype}", 1, algorithm)
     protocol_key = bytes.fromhex(base_key)
     admin.import_key(*key_id, protocol_key)
@@ -518,11 +609,12 @@ def test_rfc8009_appendix_a_through_the_engine(krb, k5, enctype):
             assert compute.encrypt(key_id, 2, plain, bytes.fromhex(confounder)) == published, plaintext
             assert compute.decrypt(key_id, 2, published) == plain, plaintext
             assert k5.decrypt(krb5_enctype, protocol_key, 2, published) == plain, plaintext
+        # The published checksum is under usage 2, which the engine serves for tickets, not
+        # checksums; libk5crypto checks the vector and the engine's checksum under usage 17.
         message = bytes(range(21))
-        assert compute.checksum(key_id, 2, message) == bytes.fromhex(checksum)
         assert k5.make_checksum(cksumtype, krb5_enctype, protocol_key, 2, message) == bytes.fromhex(checksum)
-        assert compute.prf(key_id, b"test") == bytes.fromhex(prf)
-        assert k5.prf(krb5_enctype, protocol_key, b"test") == bytes.fromhex(prf)
+        assert compute.checksum(key_id, 17, message) == k5.make_checksum(cksumtype, krb5_enctype, protocol_key, 17,
+                                                                           message)
     finally:
         admin.delete_key(*key_id)
 
@@ -547,30 +639,35 @@ def test_a_flipped_byte_anywhere_is_refused(krb, k5, enctype):
 
 def test_truncated_or_extended_ciphertext_is_refused(krb, k5, enctype):
     engine, key = krb["compute"], krb["keys"][enctype]
-    ciphertext = k5.encrypt(key["enctype"], key["key"], 3, secrets.token_bytes(40))
+    ciphertext = k5.encrypt(key["enctype"], key["key"], 2, secrets.token_bytes(40))
     overhead = CONFOUNDER_BYTES + mac_bytes(enctype)
     for forged in (ciphertext[:-1], ciphertext[1:], ciphertext + b"\0", ciphertext[:overhead]):
         with pytest.raises(KrbError) as failure:
-            engine.decrypt(key["id"], 3, forged)
+            engine.decrypt(key["id"], 2, forged)
         assert failure.value.code == MPC_EBADTAG, len(forged)
     with pytest.raises(KrbError) as failure:
-        engine.decrypt(key["id"], 3, ciphertext[:overhead - 1])
+        engine.decrypt(key["id"], 2, ciphertext[:overhead - 1])
     assert failure.value.code == MPC_EINVAL
 
 
 def test_wrong_usage_is_refused(krb, k5, enctype):
     engine, key = krb["compute"], krb["keys"][enctype]
     ciphertext = k5.encrypt(key["enctype"], key["key"], 2, b"ticket")
-    for usage in (1, 3, 17, 56):
-        with pytest.raises(KrbError) as failure:
-            engine.decrypt(key["id"], usage, ciphertext)
-        assert failure.value.code == MPC_EBADTAG, usage
-    for usage in (0, 4, 7, 55, 1000):
+    with pytest.raises(KrbError) as failure:
+        engine.decrypt(key["id"], 1, ciphertext)
+    assert failure.value.code == MPC_EBADTAG
+    # Usages whose keys no server holds, and those a KDC never decrypts or encrypts under.
+    for usage in (0, 3, 4, 7, 17, 55, 56, 1000):
         with pytest.raises(KrbError) as failure:
             engine.decrypt(key["id"], usage, ciphertext)
         assert failure.value.code == MPC_EINVAL and "usage" in failure.value.message, usage
+    for usage in (0, 1, 4, 7, 17, 55, 56, 1000):
         with pytest.raises(KrbError) as failure:
             engine.encrypt(key["id"], usage, b"x")
+        assert failure.value.code == MPC_EINVAL, usage
+    for usage in (1, 2, 3):
+        with pytest.raises(KrbError) as failure:
+            engine.checksum(key["id"], usage, b"x")
         assert failure.value.code == MPC_EINVAL, usage
 
 
@@ -681,11 +778,18 @@ def test_mpcctl_key_import_and_krb_commands(krb, k5, enctype):
 
     checksum = mpcctl_krb(cluster, "checksum", alg, "--usage", "17", "--in", plaintext.hex()).stdout.strip()
     assert bytes.fromhex(checksum) == k5.make_checksum(cksumtype, krb5_enctype, protocol_key, 17, plaintext)
-    prf = mpcctl_krb(cluster, "prf", alg, "--in", plaintext.hex()).stdout.strip()
-    assert bytes.fromhex(prf) == k5.prf(krb5_enctype, protocol_key, plaintext)
+    # Under KRB-FX-CF2 with an aes256 strengthen key, as krb5kdc's FAST reply key.
+    strengthen = secrets.token_bytes(32)
+    mask = k5.prfplus(18, strengthen, b"strengthenkey", 32)
+    combined = k5.cf2(18, strengthen, "strengthenkey", krb5_enctype, protocol_key, "replykey")
+    checksum = mpcctl_krb(cluster, "checksum", alg, "--usage", "56", "--in", plaintext.hex(), "--combine-alg",
+                          "aes256-cts-hmac-sha1-96", "--pepper", "replykey", "--mask", mask.hex()).stdout.strip()
+    assert bytes.fromhex(checksum) == k5.make_checksum(16, 18, combined, 56, plaintext)
 
     bad = mpcctl_krb(cluster, "checksum", alg, "--usage", "4", check=False)
-    assert bad.returncode == 1 and "--usage must be" in bad.stderr
+    assert bad.returncode == 1 and "key usage 4" in bad.stderr
+    bad = mpcctl_krb(cluster, "encrypt", alg, "--usage", "1", check=False)
+    assert bad.returncode == 1 and "usage 1" in bad.stderr
     cluster.mpcctl("key", "delete", "--cluster", str(cluster.admin_config), "--name", "krb/mpcctl", "--kvno", "4",
                    "--alg", alg)
 
@@ -704,7 +808,8 @@ def test_a_killed_server_gives_unreachable_within_the_timeout(fresh_cluster):
         wait_until_krb_serving(engine, key_id)
         cluster.kill_server(2)
         calls = (lambda: engine.encrypt(key_id, 2, bytes(300)), lambda: engine.decrypt(key_id, 2, bytes(40)),
-                 lambda: engine.checksum(key_id, 17, bytes(300)), lambda: engine.prf(key_id, b"x"))
+                 lambda: engine.checksum(key_id, 17, bytes(300)),
+                 lambda: engine.cf2_checksum(key_id, (MPC_AES256_CTS, "replykey", bytes(32)), 56, b"x"))
         for call in calls:
             started = time.monotonic()
             with pytest.raises(KrbError) as failure:

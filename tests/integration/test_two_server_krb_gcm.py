@@ -17,7 +17,8 @@ from test_gcm_jobs import MPC_EBADTAG as GCM_EBADTAG
 from test_gcm_jobs import MPC_ENONCE, ctr_keystream, import_gcm_key, seal, wait_until_gcm_serving, xor
 from test_gcm_jobs import Engine as GcmEngine
 from test_gcm_jobs import GcmError
-from test_krb_jobs import ENCTYPES, FULL_SWEEP, MPC_EBADTAG, USAGES, KrbError, wait_until_krb_serving
+from test_krb_jobs import (CF2_PARTNER, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES, FULL_SWEEP, MPC_EBADTAG, KrbError,
+                           check_cf2_jobs, wait_until_krb_serving)
 from test_krb_jobs import Engine as KrbEngine
 from test_krb_jobs import k5  # noqa: F401  (the libk5crypto fixture)
 
@@ -68,22 +69,28 @@ def enctype(request):
 def test_encryption_both_ways_with_libk5crypto(jobs, k5, enctype):
     engine, key = jobs["compute"], jobs["keys"][enctype]
     for length in (0, 1, 16, 17, 31, 64, 265):
-        usage = USAGES[length % len(USAGES)]
+        usage = ENCRYPT_USAGES[length % len(ENCRYPT_USAGES)]
         plaintext = secrets.token_bytes(length)
         ciphertext = engine.encrypt(key["id"], usage, plaintext)
         assert k5.decrypt(key["enctype"], key["key"], usage, ciphertext) == plaintext, (length, usage)
+        usage = DECRYPT_USAGES[length % len(DECRYPT_USAGES)]
         theirs = k5.encrypt(key["enctype"], key["key"], usage, plaintext)
         assert engine.decrypt(key["id"], usage, theirs) == plaintext, (length, usage)
 
 
-def test_checksum_and_prf_equal_libk5crypto(jobs, k5, enctype):
+def test_checksum_equals_libk5crypto(jobs, k5, enctype):
     engine, key = jobs["compute"], jobs["keys"][enctype]
     for length in (0, 20, 64, 271):
         data = secrets.token_bytes(length)
         for usage in (17, 56):
             assert engine.checksum(key["id"], usage, data) == k5.make_checksum(
                 key["cksumtype"], key["enctype"], key["key"], usage, data), (length, usage)
-        assert engine.prf(key["id"], data) == k5.prf(key["enctype"], key["key"], data), length
+
+
+@pytest.mark.timeout(600)
+def test_cf2_jobs_equal_libk5crypto(jobs, k5, enctype):
+    """FAST's KRB-FX-CF2 jobs, garbled, under an armor key of another size or hash."""
+    check_cf2_jobs(jobs["compute"], k5, jobs["keys"][enctype], CF2_PARTNER[enctype])
 
 
 def test_a_flipped_bit_fails_the_integrity_check(jobs, k5, enctype):
@@ -107,10 +114,11 @@ def test_every_length_both_ways_with_libk5crypto(jobs, k5, enctype):
     three servers, evaluated garbled."""
     engine, key = jobs["compute"], jobs["keys"][enctype]
     for length in range(0, 1001):
-        usage = USAGES[length % len(USAGES)]
+        usage = ENCRYPT_USAGES[length % len(ENCRYPT_USAGES)]
         plaintext = secrets.token_bytes(length)
         ciphertext = engine.encrypt(key["id"], usage, plaintext)
         assert k5.decrypt(key["enctype"], key["key"], usage, ciphertext) == plaintext, (length, usage)
+        usage = DECRYPT_USAGES[length % len(DECRYPT_USAGES)]
         theirs = k5.encrypt(key["enctype"], key["key"], usage, plaintext)
         assert engine.decrypt(key["id"], usage, theirs) == plaintext, (length, usage)
 

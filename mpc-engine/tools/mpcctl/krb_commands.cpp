@@ -1,10 +1,12 @@
-// krb encrypt / decrypt / checksum / prf: the Kerberos enctype jobs of an
-// aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or
-// aes256-cts-hmac-sha384-192 key, results as hex on one line, to
-// compare with libk5crypto (krb5_c_encrypt, krb5_c_decrypt, krb5_c_make_checksum, krb5_c_prf).
+// krb encrypt / decrypt / checksum: the Kerberos enctype jobs of an aes128-cts-hmac-sha1-96,
+// aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or aes256-cts-hmac-sha384-192 key,
+// results as hex on one line, to compare with libk5crypto (krb5_c_encrypt, krb5_c_decrypt,
+// krb5_c_make_checksum). With --combine-alg, --pepper and --mask the job runs under
+// KRB-FX-CF2 of the key and another one (wire::KrbCombine), as for krb5_c_fx_cf2_simple.
 #include <sodium.h>
 
 #include <array>
+#include <optional>
 #include <iostream>
 
 #include "client/cluster_client.hpp"
@@ -31,8 +33,26 @@ wire::KeyId krb_key_from(const Arguments& arguments) {
 std::uint32_t usage_from(const Arguments& arguments) {
   const auto usage = static_cast<std::uint32_t>(arguments.number("usage", 0, 0xffffffffu));
   if (!arguments.optional("usage")) throw Error(Component::Tool, "missing option --usage");
-  if (!wire::krb_usage_index(usage)) throw Error(Component::Tool, "--usage must be 1, 2, 3, 17 or 56");
   return usage;
+}
+
+// --combine-alg, --pepper and --mask (hex): a job under KRB-FX-CF2; all three or none.
+std::optional<wire::KrbCombine> combine_from(const Arguments& arguments) {
+  const auto algorithm = arguments.optional("combine-alg");
+  if (!algorithm && !arguments.optional("pepper") && !arguments.optional("mask")) return std::nullopt;
+  if (!algorithm) throw Error(Component::Tool, "--pepper and --mask need --combine-alg");
+  wire::KrbCombine combine;
+  const auto parsed = wire::parse_algorithm(*algorithm);
+  if (!parsed || !wire::is_krb_algorithm(*parsed))
+    throw Error(Component::Tool,
+                "--combine-alg must be aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
+                "aes256-cts-hmac-sha384-192");
+  combine.combined = *parsed;
+  combine.pepper = arguments.required("pepper");
+  combine.mask = from_hex(arguments.required("mask"), Component::Tool);
+  if (combine.mask.size() != wire::key_bytes(combine.combined))
+    throw Error(Component::Tool, "--mask must be " + std::to_string(wire::key_bytes(combine.combined)) + " bytes");
+  return combine;
 }
 
 std::vector<std::uint8_t> data_from(const Arguments& arguments, std::size_t max_bytes) {
@@ -58,30 +78,33 @@ std::array<std::uint8_t, wire::kKrbConfounderBytes> confounder_from(const Argume
 }  // namespace
 
 int run_krb_command(const std::vector<std::string>& words) {
-  if (words.empty()) throw Error(Component::Tool, "krb: expected encrypt, decrypt, checksum or prf");
+  if (words.empty()) throw Error(Component::Tool, "krb: expected encrypt, decrypt or checksum");
   const std::string action = words[0];
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "encrypt") {
-    arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "confounder", "in"});
+    arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "confounder", "in", "combine-alg", "pepper", "mask"});
     const wire::KeyId key = krb_key_from(arguments);
     const std::uint32_t usage = usage_from(arguments);
+    const auto combine = combine_from(arguments);
     const auto confounder = confounder_from(arguments);
     const auto plaintext = data_from(arguments, wire::kKrbMaxDataBytes - wire::kKrbConfounderBytes);
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
-    std::cout << to_hex(cluster.krb_encrypt(key, usage, confounder, plaintext)) << "\n";
+    std::cout << to_hex(cluster.krb_encrypt(key, usage, confounder, plaintext, combine)) << "\n";
     return 0;
   }
   if (action == "decrypt") {
-    arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "in"});
+    arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "in", "combine-alg", "pepper", "mask"});
     const wire::KeyId key = krb_key_from(arguments);
     const std::uint32_t usage = usage_from(arguments);
+    const auto combine = combine_from(arguments);
     const auto ciphertext = from_hex(arguments.required("in"), Component::Tool);
-    const std::size_t overhead = wire::kKrbConfounderBytes + wire::krb_mac_bytes(key.algorithm);
+    const std::size_t overhead =
+        wire::kKrbConfounderBytes + wire::krb_mac_bytes(combine ? combine->combined : key.algorithm);
     if (ciphertext.size() < overhead || ciphertext.size() > wire::kKrbMaxDataBytes)
       throw Error(Component::Tool, "--in must be " + std::to_string(overhead) +
                                        ".." + std::to_string(wire::kKrbMaxDataBytes) + " bytes");
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
-    const auto plaintext = cluster.krb_decrypt(key, usage, ciphertext);
+    const auto plaintext = cluster.krb_decrypt(key, usage, ciphertext, combine);
     if (!plaintext) {
       std::cerr << "mpcctl: integrity check failed: wrong key, or data forged or damaged\n";
       return 2;
@@ -90,20 +113,13 @@ int run_krb_command(const std::vector<std::string>& words) {
     return 0;
   }
   if (action == "checksum") {
-    arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "in"});
+    arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "in", "combine-alg", "pepper", "mask"});
     const wire::KeyId key = krb_key_from(arguments);
     const std::uint32_t usage = usage_from(arguments);
+    const auto combine = combine_from(arguments);
     const auto data = data_from(arguments, wire::kKrbMaxDataBytes);
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
-    std::cout << to_hex(cluster.krb_checksum(key, usage, data)) << "\n";
-    return 0;
-  }
-  if (action == "prf") {
-    arguments.allow_only({"cluster", "name", "kvno", "alg", "in"});
-    const wire::KeyId key = krb_key_from(arguments);
-    const auto input = data_from(arguments, wire::kKrbMaxDataBytes);
-    client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
-    std::cout << to_hex(cluster.krb_prf(key, input).span()) << "\n";
+    std::cout << to_hex(cluster.krb_checksum(key, usage, data, combine)) << "\n";
     return 0;
   }
   throw Error(Component::Tool, "krb: unknown action '" + action + "'");

@@ -37,16 +37,20 @@ Computations (print hex, to compare with `openssl enc`):
   aes gcm-open --cluster F --name N --kvno V --nonce HEX24 [--aad HEX] [--in HEX] --tag HEX32
                                            plaintext of ciphertext --in; exit status 2 if the tag is wrong
 
-Kerberos enctype jobs (RFC 3962) of an aes128/aes256-cts-hmac-sha1-96 key, hex on one line,
-as libk5crypto computes them (U: key usage 1, 2, 3, 17 or 56):
+Kerberos enctype jobs (RFC 3962, RFC 8009) of a Kerberos key, hex on one line, as libk5crypto
+computes them (U: key usage: 2 or 3 to encrypt, 1 or 2 to decrypt, 17 or 56 to checksum):
   krb encrypt --cluster F --name N --kvno V --alg A --usage U [--confounder HEX32] [--in HEX]
                                            confounder random unless given; prints the ciphertext with its MAC
   krb decrypt --cluster F --name N --kvno V --alg A --usage U --in HEX
                                            plaintext; exit status 2 if the integrity check fails
   krb checksum --cluster F --name N --kvno V --alg A --usage U [--in HEX]
-                                           HMAC-SHA1-96 under Kc (checksum types 15/16)
-  krb prf --cluster F --name N --kvno V --alg A [--in HEX]
-                                           the RFC 3962 PRF of the input (16 bytes)
+                                           the enctype's HMAC under Kc
+  ... [--combine-alg A1 --pepper P --mask HEX]
+                                           any of the three under KRB-FX-CF2(K1, pepper1, key, P)
+                                           (krb5_c_fx_cf2_simple), the mask being PRF+(K1, pepper1)
+                                           of an A1 key's length: FAST's uses only (P
+                                           "challengelongterm": decrypt 54, encrypt 55;
+                                           "replykey": encrypt 3, checksum 56)
 
 A local cluster for development (three servers, or two with gc2 and lut2):
   cluster init --dir D [--host 127.0.0.1] [--base-port 7100] [--protocol rss3|gc2|lut2]

@@ -260,10 +260,11 @@ class Driver:
                                     ctypes.byref(outd))
         return {"ret": ret, "msg": self.message(ret), "out": out.raw.hex() if ret == 0 else ""}
 
-    def cf2(self, clear_enctype: int, clear: str, pepper1: str, pepper2: str,
-            handle_first: bool = False) -> dict:
+    def cf2_job(self, clear_enctype: int, clear: str, pepper1: str, pepper2: str, job: dict,
+                handle_first: bool = False) -> dict:
         """krb5_c_fx_cf2_simple of a clear key and the handle (the clear key first, as the
-        FAST armor key in encrypted challenge, unless handle_first)."""
+        FAST armor and strengthen keys, unless handle_first), then one call of this driver
+        (job: its op and arguments) under the key that comes back, as krb5kdc uses it."""
         raw = bytes.fromhex(clear)
         buf = self.buffer(raw)
         clear_key = KKeyblock(0, clear_enctype, len(raw), ctypes.cast(buf, ctypes.c_void_p))
@@ -272,9 +273,16 @@ class Driver:
         ret = self.k.krb5_c_fx_cf2_simple(self.ctx, ctypes.byref(k1), pepper1.encode(),
                                           ctypes.byref(k2), pepper2.encode(), ctypes.byref(out))
         result = {"ret": ret, "msg": self.message(ret)}
-        if ret == 0:
-            result["enctype"] = out.contents.enctype
-            result["key"] = ctypes.string_at(out.contents.contents, out.contents.length).hex()
+        if ret != 0:
+            return result
+        result["enctype"] = out.contents.enctype
+        result["contents"] = ctypes.string_at(out.contents.contents, out.contents.length).hex()
+        saved = (self.key, self.enctype)
+        self.key, self.enctype = out.contents, out.contents.enctype
+        try:
+            result["job"] = getattr(self, job["op"])(**{k: v for k, v in job.items() if k != "op"})
+        finally:
+            self.key, self.enctype = saved
             self.k.krb5_free_keyblock(self.ctx, out)
         return result
 
@@ -845,8 +853,10 @@ KRB_SIZES = [0, 1, 15, 16, 17, 33, 309]
 @pytest.mark.timeout(300)
 def test_user_key_encryption_is_libk5cryptos(user, k5):
     enctype, key, driver = user
+    # krb5kdc encrypts tickets (2) and AS-REPs (3) and decrypts tickets and preauth
+    # timestamps (1); the engine serves exactly those directions.
     for i, size in enumerate(KRB_SIZES):
-        usage = (1, 2, 3)[i % 3]
+        usage = (2, 3)[i % 2]
         api = "k" if i % 4 == 3 else "c"
         plain = secrets.token_bytes(size)
         sealed = driver.call("encrypt", usage=usage, plain=plain.hex(), api=api)
@@ -857,20 +867,27 @@ def test_user_key_encryption_is_libk5cryptos(user, k5):
         # What the router encrypts, libk5crypto decrypts with the real key ...
         assert k5.decrypt(enctype, key, usage, cipher) == plain, size
         # ... under this usage only.
-        assert k5.decrypt(enctype, key, usage % 3 + 1, cipher) is None
+        assert k5.decrypt(enctype, key, 5 - usage, cipher) is None
         # What libk5crypto encrypts, the router decrypts.
+        usage = (1, 2)[i % 2]
         theirs = k5.encrypt(enctype, key, usage, plain)
         opened = driver.call("decrypt", usage=usage, cipher=theirs.hex(), api=api)
         assert opened["ret"] == 0, opened["msg"]
         assert bytes.fromhex(opened["plain"]) == plain
     # The confounder is fresh random: the same plaintext never encrypts twice the same.
-    plain = b"timestamp"
-    first, second = (bytes.fromhex(driver.call("encrypt", usage=1, plain=plain.hex())["cipher"])
+    plain = b"ticket"
+    first, second = (bytes.fromhex(driver.call("encrypt", usage=2, plain=plain.hex())["cipher"])
                      for _ in range(2))
     assert first != second and first[:16] != second[:16]
     # ENCTYPE_UNKNOWN on the ciphertext is accepted, as by libk5crypto.
-    opened = driver.call("decrypt", usage=1, cipher=first.hex(), enctype=ENCTYPE_UNKNOWN)
+    opened = driver.call("decrypt", usage=2, cipher=first.hex(), enctype=ENCTYPE_UNKNOWN)
     assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain
+    # A preauth timestamp under the client's key is the client's to make, an AS-REP the
+    # client's to read: refused, fail closed.
+    refused = driver.call("encrypt", usage=1, plain=plain.hex())
+    assert refused["ret"] == KRB5_CRYPTO_INTERNAL and "usage 1" in refused["msg"], refused
+    refused = driver.call("decrypt", usage=3, cipher=k5.encrypt(enctype, key, 3, plain).hex())
+    assert refused["ret"] == KRB5_CRYPTO_INTERNAL and "usage 3" in refused["msg"], refused
 
 
 @pytest.mark.timeout(120)
@@ -886,9 +903,8 @@ def test_user_key_damaged_ciphertexts_fail_integrity(user, k5):
         assert "integrity check failed" in result["msg"], result["msg"]
         assert set(bytes.fromhex(result["left"])) <= {0}, "plaintext left after a bad HMAC"
     # Another served usage, or another key's ciphertext (a wrong password): BAD_INTEGRITY.
-    for usage in (2, 3):
-        result = driver.call("decrypt", usage=usage, cipher=cipher.hex())
-        assert result["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY, (usage, result)
+    result = driver.call("decrypt", usage=2, cipher=cipher.hex())
+    assert result["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY, result
     other = k5.encrypt(enctype, secrets.token_bytes(len(key)), 1, plain)
     result = driver.call("decrypt", usage=1, cipher=other.hex())
     assert result["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY, result
@@ -949,37 +965,61 @@ def test_user_key_checksums_are_libk5cryptos(user, k5):
     assert too_long["ret"] == KRB5_BAD_MSIZE, too_long
 
 
-@pytest.mark.timeout(120)
-def test_user_key_prf_and_cf2_are_libk5cryptos(user, k5):
+@pytest.mark.timeout(300)
+def test_user_key_prf_is_never_opened_and_cf2_stays_in_the_engine(user, k5):
+    """krb5kdc's FAST uses of a protected key: the combined key it gets back from
+    krb5_c_fx_cf2_simple is a handle (not the key libk5crypto computes), and the encrypted
+    challenge, the KDC's challenge and the strengthened reply key's AS-REP encryption and
+    checksum under it are libk5crypto's."""
     enctype, key, driver = user
-    for size in (0, 1, 16, 100):
-        data = secrets.token_bytes(size)
-        for api in ("c", "k"):
-            result = driver.call("prf", data=data.hex(), api=api)
-            assert result["ret"] == 0, result["msg"]
-            assert bytes.fromhex(result["out"]) == k5.prfplus(enctype, key, data, 16, plus=False)
-    result = driver.call("prf", data="00", length=15)
-    assert result["ret"] == KRB5_CRYPTO_INTERNAL
-    result = driver.call("prfplus", data=b"pepper".hex(), length=40)
-    assert result["ret"] == 0, result["msg"]
-    assert bytes.fromhex(result["out"]) == k5.prfplus(enctype, key, b"pepper", 40)
-    # FAST encrypted challenge: cf2(armor key, "clientchallengearmor", user key,
-    # "challengelongterm"), the armor key of either AES enctype; and the other order.
-    for armor_enctype, armor_size in ((18, 32), (17, 16)):
+    for api in ("c", "k"):
+        result = driver.call("prf", data="00", api=api)
+        assert result["ret"] == KRB5_CRYPTO_INTERNAL and "never opened" in result["msg"], result
+    result = driver.call("prfplus", data=b"pepper".hex(), length=32)
+    assert result["ret"] == KRB5_CRYPTO_INTERNAL and "never opened" in result["msg"], result
+    # The armor key of the other AES size.
+    for armor_enctype, armor_size in ((17, 16),) if enctype == 18 else ((18, 32),):
         armor = secrets.token_bytes(armor_size)
-        result = driver.call("cf2", clear_enctype=armor_enctype, clear=armor.hex(),
-                             pepper1="clientchallengearmor", pepper2="challengelongterm")
-        assert result["ret"] == 0, result["msg"]
-        expected = k5.cf2(armor_enctype, armor, "clientchallengearmor", enctype, key,
-                          "challengelongterm")
-        assert (result["enctype"], bytes.fromhex(result["key"])) == expected
-        result = driver.call("cf2", clear_enctype=armor_enctype, clear=armor.hex(),
-                             pepper1="kdcchallengearmor", pepper2="challengelongterm",
-                             handle_first=True)
-        assert result["ret"] == 0, result["msg"]
-        expected = k5.cf2(enctype, key, "kdcchallengearmor", armor_enctype, armor,
-                          "challengelongterm")
-        assert (result["enctype"], bytes.fromhex(result["key"])) == expected
+
+        def combined_job(pepper1: str, pepper2: str, job: dict) -> dict:
+            result = driver.call("cf2_job", clear_enctype=armor_enctype, clear=armor.hex(), pepper1=pepper1,
+                                 pepper2=pepper2, job=job)
+            assert result["ret"] == 0, result["msg"]
+            assert result["enctype"] == armor_enctype
+            _, combined = k5.cf2(armor_enctype, armor, pepper1, enctype, key, pepper2)
+            assert len(bytes.fromhex(result["contents"])) == 136
+            assert combined.hex() not in result["contents"], "the combined key reached krb5kdc"
+            assert result["job"]["ret"] == 0, result["job"]["msg"]
+            return result["job"]
+
+        _, challenge_key = k5.cf2(armor_enctype, armor, "clientchallengearmor", enctype, key, "challengelongterm")
+        timestamp = secrets.token_bytes(26)
+        challenge = k5.encrypt(armor_enctype, challenge_key, 54, timestamp)
+        job = combined_job("clientchallengearmor", "challengelongterm",
+                           {"op": "decrypt", "usage": 54, "cipher": challenge.hex()})
+        assert bytes.fromhex(job["plain"]) == timestamp
+        _, kdc_key = k5.cf2(armor_enctype, armor, "kdcchallengearmor", enctype, key, "challengelongterm")
+        job = combined_job("kdcchallengearmor", "challengelongterm", {"op": "encrypt", "usage": 55, "plain": "00" * 21})
+        assert k5.decrypt(armor_enctype, kdc_key, 55, bytes.fromhex(job["cipher"])) == bytes(21)
+        _, reply_key = k5.cf2(armor_enctype, armor, "strengthenkey", enctype, key, "replykey")
+        as_rep = secrets.token_bytes(265)
+        job = combined_job("strengthenkey", "replykey", {"op": "encrypt", "usage": 3, "plain": as_rep.hex()})
+        assert k5.decrypt(armor_enctype, reply_key, 3, bytes.fromhex(job["cipher"])) == as_rep
+        request = secrets.token_bytes(271)
+        job = combined_job("strengthenkey", "replykey", {"op": "make_checksum", "usage": 56, "data": request.hex()})
+        assert bytes.fromhex(job["cksum"]) == k5.checksum(armor_enctype, reply_key, 56, request)[1]
+    # Uses krb5kdc never makes of a combined key are refused: the client's own challenge
+    # (it would forge one), another usage, a pepper of the armor's side.
+    refused = driver.call("cf2_job", clear_enctype=18, clear=bytes(32).hex(), pepper1="clientchallengearmor",
+                          pepper2="challengelongterm", job={"op": "encrypt", "usage": 54, "plain": "00"})
+    assert refused["ret"] == 0 and refused["job"]["ret"] == KRB5_CRYPTO_INTERNAL, refused
+    refused = driver.call("cf2_job", clear_enctype=18, clear=bytes(32).hex(), pepper1="strengthenkey",
+                          pepper2="replykey", job={"op": "encrypt", "usage": 2, "plain": "00"})
+    assert refused["job"]["ret"] == KRB5_CRYPTO_INTERNAL and "usage 2 is not served" in refused["job"]["msg"], refused
+    refused = driver.call("cf2_job", clear_enctype=18, clear=bytes(32).hex(), pepper1="kdcchallengearmor",
+                          pepper2="challengelongterm", handle_first=True,
+                          job={"op": "encrypt", "usage": 55, "plain": "00"})
+    assert refused["job"]["ret"] == KRB5_CRYPTO_INTERNAL and "pepper" in refused["job"]["msg"], refused
 
 
 @pytest.mark.timeout(60)
@@ -1004,8 +1044,7 @@ def test_user_key_refuses_other_usages_and_entry_points(user):
     for fn in ("krb5_c_encrypt", "krb5_c_decrypt", "krb5_c_make_checksum"):
         assert any(f"]: {fn}: " in line and name in line for line in lines), (fn, lines)
     for fn in ("krb5_c_encrypt", "krb5_c_decrypt"):
-        assert any(f"]: {fn}: " in line and "usage 0 is not served" in line
-                   for line in lines), (fn, lines)
+        assert any(f"]: {fn}: " in line and "usage" in line and name in line for line in lines), (fn, lines)
 
 
 @pytest.mark.timeout(180)
@@ -1016,16 +1055,16 @@ def test_user_key_in_forked_children(user_keys, k5):
     cipher = k5.encrypt(18, key, 1, plain)
     ops = [{"op": "decrypt", "usage": 1, "cipher": cipher.hex()},
            {"op": "encrypt", "usage": 3, "plain": plain.hex()},
-           {"op": "prf", "data": "00"}]
+           {"op": "make_checksum", "usage": 56, "data": "00"}]
     report = driver.call("fork", children=2, ops=ops)
     assert len(report["children"]) == 2
     for child in report["children"]:
         assert "error" not in child, child
         assert child["own_sockets"] > 0, "a child used only its parent's sockets"
-        opened, sealed, prf = child["results"]
+        opened, sealed, checksum = child["results"]
         assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain, opened
         assert sealed["ret"] == 0, sealed["msg"]
         assert k5.decrypt(18, key, 3, bytes.fromhex(sealed["cipher"])) == plain
-        assert bytes.fromhex(prf["out"]) == k5.prfplus(18, key, b"\x00", 16, plus=False)
+        assert bytes.fromhex(checksum["cksum"]) == k5.checksum(18, key, 56, b"\x00")[1]
     opened = driver.call("decrypt", usage=1, cipher=cipher.hex())
     assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain

@@ -152,7 +152,6 @@ TEST_F(GcmArguments, KrbCallsCheckTheirArguments) {
     expect_einval(mpc_client_krb_encrypt(client_, "k", 1, wrong, 2, confounder, in.data(), 4, out.data()), "algorithm");
     expect_einval(mpc_client_krb_decrypt(client_, "k", 1, wrong, 2, in.data(), 40, out.data()), "algorithm");
     expect_einval(mpc_client_krb_checksum(client_, "k", 1, wrong, 17, in.data(), 4, out.data()), "algorithm");
-    expect_einval(mpc_client_krb_prf(client_, "k", 1, wrong, in.data(), 4, out.data()), "algorithm");
   }
   expect_einval(mpc_client_krb_encrypt(client_, "k", 1, alg, 2, nullptr, in.data(), 4, out.data()), "NULL confounder");
   expect_einval(mpc_client_krb_encrypt(client_, "k", 1, alg, 2, confounder, nullptr, 4, out.data()), "NULL plaintext");
@@ -169,18 +168,45 @@ TEST_F(GcmArguments, KrbCallsCheckTheirArguments) {
                 "message over the limit");
   expect_einval(mpc_client_krb_checksum(client_, "k", 1, alg, 17, nullptr, 3, out.data()), "NULL data");
   expect_einval(mpc_client_krb_checksum(client_, "k", 1, alg, 17, in.data(), 3, nullptr), "NULL checksum");
-  expect_einval(mpc_client_krb_prf(client_, "k", 1, alg, nullptr, 3, out.data()), "NULL prf input");
-  expect_einval(mpc_client_krb_prf(client_, "k", 1, alg, in.data(), 3, nullptr), "NULL prf output");
+  // Usages served for other operations only.
+  expect_einval(mpc_client_krb_encrypt(client_, "k", 1, alg, 1, confounder, in.data(), 4, out.data()),
+                "encrypt under the preauth usage");
+  expect_einval(mpc_client_krb_decrypt(client_, "k", 1, alg, 3, in.data(), 28, out.data()), "decrypt an AS-REP");
+  expect_einval(mpc_client_krb_checksum(client_, "k", 1, alg, 2, in.data(), 3, out.data()), "checksum usage 2");
+  // KRB-FX-CF2 jobs: the combine argument and the uses krb5kdc makes of a combined key.
+  const uint8_t mask[32] = {7};
+  const mpc_krb_combine challenge = {MPC_AES256_CTS_HMAC_SHA1_96, "challengelongterm", mask, 32};
+  const mpc_krb_combine reply = {MPC_AES128_CTS_HMAC_SHA256_128, "replykey", mask, 16};
+  expect_einval(mpc_client_krb_cf2_decrypt(client_, "k", 1, alg, nullptr, 54, in.data(), 40, out.data()), "NULL combine");
+  for (const mpc_krb_combine& bad : {mpc_krb_combine{MPC_AES256, "replykey", mask, 32},
+                                     mpc_krb_combine{MPC_AES256_CTS_HMAC_SHA1_96, "replykey", mask, 16},
+                                     mpc_krb_combine{MPC_AES256_CTS_HMAC_SHA1_96, nullptr, mask, 32},
+                                     mpc_krb_combine{MPC_AES256_CTS_HMAC_SHA1_96, "replykey", nullptr, 32}})
+    expect_einval(mpc_client_krb_cf2_checksum(client_, "k", 1, alg, &bad, 56, in.data(), 3, out.data()), "combine");
+  expect_einval(mpc_client_krb_cf2_encrypt(client_, "k", 1, alg, &challenge, 54, confounder, in.data(), 4, out.data()),
+                "forging the client's challenge");
+  expect_einval(mpc_client_krb_cf2_decrypt(client_, "k", 1, alg, &challenge, 55, in.data(), 40, out.data()),
+                "decrypting the KDC's challenge");
+  expect_einval(mpc_client_krb_cf2_encrypt(client_, "k", 1, alg, &reply, 55, confounder, in.data(), 4, out.data()),
+                "another pepper's usage");
+  expect_einval(mpc_client_krb_cf2_decrypt(client_, "k", 1, alg, &reply, 3, in.data(), 40, out.data()),
+                "decrypting an AS-REP");
+  // The combined key's MAC length applies: 16 + 16 bytes is too short for aes128-sha256.
+  expect_einval(mpc_client_krb_cf2_decrypt(client_, "k", 1, alg, &challenge, 54, in.data(), 27, out.data()),
+                "short ciphertext");
   // Valid calls, at the limits and with empty inputs as NULL, get as far as the connections
   // (MPC_ECONFIG: no key file) and write nothing.
   EXPECT_EQ(mpc_client_krb_encrypt(client_, "k", 1, alg, 2, confounder, nullptr, 0, out.data()), MPC_ECONFIG);
-  EXPECT_EQ(mpc_client_krb_encrypt(client_, "k", 1, MPC_AES128_CTS_HMAC_SHA1_96, 56, confounder, in.data(),
+  EXPECT_EQ(mpc_client_krb_encrypt(client_, "k", 1, MPC_AES128_CTS_HMAC_SHA1_96, 3, confounder, in.data(),
                                    MPC_KRB_MAX_DATA_BYTES - MPC_KRB_CONFOUNDER_BYTES, out.data()),
             MPC_ECONFIG);
-  EXPECT_EQ(mpc_client_krb_decrypt(client_, "k", 1, alg, 3, in.data(), 28, nullptr), MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_decrypt(client_, "k", 1, alg, 2, in.data(), 28, nullptr), MPC_ECONFIG);
   EXPECT_EQ(mpc_client_krb_decrypt(client_, "k", 1, alg, 1, in.data(), MPC_KRB_MAX_DATA_BYTES, out.data()), MPC_ECONFIG);
   EXPECT_EQ(mpc_client_krb_checksum(client_, "k", 1, alg, 17, nullptr, 0, out.data()), MPC_ECONFIG);
-  EXPECT_EQ(mpc_client_krb_prf(client_, "k", 1, alg, nullptr, 0, out.data()), MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_cf2_decrypt(client_, "k", 1, alg, &challenge, 54, in.data(), 28, out.data()), MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_cf2_checksum(client_, "k", 1, alg, &reply, 56, nullptr, 0, out.data()), MPC_ECONFIG);
+  EXPECT_EQ(mpc_client_krb_cf2_encrypt(client_, "k", 1, alg, &reply, 3, confounder, nullptr, 0, out.data()),
+            MPC_ECONFIG);
   EXPECT_EQ(out, std::vector<uint8_t>(MPC_KRB_MAX_DATA_BYTES + 64, 0x22));
 }
 

@@ -216,7 +216,7 @@ TEST(Reconstruct, KrbOpensEachOperationsResult) {
   std::mt19937_64 rng(7);
   const std::pair<wire::KrbOperation, std::size_t> cases[] = {
       {wire::KrbOperation::Encrypt, 16}, {wire::KrbOperation::Encrypt, 300}, {wire::KrbOperation::Checksum, 0},
-      {wire::KrbOperation::Checksum, 1000}, {wire::KrbOperation::Prf, 16}};
+      {wire::KrbOperation::Checksum, 1000}};
   for (const auto& [operation, data_bytes] : cases) {
     const Bytes value = random_bytes(rng, wire::krb_result_bytes(operation, data_bytes));
     const SecretBytes opened = open_krb(replies_of(krb_bodies(value, rng)), operation, data_bytes);
@@ -312,7 +312,7 @@ TEST(Reconstruct, TwoServerComputeIsTheXorOfTheShares) {
   // A Compute body is no answer to another request.
   const Replies two = {reply(first, blocks), reply(second, blocks)};
   EXPECT_THROW(open_gcm_tag(two), Disagreement);
-  EXPECT_THROW(open_krb(two, wire::KrbOperation::Prf, 16), Disagreement);
+  EXPECT_THROW(open_krb(two, wire::KrbOperation::Checksum, 16), Disagreement);
 }
 
 // Two XOR shares of `value`, the first random.

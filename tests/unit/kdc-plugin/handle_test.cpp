@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -150,6 +151,73 @@ TEST(KdbHandle, AuthenticatedButMalformedFieldsAreRefused) {
   handle[4] = 2;  // a future version, even correctly tagged
   retag(key, handle);
   EXPECT_EQ(mpc_kdb_handle_verify(key.data(), handle.data(), handle.size(), nullptr), MPC_KDB_HANDLE_BAD_VERSION);
+}
+
+mpc_kdb_key_id combined_id(const std::string &pepper, uint32_t mask_len) {
+  mpc_kdb_key_id id = id_for("alice@EXAMPLE", 3, 18);
+  id.combine.enctype = 17;
+  std::snprintf(id.combine.pepper, sizeof(id.combine.pepper), "%s", pepper.c_str());
+  for (uint32_t i = 0; i < mask_len; i++) id.combine.mask[i] = static_cast<uint8_t>(0xa0 + i);
+  id.combine.mask_len = mask_len;
+  return id;
+}
+
+Bytes encode_combined(const std::array<uint8_t, MPC_KDB_HANDLE_KEY_LEN> &key, const mpc_kdb_key_id &id) {
+  Bytes out(MPC_KDB_COMBINED_HANDLE_LEN);
+  EXPECT_EQ(mpc_kdb_combined_handle_encode(key.data(), &id, out.data()), 0);
+  return out;
+}
+
+TEST(KdbCombinedHandle, RoundTripsTheStoredKeyAndItsCf2Part) {
+  const auto key = key_of(5, 3);
+  const mpc_kdb_key_id id = combined_id("challengelongterm", 16);
+  const Bytes handle = encode_combined(key, id);
+  EXPECT_TRUE(mpc_kdb_handle_is_candidate(handle.data(), handle.size()));
+  mpc_kdb_key_id parsed{};
+  ASSERT_EQ(mpc_kdb_handle_verify(key.data(), handle.data(), handle.size(), &parsed), MPC_KDB_HANDLE_OK);
+  EXPECT_EQ(parsed.kvno, 3u);
+  EXPECT_EQ(parsed.enctype, 18);
+  EXPECT_EQ(0, std::memcmp(parsed.name_hash, id.name_hash, MPC_KDB_NAME_HASH_LEN));
+  EXPECT_EQ(parsed.combine.enctype, 17);
+  EXPECT_STREQ(parsed.combine.pepper, "challengelongterm");
+  EXPECT_EQ(parsed.combine.mask_len, 16u);
+  EXPECT_EQ(0, std::memcmp(parsed.combine.mask, id.combine.mask, 16));
+  // A plain handle of the same key verifies with no combined part.
+  const Bytes plain = encode(key, id_for("alice@EXAMPLE", 3, 18));
+  ASSERT_EQ(mpc_kdb_handle_verify(key.data(), plain.data(), plain.size(), &parsed), MPC_KDB_HANDLE_OK);
+  EXPECT_EQ(parsed.combine.enctype, 0);
+  EXPECT_EQ(parsed.combine.mask_len, 0u);
+}
+
+TEST(KdbCombinedHandle, EveryFlippedBitIsRefused) {
+  const auto key = key_of(6, 1);
+  const Bytes handle = encode_combined(key, combined_id("replykey", 32));
+  for (size_t byte = 0; byte < handle.size(); byte++) {
+    Bytes tampered = handle;
+    tampered[byte] ^= 0x10;
+    mpc_kdb_key_id parsed{};
+    EXPECT_NE(mpc_kdb_handle_verify(key.data(), tampered.data(), tampered.size(), &parsed), MPC_KDB_HANDLE_OK)
+        << "byte " << byte;
+    EXPECT_EQ(parsed.combine.mask_len, 0u);
+  }
+  // A plain handle's magic on a combined handle's length, and the reverse, are not handles.
+  Bytes swapped = handle;
+  swapped[3] = 'H';
+  EXPECT_FALSE(mpc_kdb_handle_is_candidate(swapped.data(), swapped.size()));
+  Bytes truncated(handle.begin(), handle.begin() + MPC_KDB_HANDLE_LEN);
+  EXPECT_FALSE(mpc_kdb_handle_is_candidate(truncated.data(), truncated.size()));
+}
+
+TEST(KdbCombinedHandle, EncodeRefusesIncompleteIds) {
+  const auto key = key_of(1, 2);
+  Bytes out(MPC_KDB_COMBINED_HANDLE_LEN, 0x55);
+  mpc_kdb_key_id no_combine = id_for("a@B", 1, 17);
+  EXPECT_EQ(mpc_kdb_combined_handle_encode(key.data(), &no_combine, out.data()), -1);
+  EXPECT_EQ(out, Bytes(MPC_KDB_COMBINED_HANDLE_LEN, 0));
+  const mpc_kdb_key_id no_pepper = combined_id("", 16);
+  EXPECT_EQ(mpc_kdb_combined_handle_encode(key.data(), &no_pepper, out.data()), -1);
+  const mpc_kdb_key_id odd_mask = combined_id("replykey", 24);
+  EXPECT_EQ(mpc_kdb_combined_handle_encode(key.data(), &odd_mask, out.data()), -1);
 }
 
 TEST(KdbHandle, StoredKeyFormatNeverLooksLikeAHandle) {

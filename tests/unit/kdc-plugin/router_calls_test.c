@@ -630,32 +630,55 @@ user_handle(const krb5_keyblock *uk, const krb5_keyblock *clear)
                  KRB5_CRYPTO_INTERNAL, unreachable);
     CHECK(valid == FALSE, "verify_checksum_iov left valid set");
 
-    /* PRF, PRF+, cf2 */
+    /* PRF and PRF+: a protected key's PRF output is never opened. */
     prfout.data = buf;
-    prfout.length = 15;
-    expect_error("prf into a wrong length", krb5_c_prf(ctx, uk, &prfin, &prfout),
-                 KRB5_CRYPTO_INTERNAL, "gives 16");
     prfout.length = 16;
-    expect_error("prf without engine", krb5_c_prf(ctx, uk, &prfin, &prfout),
-                 KRB5_CRYPTO_INTERNAL, unreachable);
-    prfout.data = big;
-    prfout.length = 255 * 16 + 1;
-    expect_error("prfplus of 256 blocks", krb5_c_prfplus(ctx, uk, &prfin, &prfout), E2BIG,
-                 "PRF blocks");
+    memset(buf, 0x5a, 16);
+    expect_error("prf", krb5_c_prf(ctx, uk, &prfin, &prfout), KRB5_CRYPTO_INTERNAL,
+                 "never opened");
     prfout.length = 40;
-    memset(big, 0x5a, 40);
-    expect_error("prfplus without engine", krb5_c_prfplus(ctx, uk, &prfin, &prfout),
-                 KRB5_CRYPTO_INTERNAL, unreachable);
-    CHECK(all_zero(big, 40), "failed prfplus must leave zeros");
+    expect_error("prfplus", krb5_c_prfplus(ctx, uk, &prfin, &prfout), KRB5_CRYPTO_INTERNAL,
+                 "never opened");
+    /* cf2 with a clear key: a combined handle of the first key's enctype, which names the
+     * protected key; its jobs go to the engine (unreachable here) for the uses krb5kdc makes
+     * of it, and it is refused for anything else. */
+    outkb = NULL;
+    CHECK(krb5_c_fx_cf2_simple(ctx, clear, "kdcchallengearmor", uk, "challengelongterm",
+                               &outkb) == 0 && outkb != NULL,
+          "cf2 with a clear key first");
+    if (outkb != NULL) {
+        krb5_keyblock *again = (krb5_keyblock *)1;
+        CHECK(outkb->enctype == clear->enctype && outkb->length == MPC_KDB_COMBINED_HANDLE_LEN,
+              "combined handle of enctype %d and %u bytes", (int)outkb->enctype, outkb->length);
+        CHECK(memmem(outkb->contents, outkb->length, uk->contents, uk->length) == NULL,
+              "the combined handle does not carry the stored handle");
+        enc.ciphertext.data = big;
+        enc.ciphertext.length = sizeof(big);
+        expect_error("encrypt under the combined key without engine",
+                     krb5_c_encrypt(ctx, outkb, 55, NULL, &in, &enc), KRB5_CRYPTO_INTERNAL,
+                     unreachable);
+        expect_error("encrypt under the combined key with usage 2",
+                     krb5_c_encrypt(ctx, outkb, 2, NULL, &in, &enc), KRB5_CRYPTO_INTERNAL,
+                     "usages 3, 54, 55 and 56 only");
+        expect_error("prf of the combined key", krb5_c_prf(ctx, outkb, &prfin, &prfout),
+                     KRB5_CRYPTO_INTERNAL, "never opened");
+        expect_error("cf2 of a combined key", krb5_c_fx_cf2_simple(ctx, clear, "a", outkb, "b",
+                                                                  &again),
+                     KRB5_CRYPTO_INTERNAL, "combined key");
+        CHECK(again == NULL, "cf2 output not cleared");
+        outkb->contents[MPC_KDB_COMBINED_TAG_OFFSET] ^= 1;
+        expect_error("a tampered combined handle", krb5_c_encrypt(ctx, outkb, 55, NULL, &in, &enc),
+                     KRB5_CRYPTO_INTERNAL, "failed authentication");
+        krb5_free_keyblock(ctx, outkb);
+    }
+    outkb = NULL;
+    CHECK(krb5_c_fx_cf2_simple(ctx, uk, "a", clear, "b", &outkb) == 0 && outkb != NULL &&
+          outkb->enctype == uk->enctype,
+          "cf2 with the handle first takes the handle's enctype");
+    krb5_free_keyblock(ctx, outkb);
     outkb = (krb5_keyblock *)1;
-    expect_error("cf2 with a clear key first", krb5_c_fx_cf2_simple(ctx, clear, "a", uk, "b",
-                                                                    &outkb),
-                 KRB5_CRYPTO_INTERNAL, unreachable);
-    CHECK(outkb == NULL, "cf2 output not cleared");
-    outkb = (krb5_keyblock *)1;
-    expect_error("cf2 with the handle first", krb5_c_fx_cf2_simple(ctx, uk, "a", clear, "b",
-                                                                   &outkb),
-                 KRB5_CRYPTO_INTERNAL, unreachable);
+    expect_error("cf2 of two protected keys", krb5_c_fx_cf2_simple(ctx, uk, "a", uk, "b", &outkb),
+                 KRB5_CRYPTO_INTERNAL, "two protected keys");
     CHECK(outkb == NULL, "cf2 output not cleared");
 
     /* Never used by krb5kdc with these keys: refused, saying why. */
@@ -696,8 +719,8 @@ user_handle(const krb5_keyblock *uk, const krb5_keyblock *clear)
                  unreachable);
     prfout.data = buf;
     prfout.length = 16;
-    expect_error("k_prf without engine", krb5_k_prf(ctx, ukey, &prfin, &prfout),
-                 KRB5_CRYPTO_INTERNAL, unreachable);
+    expect_error("k_prf", krb5_k_prf(ctx, ukey, &prfin, &prfout), KRB5_CRYPTO_INTERNAL,
+                 "never opened");
     expect_error("k_encrypt_iov", krb5_k_encrypt_iov(ctx, ukey, 3, NULL, iov, 1),
                  KRB5_CRYPTO_INTERNAL, "only krb5_c_encrypt is served");
     krb5_k_free_key(ctx, ukey);

@@ -78,8 +78,6 @@ TEST_F(RouterKrbRulesVsK5crypto, MandatoryChecksumTypesAreLibk5cryptos) {
     size_t length = 0;
     ASSERT_EQ(krb5_c_checksum_length(ctx_, theirs, &length), 0);
     EXPECT_EQ(router_krb_mac_len(e), length) << e;
-    ASSERT_EQ(krb5_c_prf_length(ctx_, e, &length), 0);
-    EXPECT_EQ(router_krb_prf_len(e), length) << e;
   }
   EXPECT_EQ(router_krb_cksumtype(kAes128), 15);
   EXPECT_EQ(router_krb_cksumtype(kAes256), 16);
@@ -87,11 +85,9 @@ TEST_F(RouterKrbRulesVsK5crypto, MandatoryChecksumTypesAreLibk5cryptos) {
   EXPECT_EQ(router_krb_cksumtype(kAes256Sha2), 20);
   EXPECT_EQ(router_krb_mac_len(kAes128Sha2), 16u);
   EXPECT_EQ(router_krb_mac_len(kAes256Sha2), size_t{ROUTER_KRB_MAX_MAC_LEN});
-  EXPECT_EQ(router_krb_prf_len(kAes256Sha2), size_t{ROUTER_KRB_MAX_PRF_LEN});
   for (krb5_enctype other : {0, 23, -19792}) {
     EXPECT_EQ(router_krb_cksumtype(other), 0);
     EXPECT_EQ(router_krb_mac_len(other), 0u);
-    EXPECT_EQ(router_krb_prf_len(other), 0u);
   }
 }
 
@@ -177,43 +173,6 @@ TEST(RouterKrbRules, PlainLengthNeedsConfounderAndMacAndFitsOneEngineCall) {
   size_t plain = 1;
   EXPECT_EQ(router_krb_plain_length(23, 100, &plain), KRB5_BAD_ENCTYPE);
   EXPECT_EQ(plain, 0u);
-}
-
-TEST_F(RouterKrbRulesVsK5crypto, PrfPlusBlockLimitIsWhereLibk5cryptoSaysE2big) {
-  for (krb5_enctype e : kServed) {
-    krb5_keyblock keyblock{};
-    ASSERT_EQ(krb5_c_make_random_key(ctx_, e, &keyblock), 0);
-    krb5_keyblock* key = &keyblock;
-    size_t prf_len = 0;
-    ASSERT_EQ(krb5_c_prf_length(ctx_, e, &prf_len), 0);
-    EXPECT_EQ(prf_len, router_krb_prf_len(e));
-    std::vector<uint8_t> in = filled(5, 1), out(255 * prf_len + 1);
-    krb5_data input = as_data(in);
-    for (size_t len : {255 * prf_len, 255 * prf_len + 1}) {
-      krb5_data output = as_data(out);
-      output.length = static_cast<unsigned int>(len);
-      size_t blocks = 99;
-      krb5_error_code theirs = krb5_c_prfplus(ctx_, key, &input, &output);
-      krb5_error_code ours = router_krb_prfplus_blocks(e, len, &blocks);
-      EXPECT_EQ(ours, theirs) << e << " " << len;
-      EXPECT_EQ(blocks, ours == 0 ? 255u : 0u);
-    }
-    size_t blocks = 99;
-    EXPECT_EQ(router_krb_prfplus_blocks(e, 0, &blocks), 0);
-    EXPECT_EQ(blocks, 0u);
-    EXPECT_EQ(router_krb_prfplus_blocks(e, 1, &blocks), 0);
-    EXPECT_EQ(blocks, 1u);
-    EXPECT_EQ(router_krb_prfplus_blocks(e, prf_len, &blocks), 0);
-    EXPECT_EQ(blocks, 1u);
-    EXPECT_EQ(router_krb_prfplus_blocks(e, prf_len + 1, &blocks), 0);
-    EXPECT_EQ(blocks, 2u);
-    EXPECT_EQ(router_krb_prfplus_blocks(e, 32, &blocks), 0);  // a cf2 of an AES-256 key
-    EXPECT_EQ(blocks, prf_len < 32 ? 2u : 1u);
-    krb5_free_keyblock_contents(ctx_, key);
-  }
-  size_t blocks = 99;
-  EXPECT_EQ(router_krb_prfplus_blocks(23, 16, &blocks), KRB5_BAD_ENCTYPE);
-  EXPECT_EQ(blocks, 0u);
 }
 
 // An iov list with every buffer type, each with distinct bytes.

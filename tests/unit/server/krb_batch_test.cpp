@@ -11,9 +11,12 @@
 #include <sodium.h>
 
 #include <array>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "circuits/aes_reference.hpp"
+#include "circuits/n_fold.hpp"
 #include "circuits/sha1_reference.hpp"
 #include "common/log.hpp"
 #include "protocol/rss3/memory_ring.hpp"
@@ -139,7 +142,6 @@ Bytes reference(const KrbKey& key, KrbOperation operation, std::uint32_t usage, 
       return {};
     }
     case KrbOperation::Checksum: return hmac_sha1_96(key.kc[key.index(usage)], data);
-    case KrbOperation::Prf: return aes_ecb(key.prf, data);
   }
   return {};
 }
@@ -147,7 +149,7 @@ Bytes reference(const KrbKey& key, KrbOperation operation, std::uint32_t usage, 
 struct Job {
   const KrbKey* key = nullptr;  // nullptr: a slice this party evaluates on zeros (job absent)
   std::uint32_t usage = 0;
-  Bytes data;
+  Bytes data;  // the public record
 };
 
 PartyPrfKeys party_keys(int party) {
@@ -187,8 +189,10 @@ struct Batch {
 };
 
 // Runs one batch of `jobs` (one instance each) at three parties; returns each party's result.
+// `range`: the secret rows of every job, when not those of its usage's keys.
 std::array<BatchResult, 3> run_krb_batch(const Batch& batch, KrbOperation operation, const std::vector<Job>& jobs,
-                                         std::uint32_t sequence) {
+                                         std::uint32_t sequence,
+                                         const std::optional<KrbSecretRange>& range = std::nullopt) {
   std::array<BatchTask, 3> tasks;
   for (int p = 0; p < 3; ++p) {
     BatchTask& task = tasks[static_cast<std::size_t>(p)];
@@ -204,8 +208,9 @@ std::array<BatchResult, 3> run_krb_batch(const Batch& batch, KrbOperation operat
       SliceInput input;
       input.blocks = 1;
       if (job.key != nullptr) {
-        input.key_share = krb_secret_rows(job.key->shares[static_cast<std::size_t>(p)], job.key->algorithm, operation,
-                                          job.usage);
+        const SecretBytes& share = job.key->shares[static_cast<std::size_t>(p)];
+        input.key_share = range ? krb_secret_rows(share, job.key->algorithm, *range)
+                                    : krb_secret_rows(share, job.key->algorithm, operation, job.usage);
         input.public_records = job.data;
       }
       task.slices.push_back(std::move(input));
@@ -308,19 +313,44 @@ TEST(KrbBatch, ChecksumOfEmptyAndLongMessages) {
   }
 }
 
-TEST(KrbBatch, PrfRunsTheAesCircuitOnThePrfKey) {
-  const CircuitSet circuits;
+// RFC 3961 DK with RFC 3962's parameters: E_K(n-fold(constant)) for a 16-byte key.
+Bytes derive_aes128(const Bytes& key, std::uint32_t usage, std::uint8_t role) {
+  const Bytes constant = {static_cast<std::uint8_t>(usage >> 24), static_cast<std::uint8_t>(usage >> 16),
+                          static_cast<std::uint8_t>(usage >> 8), static_cast<std::uint8_t>(usage), role};
+  return aes_ecb(key, circuits::n_fold(constant, 16));
+}
+
+TEST(KrbBatch, Cf2JobComputesTheCombinedKeyInside) {
+  // The client's aes256 key with an aes128 armor key: the combined key is aes128, and its
+  // stored half is AES under the client's PRF key of SHA-1(1 || pepper)[0..16).
+  KrbCircuitCache cache;
   const KrbKey key(KeyAlgorithm::Aes256CtsHmacSha1);
-  const CircuitId id = CircuitId::Aes256EncryptDepth4;
-  const Batch batch{std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(),
-                                                             &circuits.program(id)),
-                    CircuitSet::key_rows(id), 16, 0};
-  const std::vector<Job> jobs = {{&key, 0, random_bytes(16)}, {&key, 0, random_bytes(16)}};
-  auto results = run_krb_batch(batch, KrbOperation::Prf, jobs, 40);
+  wire::KrbRequest request;
+  request.key = wire::KeyId{"alice", 1, KeyAlgorithm::Aes256CtsHmacSha1};
+  request.operation = KrbOperation::Encrypt;
+  request.usage = 55;
+  request.data = random_bytes(16 + 26);
+  request.combine = wire::KrbCombine{KeyAlgorithm::Aes128CtsHmacSha1, "challengelongterm", random_bytes(16)};
+  const KrbJobPlan plan = plan_krb_job(request);
+  ASSERT_EQ(plan.circuit.id, CircuitId::KrbCf2Encrypt);
+  const KrbBatchLayout layout = krb_batch_layout(plan.circuit.id, plan.circuit.data_bytes, plan.circuit.combine);
+  ASSERT_EQ(layout.public_bytes, plan.public_record.size());
+  ASSERT_EQ(layout.output_bytes, plan.result_bytes);
+  const Batch batch{cache.program(plan.circuit.id, plan.circuit.data_bytes, plan.circuit.combine), layout.key_rows,
+                    layout.public_bytes, 0};
+  const std::vector<Job> jobs = {{&key, 55, plan.public_record}};
+  auto results = run_krb_batch(batch, KrbOperation::Encrypt, jobs, 40, plan.secret);
   const Bytes opened = open_records(results);
-  ASSERT_EQ(opened.size(), 32u);
-  EXPECT_EQ(Bytes(opened.begin(), opened.begin() + 16), reference(key, KrbOperation::Prf, 0, jobs[0].data));
-  EXPECT_EQ(Bytes(opened.begin() + 16, opened.end()), reference(key, KrbOperation::Prf, 0, jobs[1].data));
+
+  std::string input = "\x01" "challengelongterm";
+  std::array<std::uint8_t, 20> digest{};
+  ASSERT_EQ(EVP_Digest(input.data(), input.size(), digest.data(), nullptr, EVP_sha1(), nullptr), 1);
+  Bytes combined = aes_ecb(key.prf, Bytes(digest.begin(), digest.begin() + 16));
+  for (std::size_t i = 0; i < combined.size(); ++i) combined[i] ^= request.combine->mask[i];
+  Bytes expected = cts_encrypt(derive_aes128(combined, 55, 0xAA), request.data);
+  const Bytes mac = hmac_sha1_96(derive_aes128(combined, 55, 0x55), request.data);
+  expected.insert(expected.end(), mac.begin(), mac.end());
+  EXPECT_EQ(opened, expected);
 }
 
 TEST(KrbBatch, AbsentJobIsEvaluatedOnZerosWithoutDisturbingTheOthers) {

@@ -46,11 +46,8 @@ TEST(KrbJobs, CircuitPerOperationAndKeySize) {
   EXPECT_EQ(krb_circuit_id(KrbOperation::Decrypt, KeyAlgorithm::Aes256CtsHmacSha1), CircuitId::KrbDecryptAes256);
   EXPECT_EQ(krb_circuit_id(KrbOperation::Checksum, KeyAlgorithm::Aes128CtsHmacSha1), CircuitId::KrbChecksum);
   EXPECT_EQ(krb_circuit_id(KrbOperation::Checksum, KeyAlgorithm::Aes256CtsHmacSha1), CircuitId::KrbChecksum);
-  EXPECT_THROW(krb_circuit_id(KrbOperation::Prf, KeyAlgorithm::Aes128CtsHmacSha1), Error);
+  EXPECT_THROW(krb_circuit_id(static_cast<KrbOperation>(4), KeyAlgorithm::Aes128CtsHmacSha1), Error);
   EXPECT_THROW(krb_circuit_id(KrbOperation::Encrypt, KeyAlgorithm::Aes256), Error);
-  EXPECT_EQ(krb_aes_algorithm(KeyAlgorithm::Aes128CtsHmacSha1), KeyAlgorithm::Aes128);
-  EXPECT_EQ(krb_aes_algorithm(KeyAlgorithm::Aes256CtsHmacSha1), KeyAlgorithm::Aes256);
-  EXPECT_THROW(krb_aes_algorithm(KeyAlgorithm::Aes256Gcm), Error);
 }
 
 TEST(KrbJobs, SecretRowsComeFromTheUsagesBlock) {
@@ -61,14 +58,12 @@ TEST(KrbJobs, SecretRowsComeFromTheUsagesBlock) {
   expect_rows_at(krb_secret_rows(share128, KeyAlgorithm::Aes128CtsHmacSha1, KrbOperation::Decrypt, 3), 512, 216);
   expect_rows_at(krb_secret_rows(share128, KeyAlgorithm::Aes128CtsHmacSha1, KrbOperation::Checksum, 56),
                  4 * 256 + 216, 40);
-  expect_rows_at(krb_secret_rows(share128, KeyAlgorithm::Aes128CtsHmacSha1, KrbOperation::Prf, 0), 1280, 176);
   // aes256: blocks of 240 + 80 = 320 bytes; PRF round keys at 1600.
   const SecretBytes share256 = numbered_share(KeyAlgorithm::Aes256CtsHmacSha1);
   ASSERT_EQ(share256.size(), 2u * 1840u);
   expect_rows_at(krb_secret_rows(share256, KeyAlgorithm::Aes256CtsHmacSha1, KrbOperation::Encrypt, 2), 320, 280);
   expect_rows_at(krb_secret_rows(share256, KeyAlgorithm::Aes256CtsHmacSha1, KrbOperation::Checksum, 17),
                  3 * 320 + 280, 40);
-  expect_rows_at(krb_secret_rows(share256, KeyAlgorithm::Aes256CtsHmacSha1, KrbOperation::Prf, 0), 1600, 240);
   EXPECT_EQ(krb_secret_bytes(CircuitId::KrbEncryptAes128), 216u);
   EXPECT_EQ(krb_secret_bytes(CircuitId::KrbDecryptAes256), 280u);
   EXPECT_EQ(krb_secret_bytes(CircuitId::KrbChecksum), 40u);
@@ -81,7 +76,7 @@ TEST(KrbJobs, SecretRowsRefuseWhatTheMaterialDoesNotHold) {
     EXPECT_THROW(krb_secret_rows(share, KeyAlgorithm::Aes128CtsHmacSha1, KrbOperation::Encrypt, usage), Error);
   // A share of the other key size, or of a plain AES key.
   EXPECT_THROW(krb_secret_rows(share, KeyAlgorithm::Aes256CtsHmacSha1, KrbOperation::Checksum, 2), Error);
-  EXPECT_THROW(krb_secret_rows(SecretBytes(2 * 176), KeyAlgorithm::Aes128, KrbOperation::Prf, 0), Error);
+  EXPECT_THROW(krb_secret_rows(SecretBytes(2 * 176), KeyAlgorithm::Aes128, KrbOperation::Checksum, 17), Error);
 }
 
 TEST(KrbJobs, BatchSizeBoundedByData) {
@@ -125,20 +120,14 @@ TEST(KrbJobs, Rfc8009JobsRunTheirOwnCircuits) {
   EXPECT_EQ(krb_circuit_id(KrbOperation::Decrypt, a256), CircuitId::KrbSha2DecryptAes256);
   EXPECT_EQ(krb_circuit_id(KrbOperation::Checksum, a128), CircuitId::KrbSha2ChecksumSha256);
   EXPECT_EQ(krb_circuit_id(KrbOperation::Checksum, a256), CircuitId::KrbSha2ChecksumSha384);
-  EXPECT_EQ(krb_circuit_id(KrbOperation::Prf, a256), CircuitId::KrbSha2PrfSha384);
-  EXPECT_FALSE(krb_prf_runs_aes(a128));
-  EXPECT_TRUE(krb_prf_runs_aes(KeyAlgorithm::Aes128CtsHmacSha1));
-  EXPECT_EQ(krb_aes_algorithm(a256), KeyAlgorithm::Aes256);
 
   // aes128-sha256: usage blocks of 176 + 64 + 64 = 304 bytes; the key's HMAC state at 1520.
   const SecretBytes share128 = numbered_share(a128);
   expect_rows_at(krb_secret_rows(share128, a128, KrbOperation::Encrypt, 2), 304, 240);
   expect_rows_at(krb_secret_rows(share128, a128, KrbOperation::Checksum, 17), 3 * 304 + 240, 64);
-  expect_rows_at(krb_secret_rows(share128, a128, KrbOperation::Prf, 0), 1520, 64);
   // aes256-sha384: blocks of 240 + 128 + 128 = 496 bytes; the key's HMAC state at 2480.
   const SecretBytes share256 = numbered_share(a256);
   expect_rows_at(krb_secret_rows(share256, a256, KrbOperation::Decrypt, 56), 4 * 496, 368);
-  expect_rows_at(krb_secret_rows(share256, a256, KrbOperation::Prf, 0), 2480, 128);
 
   struct Case {
     CircuitId id;
@@ -149,8 +138,7 @@ TEST(KrbJobs, Rfc8009JobsRunTheirOwnCircuits) {
   for (const Case& c : {Case{CircuitId::KrbSha2EncryptAes128, 16, 1920, 32},
                         Case{CircuitId::KrbSha2DecryptAes256, 45, 2944, 22},
                         Case{CircuitId::KrbSha2ChecksumSha256, 0, 512, 16},
-                        Case{CircuitId::KrbSha2ChecksumSha384, 20, 1024, 24},
-                        Case{CircuitId::KrbSha2PrfSha256, 0, 512, 32}, Case{CircuitId::KrbSha2PrfSha384, 9, 1024, 48}}) {
+                        Case{CircuitId::KrbSha2ChecksumSha384, 20, 1024, 24}}) {
     const KrbBatchLayout layout = krb_batch_layout(c.id, c.data_bytes);
     EXPECT_EQ(layout.key_rows, c.key_rows) << static_cast<int>(c.id);
     EXPECT_EQ(layout.output_bytes, c.result_bytes) << static_cast<int>(c.id);
@@ -178,10 +166,10 @@ circuits::Circuit tiny_circuit(std::uint32_t data_bytes) {
 }
 
 TEST(KrbCircuitCache, CompilesOncePerIdAndLength) {
-  std::vector<std::pair<CircuitId, std::uint32_t>> built;
-  KrbCircuitCache cache(1u << 20, [&](CircuitId id, std::uint32_t data_bytes) {
-    built.emplace_back(id, data_bytes);
-    return tiny_circuit(data_bytes);
+  std::vector<KrbCircuitKey> built;
+  KrbCircuitCache cache(1u << 20, [&](const KrbCircuitKey& key) {
+    built.push_back(key);
+    return tiny_circuit(key.data_bytes);
   });
   const auto first = cache.program(CircuitId::KrbEncryptAes128, 20);
   EXPECT_EQ(first->num_inputs, 22u);
@@ -191,17 +179,22 @@ TEST(KrbCircuitCache, CompilesOncePerIdAndLength) {
   EXPECT_NE(other_length, first);
   EXPECT_NE(other_id, first);
   EXPECT_EQ(cache.program(CircuitId::KrbEncryptAes128, 20), first);
-  EXPECT_EQ(built.size(), 3u);
-  EXPECT_EQ(cache.compiled(), 3u);
-  EXPECT_EQ(cache.size(), 3u);
+  // A KRB-FX-CF2 circuit is told apart by its combine shape too.
+  const auto shape_a = cache.program(CircuitId::KrbCf2Decrypt, 20, 0x11050505u);
+  EXPECT_NE(cache.program(CircuitId::KrbCf2Decrypt, 20, 0x11360505u), shape_a);
+  EXPECT_EQ(cache.program(CircuitId::KrbCf2Decrypt, 20, 0x11050505u), shape_a);
+  EXPECT_EQ(built.size(), 5u);
+  EXPECT_EQ(built.back().combine, 0x11360505u);
+  EXPECT_EQ(cache.compiled(), 5u);
+  EXPECT_EQ(cache.size(), 5u);
   EXPECT_THROW(cache.program(CircuitId::Aes128EncryptDepth4, 20), FormatError);
 }
 
 TEST(KrbCircuitCache, EvictsTheLeastRecentlyUsedOverBudget) {
   int builds = 0;
-  const auto build = [&](CircuitId, std::uint32_t data_bytes) {
+  const auto build = [&](const KrbCircuitKey& key) {
     ++builds;
-    return tiny_circuit(data_bytes);
+    return tiny_circuit(key.data_bytes);
   };
   // Each tiny program of length L holds L + 1 XORs and L + 2 loads: shorter ones are smaller.
   KrbCircuitCache probe(1u << 20, build);

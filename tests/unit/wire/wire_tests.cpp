@@ -144,7 +144,11 @@ std::vector<Request> sample_requests() {
     out.push_back(KrbRequest{make_id(21), key, KrbOperation::Decrypt, 2, pattern(kKrbMaxDataBytes, 21)});
     out.push_back(KrbRequest{make_id(22), key, KrbOperation::Checksum, 17, {}});
     out.push_back(KrbRequest{make_id(23), key, KrbOperation::Checksum, 56, pattern(kKrbMaxDataBytes, 23)});
-    out.push_back(KrbRequest{make_id(24), key, KrbOperation::Prf, 0, pattern(16, 24)});
+    // Under KRB-FX-CF2 with an aes256 armor key: the combined key's lengths apply.
+    out.push_back(KrbRequest{make_id(24), key, KrbOperation::Decrypt, 54, pattern(16 + 12, 24),
+                             KrbCombine{KeyAlgorithm::Aes256CtsHmacSha1, "challengelongterm", pattern(32, 25)}});
+    out.push_back(KrbRequest{make_id(25), key, KrbOperation::Checksum, 56, pattern(7, 26),
+                             KrbCombine{KeyAlgorithm::Aes128CtsHmacSha256, "replykey", pattern(16, 27)}});
   }
   return out;
 }
@@ -191,6 +195,7 @@ void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->operation, y.operation);
     EXPECT_EQ(x->usage, y.usage);
     EXPECT_EQ(x->data, y.data);
+    EXPECT_EQ(x->combine, y.combine);
   }
 }
 
@@ -654,13 +659,52 @@ TEST(ClientRequest, KrbKnownEncoding) {
   const Bytes data = pattern(28, 0x33);
   const Bytes frame =
       encode_request(KrbRequest{make_id(0x20), KeyId{"k", 0x01020304, KeyAlgorithm::Aes128CtsHmacSha1},
-                                KrbOperation::Decrypt, 17, data});
+                                KrbOperation::Decrypt, 2, data});
   Bytes expected = {1, 9};
   for (std::size_t i = 0; i < 16; ++i) expected.push_back(static_cast<std::uint8_t>(0x20 + i));
-  const Bytes body = {2, 1, 0, 'k', 4, 3, 2, 1, 4, 17, 0, 0, 0, 28, 0, 0, 0};
+  const Bytes body = {2, 1, 0, 'k', 4, 3, 2, 1, 4, 2, 0, 0, 0, 28, 0, 0, 0};
   expected.insert(expected.end(), body.begin(), body.end());
   expected.insert(expected.end(), data.begin(), data.end());
   EXPECT_EQ(frame, expected);
+}
+
+TEST(ClientRequest, KrbCombineServesOnlyWhatKrb5kdcDoes) {
+  const KeyId key{"alice@EXAMPLE.COM", 1, KeyAlgorithm::Aes128CtsHmacSha1};
+  auto request = [&](KrbOperation operation, std::uint32_t usage, const char* pepper, std::size_t data) {
+    return KrbRequest{make_id(3), key, operation, usage, Bytes(data),
+                      KrbCombine{KeyAlgorithm::Aes256CtsHmacSha1, pepper, Bytes(32, 7)}};
+  };
+  for (const auto& good : {request(KrbOperation::Decrypt, 54, "challengelongterm", 40),
+                           request(KrbOperation::Encrypt, 55, "challengelongterm", 16),
+                           request(KrbOperation::Encrypt, 3, "replykey", 100),
+                           request(KrbOperation::Checksum, 56, "replykey", 0)}) {
+    const auto decoded = std::get<KrbRequest>(decode_request(encode_request(good)));
+    EXPECT_EQ(decoded.combine, good.combine);
+    EXPECT_EQ(krb_job_algorithm(decoded), KeyAlgorithm::Aes256CtsHmacSha1);
+  }
+  // A KDC that could encrypt under the client's challenge key (54) could forge the client's
+  // challenge; it never decrypts its own (55) or an AS-REP, nor uses another pepper.
+  for (const auto& bad : {request(KrbOperation::Encrypt, 54, "challengelongterm", 16),
+                          request(KrbOperation::Decrypt, 55, "challengelongterm", 40),
+                          request(KrbOperation::Decrypt, 3, "replykey", 40),
+                          request(KrbOperation::Encrypt, 3, "challengelongterm", 16),
+                          request(KrbOperation::Encrypt, 1, "replykey", 16),
+                          request(KrbOperation::Checksum, 56, "subkeyarmor", 0)})
+    EXPECT_THROW(encode_request(bad), FormatError);
+  KrbRequest short_mask = request(KrbOperation::Encrypt, 3, "replykey", 16);
+  short_mask.combine->mask.resize(16);
+  EXPECT_THROW(encode_request(short_mask), FormatError);
+  KrbRequest not_krb = request(KrbOperation::Encrypt, 3, "replykey", 16);
+  not_krb.combine->combined = KeyAlgorithm::Aes256;
+  EXPECT_THROW(encode_request(not_krb), FormatError);
+  // The lengths follow the combined key: a 12-byte MAC is too short for aes256-sha384.
+  KrbRequest sha384 = request(KrbOperation::Decrypt, 54, "challengelongterm", 28);
+  sha384.combine->combined = KeyAlgorithm::Aes256CtsHmacSha384;
+  EXPECT_THROW(encode_request(sha384), FormatError);
+  // Truncated after the flag: the decoder wants the combine fields.
+  Bytes frame = encode_request(request(KrbOperation::Checksum, 56, "replykey", 0));
+  frame.resize(frame.size() - 1);
+  expect_rejected(frame, decode_req);
 }
 
 TEST(KrbResultBytes, LengthsOfEveryOperation) {
@@ -671,13 +715,11 @@ TEST(KrbResultBytes, LengthsOfEveryOperation) {
   EXPECT_EQ(krb_result_bytes(KrbOperation::Decrypt, 100), 89u);
   EXPECT_EQ(krb_result_bytes(KrbOperation::Checksum, 0), 12u);
   EXPECT_EQ(krb_result_bytes(KrbOperation::Checksum, kKrbMaxDataBytes), 12u);
-  EXPECT_EQ(krb_result_bytes(KrbOperation::Prf, 16), 16u);
   const std::pair<KrbOperation, std::size_t> bad[] = {
       {KrbOperation::Encrypt, 0},  {KrbOperation::Encrypt, 15},   {KrbOperation::Encrypt, kKrbMaxDataBytes + 1},
       {KrbOperation::Decrypt, 0},  {KrbOperation::Decrypt, 27},   {KrbOperation::Decrypt, kKrbMaxDataBytes + 1},
       {KrbOperation::Checksum, kKrbMaxDataBytes + 1},             {KrbOperation::Checksum, SIZE_MAX},
-      {KrbOperation::Prf, 0},      {KrbOperation::Prf, 15},       {KrbOperation::Prf, 17},
-      {static_cast<KrbOperation>(0), 16}, {static_cast<KrbOperation>(5), 16}};
+      {static_cast<KrbOperation>(0), 16}, {static_cast<KrbOperation>(4), 16}, {static_cast<KrbOperation>(5), 16}};
   for (const auto& [operation, bytes] : bad)
     EXPECT_THROW((void)krb_result_bytes(operation, bytes), FormatError)
         << static_cast<int>(operation) << " of " << bytes << " bytes";
@@ -693,13 +735,8 @@ TEST(KrbResultBytes, Rfc8009LengthsFollowTheAlgorithm) {
   EXPECT_EQ(krb_result_bytes(KrbOperation::Decrypt, a256, 40), 17u);
   EXPECT_EQ(krb_result_bytes(KrbOperation::Checksum, a128, 0), 16u);
   EXPECT_EQ(krb_result_bytes(KrbOperation::Checksum, a256, 77), 24u);
-  // The RFC 8009 PRF takes the input itself, of any length up to the limit.
-  EXPECT_EQ(krb_result_bytes(KrbOperation::Prf, a128, 0), 32u);
-  EXPECT_EQ(krb_result_bytes(KrbOperation::Prf, a256, 100), 48u);
-  EXPECT_EQ(krb_result_bytes(KrbOperation::Prf, KeyAlgorithm::Aes256CtsHmacSha1, 16), 16u);
   EXPECT_THROW((void)krb_result_bytes(KrbOperation::Decrypt, a128, 31), FormatError);
   EXPECT_THROW((void)krb_result_bytes(KrbOperation::Decrypt, a256, 39), FormatError);
-  EXPECT_THROW((void)krb_result_bytes(KrbOperation::Prf, a256, kKrbMaxDataBytes + 1), FormatError);
   EXPECT_THROW((void)krb_result_bytes(KrbOperation::Checksum, KeyAlgorithm::Aes256, 0), FormatError);
   // Names, material sizes and the layout of wire/key_id.hpp.
   EXPECT_EQ(parse_algorithm("aes128-cts-hmac-sha256-128"), a128);
@@ -714,28 +751,61 @@ TEST(KrbResultBytes, Rfc8009LengthsFollowTheAlgorithm) {
 }
 
 TEST(PeerMessage, Rfc8009CircuitIds) {
-  for (std::uint8_t value = 16; value <= 23; ++value) {
+  for (std::uint8_t value = 16; value <= 21; ++value) {
     const auto id = static_cast<CircuitId>(value);
     EXPECT_TRUE(is_valid_circuit_id(value));
     EXPECT_TRUE(is_krb_circuit(id));
+    EXPECT_FALSE(is_krb_cf2_circuit(id));
     EXPECT_TRUE(is_krb_sha2_algorithm(krb_algorithm_of(id))) << int{value};
   }
-  EXPECT_FALSE(is_valid_circuit_id(24));
   EXPECT_EQ(krb_operation_of(CircuitId::KrbSha2DecryptAes256), KrbOperation::Decrypt);
-  EXPECT_EQ(krb_operation_of(CircuitId::KrbSha2PrfSha384), KrbOperation::Prf);
   EXPECT_EQ(krb_algorithm_of(CircuitId::KrbSha2ChecksumSha256), KeyAlgorithm::Aes128CtsHmacSha256);
   EXPECT_EQ(krb_algorithm_of(CircuitId::KrbChecksum), KeyAlgorithm::Aes128CtsHmacSha1);
-  // A PRF batch of an empty input; a decryption shorter than confounder and MAC is refused.
   BatchHeader header;
-  header.circuit = CircuitId::KrbSha2PrfSha256;
-  header.data_bytes = 0;
+  header.circuit = CircuitId::KrbSha2DecryptAes256;
+  header.data_bytes = 39;  // shorter than confounder and MAC
   BatchSlice slice;
   slice.blocks = 1;
   header.slices.push_back(slice);
-  EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(header))).circuit, CircuitId::KrbSha2PrfSha256);
-  header.circuit = CircuitId::KrbSha2DecryptAes256;
+  EXPECT_THROW(encode_batch(header), FormatError);
+}
+
+TEST(PeerMessage, Cf2BatchesCarryTheirCombineShape) {
+  EXPECT_FALSE(is_valid_circuit_id(25));
+  for (std::uint8_t value = 22; value <= 24; ++value) {
+    EXPECT_TRUE(is_valid_circuit_id(value));
+    EXPECT_TRUE(is_krb_cf2_circuit(static_cast<CircuitId>(value)));
+  }
+  EXPECT_EQ(krb_cf2_circuit(KrbOperation::Decrypt), CircuitId::KrbCf2Decrypt);
+  EXPECT_EQ(krb_operation_of(CircuitId::KrbCf2Checksum), KrbOperation::Checksum);
+  EXPECT_THROW((void)krb_algorithm_of(CircuitId::KrbCf2Encrypt), FormatError);
+
+  const KrbCombineShape shape{KeyAlgorithm::Aes128CtsHmacSha1, KeyAlgorithm::Aes256CtsHmacSha384, 54, 17};
+  EXPECT_EQ(unpack_krb_combine(pack_krb_combine(shape)), shape);
+  BatchHeader header;
+  header.circuit = CircuitId::KrbCf2Decrypt;
+  header.data_bytes = 16 + 24;  // the combined key's MAC length decides
+  header.krb_combine = pack_krb_combine(shape);
+  BatchSlice slice;
+  slice.blocks = 1;
+  header.slices.push_back(slice);
+  const auto decoded = std::get<BatchHeader>(decode_peer_message(encode_batch(header)));
+  EXPECT_EQ(decoded.krb_combine, header.krb_combine);
+  EXPECT_EQ(decoded.data_bytes, 40u);
   header.data_bytes = 39;
   EXPECT_THROW(encode_batch(header), FormatError);
+  header.data_bytes = 40;
+  header.krb_combine = 0;  // no shape
+  EXPECT_THROW(encode_batch(header), FormatError);
+  header.krb_combine = pack_krb_combine(shape) & 0xffffff00u;  // stored algorithm 0
+  EXPECT_THROW(encode_batch(header), FormatError);
+  // Only the KrbCf2 ids carry a shape.
+  header.circuit = CircuitId::KrbSha2DecryptAes256;
+  header.krb_combine = pack_krb_combine(shape);
+  EXPECT_THROW(encode_batch(header), FormatError);
+  EXPECT_THROW(pack_krb_combine({KeyAlgorithm::Aes256, KeyAlgorithm::Aes256CtsHmacSha1, 3, 8}), FormatError);
+  EXPECT_THROW(pack_krb_combine({KeyAlgorithm::Aes256CtsHmacSha1, KeyAlgorithm::Aes256CtsHmacSha1, 3, 0}), FormatError);
+  EXPECT_THROW(pack_krb_combine({KeyAlgorithm::Aes256CtsHmacSha1, KeyAlgorithm::Aes256CtsHmacSha1, 256, 8}), FormatError);
 }
 
 // Raw Krb frame: operation, key algorithm, usage, a claimed data length and the data present.
@@ -759,25 +829,28 @@ TEST(ClientRequest, RejectsMalformedKrbRequests) {
   EXPECT_NO_THROW(decode_request(krb_frame(1, kAes128Krb, 3, 16, 16)));
   EXPECT_NO_THROW(decode_request(krb_frame(2, kAes256Krb, 1, 28, 28)));
   EXPECT_NO_THROW(decode_request(krb_frame(3, kAes256Krb, 56, 0, 0)));
-  EXPECT_NO_THROW(decode_request(krb_frame(4, kAes128Krb, 0, 16, 16)));
-  for (std::uint32_t usage : kKrbUsages) EXPECT_NO_THROW(decode_request(krb_frame(3, kAes128Krb, usage, 5, 5)));
-  // Unknown operations.
-  for (std::uint8_t operation : {0, 5, 0xff}) expect_rejected(krb_frame(operation, kAes128Krb, 3, 16, 16), decode_req);
+  for (std::uint32_t usage : {17u, 56u}) EXPECT_NO_THROW(decode_request(krb_frame(3, kAes128Krb, usage, 5, 5)));
+  // Unknown operations (4 was the PRF, whose output is never opened).
+  for (std::uint8_t operation : {0, 4, 5, 0x84, 0xff})
+    expect_rejected(krb_frame(operation, kAes128Krb, 3, 16, 16), decode_req);
+  // Usages served for other operations only.
+  expect_rejected(krb_frame(1, kAes128Krb, 1, 16, 16), decode_req);
+  expect_rejected(krb_frame(2, kAes128Krb, 3, 28, 28), decode_req);
+  for (std::uint32_t usage : {1u, 2u, 3u}) expect_rejected(krb_frame(3, kAes128Krb, usage, 5, 5), decode_req);
   // Keys that are not Kerberos keys, and unknown algorithms.
   for (std::uint8_t algorithm : {0, 1, 2, 3, 8, 0xff}) expect_rejected(krb_frame(1, algorithm, 3, 16, 16), decode_req);
   // Usages whose keys the material does not hold; a PRF names no usage.
   for (std::uint32_t usage : {0u, 4u, 18u, 55u, 57u, 0x80000003u, 0xffffffffu})
     for (std::uint8_t operation : {1, 2, 3})
       expect_rejected(krb_frame(operation, kAes256Krb, usage, 28, 28), decode_req);
-  for (std::uint32_t usage : {1u, 2u, 0xffffffffu}) expect_rejected(krb_frame(4, kAes256Krb, usage, 16, 16), decode_req);
   // Data lengths an operation cannot take.
-  const std::pair<std::uint8_t, std::uint32_t> lengths[] = {
-      {1, 0}, {1, 15}, {1, 4097}, {2, 0}, {2, 16}, {2, 27}, {2, 4097}, {3, 4097}, {4, 0}, {4, 15}, {4, 17}, {4, 32}};
+  const std::pair<std::uint8_t, std::uint32_t> lengths[] = {{1, 0},  {1, 15}, {1, 4097}, {2, 0},
+                                                            {2, 16}, {2, 27}, {2, 4097}, {3, 4097}};
   for (const auto& [operation, length] : lengths)
-    expect_rejected(krb_frame(operation, kAes128Krb, operation == 4 ? 0 : 2, length, length), decode_req);
+    expect_rejected(krb_frame(operation, kAes128Krb, operation == 3 ? 17 : 2, length, length), decode_req);
   // Huge claimed lengths fail on the limit without allocating.
-  for (std::uint8_t operation : {1, 2, 3, 4})
-    EXPECT_LT(expect_rejected(krb_frame(operation, kAes128Krb, operation == 4 ? 0 : 2, 0xffffffffu, 0), decode_req),
+  for (std::uint8_t operation : {1, 2, 3})
+    EXPECT_LT(expect_rejected(krb_frame(operation, kAes128Krb, operation == 3 ? 17 : 2, 0xffffffffu, 0), decode_req),
               4096u);
   // A claimed length longer or shorter than the data present.
   expect_rejected(krb_frame(1, kAes128Krb, 2, 40, 39), decode_req);
@@ -791,12 +864,15 @@ TEST(ClientRequest, RejectsMalformedKrbRequests) {
   EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Encrypt, 2, Bytes(4097)}), FormatError);
   EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Decrypt, 2, Bytes(27)}), FormatError);
   EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Checksum, 2, Bytes(4097)}), FormatError);
-  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Prf, 0, Bytes(17)}), FormatError);
-  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Prf, 2, Bytes(16)}), FormatError);
+  // A KDC never encrypts a preauth timestamp, decrypts an AS-REP or checksums a ticket.
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Encrypt, 1, Bytes(16)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Decrypt, 3, Bytes(28)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Checksum, 2, Bytes(1)}), FormatError);
+  EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, static_cast<KrbOperation>(4), 0, Bytes(16)}), FormatError);
   EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, KrbOperation::Checksum, 4, Bytes(1)}), FormatError);
   EXPECT_THROW(encode_request(KrbRequest{make_id(1), key, static_cast<KrbOperation>(7), 2, Bytes(16)}), FormatError);
   for (KeyAlgorithm wrong : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256, KeyAlgorithm::Aes256Gcm})
-    EXPECT_THROW(encode_request(KrbRequest{make_id(1), KeyId{"k", 1, wrong}, KrbOperation::Checksum, 2, {}}),
+    EXPECT_THROW(encode_request(KrbRequest{make_id(1), KeyId{"k", 1, wrong}, KrbOperation::Checksum, 17, {}}),
                  FormatError);
   // A Kerberos key serves no Compute or GCM request.
   for (KeyAlgorithm krb : {KeyAlgorithm::Aes128CtsHmacSha1, KeyAlgorithm::Aes256CtsHmacSha1}) {
@@ -1307,15 +1383,15 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t circuit : {0, 24, 0xff}) {
+  for (std::uint8_t circuit : {0, 25, 0xff}) {
     Bytes bad = frame;
     bad[14] = circuit;
     expect_rejected(bad, decode_peer);
     EXPECT_FALSE(is_valid_circuit_id(circuit));
   }
-  for (std::uint8_t circuit = 1; circuit <= 23; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
+  for (std::uint8_t circuit = 1; circuit <= 24; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
   for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_FALSE(is_krb_circuit(static_cast<CircuitId>(circuit)));
-  for (std::uint8_t circuit = 11; circuit <= 23; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
+  for (std::uint8_t circuit = 11; circuit <= 24; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint16_t reason : {10, 0xffff}) {
     Bytes bad = peer_header(3);
     ByteWriter writer(bad);
