@@ -17,7 +17,7 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
   const TableReader reader(document, table, "limits",
                            {"max_batch_blocks", "max_job_blocks", "max_pending_jobs", "peer_timeout_ms",
                             "job_wait_ms", "sbox", "latency_batch_blocks", "gcm_nonce_ttl_s",
-                            "gcm_nonces_per_client"});
+                            "gcm_nonces_per_client", "prepared_circuits_mib"});
   ServerLimits limits;
   if (auto v = reader.optional_integer("max_batch_blocks", kBatchBlocksMultiple, kMaxBatchBlocksCeiling)) {
     if (*v % kBatchBlocksMultiple != 0)
@@ -41,6 +41,8 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
     limits.gcm_nonce_ttl = std::chrono::seconds(*v);
   if (auto v = reader.optional_integer("gcm_nonces_per_client", 1, kMaxGcmNoncesPerClientCeiling))
     limits.gcm_nonces_per_client = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("prepared_circuits_mib", 0, kMaxPreparedCircuitsMib))
+    limits.prepared_circuits_mib = static_cast<std::uint32_t>(*v);
   return limits;
 }
 

@@ -20,6 +20,8 @@
 //   latency_batch_blocks = 512    # auto: batches up to this size use the depth-4 S-box
 //   gcm_nonce_ttl_s = 3600        # prefetched GCM nonces older than this can no longer be tagged
 //   gcm_nonces_per_client = 262144  # prefetched GCM nonces kept per client key (oldest dropped first)
+//   prepared_circuits_mib = 256   # two-server clusters: Kerberos garblings prepared ahead of time
+//                                 # (their tables on server 2), 0 disables; rss3 ignores it
 //
 //   [lut]                         # protocol = "lut2" only
 //   preprocessing = "ot"          # ot (the two servers alone) | dealer (an offline third server)
@@ -62,7 +64,12 @@
 //   - Limits: max_batch_blocks 64..2^20 and a multiple of 64 (one bitsliced word holds 64
 //     lanes); max_job_blocks 1..2^24; max_pending_jobs 1..65536; peer_timeout_ms and
 //     job_wait_ms 1..600000; latency_batch_blocks 0..max_batch_blocks (0: auto never
-//     picks the depth-4 S-box); gcm_nonce_ttl_s 1..604800; gcm_nonces_per_client 1..2^22.
+//     picks the depth-4 S-box); gcm_nonce_ttl_s 1..604800; gcm_nonces_per_client 1..2^22;
+//     prepared_circuits_mib 0..65536. Each server of a two-server cluster keeps at most that
+//     many MiB of Kerberos garblings prepared ahead of time, counted as the garbled tables
+//     (server 2 holds them; server 1 keeps a small part per garbling but counts them alike):
+//     give both servers the same value. A login's three jobs on an aes256-cts-hmac-sha1-96
+//     key take about 10 MB.
 //     The GCM nonce pool lives in memory only: its size is bounded by
 //     gcm_nonces_per_client x the number of client keys (about 180 bytes per nonce).
 //   - Public keys: a 40-character z85 string is taken inline; anything else is a path to
@@ -93,6 +100,7 @@ inline constexpr std::uint32_t kMaxPendingJobsCeiling = 1u << 16;
 inline constexpr std::int64_t kMaxTimeoutMs = 600000;  // also bounds cluster timeout_ms
 inline constexpr std::int64_t kMaxGcmNonceTtlS = 7 * 24 * 3600;
 inline constexpr std::uint32_t kMaxGcmNoncesPerClientCeiling = 1u << 22;
+inline constexpr std::int64_t kMaxPreparedCircuitsMib = 1 << 16;
 
 enum class Protocol { Rss3, Gc2, Lut2 };
 Protocol parse_protocol(std::string_view name);  // "rss3" | "gc2" | "lut2" (anything else: Rss3)
@@ -134,6 +142,7 @@ struct ServerLimits {
   std::uint32_t latency_batch_blocks = 512;
   std::chrono::seconds gcm_nonce_ttl{3600};
   std::uint32_t gcm_nonces_per_client = 262144;
+  std::uint32_t prepared_circuits_mib = 256;
 };
 
 struct ServerSettings {

@@ -82,10 +82,13 @@ Gc2Backend::Gc2Backend(int party, const Logger& log) : party_(party), log_(log) 
       server::KrbCircuitCache::kDefaultBudgetOps, [](const server::KrbCircuitKey& key) {
         return server::build_krb_circuit(key, circuits::CircuitCost::FewestAnds);
       });
+  prepared_ = std::make_unique<PreparedCircuits>(0);
   if (party_ == 0) {
     garbler_ = std::make_unique<gc2::Garbler>();
     do randombytes_buf(&nonce_epoch_, sizeof nonce_epoch_);
     while (nonce_epoch_ == 0);
+    do randombytes_buf(&garbler_instance_, sizeof garbler_instance_);
+    while (garbler_instance_ == 0);
   }
 }
 
@@ -104,7 +107,7 @@ void Gc2Backend::preprocess(two_party::Channel&, std::uint64_t, std::uint64_t, s
 std::string Gc2Backend::describe_state() const {
   std::lock_guard lock(mutex_);
   return "keys with labels " + std::to_string(label_sets_.size()) + ", key transfers " +
-         std::to_string(key_transfers_);
+         std::to_string(key_transfers_) + ", " + prepared_->describe();
 }
 
 SecretBytes Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {
@@ -116,23 +119,30 @@ SecretBytes Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& tas
   return aes_blocks(peer, program(task.key.algorithm, task.decrypt), key.span(), task.input);
 }
 
-Gc2Backend::LabelSet Gc2Backend::garbler_labels(const std::string& key, std::span<const std::uint8_t> share) {
+Gc2Backend::LabelSet Gc2Backend::garbler_labels(const wire::KeyId& key_id, std::span<const std::uint8_t> share) {
   const auto digest = share_digest(share);
-  std::lock_guard lock(mutex_);
-  auto& set = label_sets_[key];
-  if (set.id == 0 || set.share_digest != digest || set.labels.size() != share.size() * 8) {
-    wipe(set.labels.data(), set.labels.size() * sizeof(Block));
-    do randombytes_buf(&set.id, sizeof set.id);
-    while (set.id == 0);
-    set.share_digest = digest;
-    set.labels = copy_of(gc2::zero_labels(share.size() * 8));
+  LabelSet out;
+  bool renewed = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto& set = label_sets_[wire::describe(key_id)];
+    if (set.id == 0 || set.share_digest != digest || set.labels.size() != share.size() * 8) {
+      renewed = set.id != 0;
+      wipe(set.labels.data(), set.labels.size() * sizeof(Block));
+      do randombytes_buf(&set.id, sizeof set.id);
+      while (set.id == 0);
+      set.share_digest = digest;
+      set.labels = copy_of(gc2::zero_labels(share.size() * 8));
+    }
+    out = set;
   }
-  return set;
+  if (renewed) prepared_->forget_key(key_id, out.id);
+  return out;
 }
 
 gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& key_id,
                                    std::span<const std::uint8_t> share,
-                                   const std::array<std::uint8_t, 32>* request_digest) {
+                                   const std::array<std::uint8_t, 32>* request_digest, PreparedOffer* offer) {
   const std::string key = wire::describe(key_id);
   const std::size_t key_rows = share.size() * 8;
   gc2::Labels out(key_rows);
@@ -142,8 +152,19 @@ gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& 
       peer.flush();
     }
     const std::uint64_t evaluator_set = receive_u64(peer);
-    LabelSet set = garbler_labels(key, share);
+    if (offer != nullptr) {
+      offer->id = receive_u64(peer);
+      std::uint8_t more = 0;
+      peer.receive({&more, 1});
+      if (more > 1) throw FormatError(Component::Server, "gc2: malformed prepared-garbling offer");
+      offer->holds_more = more == 1;
+    }
+    LabelSet set = garbler_labels(key_id, share);
     const bool transfer = evaluator_set != set.id;
+    if (offer != nullptr) {
+      offer->label_set = set.id;
+      offer->transferred = transfer;
+    }
     send_u64(peer, set.id);
     const std::uint8_t flag = transfer ? 1 : 0;
     peer.send({&flag, 1});
@@ -170,6 +191,12 @@ gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& 
       held = it->second;
   }
   send_u64(peer, held.id);
+  if (offer != nullptr) {
+    if (offer->make) offer->make(held.id);
+    send_u64(peer, offer->id);
+    const std::uint8_t more = offer->holds_more ? 1 : 0;
+    peer.send({&more, 1});
+  }
   peer.flush();
   if (request_digest != nullptr) {
     std::array<std::uint8_t, 32> garblers{};
@@ -183,6 +210,10 @@ gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& 
   if (transfer > 1) throw FormatError(Component::Server, "gc2: malformed key-transfer flag");
   if (transfer == 0 && (garbler_set != held.id || held.id == 0))
     throw PeerError(Component::Server, "gc2: the garbler skipped the key transfer for labels this server lacks");
+  if (offer != nullptr) {
+    offer->label_set = garbler_set;
+    offer->transferred = transfer == 1;
+  }
   if (transfer == 1) {
     const auto choices = bits_of(share);
     wipe(held.labels.data(), held.labels.size() * sizeof(Block));
@@ -197,6 +228,8 @@ gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& 
     stored = held;
     ++key_transfers_;
   }
+  // Garblings prepared under the key's previous labels can never be used again.
+  if (transfer == 1) prepared_->forget_key(key_id, garbler_set);
   std::copy(held.labels.begin(), held.labels.end(), out.data());
   wipe(held.labels.data(), held.labels.size() * sizeof(Block));
   return out;

@@ -26,6 +26,12 @@
 // got it: the evaluator refuses a job whose request differs from its own copy.
 //   Kerberos: the circuit of the operation and data length (server/krb_circuit_cache), with
 //     the usage's secret rows and the data's bits as inputs; the output bits are the shares.
+//     Server 2's first message also offers a garbling prepared ahead of time for the job's
+//     shape (0: none), and server 1 names the one the job runs on (0: garbled now) before the
+//     data's labels (prepared_circuits.hpp). Prepared garblings take the same key labels as
+//     online ones, which is sound for the same reason: each garbling's number, drawn when it
+//     is garbled from the one counter, gives its gates tweaks no other garbling under this
+//     delta has, made ahead or online (protocol/gc2/half_gates.hpp, "Garbling ahead").
 //   GCM prefetch: the garbler picks the nonces (its epoch || a counter) and sends them; the
 //     evaluator accepts each nonce once (NonceLedger); both garble AES over N || 1, N || 2...
 //     The shares of AES_K(N || 1) stay on the servers for the one tag that may use them:
@@ -37,6 +43,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <map>
 #include <span>
@@ -48,7 +55,9 @@
 #include "circuits/program.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "server/krb_circuit_cache.hpp"
+#include "server/krb_jobs.hpp"
 #include "two_server/backend.hpp"
+#include "two_server/prepared_circuits.hpp"
 
 namespace mpc::two_server {
 
@@ -126,6 +135,24 @@ class Gc2Backend final : public Backend {
   GcmPrefetched gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task);
   GcmOpened gcm_open(two_party::Channel& peer, const GcmOpenTask& task);
 
+  // Kerberos garblings prepared ahead of time (prepared_circuits.hpp, prepared_jobs.cpp).
+  // The byte budget ([limits] prepared_circuits_mib); 0, the default, disables them.
+  void set_preparation_budget(std::size_t bytes);
+  // Server 1: the shape worth preparing next, if any (the server asks in idle time).
+  std::optional<PreparedShape> next_preparation() const;
+  // Server 1: garbles one for `shape` and streams it to server 2, which keeps it
+  // (store_prepared, on its side of the same stream). Throw PeerError when the other side
+  // fails or refuses; after a failure, preparation_failed() holds the shape back.
+  void prepare(two_party::Channel& peer, const PreparedShape& shape);
+  void store_prepared(two_party::Channel& peer);
+  void preparation_failed(const PreparedShape& shape);
+  // A deleted key: its labels and prepared garblings go.
+  void forget_key(const wire::KeyId& key);
+  // A new version of a key (rotation): the garblings prepared for its older versions go (a
+  // KDC stops using them; the keys and their labels stay while they are stored).
+  void key_rotated(const wire::KeyId& key);
+  const PreparedCircuits& prepared() const { return *prepared_; }
+
  private:
   const circuits::Program& program(wire::KeyAlgorithm algorithm, bool decrypt) const;
   struct LabelSet {
@@ -134,13 +161,34 @@ class Gc2Backend final : public Backend {
     std::vector<gc2::Block> labels;  // server 1: zero labels; server 2: active labels
   };
   // Server 1: the label set of `key` for this share (made on first use or a new share).
-  LabelSet garbler_labels(const std::string& key, std::span<const std::uint8_t> share);
+  // A new set drops the key's prepared garblings of the old one.
+  LabelSet garbler_labels(const wire::KeyId& key, std::span<const std::uint8_t> share);
   // The job's opening handshake: the labels of every bit of the key's material share (zero
   // labels on server 1, active ones on server 2), transferred by OT when server 2 lacks them.
   // With a request digest, the garbler sends it first and the evaluator refuses (PeerError) a
   // digest other than its own, before any label moves.
+  // With an offer (Kerberos jobs), server 2's first message also offers a prepared garbling
+  // (prepared_circuits.hpp): no round trip is added for it.
+  struct PreparedOffer {
+    // Server 2: called with the label-set id it holds (0: none) before its message leaves;
+    // sets id (0: none) and holds_more.
+    std::function<void(std::uint64_t held_set)> make;
+    std::uint64_t id = 0;     // the garbling offered (server 1: as received)
+    bool holds_more = false;  // server 2 holds, or is using, other garblings of the shape
+    // Both sides, once the handshake is done: the label set the job runs under, and
+    // whether server 2's labels were transferred now (its offer was then for another set).
+    std::uint64_t label_set = 0;
+    bool transferred = false;
+  };
   gc2::Labels key_labels(two_party::Channel& peer, const wire::KeyId& key, std::span<const std::uint8_t> share,
-                         const std::array<std::uint8_t, 32>* request_digest = nullptr);
+                         const std::array<std::uint8_t, 32>* request_digest = nullptr,
+                         PreparedOffer* offer = nullptr);
+  // A Kerberos job's circuit over the key's secret rows and the public record: with a
+  // garbling both servers prepared for its shape, or garbled now. This server's output bits.
+  std::vector<std::uint8_t> krb_circuit_bits(two_party::Channel& peer, const KrbTask& task,
+                                             const circuits::Program& program, const server::KrbCircuitKey& circuit,
+                                             const server::KrbSecretRange& secret,
+                                             std::span<const std::uint8_t> public_record);
   // AES over public blocks (blocks * 16 bytes) under the round keys whose labels are given:
   // this server's share of the output. With `first_output_labels`, also the output labels of
   // block 0 (128).
@@ -163,6 +211,8 @@ class Gc2Backend final : public Backend {
   std::uint64_t nonce_epoch_ = 0;  // server 1
   std::uint64_t next_nonce_ = 0;
   NonceLedger nonce_ledger_;  // server 2
+  std::unique_ptr<PreparedCircuits> prepared_;
+  std::uint64_t garbler_instance_ = 0;  // server 1: random per start, names its garblings' maker
 };
 
 }  // namespace mpc::two_server

@@ -83,19 +83,8 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   if (prog.num_inputs != secret_rows + data_rows || prog.num_outputs > result_bytes * 8)
     throw Error(Component::Server, "Kerberos circuit does not fit its job");
 
-  const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest);
-  const std::span<const Block> secret = key.span().subspan(range.offset * 8, secret_rows);
-  gc2::Labels data(data_rows);
-  std::vector<std::uint8_t> bits;
-  if (party_ == 0) {
-    const gc2::Labels zero = gc2::zero_labels(data_rows);
-    const gc2::Labels active = gc2::garbler_input_labels(*garbler_, bits_of(public_record), zero);
-    peer.send({reinterpret_cast<const std::uint8_t*>(active.data()), active.size() * sizeof(Block)});
-    bits = garbler_->garble(prog, 1, concatenated(secret, zero.span()), peer);
-  } else {
-    peer.receive({reinterpret_cast<std::uint8_t*>(data.data()), data.size() * sizeof(Block)});
-    bits = gc2::evaluate(prog, 1, concatenated(secret, data.span()), peer);
-  }
+  // With a garbling both servers prepared for this shape, or garbled now (prepared_jobs.cpp).
+  std::vector<std::uint8_t> bits = krb_circuit_bits(peer, task, prog, plan.circuit, range, public_record);
   SecretBytes share(result_bytes);
   for (std::size_t j = 0; j < bits.size(); ++j) share[j / 8] |= static_cast<std::uint8_t>(bits[j] << (j % 8));
   wipe(bits.data(), bits.size());

@@ -20,8 +20,8 @@ struct JobStreams::Inbox {
 
 class JobStream final : public two_party::ChunkedChannel {
  public:
-  JobStream(JobStreams& streams, std::uint64_t job, std::shared_ptr<JobStreams::Inbox> inbox)
-      : ChunkedChannel(kStreamFrameBytes), streams_(streams), job_(job), inbox_(std::move(inbox)) {}
+  JobStream(JobStreams& streams, std::uint64_t job, std::shared_ptr<JobStreams::Inbox> inbox, StreamPriority priority)
+      : ChunkedChannel(kStreamFrameBytes), streams_(streams), job_(job), inbox_(std::move(inbox)), priority_(priority) {}
   ~JobStream() override { streams_.close(job_); }
 
  private:
@@ -29,7 +29,7 @@ class JobStream final : public two_party::ChunkedChannel {
     wire::TwoServerData data;
     data.job = job_;
     data.bytes = std::move(chunk);
-    streams_.queue_frame(job_, wire::encode_two_server(data), true);
+    streams_.queue_frame(job_, wire::encode_two_server(data), true, priority_);
   }
 
   std::vector<std::uint8_t> next_chunk() override {
@@ -48,6 +48,7 @@ class JobStream final : public two_party::ChunkedChannel {
   JobStreams& streams_;
   std::uint64_t job_;
   std::shared_ptr<JobStreams::Inbox> inbox_;
+  StreamPriority priority_;
 };
 
 JobStreams::JobStreams(std::function<void()> outgoing_ready, std::chrono::milliseconds receive_timeout,
@@ -56,30 +57,44 @@ JobStreams::JobStreams(std::function<void()> outgoing_ready, std::chrono::millis
 
 JobStreams::~JobStreams() = default;
 
-std::unique_ptr<two_party::Channel> JobStreams::open(std::uint64_t job) {
+std::unique_ptr<two_party::Channel> JobStreams::open(std::uint64_t job, StreamPriority priority) {
   std::lock_guard lock(mutex_);
   auto& inbox = inboxes_[job];
   if (!inbox) inbox = std::make_shared<Inbox>();
   if (inbox->opened) throw Error(Component::Server, "job " + std::to_string(job) + " opened twice");
   inbox->opened = true;
-  return std::make_unique<JobStream>(*this, job, inbox);
+  return std::make_unique<JobStream>(*this, job, inbox, priority);
 }
 
 void JobStreams::close(std::uint64_t job) {
   std::lock_guard lock(mutex_);
   inboxes_.erase(job);
+  if (closed_.insert(job).second) {
+    closed_order_.push_back(job);
+    if (closed_order_.size() > kRememberedClosedJobs) {
+      closed_.erase(closed_order_.front());
+      closed_order_.pop_front();
+    }
+  }
 }
 
-void JobStreams::deliver(std::uint64_t job, std::vector<std::uint8_t> bytes) {
+bool JobStreams::closed_locked(std::uint64_t job) const { return closed_.count(job) != 0; }
+
+bool JobStreams::deliver(std::uint64_t job, std::vector<std::uint8_t> bytes) {
   std::shared_ptr<Inbox> inbox;
+  bool first = false;
   {
     std::lock_guard lock(mutex_);
+    if (closed_locked(job)) return false;  // late frames of a job this side has finished
     auto& slot = inboxes_[job];
-    if (!slot) slot = std::make_shared<Inbox>();
+    if (!slot) {
+      slot = std::make_shared<Inbox>();
+      first = true;
+    }
     inbox = slot;
   }
   std::lock_guard lock(inbox->mutex);
-  if (inbox->aborted) return;
+  if (inbox->aborted) return false;
   if (inbox->bytes + bytes.size() > kMaxInboxBytes) {
     inbox->aborted = "more than " + std::to_string(kMaxInboxBytes >> 20) + " MiB of unread data";
     inbox->frames.clear();
@@ -89,12 +104,14 @@ void JobStreams::deliver(std::uint64_t job, std::vector<std::uint8_t> bytes) {
     inbox->frames.push_back(std::move(bytes));
   }
   inbox->ready.notify_all();
+  return first;
 }
 
 void JobStreams::peer_aborted(std::uint64_t job, const std::string& reason) {
   std::shared_ptr<Inbox> inbox;
   {
     std::lock_guard lock(mutex_);
+    if (closed_locked(job)) return;
     auto& slot = inboxes_[job];
     if (!slot) slot = std::make_shared<Inbox>();
     inbox = slot;
@@ -104,7 +121,8 @@ void JobStreams::peer_aborted(std::uint64_t job, const std::string& reason) {
   inbox->ready.notify_all();
 }
 
-void JobStreams::queue_frame(std::uint64_t job, std::vector<std::uint8_t> frame, bool wait_for_room) {
+void JobStreams::queue_frame(std::uint64_t job, std::vector<std::uint8_t> frame, bool wait_for_room,
+                             StreamPriority priority) {
   {
     std::unique_lock lock(mutex_);
     // Waits for room, but never forever: the main thread drops what it cannot send after the
@@ -112,23 +130,37 @@ void JobStreams::queue_frame(std::uint64_t job, std::vector<std::uint8_t> frame,
     if (wait_for_room)
       room_.wait_for(lock, receive_timeout_, [&] { return outgoing_bytes_ + frame.size() <= kMaxQueuedBytes; });
     outgoing_bytes_ += frame.size();
-    outgoing_[job].push_back(std::move(frame));
+    (priority == StreamPriority::Background ? background_ : outgoing_)[job].push_back(std::move(frame));
   }
   outgoing_ready_();
 }
 
 const std::vector<std::uint8_t>* JobStreams::peek_outgoing() {
   std::lock_guard lock(mutex_);
-  if (outgoing_.empty()) return nullptr;
+  // Workers only append to the deques: the front frame stays where it is until popped.
+  peeked_background_ = outgoing_.empty();
+  if (peeked_background_) {
+    if (background_.empty()) return nullptr;
+    background_turn_ = background_.begin()->first;
+    return &background_.begin()->second.front();
+  }
   auto it = outgoing_.lower_bound(turn_);
   if (it == outgoing_.end()) it = outgoing_.begin();
   turn_ = it->first;
-  // Workers only append to the deques: the front frame stays where it is until popped.
   return &it->second.front();
 }
 
 void JobStreams::pop_outgoing() {
   std::lock_guard lock(mutex_);
+  if (peeked_background_) {
+    auto it = background_.find(background_turn_);
+    if (it == background_.end()) return;
+    outgoing_bytes_ -= it->second.front().size();
+    it->second.pop_front();
+    if (it->second.empty()) background_.erase(it);
+    room_.notify_all();
+    return;
+  }
   auto it = outgoing_.find(turn_);
   if (it == outgoing_.end()) return;
   outgoing_bytes_ -= it->second.front().size();
@@ -142,13 +174,14 @@ void JobStreams::pop_outgoing() {
 void JobStreams::drop_outgoing() {
   std::lock_guard lock(mutex_);
   outgoing_.clear();
+  background_.clear();
   outgoing_bytes_ = 0;
   room_.notify_all();
 }
 
 bool JobStreams::has_outgoing() const {
   std::lock_guard lock(mutex_);
-  return !outgoing_.empty();
+  return !outgoing_.empty() || !background_.empty();
 }
 
 void JobStreams::send_abort(std::uint64_t job, const std::string& reason) {

@@ -53,6 +53,10 @@ TwoServer::TwoServer(settings::ServerSettings settings, const Logger& log)
     own_circuits_ = std::make_unique<Gc2Backend>(settings_.party, log_);
     circuits_ = own_circuits_.get();
   }
+  circuits_->set_preparation_budget(static_cast<std::size_t>(settings_.limits.prepared_circuits_mib) << 20);
+  preparations_ = std::make_unique<PreprocessingThread>();
+  randombytes_buf(&next_preparation_job_, sizeof next_preparation_job_);
+  next_preparation_job_ = (next_preparation_job_ >> 2) | kPreparationJobBit;  // room to count up
   nonce_pool_ = std::make_unique<server::NoncePool>(settings_.limits.gcm_nonces_per_client,
                                                     settings_.limits.gcm_nonce_ttl);
   if (settings_.protocol == settings::Protocol::Lut2 &&
@@ -116,6 +120,7 @@ void TwoServer::run(const std::atomic<bool>& stop) {
     if (settings_.party != 0) start_announced();
     if (settings_.party == 0) schedule_preprocessing();
     collect_results();
+    if (settings_.party == 0) schedule_preparation();
     // A dealt batch takes milliseconds: ask for the next one as soon as the last is stored,
     // not at the next wake-up.
     if (dealer_ && settings_.party == 0) schedule_preprocessing();
@@ -126,7 +131,7 @@ void TwoServer::run(const std::atomic<bool>& stop) {
       last_housekeeping = now;
     }
   }
-  log_.info("stopping", {{"jobs", jobs_served_}, {"failed", jobs_failed_}});
+  log_.info("stopping", {{"jobs", jobs_served_}, {"failed", jobs_failed_}, {"circuits", circuits_->describe_state()}});
 }
 
 void TwoServer::reply(const std::string& routing_id, wire::Reply reply) {
@@ -199,7 +204,11 @@ void TwoServer::handle_admin(transport::ReceivedMessage& message, wire::Request&
     reply(message.routing_id, std::move(answer));
     return;
   }
-  if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) material_cache_.erase(wire::describe(remove->key));
+  if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
+    material_cache_.erase(wire::describe(remove->key));
+    circuits_->forget_key(remove->key);
+  }
+  if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) circuits_->key_rotated(import->key);
   const std::string sharing = std::string("one XOR share of the key material: this is a two-server cluster (") +
                               settings::protocol_name(settings_.protocol) + ")";
   if (auto admin = server::answer_key_admin(request, message.role, store_, 1, sharing, log_))
@@ -287,7 +296,10 @@ void TwoServer::handle_peer_frame(std::vector<std::uint8_t> frame) {
     return;
   }
   if (auto* data = std::get_if<wire::TwoServerData>(&message)) {
-    streams_.deliver(data->job, std::move(data->bytes));
+    const std::uint64_t job = data->job;
+    // The first frame of a preparation the leader started: the follower keeps what it brings.
+    if (streams_.deliver(job, std::move(data->bytes)) && settings_.party != 0 && (job & kPreparationJobBit) != 0)
+      preparations_->post([this, job] { keep_preparation(job); });
   } else if (auto* abort = std::get_if<wire::TwoServerAbort>(&message)) {
     streams_.peer_aborted(abort->job, abort->reason);
   } else if (auto* announce = std::get_if<wire::TwoServerAnnounce>(&message)) {
@@ -537,6 +549,8 @@ void TwoServer::collect_results() {
     std::lock_guard lock(results_mutex_);
     done.swap(results_);
     preprocessed.swap(preprocessed_);
+    if (preparation_finished_) preparation_in_flight_ = false;
+    preparation_finished_ = false;
   }
   for (const auto& batch : preprocessed) {
     if (batch.epoch != pool_epoch_) continue;  // made for a pool since dropped

@@ -11,7 +11,10 @@
 // anything the client did not ask both for.
 //
 // Threads: the main thread owns the sockets, the store and the job queues; workers run the
-// protocol through their job's stream (job_streams.hpp) and hand the result back.
+// protocol through their job's stream (job_streams.hpp) and hand the result back. Kerberos
+// garblings prepared ahead of time (prepared_circuits.hpp) are made and kept on a thread of
+// their own at a lower priority, on streams of their own behind the client jobs' frames:
+// the leader starts one whenever no client job is running, the follower keeps what arrives.
 #pragma once
 
 #include <atomic>
@@ -92,6 +95,10 @@ class TwoServer {
   void handle_dealer();                                                            // main thread
   void announce_preprocessing(std::uint64_t entries, std::uint64_t dealer_batch);  // leader
   void store_dealt_batch(two_party::Channel& peer, const Job& job);                // dealt_jobs_
+  // Kerberos garblings prepared ahead of time (prepared_circuits.hpp).
+  void schedule_preparation();                                       // leader, main thread
+  void run_preparation(std::uint64_t job, const PreparedShape& shape);  // leader, preparations_
+  void keep_preparation(std::uint64_t job);                             // follower, preparations_
 
   settings::ServerSettings settings_;
   Logger log_;
@@ -137,6 +144,12 @@ class TwoServer {
   std::vector<Preprocessed> preprocessed_;
   std::uint64_t jobs_served_ = 0;
   std::uint64_t jobs_failed_ = 0;
+  std::uint64_t next_preparation_job_ = 0;  // leader: kPreparationJobBit | a counter
+  bool preparation_in_flight_ = false;      // leader: one preparation at a time
+  bool preparation_finished_ = false;       // set by preparations_ (results_mutex_)
+  // Where garblings are prepared (leader) and kept (follower). Destroyed before anything its
+  // jobs use.
+  std::unique_ptr<PreprocessingThread> preparations_;
   // [lut] preprocessing = "dealer": where the dealt batches' jobs run (dealer_link.hpp). Last,
   // so it stops before anything its jobs use is destroyed.
   std::unique_ptr<PreprocessingThread> dealt_jobs_;

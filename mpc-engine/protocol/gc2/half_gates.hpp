@@ -33,6 +33,26 @@
 // Constants: the garbler draws a label C for constant 0 per garbling and sends it in the
 // header (C ^ delta, constant 1's other label, is never sent).
 //
+// Garbling ahead (stored_garbling.hpp; the servers' use: two_server/prepared_circuits.hpp). A
+// garbling may be made before its public inputs exist and evaluated later from kept tables.
+// Its number is drawn when it is garbled, from the same counter, so its tweaks differ from
+// those of every other garbling under this delta, made ahead or online, used or dropped (a
+// dropped garbling's number is never drawn again). That is why garblings made ahead may take
+// the same input labels as online ones, namely the key rows' labels, which the evaluator
+// holds once per key: the key wires are wires of one large circuit that fans out into every
+// garbling, each of whose AND gates hashes under a tweak of its own, so the TCCR argument
+// covers them all as it covers one circuit; holding a garbling longer changes nothing in it.
+// Public input rows get fresh zero labels per garbling and the garbler sends their active
+// labels once: a garbling evaluated twice on different public values would hand the evaluator
+// both labels of a wire, hence delta, so each is evaluated at most once. Sending the tables
+// before the public inputs are chosen is the adaptive setting of Bellare, Hoang and Rogaway
+// (ASIACRYPT 2012), which the static proofs above do not cover. What it needs here is
+// obliviousness alone: the inputs chosen late are public data that both servers receive from
+// the client, and the evaluator never holds decoding information (its colour bits are its
+// share; the garbler's decoding bits go to the client alone), so its view, tables first and
+// labels later, is simulated by garbling any circuit of the same topology without knowing
+// inputs or outputs. The adaptive attacks need an evaluator that learns outputs.
+//
 // Outputs. The garbler ends with the decoding bits lsb(W0) of the output wires, the evaluator
 // with the lsb of its active output labels; their XOR is the output, and each side's bits
 // alone are uniform (lsb(W0) is a pseudorandom bit per wire unknown to the evaluator), so the
