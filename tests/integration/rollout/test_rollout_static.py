@@ -1,8 +1,9 @@
 """The rollout's offline checks: the Debian packages build from the tree with their library
 dependencies, the systemd units verify without a warning, and the Ansible roles pass
-ansible-lint, the GPU drop-in verifies with the unit, and every command the rollout test
-runs as docs/operations.md's is written there. The rollout itself (containers, playbook,
-logins) is test_rollout_containers.py (short form) and `make rollout-test` (full).
+ansible-lint, the GPU drop-in verifies with the unit, every command the rollout test runs
+as docs/operations.md's is written there, every file it writes for "Install by hand" is a
+block there, and that block's kdc.conf is the mpc_kdc role's. The rollout itself (containers,
+playbook, logins) is test_rollout_containers.py (short form) and `make rollout-test` (full).
 
 Each check skips, naming what is missing, when its tool is not installed.
 """
@@ -14,6 +15,7 @@ import importlib.machinery
 import importlib.util
 import re
 import shutil
+import textwrap
 import subprocess
 from pathlib import Path
 
@@ -238,8 +240,47 @@ def test_rollout_runs_the_documented_commands():
     names = ["STATUS_COMMAND", "ROTATE_COMMAND", "RETIRE_COMMAND", "BACKUP_COMMAND", "MDB_COPY_BACKUP_COMMAND",
              "RESTORE_COMMAND", "RESTORE_NEW_HOST_COMMAND", "SERVER_KEY_MOVE_COMMAND", "CLIENT_KEYS_MOVE_COMMAND",
              "OLD_KEYS_DELETE_COMMAND", "HANDLE_KEY_COMMAND", "GPU_DROP_IN_COMMAND", "UPGRADE_SERVER_COMMAND",
-             "UPGRADE_KDC_COMMAND", "KDC_RESTART_COMMAND", "REINSTALL_COMMAND"]
+             "UPGRADE_KDC_COMMAND", "KDC_RESTART_COMMAND", "REINSTALL_COMMAND", "KDC_BACKUP_COMMAND",
+             "KDC_PACKAGES_COMMAND", "KDC_RESTORE_COMMAND", "SERVER_KEYGEN_COMMAND", "SERVER_KEY_OWNER_COMMAND",
+             "SERVER_ENABLE_COMMAND", "SERVER_RESTART_COMMAND", "KDC_KEYGEN_COMMAND", "ADMIN_CLUSTER_COMMAND",
+             "HANDLE_KEY_NEW_COMMAND", "DATABASE_CREATE_COMMAND", "PROTECT_COMMAND", "HAND_ROTATE_COMMAND"]
     for name in names:
         command = getattr(module, name).replace(module.REALM, "EXAMPLE.ORG").replace("{version}", "VERSION")
         for part in command.split(" && "):
             assert part in doc, f"{name}: {part!r} is not in docs/operations.md"
+
+
+def code_blocks(text: str) -> list[str]:
+    """The fenced blocks of a Markdown text, each without the indentation of its list item."""
+    return [textwrap.dedent(block) for block in re.findall(r"^[ ]*```\n(.*?)^[ ]*```$", text, re.S | re.M)]
+
+
+def test_rollout_writes_the_documented_files():
+    """The files the rollout test writes for "Install by hand" are blocks of the guide, whole."""
+    module = rollout_module()
+    blocks = code_blocks(OPERATIONS.read_text())
+    files = {"server.toml (party 1)": module.hand_server_toml(1), "krb5.conf": module.HAND_KRB5_CONF,
+             "kdc.conf": module.HAND_KDC_CONF, "cluster.toml": module.HAND_CLUSTER_TOML,
+             "router.conf": module.HAND_ROUTER_CONF}
+    for name, text in files.items():
+        assert text in blocks, f"{name} as the rollout test writes it is not a block of docs/operations.md:\n{text}"
+    # The other parties' configurations differ from party 1's only where the guide says.
+    for party in (2, 3):
+        text = module.hand_server_toml(party)
+        assert f"party = {party}\n" in text and text.count("[[peers]]") == 2
+        assert f"server{party}.pub" not in text and f"mpc{party}.example.org" not in text
+
+
+def test_documented_kdc_conf_is_the_roles():
+    """The guide's kdc.conf by hand is what the mpc_kdc role writes with its defaults."""
+    module = rollout_module()
+    role = REPO / "ansible" / "roles" / "mpc_kdc"
+    defaults = (role / "defaults" / "main.yml").read_text()
+    values = {"mpc_kdc_realm": "EXAMPLE.ORG"}
+    for key in ("mpc_kdc_max_life", "mpc_kdc_max_renewable_life", "mpc_kdc_supported_enctypes",
+                "mpc_kdc_handle_key_file", "mpc_kdc_database_name"):
+        values[key] = re.search(rf"^{key}: (.*)$", defaults, re.M).group(1)
+    template = (role / "templates" / "kdc.conf.j2").read_text()
+    lines = [line for line in template.splitlines() if not line.startswith("#")]
+    rendered = re.sub(r"\{\{ (\w+) \}\}", lambda found: values[found.group(1)], "\n".join(lines))
+    assert rendered.strip() + "\n" == module.HAND_KDC_CONF
