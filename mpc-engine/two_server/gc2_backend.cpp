@@ -17,12 +17,6 @@ using gc2::Block;
 // Instances garbled at once: bounds the label memory of a job part (slots x instances x 16 bytes).
 constexpr std::size_t kPartBlocks = 512;
 
-std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
-  std::vector<std::uint8_t> bits(bytes.size() * 8);
-  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
-  return bits;
-}
-
 void send_u64(two_party::Channel& channel, std::uint64_t value) {
   std::uint8_t bytes[8];
   for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
@@ -171,7 +165,7 @@ gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& 
     peer.flush();
     if (transfer) {
       // Server 2 chooses with its share bits s2: m_c = Z ^ (s1 ^ c) * delta.
-      const auto own_bits = bits_of(share);
+      const auto own_bits = gc2::bits_of(share);
       const gc2::Labels m0 = gc2::garbler_input_labels(*garbler_, own_bits, set.labels);
       gc2::Labels m1(m0.size());
       for (std::size_t i = 0; i < m0.size(); ++i) m1[i] = m0[i] ^ garbler_->delta();
@@ -215,7 +209,7 @@ gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& 
     offer->transferred = transfer == 1;
   }
   if (transfer == 1) {
-    const auto choices = bits_of(share);
+    const auto choices = gc2::bits_of(share);
     wipe(held.labels.data(), held.labels.size() * sizeof(Block));
     held.labels.assign(key_rows, Block{});
     ot::OtExtensionReceiver receiver(peer);

@@ -15,20 +15,6 @@ namespace {
 
 using gc2::Block;
 
-std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
-  std::vector<std::uint8_t> bits(bytes.size() * 8);
-  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
-  return bits;
-}
-
-// A single instance's input labels: `secret` then `open`.
-gc2::Labels concatenated(std::span<const Block> secret, std::span<const Block> open) {
-  gc2::Labels out(secret.size() + open.size());
-  std::copy(secret.begin(), secret.end(), out.data());
-  std::copy(open.begin(), open.end(), out.data() + secret.size());
-  return out;
-}
-
 constexpr std::size_t kRoundKeyRows = wire::kGcmRoundKeyBytes * 8;
 
 }  // namespace
@@ -175,12 +161,12 @@ GcmOpened Gc2Backend::gcm_open(two_party::Channel& peer, const GcmOpenTask& task
   std::vector<std::uint8_t> verdict;
   if (party_ == 0) {
     const gc2::Labels zero = gc2::zero_labels(128);
-    const gc2::Labels active = gc2::garbler_input_labels(*garbler_, bits_of(task.tag), zero);
+    const gc2::Labels active = gc2::garbler_input_labels(*garbler_, gc2::bits_of(task.tag), zero);
     peer.send({reinterpret_cast<const std::uint8_t*>(active.data()), active.size() * sizeof(Block)});
-    verdict = garbler_->garble(equality_, 1, concatenated(tag_labels.span(), zero.span()), peer);
+    verdict = garbler_->garble(equality_, 1, gc2::concatenated(tag_labels.span(), zero.span()), peer);
   } else {
     peer.receive({reinterpret_cast<std::uint8_t*>(given.data()), given.size() * sizeof(Block)});
-    verdict = gc2::evaluate(equality_, 1, concatenated(tag_labels.span(), given.span()), peer);
+    verdict = gc2::evaluate(equality_, 1, gc2::concatenated(tag_labels.span(), given.span()), peer);
   }
   GcmOpened out;
   out.keystream = SecretBytes(text_blocks * 16);

@@ -16,20 +16,6 @@ namespace {
 
 using gc2::Block;
 
-std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
-  std::vector<std::uint8_t> bits(bytes.size() * 8);
-  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
-  return bits;
-}
-
-// One instance's input labels: the secret rows, then the public ones.
-gc2::Labels inputs_of(std::span<const Block> secret, std::span<const Block> public_rows) {
-  gc2::Labels out(secret.size() + public_rows.size());
-  std::copy(secret.begin(), secret.end(), out.data());
-  std::copy(public_rows.begin(), public_rows.end(), out.data() + secret.size());
-  return out;
-}
-
 void send_labels(two_party::Channel& peer, const gc2::Labels& labels) {
   peer.send({reinterpret_cast<const std::uint8_t*>(labels.data()), labels.size() * sizeof(Block)});
 }
@@ -139,7 +125,7 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
       prepared_->garblings.drop_if(
           [&](const PreparedShape& held, const PreparedGarbling& garbling) { return held == shape && garbling.confirmed; });
     send_le(peer, taken ? taken->id : std::uint64_t{0});
-    const auto public_bits = bits_of(public_record);
+    const auto public_bits = gc2::bits_of(public_record);
     if (taken) {
       send_labels(peer, gc2::garbler_input_labels(*garbler_, public_bits, taken->public_zero_labels));
       peer.flush();
@@ -148,7 +134,7 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
     } else {
       const gc2::Labels zero = gc2::zero_labels(public_rows);
       send_labels(peer, gc2::garbler_input_labels(*garbler_, public_bits, zero));
-      bits = garbler_->garble(prog, 1, inputs_of(secret, zero.span()), peer);
+      bits = garbler_->garble(prog, 1, gc2::concatenated(secret, zero.span()), peer);
       ++prepared_->online;
     }
     if (prepared_->budget() > 0) {
@@ -167,10 +153,10 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
   gc2::Labels public_labels(public_rows);
   receive_labels(peer, public_labels);
   if (named != 0) {
-    bits = gc2::evaluate_stored(prog, 1, inputs_of(secret, public_labels.span()), reserved->stream);
+    bits = gc2::evaluate_stored(prog, 1, gc2::concatenated(secret, public_labels.span()), reserved->stream);
     ++prepared_->used;
   } else {
-    bits = gc2::evaluate(prog, 1, inputs_of(secret, public_labels.span()), peer);
+    bits = gc2::evaluate(prog, 1, gc2::concatenated(secret, public_labels.span()), peer);
     ++prepared_->online;
     if (reserved) ++prepared_->refused;
   }
@@ -212,7 +198,7 @@ void Gc2Backend::prepare(two_party::Channel& peer, const PreparedShape& shape) {
   }
   const auto program = krb_circuits_->program(shape.circuit.id, shape.circuit.data_bytes, shape.circuit.combine);
   gc2::Labels public_zero = gc2::zero_labels(public_rows);
-  const gc2::Labels inputs = inputs_of(secret_zero, public_zero.span());
+  const gc2::Labels inputs = gc2::concatenated(secret_zero, public_zero.span());
   wipe(secret_zero.data(), secret_zero.size() * sizeof(Block));
   if (program->num_inputs != inputs.size()) throw Error(Component::Server, "Kerberos circuit does not fit its shape");
   gc2::GarblingAhead ahead = gc2::garble_ahead(*garbler_, *program, 1, inputs);

@@ -2,7 +2,9 @@
 // away the wires' values, so every buffer of them wipes itself when it goes away.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -50,5 +52,21 @@ class Labels {
  private:
   std::vector<Block> blocks_;
 };
+
+// The bits of `bytes` one per byte, byte b bit k at b * 8 + k: the circuits' input order, as
+// garbler_input_labels() and OT choices take them.
+inline std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint8_t> bits(bytes.size() * 8);
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
+  return bits;
+}
+
+// One instance's input labels: the `first` rows (a key's), then the `second` (public ones).
+inline Labels concatenated(std::span<const Block> first, std::span<const Block> second) {
+  Labels out(first.size() + second.size());
+  std::copy(first.begin(), first.end(), out.data());
+  std::copy(second.begin(), second.end(), out.data() + first.size());
+  return out;
+}
 
 }  // namespace mpc::gc2
