@@ -72,13 +72,13 @@ FULL_SWEEP = os.environ.get("MPC_KRB_FULL_SWEEP") == "1"
 def sweep_lengths(enctype: str, engine_encrypts: bool) -> list[int]:
     """Plaintext lengths one direction checks for one enctype. By default the block edges of
     CBC with ciphertext stealing (one block, partial and whole second blocks, several
-    blocks), different per direction, and three random lengths up to 1000; with
+    blocks), different per direction, and two random lengths up to 1000; with
     MPC_KRB_FULL_SWEEP=1 every length 0..1000 in both directions (run for all four enctypes
     through three servers and, test_two_server_krb_gcm.py, through two)."""
     if FULL_SWEEP:
         return list(range(0, 1001))
     edges = (0, 1, 15, 16, 17, 32, 64) if engine_encrypts else (0, 2, 14, 16, 31, 33, 48)
-    return list(edges) + sorted(secrets.SystemRandom().sample(range(65, 1001), 3))
+    return list(edges) + sorted(secrets.SystemRandom().sample(range(65, 1001), 2))
 
 
 # ------------------------------------------------------------------- libk5crypto (ctypes)
@@ -523,6 +523,12 @@ CF2_PARTNER = {"aes128": "aes256", "aes256": "aes128-sha2", "aes128-sha2": "aes2
 
 @pytest.mark.timeout(600)
 def test_cf2_jobs_equal_libk5crypto(krb, k5, enctype):
+    """Three servers take thousands of rounds per KRB-FX-CF2 job, so by default one pair runs
+    here (an RFC 3962 user key with an RFC 8009 armor key); the circuits of all 16 pairs are
+    checked against libk5crypto in the unit tests, and all four enctypes through two servers
+    (test_two_server_krb_gcm.py) and through krb5kdc (kdc/test_user_protection.py)."""
+    if enctype != "aes256" and not FULL_SWEEP:
+        pytest.skip("the other enctypes run with MPC_KRB_FULL_SWEEP=1")
     engine, key = krb["compute"], krb["keys"][enctype]
     check_cf2_jobs(engine, k5, key, CF2_PARTNER[enctype])
 

@@ -972,6 +972,8 @@ def test_user_key_prf_is_never_opened_and_cf2_stays_in_the_engine(user, k5):
     challenge, the KDC's challenge and the strengthened reply key's AS-REP encryption and
     checksum under it are libk5crypto's."""
     enctype, key, driver = user
+    if enctype == 17:
+        pytest.skip("one user enctype is enough here: the circuits are checked per enctype pair elsewhere")
     for api in ("c", "k"):
         result = driver.call("prf", data="00", api=api)
         assert result["ret"] == KRB5_CRYPTO_INTERNAL and "never opened" in result["msg"], result
