@@ -27,7 +27,7 @@ unit-test: build
 # Includes the rollout test's short form (tests/integration/rollout/test_rollout_containers.py:
 # booted containers; it skips, naming what is missing, without root, nspawn or cgroups).
 integration-test: build ansible-venv
-	MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) $(PYTEST) -q tests/integration
+	MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) $(PYTEST) -q --durations=15 tests/integration
 
 test: unit-test fuzz-short integration-test
 
