@@ -128,8 +128,9 @@ def main() -> None:
              realm.run(["kinit", "-c", armor, "-k", "-t", "storm.keytab", realm.principal("storm")]))
         result, took = timed(lambda: realm.run(["kinit", "-c", fast, "-T", armor, alice],
                                                input=f"{ALICE_PASSWORD}\n"))
-        show(f"    kinit -T (FAST encrypted challenge: the engine computes PRF+ of her key, the challenge"
-             f" and the reply are under keys KRB-FX-CF2 makes from it); took {took:.0f} ms", result)
+        show(f"    kinit -T (FAST encrypted challenge: the challenges and the reply are under keys KRB-FX-CF2"
+             f" makes from her key, computed inside each engine job, never in krb5kdc); took {took:.0f} ms",
+             result)
         show("    klist of the FAST login", realm.run(["klist", "-c", fast]))
 
         load = build / "tests" / "load" / "kdc_load"
