@@ -68,6 +68,9 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   const std::size_t data_rows = public_record.size() * 8;
   if (prog.num_inputs != secret_rows + data_rows || prog.num_outputs > result_bytes * 8)
     throw Error(Component::Server, "Kerberos circuit does not fit its job");
+  // The other server may still be compiling this circuit (a shape it has not seen yet, up to
+  // seconds for a KRB-FX-CF2 job of an RFC 8009 key) before it answers.
+  peer.allow_extra_wait(server::krb_first_layer_grace(prog));
 
   // With a garbling both servers prepared for this shape, or garbled now (prepared_jobs.cpp).
   std::vector<std::uint8_t> bits = krb_circuit_bits(peer, task, prog, plan.circuit, range, public_record);

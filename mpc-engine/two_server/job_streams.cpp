@@ -1,6 +1,7 @@
 #include "two_server/job_streams.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/error.hpp"
 #include "protocol/two_party/chunked_channel.hpp"
@@ -32,12 +33,13 @@ class JobStream final : public two_party::ChunkedChannel {
     streams_.queue_frame(job_, wire::encode_two_server(data), true, priority_);
   }
 
+  void allow_extra_wait(std::chrono::milliseconds extra) override { extra_wait_ = extra; }
+
   std::vector<std::uint8_t> next_chunk() override {
+    const std::chrono::milliseconds limit = streams_.receive_timeout_ + std::exchange(extra_wait_, {});
     std::unique_lock lock(inbox_->mutex);
-    if (!inbox_->ready.wait_for(lock, streams_.receive_timeout_,
-                                [&] { return !inbox_->frames.empty() || inbox_->aborted; }))
-      throw PeerError(Component::Server, "the other server sent nothing for " +
-                                             std::to_string(streams_.receive_timeout_.count()) + " ms");
+    if (!inbox_->ready.wait_for(lock, limit, [&] { return !inbox_->frames.empty() || inbox_->aborted; }))
+      throw PeerError(Component::Server, "the other server sent nothing for " + std::to_string(limit.count()) + " ms");
     if (inbox_->frames.empty()) throw PeerError(Component::Server, "the other server abandoned the job: " + *inbox_->aborted);
     std::vector<std::uint8_t> frame = std::move(inbox_->frames.front());
     inbox_->frames.pop_front();
@@ -48,6 +50,7 @@ class JobStream final : public two_party::ChunkedChannel {
   JobStreams& streams_;
   std::uint64_t job_;
   std::shared_ptr<JobStreams::Inbox> inbox_;
+  std::chrono::milliseconds extra_wait_{0};
   StreamPriority priority_;
 };
 

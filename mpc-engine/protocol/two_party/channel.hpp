@@ -26,6 +26,9 @@ class Channel {
   virtual void receive(std::span<std::uint8_t> out) = 0;
   // Bytes handed to send() so far: benchmarks report bytes per gate from it.
   virtual std::uint64_t bytes_sent() const = 0;
+  // Lets the next receive() wait `extra` beyond the channel's timeout, once: the peer may be
+  // busy before it answers (compiling a circuit it has not seen yet). No effect by default.
+  virtual void allow_extra_wait(std::chrono::milliseconds extra) { (void)extra; }
 };
 
 // Two connected in-memory channels for two threads of one process. Sends are buffered in
