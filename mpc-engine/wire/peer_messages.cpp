@@ -74,7 +74,13 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
   const std::uint8_t circuit = reader.u8();
   if (!is_valid_circuit_id(circuit)) fail("unknown circuit id " + std::to_string(circuit));
   header.circuit = static_cast<CircuitId>(circuit);
-  if (is_krb_circuit(header.circuit)) header.data_bytes = reader.u32();
+  if (is_krb_circuit(header.circuit)) {
+    header.data_bytes = reader.u32();
+    const std::uint8_t evaluation = reader.u8();
+    if (evaluation > static_cast<std::uint8_t>(KrbEvaluation::Garbled))
+      fail("unknown Kerberos batch evaluation " + std::to_string(evaluation));
+    header.krb_evaluation = static_cast<KrbEvaluation>(evaluation);
+  }
   if (is_krb_cf2_circuit(header.circuit)) header.krb_combine = reader.u32();
   check_krb_batch(header.circuit, header.data_bytes, header.krb_combine);
   const std::uint32_t count = reader.u32();
@@ -183,14 +189,19 @@ std::vector<std::uint8_t> encode_batch(const BatchHeader& header) {
   if (!is_valid_circuit_id(static_cast<std::uint8_t>(header.circuit))) fail("unknown circuit id");
   check_krb_batch(header.circuit, header.data_bytes, header.krb_combine);
   check_slice_count(header.slices.size());
+  if (!is_krb_circuit(header.circuit) && header.krb_evaluation != KrbEvaluation::Layered)
+    fail("batch of a non-Kerberos circuit evaluated as a garbled circuit");
   const bool krb = is_krb_circuit(header.circuit);
   const bool cf2 = is_krb_cf2_circuit(header.circuit);
   std::vector<std::uint8_t> out;
-  out.reserve(kPeerHeaderBytes + 1 + (krb ? 4 : 0) + (cf2 ? 4 : 0) + 4 + header.slices.size() * kSliceBytes);
+  out.reserve(kPeerHeaderBytes + 1 + (krb ? 5 : 0) + (cf2 ? 4 : 0) + 4 + header.slices.size() * kSliceBytes);
   ByteWriter writer(out);
   write_header(writer, PeerMessageType::Batch, header.epoch, header.sequence);
   writer.u8(static_cast<std::uint8_t>(header.circuit));
-  if (krb) writer.u32(header.data_bytes);
+  if (krb) {
+    writer.u32(header.data_bytes);
+    writer.u8(static_cast<std::uint8_t>(header.krb_evaluation));
+  }
   if (cf2) writer.u32(header.krb_combine);
   writer.u32(static_cast<std::uint32_t>(header.slices.size()));
   for (const auto& slice : header.slices) {

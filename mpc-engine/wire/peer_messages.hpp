@@ -3,13 +3,14 @@
 //
 //   u8 version (=1) | u8 type | u64 epoch | u32 sequence | body
 //
-// Batch (leader -> both followers): u8 circuit | [u32 data length] | [u32 combine shape] |
-//   u32 slice count | slices,
+// Batch (leader -> both followers): u8 circuit | [u32 data length] | [u8 evaluation] |
+//   [u32 combine shape] | u32 slice count | slices,
 //   each 32-byte client public key | 16-byte request id | u32 first block | u32 blocks |
 //   u32 first nonce | u32 nonces
 //   The data length is present only for the Kerberos circuit ids (is_krb_circuit): the
 //   length of every job's KrbRequest::data, which with the id fixes the circuit. Batches of
-//   the other ids have no such field (the format they always had). The combine shape
+//   the other ids have no such field (the format they always had). The evaluation
+//   (KrbEvaluation) follows the data length of every Kerberos id. The combine shape
 //   (pack_krb_combine) is present only for the KrbCf2 ids.
 // Layer (party i -> party i+1): u32 layer index | payload (rest of the frame)
 // Abort (any party -> the other two): u16 reason | short string detail
@@ -110,6 +111,12 @@ struct BatchSlice {
   std::uint32_t nonces = 0;
 };
 
+// How the three servers run a Kerberos batch: the rss3 protocol layer by layer (a round per
+// AND layer: thousands for HMAC-SHA1), or as a garbled circuit that server 1 garbles and
+// server 2 evaluates (constant rounds; server/garbled_krb_batch.hpp). The leader chooses; the
+// followers do what the header says.
+enum class KrbEvaluation : std::uint8_t { Layered = 0, Garbled = 1 };
+
 struct BatchHeader {
   std::uint64_t epoch = 0;
   std::uint32_t sequence = 0;
@@ -117,6 +124,8 @@ struct BatchHeader {
   // Kerberos circuits: the data length of every job (valid for krb_result_bytes of the
   // circuit's operation). 0 for every other circuit.
   std::uint32_t data_bytes = 0;
+  // Kerberos circuits: how the batch is evaluated. Layered for every other circuit.
+  KrbEvaluation krb_evaluation = KrbEvaluation::Layered;
   // KrbCf2 circuits: pack_krb_combine of every job's shape. 0 for every other circuit.
   std::uint32_t krb_combine = 0;
   std::vector<BatchSlice> slices;

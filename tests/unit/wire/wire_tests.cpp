@@ -1248,14 +1248,28 @@ TEST(PeerMessage, KrbBatchCarriesTheDataLength) {
   EXPECT_EQ(krb_operation_of(CircuitId::KrbChecksum), KrbOperation::Checksum);
   EXPECT_THROW(krb_operation_of(CircuitId::Aes256EncryptDepth4), FormatError);
 
-  const BatchHeader header = krb_batch(CircuitId::KrbDecryptAes256, 0x0203);
+  BatchHeader header = krb_batch(CircuitId::KrbDecryptAes256, 0x0203);
+  header.krb_evaluation = KrbEvaluation::Garbled;
   const Bytes frame = encode_batch(header);
-  ASSERT_EQ(frame.size(), 14u + 1u + 4u + 4u + 2u * 64u);
-  EXPECT_EQ(frame[14], 14);  // circuit id, then the data length, then the slice count
-  EXPECT_EQ((Bytes(frame.begin() + 15, frame.begin() + 23)), (Bytes{0x03, 0x02, 0, 0, 2, 0, 0, 0}));
+  ASSERT_EQ(frame.size(), 14u + 1u + 4u + 1u + 4u + 2u * 64u);
+  // Circuit id, data length, evaluation, slice count.
+  EXPECT_EQ(frame[14], 14);
+  EXPECT_EQ((Bytes(frame.begin() + 15, frame.begin() + 24)), (Bytes{0x03, 0x02, 0, 0, 1, 2, 0, 0, 0}));
   const auto decoded = std::get<BatchHeader>(decode_peer_message(frame));
   EXPECT_EQ(decoded.circuit, CircuitId::KrbDecryptAes256);
   EXPECT_EQ(decoded.data_bytes, 0x0203u);
+  EXPECT_EQ(decoded.krb_evaluation, KrbEvaluation::Garbled);
+  // Layered is 0; an unknown evaluation is refused.
+  EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(krb_batch(CircuitId::KrbDecryptAes256, 0x0203))))
+                .krb_evaluation,
+            KrbEvaluation::Layered);
+  Bytes unknown = frame;
+  unknown[19] = 2;
+  EXPECT_THROW(decode_peer_message(unknown), FormatError);
+  // Only Kerberos batches are garbled.
+  BatchHeader aes = sample_batch();
+  aes.krb_evaluation = KrbEvaluation::Garbled;
+  EXPECT_THROW(encode_batch(aes), FormatError);
   ASSERT_EQ(decoded.slices.size(), 2u);
   EXPECT_EQ(decoded.slices[1].request, header.slices[1].request);
   EXPECT_EQ(encode_batch(decoded), frame);
@@ -1289,7 +1303,7 @@ TEST(PeerMessage, RejectsBadKrbBatches) {
     if (which == 2) slice.nonces = 1;
     EXPECT_THROW(encode_batch(header), FormatError);
     Bytes frame = encode_batch(krb_batch(CircuitId::KrbEncryptAes128, 64));
-    const std::size_t at = 14 + 1 + 4 + 4 + 64 + 48 + (which == 0 ? 4 : which == 1 ? 0 : 12);
+    const std::size_t at = 14 + 1 + 4 + 1 + 4 + 64 + 48 + (which == 0 ? 4 : which == 1 ? 0 : 12);
     frame[at] = which == 0 ? 2 : 1;  // blocks 2, first block 1, or 1 nonce
     expect_rejected(frame, decode_peer);
   }
