@@ -5,8 +5,10 @@
 
 #include "common/error.hpp"
 #include "protocol/rss3/output.hpp"
+#include "protocol/two_party/chunked_channel.hpp"
 #include "protocol/rss3/transpose.hpp"
 #include "server/batch_inputs.hpp"
+#include "server/garbled_krb_batch.hpp"
 #include "server/layer_messages.hpp"
 
 namespace mpc::server {
@@ -50,6 +52,55 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
   std::vector<std::uint8_t> frame_;
 };
 
+// A garbled batch's byte stream: chunks to the next party as layer frames numbered 0, 1, 2,
+// ..., and the previous party's chunks from the inbox in the same numbering.
+class BatchWorker::Stream final : public two_party::ChunkedChannel {
+ public:
+  // Chunks of up to 256 KiB: a login's tables (megabytes) in few frames, the first of them
+  // early enough for the evaluator to start while the garbler goes on.
+  static constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
+
+  Stream(BatchWorker& worker, const wire::BatchHeader& header)
+      : ChunkedChannel(kChunkBytes), worker_(worker), header_(header) {}
+
+  void allow_extra_wait(std::chrono::milliseconds extra) override { extra_ = extra; }
+
+ private:
+  void ship(std::vector<std::uint8_t> chunk) override {
+    build_layer_frame(frame_, {header_.epoch, header_.sequence}, sent_chunks_++, chunk);
+    if (!worker_.next_party_->send_until(
+            frame_, std::chrono::steady_clock::now() + worker_.settings_.limits.peer_timeout + extra_))
+      throw PeerError(Component::Server,
+                      "party " + std::to_string(rss3::next_party(worker_.settings_.party) + 1) + " is unreachable");
+  }
+
+  std::vector<std::uint8_t> next_chunk() override {
+    const int previous = rss3::previous_party(worker_.settings_.party);
+    const auto timeout = worker_.settings_.limits.peer_timeout + extra_;
+    extra_ = std::chrono::milliseconds(0);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<std::uint8_t> chunk;
+    std::unique_lock lock(worker_.mutex_);
+    for (;;) {
+      if (take_stream_chunk(worker_.inbox_, previous, received_chunks_, chunk)) {
+        ++received_chunks_;
+        return chunk;
+      }
+      if (worker_.stopping_) throw PeerError(Component::Server, "server stopping");
+      if (worker_.wake_.wait_until(lock, deadline) == std::cv_status::timeout &&
+          std::chrono::steady_clock::now() >= deadline)
+        throw PeerError(Component::Server, "no garbled-batch stream from party " + std::to_string(previous + 1) +
+                                               " within " + std::to_string(timeout.count()) + " ms");
+    }
+  }
+
+  BatchWorker& worker_;
+  const wire::BatchHeader& header_;
+  std::chrono::milliseconds extra_{0};
+  std::uint32_t sent_chunks_ = 0;
+  std::uint32_t received_chunks_ = 0;
+  std::vector<std::uint8_t> frame_;
+};
 
 BatchWorker::BatchWorker(transport::Context& context, const settings::ServerSettings& settings,
                          const transport::CurveKeyPair& own, const PartyPrfKeys& prf_keys,
@@ -133,7 +184,11 @@ void BatchWorker::run() {
       }
     }
     BatchResult result;
-    if (task.program) {
+    if (task.program && task.header.krb_evaluation == wire::KrbEvaluation::Garbled) {
+      Stream stream(*this, task.header);
+      stream.allow_extra_wait(grace);
+      result = evaluate_garbled_batch(task, settings_.party, prf_keys_, stream, stream, log_);
+    } else if (task.program) {
       Exchange exchange(*this, task.header, grace);
       result = evaluate_batch(task, *evaluator_, prf_keys_, exchange, inputs_, outputs_, log_);
     } else {
@@ -168,6 +223,7 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
   const std::size_t record = (program.num_outputs + 7) / 8;
   result.record_bytes = record;
   result.and_gates = program.and_gates;
+  result.and_depth = program.and_depth;
   if (task.key_rows % 8 != 0 || program.num_inputs != secret_row + 8 * task.secret_bytes || record == 0) {
     result.error = "circuit of " + std::to_string(program.num_inputs) + " inputs and " +
                    std::to_string(program.num_outputs) + " outputs does not fit " + std::to_string(task.key_rows) +

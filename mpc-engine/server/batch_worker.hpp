@@ -78,6 +78,7 @@ struct BatchResult {
   std::vector<bool> slice_used;
   rss3::EvaluationStats stats;
   std::uint64_t and_gates = 0;  // of the program, per instance
+  std::uint32_t and_depth = 0;  // of the program: the rounds a layered evaluation takes
   std::chrono::microseconds elapsed{0};
 };
 
@@ -110,6 +111,7 @@ class BatchWorker {
 
  private:
   class Exchange;
+  class Stream;
   void run();
 
   const settings::ServerSettings& settings_;

@@ -17,8 +17,12 @@ std::optional<BatchTag> batch_tag_of(const std::vector<std::uint8_t>& frame) {
 
 void EarlyMessages::keep(PeerEnvelope envelope) {
   if (!batch_tag_of(envelope.data)) return;
-  if (messages_.size() == kMaxMessages) messages_.pop_front();
+  bytes_ += envelope.data.size();
   messages_.push_back(std::move(envelope));
+  while (messages_.size() > kMaxMessages || bytes_ > kMaxBytes) {
+    bytes_ -= messages_.front().data.size();
+    messages_.pop_front();
+  }
 }
 
 std::vector<PeerEnvelope> EarlyMessages::take(const BatchTag& tag) {
@@ -26,8 +30,12 @@ std::vector<PeerEnvelope> EarlyMessages::take(const BatchTag& tag) {
   std::deque<PeerEnvelope> kept;
   for (auto& envelope : messages_) {
     const auto own = batch_tag_of(envelope.data);
-    if (!own || own->epoch != tag.epoch || own->sequence < tag.sequence) continue;
+    if (!own || own->epoch != tag.epoch || own->sequence < tag.sequence) {
+      bytes_ -= envelope.data.size();
+      continue;
+    }
     if (*own == tag) {
+      bytes_ -= envelope.data.size();
       taken.push_back(std::move(envelope));
     } else {
       kept.push_back(std::move(envelope));

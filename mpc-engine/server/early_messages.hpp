@@ -24,7 +24,10 @@ std::optional<BatchTag> batch_tag_of(const std::vector<std::uint8_t>& frame);
 
 class EarlyMessages {
  public:
-  static constexpr std::size_t kMaxMessages = 256;
+  // A garbled Kerberos batch streams megabytes of tables in frames of 16 KiB and more, and
+  // they may all arrive before the batch starts here; the oldest go first past either bound.
+  static constexpr std::size_t kMaxMessages = 8192;
+  static constexpr std::size_t kMaxBytes = std::size_t{256} << 20;
   void keep(PeerEnvelope envelope);
   // Removes and returns the messages of `tag`; drops those of earlier batches of the same
   // epoch and of other epochs (a restarted leader never continues an old epoch).
@@ -32,6 +35,7 @@ class EarlyMessages {
 
  private:
   std::deque<PeerEnvelope> messages_;
+  std::size_t bytes_ = 0;
 };
 
 }  // namespace mpc::server

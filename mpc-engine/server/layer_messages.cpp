@@ -21,8 +21,11 @@ void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, st
   if (!payload.empty()) std::memcpy(frame.data() + wire::kLayerHeaderBytes, payload.data(), payload.size());
 }
 
-bool take_layer_message(std::deque<PeerEnvelope>& pending, int previous, std::uint32_t layer,
-                        std::span<std::uint8_t> incoming) {
+namespace {
+
+// The pending message of `layer` from `previous`, or end(); drops what can never be taken.
+std::deque<PeerEnvelope>::iterator find_layer(std::deque<PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                                              std::span<const std::uint8_t>& payload) {
   for (auto it = pending.begin(); it != pending.end();) {
     wire::PeerMessage message;
     try {
@@ -46,15 +49,36 @@ bool take_layer_message(std::deque<PeerEnvelope>& pending, int previous, std::ui
       ++it;  // a neighbour one layer ahead: kept for the next call
       continue;
     }
-    if (received->payload.size() != incoming.size())
-      throw PeerError(Component::Server, "layer message of " + std::to_string(received->payload.size()) +
-                                             " bytes from party " + std::to_string(previous + 1) + ", expected " +
-                                             std::to_string(incoming.size()));
-    if (!incoming.empty()) std::memcpy(incoming.data(), received->payload.data(), incoming.size());
-    pending.erase(it);
-    return true;
+    payload = received->payload;
+    return it;
   }
-  return false;
+  return pending.end();
+}
+
+}  // namespace
+
+bool take_stream_chunk(std::deque<PeerEnvelope>& pending, int previous, std::uint32_t index,
+                       std::vector<std::uint8_t>& chunk) {
+  std::span<const std::uint8_t> payload;
+  const auto it = find_layer(pending, previous, index, payload);
+  if (it == pending.end()) return false;
+  chunk.assign(payload.begin(), payload.end());
+  pending.erase(it);
+  return true;
+}
+
+bool take_layer_message(std::deque<PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                        std::span<std::uint8_t> incoming) {
+  std::span<const std::uint8_t> payload;
+  const auto it = find_layer(pending, previous, layer, payload);
+  if (it == pending.end()) return false;
+  if (payload.size() != incoming.size())
+    throw PeerError(Component::Server, "layer message of " + std::to_string(payload.size()) + " bytes from party " +
+                                           std::to_string(previous + 1) + ", expected " +
+                                           std::to_string(incoming.size()));
+  if (!incoming.empty()) std::memcpy(incoming.data(), payload.data(), incoming.size());
+  pending.erase(it);
+  return true;
 }
 
 }  // namespace mpc::server

@@ -30,4 +30,11 @@ void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, st
 bool take_layer_message(std::deque<PeerEnvelope>& pending, int previous, std::uint32_t layer,
                         std::span<std::uint8_t> incoming);
 
+// A garbled batch's byte stream (garbled_krb_batch.hpp) travels as layer frames numbered
+// 0, 1, 2, ... whose payloads may have any length: takes chunk `index` from `previous` and
+// returns its payload (true), dropping earlier and malformed frames like take_layer_message.
+// Throws PeerError on an abort of the batch.
+bool take_stream_chunk(std::deque<PeerEnvelope>& pending, int previous, std::uint32_t index,
+                       std::vector<std::uint8_t>& chunk);
+
 }  // namespace mpc::server

@@ -13,6 +13,7 @@ namespace {
 
 constexpr char kLabel[] = "mpc-kdc rss3 correlated-randomness prf key v1";
 constexpr char kTagMaskLabel[] = "mpc-kdc gcm tag output mask key v1";
+constexpr char kGarblingLabel[] = "mpc-kdc garbled kerberos batch key v1";
 
 // BLAKE2b keyed with the edge key: the purpose key reveals nothing about the edge key, and
 // keys for different labels are independent.
@@ -50,6 +51,8 @@ PartyPrfKeys::~PartyPrfKeys() {
   wipe(previous.data(), previous.size());
   wipe(tag_own.data(), tag_own.size());
   wipe(tag_previous.data(), tag_previous.size());
+  wipe(garbling_own.data(), garbling_own.size());
+  wipe(garbling_previous.data(), garbling_previous.size());
 }
 
 PartyPrfKeys derive_prf_keys(int party, const transport::CurveKeyPair& own,
@@ -60,6 +63,8 @@ PartyPrfKeys derive_prf_keys(int party, const transport::CurveKeyPair& own,
   keys.previous = edge_key(rss3::previous_party(party), party, own, public_keys);
   keys.tag_own = purpose_key(keys.own, kTagMaskLabel);
   keys.tag_previous = purpose_key(keys.previous, kTagMaskLabel);
+  keys.garbling_own = purpose_key(keys.own, kGarblingLabel);
+  keys.garbling_previous = purpose_key(keys.previous, kGarblingLabel);
   return keys;
 }
 

@@ -25,6 +25,10 @@ struct PartyPrfKeys {
   rss3::PrfKey previous{};  // k_{i-1}, shared with party i-1
   rss3::PrfKey tag_own{};       // from k_i, for GCM tag output masks
   rss3::PrfKey tag_previous{};  // from k_{i-1}
+  // A garbled Kerberos batch (garbled_krb_batch.hpp) draws its labels and pads from keys of
+  // their own, hashed from the edge keys under a third label.
+  rss3::PrfKey garbling_own{};       // from k_i
+  rss3::PrfKey garbling_previous{};  // from k_{i-1}
   ~PartyPrfKeys();
 };
 

@@ -717,6 +717,9 @@ std::optional<wire::BatchHeader> Server::form_batch(bool krb_worker_idle, bool o
       header.circuit = group.krb_circuit.id;
       header.data_bytes = group.krb_circuit.data_bytes;
       header.krb_combine = group.krb_circuit.combine;
+      header.krb_evaluation = settings_.krb_evaluation == settings::KrbEvaluation::Garbled
+                                  ? wire::KrbEvaluation::Garbled
+                                  : wire::KrbEvaluation::Layered;
       break;
     default: {
       header.circuit = CircuitSet::choose(first->key.algorithm, first->request.operation == wire::Operation::EcbDecrypt,
@@ -873,7 +876,8 @@ bool Server::prepare_task(const wire::BatchHeader& header, BatchTask& task, std:
       task.key_rows = layout.key_rows;
       task.public_bytes = layout.public_bytes;
       task.secret_bytes = 0;
-      task.krb_circuits = &krb_circuits_;
+      task.krb_circuits =
+          header.krb_evaluation == wire::KrbEvaluation::Garbled ? &krb_garbled_circuits_ : &krb_circuits_;
       return true;
     } catch (const Error& failure) {
       error = failure.what();
@@ -995,6 +999,8 @@ void Server::apply_result(BatchResult& result) {
                             {"circuit", static_cast<std::uint64_t>(header.circuit)},
                             {"data_bytes", static_cast<std::uint64_t>(header.data_bytes)},
                             {"and_gates", static_cast<std::uint64_t>(result.and_gates)},
+                            {"and_depth", static_cast<std::uint64_t>(result.and_depth)},
+                            {"evaluation", header.krb_evaluation == wire::KrbEvaluation::Garbled ? "garbled" : "layered"},
                             {"instances", static_cast<std::uint64_t>(offset)},
                             {"layers", result.stats.layers_exchanged},
                             {"bytes_sent", result.stats.bytes_sent},

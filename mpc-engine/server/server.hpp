@@ -141,7 +141,10 @@ class Server {
   PartyPrfKeys prf_keys_;
   store::ShareStore store_;
   CircuitSet circuits_;
-  KrbCircuitCache krb_circuits_;
+  KrbCircuitCache krb_circuits_;          // fewest AND layers, for layered Kerberos batches
+  KrbCircuitCache krb_garbled_circuits_{  // fewest AND gates, for garbled ones
+      KrbCircuitCache::kDefaultBudgetOps,
+      [](const KrbCircuitKey& key) { return build_krb_circuit(key, circuits::CircuitCost::FewestAnds); }};
   transport::Context context_;
   std::unique_ptr<transport::Listener> clients_;
   std::unique_ptr<PeerLinks> peers_;

@@ -90,7 +90,7 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   const detail::Document document = detail::parse_document(file);
   const TableReader root(document, document.root, "",
                          {"protocol", "party", "client_endpoint", "peer_endpoint", "secret_key_file", "storage_path",
-                          "storage_key_file", "log_level", "backend", "limits", "lut", "peers", "clients"});
+                          "storage_key_file", "log_level", "backend", "krb_evaluation", "limits", "lut", "peers", "clients"});
   ServerSettings settings;
   if (auto protocol = root.optional_choice("protocol", {"rss3", "gc2", "lut2"}))
     settings.protocol = parse_protocol(*protocol);
@@ -108,6 +108,10 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
     settings.backend = *backend == "cpu"    ? EvaluatorBackend::Cpu
                        : *backend == "cuda" ? EvaluatorBackend::Cuda
                                             : EvaluatorBackend::Auto;
+  if (auto evaluation = root.optional_choice("krb_evaluation", {"garbled", "layered"})) {
+    if (settings.protocol != Protocol::Rss3) root.fail("krb_evaluation", "applies only to protocol = \"rss3\"");
+    settings.krb_evaluation = *evaluation == "garbled" ? KrbEvaluation::Garbled : KrbEvaluation::Layered;
+  }
   if (const toml::table* limits = root.optional_table("limits")) settings.limits = read_limits(document, *limits);
   if (const toml::table* lut = root.optional_table("lut")) {
     if (settings.protocol != Protocol::Lut2) root.fail("lut", "applies only to protocol = \"lut2\"");

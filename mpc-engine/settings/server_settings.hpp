@@ -9,6 +9,7 @@
 //   storage_key_file = "/etc/mpc-kdc/storage.key"
 //   log_level = "info"                      # debug | info | warning | error
 //   backend = "auto"                        # cpu | cuda | auto: the three-party evaluator
+//   krb_evaluation = "garbled"              # garbled | layered: how rss3 runs Kerberos jobs
 //
 //   [limits]
 //   max_batch_blocks = 16384      # instances in one bitsliced evaluation (a chunk set that stays in cache)
@@ -57,6 +58,11 @@
 //     the server fails to start without a usable GPU or in a build without CUDA) or
 //     "auto" (cuda when cuda::cuda_device_available(), else cpu). Both evaluators send
 //     bit-identical messages, so servers of one cluster may differ.
+//   - krb_evaluation (rss3): "garbled" runs each Kerberos batch as one garbled circuit
+//     (server 1 garbles, server 2 evaluates, server 3 supplies labels: three messages,
+//     server/garbled_krb_batch.hpp), "layered" runs it layer by layer like every other batch
+//     (a round per AND layer, thousands for HMAC-SHA1, but little traffic). Server 1 leads
+//     every batch, so its setting decides; the others follow what its batches say.
 //   - Strings are non-empty, at most 4096 bytes, without control characters.
 //   - Endpoints: tcp://host:port (port 1..65535 or *), ipc://path or inproc://name;
 //     client_endpoint and peer_endpoint differ; the two peers' endpoints differ.
@@ -126,6 +132,9 @@ enum class SboxChoice { Auto, And32, Depth4 };
 // Which rss3::Evaluator the server runs (see "backend" above).
 enum class EvaluatorBackend { Cpu, Cuda, Auto };
 
+// How a three-server cluster runs Kerberos batches (see "krb_evaluation" above).
+enum class KrbEvaluation { Garbled, Layered };
+
 struct PeerSettings {
   int party = 0;  // 0-based internally (file says 1..3)
   std::string endpoint;
@@ -155,6 +164,7 @@ struct ServerSettings {
   std::filesystem::path storage_key_file;
   std::string log_level = "info";
   EvaluatorBackend backend = EvaluatorBackend::Auto;
+  KrbEvaluation krb_evaluation = KrbEvaluation::Garbled;
   ServerLimits limits;
   LutSettings lut;
   std::vector<PeerSettings> peers;  // the other parties (two, or one with gc2/lut2), sorted by party

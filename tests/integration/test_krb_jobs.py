@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
+import re
 import secrets
 import subprocess
 import threading
@@ -798,6 +800,64 @@ def test_mpcctl_key_import_and_krb_commands(krb, k5, enctype):
     assert bad.returncode == 1 and "usage 1" in bad.stderr
     cluster.mpcctl("key", "delete", "--cluster", str(cluster.admin_config), "--name", "krb/mpcctl", "--kvno", "4",
                    "--alg", alg)
+
+
+# ---------------------------------------------------------------- evaluations
+
+def leader_evaluations(cluster: Cluster) -> set[tuple[str, int]]:
+    """(evaluation, AND depth) of the Kerberos batches in server 1's debug log."""
+    seen = set()
+    for line in (cluster.server_dir(1) / "server.log").read_text(errors="replace").splitlines():
+        if '"batch done"' in line and '"evaluation"' in line:
+            record = json.loads(line)
+            if 11 <= int(record["circuit"]) <= 24:
+                seen.add((record["evaluation"], int(record["and_depth"])))
+    return seen
+
+
+def restart_leader(cluster: Cluster, settings: str) -> None:
+    config = cluster.server_dir(1) / "server.toml"
+    text = re.sub(r'(?m)^(log_level|krb_evaluation)\s*=.*\n', "", config.read_text())
+    config.write_text(settings + text)
+    cluster.kill_server(1)
+    cluster.restart_server(1)
+
+
+@pytest.mark.timeout(180)
+def test_garbled_and_layered_evaluations_agree_with_libk5crypto(fresh_cluster, k5):
+    """Server 1 leads every batch, so its krb_evaluation decides how the three servers run a
+    Kerberos job: garbled by default, layer by layer when asked. Both give libk5crypto's bytes."""
+    cluster = fresh_cluster
+    admin = Engine(cluster.admin_config)
+    try:
+        key = secrets.token_bytes(32)
+        key_id = ("krb/evaluations", 1, MPC_AES256_CTS)
+        admin.import_key(*key_id, key)
+        for settings, expected in (('log_level = "debug"\n', "garbled"),
+                                   ('log_level = "debug"\nkrb_evaluation = "layered"\n', "layered")):
+            restart_leader(cluster, settings)
+            # A client of its own per leader: a request sent while a killed server's connection
+            # still looked up would wait out the whole timeout.
+            engine = Engine(cluster.compute_config, timeout_ms=60000)
+            try:
+                wait_until_krb_serving(engine, key_id)
+                plaintext = secrets.token_bytes(61)
+                ciphertext = engine.encrypt(key_id, 3, plaintext)
+                assert k5.decrypt(18, key, 3, ciphertext) == plaintext, expected
+                sealed = k5.encrypt(18, key, 2, plaintext)
+                assert engine.decrypt(key_id, 2, sealed) == plaintext, expected
+                data = secrets.token_bytes(57)
+                assert engine.checksum(key_id, 17, data) == k5.make_checksum(16, 18, key, 17, data), expected
+            finally:
+                engine.close()
+            evaluations = {evaluation for evaluation, _ in leader_evaluations(cluster)}
+            assert expected in evaluations, evaluations
+        # The round budget each way: a garbled batch runs its circuit of fewest AND gates in
+        # three messages, a layered one a round per AND layer of the circuit of fewest layers.
+        depths = leader_evaluations(cluster)
+        assert all(depth > 100 for _, depth in depths), depths
+    finally:
+        admin.close()
 
 
 # ------------------------------------------------------------------------- faults

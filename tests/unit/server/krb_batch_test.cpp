@@ -21,8 +21,10 @@
 #include "common/log.hpp"
 #include "protocol/rss3/memory_ring.hpp"
 #include "protocol/rss3/output.hpp"
+#include "protocol/two_party/channel.hpp"
 #include "server/batch_worker.hpp"
 #include "server/circuit_set.hpp"
+#include "server/garbled_krb_batch.hpp"
 #include "server/krb_circuit_cache.hpp"
 #include "server/krb_jobs.hpp"
 
@@ -154,22 +156,33 @@ struct Job {
 
 PartyPrfKeys party_keys(int party) {
   const std::array<rss3::PrfKey, 3> k = {rss3::PrfKey{11}, rss3::PrfKey{22}, rss3::PrfKey{33}};
+  const std::array<rss3::PrfKey, 3> garbling = {rss3::PrfKey{44}, rss3::PrfKey{55}, rss3::PrfKey{66}};
   PartyPrfKeys keys;
   keys.own = k[static_cast<std::size_t>(party)];
   keys.previous = k[static_cast<std::size_t>((party + 2) % 3)];
+  keys.garbling_own = garbling[static_cast<std::size_t>(party)];
+  keys.garbling_previous = garbling[static_cast<std::size_t>((party + 2) % 3)];
   return keys;
 }
 
-// Evaluates each party's task over an in-memory ring, one thread per party.
+// Evaluates each party's task over an in-memory ring, one thread per party: layer by layer
+// (evaluate_batch) or garbled (evaluate_garbled_batch), as the tasks' headers say.
 std::array<BatchResult, 3> evaluate_at_three_parties(std::array<BatchTask, 3>& tasks) {
   rss3::MemoryRing ring(std::chrono::seconds(60));
+  // Garbled: the stream from party i to party i+1 is edges[i].
+  std::array<std::pair<std::unique_ptr<two_party::Channel>, std::unique_ptr<two_party::Channel>>, 3> edges;
+  for (auto& edge : edges) edge = two_party::make_memory_channel_pair(std::chrono::seconds(60));
   const Logger log("krb_batch_test", LogLevel::Error);
   std::array<BatchResult, 3> results;
   auto party = [&](int p) {
     const auto i = static_cast<std::size_t>(p);
+    const PartyPrfKeys keys = party_keys(p);
+    if (tasks[i].header.krb_evaluation == wire::KrbEvaluation::Garbled) {
+      results[i] = evaluate_garbled_batch(tasks[i], p, keys, *edges[i].first, *edges[(i + 2) % 3].second, log);
+      return;
+    }
     auto evaluator = rss3::make_cpu_evaluator(rss3::best_simd_level());
     rss3::ShareMatrix inputs, outputs;
-    const PartyPrfKeys keys = party_keys(p);
     results[i] = evaluate_batch(tasks[i], *evaluator, keys, ring.endpoint(p), inputs, outputs, log);
     if (!results[i].succeeded) ring.abort();
   };
@@ -190,14 +203,15 @@ struct Batch {
 
 // Runs one batch of `jobs` (one instance each) at three parties; returns each party's result.
 // `range`: the secret rows of every job, when not those of its usage's keys.
-std::array<BatchResult, 3> run_krb_batch(const Batch& batch, KrbOperation operation, const std::vector<Job>& jobs,
-                                         std::uint32_t sequence,
+std::array<BatchResult, 3> run_krb_batch(const Batch& batch, wire::KrbEvaluation evaluation, KrbOperation operation,
+                                         const std::vector<Job>& jobs, std::uint32_t sequence,
                                          const std::optional<KrbSecretRange>& range = std::nullopt) {
   std::array<BatchTask, 3> tasks;
   for (int p = 0; p < 3; ++p) {
     BatchTask& task = tasks[static_cast<std::size_t>(p)];
     task.header.epoch = 0x5eed;
     task.header.sequence = sequence;
+    task.header.krb_evaluation = evaluation;
     task.program = batch.program;
     task.key_rows = batch.key_rows;
     task.public_bytes = batch.public_bytes;
@@ -230,8 +244,23 @@ Batch krb_batch(KrbCircuitCache& cache, CircuitId id, std::uint32_t data_bytes) 
   return Batch{cache.program(id, data_bytes), layout.key_rows, layout.public_bytes, 0};
 }
 
-TEST(KrbBatch, EncryptJobsMatchOpenSsl) {
-  KrbCircuitCache cache;
+// Every Kerberos test runs both ways, each with the circuits a server builds for it.
+class KrbBatch : public ::testing::TestWithParam<wire::KrbEvaluation> {
+ protected:
+  KrbCircuitCache cache{KrbCircuitCache::kDefaultBudgetOps, [](const KrbCircuitKey& key) {
+                          return build_krb_circuit(key, GetParam() == wire::KrbEvaluation::Garbled
+                                                            ? circuits::CircuitCost::FewestAnds
+                                                            : circuits::CircuitCost::FewestLayers);
+                        }};
+};
+
+INSTANTIATE_TEST_SUITE_P(Evaluations, KrbBatch,
+                         ::testing::Values(wire::KrbEvaluation::Layered, wire::KrbEvaluation::Garbled),
+                         [](const ::testing::TestParamInfo<wire::KrbEvaluation>& info) {
+                           return info.param == wire::KrbEvaluation::Garbled ? "Garbled" : "Layered";
+                         });
+
+TEST_P(KrbBatch, EncryptJobsMatchOpenSsl) {
   const KrbKey user(KeyAlgorithm::Aes256CtsHmacSha1);
   const KrbKey service(KeyAlgorithm::Aes256CtsHmacSha1);
   // 45 bytes: confounder and a 29-byte plaintext, a partial last block (ciphertext stealing).
@@ -240,7 +269,7 @@ TEST(KrbBatch, EncryptJobsMatchOpenSsl) {
   const std::vector<Job> jobs = {{&user, 3, random_bytes(length)},
                                  {&service, 2, random_bytes(length)},
                                  {&user, 1, random_bytes(length)}};
-  auto results = run_krb_batch(batch, KrbOperation::Encrypt, jobs, 1);
+  auto results = run_krb_batch(batch, GetParam(), KrbOperation::Encrypt, jobs, 1);
   const Bytes opened = open_records(results);
   const std::size_t record = length + 12;
   ASSERT_EQ(results[0].record_bytes, record);
@@ -251,21 +280,19 @@ TEST(KrbBatch, EncryptJobsMatchOpenSsl) {
         << "job " << j;
 }
 
-TEST(KrbBatch, EncryptOfWholeBlocksAndOneBlockAes128) {
-  KrbCircuitCache cache;
+TEST_P(KrbBatch, EncryptOfWholeBlocksAndOneBlockAes128) {
   const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
   std::uint32_t sequence = 10;
   // One block (plain CBC), two whole blocks (the last two swapped), and a longer message.
   for (std::uint32_t length : {16u, 32u, 81u}) {
     const Batch batch = krb_batch(cache, CircuitId::KrbEncryptAes128, length);
     const std::vector<Job> jobs = {{&key, 56, random_bytes(length)}};
-    auto results = run_krb_batch(batch, KrbOperation::Encrypt, jobs, ++sequence);
+    auto results = run_krb_batch(batch, GetParam(), KrbOperation::Encrypt, jobs, ++sequence);
     EXPECT_EQ(open_records(results), reference(key, KrbOperation::Encrypt, 56, jobs[0].data)) << length;
   }
 }
 
-TEST(KrbBatch, DecryptChecksTheMacInside) {
-  KrbCircuitCache cache;
+TEST_P(KrbBatch, DecryptChecksTheMacInside) {
   const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
   const KrbKey other(KeyAlgorithm::Aes128CtsHmacSha1);
   const std::uint32_t plain = 16 + 21;
@@ -278,7 +305,7 @@ TEST(KrbBatch, DecryptChecksTheMacInside) {
   const Batch batch = krb_batch(cache, CircuitId::KrbDecryptAes128, static_cast<std::uint32_t>(sealed.size()));
   const std::vector<Job> jobs = {{&key, 2, sealed}, {&key, 2, forged}, {&key, 2, bad_mac}, {&other, 2, sealed},
                                  {&key, 3, sealed}};
-  auto results = run_krb_batch(batch, KrbOperation::Decrypt, jobs, 20);
+  auto results = run_krb_batch(batch, GetParam(), KrbOperation::Decrypt, jobs, 20);
   const Bytes opened = open_records(results);
   const std::size_t record = plain + 1;
   ASSERT_EQ(opened.size(), jobs.size() * record);
@@ -296,8 +323,7 @@ TEST(KrbBatch, DecryptChecksTheMacInside) {
     }
 }
 
-TEST(KrbBatch, ChecksumOfEmptyAndLongMessages) {
-  KrbCircuitCache cache;
+TEST_P(KrbBatch, ChecksumOfEmptyAndLongMessages) {
   const KrbKey key128(KeyAlgorithm::Aes128CtsHmacSha1);
   const KrbKey key256(KeyAlgorithm::Aes256CtsHmacSha1);
   std::uint32_t sequence = 30;
@@ -305,7 +331,7 @@ TEST(KrbBatch, ChecksumOfEmptyAndLongMessages) {
     const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, length);
     // One circuit for both key sizes: they share a batch.
     const std::vector<Job> jobs = {{&key128, 17, random_bytes(length)}, {&key256, 17, random_bytes(length)}};
-    auto results = run_krb_batch(batch, KrbOperation::Checksum, jobs, ++sequence);
+    auto results = run_krb_batch(batch, GetParam(), KrbOperation::Checksum, jobs, ++sequence);
     const Bytes opened = open_records(results);
     ASSERT_EQ(opened.size(), 24u);
     EXPECT_EQ(Bytes(opened.begin(), opened.begin() + 12), reference(key128, KrbOperation::Checksum, 17, jobs[0].data));
@@ -320,10 +346,9 @@ Bytes derive_aes128(const Bytes& key, std::uint32_t usage, std::uint8_t role) {
   return aes_ecb(key, circuits::n_fold(constant, 16));
 }
 
-TEST(KrbBatch, Cf2JobComputesTheCombinedKeyInside) {
+TEST_P(KrbBatch, Cf2JobComputesTheCombinedKeyInside) {
   // The client's aes256 key with an aes128 armor key: the combined key is aes128, and its
   // stored half is AES under the client's PRF key of SHA-1(1 || pepper)[0..16).
-  KrbCircuitCache cache;
   const KrbKey key(KeyAlgorithm::Aes256CtsHmacSha1);
   wire::KrbRequest request;
   request.key = wire::KeyId{"alice", 1, KeyAlgorithm::Aes256CtsHmacSha1};
@@ -339,7 +364,7 @@ TEST(KrbBatch, Cf2JobComputesTheCombinedKeyInside) {
   const Batch batch{cache.program(plan.circuit.id, plan.circuit.data_bytes, plan.circuit.combine), layout.key_rows,
                     layout.public_bytes, 0};
   const std::vector<Job> jobs = {{&key, 55, plan.public_record}};
-  auto results = run_krb_batch(batch, KrbOperation::Encrypt, jobs, 40, plan.secret);
+  auto results = run_krb_batch(batch, GetParam(), KrbOperation::Encrypt, jobs, 40, plan.secret);
   const Bytes opened = open_records(results);
 
   std::string input = "\x01" "challengelongterm";
@@ -353,24 +378,22 @@ TEST(KrbBatch, Cf2JobComputesTheCombinedKeyInside) {
   EXPECT_EQ(opened, expected);
 }
 
-TEST(KrbBatch, AbsentJobIsEvaluatedOnZerosWithoutDisturbingTheOthers) {
-  KrbCircuitCache cache;
+TEST_P(KrbBatch, AbsentJobIsEvaluatedOnZerosWithoutDisturbingTheOthers) {
   const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
   const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, 20);
   const std::vector<Job> jobs = {{nullptr, 0, {}}, {&key, 1, random_bytes(20)}};
-  auto results = run_krb_batch(batch, KrbOperation::Checksum, jobs, 50);
+  auto results = run_krb_batch(batch, GetParam(), KrbOperation::Checksum, jobs, 50);
   for (const auto& result : results) EXPECT_EQ(result.slice_used, (std::vector<bool>{false, true}));
   const Bytes opened = open_records(results);
   EXPECT_EQ(Bytes(opened.begin() + 12, opened.end()), reference(key, KrbOperation::Checksum, 1, jobs[1].data));
 }
 
-TEST(KrbBatch, MismatchedInputsFailTheBatchAtEveryParty) {
-  KrbCircuitCache cache;
+TEST_P(KrbBatch, MismatchedInputsFailTheBatchAtEveryParty) {
   const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
   // Data one byte short of the batch's length: refused before any layer is exchanged.
   const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, 20);
   const std::vector<Job> jobs = {{&key, 1, random_bytes(19)}};
-  auto results = run_krb_batch(batch, KrbOperation::Checksum, jobs, 60);
+  auto results = run_krb_batch(batch, GetParam(), KrbOperation::Checksum, jobs, 60);
   for (const auto& result : results) {
     EXPECT_FALSE(result.succeeded);
     EXPECT_NE(result.error.find("do not fit"), std::string::npos) << result.error;

@@ -55,5 +55,38 @@ TEST(TakeLayerMessage, AbortAndWrongSizeRaisePeerError) {
   EXPECT_THROW(take_layer_message(pending, 1, 0, incoming), PeerError);
 }
 
+TEST(TakeStreamChunk, TakesChunksOfAnyLengthInOrder) {
+  std::deque<PeerEnvelope> pending;
+  pending.push_back(layer_message(1, 1, std::vector<std::uint8_t>(70000, 0xab)));  // ahead
+  pending.push_back(layer_message(2, 0, {8}));                                     // not the previous party
+  pending.push_back(layer_message(1, 0, {}));                                      // an empty chunk
+  std::vector<std::uint8_t> chunk{1};
+  ASSERT_TRUE(take_stream_chunk(pending, 1, 0, chunk));
+  EXPECT_TRUE(chunk.empty());
+  ASSERT_TRUE(take_stream_chunk(pending, 1, 1, chunk));
+  EXPECT_EQ(chunk, std::vector<std::uint8_t>(70000, 0xab));
+  EXPECT_FALSE(take_stream_chunk(pending, 1, 2, chunk));
+  PeerEnvelope abort;
+  abort.from_party = 2;
+  abort.data = wire::encode_abort({7, 3, static_cast<std::uint16_t>(wire::Status::PeerFailure), "gone"});
+  pending.push_back(std::move(abort));
+  EXPECT_THROW(take_stream_chunk(pending, 1, 2, chunk), PeerError);
+}
+
+TEST(EarlyMessages, KeepsABatchsStreamUpToItsByteBound) {
+  EarlyMessages early;
+  // A garbled batch's tables in 256 KiB frames: hundreds arrive before the batch starts.
+  const std::size_t frames = 600;
+  for (std::uint32_t i = 0; i < frames; ++i) early.keep(layer_message(1, i, std::vector<std::uint8_t>(256 << 10)));
+  EXPECT_EQ(early.take({7, 3}).size(), frames);
+  // Past the byte bound the oldest go first.
+  const std::size_t fit = EarlyMessages::kMaxBytes / ((256 << 10) + wire::kLayerHeaderBytes);
+  for (std::uint32_t i = 0; i < fit + 10; ++i) early.keep(layer_message(1, i, std::vector<std::uint8_t>(256 << 10)));
+  const auto kept = early.take({7, 3});
+  ASSERT_EQ(kept.size(), fit);
+  EXPECT_EQ(std::get<wire::DecodedLayer>(wire::decode_peer_message(kept.front().data)).header.layer, 10u);
+  EXPECT_TRUE(early.take({7, 3}).empty());
+}
+
 }  // namespace
 }  // namespace mpc::server

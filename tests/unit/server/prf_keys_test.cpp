@@ -29,26 +29,35 @@ TEST(DerivePrfKeys, NeighboursAgreeOnTheKeyOfTheirEdgeAndEdgesDiffer) {
   EXPECT_NE(own[0], own[2]);
 }
 
-TEST(DerivePrfKeys, TagMaskKeysAgreeAcrossEachEdgeAndDifferFromTheBatchKeys) {
+TEST(DerivePrfKeys, PurposeKeysAgreeAcrossEachEdgeAndDifferFromTheBatchKeys) {
   std::array<transport::CurveKeyPair, 3> pairs;
   std::array<transport::PublicKey, 3> publics{};
   for (int party = 0; party < 3; ++party) {
     pairs[static_cast<std::size_t>(party)] = transport::generate_curve_key_pair();
     publics[static_cast<std::size_t>(party)] = pairs[static_cast<std::size_t>(party)].public_key;
   }
-  std::array<rss3::PrfKey, 3> tag_own{}, tag_previous{}, own{};
+  std::array<rss3::PrfKey, 3> tag_own{}, tag_previous{}, garbling_own{}, garbling_previous{}, own{};
   for (int party = 0; party < 3; ++party) {
     const auto keys = derive_prf_keys(party, pairs[static_cast<std::size_t>(party)], publics);
-    tag_own[static_cast<std::size_t>(party)] = keys.tag_own;
-    tag_previous[static_cast<std::size_t>(party)] = keys.tag_previous;
-    own[static_cast<std::size_t>(party)] = keys.own;
+    const auto p = static_cast<std::size_t>(party);
+    tag_own[p] = keys.tag_own;
+    tag_previous[p] = keys.tag_previous;
+    garbling_own[p] = keys.garbling_own;
+    garbling_previous[p] = keys.garbling_previous;
+    own[p] = keys.own;
   }
   for (std::size_t party = 0; party < 3; ++party) {
     EXPECT_EQ(tag_own[party], tag_previous[(party + 1) % 3]);
-    for (std::size_t other = 0; other < 3; ++other) EXPECT_NE(tag_own[party], own[other]);
+    EXPECT_EQ(garbling_own[party], garbling_previous[(party + 1) % 3]);
+    for (std::size_t other = 0; other < 3; ++other) {
+      EXPECT_NE(tag_own[party], own[other]);
+      EXPECT_NE(garbling_own[party], own[other]);
+      EXPECT_NE(garbling_own[party], tag_own[other]);
+    }
   }
   EXPECT_NE(tag_own[0], tag_own[1]);
   EXPECT_NE(tag_own[1], tag_own[2]);
+  EXPECT_NE(garbling_own[0], garbling_own[2]);
 }
 
 TEST(DerivePrfKeys, ChangesWhenAPeerKeyChanges) {

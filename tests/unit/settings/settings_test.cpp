@@ -234,6 +234,23 @@ TEST_F(SettingsTest, BackendIsChosenStrictly) {
   expect_server_error(server_text(server_root(), "backend = \"cpu\""), {"limits.backend", "unknown key"});
 }
 
+TEST_F(SettingsTest, KerberosEvaluationIsGarbledUnlessLayeredIsAsked) {
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(server_root()))).krb_evaluation,
+            KrbEvaluation::Garbled);
+  auto root = server_root();
+  root["krb_evaluation"] = "\"layered\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).krb_evaluation, KrbEvaluation::Layered);
+  root["krb_evaluation"] = "\"garbled\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).krb_evaluation, KrbEvaluation::Garbled);
+  root["krb_evaluation"] = "\"lookup\"";
+  expect_server_error(server_text(root), {"krb_evaluation", "one of garbled, layered"});
+  // Two-server clusters garble every job already: the key is refused there.
+  root["krb_evaluation"] = "\"layered\"";
+  root["protocol"] = "\"gc2\"";
+  expect_server_error(server_text(root, "", peer_table(2, "tcp://127.0.0.1:7202", z85(peer2))),
+                      {"krb_evaluation", "only to protocol = \"rss3\""});
+}
+
 TEST_F(SettingsTest, EachRequiredServerKeyIsNamedWhenMissing) {
   for (const auto& [key, value] : server_root()) {
     auto root = server_root();
