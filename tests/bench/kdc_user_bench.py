@@ -7,7 +7,10 @@ Two realms on loopback on this machine, measured side by side in one run:
   - stock:     krb5kdc over db2, no plugin;
   - protected: krb5kdc over mpc_kdb.so with mpc_crypto_router.so preloaded, the krbtgt key
                and the client's key (aes256-cts-hmac-sha1-96) enrolled in a local
-               three-server engine (CurveZMQ on every link);
+               three-server engine (CurveZMQ on every link), which runs Kerberos jobs as
+               garbled circuits (krb_evaluation = "garbled", the default);
+  - protected, layered: the same over a three-server engine with krb_evaluation = "layered"
+               (the rss3 protocol layer by layer: a round per AND layer);
   - protected on two servers (gc2): the same realm over a local two-server cluster, which
                runs every job as a garbled circuit (constant rounds per job).
 The client is tests/load/kdc_load (keytab login with PA-ENC-TIMESTAMP, over TCP so that a
@@ -18,8 +21,9 @@ jobs. Measured:
   - AS exchange latency (one thread, sequential), p50/p99, rounds alternating between realms;
   - AS exchanges per second with krb5kdc -w 8 and 16 client threads (one principal: its
     jobs have equal lengths, so the servers batch them together);
-  - per Kerberos job the servers ran (from the leader's debug log): data length, AND gates,
-    AND layers and the time the batch took, so the round budget is visible.
+  - per Kerberos job the three servers ran (from the leaders' debug logs), each way: data
+    length, AND gates, AND depth and the time the batch took at the leader, so the round
+    budget is visible.
 Writes OUT/kdc-users.json and OUT/kdc-users.md and prints the table.
 """
 
@@ -48,8 +52,9 @@ from krb5_realm import Realm  # noqa: E402
 from protected_kdc import ProtectedRealm  # noqa: E402
 
 ROUNDS = 2
-LATENCY_EXCHANGES = {"stock": 200, "protected": 12, "protected-gc2": 60}
-THROUGHPUT = {"stock": (3000, 16), "protected": (48, 16), "protected-gc2": (160, 16)}  # exchanges, client threads
+LATENCY_EXCHANGES = {"stock": 200, "protected": 60, "protected-layered": 12, "protected-gc2": 60}
+THROUGHPUT = {"stock": (3000, 16), "protected": (160, 16), "protected-layered": (48, 16),
+              "protected-gc2": (160, 16)}  # exchanges, client threads
 # The two-server realm's router: small ticket pools (a garbled AES-256 block is about 230 KB
 # between the servers, docs/two-server.md) and an engine timeout that allows for a refill.
 TWO_SERVER_ROUTER = "pool_low = 8\npool_high = 32\n"
@@ -65,14 +70,14 @@ def prefer_tcp(realm: Realm) -> None:
     realm.krb5_conf.write_text(text.replace("[libdefaults]\n", "[libdefaults]\n    udp_preference_limit = 1\n", 1))
 
 
-def debug_logging(cluster: mpc_cluster.Cluster) -> None:
+def debug_logging(cluster: mpc_cluster.Cluster, krb_evaluation: str) -> None:
+    """Debug logs (the leader's "batch done" lines) and server 1's way of running Kerberos jobs."""
     for party in (1, 2, 3):
         config = cluster.server_dir(party) / "server.toml"
-        text = config.read_text()
-        if re.search(r"(?m)^log_level\s*=", text):
-            text = re.sub(r'(?m)^log_level\s*=.*$', 'log_level = "debug"', text)
-        else:
-            text = 'log_level = "debug"\n' + text
+        text = re.sub(r'(?m)^(log_level|krb_evaluation)\s*=.*\n', "", config.read_text())
+        text = 'log_level = "debug"\n' + text
+        if party == 1:
+            text = f'krb_evaluation = "{krb_evaluation}"\n' + text
         config.write_text(text)
 
 
@@ -92,18 +97,19 @@ def krb_batches(cluster: mpc_cluster.Cluster) -> list[dict]:
 
 
 def job_table(batches: list[dict]) -> list[dict]:
-    groups: dict[tuple[int, int], list[dict]] = {}
+    groups: dict[tuple[str, int, int], list[dict]] = {}
     for batch in batches:
-        groups.setdefault((int(batch["circuit"]), int(batch["data_bytes"])), []).append(batch)
+        groups.setdefault((batch["evaluation"], int(batch["circuit"]), int(batch["data_bytes"])), []).append(batch)
     rows = []
-    for (circuit, data_bytes), group in sorted(groups.items()):
+    for (evaluation, circuit, data_bytes), group in sorted(groups.items()):
         rows.append({
-            "job": KRB_CIRCUITS[circuit], "data_bytes": data_bytes,
-            "and_gates": int(group[0]["and_gates"]), "and_layers": int(group[0]["layers"]),
+            "evaluation": evaluation, "job": KRB_CIRCUITS[circuit], "data_bytes": data_bytes,
+            "and_gates": int(group[0]["and_gates"]), "and_depth": int(group[0]["and_depth"]),
+            "rounds": 3 if evaluation == "garbled" else int(group[0]["and_depth"]),
+            "bytes_sent_by_leader": int(group[0]["bytes_sent"]),
             "batches": len(group),
             "instances_per_batch": statistics.mean(int(b["instances"]) for b in group),
             "batch_ms_p50": median([int(b["micros"]) / 1000 for b in group]),
-            "us_per_layer_p50": median([int(b["micros"]) / max(1, int(b["layers"])) for b in group]),
         })
     return rows
 
@@ -118,30 +124,36 @@ def main() -> None:
     out = (REPO / args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
 
-    samples: dict[str, dict[str, list[dict]]] = {"stock": {}, "protected": {}, "protected-gc2": {}}
+    samples: dict[str, dict[str, list[dict]]] = {name: {} for name in LATENCY_EXCHANGES}
     with tempfile.TemporaryDirectory(prefix="kdc-user-bench-") as tmp:
         tmp = Path(tmp)
         cluster = mpc_cluster.Cluster(tmp / "cluster")
         cluster.init()
-        debug_logging(cluster)
+        debug_logging(cluster, "garbled")
         cluster.start()
+        layered = mpc_cluster.Cluster(tmp / "cluster-layered")
+        layered.init()
+        debug_logging(layered, "layered")
+        layered.start()
         two_server = mpc_cluster.Cluster(tmp / "cluster-gc2", protocol="gc2")
         two_server.init()
         two_server.start()
         stock = Realm(tmp / "stock", backend="db2")
         protected = ProtectedRealm(tmp / "protected", cluster, enrol_users=True)
+        protected_layered = ProtectedRealm(tmp / "protected-layered", layered, enrol_users=True)
         protected_gc2 = ProtectedRealm(tmp / "protected-gc2", two_server, enrol_users=True)
         patient = two_server.dir / "compute-patient.toml"
         patient.write_text(re.sub(r"(?m)^timeout_ms = \d+", f"timeout_ms = {TWO_SERVER_ENGINE_TIMEOUT_MS}",
                                   two_server.compute_config.read_text()))
         protected_gc2.router_conf.write_text(f"handle_key_file = {protected_gc2.handle_key_path}\n"
                                              f"engine_config = {patient}\n{TWO_SERVER_ROUTER}")
-        realms = {"stock": stock, "protected": protected, "protected-gc2": protected_gc2}
+        realms = {"stock": stock, "protected": protected, "protected-layered": protected_layered,
+                  "protected-gc2": protected_gc2}
         try:
             for realm in realms.values():
                 prepare(realm)
                 prefer_tcp(realm)
-            for realm in (protected, protected_gc2):
+            for realm in (protected, protected_layered, protected_gc2):
                 realm.protect()
                 realm.setstr("bench", "mpc-protected", "true").check()
             for workers, mode in ((None, "as"), (WORKERS, "as-throughput")):
@@ -158,12 +170,14 @@ def main() -> None:
                         samples[name].setdefault(mode, []).append(result)
                 for realm in realms.values():
                     realm.stop_kdc()
-            jobs = job_table(krb_batches(cluster))
+            jobs = job_table(krb_batches(cluster) + krb_batches(layered))
         finally:
             stock.stop()
             protected.stop()
+            protected_layered.stop()
             protected_gc2.stop()
             cluster.stop()
+            layered.stop()
             two_server.stop()
 
     def summarise(name: str) -> dict:
@@ -175,6 +189,7 @@ def main() -> None:
         }
 
     stock_s, protected_s, gc2_s = summarise("stock"), summarise("protected"), summarise("protected-gc2")
+    layered_s = summarise("protected-layered")
     rate_key = f"as_per_second_w{WORKERS}"
     ratio = protected_s[rate_key] / stock_s[rate_key]
     report = {
@@ -183,33 +198,37 @@ def main() -> None:
         "method": {"rounds": ROUNDS, "latency_exchanges_per_round": LATENCY_EXCHANGES,
                    "throughput_exchanges_and_threads": THROUGHPUT, "krb5kdc_workers": WORKERS,
                    "transport": "TCP", "statistic": "median of rounds"},
-        "stock": stock_s, "protected": protected_s, "protected_gc2": gc2_s, "throughput_ratio": ratio,
+        "stock": stock_s, "protected": protected_s, "protected_layered": layered_s, "protected_gc2": gc2_s,
+        "throughput_ratio": ratio,
         "goals": {"as_p50_under_50ms": protected_s["as_p50_ms"] < 50.0,
                   "as_p50_under_50ms_two_servers_gc2": gc2_s["as_p50_ms"] < 50.0},
         "jobs": jobs, "raw": samples,
     }
     (out / "kdc-users.json").write_text(json.dumps(report, indent=2) + "\n")
-    lines = ["| measure | stock krb5kdc | protected user + krbtgt, three servers (rss3) | "
-             "the same, two servers (gc2) |", "|---|---|---|---|",
-             f"| AS p50 (ms) | {stock_s['as_p50_ms']:.2f} | {protected_s['as_p50_ms']:.1f} | {gc2_s['as_p50_ms']:.1f} |",
-             f"| AS p99 (ms) | {stock_s['as_p99_ms']:.2f} | {protected_s['as_p99_ms']:.1f} | {gc2_s['as_p99_ms']:.1f} |",
+    lines = ["| measure | stock krb5kdc | protected user + krbtgt, three servers (rss3, garbled Kerberos jobs) | "
+             "the same, Kerberos jobs layer by layer | the same, two servers (gc2) |", "|---|---|---|---|---|",
+             f"| AS p50 (ms) | {stock_s['as_p50_ms']:.2f} | {protected_s['as_p50_ms']:.1f} | "
+             f"{layered_s['as_p50_ms']:.1f} | {gc2_s['as_p50_ms']:.1f} |",
+             f"| AS p99 (ms) | {stock_s['as_p99_ms']:.2f} | {protected_s['as_p99_ms']:.1f} | "
+             f"{layered_s['as_p99_ms']:.1f} | {gc2_s['as_p99_ms']:.1f} |",
              f"| AS/s, krb5kdc -w {WORKERS}, 16 client threads | {stock_s[rate_key]:.0f} | "
-             f"{protected_s[rate_key]:.1f} (ratio {ratio:.4f}) | {gc2_s[rate_key]:.1f} |"]
-    job_lines = ["| job | data bytes | AND gates | AND layers | batches | jobs per batch | "
-                 "batch p50 (ms) | us per layer |", "|---|---|---|---|---|---|---|---|"]
+             f"{protected_s[rate_key]:.1f} (ratio {ratio:.4f}) | {layered_s[rate_key]:.1f} | {gc2_s[rate_key]:.1f} |"]
+    job_lines = ["| evaluation | job | data bytes | AND gates | AND depth | rounds | bytes sent by server 1 | "
+                 "batches | jobs per batch | batch p50 at server 1 (ms) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row in jobs:
-        job_lines.append(f"| {row['job']} | {row['data_bytes']} | {row['and_gates']:,} | {row['and_layers']:,} | "
-                         f"{row['batches']} | {row['instances_per_batch']:.1f} | {row['batch_ms_p50']:.1f} | "
-                         f"{row['us_per_layer_p50']:.0f} |")
+        job_lines.append(f"| {row['evaluation']} | {row['job']} | {row['data_bytes']} | {row['and_gates']:,} | "
+                         f"{row['and_depth']:,} | {row['rounds']:,} | {row['bytes_sent_by_leader']:,} | "
+                         f"{row['batches']} | {row['instances_per_batch']:.1f} | {row['batch_ms_p50']:.1f} |")
     table = "\n".join(lines)
     jobs_table = "\n".join(job_lines)
     (out / "kdc-users.md").write_text(
         f"# AS exchange of a protected user vs the stock KDC\n\n"
         f"{report['date']}, {os.cpu_count()} CPUs; median of {ROUNDS} alternating rounds; client "
-        f"tests/load/kdc_load with a keytab over TCP; an engine of three servers (rss3) and one of two "
-        f"servers (gc2), all on the same machine.\n\n"
-        f"{table}\n\nKerberos jobs the three servers ran (leader's log; the AES-GCM jobs of the TGT are not "
-        f"listed):\n\n"
+        f"tests/load/kdc_load with a keytab over TCP; two engines of three servers (rss3; Kerberos jobs "
+        f"garbled, and layer by layer) and one of two servers (gc2), all on the same machine.\n\n"
+        f"{table}\n\nKerberos jobs the three servers ran (server 1's log; the AES-GCM jobs of the TGT are not "
+        f"listed). A garbled batch takes three messages whatever its depth; a layered one a round per AND "
+        f"layer:\n\n"
         f"{jobs_table}\n")
     print(table)
     print()
