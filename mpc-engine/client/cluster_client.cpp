@@ -34,6 +34,9 @@ std::chrono::milliseconds connect_grace(std::chrono::milliseconds timeout) {
   return std::min(std::chrono::milliseconds(500), timeout / 2);
 }
 
+// How often a call waiting for answers looks for servers that went away meanwhile.
+constexpr std::chrono::milliseconds kSessionCheckInterval{50};
+
 // Each server's import share: x then a of its replicated share (three servers).
 std::vector<SecretBytes> replicated_shares(const SecretBytes& material) {
   auto shares = rss3::share_bytes(material.span());
@@ -131,8 +134,13 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
       type == wire::MessageType::Krb ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
   const auto deadline = start + timeout;
   const auto send_deadline = start + connect_grace(settings_.timeout);
+  // A request sent as a server goes away (killed, restarted) is lost with its session, and
+  // the other servers wait for it too: rather than wait out the timeout, a lost session
+  // before the answer fails the call at once.
+  std::vector<std::uint64_t> sessions_lost(settings_.servers.size());
   for (int party = 0; party < parties(); ++party) {
     if (!targets[static_cast<std::size_t>(party)]) continue;
+    sessions_lost[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->sessions_lost();
     if (!link.connections[static_cast<std::size_t>(party)]->send_until(frames[static_cast<std::size_t>(party)],
                                                                         send_deadline))
       throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" +
@@ -155,7 +163,13 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
       throw Error(Component::Client, "no answer from server(s) " + missing + " within " +
                                          std::to_string(timeout.count()) + " ms");
     }
-    for (std::size_t ready : transport::wait_readable(sockets, left)) {
+    for (int party = 0; party < parties(); ++party) {
+      const auto index = static_cast<std::size_t>(party);
+      if (!replies[index] && link.connections[index]->sessions_lost() != sessions_lost[index])
+        throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" + settings_.servers[index].endpoint +
+                                           ") is unreachable: it went away before answering, and the request with it");
+    }
+    for (std::size_t ready : transport::wait_readable(sockets, std::min(left, kSessionCheckInterval))) {
       while (auto frame = link.connections[ready]->receive(std::chrono::milliseconds(0))) {
         wire::Reply reply;
         try {

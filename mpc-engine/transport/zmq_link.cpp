@@ -406,6 +406,7 @@ struct Connection::Recovery {
   std::optional<std::chrono::steady_clock::time_point> dead_since;  // session gone, libzmq not retrying
   std::chrono::milliseconds delay = kFirstRestartDelay;
   std::optional<std::chrono::steady_clock::time_point> last_logged;
+  std::uint64_t sessions_lost = 0;
   Logger log{"transport"};
 };
 
@@ -453,6 +454,11 @@ Connection::~Connection() {
   if (socket_ != nullptr) zmq_close(socket_);
 }
 
+std::uint64_t Connection::sessions_lost() {
+  maintain();
+  return recovery_->sessions_lost;
+}
+
 void Connection::maintain() {
   Recovery& state = *recovery_;
   const auto now = std::chrono::steady_clock::now();
@@ -477,6 +483,7 @@ void Connection::maintain() {
         }
         [[fallthrough]];
       case ZMQ_EVENT_DISCONNECTED:
+        ++state.sessions_lost;
         if (!state.dead_since) state.dead_since = now;
         break;
       case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:

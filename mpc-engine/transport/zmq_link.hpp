@@ -93,6 +93,10 @@ class Connection {
   // (a server that has just started or restarted is still handshaking).
   bool send_until(std::span<const std::uint8_t> data, std::chrono::steady_clock::time_point deadline);
   std::optional<std::vector<std::uint8_t>> receive(std::chrono::milliseconds timeout);
+  // Sessions lost so far (the server went away, or dropped or refused us). libzmq does not
+  // carry a message across a lost session: one sent just before the loss is gone, so a
+  // caller waiting for its answer learns from a change here that none will come.
+  std::uint64_t sessions_lost();
   void* native() const noexcept { return socket_; }
 
  private:

@@ -888,6 +888,38 @@ def test_a_killed_server_gives_unreachable_within_the_timeout(fresh_cluster):
         admin.close()
 
 
+@pytest.mark.timeout(120)
+def test_a_request_crossing_a_server_restart_fails_at_once_or_succeeds(fresh_cluster):
+    """A request sent as a server is killed and restarted may go down with the old session;
+    the client then fails it at once (unreachable), not after its whole timeout, and the next
+    request is served. Kills alternate between the leader and a follower."""
+    cluster = fresh_cluster
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=20000)
+    try:
+        key_id = ("krb/restarts", 1, MPC_AES256_CTS)
+        admin.import_key(*key_id, secrets.token_bytes(32))
+        wait_until_krb_serving(engine, key_id)
+        outcomes = []
+        for round_ in range(6):
+            party = 1 if round_ % 2 == 0 else 2
+            cluster.kill_server(party)
+            cluster.restart_server(party)
+            started = time.monotonic()
+            try:
+                engine.checksum(key_id, 17, b"crossing a restart")
+                outcomes.append("served")
+            except KrbError as error:
+                assert error.code == MPC_EUNREACHABLE, error
+                outcomes.append("unreachable")
+            elapsed = time.monotonic() - started
+            assert elapsed < 3.0, f"round {round_} (server {party}): {outcomes[-1]} after {elapsed:.1f} s"
+            wait_until_krb_serving(engine, key_id)
+    finally:
+        engine.close()
+        admin.close()
+
+
 # ------------------------------------------------------------------------ latency
 
 @pytest.mark.timeout(240)

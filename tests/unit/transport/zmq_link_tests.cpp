@@ -201,6 +201,22 @@ TEST_F(LinkTest, SendFailsWhileServerIsDownAndRecoversAfterRestart) {
   EXPECT_EQ(*reply, bytes_of("welcome back"));
 }
 
+TEST_F(LinkTest, LostSessionsAreCounted) {
+  auto connection = connect(client_keys, server_keys.public_key);
+  ASSERT_TRUE(deliver(*connection, bytes_of("first")).has_value());
+  const std::uint64_t before = connection->sessions_lost();
+  EXPECT_EQ(connection->sessions_lost(), before);  // nothing lost while the server is up
+  listener.reset();
+  const auto deadline = std::chrono::steady_clock::now() + 2000ms;
+  while (connection->sessions_lost() == before && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(connection->sessions_lost(), before + 1);
+  // A new session after the restart is not a loss.
+  listener = std::make_unique<Listener>(server_context, endpoint, server_keys, "clients");
+  ASSERT_TRUE(deliver(*connection, bytes_of("again")).has_value());
+  EXPECT_EQ(connection->sessions_lost(), before + 1);
+}
+
 TEST_F(LinkTest, SendUntilWaitsForTheHandshakeAndGivesUpAtItsDeadline) {
   // A fresh connection is not up yet: send_until waits for it instead of failing.
   auto connection = connect(client_keys, server_keys.public_key);
