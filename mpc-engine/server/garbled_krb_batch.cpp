@@ -58,6 +58,13 @@ void draw_shared_labels(const rss3::PrfKey& key, const wire::BatchHeader& header
   std::memcpy(out.zero_b.data(), stream.data() + sizeof(Block), count * sizeof(Block));
 }
 
+// Pads (or unpads) a_1's active labels with the stream of the key parties 1 and 2 share.
+void xor_pad(Labels& labels, const rss3::PrfKey& key, const wire::BatchHeader& header) {
+  const SecretBytes pad = batch_stream(key, kPadPurpose, header, labels.size() * sizeof(Block));
+  auto* bytes = reinterpret_cast<std::uint8_t*>(labels.data());
+  for (std::size_t i = 0; i < pad.size(); ++i) bytes[i] ^= pad[i];
+}
+
 std::span<const std::uint8_t> bytes_of(const Labels& labels) {
   return {reinterpret_cast<const std::uint8_t*>(labels.data()), labels.size() * sizeof(Block)};
 }
@@ -142,9 +149,7 @@ std::vector<std::uint8_t> evaluate(const BatchTask& task, const PartyPrfKeys& ke
   from_previous.receive(bytes_of(active).first(key_labels * sizeof(Block)));
   from_previous.receive(bytes_of(active).subspan(key_labels * sizeof(Block)));
   from_previous.receive(bytes_of(active_b));
-  const SecretBytes pad = batch_stream(keys.garbling_own, kPadPurpose, task.header, key_labels * sizeof(Block));
-  std::uint8_t* b = bytes_of(active_b).data();
-  for (std::size_t i = 0; i < pad.size(); ++i) b[i] ^= pad[i];
+  xor_pad(active_b, keys.garbling_own, task.header);
   for (std::size_t i = 0; i < key_labels; ++i) active[i] ^= active_b[i];
   return gc2::evaluate(*task.program, task.instances, active.span(), from_previous);
 }
@@ -158,9 +163,7 @@ void label(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& 
   std::vector<std::uint8_t> b_bits = key_row_bits(task, kLabellingParty);
   Labels active_b = gc2::garbler_input_labels(labeller, b_bits, shared.zero_b);
   wipe(b_bits.data(), b_bits.size());
-  const SecretBytes pad = batch_stream(keys.garbling_previous, kPadPurpose, task.header, key_labels * sizeof(Block));
-  std::uint8_t* b = bytes_of(active_b).data();
-  for (std::size_t i = 0; i < pad.size(); ++i) b[i] ^= pad[i];
+  xor_pad(active_b, keys.garbling_previous, task.header);
   to_next.send(bytes_of(active_b));
   to_next.flush();
 }

@@ -17,23 +17,14 @@
 #include "server/krb_jobs.hpp"
 #include "server/nonce_pool.hpp"
 #include "two_server/gc2_backend.hpp"
+#include "test_bytes.hpp"
 
 namespace mpc::two_server {
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
-
-Bytes random_bytes(std::mt19937_64& rng, std::size_t n) {
-  Bytes out(n);
-  for (auto& b : out) b = static_cast<std::uint8_t>(rng());
-  return out;
-}
-
-Bytes xor_of(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) {
-  Bytes out(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) out[i] = static_cast<std::uint8_t>(a[i] ^ b[i]);
-  return out;
-}
+using test::Bytes;
+using test::random_bytes;
+using test::xor_of;
 
 struct Pair {
   Logger log{"test", LogLevel::Error};

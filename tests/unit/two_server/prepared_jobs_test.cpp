@@ -16,24 +16,15 @@
 #include "common/error.hpp"
 #include "server/krb_jobs.hpp"
 #include "two_server/gc2_backend.hpp"
+#include "test_bytes.hpp"
 
 namespace mpc::two_server {
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
+using test::Bytes;
+using test::random_bytes;
+using test::xor_of;
 constexpr std::size_t kBudget = std::size_t{64} << 20;
-
-Bytes random_bytes(std::mt19937_64& rng, std::size_t n) {
-  Bytes out(n);
-  for (auto& b : out) b = static_cast<std::uint8_t>(rng());
-  return out;
-}
-
-Bytes xor_of(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) {
-  Bytes out(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) out[i] = static_cast<std::uint8_t>(a[i] ^ b[i]);
-  return out;
-}
 
 // Runs one side of a two-server exchange per thread, each over its end of a channel pair that
 // goes away (so the other side's receive fails at once) when its side returns or throws.
