@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 #include <variant>
 
 #include "client/key_material.hpp"
@@ -138,14 +139,25 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
   // the other servers wait for it too: rather than wait out the timeout, a lost session
   // before the answer fails the call at once.
   std::vector<std::uint64_t> sessions_lost(settings_.servers.size());
-  for (int party = 0; party < parties(); ++party) {
-    if (!targets[static_cast<std::size_t>(party)]) continue;
-    sessions_lost[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->sessions_lost();
-    if (!link.connections[static_cast<std::size_t>(party)]->send_until(frames[static_cast<std::size_t>(party)],
-                                                                        send_deadline))
-      throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" +
-                                         settings_.servers[static_cast<std::size_t>(party)].endpoint +
+  for (int party = 0; party < parties(); ++party)
+    if (targets[static_cast<std::size_t>(party)])
+      sessions_lost[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->sessions_lost();
+  // Every reachable server gets its copy at once: a server still reconnecting (just restarted)
+  // must not hold up the others' copies, or their batch may run without this request.
+  std::vector<bool> unsent = targets;
+  for (;;) {
+    for (int party = 0; party < parties(); ++party) {
+      const auto index = static_cast<std::size_t>(party);
+      if (unsent[index] && link.connections[index]->send(frames[index])) unsent[index] = false;
+    }
+    const auto waiting = std::find(unsent.begin(), unsent.end(), true);
+    if (waiting == unsent.end()) break;
+    if (std::chrono::steady_clock::now() >= send_deadline) {
+      const auto index = static_cast<std::size_t>(waiting - unsent.begin());
+      throw Error(Component::Client, "server " + std::to_string(index + 1) + " (" + settings_.servers[index].endpoint +
                                          ") is unreachable");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   std::vector<std::optional<wire::Reply>> replies(settings_.servers.size());
   for (int party = 0; party < parties(); ++party)
