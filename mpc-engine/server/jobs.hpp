@@ -46,6 +46,9 @@ struct Job {
   // for a Krb job, its secret rows (krb_secret_rows).
   SecretBytes key_share;
   bool answered = false;  // an error reply went out already; kept so a batch naming it does not wait for it
+  // Follower: a batch named this job before it arrived and ran without it. The job, when it
+  // comes, is answered at once: no later batch will compute it.
+  bool missed_batch = false;
   std::vector<std::uint8_t> masked_x;  // the masked output shares the client gets
   std::vector<std::uint8_t> masked_a;
   std::uint8_t verdict_x = 0;          // GcmOpen: masked share of the tag check, bit 0

@@ -600,7 +600,13 @@ void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& r
 void Server::admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
                        const std::function<void(Job&, const SecretBytes&)>& prepare) {
   JobKey key{message.sender, id};
-  if (jobs_.count(key) != 0) {
+  if (auto marker = jobs_.find(key); marker != jobs_.end()) {
+    if (marker->second.missed_batch && marker->second.routing_id.empty()) {
+      marker->second.routing_id = message.routing_id;
+      reply_error(message.routing_id, id, wire::Status::PeerFailure,
+                  "request reached party " + std::to_string(settings_.party + 1) + " after its batch had run");
+      return;
+    }
     reply_error(message.routing_id, id, wire::Status::BadRequest, "request id already in use");
     return;
   }
@@ -642,6 +648,16 @@ void Server::refuse_job(transport::ReceivedMessage& message, const wire::Request
     marker.answered = true;
     jobs_.emplace(JobKey{message.sender, id}, std::move(marker));
   }
+}
+
+void Server::note_missed_job(const JobKey& key) {
+  // Bounded like the refusal markers: past the bound a late job waits out its expiry instead.
+  if (jobs_.size() >= settings_.limits.max_pending_jobs * 2ull) return;
+  Job marker;
+  marker.arrived = std::chrono::steady_clock::now();
+  marker.answered = true;
+  marker.missed_batch = true;
+  jobs_.emplace(key, std::move(marker));
 }
 
 void Server::new_epoch() {
@@ -928,6 +944,7 @@ void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
     SliceInput input;
     input.blocks = slice.blocks;
     auto it = jobs_.find(JobKey{slice.client, slice.request});
+    if (it == jobs_.end() && settings_.party != 0) note_missed_job(JobKey{slice.client, slice.request});
     if (it != jobs_.end() && !it->second.answered && !slice_input(header, task, slice, it->second, input)) {
       input = SliceInput{};
       input.blocks = slice.blocks;

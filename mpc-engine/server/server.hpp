@@ -82,6 +82,8 @@ class Server {
   // and queues the job (or answers the refusal).
   void admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
                  const std::function<void(Job&, const SecretBytes&)>& prepare);
+  // Follower: remembers a job a batch ran without, so that it is answered when it comes.
+  void note_missed_job(const JobKey& key);
   // Answers a job request with an error.
   void refuse_job(transport::ReceivedMessage& message, const wire::RequestId& id, wire::Status status,
                   const std::string& detail);

@@ -22,7 +22,7 @@ from mpc_cluster import openssl_ctr_keystream, pid_alive
 # Message types and statuses (client_messages.hpp).
 COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS, REPLY = 1, 2, 3, 4, 5, 0x80
 CTR, ECB_ENCRYPT, ECB_DECRYPT = 1, 2, 3
-OK, BAD_REQUEST, UNKNOWN_KEY, TOO_LARGE, UNAUTHORIZED = 0, 1, 2, 3, 6
+OK, BAD_REQUEST, UNKNOWN_KEY, TOO_LARGE, PEER_FAILURE, UNAUTHORIZED = 0, 1, 2, 3, 5, 6
 AES128, AES256 = 1, 2
 MAX_JOB_BLOCKS = 1 << 20        # server default, not overridden by `mpcctl cluster init`
 MAX_REQUEST_BLOCKS = 1 << 22    # wire::kMaxRequestBlocks
@@ -359,4 +359,27 @@ def test_client_vanishing_mid_job_leaves_servers_working(cluster, context, raw_k
         client.send(compute_ctr(ids, blocks=5000))
         client.close(linger_ms=1000)  # sent once the handshake is done, then gone
     time.sleep(0.3)
+    assert_still_serving(cluster, raw_key)
+
+
+@pytest.mark.parametrize("late_party", (2, 3))
+def test_a_copy_arriving_after_its_batch_ran_is_answered_at_once(cluster, clients, raw_key, late_party):
+    """A follower runs the leader's batch without a job whose copy has not come (it waits
+    job_wait_ms, 200 by default). When the copy comes after all, it is answered at once with
+    PeerFailure: no later batch will compute it, and the client must not wait out its timeout."""
+    request_id = fresh_id()
+    frame = compute_ctr(request_id, blocks=3)
+    on_time = [party for party in (1, 2, 3) if party != late_party]
+    for party in on_time:
+        clients[party].send(frame)
+    for party in on_time:
+        got_id, status, error, _ = parse_reply(clients[party].receive())
+        assert (got_id, status) == (request_id, OK), f"server {party}: status {status} ({error})"
+    started = time.monotonic()
+    got_id, status, error, body = clients[late_party].ask(frame)
+    assert time.monotonic() - started < 1.0, "the late copy was not answered at once"
+    assert (got_id, status, body) == (request_id, PEER_FAILURE, b""), f"status {status} ({error})"
+    assert f"reached party {late_party} after its batch had run" in error
+    # The id stays taken (the marker), and the server goes on serving.
+    assert clients[late_party].ask(frame)[1] == BAD_REQUEST
     assert_still_serving(cluster, raw_key)
