@@ -239,6 +239,9 @@ TEST_F(DealerLinkTest, ARestartedDealerDealsAgain) {
   auto leader = link(context1, 0, server_keys[0]);
   auto follower = link(context2, 1, server_keys[1]);
   ASSERT_TRUE(grant(*leader, *follower, 100));
+  // Server 2's share must be here before the dealer stops: it may still be on its way
+  // (a loaded machine), and a stopping dealer drops what it has not sent.
+  ASSERT_TRUE(follower_holds(*follower, 1));
   stop_dealer();
   // Down: requests do not go out, or go unanswered and time out.
   EXPECT_FALSE(grant(*leader, *follower, 100, 300ms));
