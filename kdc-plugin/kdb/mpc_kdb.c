@@ -86,6 +86,7 @@
 #include "handle.h"
 #include "user_enroll.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1065,6 +1066,34 @@ mpc_encrypt_key_data(krb5_context context, const krb5_keyblock *mkey,
     return ret;
 }
 
+/* Whether a preauth decryption under a handle went undecided since the last AS request
+ * this process audited: krb5kdc answers such a login PREAUTH_FAILED whatever the password.
+ * The crypto router, preloaded in krb5kdc, counts them (mpc_crypto_router.c,
+ * decrypt_done); without it (kadmind, kdb5_util) nothing is ever undecided. Preauth
+ * decryptions happen only in AS requests, and a krb5kdc process handles one request at a
+ * time, so a count that moved moved in the request being audited. */
+static int
+engine_left_undecided(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static unsigned long (*count)(void);
+    static int looked_up;
+    static unsigned long seen;
+    unsigned long now;
+    int moved;
+
+    pthread_mutex_lock(&lock);
+    if (!looked_up) {
+        *(void **)&count = dlsym(RTLD_DEFAULT, "mpc_router_undecided_decrypts");
+        looked_up = 1;
+    }
+    now = count != NULL ? count() : 0;
+    moved = now != seen;
+    seen = now;
+    pthread_mutex_unlock(&lock);
+    return moved;
+}
+
 static void
 mpc_audit_as_req(krb5_context context, krb5_kdc_req *request, const krb5_address *local_addr,
                  const krb5_address *remote_addr, krb5_db_entry *client,
@@ -1076,6 +1105,12 @@ mpc_audit_as_req(krb5_context context, krb5_kdc_req *request, const krb5_address
 
     if (db == NULL || db->backend->vt.audit_as_req == NULL)
         return;
+    /* A preauth failure the engine never decided (down, unreachable) is no wrong
+     * password: it must not lock users out during an outage. The back end sees it as the
+     * service being unavailable, which no lockout counts. */
+    if (engine_left_undecided() &&
+        (error_code == KRB5KDC_ERR_PREAUTH_FAILED || error_code == KRB5KRB_AP_ERR_BAD_INTEGRITY))
+        error_code = KRB5KDC_ERR_SVC_UNAVAILABLE;
     real_client = real_entry(context, db, client, &fetched_client);
     real_server = real_entry(context, db, server, &fetched_server);
     db->backend->vt.audit_as_req(context, request, local_addr, remote_addr, real_client,

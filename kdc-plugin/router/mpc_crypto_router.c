@@ -733,6 +733,24 @@ engine_done(krb5_context ctx, enum fn_id fn, krb5_error_code ret, const char *wh
     return refuse(ctx, fn, ret, why[0] ? why : "engine call failed");
 }
 
+/* Preauth decryptions (PA-ENC-TIMESTAMP, usage 1; encrypted challenge, usage 54) under a
+ * handle that ended without a verdict on the data: the engine down, unreachable or
+ * failing, or the router refusing. krb5kdc's preauth verifiers turn any decrypt error
+ * into PREAUTH_FAILED, which the database back end counts against the user's lockout;
+ * mpc_kdb reads this count (mpc_router_undecided_decrypts) when the AS request is audited
+ * and does not count a failure the engine never decided. */
+static unsigned long undecided_decrypts;
+
+static krb5_error_code
+decrypt_done(krb5_keyusage usage, krb5_error_code ret)
+{
+    if ((usage == KRB5_KEYUSAGE_AS_REQ_PA_ENC_TS || usage == KRB5_KEYUSAGE_ENC_CHALLENGE_CLIENT) &&
+        ret != 0 && ret != KRB5KRB_AP_ERR_BAD_INTEGRITY && ret != KRB5_BAD_MSIZE &&
+        ret != KRB5_BAD_ENCTYPE)
+        __atomic_add_fetch(&undecided_decrypts, 1, __ATOMIC_RELAXED);
+    return ret;
+}
+
 static krb5_error_code
 missing_real(krb5_context ctx, enum fn_id fn)
 {
@@ -807,10 +825,10 @@ krb5_c_decrypt(krb5_context ctx, const krb5_keyblock *key, krb5_keyusage usage,
     }
     ret = route_handle(ctx, FN_c_decrypt, key, CALLER, &id, &engine);
     if (ret)
-        return ret;
+        return decrypt_done(usage, ret);
     ret = router_engine_decrypt(engine, &id, usage, cipher_state, input, output, why,
                                 sizeof(why));
-    return engine_done(ctx, FN_c_decrypt, ret, why);
+    return decrypt_done(usage, engine_done(ctx, FN_c_decrypt, ret, why));
 }
 
 EXPORT krb5_error_code KRB5_CALLCONV
@@ -1443,7 +1461,7 @@ krb5_k_decrypt(krb5_context ctx, krb5_key key, krb5_keyusage usage,
                           router_engine_decrypt(engine, &id, usage, cipher_state, input,
                                                 output, why, sizeof(why)), why);
     krb5_free_keyblock(NULL, kb);
-    return ret;
+    return decrypt_done(usage, ret);
 }
 
 EXPORT krb5_error_code KRB5_CALLCONV
@@ -1781,4 +1799,12 @@ krb5int_arcfour_gsscrypt(const krb5_keyblock *keyblock, krb5_keyusage usage,
         return refuse_internal(FN_arcfour_gsscrypt, keyblock, CALLER);
     trace_call(FN_arcfour_gsscrypt, CALLER, "real", keyblock, NULL);
     return real.arcfour_gsscrypt(keyblock, usage, kd_data, data, num_data);
+}
+
+/* ---- for mpc_kdb, in the same process ---------------------------------------------- */
+
+EXPORT unsigned long
+mpc_router_undecided_decrypts(void)
+{
+    return __atomic_load_n(&undecided_decrypts, __ATOMIC_RELAXED);
 }

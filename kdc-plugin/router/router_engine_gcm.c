@@ -205,7 +205,8 @@ refuse_enctype(const char *op, const mpc_kdb_key_id *key, char *why, size_t why_
     router_set_why(why, why_len,
             "%s with a protected key refused: the engine serves only keys of enctypes "
             MPC_KDC_ENCTYPE_NAME " (%d, the protected krbtgt key), aes128-cts-hmac-sha1-96 "
-            "(17) and aes256-cts-hmac-sha1-96 (18), not enctype %d (fail closed)",
+            "(17), aes256-cts-hmac-sha1-96 (18), aes128-cts-hmac-sha256-128 (19) and "
+            "aes256-cts-hmac-sha384-192 (20), not enctype %d (fail closed)",
             op, MPC_KDC_ENCTYPE_AES256_GCM, (int)key->enctype);
     return KRB5_CRYPTO_INTERNAL;
 }

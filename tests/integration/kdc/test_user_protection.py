@@ -252,6 +252,35 @@ def test_wrong_password_is_refused(realm):
     assert_login(realm, kinit(realm, "ann", PASSWORDS["ann"], cache(realm, "right.cc")), "kinit ann again")
 
 
+@pytest.mark.timeout(120)
+def test_an_engine_outage_locks_no_one_out(realm):
+    """While an engine server is down the preauth decryption gets no verdict, and krb5kdc
+    answers PREAUTH_FAILED whatever the password. Those failures are not counted against
+    the user's lockout; wrong passwords with the engine up still are."""
+    realm.kadmin_local("addpol -maxfailure 2 -lockoutduration 0 outage-lock", check=True)
+    realm.addprinc("olga", password="olga-pw", options="+requires_preauth -policy outage-lock "
+                   "-e aes256-cts-hmac-sha1-96:normal")
+    realm.setstr("olga", ATTRIBUTE, "true")
+    assert_login(realm, kinit(realm, "olga", "olga-pw", cache(realm, "olga.cc")), "kinit olga")
+    realm.cluster.kill_server(2)
+    try:
+        for attempt in range(4):
+            result = kinit(realm, "olga", "olga-pw", cache(realm, f"olga-outage-{attempt}.cc"))
+            assert result.returncode != 0, "a login succeeded with an engine server down"
+        assert "Failed password attempts: 0" in getprinc(realm, "olga")
+    finally:
+        realm.cluster.restart_server(2)
+    deadline = time.monotonic() + 20
+    while kinit(realm, "olga", "olga-pw", cache(realm, "olga-back.cc")).returncode != 0:
+        assert time.monotonic() < deadline, f"olga cannot log in after the outage:\n{realm.kdc_log()[-2000:]}"
+        time.sleep(0.5)
+    for attempt in range(2):
+        assert kinit(realm, "olga", "not-olga-pw", cache(realm, f"olga-wrong-{attempt}.cc")).returncode != 0
+    assert "Failed password attempts: 2" in getprinc(realm, "olga")
+    locked = kinit(realm, "olga", "olga-pw", cache(realm, "olga-locked.cc"))
+    assert locked.returncode != 0 and "revoked" in locked.stderr, locked.output
+
+
 # ---- RFC 8009 users ----------------------------------------------------------------------
 
 def test_sha2_string_to_key_matches_libkrb5(realm, tmp_path):
