@@ -23,7 +23,9 @@ again from storm.json.
 soak: minutes of open-loop logins against the protected KDC; one engine server is killed a
 third of the way in and started again after --outage seconds. Counts the failures during
 the outage and asserts that every second after recovery is free of failures. Writes
-storm-soak.json, storm-soak.csv and storm-soak.png.
+storm-soak.json, storm-soak.csv and storm-soak.png. With --protected-users the storm users'
+own keys are in the engine too (every login runs its Kerberos jobs: preauth decrypt and
+AS-REP encrypt), and the files are storm-soak-users.*.
 
 Every run checks the generator's count of successful logins against the KDC's own
 (AS_REQ ... ISSUE lines in its log), and records CPU per login of the generator, the KDC
@@ -162,12 +164,13 @@ class Target:
 class Bench:
     """An engine cluster and the two realms, with principals and one keytab for both."""
 
-    def __init__(self, root: Path, principals: int, workers: int):
+    def __init__(self, root: Path, principals: int, workers: int, protect_users: bool = False):
         self.root = root
         self.workers = workers
+        self.protect_users = protect_users
         self.cluster = mpc_cluster.Cluster(root / "cluster")
         self.stock = Realm(root / "stock", backend="db2")
-        self.protected = ProtectedRealm(root / "protected", self.cluster)
+        self.protected = ProtectedRealm(root / "protected", self.cluster, enrol_users=protect_users)
         self.targets = [Target("stock", self.stock), Target("protected", self.protected, self.cluster)]
         self.principals = principals
         self.keytab = root / "storm.keytab"
@@ -180,6 +183,9 @@ class Bench:
                 realm.create()
                 add_principals(realm, self.principals)
             self.protected.protect()
+            if self.protect_users:
+                # Every storm user's keys go to the engine: logins then run its Kerberos jobs.
+                self.protected.mpcctl_kdc("protect", "--all-users")
             make_keytab(self.stock, self.keytab, self.principals)
         except BaseException:
             self.__exit__()
@@ -429,7 +435,7 @@ def soak(args: argparse.Namespace) -> None:
     started = machine()
     kill_at = args.seconds / 3.0
     with tempfile.TemporaryDirectory(prefix="kdc-soak-") as tmp, \
-            Bench(Path(tmp), args.principals, args.workers) as bench:
+            Bench(Path(tmp), args.principals, args.workers, args.protected_users) as bench:
         bench.start(CONFIGS[args.config])
         target = bench.targets[1]
         target.storm(bench.keytab, ["--concurrency", "8", "--duration", "1"])
@@ -486,6 +492,7 @@ def soak(args: argparse.Namespace) -> None:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": started,
         "method": {"rate": args.rate, "seconds": args.seconds, "party": args.party,
+                   "protected_users": args.protected_users,
                    "outage_seconds": args.outage, "recovery_allowance_seconds": args.recovery,
                    "login_timeout_seconds": args.login_timeout,
                    "workers": args.workers, "principals": args.principals, "config": args.config},
@@ -497,9 +504,10 @@ def soak(args: argparse.Namespace) -> None:
         "failures_end_after_restart_s": (last_failed + 1 - restarted) if last_failed is not None else None,
         "checks": checks, "summary": {k: v for k, v in summary.items() if k != "latency_quantiles_ms"},
     }
-    (out / "storm-soak.json").write_text(json.dumps(report, indent=1) + "\n")
-    (out / "storm-soak.csv").write_text(rows)
-    plot_soak(out, report, ok, failed)
+    name = "storm-soak-users" if args.protected_users else "storm-soak"
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
+    (out / f"{name}.csv").write_text(rows)
+    plot_soak(out / f"{name}.png", report, ok, failed)
     print(json.dumps({k: report[k] for k in ("killed_at_s", "restarted_at_s", "failures_during_outage",
                                              "errors", "kdc_errors", "first_failed_second",
                                              "last_failed_second", "failures_end_after_restart_s",
@@ -508,7 +516,7 @@ def soak(args: argparse.Namespace) -> None:
         raise SystemExit(f"soak: failed checks: {[k for k, v in checks.items() if not v]}")
 
 
-def plot_soak(out: Path, report: dict, ok: list[int], failed: list[int]) -> None:
+def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -522,11 +530,12 @@ def plot_soak(out: Path, report: dict, ok: list[int], failed: list[int]) -> None
                label=f"engine server {report['method']['party']} down")
     ax.set_xlabel("second of the run")
     ax.set_ylabel("logins per second")
-    ax.set_title(f"Soak, protected KDC, {report['method']['rate']} logins/s offered (Poisson)")
+    whose = "krbtgt and users' keys" if report["method"].get("protected_users") else "krbtgt key"
+    ax.set_title(f"Soak, protected KDC ({whose} in the engine), {report['method']['rate']} logins/s offered (Poisson)")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "storm-soak.png", dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
@@ -558,6 +567,8 @@ def main() -> None:
                    help="kdc-storm --timeout: how long one login may take")
     s.add_argument("--party", type=int, default=2, choices=(1, 2, 3))
     s.add_argument("--config", choices=sorted(CONFIGS), default="tuned")
+    s.add_argument("--protected-users", action="store_true",
+                   help="enrol the storm users' keys in the engine too (use fewer --principals)")
     args = parser.parse_args()
     build = Path(args.build_dir)
     os.environ["MPC_BUILD_DIR"] = str(build if build.is_absolute() else (REPO / build).resolve())
