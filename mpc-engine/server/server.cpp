@@ -78,14 +78,15 @@ bool is_krb_family(Family family) { return family == Family::Krb; }
 
 BatchGroup group_of(const Job& job) {
   switch (job.kind) {
-    case JobKind::GcmPrefetch: return {Family::GcmPrefetch};
-    case JobKind::GcmOpen: return {Family::GcmOpen};
+    case JobKind::GcmPrefetch: return {Family::GcmPrefetch, {}};
+    case JobKind::GcmOpen: return {Family::GcmOpen, {}};
     case JobKind::Krb: return {Family::Krb, job.krb_circuit};
     case JobKind::Compute: break;
   }
   const bool decrypt = job.request.operation == wire::Operation::EcbDecrypt;
-  if (job.key.algorithm == wire::KeyAlgorithm::Aes128) return {decrypt ? Family::Aes128Decrypt : Family::Aes128Encrypt};
-  return {decrypt ? Family::Aes256Decrypt : Family::Aes256Encrypt};
+  if (job.key.algorithm == wire::KeyAlgorithm::Aes128)
+    return {decrypt ? Family::Aes128Decrypt : Family::Aes128Encrypt, {}};
+  return {decrypt ? Family::Aes256Decrypt : Family::Aes256Encrypt, {}};
 }
 
 // Prefetches are bound by throughput (thousands of blocks ahead of time), opens by round
