@@ -161,6 +161,7 @@ router_engine_status_text(int rc)
     case MPC_EMISMATCH: return "servers disagree";
     case MPC_EBADTAG: return "tag mismatch";
     case MPC_ENONCE: return "nonce unknown to the servers";
+    case MPC_EDIVERGED: return "servers received different copies of the request";
     default: return "internal error";
     }
 }

@@ -32,6 +32,7 @@ int status_of(const mpc::Error& error) {
     switch (refused->status()) {
       case mpc::wire::Status::PeerFailure: return MPC_EUNREACHABLE;
       case mpc::wire::Status::UnknownNonce: return MPC_ENONCE;
+      case mpc::wire::Status::RequestMismatch: return MPC_EDIVERGED;
       default: return MPC_EREFUSED;
     }
   }

@@ -1,9 +1,11 @@
 // A request as one server holds it while it waits for, and runs in, batches.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,16 @@ struct JobKey {
   wire::RequestId request{};
   auto operator<=>(const JobKey&) const = default;
 };
+
+// What one party said of a request: its copy's digest (status Ok) or why it refused it.
+struct PartyWord {
+  wire::RequestDigest digest{};
+  wire::Status status = wire::Status::Ok;
+  std::string detail;
+};
+
+// What a server knows of one request's copies, by party, its own included once it has it.
+using CopyWords = std::array<std::optional<PartyWord>, 3>;
 
 enum class JobKind : std::uint8_t {
   Compute,      // wire::ComputeRequest: one instance per block
@@ -45,10 +57,10 @@ struct Job {
   // x || a of the circuit's key rows: the expanded round keys (only those, for a GCM key);
   // for a Krb job, its secret rows (krb_secret_rows).
   SecretBytes key_share;
-  bool answered = false;  // an error reply went out already; kept so a batch naming it does not wait for it
-  // Follower: a batch named this job before it arrived and ran without it. The job, when it
-  // comes, is answered at once: no later batch will compute it.
-  bool missed_batch = false;
+  // What each party holds of the request (this server's own copy included); the leader
+  // schedules the job only once all three agree (request_agreement.hpp).
+  CopyWords words;
+  bool agreed = false;  // leader: every party holds this copy; followers: unused
   std::vector<std::uint8_t> masked_x;  // the masked output shares the client gets
   std::vector<std::uint8_t> masked_a;
   std::uint8_t verdict_x = 0;          // GcmOpen: masked share of the tag check, bit 0

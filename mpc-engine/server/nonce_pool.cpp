@@ -99,6 +99,15 @@ bool NoncePool::put(const wire::PublicKey& client, const wire::KeyId& key, const
   return true;
 }
 
+bool NoncePool::holds(const wire::PublicKey& client, const wire::KeyId& key, const wire::GcmNonce& nonce,
+                      Clock::time_point now) const {
+  const auto holder = clients_.find(client);
+  if (holder == clients_.end()) return false;
+  const auto entry = holder->second.entries.find(nonce);
+  return entry != holder->second.entries.end() && now - entry->second.added < ttl_ &&
+         keys_[entry->second.key_index] == key;
+}
+
 std::optional<NonceShare> NoncePool::take(const wire::PublicKey& client, const wire::KeyId& key,
                                           const wire::GcmNonce& nonce, Clock::time_point now) {
   const auto holder = clients_.find(client);

@@ -96,6 +96,9 @@ class NoncePool {
   // was made under another key (left in place).
   [[nodiscard]] std::optional<NonceShare> take(const wire::PublicKey& client, const wire::KeyId& key,
                                                const wire::GcmNonce& nonce, Clock::time_point now);
+  // Whether take() would find the entry now (it stays in place).
+  [[nodiscard]] bool holds(const wire::PublicKey& client, const wire::KeyId& key, const wire::GcmNonce& nonce,
+                           Clock::time_point now) const;
   // Drops every entry older than the TTL.
   void expire(Clock::time_point now);
 

@@ -44,7 +44,21 @@ rss3::PrfKey edge_key(int low, int party, const transport::CurveKeyPair& own,
   return key;
 }
 
+rss3::PrfKey bind_to_request(const rss3::PrfKey& key, std::span<const std::uint8_t, 32> request_digest) {
+  rss3::PrfKey out{};
+  crypto_generichash(out.data(), out.size(), request_digest.data(), request_digest.size(), key.data(), key.size());
+  return out;
+}
+
 }  // namespace
+
+TagMaskKeys::TagMaskKeys(const PartyPrfKeys& keys, std::span<const std::uint8_t, 32> request_digest)
+    : own(bind_to_request(keys.tag_own, request_digest)), previous(bind_to_request(keys.tag_previous, request_digest)) {}
+
+TagMaskKeys::~TagMaskKeys() {
+  wipe(own.data(), own.size());
+  wipe(previous.data(), previous.size());
+}
 
 PartyPrfKeys::~PartyPrfKeys() {
   wipe(own.data(), own.size());

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <span>
 
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "transport/curve_keys.hpp"
@@ -30,6 +32,18 @@ struct PartyPrfKeys {
   rss3::PrfKey garbling_own{};       // from k_i
   rss3::PrfKey garbling_previous{};  // from k_{i-1}
   ~PartyPrfKeys();
+};
+
+// The GCM tag masks' keys for one request: tag_own and tag_previous hashed with the digest of
+// the request (wire::request_digest). Both ends of an edge agree on them only if they hold the
+// same copy of the request. Wiped when destroyed.
+struct TagMaskKeys {
+  TagMaskKeys(const PartyPrfKeys& keys, std::span<const std::uint8_t, 32> request_digest);
+  ~TagMaskKeys();
+  TagMaskKeys(const TagMaskKeys&) = delete;
+  TagMaskKeys& operator=(const TagMaskKeys&) = delete;
+  rss3::PrfKey own{};
+  rss3::PrfKey previous{};
 };
 
 // party: 0-based. public_keys[j]: long-term public key of party j (public_keys[party] is ours).

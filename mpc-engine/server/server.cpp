@@ -156,6 +156,7 @@ Server::Server(settings::ServerSettings settings, const Logger& log)
       own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
       prf_keys_(derive_prf_keys(settings_.party, own_keys_, party_public_keys(settings_, own_keys_.public_key))),
       store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)),
+      ledger_(2 * static_cast<std::size_t>(settings_.limits.max_pending_jobs), kFollowerJobExpiry),
       nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl) {
   run_self_tests(circuits_, [this] { return make_evaluator(); }, log_);
   // Opening every record proves the storage key is the right one before serving.
@@ -213,7 +214,14 @@ void Server::run(const std::atomic<bool>& stop) {
     transport::wait_readable(sockets, descriptors, idle_wait());
     batch_finished_.clear();
     drain_client_requests();
+    flush_notes();
     drain_peer_messages();
+    while (!notes_in_.empty()) {
+      auto [from, notes] = std::move(notes_in_.front());
+      notes_in_.pop_front();
+      handle_notes(from, notes);
+    }
+    pass_agreement_deadlines();
     collect_results();
     if (settings_.party == 0) {
       for (;;) {
@@ -224,10 +232,12 @@ void Server::run(const std::atomic<bool>& stop) {
     } else {
       start_announced_batches();
     }
+    flush_notes();
     const auto now = std::chrono::steady_clock::now();
     if (now - last_housekeeping > std::chrono::seconds(1)) {
       expire_jobs();
       nonce_pool_.expire(now);
+      ledger_.expire(now);
       last_housekeeping = now;
     }
   }
@@ -240,17 +250,16 @@ BatchWorker* Server::idle_worker(bool krb) {
   return nullptr;
 }
 
-// How long the loop may sleep on its sockets: not at all when a batch can start now,
-// until a waited-for job's deadline, else until a socket or a finished batch wakes it.
+// How long the loop may sleep on its sockets: not at all when a batch can start now, until
+// the next request waiting for agreement is due, else until a socket or a finished batch
+// wakes it.
 std::chrono::milliseconds Server::idle_wait() {
   constexpr std::chrono::milliseconds kLongest{100};
-  // The leader formed every batch it could before this wait: a new job or a finished batch
-  // wakes it.
-  if (settings_.party == 0) return kLongest;
-  if (announced_.empty()) return kLongest;
-  if (idle_worker(wire::is_krb_circuit(announced_.front().circuit)) == nullptr) return kLongest;
-  if (!front_wait_deadline_) return std::chrono::milliseconds(0);
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*front_wait_deadline_ -
+  if (settings_.party != 0 && !announced_.empty() &&
+      idle_worker(wire::is_krb_circuit(announced_.front().circuit)) != nullptr)
+    return std::chrono::milliseconds(0);
+  if (agreement_deadlines_.empty()) return kLongest;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(agreement_deadlines_.front().first -
                                                                           std::chrono::steady_clock::now());
   return std::clamp(left + std::chrono::milliseconds(1), std::chrono::milliseconds(0), kLongest);
 }
@@ -288,6 +297,9 @@ void Server::route_peer_message(PeerEnvelope envelope) {
     auto message = wire::decode_peer_message(envelope.data);
     if (auto* batch = std::get_if<wire::BatchHeader>(&message)) {
       if (envelope.from_party == 0 && settings_.party != 0) announced_.push_back(std::move(*batch));
+    } else if (auto* notes = std::get_if<std::vector<wire::RequestNote>>(&message)) {
+      // Handled by the main loop, never inside a batch that the main thread is evaluating.
+      notes_in_.emplace_back(envelope.from_party, std::move(*notes));
     }
   } catch (const FormatError& error) {
     log_.warn("malformed peer message", {{"from", envelope.from_party + 1}, {"error", error.what()}});
@@ -370,11 +382,13 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
         reply_error(message.routing_id, id, wire::Status::Unauthorized, "this client may not compute");
         return;
       }
-      if (auto* compute = std::get_if<wire::ComputeRequest>(&request)) handle_compute(message, *compute);
-      if (auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request)) handle_gcm_prefetch(message, *prefetch);
-      if (auto* tag = std::get_if<wire::GcmTagRequest>(&request)) handle_gcm_tag(message, *tag);
-      if (auto* open = std::get_if<wire::GcmOpenRequest>(&request)) handle_gcm_open(message, *open);
-      if (auto* krb = std::get_if<wire::KrbRequest>(&request)) handle_krb(message, *krb);
+      const wire::RequestDigest digest = wire::request_digest(message.data);
+      if (auto* compute = std::get_if<wire::ComputeRequest>(&request)) handle_compute(message, *compute, digest);
+      if (auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request))
+        handle_gcm_prefetch(message, *prefetch, digest);
+      if (auto* tag = std::get_if<wire::GcmTagRequest>(&request)) handle_gcm_tag(message, *tag, digest);
+      if (auto* open = std::get_if<wire::GcmOpenRequest>(&request)) handle_gcm_open(message, *open, digest);
+      if (auto* krb = std::get_if<wire::KrbRequest>(&request)) handle_krb(message, *krb, digest);
       return;
     }
     if (std::holds_alternative<wire::StatusRequest>(request)) {
@@ -389,6 +403,7 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
       status.payload_bytes_sent = payload_bytes_sent_;
       status.layer_messages_sent = layer_messages_sent_;
       status.and_gates_evaluated = and_gates_evaluated_;
+      status.request_mismatches = request_mismatches_;
       answer.body = status;
       reply(message.routing_id, std::move(answer));
       return;
@@ -403,7 +418,8 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
   }
 }
 
-void Server::handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request) {
+void Server::handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request,
+                            const wire::RequestDigest& digest) {
   if (request.key.algorithm != wire::KeyAlgorithm::Aes128 && request.key.algorithm != wire::KeyAlgorithm::Aes256) {
     refuse_job(message, request.id, wire::Status::BadRequest,
                 wire::describe(request.key) + " serves only the GCM requests");
@@ -415,10 +431,12 @@ void Server::handle_compute(transport::ReceivedMessage& message, wire::ComputeRe
   job.instances = request.blocks;
   const wire::RequestId id = request.id;
   job.request = std::move(request);
-  admit_job(message, id, std::move(job), [](Job& admitted, const SecretBytes& share) { admitted.key_share = share; });
+  admit_job(message, id, std::move(job), digest,
+            [](Job& admitted, const SecretBytes& share) { admitted.key_share = share; });
 }
 
-void Server::handle_gcm_prefetch(transport::ReceivedMessage& message, const wire::GcmPrefetchRequest& request) {
+void Server::handle_gcm_prefetch(transport::ReceivedMessage& message, const wire::GcmPrefetchRequest& request,
+                                 const wire::RequestDigest& digest) {
   if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm) {
     refuse_job(message, request.id, wire::Status::BadRequest,
                 "GCM prefetch needs an aes256-gcm key, not " + wire::describe(request.key));
@@ -458,7 +476,7 @@ void Server::handle_gcm_prefetch(transport::ReceivedMessage& message, const wire
   job.instances = static_cast<std::uint32_t>(instances);
   job.blocks_per_nonce = request.blocks_per_nonce;
   job.nonce_count = request.count;
-  admit_job(message, request.id, std::move(job), [](Job& admitted, const SecretBytes& share) {
+  admit_job(message, request.id, std::move(job), digest, [](Job& admitted, const SecretBytes& share) {
     admitted.key_share = round_key_share(share, admitted.key.algorithm);
     const std::size_t keystream_bytes =
         static_cast<std::size_t>(admitted.nonce_count) * admitted.blocks_per_nonce * 16;
@@ -489,31 +507,95 @@ void Server::forget_key_material(const wire::KeyId& key) {
   std::erase_if(open_material_, [&](const auto& entry) { return entry.first == key; });
 }
 
-void Server::handle_gcm_tag(transport::ReceivedMessage& message, const wire::GcmTagRequest& request) {
+void Server::handle_gcm_tag(transport::ReceivedMessage& message, wire::GcmTagRequest& request,
+                            const wire::RequestDigest& digest) {
+  const JobKey key{message.sender, request.id};
+  if (answer_known_request(message, key)) return;
+  auto refuse = [&](wire::Status status, const std::string& detail) {
+    reply_error(message.routing_id, request.id, status, detail);
+    // Every other party answers the same: a tag is all or nothing.
+    for (int party = 0; party < 3; ++party)
+      if (party != settings_.party) outgoing_notes_.add(party, make_note(key, PartyWord{digest, status, detail}));
+    ledger_.bury(key, Tombstone{status, detail, true, {}}, std::chrono::steady_clock::now());
+  };
   if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm) {
-    reply_error(message.routing_id, request.id, wire::Status::BadRequest,
-                "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key));
+    refuse(wire::Status::BadRequest, "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key));
+    return;
+  }
+  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers) {
+    refuse(wire::Status::BadRequest, "GCM tag input too long");
     return;
   }
   const SecretBytes* share = key_material(request.key);
   if (share == nullptr) {
-    reply_error(message.routing_id, request.id, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    refuse(wire::Status::UnknownKey, wire::describe(request.key) + " not found");
     return;
   }
   if (share->size() != 2 * wire::material_bytes(request.key.algorithm)) {
-    reply_error(message.routing_id, request.id, wire::Status::Internal,
-                "stored share of " + wire::describe(request.key) + " has the wrong size");
+    refuse(wire::Status::Internal, "stored share of " + wire::describe(request.key) + " has the wrong size");
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (!nonce_pool_.holds(message.sender, request.key, request.nonce, now)) {
+    refuse(wire::Status::UnknownNonce, "nonce " + nonce_hex(request.nonce) +
+                                           " is not one this client prefetched under " + wire::describe(request.key) +
+                                           " on party " + std::to_string(settings_.party + 1) +
+                                           ", or it was used, expired or evicted");
+    return;
+  }
+  if (pending_tags_.size() >= settings_.limits.max_pending_jobs) {
+    refuse(wire::Status::Busy, "too many pending tags");
+    return;
+  }
+  PendingTag pending;
+  pending.routing_id = message.routing_id;
+  pending.words = ledger_.take_early(key);
+  pending.words[static_cast<std::size_t>(settings_.party)] = PartyWord{digest, wire::Status::Ok, {}};
+  pending.request = std::move(request);
+  pending_tags_.emplace(key, std::move(pending));
+  for (int party = 0; party < 3; ++party)
+    if (party != settings_.party) outgoing_notes_.add(party, make_note(key, PartyWord{digest, wire::Status::Ok, {}}));
+  agreement_deadlines_.emplace_back(now + settings_.limits.job_wait, key);
+  settle_tag(key);
+}
+
+void Server::settle_tag(const JobKey& key) {
+  auto it = pending_tags_.find(key);
+  if (it == pending_tags_.end()) return;
+  const Verdict verdict = judge(it->second.words, {0, 1, 2});
+  if (verdict.consensus == Consensus::Waiting) return;
+  if (verdict.consensus == Consensus::Agreed) {
+    answer_tag(key);
+    return;
+  }
+  count_refusal(verdict.status, key, verdict.detail);
+  reply_error(it->second.routing_id, key.request, verdict.status, verdict.detail);
+  pending_tags_.erase(it);
+  ledger_.bury(key, Tombstone{verdict.status, verdict.detail, true, {}}, std::chrono::steady_clock::now());
+}
+
+void Server::answer_tag(const JobKey& key) {
+  auto it = pending_tags_.find(key);
+  const std::string routing_id = it->second.routing_id;
+  const wire::GcmTagRequest request = std::move(it->second.request);
+  const wire::RequestDigest digest = it->second.words[static_cast<std::size_t>(settings_.party)]->digest;
+  pending_tags_.erase(it);
+  const auto now = std::chrono::steady_clock::now();
+  // Whatever happens below, this request id is spent.
+  ledger_.bury(key, Tombstone{wire::Status::BadRequest, "request id already in use", true, {}}, now);
+  const SecretBytes* share = key_material(request.key);
+  if (share == nullptr || share->size() != 2 * wire::material_bytes(request.key.algorithm)) {
+    reply_error(routing_id, request.id, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
     return;
   }
   // GHASH first: a request that cannot be hashed must not use up the nonce.
   rss3::ByteShare tag = gcm_hash_share(*share, request.aad, request.text);
-  const auto pooled = nonce_pool_.take(message.sender, request.key, request.nonce, std::chrono::steady_clock::now());
+  const auto pooled = nonce_pool_.take(key.client, request.key, request.nonce, now);
   if (!pooled) {
     tag.wipe();
-    reply_error(message.routing_id, request.id, wire::Status::UnknownNonce,
-                "nonce " + nonce_hex(request.nonce) + " is not one this client prefetched under " +
-                    wire::describe(request.key) + " on party " + std::to_string(settings_.party + 1) +
-                    ", or it was used, expired or evicted");
+    reply_error(routing_id, request.id, wire::Status::UnknownNonce,
+                "nonce " + nonce_hex(request.nonce) + " expired on party " + std::to_string(settings_.party + 1) +
+                    " while the servers compared their copies of the request");
     return;
   }
   for (std::size_t i = 0; i < 16; ++i) {
@@ -522,14 +604,13 @@ void Server::handle_gcm_tag(transport::ReceivedMessage& message, const wire::Gcm
   }
   // Re-randomise before opening, as for every output (rss3/output.hpp). The bare share
   // would be (GHASH share ^ pool share): its components are the stored shares of H^1..H^L
-  // combined by coefficients the client chose, hidden only by this one pool share. A
-  // client that learnt a pool share's components, or saw one used twice (a restored
-  // snapshot of a server's memory, a bug in take-once), would solve for the shares of the
-  // powers of H from a few tags and then forge. Masked, each party's reply is a fresh
-  // uniform sharing of the tag and tells the client the tag and nothing else. The masks
-  // use this nonce as their id under keys of their own (prf_keys.hpp): one tag per nonce,
-  // so no id is used twice.
-  rss3::CorrelatedRandomness masks(prf_keys_.tag_own, prf_keys_.tag_previous,
+  // combined by coefficients the client chose, hidden only by this one pool share. The
+  // masks use this nonce as their id (one tag per nonce, so no id is used twice) under keys
+  // bound to the request's digest: a party that computed on another copy than its
+  // neighbour uses masks its neighbour never uses, so its reply is uniform noise to the
+  // client even if the copies' comparison above were bypassed.
+  TagMaskKeys keys(prf_keys_, digest);
+  rss3::CorrelatedRandomness masks(keys.own, keys.previous,
                                    {gcm_nonce_epoch(request.nonce), gcm_nonce_counter(request.nonce)});
   rss3::mask_output_share(masks, 0, tag);
   wire::GcmTagResult result;
@@ -539,11 +620,12 @@ void Server::handle_gcm_tag(transport::ReceivedMessage& message, const wire::Gcm
   wire::Reply answer;
   answer.id = request.id;
   answer.body = result;
-  reply(message.routing_id, std::move(answer));
+  reply(routing_id, std::move(answer));
   ++jobs_served_;
 }
 
-void Server::handle_gcm_open(transport::ReceivedMessage& message, const wire::GcmOpenRequest& request) {
+void Server::handle_gcm_open(transport::ReceivedMessage& message, const wire::GcmOpenRequest& request,
+                             const wire::RequestDigest& digest) {
   if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm) {
     refuse_job(message, request.id, wire::Status::BadRequest,
                 "GCM open needs an aes256-gcm key, not " + wire::describe(request.key));
@@ -559,7 +641,8 @@ void Server::handle_gcm_open(transport::ReceivedMessage& message, const wire::Gc
   job.key = request.key;
   job.instances = static_cast<std::uint32_t>(1 + text_blocks);
   job.nonce = request.nonce;
-  admit_job(message, request.id, std::move(job), [&request, text_blocks](Job& admitted, const SecretBytes& share) {
+  admit_job(message, request.id, std::move(job), digest,
+            [&request, text_blocks](Job& admitted, const SecretBytes& share) {
     admitted.key_share = round_key_share(share, admitted.key.algorithm);
     // Instance 0 compares AES_K(N || 1) with GHASH_H(aad, text) ^ tag: equal iff the tag is
     // right. The tag is public, so it joins the share as the constant sharing (0, tag).
@@ -575,7 +658,8 @@ void Server::handle_gcm_open(transport::ReceivedMessage& message, const wire::Gc
   });
 }
 
-void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& request) {
+void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& request,
+                        const wire::RequestDigest& digest) {
   // The decoder has checked the request's form, usage and combine already; planning checks
   // again and names any problem all the same.
   KrbJobPlan plan;
@@ -593,24 +677,34 @@ void Server::handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& r
   job.krb_data = std::move(plan.public_record);
   job.krb_result_bytes = plan.result_bytes;
   const KrbSecretRange secret = plan.secret;
-  admit_job(message, request.id, std::move(job), [secret](Job& admitted, const SecretBytes& share) {
+  admit_job(message, request.id, std::move(job), digest, [secret](Job& admitted, const SecretBytes& share) {
     admitted.key_share = krb_secret_rows(share, admitted.key.algorithm, secret);
   });
 }
 
-void Server::admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
-                       const std::function<void(Job&, const SecretBytes&)>& prepare) {
-  JobKey key{message.sender, id};
-  if (auto marker = jobs_.find(key); marker != jobs_.end()) {
-    if (marker->second.missed_batch && marker->second.routing_id.empty()) {
-      marker->second.routing_id = message.routing_id;
-      reply_error(message.routing_id, id, wire::Status::PeerFailure,
-                  "request reached party " + std::to_string(settings_.party + 1) + " after its batch had run");
-      return;
-    }
-    reply_error(message.routing_id, id, wire::Status::BadRequest, "request id already in use");
-    return;
+bool Server::answer_known_request(const transport::ReceivedMessage& message, const JobKey& key) {
+  if (jobs_.count(key) != 0 || pending_tags_.count(key) != 0) {
+    reply_error(message.routing_id, key.request, wire::Status::BadRequest, "request id already in use");
+    return true;
   }
+  Tombstone* tombstone = ledger_.tombstone(key);
+  if (tombstone == nullptr) return false;
+  if (tombstone->answered_here) {
+    reply_error(message.routing_id, key.request, wire::Status::BadRequest, "request id already in use");
+  } else {
+    // Given up before this copy came: no batch will compute it, so it is answered at once.
+    tombstone->answered_here = true;
+    count_refusal(tombstone->status, key, tombstone->detail);
+    reply_error(message.routing_id, key.request, tombstone->status, tombstone->detail);
+  }
+  return true;
+}
+
+void Server::admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
+                       const wire::RequestDigest& digest,
+                       const std::function<void(Job&, const SecretBytes&)>& prepare) {
+  const JobKey key{message.sender, id};
+  if (answer_known_request(message, key)) return;
   job.routing_id = message.routing_id;
   job.arrived = std::chrono::steady_clock::now();
   auto refuse = [&](wire::Status status, const std::string& detail) { refuse_job(message, id, status, detail); };
@@ -633,32 +727,174 @@ void Server::admit_job(transport::ReceivedMessage& message, const wire::RequestI
     return;
   }
   prepare(job, *share);
+  job.words = ledger_.take_early(key);
+  job.words[static_cast<std::size_t>(settings_.party)] = PartyWord{digest, wire::Status::Ok, {}};
   jobs_.emplace(key, std::move(job));
-  if (settings_.party == 0) queue_.push_back(key);
+  if (settings_.party == 0) {
+    queue_.push_back(key);
+    agreement_deadlines_.emplace_back(std::chrono::steady_clock::now() + settings_.limits.job_wait, key);
+    settle_job(key);
+  } else {
+    outgoing_notes_.add(0, make_note(key, PartyWord{digest, wire::Status::Ok, {}}));
+  }
 }
 
 void Server::refuse_job(transport::ReceivedMessage& message, const wire::RequestId& id, wire::Status status,
                         const std::string& detail) {
+  const JobKey key{message.sender, id};
+  if (answer_known_request(message, key)) return;
   reply_error(message.routing_id, id, status, detail);
-  // A follower keeps a marker so that a batch naming this job does not wait for it (the
-  // leader may have accepted it under other limits).
-  if (settings_.party != 0 && jobs_.size() < settings_.limits.max_pending_jobs * 2ull) {
-    Job marker;
-    marker.routing_id = message.routing_id;
-    marker.arrived = std::chrono::steady_clock::now();
-    marker.answered = true;
-    jobs_.emplace(JobKey{message.sender, id}, std::move(marker));
+  // The others must not compute what this server will not: the leader gives the request up
+  // everywhere, a follower tells the leader, which does.
+  if (settings_.party == 0) {
+    give_up(key, status, "party 1 refused the request: " + detail);
+  } else {
+    outgoing_notes_.add(0, make_note(key, PartyWord{{}, status, detail}));
+    ledger_.bury(key, Tombstone{status, detail, true, {}}, std::chrono::steady_clock::now());
   }
 }
 
-void Server::note_missed_job(const JobKey& key) {
-  // Bounded like the refusal markers: past the bound a late job waits out its expiry instead.
-  if (jobs_.size() >= settings_.limits.max_pending_jobs * 2ull) return;
-  Job marker;
-  marker.arrived = std::chrono::steady_clock::now();
-  marker.answered = true;
-  marker.missed_batch = true;
-  jobs_.emplace(key, std::move(marker));
+void Server::count_refusal(wire::Status status, const JobKey& key, const std::string& detail) {
+  if (status != wire::Status::RequestMismatch) return;
+  ++request_mismatches_;
+  log_.warn("request refused: the servers' copies differ",
+            {{"request", describe_request(key)}, {"detail", detail}});
+}
+
+void Server::handle_notes(int from, const std::vector<wire::RequestNote>& notes) {
+  if (from < 0 || from >= 3 || from == settings_.party) return;
+  const bool leader = settings_.party == 0;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& note : notes) {
+    const JobKey key{note.client, note.request};
+    PartyWord word{note.digest, note.status, note.detail};
+    if (auto tag = pending_tags_.find(key); tag != pending_tags_.end()) {
+      auto& slot = tag->second.words[static_cast<std::size_t>(from)];
+      if (!slot) slot = std::move(word);
+      settle_tag(key);
+      continue;
+    }
+    if (auto job = jobs_.find(key); job != jobs_.end()) {
+      if (leader) {
+        auto& slot = job->second.words[static_cast<std::size_t>(from)];
+        if (!slot) slot = std::move(word);
+        settle_job(key);
+      } else if (from == 0 && word.status != wire::Status::Ok) {
+        drop_job(key, word);
+      }
+      continue;
+    }
+    if (Tombstone* tombstone = ledger_.tombstone(key)) {
+      // A follower's copy that came after the leader gave the request up: tell it again, so
+      // it answers that copy at once.
+      if (leader && word.status == wire::Status::Ok)
+        outgoing_notes_.add(from, make_note(key, PartyWord{{}, tombstone->status, tombstone->detail}));
+      continue;
+    }
+    if (!leader && from == 0 && word.status != wire::Status::Ok) {
+      ledger_.bury(key, Tombstone{word.status, word.detail, false, {}}, now);
+      continue;
+    }
+    const bool first = !ledger_.has_early(key);
+    ledger_.keep_early(key, from, std::move(word), now);
+    // The leader gives up on a request it has no copy of by job_wait after the first note.
+    if (leader && first) agreement_deadlines_.emplace_back(now + settings_.limits.job_wait, key);
+  }
+}
+
+void Server::settle_job(const JobKey& key) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end() || it->second.agreed) return;
+  const Verdict verdict = judge(it->second.words, {0, 1, 2});
+  switch (verdict.consensus) {
+    case Consensus::Waiting: return;
+    case Consensus::Agreed: it->second.agreed = true; return;
+    case Consensus::Differ:
+    case Consensus::Refused: give_up(key, verdict.status, verdict.detail); return;
+  }
+}
+
+void Server::give_up(const JobKey& key, wire::Status status, const std::string& detail) {
+  bool held = false;
+  if (auto it = jobs_.find(key); it != jobs_.end()) {
+    held = true;
+    count_refusal(status, key, detail);
+    reply_error(it->second.routing_id, key.request, status, detail);
+    jobs_.erase(it);
+  }
+  if (auto tag = pending_tags_.find(key); tag != pending_tags_.end()) {
+    held = true;
+    count_refusal(status, key, detail);
+    reply_error(tag->second.routing_id, key.request, status, detail);
+    pending_tags_.erase(tag);
+  }
+  ledger_.bury(key, Tombstone{status, detail, held, {}}, std::chrono::steady_clock::now());
+  for (int party = 1; party < 3; ++party) outgoing_notes_.add(party, make_note(key, PartyWord{{}, status, detail}));
+}
+
+void Server::drop_job(const JobKey& key, const PartyWord& word) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return;
+  count_refusal(word.status, key, word.detail);
+  reply_error(it->second.routing_id, key.request, word.status, word.detail);
+  jobs_.erase(it);
+  ledger_.bury(key, Tombstone{word.status, word.detail, true, {}}, std::chrono::steady_clock::now());
+}
+
+void Server::pass_agreement_deadlines() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!agreement_deadlines_.empty() && agreement_deadlines_.front().first <= now) {
+    const JobKey key = agreement_deadlines_.front().second;
+    agreement_deadlines_.pop_front();
+    const CopyWords* words = nullptr;
+    if (auto job = jobs_.find(key); job != jobs_.end() && !job->second.agreed) words = &job->second.words;
+    auto tag = pending_tags_.find(key);
+    if (tag != pending_tags_.end()) words = &tag->second.words;
+    if (words == nullptr) {
+      // The leader heard of a request it never received.
+      if (settings_.party == 0 && ledger_.has_early(key) && jobs_.count(key) == 0)
+        give_up(key, wire::Status::PeerFailure, "party 1 did not receive the request within " +
+                                                    std::to_string(settings_.limits.job_wait.count()) + " ms");
+      continue;
+    }
+    std::vector<int> silent;
+    std::vector<int> spoken;
+    for (int party = 0; party < 3; ++party)
+      ((*words)[static_cast<std::size_t>(party)] ? spoken : silent).push_back(party + 1);
+    for (int& party : spoken) --party;
+    // Copies that differ already among those that came are a mismatch, silence or not.
+    if (const Verdict partial = judge(*words, spoken); partial.consensus == Consensus::Differ) {
+      if (tag != pending_tags_.end()) {
+        count_refusal(partial.status, key, partial.detail);
+        reply_error(tag->second.routing_id, key.request, partial.status, partial.detail);
+        pending_tags_.erase(tag);
+        ledger_.bury(key, Tombstone{partial.status, partial.detail, true, {}}, now);
+      } else {
+        give_up(key, partial.status, partial.detail);
+      }
+      continue;
+    }
+    std::string detail = "party";
+    for (std::size_t i = 0; i < silent.size(); ++i) detail += (i == 0 ? " " : " and ") + std::to_string(silent[i]);
+    detail += " did not confirm holding the request within " + std::to_string(settings_.limits.job_wait.count()) +
+              " ms; nothing was computed";
+    if (tag != pending_tags_.end()) {
+      reply_error(tag->second.routing_id, key.request, wire::Status::PeerFailure, detail);
+      pending_tags_.erase(tag);
+      ledger_.bury(key, Tombstone{wire::Status::PeerFailure, detail, true, {}}, now);
+    } else {
+      give_up(key, wire::Status::PeerFailure, detail);
+    }
+  }
+}
+
+void Server::flush_notes() {
+  if (outgoing_notes_.empty()) return;
+  for (int party = 0; party < 3; ++party) {
+    if (party == settings_.party) continue;
+    for (const auto& frame : outgoing_notes_.take_frames(party))
+      if (!peers_->send_to(party, frame)) log_.debug("notes not sent: peer unreachable", {{"party", party + 1}});
+  }
 }
 
 void Server::new_epoch() {
@@ -681,7 +917,7 @@ std::optional<wire::BatchHeader> Server::form_batch(bool krb_worker_idle, bool o
   const Job* first = nullptr;
   for (const JobKey& key : queue_) {
     auto it = jobs_.find(key);
-    if (it == jobs_.end() || it->second.blocks_scheduled >= it->second.instances) continue;
+    if (it == jobs_.end() || !it->second.agreed || it->second.blocks_scheduled >= it->second.instances) continue;
     if (is_krb_family(group_of(it->second).family) ? krb_worker_idle : other_worker_idle) {
       first = &it->second;
       break;
@@ -702,7 +938,7 @@ std::optional<wire::BatchHeader> Server::form_batch(bool krb_worker_idle, bool o
     auto it = jobs_.find(key);
     if (it == jobs_.end()) continue;
     Job& job = it->second;
-    if (group_of(job) != group) continue;
+    if (!job.agreed || group_of(job) != group) continue;
     const std::uint32_t left = job.instances - job.blocks_scheduled;
     if (left == 0) continue;
     std::uint32_t take = std::min(left, most - total);
@@ -714,7 +950,8 @@ std::optional<wire::BatchHeader> Server::form_batch(bool krb_worker_idle, bool o
       if (slice_nonces == 0) continue;
       take = slice_nonces * per_nonce;
     }
-    header.slices.push_back({key.client, key.request, job.blocks_scheduled, take, 0, slice_nonces});
+    const wire::RequestDigest& digest = job.words[0]->digest;
+    header.slices.push_back({key.client, key.request, digest, job.blocks_scheduled, take, 0, slice_nonces});
     job.blocks_scheduled += take;
     total += take;
     nonces += slice_nonces;
@@ -769,21 +1006,21 @@ void Server::start_announced_batches() {
                                         [&](const wire::BatchHeader& later) { return later.epoch != front.epoch; });
     if (superseded || !accept_batch_nonce(front)) {
       announced_.pop_front();
-      front_wait_deadline_.reset();
       continue;
-    }
-    if (!jobs_present(front)) {
-      // The client's copy of a job may still be on its way: wait a little, then run
-      // without it (its slice evaluates zeros) so the other parties are not held up.
-      const auto now = std::chrono::steady_clock::now();
-      if (!front_wait_deadline_) front_wait_deadline_ = now + settings_.limits.job_wait;
-      if (now < *front_wait_deadline_) return;
     }
     wire::BatchHeader header = std::move(announced_.front());
     announced_.pop_front();
-    front_wait_deadline_.reset();
     last_epoch_seen_ = header.epoch;
     last_sequence_seen_ = header.sequence;
+    // The leader schedules a job only after this server's note said it holds the same copy,
+    // so a copy missing or differing here means the leader did not wait for that note (or
+    // this server lost the job): nobody may compute the batch.
+    wire::Status status = wire::Status::Ok;
+    if (const auto problem = copies_match(header, status)) {
+      log_.warn("batch refused", {{"sequence", header.sequence}, {"error", *problem}});
+      abort_batch(header, status, *problem);
+      continue;
+    }
     if (!accept_gcm_nonces(header)) {
       abort_batch(header, wire::Status::PeerFailure,
                   "party " + std::to_string(settings_.party + 1) + " refused the batch's GCM nonces");
@@ -791,6 +1028,24 @@ void Server::start_announced_batches() {
     }
     start_batch(header, *worker);
   }
+}
+
+std::optional<std::string> Server::copies_match(const wire::BatchHeader& header, wire::Status& status) const {
+  const std::string party = "party " + std::to_string(settings_.party + 1);
+  for (const auto& slice : header.slices) {
+    const JobKey key{slice.client, slice.request};
+    auto it = jobs_.find(key);
+    if (it == jobs_.end()) {
+      status = wire::Status::PeerFailure;
+      return party + " holds no copy of request " + describe_request(key) + " named by the batch";
+    }
+    const auto& own = it->second.words[static_cast<std::size_t>(settings_.party)];
+    if (!own || own->digest != slice.digest) {
+      status = wire::Status::RequestMismatch;
+      return party + "'s copy of request " + describe_request(key) + " differs from the leader's";
+    }
+  }
+  return std::nullopt;
 }
 
 bool Server::accept_gcm_nonces(const wire::BatchHeader& header) {
@@ -812,12 +1067,6 @@ bool Server::accept_batch_nonce(const wire::BatchHeader& header) {
   return true;
 }
 
-bool Server::jobs_present(const wire::BatchHeader& header) const {
-  return std::all_of(header.slices.begin(), header.slices.end(), [&](const wire::BatchSlice& slice) {
-    return jobs_.count(JobKey{slice.client, slice.request}) != 0;
-  });
-}
-
 void Server::abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) {
   const auto frame =
       wire::encode_abort({header.epoch, header.sequence, static_cast<std::uint16_t>(status), detail.substr(0, 1024)});
@@ -830,7 +1079,8 @@ void Server::fail_batch_jobs(const wire::BatchHeader& header, wire::Status statu
   for (const auto& slice : header.slices) {
     auto it = jobs_.find(JobKey{slice.client, slice.request});
     if (it == jobs_.end()) continue;
-    if (!it->second.answered) reply_error(it->second.routing_id, slice.request, status, detail);
+    count_refusal(status, it->first, detail);
+    reply_error(it->second.routing_id, slice.request, status, detail);
     jobs_.erase(it);
   }
 }
@@ -945,13 +1195,13 @@ void Server::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
     SliceInput input;
     input.blocks = slice.blocks;
     auto it = jobs_.find(JobKey{slice.client, slice.request});
-    if (it == jobs_.end() && settings_.party != 0) note_missed_job(JobKey{slice.client, slice.request});
-    if (it != jobs_.end() && !it->second.answered && !slice_input(header, task, slice, it->second, input)) {
-      input = SliceInput{};
-      input.blocks = slice.blocks;
-      reply_error(it->second.routing_id, slice.request, wire::Status::BadRequest,
-                  "job does not match the batch the leader scheduled");
-      it->second.answered = true;
+    if (it == jobs_.end() || !slice_input(header, task, slice, it->second, input)) {
+      const std::string detail = "party " + std::to_string(settings_.party + 1) + ": request " +
+                                 describe_request(JobKey{slice.client, slice.request}) +
+                                 " does not fit the batch the leader scheduled";
+      log_.warn("batch refused", {{"sequence", header.sequence}, {"error", detail}});
+      abort_batch(header, wire::Status::BadRequest, detail);
+      return;
     }
     task.slices.push_back(std::move(input));
   }
@@ -987,24 +1237,14 @@ void Server::apply_result(BatchResult& result) {
   for (std::size_t index = 0; index < header.slices.size(); ++index) {
     const auto& slice = header.slices[index];
     auto it = jobs_.find(JobKey{slice.client, slice.request});
-    if (it != jobs_.end() && !it->second.answered) {
-      if (!result.slice_used[index]) {
-        // The job came in after the batch that computes it had started without it.
-        reply_error(it->second.routing_id, slice.request, wire::Status::PeerFailure,
-                    "request reached party " + std::to_string(settings_.party + 1) + " after its batch had started");
-        it->second.answered = true;
-        it->second.key_share.clear();
-        it->second.tag_check.clear();
-        it->second.nonce_shares.clear();
-      } else {
-        try {
-          add_slice_result(it->second, header, slice, result, index, offset);
-          if (it->second.blocks_done == it->second.instances) complete_job(it);
-        } catch (const Error& error) {
-          log_.error("batch result does not fit its job", {{"sequence", header.sequence}, {"error", error.what()}});
-          reply_error(it->second.routing_id, slice.request, wire::Status::Internal, error.what());
-          jobs_.erase(it);
-        }
+    if (it != jobs_.end()) {
+      try {
+        add_slice_result(it->second, header, slice, result, index, offset);
+        if (it->second.blocks_done == it->second.instances) complete_job(it);
+      } catch (const Error& error) {
+        log_.error("batch result does not fit its job", {{"sequence", header.sequence}, {"error", error.what()}});
+        reply_error(it->second.routing_id, slice.request, wire::Status::Internal, error.what());
+        jobs_.erase(it);
       }
     }
     offset += slice.blocks;

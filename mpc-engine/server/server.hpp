@@ -44,6 +44,7 @@
 #include "server/nonce_pool.hpp"
 #include "server/peer_links.hpp"
 #include "server/prf_keys.hpp"
+#include "server/request_agreement.hpp"
 #include "server/wakeup.hpp"
 #include "settings/server_settings.hpp"
 #include "store/share_store.hpp"
@@ -73,20 +74,38 @@ class Server {
 
  private:
   void handle_client_message(transport::ReceivedMessage& message);
-  void handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request);
-  void handle_gcm_prefetch(transport::ReceivedMessage& message, const wire::GcmPrefetchRequest& request);
-  void handle_gcm_tag(transport::ReceivedMessage& message, const wire::GcmTagRequest& request);
-  void handle_gcm_open(transport::ReceivedMessage& message, const wire::GcmOpenRequest& request);
-  void handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& request);
+  // Each job handler gets the digest of the request frame (wire::request_digest).
+  void handle_compute(transport::ReceivedMessage& message, wire::ComputeRequest& request,
+                      const wire::RequestDigest& digest);
+  void handle_gcm_prefetch(transport::ReceivedMessage& message, const wire::GcmPrefetchRequest& request,
+                           const wire::RequestDigest& digest);
+  void handle_gcm_tag(transport::ReceivedMessage& message, wire::GcmTagRequest& request,
+                      const wire::RequestDigest& digest);
+  void handle_gcm_open(transport::ReceivedMessage& message, const wire::GcmOpenRequest& request,
+                       const wire::RequestDigest& digest);
+  void handle_krb(transport::ReceivedMessage& message, wire::KrbRequest& request, const wire::RequestDigest& digest);
+  // Answers a request id this server has seen before (a live job or a tombstone); false if new.
+  bool answer_known_request(const transport::ReceivedMessage& message, const JobKey& key);
   // Checks the limits, loads the key share, lets `prepare` take from it what the job needs
-  // and queues the job (or answers the refusal).
+  // and queues the job (or answers the refusal); then tells the others what it holds.
   void admit_job(transport::ReceivedMessage& message, const wire::RequestId& id, Job job,
-                 const std::function<void(Job&, const SecretBytes&)>& prepare);
-  // Follower: remembers a job a batch ran without, so that it is answered when it comes.
-  void note_missed_job(const JobKey& key);
-  // Answers a job request with an error.
+                 const wire::RequestDigest& digest, const std::function<void(Job&, const SecretBytes&)>& prepare);
+  // Answers a job request with an error and tells the other parties it was refused.
   void refuse_job(transport::ReceivedMessage& message, const wire::RequestId& id, wire::Status status,
                   const std::string& detail);
+  // Request agreement (request_agreement.hpp).
+  void handle_notes(int from, const std::vector<wire::RequestNote>& notes);
+  // Leader: schedules the job once every party holds its copy, or gives it up.
+  void settle_job(const JobKey& key);
+  // Leader: answers the request with `status` wherever it is held, and remembers it.
+  void give_up(const JobKey& key, wire::Status status, const std::string& detail);
+  // Follower: the leader gave the request up.
+  void drop_job(const JobKey& key, const PartyWord& word);
+  void settle_tag(const JobKey& key);
+  void answer_tag(const JobKey& key);
+  void pass_agreement_deadlines();
+  void flush_notes();
+  void count_refusal(wire::Status status, const JobKey& key, const std::string& detail);
   // Answers a job whose instances are all evaluated and forgets it.
   void complete_job(std::map<JobKey, Job>::iterator job);
   void add_slice_result(Job& job, const wire::BatchHeader& header, const wire::BatchSlice& slice,
@@ -108,7 +127,9 @@ class Server {
   std::optional<wire::BatchHeader> form_batch(bool krb_worker_idle, bool other_worker_idle);
   void lead_batch(wire::BatchHeader header);
   void start_announced_batches();
-  bool jobs_present(const wire::BatchHeader& header) const;
+  // Follower: whether it holds, for every slice, a copy with the digest the leader put in the
+  // header; else why not.
+  std::optional<std::string> copies_match(const wire::BatchHeader& header, wire::Status& status) const;
   void start_batch(const wire::BatchHeader& header, BatchWorker& worker);
   void collect_results();
   void apply_result(BatchResult& result);
@@ -164,7 +185,20 @@ class Server {
   std::map<JobKey, Job> jobs_;
   std::deque<JobKey> queue_;                     // leader: jobs with blocks still to schedule
   std::deque<wire::BatchHeader> announced_;      // follower: announced, not yet started
-  std::optional<std::chrono::steady_clock::time_point> front_wait_deadline_;  // follower: for missing jobs
+  // GCM tags waiting for the others' notes: a tag needs no batch, so each party answers its
+  // own once all three hold the same request.
+  struct PendingTag {
+    std::string routing_id;
+    wire::GcmTagRequest request;
+    CopyWords words;
+  };
+  std::map<JobKey, PendingTag> pending_tags_;
+  RequestLedger ledger_;
+  OutgoingNotes outgoing_notes_;
+  std::deque<std::pair<int, std::vector<wire::RequestNote>>> notes_in_;  // heard, not yet handled
+  // When a request not yet agreed is given up (job_wait after it, or the first note about it,
+  // came), in arrival order; entries of requests settled meanwhile are skipped.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, JobKey>> agreement_deadlines_;
   EarlyMessages early_messages_;                 // layer/abort messages ahead of their batch
   std::uint64_t epoch_ = 0;                      // leader: this run's random epoch
   std::uint32_t sequence_ = 0;                   // leader: last sequence used
@@ -178,6 +212,7 @@ class Server {
   std::uint64_t payload_bytes_sent_ = 0;
   std::uint64_t layer_messages_sent_ = 0;
   std::uint64_t and_gates_evaluated_ = 0;
+  std::uint64_t request_mismatches_ = 0;
 };
 
 }  // namespace mpc::server

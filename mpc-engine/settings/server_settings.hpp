@@ -16,7 +16,7 @@
 //   max_job_blocks = 1048576      # blocks in one request
 //   max_pending_jobs = 4096       # queued requests before answering Busy
 //   peer_timeout_ms = 1000        # wait for a peer's layer message
-//   job_wait_ms = 200             # follower waits this long for a job the leader scheduled
+//   job_wait_ms = 200             # wait for the other servers to confirm they hold a request
 //   sbox = "auto"                 # auto | and32 | depth4
 //   latency_batch_blocks = 512    # auto: batches up to this size use the depth-4 S-box
 //   gcm_nonce_ttl_s = 3600        # prefetched GCM nonces older than this can no longer be tagged

@@ -1,6 +1,8 @@
 // mpc-engine/wire/client_messages.cpp: client <-> server frames (see client_messages.hpp for the layout).
 #include "wire/client_messages.hpp"
 
+#include <sodium.h>
+
 #include <type_traits>
 
 #include "common/bytes.hpp"
@@ -24,7 +26,7 @@ Operation checked_operation(std::uint8_t value) {
 }
 
 Status checked_status(std::uint16_t value) {
-  if (value > static_cast<std::uint16_t>(Status::UnknownNonce)) fail("unknown status " + std::to_string(value));
+  if (value > static_cast<std::uint16_t>(kLastStatus)) fail("unknown status " + std::to_string(value));
   return static_cast<Status>(value);
 }
 
@@ -498,6 +500,7 @@ ServerStatus decode_server_status(ByteReader& reader) {
   status.payload_bytes_sent = reader.u64();
   status.layer_messages_sent = reader.u64();
   status.and_gates_evaluated = reader.u64();
+  status.request_mismatches = reader.u64();
   return status;
 }
 
@@ -530,6 +533,7 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.u64(b.payload_bytes_sent);
           writer.u64(b.layer_messages_sent);
           writer.u64(b.and_gates_evaluated);
+          writer.u64(b.request_mismatches);
         } else if constexpr (std::is_same_v<T, GcmPrefetchResult>) {
           check_prefetch(b.count, b.blocks_per_nonce);
           const std::size_t share_bytes = static_cast<std::size_t>(b.count) * b.blocks_per_nonce * kBlockBytes;
@@ -684,6 +688,12 @@ Request decode_request(std::span<const std::uint8_t> frame) {
   return request;
 }
 
+RequestDigest request_digest(std::span<const std::uint8_t> frame) noexcept {
+  RequestDigest digest{};
+  crypto_generichash(digest.data(), digest.size(), frame.data(), frame.size(), nullptr, 0);
+  return digest;
+}
+
 const RequestId& request_id(const Request& request) {
   return std::visit([](const auto& r) -> const RequestId& { return r.id; }, request);
 }
@@ -701,6 +711,7 @@ const char* status_name(Status status) {
     case Status::Internal: return "internal";
     case Status::NotReady: return "not_ready";
     case Status::UnknownNonce: return "unknown_nonce";
+    case Status::RequestMismatch: return "request_mismatch";
   }
   return "unknown";
 }

@@ -197,6 +197,13 @@ std::size_t krb_result_bytes(KrbOperation operation, KeyAlgorithm algorithm, std
 // The same for the RFC 3962 keys (either size: their result lengths are the same).
 std::size_t krb_result_bytes(KrbOperation operation, std::size_t data_bytes);
 
+// What every server compares before computing anything with a request: BLAKE2b-256 of the
+// request frame exactly as it arrived. The client sends all servers the same frame; copies
+// that differ in any byte (key id, operation, usage, combine, public inputs, request id)
+// have different digests.
+using RequestDigest = std::array<std::uint8_t, 32>;
+RequestDigest request_digest(std::span<const std::uint8_t> frame) noexcept;
+
 using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest,
                              GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest, KrbRequest>;
 
@@ -217,7 +224,11 @@ enum class Status : std::uint16_t {
   Internal = 8,       // anything else; details in the server log
   NotReady = 9,       // server is starting or refusing to serve
   UnknownNonce = 10,  // GCM tag for a nonce this server does not hold (used, expired, evicted)
+  // The servers received different copies of the request (or one never received it):
+  // refused before anything was computed with it.
+  RequestMismatch = 11,
 };
+inline constexpr Status kLastStatus = Status::RequestMismatch;
 
 const char* status_name(Status status);
 
@@ -253,6 +264,8 @@ struct ServerStatus {
   std::uint64_t payload_bytes_sent = 0;
   std::uint64_t layer_messages_sent = 0;
   std::uint64_t and_gates_evaluated = 0;
+  // Since start: requests refused because the servers' copies of them differed.
+  std::uint64_t request_mismatches = 0;
 };
 
 // Body of a successful GcmPrefetch reply: u32 count | u32 blocks_per_nonce | count * 12 nonce

@@ -11,7 +11,7 @@ namespace {
 [[noreturn]] void fail(const std::string& message) { throw FormatError(Component::Wire, message); }
 
 constexpr std::size_t kPeerHeaderBytes = 1 + 1 + 8 + 4;
-constexpr std::size_t kSliceBytes = 32 + 16 + 4 + 4 + 4 + 4;
+constexpr std::size_t kSliceBytes = 32 + 16 + 32 + 4 + 4 + 4 + 4;
 static_assert(kLayerHeaderBytes == kPeerHeaderBytes + 4);
 
 void write_header(ByteWriter& writer, PeerMessageType type, std::uint64_t epoch, std::uint32_t sequence) {
@@ -64,7 +64,29 @@ void check_slice_count(std::size_t count) {
 }
 
 void check_reason(std::uint16_t reason) {
-  if (reason > static_cast<std::uint16_t>(Status::NotReady)) fail("unknown abort reason " + std::to_string(reason));
+  if (reason > static_cast<std::uint16_t>(kLastStatus)) fail("unknown abort reason " + std::to_string(reason));
+}
+
+void check_note_count(std::size_t count) {
+  if (count == 0) fail("notes message without notes");
+  if (count > kMaxNotesPerMessage)
+    fail("notes message of " + std::to_string(count) + " notes exceeds " + std::to_string(kMaxNotesPerMessage));
+}
+
+std::vector<RequestNote> decode_notes(ByteReader& reader) {
+  const std::uint32_t count = reader.u32();
+  check_note_count(count);
+  std::vector<RequestNote> notes(count);
+  for (auto& note : notes) {
+    note.client = reader.array<32>();
+    note.request = reader.array<16>();
+    note.digest = reader.array<32>();
+    const std::uint16_t status = reader.u16();
+    check_reason(status);
+    note.status = static_cast<Status>(status);
+    note.detail = reader.short_string(kMaxErrorBytes);
+  }
+  return notes;
 }
 
 BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t sequence) {
@@ -91,6 +113,7 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
   for (auto& slice : header.slices) {
     slice.client = reader.array<32>();
     slice.request = reader.array<16>();
+    slice.digest = reader.array<32>();
     slice.first_block = reader.u32();
     slice.blocks = reader.u32();
     slice.first_nonce = reader.u32();
@@ -209,6 +232,7 @@ std::vector<std::uint8_t> encode_batch(const BatchHeader& header) {
     check_krb_slice(header.circuit, slice);
     writer.bytes(slice.client);
     writer.bytes(slice.request);
+    writer.bytes(slice.digest);
     writer.u32(slice.first_block);
     writer.u32(slice.blocks);
     writer.u32(slice.first_nonce);
@@ -227,6 +251,25 @@ std::vector<std::uint8_t> encode_abort(const AbortNotice& notice) {
   write_header(writer, PeerMessageType::Abort, notice.epoch, notice.sequence);
   writer.u16(notice.reason);
   writer.short_string(notice.detail);
+  return out;
+}
+
+std::vector<std::uint8_t> encode_notes(std::span<const RequestNote> notes) {
+  check_note_count(notes.size());
+  std::vector<std::uint8_t> out;
+  ByteWriter writer(out);
+  write_header(writer, PeerMessageType::Notes, 0, 0);
+  writer.u32(static_cast<std::uint32_t>(notes.size()));
+  for (const auto& note : notes) {
+    check_reason(static_cast<std::uint16_t>(note.status));
+    if (note.detail.size() > kMaxErrorBytes)
+      fail("note detail of " + std::to_string(note.detail.size()) + " bytes exceeds " + std::to_string(kMaxErrorBytes));
+    writer.bytes(note.client);
+    writer.bytes(note.request);
+    writer.bytes(note.digest);
+    writer.u16(static_cast<std::uint16_t>(note.status));
+    writer.short_string(note.detail);
+  }
   return out;
 }
 
@@ -271,6 +314,12 @@ PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
       notice.detail = reader.short_string(kMaxErrorBytes);
       reader.expect_end();
       return notice;
+    }
+    case static_cast<std::uint8_t>(PeerMessageType::Notes): {
+      if (epoch != 0 || sequence != 0) fail("notes message with a batch id");
+      auto notes = decode_notes(reader);
+      reader.expect_end();
+      return notes;
     }
     default: fail("unknown peer message type " + std::to_string(type));
   }

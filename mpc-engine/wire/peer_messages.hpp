@@ -5,8 +5,8 @@
 //
 // Batch (leader -> both followers): u8 circuit | [u32 data length] | [u8 evaluation] |
 //   [u32 combine shape] | u32 slice count | slices,
-//   each 32-byte client public key | 16-byte request id | u32 first block | u32 blocks |
-//   u32 first nonce | u32 nonces
+//   each 32-byte client public key | 16-byte request id | 32-byte request digest |
+//   u32 first block | u32 blocks | u32 first nonce | u32 nonces
 //   The data length is present only for the Kerberos circuit ids (is_krb_circuit): the
 //   length of every job's KrbRequest::data, which with the id fixes the circuit. Batches of
 //   the other ids have no such field (the format they always had). The evaluation
@@ -14,6 +14,8 @@
 //   (pack_krb_combine) is present only for the KrbCf2 ids.
 // Layer (party i -> party i+1): u32 layer index | payload (rest of the frame)
 // Abort (any party -> the other two): u16 reason | short string detail
+// Notes (any party -> another; epoch and sequence 0): u32 count | notes, each 32-byte client
+//   public key | 16-byte request id | 32-byte request digest | u16 status | short string detail
 #pragma once
 
 #include <array>
@@ -27,7 +29,7 @@
 
 namespace mpc::wire {
 
-enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3 };
+enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3, Notes = 4 };
 
 using PublicKey = std::array<std::uint8_t, 32>;
 
@@ -102,9 +104,12 @@ inline constexpr std::uint32_t kMaxBatchSlices = 1u << 16;
 // moves to a fresh random epoch rather than wrap), and followers refuse a batch whose
 // ranges do not lie strictly above those they already used in that epoch. Every other
 // slice has first_nonce = nonces = 0.
+// `digest` is request_digest() of the job's request as the leader received it: a follower
+// runs the slice only if its own copy has the same digest.
 struct BatchSlice {
   PublicKey client{};
   RequestId request{};
+  RequestDigest digest{};
   std::uint32_t first_block = 0;
   std::uint32_t blocks = 0;
   std::uint32_t first_nonce = 0;
@@ -145,7 +150,24 @@ struct AbortNotice {
   std::string detail;        // at most 1024 bytes
 };
 
+// What one server holds of one request, told to the others so that no server computes with a
+// request unless all hold the same copy (server/request_agreement.hpp). Status Ok: this
+// server holds a copy with `digest` and will compute it; any other status: it refused the
+// request, or (from the leader) gave it up, for `detail`; the digest is then all zero unless
+// the server holds a copy.
+struct RequestNote {
+  PublicKey client{};
+  RequestId request{};
+  RequestDigest digest{};
+  Status status = Status::Ok;
+  std::string detail;  // at most 1024 bytes
+  bool operator==(const RequestNote&) const = default;
+};
+inline constexpr std::size_t kMaxNotesPerMessage = 4096;
+
 std::vector<std::uint8_t> encode_batch(const BatchHeader& header);
+// Throws FormatError(Wire) for more than kMaxNotesPerMessage notes, none, or a detail too long.
+std::vector<std::uint8_t> encode_notes(std::span<const RequestNote> notes);
 std::vector<std::uint8_t> encode_abort(const AbortNotice& notice);
 // Writes the layer header into the first kLayerHeaderBytes of `frame`; the payload follows.
 void write_layer_header(const LayerHeader& header, std::span<std::uint8_t> frame);
@@ -154,7 +176,7 @@ struct DecodedLayer {
   LayerHeader header;
   std::span<const std::uint8_t> payload;  // points into the decoded frame
 };
-using PeerMessage = std::variant<BatchHeader, DecodedLayer, AbortNotice>;
+using PeerMessage = std::variant<BatchHeader, DecodedLayer, AbortNotice, std::vector<RequestNote>>;
 PeerMessage decode_peer_message(std::span<const std::uint8_t> frame);
 
 }  // namespace mpc::wire

@@ -1,9 +1,6 @@
 """Bad input straight onto the servers' client sockets (raw ZeroMQ with CurveZMQ).
 
-Frames are built and parsed per mpc-engine/wire/client_messages.hpp:
-  request: u8 version (1) | u8 type | 16-byte request id | body
-  reply:   u8 version (1) | u8 0x80 | 16-byte request id | u16 status | u16-length error | body
-  key id:  u16-length name | u32 version | u8 algorithm (1 = AES-128, 2 = AES-256)
+Frames are built and parsed by raw_frames.py (mpc-engine/wire/client_messages.hpp).
 After every kind of abuse the server must still be running and a normal keystream through
 mpcctl must still equal OpenSSL.
 """
@@ -18,103 +15,26 @@ import pytest
 import zmq
 
 from mpc_cluster import openssl_ctr_keystream, pid_alive
+from raw_frames import (AES128, AES256, BAD_REQUEST, COMPUTE, CTR, DELETE_KEY, ECB_ENCRYPT, IMPORT_KEY,
+                        LIST_KEYS, OK, PEER_FAILURE, REPLY, TOO_LARGE, UNAUTHORIZED, UNKNOWN_KEY, RawClient,
+                        client_for, endpoint, header, key_id, parse_reply, read_key_file, server_public,
+                        status_request)
+from raw_frames import compute_ctr as raw_compute_ctr
+from raw_frames import compute_ecb as raw_compute_ecb
 
-# Message types and statuses (client_messages.hpp).
-COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS, REPLY = 1, 2, 3, 4, 5, 0x80
-CTR, ECB_ENCRYPT, ECB_DECRYPT = 1, 2, 3
-OK, BAD_REQUEST, UNKNOWN_KEY, TOO_LARGE, PEER_FAILURE, UNAUTHORIZED = 0, 1, 2, 3, 5, 6
-AES128, AES256 = 1, 2
 MAX_JOB_BLOCKS = 1 << 20        # server default, not overridden by `mpcctl cluster init`
 MAX_REQUEST_BLOCKS = 1 << 22    # wire::kMaxRequestBlocks
-REPLY_WAIT_MS = 3000
 
 KEY_NAME = "raw/key"
 
 
-# -- frames --------------------------------------------------------------------------
-
-def key_id(name: str, version: int = 1, algorithm: int = AES128) -> bytes:
-    raw = name.encode()
-    return struct.pack("<H", len(raw)) + raw + struct.pack("<IB", version, algorithm)
-
-
-def header(kind: int, request_id: bytes, version: int = 1) -> bytes:
-    return bytes([version, kind]) + request_id
-
-
 def compute_ctr(request_id: bytes, name: str = KEY_NAME, blocks: int = 4, version: int = 1,
                 algorithm: int = AES128, counter: bytes = bytes(16)) -> bytes:
-    return (header(COMPUTE, request_id) + bytes([CTR]) + key_id(name, version, algorithm) +
-            struct.pack("<I", blocks) + counter)
+    return raw_compute_ctr(request_id, name, blocks, version, algorithm, counter)
 
 
 def compute_ecb(request_id: bytes, blocks: int, data: bytes, operation: int = ECB_ENCRYPT) -> bytes:
-    return header(COMPUTE, request_id) + bytes([operation]) + key_id(KEY_NAME) + struct.pack("<I", blocks) + data
-
-
-def status_request(request_id: bytes) -> bytes:
-    return header(STATUS, request_id)
-
-
-def parse_reply(frame: bytes) -> tuple[bytes, int, str, bytes]:
-    """(request id, status, error text, body); asserts the fixed layout."""
-    assert len(frame) >= 22, f"reply of {len(frame)} bytes is too short"
-    assert frame[0] == 1 and frame[1] == REPLY, f"reply header {frame[:2].hex()}"
-    request_id = frame[2:18]
-    status, error_length = struct.unpack_from("<HH", frame, 18)
-    assert 22 + error_length <= len(frame), "error string overruns the reply"
-    error = frame[22:22 + error_length].decode(errors="replace")
-    return request_id, status, error, frame[22 + error_length:]
-
-
-# -- CurveZMQ client --------------------------------------------------------------------
-
-def read_key_file(path) -> dict[str, bytes]:
-    keys = {}
-    for line in open(path):
-        kind, _, value = line.strip().partition(" ")
-        if kind in ("secret-key", "public-key"):
-            keys[kind] = value.encode()
-    return keys
-
-
-class RawClient:
-    def __init__(self, context: zmq.Context, endpoint: str, server_public: bytes, public: bytes, secret: bytes):
-        self.socket = context.socket(zmq.DEALER)
-        self.socket.setsockopt(zmq.LINGER, 0)
-        # A refused handshake removes the socket's only pipe; a blocking send would then wait
-        # forever. Bounded sends raise zmq.Again instead, which the callers treat as "dropped".
-        self.socket.setsockopt(zmq.SNDTIMEO, 1000)
-        self.socket.curve_serverkey = server_public
-        self.socket.curve_publickey = public
-        self.socket.curve_secretkey = secret
-        self.socket.connect(endpoint)
-
-    def send(self, frame: bytes | list[bytes]) -> bool:
-        try:
-            if isinstance(frame, list):
-                self.socket.send_multipart(frame)
-            else:
-                self.socket.send(frame)
-        except zmq.Again:
-            return False
-        return True
-
-    def receive(self, timeout_ms: int = REPLY_WAIT_MS) -> bytes | None:
-        if self.socket.poll(timeout_ms, zmq.POLLIN):
-            parts = self.socket.recv_multipart()
-            assert len(parts) == 1, f"reply of {len(parts)} frames"
-            return parts[0]
-        return None
-
-    def ask(self, frame: bytes, timeout_ms: int = REPLY_WAIT_MS) -> tuple[bytes, int, str, bytes]:
-        self.send(frame)
-        reply = self.receive(timeout_ms)
-        assert reply is not None, f"no reply within {timeout_ms} ms to frame {frame[:40].hex()}..."
-        return parse_reply(reply)
-
-    def close(self, linger_ms: int = 0) -> None:
-        self.socket.close(linger_ms)
+    return raw_compute_ecb(request_id, KEY_NAME, blocks, data, operation)
 
 
 @pytest.fixture(scope="module")
@@ -129,20 +49,6 @@ def raw_key(cluster):
     key_hex, _ = cluster.import_key(KEY_NAME, 1, "aes128")
     cluster.wait_until_serving((KEY_NAME, 1, "aes128"))
     return key_hex
-
-
-def endpoint(cluster, party: int) -> str:
-    return f"tcp://127.0.0.1:{cluster.base_port + party}"
-
-
-def server_public(cluster, party: int) -> bytes:
-    return read_key_file(cluster.server_dir(party) / "server.pub")["public-key"]
-
-
-def client_for(cluster, context, party: int, role: str = "admin") -> RawClient:
-    keys = read_key_file(cluster.dir / f"{role}.key")
-    return RawClient(context, endpoint(cluster, party), server_public(cluster, party), keys["public-key"],
-                     keys["secret-key"])
 
 
 @pytest.fixture
@@ -362,24 +268,29 @@ def test_client_vanishing_mid_job_leaves_servers_working(cluster, context, raw_k
     assert_still_serving(cluster, raw_key)
 
 
-@pytest.mark.parametrize("late_party", (2, 3))
-def test_a_copy_arriving_after_its_batch_ran_is_answered_at_once(cluster, clients, raw_key, late_party):
-    """A follower runs the leader's batch without a job whose copy has not come (it waits
-    job_wait_ms, 200 by default). When the copy comes after all, it is answered at once with
-    PeerFailure: no later batch will compute it, and the client must not wait out its timeout."""
+@pytest.mark.parametrize("late_party", (1, 2, 3))
+def test_a_copy_one_server_lacks_is_computed_nowhere(cluster, clients, raw_key, late_party):
+    """No server computes a request that another does not hold: replicated sharing needs all
+    three parties' inputs, and the two servers that have a copy must not run it with the third
+    evaluating zeros (what they would reconstruct mixes one server's key shares in on their
+    own). The two copies that came are answered PeerFailure once job_wait_ms (200 by default)
+    has passed without the third server's note; the late copy is answered at once, and the id
+    stays taken."""
     request_id = fresh_id()
     frame = compute_ctr(request_id, blocks=3)
     on_time = [party for party in (1, 2, 3) if party != late_party]
     for party in on_time:
         clients[party].send(frame)
+    reason = ("party 1 did not receive the request" if late_party == 1
+              else f"party {late_party} did not confirm holding the request")
     for party in on_time:
-        got_id, status, error, _ = parse_reply(clients[party].receive())
-        assert (got_id, status) == (request_id, OK), f"server {party}: status {status} ({error})"
+        got_id, status, error, body = parse_reply(clients[party].receive())
+        assert (got_id, status, body) == (request_id, PEER_FAILURE, b""), f"server {party}: status {status} ({error})"
+        assert reason in error, error
     started = time.monotonic()
     got_id, status, error, body = clients[late_party].ask(frame)
     assert time.monotonic() - started < 1.0, "the late copy was not answered at once"
     assert (got_id, status, body) == (request_id, PEER_FAILURE, b""), f"status {status} ({error})"
-    assert f"reached party {late_party} after its batch had run" in error
-    # The id stays taken (the marker), and the server goes on serving.
+    assert reason in error, error
     assert clients[late_party].ask(frame)[1] == BAD_REQUEST
     assert_still_serving(cluster, raw_key)

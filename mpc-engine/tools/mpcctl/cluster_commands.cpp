@@ -268,7 +268,7 @@ void show_status(const Arguments& arguments) {
     std::cout << "server " << server.party + 1 << ": batches " << server.batches << ", jobs " << server.jobs
               << ", stored keys " << server.stored_keys << ", payload bytes sent " << server.payload_bytes_sent
               << ", layer messages " << server.layer_messages_sent << ", AND gates " << server.and_gates_evaluated
-              << "\n";
+              << ", requests refused for differing copies " << server.request_mismatches << "\n";
 }
 
 }  // namespace

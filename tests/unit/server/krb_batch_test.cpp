@@ -218,7 +218,7 @@ std::array<BatchResult, 3> run_krb_batch(const Batch& batch, wire::KrbEvaluation
     task.secret_bytes = batch.secret_bytes;
     task.instances = jobs.size();
     for (const Job& job : jobs) {
-      task.header.slices.push_back(wire::BatchSlice{{}, {}, 0, 1, 0, 0});
+      task.header.slices.push_back(wire::BatchSlice{{}, {}, {}, 0, 1, 0, 0});
       SliceInput input;
       input.blocks = 1;
       if (job.key != nullptr) {
@@ -445,7 +445,7 @@ TEST(AesBatch, EncryptAndTagCheckRecords) {
           std::copy_n(compared_shares[p].x.begin() + first * 16, bytes, input.secret_records.data());
           std::copy_n(compared_shares[p].a.begin() + first * 16, bytes, input.secret_records.data() + bytes);
         }
-        task.header.slices.push_back(wire::BatchSlice{{}, {}, 0, blocks_in_slice, 0, 0});
+        task.header.slices.push_back(wire::BatchSlice{{}, {}, {}, 0, blocks_in_slice, 0, 0});
         task.slices.push_back(std::move(input));
       }
     }

@@ -231,6 +231,7 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   status.payload_bytes_sent = 0x1122334455667788ull;
   status.layer_messages_sent = 60;
   status.and_gates_evaluated = 5120ull * 65536;
+  status.request_mismatches = 3;
   out.push_back({MessageType::Status, Reply{make_id(6), Status::Ok, "", status}});
   out.push_back({MessageType::Compute, Reply{make_id(7), Status::UnknownKey, "no such key", std::monostate{}}});
   out.push_back({MessageType::Status, Reply{make_id(8), Status::NotReady, std::string(1024, 'e'), std::monostate{}}});
@@ -282,6 +283,7 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->payload_bytes_sent, y.payload_bytes_sent);
     EXPECT_EQ(x->layer_messages_sent, y.layer_messages_sent);
     EXPECT_EQ(x->and_gates_evaluated, y.and_gates_evaluated);
+    EXPECT_EQ(x->request_mismatches, y.request_mismatches);
   } else if (auto* x = std::get_if<GcmPrefetchResult>(&a.body)) {
     const auto& y = std::get<GcmPrefetchResult>(b.body);
     EXPECT_EQ(x->count, y.count);
@@ -1006,13 +1008,13 @@ TEST(ClientReply, RejectsBadHeaderFields) {
     expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
   }
   // Unknown status values.
-  for (std::uint16_t status : {11, 0x100, 0xffff}) {
+  for (std::uint16_t status : {12, 0x100, 0xffff}) {
     Bytes bad = frame;
     bad[18] = static_cast<std::uint8_t>(status);
     bad[19] = static_cast<std::uint8_t>(status >> 8);
     expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
   }
-  EXPECT_THROW(encode_reply(Reply{make_id(1), static_cast<Status>(11), "", {}}), FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), static_cast<Status>(12), "", {}}), FormatError);
   // Error strings: 1024 bytes is the limit; an Ok reply has none.
   expect_rejected(reply_header(Status::Internal, std::string(1025, 'x')), decode_reply_as(MessageType::Status));
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Internal, std::string(1025, 'x'), {}}), FormatError);
@@ -1169,6 +1171,7 @@ TEST(ClientReply, StatusNames) {
   EXPECT_STREQ(status_name(Status::PeerFailure), "peer_failure");
   EXPECT_STREQ(status_name(Status::NotReady), "not_ready");
   EXPECT_STREQ(status_name(Status::UnknownNonce), "unknown_nonce");
+  EXPECT_STREQ(status_name(Status::RequestMismatch), "request_mismatch");
   EXPECT_STREQ(status_name(static_cast<Status>(77)), "unknown");
 }
 
@@ -1183,6 +1186,7 @@ BatchHeader sample_batch() {
     BatchSlice slice;
     for (std::size_t j = 0; j < 32; ++j) slice.client[j] = static_cast<std::uint8_t>(i * 50 + j);
     slice.request = make_id(static_cast<std::uint8_t>(i * 20));
+    for (std::size_t j = 0; j < 32; ++j) slice.digest[j] = static_cast<std::uint8_t>(0xd0 ^ (i * 7 + j));
     slice.first_block = i * 1000u;
     slice.blocks = i + 1u;
     if (i == 2) {  // a GCM prefetch slice: 3 nonces of one block each
@@ -1207,7 +1211,7 @@ Bytes peer_header(std::uint8_t type, std::uint8_t version = kProtocolVersion) {
 TEST(PeerMessage, BatchRoundTrip) {
   const BatchHeader header = sample_batch();
   const Bytes frame = encode_batch(header);
-  EXPECT_EQ(frame.size(), 14u + 5u + 3u * 64u);
+  EXPECT_EQ(frame.size(), 14u + 5u + 3u * 96u);
   const auto decoded = std::get<BatchHeader>(decode_peer_message(frame));
   EXPECT_EQ(decoded.epoch, header.epoch);
   EXPECT_EQ(decoded.sequence, header.sequence);
@@ -1216,6 +1220,7 @@ TEST(PeerMessage, BatchRoundTrip) {
   for (std::size_t i = 0; i < header.slices.size(); ++i) {
     EXPECT_EQ(decoded.slices[i].client, header.slices[i].client);
     EXPECT_EQ(decoded.slices[i].request, header.slices[i].request);
+    EXPECT_EQ(decoded.slices[i].digest, header.slices[i].digest);
     EXPECT_EQ(decoded.slices[i].first_block, header.slices[i].first_block);
     EXPECT_EQ(decoded.slices[i].blocks, header.slices[i].blocks);
     EXPECT_EQ(decoded.slices[i].first_nonce, header.slices[i].first_nonce);
@@ -1251,7 +1256,7 @@ TEST(PeerMessage, KrbBatchCarriesTheDataLength) {
   BatchHeader header = krb_batch(CircuitId::KrbDecryptAes256, 0x0203);
   header.krb_evaluation = KrbEvaluation::Garbled;
   const Bytes frame = encode_batch(header);
-  ASSERT_EQ(frame.size(), 14u + 1u + 4u + 1u + 4u + 2u * 64u);
+  ASSERT_EQ(frame.size(), 14u + 1u + 4u + 1u + 4u + 2u * 96u);
   // Circuit id, data length, evaluation, slice count.
   EXPECT_EQ(frame[14], 14);
   EXPECT_EQ((Bytes(frame.begin() + 15, frame.begin() + 24)), (Bytes{0x03, 0x02, 0, 0, 1, 2, 0, 0, 0}));
@@ -1303,7 +1308,7 @@ TEST(PeerMessage, RejectsBadKrbBatches) {
     if (which == 2) slice.nonces = 1;
     EXPECT_THROW(encode_batch(header), FormatError);
     Bytes frame = encode_batch(krb_batch(CircuitId::KrbEncryptAes128, 64));
-    const std::size_t at = 14 + 1 + 4 + 1 + 4 + 64 + 48 + (which == 0 ? 4 : which == 1 ? 0 : 12);
+    const std::size_t at = 14 + 1 + 4 + 1 + 4 + 96 + 80 + (which == 0 ? 4 : which == 1 ? 0 : 12);
     frame[at] = which == 0 ? 2 : 1;  // blocks 2, first block 1, or 1 nonce
     expect_rejected(frame, decode_peer);
   }
@@ -1334,7 +1339,7 @@ TEST(PeerMessage, RejectsBadNonceRanges) {
     const std::size_t slice = 14 + 5;
     for (int k = 0; k < 4; ++k) {
       const std::uint32_t values[] = {bad.first_block, bad.blocks, bad.first_nonce, bad.nonces};
-      for (int b = 0; b < 4; ++b) frame[slice + 48 + 4 * k + b] = static_cast<std::uint8_t>(values[k] >> (8 * b));
+      for (int b = 0; b < 4; ++b) frame[slice + 80 + 4 * k + b] = static_cast<std::uint8_t>(values[k] >> (8 * b));
     }
     expect_rejected(frame, decode_peer);
   }
@@ -1373,7 +1378,69 @@ TEST(PeerMessage, AbortRoundTrip) {
     EXPECT_EQ(encode_abort(decoded), frame);
   }
   EXPECT_THROW(encode_abort(AbortNotice{1, 2, 3, std::string(1025, 'd')}), FormatError);
-  EXPECT_THROW(encode_abort(AbortNotice{1, 2, 10, ""}), FormatError);
+  EXPECT_THROW(encode_abort(AbortNotice{1, 2, 12, ""}), FormatError);
+}
+
+std::vector<RequestNote> sample_notes() {
+  std::vector<RequestNote> notes(3);
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    notes[i].client.fill(static_cast<std::uint8_t>(0x10 + i));
+    notes[i].request = make_id(static_cast<std::uint8_t>(0x70 + i));
+    notes[i].digest.fill(static_cast<std::uint8_t>(0xa0 + i));
+  }
+  notes[1].status = Status::Busy;
+  notes[1].detail = "too many pending jobs";
+  notes[2].status = Status::RequestMismatch;
+  notes[2].detail = std::string(1024, 'm');
+  return notes;
+}
+
+TEST(PeerMessage, NotesRoundTrip) {
+  const auto notes = sample_notes();
+  const Bytes frame = encode_notes(notes);
+  EXPECT_EQ(frame.size(), 14u + 4u + 3u * (32u + 16u + 32u + 2u + 2u) + 21u + 1024u);
+  EXPECT_EQ(std::get<std::vector<RequestNote>>(decode_peer_message(frame)), notes);
+  for (std::size_t length = 0; length < frame.size(); ++length)
+    expect_rejected(Bytes(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length)), decode_peer);
+  Bytes longer = frame;
+  longer.push_back(0);
+  expect_rejected(longer, decode_peer);
+}
+
+TEST(PeerMessage, RejectsBadNotes) {
+  EXPECT_THROW(encode_notes({}), FormatError);
+  EXPECT_THROW(encode_notes(std::vector<RequestNote>(kMaxNotesPerMessage + 1)), FormatError);
+  EXPECT_NO_THROW(encode_notes(std::vector<RequestNote>(kMaxNotesPerMessage)));
+  auto notes = sample_notes();
+  notes[0].detail = std::string(1025, 'd');
+  EXPECT_THROW(encode_notes(notes), FormatError);
+  notes = sample_notes();
+  notes[0].status = static_cast<Status>(12);
+  EXPECT_THROW(encode_notes(notes), FormatError);
+  // A status beyond the last, a note count of zero and a batch id are refused on decoding.
+  Bytes frame = encode_notes(sample_notes());
+  Bytes bad = frame;
+  bad[14 + 4 + 80] = 12;  // the first note's status, low byte
+  expect_rejected(bad, decode_peer);
+  bad = frame;
+  bad[14] = bad[15] = bad[16] = bad[17] = 0;
+  expect_rejected(bad, decode_peer);
+  bad = frame;
+  bad[10] = 1;  // sequence
+  expect_rejected(bad, decode_peer);
+}
+
+TEST(RequestDigest, DependsOnEveryByte) {
+  Bytes frame(300);
+  for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = static_cast<std::uint8_t>(i * 13);
+  const RequestDigest digest = request_digest(frame);
+  EXPECT_EQ(request_digest(frame), digest);
+  for (std::size_t i = 0; i < frame.size(); i += 37) {
+    Bytes other = frame;
+    other[i] ^= 1;
+    EXPECT_NE(request_digest(other), digest) << i;
+  }
+  EXPECT_NE(request_digest(Bytes(frame.begin(), frame.end() - 1)), digest);
 }
 
 TEST(PeerMessage, RejectsEveryTruncationAndTrailingByte) {
@@ -1392,7 +1459,7 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
     bad[0] = version;
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t type : {0, 4, 0x80, 0xff}) {
+  for (std::uint8_t type : {0, 5, 0x80, 0xff}) {
     Bytes bad = peer_header(type);
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);
@@ -1406,7 +1473,7 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
   for (std::uint8_t circuit = 1; circuit <= 24; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
   for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_FALSE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint8_t circuit = 11; circuit <= 24; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
-  for (std::uint16_t reason : {10, 0xffff}) {
+  for (std::uint16_t reason : {12, 0xffff}) {
     Bytes bad = peer_header(3);
     ByteWriter writer(bad);
     writer.u16(reason);
@@ -1426,7 +1493,7 @@ TEST(PeerMessage, RejectsBadSliceCounts) {
     ByteWriter writer(frame);
     writer.u8(1);
     writer.u32(count);
-    writer.bytes(Bytes(56));  // one slice present
+    writer.bytes(Bytes(96));  // one slice present
     EXPECT_LT(expect_rejected(frame, decode_peer), 4096u);
   }
   BatchHeader header = sample_batch();
@@ -1434,7 +1501,7 @@ TEST(PeerMessage, RejectsBadSliceCounts) {
   EXPECT_THROW(encode_batch(header), FormatError);
   Bytes frame = encode_batch(sample_batch());
   // Zero out the blocks field of the first slice.
-  const std::size_t blocks_at = 14 + 5 + 52;
+  const std::size_t blocks_at = 14 + 5 + 84;
   for (std::size_t i = 0; i < 4; ++i) frame[blocks_at + i] = 0;
   expect_rejected(frame, decode_peer);
   header = sample_batch();
@@ -1443,7 +1510,7 @@ TEST(PeerMessage, RejectsBadSliceCounts) {
   EXPECT_THROW(encode_batch(header), FormatError);
   header.slices.clear();
   EXPECT_THROW(encode_batch(header), FormatError);
-  header.slices.resize(kMaxBatchSlices + 1, BatchSlice{{}, {}, 0, 1});
+  header.slices.resize(kMaxBatchSlices + 1, BatchSlice{{}, {}, {}, 0, 1});
   EXPECT_THROW(encode_batch(header), FormatError);
   header.slices.resize(kMaxBatchSlices);
   EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(header))).slices.size(), kMaxBatchSlices);

@@ -1,0 +1,150 @@
+"""Client frames built by hand and sent over raw ZeroMQ with CurveZMQ, as a hostile KDC host
+holding the compute client key could send them: no client library in between, so nothing
+makes the three servers' copies of a request equal.
+
+Frames follow mpc-engine/wire/client_messages.hpp:
+  request: u8 version (1) | u8 type | 16-byte request id | body
+  reply:   u8 version (1) | u8 0x80 | 16-byte request id | u16 status | u16-length error | body
+  key id:  u16-length name | u32 version | u8 algorithm
+"""
+
+from __future__ import annotations
+
+import struct
+
+import zmq
+
+# Message types and statuses (client_messages.hpp).
+COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS = 1, 2, 3, 4, 5
+GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, REPLY = 6, 7, 8, 9, 0x80
+CTR, ECB_ENCRYPT, ECB_DECRYPT = 1, 2, 3
+KRB_ENCRYPT, KRB_DECRYPT, KRB_CHECKSUM = 1, 2, 3
+KRB_COMBINE_FLAG = 0x80
+(OK, BAD_REQUEST, UNKNOWN_KEY, TOO_LARGE, BUSY, PEER_FAILURE, UNAUTHORIZED, KEY_EXISTS, INTERNAL, NOT_READY,
+ UNKNOWN_NONCE, REQUEST_MISMATCH) = range(12)
+# Key algorithms (key_id.hpp).
+AES128, AES256, AES256_GCM, AES128_CTS, AES256_CTS, AES128_SHA2, AES256_SHA2 = range(1, 8)
+REPLY_WAIT_MS = 3000
+
+
+def key_id(name: str, version: int = 1, algorithm: int = AES128) -> bytes:
+    raw = name.encode()
+    return struct.pack("<H", len(raw)) + raw + struct.pack("<IB", version, algorithm)
+
+
+def header(kind: int, request_id: bytes, version: int = 1) -> bytes:
+    return bytes([version, kind]) + request_id
+
+
+def compute_ctr(request_id: bytes, name: str, blocks: int = 4, version: int = 1, algorithm: int = AES128,
+                counter: bytes = bytes(16)) -> bytes:
+    return (header(COMPUTE, request_id) + bytes([CTR]) + key_id(name, version, algorithm) +
+            struct.pack("<I", blocks) + counter)
+
+
+def compute_ecb(request_id: bytes, name: str, blocks: int, data: bytes, operation: int = ECB_ENCRYPT,
+                version: int = 1, algorithm: int = AES128) -> bytes:
+    return (header(COMPUTE, request_id) + bytes([operation]) + key_id(name, version, algorithm) +
+            struct.pack("<I", blocks) + data)
+
+
+def gcm_prefetch(request_id: bytes, key: bytes, count: int, blocks_per_nonce: int = 0) -> bytes:
+    return header(GCM_PREFETCH, request_id) + key + struct.pack("<II", count, blocks_per_nonce)
+
+
+def gcm_tag(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: bytes) -> bytes:
+    return (header(GCM_TAG, request_id) + key + nonce + struct.pack("<I", len(aad)) + aad +
+            struct.pack("<I", len(text)) + text)
+
+
+def gcm_open(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: bytes, tag: bytes) -> bytes:
+    return (header(GCM_OPEN, request_id) + key + nonce + struct.pack("<I", len(aad)) + aad +
+            struct.pack("<I", len(text)) + text + tag)
+
+
+def krb(request_id: bytes, key: bytes, operation: int, usage: int, data: bytes,
+        combine: tuple[int, bytes, bytes] | None = None) -> bytes:
+    """combine: (combined algorithm, pepper, mask) for a job under KRB-FX-CF2."""
+    body = bytes([operation | (KRB_COMBINE_FLAG if combine else 0)]) + key + struct.pack("<II", usage, len(data))
+    body += data
+    if combine:
+        algorithm, pepper, mask = combine
+        body += bytes([algorithm]) + struct.pack("<H", len(pepper)) + pepper + mask
+    return header(KRB, request_id) + body
+
+
+def status_request(request_id: bytes) -> bytes:
+    return header(STATUS, request_id)
+
+
+def parse_reply(frame: bytes) -> tuple[bytes, int, str, bytes]:
+    """(request id, status, error text, body); asserts the fixed layout."""
+    assert len(frame) >= 22, f"reply of {len(frame)} bytes is too short"
+    assert frame[0] == 1 and frame[1] == REPLY, f"reply header {frame[:2].hex()}"
+    request_id = frame[2:18]
+    status, error_length = struct.unpack_from("<HH", frame, 18)
+    assert 22 + error_length <= len(frame), "error string overruns the reply"
+    error = frame[22:22 + error_length].decode(errors="replace")
+    return request_id, status, error, frame[22 + error_length:]
+
+
+def read_key_file(path) -> dict[str, bytes]:
+    keys = {}
+    for line in open(path):
+        kind, _, value = line.strip().partition(" ")
+        if kind in ("secret-key", "public-key"):
+            keys[kind] = value.encode()
+    return keys
+
+
+class RawClient:
+    def __init__(self, context: zmq.Context, endpoint: str, server_public: bytes, public: bytes, secret: bytes):
+        self.socket = context.socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        # A refused handshake removes the socket's only pipe; a blocking send would then wait
+        # forever. Bounded sends raise zmq.Again instead, which the callers treat as "dropped".
+        self.socket.setsockopt(zmq.SNDTIMEO, 1000)
+        self.socket.curve_serverkey = server_public
+        self.socket.curve_publickey = public
+        self.socket.curve_secretkey = secret
+        self.socket.connect(endpoint)
+
+    def send(self, frame: bytes | list[bytes]) -> bool:
+        try:
+            if isinstance(frame, list):
+                self.socket.send_multipart(frame)
+            else:
+                self.socket.send(frame)
+        except zmq.Again:
+            return False
+        return True
+
+    def receive(self, timeout_ms: int = REPLY_WAIT_MS) -> bytes | None:
+        if self.socket.poll(timeout_ms, zmq.POLLIN):
+            parts = self.socket.recv_multipart()
+            assert len(parts) == 1, f"reply of {len(parts)} frames"
+            return parts[0]
+        return None
+
+    def ask(self, frame: bytes, timeout_ms: int = REPLY_WAIT_MS) -> tuple[bytes, int, str, bytes]:
+        self.send(frame)
+        reply = self.receive(timeout_ms)
+        assert reply is not None, f"no reply within {timeout_ms} ms to frame {frame[:40].hex()}..."
+        return parse_reply(reply)
+
+    def close(self, linger_ms: int = 0) -> None:
+        self.socket.close(linger_ms)
+
+
+def endpoint(cluster, party: int) -> str:
+    return f"tcp://127.0.0.1:{cluster.base_port + party}"
+
+
+def server_public(cluster, party: int) -> bytes:
+    return read_key_file(cluster.server_dir(party) / "server.pub")["public-key"]
+
+
+def client_for(cluster, context, party: int, role: str = "admin") -> RawClient:
+    keys = read_key_file(cluster.dir / f"{role}.key")
+    return RawClient(context, endpoint(cluster, party), server_public(cluster, party), keys["public-key"],
+                     keys["secret-key"])

@@ -1,0 +1,325 @@
+"""A KDC host that sends the three servers different copies of one request.
+
+Every server builds its inputs from its own copy. Replicated sharing holds only while the
+three parties compute on the same public inputs: with different copies, what two servers
+reconstruct for the client is no longer the function it asked for, and one server's key
+shares appear in it on their own. The client library sends every server the same frame, so a
+hostile KDC host (anything holding the compute client key) speaks raw CurveZMQ here, as in
+test_bad_input.py.
+
+The first test is the attack on the GCM tag job that the servers' agreement on each request
+stops: two tags, each with one server given a text that differs in one block, gave the KDC
+host every share component of H^2 (and so H) from the three reconstructions, enough to forge
+tickets after the compromise is over. The others send divergent copies of every job kind,
+with each server in turn holding the odd copy: every server refuses the request before
+computing (RequestMismatch, naming the server whose copy differs), nothing is returned, and
+the cluster then computes honest requests right (OpenSSL, Python's AESGCM, libk5crypto).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import struct
+
+import pytest
+import zmq
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from mpc_cluster import openssl_ctr_keystream
+from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_DECRYPT, KRB_ENCRYPT,
+                        OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, gcm_open, gcm_prefetch, gcm_tag,
+                        key_id, krb, parse_reply)
+from test_gcm_jobs import Engine as GcmEngine
+from test_gcm_jobs import ctr_keystream, seal
+from test_krb_jobs import ENCTYPES, K5Crypto
+from test_krb_jobs import Engine as KrbEngine
+from test_krb_jobs import restart_leader, wait_until_krb_serving
+
+AES_KEY = ("divergent/aes", 1, "aes128")
+GCM_KEY = ("divergent/gcm", 1, "aes256-gcm")
+KRB_KEY = ("divergent/krb@EXAMPLE.COM", 2, AES256_CTS)
+REPLY_WAIT_MS = 5000
+PARTIES = (1, 2, 3)
+
+
+def fresh_id() -> bytes:
+    return secrets.token_bytes(16)
+
+
+def flip(frame: bytes, at: int) -> bytes:
+    """The frame with one bit of byte `at` (from the end when negative) changed."""
+    out = bytearray(frame)
+    out[at] ^= 0x01
+    return bytes(out)
+
+
+# ------------------------------------------------------------------ GF(2^128), GCM bit order
+
+GCM_R = 0xE1 << 120
+
+
+def gf_mult(x: bytes, y: bytes) -> bytes:
+    a, b = int.from_bytes(x, "big"), int.from_bytes(y, "big")
+    z = 0
+    for i in range(127, -1, -1):
+        if (a >> i) & 1:
+            z ^= b
+        b = (b >> 1) ^ GCM_R if b & 1 else b >> 1
+    return z.to_bytes(16, "big")
+
+
+def xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b))
+
+
+# -------------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="module")
+def context():
+    ctx = zmq.Context()
+    yield ctx
+    ctx.term()
+
+
+@pytest.fixture(scope="module")
+def setup(cluster, context):
+    """The shared cluster with an AES-128 key, an AES-256-GCM key and an aes256-cts user key;
+    raw clients with the compute key; engines through the client library for honest jobs."""
+    aes_hex, _ = cluster.import_key(*AES_KEY)
+    gcm_hex, _ = cluster.import_key(*GCM_KEY)
+    krb_key = secrets.token_bytes(32)
+    admin = KrbEngine(cluster.admin_config)
+    krb_engine = KrbEngine(cluster.compute_config)
+    gcm_engine = GcmEngine(cluster.compute_config)
+    k5 = K5Crypto()
+    raw = {party: client_for(cluster, context, party, role="compute") for party in PARTIES}
+    try:
+        admin.import_key(*KRB_KEY, krb_key)
+        cluster.wait_until_serving(AES_KEY)
+        wait_until_krb_serving(krb_engine, KRB_KEY)
+        yield {"cluster": cluster, "aes": bytes.fromhex(aes_hex), "gcm": bytes.fromhex(gcm_hex), "krb": krb_key,
+               "raw": raw, "krb_engine": krb_engine, "gcm_engine": gcm_engine, "k5": k5}
+    finally:
+        for client in raw.values():
+            client.close()
+        k5.close()
+        gcm_engine.close()
+        krb_engine.close()
+        admin.close()
+
+
+def exchange(raw, frames: dict[int, bytes]) -> dict[int, tuple[int, str, bytes]]:
+    """Sends frames[party] to each party at once; (status, error, body) of each reply."""
+    ids = {frame[2:18] for frame in frames.values()}
+    assert len(ids) == 1, "copies of one request share its id"
+    for party, frame in frames.items():
+        assert raw[party].send(frame)
+    out = {}
+    for party in frames:
+        reply = raw[party].receive(REPLY_WAIT_MS)
+        assert reply is not None, f"server {party} did not answer within {REPLY_WAIT_MS} ms"
+        got_id, status, error, body = parse_reply(reply)
+        assert got_id in ids
+        out[party] = (status, error, body)
+    return out
+
+
+def divergent(frame: bytes, other: bytes, odd: int) -> dict[int, bytes]:
+    return {party: other if party == odd else frame for party in PARTIES}
+
+
+def mismatch_counters(cluster) -> dict[int, int]:
+    out = {}
+    for line in cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout.splitlines():
+        match = re.match(r"server (\d):.*requests refused for differing copies (\d+)", line)
+        if match:
+            out[int(match.group(1))] = int(match.group(2))
+    assert sorted(out) == [1, 2, 3], out
+    return out
+
+
+def prefetch_one_nonce(raw, gcm_key_id: bytes) -> bytes:
+    """One nonce prefetched the way the library does it, over the raw sockets."""
+    replies = exchange(raw, dict.fromkeys(PARTIES, gcm_prefetch(fresh_id(), gcm_key_id, 1)))
+    nonces = set()
+    for party, (status, error, body) in replies.items():
+        assert status == OK, f"server {party}: prefetch status {status} ({error})"
+        count, blocks_per_nonce = struct.unpack_from("<II", body)
+        assert (count, blocks_per_nonce) == (1, 0)
+        nonces.add(body[8:20])
+    assert len(nonces) == 1, "the servers named different nonces"
+    return nonces.pop()
+
+
+# ------------------------------------------------------------------- the GCM tag attack
+
+def test_divergent_gcm_tag_copies_leak_nothing(setup):
+    """Tag two prefetched nonces, each time with one server (3, then 2) given a text whose
+    second block differs by the field's unit element. Were the servers to answer, the three
+    reconstructions of the first tag would give server 3's two components of its share of H^2
+    and those of the second server 2's x component, whose XOR with server 3's a component is
+    H^2 = AES_K(0)^2: the hash key of every ticket tag. Every server must refuse both tags
+    instead, with nothing in the reply."""
+    cluster, raw, key = setup["cluster"], setup["raw"], setup["gcm"]
+    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    before = mismatch_counters(cluster)
+    unit = bytes([0x80]) + bytes(15)  # 1 in GF(2^128), GCM's bit order
+    share_components = {}
+    refusals = []
+    for odd in (3, 2):
+        nonce = prefetch_one_nonce(raw, gcm_key_id)
+        text = secrets.token_bytes(32)
+        other = text[:16] + xor(text[16:], unit)
+        request_id = fresh_id()
+        replies = exchange(raw, divergent(gcm_tag(request_id, gcm_key_id, nonce, b"", text),
+                                          gcm_tag(request_id, gcm_key_id, nonce, b"", other), odd))
+        refusals.append((odd, replies))
+        if all(status == OK for status, _, _ in replies.values()):
+            x = {party: body[:16] for party, (_, _, body) in replies.items()}
+            a = {party: body[16:32] for party, (_, _, body) in replies.items()}
+            v = {1: xor(a[1], x[3]), 2: xor(a[2], x[1]), 3: xor(a[3], x[2])}
+            if odd == 3:
+                share_components["a3"] = xor(v[3], v[2])
+            else:
+                share_components["x2"] = xor(v[3], v[1])
+    if len(share_components) == 2:
+        hash_key = Cipher(algorithms.AES(key), modes.ECB()).encryptor().update(bytes(16))
+        recovered = xor(share_components["a3"], share_components["x2"])
+        assert recovered != gf_mult(hash_key, hash_key), (
+            "the GHASH key leaked: H^2 recovered from two tags with one divergent copy each")
+    for odd, replies in refusals:
+        for party, (status, error, body) in replies.items():
+            assert (status, body) == (REQUEST_MISMATCH, b""), f"odd server {odd}, server {party}: {status} ({error})"
+            assert f"party {odd}'s copy of the request differs" in error, error
+    after = mismatch_counters(cluster)
+    assert all(after[party] >= before[party] + 2 for party in PARTIES), (before, after)
+    # The refused tags used up no nonce pool entry that matters, and honest tags stay right.
+    engine = setup["gcm_engine"]
+    [(nonce, keystream)] = engine.prefetch(1, 2, key=GCM_KEY)
+    plaintext = secrets.token_bytes(29)
+    assert seal(engine, nonce, keystream, plaintext, b"aad", key=GCM_KEY) == AESGCM(key).encrypt(nonce, plaintext,
+                                                                                                  b"aad")
+
+
+# ------------------------------------------------------- every job kind, every position
+
+def krb_key_id() -> bytes:
+    return key_id(KRB_KEY[0], KRB_KEY[1], KRB_KEY[2])
+
+
+def divergent_frames(kind: str, key: dict) -> tuple[bytes, bytes]:
+    """(the copy two servers get, the odd copy) of one request of `kind`: one byte apart."""
+    request_id = fresh_id()
+    gcm = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    if kind == "ctr":
+        frame = compute_ctr(request_id, AES_KEY[0], blocks=5, counter=secrets.token_bytes(16))
+        return frame, flip(frame, -1)
+    if kind == "ecb":
+        frame = compute_ecb(request_id, AES_KEY[0], 2, secrets.token_bytes(32), ECB_ENCRYPT)
+        return frame, flip(frame, -7)
+    if kind == "gcm_prefetch":
+        return gcm_prefetch(request_id, gcm, 2, 1), gcm_prefetch(request_id, gcm, 3, 1)
+    if kind == "gcm_open":
+        frame = gcm_open(request_id, gcm, secrets.token_bytes(12), b"a", secrets.token_bytes(40), bytes(16))
+        return frame, flip(frame, -20)
+    if kind == "krb_encrypt":
+        frame = krb(request_id, krb_key_id(), KRB_ENCRYPT, 3, secrets.token_bytes(16 + 50))
+        return frame, flip(frame, -1)
+    if kind == "krb_decrypt":
+        frame = krb(request_id, krb_key_id(), KRB_DECRYPT, 2, secrets.token_bytes(16 + 30 + 12))
+        return frame, flip(frame, -3)
+    if kind == "krb_checksum":
+        frame = krb(request_id, krb_key_id(), KRB_CHECKSUM, 17, secrets.token_bytes(40))
+        return frame, krb(request_id, krb_key_id(), KRB_CHECKSUM, 56, frame[-40:])
+    if kind == "krb_cf2":
+        combine = (AES256_CTS, b"replykey", secrets.token_bytes(32))
+        frame = krb(request_id, krb_key_id(), KRB_ENCRYPT, 3, secrets.token_bytes(16 + 20), combine)
+        return frame, flip(frame, -1)  # the caller's half of the combined key
+    raise AssertionError(kind)
+
+
+def check_honest_job(kind: str, setup: dict) -> None:
+    """One honest request of the kind, through the client library, against the reference."""
+    cluster, k5 = setup["cluster"], setup["k5"]
+    if kind in ("ctr", "ecb"):
+        counter = secrets.token_hex(16)
+        assert cluster.keystream(*AES_KEY, counter, 3) == openssl_ctr_keystream("aes128", setup["aes"].hex(), counter, 3)
+    elif kind.startswith("gcm"):
+        engine = setup["gcm_engine"]
+        [(nonce, keystream)] = engine.prefetch(1, 1, key=GCM_KEY)
+        assert keystream == ctr_keystream(setup["gcm"], nonce, 2, 1)
+        sealed = AESGCM(setup["gcm"]).encrypt(nonce, b"ticket", b"aad")
+        assert engine.open(nonce, b"aad", sealed[:-16], sealed[-16:], key=GCM_KEY) == b"ticket"
+    else:
+        engine, key = setup["krb_engine"], setup["krb"]
+        _, _, enctype, cksumtype, _ = ENCTYPES["aes256"]
+        data = secrets.token_bytes(33)
+        assert engine.checksum(KRB_KEY, 17, data) == k5.make_checksum(cksumtype, enctype, key, 17, data)
+
+
+KINDS = ("ctr", "ecb", "gcm_prefetch", "gcm_open", "krb_encrypt", "krb_decrypt", "krb_checksum", "krb_cf2")
+
+
+@pytest.mark.parametrize("odd", PARTIES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_divergent_copies_are_refused_everywhere(setup, kind, odd):
+    cluster, raw = setup["cluster"], setup["raw"]
+    before = mismatch_counters(cluster)
+    frame, other = divergent_frames(kind, setup)
+    assert frame != other and frame[2:18] == other[2:18]
+    replies = exchange(raw, divergent(frame, other, odd))
+    for party, (status, error, body) in replies.items():
+        assert (status, body) == (REQUEST_MISMATCH, b""), f"server {party}: status {status} ({error})"
+        assert f"party {odd}'s copy of the request differs" in error, error
+    after = mismatch_counters(cluster)
+    assert all(after[party] == before[party] + 1 for party in PARTIES), (before, after)
+    # The id is spent: sending the honest copy again is refused, not computed.
+    replies = exchange(raw, dict.fromkeys(PARTIES, frame))
+    assert all(status != OK for status, _, _ in replies.values()), replies
+    check_honest_job(kind, setup)
+
+
+def test_divergent_gcm_tag_copies_are_refused_in_every_position(setup):
+    raw = setup["raw"]
+    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    for odd in PARTIES:
+        nonce = prefetch_one_nonce(raw, gcm_key_id)
+        request_id = fresh_id()
+        frame = gcm_tag(request_id, gcm_key_id, nonce, b"aad", secrets.token_bytes(48))
+        replies = exchange(raw, divergent(frame, flip(frame, -1), odd))
+        for party, (status, error, body) in replies.items():
+            assert (status, body) == (REQUEST_MISMATCH, b""), f"odd {odd}, server {party}: {status} ({error})"
+    check_honest_job("gcm_tag", setup)
+
+
+@pytest.mark.timeout(120)
+def test_divergent_kerberos_copies_are_refused_when_evaluated_layer_by_layer(fresh_cluster, context):
+    """The leader's krb_evaluation decides how a Kerberos batch runs; the copies are compared
+    before either way starts."""
+    cluster = fresh_cluster
+    key = secrets.token_bytes(32)
+    admin = KrbEngine(cluster.admin_config)
+    try:
+        admin.import_key(*KRB_KEY, key)
+    finally:
+        admin.close()
+    restart_leader(cluster, 'krb_evaluation = "layered"\n')
+    engine, k5 = KrbEngine(cluster.compute_config, 60000), K5Crypto()
+    raw = {party: client_for(cluster, context, party, role="compute") for party in PARTIES}
+    try:
+        wait_until_krb_serving(engine, KRB_KEY)
+        frame = krb(fresh_id(), krb_key_id(), KRB_CHECKSUM, 17, secrets.token_bytes(24))
+        replies = exchange(raw, divergent(frame, flip(frame, -1), 2))
+        for party, (status, error, body) in replies.items():
+            assert (status, body) == (REQUEST_MISMATCH, b""), f"server {party}: status {status} ({error})"
+            assert "party 2's copy of the request differs" in error, error
+        _, _, enctype, cksumtype, _ = ENCTYPES["aes256"]
+        data = secrets.token_bytes(19)
+        assert engine.checksum(KRB_KEY, 17, data) == k5.make_checksum(cksumtype, enctype, key, 17, data)
+    finally:
+        for client in raw.values():
+            client.close()
+        k5.close()
+        engine.close()
