@@ -434,6 +434,35 @@ TEST_P(KrbBatch, MismatchedInputsFailTheBatchAtEveryParty) {
   }
 }
 
+// A garbled batch's tweaks are its own: the evaluator refuses a garbling numbered for another
+// batch (here the garbler's and labeller's copy says sequence 70, the evaluator's 71).
+TEST(GarbledKrbBatch, EvaluatorRefusesAnotherBatchsGarbling) {
+  wire::BatchHeader header;
+  header.epoch = 0x1234'5678'9abc'def0ull;
+  header.sequence = 70;
+  EXPECT_EQ(batch_garbling_number(header), (0x1abc'def0ull << 32) | 70);
+  wire::BatchHeader next = header;
+  next.sequence = 71;
+  EXPECT_NE(batch_garbling_number(next), batch_garbling_number(header));
+  EXPECT_LT(batch_garbling_number(header), 1ull << 63);
+
+  KrbCircuitCache cache{KrbCircuitCache::kDefaultBudgetOps, [](const KrbCircuitKey& key) {
+                          return build_krb_circuit(key, circuits::CircuitCost::FewestAnds);
+                        }};
+  const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
+  const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, 20);
+  const std::vector<Job> jobs = {{&key, 17, random_bytes(20)}};
+  auto results = run_krb_batch_copies(batch, wire::KrbEvaluation::Garbled, KrbOperation::Checksum,
+                                      {{jobs, jobs, jobs}, {70, 71, 70}}, std::nullopt,
+                                      std::chrono::milliseconds(1500));
+  EXPECT_FALSE(results[kEvaluatingParty].succeeded);
+  EXPECT_NE(results[kEvaluatingParty].error.find("expected"), std::string::npos) << results[kEvaluatingParty].error;
+  // The same copies at every party compute the checksum.
+  auto agreed = run_krb_batch_copies(batch, wire::KrbEvaluation::Garbled, KrbOperation::Checksum,
+                                     {{jobs, jobs, jobs}, {72, 72, 72}});
+  EXPECT_EQ(open_records(agreed), reference(key, KrbOperation::Checksum, 17, jobs[0].data));
+}
+
 // ---- the AES circuits through the same generic path ----
 
 TEST(AesBatch, EncryptAndTagCheckRecords) {
