@@ -2,7 +2,7 @@
 
 #include <sodium.h>
 
-#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "common/error.hpp"
@@ -11,6 +11,8 @@ namespace mpc::wire {
 namespace {
 
 constexpr std::size_t kDigestBytes = 32;
+// Far above any key's material (16624 bytes replicated twice for AES-256-GCM).
+constexpr std::size_t kMaxSealedShareBytes = 1u << 20;
 static_assert(kSealedShareOverhead == kDigestBytes + crypto_box_SEALBYTES);
 static_assert(crypto_box_PUBLICKEYBYTES == 32 && crypto_box_SECRETKEYBYTES == 32);
 
@@ -35,10 +37,11 @@ std::array<std::uint8_t, kDigestBytes> key_id_digest(const KeyId& key) {
 
 std::vector<std::uint8_t> seal_share(const KeyId& key, std::span<const std::uint8_t> share, const SealKey& server) {
   if (sodium_init() < 0) throw Error(Component::Wire, "libsodium initialisation failed");
+  if (share.empty() || share.size() > kMaxSealedShareBytes) throw FormatError(Component::Wire, "key share size");
   const auto digest = key_id_digest(key);
   SecretBytes plain(kDigestBytes + share.size());
-  std::copy(digest.begin(), digest.end(), plain.data());
-  std::copy(share.begin(), share.end(), plain.data() + kDigestBytes);
+  std::memcpy(plain.data(), digest.data(), kDigestBytes);
+  std::memcpy(plain.data() + kDigestBytes, share.data(), share.size());
   std::vector<std::uint8_t> sealed(plain.size() + crypto_box_SEALBYTES);
   if (crypto_box_seal(sealed.data(), plain.data(), plain.size(), server.data()) != 0)
     throw Error(Component::Wire, "cannot seal a key share");

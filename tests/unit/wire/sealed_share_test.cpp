@@ -89,10 +89,11 @@ TEST(SealedShare, AlteredOrTruncatedSealsAreRefused) {
   EXPECT_THROW(open_sealed_share(key, sealed, server.public_key, SecretBytes(31)), Error);
 }
 
-TEST(SealedShare, InvalidKeyIdIsNotSealed) {
+TEST(SealedShare, InvalidKeyIdOrEmptyShareIsNotSealed) {
   const Server server;
   EXPECT_THROW(seal_share(KeyId{"bad name", 1, KeyAlgorithm::Aes128}, random_share(176), server.public_key),
                FormatError);
+  EXPECT_THROW(seal_share(KeyId{"k", 1, KeyAlgorithm::Aes128}, Bytes{}, server.public_key), FormatError);
 }
 
 }  // namespace
