@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <syslog.h>
 
 #include <openssl/crypto.h>
@@ -412,6 +413,27 @@ cleanup:
     return ret;
 }
 
+/* The process is not dumpable while a user's key is in clear here (no core file; other
+ * processes of the same user can neither ptrace it nor read /proc/PID/mem). Returns the
+ * earlier setting, which end_key_window() restores once the key is wiped: kadmind enrols now
+ * and then and keeps its own setting otherwise. The client library's import nests its own
+ * guard inside (it restores what it found: not dumpable). */
+static int
+begin_key_window(void)
+{
+    int earlier = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+
+    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    return earlier < 0 ? 0 : earlier;
+}
+
+static void
+end_key_window(int earlier)
+{
+    if (earlier > 0)
+        (void)prctl(PR_SET_DUMPABLE, earlier, 0, 0, 0);
+}
+
 /* Enrols every real key of a marked entry; see user_enroll.h. */
 static krb5_error_code
 enrol_marked(krb5_context context, mpc_engine *engine, const krb5_db_entry *old,
@@ -423,7 +445,7 @@ enrol_marked(krb5_context context, mpc_engine *engine, const krb5_db_entry *old,
     krb5_key_data *kd;
     char enctype_name[64];
     krb5_error_code ret = 0;
-    int i, algorithm;
+    int i, algorithm, dumpable = -1;
     uint32_t kvno;
 
     if (is_master_key_entry(entry) || is_admin_service(entry->princ)) {
@@ -451,6 +473,7 @@ enrol_marked(krb5_context context, mpc_engine *engine, const krb5_db_entry *old,
                                (unsigned int)kd->key_data_kvno);
         goto cleanup;
     }
+    dumpable = begin_key_window();
     for (i = 0; i < entry->n_key_data; i++) {
         kd = &entry->key_data[i];
         algorithm = MPC_KDC_USER_ALGORITHM(kd->key_data_type[0]);
@@ -502,6 +525,8 @@ enrol_marked(krb5_context context, mpc_engine *engine, const krb5_db_entry *old,
 cleanup:
     krb5_free_keyblock_contents(context, &key);
     free_keysalt(&keysalt);
+    if (dumpable >= 0)
+        end_key_window(dumpable);
     return ret;
 }
 

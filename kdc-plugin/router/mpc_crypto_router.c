@@ -38,8 +38,11 @@
  *   MPC_ROUTER_TRACE = PATH  append one line per intercepted call: pid, function,
  *                            the object that called it (dladdr of the return
  *                            address), the route taken (real | handle | container
- *                            | refused), and per key its enctype, length and the
- *                            first 8 bytes of SHA-256 of its contents.
+ *                            | refused), and per key its enctype, length and an
+ *                            8-byte fingerprint: for a handle candidate the first 8
+ *                            bytes of SHA-256 of its contents, for any other key the
+ *                            first 8 bytes of HMAC-SHA256 under a random key drawn
+ *                            when the trace is opened and never written.
  *
  * What is interposed: every exported libk5crypto function (version k5crypto_3_MIT,
  * krb5 1.20.1) that computes with a key, and the keyless ones (lengths, names, type
@@ -88,6 +91,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -95,6 +99,7 @@
 #include <krb5/krb5.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "handle.h"
 #include "protected_key.h"
@@ -212,6 +217,11 @@ static struct {
 
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 static int trace_fd = -1;
+/* Keys the fingerprints of real keys in the trace: an unkeyed hash of a key derived from a
+ * password would be an offline verifier of the password. Drawn with the trace's opening (a
+ * krb5kdc -w worker forked after it shares it, so one key has one fingerprint across the
+ * process tree); never written anywhere. */
+static uint8_t trace_key[32];
 
 /* ---- logging ---------------------------------------------------------------------- */
 
@@ -289,10 +299,15 @@ resolve_real(void)
     }
     trace = getenv("MPC_ROUTER_TRACE");
     if (trace != NULL && trace[0] != '\0') {
-        trace_fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-        if (trace_fd < 0)
-            router_log(LOG_WARNING, "cannot open MPC_ROUTER_TRACE %s: %s", trace,
-                       strerror(errno));
+        if (getrandom(trace_key, sizeof(trace_key), 0) != (ssize_t)sizeof(trace_key)) {
+            router_log(LOG_WARNING, "MPC_ROUTER_TRACE %s not opened: no random key for its "
+                       "fingerprints: %s", trace, strerror(errno));
+        } else {
+            trace_fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+            if (trace_fd < 0)
+                router_log(LOG_WARNING, "cannot open MPC_ROUTER_TRACE %s: %s", trace,
+                           strerror(errno));
+        }
     }
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
@@ -605,17 +620,28 @@ is_candidate(const krb5_keyblock *kb)
            mpc_kdb_handle_is_candidate(kb->contents, kb->length);
 }
 
+/* A handle candidate is no key (a reference the KDB hands out, checked under the handle
+ * key): its plain SHA-256 lets tests recognise the handles they expect and verifies no
+ * password. Every other key is fingerprinted under trace_key. */
 static void
 fingerprint(const krb5_keyblock *kb, char out[17])
 {
     uint8_t digest[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
-    int i;
+    int i, ok;
 
     strcpy(out, "-");
-    if (kb == NULL || kb->contents == NULL ||
-        EVP_Digest(kb->contents, kb->length, digest, &n, EVP_sha256(), NULL) != 1 || n < 8)
+    if (kb == NULL || kb->contents == NULL)
         return;
+    if (is_candidate(kb))
+        ok = EVP_Digest(kb->contents, kb->length, digest, &n, EVP_sha256(), NULL) == 1;
+    else
+        ok = HMAC(EVP_sha256(), trace_key, (int)sizeof(trace_key), kb->contents, kb->length,
+                  digest, &n) != NULL;
+    if (!ok || n < 8) {
+        OPENSSL_cleanse(digest, sizeof(digest));
+        return;
+    }
     for (i = 0; i < 8; i++)
         snprintf(out + 2 * i, 3, "%02x", digest[i]);
     OPENSSL_cleanse(digest, sizeof(digest));

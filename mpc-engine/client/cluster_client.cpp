@@ -389,13 +389,13 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
   request.key = key;
   std::vector<std::vector<std::uint8_t>> frames(shares.size());
   try {
+    // Sealed to each server's key before ZeroMQ copies it (wire/sealed_share.hpp).
     for (std::size_t party = 0; party < shares.size(); ++party) {
-      request.share = std::move(shares[party]);
+      request.sealed_share = wire::seal_share(key, shares[party].span(), settings_.servers[party].public_key);
+      shares[party].clear();
       frames[party] = wire::encode_request(request);
-      request.share.clear();
     }
   } catch (...) {
-    request.share.clear();
     for (auto& share : shares) share.clear();
     for (auto& frame : frames) wipe(frame.data(), frame.size());
     throw;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "client/cluster_client.hpp"
+#include "client/dump_guard.hpp"
 #include "common/error.hpp"
 #include "common/secret.hpp"
 #include "settings/cluster_settings.hpp"
@@ -407,6 +408,7 @@ int mpc_client_import_key(mpc_client* client, const char* key_name, uint32_t key
     return MPC_EINVAL;
   }
   return guarded(client, [&] {
+    const mpc::client::DumpGuard no_dump;  // the key, its material and the shares are in memory
     const mpc::SecretBytes secret(std::span<const uint8_t>(key, key_length));
     client->cluster->import_key(id, secret);
   });

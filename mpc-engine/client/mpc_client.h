@@ -146,7 +146,9 @@ int mpc_client_gcm_open(mpc_client *client, const char *key_name, uint32_t key_v
 /* Imports a key under (key_name, key_version, algorithm) into every server: the library
  * derives the algorithm's share material from key (16 or 32 bytes: the AES key, or the
  * Kerberos protocol key), splits it into fresh replicated shares and sends each server only
- * its own; every copy it made is wiped before returning. Fails with MPC_EREFUSED when a
+ * its own, sealed to that server's public key before ZeroMQ sees it; every copy it made is
+ * wiped before returning. The process is not dumpable during the call (prctl
+ * PR_SET_DUMPABLE), and gets its earlier setting back afterwards. Fails with MPC_EREFUSED when a
  * server already holds that key id. A failure may leave the key on some servers: delete it
  * before importing again. */
 int mpc_client_import_key(mpc_client *client, const char *key_name, uint32_t key_version, int algorithm,

@@ -119,7 +119,7 @@ std::vector<std::uint8_t> garble(const BatchTask& task, const PartyPrfKeys& keys
   const std::size_t public_labels = task.public_bytes * 8 * task.instances;
   SharedLabels shared;
   draw_shared_labels(keys.garbling_previous, task.header, key_labels, shared);
-  gc2::Garbler garbler(shared.delta);
+  gc2::Garbler garbler(shared.delta, batch_garbling_number(task.header));
 
   Labels zero(key_labels + public_labels);
   const Labels zero_x = gc2::zero_labels(key_labels);
@@ -151,7 +151,8 @@ std::vector<std::uint8_t> evaluate(const BatchTask& task, const PartyPrfKeys& ke
   from_previous.receive(bytes_of(active_b));
   xor_pad(active_b, keys.garbling_own, task.header);
   for (std::size_t i = 0; i < key_labels; ++i) active[i] ^= active_b[i];
-  return gc2::evaluate(*task.program, task.instances, active.span(), from_previous);
+  return gc2::evaluate(*task.program, task.instances, active.span(), from_previous,
+                       batch_garbling_number(task.header));
 }
 
 // Party 2: a_1's active labels, padded, to party 0.
@@ -169,6 +170,10 @@ void label(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& 
 }
 
 }  // namespace
+
+std::uint64_t batch_garbling_number(const wire::BatchHeader& header) {
+  return ((header.epoch & 0x7fffffffu) << 32) | header.sequence;
+}
 
 BatchResult evaluate_garbled_batch(BatchTask& task, int party, const PartyPrfKeys& prf_keys,
                                    two_party::Channel& to_next, two_party::Channel& from_previous,

@@ -18,6 +18,13 @@
 // protocol/gc2/half_gates.hpp). Party 1 removes the pad and evaluates with the key rows'
 // labels L_x ^ L_b (free XOR: their zero label is Z_x ^ Z_b).
 //
+// Tweaks. Delta is drawn per batch, and the garbling's number (the high half of every gate's
+// hash tweak, protocol/gc2/half_gates.hpp) is the batch's too: the epoch's low 31 bits, then
+// the sequence. Within an epoch no two batches share a tweak (followers refuse a sequence that
+// does not grow), and party 1 refuses a stream numbered for another batch; across epochs, which
+// draw 64 random bits each, two batches share tweaks only if those 31 bits agree, and then
+// under independent deltas.
+//
 // Views. Party 1 sees one active label per wire and the tables: the garbled-circuit view,
 // without decoding bits. Party 0 sees a_1's labels under a pad it cannot compute. Party 2
 // sees delta and Z_b but no table and no other label. Each is simulated without the key, as
@@ -42,6 +49,9 @@ namespace mpc::server {
 inline constexpr int kGarblingParty = 0;
 inline constexpr int kEvaluatingParty = 1;
 inline constexpr int kLabellingParty = 2;
+
+// The garbling number of a batch's one garbling (Tweaks above).
+std::uint64_t batch_garbling_number(const wire::BatchHeader& header);
 
 // Evaluates a Kerberos batch (task.program set, no secret records, nothing kept) as this
 // party's role above: `to_next` carries what this party sends to party i+1, `from_previous`

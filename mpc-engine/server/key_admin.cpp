@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <variant>
 
+#include "common/error.hpp"
+
 namespace mpc::server {
 
 wire::Reply error_reply(const wire::RequestId& id, wire::Status status, const std::string& detail) {
@@ -20,7 +22,8 @@ wire::RequestId salvage_request_id(std::span<const std::uint8_t> frame) {
 }
 
 std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::string& role, store::ShareStore& store,
-                                            std::size_t share_copies, const std::string& sharing, const Logger& log) {
+                                            const transport::CurveKeyPair& own, std::size_t share_copies,
+                                            const std::string& sharing, const Logger& log) {
   const bool admin_request = std::holds_alternative<wire::ImportKeyRequest>(request) ||
                              std::holds_alternative<wire::ListKeysRequest>(request) ||
                              std::holds_alternative<wire::DeleteKeyRequest>(request);
@@ -30,13 +33,18 @@ std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::s
   wire::Reply answer;
   answer.id = id;
   if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
-    if (import->share.size() != share_copies * wire::material_bytes(import->key.algorithm)) {
-      import->share.clear();
+    if (import->sealed_share.size() !=
+        share_copies * wire::material_bytes(import->key.algorithm) + wire::kSealedShareOverhead)
       return error_reply(id, wire::Status::BadRequest, "a key share of this cluster is " + sharing);
+    SecretBytes share;
+    try {
+      share = wire::open_sealed_share(import->key, import->sealed_share, own.public_key, own.secret_key);
+    } catch (const FormatError& error) {
+      log.warn("key share refused", {{"key", wire::describe(import->key)}, {"error", error.what()}});
+      return error_reply(id, wire::Status::BadRequest, error.what());
     }
-    const bool stored = store.put(import->key, import->share);
-    import->share.clear();
-    if (!stored) return error_reply(id, wire::Status::KeyExists, wire::describe(import->key) + " already exists");
+    if (!store.put(import->key, share))
+      return error_reply(id, wire::Status::KeyExists, wire::describe(import->key) + " already exists");
     log.info("key imported", {{"key", wire::describe(import->key)}});
   } else if (auto* list = std::get_if<wire::ListKeysRequest>(&request)) {
     wire::KeyList keys;

@@ -10,16 +10,20 @@
 
 #include "common/log.hpp"
 #include "store/share_store.hpp"
+#include "transport/curve_keys.hpp"
 #include "wire/client_messages.hpp"
 
 namespace mpc::server {
 
 // The reply to an ImportKey, ListKeys or DeleteKey request from a client admitted with `role`,
-// or nullopt for any other request. share_copies: how many copies of the key material one
-// server's share holds (2 for a replicated share x || a, 1 for an XOR share); `sharing` names
-// the expected form in the refusal of any other. Throws what the store throws.
+// or nullopt for any other request. An imported share arrives sealed to this server's CurveZMQ
+// key (wire/sealed_share.hpp) and is opened with `own`; one that does not open for the
+// request's key id is refused. share_copies: how many copies of the key material one server's
+// share holds (2 for a replicated share x || a, 1 for an XOR share); `sharing` names the
+// expected form in the refusal of any other. Throws what the store throws.
 std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::string& role, store::ShareStore& store,
-                                            std::size_t share_copies, const std::string& sharing, const Logger& log);
+                                            const transport::CurveKeyPair& own, std::size_t share_copies,
+                                            const std::string& sharing, const Logger& log);
 
 // An error reply with the detail cut to what the wire allows.
 wire::Reply error_reply(const wire::RequestId& id, wire::Status status, const std::string& detail);

@@ -409,7 +409,7 @@ void Server::handle_client_message(transport::ReceivedMessage& message) {
       return;
     }
     if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) forget_key_material(remove->key);
-    if (auto answer = answer_key_admin(request, message.role, store_, 2,
+    if (auto answer = answer_key_admin(request, message.role, store_, own_keys_, 2,
                                        "a replicated share (x then a): this is a three-server cluster (rss3)", log_))
       reply(message.routing_id, std::move(*answer));
   } catch (const Error& error) {

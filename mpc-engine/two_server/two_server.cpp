@@ -211,7 +211,7 @@ void TwoServer::handle_admin(transport::ReceivedMessage& message, wire::Request&
   if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) circuits_->key_rotated(import->key);
   const std::string sharing = std::string("one XOR share of the key material: this is a two-server cluster (") +
                               settings::protocol_name(settings_.protocol) + ")";
-  if (auto admin = server::answer_key_admin(request, message.role, store_, 1, sharing, log_))
+  if (auto admin = server::answer_key_admin(request, message.role, store_, own_keys_, 1, sharing, log_))
     reply(message.routing_id, std::move(*admin));
 }
 

@@ -155,7 +155,7 @@ std::size_t encoded_request_bytes(const Request& request) {
                               if constexpr (std::is_same_v<T, ComputeRequest>)
                                 return 1 + encoded_key_id_bytes(r.key) + 4 + 16 + r.input.size();
                               else if constexpr (std::is_same_v<T, ImportKeyRequest>)
-                                return encoded_key_id_bytes(r.key) + 4 + r.share.size();
+                                return encoded_key_id_bytes(r.key) + 4 + r.sealed_share.size();
                               else if constexpr (std::is_same_v<T, ListKeysRequest>)
                                 return 2 + r.name_prefix.size();
                               else if constexpr (std::is_same_v<T, DeleteKeyRequest>)
@@ -195,20 +195,22 @@ void encode_body(ByteWriter& writer, const ComputeRequest& r) {
   }
 }
 
-// A replicated share (x then a, three-server clusters) or one XOR share (two-server clusters).
-void check_share_length(KeyAlgorithm algorithm, std::size_t length) {
+// A sealed replicated share (x then a, three-server clusters) or sealed XOR share (two-server
+// clusters).
+void check_sealed_share_length(KeyAlgorithm algorithm, std::size_t length) {
   const std::size_t material = material_bytes(algorithm);
-  if (length != 2 * material && length != material)
-    fail("key share of " + std::to_string(length) + " bytes, expected " + std::to_string(2 * material) +
-         " (replicated) or " + std::to_string(material) + " (XOR)");
+  if (length != 2 * material + kSealedShareOverhead && length != material + kSealedShareOverhead)
+    fail("sealed key share of " + std::to_string(length) + " bytes, expected " +
+         std::to_string(2 * material + kSealedShareOverhead) + " (replicated) or " +
+         std::to_string(material + kSealedShareOverhead) + " (XOR)");
 }
 
 void encode_body(ByteWriter& writer, const ImportKeyRequest& r) {
-  check_share_length(r.key.algorithm, r.share.size());
+  check_sealed_share_length(r.key.algorithm, r.sealed_share.size());
   write_header(writer, MessageType::ImportKey, r.id);
   write_key_id(writer, r.key);
-  writer.u32(static_cast<std::uint32_t>(r.share.size()));
-  writer.bytes(r.share.span());
+  writer.u32(static_cast<std::uint32_t>(r.sealed_share.size()));
+  writer.bytes(r.sealed_share);
 }
 
 void encode_body(ByteWriter& writer, const ListKeysRequest& r) {
@@ -300,8 +302,9 @@ ImportKeyRequest decode_import(ByteReader& reader, const RequestId& id) {
   r.id = id;
   r.key = read_key_id(reader);
   const std::uint32_t length = reader.u32();
-  check_share_length(r.key.algorithm, length);
-  r.share = SecretBytes(reader.bytes(length));
+  check_sealed_share_length(r.key.algorithm, length);
+  const auto sealed = reader.bytes(length);
+  r.sealed_share.assign(sealed.begin(), sealed.end());
   return r;
 }
 

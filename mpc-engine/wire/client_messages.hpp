@@ -17,6 +17,7 @@
 
 #include "common/secret.hpp"
 #include "wire/key_id.hpp"
+#include "wire/sealed_share.hpp"
 
 namespace mpc::wire {
 
@@ -57,12 +58,14 @@ struct ComputeRequest {
   std::vector<std::uint8_t> input;             // ECB only: blocks * 16 bytes
 };
 
-// Body: key id | u32 length | this server's share of the material: x then a, each
-// material_bytes long (three-server clusters), or its XOR share, material_bytes (two-server).
+// Body: key id | u32 length | this server's share of the material, sealed to the server's
+// public key for this key id (wire/sealed_share.hpp): x then a, each material_bytes long
+// (three-server clusters), or its XOR share, material_bytes (two-server).
 struct ImportKeyRequest {
   RequestId id{};
   KeyId key;
-  SecretBytes share;  // 2 * or 1 * material_bytes(key.algorithm) bytes
+  // (2 or 1) * material_bytes(key.algorithm) + kSealedShareOverhead bytes
+  std::vector<std::uint8_t> sealed_share;
 };
 
 // Body: short string name prefix (may be empty)

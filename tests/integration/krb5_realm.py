@@ -328,6 +328,9 @@ class Realm:
     def kdc_pid(self) -> int:
         return self._processes["krb5kdc"].pid
 
+    def kadmind_pid(self) -> int:
+        return self._processes["kadmind"].pid
+
     def kdc_running(self) -> bool:
         proc = self._processes.get("krb5kdc")
         return proc is not None and proc.poll() is None

@@ -24,6 +24,9 @@ from raw_frames import compute_ecb as raw_compute_ecb
 
 MAX_JOB_BLOCKS = 1 << 20        # server default, not overridden by `mpcctl cluster init`
 MAX_REQUEST_BLOCKS = 1 << 22    # wire::kMaxRequestBlocks
+# An AES-128 replicated share (2 x 176 bytes) sealed to a server (wire/sealed_share.hpp): the
+# key id's digest and the sealed box's ephemeral key and MAC add 80 bytes.
+SEALED_AES128_SHARE = 2 * 176 + 80
 
 KEY_NAME = "raw/key"
 
@@ -106,7 +109,8 @@ def test_truncated_frames_get_bad_request(cluster, clients, raw_key, party):
     valid_frames = [compute_ctr(request_id),
                     compute_ecb(request_id, 2, secrets.token_bytes(32)),
                     header(DELETE_KEY, request_id) + key_id(KEY_NAME),
-                    header(IMPORT_KEY, request_id) + key_id("raw/new") + struct.pack("<I", 352) + bytes(352)]
+                    header(IMPORT_KEY, request_id) + key_id("raw/new") + struct.pack("<I", SEALED_AES128_SHARE)
+                    + bytes(SEALED_AES128_SHARE)]
     for valid in valid_frames:
         for length in sorted({*range(0, min(40, len(valid))), len(valid) // 2, len(valid) - 2, len(valid) - 1}):
             truncated = valid[:length]
@@ -207,7 +211,8 @@ def test_compute_key_may_not_administer(cluster, context, raw_key, party):
         got_id, status, _, body = client.ask(status_request(request_id))
         assert (got_id, status) == (request_id, OK)
         for what, frame in (
-                ("import", header(IMPORT_KEY, fresh_id()) + key_id("raw/evil") + struct.pack("<I", 352) + bytes(352)),
+                ("import", header(IMPORT_KEY, fresh_id()) + key_id("raw/evil") + struct.pack("<I", SEALED_AES128_SHARE)
+                 + bytes(SEALED_AES128_SHARE)),
                 ("list", header(LIST_KEYS, fresh_id()) + struct.pack("<H", 0)),
                 ("delete", header(DELETE_KEY, fresh_id()) + key_id(KEY_NAME))):
             got_id, status, error, body = client.ask(frame)

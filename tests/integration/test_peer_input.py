@@ -2,7 +2,9 @@
 
 Peer frames (mpc-engine/wire/peer_messages.hpp):
   u8 version (1) | u8 type | u64 epoch | u32 sequence | body
-  Batch (1): u8 circuit | u32 slice count | slices (32-byte client key | 16-byte id | u32 first | u32 blocks)
+  Batch (1): u8 circuit | u32 slice count | slices (32-byte client key | 16-byte id | 32-byte
+             request digest | u32 first | u32 blocks | u32 first nonce | u32 nonces), for an AES
+             circuit
   Layer (2): u32 layer | payload
   Abort (3): u16 reason | u16-length detail
 A key that is not a peer's gets nothing through; a peer's key sending garbage, stale or
@@ -11,6 +13,7 @@ hostile frames never takes a server down, and the cluster keeps computing correc
 
 from __future__ import annotations
 
+import json
 import secrets
 import struct
 import time
@@ -35,8 +38,21 @@ def peer_frame(kind: int, epoch: int, sequence: int, body: bytes) -> bytes:
 def batch_frame(epoch: int, sequence: int, slices: list[tuple[bytes, bytes, int, int]]) -> bytes:
     body = bytes([AES128_ENCRYPT_AND32]) + struct.pack("<I", len(slices))
     for client, request, first, blocks in slices:
-        body += client + request + struct.pack("<II", first, blocks)
+        body += client + request + bytes(32) + struct.pack("<IIII", first, blocks, 0, 0)
     return peer_frame(BATCH, epoch, sequence, body)
+
+
+def log_events(cluster, party: int, event: str) -> list[dict]:
+    """The JSON log lines of a server with this event."""
+    lines = []
+    for raw in (cluster.server_dir(party) / "server.log").read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == event:
+            lines.append(entry)
+    return lines
 
 
 def impersonate(cluster, context, as_party: int, to_party: int) -> RawClient:
@@ -82,6 +98,7 @@ def test_authenticated_peer_sending_garbage_leaves_the_cluster_working(cluster, 
 def test_forged_batches_from_the_leaders_key_are_refused_or_fail_cleanly(cluster, context, raw_key):
     # Server 1's key talking to server 2: an oversized batch, an empty one, and one naming
     # jobs nobody sent (evaluated on zeros, it times out waiting for a leader that never ran it).
+    refused_before = len(log_events(cluster, 2, "replayed batch id refused"))
     fake = impersonate(cluster, context, as_party=1, to_party=2)
     try:
         epoch = secrets.randbits(64)
@@ -94,4 +111,13 @@ def test_forged_batches_from_the_leaders_key_are_refused_or_fail_cleanly(cluster
         time.sleep(1.5)  # the phantom batch times out within peer_timeout_ms
     finally:
         fake.close()
+    # The first batch 4 ran (and failed: no leader); its copy was refused, not run again.
+    deadline = time.monotonic() + 5
+    refused = []
+    while time.monotonic() < deadline:
+        refused = log_events(cluster, 2, "replayed batch id refused")[refused_before:]
+        if refused:
+            break
+        time.sleep(0.1)
+    assert [entry.get("sequence") for entry in refused] == [4], cluster.log_tail(20)
     assert_still_serving(cluster, raw_key)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "common/error.hpp"
@@ -146,7 +147,14 @@ Garbler::Garbler(Kernel kernel) : kernel_(kernel) {
   delta_.lo |= 1;
 }
 
-Garbler::Garbler(const Block& delta, Kernel kernel) : delta_(delta), kernel_(kernel) {
+Garbler::Garbler(const Block& delta, Kernel kernel) : Garbler(delta, 0, kernel) {}
+
+Garbler::Garbler(const Block& delta, std::uint64_t first_number, Kernel kernel)
+    : delta_(delta), kernel_(kernel), next_garbling_(first_number) {
+  if (first_number >= kGarblingLimit) {
+    wipe(&delta_, sizeof delta_);
+    throw Error(Component::Protocol, "garbler: first garbling number at or above 2^63");
+  }
   check_kernel(kernel);
   if (!delta_.lsb()) {
     wipe(&delta_, sizeof delta_);
@@ -236,7 +244,8 @@ namespace {
 
 std::vector<std::uint8_t> evaluate_into(const circuits::Program& program, std::size_t instances,
                                         std::span<const Block> input_labels, two_party::Channel& channel,
-                                        Labels* output_labels, Kernel kernel) {
+                                        Labels* output_labels, std::optional<std::uint64_t> expected_number,
+                                        Kernel kernel) {
   check_inputs(program, instances, input_labels.size());
   check_kernel(kernel);
   std::uint8_t header[kHeaderBytes];
@@ -244,6 +253,9 @@ std::vector<std::uint8_t> evaluate_into(const circuits::Program& program, std::s
   std::uint64_t number = 0;
   for (int i = 0; i < 8; ++i) number |= static_cast<std::uint64_t>(header[i]) << (8 * i);
   if (number >= kGarblingLimit) throw PeerError(Component::Protocol, "garbled circuit stream: bad garbling number");
+  if (expected_number && number != *expected_number)
+    throw PeerError(Component::Protocol, "garbled circuit stream numbered " + std::to_string(number) +
+                                             ", expected " + std::to_string(*expected_number));
   Labels constant(1);
   std::memcpy(constant.data(), header + 8, sizeof(Block));
 
@@ -275,14 +287,20 @@ std::vector<std::uint8_t> evaluate_into(const circuits::Program& program, std::s
 
 std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
                                    std::span<const Block> input_labels, two_party::Channel& channel, Kernel kernel) {
-  return evaluate_into(program, instances, input_labels, channel, nullptr, kernel);
+  return evaluate_into(program, instances, input_labels, channel, nullptr, std::nullopt, kernel);
 }
 
 std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
                                    std::span<const Block> input_labels, two_party::Channel& channel,
                                    Labels& output_labels, Kernel kernel) {
   output_labels.assign_zero(static_cast<std::size_t>(program.num_outputs) * instances);
-  return evaluate_into(program, instances, input_labels, channel, &output_labels, kernel);
+  return evaluate_into(program, instances, input_labels, channel, &output_labels, std::nullopt, kernel);
+}
+
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel,
+                                   std::uint64_t expected_number, Kernel kernel) {
+  return evaluate_into(program, instances, input_labels, channel, nullptr, expected_number, kernel);
 }
 
 void open_to_evaluator_send(std::span<const std::uint8_t> decoding_bits, two_party::Channel& channel) {

@@ -17,11 +17,14 @@
 // Tweaks. Gate-instances (an AND gate in one instance) are numbered k = 0, 1, 2, ... in stream
 // order (below); gate-instance k hashes its a labels under (tweak_high, 2k) and its b labels
 // under (tweak_high, 2k + 1), tweak_high being the garbling's number. A Garbler draws delta
-// once and numbers its garblings 0, 1, 2, ... (below 2^63; OT extension's tweaks have the top
-// bit set), so no tweak repeats under one delta, whether a server uses one Garbler per job or
-// one per session (one delta for the server's life, or shared with a correlated-OT session,
-// garbling many jobs). The number travels in the stream's header: the evaluator needs no
-// counter of its own.
+// once and numbers its garblings n0, n0 + 1, ... (below 2^63; OT extension's tweaks have the
+// top bit set), so no tweak repeats under one delta, whether a server uses one Garbler per job
+// or one per session (one delta for the server's life, or shared with a correlated-OT session,
+// garbling many jobs). n0 is 0 unless the caller names it: a Garbler made per batch starts at
+// a number of the batch's id, so its tweaks differ from those of every other batch too, not
+// only from those of other garblings under its delta (server/garbled_krb_batch.hpp). The
+// number travels in the stream's header; an evaluator that knows which number to expect (the
+// batch's) refuses any other, one that does not takes the header's.
 //
 // Labels. The garbler holds each wire's zero label W0 (W1 = W0 ^ delta, lsb(delta) = 1, so
 // lsb(W0) != lsb(W1): the point-and-permute colour); the evaluator holds the active label
@@ -110,8 +113,10 @@ class Garbler {
  public:
   // A fresh random delta (lsb 1).
   explicit Garbler(Kernel kernel = best_kernel());
-  // A given delta, e.g. the offset of a correlated-OT session; its lsb must be 1.
+  // A given delta, e.g. the offset of a correlated-OT session; its lsb must be 1. Garblings
+  // are numbered from first_number (below 2^63).
   explicit Garbler(const Block& delta, Kernel kernel = best_kernel());
+  Garbler(const Block& delta, std::uint64_t first_number, Kernel kernel = best_kernel());
   ~Garbler();  // wipes delta
   Garbler(const Garbler&) = delete;
   Garbler& operator=(const Garbler&) = delete;
@@ -129,7 +134,7 @@ class Garbler {
                                    std::span<const Block> input_zero_labels, two_party::Channel& channel,
                                    Labels& output_zero_labels);
 
-  // Garblings started so far (the next garbling's number).
+  // The next garbling's number (garblings started so far, with the default first number).
   std::uint64_t garblings() const { return next_garbling_.load(); }
 
  private:
@@ -157,6 +162,11 @@ std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t
 std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
                                    std::span<const Block> input_labels, two_party::Channel& channel,
                                    Labels& output_labels, Kernel kernel = best_kernel());
+// The same for a stream that must carry garbling number `expected_number` (the caller's batch):
+// a stream with any other number throws PeerError before a table is read.
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel,
+                                   std::uint64_t expected_number, Kernel kernel = best_kernel());
 
 // Bytes the garbler sends for `program` over `instances` instances (header included).
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "client/cluster_client.hpp"
+#include "client/dump_guard.hpp"
 #include "common/bytes.hpp"
 #include "common/error.hpp"
 #include "settings/cluster_settings.hpp"
@@ -72,6 +73,7 @@ int run_key_command(const std::vector<std::string>& words) {
   if (action == "import") {
     arguments.allow_only({"cluster", "name", "kvno", "alg", "key-file"});
     const wire::KeyId key = key_id_from(arguments);
+    const client::DumpGuard no_dump;  // the key, its material and the shares are in memory
     const SecretBytes aes_key = read_hex_key(arguments.optional("key-file"));
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
     cluster.import_key(key, aes_key);

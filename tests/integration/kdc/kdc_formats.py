@@ -111,6 +111,61 @@ def default_salt(principal: str) -> str:
     return realm + "".join(name.split("/"))
 
 
+def _sbox() -> list[int]:
+    """FIPS-197 S-box: the inverse in GF(2^8) modulo x^8 + x^4 + x^3 + x + 1, then the affine map."""
+    def multiply(a: int, b: int) -> int:
+        product = 0
+        while b:
+            if b & 1:
+                product ^= a
+            a = ((a << 1) ^ 0x11B) if a & 0x80 else a << 1
+            b >>= 1
+        return product
+
+    box = []
+    for value in range(256):
+        inverse = next((c for c in range(1, 256) if multiply(value, c) == 1), 0)
+        out = 0x63
+        for shift in range(5):
+            out ^= ((inverse << shift) | (inverse >> (8 - shift))) & 0xFF
+        box.append(out)
+    return box
+
+
+_SBOX = _sbox()
+
+
+def aes_expand_key(key: bytes) -> bytes:
+    """FIPS-197 key expansion: 176 bytes for a 16-byte key, 240 for a 32-byte one."""
+    nk = len(key) // 4
+    rounds = {4: 10, 8: 14}[nk]
+    words = [list(key[4 * i:4 * i + 4]) for i in range(nk)]
+    rcon = 1
+    for i in range(nk, 4 * (rounds + 1)):
+        word = list(words[i - 1])
+        if i % nk == 0:
+            word = [_SBOX[b] for b in word[1:] + word[:1]]
+            word[0] ^= rcon
+            rcon = ((rcon << 1) ^ 0x11B) if rcon & 0x80 else rcon << 1
+        elif nk == 8 and i % nk == 4:
+            word = [_SBOX[b] for b in word]
+        words.append([a ^ b for a, b in zip(words[i - nk], word)])
+    return bytes(b for word in words for b in word)
+
+
+def round_key_needles(label: str, key: bytes) -> dict[str, bytes]:
+    """The round keys after the key itself, in FIPS-197 byte order (AES-NI schedules, the
+    engine's material) and with each 32-bit word byte-swapped (OpenSSL's portable AES_KEY)."""
+    tail = aes_expand_key(key)[len(key):]
+    swapped = b"".join(tail[i:i + 4][::-1] for i in range(0, len(tail), 4))
+    return {f"{label} round keys": tail, f"{label} round keys, words swapped": swapped}
+
+
+def ghash_key(key: bytes) -> bytes:
+    """GCM's hash key H = AES_K(0^128) (NIST SP 800-38D)."""
+    return _aes_block(key, bytes(16))
+
+
 def derived_keys(key: bytes) -> dict[str, bytes]:
     """The keys the engine holds shares of instead of key: Ke, Ki, Kc per usage, the PRF key."""
     out = {"prf key": derive_key(key, b"prf")}

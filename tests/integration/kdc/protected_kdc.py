@@ -13,7 +13,9 @@ import subprocess
 from pathlib import Path
 
 import mpc_cluster
+from memory_scan import assert_scan_finds, memory_contains  # noqa: F401  (re-exported)
 from kdc_formats import AES256, PRIVATE_ENCTYPE, ticket_key  # noqa: F401  (re-exported)
+from kdc_formats import ghash_key, round_key_needles
 from krb5_realm import Realm
 
 
@@ -126,12 +128,18 @@ class ProtectedRealm(Realm):
             raise AssertionError(f"krbtgt has no aes256 key: {self.old_krbtgt_keys}")
 
     def secrets(self) -> dict[str, bytes]:
-        """Every krbtgt secret that must never reach the KDC's files or memory."""
+        """Every krbtgt secret that must never reach the KDC's files or memory: the old keys
+        and their round keys; the engine's ticket key K, its round keys and its GHASH key H."""
         found = {}
         for kvno, enctype, key in self.old_krbtgt_keys:
             found[f"krbtgt kvno {kvno} enctype {enctype}"] = key
+            if len(key) in (16, 32):
+                found.update(round_key_needles(f"krbtgt kvno {kvno} enctype {enctype}", key))
             if enctype == AES256:
-                found[f"engine ticket key from kvno {kvno}"] = ticket_key(key)
+                engine_key = ticket_key(key)
+                found[f"engine ticket key from kvno {kvno}"] = engine_key
+                found.update(round_key_needles(f"engine ticket key from kvno {kvno}", engine_key))
+                found[f"GHASH key H of the ticket key from kvno {kvno}"] = ghash_key(engine_key)
         return found
 
     def mpcctl_kdc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -154,28 +162,6 @@ def kdc_pids(kdc_pid: int) -> list[int]:
     if children.exists():
         pids += [int(p) for p in children.read_text().split()]
     return pids
-
-
-def memory_contains(pid: int, needles: dict[str, bytes]) -> list[str]:
-    """Names of the needles found in any readable mapping of the process."""
-    found = set()
-    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
-        for line in maps:
-            fields = line.split()
-            if "r" not in fields[1]:
-                continue
-            start, end = (int(x, 16) for x in fields[0].split("-"))
-            if fields[-1] in ("[vvar]", "[vsyscall]"):
-                continue
-            try:
-                mem.seek(start)
-                chunk = mem.read(end - start)
-            except (OSError, ValueError, OverflowError):
-                continue
-            for name, needle in needles.items():
-                if needle in chunk:
-                    found.add(name)
-    return sorted(found)
 
 
 def files_containing(root: Path, needles: dict[str, bytes]) -> list[str]:

@@ -48,7 +48,8 @@ TRACE_RE = re.compile(r"pid=(\d+) fn=(\S+) caller=(\S+) route=(\S+) key=(-?\d+):
 
 
 def fingerprint(key: bytes) -> str:
-    """What the router's trace writes for a key: SHA-256 of its bytes, first 8 bytes."""
+    """What the router's trace writes for a handle: SHA-256 of its bytes, first 8 bytes (any
+    other key it fingerprints under a random key of its own)."""
     return hashlib.sha256(key).hexdigest()[:16]
 
 
@@ -222,6 +223,11 @@ def test_unprotected_principals_pass_through_unchanged(router_realm, router_so, 
     lines = trace_lines(realm)
     assert lines, "the router intercepted nothing"
     assert {line["route"] for line in lines} == {"real"}        # no handle anywhere
+    # Real keys are fingerprinted under a key of the router's own: bob's key went through
+    # the router (his AS replies), yet the trace holds no plain hash of it to test guesses on.
+    bob_plain = {fingerprint(key) for *_, key in read_keytab(bob_keytab)}
+    seen = {fp for line in lines for _, _, fp in line["keys"] if fp != "-"}
+    assert bob_plain and seen and not bob_plain & seen, sorted(bob_plain & seen)
     fns = {line["fn"] for line in lines}
     for fn in ("krb5_c_encrypt", "krb5_c_decrypt", "krb5_c_make_checksum",
                "krb5_c_verify_checksum", "krb5_c_fx_cf2_simple", "krb5_k_create_key",

@@ -15,7 +15,7 @@ import secrets
 
 import pytest
 
-from protected_kdc import ProtectedRealm, kdc_pids, memory_contains, router_library
+from protected_kdc import ProtectedRealm, assert_scan_finds, kdc_pids, memory_contains, router_library
 
 ATTRIBUTE = "mpc-protected"
 SERVICE = "svc/two.test"
@@ -87,5 +87,8 @@ def test_wrong_password_is_refused(realm):
 
 def test_no_krbtgt_key_in_krb5kdc_memory(realm):
     assert kinit(realm, "amy", USERS["amy"][0], f"FILE:{realm.root / 'memory.cc'}").returncode == 0
+    needles = realm.secrets()
     for pid in kdc_pids(realm.kdc_pid()):
-        assert memory_contains(pid, realm.secrets()) == [], pid
+        assert memory_contains(pid, needles) == [], pid
+    # The same scan finds every needle in a separate process that holds them.
+    assert_scan_finds(needles)

@@ -15,8 +15,10 @@ asserted:
 - the same for users with only an RFC 8009 key (aes256-cts-hmac-sha384-192 or
   aes128-cts-hmac-sha256-128): enrolled, kinit by password and with FAST then kvno, the
   KDC's reply in that enctype, and neither key in the memory of any krb5kdc process;
-- neither the keys nor the keys derived from them (Ke, Ki, Kc per usage, the PRF key) are in
-  the memory of any krb5kdc process or in any file of the realm or of any engine server;
+- neither the keys nor the keys derived from them (Ke, Ki, Kc per usage, the PRF key), nor
+  the round keys of any of them, are in the memory of any krb5kdc process or in any file of
+  the realm or of any engine server, while the same memory scan finds them all in a
+  separate process that holds them;
 - `mpcctl kdc protect --all-users`, then 50 concurrent logins of 50 protected users;
 - cpw re-enrols at kvno + 1 and deletes the old engine key; `mpcctl kdc unprotect` gives new
   keys and deletes the engine keys; refusals (other enctypes, K/M, kadmin/*, no engine, SPAKE)
@@ -31,7 +33,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
 import time
@@ -42,10 +43,10 @@ from pathlib import Path
 import pytest
 
 import mpc_cluster
-from kdc_formats import (AES128, AES256, USER_ALGORITHMS, USER_MARKER, default_salt, derived_keys,
-                         engine_name, expected_handle, nfold, string_to_key)
-from protected_kdc import (ProtectedRealm, files_containing, kdc_pids, memory_contains, read_keytab,
-                           router_library)
+from kdc_formats import (AES128, AES256, ENGINE_USAGES, USER_ALGORITHMS, USER_MARKER, default_salt,
+                         derived_keys, engine_name, expected_handle, nfold, round_key_needles, string_to_key)
+from protected_kdc import (ProtectedRealm, assert_scan_finds, files_containing, kdc_pids, memory_contains,
+                           read_keytab, router_library)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
 import storm  # noqa: E402
@@ -94,14 +95,37 @@ def engine_keys(cluster: mpc_cluster.Cluster, principal: str) -> set[tuple[int, 
 
 
 def user_keys(realm: ProtectedRealm, user: str, password: str, enctypes: list[int]) -> dict[str, bytes]:
-    """The user's keys and the keys derived from them, by label."""
+    """The user's keys, the keys derived from them and the round keys of each, by label."""
     principal = realm.principal(user)
     found = {}
     for enctype in enctypes:
         key = string_to_key(password, default_salt(principal), enctype)
         found[f"{user} {USER_ALGORITHMS[enctype]} key"] = key
+        found.update(round_key_needles(f"{user} {USER_ALGORITHMS[enctype]} key", key))
         for label, derived in derived_keys(key).items():
             found[f"{user} {USER_ALGORITHMS[enctype]} {label}"] = derived
+            found.update(round_key_needles(f"{user} {USER_ALGORITHMS[enctype]} {label}", derived))
+    return found
+
+
+def sha2_kdf(key: bytes, label: bytes, bits: int, enctype: int) -> bytes:
+    """RFC 8009 KDF-HMAC-SHA2(key, label, k): HMAC of 00000001 | label | 00 | k, first k bits."""
+    digest = "sha256" if enctype == AES128_SHA2 else "sha384"
+    return hmac.new(key, b"\0\0\0\1" + label + b"\0" + bits.to_bytes(4, "big"), digest).digest()[:bits // 8]
+
+
+def sha2_user_keys(user: str, key: bytes, enctype: int) -> dict[str, bytes]:
+    """An RFC 8009 user's key, its derived keys per engine usage (Ke, Ki, Kc) and the round
+    keys of the key and of each Ke, by label."""
+    name = f"{user} {SHA2_NAMES[enctype]}"
+    found = {f"{name} key": key, **round_key_needles(f"{name} key", key)}
+    ke_bits, mac_bits = (128, 128) if enctype == AES128_SHA2 else (256, 192)
+    for usage in ENGINE_USAGES:
+        for role, byte, bits in (("Ke", 0xAA, ke_bits), ("Ki", 0x55, mac_bits), ("Kc", 0x99, mac_bits)):
+            derived = sha2_kdf(key, usage.to_bytes(4, "big") + bytes([byte]), bits, enctype)
+            found[f"{name} {role} usage {usage}"] = derived
+            if role == "Ke":
+                found.update(round_key_needles(f"{name} Ke usage {usage}", derived))
     return found
 
 
@@ -343,14 +367,16 @@ def test_sha2_user_fast_armored_login_then_kvno(realm, user):
 
 
 def test_sha2_keys_absent_from_kdc_memory(realm):
-    needles = {f"{user} {SHA2_NAMES[enctype]} key":
-               sha2_string_to_key(PASSWORDS[user], default_salt(realm.principal(user)), enctype)
-               for user, enctype in SHA2_USERS.items()}
+    needles = {}
+    for user, enctype in SHA2_USERS.items():
+        key = sha2_string_to_key(PASSWORDS[user], default_salt(realm.principal(user)), enctype)
+        needles.update(sha2_user_keys(user, key, enctype))
     for user in SHA2_USERS:
         assert_login(realm, kinit(realm, user, PASSWORDS[user], cache(realm, f"scan-{user}.cc")), f"kinit {user}")
     for pid in kdc_pids(realm.kdc_pid()):
-        assert memory_contains(pid, needles) == [], f"krb5kdc pid {pid} holds an RFC 8009 user key"
+        assert memory_contains(pid, needles) == [], f"krb5kdc pid {pid} holds RFC 8009 user key material"
     assert files_containing(realm.root, needles) == []
+    assert_scan_finds(needles)
 
 
 # ---- where the keys are not ----------------------------------------------------------------
@@ -372,8 +398,8 @@ def test_keys_absent_from_kdc_memory_files_and_servers(realm):
     for party in (1, 2, 3):
         hits = files_containing(realm.cluster.server_dir(party), needles)
         assert hits == [], f"server {party}: {hits}"
-    # The memory scan finds key bytes where they are (this process computed them).
-    assert memory_contains(os.getpid(), {"probe": next(iter(needles.values()))}) == ["probe"]
+    # The same scan finds every needle in a separate process that holds them.
+    assert_scan_finds(needles)
 
 
 # ---- refusals ------------------------------------------------------------------------------

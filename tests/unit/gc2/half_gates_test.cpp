@@ -328,6 +328,50 @@ TEST(HalfGates, TwoGarblingsOnOneChannelShareNoTweak) {
   }
 }
 
+// A garbler numbered from a given first number (a batch's) under a delta it is given: the
+// header carries that number, an evaluator expecting it gets the result, and one expecting
+// another number (another batch's) refuses the stream before reading a table.
+TEST(HalfGates, NumberedGarblingsAreCheckedByTheEvaluator) {
+  using namespace mpc::circuits;
+  const std::size_t instances = 2;
+  const AesCase c = aes_case(AesKeySize::Aes128, AesDirection::Encrypt, instances, 13);
+  const std::uint64_t first = (0x1234ull << 32) | 77;
+  Block delta = zero_labels(1)[0];
+  delta.lo |= 1;
+  for (const std::uint64_t expected : {first, first + 1}) {
+    Garbler garbler(delta, first);
+    EXPECT_EQ(garbler.garblings(), first);
+    auto [garbler_end, evaluator_end] = make_memory_channel_pair(std::chrono::milliseconds(500));
+    const Labels zero = zero_labels(c.bits.size());
+    const Labels active = garbler_input_labels(garbler, c.bits, zero);
+    std::vector<std::uint8_t> decoding;
+    std::thread garbler_thread(
+        [&, channel = garbler_end.get()] { decoding = garbler.garble(c.program, instances, zero, *channel); });
+    std::uint64_t number = 0;
+    InspectingChannel inspecting(*evaluator_end, [&](std::size_t index, std::span<std::uint8_t> bytes) {
+      if (index == 0)
+        for (int i = 0; i < 8; ++i) number |= static_cast<std::uint64_t>(bytes[i]) << (8 * i);
+    });
+    if (expected == first) {
+      const auto evaluated = evaluate(c.program, instances, active, inspecting, expected);
+      garbler_thread.join();
+      GarbledRun run{decoding, evaluated};
+      EXPECT_EQ(blocks_of(run.opened(), instances), c.expected);
+    } else {
+      try {
+        (void)evaluate(c.program, instances, active, inspecting, expected);
+        ADD_FAILURE() << "a stream of another garbling number was evaluated";
+      } catch (const mpc::PeerError& error) {
+        EXPECT_NE(std::string(error.what()).find("expected"), std::string::npos) << error.what();
+      }
+      garbler_thread.join();
+    }
+    EXPECT_EQ(number, first);
+    EXPECT_EQ(garbler.garblings(), first + 1);
+  }
+  EXPECT_THROW((Garbler{delta, 1ull << 63}), mpc::Error);
+}
+
 TEST(HalfGates, OpeningToTheEvaluatorGivesTheOutput) {
   using namespace mpc::circuits;
   const std::size_t instances = 5;

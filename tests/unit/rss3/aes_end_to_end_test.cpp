@@ -2,8 +2,6 @@
 // evaluated by three parties on secret-shared round keys and blocks, against OpenSSL.
 #include <gtest/gtest.h>
 
-#if defined(MPC_RSS3_HAVE_AES_CIRCUIT) && __has_include("circuits/aes.hpp") && __has_include("circuits/aes_reference.hpp")
-
 #include <openssl/evp.h>
 
 #include <random>
@@ -134,9 +132,3 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace mpc::rss3
-
-#else
-
-TEST(AesEndToEnd, DISABLED_NeedsTheAesCircuitGenerator) {}
-
-#endif

@@ -2,8 +2,6 @@
 // the circuits library's own cleartext evaluator (an outside reference).
 #include <gtest/gtest.h>
 
-#if defined(MPC_RSS3_HAVE_CIRCUITS) && __has_include("circuits/evaluate.hpp")
-
 #include <random>
 
 #include "circuits/circuit.hpp"
@@ -68,9 +66,3 @@ TEST(CompiledCircuits, MatchTheCircuitLibrarysEvaluator) {
 
 }  // namespace
 }  // namespace mpc::rss3
-
-#else
-
-TEST(CompiledCircuits, DISABLED_NeedsTheCircuitsLibrary) {}
-
-#endif

@@ -167,11 +167,13 @@ PartyPrfKeys party_keys(int party) {
 
 // Evaluates each party's task over an in-memory ring, one thread per party: layer by layer
 // (evaluate_batch) or garbled (evaluate_garbled_batch), as the tasks' headers say.
-std::array<BatchResult, 3> evaluate_at_three_parties(std::array<BatchTask, 3>& tasks) {
-  rss3::MemoryRing ring(std::chrono::seconds(60));
+// `timeout`: how long a party waits for a message (a party that refuses its task sends none).
+std::array<BatchResult, 3> evaluate_at_three_parties(std::array<BatchTask, 3>& tasks,
+                                                     std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  rss3::MemoryRing ring(timeout);
   // Garbled: the stream from party i to party i+1 is edges[i].
   std::array<std::pair<std::unique_ptr<two_party::Channel>, std::unique_ptr<two_party::Channel>>, 3> edges;
-  for (auto& edge : edges) edge = two_party::make_memory_channel_pair(std::chrono::seconds(60));
+  for (auto& edge : edges) edge = two_party::make_memory_channel_pair(timeout);
   const Logger log("krb_batch_test", LogLevel::Error);
   std::array<BatchResult, 3> results;
   auto party = [&](int p) {
@@ -201,16 +203,24 @@ struct Batch {
   std::size_t secret_bytes = 0;
 };
 
-// Runs one batch of `jobs` (one instance each) at three parties; returns each party's result.
-// `range`: the secret rows of every job, when not those of its usage's keys.
-std::array<BatchResult, 3> run_krb_batch(const Batch& batch, wire::KrbEvaluation evaluation, KrbOperation operation,
-                                         const std::vector<Job>& jobs, std::uint32_t sequence,
-                                         const std::optional<KrbSecretRange>& range = std::nullopt) {
+// Each party's own copy of a batch: its jobs and its header's sequence number.
+struct PartyCopies {
+  std::array<std::vector<Job>, 3> jobs;
+  std::array<std::uint32_t, 3> sequence{};
+};
+
+// Runs one batch (one instance per job) at three parties, each with its own copy; returns each
+// party's result. `range`: the secret rows of every job, when not those of its usage's keys.
+std::array<BatchResult, 3> run_krb_batch_copies(const Batch& batch, wire::KrbEvaluation evaluation,
+                                                KrbOperation operation, const PartyCopies& copies,
+                                                const std::optional<KrbSecretRange>& range = std::nullopt,
+                                                std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
   std::array<BatchTask, 3> tasks;
   for (int p = 0; p < 3; ++p) {
     BatchTask& task = tasks[static_cast<std::size_t>(p)];
+    const std::vector<Job>& jobs = copies.jobs[static_cast<std::size_t>(p)];
     task.header.epoch = 0x5eed;
-    task.header.sequence = sequence;
+    task.header.sequence = copies.sequence[static_cast<std::size_t>(p)];
     task.header.krb_evaluation = evaluation;
     task.program = batch.program;
     task.key_rows = batch.key_rows;
@@ -230,7 +240,15 @@ std::array<BatchResult, 3> run_krb_batch(const Batch& batch, wire::KrbEvaluation
       task.slices.push_back(std::move(input));
     }
   }
-  return evaluate_at_three_parties(tasks);
+  return evaluate_at_three_parties(tasks, timeout);
+}
+
+// The same batch of `jobs` at every party.
+std::array<BatchResult, 3> run_krb_batch(const Batch& batch, wire::KrbEvaluation evaluation, KrbOperation operation,
+                                         const std::vector<Job>& jobs, std::uint32_t sequence,
+                                         const std::optional<KrbSecretRange>& range = std::nullopt) {
+  return run_krb_batch_copies(batch, evaluation, operation, {{jobs, jobs, jobs}, {sequence, sequence, sequence}},
+                              range);
 }
 
 // The opened result records of all instances.
@@ -390,14 +408,59 @@ TEST_P(KrbBatch, AbsentJobIsEvaluatedOnZerosWithoutDisturbingTheOthers) {
 
 TEST_P(KrbBatch, MismatchedInputsFailTheBatchAtEveryParty) {
   const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
-  // Data one byte short of the batch's length: refused before any layer is exchanged.
   const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, 20);
-  const std::vector<Job> jobs = {{&key, 1, random_bytes(19)}};
-  auto results = run_krb_batch(batch, GetParam(), KrbOperation::Checksum, jobs, 60);
-  for (const auto& result : results) {
-    EXPECT_FALSE(result.succeeded);
-    EXPECT_NE(result.error.find("do not fit"), std::string::npos) << result.error;
+  const Bytes data = random_bytes(20);
+  const Bytes short_data(data.begin(), data.end() - 1);
+  // One party's copy of the job is a byte short of the batch's length, the other two are
+  // right: that party refuses before it sends anything, the party after it (which waits for
+  // its message) fails, and at most one party is left with a share, from which no client
+  // opens anything. (Garbled, party 0 completes when party 1 refuses: party 2 has sent it all
+  // it needs before waiting for party 1.)
+  for (std::size_t odd = 0; odd < 3; ++odd) {
+    PartyCopies copies;
+    for (std::size_t p = 0; p < 3; ++p) {
+      copies.jobs[p] = {{&key, 1, p == odd ? short_data : data}};
+      copies.sequence[p] = 60;
+    }
+    auto results = run_krb_batch_copies(batch, GetParam(), KrbOperation::Checksum, copies, std::nullopt,
+                                        std::chrono::milliseconds(1500));
+    EXPECT_FALSE(results[odd].succeeded);
+    EXPECT_NE(results[odd].error.find("do not fit"), std::string::npos) << results[odd].error;
+    EXPECT_FALSE(results[(odd + 1) % 3].succeeded) << "odd " << odd;
+    std::size_t succeeded = 0;
+    for (const auto& result : results) succeeded += result.succeeded ? 1 : 0;
+    EXPECT_LE(succeeded, 1u) << "odd " << odd;
+    if (GetParam() == wire::KrbEvaluation::Layered) EXPECT_EQ(succeeded, 0u) << "odd " << odd;
   }
+}
+
+// A garbled batch's tweaks are its own: the evaluator refuses a garbling numbered for another
+// batch (here the garbler's and labeller's copy says sequence 70, the evaluator's 71).
+TEST(GarbledKrbBatch, EvaluatorRefusesAnotherBatchsGarbling) {
+  wire::BatchHeader header;
+  header.epoch = 0x1234'5678'9abc'def0ull;
+  header.sequence = 70;
+  EXPECT_EQ(batch_garbling_number(header), (0x1abc'def0ull << 32) | 70);
+  wire::BatchHeader next = header;
+  next.sequence = 71;
+  EXPECT_NE(batch_garbling_number(next), batch_garbling_number(header));
+  EXPECT_LT(batch_garbling_number(header), 1ull << 63);
+
+  KrbCircuitCache cache{KrbCircuitCache::kDefaultBudgetOps, [](const KrbCircuitKey& key) {
+                          return build_krb_circuit(key, circuits::CircuitCost::FewestAnds);
+                        }};
+  const KrbKey key(KeyAlgorithm::Aes128CtsHmacSha1);
+  const Batch batch = krb_batch(cache, CircuitId::KrbChecksum, 20);
+  const std::vector<Job> jobs = {{&key, 17, random_bytes(20)}};
+  auto results = run_krb_batch_copies(batch, wire::KrbEvaluation::Garbled, KrbOperation::Checksum,
+                                      {{jobs, jobs, jobs}, {70, 71, 70}}, std::nullopt,
+                                      std::chrono::milliseconds(1500));
+  EXPECT_FALSE(results[kEvaluatingParty].succeeded);
+  EXPECT_NE(results[kEvaluatingParty].error.find("expected"), std::string::npos) << results[kEvaluatingParty].error;
+  // The same copies at every party compute the checksum.
+  auto agreed = run_krb_batch_copies(batch, wire::KrbEvaluation::Garbled, KrbOperation::Checksum,
+                                     {{jobs, jobs, jobs}, {72, 72, 72}});
+  EXPECT_EQ(open_records(agreed), reference(key, KrbOperation::Checksum, 17, jobs[0].data));
 }
 
 // ---- the AES circuits through the same generic path ----

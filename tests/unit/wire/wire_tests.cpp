@@ -108,7 +108,7 @@ std::vector<Request> sample_requests() {
     ImportKeyRequest import;
     import.id = make_id(4);
     import.key = KeyId{"alice@EXAMPLE.COM", 0xffffffffu, algorithm};
-    import.share = SecretBytes(pattern(2 * material_bytes(algorithm), 4));
+    import.sealed_share = pattern(2 * material_bytes(algorithm) + kSealedShareOverhead, 4);
     out.push_back(import);
   }
   out.push_back(ListKeysRequest{make_id(5), ""});
@@ -134,7 +134,7 @@ std::vector<Request> sample_requests() {
     ImportKeyRequest import;
     import.id = make_id(17);
     import.key = KeyId{"alice@EXAMPLE.COM", 3, algorithm};
-    import.share = SecretBytes(pattern(2 * material_bytes(algorithm), 5));
+    import.sealed_share = pattern(material_bytes(algorithm) + kSealedShareOverhead, 5);
     out.push_back(import);
     const KeyId key{"alice@EXAMPLE.COM", 3, algorithm};
     // The shortest and longest data of each operation.
@@ -166,7 +166,7 @@ void expect_same(const Request& a, const Request& b) {
   } else if (auto* x = std::get_if<ImportKeyRequest>(&a)) {
     const auto& y = std::get<ImportKeyRequest>(b);
     EXPECT_EQ(x->key, y.key);
-    EXPECT_TRUE(equal_constant_time(x->share.span(), y.share.span()));
+    EXPECT_EQ(x->sealed_share, y.sealed_share);
   } else if (auto* x = std::get_if<ListKeysRequest>(&a)) {
     EXPECT_EQ(x->name_prefix, std::get<ListKeysRequest>(b).name_prefix);
   } else if (auto* x = std::get_if<DeleteKeyRequest>(&a)) {
@@ -508,9 +508,12 @@ TEST(ClientRequest, RejectsBadBlockCounts) {
 
 TEST(ClientRequest, RejectsWrongShareLength) {
   for (KeyAlgorithm algorithm : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256}) {
-    const std::size_t right = 2 * material_bytes(algorithm);
-    for (std::size_t length : {std::size_t{0}, right - 1, right + 1, 2 * material_bytes(KeyAlgorithm::Aes128) +
-                                                                          2 * material_bytes(KeyAlgorithm::Aes256) - right}) {
+    // A share as it was before sealing is refused too.
+    const std::size_t right = 2 * material_bytes(algorithm) + kSealedShareOverhead;
+    for (std::size_t length : {std::size_t{0}, right - 1, right + 1, right - kSealedShareOverhead,
+                               material_bytes(algorithm), 2 * material_bytes(KeyAlgorithm::Aes128) +
+                                                              2 * material_bytes(KeyAlgorithm::Aes256) +
+                                                              2 * kSealedShareOverhead - right}) {
       Bytes frame = request_header(2);
       ByteWriter writer(frame);
       write_raw_key(writer, "k", 1, static_cast<std::uint8_t>(algorithm));
@@ -518,7 +521,7 @@ TEST(ClientRequest, RejectsWrongShareLength) {
       writer.bytes(Bytes(length));
       expect_rejected(frame, decode_req);
     }
-    ImportKeyRequest request{make_id(1), KeyId{"k", 1, algorithm}, SecretBytes(right - 16)};
+    ImportKeyRequest request{make_id(1), KeyId{"k", 1, algorithm}, Bytes(right - 16)};
     EXPECT_THROW(encode_request(request), FormatError);
   }
   // A huge claimed length is rejected without allocating it.

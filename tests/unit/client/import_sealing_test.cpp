@@ -1,0 +1,147 @@
+// Key import as a server receives it, through the C interface against fake servers on
+// loopback (the transport's own CurveZMQ listeners, which answer Ok): each server's share
+// arrives sealed to that server's key and opens there alone, the frame on the wire holds no
+// 16 bytes of it in clear, the opened shares reconstruct the key's material (replicated
+// shares of three servers, XOR shares of two), and the process is not dumpable while the
+// import holds the key, then dumpable again.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "circuits/aes_reference.hpp"
+#include "common/error.hpp"
+#include "mpc_client.h"
+#include "transport/curve_keys.hpp"
+#include "transport/zmq_link.hpp"
+#include "wire/client_messages.hpp"
+
+namespace {
+
+using namespace mpc;
+using Bytes = std::vector<std::uint8_t>;
+using namespace std::chrono_literals;
+
+struct FakeServer {
+  transport::CurveKeyPair keys = transport::generate_curve_key_pair();
+  std::unique_ptr<transport::Listener> listener;
+  Bytes frame;               // the ImportKey frame as it arrived
+  SecretBytes share;         // opened with this server's key
+  int dumpable_seen = -1;    // the client process's setting while it waited for this reply
+};
+
+class ImportSealing : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/mpc-import-sealing-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    directory_ = pattern;
+    const transport::CurveKeyPair client = transport::generate_curve_key_pair();
+    transport::write_secret_key_file(directory_ / "client.key", client);
+    servers_.resize(static_cast<std::size_t>(GetParam()));
+    std::ofstream out(directory_ / "cluster.toml");
+    out << "protocol = \"" << (GetParam() == 3 ? "rss3" : "gc2") << "\"\ntimeout_ms = 5000\n"
+        << "secret_key_file = \"" << (directory_ / "client.key").string() << "\"\n";
+    for (std::size_t p = 0; p < servers_.size(); ++p) {
+      context_.allow("clients", client.public_key, "admin");
+      servers_[p].listener =
+          std::make_unique<transport::Listener>(context_, "tcp://127.0.0.1:*", servers_[p].keys, "clients");
+      out << "[[servers]]\nparty = " << p + 1 << "\nendpoint = \"" << servers_[p].listener->bound_endpoint()
+          << "\"\npublic_key = \"" << transport::z85_encode(servers_[p].keys.public_key) << "\"\n";
+    }
+    out.close();
+    char error[256] = {0};
+    ASSERT_EQ(mpc_client_open((directory_ / "cluster.toml").c_str(), &client_, error, sizeof error), MPC_OK)
+        << error;
+  }
+  void TearDown() override {
+    mpc_client_close(client_);
+    std::filesystem::remove_all(directory_);
+  }
+
+  // Answers one ImportKey at every server (Ok), keeping what each saw.
+  void serve_one_import() {
+    for (FakeServer& server : servers_) {
+      const auto message = server.listener->receive(5000ms);
+      if (!message) {
+        ADD_FAILURE() << "no import arrived";
+        return;
+      }
+      server.dumpable_seen = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+      server.frame = message->data;
+      wire::Request request = wire::decode_request(message->data);
+      auto* import = std::get_if<wire::ImportKeyRequest>(&request);
+      if (import == nullptr) {
+        ADD_FAILURE() << "not an import";
+        return;
+      }
+      server.share = wire::open_sealed_share(import->key, import->sealed_share, server.keys.public_key,
+                                             server.keys.secret_key);
+      wire::Reply reply;
+      reply.id = import->id;
+      server.listener->send(message->routing_id, wire::encode_reply(reply));
+    }
+  }
+
+  std::filesystem::path directory_;
+  transport::Context context_;
+  std::vector<FakeServer> servers_;
+  mpc_client* client_ = nullptr;
+};
+
+INSTANTIATE_TEST_SUITE_P(Servers, ImportSealing, ::testing::Values(3, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == 3 ? "ThreeServers" : "TwoServers";
+                         });
+
+TEST_P(ImportSealing, SharesArriveSealedAndTheProcessIsNotDumpableMeanwhile) {
+  ASSERT_EQ(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+  Bytes key(16);
+  for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<std::uint8_t>(0x10 + 7 * i);
+  const Bytes material = circuits::aes_expand_key(key);
+
+  std::thread servers([&] { serve_one_import(); });
+  const int rc = mpc_client_import_key(client_, "sealed-test", 1, MPC_AES128, key.data(), key.size());
+  servers.join();
+  ASSERT_EQ(rc, MPC_OK) << mpc_client_last_error(client_);
+  EXPECT_EQ(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1);  // the earlier setting is back
+
+  const std::size_t copies = GetParam() == 3 ? 2 : 1;
+  for (std::size_t p = 0; p < servers_.size(); ++p) {
+    const FakeServer& server = servers_[p];
+    EXPECT_EQ(server.dumpable_seen, 0) << "server " << p + 1;
+    ASSERT_EQ(server.share.size(), copies * material.size()) << "server " << p + 1;
+    // No 16-byte window of the share is in the frame that crossed ZeroMQ.
+    for (std::size_t at = 0; at + 16 <= server.share.size(); at += 16) {
+      const auto window = server.share.span().subspan(at, 16);
+      EXPECT_EQ(std::search(server.frame.begin(), server.frame.end(), window.begin(), window.end()),
+                server.frame.end())
+          << "server " << p + 1 << " byte " << at;
+    }
+    // Only this server's key opens it.
+    wire::Request request = wire::decode_request(server.frame);
+    const auto& import = std::get<wire::ImportKeyRequest>(request);
+    const FakeServer& other = servers_[(p + 1) % servers_.size()];
+    EXPECT_THROW(wire::open_sealed_share(import.key, import.sealed_share, other.keys.public_key,
+                                         other.keys.secret_key),
+                 FormatError);
+  }
+  // The opened shares reconstruct the material: v = x_{i-1} ^ a_i (replicated), s_1 ^ s_2 (XOR).
+  Bytes opened(material.size());
+  for (std::size_t b = 0; b < material.size(); ++b)
+    opened[b] = GetParam() == 3
+                    ? static_cast<std::uint8_t>(servers_[0].share[b] ^ servers_[1].share[material.size() + b])
+                    : static_cast<std::uint8_t>(servers_[0].share[b] ^ servers_[1].share[b]);
+  EXPECT_EQ(opened, material);
+}
+
+}  // namespace
