@@ -1,6 +1,6 @@
-// libFuzzer target: messages between servers (batch headers, layer messages, aborts).
-// Accepted batches and aborts must re-encode to the same bytes; a layer's payload must
-// be the rest of the frame, in place.
+// libFuzzer target: messages between servers (batch headers, layer messages, aborts, request
+// notes). Accepted batches, aborts and notes must re-encode to the same bytes; a layer's
+// payload must be the rest of the frame, in place.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     encoded = mpc::wire::encode_batch(*batch);
   } else if (const auto* notice = std::get_if<mpc::wire::AbortNotice>(&message)) {
     encoded = mpc::wire::encode_abort(*notice);
+  } else if (const auto* notes = std::get_if<std::vector<mpc::wire::RequestNote>>(&message)) {
+    if (notes->empty() || notes->size() > mpc::wire::kMaxNotesPerMessage) std::abort();
+    encoded = mpc::wire::encode_notes(*notes);
   } else {
     const auto& layer = std::get<mpc::wire::DecodedLayer>(message);
     if (size < mpc::wire::kLayerHeaderBytes || layer.payload.data() != data + mpc::wire::kLayerHeaderBytes ||
