@@ -227,15 +227,17 @@ static_assert(MPC_GCM_NONCE_BYTES == mpc::wire::kGcmNonceBytes);
 static_assert(MPC_GCM_TAG_BYTES == mpc::wire::kGcmTagBytes);
 static_assert(MPC_GCM_MAX_HASH_BLOCKS == mpc::wire::kGcmHashPowers);
 static_assert(MPC_KRB_CONFOUNDER_BYTES == mpc::wire::kKrbConfounderBytes);
-static_assert(MPC_KRB_MAC_BYTES == mpc::wire::kKrbMacBytes);
+static_assert(MPC_KRB_MAC_BYTES == mpc::wire::algorithm_row(mpc::wire::KeyAlgorithm::Aes128CtsHmacSha1).mac_bytes);
 static_assert(MPC_KRB_MAX_DATA_BYTES == mpc::wire::kKrbMaxDataBytes);
 static_assert(MPC_AES128_CTS_HMAC_SHA1_96 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes128CtsHmacSha1));
 static_assert(MPC_AES256_CTS_HMAC_SHA1_96 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes256CtsHmacSha1));
 static_assert(MPC_AES256_GCM == static_cast<int>(mpc::wire::KeyAlgorithm::Aes256Gcm));
 static_assert(MPC_AES128_CTS_HMAC_SHA256_128 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes128CtsHmacSha256));
 static_assert(MPC_AES256_CTS_HMAC_SHA384_192 == static_cast<int>(mpc::wire::KeyAlgorithm::Aes256CtsHmacSha384));
-static_assert(MPC_KRB_SHA256_MAC_BYTES == mpc::wire::kKrbSha256MacBytes);
-static_assert(MPC_KRB_SHA384_MAC_BYTES == mpc::wire::kKrbSha384MacBytes);
+static_assert(MPC_KRB_SHA256_MAC_BYTES ==
+              mpc::wire::algorithm_row(mpc::wire::KeyAlgorithm::Aes128CtsHmacSha256).mac_bytes);
+static_assert(MPC_KRB_SHA384_MAC_BYTES ==
+              mpc::wire::algorithm_row(mpc::wire::KeyAlgorithm::Aes256CtsHmacSha384).mac_bytes);
 static_assert(MPC_KRB_MAX_MAC_BYTES == mpc::wire::kKrbMaxMacBytes);
 
 }  // namespace

@@ -118,7 +118,7 @@ void check_krb_request(const KrbRequest& r) {
 
 // Result lengths a Krb reply can carry: from an RFC 3962 checksum (12 bytes) to the
 // encryption of the longest data with the longest MAC.
-constexpr std::size_t kMinKrbResultBytes = kKrbMacBytes;
+constexpr std::size_t kMinKrbResultBytes = algorithm_row(KeyAlgorithm::Aes128CtsHmacSha1).mac_bytes;
 constexpr std::size_t kMaxKrbResultBytes = kKrbMaxDataBytes + kKrbMaxMacBytes;
 
 void check_krb_result_length(std::size_t length) {

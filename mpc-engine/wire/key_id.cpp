@@ -6,84 +6,46 @@
 
 namespace mpc::wire {
 
+namespace {
+
+// The table's row of an algorithm; FormatError(Wire) for a value the enum does not name.
+const mpc_key_algorithm_info& row_of(KeyAlgorithm algorithm) {
+  const mpc_key_algorithm_info* row = mpc_key_algorithm_by_id(static_cast<int>(algorithm));
+  if (row == nullptr)
+    throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
+  return *row;
+}
+
+}  // namespace
+
 const char* algorithm_name(KeyAlgorithm algorithm) {
-  switch (algorithm) {
-    case KeyAlgorithm::Aes128: return "aes128";
-    case KeyAlgorithm::Aes256: return "aes256";
-    case KeyAlgorithm::Aes256Gcm: return "aes256-gcm";
-    case KeyAlgorithm::Aes128CtsHmacSha1: return "aes128-cts-hmac-sha1-96";
-    case KeyAlgorithm::Aes256CtsHmacSha1: return "aes256-cts-hmac-sha1-96";
-    case KeyAlgorithm::Aes128CtsHmacSha256: return "aes128-cts-hmac-sha256-128";
-    case KeyAlgorithm::Aes256CtsHmacSha384: return "aes256-cts-hmac-sha384-192";
-  }
-  return "unknown";
+  const mpc_key_algorithm_info* row = mpc_key_algorithm_by_id(static_cast<int>(algorithm));
+  return row == nullptr ? "unknown" : row->name;
 }
 
 std::optional<KeyAlgorithm> parse_algorithm(std::string_view name) {
-  if (name == "aes128") return KeyAlgorithm::Aes128;
-  if (name == "aes256") return KeyAlgorithm::Aes256;
-  if (name == "aes256-gcm") return KeyAlgorithm::Aes256Gcm;
-  if (name == "aes128-cts-hmac-sha1-96") return KeyAlgorithm::Aes128CtsHmacSha1;
-  if (name == "aes256-cts-hmac-sha1-96") return KeyAlgorithm::Aes256CtsHmacSha1;
-  if (name == "aes128-cts-hmac-sha256-128") return KeyAlgorithm::Aes128CtsHmacSha256;
-  if (name == "aes256-cts-hmac-sha384-192") return KeyAlgorithm::Aes256CtsHmacSha384;
-  return std::nullopt;
+  const mpc_key_algorithm_info* row = mpc_key_algorithm_by_name(std::string(name).c_str());
+  if (row == nullptr) return std::nullopt;
+  return static_cast<KeyAlgorithm>(row->id);
 }
 
-std::size_t material_bytes(KeyAlgorithm algorithm) {
-  switch (algorithm) {
-    case KeyAlgorithm::Aes128: return 11 * 16;
-    case KeyAlgorithm::Aes256: return 15 * 16;
-    case KeyAlgorithm::Aes256Gcm: return kGcmRoundKeyBytes + kGcmHashPowers * 16;
-    case KeyAlgorithm::Aes128CtsHmacSha1:
-    case KeyAlgorithm::Aes256CtsHmacSha1:
-      return kKrbUsageCount * krb_usage_block_bytes(algorithm) + (aes_rounds(algorithm) + 1) * 16;
-    case KeyAlgorithm::Aes128CtsHmacSha256:
-    case KeyAlgorithm::Aes256CtsHmacSha384:
-      return kKrbUsageCount * krb_usage_block_bytes(algorithm) + krb_hmac_state_bytes(algorithm);
-  }
-  throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
-}
-
-std::size_t aes_rounds(KeyAlgorithm algorithm) {
-  switch (algorithm) {
-    case KeyAlgorithm::Aes128: return 10;
-    case KeyAlgorithm::Aes256: return 14;
-    case KeyAlgorithm::Aes256Gcm: return 14;
-    case KeyAlgorithm::Aes128CtsHmacSha1: return 10;
-    case KeyAlgorithm::Aes256CtsHmacSha1: return 14;
-    case KeyAlgorithm::Aes128CtsHmacSha256: return 10;
-    case KeyAlgorithm::Aes256CtsHmacSha384: return 14;
-  }
-  throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
-}
-
-std::size_t key_bytes(KeyAlgorithm algorithm) {
-  switch (algorithm) {
-    case KeyAlgorithm::Aes128: return 16;
-    case KeyAlgorithm::Aes256: return 32;
-    case KeyAlgorithm::Aes256Gcm: return 32;
-    case KeyAlgorithm::Aes128CtsHmacSha1: return 16;
-    case KeyAlgorithm::Aes256CtsHmacSha1: return 32;
-    case KeyAlgorithm::Aes128CtsHmacSha256: return 16;
-    case KeyAlgorithm::Aes256CtsHmacSha384: return 32;
-  }
-  throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(static_cast<unsigned>(algorithm)));
-}
+std::size_t material_bytes(KeyAlgorithm algorithm) { return row_of(algorithm).material_bytes; }
+std::size_t aes_rounds(KeyAlgorithm algorithm) { return row_of(algorithm).aes_rounds; }
+std::size_t key_bytes(KeyAlgorithm algorithm) { return row_of(algorithm).key_bytes; }
 
 bool is_krb_algorithm(KeyAlgorithm algorithm) noexcept {
-  return algorithm == KeyAlgorithm::Aes128CtsHmacSha1 || algorithm == KeyAlgorithm::Aes256CtsHmacSha1 ||
-         is_krb_sha2_algorithm(algorithm);
+  return mpc_key_is_kerberos(mpc_key_algorithm_by_id(static_cast<int>(algorithm))) != 0;
 }
 
 bool is_krb_sha2_algorithm(KeyAlgorithm algorithm) noexcept {
-  return algorithm == KeyAlgorithm::Aes128CtsHmacSha256 || algorithm == KeyAlgorithm::Aes256CtsHmacSha384;
+  const mpc_key_algorithm_info* row = mpc_key_algorithm_by_id(static_cast<int>(algorithm));
+  return row != nullptr && row->family == MPC_KEY_FAMILY_RFC8009;
 }
 
 std::optional<std::size_t> krb_usage_index(std::uint32_t usage) noexcept {
-  for (std::size_t i = 0; i < kKrbUsageCount; ++i)
-    if (kKrbUsages[i] == usage) return i;
-  return std::nullopt;
+  const int index = mpc_key_usage_index(usage);
+  if (index < 0) return std::nullopt;
+  return static_cast<std::size_t>(index);
 }
 
 namespace {
@@ -99,28 +61,22 @@ void require_usage_index(std::size_t usage_index) {
 
 std::size_t krb_hmac_state_bytes(KeyAlgorithm algorithm) {
   require_krb(algorithm);
-  if (algorithm == KeyAlgorithm::Aes128CtsHmacSha256) return kKrbSha256HmacStateBytes;
-  if (algorithm == KeyAlgorithm::Aes256CtsHmacSha384) return kKrbSha384HmacStateBytes;
-  return kKrbHmacStateBytes;
+  return row_of(algorithm).hmac_state_bytes;
 }
 
 std::size_t krb_mac_bytes(KeyAlgorithm algorithm) {
   require_krb(algorithm);
-  if (algorithm == KeyAlgorithm::Aes128CtsHmacSha256) return kKrbSha256MacBytes;
-  if (algorithm == KeyAlgorithm::Aes256CtsHmacSha384) return kKrbSha384MacBytes;
-  return kKrbMacBytes;
+  return row_of(algorithm).mac_bytes;
 }
 
 std::size_t krb_prf_bytes(KeyAlgorithm algorithm) {
   require_krb(algorithm);
-  if (algorithm == KeyAlgorithm::Aes128CtsHmacSha256) return kKrbSha256PrfBytes;
-  if (algorithm == KeyAlgorithm::Aes256CtsHmacSha384) return kKrbSha384PrfBytes;
-  return 16;  // one AES block
+  return row_of(algorithm).prf_bytes;
 }
 
 std::size_t krb_usage_block_bytes(KeyAlgorithm algorithm) {
   require_krb(algorithm);
-  return (aes_rounds(algorithm) + 1) * 16 + 2 * krb_hmac_state_bytes(algorithm);
+  return mpc_key_round_key_bytes(&row_of(algorithm)) + 2 * krb_hmac_state_bytes(algorithm);
 }
 
 std::size_t krb_ke_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
@@ -129,7 +85,7 @@ std::size_t krb_ke_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
 }
 
 std::size_t krb_ki_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
-  return krb_ke_offset(algorithm, usage_index) + (aes_rounds(algorithm) + 1) * 16;
+  return krb_ke_offset(algorithm, usage_index) + mpc_key_round_key_bytes(&row_of(algorithm));
 }
 
 std::size_t krb_kc_offset(KeyAlgorithm algorithm, std::size_t usage_index) {
@@ -155,16 +111,9 @@ std::string describe(const KeyId& key) {
 }
 
 KeyAlgorithm checked_algorithm(std::uint8_t value) {
-  switch (value) {
-    case static_cast<std::uint8_t>(KeyAlgorithm::Aes128): return KeyAlgorithm::Aes128;
-    case static_cast<std::uint8_t>(KeyAlgorithm::Aes256): return KeyAlgorithm::Aes256;
-    case static_cast<std::uint8_t>(KeyAlgorithm::Aes256Gcm): return KeyAlgorithm::Aes256Gcm;
-    case static_cast<std::uint8_t>(KeyAlgorithm::Aes128CtsHmacSha1): return KeyAlgorithm::Aes128CtsHmacSha1;
-    case static_cast<std::uint8_t>(KeyAlgorithm::Aes256CtsHmacSha1): return KeyAlgorithm::Aes256CtsHmacSha1;
-    case static_cast<std::uint8_t>(KeyAlgorithm::Aes128CtsHmacSha256): return KeyAlgorithm::Aes128CtsHmacSha256;
-    case static_cast<std::uint8_t>(KeyAlgorithm::Aes256CtsHmacSha384): return KeyAlgorithm::Aes256CtsHmacSha384;
-  }
-  throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(value));
+  if (mpc_key_algorithm_by_id(value) == nullptr)
+    throw FormatError(Component::Wire, "unknown key algorithm " + std::to_string(value));
+  return static_cast<KeyAlgorithm>(value);
 }
 
 void write_key_id(ByteWriter& writer, const KeyId& key) {

@@ -7,60 +7,37 @@
 #include <string>
 #include <string_view>
 
+#include "keys/key_algorithms.h"
+
 namespace mpc::wire {
 
-// What a stored key is; the value fixes the layout of its share material.
+// What a stored key is. The values are the ids of keys/key_algorithms.h, whose rows hold
+// every fact about each algorithm (lengths, enctype, share-material layout); the functions
+// below read them.
 enum class KeyAlgorithm : std::uint8_t {
-  Aes128 = 1,  // material: the 11 expanded AES-128 round keys, 176 bytes
-  Aes256 = 2,  // material: the 15 expanded AES-256 round keys, 240 bytes
-  // AES-256-GCM (serves only the GCM requests). Material: the 15 expanded round keys of K
-  // (240 bytes), then the GHASH key powers H^1..H^kGcmHashPowers with H = AES_K(0^128), 16 bytes
-  // each in GCM's bit order; power k starts at byte 240 + 16 * (k - 1). 16624 bytes.
-  Aes256Gcm = 3,
-  // Kerberos keys (RFC 3961, RFC 3962): aes128-cts-hmac-sha1-96 (enctype 17) and
-  // aes256-cts-hmac-sha1-96 (enctype 18). They serve only the Krb requests. The dealer derives
-  // the material from the protocol key; the key itself is never stored:
-  //   for each usage u of kKrbUsages, in order, a block of krb_usage_block_bytes():
-  //     Ke_u round keys (11 or 15 expanded AES round keys of DK(key, u | 0xAA)),
-  //     Ki_u HMAC state (40 bytes), Kc_u HMAC state (40 bytes);
-  //   then the round keys of the PRF key DK(key, "prf").
-  // An HMAC state is the SHA-1 chaining value after one block of key ^ ipad, then after one
-  // block of key ^ opad, each H0..H4 as 20 big-endian bytes (so HMAC of any message needs
-  // only compressions of public or computed blocks from these states).
-  Aes128CtsHmacSha1 = 4,
-  Aes256CtsHmacSha1 = 5,
-  // Kerberos keys of RFC 8009: aes128-cts-hmac-sha256-128 (enctype 19) and
-  // aes256-cts-hmac-sha384-192 (enctype 20), same use as above. The dealer derives with
-  // KDF-HMAC-SHA2 (SHA-256 for 19, SHA-384 for 20); the key itself is never stored:
-  //   for each usage u of kKrbUsages, in order, a block of krb_usage_block_bytes():
-  //     Ke_u round keys (11 or 15 expanded AES round keys of the 128- or 256-bit
-  //     KDF-HMAC-SHA2(key, u | 0xAA)),
-  //     Ki_u HMAC state, Kc_u HMAC state (of the 128- or 192-bit KDF outputs for u | 0x55 and
-  //     u | 0x99);
-  //   then the HMAC state of the protocol key itself (the RFC 8009 PRF is
-  //   HMAC(key, 00000001 | "prf" | 00 | input | k)).
-  // An HMAC state here is the SHA-256 (64 bytes: H0..H7 after key ^ ipad, then after
-  // key ^ opad, big-endian 32-bit words) or SHA-384 chaining value (128 bytes: the full
-  // SHA-512-sized H0..H7, big-endian 64-bit words): krb_hmac_state_bytes().
-  Aes128CtsHmacSha256 = 6,
-  Aes256CtsHmacSha384 = 7,
+  Aes128 = 1,
+  Aes256 = 2,
+  Aes256Gcm = 3,            // serves only the GCM requests
+  Aes128CtsHmacSha1 = 4,    // RFC 3962, enctype 17: only the Krb requests
+  Aes256CtsHmacSha1 = 5,    // RFC 3962, enctype 18
+  Aes128CtsHmacSha256 = 6,  // RFC 8009, enctype 19
+  Aes256CtsHmacSha384 = 7,  // RFC 8009, enctype 20
 };
+static_assert(MPC_KEY_ALGORITHM_COUNT == 7, "an algorithm added to the table needs its enumerator");
 
-// Key usages whose derived keys a Kerberos key's material holds: preauth timestamp (1),
-// tickets (2), AS-REP (3), PAC checksums (17), PA-REQ-ENC-PA-REP checksum (56).
-inline constexpr std::uint32_t kKrbUsages[] = {1, 2, 3, 17, 56};
-inline constexpr std::size_t kKrbUsageCount = sizeof(kKrbUsages) / sizeof(kKrbUsages[0]);
-inline constexpr std::size_t kKrbHmacStateBytes = 40;  // HMAC-SHA1 (RFC 3962 keys)
-inline constexpr std::size_t kKrbConfounderBytes = 16;
-inline constexpr std::size_t kKrbMacBytes = 12;  // HMAC-SHA1-96 (RFC 3962 keys)
-// RFC 8009 keys: HMAC states, MAC (encryption and checksum) and PRF output lengths.
-inline constexpr std::size_t kKrbSha256HmacStateBytes = 64;
-inline constexpr std::size_t kKrbSha384HmacStateBytes = 128;
-inline constexpr std::size_t kKrbSha256MacBytes = 16;  // HMAC-SHA256-128
-inline constexpr std::size_t kKrbSha384MacBytes = 24;  // HMAC-SHA384-192
-inline constexpr std::size_t kKrbSha256PrfBytes = 32;
-inline constexpr std::size_t kKrbSha384PrfBytes = 48;
-inline constexpr std::size_t kKrbMaxMacBytes = kKrbSha384MacBytes;
+// The table's row of an algorithm the enum names (usable in constant expressions).
+constexpr const mpc_key_algorithm_info& algorithm_row(KeyAlgorithm algorithm) {
+  const mpc_key_algorithm_info* row = mpc_key_algorithm_by_id(static_cast<int>(algorithm));
+  if (row == nullptr) throw "unknown key algorithm";
+  return *row;
+}
+static_assert(algorithm_row(KeyAlgorithm::Aes256CtsHmacSha384).enctype == 20);
+
+// Key usages whose derived keys a Kerberos key's material holds (the table's list).
+inline constexpr const std::uint32_t (&kKrbUsages)[MPC_KEY_USAGE_COUNT] = mpc_key_usages;
+inline constexpr std::size_t kKrbUsageCount = MPC_KEY_USAGE_COUNT;
+inline constexpr std::size_t kKrbConfounderBytes = MPC_KEY_CONFOUNDER_BYTES;
+inline constexpr std::size_t kKrbMaxMacBytes = MPC_KEY_MAX_MAC_BYTES;
 // The longest data one Krb request may carry (plaintext + confounder, ciphertext + MAC, or
 // checksummed message); longer requests are malformed.
 inline constexpr std::size_t kKrbMaxDataBytes = 4096;
@@ -85,7 +62,7 @@ std::size_t krb_prf_offset(KeyAlgorithm algorithm);
 
 // Hash key powers stored with an Aes256Gcm key: the most GHASH input blocks one request may
 // need (the C interface's MPC_GCM_MAX_HASH_BLOCKS).
-inline constexpr std::size_t kGcmHashPowers = 1024;
+inline constexpr std::size_t kGcmHashPowers = MPC_KEY_GCM_HASH_POWERS;
 inline constexpr std::size_t kGcmNonceBytes = 12;
 inline constexpr std::size_t kGcmTagBytes = 16;
 // Bytes of the expanded AES-256 round keys at the start of Aes256Gcm material.

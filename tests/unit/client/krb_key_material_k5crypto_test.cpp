@@ -53,7 +53,7 @@ class K5Crypto : public ::testing::TestWithParam<KeyAlgorithm> {
     return Bytes(material_.data() + offset, material_.data() + offset + key_.size());
   }
   std::span<const std::uint8_t> stored_state(std::size_t offset) const {
-    return std::span<const std::uint8_t>(material_.data() + offset, wire::kKrbHmacStateBytes);
+    return std::span<const std::uint8_t>(material_.data() + offset, wire::algorithm_row(wire::KeyAlgorithm::Aes128CtsHmacSha1).hmac_state_bytes);
   }
 
   krb5_context context_ = nullptr;
