@@ -38,7 +38,7 @@ def mpcctl_binary() -> Path:
 
 
 def server_binary() -> Path:
-    return build_dir() / "mpc-engine" / "server" / "mpc-server"
+    return build_dir() / "mpc-engine" / "daemon" / "mpc-server"
 
 
 def dealer_binary() -> Path:

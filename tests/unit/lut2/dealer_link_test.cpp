@@ -12,14 +12,14 @@
 #include "lut_dealer/dealer_service.hpp"
 #include "protocol/lut2/masked_table.hpp"
 #include "transport/zmq_link.hpp"
-#include "two_server/dealer_link.hpp"
+#include "engines/two_party/dealer_link.hpp"
 #include "wire/dealer_messages.hpp"
 
 namespace {
 
 using namespace mpc;
 using namespace std::chrono_literals;
-using two_server::DealerLink;
+using two_party_engine::DealerLink;
 
 class DealerLinkTest : public ::testing::Test {
  protected:
@@ -172,7 +172,7 @@ TEST_F(DealerLinkTest, BatchesNobodyTakesExpire) {
   ASSERT_TRUE(grant(*leader, *follower, 300));
   ASSERT_TRUE(follower_holds(*follower, 2));
   EXPECT_EQ(leader->held_batches(), 2u);  // granted, never announced
-  const auto later = std::chrono::steady_clock::now() + two_server::kDealtBatchExpiry + 1s;
+  const auto later = std::chrono::steady_clock::now() + two_party_engine::kDealtBatchExpiry + 1s;
   follower->tick(later);
   leader->tick(later);
   EXPECT_EQ(follower->held_batches(), 0u);

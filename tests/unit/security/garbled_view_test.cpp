@@ -33,7 +33,7 @@
 #include "common/log.hpp"
 #include "protocol/rss3/output.hpp"
 #include "protocol/two_party/channel.hpp"
-#include "server/garbled_krb_batch.hpp"
+#include "engines/three_party/garbled_krb_batch.hpp"
 #include "statistics.hpp"
 
 namespace mpc::security_test {
@@ -72,10 +72,10 @@ class RecordingChannel final : public two_party::Channel {
   two_party::Channel& inner_;
 };
 
-server::PartyPrfKeys party_keys(int party) {
+three_party_engine::PartyPrfKeys party_keys(int party) {
   const std::array<rss3::PrfKey, 3> k = {rss3::PrfKey{11}, rss3::PrfKey{22}, rss3::PrfKey{33}};
   const std::array<rss3::PrfKey, 3> garbling = {rss3::PrfKey{44}, rss3::PrfKey{55}, rss3::PrfKey{66}};
-  server::PartyPrfKeys keys;
+  three_party_engine::PartyPrfKeys keys;
   keys.own = k[static_cast<std::size_t>(party)];
   keys.previous = k[static_cast<std::size_t>((party + 2) % 3)];
   keys.garbling_own = garbling[static_cast<std::size_t>(party)];
@@ -118,9 +118,9 @@ struct RunViews {
 
 RunViews run_batch(const circuits::Program& program, const std::array<SecretBytes, 3>& shares, const Bytes& block,
                    std::uint32_t sequence) {
-  std::array<server::BatchTask, 3> tasks;
+  std::array<three_party_engine::BatchTask, 3> tasks;
   for (std::size_t p = 0; p < 3; ++p) {
-    server::BatchTask& task = tasks[p];
+    three_party_engine::BatchTask& task = tasks[p];
     task.header.epoch = 0x5eed'0000'0001ull;
     task.header.sequence = sequence;
     task.header.krb_evaluation = wire::KrbEvaluation::Garbled;
@@ -129,7 +129,7 @@ RunViews run_batch(const circuits::Program& program, const std::array<SecretByte
     task.key_rows = kKeyRows;
     task.public_bytes = 16;
     task.instances = 1;
-    server::SliceInput input;
+    three_party_engine::SliceInput input;
     input.blocks = 1;
     input.key_share = shares[p];
     input.public_records = block;
@@ -138,12 +138,12 @@ RunViews run_batch(const circuits::Program& program, const std::array<SecretByte
   std::array<std::pair<std::unique_ptr<two_party::Channel>, std::unique_ptr<two_party::Channel>>, 3> edges;
   for (auto& edge : edges) edge = two_party::make_memory_channel_pair(std::chrono::seconds(30));
   const Logger log("garbled_view_test", LogLevel::Error);
-  std::array<server::BatchResult, 3> results;
+  std::array<three_party_engine::BatchResult, 3> results;
   std::array<std::unique_ptr<RecordingChannel>, 3> incoming;
   for (std::size_t p = 0; p < 3; ++p) incoming[p] = std::make_unique<RecordingChannel>(*edges[(p + 2) % 3].second);
   auto party = [&](int p) {
     const auto i = static_cast<std::size_t>(p);
-    results[i] = server::evaluate_garbled_batch(tasks[i], p, party_keys(p), *edges[i].first, *incoming[i], log);
+    results[i] = three_party_engine::evaluate_garbled_batch(tasks[i], p, party_keys(p), *edges[i].first, *incoming[i], log);
   };
   std::thread second(party, 1), third(party, 2);
   party(0);

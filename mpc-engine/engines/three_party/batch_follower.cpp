@@ -1,0 +1,93 @@
+#include "engines/three_party/batch_follower.hpp"
+
+#include <algorithm>
+
+#include "engines/three_party/batch_worker.hpp"
+#include "node/request_agreement.hpp"
+
+namespace mpc::three_party_engine {
+
+BatchFollower::BatchFollower(const settings::ServerSettings& settings, const Logger& log)
+    : settings_(settings), log_(log) {}
+
+void BatchFollower::take_header(int from, wire::BatchHeader header) {
+  if (from != 0) {
+    log_.warn("batch header from a follower ignored", {{"from", from + 1}, {"sequence", header.sequence}});
+    return;
+  }
+  announced_.push_back(std::move(header));
+}
+
+bool BatchFollower::ready(const BatchStarter& starter) const {
+  return !announced_.empty() && starter.idle_worker(wire::is_krb_circuit(announced_.front().circuit)) != nullptr;
+}
+
+void BatchFollower::schedule(BatchStarter& starter) {
+  while (!announced_.empty()) {
+    const wire::BatchHeader& front = announced_.front();
+    BatchWorker* worker = starter.idle_worker(wire::is_krb_circuit(front.circuit));
+    if (worker == nullptr) return;
+    // After a leader restart only its newest epoch matters: skip what it announced before.
+    const bool superseded = std::any_of(announced_.begin() + 1, announced_.end(),
+                                        [&](const wire::BatchHeader& later) { return later.epoch != front.epoch; });
+    if (superseded || !accept_batch_id(front)) {
+      announced_.pop_front();
+      continue;
+    }
+    wire::BatchHeader header = std::move(announced_.front());
+    announced_.pop_front();
+    last_epoch_seen_ = header.epoch;
+    last_sequence_seen_ = header.sequence;
+    wire::Status status = wire::Status::Ok;
+    if (const auto problem = copies_match(starter.jobs(), header, status)) {
+      log_.warn("batch refused", {{"sequence", header.sequence}, {"error", *problem}});
+      starter.abort_batch(header, status, *problem);
+      continue;
+    }
+    if (!accept_gcm_nonces(header)) {
+      starter.abort_batch(header, wire::Status::PeerFailure,
+                          "party " + std::to_string(settings_.party + 1) + " refused the batch's GCM nonces");
+      continue;
+    }
+    starter.start_batch(header, *worker);
+  }
+}
+
+std::optional<std::string> BatchFollower::copies_match(const std::map<node::JobKey, Job>& jobs,
+                                                       const wire::BatchHeader& header, wire::Status& status) const {
+  const std::string party = "party " + std::to_string(settings_.party + 1);
+  for (const auto& slice : header.slices) {
+    const node::JobKey key{slice.client, slice.request};
+    auto it = jobs.find(key);
+    if (it == jobs.end()) {
+      status = wire::Status::PeerFailure;
+      return party + " holds no copy of request " + node::describe_request(key) + " named by the batch";
+    }
+    if (it->second.digest != slice.digest) {
+      status = wire::Status::RequestMismatch;
+      return party + "'s copy of request " + node::describe_request(key) + " differs from the leader's";
+    }
+  }
+  return std::nullopt;
+}
+
+bool BatchFollower::accept_batch_id(const wire::BatchHeader& header) {
+  if (header.epoch == last_epoch_seen_ && header.sequence <= last_sequence_seen_) {
+    log_.warn("replayed batch id refused", {{"sequence", header.sequence}});
+    return false;
+  }
+  return true;
+}
+
+bool BatchFollower::accept_gcm_nonces(const wire::BatchHeader& header) {
+  std::vector<jobs::NonceRange> ranges;
+  for (const auto& slice : header.slices)
+    if (slice.nonces != 0) ranges.push_back({slice.first_nonce, slice.nonces});
+  if (ranges.empty()) return true;
+  if (nonce_guard_.accept(header.epoch, ranges)) return true;
+  log_.warn("GCM nonces already used refused", {{"sequence", header.sequence},
+                                                {"first_nonce", static_cast<std::uint64_t>(ranges.front().first)}});
+  return false;
+}
+
+}  // namespace mpc::three_party_engine

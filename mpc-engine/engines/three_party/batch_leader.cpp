@@ -1,0 +1,182 @@
+#include "engines/three_party/batch_leader.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+
+#include "engines/three_party/batch_worker.hpp"
+#include "engines/three_party/circuit_set.hpp"
+#include "jobs/krb_jobs.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+// Jobs of one family run the same kind of circuit; Kerberos jobs share one family and are
+// told apart by their circuit (jobs::KrbCircuitKey).
+enum class Family : std::uint8_t {
+  Aes128Encrypt,
+  Aes128Decrypt,
+  Aes256Encrypt,
+  Aes256Decrypt,
+  GcmPrefetch,
+  GcmOpen,
+  Krb,
+};
+
+// Jobs of one group run the same circuit, so the leader may put them in one batch: the
+// family, and for the Kerberos circuits the circuit id, data length and combine shape.
+struct BatchGroup {
+  Family family = Family::Aes128Encrypt;
+  jobs::KrbCircuitKey krb_circuit;  // Kerberos circuits only
+  bool operator==(const BatchGroup&) const = default;
+};
+
+bool is_krb_family(Family family) { return family == Family::Krb; }
+
+BatchGroup group_of(const Job& job) {
+  switch (job.kind) {
+    case JobKind::GcmPrefetch: return {Family::GcmPrefetch, {}};
+    case JobKind::GcmOpen: return {Family::GcmOpen, {}};
+    case JobKind::Krb: return {Family::Krb, job.krb_circuit};
+    case JobKind::Compute: break;
+  }
+  const bool decrypt = job.request.operation == wire::Operation::EcbDecrypt;
+  if (job.key.algorithm == wire::KeyAlgorithm::Aes128)
+    return {decrypt ? Family::Aes128Decrypt : Family::Aes128Encrypt, {}};
+  return {decrypt ? Family::Aes256Decrypt : Family::Aes256Encrypt, {}};
+}
+
+// Prefetches are bound by throughput (thousands of blocks ahead of time), opens by round
+// trips (a ticket waits on them), so "auto" gives them the S-box that suits each.
+wire::CircuitId gcm_circuit(Family family, const settings::ServerLimits& limits) {
+  if (family == Family::GcmPrefetch)
+    return limits.sbox == settings::SboxChoice::Depth4 ? wire::CircuitId::Aes256EncryptDepth4
+                                                       : wire::CircuitId::Aes256EncryptAnd32;
+  return limits.sbox == settings::SboxChoice::And32 ? wire::CircuitId::Aes256EncryptEqAnd32
+                                                    : wire::CircuitId::Aes256EncryptEqDepth4;
+}
+
+}  // namespace
+
+BatchLeader::BatchLeader(const settings::ServerSettings& settings, const Logger& log)
+    : settings_(settings), log_(log) {
+  new_epoch();
+}
+
+void BatchLeader::new_epoch() {
+  const std::uint64_t previous = epoch_;
+  // 0 means "none seen" at followers; a new epoch must differ from the one it replaces.
+  do {
+    randombytes_buf(&epoch_, sizeof epoch_);
+  } while (epoch_ == 0 || epoch_ == previous);
+  sequence_ = 0;
+  nonce_counter_.restart();
+}
+
+void BatchLeader::take_header(int from, wire::BatchHeader header) {
+  log_.warn("batch header from a follower ignored", {{"from", from + 1}, {"sequence", header.sequence}});
+}
+
+bool BatchLeader::ready(const BatchStarter&) const {
+  // Every batch that could start was formed before the loop sleeps; a new job or a finished
+  // batch wakes it.
+  return false;
+}
+
+void BatchLeader::schedule(BatchStarter& starter) {
+  for (;;) {
+    BatchWorker* krb = starter.idle_worker(true);
+    BatchWorker* other = starter.idle_worker(false);
+    auto header = form_batch(starter.jobs(), krb != nullptr, other != nullptr);
+    if (!header) return;
+    const auto frame = wire::encode_batch(*header);
+    bool announced = true;
+    for (int party = 1; party < 3 && announced; ++party) {
+      if (!starter.send_to(party, frame)) {
+        const std::string detail = "party " + std::to_string(party + 1) + " is unreachable";
+        log_.warn("batch not started", {{"sequence", header->sequence}, {"error", detail}});
+        starter.abort_batch(*header, wire::Status::PeerFailure, detail);
+        announced = false;
+      }
+    }
+    if (announced) starter.start_batch(*header, *(wire::is_krb_circuit(header->circuit) ? krb : other));
+  }
+}
+
+std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, Job>& jobs, bool krb_worker_idle,
+                                                         bool other_worker_idle) {
+  while (!queue_.empty()) {
+    auto it = jobs.find(queue_.front());
+    if (it != jobs.end() && it->second.blocks_scheduled < it->second.instances) break;
+    queue_.pop_front();
+  }
+  // The oldest job with instances left whose pool has an idle worker names the batch's group.
+  const Job* first = nullptr;
+  for (const node::JobKey& key : queue_) {
+    auto it = jobs.find(key);
+    if (it == jobs.end() || it->second.blocks_scheduled >= it->second.instances) continue;
+    if (is_krb_family(group_of(it->second).family) ? krb_worker_idle : other_worker_idle) {
+      first = &it->second;
+      break;
+    }
+  }
+  if (first == nullptr) return std::nullopt;
+  const BatchGroup group = group_of(*first);
+  const std::uint32_t most =
+      is_krb_family(group.family)
+          ? std::min(settings_.limits.max_batch_blocks,
+                     jobs::max_krb_batch_jobs(static_cast<std::uint32_t>(first->krb_data.size())))
+          : settings_.limits.max_batch_blocks;
+
+  wire::BatchHeader header;
+  std::uint32_t total = 0;
+  std::uint32_t nonces = 0;
+  for (const node::JobKey& key : queue_) {
+    if (total == most) break;
+    auto it = jobs.find(key);
+    if (it == jobs.end()) continue;
+    Job& job = it->second;
+    if (group_of(job) != group) continue;
+    const std::uint32_t left = job.instances - job.blocks_scheduled;
+    if (left == 0) continue;
+    std::uint32_t take = std::min(left, most - total);
+    std::uint32_t slice_nonces = 0;
+    if (job.kind == JobKind::GcmPrefetch) {
+      // Whole nonces only: every party must see all instances of a nonce in one batch.
+      const std::uint32_t per_nonce = 1 + job.blocks_per_nonce;
+      slice_nonces = take / per_nonce;
+      if (slice_nonces == 0) continue;
+      take = slice_nonces * per_nonce;
+    }
+    header.slices.push_back({key.client, key.request, job.digest, job.blocks_scheduled, take, 0, slice_nonces});
+    job.blocks_scheduled += take;
+    total += take;
+    nonces += slice_nonces;
+  }
+  // Never reuse a PRF id or a nonce: a new epoch starts new id and nonce spaces. (Batches
+  // of the old epoch that followers have not started yet are then dropped by them and fail
+  // here by timeout; that happens once per 2^32 batches or nonces.)
+  if (sequence_ == UINT32_MAX || !nonce_counter_.fits(nonces)) new_epoch();
+  for (auto& slice : header.slices)
+    if (slice.nonces != 0) slice.first_nonce = nonce_counter_.take(slice.nonces);
+  header.epoch = epoch_;
+  header.sequence = ++sequence_;
+  switch (group.family) {
+    case Family::GcmPrefetch:
+    case Family::GcmOpen: header.circuit = gcm_circuit(group.family, settings_.limits); break;
+    case Family::Krb:
+      header.circuit = group.krb_circuit.id;
+      header.data_bytes = group.krb_circuit.data_bytes;
+      header.krb_combine = group.krb_circuit.combine;
+      header.krb_evaluation = settings_.krb_evaluation == settings::KrbEvaluation::Garbled
+                                  ? wire::KrbEvaluation::Garbled
+                                  : wire::KrbEvaluation::Layered;
+      break;
+    default:
+      header.circuit = CircuitSet::choose(first->key.algorithm, first->request.operation == wire::Operation::EcbDecrypt,
+                                          total, settings_.limits);
+  }
+  return header;
+}
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,56 @@
+// What a batch's leader and its followers do differently; everything else about running a
+// batch is the same on all three servers (three_party_engine.hpp).
+//
+// Party 1 leads: it groups the jobs every server agreed on into batches (one circuit per
+// batch, big jobs split, small ones coalesced, at most max_batch_blocks instances) and
+// announces each to the other two the moment a batch worker is free, with no waiting window
+// (batch_leader.hpp). Parties 2 and 3 follow: they start the announced batches in order, after
+// checking that the leader's header names requests they hold with the same digests, batch ids
+// that only grow and GCM nonces never used before (batch_follower.hpp).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "engines/three_party/jobs.hpp"
+#include "wire/client_messages.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::three_party_engine {
+
+class BatchWorker;
+
+// What a role may do with the engine it serves.
+class BatchStarter {
+ public:
+  virtual ~BatchStarter() = default;
+  virtual std::map<node::JobKey, Job>& jobs() = 0;
+  // An idle worker of the pool that runs batches of Kerberos circuits (`krb`) or of the one
+  // that runs all others; nullptr if none.
+  virtual BatchWorker* idle_worker(bool krb) const = 0;
+  // Runs `header` on this server (on `worker`, or inline when small enough).
+  virtual void start_batch(const wire::BatchHeader& header, BatchWorker& worker) = 0;
+  // Tells the other two to drop the batch and answers its jobs here with `status`.
+  virtual void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) = 0;
+  // Sends a frame to another party: false when it is unreachable.
+  virtual bool send_to(int party, const std::vector<std::uint8_t>& frame) = 0;
+};
+
+class BatchRole {
+ public:
+  virtual ~BatchRole() = default;
+  // A job handed to the engine on this server.
+  virtual void job_admitted(const node::JobKey& key) = 0;
+  // A batch header a peer sent.
+  virtual void take_header(int from, wire::BatchHeader header) = 0;
+  // Starts every batch that can start now.
+  virtual void schedule(BatchStarter& starter) = 0;
+  // Whether a batch could start at once (the engine's loop then does not sleep).
+  virtual bool ready(const BatchStarter& starter) const = 0;
+  // The leader's current epoch, or the last one a follower saw.
+  virtual std::uint64_t epoch() const = 0;
+};
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,334 @@
+#include "engines/three_party/batch_worker.hpp"
+
+#include <cstring>
+#include <variant>
+
+#include "common/error.hpp"
+#include "protocol/rss3/output.hpp"
+#include "protocol/two_party/chunked_channel.hpp"
+#include "protocol/rss3/transpose.hpp"
+#include "jobs/batch_inputs.hpp"
+#include "engines/three_party/garbled_krb_batch.hpp"
+#include "engines/three_party/layer_messages.hpp"
+
+namespace mpc::three_party_engine {
+
+// LayerExchange over the worker's own connection to the next party and its inbox.
+class BatchWorker::Exchange final : public rss3::LayerExchange {
+ public:
+  // `first_layer_grace`: added to the peer timeout for the first layer only (a neighbour may
+  // still be compiling the circuit; jobs::krb_first_layer_grace).
+  Exchange(BatchWorker& worker, const wire::BatchHeader& header, std::chrono::milliseconds first_layer_grace)
+      : worker_(worker), header_(header), grace_(first_layer_grace) {}
+
+  void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
+    const int party = worker_.settings_.party;
+    const int next = rss3::next_party(party);
+    const int previous = rss3::previous_party(party);
+    build_layer_frame(frame_, {header_.epoch, header_.sequence}, layer, outgoing);
+    if (!worker_.next_party_->send_until(
+            frame_, std::chrono::steady_clock::now() + node::connect_grace(worker_.settings_.limits.peer_timeout)))
+      throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
+
+    const auto timeout = worker_.settings_.limits.peer_timeout + grace_;
+    grace_ = std::chrono::milliseconds(0);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::unique_lock lock(worker_.mutex_);
+    for (;;) {
+      if (take_layer_message(worker_.inbox_, previous, layer, incoming)) return;
+      if (worker_.stopping_) throw PeerError(Component::Server, "server stopping");
+      if (worker_.wake_.wait_until(lock, deadline) == std::cv_status::timeout &&
+          std::chrono::steady_clock::now() >= deadline)
+        throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
+                                               std::to_string(previous + 1) + " within " +
+                                               std::to_string(timeout.count()) + " ms");
+    }
+  }
+
+ private:
+  BatchWorker& worker_;
+  const wire::BatchHeader& header_;
+  std::chrono::milliseconds grace_;
+  std::vector<std::uint8_t> frame_;
+};
+
+// A garbled batch's byte stream: chunks to the next party as layer frames numbered 0, 1, 2,
+// ..., and the previous party's chunks from the inbox in the same numbering.
+class BatchWorker::Stream final : public two_party::ChunkedChannel {
+ public:
+  // Chunks of up to 256 KiB: a login's tables (megabytes) in few frames, the first of them
+  // early enough for the evaluator to start while the garbler goes on.
+  static constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
+
+  Stream(BatchWorker& worker, const wire::BatchHeader& header)
+      : ChunkedChannel(kChunkBytes), worker_(worker), header_(header) {}
+
+  void allow_extra_wait(std::chrono::milliseconds extra) override { extra_ = extra; }
+
+ private:
+  void ship(std::vector<std::uint8_t> chunk) override {
+    build_layer_frame(frame_, {header_.epoch, header_.sequence}, sent_chunks_++, chunk);
+    if (!worker_.next_party_->send_until(
+            frame_, std::chrono::steady_clock::now() + worker_.settings_.limits.peer_timeout + extra_))
+      throw PeerError(Component::Server,
+                      "party " + std::to_string(rss3::next_party(worker_.settings_.party) + 1) + " is unreachable");
+  }
+
+  std::vector<std::uint8_t> next_chunk() override {
+    const int previous = rss3::previous_party(worker_.settings_.party);
+    const auto timeout = worker_.settings_.limits.peer_timeout + extra_;
+    extra_ = std::chrono::milliseconds(0);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<std::uint8_t> chunk;
+    std::unique_lock lock(worker_.mutex_);
+    for (;;) {
+      if (take_stream_chunk(worker_.inbox_, previous, received_chunks_, chunk)) {
+        ++received_chunks_;
+        return chunk;
+      }
+      if (worker_.stopping_) throw PeerError(Component::Server, "server stopping");
+      if (worker_.wake_.wait_until(lock, deadline) == std::cv_status::timeout &&
+          std::chrono::steady_clock::now() >= deadline)
+        throw PeerError(Component::Server, "no garbled-batch stream from party " + std::to_string(previous + 1) +
+                                               " within " + std::to_string(timeout.count()) + " ms");
+    }
+  }
+
+  BatchWorker& worker_;
+  const wire::BatchHeader& header_;
+  std::chrono::milliseconds extra_{0};
+  std::uint32_t sent_chunks_ = 0;
+  std::uint32_t received_chunks_ = 0;
+  std::vector<std::uint8_t> frame_;
+};
+
+BatchWorker::BatchWorker(transport::Context& context, const settings::ServerSettings& settings,
+                         const transport::CurveKeyPair& own, const PartyPrfKeys& prf_keys,
+                         std::unique_ptr<rss3::Evaluator> evaluator, node::Wakeup& finished, const Logger& log)
+    : settings_(settings), prf_keys_(prf_keys), evaluator_(std::move(evaluator)), finished_(finished), log_(log) {
+  const int next = rss3::next_party(settings_.party);
+  for (const auto& peer : settings_.peers)
+    if (peer.party == next)
+      next_party_ = std::make_unique<transport::Connection>(context, peer.endpoint, peer.public_key, own,
+                                                            node::peer_link_options());
+  if (!next_party_) throw Error(Component::Server, "no peer configured as the next party");
+  thread_ = std::thread([this] { run(); });
+}
+
+BatchWorker::~BatchWorker() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  inputs_.wipe();
+  outputs_.wipe();
+}
+
+bool BatchWorker::idle() const {
+  std::lock_guard lock(mutex_);
+  return !task_ && !running_ && !result_;
+}
+
+void BatchWorker::start(BatchTask task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (task_ || running_ || result_) throw Error(Component::Server, "batch worker is busy");
+    running_ = std::make_pair(task.header.epoch, task.header.sequence);
+    inbox_.clear();
+    task_ = std::move(task);
+  }
+  wake_.notify_all();
+}
+
+std::optional<std::pair<std::uint64_t, std::uint32_t>> BatchWorker::running() const {
+  std::lock_guard lock(mutex_);
+  return running_;
+}
+
+void BatchWorker::deliver(node::PeerEnvelope envelope) {
+  {
+    std::lock_guard lock(mutex_);
+    inbox_.push_back(std::move(envelope));
+  }
+  wake_.notify_all();
+}
+
+std::optional<BatchResult> BatchWorker::take_result() {
+  std::lock_guard lock(mutex_);
+  std::optional<BatchResult> out = std::move(result_);
+  result_.reset();
+  return out;
+}
+
+void BatchWorker::run() {
+  for (;;) {
+    BatchTask task;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || task_.has_value(); });
+      if (stopping_) return;
+      task = std::move(*task_);
+      task_.reset();
+    }
+    std::chrono::milliseconds grace{0};
+    std::string error;
+    if (!task.program && task.krb_circuits != nullptr) {
+      try {
+        task.program = task.krb_circuits->program(task.header.circuit, task.header.data_bytes, task.header.krb_combine);
+        grace = jobs::krb_first_layer_grace(*task.program);
+      } catch (const Error& failure) {
+        error = failure.what();
+        log_.error("batch circuit not built", {{"sequence", task.header.sequence}, {"error", error}});
+      }
+    }
+    BatchResult result;
+    if (task.program && task.header.krb_evaluation == wire::KrbEvaluation::Garbled) {
+      Stream stream(*this, task.header);
+      stream.allow_extra_wait(grace);
+      result = evaluate_garbled_batch(task, settings_.party, prf_keys_, stream, stream, log_);
+    } else if (task.program) {
+      Exchange exchange(*this, task.header, grace);
+      result = evaluate_batch(task, *evaluator_, prf_keys_, exchange, inputs_, outputs_, log_);
+    } else {
+      result.header = task.header;
+      result.error = "party " + std::to_string(settings_.party + 1) + " cannot build the batch's circuit: " + error;
+    }
+    for (auto& slice : task.slices) slice.key_share.clear();
+    {
+      std::lock_guard lock(mutex_);
+      running_.reset();
+      inbox_.clear();
+      result_ = std::move(result);
+    }
+    finished_.notify();
+  }
+}
+
+BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const PartyPrfKeys& prf_keys,
+                           rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
+                           const Logger& log) {
+  const auto started = std::chrono::steady_clock::now();
+  BatchResult result;
+  result.header = task.header;
+  if (!task.program) {
+    result.error = "batch without a program";
+    log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", result.error}});
+    return result;
+  }
+  const circuits::Program& program = *task.program;
+  const std::size_t public_row = task.key_rows;
+  const std::size_t secret_row = public_row + 8 * task.public_bytes;
+  const std::size_t record = (program.num_outputs + 7) / 8;
+  result.record_bytes = record;
+  result.and_gates = program.and_gates;
+  result.and_depth = program.and_depth;
+  if (task.key_rows % 8 != 0 || program.num_inputs != secret_row + 8 * task.secret_bytes || record == 0) {
+    result.error = "circuit of " + std::to_string(program.num_inputs) + " inputs and " +
+                   std::to_string(program.num_outputs) + " outputs does not fit " + std::to_string(task.key_rows) +
+                   " key rows, " + std::to_string(task.public_bytes) + " public and " +
+                   std::to_string(task.secret_bytes) + " secret bytes per instance";
+    log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", result.error}});
+    return result;
+  }
+
+  // Inputs: each slice's key-row shares broadcast over its instances, then the public record
+  // as the constant sharing (0, c), then the secret record's shares as they are.
+  const std::size_t key_bytes = task.key_rows / 8;
+  inputs.reset(program.num_inputs, task.instances);
+  std::vector<std::uint8_t> public_records(task.instances * task.public_bytes);
+  SecretBytes secret_x(task.instances * task.secret_bytes);
+  SecretBytes secret_a(task.instances * task.secret_bytes);
+  std::size_t offset = 0;
+  for (const auto& slice : task.slices) {
+    const bool used = !slice.key_share.empty();
+    const std::size_t public_bytes = static_cast<std::size_t>(slice.blocks) * task.public_bytes;
+    const std::size_t secret_bytes = static_cast<std::size_t>(slice.blocks) * task.secret_bytes;
+    if (used && (slice.key_share.size() != 2 * key_bytes || slice.public_records.size() != public_bytes ||
+                 (!slice.secret_records.empty() && slice.secret_records.size() != 2 * secret_bytes))) {
+      inputs.wipe();
+      result.error = "slice inputs of " + std::to_string(slice.key_share.size()) + " key, " +
+                     std::to_string(slice.public_records.size()) + " public and " +
+                     std::to_string(slice.secret_records.size()) + " secret bytes do not fit the batch's circuit";
+      log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", result.error}});
+      return result;
+    }
+    if (used) {
+      jobs::broadcast_bits(inputs.x, inputs.words_per_row, 0, slice.key_share.span().first(key_bytes), offset, slice.blocks);
+      jobs::broadcast_bits(inputs.a, inputs.words_per_row, 0, slice.key_share.span().subspan(key_bytes), offset,
+                     slice.blocks);
+      if (public_bytes != 0)
+        std::memcpy(public_records.data() + offset * task.public_bytes, slice.public_records.data(), public_bytes);
+      if (!slice.secret_records.empty() && secret_bytes != 0) {
+        std::memcpy(secret_x.data() + offset * task.secret_bytes, slice.secret_records.data(), secret_bytes);
+        std::memcpy(secret_a.data() + offset * task.secret_bytes, slice.secret_records.data() + secret_bytes,
+                    secret_bytes);
+      }
+    }
+    result.slice_used.push_back(used);
+    offset += slice.blocks;
+  }
+  if (task.public_bytes != 0)
+    rss3::slice(public_records, task.public_bytes, task.instances, inputs.a, inputs.words_per_row, public_row);
+  if (task.secret_bytes != 0) {
+    rss3::slice(secret_x.span(), task.secret_bytes, task.instances, inputs.x, inputs.words_per_row, secret_row);
+    rss3::slice(secret_a.span(), task.secret_bytes, task.instances, inputs.a, inputs.words_per_row, secret_row);
+    secret_x.clear();
+    secret_a.clear();
+  }
+
+  rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
+  try {
+    result.stats = evaluator.evaluate(program, inputs, outputs, randomness, exchange);
+  } catch (const PeerError& error) {
+    inputs.wipe();
+    result.error = error.what();
+    return result;
+  } catch (const Error& error) {
+    inputs.wipe();
+    result.error = error.what();
+    log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", error.what()}});
+    return result;
+  }
+  inputs.wipe();
+  result.masked.x.resize(task.instances * record);
+  result.masked.a.resize(task.instances * record);
+  jobs::unslice_output_records(outputs.x, outputs.words_per_row, program.num_outputs, task.instances, result.masked.x);
+  jobs::unslice_output_records(outputs.a, outputs.words_per_row, program.num_outputs, task.instances, result.masked.a);
+  outputs.wipe();
+
+  // The kept instances leave before masking: a server stores its own share as the circuit
+  // made it, and the client never gets these instances.
+  offset = 0;
+  for (const auto& slice : task.slices) {
+    SecretBytes kept;
+    if (slice.keep_every != 0 && !slice.key_share.empty()) {
+      const std::size_t count = slice.blocks / slice.keep_every;
+      kept.resize(count * 2 * record);
+      for (std::size_t k = 0; k < count; ++k) {
+        const std::size_t instance = offset + k * slice.keep_every;
+        std::memcpy(kept.data() + k * 2 * record, result.masked.x.data() + instance * record, record);
+        std::memcpy(kept.data() + k * 2 * record + record, result.masked.a.data() + instance * record, record);
+      }
+    }
+    result.kept.push_back(std::move(kept));
+    offset += slice.blocks;
+  }
+
+  rss3::mask_output_share(randomness, 0, result.masked);
+  // Bits past the last output carry only their masks: cleared, so every result byte opens
+  // to the output bits alone and its unused bits are zero in both components.
+  if (const std::size_t used_bits = program.num_outputs % 8; used_bits != 0) {
+    const auto keep = static_cast<std::uint8_t>((1u << used_bits) - 1);
+    for (std::size_t n = 0; n < task.instances; ++n) {
+      result.masked.x[n * record + record - 1] &= keep;
+      result.masked.a[n * record + record - 1] &= keep;
+    }
+  }
+  result.succeeded = true;
+  result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  return result;
+}
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,136 @@
+// Evaluates batches on a thread of its own, so a server can keep more than one
+// batch in flight: while one batch waits for its neighbour's layer message, the
+// next one computes. That fills the gaps a strictly sequential ring leaves.
+//
+// The main thread owns the sockets and the jobs: it hands a worker a BatchTask
+// (copies of the key shares and public blocks it needs), routes the layer and
+// abort messages of that batch into the worker's inbox, and collects the masked
+// output shares. A worker sends its layer messages over its own connection to the
+// next party; the receiver matches them to the batch by (epoch, sequence).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "circuits/program.hpp"
+#include "common/log.hpp"
+#include "common/secret.hpp"
+#include "protocol/rss3/evaluator.hpp"
+#include "protocol/rss3/shares.hpp"
+#include "jobs/krb_circuit_cache.hpp"
+#include "node/peer_links.hpp"
+#include "engines/three_party/prf_keys.hpp"
+#include "node/wakeup.hpp"
+#include "settings/server_settings.hpp"
+#include "transport/zmq_link.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::three_party_engine {
+
+// A batch's circuit takes, per instance, in this order: `key_rows` secret rows that are the
+// same for all instances of a slice (a key share, broadcast), a public record of
+// `public_bytes` bytes (the constant sharing (0, c)), and a secret record of `secret_bytes`
+// bytes; it gives an output record of ceil(num_outputs / 8) bytes (byte b, bit k = output
+// b * 8 + k; bits beyond num_outputs are 0). AES jobs: round keys, the 16-byte block, and
+// for the GCM tag check a secret block; Kerberos jobs: see krb_jobs.hpp.
+struct SliceInput {
+  std::uint32_t blocks = 0;  // instances
+  SecretBytes key_share;     // x || a of the key rows; empty: this slice is evaluated on zeros
+  std::vector<std::uint8_t> public_records;  // blocks * public_bytes
+  // x || a, blocks * secret_bytes bytes each; empty stands for shares of zero.
+  SecretBytes secret_records;
+  // > 0: keep the raw output share of instances 0, keep_every, 2 * keep_every, ... of the
+  // slice (AES_K(N || 1) of each prefetched nonce, which is never opened).
+  std::uint32_t keep_every = 0;
+};
+
+struct BatchTask {
+  wire::BatchHeader header;
+  // Shared: a Kerberos program may leave the circuit cache while a worker evaluates it.
+  // Empty for a Kerberos batch until the worker takes it from `krb_circuits` (compiling it
+  // there if needed: the main thread never waits on a compile).
+  std::shared_ptr<const circuits::Program> program;
+  jobs::KrbCircuitCache* krb_circuits = nullptr;
+  std::size_t key_rows = 0;
+  std::size_t public_bytes = 0;
+  std::size_t secret_bytes = 0;
+  std::size_t instances = 0;
+  std::vector<SliceInput> slices;  // in header order
+};
+
+struct BatchResult {
+  wire::BatchHeader header;
+  bool succeeded = false;
+  std::string error;              // when !succeeded
+  std::size_t record_bytes = 0;   // output bytes per instance
+  rss3::ByteShare masked;         // instances * record_bytes bytes per component, in slice order
+  // Per slice: x || a (record_bytes each) of each kept instance (SliceInput::keep_every),
+  // raw; empty for a slice evaluated on zeros.
+  std::vector<SecretBytes> kept;
+  // Per slice: evaluated on the job's inputs (false: on zeros, the job was absent or refused).
+  std::vector<bool> slice_used;
+  rss3::EvaluationStats stats;
+  std::uint64_t and_gates = 0;  // of the program, per instance
+  std::uint32_t and_depth = 0;  // of the program: the rounds a layered evaluation takes
+  std::chrono::microseconds elapsed{0};
+};
+
+// Builds a party's inputs for `task`, evaluates it over `exchange` and returns the
+// masked output shares (or the failure). `inputs` and `outputs` are scratch, wiped.
+// task.program must be set.
+BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const PartyPrfKeys& prf_keys,
+                           rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
+                           const Logger& log);
+
+class BatchWorker {
+ public:
+  // `finished` is notified whenever a result becomes ready.
+  BatchWorker(transport::Context& context, const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
+              const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator, node::Wakeup& finished,
+              const Logger& log);
+  ~BatchWorker();
+  BatchWorker(const BatchWorker&) = delete;
+  BatchWorker& operator=(const BatchWorker&) = delete;
+
+  bool idle() const;
+  // Starts `task`; the worker must be idle.
+  void start(BatchTask task);
+  // The batch this worker runs, if any.
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> running() const;
+  // A layer or abort message of the running batch (routed by the main thread).
+  void deliver(node::PeerEnvelope envelope);
+  // The finished batch's result, once; empty while running or idle.
+  std::optional<BatchResult> take_result();
+
+ private:
+  class Exchange;
+  class Stream;
+  void run();
+
+  const settings::ServerSettings& settings_;
+  const PartyPrfKeys& prf_keys_;
+  std::unique_ptr<rss3::Evaluator> evaluator_;
+  node::Wakeup& finished_;
+  const Logger& log_;
+  std::unique_ptr<transport::Connection> next_party_;
+  rss3::ShareMatrix inputs_;
+  rss3::ShareMatrix outputs_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::optional<BatchTask> task_;
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> running_;
+  std::deque<node::PeerEnvelope> inbox_;
+  std::optional<BatchResult> result_;
+  std::thread thread_;
+};
+
+}  // namespace mpc::three_party_engine

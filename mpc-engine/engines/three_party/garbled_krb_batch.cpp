@@ -1,0 +1,283 @@
+#include "engines/three_party/garbled_krb_batch.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "protocol/gc2/half_gates.hpp"
+#include "protocol/gc2/labels.hpp"
+#include "protocol/rss3/output.hpp"
+#include "jobs/krb_circuit_cache.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+using gc2::Block;
+using gc2::Labels;
+
+constexpr std::string_view kLabelsPurpose = "labels of a_1";
+constexpr std::string_view kPadPurpose = "pad of a_1's labels";
+
+// `bytes` bytes of a ChaCha20 stream whose seed is BLAKE2b, keyed with a garbling key both
+// ends of an edge hold, of the purpose and the batch's id (never repeated under one key).
+SecretBytes batch_stream(const rss3::PrfKey& key, std::string_view purpose, const wire::BatchHeader& header,
+                         std::size_t bytes) {
+  std::uint8_t id[12];
+  for (int i = 0; i < 8; ++i) id[i] = static_cast<std::uint8_t>(header.epoch >> (8 * i));
+  for (int i = 0; i < 4; ++i) id[8 + i] = static_cast<std::uint8_t>(header.sequence >> (8 * i));
+  unsigned char seed[randombytes_SEEDBYTES];
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, key.data(), key.size(), sizeof seed);
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(purpose.data()), purpose.size());
+  crypto_generichash_update(&state, id, sizeof id);
+  crypto_generichash_final(&state, seed, sizeof seed);
+  SecretBytes out(bytes);
+  randombytes_buf_deterministic(out.data(), bytes, seed);
+  wipe(seed, sizeof seed);
+  wipe(&state, sizeof state);
+  return out;
+}
+
+// Delta (lsb set) and the zero labels Z_b of a_1's `count` wires, as parties 0 and 2 draw them.
+struct SharedLabels {
+  Block delta;
+  Labels zero_b;
+  ~SharedLabels() { wipe(&delta, sizeof delta); }
+};
+
+void draw_shared_labels(const rss3::PrfKey& key, const wire::BatchHeader& header, std::size_t count,
+                        SharedLabels& out) {
+  SecretBytes stream = batch_stream(key, kLabelsPurpose, header, (1 + count) * sizeof(Block));
+  std::memcpy(&out.delta, stream.data(), sizeof(Block));
+  out.delta.lo |= 1;
+  out.zero_b = Labels(count);
+  std::memcpy(out.zero_b.data(), stream.data() + sizeof(Block), count * sizeof(Block));
+}
+
+// Pads (or unpads) a_1's active labels with the stream of the key parties 1 and 2 share.
+void xor_pad(Labels& labels, const rss3::PrfKey& key, const wire::BatchHeader& header) {
+  const SecretBytes pad = batch_stream(key, kPadPurpose, header, labels.size() * sizeof(Block));
+  auto* bytes = reinterpret_cast<std::uint8_t*>(labels.data());
+  for (std::size_t i = 0; i < pad.size(); ++i) bytes[i] ^= pad[i];
+}
+
+std::span<const std::uint8_t> bytes_of(const Labels& labels) {
+  return {reinterpret_cast<const std::uint8_t*>(labels.data()), labels.size() * sizeof(Block)};
+}
+
+std::span<std::uint8_t> bytes_of(Labels& labels) {
+  return {reinterpret_cast<std::uint8_t*>(labels.data()), labels.size() * sizeof(Block)};
+}
+
+// One bit per byte, row-major over instances (row r of instance n at r * instances + n): the
+// key rows' part this party knows, from each slice's share x || a. Party 0: x (= x_0); party
+// 2: a ^ x (= a_1). A slice without a share (the job absent here) is all zeros at every party.
+std::vector<std::uint8_t> key_row_bits(const BatchTask& task, int party) {
+  const std::size_t key_bytes = task.key_rows / 8;
+  std::vector<std::uint8_t> bits(task.key_rows * task.instances);
+  std::size_t instance = 0;
+  for (const SliceInput& slice : task.slices) {
+    if (!slice.key_share.empty()) {
+      const std::uint8_t* x = slice.key_share.data();
+      const std::uint8_t* a = slice.key_share.data() + key_bytes;
+      for (std::size_t r = 0; r < task.key_rows; ++r) {
+        const std::size_t byte = r / 8;
+        const std::uint8_t value = party == kGarblingParty ? x[byte] : static_cast<std::uint8_t>(x[byte] ^ a[byte]);
+        const auto bit = static_cast<std::uint8_t>((value >> (r % 8)) & 1);
+        for (std::size_t n = 0; n < slice.blocks; ++n) bits[r * task.instances + instance + n] = bit;
+      }
+    }
+    instance += slice.blocks;
+  }
+  return bits;
+}
+
+// The public records' bits, row-major over instances like key_row_bits.
+std::vector<std::uint8_t> public_row_bits(const BatchTask& task) {
+  const std::size_t rows = task.public_bytes * 8;
+  std::vector<std::uint8_t> bits(rows * task.instances);
+  std::size_t instance = 0;
+  for (const SliceInput& slice : task.slices) {
+    for (std::size_t n = 0; n < slice.blocks && !slice.key_share.empty(); ++n) {
+      const std::uint8_t* record = slice.public_records.data() + n * task.public_bytes;
+      for (std::size_t r = 0; r < rows; ++r) bits[r * task.instances + instance + n] = (record[r / 8] >> (r % 8)) & 1;
+    }
+    instance += slice.blocks;
+  }
+  return bits;
+}
+
+// Party 0: labels to party 1, then the tables; returns the decoding bits.
+std::vector<std::uint8_t> garble(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next,
+                                 two_party::Channel& from_previous) {
+  const circuits::Program& program = *task.program;
+  const std::size_t key_labels = task.key_rows * task.instances;
+  const std::size_t public_labels = task.public_bytes * 8 * task.instances;
+  SharedLabels shared;
+  draw_shared_labels(keys.garbling_previous, task.header, key_labels, shared);
+  gc2::Garbler garbler(shared.delta, batch_garbling_number(task.header));
+
+  Labels zero(key_labels + public_labels);
+  const Labels zero_x = gc2::zero_labels(key_labels);
+  const Labels zero_p = gc2::zero_labels(public_labels);
+  for (std::size_t i = 0; i < key_labels; ++i) zero[i] = zero_x[i] ^ shared.zero_b[i];
+  std::copy_n(zero_p.data(), public_labels, zero.data() + key_labels);
+
+  std::vector<std::uint8_t> x_bits = key_row_bits(task, kGarblingParty);
+  const Labels active_x = gc2::garbler_input_labels(garbler, x_bits, zero_x);
+  wipe(x_bits.data(), x_bits.size());
+  const Labels active_p = gc2::garbler_input_labels(garbler, public_row_bits(task), zero_p);
+  Labels padded_b(key_labels);
+  from_previous.receive(bytes_of(padded_b));
+
+  to_next.send(bytes_of(active_x));
+  to_next.send(bytes_of(active_p));
+  to_next.send(bytes_of(padded_b));
+  return garbler.garble(program, task.instances, zero.span(), to_next);
+}
+
+// Party 1: evaluates with the labels party 0 forwards; returns its output labels' colour bits.
+std::vector<std::uint8_t> evaluate(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& from_previous) {
+  const std::size_t key_labels = task.key_rows * task.instances;
+  const std::size_t public_labels = task.public_bytes * 8 * task.instances;
+  Labels active(key_labels + public_labels);
+  Labels active_b(key_labels);
+  from_previous.receive(bytes_of(active).first(key_labels * sizeof(Block)));
+  from_previous.receive(bytes_of(active).subspan(key_labels * sizeof(Block)));
+  from_previous.receive(bytes_of(active_b));
+  xor_pad(active_b, keys.garbling_own, task.header);
+  for (std::size_t i = 0; i < key_labels; ++i) active[i] ^= active_b[i];
+  return gc2::evaluate(*task.program, task.instances, active.span(), from_previous,
+                       batch_garbling_number(task.header));
+}
+
+// Party 2: a_1's active labels, padded, to party 0.
+void label(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next) {
+  const std::size_t key_labels = task.key_rows * task.instances;
+  SharedLabels shared;
+  draw_shared_labels(keys.garbling_own, task.header, key_labels, shared);
+  const gc2::Garbler labeller(shared.delta);
+  std::vector<std::uint8_t> b_bits = key_row_bits(task, kLabellingParty);
+  Labels active_b = gc2::garbler_input_labels(labeller, b_bits, shared.zero_b);
+  wipe(b_bits.data(), b_bits.size());
+  xor_pad(active_b, keys.garbling_previous, task.header);
+  to_next.send(bytes_of(active_b));
+  to_next.flush();
+}
+
+}  // namespace
+
+std::uint64_t batch_garbling_number(const wire::BatchHeader& header) {
+  return ((header.epoch & 0x7fffffffu) << 32) | header.sequence;
+}
+
+BatchResult evaluate_garbled_batch(BatchTask& task, int party, const PartyPrfKeys& prf_keys,
+                                   two_party::Channel& to_next, two_party::Channel& from_previous,
+                                   const Logger& log) {
+  const auto started = std::chrono::steady_clock::now();
+  BatchResult result;
+  result.header = task.header;
+  auto fail = [&](const std::string& error) {
+    result.error = error;
+    log.error("garbled batch failed", {{"sequence", task.header.sequence}, {"error", error}});
+    return std::move(result);
+  };
+  if (!task.program) return fail("batch without a program");
+  const circuits::Program& program = *task.program;
+  const std::size_t record = (program.num_outputs + 7) / 8;
+  result.record_bytes = record;
+  result.and_gates = program.and_gates;
+  result.and_depth = program.and_depth;
+  if (task.key_rows % 8 != 0 || task.secret_bytes != 0 || record == 0 ||
+      program.num_inputs != task.key_rows + 8 * task.public_bytes)
+    return fail("circuit of " + std::to_string(program.num_inputs) + " inputs does not fit " +
+                std::to_string(task.key_rows) + " key rows and " + std::to_string(task.public_bytes) +
+                " public bytes without secret records");
+  std::size_t instances = 0;
+  const std::size_t key_bytes = task.key_rows / 8;
+  for (const SliceInput& slice : task.slices) {
+    const bool used = !slice.key_share.empty();
+    if (slice.keep_every != 0) return fail("a garbled batch keeps no instances");
+    if (used && (slice.key_share.size() != 2 * key_bytes ||
+                 slice.public_records.size() != static_cast<std::size_t>(slice.blocks) * task.public_bytes ||
+                 !slice.secret_records.empty()))
+      return fail("slice inputs of " + std::to_string(slice.key_share.size()) + " key and " +
+                  std::to_string(slice.public_records.size()) + " public bytes do not fit the batch's circuit");
+    result.slice_used.push_back(used);
+    result.kept.emplace_back();
+    instances += slice.blocks;
+  }
+  if (instances != task.instances || instances == 0) return fail("slices do not add up to the batch's instances");
+
+  // c_i: this party's part of the result, one bit per byte, output j of instance n at
+  // j * instances + n.
+  std::vector<std::uint8_t> part;
+  try {
+    switch (party) {
+      case kGarblingParty: part = garble(task, prf_keys, to_next, from_previous); break;
+      case kEvaluatingParty: part = evaluate(task, prf_keys, from_previous); break;
+      case kLabellingParty:
+        label(task, prf_keys, to_next);
+        part.assign(program.num_outputs * instances, 0);
+        break;
+      default: return fail("party index out of range");
+    }
+  } catch (const PeerError& error) {
+    result.error = error.what();
+    return result;
+  } catch (const Error& error) {
+    return fail(error.what());
+  }
+
+  // Resharing: r_i = c_i ^ alpha_i to party i+1; x_i = r_i ^ r_{i-1}, a_i = r_i.
+  const std::size_t bytes = instances * record;
+  const std::size_t padded = (bytes + 15) / 16 * 16;
+  SecretBytes mine(padded);
+  for (std::size_t j = 0; j < program.num_outputs; ++j)
+    for (std::size_t n = 0; n < instances; ++n)
+      mine[n * record + j / 8] |= static_cast<std::uint8_t>(part[j * instances + n] << (j % 8));
+  wipe(part.data(), part.size());
+  rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
+  SecretBytes alpha(padded);
+  randomness.next_alpha(alpha.span());
+  for (std::size_t i = 0; i < padded; ++i) mine[i] ^= alpha[i];
+  SecretBytes theirs(padded);
+  try {
+    to_next.send(mine.span());
+    to_next.flush();
+    // Party 1 answers once it has evaluated the whole circuit: party 2 waits for the garbling
+    // and its transfer too (allowing 2 M AND gates a second), and for a compile on the way.
+    if (party == kLabellingParty)
+      from_previous.allow_extra_wait(jobs::krb_first_layer_grace(program) +
+                                     std::chrono::milliseconds(program.and_gates * instances / 2000));
+    from_previous.receive(theirs.span());
+  } catch (const PeerError& error) {
+    result.error = error.what();
+    return result;
+  }
+  result.masked.x.resize(bytes);
+  result.masked.a.resize(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    result.masked.x[i] = static_cast<std::uint8_t>(mine[i] ^ theirs[i]);
+    result.masked.a[i] = mine[i];
+  }
+  rss3::mask_output_share(randomness, 0, result.masked);
+  // Bits past the last output are cleared in both components, as evaluate_batch does.
+  if (const std::size_t used_bits = program.num_outputs % 8; used_bits != 0) {
+    const auto keep = static_cast<std::uint8_t>((1u << used_bits) - 1);
+    for (std::size_t n = 0; n < instances; ++n) {
+      result.masked.x[n * record + record - 1] &= keep;
+      result.masked.a[n * record + record - 1] &= keep;
+    }
+  }
+  result.stats.bytes_sent = to_next.bytes_sent();
+  result.succeeded = true;
+  result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  return result;
+}
+
+}  // namespace mpc::three_party_engine

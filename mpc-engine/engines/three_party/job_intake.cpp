@@ -1,0 +1,248 @@
+// What each kind of request takes from the key's replicated share, and which requests this
+// engine refuses before any server computes with them.
+#include <cstring>
+#include <variant>
+
+#include "common/error.hpp"
+#include "engines/three_party/three_party_engine.hpp"
+#include "jobs/gcm_hash.hpp"
+#include "jobs/krb_jobs.hpp"
+#include "node/key_admin.hpp"
+#include "protocol/rss3/ghash.hpp"
+#include "protocol/rss3/output.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+std::size_t round_key_bytes(wire::KeyAlgorithm algorithm) { return (wire::aes_rounds(algorithm) + 1) * 16; }
+
+// x || a of the expanded round keys out of a stored share (x || a of the whole material).
+SecretBytes round_key_share(const SecretBytes& share, wire::KeyAlgorithm algorithm) {
+  const std::size_t half = share.size() / 2;
+  const std::size_t bytes = round_key_bytes(algorithm);
+  SecretBytes out(2 * bytes);
+  std::memcpy(out.data(), share.data(), bytes);
+  std::memcpy(out.data() + bytes, share.data() + half, bytes);
+  return out;
+}
+
+rss3::ByteShare hash_share(const SecretBytes& share, std::span<const std::uint8_t> aad,
+                           std::span<const std::uint8_t> text) {
+  const std::size_t half = share.size() / 2;
+  return jobs::gcm_hash_share(std::span(share.data(), half), std::span(share.data() + half, half), aad, text);
+}
+
+node::Refusal refusal(wire::Status status, std::string detail) { return {status, std::move(detail)}; }
+
+}  // namespace
+
+std::optional<node::Refusal> ThreePartyEngine::check(const node::ClientJob& job) {
+  return std::visit(
+      [&](const auto& request) -> std::optional<node::Refusal> {
+        using T = std::decay_t<decltype(request)>;
+        if constexpr (std::is_same_v<T, wire::ComputeRequest>) return check_compute(request);
+        else if constexpr (std::is_same_v<T, wire::GcmPrefetchRequest>) return check_gcm_prefetch(request);
+        else if constexpr (std::is_same_v<T, wire::GcmTagRequest>) return check_gcm_tag(job.key, request);
+        else if constexpr (std::is_same_v<T, wire::GcmOpenRequest>) return check_gcm_open(request);
+        else if constexpr (std::is_same_v<T, wire::KrbRequest>) return check_krb(request);
+        else return refusal(wire::Status::BadRequest, "not a job request");
+      },
+      job.request);
+}
+
+std::optional<node::Refusal> ThreePartyEngine::check_share(const wire::KeyId& key, std::uint32_t instances) {
+  if (instances > settings_.limits.max_job_blocks)
+    return refusal(wire::Status::TooLarge, "job of " + std::to_string(instances) + " blocks exceeds max_job_blocks " +
+                                               std::to_string(settings_.limits.max_job_blocks));
+  const SecretBytes* share = host_.key_material(key);
+  if (share == nullptr) return refusal(wire::Status::UnknownKey, wire::describe(key) + " not found");
+  if (share->size() != 2 * wire::material_bytes(key.algorithm))
+    return refusal(wire::Status::Internal, "stored share of " + wire::describe(key) + " has the wrong size");
+  return std::nullopt;
+}
+
+std::optional<node::Refusal> ThreePartyEngine::check_compute(const wire::ComputeRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes128 && request.key.algorithm != wire::KeyAlgorithm::Aes256)
+    return refusal(wire::Status::BadRequest, wire::describe(request.key) + " serves only the GCM requests");
+  return check_share(request.key, request.blocks);
+}
+
+std::optional<node::Refusal> ThreePartyEngine::check_gcm_prefetch(const wire::GcmPrefetchRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
+    return refusal(wire::Status::BadRequest, "GCM prefetch needs an aes256-gcm key, not " + wire::describe(request.key));
+  if (request.count == 0 || request.count > wire::kMaxGcmPrefetchCount ||
+      request.blocks_per_nonce > wire::kMaxGcmBlocksPerNonce)
+    return refusal(wire::Status::BadRequest, "GCM prefetch size out of range");
+  // A nonce never spans batches, so its instances must fit in one.
+  const std::uint64_t per_nonce = 1 + static_cast<std::uint64_t>(request.blocks_per_nonce);
+  if (per_nonce > settings_.limits.max_batch_blocks)
+    return refusal(wire::Status::TooLarge, std::to_string(request.blocks_per_nonce) +
+                                               " blocks per nonce exceed max_batch_blocks " +
+                                               std::to_string(settings_.limits.max_batch_blocks) + " - 1");
+  // More nonces than the pool keeps per client would evict this very prefetch's first ones.
+  if (request.count > settings_.limits.gcm_nonces_per_client)
+    return refusal(wire::Status::TooLarge, "prefetch of " + std::to_string(request.count) +
+                                               " nonces exceeds gcm_nonces_per_client " +
+                                               std::to_string(settings_.limits.gcm_nonces_per_client));
+  const std::uint64_t instances = per_nonce * request.count;
+  if (instances > settings_.limits.max_job_blocks)
+    return refusal(wire::Status::TooLarge, "prefetch of " + std::to_string(request.count) + " nonces x (1 + " +
+                                               std::to_string(request.blocks_per_nonce) +
+                                               ") blocks exceeds max_job_blocks " +
+                                               std::to_string(settings_.limits.max_job_blocks));
+  return check_share(request.key, static_cast<std::uint32_t>(instances));
+}
+
+std::optional<node::Refusal> ThreePartyEngine::check_gcm_tag(const node::JobKey& key, const wire::GcmTagRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
+    return refusal(wire::Status::BadRequest, "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key));
+  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
+    return refusal(wire::Status::BadRequest, "GCM tag input too long");
+  if (auto refused = check_share(request.key, 1)) return refused;
+  if (!nonce_pool_.holds(key.client, request.key, request.nonce, std::chrono::steady_clock::now()))
+    return refusal(wire::Status::UnknownNonce, "nonce " + jobs::describe_nonce(request.nonce) +
+                                                   " is not one this client prefetched under " +
+                                                   wire::describe(request.key) + " on party " +
+                                                   std::to_string(settings_.party + 1) +
+                                                   ", or it was used, expired or evicted");
+  return std::nullopt;
+}
+
+std::optional<node::Refusal> ThreePartyEngine::check_gcm_open(const wire::GcmOpenRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
+    return refusal(wire::Status::BadRequest, "GCM open needs an aes256-gcm key, not " + wire::describe(request.key));
+  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
+    return refusal(wire::Status::BadRequest, "GCM open input too long");
+  return check_share(request.key, static_cast<std::uint32_t>(1 + (request.text.size() + 15) / 16));
+}
+
+std::optional<node::Refusal> ThreePartyEngine::check_krb(const wire::KrbRequest& request) {
+  // The decoder has checked the request's form, usage and combine already; planning checks
+  // again and names any problem all the same.
+  try {
+    (void)jobs::plan_krb_job(request);
+  } catch (const Error& error) {
+    return refusal(wire::Status::BadRequest, error.what());
+  }
+  return check_share(request.key, 1);
+}
+
+void ThreePartyEngine::admit(node::ClientJob client_job) {
+  if (std::holds_alternative<wire::GcmTagRequest>(client_job.request)) {
+    answer_tag(client_job);
+    return;
+  }
+  const SecretBytes* share = host_.key_material(std::visit(
+      [](const auto& request) -> const wire::KeyId& {
+        if constexpr (requires { request.key; }) return request.key;
+        else throw Error(Component::Server, "a job request without a key");
+      },
+      client_job.request));
+  if (share == nullptr || share->size() % 2 != 0) {
+    answer_error(client_job.key, wire::Status::UnknownKey, "the key was deleted while the request waited");
+    return;
+  }
+  Job job = make_job(client_job, *share);
+  job.digest = client_job.digest;
+  job.arrived = std::chrono::steady_clock::now();
+  jobs_.emplace(client_job.key, std::move(job));
+  role_->job_admitted(client_job.key);
+}
+
+Job ThreePartyEngine::make_job(const node::ClientJob& client_job, const SecretBytes& share) {
+  Job job;
+  if (const auto* compute = std::get_if<wire::ComputeRequest>(&client_job.request)) {
+    job.kind = JobKind::Compute;
+    job.key = compute->key;
+    job.instances = compute->blocks;
+    job.request = *compute;
+    job.key_share = share;
+  } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&client_job.request)) {
+    job.kind = JobKind::GcmPrefetch;
+    job.key = prefetch->key;
+    job.blocks_per_nonce = prefetch->blocks_per_nonce;
+    job.nonce_count = prefetch->count;
+    job.instances = (1 + prefetch->blocks_per_nonce) * prefetch->count;
+    job.key_share = round_key_share(share, job.key.algorithm);
+    const std::size_t keystream_bytes = static_cast<std::size_t>(job.nonce_count) * job.blocks_per_nonce * 16;
+    job.masked_x.resize(keystream_bytes);
+    job.masked_a.resize(keystream_bytes);
+    job.nonces.resize(static_cast<std::size_t>(job.nonce_count) * wire::kGcmNonceBytes);
+    job.nonce_shares.resize(static_cast<std::size_t>(job.nonce_count) * 32);
+  } else if (const auto* open = std::get_if<wire::GcmOpenRequest>(&client_job.request)) {
+    const std::size_t text_blocks = (open->text.size() + 15) / 16;
+    job.kind = JobKind::GcmOpen;
+    job.key = open->key;
+    job.instances = static_cast<std::uint32_t>(1 + text_blocks);
+    job.nonce = open->nonce;
+    job.key_share = round_key_share(share, job.key.algorithm);
+    // Instance 0 compares AES_K(N || 1) with GHASH_H(aad, text) ^ tag: equal iff the tag is
+    // right. The tag is public, so it joins the share as the constant sharing (0, tag).
+    rss3::ByteShare check = hash_share(share, open->aad, open->text);
+    job.tag_check.resize(32);
+    for (std::size_t i = 0; i < 16; ++i) {
+      job.tag_check[i] = check.x[i];
+      job.tag_check[16 + i] = static_cast<std::uint8_t>(check.a[i] ^ open->tag[i]);
+    }
+    check.wipe();
+    job.masked_x.resize(text_blocks * 16);
+    job.masked_a.resize(text_blocks * 16);
+  } else if (const auto* krb = std::get_if<wire::KrbRequest>(&client_job.request)) {
+    jobs::KrbJobPlan plan = jobs::plan_krb_job(*krb);
+    job.kind = JobKind::Krb;
+    job.key = krb->key;
+    job.instances = 1;
+    job.krb_circuit = plan.circuit;
+    job.krb_data = std::move(plan.public_record);
+    job.krb_result_bytes = plan.result_bytes;
+    job.key_share = jobs::krb_secret_rows(share, job.key.algorithm, plan.secret);
+  }
+  return job;
+}
+
+bool ThreePartyEngine::abandon(const node::JobKey& key) { return jobs_.erase(key) != 0; }
+
+void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
+  const auto& request = std::get<wire::GcmTagRequest>(client_job.request);
+  const SecretBytes* share = host_.key_material(request.key);
+  if (share == nullptr || share->size() != 2 * wire::material_bytes(request.key.algorithm)) {
+    answer_error(client_job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    return;
+  }
+  // GHASH first: a request that cannot be hashed must not use up the nonce.
+  rss3::ByteShare tag = hash_share(*share, request.aad, request.text);
+  const auto pooled =
+      nonce_pool_.take(client_job.key.client, request.key, request.nonce, std::chrono::steady_clock::now());
+  if (!pooled) {
+    tag.wipe();
+    answer_error(client_job.key, wire::Status::UnknownNonce,
+                 "nonce " + jobs::describe_nonce(request.nonce) + " expired on party " +
+                     std::to_string(settings_.party + 1) + " while the servers compared their copies of the request");
+    return;
+  }
+  for (std::size_t i = 0; i < 16; ++i) {
+    tag.x[i] ^= pooled->x[i];
+    tag.a[i] ^= pooled->a[i];
+  }
+  // Re-randomise before opening, as for every output (rss3/output.hpp). The bare share
+  // would be (GHASH share ^ pool share): its components are the stored shares of H^1..H^L
+  // combined by coefficients the client chose, hidden only by this one pool share. The
+  // masks use this nonce as their id (one tag per nonce, so no id is used twice) under keys
+  // bound to the request's digest: a party that computed on another copy than its
+  // neighbour uses masks its neighbour never uses, so its reply is uniform noise to the
+  // client even if the servers' comparison of their copies were bypassed.
+  TagMaskKeys keys(prf_keys_, client_job.digest);
+  rss3::CorrelatedRandomness masks(keys.own, keys.previous,
+                                   {jobs::gcm_nonce_epoch(request.nonce), jobs::gcm_nonce_counter(request.nonce)});
+  rss3::mask_output_share(masks, 0, tag);
+  wire::GcmTagResult result;
+  std::copy_n(tag.x.begin(), 16, result.x.begin());
+  std::copy_n(tag.a.begin(), 16, result.a.begin());
+  tag.wipe();
+  wire::Reply answer;
+  answer.id = request.id;
+  answer.body = result;
+  host_.answer(client_job.key, std::move(answer));
+}
+
+}  // namespace mpc::three_party_engine

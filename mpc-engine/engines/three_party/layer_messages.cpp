@@ -1,0 +1,80 @@
+#include "engines/three_party/layer_messages.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <variant>
+
+#include "common/error.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::three_party_engine {
+
+void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, std::uint32_t layer,
+                       std::span<const std::uint8_t> payload) {
+  frame.resize(wire::kLayerHeaderBytes + payload.size());
+  wire::write_layer_header({tag.epoch, tag.sequence, layer}, frame);
+  if (!payload.empty()) std::memcpy(frame.data() + wire::kLayerHeaderBytes, payload.data(), payload.size());
+}
+
+namespace {
+
+// The pending message of `layer` from `previous`, or end(); drops what can never be taken.
+std::deque<node::PeerEnvelope>::iterator find_layer(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                                              std::span<const std::uint8_t>& payload) {
+  for (auto it = pending.begin(); it != pending.end();) {
+    wire::PeerMessage message;
+    try {
+      message = wire::decode_peer_message(it->data);
+    } catch (const FormatError&) {
+      it = pending.erase(it);
+      continue;
+    }
+    if (const auto* abort = std::get_if<wire::AbortNotice>(&message)) {
+      const std::string detail =
+          "party " + std::to_string(it->from_party + 1) + " aborted the batch: " + abort->detail;
+      pending.clear();
+      throw PeerError(Component::Server, detail);
+    }
+    const auto* received = std::get_if<wire::DecodedLayer>(&message);
+    if (received == nullptr || it->from_party != previous || received->header.layer < layer) {
+      it = pending.erase(it);  // not a layer message of the previous party, or a layer already past
+      continue;
+    }
+    if (received->header.layer > layer) {
+      ++it;  // a neighbour one layer ahead: kept for the next call
+      continue;
+    }
+    payload = received->payload;
+    return it;
+  }
+  return pending.end();
+}
+
+}  // namespace
+
+bool take_stream_chunk(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t index,
+                       std::vector<std::uint8_t>& chunk) {
+  std::span<const std::uint8_t> payload;
+  const auto it = find_layer(pending, previous, index, payload);
+  if (it == pending.end()) return false;
+  chunk.assign(payload.begin(), payload.end());
+  pending.erase(it);
+  return true;
+}
+
+bool take_layer_message(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                        std::span<std::uint8_t> incoming) {
+  std::span<const std::uint8_t> payload;
+  const auto it = find_layer(pending, previous, layer, payload);
+  if (it == pending.end()) return false;
+  if (payload.size() != incoming.size())
+    throw PeerError(Component::Server, "layer message of " + std::to_string(payload.size()) + " bytes from party " +
+                                           std::to_string(previous + 1) + ", expected " +
+                                           std::to_string(incoming.size()));
+  if (!incoming.empty()) std::memcpy(incoming.data(), payload.data(), incoming.size());
+  pending.erase(it);
+  return true;
+}
+
+}  // namespace mpc::three_party_engine

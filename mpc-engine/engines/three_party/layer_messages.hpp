@@ -1,0 +1,39 @@
+// The pieces of a layer exchange shared by batches run on worker threads and on
+// the main thread: framing and picking this layer's
+// message out of what has arrived for the batch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "engines/three_party/early_messages.hpp"
+#include "node/peer_links.hpp"
+#include "transport/zmq_link.hpp"
+
+namespace mpc::three_party_engine {
+
+using node::connect_grace;
+using node::PeerEnvelope;
+
+// Header + payload of one layer message, in `frame` (reused between layers).
+void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, std::uint32_t layer,
+                       std::span<const std::uint8_t> payload);
+
+// Looks through the messages received for one batch: copies `layer`'s message from
+// `previous` into `incoming` and removes it (true); drops malformed messages and those
+// of layers already past; keeps later layers. Throws PeerError on an abort of the batch
+// or a message of the wrong size.
+bool take_layer_message(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                        std::span<std::uint8_t> incoming);
+
+// A garbled batch's byte stream (garbled_krb_batch.hpp) travels as layer frames numbered
+// 0, 1, 2, ... whose payloads may have any length: takes chunk `index` from `previous` and
+// returns its payload (true), dropping earlier and malformed frames like take_layer_message.
+// Throws PeerError on an abort of the batch.
+bool take_stream_chunk(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t index,
+                       std::vector<std::uint8_t>& chunk);
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,323 @@
+#include "engines/three_party/three_party_engine.hpp"
+
+#include <algorithm>
+#include <variant>
+
+#include "common/error.hpp"
+#include "cuda/cuda_evaluator.hpp"
+#include "engines/three_party/batch_follower.hpp"
+#include "engines/three_party/batch_leader.hpp"
+#include "engines/three_party/layer_messages.hpp"
+#include "engines/three_party/self_test.hpp"
+#include "node/key_admin.hpp"
+#include "node/request_agreement.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+// A follower's job that no batch named in this long is dropped (the leader is gone).
+constexpr auto kFollowerJobExpiry = std::chrono::seconds(30);
+
+std::array<transport::PublicKey, 3> party_public_keys(const settings::ServerSettings& settings,
+                                                      const transport::PublicKey& own) {
+  std::array<transport::PublicKey, 3> keys{};
+  keys[static_cast<std::size_t>(settings.party)] = own;
+  for (const auto& peer : settings.peers) keys[static_cast<std::size_t>(peer.party)] = peer.public_key;
+  return keys;
+}
+
+std::unique_ptr<BatchRole> make_role(const settings::ServerSettings& settings, const Logger& log) {
+  if (settings.party == 0) return std::make_unique<BatchLeader>(settings, log);
+  return std::make_unique<BatchFollower>(settings, log);
+}
+
+}  // namespace
+
+ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
+    : settings_(resources.settings),
+      log_(resources.log),
+      host_(resources.host),
+      prf_keys_(derive_prf_keys(settings_.party, resources.own_keys,
+                                party_public_keys(settings_, resources.own_keys.public_key))),
+      krb_garbled_circuits_(jobs::KrbCircuitCache::kDefaultBudgetOps,
+                            [](const jobs::KrbCircuitKey& key) {
+                              return jobs::build_krb_circuit(key, circuits::CircuitCost::FewestAnds);
+                            }),
+      role_(make_role(settings_, log_)),
+      nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl) {
+  run_self_tests(circuits_, [this] { return make_evaluator(); }, log_);
+  inline_evaluator_ = make_evaluator();
+  for (std::size_t i = 0; i < kBatchesInFlight; ++i)
+    workers_.push_back(std::make_unique<BatchWorker>(resources.context, settings_, resources.own_keys, prf_keys_,
+                                                     make_evaluator(), batch_finished_, log_));
+  // A one-instance circuit gains nothing from a GPU (a launch per layer) and would hold a
+  // device workspace per worker: Kerberos batches always run on the CPU evaluator.
+  for (std::size_t i = 0; i < kKrbBatchesInFlight; ++i)
+    krb_workers_.push_back(std::make_unique<BatchWorker>(resources.context, settings_, resources.own_keys, prf_keys_,
+                                                         rss3::make_cpu_evaluator(rss3::best_simd_level()),
+                                                         batch_finished_, log_));
+}
+
+ThreePartyEngine::~ThreePartyEngine() {
+  workers_.clear();  // joins the workers before the sockets they use go away
+  krb_workers_.clear();
+  for (auto& [key, job] : jobs_) job.key_share.clear();
+}
+
+std::unique_ptr<node::Engine> make_three_party_engine(const node::EngineResources& resources) {
+  return std::make_unique<ThreePartyEngine>(resources);
+}
+
+std::unique_ptr<rss3::Evaluator> ThreePartyEngine::make_evaluator() const {
+  const bool gpu = settings_.backend == settings::EvaluatorBackend::Cuda ||
+                   (settings_.backend == settings::EvaluatorBackend::Auto && cuda::cuda_device_available());
+  return gpu ? cuda::make_cuda_evaluator(0) : rss3::make_cpu_evaluator(rss3::best_simd_level());
+}
+
+std::string ThreePartyEngine::name() const {
+  return "rss3 (" + std::string(inline_evaluator_->name()) + "), " + std::to_string(kBatchesInFlight) + " + " +
+         std::to_string(kKrbBatchesInFlight) + " batches in flight";
+}
+
+void ThreePartyEngine::fill_status(wire::ServerStatus& status) const {
+  status.epoch = role_->epoch();
+  status.batches = batches_run_;
+  status.payload_bytes_sent = payload_bytes_sent_;
+  status.layer_messages_sent = layer_messages_sent_;
+  status.and_gates_evaluated = and_gates_evaluated_;
+}
+
+BatchWorker* ThreePartyEngine::idle_worker(bool krb) const {
+  for (auto& worker : krb ? krb_workers_ : workers_)
+    if (worker->idle()) return worker.get();
+  return nullptr;
+}
+
+bool ThreePartyEngine::send_to(int party, const std::vector<std::uint8_t>& frame) {
+  return host_.peers().send_to(party, frame);
+}
+
+void ThreePartyEngine::step(std::chrono::steady_clock::time_point now) {
+  batch_finished_.clear();
+  collect_results();
+  role_->schedule(*this);
+  if (now - last_expiry_ > std::chrono::seconds(1)) {
+    expire_jobs(now);
+    nonce_pool_.expire(now);
+    last_expiry_ = now;
+  }
+}
+
+std::chrono::milliseconds ThreePartyEngine::idle_wait() const {
+  constexpr std::chrono::milliseconds kLongest{100};
+  return role_->ready(*this) ? std::chrono::milliseconds(0) : kLongest;
+}
+
+void ThreePartyEngine::take_peer_frame(node::PeerEnvelope envelope) { route_peer_message(std::move(envelope)); }
+
+// A peer message that is not for the batch the caller waits on: to the worker running its
+// batch, kept until its batch starts, or (a header) to the role.
+void ThreePartyEngine::route_peer_message(node::PeerEnvelope envelope) {
+  if (const auto tag = batch_tag_of(envelope.data)) {
+    for (auto* pool : {&krb_workers_, &workers_})
+      for (auto& worker : *pool) {
+        const auto running = worker->running();
+        if (running && running->first == tag->epoch && running->second == tag->sequence) {
+          worker->deliver(std::move(envelope));
+          return;
+        }
+      }
+    early_messages_.keep(std::move(envelope));
+    return;
+  }
+  try {
+    auto message = wire::decode_peer_message(envelope.data);
+    if (auto* batch = std::get_if<wire::BatchHeader>(&message)) role_->take_header(envelope.from_party, std::move(*batch));
+  } catch (const FormatError& error) {
+    log_.warn("malformed peer message", {{"from", envelope.from_party + 1}, {"error", error.what()}});
+  }
+}
+
+// LayerExchange for a batch run on the shell's thread: sends over the shell's link to the
+// next party and reads the peer socket itself, handing everything else on as usual.
+class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
+ public:
+  InlineExchange(ThreePartyEngine& engine, const wire::BatchHeader& header, std::vector<node::PeerEnvelope> early)
+      : engine_(engine), tag_{header.epoch, header.sequence} {
+    for (auto& envelope : early) pending_.push_back(std::move(envelope));
+  }
+
+  void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
+    const int next = rss3::next_party(engine_.settings_.party);
+    const int previous = rss3::previous_party(engine_.settings_.party);
+    node::PeerLinks& peers = engine_.host_.peers();
+    build_layer_frame(frame_, tag_, layer, outgoing);
+    if (!peers.send_to(next, frame_))
+      throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
+    if (take_layer_message(pending_, previous, layer, incoming)) return;
+    const auto timeout = engine_.settings_.limits.peer_timeout;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
+                                               std::to_string(previous + 1) + " within " +
+                                               std::to_string(timeout.count()) + " ms");
+      auto envelope = peers.receive(left);
+      if (!envelope || envelope->from_party < 0) continue;
+      const auto tag = batch_tag_of(envelope->data);
+      if (tag && *tag == tag_) {
+        pending_.push_back(std::move(*envelope));
+        if (take_layer_message(pending_, previous, layer, incoming)) return;
+      } else if (!engine_.host_.take_shell_frame(*envelope)) {
+        engine_.route_peer_message(std::move(*envelope));
+      }
+    }
+  }
+
+ private:
+  ThreePartyEngine& engine_;
+  BatchTag tag_;
+  std::deque<node::PeerEnvelope> pending_;
+  std::vector<std::uint8_t> frame_;
+};
+
+void ThreePartyEngine::abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) {
+  const auto frame =
+      wire::encode_abort({header.epoch, header.sequence, static_cast<std::uint16_t>(status), detail.substr(0, 1024)});
+  for (int party = 0; party < 3; ++party)
+    if (party != settings_.party) host_.peers().send_to(party, frame);
+  fail_batch_jobs(header, status, detail);
+}
+
+void ThreePartyEngine::fail_batch_jobs(const wire::BatchHeader& header, wire::Status status,
+                                       const std::string& detail) {
+  for (const auto& slice : header.slices) {
+    auto it = jobs_.find(node::JobKey{slice.client, slice.request});
+    if (it == jobs_.end()) continue;
+    jobs_.erase(it);
+    answer_error(node::JobKey{slice.client, slice.request}, status, detail);
+  }
+}
+
+void ThreePartyEngine::answer_error(const node::JobKey& key, wire::Status status, const std::string& detail) {
+  host_.answer(key, node::error_reply(key.request, status, detail));
+}
+
+void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
+  std::size_t instances = 0;
+  for (const auto& slice : header.slices) instances += slice.blocks;
+  if (instances == 0 || instances > settings_.limits.max_batch_blocks) {
+    log_.warn("batch refused", {{"sequence", header.sequence}, {"instances", static_cast<std::uint64_t>(instances)}});
+    abort_batch(header, wire::Status::TooLarge, "batch size refused by party " + std::to_string(settings_.party + 1));
+    return;
+  }
+  if (wire::is_krb_circuit(header.circuit) &&
+      (instances > jobs::max_krb_batch_jobs(header.data_bytes) ||
+       static_cast<std::uint64_t>(instances) * header.data_bytes > jobs::kMaxKrbBatchDataBytes)) {
+    log_.warn("batch refused", {{"sequence", header.sequence},
+                                {"instances", static_cast<std::uint64_t>(instances)},
+                                {"data_bytes", static_cast<std::uint64_t>(header.data_bytes)}});
+    abort_batch(header, wire::Status::TooLarge,
+                "Kerberos batch size refused by party " + std::to_string(settings_.party + 1));
+    return;
+  }
+  BatchTask task;
+  task.header = header;
+  task.instances = instances;
+  std::string error;
+  if (!prepare_task(header, task, error)) {
+    log_.error("batch circuit not built", {{"sequence", header.sequence}, {"error", error}});
+    abort_batch(header, wire::Status::Internal,
+                "party " + std::to_string(settings_.party + 1) + " cannot build the batch's circuit: " + error);
+    return;
+  }
+  for (const auto& slice : header.slices) {
+    SliceInput input;
+    input.blocks = slice.blocks;
+    auto it = jobs_.find(node::JobKey{slice.client, slice.request});
+    if (it == jobs_.end() || !slice_input(header, task, slice, it->second, input)) {
+      const std::string detail = "party " + std::to_string(settings_.party + 1) + ": request " +
+                                 node::describe_request(node::JobKey{slice.client, slice.request}) +
+                                 " does not fit the batch the leader scheduled";
+      log_.warn("batch refused", {{"sequence", header.sequence}, {"error", detail}});
+      abort_batch(header, wire::Status::BadRequest, detail);
+      return;
+    }
+    task.slices.push_back(std::move(input));
+  }
+  const BatchTag tag{header.epoch, header.sequence};
+  // Kerberos circuits are deep (hundreds to thousands of layers): on the shell's thread one
+  // would hold up every answer and the layer messages of the other batch in flight.
+  if (!wire::is_krb_circuit(header.circuit) && instances <= settings_.limits.latency_batch_blocks) {
+    InlineExchange exchange(*this, header, early_messages_.take(tag));
+    BatchResult result =
+        evaluate_batch(task, *inline_evaluator_, prf_keys_, exchange, inline_inputs_, inline_outputs_, log_);
+    for (auto& slice : task.slices) slice.key_share.clear();
+    apply_result(result);
+    return;
+  }
+  worker.start(std::move(task));
+  for (auto& envelope : early_messages_.take(tag)) worker.deliver(std::move(envelope));
+}
+
+void ThreePartyEngine::collect_results() {
+  for (auto* pool : {&krb_workers_, &workers_})
+    for (auto& worker : *pool)
+      if (auto result = worker->take_result()) apply_result(*result);
+}
+
+void ThreePartyEngine::apply_result(BatchResult& result) {
+  const wire::BatchHeader& header = result.header;
+  if (!result.succeeded) {
+    log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
+    abort_batch(header, wire::Status::PeerFailure, result.error);
+    return;
+  }
+  std::size_t offset = 0;
+  for (std::size_t index = 0; index < header.slices.size(); ++index) {
+    const auto& slice = header.slices[index];
+    auto it = jobs_.find(node::JobKey{slice.client, slice.request});
+    if (it != jobs_.end()) {
+      try {
+        add_slice_result(it->second, header, slice, result, index, offset);
+        if (it->second.blocks_done == it->second.instances) complete_job(it);
+      } catch (const Error& error) {
+        log_.error("batch result does not fit its job", {{"sequence", header.sequence}, {"error", error.what()}});
+        jobs_.erase(it);
+        answer_error(node::JobKey{slice.client, slice.request}, wire::Status::Internal, error.what());
+      }
+    }
+    offset += slice.blocks;
+  }
+  ++batches_run_;
+  payload_bytes_sent_ += result.stats.bytes_sent;
+  layer_messages_sent_ += result.stats.layers_exchanged;
+  and_gates_evaluated_ += result.and_gates * offset;
+  log_.debug("batch done", {{"sequence", header.sequence},
+                            {"circuit", static_cast<std::uint64_t>(header.circuit)},
+                            {"data_bytes", static_cast<std::uint64_t>(header.data_bytes)},
+                            {"and_gates", static_cast<std::uint64_t>(result.and_gates)},
+                            {"and_depth", static_cast<std::uint64_t>(result.and_depth)},
+                            {"evaluation", header.krb_evaluation == wire::KrbEvaluation::Garbled ? "garbled" : "layered"},
+                            {"instances", static_cast<std::uint64_t>(offset)},
+                            {"layers", result.stats.layers_exchanged},
+                            {"bytes_sent", result.stats.bytes_sent},
+                            {"micros", static_cast<std::int64_t>(result.elapsed.count())}});
+}
+
+void ThreePartyEngine::expire_jobs(std::chrono::steady_clock::time_point now) {
+  if (settings_.party == 0) return;  // the leader schedules every job it is handed
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if (now - it->second.arrived > kFollowerJobExpiry) {
+      host_.forget(it->first);
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,147 @@
+// The three-party engine: replicated shares of every key at three servers, computed with the
+// protocol of Araki, Furukawa, Lindell, Nof and Ohara (CCS 2016, protocol/rss3) and, for the
+// deep Kerberos circuits, garbled by server 1 for server 2 with server 3's labels
+// (garbled_krb_batch.hpp).
+//
+// Every job runs in batches: one circuit per batch, many jobs' instances side by side,
+// formed by the leader and started by the followers (batch_role.hpp). Every party builds its
+// input shares from the job the shell handed it (the request all three agreed on), evaluates
+// layer by layer with its neighbours, masks its output shares and answers the client itself.
+//
+// AES-256-GCM jobs (docs/ticket-format.md): a prefetch is a batch job whose nonces the
+// leader assigns in the batch header (wire::BatchSlice); each party keeps its share of
+// AES_K(N || 1) in its nonce pool and answers the keystream. A tag needs no batch: each party
+// answers on its own from its pool entry and its shares of the hash key powers. An open is a
+// batch job with the AES-and-compare circuit that answers only the tag check's verdict and
+// the keystream.
+//
+// Kerberos jobs (wire::KrbRequest, jobs/krb_jobs.hpp) are one instance each of a circuit fixed
+// by operation, key size and data length; jobs with the same circuit share a batch, and the
+// batch header names the length so the followers compile the same circuit.
+//
+// Threads: the shell's thread owns the jobs; batch workers (batch_worker.hpp) evaluate, up to
+// kBatchesInFlight batches of the fixed circuits and kKrbBatchesInFlight Kerberos batches at a
+// time; small batches run on the shell's thread (see inline_evaluator_).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/log.hpp"
+#include "engines/three_party/batch_role.hpp"
+#include "engines/three_party/batch_worker.hpp"
+#include "engines/three_party/circuit_set.hpp"
+#include "engines/three_party/early_messages.hpp"
+#include "engines/three_party/jobs.hpp"
+#include "engines/three_party/prf_keys.hpp"
+#include "jobs/krb_circuit_cache.hpp"
+#include "jobs/nonce_pool.hpp"
+#include "node/engine.hpp"
+#include "node/wakeup.hpp"
+
+namespace mpc::three_party_engine {
+
+// Two batches in flight fill the time one spends waiting for a neighbour's message;
+// more only add memory. Every party must run at least as many as the leader forms.
+inline constexpr std::size_t kBatchesInFlight = 2;
+// Kerberos batches (thousands of layers, few instances) run on workers of their own, so
+// they never hold up the AES and GCM batches (every TGS needs those) on the workers above.
+// Two, because each layer costs every server a few context switches whatever its width:
+// with three servers on two cores, six deep batches in flight gave 2.2 protected logins/s
+// against 3.7 with two, whose batches held more jobs each (tests/bench/kdc_user_bench.py).
+inline constexpr std::size_t kKrbBatchesInFlight = 2;
+
+class ThreePartyEngine final : public node::Engine, private BatchStarter {
+ public:
+  // Derives the PRF keys, compiles the circuits and runs the start-up self-tests (throws
+  // Error(Server) if one fails: the caller must not serve), starts the batch workers.
+  explicit ThreePartyEngine(const node::EngineResources& resources);
+  ~ThreePartyEngine() override;
+
+  std::optional<node::Refusal> check(const node::ClientJob& job) override;
+  void admit(node::ClientJob job) override;
+  bool abandon(const node::JobKey& key) override;
+  void take_peer_frame(node::PeerEnvelope envelope) override;
+  void step(std::chrono::steady_clock::time_point now) override;
+  std::chrono::milliseconds idle_wait() const override;
+  std::vector<void*> sockets() const override { return {}; }
+  std::vector<int> descriptors() const override { return {batch_finished_.descriptor()}; }
+  void fill_status(wire::ServerStatus& status) const override;
+  void key_changed(const wire::KeyId&, node::KeyChange) override {}
+  std::size_t share_copies() const override { return 2; }
+  std::string sharing() const override { return "a replicated share (x then a): this is a three-server cluster (rss3)"; }
+  std::string name() const override;
+
+ private:
+  class InlineExchange;
+
+  // BatchStarter
+  std::map<node::JobKey, Job>& jobs() override { return jobs_; }
+  BatchWorker* idle_worker(bool krb) const override;
+  void start_batch(const wire::BatchHeader& header, BatchWorker& worker) override;
+  void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) override;
+  bool send_to(int party, const std::vector<std::uint8_t>& frame) override;
+
+  // Job intake (job_intake.cpp): what each kind of request needs from the key's share.
+  std::optional<node::Refusal> check_compute(const wire::ComputeRequest& request);
+  std::optional<node::Refusal> check_gcm_prefetch(const wire::GcmPrefetchRequest& request);
+  std::optional<node::Refusal> check_gcm_tag(const node::JobKey& key, const wire::GcmTagRequest& request);
+  std::optional<node::Refusal> check_gcm_open(const wire::GcmOpenRequest& request);
+  std::optional<node::Refusal> check_krb(const wire::KrbRequest& request);
+  std::optional<node::Refusal> check_share(const wire::KeyId& key, std::uint32_t instances);
+  Job make_job(const node::ClientJob& job, const SecretBytes& share);
+  void answer_tag(const node::ClientJob& job);
+
+  // Batches (three_party_engine.cpp, batch_results.cpp).
+  void route_peer_message(node::PeerEnvelope envelope);
+  void fail_batch_jobs(const wire::BatchHeader& header, wire::Status status, const std::string& detail);
+  bool slice_input(const wire::BatchHeader& header, const BatchTask& task, const wire::BatchSlice& slice,
+                   const Job& job, SliceInput& input) const;
+  bool prepare_task(const wire::BatchHeader& header, BatchTask& task, std::string& error);
+  void collect_results();
+  void apply_result(BatchResult& result);
+  void add_slice_result(Job& job, const wire::BatchHeader& header, const wire::BatchSlice& slice,
+                        const BatchResult& result, std::size_t slice_index, std::size_t offset);
+  void complete_job(std::map<node::JobKey, Job>::iterator job);
+  void answer_error(const node::JobKey& key, wire::Status status, const std::string& detail);
+  void expire_jobs(std::chrono::steady_clock::time_point now);
+
+  // An evaluator of the configured back end: the GPU one for backend = "cuda", or for
+  // "auto" when a CUDA device is present; the SIMD CPU one otherwise.
+  std::unique_ptr<rss3::Evaluator> make_evaluator() const;
+
+  const settings::ServerSettings& settings_;
+  const Logger& log_;
+  node::EngineHost& host_;
+  PartyPrfKeys prf_keys_;
+  CircuitSet circuits_;
+  jobs::KrbCircuitCache krb_circuits_;          // fewest AND layers, for layered Kerberos batches
+  jobs::KrbCircuitCache krb_garbled_circuits_;  // fewest AND gates, for garbled ones
+  node::Wakeup batch_finished_;
+  std::vector<std::unique_ptr<BatchWorker>> workers_;      // batches of the fixed AES and GCM circuits
+  std::vector<std::unique_ptr<BatchWorker>> krb_workers_;  // batches of Kerberos circuits
+  // Latency-bound batches (up to latency_batch_blocks instances) run on the shell's thread,
+  // which reads their layer messages straight off the socket: a hand-off to a worker thread
+  // costs a wake-up per layer, about a third of a single block's latency.
+  std::unique_ptr<rss3::Evaluator> inline_evaluator_;
+  rss3::ShareMatrix inline_inputs_;
+  rss3::ShareMatrix inline_outputs_;
+  std::unique_ptr<BatchRole> role_;
+
+  std::map<node::JobKey, Job> jobs_;
+  EarlyMessages early_messages_;  // layer/abort messages ahead of their batch
+  jobs::NoncePool nonce_pool_;
+  std::chrono::steady_clock::time_point last_expiry_ = std::chrono::steady_clock::now();
+  std::uint64_t batches_run_ = 0;
+  std::uint64_t payload_bytes_sent_ = 0;
+  std::uint64_t layer_messages_sent_ = 0;
+  std::uint64_t and_gates_evaluated_ = 0;
+};
+
+std::unique_ptr<node::Engine> make_three_party_engine(const node::EngineResources& resources);
+
+}  // namespace mpc::three_party_engine

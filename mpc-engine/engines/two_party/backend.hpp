@@ -1,0 +1,66 @@
+// What a two-server protocol (protocol/gc2 or protocol/lut2) does for the server: evaluate one
+// job with the other server over the job's byte stream and return this server's XOR share of
+// the result. The server owns everything else (sockets, store, scheduling, replies).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "common/secret.hpp"
+#include "protocol/two_party/channel.hpp"
+#include "settings/server_settings.hpp"
+#include "wire/client_messages.hpp"
+
+namespace mpc::two_party_engine {
+
+// One AES job: `blocks` blocks under the key whose expanded round keys (the key's material,
+// wire::material_bytes) are XOR-shared between the servers.
+struct ComputeTask {
+  std::uint64_t job = 0;       // the leader's job number: unique per leader start, never reused
+  wire::KeyId key;
+  bool decrypt = false;        // ECB decryption (the inverse cipher)
+  std::span<const std::uint8_t> key_share;  // this server's share of the round keys
+  std::span<const std::uint8_t> input;      // the public input blocks (counter blocks or ECB input), blocks * 16
+  std::uint32_t blocks = 0;
+  std::uint64_t pool_epoch = 0;  // lut2: the pool epoch and first entry this job consumes
+  std::uint64_t pool_start = 0;
+};
+
+// A transient shortage (lut2: the pool has not got the job's entries): the client gets Busy.
+class BackendBusy : public Error {
+ public:
+  using Error::Error;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  // Pool entries (lut2 masked tables) a job of this many blocks consumes; 0 for gc2.
+  virtual std::uint64_t pool_entries(const wire::KeyId& key, std::uint32_t blocks) const = 0;
+  // This server's XOR share of the output, blocks * 16 bytes. Runs on a worker thread; may be
+  // called by several at once for different jobs. Throws PeerError when the other server fails.
+  virtual SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) = 0;
+  // lut2: fills pool entries [start, start + count) with the other server (a job of its own).
+  // Others never get such jobs.
+  virtual void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) = 0;
+  // lut2: drops the pool and numbers entries afresh under `epoch`.
+  virtual void reset_pool(std::uint64_t epoch) { (void)epoch; }
+  // For the periodic status line and the Status reply.
+  virtual std::string describe_state() const = 0;
+  // lut2: the leader keeps the pool filled by announcing preprocessing jobs of
+  // preprocess_batch() entries, at most pool_capacity() entries ahead of consumption.
+  virtual bool wants_preprocessing() const = 0;
+  virtual std::uint64_t preprocess_batch() const = 0;
+  virtual std::uint64_t pool_capacity() const { return 0; }
+};
+
+// party: 0 (leader: garbler with gc2) or 1.
+std::unique_ptr<Backend> make_backend(const settings::ServerSettings& settings, const Logger& log);
+
+}  // namespace mpc::two_party_engine

@@ -1,0 +1,153 @@
+// The two-party engine's Kerberos, GCM prefetch, tag and open requests: whatever the cluster's
+// protocol, the garbled-circuit engine (gc2_backend.hpp) runs them; a tag is local.
+#include <sodium.h>
+
+#include <algorithm>
+
+#include "protocol/rss3/ghash.hpp"
+#include "jobs/krb_jobs.hpp"
+#include "engines/two_party/engine_job.hpp"
+#include "engines/two_party/two_party_engine.hpp"
+#include "jobs/gcm_hash.hpp"
+
+namespace mpc::two_party_engine {
+
+std::optional<std::string> TwoPartyEngine::circuit_job_refusal(const wire::Request& request) const {
+  if (const auto* krb = std::get_if<wire::KrbRequest>(&request)) {
+    if (!wire::is_krb_algorithm(krb->key.algorithm))
+      return "Kerberos jobs need an aes128-/aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
+             "aes256-cts-hmac-sha384-192 key, not " + wire::describe(krb->key);
+    // The decoder has checked the request's form, usage and combine already; planning checks
+    // again and names any problem all the same.
+    try {
+      (void)jobs::plan_krb_job(*krb);
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::nullopt;
+  }
+  if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request)) {
+    if (prefetch->key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
+      return "GCM prefetch needs an aes256-gcm key, not " + wire::describe(prefetch->key);
+    if (prefetch->count == 0 || prefetch->count > wire::kMaxGcmPrefetchCount ||
+        prefetch->blocks_per_nonce > wire::kMaxGcmBlocksPerNonce)
+      return std::string("GCM prefetch size out of range");
+    return std::nullopt;
+  }
+  if (const auto* open = std::get_if<wire::GcmOpenRequest>(&request)) {
+    if (open->key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
+      return "GCM open needs an aes256-gcm key, not " + wire::describe(open->key);
+    if (rss3::ghash_blocks(open->aad.size(), open->text.size()) > wire::kGcmHashPowers)
+      return std::string("GCM open input too long");
+    return std::nullopt;
+  }
+  return std::string("not a Kerberos or GCM job");
+}
+
+std::optional<node::Refusal> TwoPartyEngine::check_gcm_tag(const node::ClientJob& job,
+                                                           const wire::GcmTagRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
+    return node::Refusal{wire::Status::BadRequest, "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key)};
+  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
+    return node::Refusal{wire::Status::BadRequest, "GCM tag input too long"};
+  if (host_.key_material(request.key) == nullptr)
+    return node::Refusal{wire::Status::UnknownKey, wire::describe(request.key) + " not found"};
+  if (!nonce_pool_->holds(job.key.client, request.key, request.nonce, std::chrono::steady_clock::now()))
+    return node::Refusal{wire::Status::UnknownNonce, "nonce not prefetched by this client under " +
+                                                         wire::describe(request.key) + " on party " +
+                                                         std::to_string(settings_.party + 1) +
+                                                         ", or it was used, expired or evicted"};
+  return std::nullopt;
+}
+
+void TwoPartyEngine::answer_gcm_tag(const node::ClientJob& job, const wire::GcmTagRequest& request) {
+  const SecretBytes* share = host_.key_material(request.key);
+  if (share == nullptr) {
+    answer_error(job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    return;
+  }
+  // GHASH is linear: this server's XOR share of the powers gives its share of GHASH. First,
+  // so that a request that cannot be hashed does not use up the nonce.
+  rss3::ByteShare hash = jobs::gcm_hash_share(share->span(), {}, request.aad, request.text);
+  const auto pooled = nonce_pool_->take(job.key.client, request.key, request.nonce, std::chrono::steady_clock::now());
+  if (!pooled) {
+    hash.wipe();
+    answer_error(job.key, wire::Status::UnknownNonce,
+                 "nonce not prefetched by this client under " + wire::describe(request.key) + " on party " +
+                     std::to_string(settings_.party + 1) + ", or it was used, expired or evicted");
+    return;
+  }
+  // Taken once: the share of AES_K(N || 1) masks this one tag share and is gone.
+  wire::GcmTagResult result;
+  result.replicated = false;
+  for (std::size_t i = 0; i < 16; ++i) result.x[i] = static_cast<std::uint8_t>(hash.x[i] ^ pooled->x[i]);
+  hash.wipe();
+  wire::Reply answer;
+  answer.id = request.id;
+  answer.body = result;
+  host_.answer(job.key, std::move(answer));
+}
+
+void TwoPartyEngine::run_circuit_job(Job& job) {
+  try {
+    auto stream = streams_.open(job.number);
+    if (const auto* krb = std::get_if<wire::KrbRequest>(&*job.circuit)) {
+      KrbTask task{job.number,        krb->key,  krb->operation, krb->usage, job.key_share.span(),
+                   krb->data,         job.digest, krb->combine};
+      job.result = circuits_->krb(*stream, task);
+    } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
+      GcmPrefetchTask task{job.number, prefetch->key, job.key_share.span(), prefetch->count,
+                           prefetch->blocks_per_nonce, job.digest};
+      job.prefetched = circuits_->gcm_prefetch(*stream, task);
+    } else if (const auto* open = std::get_if<wire::GcmOpenRequest>(&*job.circuit)) {
+      GcmOpenTask task{job.number, open->key, job.key_share.span(), open->nonce, open->aad, open->text, open->tag,
+                       job.digest};
+      job.opened = circuits_->gcm_open(*stream, task);
+    }
+  } catch (const PeerError& error) {
+    fail(job, wire::Status::PeerFailure, error.what());
+  } catch (const std::exception& error) {
+    fail(job, wire::Status::Internal, error.what());
+  }
+}
+
+void TwoPartyEngine::answer_circuit_job(Job& job) {
+  wire::Reply answer;
+  answer.id = job.request.id;
+  if (const auto* krb = std::get_if<wire::KrbRequest>(&*job.circuit)) {
+    (void)krb;
+    wire::KrbResult result;
+    result.x.assign(job.result.span().begin(), job.result.span().end());
+    answer.body = std::move(result);
+  } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
+    // The shares of AES_K(N || 1) wait here for the nonces' tags; the client gets the nonces
+    // and its keystream share.
+    const auto now = std::chrono::steady_clock::now();
+    wire::GcmPrefetchResult result;
+    result.count = prefetch->count;
+    result.blocks_per_nonce = prefetch->blocks_per_nonce;
+    for (std::size_t n = 0; n < job.prefetched.nonces.size(); ++n) {
+      const auto& nonce = job.prefetched.nonces[n];
+      jobs::NonceShare mask;
+      std::copy_n(job.prefetched.mask_shares.data() + n * 16, 16, mask.x.begin());
+      if (!nonce_pool_->put(job.client, prefetch->key, nonce, mask, now))
+        log_.warn("a prefetched GCM nonce was already pooled for this client: both dropped");
+      result.nonces.insert(result.nonces.end(), nonce.begin(), nonce.end());
+    }
+    result.x.assign(job.prefetched.keystream.span().begin(), job.prefetched.keystream.span().end());
+    job.prefetched = GcmPrefetched{};
+    answer.body = std::move(result);
+  } else {
+    wire::GcmOpenResult result;
+    result.replicated = false;
+    result.blocks = static_cast<std::uint32_t>(job.opened.keystream.size() / 16);
+    result.x.assign(job.opened.keystream.span().begin(), job.opened.keystream.span().end());
+    result.verdict_x = job.opened.verdict;
+    job.opened = GcmOpened{};
+    answer.body = std::move(result);
+  }
+  job.result.clear();
+  host_.answer(job.key, std::move(answer));
+}
+
+}  // namespace mpc::two_party_engine

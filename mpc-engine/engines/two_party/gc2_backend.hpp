@@ -1,0 +1,218 @@
+// The garbled-circuit back end (protocol gc2): server 1 garbles, server 2 evaluates, for every
+// job, the AES circuit with the 32-AND S-box (the fewest AND gates; depth costs nothing here).
+//
+// One job over its stream:
+//   2 -> 1  the id of the label set server 2 holds for this key and its own share (0: none)
+//   1 -> 2  the id of server 1's label set for the key and its share; if they differ, server
+//           2's key-share bits are transferred by chosen OT (protocol/ot): server 2 learns,
+//           per key bit, Z ^ (s1 ^ s2) * delta
+//   1 -> 2  the active labels of the public input blocks, then the garbled stream (its header
+//           names the garbling and carries the constant's label), per part of at most 512 blocks
+//   each    its output bits: server 1 the decoding bits, server 2 its labels' colours
+//
+// Server 1 draws delta when it starts and keeps, per key, the zero labels of the key rows under
+// a random label-set id; server 2 keeps the active labels it received under that id. Each
+// side also remembers a digest of the share the labels were made with (never sent), so a key
+// re-imported under the same id gets fresh labels. The OT thus runs once per key and server-1
+// start, not per job, and a job costs one small round trip plus the stream. Reusing input
+// labels across jobs under one delta is sound because every garbling's gates use tweaks of
+// their own (the Garbler's garbling number, never reused under one delta): all jobs of a
+// session form one garbled circuit whose key wires fan out into every job.
+// Kerberos and GCM jobs (gc2_circuit_jobs.cpp) run the same way in every two-server cluster,
+// lut2 ones included (lookup tables cover the AES S-box alone; HMAC's adders and a tag's
+// comparison are gates). Their key labels cover the key's whole material, so a job picks the
+// rows it needs (a usage's derived keys, the round keys, the hash key powers) from one
+// transfer per key. Each job's stream starts with a digest of the request as the garbler
+// got it: the evaluator refuses a job whose request differs from its own copy.
+//   Kerberos: the circuit of the operation and data length (server/krb_circuit_cache), with
+//     the usage's secret rows and the data's bits as inputs; the output bits are the shares.
+//     Server 2's first message also offers a garbling prepared ahead of time for the job's
+//     shape (0: none), and server 1 names the one the job runs on (0: garbled now) before the
+//     data's labels (prepared_circuits.hpp). Prepared garblings take the same key labels as
+//     online ones, which is sound for the same reason: each garbling's number, drawn when it
+//     is garbled from the one counter, gives its gates tweaks no other garbling under this
+//     delta has, made ahead or online (protocol/gc2/half_gates.hpp, "Garbling ahead").
+//   GCM prefetch: the garbler picks the nonces (its epoch || a counter) and sends them; the
+//     evaluator accepts each nonce once (NonceLedger); both garble AES over N || 1, N || 2...
+//     The shares of AES_K(N || 1) stay on the servers for the one tag that may use them:
+//     a server's tag share is GHASH under its XOR share of the hash key powers (linear, no
+//     message) ^ its share of AES_K(N || 1).
+//   GCM open: AES over N || 1.. keeping the output labels of N || 1; the tag's labels are
+//     ghash_labels() of the powers' labels ^ those; an equality circuit against the given
+//     tag's bits gives the verdict's shares. One round trip (the key handshake) plus one stream.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <optional>
+#include <map>
+#include <span>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "circuits/program.hpp"
+#include "protocol/gc2/half_gates.hpp"
+#include "jobs/krb_circuit_cache.hpp"
+#include "jobs/krb_jobs.hpp"
+#include "engines/two_party/backend.hpp"
+#include "engines/two_party/prepared_circuits.hpp"
+
+namespace mpc::two_party_engine {
+
+// A Kerberos job (wire::KrbRequest) under an XOR share of a Kerberos key's material.
+struct KrbTask {
+  std::uint64_t job = 0;
+  wire::KeyId key;
+  wire::KrbOperation operation = wire::KrbOperation::Encrypt;
+  std::uint32_t usage = 0;
+  std::span<const std::uint8_t> key_share;  // the whole material share
+  std::span<const std::uint8_t> data;
+  std::array<std::uint8_t, 32> request_digest{};
+  std::optional<wire::KrbCombine> combine;  // a job under KRB-FX-CF2 (KrbRequest::combine)
+};
+
+// A GCM prefetch: `count` nonces of 1 + blocks_per_nonce AES blocks each.
+struct GcmPrefetchTask {
+  std::uint64_t job = 0;
+  wire::KeyId key;
+  std::span<const std::uint8_t> key_share;
+  std::uint32_t count = 0;
+  std::uint32_t blocks_per_nonce = 0;
+  std::array<std::uint8_t, 32> request_digest{};
+};
+struct GcmPrefetched {
+  std::vector<wire::GcmNonce> nonces;
+  SecretBytes mask_shares;  // 16 bytes per nonce: this server's share of AES_K(N || 1)
+  SecretBytes keystream;    // count * blocks_per_nonce * 16 bytes: this server's share
+};
+
+struct GcmOpenTask {
+  std::uint64_t job = 0;
+  wire::KeyId key;
+  std::span<const std::uint8_t> key_share;
+  wire::GcmNonce nonce{};
+  std::span<const std::uint8_t> aad;
+  std::span<const std::uint8_t> text;
+  wire::GcmTagBytes tag{};
+  std::array<std::uint8_t, 32> request_digest{};
+};
+struct GcmOpened {
+  SecretBytes keystream;  // text blocks * 16 bytes: this server's share
+  std::uint8_t verdict = 0;  // this server's share of the verdict bit
+};
+
+// Which GCM nonces a follower has computed AES_K(N || 1) for: each at most once per epoch,
+// whatever order the jobs run in (ranges are kept merged).
+class NonceLedger {
+ public:
+  // True, and remembered, when [first, first + count) overlaps no range accepted before in
+  // `epoch`; another epoch starts afresh (epochs are random per leader start).
+  [[nodiscard]] bool accept(std::uint64_t epoch, std::uint32_t first, std::uint32_t count);
+
+ private:
+  std::uint64_t epoch_ = 0;
+  std::map<std::uint64_t, std::uint64_t> ranges_;  // first -> end
+};
+
+class Gc2Backend final : public Backend {
+ public:
+  Gc2Backend(int party, const Logger& log);
+  ~Gc2Backend() override;
+
+  const char* name() const override { return "gc2 (half-gates garbled circuits)"; }
+  std::uint64_t pool_entries(const wire::KeyId&, std::uint32_t) const override { return 0; }
+  SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) override;
+  void preprocess(two_party::Channel&, std::uint64_t, std::uint64_t, std::uint64_t) override;
+  std::string describe_state() const override;
+  bool wants_preprocessing() const override { return false; }
+  std::uint64_t preprocess_batch() const override { return 0; }
+
+  // Kerberos and GCM jobs (gc2_circuit_jobs.cpp): this server's XOR shares of the results.
+  // Throw PeerError when the other server fails or got another request.
+  SecretBytes krb(two_party::Channel& peer, const KrbTask& task);
+  GcmPrefetched gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task);
+  GcmOpened gcm_open(two_party::Channel& peer, const GcmOpenTask& task);
+
+  // Kerberos garblings prepared ahead of time (prepared_circuits.hpp, prepared_jobs.cpp).
+  // The byte budget ([limits] prepared_circuits_mib); 0, the default, disables them.
+  void set_preparation_budget(std::size_t bytes);
+  // Server 1: the shape worth preparing next, if any (the server asks in idle time).
+  std::optional<PreparedShape> next_preparation() const;
+  // Server 1: garbles one for `shape` and streams it to server 2, which keeps it
+  // (store_prepared, on its side of the same stream). Throw PeerError when the other side
+  // fails or refuses; after a failure, preparation_failed() holds the shape back.
+  void prepare(two_party::Channel& peer, const PreparedShape& shape);
+  void store_prepared(two_party::Channel& peer);
+  void preparation_failed(const PreparedShape& shape);
+  // A deleted key: its labels and prepared garblings go.
+  void forget_key(const wire::KeyId& key);
+  // A new version of a key (rotation): the garblings prepared for its older versions go (a
+  // KDC stops using them; the keys and their labels stay while they are stored).
+  void key_rotated(const wire::KeyId& key);
+  const PreparedCircuits& prepared() const { return *prepared_; }
+
+ private:
+  const circuits::Program& program(wire::KeyAlgorithm algorithm, bool decrypt) const;
+  struct LabelSet {
+    std::uint64_t id = 0;
+    std::array<std::uint8_t, 32> share_digest{};
+    std::vector<gc2::Block> labels;  // server 1: zero labels; server 2: active labels
+  };
+  // Server 1: the label set of `key` for this share (made on first use or a new share).
+  // A new set drops the key's prepared garblings of the old one.
+  LabelSet garbler_labels(const wire::KeyId& key, std::span<const std::uint8_t> share);
+  // The job's opening handshake: the labels of every bit of the key's material share (zero
+  // labels on server 1, active ones on server 2), transferred by OT when server 2 lacks them.
+  // With a request digest, the garbler sends it first and the evaluator refuses (PeerError) a
+  // digest other than its own, before any label moves.
+  // With an offer (Kerberos jobs), server 2's first message also offers a prepared garbling
+  // (prepared_circuits.hpp): no round trip is added for it.
+  struct PreparedOffer {
+    // Server 2: called with the label-set id it holds (0: none) before its message leaves;
+    // sets id (0: none) and holds_more.
+    std::function<void(std::uint64_t held_set)> make;
+    std::uint64_t id = 0;     // the garbling offered (server 1: as received)
+    bool holds_more = false;  // server 2 holds, or is using, other garblings of the shape
+    // Both sides, once the handshake is done: the label set the job runs under, and
+    // whether server 2's labels were transferred now (its offer was then for another set).
+    std::uint64_t label_set = 0;
+    bool transferred = false;
+  };
+  gc2::Labels key_labels(two_party::Channel& peer, const wire::KeyId& key, std::span<const std::uint8_t> share,
+                         const std::array<std::uint8_t, 32>* request_digest = nullptr,
+                         PreparedOffer* offer = nullptr);
+  // A Kerberos job's circuit over the key's secret rows and the public record: with a
+  // garbling both servers prepared for its shape, or garbled now. This server's output bits.
+  std::vector<std::uint8_t> krb_circuit_bits(two_party::Channel& peer, const KrbTask& task,
+                                             const circuits::Program& program, const jobs::KrbCircuitKey& circuit,
+                                             const jobs::KrbSecretRange& secret,
+                                             std::span<const std::uint8_t> public_record);
+  // AES over public blocks (blocks * 16 bytes) under the round keys whose labels are given:
+  // this server's share of the output. With `first_output_labels`, also the output labels of
+  // block 0 (128).
+  SecretBytes aes_blocks(two_party::Channel& peer, const circuits::Program& program,
+                         std::span<const gc2::Block> round_key_labels, std::span<const std::uint8_t> blocks,
+                         gc2::Labels* first_output_labels = nullptr);
+  // The garbler's next `count` GCM nonces (its epoch || counter).
+  std::vector<wire::GcmNonce> next_nonces(std::uint32_t count);
+
+  int party_;
+  Logger log_;
+  // AES-128 / AES-256 x encrypt / decrypt.
+  circuits::Program programs_[2][2];
+  circuits::Program equality_;  // 128-bit equality: the GCM tag check
+  std::unique_ptr<gc2::Garbler> garbler_;  // server 1: one delta for the server's life
+  std::unique_ptr<jobs::KrbCircuitCache> krb_circuits_;
+  mutable std::mutex mutex_;
+  std::map<std::string, LabelSet> label_sets_;  // by wire::describe(key)
+  std::uint64_t key_transfers_ = 0;
+  std::uint64_t nonce_epoch_ = 0;  // server 1
+  std::uint64_t next_nonce_ = 0;
+  NonceLedger nonce_ledger_;  // server 2
+  std::unique_ptr<PreparedCircuits> prepared_;
+  std::uint64_t garbler_instance_ = 0;  // server 1: random per start, names its garblings' maker
+};
+
+}  // namespace mpc::two_party_engine

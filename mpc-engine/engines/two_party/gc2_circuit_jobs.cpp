@@ -1,0 +1,181 @@
+// The Kerberos and GCM jobs of a two-server cluster, garbled (see gc2_backend.hpp).
+#include <sodium.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "common/error.hpp"
+#include "protocol/gc2/ghash_labels.hpp"
+#include "jobs/krb_jobs.hpp"
+#include "jobs/nonce_pool.hpp"
+#include "engines/two_party/gc2_backend.hpp"
+
+namespace mpc::two_party_engine {
+namespace {
+
+using gc2::Block;
+
+constexpr std::size_t kRoundKeyRows = wire::kGcmRoundKeyBytes * 8;
+
+}  // namespace
+
+bool NonceLedger::accept(std::uint64_t epoch, std::uint32_t first, std::uint32_t count) {
+  if (count == 0) return false;
+  if (epoch != epoch_) {
+    epoch_ = epoch;
+    ranges_.clear();
+  }
+  std::uint64_t begin = first;
+  std::uint64_t end = begin + count;
+  auto next = ranges_.lower_bound(begin);
+  if (next != ranges_.end() && next->first < end) return false;
+  if (next != ranges_.begin()) {
+    auto previous = std::prev(next);
+    if (previous->second > begin) return false;
+    if (previous->second == begin) {
+      begin = previous->first;
+      ranges_.erase(previous);
+    }
+  }
+  if (next != ranges_.end() && next->first == end) {
+    end = next->second;
+    ranges_.erase(next);
+  }
+  ranges_.emplace(begin, end);
+  return true;
+}
+
+// Server 1 sends the data's active labels; both then run the circuit over the secret rows and
+// the data. One instance, so input row r is label r.
+SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
+  const wire::KeyAlgorithm algorithm = task.key.algorithm;
+  if (task.key_share.size() != wire::material_bytes(algorithm))
+    throw Error(Component::Server, "key share of the wrong size");
+  wire::KrbRequest request;
+  request.key = task.key;
+  request.operation = task.operation;
+  request.usage = task.usage;
+  request.data.assign(task.data.begin(), task.data.end());
+  request.combine = task.combine;
+  const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
+  const std::size_t result_bytes = plan.result_bytes;
+  const std::shared_ptr<const circuits::Program> krb_program =
+      krb_circuits_->program(plan.circuit.id, plan.circuit.data_bytes, plan.circuit.combine);
+  const circuits::Program& prog = *krb_program;
+  const jobs::KrbSecretRange range = plan.secret;
+  const std::size_t secret_rows = range.bytes * 8;
+  const std::span<const std::uint8_t> public_record(plan.public_record);
+  const std::size_t data_rows = public_record.size() * 8;
+  if (prog.num_inputs != secret_rows + data_rows || prog.num_outputs > result_bytes * 8)
+    throw Error(Component::Server, "Kerberos circuit does not fit its job");
+  // The other server may still be compiling this circuit (a shape it has not seen yet, up to
+  // seconds for a KRB-FX-CF2 job of an RFC 8009 key) before it answers.
+  peer.allow_extra_wait(jobs::krb_first_layer_grace(prog));
+
+  // With a garbling both servers prepared for this shape, or garbled now (prepared_jobs.cpp).
+  std::vector<std::uint8_t> bits = krb_circuit_bits(peer, task, prog, plan.circuit, range, public_record);
+  SecretBytes share(result_bytes);
+  for (std::size_t j = 0; j < bits.size(); ++j) share[j / 8] |= static_cast<std::uint8_t>(bits[j] << (j % 8));
+  wipe(bits.data(), bits.size());
+  return share;
+}
+
+std::vector<wire::GcmNonce> Gc2Backend::next_nonces(std::uint32_t count) {
+  std::lock_guard lock(mutex_);
+  if (next_nonce_ + count > (std::uint64_t{1} << 32)) {
+    const std::uint64_t previous = nonce_epoch_;
+    do randombytes_buf(&nonce_epoch_, sizeof nonce_epoch_);
+    while (nonce_epoch_ == 0 || nonce_epoch_ == previous);
+    next_nonce_ = 0;
+  }
+  std::vector<wire::GcmNonce> nonces(count);
+  for (std::uint32_t i = 0; i < count; ++i)
+    nonces[i] = jobs::make_gcm_nonce(nonce_epoch_, static_cast<std::uint32_t>(next_nonce_ + i));
+  next_nonce_ += count;
+  return nonces;
+}
+
+GcmPrefetched Gc2Backend::gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task) {
+  if (task.key.algorithm != wire::KeyAlgorithm::Aes256Gcm || task.key_share.size() != wire::material_bytes(task.key.algorithm))
+    throw Error(Component::Server, "GCM prefetch needs an aes256-gcm key share");
+  if (task.count == 0) throw Error(Component::Server, "GCM prefetch of no nonces");
+  const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest);
+  GcmPrefetched out;
+  // The nonces travel as the epoch and the first counter; server 2 computes each at most once.
+  std::uint8_t range[12];
+  if (party_ == 0) {
+    out.nonces = next_nonces(task.count);
+    std::copy_n(out.nonces.front().begin(), 12, range);
+    peer.send(range);
+  } else {
+    peer.receive(range);
+    const wire::GcmNonce first_nonce = [&] {
+      wire::GcmNonce nonce{};
+      std::copy_n(range, 12, nonce.begin());
+      return nonce;
+    }();
+    const std::uint64_t epoch = jobs::gcm_nonce_epoch(first_nonce);
+    const std::uint32_t first = jobs::gcm_nonce_counter(first_nonce);
+    if (static_cast<std::uint64_t>(first) + task.count > (std::uint64_t{1} << 32))
+      throw PeerError(Component::Server, "GCM nonce range past its epoch's end");
+    {
+      std::lock_guard lock(mutex_);
+      if (!nonce_ledger_.accept(epoch, first, task.count))
+        throw PeerError(Component::Server, "the leading server repeated GCM nonces: refused");
+    }
+    out.nonces.resize(task.count);
+    for (std::uint32_t i = 0; i < task.count; ++i) out.nonces[i] = jobs::make_gcm_nonce(epoch, first + i);
+  }
+  const std::size_t per_nonce = 1 + static_cast<std::size_t>(task.blocks_per_nonce);
+  std::vector<std::uint8_t> blocks(task.count * per_nonce * 16);
+  for (std::size_t n = 0; n < task.count; ++n)
+    for (std::size_t b = 0; b < per_nonce; ++b) {
+      const auto counter = jobs::gcm_counter_block(out.nonces[n], static_cast<std::uint32_t>(1 + b));
+      std::copy(counter.begin(), counter.end(), blocks.begin() + static_cast<std::ptrdiff_t>((n * per_nonce + b) * 16));
+    }
+  const SecretBytes shares = aes_blocks(peer, programs_[1][0], key.span().first(kRoundKeyRows), blocks);
+  out.mask_shares = SecretBytes(task.count * 16);
+  out.keystream = SecretBytes(task.count * task.blocks_per_nonce * 16);
+  for (std::size_t n = 0; n < task.count; ++n) {
+    const std::uint8_t* nonce_blocks = shares.data() + n * per_nonce * 16;
+    std::copy_n(nonce_blocks, 16, out.mask_shares.data() + n * 16);
+    std::copy_n(nonce_blocks + 16, task.blocks_per_nonce * 16, out.keystream.data() + n * task.blocks_per_nonce * 16);
+  }
+  return out;
+}
+
+GcmOpened Gc2Backend::gcm_open(two_party::Channel& peer, const GcmOpenTask& task) {
+  if (task.key.algorithm != wire::KeyAlgorithm::Aes256Gcm || task.key_share.size() != wire::material_bytes(task.key.algorithm))
+    throw Error(Component::Server, "GCM open needs an aes256-gcm key share");
+  const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest);
+  const std::size_t text_blocks = (task.text.size() + 15) / 16;
+  std::vector<std::uint8_t> blocks((1 + text_blocks) * 16);
+  for (std::size_t b = 0; b <= text_blocks; ++b) {
+    const auto counter = jobs::gcm_counter_block(task.nonce, static_cast<std::uint32_t>(1 + b));
+    std::copy(counter.begin(), counter.end(), blocks.begin() + static_cast<std::ptrdiff_t>(b * 16));
+  }
+  gc2::Labels mask_labels;
+  const SecretBytes shares =
+      aes_blocks(peer, programs_[1][0], key.span().first(kRoundKeyRows), blocks, &mask_labels);
+  // The computed tag's labels, free: GHASH is linear in the powers' bits.
+  gc2::Labels tag_labels = gc2::ghash_labels(key.span().subspan(kRoundKeyRows), task.aad, task.text);
+  for (std::size_t j = 0; j < 128; ++j) tag_labels[j] ^= mask_labels[j];
+  gc2::Labels given(128);
+  std::vector<std::uint8_t> verdict;
+  if (party_ == 0) {
+    const gc2::Labels zero = gc2::zero_labels(128);
+    const gc2::Labels active = gc2::garbler_input_labels(*garbler_, gc2::bits_of(task.tag), zero);
+    peer.send({reinterpret_cast<const std::uint8_t*>(active.data()), active.size() * sizeof(Block)});
+    verdict = garbler_->garble(equality_, 1, gc2::concatenated(tag_labels.span(), zero.span()), peer);
+  } else {
+    peer.receive({reinterpret_cast<std::uint8_t*>(given.data()), given.size() * sizeof(Block)});
+    verdict = gc2::evaluate(equality_, 1, gc2::concatenated(tag_labels.span(), given.span()), peer);
+  }
+  GcmOpened out;
+  out.keystream = SecretBytes(text_blocks * 16);
+  std::copy_n(shares.data() + 16, text_blocks * 16, out.keystream.data());
+  out.verdict = verdict.at(0);
+  return out;
+}
+
+}  // namespace mpc::two_party_engine

@@ -1,0 +1,571 @@
+#include "engines/two_party/two_party_engine.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "engines/two_party/engine_job.hpp"
+#include "jobs/batch_inputs.hpp"
+#include "node/key_admin.hpp"
+
+namespace mpc::two_party_engine {
+namespace {
+
+constexpr auto kUnannouncedExpiry = std::chrono::seconds(30);
+
+wire::ClientKey client_key(const transport::PublicKey& key) {
+  wire::ClientKey out{};
+  std::copy(key.begin(), key.end(), out.begin());
+  return out;
+}
+
+}  // namespace
+
+TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
+    : settings_(resources.settings),
+      log_(resources.log),
+      host_(resources.host),
+      backend_(make_backend(settings_, log_)),
+      streams_([this] { wakeup_.notify(); }, settings_.limits.peer_timeout, kUnannouncedExpiry) {
+  // A store of three-server shares is refused here rather than at the first job.
+  for (const auto& stored : resources.store.list()) {
+    auto share = resources.store.get(stored.key);
+    if (share && share->size() != wire::material_bytes(stored.key.algorithm))
+      throw Error(Component::Server, wire::describe(stored.key) + " is stored as a three-server share: convert the " +
+                                         "store with mpc-server --convert-from-rss3 before serving " +
+                                         settings::protocol_name(settings_.protocol));
+  }
+  circuits_ = dynamic_cast<Gc2Backend*>(backend_.get());
+  if (circuits_ == nullptr) {
+    own_circuits_ = std::make_unique<Gc2Backend>(settings_.party, log_);
+    circuits_ = own_circuits_.get();
+  }
+  circuits_->set_preparation_budget(static_cast<std::size_t>(settings_.limits.prepared_circuits_mib) << 20);
+  preparations_ = std::make_unique<PreprocessingThread>();
+  randombytes_buf(&next_preparation_job_, sizeof next_preparation_job_);
+  next_preparation_job_ = (next_preparation_job_ >> 2) | kPreparationJobBit;  // room to count up
+  nonce_pool_ = std::make_unique<jobs::NoncePool>(settings_.limits.gcm_nonces_per_client,
+                                                  settings_.limits.gcm_nonce_ttl);
+  if (settings_.protocol == settings::Protocol::Lut2 &&
+      settings_.lut.preprocessing == settings::LutPreprocessing::Dealer) {
+    dealt_pool_ = dynamic_cast<Lut2Backend*>(backend_.get());
+    if (dealt_pool_ == nullptr)
+      throw Error(Component::Server, "[lut] preprocessing = \"dealer\" needs the lut2 back end");
+    dealer_ = std::make_unique<DealerLink>(resources.context, settings_, resources.own_keys, log_);
+    dealt_jobs_ = std::make_unique<PreprocessingThread>();
+  }
+  randombytes_buf(&next_job_, sizeof next_job_);
+  next_job_ >>= 1;  // room to count up without wrapping
+  if (leader() && backend_->wants_preprocessing()) new_pool_epoch();
+  for (std::size_t i = 0; i < kWorkers; ++i) {
+    auto worker = std::make_unique<Worker>();
+    Worker* raw = worker.get();
+    worker->thread = std::thread([this, raw] { worker_loop(*raw); });
+    workers_.push_back(std::move(worker));
+  }
+}
+
+TwoPartyEngine::~TwoPartyEngine() {
+  for (auto& worker : workers_) {
+    {
+      std::lock_guard lock(worker->mutex);
+      worker->stopping = true;
+    }
+    worker->ready.notify_all();
+  }
+  for (auto& worker : workers_) worker->thread.join();
+  log_.info("two-party engine stopping", {{"failed", jobs_failed_}, {"circuits", circuits_->describe_state()}});
+}
+
+std::unique_ptr<node::Engine> make_two_party_engine(const node::EngineResources& resources) {
+  return std::make_unique<TwoPartyEngine>(resources);
+}
+
+std::string TwoPartyEngine::name() const {
+  return std::string(settings::protocol_name(settings_.protocol)) + " (" + backend_->name() + ")";
+}
+
+std::string TwoPartyEngine::sharing() const {
+  return std::string("one XOR share of the key material: this is a two-server cluster (") +
+         settings::protocol_name(settings_.protocol) + ")";
+}
+
+std::vector<void*> TwoPartyEngine::sockets() const {
+  if (dealer_) return {dealer_->socket()};
+  return {};
+}
+
+std::chrono::milliseconds TwoPartyEngine::idle_wait() const {
+  const bool backlog = !unsent_.empty() || streams_.has_outgoing();
+  return backlog ? std::chrono::milliseconds(1) : std::chrono::milliseconds(50);
+}
+
+void TwoPartyEngine::key_changed(const wire::KeyId& key, node::KeyChange change) {
+  if (change == node::KeyChange::Deleted) circuits_->forget_key(key);
+  if (change == node::KeyChange::Stored) circuits_->key_rotated(key);
+}
+
+void TwoPartyEngine::take_peer_frame(node::PeerEnvelope envelope) { handle_peer_frame(std::move(envelope.data)); }
+
+void TwoPartyEngine::step(std::chrono::steady_clock::time_point now) {
+  wakeup_.clear();
+  if (unsent_.empty() && !streams_.has_outgoing()) last_send_progress_ = now;
+  if (dealer_) handle_dealer();
+  if (!leader()) start_announced();
+  if (leader()) schedule_preprocessing();
+  collect_results();
+  if (leader()) schedule_preparation();
+  // A dealt batch takes milliseconds: ask for the next one as soon as the last is stored,
+  // not at the next wake-up.
+  if (dealer_ && leader()) schedule_preprocessing();
+  send_outgoing();
+  if (now - last_expiry_ > std::chrono::seconds(1)) {
+    expire(now);
+    last_expiry_ = now;
+  }
+}
+
+void TwoPartyEngine::answer_error(const node::JobKey& key, wire::Status status, const std::string& detail) {
+  host_.answer(key, node::error_reply(key.request, status, detail));
+}
+
+std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
+  if (const auto* tag = std::get_if<wire::GcmTagRequest>(&job.request)) return check_gcm_tag(job, *tag);
+  if (const auto* compute = std::get_if<wire::ComputeRequest>(&job.request)) {
+    if (compute->key.algorithm != wire::KeyAlgorithm::Aes128 && compute->key.algorithm != wire::KeyAlgorithm::Aes256)
+      return node::Refusal{wire::Status::BadRequest,
+                           wire::describe(compute->key) + " serves only the GCM or Kerberos requests"};
+    if (compute->blocks > settings_.limits.max_job_blocks)
+      return node::Refusal{wire::Status::TooLarge, "job of " + std::to_string(compute->blocks) +
+                                                       " blocks exceeds max_job_blocks " +
+                                                       std::to_string(settings_.limits.max_job_blocks)};
+    if (leader()) {
+      const std::uint64_t entries = backend_->pool_entries(compute->key, compute->blocks);
+      if (entries > backend_->pool_capacity() && backend_->wants_preprocessing())
+        return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) +
+                                                         " lookup-table entries; the pool holds " +
+                                                         std::to_string(backend_->pool_capacity()) +
+                                                         " ([lut] pool_sboxes)"};
+    }
+    if (host_.key_material(compute->key) == nullptr)
+      return node::Refusal{wire::Status::UnknownKey, wire::describe(compute->key) + " not found"};
+    return std::nullopt;
+  }
+  if (auto refusal = circuit_job_refusal(job.request)) return node::Refusal{wire::Status::BadRequest, *refusal};
+  if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&job.request)) {
+    const std::uint64_t blocks = prefetch->count * (1 + static_cast<std::uint64_t>(prefetch->blocks_per_nonce));
+    // More nonces than the pool keeps per client would evict this very prefetch's first ones.
+    if (prefetch->count > settings_.limits.gcm_nonces_per_client)
+      return node::Refusal{wire::Status::TooLarge, "prefetch of " + std::to_string(prefetch->count) +
+                                                       " nonces exceeds gcm_nonces_per_client " +
+                                                       std::to_string(settings_.limits.gcm_nonces_per_client)};
+    if (blocks > settings_.limits.max_job_blocks)
+      return node::Refusal{wire::Status::TooLarge, "prefetch of " + std::to_string(blocks) +
+                                                       " blocks exceeds max_job_blocks " +
+                                                       std::to_string(settings_.limits.max_job_blocks)};
+  }
+  const wire::KeyId& key = std::visit(
+      [](const auto& body) -> const wire::KeyId& {
+        if constexpr (requires { body.key; }) return body.key;
+        else throw Error(Component::Server, "a job request without a key");
+      },
+      job.request);
+  if (host_.key_material(key) == nullptr)
+    return node::Refusal{wire::Status::UnknownKey, wire::describe(key) + " not found"};
+  return std::nullopt;
+}
+
+void TwoPartyEngine::admit(node::ClientJob client_job) {
+  if (const auto* tag = std::get_if<wire::GcmTagRequest>(&client_job.request)) {
+    answer_gcm_tag(client_job, *tag);
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->key = client_job.key;
+  job->client = client_key(client_job.key.client);
+  job->digest = client_job.digest;
+  if (auto* compute = std::get_if<wire::ComputeRequest>(&client_job.request)) {
+    job->request = std::move(*compute);
+  } else {
+    job->request.id = client_job.key.request;
+    job->request.key = std::visit(
+        [](const auto& body) -> wire::KeyId {
+          if constexpr (requires { body.key; }) return body.key;
+          else return {};
+        },
+        client_job.request);
+    job->request.blocks = 0;
+    job->circuit = std::move(client_job.request);
+  }
+  admit_job(std::move(job));
+}
+
+void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
+  const node::JobKey key = job->key;
+  const SecretBytes* share = host_.key_material(job->request.key);
+  if (share == nullptr) {
+    answer_error(key, wire::Status::UnknownKey, wire::describe(job->request.key) + " not found");
+    return;
+  }
+  job->key_share = *share;
+  if (!leader()) {
+    unannounced_.emplace(key, std::move(job));
+    return;
+  }
+  const std::uint64_t entries = backend_->pool_entries(job->request.key, job->request.blocks);
+  job->number = next_job_++;
+  job->pool_epoch = pool_epoch_;
+  job->pool_start = next_pool_;
+  next_pool_ += entries;
+  ++client_jobs_running_;
+  wire::TwoServerAnnounce announce;
+  announce.job = job->number;
+  announce.client = job->client;
+  announce.request = key.request;
+  announce.pool_epoch = job->pool_epoch;
+  announce.pool_start = job->pool_start;
+  announce.pool_entries = entries;
+  unsent_.push_back(wire::encode_two_server(announce));
+  queue_job(std::move(job));
+}
+
+bool TwoPartyEngine::abandon(const node::JobKey& key) { return unannounced_.erase(key) != 0; }
+
+void TwoPartyEngine::handle_peer_frame(std::vector<std::uint8_t> frame) {
+  wire::TwoServerMessage message;
+  try {
+    message = wire::decode_two_server(frame);
+  } catch (const FormatError& error) {
+    log_.warn("malformed peer frame", {{"error", error.what()}});
+    return;
+  }
+  if (auto* data = std::get_if<wire::TwoServerData>(&message)) {
+    const std::uint64_t job = data->job;
+    // The first frame of a preparation the leader started: the follower keeps what it brings.
+    if (streams_.deliver(job, std::move(data->bytes)) && !leader() && (job & kPreparationJobBit) != 0)
+      preparations_->post([this, job] { keep_preparation(job); });
+  } else if (auto* abort = std::get_if<wire::TwoServerAbort>(&message)) {
+    streams_.peer_aborted(abort->job, abort->reason);
+  } else if (auto* announce = std::get_if<wire::TwoServerAnnounce>(&message)) {
+    if (leader()) {
+      log_.warn("announcement from the follower ignored", {{"job", announce->job}});
+      return;
+    }
+    announced_.emplace_back(*announce, std::chrono::steady_clock::now());
+  }
+}
+
+void TwoPartyEngine::start_announced() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!announced_.empty()) {
+    const auto& [announce, when] = announced_.front();
+    if (backend_->wants_preprocessing() && announce.pool_epoch != pool_epoch_) {
+      // The leader started afresh (or lost track of this server's pool): so does the pool.
+      pool_epoch_ = announce.pool_epoch;
+      backend_->reset_pool(pool_epoch_);
+    }
+    if (announce.kind == wire::TwoServerJobKind::LutPreprocessing) {
+      if (!backend_->wants_preprocessing()) {
+        streams_.send_abort(announce.job, "this server's protocol has no preprocessing");
+      } else if ((announce.dealer_batch != 0) != (dealer_ != nullptr)) {
+        streams_.send_abort(announce.job, dealer_ ? "server 2 has [lut] preprocessing = \"dealer\", server 1 not"
+                                                  : "server 1 has [lut] preprocessing = \"dealer\", server 2 not");
+      } else {
+        auto job = std::make_shared<Job>();
+        job->number = announce.job;
+        job->kind = announce.kind;
+        job->pool_epoch = announce.pool_epoch;
+        job->pool_start = announce.pool_start;
+        job->pool_entries = announce.pool_entries;
+        if (dealer_) {
+          dealer_->expect(job->number, announce.dealer_batch);
+          dealt_jobs_->post([this, job] { run_preprocessing(*job); });
+        } else {
+          queue_job(std::move(job));
+        }
+      }
+      announced_.pop_front();
+      continue;
+    }
+    node::JobKey key;
+    std::copy(announce.client.begin(), announce.client.end(), key.client.begin());
+    key.request = announce.request;
+    auto it = unannounced_.find(key);
+    if (it == unannounced_.end()) {
+      if (now - when < settings_.limits.job_wait) return;
+      streams_.send_abort(announce.job, "the follower never received the client's request");
+      log_.warn("announced job without its request abandoned", {{"job", announce.job}});
+      announced_.pop_front();
+      continue;
+    }
+    auto job = std::move(it->second);
+    unannounced_.erase(it);
+    if (backend_->pool_entries(job->request.key, job->request.blocks) != announce.pool_entries) {
+      streams_.send_abort(announce.job, "pool entries disagree");
+      answer_error(job->key, wire::Status::PeerFailure,
+                  "the servers disagree on the job's lookup-table entries");
+      announced_.pop_front();
+      continue;
+    }
+    job->number = announce.job;
+    job->pool_epoch = announce.pool_epoch;
+    job->pool_start = announce.pool_start;
+    announced_.pop_front();
+    queue_job(std::move(job));
+  }
+}
+
+void TwoPartyEngine::queue_job(std::shared_ptr<Job> job) {
+  Worker& worker = *workers_[job->number % workers_.size()];
+  {
+    std::lock_guard lock(worker.mutex);
+    worker.queue.push_back(std::move(job));
+  }
+  worker.ready.notify_one();
+}
+
+void TwoPartyEngine::worker_loop(Worker& worker) {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(worker.mutex);
+      worker.ready.wait(lock, [&] { return worker.stopping || !worker.queue.empty(); });
+      if (worker.stopping) return;
+      job = std::move(worker.queue.front());
+      worker.queue.pop_front();
+    }
+    if (job->kind == wire::TwoServerJobKind::LutPreprocessing) {
+      run_preprocessing(*job);
+      continue;
+    }
+    if (job->circuit)
+      run_circuit_job(*job);
+    else
+      run_compute_job(*job);
+    job->key_share.clear();
+    {
+      std::lock_guard lock(results_mutex_);
+      results_.push_back(std::move(job));
+    }
+    wakeup_.notify();
+  }
+}
+
+void TwoPartyEngine::run_compute_job(Job& job) {
+  std::vector<std::uint8_t> input(static_cast<std::size_t>(job.request.blocks) * 16);
+  jobs::public_blocks(job.request, 0, job.request.blocks, input);
+  ComputeTask task;
+  task.job = job.number;
+  task.key = job.request.key;
+  task.decrypt = job.request.operation == wire::Operation::EcbDecrypt;
+  task.key_share = job.key_share.span();
+  task.input = input;
+  task.blocks = job.request.blocks;
+  task.pool_epoch = job.pool_epoch;
+  task.pool_start = job.pool_start;
+  try {
+    auto stream = streams_.open(job.number);
+    job.result = backend_->compute(*stream, task);
+  } catch (const PeerError& error) {
+    fail(job, wire::Status::PeerFailure, error.what());
+  } catch (const BackendBusy& error) {
+    fail(job, wire::Status::Busy, error.what());
+  } catch (const std::exception& error) {
+    fail(job, wire::Status::Internal, error.what());
+  }
+}
+
+void TwoPartyEngine::fail(Job& job, wire::Status status, const std::string& error) {
+  job.status = status;
+  job.error = error;
+  streams_.send_abort(job.number, error);
+}
+
+void TwoPartyEngine::run_preprocessing(Job& job) {
+  try {
+    auto stream = streams_.open(job.number);
+    if (dealer_)
+      store_dealt_batch(*stream, job);
+    else
+      backend_->preprocess(*stream, job.pool_epoch, job.pool_start, job.pool_entries);
+  } catch (const std::exception& error) {
+    job.status = wire::Status::PeerFailure;
+    job.error = error.what();
+    streams_.send_abort(job.number, error.what());
+  }
+  std::lock_guard lock(results_mutex_);
+  preprocessed_.push_back({job.status == wire::Status::Ok, job.pool_epoch, job.pool_entries, job.error});
+  wakeup_.notify();
+}
+
+void TwoPartyEngine::new_pool_epoch() {
+  const std::uint64_t previous = pool_epoch_;
+  do randombytes_buf(&pool_epoch_, sizeof pool_epoch_);
+  while (pool_epoch_ == 0 || pool_epoch_ == previous);
+  backend_->reset_pool(pool_epoch_);
+  next_pool_ = 0;
+  next_produce_ = 0;
+  preprocessing_in_flight_ = false;
+  if (dealer_) dealer_->cancel_request();  // its batch would be numbered for the old pool
+  log_.info("lookup-table pool restarted", {{"epoch", pool_epoch_}});
+}
+
+void TwoPartyEngine::schedule_preprocessing() {
+  if (!backend_->wants_preprocessing() || preprocessing_in_flight_) return;
+  const std::uint64_t batch = backend_->preprocess_batch();
+  const std::uint64_t capacity = backend_->pool_capacity();
+  if (next_produce_ + batch > next_pool_ + capacity) return;
+  // Dealt entries cost the servers a copy (and server 1 a ChaCha20 expansion): the pool is
+  // kept full even while client jobs run. The job starts when the batch comes (handle_dealer).
+  if (dealer_) {
+    dealer_->request_batch(batch);
+    return;
+  }
+  // Preprocessing competes with the online phase for the same cores: while client jobs run,
+  // it waits unless the pool is down to a quarter of its size.
+  const std::uint64_t ahead = next_produce_ > next_pool_ ? next_produce_ - next_pool_ : 0;
+  if (client_jobs_running_ > 0 && ahead >= capacity / 4) return;
+  announce_preprocessing(batch, 0);
+}
+
+void TwoPartyEngine::announce_preprocessing(std::uint64_t entries, std::uint64_t dealer_batch) {
+  auto job = std::make_shared<Job>();
+  job->number = next_job_++;
+  job->kind = wire::TwoServerJobKind::LutPreprocessing;
+  job->pool_epoch = pool_epoch_;
+  job->pool_start = next_produce_;
+  job->pool_entries = entries;
+  wire::TwoServerAnnounce announce;
+  announce.job = job->number;
+  announce.kind = job->kind;
+  announce.pool_epoch = pool_epoch_;
+  announce.pool_start = job->pool_start;
+  announce.pool_entries = entries;
+  announce.dealer_batch = dealer_batch;
+  unsent_.push_back(wire::encode_two_server(announce));
+  next_produce_ += entries;
+  preprocessing_in_flight_ = true;
+  if (dealer_batch != 0) {
+    dealer_->expect(job->number, dealer_batch);
+    dealt_jobs_->post([this, job] { run_preprocessing(*job); });
+  } else {
+    queue_job(std::move(job));
+  }
+}
+
+void TwoPartyEngine::handle_dealer() {
+  dealer_->tick(std::chrono::steady_clock::now());
+  const auto grant = dealer_->receive();
+  // The leader asked for this batch when the pool had room for it, and a new pool epoch since
+  // would have cancelled the request: it still fits.
+  if (grant && leader() && !preprocessing_in_flight_) announce_preprocessing(grant->count, grant->batch);
+}
+
+// Each server stores its shares of the dealer's batch; the follower then confirms the batch id
+// it stored, so a batch that never reached it (or another one) fails the job on both sides and
+// the leader starts a new pool epoch, as after a failed OT preprocessing job.
+void TwoPartyEngine::store_dealt_batch(two_party::Channel& peer, const Job& job) {
+  // The follower gives up well within the leader's stream timeout, so the leader hears why.
+  const auto wait = leader() ? std::chrono::milliseconds(0) : settings_.limits.peer_timeout / 2;
+  auto shares = dealer_->take(job.number, job.pool_entries, wait);
+  dealt_pool_->store_dealt(job.pool_epoch, job.pool_start, std::move(shares.entries));
+  std::array<std::uint8_t, 8> stored{};
+  for (std::size_t i = 0; i < stored.size(); ++i) stored[i] = static_cast<std::uint8_t>(shares.batch >> (8 * i));
+  if (!leader()) {
+    peer.send(stored);
+    peer.flush();
+    return;
+  }
+  std::array<std::uint8_t, 8> confirmed{};
+  peer.receive(confirmed);
+  if (confirmed != stored)
+    throw PeerError(Component::Server, "the other server stored another dealer batch for pool entries " +
+                                           std::to_string(job.pool_start) + ".." +
+                                           std::to_string(job.pool_start + job.pool_entries));
+}
+
+void TwoPartyEngine::collect_results() {
+  std::vector<std::shared_ptr<Job>> done;
+  std::vector<Preprocessed> preprocessed;
+  {
+    std::lock_guard lock(results_mutex_);
+    done.swap(results_);
+    preprocessed.swap(preprocessed_);
+    if (preparation_finished_) preparation_in_flight_ = false;
+    preparation_finished_ = false;
+  }
+  for (const auto& batch : preprocessed) {
+    if (batch.epoch != pool_epoch_) continue;  // made for a pool since dropped
+    preprocessing_in_flight_ = false;
+    if (batch.ok) {
+      log_.debug("lookup-table entries made", {{"entries", batch.entries}, {"pool", backend_->describe_state()}});
+    } else {
+      // The other server may have lost its pool (a restart): start both afresh.
+      log_.warn("lookup-table preprocessing failed", {{"error", batch.error}});
+      if (leader()) new_pool_epoch();
+    }
+  }
+  for (auto& job : done) {
+    if (leader() && client_jobs_running_ > 0) --client_jobs_running_;
+    if (job->status != wire::Status::Ok) {
+      ++jobs_failed_;
+      // A job that failed on the other server's side may mean it lost its pool (a restart).
+      if (leader() && job->status == wire::Status::PeerFailure && backend_->wants_preprocessing() &&
+          !job->circuit)
+        new_pool_epoch();
+      log_.warn("job failed", {{"job", job->number}, {"error", job->error}});
+      answer_error(job->key, job->status, job->error);
+      continue;
+    }
+    if (job->circuit) {
+      answer_circuit_job(*job);
+      continue;
+    }
+    wire::Reply answer;
+    answer.id = job->request.id;
+    wire::ComputeResult result;
+    result.blocks = job->request.blocks;
+    result.x.assign(job->result.span().begin(), job->result.span().end());
+    answer.body = std::move(result);
+    host_.answer(job->key, std::move(answer));
+    job->result.clear();
+  }
+}
+
+void TwoPartyEngine::send_outgoing() {
+  const int peer = settings_.peers.front().party;
+  const auto now = std::chrono::steady_clock::now();
+  while (!unsent_.empty()) {
+    if (!host_.peers().try_send_to(peer, unsent_.front())) return;
+    unsent_.pop_front();
+    last_send_progress_ = now;
+  }
+  while (const auto* frame = streams_.peek_outgoing()) {
+    if (!host_.peers().try_send_to(peer, *frame)) return;
+    streams_.pop_outgoing();
+    last_send_progress_ = now;
+  }
+}
+
+void TwoPartyEngine::expire(std::chrono::steady_clock::time_point now) {
+  streams_.expire(now);
+  nonce_pool_->expire(now);
+  for (auto it = unannounced_.begin(); it != unannounced_.end();) {
+    if (now - it->second->arrived > kUnannouncedExpiry) {
+      answer_error(it->first, wire::Status::PeerFailure,
+                    "the leading server never announced this request");
+      it = unannounced_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Frames the peer has not taken for a whole peer timeout are dropped: their jobs have
+  // failed on both sides by then (each side's stream times out).
+  if ((!unsent_.empty() || streams_.has_outgoing()) && now - last_send_progress_ > settings_.limits.peer_timeout) {
+    unsent_.clear();
+    streams_.drop_outgoing();
+  }
+}
+
+}  // namespace mpc::two_party_engine

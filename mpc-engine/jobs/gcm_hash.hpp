@@ -1,0 +1,21 @@
+// One server's share of GHASH_H(aad, text) from its share of an aes256-gcm key's material:
+// GHASH of public data is linear in H's powers, so each server applies it to the shares of
+// the powers it holds and no server talks to another (docs/ticket-format.md).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "common/secret.hpp"
+#include "protocol/rss3/shares.hpp"
+
+namespace mpc::jobs {
+
+// `x` and `a` are the two components of this server's share of the key's material (for an
+// XOR share, `a` is empty and the result's a component is zero). Throws Error(Server) when
+// the input needs more GHASH blocks than the stored powers (wire::kGcmHashPowers). The
+// copies of the powers it makes are wiped.
+rss3::ByteShare gcm_hash_share(std::span<const std::uint8_t> x, std::span<const std::uint8_t> a,
+                               std::span<const std::uint8_t> aad, std::span<const std::uint8_t> text);
+
+}  // namespace mpc::jobs

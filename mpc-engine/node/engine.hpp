@@ -1,0 +1,104 @@
+// The seam between a server's shell (node.hpp) and the protocol engine it runs: the
+// three-party engine (engines/three_party) or the two-party one (engines/two_party). The
+// shell owns the sockets, the store, the key material, client intake and the agreement of
+// the servers on each request; an engine owns how the jobs it is handed are computed with
+// the other servers. The two engines implement this interface as siblings and never include
+// each other.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/log.hpp"
+#include "common/secret.hpp"
+#include "node/job_key.hpp"
+#include "node/peer_links.hpp"
+#include "settings/server_settings.hpp"
+#include "store/share_store.hpp"
+#include "transport/zmq_link.hpp"
+#include "wire/client_messages.hpp"
+
+namespace mpc::node {
+
+// A client's job request as the shell hands it to an engine.
+struct ClientJob {
+  JobKey key;                  // the authenticated client key and its request id
+  wire::Request request;       // Compute, GcmPrefetch, GcmTag, GcmOpen or Krb
+  wire::RequestDigest digest;  // of the request frame as it arrived here
+};
+
+enum class KeyChange { Stored, Deleted };
+
+// Why a request is refused.
+struct Refusal {
+  wire::Status status = wire::Status::BadRequest;
+  std::string detail;
+};
+
+// What the shell offers its engine. Every call is made on the shell's thread.
+class EngineHost {
+ public:
+  virtual ~EngineHost() = default;
+  // The share material of a stored key from the shell's bounded cache, or nullptr. Valid
+  // until the next call of key_material or the next turn of the shell's loop.
+  virtual const SecretBytes* key_material(const wire::KeyId& key) = 0;
+  // Answers a job the engine was handed (once; later answers of the same job are dropped).
+  virtual void answer(const JobKey& key, wire::Reply reply) = 0;
+  // Ends a job without an answer (a follower's job that no batch named in time).
+  virtual void forget(const JobKey& key) = 0;
+  // A peer frame the engine took off the peer socket itself (while it waited inside a batch)
+  // that is the shell's to handle: true if the shell took it.
+  virtual bool take_shell_frame(PeerEnvelope& envelope) = 0;
+  virtual PeerLinks& peers() = 0;
+};
+
+// What an engine is built from: the shell's settings, keys, store and sockets, and the shell
+// itself as its host. All outlive the engine.
+struct EngineResources {
+  const settings::ServerSettings& settings;
+  const Logger& log;
+  const transport::CurveKeyPair& own_keys;
+  transport::Context& context;
+  store::ShareStore& store;
+  EngineHost& host;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // This engine's refusal of a request before any server computes with it (its limits, the
+  // key's kind, the stored share), or nullopt when it can run it.
+  virtual std::optional<Refusal> check(const ClientJob& job) = 0;
+  // Takes a job the servers agree on (at the leader, and for a GCM tag everywhere) or that
+  // this follower holds and has confirmed to the leader. It answers through the host.
+  virtual void admit(ClientJob job) = 0;
+  // Gives up a job that no batch has named (the leader refused it): true if it held it.
+  virtual bool abandon(const JobKey& key) = 0;
+  // A frame from a peer server that is not the shell's.
+  virtual void take_peer_frame(PeerEnvelope envelope) = 0;
+  // One turn of work: starts what can start, answers what finished, expires what is stale.
+  virtual void step(std::chrono::steady_clock::time_point now) = 0;
+  // How long the shell may sleep before the next step is due (it wakes earlier on a socket).
+  virtual std::chrono::milliseconds idle_wait() const = 0;
+  // ZeroMQ sockets and file descriptors the shell must wait on besides its own.
+  virtual std::vector<void*> sockets() const = 0;
+  virtual std::vector<int> descriptors() const = 0;
+
+  // The engine's part of the Status reply (batches, epoch, traffic, AND gates).
+  virtual void fill_status(wire::ServerStatus& status) const = 0;
+  // A key was stored or deleted here: drop whatever the engine keeps made from its material.
+  virtual void key_changed(const wire::KeyId& key, KeyChange change) = 0;
+  // How one server's share of a key is kept: copies of the material in it (2 for a replicated
+  // share x || a, 1 for an XOR share), and how to say so in a refusal of another form.
+  virtual std::size_t share_copies() const = 0;
+  virtual std::string sharing() const = 0;
+  // For logs.
+  virtual std::string name() const = 0;
+};
+
+}  // namespace mpc::node

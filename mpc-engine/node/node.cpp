@@ -1,0 +1,417 @@
+#include "node/node.hpp"
+
+#include <algorithm>
+#include <variant>
+
+#include "common/error.hpp"
+#include "node/key_admin.hpp"
+#include "wire/sealed_share.hpp"
+
+namespace mpc::node {
+namespace {
+
+constexpr std::size_t kMaxRequestsPerDrain = 4096;
+// How long tombstones and notes about requests this server never received are kept.
+constexpr auto kLedgerLifetime = std::chrono::seconds(30);
+
+bool is_job(const wire::Request& request) {
+  return std::holds_alternative<wire::ComputeRequest>(request) ||
+         std::holds_alternative<wire::GcmPrefetchRequest>(request) ||
+         std::holds_alternative<wire::GcmTagRequest>(request) ||
+         std::holds_alternative<wire::GcmOpenRequest>(request) || std::holds_alternative<wire::KrbRequest>(request);
+}
+
+// A notes frame (peer_messages.hpp) is the shell's; every other peer frame is the engine's.
+bool is_notes_frame(const std::vector<std::uint8_t>& frame) {
+  return frame.size() >= 2 && frame[0] == wire::kProtocolVersion &&
+         frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Notes);
+}
+
+std::vector<int> cluster_parties(const settings::ServerSettings& settings) {
+  std::vector<int> parties{settings.party};
+  for (const auto& peer : settings.peers) parties.push_back(peer.party);
+  std::sort(parties.begin(), parties.end());
+  return parties;
+}
+
+}  // namespace
+
+Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFactory& make_engine)
+    : settings_(std::move(settings)),
+      log_(log),
+      own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
+      store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)),
+      key_cache_(store_),
+      parties_(cluster_parties(settings_)),
+      ledger_(2 * static_cast<std::size_t>(settings_.limits.max_pending_jobs), kLedgerLifetime) {
+  // Opening every record proves the storage key is the right one before serving.
+  (void)store_.list();
+  // The engine checks the store and runs its self-tests before any socket is bound: a server
+  // that must not serve never takes its ports.
+  engine_ = make_engine(EngineResources{settings_, log_, own_keys_, context_, store_, *this});
+  for (const auto& key : settings_.compute_clients) context_.allow("clients", key, "compute");
+  for (const auto& key : settings_.admin_clients) context_.allow("clients", key, "admin");
+  transport::LinkOptions client_options;
+  // The largest frames: a job's blocks, a sealed replicated share of an aes256-gcm key, a GCM
+  // request's kGcmHashPowers blocks of AAD and text (and small fields).
+  const std::int64_t largest_body = std::max(
+      {static_cast<std::int64_t>(settings_.limits.max_job_blocks) * 16,
+       static_cast<std::int64_t>(2 * wire::material_bytes(wire::KeyAlgorithm::Aes256Gcm) + wire::kSealedShareOverhead),
+       static_cast<std::int64_t>(wire::kGcmHashPowers * 16)});
+  client_options.max_message_bytes = largest_body + 4096;
+  clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
+                                                   client_options);
+  peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_);
+  log_.info("serving", {{"party", settings_.party + 1},
+                        {"engine", engine_->name()},
+                        {"clients", settings_.client_endpoint},
+                        {"peers", settings_.peer_endpoint},
+                        {"stored_keys", static_cast<std::uint64_t>(store_.count())}});
+}
+
+Node::~Node() { engine_.reset(); }
+
+void Node::run(const std::atomic<bool>& stop) {
+  auto last_housekeeping = std::chrono::steady_clock::now();
+  while (!stop.load()) {
+    std::vector<void*> sockets{clients_->native(), peers_->listener_socket()};
+    for (void* socket : engine_->sockets()) sockets.push_back(socket);
+    const std::vector<int> descriptors = engine_->descriptors();
+    transport::wait_readable(sockets, descriptors, idle_wait());
+    for (std::size_t i = 0; i < kMaxRequestsPerDrain; ++i) {
+      auto message = clients_->receive(std::chrono::milliseconds(0));
+      if (!message) break;
+      handle_client_message(*message);
+    }
+    flush_notes();
+    for (;;) {
+      auto envelope = peers_->receive(std::chrono::milliseconds(0));
+      if (!envelope) break;
+      if (envelope->from_party < 0) continue;
+      if (!take_shell_frame(*envelope)) engine_->take_peer_frame(std::move(*envelope));
+    }
+    while (!notes_in_.empty()) {
+      auto [from, notes] = std::move(notes_in_.front());
+      notes_in_.pop_front();
+      handle_notes(from, notes);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    pass_deadlines(now);
+    engine_->step(now);
+    flush_notes();
+    if (now - last_housekeeping > std::chrono::seconds(1)) {
+      ledger_.expire(now);
+      last_housekeeping = now;
+    }
+  }
+  log_.info("stopping", {{"jobs", jobs_served_}});
+}
+
+std::chrono::milliseconds Node::idle_wait() const {
+  std::chrono::milliseconds wait = engine_->idle_wait();
+  if (!deadlines_.empty()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadlines_.front().first -
+                                                                            std::chrono::steady_clock::now());
+    wait = std::min(wait, std::max(left + std::chrono::milliseconds(1), std::chrono::milliseconds(0)));
+  }
+  return wait;
+}
+
+const SecretBytes* Node::key_material(const wire::KeyId& key) { return key_cache_.get(key); }
+
+bool Node::take_shell_frame(PeerEnvelope& envelope) {
+  if (!is_notes_frame(envelope.data)) return false;
+  try {
+    auto message = wire::decode_peer_message(envelope.data);
+    if (auto* notes = std::get_if<std::vector<wire::RequestNote>>(&message))
+      notes_in_.emplace_back(envelope.from_party, std::move(*notes));
+  } catch (const FormatError& error) {
+    log_.warn("malformed peer message", {{"from", envelope.from_party + 1}, {"error", error.what()}});
+  }
+  return true;
+}
+
+void Node::send_reply(const std::string& routing_id, const wire::Reply& reply) {
+  if (!clients_->send(routing_id, wire::encode_reply(reply)))
+    log_.debug("client gone before reply", {{"status", wire::status_name(reply.status)}});
+}
+
+void Node::answer(const JobKey& key, wire::Reply reply) {
+  auto it = live_.find(key);
+  if (it == live_.end() || it->second.held) return;  // answered or given up already
+  if (reply.status == wire::Status::Ok) ++jobs_served_;
+  count_refusal(reply.status, key, reply.error);
+  send_reply(it->second.routing_id, reply);
+  const bool local = it->second.local;
+  live_.erase(it);
+  // A GCM tag's id stays spent: its nonce is gone at every server.
+  if (local)
+    ledger_.bury(key, Tombstone{wire::Status::BadRequest, "request id already in use", true, {}},
+                 std::chrono::steady_clock::now());
+}
+
+void Node::forget(const JobKey& key) {
+  auto it = live_.find(key);
+  if (it != live_.end() && !it->second.held) live_.erase(it);
+}
+
+void Node::count_refusal(wire::Status status, const JobKey& key, const std::string& detail) {
+  if (status != wire::Status::RequestMismatch) return;
+  ++request_mismatches_;
+  log_.warn("request refused: the servers' copies differ", {{"request", describe_request(key)}, {"detail", detail}});
+}
+
+void Node::handle_client_message(transport::ReceivedMessage& message) {
+  wire::Request request;
+  try {
+    request = wire::decode_request(message.data);
+  } catch (const FormatError& error) {
+    log_.warn("malformed request", {{"error", error.what()}});
+    send_reply(message.routing_id,
+               error_reply(salvage_request_id(message.data), wire::Status::BadRequest, error.what()));
+    return;
+  }
+  const wire::RequestId id = wire::request_id(request);
+  try {
+    if (is_job(request)) {
+      if (message.role != "admin" && message.role != "compute") {
+        send_reply(message.routing_id, error_reply(id, wire::Status::Unauthorized, "this client may not compute"));
+        return;
+      }
+      handle_job(message, std::move(request));
+      return;
+    }
+    handle_admin(message, request);
+  } catch (const Error& error) {
+    log_.error("request failed", {{"error", error.what()}});
+    send_reply(message.routing_id, error_reply(id, wire::Status::Internal, error.what()));
+  }
+}
+
+void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& request) {
+  const wire::RequestId id = wire::request_id(request);
+  if (std::holds_alternative<wire::StatusRequest>(request)) {
+    wire::ServerStatus status;
+    status.party = static_cast<std::uint8_t>(settings_.party);
+    status.jobs = jobs_served_;
+    status.stored_keys = static_cast<std::uint32_t>(store_.count());
+    status.request_mismatches = request_mismatches_;
+    engine_->fill_status(status);
+    wire::Reply answer;
+    answer.id = id;
+    answer.body = status;
+    send_reply(message.routing_id, answer);
+    return;
+  }
+  if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
+    key_cache_.forget(remove->key);
+    engine_->key_changed(remove->key, KeyChange::Deleted);
+  }
+  if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
+    key_cache_.forget(import->key);
+    engine_->key_changed(import->key, KeyChange::Stored);
+  }
+  if (auto answer = answer_key_admin(request, message.role, store_, own_keys_, engine_->share_copies(),
+                                     engine_->sharing(), log_))
+    send_reply(message.routing_id, *answer);
+}
+
+bool Node::answer_known(const transport::ReceivedMessage& message, const JobKey& key) {
+  if (live_.count(key) != 0) {
+    send_reply(message.routing_id, error_reply(key.request, wire::Status::BadRequest, "request id already in use"));
+    return true;
+  }
+  Tombstone* tombstone = ledger_.tombstone(key);
+  if (tombstone == nullptr) return false;
+  if (tombstone->answered_here) {
+    send_reply(message.routing_id, error_reply(key.request, wire::Status::BadRequest, "request id already in use"));
+  } else {
+    // Given up before this copy came: nothing will compute it, so it is answered at once.
+    tombstone->answered_here = true;
+    count_refusal(tombstone->status, key, tombstone->detail);
+    send_reply(message.routing_id, error_reply(key.request, tombstone->status, tombstone->detail));
+  }
+  return true;
+}
+
+void Node::handle_job(transport::ReceivedMessage& message, wire::Request request) {
+  const JobKey key{message.sender, wire::request_id(request)};
+  if (answer_known(message, key)) return;
+  const bool local = std::holds_alternative<wire::GcmTagRequest>(request);
+  ClientJob job{key, std::move(request), wire::request_digest(message.data)};
+  if (live_.size() >= settings_.limits.max_pending_jobs) {
+    refuse(message, key, local, {wire::Status::Busy, "too many pending jobs"});
+    return;
+  }
+  if (auto refusal = engine_->check(job)) {
+    refuse(message, key, local, *refusal);
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  const PartyWord own{job.digest, wire::Status::Ok, {}};
+  Live live;
+  live.routing_id = message.routing_id;
+  live.words = ledger_.take_early(key);
+  live.words[static_cast<std::size_t>(settings_.party)] = own;
+  live.local = local;
+  live.arrived = now;
+  live.held = std::move(job);
+  Live& held = live_.emplace(key, std::move(live)).first->second;
+  if (local) {
+    tell_others(key, own);
+  } else if (!leader()) {
+    tell(0, key, own);
+    hand_over(held);
+    return;
+  }
+  deadlines_.emplace_back(now + settings_.limits.job_wait, key);
+  settle(key);
+}
+
+void Node::refuse(const transport::ReceivedMessage& message, const JobKey& key, bool local, const Refusal& refusal) {
+  send_reply(message.routing_id, error_reply(key.request, refusal.status, refusal.detail));
+  // The others must not compute what this server will not: a tag's refusal goes to everyone,
+  // the leader gives a request up everywhere, a follower tells the leader, which does.
+  const PartyWord word{{}, refusal.status, refusal.detail};
+  if (local) {
+    tell_others(key, word);
+  } else if (leader()) {
+    for (int party : parties_)
+      if (party != settings_.party)
+        tell(party, key, PartyWord{{}, refusal.status, "party 1 refused the request: " + refusal.detail});
+  } else {
+    tell(0, key, word);
+  }
+  ledger_.bury(key, Tombstone{refusal.status, refusal.detail, true, {}}, std::chrono::steady_clock::now());
+}
+
+void Node::tell(int party, const JobKey& key, const PartyWord& word) { outgoing_notes_.add(party, make_note(key, word)); }
+
+void Node::tell_others(const JobKey& key, const PartyWord& word) {
+  for (int party : parties_)
+    if (party != settings_.party) tell(party, key, word);
+}
+
+void Node::hand_over(Live& live) {
+  ClientJob job = std::move(*live.held);
+  live.held.reset();
+  engine_->admit(std::move(job));
+}
+
+void Node::settle(const JobKey& key) {
+  auto it = live_.find(key);
+  if (it == live_.end() || !it->second.held) return;
+  const Verdict verdict = judge(it->second.words, parties_);
+  switch (verdict.consensus) {
+    case Consensus::Waiting: return;
+    case Consensus::Agreed: hand_over(it->second); return;
+    case Consensus::Differ:
+    case Consensus::Refused:
+      give_up(key, verdict.status, verdict.detail, leader() && !it->second.local);
+      return;
+  }
+}
+
+void Node::give_up(const JobKey& key, wire::Status status, const std::string& detail, bool tell_followers) {
+  bool held = false;
+  if (auto it = live_.find(key); it != live_.end()) {
+    held = true;
+    count_refusal(status, key, detail);
+    send_reply(it->second.routing_id, error_reply(key.request, status, detail));
+    live_.erase(it);
+  }
+  ledger_.bury(key, Tombstone{status, detail, held, {}}, std::chrono::steady_clock::now());
+  if (tell_followers)
+    for (int party : parties_)
+      if (party != settings_.party) tell(party, key, PartyWord{{}, status, detail});
+}
+
+void Node::handle_notes(int from, const std::vector<wire::RequestNote>& notes) {
+  if (from < 0 || from >= 3 || from == settings_.party ||
+      std::find(parties_.begin(), parties_.end(), from) == parties_.end())
+    return;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& note : notes) {
+    const JobKey key{note.client, note.request};
+    PartyWord word{note.digest, note.status, note.detail};
+    if (auto it = live_.find(key); it != live_.end()) {
+      Live& live = it->second;
+      if (live.held) {
+        auto& slot = live.words[static_cast<std::size_t>(from)];
+        if (!slot) slot = std::move(word);
+        settle(key);
+      } else if (!leader() && from == 0 && word.status != wire::Status::Ok) {
+        // The leader gave up a request this follower had already handed over.
+        (void)engine_->abandon(key);
+        live.held.reset();
+        count_refusal(word.status, key, word.detail);
+        send_reply(live.routing_id, error_reply(key.request, word.status, word.detail));
+        live_.erase(it);
+        ledger_.bury(key, Tombstone{word.status, word.detail, true, {}}, now);
+      }
+      continue;
+    }
+    if (Tombstone* tombstone = ledger_.tombstone(key)) {
+      // A follower's copy that came after the leader gave the request up: tell it again, so it
+      // answers that copy at once.
+      if (leader() && word.status == wire::Status::Ok) tell(from, key, PartyWord{{}, tombstone->status, tombstone->detail});
+      continue;
+    }
+    if (!leader() && from == 0 && word.status != wire::Status::Ok) {
+      ledger_.bury(key, Tombstone{word.status, word.detail, false, {}}, now);
+      continue;
+    }
+    const bool first = !ledger_.has_early(key);
+    ledger_.keep_early(key, from, std::move(word), now);
+    // The leader gives up on a request it has no copy of by job_wait after the first note.
+    if (leader() && first) deadlines_.emplace_back(now + settings_.limits.job_wait, key);
+  }
+}
+
+void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
+  while (!deadlines_.empty() && deadlines_.front().first <= now) {
+    const JobKey key = deadlines_.front().second;
+    deadlines_.pop_front();
+    auto it = live_.find(key);
+    if (it == live_.end() || !it->second.held) {
+      // The leader heard of a request it never received.
+      if (leader() && it == live_.end() && ledger_.has_early(key))
+        give_up(key, wire::Status::PeerFailure,
+                "party 1 did not receive the request within " + std::to_string(settings_.limits.job_wait.count()) +
+                    " ms",
+                true);
+      continue;
+    }
+    const Live& live = it->second;
+    std::vector<int> spoken;
+    std::string silent;
+    for (int party : parties_) {
+      if (live.words[static_cast<std::size_t>(party)]) {
+        spoken.push_back(party);
+      } else {
+        silent += (silent.empty() ? " " : " and ") + std::to_string(party + 1);
+      }
+    }
+    const bool tell_followers = leader() && !live.local;
+    // Copies that differ already among those that came are a mismatch, silence or not.
+    if (const Verdict partial = judge(live.words, spoken); partial.consensus == Consensus::Differ) {
+      give_up(key, partial.status, partial.detail, tell_followers);
+      continue;
+    }
+    give_up(key, wire::Status::PeerFailure,
+            "party" + silent + " did not confirm holding the request within " +
+                std::to_string(settings_.limits.job_wait.count()) + " ms; nothing was computed",
+            tell_followers);
+  }
+}
+
+void Node::flush_notes() {
+  if (outgoing_notes_.empty()) return;
+  for (int party : parties_) {
+    if (party == settings_.party) continue;
+    for (const auto& frame : outgoing_notes_.take_frames(party))
+      if (!peers_->send_to(party, frame)) log_.debug("notes not sent: peer unreachable", {{"party", party + 1}});
+  }
+}
+
+}  // namespace mpc::node

@@ -1,0 +1,114 @@
+// One server of the engine: the shell every protocol runs in.
+//
+// The node owns what does not depend on the protocol: the CurveZMQ listener for clients and
+// the links to the other servers, the encrypted share store and a bounded cache of open key
+// material, client intake (decoding, the client's role, key administration, Status), the
+// servers' agreement on each request before anything is computed with it
+// (request_agreement.hpp), the answers, and the poll loop. The engine (engine.hpp) is handed
+// the job requests and computes them with the other servers.
+//
+// Which requests an engine is handed, and when: the leader (party 1) hands over a request
+// once every server has confirmed holding the same copy; a follower hands its copy over at
+// once and tells the leader, which names it in a batch only after that. A GCM tag, which no
+// batch carries, is handed over by every server only once all of them agree. Whoever holds a
+// request the others never confirm gives it up after job_wait_ms.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/log.hpp"
+#include "node/engine.hpp"
+#include "node/key_cache.hpp"
+#include "node/peer_links.hpp"
+#include "node/request_agreement.hpp"
+#include "settings/server_settings.hpp"
+#include "store/share_store.hpp"
+#include "transport/zmq_link.hpp"
+
+namespace mpc::node {
+
+using EngineFactory = std::function<std::unique_ptr<Engine>(const EngineResources&)>;
+
+class Node final : public EngineHost {
+ public:
+  // Loads the keys and the store, binds the sockets and builds the engine (which runs its
+  // self-tests: a throw means the caller must not serve).
+  Node(settings::ServerSettings settings, const Logger& log, const EngineFactory& make_engine);
+  ~Node() override;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Serves until `stop` becomes true.
+  void run(const std::atomic<bool>& stop);
+
+  // EngineHost
+  const SecretBytes* key_material(const wire::KeyId& key) override;
+  void answer(const JobKey& key, wire::Reply reply) override;
+  void forget(const JobKey& key) override;
+  bool take_shell_frame(PeerEnvelope& envelope) override;
+  PeerLinks& peers() override { return *peers_; }
+
+ private:
+  // A request this server holds, from its arrival until it is answered.
+  struct Live {
+    std::string routing_id;
+    CopyWords words;                // every party's word on it, this server's own included
+    std::optional<ClientJob> held;  // not yet handed to the engine
+    bool local = false;             // a GCM tag: every server waits for all words
+    std::chrono::steady_clock::time_point arrived;
+  };
+
+  bool leader() const { return settings_.party == 0; }
+  void handle_client_message(transport::ReceivedMessage& message);
+  void handle_job(transport::ReceivedMessage& message, wire::Request request);
+  void handle_admin(transport::ReceivedMessage& message, wire::Request& request);
+  // Answers a request id seen before (live or buried); false if it is new.
+  bool answer_known(const transport::ReceivedMessage& message, const JobKey& key);
+  void refuse(const transport::ReceivedMessage& message, const JobKey& key, bool local, const Refusal& refusal);
+  void tell(int party, const JobKey& key, const PartyWord& word);
+  void tell_others(const JobKey& key, const PartyWord& word);
+  // Hands the request to the engine once every party agrees, or gives it up.
+  void settle(const JobKey& key);
+  void hand_over(Live& live);
+  // Answers a request that is not (or no longer) the engine's with an error and buries it.
+  // The leader also tells the followers when `tell_followers`.
+  void give_up(const JobKey& key, wire::Status status, const std::string& detail, bool tell_followers);
+  void handle_notes(int from, const std::vector<wire::RequestNote>& notes);
+  void pass_deadlines(std::chrono::steady_clock::time_point now);
+  void flush_notes();
+  void send_reply(const std::string& routing_id, const wire::Reply& reply);
+  void count_refusal(wire::Status status, const JobKey& key, const std::string& detail);
+  std::chrono::milliseconds idle_wait() const;
+
+  settings::ServerSettings settings_;
+  const Logger& log_;
+  transport::CurveKeyPair own_keys_;
+  store::ShareStore store_;
+  KeyCache key_cache_;
+  transport::Context context_;
+  std::unique_ptr<transport::Listener> clients_;
+  std::unique_ptr<PeerLinks> peers_;
+  std::vector<int> parties_;  // every party of the cluster, 0-based
+
+  std::map<JobKey, Live> live_;
+  RequestLedger ledger_;
+  OutgoingNotes outgoing_notes_;
+  std::deque<std::pair<int, std::vector<wire::RequestNote>>> notes_in_;  // heard inside an engine's batch
+  // When a request not yet handed over is given up: job_wait after it, or after the first
+  // note about it, came. In arrival order; entries of requests settled meanwhile are skipped.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, JobKey>> deadlines_;
+  std::uint64_t jobs_served_ = 0;
+  std::uint64_t request_mismatches_ = 0;
+
+  std::unique_ptr<Engine> engine_;  // last: built from, and destroyed before, everything above
+};
+
+}  // namespace mpc::node

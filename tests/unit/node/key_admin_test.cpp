@@ -1,0 +1,114 @@
+// tests/unit/server/key_admin_test.cpp: key administration as both kinds of server answer it:
+// only admin clients, shares of the cluster's form only, sealed to this server's key for the
+// request's key id, no overwriting, and clear refusals.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "node/key_admin.hpp"
+#include "store/share_store.hpp"
+
+namespace {
+
+using namespace mpc;
+namespace fs = std::filesystem;
+
+class KeyAdminTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "key_admin_test.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    directory = pattern;
+    store = std::make_unique<store::ShareStore>(directory / "data", store::generate_storage_key());
+  }
+  void TearDown() override {
+    store.reset();
+    fs::remove_all(directory);
+  }
+  wire::Reply answer(wire::Request request, const std::string& role, std::size_t copies) {
+    auto reply = node::answer_key_admin(request, role, *store, own, copies, "the expected form", log);
+    EXPECT_TRUE(reply.has_value());
+    return reply.value_or(wire::Reply{});
+  }
+  // A share of share_bytes bytes (value `fill`) sealed to `to` (this server by default).
+  wire::ImportKeyRequest import(std::size_t share_bytes, std::uint8_t fill = 0x5a,
+                                const transport::PublicKey* to = nullptr) const {
+    wire::ImportKeyRequest request;
+    request.key = {"k", 1, wire::KeyAlgorithm::Aes128};
+    request.sealed_share = wire::seal_share(request.key, std::vector<std::uint8_t>(share_bytes, fill),
+                                            to != nullptr ? *to : own.public_key);
+    return request;
+  }
+
+  fs::path directory;
+  std::unique_ptr<store::ShareStore> store;
+  const transport::CurveKeyPair own = transport::generate_curve_key_pair();
+  Logger log{"test", LogLevel::Error};
+};
+
+TEST_F(KeyAdminTest, SharesOfTheClusterFormOnly) {
+  const std::size_t material = wire::material_bytes(wire::KeyAlgorithm::Aes128);
+  // A two-server server (one copy) refuses a replicated share, and the other way round.
+  auto refused = answer(import(2 * material), "admin", 1);
+  EXPECT_EQ(refused.status, wire::Status::BadRequest);
+  EXPECT_NE(refused.error.find("the expected form"), std::string::npos);
+  EXPECT_EQ(answer(import(material), "admin", 2).status, wire::Status::BadRequest);
+  EXPECT_EQ(store->count(), 0u);
+  EXPECT_EQ(answer(import(material), "admin", 1).status, wire::Status::Ok);
+  EXPECT_EQ(answer(import(material), "admin", 1).status, wire::Status::KeyExists);
+  EXPECT_EQ(store->count(), 1u);
+}
+
+// What is stored is the opened share; a share sealed to another server, for another key id,
+// or not sealed at all is refused and nothing is stored.
+TEST_F(KeyAdminTest, SharesAreOpenedWithThisServersKey) {
+  const std::size_t material = wire::material_bytes(wire::KeyAlgorithm::Aes128);
+  const transport::CurveKeyPair other = transport::generate_curve_key_pair();
+  EXPECT_EQ(answer(import(material, 0x5a, &other.public_key), "admin", 1).status, wire::Status::BadRequest);
+  wire::ImportKeyRequest relabelled = import(material);
+  relabelled.key.version = 2;
+  const auto refused = answer(relabelled, "admin", 1);
+  EXPECT_EQ(refused.status, wire::Status::BadRequest);
+  EXPECT_NE(refused.error.find("another key id"), std::string::npos) << refused.error;
+  wire::ImportKeyRequest plain = import(material);
+  plain.sealed_share.assign(material + wire::kSealedShareOverhead, 0x5a);  // the right length, not a seal
+  EXPECT_EQ(answer(plain, "admin", 1).status, wire::Status::BadRequest);
+  EXPECT_EQ(store->count(), 0u);
+
+  EXPECT_EQ(answer(import(material, 0xc3), "admin", 1).status, wire::Status::Ok);
+  const auto stored = store->get({"k", 1, wire::KeyAlgorithm::Aes128});
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(std::vector<std::uint8_t>(stored->span().begin(), stored->span().end()),
+            std::vector<std::uint8_t>(material, 0xc3));
+}
+
+TEST_F(KeyAdminTest, OnlyAdminsAdministerAndOthersPassThrough) {
+  const std::size_t material = wire::material_bytes(wire::KeyAlgorithm::Aes128);
+  EXPECT_EQ(answer(import(material), "compute", 1).status, wire::Status::Unauthorized);
+  EXPECT_EQ(answer(wire::ListKeysRequest{}, "compute", 1).status, wire::Status::Unauthorized);
+  EXPECT_EQ(store->count(), 0u);
+  wire::Request status = wire::StatusRequest{};
+  EXPECT_FALSE(node::answer_key_admin(status, "admin", *store, own, 1, "", log).has_value());
+  EXPECT_EQ(answer(import(material), "admin", 1).status, wire::Status::Ok);
+  const auto listed = answer(wire::ListKeysRequest{}, "admin", 1);
+  ASSERT_EQ(std::get<wire::KeyList>(listed.body).keys.size(), 1u);
+  wire::DeleteKeyRequest remove;
+  remove.key = {"k", 1, wire::KeyAlgorithm::Aes128};
+  EXPECT_EQ(answer(remove, "admin", 1).status, wire::Status::Ok);
+  EXPECT_EQ(answer(remove, "admin", 1).status, wire::Status::UnknownKey);
+}
+
+TEST(KeyAdminHelpers, ErrorRepliesAndSalvagedIds) {
+  wire::RequestId id{};
+  id[0] = 9;
+  const auto reply = node::error_reply(id, wire::Status::Busy, std::string(2000, 'x'));
+  EXPECT_EQ(reply.id, id);
+  EXPECT_EQ(reply.error.size(), 1024u);
+  std::vector<std::uint8_t> frame(20, 0);
+  frame[2] = 7;
+  EXPECT_EQ(node::salvage_request_id(frame)[0], 7);
+  EXPECT_EQ(node::salvage_request_id(std::vector<std::uint8_t>(5, 1)), wire::RequestId{});
+}
+
+}  // namespace

@@ -1,0 +1,92 @@
+#include "engines/three_party/layer_messages.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+node::PeerEnvelope layer_message(int from, std::uint32_t layer, std::vector<std::uint8_t> payload) {
+  node::PeerEnvelope envelope;
+  envelope.from_party = from;
+  build_layer_frame(envelope.data, {7, 3}, layer, payload);
+  return envelope;
+}
+
+TEST(LayerFrame, CarriesTheBatchTagAndDecodes) {
+  std::vector<std::uint8_t> frame;
+  build_layer_frame(frame, {0x1122334455667788ull, 9}, 4, std::vector<std::uint8_t>{1, 2, 3});
+  ASSERT_EQ(batch_tag_of(frame), (BatchTag{0x1122334455667788ull, 9}));
+  const auto message = wire::decode_peer_message(frame);
+  const auto& layer = std::get<wire::DecodedLayer>(message);
+  EXPECT_EQ(layer.header.layer, 4u);
+  EXPECT_EQ(std::vector<std::uint8_t>(layer.payload.begin(), layer.payload.end()), (std::vector<std::uint8_t>{1, 2, 3}));
+}
+
+TEST(TakeLayerMessage, TakesThisLayerKeepsLaterOnesDropsPastAndForeign) {
+  std::deque<node::PeerEnvelope> pending;
+  pending.push_back(layer_message(1, 0, {9, 9}));        // a layer already past
+  pending.push_back(layer_message(2, 1, {8, 8}));        // not from the previous party
+  pending.push_back(layer_message(1, 2, {5, 6}));        // one layer ahead
+  pending.push_back(layer_message(1, 1, {3, 4}));        // this layer
+  pending.push_back(node::PeerEnvelope{1, {1, 2, 3}});         // malformed
+  std::array<std::uint8_t, 2> incoming{};
+  ASSERT_TRUE(take_layer_message(pending, 1, 1, incoming));
+  EXPECT_EQ(incoming, (std::array<std::uint8_t, 2>{3, 4}));
+  ASSERT_EQ(pending.size(), 2u);  // the layer-2 message and the malformed one, not yet looked at
+  ASSERT_TRUE(take_layer_message(pending, 1, 2, incoming));
+  EXPECT_EQ(incoming, (std::array<std::uint8_t, 2>{5, 6}));
+  EXPECT_FALSE(take_layer_message(pending, 1, 3, incoming));
+  EXPECT_TRUE(pending.empty());
+}
+
+TEST(TakeLayerMessage, AbortAndWrongSizeRaisePeerError) {
+  std::deque<node::PeerEnvelope> pending;
+  node::PeerEnvelope abort;
+  abort.from_party = 2;
+  abort.data = wire::encode_abort({7, 3, static_cast<std::uint16_t>(wire::Status::PeerFailure), "gone"});
+  pending.push_back(std::move(abort));
+  std::array<std::uint8_t, 2> incoming{};
+  EXPECT_THROW(take_layer_message(pending, 1, 0, incoming), PeerError);
+  EXPECT_TRUE(pending.empty());
+  pending.push_back(layer_message(1, 0, {1, 2, 3}));
+  EXPECT_THROW(take_layer_message(pending, 1, 0, incoming), PeerError);
+}
+
+TEST(TakeStreamChunk, TakesChunksOfAnyLengthInOrder) {
+  std::deque<node::PeerEnvelope> pending;
+  pending.push_back(layer_message(1, 1, std::vector<std::uint8_t>(70000, 0xab)));  // ahead
+  pending.push_back(layer_message(2, 0, {8}));                                     // not the previous party
+  pending.push_back(layer_message(1, 0, {}));                                      // an empty chunk
+  std::vector<std::uint8_t> chunk{1};
+  ASSERT_TRUE(take_stream_chunk(pending, 1, 0, chunk));
+  EXPECT_TRUE(chunk.empty());
+  ASSERT_TRUE(take_stream_chunk(pending, 1, 1, chunk));
+  EXPECT_EQ(chunk, std::vector<std::uint8_t>(70000, 0xab));
+  EXPECT_FALSE(take_stream_chunk(pending, 1, 2, chunk));
+  node::PeerEnvelope abort;
+  abort.from_party = 2;
+  abort.data = wire::encode_abort({7, 3, static_cast<std::uint16_t>(wire::Status::PeerFailure), "gone"});
+  pending.push_back(std::move(abort));
+  EXPECT_THROW(take_stream_chunk(pending, 1, 2, chunk), PeerError);
+}
+
+TEST(EarlyMessages, KeepsABatchsStreamUpToItsByteBound) {
+  EarlyMessages early;
+  // A garbled batch's tables in 256 KiB frames: hundreds arrive before the batch starts.
+  const std::size_t frames = 600;
+  for (std::uint32_t i = 0; i < frames; ++i) early.keep(layer_message(1, i, std::vector<std::uint8_t>(256 << 10)));
+  EXPECT_EQ(early.take({7, 3}).size(), frames);
+  // Past the byte bound the oldest go first.
+  const std::size_t fit = EarlyMessages::kMaxBytes / ((256 << 10) + wire::kLayerHeaderBytes);
+  for (std::uint32_t i = 0; i < fit + 10; ++i) early.keep(layer_message(1, i, std::vector<std::uint8_t>(256 << 10)));
+  const auto kept = early.take({7, 3});
+  ASSERT_EQ(kept.size(), fit);
+  EXPECT_EQ(std::get<wire::DecodedLayer>(wire::decode_peer_message(kept.front().data)).header.layer, 10u);
+  EXPECT_TRUE(early.take({7, 3}).empty());
+}
+
+}  // namespace
+}  // namespace mpc::three_party_engine
