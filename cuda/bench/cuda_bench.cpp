@@ -144,6 +144,20 @@ void print_plan(const NamedCircuit& c, const circuits::Program& program, std::ui
               levels, max_levels);
   std::printf("  device-memory traffic, no cache reuse: %.1f bytes per instance (%.2f bytes per AND gate)\n",
               bytes_per_instance, bytes_per_instance / static_cast<double>(program.and_gates));
+  if (plan.staged.usable) {
+    std::uint32_t staged_levels = 0, staged_max_levels = 0;
+    for (const auto& pass : plan.staged.passes) {
+      staged_levels += pass.levels;
+      staged_max_levels = std::max(staged_max_levels, pass.levels);
+    }
+    const double staged_bytes = static_cast<double>(plan.staged.bytes_per_word()) / 64.0;
+    std::printf("  staged (shared-memory) passes: %u shared registers at most (%.1f KiB per 32 words), %u levels (at most "
+                "%u per pass), device-memory traffic %.1f bytes per instance (%.2f per AND gate)\n",
+                plan.staged.max_regs, plan.staged.max_regs * 16.0 * 32 / 1024, staged_levels, staged_max_levels,
+                staged_bytes, staged_bytes / static_cast<double>(program.and_gates));
+  } else {
+    std::printf("  staged (shared-memory) passes: not usable for this program (16-bit homes or registers)\n");
+  }
   for (const auto& [device, gbs] : std::vector<std::pair<const char*, double>>{{"H100 SXM", 3350}, {"H200", 4800}}) {
     const double blocks = gbs * 1e9 / bytes_per_instance;
     std::printf("  floor on %-8s (%4.0f GB/s): %.3g AES blocks/s, %.3g AND gates/s per party\n", device, gbs, blocks,
