@@ -9,7 +9,7 @@ bool cuda_device_available() noexcept { return false; }
 
 int cuda_device_count() noexcept { return 0; }
 
-std::unique_ptr<CudaEvaluator> create_cuda_evaluator(int) {
+std::unique_ptr<CudaEvaluator> create_cuda_evaluator(int, const CudaOptions&) {
   throw Error(Component::Protocol, "built without CUDA");
 }
 
