@@ -23,7 +23,8 @@
 #         before     bin/cuda_bench_before (when packaged): one and three parties, AES-128
 #         ncu        Nsight Compute on a few kernels of a 2^18-instance run ($NCU_ARGS)
 #       Logs go to $OUT (or build-gpu/results when OUT is unset): one file per step plus
-#       summary.txt (at most 8 files, as the device tool returns).
+#       summary.txt (at most 8 files, as the device tool returns). Each step is stopped
+#       after $STEP_TIMEOUT seconds (default 3600).
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -72,7 +73,7 @@ run_step() {
   local log="$OUT/$name.log"
   local start=$SECONDS
   echo "== $name: $*" >"$log"
-  "$@" >>"$log" 2>&1
+  timeout "${STEP_TIMEOUT:-3600}" "$@" >>"$log" 2>&1
   local rc=$?
   printf '%-10s rc=%-3d %5ds  %s\n' "$name" "$rc" $((SECONDS - start)) "$(tail -n 1 "$log")" >>"$OUT/summary.txt"
   return $rc
