@@ -17,7 +17,9 @@
 //                  words per block), one party on a DeviceRing
 //         route    CPU evaluator against GPU evaluator, three parties with host-staged
 //                  messages, per batch size (the routing threshold)
-//         all      plan, memory, prf, one, three, kernels, route (default)
+//         garble   half-gates garbling of AES-128: the CPU garbler on one core and on all,
+//                  the GPU garbler end to end and its kernels alone, the GPU evaluator
+//         all      plan, memory, prf, one, three, kernels, route, garble (default)
 //   NAME: aes128-and32 aes128-depth4 aes256-and32 aes256-depth4 (encrypt) or all.
 //
 // Each timed figure is the wall time of evaluate() calls (inputs from pageable host
@@ -52,6 +54,7 @@
 #include "circuits/program.hpp"
 #include "cuda/aes_ttable.hpp"
 #include "cuda/bench/evaluator_runs.hpp"
+#include "cuda/bench/garble_runs.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "cuda/device_plan.hpp"
 #include "cuda/kernels.hpp"
@@ -78,7 +81,7 @@ struct Options {
   std::fprintf(stderr,
                "error: %s\nusage: cuda_bench [--circuit aes128-and32|aes128-depth4|aes256-and32|aes256-depth4|all]\n"
                "                  [--instances N] [--iterations K]\n"
-               "                  [--mode plan|memory|prf|one|three|kernels|route|all[,...]]\n"
+               "                  [--mode plan|memory|prf|one|three|kernels|route|garble|all[,...]]\n"
                "                  [--peak-gbs X] [--device D] [--json FILE] [--commit ID]\n",
                error);
   std::exit(2);
@@ -426,6 +429,28 @@ void bench_route(JsonLog& json, const circuits::Program& program, int device) {
   }
 }
 
+void bench_garble(JsonLog& json, const circuits::Program& program, int device) {
+  const std::uint64_t cpu_instances = 2048, gpu_instances = 65536;
+  const cuda::bench::GarbleRates r = cuda::bench::measure_garbling(program, cpu_instances, gpu_instances, device);
+  std::printf("garbling AES-128/32-AND (half-gates, 32 bytes of tables per AND): CPU garbler %.3g AND/s on one core, "
+              "%.3g on %u cores (%llu instances each); GPU garbler (%llu instances) %.3g AND/s end to end (%.1fx one "
+              "core), kernels alone %.3g AND/s (%.1fx one core, %.1fx all cores); GPU evaluator %.3g AND/s end to end, "
+              "kernels alone %.3g\n",
+              r.cpu_one_core, r.cpu_all_cores, r.cores, static_cast<unsigned long long>(cpu_instances),
+              static_cast<unsigned long long>(gpu_instances), r.gpu_end_to_end, r.gpu_end_to_end / r.cpu_one_core,
+              r.gpu_kernels, r.gpu_kernels / r.cpu_one_core, r.gpu_kernels / r.cpu_all_cores, r.gpu_evaluate_end_to_end,
+              r.gpu_evaluate_kernels);
+  json.field("what", "garble");
+  json.field("cpu_one_core_and_per_s", r.cpu_one_core);
+  json.field("cpu_all_cores_and_per_s", r.cpu_all_cores);
+  json.field("cores", r.cores);
+  json.field("gpu_end_to_end_and_per_s", r.gpu_end_to_end);
+  json.field("gpu_kernels_and_per_s", r.gpu_kernels);
+  json.field("gpu_evaluate_end_to_end_and_per_s", r.gpu_evaluate_end_to_end);
+  json.field("gpu_evaluate_kernels_and_per_s", r.gpu_evaluate_kernels);
+  json.end_record();
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char text[32];
@@ -504,10 +529,11 @@ int main(int argc, char** argv) {
         }
       }
     }
-    if (has_mode(o, "route")) {
+    if (has_mode(o, "route") || has_mode(o, "garble")) {
       const circuits::Program program = circuits::compile(circuits::build_aes_circuit(
           circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, circuits::SboxVariant::And32));
-      bench_route(json, program, o.device);
+      if (has_mode(o, "route")) bench_route(json, program, o.device);
+      if (has_mode(o, "garble")) bench_garble(json, program, o.device);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
