@@ -53,7 +53,8 @@ enum class CudaKernel {
 struct CudaOptions {
   CudaKernel kernel = CudaKernel::Auto;
   // Words per block of the staged kernel (8, 16 or 32); 0: the widest block of which two
-  // fit an SM's shared memory, else the widest that fits at all.
+  // fit an SM's shared memory, else the widest that fits at all. A width whose block does
+  // not fit runs the device-memory kernel instead (Auto) or fails (Staged).
   std::uint32_t staged_words = 0;
   // Record where each evaluation's time goes (last_profile()): timing events around every
   // kernel and copy, host clocks around every wait. Costs a little; off in production.

@@ -5,8 +5,8 @@
 #       On the build machine (nvcc needed, no GPU): Release build of cuda_gpu_tests,
 #       cuda_host_tests and cuda_bench into build-gpu/, then stripped binaries plus the
 #       shared libraries they need beyond the C/C++ runtime (libsodium, libcrypto, ...),
-#       this script and the commit id into build-gpu-carry/ (git-ignored: name it in the
-#       device tool's `carry`). BASELINE_BENCH=path adds that cuda_bench binary as
+#       this script and the commit id into build-gpu-carry/ (git-ignored: copy it into the
+#       GPU machine's checkout). BASELINE_BENCH=path adds that cuda_bench binary as
 #       bin/cuda_bench_before (an earlier version, to measure before and after in one run).
 #   build-gpu-carry/run_on_gpu.sh run [STEP...]
 #       On the GPU machine, from the repository root: the carried script finds its binaries
@@ -23,8 +23,8 @@
 #         before     bin/cuda_bench_before (when packaged): one and three parties, AES-128
 #         ncu        Nsight Compute on a few kernels of a 2^18-instance run ($NCU_ARGS)
 #       Logs go to $OUT (or build-gpu/results when OUT is unset): one file per step plus
-#       summary.txt (at most 8 files, as the device tool returns). Each step is stopped
-#       after $STEP_TIMEOUT seconds (default 3600).
+#       summary.txt (keep a run's steps to seven logs and bench.json when only eight files
+#       come back). Each step is stopped after $STEP_TIMEOUT seconds (default 3600).
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -65,7 +65,7 @@ package() {
   git -C "$ROOT" rev-parse --short HEAD >"$CARRY/COMMIT" 2>/dev/null || echo unknown >"$CARRY/COMMIT"
   git -C "$ROOT" diff --quiet 2>/dev/null || echo "+changes" >>"$CARRY/COMMIT"
   du -sh "$CARRY"
-  echo "packaged: name build-gpu-carry in the device tool's carry, then run: build-gpu-carry/run_on_gpu.sh run"
+  echo "packaged: copy build-gpu-carry/ to the GPU machine's checkout, then run: build-gpu-carry/run_on_gpu.sh run"
 }
 
 run_step() {
