@@ -40,7 +40,8 @@ constexpr std::size_t kPieceBytes = std::size_t{64} << 20;  // tables per pinned
 constexpr std::size_t kHeaderBytes = 8 + sizeof(gc2::Block);
 constexpr std::uint64_t kGarblingLimit = std::uint64_t{1} << 63;
 // Below this many instances one CPU core garbles AES sooner than the GPU's launches and
-// copies allow (docs/gpu.md, "GPU garbling").
+// copies allow: a model puts the crossover near 64 instances of AES-128; a conservative
+// default until `cuda_bench --mode garble` has measured it (docs/gpu.md, section 8).
 constexpr std::size_t kGarblingMinInstances = 256;
 
 static_assert(kGarbleChunk % 32 == 0, "chunks hold whole tiles of the stream");

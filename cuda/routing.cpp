@@ -7,8 +7,9 @@ namespace {
 
 // Below this many instances the CPU evaluator finishes an AES batch sooner: each of the
 // 61 passes then costs the GPU a kernel launch, two copies over PCIe and a synchronisation
-// (tens of microseconds) that outweigh the CPU's work on a few chunks (docs/gpu.md,
-// section "Routing", has the measurement this comes from).
+// (tens of microseconds) that outweigh the CPU's work on a few chunks. A model puts the
+// crossover at a few thousand instances; this conservative default keeps latency at the
+// CPU's until `cuda_bench --mode route` has measured it (docs/gpu.md, section 7).
 constexpr std::size_t kGpuMinInstances = 16384;
 
 }  // namespace
