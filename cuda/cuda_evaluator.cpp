@@ -8,8 +8,10 @@
 //   compute:  pass kernels (staged or device-memory), segment by segment; the outputs
 //   prf:      alpha of layer p+1 (GPU PRF) while pass p runs: it waits only for pass p-1,
 //             the last reader of the buffer it fills (outgoing messages rotate over three)
-//   input:    input rows, each before the first pass that loads it; while the host waits
-//             for a download it uploads rows of later passes
+//   input:    input rows from pinned slots that host threads fill from the caller's
+//             pageable matrices (staging_pool.hpp), issued by those threads as each slot
+//             fills; the rows a pass loads first form a group, and the pass waits for its
+//             group's event only (the staging runs ahead of the passes on its own)
 //   upload:   incoming messages (segment by segment) and CPU alpha
 //   download: outgoing messages, each segment after its kernel
 // Host-staged messages (LayerExchange): the host waits for the download of layer p, calls
@@ -21,13 +23,16 @@
 // memory per layer, and the end of an evaluation waits only for its outputs. The device
 // workspace (shares) is wiped by an asynchronous memset queued after the output copy,
 // ahead of anything the next evaluation does; pinned alpha (CPU alpha only) is wiped
-// after each evaluation. Pinned message buffers hold what crosses the wire (r masked by
-// alpha, which only the PRF keys unmask) and are wiped when released or on failure.
+// after each evaluation; the staging slots (input shares) are wiped by the staging
+// threads once their last copy has read them, while the last passes run. Pinned message
+// buffers hold what crosses the wire (r masked by alpha, which only the PRF keys unmask)
+// and are wiped when released or on failure.
 //
 // Memory: one device workspace and four pinned buffers, sized by
 // detail::workspace_layout() (the sizing call) and grown only by reserve() or by an
-// evaluation that needs more. One evaluation at a time per evaluator (a mutex); use one
-// evaluator per party and per batch in flight.
+// evaluation that needs more, and a fixed set of staging slots (CudaOptions). One
+// evaluation at a time per evaluator (a mutex); use one evaluator per party and per batch
+// in flight.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -45,7 +50,10 @@
 #include "cuda/device_helpers.hpp"
 #include "cuda/device_plan.hpp"
 #include "cuda/device_ring.hpp"
+#include "cuda/device_upload.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/input_staging.hpp"
+#include "cuda/staging_pool.hpp"
 #include "cuda/timeline.hpp"
 
 namespace mpc::cuda {
@@ -54,6 +62,7 @@ namespace {
 using detail::check;
 using detail::DeviceBuffer;
 using detail::DevicePlan;
+using detail::DeviceUpload;
 using detail::Event;
 using detail::PinnedBuffer;
 using detail::Stream;
@@ -139,6 +148,11 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
     check(detail::prepare_staged_kernels(static_cast<int>(shared_per_block_)), "staged kernel set-up");
     for (auto* s : {&compute_, &prf_, &input_, &upload_, &download_}) *s = std::make_unique<Stream>();
     events_ = std::make_unique<Events>();
+    const unsigned threads = options.staging_threads != 0 ? options.staging_threads : detail::default_staging_threads();
+    const std::uint64_t slot_bytes =
+        options.staging_slot_bytes != 0 ? options.staging_slot_bytes : detail::kDefaultStagingSlotBytes;
+    staging_ = std::make_unique<DeviceUpload>(device_, detail::staging_slots_for(threads), slot_bytes);
+    stagers_ = std::make_unique<detail::StagingPool>(*staging_, threads);
   }
 
   ~CudaEvaluatorImpl() override {
@@ -324,6 +338,7 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
   };
 
   void wipe_after_failure(const WorkspaceLayout& layout) noexcept {
+    stagers_->abandon();  // first: no staging thread may read the caller's inputs after this
     for (auto* s : {&compute_, &prf_, &input_, &upload_, &download_}) (void)cudaStreamSynchronize((*s)->get());
     if (layout.total != 0) (void)cudaMemset(workspace_.as<void>(), 0, layout.total);
     (void)cudaDeviceSynchronize();
@@ -367,7 +382,9 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
     std::array<std::uint64_t, kMaxSegments + 1> seg{};
     for (std::uint64_t s = 0; s <= segments; ++s) seg[s] = chunks * s / segments;
 
-    // ---- input rows: padding words zeroed once, each row before the first pass that loads it.
+    // ---- input rows: padding words zeroed once; the rows themselves go up from pinned slots
+    // that the staging threads fill, group p holding the rows pass p loads first
+    // (input_staging.hpp); rows_ready_[p] is recorded after group p's last copy.
     const std::size_t row_bytes = words * sizeof(std::uint64_t);
     const std::size_t pitch_bytes = pitch * sizeof(std::uint64_t);
     std::uint64_t* in_x = workspace_.as<std::uint64_t>(layout.in_x);
@@ -377,27 +394,25 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
         check(cudaMemset2DAsync(rows + words, pitch_bytes, 0, pitch_bytes - row_bytes, plan.num_inputs, input),
               "input padding");
     }
-    std::size_t next_rows_pass = 0;
-    auto issue_rows = [&](std::size_t pass) {
-      const std::uint32_t begin = plan.input_row_bounds[pass], end = plan.input_row_bounds[pass + 1];
-      if (begin == end) return;
-      HostTimer timer(profile_.host_input_ms);
-      const int interval = timeline_.begin(Timeline::kInput, input);
-      for (std::uint32_t i = begin; i < end;) {
-        std::uint32_t j = i + 1;  // a run of consecutive rows: one 2D copy per component
-        while (j < end && plan.input_rows[j] == plan.input_rows[j - 1] + 1) ++j;
-        const std::size_t first = plan.input_rows[i];
-        for (auto [device_rows, host_rows] : {std::pair{in_x, inputs.x.data()}, std::pair{in_a, inputs.a.data()}})
-          check(cudaMemcpy2DAsync(device_rows + first * pitch, pitch_bytes, host_rows + first * words, row_bytes,
-                                  row_bytes, j - i, cudaMemcpyHostToDevice, input),
-                "input upload");
-        i = j;
+    staging_plan_ = detail::evaluator_input_staging(plan, n, staging_->slot_bytes());
+    staging_->timeline().reset(options_.profile);
+    staging_->configure(input,
+                        {{workspace_.as<std::uint8_t>(layout.in_x), pitch_bytes, 0},
+                         {workspace_.as<std::uint8_t>(layout.in_a), pitch_bytes, 0}},
+                        {}, [this, input](std::uint32_t group) {
+                          check(cudaEventRecord(rows_ready_[group]->get(), input), "event");
+                        });
+    stagers_->begin(staging_plan_,
+                    {{reinterpret_cast<const std::uint8_t*>(inputs.x.data()), row_bytes},
+                     {reinterpret_cast<const std::uint8_t*>(inputs.a.data()), row_bytes}},
+                    static_cast<std::uint32_t>(pass_count));
+    auto wait_rows = [&](std::size_t pass) {
+      if (plan.input_row_bounds[pass] == plan.input_row_bounds[pass + 1]) return;
+      {
+        HostTimer timer(profile_.host_input_ms);
+        stagers_->wait_group(static_cast<std::uint32_t>(pass));
       }
-      timeline_.end(interval, input);
-      check(cudaEventRecord(rows_ready_[pass]->get(), input), "event");
-    };
-    auto rows_through = [&](std::size_t pass) {
-      while (next_rows_pass <= pass && next_rows_pass < pass_count) issue_rows(next_rows_pass++);
+      check(cudaStreamWaitEvent(compute, rows_ready_[pass]->get(), 0), "stream order");
     };
 
     // ---- alpha: layer q into msg_out[q % 3]. That buffer last held r of layer q-3, read by
@@ -489,7 +504,6 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
     sargs.out_a = args.out_a;
     sargs.ops = resident.staged_ops.as<detail::DeviceOp>();
 
-    rows_through(0);
     if (plan.passes[0].ands != 0) produce_alpha(0);
     const std::uint8_t* ring_in = nullptr;  // ring: where the previous party's message of layer p-1 lies
     for (std::size_t p = 0; p < pass_count; ++p) {
@@ -517,8 +531,7 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
         regs = sp.regs;
       }
       if (pass.ands != 0) check(cudaStreamWaitEvent(compute, events_->alpha_done[p % kRing].get(), 0), "stream order");
-      if (plan.input_row_bounds[p] != plan.input_row_bounds[p + 1])
-        check(cudaStreamWaitEvent(compute, rows_ready_[p]->get(), 0), "stream order");
+      wait_rows(p);
 
       const int pass_interval = timeline_.begin(Timeline::kPass, compute);
       for (std::uint64_t s = 0; s < segments; ++s) {
@@ -563,8 +576,7 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
       }
       if (!ring && pass.ands != 0) check(cudaEventRecord(events_->download_done.get(), download), "event");
 
-      // While this pass runs: the next pass's rows, and alpha of the next layer.
-      rows_through(p + 1);
+      // While this pass runs: alpha of the next layer.
       if (p + 1 < pass_count && plan.passes[p + 1].ands != 0) produce_alpha(p + 1);
 
       if (pass.ands == 0) continue;
@@ -575,13 +587,6 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
         check(cudaStreamWaitEvent(compute, static_cast<cudaEvent_t>(incoming.ready), 0), "stream order");
         ring_in = incoming.data;
       } else {
-        // Rows of later passes go up while the host would otherwise wait for the download.
-        while (next_rows_pass < pass_count) {
-          const cudaError_t state = cudaEventQuery(events_->download_done.get());
-          if (state != cudaErrorNotReady) break;  // done, or an error the synchronisation reports
-          (void)cudaGetLastError();                 // "not ready" is no error: leave none behind
-          issue_rows(next_rows_pass++);
-        }
         {
           HostTimer timer(profile_.host_wait_ms);
           check(cudaEventSynchronize(events_->download_done.get()), "message download");
@@ -593,6 +598,12 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
       stats.layers_exchanged += 1;
     }
 
+    // Every row has gone up by now (each pass waited for its group); the staging threads
+    // wipe the slots once their copies have read them, while the last passes run.
+    {
+      HostTimer timer(profile_.host_input_ms);
+      stagers_->finish();
+    }
     // Outputs: the copy into pageable memory returns when it is done.
     if (plan.num_outputs != 0) {
       HostTimer timer(profile_.host_wait_ms);
@@ -622,7 +633,7 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
       profile_.gpu_span_ms = ms[Timeline::kSpan];
       profile_.gpu_pass_ms = ms[Timeline::kPass];
       profile_.gpu_alpha_ms = ms[Timeline::kAlpha];
-      profile_.gpu_input_ms = ms[Timeline::kInput];
+      profile_.gpu_input_ms = ms[Timeline::kInput] + staging_->timeline().totals()[Timeline::kInput];
       profile_.gpu_message_up_ms = ms[Timeline::kMessageUp];
       profile_.gpu_message_down_ms = ms[Timeline::kMessageDown];
     }
@@ -646,6 +657,10 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
   std::vector<std::unique_ptr<Event>> rows_ready_;           // per pass
   std::vector<std::unique_ptr<Event>> ready_, consumed_;     // per layer, ring only
   std::vector<std::unique_ptr<ResidentProgram>> programs_;  // most recently used first
+  // Input staging: the slots and their copies (the engine), then its threads (which use it).
+  std::unique_ptr<DeviceUpload> staging_;
+  std::unique_ptr<detail::StagingPool> stagers_;
+  detail::StagingPlan staging_plan_;  // of the evaluation in progress
   DeviceBuffer workspace_;
   PinnedBuffer host_out_, host_in_;
   std::array<PinnedBuffer, 2> host_alpha_;

@@ -59,6 +59,12 @@ struct CudaOptions {
   // Record where each evaluation's time goes (last_profile()): timing events around every
   // kernel and copy, host clocks around every wait. Costs a little; off in production.
   bool profile = false;
+  // Host threads that copy the caller's (pageable) input shares into pinned slots, from
+  // which they go up at the PCIe rate while the first passes run; 0: a quarter of the
+  // host's threads, 1 to 4. The evaluator keeps 2 * threads + 2 slots.
+  unsigned staging_threads = 0;
+  // Bytes per pinned slot; 0: 4 MiB.
+  std::size_t staging_slot_bytes = 0;
 };
 
 // Where the time of the last evaluation went (CudaOptions::profile). Host figures are
@@ -69,7 +75,7 @@ struct EvaluationProfile {
   double host_exchange_ms = 0;   // inside LayerExchange::exchange (host-staged messages)
   double host_ring_ms = 0;       // waiting for the other parties' host threads (DeviceRing)
   double host_wait_ms = 0;       // blocked on the GPU: downloads before an exchange, the outputs
-  double host_input_ms = 0;      // issuing input uploads (from pageable memory: the driver's staging)
+  double host_input_ms = 0;      // waiting for the staging threads to send up rows a pass needs
   double host_alpha_ms = 0;      // CPU alpha (evaluate() with a CorrelatedRandomness)
   double gpu_span_ms = 0;        // first GPU work of the evaluation to the outputs' arrival
   double gpu_pass_ms = 0;        // pass kernels

@@ -5,8 +5,10 @@
 // over lane_view; staged_ops.hpp: apply_staged_op over blocks of W words, each with its
 // own poisoned "shared memory"), same buffer rotation, same segment-by-segment message
 // copies (message_prefix_bytes), same alpha production (CorrelatedRandomness::next_alpha
-// into the outgoing buffer, or the T-table AES of aes_ttable.hpp from a DevicePrf) as
-// cuda/cuda_evaluator.cpp and cuda/kernels.cu; "device memory" is a host buffer filled
+// into the outgoing buffer, or the T-table AES of aes_ttable.hpp from a DevicePrf), same
+// input staging (input_staging.hpp's plan carried through slots by a StagingPool's
+// threads, each pass waiting for its own group only) as cuda/cuda_evaluator.cpp and
+// cuda/kernels.cu; "device memory" is a host buffer filled
 // with a poison pattern, so a read of a word nothing wrote would surface as a mismatch.
 // The ops of a level run in program order or reversed: a level whose ops depended on
 // each other would give different results in the two orders.
@@ -26,8 +28,11 @@
 #include "cuda/cuda_evaluator.hpp"
 #include "cuda/device_helpers.hpp"
 #include "cuda/device_plan.hpp"
+#include "cuda/input_staging.hpp"
 #include "cuda/layer_ops.hpp"
 #include "cuda/staged_ops.hpp"
+#include "cuda/staging_pool.hpp"
+#include "lazy_upload.hpp"
 
 namespace mpc::cuda::test {
 
@@ -39,11 +44,19 @@ struct EmulatedKernel {
   std::uint32_t staged_words = 0;
 };
 
+// The input staging's threads and slots (small slots by default: many pieces per group).
+struct EmulatedStaging {
+  unsigned threads = 2;
+  std::size_t slots = 3;
+  std::uint64_t slot_bytes = 4096;
+};
+
 class EmulatedGpuEvaluator final : public rss3::Evaluator {
  public:
   explicit EmulatedGpuEvaluator(LevelOrder order = LevelOrder::Forward, std::optional<DevicePrf> prf = std::nullopt,
-                                std::uint64_t max_segments = 4, EmulatedKernel kernel = {})
-      : order_(order), prf_(prf), max_segments_(max_segments), kernel_(kernel) {}
+                                std::uint64_t max_segments = 4, EmulatedKernel kernel = {},
+                                EmulatedStaging staging = {})
+      : order_(order), prf_(prf), max_segments_(max_segments), kernel_(kernel), staging_(staging) {}
 
   rss3::EvaluationStats evaluate(const circuits::Program& program, const rss3::ShareMatrix& inputs,
                                  rss3::ShareMatrix& outputs, rss3::CorrelatedRandomness& randomness,
@@ -65,18 +78,29 @@ class EmulatedGpuEvaluator final : public rss3::Evaluator {
         host_alpha(layout.message_capacity);
     const std::uint64_t words = words_for(n), pitch = layout.pitch, chunks = chunks_for(n);
 
-    // Input upload: padding words zeroed first, then each row re-pitched right before the
-    // first pass that loads it (rows no pass loads stay poisoned).
+    // Input upload: padding words zeroed first; the rows go through the staging threads'
+    // slots and a copy queue that runs only as far as something waits for it, so a pass
+    // sees the rows of its group and of earlier groups, and rows of later groups only by
+    // chance (rows no pass loads stay poisoned).
     auto* in_x = reinterpret_cast<std::uint64_t*>(at(layout.in_x));
     auto* in_a = reinterpret_cast<std::uint64_t*>(at(layout.in_a));
     for (std::uint32_t r = 0; r < plan.num_inputs; ++r)
       for (std::uint64_t w = words; w < pitch; ++w) in_x[r * pitch + w] = in_a[r * pitch + w] = 0;
+    const StagingPlan staging_plan = evaluator_input_staging(plan, n, staging_.slot_bytes);
+    if (staging_plan.groups() != plan.passes.size())
+      throw Error(Component::Protocol, "staging plan: one group per pass expected");
+    LazyUpload engine(staging_.slots, staging_.slot_bytes);
+    engine.configure({{at(layout.in_x), pitch * 8, 0}, {at(layout.in_a), pitch * 8, 0}});
+    StagingPool stagers(engine, staging_.threads);
+    stagers.begin(staging_plan,
+                  {{reinterpret_cast<const std::uint8_t*>(inputs.x.data()), words * 8},
+                   {reinterpret_cast<const std::uint8_t*>(inputs.a.data()), words * 8}},
+                  staging_plan.groups());
     auto upload_rows = [&](std::size_t pass) {
-      for (std::uint32_t i = plan.input_row_bounds[pass]; i < plan.input_row_bounds[pass + 1]; ++i) {
-        const std::uint32_t r = plan.input_rows[i];
-        std::memcpy(in_x + r * pitch, inputs.x.data() + r * words, words * 8);
-        std::memcpy(in_a + r * pitch, inputs.a.data() + r * words, words * 8);
-      }
+      if (plan.input_row_bounds[pass] == plan.input_row_bounds[pass + 1]) return;
+      stagers.wait_group(static_cast<std::uint32_t>(pass));
+      if (!engine.complete_group(static_cast<std::uint32_t>(pass)))
+        throw Error(Component::Protocol, "emulated device: waited for a group nobody closed");
     };
 
     AlphaKeysHost keys{};
@@ -180,6 +204,8 @@ class EmulatedGpuEvaluator final : public rss3::Evaluator {
         stats.layers_exchanged += 1;
       }
     }
+    stagers.finish();
+    if (!engine.violations().empty()) throw Error(Component::Protocol, "staging engine misused:\n" + engine.violations());
     for (std::uint32_t r = 0; r < plan.num_outputs; ++r)
       for (std::uint64_t w = 0; w < words; ++w) {
         outputs.x[r * words + w] = args.out_x[r * pitch + w];
@@ -229,6 +255,7 @@ class EmulatedGpuEvaluator final : public rss3::Evaluator {
   std::optional<DevicePrf> prf_;
   std::uint64_t max_segments_;
   EmulatedKernel kernel_;
+  EmulatedStaging staging_;
   std::uint32_t smem_regs_ = 0;
   std::vector<std::uint64_t> smem_;
   static constexpr detail::AesTables tables_ = detail::make_aes_tables();

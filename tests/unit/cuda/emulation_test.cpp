@@ -2,7 +2,8 @@
 // per-lane ops, message packing, segment copies, alpha production) emulated on the CPU
 // (emulated_evaluator.hpp) and compared with the CPU evaluator: bit-identical messages
 // and output shares for odd batch sizes, random programs, AES circuits (and OpenSSL),
-// alpha from CorrelatedRandomness or from the T-table AES. Plus the plan's own
+// alpha from CorrelatedRandomness or from the T-table AES, inputs staged through slots of
+// several sizes (rows cut by columns, many pieces, one piece) by one to four threads. Plus the plan's own
 // guarantees: levels of independent ops, the CPU evaluator's validation rules.
 #include <gtest/gtest.h>
 
@@ -38,14 +39,14 @@ test::ThreePartyResult run_emulated(const circuits::Program& program,
                                     const std::array<rss3::ShareMatrix, 3>& inputs, rss3::BatchNonce nonce,
                                     const std::array<rss3::PrfKey, 3>& keys, test::LevelOrder order,
                                     std::uint64_t segments, bool device_prf, std::uint32_t first_block = 0,
-                                    test::EmulatedKernel kernel = {}) {
+                                    test::EmulatedKernel kernel = {}, test::EmulatedStaging staging = {}) {
   return test::run_three_parties(inputs, [&](int i, const rss3::ShareMatrix& in, rss3::ShareMatrix& out,
                                              rss3::LayerExchange& exchange) {
     const rss3::PrfKey& own = keys[static_cast<std::size_t>(i)];
     const rss3::PrfKey& previous = keys[static_cast<std::size_t>(rss3::previous_party(i))];
     std::optional<DevicePrf> prf;
     if (device_prf) prf = DevicePrf{own, previous, nonce, first_block};
-    test::EmulatedGpuEvaluator evaluator(order, prf, segments, kernel);
+    test::EmulatedGpuEvaluator evaluator(order, prf, segments, kernel, staging);
     rss3::CorrelatedRandomness randomness(own, previous, nonce);
     return evaluator.evaluate(program, in, out, randomness, exchange);
   });
@@ -62,10 +63,13 @@ void compare_with_cpu(const circuits::Program& program, std::uint64_t n, std::mt
   const std::string label = what + ", n = " + std::to_string(n);
   expect_identical(run_emulated(program, inputs, nonce, keys, test::LevelOrder::Forward, 4, false), cpu,
                    label + ", forward");
-  expect_identical(run_emulated(program, inputs, nonce, keys, test::LevelOrder::Reverse, 1, false), cpu,
-                   label + ", reverse");
-  expect_identical(run_emulated(program, inputs, nonce, keys, test::LevelOrder::Forward, 3, true), cpu,
-                   label + ", device PRF");
+  // One thread and one slot of 64 bytes (rows of more than 512 instances cut by columns).
+  expect_identical(run_emulated(program, inputs, nonce, keys, test::LevelOrder::Reverse, 1, false, 0, {}, {1, 1, 64}),
+                   cpu, label + ", reverse");
+  // Four threads and slots large enough for a group in one piece.
+  expect_identical(
+      run_emulated(program, inputs, nonce, keys, test::LevelOrder::Forward, 3, true, 0, {}, {4, 10, 1 << 20}), cpu,
+      label + ", device PRF");
   // The staged kernel with each block width, both level orders.
   for (std::uint32_t words : {8u, 16u, 32u}) {
     const test::LevelOrder order = words == 16 ? test::LevelOrder::Reverse : test::LevelOrder::Forward;

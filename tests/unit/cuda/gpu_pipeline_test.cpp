@@ -1,8 +1,9 @@
 // tests/unit/cuda/gpu_pipeline_test.cpp: the GPU evaluator's pipeline variants on a real
 // device, each against the CPU evaluator: both pass kernels (staged with 8, 16 and 32
-// words per block, device memory), messages kept on the device (DeviceRing of three
-// parties, and of one party whose message comes back), several batches in flight on one
-// GPU, a party failing on a ring, and the profile's accounting.
+// words per block, device memory), input staging with one and with eight threads,
+// messages kept on the device (DeviceRing of three parties, and of one party whose
+// message comes back), several batches in flight on one GPU, a party failing on a ring,
+// and the profile's accounting.
 //
 // Every test skips with "no CUDA device: GPU tests skipped" where there is no device.
 #include <gtest/gtest.h>
@@ -99,6 +100,39 @@ TEST(GpuPipeline, KernelsAgreeWithCpu) {
           EXPECT_EQ(profile.passes, passes) << what;
           EXPECT_EQ(profile.staged_words, 16u) << what;
         }
+      }
+    }
+  }
+}
+
+// Input staging with one thread and slots narrower than a row of 100003 instances (rows
+// cut by columns), and with eight threads and slots holding many rows.
+TEST(GpuPipeline, StagingVariantsAgreeWithCpu) {
+  MPC_REQUIRE_GPU();
+  std::mt19937_64 rng(47);
+  const circuits::Program program = circuits::compile(circuits::build_aes_circuit(
+      circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, circuits::SboxVariant::And32));
+  for (const CudaOptions& options : {CudaOptions{CudaKernel::Auto, 0, false, 1, 4096},
+                                     CudaOptions{CudaKernel::Auto, 0, true, 8, std::size_t{1} << 20}}) {
+    std::array<std::unique_ptr<CudaEvaluator>, 3> evaluators = {
+        create_cuda_evaluator(0, options), create_cuda_evaluator(0, options), create_cuda_evaluator(0, options)};
+    for (std::uint64_t n : test::sizes_within_limit({2049, 100003})) {
+      const auto inputs = random_inputs(program, n, rng);
+      const auto keys = test::random_keys(rng);
+      const rss3::BatchNonce nonce{rng(), 12};
+      const auto cpu = test::run_cpu_reference(program, inputs, nonce, keys);
+      const auto gpu = test::run_three_parties(
+          inputs, [&](int i, const rss3::ShareMatrix& in, rss3::ShareMatrix& out, rss3::LayerExchange& exchange) {
+            const auto index = static_cast<std::size_t>(i);
+            const DevicePrf prf{keys[index], keys[static_cast<std::size_t>(rss3::previous_party(i))], nonce, 0};
+            return evaluators[index]->evaluate_with_device_prf(program, in, out, prf, exchange);
+          });
+      const std::string what = std::to_string(options.staging_threads) + " staging threads, slots of " +
+                               std::to_string(options.staging_slot_bytes) + " bytes, n = " + std::to_string(n);
+      expect_outputs(gpu, cpu, what, true);
+      if (options.profile) {
+        const EvaluationProfile profile = evaluators[0]->last_profile();
+        EXPECT_GT(profile.gpu_input_ms, 0.0) << what;
       }
     }
   }
