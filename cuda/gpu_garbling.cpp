@@ -1,10 +1,20 @@
 // cuda/gpu_garbling.cpp: host side of the GPU half-gates garbler and evaluator (see
-// gpu_garbling.hpp): chunks of instances, two of them in flight. While the compute stream
-// garbles chunk c, the host moves chunk c-1's tables device -> pinned -> channel in pieces
-// (the evaluator: channel -> pinned -> device for chunk c+1), so PCIe and the channel
-// overlap the kernels. Slots and input labels (secret on the garbler's side: zero labels
-// and delta's offsets) are wiped on the device after every call; pinned memory holds only
-// tables, which the channel carries anyway, and is wiped when released.
+// gpu_garbling.hpp): chunks of instances, each with its own area (input labels, tables,
+// output bits and labels), two areas used in turn.
+//
+// Garbler: the kernels of chunk c+1 run while chunk c's tables go device -> pinned ->
+// channel in pieces through two pinned buffers; chunk c+2 is queued as soon as chunk c's
+// tables and outputs have left its area. The tables' download is then the only serial
+// path: 32 bytes per AND over PCIe (docs/gpu.md, section 8).
+// Evaluator: chunk c+1's tables come channel -> pinned -> device while chunk c computes.
+// Input labels, both sides: host threads copy each chunk's columns from the caller's
+// pageable array into pinned slots (staging_pool.hpp), from which they go up on their own
+// stream; chunk c+2's may go up once chunk c's kernels are done with its area.
+//
+// Slots, input labels (secret on the garbler's side: zero labels and delta's offsets) and
+// the areas are wiped on the device after every call, the staging slots by the staging
+// threads; the tables' pinned buffers hold only tables, which the channel carries anyway,
+// and are wiped when released.
 #include <sodium.h>
 
 #include <algorithm>
@@ -17,9 +27,12 @@
 #include "common/secret.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "cuda/cuda_resources.hpp"
+#include "cuda/device_upload.hpp"
 #include "cuda/garble_kernels.hpp"
 #include "cuda/garble_plan.hpp"
 #include "cuda/gpu_garbling.hpp"
+#include "cuda/input_staging.hpp"
+#include "cuda/staging_pool.hpp"
 #include "protocol/two_party/fixed_key_hash.hpp"
 
 namespace mpc::cuda {
@@ -27,6 +40,7 @@ namespace {
 
 using detail::check;
 using detail::DeviceBuffer;
+using detail::DeviceUpload;
 using detail::Event;
 using detail::GarbleArgs;
 using detail::GarbleLayout;
@@ -56,12 +70,17 @@ struct GpuGarbling::Impl {
     select();
     compute = std::make_unique<Stream>();
     copy = std::make_unique<Stream>();
+    input = std::make_unique<Stream>();
     events = std::make_unique<Events>();
+    const unsigned threads = detail::default_staging_threads();
+    staging = std::make_unique<DeviceUpload>(device, detail::staging_slots_for(threads),
+                                             detail::kDefaultStagingSlotBytes);
+    stagers = std::make_unique<detail::StagingPool>(*staging, threads);
   }
 
   ~Impl() {
     (void)cudaSetDevice(device);
-    for (auto* s : {&compute, &copy})
+    for (auto* s : {&compute, &copy, &input})
       if (*s) (void)cudaStreamSynchronize((*s)->get());
   }
 
@@ -107,9 +126,10 @@ struct GpuGarbling::Impl {
     const GarblePlan& p = plan_for(program);
     const std::uint64_t chunk = std::min<std::uint64_t>(kGarbleChunk, (instances + 31) / 32 * 32);
     const GarbleLayout layout = detail::garble_layout(p, chunk);
-    // Two areas for what a chunk hands over (tables, bits, labels), slots and inputs once.
-    const std::size_t area = layout.total - layout.tables;
-    const std::size_t total = layout.tables + 2 * area;
+    // Slots once, then two areas for what a chunk reads and hands over (inputs, tables,
+    // bits, labels), used by even and odd chunks.
+    const std::size_t area = layout.total - layout.inputs;
+    const std::size_t total = layout.inputs + 2 * area;
     if (workspace.bytes() < total) {
       check(cudaDeviceSynchronize(), "garbling workspace growth");
       workspace.allocate(total, "garbling workspace");
@@ -118,10 +138,12 @@ struct GpuGarbling::Impl {
       if (b.bytes() < kPieceBytes) b.allocate(kPieceBytes);
     if (output_labels != nullptr) output_labels->assign_zero(std::size_t{p.num_outputs} * instances);
     std::vector<std::uint8_t> bits(std::size_t{p.num_outputs} * instances);
-    struct Wipe {  // the device's labels, on every exit path
+    struct Wipe {  // the device's labels and the staging slots, on every exit path
       Impl& impl;
       std::size_t bytes;
       ~Wipe() {
+        impl.stagers->abandon();  // no effect after finish(); else no thread reads the inputs after this
+        (void)cudaStreamSynchronize(impl.input->get());
         (void)cudaMemsetAsync(impl.workspace.as<void>(), 0, bytes, impl.compute->get());
         (void)cudaStreamSynchronize(impl.compute->get());
         (void)cudaStreamSynchronize(impl.copy->get());
@@ -132,7 +154,6 @@ struct GpuGarbling::Impl {
     GarbleArgs base{};
     base.ops = ops.as<detail::DeviceOp>();
     base.slots = workspace.as<Label>(layout.slots);
-    base.inputs = workspace.as<Label>(layout.inputs);
     base.key = detail::aes128_expand_key(two_party::kFixedKey, kTables);
     base.flip = flip;
     base.constant = constant;
@@ -140,19 +161,44 @@ struct GpuGarbling::Impl {
     base.and_gates = p.and_gates;
     base.instances = instances;
     base.garbler = garbler ? 1 : 0;
-    auto args_of = [&](std::uint64_t first) {
+    const std::uint64_t chunks = (instances + chunk - 1) / chunk;
+    auto area_of = [&](std::uint64_t c) { return layout.inputs + area * (c % 2); };
+    auto args_of = [&](std::uint64_t c) {
       GarbleArgs a = base;
-      const std::size_t at = layout.tables + area * ((first / chunk) % 2);
-      a.tables = workspace.as<Label>(at);
-      a.bits = workspace.as<std::uint8_t>(at + (layout.bits - layout.tables));
-      a.output_labels = workspace.as<Label>(at + (layout.labels - layout.tables));
-      a.first = first;
-      a.count = std::min<std::uint64_t>(chunk, instances - first);
+      const std::size_t at = area_of(c);
+      a.inputs = workspace.as<Label>(at);
+      a.tables = workspace.as<Label>(at + (layout.tables - layout.inputs));
+      a.bits = workspace.as<std::uint8_t>(at + (layout.bits - layout.inputs));
+      a.output_labels = workspace.as<Label>(at + (layout.labels - layout.inputs));
+      a.first = c * chunk;
+      a.count = std::min<std::uint64_t>(chunk, instances - a.first);
       return a;
     };
     const cudaStream_t cs = compute->get();
     const cudaStream_t xs = copy->get();
+    const cudaStream_t is = input->get();
     kernel_ms = 0;
+
+    // Input labels: chunk c's columns into its area, from pinned slots the staging threads
+    // fill. Chunk c+2 shares chunk c's area: its copies wait until chunk c's kernels are
+    // done, and may only be issued once that wait can be queued (allow() after chunk c).
+    staging_plan = detail::garbling_input_staging(p.num_inputs, instances, chunk, sizeof(Label), staging->slot_bytes());
+    {
+      std::vector<DeviceUpload::Destination> destinations;
+      std::vector<detail::HostRows> sources;
+      for (std::uint64_t c = 0; c < chunks; ++c) {
+        destinations.push_back({workspace.as<std::uint8_t>(area_of(c)), std::min(chunk, instances - c * chunk) * sizeof(Label),
+                                c * chunk * sizeof(Label)});
+        sources.push_back({reinterpret_cast<const std::uint8_t*>(inputs.data()), instances * sizeof(Label)});
+      }
+      staging->configure(
+          is, std::move(destinations),
+          [this, is](std::uint32_t c) {
+            if (c >= 2) check(cudaStreamWaitEvent(is, events->inputs_free[c % 2].get(), 0), "stream order");
+          },
+          [this, is](std::uint32_t c) { check(cudaEventRecord(events->inputs_ready[c % 2].get(), is), "event"); });
+      stagers->begin(staging_plan, std::move(sources), 2);
+    }
 
     // Tables of a chunk between the device and the channel, piece by piece through the two
     // pinned buffers (a piece's copy overlaps the channel's work on the previous one).
@@ -207,68 +253,68 @@ struct GpuGarbling::Impl {
       check(cudaStreamSynchronize(xs), "outputs");
     };
 
-    auto compute_chunk = [&](const GarbleArgs& a) {
-      if (p.num_inputs != 0)
-        check(cudaMemcpy2DAsync(const_cast<Label*>(a.inputs), a.count * sizeof(Label), inputs.data() + a.first,
-                                instances * sizeof(Label), a.count * sizeof(Label), p.num_inputs,
-                                cudaMemcpyHostToDevice, cs),
-              "input labels");
-      if (!garbler) check(cudaStreamWaitEvent(cs, events->tables_ready[(a.first / chunk) % 2].get(), 0), "stream order");
-      check(cudaEventRecord(events->kernels_begin.get(), cs), "event");
+    auto compute_chunk = [&](std::uint64_t c) {
+      const GarbleArgs a = args_of(c);
+      const std::size_t parity = c % 2;
+      if (p.num_inputs != 0) {
+        stagers->wait_group(static_cast<std::uint32_t>(c));
+        check(cudaStreamWaitEvent(cs, events->inputs_ready[parity].get(), 0), "stream order");
+      }
+      if (!garbler) check(cudaStreamWaitEvent(cs, events->tables_ready[parity].get(), 0), "stream order");
+      check(cudaEventRecord(events->kernels_begin[parity].get(), cs), "event");
       for (const detail::GarbleLayer& layer : p.layers) {
         check(detail::launch_garble_linear(a, layer.linear_begin, layer.linear_end, cs), "garbling linear kernel");
         check(detail::launch_garble_ands(a, layer.and_begin, layer.and_end - layer.and_begin, layer.first_gate, cs),
               "garbling AND kernel");
       }
       check(detail::launch_garble_linear(a, p.outputs_begin, p.outputs_end, cs), "garbling output kernel");
-      check(cudaEventRecord(events->kernels_end.get(), cs), "event");
-      check(cudaEventRecord(events->chunk_done[(a.first / chunk) % 2].get(), cs), "event");
+      check(cudaEventRecord(events->kernels_end[parity].get(), cs), "event");
+      check(cudaEventRecord(events->inputs_free[parity].get(), cs), "event");
+      check(cudaEventRecord(events->chunk_done[parity].get(), cs), "event");
+      stagers->allow(static_cast<std::uint32_t>(std::min<std::uint64_t>(c + 3, chunks)));
     };
-    auto add_kernel_time = [&] {
-      check(cudaEventSynchronize(events->kernels_end.get()), "garbling kernels");
+    auto add_kernel_time = [&](std::uint64_t c) {
+      const std::size_t parity = c % 2;
+      check(cudaEventSynchronize(events->kernels_end[parity].get()), "garbling kernels");
       float ms = 0;
-      check(cudaEventElapsedTime(&ms, events->kernels_begin.get(), events->kernels_end.get()), "timing");
+      check(cudaEventElapsedTime(&ms, events->kernels_begin[parity].get(), events->kernels_end[parity].get()), "timing");
       kernel_ms += ms;
     };
 
     if (garbler) {
-      // Chunk c computes while chunk c-1's tables travel.
-      bool pending = false;
-      GarbleArgs previous{};
-      for (std::uint64_t first = 0; first < instances; first += chunk) {
-        const GarbleArgs a = args_of(first);
-        compute_chunk(a);
-        if (pending) {
-          move_tables(previous, true);
-          outputs_of(previous);
-        }
-        add_kernel_time();
-        previous = a;
-        pending = true;
-      }
-      move_tables(previous, true);
-      outputs_of(previous);
-    } else {
-      // Chunk c+1's tables arrive while chunk c computes.
-      move_tables(args_of(0), false);
-      for (std::uint64_t first = 0; first < instances; first += chunk) {
-        const GarbleArgs a = args_of(first);
-        compute_chunk(a);
-        if (first + chunk < instances) move_tables(args_of(first + chunk), false);
-        add_kernel_time();
+      // Chunk c+1 computes while chunk c's tables travel; chunk c+2 takes chunk c's area
+      // once its tables and outputs have left it.
+      compute_chunk(0);
+      if (chunks > 1) compute_chunk(1);
+      for (std::uint64_t c = 0; c < chunks; ++c) {
+        const GarbleArgs a = args_of(c);
+        move_tables(a, true);
         outputs_of(a);
+        add_kernel_time(c);
+        if (c + 2 < chunks) compute_chunk(c + 2);
+      }
+    } else {
+      // Chunk c+1's tables arrive while chunk c computes (in the area chunk c-1 has left:
+      // its kernels were waited for in the previous round).
+      move_tables(args_of(0), false);
+      for (std::uint64_t c = 0; c < chunks; ++c) {
+        compute_chunk(c);
+        if (c + 1 < chunks) move_tables(args_of(c + 1), false);
+        add_kernel_time(c);
+        outputs_of(args_of(c));
       }
     }
+    stagers->finish();
     return bits;
   }
 
   struct Events {
-    Event kernels_begin{true}, kernels_end{true};
-    std::array<Event, 2> chunk_done, tables_ready, piece;
+    std::array<Event, 2> kernels_begin{Event{true}, Event{true}}, kernels_end{Event{true}, Event{true}};
+    std::array<Event, 2> chunk_done, tables_ready, piece, inputs_ready, inputs_free;
   };
 
   int device;
-  std::unique_ptr<Stream> compute, copy;
+  std::unique_ptr<Stream> compute, copy, input;
   std::unique_ptr<Events> events;
   GarblePlan plan;
   circuits::Program program_copy;
@@ -276,6 +322,10 @@ struct GpuGarbling::Impl {
   DeviceBuffer ops;
   DeviceBuffer workspace;
   std::array<PinnedBuffer, 2> pinned;
+  // Input labels' staging: the slots and their copies, then the threads (which use them).
+  std::unique_ptr<DeviceUpload> staging;
+  std::unique_ptr<detail::StagingPool> stagers;
+  detail::StagingPlan staging_plan;  // of the call in progress
   double kernel_ms = 0;
   std::mutex mutex;  // one garbling or evaluation at a time
 };

@@ -3,21 +3,31 @@
 // Same plan (garble_plan.hpp), same per-thread primitives (garble_ops.hpp: garble_linear
 // on one half of one instance's label, garble_and on one gate-instance), same chunking of
 // the batch and the same chunk-local layouts as cuda/gpu_garbling.cpp and
-// cuda/garble_kernels.cu; slots and tables are poisoned before use, so a read of a label
-// nothing wrote surfaces as a mismatch. Threads run in reverse order (a kernel that
-// depended on the order of its threads would then differ from the CPU garbler).
+// cuda/garble_kernels.cu, and the same input staging: input_staging.hpp's plan carried
+// through slots by a StagingPool, into two input areas that even and odd chunks take in
+// turn, chunk c+2's copies held back until chunk c is done with the area. Slots, tables
+// and the input areas (after each chunk) are poisoned, so a read of a label nothing wrote
+// surfaces as a mismatch. Threads run in reverse order (a kernel that depended on the
+// order of its threads would then differ from the CPU garbler).
 //
 // What it does not cover: the CUDA runtime calls, which only a GPU run checks.
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "cuda/aes_ttable.hpp"
 #include "cuda/garble_ops.hpp"
 #include "cuda/garble_plan.hpp"
+#include "cuda/input_staging.hpp"
+#include "cuda/staging_pool.hpp"
+#include "lazy_upload.hpp"
 #include "protocol/two_party/block.hpp"
 #include "protocol/two_party/fixed_key_hash.hpp"
 
@@ -32,11 +42,14 @@ struct EmulatedGarbling {
 inline detail::Label to_label(const two_party::Block& b) { return detail::Label{b.lo, b.hi}; }
 
 // Garbles (garbler = true: flip is delta, tables are written) or evaluates (flip zero,
-// tables read from `tables_in`) `instances` instances in chunks of `chunk` (a multiple of 32).
+// tables read from `tables_in`) `instances` instances in chunks of `chunk` (a multiple of
+// 32); input labels staged through `slots` slots of `slot_bytes` by `threads` threads.
 inline EmulatedGarbling emulate_garbling(const detail::GarblePlan& plan, std::uint64_t instances,
                                          std::span<const two_party::Block> inputs, detail::Label flip,
                                          detail::Label constant, std::uint64_t number, bool garbler,
-                                         std::span<const detail::Label> tables_in, std::uint64_t chunk) {
+                                         std::span<const detail::Label> tables_in, std::uint64_t chunk,
+                                         unsigned threads = 2, std::size_t slots = 3,
+                                         std::uint64_t slot_bytes = 1000) {
   using namespace detail;
   static constexpr AesTables kTables = make_aes_tables();
   EmulatedGarbling out;
@@ -45,18 +58,46 @@ inline EmulatedGarbling emulate_garbling(const detail::GarblePlan& plan, std::ui
   if (!garbler) std::copy(tables_in.begin(), tables_in.end(), out.tables.begin());
   out.bits.assign(plan.num_outputs * instances, 0xee);
   out.labels.assign(plan.num_outputs * instances, poison);
-  for (std::uint64_t first = 0; first < instances; first += chunk) {
+
+  const std::uint64_t chunks = (instances + chunk - 1) / chunk;
+  std::array<std::vector<Label>, 2> areas;
+  for (auto& area : areas) area.assign(plan.num_inputs * std::min(chunk, instances), poison);
+  std::vector<std::atomic<bool>> done(chunks);
+  std::string misordered;
+  const StagingPlan staging_plan = garbling_input_staging(plan.num_inputs, instances, chunk, sizeof(Label), slot_bytes);
+  LazyUpload engine(slots, slot_bytes);
+  {
+    std::vector<LazyUpload::Destination> destinations;
+    for (std::uint64_t c = 0; c < chunks; ++c)
+      destinations.push_back({reinterpret_cast<std::uint8_t*>(areas[c % 2].data()),
+                              std::min(chunk, instances - c * chunk) * sizeof(Label), c * chunk * sizeof(Label)});
+    engine.configure(std::move(destinations), [&](std::uint32_t c) {
+      // The device would wait here for chunk c-2's kernels; they must have been queued.
+      if (c >= 2 && !done[c - 2].load()) misordered += "chunk " + std::to_string(c) + " issued before chunk c-2 ran\n";
+    });
+  }
+  StagingPool stagers(engine, threads);
+  stagers.begin(staging_plan,
+                std::vector<HostRows>(chunks, HostRows{reinterpret_cast<const std::uint8_t*>(inputs.data()),
+                                                       instances * sizeof(Label)}),
+                2);
+  static_assert(sizeof(two_party::Block) == sizeof(Label), "labels are blocks");
+
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    const std::uint64_t first = c * chunk;
     const std::uint64_t count = std::min(chunk, instances - first);
-    std::vector<Label> slots(plan.num_slots * count, poison);
-    std::vector<Label> chunk_inputs(plan.num_inputs * count);
-    for (std::uint32_t r = 0; r < plan.num_inputs; ++r)
-      for (std::uint64_t l = 0; l < count; ++l) chunk_inputs[r * count + l] = to_label(inputs[r * instances + first + l]);
+    std::vector<Label> slots_area(plan.num_slots * count, poison);
+    if (plan.num_inputs != 0) {
+      stagers.wait_group(static_cast<std::uint32_t>(c));
+      if (!engine.complete_group(static_cast<std::uint32_t>(c)))
+        throw Error(Component::Protocol, "emulated device: waited for a group nobody closed");
+    }
     std::vector<std::uint8_t> bits(plan.num_outputs * count, 0xee);
     std::vector<Label> labels(plan.num_outputs * count, poison);
     GarbleArgs args{};
     args.ops = plan.ops.data();
-    args.slots = slots.data();
-    args.inputs = chunk_inputs.data();
+    args.slots = slots_area.data();
+    args.inputs = areas[c % 2].data();
     args.tables = out.tables.data() + 2 * plan.and_gates * first;
     args.bits = bits.data();
     args.output_labels = labels.data();
@@ -87,7 +128,14 @@ inline EmulatedGarbling emulate_garbling(const detail::GarblePlan& plan, std::ui
         out.bits[j * instances + first + l] = bits[j * count + l];
         out.labels[j * instances + first + l] = labels[j * count + l];
       }
+    // The kernels are done with the area: poison it, then let chunk c+2's labels in.
+    std::fill(areas[c % 2].begin(), areas[c % 2].end(), poison);
+    done[c].store(true);
+    stagers.allow(static_cast<std::uint32_t>(std::min<std::uint64_t>(c + 3, chunks)));
   }
+  stagers.finish();
+  if (!engine.violations().empty() || !misordered.empty())
+    throw Error(Component::Protocol, "staging misused:\n" + engine.violations() + misordered);
   return out;
 }
 

@@ -2,7 +2,9 @@
 // emulated on the CPU (emulated_garbling.hpp) against the CPU garbler of gc2: the same
 // tables byte for byte, the same decoding bits and output zero labels, and as evaluator
 // the same colour bits and active labels, for random programs and AES-128, batch sizes
-// with partial tiles of 32, and chunks that split the batch. Plus the plan's checks.
+// with partial tiles of 32, and chunks that split the batch; input labels staged through
+// slots smaller than a chunk's row (the garbler) and larger than a chunk (the evaluator).
+// Plus the plan's checks.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -90,7 +92,7 @@ void check_program(const circuits::Program& program, std::uint64_t n, std::uint6
                                                           gc2::Kernel::Portable);
   const auto evaluated =
       test::emulate_garbling(plan, n, active.span(), detail::Label{0, 0}, stream.constant, stream.number, false,
-                             stream.tables, chunk);
+                             stream.tables, chunk, 1, 1, std::uint64_t{1} << 20);
   EXPECT_EQ(evaluated.bits, colours) << "colour bits";
   EXPECT_EQ(label_mismatches(evaluated.labels, cpu_active_out.span()), 0u) << "active output labels";
 }
