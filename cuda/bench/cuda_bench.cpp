@@ -5,7 +5,8 @@
 //   cuda_bench [--circuit NAME|all] [--instances N] [--iterations K] [--mode MODE[,MODE...]]
 //              [--peak-gbs X] [--device D] [--json FILE] [--commit ID]
 //   MODE: plan     plan statistics and the bandwidth floors only (needs no GPU)
-//         memory   device-to-device copy rate; PCIe rates from pinned and pageable memory
+//         memory   device-to-device copy rate; PCIe rates from pinned and pageable memory,
+//                  and from pageable memory through the input staging (1 to 8 threads)
 //         prf      the PRF kernel alone (alpha bytes/s)
 //         one      one party per GPU: party 0 alone, its own message coming back, through
 //                  pinned host memory (an echo: PCIe both ways, a host copy) or kept on the
@@ -55,6 +56,7 @@
 #include "cuda/aes_ttable.hpp"
 #include "cuda/bench/evaluator_runs.hpp"
 #include "cuda/bench/garble_runs.hpp"
+#include "cuda/bench/staging_runs.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "cuda/device_plan.hpp"
 #include "cuda/kernels.hpp"
@@ -373,7 +375,8 @@ void bench_prf(JsonLog& json, int device) {
 }
 
 // Device-to-device copy rate (bytes read plus written) and PCIe rates from pinned and
-// pageable memory, and what pinning pageable memory costs.
+// pageable memory, what pinning pageable memory costs, and the input staging's rate from
+// pageable memory (rows of 128 KiB: an input row of 2^20 instances).
 double bench_memory(JsonLog& json, int device, double nominal) {
   check(cudaSetDevice(device), "cudaSetDevice");
   const std::size_t bytes = std::size_t{1} << 30;
@@ -420,6 +423,13 @@ double bench_memory(JsonLog& json, int device, double nominal) {
   json.field("pageable_up_gb_per_s", host_bytes / h2d_pageable / 1e9);
   json.field("pageable_down_gb_per_s", host_bytes / d2h_pageable / 1e9);
   json.field("register_ms_per_gib", registration * 1e3 * 4);
+  std::printf("  staged from pageable memory (host threads -> 4 MiB pinned slots -> device):");
+  for (unsigned threads : {1u, 2u, 4u, 8u}) {
+    const double rate = cuda::bench::staged_upload_rate(device, pageable.data(), static_cast<std::uint8_t*>(a),
+                                                        host_bytes, std::size_t{128} << 10, threads);
+    std::printf(" %u thread%s %.1f GB/s%s", threads, threads == 1 ? "" : "s", rate / 1e9, threads == 8 ? "\n" : ",");
+    json.field("staged_up_gb_per_s_" + std::to_string(threads) + "_threads", rate / 1e9);
+  }
   json.end_record();
   check(cudaEventDestroy(start), "event");
   check(cudaEventDestroy(stop), "event");
@@ -448,8 +458,11 @@ void bench_route(JsonLog& json, const circuits::Program& program, int device) {
 }
 
 void bench_garble(JsonLog& json, const circuits::Program& program, int device) {
-  const std::uint64_t cpu_instances = 2048, gpu_instances = 65536;
+  // Eight chunks of the GPU garbler: the pipeline's start (the first chunk's inputs and
+  // kernels) weighs an eighth of a chunk's download.
+  const std::uint64_t cpu_instances = 2048, gpu_instances = 131072;
   const cuda::bench::GarbleRates r = cuda::bench::measure_garbling(program, cpu_instances, gpu_instances, device);
+  const double pcie_bound = r.pcie_down_bytes_per_s / 32;  // 32 bytes of tables per AND
   std::printf("garbling AES-128/32-AND (half-gates, 32 bytes of tables per AND): CPU garbler %.3g AND/s on one core, "
               "%.3g on %u cores (%llu instances each); GPU garbler (%llu instances) %.3g AND/s end to end (%.1fx one "
               "core), kernels alone %.3g AND/s (%.1fx one core, %.1fx all cores); GPU evaluator %.3g AND/s end to end, "
@@ -458,14 +471,21 @@ void bench_garble(JsonLog& json, const circuits::Program& program, int device) {
               static_cast<unsigned long long>(gpu_instances), r.gpu_end_to_end, r.gpu_end_to_end / r.cpu_one_core,
               r.gpu_kernels, r.gpu_kernels / r.cpu_one_core, r.gpu_kernels / r.cpu_all_cores, r.gpu_evaluate_end_to_end,
               r.gpu_evaluate_kernels);
+  std::printf("  PCIe bound of garbling end to end: tables down at %.1f GB/s = %.3g AND/s (%.1fx one core); the GPU "
+              "garbler end to end reaches %.0f%% of it\n",
+              r.pcie_down_bytes_per_s / 1e9, pcie_bound, pcie_bound / r.cpu_one_core,
+              100 * r.gpu_end_to_end / pcie_bound);
   json.field("what", "garble");
   json.field("cpu_one_core_and_per_s", r.cpu_one_core);
   json.field("cpu_all_cores_and_per_s", r.cpu_all_cores);
   json.field("cores", r.cores);
+  json.field("gpu_instances", static_cast<double>(gpu_instances));
   json.field("gpu_end_to_end_and_per_s", r.gpu_end_to_end);
   json.field("gpu_kernels_and_per_s", r.gpu_kernels);
   json.field("gpu_evaluate_end_to_end_and_per_s", r.gpu_evaluate_end_to_end);
   json.field("gpu_evaluate_kernels_and_per_s", r.gpu_evaluate_kernels);
+  json.field("pcie_down_gb_per_s", r.pcie_down_bytes_per_s / 1e9);
+  json.field("pcie_bound_and_per_s", pcie_bound);
   json.end_record();
 }
 

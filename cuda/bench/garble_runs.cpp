@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/cuda_resources.hpp"
 #include "cuda/gpu_garbling.hpp"
 #include "protocol/gc2/half_gates.hpp"
 
@@ -29,6 +30,25 @@ class NullChannel final : public two_party::Channel {
  private:
   std::uint64_t sent_ = 0;
 };
+
+// Pinned device-to-host copies of 64 MiB, as the garbler makes them, back to back.
+double pcie_down_rate(int device) {
+  detail::check(cudaSetDevice(device), "cudaSetDevice");
+  const std::size_t bytes = std::size_t{64} << 20;
+  const int pieces = 16;
+  detail::DeviceBuffer from;
+  from.allocate(bytes, "bench buffer");
+  detail::PinnedBuffer to;
+  to.allocate(bytes);
+  detail::Stream stream;
+  detail::check(cudaMemcpyAsync(to.data(), from.as<void>(), bytes, cudaMemcpyDeviceToHost, stream.get()), "copy");
+  detail::check(cudaStreamSynchronize(stream.get()), "copy");
+  const auto t0 = Clock::now();
+  for (int k = 0; k < pieces; ++k)
+    detail::check(cudaMemcpyAsync(to.data(), from.as<void>(), bytes, cudaMemcpyDeviceToHost, stream.get()), "copy");
+  detail::check(cudaStreamSynchronize(stream.get()), "copy");
+  return static_cast<double>(bytes) * pieces / seconds_since(t0);
+}
 
 }  // namespace
 
@@ -57,6 +77,7 @@ GarbleRates measure_garbling(const circuits::Program& program, std::uint64_t cpu
     for (auto& t : threads) t.join();
     r.cpu_all_cores = ands_cpu * r.cores / seconds_since(t0);
   }
+  r.pcie_down_bytes_per_s = pcie_down_rate(device);
   GpuGarbling gpu(device);
   const double ands_gpu = static_cast<double>(program.and_gates) * static_cast<double>(gpu_instances);
   const gc2::Labels gpu_zero = gc2::zero_labels(std::size_t{program.num_inputs} * gpu_instances);
