@@ -98,8 +98,13 @@ class Stream {
 
 class Event {
  public:
-  explicit Event(bool timing = false) {
-    check(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming), "event creation");
+  enum class Wait { Spin, Sleep };
+  // Sleep: a host thread synchronising on the event yields its core rather than spinning
+  // (for waits by helper threads, which must not take cores from the ones still working).
+  explicit Event(bool timing = false, Wait wait = Wait::Spin) {
+    const unsigned flags = (timing ? cudaEventDefault : cudaEventDisableTiming) |
+                           (wait == Wait::Sleep ? cudaEventBlockingSync : 0u);
+    check(cudaEventCreateWithFlags(&event_, flags), "event creation");
   }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;

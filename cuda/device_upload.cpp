@@ -12,7 +12,8 @@ DeviceUpload::DeviceUpload(int device, std::size_t slots, std::uint64_t slot_byt
     : device_(device), slot_bytes_(slot_bytes), slots_(slots) {
   if (slots == 0 || slot_bytes == 0) throw Error(Component::Protocol, "staging: no slots");
   for (PinnedBuffer& slot : slots_) slot.allocate(static_cast<std::size_t>(slot_bytes));
-  for (std::size_t s = 0; s < slots; ++s) read_.push_back(std::make_unique<Event>());
+  // The staging threads wait on these while others still fill slots: they sleep.
+  for (std::size_t s = 0; s < slots; ++s) read_.push_back(std::make_unique<Event>(false, Event::Wait::Sleep));
 }
 
 void DeviceUpload::configure(cudaStream_t stream, std::vector<Destination> destinations, GroupHook open,
