@@ -59,7 +59,9 @@
 #include "cuda/bench/staging_runs.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "cuda/device_plan.hpp"
+#include "cuda/device_upload.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/staging_pool.hpp"
 
 namespace {
 
@@ -162,7 +164,9 @@ class JsonLog {
   void field(const std::string& key, const std::string& value) { current_ += quote(key) + ": " + quote(value) + ", "; }
   void field(const std::string& key, double value) {
     char text[64];
-    std::snprintf(text, sizeof text, "%.6g", value);
+    // Whole numbers (instance counts) exactly, the rest to six digits.
+    std::snprintf(text, sizeof text, value == static_cast<double>(static_cast<long long>(value)) && value < 1e15
+                                         ? "%.0f" : "%.6g", value);
     current_ += quote(key) + ": " + text + ", ";
   }
   void end_record() {
@@ -233,11 +237,16 @@ void print_plan(const NamedCircuit& c, const circuits::Program& program, std::ui
               static_cast<unsigned long long>(program.and_gates / 8), program.and_gates / 8.0,
               program.and_gates / 8.0);
   const WorkspaceLayout layout = workspace_layout(plan, instances, plan.staged.usable);
+  const unsigned threads = cuda::detail::default_staging_threads();
   std::printf("  memory for %llu instances per party (%s kernel): %.1f MiB on the device (state %.1f MiB), %.1f MiB "
-              "pinned on the host; largest layer %u ANDs\n",
+              "pinned on the host for messages and alpha, %.1f MiB of staging slots (%u staging thread%s here); largest "
+              "layer %u ANDs\n",
               static_cast<unsigned long long>(instances), plan.staged.usable ? "staged" : "device-memory",
               layout.total / 1048576.0, (layout.in_x - layout.state) / 1048576.0,
-              4.0 * layout.message_capacity / 1048576.0, plan.max_ands);
+              4.0 * layout.message_capacity / 1048576.0,
+              static_cast<double>(cuda::detail::staging_slots_for(threads) * cuda::detail::kDefaultStagingSlotBytes) /
+                  1048576.0,
+              threads, threads == 1 ? "" : "s", plan.max_ands);
 }
 
 
