@@ -23,8 +23,10 @@
 #         before     bin/cuda_bench_before (when packaged): one and three parties, AES-128
 #         ncu        Nsight Compute on a few kernels of a 2^18-instance run ($NCU_ARGS)
 #       Logs go to $OUT (or build-gpu/results when OUT is unset): one file per step plus
-#       summary.txt (keep a run's steps to seven logs and bench.json when only eight files
-#       come back). Each step is stopped after $STEP_TIMEOUT seconds (default 3600).
+#       summary.txt and bench.json (where only eight files come back, run six steps at a
+#       time). Each step is stopped after $STEP_TIMEOUT seconds (default 3600), the three
+#       sanitizer steps after $SANITIZER_TIMEOUT (default $STEP_TIMEOUT), so that a slow
+#       sanitizer cannot take the time of the steps after it.
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -72,8 +74,10 @@ run_step() {
   local name=$1; shift
   local log="$OUT/$name.log"
   local start=$SECONDS
+  local limit=${STEP_TIMEOUT:-3600}
+  case $name in racecheck|synccheck|memcheck) limit=${SANITIZER_TIMEOUT:-$limit} ;; esac
   echo "== $name: $*" >"$log"
-  timeout "${STEP_TIMEOUT:-3600}" "$@" >>"$log" 2>&1
+  timeout "$limit" "$@" >>"$log" 2>&1
   local rc=$?
   printf '%-10s rc=%-3d %5ds  %s\n' "$name" "$rc" $((SECONDS - start)) "$(tail -n 1 "$log")" >>"$OUT/summary.txt"
   return $rc
