@@ -11,7 +11,7 @@
 //         one      one party per GPU: party 0 alone, its own message coming back, through
 //                  pinned host memory (an echo: PCIe both ways, a host copy) or kept on the
 //                  device (DeviceRing of one: what the GPU sustains when neither network
-//                  nor PCIe limits); one and two batches in flight
+//                  nor PCIe limits); one and two batches in flight; eight staging threads
 //         three    three parties on one GPU: host-staged messages over an in-memory ring,
 //                  or a DeviceRing; one and two batches in flight
 //         kernels  the pass kernels side by side (device memory; staged with 8, 16, 32
@@ -555,6 +555,10 @@ int main(int argc, char** argv) {
           run("one party, host echo, " + std::to_string(flights) + " in flight", spec_of(1, Transport::Host, flights));
           run("one party, device ring, " + std::to_string(flights) + " in flight", spec_of(1, Transport::Device, flights));
         }
+        // The default staging threads (a quarter of the host's) against eight.
+        RunSpec wide = spec_of(1, Transport::Device, 1);
+        wide.options.staging_threads = 8;
+        run("one party, device ring, 1 in flight, 8 staging threads", wide);
       }
       if (has_mode(o, "three")) {
         run("three parties on one GPU, host ring, 1 in flight", spec_of(3, Transport::Host, 1));
