@@ -244,6 +244,8 @@ DevicePlan build_device_plan(const circuits::Program& program) {
   Scheduler scheduler(program.num_slots,
                       static_cast<std::uint32_t>(std::min<std::uint64_t>(budget, std::numeric_limits<std::uint32_t>::max())));
   std::vector<DeviceOp> pass_ops;
+  std::vector<std::vector<DeviceOp>> program_passes;  // before renaming, for the staged plan
+  std::vector<std::uint32_t> first_pass(program.num_inputs, std::numeric_limits<std::uint32_t>::max());
   for (std::size_t p = 0; p < passes; ++p) {
     pass_ops.clear();
     PassPlan pass;
@@ -277,11 +279,23 @@ DevicePlan build_device_plan(const circuits::Program& program) {
     }
     if (plan.ops.size() + pass_ops.size() > std::numeric_limits<std::uint32_t>::max())
       invalid("more than 2^32 ops");
+    for (const DeviceOp& op : pass_ops)
+      if (op.code == kDevLoad) first_pass[op.b] = std::min(first_pass[op.b], static_cast<std::uint32_t>(p));
+    program_passes.push_back(pass_ops);
     scheduler.schedule_pass(pass_ops, plan, pass);
     plan.passes.push_back(pass);
   }
   plan.num_device_slots = scheduler.physical_slots();
   flatten(program, plan.signature);
+  plan.staged = build_staged_plan(program_passes, program.num_slots);
+  plan.input_row_bounds.assign(passes + 1, 0);
+  for (std::uint32_t row = 0; row < program.num_inputs; ++row)
+    if (first_pass[row] < passes) ++plan.input_row_bounds[first_pass[row] + 1];
+  for (std::size_t p = 0; p < passes; ++p) plan.input_row_bounds[p + 1] += plan.input_row_bounds[p];
+  plan.input_rows.resize(plan.input_row_bounds.back());
+  std::vector<std::uint32_t> next(plan.input_row_bounds.begin(), plan.input_row_bounds.end() - 1);
+  for (std::uint32_t row = 0; row < program.num_inputs; ++row)
+    if (first_pass[row] < passes) plan.input_rows[next[first_pass[row]]++] = row;
   return plan;
 }
 
@@ -307,7 +321,7 @@ bool plan_matches(const circuits::Program& program, const DevicePlan& plan) {
   return i == s.size();
 }
 
-WorkspaceLayout workspace_layout(const DevicePlan& plan, std::uint64_t instances) {
+WorkspaceLayout workspace_layout(const DevicePlan& plan, std::uint64_t instances, bool staged) {
   WorkspaceLayout layout;
   layout.pitch = padded_words(instances);
   const std::size_t row_bytes = checked_mul(static_cast<std::size_t>(layout.pitch), sizeof(std::uint64_t));
@@ -319,12 +333,13 @@ WorkspaceLayout workspace_layout(const DevicePlan& plan, std::uint64_t instances
     at = align_up(checked_add(at, bytes));
     return offset;
   };
-  layout.state = take(checked_mul(checked_mul(plan.num_device_slots, 2), row_bytes));
+  const std::size_t state_rows = staged ? plan.num_slots : plan.num_device_slots;
+  layout.state = take(checked_mul(checked_mul(state_rows, 2), row_bytes));
   layout.in_x = take(checked_mul(plan.num_inputs, row_bytes));
   layout.in_a = take(checked_mul(plan.num_inputs, row_bytes));
   layout.out_x = take(checked_mul(plan.num_outputs, row_bytes));
   layout.out_a = take(checked_mul(plan.num_outputs, row_bytes));
-  for (int b = 0; b < 2; ++b) layout.msg_out[b] = take(layout.message_capacity);
+  for (int b = 0; b < 3; ++b) layout.msg_out[b] = take(layout.message_capacity);
   for (int b = 0; b < 2; ++b) layout.msg_in[b] = take(layout.message_capacity);
   layout.total = at;
   return layout;

@@ -23,6 +23,7 @@
 
 #include "circuits/program.hpp"
 #include "cuda/layer_ops.hpp"
+#include "cuda/staged_plan.hpp"
 
 namespace mpc::cuda::detail {
 
@@ -49,6 +50,12 @@ struct DevicePlan {
   std::vector<std::uint32_t> level_bounds;  // total levels + 1 entries
   std::vector<PassPlan> passes;
   std::vector<std::uint32_t> signature;  // the program it was built from, flattened
+  // The same passes with their values in shared memory (staged_plan.hpp).
+  StagedPlan staged;
+  // Input rows grouped by the first pass that loads them (rows no pass loads are left
+  // out): the evaluator uploads a pass's rows while earlier passes run.
+  std::vector<std::uint32_t> input_rows;      // row numbers, pass by pass, ascending within a pass
+  std::vector<std::uint32_t> input_row_bounds;  // pass p's rows: [bounds[p], bounds[p + 1])
 };
 
 // Validates `program` (every index in range, nothing read before it is written, constants
@@ -65,15 +72,20 @@ struct WorkspaceLayout {
   std::size_t state = 0;
   std::size_t in_x = 0, in_a = 0;
   std::size_t out_x = 0, out_a = 0;
-  std::size_t msg_out[2] = {0, 0};
+  // Outgoing messages rotate over three buffers, so that alpha of layer p + 1 can be made
+  // while pass p runs (pass p reads r of layer p - 1 and writes r of layer p); incoming
+  // ones over two.
+  std::size_t msg_out[3] = {0, 0, 0};
   std::size_t msg_in[2] = {0, 0};
   std::size_t message_capacity = 0;  // bytes of each message buffer: alpha_bytes(largest message)
   std::size_t total = 0;
 };
 
-// The sizing call: what an evaluation of `plan` over `instances` needs. Pure arithmetic,
-// never allocates; throws Error(Component::Protocol) when the sizes overflow.
-WorkspaceLayout workspace_layout(const DevicePlan& plan, std::uint64_t instances);
+// The sizing call: what an evaluation of `plan` over `instances` needs, with its state in
+// num_device_slots rows (the device-memory kernel) or in num_slots home rows (the staged
+// kernel). Pure arithmetic, never allocates; throws Error(Component::Protocol) when the
+// sizes overflow.
+WorkspaceLayout workspace_layout(const DevicePlan& plan, std::uint64_t instances, bool staged = false);
 
 // Ops of each kind in a plan, and the device-memory bytes they move per 64-instance word
 // (every state access counted as a trip to device memory: no cache reuse assumed).

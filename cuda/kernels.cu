@@ -6,6 +6,9 @@
 //   lane j of every warp owns word j of the chunk, the warps take the ops of a level in
 //   turn, a barrier separates levels. All state lives in device memory (the L1/L2 keep
 //   a chunk's hot slots); r is written over alpha in the outgoing message.
+// - staged_pass_kernel<W>: one staged pass (staged_plan.hpp) over blocks of W words: the
+//   pass's values live in the block's shared memory (staged_ops.hpp), device memory sees
+//   each value that crosses the pass boundary once.
 // - alpha_kernel: AES-128-CTR under both PRF keys, XORed (the correlated randomness),
 //   T-tables copied into shared memory per block, round keys in the parameter space.
 // - slice_kernel / unslice_kernel: 64 x 64 bit transposes, one per (word, 8-byte group).
@@ -14,11 +17,13 @@
 // CPU tests run too. This file is kept free of C++20 so that any nvcc of CUDA 11 or later
 // compiles it; it is the only .cu file of the project.
 #include <climits>
+#include <initializer_list>
 
 #include "cuda/aes_ttable.hpp"
 #include "cuda/device_helpers.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/layer_ops.hpp"
+#include "cuda/staged_ops.hpp"
 
 namespace mpc::cuda::detail {
 namespace {
@@ -46,6 +51,30 @@ __global__ void __launch_bounds__(kPassThreads) pass_kernel(const __grid_constan
       apply_op(args, view, DeviceOp{raw.x, raw.y, raw.z, raw.w});
     }
     // Orders this level's state and message writes before the next level's reads.
+    __syncthreads();
+  }
+}
+
+// Thread t works on word t % W of the block and on every (kStagedThreads / W)-th op of a
+// level from op t / W on; ops of a level are independent (distinct registers and homes),
+// and the barrier orders a level's shared-register writes before the next level's reads.
+template <std::uint32_t W>
+__global__ void __launch_bounds__(kStagedThreads) staged_pass_kernel(const __grid_constant__ StagedArgs args,
+                                                                     std::uint64_t first_word) {
+  static_assert(kStagedThreads % W == 0 && W <= kChunkWords && kChunkWords % W == 0, "blocks split chunks evenly");
+  extern __shared__ std::uint64_t registers[];
+  constexpr std::uint32_t kOpLanes = kStagedThreads / W;
+  const std::uint32_t local = threadIdx.x % W;
+  const std::uint32_t op_lane = threadIdx.x / W;
+  const LaneView view = staged_lane_view(args, first_word + static_cast<std::uint64_t>(blockIdx.x) * W + local);
+  const uint4* ops = reinterpret_cast<const uint4*>(args.ops);
+  for (std::uint32_t level = 0; level < args.levels; ++level) {
+    const std::uint32_t begin = __ldg(args.level_bounds + level);
+    const std::uint32_t end = __ldg(args.level_bounds + level + 1);
+    for (std::uint32_t i = begin + op_lane; i < end; i += kOpLanes) {
+      const uint4 raw = __ldg(ops + i);
+      apply_staged_op(args, view, registers, W, local, DeviceOp{raw.x, raw.y, raw.z, raw.w});
+    }
     __syncthreads();
   }
 }
@@ -103,6 +132,34 @@ cudaError_t launch_pass(const PassArgs& args, std::uint64_t first_chunk, std::ui
   if (chunk_count > static_cast<std::uint64_t>(INT_MAX)) return cudaErrorInvalidValue;
   pass_kernel<<<static_cast<unsigned>(chunk_count), kPassThreads, 0, stream>>>(args, first_chunk);
   return cudaGetLastError();
+}
+
+cudaError_t launch_staged_pass(const StagedArgs& args, std::uint32_t words, std::uint64_t first_word,
+                               std::uint64_t word_count, std::uint32_t regs, cudaStream_t stream) {
+  if (word_count == 0 || args.levels == 0) return cudaSuccess;
+  if (words == 0 || word_count % words != 0 || first_word % words != 0 || word_count / words > INT_MAX)
+    return cudaErrorInvalidValue;
+  const unsigned blocks = static_cast<unsigned>(word_count / words);
+  const std::uint64_t shared = staged_shared_bytes(regs, words);
+  if (shared > INT_MAX) return cudaErrorInvalidValue;
+  switch (words) {
+    case 8: staged_pass_kernel<8><<<blocks, kStagedThreads, shared, stream>>>(args, first_word); break;
+    case 16: staged_pass_kernel<16><<<blocks, kStagedThreads, shared, stream>>>(args, first_word); break;
+    case 32: staged_pass_kernel<32><<<blocks, kStagedThreads, shared, stream>>>(args, first_word); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t prepare_staged_kernels(int max_shared_bytes) {
+  for (const void* kernel : {reinterpret_cast<const void*>(&staged_pass_kernel<8>),
+                             reinterpret_cast<const void*>(&staged_pass_kernel<16>),
+                             reinterpret_cast<const void*>(&staged_pass_kernel<32>)}) {
+    const cudaError_t status =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared_bytes);
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
 }
 
 cudaError_t launch_alpha(const AlphaKeys& keys, std::uint32_t first_counter, std::uint64_t blocks, std::uint8_t* out,

@@ -17,6 +17,7 @@
 
 #include "cuda/aes_ttable.hpp"
 #include "cuda/layer_ops.hpp"
+#include "cuda/staged_ops.hpp"
 
 namespace mpc::cuda::detail {
 
@@ -24,6 +25,8 @@ namespace mpc::cuda::detail {
 // block's warps.
 inline constexpr int kPassWarps = 8;
 inline constexpr int kPassThreads = kPassWarps * 32;
+// Staged kernel: blocks of W words (8, 16 or 32), kStagedThreads / W ops of a level at a time.
+inline constexpr int kStagedThreads = 256;
 // PRF kernel: one thread per 16-byte alpha block.
 inline constexpr int kAlphaThreads = 256;
 // Transposes: one thread per (word, 8-byte group of a record).
@@ -45,6 +48,22 @@ static_assert(sizeof(AlphaKeys) <= 4096, "kernel parameter space");
 // first_chunk + chunk_count) of a batch of args.instances instances.
 cudaError_t launch_pass(const PassArgs& args, std::uint64_t first_chunk, std::uint64_t chunk_count,
                         cudaStream_t stream);
+
+// Runs one staged pass over words [first_word, first_word + word_count) (whole blocks of
+// `words` words, words in {8, 16, 32}) with `regs` shared registers per block:
+// regs * 16 * words bytes of dynamic shared memory, at most what
+// prepare_staged_kernels() allowed.
+cudaError_t launch_staged_pass(const StagedArgs& args, std::uint32_t words, std::uint64_t first_word,
+                               std::uint64_t word_count, std::uint32_t regs, cudaStream_t stream);
+
+// Lets the staged kernels use up to `max_shared_bytes` of dynamic shared memory per block
+// on the current device (once per device, before the first launch).
+cudaError_t prepare_staged_kernels(int max_shared_bytes);
+
+// Bytes of shared memory a staged block of `words` words with `regs` registers uses.
+constexpr std::uint64_t staged_shared_bytes(std::uint32_t regs, std::uint32_t words) {
+  return std::uint64_t{regs} * 16 * words;
+}
 
 // out[16 j, 16 j + 16) = AES(own, B(first_counter + j)) ^ AES(previous, B(first_counter + j))
 // for j < blocks, B(c) = prefix || c (big-endian); `out` 16-byte aligned;

@@ -4,31 +4,39 @@
 #   cuda/run_on_gpu.sh package
 #       On the build machine (nvcc needed, no GPU): Release build of cuda_gpu_tests,
 #       cuda_host_tests and cuda_bench into build-gpu/, then stripped binaries plus the
-#       shared libraries they need beyond the C/C++ runtime (libsodium, libcrypto, ...)
-#       into build-gpu-carry/ (git-ignored: name it in the device tool's `carry`).
-#   cuda/run_on_gpu.sh run [STEP...]
-#       On the GPU machine, from the repository root. Uses build-gpu-carry/ when present,
-#       else configures and builds build-gpu/ there (needs the project's -dev packages).
-#       STEPs (default: all of them, in this order):
+#       shared libraries they need beyond the C/C++ runtime (libsodium, libcrypto, ...),
+#       this script and the commit id into build-gpu-carry/ (git-ignored: copy it into the
+#       GPU machine's checkout). BASELINE_BENCH=path adds that cuda_bench binary as
+#       bin/cuda_bench_before (an earlier version, to measure before and after in one run).
+#   build-gpu-carry/run_on_gpu.sh run [STEP...]
+#       On the GPU machine, from the repository root: the carried script finds its binaries
+#       beside it. STEPs (default: info host tests racecheck synccheck memcheck bench):
 #         info       nvidia-smi, compute-sanitizer and nvcc versions
 #         host       cuda_host_tests (the CPU emulation; must pass everywhere)
-#         memcheck   compute-sanitizer --tool memcheck on the kernel and evaluator tests
-#                    and three circuits, batches of at most 5000 instances
-#         racecheck  compute-sanitizer --tool racecheck on the kernel tests
-#         synccheck  compute-sanitizer --tool synccheck on the kernel tests
-#         tests      cuda_gpu_tests in full (every AES circuit up to 1,000,003 instances)
-#         bench      cuda_bench --circuit all
+#         tests      cuda_gpu_tests, batches of at most $MPC_GPU_TEST_MAX_INSTANCES (default
+#                    100003; set it empty for everything, up to 1,000,003 instances)
+#         racecheck  compute-sanitizer racecheck on the kernel tests and the small staged test
+#         synccheck  compute-sanitizer synccheck, the same tests
+#         memcheck   compute-sanitizer memcheck on kernel, evaluator and pipeline tests, and
+#                    three circuits, batches of at most 5000 instances
+#         bench      cuda_bench $BENCH_ARGS (default: AES-128/32-AND, every mode), JSON too
+#         before     bin/cuda_bench_before (when packaged): one and three parties, AES-128
+#         ncu        Nsight Compute on a few kernels of a 2^18-instance run ($NCU_ARGS)
 #       Logs go to $OUT (or build-gpu/results when OUT is unset): one file per step plus
-#       summary.txt (at most 8 files, as the device tool returns).
-#
-# Each device-tool call runs at most 10 minutes: split long runs, e.g.
-#   run: cuda/run_on_gpu.sh run info host memcheck racecheck synccheck
-#   run: cuda/run_on_gpu.sh run tests
-#   run: cuda/run_on_gpu.sh run bench
+#       summary.txt and bench.json (where only eight files come back, run six steps at a
+#       time). Each step is stopped after $STEP_TIMEOUT seconds (default 3600), the three
+#       sanitizer steps after $SANITIZER_TIMEOUT (default $STEP_TIMEOUT), so that a slow
+#       sanitizer cannot take the time of the steps after it.
 set -u -o pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CARRY="$ROOT/build-gpu-carry"
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [[ -x "$HERE/bin/cuda_gpu_tests" ]]; then
+  CARRY=$HERE
+  ROOT=$(cd "$HERE/.." && pwd)
+else
+  ROOT=$(cd "$HERE/.." && pwd)
+  CARRY="$ROOT/build-gpu-carry"
+fi
 BUILD="$ROOT/build-gpu"
 OUT=${OUT:-$ROOT/build-gpu/results}
 BINARIES=(cuda_gpu_tests cuda_host_tests cuda_bench)
@@ -43,25 +51,33 @@ build() {
 }
 
 package() {
+  CARRY="$ROOT/build-gpu-carry"
+  rm -rf "$CARRY"
   mkdir -p "$CARRY/bin" "$CARRY/lib"
   build "$CARRY/build.log" || die "build failed: see $CARRY/build.log"
   cp "$BUILD/tests/unit/cuda/cuda_gpu_tests" "$BUILD/tests/unit/cuda/cuda_host_tests" "$BUILD/cuda/bench/cuda_bench" \
     "$CARRY/bin/"
+  if [[ -n "${BASELINE_BENCH:-}" ]]; then cp "$BASELINE_BENCH" "$CARRY/bin/cuda_bench_before"; fi
   strip "$CARRY"/bin/*
   # Shared libraries beyond the C/C++ runtime and the driver, which the GPU machine has.
   ldd "$CARRY"/bin/* | awk '/=> \//{print $3}' | sort -u |
     grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*|libcuda)\.so' |
     while read -r lib; do cp -L "$lib" "$CARRY/lib/"; done
+  cp "$0" "$CARRY/run_on_gpu.sh"
+  git -C "$ROOT" rev-parse --short HEAD >"$CARRY/COMMIT" 2>/dev/null || echo unknown >"$CARRY/COMMIT"
+  git -C "$ROOT" diff --quiet 2>/dev/null || echo "+changes" >>"$CARRY/COMMIT"
   du -sh "$CARRY"
-  echo "packaged: name build-gpu-carry in the device tool's carry, then run: cuda/run_on_gpu.sh run"
+  echo "packaged: copy build-gpu-carry/ to the GPU machine's checkout, then run: build-gpu-carry/run_on_gpu.sh run"
 }
 
 run_step() {
   local name=$1; shift
   local log="$OUT/$name.log"
   local start=$SECONDS
+  local limit=${STEP_TIMEOUT:-3600}
+  case $name in racecheck|synccheck|memcheck) limit=${SANITIZER_TIMEOUT:-$limit} ;; esac
   echo "== $name: $*" >"$log"
-  "$@" >>"$log" 2>&1
+  timeout "$limit" "$@" >>"$log" 2>&1
   local rc=$?
   printf '%-10s rc=%-3d %5ds  %s\n' "$name" "$rc" $((SECONDS - start)) "$(tail -n 1 "$log")" >>"$OUT/summary.txt"
   return $rc
@@ -78,45 +94,48 @@ no_skips() {
 run() {
   mkdir -p "$OUT"
   : >"$OUT/summary.txt"
-  local gpu_tests host_tests bench
-  if [[ -x "$CARRY/bin/cuda_gpu_tests" ]]; then
-    gpu_tests="$CARRY/bin/cuda_gpu_tests"
-    host_tests="$CARRY/bin/cuda_host_tests"
-    bench="$CARRY/bin/cuda_bench"
-    export LD_LIBRARY_PATH="$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    echo "binaries: build-gpu-carry (prebuilt)" >>"$OUT/summary.txt"
-  else
-    run_step build build "$OUT/build.log.tmp" || { cat "$OUT/build.log.tmp" >>"$OUT/build.log"; die "build failed"; }
-    rm -f "$OUT/build.log.tmp"
-    gpu_tests="$BUILD/tests/unit/cuda/cuda_gpu_tests"
-    host_tests="$BUILD/tests/unit/cuda/cuda_host_tests"
-    bench="$BUILD/cuda/bench/cuda_bench"
-  fi
+  [[ -x "$CARRY/bin/cuda_gpu_tests" ]] || die "no binaries in $CARRY: run 'package' on the build machine"
+  local gpu_tests="$CARRY/bin/cuda_gpu_tests" host_tests="$CARRY/bin/cuda_host_tests" bench="$CARRY/bin/cuda_bench"
+  export LD_LIBRARY_PATH="$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local commit
+  commit=$(tr '\n' ' ' <"$CARRY/COMMIT" 2>/dev/null | sed 's/ *$//')
+  echo "binaries: $CARRY (commit ${commit:-unknown})" >>"$OUT/summary.txt"
   local steps=("$@")
-  [[ ${#steps[@]} -eq 0 ]] && steps=(info host memcheck racecheck synccheck tests bench)
+  [[ ${#steps[@]} -eq 0 ]] && steps=(info host tests racecheck synccheck memcheck bench)
   local failed=0
-  local kernel_tests='GpuKernels.*:GpuEvaluator.EdgeCases:GpuEvaluator.OutputsMayAliasInputs'
+  local kernel_tests='GpuKernels.*:GpuPipeline.StagedKernelSmall'
   local circuit='AllCircuits/GpuCircuits.MatchCpuEvaluatorAndReference'
-  local checked_tests="GpuKernels.*:GpuEvaluator.*:$circuit/Aes128EncryptAnd32:$circuit/Aes256DecryptDepth4:$circuit/GreaterThan64"
+  local checked_tests="GpuKernels.*:GpuEvaluator.*:GpuPipeline.StagedKernelSmall:GpuPipeline.RingOfOneEchoes:$circuit/Aes128EncryptAnd32:$circuit/Aes256DecryptDepth4:$circuit/GreaterThan64"
   for step in "${steps[@]}"; do
     case $step in
       info)
-        run_step info bash -c 'nvidia-smi; compute-sanitizer --version; nvcc --version; uname -a' || failed=1 ;;
+        run_step info bash -c 'nvidia-smi; compute-sanitizer --version; nvcc --version; uname -a; nproc; free -g' || failed=1 ;;
       host)
         run_step host "$host_tests" || failed=1 ;;
-      memcheck)
-        MPC_GPU_TEST_MAX_INSTANCES=5000 run_step memcheck compute-sanitizer --tool memcheck --leak-check full \
-          --error-exitcode 3 "$gpu_tests" --gtest_filter="$checked_tests" && no_skips memcheck || failed=1 ;;
+      tests)
+        MPC_GPU_TEST_MAX_INSTANCES=${MPC_GPU_TEST_MAX_INSTANCES-100003} run_step tests "$gpu_tests" && no_skips tests || failed=1 ;;
       racecheck)
         MPC_GPU_TEST_MAX_INSTANCES=5000 run_step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 \
           "$gpu_tests" --gtest_filter="$kernel_tests" && no_skips racecheck || failed=1 ;;
       synccheck)
         MPC_GPU_TEST_MAX_INSTANCES=5000 run_step synccheck compute-sanitizer --tool synccheck --error-exitcode 3 \
           "$gpu_tests" --gtest_filter="$kernel_tests" && no_skips synccheck || failed=1 ;;
-      tests)
-        run_step tests "$gpu_tests" && no_skips tests || failed=1 ;;
+      memcheck)
+        MPC_GPU_TEST_MAX_INSTANCES=5000 run_step memcheck compute-sanitizer --tool memcheck --leak-check full \
+          --error-exitcode 3 "$gpu_tests" --gtest_filter="$checked_tests" && no_skips memcheck || failed=1 ;;
       bench)
-        run_step bench "$bench" --circuit all --mode all || failed=1 ;;
+        # shellcheck disable=SC2086
+        run_step bench "$bench" ${BENCH_ARGS:---circuit aes128-and32 --mode all} --json "$OUT/bench.json" \
+          --commit "${commit:-unknown}" || failed=1 ;;
+      before)
+        if [[ -x "$CARRY/bin/cuda_bench_before" ]]; then
+          run_step before bash -c "'$CARRY/bin/cuda_bench_before' --circuit aes128-and32 --mode one && \
+            '$CARRY/bin/cuda_bench_before' --circuit aes128-and32 --mode three --iterations 3" || failed=1
+        fi ;;
+      ncu)
+        # shellcheck disable=SC2086
+        run_step ncu ncu ${NCU_ARGS:---kernel-name regex:staged_pass_kernel --launch-skip 200 --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats --section LaunchStats} \
+          "$bench" --circuit aes128-and32 --mode kernels --instances 262144 --iterations 1 || failed=1 ;;
       *)
         die "unknown step $step" ;;
     esac
@@ -128,5 +147,5 @@ run() {
 case ${1:-} in
   package) package ;;
   run) shift; run "$@" ;;
-  *) die "usage: cuda/run_on_gpu.sh package | run [info|host|memcheck|racecheck|synccheck|tests|bench ...]" ;;
+  *) die "usage: cuda/run_on_gpu.sh package | run [info|host|tests|racecheck|synccheck|memcheck|bench|before|ncu ...]" ;;
 esac

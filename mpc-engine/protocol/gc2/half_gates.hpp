@@ -95,6 +95,7 @@
 #include <vector>
 
 #include "circuits/program.hpp"
+#include "common/error.hpp"
 #include "protocol/gc2/labels.hpp"
 #include "protocol/two_party/channel.hpp"
 
@@ -136,6 +137,15 @@ class Garbler {
 
   // The next garbling's number (garblings started so far, with the default first number).
   std::uint64_t garblings() const { return next_garbling_.load(); }
+
+  // Draws the next garbling number as garble() does, for a garbling made elsewhere under this
+  // delta (the GPU garbler, cuda/gpu_garbling.hpp): one counter for both, so no tweak repeats.
+  // Throws Error(Protocol) once the numbers below 2^63 are used up, as garble() does.
+  std::uint64_t draw_garbling_number() {
+    const std::uint64_t number = next_garbling_.fetch_add(1);
+    if (number >= (std::uint64_t{1} << 63)) throw Error(Component::Protocol, "garbler: garbling numbers exhausted");
+    return number;
+  }
 
  private:
   std::vector<std::uint8_t> garble_into(const circuits::Program& program, std::size_t instances,

@@ -2,7 +2,8 @@
 // per-lane ops, message packing, segment copies, alpha production) emulated on the CPU
 // (emulated_evaluator.hpp) and compared with the CPU evaluator: bit-identical messages
 // and output shares for odd batch sizes, random programs, AES circuits (and OpenSSL),
-// alpha from CorrelatedRandomness or from the T-table AES. Plus the plan's own
+// alpha from CorrelatedRandomness or from the T-table AES, inputs staged through slots of
+// several sizes (rows cut by columns, many pieces, one piece) by one to four threads. Plus the plan's own
 // guarantees: levels of independent ops, the CPU evaluator's validation rules.
 #include <gtest/gtest.h>
 
@@ -37,14 +38,15 @@ void expect_identical(const test::ThreePartyResult& got, const test::ThreePartyR
 test::ThreePartyResult run_emulated(const circuits::Program& program,
                                     const std::array<rss3::ShareMatrix, 3>& inputs, rss3::BatchNonce nonce,
                                     const std::array<rss3::PrfKey, 3>& keys, test::LevelOrder order,
-                                    std::uint64_t segments, bool device_prf, std::uint32_t first_block = 0) {
+                                    std::uint64_t segments, bool device_prf, std::uint32_t first_block = 0,
+                                    test::EmulatedKernel kernel = {}, test::EmulatedStaging staging = {}) {
   return test::run_three_parties(inputs, [&](int i, const rss3::ShareMatrix& in, rss3::ShareMatrix& out,
                                              rss3::LayerExchange& exchange) {
     const rss3::PrfKey& own = keys[static_cast<std::size_t>(i)];
     const rss3::PrfKey& previous = keys[static_cast<std::size_t>(rss3::previous_party(i))];
     std::optional<DevicePrf> prf;
     if (device_prf) prf = DevicePrf{own, previous, nonce, first_block};
-    test::EmulatedGpuEvaluator evaluator(order, prf, segments);
+    test::EmulatedGpuEvaluator evaluator(order, prf, segments, kernel, staging);
     rss3::CorrelatedRandomness randomness(own, previous, nonce);
     return evaluator.evaluate(program, in, out, randomness, exchange);
   });
@@ -61,10 +63,19 @@ void compare_with_cpu(const circuits::Program& program, std::uint64_t n, std::mt
   const std::string label = what + ", n = " + std::to_string(n);
   expect_identical(run_emulated(program, inputs, nonce, keys, test::LevelOrder::Forward, 4, false), cpu,
                    label + ", forward");
-  expect_identical(run_emulated(program, inputs, nonce, keys, test::LevelOrder::Reverse, 1, false), cpu,
-                   label + ", reverse");
-  expect_identical(run_emulated(program, inputs, nonce, keys, test::LevelOrder::Forward, 3, true), cpu,
-                   label + ", device PRF");
+  // One thread and one slot of 64 bytes (rows of more than 512 instances cut by columns).
+  expect_identical(run_emulated(program, inputs, nonce, keys, test::LevelOrder::Reverse, 1, false, 0, {}, {1, 1, 64}),
+                   cpu, label + ", reverse");
+  // Four threads and slots large enough for a group in one piece.
+  expect_identical(
+      run_emulated(program, inputs, nonce, keys, test::LevelOrder::Forward, 3, true, 0, {}, {4, 10, 1 << 20}), cpu,
+      label + ", device PRF");
+  // The staged kernel with each block width, both level orders.
+  for (std::uint32_t words : {8u, 16u, 32u}) {
+    const test::LevelOrder order = words == 16 ? test::LevelOrder::Reverse : test::LevelOrder::Forward;
+    expect_identical(run_emulated(program, inputs, nonce, keys, order, words == 8 ? 3 : 1, words != 32, 0, {words}),
+                     cpu, label + ", staged, " + std::to_string(words) + " words per block");
+  }
 }
 
 TEST(Emulation, RandomProgramsMatchCpu) {
@@ -165,6 +176,8 @@ TEST(Emulation, AesCircuitsMatchCpuAndOpenSsl) {
       const auto cpu = test::run_cpu_reference(program, inputs, nonce, prf_keys);
       const auto emulated = run_emulated(program, inputs, nonce, prf_keys, test::LevelOrder::Reverse, 4, true);
       expect_identical(emulated, cpu, "AES, n = " + std::to_string(n));
+      expect_identical(run_emulated(program, inputs, nonce, prf_keys, test::LevelOrder::Forward, 2, true, 0, {16}), cpu,
+                       "AES, staged, n = " + std::to_string(n));
       const auto opened = rss3::open_matrix(emulated.outputs);
       std::vector<std::uint8_t> result(n * 16);
       rss3::unslice(opened, words, 0, 16, n, result);
@@ -257,6 +270,113 @@ TEST(Plan, RenamingKeepsAesPassesShallow) {
   std::uint32_t levels = 0;
   for (const auto& pass : plan.passes) levels += pass.levels;
   EXPECT_LT(levels, 600u);
+}
+
+// Registers an op of a staged pass reads and writes, and the home it loads or stores.
+struct StagedAccess {
+  std::vector<std::uint32_t> reads, writes;
+  std::int64_t loads_home = -1, stores_home = -1;
+};
+
+StagedAccess staged_access(const detail::DeviceOp& op) {
+  using namespace detail;
+  StagedAccess s;
+  const std::uint32_t code = op.code & kStOpcodeMask;
+  if (code == kStXor || code == kStAnd) s.reads = {op.b, op.c};
+  if (code == kStInv || code == kStCopy || code == kStOutput) s.reads = {op.b};
+  if (code == kStLoadState) s.loads_home = op.b;
+  if ((op.code & kStKeep) != 0) s.writes = {op.a & 0xffffu};
+  if ((op.code & kStStore) != 0) s.stores_home = op.a >> 16;
+  return s;
+}
+
+void check_staged_plan(const circuits::Program& program) {
+  const detail::DevicePlan plan = detail::build_device_plan(program);
+  const detail::StagedPlan& staged = plan.staged;
+  ASSERT_TRUE(staged.usable);
+  ASSERT_EQ(staged.passes.size(), plan.passes.size());
+  EXPECT_EQ(staged.level_bounds.back(), staged.ops.size());
+  for (std::size_t p = 0; p < staged.passes.size(); ++p) {
+    const detail::StagedPassPlan& pass = staged.passes[p];
+    EXPECT_EQ(pass.ands, plan.passes[p].ands);
+    EXPECT_EQ(pass.prev_ands, plan.passes[p].prev_ands);
+    std::vector<std::int64_t> written_at(pass.regs, -1);  // level of the last write of each register
+    std::vector<std::int64_t> loaded_at(program.num_slots, -1);
+    std::uint32_t ands = 0;
+    for (std::uint32_t l = 0; l < pass.levels; ++l) {
+      const std::uint32_t begin = staged.level_bounds[pass.first_level + l];
+      const std::uint32_t end = staged.level_bounds[pass.first_level + l + 1];
+      for (std::uint32_t i = begin; i < end; ++i) {
+        const StagedAccess a = staged_access(staged.ops[i]);
+        if ((staged.ops[i].code & detail::kStOpcodeMask) == detail::kStAnd) ++ands;
+        for (std::uint32_t r : a.reads) {
+          ASSERT_LT(r, pass.regs);
+          EXPECT_GE(written_at[r], 0) << "pass " << p << ": register " << r << " read before it is written";
+          EXPECT_LT(written_at[r], static_cast<std::int64_t>(l)) << "pass " << p << ": read in the level that writes";
+        }
+        if (a.stores_home >= 0) {
+          EXPECT_LT(loaded_at[static_cast<std::size_t>(a.stores_home)], static_cast<std::int64_t>(l))
+              << "pass " << p << ": home " << a.stores_home << " stored in the level that loads it";
+        }
+        if (a.loads_home >= 0) loaded_at[static_cast<std::size_t>(a.loads_home)] = l;
+        for (std::uint32_t j = begin; j < end; ++j) {
+          if (j == i) continue;
+          const StagedAccess b = staged_access(staged.ops[j]);
+          for (std::uint32_t w : a.writes) {
+            EXPECT_EQ(std::count(b.reads.begin(), b.reads.end(), w), 0) << "pass " << p << ", level " << l;
+            EXPECT_EQ(std::count(b.writes.begin(), b.writes.end(), w), 0) << "pass " << p << ", level " << l;
+          }
+          if (a.stores_home >= 0) {
+            EXPECT_NE(a.stores_home, b.stores_home);
+          }
+        }
+      }
+      for (std::uint32_t i = begin; i < end; ++i)
+        for (std::uint32_t w : staged_access(staged.ops[i]).writes) written_at[w] = l;
+    }
+    EXPECT_EQ(ands, pass.ands) << "every AND of the layer is kept";
+  }
+}
+
+TEST(StagedPlan, LevelsHoldIndependentOps) {
+  std::mt19937_64 rng(27);
+  rss3::testing::RandomProgramShape shape;
+  shape.unusual_percent = 50;
+  for (int trial = 0; trial < 5; ++trial) check_staged_plan(rss3::testing::random_program(rng, shape));
+  for (auto sbox : {circuits::SboxVariant::And32, circuits::SboxVariant::Depth4})
+    check_staged_plan(circuits::compile(
+        circuits::build_aes_circuit(circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, sbox)));
+}
+
+// For AES the staged passes move at most a third of what the device-memory ones would
+// without any cache reuse, and their registers fit a 16-word block in the 227 KiB of
+// shared memory a block may have on Hopper.
+TEST(StagedPlan, AesMovesAThirdOfTheBytes) {
+  for (auto sbox : {circuits::SboxVariant::And32, circuits::SboxVariant::Depth4}) {
+    const detail::DevicePlan plan = detail::build_device_plan(circuits::compile(
+        circuits::build_aes_circuit(circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, sbox)));
+    ASSERT_TRUE(plan.staged.usable);
+    EXPECT_LT(plan.staged.bytes_per_word() * 3, detail::count_traffic(plan).bytes_per_word());
+    EXPECT_LE(plan.staged.max_regs * 16 * 16, 227u * 1024);
+  }
+}
+
+// A program whose slots do not fit the 16-bit fields has no staged plan (the evaluator
+// then runs the device-memory kernel).
+TEST(StagedPlan, LargeProgramsFallBack) {
+  circuits::Program p;
+  p.num_inputs = 1;
+  p.num_slots = detail::kStagedMaxIndex + 2;
+  circuits::Layer l0;
+  l0.linear = {{OpKind::LoadInput, p.num_slots - 1, 0, 0}, {OpKind::Inv, 0, p.num_slots - 1, 0}};
+  p.layers = {l0};
+  p.output_slots = {0};
+  p.num_outputs = 1;
+  EXPECT_FALSE(detail::build_device_plan(p).staged.usable);
+  p.num_slots = detail::kStagedMaxIndex + 1;
+  l0.linear = {{OpKind::LoadInput, p.num_slots - 1, 0, 0}, {OpKind::Inv, 0, p.num_slots - 1, 0}};
+  p.layers = {l0};
+  EXPECT_TRUE(detail::build_device_plan(p).staged.usable);
 }
 
 // The GPU plan accepts and rejects exactly what the CPU evaluator does.
