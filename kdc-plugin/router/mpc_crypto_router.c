@@ -104,6 +104,7 @@
 #include "handle.h"
 #include "protected_key.h"
 #include "router_engine.h"
+#include "router_kdb_interface.h"
 
 #define ROUTER_VERSION_NAME "k5crypto_3_MIT"
 #define ROUTER_KRB5_VERSION_NAME "krb5_3_MIT"
@@ -761,10 +762,7 @@ engine_done(krb5_context ctx, enum fn_id fn, krb5_error_code ret, const char *wh
 
 /* Preauth decryptions (PA-ENC-TIMESTAMP, usage 1; encrypted challenge, usage 54) under a
  * handle that ended without a verdict on the data: the engine down, unreachable or
- * failing, or the router refusing. krb5kdc's preauth verifiers turn any decrypt error
- * into PREAUTH_FAILED, which the database back end counts against the user's lockout;
- * mpc_kdb reads this count (mpc_router_undecided_decrypts) when the AS request is audited
- * and does not count a failure the engine never decided. */
+ * failing, or the router refusing (kdc-plugin/shared/router_kdb_interface.h). */
 static unsigned long undecided_decrypts;
 
 static krb5_error_code
@@ -1827,7 +1825,7 @@ krb5int_arcfour_gsscrypt(const krb5_keyblock *keyblock, krb5_keyusage usage,
     return real.arcfour_gsscrypt(keyblock, usage, kd_data, data, num_data);
 }
 
-/* ---- for mpc_kdb, in the same process ---------------------------------------------- */
+/* ---- for mpc_kdb, in the same process (router_kdb_interface.h) --------------------- */
 
 EXPORT unsigned long
 mpc_router_undecided_decrypts(void)
