@@ -14,7 +14,7 @@
  * 20.
  *
  * Pure functions: no allocation, no engine, no krb5 library calls (krb5.h for its types
- * and constants only), no global state. router_engine_krb.c applies them;
+ * and constants only), no global state. krb_jobs.c applies them;
  * tests/unit/kdc-plugin/router_krb_rules_test.cpp checks them against libk5crypto.
  *
  * Version boundary: internal to mpc_crypto_router.so and its unit tests.
