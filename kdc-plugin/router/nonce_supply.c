@@ -168,8 +168,8 @@ find_low_pool(nonce_supply *supply, uint64_t now, struct key_slot **slot_out, in
  * emptied meanwhile; writes the line to log (if any) into log_msg. Called with
  * supply->lock held. */
 static void
-record_refill(nonce_supply *supply, struct key_slot *slot, int k, const char *name,
-              uint32_t kvno, uint64_t generation, int rc, uint64_t stamp, const uint8_t *nonces,
+record_refill(struct key_slot *slot, int k, const char *name, uint32_t kvno,
+              uint64_t generation, int rc, uint64_t stamp, const uint8_t *nonces,
               const uint8_t *keystream, uint32_t count, const char *err, char *log_msg,
               size_t log_len, int *log_priority)
 {
@@ -264,8 +264,8 @@ refill_main(void *arg)
         log_msg[0] = '\0';
         log_priority = LOG_ERR;
         pthread_mutex_lock(&supply->lock);
-        record_refill(supply, slot, k, name, kvno, generation, rc, stamp, nonces, keystream,
-                      want, err, log_msg, sizeof(log_msg), &log_priority);
+        record_refill(slot, k, name, kvno, generation, rc, stamp, nonces, keystream, want,
+                      err, log_msg, sizeof(log_msg), &log_priority);
         pthread_mutex_unlock(&supply->lock);
         router_wipe_free(keystream, keystream_len);
         free(nonces);
