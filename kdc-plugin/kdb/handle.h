@@ -50,8 +50,9 @@
  * Pure functions: no allocation, no krb5 dependency, no global state. Secrets
  * are compared in constant time and intermediate buffers are wiped.
  *
- * Version boundary: everything below exists since handle version 1; combined handles exist
- * since the router's interface version 4 (they never reach the database).
+ * Version boundary: both layouts are handle version 1 (MPC_KDB_HANDLE_VERSION); the magic
+ * tells them apart. A combined handle never reaches the database: only the crypto router
+ * makes and reads one, within one krb5kdc process.
  */
 #ifndef MPC_KDB_HANDLE_H
 #define MPC_KDB_HANDLE_H

@@ -80,10 +80,17 @@
  * encrypt_key_data refuse one; audit_as_req, whose back-end implementation
  * writes the entry it is given (db2 lockout), gets freshly read real entries
  * instead of the KDC's handle-bearing copies.
+ *
+ * Lockout during an engine outage: a preauth failure the engine never decided
+ * is no wrong password. audit_as_req asks the crypto router, preloaded in the
+ * same krb5kdc, through the one function of kdc-plugin/shared/
+ * router_kdb_interface.h, and hands the back end KRB5KDC_ERR_SVC_UNAVAILABLE
+ * (which no lockout counts) instead of PREAUTH_FAILED for such a request.
  */
 
 #include "backend.h"
 #include "handle.h"
+#include "router_kdb_interface.h"
 #include "user_enroll.h"
 
 #include <dlfcn.h>
@@ -1066,28 +1073,33 @@ mpc_encrypt_key_data(krb5_context context, const krb5_keyblock *mkey,
     return ret;
 }
 
+/* The crypto router's count of undecided preauth decryptions (router_kdb_interface.h),
+ * resolved once per process; NULL without the router (kadmind, kdb5_util). */
+static pthread_once_t router_once = PTHREAD_ONCE_INIT;
+static mpc_router_undecided_decrypts_fn router_undecided_decrypts;
+
+static void
+resolve_router(void)
+{
+    void *sym = dlvsym(RTLD_DEFAULT, MPC_ROUTER_KDB_FUNCTION_NAME, MPC_ROUTER_KDB_NODE_NAME);
+
+    memcpy(&router_undecided_decrypts, &sym, sizeof(sym));
+}
+
 /* Whether a preauth decryption under a handle went undecided since the last AS request
  * this process audited: krb5kdc answers such a login PREAUTH_FAILED whatever the password.
- * The crypto router, preloaded in krb5kdc, counts them (mpc_crypto_router.c,
- * decrypt_done); without it (kadmind, kdb5_util) nothing is ever undecided. Preauth
- * decryptions happen only in AS requests, and a krb5kdc process handles one request at a
- * time, so a count that moved moved in the request being audited. */
+ * Without the router nothing is ever undecided. */
 static int
 engine_left_undecided(void)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static unsigned long (*count)(void);
-    static int looked_up;
     static unsigned long seen;
     unsigned long now;
     int moved;
 
+    pthread_once(&router_once, resolve_router);
     pthread_mutex_lock(&lock);
-    if (!looked_up) {
-        *(void **)&count = dlsym(RTLD_DEFAULT, "mpc_router_undecided_decrypts");
-        looked_up = 1;
-    }
-    now = count != NULL ? count() : 0;
+    now = router_undecided_decrypts != NULL ? router_undecided_decrypts() : 0;
     moved = now != seen;
     seen = now;
     pthread_mutex_unlock(&lock);

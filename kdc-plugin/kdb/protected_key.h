@@ -1,5 +1,5 @@
-/* kdc-plugin/kdb/protected_key.h - what a protected key is (the krbtgt key, users' keys), for the KDB module,
- * the crypto router and enrollment (mpcctl kdc).
+/* kdc-plugin/kdb/protected_key.h - what a protected key is (the krbtgt key, users' keys), for
+ * the KDB module, the crypto router and enrollment (mpcctl kdc).
  *
  * A protected key is stored in the KDB as a marker (never as key bytes) and lives in the
  * engine as an AES-256-GCM key (mpc_client.h, MPC_AES256_GCM). Tickets and checksums made
@@ -31,16 +31,21 @@
 #include <stdint.h>
 
 #include "handle.h"
+#include "keys/key_algorithms.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define MPC_KDC_ENCTYPE_AES256_GCM (-19792)
-#define MPC_KDC_CKSUMTYPE_GMAC (-19792)
+/* The private enctype and checksum type: the key-algorithm table's (the aes256-gcm row). The
+ * names are how krb5kdc's log and kadmin spell them (libk5crypto knows neither). */
+#define MPC_KDC_ENCTYPE_AES256_GCM MPC_KEY_GCM_ENCTYPE
+#define MPC_KDC_CKSUMTYPE_GMAC MPC_KEY_GCM_CKSUMTYPE
 #define MPC_KDC_ENCTYPE_NAME "mpc-aes256-gcm"
 #define MPC_KDC_CKSUMTYPE_NAME "mpc-gmac-aes256"
 
+/* Lengths of the format. The tag is the aes256-gcm row's mac_bytes
+ * (tests/unit/kdc-plugin/protected_key_test.cpp checks that they agree). */
 #define MPC_KDC_NONCE_LEN 12
 #define MPC_KDC_TAG_LEN 16
 #define MPC_KDC_ENCRYPT_OVERHEAD (MPC_KDC_NONCE_LEN + MPC_KDC_TAG_LEN)
@@ -52,22 +57,27 @@ extern "C" {
 #define MPC_KDC_MARKER "mpc-kdc engine key, format 1\0\0\0"
 #define MPC_KDC_MARKER_LEN 32
 
-/* Users' keys (aes128-cts-hmac-sha1-96 and aes256-cts-hmac-sha1-96, enctypes 17 and 18), since
- * format version 1 of user protection. The engine holds the derived keys of the protocol key
- * (mpc_client.h, MPC_AES128_CTS_HMAC_SHA1_96 / MPC_AES256_CTS_HMAC_SHA1_96) under the same
- * name as above, version = kvno. Each key_data keeps its enctype, kvno and salt (the KDC still
- * sends the salt in ETYPE-INFO2) and holds, encrypted under the master key as any key, the
- * MPC_KDC_USER_MARKER_LEN bytes of MPC_KDC_USER_MARKER instead of the key: public text, never
- * used as a key, since the KDB module hands krb5kdc a handle in its place (and the module
- * enrols on store: kdc-plugin/kdb/user_enroll.h). */
+/* Users' keys: keys of the enctypes of the Kerberos rows of the key-algorithm table (17, 18,
+ * 19, 20). The engine holds the derived keys of the protocol key (the row's algorithm) under
+ * the same name as above, version = kvno. Each key_data keeps its enctype, kvno and salt (the
+ * KDC still sends the salt in ETYPE-INFO2) and holds, encrypted under the master key as any
+ * key, the MPC_KDC_USER_MARKER_LEN bytes of MPC_KDC_USER_MARKER instead of the key: public
+ * text, never used as a key, since the KDB module hands krb5kdc a handle in its place (and
+ * the module enrols on store: kdc-plugin/kdb/user_enroll.h). */
 #define MPC_KDC_USER_MARKER "mpc-kdc user key in engine, v1\0"
 #define MPC_KDC_USER_MARKER_LEN 32
 
-/* The engine algorithm (mpc_client.h's enum mpc_key_algorithm) of a protected user's key of
- * this enctype: 4 for enctype 17, 5 for 18, 6 for 19, 7 for 20 (the last two since engine
- * interface 4), 0 for any other enctype. */
-#define MPC_KDC_USER_ALGORITHM(enctype) \
-    ((enctype) == 17 ? 4 : (enctype) == 18 ? 5 : (enctype) == 19 ? 6 : (enctype) == 20 ? 7 : 0)
+/* The engine algorithm (the key-algorithm table's id, mpc_client.h's enum mpc_key_algorithm)
+ * of a protected user's key of this enctype: the id of the enctype's Kerberos row, 0 for any
+ * other enctype. */
+static inline int
+mpc_kdc_user_algorithm(int32_t enctype)
+{
+    const struct mpc_key_algorithm_info *row = mpc_key_algorithm_by_enctype(enctype);
+
+    return mpc_key_is_kerberos(row) ? row->id : 0;
+}
+#define MPC_KDC_USER_ALGORITHM(enctype) mpc_kdc_user_algorithm(enctype)
 
 /* "kdc/" + 32 hex digits + NUL */
 #define MPC_KDC_ENGINE_KEY_NAME_LEN 37

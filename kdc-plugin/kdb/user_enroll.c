@@ -145,16 +145,13 @@ log_note(const char *format, ...)
     va_end(args);
 }
 
+/* The key-algorithm table's name of an engine algorithm. */
 static const char *
 algorithm_name(int algorithm)
 {
-    switch (algorithm) {
-    case MPC_AES128_CTS_HMAC_SHA1_96: return "aes128-cts-hmac-sha1-96";
-    case MPC_AES256_CTS_HMAC_SHA1_96: return "aes256-cts-hmac-sha1-96";
-    case MPC_AES128_CTS_HMAC_SHA256_128: return "aes128-cts-hmac-sha256-128";
-    case MPC_AES256_CTS_HMAC_SHA384_192: return "aes256-cts-hmac-sha384-192";
-    default: return "unknown";
-    }
+    const struct mpc_key_algorithm_info *row = mpc_key_algorithm_by_id(algorithm);
+
+    return row != NULL ? row->name : "unknown";
 }
 
 /* Deletes one engine key (best effort): a failure is logged with the command that finishes
@@ -489,8 +486,7 @@ enrol_marked(krb5_context context, mpc_engine *engine, const krb5_db_entry *old,
         }
         if (holds_user_marker(&key))
             goto next;   /* enrolled before */
-        if (key.length != (algorithm == MPC_AES128_CTS_HMAC_SHA1_96 ||
-                           algorithm == MPC_AES128_CTS_HMAC_SHA256_128 ? 16u : 32u)) {
+        if (key.length != mpc_key_algorithm_by_id(algorithm)->key_bytes) {
             ret = KRB5_KDB_CONSTRAINT_VIOLATION;
             krb5_set_error_message(context, ret, "mpc_kdb: the %s key of %s (kvno %u) has %u "
                                    "bytes", algorithm_name(algorithm), out->principal,

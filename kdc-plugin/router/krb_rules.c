@@ -1,79 +1,83 @@
 /* kdc-plugin/router/krb_rules.c - what the crypto router accepts for a protected key of a
- * standard enctype (krb_rules.h). Values from RFC 3961/3962, RFC 8009 and krb5 1.20.1's
- * lib/crypto/krb (etypes.c, cksumtypes.c, decrypt.c, cf2.c).
+ * standard enctype (krb_rules.h). Facts about the enctypes from the key-algorithm table
+ * (mpc-engine/keys/key_algorithms.h); the rest from RFC 3961/3962, RFC 8009 and krb5
+ * 1.20.1's lib/crypto/krb (decrypt.c, cf2.c).
  */
 
 #include "krb_rules.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-/* mpc_client.h's enum mpc_key_algorithm, since interface 3 (4, 5) and 4 (6, 7). */
-#define ENGINE_AES128_CTS_HMAC_SHA1_96 4
-#define ENGINE_AES256_CTS_HMAC_SHA1_96 5
-#define ENGINE_AES128_CTS_HMAC_SHA256_128 6
-#define ENGINE_AES256_CTS_HMAC_SHA384_192 7
+/* The table's row of a served enctype: a Kerberos row; NULL for any other enctype. */
+static const struct mpc_key_algorithm_info *
+served_row(krb5_enctype enctype)
+{
+    const struct mpc_key_algorithm_info *row = mpc_key_algorithm_by_enctype(enctype);
+
+    return mpc_key_is_kerberos(row) ? row : NULL;
+}
 
 int
 router_krb_algorithm(krb5_enctype enctype)
 {
-    switch (enctype) {
-    case ENCTYPE_AES128_CTS_HMAC_SHA1_96: return ENGINE_AES128_CTS_HMAC_SHA1_96;
-    case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return ENGINE_AES256_CTS_HMAC_SHA1_96;
-    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return ENGINE_AES128_CTS_HMAC_SHA256_128;
-    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return ENGINE_AES256_CTS_HMAC_SHA384_192;
-    default: return 0;
-    }
+    const struct mpc_key_algorithm_info *row = served_row(enctype);
+
+    return row != NULL ? row->id : 0;
 }
 
 const char *
 router_krb_enctype_name(krb5_enctype enctype)
 {
-    switch (enctype) {
-    case ENCTYPE_AES128_CTS_HMAC_SHA1_96: return "aes128-cts-hmac-sha1-96";
-    case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return "aes256-cts-hmac-sha1-96";
-    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return "aes128-cts-hmac-sha256-128";
-    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return "aes256-cts-hmac-sha384-192";
-    default: return "unknown";
-    }
+    const struct mpc_key_algorithm_info *row = served_row(enctype);
+
+    return row != NULL ? row->name : "unknown";
 }
 
 krb5_cksumtype
 router_krb_cksumtype(krb5_enctype enctype)
 {
-    switch (enctype) {
-    case ENCTYPE_AES128_CTS_HMAC_SHA1_96: return CKSUMTYPE_HMAC_SHA1_96_AES128;
-    case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return CKSUMTYPE_HMAC_SHA1_96_AES256;
-    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return CKSUMTYPE_HMAC_SHA256_128_AES128;
-    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return CKSUMTYPE_HMAC_SHA384_192_AES256;
-    default: return 0;
-    }
+    const struct mpc_key_algorithm_info *row = served_row(enctype);
+
+    return row != NULL ? row->cksumtype : 0;
 }
 
 size_t
 router_krb_mac_len(krb5_enctype enctype)
 {
-    switch (enctype) {
-    case ENCTYPE_AES128_CTS_HMAC_SHA1_96:
-    case ENCTYPE_AES256_CTS_HMAC_SHA1_96: return 12;     /* HMAC-SHA1-96 */
-    case ENCTYPE_AES128_CTS_HMAC_SHA256_128: return 16;  /* HMAC-SHA256-128 */
-    case ENCTYPE_AES256_CTS_HMAC_SHA384_192: return 24;  /* HMAC-SHA384-192 */
-    default: return 0;
-    }
+    const struct mpc_key_algorithm_info *row = served_row(enctype);
+
+    return row != NULL ? row->mac_bytes : 0;
 }
 
 int
 router_krb_usage_served(krb5_keyusage usage)
 {
-    switch (usage) {
-    case KRB5_KEYUSAGE_AS_REQ_PA_ENC_TS:        /* 1: preauth timestamp */
-    case KRB5_KEYUSAGE_KDC_REP_TICKET:          /* 2: ticket */
-    case KRB5_KEYUSAGE_AS_REP_ENCPART:          /* 3: AS-REP enc-part */
-    case KRB5_KEYUSAGE_APP_DATA_CKSUM:          /* 17: PAC checksums */
-    case KRB5_KEYUSAGE_AS_REQ:                  /* 56: PA-REQ-ENC-PA-REP */
-        return 1;
-    default:
-        return 0;
+    return usage >= 0 && mpc_key_usage_index((uint32_t)usage) >= 0;
+}
+
+void
+router_krb_served_names(char *buf, size_t len)
+{
+    size_t i, served = 0, written = 0, at = 0;
+    int n;
+
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    for (i = 0; i < MPC_KEY_ALGORITHM_COUNT; i++)
+        served += mpc_key_is_kerberos(&mpc_key_algorithms[i]) ? 1 : 0;
+    for (i = 0; i < MPC_KEY_ALGORITHM_COUNT && at < len; i++) {
+        if (!mpc_key_is_kerberos(&mpc_key_algorithms[i]))
+            continue;
+        n = snprintf(buf + at, len - at, "%s%s (%d)",
+                     written == 0 ? "" : written + 1 == served ? " and " : ", ",
+                     mpc_key_algorithms[i].name, (int)mpc_key_algorithms[i].enctype);
+        if (n < 0)
+            break;
+        at += (size_t)n;
+        written++;
     }
 }
 

@@ -1,25 +1,23 @@
 /* kdc-plugin/router/krb_rules.h - what the crypto router accepts for a protected user or
  * service key of a standard enctype, before any engine call.
  *
- * The engine holds, for a key of enctype 17 (aes128-cts-hmac-sha1-96), 18
- * (aes256-cts-hmac-sha1-96), 19 (aes128-cts-hmac-sha256-128) or 20
- * (aes256-cts-hmac-sha384-192), the derived keys of the usages krb5kdc 1.20.1 uses with such
- * a key (DESIGN.md section 4: 1 preauth decrypt, 2 ticket encrypt, 3 AS-REP encrypt, 17
- * PAC checksum, 56 PA-REQ-ENC-PA-REP checksum) and its PRF key (RFC 8009: the key's HMAC
- * state, used only inside KRB-FX-CF2 jobs), never the key itself
- * (mpc-engine/client/mpc_client.h, MPC_AES*_CTS_HMAC_*). These rules say which calls that
- * is, and the lengths and types libk5crypto would use: a 16-byte confounder everywhere; RFC
- * 3962: an HMAC-SHA1-96 of 12 bytes, checksum types 15 and 16; RFC 8009: HMAC-SHA256-128
- * (16 bytes) and HMAC-SHA384-192 (24 bytes), checksum types 19 and 20.
+ * The engine holds, for a key of a Kerberos row of the key-algorithm table
+ * (mpc-engine/keys/key_algorithms.h: enctypes 17, aes128-cts-hmac-sha1-96; 18,
+ * aes256-cts-hmac-sha1-96; 19, aes128-cts-hmac-sha256-128; 20, aes256-cts-hmac-sha384-192),
+ * the derived keys of the usages krb5kdc 1.20.1 uses with such a key (mpc_key_usages: 1
+ * preauth decrypt, 2 ticket encrypt, 3 AS-REP encrypt, 17 PAC checksum, 56
+ * PA-REQ-ENC-PA-REP checksum) and its PRF key (RFC 8009: the key's HMAC state, used only
+ * inside KRB-FX-CF2 jobs), never the key itself. These rules say which calls that is, and
+ * the lengths and types libk5crypto would use, all read from the table's rows: a 16-byte
+ * confounder everywhere; RFC 3962: an HMAC-SHA1-96 of 12 bytes, checksum types 15 and 16;
+ * RFC 8009: HMAC-SHA256-128 (16 bytes) and HMAC-SHA384-192 (24 bytes), checksum types 19 and
+ * 20.
  *
  * Pure functions: no allocation, no engine, no krb5 library calls (krb5.h for its types
- * and constants only), no global state. router_engine_krb.c applies them;
- * tests/unit/kdc-plugin/router_krb_rules_test.cpp checks them.
+ * and constants only), no global state. krb_jobs.c applies them;
+ * tests/unit/kdc-plugin/router_krb_rules_test.cpp checks them against libk5crypto.
  *
- * Version boundary: everything below exists since router interface version 3; enctypes 19
- * and 20, the enctype arguments of the length functions and router_krb_mac_len since
- * version 4 (which dropped router_krb_prf_len and router_krb_prfplus_blocks: the router
- * computes no PRF of a protected key).
+ * Version boundary: internal to mpc_crypto_router.so and its unit tests.
  */
 #ifndef MPC_ROUTER_KRB_RULES_H
 #define MPC_ROUTER_KRB_RULES_H
@@ -29,21 +27,22 @@
 
 #include <krb5/krb5.h>
 
+#include "keys/key_algorithms.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define ROUTER_KRB_CONFOUNDER_LEN 16
+#define ROUTER_KRB_CONFOUNDER_LEN MPC_KEY_CONFOUNDER_BYTES
 /* The longest MAC of a served enctype (enctype 20's). */
-#define ROUTER_KRB_MAX_MAC_LEN 24
+#define ROUTER_KRB_MAX_MAC_LEN MPC_KEY_MAX_MAC_BYTES
 /* Longest data of one engine call (mpc_client.h MPC_KRB_MAX_DATA_BYTES): confounder +
  * plaintext for an encryption, the whole ciphertext for a decryption, the message for a
  * checksum. */
 #define ROUTER_KRB_MAX_DATA 4096
 
-/* The engine's key algorithm for a handle's enctype: MPC_AES128_CTS_HMAC_SHA1_96 (4) for
- * 17, MPC_AES256_CTS_HMAC_SHA1_96 (5) for 18, MPC_AES128_CTS_HMAC_SHA256_128 (6) for 19,
- * MPC_AES256_CTS_HMAC_SHA384_192 (7) for 20, 0 for every other enctype (not served). */
+/* The engine's key algorithm for a handle's enctype (the id of its row: 4 for 17, 5 for 18,
+ * 6 for 19, 7 for 20), 0 for every other enctype (not served). */
 int router_krb_algorithm(krb5_enctype enctype);
 
 /* The RFC 3962 / RFC 8009 name of a served enctype ("aes128-cts-hmac-sha1-96"), "unknown"
@@ -61,6 +60,10 @@ size_t router_krb_mac_len(krb5_enctype enctype);
 
 /* True for the usages whose derived keys the engine holds: 1, 2, 3, 17, 56. */
 int router_krb_usage_served(krb5_keyusage usage);
+
+/* The served enctypes for a message, "aes128-cts-hmac-sha1-96 (17), ... and
+ * aes256-cts-hmac-sha384-192 (20)", into buf (NUL-terminated, truncated to len). */
+void router_krb_served_names(char *buf, size_t len);
 
 /* The checksum type a call with requested (0: the enctype's mandatory type) computes
  * under a key of enctype into *resolved: 0, or KRB5_BAD_ENCTYPE (libk5crypto's answer

@@ -19,7 +19,7 @@
  * (the caller passes the time, in any monotonic unit, with the TTL in the same unit),
  * no engine and no krb5 dependency.
  *
- * Version boundary: everything below exists since router interface version 1.
+ * Version boundary: internal to mpc_crypto_router.so and its unit tests.
  */
 #ifndef MPC_ROUTER_NONCE_POOL_H
 #define MPC_ROUTER_NONCE_POOL_H

@@ -1,7 +1,7 @@
 """The crypto router's engine paths against a real cluster: the protected krbtgt key's
-tickets and checksums (kdc-plugin/router/router_engine_gcm.c) through the real libk5crypto
+tickets and checksums (kdc-plugin/router/gcm_jobs.c) through the real libk5crypto
 entry points, checked against Python's `cryptography` AES-GCM; and protected users' and
-services' keys of enctypes 17 and 18 (router_engine_krb.c), checked against libk5crypto with
+services' keys of enctypes 17 and 18 (krb_jobs.c), checked against libk5crypto with
 the real key (last section of this file).
 
 A driver process (this file run as a script, `driver` mode) runs with

@@ -1,18 +1,16 @@
-/* kdc-plugin/router/router_engine_krb.c - the engine side of the crypto router for
- * protected keys of the standard enctypes 17 and 18 (aes128/aes256-cts-hmac-sha1-96,
- * RFC 3962) and 19 and 20 (aes128-cts-hmac-sha256-128, aes256-cts-hmac-sha384-192,
- * RFC 8009): users' and services' keys, through the engine's Kerberos jobs.
+/* kdc-plugin/router/krb_jobs.c - protected keys of the standard enctypes 17 and 18
+ * (aes128/aes256-cts-hmac-sha1-96, RFC 3962) and 19 and 20 (aes128-cts-hmac-sha256-128,
+ * aes256-cts-hmac-sha384-192, RFC 8009): users' and services' keys, through the engine's
+ * Kerberos jobs (krb_jobs.h).
  *
- * Interface: router_engine_internal.h (router_engine_gcm.c hands these calls over). The
- * engine computes exactly what libk5crypto's krb5_c_encrypt / _decrypt / _make_checksum /
- * _prf compute under the key (mpc-engine/client/mpc_client.h, interface 4), with the
- * derived keys and HMAC states held as shares; so ciphertexts, checksums and PRF outputs
- * here are byte for byte libk5crypto's, and clients notice nothing.
+ * The engine computes exactly what libk5crypto's krb5_c_encrypt / _decrypt /
+ * _make_checksum compute under the key (mpc-engine/client/mpc_client.h, the Kerberos jobs),
+ * with the derived keys and HMAC states held as shares; so ciphertexts and checksums here
+ * are byte for byte libk5crypto's, and clients notice nothing.
  *
- *   engine key: name = mpc_kdc_engine_key_name(handle id), version = kvno, algorithm
- *               MPC_AES128_CTS_HMAC_SHA1_96 (4) for 17, MPC_AES256_CTS_HMAC_SHA1_96 (5)
- *               for 18, MPC_AES128_CTS_HMAC_SHA256_128 (6) for 19,
- *               MPC_AES256_CTS_HMAC_SHA384_192 (7) for 20 (the enrollment's ids);
+ *   engine key: name = mpc_kdc_engine_key_name(handle id), version = kvno, algorithm the id
+ *               of the enctype's row in the key-algorithm table (router_krb_algorithm), as
+ *               enrolled by kdb/user_enroll.c;
  *   encrypt:    confounder from krb5_c_random_make_octets (libk5crypto's own, as its
  *               krb5int_dk_encrypt), confounder || plaintext to mpc_client_krb_encrypt;
  *   decrypt:    mpc_client_krb_decrypt checks the HMAC inside the computation; a wrong one
@@ -40,18 +38,18 @@
  * holds no other derived keys: usage 64, the CAMMAC of authentication indicators, is one
  * a KDC could ask for) or, under a combined key, other than 3, 54, 55, 56; a usage the
  * engine serves for other operations only (it never encrypts under usage 1, which would
- * forge a client's preauthentication); a cipher state, a checksum type other than the enctype's own
- * for a new checksum, more data than one engine call takes (MPC_KRB_MAX_DATA_BYTES), and
- * the entry points krb5kdc never uses with these keys: the _iov encryption (GSSAPI's),
- * krb5_c_derive_prfplus (SPAKE's, which must stay disabled) and krb5_c_init_state.
- * A handle is never passed to a libk5crypto function.
+ * forge a client's preauthentication); a cipher state, a checksum type other than the
+ * enctype's own for a new checksum, more data than one engine call takes
+ * (MPC_KRB_MAX_DATA_BYTES), and the entry points krb5kdc never uses with these keys: the
+ * _iov encryption (GSSAPI's), krb5_c_derive_prfplus (SPAKE's, which must stay disabled)
+ * and krb5_c_init_state. A handle is never passed to a libk5crypto function.
  */
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 
-#include "router_engine_internal.h"
+#include "krb_jobs.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -62,7 +60,9 @@
 #include <openssl/crypto.h>
 
 #include "krb_rules.h"
+#include "originals.h"
 #include "protected_key.h"
+#include "router_util.h"
 
 _Static_assert(ROUTER_KRB_CONFOUNDER_LEN == MPC_KRB_CONFOUNDER_BYTES, "confounder length");
 _Static_assert(ROUTER_KRB_MAX_MAC_LEN == MPC_KRB_MAX_MAC_BYTES, "longest MAC");
@@ -142,7 +142,8 @@ refuse_usage(const char *op, const struct krb_key *k, krb5_keyusage usage, char 
     router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: usage %d is not "
             "served (%s; fail closed)", op, KEY_ARGS(k), (int)usage,
             k->combine != NULL ? "a combined key serves usages 3, 54, 55 and 56 only"
-                               : "the engine holds derived keys for usages 1, 2, 3, 17 and 56 only");
+                               : "the engine holds derived keys for usages 1, 2, 3, 17 and 56 "
+                                 "only");
     return KRB5_CRYPTO_INTERNAL;
 }
 
@@ -150,7 +151,8 @@ static krb5_error_code
 refuse_state(const char *op, const struct krb_key *k, krb5_keyusage usage, char *why,
              size_t why_len)
 {
-    router_set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: a cipher "
+    router_set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: a "
+            "cipher "
             "state is not supported (krb5kdc passes none with these keys)", op, KEY_ARGS(k),
             (int)usage);
     return KRB5_CRYPTO_INTERNAL;
@@ -161,18 +163,18 @@ refuse_state(const char *op, const struct krb_key *k, krb5_keyusage usage, char 
 /* Starts a foreground call: 0 and *client (under the call lock), or KRB5_CRYPTO_INTERNAL
  * while the engine is known to be unreachable. */
 static krb5_error_code
-call_begin(router_engine *engine, mpc_client **client, char *why, size_t why_len)
+call_begin(engine_conn *conn, mpc_client **client, char *why, size_t why_len)
 {
     *client = NULL;
-    if (router_engine_down(engine, why, why_len))
+    if (engine_conn_down(conn, why, why_len))
         return KRB5_CRYPTO_INTERNAL;
-    *client = router_engine_client_lock(engine);
+    *client = engine_conn_lock(conn);
     return 0;
 }
 
 /* Ends the call begun by call_begin with the engine's status rc. */
 static krb5_error_code
-call_end(router_engine *engine, mpc_client *client, int rc, const char *doing,
+call_end(engine_conn *conn, mpc_client *client, int rc, const char *doing,
          const struct krb_key *k, int usage, char *why, size_t why_len)
 {
     char usage_text[32] = "";
@@ -181,11 +183,11 @@ call_end(router_engine *engine, mpc_client *client, int rc, const char *doing,
         snprintf(usage_text, sizeof(usage_text), ", usage %d", usage);
     if (rc != MPC_OK && rc != MPC_EBADTAG)
         router_set_why(why, why_len, "engine %s %s under " KEY_FMT "%s: %s",
-                router_engine_status_text(rc), doing, KEY_ARGS(k), usage_text,
+                engine_status_text(rc), doing, KEY_ARGS(k), usage_text,
                 mpc_client_last_error(client));
-    router_engine_client_unlock(engine);
+    engine_conn_unlock(conn);
     /* A wrong HMAC is an answer from a working engine. */
-    router_engine_note(engine, rc == MPC_EBADTAG ? MPC_OK : rc, why);
+    engine_conn_note(conn, rc == MPC_EBADTAG ? MPC_OK : rc, why);
     if (rc == MPC_OK)
         return 0;
     if (rc == MPC_EBADTAG) {
@@ -198,7 +200,7 @@ call_end(router_engine *engine, mpc_client *client, int rc, const char *doing,
 
 /* The enctype's HMAC under Kc_usage of data into mac (router_krb_mac_len bytes). */
 static krb5_error_code
-engine_checksum(router_engine *engine, const struct krb_key *k, krb5_keyusage usage,
+engine_checksum(engine_conn *conn, const struct krb_key *k, krb5_keyusage usage,
                 const uint8_t *data, size_t len, uint8_t mac[ROUTER_KRB_MAX_MAC_LEN], char *why,
                 size_t why_len)
 {
@@ -211,7 +213,7 @@ engine_checksum(router_engine *engine, const struct krb_key *k, krb5_keyusage us
                 "engine takes in one call (%d)", len, KEY_ARGS(k), ROUTER_KRB_MAX_DATA);
         return KRB5_BAD_MSIZE;
     }
-    ret = call_begin(engine, &client, why, why_len);
+    ret = call_begin(conn, &client, why, why_len);
     if (ret)
         return ret;
     if (k->combine != NULL)
@@ -220,13 +222,13 @@ engine_checksum(router_engine *engine, const struct krb_key *k, krb5_keyusage us
     else
         rc = mpc_client_krb_checksum(client, k->name, k->kvno, k->algorithm, (uint32_t)usage,
                                      len != 0 ? data : NULL, len, mac);
-    return call_end(engine, client, rc, "checksumming", k, (int)usage, why, why_len);
+    return call_end(conn, client, rc, "checksumming", k, (int)usage, why, why_len);
 }
 
 /* ---- encryption -------------------------------------------------------------------- */
 
 krb5_error_code
-router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
+router_krb_encrypt(engine_conn *conn, const mpc_kdb_key_id *id, krb5_keyusage usage,
                    const krb5_data *cipher_state, const krb5_data *input,
                    krb5_enc_data *output, char *why, size_t why_len)
 {
@@ -282,7 +284,7 @@ router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
                 "error %ld)", (long)ret);
         goto cleanup;
     }
-    ret = call_begin(engine, &client, why, why_len);
+    ret = call_begin(conn, &client, why, why_len);
     if (ret)
         goto cleanup;
     if (k.combine != NULL)
@@ -293,7 +295,7 @@ router_krb_encrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
         rc = mpc_client_krb_encrypt(client, k.name, k.kvno, k.algorithm, (uint32_t)usage,
                                     confounder, input->length != 0 ? plain : NULL,
                                     input->length, out);
-    ret = call_end(engine, client, rc, "encrypting", &k, (int)usage, why, why_len);
+    ret = call_end(conn, client, rc, "encrypting", &k, (int)usage, why, why_len);
     if (ret == 0)
         output->ciphertext.length = (unsigned int)total;
 
@@ -306,7 +308,7 @@ cleanup:
 }
 
 krb5_error_code
-router_krb_decrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
+router_krb_decrypt(engine_conn *conn, const mpc_kdb_key_id *id, krb5_keyusage usage,
                    const krb5_data *cipher_state, const krb5_enc_data *input,
                    krb5_data *output, char *why, size_t why_len)
 {
@@ -364,7 +366,7 @@ router_krb_decrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
         }
         in = in_copy;
     }
-    ret = call_begin(engine, &client, why, why_len);
+    ret = call_begin(conn, &client, why, why_len);
     if (ret)
         goto cleanup;
     if (k.combine != NULL)
@@ -373,7 +375,7 @@ router_krb_decrypt(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusag
     else
         rc = mpc_client_krb_decrypt(client, k.name, k.kvno, k.algorithm, (uint32_t)usage, in,
                                     in_len, plain_len != 0 ? out : NULL);
-    ret = call_end(engine, client, rc, "decrypting", &k, (int)usage, why, why_len);
+    ret = call_end(conn, client, rc, "decrypting", &k, (int)usage, why, why_len);
     if (ret == 0)
         output->length = (unsigned int)plain_len;
 
@@ -383,34 +385,6 @@ cleanup:
         OPENSSL_cleanse(out, plain_len);
     router_wipe_free(in_copy, in_len);
     return ret;
-}
-
-krb5_error_code
-router_krb_encrypt_iov(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
-                       char *why, size_t why_len)
-{
-    struct krb_key k;
-
-    (void)engine;
-    key_of(id, &k);
-    router_set_why(why, why_len, "encrypt_iov with the protected key " KEY_FMT ", usage %d, refused: "
-            "only krb5_c_encrypt is served (krb5kdc never encrypts with iovs; GSSAPI does)",
-            KEY_ARGS(&k), (int)usage);
-    return KRB5_CRYPTO_INTERNAL;
-}
-
-krb5_error_code
-router_krb_decrypt_iov(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
-                       char *why, size_t why_len)
-{
-    struct krb_key k;
-
-    (void)engine;
-    key_of(id, &k);
-    router_set_why(why, why_len, "decrypt_iov with the protected key " KEY_FMT ", usage %d, refused: "
-            "only krb5_c_decrypt is served (krb5kdc never decrypts with iovs; GSSAPI does)",
-            KEY_ARGS(&k), (int)usage);
-    return KRB5_CRYPTO_INTERNAL;
 }
 
 /* ---- checksums --------------------------------------------------------------------- */
@@ -423,7 +397,8 @@ new_checksum_type(const char *op, const struct krb_key *k, krb5_cksumtype reques
 {
     if (router_krb_resolve_cksumtype(k->enctype, requested, type) == 0)
         return 0;
-    router_set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: checksum "
+    router_set_why(why, why_len, "%s with the protected key " KEY_FMT ", usage %d, refused: "
+            "checksum "
             "type %d (only %d, the enctype's own, is served)", op, KEY_ARGS(k), (int)usage,
             (int)requested, (int)router_krb_cksumtype(k->enctype));
     return KRB5_CRYPTO_INTERNAL;
@@ -441,20 +416,21 @@ verified_checksum_type(const char *op, const struct krb_key *k, krb5_cksumtype g
     if ((given != 0 || zero_is_own) &&
         router_krb_resolve_cksumtype(k->enctype, given, &type) == 0)
         return 0;
-    router_set_why(why, why_len, "%s: checksum type %d under " KEY_FMT, op, (int)given, KEY_ARGS(k));
+    router_set_why(why, why_len, "%s: checksum type %d under " KEY_FMT, op, (int)given,
+                   KEY_ARGS(k));
     return KRB5_BAD_ENCTYPE;
 }
 
 /* Computes the checksum of data and compares it with expected in constant time. */
 static krb5_error_code
-checksum_compare(router_engine *engine, const struct krb_key *k, krb5_keyusage usage,
+checksum_compare(engine_conn *conn, const struct krb_key *k, krb5_keyusage usage,
                  const uint8_t *data, size_t len, const uint8_t *expected,
                  krb5_boolean *valid, char *why, size_t why_len)
 {
     uint8_t mac[ROUTER_KRB_MAX_MAC_LEN];
     krb5_error_code ret;
 
-    ret = engine_checksum(engine, k, usage, data, len, mac, why, why_len);
+    ret = engine_checksum(conn, k, usage, data, len, mac, why, why_len);
     if (ret == 0)
         *valid = CRYPTO_memcmp(mac, expected, router_krb_mac_len(k->enctype)) == 0 ? TRUE : FALSE;
     OPENSSL_cleanse(mac, sizeof(mac));
@@ -462,7 +438,7 @@ checksum_compare(router_engine *engine, const struct krb_key *k, krb5_keyusage u
 }
 
 krb5_error_code
-router_krb_make_checksum(router_engine *engine, const mpc_kdb_key_id *id,
+router_krb_make_checksum(engine_conn *conn, const mpc_kdb_key_id *id,
                          krb5_cksumtype cksumtype, krb5_keyusage usage,
                          const krb5_data *input, krb5_checksum *cksum, char *why,
                          size_t why_len)
@@ -487,7 +463,7 @@ router_krb_make_checksum(router_engine *engine, const mpc_kdb_key_id *id,
         router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
-    ret = engine_checksum(engine, &k, usage, (const uint8_t *)input->data, input->length,
+    ret = engine_checksum(conn, &k, usage, (const uint8_t *)input->data, input->length,
                           contents, why, why_len);
     if (ret) {
         free(contents);
@@ -501,7 +477,7 @@ router_krb_make_checksum(router_engine *engine, const mpc_kdb_key_id *id,
 }
 
 krb5_error_code
-router_krb_verify_checksum(router_engine *engine, const mpc_kdb_key_id *id,
+router_krb_verify_checksum(engine_conn *conn, const mpc_kdb_key_id *id,
                            krb5_keyusage usage, const krb5_data *data,
                            const krb5_checksum *cksum, krb5_boolean *valid, char *why,
                            size_t why_len)
@@ -529,7 +505,7 @@ router_krb_verify_checksum(router_engine *engine, const mpc_kdb_key_id *id,
                 router_krb_mac_len(k.enctype));
         return KRB5_BAD_MSIZE;
     }
-    return checksum_compare(engine, &k, usage, (const uint8_t *)data->data, data->length,
+    return checksum_compare(conn, &k, usage, (const uint8_t *)data->data, data->length,
                             cksum->contents, valid, why, why_len);
 }
 
@@ -559,7 +535,7 @@ gather(const char *op, const struct krb_key *k, const krb5_crypto_iov *data, siz
 }
 
 krb5_error_code
-router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
+router_krb_make_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *id,
                              krb5_cksumtype cksumtype, krb5_keyusage usage,
                              krb5_crypto_iov *data, size_t num_data, char *why,
                              size_t why_len)
@@ -587,7 +563,7 @@ router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
     ret = gather("make_checksum_iov", &k, data, num_data, &msg, &len, why, why_len);
     if (ret)
         return ret;
-    ret = engine_checksum(engine, &k, usage, msg, len, mac, why, why_len);
+    ret = engine_checksum(conn, &k, usage, msg, len, mac, why, why_len);
     if (ret == 0) {
         memcpy(checksum->data.data, mac, router_krb_mac_len(k.enctype));
         checksum->data.length = (unsigned int)router_krb_mac_len(k.enctype);
@@ -598,7 +574,7 @@ router_krb_make_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
 }
 
 krb5_error_code
-router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
+router_krb_verify_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *id,
                                krb5_cksumtype cksumtype, krb5_keyusage usage,
                                const krb5_crypto_iov *data, size_t num_data,
                                krb5_boolean *valid, char *why, size_t why_len)
@@ -629,7 +605,7 @@ router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
     ret = gather("verify_checksum_iov", &k, data, num_data, &msg, &len, why, why_len);
     if (ret)
         return ret;
-    ret = checksum_compare(engine, &k, usage, msg, len, (const uint8_t *)checksum->data.data,
+    ret = checksum_compare(conn, &k, usage, msg, len, (const uint8_t *)checksum->data.data,
                            valid, why, why_len);
     router_wipe_free(msg, len);
     return ret;
@@ -637,63 +613,45 @@ router_krb_verify_checksum_iov(router_engine *engine, const mpc_kdb_key_id *id,
 
 /* ---- PRF, PRF+ and cf2 ------------------------------------------------------------- */
 
-static krb5_error_code
-refuse_prf(const char *op, const mpc_kdb_key_id *id, char *why, size_t why_len)
+krb5_error_code
+router_krb_refuse(enum router_krb_refused what, const mpc_kdb_key_id *id, krb5_keyusage usage,
+                  char *why, size_t why_len)
 {
     struct krb_key k;
 
     key_of(id, &k);
-    router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: a protected key's "
-            "PRF output is as good as the key for FAST and is never opened (krb5kdc needs it "
-            "only inside krb5_c_fx_cf2_simple, which the engine serves)", op, KEY_ARGS(&k));
-    return KRB5_CRYPTO_INTERNAL;
-}
-
-krb5_error_code
-router_krb_prf(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data *input,
-               krb5_data *output, char *why, size_t why_len)
-{
-    (void)engine;
-    (void)input;
-    (void)output;
-    return refuse_prf("prf", id, why, why_len);
-}
-
-krb5_error_code
-router_krb_prfplus(router_engine *engine, const mpc_kdb_key_id *id, const krb5_data *input,
-                   krb5_data *output, char *why, size_t why_len)
-{
-    (void)engine;
-    (void)input;
-    (void)output;
-    return refuse_prf("prfplus", id, why, why_len);
-}
-
-krb5_error_code
-router_krb_derive_prfplus(router_engine *engine, const mpc_kdb_key_id *id, char *why,
-                          size_t why_len)
-{
-    struct krb_key k;
-
-    (void)engine;
-    key_of(id, &k);
-    router_set_why(why, why_len, "derive_prfplus with the protected key " KEY_FMT " refused: a key "
-            "derived from a protected key would leave the engine in clear (only the SPAKE "
-            "preauth mechanism asks for one, and it must stay disabled)", KEY_ARGS(&k));
-    return KRB5_CRYPTO_INTERNAL;
-}
-
-krb5_error_code
-router_krb_init_state(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyusage usage,
-                      char *why, size_t why_len)
-{
-    struct krb_key k;
-
-    (void)engine;
-    key_of(id, &k);
-    router_set_why(why, why_len, "init_state with the protected key " KEY_FMT ", usage %d, refused: "
-            "no cipher state is served (krb5kdc passes none with these keys)", KEY_ARGS(&k),
-            (int)usage);
+    switch (what) {
+    case ROUTER_KRB_ENCRYPT_IOV:
+        router_set_why(why, why_len, "encrypt_iov with the protected key " KEY_FMT ", usage %d, "
+                       "refused: only krb5_c_encrypt is served (krb5kdc never encrypts with "
+                       "iovs; GSSAPI does)", KEY_ARGS(&k), (int)usage);
+        break;
+    case ROUTER_KRB_DECRYPT_IOV:
+        router_set_why(why, why_len, "decrypt_iov with the protected key " KEY_FMT ", usage %d, "
+                       "refused: only krb5_c_decrypt is served (krb5kdc never decrypts with "
+                       "iovs; GSSAPI does)", KEY_ARGS(&k), (int)usage);
+        break;
+    case ROUTER_KRB_PRF:
+    case ROUTER_KRB_PRFPLUS:
+        router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: a "
+                       "protected key's PRF output is as good as the key for FAST and is never "
+                       "opened (krb5kdc needs it only inside krb5_c_fx_cf2_simple, which the "
+                       "engine serves)", what == ROUTER_KRB_PRF ? "prf" : "prfplus",
+                       KEY_ARGS(&k));
+        break;
+    case ROUTER_KRB_DERIVE_PRFPLUS:
+        router_set_why(why, why_len, "derive_prfplus with the protected key " KEY_FMT " refused: "
+                       "a key derived from a protected key would leave the engine in clear "
+                       "(only the SPAKE preauth mechanism asks for one, and it must stay "
+                       "disabled)", KEY_ARGS(&k));
+        break;
+    case ROUTER_KRB_INIT_STATE:
+    default:
+        router_set_why(why, why_len, "init_state with the protected key " KEY_FMT ", usage %d, "
+                       "refused: no cipher state is served (krb5kdc passes none with these "
+                       "keys)", KEY_ARGS(&k), (int)usage);
+        break;
+    }
     return KRB5_CRYPTO_INTERNAL;
 }
 
@@ -703,18 +661,18 @@ router_krb_init_state(router_engine *engine, const mpc_kdb_key_id *id, krb5_keyu
  * that mask, its pepper and the result's enctype, for the router to wrap in a combined
  * handle. random-to-key is the identity for the four enctypes served. */
 krb5_error_code
-router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
-               const router_key *k2, const char *pepper2, mpc_kdb_key_id *combined, char *why,
-               size_t why_len)
+router_krb_cf2(const router_key *k1, const char *pepper1, const router_key *k2,
+               const char *pepper2, mpc_kdb_key_id *combined, char *why, size_t why_len)
 {
     const router_key *stored, *clear;
     const char *stored_pepper, *clear_pepper;
+    char served[256];
     krb5_enctype enctype;
     size_t keybytes = 0, keylength = 0, pepper_len;
     krb5_data in, out;
+    const struct router_originals *libk5crypto = router_originals();
     krb5_error_code ret;
 
-    (void)engine;
     memset(combined, 0, sizeof(*combined));
     if (pepper1 == NULL || pepper2 == NULL || (k1->id == NULL && k1->clear == NULL) ||
         (k2->id == NULL && k2->clear == NULL)) {
@@ -722,7 +680,8 @@ router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
         return EINVAL;
     }
     if (k1->id != NULL && k2->id != NULL) {
-        router_set_why(why, why_len, "fx_cf2_simple of two protected keys refused: krb5kdc combines "
+        router_set_why(why, why_len, "fx_cf2_simple of two protected keys refused: krb5kdc "
+                "combines "
                 "a protected key only with a key it holds (the armor or strengthen key)");
         return KRB5_CRYPTO_INTERNAL;
     }
@@ -736,17 +695,18 @@ router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
         return KRB5_CRYPTO_INTERNAL;
     }
     enctype = k1->id != NULL ? k1->id->enctype : k1->clear->enctype;
-    if (router_krb_algorithm(enctype) == 0 ||
-        krb5_c_keylengths(NULL, enctype, &keybytes, &keylength) != 0 || keybytes != keylength ||
-        keybytes > MPC_KDB_MASK_MAX) {
+    if (router_krb_algorithm(enctype) == 0 || libk5crypto->krb5_c_keylengths == NULL ||
+        libk5crypto->krb5_c_keylengths(NULL, enctype, &keybytes, &keylength) != 0 ||
+        keybytes != keylength || keybytes > MPC_KDB_MASK_MAX) {
+        router_krb_served_names(served, sizeof(served));
         router_set_why(why, why_len, "fx_cf2_simple: a combined key of enctype %d is not served "
-                "(only aes128/aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 and "
-                "aes256-cts-hmac-sha384-192)", (int)enctype);
+                "(only %s)", (int)enctype, served);
         return KRB5_CRYPTO_INTERNAL;
     }
     pepper_len = strlen(stored_pepper);
     if (pepper_len == 0 || pepper_len > MPC_KDB_PEPPER_MAX) {
-        router_set_why(why, why_len, "fx_cf2_simple: pepper \"%s\" of the protected key is not served",
+        router_set_why(why, why_len, "fx_cf2_simple: pepper \"%s\" of the protected key is not "
+                "served",
                 stored_pepper);
         return KRB5_CRYPTO_INTERNAL;
     }
@@ -759,7 +719,9 @@ router_krb_cf2(router_engine *engine, const router_key *k1, const char *pepper1,
     in.data = (char *)clear_pepper;
     out.length = (unsigned int)keybytes;
     out.data = (char *)combined->combine.mask;
-    ret = krb5_c_prfplus(NULL, clear->clear, &in, &out);
+    ret = libk5crypto->krb5_c_prfplus != NULL
+              ? libk5crypto->krb5_c_prfplus(NULL, clear->clear, &in, &out)
+              : KRB5_CRYPTO_INTERNAL;
     if (ret) {
         router_set_why(why, why_len, "fx_cf2_simple: PRF+ of the clear key (enctype %d) failed: "
                 "error %ld", (int)clear->clear->enctype, (long)ret);

@@ -1,0 +1,578 @@
+/* kdc-plugin/router/gcm_jobs.c - tickets and checksums under the protected krbtgt key
+ * (gcm_jobs.h).
+ *
+ * Reads nothing: the engine connection and the nonce supply carry the configuration.
+ */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "gcm_jobs.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "protected_key.h"
+#include "router_util.h"
+
+#define AAD_HEADER_LEN 5               /* the AAD's type byte and u32be usage */
+
+static void
+store_u32be(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* GHASH input blocks of one engine call (zero-padded AAD, zero-padded text, lengths). */
+static size_t
+hash_blocks(size_t aad_len, size_t text_len)
+{
+    return (aad_len + 15) / 16 + (text_len + 15) / 16 + 1;
+}
+
+int
+router_gcm_serves(const mpc_kdb_key_id *key)
+{
+    return key != NULL && key->enctype == MPC_KDC_ENCTYPE_AES256_GCM;
+}
+
+/* ---- one seal, one open ------------------------------------------------------------- */
+
+/* Seals text (len bytes; out_text may overlap it in any way) under a fresh nonce: writes
+ * N to out_nonce, C to out_text, T to out_tag. On failure out_text holds zeros. */
+static krb5_error_code
+seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum nonce_kind kind,
+     const uint8_t *aad, size_t aad_len, const uint8_t *text, size_t len,
+     uint8_t out_nonce[MPC_KDC_NONCE_LEN], uint8_t *out_text, uint8_t out_tag[MPC_KDC_TAG_LEN],
+     char *why, size_t why_len)
+{
+    const uint32_t ticket_blocks = engine_conn_options(conn)->ticket_blocks;
+    char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
+    uint8_t *keystream = NULL, *plain_copy = NULL;
+    const uint8_t *plain = text;
+    uint32_t blocks = (uint32_t)((len + 15) / 16);
+    size_t ks_len, i;
+    mpc_client *client;
+    krb5_error_code ret;
+    int attempt, pooled = 0, rc;
+
+    mpc_kdc_engine_key_name(key, name);
+    if (hash_blocks(aad_len, len) > MPC_GCM_MAX_HASH_BLOCKS) {
+        router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more "
+                       "than the engine authenticates in one call (%u GHASH blocks)", len,
+                       aad_len, (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
+        return KRB5_BAD_MSIZE;
+    }
+    /* An empty text needs no keystream: a checksum-pool nonce serves. */
+    if (len == 0)
+        kind = NONCE_CHECKSUM;
+    ks_len = (size_t)(blocks > ticket_blocks ? blocks : ticket_blocks) * 16;
+    keystream = malloc(ks_len);
+    if (keystream == NULL) {
+        router_set_why(why, why_len, "out of memory");
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    /* A retry needs the plaintext again, so it must survive writing the ciphertext. */
+    if (router_overlaps(text, len, out_text, len)) {
+        plain_copy = malloc(len);
+        if (plain_copy == NULL) {
+            router_set_why(why, why_len, "out of memory");
+            ret = ENOMEM;
+            goto cleanup;
+        }
+        memcpy(plain_copy, text, len);
+        plain = plain_copy;
+    }
+    for (attempt = 0; attempt < 2; attempt++) {
+        ret = nonce_supply_take(nonces, name, key->kvno, kind,
+                                kind == NONCE_TICKET ? blocks : 0, attempt == 0, out_nonce,
+                                keystream, &pooled, why, why_len);
+        if (ret)
+            goto cleanup;
+        for (i = 0; i < len; i++)
+            out_text[i] = plain[i] ^ keystream[i];
+        OPENSSL_cleanse(keystream, ks_len);
+        if (engine_conn_down(conn, why, why_len))
+            break;
+        client = engine_conn_lock(conn);
+        rc = mpc_client_gcm_tag(client, name, key->kvno, out_nonce, aad, aad_len, out_text, len,
+                                out_tag);
+        if (rc != MPC_OK)
+            router_set_why(why, why_len, "engine %s tagging under %s kvno %u: %s",
+                           engine_status_text(rc), name, key->kvno,
+                           mpc_client_last_error(client));
+        engine_conn_unlock(conn);
+        engine_conn_note(conn, rc, why);
+        if (rc == MPC_OK) {
+            ret = 0;
+            goto cleanup;
+        }
+        if (rc != MPC_ENONCE)
+            break;
+        /* The servers forgot the nonce (restart, expiry, eviction): so they forgot the
+         * rest of that pool too. */
+        if (pooled)
+            nonce_supply_drop(nonces, name, key->kvno, kind);
+    }
+    ret = KRB5_CRYPTO_INTERNAL;
+
+cleanup:
+    if (ret != 0 && out_text != NULL)
+        OPENSSL_cleanse(out_text, len);
+    router_wipe_free(keystream, ks_len);
+    router_wipe_free(plain_copy, len);
+    return ret;
+}
+
+/* Checks tag over text under nonce; on success writes the plaintext to out (len bytes;
+ * may be NULL when len is 0). A wrong tag gives KRB5KRB_AP_ERR_BAD_INTEGRITY. */
+static krb5_error_code
+open_sealed(engine_conn *conn, const mpc_kdb_key_id *key, const uint8_t *aad, size_t aad_len,
+            const uint8_t nonce[MPC_KDC_NONCE_LEN], const uint8_t *text, size_t len,
+            const uint8_t tag[MPC_KDC_TAG_LEN], uint8_t *out, char *why, size_t why_len)
+{
+    char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
+    uint8_t *text_copy = NULL;
+    mpc_client *client;
+    krb5_error_code ret;
+    int rc;
+
+    mpc_kdc_engine_key_name(key, name);
+    if (hash_blocks(aad_len, len) > MPC_GCM_MAX_HASH_BLOCKS) {
+        router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more "
+                       "than the engine authenticates in one call (%u GHASH blocks)", len,
+                       aad_len, (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
+        return KRB5_BAD_MSIZE;
+    }
+    /* The client decrypts in place or into a separate buffer, never a shifted one. */
+    if (out != text && router_overlaps(text, len, out, len)) {
+        text_copy = malloc(len);
+        if (text_copy == NULL) {
+            router_set_why(why, why_len, "out of memory");
+            return ENOMEM;
+        }
+        memcpy(text_copy, text, len);
+        text = text_copy;
+    }
+    if (engine_conn_down(conn, why, why_len)) {
+        ret = KRB5_CRYPTO_INTERNAL;
+        goto cleanup;
+    }
+    client = engine_conn_lock(conn);
+    rc = mpc_client_gcm_open(client, name, key->kvno, nonce, aad, aad_len, text, len, tag, out);
+    if (rc != MPC_OK && rc != MPC_EBADTAG)
+        router_set_why(why, why_len, "engine %s checking under %s kvno %u: %s",
+                       engine_status_text(rc), name, key->kvno, mpc_client_last_error(client));
+    engine_conn_unlock(conn);
+    engine_conn_note(conn, rc == MPC_EBADTAG ? MPC_OK : rc, why);
+    if (rc == MPC_OK) {
+        ret = 0;
+    } else if (rc == MPC_EBADTAG) {
+        router_set_why(why, why_len, "integrity check failed under %s kvno %u (forged or "
+                       "damaged data, or another key)", name, key->kvno);
+        ret = KRB5KRB_AP_ERR_BAD_INTEGRITY;
+    } else {
+        ret = KRB5_CRYPTO_INTERNAL;
+    }
+
+cleanup:
+    if (ret != 0 && out != NULL)
+        OPENSSL_cleanse(out, len);
+    router_wipe_free(text_copy, len);
+    return ret;
+}
+
+/* ---- encryption --------------------------------------------------------------------- */
+
+static void
+encrypt_aad(krb5_keyusage usage, uint8_t aad[AAD_HEADER_LEN])
+{
+    aad[0] = MPC_KDC_AAD_ENCRYPT;
+    store_u32be(aad + 1, (uint32_t)usage);
+}
+
+/* A cipher state chains nothing in this format: only the empty one init_state makes. */
+static krb5_error_code
+check_cipher_state(const char *op, const krb5_data *cipher_state, char *why, size_t why_len)
+{
+    if (cipher_state != NULL && cipher_state->length != 0) {
+        router_set_why(why, why_len, "%s with the protected krbtgt key: a cipher state is not "
+                       "supported (" MPC_KDC_ENCTYPE_NAME " chains nothing between messages)",
+                       op);
+        return KRB5_CRYPTO_INTERNAL;
+    }
+    return 0;
+}
+
+krb5_error_code
+router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key,
+                   krb5_keyusage usage, const krb5_data *cipher_state, const krb5_data *input,
+                   krb5_enc_data *output, char *why, size_t why_len)
+{
+    uint8_t aad[AAD_HEADER_LEN], *out;
+    size_t total;
+    krb5_error_code ret;
+
+    ret = check_cipher_state("encrypt", cipher_state, why, why_len);
+    if (ret)
+        return ret;
+    if (input == NULL || output == NULL || (input->length != 0 && input->data == NULL)) {
+        router_set_why(why, why_len, "encrypt: no input or output");
+        return EINVAL;
+    }
+    total = (size_t)input->length + MPC_KDC_ENCRYPT_OVERHEAD;
+    output->magic = KV5M_ENC_DATA;
+    output->kvno = 0;
+    output->enctype = MPC_KDC_ENCTYPE_AES256_GCM;
+    if (output->ciphertext.data == NULL || output->ciphertext.length < total) {
+        router_set_why(why, why_len, "encrypt: output buffer of %u bytes, %zu needed "
+                       "(krb5_c_encrypt_length)", output->ciphertext.length, total);
+        return KRB5_BAD_MSIZE;
+    }
+    out = (uint8_t *)output->ciphertext.data;
+    encrypt_aad(usage, aad);
+    ret = seal(conn, nonces, key, NONCE_TICKET, aad, sizeof(aad), (const uint8_t *)input->data,
+               input->length, out, out + MPC_KDC_NONCE_LEN,
+               out + MPC_KDC_NONCE_LEN + input->length, why, why_len);
+    if (ret == 0)
+        output->ciphertext.length = (unsigned int)total;
+    return ret;
+}
+
+krb5_error_code
+router_gcm_decrypt(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
+                   const krb5_data *cipher_state, const krb5_enc_data *input,
+                   krb5_data *output, char *why, size_t why_len)
+{
+    const uint8_t *in;
+    uint8_t aad[AAD_HEADER_LEN];
+    size_t plain_len;
+    krb5_error_code ret;
+
+    ret = check_cipher_state("decrypt", cipher_state, why, why_len);
+    if (ret)
+        return ret;
+    if (input == NULL || output == NULL) {
+        router_set_why(why, why_len, "decrypt: no input or output");
+        return EINVAL;
+    }
+    /* As libk5crypto: an enctype other than the key's (or unspecified) is refused. */
+    if (input->enctype != ENCTYPE_UNKNOWN && input->enctype != MPC_KDC_ENCTYPE_AES256_GCM) {
+        router_set_why(why, why_len, "decrypt: ciphertext of enctype %d under a key of enctype "
+                       MPC_KDC_ENCTYPE_NAME, (int)input->enctype);
+        return KRB5_BAD_ENCTYPE;
+    }
+    if (input->ciphertext.length < MPC_KDC_ENCRYPT_OVERHEAD || input->ciphertext.data == NULL) {
+        router_set_why(why, why_len, "decrypt: ciphertext of %u bytes is shorter than nonce "
+                       "and tag (%d)", input->ciphertext.length, MPC_KDC_ENCRYPT_OVERHEAD);
+        return KRB5_BAD_MSIZE;
+    }
+    plain_len = input->ciphertext.length - MPC_KDC_ENCRYPT_OVERHEAD;
+    if (output->length < plain_len || (plain_len != 0 && output->data == NULL)) {
+        router_set_why(why, why_len, "decrypt: output buffer of %u bytes, %zu needed",
+                       output->length, plain_len);
+        return KRB5_BAD_MSIZE;
+    }
+    in = (const uint8_t *)input->ciphertext.data;
+    encrypt_aad(usage, aad);
+    ret = open_sealed(conn, key, aad, sizeof(aad), in, in + MPC_KDC_NONCE_LEN, plain_len,
+                      in + MPC_KDC_NONCE_LEN + plain_len, (uint8_t *)output->data, why, why_len);
+    if (ret == 0)
+        output->length = (unsigned int)plain_len;
+    return ret;
+}
+
+/* ---- checksums ---------------------------------------------------------------------- */
+
+static int
+iov_signed(const krb5_crypto_iov *iov)
+{
+    return iov->flags == KRB5_CRYPTO_TYPE_HEADER || iov->flags == KRB5_CRYPTO_TYPE_DATA ||
+           iov->flags == KRB5_CRYPTO_TYPE_PADDING || iov->flags == KRB5_CRYPTO_TYPE_SIGN_ONLY;
+}
+
+/* The checksum AAD, 0x02 || u32be usage || data, data being the buffers libk5crypto
+ * checksums (HEADER, DATA, PADDING, SIGN_ONLY, in order: its SIGN_IOV) or `one`. *aad_out
+ * is malloc'd; the caller frees it. */
+static krb5_error_code
+checksum_aad(krb5_keyusage usage, const krb5_crypto_iov *iov, size_t n, const krb5_data *one,
+             uint8_t **aad_out, size_t *aad_len_out, char *why, size_t why_len)
+{
+    size_t i, len = AAD_HEADER_LEN, at;
+    uint8_t *aad;
+
+    *aad_out = NULL;
+    *aad_len_out = 0;
+    for (i = 0; i < n; i++) {
+        if (iov_signed(&iov[i]))
+            len += iov[i].data.length;
+    }
+    if (one != NULL)
+        len += one->length;
+    /* Checked here, before the copy, so that a huge input costs no allocation. */
+    if (hash_blocks(len, 0) > MPC_GCM_MAX_HASH_BLOCKS) {
+        router_set_why(why, why_len, "checksum over %zu bytes: more than the engine "
+                       "authenticates in one call (%u GHASH blocks)", len - AAD_HEADER_LEN,
+                       (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
+        return KRB5_BAD_MSIZE;
+    }
+    aad = malloc(len);
+    if (aad == NULL) {
+        router_set_why(why, why_len, "out of memory");
+        return ENOMEM;
+    }
+    aad[0] = MPC_KDC_AAD_CHECKSUM;
+    store_u32be(aad + 1, (uint32_t)usage);
+    at = AAD_HEADER_LEN;
+    for (i = 0; i < n; i++) {
+        if (iov_signed(&iov[i])) {
+            if (iov[i].data.length != 0)
+                memcpy(aad + at, iov[i].data.data, iov[i].data.length);
+            at += iov[i].data.length;
+        }
+    }
+    if (one != NULL && one->length != 0)
+        memcpy(aad + at, one->data, one->length);
+    *aad_out = aad;
+    *aad_len_out = len;
+    return 0;
+}
+
+/* cksumtype 0 means the enctype's mandatory type, ours; any other type with our key is
+ * what libk5crypto answers for a keyed checksum of another enctype. */
+static krb5_error_code
+check_cksumtype(const char *op, krb5_cksumtype cksumtype, char *why, size_t why_len)
+{
+    if (cksumtype == 0 || cksumtype == MPC_KDC_CKSUMTYPE_GMAC)
+        return 0;
+    router_set_why(why, why_len, "%s: checksum type %d with a key of enctype "
+                   MPC_KDC_ENCTYPE_NAME " (only " MPC_KDC_CKSUMTYPE_NAME ", %d)", op,
+                   (int)cksumtype, MPC_KDC_CKSUMTYPE_GMAC);
+    return KRB5_BAD_ENCTYPE;
+}
+
+static krb5_error_code
+checksum_make(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key,
+              krb5_keyusage usage, const krb5_crypto_iov *iov, size_t n, const krb5_data *one,
+              uint8_t out[MPC_KDC_CHECKSUM_LEN], char *why, size_t why_len)
+{
+    uint8_t *aad = NULL;
+    size_t aad_len = 0;
+    krb5_error_code ret;
+
+    ret = checksum_aad(usage, iov, n, one, &aad, &aad_len, why, why_len);
+    if (ret)
+        return ret;
+    ret = seal(conn, nonces, key, NONCE_CHECKSUM, aad, aad_len, NULL, 0, out, NULL,
+               out + MPC_KDC_NONCE_LEN, why, why_len);
+    free(aad);
+    return ret;
+}
+
+static krb5_error_code
+checksum_verify(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
+                const krb5_crypto_iov *iov, size_t n, const krb5_data *one,
+                const uint8_t *cksum, krb5_boolean *valid, char *why, size_t why_len)
+{
+    uint8_t *aad = NULL;
+    size_t aad_len = 0;
+    krb5_error_code ret;
+
+    ret = checksum_aad(usage, iov, n, one, &aad, &aad_len, why, why_len);
+    if (ret)
+        return ret;
+    ret = open_sealed(conn, key, aad, aad_len, cksum, NULL, 0, cksum + MPC_KDC_NONCE_LEN, NULL,
+                      why, why_len);
+    free(aad);
+    if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY) {
+        /* A wrong checksum is an answer, not an error (as libk5crypto). */
+        *valid = FALSE;
+        return 0;
+    }
+    if (ret == 0)
+        *valid = TRUE;
+    return ret;
+}
+
+krb5_error_code
+router_gcm_make_checksum(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key,
+                         krb5_cksumtype cksumtype, krb5_keyusage usage,
+                         const krb5_data *input, krb5_checksum *cksum, char *why,
+                         size_t why_len)
+{
+    uint8_t *contents;
+    krb5_error_code ret;
+
+    ret = check_cksumtype("make_checksum", cksumtype, why, why_len);
+    if (ret)
+        return ret;
+    if (input == NULL || cksum == NULL || (input->length != 0 && input->data == NULL)) {
+        router_set_why(why, why_len, "make_checksum: no input or output");
+        return EINVAL;
+    }
+    contents = malloc(MPC_KDC_CHECKSUM_LEN);
+    if (contents == NULL) {
+        router_set_why(why, why_len, "out of memory");
+        return ENOMEM;
+    }
+    ret = checksum_make(conn, nonces, key, usage, NULL, 0, input, contents, why, why_len);
+    if (ret) {
+        free(contents);
+        return ret;
+    }
+    cksum->magic = KV5M_CHECKSUM;
+    cksum->checksum_type = MPC_KDC_CKSUMTYPE_GMAC;
+    cksum->length = MPC_KDC_CHECKSUM_LEN;
+    cksum->contents = contents;
+    return 0;
+}
+
+krb5_error_code
+router_gcm_verify_checksum(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
+                           const krb5_data *data, const krb5_checksum *cksum,
+                           krb5_boolean *valid, char *why, size_t why_len)
+{
+    krb5_error_code ret;
+
+    if (data == NULL || cksum == NULL || valid == NULL ||
+        (data->length != 0 && data->data == NULL)) {
+        router_set_why(why, why_len, "verify_checksum: no data, checksum or result");
+        return EINVAL;
+    }
+    ret = check_cksumtype("verify_checksum", cksum->checksum_type, why, why_len);
+    if (ret)
+        return ret;
+    if (cksum->length != MPC_KDC_CHECKSUM_LEN || cksum->contents == NULL) {
+        router_set_why(why, why_len, "verify_checksum: checksum of %u bytes, "
+                       MPC_KDC_CKSUMTYPE_NAME " has %d", cksum->length, MPC_KDC_CHECKSUM_LEN);
+        return KRB5_BAD_MSIZE;
+    }
+    return checksum_verify(conn, key, usage, NULL, 0, data, cksum->contents, valid, why,
+                           why_len);
+}
+
+static krb5_crypto_iov *
+find_checksum_iov(const krb5_crypto_iov *data, size_t num_data)
+{
+    size_t i;
+
+    for (i = 0; i < num_data; i++) {
+        if (data[i].flags == KRB5_CRYPTO_TYPE_CHECKSUM)
+            return (krb5_crypto_iov *)&data[i];
+    }
+    return NULL;
+}
+
+krb5_error_code
+router_gcm_make_checksum_iov(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key,
+                             krb5_cksumtype cksumtype, krb5_keyusage usage,
+                             krb5_crypto_iov *data, size_t num_data, char *why, size_t why_len)
+{
+    uint8_t out[MPC_KDC_CHECKSUM_LEN];
+    krb5_crypto_iov *checksum;
+    krb5_error_code ret;
+
+    ret = check_cksumtype("make_checksum_iov", cksumtype, why, why_len);
+    if (ret)
+        return ret;
+    checksum = data != NULL ? find_checksum_iov(data, num_data) : NULL;
+    if (checksum == NULL || checksum->data.length < MPC_KDC_CHECKSUM_LEN ||
+        checksum->data.data == NULL) {
+        router_set_why(why, why_len, "make_checksum_iov: no CHECKSUM buffer of at least %d "
+                       "bytes", MPC_KDC_CHECKSUM_LEN);
+        return KRB5_BAD_MSIZE;
+    }
+    ret = checksum_make(conn, nonces, key, usage, data, num_data, NULL, out, why, why_len);
+    if (ret)
+        return ret;
+    memcpy(checksum->data.data, out, MPC_KDC_CHECKSUM_LEN);
+    checksum->data.length = MPC_KDC_CHECKSUM_LEN;
+    return 0;
+}
+
+krb5_error_code
+router_gcm_verify_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *key,
+                               krb5_cksumtype cksumtype, krb5_keyusage usage,
+                               const krb5_crypto_iov *data, size_t num_data,
+                               krb5_boolean *valid, char *why, size_t why_len)
+{
+    const krb5_crypto_iov *checksum;
+    krb5_error_code ret;
+
+    ret = check_cksumtype("verify_checksum_iov", cksumtype, why, why_len);
+    if (ret)
+        return ret;
+    if (valid == NULL) {
+        router_set_why(why, why_len, "verify_checksum_iov: no result");
+        return EINVAL;
+    }
+    checksum = data != NULL ? find_checksum_iov(data, num_data) : NULL;
+    if (checksum == NULL || checksum->data.length != MPC_KDC_CHECKSUM_LEN ||
+        checksum->data.data == NULL) {
+        router_set_why(why, why_len, "verify_checksum_iov: no CHECKSUM buffer of %d bytes",
+                       MPC_KDC_CHECKSUM_LEN);
+        return KRB5_BAD_MSIZE;
+    }
+    return checksum_verify(conn, key, usage, data, num_data, NULL,
+                           (const uint8_t *)checksum->data.data, valid, why, why_len);
+}
+
+/* ---- cipher state and the entry points refused with the krbtgt key ------------------ */
+
+krb5_error_code
+router_gcm_init_state(krb5_data *new_state, char *why, size_t why_len)
+{
+    if (new_state == NULL) {
+        router_set_why(why, why_len, "init_state: no output");
+        return EINVAL;
+    }
+    /* Nothing chains between messages: the empty state (krb5_c_free_state frees it). */
+    new_state->magic = KV5M_DATA;
+    new_state->length = 0;
+    new_state->data = NULL;
+    return 0;
+}
+
+krb5_error_code
+router_gcm_refuse(enum router_gcm_refused what, char *why, size_t why_len)
+{
+    switch (what) {
+    case ROUTER_GCM_ENCRYPT_IOV:
+        /* krb5kdc 1.20.1 never calls the _iov encryption (GSSAPI's) with any key. */
+        router_set_why(why, why_len, "encrypt_iov with the protected krbtgt key refused: only "
+                       "krb5_c_encrypt is served (krb5kdc never encrypts a ticket with iovs)");
+        break;
+    case ROUTER_GCM_DECRYPT_IOV:
+        router_set_why(why, why_len, "decrypt_iov with the protected krbtgt key refused: only "
+                       "krb5_c_decrypt is served (krb5kdc never decrypts a ticket with iovs)");
+        break;
+    case ROUTER_GCM_PRF:
+        router_set_why(why, why_len, "prf with the protected krbtgt key refused: krb5kdc never "
+                       "computes a PRF of the krbtgt key");
+        break;
+    case ROUTER_GCM_PRFPLUS:
+        router_set_why(why, why_len, "prfplus with the protected krbtgt key refused: krb5kdc "
+                       "never computes a PRF+ of the krbtgt key");
+        break;
+    case ROUTER_GCM_DERIVE_PRFPLUS:
+        router_set_why(why, why_len, "derive_prfplus with the protected krbtgt key refused: it "
+                       "derives the FAST cookie key, needed only for cookies with contents "
+                       "(SPAKE preauth, which must stay disabled)");
+        break;
+    case ROUTER_GCM_CF2:
+    default:
+        router_set_why(why, why_len, "fx_cf2_simple with the protected krbtgt key refused: "
+                       "krb5kdc combines only session, armor and reply keys with cf2");
+        break;
+    }
+    return KRB5_CRYPTO_INTERNAL;
+}

@@ -1,0 +1,422 @@
+/* kdc-plugin/router/nonce_supply.c - per-key nonce pools and the thread that refills them
+ * (nonce_supply.h).
+ *
+ * Reads the pool options of the router configuration (pool_ttl_s, pool_low, pool_high,
+ * ticket_blocks) through the engine connection.
+ */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "nonce_supply.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protected_key.h"
+#include "router_util.h"
+
+#define REFILL_IDLE_MS 1000            /* the thread wakes at least this often */
+#define REFILL_BACKOFF_MAX_MS 30000    /* after repeated failures */
+#define REFILL_MAX_BLOCKS_PER_CALL 65536
+#define REFILL_MAX_NONCES_PER_CALL 4096
+#define REASON_LEN 400
+
+_Static_assert(NONCE_POOL_NONCE_LEN == MPC_KDC_NONCE_LEN, "a pool holds the format's nonces");
+
+static const char *const kind_names[NONCE_KINDS] = { "ticket", "checksum" };
+
+/* The pools of one engine key. A slot's generation changes whenever its pools lose their
+ * entries (eviction of the slot, a server that forgot the nonces), so that a background
+ * prefetch started before does not refill them with nonces from before. */
+struct key_slot {
+    int used;
+    char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
+    uint32_t kvno;
+    nonce_pool *pool[NONCE_KINDS];
+    uint64_t generation[NONCE_KINDS];
+    uint64_t retry_at_ms[NONCE_KINDS];  /* no background refill before (after failures) */
+    uint32_t failures[NONCE_KINDS];     /* consecutive background refill failures */
+    uint64_t last_used_ms;
+};
+
+struct nonce_supply {
+    pid_t owner;                       /* the process that created it */
+    engine_conn *conn;                 /* borrowed */
+    const router_engine_options *opt;  /* conn's */
+    pthread_mutex_t lock;              /* everything below */
+    pthread_cond_t wake;               /* the thread: a pool ran low, or stop */
+    struct key_slot keys[NONCE_SUPPLY_MAX_KEYS];
+    uint64_t next_generation;
+    int refill_started;                /* 1 running, -1 could not start, 0 not yet */
+    int stopping;
+    pthread_t refill_thread;
+};
+
+static uint64_t
+now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+krb5_error_code
+nonce_supply_create(engine_conn *conn, nonce_supply **out, char *why, size_t why_len)
+{
+    nonce_supply *supply;
+
+    *out = NULL;
+    supply = calloc(1, sizeof(*supply));
+    if (supply == NULL) {
+        router_set_why(why, why_len, "out of memory");
+        return ENOMEM;
+    }
+    supply->owner = getpid();
+    supply->conn = conn;
+    supply->opt = engine_conn_options(conn);
+    if (pthread_mutex_init(&supply->lock, NULL) != 0) {
+        router_set_why(why, why_len, "cannot create a mutex");
+        free(supply);
+        return ENOMEM;
+    }
+    if (pthread_cond_init(&supply->wake, NULL) != 0) {
+        router_set_why(why, why_len, "cannot create a condition variable");
+        pthread_mutex_destroy(&supply->lock);
+        free(supply);
+        return ENOMEM;
+    }
+    *out = supply;
+    return 0;
+}
+
+static void
+drop_slot(struct key_slot *slot)
+{
+    int k;
+
+    for (k = 0; k < NONCE_KINDS; k++) {
+        nonce_pool_destroy(slot->pool[k]);
+        slot->pool[k] = NULL;
+    }
+    slot->used = 0;
+}
+
+void
+nonce_supply_destroy(nonce_supply *supply)
+{
+    int i, started;
+
+    /* A forked child's copy: its lock may have been held by a thread that does not exist
+     * here, and its pools belong to the parent. Abandoned, never touched. */
+    if (supply == NULL || supply->owner != getpid())
+        return;
+    pthread_mutex_lock(&supply->lock);
+    supply->stopping = 1;
+    started = supply->refill_started;
+    pthread_cond_broadcast(&supply->wake);
+    pthread_mutex_unlock(&supply->lock);
+    if (started == 1)
+        pthread_join(supply->refill_thread, NULL);
+    for (i = 0; i < NONCE_SUPPLY_MAX_KEYS; i++)
+        drop_slot(&supply->keys[i]);
+    pthread_cond_destroy(&supply->wake);
+    pthread_mutex_destroy(&supply->lock);
+    free(supply);
+}
+
+/* ---- the refill thread -------------------------------------------------------------- */
+
+/* The first slot and kind that needs a refill now, expiring old entries on the way; 0 when
+ * none does. Called with supply->lock held. */
+static int
+find_low_pool(nonce_supply *supply, uint64_t now, struct key_slot **slot_out, int *kind_out)
+{
+    const uint64_t ttl_ms = (uint64_t)supply->opt->pool_ttl_s * 1000u;
+    struct key_slot *slot;
+    int i, k;
+
+    for (i = 0; i < NONCE_SUPPLY_MAX_KEYS; i++) {
+        slot = &supply->keys[i];
+        if (!slot->used)
+            continue;
+        for (k = 0; k < NONCE_KINDS; k++) {
+            (void)nonce_pool_expire(slot->pool[k], now, ttl_ms);
+            /* A key that sealed nothing for a TTL (an older kvno after a rotation) is not
+             * kept supplied: its next seal prefetches and wakes it up. */
+            if (nonce_pool_count(slot->pool[k]) < supply->opt->pool_low &&
+                now >= slot->retry_at_ms[k] && now - slot->last_used_ms < ttl_ms) {
+                *slot_out = slot;
+                *kind_out = k;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Stores a background prefetch's outcome in its slot, unless the slot was evicted, reused or
+ * emptied meanwhile; writes the line to log (if any) into log_msg. Called with
+ * supply->lock held. */
+static void
+record_refill(struct key_slot *slot, int k, const char *name, uint32_t kvno,
+              uint64_t generation, int rc, uint64_t stamp, const uint8_t *nonces,
+              const uint8_t *keystream, uint32_t count, const char *err, char *log_msg,
+              size_t log_len, int *log_priority)
+{
+    uint32_t failures;
+    uint64_t backoff;
+
+    if (!slot->used || slot->kvno != kvno || strcmp(slot->name, name) != 0 ||
+        slot->generation[k] != generation)
+        return;
+    failures = slot->failures[k];
+    if (rc == MPC_OK) {
+        (void)nonce_pool_put(slot->pool[k], stamp, nonces, keystream, count);
+        slot->failures[k] = 0;
+        slot->retry_at_ms[k] = 0;
+        if (failures != 0) {
+            *log_priority = LOG_NOTICE;
+            snprintf(log_msg, log_len, "%s nonce refill for %s kvno %u works again after %u "
+                     "failures", kind_names[k], name, kvno, failures);
+        }
+        return;
+    }
+    slot->failures[k] = failures + 1;
+    backoff = 1000u << (failures < 5 ? failures : 5);
+    if (backoff > REFILL_BACKOFF_MAX_MS)
+        backoff = REFILL_BACKOFF_MAX_MS;
+    slot->retry_at_ms[k] = now_ms() + backoff;
+    /* The first failure of a run is logged; the recovery says how many. */
+    if (failures == 0)
+        snprintf(log_msg, log_len, "%s nonce refill for %s kvno %u failed, seals prefetch for "
+                 "themselves meanwhile: engine %s: %s", kind_names[k], name, kvno,
+                 engine_status_text(rc), err);
+}
+
+static void *
+refill_main(void *arg)
+{
+    nonce_supply *supply = arg;
+    const router_engine_options *opt = supply->opt;
+    mpc_client *client = NULL;
+    char name[MPC_KDC_ENGINE_KEY_NAME_LEN], err[REASON_LEN], log_msg[REASON_LEN + 200];
+    uint8_t *nonces = NULL, *keystream = NULL;
+    size_t nonces_len, keystream_len;
+    uint64_t stamp, generation;
+    uint32_t kvno, want, blocks;
+    struct key_slot *slot = NULL;
+    struct timespec until;
+    int k = 0, rc, log_priority;
+
+    pthread_mutex_lock(&supply->lock);
+    while (!supply->stopping) {
+        if (!find_low_pool(supply, now_ms(), &slot, &k)) {
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += REFILL_IDLE_MS / 1000;
+            (void)pthread_cond_timedwait(&supply->wake, &supply->lock, &until);
+            continue;
+        }
+        memcpy(name, slot->name, sizeof(name));
+        kvno = slot->kvno;
+        generation = slot->generation[k];
+        blocks = k == NONCE_TICKET ? opt->ticket_blocks : 0;
+        want = (uint32_t)(nonce_pool_capacity(slot->pool[k]) - nonce_pool_count(slot->pool[k]));
+        if (want > REFILL_MAX_NONCES_PER_CALL)
+            want = REFILL_MAX_NONCES_PER_CALL;
+        if (blocks != 0 && want > REFILL_MAX_BLOCKS_PER_CALL / blocks)
+            want = REFILL_MAX_BLOCKS_PER_CALL / blocks;
+        pthread_mutex_unlock(&supply->lock);
+
+        err[0] = '\0';
+        nonces_len = (size_t)want * NONCE_POOL_NONCE_LEN;
+        keystream_len = (size_t)want * blocks * 16;
+        nonces = malloc(nonces_len);
+        keystream = keystream_len != 0 ? malloc(keystream_len) : NULL;
+        if (client == NULL) {
+            rc = mpc_client_open(engine_conn_cluster_config(supply->conn), &client, err,
+                                 sizeof(err));
+            if (rc != MPC_OK)
+                client = NULL;
+        } else {
+            rc = MPC_OK;
+        }
+        /* Stamped before asking: the servers' TTL for these nonces starts later. */
+        stamp = now_ms();
+        if (rc == MPC_OK && (nonces == NULL || (keystream_len != 0 && keystream == NULL))) {
+            rc = MPC_EINTERNAL;
+            snprintf(err, sizeof(err), "out of memory");
+        } else if (rc == MPC_OK) {
+            rc = mpc_client_gcm_prefetch(client, name, kvno, want, blocks, nonces, keystream);
+            if (rc != MPC_OK)
+                snprintf(err, sizeof(err), "%s", mpc_client_last_error(client));
+        }
+
+        log_msg[0] = '\0';
+        log_priority = LOG_ERR;
+        pthread_mutex_lock(&supply->lock);
+        record_refill(slot, k, name, kvno, generation, rc, stamp, nonces, keystream, want,
+                      err, log_msg, sizeof(log_msg), &log_priority);
+        pthread_mutex_unlock(&supply->lock);
+        router_wipe_free(keystream, keystream_len);
+        free(nonces);
+        keystream = nonces = NULL;
+        if (log_msg[0] != '\0')
+            engine_conn_log(supply->conn, log_priority, "%s", log_msg);
+        pthread_mutex_lock(&supply->lock);
+    }
+    pthread_mutex_unlock(&supply->lock);
+    mpc_client_close(client);
+    return NULL;
+}
+
+/* Starts the refill thread once, in the owning process. Called with supply->lock held.
+ * Returns 0, or the pthread_create error of the one failed attempt (the caller logs it):
+ * not retried, every seal then prefetches for itself. */
+static int
+start_refill(nonce_supply *supply)
+{
+    sigset_t all, old;
+    int rc;
+
+    if (supply->refill_started || supply->stopping || supply->owner != getpid())
+        return 0;
+    /* Signals stay with the KDC's own threads: the refill thread blocks them all. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&supply->refill_thread, NULL, refill_main, supply);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    supply->refill_started = rc == 0 ? 1 : -1;
+    return rc;
+}
+
+/* ---- taking nonces ------------------------------------------------------------------ */
+
+/* The slot of (name, kvno), created (and an older slot evicted) as needed, with its pools
+ * created. Called with supply->lock held. NULL: out of memory. */
+static struct key_slot *
+find_slot(nonce_supply *supply, const char *name, uint32_t kvno, uint64_t now)
+{
+    struct key_slot *slot = NULL;
+    size_t ks_len = (size_t)supply->opt->ticket_blocks * 16;
+    int i, k;
+
+    for (i = 0; i < NONCE_SUPPLY_MAX_KEYS && slot == NULL; i++) {
+        if (supply->keys[i].used && supply->keys[i].kvno == kvno &&
+            strcmp(supply->keys[i].name, name) == 0)
+            slot = &supply->keys[i];
+    }
+    if (slot == NULL) {
+        /* A free slot, else the least recently used key's (an old kvno after a
+         * rotation) gives way. */
+        for (i = 0; i < NONCE_SUPPLY_MAX_KEYS; i++) {
+            if (!supply->keys[i].used) {
+                slot = &supply->keys[i];
+                break;
+            }
+            if (slot == NULL || supply->keys[i].last_used_ms < slot->last_used_ms)
+                slot = &supply->keys[i];
+        }
+        drop_slot(slot);
+        memset(slot, 0, sizeof(*slot));
+        snprintf(slot->name, sizeof(slot->name), "%s", name);
+        slot->kvno = kvno;
+        for (k = 0; k < NONCE_KINDS; k++)
+            slot->generation[k] = ++supply->next_generation;
+        slot->pool[NONCE_TICKET] = nonce_pool_create(supply->opt->pool_high, ks_len);
+        slot->pool[NONCE_CHECKSUM] = nonce_pool_create(supply->opt->pool_high, 0);
+        if (slot->pool[NONCE_TICKET] == NULL || slot->pool[NONCE_CHECKSUM] == NULL) {
+            drop_slot(slot);
+            return NULL;
+        }
+        slot->used = 1;
+    }
+    slot->last_used_ms = now;
+    return slot;
+}
+
+/* Takes a pooled nonce: 1 when one was taken. Starts the thread on first use and wakes it
+ * when the pool runs low. */
+static int
+take_pooled(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_kind kind,
+            uint32_t blocks, uint8_t nonce[NONCE_POOL_NONCE_LEN], uint8_t *keystream)
+{
+    const router_engine_options *opt = supply->opt;
+    struct key_slot *slot;
+    uint64_t now = now_ms();
+    int got = 0, thread_error = 0;
+
+    pthread_mutex_lock(&supply->lock);
+    slot = find_slot(supply, name, kvno, now);
+    if (slot != NULL) {
+        thread_error = start_refill(supply);
+        if (kind == NONCE_CHECKSUM || blocks <= opt->ticket_blocks)
+            got = nonce_pool_take(slot->pool[kind], now, (uint64_t)opt->pool_ttl_s * 1000u,
+                                  nonce, keystream);
+        if (nonce_pool_count(slot->pool[kind]) < opt->pool_low)
+            pthread_cond_signal(&supply->wake);
+    }
+    pthread_mutex_unlock(&supply->lock);
+    if (thread_error != 0)
+        engine_conn_log(supply->conn, LOG_ERR, "cannot start the nonce refill thread: %s; "
+                        "every seal prefetches its own nonce", strerror(thread_error));
+    return got;
+}
+
+krb5_error_code
+nonce_supply_take(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_kind kind,
+                  uint32_t blocks, int from_pool, uint8_t nonce[NONCE_POOL_NONCE_LEN],
+                  uint8_t *keystream, int *pooled, char *why, size_t why_len)
+{
+    mpc_client *client;
+    int rc;
+
+    *pooled = 0;
+    if (from_pool && take_pooled(supply, name, kvno, kind, blocks, nonce, keystream)) {
+        *pooled = 1;
+        return 0;
+    }
+    if (engine_conn_down(supply->conn, why, why_len))
+        return KRB5_CRYPTO_INTERNAL;
+    client = engine_conn_lock(supply->conn);
+    rc = mpc_client_gcm_prefetch(client, name, kvno, 1, blocks, nonce,
+                                 blocks != 0 ? keystream : NULL);
+    if (rc != MPC_OK)
+        router_set_why(why, why_len, "engine %s prefetching a nonce for %s kvno %u: %s",
+                       engine_status_text(rc), name, kvno, mpc_client_last_error(client));
+    engine_conn_unlock(supply->conn);
+    engine_conn_note(supply->conn, rc, why);
+    return rc == MPC_OK ? 0 : KRB5_CRYPTO_INTERNAL;
+}
+
+void
+nonce_supply_drop(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_kind kind)
+{
+    size_t dropped = 0;
+    int i;
+
+    pthread_mutex_lock(&supply->lock);
+    for (i = 0; i < NONCE_SUPPLY_MAX_KEYS; i++) {
+        if (supply->keys[i].used && supply->keys[i].kvno == kvno &&
+            strcmp(supply->keys[i].name, name) == 0) {
+            dropped = nonce_pool_count(supply->keys[i].pool[kind]);
+            nonce_pool_clear(supply->keys[i].pool[kind]);
+            supply->keys[i].generation[kind] = ++supply->next_generation;
+            pthread_cond_signal(&supply->wake);
+        }
+    }
+    pthread_mutex_unlock(&supply->lock);
+    /* Worth a line: it happens when a server restarted. */
+    engine_conn_log(supply->conn, LOG_NOTICE, "%s nonce pool for %s kvno %u dropped (%zu "
+                    "nonces): the servers no longer know its nonces (a server restarted?); "
+                    "sealing again with a fresh nonce", kind_names[kind], name, kvno, dropped);
+}
