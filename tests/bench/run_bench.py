@@ -330,6 +330,8 @@ def main() -> int:
     parser.add_argument("--out", default="docs/benchmarks")
     parser.add_argument("--seconds", type=float, default=10.0, help="duration of each throughput run")
     parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test of the script")
+    parser.add_argument("--backend", choices=("cpu", "cuda", "auto"),
+                        help="the servers' evaluator back end (default: the configuration's, auto)")
     args = parser.parse_args()
 
     os.environ["MPC_BUILD_DIR"] = str(Path(args.build_dir).resolve())
@@ -343,7 +345,7 @@ def main() -> int:
     mpc_cluster.become_subreaper()
 
     report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-              "machine": machine(), "quick": args.quick}
+              "machine": machine(), "quick": args.quick, "backend": args.backend or "auto"}
     print("run_bench: in-process evaluations", file=sys.stderr)
     report["local"] = local_runs(args.quick)
     print("run_bench: link encryption rate", file=sys.stderr)
@@ -354,6 +356,10 @@ def main() -> int:
     results = {}
     try:
         cluster.init()
+        if args.backend:
+            for party in (1, 2, 3):
+                server_config = cluster.server_dir(party) / "server.toml"
+                server_config.write_text(f'backend = "{args.backend}"\n' + server_config.read_text())
         cluster.start()
         config = cluster.dir / "bench.toml"
         config.write_text(re.sub(r"(?m)^timeout_ms = \d+$", f"timeout_ms = {BENCH_TIMEOUT_MS}",

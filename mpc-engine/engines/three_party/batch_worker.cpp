@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "common/error.hpp"
+#include "cuda/cuda_evaluator.hpp"
 #include "protocol/rss3/output.hpp"
 #include "protocol/two_party/chunked_channel.hpp"
 #include "protocol/rss3/transpose.hpp"
@@ -104,8 +105,14 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
 
 BatchWorker::BatchWorker(transport::Context& context, const settings::ServerSettings& settings,
                          const transport::CurveKeyPair& own, const PartyPrfKeys& prf_keys,
-                         std::unique_ptr<rss3::Evaluator> evaluator, node::Wakeup& finished, const Logger& log)
-    : settings_(settings), prf_keys_(prf_keys), evaluator_(std::move(evaluator)), finished_(finished), log_(log) {
+                         std::unique_ptr<rss3::Evaluator> evaluator, std::unique_ptr<rss3::Evaluator> gpu_evaluator,
+                         node::Wakeup& finished, const Logger& log)
+    : settings_(settings),
+      prf_keys_(prf_keys),
+      evaluator_(std::move(evaluator)),
+      gpu_evaluator_(std::move(gpu_evaluator)),
+      finished_(finished),
+      log_(log) {
   const int next = rss3::next_party(settings_.party);
   for (const auto& peer : settings_.peers)
     if (peer.party == next)
@@ -190,7 +197,9 @@ void BatchWorker::run() {
       result = evaluate_garbled_batch(task, settings_.party, prf_keys_, stream, stream, log_);
     } else if (task.program) {
       Exchange exchange(*this, task.header, grace);
-      result = evaluate_batch(task, *evaluator_, prf_keys_, exchange, inputs_, outputs_, log_);
+      rss3::Evaluator& evaluator =
+          gpu_evaluator_ && cuda::gpu_preferred(*task.program, task.instances) ? *gpu_evaluator_ : *evaluator_;
+      result = evaluate_batch(task, evaluator, prf_keys_, exchange, inputs_, outputs_, log_);
     } else {
       result.header = task.header;
       result.error = "party " + std::to_string(settings_.party + 1) + " cannot build the batch's circuit: " + error;

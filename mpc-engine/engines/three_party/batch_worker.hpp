@@ -93,7 +93,8 @@ class BatchWorker {
  public:
   // `finished` is notified whenever a result becomes ready.
   BatchWorker(transport::Context& context, const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
-              const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator, node::Wakeup& finished,
+              const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator,
+              std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished,
               const Logger& log);
   ~BatchWorker();
   BatchWorker(const BatchWorker&) = delete;
@@ -116,7 +117,11 @@ class BatchWorker {
 
   const settings::ServerSettings& settings_;
   const PartyPrfKeys& prf_keys_;
-  std::unique_ptr<rss3::Evaluator> evaluator_;
+  std::unique_ptr<rss3::Evaluator> evaluator_;      // the SIMD CPU evaluator
+  // The GPU evaluator where the server has one: batches large enough that it finishes them
+  // sooner (cuda::gpu_preferred) run on it, smaller ones on the CPU, so no batch waits longer
+  // for the GPU than it would for the CPU. Null without a GPU.
+  std::unique_ptr<rss3::Evaluator> gpu_evaluator_;
   node::Wakeup& finished_;
   const Logger& log_;
   std::unique_ptr<transport::Connection> next_party_;

@@ -46,17 +46,21 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
                             }),
       role_(make_role(settings_, log_)),
       nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl) {
-  run_self_tests(circuits_, [this] { return make_evaluator(); }, log_);
-  inline_evaluator_ = make_evaluator();
+  const auto cpu = [] { return rss3::make_cpu_evaluator(rss3::best_simd_level()); };
+  run_self_tests(circuits_, cpu, log_);
+  if (uses_gpu()) run_self_tests(circuits_, [] { return cuda::make_cuda_evaluator(0); }, log_);
+  // Latency-bound batches stay on the CPU: a one-block job spends its time in round trips,
+  // where a GPU only adds launches and copies.
+  inline_evaluator_ = cpu();
   for (std::size_t i = 0; i < kBatchesInFlight; ++i)
-    workers_.push_back(std::make_unique<BatchWorker>(resources.context, settings_, resources.own_keys, prf_keys_,
-                                                     make_evaluator(), batch_finished_, log_));
+    workers_.push_back(std::make_unique<BatchWorker>(resources.context, settings_, resources.own_keys, prf_keys_, cpu(),
+                                                     uses_gpu() ? cuda::make_cuda_evaluator(0) : nullptr,
+                                                     batch_finished_, log_));
   // A one-instance circuit gains nothing from a GPU (a launch per layer) and would hold a
   // device workspace per worker: Kerberos batches always run on the CPU evaluator.
   for (std::size_t i = 0; i < kKrbBatchesInFlight; ++i)
     krb_workers_.push_back(std::make_unique<BatchWorker>(resources.context, settings_, resources.own_keys, prf_keys_,
-                                                         rss3::make_cpu_evaluator(rss3::best_simd_level()),
-                                                         batch_finished_, log_));
+                                                         cpu(), nullptr, batch_finished_, log_));
 }
 
 ThreePartyEngine::~ThreePartyEngine() {
@@ -69,14 +73,14 @@ std::unique_ptr<node::Engine> make_three_party_engine(const node::EngineResource
   return std::make_unique<ThreePartyEngine>(resources);
 }
 
-std::unique_ptr<rss3::Evaluator> ThreePartyEngine::make_evaluator() const {
-  const bool gpu = settings_.backend == settings::EvaluatorBackend::Cuda ||
-                   (settings_.backend == settings::EvaluatorBackend::Auto && cuda::cuda_device_available());
-  return gpu ? cuda::make_cuda_evaluator(0) : rss3::make_cpu_evaluator(rss3::best_simd_level());
+bool ThreePartyEngine::uses_gpu() const {
+  return settings_.backend == settings::EvaluatorBackend::Cuda ||
+         (settings_.backend == settings::EvaluatorBackend::Auto && cuda::cuda_device_available());
 }
 
 std::string ThreePartyEngine::name() const {
-  return "rss3 (" + std::string(inline_evaluator_->name()) + "), " + std::to_string(kBatchesInFlight) + " + " +
+  return "rss3 (" + std::string(inline_evaluator_->name()) + (uses_gpu() ? ", large batches on the GPU" : "") +
+         "), " + std::to_string(kBatchesInFlight) + " + " +
          std::to_string(kKrbBatchesInFlight) + " batches in flight";
 }
 

@@ -21,7 +21,8 @@
 //
 // Threads: the shell's thread owns the jobs; batch workers (batch_worker.hpp) evaluate, up to
 // kBatchesInFlight batches of the fixed circuits and kKrbBatchesInFlight Kerberos batches at a
-// time; small batches run on the shell's thread (see inline_evaluator_).
+// time; small batches run on the shell's thread (see inline_evaluator_). Large batches run on
+// the GPU where there is one, everything else on the SIMD CPU evaluator.
 #pragma once
 
 #include <chrono>
@@ -110,9 +111,9 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   void answer_error(const node::JobKey& key, wire::Status status, const std::string& detail);
   void expire_jobs(std::chrono::steady_clock::time_point now);
 
-  // An evaluator of the configured back end: the GPU one for backend = "cuda", or for
-  // "auto" when a CUDA device is present; the SIMD CPU one otherwise.
-  std::unique_ptr<rss3::Evaluator> make_evaluator() const;
+  // Whether the batch workers also hold a GPU evaluator, for batches large enough to finish
+  // sooner there: backend = "cuda", or "auto" with a CUDA device present.
+  bool uses_gpu() const;
 
   const settings::ServerSettings& settings_;
   const Logger& log_;

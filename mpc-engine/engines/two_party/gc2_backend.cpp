@@ -86,6 +86,8 @@ Gc2Backend::Gc2Backend(int party, const Logger& log) : party_(party), log_(log) 
   }
 }
 
+void Gc2Backend::use_gpu(std::unique_ptr<cuda::GpuGarbling> gpu) { gpu_ = std::move(gpu); }
+
 Gc2Backend::~Gc2Backend() {
   for (auto& [key, set] : label_sets_) wipe(set.labels.data(), set.labels.size() * sizeof(Block));
 }
@@ -254,10 +256,15 @@ SecretBytes Gc2Backend::aes_blocks(two_party::Channel& peer, const circuits::Pro
     gc2::Labels outputs;
     const bool keep = first == 0 && first_output_labels != nullptr;
     std::vector<std::uint8_t> bits;
-    if (party_ == 0)
+    std::unique_lock gpu(gpu_mutex_, std::defer_lock);
+    if (gpu_ && cuda::gpu_garbling_preferred(prog, instances) && gpu.try_lock()) {
+      bits = party_ == 0 ? gpu_->garble(*garbler_, prog, instances, inputs, peer, keep ? &outputs : nullptr)
+                         : gpu_->evaluate(prog, instances, inputs, peer, keep ? &outputs : nullptr);
+    } else if (party_ == 0) {
       bits = keep ? garbler_->garble(prog, instances, inputs, peer, outputs) : garbler_->garble(prog, instances, inputs, peer);
-    else
+    } else {
       bits = keep ? gc2::evaluate(prog, instances, inputs, peer, outputs) : gc2::evaluate(prog, instances, inputs, peer);
+    }
     if (keep) {
       first_output_labels->assign_zero(128);
       for (std::size_t j = 0; j < 128; ++j) (*first_output_labels)[j] = outputs[j * instances];

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "circuits/program.hpp"
+#include "cuda/gpu_garbling.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/krb_jobs.hpp"
@@ -120,6 +121,9 @@ class Gc2Backend final : public Backend {
  public:
   Gc2Backend(int party, const Logger& log);
   ~Gc2Backend() override;
+  // Garbles (server 1) or evaluates (server 2) large AES jobs on this GPU from now on: its
+  // tables are the CPU garbler's byte for byte, so the other server may run either.
+  void use_gpu(std::unique_ptr<cuda::GpuGarbling> gpu);
 
   const char* name() const override { return "gc2 (half-gates garbled circuits)"; }
   std::uint64_t pool_entries(const wire::KeyId&, std::uint32_t) const override { return 0; }
@@ -204,6 +208,10 @@ class Gc2Backend final : public Backend {
   circuits::Program programs_[2][2];
   circuits::Program equality_;  // 128-bit equality: the GCM tag check
   std::unique_ptr<gc2::Garbler> garbler_;  // server 1: one delta for the server's life
+  // Jobs of at least cuda::gpu_garbling_min_instances() instances run here when it is free
+  // (one job at a time; a second waits for nothing and runs on the CPU).
+  std::unique_ptr<cuda::GpuGarbling> gpu_;
+  std::mutex gpu_mutex_;
   std::unique_ptr<jobs::KrbCircuitCache> krb_circuits_;
   mutable std::mutex mutex_;
   std::map<std::string, LabelSet> label_sets_;  // by wire::describe(key)

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "cuda/cuda_evaluator.hpp"
 #include "engines/two_party/engine_job.hpp"
 #include "jobs/batch_inputs.hpp"
 #include "node/key_admin.hpp"
@@ -42,6 +43,9 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
     circuits_ = own_circuits_.get();
   }
   circuits_->set_preparation_budget(static_cast<std::size_t>(settings_.limits.prepared_circuits_mib) << 20);
+  if (settings_.backend == settings::EvaluatorBackend::Cuda ||
+      (settings_.backend == settings::EvaluatorBackend::Auto && cuda::cuda_device_available()))
+    circuits_->use_gpu(std::make_unique<cuda::GpuGarbling>(0));
   preparations_ = std::make_unique<PreprocessingThread>();
   randombytes_buf(&next_preparation_job_, sizeof next_preparation_job_);
   next_preparation_job_ = (next_preparation_job_ >> 2) | kPreparationJobBit;  // room to count up
