@@ -151,54 +151,48 @@ route_decrypt(const route_call *call, const krb5_keyblock *key, krb5_keyusage us
     return decrypt_done(usage, ret);
 }
 
-krb5_error_code
-route_encrypt_iov(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
-                  const krb5_data *cipher_state, krb5_crypto_iov *data, size_t num_data)
+/* A call that no job serves for a protected key: the handle is verified as for any other
+ * call, then refused with the reason its kind of key gives (usage: the call's, or 0). */
+static krb5_error_code
+refuse_call(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
+            enum router_krb_refused krb_what, enum router_gcm_refused gcm_what, const char *name)
 {
     mpc_kdb_key_id id;
     route_engine engine;
     krb5_error_code ret;
     WHY_DECL;
 
-    (void)cipher_state;
-    (void)data;
-    (void)num_data;
     ret = verify(call, key, &id, &engine);
     if (ret == 0) {
         if (router_krb_serves(&id))
-            ret = router_krb_refuse(ROUTER_KRB_ENCRYPT_IOV, &id, usage, why, sizeof(why));
+            ret = router_krb_refuse(krb_what, &id, usage, why, sizeof(why));
         else if (router_gcm_serves(&id))
-            ret = router_gcm_refuse(ROUTER_GCM_ENCRYPT_IOV, why, sizeof(why));
+            ret = router_gcm_refuse(gcm_what, why, sizeof(why));
         else
-            ret = refuse_enctype("encrypt_iov", &id, why, sizeof(why));
+            ret = refuse_enctype(name, &id, why, sizeof(why));
         ret = job_done(call, ret, why);
     }
     return ret;
 }
 
 krb5_error_code
-route_decrypt_iov(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
+route_encrypt_iov(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
                   const krb5_data *cipher_state, krb5_crypto_iov *data, size_t num_data)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
-
     (void)cipher_state;
     (void)data;
     (void)num_data;
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_refuse(ROUTER_KRB_DECRYPT_IOV, &id, usage, why, sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_refuse(ROUTER_GCM_DECRYPT_IOV, why, sizeof(why));
-        else
-            ret = refuse_enctype("decrypt_iov", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    return refuse_call(call, key, usage, ROUTER_KRB_ENCRYPT_IOV, ROUTER_GCM_ENCRYPT_IOV, "encrypt_iov");
+}
+
+krb5_error_code
+route_decrypt_iov(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
+                  const krb5_data *cipher_state, krb5_crypto_iov *data, size_t num_data)
+{
+    (void)cipher_state;
+    (void)data;
+    (void)num_data;
+    return refuse_call(call, key, usage, ROUTER_KRB_DECRYPT_IOV, ROUTER_GCM_DECRYPT_IOV, "decrypt_iov");
 }
 
 /* ---- checksums ---------------------------------------------------------------------- */
@@ -315,74 +309,29 @@ krb5_error_code
 route_prf(const route_call *call, const krb5_keyblock *key, krb5_data *input,
           krb5_data *output)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
-
     (void)input;
     (void)output;
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_refuse(ROUTER_KRB_PRF, &id, 0, why, sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_refuse(ROUTER_GCM_PRF, why, sizeof(why));
-        else
-            ret = refuse_enctype("prf", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    return refuse_call(call, key, 0, ROUTER_KRB_PRF, ROUTER_GCM_PRF, "prf");
 }
 
 krb5_error_code
 route_prfplus(const route_call *call, const krb5_keyblock *key, const krb5_data *input,
               krb5_data *output)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
-
     (void)input;
     (void)output;
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_refuse(ROUTER_KRB_PRFPLUS, &id, 0, why, sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_refuse(ROUTER_GCM_PRFPLUS, why, sizeof(why));
-        else
-            ret = refuse_enctype("prfplus", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    return refuse_call(call, key, 0, ROUTER_KRB_PRFPLUS, ROUTER_GCM_PRFPLUS, "prfplus");
 }
 
 krb5_error_code
 route_derive_prfplus(const route_call *call, const krb5_keyblock *key, const krb5_data *input,
                      krb5_enctype enctype, krb5_keyblock **out)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
-
     (void)input;
     (void)enctype;
     if (out != NULL)
         *out = NULL;
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_refuse(ROUTER_KRB_DERIVE_PRFPLUS, &id, 0, why, sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_refuse(ROUTER_GCM_DERIVE_PRFPLUS, why, sizeof(why));
-        else
-            ret = refuse_enctype("derive_prfplus", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    return refuse_call(call, key, 0, ROUTER_KRB_DERIVE_PRFPLUS, ROUTER_GCM_DERIVE_PRFPLUS, "derive_prfplus");
 }
 
 krb5_error_code
