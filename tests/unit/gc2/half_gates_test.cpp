@@ -18,7 +18,7 @@
 #include "circuits/aes_reference.hpp"
 #include "common/error.hpp"
 #include "protocol/gc2/half_gates.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 
 namespace {
 

@@ -11,8 +11,8 @@
 
 #include "common/error.hpp"
 #include "protocol/gc2/stored_garbling.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
 #include "protocol/two_party/buffer_channel.hpp"
+#include "support/random_program.hpp"
 
 namespace {
 

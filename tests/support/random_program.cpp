@@ -1,4 +1,4 @@
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 
 #include <algorithm>
 #include <stdexcept>
