@@ -1,15 +1,15 @@
 // kdc protect / rotate / status / unprotect: enrollment of a realm's krbtgt key and of users'
 // keys into the engine.
 //
-// Users (kdc protect --principal P | --all-users): the KDB module enrols the aes128/aes256-
-// cts-hmac-sha1-96 keys of an entry marked mpc-protected when it is stored
-// (kdc-plugin/kdb/user_enroll.h); this command sets the mark and stores the entry through
-// the module, then checks that only markers were stored. unprotect gives a protected user
+// Users (kdc protect --principal P | --all-users): the KDB module enrols the Kerberos keys
+// (keys/key_algorithms.h) of an entry marked mpc-protected when it is stored; this command
+// sets the mark and stores the entry through the module, then checks that only markers were
+// stored. unprotect gives a protected user
 // new keys and clears the mark in one write; the module then deletes its engine keys.
 //
 // A protected principal's key lives only in the engine, as an AES-256-GCM ticket key
-// (kdc-plugin/kdb/protected_key.h); the database keeps, per kvno, a marker key_data
-// (enctype MPC_KDC_ENCTYPE_AES256_GCM, MPC_KDC_MARKER encrypted under the master key) and
+// (keys/protected_key.h); the database keeps, per kvno, a marker key_data (enctype
+// MPC_KEY_GCM_ENCTYPE, MPC_PROTECTED_KEY_MARKER encrypted under the master key) and
 // the string attribute mpc-protected = true, from which the KDB module makes key handles
 // for krb5kdc.
 //
@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -37,14 +36,14 @@
 #include "client/cluster_client.hpp"
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "keys/key_algorithms.h"
+#include "keys/protected_key.h"
 #include "settings/cluster_settings.hpp"
 #include "tools/mpcctl/arguments.hpp"
 #include "tools/mpcctl/commands.hpp"
 #include "tools/mpcctl/kdb_session.hpp"
 #include "tools/mpcctl/utc_time.hpp"
 #include "wire/key_id.hpp"
-
-#include "protected_key.h"
 
 namespace mpc::tools {
 namespace {
@@ -53,11 +52,11 @@ using kdc::Entry;
 using kdc::KdbSession;
 using kdc::KeyDataList;
 
-// The string attribute the KDB module reads (mpc_kdb.c) and the value enrollment writes.
-constexpr const char* kProtectedAttribute = "mpc-protected";
+// The string attribute the KDB module reads and the value enrollment writes.
+constexpr const char* kProtectedAttribute = MPC_PROTECTED_KEY_ATTRIBUTE;
 constexpr const char* kProtectedValue = "true";
 constexpr krb5_enctype kSourceEnctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
-constexpr std::size_t kTicketKeyBytes = 32;
+constexpr std::size_t kTicketKeyBytes = MPC_PROTECTED_KEY_TICKET_KEY_LEN;
 // key_data_kvno is 16 bits wide in the database.
 constexpr krb5_kvno kMaxKvno = 0xffff;
 // Exit status of `kdc status` when it finds an inconsistency (1 is a failed command).
@@ -81,26 +80,19 @@ existed in one place after protection.
 
 Error tool_error(const std::string& message) { return Error(Component::Tool, message); }
 
-// The rule of the KDB module: present and not one of 0, false, no, off (any case).
+// The rule of the KDB module (protected_key.h).
 bool marks_protected(const std::optional<std::string>& value) {
-  if (!value) return false;
-  std::string lowered = *value;
-  std::transform(lowered.begin(), lowered.end(), lowered.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return !(lowered == "0" || lowered == "false" || lowered == "no" || lowered == "off");
+  return mpc_protected_key_is_marked(value ? value->c_str() : nullptr) != 0;
 }
 
-bool is_marker(const krb5_key_data& key_data) { return key_data.key_data_type[0] == MPC_KDC_ENCTYPE_AES256_GCM; }
+bool is_marker(const krb5_key_data& key_data) { return key_data.key_data_type[0] == MPC_KEY_GCM_ENCTYPE; }
 
-// The engine algorithm of a user key of this enctype (protected_key.h), if it has one.
+// The engine algorithm of a user key of this enctype (a Kerberos row of the table), if it
+// has one.
 std::optional<wire::KeyAlgorithm> user_algorithm(krb5_enctype enctype) {
-  switch (MPC_KDC_USER_ALGORITHM(enctype)) {
-    case 4: return wire::KeyAlgorithm::Aes128CtsHmacSha1;
-    case 5: return wire::KeyAlgorithm::Aes256CtsHmacSha1;
-    case 6: return wire::KeyAlgorithm::Aes128CtsHmacSha256;
-    case 7: return wire::KeyAlgorithm::Aes256CtsHmacSha384;
-    default: return std::nullopt;
-  }
+  const mpc_key_algorithm_info* row = mpc_key_algorithm_by_enctype(enctype);
+  if (!mpc_key_is_kerberos(row)) return std::nullopt;
+  return static_cast<wire::KeyAlgorithm>(row->id);
 }
 
 // A key_data of a user enctype holding the user marker (decrypted with the master key).
@@ -108,7 +100,7 @@ bool is_user_marker(const KdbSession& session, const krb5_key_data& key_data) {
   if (!user_algorithm(key_data.key_data_type[0])) return false;
   const SecretBytes contents = session.decrypt_key(key_data);
   const auto expected =
-      std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_USER_MARKER), MPC_KDC_USER_MARKER_LEN);
+      std::span(reinterpret_cast<const std::uint8_t*>(MPC_PROTECTED_KEY_USER_MARKER), MPC_PROTECTED_KEY_USER_MARKER_LEN);
   return contents.size() == expected.size() && equal_constant_time(contents.span(), expected);
 }
 
@@ -119,7 +111,7 @@ bool has_component(krb5_const_principal principal, int index, const char* text) 
 }
 
 std::string enctype_name(krb5_enctype enctype) {
-  if (enctype == MPC_KDC_ENCTYPE_AES256_GCM) return MPC_KDC_ENCTYPE_NAME;
+  if (enctype == MPC_KEY_GCM_ENCTYPE) return MPC_PROTECTED_KEY_ENCTYPE_NAME;
   char name[128] = {};
   if (krb5_enctype_to_name(enctype, FALSE, name, sizeof(name)) == 0) return name;
   return "enctype " + std::to_string(enctype);
@@ -127,13 +119,13 @@ std::string enctype_name(krb5_enctype enctype) {
 
 std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
-// The engine key name of a principal (handle.h's name hash of its canonical name).
+// The engine key name of a principal (protected_key.h: the name hash of its canonical name).
 std::string engine_key_name(const std::string& principal) {
-  mpc_kdb_key_id id{};
-  if (mpc_kdb_name_hash(principal.data(), principal.size(), id.name_hash) != 0)
+  std::uint8_t hash[MPC_PROTECTED_KEY_NAME_HASH_LEN];
+  if (mpc_protected_key_name_hash(principal.data(), principal.size(), hash) != 0)
     throw tool_error("cannot hash the principal name " + principal);
-  char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
-  mpc_kdc_engine_key_name(&id, name);
+  char name[MPC_PROTECTED_KEY_ENGINE_NAME_LEN];
+  mpc_protected_key_engine_name(hash, name);
   return name;
 }
 
@@ -328,7 +320,7 @@ int protect(const Arguments& arguments) {
     if (existing.size() != kTicketKeyBytes)
       throw tool_error(name + " kvno " + std::to_string(kvno) + ": the stored " + enctype_name(kSourceEnctype) +
                        " key has " + std::to_string(existing.size()) + " bytes, not 32");
-    if (mpc_kdc_ticket_key_from_existing(existing.data(), existing.size(), ticket_key.data()) != 0)
+    if (mpc_protected_key_ticket_key(existing.data(), existing.size(), ticket_key.data()) != 0)
       throw tool_error("cannot derive the ticket key (OpenSSL HMAC failed)");
   }
 
@@ -343,8 +335,9 @@ int protect(const Arguments& arguments) {
       throw tool_error(name + " changed in the database while it was being protected; run the command again");
     KeyDataList markers(session.context());
     const krb5_kvno mkvno =
-        session.append_encrypted(markers, MPC_KDC_ENCTYPE_AES256_GCM, kvno,
-                                 std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_MARKER), MPC_KDC_MARKER_LEN));
+        session.append_encrypted(markers, MPC_KEY_GCM_ENCTYPE, kvno,
+                                 std::span(reinterpret_cast<const std::uint8_t*>(MPC_PROTECTED_KEY_MARKER),
+                                           MPC_PROTECTED_KEY_MARKER_LEN));
     markers.install_into(*current);
     session.set_mkvno(*current, mkvno);
     session.set_string_attribute(*current, kProtectedAttribute, kProtectedValue);
@@ -620,10 +613,11 @@ int rotate(const Arguments& arguments) {
     Entry current = session.get(principal.get());
     if (!current || session.unparse(current->princ) != name || key_state(session, *current) != before)
       throw tool_error(name + " changed in the database while it was being rotated; run the command again");
-    const auto marker = std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_MARKER), MPC_KDC_MARKER_LEN);
+    const auto marker =
+        std::span(reinterpret_cast<const std::uint8_t*>(MPC_PROTECTED_KEY_MARKER), MPC_PROTECTED_KEY_MARKER_LEN);
     KeyDataList markers(session.context());
     // Newest first, as libkdb5 sorts key_data.
-    krb5_kvno mkvno = session.append_encrypted(markers, MPC_KDC_ENCTYPE_AES256_GCM, kvno, marker);
+    krb5_kvno mkvno = session.append_encrypted(markers, MPC_KEY_GCM_ENCTYPE, kvno, marker);
     for (const auto old : plan.kept) {
       for (int i = 0; i < current->n_key_data; ++i) {
         krb5_key_data& kept = current->key_data[i];
@@ -713,7 +707,8 @@ int status(const Arguments& arguments) {
       MarkerState marker{key_data.key_data_kvno, wire::KeyAlgorithm::Aes256Gcm, ""};
       try {
         const SecretBytes contents = session.decrypt_key(key_data);
-        const auto expected = std::span(reinterpret_cast<const std::uint8_t*>(MPC_KDC_MARKER), MPC_KDC_MARKER_LEN);
+        const auto expected =
+            std::span(reinterpret_cast<const std::uint8_t*>(MPC_PROTECTED_KEY_MARKER), MPC_PROTECTED_KEY_MARKER_LEN);
         if (!equal_constant_time(contents.span(), expected)) marker.problem = "the marker's contents are not the marker";
       } catch (const std::exception& error) {
         marker.problem = error.what();
