@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/secret.hpp"
+#include "keys/algorithm_list.hpp"
 #include "tools/mpcctl/kdc_actions.hpp"
 #include "tools/mpcctl/kdc_records.hpp"
 
@@ -57,10 +58,10 @@ UserOutcome protect_user(KdbSession& session, krb5_const_principal principal) {
     const krb5_key_data& key_data = entry->key_data[i];
     if (!user_algorithm(key_data.key_data_type[0]))
       throw tool_error(name + " has a key of " + enctype_name(key_data.key_data_type[0]) + " (kvno " +
-                       std::to_string(key_data.key_data_kvno) +
-                       "): only aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 "
-                       "and aes256-cts-hmac-sha384-192 keys can be protected; "
-                       "change its keys first, e.g. kadmin.local cpw -e aes256-cts-hmac-sha1-96:normal " + name);
+                       std::to_string(key_data.key_data_kvno) + "): only " +
+                       keys::algorithm_list(keys::AlgorithmSet::Kerberos, "and") +
+                       " keys can be protected; change its keys first, e.g. kadmin.local cpw -e "
+                       "aes256-cts-hmac-sha1-96:normal " + name);
   }
   session.set_string_attribute(*entry, kProtectedAttribute, kProtectedValue);
   session.put(*entry);  // the KDB module enrols the keys and stores markers

@@ -24,9 +24,7 @@ namespace {
 wire::KeyId krb_key_from(const Arguments& arguments) {
   const wire::KeyId key = key_id_from(arguments);
   if (!wire::is_krb_algorithm(key.algorithm))
-    throw Error(Component::Tool,
-                "--alg must be aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
-                "aes256-cts-hmac-sha384-192");
+    throw Error(Component::Tool, "--alg must be " + keys::algorithm_list(keys::AlgorithmSet::Kerberos));
   return key;
 }
 
@@ -44,9 +42,7 @@ std::optional<wire::KrbCombine> combine_from(const Arguments& arguments) {
   wire::KrbCombine combine;
   const auto parsed = wire::parse_algorithm(*algorithm);
   if (!parsed || !wire::is_krb_algorithm(*parsed))
-    throw Error(Component::Tool,
-                "--combine-alg must be aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
-                "aes256-cts-hmac-sha384-192");
+    throw Error(Component::Tool, "--combine-alg must be " + keys::algorithm_list(keys::AlgorithmSet::Kerberos));
   combine.combined = *parsed;
   combine.pepper = arguments.required("pepper");
   combine.mask = from_hex(arguments.required("mask"), Component::Tool);
