@@ -148,9 +148,7 @@ int protect_krbtgt(const Arguments& arguments) {
 
   try {
     KdbSession::WriteLock lock(session);
-    Entry current = session.get(principal.get());
-    if (!current || session.unparse(current->princ) != name || key_state(session, *current) != before)
-      throw tool_error(name + " changed in the database while it was being protected; run the command again");
+    Entry current = reread_unchanged(session, principal.get(), name, before, "protected");
     KeyDataList markers(session.context());
     const krb5_kvno mkvno = session.append_encrypted(markers, MPC_KEY_GCM_ENCTYPE, kvno, ticket_marker());
     markers.install_into(*current);
@@ -207,9 +205,7 @@ int rotate_krbtgt(const Arguments& arguments) {
 
   try {
     KdbSession::WriteLock lock(session);
-    Entry current = session.get(principal.get());
-    if (!current || session.unparse(current->princ) != name || key_state(session, *current) != before)
-      throw tool_error(name + " changed in the database while it was being rotated; run the command again");
+    Entry current = reread_unchanged(session, principal.get(), name, before, "rotated");
     KeyDataList markers(session.context());
     // Newest first, as libkdb5 sorts key_data.
     krb5_kvno mkvno = session.append_encrypted(markers, MPC_KEY_GCM_ENCTYPE, kvno, ticket_marker());

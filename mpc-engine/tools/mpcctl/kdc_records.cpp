@@ -72,6 +72,14 @@ std::vector<std::uint8_t> key_state(const KdbSession& session, krb5_db_entry& en
   return out;
 }
 
+Entry reread_unchanged(const KdbSession& session, krb5_const_principal principal, const std::string& name,
+                       const std::vector<std::uint8_t>& before, const char* doing) {
+  Entry current = session.get(principal);
+  if (!current || session.unparse(current->princ) != name || key_state(session, *current) != before)
+    throw tool_error(name + " changed in the database while it was being " + doing + "; run the command again");
+  return current;
+}
+
 krb5_kvno newest_kvno(const krb5_db_entry& entry) {
   krb5_kvno newest = 0;
   for (int i = 0; i < entry.n_key_data; ++i)

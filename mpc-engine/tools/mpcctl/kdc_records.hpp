@@ -41,6 +41,10 @@ std::string enctype_name(krb5_enctype enctype);
 // Everything about an entry's keys and marking that a concurrent change would alter: read
 // before the engine call and compared again, under the database lock, before writing.
 std::vector<std::uint8_t> key_state(const KdbSession& session, krb5_db_entry& entry);
+// The entry again (the caller holds the write lock): throws unless it is still `name` with
+// the key state read before the engine call; `doing` ("protected") words the message.
+Entry reread_unchanged(const KdbSession& session, krb5_const_principal principal, const std::string& name,
+                       const std::vector<std::uint8_t>& before, const char* doing);
 krb5_kvno newest_kvno(const krb5_db_entry& entry);
 // Marker kvnos of a protected entry, newest first; throws unless every key is a marker.
 std::vector<krb5_kvno> marker_kvnos(const KdbSession& session, krb5_db_entry& entry, const std::string& name);
