@@ -13,6 +13,14 @@ std::vector<std::uint64_t> random_words(std::mt19937_64& rng, std::size_t count)
   return out;
 }
 
+std::vector<std::uint8_t> row_bits(const std::vector<std::uint64_t>& words, std::size_t rows, std::size_t instances) {
+  const std::size_t per_row = (instances + 63) / 64;
+  std::vector<std::uint8_t> bits(rows * instances);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t e = 0; e < instances; ++e) bits[r * instances + e] = (words[r * per_row + e / 64] >> (e % 64)) & 1;
+  return bits;
+}
+
 circuits::Program random_program(std::mt19937_64& rng, const RandomProgramShape& shape) {
   if (shape.slots < shape.ands_per_layer + 4) throw std::invalid_argument("random_program: too few slots");
   circuits::Program program;

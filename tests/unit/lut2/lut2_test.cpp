@@ -15,7 +15,7 @@
 #include "protocol/lut2/entry_pool.hpp"
 #include "protocol/lut2/lut_aes.hpp"
 #include "protocol/lut2/ot_preprocessing.hpp"
-#include "support/recording_channel.hpp"
+#include "support/tap_channel.hpp"
 
 namespace {
 
@@ -132,7 +132,7 @@ TEST(LookupTables, OpenedBytesAreUniform) {
   std::mt19937_64 rng(6);
   const Shares keys = split(circuits::aes_expand_key(key), rng);
   auto [a, b] = two_party::make_memory_channel_pair(5000ms);
-  test_support::RecordingChannel capture(*b);  // what party 1 sends
+  test_support::TapChannel capture(*b);  // what party 1 sends
   std::thread party0([&, channel = a.get()] { (void)lut_aes(*channel, 0, keys.first, false, data, entries.first); });
   (void)lut_aes(capture, 1, keys.second, false, data, entries.second);
   party0.join();

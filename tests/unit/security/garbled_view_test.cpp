@@ -35,13 +35,13 @@
 #include "protocol/two_party/channel.hpp"
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "statistics.hpp"
-#include "support/recording_channel.hpp"
+#include "support/tap_channel.hpp"
 
 namespace mpc::security_test {
 namespace {
 
 using Bytes = std::vector<std::uint8_t>;
-using test_support::RecordingChannel;
+using test_support::TapChannel;
 
 constexpr std::size_t kRuns = 150;  // per key and observed party
 constexpr std::size_t kKeyBytes = 176;
@@ -123,8 +123,8 @@ RunViews run_batch(const circuits::Program& program, const std::array<SecretByte
   for (auto& edge : edges) edge = two_party::make_memory_channel_pair(std::chrono::seconds(30));
   const Logger log("garbled_view_test", LogLevel::Error);
   std::array<three_party_engine::BatchResult, 3> results;
-  std::array<std::unique_ptr<RecordingChannel>, 3> incoming;
-  for (std::size_t p = 0; p < 3; ++p) incoming[p] = std::make_unique<RecordingChannel>(*edges[(p + 2) % 3].second);
+  std::array<std::unique_ptr<TapChannel>, 3> incoming;
+  for (std::size_t p = 0; p < 3; ++p) incoming[p] = std::make_unique<TapChannel>(*edges[(p + 2) % 3].second);
   auto party = [&](int p) {
     const auto i = static_cast<std::size_t>(p);
     results[i] = three_party_engine::evaluate_garbled_batch(tasks[i], p, party_keys(p), *edges[i].first, *incoming[i], log);

@@ -1,6 +1,7 @@
-// A two-party channel that passes everything through to another and keeps a copy of what went
-// each way: what one party sent is the other's view of the protocol, which the tests check for
-// length and for looking random.
+// A tap on a two-party channel: passes everything through to the channel it wraps and keeps a
+// copy of what went each way. What one party sent is the other's view of the protocol, which
+// the tests check for length and for looking random. (two_party::RecordingChannel, by
+// contrast, has no peer: it keeps a garbling for later.)
 #pragma once
 
 #include <chrono>
@@ -12,9 +13,9 @@
 
 namespace mpc::test_support {
 
-class RecordingChannel final : public two_party::Channel {
+class TapChannel final : public two_party::Channel {
  public:
-  explicit RecordingChannel(two_party::Channel& inner) : inner_(inner) {}
+  explicit TapChannel(two_party::Channel& inner) : inner_(inner) {}
   void send(std::span<const std::uint8_t> bytes) override {
     sent.insert(sent.end(), bytes.begin(), bytes.end());
     inner_.send(bytes);
