@@ -10,6 +10,7 @@
 
 #include "client/key_material.hpp"
 #include "common/error.hpp"
+#include "keys/algorithm_list.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "transport/zmq_link.hpp"
 
@@ -255,9 +256,8 @@ namespace {
 void check_krb_request(const wire::KeyId& key, wire::KrbOperation operation, std::uint32_t usage,
                        const std::optional<wire::KrbCombine>& combine, std::size_t data_bytes, std::size_t min_bytes) {
   if (!wire::is_krb_algorithm(key.algorithm))
-    throw Error(Component::Client, "the Kerberos jobs need an aes128/aes256-cts-hmac-sha1-96, "
-                                   "aes128-cts-hmac-sha256-128 or aes256-cts-hmac-sha384-192 key, not " +
-                                       std::string(wire::algorithm_name(key.algorithm)));
+    throw Error(Component::Client, "the Kerberos jobs need an " + keys::algorithm_list(keys::AlgorithmSet::Kerberos) +
+                                       " key, not " + wire::algorithm_name(key.algorithm));
   if (combine) {
     if (auto refusal = wire::krb_combine_refusal(operation, usage, *combine)) throw Error(Component::Client, *refusal);
   } else if (!wire::krb_usage_index(usage)) {

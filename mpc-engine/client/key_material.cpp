@@ -57,10 +57,9 @@ void fill_krb_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_
 // states of Ki and Kc (all from KDF-HMAC-SHA2), then the HMAC state of the protocol key.
 void fill_krb_sha2_material(wire::KeyAlgorithm algorithm, std::span<const std::uint8_t> protocol_key,
                             SecretBytes& material) {
-  const bool aes256 = algorithm == wire::KeyAlgorithm::Aes256CtsHmacSha384;
-  const KrbSha2 hash = aes256 ? KrbSha2::Sha384 : KrbSha2::Sha256;
+  const KrbSha2 hash = wire::algorithm_row(algorithm).hash == MPC_KEY_HASH_SHA384 ? KrbSha2::Sha384 : KrbSha2::Sha256;
   // RFC 8009 section 5: Ke is the AES key size; Ki and Kc are the MAC length.
-  const std::size_t ke_bytes = aes256 ? 32 : 16;
+  const std::size_t ke_bytes = wire::key_bytes(algorithm);
   const std::size_t ki_bytes = wire::krb_mac_bytes(algorithm);
   const auto put = [&](std::size_t offset, std::span<const std::uint8_t> bytes) {
     std::copy(bytes.begin(), bytes.end(), material.data() + offset);

@@ -12,6 +12,7 @@
 #include "client/dump_guard.hpp"
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "keys/key_algorithms.h"
 #include "settings/cluster_settings.hpp"
 
 struct mpc_client {
@@ -66,11 +67,10 @@ int guarded(mpc_client* client, Call&& call) {
 // key administration takes any algorithm.
 enum class KeyUse { Aes, Gcm, Krb, Admin };
 
-KeyUse use_of(int algorithm) {
-  if (algorithm == MPC_AES256_GCM) return KeyUse::Gcm;
-  if (algorithm == MPC_AES128_CTS_HMAC_SHA1_96 || algorithm == MPC_AES256_CTS_HMAC_SHA1_96 ||
-      algorithm == MPC_AES128_CTS_HMAC_SHA256_128 || algorithm == MPC_AES256_CTS_HMAC_SHA384_192)
-    return KeyUse::Krb;
+// The use of an algorithm the table has a row for: its family's.
+KeyUse use_of(const mpc_key_algorithm_info& row) {
+  if (row.family == MPC_KEY_FAMILY_GCM) return KeyUse::Gcm;
+  if (mpc_key_is_kerberos(&row)) return KeyUse::Krb;
   return KeyUse::Aes;
 }
 
@@ -89,11 +89,12 @@ bool make_key_id(const char* name, uint32_t version, int algorithm, KeyUse use, 
     error = "key name is NULL";
     return false;
   }
-  if (algorithm < MPC_AES128 || algorithm > MPC_AES256_CTS_HMAC_SHA384_192) {
+  const mpc_key_algorithm_info* row = mpc_key_algorithm_by_id(algorithm);
+  if (row == nullptr) {
     error = "unknown key algorithm " + std::to_string(algorithm);
     return false;
   }
-  if (use != KeyUse::Admin && use_of(algorithm) != use) {
+  if (use != KeyUse::Admin && use_of(*row) != use) {
     error = wrong_use_message(use, algorithm);
     return false;
   }
@@ -161,16 +162,13 @@ std::span<const uint8_t> bytes_or_empty(const uint8_t* data, size_t length) {
   return length == 0 ? std::span<const uint8_t>() : std::span<const uint8_t>(data, length);
 }
 
-// The checks shared by the Kerberos calls: handle, key id of a Kerberos algorithm, usage, and
-// a data pointer that may be NULL only with length 0, at most MPC_KRB_MAX_DATA_BYTES long.
 // The combine argument of the mpc_client_krb_cf2_* calls as the wire carries it.
 bool make_combine(mpc_client* client, const mpc_krb_combine* in, std::optional<mpc::wire::KrbCombine>& out) {
   if (in == nullptr) {
     client->last_error = "combine is NULL";
     return false;
   }
-  if (use_of(in->combined_algorithm) != KeyUse::Krb || in->combined_algorithm < MPC_AES128 ||
-      in->combined_algorithm > MPC_AES256_CTS_HMAC_SHA384_192) {
+  if (!mpc_key_is_kerberos(mpc_key_algorithm_by_id(in->combined_algorithm))) {
     client->last_error = "the combined key's algorithm must be a Kerberos one, not " +
                          std::to_string(in->combined_algorithm);
     return false;
@@ -193,6 +191,8 @@ bool make_combine(mpc_client* client, const mpc_krb_combine* in, std::optional<m
   return true;
 }
 
+// The checks shared by the Kerberos calls: handle, key id of a Kerberos algorithm, usage, and
+// a data pointer that may be NULL only with length 0, at most MPC_KRB_MAX_DATA_BYTES long.
 bool check_krb_call(mpc_client* client, const char* name, uint32_t version, int algorithm,
                     mpc::wire::KrbOperation operation, uint32_t usage, const std::optional<mpc::wire::KrbCombine>& combine,
                     const uint8_t* data, size_t length, mpc::wire::KeyId& key) {

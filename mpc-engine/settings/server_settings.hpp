@@ -60,7 +60,7 @@
 //     bit-identical messages, so servers of one cluster may differ.
 //   - krb_evaluation (rss3): "garbled" runs each Kerberos batch as one garbled circuit
 //     (server 1 garbles, server 2 evaluates, server 3 supplies labels: three messages,
-//     server/garbled_krb_batch.hpp), "layered" runs it layer by layer like every other batch
+//     engines/three_party/garbled_krb_batch.hpp), "layered" runs it layer by layer like every other batch
 //     (a round per AND layer, thousands for HMAC-SHA1, but little traffic). Server 1 leads
 //     every batch, so its setting decides; the others follow what its batches say.
 //   - Strings are non-empty, at most 4096 bytes, without control characters.

@@ -17,6 +17,7 @@
 
 #include "common/bytes.hpp"
 #include "common/error.hpp"
+#include "keys/key_algorithms.h"
 
 namespace mpc::store {
 
@@ -47,18 +48,9 @@ void ensure_sodium() {
   if (sodium_init() < 0) throw Error(Component::Store, "libsodium initialisation failed");
 }
 
+// An algorithm the key algorithm table has a row for.
 bool known_algorithm(wire::KeyAlgorithm algorithm) {
-  switch (algorithm) {
-    case wire::KeyAlgorithm::Aes128:
-    case wire::KeyAlgorithm::Aes256:
-    case wire::KeyAlgorithm::Aes256Gcm:
-    case wire::KeyAlgorithm::Aes128CtsHmacSha1:
-    case wire::KeyAlgorithm::Aes256CtsHmacSha1:
-    case wire::KeyAlgorithm::Aes128CtsHmacSha256:
-    case wire::KeyAlgorithm::Aes256CtsHmacSha384:
-      return true;
-  }
-  return false;
+  return mpc_key_algorithm_by_id(static_cast<int>(algorithm)) != nullptr;
 }
 
 // Validates the key id (throws FormatError) and encodes it as the LMDB key.

@@ -118,7 +118,7 @@ struct BatchSlice {
 
 // How the three servers run a Kerberos batch: the rss3 protocol layer by layer (a round per
 // AND layer: thousands for HMAC-SHA1), or as a garbled circuit that server 1 garbles and
-// server 2 evaluates (constant rounds; server/garbled_krb_batch.hpp). The leader chooses; the
+// server 2 evaluates (constant rounds; engines/three_party/garbled_krb_batch.hpp). The leader chooses; the
 // followers do what the header says.
 enum class KrbEvaluation : std::uint8_t { Layered = 0, Garbled = 1 };
 
@@ -151,7 +151,7 @@ struct AbortNotice {
 };
 
 // What one server holds of one request, told to the others so that no server computes with a
-// request unless all hold the same copy (server/request_agreement.hpp). Status Ok: this
+// request unless all hold the same copy (node/request_agreement.hpp). Status Ok: this
 // server holds a copy with `digest` and will compute it; any other status: it refused the
 // request, or (from the leader) gave it up, for `detail`; the digest is then all zero unless
 // the server holds a copy.

@@ -7,7 +7,7 @@
 // run the job's protocol over its own byte stream (Data frames of that job, in order);
 // either side may abandon a job (Abort). Job numbers restart at a random 64-bit value when
 // the leader starts, so frames of a job from before a restart never match a new one.
-// Numbers with the top bit set are preparation streams (two_server/preparation_header.hpp):
+// Numbers with the top bit set are preparation streams (engines/two_party/preparation_header.hpp):
 // party 1 starts them without an Announce, in idle time, to send a Kerberos garbling made
 // ahead; they go after every client job's frames on the link.
 #pragma once

@@ -46,20 +46,20 @@ def run_json(command: list[str], timeout: float = 300) -> dict:
 
 
 def binary(*parts: str) -> str:
-    return str(mpc_cluster.build_dir() / "mpc-engine" / Path(*parts))
+    return str(mpc_cluster.build_dir() / Path(*parts))
 
 
 def in_process() -> dict:
     return {
-        "gc2": run_json([binary("protocol", "gc2", "gc2_bench"), "--json", "--seconds", "3"]),
-        "ot": run_json([binary("protocol", "ot", "ot_bench"), "--json"]),
-        "lut2": run_json([binary("protocol", "lut2", "lut2_bench"), "--json", "--seconds", "3"]),
+        "gc2": run_json([binary("tests", "bench", "gc2_bench"), "--json", "--seconds", "3"]),
+        "ot": run_json([binary("tests", "bench", "ot_bench"), "--json"]),
+        "lut2": run_json([binary("tests", "bench", "lut2_bench"), "--json", "--seconds", "3"]),
     }
 
 
 def mpc_bench(config: Path, *args: str) -> dict:
-    return run_json([binary("tools", "bench", "mpc-bench"), "--cluster", str(config), "--name", "bench", "--kvno", "1",
-                     "--alg", "aes128", *args], timeout=600)
+    return run_json([binary("mpc-engine", "tools", "bench", "mpc-bench"), "--cluster", str(config), "--name", "bench",
+                     "--kvno", "1", "--alg", "aes128", *args], timeout=600)
 
 
 def cluster_run(root: Path, protocol: str) -> dict:

@@ -93,7 +93,7 @@ static int bad_arguments(mpc_client *client, const char *name, uint32_t kvno, in
     expect_einval("ecb-decrypt-length-20", mpc_client_ecb_decrypt(client, name, kvno, alg, buffer, 20, out), client);
     expect_einval("ecb-decrypt-null-in", mpc_client_ecb_decrypt(client, name, kvno, alg, NULL, 16, out), client);
     expect_einval("ecb-decrypt-empty-name", mpc_client_ecb_decrypt(client, "", kvno, alg, buffer, 16, out), client);
-    /* The Kerberos calls (since 3) refuse the plain AES algorithms, bad usages and short input. */
+    /* The Kerberos calls refuse the plain AES algorithms, bad usages and short input. */
     expect_einval("krb-encrypt-plain-alg",
                   mpc_client_krb_encrypt(client, name, kvno, alg, 2, counter, buffer, 16, out), client);
     expect_einval("krb-encrypt-usage-4", mpc_client_krb_encrypt(client, name, kvno, MPC_AES256_CTS_HMAC_SHA1_96, 4,

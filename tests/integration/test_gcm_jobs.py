@@ -13,13 +13,13 @@ import re
 import secrets
 import statistics
 import time
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from mpc_cluster import Cluster, client_library
+from client_handle import ClientCallError, ClientHandle
+from mpc_cluster import Cluster
 
 MPC_OK = 0
 MPC_EINVAL = -1
@@ -37,76 +37,21 @@ MAX_HASH_BLOCKS = 1024
 DEFAULT_MAX_BATCH_BLOCKS = 16384
 
 
-class GcmError(AssertionError):
-    def __init__(self, call: str, code: int, message: str):
-        super().__init__(f"{call} returned {code}: {message}")
-        self.code = code
-        self.message = message
+class GcmError(ClientCallError):
+    pass
 
 
-class Engine:
-    """One libmpcclient handle on a cluster configuration (admin or compute client key)."""
+class Engine(ClientHandle):
+    """One libmpcclient handle for the GCM calls."""
 
-    _library = None
-
-    @classmethod
-    def library(cls):
-        if cls._library is None:
-            path = client_library()
-            if not path.exists():
-                pytest.fail(f"{path} is not built")
-            lib = ctypes.CDLL(str(path))
-            lib.mpc_client_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
-                                            ctypes.c_size_t]
-            lib.mpc_client_open.restype = ctypes.c_int
-            lib.mpc_client_close.argtypes = [ctypes.c_void_p]
-            lib.mpc_client_close.restype = None
-            lib.mpc_client_set_timeout.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
-            lib.mpc_client_set_timeout.restype = ctypes.c_int
-            lib.mpc_client_last_error.argtypes = [ctypes.c_void_p]
-            lib.mpc_client_last_error.restype = ctypes.c_char_p
-            lib.mpc_client_keystream.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_int,
-                                                 ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p]
-            lib.mpc_client_keystream.restype = ctypes.c_int
-            lib.mpc_client_gcm_prefetch.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32,
-                                                    ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p,
-                                                    ctypes.c_char_p]
-            lib.mpc_client_gcm_prefetch.restype = ctypes.c_int
-            lib.mpc_client_gcm_tag.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p,
-                                               ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
-                                               ctypes.c_char_p]
-            lib.mpc_client_gcm_tag.restype = ctypes.c_int
-            lib.mpc_client_gcm_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p,
-                                                ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
-                                                ctypes.c_char_p, ctypes.c_char_p]
-            lib.mpc_client_gcm_open.restype = ctypes.c_int
-            cls._library = lib
-        return cls._library
-
-    def __init__(self, config: Path, timeout_ms: int = 20000):
-        self.lib = self.library()
-        handle = ctypes.c_void_p()
-        error = ctypes.create_string_buffer(512)
-        rc = self.lib.mpc_client_open(str(config).encode(), ctypes.byref(handle), error, len(error))
-        assert rc == MPC_OK, f"mpc_client_open({config}) = {rc}: {error.value.decode(errors='replace')}"
-        self.handle = handle
-        self.set_timeout(timeout_ms)
-
-    def set_timeout(self, timeout_ms: int) -> None:
-        assert self.lib.mpc_client_set_timeout(self.handle, timeout_ms) == MPC_OK
-        self.timeout_ms = timeout_ms
-
-    def close(self) -> None:
-        if self.handle:
-            self.lib.mpc_client_close(self.handle)
-            self.handle = None
-
-    def error(self) -> str:
-        return self.lib.mpc_client_last_error(self.handle).decode(errors="replace")
-
-    def _check(self, call: str, rc: int) -> None:
-        if rc != MPC_OK:
-            raise GcmError(call, rc, self.error())
+    _p, _s, _u32, _i, _z = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_size_t
+    SIGNATURES = {
+        "mpc_client_keystream": [_p, _s, _u32, _i, _s, _u32, _s],
+        "mpc_client_gcm_prefetch": [_p, _s, _u32, _u32, _u32, _s, _s],
+        "mpc_client_gcm_tag": [_p, _s, _u32, _s, _s, _z, _s, _z, _s],
+        "mpc_client_gcm_open": [_p, _s, _u32, _s, _s, _z, _s, _z, _s, _s],
+    }
+    Error = GcmError
 
     def prefetch(self, count: int, blocks_per_nonce: int = 0, key=KEY) -> list[tuple[bytes, bytes]]:
         """[(nonce, keystream of blocks_per_nonce blocks)] in the servers' order."""

@@ -23,12 +23,12 @@ import secrets
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from mpc_cluster import Cluster, client_library, mpcctl_binary
+from client_handle import ClientCallError, ClientHandle
+from mpc_cluster import Cluster, mpcctl_binary
 
 MPC_OK = 0
 MPC_EINVAL = -1
@@ -229,72 +229,29 @@ class K5Crypto:
 
 # ----------------------------------------------------------------- libmpcclient (ctypes)
 
-class KrbError(AssertionError):
-    def __init__(self, call: str, code: int, message: str):
-        super().__init__(f"{call} returned {code}: {message}")
-        self.code = code
-        self.message = message
+class KrbError(ClientCallError):
+    pass
 
 
-class Engine:
-    """One libmpcclient handle on a cluster configuration."""
+class Engine(ClientHandle):
+    """One libmpcclient handle for the Kerberos calls (and the key administration they need)."""
 
-    _library = None
-
-    @classmethod
-    def library(cls):
-        if cls._library is None:
-            path = client_library()
-            if not path.exists():
-                pytest.fail(f"{path} is not built")
-            lib = ctypes.CDLL(str(path))
-            p, s, u32, i, z = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_size_t
-            signatures = {
-                "mpc_client_open": [s, ctypes.POINTER(p), s, z],
-                "mpc_client_set_timeout": [p, u32],
-                "mpc_client_import_key": [p, s, u32, i, s, z],
-                "mpc_client_delete_key": [p, s, u32, i],
-                "mpc_client_keystream": [p, s, u32, i, s, u32, s],
-                "mpc_client_ecb_encrypt": [p, s, u32, i, s, z, s],
-                "mpc_client_gcm_prefetch": [p, s, u32, u32, u32, s, s],
-                "mpc_client_krb_encrypt": [p, s, u32, i, u32, s, s, z, s],
-                "mpc_client_krb_decrypt": [p, s, u32, i, u32, s, z, s],
-                "mpc_client_krb_checksum": [p, s, u32, i, u32, s, z, s],
-                "mpc_client_krb_cf2_encrypt": [p, s, u32, i, ctypes.POINTER(MpcKrbCombine), u32, s, s, z, s],
-                "mpc_client_krb_cf2_decrypt": [p, s, u32, i, ctypes.POINTER(MpcKrbCombine), u32, s, z, s],
-                "mpc_client_krb_cf2_checksum": [p, s, u32, i, ctypes.POINTER(MpcKrbCombine), u32, s, z, s],
-            }
-            for name, argtypes in signatures.items():
-                function = getattr(lib, name)
-                function.argtypes = argtypes
-                function.restype = ctypes.c_int
-            lib.mpc_client_close.argtypes = [p]
-            lib.mpc_client_close.restype = None
-            lib.mpc_client_last_error.argtypes = [p]
-            lib.mpc_client_last_error.restype = ctypes.c_char_p
-            cls._library = lib
-        return cls._library
-
-    def __init__(self, config: Path, timeout_ms: int = 20000):
-        self.lib = self.library()
-        handle = ctypes.c_void_p()
-        error = ctypes.create_string_buffer(512)
-        rc = self.lib.mpc_client_open(str(config).encode(), ctypes.byref(handle), error, len(error))
-        assert rc == MPC_OK, f"mpc_client_open({config}) = {rc}: {error.value.decode(errors='replace')}"
-        self.handle = handle
-        assert self.lib.mpc_client_set_timeout(self.handle, timeout_ms) == MPC_OK
-
-    def close(self) -> None:
-        if self.handle:
-            self.lib.mpc_client_close(self.handle)
-            self.handle = None
-
-    def error(self) -> str:
-        return self.lib.mpc_client_last_error(self.handle).decode(errors="replace")
-
-    def _check(self, call: str, rc: int) -> None:
-        if rc != MPC_OK:
-            raise KrbError(call, rc, self.error())
+    _p, _s, _u32, _i, _z = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_size_t
+    _combine = ctypes.POINTER(MpcKrbCombine)
+    SIGNATURES = {
+        "mpc_client_import_key": [_p, _s, _u32, _i, _s, _z],
+        "mpc_client_delete_key": [_p, _s, _u32, _i],
+        "mpc_client_keystream": [_p, _s, _u32, _i, _s, _u32, _s],
+        "mpc_client_ecb_encrypt": [_p, _s, _u32, _i, _s, _z, _s],
+        "mpc_client_gcm_prefetch": [_p, _s, _u32, _u32, _u32, _s, _s],
+        "mpc_client_krb_encrypt": [_p, _s, _u32, _i, _u32, _s, _s, _z, _s],
+        "mpc_client_krb_decrypt": [_p, _s, _u32, _i, _u32, _s, _z, _s],
+        "mpc_client_krb_checksum": [_p, _s, _u32, _i, _u32, _s, _z, _s],
+        "mpc_client_krb_cf2_encrypt": [_p, _s, _u32, _i, _combine, _u32, _s, _s, _z, _s],
+        "mpc_client_krb_cf2_decrypt": [_p, _s, _u32, _i, _combine, _u32, _s, _z, _s],
+        "mpc_client_krb_cf2_checksum": [_p, _s, _u32, _i, _combine, _u32, _s, _z, _s],
+    }
+    Error = KrbError
 
     def import_key(self, name: str, kvno: int, algorithm: int, key: bytes) -> None:
         self._check("mpc_client_import_key",

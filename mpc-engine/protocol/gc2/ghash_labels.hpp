@@ -3,7 +3,7 @@
 // H^1..H^m, so under free-XOR its output labels are XORs of the powers' labels. The garbler
 // runs it on its zero labels, the evaluator on its active labels, and each gets the labels of
 // GHASH_H(X) without a message or a gate. A GCM tag check then needs gates only for its
-// comparison (two_server/gc2_gcm_jobs.cpp).
+// comparison (engines/two_party/gc2_circuit_jobs.cpp).
 //
 // Label rows follow the bytes of a GCM value as the rest of the engine lays bits out: row r
 // is bit r % 8 (least significant first) of byte r / 8.

@@ -22,7 +22,7 @@
 // or one per session (one delta for the server's life, or shared with a correlated-OT session,
 // garbling many jobs). n0 is 0 unless the caller names it: a Garbler made per batch starts at
 // a number of the batch's id, so its tweaks differ from those of every other batch too, not
-// only from those of other garblings under its delta (server/garbled_krb_batch.hpp). The
+// only from those of other garblings under its delta (engines/three_party/garbled_krb_batch.hpp). The
 // number travels in the stream's header; an evaluator that knows which number to expect (the
 // batch's) refuses any other, one that does not takes the header's.
 //
@@ -36,7 +36,7 @@
 // Constants: the garbler draws a label C for constant 0 per garbling and sends it in the
 // header (C ^ delta, constant 1's other label, is never sent).
 //
-// Garbling ahead (stored_garbling.hpp; the servers' use: two_server/prepared_circuits.hpp). A
+// Garbling ahead (stored_garbling.hpp; the servers' use: engines/two_party/prepared_circuits.hpp). A
 // garbling may be made before its public inputs exist and evaluated later from kept tables.
 // Its number is drawn when it is garbled, from the same counter, so its tweaks differ from
 // those of every other garbling under this delta, made ahead or online, used or dropped (a

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "keys/algorithm_list.hpp"
 #include "tools/mpcctl/arguments.hpp"
 #include "wire/key_id.hpp"
 
@@ -13,10 +14,7 @@ inline wire::KeyId key_id_from(const Arguments& arguments) {
   wire::validate_key_name(key.name);
   key.version = static_cast<std::uint32_t>(arguments.number("kvno", 1, 0xffffffffu));
   const auto algorithm = wire::parse_algorithm(arguments.required("alg"));
-  if (!algorithm)
-    throw Error(Component::Tool,
-                "--alg must be aes128, aes256, aes256-gcm, aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, "
-                "aes128-cts-hmac-sha256-128 or aes256-cts-hmac-sha384-192");
+  if (!algorithm) throw Error(Component::Tool, "--alg must be " + keys::algorithm_list(keys::AlgorithmSet::All));
   key.algorithm = *algorithm;
   return key;
 }

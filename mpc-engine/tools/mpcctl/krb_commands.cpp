@@ -24,9 +24,7 @@ namespace {
 wire::KeyId krb_key_from(const Arguments& arguments) {
   const wire::KeyId key = key_id_from(arguments);
   if (!wire::is_krb_algorithm(key.algorithm))
-    throw Error(Component::Tool,
-                "--alg must be aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
-                "aes256-cts-hmac-sha384-192");
+    throw Error(Component::Tool, "--alg must be " + keys::algorithm_list(keys::AlgorithmSet::Kerberos));
   return key;
 }
 
@@ -44,9 +42,7 @@ std::optional<wire::KrbCombine> combine_from(const Arguments& arguments) {
   wire::KrbCombine combine;
   const auto parsed = wire::parse_algorithm(*algorithm);
   if (!parsed || !wire::is_krb_algorithm(*parsed))
-    throw Error(Component::Tool,
-                "--combine-alg must be aes128-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
-                "aes256-cts-hmac-sha384-192");
+    throw Error(Component::Tool, "--combine-alg must be " + keys::algorithm_list(keys::AlgorithmSet::Kerberos));
   combine.combined = *parsed;
   combine.pepper = arguments.required("pepper");
   combine.mask = from_hex(arguments.required("mask"), Component::Tool);
@@ -75,6 +71,21 @@ std::array<std::uint8_t, wire::kKrbConfounderBytes> confounder_from(const Argume
   return confounder;
 }
 
+// What every Krb job names: the key, the usage and, for a job under KRB-FX-CF2, the combine.
+struct KrbJob {
+  wire::KeyId key;
+  std::uint32_t usage = 0;
+  std::optional<wire::KrbCombine> combine;
+};
+
+KrbJob krb_job_from(const Arguments& arguments) {
+  KrbJob job;
+  job.key = krb_key_from(arguments);
+  job.usage = usage_from(arguments);
+  job.combine = combine_from(arguments);
+  return job;
+}
+
 }  // namespace
 
 int run_krb_command(const std::vector<std::string>& words) {
@@ -83,28 +94,24 @@ int run_krb_command(const std::vector<std::string>& words) {
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "encrypt") {
     arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "confounder", "in", "combine-alg", "pepper", "mask"});
-    const wire::KeyId key = krb_key_from(arguments);
-    const std::uint32_t usage = usage_from(arguments);
-    const auto combine = combine_from(arguments);
+    const KrbJob job = krb_job_from(arguments);
     const auto confounder = confounder_from(arguments);
     const auto plaintext = data_from(arguments, wire::kKrbMaxDataBytes - wire::kKrbConfounderBytes);
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
-    std::cout << to_hex(cluster.krb_encrypt(key, usage, confounder, plaintext, combine)) << "\n";
+    std::cout << to_hex(cluster.krb_encrypt(job.key, job.usage, confounder, plaintext, job.combine)) << "\n";
     return 0;
   }
   if (action == "decrypt") {
     arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "in", "combine-alg", "pepper", "mask"});
-    const wire::KeyId key = krb_key_from(arguments);
-    const std::uint32_t usage = usage_from(arguments);
-    const auto combine = combine_from(arguments);
+    const KrbJob job = krb_job_from(arguments);
     const auto ciphertext = from_hex(arguments.required("in"), Component::Tool);
     const std::size_t overhead =
-        wire::kKrbConfounderBytes + wire::krb_mac_bytes(combine ? combine->combined : key.algorithm);
+        wire::kKrbConfounderBytes + wire::krb_mac_bytes(job.combine ? job.combine->combined : job.key.algorithm);
     if (ciphertext.size() < overhead || ciphertext.size() > wire::kKrbMaxDataBytes)
       throw Error(Component::Tool, "--in must be " + std::to_string(overhead) +
                                        ".." + std::to_string(wire::kKrbMaxDataBytes) + " bytes");
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
-    const auto plaintext = cluster.krb_decrypt(key, usage, ciphertext, combine);
+    const auto plaintext = cluster.krb_decrypt(job.key, job.usage, ciphertext, job.combine);
     if (!plaintext) {
       std::cerr << "mpcctl: integrity check failed: wrong key, or data forged or damaged\n";
       return 2;
@@ -114,12 +121,10 @@ int run_krb_command(const std::vector<std::string>& words) {
   }
   if (action == "checksum") {
     arguments.allow_only({"cluster", "name", "kvno", "alg", "usage", "in", "combine-alg", "pepper", "mask"});
-    const wire::KeyId key = krb_key_from(arguments);
-    const std::uint32_t usage = usage_from(arguments);
-    const auto combine = combine_from(arguments);
+    const KrbJob job = krb_job_from(arguments);
     const auto data = data_from(arguments, wire::kKrbMaxDataBytes);
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
-    std::cout << to_hex(cluster.krb_checksum(key, usage, data, combine)) << "\n";
+    std::cout << to_hex(cluster.krb_checksum(job.key, job.usage, data, job.combine)) << "\n";
     return 0;
   }
   throw Error(Component::Tool, "krb: unknown action '" + action + "'");

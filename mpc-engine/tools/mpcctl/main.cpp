@@ -66,7 +66,7 @@ from KRB5_CONFIG and KRB5_KDC_PROFILE, the default realm unless --realm R or -r 
                                            derived from it, same kvno; the database keeps a marker only
                                            (--force: a principal other than krbtgt/R)
   kdc protect --principal P [--principal Q ...] | --all-users [--realm R]
-                                           users' aes128/aes256-cts-hmac-sha1-96 keys into the engine
+                                           users' AES keys (RFC 3962, RFC 8009) into the engine
                                            (enrolled by the KDB module with its mpc_cluster_config); the
                                            database keeps markers; --all-users: all but krbtgt/*, K/M,
                                            kadmin/*, kiprop/* and those already protected

@@ -8,6 +8,7 @@ three mpc-server processes (mpc_cluster.Cluster), the stock Debian krb5kdc and c
 from __future__ import annotations
 
 import os
+import re
 import struct
 import subprocess
 from pathlib import Path
@@ -153,6 +154,21 @@ class ProtectedRealm(Realm):
 
     def protect(self) -> subprocess.CompletedProcess:
         return self.mpcctl_kdc("protect", self.tgs, "--cluster", str(self.cluster.admin_config))
+
+
+def probe_keys(realm: Realm, probe: Path, mode: str, principal: str) -> list[dict]:
+    """[{kvno, enctype, stored, result | error}] per key_data of `principal` (its full name), as
+    krb5kdc (mode "kdc") or kadmin (mode "admin") reads it through kdb_probe."""
+    res = realm.run([probe, realm.stash, mode, "keys", principal])
+    assert res.returncode == 0, res.output
+    keys = []
+    for line in res.stdout.splitlines():
+        m = re.match(r"key kvno=(\d+) enctype=(-?\d+) stored=([0-9a-f]*) (?:result=([0-9a-f]*)|error=(.*))$",
+                     line)
+        assert m, line
+        keys.append({"kvno": int(m[1]), "enctype": int(m[2]), "stored": bytes.fromhex(m[3]),
+                     "result": bytes.fromhex(m[4]) if m[4] is not None else None, "error": m[5]})
+    return keys
 
 
 def kdc_pids(kdc_pid: int) -> list[int]:

@@ -42,6 +42,7 @@ from kdc_formats import (AES128, AES256, PRIVATE_ENCTYPE, encrypt_aad as ticket_
                          expected_handle, ticket_key)
 from krb5_realm import Realm, pick_ports
 from mpc_cluster import Cluster, client_library, mpcctl_binary
+from protected_kdc import probe_keys
 
 PRIVATE_ENCTYPE_SHOWN = "UNSUPPORTED:<Encryption type 0xffffb2b0>"   # kadmin's rendering
 MARKER = b"mpc-kdc engine key, format 1" + bytes(4)                   # MPC_KDC_MARKER, 32 bytes
@@ -70,20 +71,6 @@ def protect(realm: Realm, cluster: Cluster, principal: str | None = None, *extra
               *extra)
     assert res.returncode == 0, res.output
     return res
-
-
-def probe_keys(realm: Realm, probe: Path, mode: str, principal: str) -> list[dict]:
-    """[{kvno, enctype, stored, result}] per key_data, as krb5kdc (kdc) or kadmin (admin) reads."""
-    res = realm.run([probe, realm.stash, mode, "keys", principal])
-    assert res.returncode == 0, res.output
-    keys = []
-    for line in res.stdout.splitlines():
-        m = re.match(r"key kvno=(\d+) enctype=(-?\d+) stored=([0-9a-f]*) (?:result=([0-9a-f]*)|error=(.*))$",
-                     line)
-        assert m, line
-        keys.append({"kvno": int(m[1]), "enctype": int(m[2]), "stored": bytes.fromhex(m[3]),
-                     "result": bytes.fromhex(m[4]) if m[4] is not None else None, "error": m[5]})
-    return keys
 
 
 def exported_keys(realm: Realm, principal: str, keytab: Path) -> dict[tuple[int, int], bytes]:

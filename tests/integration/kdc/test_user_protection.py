@@ -46,7 +46,7 @@ import mpc_cluster
 from kdc_formats import (AES128, AES256, ENGINE_USAGES, USER_ALGORITHMS, USER_MARKER, default_salt,
                          derived_keys, engine_name, expected_handle, nfold, round_key_needles, string_to_key)
 from protected_kdc import (ProtectedRealm, assert_scan_finds, files_containing, kdc_pids, memory_contains,
-                           read_keytab, router_library)
+                           probe_keys, read_keytab, router_library)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
 import storm  # noqa: E402
@@ -73,20 +73,6 @@ ROUTER_UNREACHABLE_RETRY_S = 3.0   # the router's unreachable_retry_ms default (
 def kdc(realm: ProtectedRealm, *args: str, input_text: str = "") -> subprocess.CompletedProcess:
     return subprocess.run([str(mpc_cluster.mpcctl_binary()), "kdc", *args], env=realm.env, cwd=realm.root,
                           capture_output=True, text=True, timeout=300, input=input_text)
-
-
-def probe_keys(realm: ProtectedRealm, probe: Path, mode: str, principal: str) -> list[dict]:
-    """[{kvno, enctype, result|error}] per key_data as krb5kdc (kdc) or kadmin (admin) reads it."""
-    res = realm.run([probe, realm.stash, mode, "keys", principal])
-    assert res.returncode == 0, res.output
-    keys = []
-    for line in res.stdout.splitlines():
-        m = re.match(r"key kvno=(\d+) enctype=(-?\d+) stored=([0-9a-f]*) (?:result=([0-9a-f]*)|error=(.*))$",
-                     line)
-        assert m, line
-        keys.append({"kvno": int(m[1]), "enctype": int(m[2]),
-                     "result": bytes.fromhex(m[4]) if m[4] is not None else None, "error": m[5]})
-    return keys
 
 
 def engine_keys(cluster: mpc_cluster.Cluster, principal: str) -> set[tuple[int, str]]:

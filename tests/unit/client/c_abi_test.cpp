@@ -3,7 +3,6 @@
 // any connection is attempted, and outputs are left alone.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,15 +11,13 @@
 #include <vector>
 
 #include "mpc_client.h"
+#include "support/temp_dir.hpp"
 
 namespace {
 
 class GcmArguments : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/mpc-client-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    directory_ = pattern;
     const auto config = directory_ / "cluster.toml";
     std::ofstream out(config);
     // The key file does not exist: any call that gets past its argument checks fails when it
@@ -37,14 +34,14 @@ class GcmArguments : public ::testing::Test {
   }
   void TearDown() override {
     mpc_client_close(client_);
-    std::filesystem::remove_all(directory_);
   }
   void expect_einval(int rc, const char* what) {
     EXPECT_EQ(rc, MPC_EINVAL) << what;
     EXPECT_STRNE(mpc_client_last_error(client_), "") << what;
   }
 
-  std::filesystem::path directory_;
+  mpc::test_support::TempDir temp_{"mpc-client-test"};
+  const std::filesystem::path directory_ = temp_.path();
   mpc_client* client_ = nullptr;
 };
 

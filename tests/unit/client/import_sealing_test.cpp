@@ -5,7 +5,6 @@
 // shares of three servers, XOR shares of two), and the process is not dumpable while the
 // import holds the key, then dumpable again.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include "circuits/aes_reference.hpp"
 #include "common/error.hpp"
 #include "mpc_client.h"
+#include "support/temp_dir.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/zmq_link.hpp"
 #include "wire/client_messages.hpp"
@@ -42,9 +42,6 @@ struct FakeServer {
 class ImportSealing : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/mpc-import-sealing-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    directory_ = pattern;
     const transport::CurveKeyPair client = transport::generate_curve_key_pair();
     transport::write_secret_key_file(directory_ / "client.key", client);
     servers_.resize(static_cast<std::size_t>(GetParam()));
@@ -65,7 +62,6 @@ class ImportSealing : public ::testing::TestWithParam<int> {
   }
   void TearDown() override {
     mpc_client_close(client_);
-    std::filesystem::remove_all(directory_);
   }
 
   // Answers one ImportKey at every server (Ok), keeping what each saw.
@@ -92,7 +88,8 @@ class ImportSealing : public ::testing::TestWithParam<int> {
     }
   }
 
-  std::filesystem::path directory_;
+  test_support::TempDir temp_{"mpc-import-sealing"};
+  const std::filesystem::path directory_ = temp_.path();
   transport::Context context_;
   std::vector<FakeServer> servers_;
   mpc_client* client_ = nullptr;

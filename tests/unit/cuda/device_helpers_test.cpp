@@ -17,8 +17,8 @@
 #include "cuda/device_helpers.hpp"
 #include "cuda/device_plan.hpp"
 #include "protocol/rss3/local_three_party.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
 #include "protocol/rss3/transpose.hpp"
+#include "support/random_program.hpp"
 #include "three_parties.hpp"
 
 namespace mpc::cuda {

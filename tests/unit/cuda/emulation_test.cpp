@@ -15,7 +15,7 @@
 #include "common/error.hpp"
 #include "cuda/device_plan.hpp"
 #include "emulated_evaluator.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 #include "three_parties.hpp"
 
 namespace mpc::cuda {

@@ -18,13 +18,14 @@
 #include "circuits/aes_reference.hpp"
 #include "common/error.hpp"
 #include "protocol/gc2/half_gates.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 
 namespace {
 
 using namespace mpc::gc2;
 using mpc::two_party::Channel;
 using mpc::two_party::make_memory_channel_pair;
+using mpc::rss3::testing::row_bits;
 
 std::vector<Kernel> kernels() {
   std::vector<Kernel> out{Kernel::Portable};
@@ -97,14 +98,6 @@ GarbledRun garble_and_evaluate(const mpc::circuits::Program& program, std::size_
   }
   garbler_thread.join();
   return run;
-}
-
-std::vector<std::uint8_t> row_bits(const std::vector<std::uint64_t>& words, std::size_t rows, std::size_t instances) {
-  const std::size_t per_row = (instances + 63) / 64;
-  std::vector<std::uint8_t> bits(rows * instances);
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t e = 0; e < instances; ++e) bits[r * instances + e] = (words[r * per_row + e / 64] >> (e % 64)) & 1;
-  return bits;
 }
 
 TEST(HalfGates, RandomProgramsMatchCleartextOnEveryKernelPair) {

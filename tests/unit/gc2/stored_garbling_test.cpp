@@ -11,23 +11,16 @@
 
 #include "common/error.hpp"
 #include "protocol/gc2/stored_garbling.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
 #include "protocol/two_party/buffer_channel.hpp"
+#include "support/random_program.hpp"
 
 namespace {
 
 using namespace mpc::gc2;
 using mpc::two_party::make_memory_channel_pair;
+using mpc::rss3::testing::row_bits;
 using mpc::two_party::RecordingChannel;
 using mpc::two_party::ReplayChannel;
-
-std::vector<std::uint8_t> row_bits(const std::vector<std::uint64_t>& words, std::size_t rows, std::size_t instances) {
-  const std::size_t per_row = (instances + 63) / 64;
-  std::vector<std::uint8_t> bits(rows * instances);
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t e = 0; e < instances; ++e) bits[r * instances + e] = (words[r * per_row + e / 64] >> (e % 64)) & 1;
-  return bits;
-}
 
 std::vector<std::uint8_t> xor_of(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
   std::vector<std::uint8_t> out(a.size());

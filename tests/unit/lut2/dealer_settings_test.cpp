@@ -1,7 +1,6 @@
 // tests/unit/lut2/dealer_settings_test.cpp: mpc-lut-dealer's configuration file: a valid file,
 // every required key, both servers exactly once with distinct keys, limits, typos.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "lut_dealer/dealer_settings.hpp"
+#include "support/temp_dir.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace {
@@ -19,15 +19,8 @@ using mpc::lut_dealer::load_dealer_settings;
 class DealerSettingsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "dealer_settings_test.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
     key1 = mpc::transport::generate_curve_key_pair().public_key;
     key2 = mpc::transport::generate_curve_key_pair().public_key;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
 
   fs::path write(const std::string& text) {
@@ -57,7 +50,8 @@ class DealerSettingsTest : public ::testing::Test {
     }
   }
 
-  fs::path dir;
+  mpc::test_support::TempDir temp{"dealer_settings_test"};
+  const fs::path dir = temp.path();
   mpc::transport::PublicKey key1{};
   mpc::transport::PublicKey key2{};
 };

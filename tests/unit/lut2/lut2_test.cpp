@@ -15,6 +15,7 @@
 #include "protocol/lut2/entry_pool.hpp"
 #include "protocol/lut2/lut_aes.hpp"
 #include "protocol/lut2/ot_preprocessing.hpp"
+#include "support/tap_channel.hpp"
 
 namespace {
 
@@ -131,22 +132,7 @@ TEST(LookupTables, OpenedBytesAreUniform) {
   std::mt19937_64 rng(6);
   const Shares keys = split(circuits::aes_expand_key(key), rng);
   auto [a, b] = two_party::make_memory_channel_pair(5000ms);
-  // Capture what party 1 sends.
-  class Capture final : public two_party::Channel {
-   public:
-    explicit Capture(two_party::Channel& inner) : inner_(inner) {}
-    void send(std::span<const std::uint8_t> bytes) override {
-      sent.insert(sent.end(), bytes.begin(), bytes.end());
-      inner_.send(bytes);
-    }
-    void flush() override { inner_.flush(); }
-    void receive(std::span<std::uint8_t> out) override { inner_.receive(out); }
-    std::uint64_t bytes_sent() const override { return inner_.bytes_sent(); }
-    Bytes sent;
-
-   private:
-    two_party::Channel& inner_;
-  } capture(*b);
+  test_support::TapChannel capture(*b);  // what party 1 sends
   std::thread party0([&, channel = a.get()] { (void)lut_aes(*channel, 0, keys.first, false, data, entries.first); });
   (void)lut_aes(capture, 1, keys.second, false, data, entries.second);
   party0.join();

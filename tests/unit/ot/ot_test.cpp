@@ -19,11 +19,13 @@
 #include "protocol/ot/base_ot.hpp"
 #include "protocol/ot/bit_transpose.hpp"
 #include "protocol/ot/ot_extension.hpp"
+#include "support/tap_channel.hpp"
 
 namespace {
 
 using namespace mpc;
 using ot::Block;
+using test_support::TapChannel;
 using namespace std::chrono_literals;
 
 std::vector<std::uint8_t> random_choices(std::mt19937_64& rng, std::size_t n) {
@@ -31,23 +33,6 @@ std::vector<std::uint8_t> random_choices(std::mt19937_64& rng, std::size_t n) {
   for (auto& c : out) c = rng() & 1;
   return out;
 }
-
-// Records what one side sends (its transcript, as the other party sees it).
-class RecordingChannel final : public two_party::Channel {
- public:
-  explicit RecordingChannel(two_party::Channel& inner) : inner_(inner) {}
-  void send(std::span<const std::uint8_t> bytes) override {
-    sent.insert(sent.end(), bytes.begin(), bytes.end());
-    inner_.send(bytes);
-  }
-  void flush() override { inner_.flush(); }
-  void receive(std::span<std::uint8_t> out) override { inner_.receive(out); }
-  std::uint64_t bytes_sent() const override { return inner_.bytes_sent(); }
-  std::vector<std::uint8_t> sent;
-
- private:
-  two_party::Channel& inner_;
-};
 
 TEST(BaseOt, ReceiverGetsTheChosenKeyOnly) {
   auto [a, b] = two_party::make_memory_channel_pair(2000ms);
@@ -233,7 +218,7 @@ struct Columns {
 // The receiver's transcript (what the sender sees) for one random-OT call with these choices.
 std::vector<std::uint8_t> receiver_transcript(const std::vector<std::uint8_t>& choices) {
   auto [x, y] = two_party::make_memory_channel_pair(5000ms);
-  RecordingChannel recorded(*y);
+  TapChannel recorded(*y);
   ot::OtExtensionSender sender(*x);
   ot::OtExtensionReceiver receiver(recorded);
   const std::size_t n = choices.size();
@@ -313,7 +298,7 @@ TEST(OtExtension, SenderTranscriptHidesTheOtherMessage) {
     m1[j] = {rng(), rng()};
   }
   auto [x, y] = two_party::make_memory_channel_pair(5000ms);
-  RecordingChannel recorded(*x);
+  TapChannel recorded(*x);
   ot::OtExtensionSender sender(recorded);
   ot::OtExtensionReceiver receiver(*y);
   std::thread s([&] { sender.chosen(m0, m1); });
@@ -347,7 +332,7 @@ TEST(OtExtension, CorrelatedTranscriptHidesDelta) {
   const auto choices = random_choices(rng, n);
   const Block delta{rng(), rng()};
   auto [x, y] = two_party::make_memory_channel_pair(5000ms);
-  RecordingChannel recorded(*x);
+  TapChannel recorded(*x);
   ot::OtExtensionSender sender(recorded);
   ot::OtExtensionReceiver receiver(*y);
   std::vector<Block> out0(n), out(n);

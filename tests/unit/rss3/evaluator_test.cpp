@@ -12,7 +12,7 @@
 #include "protocol/rss3/evaluator.hpp"
 #include "protocol/rss3/local_three_party.hpp"
 #include "protocol/rss3/memory_ring.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 #include "test_util.hpp"
 
 namespace mpc::rss3 {

@@ -10,7 +10,7 @@
 #include "common/error.hpp"
 #include "protocol/rss3/local_three_party.hpp"
 #include "protocol/rss3/memory_ring.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 #include "test_util.hpp"
 
 namespace mpc::rss3 {

@@ -35,11 +35,13 @@
 #include "protocol/two_party/channel.hpp"
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "statistics.hpp"
+#include "support/tap_channel.hpp"
 
 namespace mpc::security_test {
 namespace {
 
 using Bytes = std::vector<std::uint8_t>;
+using test_support::TapChannel;
 
 constexpr std::size_t kRuns = 150;  // per key and observed party
 constexpr std::size_t kKeyBytes = 176;
@@ -53,24 +55,6 @@ Bytes fixed_bytes(std::uint32_t seed, std::size_t bytes) {
   for (auto& byte : out) byte = static_cast<std::uint8_t>(generator());
   return out;
 }
-
-// Records every byte received through the wrapped channel.
-class RecordingChannel final : public two_party::Channel {
- public:
-  explicit RecordingChannel(two_party::Channel& inner) : inner_(inner) {}
-  void send(std::span<const std::uint8_t> bytes) override { inner_.send(bytes); }
-  void flush() override { inner_.flush(); }
-  void receive(std::span<std::uint8_t> out) override {
-    inner_.receive(out);
-    received.insert(received.end(), out.begin(), out.end());
-  }
-  std::uint64_t bytes_sent() const override { return inner_.bytes_sent(); }
-  void allow_extra_wait(std::chrono::milliseconds extra) override { inner_.allow_extra_wait(extra); }
-  Bytes received;
-
- private:
-  two_party::Channel& inner_;
-};
 
 three_party_engine::PartyPrfKeys party_keys(int party) {
   const std::array<rss3::PrfKey, 3> k = {rss3::PrfKey{11}, rss3::PrfKey{22}, rss3::PrfKey{33}};
@@ -139,8 +123,8 @@ RunViews run_batch(const circuits::Program& program, const std::array<SecretByte
   for (auto& edge : edges) edge = two_party::make_memory_channel_pair(std::chrono::seconds(30));
   const Logger log("garbled_view_test", LogLevel::Error);
   std::array<three_party_engine::BatchResult, 3> results;
-  std::array<std::unique_ptr<RecordingChannel>, 3> incoming;
-  for (std::size_t p = 0; p < 3; ++p) incoming[p] = std::make_unique<RecordingChannel>(*edges[(p + 2) % 3].second);
+  std::array<std::unique_ptr<TapChannel>, 3> incoming;
+  for (std::size_t p = 0; p < 3; ++p) incoming[p] = std::make_unique<TapChannel>(*edges[(p + 2) % 3].second);
   auto party = [&](int p) {
     const auto i = static_cast<std::size_t>(p);
     results[i] = three_party_engine::evaluate_garbled_batch(tasks[i], p, party_keys(p), *edges[i].first, *incoming[i], log);

@@ -2,7 +2,6 @@
 // of Kerberos garblings a two-server server prepares ahead of time: 256 MiB unless set, 0
 // disables, and values past 65536 or of the wrong type are refused naming the key.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "settings/server_settings.hpp"
+#include "support/temp_dir.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace {
@@ -21,15 +21,6 @@ std::string fresh_z85() { return mpc::transport::z85_encode(mpc::transport::gene
 
 class PreparedSettings : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "prepared_settings.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   // A gc2 server 1's file with `limits` as its [limits] table.
   ServerSettings load(const std::string& limits) {
     const fs::path file = dir_ / "server.toml";
@@ -41,7 +32,8 @@ class PreparedSettings : public ::testing::Test {
                         << fresh_z85() << "\"\n[clients]\ncompute = [\"" << fresh_z85() << "\"]\n";
     return load_server_settings(file);
   }
-  fs::path dir_;
+  mpc::test_support::TempDir temp_{"prepared_settings"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(PreparedSettings, DefaultsTo256MiBAndZeroDisables) {

@@ -2,7 +2,6 @@
 // shipped examples, every required key, unknown keys, bad values, path resolution and
 // public keys given inline or by file.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "common/error.hpp"
 #include "settings/cluster_settings.hpp"
 #include "settings/server_settings.hpp"
+#include "support/temp_dir.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace {
@@ -30,18 +30,11 @@ std::string z85(const PublicKey& key) { return mpc::transport::z85_encode(key); 
 class SettingsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "settings_test.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
     peer2 = fresh_key();
     peer3 = fresh_key();
     compute = fresh_key();
     admin = fresh_key();
     server1 = fresh_key();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
 
   fs::path write(const std::string& name, const std::string& content) {
@@ -119,7 +112,8 @@ class SettingsTest : public ::testing::Test {
     expect_error(load_cluster_settings, write("cluster.toml", text), fragments);
   }
 
-  fs::path dir;
+  mpc::test_support::TempDir temp{"settings_test"};
+  const fs::path dir = temp.path();
   PublicKey peer2{}, peer3{}, compute{}, admin{}, server1{};
 };
 

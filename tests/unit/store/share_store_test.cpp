@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <lmdb.h>
 #include <sodium.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 
 #include "common/error.hpp"
 #include "store/share_store.hpp"
+#include "support/temp_dir.hpp"
 #include "wire/key_id.hpp"
 
 namespace {
@@ -31,22 +31,7 @@ using mpc::store::ShareStore;
 using mpc::wire::KeyAlgorithm;
 using mpc::wire::KeyId;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "store_test.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using mpc::test_support::TempDir;
 
 SecretBytes random_bytes(std::size_t size) {
   EXPECT_GE(sodium_init(), 0);
@@ -121,7 +106,7 @@ void expect_store_error(F&& f, const std::string& fragment) {
 
 class ShareStoreTest : public ::testing::Test {
  protected:
-  TempDir temp;
+  TempDir temp{"store_test"};
   fs::path directory = temp.path() / "store";
   SecretBytes storage_key = mpc::store::generate_storage_key();
 };

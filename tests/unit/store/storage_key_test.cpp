@@ -1,7 +1,6 @@
 // tests/unit/store/storage_key_test.cpp: the storage key file (64 hex digits and a
 // newline, created 0600 exclusively, refused when group or others may access it).
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "store/share_store.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -23,14 +23,7 @@ using namespace mpc::store;
 class StorageKeyFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "storage_key_test.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
     file = dir / "storage.key";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
   void write_raw(const std::string& content, mode_t mode = 0600) {
     fs::remove(file);
@@ -53,7 +46,8 @@ class StorageKeyFileTest : public ::testing::Test {
     }
   }
 
-  fs::path dir;
+  mpc::test_support::TempDir temp{"storage_key_test"};
+  const fs::path dir = temp.path();
   fs::path file;
   const std::string valid_hex = std::string("00112233445566778899aabbccddeeff") + "ffeeddccbbaa99887766554433221100";
 };

@@ -3,7 +3,7 @@
 // Kerberos encrypt, decrypt, checksum and PRF jobs from shares of key material built from
 // random derived keys (Ke round keys, Ki and Kc HMAC states, PRF round keys), several jobs
 // with their own keys and data per batch; and the AES and GCM tag-check batches, whose
-// output layout moved to records with this generalisation.
+// outputs are opened as the same per-instance records.
 #include <gtest/gtest.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>

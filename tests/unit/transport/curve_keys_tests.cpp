@@ -8,6 +8,7 @@
 #include <random>
 
 #include "common/error.hpp"
+#include "support/temp_dir.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace mpc::transport {
@@ -19,21 +20,7 @@ namespace fs = std::filesystem;
 constexpr const char* kDocPublic = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID";
 constexpr const char* kDocSecret = "D:)Q[IlAW!ahhC2ac:9*A}h:p?([4%wOTJ%JR%cs";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "curve-keys-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using mpc::test_support::TempDir;
 
 mode_t mode_of(const fs::path& path) {
   struct stat info {};
@@ -91,7 +78,7 @@ TEST(CurveKeys, GeneratedPairsAreConsistentAndDistinct) {
 }
 
 TEST(KeyFiles, SecretFileRoundTripWithMode0600) {
-  TempDir dir;
+  TempDir dir{"curve-keys"};
   const fs::path path = dir.path() / "server.key";
   const CurveKeyPair pair = generate_curve_key_pair();
   const mode_t old_umask = ::umask(0);  // even with a permissive umask the file is 0600
@@ -114,7 +101,7 @@ TEST(KeyFiles, SecretFileRoundTripWithMode0600) {
 }
 
 TEST(KeyFiles, OverwritingAReadableFileLeavesItPrivate) {
-  TempDir dir;
+  TempDir dir{"curve-keys"};
   const fs::path path = dir.path() / "server.key";
   write_text(path, "old\n", 0644);
   write_secret_key_file(path, generate_curve_key_pair());
@@ -122,7 +109,7 @@ TEST(KeyFiles, OverwritingAReadableFileLeavesItPrivate) {
 }
 
 TEST(KeyFiles, RefusesSecretFilesOthersCanAccess) {
-  TempDir dir;
+  TempDir dir{"curve-keys"};
   const fs::path path = dir.path() / "server.key";
   write_secret_key_file(path, generate_curve_key_pair());
   for (mode_t mode : {0640, 0604, 0660, 0602, 0620, 0610, 0601}) {
@@ -142,7 +129,7 @@ TEST(KeyFiles, RefusesSecretFilesOthersCanAccess) {
 }
 
 TEST(KeyFiles, RefusesMalformedSecretFiles) {
-  TempDir dir;
+  TempDir dir{"curve-keys"};
   const fs::path path = dir.path() / "bad.key";
   const CurveKeyPair pair = generate_curve_key_pair();
   const CurveKeyPair other = generate_curve_key_pair();
@@ -166,7 +153,7 @@ TEST(KeyFiles, RefusesMalformedSecretFiles) {
 }
 
 TEST(KeyFiles, PublicFileRoundTripAndReferences) {
-  TempDir dir;
+  TempDir dir{"curve-keys"};
   const fs::path path = dir.path() / "client.pub";
   const CurveKeyPair pair = generate_curve_key_pair();
   write_public_key_file(path, pair.public_key);

@@ -33,4 +33,8 @@ std::vector<std::uint64_t> evaluate_cleartext(const circuits::Program& program,
 
 std::vector<std::uint64_t> random_words(std::mt19937_64& rng, std::size_t count);
 
+// Rows of words_for(instances) words (as evaluate_cleartext takes and returns them) as one
+// byte per bit, row-major: bit e of row r at r * instances + e.
+std::vector<std::uint8_t> row_bits(const std::vector<std::uint64_t>& words, std::size_t rows, std::size_t instances);
+
 }  // namespace mpc::rss3::testing

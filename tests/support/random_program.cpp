@@ -1,4 +1,4 @@
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -11,6 +11,14 @@ std::vector<std::uint64_t> random_words(std::mt19937_64& rng, std::size_t count)
   std::vector<std::uint64_t> out(count);
   for (auto& w : out) w = rng();
   return out;
+}
+
+std::vector<std::uint8_t> row_bits(const std::vector<std::uint64_t>& words, std::size_t rows, std::size_t instances) {
+  const std::size_t per_row = (instances + 63) / 64;
+  std::vector<std::uint8_t> bits(rows * instances);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t e = 0; e < instances; ++e) bits[r * instances + e] = (words[r * per_row + e / 64] >> (e % 64)) & 1;
+  return bits;
 }
 
 circuits::Program random_program(std::mt19937_64& rng, const RandomProgramShape& shape) {

@@ -18,8 +18,8 @@
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "protocol/rss3/evaluator.hpp"
 #include "protocol/rss3/local_three_party.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
 #include "protocol/rss3/transpose.hpp"
+#include "support/random_program.hpp"
 
 #if defined(MPC_RSS3_HAVE_AES_CIRCUIT)
 #include "circuits/aes.hpp"

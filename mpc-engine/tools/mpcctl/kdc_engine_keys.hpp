@@ -1,0 +1,36 @@
+// The engine's side of a protected key for `mpcctl kdc`: its name and id, and the ticket key
+// stored for a krbtgt key. The engine key is stored before the database refers to it and
+// withdrawn when the database write fails, so the database never holds a marker whose key
+// is missing.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "client/cluster_client.hpp"
+#include "common/secret.hpp"
+#include "keys/protected_key.h"
+#include "tools/mpcctl/kdb_session.hpp"
+#include "wire/key_id.hpp"
+
+namespace mpc::tools::kdc {
+
+inline constexpr std::size_t kTicketKeyBytes = MPC_PROTECTED_KEY_TICKET_KEY_LEN;
+
+// The engine key name of a principal (protected_key.h: the name hash of its canonical name).
+std::string engine_key_name(const std::string& principal);
+// The engine key of a krbtgt key's kvno.
+wire::KeyId engine_key(const std::string& name, krb5_kvno kvno);
+// The command that removes an engine key by hand, for messages.
+std::string delete_command(const std::string& cluster_file, const wire::KeyId& key);
+
+std::unique_ptr<client::ClusterClient> connect(const std::string& cluster_file);
+// Withdraws an engine key stored by this command after the database write failed; returns
+// what happened, for the error message.
+std::string withdraw(client::ClusterClient& cluster, const std::string& cluster_file, const wire::KeyId& key);
+// Stores a ticket key, replacing what an earlier attempt that failed halfway left under its id.
+void import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, const SecretBytes& ticket_key);
+SecretBytes random_ticket_key();
+
+}  // namespace mpc::tools::kdc

@@ -1,0 +1,379 @@
+// mpc-engine/wire/client_requests.cpp: client -> server request frames (see client_messages.hpp
+// for the layout).
+#include <sodium.h>
+
+#include <type_traits>
+
+#include "common/bytes.hpp"
+#include "common/error.hpp"
+#include "wire/client_checks.hpp"
+#include "wire/client_messages.hpp"
+#include "wire/codec.hpp"
+
+namespace mpc::wire {
+namespace {
+
+using detail::check_blocks;
+using detail::check_krb_algorithm;
+using detail::check_prefetch;
+using detail::fail;
+using detail::krb_operation_name;
+using detail::write_header;
+
+constexpr std::size_t kHeaderBytes = 1 + 1 + 16;
+
+Operation checked_operation(std::uint8_t value) {
+  switch (value) {
+    case static_cast<std::uint8_t>(Operation::CtrKeystream): return Operation::CtrKeystream;
+    case static_cast<std::uint8_t>(Operation::EcbEncrypt): return Operation::EcbEncrypt;
+    case static_cast<std::uint8_t>(Operation::EcbDecrypt): return Operation::EcbDecrypt;
+  }
+  fail("unknown operation " + std::to_string(value));
+}
+
+// Compute serves the plain AES keys; an Aes256Gcm key serves only the GCM requests.
+void check_compute_algorithm(KeyAlgorithm algorithm) {
+  if (algorithm != KeyAlgorithm::Aes128 && algorithm != KeyAlgorithm::Aes256)
+    fail(std::string("compute request for a key of algorithm ") + algorithm_name(algorithm));
+}
+
+void check_gcm_algorithm(KeyAlgorithm algorithm) {
+  if (algorithm != KeyAlgorithm::Aes256Gcm)
+    fail(std::string("GCM request for a key of algorithm ") + algorithm_name(algorithm));
+}
+
+void check_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
+  const std::size_t blocks = gcm_hash_blocks(aad_bytes, text_bytes);
+  if (blocks > kGcmHashPowers)
+    fail("GCM input of " + std::to_string(blocks) + " GHASH blocks exceeds " + std::to_string(kGcmHashPowers));
+}
+
+constexpr std::uint8_t kKrbCombineFlag = 0x80;
+
+KrbOperation checked_krb_operation(std::uint8_t value) {
+  switch (value) {
+    case static_cast<std::uint8_t>(KrbOperation::Encrypt): return KrbOperation::Encrypt;
+    case static_cast<std::uint8_t>(KrbOperation::Decrypt): return KrbOperation::Decrypt;
+    case static_cast<std::uint8_t>(KrbOperation::Checksum): return KrbOperation::Checksum;
+  }
+  fail("unknown Kerberos operation " + std::to_string(value) +
+       (value == 4 ? " (a PRF output of a stored key is never opened: KRB-FX-CF2 runs inside the job)" : ""));
+}
+
+void check_krb_usage(KrbOperation operation, std::uint32_t usage) {
+  if (!krb_usage_index(usage))
+    fail(std::string("Kerberos ") + krb_operation_name(operation) + " request for usage " + std::to_string(usage) +
+         ", whose keys no server holds");
+  if (!krb_usage_allows(operation, usage))
+    fail(std::string("Kerberos ") + krb_operation_name(operation) + " under usage " + std::to_string(usage) +
+         " refused: a KDC never does it" +
+         (usage == 1 ? " (an encrypted timestamp under a client's key would be that client's preauthentication)"
+                     : ""));
+}
+
+void check_krb_combine(KrbOperation operation, std::uint32_t usage, const KrbCombine& combine) {
+  if (auto refusal = krb_combine_refusal(operation, usage, combine)) fail(*refusal);
+}
+
+// Checks everything about a Krb request but the key name.
+void check_krb_request(const KrbRequest& r) {
+  checked_krb_operation(static_cast<std::uint8_t>(r.operation));
+  check_krb_algorithm(r.key.algorithm);
+  if (r.combine)
+    check_krb_combine(r.operation, r.usage, *r.combine);
+  else
+    check_krb_usage(r.operation, r.usage);
+  (void)krb_result_bytes(r.operation, krb_job_algorithm(r), r.data.size());
+}
+
+void check_prefix(std::string_view prefix) {
+  if (!prefix.empty()) validate_key_name(prefix);
+}
+
+// Exact encoded size, so the output vector never reallocates (an ImportKey frame
+// holds a key share; a reallocation would leave an unwiped copy on the heap).
+std::size_t encoded_request_bytes(const Request& request) {
+  return kHeaderBytes + std::visit(
+                            [](const auto& r) -> std::size_t {
+                              using T = std::decay_t<decltype(r)>;
+                              if constexpr (std::is_same_v<T, ComputeRequest>)
+                                return 1 + encoded_key_id_bytes(r.key) + 4 + 16 + r.input.size();
+                              else if constexpr (std::is_same_v<T, ImportKeyRequest>)
+                                return encoded_key_id_bytes(r.key) + 4 + r.sealed_share.size();
+                              else if constexpr (std::is_same_v<T, ListKeysRequest>)
+                                return 2 + r.name_prefix.size();
+                              else if constexpr (std::is_same_v<T, DeleteKeyRequest>)
+                                return encoded_key_id_bytes(r.key);
+                              else if constexpr (std::is_same_v<T, GcmPrefetchRequest>)
+                                return encoded_key_id_bytes(r.key) + 4 + 4;
+                              else if constexpr (std::is_same_v<T, GcmTagRequest>)
+                                return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
+                                       r.text.size();
+                              else if constexpr (std::is_same_v<T, GcmOpenRequest>)
+                                return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
+                                       r.text.size() + kGcmTagBytes;
+                              else if constexpr (std::is_same_v<T, KrbRequest>)
+                                return 1 + encoded_key_id_bytes(r.key) + 4 + 4 + r.data.size();
+                              else
+                                return 0;
+                            },
+                            request);
+}
+
+void encode_body(ByteWriter& writer, const ComputeRequest& r) {
+  checked_operation(static_cast<std::uint8_t>(r.operation));
+  checked_algorithm(static_cast<std::uint8_t>(r.key.algorithm));
+  check_compute_algorithm(r.key.algorithm);
+  check_blocks(r.blocks);
+  write_header(writer, MessageType::Compute, r.id);
+  writer.u8(static_cast<std::uint8_t>(r.operation));
+  write_key_id(writer, r.key);
+  writer.u32(r.blocks);
+  if (r.operation == Operation::CtrKeystream) {
+    if (!r.input.empty()) fail("CTR keystream request must not carry input blocks");
+    writer.bytes(r.counter);
+  } else {
+    if (r.input.size() != static_cast<std::size_t>(r.blocks) * kBlockBytes)
+      fail("ECB input of " + std::to_string(r.input.size()) + " bytes for " + std::to_string(r.blocks) + " blocks");
+    writer.bytes(r.input);
+  }
+}
+
+// A sealed replicated share (x then a, three-server clusters) or sealed XOR share (two-server
+// clusters).
+void check_sealed_share_length(KeyAlgorithm algorithm, std::size_t length) {
+  const std::size_t material = material_bytes(algorithm);
+  if (length != 2 * material + kSealedShareOverhead && length != material + kSealedShareOverhead)
+    fail("sealed key share of " + std::to_string(length) + " bytes, expected " +
+         std::to_string(2 * material + kSealedShareOverhead) + " (replicated) or " +
+         std::to_string(material + kSealedShareOverhead) + " (XOR)");
+}
+
+void encode_body(ByteWriter& writer, const ImportKeyRequest& r) {
+  check_sealed_share_length(r.key.algorithm, r.sealed_share.size());
+  write_header(writer, MessageType::ImportKey, r.id);
+  write_key_id(writer, r.key);
+  writer.u32(static_cast<std::uint32_t>(r.sealed_share.size()));
+  writer.bytes(r.sealed_share);
+}
+
+void encode_body(ByteWriter& writer, const ListKeysRequest& r) {
+  check_prefix(r.name_prefix);
+  write_header(writer, MessageType::ListKeys, r.id);
+  writer.short_string(r.name_prefix);
+}
+
+void encode_body(ByteWriter& writer, const DeleteKeyRequest& r) {
+  write_header(writer, MessageType::DeleteKey, r.id);
+  write_key_id(writer, r.key);
+}
+
+void encode_body(ByteWriter& writer, const StatusRequest& r) { write_header(writer, MessageType::Status, r.id); }
+
+void encode_body(ByteWriter& writer, const GcmPrefetchRequest& r) {
+  check_gcm_algorithm(r.key.algorithm);
+  check_prefetch(r.count, r.blocks_per_nonce);
+  write_header(writer, MessageType::GcmPrefetch, r.id);
+  write_key_id(writer, r.key);
+  writer.u32(r.count);
+  writer.u32(r.blocks_per_nonce);
+}
+
+// key id | nonce | u32 aad length | aad | u32 text length | text, shared by GcmTag and GcmOpen.
+void write_gcm_input(ByteWriter& writer, const KeyId& key, const GcmNonce& nonce, std::span<const std::uint8_t> aad,
+                     std::span<const std::uint8_t> text) {
+  write_key_id(writer, key);
+  writer.bytes(nonce);
+  writer.u32(static_cast<std::uint32_t>(aad.size()));
+  writer.bytes(aad);
+  writer.u32(static_cast<std::uint32_t>(text.size()));
+  writer.bytes(text);
+}
+
+void encode_body(ByteWriter& writer, const GcmTagRequest& r) {
+  check_gcm_algorithm(r.key.algorithm);
+  check_hash_blocks(r.aad.size(), r.text.size());
+  write_header(writer, MessageType::GcmTag, r.id);
+  write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
+}
+
+void encode_body(ByteWriter& writer, const GcmOpenRequest& r) {
+  check_gcm_algorithm(r.key.algorithm);
+  check_hash_blocks(r.aad.size(), r.text.size());
+  write_header(writer, MessageType::GcmOpen, r.id);
+  write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
+  writer.bytes(r.tag);
+}
+
+void encode_body(ByteWriter& writer, const KrbRequest& r) {
+  check_krb_request(r);
+  write_header(writer, MessageType::Krb, r.id);
+  writer.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(r.operation) | (r.combine ? kKrbCombineFlag : 0)));
+  write_key_id(writer, r.key);
+  writer.u32(r.usage);
+  writer.u32(static_cast<std::uint32_t>(r.data.size()));
+  writer.bytes(r.data);
+  if (r.combine) {
+    writer.u8(static_cast<std::uint8_t>(r.combine->combined));
+    writer.short_string(r.combine->pepper);
+    writer.bytes(r.combine->mask);
+  }
+}
+
+ComputeRequest decode_compute(ByteReader& reader, const RequestId& id) {
+  ComputeRequest r;
+  r.id = id;
+  r.operation = checked_operation(reader.u8());
+  r.key = read_key_id(reader);
+  check_compute_algorithm(r.key.algorithm);
+  r.blocks = reader.u32();
+  check_blocks(r.blocks);
+  if (r.operation == Operation::CtrKeystream) {
+    r.counter = reader.array<16>();
+  } else {
+    const std::size_t expected = static_cast<std::size_t>(r.blocks) * kBlockBytes;
+    if (reader.remaining() != expected)
+      fail("ECB input of " + std::to_string(reader.remaining()) + " bytes for " + std::to_string(r.blocks) +
+           " blocks");
+    const auto input = reader.bytes(expected);
+    r.input.assign(input.begin(), input.end());
+  }
+  return r;
+}
+
+ImportKeyRequest decode_import(ByteReader& reader, const RequestId& id) {
+  ImportKeyRequest r;
+  r.id = id;
+  r.key = read_key_id(reader);
+  const std::uint32_t length = reader.u32();
+  check_sealed_share_length(r.key.algorithm, length);
+  const auto sealed = reader.bytes(length);
+  r.sealed_share.assign(sealed.begin(), sealed.end());
+  return r;
+}
+
+GcmPrefetchRequest decode_gcm_prefetch(ByteReader& reader, const RequestId& id) {
+  GcmPrefetchRequest r;
+  r.id = id;
+  r.key = read_key_id(reader);
+  check_gcm_algorithm(r.key.algorithm);
+  r.count = reader.u32();
+  r.blocks_per_nonce = reader.u32();
+  check_prefetch(r.count, r.blocks_per_nonce);
+  return r;
+}
+
+struct GcmInput {
+  KeyId key;
+  GcmNonce nonce{};
+  std::vector<std::uint8_t> aad;
+  std::vector<std::uint8_t> text;
+};
+
+GcmInput read_gcm_input(ByteReader& reader) {
+  GcmInput in;
+  in.key = read_key_id(reader);
+  check_gcm_algorithm(in.key.algorithm);
+  in.nonce = reader.array<kGcmNonceBytes>();
+  const std::uint32_t aad_length = reader.u32();
+  // Checked before reading so a huge length fails on the limit, not on the frame size.
+  check_hash_blocks(aad_length, 0);
+  const auto aad = reader.bytes(aad_length);
+  in.aad.assign(aad.begin(), aad.end());
+  const std::uint32_t text_length = reader.u32();
+  check_hash_blocks(aad_length, text_length);
+  const auto text = reader.bytes(text_length);
+  in.text.assign(text.begin(), text.end());
+  return in;
+}
+
+GcmTagRequest decode_gcm_tag(ByteReader& reader, const RequestId& id) {
+  GcmInput in = read_gcm_input(reader);
+  return GcmTagRequest{id, std::move(in.key), in.nonce, std::move(in.aad), std::move(in.text)};
+}
+
+GcmOpenRequest decode_gcm_open(ByteReader& reader, const RequestId& id) {
+  GcmInput in = read_gcm_input(reader);
+  GcmOpenRequest r{id, std::move(in.key), in.nonce, std::move(in.aad), std::move(in.text), {}};
+  r.tag = reader.array<kGcmTagBytes>();
+  return r;
+}
+
+KrbRequest decode_krb(ByteReader& reader, const RequestId& id) {
+  KrbRequest r;
+  r.id = id;
+  const std::uint8_t operation = reader.u8();
+  r.operation = checked_krb_operation(static_cast<std::uint8_t>(operation & ~kKrbCombineFlag));
+  r.key = read_key_id(reader);
+  check_krb_algorithm(r.key.algorithm);
+  r.usage = reader.u32();
+  const std::uint32_t length = reader.u32();
+  // Checked before reading so a huge length fails on the limit, not on the frame size.
+  if (length > kKrbMaxDataBytes) fail("Kerberos data of " + std::to_string(length) + " bytes exceeds " +
+                                      std::to_string(kKrbMaxDataBytes));
+  const auto data = reader.bytes(length);
+  r.data.assign(data.begin(), data.end());
+  if ((operation & kKrbCombineFlag) != 0) {
+    KrbCombine combine;
+    combine.combined = checked_algorithm(reader.u8());
+    check_krb_algorithm(combine.combined);
+    combine.pepper = reader.short_string(kKrbMaxPepperBytes);
+    const auto mask = reader.bytes(key_bytes(combine.combined));
+    combine.mask.assign(mask.begin(), mask.end());
+    r.combine = std::move(combine);
+  }
+  check_krb_request(r);
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_request(const Request& request) {
+  std::vector<std::uint8_t> out;
+  out.reserve(encoded_request_bytes(request));
+  ByteWriter writer(out);
+  std::visit([&writer](const auto& r) { encode_body(writer, r); }, request);
+  return out;
+}
+
+Request decode_request(std::span<const std::uint8_t> frame) {
+  ByteReader reader(frame, Component::Wire);
+  const std::uint8_t version = reader.u8();
+  if (version != kProtocolVersion) fail("unsupported protocol version " + std::to_string(version));
+  const std::uint8_t type = reader.u8();
+  const RequestId id = reader.array<16>();
+  Request request;
+  switch (type) {
+    case static_cast<std::uint8_t>(MessageType::Compute): request = decode_compute(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::ImportKey): request = decode_import(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::ListKeys): {
+      ListKeysRequest r;
+      r.id = id;
+      r.name_prefix = reader.short_string(kMaxKeyNameBytes);
+      check_prefix(r.name_prefix);
+      request = std::move(r);
+      break;
+    }
+    case static_cast<std::uint8_t>(MessageType::DeleteKey): request = DeleteKeyRequest{id, read_key_id(reader)}; break;
+    case static_cast<std::uint8_t>(MessageType::Status): request = StatusRequest{id}; break;
+    case static_cast<std::uint8_t>(MessageType::GcmPrefetch): request = decode_gcm_prefetch(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::GcmTag): request = decode_gcm_tag(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::GcmOpen): request = decode_gcm_open(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::Krb): request = decode_krb(reader, id); break;
+    default: fail("unknown request type " + std::to_string(type));
+  }
+  reader.expect_end();
+  return request;
+}
+
+RequestDigest request_digest(std::span<const std::uint8_t> frame) noexcept {
+  RequestDigest digest{};
+  crypto_generichash(digest.data(), digest.size(), frame.data(), frame.size(), nullptr, 0);
+  return digest;
+}
+
+const RequestId& request_id(const Request& request) {
+  return std::visit([](const auto& r) -> const RequestId& { return r.id; }, request);
+}
+
+}  // namespace mpc::wire
