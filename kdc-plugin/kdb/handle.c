@@ -5,6 +5,8 @@
 
 #include "handle.h"
 
+#include "keys/protected_key.h"
+
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -13,7 +15,6 @@
 
 static const uint8_t handle_magic[4] = { 0x8A, 0xF7, 'M', 'H' };
 static const uint8_t combined_magic[4] = { 0x8A, 0xF7, 'M', 'C' };
-static const char name_hash_prefix[] = "mpc-kdc principal v1"; /* hashed with its NUL */
 
 #define OFF_MAGIC 0
 #define OFF_VERSION 4
@@ -73,30 +74,7 @@ load_be32(const uint8_t *p)
 int
 mpc_kdb_name_hash(const char *name, size_t len, uint8_t out[MPC_KDB_NAME_HASH_LEN])
 {
-    uint8_t digest[EVP_MAX_MD_SIZE];
-    unsigned int digest_len = 0;
-    EVP_MD_CTX *md = NULL;
-    int ret = -1;
-
-    memset(out, 0, MPC_KDB_NAME_HASH_LEN);
-    if (name == NULL && len != 0)
-        goto cleanup;
-    md = EVP_MD_CTX_new();
-    if (md == NULL)
-        goto cleanup;
-    if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 ||
-        EVP_DigestUpdate(md, name_hash_prefix, sizeof(name_hash_prefix)) != 1 ||
-        (len != 0 && EVP_DigestUpdate(md, name, len) != 1) ||
-        EVP_DigestFinal_ex(md, digest, &digest_len) != 1 ||
-        digest_len < MPC_KDB_NAME_HASH_LEN)
-        goto cleanup;
-    memcpy(out, digest, MPC_KDB_NAME_HASH_LEN);
-    ret = 0;
-
-cleanup:
-    EVP_MD_CTX_free(md);
-    OPENSSL_cleanse(digest, sizeof(digest));
-    return ret;
+    return mpc_protected_key_name_hash(name, len, out);
 }
 
 /* tag = HMAC-SHA256(key, body[0..body_len)). */

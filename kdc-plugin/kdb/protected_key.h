@@ -32,6 +32,7 @@
 
 #include "handle.h"
 #include "keys/key_algorithms.h"
+#include "keys/protected_key.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,8 +42,8 @@ extern "C" {
  * names are how krb5kdc's log and kadmin spell them (libk5crypto knows neither). */
 #define MPC_KDC_ENCTYPE_AES256_GCM MPC_KEY_GCM_ENCTYPE
 #define MPC_KDC_CKSUMTYPE_GMAC MPC_KEY_GCM_CKSUMTYPE
-#define MPC_KDC_ENCTYPE_NAME "mpc-aes256-gcm"
-#define MPC_KDC_CKSUMTYPE_NAME "mpc-gmac-aes256"
+#define MPC_KDC_ENCTYPE_NAME MPC_PROTECTED_KEY_ENCTYPE_NAME
+#define MPC_KDC_CKSUMTYPE_NAME MPC_PROTECTED_KEY_CKSUMTYPE_NAME
 
 /* Lengths of the format. The tag is the aes256-gcm row's mac_bytes
  * (tests/unit/kdc-plugin/protected_key_test.cpp checks that they agree). */
@@ -54,8 +55,8 @@ extern "C" {
 #define MPC_KDC_AAD_ENCRYPT 0x01
 #define MPC_KDC_AAD_CHECKSUM 0x02
 
-#define MPC_KDC_MARKER "mpc-kdc engine key, format 1\0\0\0"
-#define MPC_KDC_MARKER_LEN 32
+#define MPC_KDC_MARKER MPC_PROTECTED_KEY_MARKER
+#define MPC_KDC_MARKER_LEN MPC_PROTECTED_KEY_MARKER_LEN
 
 /* Users' keys: keys of the enctypes of the Kerberos rows of the key-algorithm table (17, 18,
  * 19, 20). The engine holds the derived keys of the protocol key (the row's algorithm) under
@@ -64,8 +65,8 @@ extern "C" {
  * key, the MPC_KDC_USER_MARKER_LEN bytes of MPC_KDC_USER_MARKER instead of the key: public
  * text, never used as a key, since the KDB module hands krb5kdc a handle in its place (and
  * the module enrols on store: kdc-plugin/kdb/user_enroll.h). */
-#define MPC_KDC_USER_MARKER "mpc-kdc user key in engine, v1\0"
-#define MPC_KDC_USER_MARKER_LEN 32
+#define MPC_KDC_USER_MARKER MPC_PROTECTED_KEY_USER_MARKER
+#define MPC_KDC_USER_MARKER_LEN MPC_PROTECTED_KEY_USER_MARKER_LEN
 
 /* The engine algorithm (the key-algorithm table's id, mpc_client.h's enum mpc_key_algorithm)
  * of a protected user's key of this enctype: the id of the enctype's Kerberos row, 0 for any
@@ -80,15 +81,14 @@ mpc_kdc_user_algorithm(int32_t enctype)
 #define MPC_KDC_USER_ALGORITHM(enctype) mpc_kdc_user_algorithm(enctype)
 
 /* "kdc/" + 32 hex digits + NUL */
-#define MPC_KDC_ENGINE_KEY_NAME_LEN 37
+#define MPC_KDC_ENGINE_KEY_NAME_LEN MPC_PROTECTED_KEY_ENGINE_NAME_LEN
 
 /* The engine key name of a handle's key id into out (NUL-terminated). */
 void mpc_kdc_engine_key_name(const mpc_kdb_key_id *id, char out[MPC_KDC_ENGINE_KEY_NAME_LEN]);
 
-/* The ticket key K enrolled for an existing key of the realm (the AES-256 krbtgt key read
- * once at `mpcctl kdc protect`): HMAC-SHA256(existing key, "mpc-kdc aes256-gcm ticket key
- * v1"). Returns 0, or -1 if OpenSSL failed (out zeroed). The caller wipes out. */
-int mpc_kdc_ticket_key_from_existing(const uint8_t *existing, size_t existing_len, uint8_t out[32]);
+/* The ticket key K enrolled for an existing key of the realm: keys/protected_key.h's
+ * mpc_protected_key_ticket_key. */
+#define mpc_kdc_ticket_key_from_existing mpc_protected_key_ticket_key
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
 #include "cuda/garble_plan.hpp"
 #include "emulated_garbling.hpp"
 #include "protocol/gc2/half_gates.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 #include "protocol/two_party/buffer_channel.hpp"
 
 namespace mpc::cuda {

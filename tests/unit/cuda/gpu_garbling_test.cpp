@@ -18,7 +18,7 @@
 #include "common/error.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "cuda/gpu_garbling.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 #include "protocol/two_party/buffer_channel.hpp"
 #include "three_parties.hpp"
 

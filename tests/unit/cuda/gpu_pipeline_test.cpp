@@ -15,7 +15,7 @@
 #include "circuits/aes.hpp"
 #include "common/error.hpp"
 #include "cuda/cuda_evaluator.hpp"
-#include "protocol/rss3/testing/random_program.hpp"
+#include "support/random_program.hpp"
 #include "three_parties.hpp"
 
 #define MPC_REQUIRE_GPU()                                                                           \
