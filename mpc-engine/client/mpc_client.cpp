@@ -32,7 +32,8 @@ void copy_message(const std::string& message, char* buffer, size_t size) {
 int status_of(const mpc::Error& error) {
   if (const auto* refused = dynamic_cast<const mpc::client::ServerError*>(&error)) {
     switch (refused->status()) {
-      case mpc::wire::Status::PeerFailure: return MPC_EUNREACHABLE;
+      case mpc::wire::Status::PeerFailure:
+      case mpc::wire::Status::Regrouping: return MPC_EUNREACHABLE;
       case mpc::wire::Status::UnknownNonce: return MPC_ENONCE;
       case mpc::wire::Status::RequestMismatch: return MPC_EDIVERGED;
       default: return MPC_EREFUSED;

@@ -17,7 +17,8 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
   const TableReader reader(document, table, "limits",
                            {"max_batch_blocks", "max_job_blocks", "max_pending_jobs", "peer_timeout_ms",
                             "job_wait_ms", "sbox", "latency_batch_blocks", "gcm_nonce_ttl_s",
-                            "gcm_nonces_per_client", "prepared_circuits_mib"});
+                            "gcm_nonces_per_client", "prepared_circuits_mib", "heartbeat_ms", "peer_down_ms",
+                            "rejoin_ms", "degraded_max_job_blocks"});
   ServerLimits limits;
   if (auto v = reader.optional_integer("max_batch_blocks", kBatchBlocksMultiple, kMaxBatchBlocksCeiling)) {
     if (*v % kBatchBlocksMultiple != 0)
@@ -43,6 +44,17 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
     limits.gcm_nonces_per_client = static_cast<std::uint32_t>(*v);
   if (auto v = reader.optional_integer("prepared_circuits_mib", 0, kMaxPreparedCircuitsMib))
     limits.prepared_circuits_mib = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("peer_down_ms", 20, kMaxTimeoutMs)) limits.peer_down = std::chrono::milliseconds(*v);
+  if (auto v = reader.optional_integer("heartbeat_ms", 10, 60000)) {
+    if (*v >= limits.peer_down.count())
+      reader.fail("heartbeat_ms", "must be below peer_down_ms (" + std::to_string(limits.peer_down.count()) + ")");
+    limits.heartbeat = std::chrono::milliseconds(*v);
+  } else if (limits.heartbeat >= limits.peer_down) {
+    reader.fail("peer_down_ms", "must be above heartbeat_ms (" + std::to_string(limits.heartbeat.count()) + ")");
+  }
+  if (auto v = reader.optional_integer("rejoin_ms", 20, kMaxTimeoutMs)) limits.rejoin = std::chrono::milliseconds(*v);
+  if (auto v = reader.optional_integer("degraded_max_job_blocks", 1, kMaxJobBlocksCeiling))
+    limits.degraded_max_job_blocks = static_cast<std::uint32_t>(*v);
   return limits;
 }
 
@@ -90,7 +102,8 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   const detail::Document document = detail::parse_document(file);
   const TableReader root(document, document.root, "",
                          {"protocol", "party", "client_endpoint", "peer_endpoint", "secret_key_file", "storage_path",
-                          "storage_key_file", "log_level", "backend", "krb_evaluation", "limits", "lut", "peers", "clients"});
+                          "storage_key_file", "log_level", "backend", "krb_evaluation", "degraded_service", "limits", "lut",
+                          "peers", "clients"});
   ServerSettings settings;
   if (auto protocol = root.optional_choice("protocol", {"rss3", "gc2", "lut2"}))
     settings.protocol = parse_protocol(*protocol);
@@ -108,6 +121,10 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
     settings.backend = *backend == "cpu"    ? EvaluatorBackend::Cpu
                        : *backend == "cuda" ? EvaluatorBackend::Cuda
                                             : EvaluatorBackend::Auto;
+  if (auto degraded = root.optional_choice("degraded_service", {"two-party", "off"})) {
+    if (settings.protocol != Protocol::Rss3) root.fail("degraded_service", "applies only to protocol = \"rss3\"");
+    settings.degraded_service = *degraded == "off" ? DegradedService::Off : DegradedService::TwoParty;
+  }
   if (auto evaluation = root.optional_choice("krb_evaluation", {"garbled", "layered"})) {
     if (settings.protocol != Protocol::Rss3) root.fail("krb_evaluation", "applies only to protocol = \"rss3\"");
     settings.krb_evaluation = *evaluation == "garbled" ? KrbEvaluation::Garbled : KrbEvaluation::Layered;

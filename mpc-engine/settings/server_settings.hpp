@@ -10,6 +10,7 @@
 //   log_level = "info"                      # debug | info | warning | error
 //   backend = "auto"                        # cpu | cuda | auto: the three-party evaluator
 //   krb_evaluation = "garbled"              # garbled | layered: how rss3 runs Kerberos jobs
+//   degraded_service = "two-party"          # two-party | off: rss3, one server down (see below)
 //
 //   [limits]
 //   max_batch_blocks = 16384      # instances in one bitsliced evaluation (a chunk set that stays in cache)
@@ -23,6 +24,12 @@
 //   gcm_nonces_per_client = 262144  # prefetched GCM nonces kept per client key (oldest dropped first)
 //   prepared_circuits_mib = 256   # two-server clusters: Kerberos garblings prepared ahead of time
 //                                 # (their tables on server 2), 0 disables; rss3 ignores it
+//   heartbeat_ms = 100            # rss3: how often each server tells the others whom it hears
+//   peer_down_ms = 500            # rss3: a server not heard for this long counts as down
+//   rejoin_ms = 1000              # rss3: a returning server must be heard this long before
+//                                 # the cluster leaves two-party service
+//   degraded_max_job_blocks = 1024  # rss3: the largest job (blocks, a prefetch's included)
+//                                 # two servers serve without the third (garbling is slower)
 //
 //   [lut]                         # protocol = "lut2" only
 //   preprocessing = "ot"          # ot (the two servers alone) | dealer (an offline third server)
@@ -63,6 +70,12 @@
 //     engines/three_party/garbled_krb_batch.hpp), "layered" runs it layer by layer like every other batch
 //     (a round per AND layer, thousands for HMAC-SHA1, but little traffic). Server 1 leads
 //     every batch, so its setting decides; the others follow what its batches say.
+//   - degraded_service (rss3): "two-party" lets the two servers that still hear each other
+//     serve every job as a two-party cluster (garbled circuits on XOR shares each derives
+//     from its replicated shares) while the third is down, and return to three-party service
+//     by themselves once it is back (node/membership.hpp); "off" leaves every job failing
+//     until all three servers are up. Every server of a cluster should say the same.
+//     heartbeat_ms 10..60000 and below peer_down_ms; peer_down_ms, rejoin_ms 20..600000.
 //   - Strings are non-empty, at most 4096 bytes, without control characters.
 //   - Endpoints: tcp://host:port (port 1..65535 or *), ipc://path or inproc://name;
 //     client_endpoint and peer_endpoint differ; the two peers' endpoints differ.
@@ -135,6 +148,9 @@ enum class EvaluatorBackend { Cpu, Cuda, Auto };
 // How a three-server cluster runs Kerberos batches (see "krb_evaluation" above).
 enum class KrbEvaluation { Garbled, Layered };
 
+// What a three-server cluster does with one server down (see "degraded_service" above).
+enum class DegradedService { TwoParty, Off };
+
 struct PeerSettings {
   int party = 0;  // 0-based internally (file says 1..3)
   std::string endpoint;
@@ -152,6 +168,10 @@ struct ServerLimits {
   std::chrono::seconds gcm_nonce_ttl{3600};
   std::uint32_t gcm_nonces_per_client = 262144;
   std::uint32_t prepared_circuits_mib = 256;
+  std::chrono::milliseconds heartbeat{100};
+  std::chrono::milliseconds peer_down{500};
+  std::chrono::milliseconds rejoin{1000};
+  std::uint32_t degraded_max_job_blocks = 1024;
 };
 
 struct ServerSettings {
@@ -165,6 +185,7 @@ struct ServerSettings {
   std::string log_level = "info";
   EvaluatorBackend backend = EvaluatorBackend::Auto;
   KrbEvaluation krb_evaluation = KrbEvaluation::Garbled;
+  DegradedService degraded_service = DegradedService::TwoParty;
   ServerLimits limits;
   LutSettings lut;
   std::vector<PeerSettings> peers;  // the other parties (two, or one with gc2/lut2), sorted by party

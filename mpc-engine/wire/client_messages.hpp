@@ -230,8 +230,11 @@ enum class Status : std::uint16_t {
   // The servers received different copies of the request (or one never received it):
   // refused before anything was computed with it.
   RequestMismatch = 11,
+  // Not served because the cluster is changing which servers serve (one went down or came
+  // back): the same request under a new id will be (client/cluster_client.hpp serve_job).
+  Regrouping = 12,
 };
-inline constexpr Status kLastStatus = Status::RequestMismatch;
+inline constexpr Status kLastStatus = Status::Regrouping;
 
 const char* status_name(Status status);
 
@@ -255,6 +258,9 @@ struct KeyList {
 
 // Body of a successful Status reply: u8 party | u64 epoch-or-0 | u64 batches | u64 jobs | u32 stored keys |
 // u64 payload bytes sent | u64 layer messages sent | u64 AND gates evaluated (ANDs x instances)
+enum class ClusterMode : std::uint8_t { Full = 0, TwoParty = 1 };
+inline constexpr std::uint8_t kNoParty = 0xff;
+
 struct ServerStatus {
   std::uint8_t party = 0;  // 0, 1 or 2
   std::uint64_t batches = 0;
@@ -269,6 +275,13 @@ struct ServerStatus {
   std::uint64_t and_gates_evaluated = 0;
   // Since start: requests refused because the servers' copies of them differed.
   std::uint64_t request_mismatches = 0;
+  // How the cluster serves, as this server sees it: all three servers, or the two that still
+  // hear each other (missing_party the third, 0-based) since mode_since_unix_ms; and how
+  // often it has switched since start.
+  ClusterMode mode = ClusterMode::Full;
+  std::uint8_t missing_party = kNoParty;
+  std::uint64_t mode_since_unix_ms = 0;
+  std::uint64_t mode_switches = 0;
 };
 
 // Body of a successful GcmPrefetch reply: u32 count | u32 blocks_per_nonce | count * 12 nonce

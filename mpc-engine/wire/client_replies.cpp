@@ -160,6 +160,14 @@ ServerStatus decode_server_status(ByteReader& reader) {
   status.layer_messages_sent = reader.u64();
   status.and_gates_evaluated = reader.u64();
   status.request_mismatches = reader.u64();
+  const std::uint8_t mode = reader.u8();
+  if (mode > static_cast<std::uint8_t>(ClusterMode::TwoParty)) fail("unknown cluster mode " + std::to_string(mode));
+  status.mode = static_cast<ClusterMode>(mode);
+  status.missing_party = reader.u8();
+  if (status.mode == ClusterMode::TwoParty ? status.missing_party > 2 : status.missing_party != kNoParty)
+    fail("missing party " + std::to_string(status.missing_party) + " does not go with the cluster mode");
+  status.mode_since_unix_ms = reader.u64();
+  status.mode_switches = reader.u64();
   return status;
 }
 
@@ -193,6 +201,12 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.u64(b.layer_messages_sent);
           writer.u64(b.and_gates_evaluated);
           writer.u64(b.request_mismatches);
+          if (b.mode == ClusterMode::TwoParty ? b.missing_party > 2 : b.missing_party != kNoParty)
+            fail("missing party " + std::to_string(b.missing_party) + " does not go with the cluster mode");
+          writer.u8(static_cast<std::uint8_t>(b.mode));
+          writer.u8(b.missing_party);
+          writer.u64(b.mode_since_unix_ms);
+          writer.u64(b.mode_switches);
         } else if constexpr (std::is_same_v<T, GcmPrefetchResult>) {
           check_prefetch(b.count, b.blocks_per_nonce);
           const std::size_t share_bytes = static_cast<std::size_t>(b.count) * b.blocks_per_nonce * kBlockBytes;
@@ -250,6 +264,7 @@ const char* status_name(Status status) {
     case Status::NotReady: return "not_ready";
     case Status::UnknownNonce: return "unknown_nonce";
     case Status::RequestMismatch: return "request_mismatch";
+    case Status::Regrouping: return "regrouping";
   }
   return "unknown";
 }

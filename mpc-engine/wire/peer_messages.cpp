@@ -273,6 +273,35 @@ std::vector<std::uint8_t> encode_notes(std::span<const RequestNote> notes) {
   return out;
 }
 
+std::vector<std::uint8_t> encode_hello(const Hello& hello) {
+  if ((hello.heard & ~0x7u) != 0) fail("hello names a party beyond 3");
+  if (hello.mode == ClusterMode::TwoParty ? hello.missing > 2 : hello.missing != kNoParty)
+    fail("hello's missing party does not go with its mode");
+  std::vector<std::uint8_t> out;
+  ByteWriter writer(out);
+  write_header(writer, PeerMessageType::Hello, 0, 0);
+  writer.u8(hello.heard);
+  writer.u8(static_cast<std::uint8_t>(hello.mode));
+  writer.u8(hello.missing);
+  return out;
+}
+
+std::vector<std::uint8_t> wrap_degraded(std::span<const std::uint8_t> inner) {
+  std::vector<std::uint8_t> out;
+  out.reserve(2 + inner.size());
+  out.push_back(kProtocolVersion);
+  out.push_back(static_cast<std::uint8_t>(PeerMessageType::Degraded));
+  out.insert(out.end(), inner.begin(), inner.end());
+  return out;
+}
+
+std::optional<std::span<const std::uint8_t>> unwrap_degraded(std::span<const std::uint8_t> frame) {
+  if (frame.size() < 2 || frame[0] != kProtocolVersion ||
+      frame[1] != static_cast<std::uint8_t>(PeerMessageType::Degraded))
+    return std::nullopt;
+  return frame.subspan(2);
+}
+
 void write_layer_header(const LayerHeader& header, std::span<std::uint8_t> frame) {
   if (frame.size() < kLayerHeaderBytes)
     fail("layer frame of " + std::to_string(frame.size()) + " bytes has no room for the header");
@@ -314,6 +343,20 @@ PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
       notice.detail = reader.short_string(kMaxErrorBytes);
       reader.expect_end();
       return notice;
+    }
+    case static_cast<std::uint8_t>(PeerMessageType::Hello): {
+      if (epoch != 0 || sequence != 0) fail("hello with a batch id");
+      Hello hello;
+      hello.heard = reader.u8();
+      if ((hello.heard & ~0x7u) != 0) fail("hello names a party beyond 3");
+      const std::uint8_t mode = reader.u8();
+      if (mode > static_cast<std::uint8_t>(ClusterMode::TwoParty)) fail("hello with an unknown mode");
+      hello.mode = static_cast<ClusterMode>(mode);
+      hello.missing = reader.u8();
+      if (hello.mode == ClusterMode::TwoParty ? hello.missing > 2 : hello.missing != kNoParty)
+        fail("hello's missing party does not go with its mode");
+      reader.expect_end();
+      return hello;
     }
     case static_cast<std::uint8_t>(PeerMessageType::Notes): {
       if (epoch != 0 || sequence != 0) fail("notes message with a batch id");

@@ -16,10 +16,15 @@
 // Abort (any party -> the other two): u16 reason | short string detail
 // Notes (any party -> another; epoch and sequence 0): u32 count | notes, each 32-byte client
 //   public key | 16-byte request id | 32-byte request digest | u16 status | short string detail
+// Hello (any party -> another, every heartbeat; epoch and sequence 0): u8 heard (bit p: this
+//   party heard party p lately) | u8 mode (ClusterMode) | u8 missing party (0xff in Full)
+// Degraded (between the two servers serving without the third): u8 version | u8 type | a
+//   frame of the two-party engine (wire/two_server_messages.hpp) as it is, no other header
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -29,7 +34,7 @@
 
 namespace mpc::wire {
 
-enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3, Notes = 4 };
+enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3, Notes = 4, Hello = 5, Degraded = 6 };
 
 using PublicKey = std::array<std::uint8_t, 32>;
 
@@ -165,6 +170,21 @@ struct RequestNote {
 };
 inline constexpr std::size_t kMaxNotesPerMessage = 4096;
 
+// What a server tells the others every heartbeat (node/membership.hpp).
+struct Hello {
+  std::uint8_t heard = 0;  // bit p set: this server heard party p (0-based) lately
+  ClusterMode mode = ClusterMode::Full;
+  std::uint8_t missing = kNoParty;  // the party the two-party service runs without
+  bool operator==(const Hello&) const = default;
+};
+std::vector<std::uint8_t> encode_hello(const Hello& hello);
+
+// The two-party engine's frames between the two servers serving without the third, told apart
+// from the three-party engine's by this wrapping. unwrap_degraded: the inner frame, or
+// nullopt when `frame` is not a wrapped one.
+std::vector<std::uint8_t> wrap_degraded(std::span<const std::uint8_t> inner);
+std::optional<std::span<const std::uint8_t>> unwrap_degraded(std::span<const std::uint8_t> frame);
+
 std::vector<std::uint8_t> encode_batch(const BatchHeader& header);
 // Throws FormatError(Wire) for more than kMaxNotesPerMessage notes, none, or a detail too long.
 std::vector<std::uint8_t> encode_notes(std::span<const RequestNote> notes);
@@ -176,7 +196,7 @@ struct DecodedLayer {
   LayerHeader header;
   std::span<const std::uint8_t> payload;  // points into the decoded frame
 };
-using PeerMessage = std::variant<BatchHeader, DecodedLayer, AbortNotice, std::vector<RequestNote>>;
+using PeerMessage = std::variant<BatchHeader, DecodedLayer, AbortNotice, std::vector<RequestNote>, Hello>;
 PeerMessage decode_peer_message(std::span<const std::uint8_t> frame);
 
 }  // namespace mpc::wire

@@ -245,6 +245,33 @@ TEST_F(SettingsTest, KerberosEvaluationIsGarbledUnlessLayeredIsAsked) {
                       {"krb_evaluation", "only to protocol = \"rss3\""});
 }
 
+TEST_F(SettingsTest, DegradedServiceIsTwoPartyUnlessOff) {
+  const auto defaults = load_server_settings(write("server.toml", server_text(server_root())));
+  EXPECT_EQ(defaults.degraded_service, DegradedService::TwoParty);
+  EXPECT_EQ(defaults.limits.heartbeat, std::chrono::milliseconds(100));
+  EXPECT_EQ(defaults.limits.peer_down, std::chrono::milliseconds(500));
+  EXPECT_EQ(defaults.limits.rejoin, std::chrono::milliseconds(1000));
+  auto root = server_root();
+  root["degraded_service"] = "\"off\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).degraded_service, DegradedService::Off);
+  root["degraded_service"] = "\"two-party\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).degraded_service, DegradedService::TwoParty);
+  root["degraded_service"] = "\"one-party\"";
+  expect_server_error(server_text(root), {"degraded_service", "one of two-party, off"});
+  const auto timed = load_server_settings(
+      write("server.toml", server_text(server_root(), "heartbeat_ms = 50\npeer_down_ms = 300\nrejoin_ms = 2000")));
+  EXPECT_EQ(timed.limits.heartbeat, std::chrono::milliseconds(50));
+  EXPECT_EQ(timed.limits.peer_down, std::chrono::milliseconds(300));
+  EXPECT_EQ(timed.limits.rejoin, std::chrono::milliseconds(2000));
+  expect_server_error(server_text(server_root(), "heartbeat_ms = 500"), {"heartbeat_ms", "below peer_down_ms"});
+  expect_server_error(server_text(server_root(), "peer_down_ms = 100"), {"peer_down_ms", "above heartbeat_ms"});
+  // Two-server clusters have no third server to lose.
+  root["degraded_service"] = "\"off\"";
+  root["protocol"] = "\"gc2\"";
+  expect_server_error(server_text(root, "", peer_table(2, "tcp://127.0.0.1:7202", z85(peer2))),
+                      {"degraded_service", "only to protocol = \"rss3\""});
+}
+
 TEST_F(SettingsTest, EachRequiredServerKeyIsNamedWhenMissing) {
   for (const auto& [key, value] : server_root()) {
     auto root = server_root();

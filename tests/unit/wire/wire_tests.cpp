@@ -57,6 +57,9 @@ std::size_t expect_rejected(const Bytes& frame, Decode decode) {
   return g_largest;
 }
 
+// The first status value no version of the protocol defines.
+constexpr std::uint8_t kFirstUnknownStatus = static_cast<std::uint8_t>(kLastStatus) + 1;
+
 RequestId make_id(std::uint8_t seed) {
   RequestId id{};
   for (std::size_t i = 0; i < id.size(); ++i) id[i] = static_cast<std::uint8_t>(seed + i);
@@ -233,6 +236,11 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   status.and_gates_evaluated = 5120ull * 65536;
   status.request_mismatches = 3;
   out.push_back({MessageType::Status, Reply{make_id(6), Status::Ok, "", status}});
+  status.mode = ClusterMode::TwoParty;
+  status.missing_party = 0;
+  status.mode_since_unix_ms = 1795000000123ull;
+  status.mode_switches = 7;
+  out.push_back({MessageType::Status, Reply{make_id(9), Status::Ok, "", status}});
   out.push_back({MessageType::Compute, Reply{make_id(7), Status::UnknownKey, "no such key", std::monostate{}}});
   out.push_back({MessageType::Status, Reply{make_id(8), Status::NotReady, std::string(1024, 'e'), std::monostate{}}});
   out.push_back({MessageType::ImportKey, Reply{make_id(9), Status::KeyExists, "", std::monostate{}}});
@@ -284,6 +292,10 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->layer_messages_sent, y.layer_messages_sent);
     EXPECT_EQ(x->and_gates_evaluated, y.and_gates_evaluated);
     EXPECT_EQ(x->request_mismatches, y.request_mismatches);
+    EXPECT_EQ(x->mode, y.mode);
+    EXPECT_EQ(x->missing_party, y.missing_party);
+    EXPECT_EQ(x->mode_since_unix_ms, y.mode_since_unix_ms);
+    EXPECT_EQ(x->mode_switches, y.mode_switches);
   } else if (auto* x = std::get_if<GcmPrefetchResult>(&a.body)) {
     const auto& y = std::get<GcmPrefetchResult>(b.body);
     EXPECT_EQ(x->count, y.count);
@@ -1011,13 +1023,13 @@ TEST(ClientReply, RejectsBadHeaderFields) {
     expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
   }
   // Unknown status values.
-  for (std::uint16_t status : {12, 0x100, 0xffff}) {
+  for (std::uint16_t status : {int{kFirstUnknownStatus}, 0x100, 0xffff}) {
     Bytes bad = frame;
     bad[18] = static_cast<std::uint8_t>(status);
     bad[19] = static_cast<std::uint8_t>(status >> 8);
     expect_rejected(bad, decode_reply_as(MessageType::ImportKey));
   }
-  EXPECT_THROW(encode_reply(Reply{make_id(1), static_cast<Status>(12), "", {}}), FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), static_cast<Status>(kFirstUnknownStatus), "", {}}), FormatError);
   // Error strings: 1024 bytes is the limit; an Ok reply has none.
   expect_rejected(reply_header(Status::Internal, std::string(1025, 'x')), decode_reply_as(MessageType::Status));
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Internal, std::string(1025, 'x'), {}}), FormatError);
@@ -1167,6 +1179,14 @@ TEST(ClientReply, RejectsBadKeyListsAndStatus) {
   ServerStatus status;
   status.party = 3;
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", status}), FormatError);
+  // A missing party goes with two-party service and only with it.
+  status.party = 1;
+  status.mode = ClusterMode::TwoParty;
+  status.missing_party = kNoParty;
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", status}), FormatError);
+  status.mode = ClusterMode::Full;
+  status.missing_party = 2;
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", status}), FormatError);
 }
 
 TEST(ClientReply, StatusNames) {
@@ -1175,6 +1195,7 @@ TEST(ClientReply, StatusNames) {
   EXPECT_STREQ(status_name(Status::NotReady), "not_ready");
   EXPECT_STREQ(status_name(Status::UnknownNonce), "unknown_nonce");
   EXPECT_STREQ(status_name(Status::RequestMismatch), "request_mismatch");
+  EXPECT_STREQ(status_name(Status::Regrouping), "regrouping");
   EXPECT_STREQ(status_name(static_cast<Status>(77)), "unknown");
 }
 
@@ -1381,7 +1402,7 @@ TEST(PeerMessage, AbortRoundTrip) {
     EXPECT_EQ(encode_abort(decoded), frame);
   }
   EXPECT_THROW(encode_abort(AbortNotice{1, 2, 3, std::string(1025, 'd')}), FormatError);
-  EXPECT_THROW(encode_abort(AbortNotice{1, 2, 12, ""}), FormatError);
+  EXPECT_THROW(encode_abort(AbortNotice{1, 2, kFirstUnknownStatus, ""}), FormatError);
 }
 
 std::vector<RequestNote> sample_notes() {
@@ -1418,12 +1439,12 @@ TEST(PeerMessage, RejectsBadNotes) {
   notes[0].detail = std::string(1025, 'd');
   EXPECT_THROW(encode_notes(notes), FormatError);
   notes = sample_notes();
-  notes[0].status = static_cast<Status>(12);
+  notes[0].status = static_cast<Status>(kFirstUnknownStatus);
   EXPECT_THROW(encode_notes(notes), FormatError);
   // A status beyond the last, a note count of zero and a batch id are refused on decoding.
   Bytes frame = encode_notes(sample_notes());
   Bytes bad = frame;
-  bad[14 + 4 + 80] = 12;  // the first note's status, low byte
+  bad[14 + 4 + 80] = kFirstUnknownStatus;  // the first note's status, low byte
   expect_rejected(bad, decode_peer);
   bad = frame;
   bad[14] = bad[15] = bad[16] = bad[17] = 0;
@@ -1455,6 +1476,42 @@ TEST(PeerMessage, RejectsEveryTruncationAndTrailingByte) {
   }
 }
 
+TEST(PeerMessage, HelloRoundTripAndChecks) {
+  const Hello hello{0b101, ClusterMode::TwoParty, 1};
+  const Bytes frame = encode_hello(hello);
+  EXPECT_EQ(std::get<Hello>(decode_peer_message(frame)), hello);
+  const Hello full{0b011, ClusterMode::Full, kNoParty};
+  EXPECT_EQ(std::get<Hello>(decode_peer_message(encode_hello(full))), full);
+  EXPECT_THROW(encode_hello(Hello{0b1000, ClusterMode::Full, kNoParty}), FormatError);
+  EXPECT_THROW(encode_hello(Hello{0, ClusterMode::TwoParty, kNoParty}), FormatError);
+  EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, 2}), FormatError);
+  const std::size_t body = frame.size() - 3;
+  for (const auto& [offset, value] : std::vector<std::pair<std::size_t, std::uint8_t>>{
+           {body, 0b1000}, {body + 1, 2}, {body + 2, 3}, {body + 2, kNoParty}}) {
+    Bytes bad = frame;
+    bad[offset] = value;
+    expect_rejected(bad, decode_peer);
+  }
+  Bytes longer = frame;
+  longer.push_back(0);
+  expect_rejected(longer, decode_peer);
+}
+
+TEST(PeerMessage, DegradedFramesWrapAnyInnerFrame) {
+  const Bytes inner{9, 8, 7, 6, 5};
+  const Bytes wrapped = wrap_degraded(inner);
+  const auto unwrapped = unwrap_degraded(wrapped);
+  ASSERT_TRUE(unwrapped);
+  EXPECT_EQ(Bytes(unwrapped->begin(), unwrapped->end()), inner);
+  EXPECT_FALSE(unwrap_degraded(encode_hello(Hello{})));
+  EXPECT_FALSE(unwrap_degraded(Bytes{kProtocolVersion}));
+  Bytes other_version = wrapped;
+  other_version[0] = kProtocolVersion + 1;
+  EXPECT_FALSE(unwrap_degraded(other_version));
+  // The three-party decoder has no business with them.
+  expect_rejected(wrapped, decode_peer);
+}
+
 TEST(PeerMessage, RejectsBadHeaderFields) {
   Bytes frame = encode_batch(sample_batch());
   for (std::uint8_t version : {0, 2, 0xff}) {
@@ -1462,7 +1519,7 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
     bad[0] = version;
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t type : {0, 5, 0x80, 0xff}) {
+  for (std::uint8_t type : {0, 7, 0x80, 0xff}) {
     Bytes bad = peer_header(type);
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);
@@ -1476,7 +1533,7 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
   for (std::uint8_t circuit = 1; circuit <= 24; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
   for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_FALSE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint8_t circuit = 11; circuit <= 24; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
-  for (std::uint16_t reason : {12, 0xffff}) {
+  for (std::uint16_t reason : {int{kFirstUnknownStatus}, 0xffff}) {
     Bytes bad = peer_header(3);
     ByteWriter writer(bad);
     writer.u16(reason);
