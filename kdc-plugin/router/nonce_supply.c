@@ -27,7 +27,12 @@
 #define REFILL_IDLE_MS 1000            /* the thread wakes at least this often */
 #define REFILL_BACKOFF_MAX_MS 30000    /* after repeated failures */
 #define REFILL_MAX_BLOCKS_PER_CALL 65536
+#define REFILL_MIN_BLOCKS_PER_CALL 64
 #define REFILL_MAX_NONCES_PER_CALL 4096
+/* A refill call should take about this long: a seal that prefetches for itself meanwhile
+ * waits behind it. The engine's speed changes by an order of magnitude or more (three
+ * servers or two, a GPU or none), so the blocks per call follow the time the last call took. */
+#define REFILL_TARGET_MS 200
 #define REASON_LEN 400
 
 _Static_assert(NONCE_POOL_NONCE_LEN == MPC_KDC_NONCE_LEN, "a pool holds the format's nonces");
@@ -56,6 +61,7 @@ struct nonce_supply {
     pthread_cond_t wake;               /* the thread: a pool ran low, or stop */
     struct key_slot keys[NONCE_SUPPLY_MAX_KEYS];
     uint64_t next_generation;
+    uint32_t blocks_per_call;          /* keystream blocks one refill call may ask for */
     int refill_started;                /* 1 running, -1 could not start, 0 not yet */
     int stopping;
     pthread_t refill_thread;
@@ -84,6 +90,7 @@ nonce_supply_create(engine_conn *conn, nonce_supply **out, char *why, size_t why
     supply->owner = getpid();
     supply->conn = conn;
     supply->opt = engine_conn_options(conn);
+    supply->blocks_per_call = REFILL_MAX_BLOCKS_PER_CALL;
     if (pthread_mutex_init(&supply->lock, NULL) != 0) {
         router_set_why(why, why_len, "cannot create a mutex");
         free(supply);
@@ -203,6 +210,29 @@ record_refill(struct key_slot *slot, int k, const char *name, uint32_t kvno,
                  engine_status_text(rc), err);
 }
 
+/* The next calls' size from this one's outcome: a failure (a timeout, or a server refusing a
+ * job that large) quarters it; a success scales it towards REFILL_TARGET_MS. Called with
+ * supply->lock held. */
+static void
+adapt_call_size(nonce_supply *supply, int rc, uint64_t asked_blocks, uint64_t elapsed_ms)
+{
+    uint64_t next;
+
+    if (rc != MPC_OK)
+        next = supply->blocks_per_call / 4;
+    else if (2 * asked_blocks < supply->blocks_per_call)
+        return;  /* a small top-up says little about what a full call costs */
+    else
+        next = asked_blocks * REFILL_TARGET_MS / (elapsed_ms != 0 ? elapsed_ms : 1);
+    if (next > 2u * supply->blocks_per_call && rc == MPC_OK)
+        next = 2u * supply->blocks_per_call;  /* grow gently: one fast call may be luck */
+    if (next < REFILL_MIN_BLOCKS_PER_CALL)
+        next = REFILL_MIN_BLOCKS_PER_CALL;
+    if (next > REFILL_MAX_BLOCKS_PER_CALL)
+        next = REFILL_MAX_BLOCKS_PER_CALL;
+    supply->blocks_per_call = (uint32_t)next;
+}
+
 static void *
 refill_main(void *arg)
 {
@@ -233,8 +263,11 @@ refill_main(void *arg)
         want = (uint32_t)(nonce_pool_capacity(slot->pool[k]) - nonce_pool_count(slot->pool[k]));
         if (want > REFILL_MAX_NONCES_PER_CALL)
             want = REFILL_MAX_NONCES_PER_CALL;
-        if (blocks != 0 && want > REFILL_MAX_BLOCKS_PER_CALL / blocks)
-            want = REFILL_MAX_BLOCKS_PER_CALL / blocks;
+        /* Each nonce costs its keystream blocks and one for its tag mask. */
+        if (want > supply->blocks_per_call / (blocks + 1))
+            want = supply->blocks_per_call / (blocks + 1);
+        if (want == 0)
+            want = 1;
         pthread_mutex_unlock(&supply->lock);
 
         err[0] = '\0';
@@ -264,6 +297,7 @@ refill_main(void *arg)
         log_msg[0] = '\0';
         log_priority = LOG_ERR;
         pthread_mutex_lock(&supply->lock);
+        adapt_call_size(supply, rc, (uint64_t)want * (blocks + 1), now_ms() - stamp);
         record_refill(slot, k, name, kvno, generation, rc, stamp, nonces, keystream, want,
                       err, log_msg, sizeof(log_msg), &log_priority);
         pthread_mutex_unlock(&supply->lock);

@@ -8,6 +8,7 @@
 #include <thread>
 #include <variant>
 
+#include "client/cluster_links.hpp"
 #include "client/key_material.hpp"
 #include "common/error.hpp"
 #include "keys/algorithm_list.hpp"
@@ -21,12 +22,6 @@ ServerError::ServerError(int party, wire::Status status, const std::string& deta
                                    (detail.empty() ? "" : ": " + detail)),
       party_(party),
       status_(status) {}
-
-struct ClusterClient::Links {
-  pid_t owner = 0;
-  std::unique_ptr<transport::Context> context;
-  std::vector<std::unique_ptr<transport::Connection>> connections;  // by party
-};
 
 namespace {
 
@@ -61,6 +56,27 @@ std::vector<SecretBytes> xor_shares(const SecretBytes& material) {
   out[1] = SecretBytes(material.size());
   for (std::size_t i = 0; i < material.size(); ++i) out[1][i] = static_cast<std::uint8_t>(material[i] ^ out[0][i]);
   return out;
+}
+
+// The server whose failure to report, or -1 if all answered Ok: a server's own refusal says
+// more than another's silence, so it comes first.
+int first_failure(const Replies& replies, const std::vector<bool>& unreachable) {
+  int failed = -1;
+  for (std::size_t party = 0; party < replies.size(); ++party) {
+    if (replies[party].status == wire::Status::Ok) continue;
+    if (!unreachable[party]) return static_cast<int>(party);
+    if (failed < 0) failed = static_cast<int>(party);
+  }
+  return failed;
+}
+
+// Throws the failure of server `failed`: its refusal, or that it was not reached (`suffix`
+// appended either way).
+[[noreturn]] void throw_failure(const Replies& replies, const std::vector<bool>& unreachable, int failed,
+                                const std::string& suffix = "") {
+  const auto& reply = replies[static_cast<std::size_t>(failed)];
+  if (unreachable[static_cast<std::size_t>(failed)]) throw Error(Component::Client, reply.error + suffix);
+  throw ServerError(failed, reply.status, reply.error + suffix);
 }
 
 wire::RequestId fresh_request_id() {
@@ -125,9 +141,9 @@ Replies ClusterClient::round_trip(const std::vector<std::vector<std::uint8_t>>& 
   return replies;
 }
 
-Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& frames,
-                                                   const wire::RequestId& id, wire::MessageType type,
-                                                   std::vector<bool> targets, bool stop_on_error) {
+Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& frames, const wire::RequestId& id,
+                                wire::MessageType type, std::vector<bool> targets, bool stop_on_error,
+                                bool tolerate_unreachable, std::vector<bool>* unreachable_out) {
   Links& link = links();
   const auto start = std::chrono::steady_clock::now();
   // Kerberos jobs run deep circuits (compiled first for a new length): they get the longer of
@@ -155,20 +171,39 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
     if (waiting == unsent.end()) break;
     if (std::chrono::steady_clock::now() >= send_deadline) {
       const auto index = static_cast<std::size_t>(waiting - unsent.begin());
-      throw Error(Component::Client, "server " + std::to_string(index + 1) + " (" + settings_.servers[index].endpoint +
-                                         ") is unreachable");
+      if (!tolerate_unreachable)
+        throw Error(Component::Client, "server " + std::to_string(index + 1) + " (" +
+                                           settings_.servers[index].endpoint + ") is unreachable");
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   std::vector<std::optional<wire::Reply>> replies(settings_.servers.size());
-  for (int party = 0; party < parties(); ++party)
-    if (!targets[static_cast<std::size_t>(party)]) replies[static_cast<std::size_t>(party)] = wire::Reply{};
+  const auto unreachable = [&](std::size_t index, const std::string& why) {
+    wire::Reply reply;
+    reply.id = id;
+    reply.status = wire::Status::PeerFailure;
+    reply.error = "server " + std::to_string(index + 1) + " (" + settings_.servers[index].endpoint + ") " + why;
+    replies[index] = std::move(reply);
+    if (unreachable_out != nullptr) (*unreachable_out)[index] = true;
+  };
+  if (unreachable_out != nullptr) unreachable_out->assign(settings_.servers.size(), false);
+  for (int party = 0; party < parties(); ++party) {
+    const auto index = static_cast<std::size_t>(party);
+    if (!targets[index]) replies[index] = wire::Reply{};
+    else if (unsent[index]) unreachable(index, "is unreachable");
+  }
   std::vector<void*> sockets(settings_.servers.size());
   for (int party = 0; party < parties(); ++party) sockets[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->native();
   for (;;) {
     const bool complete = std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r.has_value(); });
     if (complete) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 && tolerate_unreachable) {
+      for (std::size_t index = 0; index < replies.size(); ++index)
+        if (!replies[index]) unreachable(index, "did not answer within " + std::to_string(timeout.count()) + " ms");
+      break;
+    }
     if (left.count() <= 0) {
       std::string missing;
       for (int party = 0; party < parties(); ++party)
@@ -178,8 +213,12 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
     }
     for (int party = 0; party < parties(); ++party) {
       const auto index = static_cast<std::size_t>(party);
-      if (!replies[index] && link.connections[index]->sessions_lost() != sessions_lost[index])
-        throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" + settings_.servers[index].endpoint +
+      if (replies[index] || link.connections[index]->sessions_lost() == sessions_lost[index]) continue;
+      if (tolerate_unreachable) {
+        unreachable(index, "went away before answering");
+        continue;
+      }
+      throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" + settings_.servers[index].endpoint +
                                            ") is unreachable: it went away before answering, and the request with it");
     }
     for (std::size_t ready : transport::wait_readable(sockets, std::min(left, kSessionCheckInterval))) {
@@ -205,9 +244,10 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
 
 template <typename Request>
 Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
-  request.id = fresh_request_id();
-  const auto frame = wire::encode_request(request);
-  return round_trip(same_frame(frame), request.id, type);
+  return serve_job(type, [&](const wire::RequestId& id) {
+    request.id = id;
+    return wire::encode_request(request);
+  });
 }
 
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
@@ -284,20 +324,15 @@ wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operatio
 }  // namespace
 
 Replies ClusterClient::krb_round_trip(wire::KrbRequest& request) {
-  request.id = fresh_request_id();
-  std::vector<std::vector<std::uint8_t>> frames(settings_.servers.size());
-  const auto wipe_all = [&] {
-    wipe(request.data.data(), request.data.size());
-    for (auto& frame : frames) wipe(frame.data(), frame.size());
-  };
   try {
-    frames[0] = wire::encode_request(request);
-    for (std::size_t party = 1; party < frames.size(); ++party) frames[party] = frames[0];
-    auto replies = round_trip(frames, request.id, wire::MessageType::Krb);
-    wipe_all();
+    auto replies = serve_job(wire::MessageType::Krb, [&](const wire::RequestId& id) {
+      request.id = id;
+      return wire::encode_request(request);
+    });
+    wipe(request.data.data(), request.data.size());
     return replies;
   } catch (...) {
-    wipe_all();
+    wipe(request.data.data(), request.data.size());
     throw;
   }
 }
@@ -401,19 +436,20 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
     throw;
   }
   Replies replies;
+  std::vector<bool> unreachable;
   try {
-    replies = exchange(frames, request.id, wire::MessageType::ImportKey, all_servers(), false);
+    // A server that cannot be reached counts as one that refused: the shares the others took
+    // are withdrawn below.
+    replies = exchange(frames, request.id, wire::MessageType::ImportKey, all_servers(), false, true, &unreachable);
   } catch (...) {
     for (auto& frame : frames) wipe(frame.data(), frame.size());
     throw;
   }
   for (auto& frame : frames) wipe(frame.data(), frame.size());
   std::vector<bool> stored(settings_.servers.size());
-  int failed = -1;
-  for (int party = 0; party < parties(); ++party) {
+  for (int party = 0; party < parties(); ++party)
     stored[static_cast<std::size_t>(party)] = replies[static_cast<std::size_t>(party)].status == wire::Status::Ok;
-    if (!stored[static_cast<std::size_t>(party)] && failed < 0) failed = party;
-  }
+  const int failed = first_failure(replies, unreachable);
   if (failed < 0) return;
   // All or nothing: withdraw the shares the other servers accepted, and only those
   // (a server that refused may hold an older share under this id that must stay).
@@ -424,15 +460,14 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
   std::string rollback = "rolled back";
   try {
     const auto undone =
-        exchange(same_frame(undo_frame), undo.id, wire::MessageType::DeleteKey, stored, false);
+        exchange(same_frame(undo_frame), undo.id, wire::MessageType::DeleteKey, stored, false, true);
     for (int party = 0; party < parties(); ++party)
       if (stored[static_cast<std::size_t>(party)] && undone[static_cast<std::size_t>(party)].status != wire::Status::Ok)
         rollback = "rollback failed on server " + std::to_string(party + 1);
   } catch (const Error& error) {
     rollback = std::string("rollback failed: ") + error.what();
   }
-  const auto& reply = replies[static_cast<std::size_t>(failed)];
-  throw ServerError(failed, reply.status, reply.error + " (" + rollback + ")");
+  throw_failure(replies, unreachable, failed, " (" + rollback + ")");
 }
 
 std::vector<wire::KeyInfo> ClusterClient::list_keys(const std::string& name_prefix) {
@@ -459,7 +494,10 @@ void ClusterClient::delete_key(const wire::KeyId& key) {
   request.id = fresh_request_id();
   request.key = key;
   const auto frame = wire::encode_request(request);
-  round_trip(same_frame(frame), request.id, wire::MessageType::DeleteKey);
+  std::vector<bool> unreachable;
+  const auto replies = exchange(same_frame(frame), request.id, wire::MessageType::DeleteKey, all_servers(), false,
+                                true, &unreachable);
+  if (const int failed = first_failure(replies, unreachable); failed >= 0) throw_failure(replies, unreachable, failed);
 }
 
 bool ClusterClient::delete_key_everywhere(const wire::KeyId& key) {
@@ -468,16 +506,15 @@ bool ClusterClient::delete_key_everywhere(const wire::KeyId& key) {
   request.id = fresh_request_id();
   request.key = key;
   const auto frame = wire::encode_request(request);
-  const auto replies =
-      exchange(same_frame(frame), request.id, wire::MessageType::DeleteKey, all_servers(), false);
+  std::vector<bool> unreachable;
+  auto replies = exchange(same_frame(frame), request.id, wire::MessageType::DeleteKey, all_servers(), false, true,
+                          &unreachable);
   bool held = false;
-  for (int party = 0; party < parties(); ++party) {
-    const auto& reply = replies[static_cast<std::size_t>(party)];
-    if (reply.status == wire::Status::Ok)
-      held = true;
-    else if (reply.status != wire::Status::UnknownKey)
-      throw ServerError(party, reply.status, reply.error);
+  for (auto& reply : replies) {
+    if (reply.status == wire::Status::Ok) held = true;
+    if (reply.status == wire::Status::UnknownKey) reply.status = wire::Status::Ok;  // not held there: no failure
   }
+  if (const int failed = first_failure(replies, unreachable); failed >= 0) throw_failure(replies, unreachable, failed);
   return held;
 }
 
@@ -490,6 +527,28 @@ std::vector<wire::ServerStatus> ClusterClient::status() {
   std::vector<wire::ServerStatus> out(settings_.servers.size());
   for (int party = 0; party < parties(); ++party)
     out[static_cast<std::size_t>(party)] = std::get<wire::ServerStatus>(replies[static_cast<std::size_t>(party)].body);
+  return out;
+}
+
+}  // namespace mpc::client
+
+namespace mpc::client {
+
+std::vector<ClusterClient::StatusOrError> ClusterClient::status_each() {
+  std::lock_guard lock(mutex_);
+  wire::StatusRequest request;
+  request.id = fresh_request_id();
+  const auto frame = wire::encode_request(request);
+  const auto replies =
+      exchange(same_frame(frame), request.id, wire::MessageType::Status, all_servers(), false, true);
+  std::vector<StatusOrError> out(settings_.servers.size());
+  for (std::size_t party = 0; party < out.size(); ++party) {
+    if (const auto* status = std::get_if<wire::ServerStatus>(&replies[party].body);
+        status != nullptr && replies[party].status == wire::Status::Ok)
+      out[party].status = *status;
+    else
+      out[party].error = std::string(wire::status_name(replies[party].status)) + ": " + replies[party].error;
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -90,7 +91,13 @@ class ClusterClient {
   // (an earlier deletion, or a failed import, may have reached only some). Returns whether
   // any server held it.
   bool delete_key_everywhere(const wire::KeyId& key);
-  std::vector<wire::ServerStatus> status();  // in party order
+  std::vector<wire::ServerStatus> status();  // in party order; throws unless every server answers
+  // Each server's status, or why it gave none (unreachable, silent, an error): in party order.
+  struct StatusOrError {
+    std::optional<wire::ServerStatus> status;
+    std::string error;
+  };
+  std::vector<StatusOrError> status_each();
 
   std::chrono::milliseconds timeout() const { return settings_.timeout; }
   // For every later call: how long it may take, all servers together.
@@ -100,19 +107,33 @@ class ClusterClient {
 
  private:
   std::vector<std::uint8_t> compute(wire::ComputeRequest request);
-  // Sends a Krb request (fresh id) to all three servers and returns their Ok replies; the
-  // request's data and the encoded frame are wiped whatever happens.
+  // Sends a Krb request (serve_job) and returns the replies; the request's data and the
+  // encoded frames are wiped whatever happens.
   Replies krb_round_trip(wire::KrbRequest& request);
-  // Encodes `request` with a fresh id and returns all three Ok replies (round_trip).
+  // A job's replies: every server's Ok with gc2 and lut2 (round_trip); with rss3, all three
+  // servers' Ok replies, or two XOR-form Ok replies from the two servers serving while the
+  // third is down (node/membership.hpp). A three-server job whose servers answer PeerFailure
+  // or went away is sent again under a fresh id (encode makes the frame for an id; each
+  // frame is wiped after its attempt) until it is served or the timeout passes: a server
+  // going down costs a retry, not a failure. Two servers unreachable fail at once.
+  Replies serve_job(wire::MessageType type,
+                    const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode);
+  struct Attempt;
+  // One try of serve_job against a three-server cluster.
+  Attempt attempt_job(const std::vector<std::uint8_t>& frame, const wire::RequestId& id, wire::MessageType type,
+                      std::chrono::steady_clock::time_point deadline);
+  // Encodes `request` with a fresh id and returns the replies (serve_job).
   template <typename Request>
   Replies ask_all(Request& request, wire::MessageType type);
   // Sends frames[i] to each server i with targets[i] set and collects their replies
   // (any status). Throws Error(Client) if a target is unreachable or silent past the
   // deadline. With stop_on_error, the first error reply is thrown as ServerError at once:
-  // the result is lost anyway, so the caller does not wait for the others.
-  Replies exchange(const std::vector<std::vector<std::uint8_t>>& frames,
-                                      const wire::RequestId& id, wire::MessageType type,
-                                      std::vector<bool> targets, bool stop_on_error);
+  // the result is lost anyway, so the caller does not wait for the others. With
+  // tolerate_unreachable, an unreachable or silent server's reply is a PeerFailure instead
+  // (marked in *unreachable when given).
+  Replies exchange(const std::vector<std::vector<std::uint8_t>>& frames, const wire::RequestId& id,
+                   wire::MessageType type, std::vector<bool> targets, bool stop_on_error,
+                   bool tolerate_unreachable = false, std::vector<bool>* unreachable = nullptr);
   // exchange() with every server, then throws ServerError unless all three answered Ok.
   Replies round_trip(const std::vector<std::vector<std::uint8_t>>& frames,
                                         const wire::RequestId& id, wire::MessageType type);

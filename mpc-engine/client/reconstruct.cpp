@@ -59,6 +59,20 @@ SecretBytes open_shares(const std::array<rss3::ByteShare, 3>& shares, std::size_
 
 Disagreement::Disagreement(const std::string& detail) : Error(Component::Client, detail) {}
 
+bool xor_form(const wire::Reply& reply) {
+  return std::visit(
+      [](const auto& body) {
+        using Body = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<Body, wire::GcmTagResult> || std::is_same_v<Body, wire::GcmOpenResult>)
+          return !body.replicated;
+        else if constexpr (requires { body.a; })
+          return body.a.empty();
+        else
+          return false;
+      },
+      reply.body);
+}
+
 std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blocks) {
   const std::size_t bytes = static_cast<std::size_t>(blocks) * wire::kBlockBytes;
   for (std::size_t party = 0; party < replies.size(); ++party) {

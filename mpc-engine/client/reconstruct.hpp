@@ -27,6 +27,10 @@ class Disagreement : public Error {
   explicit Disagreement(const std::string& detail);
 };
 
+// Whether an Ok reply carries an XOR share (a two-server cluster, or two servers of three
+// serving while the third is down) rather than a replicated one.
+bool xor_form(const wire::Reply& reply);
+
 // Compute: blocks * 16 output bytes.
 std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blocks);
 

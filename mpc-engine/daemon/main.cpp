@@ -18,6 +18,8 @@
 #include "engines/three_party/three_party_engine.hpp"
 #include "engines/two_party/convert_store.hpp"
 #include "engines/two_party/two_party_engine.hpp"
+#include "jobs/krb_circuit_cache.hpp"
+#include "jobs/krb_jobs.hpp"
 #include "node/node.hpp"
 #include "settings/server_settings.hpp"
 
@@ -63,10 +65,28 @@ int main(int argc, char** argv) {
       std::cout << "converted " << converted << " keys into " << settings.storage_path.string() << "\n";
       return 0;
     }
-    const mpc::node::EngineFactory engine = settings.protocol == mpc::settings::Protocol::Rss3
-                                                ? mpc::node::EngineFactory(mpc::three_party_engine::make_three_party_engine)
-                                                : mpc::node::EngineFactory(mpc::two_party_engine::make_two_party_engine);
-    mpc::node::Node server(std::move(settings), log, engine);
+    // One cache of garbled Kerberos circuits for every engine of this server: the two-party
+    // engine a three-server cluster serves with while one server is down starts with the
+    // circuits the three-party engine already compiled.
+    mpc::jobs::KrbCircuitCache garbled_circuits(mpc::jobs::KrbCircuitCache::kDefaultBudgetOps,
+                                                [](const mpc::jobs::KrbCircuitKey& key) {
+                                                  return mpc::jobs::build_krb_circuit(
+                                                      key, mpc::circuits::CircuitCost::FewestAnds);
+                                                });
+    const auto sharing = [&garbled_circuits](mpc::node::EngineFactory make) {
+      return mpc::node::EngineFactory([&garbled_circuits, make](const mpc::node::EngineResources& resources) {
+        mpc::node::EngineResources shared = resources;
+        shared.garbled_krb_circuits = &garbled_circuits;
+        return make(shared);
+      });
+    };
+    const bool three_servers = settings.protocol == mpc::settings::Protocol::Rss3;
+    const mpc::node::EngineFactory engine = sharing(three_servers ? mpc::three_party_engine::make_three_party_engine
+                                                                  : mpc::two_party_engine::make_two_party_engine);
+    // A three-server cluster serves with two-party engines while one server is down.
+    const mpc::node::EngineFactory pair_engine =
+        three_servers ? sharing(mpc::two_party_engine::make_two_party_engine) : mpc::node::EngineFactory();
+    mpc::node::Node server(std::move(settings), log, engine, pair_engine);
     if (check_only) return 0;
     sd_notify(0, "READY=1\nSTATUS=serving");
     server.run(stop_requested);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@
 #include "store/share_store.hpp"
 #include "transport/zmq_link.hpp"
 #include "wire/client_messages.hpp"
+
+namespace mpc::jobs {
+class KrbCircuitCache;
+}
 
 namespace mpc::node {
 
@@ -54,6 +59,14 @@ class EngineHost {
   // that is the shell's to handle: true if the shell took it.
   virtual bool take_shell_frame(PeerEnvelope& envelope) = 0;
   virtual PeerLinks& peers() = 0;
+  // Sends a frame to another party of the engine without waiting: false when its link is not
+  // up or its queue is full. Parties are the engine's own (a two-party engine serving for a
+  // three-server cluster numbers its pair 0 and 1).
+  virtual bool try_send(int party, std::span<const std::uint8_t> frame) = 0;
+  // Called now and then by an engine that waits for a peer on the shell's thread (inside a
+  // batch): the shell keeps telling the others it is alive. False: the shell is about to
+  // change how the cluster serves (a server went away), so the wait should end now.
+  virtual bool keep_alive() = 0;
 };
 
 // What an engine is built from: the shell's settings, keys, store and sockets, and the shell
@@ -65,6 +78,10 @@ struct EngineResources {
   transport::Context& context;
   store::ShareStore& store;
   EngineHost& host;
+  // Kerberos circuits compiled for fewest AND gates (garbled evaluation), shared by the
+  // engines of one server so that a two-party engine built when a server goes down finds
+  // the circuits already compiled; outlives them. Null: the engine compiles its own.
+  jobs::KrbCircuitCache* garbled_krb_circuits = nullptr;
 };
 
 class Engine {

@@ -21,34 +21,62 @@ bool is_job(const wire::Request& request) {
          std::holds_alternative<wire::GcmOpenRequest>(request) || std::holds_alternative<wire::KrbRequest>(request);
 }
 
-// A notes frame (peer_messages.hpp) is the shell's; every other peer frame is the engine's.
-bool is_notes_frame(const std::vector<std::uint8_t>& frame) {
+// Notes and hellos (peer_messages.hpp) are the shell's; every other peer frame is an engine's.
+bool is_shell_frame(const std::vector<std::uint8_t>& frame) {
   return frame.size() >= 2 && frame[0] == wire::kProtocolVersion &&
-         frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Notes);
+         (frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Notes) ||
+          frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Hello));
 }
 
-std::vector<int> cluster_parties(const settings::ServerSettings& settings) {
-  std::vector<int> parties{settings.party};
-  for (const auto& peer : settings.peers) parties.push_back(peer.party);
-  std::sort(parties.begin(), parties.end());
-  return parties;
+Serving all_parties(const settings::ServerSettings& settings) {
+  Serving serving;
+  serving.parties.push_back(settings.party);
+  for (const auto& peer : settings.peers) serving.parties.push_back(peer.party);
+  std::sort(serving.parties.begin(), serving.parties.end());
+  serving.leader = 0;
+  return serving;
+}
+
+// Every stored share must have the form the engine computes with: a store written for
+// another kind of cluster is refused before serving, not at its first job.
+void check_store_form(store::ShareStore& store, const Engine& engine, const settings::ServerSettings& settings) {
+  for (const auto& stored : store.list()) {
+    auto share = store.get(stored.key);
+    if (!share || share->size() == engine.share_copies() * wire::material_bytes(stored.key.algorithm)) continue;
+    if (engine.share_copies() == 1)
+      throw Error(Component::Server, wire::describe(stored.key) + " is stored as a three-server share: convert the " +
+                                         "store with mpc-server --convert-from-rss3 before serving " +
+                                         settings::protocol_name(settings.protocol));
+    throw Error(Component::Server, wire::describe(stored.key) + " is not stored as a three-server share (" +
+                                       std::to_string(share->size()) + " bytes): this store belongs to " +
+                                       "another kind of cluster");
+  }
 }
 
 }  // namespace
 
-Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFactory& make_engine)
+Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFactory& make_engine,
+           EngineFactory make_pair_engine)
     : settings_(std::move(settings)),
       log_(log),
       own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
       store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)),
       key_cache_(store_),
-      parties_(cluster_parties(settings_)),
+      serving_(all_parties(settings_)),
+      make_pair_engine_(std::move(make_pair_engine)),
       ledger_(2 * static_cast<std::size_t>(settings_.limits.max_pending_jobs), kLedgerLifetime) {
   // Opening every record proves the storage key is the right one before serving.
   (void)store_.list();
   // The engine checks the store and runs its self-tests before any socket is bound: a server
   // that must not serve never takes its ports.
   engine_ = make_engine(EngineResources{settings_, log_, own_keys_, context_, store_, *this});
+  check_store_form(store_, *engine_, settings_);
+  if (settings_.protocol == settings::Protocol::Rss3) {
+    const MembershipTiming timing{settings_.limits.heartbeat, settings_.limits.peer_down, settings_.limits.rejoin};
+    const bool two_party = settings_.degraded_service == settings::DegradedService::TwoParty && make_pair_engine_;
+    membership_.emplace(settings_.party, timing, two_party, std::chrono::steady_clock::now());
+  }
+  mode_since_unix_ms_ = unix_ms_now();
   for (const auto& key : settings_.compute_clients) context_.allow("clients", key, "compute");
   for (const auto& key : settings_.admin_clients) context_.allow("clients", key, "admin");
   transport::LinkOptions client_options;
@@ -69,14 +97,18 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
                         {"stored_keys", static_cast<std::uint64_t>(store_.count())}});
 }
 
-Node::~Node() { engine_.reset(); }
+Node::~Node() {
+  pair_.reset();
+  if (retiring_.joinable()) retiring_.join();
+  engine_.reset();
+}
 
 void Node::run(const std::atomic<bool>& stop) {
   auto last_housekeeping = std::chrono::steady_clock::now();
   while (!stop.load()) {
     std::vector<void*> sockets{clients_->native(), peers_->listener_socket()};
-    for (void* socket : engine_->sockets()) sockets.push_back(socket);
-    const std::vector<int> descriptors = engine_->descriptors();
+    for (void* socket : active().sockets()) sockets.push_back(socket);
+    const std::vector<int> descriptors = active().descriptors();
     transport::wait_readable(sockets, descriptors, idle_wait());
     for (std::size_t i = 0; i < kMaxRequestsPerDrain; ++i) {
       auto message = clients_->receive(std::chrono::milliseconds(0));
@@ -88,7 +120,8 @@ void Node::run(const std::atomic<bool>& stop) {
       auto envelope = peers_->receive(std::chrono::milliseconds(0));
       if (!envelope) break;
       if (envelope->from_party < 0) continue;
-      if (!take_shell_frame(*envelope)) engine_->take_peer_frame(std::move(*envelope));
+      // In two-party service the third server's three-party frames have no engine to go to.
+      if (!take_shell_frame(*envelope) && !pair_) engine_->take_peer_frame(std::move(*envelope));
     }
     while (!notes_in_.empty()) {
       auto [from, notes] = std::move(notes_in_.front());
@@ -96,8 +129,9 @@ void Node::run(const std::atomic<bool>& stop) {
       handle_notes(from, notes);
     }
     const auto now = std::chrono::steady_clock::now();
+    tend_membership(now);
     pass_deadlines(now);
-    engine_->step(now);
+    active().step(now);
     flush_notes();
     if (now - last_housekeeping > std::chrono::seconds(1)) {
       ledger_.expire(now);
@@ -108,7 +142,8 @@ void Node::run(const std::atomic<bool>& stop) {
 }
 
 std::chrono::milliseconds Node::idle_wait() const {
-  std::chrono::milliseconds wait = engine_->idle_wait();
+  std::chrono::milliseconds wait = pair_ ? pair_->engine->idle_wait() : engine_->idle_wait();
+  if (membership_) wait = std::min(wait, settings_.limits.heartbeat);
   if (!deadlines_.empty()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadlines_.front().first -
                                                                             std::chrono::steady_clock::now());
@@ -120,11 +155,18 @@ std::chrono::milliseconds Node::idle_wait() const {
 const SecretBytes* Node::key_material(const wire::KeyId& key) { return key_cache_.get(key); }
 
 bool Node::take_shell_frame(PeerEnvelope& envelope) {
-  if (!is_notes_frame(envelope.data)) return false;
+  if (membership_) membership_->heard(envelope.from_party, std::chrono::steady_clock::now());
+  if (auto inner = wire::unwrap_degraded(envelope.data)) {
+    take_pair_frame(envelope.from_party, *inner);
+    return true;
+  }
+  if (!is_shell_frame(envelope.data)) return false;
   try {
     auto message = wire::decode_peer_message(envelope.data);
     if (auto* notes = std::get_if<std::vector<wire::RequestNote>>(&message))
       notes_in_.emplace_back(envelope.from_party, std::move(*notes));
+    if (auto* hello = std::get_if<wire::Hello>(&message); hello && membership_)
+      membership_->hello(envelope.from_party, *hello, std::chrono::steady_clock::now());
   } catch (const FormatError& error) {
     log_.warn("malformed peer message", {{"from", envelope.from_party + 1}, {"error", error.what()}});
   }
@@ -140,6 +182,7 @@ void Node::answer(const JobKey& key, wire::Reply reply) {
   auto it = live_.find(key);
   if (it == live_.end() || it->second.held) return;  // answered or given up already
   if (reply.status == wire::Status::Ok) ++jobs_served_;
+  reply.status = failure_status(reply.status);
   count_refusal(reply.status, key, reply.error);
   send_reply(it->second.routing_id, reply);
   const bool local = it->second.local;
@@ -197,18 +240,35 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     status.stored_keys = static_cast<std::uint32_t>(store_.count());
     status.request_mismatches = request_mismatches_;
     engine_->fill_status(status);
+    if (membership_) {
+      status.mode = membership_->mode();
+      status.missing_party =
+          membership_->missing() < 0 ? wire::kNoParty : static_cast<std::uint8_t>(membership_->missing());
+    }
+    status.mode_since_unix_ms = mode_since_unix_ms_;
+    status.mode_switches = mode_switches_;
     wire::Reply answer;
     answer.id = id;
     answer.body = status;
     send_reply(message.routing_id, answer);
     return;
   }
+  // Every server must know every key: with one down, a change would reach two of three.
+  if (message.role == "admin" && (std::holds_alternative<wire::DeleteKeyRequest>(request) ||
+                                  std::holds_alternative<wire::ImportKeyRequest>(request))) {
+    if (auto refusal = key_change_refusal()) {
+      send_reply(message.routing_id, error_reply(id, wire::Status::PeerFailure, *refusal));
+      return;
+    }
+  }
   if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
+    if (pair_) pair_->engine->key_changed(remove->key, KeyChange::Deleted);
     key_cache_.forget(remove->key);
     engine_->key_changed(remove->key, KeyChange::Deleted);
   }
   if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
     key_cache_.forget(import->key);
+    if (pair_) pair_->engine->key_changed(import->key, KeyChange::Stored);
     engine_->key_changed(import->key, KeyChange::Stored);
   }
   if (auto answer = answer_key_admin(request, message.role, store_, own_keys_, engine_->share_copies(),
@@ -239,11 +299,20 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   if (answer_known(message, key)) return;
   const bool local = std::holds_alternative<wire::GcmTagRequest>(request);
   ClientJob job{key, std::move(request), wire::request_digest(message.data)};
+  if (membership_ && membership_->excluded(std::chrono::steady_clock::now())) {
+    // The other two serve without this server until it has been back for rejoin_ms.
+    send_reply(message.routing_id,
+               error_reply(key.request, wire::Status::Regrouping,
+                           "server " + std::to_string(settings_.party + 1) +
+                               " is rejoining: the other two serve without it for now"));
+    ledger_.bury(key, Tombstone{wire::Status::Regrouping, "rejoining", true, {}}, std::chrono::steady_clock::now());
+    return;
+  }
   if (live_.size() >= settings_.limits.max_pending_jobs) {
     refuse(message, key, local, {wire::Status::Busy, "too many pending jobs"});
     return;
   }
-  if (auto refusal = engine_->check(job)) {
+  if (auto refusal = active().check(job)) {
     refuse(message, key, local, *refusal);
     return;
   }
@@ -260,7 +329,7 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   if (local) {
     tell_others(key, own);
   } else if (!leader()) {
-    tell(0, key, own);
+    tell(serving_.leader, key, own);
     hand_over(held);
     return;
   }
@@ -276,11 +345,13 @@ void Node::refuse(const transport::ReceivedMessage& message, const JobKey& key, 
   if (local) {
     tell_others(key, word);
   } else if (leader()) {
-    for (int party : parties_)
+    for (int party : serving_.parties)
       if (party != settings_.party)
-        tell(party, key, PartyWord{{}, refusal.status, "party 1 refused the request: " + refusal.detail});
+        tell(party, key,
+             PartyWord{{}, refusal.status,
+                       "party " + std::to_string(settings_.party + 1) + " refused the request: " + refusal.detail});
   } else {
-    tell(0, key, word);
+    tell(serving_.leader, key, word);
   }
   ledger_.bury(key, Tombstone{refusal.status, refusal.detail, true, {}}, std::chrono::steady_clock::now());
 }
@@ -288,20 +359,20 @@ void Node::refuse(const transport::ReceivedMessage& message, const JobKey& key, 
 void Node::tell(int party, const JobKey& key, const PartyWord& word) { outgoing_notes_.add(party, make_note(key, word)); }
 
 void Node::tell_others(const JobKey& key, const PartyWord& word) {
-  for (int party : parties_)
+  for (int party : serving_.parties)
     if (party != settings_.party) tell(party, key, word);
 }
 
 void Node::hand_over(Live& live) {
   ClientJob job = std::move(*live.held);
   live.held.reset();
-  engine_->admit(std::move(job));
+  active().admit(std::move(job));
 }
 
 void Node::settle(const JobKey& key) {
   auto it = live_.find(key);
   if (it == live_.end() || !it->second.held) return;
-  const Verdict verdict = judge(it->second.words, parties_);
+  const Verdict verdict = judge(it->second.words, serving_.parties);
   switch (verdict.consensus) {
     case Consensus::Waiting: return;
     case Consensus::Agreed: hand_over(it->second); return;
@@ -312,7 +383,8 @@ void Node::settle(const JobKey& key) {
   }
 }
 
-void Node::give_up(const JobKey& key, wire::Status status, const std::string& detail, bool tell_followers) {
+void Node::give_up(const JobKey& key, wire::Status given, const std::string& detail, bool tell_followers) {
+  const wire::Status status = failure_status(given);
   bool held = false;
   if (auto it = live_.find(key); it != live_.end()) {
     held = true;
@@ -322,13 +394,13 @@ void Node::give_up(const JobKey& key, wire::Status status, const std::string& de
   }
   ledger_.bury(key, Tombstone{status, detail, held, {}}, std::chrono::steady_clock::now());
   if (tell_followers)
-    for (int party : parties_)
+    for (int party : serving_.parties)
       if (party != settings_.party) tell(party, key, PartyWord{{}, status, detail});
 }
 
 void Node::handle_notes(int from, const std::vector<wire::RequestNote>& notes) {
   if (from < 0 || from >= 3 || from == settings_.party ||
-      std::find(parties_.begin(), parties_.end(), from) == parties_.end())
+      std::find(serving_.parties.begin(), serving_.parties.end(), from) == serving_.parties.end())
     return;
   const auto now = std::chrono::steady_clock::now();
   for (const auto& note : notes) {
@@ -340,9 +412,9 @@ void Node::handle_notes(int from, const std::vector<wire::RequestNote>& notes) {
         auto& slot = live.words[static_cast<std::size_t>(from)];
         if (!slot) slot = std::move(word);
         settle(key);
-      } else if (!leader() && from == 0 && word.status != wire::Status::Ok) {
+      } else if (!leader() && from == serving_.leader && word.status != wire::Status::Ok) {
         // The leader gave up a request this follower had already handed over.
-        (void)engine_->abandon(key);
+        (void)active().abandon(key);
         live.held.reset();
         count_refusal(word.status, key, word.detail);
         send_reply(live.routing_id, error_reply(key.request, word.status, word.detail));
@@ -357,7 +429,7 @@ void Node::handle_notes(int from, const std::vector<wire::RequestNote>& notes) {
       if (leader() && word.status == wire::Status::Ok) tell(from, key, PartyWord{{}, tombstone->status, tombstone->detail});
       continue;
     }
-    if (!leader() && from == 0 && word.status != wire::Status::Ok) {
+    if (!leader() && from == serving_.leader && word.status != wire::Status::Ok) {
       ledger_.bury(key, Tombstone{word.status, word.detail, false, {}}, now);
       continue;
     }
@@ -377,7 +449,7 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
       // The leader heard of a request it never received.
       if (leader() && it == live_.end() && ledger_.has_early(key))
         give_up(key, wire::Status::PeerFailure,
-                "party 1 did not receive the request within " + std::to_string(settings_.limits.job_wait.count()) +
+                "party " + std::to_string(settings_.party + 1) + " did not receive the request within " + std::to_string(settings_.limits.job_wait.count()) +
                     " ms",
                 true);
       continue;
@@ -385,7 +457,7 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
     const Live& live = it->second;
     std::vector<int> spoken;
     std::string silent;
-    for (int party : parties_) {
+    for (int party : serving_.parties) {
       if (live.words[static_cast<std::size_t>(party)]) {
         spoken.push_back(party);
       } else {
@@ -407,7 +479,7 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
 
 void Node::flush_notes() {
   if (outgoing_notes_.empty()) return;
-  for (int party : parties_) {
+  for (int party : serving_.parties) {
     if (party == settings_.party) continue;
     for (const auto& frame : outgoing_notes_.take_frames(party))
       if (!peers_->send_to(party, frame)) log_.debug("notes not sent: peer unreachable", {{"party", party + 1}});

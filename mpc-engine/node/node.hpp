@@ -7,13 +7,21 @@
 // (request_agreement.hpp), the answers, and the poll loop. The engine (engine.hpp) is handed
 // the job requests and computes them with the other servers.
 //
-// Which requests an engine is handed, and when: the leader (party 1) hands over a request
-// once every server has confirmed holding the same copy; a follower hands its copy over at
-// once and tells the leader, which names it in a batch only after that. A GCM tag, which no
-// batch carries, is handed over by every server only once all of them agree. Whoever holds a
-// request the others never confirm gives it up after job_wait_ms.
+// Which requests an engine is handed, and when: the leader (party 1, or the pair's leader in
+// two-party service) hands over a request once every serving server has confirmed holding the
+// same copy; a follower hands its copy over at once and tells the leader, which names it in a
+// batch only after that. A GCM tag, which no batch carries, is handed over by every server
+// only once all of them agree. Whoever holds a request the others never confirm gives it up
+// after job_wait_ms.
+//
+// A three-server cluster keeps serving with one server down (degraded_service): the shell
+// tracks who hears whom (membership.hpp) and, while the third is down, hands jobs to a
+// two-party engine between the two that remain (pair_service.hpp) instead. Every request
+// live at a switch is answered PeerFailure: the client library sends it again, under a new
+// id, to the servers that now serve.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -21,13 +29,17 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/log.hpp"
 #include "node/engine.hpp"
 #include "node/key_cache.hpp"
+#include "node/membership.hpp"
+#include "node/pair_service.hpp"
 #include "node/peer_links.hpp"
 #include "node/request_agreement.hpp"
 #include "settings/server_settings.hpp"
@@ -38,11 +50,19 @@ namespace mpc::node {
 
 using EngineFactory = std::function<std::unique_ptr<Engine>(const EngineResources&)>;
 
+// The serving parties in one place: who serves and who leads.
+struct Serving {
+  std::vector<int> parties;  // 0-based, sorted
+  int leader = 0;
+};
+
 class Node final : public EngineHost {
  public:
   // Loads the keys and the store, binds the sockets and builds the engine (which runs its
-  // self-tests: a throw means the caller must not serve).
-  Node(settings::ServerSettings settings, const Logger& log, const EngineFactory& make_engine);
+  // self-tests: a throw means the caller must not serve). `make_pair_engine` builds the
+  // two-party engine a three-server cluster serves with while a server is down.
+  Node(settings::ServerSettings settings, const Logger& log, const EngineFactory& make_engine,
+       EngineFactory make_pair_engine = {});
   ~Node() override;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -55,6 +75,8 @@ class Node final : public EngineHost {
   void forget(const JobKey& key) override;
   bool take_shell_frame(PeerEnvelope& envelope) override;
   PeerLinks& peers() override { return *peers_; }
+  bool try_send(int party, std::span<const std::uint8_t> frame) override { return peers_->try_send_to(party, frame); }
+  bool keep_alive() override;
 
  private:
   // A request this server holds, from its arrival until it is answered.
@@ -66,7 +88,20 @@ class Node final : public EngineHost {
     std::chrono::steady_clock::time_point arrived;
   };
 
-  bool leader() const { return settings_.party == 0; }
+  bool leader() const { return settings_.party == serving_.leader; }
+  Engine& active() { return pair_ ? *pair_->engine : *engine_; }
+  // Membership (membership.cpp, cluster_mode.cpp): heartbeats, lost sessions, switches.
+  void tend_membership(std::chrono::steady_clock::time_point now);
+  void send_hello(std::chrono::steady_clock::time_point now);
+  void switch_mode(const ModeChange& change);
+  void retire_pair();
+  // A frame of the pair's two-party engine: to it, if this server serves in that pair.
+  void take_pair_frame(int from, std::span<const std::uint8_t> inner);
+  // Why key changes are refused now (a server is down), or nullopt.
+  std::optional<std::string> key_change_refusal();
+  // A peer failure while the cluster may be regrouping (a server not heard, a switch due or
+  // made) is answered Regrouping: the client sends the request again.
+  wire::Status failure_status(wire::Status status);
   void handle_client_message(transport::ReceivedMessage& message);
   void handle_job(transport::ReceivedMessage& message, wire::Request request);
   void handle_admin(transport::ReceivedMessage& message, wire::Request& request);
@@ -96,7 +131,17 @@ class Node final : public EngineHost {
   transport::Context context_;
   std::unique_ptr<transport::Listener> clients_;
   std::unique_ptr<PeerLinks> peers_;
-  std::vector<int> parties_;  // every party of the cluster, 0-based
+  Serving serving_;
+  // rss3 only: who hears whom, and the two-party service while a server is down.
+  std::optional<Membership> membership_;
+  EngineFactory make_pair_engine_;
+  std::array<std::uint64_t, 3> sessions_lost_{};
+  std::optional<ModeChange> pending_change_;  // decided inside a batch, made after it
+  std::uint64_t mode_switches_ = 0;
+  std::uint64_t mode_since_unix_ms_ = 0;
+  std::unique_ptr<PairService> pair_;
+  // A pair engine being torn down: its workers may wait out a peer timeout, off this thread.
+  std::thread retiring_;
 
   std::map<JobKey, Live> live_;
   RequestLedger ledger_;

@@ -43,6 +43,11 @@ bool PeerLinks::try_send_to(int party, std::span<const std::uint8_t> frame) {
   return connections_[static_cast<std::size_t>(party)]->send(frame);
 }
 
+std::uint64_t PeerLinks::sessions_lost(int party) {
+  if (party < 0 || party > 2 || !connections_[static_cast<std::size_t>(party)]) return 0;
+  return connections_[static_cast<std::size_t>(party)]->sessions_lost();
+}
+
 std::optional<PeerEnvelope> PeerLinks::receive(std::chrono::milliseconds timeout) {
   auto message = listener_->receive(timeout);
   if (!message) return std::nullopt;

@@ -31,6 +31,9 @@ class PeerLinks {
   bool try_send_to(int party, std::span<const std::uint8_t> frame);
   std::optional<PeerEnvelope> receive(std::chrono::milliseconds timeout);
   void* listener_socket() const { return listener_->native(); }
+  // Sessions to that party lost so far (it went away or restarted): a change is the fastest
+  // sign that a peer is down (transport::Connection::sessions_lost).
+  std::uint64_t sessions_lost(int party);
 
  private:
   int own_party_;

@@ -18,6 +18,9 @@ namespace {
 
 // A follower's job that no batch named in this long is dropped (the leader is gone).
 constexpr auto kFollowerJobExpiry = std::chrono::seconds(30);
+// How long a batch on the shell's thread waits on the peer socket before the shell gets a
+// word in (heartbeats, a server gone away).
+constexpr std::chrono::milliseconds kKeepAliveSlice{20};
 
 std::array<transport::PublicKey, 3> party_public_keys(const settings::ServerSettings& settings,
                                                       const transport::PublicKey& own) {
@@ -40,10 +43,13 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
       host_(resources.host),
       prf_keys_(derive_prf_keys(settings_.party, resources.own_keys,
                                 party_public_keys(settings_, resources.own_keys.public_key))),
-      krb_garbled_circuits_(jobs::KrbCircuitCache::kDefaultBudgetOps,
+      own_garbled_circuits_(resources.garbled_krb_circuits != nullptr ? std::size_t{0}
+                                                                        : jobs::KrbCircuitCache::kDefaultBudgetOps,
                             [](const jobs::KrbCircuitKey& key) {
                               return jobs::build_krb_circuit(key, circuits::CircuitCost::FewestAnds);
                             }),
+      krb_garbled_circuits_(resources.garbled_krb_circuits != nullptr ? resources.garbled_krb_circuits
+                                                                      : &own_garbled_circuits_),
       role_(make_role(settings_, log_)),
       nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl) {
   const auto cpu = [] { return rss3::make_cpu_evaluator(rss3::best_simd_level()); };
@@ -169,7 +175,9 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
         throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
                                                std::to_string(previous + 1) + " within " +
                                                std::to_string(timeout.count()) + " ms");
-      auto envelope = peers.receive(left);
+      if (!engine_.host_.keep_alive())
+        throw PeerError(Component::Server, "the cluster is changing how it serves: batch given up");
+      auto envelope = peers.receive(std::min(left, kKeepAliveSlice));
       if (!envelope || envelope->from_party < 0) continue;
       const auto tag = batch_tag_of(envelope->data);
       if (tag && *tag == tag_) {

@@ -121,7 +121,8 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   PartyPrfKeys prf_keys_;
   CircuitSet circuits_;
   jobs::KrbCircuitCache krb_circuits_;          // fewest AND layers, for layered Kerberos batches
-  jobs::KrbCircuitCache krb_garbled_circuits_;  // fewest AND gates, for garbled ones
+  jobs::KrbCircuitCache own_garbled_circuits_;  // unless the server shares one (EngineResources)
+  jobs::KrbCircuitCache* krb_garbled_circuits_;  // fewest AND gates, for garbled ones
   node::Wakeup batch_finished_;
   std::vector<std::unique_ptr<BatchWorker>> workers_;      // batches of the fixed AES and GCM circuits
   std::vector<std::unique_ptr<BatchWorker>> krb_workers_;  // batches of Kerberos circuits

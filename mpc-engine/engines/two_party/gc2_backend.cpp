@@ -72,10 +72,11 @@ Gc2Backend::Gc2Backend(int party, const Logger& log) : party_(party), log_(log) 
   equality_ = circuits::compile(circuits::build_equality_circuit(128));
   // Rounds cost a garbled circuit nothing and every AND 32 bytes: the Kerberos circuits are
   // built for fewest ANDs.
-  krb_circuits_ = std::make_unique<jobs::KrbCircuitCache>(
+  own_krb_circuits_ = std::make_unique<jobs::KrbCircuitCache>(
       jobs::KrbCircuitCache::kDefaultBudgetOps, [](const jobs::KrbCircuitKey& key) {
         return jobs::build_krb_circuit(key, circuits::CircuitCost::FewestAnds);
       });
+  krb_circuits_ = own_krb_circuits_.get();
   prepared_ = std::make_unique<PreparedCircuits>(0);
   if (party_ == 0) {
     garbler_ = std::make_unique<gc2::Garbler>();

@@ -124,6 +124,8 @@ class Gc2Backend final : public Backend {
   // Garbles (server 1) or evaluates (server 2) large AES jobs on this GPU from now on: its
   // tables are the CPU garbler's byte for byte, so the other server may run either.
   void use_gpu(std::unique_ptr<cuda::GpuGarbling> gpu);
+  // Compiles Kerberos circuits into `shared` (the server's, which outlives this) from now on.
+  void share_krb_circuits(jobs::KrbCircuitCache& shared) { krb_circuits_ = &shared; }
 
   const char* name() const override { return "gc2 (half-gates garbled circuits)"; }
   std::uint64_t pool_entries(const wire::KeyId&, std::uint32_t) const override { return 0; }
@@ -212,7 +214,8 @@ class Gc2Backend final : public Backend {
   // (one job at a time; a second waits for nothing and runs on the CPU).
   std::unique_ptr<cuda::GpuGarbling> gpu_;
   std::mutex gpu_mutex_;
-  std::unique_ptr<jobs::KrbCircuitCache> krb_circuits_;
+  std::unique_ptr<jobs::KrbCircuitCache> own_krb_circuits_;
+  jobs::KrbCircuitCache* krb_circuits_ = nullptr;  // own_krb_circuits_, or the server's shared one
   mutable std::mutex mutex_;
   std::map<std::string, LabelSet> label_sets_;  // by wire::describe(key)
   std::uint64_t key_transfers_ = 0;

@@ -64,6 +64,7 @@ std::unique_ptr<two_party::Channel> JobStreams::open(std::uint64_t job, StreamPr
   std::lock_guard lock(mutex_);
   auto& inbox = inboxes_[job];
   if (!inbox) inbox = std::make_shared<Inbox>();
+  if (stopping_ && !inbox->aborted) inbox->aborted = "this server is stopping the two-party engine";
   if (inbox->opened) throw Error(Component::Server, "job " + std::to_string(job) + " opened twice");
   inbox->opened = true;
   return std::make_unique<JobStream>(*this, job, inbox, priority);
@@ -131,7 +132,12 @@ void JobStreams::queue_frame(std::uint64_t job, std::vector<std::uint8_t> frame,
     // Waits for room, but never forever: the main thread drops what it cannot send after the
     // receive timeout, and a stream stuck here would hold its worker.
     if (wait_for_room)
-      room_.wait_for(lock, receive_timeout_, [&] { return outgoing_bytes_ + frame.size() <= kMaxQueuedBytes; });
+      room_.wait_for(lock, receive_timeout_,
+                     [&] { return stopping_ || outgoing_bytes_ + frame.size() <= kMaxQueuedBytes; });
+    if (stopping_) {
+      if (wait_for_room) throw PeerError(Component::Server, "the two-party engine is stopping");
+      return;
+    }
     outgoing_bytes_ += frame.size();
     (priority == StreamPriority::Background ? background_ : outgoing_)[job].push_back(std::move(frame));
   }
@@ -192,6 +198,24 @@ void JobStreams::send_abort(std::uint64_t job, const std::string& reason) {
   abort.job = job;
   abort.reason = reason;
   queue_frame(job, wire::encode_two_server(abort), false);
+}
+
+void JobStreams::shut_down() {
+  std::vector<std::shared_ptr<Inbox>> inboxes;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    outgoing_.clear();
+    background_.clear();
+    outgoing_bytes_ = 0;
+    for (const auto& [job, inbox] : inboxes_) inboxes.push_back(inbox);
+    room_.notify_all();
+  }
+  for (const auto& inbox : inboxes) {
+    std::lock_guard lock(inbox->mutex);
+    if (!inbox->aborted) inbox->aborted = "this server is stopping the two-party engine";
+    inbox->ready.notify_all();
+  }
 }
 
 void JobStreams::expire(std::chrono::steady_clock::time_point now) {

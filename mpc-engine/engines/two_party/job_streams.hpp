@@ -68,6 +68,10 @@ class JobStreams {
   // Queues an Abort frame for the peer (a job that failed on this side before or while running).
   void send_abort(std::uint64_t job, const std::string& reason);
   void expire(std::chrono::steady_clock::time_point now);
+  // The engine is going away: drops every frame waiting, fails every stream's next send and
+  // receive at once (PeerError), and every stream opened later. Frames no one sends would
+  // otherwise hold a worker for a receive timeout per frame.
+  void shut_down();
 
   struct Inbox;
 
@@ -89,6 +93,7 @@ class JobStreams {
   bool peeked_background_ = false;  // peek_outgoing() returned a background frame: this job's
   std::uint64_t background_turn_ = 0;
   std::size_t outgoing_bytes_ = 0;
+  bool stopping_ = false;
   std::map<std::uint64_t, std::shared_ptr<Inbox>> inboxes_;
   std::deque<std::uint64_t> closed_order_;  // the last kRememberedClosedJobs closed, oldest first
   std::set<std::uint64_t> closed_;

@@ -29,19 +29,12 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
       host_(resources.host),
       backend_(make_backend(settings_, log_)),
       streams_([this] { wakeup_.notify(); }, settings_.limits.peer_timeout, kUnannouncedExpiry) {
-  // A store of three-server shares is refused here rather than at the first job.
-  for (const auto& stored : resources.store.list()) {
-    auto share = resources.store.get(stored.key);
-    if (share && share->size() != wire::material_bytes(stored.key.algorithm))
-      throw Error(Component::Server, wire::describe(stored.key) + " is stored as a three-server share: convert the " +
-                                         "store with mpc-server --convert-from-rss3 before serving " +
-                                         settings::protocol_name(settings_.protocol));
-  }
   circuits_ = dynamic_cast<Gc2Backend*>(backend_.get());
   if (circuits_ == nullptr) {
     own_circuits_ = std::make_unique<Gc2Backend>(settings_.party, log_);
     circuits_ = own_circuits_.get();
   }
+  if (resources.garbled_krb_circuits != nullptr) circuits_->share_krb_circuits(*resources.garbled_krb_circuits);
   circuits_->set_preparation_budget(static_cast<std::size_t>(settings_.limits.prepared_circuits_mib) << 20);
   if (settings_.backend == settings::EvaluatorBackend::Cuda ||
       (settings_.backend == settings::EvaluatorBackend::Auto && cuda::cuda_device_available()))
@@ -71,6 +64,7 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
 }
 
 TwoPartyEngine::~TwoPartyEngine() {
+  streams_.shut_down();
   for (auto& worker : workers_) {
     {
       std::lock_guard lock(worker->mutex);
@@ -541,12 +535,12 @@ void TwoPartyEngine::send_outgoing() {
   const int peer = settings_.peers.front().party;
   const auto now = std::chrono::steady_clock::now();
   while (!unsent_.empty()) {
-    if (!host_.peers().try_send_to(peer, unsent_.front())) return;
+    if (!host_.try_send(peer, unsent_.front())) return;
     unsent_.pop_front();
     last_send_progress_ = now;
   }
   while (const auto* frame = streams_.peek_outgoing()) {
-    if (!host_.peers().try_send_to(peer, *frame)) return;
+    if (!host_.try_send(peer, *frame)) return;
     streams_.pop_outgoing();
     last_send_progress_ = now;
   }

@@ -261,14 +261,31 @@ void stop_cluster(const Arguments& arguments) {
   std::cout << "cluster stopped\n";
 }
 
+std::string describe_mode(const wire::ServerStatus& server) {
+  if (server.mode == wire::ClusterMode::Full) return "three-party";
+  return "two-party without server " + std::to_string(server.missing_party + 1);
+}
+
+// A server that is down is shown as such: the others still answer (and say how they serve).
 void show_status(const Arguments& arguments) {
   client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
-  const auto status = cluster.status();
-  for (const auto& server : status)
+  const auto each = cluster.status_each();
+  bool all_answered = true;
+  for (std::size_t party = 0; party < each.size(); ++party) {
+    if (!each[party].status) {
+      std::cout << "server " << party + 1 << ": not answering (" << each[party].error << ")\n";
+      all_answered = false;
+      continue;
+    }
+    const auto& server = *each[party].status;
     std::cout << "server " << server.party + 1 << ": batches " << server.batches << ", jobs " << server.jobs
               << ", stored keys " << server.stored_keys << ", payload bytes sent " << server.payload_bytes_sent
               << ", layer messages " << server.layer_messages_sent << ", AND gates " << server.and_gates_evaluated
-              << ", requests refused for differing copies " << server.request_mismatches << "\n";
+              << ", requests refused for differing copies " << server.request_mismatches << ", mode switches "
+              << server.mode_switches << ", mode " << describe_mode(server) << " since unix ms "
+              << server.mode_since_unix_ms << "\n";
+  }
+  if (!all_answered) throw Error(Component::Tool, "not every server answered");
 }
 
 }  // namespace

@@ -1,0 +1,201 @@
+// ClusterClient::serve_job: a job against a three-server cluster that may be serving with two
+// servers (cluster_client.hpp).
+#include <sodium.h>
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <thread>
+
+#include "client/cluster_client.hpp"
+#include "client/cluster_links.hpp"
+#include "transport/zmq_link.hpp"
+
+namespace mpc::client {
+namespace {
+
+// Between attempts: the servers switch modes within a heartbeat or two.
+constexpr std::chrono::milliseconds kRetryPause{20};
+constexpr std::chrono::milliseconds kPollInterval{20};
+
+std::chrono::milliseconds send_grace(std::chrono::milliseconds timeout) {
+  return std::min(std::chrono::milliseconds(500), timeout / 2);
+}
+
+enum class Copy { Unsent, Waiting, Answered, Failed };
+
+}  // namespace
+
+struct ClusterClient::Attempt {
+  std::optional<Replies> replies;
+  std::exception_ptr error;
+  bool retry = false;
+  int regrouping_party = -1;  // a server that answered Regrouping, or went away
+};
+
+Replies ClusterClient::serve_job(wire::MessageType type,
+                                 const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode) {
+  const auto fresh_id = [] {
+    wire::RequestId id{};
+    randombytes_buf(id.data(), id.size());
+    return id;
+  };
+  if (settings_.protocol != settings::Protocol::Rss3) {
+    const wire::RequestId id = fresh_id();
+    std::vector<std::uint8_t> frame = encode(id);
+    try {
+      auto replies = round_trip(same_frame(frame), id, type);
+      wipe(frame.data(), frame.size());
+      return replies;
+    } catch (...) {
+      wipe(frame.data(), frame.size());
+      throw;
+    }
+  }
+  const auto timeout =
+      type == wire::MessageType::Krb ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const wire::RequestId id = fresh_id();
+    std::vector<std::uint8_t> frame = encode(id);
+    Attempt attempt;
+    try {
+      attempt = attempt_job(frame, id, type, deadline);
+    } catch (...) {
+      wipe(frame.data(), frame.size());
+      throw;
+    }
+    wipe(frame.data(), frame.size());
+    if (attempt.replies) return std::move(*attempt.replies);
+    // A nonce is tagged once: a tag is never sent again. Asked while the servers regroup, its
+    // nonce belongs to the service they leave (each keeps its own nonces): the caller learns
+    // it as an unknown nonce, and prefetches a fresh one from the service they join.
+    if (type == wire::MessageType::GcmTag) {
+      if (attempt.retry)
+        throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::UnknownNonce,
+                          "a server went away or the servers regrouped while the tag was asked for; its "
+                          "nonce is not served any more: prefetch a fresh one");
+      std::rethrow_exception(attempt.error);
+    }
+    if (!attempt.retry || std::chrono::steady_clock::now() + kRetryPause >= deadline)
+      std::rethrow_exception(attempt.error);
+    std::this_thread::sleep_for(kRetryPause);
+  }
+}
+
+ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t>& frame, const wire::RequestId& id,
+                                                  wire::MessageType type,
+                                                  std::chrono::steady_clock::time_point deadline) {
+  Links& link = links();
+  constexpr std::size_t kServers = 3;
+  const auto send_deadline = std::chrono::steady_clock::now() + send_grace(settings_.timeout);
+  std::array<Copy, kServers> copies{};
+  std::array<std::optional<wire::Reply>, kServers> replies;
+  std::array<std::uint64_t, kServers> sessions_lost{};
+  std::array<bool, kServers> unreachable{};
+  std::exception_ptr first_failure;
+  bool regrouping = false;
+  int regrouping_party = -1;
+  for (std::size_t party = 0; party < kServers; ++party) sessions_lost[party] = link.connections[party]->sessions_lost();
+  const auto fail = [&](std::size_t party, bool gone, const std::string& why) {
+    copies[party] = Copy::Failed;
+    unreachable[party] = gone;
+    if (!first_failure) first_failure = std::make_exception_ptr(Error(Component::Client, why));
+  };
+  std::vector<void*> sockets;
+  for (std::size_t party = 0; party < kServers; ++party) sockets.push_back(link.connections[party]->native());
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    for (std::size_t party = 0; party < kServers; ++party) {
+      const std::string server = "server " + std::to_string(party + 1) + " (" + settings_.servers[party].endpoint + ")";
+      if (copies[party] == Copy::Unsent) {
+        if (link.connections[party]->send(frame)) copies[party] = Copy::Waiting;
+        else if (now >= send_deadline) fail(party, true, server + " is unreachable");
+      } else if (copies[party] == Copy::Waiting && link.connections[party]->sessions_lost() != sessions_lost[party]) {
+        fail(party, true, server + " is unreachable: it went away before answering, and the request with it");
+      }
+    }
+    const auto gone = static_cast<std::size_t>(std::count(unreachable.begin(), unreachable.end(), true));
+    if (gone >= 2) {
+      std::string names;
+      for (std::size_t party = 0; party < kServers; ++party)
+        if (unreachable[party]) names += (names.empty() ? "" : " and ") + std::to_string(party + 1);
+      return {std::nullopt,
+              std::make_exception_ptr(Error(Component::Client, "servers " + names +
+                                                                   " are unreachable: no two servers can serve")),
+              false, -1};
+    }
+    std::vector<std::size_t> xor_answers;
+    std::size_t replicated_answers = 0;
+    std::size_t pending = 0;
+    for (std::size_t party = 0; party < kServers; ++party) {
+      if (copies[party] == Copy::Unsent || copies[party] == Copy::Waiting) ++pending;
+      if (copies[party] != Copy::Answered) continue;
+      if (xor_form(*replies[party])) xor_answers.push_back(party);
+      else ++replicated_answers;
+    }
+    if (replicated_answers == kServers) {
+      Replies out;
+      for (auto& reply : replies) out.push_back(std::move(*reply));
+      return {std::move(out), nullptr, false, -1};
+    }
+    if (xor_answers.size() >= 2) {
+      Replies out;
+      for (std::size_t i = 0; i < 2; ++i) out.push_back(std::move(*replies[xor_answers[i]]));
+      return {std::move(out), nullptr, false, -1};
+    }
+    const bool three_possible = xor_answers.empty() && replicated_answers + pending == kServers;
+    const bool two_possible = xor_answers.size() + pending >= 2;
+    // One server gone with no word from the others yet is worth another try too: they are
+    // about to regroup, or say why not.
+    if (!three_possible && !two_possible) {
+      if (regrouping_party < 0 && gone == 1)
+        regrouping_party = static_cast<int>(std::find(unreachable.begin(), unreachable.end(), true) - unreachable.begin());
+      if (!first_failure)
+        first_failure = std::make_exception_ptr(
+            Disagreement("the servers answered in different forms (three-party and two-party): result refused"));
+      return {std::nullopt, first_failure, regrouping || gone == 1, regrouping_party};
+    }
+    if (now >= deadline) {
+      std::string silent;
+      for (std::size_t party = 0; party < kServers; ++party)
+        if (copies[party] == Copy::Unsent || copies[party] == Copy::Waiting)
+          silent += (silent.empty() ? "" : ", ") + std::to_string(party + 1);
+      return {std::nullopt,
+              std::make_exception_ptr(Error(Component::Client, "no answer from server(s) " + silent + " in time")),
+              false, -1};
+    }
+    const bool sending = std::find(copies.begin(), copies.end(), Copy::Unsent) != copies.end();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    const auto wait = std::max(std::chrono::milliseconds(0),
+                               std::min(left, sending ? std::chrono::milliseconds(2) : kPollInterval));
+    for (std::size_t ready : transport::wait_readable(sockets, wait)) {
+      while (auto received = link.connections[ready]->receive(std::chrono::milliseconds(0))) {
+        wire::Reply reply;
+        try {
+          reply = wire::decode_reply(*received, type);
+        } catch (const FormatError&) {
+          continue;  // a late answer to an earlier request of another type, or garbage
+        }
+        if (reply.id != id || copies[ready] != Copy::Waiting) continue;
+        if (reply.status == wire::Status::Regrouping) {
+          // The servers are changing which of them serve: worth another try.
+          copies[ready] = Copy::Failed;
+          regrouping = true;
+          regrouping_party = static_cast<int>(ready);
+          if (!first_failure)
+            first_failure = std::make_exception_ptr(ServerError(static_cast<int>(ready), reply.status, reply.error));
+          continue;
+        }
+        if (reply.status != wire::Status::Ok)
+          return {std::nullopt,
+                  std::make_exception_ptr(ServerError(static_cast<int>(ready), reply.status, reply.error)), false,
+                  -1};
+        replies[ready] = std::move(reply);
+        copies[ready] = Copy::Answered;
+      }
+    }
+  }
+}
+
+}  // namespace mpc::client

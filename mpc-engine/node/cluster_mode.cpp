@@ -1,0 +1,126 @@
+// The shell's part in keeping a three-server cluster serving with one server down: heartbeats,
+// lost sessions, and the switches between three-party and two-party service (node.hpp,
+// membership.hpp, pair_service.hpp).
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "node/key_admin.hpp"
+#include "node/node.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::node {
+namespace {
+
+std::string describe_mode(const ModeChange& change) {
+  if (change.mode == wire::ClusterMode::Full) return "three-party service";
+  return "two-party service without server " + std::to_string(change.missing + 1);
+}
+
+}  // namespace
+
+void Node::tend_membership(std::chrono::steady_clock::time_point now) {
+  if (!membership_) return;
+  (void)keep_alive();
+  if (!pending_change_) return;
+  const ModeChange change = *pending_change_;
+  pending_change_.reset();
+  switch_mode(change);
+  if (membership_->hello_changed(now)) send_hello(now);
+}
+
+void Node::send_hello(std::chrono::steady_clock::time_point now) {
+  const wire::Hello hello = membership_->own_hello(now);
+  const auto frame = wire::encode_hello(hello);
+  for (int party = 0; party < 3; ++party)
+    if (party != settings_.party) (void)peers_->try_send_to(party, frame);
+  membership_->sent(hello, now);
+}
+
+bool Node::keep_alive() {
+  if (!membership_) return true;
+  const auto now = std::chrono::steady_clock::now();
+  for (int party = 0; party < 3; ++party) {
+    if (party == settings_.party) continue;
+    const std::uint64_t lost = peers_->sessions_lost(party);
+    if (lost == sessions_lost_[static_cast<std::size_t>(party)]) continue;
+    sessions_lost_[static_cast<std::size_t>(party)] = lost;
+    membership_->lost(party);
+  }
+  if (!pending_change_) pending_change_ = membership_->update(now);
+  if (membership_->heartbeat_due(now) || membership_->hello_changed(now)) send_hello(now);
+  return !pending_change_;
+}
+
+void Node::switch_mode(const ModeChange& change) {
+  ++mode_switches_;
+  mode_since_unix_ms_ = unix_ms_now();
+  const std::string mode = describe_mode(change);
+  log_.warn("cluster mode changed", {{"mode", mode}, {"switches", mode_switches_}});
+  // What was asked of the old service is answered now; the client library sends it again.
+  std::vector<JobKey> live;
+  live.reserve(live_.size());
+  for (const auto& [key, request] : live_) live.push_back(key);
+  for (const auto& key : live) {
+    if (!live_.at(key).held) (void)active().abandon(key);
+    give_up(key, wire::Status::Regrouping, "the cluster switched to " + mode + ": send the request again", false);
+  }
+  deadlines_.clear();
+  for (int party = 0; party < 3; ++party)
+    if (party != settings_.party) (void)outgoing_notes_.take_frames(party);
+  retire_pair();
+  if (change.mode == wire::ClusterMode::Full) {
+    serving_.parties = {0, 1, 2};
+    serving_.leader = 0;
+    return;
+  }
+  const Pair pair{change.missing};
+  serving_.parties.clear();
+  for (int party = 0; party < 3; ++party)
+    if (party != change.missing) serving_.parties.push_back(party);
+  serving_.leader = pair.leader();
+  auto service = std::make_unique<PairService>();
+  service->pair = pair;
+  service->settings = pair_settings(settings_, pair);
+  service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair);
+  service->engine = make_pair_engine_(
+      EngineResources{service->settings, log_, own_keys_, context_, store_, *service->host});
+  pair_ = std::move(service);
+}
+
+void Node::retire_pair() {
+  if (!pair_) return;
+  if (retiring_.joinable()) retiring_.join();
+  // Its workers may be waiting on the other server for up to a peer timeout.
+  retiring_ = std::thread([service = std::move(pair_)]() mutable { service.reset(); });
+}
+
+void Node::take_pair_frame(int from, std::span<const std::uint8_t> inner) {
+  if (!pair_ || from == settings_.party || from == pair_->pair.missing) return;
+  PeerEnvelope envelope;
+  envelope.from_party = pair_->pair.index_of(from);
+  envelope.data.assign(inner.begin(), inner.end());
+  pair_->engine->take_peer_frame(std::move(envelope));
+}
+
+// In three-party service a change reaches all three or, through the client's rollback,
+// none; in two-party service the third cannot take it, so it is refused outright.
+std::optional<std::string> Node::key_change_refusal() {
+  if (!membership_ || membership_->mode() == wire::ClusterMode::Full) return std::nullopt;
+  return "keys are changed only while all three servers serve: server " +
+         std::to_string(membership_->missing() + 1) + " is not serving; nothing was changed";
+}
+
+}  // namespace mpc::node
+
+namespace mpc::node {
+
+wire::Status Node::failure_status(wire::Status status) {
+  if (status != wire::Status::PeerFailure || !membership_ || !membership_->two_party_allowed()) return status;
+  if (pending_change_ || membership_->mode() == wire::ClusterMode::TwoParty ||
+      !membership_->settled(std::chrono::steady_clock::now()))
+    return wire::Status::Regrouping;
+  return status;
+}
+
+}  // namespace mpc::node

@@ -1,0 +1,135 @@
+#include "node/membership.hpp"
+
+#include "common/error.hpp"
+
+namespace mpc::node {
+
+std::uint64_t unix_ms_now() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+Membership::Membership(int self, MembershipTiming timing, bool two_party_allowed, Clock::time_point started)
+    : self_(self), timing_(timing), two_party_allowed_(two_party_allowed), started_(started) {
+  if (self < 0 || self > 2) throw Error(Component::Server, "party index out of range");
+}
+
+void Membership::heard(int party, Clock::time_point now) {
+  if (party < 0 || party > 2 || party == self_) return;
+  auto& last = last_heard_[static_cast<std::size_t>(party)];
+  if (!last || now - *last > timing_.peer_down) heard_since_[static_cast<std::size_t>(party)] = now;
+  last = now;
+}
+
+void Membership::lost(int party) {
+  if (party < 0 || party > 2 || party == self_) return;
+  last_heard_[static_cast<std::size_t>(party)].reset();
+  last_hello_[static_cast<std::size_t>(party)].reset();
+}
+
+bool Membership::excluded(Clock::time_point now) const {
+  for (int party = 0; party < 3; ++party) {
+    if (party == self_) continue;
+    const auto& hello = last_hello_[static_cast<std::size_t>(party)];
+    if (!hello || now - hello_at_[static_cast<std::size_t>(party)] > timing_.peer_down) return false;
+    if (hello->mode != wire::ClusterMode::TwoParty || hello->missing != self_) return false;
+  }
+  return true;
+}
+
+bool Membership::settled(Clock::time_point now) const {
+  for (int party = 0; party < 3; ++party) {
+    if (party == self_) continue;
+    if (!hears(party, now)) return false;
+    const auto& hello = last_hello_[static_cast<std::size_t>(party)];
+    if (!hello || now - hello_at_[static_cast<std::size_t>(party)] > timing_.peer_down) return false;
+    const std::uint8_t others = static_cast<std::uint8_t>(0b111 & ~(1u << party));
+    if (hello->mode != mode_ || (hello->heard & others) != others) return false;
+  }
+  return true;
+}
+
+void Membership::hello(int party, const wire::Hello& hello, Clock::time_point now) {
+  if (party < 0 || party > 2 || party == self_) return;
+  heard(party, now);
+  last_hello_[static_cast<std::size_t>(party)] = hello;
+  hello_at_[static_cast<std::size_t>(party)] = now;
+}
+
+bool Membership::hears(int party, Clock::time_point now) const {
+  if (party == self_) return true;
+  const auto& last = last_heard_[static_cast<std::size_t>(party)];
+  return last && now - *last <= timing_.peer_down;
+}
+
+bool Membership::heartbeat_due(Clock::time_point now) const { return now - last_heartbeat_ >= timing_.heartbeat; }
+
+wire::Hello Membership::own_hello(Clock::time_point now) const {
+  wire::Hello hello;
+  for (int party = 0; party < 3; ++party)
+    if (party != self_ && hears(party, now)) hello.heard |= static_cast<std::uint8_t>(1u << party);
+  hello.mode = mode_;
+  hello.missing = missing_ < 0 ? wire::kNoParty : static_cast<std::uint8_t>(missing_);
+  return hello;
+}
+
+std::vector<int> Membership::serving() const {
+  std::vector<int> parties;
+  for (int party = 0; party < 3; ++party)
+    if (party != missing_) parties.push_back(party);
+  return parties;
+}
+
+void Membership::switch_to(wire::ClusterMode mode, int missing) {
+  mode_ = mode;
+  missing_ = missing;
+}
+
+std::optional<ModeChange> Membership::update(Clock::time_point now) {
+  if (!two_party_allowed_) return std::nullopt;
+  // A peer's hello older than peer_down says nothing about now.
+  const auto fresh_hello = [&](int party) -> const wire::Hello* {
+    const auto& hello = last_hello_[static_cast<std::size_t>(party)];
+    if (!hello || now - hello_at_[static_cast<std::size_t>(party)] > timing_.peer_down) return nullptr;
+    return &*hello;
+  };
+  const auto other_peers = [&](int excluded) {
+    std::vector<int> out;
+    for (int party = 0; party < 3; ++party)
+      if (party != self_ && party != excluded) out.push_back(party);
+    return out;
+  };
+  if (mode_ == wire::ClusterMode::Full) {
+    if (now - started_ < timing_.peer_down + timing_.heartbeat) return std::nullopt;
+    for (int missing = 0; missing < 3; ++missing) {
+      if (missing == self_ || hears(missing, now)) continue;
+      const int partner = other_peers(missing).front();
+      const wire::Hello* hello = fresh_hello(partner);
+      if (!hears(partner, now) || hello == nullptr) return std::nullopt;
+      // The partner no longer hears the third either (or already serves without it).
+      const bool partner_lost_it = (hello->heard & (1u << missing)) == 0 ||
+                                   (hello->mode == wire::ClusterMode::TwoParty && hello->missing == missing);
+      if (!partner_lost_it) return std::nullopt;
+      switch_to(wire::ClusterMode::TwoParty, missing);
+      return ModeChange{mode_, missing_};
+    }
+    return std::nullopt;
+  }
+  const int partner = other_peers(missing_).front();
+  if (!hears(partner, now)) {
+    // Alone: no pair can serve. Three-party service fails every job at once until the others
+    // are back.
+    switch_to(wire::ClusterMode::Full, -1);
+    return ModeChange{mode_, missing_};
+  }
+  const wire::Hello* returning = fresh_hello(missing_);
+  const bool back = hears(missing_, now) && now - heard_since_[static_cast<std::size_t>(missing_)] >= timing_.rejoin &&
+                    returning != nullptr && (returning->heard & (1u << self_)) != 0 &&
+                    (returning->heard & (1u << partner)) != 0;
+  if (!back) return std::nullopt;
+  switch_to(wire::ClusterMode::Full, -1);
+  return ModeChange{mode_, missing_};
+}
+
+}  // namespace mpc::node

@@ -1,0 +1,105 @@
+// Which servers of a three-server cluster serve: all three, or the two that still hear each
+// other while the third is down.
+//
+// Every server tells the others every heartbeat whom it heard lately (wire::Hello); any frame
+// from a peer counts as hearing it. A server that has not been heard for peer_down is down.
+// Two servers that hear each other and both no longer hear the third switch to two-party
+// service: each derives an XOR share of every key from its replicated share (the pair
+// (i, i+1) holds x_i and a_{i+1} = x_i ^ v) and they run the two-party engine between them
+// (node.hpp). Both decide from the same facts, so they switch within a heartbeat of each
+// other; a server that hears only one side of a split stays in three-party service, where a
+// job fails rather than run with a server that may still be serving the third.
+//
+// They return to three-party service once the third server has been heard for rejoin without
+// a gap and says it hears both: a server restarting or a link coming back does not flap the
+// cluster between modes. Nothing needs catching up on return: key changes are refused while
+// a server is down, and each mode keeps its own GCM nonce pool.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "wire/client_messages.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::node {
+
+struct MembershipTiming {
+  std::chrono::milliseconds heartbeat{100};
+  std::chrono::milliseconds peer_down{500};
+  std::chrono::milliseconds rejoin{1000};
+};
+
+struct ModeChange {
+  wire::ClusterMode mode = wire::ClusterMode::Full;
+  int missing = -1;  // the party the two-party service runs without; -1 in Full
+};
+
+// Wall-clock milliseconds since the Unix epoch, for Status (mode_since_unix_ms).
+std::uint64_t unix_ms_now();
+
+class Membership {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `two_party_allowed`: degraded_service = "two-party". `started`: when the server started
+  // (nobody has been heard yet: no switch before a peer_down has passed).
+  Membership(int self, MembershipTiming timing, bool two_party_allowed, Clock::time_point started);
+
+  // Any frame from `party`.
+  void heard(int party, Clock::time_point now);
+  // Its session was lost (it went away or restarted): not heard until its next frame.
+  void lost(int party);
+  void hello(int party, const wire::Hello& hello, Clock::time_point now);
+
+  // The mode the facts call for now: the new one if it changed, else nullopt.
+  std::optional<ModeChange> update(Clock::time_point now);
+
+  // Whether a heartbeat is due; the hello to send then (sent() marks it).
+  bool heartbeat_due(Clock::time_point now) const;
+  wire::Hello own_hello(Clock::time_point now) const;
+  // Whether the hello to send now differs from the last one sent: the others must hear of a
+  // change at once, not a heartbeat later.
+  bool hello_changed(Clock::time_point now) const { return own_hello(now) != last_sent_; }
+  void sent(const wire::Hello& hello, Clock::time_point now) {
+    last_sent_ = hello;
+    last_heartbeat_ = now;
+  }
+
+  bool two_party_allowed() const { return two_party_allowed_; }
+  wire::ClusterMode mode() const { return mode_; }
+  int missing() const { return missing_; }
+  // The parties that serve, 0-based and sorted: all three, or the pair.
+  std::vector<int> serving() const;
+  // In two-party service: the pair's first party (it holds x_i of the pair (i, i+1) and leads
+  // the two-party engine); -1 in Full.
+  int pair_leader() const { return missing_ < 0 ? -1 : (missing_ + 1) % 3; }
+  bool hears(int party, Clock::time_point now) const;
+  // Whether both peers say, lately, that they serve as a pair without this server: it is
+  // back but not yet taken in again (it answers jobs at once, rather than hold them).
+  bool excluded(Clock::time_point now) const;
+  // Whether every server hears every other and all say the same mode lately: no switch is
+  // under way or due. A job that fails while the cluster is not settled is worth sending again.
+  bool settled(Clock::time_point now) const;
+
+ private:
+  void switch_to(wire::ClusterMode mode, int missing);
+
+  int self_;
+  MembershipTiming timing_;
+  bool two_party_allowed_;
+  Clock::time_point started_;
+  Clock::time_point last_heartbeat_{};
+  wire::Hello last_sent_;
+  std::array<std::optional<Clock::time_point>, 3> last_heard_;
+  std::array<Clock::time_point, 3> heard_since_{};  // start of the current run without a gap
+  std::array<std::optional<wire::Hello>, 3> last_hello_;
+  std::array<Clock::time_point, 3> hello_at_{};
+  wire::ClusterMode mode_ = wire::ClusterMode::Full;
+  int missing_ = -1;
+};
+
+}  // namespace mpc::node

@@ -1,0 +1,70 @@
+// Two servers of a three-server cluster serving without the third (node/membership.hpp).
+//
+// Replicated sharing already gives any two servers the key: party i holds x_i and
+// a_i = x_{i-1} ^ v, so the pair (i, i+1) holds x_i and a_{i+1} = x_i ^ v, two XOR shares of v.
+// The pair runs the two-party engine between them on those halves, i as its party 1 (the
+// garbler and leader) and i+1 as its party 2. Nothing is dealt, converted or written: each
+// server cuts its half out of the share it already holds, in memory, when a job needs it.
+//
+// The engine sees a host of its own (PairHost): the halves as key material, its two parties
+// numbered 0 and 1, and its frames wrapped (wire::wrap_degraded) so the shell tells them from
+// the three-party engine's.
+#pragma once
+
+#include <memory>
+
+#include "node/engine.hpp"
+#include "settings/server_settings.hpp"
+
+namespace mpc::node {
+
+// The pair serving without `missing`: its leader holds x_i, its second member a_{i+1}.
+struct Pair {
+  int missing = 0;
+  int leader() const { return (missing + 1) % 3; }
+  int second() const { return (missing + 2) % 3; }
+  // 0 for the leader, 1 for the second member.
+  int index_of(int party) const { return party == leader() ? 0 : 1; }
+  int party_at(int index) const { return index == 0 ? leader() : second(); }
+};
+
+// The settings the two-party engine runs with for a server of `pair`: protocol gc2, party its
+// index in the pair, the other member its one peer; everything else as the server's own.
+settings::ServerSettings pair_settings(const settings::ServerSettings& own, Pair pair);
+
+class PairHost final : public EngineHost {
+ public:
+  PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair);
+  ~PairHost() override;
+  PairHost(const PairHost&) = delete;
+  PairHost& operator=(const PairHost&) = delete;
+
+  // The XOR half of the replicated share (x for the leader, a for the second member), cut
+  // into one wiped buffer that the next call overwrites.
+  const SecretBytes* key_material(const wire::KeyId& key) override;
+  void answer(const JobKey& key, wire::Reply reply) override { shell_.answer(key, std::move(reply)); }
+  void forget(const JobKey& key) override { shell_.forget(key); }
+  bool take_shell_frame(PeerEnvelope& envelope) override { return shell_.take_shell_frame(envelope); }
+  PeerLinks& peers() override { return links_; }
+  bool try_send(int party, std::span<const std::uint8_t> frame) override;
+  bool keep_alive() override { return shell_.keep_alive(); }
+
+ private:
+  EngineHost& shell_;
+  PeerLinks& links_;
+  int self_;
+  Pair pair_;
+  SecretBytes half_;
+};
+
+// A two-party engine serving for a pair, with what it is built from (all of which must
+// outlive it: the engine goes first).
+struct PairService {
+  Pair pair;
+  settings::ServerSettings settings;
+  std::unique_ptr<PairHost> host;
+  std::unique_ptr<Engine> engine;
+  ~PairService() { engine.reset(); }
+};
+
+}  // namespace mpc::node

@@ -1,0 +1,213 @@
+// Membership: when two servers of three switch to two-party service, and when they return.
+#include "node/membership.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "node/pair_service.hpp"
+#include "protocol/rss3/shares.hpp"
+
+namespace mpc::node {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = Membership::Clock;
+
+constexpr MembershipTiming kTiming{milliseconds(100), milliseconds(500), milliseconds(1000)};
+
+wire::Hello hello_hearing(std::uint8_t heard, wire::ClusterMode mode = wire::ClusterMode::Full,
+                          std::uint8_t missing = wire::kNoParty) {
+  return wire::Hello{heard, mode, missing};
+}
+
+// Party 0's view: every peer heard at `at`, each saying it hears everybody.
+void all_heard(Membership& membership, Clock::time_point at) {
+  membership.hello(1, hello_hearing(0b101), at);
+  membership.hello(2, hello_hearing(0b011), at);
+}
+
+TEST(MembershipTest, StaysFullWhileEveryoneIsHeard) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  for (int tick = 1; tick <= 30; ++tick) {
+    const auto now = start + milliseconds(100 * tick);
+    all_heard(membership, now);
+    EXPECT_FALSE(membership.update(now));
+  }
+  EXPECT_EQ(membership.mode(), wire::ClusterMode::Full);
+  EXPECT_EQ(membership.serving(), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(MembershipTest, SwitchesWhenThePartnerAlsoLostTheThird) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  all_heard(membership, start + milliseconds(700));
+  membership.lost(2);
+  // The partner still hears party 2: no switch (party 0 alone may be cut off from it).
+  membership.hello(1, hello_hearing(0b101), start + milliseconds(710));
+  EXPECT_FALSE(membership.update(start + milliseconds(710)));
+  // The partner no longer hears it either: two-party service without party 2.
+  membership.hello(1, hello_hearing(0b001), start + milliseconds(720));
+  const auto change = membership.update(start + milliseconds(720));
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->mode, wire::ClusterMode::TwoParty);
+  EXPECT_EQ(change->missing, 2);
+  EXPECT_EQ(membership.serving(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(membership.pair_leader(), 0);
+  const wire::Hello own = membership.own_hello(start + milliseconds(720));
+  EXPECT_EQ(own.mode, wire::ClusterMode::TwoParty);
+  EXPECT_EQ(own.missing, 2);
+  EXPECT_EQ(own.heard, 0b010);
+}
+
+TEST(MembershipTest, SilenceCountsAsDownAfterPeerDown) {
+  const auto start = Clock::now();
+  Membership membership(1, kTiming, true, start);
+  membership.hello(0, hello_hearing(0b110), start + milliseconds(600));
+  membership.hello(2, hello_hearing(0b011), start + milliseconds(600));
+  // Party 0 goes silent; party 2 keeps talking and stops hearing party 0 too.
+  for (int tick = 1; tick <= 5; ++tick) {
+    const auto now = start + milliseconds(600 + 100 * tick);
+    membership.hello(2, hello_hearing(0b010), now);
+    EXPECT_FALSE(membership.update(now)) << "switched " << 100 * tick << " ms after the last word";
+  }
+  const auto now = start + milliseconds(1200);
+  membership.hello(2, hello_hearing(0b010), now);
+  const auto change = membership.update(now);
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->missing, 0);
+  EXPECT_EQ(membership.pair_leader(), 1);
+}
+
+TEST(MembershipTest, NoSwitchBeforeAPeerDownHasPassedSinceStart) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  membership.hello(1, hello_hearing(0b001), start + milliseconds(50));
+  EXPECT_FALSE(membership.update(start + milliseconds(100)));
+}
+
+TEST(MembershipTest, OffNeverSwitches) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, false, start);
+  all_heard(membership, start + milliseconds(700));
+  membership.lost(2);
+  membership.hello(1, hello_hearing(0b001), start + milliseconds(720));
+  EXPECT_FALSE(membership.update(start + milliseconds(720)));
+  EXPECT_FALSE(membership.update(start + milliseconds(5000)));
+}
+
+TEST(MembershipTest, ReturnsOnlyAfterTheThirdIsHeardForRejoinAndHearsBoth) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  all_heard(membership, start + milliseconds(700));
+  membership.lost(2);
+  membership.hello(1, hello_hearing(0b001), start + milliseconds(720));
+  ASSERT_TRUE(membership.update(start + milliseconds(720)));
+  // Party 2 is back at 2000 ms and talks every 100 ms.
+  const auto back = start + milliseconds(2000);
+  for (int tick = 0; tick < 10; ++tick) {
+    const auto now = back + milliseconds(100 * tick);
+    membership.hello(1, hello_hearing(0b101, wire::ClusterMode::TwoParty, 2), now);
+    membership.hello(2, hello_hearing(0b011), now);
+    EXPECT_FALSE(membership.update(now)) << "returned " << 100 * tick << " ms after the third came back";
+  }
+  const auto now = back + milliseconds(1000);
+  membership.hello(1, hello_hearing(0b101, wire::ClusterMode::TwoParty, 2), now);
+  membership.hello(2, hello_hearing(0b011), now);
+  const auto change = membership.update(now);
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->mode, wire::ClusterMode::Full);
+  EXPECT_EQ(membership.missing(), -1);
+}
+
+TEST(MembershipTest, AServerLeftAloneReturnsToThreePartyService) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  all_heard(membership, start + milliseconds(700));
+  membership.lost(2);
+  membership.hello(1, hello_hearing(0b001), start + milliseconds(720));
+  ASSERT_TRUE(membership.update(start + milliseconds(720)));
+  membership.lost(1);
+  const auto change = membership.update(start + milliseconds(730));
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->mode, wire::ClusterMode::Full);
+}
+
+TEST(MembershipTest, TheExcludedServerKnowsIt) {
+  const auto start = Clock::now();
+  Membership membership(2, kTiming, true, start);
+  const auto now = start + milliseconds(300);
+  membership.hello(0, hello_hearing(0b110, wire::ClusterMode::TwoParty, 2), now);
+  EXPECT_FALSE(membership.excluded(now));
+  membership.hello(1, hello_hearing(0b101, wire::ClusterMode::TwoParty, 2), now);
+  EXPECT_TRUE(membership.excluded(now));
+  EXPECT_FALSE(membership.excluded(now + milliseconds(600)));  // stale words say nothing
+}
+
+TEST(MembershipTest, SettledOnlyWhenAllHearAllInOneMode) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  const auto now = start + milliseconds(700);
+  EXPECT_FALSE(membership.settled(now));
+  all_heard(membership, now);
+  EXPECT_TRUE(membership.settled(now));
+  // A peer that no longer hears the third: a switch may be coming.
+  membership.hello(1, hello_hearing(0b001), now);
+  EXPECT_FALSE(membership.settled(now));
+  // A peer still serving as a pair while this one is back in three-party service.
+  membership.hello(1, hello_hearing(0b101, wire::ClusterMode::TwoParty, 2), now);
+  EXPECT_FALSE(membership.settled(now));
+  all_heard(membership, now);
+  EXPECT_FALSE(membership.settled(now + milliseconds(600)));  // nothing heard lately
+}
+
+TEST(MembershipTest, HelloChangesAreSentAtOnce) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  all_heard(membership, start);
+  membership.sent(membership.own_hello(start), start);
+  EXPECT_FALSE(membership.hello_changed(start + milliseconds(10)));
+  EXPECT_FALSE(membership.heartbeat_due(start + milliseconds(10)));
+  membership.lost(1);
+  EXPECT_TRUE(membership.hello_changed(start + milliseconds(10)));
+  EXPECT_TRUE(membership.heartbeat_due(start + milliseconds(100)));
+}
+
+// The halves each pair computes with are XOR shares of the key: for every missing party, the
+// leader's x and the second member's a open to the secret.
+TEST(PairTest, EveryPairsHalvesOpenToTheKey) {
+  std::array<std::uint8_t, 32> secret{};
+  for (std::size_t i = 0; i < secret.size(); ++i) secret[i] = static_cast<std::uint8_t>(7 * i + 1);
+  const auto shares = rss3::share_bytes(secret);
+  for (int missing = 0; missing < 3; ++missing) {
+    const Pair pair{missing};
+    EXPECT_NE(pair.leader(), missing);
+    EXPECT_NE(pair.second(), missing);
+    EXPECT_EQ(pair.index_of(pair.leader()), 0);
+    EXPECT_EQ(pair.party_at(1), pair.second());
+    const auto& x = shares[static_cast<std::size_t>(pair.leader())].x;
+    const auto& a = shares[static_cast<std::size_t>(pair.second())].a;
+    for (std::size_t i = 0; i < secret.size(); ++i) EXPECT_EQ(x[i] ^ a[i], secret[i]) << "missing " << missing;
+  }
+}
+
+TEST(PairTest, PairSettingsNameTheOtherMemberAsTheOnePeer) {
+  settings::ServerSettings own;
+  own.protocol = settings::Protocol::Rss3;
+  own.party = 2;
+  own.peers = {settings::PeerSettings{0, "tcp://a:1", {}}, settings::PeerSettings{1, "tcp://b:2", {}}};
+  const auto settings = pair_settings(own, Pair{1});  // pair (2, 0): 2 leads
+  EXPECT_EQ(settings.protocol, settings::Protocol::Gc2);
+  EXPECT_EQ(settings.party, 0);
+  ASSERT_EQ(settings.peers.size(), 1u);
+  EXPECT_EQ(settings.peers[0].party, 1);
+  EXPECT_EQ(settings.peers[0].endpoint, "tcp://a:1");
+  // Garbled jobs are slower: the pair takes none larger than degraded_max_job_blocks.
+  EXPECT_EQ(settings.limits.max_job_blocks, own.limits.degraded_max_job_blocks);
+  own.limits.max_job_blocks = 100;
+  EXPECT_EQ(pair_settings(own, Pair{1}).limits.max_job_blocks, 100u);
+}
+
+}  // namespace
+}  // namespace mpc::node
