@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import random
 import secrets
 import signal
@@ -108,10 +109,14 @@ class Cluster:
     """One cluster directory: init, start, keys, computations, faults, stop."""
 
     def __init__(self, root: Path, base_port: int | None = None, protocol: str = "rss3",
-                 lut_preprocessing: str | None = None):
-        """lut_preprocessing="dealer" (with protocol lut2): a lookup-table dealer process too."""
+                 lut_preprocessing: str | None = None, degraded_service: str = "off"):
+        """lut_preprocessing="dealer" (with protocol lut2): a lookup-table dealer process too.
+        degraded_service (rss3): what the servers do with one of them down. The suites that
+        assert what an outage does run with "off"; tests/integration/test_degraded.py runs the
+        product's default, "two-party"."""
         self.dir = Path(root)
         self.protocol = protocol
+        self.degraded_service = degraded_service
         self.parties = (1, 2, 3) if protocol == "rss3" else (1, 2)
         self.lut_preprocessing = lut_preprocessing
         self.has_dealer = lut_preprocessing == "dealer"
@@ -139,6 +144,16 @@ class Cluster:
         extra = ["--lut-preprocessing", self.lut_preprocessing] if self.lut_preprocessing else []
         self.mpcctl("cluster", "init", "--dir", str(self.dir), "--base-port", str(self.base_port),
                     "--protocol", self.protocol, *extra)
+        if self.protocol == "rss3":
+            for party in self.parties:
+                self.set_server_setting(party, "degraded_service", f'"{self.degraded_service}"')
+
+    def set_server_setting(self, party: int, name: str, value: str) -> None:
+        """Sets a top-level key of a server's server.toml (before its first [section]); the
+        server reads it at its next start."""
+        config = self.server_dir(party) / "server.toml"
+        text = re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", config.read_text())
+        config.write_text(f"{name} = {value}\n" + text)
 
     def start(self) -> None:
         extra = ["--dealer-binary", str(dealer_binary())] if self.has_dealer else []
@@ -371,10 +386,10 @@ def openssl_ecb(alg: str, key_hex: str, data: bytes, decrypt: bool = False) -> b
     return openssl(args, data)
 
 
-def start_cluster(root: Path, protocol: str = "rss3") -> Cluster:
+def start_cluster(root: Path, protocol: str = "rss3", degraded_service: str = "off") -> Cluster:
     """A cluster initialised and started under `root`, retried in new directories when a port
     was taken between the probe and the bind."""
-    cluster = Cluster(root, protocol=protocol)
+    cluster = Cluster(root, protocol=protocol, degraded_service=degraded_service)
     for attempt in range(3):
         try:
             cluster.init()
@@ -390,5 +405,6 @@ def start_cluster(root: Path, protocol: str = "rss3") -> Cluster:
             if attempt == 2:
                 raise
             # Most likely a port was taken between the probe and the bind: new dir, new ports.
-            cluster = Cluster(root.parent / f"{root.name}-retry{attempt + 1}", protocol=protocol)
+            cluster = Cluster(root.parent / f"{root.name}-retry{attempt + 1}", protocol=protocol,
+                              degraded_service=degraded_service)
     raise AssertionError("unreachable")

@@ -20,12 +20,15 @@ KDC's closed-loop rate. Writes storm.json, storm.md, per-second CSVs of the clos
 and three plots (throughput over time, latency CDF, latency against offered load); `plot` draws them
 again from storm.json.
 
-soak: minutes of open-loop logins against the protected KDC; one engine server is killed a
-third of the way in and started again after --outage seconds. Counts the failures during
-the outage and asserts that every second after recovery is free of failures. Writes
-storm-soak.json, storm-soak.csv and storm-soak.png. With --protected-users the storm users'
-own keys are in the engine too (every login runs its Kerberos jobs: preauth decrypt and
-AS-REP encrypt), and the files are storm-soak-users.*.
+soak: minutes of open-loop logins against the protected KDC; each engine server of
+--parties (all three by default) is killed in turn and started again after --outage
+seconds. With the servers' default degraded_service = "two-party" the other two serve
+through every outage: the soak asserts that not one login fails and that the servers
+switched modes. With --degraded-service off it counts the failures during the outages and
+asserts that every second after recovery is free of them. Writes storm-soak.json, .csv and
+.png (storm-soak-off.* with off). With --protected-users the storm users' own keys are in
+the engine too (every login runs its Kerberos jobs: preauth decrypt and AS-REP encrypt),
+and the files are storm-soak-users*.*.
 
 Every run checks the generator's count of successful logins against the KDC's own
 (AS_REQ ... ISSUE lines in its log), and records CPU per login of the generator, the KDC
@@ -38,6 +41,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import platform
 import shutil
 import subprocess
@@ -164,11 +168,12 @@ class Target:
 class Bench:
     """An engine cluster and the two realms, with principals and one keytab for both."""
 
-    def __init__(self, root: Path, principals: int, workers: int, protect_users: bool = False):
+    def __init__(self, root: Path, principals: int, workers: int, protect_users: bool = False,
+                 degraded_service: str = "two-party"):
         self.root = root
         self.workers = workers
         self.protect_users = protect_users
-        self.cluster = mpc_cluster.Cluster(root / "cluster")
+        self.cluster = mpc_cluster.Cluster(root / "cluster", degraded_service=degraded_service)
         self.stock = Realm(root / "stock", backend="db2")
         self.protected = ProtectedRealm(root / "protected", self.cluster, enrol_users=protect_users)
         self.targets = [Target("stock", self.stock), Target("protected", self.protected, self.cluster)]
@@ -433,9 +438,14 @@ def soak(args: argparse.Namespace) -> None:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     started = machine()
-    kill_at = args.seconds / 3.0
+    parties = args.parties
+    degraded = args.degraded_service == "two-party"
+    # Even gaps before, between and after the outages.
+    gap = (args.seconds - len(parties) * args.outage) / (len(parties) + 1)
+    if gap <= 2:
+        raise SystemExit("soak: --seconds too short for the outages asked for")
     with tempfile.TemporaryDirectory(prefix="kdc-soak-") as tmp, \
-            Bench(Path(tmp), args.principals, args.workers, args.protected_users) as bench:
+            Bench(Path(tmp), args.principals, args.workers, args.protected_users, args.degraded_service) as bench:
         bench.start(CONFIGS[args.config])
         target = bench.targets[1]
         target.storm(bench.keytab, ["--concurrency", "8", "--duration", "1"])
@@ -448,16 +458,23 @@ def soak(args: argparse.Namespace) -> None:
         storm = subprocess.Popen(command, env=bench.protected.env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
         t0 = time.monotonic()
+        outages = []
+        switches = {}
         try:
-            time.sleep(kill_at)
-            bench.cluster.kill_server(args.party)
-            killed = time.monotonic() - t0
-            print(f"soak: engine server {args.party} killed at {killed:.1f} s", flush=True)
-            time.sleep(args.outage)
-            bench.cluster.restart_server(args.party)
-            restarted = time.monotonic() - t0
-            print(f"soak: engine server {args.party} started again at {restarted:.1f} s", flush=True)
+            for party in parties:
+                time.sleep(max(0.0, gap - (time.monotonic() - t0 - (outages[-1][2] if outages else 0.0))))
+                bench.cluster.kill_server(party)
+                killed = time.monotonic() - t0
+                print(f"soak: engine server {party} killed at {killed:.1f} s", flush=True)
+                time.sleep(args.outage)
+                switches.update(mode_switches(bench.cluster))
+                bench.cluster.restart_server(party)
+                restarted = time.monotonic() - t0
+                print(f"soak: engine server {party} started again at {restarted:.1f} s", flush=True)
+                outages.append((party, killed, restarted))
             stdout, stderr = storm.communicate(timeout=args.seconds + 120)
+            for party, count in mode_switches(bench.cluster).items():
+                switches[party] = max(switches.get(party, 0), count)
         finally:
             if storm.poll() is None:
                 storm.kill()
@@ -472,7 +489,9 @@ def soak(args: argparse.Namespace) -> None:
     failed = [int(s["failed"]) for s in seconds]
     ok = [int(s["ok"]) for s in seconds]
     offered = [int(s["offered"]) for s in seconds]
-    # A login that arrived during the outage fails up to --login-timeout seconds later.
+    killed = outages[0][1]
+    restarted = outages[-1][2]
+    # A login that arrived during an outage fails up to --login-timeout seconds later.
     recovered_by = restarted + args.login_timeout + args.recovery
     outside = [i for i, f in enumerate(failed) if f and not (killed - 1 <= i <= recovered_by)]
     after = [i for i in range(len(seconds)) if recovered_by < i < args.seconds - 1]
@@ -481,22 +500,31 @@ def soak(args: argparse.Namespace) -> None:
         # Requests queued in the KDC during the outage may be answered after kdc-storm gave
         # up on them: the KDC then issued a ticket nobody counted, never the other way round.
         "kdc_issued_every_counted_login": summary["kdc_issued"] >= summary["ok"],
-        "failures_only_during_outage": not outside,
-        "no_failure_after_recovery": all(failed[i] == 0 for i in after),
-        "logins_after_recovery": sum(ok[i] for i in after) >= 0.9 * sum(offered[i] for i in after) > 0,
         "every_login_accounted": summary["ok"] + summary["failed"] + summary["unstarted"] == summary["offered"],
         "kdc_process_unchanged": kdc_same,
-        "outage_was_seen": summary["failed"] > 0,
+        "logins_after_recovery": sum(ok[i] for i in after) >= 0.9 * sum(offered[i] for i in after) > 0,
     }
+    if degraded:
+        # The other two serve through each outage: not one login fails, and every server that
+        # saw another go and come back switched modes (twice per outage it lived through).
+        checks["no_failed_login"] = summary["failed"] == 0 and summary["unstarted"] == 0
+        checks["mode_switches_seen"] = bool(switches) and all(count >= 2 for count in switches.values())
+    else:
+        checks["failures_only_during_outage"] = not outside
+        checks["no_failure_after_recovery"] = all(failed[i] == 0 for i in after)
+        checks["outage_was_seen"] = summary["failed"] > 0
     report = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": started,
-        "method": {"rate": args.rate, "seconds": args.seconds, "party": args.party,
+        "method": {"rate": args.rate, "seconds": args.seconds, "parties": parties,
+                   "degraded_service": args.degraded_service,
                    "protected_users": args.protected_users,
                    "outage_seconds": args.outage, "recovery_allowance_seconds": args.recovery,
                    "login_timeout_seconds": args.login_timeout,
                    "workers": args.workers, "principals": args.principals, "config": args.config},
         "killed_at_s": killed, "restarted_at_s": restarted,
+        "outages": [{"party": p, "killed_at_s": k, "restarted_at_s": r} for p, k, r in outages],
+        "mode_switches": switches,
         "failures_during_outage": sum(failed), "errors": summary["errors"],
         "kdc_errors": summary["kdc_errors"], "first_errors": summary["first_errors"],
         "first_failed_second": next((i for i, f in enumerate(failed) if f), None),
@@ -504,7 +532,7 @@ def soak(args: argparse.Namespace) -> None:
         "failures_end_after_restart_s": (last_failed + 1 - restarted) if last_failed is not None else None,
         "checks": checks, "summary": {k: v for k, v in summary.items() if k != "latency_quantiles_ms"},
     }
-    name = "storm-soak-users" if args.protected_users else "storm-soak"
+    name = ("storm-soak-users" if args.protected_users else "storm-soak") + ("" if degraded else "-off")
     (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
     (out / f"{name}.csv").write_text(rows)
     plot_soak(out / f"{name}.png", report, ok, failed)
@@ -514,6 +542,12 @@ def soak(args: argparse.Namespace) -> None:
                                              "checks")}, indent=1))
     if not all(checks.values()):
         raise SystemExit(f"soak: failed checks: {[k for k, v in checks.items() if not v]}")
+
+
+def mode_switches(cluster: mpc_cluster.Cluster) -> dict[int, int]:
+    """{server: mode switches since its start} for the servers that answer."""
+    result = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False)
+    return {int(m[1]): int(m[2]) for m in re.finditer(r"server (\d):.*mode switches (\d+)", result.stdout)}
 
 
 def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> None:
@@ -526,8 +560,9 @@ def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> Non
     xs = list(range(min(full, len(ok))))
     ax.plot(xs, ok[:len(xs)], label="successful logins/s")
     ax.plot(xs, failed[:len(xs)], label="failed logins/s", color="tab:red")
-    ax.axvspan(report["killed_at_s"], report["restarted_at_s"], color="grey", alpha=0.2,
-               label=f"engine server {report['method']['party']} down")
+    for index, outage in enumerate(report["outages"]):
+        ax.axvspan(outage["killed_at_s"], outage["restarted_at_s"], color="grey", alpha=0.1 + 0.1 * index,
+                   label=f"engine server {outage['party']} down")
     ax.set_xlabel("second of the run")
     ax.set_ylabel("logins per second")
     whose = "krbtgt and users' keys" if report["method"].get("protected_users") else "krbtgt key"
@@ -565,7 +600,11 @@ def main() -> None:
                         "logins must work again")
     s.add_argument("--login-timeout", type=float, default=5,
                    help="kdc-storm --timeout: how long one login may take")
-    s.add_argument("--party", type=int, default=2, choices=(1, 2, 3))
+    s.add_argument("--parties", type=int, nargs="+", default=[1, 2, 3], choices=(1, 2, 3),
+                   help="the engine servers killed and restarted, one after the other")
+    s.add_argument("--degraded-service", choices=("two-party", "off"), default="two-party",
+                   help="the servers' degraded_service: two-party (no login may fail) or off "
+                        "(logins fail during each outage and only then)")
     s.add_argument("--config", choices=sorted(CONFIGS), default="tuned")
     s.add_argument("--protected-users", action="store_true",
                    help="enrol the storm users' keys in the engine too (use fewer --principals)")

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Two-of-three service: what a server going down costs the jobs of a login.
+
+    /usr/bin/python3 tests/bench/degraded_bench.py --build-dir build --out docs/benchmarks
+
+A local three-server cluster (degraded_service = "two-party") on loopback, links encrypted
+as always, driven through libmpcclient. Measures, side by side in one run:
+  - the jobs of one protected-user login (preauth decryption, usage 1; AS-REP encryption,
+    usage 3; a krbtgt ticket seal: GCM nonce with 40 keystream blocks, then its tag) one
+    after the other: latency p50/p99 and logins/s, with all three servers and with one down;
+  - the switch time: from the kill of a server to the first of those jobs served by the other
+    two (the client retries meanwhile), for each server in turn, `--rounds` times.
+Writes OUT/degraded.json and OUT/degraded.md and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+
+import mpc_cluster  # noqa: E402
+import test_gcm_jobs as gcm  # noqa: E402
+from test_krb_jobs import ENCTYPES, Engine, K5Crypto, wait_until_krb_serving  # noqa: E402
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered) + 0.5)) - 1))]
+
+
+class Login:
+    """The engine's part of one protected-user login."""
+
+    def __init__(self, cluster: mpc_cluster.Cluster, k5: K5Crypto):
+        algorithm, _, self.krb5_enctype, _, size = ENCTYPES["aes256"]
+        self.user_key = secrets.token_bytes(size)
+        self.key_id = ("bench/user@EXAMPLE.COM", 1, algorithm)
+        admin = Engine(cluster.admin_config)
+        admin.import_key(*self.key_id, self.user_key)
+        admin.close()
+        gcm.import_gcm_key(cluster)
+        self.krb = Engine(cluster.compute_config, timeout_ms=30000)
+        self.gcm = gcm.Engine(cluster.compute_config, timeout_ms=30000)
+        self.k5 = k5
+        wait_until_krb_serving(self.krb, self.key_id)
+        gcm.wait_until_gcm_serving(self.gcm)
+        self.timestamp = k5.encrypt(self.krb5_enctype, self.user_key, 1, secrets.token_bytes(26))
+
+    def run(self) -> None:
+        self.krb.decrypt(self.key_id, 1, self.timestamp)
+        self.krb.encrypt(self.key_id, 3, secrets.token_bytes(220))
+        [(nonce, keystream)] = self.gcm.prefetch(1, 40)
+        gcm.seal(self.gcm, nonce, keystream, secrets.token_bytes(300), b"")
+
+    def close(self) -> None:
+        self.krb.close()
+        self.gcm.close()
+
+
+def measure(login: Login, count: int) -> dict:
+    latencies = []
+    started = time.monotonic()
+    for _ in range(count):
+        t0 = time.monotonic()
+        login.run()
+        latencies.append((time.monotonic() - t0) * 1000)
+    elapsed = time.monotonic() - started
+    return {"logins": count, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 0.99),
+            "logins_per_s": count / elapsed}
+
+
+def wait_for_three(cluster: mpc_cluster.Cluster, deadline_s: float = 30) -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        status = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False)
+        if status.returncode == 0 and status.stdout.count("mode three-party") == 3:
+            return
+        time.sleep(0.1)
+    raise RuntimeError("the cluster did not return to three-party service")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default=os.environ.get("MPC_BUILD_DIR", "build"))
+    parser.add_argument("--out", default="docs/benchmarks")
+    parser.add_argument("--logins", type=int, default=60)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    build = Path(args.build_dir)
+    os.environ["MPC_BUILD_DIR"] = str(build if build.is_absolute() else (REPO / build).resolve())
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    k5 = K5Crypto()
+    with tempfile.TemporaryDirectory(prefix="degraded-bench-") as tmp:
+        cluster = mpc_cluster.start_cluster(Path(tmp) / "c", degraded_service="two-party")
+        login = None
+        try:
+            login = Login(cluster, k5)
+            measure(login, 5)  # warm: circuits compiled, connections up
+            full = measure(login, args.logins)
+            switches = []
+            degraded = {}
+            for round_ in range(args.rounds):
+                for party in (1, 2, 3):
+                    cluster.kill_server(party)
+                    killed = time.monotonic()
+                    login.run()
+                    switches.append({"party": party, "round": round_ + 1,
+                                     "first_login_ms": (time.monotonic() - killed) * 1000})
+                    if round_ == 0:
+                        measure(login, 3)
+                        degraded[party] = measure(login, args.logins)
+                    cluster.restart_server(party)
+                    wait_for_three(cluster)
+                    measure(login, 3)
+        finally:
+            if login is not None:
+                login.close()
+            cluster.stop()
+    k5.close()
+    switch_ms = [s["first_login_ms"] for s in switches]
+    report = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "method": {"logins": args.logins, "rounds": args.rounds, "link_encryption": "CurveZMQ (always on)"},
+        "three_party": full,
+        "degraded": {f"without server {p}": m for p, m in degraded.items()},
+        "switch": {"runs": switches, "p50_ms": statistics.median(switch_ms), "max_ms": max(switch_ms)},
+    }
+    (out / "degraded.json").write_text(json.dumps(report, indent=1) + "\n")
+    lines = ["| service | login p50 (ms) | login p99 (ms) | logins/s (one client) |", "|---|---|---|---|",
+             f"| three servers | {full['p50_ms']:.0f} | {full['p99_ms']:.0f} | {full['logins_per_s']:.1f} |"]
+    for party, m in degraded.items():
+        lines.append(f"| two, server {party} down | {m['p50_ms']:.0f} | {m['p99_ms']:.0f} | {m['logins_per_s']:.1f} |")
+    lines += ["", f"Switch (kill → first login's jobs served by the other two), {len(switch_ms)} runs: "
+              f"median {report['switch']['p50_ms']:.0f} ms, longest {report['switch']['max_ms']:.0f} ms."]
+    (out / "degraded.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

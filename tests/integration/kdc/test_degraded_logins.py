@@ -1,0 +1,83 @@
+"""Logins through engine outages, short form of `make soak`: the stock krb5kdc with the
+protected krbtgt key and protected users' keys, three mpc-server processes with the default
+degraded_service = "two-party", and kdc-storm offering logins open loop while each of two
+engine servers in turn is killed and started again. Not one login may fail: the other two
+servers serve through each outage, and the KDC's log counts every ticket the generator saw.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import mpc_cluster
+from protected_kdc import ProtectedRealm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
+import storm  # noqa: E402
+
+PRINCIPALS = 20
+RATE = 3
+SECONDS = 24
+OUTAGES = ((1, 4.0, 9.0), (3, 13.0, 18.0))  # (server, killed at, started again at), seconds in
+
+
+def mode_switches(cluster) -> dict[int, int]:
+    text = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False).stdout
+    return {int(m[1]): int(m[2]) for m in re.finditer(r"server (\d):.*mode switches (\d+)", text)}
+
+
+@pytest.mark.timeout(300)
+def test_no_login_fails_while_engine_servers_go_down_in_turn(tmp_path):
+    cluster = mpc_cluster.start_cluster(tmp_path / "c", degraded_service="two-party")
+    realm = ProtectedRealm(tmp_path / "realm", cluster, enrol_users=True,
+                           realm=f"D{secrets.token_hex(4).upper()}.TEST")
+    try:
+        realm.create()
+        storm.add_principals(realm, PRINCIPALS)
+        realm.protect()
+        realm.mpcctl_kdc("protect", "--all-users")
+        keytab = storm.make_keytab(realm, tmp_path / "storm.keytab", PRINCIPALS)
+        realm.start_kdc(workers=2)
+        warm = subprocess.run([str(storm.storm_binary()), "run", "--keytab", str(keytab), "--quiet",
+                               "--concurrency", "4", "--duration", "1"], env=realm.env, capture_output=True,
+                              text=True, timeout=60)
+        assert warm.returncode == 0, warm.stdout + warm.stderr
+        log_before = len(realm.kdc_log())
+        csv = tmp_path / "logins.csv"
+        logins = subprocess.Popen([str(storm.storm_binary()), "run", "--keytab", str(keytab), "--quiet",
+                                   "--rate", str(RATE), "--duration", str(SECONDS), "--csv", str(csv),
+                                   "--timeout", "10", "--seed", "7"],
+                                  env=realm.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started = time.monotonic()
+        switches = {}
+        try:
+            for party, kill_at, restart_at in OUTAGES:
+                time.sleep(max(0.0, started + kill_at - time.monotonic()))
+                cluster.kill_server(party)
+                time.sleep(max(0.0, started + restart_at - time.monotonic()))
+                for server, count in mode_switches(cluster).items():
+                    switches[server] = max(switches.get(server, 0), count)
+                cluster.restart_server(party)
+            stdout, stderr = logins.communicate(timeout=SECONDS + 60)
+        finally:
+            if logins.poll() is None:
+                logins.kill()
+                logins.wait()
+        summary = json.loads(stdout)
+        assert summary["failed"] == 0 and summary["unstarted"] == 0, (summary["first_errors"], stderr[-2000:])
+        assert summary["ok"] == summary["offered"] > RATE * SECONDS / 2, summary
+        assert storm.issued(realm.kdc_log()[log_before:]) >= summary["ok"]
+        # Servers 2 and 3 saw server 1 leave (two switches: out, and back once it rejoined);
+        # servers 1 and 2 saw server 3 leave.
+        assert switches.get(2, 0) >= 1 and switches.get(3, 0) >= 1 and switches.get(1, 0) >= 1, switches
+    finally:
+        realm.stop()
+        cluster.stop()

@@ -1,0 +1,261 @@
+"""Two-of-three service: a three-server cluster (degraded_service = "two-party", the default)
+keeps serving every job kind with any one server down, through the same client calls, and
+returns to three-party service by itself once the server is back.
+
+Each result is checked against a reference (OpenSSL through `cryptography`, libk5crypto), key
+changes during an outage are refused with nothing left behind, and two servers down fail fast.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import time
+
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+import mpc_cluster
+import test_gcm_jobs as gcm
+from test_krb_jobs import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, K5Crypto,
+                           KrbError, check_cf2_jobs, wait_until_krb_serving)
+
+
+@pytest.fixture
+def degraded_cluster(tmp_path):
+    """A cluster of this test's own with the product's default, two-party degraded service."""
+    running = None
+    try:
+        running = mpc_cluster.start_cluster(tmp_path / "c", degraded_service="two-party")
+        yield running
+    finally:
+        if running is not None:
+            running.stop()
+
+
+@pytest.fixture(scope="module")
+def k5():
+    library = K5Crypto()
+    try:
+        yield library
+    finally:
+        library.close()
+
+
+def modes_of(cluster) -> dict[int, str]:
+    """{server: mode} from `mpcctl cluster status` for the servers that answer."""
+    result = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False)
+    out = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"server (\d):.*mode switches (\d+), mode (.*) since unix ms (\d+)$", line)
+        if match:
+            out[int(match.group(1))] = match.group(3)
+    return out
+
+
+def wait_for_modes(cluster, expected: dict[int, str], deadline_s: float = 15) -> None:
+    deadline = time.monotonic() + deadline_s
+    seen = {}
+    while time.monotonic() < deadline:
+        seen = modes_of(cluster)
+        if seen == expected:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"cluster modes {seen}, expected {expected}\n{cluster.log_tail()}")
+
+
+def every_job_kind(cluster, engine: Engine, gcm_engine: gcm.Engine, k5, keys: dict, aes_key: bytes,
+                   gcm_key: bytes) -> None:
+    """One of each job kind, each against its reference."""
+    # AES: keystream and ECB (mpcctl, through the same client library), OpenSSL as reference.
+    counter = secrets.token_bytes(16)
+    blocks = 37
+    expected = Cipher(algorithms.AES(aes_key), modes.CTR(counter)).encryptor().update(bytes(16 * blocks))
+    assert cluster.keystream("degraded/aes", 1, "aes256", counter.hex(), blocks) == expected
+    data = secrets.token_bytes(48)
+    assert cluster.ecb("encrypt", "degraded/aes", 1, "aes256", data) == mpc_cluster.openssl_ecb(
+        "aes256", aes_key.hex(), data)
+    # GCM: prefetch, tag, open.
+    [(nonce, stream)] = gcm_engine.prefetch(1, 2)
+    plaintext = secrets.token_bytes(29)
+    aad = secrets.token_bytes(11)
+    sealed = AESGCM(gcm_key).encrypt(nonce, plaintext, aad)
+    assert gcm.seal(gcm_engine, nonce, stream, plaintext, aad) == sealed
+    [(nonce2, _)] = gcm_engine.prefetch(1, 0)
+    sealed2 = AESGCM(gcm_key).encrypt(nonce2, plaintext, aad)
+    assert gcm_engine.open(nonce2, aad, sealed2[:-16], sealed2[-16:]) == plaintext
+    # Kerberos: encrypt, decrypt, checksum, and the cf2 jobs, for every enctype.
+    for enctype, key in keys.items():
+        text = secrets.token_bytes(61)
+        assert k5.decrypt(key["enctype"], key["key"], 3, engine.encrypt(key["id"], 3, text)) == text
+        assert engine.decrypt(key["id"], 2, k5.encrypt(key["enctype"], key["key"], 2, text)) == text
+        forged = bytearray(k5.encrypt(key["enctype"], key["key"], 2, text))
+        forged[5] ^= 1
+        with pytest.raises(KrbError) as failure:
+            engine.decrypt(key["id"], 2, bytes(forged))
+        assert failure.value.code == MPC_EBADTAG
+        assert engine.checksum(key["id"], 17, text) == k5.make_checksum(key["cksumtype"], key["enctype"],
+                                                                         key["key"], 17, text)
+    check_cf2_jobs(engine, k5, keys["aes256"], CF2_PARTNER["aes256"])
+
+
+@pytest.mark.timeout(600)
+def test_every_job_kind_is_served_with_any_one_server_down(degraded_cluster, k5):
+    cluster = degraded_cluster
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=60000)
+    gcm_engine = gcm.Engine(cluster.compute_config, timeout_ms=60000)
+    try:
+        keys = {}
+        for enctype, (algorithm, _, krb5_enctype, cksumtype, size) in ENCTYPES.items():
+            protocol_key = secrets.token_bytes(size)
+            key_id = (f"degraded/{enctype}", 1, algorithm)
+            admin.import_key(*key_id, protocol_key)
+            keys[enctype] = {"id": key_id, "key": protocol_key, "enctype": krb5_enctype, "cksumtype": cksumtype}
+        aes_key = bytes.fromhex(cluster.import_key("degraded/aes", 1, "aes256")[0])
+        gcm_key = gcm.import_gcm_key(cluster)
+        wait_until_krb_serving(engine, keys["aes256"]["id"])
+        wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"})
+        every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
+        for party in (1, 2, 3):
+            cluster.kill_server(party)
+            others = [p for p in (1, 2, 3) if p != party]
+            # The first job after the kill is served: the client retries while the two switch.
+            started = time.monotonic()
+            key = keys["aes128"]
+            assert engine.checksum(key["id"], 17, b"first") == k5.make_checksum(
+                key["cksumtype"], key["enctype"], key["key"], 17, b"first")
+            first_s = time.monotonic() - started
+            assert first_s < 15, f"first job with server {party} down took {first_s:.1f} s"
+            wait_for_modes(cluster, {p: f"two-party without server {party}" for p in others})
+            every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
+            cluster.restart_server(party)
+            wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+            every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
+        switches = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout
+        counts = {int(m[1]): int(m[2]) for m in re.finditer(r"server (\d):.*mode switches (\d+)", switches)}
+        # Two switches (out and back) per outage of another server seen since its own start:
+        # server 1 saw those of 2 and 3, server 2 (restarted second) that of 3, server 3 none.
+        assert counts == {1: 4, 2: 2, 3: 0}, counts
+    finally:
+        gcm_engine.close()
+        engine.close()
+        admin.close()
+
+
+@pytest.mark.timeout(240)
+def test_jobs_keep_being_served_while_a_server_dies_under_load(degraded_cluster, k5):
+    """Four clients send Kerberos checksums back to back while server 2 is killed and later
+    restarted: every call returns the right bytes, none fails."""
+    cluster = degraded_cluster
+    admin = Engine(cluster.admin_config)
+    algorithm, _, krb5_enctype, cksumtype, size = ENCTYPES["aes256"]
+    protocol_key = secrets.token_bytes(size)
+    key_id = ("degraded/load", 1, algorithm)
+    admin.import_key(*key_id, protocol_key)
+    admin.close()
+    probe = Engine(cluster.compute_config)
+    wait_until_krb_serving(probe, key_id)
+    probe.close()
+    stop = threading.Event()
+    failures: list[str] = []
+    served = [0] * 4
+
+    def client(index: int) -> None:
+        engine = Engine(cluster.compute_config, timeout_ms=20000)
+        try:
+            while not stop.is_set():
+                data = secrets.token_bytes(40 + index)
+                try:
+                    mac = engine.checksum(key_id, 17, data)
+                except KrbError as error:
+                    failures.append(f"client {index}: {error}")
+                    continue
+                if mac != k5.make_checksum(cksumtype, krb5_enctype, protocol_key, 17, data):
+                    failures.append(f"client {index}: wrong checksum")
+                served[index] += 1
+        finally:
+            engine.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(1.0)
+        cluster.kill_server(2)
+        time.sleep(3.0)
+        during = sum(served)
+        cluster.restart_server(2)
+        wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+    assert not failures, failures[:5]
+    assert during > 0 and sum(served) > during, served
+
+
+@pytest.mark.timeout(180)
+def test_key_changes_are_refused_while_a_server_is_down(degraded_cluster):
+    cluster = degraded_cluster
+    admin = Engine(cluster.admin_config)
+    try:
+        admin.import_key("degraded/kept", 1, 2, secrets.token_bytes(32))
+        cluster.kill_server(3)
+        wait_for_modes(cluster, {1: "two-party without server 3", 2: "two-party without server 3"})
+        with pytest.raises(KrbError) as failure:
+            admin.import_key("degraded/new", 1, 2, secrets.token_bytes(32))
+        assert failure.value.code == MPC_EUNREACHABLE, failure.value
+        assert "all three servers" in str(failure.value), failure.value
+        with pytest.raises(KrbError) as failure:
+            admin.delete_key("degraded/kept", 1, 2)
+        assert "all three servers" in str(failure.value), failure.value
+        # Nothing changed on the two that answer.
+        listing = cluster.mpcctl("key", "list", "--cluster", str(cluster.admin_config), check=False)
+        cluster.restart_server(3)
+        wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+        names = {entry[0] for entry in cluster.list_keys("degraded/")}
+        assert names == {"degraded/kept"}, (names, listing.stdout, listing.stderr)
+        admin.import_key("degraded/new", 1, 2, secrets.token_bytes(32))
+        assert {entry[0] for entry in cluster.list_keys("degraded/")} == {"degraded/kept", "degraded/new"}
+    finally:
+        admin.close()
+
+
+@pytest.mark.timeout(180)
+def test_two_servers_down_fail_fast_and_recover(degraded_cluster, k5):
+    cluster = degraded_cluster
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=20000)
+    try:
+        algorithm, _, krb5_enctype, cksumtype, size = ENCTYPES["aes128"]
+        protocol_key = secrets.token_bytes(size)
+        key_id = ("degraded/two-down", 1, algorithm)
+        admin.import_key(*key_id, protocol_key)
+        wait_until_krb_serving(engine, key_id)
+        cluster.kill_server(1)
+        cluster.kill_server(3)
+        for _ in range(3):
+            started = time.monotonic()
+            with pytest.raises(KrbError) as failure:
+                engine.checksum(key_id, 17, b"alone")
+            elapsed = time.monotonic() - started
+            assert failure.value.code == MPC_EUNREACHABLE, failure.value
+            assert elapsed < 3.0, f"failed after {elapsed:.1f} s of a 20 s timeout: {failure.value}"
+        status = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False)
+        assert status.returncode != 0
+        assert "server 1: not answering" in status.stdout and "server 3: not answering" in status.stdout
+        cluster.restart_server(3)
+        wait_for_modes(cluster, {2: "two-party without server 1", 3: "two-party without server 1"}, deadline_s=30)
+        assert engine.checksum(key_id, 17, b"pair") == k5.make_checksum(cksumtype, krb5_enctype, protocol_key,
+                                                                        17, b"pair")
+        cluster.restart_server(1)
+        wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+        assert engine.checksum(key_id, 17, b"all") == k5.make_checksum(cksumtype, krb5_enctype, protocol_key,
+                                                                       17, b"all")
+    finally:
+        engine.close()
+        admin.close()
