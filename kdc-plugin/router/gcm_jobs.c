@@ -20,6 +20,8 @@
 #include "protected_key.h"
 #include "router_util.h"
 
+#define SEAL_ATTEMPTS 3
+
 #define AAD_HEADER_LEN 5               /* the AAD's type byte and u32be usage */
 
 static void
@@ -92,7 +94,9 @@ seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum no
         memcpy(plain_copy, text, len);
         plain = plain_copy;
     }
-    for (attempt = 0; attempt < 2; attempt++) {
+    /* A pooled nonce, then fresh ones: a nonce prefetched just before the servers changed
+     * which of them serve (one went down or came back) is unknown to those that serve next. */
+    for (attempt = 0; attempt < SEAL_ATTEMPTS; attempt++) {
         ret = nonce_supply_take(nonces, name, key->kvno, kind,
                                 kind == NONCE_TICKET ? blocks : 0, attempt == 0, out_nonce,
                                 keystream, &pooled, why, why_len);

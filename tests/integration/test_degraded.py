@@ -19,8 +19,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 import mpc_cluster
 import test_gcm_jobs as gcm
-from test_krb_jobs import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, K5Crypto,
-                           KrbError, check_cf2_jobs, wait_until_krb_serving)
+from test_krb_jobs import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
+                           check_cf2_jobs, k5, wait_until_krb_serving)
 
 
 @pytest.fixture
@@ -33,15 +33,6 @@ def degraded_cluster(tmp_path):
     finally:
         if running is not None:
             running.stop()
-
-
-@pytest.fixture(scope="module")
-def k5():
-    library = K5Crypto()
-    try:
-        yield library
-    finally:
-        library.close()
 
 
 def modes_of(cluster) -> dict[int, str]:

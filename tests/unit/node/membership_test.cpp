@@ -27,6 +27,14 @@ void all_heard(Membership& membership, Clock::time_point at) {
   membership.hello(2, hello_hearing(0b011), at);
 }
 
+// Party 0's view at 720 ms: everyone was heard at 700 ms, then party 2's session was lost
+// and party 1 says it no longer hears party 2 either.
+void lose_party_2(Membership& membership, Clock::time_point start) {
+  all_heard(membership, start + milliseconds(700));
+  membership.lost(2);
+  membership.hello(1, hello_hearing(0b001), start + milliseconds(720));
+}
+
 TEST(MembershipTest, StaysFullWhileEveryoneIsHeard) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
@@ -90,9 +98,7 @@ TEST(MembershipTest, NoSwitchBeforeAPeerDownHasPassedSinceStart) {
 TEST(MembershipTest, OffNeverSwitches) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, false, start);
-  all_heard(membership, start + milliseconds(700));
-  membership.lost(2);
-  membership.hello(1, hello_hearing(0b001), start + milliseconds(720));
+  lose_party_2(membership, start);
   EXPECT_FALSE(membership.update(start + milliseconds(720)));
   EXPECT_FALSE(membership.update(start + milliseconds(5000)));
 }
@@ -100,9 +106,7 @@ TEST(MembershipTest, OffNeverSwitches) {
 TEST(MembershipTest, ReturnsOnlyAfterTheThirdIsHeardForRejoinAndHearsBoth) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
-  all_heard(membership, start + milliseconds(700));
-  membership.lost(2);
-  membership.hello(1, hello_hearing(0b001), start + milliseconds(720));
+  lose_party_2(membership, start);
   ASSERT_TRUE(membership.update(start + milliseconds(720)));
   // Party 2 is back at 2000 ms and talks every 100 ms.
   const auto back = start + milliseconds(2000);
@@ -124,9 +128,7 @@ TEST(MembershipTest, ReturnsOnlyAfterTheThirdIsHeardForRejoinAndHearsBoth) {
 TEST(MembershipTest, AServerLeftAloneReturnsToThreePartyService) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
-  all_heard(membership, start + milliseconds(700));
-  membership.lost(2);
-  membership.hello(1, hello_hearing(0b001), start + milliseconds(720));
+  lose_party_2(membership, start);
   ASSERT_TRUE(membership.update(start + milliseconds(720)));
   membership.lost(1);
   const auto change = membership.update(start + milliseconds(730));
