@@ -211,10 +211,15 @@ TEST_F(LinkTest, LostSessionsAreCounted) {
   while (connection->sessions_lost() == before && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
   EXPECT_EQ(connection->sessions_lost(), before + 1);
-  // A new session after the restart is not a loss.
+  // A working session after the restart is not a loss. (On a loaded host the first
+  // reconnection may reach the new listener before it takes handshakes, and that refusal
+  // counts: only what comes after a delivered message must not move.)
   listener = std::make_unique<Listener>(server_context, endpoint, server_keys, "clients");
   ASSERT_TRUE(deliver(*connection, bytes_of("again")).has_value());
-  EXPECT_EQ(connection->sessions_lost(), before + 1);
+  const std::uint64_t reconnected = connection->sessions_lost();
+  EXPECT_GE(reconnected, before + 1);
+  ASSERT_TRUE(deliver(*connection, bytes_of("and again")).has_value());
+  EXPECT_EQ(connection->sessions_lost(), reconnected);
 }
 
 TEST_F(LinkTest, SendUntilWaitsForTheHandshakeAndGivesUpAtItsDeadline) {
