@@ -1,6 +1,7 @@
 // libFuzzer target: messages between servers (batch headers, layer messages, aborts, request
-// notes). Accepted batches, aborts and notes must re-encode to the same bytes; a layer's
-// payload must be the rest of the frame, in place.
+// notes, hellos). Accepted batches, aborts, notes and hellos must re-encode to the same bytes;
+// a layer's payload must be the rest of the frame, in place; a frame that unwraps as a
+// two-party engine's (Degraded) must never decode as a three-party one.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -13,12 +14,14 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> frame(data, size);
+  const bool wrapped = mpc::wire::unwrap_degraded(frame).has_value();
   mpc::wire::PeerMessage message;
   try {
     message = mpc::wire::decode_peer_message(frame);
   } catch (const mpc::FormatError&) {
     return 0;
   }
+  if (wrapped) std::abort();
   std::vector<std::uint8_t> encoded;
   if (const auto* batch = std::get_if<mpc::wire::BatchHeader>(&message)) {
     if (batch->slices.empty() || batch->slices.size() > mpc::wire::kMaxBatchSlices) std::abort();
@@ -28,6 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else if (const auto* notes = std::get_if<std::vector<mpc::wire::RequestNote>>(&message)) {
     if (notes->empty() || notes->size() > mpc::wire::kMaxNotesPerMessage) std::abort();
     encoded = mpc::wire::encode_notes(*notes);
+  } else if (const auto* hello = std::get_if<mpc::wire::Hello>(&message)) {
+    encoded = mpc::wire::encode_hello(*hello);
   } else {
     const auto& layer = std::get<mpc::wire::DecodedLayer>(message);
     if (size < mpc::wire::kLayerHeaderBytes || layer.payload.data() != data + mpc::wire::kLayerHeaderBytes ||
