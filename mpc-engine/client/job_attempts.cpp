@@ -17,6 +17,10 @@ namespace {
 // Between attempts: the servers switch modes within a heartbeat or two.
 constexpr std::chrono::milliseconds kRetryPause{20};
 constexpr std::chrono::milliseconds kPollInterval{20};
+// How long the others may take to answer once a server went away holding the request: the
+// two that remain regroup (and answer Regrouping) well within it; a cluster that does not
+// regroup may never answer the lost request, and the call then fails as it always did.
+constexpr std::chrono::milliseconds kAfterLossGrace{1500};
 
 std::chrono::milliseconds send_grace(std::chrono::milliseconds timeout) {
   return std::min(std::chrono::milliseconds(500), timeout / 2);
@@ -96,6 +100,7 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
   std::exception_ptr first_failure;
   bool regrouping = false;
   int regrouping_party = -1;
+  std::optional<std::chrono::steady_clock::time_point> lost_at;  // a session lost while it held the request
   for (std::size_t party = 0; party < kServers; ++party) sessions_lost[party] = link.connections[party]->sessions_lost();
   const auto fail = [&](std::size_t party, bool gone, const std::string& why) {
     copies[party] = Copy::Failed;
@@ -113,8 +118,11 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
         else if (now >= send_deadline) fail(party, true, server + " is unreachable");
       } else if (copies[party] == Copy::Waiting && link.connections[party]->sessions_lost() != sessions_lost[party]) {
         fail(party, true, server + " is unreachable: it went away before answering, and the request with it");
+        if (!lost_at) lost_at = now;
       }
     }
+    if (lost_at && now - *lost_at >= kAfterLossGrace)
+      return {std::nullopt, first_failure, false, -1};
     const auto gone = static_cast<std::size_t>(std::count(unreachable.begin(), unreachable.end(), true));
     if (gone >= 2) {
       std::string names;
