@@ -79,13 +79,13 @@ int first_failure(const Replies& replies, const std::vector<bool>& unreachable) 
   throw ServerError(failed, reply.status, reply.error + suffix);
 }
 
+}  // namespace
+
 wire::RequestId fresh_request_id() {
   wire::RequestId id{};
   randombytes_buf(id.data(), id.size());
   return id;
 }
-
-}  // namespace
 
 ClusterClient::ClusterClient(settings::ClusterSettings settings) : settings_(std::move(settings)) {
   if (settings_.servers.size() != static_cast<std::size_t>(settings::party_count(settings_.protocol)))

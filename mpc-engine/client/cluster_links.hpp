@@ -1,5 +1,5 @@
-// The client's connections to the servers (ClusterClient::Links), shared by the files that
-// implement ClusterClient; not part of its interface.
+// What the files implementing ClusterClient share: its connections to the servers
+// (ClusterClient::Links) and fresh request ids; not part of its interface.
 #pragma once
 
 #include <sys/types.h>
@@ -17,5 +17,8 @@ struct ClusterClient::Links {
   std::unique_ptr<transport::Context> context;
   std::vector<std::unique_ptr<transport::Connection>> connections;  // by party
 };
+
+// A uniformly random request id: each request, and each attempt of one, has its own.
+wire::RequestId fresh_request_id();
 
 }  // namespace mpc::client

@@ -1,7 +1,5 @@
 // ClusterClient::serve_job: a job against a three-server cluster that may be serving with two
 // servers (cluster_client.hpp).
-#include <sodium.h>
-
 #include <algorithm>
 #include <array>
 #include <exception>
@@ -39,13 +37,8 @@ struct ClusterClient::Attempt {
 
 Replies ClusterClient::serve_job(wire::MessageType type,
                                  const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode) {
-  const auto fresh_id = [] {
-    wire::RequestId id{};
-    randombytes_buf(id.data(), id.size());
-    return id;
-  };
   if (settings_.protocol != settings::Protocol::Rss3) {
-    const wire::RequestId id = fresh_id();
+    const wire::RequestId id = fresh_request_id();
     std::vector<std::uint8_t> frame = encode(id);
     try {
       auto replies = round_trip(same_frame(frame), id, type);
@@ -60,7 +53,7 @@ Replies ClusterClient::serve_job(wire::MessageType type,
       type == wire::MessageType::Krb ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    const wire::RequestId id = fresh_id();
+    const wire::RequestId id = fresh_request_id();
     std::vector<std::uint8_t> frame = encode(id);
     Attempt attempt;
     try {

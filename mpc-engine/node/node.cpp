@@ -142,7 +142,7 @@ void Node::run(const std::atomic<bool>& stop) {
 }
 
 std::chrono::milliseconds Node::idle_wait() const {
-  std::chrono::milliseconds wait = pair_ ? pair_->engine->idle_wait() : engine_->idle_wait();
+  std::chrono::milliseconds wait = active().idle_wait();
   if (membership_) wait = std::min(wait, settings_.limits.heartbeat);
   if (!deadlines_.empty()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadlines_.front().first -

@@ -90,6 +90,7 @@ class Node final : public EngineHost {
 
   bool leader() const { return settings_.party == serving_.leader; }
   Engine& active() { return pair_ ? *pair_->engine : *engine_; }
+  const Engine& active() const { return pair_ ? *pair_->engine : *engine_; }
   // Membership (membership.cpp, cluster_mode.cpp): heartbeats, lost sessions, switches.
   void tend_membership(std::chrono::steady_clock::time_point now);
   void send_hello(std::chrono::steady_clock::time_point now);

@@ -260,6 +260,10 @@ struct KeyList {
 // u64 payload bytes sent | u64 layer messages sent | u64 AND gates evaluated (ANDs x instances)
 enum class ClusterMode : std::uint8_t { Full = 0, TwoParty = 1 };
 inline constexpr std::uint8_t kNoParty = 0xff;
+// A missing party (0..2) goes with two-party service, and only with it.
+constexpr bool missing_fits_mode(ClusterMode mode, std::uint8_t missing) {
+  return mode == ClusterMode::TwoParty ? missing <= 2 : missing == kNoParty;
+}
 
 struct ServerStatus {
   std::uint8_t party = 0;  // 0, 1 or 2

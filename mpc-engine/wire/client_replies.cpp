@@ -164,7 +164,7 @@ ServerStatus decode_server_status(ByteReader& reader) {
   if (mode > static_cast<std::uint8_t>(ClusterMode::TwoParty)) fail("unknown cluster mode " + std::to_string(mode));
   status.mode = static_cast<ClusterMode>(mode);
   status.missing_party = reader.u8();
-  if (status.mode == ClusterMode::TwoParty ? status.missing_party > 2 : status.missing_party != kNoParty)
+  if (!missing_fits_mode(status.mode, status.missing_party))
     fail("missing party " + std::to_string(status.missing_party) + " does not go with the cluster mode");
   status.mode_since_unix_ms = reader.u64();
   status.mode_switches = reader.u64();
@@ -201,7 +201,7 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.u64(b.layer_messages_sent);
           writer.u64(b.and_gates_evaluated);
           writer.u64(b.request_mismatches);
-          if (b.mode == ClusterMode::TwoParty ? b.missing_party > 2 : b.missing_party != kNoParty)
+          if (!missing_fits_mode(b.mode, b.missing_party))
             fail("missing party " + std::to_string(b.missing_party) + " does not go with the cluster mode");
           writer.u8(static_cast<std::uint8_t>(b.mode));
           writer.u8(b.missing_party);

@@ -275,7 +275,7 @@ std::vector<std::uint8_t> encode_notes(std::span<const RequestNote> notes) {
 
 std::vector<std::uint8_t> encode_hello(const Hello& hello) {
   if ((hello.heard & ~0x7u) != 0) fail("hello names a party beyond 3");
-  if (hello.mode == ClusterMode::TwoParty ? hello.missing > 2 : hello.missing != kNoParty)
+  if (!missing_fits_mode(hello.mode, hello.missing))
     fail("hello's missing party does not go with its mode");
   std::vector<std::uint8_t> out;
   ByteWriter writer(out);
@@ -353,7 +353,7 @@ PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
       if (mode > static_cast<std::uint8_t>(ClusterMode::TwoParty)) fail("hello with an unknown mode");
       hello.mode = static_cast<ClusterMode>(mode);
       hello.missing = reader.u8();
-      if (hello.mode == ClusterMode::TwoParty ? hello.missing > 2 : hello.missing != kNoParty)
+      if (!missing_fits_mode(hello.mode, hello.missing))
         fail("hello's missing party does not go with its mode");
       reader.expect_end();
       return hello;

@@ -462,7 +462,8 @@ def soak(args: argparse.Namespace) -> None:
         switches = {}
         try:
             for party in parties:
-                time.sleep(max(0.0, gap - (time.monotonic() - t0 - (outages[-1][2] if outages else 0.0))))
+                kill_at = (outages[-1][2] if outages else 0.0) + gap  # a gap after the last restart
+                time.sleep(max(0.0, t0 + kill_at - time.monotonic()))
                 bench.cluster.kill_server(party)
                 killed = time.monotonic() - t0
                 print(f"soak: engine server {party} killed at {killed:.1f} s", flush=True)
