@@ -42,6 +42,9 @@ bool Membership::settled(Clock::time_point now) const {
   for (int party = 0; party < 3; ++party) {
     if (party == self_) continue;
     if (!hears(party, now)) return false;
+    // A peer killed a moment ago is still "heard" for peer_down; a heartbeat and a half of
+    // silence already says a switch may be coming, and a job given up now is worth resending.
+    if (now - *last_heard_[static_cast<std::size_t>(party)] > timing_.heartbeat + timing_.heartbeat / 2) return false;
     const auto& hello = last_hello_[static_cast<std::size_t>(party)];
     if (!hello || now - hello_at_[static_cast<std::size_t>(party)] > timing_.peer_down) return false;
     const std::uint8_t others = static_cast<std::uint8_t>(0b111 & ~(1u << party));

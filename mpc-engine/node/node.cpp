@@ -462,11 +462,13 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
     const Live& live = it->second;
     std::vector<int> spoken;
     std::string silent;
+    bool silent_still_heard = membership_.has_value();
     for (int party : serving_.parties) {
       if (live.words[static_cast<std::size_t>(party)]) {
         spoken.push_back(party);
       } else {
         silent += (silent.empty() ? " " : " and ") + std::to_string(party + 1);
+        silent_still_heard = silent_still_heard && membership_->hears(party, now);
       }
     }
     const bool tell_followers = leader() && !live.local;
@@ -475,10 +477,14 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
       give_up(key, partial.status, partial.detail, tell_followers);
       continue;
     }
-    give_up(key, wire::Status::PeerFailure,
-            "party" + silent + " did not confirm holding the request within " +
-                std::to_string(settings_.limits.job_wait.count()) + " ms; nothing was computed",
-            tell_followers);
+    // A peer late but still heard (its session intact, heard within peer_down) is most often
+    // one starved of CPU for a moment: the job is worth sending again. One not heard is down.
+    const std::string late = "party" + silent + " did not confirm holding the request within " +
+                             std::to_string(settings_.limits.job_wait.count()) + " ms; nothing was computed";
+    if (silent_still_heard)
+      give_up(key, wire::Status::Regrouping, late + "; it is still heard: send the request again", tell_followers);
+    else
+      give_up(key, wire::Status::PeerFailure, late, tell_followers);
   }
 }
 

@@ -230,8 +230,9 @@ enum class Status : std::uint16_t {
   // The servers received different copies of the request (or one never received it):
   // refused before anything was computed with it.
   RequestMismatch = 11,
-  // Not served because the cluster is changing which servers serve (one went down or came
-  // back): the same request under a new id will be (client/cluster_client.hpp serve_job).
+  // Not served, nothing computed, and worth sending again under a new id (client/
+  // job_attempts.cpp): the cluster is changing which servers serve (one went down or came
+  // back), or a peer still heard from was late to confirm the request (a starved host).
   Regrouping = 12,
 };
 inline constexpr Status kLastStatus = Status::Regrouping;

@@ -3,7 +3,9 @@ the restarted server rejoins without the other two being restarted."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import signal
 import subprocess
 import time
 
@@ -149,3 +151,38 @@ def test_many_concurrent_clients_during_a_kill(fresh_cluster):
                 job.kill()
                 job.wait()
     assert cluster.server_alive(1) and cluster.server_alive(2)
+
+
+
+@pytest.mark.timeout(60)
+def test_a_follower_stalled_for_a_moment_costs_no_call(fresh_cluster):
+    """Server 3 frozen for 0.3 s (as a starved host freezes it): the leader gives the request up
+    after job_wait, having computed nothing, and the client sends it once more, which server 3
+    confirms once it runs again. A stall through both tries fails the call with the leader's
+    message: one retry, not a loop."""
+    cluster = fresh_cluster
+    key_hex, _ = cluster.import_key(*KEY)
+    cluster.wait_until_serving(KEY)
+    follower = cluster.server_pid(3)
+    counter = secrets.token_hex(16)
+    os.kill(follower, signal.SIGSTOP)
+    try:
+        job = subprocess.Popen(keystream_command(cluster, counter, 16), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+    finally:
+        os.kill(follower, signal.SIGCONT)
+    stdout, stderr = job.communicate(timeout=30)
+    assert job.returncode == 0, f"a 0.3 s stall of server 3 failed the call: {stderr}"
+    got = b"".join(bytes.fromhex(line) for line in stdout.split())
+    assert got == openssl_ctr_keystream("aes128", key_hex, counter, 16)
+
+    os.kill(follower, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        result = cluster.mpcctl(*keystream_command(cluster, counter, 16)[1:], check=False, timeout=30)
+        took = time.monotonic() - started
+    finally:
+        os.kill(follower, signal.SIGCONT)
+    assert result.returncode != 0 and "party 3 did not confirm" in result.stderr, result.stderr
+    assert took < 1.5, f"the call took {took:.2f} s: more than one retry"

@@ -19,8 +19,10 @@ preloaded, and the unmodified MIT clients (kinit, klist, kvno). What is asserted
 
 from __future__ import annotations
 
+import os
 import secrets
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -211,6 +213,29 @@ def test_key_absent_from_files_and_kdc_memory(tmp_path, cluster, router_so):
 
 
 # -- engine failures -----------------------------------------------------------------------
+
+def test_a_server_stalled_for_a_moment_costs_no_login(protected, cluster):
+    """Server 1 frozen for 0.3 s during a login (as a starved host freezes it): the other two
+    give up the tag of the TGT when server 1 does not confirm it within job_wait, its nonce
+    spent; the router seals again under a fresh nonce, which server 1 serves once it runs."""
+    cc = cache(protected, "stall.cc")
+    assert kinit_alice(protected, cc).check()      # pools filled
+    server = cluster.server_pid(1)
+    for attempt in range(3):    # where in the login the stall falls varies
+        os.kill(server, signal.SIGSTOP)
+        try:
+            login = subprocess.Popen(["kinit", "-c", cc, protected.principal("alice")], env=protected.env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+            login.stdin.write(f"{ALICE_PW}\n")
+            login.stdin.flush()
+            time.sleep(0.3)
+        finally:
+            os.kill(server, signal.SIGCONT)
+        _, stderr = login.communicate(timeout=60)
+        assert login.returncode == 0, f"login {attempt + 1}: {stderr}\n{protected.kdc_log()[-2000:]}"
+        assert kvno(protected, cc, protected.principal(SERVICE)).check()
+
 
 def test_server_down_fails_fast_then_recovers(tmp_path, fresh_cluster, router_so):
     realm = make_protected_realm(tmp_path / "realm", fresh_cluster)

@@ -164,6 +164,21 @@ TEST(MembershipTest, SettledOnlyWhenAllHearAllInOneMode) {
   EXPECT_FALSE(membership.settled(now + milliseconds(600)));  // nothing heard lately
 }
 
+// A peer killed just now is still within peer_down, but a job that failed on it then must be
+// sent again rather than refused as a peer failure.
+TEST(MembershipTest, NotSettledAfterAHeartbeatAndAHalfOfSilence) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  const auto now = start + milliseconds(700);
+  all_heard(membership, now);
+  EXPECT_TRUE(membership.settled(now + milliseconds(140)));
+  membership.heard(1, now + milliseconds(140));
+  EXPECT_FALSE(membership.settled(now + milliseconds(160)));  // party 2 silent for 160 ms
+  EXPECT_TRUE(membership.hears(2, now + milliseconds(160)));
+  membership.heard(2, now + milliseconds(160));
+  EXPECT_TRUE(membership.settled(now + milliseconds(160)));
+}
+
 TEST(MembershipTest, HelloChangesAreSentAtOnce) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
