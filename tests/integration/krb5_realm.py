@@ -319,7 +319,7 @@ class Realm:
                                  f"{self.read(log)[len(before):]}"
                                  f"{self.read(self.root / f'{name}.stderr')}")
             text = self.read(log)[len(before):]
-            if ready in text and _accepts(port):
+            if ready in text and accepts(port):
                 return proc
             time.sleep(0.05)
         self._stop(name)
@@ -396,7 +396,7 @@ def _kadmin_failed(result: Result) -> bool:
                                             "no such", "invalid"))
 
 
-def _accepts(port: int) -> bool:
+def accepts(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
             return True

@@ -155,6 +155,30 @@ class Cluster:
         text = re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", config.read_text())
         config.write_text(f"{name} = {value}\n" + text)
 
+    def add_compute_client(self, name: str) -> Path:
+        """A further compute client key (another KDC's): its key pair and a configuration
+        `name`.toml beside compute.toml, and its public key in every server's [clients] compute
+        list. Between init and start: servers read their clients at start."""
+        self.mpcctl("keygen", "--out", str(self.dir / name))
+        for party in self.parties:
+            config = self.server_dir(party) / "server.toml"
+            text, count = re.subn(r'(?m)^compute = \[(.*)\]$', rf'compute = [\1, "../{name}.pub"]',
+                                  config.read_text())
+            assert count == 1, f"no compute list in {config}"
+            config.write_text(text)
+        own = self.dir / f"{name}.toml"
+        own.write_text(self.compute_config.read_text().replace('secret_key_file = "compute.key"',
+                                                                f'secret_key_file = "{name}.key"'))
+        assert f'"{name}.key"' in own.read_text()
+        return own
+
+    @staticmethod
+    def set_client_timeout(config: Path, timeout_ms: int) -> None:
+        """timeout_ms of a client configuration (compute.toml, cluster.toml, ...)."""
+        text, count = re.subn(r"(?m)^timeout_ms = \d+$", f"timeout_ms = {timeout_ms}", Path(config).read_text())
+        assert count == 1, f"no timeout_ms in {config}"
+        Path(config).write_text(text)
+
     def start(self) -> None:
         extra = ["--dealer-binary", str(dealer_binary())] if self.has_dealer else []
         self.mpcctl("cluster", "start", "--dir", str(self.dir), "--server-binary", str(server_binary()),
@@ -386,13 +410,17 @@ def openssl_ecb(alg: str, key_hex: str, data: bytes, decrypt: bool = False) -> b
     return openssl(args, data)
 
 
-def start_cluster(root: Path, protocol: str = "rss3", degraded_service: str = "off") -> Cluster:
+def start_cluster(root: Path, protocol: str = "rss3", degraded_service: str = "off",
+                  compute_clients: tuple[str, ...] = ()) -> Cluster:
     """A cluster initialised and started under `root`, retried in new directories when a port
-    was taken between the probe and the bind."""
+    was taken between the probe and the bind. compute_clients: names of further compute
+    client keys (Cluster.add_compute_client), each with its configuration `name`.toml."""
     cluster = Cluster(root, protocol=protocol, degraded_service=degraded_service)
     for attempt in range(3):
         try:
             cluster.init()
+            for name in compute_clients:
+                cluster.add_compute_client(name)
             cluster.start()
             if protocol == "lut2":
                 # Jobs wait at most pool_wait_ms for lookup-table entries: let the first batch of

@@ -77,14 +77,15 @@ class ProtectedRealm(Realm):
     realm's dbmodules section: the admin tools then enrol the keys of users marked
     mpc-protected in the engine when they are stored."""
 
-    def __init__(self, root: Path, cluster: mpc_cluster.Cluster, enrol_users: bool = False, **kwargs):
+    def __init__(self, root: Path, cluster: mpc_cluster.Cluster, enrol_users: bool = False,
+                 compute_config: Path | None = None, **kwargs):
         kwargs.setdefault("mpc_module", kdb_module())
         self._cluster_config = cluster.admin_config if enrol_users else None
         super().__init__(root, **kwargs)
         self.cluster = cluster
         self.router_conf = self.root / "router.conf"
         self.router_conf.write_text(f"handle_key_file = {self.handle_key_path}\n"
-                                    f"engine_config = {cluster.compute_config}\n")
+                                    f"engine_config = {compute_config or cluster.compute_config}\n")
         self.router_conf.chmod(0o600)
         self.old_krbtgt_keys: list[tuple[int, int, bytes]] = []
         self._kdc_starting = False
