@@ -1,8 +1,9 @@
 """The short form of the rollout test, inside `make test`: the packages built from this tree
-and the Ansible roles on four booted Debian 12 containers (packaging/rollout-test --short):
-site.yml over SSH, every unit active, kinit and kvno with the krbtgt key protected, a second
-run with changed=0, one engine server stopped (logins refused fast, the KDC still up) and
-started again (logins back). `make rollout-test` runs the full form.
+and the Ansible roles on five booted Debian 12 containers (packaging/rollout-test --short):
+site.yml over SSH, every unit active (a primary KDC and a replica fed by kprop), kinit and kvno
+with the krbtgt key protected, the replica holding it protected too and each KDC accepting
+the other's TGTs, a second run with changed=0, one engine server stopped (logins go on, the
+cross check between the KDCs too, the KDC still up) and started again (logins back). `make rollout-test` runs the full form.
 
 It runs when this machine can boot the containers: root, systemd-nspawn, debootstrap,
 overlayfs, a writable cgroup hierarchy, the Ansible environment, and a cached image or the
@@ -85,7 +86,9 @@ def test_rollout_short_form(packages):
     print(f"rollout short form: exit {code} after {time.monotonic() - started:.0f} s (log: {log})")
     assert code == 0, text[-8000:]
     # The checks the short form promises, each reported by the script once it passed.
-    for reported in ("four containers booted", "mpc-server active on mpc1, mpc2, mpc3; krb5-kdc active",
-                     "kinit and kvno succeed", "protected (mpc-protected = true)", "changed=0 on every host",
-                     "with mpc-server stopped on mpc2", "logins work", "short form passed"):
+    for reported in ("five containers booted", "mpc-server active on mpc1, mpc2, mpc3; krb5-kdc active",
+                     "replica KDC active on kdc2", "kinit and kvno succeed", "protected (mpc-protected = true)",
+                     "kdc2: mpcctl kdc status: krbtgt/", "cross check after the rollout",
+                     "changed=0 on every host", "with mpc-server stopped on mpc2",
+                     "cross check with mpc-server stopped on mpc2", "logins work", "short form passed"):
         assert reported in text, (reported, text[-8000:])
