@@ -27,9 +27,10 @@ REPO = Path(__file__).resolve().parents[3]
 BUILD_DIR = Path(os.environ.get("MPC_BUILD_DIR", REPO / "build")).resolve()
 ANSIBLE_VENV = Path(os.environ.get("MPC_ANSIBLE_VENV", BUILD_DIR / "ansible-venv")).resolve()
 ROLLOUT = REPO / "packaging" / "rollout-test"
-# The short form takes about 2 minutes with the image cached, plus about a minute for the
-# first image build; the hard limit leaves room for a loaded machine.
-RUN_TIMEOUT_S = 540
+# The short form takes about 4 minutes with the image cached (five containers, two KDCs),
+# plus about a minute for the first image build; the hard limit leaves room for a loaded
+# machine.
+RUN_TIMEOUT_S = 720
 TEARDOWN_TIMEOUT_S = 120
 
 
