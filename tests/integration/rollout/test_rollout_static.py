@@ -243,7 +243,8 @@ def test_rollout_runs_the_documented_commands():
              "UPGRADE_KDC_COMMAND", "KDC_RESTART_COMMAND", "REINSTALL_COMMAND", "KDC_BACKUP_COMMAND",
              "KDC_PACKAGES_COMMAND", "KDC_RESTORE_COMMAND", "SERVER_KEYGEN_COMMAND", "SERVER_KEY_OWNER_COMMAND",
              "SERVER_ENABLE_COMMAND", "SERVER_RESTART_COMMAND", "KDC_KEYGEN_COMMAND", "ADMIN_CLUSTER_COMMAND",
-             "HANDLE_KEY_NEW_COMMAND", "DATABASE_CREATE_COMMAND", "PROTECT_COMMAND", "HAND_ROTATE_COMMAND"]
+             "HANDLE_KEY_NEW_COMMAND", "DATABASE_CREATE_COMMAND", "PROTECT_COMMAND", "HAND_ROTATE_COMMAND",
+             "KPROP_COMMAND"]
     for name in names:
         command = getattr(module, name).replace(module.REALM, "EXAMPLE.ORG").replace("{version}", "VERSION")
         for part in command.split(" && "):
