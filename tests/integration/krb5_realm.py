@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from loopback_ports import random_port
+
 DEFAULT_REALM = "MPC.TEST"
 MASTER_PASSWORD = "master-password"
 COMMAND_TIMEOUT_S = 30
@@ -70,10 +72,9 @@ def _free(port: int) -> bool:
 
 def pick_ports(count: int) -> list[int]:
     """count distinct ports, free for both TCP and UDP on 127.0.0.1 right now."""
-    rng = secrets.SystemRandom()
     chosen: list[int] = []
     for _ in range(1000):
-        port = rng.randrange(20000, 60000)
+        port = random_port()
         if port not in chosen and _free(port):
             chosen.append(port)
             if len(chosen) == count:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import random
 import secrets
 import signal
 import socket
@@ -23,6 +22,8 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+
+from loopback_ports import random_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,9 +71,8 @@ def port_is_free(port: int) -> bool:
 def pick_base_port(extra_offsets: tuple[int, ...] = ()) -> int:
     """A base port P with P+1..P+3 (clients) and P+11..P+13 (peers) free right now, and
     P+offset for each extra offset (P+20: a lookup-table dealer)."""
-    rng = random.SystemRandom()
     for _ in range(500):
-        base = rng.randrange(20000, 60000)
+        base = random_port(span=max((13, *extra_offsets)))
         if all(port_is_free(base + offset) for offset in (1, 2, 3, 11, 12, 13, *extra_offsets)):
             return base
     raise RuntimeError("no free port range found")
