@@ -115,12 +115,14 @@ std::optional<std::string> Node::key_change_refusal() {
 
 namespace mpc::node {
 
+bool Node::regrouping() {
+  if (!membership_ || !membership_->two_party_allowed()) return false;
+  return pending_change_ || membership_->mode() == wire::ClusterMode::TwoParty ||
+         !membership_->settled(std::chrono::steady_clock::now());
+}
+
 wire::Status Node::failure_status(wire::Status status) {
-  if (status != wire::Status::PeerFailure || !membership_ || !membership_->two_party_allowed()) return status;
-  if (pending_change_ || membership_->mode() == wire::ClusterMode::TwoParty ||
-      !membership_->settled(std::chrono::steady_clock::now()))
-    return wire::Status::Regrouping;
-  return status;
+  return status == wire::Status::PeerFailure && regrouping() ? wire::Status::Regrouping : status;
 }
 
 }  // namespace mpc::node

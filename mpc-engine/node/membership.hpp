@@ -82,7 +82,8 @@ class Membership {
   // back but not yet taken in again (it answers jobs at once, rather than hold them).
   bool excluded(Clock::time_point now) const;
   // Whether every server hears every other, each peer within the last heartbeat and a half,
-  // and all say the same mode lately: no switch is under way or due. A job that fails while the cluster is not settled is worth sending again.
+  // and all say the same mode lately: no switch is under way or due. A job that fails while
+  // the cluster is not settled is worth sending again.
   bool settled(Clock::time_point now) const;
 
  private:

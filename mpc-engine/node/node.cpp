@@ -315,8 +315,7 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   if (auto refusal = active().check(job)) {
     // Each service keeps its own nonces: a server coming back, not yet taken in, does not
     // know the nonces the other two hand out meanwhile. Its refusal must not stop their answer.
-    if (refusal->status == wire::Status::UnknownNonce &&
-        failure_status(wire::Status::PeerFailure) == wire::Status::Regrouping)
+    if (refusal->status == wire::Status::UnknownNonce && regrouping())
       refusal->status = wire::Status::Regrouping;
     refuse(message, key, local, *refusal);
     return;

@@ -100,8 +100,10 @@ class Node final : public EngineHost {
   void take_pair_frame(int from, std::span<const std::uint8_t> inner);
   // Why key changes are refused now (a server is down), or nullopt.
   std::optional<std::string> key_change_refusal();
-  // A peer failure while the cluster may be regrouping (a server not heard, a switch due or
-  // made) is answered Regrouping: the client sends the request again.
+  // Whether the cluster may be regrouping (two-party service allowed, and a server not heard
+  // lately, a switch due or two-party service on): a job failed now is worth sending again.
+  bool regrouping();
+  // A peer failure while regrouping() is answered Regrouping: the client sends it again.
   wire::Status failure_status(wire::Status status);
   void handle_client_message(transport::ReceivedMessage& message);
   void handle_job(transport::ReceivedMessage& message, wire::Request request);

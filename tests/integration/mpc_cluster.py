@@ -172,6 +172,29 @@ class Cluster:
         assert f'"{name}.key"' in own.read_text()
         return own
 
+    def _status_lines(self) -> list[re.Match]:
+        result = self.mpcctl("cluster", "status", "--cluster", str(self.admin_config), check=False)
+        return [m for m in (re.match(r"server (\d):.*mode switches (\d+), mode (.*) since unix ms \d+$", line)
+                            for line in result.stdout.splitlines()) if m]
+
+    def modes(self) -> dict[int, str]:
+        """{server: mode} from `mpcctl cluster status` for the servers that answer."""
+        return {int(m[1]): m[3] for m in self._status_lines()}
+
+    def mode_switches(self) -> dict[int, int]:
+        """{server: mode switches since its start} for the servers that answer."""
+        return {int(m[1]): int(m[2]) for m in self._status_lines()}
+
+    def wait_for_modes(self, expected: dict[int, str], deadline_s: float = 15) -> None:
+        deadline = time.monotonic() + deadline_s
+        seen = {}
+        while time.monotonic() < deadline:
+            seen = self.modes()
+            if seen == expected:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"cluster modes {seen}, expected {expected}\n{self.log_tail()}")
+
     @staticmethod
     def set_client_timeout(config: Path, timeout_ms: int) -> None:
         """timeout_ms of a client configuration (compute.toml, cluster.toml, ...)."""

@@ -8,7 +8,6 @@ changes during an outage are refused with nothing left behind, and two servers d
 
 from __future__ import annotations
 
-import re
 import secrets
 import threading
 import time
@@ -33,28 +32,6 @@ def degraded_cluster(tmp_path):
     finally:
         if running is not None:
             running.stop()
-
-
-def modes_of(cluster) -> dict[int, str]:
-    """{server: mode} from `mpcctl cluster status` for the servers that answer."""
-    result = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False)
-    out = {}
-    for line in result.stdout.splitlines():
-        match = re.match(r"server (\d):.*mode switches (\d+), mode (.*) since unix ms (\d+)$", line)
-        if match:
-            out[int(match.group(1))] = match.group(3)
-    return out
-
-
-def wait_for_modes(cluster, expected: dict[int, str], deadline_s: float = 15) -> None:
-    deadline = time.monotonic() + deadline_s
-    seen = {}
-    while time.monotonic() < deadline:
-        seen = modes_of(cluster)
-        if seen == expected:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"cluster modes {seen}, expected {expected}\n{cluster.log_tail()}")
 
 
 def every_job_kind(cluster, engine: Engine, gcm_engine: gcm.Engine, k5, keys: dict, aes_key: bytes,
@@ -108,7 +85,7 @@ def test_every_job_kind_is_served_with_any_one_server_down(degraded_cluster, k5)
         aes_key = bytes.fromhex(cluster.import_key("degraded/aes", 1, "aes256")[0])
         gcm_key = gcm.import_gcm_key(cluster)
         wait_until_krb_serving(engine, keys["aes256"]["id"])
-        wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"})
+        cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"})
         every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
         for party in (1, 2, 3):
             cluster.kill_server(party)
@@ -120,13 +97,12 @@ def test_every_job_kind_is_served_with_any_one_server_down(degraded_cluster, k5)
                 key["cksumtype"], key["enctype"], key["key"], 17, b"first")
             first_s = time.monotonic() - started
             assert first_s < 15, f"first job with server {party} down took {first_s:.1f} s"
-            wait_for_modes(cluster, {p: f"two-party without server {party}" for p in others})
+            cluster.wait_for_modes({p: f"two-party without server {party}" for p in others})
             every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
             cluster.restart_server(party)
-            wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+            cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
             every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
-        switches = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout
-        counts = {int(m[1]): int(m[2]) for m in re.finditer(r"server (\d):.*mode switches (\d+)", switches)}
+        counts = cluster.mode_switches()
         # Two switches (out and back) per outage of another server seen since its own start:
         # server 1 saw those of 2 and 3, server 2 (restarted second) that of 3, server 3 none.
         assert counts == {1: 4, 2: 2, 3: 0}, counts
@@ -179,7 +155,7 @@ def test_jobs_keep_being_served_while_a_server_dies_under_load(degraded_cluster,
         time.sleep(3.0)
         during = sum(served)
         cluster.restart_server(2)
-        wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+        cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
         time.sleep(1.0)
     finally:
         stop.set()
@@ -196,7 +172,7 @@ def test_key_changes_are_refused_while_a_server_is_down(degraded_cluster):
     try:
         admin.import_key("degraded/kept", 1, 2, secrets.token_bytes(32))
         cluster.kill_server(3)
-        wait_for_modes(cluster, {1: "two-party without server 3", 2: "two-party without server 3"})
+        cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3"})
         with pytest.raises(KrbError) as failure:
             admin.import_key("degraded/new", 1, 2, secrets.token_bytes(32))
         assert failure.value.code == MPC_EUNREACHABLE, failure.value
@@ -207,7 +183,7 @@ def test_key_changes_are_refused_while_a_server_is_down(degraded_cluster):
         # Nothing changed on the two that answer.
         listing = cluster.mpcctl("key", "list", "--cluster", str(cluster.admin_config), check=False)
         cluster.restart_server(3)
-        wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+        cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
         names = {entry[0] for entry in cluster.list_keys("degraded/")}
         assert names == {"degraded/kept"}, (names, listing.stdout, listing.stderr)
         admin.import_key("degraded/new", 1, 2, secrets.token_bytes(32))
@@ -240,11 +216,11 @@ def test_two_servers_down_fail_fast_and_recover(degraded_cluster, k5):
         assert status.returncode != 0
         assert "server 1: not answering" in status.stdout and "server 3: not answering" in status.stdout
         cluster.restart_server(3)
-        wait_for_modes(cluster, {2: "two-party without server 1", 3: "two-party without server 1"}, deadline_s=30)
+        cluster.wait_for_modes({2: "two-party without server 1", 3: "two-party without server 1"}, deadline_s=30)
         assert engine.checksum(key_id, 17, b"pair") == k5.make_checksum(cksumtype, krb5_enctype, protocol_key,
                                                                         17, b"pair")
         cluster.restart_server(1)
-        wait_for_modes(cluster, {1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+        cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
         assert engine.checksum(key_id, 17, b"all") == k5.make_checksum(cksumtype, krb5_enctype, protocol_key,
                                                                        17, b"all")
     finally:

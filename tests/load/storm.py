@@ -41,7 +41,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import platform
 import shutil
 import subprocess
@@ -468,13 +467,13 @@ def soak(args: argparse.Namespace) -> None:
                 killed = time.monotonic() - t0
                 print(f"soak: engine server {party} killed at {killed:.1f} s", flush=True)
                 time.sleep(args.outage)
-                switches.update(mode_switches(bench.cluster))
+                switches.update(bench.cluster.mode_switches())
                 bench.cluster.restart_server(party)
                 restarted = time.monotonic() - t0
                 print(f"soak: engine server {party} started again at {restarted:.1f} s", flush=True)
                 outages.append((party, killed, restarted))
             stdout, stderr = storm.communicate(timeout=args.seconds + 120)
-            for party, count in mode_switches(bench.cluster).items():
+            for party, count in bench.cluster.mode_switches().items():
                 switches[party] = max(switches.get(party, 0), count)
         finally:
             if storm.poll() is None:
@@ -547,12 +546,6 @@ def soak(args: argparse.Namespace) -> None:
                                              "checks")}, indent=1))
     if not all(checks.values()):
         raise SystemExit(f"soak: failed checks: {[k for k, v in checks.items() if not v]}")
-
-
-def mode_switches(cluster: mpc_cluster.Cluster) -> dict[int, int]:
-    """{server: mode switches since its start} for the servers that answer."""
-    result = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False)
-    return {int(m[1]): int(m[2]) for m in re.finditer(r"server (\d):.*mode switches (\d+)", result.stdout)}
 
 
 def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> None:

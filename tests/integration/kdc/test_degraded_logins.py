@@ -8,7 +8,6 @@ servers serve through each outage, and the KDC's log counts every ticket the gen
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import subprocess
 import sys
@@ -27,11 +26,6 @@ PRINCIPALS = 20
 RATE = 3
 SECONDS = 24
 OUTAGES = ((1, 4.0, 9.0), (3, 13.0, 18.0))  # (server, killed at, started again at), seconds in
-
-
-def mode_switches(cluster) -> dict[int, int]:
-    text = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False).stdout
-    return {int(m[1]): int(m[2]) for m in re.finditer(r"server (\d):.*mode switches (\d+)", text)}
 
 
 @pytest.mark.timeout(300)
@@ -67,7 +61,7 @@ def test_no_login_fails_while_engine_servers_go_down_in_turn(tmp_path):
                 time.sleep(max(0.0, started + kill_at - time.monotonic()))
                 cluster.kill_server(party)
                 time.sleep(max(0.0, started + restart_at - time.monotonic()))
-                for server, count in mode_switches(cluster).items():
+                for server, count in cluster.mode_switches().items():
                     switches[server] = max(switches.get(server, 0), count)
                 cluster.restart_server(party)
             stdout, stderr = logins.communicate(timeout=SECONDS + 60)

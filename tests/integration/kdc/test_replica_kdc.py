@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import secrets
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from replica_kdc import Propagation
 
 USERS = {"alice": "alice-pw-1", "bob": "bob-pw-1"}   # bob's keys are protected
 SERVICE = "svc/one"
+THREE_PARTY = {1: "three-party", 2: "three-party", 3: "three-party"}
 
 
 def with_ccache(realm: ProtectedRealm, ccache: Path, args: list[str], password: str | None = None
@@ -106,7 +106,7 @@ def test_primary_and_replica_serve_one_realm_from_one_engine(tmp_path):
         cluster.kill_server(1)
         before_rotation += assert_each_accepts_the_others(kdcs, tmp_path, "server-1-down", 1)
         cluster.restart_server(1)
-        wait_for_three_party_service(cluster)
+        cluster.wait_for_modes(THREE_PARTY, deadline_s=20)
         assert_each_accepts_the_others(kdcs, tmp_path, "server-1-back", 1)
 
         rotated = primary.mpcctl_kdc("rotate", primary.tgs, "--cluster", str(cluster.admin_config))
@@ -129,7 +129,7 @@ def test_primary_and_replica_serve_one_realm_from_one_engine(tmp_path):
             config.write_text(config.read_text().replace(', "../replica-compute.pub"', ""))
             cluster.kill_server(party)
             cluster.restart_server(party)
-            wait_for_three_party_service(cluster)
+            cluster.wait_for_modes(THREE_PARTY, deadline_s=20)
         result = with_ccache(replica, tmp_path / "retired.ccache", ["kinit", f"alice@{name}"], USERS["alice"])
         assert result.returncode != 0, "the servers still serve the retired replica's compute key"
         for user in USERS:
@@ -142,12 +142,3 @@ def test_primary_and_replica_serve_one_realm_from_one_engine(tmp_path):
         replica.stop()
         cluster.stop()
 
-
-def wait_for_three_party_service(cluster: mpc_cluster.Cluster, deadline_s: float = 20) -> None:
-    deadline = time.monotonic() + deadline_s
-    while True:
-        status = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False).stdout
-        if status.count("mode three-party") == 3:
-            return
-        assert time.monotonic() < deadline, f"not back in three-party service:\n{status}"
-        time.sleep(0.2)
