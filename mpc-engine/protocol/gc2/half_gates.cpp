@@ -183,26 +183,36 @@ std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instan
 
 std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std::size_t instances,
                                           std::span<const Block> input_zero_labels, two_party::Channel& channel) {
-  return garble_into(program, instances, input_zero_labels, channel, nullptr);
+  return garble_into(program, instances, input_zero_labels, channel, nullptr, nullptr);
 }
 
 std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std::size_t instances,
                                           std::span<const Block> input_zero_labels, two_party::Channel& channel,
                                           Labels& output_zero_labels) {
   output_zero_labels.assign_zero(static_cast<std::size_t>(program.num_outputs) * instances);
-  return garble_into(program, instances, input_zero_labels, channel, &output_zero_labels);
+  return garble_into(program, instances, input_zero_labels, channel, &output_zero_labels, nullptr);
+}
+
+std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std::size_t instances,
+                                          std::span<const Block> input_zero_labels, two_party::Channel& channel,
+                                          Labels& output_zero_labels, const Block& constant_label) {
+  output_zero_labels.assign_zero(static_cast<std::size_t>(program.num_outputs) * instances);
+  return garble_into(program, instances, input_zero_labels, channel, &output_zero_labels, &constant_label);
 }
 
 std::vector<std::uint8_t> Garbler::garble_into(const circuits::Program& program, std::size_t instances,
                                                std::span<const Block> input_zero_labels, two_party::Channel& channel,
-                                               Labels* output_zero_labels) {
+                                               Labels* output_zero_labels, const Block* constant_label) {
   check_inputs(program, instances, input_zero_labels.size());
   const std::uint64_t number = next_garbling_.fetch_add(1);
   if (number >= kGarblingLimit) throw Error(Component::Protocol, "garbler: garbling numbers exhausted");
 
   // Header: the garbling number (the tweaks' high half) and constant 0's label.
   Labels constant(1);
-  random_block(constant[0]);
+  if (constant_label != nullptr)
+    constant[0] = *constant_label;
+  else
+    random_block(constant[0]);
   std::uint8_t header[kHeaderBytes];
   for (int i = 0; i < 8; ++i) header[i] = static_cast<std::uint8_t>(number >> (8 * i));
   std::memcpy(header + 8, constant.data(), sizeof(Block));
@@ -301,6 +311,13 @@ std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t
                                    std::span<const Block> input_labels, two_party::Channel& channel,
                                    std::uint64_t expected_number, Kernel kernel) {
   return evaluate_into(program, instances, input_labels, channel, nullptr, expected_number, kernel);
+}
+
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel,
+                                   Labels& output_labels, std::uint64_t expected_number, Kernel kernel) {
+  output_labels.assign_zero(static_cast<std::size_t>(program.num_outputs) * instances);
+  return evaluate_into(program, instances, input_labels, channel, &output_labels, expected_number, kernel);
 }
 
 void open_to_evaluator_send(std::span<const std::uint8_t> decoding_bits, two_party::Channel& channel) {

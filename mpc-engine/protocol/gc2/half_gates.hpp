@@ -134,6 +134,11 @@ class Garbler {
   std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances,
                                    std::span<const Block> input_zero_labels, two_party::Channel& channel,
                                    Labels& output_zero_labels);
+  // The same with constant 0's label given rather than drawn: two garblers that must send
+  // identical streams draw it from a seed they share.
+  std::vector<std::uint8_t> garble(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_zero_labels, two_party::Channel& channel,
+                                   Labels& output_zero_labels, const Block& constant_label);
 
   // The next garbling's number (garblings started so far, with the default first number).
   std::uint64_t garblings() const { return next_garbling_.load(); }
@@ -150,7 +155,7 @@ class Garbler {
  private:
   std::vector<std::uint8_t> garble_into(const circuits::Program& program, std::size_t instances,
                                         std::span<const Block> input_zero_labels, two_party::Channel& channel,
-                                        Labels* output_zero_labels);
+                                        Labels* output_zero_labels, const Block* constant_label);
 
   Block delta_;
   Kernel kernel_;
@@ -177,6 +182,11 @@ std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t
 std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
                                    std::span<const Block> input_labels, two_party::Channel& channel,
                                    std::uint64_t expected_number, Kernel kernel = best_kernel());
+// Both: the expected number, and the active output labels handed out.
+std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t instances,
+                                   std::span<const Block> input_labels, two_party::Channel& channel,
+                                   Labels& output_labels, std::uint64_t expected_number,
+                                   Kernel kernel = best_kernel());
 
 // Bytes the garbler sends for `program` over `instances` instances (header included).
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances);
