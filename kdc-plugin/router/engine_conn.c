@@ -57,6 +57,7 @@ engine_status_text(int rc)
     case MPC_EBADTAG: return "tag mismatch";
     case MPC_ENONCE: return "nonce unknown to the servers";
     case MPC_EDIVERGED: return "servers received different copies of the request";
+    case MPC_EABORT: return "a server's messages failed verification";
     default: return "internal error";
     }
 }

@@ -36,6 +36,7 @@ int status_of(const mpc::Error& error) {
       case mpc::wire::Status::Regrouping: return MPC_EUNREACHABLE;
       case mpc::wire::Status::UnknownNonce: return MPC_ENONCE;
       case mpc::wire::Status::RequestMismatch: return MPC_EDIVERGED;
+      case mpc::wire::Status::VerificationFailed: return MPC_EABORT;
       default: return MPC_EREFUSED;
     }
   }

@@ -14,7 +14,8 @@
  * "since 4" (the RFC 8009 enctypes 19 and 20 through the same calls; no new symbols) and
  * "since 5" (jobs under KRB-FX-CF2 of a stored key, mpc_client_krb_cf2_*; the PRF call of
  * versions 3 and 4, mpc_client_krb_prf, is gone: a stored key's PRF output is as good as
- * the key for FAST and is never opened) and "since 6" (MPC_EDIVERGED; no new symbols).
+ * the key for FAST and is never opened), "since 6" (MPC_EDIVERGED; no new symbols) and
+ * "since 7" (MPC_EABORT; no new symbols).
  */
 #ifndef MPC_CLIENT_H
 #define MPC_CLIENT_H
@@ -26,7 +27,7 @@
 extern "C" {
 #endif
 
-#define MPC_CLIENT_INTERFACE_VERSION 6
+#define MPC_CLIENT_INTERFACE_VERSION 7
 
 enum mpc_status {
   MPC_OK = 0,
@@ -39,8 +40,11 @@ enum mpc_status {
   MPC_EBADTAG = -7,       /* since 2: the authentication tag is wrong (forged or damaged data) */
   MPC_ENONCE = -8,        /* since 2: a server does not know the prefetched nonce (used, expired,
                              evicted, or the server restarted): take another, prefetch again */
-  MPC_EDIVERGED = -9      /* since 6: the servers received different copies of the request;
+  MPC_EDIVERGED = -9,     /* since 6: the servers received different copies of the request;
                              they refused it before computing anything with it */
+  MPC_EABORT = -10        /* since 7: a server's messages failed verification (a deviating
+                             server, or a link that altered them): the servers refused the
+                             job before any output left them; the message names the check */
 };
 
 /* MPC_AES256_GCM (since 2): an AES-256 key K whose servers also hold shares of the GHASH

@@ -33,4 +33,11 @@ class PeerError : public Error {
   using Error::Error;
 };
 
+// A peer's messages failed a check of active security: a deviating server, or a link that
+// altered them. Nothing computed from them may leave.
+class VerificationError : public PeerError {
+ public:
+  using PeerError::PeerError;
+};
+
 }  // namespace mpc

@@ -199,6 +199,12 @@ void Node::forget(const JobKey& key) {
 }
 
 void Node::count_refusal(wire::Status status, const JobKey& key, const std::string& detail) {
+  if (status == wire::Status::VerificationFailed) {
+    ++verification_failures_;
+    log_.error("request refused: a server's messages failed verification",
+               {{"request", describe_request(key)}, {"detail", detail}});
+    return;
+  }
   if (status != wire::Status::RequestMismatch) return;
   ++request_mismatches_;
   log_.warn("request refused: the servers' copies differ", {{"request", describe_request(key)}, {"detail", detail}});
@@ -239,6 +245,7 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     status.jobs = jobs_served_;
     status.stored_keys = static_cast<std::uint32_t>(store_.count());
     status.request_mismatches = request_mismatches_;
+    status.verification_failures = verification_failures_;
     engine_->fill_status(status);
     if (membership_) {
       status.mode = membership_->mode();

@@ -155,6 +155,7 @@ class Node final : public EngineHost {
   std::deque<std::pair<std::chrono::steady_clock::time_point, JobKey>> deadlines_;
   std::uint64_t jobs_served_ = 0;
   std::uint64_t request_mismatches_ = 0;
+  std::uint64_t verification_failures_ = 0;
 
   std::unique_ptr<Engine> engine_;  // last: built from, and destroyed before, everything above
 };

@@ -102,7 +102,7 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   const detail::Document document = detail::parse_document(file);
   const TableReader root(document, document.root, "",
                          {"protocol", "party", "client_endpoint", "peer_endpoint", "secret_key_file", "storage_path",
-                          "storage_key_file", "log_level", "backend", "krb_evaluation", "degraded_service", "limits", "lut",
+                          "storage_key_file", "log_level", "backend", "krb_evaluation", "degraded_service", "security", "limits", "lut",
                           "peers", "clients"});
   ServerSettings settings;
   if (auto protocol = root.optional_choice("protocol", {"rss3", "gc2", "lut2"}))
@@ -124,6 +124,10 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   if (auto degraded = root.optional_choice("degraded_service", {"two-party", "off"})) {
     if (settings.protocol != Protocol::Rss3) root.fail("degraded_service", "applies only to protocol = \"rss3\"");
     settings.degraded_service = *degraded == "off" ? DegradedService::Off : DegradedService::TwoParty;
+  }
+  if (auto security = root.optional_choice("security", {"active", "passive"})) {
+    if (settings.protocol != Protocol::Rss3) root.fail("security", "applies only to protocol = \"rss3\"");
+    settings.security = *security == "passive" ? Security::Passive : Security::Active;
   }
   if (auto evaluation = root.optional_choice("krb_evaluation", {"garbled", "layered"})) {
     if (settings.protocol != Protocol::Rss3) root.fail("krb_evaluation", "applies only to protocol = \"rss3\"");

@@ -11,6 +11,7 @@
 //   backend = "auto"                        # cpu | cuda | auto: the three-party evaluator
 //   krb_evaluation = "garbled"              # garbled | layered: how rss3 runs Kerberos jobs
 //   degraded_service = "two-party"          # two-party | off: rss3, one server down (see below)
+//   security = "active"                     # active | passive: rss3, what one deviating server meets
 //
 //   [limits]
 //   max_batch_blocks = 16384      # instances in one bitsliced evaluation (a chunk set that stays in cache)
@@ -76,6 +77,13 @@
 //     by themselves once it is back (node/membership.hpp); "off" leaves every job failing
 //     until all three servers are up. Every server of a cluster should say the same.
 //     heartbeat_ms 10..60000 and below peer_down_ms; peer_down_ms, rejoin_ms 20..600000.
+//   - security (rss3): "active" (the default) checks a deviating server before any output
+//     leaves: garbled Kerberos batches are garbled by servers 1 and 3 alike and server 2
+//     compares the two (engines/three_party/garbled_krb_dual.hpp), and a batch that fails a
+//     check is refused everywhere (verification_failed). "passive" garbles once, as secure
+//     against one server that follows the protocol only. A server running "active" refuses
+//     batches a leader sends in the passive form, so one server cannot lower it for the
+//     others. Layered batches are checked against passive servers only, either way, for now.
 //   - Strings are non-empty, at most 4096 bytes, without control characters.
 //   - Endpoints: tcp://host:port (port 1..65535 or *), ipc://path or inproc://name;
 //     client_endpoint and peer_endpoint differ; the two peers' endpoints differ.
@@ -151,6 +159,9 @@ enum class KrbEvaluation { Garbled, Layered };
 // What a three-server cluster does with one server down (see "degraded_service" above).
 enum class DegradedService { TwoParty, Off };
 
+// What a three-server cluster guards against (see "security" above).
+enum class Security { Active, Passive };
+
 struct PeerSettings {
   int party = 0;  // 0-based internally (file says 1..3)
   std::string endpoint;
@@ -186,6 +197,7 @@ struct ServerSettings {
   EvaluatorBackend backend = EvaluatorBackend::Auto;
   KrbEvaluation krb_evaluation = KrbEvaluation::Garbled;
   DegradedService degraded_service = DegradedService::TwoParty;
+  Security security = Security::Active;
   ServerLimits limits;
   LutSettings lut;
   std::vector<PeerSettings> peers;  // the other parties (two, or one with gc2/lut2), sorted by party

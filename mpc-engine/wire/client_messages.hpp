@@ -234,8 +234,11 @@ enum class Status : std::uint16_t {
   // job_attempts.cpp): the cluster is changing which servers serve (one went down or came
   // back), or a peer still heard from was late to confirm the request (a starved host).
   Regrouping = 12,
+  // A server's messages failed a check of active security (a deviating server, or a link
+  // that altered them): the batch was refused everywhere and no output share left.
+  VerificationFailed = 13,
 };
-inline constexpr Status kLastStatus = Status::Regrouping;
+inline constexpr Status kLastStatus = Status::VerificationFailed;
 
 const char* status_name(Status status);
 
@@ -280,6 +283,8 @@ struct ServerStatus {
   std::uint64_t and_gates_evaluated = 0;
   // Since start: requests refused because the servers' copies of them differed.
   std::uint64_t request_mismatches = 0;
+  // Since start: requests refused because a server's messages failed verification.
+  std::uint64_t verification_failures = 0;
   // How the cluster serves, as this server sees it: all three servers, or the two that still
   // hear each other (missing_party the third, 0-based) since mode_since_unix_ms; and how
   // often it has switched since start.

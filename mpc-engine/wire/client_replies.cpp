@@ -168,6 +168,7 @@ ServerStatus decode_server_status(ByteReader& reader) {
     fail("missing party " + std::to_string(status.missing_party) + " does not go with the cluster mode");
   status.mode_since_unix_ms = reader.u64();
   status.mode_switches = reader.u64();
+  status.verification_failures = reader.u64();
   return status;
 }
 
@@ -207,6 +208,7 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.u8(b.missing_party);
           writer.u64(b.mode_since_unix_ms);
           writer.u64(b.mode_switches);
+          writer.u64(b.verification_failures);
         } else if constexpr (std::is_same_v<T, GcmPrefetchResult>) {
           check_prefetch(b.count, b.blocks_per_nonce);
           const std::size_t share_bytes = static_cast<std::size_t>(b.count) * b.blocks_per_nonce * kBlockBytes;
@@ -264,6 +266,7 @@ const char* status_name(Status status) {
     case Status::NotReady: return "not_ready";
     case Status::UnknownNonce: return "unknown_nonce";
     case Status::RequestMismatch: return "request_mismatch";
+    case Status::VerificationFailed: return "verification_failed";
     case Status::Regrouping: return "regrouping";
   }
   return "unknown";

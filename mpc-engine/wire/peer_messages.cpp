@@ -99,7 +99,7 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
   if (is_krb_circuit(header.circuit)) {
     header.data_bytes = reader.u32();
     const std::uint8_t evaluation = reader.u8();
-    if (evaluation > static_cast<std::uint8_t>(KrbEvaluation::Garbled))
+    if (evaluation > static_cast<std::uint8_t>(KrbEvaluation::GarbledTwice))
       fail("unknown Kerberos batch evaluation " + std::to_string(evaluation));
     header.krb_evaluation = static_cast<KrbEvaluation>(evaluation);
   }

@@ -123,9 +123,12 @@ struct BatchSlice {
 
 // How the three servers run a Kerberos batch: the rss3 protocol layer by layer (a round per
 // AND layer: thousands for HMAC-SHA1), or as a garbled circuit that server 1 garbles and
-// server 2 evaluates (constant rounds; engines/three_party/garbled_krb_batch.hpp). The leader chooses; the
-// followers do what the header says.
-enum class KrbEvaluation : std::uint8_t { Layered = 0, Garbled = 1 };
+// server 2 evaluates (constant rounds; engines/three_party/garbled_krb_batch.hpp), or garbled by
+// servers 1 and 3 alike and compared by server 2 before anything leaves (GarbledTwice: active
+// security, engines/three_party/garbled_krb_dual.hpp). The leader chooses; the followers do
+// what the header says, except that one running active security refuses Garbled.
+enum class KrbEvaluation : std::uint8_t { Layered = 0, Garbled = 1, GarbledTwice = 2 };
+inline bool is_garbled(KrbEvaluation evaluation) { return evaluation != KrbEvaluation::Layered; }
 
 struct BatchHeader {
   std::uint64_t epoch = 0;

@@ -168,9 +168,9 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
       header.circuit = group.krb_circuit.id;
       header.data_bytes = group.krb_circuit.data_bytes;
       header.krb_combine = group.krb_circuit.combine;
-      header.krb_evaluation = settings_.krb_evaluation == settings::KrbEvaluation::Garbled
-                                  ? wire::KrbEvaluation::Garbled
-                                  : wire::KrbEvaluation::Layered;
+      header.krb_evaluation = settings_.krb_evaluation == settings::KrbEvaluation::Layered ? wire::KrbEvaluation::Layered
+                              : settings_.security == settings::Security::Active ? wire::KrbEvaluation::GarbledTwice
+                                                                                 : wire::KrbEvaluation::Garbled;
       break;
     default:
       header.circuit = CircuitSet::choose(first->key.algorithm, first->request.operation == wire::Operation::EcbDecrypt,

@@ -92,7 +92,7 @@ bool ThreePartyEngine::prepare_task(const wire::BatchHeader& header, BatchTask& 
       task.public_bytes = layout.public_bytes;
       task.secret_bytes = 0;
       task.krb_circuits =
-          header.krb_evaluation == wire::KrbEvaluation::Garbled ? krb_garbled_circuits_ : &krb_circuits_;
+          wire::is_garbled(header.krb_evaluation) ? krb_garbled_circuits_ : &krb_circuits_;
       return true;
     } catch (const Error& failure) {
       error = failure.what();

@@ -191,10 +191,10 @@ void BatchWorker::run() {
       }
     }
     BatchResult result;
-    if (task.program && task.header.krb_evaluation == wire::KrbEvaluation::Garbled) {
+    if (task.program && wire::is_garbled(task.header.krb_evaluation)) {
       Stream stream(*this, task.header);
       stream.allow_extra_wait(grace);
-      result = evaluate_garbled_batch(task, settings_.party, prf_keys_, stream, stream, log_);
+      result = evaluate_garbled_batch(task, settings_.party, settings_.security, prf_keys_, stream, stream, log_);
     } else if (task.program) {
       Exchange exchange(*this, task.header, grace);
       rss3::Evaluator& evaluator =
@@ -293,6 +293,7 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
   } catch (const PeerError& error) {
     inputs.wipe();
     result.error = error.what();
+    if (dynamic_cast<const VerificationError*>(&error) != nullptr) result.failure = wire::Status::VerificationFailed;
     return result;
   } catch (const Error& error) {
     inputs.wipe();

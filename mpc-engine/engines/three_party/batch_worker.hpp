@@ -69,6 +69,9 @@ struct BatchResult {
   wire::BatchHeader header;
   bool succeeded = false;
   std::string error;              // when !succeeded
+  // How the jobs are refused when !succeeded: PeerFailure, or VerificationFailed when a
+  // server's messages failed a check of active security (here or at the server that aborted).
+  wire::Status failure = wire::Status::PeerFailure;
   std::size_t record_bytes = 0;   // output bytes per instance
   rss3::ByteShare masked;         // instances * record_bytes bytes per component, in slice order
   // Per slice: x || a (record_bytes each) of each kept instance (SliceInput::keep_every),

@@ -11,6 +11,8 @@
 #include "protocol/gc2/half_gates.hpp"
 #include "protocol/gc2/labels.hpp"
 #include "protocol/rss3/output.hpp"
+#include "engines/three_party/garbled_krb_dual.hpp"
+#include "engines/three_party/garbled_krb_inputs.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 
 namespace mpc::three_party_engine {
@@ -18,29 +20,11 @@ namespace {
 
 using gc2::Block;
 using gc2::Labels;
+using garbled::bytes_of;
+using garbled::KeyPart;
 
 constexpr std::string_view kLabelsPurpose = "labels of a_1";
 constexpr std::string_view kPadPurpose = "pad of a_1's labels";
-
-// `bytes` bytes of a ChaCha20 stream whose seed is BLAKE2b, keyed with a garbling key both
-// ends of an edge hold, of the purpose and the batch's id (never repeated under one key).
-SecretBytes batch_stream(const rss3::PrfKey& key, std::string_view purpose, const wire::BatchHeader& header,
-                         std::size_t bytes) {
-  std::uint8_t id[12];
-  for (int i = 0; i < 8; ++i) id[i] = static_cast<std::uint8_t>(header.epoch >> (8 * i));
-  for (int i = 0; i < 4; ++i) id[8 + i] = static_cast<std::uint8_t>(header.sequence >> (8 * i));
-  unsigned char seed[randombytes_SEEDBYTES];
-  crypto_generichash_state state;
-  crypto_generichash_init(&state, key.data(), key.size(), sizeof seed);
-  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(purpose.data()), purpose.size());
-  crypto_generichash_update(&state, id, sizeof id);
-  crypto_generichash_final(&state, seed, sizeof seed);
-  SecretBytes out(bytes);
-  randombytes_buf_deterministic(out.data(), bytes, seed);
-  wipe(seed, sizeof seed);
-  wipe(&state, sizeof state);
-  return out;
-}
 
 // Delta (lsb set) and the zero labels Z_b of a_1's `count` wires, as parties 0 and 2 draw them.
 struct SharedLabels {
@@ -51,7 +35,7 @@ struct SharedLabels {
 
 void draw_shared_labels(const rss3::PrfKey& key, const wire::BatchHeader& header, std::size_t count,
                         SharedLabels& out) {
-  SecretBytes stream = batch_stream(key, kLabelsPurpose, header, (1 + count) * sizeof(Block));
+  SecretBytes stream = garbled::batch_stream(key, kLabelsPurpose, header, (1 + count) * sizeof(Block));
   std::memcpy(&out.delta, stream.data(), sizeof(Block));
   out.delta.lo |= 1;
   out.zero_b = Labels(count);
@@ -60,55 +44,9 @@ void draw_shared_labels(const rss3::PrfKey& key, const wire::BatchHeader& header
 
 // Pads (or unpads) a_1's active labels with the stream of the key parties 1 and 2 share.
 void xor_pad(Labels& labels, const rss3::PrfKey& key, const wire::BatchHeader& header) {
-  const SecretBytes pad = batch_stream(key, kPadPurpose, header, labels.size() * sizeof(Block));
+  const SecretBytes pad = garbled::batch_stream(key, kPadPurpose, header, labels.size() * sizeof(Block));
   auto* bytes = reinterpret_cast<std::uint8_t*>(labels.data());
   for (std::size_t i = 0; i < pad.size(); ++i) bytes[i] ^= pad[i];
-}
-
-std::span<const std::uint8_t> bytes_of(const Labels& labels) {
-  return {reinterpret_cast<const std::uint8_t*>(labels.data()), labels.size() * sizeof(Block)};
-}
-
-std::span<std::uint8_t> bytes_of(Labels& labels) {
-  return {reinterpret_cast<std::uint8_t*>(labels.data()), labels.size() * sizeof(Block)};
-}
-
-// One bit per byte, row-major over instances (row r of instance n at r * instances + n): the
-// key rows' part this party knows, from each slice's share x || a. Party 0: x (= x_0); party
-// 2: a ^ x (= a_1). A slice without a share (the job absent here) is all zeros at every party.
-std::vector<std::uint8_t> key_row_bits(const BatchTask& task, int party) {
-  const std::size_t key_bytes = task.key_rows / 8;
-  std::vector<std::uint8_t> bits(task.key_rows * task.instances);
-  std::size_t instance = 0;
-  for (const SliceInput& slice : task.slices) {
-    if (!slice.key_share.empty()) {
-      const std::uint8_t* x = slice.key_share.data();
-      const std::uint8_t* a = slice.key_share.data() + key_bytes;
-      for (std::size_t r = 0; r < task.key_rows; ++r) {
-        const std::size_t byte = r / 8;
-        const std::uint8_t value = party == kGarblingParty ? x[byte] : static_cast<std::uint8_t>(x[byte] ^ a[byte]);
-        const auto bit = static_cast<std::uint8_t>((value >> (r % 8)) & 1);
-        for (std::size_t n = 0; n < slice.blocks; ++n) bits[r * task.instances + instance + n] = bit;
-      }
-    }
-    instance += slice.blocks;
-  }
-  return bits;
-}
-
-// The public records' bits, row-major over instances like key_row_bits.
-std::vector<std::uint8_t> public_row_bits(const BatchTask& task) {
-  const std::size_t rows = task.public_bytes * 8;
-  std::vector<std::uint8_t> bits(rows * task.instances);
-  std::size_t instance = 0;
-  for (const SliceInput& slice : task.slices) {
-    for (std::size_t n = 0; n < slice.blocks && !slice.key_share.empty(); ++n) {
-      const std::uint8_t* record = slice.public_records.data() + n * task.public_bytes;
-      for (std::size_t r = 0; r < rows; ++r) bits[r * task.instances + instance + n] = (record[r / 8] >> (r % 8)) & 1;
-    }
-    instance += slice.blocks;
-  }
-  return bits;
 }
 
 // Party 0: labels to party 1, then the tables; returns the decoding bits.
@@ -127,10 +65,10 @@ std::vector<std::uint8_t> garble(const BatchTask& task, const PartyPrfKeys& keys
   for (std::size_t i = 0; i < key_labels; ++i) zero[i] = zero_x[i] ^ shared.zero_b[i];
   std::copy_n(zero_p.data(), public_labels, zero.data() + key_labels);
 
-  std::vector<std::uint8_t> x_bits = key_row_bits(task, kGarblingParty);
+  std::vector<std::uint8_t> x_bits = garbled::key_row_bits(task, KeyPart::X);
   const Labels active_x = gc2::garbler_input_labels(garbler, x_bits, zero_x);
   wipe(x_bits.data(), x_bits.size());
-  const Labels active_p = gc2::garbler_input_labels(garbler, public_row_bits(task), zero_p);
+  const Labels active_p = gc2::garbler_input_labels(garbler, garbled::public_row_bits(task), zero_p);
   Labels padded_b(key_labels);
   from_previous.receive(bytes_of(padded_b));
 
@@ -161,12 +99,75 @@ void label(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& 
   SharedLabels shared;
   draw_shared_labels(keys.garbling_own, task.header, key_labels, shared);
   const gc2::Garbler labeller(shared.delta);
-  std::vector<std::uint8_t> b_bits = key_row_bits(task, kLabellingParty);
+  std::vector<std::uint8_t> b_bits = garbled::key_row_bits(task, KeyPart::XorA);
   Labels active_b = gc2::garbler_input_labels(labeller, b_bits, shared.zero_b);
   wipe(b_bits.data(), b_bits.size());
   xor_pad(active_b, keys.garbling_previous, task.header);
   to_next.send(bytes_of(active_b));
   to_next.flush();
+}
+
+
+// Garbled once (party 0 garbles, party 1 evaluates, party 2 labels), then reshared: r_i = c_i ^
+// alpha_i to party i+1; x_i = r_i ^ r_{i-1}, a_i = r_i. Writes the unmasked output shares.
+void run_single_garbling(const BatchTask& task, int party, const PartyPrfKeys& prf_keys,
+                         rss3::CorrelatedRandomness& randomness, two_party::Channel& to_next,
+                         two_party::Channel& from_previous, rss3::ByteShare& out) {
+  const circuits::Program& program = *task.program;
+  const std::size_t instances = task.instances;
+  const std::size_t record = (program.num_outputs + 7) / 8;
+  // c_i: this party's part of the result, one bit per byte, output j of instance n at
+  // j * instances + n.
+  std::vector<std::uint8_t> part;
+  switch (party) {
+    case kGarblingParty: part = garble(task, prf_keys, to_next, from_previous); break;
+    case kEvaluatingParty: part = evaluate(task, prf_keys, from_previous); break;
+    default:
+      label(task, prf_keys, to_next);
+      part.assign(program.num_outputs * instances, 0);
+      break;
+  }
+  const std::size_t bytes = instances * record;
+  const std::size_t padded = (bytes + 15) / 16 * 16;
+  SecretBytes mine(padded);
+  for (std::size_t j = 0; j < program.num_outputs; ++j)
+    for (std::size_t n = 0; n < instances; ++n)
+      mine[n * record + j / 8] |= static_cast<std::uint8_t>(part[j * instances + n] << (j % 8));
+  wipe(part.data(), part.size());
+  SecretBytes alpha(padded);
+  randomness.next_alpha(alpha.span());
+  for (std::size_t i = 0; i < padded; ++i) mine[i] ^= alpha[i];
+  SecretBytes theirs(padded);
+  to_next.send(mine.span());
+  to_next.flush();
+  // Party 1 answers once it has evaluated the whole circuit: party 2 waits for the garbling
+  // and its transfer too (allowing 2 M AND gates a second), and for a compile on the way.
+  if (party == kLabellingParty)
+    from_previous.allow_extra_wait(jobs::krb_first_layer_grace(program) +
+                                   std::chrono::milliseconds(program.and_gates * instances / 2000));
+  from_previous.receive(theirs.span());
+  out.x.resize(bytes);
+  out.a.resize(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    out.x[i] = static_cast<std::uint8_t>(mine[i] ^ theirs[i]);
+    out.a[i] = mine[i];
+  }
+}
+
+// Garbled twice: the replicated shares (x_i, a_i) = (a_{i-1} ^ a_i, a_i) of the parts.
+void take_dual_output(DualGarblingOutput parts, std::size_t instances, std::size_t record, rss3::ByteShare& out) {
+  out.x.assign(instances * record, 0);
+  out.a.assign(instances * record, 0);
+  const std::size_t outputs = parts.own.size() / instances;
+  for (std::size_t j = 0; j < outputs; ++j)
+    for (std::size_t n = 0; n < instances; ++n) {
+      const std::size_t i = j * instances + n;
+      const auto shift = static_cast<unsigned>(j % 8);
+      out.a[n * record + j / 8] |= static_cast<std::uint8_t>(parts.own[i] << shift);
+      out.x[n * record + j / 8] |= static_cast<std::uint8_t>((parts.own[i] ^ parts.previous[i]) << shift);
+    }
+  wipe(parts.own.data(), parts.own.size());
+  wipe(parts.previous.data(), parts.previous.size());
 }
 
 }  // namespace
@@ -175,9 +176,9 @@ std::uint64_t batch_garbling_number(const wire::BatchHeader& header) {
   return ((header.epoch & 0x7fffffffu) << 32) | header.sequence;
 }
 
-BatchResult evaluate_garbled_batch(BatchTask& task, int party, const PartyPrfKeys& prf_keys,
-                                   two_party::Channel& to_next, two_party::Channel& from_previous,
-                                   const Logger& log) {
+BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Security security,
+                                   const PartyPrfKeys& prf_keys, two_party::Channel& to_next,
+                                   two_party::Channel& from_previous, const Logger& log) {
   const auto started = std::chrono::steady_clock::now();
   BatchResult result;
   result.header = task.header;
@@ -213,58 +214,33 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, const PartyPrfKey
   }
   if (instances != task.instances || instances == 0) return fail("slices do not add up to the batch's instances");
 
-  // c_i: this party's part of the result, one bit per byte, output j of instance n at
-  // j * instances + n.
-  std::vector<std::uint8_t> part;
+  const bool twice = task.header.krb_evaluation == wire::KrbEvaluation::GarbledTwice;
+  if (security == settings::Security::Active && !twice) {
+    result.failure = wire::Status::VerificationFailed;
+    return fail("party " + std::to_string(party + 1) +
+                " runs security = \"active\" and refuses a Kerberos batch garbled by one server");
+  }
+  const std::size_t bytes = instances * record;
+  rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
   try {
-    switch (party) {
-      case kGarblingParty: part = garble(task, prf_keys, to_next, from_previous); break;
-      case kEvaluatingParty: part = evaluate(task, prf_keys, from_previous); break;
-      case kLabellingParty:
-        label(task, prf_keys, to_next);
-        part.assign(program.num_outputs * instances, 0);
-        break;
-      default: return fail("party index out of range");
-    }
+    if (twice)
+      take_dual_output(evaluate_dual_garbling(task, party, prf_keys, to_next, from_previous), instances, record,
+                       result.masked);
+    else
+      run_single_garbling(task, party, prf_keys, randomness, to_next, from_previous, result.masked);
+  } catch (const VerificationError& error) {
+    result.failure = wire::Status::VerificationFailed;
+    result.error = error.what();
+    log.error("garbled batch refused: a check of active security failed",
+              {{"sequence", task.header.sequence}, {"error", error.what()}});
+    return result;
   } catch (const PeerError& error) {
     result.error = error.what();
     return result;
   } catch (const Error& error) {
     return fail(error.what());
   }
-
-  // Resharing: r_i = c_i ^ alpha_i to party i+1; x_i = r_i ^ r_{i-1}, a_i = r_i.
-  const std::size_t bytes = instances * record;
-  const std::size_t padded = (bytes + 15) / 16 * 16;
-  SecretBytes mine(padded);
-  for (std::size_t j = 0; j < program.num_outputs; ++j)
-    for (std::size_t n = 0; n < instances; ++n)
-      mine[n * record + j / 8] |= static_cast<std::uint8_t>(part[j * instances + n] << (j % 8));
-  wipe(part.data(), part.size());
-  rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
-  SecretBytes alpha(padded);
-  randomness.next_alpha(alpha.span());
-  for (std::size_t i = 0; i < padded; ++i) mine[i] ^= alpha[i];
-  SecretBytes theirs(padded);
-  try {
-    to_next.send(mine.span());
-    to_next.flush();
-    // Party 1 answers once it has evaluated the whole circuit: party 2 waits for the garbling
-    // and its transfer too (allowing 2 M AND gates a second), and for a compile on the way.
-    if (party == kLabellingParty)
-      from_previous.allow_extra_wait(jobs::krb_first_layer_grace(program) +
-                                     std::chrono::milliseconds(program.and_gates * instances / 2000));
-    from_previous.receive(theirs.span());
-  } catch (const PeerError& error) {
-    result.error = error.what();
-    return result;
-  }
-  result.masked.x.resize(bytes);
-  result.masked.a.resize(bytes);
-  for (std::size_t i = 0; i < bytes; ++i) {
-    result.masked.x[i] = static_cast<std::uint8_t>(mine[i] ^ theirs[i]);
-    result.masked.a[i] = mine[i];
-  }
+  if (result.masked.x.size() != bytes || result.masked.a.size() != bytes) return fail("garbled batch output misshapen");
   rss3::mask_output_share(randomness, 0, result.masked);
   // Bits past the last output are cleared in both components, as evaluate_batch does.
   if (const std::size_t used_bits = program.num_outputs % 8; used_bits != 0) {

@@ -1,7 +1,7 @@
 // A Kerberos batch of three servers evaluated as one garbled circuit (wire::KrbEvaluation::
-// Garbled). HMAC-SHA1 chains hundreds of AND layers per compression, so evaluated layer by
-// layer (Araki et al.) a login's jobs take thousands of rounds; garbled, they take three
-// messages. All three servers keep their replicated shares and the correlated-randomness
+// Garbled, under security = "passive"; the active form, garbled twice, is garbled_krb_dual.hpp).
+// HMAC-SHA1 chains hundreds of AND layers per compression, so evaluated layer by layer
+// (Araki et al.) a login's jobs take thousands of rounds; garbled, they take three messages. All three servers keep their replicated shares and the correlated-randomness
 // keys; no OT is needed because the three of them hold every share twice (the honest-majority
 // garbling of Mohassel, Rosulek and Zhang, CCS 2015, in its semi-honest form).
 //
@@ -42,6 +42,7 @@
 #include "protocol/two_party/channel.hpp"
 #include "engines/three_party/batch_worker.hpp"
 #include "engines/three_party/prf_keys.hpp"
+#include "settings/server_settings.hpp"
 
 namespace mpc::three_party_engine {
 
@@ -53,13 +54,15 @@ inline constexpr int kLabellingParty = 2;
 // The garbling number of a batch's one garbling (Tweaks above).
 std::uint64_t batch_garbling_number(const wire::BatchHeader& header);
 
-// Evaluates a Kerberos batch (task.program set, no secret records, nothing kept) as this
-// party's role above: `to_next` carries what this party sends to party i+1, `from_previous`
-// what party i-1 sends. Returns the masked output shares, laid out as evaluate_batch's, or
-// the failure (a peer's silence past the channel's timeout is a failure, not a hang).
-// `party`: this server's 0-based index.
-BatchResult evaluate_garbled_batch(BatchTask& task, int party, const PartyPrfKeys& prf_keys,
-                                   two_party::Channel& to_next, two_party::Channel& from_previous,
-                                   const Logger& log);
+// Evaluates a Kerberos batch (task.program set, no secret records, nothing kept) as the header
+// says: garbled once (wire::KrbEvaluation::Garbled, the roles above) or twice
+// (GarbledTwice, garbled_krb_dual.hpp). `to_next` carries what this party sends to party i+1,
+// `from_previous` what party i-1 sends. Returns the masked output shares, laid out as
+// evaluate_batch's, or the failure (a peer's silence past the channel's timeout is a failure,
+// not a hang; a failed check of active security is failure VerificationFailed, and so is a
+// batch garbled once at a party whose `security` is Active). `party`: this server's 0-based index.
+BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Security security,
+                                   const PartyPrfKeys& prf_keys, two_party::Channel& to_next,
+                                   two_party::Channel& from_previous, const Logger& log);
 
 }  // namespace mpc::three_party_engine

@@ -34,6 +34,10 @@ std::deque<node::PeerEnvelope>::iterator find_layer(std::deque<node::PeerEnvelop
       const std::string detail =
           "party " + std::to_string(it->from_party + 1) + " aborted the batch: " + abort->detail;
       pending.clear();
+      // A refusal for failed verification stays one at every server, so the client hears the
+      // same reason from all three.
+      if (abort->reason == static_cast<std::uint16_t>(wire::Status::VerificationFailed))
+        throw VerificationError(Component::Server, detail);
       throw PeerError(Component::Server, detail);
     }
     const auto* received = std::get_if<wire::DecodedLayer>(&message);

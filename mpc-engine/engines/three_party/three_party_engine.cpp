@@ -284,8 +284,12 @@ void ThreePartyEngine::collect_results() {
 void ThreePartyEngine::apply_result(BatchResult& result) {
   const wire::BatchHeader& header = result.header;
   if (!result.succeeded) {
-    log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
-    abort_batch(header, wire::Status::PeerFailure, result.error);
+    if (result.failure == wire::Status::VerificationFailed)
+      log_.error("batch refused: a server's messages failed verification",
+                 {{"sequence", header.sequence}, {"error", result.error}});
+    else
+      log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
+    abort_batch(header, result.failure, result.error);
     return;
   }
   std::size_t offset = 0;
@@ -313,7 +317,9 @@ void ThreePartyEngine::apply_result(BatchResult& result) {
                             {"data_bytes", static_cast<std::uint64_t>(header.data_bytes)},
                             {"and_gates", static_cast<std::uint64_t>(result.and_gates)},
                             {"and_depth", static_cast<std::uint64_t>(result.and_depth)},
-                            {"evaluation", header.krb_evaluation == wire::KrbEvaluation::Garbled ? "garbled" : "layered"},
+                            {"evaluation", header.krb_evaluation == wire::KrbEvaluation::GarbledTwice ? "garbled twice"
+                                          : header.krb_evaluation == wire::KrbEvaluation::Garbled ? "garbled"
+                                                                                                 : "layered"},
                             {"instances", static_cast<std::uint64_t>(offset)},
                             {"layers", result.stats.layers_exchanged},
                             {"bytes_sent", result.stats.bytes_sent},

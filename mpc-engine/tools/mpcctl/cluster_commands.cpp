@@ -58,12 +58,14 @@ std::string cluster_toml(const std::string& protocol, int parties, const std::st
 std::uint64_t dealer_port(std::uint64_t base_port) { return base_port + 20; }
 
 std::string server_toml(const std::string& protocol, int parties, int party, const std::string& host,
-                        std::uint64_t base_port, bool dealer) {
+                        std::uint64_t base_port, bool dealer, const std::string& security) {
   std::string text = "# Written by mpcctl cluster init.\nprotocol = \"" + protocol + "\"\nparty = " + std::to_string(party) +
                      "\nclient_endpoint = \"" + endpoint(host, base_port + static_cast<std::uint64_t>(party)) +
                      "\"\npeer_endpoint = \"" + endpoint(host, base_port + 10 + static_cast<std::uint64_t>(party)) +
                      "\"\nsecret_key_file = \"server.key\"\nstorage_path = \"data\"\n"
-                     "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n\n[limits]\npeer_timeout_ms = " +
+                     "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n" +
+                     (protocol == "rss3" ? "security = \"" + security + "\"\n" : std::string()) +
+                     "\n[limits]\npeer_timeout_ms = " +
                      (protocol == "lut2" ? std::string("3000") : std::string("1000")) + "\n";
   // Preprocessing by OT is far slower than the online phase: on one machine, jobs wait for
   // the pool rather than fail while it fills.
@@ -104,6 +106,10 @@ void init_cluster(const Arguments& arguments) {
   if (arguments.optional("lut-preprocessing") && protocol != "lut2")
     throw Error(Component::Tool, "--lut-preprocessing applies only to --protocol lut2");
   const bool dealer = preprocessing == "dealer";
+  const std::string security = arguments.value_or("security", "active");
+  if (security != "active" && security != "passive") throw Error(Component::Tool, "--security must be active or passive");
+  if (arguments.optional("security") && protocol != "rss3")
+    throw Error(Component::Tool, "--security applies only to --protocol rss3 (two servers are semi-honest)");
   if (fs::exists(dir / "cluster.toml")) throw Error(Component::Tool, dir.string() + " already holds a cluster");
   fs::create_directories(dir);
   for (const char* client : {"admin", "compute"}) {
@@ -128,7 +134,7 @@ void init_cluster(const Arguments& arguments) {
     transport::write_secret_key_file(server_dir / "server.key", pair);
     transport::write_public_key_file(server_dir / "server.pub", pair.public_key);
     store::write_storage_key_file(server_dir / "storage.key", store::generate_storage_key());
-    write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port, dealer));
+    write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port, dealer, security));
   }
   write_text(dir / "cluster.toml", cluster_toml(protocol, parties, "admin.key", host, base_port));
   write_text(dir / "compute.toml", cluster_toml(protocol, parties, "compute.key", host, base_port));
@@ -281,7 +287,8 @@ void show_status(const Arguments& arguments) {
     std::cout << "server " << server.party + 1 << ": batches " << server.batches << ", jobs " << server.jobs
               << ", stored keys " << server.stored_keys << ", payload bytes sent " << server.payload_bytes_sent
               << ", layer messages " << server.layer_messages_sent << ", AND gates " << server.and_gates_evaluated
-              << ", requests refused for differing copies " << server.request_mismatches << ", mode switches "
+              << ", requests refused for differing copies " << server.request_mismatches
+              << ", requests refused for failed verification " << server.verification_failures << ", mode switches "
               << server.mode_switches << ", mode " << describe_mode(server) << " since unix ms "
               << server.mode_since_unix_ms << "\n";
   }
@@ -295,7 +302,7 @@ int run_cluster_command(const std::vector<std::string>& words) {
   const std::string action = words[0];
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "init") {
-    arguments.allow_only({"dir", "host", "base-port", "protocol", "lut-preprocessing"});
+    arguments.allow_only({"dir", "host", "base-port", "protocol", "lut-preprocessing", "security"});
     init_cluster(arguments);
   } else if (action == "start") {
     arguments.allow_only({"dir", "server-binary", "dealer-binary"});

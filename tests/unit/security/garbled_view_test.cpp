@@ -127,7 +127,7 @@ RunViews run_batch(const circuits::Program& program, const std::array<SecretByte
   for (std::size_t p = 0; p < 3; ++p) incoming[p] = std::make_unique<TapChannel>(*edges[(p + 2) % 3].second);
   auto party = [&](int p) {
     const auto i = static_cast<std::size_t>(p);
-    results[i] = three_party_engine::evaluate_garbled_batch(tasks[i], p, party_keys(p), *edges[i].first, *incoming[i], log);
+    results[i] = three_party_engine::evaluate_garbled_batch(tasks[i], p, settings::Security::Passive, party_keys(p), *edges[i].first, *incoming[i], log);
   };
   std::thread second(party, 1), third(party, 2);
   party(0);

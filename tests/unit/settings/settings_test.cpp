@@ -228,6 +228,22 @@ TEST_F(SettingsTest, BackendIsChosenStrictly) {
   expect_server_error(server_text(server_root(), "backend = \"cpu\""), {"limits.backend", "unknown key"});
 }
 
+TEST_F(SettingsTest, SecurityIsActiveUnlessPassiveIsAsked) {
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(server_root()))).security, Security::Active);
+  auto root = server_root();
+  root["security"] = "\"passive\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).security, Security::Passive);
+  root["security"] = "\"active\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).security, Security::Active);
+  root["security"] = "\"paranoid\"";
+  expect_server_error(server_text(root), {"security", "one of active, passive"});
+  // Two-server clusters are semi-honest: the key is refused there rather than promise more.
+  root["security"] = "\"active\"";
+  root["protocol"] = "\"gc2\"";
+  expect_server_error(server_text(root, "", peer_table(2, "tcp://127.0.0.1:7202", z85(peer2))),
+                      {"security", "only to protocol = \"rss3\""});
+}
+
 TEST_F(SettingsTest, KerberosEvaluationIsGarbledUnlessLayeredIsAsked) {
   EXPECT_EQ(load_server_settings(write("server.toml", server_text(server_root()))).krb_evaluation,
             KrbEvaluation::Garbled);

@@ -179,8 +179,12 @@ std::array<BatchResult, 3> evaluate_at_three_parties(std::array<BatchTask, 3>& t
   auto party = [&](int p) {
     const auto i = static_cast<std::size_t>(p);
     const PartyPrfKeys keys = party_keys(p);
-    if (tasks[i].header.krb_evaluation == wire::KrbEvaluation::Garbled) {
-      results[i] = evaluate_garbled_batch(tasks[i], p, keys, *edges[i].first, *edges[(i + 2) % 3].second, log);
+    if (wire::is_garbled(tasks[i].header.krb_evaluation)) {
+      const auto security = tasks[i].header.krb_evaluation == wire::KrbEvaluation::GarbledTwice
+                                ? settings::Security::Active
+                                : settings::Security::Passive;
+      results[i] =
+          evaluate_garbled_batch(tasks[i], p, security, keys, *edges[i].first, *edges[(i + 2) % 3].second, log);
       return;
     }
     auto evaluator = rss3::make_cpu_evaluator(rss3::best_simd_level());
@@ -266,16 +270,19 @@ Batch krb_batch(jobs::KrbCircuitCache& cache, CircuitId id, std::uint32_t data_b
 class KrbBatch : public ::testing::TestWithParam<wire::KrbEvaluation> {
  protected:
   jobs::KrbCircuitCache cache{jobs::KrbCircuitCache::kDefaultBudgetOps, [](const jobs::KrbCircuitKey& key) {
-                          return jobs::build_krb_circuit(key, GetParam() == wire::KrbEvaluation::Garbled
+                          return jobs::build_krb_circuit(key, wire::is_garbled(GetParam())
                                                             ? circuits::CircuitCost::FewestAnds
                                                             : circuits::CircuitCost::FewestLayers);
                         }};
 };
 
 INSTANTIATE_TEST_SUITE_P(Evaluations, KrbBatch,
-                         ::testing::Values(wire::KrbEvaluation::Layered, wire::KrbEvaluation::Garbled),
+                         ::testing::Values(wire::KrbEvaluation::Layered, wire::KrbEvaluation::Garbled,
+                                           wire::KrbEvaluation::GarbledTwice),
                          [](const ::testing::TestParamInfo<wire::KrbEvaluation>& info) {
-                           return info.param == wire::KrbEvaluation::Garbled ? "Garbled" : "Layered";
+                           return info.param == wire::KrbEvaluation::GarbledTwice ? "GarbledTwice"
+                                  : info.param == wire::KrbEvaluation::Garbled    ? "Garbled"
+                                                                                  : "Layered";
                          });
 
 TEST_P(KrbBatch, EncryptJobsMatchOpenSsl) {
@@ -430,7 +437,7 @@ TEST_P(KrbBatch, MismatchedInputsFailTheBatchAtEveryParty) {
     std::size_t succeeded = 0;
     for (const auto& result : results) succeeded += result.succeeded ? 1 : 0;
     EXPECT_LE(succeeded, 1u) << "odd " << odd;
-    if (GetParam() == wire::KrbEvaluation::Layered) EXPECT_EQ(succeeded, 0u) << "odd " << odd;
+    if (GetParam() != wire::KrbEvaluation::Garbled) EXPECT_EQ(succeeded, 0u) << "odd " << odd;
   }
 }
 

@@ -240,6 +240,7 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   status.missing_party = 0;
   status.mode_since_unix_ms = 1795000000123ull;
   status.mode_switches = 7;
+  status.verification_failures = 5;
   out.push_back({MessageType::Status, Reply{make_id(9), Status::Ok, "", status}});
   out.push_back({MessageType::Compute, Reply{make_id(7), Status::UnknownKey, "no such key", std::monostate{}}});
   out.push_back({MessageType::Status, Reply{make_id(8), Status::NotReady, std::string(1024, 'e'), std::monostate{}}});
@@ -296,6 +297,7 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->missing_party, y.missing_party);
     EXPECT_EQ(x->mode_since_unix_ms, y.mode_since_unix_ms);
     EXPECT_EQ(x->mode_switches, y.mode_switches);
+    EXPECT_EQ(x->verification_failures, y.verification_failures);
   } else if (auto* x = std::get_if<GcmPrefetchResult>(&a.body)) {
     const auto& y = std::get<GcmPrefetchResult>(b.body);
     EXPECT_EQ(x->count, y.count);
@@ -1196,6 +1198,7 @@ TEST(ClientReply, StatusNames) {
   EXPECT_STREQ(status_name(Status::UnknownNonce), "unknown_nonce");
   EXPECT_STREQ(status_name(Status::RequestMismatch), "request_mismatch");
   EXPECT_STREQ(status_name(Status::Regrouping), "regrouping");
+  EXPECT_STREQ(status_name(Status::VerificationFailed), "verification_failed");
   EXPECT_STREQ(status_name(static_cast<Status>(77)), "unknown");
 }
 
@@ -1292,8 +1295,11 @@ TEST(PeerMessage, KrbBatchCarriesTheDataLength) {
   EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(krb_batch(CircuitId::KrbDecryptAes256, 0x0203))))
                 .krb_evaluation,
             KrbEvaluation::Layered);
+  Bytes twice = frame;
+  twice[19] = 2;
+  EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(twice)).krb_evaluation, KrbEvaluation::GarbledTwice);
   Bytes unknown = frame;
-  unknown[19] = 2;
+  unknown[19] = 3;
   EXPECT_THROW(decode_peer_message(unknown), FormatError);
   // Only Kerberos batches are garbled.
   BatchHeader aes = sample_batch();

@@ -1,0 +1,387 @@
+// One server that deviates while the three run a Kerberos batch as a garbled circuit: with
+// security = "active" the batch is garbled by servers 1 and 3 alike and server 2 checks both
+// before anything leaves (engines/three_party/garbled_krb_dual.hpp), so every deviation below
+// ends the batch with no output share at any server and a VerificationError at the server that
+// caught it; honest batches before and after still compute AES as OpenSSL does. The same
+// deviations against the passive form (garbled once) change the opened result silently: that is
+// what the checks are for, and why these tests fail without them.
+//
+// Deviations are real: a server runs the production code on altered inputs (another circuit,
+// another key share or public record), or the bytes it sends are altered on their way out (a
+// table row, a relayed message, the output labels), or it stops sending.
+#include <gtest/gtest.h>
+#include <sodium.h>
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "circuits/aes.hpp"
+#include "circuits/aes_reference.hpp"
+#include "circuits/program.hpp"
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "engines/three_party/garbled_krb_batch.hpp"
+#include "protocol/rss3/output.hpp"
+#include "protocol/rss3/shares.hpp"
+#include "protocol/two_party/channel.hpp"
+
+namespace mpc::security_test {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+using three_party_engine::BatchResult;
+using three_party_engine::BatchTask;
+
+constexpr std::size_t kKeyBytes = 176;  // AES-128 round keys
+constexpr std::size_t kKeyRows = 8 * kKeyBytes;
+constexpr std::size_t kOutputs = 128;
+constexpr std::size_t kLabel = 16;
+constexpr std::size_t kStreamHeader = 24;
+
+Bytes random_bytes(std::size_t n) {
+  Bytes out(n);
+  randombytes_buf(out.data(), n);
+  return out;
+}
+
+three_party_engine::PartyPrfKeys party_keys(int party) {
+  const std::array<rss3::PrfKey, 3> k = {rss3::PrfKey{11}, rss3::PrfKey{22}, rss3::PrfKey{33}};
+  const std::array<rss3::PrfKey, 3> garbling = {rss3::PrfKey{44}, rss3::PrfKey{55}, rss3::PrfKey{66}};
+  three_party_engine::PartyPrfKeys keys;
+  keys.own = k[static_cast<std::size_t>(party)];
+  keys.previous = k[static_cast<std::size_t>((party + 2) % 3)];
+  keys.garbling_own = garbling[static_cast<std::size_t>(party)];
+  keys.garbling_previous = garbling[static_cast<std::size_t>((party + 2) % 3)];
+  return keys;
+}
+
+// What a server sends, altered on its way out: a bit flipped in each byte at `flip_at` (offsets
+// counted over the whole stream), or nothing sent from `stop_at` on.
+class DeviatingChannel final : public two_party::Channel {
+ public:
+  DeviatingChannel(two_party::Channel& inner, std::vector<std::size_t> flip_at, std::optional<std::size_t> stop_at)
+      : inner_(inner), flip_at_(std::move(flip_at)), stop_at_(stop_at) {}
+  void send(std::span<const std::uint8_t> bytes) override {
+    Bytes copy(bytes.begin(), bytes.end());
+    for (const std::size_t at : flip_at_)
+      if (at >= offset_ && at < offset_ + copy.size()) copy[at - offset_] ^= 0x01;
+    std::size_t keep = copy.size();
+    if (stop_at_) keep = *stop_at_ <= offset_ ? 0 : std::min(keep, *stop_at_ - offset_);
+    offset_ += copy.size();
+    if (keep != 0) inner_.send(std::span<const std::uint8_t>(copy).first(keep));
+  }
+  void flush() override { inner_.flush(); }
+  void receive(std::span<std::uint8_t> out) override { inner_.receive(out); }
+  std::uint64_t bytes_sent() const override { return offset_; }
+  void allow_extra_wait(std::chrono::milliseconds extra) override { inner_.allow_extra_wait(extra); }
+
+ private:
+  two_party::Channel& inner_;
+  std::vector<std::size_t> flip_at_;
+  std::optional<std::size_t> stop_at_;
+  std::size_t offset_ = 0;
+};
+
+// One server's deviation.
+struct Deviation {
+  int party = -1;                           // -1: every server honest
+  const circuits::Program* program = nullptr;  // garbles this circuit instead
+  bool flip_key_x = false;                  // flips bit 0 of its share's x component
+  bool flip_key_a = false;                  // ... and of its a component
+  bool flip_public = false;                 // flips bit 0 of its copy of the public block
+  std::vector<std::size_t> flip_sent_at;    // flips a bit of these bytes of what it sends
+  std::optional<std::size_t> stop_sending_at;
+};
+
+struct Outcome {
+  std::array<BatchResult, 3> results;
+  std::optional<Bytes> opened;  // when all three succeeded
+  bool any_succeeded() const {
+    return results[0].succeeded || results[1].succeeded || results[2].succeeded;
+  }
+};
+
+class DualGarbling : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (sodium_init() < 0) GTEST_FAIL() << "libsodium initialisation failed";
+    program_ = new circuits::Program(circuits::compile(circuits::build_aes_circuit(
+        circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, circuits::SboxVariant::And32)));
+    // Another circuit of the same shape: every AND of the last AND layer takes its left input
+    // twice (x & x = x), so the output differs from AES wherever some x = 1, y = 0 there.
+    other_ = new circuits::Program(*program_);
+    for (auto it = other_->layers.rbegin(); it != other_->layers.rend(); ++it)
+      if (!it->ands.empty()) {
+        for (auto& gate : it->ands) gate.in1 = gate.in0;
+        break;
+      }
+  }
+  static void TearDownTestSuite() {
+    delete program_;
+    delete other_;
+  }
+
+  void SetUp() override {
+    round_keys_ = circuits::aes_expand_key(random_bytes(16));
+    auto split = rss3::share_bytes(round_keys_);
+    for (std::size_t p = 0; p < 3; ++p) {
+      shares_[p] = SecretBytes(2 * kKeyBytes);
+      std::copy(split[p].x.begin(), split[p].x.end(), shares_[p].data());
+      std::copy(split[p].a.begin(), split[p].a.end(), shares_[p].data() + kKeyBytes);
+    }
+    block_ = random_bytes(16);
+  }
+
+  Bytes expected() const {
+    const auto block = circuits::aes_encrypt_block(round_keys_, std::span<const std::uint8_t, 16>(block_.data(), 16));
+    return Bytes(block.begin(), block.end());
+  }
+
+  Outcome run(wire::KrbEvaluation evaluation, const Deviation& deviation,
+              std::chrono::milliseconds timeout = std::chrono::milliseconds(1000)) {
+    const bool twice = evaluation == wire::KrbEvaluation::GarbledTwice;
+    std::array<BatchTask, 3> tasks;
+    const std::uint32_t sequence = ++sequence_;
+    for (std::size_t p = 0; p < 3; ++p) {
+      const bool deviates = static_cast<int>(p) == deviation.party;
+      BatchTask& task = tasks[p];
+      task.header.epoch = 0xdead'beef'0000'0001ull;
+      task.header.sequence = sequence;
+      task.header.krb_evaluation = evaluation;
+      task.header.slices.push_back(wire::BatchSlice{{}, {}, 0, 1, 0, 0});
+      const circuits::Program* program = deviates && deviation.program != nullptr ? deviation.program : program_;
+      task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program);
+      task.key_rows = kKeyRows;
+      task.public_bytes = 16;
+      task.instances = 1;
+      three_party_engine::SliceInput input;
+      input.blocks = 1;
+      input.key_share = shares_[p];
+      if (deviates && deviation.flip_key_x) input.key_share[0] ^= 1;
+      if (deviates && deviation.flip_key_a) input.key_share[kKeyBytes] ^= 1;
+      input.public_records = block_;
+      if (deviates && deviation.flip_public) input.public_records[0] ^= 1;
+      task.slices.push_back(std::move(input));
+    }
+    std::array<std::pair<std::unique_ptr<two_party::Channel>, std::unique_ptr<two_party::Channel>>, 3> edges;
+    for (auto& edge : edges) edge = two_party::make_memory_channel_pair(timeout);
+    std::array<std::unique_ptr<DeviatingChannel>, 3> outgoing;
+    for (std::size_t p = 0; p < 3; ++p) {
+      const bool deviates = static_cast<int>(p) == deviation.party;
+      outgoing[p] = std::make_unique<DeviatingChannel>(*edges[p].first,
+                                                       deviates ? deviation.flip_sent_at : std::vector<std::size_t>{},
+                                                       deviates ? deviation.stop_sending_at : std::nullopt);
+    }
+    const Logger log("dual_garbling_test", LogLevel::Error);
+    Outcome outcome;
+    const auto security = twice ? settings::Security::Active : settings::Security::Passive;
+    auto party = [&](int p) {
+      const auto i = static_cast<std::size_t>(p);
+      outcome.results[i] = three_party_engine::evaluate_garbled_batch(
+          tasks[i], p, security, party_keys(p), *outgoing[i], *edges[(i + 2) % 3].second, log);
+    };
+    std::thread second(party, 1), third(party, 2);
+    party(0);
+    second.join();
+    third.join();
+    if (outcome.results[0].succeeded && outcome.results[1].succeeded && outcome.results[2].succeeded) {
+      try {
+        outcome.opened = rss3::open_output(
+            {outcome.results[0].masked, outcome.results[1].masked, outcome.results[2].masked});
+      } catch (const mpc::Error&) {
+        // the client's three reconstructions disagree: refused
+      }
+    }
+    return outcome;
+  }
+
+  // An honest batch, then the deviation, then an honest batch again. The deviation is refused at
+  // `detector`, naming `check`; neither honest garbler ends with a share (the evaluator's share
+  // is masks alone, independent of the result), so no client opens anything.
+  void expect_caught(const Deviation& deviation, int detector, const std::string& check) {
+    const Outcome before = run(wire::KrbEvaluation::GarbledTwice, {});
+    ASSERT_TRUE(before.opened.has_value());
+    EXPECT_EQ(*before.opened, expected());
+
+    const Outcome caught = run(wire::KrbEvaluation::GarbledTwice, deviation);
+    EXPECT_FALSE(caught.opened.has_value()) << "the client opened a result";
+    for (int garbler : {0, 2})
+      if (garbler != deviation.party)
+        EXPECT_FALSE(caught.results[static_cast<std::size_t>(garbler)].succeeded) << "party " << garbler;
+    const BatchResult& at = caught.results[static_cast<std::size_t>(detector)];
+    EXPECT_EQ(at.failure, wire::Status::VerificationFailed) << at.error;
+    EXPECT_NE(at.error.find(check), std::string::npos) << at.error;
+
+    const Outcome after = run(wire::KrbEvaluation::GarbledTwice, {});
+    ASSERT_TRUE(after.opened.has_value());
+    EXPECT_EQ(*after.opened, expected());
+  }
+
+  // Garbled once, the same deviation goes through: the client opens a wrong result.
+  void expect_silent_when_passive(const Deviation& deviation) {
+    const Outcome honest = run(wire::KrbEvaluation::Garbled, {});
+    ASSERT_TRUE(honest.opened.has_value());
+    EXPECT_EQ(*honest.opened, expected());
+    const Outcome deviated = run(wire::KrbEvaluation::Garbled, deviation);
+    ASSERT_TRUE(deviated.opened.has_value()) << "passive: the deviation was noticed";
+    EXPECT_NE(*deviated.opened, expected());
+  }
+
+  // Where party 0's stream (garbled twice) reaches the tables: labels of a_0, c_A, a_2 and the
+  // public block, the commitments, party 3's relayed labels, the stream's header.
+  static std::size_t dual_tables_offset() {
+    return kLabel * (kKeyRows + kOutputs + kKeyRows + 128) + kLabel * (2 * kKeyRows + 2 * kOutputs) +
+           kLabel * (kKeyRows + kOutputs) + kStreamHeader;
+  }
+  static std::size_t dual_relay_offset() {
+    return kLabel * (kKeyRows + kOutputs + kKeyRows + 128) + kLabel * (2 * kKeyRows + 2 * kOutputs);
+  }
+  // Garbled once: labels of x_0, the public block and a_1, then the stream's header.
+  static std::size_t single_tables_offset() { return kLabel * (2 * kKeyRows + 128) + kStreamHeader; }
+
+  static circuits::Program* program_;
+  static circuits::Program* other_;
+  Bytes round_keys_;
+  std::array<SecretBytes, 3> shares_;
+  Bytes block_;
+  std::uint32_t sequence_ = 0;
+};
+
+circuits::Program* DualGarbling::program_ = nullptr;
+circuits::Program* DualGarbling::other_ = nullptr;
+
+TEST_F(DualGarbling, HonestBatchesComputeAes) {
+  for (int i = 0; i < 3; ++i) {
+    const Outcome outcome = run(wire::KrbEvaluation::GarbledTwice, {});
+    ASSERT_TRUE(outcome.opened.has_value()) << outcome.results[0].error << " | " << outcome.results[1].error << " | "
+                                            << outcome.results[2].error;
+    EXPECT_EQ(*outcome.opened, expected());
+  }
+}
+
+TEST_F(DualGarbling, FirstGarblerGarblingAnotherCircuitIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.program = other_;
+  expect_caught(deviation, 1, "differs from party 3's");
+  expect_silent_when_passive(deviation);
+}
+
+TEST_F(DualGarbling, SecondGarblerGarblingAnotherCircuitIsCaught) {
+  Deviation deviation;
+  deviation.party = 2;
+  deviation.program = other_;
+  expect_caught(deviation, 1, "differs from party 3's");
+}
+
+TEST_F(DualGarbling, OneAlteredTableRowIsCaught) {
+  Deviation active;
+  active.party = 0;
+  active.flip_sent_at = {dual_tables_offset() + 5000};
+  expect_caught(active, 1, "differs from party 3's");
+  // Garbled once, a row the evaluator happens not to use changes nothing, nor does a bit that
+  // only XORs carry on to an output without changing its colour: alter the colour bit of a row in
+  // each of the last 64 tables, so that some row on the way to the outputs is used.
+  Deviation passive;
+  passive.party = 0;
+  const std::size_t tables_end = single_tables_offset() + program_->and_gates * 2 * kLabel;
+  for (std::size_t gate = 1; gate <= 64; ++gate) passive.flip_sent_at.push_back(tables_end - gate * 2 * kLabel);
+  expect_silent_when_passive(passive);
+}
+
+TEST_F(DualGarbling, FirstGarblerGarblingAnotherPublicInputIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_public = true;
+  expect_caught(deviation, 1, "differs from party 3's");
+  expect_silent_when_passive(deviation);
+}
+
+TEST_F(DualGarbling, FirstGarblerSendingTheOtherLabelOfItsShareIsCaught) {
+  // Flipping both components of its share flips a_0 alone: party 1's commitments catch it.
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_key_x = true;
+  deviation.flip_key_a = true;
+  expect_caught(deviation, 1, "input labels from party 1 fail their commitments");
+  Deviation passive;
+  passive.party = 0;
+  passive.flip_key_x = true;  // garbled once, party 0 garbles with x_0
+  expect_silent_when_passive(passive);
+}
+
+TEST_F(DualGarbling, SecondGarblerSendingTheOtherLabelOfItsShareIsCaught) {
+  // Flipping x alone flips a_1 = x_2 ^ a_2.
+  Deviation deviation;
+  deviation.party = 2;
+  deviation.flip_key_x = true;
+  expect_caught(deviation, 1, "input labels from party 3 fail their commitments");
+  expect_silent_when_passive(deviation);
+}
+
+TEST_F(DualGarbling, FirstGarblerAlteringWhatItRelaysIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_sent_at = {dual_relay_offset() + 3};
+  expect_caught(deviation, 1, "fail their MAC");
+}
+
+TEST_F(DualGarbling, EvaluatorAlteringTheOutputLabelsIsCaught) {
+  Deviation deviation;
+  deviation.party = 1;
+  deviation.flip_sent_at = {17};  // the second output label
+  expect_caught(deviation, 2, "are not labels of the garbling");
+}
+
+TEST_F(DualGarbling, SecondGarblerAlteringWhatItPassesOnIsCaught) {
+  // Party 3 sends its padded labels, its digest and MAC, then passes party 2's output labels on.
+  const std::size_t padded = kLabel * (kKeyRows + kOutputs);
+  Deviation deviation;
+  deviation.party = 2;
+  deviation.flip_sent_at = {padded + 64 + 5};
+  expect_caught(deviation, 0, "fail party 2's MAC");
+}
+
+TEST_F(DualGarbling, ASecondGarblerThatStopsBeforeItsDigestLeavesNoOutput) {
+  Deviation deviation;
+  deviation.party = 2;
+  deviation.stop_sending_at = kLabel * (kKeyRows + kOutputs);
+  const Outcome outcome = run(wire::KrbEvaluation::GarbledTwice, deviation, std::chrono::milliseconds(800));
+  EXPECT_FALSE(outcome.any_succeeded());
+  const Outcome after = run(wire::KrbEvaluation::GarbledTwice, {});
+  ASSERT_TRUE(after.opened.has_value());
+  EXPECT_EQ(*after.opened, expected());
+}
+
+TEST_F(DualGarbling, AnActiveServerRefusesABatchGarbledOnce) {
+  BatchTask task;
+  task.header.epoch = 1;
+  task.header.sequence = 1;
+  task.header.krb_evaluation = wire::KrbEvaluation::Garbled;
+  task.header.slices.push_back(wire::BatchSlice{{}, {}, 0, 1, 0, 0});
+  task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program_);
+  task.key_rows = kKeyRows;
+  task.public_bytes = 16;
+  task.instances = 1;
+  three_party_engine::SliceInput input;
+  input.blocks = 1;
+  input.key_share = shares_[1];
+  input.public_records = block_;
+  task.slices.push_back(std::move(input));
+  auto edge = two_party::make_memory_channel_pair(std::chrono::milliseconds(200));
+  const Logger log("dual_garbling_test", LogLevel::Error);
+  const BatchResult result = three_party_engine::evaluate_garbled_batch(
+      task, 1, settings::Security::Active, party_keys(1), *edge.first, *edge.second, log);
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_EQ(result.failure, wire::Status::VerificationFailed);
+  EXPECT_NE(result.error.find("garbled by one server"), std::string::npos) << result.error;
+}
+
+}  // namespace
+}  // namespace mpc::security_test
