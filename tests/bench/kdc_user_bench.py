@@ -8,7 +8,10 @@ Two realms on loopback on this machine, measured side by side in one run:
   - protected: krb5kdc over mpc_kdb.so with mpc_crypto_router.so preloaded, the krbtgt key
                and the client's key (aes256-cts-hmac-sha1-96) enrolled in a local
                three-server engine (CurveZMQ on every link), which runs Kerberos jobs as
-               garbled circuits (krb_evaluation = "garbled", the default);
+               garbled circuits (krb_evaluation = "garbled", the default), garbled by servers
+               1 and 3 alike and checked by server 2 (security = "active", the default);
+  - protected, passive: the same with security = "passive" (garbled once), so that the
+               price of active security is measured side by side;
   - protected, layered: the same over a three-server engine with krb_evaluation = "layered"
                (the rss3 protocol layer by layer: a round per AND layer);
   - protected on two servers (gc2): the same realm over a local two-server cluster, which
@@ -52,9 +55,10 @@ from krb5_realm import Realm  # noqa: E402
 from protected_kdc import ProtectedRealm  # noqa: E402
 
 ROUNDS = 2
-LATENCY_EXCHANGES = {"stock": 200, "protected": 60, "protected-layered": 12, "protected-gc2": 60}
-THROUGHPUT = {"stock": (3000, 16), "protected": (160, 16), "protected-layered": (48, 16),
-              "protected-gc2": (160, 16)}  # exchanges, client threads
+LATENCY_EXCHANGES = {"stock": 200, "protected": 60, "protected-passive": 60, "protected-layered": 12,
+                     "protected-gc2": 60}
+THROUGHPUT = {"stock": (3000, 16), "protected": (160, 16), "protected-passive": (160, 16),
+              "protected-layered": (48, 16), "protected-gc2": (160, 16)}  # exchanges, client threads
 # The two-server realm's router: small ticket pools (a garbled AES-256 block is about 230 KB
 # between the servers, docs/two-server.md) and an engine timeout that allows for a refill.
 TWO_SERVER_ROUTER = "pool_low = 8\npool_high = 32\n"
@@ -70,12 +74,13 @@ def prefer_tcp(realm: Realm) -> None:
     realm.krb5_conf.write_text(text.replace("[libdefaults]\n", "[libdefaults]\n    udp_preference_limit = 1\n", 1))
 
 
-def debug_logging(cluster: mpc_cluster.Cluster, krb_evaluation: str) -> None:
-    """Debug logs (the leader's "batch done" lines) and server 1's way of running Kerberos jobs."""
+def debug_logging(cluster: mpc_cluster.Cluster, krb_evaluation: str, security: str = "active") -> None:
+    """Debug logs (the leader's "batch done" lines), server 1's way of running Kerberos jobs and
+    every server's security setting."""
     for party in (1, 2, 3):
         config = cluster.server_dir(party) / "server.toml"
-        text = re.sub(r'(?m)^(log_level|krb_evaluation)\s*=.*\n', "", config.read_text())
-        text = 'log_level = "debug"\n' + text
+        text = re.sub(r'(?m)^(log_level|krb_evaluation|security)\s*=.*\n', "", config.read_text())
+        text = f'log_level = "debug"\nsecurity = "{security}"\n' + text
         if party == 1:
             text = f'krb_evaluation = "{krb_evaluation}"\n' + text
         config.write_text(text)
@@ -105,7 +110,7 @@ def job_table(batches: list[dict]) -> list[dict]:
         rows.append({
             "evaluation": evaluation, "job": KRB_CIRCUITS[circuit], "data_bytes": data_bytes,
             "and_gates": int(group[0]["and_gates"]), "and_depth": int(group[0]["and_depth"]),
-            "rounds": 3 if evaluation == "garbled" else int(group[0]["and_depth"]),
+            "rounds": 3 if evaluation.startswith("garbled") else int(group[0]["and_depth"]),
             "bytes_sent_by_leader": int(group[0]["bytes_sent"]),
             "batches": len(group),
             "instances_per_batch": statistics.mean(int(b["instances"]) for b in group),
@@ -131,6 +136,10 @@ def main() -> None:
         cluster.init()
         debug_logging(cluster, "garbled")
         cluster.start()
+        passive = mpc_cluster.Cluster(tmp / "cluster-passive")
+        passive.init()
+        debug_logging(passive, "garbled", "passive")
+        passive.start()
         layered = mpc_cluster.Cluster(tmp / "cluster-layered")
         layered.init()
         debug_logging(layered, "layered")
@@ -140,6 +149,7 @@ def main() -> None:
         two_server.start()
         stock = Realm(tmp / "stock", backend="db2")
         protected = ProtectedRealm(tmp / "protected", cluster, enrol_users=True)
+        protected_passive = ProtectedRealm(tmp / "protected-passive", passive, enrol_users=True)
         protected_layered = ProtectedRealm(tmp / "protected-layered", layered, enrol_users=True)
         protected_gc2 = ProtectedRealm(tmp / "protected-gc2", two_server, enrol_users=True)
         patient = two_server.dir / "compute-patient.toml"
@@ -147,13 +157,13 @@ def main() -> None:
                                   two_server.compute_config.read_text()))
         protected_gc2.router_conf.write_text(f"handle_key_file = {protected_gc2.handle_key_path}\n"
                                              f"engine_config = {patient}\n{TWO_SERVER_ROUTER}")
-        realms = {"stock": stock, "protected": protected, "protected-layered": protected_layered,
-                  "protected-gc2": protected_gc2}
+        realms = {"stock": stock, "protected": protected, "protected-passive": protected_passive,
+                  "protected-layered": protected_layered, "protected-gc2": protected_gc2}
         try:
             for realm in realms.values():
                 prepare(realm)
                 prefer_tcp(realm)
-            for realm in (protected, protected_layered, protected_gc2):
+            for realm in (protected, protected_passive, protected_layered, protected_gc2):
                 realm.protect()
                 realm.setstr("bench", "mpc-protected", "true").check()
             for workers, mode in ((None, "as"), (WORKERS, "as-throughput")):
@@ -170,13 +180,15 @@ def main() -> None:
                         samples[name].setdefault(mode, []).append(result)
                 for realm in realms.values():
                     realm.stop_kdc()
-            jobs = job_table(krb_batches(cluster) + krb_batches(layered))
+            jobs = job_table(krb_batches(cluster) + krb_batches(passive) + krb_batches(layered))
         finally:
             stock.stop()
             protected.stop()
+            protected_passive.stop()
             protected_layered.stop()
             protected_gc2.stop()
             cluster.stop()
+            passive.stop()
             layered.stop()
             two_server.stop()
 
@@ -189,7 +201,7 @@ def main() -> None:
         }
 
     stock_s, protected_s, gc2_s = summarise("stock"), summarise("protected"), summarise("protected-gc2")
-    layered_s = summarise("protected-layered")
+    layered_s, passive_s = summarise("protected-layered"), summarise("protected-passive")
     rate_key = f"as_per_second_w{WORKERS}"
     ratio = protected_s[rate_key] / stock_s[rate_key]
     report = {
@@ -198,21 +210,27 @@ def main() -> None:
         "method": {"rounds": ROUNDS, "latency_exchanges_per_round": LATENCY_EXCHANGES,
                    "throughput_exchanges_and_threads": THROUGHPUT, "krb5kdc_workers": WORKERS,
                    "transport": "TCP", "statistic": "median of rounds"},
-        "stock": stock_s, "protected": protected_s, "protected_layered": layered_s, "protected_gc2": gc2_s,
+        "stock": stock_s, "protected": protected_s, "protected_passive": passive_s,
+        "protected_layered": layered_s, "protected_gc2": gc2_s,
         "throughput_ratio": ratio,
+        "active_over_passive": {"as_p50": protected_s["as_p50_ms"] / passive_s["as_p50_ms"],
+                                "as_per_second": protected_s[rate_key] / passive_s[rate_key]},
         "goals": {"as_p50_under_50ms": protected_s["as_p50_ms"] < 50.0,
-                  "as_p50_under_50ms_two_servers_gc2": gc2_s["as_p50_ms"] < 50.0},
+                  "as_p50_under_50ms_two_servers_gc2": gc2_s["as_p50_ms"] < 50.0,
+                  "active_login_at_most_1_5x_passive": protected_s["as_p50_ms"] <= 1.5 * passive_s["as_p50_ms"]},
         "jobs": jobs, "raw": samples,
     }
     (out / "kdc-users.json").write_text(json.dumps(report, indent=2) + "\n")
-    lines = ["| measure | stock krb5kdc | protected user + krbtgt, three servers (rss3, garbled Kerberos jobs) | "
-             "the same, Kerberos jobs layer by layer | the same, two servers (gc2) |", "|---|---|---|---|---|",
+    lines = ["| measure | stock krb5kdc | protected user + krbtgt, three servers (rss3, garbled Kerberos jobs, "
+             "active security) | the same, passive (garbled once) | the same, Kerberos jobs layer by layer | "
+             "the same, two servers (gc2) |", "|---|---|---|---|---|---|",
              f"| AS p50 (ms) | {stock_s['as_p50_ms']:.2f} | {protected_s['as_p50_ms']:.1f} | "
-             f"{layered_s['as_p50_ms']:.1f} | {gc2_s['as_p50_ms']:.1f} |",
+             f"{passive_s['as_p50_ms']:.1f} | {layered_s['as_p50_ms']:.1f} | {gc2_s['as_p50_ms']:.1f} |",
              f"| AS p99 (ms) | {stock_s['as_p99_ms']:.2f} | {protected_s['as_p99_ms']:.1f} | "
-             f"{layered_s['as_p99_ms']:.1f} | {gc2_s['as_p99_ms']:.1f} |",
+             f"{passive_s['as_p99_ms']:.1f} | {layered_s['as_p99_ms']:.1f} | {gc2_s['as_p99_ms']:.1f} |",
              f"| AS/s, krb5kdc -w {WORKERS}, 16 client threads | {stock_s[rate_key]:.0f} | "
-             f"{protected_s[rate_key]:.1f} (ratio {ratio:.4f}) | {layered_s[rate_key]:.1f} | {gc2_s[rate_key]:.1f} |"]
+             f"{protected_s[rate_key]:.1f} (ratio {ratio:.4f}) | {passive_s[rate_key]:.1f} | "
+             f"{layered_s[rate_key]:.1f} | {gc2_s[rate_key]:.1f} |"]
     job_lines = ["| evaluation | job | data bytes | AND gates | AND depth | rounds | bytes sent by server 1 | "
                  "batches | jobs per batch | batch p50 at server 1 (ms) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row in jobs:
@@ -224,8 +242,9 @@ def main() -> None:
     (out / "kdc-users.md").write_text(
         f"# AS exchange of a protected user vs the stock KDC\n\n"
         f"{report['date']}, {os.cpu_count()} CPUs; median of {ROUNDS} alternating rounds; client "
-        f"tests/load/kdc_load with a keytab over TCP; two engines of three servers (rss3; Kerberos jobs "
-        f"garbled, and layer by layer) and one of two servers (gc2), all on the same machine.\n\n"
+        f"tests/load/kdc_load with a keytab over TCP; three engines of three servers (rss3; Kerberos jobs "
+        f"garbled twice with active security, garbled once, and layer by layer) and one of two servers "
+        f"(gc2), all on the same machine.\n\n"
         f"{table}\n\nKerberos jobs the three servers ran (server 1's log; the AES-GCM jobs of the TGT are not "
         f"listed). A garbled batch takes three messages whatever its depth; a layered one a round per AND "
         f"layer:\n\n"
