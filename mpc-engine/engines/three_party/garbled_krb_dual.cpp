@@ -276,14 +276,18 @@ DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys,
   Labels zero_out;
   garbler.garble(program, task.instances, zero.span(), to_next, zero_out, seeded.constant);
 
-  // Party 3's digest and MAC, then (once party 2 has evaluated) the output labels via party 3.
+  // Party 3's digest and MAC (it garbles the whole batch first, as busy as this party or more),
+  // then, once party 2 has evaluated, the output labels via party 3. Both waits allow 2 M AND
+  // gates a second, as party 3 allows party 2 in the passive form.
+  const auto garbling_time = std::chrono::milliseconds(program.and_gates * task.instances / 2000);
   std::vector<std::uint8_t> digest_and_mac(64);
+  from_previous.allow_extra_wait(garbling_time);
   from_previous.receive(digest_and_mac);
   to_next.send(digest_and_mac);
   to_next.flush();
   Labels output(shape.outputs);
   std::array<std::uint8_t, 32> mac{};
-  from_previous.allow_extra_wait(std::chrono::milliseconds(program.and_gates * task.instances / 2000));
+  from_previous.allow_extra_wait(garbling_time);
   from_previous.receive(bytes_of(output));
   from_previous.receive(mac);
   const auto expected = garbled::batch_mac(keys.garbling_own, kOutputPurpose, task.header, {bytes_of(output)});
@@ -394,6 +398,8 @@ DualGarblingOutput evaluate_both(const BatchTask& task, const PartyPrfKeys& keys
   Labels output;
   gc2::evaluate(program, task.instances, active.span(), stream, output, number);
   const Digest evaluated = digest.finish();
+  // Party 3 garbles the whole batch before its digest leaves: allow it 2 M AND gates a second.
+  from_previous.allow_extra_wait(std::chrono::milliseconds(program.and_gates * task.instances / 2000));
   const Digest garbled_by_third = receive_digest(from_previous);
   std::array<std::uint8_t, 32> relay_mac{};
   from_previous.receive(relay_mac);
