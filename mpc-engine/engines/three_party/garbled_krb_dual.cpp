@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -91,16 +92,6 @@ std::vector<std::uint8_t> mask_bits(const rss3::PrfKey& key, const wire::BatchHe
   return bits;
 }
 
-// The active labels zero ^ bit * delta.
-Labels active_labels(const Labels& zero, std::span<const std::uint8_t> bits, const Block& delta) {
-  Labels out(zero.size());
-  for (std::size_t i = 0; i < zero.size(); ++i) {
-    const std::uint64_t mask = 0 - static_cast<std::uint64_t>(bits[i] & 1);
-    out[i] = zero[i] ^ Block{delta.lo & mask, delta.hi & mask};
-  }
-  return out;
-}
-
 // Truncated hashes of `labels` under the commitment tweaks from `first` on.
 std::vector<std::uint8_t> label_hashes(std::span<const Block> labels, std::uint64_t number, std::uint64_t first) {
   Labels hashed(labels.size());
@@ -152,10 +143,8 @@ class GarblingDigest {
     crypto_generichash_init(&state_, nullptr, 0, 32);
     crypto_generichash_update(&state_, reinterpret_cast<const unsigned char*>(kDigestPurpose.data()),
                               kDigestPurpose.size());
-    std::uint8_t id[12];
-    for (int i = 0; i < 8; ++i) id[i] = static_cast<std::uint8_t>(header.epoch >> (8 * i));
-    for (int i = 0; i < 4; ++i) id[8 + i] = static_cast<std::uint8_t>(header.sequence >> (8 * i));
-    crypto_generichash_update(&state_, id, sizeof id);
+    const auto id = garbled::batch_id(header);
+    crypto_generichash_update(&state_, id.data(), id.size());
   }
   void add(std::span<const std::uint8_t> bytes) { crypto_generichash_update(&state_, bytes.data(), bytes.size()); }
   Digest finish() {
@@ -236,6 +225,31 @@ std::vector<std::uint8_t> read_output(const Labels& output_labels, const Labels&
   return w;
 }
 
+// What both garblers hold of a batch: its shapes, the labels drawn from their shared key and a
+// garbler under that delta and the batch's number.
+struct GarblerSide {
+  GarblerSide(const BatchTask& task, const rss3::PrfKey& shared_key)
+      : shape(task), number(batch_garbling_number(task.header)) {
+    draw_seeded_labels(shared_key, task.header, shape, seeded);
+    garbler.emplace(seeded.delta, number);
+  }
+  Labels active(const Labels& zero, std::span<const std::uint8_t> bits) const {
+    return gc2::garbler_input_labels(*garbler, bits, zero);
+  }
+  // Garbles the batch's program into `channel`; returns the output wires' zero labels.
+  Labels garble(const BatchTask& task, two_party::Channel& channel) {
+    const Labels zero = program_zero_labels(seeded);
+    Labels zero_out;
+    garbler->garble(*task.program, task.instances, zero.span(), channel, zero_out, seeded.constant);
+    return zero_out;
+  }
+
+  Shape shape;
+  std::uint64_t number;
+  SeededLabels seeded;
+  std::optional<gc2::Garbler> garbler;
+};
+
 Digest receive_digest(two_party::Channel& channel) {
   Digest out{};
   channel.receive(out);
@@ -246,21 +260,19 @@ Digest receive_digest(two_party::Channel& channel) {
 DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next,
                                 two_party::Channel& from_previous) {
   const circuits::Program& program = *task.program;
-  const Shape shape(task);
-  const std::uint64_t number = batch_garbling_number(task.header);
-  SeededLabels seeded;
-  draw_seeded_labels(keys.garbling_previous, task.header, shape, seeded);
+  GarblerSide side(task, keys.garbling_previous);
+  const Shape& shape = side.shape;
   const auto c_a = mask_bits(keys.garbling_own, task.header, shape.outputs);
 
   std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, KeyPart::A);
   std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::XorA);
-  const Labels l0 = active_labels(seeded.z0, a0, seeded.delta);
-  const Labels l2 = active_labels(seeded.z2, a2, seeded.delta);
+  const Labels l0 = side.active(side.seeded.z0, a0);
+  const Labels l2 = side.active(side.seeded.z2, a2);
   wipe(a0.data(), a0.size());
   wipe(a2.data(), a2.size());
-  const Labels lp = active_labels(seeded.zp, garbled::public_row_bits(task), seeded.delta);
-  const Labels la = active_labels(seeded.za, c_a, seeded.delta);
-  const auto committed = commitments(seeded, number);
+  const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
+  const Labels la = side.active(side.seeded.za, c_a);
+  const auto committed = commitments(side.seeded, side.number);
 
   std::vector<std::uint8_t> relayed((shape.key + shape.outputs) * sizeof(Block));
   from_previous.receive(relayed);
@@ -271,10 +283,7 @@ DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys,
   to_next.send(committed);
   to_next.send(relayed);
 
-  const Labels zero = program_zero_labels(seeded);
-  gc2::Garbler garbler(seeded.delta, number);
-  Labels zero_out;
-  garbler.garble(program, task.instances, zero.span(), to_next, zero_out, seeded.constant);
+  const Labels zero_out = side.garble(task, to_next);
 
   // Party 3's digest and MAC (it garbles the whole batch first, as busy as this party or more),
   // then, once party 2 has evaluated, the output labels via party 3. Both waits allow 2 M AND
@@ -295,7 +304,7 @@ DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys,
     throw VerificationError(Component::Server,
                             "party 1: the output labels relayed by party 3 fail party 2's MAC");
   DualGarblingOutput result;
-  result.previous = read_output(output, zero_out, seeded, kFirstGarbler);  // a_2 = w
+  result.previous = read_output(output, zero_out, side.seeded, kFirstGarbler);  // a_2 = w
   result.own = c_a;                                                         // a_0 = c_A
   return result;
 }
@@ -304,18 +313,16 @@ DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys,
 DualGarblingOutput garble_second(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next,
                                  two_party::Channel& from_previous) {
   const circuits::Program& program = *task.program;
-  const Shape shape(task);
-  const std::uint64_t number = batch_garbling_number(task.header);
-  SeededLabels seeded;
-  draw_seeded_labels(keys.garbling_own, task.header, shape, seeded);
+  GarblerSide side(task, keys.garbling_own);
+  const Shape& shape = side.shape;
   const auto c_b = mask_bits(keys.garbling_previous, task.header, shape.outputs);
 
   std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, KeyPart::XorA);
   std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::A);
   Labels padded(shape.key + shape.outputs);
   {
-    const Labels l1 = active_labels(seeded.z1, a1, seeded.delta);
-    const Labels lb = active_labels(seeded.zb, c_b, seeded.delta);
+    const Labels l1 = side.active(side.seeded.z1, a1);
+    const Labels lb = side.active(side.seeded.zb, c_b);
     std::copy_n(l1.data(), l1.size(), padded.data());
     std::copy_n(lb.data(), lb.size(), padded.data() + l1.size());
   }
@@ -326,18 +333,15 @@ DualGarblingOutput garble_second(const BatchTask& task, const PartyPrfKeys& keys
   to_next.send(padded_bytes);
   to_next.flush();
 
-  const Labels l2 = active_labels(seeded.z2, a2, seeded.delta);
+  const Labels l2 = side.active(side.seeded.z2, a2);
   wipe(a2.data(), a2.size());
-  const Labels lp = active_labels(seeded.zp, garbled::public_row_bits(task), seeded.delta);
+  const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
   GarblingDigest digest(task.header);
-  digest.add(commitments(seeded, number));
+  digest.add(commitments(side.seeded, side.number));
   digest.add(bytes_of(l2));
   digest.add(bytes_of(lp));
-  const Labels zero = program_zero_labels(seeded);
-  gc2::Garbler garbler(seeded.delta, number);
   DigestSink sink(digest);
-  Labels zero_out;
-  garbler.garble(program, task.instances, zero.span(), sink, zero_out, seeded.constant);
+  const Labels zero_out = side.garble(task, sink);
   const Digest garbling = digest.finish();
   const auto mac = garbled::batch_mac(keys.garbling_previous, kRelayPurpose, task.header, {padded_bytes, garbling});
   to_next.send(garbling);
@@ -352,7 +356,7 @@ DualGarblingOutput garble_second(const BatchTask& task, const PartyPrfKeys& keys
   from_previous.receive(bytes_of(output));
   from_previous.receive(output_mac);
   DualGarblingOutput result;
-  result.own = read_output(output, zero_out, seeded, kSecondGarbler);  // a_2 = w
+  result.own = read_output(output, zero_out, side.seeded, kSecondGarbler);  // a_2 = w
   result.previous = c_b;                                                // a_1 = c_B
   to_next.send(bytes_of(output));
   to_next.send(output_mac);
@@ -382,14 +386,15 @@ DualGarblingOutput evaluate_both(const BatchTask& task, const PartyPrfKeys& keys
   digest.add(bytes_of(l2));
   digest.add(bytes_of(lp));
 
-  // Party 3's labels of a_1 and c_B, unpadded (their MAC is checked with the digest below).
-  std::vector<std::uint8_t> relayed_bytes(bytes_of(relayed).begin(), bytes_of(relayed).end());
-  const SecretBytes pad = garbled::batch_stream(keys.garbling_own, kPadPurpose, task.header, relayed_bytes.size());
-  auto unpadded = bytes_of(relayed);
-  for (std::size_t i = 0; i < pad.size(); ++i) unpadded[i] ^= pad[i];
+  // Party 3's labels of a_1 and c_B, unpadded (the padded bytes' MAC is checked with the digest).
+  const SecretBytes pad =
+      garbled::batch_stream(keys.garbling_own, kPadPurpose, task.header, relayed.size() * sizeof(Block));
   Labels l1(shape.key), lb(shape.outputs);
-  std::copy_n(relayed.data(), shape.key, l1.data());
-  std::copy_n(relayed.data() + shape.key, shape.outputs, lb.data());
+  const auto padded = bytes_of(relayed);
+  const auto unpadded_a1 = bytes_of(l1), unpadded_cb = bytes_of(lb);
+  for (std::size_t i = 0; i < unpadded_a1.size(); ++i) unpadded_a1[i] = padded[i] ^ pad[i];
+  for (std::size_t i = 0; i < unpadded_cb.size(); ++i)
+    unpadded_cb[i] = padded[unpadded_a1.size() + i] ^ pad[unpadded_a1.size() + i];
 
   Labels active(shape.key + shape.pub);
   for (std::size_t i = 0; i < shape.key; ++i) active[i] = l0[i] ^ l1[i] ^ l2[i];
@@ -405,7 +410,7 @@ DualGarblingOutput evaluate_both(const BatchTask& task, const PartyPrfKeys& keys
   from_previous.receive(relay_mac);
 
   const auto expected_mac =
-      garbled::batch_mac(keys.garbling_own, kRelayPurpose, task.header, {relayed_bytes, garbled_by_third});
+      garbled::batch_mac(keys.garbling_own, kRelayPurpose, task.header, {bytes_of(relayed), garbled_by_third});
   if (sodium_memcmp(relay_mac.data(), expected_mac.data(), relay_mac.size()) != 0)
     throw VerificationError(Component::Server, "party 2: party 3's messages relayed by party 1 fail their MAC");
   if (sodium_memcmp(evaluated.data(), garbled_by_third.data(), evaluated.size()) != 0)

@@ -6,13 +6,18 @@ namespace mpc::three_party_engine::garbled {
 namespace {
 
 void hash_batch_id(crypto_generichash_state& state, const wire::BatchHeader& header) {
-  std::uint8_t id[12];
-  for (int i = 0; i < 8; ++i) id[i] = static_cast<std::uint8_t>(header.epoch >> (8 * i));
-  for (int i = 0; i < 4; ++i) id[8 + i] = static_cast<std::uint8_t>(header.sequence >> (8 * i));
-  crypto_generichash_update(&state, id, sizeof id);
+  const auto id = batch_id(header);
+  crypto_generichash_update(&state, id.data(), id.size());
 }
 
 }  // namespace
+
+std::array<std::uint8_t, 12> batch_id(const wire::BatchHeader& header) {
+  std::array<std::uint8_t, 12> id{};
+  for (int i = 0; i < 8; ++i) id[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(header.epoch >> (8 * i));
+  for (int i = 0; i < 4; ++i) id[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(header.sequence >> (8 * i));
+  return id;
+}
 
 std::vector<std::uint8_t> key_row_bits(const BatchTask& task, KeyPart part) {
   const std::size_t key_bytes = task.key_rows / 8;

@@ -31,6 +31,10 @@ std::vector<std::uint8_t> key_row_bits(const BatchTask& task, KeyPart part);
 // The public records' bits, laid out like key_row_bits.
 std::vector<std::uint8_t> public_row_bits(const BatchTask& task);
 
+// The batch's id as the streams, MACs and digests hash it: epoch (8 bytes) || sequence (4 bytes),
+// little-endian.
+std::array<std::uint8_t, 12> batch_id(const wire::BatchHeader& header);
+
 // `bytes` bytes of a ChaCha20 stream seeded with BLAKE2b, keyed with a key both ends of an edge
 // hold, of the purpose and the batch's id (never repeated under one key).
 SecretBytes batch_stream(const rss3::PrfKey& key, std::string_view purpose, const wire::BatchHeader& header,

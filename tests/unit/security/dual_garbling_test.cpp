@@ -30,6 +30,7 @@
 #include "protocol/rss3/output.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "protocol/two_party/channel.hpp"
+#include "support/party_prf_keys.hpp"
 
 namespace mpc::security_test {
 namespace {
@@ -50,16 +51,6 @@ Bytes random_bytes(std::size_t n) {
   return out;
 }
 
-three_party_engine::PartyPrfKeys party_keys(int party) {
-  const std::array<rss3::PrfKey, 3> k = {rss3::PrfKey{11}, rss3::PrfKey{22}, rss3::PrfKey{33}};
-  const std::array<rss3::PrfKey, 3> garbling = {rss3::PrfKey{44}, rss3::PrfKey{55}, rss3::PrfKey{66}};
-  three_party_engine::PartyPrfKeys keys;
-  keys.own = k[static_cast<std::size_t>(party)];
-  keys.previous = k[static_cast<std::size_t>((party + 2) % 3)];
-  keys.garbling_own = garbling[static_cast<std::size_t>(party)];
-  keys.garbling_previous = garbling[static_cast<std::size_t>((party + 2) % 3)];
-  return keys;
-}
 
 // What a server sends, altered on its way out: a bit flipped in each byte at `flip_at` (offsets
 // counted over the whole stream), or nothing sent from `stop_at` on.
@@ -184,7 +175,7 @@ class DualGarbling : public ::testing::Test {
     auto party = [&](int p) {
       const auto i = static_cast<std::size_t>(p);
       outcome.results[i] = three_party_engine::evaluate_garbled_batch(
-          tasks[i], p, security, party_keys(p), *outgoing[i], *edges[(i + 2) % 3].second, log);
+          tasks[i], p, security, test_support::party_prf_keys(p), *outgoing[i], *edges[(i + 2) % 3].second, log);
     };
     std::thread second(party, 1), third(party, 2);
     party(0);
@@ -377,7 +368,7 @@ TEST_F(DualGarbling, AnActiveServerRefusesABatchGarbledOnce) {
   auto edge = two_party::make_memory_channel_pair(std::chrono::milliseconds(200));
   const Logger log("dual_garbling_test", LogLevel::Error);
   const BatchResult result = three_party_engine::evaluate_garbled_batch(
-      task, 1, settings::Security::Active, party_keys(1), *edge.first, *edge.second, log);
+      task, 1, settings::Security::Active, test_support::party_prf_keys(1), *edge.first, *edge.second, log);
   EXPECT_FALSE(result.succeeded);
   EXPECT_EQ(result.failure, wire::Status::VerificationFailed);
   EXPECT_NE(result.error.find("garbled by one server"), std::string::npos) << result.error;

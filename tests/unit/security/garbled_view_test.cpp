@@ -36,6 +36,7 @@
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "statistics.hpp"
 #include "support/tap_channel.hpp"
+#include "support/party_prf_keys.hpp"
 
 namespace mpc::security_test {
 namespace {
@@ -56,16 +57,6 @@ Bytes fixed_bytes(std::uint32_t seed, std::size_t bytes) {
   return out;
 }
 
-three_party_engine::PartyPrfKeys party_keys(int party) {
-  const std::array<rss3::PrfKey, 3> k = {rss3::PrfKey{11}, rss3::PrfKey{22}, rss3::PrfKey{33}};
-  const std::array<rss3::PrfKey, 3> garbling = {rss3::PrfKey{44}, rss3::PrfKey{55}, rss3::PrfKey{66}};
-  three_party_engine::PartyPrfKeys keys;
-  keys.own = k[static_cast<std::size_t>(party)];
-  keys.previous = k[static_cast<std::size_t>((party + 2) % 3)];
-  keys.garbling_own = garbling[static_cast<std::size_t>(party)];
-  keys.garbling_previous = garbling[static_cast<std::size_t>((party + 2) % 3)];
-  return keys;
-}
 
 // Replicated shares x_i || a_i (a_i = x_{i-1} ^ v, x_0 ^ x_1 ^ x_2 = 0) of `value` in which
 // party `fixed` holds exactly `mine` (x || a, 2 * value.size() bytes).
@@ -127,7 +118,7 @@ RunViews run_batch(const circuits::Program& program, const std::array<SecretByte
   for (std::size_t p = 0; p < 3; ++p) incoming[p] = std::make_unique<TapChannel>(*edges[(p + 2) % 3].second);
   auto party = [&](int p) {
     const auto i = static_cast<std::size_t>(p);
-    results[i] = three_party_engine::evaluate_garbled_batch(tasks[i], p, settings::Security::Passive, party_keys(p), *edges[i].first, *incoming[i], log);
+    results[i] = three_party_engine::evaluate_garbled_batch(tasks[i], p, settings::Security::Passive, test_support::party_prf_keys(p), *edges[i].first, *incoming[i], log);
   };
   std::thread second(party, 1), third(party, 2);
   party(0);

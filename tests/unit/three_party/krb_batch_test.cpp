@@ -27,6 +27,7 @@
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/krb_jobs.hpp"
+#include "support/party_prf_keys.hpp"
 
 namespace mpc::three_party_engine {
 namespace {
@@ -154,16 +155,6 @@ struct Job {
   Bytes data;  // the public record
 };
 
-PartyPrfKeys party_keys(int party) {
-  const std::array<rss3::PrfKey, 3> k = {rss3::PrfKey{11}, rss3::PrfKey{22}, rss3::PrfKey{33}};
-  const std::array<rss3::PrfKey, 3> garbling = {rss3::PrfKey{44}, rss3::PrfKey{55}, rss3::PrfKey{66}};
-  PartyPrfKeys keys;
-  keys.own = k[static_cast<std::size_t>(party)];
-  keys.previous = k[static_cast<std::size_t>((party + 2) % 3)];
-  keys.garbling_own = garbling[static_cast<std::size_t>(party)];
-  keys.garbling_previous = garbling[static_cast<std::size_t>((party + 2) % 3)];
-  return keys;
-}
 
 // Evaluates each party's task over an in-memory ring, one thread per party: layer by layer
 // (evaluate_batch) or garbled (evaluate_garbled_batch), as the tasks' headers say.
@@ -178,7 +169,7 @@ std::array<BatchResult, 3> evaluate_at_three_parties(std::array<BatchTask, 3>& t
   std::array<BatchResult, 3> results;
   auto party = [&](int p) {
     const auto i = static_cast<std::size_t>(p);
-    const PartyPrfKeys keys = party_keys(p);
+    const PartyPrfKeys keys = test_support::party_prf_keys(p);
     if (wire::is_garbled(tasks[i].header.krb_evaluation)) {
       const auto security = tasks[i].header.krb_evaluation == wire::KrbEvaluation::GarbledTwice
                                 ? settings::Security::Active
