@@ -43,6 +43,11 @@ def server_binary() -> Path:
     return build_dir() / "mpc-engine" / "daemon" / "mpc-server"
 
 
+def faults_server_binary() -> Path:
+    """The server with the deliberate deviations of common/fault_injection.hpp (tests only)."""
+    return build_dir() / "mpc-engine" / "daemon" / "mpc-server-faults"
+
+
 def dealer_binary() -> Path:
     return build_dir() / "mpc-engine" / "lut_dealer" / "mpc-lut-dealer"
 
@@ -289,12 +294,17 @@ class Cluster:
             time.sleep(0.02)
         raise AssertionError(f"server {party} (pid {pid}) survived SIGKILL")
 
-    def restart_server(self, party: int) -> int:
-        """Starts one server again in the background; its pid goes to serverN/server.pid."""
+    def restart_server(self, party: int, fault: str | None = None) -> int:
+        """Starts one server again in the background; its pid goes to serverN/server.pid.
+        fault: run the test server instead, deviating as MPC_FAULT = fault says."""
         log = open(self.server_dir(party) / "server.log", "ab")
-        process = subprocess.Popen([str(server_binary()), "--config", str(self.server_dir(party) / "server.toml")],
+        env = None
+        if fault is not None:
+            env = dict(os.environ, MPC_FAULT=fault)
+        binary = faults_server_binary() if fault is not None else server_binary()
+        process = subprocess.Popen([str(binary), "--config", str(self.server_dir(party) / "server.toml")],
                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+                                   start_new_session=True, env=env)
         log.close()
         self.restarted[party] = process
         (self.server_dir(party) / "server.pid").write_text(f"{process.pid}\n")

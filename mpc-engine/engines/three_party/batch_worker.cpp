@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "common/error.hpp"
+#include "common/fault_injection.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "protocol/rss3/output.hpp"
 #include "protocol/two_party/chunked_channel.hpp"
@@ -68,6 +69,12 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
 
  private:
   void ship(std::vector<std::uint8_t> chunk) override {
+#if defined(MPC_FAULT_INJECTION)
+    // One flipped bit at byte N of what this server streams: a garbler's altered table row.
+    if (const auto at = fault::armed("garbled-stream-bit"); at && *at >= shipped_ && *at - shipped_ < chunk.size())
+      chunk[*at - shipped_] ^= 1;
+    shipped_ += chunk.size();
+#endif
     build_layer_frame(frame_, {header_.epoch, header_.sequence}, sent_chunks_++, chunk);
     if (!worker_.next_party_->send_until(
             frame_, std::chrono::steady_clock::now() + worker_.settings_.limits.peer_timeout + extra_))
@@ -100,6 +107,9 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
   std::chrono::milliseconds extra_{0};
   std::uint32_t sent_chunks_ = 0;
   std::uint32_t received_chunks_ = 0;
+#if defined(MPC_FAULT_INJECTION)
+  std::uint64_t shipped_ = 0;
+#endif
   std::vector<std::uint8_t> frame_;
 };
 

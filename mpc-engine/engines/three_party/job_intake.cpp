@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "common/error.hpp"
+#include "common/fault_injection.hpp"
 #include "engines/three_party/three_party_engine.hpp"
 #include "jobs/gcm_hash.hpp"
 #include "jobs/krb_jobs.hpp"
@@ -235,10 +236,20 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   rss3::CorrelatedRandomness masks(keys.own, keys.previous,
                                    {jobs::gcm_nonce_epoch(request.nonce), jobs::gcm_nonce_counter(request.nonce)});
   rss3::mask_output_share(masks, 0, tag);
+  // This linear job needs no check of its own under security = "active": a wrong share cannot
+  // pass for a right one. The client opens the tag three ways, from the pairs (a'_i, x'_{i-1})
+  // (rss3/output.hpp). Whatever a server i does wrong here (another stored share, pool share,
+  // GHASH or mask) reaches the client only as an altered reply (x'_i ^ d, a'_i ^ e): that moves
+  // reconstruction i by e and reconstruction i+1 by d and leaves reconstruction i+2 as it was,
+  // so the three agree only when d = e = 0, and the client refuses shares that disagree. The
+  // tag is as right as the pool share AES_K(N || 1), which the prefetch batch computed.
   wire::GcmTagResult result;
   std::copy_n(tag.x.begin(), 16, result.x.begin());
   std::copy_n(tag.a.begin(), 16, result.a.begin());
   tag.wipe();
+#if defined(MPC_FAULT_INJECTION)
+  if (const auto bit = fault::armed("tag-share-bit")) result.x[(*bit / 8) % 16] ^= static_cast<std::uint8_t>(1u << (*bit % 8));
+#endif
   wire::Reply answer;
   answer.id = request.id;
   answer.body = result;

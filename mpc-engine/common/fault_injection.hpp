@@ -1,0 +1,25 @@
+// Deliberate deviations of one server, for the tests of active security: they show that a
+// server which sends altered messages is caught, and that without the check the same
+// alteration would change a result unnoticed.
+//
+// Only the test server (mpc-server-faults, never installed or packaged) is compiled with
+// MPC_FAULT_INJECTION; every deviation sits inside `#if defined(MPC_FAULT_INJECTION)`, so the
+// server that ships contains none of them. In the test server a deviation happens only when
+// the environment variable MPC_FAULT names it: "name" or "name=N" (N a decimal number the
+// deviation reads, such as a byte offset).
+#pragma once
+
+#if defined(MPC_FAULT_INJECTION)
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace mpc::fault {
+
+// N of MPC_FAULT when it names `name` (0 for a bare "name"); empty otherwise.
+std::optional<std::uint64_t> armed(std::string_view name);
+
+}  // namespace mpc::fault
+
+#endif

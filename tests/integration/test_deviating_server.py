@@ -1,0 +1,159 @@
+"""One server that deviates on purpose, in a real cluster over real sockets.
+
+The deviating server is mpc-server-faults (common/fault_injection.hpp): the same server built
+with deliberate alterations that the environment variable MPC_FAULT switches on; it is never
+installed or packaged. Each test runs honest jobs before and after the deviation and checks
+them against an independent implementation (libk5crypto, the cryptography package), checks
+that the deviating job is refused with the error that names the check, and where the check
+is part of active security, that the same deviation under security = "passive" changes the
+result without anybody noticing, so these tests fail without the check.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+import time
+
+import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+import test_gcm_jobs as gcm
+from mpc_cluster import Cluster, faults_server_binary, server_binary
+from test_krb_jobs import MPC_AES256_CTS, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
+
+MPC_EMISMATCH = -5
+MPC_EABORT = -10
+CHECKSUM_USAGE = 17
+CKSUMTYPE_HMAC_SHA1_96_AES256 = 16
+ENCTYPE_AES256_CTS = 18
+# A byte well inside the garbled tables of a checksum job (megabytes), past the input labels.
+TABLE_BYTE = 300_000
+
+
+def verification_refusals(cluster: Cluster) -> dict[int, int]:
+    """Requests each server refused for failed verification, from `mpcctl cluster status`."""
+    out = {}
+    status = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout
+    for line in status.splitlines():
+        server = re.match(r"server (\d):", line)
+        refused = re.search(r"requests refused for failed verification (\d+)", line)
+        if server and refused:
+            out[int(server.group(1))] = int(refused.group(1))
+    assert sorted(out) == [1, 2, 3], status
+    return out
+
+
+def restart(cluster: Cluster, party: int, fault: str | None = None) -> None:
+    cluster.kill_server(party)
+    cluster.restart_server(party, fault=fault)
+
+
+def first_refusal(call, error_type, deadline_s: float = 30):
+    """The first error other than "unreachable" that `call` raises while the restarted server
+    reconnects; fails if `call` succeeds."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            result = call()
+        except error_type as error:
+            if error.code != -3 or time.monotonic() > deadline:
+                return error
+            time.sleep(0.2)
+            continue
+        raise AssertionError(f"the deviating job succeeded: {result!r}")
+
+
+# ------------------------------------------------------------------ garbled Kerberos jobs
+
+@pytest.mark.timeout(240)
+def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passive(fresh_cluster, k5):  # noqa: F811
+    """Server 1 garbles every Kerberos job; with one bit of one table row flipped, server 2's
+    comparison with server 3's garbling refuses the job (MPC_EABORT). Garbled once, as
+    security = "passive" does, the same flip yields a wrong checksum that nothing detects."""
+    cluster = fresh_cluster
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=60000)
+    key = secrets.token_bytes(32)
+    key_id = ("krb/deviation", 1, MPC_AES256_CTS)
+    data = secrets.token_bytes(57)
+    expected = k5.make_checksum(CKSUMTYPE_HMAC_SHA1_96_AES256, ENCTYPE_AES256_CTS, key, CHECKSUM_USAGE, data)
+    try:
+        admin.import_key(*key_id, key)
+        wait_until_krb_serving(engine, key_id)
+        assert engine.checksum(key_id, CHECKSUM_USAGE, data) == expected
+        before = verification_refusals(cluster)
+
+        restart(cluster, 1, fault=f"garbled-stream-bit={TABLE_BYTE}")
+        refused = first_refusal(lambda: engine.checksum(key_id, CHECKSUM_USAGE, data), KrbError)
+        assert refused.code == MPC_EABORT, refused
+        assert "server 2 answered verification_failed" in str(refused), refused
+        assert "the garbling party 1 sent differs from party 3's" in str(refused), refused
+        after = verification_refusals(cluster)
+        assert all(after[party] > before[party] for party in cluster.parties), (before, after)
+
+        restart(cluster, 1)
+        wait_until_krb_serving(engine, key_id)
+        assert engine.checksum(key_id, CHECKSUM_USAGE, data) == expected
+
+        for party in cluster.parties:
+            cluster.set_server_setting(party, "security", '"passive"')
+        for party in (2, 3):
+            restart(cluster, party)
+        restart(cluster, 1, fault=f"garbled-stream-bit={TABLE_BYTE}")
+        wrong = None
+        deadline = time.monotonic() + 30
+        while wrong is None:
+            try:
+                wrong = engine.checksum(key_id, CHECKSUM_USAGE, data)
+            except KrbError as error:
+                assert error.code == -3 and time.monotonic() < deadline, error
+                time.sleep(0.2)
+        assert wrong != expected, "a flipped table bit left the checksum right; pick another byte"
+    finally:
+        engine.close()
+        admin.close()
+
+
+# ------------------------------------------------------------------------- GCM tag
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("party", [1, 2, 3])
+def test_an_altered_tag_share_is_refused(fresh_cluster, party):
+    """The GCM tag is linear: each server returns its share and the client opens it three ways
+    (job_intake.cpp says why one altered share cannot pass). One flipped bit in any server's
+    reply is refused (MPC_EMISMATCH), never returned as a tag."""
+    cluster = fresh_cluster
+    key = gcm.import_gcm_key(cluster)
+    engine = gcm.Engine(cluster.compute_config, timeout_ms=60000)
+    aad, plaintext = b"header", secrets.token_bytes(40)
+    try:
+        gcm.wait_until_gcm_serving(engine)
+        nonce, keystream = engine.prefetch(1, 3)[0]
+        sealed = gcm.seal(engine, nonce, keystream, plaintext, aad)
+        assert AESGCM(key).decrypt(nonce, sealed, aad) == plaintext
+
+        restart(cluster, party, fault="tag-share-bit=77")
+        gcm.wait_until_gcm_serving(engine)
+        nonce, keystream = engine.prefetch(1, 3)[0]
+        ciphertext = gcm.xor(plaintext, keystream)
+        with pytest.raises(gcm.GcmError) as refused:
+            engine.tag(nonce, aad, ciphertext)
+        assert refused.value.code == MPC_EMISMATCH, refused.value
+        assert "disagree" in str(refused.value), refused.value
+
+        restart(cluster, party)
+        gcm.wait_until_gcm_serving(engine)
+        nonce, keystream = engine.prefetch(1, 3)[0]
+        sealed = gcm.seal(engine, nonce, keystream, plaintext, aad)
+        assert AESGCM(key).decrypt(nonce, sealed, aad) == plaintext
+    finally:
+        engine.close()
+
+
+def test_the_installed_server_carries_no_deviation():
+    """Only the test server reads MPC_FAULT; the server that is installed and packaged is built
+    without any of the deviations."""
+    assert b"MPC_FAULT" in faults_server_binary().read_bytes()
+    shipped = server_binary().read_bytes()
+    for marker in (b"MPC_FAULT", b"garbled-stream-bit", b"tag-share-bit"):
+        assert marker not in shipped, marker
