@@ -7,7 +7,7 @@
 namespace mpc::node {
 
 std::chrono::milliseconds connect_grace(std::chrono::milliseconds peer_timeout) {
-  return std::min(std::chrono::milliseconds(250), peer_timeout / 2);
+  return std::min(std::chrono::milliseconds(500), peer_timeout / 2);
 }
 
 std::string peer_role(int party) { return "peer" + std::to_string(party + 1); }
@@ -17,6 +17,9 @@ transport::LinkOptions peer_link_options() {
   options.send_high_water_mark = 64;
   options.receive_high_water_mark = 64;
   options.max_message_bytes = 256LL << 20;
+  // A batch worker's link to a restarted peer may sit idle in its reconnect back-off; short
+  // retries let its first send after the restart find it connected within connect_grace.
+  options.reconnect_interval_max = std::chrono::milliseconds(250);
   return options;
 }
 

@@ -42,11 +42,11 @@ class PeerLinks {
   std::array<std::unique_ptr<transport::Connection>, 3> connections_;
 };
 
-std::string peer_role(int party);
+std::string peer_role(int party);  // "peer1".."peer3" for 0-based party 0..2
 
 // How long a send waits for a connection that is still coming up (a peer that has just
 // started or restarted is still handshaking) before the peer counts as unreachable.
-std::chrono::milliseconds connect_grace(std::chrono::milliseconds peer_timeout);  // "peer1".."peer3" for 0-based party 0..2
+std::chrono::milliseconds connect_grace(std::chrono::milliseconds peer_timeout);
 
 // Link options for server-to-server connections: a batch's layer messages are a few MB
 // and the queue must hold a few of them.

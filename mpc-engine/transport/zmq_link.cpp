@@ -426,7 +426,8 @@ Connection::Connection(Context& context, const std::string& endpoint, const Publ
     apply_link_options(socket_, options);
     set_int(socket_, ZMQ_IMMEDIATE, 1, "ZMQ_IMMEDIATE");
     set_int(socket_, ZMQ_RECONNECT_IVL, 100, "ZMQ_RECONNECT_IVL");
-    set_int(socket_, ZMQ_RECONNECT_IVL_MAX, 1000, "ZMQ_RECONNECT_IVL_MAX");
+    set_int(socket_, ZMQ_RECONNECT_IVL_MAX, static_cast<int>(options.reconnect_interval_max.count()),
+            "ZMQ_RECONNECT_IVL_MAX");
     set_bytes(socket_, ZMQ_CURVE_SERVERKEY, server_key.data(), server_key.size(), "ZMQ_CURVE_SERVERKEY");
     set_bytes(socket_, ZMQ_CURVE_PUBLICKEY, own.public_key.data(), own.public_key.size(), "ZMQ_CURVE_PUBLICKEY");
     set_bytes(socket_, ZMQ_CURVE_SECRETKEY, own.secret_key.data(), 32, "ZMQ_CURVE_SECRETKEY");

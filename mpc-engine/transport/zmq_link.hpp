@@ -55,6 +55,8 @@ struct LinkOptions {
   // (the limit applies to CURVE handshake commands too).
   std::int64_t max_message_bytes = 512LL << 20;
   std::chrono::milliseconds handshake_timeout{2000};
+  // A connection whose server is down retries after 100 ms, backing off to this interval.
+  std::chrono::milliseconds reconnect_interval_max{1000};
 };
 
 // Bound CURVE-server ROUTER socket: many clients (or peers) in, replies out by routing id.

@@ -67,9 +67,9 @@ def first_refusal(call, error_type, deadline_s: float = 30):
 
 @pytest.mark.timeout(240)
 def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passive(fresh_cluster, k5):  # noqa: F811
-    """Server 1 garbles every Kerberos job; with one bit of one table row flipped, server 2's
+    """Server 1 garbles every Kerberos job; with one bit flipped in each of 64 table rows, server 2's
     comparison with server 3's garbling refuses the job (MPC_EABORT). Garbled once, as
-    security = "passive" does, the same flip yields a wrong checksum that nothing detects."""
+    security = "passive" does, the same flips yield a wrong checksum that nothing detects."""
     cluster = fresh_cluster
     admin = Engine(cluster.admin_config)
     engine = Engine(cluster.compute_config, timeout_ms=60000)
@@ -83,7 +83,7 @@ def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passiv
         assert engine.checksum(key_id, CHECKSUM_USAGE, data) == expected
         before = verification_refusals(cluster)
 
-        restart(cluster, 1, fault=f"garbled-stream-bit={TABLE_BYTE}")
+        restart(cluster, 1, fault=f"garbled-table-bits={TABLE_BYTE}")
         refused = first_refusal(lambda: engine.checksum(key_id, CHECKSUM_USAGE, data), KrbError)
         assert refused.code == MPC_EABORT, refused
         assert "server 2 answered verification_failed" in str(refused), refused
@@ -99,7 +99,7 @@ def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passiv
             cluster.set_server_setting(party, "security", '"passive"')
         for party in (2, 3):
             restart(cluster, party)
-        restart(cluster, 1, fault=f"garbled-stream-bit={TABLE_BYTE}")
+        restart(cluster, 1, fault=f"garbled-table-bits={TABLE_BYTE}")
         wrong = None
         deadline = time.monotonic() + 30
         while wrong is None:
@@ -108,7 +108,7 @@ def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passiv
             except KrbError as error:
                 assert error.code == -3 and time.monotonic() < deadline, error
                 time.sleep(0.2)
-        assert wrong != expected, "a flipped table bit left the checksum right; pick another byte"
+        assert wrong != expected, "64 altered table rows left the checksum right"
     finally:
         engine.close()
         admin.close()
@@ -155,5 +155,5 @@ def test_the_installed_server_carries_no_deviation():
     without any of the deviations."""
     assert b"MPC_FAULT" in faults_server_binary().read_bytes()
     shipped = server_binary().read_bytes()
-    for marker in (b"MPC_FAULT", b"garbled-stream-bit", b"tag-share-bit"):
+    for marker in (b"MPC_FAULT", b"garbled-table-bits", b"tag-share-bit"):
         assert marker not in shipped, marker

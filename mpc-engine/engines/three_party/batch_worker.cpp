@@ -70,9 +70,13 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
  private:
   void ship(std::vector<std::uint8_t> chunk) override {
 #if defined(MPC_FAULT_INJECTION)
-    // One flipped bit at byte N of what this server streams: a garbler's altered table row.
-    if (const auto at = fault::armed("garbled-stream-bit"); at && *at >= shipped_ && *at - shipped_ < chunk.size())
-      chunk[*at - shipped_] ^= 1;
+    // A garbler's altered table rows: one flipped bit in each of 64 blocks from byte N of what
+    // this server streams. (An evaluator reads about half of the rows, so one row alone might
+    // leave a result unchanged.)
+    if (const auto at = fault::armed("garbled-table-bits"))
+      for (std::uint64_t block = 0; block < 64; ++block)
+        if (const std::uint64_t byte = *at + 16 * block; byte >= shipped_ && byte - shipped_ < chunk.size())
+          chunk[byte - shipped_] ^= 1;
     shipped_ += chunk.size();
 #endif
     build_layer_frame(frame_, {header_.epoch, header_.sequence}, sent_chunks_++, chunk);
