@@ -73,12 +73,16 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+# `mpcctl cluster init --base-port` takes at most this, leaving room for every offset.
+MAX_BASE_PORT = 65500
+
+
 def pick_base_port(extra_offsets: tuple[int, ...] = ()) -> int:
     """A base port P with P+1..P+3 (clients) and P+11..P+13 (peers) free right now, and
     P+offset for each extra offset (P+20: a lookup-table dealer)."""
     for _ in range(500):
         base = random_port(span=max((13, *extra_offsets)))
-        if all(port_is_free(base + offset) for offset in (1, 2, 3, 11, 12, 13, *extra_offsets)):
+        if base <= MAX_BASE_PORT and all(port_is_free(base + offset) for offset in (1, 2, 3, 11, 12, 13, *extra_offsets)):
             return base
     raise RuntimeError("no free port range found")
 
