@@ -74,6 +74,17 @@ bool vaes_prf_supported() {
 }
 }  // namespace detail
 
+void prf_stream(const PrfKey& key, BatchNonce nonce, std::span<std::uint8_t> out) {
+  if (out.size() % kBlock != 0 || out.size() / kBlock > kOutputMaskCounterBase)
+    throw Error(Component::Protocol, "PRF stream of " + std::to_string(out.size()) + " bytes refused");
+  if (out.empty()) return;
+  std::unique_ptr<EVP_CIPHER, CipherTypeFree> cipher(EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr));
+  if (!cipher) throw Error(Component::Protocol, "AES-128-CTR is not available from OpenSSL");
+  const CipherPtr ctx = make_context(cipher.get(), key, counter_block(nonce, 0));
+  std::memset(out.data(), 0, out.size());
+  xor_keystream(ctx.get(), out.data(), out.size());
+}
+
 struct CorrelatedRandomness::State {
   BatchNonce nonce;
   PrfBackend backend = PrfBackend::OpenSsl;

@@ -38,6 +38,12 @@ enum class PrfBackend {
   Vaes,     // VAES + AVX-512; Error(Protocol) if the CPU lacks it
 };
 
+// F(key, id) for the batch's block counters 0, 1, ...: the half of the alpha stream that
+// `key` contributes (alpha_i = prf_stream(k_i) ^ prf_stream(k_{i-1}), byte for byte). The AND
+// check needs each half on its own. out.size() must be a multiple of 16 and stay below the
+// output-mask counters.
+void prf_stream(const PrfKey& key, BatchNonce nonce, std::span<std::uint8_t> out);
+
 class CorrelatedRandomness {
  public:
   // own_key = k_i (shared with the next party), previous_key = k_{i-1} (shared with the previous party).

@@ -108,7 +108,9 @@ struct Workspace {
   AlignedBuffer<std::uint8_t> fin_out_scratch;
   AlignedBuffer<std::uint8_t> fin_in_scratch;
   AlignedBuffer<std::uint8_t> alpha_scratch;
+  AlignedBuffer<std::uint8_t> record_scratch;
   void wipe() noexcept {
+    record_scratch.wipe_used();
     state.wipe_used();
     for (auto& b : out_msg) b.wipe_used();
     for (auto& b : in_msg) b.wipe_used();
@@ -359,6 +361,21 @@ class CpuEvaluator final : public Evaluator {
 
   EvaluationStats evaluate(const circuits::Program& program, const ShareMatrix& inputs, ShareMatrix& outputs,
                            CorrelatedRandomness& randomness, LayerExchange& exchange) override {
+    return evaluate_with(program, inputs, outputs, randomness, exchange, nullptr);
+  }
+
+  EvaluationStats evaluate_recorded(const circuits::Program& program, const ShareMatrix& inputs, ShareMatrix& outputs,
+                                    CorrelatedRandomness& randomness, LayerExchange& exchange,
+                                    AndTranscript& transcript) override {
+    return evaluate_with(program, inputs, outputs, randomness, exchange, &transcript);
+  }
+
+  std::string name() const override { return std::string("cpu-") + simd_level_name(level_); }
+
+ private:
+  EvaluationStats evaluate_with(const circuits::Program& program, const ShareMatrix& inputs, ShareMatrix& outputs,
+                                CorrelatedRandomness& randomness, LayerExchange& exchange,
+                                AndTranscript* transcript) {
     if (inputs.rows != program.num_inputs)
       throw Error(Component::Protocol, "input matrix has " + std::to_string(inputs.rows) + " rows, program expects " +
                                            std::to_string(program.num_inputs));
@@ -377,18 +394,17 @@ class CpuEvaluator final : public Evaluator {
     }
     EvaluationStats stats;
     try {
-      if (n != 0) run(program, *plan, inputs, target, randomness, exchange, ws, stats);
+      if (transcript != nullptr) transcript->reset(0);
+      if (n != 0) run(program, *plan, inputs, target, randomness, exchange, ws, stats, transcript);
     } catch (...) {
       target.wipe();
+      if (transcript != nullptr) transcript->wipe();
       throw;
     }
     if (&target == &aliased) outputs = std::move(aliased);
     return stats;
   }
 
-  std::string name() const override { return std::string("cpu-") + simd_level_name(level_); }
-
- private:
   struct WorkspaceLease {
     explicit WorkspaceLease(CpuEvaluator& owner) : owner(owner) {
       std::lock_guard<std::mutex> lock(owner.mutex_);
@@ -426,7 +442,8 @@ class CpuEvaluator final : public Evaluator {
   }
 
   void run(const circuits::Program& program, const Plan& plan, const ShareMatrix& inputs, ShareMatrix& outputs,
-           CorrelatedRandomness& randomness, LayerExchange& exchange, Workspace& ws, EvaluationStats& stats) {
+           CorrelatedRandomness& randomness, LayerExchange& exchange, Workspace& ws, EvaluationStats& stats,
+           AndTranscript* transcript) {
     const std::size_t passes = plan.passes;
     const std::size_t n = inputs.instances;
     const std::size_t words = words_for(n);
@@ -455,6 +472,23 @@ class CpuEvaluator final : public Evaluator {
     std::uint8_t* fin_out_scratch = ws.fin_out_scratch.prepare(scratch);
     std::uint8_t* fin_in_scratch = ws.fin_in_scratch.prepare(scratch);
     std::uint8_t* alpha_scratch = ws.alpha_scratch.prepare(scratch);
+    std::uint8_t* record_scratch = transcript != nullptr ? ws.record_scratch.prepare(4 * scratch) : nullptr;
+    std::uint8_t* record_planes[4] = {};
+    std::size_t layer_offset = 0;  // of the current layer's message in the transcript
+    if (transcript != nullptr) {
+      std::size_t total = 0;
+      for (const auto& layer : program.layers)
+        if (!layer.ands.empty()) {
+          transcript->layer_bytes.push_back(layer.ands.size() * per_and_bytes);
+          transcript->layer_ands.push_back(layer.ands.size());
+          total += layer.ands.size() * per_and_bytes;
+        }
+      transcript->reset(total);
+      transcript->instances = n;
+      std::uint64_t* planes[4] = {transcript->left_x.data(), transcript->left_a.data(), transcript->right_x.data(),
+                                  transcript->right_a.data()};
+      for (int i = 0; i < 4; ++i) record_planes[i] = reinterpret_cast<std::uint8_t*>(planes[i]);
+    }
 
     detail::TileArgs args{};
     args.in_stride = inputs.words_per_row;
@@ -528,6 +562,14 @@ class CpuEvaluator final : public Evaluator {
           args.and_msg = and_region != nullptr ? and_region + tile_offset : nullptr;
           args.fin_out = fin_out != nullptr ? fin_out + tile_offset : nullptr;
           args.fin_in = fin_in != nullptr ? fin_in + tile_offset : nullptr;
+          for (int i = 0; i < 4; ++i) {
+            if (transcript == nullptr || ands == 0)
+              args.record[i] = nullptr;
+            else if (full)
+              args.record[i] = record_planes[i] + layer_offset + c * ands * detail::kMsgStride + tile_offset;
+            else
+              args.record[i] = record_scratch + i * scratch + tile_offset;
+          }
           kernel.run(args);
         }
 
@@ -540,6 +582,13 @@ class CpuEvaluator final : public Evaluator {
             // Padding lanes of the last byte are sent as zero.
             if (tail_bits != 0) dst[chunk_bytes - 1] &= static_cast<std::uint8_t>((1u << tail_bits) - 1);
           }
+          if (transcript != nullptr)
+            for (int i = 0; i < 4; ++i)
+              for (std::size_t k = 0; k < ands; ++k) {
+                std::uint8_t* dst = record_planes[i] + layer_offset + c * ands * detail::kMsgStride + k * chunk_bytes;
+                std::memcpy(dst, record_scratch + i * scratch + k * detail::kMsgStride, chunk_bytes);
+                if (tail_bits != 0) dst[chunk_bytes - 1] &= static_cast<std::uint8_t>((1u << tail_bits) - 1);
+              }
         }
       }
 
@@ -548,6 +597,11 @@ class CpuEvaluator final : public Evaluator {
         exchange.exchange(static_cast<std::uint32_t>(p), {out_now, message}, {in_now, message});
         stats.bytes_sent += message;
         stats.layers_exchanged += 1;
+        if (transcript != nullptr) {
+          std::memcpy(reinterpret_cast<std::uint8_t*>(transcript->sent.data()) + layer_offset, out_now, message);
+          std::memcpy(reinterpret_cast<std::uint8_t*>(transcript->received.data()) + layer_offset, in_now, message);
+          layer_offset += message;
+        }
       }
     }
   }
@@ -586,6 +640,46 @@ bool cpu_supports(SimdLevel level) {
 }
 
 }  // namespace
+
+void AndTranscript::reset(std::size_t total_bytes) {
+  if (total_bytes == 0) {
+    wipe();
+    return;
+  }
+  bytes = total_bytes;
+  for (auto* v : {&left_x, &left_a, &right_x, &right_a, &sent, &received}) v->assign(words(), 0);
+}
+
+void AndTranscript::wipe() noexcept {
+  for (auto* v : {&left_x, &left_a, &right_x, &right_a, &sent, &received}) {
+    if (!v->empty()) mpc::wipe(v->data(), v->size() * sizeof(std::uint64_t));
+    v->clear();
+  }
+  layer_bytes.clear();
+  layer_ands.clear();
+  instances = 0;
+  bytes = 0;
+}
+
+void AndTranscript::clear_padding(std::span<std::uint8_t> gates) const {
+  const std::size_t partial = instances % kChunkInstances;
+  const auto tail_bits = static_cast<unsigned>(partial % 8);
+  if (tail_bits == 0) return;
+  const std::size_t full_chunks = instances / kChunkInstances;
+  const std::size_t chunk_bytes = (partial + 7) / 8;
+  const auto keep = static_cast<std::uint8_t>((1u << tail_bits) - 1);
+  std::size_t offset = 0;
+  for (std::size_t l = 0; l < layer_bytes.size(); ++l) {
+    const std::size_t base = offset + full_chunks * layer_ands[l] * detail::kMsgStride;
+    for (std::size_t k = 0; k < layer_ands[l]; ++k) gates[base + k * chunk_bytes + chunk_bytes - 1] &= keep;
+    offset += layer_bytes[l];
+  }
+}
+
+EvaluationStats Evaluator::evaluate_recorded(const circuits::Program&, const ShareMatrix&, ShareMatrix&,
+                                             CorrelatedRandomness&, LayerExchange&, AndTranscript&) {
+  throw Error(Component::Protocol, "the " + name() + " evaluator keeps no transcript for the AND check");
+}
 
 SimdLevel best_simd_level() {
   if (cpu_supports(SimdLevel::Avx512)) return SimdLevel::Avx512;

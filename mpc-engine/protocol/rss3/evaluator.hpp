@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,29 @@ enum class SimdLevel { Portable, Avx2, Avx512 };
 
 SimdLevel best_simd_level();           // what this CPU supports
 const char* simd_level_name(SimdLevel level);
+
+// What the AND check (and_check.hpp) needs of one evaluation. Gate g is bit g (little-endian
+// within bytes) of the concatenation of every AND layer's message in the layout above; for each
+// gate: both operands' slots (x, a), the r this party sent and the r it received. Padding bits
+// of a partial chunk's last byte are zero in every vector. Wiped when destroyed.
+struct AndTranscript {
+  std::vector<std::uint64_t> left_x, left_a, right_x, right_a, sent, received;  // words()
+  std::vector<std::size_t> layer_bytes;  // message bytes of each AND layer, in order
+  std::vector<std::size_t> layer_ands;   // ANDs of each AND layer
+  std::size_t instances = 0;
+  std::size_t bytes = 0;                 // the sum of layer_bytes
+
+  AndTranscript() = default;
+  AndTranscript(const AndTranscript&) = delete;
+  AndTranscript& operator=(const AndTranscript&) = delete;
+  ~AndTranscript() { wipe(); }
+  std::size_t words() const { return (bytes + 7) / 8; }
+  // Sizes every vector for `total_bytes`, zero-filled.
+  void reset(std::size_t total_bytes);
+  void wipe() noexcept;
+  // Clears the padding bits of a partial chunk in `gates` (bytes, in gate order).
+  void clear_padding(std::span<std::uint8_t> gates) const;
+};
 
 struct EvaluationStats {
   std::uint64_t bytes_sent = 0;      // payload bytes passed to LayerExchange
@@ -57,6 +81,11 @@ class Evaluator {
   virtual EvaluationStats evaluate(const circuits::Program& program, const ShareMatrix& inputs,
                                    ShareMatrix& outputs, CorrelatedRandomness& randomness,
                                    LayerExchange& exchange) = 0;
+  // As evaluate, and fills `transcript`. An evaluator that keeps no transcript (the GPU's)
+  // throws Error(Protocol).
+  virtual EvaluationStats evaluate_recorded(const circuits::Program& program, const ShareMatrix& inputs,
+                                            ShareMatrix& outputs, CorrelatedRandomness& randomness,
+                                            LayerExchange& exchange, AndTranscript& transcript);
   virtual std::string name() const = 0;
 };
 

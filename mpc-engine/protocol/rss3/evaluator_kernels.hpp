@@ -95,6 +95,23 @@ struct TileInterpreter {
           }
           break;
         case kOpAnd:
+          if (t.record[0] != nullptr) {
+            for (; n != 0; --n, pc += 3) {
+              const std::size_t offset = static_cast<std::size_t>(pc[0]) * kMsgStride;
+              std::uint8_t* m = t.and_msg + offset;
+              const V* p = slot(st, pc[1]);
+              const V* q = slot(st, pc[2]);
+              for (std::size_t i = 0; i < kVecs; ++i) {
+                const std::size_t at = offset + i * sizeof(V);
+                store(t.record[0] + at, p[i]);
+                store(t.record[1] + at, p[kVecs + i]);
+                store(t.record[2] + at, q[i]);
+                store(t.record[3] + at, q[kVecs + i]);
+                store(m + i * sizeof(V), load(m + i * sizeof(V)) ^ (p[i] & q[i]) ^ (p[kVecs + i] & q[kVecs + i]));
+              }
+            }
+            break;
+          }
           for (; n != 0; --n, pc += 3) {
             std::uint8_t* m = t.and_msg + static_cast<std::size_t>(pc[0]) * kMsgStride;
             const V* p = slot(st, pc[1]);

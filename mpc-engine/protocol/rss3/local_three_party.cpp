@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "protocol/rss3/and_check.hpp"
 #include "protocol/rss3/memory_ring.hpp"
 
 namespace mpc::rss3 {
@@ -28,6 +29,24 @@ class RecordingExchange final : public LayerExchange {
  private:
   LayerExchange& inner_;
   std::vector<std::uint8_t>& log_;
+};
+
+// Hands each outgoing message to ThreePartyOptions::deviate first.
+class DeviatingExchange final : public LayerExchange {
+ public:
+  DeviatingExchange(LayerExchange& inner, int party, const ThreePartyOptions& options)
+      : inner_(inner), party_(party), options_(options) {}
+  void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
+                std::span<std::uint8_t> incoming) override {
+    // The evaluator's own buffer (never read-only memory): a deviation here is made in place.
+    options_.deviate(party_, layer, {const_cast<std::uint8_t*>(outgoing.data()), outgoing.size()});
+    inner_.exchange(layer, outgoing, incoming);
+  }
+
+ private:
+  LayerExchange& inner_;
+  int party_;
+  const ThreePartyOptions& options_;
 };
 
 void check_cleartext(const std::vector<std::uint64_t>& words, std::size_t rows, std::size_t instances) {
@@ -57,6 +76,7 @@ std::array<ShareMatrix, kParties> evaluate_three_parties(const circuits::Program
   std::array<EvaluationStats, kParties> stats{};
   std::mutex error_mutex;
   std::exception_ptr first_error;
+  bool verification_failed = false;
   if (options.transcripts != nullptr)
     for (auto& t : *options.transcripts) t.clear();
 
@@ -70,13 +90,28 @@ std::array<ShareMatrix, kParties> evaluate_three_parties(const circuits::Program
         owned = make_cpu_evaluator(level);
         evaluator = owned.get();
       }
-      LayerExchange& endpoint = ring.endpoint(i);
-      if (options.transcripts != nullptr) {
+      LayerExchange& ring_endpoint = ring.endpoint(i);
+      DeviatingExchange deviating(ring_endpoint, i, options);
+      LayerExchange& endpoint = options.deviate ? static_cast<LayerExchange&>(deviating) : ring_endpoint;
+      if (options.check_ands) {
+        AndTranscript transcript;
+        stats[index] = evaluator->evaluate_recorded(program, inputs[index], outputs[index], randomness, endpoint,
+                                                    transcript);
+        and_check::check_batch(transcript, i, keys[index], keys[static_cast<std::size_t>(previous_party(i))], nonce,
+                               endpoint, static_cast<std::uint32_t>(program.layers.size()));
+      } else if (options.transcripts != nullptr) {
         RecordingExchange recording(endpoint, (*options.transcripts)[index]);
         stats[index] = evaluator->evaluate(program, inputs[index], outputs[index], randomness, recording);
       } else {
         stats[index] = evaluator->evaluate(program, inputs[index], outputs[index], randomness, endpoint);
       }
+    } catch (const VerificationError&) {
+      {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!verification_failed) first_error = std::current_exception();
+        verification_failed = true;
+      }
+      ring.abort();
     } catch (...) {
       {
         std::lock_guard<std::mutex> lock(error_mutex);

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "circuits/program.hpp"
@@ -25,11 +27,19 @@ struct ThreePartyOptions {
   // When set (all three): the evaluators to use (their level must be `level`), so that
   // repeated calls reuse their cached plans and workspaces; else fresh ones per call.
   std::array<Evaluator*, kParties> evaluators{};
+  // When set: after evaluating, every party checks every AND of the others (and_check.hpp), as
+  // a server with security = "active" does; a failed check raises VerificationError.
+  bool check_ands = false;
+  // When set: sees each party's outgoing messages before they leave and may change them. The
+  // span is the party's own buffer, so a change to an AND layer's r alters its share as well:
+  // tests make a party deviate with it.
+  std::function<void(int party, std::uint32_t layer, std::span<std::uint8_t> outgoing)> deviate;
 };
 
 // Party i evaluates `program` on inputs[i] with CorrelatedRandomness(keys[i],
 // keys[(i+2)%3], nonce). Returns the three output share matrices. If any party fails,
-// the others are aborted and the first failure is rethrown (PeerError, Error, ...).
+// the others are aborted and the first failure is rethrown (PeerError, Error, ...), a
+// VerificationError before any other.
 std::array<ShareMatrix, kParties> evaluate_three_parties(const circuits::Program& program,
                                                          const std::array<ShareMatrix, kParties>& inputs,
                                                          SimdLevel level, BatchNonce nonce,

@@ -1,0 +1,104 @@
+// Verification of every AND gate of a layered batch before any output leaves: a distributed
+// zero-knowledge proof over a fully linear interactive proof (Boyle, Gilboa, Ishai, Nof:
+// "Practical Fully Secure Three-Party Computation via Sublinear Distributed Zero-Knowledge
+// Proofs", ACM CCS 2019, eprint 2019/1390), as a sum-check over GF(2^128) with Fiat-Shamir
+// challenges. Security with abort against one actively corrupt server.
+//
+// The statement. With v = c_0 ^ c_1 ^ c_2 and party j holding c_j and c_{j-1} (its slots are
+// a = c_j, x = c_j ^ c_{j-1}), party i's AND message is
+//   r_i = c_{i-1}(x) c_{i-1}(y) ^ c_{i-1}(x) c_i(y) ^ c_i(x) c_{i-1}(y) ^ F(k_i) ^ F(k_{i-1}).
+// Party i+1 ("V+") knows c_i, r_i and F(k_i); party i-1 ("V-") knows c_{i-1} and F(k_{i-1}). So
+//   [r_i ^ F(k_i)] ^ [c_{i-1}(x) c_{i-1}(y) ^ F(k_{i-1})] = c_{i-1}(x) c_i(y) ^ c_{i-1}(y) c_i(x)
+// splits into a part each verifier holds on the left and an inner product of V-'s bits with V+'s
+// bits on the right: exactly what a two-verifier proof checks without either seeing the other's
+// half. Every honest AND satisfies it; a prover that sent a wrong r, or computed it from other
+// values than the components its neighbours hold, breaks it.
+//
+// The proof, per segment of up to kSegmentGates gates g:
+// - random weights rho_g = rho_w mu_j (word w, lane j), drawn from a seed hashed from every r_i
+//   the prover sent: fixed only after the prover is committed, and a change of any r changes them.
+//   The statement holds for all gates except with probability 2 / 2^128 if the weighted sum
+//   holds (a nonzero polynomial of degree 2 in the weights).
+// - sum-check of <A, B> = claim, A = (rho * u, rho * u'), B = (v, v'): round one folds u with u'
+//   while they are still bits, then one zero-product pair (0, m_B) is appended so the value B
+//   opens to at the end is uniform, and each round halves the vectors. Round polynomials are
+//   additively shared: V- draws its share from a key it shares with the prover, V+ receives the
+//   rest, so neither learns anything. Challenges are hashes of V+'s shares so far.
+// - V+ sends V- its challenges, its final B and its share of the final claim; V- checks
+//   A_final * B_final = claim. Soundness error per segment: about 2 (rounds + 1) / 2^128.
+//
+// What a server learns: V+ sees shares uniform to it; V- sees B_final (uniform thanks to m_B) and
+// V+'s claim share, which the check determines. The verdict is one bit per batch, and a corrupt
+// verifier cannot steer it by its own data: V-'s claim share is masked by round shares it alone
+// (with the prover) knows.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "protocol/rss3/correlated_randomness.hpp"
+#include "protocol/rss3/evaluator.hpp"
+#include "protocol/rss3/layer_exchange.hpp"
+
+namespace mpc::rss3::and_check {
+
+inline constexpr std::size_t kSegmentGates = std::size_t{1} << 18;  // a multiple of 64
+
+using CheckKey = std::array<std::uint8_t, 32>;
+using Seed = std::array<std::uint8_t, 32>;
+using Token = std::array<std::uint8_t, 16>;
+
+// Keys of the proof from a PRF edge key: `proof` between a prover and one verifier, `token`
+// between the two verifiers (a verdict the prover relays cannot be forged by it).
+CheckKey proof_key(const PrfKey& edge);
+CheckKey token_key(const PrfKey& edge);
+
+struct Context {
+  BatchNonce nonce;
+  int prover = 0;         // 0-based party
+  std::size_t words = 0;  // 64 gates each (bits past the batch's gates are zero everywhere)
+};
+
+// V-'s half of prover i's statement: c_{i-1} of the left and right operands, and
+// c_{i-1}(x) c_{i-1}(y) ^ F(k_{i-1}).
+struct MinusPart {
+  std::span<const std::uint64_t> left, right, linear;
+};
+// V+'s half: c_i of the left and right operands, and r_i ^ F(k_i).
+struct PlusPart {
+  std::span<const std::uint64_t> left, right, linear;
+};
+
+std::size_t proof_bytes(std::size_t words);       // prover -> V+
+std::size_t verifier_bytes(std::size_t words);    // V+ -> V-
+
+// The weights' seed, from the r_i the prover sent (what V+ received).
+Seed weight_seed(const Context& context, std::span<const std::uint64_t> sent);
+
+// The prover holds both halves. `with_minus` / `with_plus`: proof keys shared with V- / V+.
+std::vector<std::uint8_t> prove(const Context& context, const Seed& seed, const MinusPart& minus,
+                                const PlusPart& plus, const CheckKey& with_minus, const CheckKey& with_plus);
+
+// V+: the message for V-. `with_prover`: the proof key V+ shares with the prover.
+std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, const PlusPart& plus,
+                                      std::span<const std::uint8_t> proof, const CheckKey& with_prover);
+
+// V-: true when the prover's ANDs pass. `with_prover`: the proof key V- shares with it.
+bool verify_minus(const Context& context, const MinusPart& minus, std::span<const std::uint8_t> from_plus,
+                  const CheckKey& with_prover);
+
+// What V- sends (through the prover) to tell V+ that the prover passed.
+Token pass_token(const Context& context, const CheckKey& verifiers);
+
+// A party's whole part in the check of one layered batch, after its evaluation: it proves its
+// own ANDs, verifies party i-1's as V+ and party i+1's as V-, over four more messages to the next
+// party numbered first_layer .. first_layer + 3. Returns normally only if both neighbours' ANDs
+// passed (with the bytes it sent); throws VerificationError naming the failed check, PeerError
+// for a silent peer.
+std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey& own, const PrfKey& previous,
+                 BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer);
+
+}  // namespace mpc::rss3::and_check

@@ -1,0 +1,209 @@
+// The AND check of active security (and_check.hpp): honest evaluations pass, and a party that
+// deviates in an AND layer or in the check's own messages is caught, where the same deviation
+// without the check changes the output silently.
+#include <gtest/gtest.h>
+
+#include <openssl/evp.h>
+
+#include <random>
+
+#include "circuits/aes.hpp"
+#include "circuits/aes_reference.hpp"
+#include "circuits/program.hpp"
+#include "common/error.hpp"
+#include "protocol/rss3/and_check.hpp"
+#include "protocol/rss3/local_three_party.hpp"
+#include "protocol/rss3/transpose.hpp"
+#include "test_util.hpp"
+
+namespace mpc::rss3 {
+namespace {
+
+using namespace and_check;
+
+CheckKey random_key(std::mt19937_64& rng) {
+  CheckKey key;
+  for (auto& b : key) b = static_cast<std::uint8_t>(rng());
+  return key;
+}
+
+// A prover's statement built from random bits, true unless changed afterwards.
+struct Statement {
+  explicit Statement(std::size_t words, std::mt19937_64& rng)
+      : u(words), u2(words), v(words), v2(words), minus_linear(words), plus_linear(words) {
+    for (std::size_t w = 0; w < words; ++w) {
+      u[w] = rng(), u2[w] = rng(), v[w] = rng(), v2[w] = rng(), minus_linear[w] = rng();
+      plus_linear[w] = minus_linear[w] ^ (u[w] & v[w]) ^ (u2[w] & v2[w]);
+    }
+  }
+  MinusPart minus() const { return {u, u2, minus_linear}; }
+  PlusPart plus() const { return {v2, v, plus_linear}; }  // left = c_i(x) pairs with u2 = c_{i-1}(y)
+  std::vector<std::uint64_t> u, u2, v, v2, minus_linear, plus_linear;
+};
+
+bool run_proof(const Statement& s, std::size_t words, std::mt19937_64& rng, int tamper_proof_byte = -1) {
+  const Context context{{rng(), 7}, 1, words};
+  const CheckKey with_minus = random_key(rng), with_plus = random_key(rng);
+  Seed seed;
+  for (auto& b : seed) b = static_cast<std::uint8_t>(rng());
+  std::vector<std::uint8_t> proof = prove(context, seed, s.minus(), s.plus(), with_minus, with_plus);
+  EXPECT_EQ(proof.size(), proof_bytes(words));
+  if (tamper_proof_byte >= 0) proof[static_cast<std::size_t>(tamper_proof_byte) % proof.size()] ^= 0x10;
+  const auto findings = verify_plus(context, seed, s.plus(), proof, with_plus);
+  EXPECT_EQ(findings.size(), verifier_bytes(words));
+  return verify_minus(context, s.minus(), findings, with_minus);
+}
+
+TEST(AndCheckProof, TrueStatementsPass) {
+  std::mt19937_64 rng(1);
+  // One word, a few, exactly one segment, and two segments with a short second one.
+  for (std::size_t words : {1u, 3u, 4096u, 4096u + 5u}) {
+    const Statement s(words, rng);
+    EXPECT_TRUE(run_proof(s, words, rng)) << words << " words";
+  }
+}
+
+TEST(AndCheckProof, OneWrongGateFails) {
+  std::mt19937_64 rng(2);
+  for (std::size_t words : {1u, 3u, 4096u + 5u}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      Statement s(words, rng);
+      const std::size_t gate = rng() % (64 * words);
+      s.plus_linear[gate / 64] ^= std::uint64_t{1} << (gate % 64);
+      EXPECT_FALSE(run_proof(s, words, rng)) << words << " words, gate " << gate;
+    }
+  }
+}
+
+TEST(AndCheckProof, TwoWrongGatesDoNotCancel) {
+  std::mt19937_64 rng(3);
+  Statement s(8, rng);
+  s.plus_linear[2] ^= 1;
+  s.minus_linear[5] ^= std::uint64_t{1} << 40;
+  EXPECT_FALSE(run_proof(s, 8, rng));
+  // The same gate wrong on both sides is a true statement again.
+  Statement t(8, rng);
+  t.plus_linear[2] ^= 1;
+  t.minus_linear[2] ^= 1;
+  EXPECT_TRUE(run_proof(t, 8, rng));
+}
+
+TEST(AndCheckProof, AlteredProofFails) {
+  std::mt19937_64 rng(4);
+  const Statement s(20, rng);
+  for (int byte : {0, 17, 100, 1000}) EXPECT_FALSE(run_proof(s, 20, rng, byte)) << "byte " << byte;
+}
+
+// ---- Whole evaluations: three parties, one of them deviating.
+
+struct AesBatch {
+  explicit AesBatch(std::size_t n, std::mt19937_64& rng)
+      : program(circuits::compile(circuits::build_aes_circuit(circuits::AesKeySize::Aes128,
+                                                              circuits::AesDirection::Encrypt,
+                                                              circuits::SboxVariant::And32))),
+        instances(n),
+        keys(test::random_keys(rng)),
+        nonce{rng(), 3} {
+    key.resize(16);
+    for (auto& b : key) b = static_cast<std::uint8_t>(rng());
+    blocks.resize(16 * n);
+    for (auto& b : blocks) b = static_cast<std::uint8_t>(rng());
+    const auto round_keys = circuits::aes_expand_key(key);
+    std::vector<std::uint8_t> all_keys(n * round_keys.size());
+    for (std::size_t i = 0; i < n; ++i) std::copy(round_keys.begin(), round_keys.end(), all_keys.begin() + i * 176);
+    const std::size_t words = words_for(n), rows = 176 * 8 + 128;
+    std::vector<std::uint64_t> clear(rows * words);
+    slice(all_keys, 176, n, clear, words, 0);
+    slice(blocks, 16, n, clear, words, 176 * 8);
+    shares = share_matrix(clear, rows, n);
+  }
+
+  // The ciphertexts the three parties open (throws what a party throws).
+  std::vector<std::uint8_t> run(const ThreePartyOptions& options) const {
+    const auto out = evaluate_three_parties(program, shares, best_simd_level(), nonce, keys, options);
+    const auto opened = open_matrix(out);
+    std::vector<std::uint8_t> bytes(16 * instances);
+    unslice(opened, words_for(instances), 0, 16, instances, bytes);
+    return bytes;
+  }
+
+  std::vector<std::uint8_t> openssl() const {
+    std::vector<std::uint8_t> out(16 * instances);
+    EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+    int len = 0;
+    EVP_EncryptInit_ex(ctx, EVP_aes_128_ecb(), nullptr, key.data(), nullptr);
+    EVP_CIPHER_CTX_set_padding(ctx, 0);
+    EVP_EncryptUpdate(ctx, out.data(), &len, blocks.data(), static_cast<int>(blocks.size()));
+    EVP_CIPHER_CTX_free(ctx);
+    return out;
+  }
+
+  std::uint32_t last_and_layer() const {
+    for (std::size_t l = program.layers.size(); l-- > 0;)
+      if (!program.layers[l].ands.empty()) return static_cast<std::uint32_t>(l);
+    return 0;
+  }
+
+  circuits::Program program;
+  std::size_t instances;
+  std::array<PrfKey, kParties> keys;
+  BatchNonce nonce;
+  std::vector<std::uint8_t> key, blocks;
+  std::array<ShareMatrix, kParties> shares;
+};
+
+ThreePartyOptions checked() {
+  ThreePartyOptions options;
+  options.check_ands = true;
+  return options;
+}
+
+TEST(AndCheckEvaluation, HonestBatchesPassAndMatchOpenSsl) {
+  std::mt19937_64 rng(10);
+  // One instance; a partial chunk with padding bits; a full chunk and a partial one (several
+  // proof segments).
+  for (std::size_t n : {1u, 100u, 2048u + 3u}) {
+    const AesBatch batch(n, rng);
+    EXPECT_EQ(batch.run(checked()), batch.openssl()) << n << " instances";
+  }
+}
+
+// One party flips one bit of its r in one AND layer, in place: its own share and the copy it
+// sends agree, so no reconstruction disagrees. Unchecked, the output is silently wrong; checked,
+// the batch fails with VerificationError.
+TEST(AndCheckEvaluation, AFlippedAndShareIsCaughtAtEveryPosition) {
+  std::mt19937_64 rng(11);
+  const AesBatch batch(100, rng);
+  const std::vector<std::uint8_t> expected = batch.openssl();
+  for (int cheater = 0; cheater < kParties; ++cheater) {
+    for (const std::uint32_t layer : {1u, batch.last_and_layer()}) {
+      ThreePartyOptions options;
+      options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
+        if (party == cheater && at == layer) outgoing[0] ^= 1;  // instance 0, the layer's first AND
+      };
+      EXPECT_NE(batch.run(options), expected) << "party " << cheater + 1 << ", layer " << layer;
+      options.check_ands = true;
+      EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1 << ", layer " << layer;
+    }
+  }
+}
+
+// A party alters one of the check's own messages: its proof, its findings as V+, its verdict as
+// V-, or the verdict it relays.
+TEST(AndCheckEvaluation, AlteredCheckMessagesAreCaught) {
+  std::mt19937_64 rng(12);
+  const AesBatch batch(100, rng);
+  const auto first = static_cast<std::uint32_t>(batch.program.layers.size());
+  for (int cheater = 0; cheater < kParties; ++cheater) {
+    for (std::uint32_t hop = 0; hop < 4; ++hop) {
+      ThreePartyOptions options = checked();
+      options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
+        if (party == cheater && at == first + hop) outgoing[outgoing.size() / 2] ^= 0x40;
+      };
+      EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1 << ", hop " << hop;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mpc::rss3
