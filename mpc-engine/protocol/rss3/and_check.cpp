@@ -31,33 +31,23 @@ std::size_t fold_rounds(std::size_t len) {
 // Round one (u with u') and the folds of the 64 * words + 1 entries that follow.
 std::size_t segment_rounds(std::size_t words) { return 1 + fold_rounds(64 * words + 1); }
 
-// A vector of field elements that holds functions of secret shares: wiped when it goes.
-class Elements {
+// A vector holding functions of secret shares (bits or field elements): wiped when it goes.
+template <class T>
+class Wiped {
  public:
-  explicit Elements(std::size_t size) : values_(size) {}
-  Elements(const Elements&) = delete;
-  Elements& operator=(const Elements&) = delete;
-  ~Elements() { wipe(values_.data(), values_.size() * sizeof(Gf128)); }
-  Gf128* data() { return values_.data(); }
-  Gf128& operator[](std::size_t i) { return values_[i]; }
+  explicit Wiped(std::size_t size) : values_(size) {}
+  Wiped(const Wiped&) = delete;
+  Wiped& operator=(const Wiped&) = delete;
+  ~Wiped() { wipe(values_.data(), values_.size() * sizeof(T)); }
+  T* data() { return values_.data(); }
+  T& operator[](std::size_t i) { return values_[i]; }
+  std::span<const T> span() const { return values_; }
 
  private:
-  std::vector<Gf128> values_;
+  std::vector<T> values_;
 };
-
-class Words {
- public:
-  explicit Words(std::size_t size) : values_(size) {}
-  Words(const Words&) = delete;
-  Words& operator=(const Words&) = delete;
-  ~Words() { wipe(values_.data(), values_.size() * sizeof(std::uint64_t)); }
-  std::uint64_t* data() { return values_.data(); }
-  std::uint64_t& operator[](std::size_t i) { return values_[i]; }
-  std::span<const std::uint64_t> span() const { return values_; }
-
- private:
-  std::vector<std::uint64_t> values_;
-};
+using Elements = Wiped<Gf128>;
+using Words = Wiped<std::uint64_t>;
 
 class Hash {
  public:
@@ -163,6 +153,19 @@ std::string suspects(int prover, int other) {
   return "one of parties " + std::to_string(low) + " and " + std::to_string(high) + " deviated";
 }
 
+// A after round one, computed alike by the prover and V-: rho_g (u + t (u + u')) for the
+// segment's gates (u, u': V-'s left and right components), then the zero of the mask pair.
+void lift_minus(const detail::FieldKernels& k, const MinusPart& minus, std::size_t w0, std::size_t words,
+                const Weights& weights, Gf128 t, Words& u_differ, Elements& a) {
+  const std::uint64_t* u = minus.left.data() + w0;
+  const std::uint64_t* u2 = minus.right.data() + w0;
+  for (std::size_t w = 0; w < words; ++w) u_differ[w] = u[w] ^ u2[w];
+  Gf128 lane_t[64];
+  for (std::size_t j = 0; j < 64; ++j) lane_t[j] = k.mul(t, weights.mu[j]);
+  k.lift(u, u_differ.data(), words, weights.rho.data(), weights.mu, lane_t, a.data());
+  a[64 * words] = Gf128{};
+}
+
 }  // namespace
 
 CheckKey proof_key(const PrfKey& edge) {
@@ -245,15 +248,11 @@ std::vector<std::uint8_t> prove(const Context& context, const Seed& seed, const 
     for (std::size_t w = 0; w < words; ++w) {
       same[w] = u[w] & v[w];
       differ[w] = (u[w] ^ u2[w]) & (v[w] ^ v2[w]);
-      u_differ[w] = u[w] ^ u2[w];
     }
     Gf128 t = emit(k.weighted_bits(same.data(), words, weights.rho.data(), weights.mu),
                    k.weighted_bits(differ.data(), words, weights.rho.data(), weights.mu));
-    Gf128 lane_t[64];
-    for (std::size_t j = 0; j < 64; ++j) lane_t[j] = k.mul(t, weights.mu[j]);
-    k.lift(u, u_differ.data(), words, weights.rho.data(), weights.mu, lane_t, a.data());
+    lift_minus(k, minus, w0, words, weights, t, u_differ, a);
     lift_bits(v, v2, words, t, b.data());
-    a[n] = Gf128{};
     b[n] = gf128_load(mask.data());
     for (std::size_t len = n + 1; len > 1; len = (len + 1) / 2) {
       Gf128 c0, c2;
@@ -338,13 +337,7 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
       return t;
     };
     Gf128 t = receive();
-    Gf128 lane_t[64];
-    for (std::size_t j = 0; j < 64; ++j) lane_t[j] = k.mul(t, weights.mu[j]);
-    const std::uint64_t* u = minus.left.data() + w0;
-    const std::uint64_t* u2 = minus.right.data() + w0;
-    for (std::size_t w = 0; w < words; ++w) u_differ[w] = u[w] ^ u2[w];
-    k.lift(u, u_differ.data(), words, weights.rho.data(), weights.mu, lane_t, a.data());
-    a[n] = Gf128{};
+    lift_minus(k, minus, w0, words, weights, t, u_differ, a);
     for (std::size_t len = n + 1; len > 1; len = (len + 1) / 2) {
       t = receive();
       k.fold(a.data(), len, t);
