@@ -11,25 +11,37 @@
 #include "protocol/rss3/field_kernels.hpp"
 #include "protocol/rss3/gf128.hpp"
 #include "protocol/rss3/shares.hpp"
+#include "protocol/rss3/bit_combination.hpp"
 
 namespace mpc::rss3::and_check {
 namespace {
 
 constexpr std::size_t kSegmentWords = kSegmentGates / 64;
 constexpr std::size_t kElement = 16;
-constexpr char kDomain[] = "mpc-kdc rss3 AND check v1";
+constexpr char kDomain[] = "mpc-kdc rss3 AND check v2";
+
+// The first rounds bind the bit variables: which product of the gate (sigma) and the low four
+// bits of the word index. A window is the 2^kBitRounds words a grid point combines: 16 words
+// of each operand product.
+constexpr unsigned kBitRounds = 5;
+constexpr std::size_t kWindowEntries = std::size_t{1} << kBitRounds;
+constexpr std::size_t kWindowWords = kWindowEntries / 2;
+constexpr std::size_t kGridPoints = 243;  // 3^kBitRounds: each bit variable at 0, 1 and infinity
+static_assert(kSegmentWords % kWindowWords == 0);
 
 std::size_t segment_count(std::size_t words) { return (words + kSegmentWords - 1) / kSegmentWords; }
 std::size_t segment_words(std::size_t words, std::size_t segment) {
   return std::min(kSegmentWords, words - segment * kSegmentWords);
 }
+std::size_t segment_windows(std::size_t words) { return (words + kWindowWords - 1) / kWindowWords; }
 std::size_t fold_rounds(std::size_t len) {
   std::size_t rounds = 0;
   for (; len > 1; len = (len + 1) / 2) ++rounds;
   return rounds;
 }
-// Round one (u with u') and the folds of the 64 * words + 1 entries that follow.
-std::size_t segment_rounds(std::size_t words) { return 1 + fold_rounds(64 * words + 1); }
+// Field entries after the bit rounds: one per lane of each window, and the mask pair's.
+std::size_t field_length(std::size_t words) { return 64 * segment_windows(words) + 1; }
+std::size_t segment_rounds(std::size_t words) { return kBitRounds + fold_rounds(field_length(words)); }
 
 // A vector holding functions of secret shares (bits or field elements): wiped when it goes.
 template <class T>
@@ -106,20 +118,6 @@ Gf128 update_claim(const detail::FieldKernels& k, Gf128 claim, Gf128 c0, Gf128 c
   return c0 ^ k.mul(c1, t) ^ k.mul(c2, k.mul(t, t));
 }
 
-// The weights of one segment: mu_j for the 64 lanes, rho_w for its words.
-struct Weights {
-  explicit Weights(const Seed& seed, std::size_t segment, std::size_t words) : rho(words) {
-    std::vector<std::uint8_t> bytes((64 + words) * kElement);
-    CheckKey key;
-    std::memcpy(key.data(), seed.data(), key.size());
-    expand(key, segment, bytes);
-    for (std::size_t j = 0; j < 64; ++j) mu[j] = gf128_load(bytes.data() + j * kElement);
-    for (std::size_t w = 0; w < words; ++w) rho[w] = gf128_load(bytes.data() + (64 + w) * kElement);
-  }
-  Gf128 mu[64];
-  std::vector<Gf128> rho;
-};
-
 // Fiat-Shamir over what V+ receives: each challenge hashes everything before it.
 class Challenges {
  public:
@@ -135,17 +133,6 @@ class Challenges {
   std::array<std::uint8_t, 32> chain_{};
 };
 
-// B after round one: v + t (v + v') lane by lane.
-void lift_bits(const std::uint64_t* v, const std::uint64_t* v2, std::size_t words, Gf128 t, Gf128* out) {
-  const Gf128 one{1, 0};
-  for (std::size_t w = 0; w < words; ++w)
-    for (unsigned j = 0; j < 64; ++j) {
-      const std::uint64_t bit = (v[w] >> j) & 1, differ = ((v[w] ^ v2[w]) >> j) & 1;
-      const std::uint64_t m1 = 0 - bit, mt = 0 - differ;
-      out[64 * w + j] = {(one.lo & m1) ^ (t.lo & mt), (one.hi & m1) ^ (t.hi & mt)};
-    }
-}
-
 // A verifier cannot tell a prover that cheated from the other verifier lying about it: the
 // error names both, so an operator knows where to look.
 std::string suspects(int prover, int other) {
@@ -153,17 +140,165 @@ std::string suspects(int prover, int other) {
   return "one of parties " + std::to_string(low) + " and " + std::to_string(high) + " deviated";
 }
 
-// A after round one, computed alike by the prover and V-: rho_g (u + t (u + u')) for the
-// segment's gates (u, u': V-'s left and right components), then the zero of the mask pair.
-void lift_minus(const detail::FieldKernels& k, const MinusPart& minus, std::size_t w0, std::size_t words,
-                const Weights& weights, Gf128 t, Words& u_differ, Elements& a) {
-  const std::uint64_t* u = minus.left.data() + w0;
-  const std::uint64_t* u2 = minus.right.data() + w0;
-  for (std::size_t w = 0; w < words; ++w) u_differ[w] = u[w] ^ u2[w];
-  Gf128 lane_t[64];
-  for (std::size_t j = 0; j < 64; ++j) lane_t[j] = k.mul(t, weights.mu[j]);
-  k.lift(u, u_differ.data(), words, weights.rho.data(), weights.mu, lane_t, a.data());
-  a[64 * words] = Gf128{};
+// The round after a bit variable is bound: the verifiers hold shares of K, the weighted sum left
+// to prove; q(Z) is the sum over the remaining variables with this one at Z, so that
+// K = q(0) + beta q(1) (beta: the weight of the variable's value 1). The prover sends q(1) and
+// the leading coefficient q(inf); the new K is q(t). Linear in (K, q(1), q(inf)), so shares work.
+Gf128 bit_round_claim(const detail::FieldKernels& k, Gf128 claim, Gf128 q1, Gf128 q_inf, Gf128 beta, Gf128 t) {
+  const Gf128 one{1, 0};
+  const Gf128 q0 = claim ^ k.mul(beta, q1);
+  return k.mul(q0, t ^ one) ^ k.mul(q1, t) ^ k.mul(q_inf, t ^ k.mul(t, t));
+}
+
+// The weights of one segment. Gate (w, j) of the segment (word w, lane j), w = 16 c + l, has
+// weight beta^l rho_c x^j with beta^l = prod over the bits b of l of beta[b + 1]; the product
+// selector sigma has weight 1 (the statement adds both products). Distinct monomials per gate,
+// so a wrong gate leaves a nonzero polynomial of degree 5 in the random weights.
+struct Weights {
+  explicit Weights(const Seed& seed, std::size_t segment, std::size_t windows) : rho(windows) {
+    std::vector<std::uint8_t> bytes((kBitRounds - 1 + windows) * kElement);
+    CheckKey key;
+    std::memcpy(key.data(), seed.data(), key.size());
+    expand(key, segment, bytes);
+    beta[0] = Gf128{1, 0};
+    for (unsigned b = 1; b < kBitRounds; ++b) beta[b] = gf128_load(bytes.data() + (b - 1) * kElement);
+    for (std::size_t c = 0; c < windows; ++c) rho[c] = gf128_load(bytes.data() + (kBitRounds - 1 + c) * kElement);
+  }
+  // The weight of word l of a window, without rho_c.
+  Gf128 word_weight(const detail::FieldKernels& k, std::size_t l) const {
+    Gf128 w{1, 0};
+    for (unsigned b = 1; b < kBitRounds; ++b)
+      if ((l >> (b - 1)) & 1) w = k.mul(w, beta[b]);
+    return w;
+  }
+  Gf128 beta[kBitRounds];
+  std::vector<Gf128> rho;
+};
+
+// A verifier's share of the weighted claim: sum over gates of their weight times `linear`.
+Gf128 weighted_claim(const detail::FieldKernels& k, const Weights& weights, std::span<const std::uint64_t> linear) {
+  Gf128 by_word[kWindowWords];
+  k.window_sums(linear.data(), weights.rho.size(), kWindowWords, weights.rho.data(), by_word);
+  Gf128 claim;
+  for (std::size_t l = 0; l < kWindowWords; ++l) claim ^= k.mul(weights.word_weight(k, l), by_word[l]);
+  return claim;
+}
+
+// One operand side of a segment, padded to whole windows: entry s of window c is word
+// 16 c + (s >> 1) of `first` (s even) or `second` (s odd), stored window by window.
+class Side {
+ public:
+  Side(std::span<const std::uint64_t> first, std::span<const std::uint64_t> second, std::size_t w0,
+       std::size_t words)
+      : entries_(kWindowEntries * segment_windows(words)) {
+    for (std::size_t w = 0; w < words; ++w) {
+      const std::size_t c = w / kWindowWords, l = w % kWindowWords;
+      entries_[kWindowEntries * c + 2 * l] = first[w0 + w];
+      entries_[kWindowEntries * c + 2 * l + 1] = second[w0 + w];
+    }
+  }
+  const std::uint64_t* window(std::size_t c) const { return entries_.span().data() + kWindowEntries * c; }
+  const std::uint64_t* data() const { return entries_.span().data(); }
+
+ private:
+  Wiped<std::uint64_t> entries_;
+};
+
+// Values of the window's multilinear function on {0, 1, inf}^kBitRounds (inf: the leading
+// coefficient, the XOR of the values at 0 and 1), from its values on {0, 1}^kBitRounds; point p
+// is sum of d_b 3^b with digit 2 for inf.
+void extend_to_grid(std::uint64_t* values) {
+  std::uint64_t next[kGridPoints];
+  std::size_t low = 1, high = kWindowEntries / 2;
+  for (unsigned b = 0; b < kBitRounds; ++b, low *= 3, high /= 2) {
+    for (std::size_t h = 0; h < high; ++h)
+      for (std::size_t l = 0; l < low; ++l) {
+        const std::uint64_t v0 = values[l + low * (2 * h)], v1 = values[l + low * (2 * h + 1)];
+        next[l + low * (3 * h)] = v0;
+        next[l + low * (3 * h + 1)] = v1;
+        next[l + low * (3 * h + 2)] = v0 ^ v1;
+      }
+    std::memcpy(values, next, low * 3 * high * 8);
+  }
+  wipe(next, sizeof next);
+}
+
+// grid[p] = sum over windows c and lanes j of rho_c x^j X(p, c, j) Y(p, c, j): every sum the bit
+// rounds need, computed once (the small-value sum-check of and_check.hpp): on the grid, X and Y
+// are bits and so is their product.
+void grid_sums(const detail::FieldKernels& k, const Side& x, const Side& y, const Weights& weights, Gf128* grid) {
+  constexpr std::size_t kChunk = 16;
+  const std::size_t windows = weights.rho.size();
+  Words products(kChunk * kGridPoints);
+  std::uint64_t xs[kGridPoints], ys[kGridPoints];
+  Gf128 partial[kGridPoints];
+  for (std::size_t p = 0; p < kGridPoints; ++p) grid[p] = Gf128{};
+  for (std::size_t c0 = 0; c0 < windows; c0 += kChunk) {
+    const std::size_t count = std::min(kChunk, windows - c0);
+    for (std::size_t c = 0; c < count; ++c) {
+      std::memcpy(xs, x.window(c0 + c), kWindowEntries * 8);
+      std::memcpy(ys, y.window(c0 + c), kWindowEntries * 8);
+      extend_to_grid(xs);
+      extend_to_grid(ys);
+      for (std::size_t p = 0; p < kGridPoints; ++p) products[kGridPoints * c + p] = xs[p] & ys[p];
+    }
+    k.window_sums(products.data(), count, kGridPoints, weights.rho.data() + c0, partial);
+    for (std::size_t p = 0; p < kGridPoints; ++p) grid[p] ^= partial[p];
+  }
+  wipe(xs, sizeof xs);
+  wipe(ys, sizeof ys);
+  wipe(partial, sizeof partial);
+}
+
+// The prover's sums over the grid, with the bit variables before the current round bound to
+// their challenges: `values` holds one entry per point of {0, 1, inf} for each variable not yet
+// bound, the current one the lowest digit.
+class Grid {
+ public:
+  explicit Grid(const Gf128* sums) : values_(kGridPoints) {
+    for (std::size_t p = 0; p < kGridPoints; ++p) values_[p] = sums[p];
+  }
+  // q(z) of round r (z = 1, or 2 for the leading coefficient): the variables after it summed
+  // over {0, 1} with their weights.
+  Gf128 round_value(const detail::FieldKernels& k, unsigned r, unsigned z, const Weights& weights) {
+    Gf128 value;
+    const unsigned later = kBitRounds - 1 - r;
+    for (std::size_t s = 0; s < (std::size_t{1} << later); ++s) {
+      std::size_t point = z, power = 3;
+      Gf128 weight{1, 0};
+      for (unsigned b = 0; b < later; ++b, power *= 3)
+        if ((s >> b) & 1) {
+          point += power;
+          weight = k.mul(weight, weights.beta[r + 1 + b]);
+        }
+      value ^= k.mul(weight, values_[point]);
+    }
+    return value;
+  }
+  // Binds the current variable to t through the degree-2 basis on {0, 1, inf}: 1 + t, t, t + t^2.
+  void bind(const detail::FieldKernels& k, Gf128 t) {
+    const Gf128 at0 = t ^ Gf128{1, 0}, at1 = t, at_inf = t ^ k.mul(t, t);
+    points_ /= 3;
+    for (std::size_t m = 0; m < points_; ++m)
+      values_[m] = k.mul(at0, values_[3 * m]) ^ k.mul(at1, values_[3 * m + 1]) ^ k.mul(at_inf, values_[3 * m + 2]);
+  }
+
+ private:
+  Elements values_;
+  std::size_t points_ = kGridPoints;
+};
+
+// The field vector after the bit rounds, bound at t: out[64 c + j] = sum over window entries s
+// of eq(t, s) times bit j of entry s, with eq(t, s) = prod over b of t_b (s_b = 1) or 1 + t_b.
+void bind_bits(const detail::FieldKernels& k, const Side& side, std::size_t windows, const Gf128* t, Gf128* out) {
+  const Gf128 one{1, 0};
+  Gf128 eq[kWindowEntries];
+  for (std::size_t s = 0; s < kWindowEntries; ++s) {
+    Gf128 e = one;
+    for (unsigned b = 0; b < kBitRounds; ++b) e = k.mul(e, ((s >> b) & 1) ? t[b] : t[b] ^ one);
+    eq[s] = e;
+  }
+  combine_bits(side.data(), windows, kWindowEntries, eq, out);
 }
 
 }  // namespace
@@ -220,46 +355,45 @@ std::vector<std::uint8_t> prove(const Context& context, const Seed& seed, const 
   const CheckKey share_key = purpose_key(context, with_minus, "round shares");
   const CheckKey mask_key = purpose_key(context, with_plus, "mask");
   std::uint8_t* out = proof.data();
-  const std::size_t most = std::min(kSegmentWords, context.words);
-  Words same(most), differ(most), u_differ(most);
-  Elements a(64 * most + 1), b(64 * most + 1);
+  const std::size_t most = field_length(std::min(kSegmentWords, context.words));
+  Elements a(most), b(most), sums(kGridPoints);
   for (std::size_t s = 0; s < segment_count(context.words); ++s) {
-    const std::size_t w0 = s * kSegmentWords, words = segment_words(context.words, s), n = 64 * words;
-    const std::size_t rounds = segment_rounds(words);
-    const Weights weights(seed, s, words);
+    const std::size_t w0 = s * kSegmentWords, words = segment_words(context.words, s);
+    const std::size_t windows = segment_windows(words), len = field_length(words), rounds = segment_rounds(words);
+    const Weights weights(seed, s, windows);
     SecretBytes shares(rounds * 2 * kElement);
     expand(share_key, s, shares.span());
     SecretBytes mask(kElement);
     expand(mask_key, s, mask.span());
     Challenges challenges(context, seed, s);
     std::size_t round = 0;
-    auto emit = [&](Gf128 c0, Gf128 c2) {
+    auto emit = [&](Gf128 first, Gf128 second) {
       std::uint8_t* share = out + round * 2 * kElement;
-      gf128_store(c0 ^ gf128_load(shares.data() + round * 2 * kElement), share);
-      gf128_store(c2 ^ gf128_load(shares.data() + round * 2 * kElement + kElement), share + kElement);
+      gf128_store(first ^ gf128_load(shares.data() + round * 2 * kElement), share);
+      gf128_store(second ^ gf128_load(shares.data() + round * 2 * kElement + kElement), share + kElement);
       ++round;
       return challenges.next({share, 2 * kElement});
     };
 
-    const std::uint64_t* u = minus.left.data() + w0;
-    const std::uint64_t* u2 = minus.right.data() + w0;
-    const std::uint64_t* v = plus.right.data() + w0;
-    const std::uint64_t* v2 = plus.left.data() + w0;
-    for (std::size_t w = 0; w < words; ++w) {
-      same[w] = u[w] & v[w];
-      differ[w] = (u[w] ^ u2[w]) & (v[w] ^ v2[w]);
+    // x: V-'s components (u, u'), y: V+'s (v, v'); the statement is u v + u' v' per gate.
+    const Side x(minus.left, minus.right, w0, words), y(plus.right, plus.left, w0, words);
+    grid_sums(k, x, y, weights, sums.data());
+    Grid grid(sums.data());
+    Gf128 bound[kBitRounds];
+    for (unsigned r = 0; r < kBitRounds; ++r) {
+      bound[r] = emit(grid.round_value(k, r, 1, weights), grid.round_value(k, r, 2, weights));
+      grid.bind(k, bound[r]);
     }
-    Gf128 t = emit(k.weighted_bits(same.data(), words, weights.rho.data(), weights.mu),
-                   k.weighted_bits(differ.data(), words, weights.rho.data(), weights.mu));
-    lift_minus(k, minus, w0, words, weights, t, u_differ, a);
-    lift_bits(v, v2, words, t, b.data());
-    b[n] = gf128_load(mask.data());
-    for (std::size_t len = n + 1; len > 1; len = (len + 1) / 2) {
-      Gf128 c0, c2;
-      k.round_sums(a.data(), b.data(), len, &c0, &c2);
-      t = emit(c0, c2);
-      k.fold(a.data(), len, t);
-      k.fold(b.data(), len, t);
+    bind_bits(k, x, windows, bound, a.data());
+    k.weight_lanes(a.data(), windows, weights.rho.data());
+    bind_bits(k, y, windows, bound, b.data());
+    a[len - 1] = Gf128{};
+    b[len - 1] = gf128_load(mask.data());
+    Gf128 c0, c2;
+    k.round_sums(a.data(), b.data(), len, &c0, &c2);
+    for (std::size_t n = len; n > 1; n = (n + 1) / 2) {
+      const Gf128 t = emit(c0, c2);
+      k.fold_and_sum(a.data(), b.data(), n, t, &c0, &c2);
     }
     out += rounds * 2 * kElement;
   }
@@ -276,30 +410,37 @@ std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, 
   std::uint8_t* out = message.data() + seed.size();
   const std::uint8_t* in = proof.data();
   const CheckKey mask_key = purpose_key(context, with_prover, "mask");
-  Elements b(64 * std::min(kSegmentWords, context.words) + 1);
+  Elements b(field_length(std::min(kSegmentWords, context.words)));
   for (std::size_t s = 0; s < segment_count(context.words); ++s) {
-    const std::size_t w0 = s * kSegmentWords, words = segment_words(context.words, s), n = 64 * words;
-    const std::size_t rounds = segment_rounds(words);
-    const Weights weights(seed, s, words);
+    const std::size_t w0 = s * kSegmentWords, words = segment_words(context.words, s);
+    const std::size_t windows = segment_windows(words), len = field_length(words), rounds = segment_rounds(words);
+    const Weights weights(seed, s, windows);
     SecretBytes mask(kElement);
     expand(mask_key, s, mask.span());
     Challenges challenges(context, seed, s);
-    Gf128 claim = k.weighted_bits(plus.linear.data() + w0, words, weights.rho.data(), weights.mu);
+    Words linear(kWindowWords * windows);
+    std::memcpy(linear.data(), plus.linear.data() + w0, words * 8);
+    Gf128 claim = weighted_claim(k, weights, linear.span());
     std::size_t round = 0;
     auto receive = [&]() {
       const std::uint8_t* share = in + round * 2 * kElement;
       const Gf128 t = challenges.next({share, 2 * kElement});
-      claim = update_claim(k, claim, gf128_load(share), gf128_load(share + kElement), t);
       gf128_store(t, out + round * kElement);
       ++round;
-      return t;
+      return std::array<Gf128, 3>{gf128_load(share), gf128_load(share + kElement), t};
     };
-    Gf128 t = receive();
-    lift_bits(plus.right.data() + w0, plus.left.data() + w0, words, t, b.data());
-    b[n] = gf128_load(mask.data());
-    for (std::size_t len = n + 1; len > 1; len = (len + 1) / 2) {
-      t = receive();
-      k.fold(b.data(), len, t);
+    Gf128 bound[kBitRounds];
+    for (unsigned r = 0; r < kBitRounds; ++r) {
+      const auto [q1, q_inf, t] = receive();
+      claim = bit_round_claim(k, claim, q1, q_inf, weights.beta[r], t);
+      bound[r] = t;
+    }
+    bind_bits(k, Side(plus.right, plus.left, w0, words), windows, bound, b.data());
+    b[len - 1] = gf128_load(mask.data());
+    for (std::size_t n = len; n > 1; n = (n + 1) / 2) {
+      const auto [c0, c2, t] = receive();
+      claim = update_claim(k, claim, c0, c2, t);
+      k.fold(b.data(), n, t);
     }
     gf128_store(b[0], out + rounds * kElement);
     gf128_store(claim, out + (rounds + 1) * kElement);
@@ -318,29 +459,36 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
   const std::uint8_t* in = from_plus.data() + seed.size();
   const CheckKey share_key = purpose_key(context, with_prover, "round shares");
   bool passed = true;
-  const std::size_t most = std::min(kSegmentWords, context.words);
-  Words u_differ(most);
-  Elements a(64 * most + 1);
+  Elements a(field_length(std::min(kSegmentWords, context.words)));
   for (std::size_t s = 0; s < segment_count(context.words); ++s) {
-    const std::size_t w0 = s * kSegmentWords, words = segment_words(context.words, s), n = 64 * words;
-    const std::size_t rounds = segment_rounds(words);
-    const Weights weights(seed, s, words);
+    const std::size_t w0 = s * kSegmentWords, words = segment_words(context.words, s);
+    const std::size_t windows = segment_windows(words), len = field_length(words), rounds = segment_rounds(words);
+    const Weights weights(seed, s, windows);
     SecretBytes shares(rounds * 2 * kElement);
     expand(share_key, s, shares.span());
-    Gf128 claim = k.weighted_bits(minus.linear.data() + w0, words, weights.rho.data(), weights.mu);
+    Words linear(kWindowWords * windows);
+    std::memcpy(linear.data(), minus.linear.data() + w0, words * 8);
+    Gf128 claim = weighted_claim(k, weights, linear.span());
     std::size_t round = 0;
     auto receive = [&]() {
-      const Gf128 t = gf128_load(in + round * kElement);
       const std::uint8_t* share = shares.data() + round * 2 * kElement;
-      claim = update_claim(k, claim, gf128_load(share), gf128_load(share + kElement), t);
+      const Gf128 t = gf128_load(in + round * kElement);
       ++round;
-      return t;
+      return std::array<Gf128, 3>{gf128_load(share), gf128_load(share + kElement), t};
     };
-    Gf128 t = receive();
-    lift_minus(k, minus, w0, words, weights, t, u_differ, a);
-    for (std::size_t len = n + 1; len > 1; len = (len + 1) / 2) {
-      t = receive();
-      k.fold(a.data(), len, t);
+    Gf128 bound[kBitRounds];
+    for (unsigned r = 0; r < kBitRounds; ++r) {
+      const auto [q1, q_inf, t] = receive();
+      claim = bit_round_claim(k, claim, q1, q_inf, weights.beta[r], t);
+      bound[r] = t;
+    }
+    bind_bits(k, Side(minus.left, minus.right, w0, words), windows, bound, a.data());
+    k.weight_lanes(a.data(), windows, weights.rho.data());
+    a[len - 1] = Gf128{};
+    for (std::size_t n = len; n > 1; n = (n + 1) / 2) {
+      const auto [c0, c2, t] = receive();
+      claim = update_claim(k, claim, c0, c2, t);
+      k.fold(a.data(), n, t);
     }
     const Gf128 b_final = gf128_load(in + rounds * kElement);
     const Gf128 claim_plus = gf128_load(in + (rounds + 1) * kElement);

@@ -14,18 +14,25 @@
 // half. Every honest AND satisfies it; a prover that sent a wrong r, or computed it from other
 // values than the components its neighbours hold, breaks it.
 //
-// The proof, per segment of up to kSegmentGates gates g:
-// - random weights rho_g = rho_w mu_j (word w, lane j), drawn from a seed hashed from every r_i
-//   the prover sent: fixed only after the prover is committed, and a change of any r changes them.
-//   The statement holds for all gates except with probability 2 / 2^128 if the weighted sum
-//   holds (a nonzero polynomial of degree 2 in the weights).
-// - sum-check of <A, B> = claim, A = (rho * u, rho * u'), B = (v, v'): round one folds u with u'
-//   while they are still bits, then one zero-product pair (0, m_B) is appended so the value B
-//   opens to at the end is uniform, and each round halves the vectors. Round polynomials are
-//   additively shared: V- draws its share from a key it shares with the prover, V+ receives the
-//   rest, so neither learns anything. Challenges are hashes of V+'s shares so far.
+// The proof, per segment of up to kSegmentGates gates: a sum-check of
+//   sum over gates g and sigma in {0, 1} of W(g) X(sigma, g) Y(sigma, g) = sum over g of W(g) L(g)
+// with X = (u, u') from V-, Y = (v, v') from V+ and L the two verifiers' linear parts.
+// - Weights W(g) = beta^l rho_c x^j for gate j (lane) of word 16 c + l, drawn from a seed hashed
+//   from every r_i the prover sent: fixed only after the prover is committed. A wrong gate leaves
+//   a nonzero polynomial of degree 5 in them. x^j costs nothing on bits: a word times rho_c is
+//   one carry-less product.
+// - Five bit rounds first (sigma and the low four bits of the word index), while X and Y are
+//   still bits: every sum they need is taken once on the grid {0, 1, inf}^5 of the 32 words of
+//   each window of 16 words, where X, Y and their product stay bits (the small-value sum-check
+//   of Bagad, Dao, Domb and Thaler, "Speeding Up Sum-Check Proving", eprint 2025/1117). Then X
+//   and Y bound at the five challenges become one field element per lane and window, 64 per
+//   1,024 gates, and ordinary halving rounds follow,
+//   with one zero-product pair (0, m_B) appended so the value B opens to at the end is uniform.
+// - Round polynomials are additively shared: V- draws its share from a key it shares with the
+//   prover, V+ receives the rest, so neither learns anything. Challenges are hashes of V+'s
+//   shares so far.
 // - V+ sends V- its challenges, its final B and its share of the final claim; V- checks
-//   A_final * B_final = claim. Soundness error per segment: about 2 (rounds + 1) / 2^128.
+//   A_final * B_final = claim. Soundness error per segment: about (5 + 2 rounds) / 2^128.
 //
 // What a server learns: V+ sees shares uniform to it; V- sees B_final (uniform thanks to m_B) and
 // V+'s claim share, which the check determines. The verdict is one bit per batch, and a corrupt

@@ -12,17 +12,19 @@ namespace mpc::rss3::detail {
 
 struct FieldKernels {
   Gf128 (*mul)(Gf128 a, Gf128 b);
-  // sum over w < words and the set bits j of bits[w] of weight[w] * lane[j] (64 lanes).
-  Gf128 (*weighted_bits)(const std::uint64_t* bits, std::size_t words, const Gf128* weight, const Gf128* lane);
-  // out[64 w + j] = weight[w] * (bit j of low[w] * lane_low[j] + bit j of high[w] * lane_high[j])
-  // for w < words, j < 64.
-  void (*lift)(const std::uint64_t* low, const std::uint64_t* high, std::size_t words, const Gf128* weight,
-               const Gf128* lane_low, const Gf128* lane_high, Gf128* out);
+  // A 64-bit word read as the element of degree < 64 whose coefficient of x^j is bit j, times a
+  // weight: out[l] = sum over c < windows of weight[c] * words[stride * c + l], for l < stride.
+  void (*window_sums)(const std::uint64_t* words, std::size_t windows, std::size_t stride, const Gf128* weight,
+                      Gf128* out);
+  // v[64 c + j] = weight[c] * x^j * v[64 c + j] for c < windows, j < 64.
+  void (*weight_lanes)(Gf128* v, std::size_t windows, const Gf128* weight);
   // With h = ceil(len / 2) and entries at len and beyond read as zero:
   // c0 = sum_{i<h} a[i] b[i], c2 = sum_{i<h} (a[i] + a[i+h]) (b[i] + b[i+h]).
   void (*round_sums)(const Gf128* a, const Gf128* b, std::size_t len, Gf128* c0, Gf128* c2);
   // v[i] = v[i] + t (v[i] + v[i+h]) for i < h = ceil(len / 2), entries at len and beyond zero.
   void (*fold)(Gf128* v, std::size_t len, Gf128 t);
+  // fold(a, len, t), fold(b, len, t), then round_sums(a, b, ceil(len / 2), c0, c2); one pass.
+  void (*fold_and_sum)(Gf128* a, Gf128* b, std::size_t len, Gf128 t, Gf128* c0, Gf128* c2);
   const char* name;
 };
 

@@ -28,6 +28,7 @@ struct PortableField {
   static Wide zero() { return {}; }
   static Wide product(Value a, Value b) { return gf128_mul_portable(a, b); }
   static void accumulate(Wide& acc, Value a, Value b) { acc ^= gf128_mul_portable(a, b); }
+  static void accumulate_word(Wide& acc, Value a, std::uint64_t word) { acc ^= gf128_mul_portable(a, {word, 0}); }
   static Gf128 reduce(Wide w) { return w; }
 };
 

@@ -40,25 +40,17 @@ inline void store_le(std::uint8_t* p, std::uint64_t v, std::size_t n) {
 }
 
 // In place: afterwards bit i of a[j] is the former bit j of a[i].
-template <int J>
-inline void swap_round(std::uint64_t* a, std::uint64_t mask) {
+template <int J, class Word>
+inline void swap_round(Word* a, std::uint64_t mask) {
   for (int k = 0; k < 64; k += 2 * J) {
     for (int i = k; i < k + J; ++i) {
-      const std::uint64_t t = ((a[i] >> J) ^ a[i + J]) & mask;
+      const Word t = ((a[i] >> J) ^ a[i + J]) & mask;
       a[i] ^= t << J;
       a[i + J] ^= t;
     }
   }
 }
 
-MPC_RSS3_CLONES void transpose64(std::uint64_t* a) {
-  swap_round<32>(a, 0x00000000FFFFFFFFull);
-  swap_round<16>(a, 0x0000FFFF0000FFFFull);
-  swap_round<8>(a, 0x00FF00FF00FF00FFull);
-  swap_round<4>(a, 0x0F0F0F0F0F0F0F0Full);
-  swap_round<2>(a, 0x3333333333333333ull);
-  swap_round<1>(a, 0x5555555555555555ull);
-}
 
 void check_shapes(std::size_t records_size, std::size_t record_bytes, std::size_t instances, std::size_t rows_size,
                   std::size_t words_per_row, std::size_t first_row) {
@@ -74,6 +66,24 @@ void check_shapes(std::size_t records_size, std::size_t record_bytes, std::size_
 }
 
 }  // namespace
+
+MPC_RSS3_CLONES void transpose64(std::uint64_t* a) {
+  swap_round<32>(a, 0x00000000FFFFFFFFull);
+  swap_round<16>(a, 0x0000FFFF0000FFFFull);
+  swap_round<8>(a, 0x00FF00FF00FF00FFull);
+  swap_round<4>(a, 0x0F0F0F0F0F0F0F0Full);
+  swap_round<2>(a, 0x3333333333333333ull);
+  swap_round<1>(a, 0x5555555555555555ull);
+}
+
+MPC_RSS3_CLONES void transpose64x4(Words4* a) {
+  swap_round<32>(a, 0x00000000FFFFFFFFull);
+  swap_round<16>(a, 0x0000FFFF0000FFFFull);
+  swap_round<8>(a, 0x00FF00FF00FF00FFull);
+  swap_round<4>(a, 0x0F0F0F0F0F0F0F0Full);
+  swap_round<2>(a, 0x3333333333333333ull);
+  swap_round<1>(a, 0x5555555555555555ull);
+}
 
 // Both directions work on blocks of kBlockWords consecutive words (512 instances) so that
 // each row access touches whole cache lines: rows are far apart (often a power of two),

@@ -75,6 +75,18 @@ TEST(AndCheckProof, OneWrongGateFails) {
   }
 }
 
+// Every position a gate can take in the proof's structure: each lane, each word of a window of
+// 16 (the bit rounds), the second window and a partial last window (padding).
+TEST(AndCheckProof, AWrongGateFailsAtEveryPosition) {
+  std::mt19937_64 rng(6);
+  const std::size_t words = 16 + 5;
+  for (std::size_t gate = 0; gate < 64 * words; gate += 13) {
+    Statement s(words, rng);
+    (gate % 2 ? s.minus_linear : s.plus_linear)[gate / 64] ^= std::uint64_t{1} << (gate % 64);
+    EXPECT_FALSE(run_proof(s, words, rng)) << "gate " << gate;
+  }
+}
+
 TEST(AndCheckProof, TwoWrongGatesDoNotCancel) {
   std::mt19937_64 rng(3);
   Statement s(8, rng);

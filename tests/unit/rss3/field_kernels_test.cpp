@@ -2,11 +2,15 @@
 // known products, and the PCLMULQDQ kernels against the portable ones.
 #include <gtest/gtest.h>
 
+#include "common/error.hpp"
+
 #include <random>
 #include <vector>
 
+#include "protocol/rss3/bit_combination.hpp"
 #include "protocol/rss3/field_kernels.hpp"
 #include "protocol/rss3/gf128.hpp"
+#include "protocol/rss3/transpose.hpp"
 
 namespace mpc::rss3 {
 namespace {
@@ -72,21 +76,27 @@ TEST(FieldKernels, PclmulMatchesPortable) {
     slow.fold(sa.data(), len, t);
     EXPECT_EQ(std::vector<Gf128>(fa.begin(), fa.begin() + (len + 1) / 2),
               std::vector<Gf128>(sa.begin(), sa.begin() + (len + 1) / 2));
+    std::vector<Gf128> fb = b, sb = b;
+    fast->fold_and_sum(fa.data(), fb.data(), len, t, &f0, &f2);
+    slow.fold_and_sum(sa.data(), sb.data(), len, t, &s0, &s2);
+    EXPECT_EQ(f0, s0);
+    EXPECT_EQ(f2, s2);
   }
-  const std::size_t words = 5;
-  std::vector<std::uint64_t> low(words), high(words);
-  std::vector<Gf128> weight(words), lane_low(64), lane_high(64);
-  for (auto& v : low) v = rng();
-  for (auto& v : high) v = rng();
+  const std::size_t windows = 5, stride = 37;
+  std::vector<std::uint64_t> words(windows * stride);
+  std::vector<Gf128> weight(windows);
+  for (auto& v : words) v = rng();
   for (auto& v : weight) v = random_element(rng);
-  for (auto& v : lane_low) v = random_element(rng);
-  for (auto& v : lane_high) v = random_element(rng);
-  EXPECT_EQ(fast->weighted_bits(low.data(), words, weight.data(), lane_low.data()),
-            slow.weighted_bits(low.data(), words, weight.data(), lane_low.data()));
-  std::vector<Gf128> fo(64 * words), so(64 * words);
-  fast->lift(low.data(), high.data(), words, weight.data(), lane_low.data(), lane_high.data(), fo.data());
-  slow.lift(low.data(), high.data(), words, weight.data(), lane_low.data(), lane_high.data(), so.data());
-  EXPECT_EQ(fo, so);
+  std::vector<Gf128> fs(stride), ss(stride);
+  fast->window_sums(words.data(), windows, stride, weight.data(), fs.data());
+  slow.window_sums(words.data(), windows, stride, weight.data(), ss.data());
+  EXPECT_EQ(fs, ss);
+  std::vector<Gf128> fv(64 * windows), sv;
+  for (auto& v : fv) v = random_element(rng);
+  sv = fv;
+  fast->weight_lanes(fv.data(), windows, weight.data());
+  slow.weight_lanes(sv.data(), windows, weight.data());
+  EXPECT_EQ(fv, sv);
 }
 
 // The kernels' definitions, computed element by element with the portable multiplication.
@@ -113,14 +123,81 @@ TEST(FieldKernels, MatchTheirDefinitions) {
     const Gf128 ar = i + half < len ? a[i + half] : Gf128{};
     EXPECT_EQ(folded[i], a[i] ^ gf128_mul_portable(t, a[i] ^ ar));
   }
-  std::vector<Gf128> lane(64);
-  for (auto& v : lane) v = random_element(rng);
-  const std::uint64_t bits = rng();
-  const Gf128 weight = random_element(rng);
-  Gf128 expected;
-  for (unsigned j = 0; j < 64; ++j)
-    if ((bits >> j) & 1) expected ^= gf128_mul_portable(weight, lane[j]);
-  EXPECT_EQ(k.weighted_bits(&bits, 1, &weight, lane.data()), expected);
+  // window_sums reads word bit j as x^j; weight_lanes multiplies lane j by x^j.
+  const std::size_t windows = 3, stride = 2;
+  std::vector<std::uint64_t> words(windows * stride);
+  std::vector<Gf128> weight(windows);
+  for (auto& v : words) v = rng();
+  for (auto& v : weight) v = random_element(rng);
+  Gf128 sums[stride];
+  k.window_sums(words.data(), windows, stride, weight.data(), sums);
+  const Gf128 x{2, 0};
+  for (std::size_t l = 0; l < stride; ++l) {
+    Gf128 expected, power{1, 0};
+    for (unsigned j = 0; j < 64; ++j, power = gf128_mul_portable(power, x))
+      for (std::size_t c = 0; c < windows; ++c)
+        if ((words[stride * c + l] >> j) & 1) expected ^= gf128_mul_portable(weight[c], power);
+    EXPECT_EQ(sums[l], expected);
+  }
+  // fold_and_sum is fold of both vectors, then round_sums.
+  for (std::size_t n : {1u, 2u, 5u, 8u, 9u}) {
+    std::vector<Gf128> fa(a.begin(), a.begin() + std::min<std::size_t>(n, len)), fb(b.begin(), b.begin() + std::min<std::size_t>(n, len));
+    fa.resize(n), fb.resize(n);
+    std::vector<Gf128> ea = fa, eb = fb;
+    Gf128 f0, f2, g0, g2;
+    k.fold_and_sum(fa.data(), fb.data(), n, t, &f0, &f2);
+    k.fold(ea.data(), n, t);
+    k.fold(eb.data(), n, t);
+    k.round_sums(ea.data(), eb.data(), (n + 1) / 2, &g0, &g2);
+    EXPECT_EQ(f0, g0) << n;
+    EXPECT_EQ(f2, g2) << n;
+    EXPECT_EQ(std::vector<Gf128>(fa.begin(), fa.begin() + (n + 1) / 2), std::vector<Gf128>(ea.begin(), ea.begin() + (n + 1) / 2));
+  }
+  std::vector<Gf128> lanes(64 * windows);
+  for (auto& v : lanes) v = random_element(rng);
+  std::vector<Gf128> weighted = lanes;
+  k.weight_lanes(weighted.data(), windows, weight.data());
+  for (std::size_t c = 0; c < windows; ++c) {
+    Gf128 power{1, 0};
+    for (unsigned j = 0; j < 64; ++j, power = gf128_mul_portable(power, x))
+      EXPECT_EQ(weighted[64 * c + j], gf128_mul_portable(gf128_mul_portable(weight[c], power), lanes[64 * c + j]));
+  }
+}
+
+// Windows of 8 and 32 words, five windows so the last group of four is partial.
+TEST(CombineBits, MatchesItsDefinition) {
+  std::mt19937_64 rng(9);
+  for (std::size_t entries : {8u, 32u}) {
+    const std::size_t windows = 5;
+    std::vector<std::uint64_t> words(entries * windows);
+    std::vector<Gf128> coefficients(entries), out(64 * windows);
+    for (auto& w : words) w = rng();
+    for (auto& c : coefficients) c = random_element(rng);
+    combine_bits(words.data(), windows, entries, coefficients.data(), out.data());
+    for (std::size_t c = 0; c < windows; ++c)
+      for (unsigned j = 0; j < 64; ++j) {
+        Gf128 expected;
+        for (std::size_t s = 0; s < entries; ++s)
+          if ((words[entries * c + s] >> j) & 1) expected ^= coefficients[s];
+        ASSERT_EQ(out[64 * c + j], expected) << entries << " words, window " << c << ", lane " << j;
+      }
+  }
+  Gf128 out[64];
+  std::uint64_t words[6] = {};
+  EXPECT_THROW(combine_bits(words, 1, 6, nullptr, out), Error);
+}
+
+TEST(CombineBits, FourTransposesAtOnceEqualOneAtATime) {
+  std::mt19937_64 rng(10);
+  Words4 side_by_side[64];
+  std::uint64_t single[4][64];
+  for (unsigned i = 0; i < 64; ++i)
+    for (unsigned m = 0; m < 4; ++m) side_by_side[i][m] = single[m][i] = rng();
+  transpose64x4(side_by_side);
+  for (unsigned m = 0; m < 4; ++m) {
+    transpose64(single[m]);
+    for (unsigned i = 0; i < 64; ++i) ASSERT_EQ(side_by_side[i][m], single[m][i]);
+  }
 }
 
 }  // namespace
