@@ -204,49 +204,23 @@ class Side {
   Wiped<std::uint64_t> entries_;
 };
 
-// Values of the window's multilinear function on {0, 1, inf}^kBitRounds (inf: the leading
-// coefficient, the XOR of the values at 0 and 1), from its values on {0, 1}^kBitRounds; point p
-// is sum of d_b 3^b with digit 2 for inf.
-void extend_to_grid(std::uint64_t* values) {
-  std::uint64_t next[kGridPoints];
-  std::size_t low = 1, high = kWindowEntries / 2;
-  for (unsigned b = 0; b < kBitRounds; ++b, low *= 3, high /= 2) {
-    for (std::size_t h = 0; h < high; ++h)
-      for (std::size_t l = 0; l < low; ++l) {
-        const std::uint64_t v0 = values[l + low * (2 * h)], v1 = values[l + low * (2 * h + 1)];
-        next[l + low * (3 * h)] = v0;
-        next[l + low * (3 * h + 1)] = v1;
-        next[l + low * (3 * h + 2)] = v0 ^ v1;
-      }
-    std::memcpy(values, next, low * 3 * high * 8);
-  }
-  wipe(next, sizeof next);
-}
-
 // grid[p] = sum over windows c and lanes j of rho_c x^j X(p, c, j) Y(p, c, j): every sum the bit
 // rounds need, computed once (the small-value sum-check of and_check.hpp): on the grid, X and Y
 // are bits and so is their product.
 void grid_sums(const detail::FieldKernels& k, const Side& x, const Side& y, const Weights& weights, Gf128* grid) {
   constexpr std::size_t kChunk = 16;
   const std::size_t windows = weights.rho.size();
-  Words products(kChunk * kGridPoints);
-  std::uint64_t xs[kGridPoints], ys[kGridPoints];
+  Words products(kChunk * kGridPoints), scratch(kGridScratchWords);
   Gf128 partial[kGridPoints];
   for (std::size_t p = 0; p < kGridPoints; ++p) grid[p] = Gf128{};
   for (std::size_t c0 = 0; c0 < windows; c0 += kChunk) {
     const std::size_t count = std::min(kChunk, windows - c0);
-    for (std::size_t c = 0; c < count; ++c) {
-      std::memcpy(xs, x.window(c0 + c), kWindowEntries * 8);
-      std::memcpy(ys, y.window(c0 + c), kWindowEntries * 8);
-      extend_to_grid(xs);
-      extend_to_grid(ys);
-      for (std::size_t p = 0; p < kGridPoints; ++p) products[kGridPoints * c + p] = xs[p] & ys[p];
-    }
+    for (std::size_t c = 0; c < count; ++c)
+      grid_products(x.window(c0 + c), y.window(c0 + c), kBitRounds, products.data() + kGridPoints * c,
+                    scratch.data());
     k.window_sums(products.data(), count, kGridPoints, weights.rho.data() + c0, partial);
     for (std::size_t p = 0; p < kGridPoints; ++p) grid[p] ^= partial[p];
   }
-  wipe(xs, sizeof xs);
-  wipe(ys, sizeof ys);
   wipe(partial, sizeof partial);
 }
 

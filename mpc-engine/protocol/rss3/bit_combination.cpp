@@ -6,6 +6,7 @@
 #include "protocol/rss3/bit_combination.hpp"
 
 #include <bit>
+#include <utility>
 #include <cstring>
 #include <string>
 
@@ -38,7 +39,44 @@ MPC_RSS3_CLONES void combine_group(const Words4* words, std::size_t groups, cons
   }
 }
 
+constexpr std::size_t kMaxGridPoints = kGridScratchWords / 4;
+
+// Extends one function to the grid, variable by variable, between two buffers; returns the one
+// holding the result.
+MPC_RSS3_CLONES std::uint64_t* extend(std::uint64_t* values, std::uint64_t* spare, unsigned variables) {
+  std::size_t low = 1, high = std::size_t{1} << variables >> 1;
+  for (unsigned b = 0; b < variables; ++b, low *= 3, high /= 2) {
+    for (std::size_t h = 0; h < high; ++h) {
+      const std::uint64_t* at0 = values + low * (2 * h);
+      const std::uint64_t* at1 = at0 + low;
+      std::uint64_t* out = spare + low * (3 * h);
+      for (std::size_t l = 0; l < low; ++l) {
+        out[l] = at0[l];
+        out[low + l] = at1[l];
+        out[2 * low + l] = at0[l] ^ at1[l];
+      }
+    }
+    std::swap(values, spare);
+  }
+  return values;
+}
+
 }  // namespace
+
+void grid_products(const std::uint64_t* x, const std::uint64_t* y, unsigned variables, std::uint64_t* products,
+                   std::uint64_t* scratch) {
+  if (variables > 5) throw Error(Component::Protocol, "grid_products: " + std::to_string(variables) + " variables");
+  std::uint64_t* xs = scratch;
+  std::uint64_t* ys = scratch + 2 * kMaxGridPoints;
+  const std::size_t entries = std::size_t{1} << variables;
+  std::memcpy(xs, x, entries * 8);
+  std::memcpy(ys, y, entries * 8);
+  const std::uint64_t* gx = extend(xs, xs + kMaxGridPoints, variables);
+  const std::uint64_t* gy = extend(ys, ys + kMaxGridPoints, variables);
+  std::size_t points = 1;
+  for (unsigned b = 0; b < variables; ++b) points *= 3;
+  for (std::size_t p = 0; p < points; ++p) products[p] = gx[p] & gy[p];
+}
 
 void combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t entries, const Gf128* coefficients,
                   Gf128* out) {

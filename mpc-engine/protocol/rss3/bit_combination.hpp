@@ -17,4 +17,14 @@ inline constexpr std::size_t kMaxCombinedWords = 32;
 void combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t entries, const Gf128* coefficients,
                   Gf128* out);
 
+// For two multilinear functions X, Y of `variables` bit variables (at most 5), given on
+// {0, 1}^variables as words (entry s: variable b is bit b of s; 64 lanes side by side), writes
+// X(p) & Y(p) for every point p of {0, 1, inf}^variables, p = sum of d_b 3^b with digit 2 for inf
+// (the leading coefficient: the XOR of the values at 0 and 1). On these points X, Y and the
+// product of the two stay bits.
+// `scratch` holds 4 * 243 words; the caller wipes it when done.
+void grid_products(const std::uint64_t* x, const std::uint64_t* y, unsigned variables, std::uint64_t* products,
+                   std::uint64_t* scratch);
+inline constexpr std::size_t kGridScratchWords = 4 * 243;
+
 }  // namespace mpc::rss3
