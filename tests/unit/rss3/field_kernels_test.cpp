@@ -187,6 +187,34 @@ TEST(CombineBits, MatchesItsDefinition) {
   EXPECT_THROW(combine_bits(words, 1, 6, nullptr, out), Error);
 }
 
+// On {0, 1} a point's value is the entry; at inf, the XOR of the values at 0 and 1.
+TEST(CombineBits, GridProductsMatchTheirDefinition) {
+  std::mt19937_64 rng(12);
+  for (unsigned variables : {1u, 3u, 5u}) {
+    const std::size_t entries = std::size_t{1} << variables;
+    std::vector<std::uint64_t> x(entries), y(entries), products(243), scratch(kGridScratchWords);
+    for (auto& v : x) v = rng();
+    for (auto& v : y) v = rng();
+    grid_products(x.data(), y.data(), variables, products.data(), scratch.data());
+    std::size_t points = 1;
+    for (unsigned b = 0; b < variables; ++b) points *= 3;
+    for (std::size_t p = 0; p < points; ++p) {
+      // The value at p: XOR of the entries s with s_b = d_b where d_b < 2, any s_b where d_b = inf.
+      auto value = [&](const std::vector<std::uint64_t>& f) {
+        std::uint64_t v = 0;
+        for (std::size_t s = 0; s < entries; ++s) {
+          bool in = true;
+          for (std::size_t b = 0, rest = p; b < variables; ++b, rest /= 3)
+            if (rest % 3 < 2 && ((s >> b) & 1) != rest % 3) in = false;
+          if (in) v ^= f[s];
+        }
+        return v;
+      };
+      ASSERT_EQ(products[p], value(x) & value(y)) << variables << " variables, point " << p;
+    }
+  }
+}
+
 TEST(CombineBits, FourTransposesAtOnceEqualOneAtATime) {
   std::mt19937_64 rng(10);
   Words4 side_by_side[64];
