@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
@@ -275,6 +276,70 @@ void bind_bits(const detail::FieldKernels& k, const Side& side, std::size_t wind
   combine_bits(side.data(), windows, kWindowEntries, eq, out);
 }
 
+
+// A transcript's gates without its padding lanes. A partial chunk of n_c instances, n_c not a
+// multiple of 8, sends ceil(n_c / 8) bytes per AND of which only n_c bits are instances: with
+// one instance, 7 bits in 8 are padding. Padding lanes reach no output, so the proof leaves
+// them out; every party drops the same lanes, from the batch's layout alone, keeping the
+// gates' order. Without padding the gates are the transcript's words as they are.
+class DenseGates {
+ public:
+  explicit DenseGates(const AndTranscript& t) : t_(t) {
+    const std::size_t partial = t.instances % kChunkInstances;
+    tail_bits_ = static_cast<unsigned>(partial % 8);
+    chunk_bytes_ = (partial + 7) / 8;
+    full_bytes_ = t.instances / kChunkInstances * (kChunkInstances / 8);
+    std::size_t ands = 0;
+    for (std::size_t k : t.layer_ands) ands += k;
+    words_ = tail_bits_ == 0 ? t.words() : (ands * t.instances + 63) / 64;
+  }
+  bool padded() const { return tail_bits_ != 0; }
+  std::size_t words() const { return words_; }
+
+  // `gates`: the transcript's layout (t.words() words); `out`: words() words.
+  void gather(const std::uint64_t* gates, std::uint64_t* out) const {
+    if (tail_bits_ == 1 && chunk_bytes_ == 1 && full_bytes_ == 0) {
+      // One instance: bit 0 of every byte, eight bytes to a byte.
+      const std::size_t in_words = t_.words();
+      std::fill(out, out + words_, 0);
+      for (std::size_t w = 0; w < in_words; ++w) {
+        const std::uint64_t bits = ((gates[w] & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56;
+        out[w / 8] |= bits << (8 * (w % 8));
+      }
+      return;
+    }
+    const auto* src = reinterpret_cast<const std::uint8_t*>(gates);
+    std::uint64_t* to = out;
+    std::uint64_t acc = 0;
+    unsigned fill = 0;
+    auto put = [&](std::uint64_t value, unsigned count) {  // count <= 8, value < 2^count
+      acc |= value << fill;
+      fill += count;
+      if (fill >= 64) {
+        *to++ = acc;
+        fill -= 64;
+        acc = fill == 0 ? 0 : value >> (count - fill);
+      }
+    };
+    std::size_t from = 0;
+    const auto tail_mask = static_cast<std::uint8_t>((1u << tail_bits_) - 1);
+    for (std::size_t ands : t_.layer_ands) {
+      for (std::size_t i = 0; i < ands * full_bytes_; ++i) put(src[from + i], 8);
+      from += ands * full_bytes_;
+      for (std::size_t k = 0; k < ands; ++k, from += chunk_bytes_) {
+        for (std::size_t i = 0; i + 1 < chunk_bytes_; ++i) put(src[from + i], 8);
+        put(src[from + chunk_bytes_ - 1] & tail_mask, tail_bits_);
+      }
+    }
+    if (fill != 0) *to++ = acc;
+    std::fill(to, out + words_, 0);
+  }
+
+ private:
+  const AndTranscript& t_;
+  unsigned tail_bits_ = 0;
+  std::size_t chunk_bytes_ = 0, full_bytes_ = 0, words_ = 0;
+};
 }  // namespace
 
 CheckKey proof_key(const PrfKey& edge) {
@@ -475,11 +540,10 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
 
 std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey& own, const PrfKey& previous,
                  BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer) {
-  const std::size_t words = transcript.words();
-  if (words == 0) return 0;  // no AND: nothing any party could alter
+  if (transcript.words() == 0) return 0;  // no AND: nothing any party could alter
 
   // F(k_party) per gate: the alpha stream is drawn layer by layer, 16-byte aligned.
-  Words own_half(words);
+  Words own_half(transcript.words());
   {
     std::size_t stream_bytes = 0;
     for (std::size_t bytes : transcript.layer_bytes) stream_bytes += (bytes + 15) / 16 * 16;
@@ -495,20 +559,37 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
     transcript.clear_padding({gates, transcript.bytes});
   }
 
+  // The gates the proof covers: the transcript's, less padding lanes.
+  const DenseGates dense(transcript);
+  const std::size_t words = dense.words();
+  Words left_x(words), left_a(words), right_x(words), right_a(words), sent(words), received(words), own_bits(words);
+  {
+    const std::pair<const std::uint64_t*, Words*> planes[] = {
+        {transcript.left_x.data(), &left_x}, {transcript.left_a.data(), &left_a},
+        {transcript.right_x.data(), &right_x}, {transcript.right_a.data(), &right_a},
+        {transcript.sent.data(), &sent}, {transcript.received.data(), &received}, {own_half.data(), &own_bits}};
+    for (const auto& [from, to] : planes) {
+      if (dense.padded())
+        dense.gather(from, to->data());
+      else
+        std::memcpy(to->data(), from, words * sizeof(std::uint64_t));
+    }
+  }
+
   // c_party is slot a; c_{party-1} is x ^ a.
   Words left_prev(words), right_prev(words), prover_minus(words), prover_plus(words), plus_linear(words),
       minus_linear(words);
   for (std::size_t w = 0; w < words; ++w) {
-    const std::uint64_t lx = transcript.left_x[w], la = transcript.left_a[w];
-    const std::uint64_t rx = transcript.right_x[w], ra = transcript.right_a[w];
-    const std::uint64_t alpha = transcript.sent[w] ^ (lx & rx) ^ (la & ra);
-    const std::uint64_t previous_half = alpha ^ own_half[w];
+    const std::uint64_t lx = left_x[w], la = left_a[w];
+    const std::uint64_t rx = right_x[w], ra = right_a[w];
+    const std::uint64_t alpha = sent[w] ^ (lx & rx) ^ (la & ra);
+    const std::uint64_t previous_half = alpha ^ own_bits[w];
     left_prev[w] = lx ^ la;
     right_prev[w] = rx ^ ra;
     prover_minus[w] = (left_prev[w] & right_prev[w]) ^ previous_half;
-    prover_plus[w] = transcript.sent[w] ^ own_half[w];
-    plus_linear[w] = transcript.received[w] ^ previous_half;
-    minus_linear[w] = (la & ra) ^ own_half[w];
+    prover_plus[w] = sent[w] ^ own_bits[w];
+    plus_linear[w] = received[w] ^ previous_half;
+    minus_linear[w] = (la & ra) ^ own_bits[w];
   }
 
   const int before = previous_party(party), after = next_party(party);
@@ -519,7 +600,7 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   const std::vector<std::uint8_t> proof =
       prove(mine, weight_seed(mine, transcript.sent),
             {left_prev.span(), right_prev.span(), prover_minus.span()},
-            {transcript.left_a, transcript.right_a, prover_plus.span()}, previous_proof, own_proof);
+            {left_a.span(), right_a.span(), prover_plus.span()}, previous_proof, own_proof);
   std::vector<std::uint8_t> proof_in(proof.size());
   exchange.exchange(first_layer, proof, proof_in);
 
@@ -531,7 +612,7 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   exchange.exchange(first_layer + 1, findings, findings_in);
 
   // 3. As V- of party+1, the verdict; it travels through party+1, which cannot forge it.
-  if (!verify_minus(of_after, {transcript.left_a, transcript.right_a, minus_linear.span()}, findings_in, own_proof))
+  if (!verify_minus(of_after, {left_a.span(), right_a.span(), minus_linear.span()}, findings_in, own_proof))
     throw VerificationError(Component::Protocol, "party " + std::to_string(party + 1) + ": the check of party " +
                                                      std::to_string(after + 1) + "'s AND gates failed (" +
                                                      suspects(after, before) + ")");
