@@ -340,6 +340,35 @@ class DenseGates {
   unsigned tail_bits_ = 0;
   std::size_t chunk_bytes_ = 0, full_bytes_ = 0, words_ = 0;
 };
+// A verifier's part in one segment's rounds: its claim share from its linear part, updated by
+// each round's (first, second, challenge) from `next_round`, and its own vector (A for V-,
+// weighted; B for V+) bound at the bit rounds' challenges, `last` appended, then folded.
+// Returns the final claim share; the vector's final value is v[0].
+template <class NextRound>
+Gf128 verifier_rounds(const detail::FieldKernels& k, const Weights& weights, std::span<const std::uint64_t> linear,
+                      std::size_t w0, std::size_t words, const Side& side, bool weighted, Gf128 last, Gf128* v,
+                      NextRound next_round) {
+  const std::size_t windows = segment_windows(words), len = field_length(words);
+  Words padded(kWindowWords * windows);
+  std::memcpy(padded.data(), linear.data() + w0, words * 8);
+  Gf128 claim = weighted_claim(k, weights, padded.span());
+  Gf128 bound[kBitRounds];
+  for (unsigned r = 0; r < kBitRounds; ++r) {
+    const auto [q1, q_inf, t] = next_round();
+    claim = bit_round_claim(k, claim, q1, q_inf, weights.beta[r], t);
+    bound[r] = t;
+  }
+  bind_bits(k, side, windows, bound, v);
+  if (weighted) k.weight_lanes(v, windows, weights.rho.data());
+  v[len - 1] = last;
+  for (std::size_t n = len; n > 1; n = (n + 1) / 2) {
+    const auto [c0, c2, t] = next_round();
+    claim = update_claim(k, claim, c0, c2, t);
+    k.fold(v, n, t);
+  }
+  return claim;
+}
+
 }  // namespace
 
 CheckKey proof_key(const PrfKey& edge) {
@@ -452,14 +481,11 @@ std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, 
   Elements b(field_length(std::min(kSegmentWords, context.words)));
   for (std::size_t s = 0; s < segment_count(context.words); ++s) {
     const std::size_t w0 = s * kSegmentWords, words = segment_words(context.words, s);
-    const std::size_t windows = segment_windows(words), len = field_length(words), rounds = segment_rounds(words);
+    const std::size_t windows = segment_windows(words), rounds = segment_rounds(words);
     const Weights weights(seed, s, windows);
     SecretBytes mask(kElement);
     expand(mask_key, s, mask.span());
     Challenges challenges(context, seed, s);
-    Words linear(kWindowWords * windows);
-    std::memcpy(linear.data(), plus.linear.data() + w0, words * 8);
-    Gf128 claim = weighted_claim(k, weights, linear.span());
     std::size_t round = 0;
     auto receive = [&]() {
       const std::uint8_t* share = in + round * 2 * kElement;
@@ -468,19 +494,8 @@ std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, 
       ++round;
       return std::array<Gf128, 3>{gf128_load(share), gf128_load(share + kElement), t};
     };
-    Gf128 bound[kBitRounds];
-    for (unsigned r = 0; r < kBitRounds; ++r) {
-      const auto [q1, q_inf, t] = receive();
-      claim = bit_round_claim(k, claim, q1, q_inf, weights.beta[r], t);
-      bound[r] = t;
-    }
-    bind_bits(k, Side(plus.right, plus.left, w0, words), windows, bound, b.data());
-    b[len - 1] = gf128_load(mask.data());
-    for (std::size_t n = len; n > 1; n = (n + 1) / 2) {
-      const auto [c0, c2, t] = receive();
-      claim = update_claim(k, claim, c0, c2, t);
-      k.fold(b.data(), n, t);
-    }
+    const Gf128 claim = verifier_rounds(k, weights, plus.linear, w0, words, Side(plus.right, plus.left, w0, words),
+                                        false, gf128_load(mask.data()), b.data(), receive);
     gf128_store(b[0], out + rounds * kElement);
     gf128_store(claim, out + (rounds + 1) * kElement);
     in += rounds * 2 * kElement;
@@ -501,13 +516,10 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
   Elements a(field_length(std::min(kSegmentWords, context.words)));
   for (std::size_t s = 0; s < segment_count(context.words); ++s) {
     const std::size_t w0 = s * kSegmentWords, words = segment_words(context.words, s);
-    const std::size_t windows = segment_windows(words), len = field_length(words), rounds = segment_rounds(words);
+    const std::size_t windows = segment_windows(words), rounds = segment_rounds(words);
     const Weights weights(seed, s, windows);
     SecretBytes shares(rounds * 2 * kElement);
     expand(share_key, s, shares.span());
-    Words linear(kWindowWords * windows);
-    std::memcpy(linear.data(), minus.linear.data() + w0, words * 8);
-    Gf128 claim = weighted_claim(k, weights, linear.span());
     std::size_t round = 0;
     auto receive = [&]() {
       const std::uint8_t* share = shares.data() + round * 2 * kElement;
@@ -515,20 +527,8 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
       ++round;
       return std::array<Gf128, 3>{gf128_load(share), gf128_load(share + kElement), t};
     };
-    Gf128 bound[kBitRounds];
-    for (unsigned r = 0; r < kBitRounds; ++r) {
-      const auto [q1, q_inf, t] = receive();
-      claim = bit_round_claim(k, claim, q1, q_inf, weights.beta[r], t);
-      bound[r] = t;
-    }
-    bind_bits(k, Side(minus.left, minus.right, w0, words), windows, bound, a.data());
-    k.weight_lanes(a.data(), windows, weights.rho.data());
-    a[len - 1] = Gf128{};
-    for (std::size_t n = len; n > 1; n = (n + 1) / 2) {
-      const auto [c0, c2, t] = receive();
-      claim = update_claim(k, claim, c0, c2, t);
-      k.fold(a.data(), n, t);
-    }
+    const Gf128 claim = verifier_rounds(k, weights, minus.linear, w0, words, Side(minus.left, minus.right, w0, words),
+                                        true, Gf128{}, a.data(), receive);
     const Gf128 b_final = gf128_load(in + rounds * kElement);
     const Gf128 claim_plus = gf128_load(in + (rounds + 1) * kElement);
     // Every segment is checked, pass or fail, so the time taken does not say which failed.

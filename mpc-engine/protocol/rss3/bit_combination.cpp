@@ -6,22 +6,17 @@
 #include "protocol/rss3/bit_combination.hpp"
 
 #include <bit>
-#include <utility>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "protocol/rss3/target_clones.hpp"
 #include "protocol/rss3/transpose.hpp"
 
 namespace mpc::rss3 {
 namespace {
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MPC_RSS3_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MPC_RSS3_CLONES
-#endif
 
 constexpr std::size_t kMaxGroups = kMaxCombinedWords / 4;
 

@@ -11,15 +11,10 @@
 #include "common/error.hpp"
 #include "common/secret.hpp"
 #include "protocol/rss3/shares.hpp"
+#include "protocol/rss3/target_clones.hpp"
 
 namespace mpc::rss3 {
 namespace {
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MPC_RSS3_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MPC_RSS3_CLONES
-#endif
 
 inline std::uint64_t load_le(const std::uint8_t* p, std::size_t n) {
   std::uint64_t v = 0;
@@ -52,6 +47,16 @@ inline void swap_round(Word* a, std::uint64_t mask) {
 }
 
 
+template <class Word>
+inline void transpose_rounds(Word* a) {
+  swap_round<32>(a, 0x00000000FFFFFFFFull);
+  swap_round<16>(a, 0x0000FFFF0000FFFFull);
+  swap_round<8>(a, 0x00FF00FF00FF00FFull);
+  swap_round<4>(a, 0x0F0F0F0F0F0F0F0Full);
+  swap_round<2>(a, 0x3333333333333333ull);
+  swap_round<1>(a, 0x5555555555555555ull);
+}
+
 void check_shapes(std::size_t records_size, std::size_t record_bytes, std::size_t instances, std::size_t rows_size,
                   std::size_t words_per_row, std::size_t first_row) {
   if (record_bytes != 0 && instances > records_size / record_bytes)
@@ -67,23 +72,9 @@ void check_shapes(std::size_t records_size, std::size_t record_bytes, std::size_
 
 }  // namespace
 
-MPC_RSS3_CLONES void transpose64(std::uint64_t* a) {
-  swap_round<32>(a, 0x00000000FFFFFFFFull);
-  swap_round<16>(a, 0x0000FFFF0000FFFFull);
-  swap_round<8>(a, 0x00FF00FF00FF00FFull);
-  swap_round<4>(a, 0x0F0F0F0F0F0F0F0Full);
-  swap_round<2>(a, 0x3333333333333333ull);
-  swap_round<1>(a, 0x5555555555555555ull);
-}
+MPC_RSS3_CLONES void transpose64(std::uint64_t* a) { transpose_rounds(a); }
 
-MPC_RSS3_CLONES void transpose64x4(Words4* a) {
-  swap_round<32>(a, 0x00000000FFFFFFFFull);
-  swap_round<16>(a, 0x0000FFFF0000FFFFull);
-  swap_round<8>(a, 0x00FF00FF00FF00FFull);
-  swap_round<4>(a, 0x0F0F0F0F0F0F0F0Full);
-  swap_round<2>(a, 0x3333333333333333ull);
-  swap_round<1>(a, 0x5555555555555555ull);
-}
+MPC_RSS3_CLONES void transpose64x4(Words4* a) { transpose_rounds(a); }
 
 // Both directions work on blocks of kBlockWords consecutive words (512 instances) so that
 // each row access touches whole cache lines: rows are far apart (often a power of two),
