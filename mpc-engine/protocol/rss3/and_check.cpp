@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <utility>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
@@ -298,16 +297,6 @@ class DenseGates {
 
   // `gates`: the transcript's layout (t.words() words); `out`: words() words.
   void gather(const std::uint64_t* gates, std::uint64_t* out) const {
-    if (tail_bits_ == 1 && chunk_bytes_ == 1 && full_bytes_ == 0) {
-      // One instance: bit 0 of every byte, eight bytes to a byte.
-      const std::size_t in_words = t_.words();
-      std::fill(out, out + words_, 0);
-      for (std::size_t w = 0; w < in_words; ++w) {
-        const std::uint64_t bits = ((gates[w] & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56;
-        out[w / 8] |= bits << (8 * (w % 8));
-      }
-      return;
-    }
     const auto* src = reinterpret_cast<const std::uint8_t*>(gates);
     std::uint64_t* to = out;
     std::uint64_t acc = 0;
@@ -562,19 +551,18 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   // The gates the proof covers: the transcript's, less padding lanes.
   const DenseGates dense(transcript);
   const std::size_t words = dense.words();
-  Words left_x(words), left_a(words), right_x(words), right_a(words), sent(words), received(words), own_bits(words);
-  {
-    const std::pair<const std::uint64_t*, Words*> planes[] = {
-        {transcript.left_x.data(), &left_x}, {transcript.left_a.data(), &left_a},
-        {transcript.right_x.data(), &right_x}, {transcript.right_a.data(), &right_a},
-        {transcript.sent.data(), &sent}, {transcript.received.data(), &received}, {own_half.data(), &own_bits}};
-    for (const auto& [from, to] : planes) {
-      if (dense.padded())
-        dense.gather(from, to->data());
-      else
-        std::memcpy(to->data(), from, words * sizeof(std::uint64_t));
-    }
-  }
+  // Padded batches are gathered into planes of their own; the others are read in place.
+  Words gathered(dense.padded() ? 7 * words : 0);
+  std::size_t next_plane = 0;
+  auto plane = [&](std::span<const std::uint64_t> from) -> std::span<const std::uint64_t> {
+    if (!dense.padded()) return from.first(words);
+    std::uint64_t* to = gathered.data() + words * next_plane++;
+    dense.gather(from.data(), to);
+    return {to, words};
+  };
+  const auto left_x = plane(transcript.left_x), left_a = plane(transcript.left_a);
+  const auto right_x = plane(transcript.right_x), right_a = plane(transcript.right_a);
+  const auto sent = plane(transcript.sent), received = plane(transcript.received), own_bits = plane(own_half.span());
 
   // c_party is slot a; c_{party-1} is x ^ a.
   Words left_prev(words), right_prev(words), prover_minus(words), prover_plus(words), plus_linear(words),
@@ -600,7 +588,7 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   const std::vector<std::uint8_t> proof =
       prove(mine, weight_seed(mine, transcript.sent),
             {left_prev.span(), right_prev.span(), prover_minus.span()},
-            {left_a.span(), right_a.span(), prover_plus.span()}, previous_proof, own_proof);
+            {left_a, right_a, prover_plus.span()}, previous_proof, own_proof);
   std::vector<std::uint8_t> proof_in(proof.size());
   exchange.exchange(first_layer, proof, proof_in);
 
@@ -612,7 +600,7 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   exchange.exchange(first_layer + 1, findings, findings_in);
 
   // 3. As V- of party+1, the verdict; it travels through party+1, which cannot forge it.
-  if (!verify_minus(of_after, {left_a.span(), right_a.span(), minus_linear.span()}, findings_in, own_proof))
+  if (!verify_minus(of_after, {left_a, right_a, minus_linear.span()}, findings_in, own_proof))
     throw VerificationError(Component::Protocol, "party " + std::to_string(party + 1) + ": the check of party " +
                                                      std::to_string(after + 1) + "'s AND gates failed (" +
                                                      suspects(after, before) + ")");
