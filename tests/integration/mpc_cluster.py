@@ -398,6 +398,11 @@ class Cluster:
                              timeout=timeout)
         return parse_blocks(result.stdout)
 
+    @staticmethod
+    def keystream_of(result: subprocess.CompletedProcess) -> bytes:
+        """The blocks a successful `mpcctl aes keystream` printed."""
+        return parse_blocks(result.stdout)
+
     def ecb(self, direction: str, name: str, kvno: int, alg: str, data: bytes) -> bytes:
         result = self.mpcctl("aes", f"ecb-{direction}", "--cluster", str(self.admin_config),
                              *self.key_args(name, kvno, alg), "--in", data.hex())

@@ -18,7 +18,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 import test_gcm_jobs as gcm
-from mpc_cluster import Cluster, faults_server_binary, server_binary
+from mpc_cluster import Cluster, faults_server_binary, openssl_ctr_keystream, server_binary
 from test_krb_jobs import MPC_AES256_CTS, MPC_EUNREACHABLE, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
 
 MPC_EMISMATCH = -5
@@ -145,10 +145,96 @@ def test_an_altered_tag_share_is_refused(fresh_cluster, party):
         engine.close()
 
 
+# ------------------------------------------------------------------- layered jobs (rss3)
+
+KEY = ("it/deviation", 1, "aes128")
+# One block runs on the server's shell thread, 1000 on a batch worker: both paths check.
+LAYERED_BLOCKS = (1, 1000)
+
+
+def keystream_attempt(cluster: Cluster, counter: str, blocks: int, deadline_s: float = 30):
+    """(keystream, None), or (None, mpcctl's error) for the first refusal for failed verification;
+    other failures (the restarted server still joining the ring) are retried until the deadline,
+    then returned."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        result = cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config), *cluster.key_args(*KEY),
+                                "--counter", counter, "--blocks", str(blocks), check=False, timeout=60)
+        if result.returncode == 0:
+            return cluster.keystream_of(result), None
+        if "verification" in result.stderr or time.monotonic() > deadline:
+            return None, result.stderr.strip()
+        time.sleep(0.2)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("party", [1, 2, 3])
+def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_when_passive(fresh_cluster, party):
+    """A server flips one bit of its r in AND layer 2, in its own buffer, so its share and the
+    copy its neighbour receives agree and no reconstruction disagrees. With security = "active"
+    its neighbours' AND check refuses the keystream job (MPC_EABORT), naming it among the two
+    parties one of which deviated, and every
+    server counts the refusal; honest jobs before and after equal OpenSSL. Under "passive" the
+    same flip returns a wrong keystream that nothing detects."""
+    cluster = fresh_cluster
+    key_hex, _ = cluster.import_key(*KEY)
+    cluster.wait_until_serving(KEY)
+    counter = secrets.token_hex(16)
+    want = {blocks: openssl_ctr_keystream("aes128", key_hex, counter, blocks) for blocks in LAYERED_BLOCKS}
+    for blocks in LAYERED_BLOCKS:
+        assert cluster.keystream(KEY[0], KEY[1], KEY[2], counter, blocks) == want[blocks]
+    before = verification_refusals(cluster)
+
+    restart(cluster, party, fault="and-share-bit=2")
+    for blocks in LAYERED_BLOCKS:
+        result, refused = keystream_attempt(cluster, counter, blocks)
+        assert result is None, f"{blocks} blocks: the deviating job succeeded"
+        assert "failed verification" in refused or "verification_failed" in refused, refused
+        suspects = re.search(r"AND gates failed.*one of parties (\d) and (\d) deviated", refused)
+        assert suspects and str(party) in suspects.groups(), refused
+    after = verification_refusals(cluster)
+    assert all(after[p] > before[p] for p in cluster.parties), (before, after)
+
+    restart(cluster, party)
+    cluster.wait_until_serving(KEY, deadline_s=30)
+    for blocks in LAYERED_BLOCKS:
+        assert cluster.keystream(KEY[0], KEY[1], KEY[2], counter, blocks) == want[blocks]
+
+    for p in cluster.parties:
+        cluster.set_server_setting(p, "security", '"passive"')
+    for p in cluster.parties:
+        if p != party:
+            restart(cluster, p)
+    restart(cluster, party, fault="and-share-bit=2")
+    for blocks in LAYERED_BLOCKS:
+        wrong, error = keystream_attempt(cluster, counter, blocks)
+        assert error is None, error
+        assert wrong != want[blocks], f"{blocks} blocks: a flipped AND share left the keystream right"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("hop", [0, 1, 2, 3])
+def test_an_altered_check_message_is_refused(fresh_cluster, hop):
+    """Server 2 alters one of the AND check's own messages: its proof (0), its findings as the
+    next verifier (1), its verdict (2), or the verdict it relays (3). The job is refused and
+    nothing is returned; the cluster serves honestly again once server 2 does."""
+    cluster = fresh_cluster
+    key_hex, _ = cluster.import_key(*KEY)
+    cluster.wait_until_serving(KEY)
+    counter = secrets.token_hex(16)
+    restart(cluster, 2, fault=f"check-message-bit={hop}")
+    result, refused = keystream_attempt(cluster, counter, 1000)
+    assert result is None, "the job succeeded"
+    assert "fail" in refused and ("failed verification" in refused or "verification_failed" in refused), refused
+    restart(cluster, 2)
+    cluster.wait_until_serving(KEY, deadline_s=30)
+    assert cluster.keystream(KEY[0], KEY[1], KEY[2], counter, 7) == openssl_ctr_keystream("aes128", key_hex, counter, 7)
+
+
 def test_the_installed_server_carries_no_deviation():
     """Only the test server reads MPC_FAULT; the server that is installed and packaged is built
     without any of the deviations."""
     assert b"MPC_FAULT" in faults_server_binary().read_bytes()
     shipped = server_binary().read_bytes()
-    for marker in (b"MPC_FAULT", b"garbled-table-bits", b"tag-share-bit"):
+    for marker in (b"MPC_FAULT", b"garbled-table-bits", b"tag-share-bit", b"and-share-bit", b"check-message-bit"):
         assert marker not in shipped, marker

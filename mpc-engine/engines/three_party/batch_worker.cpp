@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
 #include "cuda/cuda_evaluator.hpp"
+#include "protocol/rss3/and_check.hpp"
 #include "protocol/rss3/output.hpp"
 #include "protocol/two_party/chunked_channel.hpp"
 #include "protocol/rss3/transpose.hpp"
@@ -117,6 +118,36 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
   std::vector<std::uint8_t> frame_;
 };
 
+#if defined(MPC_FAULT_INJECTION)
+// A server that deviates in a layered batch (test server only, common/fault_injection.hpp):
+// - "and-share-bit=L": flips bit 0 of its r in AND layer L in its own buffer before sending, so
+//   its share and the copy its neighbour gets agree (no reconstruction can disagree);
+// - "check-message-bit=H": flips a bit in the copy it sends of the AND check's message H
+//   (0: its proof, 1: its findings as V+, 2: its verdict as V-, 3: the verdict it relays).
+class DeviatingExchange final : public rss3::LayerExchange {
+ public:
+  DeviatingExchange(rss3::LayerExchange& inner, std::uint32_t program_layers)
+      : inner_(inner), program_layers_(program_layers) {}
+
+  void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
+    if (const auto at = fault::armed("and-share-bit"); at && *at == layer && !outgoing.empty())
+      const_cast<std::uint8_t*>(outgoing.data())[0] ^= 1;  // the evaluator's own message buffer
+    if (const auto hop = fault::armed("check-message-bit");
+        hop && layer == program_layers_ + *hop && !outgoing.empty()) {
+      std::vector<std::uint8_t> altered(outgoing.begin(), outgoing.end());
+      altered[altered.size() / 2] ^= 0x40;
+      inner_.exchange(layer, altered, incoming);
+      return;
+    }
+    inner_.exchange(layer, outgoing, incoming);
+  }
+
+ private:
+  rss3::LayerExchange& inner_;
+  std::uint32_t program_layers_;
+};
+#endif
+
 BatchWorker::BatchWorker(transport::Context& context, const settings::ServerSettings& settings,
                          const transport::CurveKeyPair& own, const PartyPrfKeys& prf_keys,
                          std::unique_ptr<rss3::Evaluator> evaluator, std::unique_ptr<rss3::Evaluator> gpu_evaluator,
@@ -211,9 +242,12 @@ void BatchWorker::run() {
       result = evaluate_garbled_batch(task, settings_.party, settings_.security, prf_keys_, stream, stream, log_);
     } else if (task.program) {
       Exchange exchange(*this, task.header, grace);
-      rss3::Evaluator& evaluator =
-          gpu_evaluator_ && cuda::gpu_preferred(*task.program, task.instances) ? *gpu_evaluator_ : *evaluator_;
-      result = evaluate_batch(task, evaluator, prf_keys_, exchange, inputs_, outputs_, log_);
+      // The GPU keeps no transcript for the AND check: actively secure batches run on the CPU.
+      const bool gpu = gpu_evaluator_ && settings_.security != settings::Security::Active &&
+                       cuda::gpu_preferred(*task.program, task.instances);
+      rss3::Evaluator& evaluator = gpu ? *gpu_evaluator_ : *evaluator_;
+      result = evaluate_batch(task, evaluator, prf_keys_, exchange, inputs_, outputs_, settings_.party,
+                              settings_.security, log_);
     } else {
       result.header = task.header;
       result.error = "party " + std::to_string(settings_.party + 1) + " cannot build the batch's circuit: " + error;
@@ -231,7 +265,7 @@ void BatchWorker::run() {
 
 BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const PartyPrfKeys& prf_keys,
                            rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
-                           const Logger& log) {
+                           int party, settings::Security security, const Logger& log) {
   const auto started = std::chrono::steady_clock::now();
   BatchResult result;
   result.header = task.header;
@@ -301,16 +335,37 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
     secret_a.clear();
   }
 
-  rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
+#if defined(MPC_FAULT_INJECTION)
+  DeviatingExchange deviating(exchange, static_cast<std::uint32_t>(program.layers.size()));
+  rss3::LayerExchange& link = deviating;
+#else
+  rss3::LayerExchange& link = exchange;
+#endif
+  const rss3::BatchNonce nonce{task.header.epoch, task.header.sequence};
+  rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, nonce);
   try {
-    result.stats = evaluator.evaluate(program, inputs, outputs, randomness, exchange);
+    if (security == settings::Security::Active) {
+      rss3::AndTranscript transcript;
+      result.stats = evaluator.evaluate_recorded(program, inputs, outputs, randomness, link, transcript);
+      result.stats.bytes_sent += rss3::and_check::check_batch(
+          transcript, party, prf_keys.own, prf_keys.previous, nonce, link,
+          static_cast<std::uint32_t>(program.layers.size()));
+    } else {
+      result.stats = evaluator.evaluate(program, inputs, outputs, randomness, link);
+    }
   } catch (const PeerError& error) {
     inputs.wipe();
+    outputs.wipe();
     result.error = error.what();
-    if (dynamic_cast<const VerificationError*>(&error) != nullptr) result.failure = wire::Status::VerificationFailed;
+    if (dynamic_cast<const VerificationError*>(&error) != nullptr) {
+      result.failure = wire::Status::VerificationFailed;
+      log.error("batch refused: a check of active security failed",
+                {{"sequence", task.header.sequence}, {"error", error.what()}});
+    }
     return result;
   } catch (const Error& error) {
     inputs.wipe();
+    outputs.wipe();
     result.error = error.what();
     log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", error.what()}});
     return result;

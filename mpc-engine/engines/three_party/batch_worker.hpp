@@ -87,10 +87,13 @@ struct BatchResult {
 
 // Builds a party's inputs for `task`, evaluates it over `exchange` and returns the
 // masked output shares (or the failure). `inputs` and `outputs` are scratch, wiped.
-// task.program must be set.
+// task.program must be set. With security = "active", every AND gate of the batch is verified
+// (rss3/and_check.hpp) before any output share is made: a failed check fails the batch with
+// VerificationFailed and nothing it computed leaves. `evaluator` must then keep transcripts
+// (the CPU evaluator).
 BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const PartyPrfKeys& prf_keys,
                            rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
-                           const Logger& log);
+                           int party, settings::Security security, const Logger& log);
 
 class BatchWorker {
  public:

@@ -204,6 +204,38 @@ void test_gcm_open(const CircuitSet& circuits,
     for (auto& share : party) share.wipe();
 }
 
+// The AND check of active security on FIPS-197's AES-128 vector: an honest evaluation passes,
+// and one in which a party flips one bit of one AND layer's r, in place, is refused.
+void test_and_check(const CircuitSet& circuits) {
+  const std::array<rss3::PrfKey, 3> keys = {rss3::PrfKey{4}, rss3::PrfKey{5}, rss3::PrfKey{6}};
+  const circuits::Program& program = circuits.program(static_cast<wire::CircuitId>(1));
+  const auto round_keys = circuits::aes_expand_key(hex(kAes128.key));
+  const auto in = hex(kAes128.plaintext);
+  const auto expected = hex(kAes128.ciphertext);
+  std::vector<std::uint64_t> rows(program.num_inputs, 0);
+  const std::size_t key_bits = round_keys.size() * 8;
+  for (std::size_t bit = 0; bit < key_bits; ++bit) rows[bit] = (round_keys[bit / 8] >> (bit % 8)) & 1;
+  for (std::size_t bit = 0; bit < 128; ++bit) rows[key_bits + bit] = (in[bit / 8] >> (bit % 8)) & 1;
+  const auto shares = rss3::share_matrix(rows, program.num_inputs, 1);
+  rss3::ThreePartyOptions options;
+  options.timeout = std::chrono::seconds(10);
+  options.check_ands = true;
+  const auto opened = rss3::open_matrix(
+      rss3::evaluate_three_parties(program, shares, rss3::best_simd_level(), {0xc4ec4ull, 1}, keys, options));
+  for (std::size_t bit = 0; bit < 128; ++bit)
+    if ((opened[bit] & 1) != static_cast<std::uint64_t>((expected[bit / 8] >> (bit % 8)) & 1))
+      fail("AND check of an honest evaluation");
+  options.deviate = [](int party, std::uint32_t layer, std::span<std::uint8_t> outgoing) {
+    if (party == 1 && layer == 2 && !outgoing.empty()) outgoing[0] ^= 1;
+  };
+  try {
+    rss3::evaluate_three_parties(program, shares, rss3::best_simd_level(), {0xc4ec4ull, 2}, keys, options);
+  } catch (const VerificationError&) {
+    return;
+  }
+  fail("AND check: a flipped AND share was not caught");
+}
+
 }  // namespace
 
 void run_self_tests(const CircuitSet& circuits, const std::function<std::unique_ptr<rss3::Evaluator>()>& make_evaluator,
@@ -212,6 +244,7 @@ void run_self_tests(const CircuitSet& circuits, const std::function<std::unique_
   test_prf();
   test_evaluator(circuits, make_evaluator);
   test_gcm_open(circuits, make_evaluator);
+  test_and_check(circuits);
   log.info("self-tests passed", {{"evaluator", make_evaluator()->name()}});
 }
 

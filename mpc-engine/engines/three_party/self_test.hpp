@@ -2,7 +2,8 @@
 // OpenSSL), the correlated-randomness PRF, the whole three-party evaluator on
 // FIPS-197 vectors for every AES circuit the server runs, and the GCM open (GHASH on
 // shares of the hash key powers, then the AES-and-compare circuits) on the GCM
-// specification's AES-256 test case. A failure throws
+// specification's AES-256 test case, and the AND check of active security (an honest evaluation
+// passes, one with a flipped AND share is refused). A failure throws
 // Error(Component::Server) and the server must refuse to start.
 #pragma once
 

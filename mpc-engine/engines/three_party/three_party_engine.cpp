@@ -266,7 +266,8 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker&
   if (!wire::is_krb_circuit(header.circuit) && instances <= settings_.limits.latency_batch_blocks) {
     InlineExchange exchange(*this, header, early_messages_.take(tag));
     BatchResult result =
-        evaluate_batch(task, *inline_evaluator_, prf_keys_, exchange, inline_inputs_, inline_outputs_, log_);
+        evaluate_batch(task, *inline_evaluator_, prf_keys_, exchange, inline_inputs_, inline_outputs_,
+                       settings_.party, settings_.security, log_);
     for (auto& slice : task.slices) slice.key_share.clear();
     apply_result(result);
     return;

@@ -180,7 +180,8 @@ std::array<BatchResult, 3> evaluate_at_three_parties(std::array<BatchTask, 3>& t
     }
     auto evaluator = rss3::make_cpu_evaluator(rss3::best_simd_level());
     rss3::ShareMatrix inputs, outputs;
-    results[i] = evaluate_batch(tasks[i], *evaluator, keys, ring.endpoint(p), inputs, outputs, log);
+    results[i] = evaluate_batch(tasks[i], *evaluator, keys, ring.endpoint(p), inputs, outputs, p,
+                                settings::Security::Active, log);
     if (!results[i].succeeded) ring.abort();
   };
   std::thread second(party, 1);
