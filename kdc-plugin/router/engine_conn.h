@@ -52,8 +52,10 @@ typedef struct router_engine_options {
 } router_engine_options;
 
 #define ROUTER_ENGINE_DEFAULT_POOL_TTL_S 1800
-#define ROUTER_ENGINE_DEFAULT_POOL_LOW 64
-#define ROUTER_ENGINE_DEFAULT_POOL_HIGH 512
+/* Small pools: a server restart or a change of service mode loses every pool at once, and
+ * each worker then refills from empty while it serves (kdc-plugin/README.md). */
+#define ROUTER_ENGINE_DEFAULT_POOL_LOW 16
+#define ROUTER_ENGINE_DEFAULT_POOL_HIGH 96
 #define ROUTER_ENGINE_DEFAULT_TICKET_BLOCKS 40
 #define ROUTER_ENGINE_DEFAULT_UNREACHABLE_RETRY_MS 3000
 

@@ -28,6 +28,9 @@
 #define REFILL_BACKOFF_MAX_MS 30000    /* after repeated failures */
 #define REFILL_MAX_BLOCKS_PER_CALL 65536
 #define REFILL_MIN_BLOCKS_PER_CALL 64
+/* The first call is small: a call the engine cannot finish in time keeps its servers busy after
+ * the router gave up on it, and every seal waits behind it. Successes grow it. */
+#define REFILL_FIRST_BLOCKS_PER_CALL 4096
 #define REFILL_MAX_NONCES_PER_CALL 4096
 /* A refill call should take about this long: a seal that prefetches for itself meanwhile
  * waits behind it. The engine's speed changes by an order of magnitude or more (three
@@ -90,7 +93,7 @@ nonce_supply_create(engine_conn *conn, nonce_supply **out, char *why, size_t why
     supply->owner = getpid();
     supply->conn = conn;
     supply->opt = engine_conn_options(conn);
-    supply->blocks_per_call = REFILL_MAX_BLOCKS_PER_CALL;
+    supply->blocks_per_call = REFILL_FIRST_BLOCKS_PER_CALL;
     if (pthread_mutex_init(&supply->lock, NULL) != 0) {
         router_set_why(why, why_len, "cannot create a mutex");
         free(supply);
