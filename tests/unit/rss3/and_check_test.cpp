@@ -200,6 +200,26 @@ TEST(AndCheckEvaluation, AFlippedAndShareIsCaughtAtEveryPosition) {
   }
 }
 
+// With one instance each AND share travels as a byte of which only bit 0 is a gate; the other
+// seven are lanes of no instance, which reach no output. The check proves the batch's gates
+// only, so a party flipping such a bit changes nothing the client sees and is not refused,
+// while the same flip on bit 0 is.
+TEST(AndCheckEvaluation, APaddingBitReachesNoOutputAndIsNotAGate) {
+  std::mt19937_64 rng(13);
+  const AesBatch batch(1, rng);
+  const std::vector<std::uint8_t> expected = batch.openssl();
+  for (int cheater = 0; cheater < kParties; ++cheater) {
+    ThreePartyOptions options = checked();
+    std::uint8_t flip = 0x80;
+    options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
+      if (party == cheater && at == 1) outgoing[0] ^= flip;
+    };
+    EXPECT_EQ(batch.run(options), expected) << "party " << cheater + 1;
+    flip = 0x01;
+    EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1;
+  }
+}
+
 // A party alters one of the check's own messages: its proof, its findings as V+, its verdict as
 // V-, or the verdict it relays.
 TEST(AndCheckEvaluation, AlteredCheckMessagesAreCaught) {
