@@ -8,7 +8,12 @@ turns within one run so the ratio is not skewed by the machine's load drifting.
 Per mode, for AES-128 keystream jobs: throughput (2 client threads x 512-block jobs),
 single-block latency (p50, p99), and bits on the wire per AND per party from the servers'
 own counters (payload bytes sent / AND gates evaluated: the AND messages plus, when active,
-the check's messages). Writes OUT/active.json and OUT/active.md and prints the table.
+the check's messages). Then protected logins: the stock krb5kdc over the same cluster with
+the krbtgt key and the users' keys enrolled (tests/load/kdc_load, keytab logins, one thread):
+AS exchanges (the user's key: preauth and reply, Kerberos circuits garbled once or, active,
+twice; the TGT sealed with the krbtgt key) and TGS exchanges (the TGT opened: a layered
+batch, checked when active), p50 and p99, and the servers' CPU per exchange. Writes
+OUT/active.json and OUT/active.md and prints the table.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -25,13 +31,18 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 
+sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
+
+import kdc_bench  # noqa: E402
 import mpc_cluster  # noqa: E402
+from protected_kdc import ProtectedRealm  # noqa: E402
 from run_bench import machine, mpc_bench  # noqa: E402
 
 KEY = ("bench/active", 1, "aes128")
 MODES = ("passive", "active")
 # Jobs small enough for an actively secure batch to finish within the client timeout.
 THROUGHPUT_BLOCKS = 512
+LOGIN_EXCHANGES = 60
 
 
 def counters(cluster: mpc_cluster.Cluster) -> list[tuple[int, int]]:
@@ -73,6 +84,23 @@ def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int) -> d
     }
 
 
+def measure_logins(cluster: mpc_cluster.Cluster, realm: ProtectedRealm, build: Path) -> dict:
+    """AS and TGS exchanges against the protected KDC, sequential, and the servers' CPU."""
+    realm.start_kdc()
+    try:
+        kdc_bench.kdc_load(build, realm, "as", 10)  # warm-up: nonce pools, connections
+        servers = [cluster.server_pid(p) for p in cluster.parties]
+        result = {}
+        for mode in ("as", "tgs"):
+            before = kdc_bench.cpu_of(servers)
+            load = kdc_bench.kdc_load(build, realm, mode, LOGIN_EXCHANGES)
+            result[mode] = {"p50_ms": load["p50_ms"], "p99_ms": load["p99_ms"],
+                            "servers_cpu_ms": (kdc_bench.cpu_of(servers) - before) * 1000 / LOGIN_EXCHANGES}
+        return result
+    finally:
+        realm.stop_kdc()
+
+
 def table(results: dict) -> str:
     p, a = results["modes"]["passive"], results["modes"]["active"]
     rows = [
@@ -85,7 +113,18 @@ def table(results: dict) -> str:
         f"| single block p99, ms | {p['single_block_ms']['p99']:.2f} | {a['single_block_ms']['p99']:.2f} | |",
         f"| bits on the wire per AND per party (payload) | {p['bits_per_and_per_party']:.3f} | "
         f"{a['bits_per_and_per_party']:.3f} | |",
+        "",
+        "| protected login (krbtgt and user keys in the engine) | passive | active | active / passive |",
+        "|---|---:|---:|---:|",
     ]
+    for mode, label in (("as", "AS exchange"), ("tgs", "TGS exchange")):
+        pl, al = results["logins"]["passive"][mode], results["logins"]["active"][mode]
+        rows += [
+            f"| {label} p50, ms | {pl['p50_ms']:.1f} | {al['p50_ms']:.1f} | {al['p50_ms'] / pl['p50_ms']:.2f} |",
+            f"| {label} p99, ms | {pl['p99_ms']:.1f} | {al['p99_ms']:.1f} | |",
+            f"| {label}: three servers' CPU, ms | {pl['servers_cpu_ms']:.1f} | {al['servers_cpu_ms']:.1f} | "
+            f"{al['servers_cpu_ms'] / pl['servers_cpu_ms']:.2f} |",
+        ]
     return "\n".join(rows)
 
 
@@ -97,30 +136,45 @@ def main() -> int:
     parser.add_argument("--single-jobs", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2, help="passive/active turns, medians kept")
     args = parser.parse_args()
-    os.environ["MPC_BUILD_DIR"] = str(Path(args.build_dir).resolve())
+    build = Path(args.build_dir).resolve()
+    os.environ["MPC_BUILD_DIR"] = str(build)
 
     runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
+    login_runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory(prefix="mpc-active-bench-") as tmp:
         cluster = mpc_cluster.start_cluster(Path(tmp) / "c")
+        realm = ProtectedRealm(Path(tmp) / "realm", cluster, enrol_users=True)
         try:
             cluster.import_key(*KEY)
             cluster.wait_until_serving(KEY)
+            kdc_bench.prepare(realm)
+            realm.protect()
+            realm.mpcctl_kdc("protect", "--all-users")
             for _ in range(args.rounds):
                 for mode in MODES:
                     switch(cluster, mode)
                     runs[mode].append(measure(cluster, args.seconds, args.single_jobs))
+                    login_runs[mode].append(measure_logins(cluster, realm, build))
         finally:
+            realm.stop()
             cluster.stop()
 
     def median_run(mode: str) -> dict:
         ordered = sorted(runs[mode], key=lambda r: r["throughput_blocks_per_s"])
         return ordered[len(ordered) // 2]
 
+    def median_logins(mode: str) -> dict:
+        return {kind: {measure: statistics.median(run[kind][measure] for run in login_runs[mode])
+                       for measure in ("p50_ms", "p99_ms", "servers_cpu_ms")}
+                for kind in ("as", "tgs")}
+
     modes = {mode: median_run(mode) for mode in MODES}
     results = {
         "machine": machine(),
         "modes": modes,
         "runs": runs,
+        "logins": {mode: median_logins(mode) for mode in MODES},
+        "login_runs": login_runs,
         "throughput_ratio": modes["active"]["throughput_blocks_per_s"] / modes["passive"]["throughput_blocks_per_s"],
         "single_block_added_ms": modes["active"]["single_block_ms"]["p50"] - modes["passive"]["single_block_ms"]["p50"],
     }
