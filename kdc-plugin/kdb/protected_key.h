@@ -6,13 +6,17 @@
  * with it use a KDC-private enctype and checksum type (negative numbers are reserved for
  * local use by RFC 3961's registry), which only this KDC reads:
  *
- *   encryption: nonce (12) || ciphertext (same length as the plaintext) || tag (16)
- *               AAD = MPC_KDC_AAD_ENCRYPT || u32 big-endian key usage
+ *   encryption: nonce N (12) || C (same length as the plaintext) || tag (16)
+ *               ticket key = the GCM keystream of N's first MPC_KDC_TICKET_KEY_LEN bytes
+ *               C = AES-256-CTR under the ticket key, counter block 0
+ *               tag = the GCM tag of 32 zero bytes of ciphertext under N,
+ *               AAD = MPC_KDC_AAD_TICKET_KEY || u32 big-endian key usage || C
  *   checksum:   nonce (12) || tag (16), a GMAC with an empty text
  *               AAD = MPC_KDC_AAD_CHECKSUM || u32 big-endian key usage || the data
  *
- * The first AAD byte separates the two uses of the one key; nonces are chosen by the
- * engine servers and never repeat, so no two tags share a mask.
+ * The first AAD byte separates the uses of the one key; nonces are chosen by the engine
+ * servers and never repeat, so no two tags share a mask. Tickets of the earlier format
+ * (keystream over the whole text, AAD = MPC_KDC_AAD_KEYSTREAM || usage) are still opened.
  *
  * Engine key id: name = "kdc/" + 32 lowercase hex digits of the handle's name hash
  * (handle.h), version = kvno, algorithm MPC_AES256_GCM.
@@ -52,8 +56,15 @@ extern "C" {
 #define MPC_KDC_ENCRYPT_OVERHEAD (MPC_KDC_NONCE_LEN + MPC_KDC_TAG_LEN)
 #define MPC_KDC_CHECKSUM_LEN (MPC_KDC_NONCE_LEN + MPC_KDC_TAG_LEN)
 
-#define MPC_KDC_AAD_ENCRYPT 0x01
+/* The first AAD byte: a ticket sealed under its own ticket key, a checksum, and a ticket of
+ * the earlier format, sealed with keystream over its whole text (docs/ticket-format.md). */
+#define MPC_KDC_AAD_TICKET_KEY 0x03
 #define MPC_KDC_AAD_CHECKSUM 0x02
+#define MPC_KDC_AAD_KEYSTREAM 0x01
+
+/* A ticket's own AES-256 key: the keystream of its nonce's first two counter blocks. */
+#define MPC_KDC_TICKET_KEY_LEN 32
+#define MPC_KDC_TICKET_KEY_BLOCKS (MPC_KDC_TICKET_KEY_LEN / 16)
 
 #define MPC_KDC_MARKER MPC_PROTECTED_KEY_MARKER
 #define MPC_KDC_MARKER_LEN MPC_PROTECTED_KEY_MARKER_LEN

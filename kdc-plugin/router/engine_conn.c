@@ -77,8 +77,6 @@ check_options(const router_engine_options *in, router_engine_options *out, char 
         out->pool_low = ROUTER_ENGINE_DEFAULT_POOL_LOW;
     if (out->pool_high == 0)
         out->pool_high = ROUTER_ENGINE_DEFAULT_POOL_HIGH;
-    if (out->ticket_blocks == 0)
-        out->ticket_blocks = ROUTER_ENGINE_DEFAULT_TICKET_BLOCKS;
     if (out->unreachable_retry_ms == 0)
         out->unreachable_retry_ms = ROUTER_ENGINE_DEFAULT_UNREACHABLE_RETRY_MS;
     if (out->pool_ttl_s > 7 * 24 * 3600) {
@@ -89,12 +87,6 @@ check_options(const router_engine_options *in, router_engine_options *out, char 
     if (out->pool_high > NONCE_POOL_MAX_CAPACITY || out->pool_low >= out->pool_high) {
         router_set_why(why, why_len, "pool_low %u and pool_high %u: need pool_low < pool_high "
                        "<= %u", out->pool_low, out->pool_high, (unsigned)NONCE_POOL_MAX_CAPACITY);
-        return EINVAL;
-    }
-    /* A ticket's GHASH covers one AAD block, its blocks and the length block. */
-    if (out->ticket_blocks > MPC_GCM_MAX_HASH_BLOCKS - 2) {
-        router_set_why(why, why_len, "ticket_blocks %u is above %u (the engine's GHASH limit)",
-                       out->ticket_blocks, (unsigned)(MPC_GCM_MAX_HASH_BLOCKS - 2));
         return EINVAL;
     }
     return 0;

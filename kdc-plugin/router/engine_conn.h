@@ -43,7 +43,6 @@ typedef struct router_engine_options {
                                    servers' nonce TTL */
     uint32_t pool_low;          /* refill a nonce pool that holds fewer nonces ... */
     uint32_t pool_high;         /* ... up to this many (its capacity) */
-    uint32_t ticket_blocks;     /* keystream blocks (16 bytes) per ticket nonce */
     uint32_t unreachable_retry_ms; /* after a call found the engine unreachable, calls fail
                                       at once for this long, then one tries again */
     /* Where background failures are reported (the router's log: stderr and syslog);
@@ -52,11 +51,11 @@ typedef struct router_engine_options {
 } router_engine_options;
 
 #define ROUTER_ENGINE_DEFAULT_POOL_TTL_S 1800
-/* Small pools: a server restart or a change of service mode loses every pool at once, and
- * each worker then refills from empty while it serves (kdc-plugin/README.md). */
-#define ROUTER_ENGINE_DEFAULT_POOL_LOW 16
-#define ROUTER_ENGINE_DEFAULT_POOL_HIGH 96
-#define ROUTER_ENGINE_DEFAULT_TICKET_BLOCKS 40
+/* A server restart or a change of service mode loses every pool at once, and each worker
+ * then refills from empty while it serves: a full pool is 1,536 AES blocks of the engine's
+ * work (kdc-plugin/README.md). */
+#define ROUTER_ENGINE_DEFAULT_POOL_LOW 64
+#define ROUTER_ENGINE_DEFAULT_POOL_HIGH 512
 #define ROUTER_ENGINE_DEFAULT_UNREACHABLE_RETRY_MS 3000
 
 typedef struct engine_conn engine_conn;

@@ -11,11 +11,13 @@
 #include "gcm_jobs.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "protected_key.h"
 #include "router_util.h"
@@ -48,67 +50,95 @@ router_gcm_serves(const mpc_kdb_key_id *key)
 
 /* ---- one seal, one open ------------------------------------------------------------- */
 
-/* Seals text (len bytes; out_text may overlap it in any way) under a fresh nonce: writes
- * N to out_nonce, C to out_text, T to out_tag. On failure out_text holds zeros. */
+static const uint8_t zero_text[MPC_KDC_TICKET_KEY_LEN];
+
+/* AES-256-CTR from counter block 0 under a ticket key (in and out may be the same buffer). */
+static krb5_error_code
+ticket_key_ctr(const uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], const uint8_t *in, size_t len,
+               uint8_t *out, char *why, size_t why_len)
+{
+    static const uint8_t counter0[16];
+    EVP_CIPHER_CTX *ctx;
+    int n = 0, ok;
+
+    if (len == 0)
+        return 0;
+    if (len > INT_MAX) {
+        router_set_why(why, why_len, "%zu bytes are too long to encrypt", len);
+        return KRB5_BAD_MSIZE;
+    }
+    ctx = EVP_CIPHER_CTX_new();
+    ok = ctx != NULL &&
+         EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), NULL, ticket_key, counter0) == 1 &&
+         EVP_EncryptUpdate(ctx, out, &n, in, (int)len) == 1 && (size_t)n == len;
+    EVP_CIPHER_CTX_free(ctx);
+    if (!ok) {
+        router_set_why(why, why_len, "AES-256-CTR under the ticket key failed (OpenSSL)");
+        return KRB5_CRYPTO_INTERNAL;
+    }
+    return 0;
+}
+
+/* Seals under a fresh nonce, writing N to out_nonce and T to out_tag:
+ *   - NONCE_CHECKSUM: a GMAC over aad (len is 0, text and out_text unused);
+ *   - NONCE_TICKET: text (len bytes; out_text may overlap it in any way) under the nonce's
+ *     ticket key into out_text, tagged with AAD = aad (the 5-byte header) || C. C is built
+ *     in the AAD buffer and copied out only once tagged, so a retry with a fresh nonce
+ *     still has the plaintext.
+ * On failure out_text holds zeros. */
 static krb5_error_code
 seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum nonce_kind kind,
      const uint8_t *aad, size_t aad_len, const uint8_t *text, size_t len,
      uint8_t out_nonce[MPC_KDC_NONCE_LEN], uint8_t *out_text, uint8_t out_tag[MPC_KDC_TAG_LEN],
      char *why, size_t why_len)
 {
-    const uint32_t ticket_blocks = engine_conn_options(conn)->ticket_blocks;
+    const int ticket = kind == NONCE_TICKET;
     char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
-    uint8_t *keystream = NULL, *plain_copy = NULL;
-    const uint8_t *plain = text;
-    uint32_t blocks = (uint32_t)((len + 15) / 16);
-    size_t ks_len, i;
+    uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], *full_aad = NULL;
+    const uint8_t *tag_aad = aad;
+    size_t tag_aad_len = aad_len;
     mpc_client *client;
     krb5_error_code ret;
     int attempt, pooled = 0, rc;
 
     mpc_kdc_engine_key_name(key, name);
-    if (hash_blocks(aad_len, len) > MPC_GCM_MAX_HASH_BLOCKS) {
+    if (ticket)
+        tag_aad_len = aad_len + len;
+    if (hash_blocks(tag_aad_len, ticket ? sizeof(zero_text) : 0) > MPC_GCM_MAX_HASH_BLOCKS) {
         router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more "
                        "than the engine authenticates in one call (%u GHASH blocks)", len,
                        aad_len, (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
         return KRB5_BAD_MSIZE;
     }
-    /* An empty text needs no keystream: a checksum-pool nonce serves. */
-    if (len == 0)
-        kind = NONCE_CHECKSUM;
-    ks_len = (size_t)(blocks > ticket_blocks ? blocks : ticket_blocks) * 16;
-    keystream = malloc(ks_len);
-    if (keystream == NULL) {
-        router_set_why(why, why_len, "out of memory");
-        ret = ENOMEM;
-        goto cleanup;
-    }
-    /* A retry needs the plaintext again, so it must survive writing the ciphertext. */
-    if (router_overlaps(text, len, out_text, len)) {
-        plain_copy = malloc(len);
-        if (plain_copy == NULL) {
+    if (ticket) {
+        /* The tag covers the header and C: C is written there first, then copied out. */
+        full_aad = malloc(tag_aad_len);
+        if (full_aad == NULL) {
             router_set_why(why, why_len, "out of memory");
             ret = ENOMEM;
             goto cleanup;
         }
-        memcpy(plain_copy, text, len);
-        plain = plain_copy;
+        memcpy(full_aad, aad, aad_len);
+        tag_aad = full_aad;
     }
     /* A pooled nonce, then fresh ones: a nonce prefetched just before the servers changed
      * which of them serve (one went down or came back) is unknown to those that serve next. */
     for (attempt = 0; attempt < SEAL_ATTEMPTS; attempt++) {
-        ret = nonce_supply_take(nonces, name, key->kvno, kind,
-                                kind == NONCE_TICKET ? blocks : 0, attempt == 0, out_nonce,
-                                keystream, &pooled, why, why_len);
+        ret = nonce_supply_take(nonces, name, key->kvno, kind, attempt == 0, out_nonce,
+                                ticket_key, &pooled, why, why_len);
         if (ret)
             goto cleanup;
-        for (i = 0; i < len; i++)
-            out_text[i] = plain[i] ^ keystream[i];
-        OPENSSL_cleanse(keystream, ks_len);
+        if (ticket) {
+            ret = ticket_key_ctr(ticket_key, text, len, full_aad + aad_len, why, why_len);
+            OPENSSL_cleanse(ticket_key, sizeof(ticket_key));
+            if (ret)
+                goto cleanup;
+        }
         if (engine_conn_down(conn, why, why_len))
             break;
         client = engine_conn_lock(conn);
-        rc = mpc_client_gcm_tag(client, name, key->kvno, out_nonce, aad, aad_len, out_text, len,
+        rc = mpc_client_gcm_tag(client, name, key->kvno, out_nonce, tag_aad, tag_aad_len,
+                                ticket ? zero_text : NULL, ticket ? sizeof(zero_text) : 0,
                                 out_tag);
         if (rc != MPC_OK)
             router_set_why(why, why_len, "engine %s tagging under %s kvno %u: %s",
@@ -117,6 +147,8 @@ seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum no
         engine_conn_unlock(conn);
         engine_conn_note(conn, rc, why);
         if (rc == MPC_OK) {
+            if (ticket && len != 0)
+                memcpy(out_text, full_aad + aad_len, len);
             ret = 0;
             goto cleanup;
         }
@@ -130,47 +162,28 @@ seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum no
     ret = KRB5_CRYPTO_INTERNAL;
 
 cleanup:
-    if (ret != 0 && out_text != NULL)
+    if (ret != 0 && out_text != NULL && len != 0)
         OPENSSL_cleanse(out_text, len);
-    router_wipe_free(keystream, ks_len);
-    router_wipe_free(plain_copy, len);
+    OPENSSL_cleanse(ticket_key, sizeof(ticket_key));
+    free(full_aad);
     return ret;
 }
 
-/* Checks tag over text under nonce; on success writes the plaintext to out (len bytes;
- * may be NULL when len is 0). A wrong tag gives KRB5KRB_AP_ERR_BAD_INTEGRITY. */
+/* The engine's check of tag over (aad, text) under nonce; on MPC_OK, out (len bytes; NULL
+ * when len is 0; may be text itself but not otherwise overlap it) holds text xor the
+ * nonce's keystream. Returns 0, KRB5KRB_AP_ERR_BAD_INTEGRITY for a wrong tag (why not
+ * set), or KRB5_CRYPTO_INTERNAL with why set. */
 static krb5_error_code
-open_sealed(engine_conn *conn, const mpc_kdb_key_id *key, const uint8_t *aad, size_t aad_len,
-            const uint8_t nonce[MPC_KDC_NONCE_LEN], const uint8_t *text, size_t len,
-            const uint8_t tag[MPC_KDC_TAG_LEN], uint8_t *out, char *why, size_t why_len)
+engine_open(engine_conn *conn, const mpc_kdb_key_id *key, const char *name,
+            const uint8_t *aad, size_t aad_len, const uint8_t nonce[MPC_KDC_NONCE_LEN],
+            const uint8_t *text, size_t len, const uint8_t tag[MPC_KDC_TAG_LEN], uint8_t *out,
+            char *why, size_t why_len)
 {
-    char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
-    uint8_t *text_copy = NULL;
     mpc_client *client;
-    krb5_error_code ret;
     int rc;
 
-    mpc_kdc_engine_key_name(key, name);
-    if (hash_blocks(aad_len, len) > MPC_GCM_MAX_HASH_BLOCKS) {
-        router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more "
-                       "than the engine authenticates in one call (%u GHASH blocks)", len,
-                       aad_len, (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
-        return KRB5_BAD_MSIZE;
-    }
-    /* The client decrypts in place or into a separate buffer, never a shifted one. */
-    if (out != text && router_overlaps(text, len, out, len)) {
-        text_copy = malloc(len);
-        if (text_copy == NULL) {
-            router_set_why(why, why_len, "out of memory");
-            return ENOMEM;
-        }
-        memcpy(text_copy, text, len);
-        text = text_copy;
-    }
-    if (engine_conn_down(conn, why, why_len)) {
-        ret = KRB5_CRYPTO_INTERNAL;
-        goto cleanup;
-    }
+    if (engine_conn_down(conn, why, why_len))
+        return KRB5_CRYPTO_INTERNAL;
     client = engine_conn_lock(conn);
     rc = mpc_client_gcm_open(client, name, key->kvno, nonce, aad, aad_len, text, len, tag, out);
     if (rc != MPC_OK && rc != MPC_EBADTAG)
@@ -178,19 +191,106 @@ open_sealed(engine_conn *conn, const mpc_kdb_key_id *key, const uint8_t *aad, si
                        engine_status_text(rc), name, key->kvno, mpc_client_last_error(client));
     engine_conn_unlock(conn);
     engine_conn_note(conn, rc == MPC_EBADTAG ? MPC_OK : rc, why);
-    if (rc == MPC_OK) {
-        ret = 0;
-    } else if (rc == MPC_EBADTAG) {
-        router_set_why(why, why_len, "integrity check failed under %s kvno %u (forged or "
-                       "damaged data, or another key)", name, key->kvno);
-        ret = KRB5KRB_AP_ERR_BAD_INTEGRITY;
-    } else {
-        ret = KRB5_CRYPTO_INTERNAL;
+    if (rc == MPC_OK)
+        return 0;
+    return rc == MPC_EBADTAG ? KRB5KRB_AP_ERR_BAD_INTEGRITY : KRB5_CRYPTO_INTERNAL;
+}
+
+static krb5_error_code
+check_hash_limit(size_t aad_len, size_t len, char *why, size_t why_len)
+{
+    if (hash_blocks(aad_len, len) <= MPC_GCM_MAX_HASH_BLOCKS)
+        return 0;
+    router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more than "
+                   "the engine authenticates in one call (%u GHASH blocks)", len, aad_len,
+                   (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
+    return KRB5_BAD_MSIZE;
+}
+
+static void
+integrity_failed(const char *name, const mpc_kdb_key_id *key, char *why, size_t why_len)
+{
+    router_set_why(why, why_len, "integrity check failed under %s kvno %u (forged or damaged "
+                   "data, or another key)", name, key->kvno);
+}
+
+/* Checks a GMAC over aad (a checksum). A wrong tag gives KRB5KRB_AP_ERR_BAD_INTEGRITY. */
+static krb5_error_code
+open_checksum(engine_conn *conn, const mpc_kdb_key_id *key, const uint8_t *aad, size_t aad_len,
+              const uint8_t nonce[MPC_KDC_NONCE_LEN], const uint8_t tag[MPC_KDC_TAG_LEN],
+              char *why, size_t why_len)
+{
+    char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
+    krb5_error_code ret;
+
+    mpc_kdc_engine_key_name(key, name);
+    ret = check_hash_limit(aad_len, 0, why, why_len);
+    if (ret)
+        return ret;
+    ret = engine_open(conn, key, name, aad, aad_len, nonce, NULL, 0, tag, NULL, why, why_len);
+    if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY)
+        integrity_failed(name, key, why, why_len);
+    return ret;
+}
+
+/* Opens a ticket of `usage`: C (len bytes) under nonce with tag, into out (len bytes; may be
+ * NULL when len is 0). The ticket-key format first; a ticket that fails it is checked as one
+ * of the earlier format, which tickets issued before an upgrade still have. A wrong tag
+ * gives KRB5KRB_AP_ERR_BAD_INTEGRITY; on any failure out holds zeros. */
+static krb5_error_code
+open_ticket(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
+            const uint8_t nonce[MPC_KDC_NONCE_LEN], const uint8_t *text, size_t len,
+            const uint8_t tag[MPC_KDC_TAG_LEN], uint8_t *out, char *why, size_t why_len)
+{
+    char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
+    uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], header[AAD_HEADER_LEN], *aad = NULL;
+    uint8_t *text_copy = NULL;
+    krb5_error_code ret;
+
+    mpc_kdc_engine_key_name(key, name);
+    ret = check_hash_limit(AAD_HEADER_LEN + len, sizeof(zero_text), why, why_len);
+    if (ret)
+        goto cleanup;
+    /* Decryption goes in place or into a separate buffer, never a shifted one. */
+    if (out != text && router_overlaps(text, len, out, len)) {
+        text_copy = malloc(len);
+        if (text_copy == NULL) {
+            router_set_why(why, why_len, "out of memory");
+            ret = ENOMEM;
+            goto cleanup;
+        }
+        memcpy(text_copy, text, len);
+        text = text_copy;
     }
+    aad = malloc(AAD_HEADER_LEN + len);
+    if (aad == NULL) {
+        router_set_why(why, why_len, "out of memory");
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    aad[0] = MPC_KDC_AAD_TICKET_KEY;
+    store_u32be(aad + 1, (uint32_t)usage);
+    if (len != 0)
+        memcpy(aad + AAD_HEADER_LEN, text, len);
+    ret = engine_open(conn, key, name, aad, AAD_HEADER_LEN + len, nonce, zero_text,
+                      sizeof(zero_text), tag, ticket_key, why, why_len);
+    if (ret == 0) {
+        ret = ticket_key_ctr(ticket_key, text, len, out, why, why_len);
+    } else if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY &&
+               hash_blocks(AAD_HEADER_LEN, len) <= MPC_GCM_MAX_HASH_BLOCKS) {
+        header[0] = MPC_KDC_AAD_KEYSTREAM;
+        store_u32be(header + 1, (uint32_t)usage);
+        ret = engine_open(conn, key, name, header, sizeof(header), nonce, text, len, tag, out,
+                          why, why_len);
+    }
+    if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY)
+        integrity_failed(name, key, why, why_len);
 
 cleanup:
-    if (ret != 0 && out != NULL)
+    if (ret != 0 && out != NULL && len != 0)
         OPENSSL_cleanse(out, len);
+    OPENSSL_cleanse(ticket_key, sizeof(ticket_key));
+    free(aad);
     router_wipe_free(text_copy, len);
     return ret;
 }
@@ -198,9 +298,9 @@ cleanup:
 /* ---- encryption --------------------------------------------------------------------- */
 
 static void
-encrypt_aad(krb5_keyusage usage, uint8_t aad[AAD_HEADER_LEN])
+ticket_aad_header(krb5_keyusage usage, uint8_t aad[AAD_HEADER_LEN])
 {
-    aad[0] = MPC_KDC_AAD_ENCRYPT;
+    aad[0] = MPC_KDC_AAD_TICKET_KEY;
     store_u32be(aad + 1, (uint32_t)usage);
 }
 
@@ -243,7 +343,7 @@ router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id
         return KRB5_BAD_MSIZE;
     }
     out = (uint8_t *)output->ciphertext.data;
-    encrypt_aad(usage, aad);
+    ticket_aad_header(usage, aad);
     ret = seal(conn, nonces, key, NONCE_TICKET, aad, sizeof(aad), (const uint8_t *)input->data,
                input->length, out, out + MPC_KDC_NONCE_LEN,
                out + MPC_KDC_NONCE_LEN + input->length, why, why_len);
@@ -258,7 +358,6 @@ router_gcm_decrypt(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage u
                    krb5_data *output, char *why, size_t why_len)
 {
     const uint8_t *in;
-    uint8_t aad[AAD_HEADER_LEN];
     size_t plain_len;
     krb5_error_code ret;
 
@@ -287,8 +386,7 @@ router_gcm_decrypt(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage u
         return KRB5_BAD_MSIZE;
     }
     in = (const uint8_t *)input->ciphertext.data;
-    encrypt_aad(usage, aad);
-    ret = open_sealed(conn, key, aad, sizeof(aad), in, in + MPC_KDC_NONCE_LEN, plain_len,
+    ret = open_ticket(conn, key, usage, in, in + MPC_KDC_NONCE_LEN, plain_len,
                       in + MPC_KDC_NONCE_LEN + plain_len, (uint8_t *)output->data, why, why_len);
     if (ret == 0)
         output->length = (unsigned int)plain_len;
@@ -394,8 +492,8 @@ checksum_verify(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usag
     ret = checksum_aad(usage, iov, n, one, &aad, &aad_len, why, why_len);
     if (ret)
         return ret;
-    ret = open_sealed(conn, key, aad, aad_len, cksum, NULL, 0, cksum + MPC_KDC_NONCE_LEN, NULL,
-                      why, why_len);
+    ret = open_checksum(conn, key, aad, aad_len, cksum, cksum + MPC_KDC_NONCE_LEN, why,
+                        why_len);
     free(aad);
     if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY) {
         /* A wrong checksum is an answer, not an error (as libk5crypto). */

@@ -1,8 +1,8 @@
 /* kdc-plugin/router/nonce_supply.c - per-key nonce pools and the thread that refills them
  * (nonce_supply.h).
  *
- * Reads the pool options of the router configuration (pool_ttl_s, pool_low, pool_high,
- * ticket_blocks) through the engine connection.
+ * Reads the pool options of the router configuration (pool_ttl_s, pool_low, pool_high)
+ * through the engine connection.
  */
 
 #ifndef _GNU_SOURCE
@@ -41,6 +41,13 @@
 _Static_assert(NONCE_POOL_NONCE_LEN == MPC_KDC_NONCE_LEN, "a pool holds the format's nonces");
 
 static const char *const kind_names[NONCE_KINDS] = { "ticket", "checksum" };
+
+/* Keystream blocks prefetched per nonce: a ticket's key, none for a checksum. */
+static uint32_t
+kind_blocks(int kind)
+{
+    return kind == NONCE_TICKET ? MPC_KDC_TICKET_KEY_BLOCKS : 0;
+}
 
 /* The pools of one engine key. A slot's generation changes whenever its pools lose their
  * entries (eviction of the slot, a server that forgot the nonces), so that a background
@@ -240,7 +247,6 @@ static void *
 refill_main(void *arg)
 {
     nonce_supply *supply = arg;
-    const router_engine_options *opt = supply->opt;
     mpc_client *client = NULL;
     char name[MPC_KDC_ENGINE_KEY_NAME_LEN], err[REASON_LEN], log_msg[REASON_LEN + 200];
     uint8_t *nonces = NULL, *keystream = NULL;
@@ -262,7 +268,7 @@ refill_main(void *arg)
         memcpy(name, slot->name, sizeof(name));
         kvno = slot->kvno;
         generation = slot->generation[k];
-        blocks = k == NONCE_TICKET ? opt->ticket_blocks : 0;
+        blocks = kind_blocks(k);
         want = (uint32_t)(nonce_pool_capacity(slot->pool[k]) - nonce_pool_count(slot->pool[k]));
         if (want > REFILL_MAX_NONCES_PER_CALL)
             want = REFILL_MAX_NONCES_PER_CALL;
@@ -344,7 +350,7 @@ static struct key_slot *
 find_slot(nonce_supply *supply, const char *name, uint32_t kvno, uint64_t now)
 {
     struct key_slot *slot = NULL;
-    size_t ks_len = (size_t)supply->opt->ticket_blocks * 16;
+    size_t ks_len = (size_t)kind_blocks(NONCE_TICKET) * 16;
     int i, k;
 
     for (i = 0; i < NONCE_SUPPLY_MAX_KEYS && slot == NULL; i++) {
@@ -385,7 +391,7 @@ find_slot(nonce_supply *supply, const char *name, uint32_t kvno, uint64_t now)
  * when the pool runs low. */
 static int
 take_pooled(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_kind kind,
-            uint32_t blocks, uint8_t nonce[NONCE_POOL_NONCE_LEN], uint8_t *keystream)
+            uint8_t nonce[NONCE_POOL_NONCE_LEN], uint8_t *keystream)
 {
     const router_engine_options *opt = supply->opt;
     struct key_slot *slot;
@@ -396,9 +402,8 @@ take_pooled(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_ki
     slot = find_slot(supply, name, kvno, now);
     if (slot != NULL) {
         thread_error = start_refill(supply);
-        if (kind == NONCE_CHECKSUM || blocks <= opt->ticket_blocks)
-            got = nonce_pool_take(slot->pool[kind], now, (uint64_t)opt->pool_ttl_s * 1000u,
-                                  nonce, keystream);
+        got = nonce_pool_take(slot->pool[kind], now, (uint64_t)opt->pool_ttl_s * 1000u, nonce,
+                              keystream);
         if (nonce_pool_count(slot->pool[kind]) < opt->pool_low)
             pthread_cond_signal(&supply->wake);
     }
@@ -411,14 +416,15 @@ take_pooled(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_ki
 
 krb5_error_code
 nonce_supply_take(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_kind kind,
-                  uint32_t blocks, int from_pool, uint8_t nonce[NONCE_POOL_NONCE_LEN],
+                  int from_pool, uint8_t nonce[NONCE_POOL_NONCE_LEN],
                   uint8_t *keystream, int *pooled, char *why, size_t why_len)
 {
+    const uint32_t blocks = kind_blocks(kind);
     mpc_client *client;
     int rc;
 
     *pooled = 0;
-    if (from_pool && take_pooled(supply, name, kvno, kind, blocks, nonce, keystream)) {
+    if (from_pool && take_pooled(supply, name, kvno, kind, nonce, keystream)) {
         *pooled = 1;
         return 0;
     }

@@ -5,8 +5,8 @@
  * (mpc_client_gcm_prefetch), so sealing a ticket costs one tag round trip and no
  * computation between the servers. Per engine key (name, kvno; at most
  * NONCE_SUPPLY_MAX_KEYS, the least recently used gives way) and per process two pools
- * (nonce_pool.h): tickets (ticket_blocks keystream blocks per nonce) and checksums (no
- * keystream).
+ * (nonce_pool.h): tickets (MPC_KDC_TICKET_KEY_BLOCKS keystream blocks per nonce, the
+ * ticket key) and checksums (no keystream).
  *
  * A background thread, started on first use in the process that takes nonces and never
  * inherited across fork (it blocks all signals), keeps each pool between pool_low and
@@ -54,13 +54,13 @@ krb5_error_code nonce_supply_create(engine_conn *conn, nonce_supply **out, char 
 void nonce_supply_destroy(nonce_supply *supply);
 
 /* One nonce and its keystream for a seal under (name, kvno): from the pool of `kind` when
- * from_pool is set and that pool has an entry with at least `blocks` keystream blocks, else
- * prefetched now through conn's foreground client. keystream has room for max(blocks,
- * ticket_blocks) blocks; the caller wipes it. *pooled says whether it came from a pool.
+ * from_pool is set and that pool has an entry, else prefetched now through conn's
+ * foreground client. keystream has room for MPC_KDC_TICKET_KEY_BLOCKS blocks (written for
+ * a ticket nonce only); the caller wipes it. *pooled says whether it came from a pool.
  * Returns 0, or KRB5_CRYPTO_INTERNAL with why set (the engine down, unreachable or
  * failing). */
 krb5_error_code nonce_supply_take(nonce_supply *supply, const char *name, uint32_t kvno,
-                                  enum nonce_kind kind, uint32_t blocks, int from_pool,
+                                  enum nonce_kind kind, int from_pool,
                                   uint8_t nonce[NONCE_POOL_NONCE_LEN], uint8_t *keystream,
                                   int *pooled, char *why, size_t why_len);
 

@@ -18,10 +18,8 @@
  *
  *   pool_ttl_s    = 1800     drop prefetched nonces older than this (1..604800); keep
  *                            it below the servers' gcm_nonce_ttl_s (default 3600)
- *   pool_low      = 16       refill a pool holding fewer nonces than this ...
- *   pool_high     = 96       ... up to this many (pool_low < pool_high <= 65536)
- *   ticket_blocks = 40       keystream blocks (16 bytes) prefetched per ticket nonce
- *                            (1..1022); a longer ticket prefetches for itself
+ *   pool_low      = 64       refill a pool holding fewer nonces than this ...
+ *   pool_high     = 512      ... up to this many (pool_low < pool_high <= 65536)
  *   unreachable_retry_ms = 3000
  *                            after a call finds the engine unreachable, calls fail at
  *                            once for this long, then one tries again (1..600000)
@@ -160,7 +158,6 @@ static const struct {
     { "pool_low", offsetof(router_engine_options, pool_low), 1, 65535 },
     { "pool_high", offsetof(router_engine_options, pool_high), 2, 65536 },
     { "unreachable_retry_ms", offsetof(router_engine_options, unreachable_retry_ms), 1, 600000 },
-    { "ticket_blocks", offsetof(router_engine_options, ticket_blocks), 1, 1022 },
 };
 
 /* Parses a decimal in [min, max] into *out; 0 on success. */

@@ -3,7 +3,8 @@ that the tests check the plugin against a second implementation.
 
 - kdc-plugin/kdb/handle.h: the 64-byte key handle and its principal name hash;
 - kdc-plugin/kdb/protected_key.h: the private enctype, engine key names, the ticket key
-  enrolled from an existing krbtgt key, and the AAD of encryptions and checksums;
+  enrolled from an existing krbtgt key, a ticket's own key, and the AAD of encryptions and
+  checksums;
 - protected users: the user marker, and RFC 3961/3962 key derivation (n-fold, DK,
   string-to-key) to know a user's key and the derived keys the engine holds instead.
 """
@@ -19,7 +20,7 @@ AES256, AES128 = 18, 17
 PRIVATE_ENCTYPE = -19792                       # MPC_KDC_ENCTYPE_AES256_GCM
 HANDLE_MAGIC = bytes([0x8A, 0xF7, ord("M"), ord("H")])
 TICKET_KEY_LABEL = b"mpc-kdc aes256-gcm ticket key v1"
-AAD_ENCRYPT, AAD_CHECKSUM = 0x01, 0x02
+AAD_KEYSTREAM, AAD_CHECKSUM, AAD_TICKET_KEY = 0x01, 0x02, 0x03
 
 
 def name_hash(principal: str) -> bytes:
@@ -40,8 +41,31 @@ def ticket_key(existing: bytes) -> bytes:
     return hmac.new(existing, TICKET_KEY_LABEL, hashlib.sha256).digest()
 
 
-def encrypt_aad(usage: int) -> bytes:
-    return bytes([AAD_ENCRYPT]) + struct.pack(">I", usage)
+def keystream_aad(usage: int) -> bytes:
+    """The AAD of the earlier ticket format: GCM's own keystream over the whole text."""
+    return bytes([AAD_KEYSTREAM]) + struct.pack(">I", usage)
+
+
+def ticket_aad(usage: int, ciphertext: bytes) -> bytes:
+    return bytes([AAD_TICKET_KEY]) + struct.pack(">I", usage) + ciphertext
+
+
+def nonce_ticket_key(key: bytes, nonce: bytes) -> bytes:
+    """A ticket's own key: GCM's keystream blocks 2 and 3 of the nonce under K."""
+    return b"".join(_aes_block(key, nonce + struct.pack(">I", counter)) for counter in (2, 3))
+
+
+def seal_ticket(key: bytes, nonce: bytes, usage: int, plain: bytes) -> bytes:
+    """N || C || T: C is AES-256-CTR of plain under the ticket key from counter block 0, T the
+    GCM tag of 32 zero bytes of ciphertext with AAD 0x03 || usage || C."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    own = nonce_ticket_key(key, nonce)
+    encryptor = Cipher(algorithms.AES(own), modes.CTR(bytes(16))).encryptor()
+    ciphertext = encryptor.update(plain) + encryptor.finalize()
+    sealed = AESGCM(key).encrypt(nonce, own, ticket_aad(usage, ciphertext))
+    assert sealed[:32] == bytes(32), "the ticket key is the nonce's keystream"
+    return nonce + ciphertext + sealed[32:]
 
 
 def checksum_aad(usage: int, data: bytes) -> bytes:

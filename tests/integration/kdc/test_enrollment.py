@@ -38,7 +38,7 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from kdc_formats import (AES128, AES256, PRIVATE_ENCTYPE, encrypt_aad as ticket_aad, engine_name,
+from kdc_formats import (AES128, AES256, PRIVATE_ENCTYPE, keystream_aad, engine_name,
                          expected_handle, ticket_key)
 from krb5_realm import Realm, pick_ports
 from mpc_cluster import Cluster, client_library, mpcctl_binary
@@ -247,7 +247,7 @@ def test_protect_moves_the_krbtgt_key_into_the_engine(make_realm, backend, engin
     assert engine_keys(engine, principal) == {1}
     k = ticket_key(old[(1, AES256)])
     name = engine_name(principal)
-    aad, plaintext = ticket_aad(2), secrets.token_bytes(45)
+    aad, plaintext = keystream_aad(2), secrets.token_bytes(45)
     nonce, ciphertext, tag = gcm.seal(name, 1, aad, plaintext)
     assert AESGCM(k).encrypt(nonce, plaintext, aad) == ciphertext + tag
     nonce = secrets.token_bytes(12)
@@ -364,7 +364,7 @@ def test_rotate_keeps_old_kvnos_until_no_ticket_can_use_them(make_realm, engine,
     assert engine_keys(engine, principal) == {1, 2}
     assert "Number of keys: 2" in realm.getprinc(principal).stdout
     # kvno 1 is still the derived key; kvno 2 is a fresh one that computes in the engine.
-    aad, plaintext = ticket_aad(2), secrets.token_bytes(20)
+    aad, plaintext = keystream_aad(2), secrets.token_bytes(20)
     nonce, ciphertext, tag = gcm.seal(name, 1, aad, plaintext)
     assert AESGCM(ticket_key(old[(1, AES256)])).decrypt(nonce, ciphertext + tag, aad) == plaintext
     nonce, ciphertext, tag = gcm.seal(name, 2, aad, plaintext)
@@ -606,7 +606,7 @@ def test_protect_replaces_an_engine_key_left_by_a_failed_attempt(make_realm, eng
 
     protect(realm, engine)
     k = ticket_key(old[(1, AES256)])
-    aad, plaintext = ticket_aad(2), secrets.token_bytes(20)
+    aad, plaintext = keystream_aad(2), secrets.token_bytes(20)
     nonce, ciphertext, tag = gcm.seal(name, 1, aad, plaintext)
     assert AESGCM(k).encrypt(nonce, plaintext, aad) == ciphertext + tag
 

@@ -59,9 +59,9 @@ KRB5_CRYPTO_INTERNAL = -1765328206
 # krb5_cryptotype
 IOV_HEADER, IOV_DATA, IOV_PADDING, IOV_TRAILER, IOV_CHECKSUM, IOV_SIGN_ONLY = 1, 2, 4, 5, 6, 3
 
-# The engine authenticates at most 1024 GHASH blocks per call: AAD (5 bytes: one block),
-# text, one length block.
-MAX_PLAINTEXT = (1024 - 2) * 16
+# The engine authenticates at most 1024 GHASH blocks per call. A ticket's: the AAD (5 bytes
+# and the ciphertext), the two blocks of the ticket key's text, one length block.
+MAX_PLAINTEXT = (1024 - 3) * 16 - 5
 MAX_CHECKSUM_DATA = 1023 * 16 - 5
 
 
@@ -357,11 +357,12 @@ if __name__ == "__main__" and sys.argv[1:] == ["driver"]:
 import pytest  # noqa: E402  (the driver above needs no pytest)
 
 import mpc_cluster  # noqa: E402
+from cryptography.exceptions import InvalidTag  # noqa: E402
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 
 
-from kdc_formats import (checksum_aad, encrypt_aad, engine_name as engine_key_name,  # noqa: E402
-                         expected_handle as make_handle)
+from kdc_formats import (checksum_aad, engine_name as engine_key_name,  # noqa: E402
+                         expected_handle as make_handle, keystream_aad, seal_ticket)
 
 
 @pytest.fixture(scope="session")
@@ -464,13 +465,13 @@ def engine(cluster, router_so, tmp_path_factory):
 
 
 def check_sealed(key: bytes, usage: int, plain: bytes, result: dict) -> bytes:
-    """The router's ciphertext against AESGCM; returns the nonce."""
+    """The router's ciphertext against the format computed here; returns the nonce."""
     assert result["ret"] == 0, result["msg"]
     assert result["enctype"] == PRIVATE_ENCTYPE and result["kvno"] == 0
     cipher = bytes.fromhex(result["cipher"])
     assert len(cipher) == 12 + len(plain) + 16 == result["length"]
     nonce = cipher[:12]
-    assert cipher[12:] == AESGCM(key).encrypt(nonce, plain, encrypt_aad(usage))
+    assert cipher == seal_ticket(key, nonce, usage, plain)
     return nonce
 
 
@@ -485,7 +486,7 @@ SIZES = [0, 1, 15, 16, 17, 341, 479, 1023, 1024, 1025, 5000, MAX_PLAINTEXT]
 
 
 @pytest.mark.timeout(120)
-def test_encrypt_and_decrypt_match_aes_gcm(engine):
+def test_encrypt_and_decrypt_match_the_ticket_format(engine):
     key, driver = engine
     nonces = set()
     for api in ("c", "k"):
@@ -503,11 +504,34 @@ def test_encrypt_and_decrypt_match_aes_gcm(engine):
             opened = driver.call("decrypt", usage=usage, cipher=sealed["cipher"],
                                  enctype=ENCTYPE_UNKNOWN)
             assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain
-    # What Python seals, the router opens: the format is AES-GCM and nothing else.
-    nonce, plain = secrets.token_bytes(12), b"sealed by AESGCM"
-    theirs = nonce + AESGCM(key).encrypt(nonce, plain, encrypt_aad(2))
-    opened = driver.call("decrypt", usage=2, cipher=theirs.hex())
+    # What Python seals, the router opens: the format is the one computed here and nothing else.
+    nonce, plain = secrets.token_bytes(12), b"sealed by Python"
+    opened = driver.call("decrypt", usage=2, cipher=seal_ticket(key, nonce, 2, plain).hex())
     assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain
+
+
+@pytest.mark.timeout(120)
+def test_tickets_of_the_earlier_format_still_open(engine):
+    """Tickets issued before the ticket key (GCM's keystream over the whole text, AAD 0x01 ||
+    usage) open as before, and only with their own usage and intact."""
+    key, driver = engine
+    for size in (0, 1, 341, 1024, MAX_PLAINTEXT):
+        nonce, plain = secrets.token_bytes(12), secrets.token_bytes(size)
+        earlier = nonce + AESGCM(key).encrypt(nonce, plain, keystream_aad(2))
+        opened = driver.call("decrypt", usage=2, cipher=earlier.hex())
+        assert opened["ret"] == 0, (size, opened["msg"])
+        assert bytes.fromhex(opened["plain"]) == plain
+    assert driver.call("decrypt", usage=3, cipher=earlier.hex())["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY
+    for position in (0, 12, len(earlier) - 1):
+        bad = bytearray(earlier)
+        bad[position] ^= 0x80
+        result = driver.call("decrypt", usage=2, cipher=bytes(bad).hex())
+        assert result["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY, (position, result)
+        assert set(bytes.fromhex(result["left"])) <= {0}, "plaintext left after a bad tag"
+    # A ticket of this format is never read as one of the earlier: its tag covers the AAD byte.
+    sealed = bytes.fromhex(driver.call("encrypt", usage=2, plain=plain[:100].hex())["cipher"])
+    with pytest.raises(InvalidTag):
+        AESGCM(key).decrypt(sealed[:12], sealed[12:], keystream_aad(2))
 
 
 @pytest.mark.timeout(120)
