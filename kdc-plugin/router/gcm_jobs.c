@@ -245,12 +245,18 @@ open_ticket(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
     char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
     uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], header[AAD_HEADER_LEN], *aad = NULL;
     uint8_t *text_copy = NULL;
+    /* The current format hashes the text as AAD beside 32 bytes of text: its limit is a few
+     * bytes lower than the earlier format's. */
+    const int fits_current =
+        hash_blocks(AAD_HEADER_LEN + len, sizeof(zero_text)) <= MPC_GCM_MAX_HASH_BLOCKS;
+    const int fits_earlier = hash_blocks(AAD_HEADER_LEN, len) <= MPC_GCM_MAX_HASH_BLOCKS;
     krb5_error_code ret;
 
     mpc_kdc_engine_key_name(key, name);
-    ret = check_hash_limit(AAD_HEADER_LEN + len, sizeof(zero_text), why, why_len);
-    if (ret)
+    if (!fits_current && !fits_earlier) {
+        ret = check_hash_limit(AAD_HEADER_LEN, len, why, why_len);
         goto cleanup;
+    }
     /* Decryption goes in place or into a separate buffer, never a shifted one. */
     if (out != text && router_overlaps(text, len, out, len)) {
         text_copy = malloc(len);
@@ -262,22 +268,24 @@ open_ticket(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
         memcpy(text_copy, text, len);
         text = text_copy;
     }
-    aad = malloc(AAD_HEADER_LEN + len);
-    if (aad == NULL) {
-        router_set_why(why, why_len, "out of memory");
-        ret = ENOMEM;
-        goto cleanup;
+    ret = KRB5KRB_AP_ERR_BAD_INTEGRITY;
+    if (fits_current) {
+        aad = malloc(AAD_HEADER_LEN + len);
+        if (aad == NULL) {
+            router_set_why(why, why_len, "out of memory");
+            ret = ENOMEM;
+            goto cleanup;
+        }
+        aad[0] = MPC_KDC_AAD_TICKET_KEY;
+        store_u32be(aad + 1, (uint32_t)usage);
+        if (len != 0)
+            memcpy(aad + AAD_HEADER_LEN, text, len);
+        ret = engine_open(conn, key, name, aad, AAD_HEADER_LEN + len, nonce, zero_text,
+                          sizeof(zero_text), tag, ticket_key, why, why_len);
+        if (ret == 0)
+            ret = ticket_key_ctr(ticket_key, text, len, out, why, why_len);
     }
-    aad[0] = MPC_KDC_AAD_TICKET_KEY;
-    store_u32be(aad + 1, (uint32_t)usage);
-    if (len != 0)
-        memcpy(aad + AAD_HEADER_LEN, text, len);
-    ret = engine_open(conn, key, name, aad, AAD_HEADER_LEN + len, nonce, zero_text,
-                      sizeof(zero_text), tag, ticket_key, why, why_len);
-    if (ret == 0) {
-        ret = ticket_key_ctr(ticket_key, text, len, out, why, why_len);
-    } else if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY &&
-               hash_blocks(AAD_HEADER_LEN, len) <= MPC_GCM_MAX_HASH_BLOCKS) {
+    if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY && fits_earlier) {
         header[0] = MPC_KDC_AAD_KEYSTREAM;
         store_u32be(header + 1, (uint32_t)usage);
         ret = engine_open(conn, key, name, header, sizeof(header), nonce, text, len, tag, out,

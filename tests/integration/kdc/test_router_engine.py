@@ -62,6 +62,8 @@ IOV_HEADER, IOV_DATA, IOV_PADDING, IOV_TRAILER, IOV_CHECKSUM, IOV_SIGN_ONLY = 1,
 # The engine authenticates at most 1024 GHASH blocks per call. A ticket's: the AAD (5 bytes
 # and the ciphertext), the two blocks of the ticket key's text, one length block.
 MAX_PLAINTEXT = (1024 - 3) * 16 - 5
+# The earlier format's: one AAD block, the text, one length block.
+EARLIER_MAX_PLAINTEXT = (1024 - 2) * 16
 MAX_CHECKSUM_DATA = 1023 * 16 - 5
 
 
@@ -515,12 +517,15 @@ def test_tickets_of_the_earlier_format_still_open(engine):
     """Tickets issued before the ticket key (GCM's keystream over the whole text, AAD 0x01 ||
     usage) open as before, and only with their own usage and intact."""
     key, driver = engine
-    for size in (0, 1, 341, 1024, MAX_PLAINTEXT):
+    for size in (EARLIER_MAX_PLAINTEXT, 0, 1, 341, 1024, MAX_PLAINTEXT):
         nonce, plain = secrets.token_bytes(12), secrets.token_bytes(size)
         earlier = nonce + AESGCM(key).encrypt(nonce, plain, keystream_aad(2))
         opened = driver.call("decrypt", usage=2, cipher=earlier.hex())
         assert opened["ret"] == 0, (size, opened["msg"])
         assert bytes.fromhex(opened["plain"]) == plain
+    too_long = nonce + bytes(EARLIER_MAX_PLAINTEXT + 1) + bytes(16)
+    result = driver.call("decrypt", usage=2, cipher=too_long.hex())
+    assert result["ret"] == KRB5_BAD_MSIZE and "GHASH" in result["msg"], result
     assert driver.call("decrypt", usage=3, cipher=earlier.hex())["ret"] == KRB5KRB_AP_ERR_BAD_INTEGRITY
     for position in (0, 12, len(earlier) - 1):
         bad = bytearray(earlier)
