@@ -51,11 +51,10 @@ typedef struct router_engine_options {
 } router_engine_options;
 
 #define ROUTER_ENGINE_DEFAULT_POOL_TTL_S 1800
-/* A server restart or a change of service mode loses every pool at once, and each worker
- * then refills from empty while it serves: a full pool is 1,536 AES blocks of the engine's
- * work (kdc-plugin/README.md). */
-#define ROUTER_ENGINE_DEFAULT_POOL_LOW 64
-#define ROUTER_ENGINE_DEFAULT_POOL_HIGH 512
+/* Small pools: every worker fills its own at start, and refills from empty after a server
+ * restart or a change of service mode loses them all, while it serves (kdc-plugin/README.md). */
+#define ROUTER_ENGINE_DEFAULT_POOL_LOW 16
+#define ROUTER_ENGINE_DEFAULT_POOL_HIGH 96
 #define ROUTER_ENGINE_DEFAULT_UNREACHABLE_RETRY_MS 3000
 
 typedef struct engine_conn engine_conn;
