@@ -26,13 +26,15 @@
 
 #define AAD_HEADER_LEN 5               /* the AAD's type byte and u32be usage */
 
+/* The AAD's first bytes: its type (MPC_KDC_AAD_*) and the key usage, big-endian. */
 static void
-store_u32be(uint8_t *p, uint32_t v)
+aad_header(uint8_t type, krb5_keyusage usage, uint8_t out[AAD_HEADER_LEN])
 {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
+    out[0] = type;
+    out[1] = (uint8_t)((uint32_t)usage >> 24);
+    out[2] = (uint8_t)((uint32_t)usage >> 16);
+    out[3] = (uint8_t)((uint32_t)usage >> 8);
+    out[4] = (uint8_t)usage;
 }
 
 /* GHASH input blocks of one engine call (zero-padded AAD, zero-padded text, lengths). */
@@ -40,6 +42,17 @@ static size_t
 hash_blocks(size_t aad_len, size_t text_len)
 {
     return (aad_len + 15) / 16 + (text_len + 15) / 16 + 1;
+}
+
+/* KRB5_BAD_MSIZE for len bytes of data and aad_len of associated data that one engine call
+ * cannot authenticate. */
+static krb5_error_code
+too_long(size_t len, size_t aad_len, char *why, size_t why_len)
+{
+    router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more than "
+                   "the engine authenticates in one call (%u GHASH blocks)", len, aad_len,
+                   (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
+    return KRB5_BAD_MSIZE;
 }
 
 int
@@ -104,12 +117,8 @@ seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum no
     mpc_kdc_engine_key_name(key, name);
     if (ticket)
         tag_aad_len = aad_len + len;
-    if (hash_blocks(tag_aad_len, ticket ? sizeof(zero_text) : 0) > MPC_GCM_MAX_HASH_BLOCKS) {
-        router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more "
-                       "than the engine authenticates in one call (%u GHASH blocks)", len,
-                       aad_len, (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
-        return KRB5_BAD_MSIZE;
-    }
+    if (hash_blocks(tag_aad_len, ticket ? sizeof(zero_text) : 0) > MPC_GCM_MAX_HASH_BLOCKS)
+        return too_long(len, aad_len, why, why_len);
     if (ticket) {
         /* The tag covers the header and C: C is written there first, then copied out. */
         full_aad = malloc(tag_aad_len);
@@ -196,17 +205,6 @@ engine_open(engine_conn *conn, const mpc_kdb_key_id *key, const char *name,
     return rc == MPC_EBADTAG ? KRB5KRB_AP_ERR_BAD_INTEGRITY : KRB5_CRYPTO_INTERNAL;
 }
 
-static krb5_error_code
-check_hash_limit(size_t aad_len, size_t len, char *why, size_t why_len)
-{
-    if (hash_blocks(aad_len, len) <= MPC_GCM_MAX_HASH_BLOCKS)
-        return 0;
-    router_set_why(why, why_len, "%zu bytes of data and %zu of associated data are more than "
-                   "the engine authenticates in one call (%u GHASH blocks)", len, aad_len,
-                   (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
-    return KRB5_BAD_MSIZE;
-}
-
 static void
 integrity_failed(const char *name, const mpc_kdb_key_id *key, char *why, size_t why_len)
 {
@@ -224,9 +222,8 @@ open_checksum(engine_conn *conn, const mpc_kdb_key_id *key, const uint8_t *aad, 
     krb5_error_code ret;
 
     mpc_kdc_engine_key_name(key, name);
-    ret = check_hash_limit(aad_len, 0, why, why_len);
-    if (ret)
-        return ret;
+    if (hash_blocks(aad_len, 0) > MPC_GCM_MAX_HASH_BLOCKS)
+        return too_long(0, aad_len, why, why_len);
     ret = engine_open(conn, key, name, aad, aad_len, nonce, NULL, 0, tag, NULL, why, why_len);
     if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY)
         integrity_failed(name, key, why, why_len);
@@ -254,7 +251,7 @@ open_ticket(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
 
     mpc_kdc_engine_key_name(key, name);
     if (!fits_current && !fits_earlier) {
-        ret = check_hash_limit(AAD_HEADER_LEN, len, why, why_len);
+        ret = too_long(len, AAD_HEADER_LEN, why, why_len);
         goto cleanup;
     }
     /* Decryption goes in place or into a separate buffer, never a shifted one. */
@@ -276,8 +273,7 @@ open_ticket(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
             ret = ENOMEM;
             goto cleanup;
         }
-        aad[0] = MPC_KDC_AAD_TICKET_KEY;
-        store_u32be(aad + 1, (uint32_t)usage);
+        aad_header(MPC_KDC_AAD_TICKET_KEY, usage, aad);
         if (len != 0)
             memcpy(aad + AAD_HEADER_LEN, text, len);
         ret = engine_open(conn, key, name, aad, AAD_HEADER_LEN + len, nonce, zero_text,
@@ -286,8 +282,7 @@ open_ticket(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
             ret = ticket_key_ctr(ticket_key, text, len, out, why, why_len);
     }
     if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY && fits_earlier) {
-        header[0] = MPC_KDC_AAD_KEYSTREAM;
-        store_u32be(header + 1, (uint32_t)usage);
+        aad_header(MPC_KDC_AAD_KEYSTREAM, usage, header);
         ret = engine_open(conn, key, name, header, sizeof(header), nonce, text, len, tag, out,
                           why, why_len);
     }
@@ -304,13 +299,6 @@ cleanup:
 }
 
 /* ---- encryption --------------------------------------------------------------------- */
-
-static void
-ticket_aad_header(krb5_keyusage usage, uint8_t aad[AAD_HEADER_LEN])
-{
-    aad[0] = MPC_KDC_AAD_TICKET_KEY;
-    store_u32be(aad + 1, (uint32_t)usage);
-}
 
 /* A cipher state chains nothing in this format: only the empty one init_state makes. */
 static krb5_error_code
@@ -351,7 +339,7 @@ router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id
         return KRB5_BAD_MSIZE;
     }
     out = (uint8_t *)output->ciphertext.data;
-    ticket_aad_header(usage, aad);
+    aad_header(MPC_KDC_AAD_TICKET_KEY, usage, aad);
     ret = seal(conn, nonces, key, NONCE_TICKET, aad, sizeof(aad), (const uint8_t *)input->data,
                input->length, out, out + MPC_KDC_NONCE_LEN,
                out + MPC_KDC_NONCE_LEN + input->length, why, why_len);
@@ -440,8 +428,7 @@ checksum_aad(krb5_keyusage usage, const krb5_crypto_iov *iov, size_t n, const kr
         router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
-    aad[0] = MPC_KDC_AAD_CHECKSUM;
-    store_u32be(aad + 1, (uint32_t)usage);
+    aad_header(MPC_KDC_AAD_CHECKSUM, usage, aad);
     at = AAD_HEADER_LEN;
     for (i = 0; i < n; i++) {
         if (iov_signed(&iov[i])) {

@@ -30,7 +30,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
-
 sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
 
 import kdc_bench  # noqa: E402
