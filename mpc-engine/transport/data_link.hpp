@@ -1,0 +1,118 @@
+// Data links: the servers' layer messages over plain TCP sockets, each frame sealed with
+// AES-256-GCM (frame_cipher.hpp) under keys from a handshake bound to the pinned
+// long-term keys (link_handshake.hpp).
+//
+// Why not CurveZMQ here: a batch's layer messages are most of the bytes the servers move,
+// and CurveZMQ seals them with XSalsa20-Poly1305 in software on ZeroMQ's I/O thread, a
+// hand-off and a copy each way. A data link is read and written by the thread that
+// evaluates, with the AES and GHASH instructions of the CPU. Control messages stay on
+// CurveZMQ (zmq_link.hpp).
+//
+// Any failure (a frame whose tag fails: tampered, replayed, reordered or cut short; a
+// peer that closes; a deadline that passes half-way through a frame) closes the link for
+// good and throws PeerError; the caller connects again, with a new handshake and keys.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "transport/curve_keys.hpp"
+#include "transport/frame_cipher.hpp"
+
+namespace mpc::transport {
+
+struct DataLinkOptions {
+  // A frame announcing more ciphertext than this closes the link before anything is read.
+  std::uint32_t max_frame_bytes = std::uint32_t{512} << 20;
+  std::chrono::milliseconds handshake_timeout{2000};
+  std::uint64_t rekey_after_frames = kDefaultRekeyFrames;
+};
+
+class DataLink {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Connects to the DataListener at `endpoint` ("tcp://host:port") whose key must be
+  // `listener_key`, naming `channel` (which of the caller's streams this is). Throws
+  // PeerError when no keyed link comes up by the handshake timeout (refused, unreachable, or
+  // the listener could not prove its key).
+  static std::unique_ptr<DataLink> connect(const std::string& endpoint, const CurveKeyPair& own,
+                                           const PublicKey& listener_key, std::uint32_t channel,
+                                           const DataLinkOptions& options = {});
+  ~DataLink();
+  DataLink(const DataLink&) = delete;
+  DataLink& operator=(const DataLink&) = delete;
+
+  // Sends the parts as one frame. Throws PeerError (and the link is closed) if the link is
+  // broken or the frame is not out by `deadline`.
+  void send(std::initializer_list<std::span<const std::uint8_t>> parts, Clock::time_point deadline);
+  // The next frame's plaintext into `frame` (its buffer may be exchanged with one of the
+  // link's). False when no whole frame arrived by `deadline`: what did arrive is kept for
+  // the next call. Throws PeerError (and the link is closed) on any failure.
+  bool receive(std::vector<std::uint8_t>& frame, Clock::time_point deadline);
+
+  int descriptor() const noexcept { return socket_; }  // readable: a frame may be arriving
+  bool closed() const noexcept { return socket_ < 0; }
+  const PublicKey& peer() const noexcept { return peer_; }
+  std::uint32_t channel() const noexcept { return channel_; }
+
+ private:
+  friend class DataListener;
+  DataLink(int socket, const PublicKey& peer, std::uint32_t channel, const SecretBytes& send_key,
+           const SecretBytes& receive_key, const DataLinkOptions& options);
+  [[noreturn]] void fail(const std::string& why);
+  // Reads what is there toward the current frame; true once it is whole.
+  bool read_available();
+
+  int socket_ = -1;
+  PublicKey peer_{};
+  std::uint32_t channel_ = 0;
+  std::uint32_t max_frame_bytes_;
+  FrameCipher sealer_;
+  FrameCipher opener_;
+  std::vector<std::uint8_t> outgoing_;
+  std::uint8_t header_[kFrameHeaderBytes] = {};
+  std::size_t header_read_ = 0;
+  std::vector<std::uint8_t> body_;  // ciphertext || tag of the frame being read
+  std::size_t body_read_ = 0;
+};
+
+class DataListener {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Binds `endpoint` ("tcp://host:port", port * for any). Throws Error(Transport).
+  DataListener(const std::string& endpoint, const CurveKeyPair& own, const DataLinkOptions& options = {});
+  ~DataListener();
+  DataListener(const DataListener&) = delete;
+  DataListener& operator=(const DataListener&) = delete;
+
+  void allow(const PublicKey& key);  // a peer's key the listener admits
+  // The next connection whose handshake completes with an admitted key; empty when none did
+  // by `deadline`. A connection that fails (a key not admitted, a bad handshake, a peer too
+  // slow) is closed and counted.
+  std::unique_ptr<DataLink> accept(Clock::time_point deadline);
+
+  std::string bound_endpoint() const;
+  int descriptor() const noexcept { return socket_; }  // readable: a connection is waiting
+  std::uint64_t refused() const noexcept { return refused_; }
+  const std::string& last_refusal() const noexcept { return last_refusal_; }
+
+ private:
+  std::unique_ptr<DataLink> handshake(int socket);
+
+  int socket_ = -1;
+  CurveKeyPair own_;
+  DataLinkOptions options_;
+  std::set<PublicKey> allowed_;
+  std::uint64_t refused_ = 0;
+  std::string last_refusal_;
+};
+
+}  // namespace mpc::transport
