@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <utility>
 
 #include "common/error.hpp"
+#include "common/file_descriptor.hpp"
 #include "transport/link_handshake.hpp"
 
 namespace mpc::transport {
@@ -40,22 +40,6 @@ TcpAddress parse_tcp_endpoint(const std::string& endpoint) {
   if (address.port == "*") address.port = "0";
   return address;
 }
-
-// A socket descriptor closed on every exit path unless released.
-class SocketGuard {
- public:
-  explicit SocketGuard(int socket) : socket_(socket) {}
-  ~SocketGuard() {
-    if (socket_ >= 0) ::close(socket_);
-  }
-  SocketGuard(const SocketGuard&) = delete;
-  SocketGuard& operator=(const SocketGuard&) = delete;
-  int get() const { return socket_; }
-  int release() { return std::exchange(socket_, -1); }
-
- private:
-  int socket_;
-};
 
 [[noreturn]] void fail_system(const std::string& what) {
   throw PeerError(Component::Transport, what + ": " + std::strerror(errno));
@@ -132,7 +116,7 @@ int connect_tcp(const TcpAddress& address, Clock::time_point deadline) {
     throw PeerError(Component::Transport, "cannot resolve " + address.host + ": " + ::gai_strerror(rc));
   std::string why = "no address";
   for (const addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
-    SocketGuard socket(::socket(entry->ai_family, entry->ai_socktype | SOCK_CLOEXEC, entry->ai_protocol));
+    FileDescriptor socket(::socket(entry->ai_family, entry->ai_socktype | SOCK_CLOEXEC, entry->ai_protocol));
     if (socket.get() < 0) continue;
     make_nonblocking(socket.get());
     if (::connect(socket.get(), entry->ai_addr, entry->ai_addrlen) != 0 && errno != EINPROGRESS) {
@@ -180,7 +164,7 @@ std::unique_ptr<DataLink> DataLink::connect(const std::string& endpoint, const C
                                             const PublicKey& listener_key, std::uint32_t channel,
                                             const DataLinkOptions& options) {
   const auto deadline = Clock::now() + options.handshake_timeout;
-  SocketGuard socket(connect_tcp(parse_tcp_endpoint(endpoint), deadline));
+  FileDescriptor socket(connect_tcp(parse_tcp_endpoint(endpoint), deadline));
   const CurveKeyPair ephemeral = generate_curve_key_pair();
   const auto hello = encode_hello({ephemeral.public_key, own.public_key, channel});
   std::array<std::uint8_t, kReplyBytes> reply{};
@@ -284,7 +268,7 @@ DataListener::DataListener(const std::string& endpoint, const CurveKeyPair& own,
     throw Error(Component::Transport, "cannot resolve data link endpoint " + endpoint + ": " + ::gai_strerror(rc));
   std::string why = "no address";
   for (const addrinfo* entry = found; entry != nullptr && socket_ < 0; entry = entry->ai_next) {
-    SocketGuard socket(::socket(entry->ai_family, entry->ai_socktype | SOCK_CLOEXEC, entry->ai_protocol));
+    FileDescriptor socket(::socket(entry->ai_family, entry->ai_socktype | SOCK_CLOEXEC, entry->ai_protocol));
     if (socket.get() < 0) continue;
     const int one = 1;
     ::setsockopt(socket.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -310,7 +294,6 @@ std::string DataListener::bound_endpoint() const {
   socklen_t length = sizeof address;
   if (::getsockname(socket_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
   char host[INET6_ADDRSTRLEN] = {};
-  std::uint16_t port = 0;
   if (address.ss_family == AF_INET6) {
     const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
     ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
@@ -318,8 +301,7 @@ std::string DataListener::bound_endpoint() const {
   }
   const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
   ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
-  port = ntohs(v4->sin_port);
-  return "tcp://" + std::string(host) + ":" + std::to_string(port);
+  return "tcp://" + std::string(host) + ":" + std::to_string(ntohs(v4->sin_port));
 }
 
 std::unique_ptr<DataLink> DataListener::accept(Clock::time_point deadline) {
@@ -342,7 +324,7 @@ std::unique_ptr<DataLink> DataListener::accept(Clock::time_point deadline) {
 }
 
 std::unique_ptr<DataLink> DataListener::handshake(int raw_socket) {
-  SocketGuard socket(raw_socket);
+  FileDescriptor socket(raw_socket);
   const auto deadline = Clock::now() + options_.handshake_timeout;
   std::array<std::uint8_t, kHelloBytes> hello{};
   if (!read_exact(socket.get(), hello.data(), hello.size(), deadline))
