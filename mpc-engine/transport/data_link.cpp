@@ -209,11 +209,21 @@ void DataLink::send(std::initializer_list<std::span<const std::uint8_t>> parts, 
   if (!sent) fail("data link frame not sent in time");
 }
 
+bool DataLink::reader_gone() {
+  if (socket_ < 0) return true;
+  pollfd entry{socket_, POLLIN | POLLRDHUP, 0};
+  if (::poll(&entry, 1, 0) == 0) return false;
+  ::close(socket_);
+  socket_ = -1;
+  return true;
+}
+
 bool DataLink::read_available() {
   while (header_read_ < kFrameHeaderBytes) {
     const std::size_t got = read_some(socket_, header_ + header_read_, kFrameHeaderBytes - header_read_);
     if (got == 0) return false;
     header_read_ += got;
+    bytes_read_ += got;
     if (header_read_ == kFrameHeaderBytes) {
       const std::uint32_t length = frame_length(header_);
       if (length > max_frame_bytes_)
@@ -227,6 +237,7 @@ bool DataLink::read_available() {
     const std::size_t got = read_some(socket_, body_.data() + body_read_, body_.size() - body_read_);
     if (got == 0) return false;
     body_read_ += got;
+    bytes_read_ += got;
   }
   return true;
 }
@@ -305,25 +316,31 @@ std::string DataListener::bound_endpoint() const {
 }
 
 std::unique_ptr<DataLink> DataListener::accept(Clock::time_point deadline) {
-  for (;;) {
-    const int socket = ::accept4(socket_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (socket < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) fail_system("data link accept failed");
-      if (!wait_for(socket_, POLLIN, deadline)) return nullptr;
-      continue;
-    }
-    set_no_delay(socket);
+  while (const auto socket = accept_connection(deadline)) {
     try {
-      if (auto link = handshake(socket)) return link;
+      return handshake(*socket);
     } catch (const Error& error) {
       ++refused_;
       last_refusal_ = error.what();
     }
   }
+  return nullptr;
 }
 
-std::unique_ptr<DataLink> DataListener::handshake(int raw_socket) {
+std::optional<int> DataListener::accept_connection(Clock::time_point deadline) {
+  for (;;) {
+    const int socket = ::accept4(socket_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (socket >= 0) {
+      set_no_delay(socket);
+      return socket;
+    }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) fail_system("data link accept failed");
+    if (!wait_for(socket_, POLLIN, deadline)) return std::nullopt;
+  }
+}
+
+std::unique_ptr<DataLink> DataListener::handshake(int raw_socket) const {
   FileDescriptor socket(raw_socket);
   const auto deadline = Clock::now() + options_.handshake_timeout;
   std::array<std::uint8_t, kHelloBytes> hello{};

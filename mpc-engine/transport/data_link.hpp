@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -57,6 +58,17 @@ class DataLink {
   // the next call. Throws PeerError (and the link is closed) on any failure.
   bool receive(std::vector<std::uint8_t>& frame, Clock::time_point deadline);
 
+  // For a link used in one direction only (the connecting end sends, the listening end reads):
+  // true when the reading end has gone (closed, reset, or sent what it never should), so the
+  // sender connects again before a frame is lost in a dead socket. Does not wait.
+  bool reader_gone();
+
+  // Whether part of a frame has arrived, and how many bytes have arrived in all: a reader
+  // can tell a frame that stalls half-way (a peer stuck, a length altered on the way) from
+  // one still coming.
+  bool mid_frame() const noexcept { return header_read_ != 0; }
+  std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+
   int descriptor() const noexcept { return socket_; }  // readable: a frame may be arriving
   bool closed() const noexcept { return socket_ < 0; }
   const PublicKey& peer() const noexcept { return peer_; }
@@ -81,6 +93,7 @@ class DataLink {
   std::size_t header_read_ = 0;
   std::vector<std::uint8_t> body_;  // ciphertext || tag of the frame being read
   std::size_t body_read_ = 0;
+  std::uint64_t bytes_read_ = 0;
 };
 
 class DataListener {
@@ -99,14 +112,21 @@ class DataListener {
   // slow) is closed and counted.
   std::unique_ptr<DataLink> accept(Clock::time_point deadline);
 
+  // The two halves of accept(), for a caller that runs each handshake on a thread of its own
+  // so that a connection that never finishes its handshake holds up no other:
+  // the next connection's socket (owned by the caller), or nothing when none came by `deadline`;
+  std::optional<int> accept_connection(Clock::time_point deadline);
+  // and its handshake, which takes the socket. Throws PeerError (the socket closed) for a key
+  // not admitted, a bad handshake or a peer too slow. Safe to call from several threads once
+  // every allow() is done.
+  std::unique_ptr<DataLink> handshake(int socket) const;
+
   std::string bound_endpoint() const;
   int descriptor() const noexcept { return socket_; }  // readable: a connection is waiting
   std::uint64_t refused() const noexcept { return refused_; }
   const std::string& last_refusal() const noexcept { return last_refusal_; }
 
  private:
-  std::unique_ptr<DataLink> handshake(int socket);
-
   int socket_ = -1;
   CurveKeyPair own_;
   DataLinkOptions options_;

@@ -468,5 +468,63 @@ TEST_F(DataLinkTest, APeerThatGoesAwayIsAClearErrorNotAHang) {
   EXPECT_THROW(DataLink::connect("tcp://127.0.0.1:1", client_keys, server_keys.public_key, 0), PeerError);
 }
 
+TEST_F(DataLinkTest, ASenderSeesThatItsReaderHasGoneBeforeItSends) {
+  auto [client, server] = link_up(client_keys, server_keys.public_key, endpoint);
+  ASSERT_TRUE(client && server);
+  EXPECT_FALSE(client->reader_gone());
+  const Bytes data = pattern(1000, 3);
+  client->send({data}, in(1000ms));
+  Bytes got;
+  ASSERT_TRUE(server->receive(got, in(1000ms)));
+  EXPECT_FALSE(client->reader_gone());
+  server.reset();  // the reading end restarts: its socket closes
+  const auto deadline = Clock::now() + 2000ms;
+  while (!client->reader_gone() && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(client->reader_gone());
+  EXPECT_TRUE(client->closed());
+  EXPECT_THROW(client->send({data}, in(100ms)), PeerError);
+}
+
+TEST_F(DataLinkTest, AFrameArrivesInPartsAndItsProgressIsVisible) {
+  // 8 MiB: more than loopback moves in one read, so the frame arrives over several.
+  auto [client, server] = link_up(client_keys, server_keys.public_key, endpoint);
+  ASSERT_TRUE(client && server);
+  const std::uint64_t before = server->bytes_read();
+  EXPECT_FALSE(server->mid_frame());
+  const Bytes data = pattern(8u << 20, 9);
+  auto sending = std::async(std::launch::async, [&] { client->send({data}, in(5000ms)); });
+  Bytes got;
+  ASSERT_TRUE(server->receive(got, in(5000ms)));
+  sending.get();
+  EXPECT_EQ(got, data);
+  EXPECT_FALSE(server->mid_frame());
+  EXPECT_EQ(server->bytes_read() - before, kFrameHeaderBytes + data.size() + kFrameTagBytes);
+}
+
+TEST_F(DataLinkTest, HandshakesRunApartFromTheAcceptSoASilentConnectionHoldsUpNoOther) {
+  EXPECT_FALSE(listener->accept_connection(in(50ms)));  // nothing waiting yet
+  // A stranger connects and says nothing; a pinned peer connects after it.
+  const int stranger = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1))));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(stranger, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const auto first = listener->accept_connection(in(1000ms));
+  ASSERT_TRUE(first);
+  auto peer = std::async(std::launch::async,
+                         [&] { return DataLink::connect(endpoint, client_keys, server_keys.public_key, 4); });
+  const auto second = listener->accept_connection(in(1000ms));
+  ASSERT_TRUE(second);
+  const auto started = Clock::now();
+  auto link = listener->handshake(*second);  // not held up by the silent first one
+  EXPECT_LT(Clock::now() - started, kHandshakeTimeout / 2);
+  ASSERT_TRUE(link);
+  EXPECT_EQ(link->channel(), 4u);
+  EXPECT_TRUE(peer.get());
+  EXPECT_THROW(listener->handshake(*first), PeerError);  // the silent one times out
+  ::close(stranger);
+}
+
 }  // namespace
 }  // namespace mpc::transport
