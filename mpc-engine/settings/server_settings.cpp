@@ -13,12 +13,19 @@ namespace {
 
 using detail::TableReader;
 
+// Data links (transport/data_link.hpp) are TCP streams of their own, not ZeroMQ sockets.
+std::string tcp_endpoint(const TableReader& reader, std::string_view key) {
+  std::string endpoint = reader.endpoint(key);
+  if (endpoint.rfind("tcp://", 0) != 0) reader.fail(key, "must be a tcp:// endpoint (got \"" + endpoint + "\")");
+  return endpoint;
+}
+
 ServerLimits read_limits(const detail::Document& document, const toml::table& table) {
   const TableReader reader(document, table, "limits",
                            {"max_batch_blocks", "max_job_blocks", "max_pending_jobs", "peer_timeout_ms",
                             "job_wait_ms", "sbox", "latency_batch_blocks", "gcm_nonce_ttl_s",
                             "gcm_nonces_per_client", "prepared_circuits_mib", "heartbeat_ms", "peer_down_ms",
-                            "rejoin_ms", "degraded_max_job_blocks"});
+                            "rejoin_ms", "degraded_max_job_blocks", "workers"});
   ServerLimits limits;
   if (auto v = reader.optional_integer("max_batch_blocks", kBatchBlocksMultiple, kMaxBatchBlocksCeiling)) {
     if (*v % kBatchBlocksMultiple != 0)
@@ -55,6 +62,7 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
   if (auto v = reader.optional_integer("rejoin_ms", 20, kMaxTimeoutMs)) limits.rejoin = std::chrono::milliseconds(*v);
   if (auto v = reader.optional_integer("degraded_max_job_blocks", 1, kMaxJobBlocksCeiling))
     limits.degraded_max_job_blocks = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("workers", 0, kMaxWorkers)) limits.workers = static_cast<std::uint32_t>(*v);
   return limits;
 }
 
@@ -101,7 +109,7 @@ int party_count(Protocol protocol) noexcept { return protocol == Protocol::Rss3 
 ServerSettings load_server_settings(const std::filesystem::path& file) {
   const detail::Document document = detail::parse_document(file);
   const TableReader root(document, document.root, "",
-                         {"protocol", "party", "client_endpoint", "peer_endpoint", "secret_key_file", "storage_path",
+                         {"protocol", "party", "client_endpoint", "peer_endpoint", "data_endpoint", "secret_key_file", "storage_path",
                           "storage_key_file", "log_level", "backend", "krb_evaluation", "degraded_service", "security", "limits", "lut",
                           "peers", "clients"});
   ServerSettings settings;
@@ -113,6 +121,12 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   settings.peer_endpoint = root.endpoint("peer_endpoint");
   if (settings.peer_endpoint == settings.client_endpoint)
     root.fail("peer_endpoint", "must differ from client_endpoint (\"" + settings.client_endpoint + "\")");
+  if (root.has("data_endpoint")) {
+    if (settings.protocol != Protocol::Rss3) root.fail("data_endpoint", "applies only to protocol = \"rss3\"");
+    settings.data_endpoint = tcp_endpoint(root, "data_endpoint");
+    if (settings.data_endpoint == settings.client_endpoint || settings.data_endpoint == settings.peer_endpoint)
+      root.fail("data_endpoint", "must differ from client_endpoint and peer_endpoint");
+  }
   settings.secret_key_file = root.path("secret_key_file");
   settings.storage_path = root.path("storage_path");
   settings.storage_key_file = root.path("storage_key_file");
@@ -148,12 +162,16 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   const auto peers = root.table_array("peers", parties - 1, parties - 1);
   for (std::size_t i = 0; i < peers.size(); ++i) {
     const TableReader reader(document, *peers[i], "peers[" + std::to_string(i) + "]",
-                             {"party", "endpoint", "public_key"});
+                             {"party", "endpoint", "data_endpoint", "public_key"});
     PeerSettings peer;
     peer.party = static_cast<int>(reader.integer("party", 1, parties)) - 1;
     if (peer.party == settings.party)
       reader.fail("party", "is " + std::to_string(peer.party + 1) + ", this server's own party");
     peer.endpoint = reader.endpoint("endpoint");
+    if (reader.has("data_endpoint")) {
+      if (settings.protocol != Protocol::Rss3) reader.fail("data_endpoint", "applies only to protocol = \"rss3\"");
+      peer.data_endpoint = tcp_endpoint(reader, "data_endpoint");
+    }
     peer.public_key = reader.public_key("public_key");
     for (const auto& other : settings.peers) {
       if (other.party == peer.party)

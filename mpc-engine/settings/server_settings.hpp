@@ -4,6 +4,8 @@
 //   party = 1                               # 1, 2 or 3 (1 or 2 with gc2 and lut2)
 //   client_endpoint = "tcp://0.0.0.0:7101"  # where clients (KDC, mpcctl) connect
 //   peer_endpoint = "tcp://0.0.0.0:7201"    # where the other two servers connect
+//   data_endpoint = "tcp://0.0.0.0:7221"    # rss3, optional: where the previous server's data
+//                                           # links arrive (batch layer messages, see below)
 //   secret_key_file = "/etc/mpc-kdc/server.key"
 //   storage_path = "/var/lib/mpc-server"
 //   storage_key_file = "/etc/mpc-kdc/storage.key"
@@ -31,6 +33,9 @@
 //                                 # the cluster leaves two-party service
 //   degraded_max_job_blocks = 1024  # rss3: the largest job (blocks, a prefetch's included)
 //                                 # two servers serve without the third (garbling is slower)
+//   workers = 0                   # rss3: batches of AES and GCM circuits evaluated at once,
+//                                 # each on a thread and data link of its own; 0: one per core
+//                                 # (at least 2). Give every server of a cluster the same value.
 //
 //   [lut]                         # protocol = "lut2" only
 //   preprocessing = "ot"          # ot (the two servers alone) | dealer (an offline third server)
@@ -44,6 +49,7 @@
 //   [[peers]]                     # exactly the two other parties (the other one with gc2, lut2)
 //   party = 2
 //   endpoint = "tcp://10.0.0.2:7201"
+//   data_endpoint = "tcp://10.0.0.2:7221"  # rss3, optional: that server's data_endpoint
 //   public_key = "z85..."         # or a path to a .pub file
 //
 //   [clients]                     # public keys (z85 or .pub paths) admitted per role
@@ -83,7 +89,14 @@
 //     check is refused everywhere (verification_failed). "passive" garbles once, as secure
 //     against one server that follows the protocol only. A server running "active" refuses
 //     batches a leader sends in the passive form, so one server cannot lower it for the
-//     others. Layered batches are checked against passive servers only, either way, for now.
+//     others. Under "active", every AND gate of a layered batch is verified too
+//     (protocol/rss3/and_check.hpp) before any output share leaves.
+//   - data_endpoint (rss3): with one, the server listens there for data links (AES-256-GCM
+//     over TCP, keyed by a handshake on the pinned keys: transport/data_link.hpp) from the
+//     previous server of the ring; with a peer's data_endpoint, batch workers send their
+//     layer messages to that server over data links, one per worker, instead of CurveZMQ.
+//     Either way every link is authenticated and encrypted, and a server takes layer
+//     messages from both. tcp:// only; it must differ from client_endpoint and peer_endpoint.
 //   - Strings are non-empty, at most 4096 bytes, without control characters.
 //   - Endpoints: tcp://host:port (port 1..65535 or *), ipc://path or inproc://name;
 //     client_endpoint and peer_endpoint differ; the two peers' endpoints differ.
@@ -128,6 +141,7 @@ inline constexpr std::int64_t kMaxTimeoutMs = 600000;  // also bounds cluster ti
 inline constexpr std::int64_t kMaxGcmNonceTtlS = 7 * 24 * 3600;
 inline constexpr std::uint32_t kMaxGcmNoncesPerClientCeiling = 1u << 22;
 inline constexpr std::int64_t kMaxPreparedCircuitsMib = 1 << 16;
+inline constexpr std::int64_t kMaxWorkers = 256;
 
 enum class Protocol { Rss3, Gc2, Lut2 };
 Protocol parse_protocol(std::string_view name);  // "rss3" | "gc2" | "lut2" (anything else: Rss3)
@@ -165,6 +179,7 @@ enum class Security { Active, Passive };
 struct PeerSettings {
   int party = 0;  // 0-based internally (file says 1..3)
   std::string endpoint;
+  std::string data_endpoint;  // empty: layer messages to this peer go over CurveZMQ
   transport::PublicKey public_key{};
 };
 
@@ -183,6 +198,7 @@ struct ServerLimits {
   std::chrono::milliseconds peer_down{500};
   std::chrono::milliseconds rejoin{1000};
   std::uint32_t degraded_max_job_blocks = 1024;
+  std::uint32_t workers = 0;  // 0: one per core, at least 2
 };
 
 struct ServerSettings {
@@ -190,6 +206,7 @@ struct ServerSettings {
   int party = 0;  // 0-based
   std::string client_endpoint;
   std::string peer_endpoint;
+  std::string data_endpoint;  // empty: no data links arrive here
   std::filesystem::path secret_key_file;
   std::filesystem::path storage_path;
   std::filesystem::path storage_key_file;

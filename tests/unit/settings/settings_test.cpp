@@ -122,6 +122,9 @@ TEST_F(SettingsTest, ServerExampleParses) {
   EXPECT_EQ(s.party, 0);
   EXPECT_EQ(s.client_endpoint, "tcp://0.0.0.0:7101");
   EXPECT_EQ(s.peer_endpoint, "tcp://0.0.0.0:7201");
+  EXPECT_EQ(s.data_endpoint, "tcp://0.0.0.0:7221");
+  EXPECT_EQ(s.peers[0].data_endpoint, "tcp://10.0.0.2:7221");
+  EXPECT_EQ(s.limits.workers, 0u);
   EXPECT_EQ(s.secret_key_file, fs::path("/etc/mpc-kdc/server.key"));
   EXPECT_EQ(s.storage_path, fs::path("/var/lib/mpc-server"));
   EXPECT_EQ(s.storage_key_file, fs::path("/etc/mpc-kdc/storage.key"));
@@ -242,6 +245,46 @@ TEST_F(SettingsTest, SecurityIsActiveUnlessPassiveIsAsked) {
   root["protocol"] = "\"gc2\"";
   expect_server_error(server_text(root, "", peer_table(2, "tcp://127.0.0.1:7202", z85(peer2))),
                       {"security", "only to protocol = \"rss3\""});
+}
+
+TEST_F(SettingsTest, DataLinksAreOptionalTcpOnlyAndForThreeServers) {
+  const ServerSettings plain = load_server_settings(write("server.toml", server_text(server_root())));
+  EXPECT_TRUE(plain.data_endpoint.empty());
+  EXPECT_TRUE(plain.peers[0].data_endpoint.empty() && plain.peers[1].data_endpoint.empty());
+
+  auto root = server_root();
+  root["data_endpoint"] = "\"tcp://127.0.0.1:7221\"";
+  const std::string peers = peer_table(2, "tcp://127.0.0.1:7202", z85(peer2), "data_endpoint = \"tcp://h2:7222\"") +
+                            peer_table(3, "tcp://127.0.0.1:7203", z85(peer3));
+  const ServerSettings s = load_server_settings(write("server.toml", server_text(root, "", peers)));
+  EXPECT_EQ(s.data_endpoint, "tcp://127.0.0.1:7221");
+  EXPECT_EQ(s.peers[0].data_endpoint, "tcp://h2:7222");
+  EXPECT_TRUE(s.peers[1].data_endpoint.empty());
+
+  // Data links are TCP streams of their own: no ipc://, and not an endpoint ZeroMQ binds.
+  root["data_endpoint"] = "\"ipc:///run/mpc/data\"";
+  expect_server_error(server_text(root), {"data_endpoint", "tcp://"});
+  root["data_endpoint"] = "\"tcp://127.0.0.1:7201\"";
+  expect_server_error(server_text(root), {"data_endpoint", "differ"});
+  root["data_endpoint"] = "\"tcp://127.0.0.1:7101\"";
+  expect_server_error(server_text(root), {"data_endpoint", "differ"});
+  expect_server_error(server_text(server_root(), "",
+                                  peer_table(2, "tcp://x:1", z85(peer2), "data_endpoint = \"inproc://d\"") +
+                                      peer_table(3, "tcp://y:1", z85(peer3))),
+                      {"peers[0].data_endpoint", "tcp://"});
+  root = server_root();
+  root["protocol"] = "\"gc2\"";
+  root["data_endpoint"] = "\"tcp://127.0.0.1:7221\"";
+  expect_server_error(server_text(root, "", peer_table(2, "tcp://127.0.0.1:7202", z85(peer2))),
+                      {"data_endpoint", "only to protocol = \"rss3\""});
+}
+
+TEST_F(SettingsTest, WorkersDefaultToOnePerCoreAndAreBounded) {
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(server_root()))).limits.workers, 0u);
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(server_root(), "workers = 16"))).limits.workers,
+            16u);
+  expect_server_error(server_text(server_root(), "workers = 257"), {"limits.workers", "between 0 and 256"});
+  expect_server_error(server_text(server_root(), "workers = -1"), {"limits.workers"});
 }
 
 TEST_F(SettingsTest, KerberosEvaluationIsGarbledUnlessLayeredIsAsked) {
