@@ -78,11 +78,12 @@ MAX_BASE_PORT = 65500
 
 
 def pick_base_port(extra_offsets: tuple[int, ...] = ()) -> int:
-    """A base port P with P+1..P+3 (clients) and P+11..P+13 (peers) free right now, and
-    P+offset for each extra offset (P+20: a lookup-table dealer)."""
+    """A base port P with P+1..P+3 (clients), P+11..P+13 (peers) and P+21..P+23 (data links)
+    free right now, and P+offset for each extra offset (P+20: a lookup-table dealer)."""
+    offsets = (1, 2, 3, 11, 12, 13, 21, 22, 23, *extra_offsets)
     for _ in range(500):
-        base = random_port(span=max((13, *extra_offsets)))
-        if base <= MAX_BASE_PORT and all(port_is_free(base + offset) for offset in (1, 2, 3, 11, 12, 13, *extra_offsets)):
+        base = random_port(span=max(offsets))
+        if base <= MAX_BASE_PORT and all(port_is_free(base + offset) for offset in offsets):
             return base
     raise RuntimeError("no free port range found")
 

@@ -1,5 +1,6 @@
 #include "engines/three_party/batch_worker.hpp"
 
+#include <array>
 #include <cstring>
 #include <variant>
 
@@ -11,6 +12,7 @@
 #include "protocol/two_party/chunked_channel.hpp"
 #include "protocol/rss3/transpose.hpp"
 #include "jobs/batch_inputs.hpp"
+#include "engines/three_party/data_plane.hpp"
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "engines/three_party/layer_messages.hpp"
 
@@ -26,12 +28,12 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
 
   void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
     const int party = worker_.settings_.party;
-    const int next = rss3::next_party(party);
     const int previous = rss3::previous_party(party);
-    build_layer_frame(frame_, {header_.epoch, header_.sequence}, layer, outgoing);
-    if (!worker_.next_party_->send_until(
-            frame_, std::chrono::steady_clock::now() + node::connect_grace(worker_.settings_.limits.peer_timeout)))
-      throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
+    wire::write_layer_header({header_.epoch, header_.sequence, layer}, layer_header_);
+    if (!worker_.next_party_->send(
+            layer_header_, outgoing,
+            std::chrono::steady_clock::now() + node::connect_grace(worker_.settings_.limits.peer_timeout)))
+      throw PeerError(Component::Server, worker_.next_party_->why_not());
 
     const auto timeout = worker_.settings_.limits.peer_timeout + grace_;
     grace_ = std::chrono::milliseconds(0);
@@ -52,7 +54,7 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
   BatchWorker& worker_;
   const wire::BatchHeader& header_;
   std::chrono::milliseconds grace_;
-  std::vector<std::uint8_t> frame_;
+  std::array<std::uint8_t, wire::kLayerHeaderBytes> layer_header_{};
 };
 
 // A garbled batch's byte stream: chunks to the next party as layer frames numbered 0, 1, 2,
@@ -80,11 +82,10 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
           chunk[byte - shipped_] ^= 1;
     shipped_ += chunk.size();
 #endif
-    build_layer_frame(frame_, {header_.epoch, header_.sequence}, sent_chunks_++, chunk);
-    if (!worker_.next_party_->send_until(
-            frame_, std::chrono::steady_clock::now() + worker_.settings_.limits.peer_timeout + extra_))
-      throw PeerError(Component::Server,
-                      "party " + std::to_string(rss3::next_party(worker_.settings_.party) + 1) + " is unreachable");
+    wire::write_layer_header({header_.epoch, header_.sequence, sent_chunks_++}, layer_header_);
+    if (!worker_.next_party_->send(layer_header_, chunk,
+                                   std::chrono::steady_clock::now() + worker_.settings_.limits.peer_timeout + extra_))
+      throw PeerError(Component::Server, worker_.next_party_->why_not());
   }
 
   std::vector<std::uint8_t> next_chunk() override {
@@ -115,7 +116,7 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
 #if defined(MPC_FAULT_INJECTION)
   std::uint64_t shipped_ = 0;
 #endif
-  std::vector<std::uint8_t> frame_;
+  std::array<std::uint8_t, wire::kLayerHeaderBytes> layer_header_{};
 };
 
 #if defined(MPC_FAULT_INJECTION)
@@ -148,22 +149,16 @@ class DeviatingExchange final : public rss3::LayerExchange {
 };
 #endif
 
-BatchWorker::BatchWorker(transport::Context& context, const settings::ServerSettings& settings,
-                         const transport::CurveKeyPair& own, const PartyPrfKeys& prf_keys,
-                         std::unique_ptr<rss3::Evaluator> evaluator, std::unique_ptr<rss3::Evaluator> gpu_evaluator,
-                         node::Wakeup& finished, const Logger& log)
+BatchWorker::BatchWorker(const settings::ServerSettings& settings, std::unique_ptr<NextPartyLink> next_party,
+                         const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator,
+                         std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished, const Logger& log)
     : settings_(settings),
       prf_keys_(prf_keys),
       evaluator_(std::move(evaluator)),
       gpu_evaluator_(std::move(gpu_evaluator)),
       finished_(finished),
-      log_(log) {
-  const int next = rss3::next_party(settings_.party);
-  for (const auto& peer : settings_.peers)
-    if (peer.party == next)
-      next_party_ = std::make_unique<transport::Connection>(context, peer.endpoint, peer.public_key, own,
-                                                            node::peer_link_options());
-  if (!next_party_) throw Error(Component::Server, "no peer configured as the next party");
+      log_(log),
+      next_party_(std::move(next_party)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -183,20 +178,15 @@ bool BatchWorker::idle() const {
   return !task_ && !running_ && !result_;
 }
 
-void BatchWorker::start(BatchTask task) {
+void BatchWorker::start(BatchTask task, std::vector<node::PeerEnvelope> early) {
   {
     std::lock_guard lock(mutex_);
     if (task_ || running_ || result_) throw Error(Component::Server, "batch worker is busy");
-    running_ = std::make_pair(task.header.epoch, task.header.sequence);
-    inbox_.clear();
+    running_ = true;
+    inbox_.assign(std::make_move_iterator(early.begin()), std::make_move_iterator(early.end()));
     task_ = std::move(task);
   }
   wake_.notify_all();
-}
-
-std::optional<std::pair<std::uint64_t, std::uint32_t>> BatchWorker::running() const {
-  std::lock_guard lock(mutex_);
-  return running_;
 }
 
 void BatchWorker::deliver(node::PeerEnvelope envelope) {
@@ -255,7 +245,7 @@ void BatchWorker::run() {
     for (auto& slice : task.slices) slice.key_share.clear();
     {
       std::lock_guard lock(mutex_);
-      running_.reset();
+      running_ = false;
       inbox_.clear();
       result_ = std::move(result);
     }

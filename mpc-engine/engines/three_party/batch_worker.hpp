@@ -2,11 +2,12 @@
 // batch in flight: while one batch waits for its neighbour's layer message, the
 // next one computes. That fills the gaps a strictly sequential ring leaves.
 //
-// The main thread owns the sockets and the jobs: it hands a worker a BatchTask
-// (copies of the key shares and public blocks it needs), routes the layer and
-// abort messages of that batch into the worker's inbox, and collects the masked
-// output shares. A worker sends its layer messages over its own connection to the
-// next party; the receiver matches them to the batch by (epoch, sequence).
+// The main thread owns the jobs: it hands a worker a BatchTask (copies of the key
+// shares and public blocks it needs) and collects the masked output shares. The layer
+// and abort messages of the worker's batch reach its inbox from whichever thread
+// received them (batch_frames.hpp). A worker sends its layer messages over a lane of
+// its own to the next party (data_plane.hpp); the receiver matches them to the batch by
+// (epoch, sequence).
 #pragma once
 
 #include <chrono>
@@ -29,7 +30,6 @@
 #include "engines/three_party/prf_keys.hpp"
 #include "node/wakeup.hpp"
 #include "settings/server_settings.hpp"
-#include "transport/zmq_link.hpp"
 #include "wire/peer_messages.hpp"
 
 namespace mpc::three_party_engine {
@@ -95,23 +95,24 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
                            rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
                            int party, settings::Security security, const Logger& log);
 
+class NextPartyLink;
+
 class BatchWorker {
  public:
-  // `finished` is notified whenever a result becomes ready.
-  BatchWorker(transport::Context& context, const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
+  // `finished` is notified whenever a result becomes ready; `next_party` carries this
+  // worker's frames to the next party of the ring.
+  BatchWorker(const settings::ServerSettings& settings, std::unique_ptr<NextPartyLink> next_party,
               const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator,
-              std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished,
-              const Logger& log);
+              std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished, const Logger& log);
   ~BatchWorker();
   BatchWorker(const BatchWorker&) = delete;
   BatchWorker& operator=(const BatchWorker&) = delete;
 
   bool idle() const;
-  // Starts `task`; the worker must be idle.
-  void start(BatchTask task);
-  // The batch this worker runs, if any.
-  std::optional<std::pair<std::uint64_t, std::uint32_t>> running() const;
-  // A layer or abort message of the running batch (routed by the main thread).
+  // Starts `task` with the messages of its batch that arrived before it; the worker must
+  // be idle.
+  void start(BatchTask task, std::vector<node::PeerEnvelope> early);
+  // A layer or abort message of the worker's batch.
   void deliver(node::PeerEnvelope envelope);
   // The finished batch's result, once; empty while running or idle.
   std::optional<BatchResult> take_result();
@@ -130,7 +131,7 @@ class BatchWorker {
   std::unique_ptr<rss3::Evaluator> gpu_evaluator_;
   node::Wakeup& finished_;
   const Logger& log_;
-  std::unique_ptr<transport::Connection> next_party_;
+  std::unique_ptr<NextPartyLink> next_party_;
   rss3::ShareMatrix inputs_;
   rss3::ShareMatrix outputs_;
 
@@ -138,7 +139,7 @@ class BatchWorker {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::optional<BatchTask> task_;
-  std::optional<std::pair<std::uint64_t, std::uint32_t>> running_;
+  bool running_ = false;
   std::deque<node::PeerEnvelope> inbox_;
   std::optional<BatchResult> result_;
   std::thread thread_;

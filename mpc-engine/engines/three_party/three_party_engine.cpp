@@ -1,6 +1,9 @@
 #include "engines/three_party/three_party_engine.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <thread>
 #include <variant>
 
 #include "common/error.hpp"
@@ -58,21 +61,37 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
   // Latency-bound batches stay on the CPU: a one-block job spends its time in round trips,
   // where a GPU only adds launches and copies.
   inline_evaluator_ = cpu();
-  for (std::size_t i = 0; i < kBatchesInFlight; ++i)
-    workers_.push_back(std::make_unique<BatchWorker>(resources.context, settings_, resources.own_keys, prf_keys_, cpu(),
-                                                     uses_gpu() ? cuda::make_cuda_evaluator(0) : nullptr,
-                                                     batch_finished_, log_));
+  if (!settings_.data_endpoint.empty())
+    data_plane_ = std::make_unique<DataPlane>(settings_, resources.own_keys, batch_frames_, log_);
+  const std::size_t workers = settings_.limits.workers != 0 ? settings_.limits.workers : default_workers();
+  std::uint32_t lane = 0;
+  for (std::size_t i = 0; i < workers; ++i)
+    workers_.push_back(std::make_unique<BatchWorker>(
+        settings_, make_next_party_link(resources.context, settings_, resources.own_keys, lane++), prf_keys_, cpu(),
+        uses_gpu() ? cuda::make_cuda_evaluator(0) : nullptr, batch_finished_, log_));
   // A one-instance circuit gains nothing from a GPU (a launch per layer) and would hold a
   // device workspace per worker: Kerberos batches always run on the CPU evaluator.
   for (std::size_t i = 0; i < kKrbBatchesInFlight; ++i)
-    krb_workers_.push_back(std::make_unique<BatchWorker>(resources.context, settings_, resources.own_keys, prf_keys_,
-                                                         cpu(), nullptr, batch_finished_, log_));
+    krb_workers_.push_back(std::make_unique<BatchWorker>(
+        settings_, make_next_party_link(resources.context, settings_, resources.own_keys, lane++), prf_keys_, cpu(),
+        nullptr, batch_finished_, log_));
 }
 
 ThreePartyEngine::~ThreePartyEngine() {
-  workers_.clear();  // joins the workers before the sockets they use go away
+  data_plane_.reset();  // its threads hand frames to the workers
+  workers_.clear();     // joins the workers before the sockets they use go away
   krb_workers_.clear();
   for (auto& [key, job] : jobs_) job.key_share.clear();
+}
+
+std::size_t default_workers() {
+  // The cores this process may run on (taskset, a cgroup's cpuset), not all the machine's.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const std::size_t cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                                ? static_cast<std::size_t>(CPU_COUNT(&allowed))
+                                : std::thread::hardware_concurrency();
+  return std::max<std::size_t>(2, cores);
 }
 
 std::unique_ptr<node::Engine> make_three_party_engine(const node::EngineResources& resources) {
@@ -86,8 +105,9 @@ bool ThreePartyEngine::uses_gpu() const {
 
 std::string ThreePartyEngine::name() const {
   return "rss3 (" + std::string(inline_evaluator_->name()) + (uses_gpu() ? ", large batches on the GPU" : "") +
-         "), " + std::to_string(kBatchesInFlight) + " + " +
-         std::to_string(kKrbBatchesInFlight) + " batches in flight";
+         "), " + std::to_string(workers_.size()) + " + " +
+         std::to_string(kKrbBatchesInFlight) + " batches in flight" +
+         (data_plane_ ? ", data links on " + data_plane_->bound_endpoint() : std::string());
 }
 
 void ThreePartyEngine::fill_status(wire::ServerStatus& status) const {
@@ -129,16 +149,8 @@ void ThreePartyEngine::take_peer_frame(node::PeerEnvelope envelope) { route_peer
 // A peer message that is not for the batch the caller waits on: to the worker running its
 // batch, kept until its batch starts, or (a header) to the role.
 void ThreePartyEngine::route_peer_message(node::PeerEnvelope envelope) {
-  if (const auto tag = batch_tag_of(envelope.data)) {
-    for (auto* pool : {&krb_workers_, &workers_})
-      for (auto& worker : *pool) {
-        const auto running = worker->running();
-        if (running && running->first == tag->epoch && running->second == tag->sequence) {
-          worker->deliver(std::move(envelope));
-          return;
-        }
-      }
-    early_messages_.keep(std::move(envelope));
+  if (batch_tag_of(envelope.data)) {
+    batch_frames_.route(std::move(envelope));
     return;
   }
   try {
@@ -167,6 +179,11 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
       throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
     if (take_layer_message(pending_, previous, layer, incoming)) return;
     const auto timeout = engine_.settings_.limits.peer_timeout;
+    // A neighbour that ran this batch on a worker sent its messages over a data link.
+    const auto take_from_data_links = [&] {
+      for (auto& envelope : engine_.batch_frames_.take(tag_)) pending_.push_back(std::move(envelope));
+      return take_layer_message(pending_, previous, layer, incoming);
+    };
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       const auto left =
@@ -178,7 +195,10 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
       if (!engine_.host_.keep_alive())
         throw PeerError(Component::Server, "the cluster is changing how it serves: batch given up");
       auto envelope = peers.receive(std::min(left, kKeepAliveSlice));
-      if (!envelope || envelope->from_party < 0) continue;
+      if (!envelope || envelope->from_party < 0) {
+        if (take_from_data_links()) return;
+        continue;
+      }
       const auto tag = batch_tag_of(envelope->data);
       if (tag && *tag == tag_) {
         pending_.push_back(std::move(*envelope));
@@ -264,7 +284,7 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker&
   // Kerberos circuits are deep (hundreds to thousands of layers): on the shell's thread one
   // would hold up every answer and the layer messages of the other batch in flight.
   if (!wire::is_krb_circuit(header.circuit) && instances <= settings_.limits.latency_batch_blocks) {
-    InlineExchange exchange(*this, header, early_messages_.take(tag));
+    InlineExchange exchange(*this, header, batch_frames_.take(tag));
     BatchResult result =
         evaluate_batch(task, *inline_evaluator_, prf_keys_, exchange, inline_inputs_, inline_outputs_,
                        settings_.party, settings_.security, log_);
@@ -272,8 +292,7 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker&
     apply_result(result);
     return;
   }
-  worker.start(std::move(task));
-  for (auto& envelope : early_messages_.take(tag)) worker.deliver(std::move(envelope));
+  batch_frames_.start(worker, std::move(task));
 }
 
 void ThreePartyEngine::collect_results() {

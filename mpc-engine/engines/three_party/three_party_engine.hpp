@@ -20,9 +20,11 @@
 // batch header names the length so the followers compile the same circuit.
 //
 // Threads: the shell's thread owns the jobs; batch workers (batch_worker.hpp) evaluate, up to
-// kBatchesInFlight batches of the fixed circuits and kKrbBatchesInFlight Kerberos batches at a
-// time; small batches run on the shell's thread (see inline_evaluator_). Large batches run on
-// the GPU where there is one, everything else on the SIMD CPU evaluator.
+// `workers` batches of the fixed circuits and kKrbBatchesInFlight Kerberos batches at a
+// time, each sending over a lane of its own and reading frames that the data plane's threads
+// (data_plane.hpp) or the shell's hand it; small batches run on the shell's thread (see
+// inline_evaluator_). Large batches run on the GPU where there is one, everything else on the
+// SIMD CPU evaluator.
 #pragma once
 
 #include <chrono>
@@ -36,7 +38,8 @@
 #include "engines/three_party/batch_role.hpp"
 #include "engines/three_party/batch_worker.hpp"
 #include "engines/three_party/circuit_set.hpp"
-#include "engines/three_party/early_messages.hpp"
+#include "engines/three_party/batch_frames.hpp"
+#include "engines/three_party/data_plane.hpp"
 #include "engines/three_party/jobs.hpp"
 #include "engines/three_party/prf_keys.hpp"
 #include "jobs/krb_circuit_cache.hpp"
@@ -46,9 +49,9 @@
 
 namespace mpc::three_party_engine {
 
-// Two batches in flight fill the time one spends waiting for a neighbour's message;
-// more only add memory. Every party must run at least as many as the leader forms.
-inline constexpr std::size_t kBatchesInFlight = 2;
+// Batches of the fixed circuits in flight with [limits] workers = 0: one per core, and at
+// least two, which fill the time one spends waiting for a neighbour's message.
+std::size_t default_workers();
 // Kerberos batches (thousands of layers, few instances) run on workers of their own, so
 // they never hold up the AES and GCM batches (every TGS needs those) on the workers above.
 // Two, because each layer costs every server a few context switches whatever its width:
@@ -124,6 +127,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   jobs::KrbCircuitCache own_garbled_circuits_;  // unless the server shares one (EngineResources)
   jobs::KrbCircuitCache* krb_garbled_circuits_;  // fewest AND gates, for garbled ones
   node::Wakeup batch_finished_;
+  BatchFrames batch_frames_;  // outlives the workers and the data plane, which use it
   std::vector<std::unique_ptr<BatchWorker>> workers_;      // batches of the fixed AES and GCM circuits
   std::vector<std::unique_ptr<BatchWorker>> krb_workers_;  // batches of Kerberos circuits
   // Latency-bound batches (up to latency_batch_blocks instances) run on the shell's thread,
@@ -133,9 +137,9 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   rss3::ShareMatrix inline_inputs_;
   rss3::ShareMatrix inline_outputs_;
   std::unique_ptr<BatchRole> role_;
+  std::unique_ptr<DataPlane> data_plane_;  // with a data_endpoint: the previous party's lanes
 
   std::map<node::JobKey, Job> jobs_;
-  EarlyMessages early_messages_;  // layer/abort messages ahead of their batch
   jobs::NoncePool nonce_pool_;
   std::chrono::steady_clock::time_point last_expiry_ = std::chrono::steady_clock::now();
   std::uint64_t batches_run_ = 0;

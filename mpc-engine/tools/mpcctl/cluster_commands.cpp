@@ -56,13 +56,15 @@ std::string cluster_toml(const std::string& protocol, int parties, const std::st
 }
 
 std::uint64_t dealer_port(std::uint64_t base_port) { return base_port + 20; }
+std::uint64_t data_port(std::uint64_t base_port, int party) { return base_port + 20 + static_cast<std::uint64_t>(party); }
 
 std::string server_toml(const std::string& protocol, int parties, int party, const std::string& host,
-                        std::uint64_t base_port, bool dealer, const std::string& security) {
+                        std::uint64_t base_port, bool dealer, const std::string& security, bool data_links) {
   std::string text = "# Written by mpcctl cluster init.\nprotocol = \"" + protocol + "\"\nparty = " + std::to_string(party) +
                      "\nclient_endpoint = \"" + endpoint(host, base_port + static_cast<std::uint64_t>(party)) +
                      "\"\npeer_endpoint = \"" + endpoint(host, base_port + 10 + static_cast<std::uint64_t>(party)) +
-                     "\"\nsecret_key_file = \"server.key\"\nstorage_path = \"data\"\n"
+                     "\"\n" + (data_links ? "data_endpoint = \"" + endpoint(host, data_port(base_port, party)) + "\"\n" : std::string()) +
+                     "secret_key_file = \"server.key\"\nstorage_path = \"data\"\n"
                      "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n" +
                      (protocol == "rss3" ? "security = \"" + security + "\"\n" : std::string()) +
                      "\n[limits]\npeer_timeout_ms = " +
@@ -76,8 +78,9 @@ std::string server_toml(const std::string& protocol, int parties, int party, con
   for (int peer = 1; peer <= parties; ++peer) {
     if (peer == party) continue;
     text += "\n[[peers]]\nparty = " + std::to_string(peer) + "\nendpoint = \"" +
-            endpoint(host, base_port + 10 + static_cast<std::uint64_t>(peer)) + "\"\npublic_key = \"../server" +
-            std::to_string(peer) + "/server.pub\"\n";
+            endpoint(host, base_port + 10 + static_cast<std::uint64_t>(peer)) + "\"\n" +
+            (data_links ? "data_endpoint = \"" + endpoint(host, data_port(base_port, peer)) + "\"\n" : std::string()) +
+            "public_key = \"../server" + std::to_string(peer) + "/server.pub\"\n";
   }
   text += "\n[clients]\ncompute = [\"../compute.pub\"]\nadmin = [\"../admin.pub\"]\n";
   return text;
@@ -110,6 +113,10 @@ void init_cluster(const Arguments& arguments) {
   if (security != "active" && security != "passive") throw Error(Component::Tool, "--security must be active or passive");
   if (arguments.optional("security") && protocol != "rss3")
     throw Error(Component::Tool, "--security applies only to --protocol rss3 (two servers are semi-honest)");
+  const std::string data_links = arguments.value_or("data-links", protocol == "rss3" ? "on" : "off");
+  if (data_links != "on" && data_links != "off") throw Error(Component::Tool, "--data-links must be on or off");
+  if (data_links == "on" && protocol != "rss3")
+    throw Error(Component::Tool, "--data-links applies only to --protocol rss3");
   if (fs::exists(dir / "cluster.toml")) throw Error(Component::Tool, dir.string() + " already holds a cluster");
   fs::create_directories(dir);
   for (const char* client : {"admin", "compute"}) {
@@ -134,14 +141,19 @@ void init_cluster(const Arguments& arguments) {
     transport::write_secret_key_file(server_dir / "server.key", pair);
     transport::write_public_key_file(server_dir / "server.pub", pair.public_key);
     store::write_storage_key_file(server_dir / "storage.key", store::generate_storage_key());
-    write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port, dealer, security));
+    write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port, dealer, security,
+                                                             data_links == "on"));
   }
   write_text(dir / "cluster.toml", cluster_toml(protocol, parties, "admin.key", host, base_port));
   write_text(dir / "compute.toml", cluster_toml(protocol, parties, "compute.key", host, base_port));
   std::cout << protocol << " cluster written to " << dir.string() << " (clients on ports " << base_port + 1 << "-"
             << base_port + static_cast<std::uint64_t>(parties) << ", peers on " << base_port + 11 << "-"
             << base_port + 10 + static_cast<std::uint64_t>(parties)
-            << (dealer ? ", dealer on " + std::to_string(dealer_port(base_port)) : std::string()) << ")\n";
+            << (dealer ? ", dealer on " + std::to_string(dealer_port(base_port)) : std::string())
+            << (data_links == "on" ? ", data links on " + std::to_string(data_port(base_port, 1)) + "-" +
+                                         std::to_string(data_port(base_port, parties))
+                                   : std::string())
+            << ")\n";
 }
 
 // Next to mpcctl, in its build-tree folder (`folder`), or else from PATH.
@@ -302,7 +314,7 @@ int run_cluster_command(const std::vector<std::string>& words) {
   const std::string action = words[0];
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "init") {
-    arguments.allow_only({"dir", "host", "base-port", "protocol", "lut-preprocessing", "security"});
+    arguments.allow_only({"dir", "host", "base-port", "protocol", "lut-preprocessing", "security", "data-links"});
     init_cluster(arguments);
   } else if (action == "start") {
     arguments.allow_only({"dir", "server-binary", "dealer-binary"});

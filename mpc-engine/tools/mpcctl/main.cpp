@@ -56,6 +56,8 @@ A local cluster for development (three servers, or two with gc2 and lut2):
   cluster init --dir D [--host 127.0.0.1] [--base-port 7100] [--protocol rss3|gc2|lut2]
                [--lut-preprocessing ot|dealer]  (lut2: OT between the servers, or a dealer process)
                [--security active|passive]      (rss3: what one deviating server meets; default active)
+               [--data-links on|off]            (rss3: batch layer messages over AES-256-GCM data links
+                                                 on ports base+21..23, or over CurveZMQ; default on)
   cluster start --dir D [--server-binary PATH] [--dealer-binary PATH]
   cluster stop --dir D
   cluster status --cluster F

@@ -1,0 +1,221 @@
+#include "engines/three_party/data_plane.hpp"
+
+#include <unistd.h>
+
+#include <vector>
+
+#include "common/error.hpp"
+#include "node/peer_links.hpp"
+#include "protocol/rss3/shares.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often a blocked accept or read looks whether the engine is stopping.
+constexpr std::chrono::milliseconds kStopCheck{100};
+// A next party that refuses the connection (it is starting or restarting) is tried again
+// this often until the send's deadline.
+constexpr std::chrono::milliseconds kReconnectPause{10};
+
+const settings::PeerSettings& next_peer(const settings::ServerSettings& settings) {
+  const int next = rss3::next_party(settings.party);
+  for (const auto& peer : settings.peers)
+    if (peer.party == next) return peer;
+  throw Error(Component::Server, "no peer configured as the next party");
+}
+
+class ZmqLane final : public NextPartyLink {
+ public:
+  ZmqLane(transport::Context& context, const settings::PeerSettings& peer, const transport::CurveKeyPair& own)
+      : party_(peer.party), connection_(context, peer.endpoint, peer.public_key, own, node::peer_link_options()) {}
+
+  bool send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload,
+            Clock::time_point deadline) override {
+    frame_.assign(header.begin(), header.end());
+    frame_.insert(frame_.end(), payload.begin(), payload.end());
+    return connection_.send_until(frame_, deadline);
+  }
+  std::string why_not() const override {
+    return "party " + std::to_string(party_ + 1) + " is unreachable";
+  }
+
+ private:
+  int party_;
+  transport::Connection connection_;
+  std::vector<std::uint8_t> frame_;
+};
+
+class DataLane final : public NextPartyLink {
+ public:
+  DataLane(const settings::PeerSettings& peer, const transport::CurveKeyPair& own, std::uint32_t lane)
+      : party_(peer.party), endpoint_(peer.data_endpoint), peer_key_(peer.public_key), own_(own), lane_(lane) {}
+
+  bool send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload,
+            Clock::time_point deadline) override {
+    for (;;) {
+      try {
+        if (link_ && link_->reader_gone()) link_.reset();
+        if (!link_) link_ = connect(deadline);
+        link_->send({header, payload}, deadline);
+        return true;
+      } catch (const PeerError& error) {
+        why_ = "party " + std::to_string(party_ + 1) + " is unreachable over its data link (lane " +
+               std::to_string(lane_) + "): " + error.what();
+        // A link that broke carried frames the peer may not have read: this batch's messages
+        // cannot be trusted to arrive, so the batch fails and the next one reconnects.
+        if (link_) {
+          link_.reset();
+          return false;
+        }
+        if (Clock::now() + kReconnectPause >= deadline) return false;
+        std::this_thread::sleep_for(kReconnectPause);
+      }
+    }
+  }
+  std::string why_not() const override { return why_; }
+
+ private:
+  std::unique_ptr<transport::DataLink> connect(Clock::time_point deadline) {
+    transport::DataLinkOptions options;
+    options.handshake_timeout = std::max(std::chrono::milliseconds(1),
+                                         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    return transport::DataLink::connect(endpoint_, own_, peer_key_, lane_, options);
+  }
+
+  int party_;
+  std::string endpoint_;
+  transport::PublicKey peer_key_;
+  const transport::CurveKeyPair& own_;
+  std::uint32_t lane_;
+  std::unique_ptr<transport::DataLink> link_;
+  std::string why_;
+};
+
+}  // namespace
+
+std::unique_ptr<NextPartyLink> make_next_party_link(transport::Context& context,
+                                                    const settings::ServerSettings& settings,
+                                                    const transport::CurveKeyPair& own, std::uint32_t lane) {
+  const settings::PeerSettings& peer = next_peer(settings);
+  if (!peer.data_endpoint.empty()) return std::make_unique<DataLane>(peer, own, lane);
+  return std::make_unique<ZmqLane>(context, peer, own);
+}
+
+DataPlane::DataPlane(const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
+                     BatchFrames& frames, const Logger& log)
+    : log_(log),
+      frames_(frames),
+      previous_party_(rss3::previous_party(settings.party)),
+      stall_limit_(settings.limits.peer_timeout),
+      listener_(settings.data_endpoint, own) {
+  for (const auto& peer : settings.peers)
+    if (peer.party == previous_party_) listener_.allow(peer.public_key);
+  acceptor_ = std::thread([this] { accept_connections(); });
+}
+
+DataPlane::~DataPlane() {
+  stopping_ = true;
+  if (acceptor_.joinable()) acceptor_.join();
+  std::list<std::unique_ptr<Connection>> connections;
+  {
+    std::lock_guard lock(mutex_);
+    connections.swap(connections_);
+  }
+  // A connection still in its handshake ends by the handshake's timeout.
+  for (auto& connection : connections)
+    if (connection->thread.joinable()) connection->thread.join();
+}
+
+void DataPlane::accept_connections() {
+  while (!stopping_) {
+    std::optional<int> socket;
+    try {
+      socket = listener_.accept_connection(Clock::now() + kStopCheck);
+    } catch (const Error& error) {
+      log_.error("data link accept failed", {{"error", error.what()}});
+      std::this_thread::sleep_for(kStopCheck);
+    }
+    reap_finished();
+    if (!socket) continue;
+    std::lock_guard lock(mutex_);
+    std::size_t handshaking = 0;
+    for (const auto& connection : connections_) handshaking += !connection->lane && !connection->done;
+    if (handshaking >= kMaxHandshakes || connections_.size() >= kMaxLanes + kMaxHandshakes) {
+      ::close(*socket);
+      log_.warn("data link refused", {{"error", "too many connections in their handshake"}});
+      continue;
+    }
+    auto& connection = *connections_.emplace_back(std::make_unique<Connection>());
+    connection.thread = std::thread([this, &connection, fd = *socket] { serve(connection, fd); });
+  }
+}
+
+void DataPlane::reap_finished() {
+  std::lock_guard lock(mutex_);
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    if ((*it)->done) {
+      (*it)->thread.join();
+      it = connections_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void DataPlane::serve(Connection& connection, int socket) {
+  std::unique_ptr<transport::DataLink> link;
+  try {
+    link = listener_.handshake(socket);
+  } catch (const Error& error) {
+    log_.warn("data link refused", {{"error", error.what()}});
+    connection.done = true;
+    return;
+  }
+  if (link->channel() >= kMaxLanes) {
+    log_.warn("data link refused", {{"from", previous_party_ + 1},
+                                    {"error", "lane " + std::to_string(link->channel()) + " is over the limit"}});
+    connection.done = true;
+    return;
+  }
+  {
+    // The sender connects a lane again only once its last link broke: the old one goes.
+    std::lock_guard lock(mutex_);
+    for (auto& other : connections_)
+      if (other.get() != &connection && other->lane && other->channel == link->channel()) other->stop = true;
+    connection.channel = link->channel();
+    connection.lane = true;
+  }
+  log_.debug("data link up", {{"from", previous_party_ + 1}, {"lane", static_cast<std::uint64_t>(link->channel())}});
+  std::vector<std::uint8_t> frame;
+  std::uint64_t bytes_seen = link->bytes_read();
+  auto last_progress = Clock::now();
+  try {
+    while (!connection.stop && !stopping_) {
+      if (link->receive(frame, Clock::now() + kStopCheck)) {
+        frames_.route(node::PeerEnvelope{previous_party_, std::move(frame)});
+        frame = {};
+      }
+      // A sender writes a frame in one go: one that stops half-way for a whole peer timeout
+      // will not be finished (its length may have been altered on the way).
+      const auto now = Clock::now();
+      if (link->bytes_read() != bytes_seen || !link->mid_frame()) {
+        bytes_seen = link->bytes_read();
+        last_progress = now;
+      } else if (now - last_progress > stall_limit_) {
+        throw PeerError(Component::Transport, "data link frame stalled half-way for " +
+                                                  std::to_string(stall_limit_.count()) + " ms");
+      }
+    }
+  } catch (const PeerError& error) {
+    // A peer that restarted closes its lanes; a frame that failed authentication is logged
+    // the same way, with the reason.
+    log_.info("data link closed", {{"from", previous_party_ + 1},
+                                   {"lane", static_cast<std::uint64_t>(link->channel())},
+                                   {"error", error.what()}});
+  }
+  connection.done = true;
+}
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,96 @@
+// The three-party engine's peer data plane: how a batch worker's layer messages reach the
+// next server of the ring, and how the previous server's reach this one.
+//
+// A worker sends over a NextPartyLink of its own: a data link (transport/data_link.hpp,
+// AES-256-GCM over TCP, keyed by a handshake on the pinned keys) when the next server has a
+// data_endpoint, otherwise its own CurveZMQ connection. Each worker's link is a lane: no
+// thread or socket carries every batch's messages, so the data plane grows with `workers`.
+//
+// Incoming, DataPlane listens on this server's data_endpoint for the previous server alone
+// and reads each of its lanes on a thread of its own, which opens the frames and hands them to
+// BatchFrames (one wake-up of the worker, no hop through the shell's thread). A lane that
+// fails (a frame that fails authentication, a peer that restarted) is closed; the sender
+// connects again with a new handshake, and a new link on a lane replaces the old one.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "common/log.hpp"
+#include "engines/three_party/batch_frames.hpp"
+#include "settings/server_settings.hpp"
+#include "transport/curve_keys.hpp"
+#include "transport/data_link.hpp"
+#include "transport/zmq_link.hpp"
+
+namespace mpc::three_party_engine {
+
+class NextPartyLink {
+ public:
+  using Clock = std::chrono::steady_clock;
+  virtual ~NextPartyLink() = default;
+  // Sends one frame, a layer header and its payload (taken where they lie: a data link seals
+  // them straight from the evaluator's buffer); false (with why_not()) when it is not out by
+  // `deadline`.
+  virtual bool send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload,
+                    Clock::time_point deadline) = 0;
+  virtual std::string why_not() const = 0;
+};
+
+// The link for lane `lane` to the next party of the ring: a data link when that peer has a
+// data_endpoint, else a CurveZMQ connection to its peer_endpoint. Throws Error(Server) if no
+// peer is configured as the next party.
+std::unique_ptr<NextPartyLink> make_next_party_link(transport::Context& context,
+                                                    const settings::ServerSettings& settings,
+                                                    const transport::CurveKeyPair& own, std::uint32_t lane);
+
+class DataPlane {
+ public:
+  // Lanes beyond this are refused: each costs a thread here.
+  static constexpr std::uint32_t kMaxLanes = 1024;
+  // Connections still in their handshake beyond this are closed at once, so strangers that
+  // connect and stay silent cannot pile up threads.
+  static constexpr std::size_t kMaxHandshakes = 64;
+
+  // Listens on settings.data_endpoint (throws Error(Transport) if it cannot) for the
+  // previous party's lanes; their frames go to `frames`, which must outlive this.
+  DataPlane(const settings::ServerSettings& settings, const transport::CurveKeyPair& own, BatchFrames& frames,
+            const Logger& log);
+  ~DataPlane();  // closes every lane and joins its thread
+  DataPlane(const DataPlane&) = delete;
+  DataPlane& operator=(const DataPlane&) = delete;
+
+  std::string bound_endpoint() const { return listener_.bound_endpoint(); }
+
+ private:
+  // One accepted connection: its handshake, then (a lane) its frames, on a thread of its own.
+  struct Connection {
+    std::atomic<bool> lane{false};  // the handshake is done
+    std::atomic<bool> stop{false};
+    std::atomic<bool> done{false};
+    std::uint32_t channel = 0;      // once a lane
+    std::thread thread;
+  };
+  void accept_connections();
+  void serve(Connection& connection, int socket);
+  void reap_finished();
+
+  const Logger& log_;
+  BatchFrames& frames_;
+  int previous_party_;
+  std::chrono::milliseconds stall_limit_;
+  transport::DataListener listener_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;  // connections_ and each one's channel
+  std::list<std::unique_ptr<Connection>> connections_;
+  std::thread acceptor_;
+};
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,322 @@
+"""The servers' data links (mpc-engine/engines/three_party/data_plane.hpp): batch layer messages
+over AES-256-GCM TCP links, one per batch worker (lane), keyed by a handshake on the pinned keys.
+
+What is asserted, with real servers on loopback:
+  - jobs spread over every lane give OpenSSL's keystream, and each lane is one link;
+  - a relay between server 1 and server 2 records the stream: it is framed, carries none of the
+    key's or the output's bytes, and no two frames begin alike (plaintext layer frames of one
+    lane would all begin with the same version, type and epoch);
+  - a bit flipped on that link is caught: the lane is closed ("failed authentication"), no wrong
+    keystream reaches the client, and the next job finds a new link;
+  - strangers on a data port are refused, and silent ones hold up no server's lanes;
+  - a restarted server's lanes come back by themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mpc_cluster import Cluster, openssl_ctr_keystream
+
+KEY = ("links/k", 1, "aes128")
+WORKERS = 3
+HELLO_MAGIC = b"mpc-dlh1"
+FRAME_HEADER, FRAME_TAG = 4, 16
+REJOIN_WINDOW_S = 6.0
+
+
+def data_port(cluster: Cluster, party: int) -> int:
+    return cluster.base_port + 20 + party
+
+
+def established_links(port: int) -> int:
+    """ESTABLISHED TCP connections whose local port is `port` (the listening end of a lane)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
+                count += 1
+    return count
+
+
+def log_events(cluster: Cluster, party: int, event: str) -> list[dict]:
+    events = []
+    for raw in (cluster.server_dir(party) / "server.log").read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == event:
+            events.append(entry)
+    return events
+
+
+def set_limit(cluster: Cluster, party: int, name: str, value: int) -> None:
+    config = cluster.server_dir(party) / "server.toml"
+    config.write_text(config.read_text().replace("[limits]\n", f"[limits]\n{name} = {value}\n", 1))
+
+
+def keystream_job(cluster: Cluster, counter: str, blocks: int):
+    return cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config), *cluster.key_args(*KEY),
+                          "--counter", counter, "--blocks", str(blocks), check=False, timeout=60)
+
+
+def assert_keystream(cluster: Cluster, key_hex: str, blocks: int) -> None:
+    counter = secrets.token_hex(16)
+    result = keystream_job(cluster, counter, blocks)
+    assert result.returncode == 0, result.stderr + cluster.log_tail()
+    assert Cluster.keystream_of(result) == openssl_ctr_keystream("aes128", key_hex, counter, blocks)
+
+
+class Relay:
+    """A TCP relay in front of a data port: records what the connecting side sends, one
+    recording per connection, and can flip one bit of it on the way."""
+
+    def __init__(self, upstream_port: int):
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        self.recordings: list[bytearray] = []
+        self.flip_after: int | None = None  # bytes still to pass before the flipped one
+        self.flipped = False
+        self.stopping = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def flip_one_bit_soon(self, after: int = 64) -> None:
+        with self.lock:
+            self.flip_after = after
+            self.flipped = False
+
+    def _accept(self) -> None:
+        while not self.stopping:
+            try:
+                downstream, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            recording = bytearray()
+            with self.lock:
+                self.recordings.append(recording)
+            threading.Thread(target=self._pump, args=(downstream, upstream, recording), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, downstream, None), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, recording: bytearray | None) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                if recording is not None:
+                    data = bytearray(data)
+                    with self.lock:
+                        if self.flip_after is not None and not self.flipped and len(recording) > 200:
+                            if self.flip_after < len(data):
+                                data[self.flip_after] ^= 0x10
+                                self.flipped = True
+                                self.flip_after = None
+                            else:
+                                self.flip_after -= len(data)
+                        recording += data
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.stopping = True
+        self.listener.close()
+
+
+def frames_of(recording: bytes) -> list[bytes]:
+    """The ciphertexts of a data link's frames after its hello (and the whole stream parsed)."""
+    assert recording[:len(HELLO_MAGIC)] == HELLO_MAGIC, "the link does not start with a data link hello"
+    offset, frames = 8 + 32 + 32 + 4, []
+    while offset + FRAME_HEADER <= len(recording):
+        (length,) = struct.unpack_from(">I", recording, offset)
+        end = offset + FRAME_HEADER + length + FRAME_TAG
+        if end > len(recording):
+            break
+        frames.append(bytes(recording[offset + FRAME_HEADER:offset + FRAME_HEADER + length]))
+        offset = end
+    return frames
+
+
+@pytest.fixture
+def lanes_cluster(tmp_path):
+    """A cluster with three workers per server (passive security, so that a change to a layer
+    message would reach the output unless the link itself refuses it), and a relay in front of
+    server 2's data port for server 1's lanes."""
+    cluster = Cluster(tmp_path / "c")
+    relay = None
+    try:
+        cluster.init()
+        relay = Relay(data_port(cluster, 2))
+        for party in cluster.parties:
+            set_limit(cluster, party, "workers", WORKERS)
+            cluster.set_server_setting(party, "security", '"passive"')
+        server1 = cluster.server_dir(1) / "server.toml"
+        server1.write_text(server1.read_text().replace(f"127.0.0.1:{data_port(cluster, 2)}\"",
+                                                       f"127.0.0.1:{relay.port}\""))
+        cluster.start()
+        key_hex, _ = cluster.import_key(*KEY)
+        cluster.wait_until_serving(KEY)
+        yield cluster, relay, key_hex
+    finally:
+        cluster.stop()
+        if relay is not None:
+            relay.close()
+
+
+@pytest.mark.timeout(120)
+def test_jobs_over_every_lane_match_openssl_and_the_link_carries_no_secret(lanes_cluster):
+    cluster, relay, key_hex = lanes_cluster
+    counters = [secrets.token_hex(16) for _ in range(2 * WORKERS)]
+    blocks = 20000  # two batches each (16,384 + the rest), too many for the shell's own thread
+    results: dict[str, object] = {}
+
+    def run(counter: str) -> None:
+        results[counter] = keystream_job(cluster, counter, blocks)
+
+    threads = [threading.Thread(target=run, args=(counter,)) for counter in counters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=90)
+    expected = {}
+    for counter in counters:
+        result = results[counter]
+        assert result.returncode == 0, result.stderr + cluster.log_tail()
+        expected[counter] = openssl_ctr_keystream("aes128", key_hex, counter, blocks)
+        assert Cluster.keystream_of(result) == expected[counter]
+
+    # Every lane of every server carried batches: one link per worker into each data port.
+    for party in cluster.parties:
+        assert established_links(data_port(cluster, party)) == WORKERS, f"server {party}'s lanes"
+    assert len(relay.recordings) == WORKERS
+
+    # What went over server 1's lanes to server 2: framed ciphertext, nothing in clear.
+    frames = [frame for recording in relay.recordings for frame in frames_of(bytes(recording))]
+    payload = sum(len(frame) for frame in frames)
+    assert payload >= 2 * WORKERS * 16384 * 5120 // 8 * 0.9, f"only {payload} bytes of frames were seen"
+    beginnings = [frame[:14] for frame in frames if len(frame) >= 14]
+    assert len(beginnings) > 100 and len(set(beginnings)) == len(beginnings), \
+        "frames begin alike: layer messages crossed the link unencrypted"
+    captured = b"".join(bytes(recording) for recording in relay.recordings)
+    secrets_in_clear = {"the key": bytes.fromhex(key_hex),
+                        **{f"keystream {counter}": expected[counter][:16] for counter in counters}}
+    for name, needle in secrets_in_clear.items():
+        assert needle not in captured, f"{name} crossed the data link in clear"
+
+
+@pytest.mark.timeout(120)
+def test_a_bit_flipped_on_a_data_link_is_refused_and_the_link_comes_back(lanes_cluster):
+    cluster, relay, key_hex = lanes_cluster
+    assert_keystream(cluster, key_hex, 20000)
+    links_before = len(relay.recordings)
+
+    relay.flip_one_bit_soon()
+    counter = secrets.token_hex(16)
+    result = keystream_job(cluster, counter, 20000)
+    assert relay.flipped, "the relay saw no frame to alter"
+    if result.returncode == 0:  # the client may try once more: then the answer must be right
+        assert Cluster.keystream_of(result) == openssl_ctr_keystream("aes128", key_hex, counter, 20000), \
+            "an altered layer message reached the output"
+    # (A flip in a frame's length instead leaves the frame unfinished until the lane's stall
+    # limit: closed all the same.)
+    refusals = [event for event in log_events(cluster, 2, "data link closed")
+                if re.search("failed authentication|stalled", event.get("error", ""))]
+    assert refusals, "server 2 did not refuse the altered frame\n" + cluster.log_tail()
+
+    deadline = time.monotonic() + REJOIN_WINDOW_S
+    while True:
+        counter = secrets.token_hex(16)
+        result = keystream_job(cluster, counter, 20000)
+        if result.returncode == 0:
+            break
+        assert time.monotonic() < deadline, result.stderr + cluster.log_tail()
+    assert Cluster.keystream_of(result) == openssl_ctr_keystream("aes128", key_hex, counter, 20000)
+    assert len(relay.recordings) > links_before, "the lane did not connect again"
+
+
+def hello_from_a_stranger() -> bytes:
+    return HELLO_MAGIC + secrets.token_bytes(32) + secrets.token_bytes(32) + struct.pack(">I", 0)
+
+
+@pytest.mark.timeout(120)
+def test_strangers_on_a_data_port_are_refused_and_silent_ones_hold_up_nothing(fresh_cluster):
+    cluster = fresh_cluster
+    key_hex, _ = cluster.import_key(*KEY)
+    cluster.wait_until_serving(KEY)
+    port = data_port(cluster, 2)
+
+    # An unpinned key gets no reply: the connection is closed.
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as stranger:
+        stranger.sendall(hello_from_a_stranger())
+        assert stranger.recv(64) == b"", "a stranger's hello was answered"
+    assert any("not pinned" in event.get("error", "") for event in log_events(cluster, 2, "data link refused"))
+
+    # Connections that never finish a handshake do not delay server 1's lanes after its restart.
+    silent = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
+    try:
+        cluster.kill_server(1)
+        cluster.restart_server(1)
+        started = time.monotonic()
+        while True:
+            counter = secrets.token_hex(16)
+            result = keystream_job(cluster, counter, 20000)
+            if result.returncode == 0:
+                break
+            assert time.monotonic() - started < REJOIN_WINDOW_S, \
+                f"no job {REJOIN_WINDOW_S} s after the restart: {result.stderr}{cluster.log_tail()}"
+            time.sleep(0.2)
+        assert Cluster.keystream_of(result) == openssl_ctr_keystream("aes128", key_hex, counter, 20000)
+    finally:
+        for connection in silent:
+            connection.close()
+    assert_keystream(cluster, key_hex, 100)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("party", (2, 3))
+def test_a_restarted_servers_lanes_come_back(fresh_cluster, party):
+    cluster = fresh_cluster
+    key_hex, _ = cluster.import_key(*KEY)
+    cluster.wait_until_serving(KEY)
+    assert_keystream(cluster, key_hex, 20000)
+    assert established_links(data_port(cluster, party)) >= 1
+
+    cluster.kill_server(party)
+    cluster.restart_server(party)
+    deadline = time.monotonic() + REJOIN_WINDOW_S
+    while keystream_job(cluster, "0" * 32, 20000).returncode != 0:
+        assert time.monotonic() < deadline, cluster.log_tail()
+        time.sleep(0.2)
+    assert_keystream(cluster, key_hex, 20000)
+    # The old process's links went with it; the lanes into the new one are a worker's each.
+    assert 1 <= established_links(data_port(cluster, party)) <= lanes_into(cluster, party)
+
+
+def lanes_into(cluster: Cluster, party: int) -> int:
+    """Lanes a server's previous party may open: its workers (one per core unless set) plus
+    the two Kerberos workers."""
+    config = (cluster.server_dir(party) / "server.toml").read_text()
+    workers = re.search(r"(?m)^workers = (\d+)$", config)
+    return (int(workers.group(1)) if workers else max(2, os.cpu_count() or 2)) + 2
