@@ -2,7 +2,8 @@
 over AES-256-GCM TCP links, one per batch worker (lane), keyed by a handshake on the pinned keys.
 
 What is asserted, with real servers on loopback:
-  - jobs spread over every lane give OpenSSL's keystream, and each lane is one link;
+  - jobs spread over every lane give OpenSSL's keystream, and each lane is one link (the
+    workers' lanes, and the shell's for batches small enough to run on its own thread);
   - a relay between server 1 and server 2 records the stream: it is framed, carries none of the
     key's or the output's bytes, and no two frames begin alike (plaintext layer frames of one
     lane would all begin with the same version, type and epoch);
@@ -207,10 +208,11 @@ def test_jobs_over_every_lane_match_openssl_and_the_link_carries_no_secret(lanes
         expected[counter] = openssl_ctr_keystream("aes128", key_hex, counter, blocks)
         assert Cluster.keystream_of(result) == expected[counter]
 
-    # Every lane of every server carried batches: one link per worker into each data port.
+    # Every lane of every server carried batches: one link per worker into each data port, and
+    # the shell's lane (the one-block jobs that waited for the cluster to serve).
     for party in cluster.parties:
-        assert established_links(data_port(cluster, party)) == WORKERS, f"server {party}'s lanes"
-    assert len(relay.recordings) == WORKERS
+        assert established_links(data_port(cluster, party)) == WORKERS + 1, f"server {party}'s lanes"
+    assert len(relay.recordings) == WORKERS + 1
 
     # What went over server 1's lanes to server 2: framed ciphertext, nothing in clear.
     frames = [frame for recording in relay.recordings for frame in frames_of(bytes(recording))]
@@ -254,6 +256,24 @@ def test_a_bit_flipped_on_a_data_link_is_refused_and_the_link_comes_back(lanes_c
         assert time.monotonic() < deadline, result.stderr + cluster.log_tail()
     assert Cluster.keystream_of(result) == openssl_ctr_keystream("aes128", key_hex, counter, 20000)
     assert len(relay.recordings) > links_before, "the lane did not connect again"
+
+    # The same on the shell's lane, which one-block jobs take, read by the shell's own thread.
+    links_before = len(relay.recordings)
+    refusals_before = len(log_events(cluster, 2, "data link closed"))
+    relay.flip_one_bit_soon(after=20)
+    deadline = time.monotonic() + REJOIN_WINDOW_S
+    while True:
+        counter = secrets.token_hex(16)
+        result = keystream_job(cluster, counter, 1)
+        if result.returncode == 0:
+            assert Cluster.keystream_of(result) == openssl_ctr_keystream("aes128", key_hex, counter, 1), \
+                "an altered layer message reached the output"
+            if relay.flipped and len(relay.recordings) > links_before:
+                break
+        assert time.monotonic() < deadline, result.stderr + cluster.log_tail()
+    shell_refusals = [event for event in log_events(cluster, 2, "data link closed")[refusals_before:]
+                      if event.get("lane") == 0 and re.search("failed authentication|stalled", event.get("error", ""))]
+    assert shell_refusals, "server 2 did not refuse the altered frame on the shell's lane\n" + cluster.log_tail()
 
 
 def hello_from_a_stranger() -> bytes:
@@ -315,8 +335,8 @@ def test_a_restarted_servers_lanes_come_back(fresh_cluster, party):
 
 
 def lanes_into(cluster: Cluster, party: int) -> int:
-    """Lanes a server's previous party may open: its workers (one per core unless set) plus
-    the two Kerberos workers."""
+    """Lanes a server's previous party may open: the shell's, its workers' (one per core
+    unless set) and the two Kerberos workers'."""
     config = (cluster.server_dir(party) / "server.toml").read_text()
     workers = re.search(r"(?m)^workers = (\d+)$", config)
-    return (int(workers.group(1)) if workers else max(2, os.cpu_count() or 2)) + 2
+    return 1 + (int(workers.group(1)) if workers else max(2, os.cpu_count() or 2)) + 2

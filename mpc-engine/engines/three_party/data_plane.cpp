@@ -98,9 +98,31 @@ class DataLane final : public NextPartyLink {
 std::unique_ptr<NextPartyLink> make_next_party_link(transport::Context& context,
                                                     const settings::ServerSettings& settings,
                                                     const transport::CurveKeyPair& own, std::uint32_t lane) {
+  if (auto data_lane = make_data_lane(settings, own, lane)) return data_lane;
+  return std::make_unique<ZmqLane>(context, next_peer(settings), own);
+}
+
+std::unique_ptr<NextPartyLink> make_data_lane(const settings::ServerSettings& settings,
+                                              const transport::CurveKeyPair& own, std::uint32_t lane) {
   const settings::PeerSettings& peer = next_peer(settings);
-  if (!peer.data_endpoint.empty()) return std::make_unique<DataLane>(peer, own, lane);
-  return std::make_unique<ZmqLane>(context, peer, own);
+  if (peer.data_endpoint.empty()) return nullptr;
+  return std::make_unique<DataLane>(peer, own, lane);
+}
+
+void StallWatch::check(const transport::DataLink& link, std::chrono::steady_clock::time_point now) {
+  if (link.bytes_read() != bytes_seen_ || !link.mid_frame()) {
+    bytes_seen_ = link.bytes_read();
+    last_progress_ = now;
+  } else if (now - last_progress_ > limit_) {
+    throw PeerError(Component::Transport,
+                    "data link frame stalled half-way for " + std::to_string(limit_.count()) + " ms");
+  }
+}
+
+std::unique_ptr<transport::DataLink> DataPlane::shell_lane(std::unique_ptr<transport::DataLink> current) {
+  std::lock_guard lock(mutex_);
+  if (new_shell_lane_) return std::move(new_shell_lane_);
+  return current;
 }
 
 DataPlane::DataPlane(const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
@@ -108,7 +130,7 @@ DataPlane::DataPlane(const settings::ServerSettings& settings, const transport::
     : log_(log),
       frames_(frames),
       previous_party_(rss3::previous_party(settings.party)),
-      stall_limit_(settings.limits.peer_timeout),
+      peer_timeout_(settings.limits.peer_timeout),
       listener_(settings.data_endpoint, own) {
   for (const auto& peer : settings.peers)
     if (peer.party == previous_party_) listener_.allow(peer.public_key);
@@ -179,6 +201,12 @@ void DataPlane::serve(Connection& connection, int socket) {
     connection.done = true;
     return;
   }
+  if (link->channel() == kShellLane) {
+    std::lock_guard lock(mutex_);
+    new_shell_lane_ = std::move(link);
+    connection.done = true;
+    return;
+  }
   {
     // The sender connects a lane again only once its last link broke: the old one goes.
     std::lock_guard lock(mutex_);
@@ -189,24 +217,14 @@ void DataPlane::serve(Connection& connection, int socket) {
   }
   log_.debug("data link up", {{"from", previous_party_ + 1}, {"lane", static_cast<std::uint64_t>(link->channel())}});
   std::vector<std::uint8_t> frame;
-  std::uint64_t bytes_seen = link->bytes_read();
-  auto last_progress = Clock::now();
+  StallWatch stalls(peer_timeout_);
   try {
     while (!connection.stop && !stopping_) {
       if (link->receive(frame, Clock::now() + kStopCheck)) {
         frames_.route(node::PeerEnvelope{previous_party_, std::move(frame)});
         frame = {};
       }
-      // A sender writes a frame in one go: one that stops half-way for a whole peer timeout
-      // will not be finished (its length may have been altered on the way).
-      const auto now = Clock::now();
-      if (link->bytes_read() != bytes_seen || !link->mid_frame()) {
-        bytes_seen = link->bytes_read();
-        last_progress = now;
-      } else if (now - last_progress > stall_limit_) {
-        throw PeerError(Component::Transport, "data link frame stalled half-way for " +
-                                                  std::to_string(stall_limit_.count()) + " ms");
-      }
+      stalls.check(*link, Clock::now());
     }
   } catch (const PeerError& error) {
     // A peer that restarted closes its lanes; a frame that failed authentication is logged

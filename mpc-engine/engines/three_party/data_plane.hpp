@@ -6,9 +6,14 @@
 // data_endpoint, otherwise its own CurveZMQ connection. Each worker's link is a lane: no
 // thread or socket carries every batch's messages, so the data plane grows with `workers`.
 //
+// Lane 0 is the shell's: batches small enough to run on the shell's thread (latency-bound:
+// every server runs them there, header by header) send on it, and the shell's thread reads the
+// previous server's lane 0 itself, so a layer's round trip wakes no other thread. Workers'
+// lanes are numbered from 1.
+//
 // Incoming, DataPlane listens on this server's data_endpoint for the previous server alone
-// and reads each of its lanes on a thread of its own, which opens the frames and hands them to
-// BatchFrames (one wake-up of the worker, no hop through the shell's thread). A lane that
+// and reads each workers' lane on a thread of its own, which opens the frames and hands them
+// to BatchFrames (one wake-up of the worker, no hop through the shell's thread). A lane that
 // fails (a frame that fails authentication, a peer that restarted) is closed; the sender
 // connects again with a new handshake, and a new link on a lane replaces the old one.
 #pragma once
@@ -32,6 +37,24 @@
 
 namespace mpc::three_party_engine {
 
+inline constexpr std::uint32_t kShellLane = 0;
+
+// A sender writes a frame in one go: a frame that stops half-way for a whole peer timeout will
+// not be finished (a peer stuck, or its length altered on the way). Tells that apart from a
+// frame still arriving.
+class StallWatch {
+ public:
+  explicit StallWatch(std::chrono::milliseconds limit) : limit_(limit) {}
+  // Throws PeerError when `link` has sat in the middle of a frame without a new byte for
+  // longer than the limit.
+  void check(const transport::DataLink& link, std::chrono::steady_clock::time_point now);
+
+ private:
+  std::chrono::milliseconds limit_;
+  std::uint64_t bytes_seen_ = 0;
+  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
+};
+
 class NextPartyLink {
  public:
   using Clock = std::chrono::steady_clock;
@@ -50,6 +73,9 @@ class NextPartyLink {
 std::unique_ptr<NextPartyLink> make_next_party_link(transport::Context& context,
                                                     const settings::ServerSettings& settings,
                                                     const transport::CurveKeyPair& own, std::uint32_t lane);
+// Lane `lane` as a data link, or null when the next party has no data_endpoint.
+std::unique_ptr<NextPartyLink> make_data_lane(const settings::ServerSettings& settings,
+                                              const transport::CurveKeyPair& own, std::uint32_t lane);
 
 class DataPlane {
  public:
@@ -69,6 +95,10 @@ class DataPlane {
 
   std::string bound_endpoint() const { return listener_.bound_endpoint(); }
 
+  // The previous party's shell lane for the shell's thread to read: `current`, or the link
+  // that replaced it (the previous party connected again). Null until one is up.
+  std::unique_ptr<transport::DataLink> shell_lane(std::unique_ptr<transport::DataLink> current);
+
  private:
   // One accepted connection: its handshake, then (a lane) its frames, on a thread of its own.
   struct Connection {
@@ -85,11 +115,12 @@ class DataPlane {
   const Logger& log_;
   BatchFrames& frames_;
   int previous_party_;
-  std::chrono::milliseconds stall_limit_;
+  std::chrono::milliseconds peer_timeout_;
   transport::DataListener listener_;
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;  // connections_ and each one's channel
   std::list<std::unique_ptr<Connection>> connections_;
+  std::unique_ptr<transport::DataLink> new_shell_lane_;  // under mutex_
   std::thread acceptor_;
 };
 

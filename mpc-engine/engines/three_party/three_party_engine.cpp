@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <thread>
 #include <variant>
 
@@ -63,8 +64,9 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
   inline_evaluator_ = cpu();
   if (!settings_.data_endpoint.empty())
     data_plane_ = std::make_unique<DataPlane>(settings_, resources.own_keys, batch_frames_, log_);
+  shell_lane_out_ = make_data_lane(settings_, resources.own_keys, kShellLane);
   const std::size_t workers = settings_.limits.workers != 0 ? settings_.limits.workers : default_workers();
-  std::uint32_t lane = 0;
+  std::uint32_t lane = kShellLane + 1;
   for (std::size_t i = 0; i < workers; ++i)
     workers_.push_back(std::make_unique<BatchWorker>(
         settings_, make_next_party_link(resources.context, settings_, resources.own_keys, lane++), prf_keys_, cpu(),
@@ -128,8 +130,38 @@ bool ThreePartyEngine::send_to(int party, const std::vector<std::uint8_t>& frame
   return host_.peers().send_to(party, frame);
 }
 
+std::vector<int> ThreePartyEngine::descriptors() const {
+  if (shell_lane_in_ && !shell_lane_in_->closed()) return {batch_finished_.descriptor(), shell_lane_in_->descriptor()};
+  return {batch_finished_.descriptor()};
+}
+
+void ThreePartyEngine::read_shell_lane(const BatchTag* running, std::deque<node::PeerEnvelope>* pending) {
+  if (data_plane_) shell_lane_in_ = data_plane_->shell_lane(std::move(shell_lane_in_));
+  if (!shell_lane_in_) return;
+  const int previous = rss3::previous_party(settings_.party);
+  try {
+    std::vector<std::uint8_t> frame;
+    while (shell_lane_in_->receive(frame, std::chrono::steady_clock::now())) {
+      node::PeerEnvelope envelope{previous, std::move(frame)};
+      frame = {};
+      const auto tag = batch_tag_of(envelope.data);
+      if (running != nullptr && tag && *tag == *running)
+        pending->push_back(std::move(envelope));
+      else
+        batch_frames_.route(std::move(envelope));
+    }
+    shell_lane_stalls_.check(*shell_lane_in_, std::chrono::steady_clock::now());
+  } catch (const PeerError& error) {
+    log_.info("data link closed", {{"from", previous + 1},
+                                   {"lane", static_cast<std::uint64_t>(kShellLane)},
+                                   {"error", error.what()}});
+    shell_lane_in_.reset();
+  }
+}
+
 void ThreePartyEngine::step(std::chrono::steady_clock::time_point now) {
   batch_finished_.clear();
+  read_shell_lane(nullptr, nullptr);
   collect_results();
   role_->schedule(*this);
   if (now - last_expiry_ > std::chrono::seconds(1)) {
@@ -174,18 +206,22 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
     const int next = rss3::next_party(engine_.settings_.party);
     const int previous = rss3::previous_party(engine_.settings_.party);
     node::PeerLinks& peers = engine_.host_.peers();
-    build_layer_frame(frame_, tag_, layer, outgoing);
-    if (!peers.send_to(next, frame_))
-      throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
-    if (take_layer_message(pending_, previous, layer, incoming)) return;
+    if (engine_.shell_lane_out_) {
+      wire::write_layer_header({tag_.epoch, tag_.sequence, layer}, layer_header_);
+      if (!engine_.shell_lane_out_->send(
+              layer_header_, outgoing,
+              std::chrono::steady_clock::now() + node::connect_grace(engine_.settings_.limits.peer_timeout)))
+        throw PeerError(Component::Server, engine_.shell_lane_out_->why_not());
+    } else {
+      build_layer_frame(frame_, tag_, layer, outgoing);
+      if (!peers.send_to(next, frame_))
+        throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
+    }
     const auto timeout = engine_.settings_.limits.peer_timeout;
-    // A neighbour that ran this batch on a worker sent its messages over a data link.
-    const auto take_from_data_links = [&] {
-      for (auto& envelope : engine_.batch_frames_.take(tag_)) pending_.push_back(std::move(envelope));
-      return take_layer_message(pending_, previous, layer, incoming);
-    };
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
+      engine_.read_shell_lane(&tag_, &pending_);
+      if (take_layer_message(pending_, previous, layer, incoming)) return;
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0)
@@ -194,17 +230,22 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
                                                std::to_string(timeout.count()) + " ms");
       if (!engine_.host_.keep_alive())
         throw PeerError(Component::Server, "the cluster is changing how it serves: batch given up");
-      auto envelope = peers.receive(std::min(left, kKeepAliveSlice));
-      if (!envelope || envelope->from_party < 0) {
-        if (take_from_data_links()) return;
+      void* const sockets[] = {peers.listener_socket()};
+      std::vector<int> lanes;
+      if (engine_.shell_lane_in_ && !engine_.shell_lane_in_->closed())
+        lanes.push_back(engine_.shell_lane_in_->descriptor());
+      if (transport::wait_readable(sockets, lanes, std::min(left, kKeepAliveSlice)).empty()) {
+        // A neighbour that ran this batch on a worker sent its messages over its lane.
+        for (auto& envelope : engine_.batch_frames_.take(tag_)) pending_.push_back(std::move(envelope));
         continue;
       }
-      const auto tag = batch_tag_of(envelope->data);
-      if (tag && *tag == tag_) {
-        pending_.push_back(std::move(*envelope));
-        if (take_layer_message(pending_, previous, layer, incoming)) return;
-      } else if (!engine_.host_.take_shell_frame(*envelope)) {
-        engine_.route_peer_message(std::move(*envelope));
+      while (auto envelope = peers.receive(std::chrono::milliseconds(0))) {
+        if (envelope->from_party < 0) continue;
+        const auto tag = batch_tag_of(envelope->data);
+        if (tag && *tag == tag_)
+          pending_.push_back(std::move(*envelope));
+        else if (!engine_.host_.take_shell_frame(*envelope))
+          engine_.route_peer_message(std::move(*envelope));
       }
     }
   }
@@ -214,6 +255,7 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
   BatchTag tag_;
   std::deque<node::PeerEnvelope> pending_;
   std::vector<std::uint8_t> frame_;
+  std::array<std::uint8_t, wire::kLayerHeaderBytes> layer_header_{};
 };
 
 void ThreePartyEngine::abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) {

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -73,7 +74,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   void step(std::chrono::steady_clock::time_point now) override;
   std::chrono::milliseconds idle_wait() const override;
   std::vector<void*> sockets() const override { return {}; }
-  std::vector<int> descriptors() const override { return {batch_finished_.descriptor()}; }
+  std::vector<int> descriptors() const override;
   void fill_status(wire::ServerStatus& status) const override;
   void key_changed(const wire::KeyId&, node::KeyChange) override {}
   std::size_t share_copies() const override { return 2; }
@@ -113,6 +114,9 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   void complete_job(std::map<node::JobKey, Job>::iterator job);
   void answer_error(const node::JobKey& key, wire::Status status, const std::string& detail);
   void expire_jobs(std::chrono::steady_clock::time_point now);
+  // Reads what has come on the previous party's shell lane: frames of `running` (a batch on
+  // the shell's thread) into `pending`, the rest to batch_frames_.
+  void read_shell_lane(const BatchTag* running, std::deque<node::PeerEnvelope>* pending);
 
   // Whether the batch workers also hold a GPU evaluator, for batches large enough to finish
   // sooner there: backend = "cuda", or "auto" with a CUDA device present.
@@ -138,6 +142,11 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   rss3::ShareMatrix inline_outputs_;
   std::unique_ptr<BatchRole> role_;
   std::unique_ptr<DataPlane> data_plane_;  // with a data_endpoint: the previous party's lanes
+  // Lane 0 (data_plane.hpp) for batches on the shell's thread: to the next party when it has a
+  // data_endpoint (else CurveZMQ through the shell), and from the previous one.
+  std::unique_ptr<NextPartyLink> shell_lane_out_;
+  std::unique_ptr<transport::DataLink> shell_lane_in_;
+  StallWatch shell_lane_stalls_{settings_.limits.peer_timeout};
 
   std::map<node::JobKey, Job> jobs_;
   jobs::NoncePool nonce_pool_;
