@@ -25,6 +25,11 @@ constexpr auto kFollowerJobExpiry = std::chrono::seconds(30);
 // How long a batch on the shell's thread waits on the peer socket before the shell gets a
 // word in (heartbeats, a server gone away).
 constexpr std::chrono::milliseconds kKeepAliveSlice{20};
+// How long a batch on the shell's thread looks for the next layer on its data link before it
+// sleeps in poll: the neighbours send each layer at about the same moment, and a wake-up from
+// poll costs more than the wait (single-block p50 1.6 ms against 2.8 ms on two cores of this
+// machine, 2.2 against 2.4 on one). It yields between looks, so a busy core loses little.
+constexpr std::chrono::microseconds kShellLaneSpin{200};
 
 std::array<transport::PublicKey, 3> party_public_keys(const settings::ServerSettings& settings,
                                                       const transport::PublicKey& own) {
@@ -219,9 +224,14 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
     }
     const auto timeout = engine_.settings_.limits.peer_timeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto spin_until = std::chrono::steady_clock::now() + kShellLaneSpin;
     for (;;) {
       engine_.read_shell_lane(&tag_, &pending_);
       if (take_layer_message(pending_, previous, layer, incoming)) return;
+      if (engine_.shell_lane_in_ && std::chrono::steady_clock::now() < spin_until) {
+        ::sched_yield();
+        continue;
+      }
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0)
