@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "common/error.hpp"
@@ -15,9 +16,11 @@ using Clock = std::chrono::steady_clock;
 
 // How often a blocked accept or read looks whether the engine is stopping.
 constexpr std::chrono::milliseconds kStopCheck{100};
-// A next party that refuses the connection (it is starting or restarting) is tried again
-// this often until the send's deadline.
-constexpr std::chrono::milliseconds kReconnectPause{10};
+// A lane whose data link cannot be had (the next server restarting, an older release without
+// data links, a data port the network blocks) sends over CurveZMQ meanwhile and tries the data
+// link again this often; each try waits at most kConnectBudget.
+constexpr std::chrono::milliseconds kRetryInterval{1000};
+constexpr std::chrono::milliseconds kConnectBudget{200};
 
 const settings::PeerSettings& next_peer(const settings::ServerSettings& settings) {
   const int next = rss3::next_party(settings.party);
@@ -26,6 +29,9 @@ const settings::PeerSettings& next_peer(const settings::ServerSettings& settings
   throw Error(Component::Server, "no peer configured as the next party");
 }
 
+std::string unreachable(int party) { return "party " + std::to_string(party + 1) + " is unreachable"; }
+
+// A worker's own CurveZMQ connection to the next party.
 class ZmqLane final : public NextPartyLink {
  public:
   ZmqLane(transport::Context& context, const settings::PeerSettings& peer, const transport::CurveKeyPair& own)
@@ -37,9 +43,7 @@ class ZmqLane final : public NextPartyLink {
     frame_.insert(frame_.end(), payload.begin(), payload.end());
     return connection_.send_until(frame_, deadline);
   }
-  std::string why_not() const override {
-    return "party " + std::to_string(party_ + 1) + " is unreachable";
-  }
+  std::string why_not() const override { return unreachable(party_); }
 
  private:
   int party_;
@@ -47,41 +51,75 @@ class ZmqLane final : public NextPartyLink {
   std::vector<std::uint8_t> frame_;
 };
 
+// The shell's CurveZMQ connection to the next party (its thread alone may use it).
+class ShellZmqLane final : public NextPartyLink {
+ public:
+  ShellZmqLane(node::EngineHost& host, int party) : host_(host), party_(party) {}
+
+  bool send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload,
+            Clock::time_point) override {
+    frame_.assign(header.begin(), header.end());
+    frame_.insert(frame_.end(), payload.begin(), payload.end());
+    return host_.peers().send_to(party_, frame_);
+  }
+  std::string why_not() const override { return unreachable(party_); }
+
+ private:
+  node::EngineHost& host_;
+  int party_;
+  std::vector<std::uint8_t> frame_;
+};
+
 class DataLane final : public NextPartyLink {
  public:
-  DataLane(const settings::PeerSettings& peer, const transport::CurveKeyPair& own, std::uint32_t lane)
-      : party_(peer.party), endpoint_(peer.data_endpoint), peer_key_(peer.public_key), own_(own), lane_(lane) {}
+  DataLane(const settings::PeerSettings& peer, const transport::CurveKeyPair& own, std::uint32_t lane,
+           std::unique_ptr<NextPartyLink> fallback, const Logger& log)
+      : party_(peer.party),
+        endpoint_(peer.data_endpoint),
+        peer_key_(peer.public_key),
+        own_(own),
+        lane_(lane),
+        fallback_(std::move(fallback)),
+        log_(log) {}
 
   bool send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload,
             Clock::time_point deadline) override {
-    for (;;) {
-      try {
-        if (link_ && link_->reader_gone()) link_.reset();
-        if (!link_) link_ = connect(deadline);
-        link_->send({header, payload}, deadline);
-        return true;
-      } catch (const PeerError& error) {
-        why_ = "party " + std::to_string(party_ + 1) + " is unreachable over its data link (lane " +
-               std::to_string(lane_) + "): " + error.what();
-        // A link that broke carried frames the peer may not have read: this batch's messages
-        // cannot be trusted to arrive, so the batch fails and the next one reconnects.
-        if (link_) {
-          link_.reset();
-          return false;
-        }
-        if (Clock::now() + kReconnectPause >= deadline) return false;
-        std::this_thread::sleep_for(kReconnectPause);
-      }
+    if (link_ && link_->reader_gone()) link_.reset();
+    if (!link_ && Clock::now() >= next_try_) connect(deadline);
+    if (!link_) {
+      why_ = fallback_->why_not();
+      return fallback_->send(header, payload, deadline);
+    }
+    try {
+      link_->send({header, payload}, deadline);
+      return true;
+    } catch (const PeerError& error) {
+      // Frames already on a link that broke may never be read: this batch's messages cannot be
+      // trusted to arrive, so it fails, and the next frame finds a new link.
+      why_ = unreachable(party_) + " over its data link (lane " + std::to_string(lane_) + "): " + error.what();
+      link_.reset();
+      return false;
     }
   }
   std::string why_not() const override { return why_; }
 
  private:
-  std::unique_ptr<transport::DataLink> connect(Clock::time_point deadline) {
+  void connect(Clock::time_point deadline) {
+    const auto now = Clock::now();
     transport::DataLinkOptions options;
-    options.handshake_timeout = std::max(std::chrono::milliseconds(1),
-                                         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
-    return transport::DataLink::connect(endpoint_, own_, peer_key_, lane_, options);
+    options.handshake_timeout = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
+                                           std::chrono::milliseconds(1), kConnectBudget);
+    try {
+      link_ = transport::DataLink::connect(endpoint_, own_, peer_key_, lane_, options);
+      if (on_fallback_) log_.info("data link back", {{"to", party_ + 1}, {"lane", static_cast<std::uint64_t>(lane_)}});
+      on_fallback_ = false;
+    } catch (const PeerError& error) {
+      next_try_ = now + kRetryInterval;
+      if (!on_fallback_)
+        log_.warn("data link unavailable: layer messages go by CurveZMQ until it is back",
+                  {{"to", party_ + 1}, {"lane", static_cast<std::uint64_t>(lane_)}, {"error", error.what()}});
+      on_fallback_ = true;
+    }
   }
 
   int party_;
@@ -89,24 +127,31 @@ class DataLane final : public NextPartyLink {
   transport::PublicKey peer_key_;
   const transport::CurveKeyPair& own_;
   std::uint32_t lane_;
+  std::unique_ptr<NextPartyLink> fallback_;
+  const Logger& log_;
   std::unique_ptr<transport::DataLink> link_;
+  Clock::time_point next_try_{};
+  bool on_fallback_ = false;
   std::string why_;
 };
 
 }  // namespace
 
-std::unique_ptr<NextPartyLink> make_next_party_link(transport::Context& context,
-                                                    const settings::ServerSettings& settings,
-                                                    const transport::CurveKeyPair& own, std::uint32_t lane) {
-  if (auto data_lane = make_data_lane(settings, own, lane)) return data_lane;
-  return std::make_unique<ZmqLane>(context, next_peer(settings), own);
+std::unique_ptr<NextPartyLink> make_worker_lane(transport::Context& context, const settings::ServerSettings& settings,
+                                                const transport::CurveKeyPair& own, std::uint32_t lane,
+                                                const Logger& log) {
+  const settings::PeerSettings& peer = next_peer(settings);
+  auto zmq = std::make_unique<ZmqLane>(context, peer, own);
+  if (peer.data_endpoint.empty()) return zmq;
+  return std::make_unique<DataLane>(peer, own, lane, std::move(zmq), log);
 }
 
-std::unique_ptr<NextPartyLink> make_data_lane(const settings::ServerSettings& settings,
-                                              const transport::CurveKeyPair& own, std::uint32_t lane) {
+std::unique_ptr<NextPartyLink> make_shell_lane(node::EngineHost& host, const settings::ServerSettings& settings,
+                                               const transport::CurveKeyPair& own, const Logger& log) {
   const settings::PeerSettings& peer = next_peer(settings);
-  if (peer.data_endpoint.empty()) return nullptr;
-  return std::make_unique<DataLane>(peer, own, lane);
+  auto zmq = std::make_unique<ShellZmqLane>(host, peer.party);
+  if (peer.data_endpoint.empty()) return zmq;
+  return std::make_unique<DataLane>(peer, own, kShellLane, std::move(zmq), log);
 }
 
 void StallWatch::check(const transport::DataLink& link, std::chrono::steady_clock::time_point now) {
@@ -215,7 +260,7 @@ void DataPlane::serve(Connection& connection, int socket) {
     connection.channel = link->channel();
     connection.lane = true;
   }
-  log_.debug("data link up", {{"from", previous_party_ + 1}, {"lane", static_cast<std::uint64_t>(link->channel())}});
+  log_.info("data link up", {{"from", previous_party_ + 1}, {"lane", static_cast<std::uint64_t>(link->channel())}});
   std::vector<std::uint8_t> frame;
   StallWatch stalls(peer_timeout_);
   try {

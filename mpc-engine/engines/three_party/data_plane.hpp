@@ -6,6 +6,10 @@
 // data_endpoint, otherwise its own CurveZMQ connection. Each worker's link is a lane: no
 // thread or socket carries every batch's messages, so the data plane grows with `workers`.
 //
+// A lane whose data link cannot be had (the next server restarting or on an older release, a
+// data port the network blocks) sends over CurveZMQ meanwhile, which every server also takes
+// layer messages from, and tries its data link again each second.
+//
 // Lane 0 is the shell's: batches small enough to run on the shell's thread (latency-bound:
 // every server runs them there, header by header) send on it, and the shell's thread reads the
 // previous server's lane 0 itself, so a layer's round trip wakes no other thread. Workers'
@@ -30,6 +34,7 @@
 
 #include "common/log.hpp"
 #include "engines/three_party/batch_frames.hpp"
+#include "node/engine.hpp"
 #include "settings/server_settings.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/data_link.hpp"
@@ -67,15 +72,17 @@ class NextPartyLink {
   virtual std::string why_not() const = 0;
 };
 
-// The link for lane `lane` to the next party of the ring: a data link when that peer has a
-// data_endpoint, else a CurveZMQ connection to its peer_endpoint. Throws Error(Server) if no
+// A worker's lane `lane` to the next party of the ring: a data link when that peer has a
+// data_endpoint, sending over the worker's own CurveZMQ connection while the data link cannot
+// be had (a warning says so); else that CurveZMQ connection alone. Throws Error(Server) if no
 // peer is configured as the next party.
-std::unique_ptr<NextPartyLink> make_next_party_link(transport::Context& context,
-                                                    const settings::ServerSettings& settings,
-                                                    const transport::CurveKeyPair& own, std::uint32_t lane);
-// Lane `lane` as a data link, or null when the next party has no data_endpoint.
-std::unique_ptr<NextPartyLink> make_data_lane(const settings::ServerSettings& settings,
-                                              const transport::CurveKeyPair& own, std::uint32_t lane);
+std::unique_ptr<NextPartyLink> make_worker_lane(transport::Context& context, const settings::ServerSettings& settings,
+                                                const transport::CurveKeyPair& own, std::uint32_t lane,
+                                                const Logger& log);
+// The shell's lane (kShellLane) likewise, its CurveZMQ side the shell's own link to the next
+// party (host.peers(); the host must outlive it); only the shell's thread may use it.
+std::unique_ptr<NextPartyLink> make_shell_lane(node::EngineHost& host, const settings::ServerSettings& settings,
+                                               const transport::CurveKeyPair& own, const Logger& log);
 
 class DataPlane {
  public:

@@ -10,13 +10,6 @@
 
 namespace mpc::three_party_engine {
 
-void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, std::uint32_t layer,
-                       std::span<const std::uint8_t> payload) {
-  frame.resize(wire::kLayerHeaderBytes + payload.size());
-  wire::write_layer_header({tag.epoch, tag.sequence, layer}, frame);
-  if (!payload.empty()) std::memcpy(frame.data() + wire::kLayerHeaderBytes, payload.data(), payload.size());
-}
-
 namespace {
 
 // The pending message of `layer` from `previous`, or end(); drops what can never be taken.

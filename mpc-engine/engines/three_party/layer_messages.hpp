@@ -1,6 +1,5 @@
-// The pieces of a layer exchange shared by batches run on worker threads and on
-// the main thread: framing and picking this layer's
-// message out of what has arrived for the batch.
+// The piece of a layer exchange shared by batches run on worker threads and on the main
+// thread: picking this layer's message out of what has arrived for the batch.
 #pragma once
 
 #include <chrono>
@@ -17,10 +16,6 @@ namespace mpc::three_party_engine {
 
 using node::connect_grace;
 using node::PeerEnvelope;
-
-// Header + payload of one layer message, in `frame` (reused between layers).
-void build_layer_frame(std::vector<std::uint8_t>& frame, const BatchTag& tag, std::uint32_t layer,
-                       std::span<const std::uint8_t> payload);
 
 // Looks through the messages received for one batch: copies `layer`'s message from
 // `previous` into `incoming` and removes it (true); drops malformed messages and those

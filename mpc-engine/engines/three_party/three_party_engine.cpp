@@ -69,18 +69,18 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
   inline_evaluator_ = cpu();
   if (!settings_.data_endpoint.empty())
     data_plane_ = std::make_unique<DataPlane>(settings_, resources.own_keys, batch_frames_, log_);
-  shell_lane_out_ = make_data_lane(settings_, resources.own_keys, kShellLane);
+  shell_lane_out_ = make_shell_lane(host_, settings_, resources.own_keys, log_);
   const std::size_t workers = settings_.limits.workers != 0 ? settings_.limits.workers : default_workers();
   std::uint32_t lane = kShellLane + 1;
   for (std::size_t i = 0; i < workers; ++i)
     workers_.push_back(std::make_unique<BatchWorker>(
-        settings_, make_next_party_link(resources.context, settings_, resources.own_keys, lane++), prf_keys_, cpu(),
+        settings_, make_worker_lane(resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
         uses_gpu() ? cuda::make_cuda_evaluator(0) : nullptr, batch_finished_, log_));
   // A one-instance circuit gains nothing from a GPU (a launch per layer) and would hold a
   // device workspace per worker: Kerberos batches always run on the CPU evaluator.
   for (std::size_t i = 0; i < kKrbBatchesInFlight; ++i)
     krb_workers_.push_back(std::make_unique<BatchWorker>(
-        settings_, make_next_party_link(resources.context, settings_, resources.own_keys, lane++), prf_keys_, cpu(),
+        settings_, make_worker_lane(resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
         nullptr, batch_finished_, log_));
 }
 
@@ -208,20 +208,13 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
   }
 
   void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
-    const int next = rss3::next_party(engine_.settings_.party);
     const int previous = rss3::previous_party(engine_.settings_.party);
     node::PeerLinks& peers = engine_.host_.peers();
-    if (engine_.shell_lane_out_) {
-      wire::write_layer_header({tag_.epoch, tag_.sequence, layer}, layer_header_);
-      if (!engine_.shell_lane_out_->send(
-              layer_header_, outgoing,
-              std::chrono::steady_clock::now() + node::connect_grace(engine_.settings_.limits.peer_timeout)))
-        throw PeerError(Component::Server, engine_.shell_lane_out_->why_not());
-    } else {
-      build_layer_frame(frame_, tag_, layer, outgoing);
-      if (!peers.send_to(next, frame_))
-        throw PeerError(Component::Server, "party " + std::to_string(next + 1) + " is unreachable");
-    }
+    wire::write_layer_header({tag_.epoch, tag_.sequence, layer}, layer_header_);
+    if (!engine_.shell_lane_out_->send(
+            layer_header_, outgoing,
+            std::chrono::steady_clock::now() + node::connect_grace(engine_.settings_.limits.peer_timeout)))
+      throw PeerError(Component::Server, engine_.shell_lane_out_->why_not());
     const auto timeout = engine_.settings_.limits.peer_timeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     const auto spin_until = std::chrono::steady_clock::now() + kShellLaneSpin;
@@ -264,7 +257,6 @@ class ThreePartyEngine::InlineExchange final : public rss3::LayerExchange {
   ThreePartyEngine& engine_;
   BatchTag tag_;
   std::deque<node::PeerEnvelope> pending_;
-  std::vector<std::uint8_t> frame_;
   std::array<std::uint8_t, wire::kLayerHeaderBytes> layer_header_{};
 };
 

@@ -142,8 +142,8 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   rss3::ShareMatrix inline_outputs_;
   std::unique_ptr<BatchRole> role_;
   std::unique_ptr<DataPlane> data_plane_;  // with a data_endpoint: the previous party's lanes
-  // Lane 0 (data_plane.hpp) for batches on the shell's thread: to the next party when it has a
-  // data_endpoint (else CurveZMQ through the shell), and from the previous one.
+  // Lane 0 (data_plane.hpp) for batches on the shell's thread: to the next party, and from the
+  // previous one when this server has a data_endpoint.
   std::unique_ptr<NextPartyLink> shell_lane_out_;
   std::unique_ptr<transport::DataLink> shell_lane_in_;
   StallWatch shell_lane_stalls_{settings_.limits.peer_timeout};

@@ -8,16 +8,20 @@
 namespace mpc::three_party_engine {
 namespace {
 
+// A layer frame as a lane sends it: the header, then the payload.
+std::vector<std::uint8_t> layer_frame(const BatchTag& tag, std::uint32_t layer, const std::vector<std::uint8_t>& payload) {
+  std::vector<std::uint8_t> frame(wire::kLayerHeaderBytes);
+  wire::write_layer_header({tag.epoch, tag.sequence, layer}, frame);
+  frame.insert(frame.end(), payload.begin(), payload.end());
+  return frame;
+}
+
 node::PeerEnvelope layer_message(int from, std::uint32_t layer, std::vector<std::uint8_t> payload) {
-  node::PeerEnvelope envelope;
-  envelope.from_party = from;
-  build_layer_frame(envelope.data, {7, 3}, layer, payload);
-  return envelope;
+  return node::PeerEnvelope{from, layer_frame({7, 3}, layer, payload)};
 }
 
 TEST(LayerFrame, CarriesTheBatchTagAndDecodes) {
-  std::vector<std::uint8_t> frame;
-  build_layer_frame(frame, {0x1122334455667788ull, 9}, 4, std::vector<std::uint8_t>{1, 2, 3});
+  const auto frame = layer_frame({0x1122334455667788ull, 9}, 4, {1, 2, 3});
   ASSERT_EQ(batch_tag_of(frame), (BatchTag{0x1122334455667788ull, 9}));
   const auto message = wire::decode_peer_message(frame);
   const auto& layer = std::get<wire::DecodedLayer>(message);
