@@ -13,6 +13,7 @@ subreaper this process inherits them and reaps them itself.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import re
 import secrets
@@ -348,6 +349,18 @@ class Cluster:
         (self.dealer_dir() / "dealer.pid").write_text(f"{process.pid}\n")
         threading.Thread(target=process.wait, daemon=True).start()
         return process.pid
+
+    def log_events(self, party: int, event: str) -> list[dict]:
+        """The JSON log lines of a server with this event."""
+        events = []
+        for raw in (self.server_dir(party) / "server.log").read_text(errors="replace").splitlines():
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and entry.get("event") == event:
+                events.append(entry)
+        return events
 
     def log_tail(self, lines: int = 6) -> str:
         out = []

@@ -17,7 +17,6 @@ What is asserted, with real servers on loopback:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -55,18 +54,6 @@ def established_links(port: int) -> int:
             if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
                 count += 1
     return count
-
-
-def log_events(cluster: Cluster, party: int, event: str) -> list[dict]:
-    events = []
-    for raw in (cluster.server_dir(party) / "server.log").read_text(errors="replace").splitlines():
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("event") == event:
-            events.append(entry)
-    return events
 
 
 def set_limit(cluster: Cluster, party: int, name: str, value: int) -> None:
@@ -245,7 +232,7 @@ def test_a_bit_flipped_on_a_data_link_is_refused_and_the_link_comes_back(lanes_c
             "an altered layer message reached the output"
     # (A flip in a frame's length instead leaves the frame unfinished until the lane's stall
     # limit: closed all the same.)
-    refusals = [event for event in log_events(cluster, 2, "data link closed")
+    refusals = [event for event in cluster.log_events(2, "data link closed")
                 if re.search("failed authentication|stalled", event.get("error", ""))]
     assert refusals, "server 2 did not refuse the altered frame\n" + cluster.log_tail()
 
@@ -261,7 +248,7 @@ def test_a_bit_flipped_on_a_data_link_is_refused_and_the_link_comes_back(lanes_c
 
     # The same on the shell's lane, which one-block jobs take, read by the shell's own thread.
     links_before = len(relay.recordings)
-    refusals_before = len(log_events(cluster, 2, "data link closed"))
+    refusals_before = len(cluster.log_events(2, "data link closed"))
     relay.flip_one_bit_soon(after=20)
     deadline = time.monotonic() + REJOIN_WINDOW_S
     while True:
@@ -273,7 +260,7 @@ def test_a_bit_flipped_on_a_data_link_is_refused_and_the_link_comes_back(lanes_c
             if relay.flipped and len(relay.recordings) > links_before:
                 break
         assert time.monotonic() < deadline, result.stderr + cluster.log_tail()
-    shell_refusals = [event for event in log_events(cluster, 2, "data link closed")[refusals_before:]
+    shell_refusals = [event for event in cluster.log_events(2, "data link closed")[refusals_before:]
                       if event.get("lane") == 0 and re.search("failed authentication|stalled", event.get("error", ""))]
     assert shell_refusals, "server 2 did not refuse the altered frame on the shell's lane\n" + cluster.log_tail()
 
@@ -293,20 +280,20 @@ def test_strangers_on_a_data_port_are_refused_and_silent_ones_hold_up_nothing(fr
     with socket.create_connection(("127.0.0.1", port), timeout=5) as stranger:
         stranger.sendall(hello_from_a_stranger())
         assert stranger.recv(64) == b"", "a stranger's hello was answered"
-    assert any("not pinned" in event.get("error", "") for event in log_events(cluster, 2, "data link refused"))
+    assert any("not pinned" in event.get("error", "") for event in cluster.log_events(2, "data link refused"))
 
     # Connections that never finish a handshake do not delay server 1's lanes after its restart
     # (a lane that cannot connect would send by CurveZMQ meanwhile: the lanes' own log says).
     silent = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
     try:
-        lanes_before = len(log_events(cluster, 2, "data link up"))
+        lanes_before = len(cluster.log_events(2, "data link up"))
         cluster.kill_server(1)
         cluster.restart_server(1)
         started = time.monotonic()
         while True:
             counter = secrets.token_hex(16)
             result = keystream_job(cluster, counter, 20000)
-            if result.returncode == 0 and len(log_events(cluster, 2, "data link up")) > lanes_before:
+            if result.returncode == 0 and len(cluster.log_events(2, "data link up")) > lanes_before:
                 break
             assert time.monotonic() - started < REJOIN_WINDOW_S, \
                 f"no data link {REJOIN_WINDOW_S} s after the restart: {result.stderr}{cluster.log_tail()}"
@@ -316,7 +303,7 @@ def test_strangers_on_a_data_port_are_refused_and_silent_ones_hold_up_nothing(fr
         for connection in silent:
             connection.close()
     assert_keystream(cluster, key_hex, 100)
-    assert not log_events(cluster, 1, "data link unavailable: layer messages go by CurveZMQ until it is back")
+    assert not cluster.log_events(1, "data link unavailable: layer messages go by CurveZMQ until it is back")
 
 
 @pytest.mark.timeout(120)
@@ -337,7 +324,7 @@ def test_a_server_without_data_links_is_served_over_curvezmq_until_it_has_them(t
         cluster.wait_until_serving(KEY)
         for blocks in (1, 20000):
             assert_keystream(cluster, key_hex, blocks)
-        warnings = log_events(cluster, 1, "data link unavailable: layer messages go by CurveZMQ until it is back")
+        warnings = cluster.log_events(1, "data link unavailable: layer messages go by CurveZMQ until it is back")
         assert warnings and all(event.get("to") == 2 for event in warnings)
         assert established_links(data_port(cluster, 2)) == 0
 
@@ -347,7 +334,7 @@ def test_a_server_without_data_links_is_served_over_curvezmq_until_it_has_them(t
         deadline = time.monotonic() + REJOIN_WINDOW_S
         while True:
             served = keystream_job(cluster, "0" * 32, 20000).returncode == 0
-            if served and log_events(cluster, 1, "data link back"):
+            if served and cluster.log_events(1, "data link back"):
                 break
             assert time.monotonic() < deadline, cluster.log_tail()
             time.sleep(0.2)

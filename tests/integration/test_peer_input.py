@@ -13,7 +13,6 @@ hostile frames never takes a server down, and the cluster keeps computing correc
 
 from __future__ import annotations
 
-import json
 import secrets
 import struct
 import time
@@ -40,19 +39,6 @@ def batch_frame(epoch: int, sequence: int, slices: list[tuple[bytes, bytes, int,
     for client, request, first, blocks in slices:
         body += client + request + bytes(32) + struct.pack("<IIII", first, blocks, 0, 0)
     return peer_frame(BATCH, epoch, sequence, body)
-
-
-def log_events(cluster, party: int, event: str) -> list[dict]:
-    """The JSON log lines of a server with this event."""
-    lines = []
-    for raw in (cluster.server_dir(party) / "server.log").read_text(errors="replace").splitlines():
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("event") == event:
-            lines.append(entry)
-    return lines
 
 
 def impersonate(cluster, context, as_party: int, to_party: int) -> RawClient:
@@ -98,7 +84,7 @@ def test_authenticated_peer_sending_garbage_leaves_the_cluster_working(cluster, 
 def test_forged_batches_from_the_leaders_key_are_refused_or_fail_cleanly(cluster, context, raw_key):
     # Server 1's key talking to server 2: an oversized batch, an empty one, and one naming
     # jobs nobody sent (evaluated on zeros, it times out waiting for a leader that never ran it).
-    refused_before = len(log_events(cluster, 2, "replayed batch id refused"))
+    refused_before = len(cluster.log_events(2, "replayed batch id refused"))
     fake = impersonate(cluster, context, as_party=1, to_party=2)
     try:
         epoch = secrets.randbits(64)
@@ -115,7 +101,7 @@ def test_forged_batches_from_the_leaders_key_are_refused_or_fail_cleanly(cluster
     deadline = time.monotonic() + 5
     refused = []
     while time.monotonic() < deadline:
-        refused = log_events(cluster, 2, "replayed batch id refused")[refused_before:]
+        refused = cluster.log_events(2, "replayed batch id refused")[refused_before:]
         if refused:
             break
         time.sleep(0.1)
