@@ -208,7 +208,7 @@ void launch(const fs::path& binary, const fs::path& config, const fs::path& log_
 void start_cluster(const Arguments& arguments) {
   const fs::path dir = fs::absolute(arguments.required("dir"));
   const fs::path binary =
-      arguments.optional("server-binary").value_or(default_binary("mpc-server", "server").string());
+      arguments.optional("server-binary").value_or(default_binary("mpc-server", "daemon").string());
   const auto cluster_settings = settings::load_cluster_settings(dir / "cluster.toml");
   const int parties = static_cast<int>(cluster_settings.servers.size());
   // The dealer first: the lut2 servers fill their pools from it as soon as they start.
