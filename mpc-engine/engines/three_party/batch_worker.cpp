@@ -192,6 +192,9 @@ void BatchWorker::start(BatchTask task, std::vector<node::PeerEnvelope> early) {
 void BatchWorker::deliver(node::PeerEnvelope envelope) {
   {
     std::lock_guard lock(mutex_);
+    // Once its batch is over nothing reads the inbox until the next start: a neighbour that
+    // went on sending for that batch would only fill memory.
+    if (!running_) return;
     inbox_.push_back(std::move(envelope));
   }
   wake_.notify_all();

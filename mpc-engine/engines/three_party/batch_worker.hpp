@@ -112,7 +112,7 @@ class BatchWorker {
   // Starts `task` with the messages of its batch that arrived before it; the worker must
   // be idle.
   void start(BatchTask task, std::vector<node::PeerEnvelope> early);
-  // A layer or abort message of the worker's batch.
+  // A layer or abort message of the worker's batch; dropped once that batch is over.
   void deliver(node::PeerEnvelope envelope);
   // The finished batch's result, once; empty while running or idle.
   std::optional<BatchResult> take_result();
