@@ -16,7 +16,7 @@
 // lanes are numbered from 1.
 //
 // Incoming, DataPlane listens on this server's data_endpoint for the previous server alone
-// and reads each workers' lane on a thread of its own, which opens the frames and hands them
+// and reads each worker's lane on a thread of its own, which opens the frames and hands them
 // to BatchFrames (one wake-up of the worker, no hop through the shell's thread). A lane that
 // fails (a frame that fails authentication, a peer that restarted) is closed; the sender
 // connects again with a new handshake, and a new link on a lane replaces the old one.
