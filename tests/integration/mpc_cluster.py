@@ -362,6 +362,17 @@ class Cluster:
                 events.append(entry)
         return events
 
+    def wait_for_log_event(self, party: int, event: str, matches=lambda entry: True,
+                           deadline_s: float = 5) -> list[dict]:
+        """The matching log lines of a server, once there is one: a server may close a
+        connection before its log line about it is written."""
+        deadline = time.monotonic() + deadline_s
+        while True:
+            found = [entry for entry in self.log_events(party, event) if matches(entry)]
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.05)
+
     def log_tail(self, lines: int = 6) -> str:
         out = []
         for party in self.parties:
