@@ -127,7 +127,9 @@ int mpc_client_gcm_prefetch(mpc_client *client, const char *key_name, uint32_t k
 /* Tag: tag = GHASH_H(aad, ciphertext) ^ AES_K(N || 1) for a nonce this client key
  * prefetched; consumes the nonce at every server (a second call with it fails with
  * MPC_ENONCE). The caller has already encrypted with the nonce's keystream. One round trip,
- * no computation between servers. aad or ciphertext may be NULL when its length is 0. */
+ * no computation between servers: each answers at once, so a tag asked while a server is
+ * down or the servers regroup has spent its nonce at the others and fails with MPC_ENONCE
+ * (prefetch a fresh one). aad or ciphertext may be NULL when its length is 0. */
 int mpc_client_gcm_tag(mpc_client *client, const char *key_name, uint32_t key_version,
                        const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t *aad,
                        size_t aad_length, const uint8_t *ciphertext, size_t ciphertext_length,

@@ -115,7 +115,7 @@ void Node::run(const std::atomic<bool>& stop) {
       if (!message) break;
       handle_client_message(*message);
     }
-    flush_notes();
+    flush_notes(std::chrono::steady_clock::now());
     for (;;) {
       auto envelope = peers_->receive(std::chrono::milliseconds(0));
       if (!envelope) break;
@@ -132,7 +132,7 @@ void Node::run(const std::atomic<bool>& stop) {
     tend_membership(now);
     pass_deadlines(now);
     active().step(now);
-    flush_notes();
+    flush_notes(now);
     if (now - last_housekeeping > std::chrono::seconds(1)) {
       ledger_.expire(now);
       last_housekeeping = now;
@@ -148,6 +148,11 @@ std::chrono::milliseconds Node::idle_wait() const {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadlines_.front().first -
                                                                             std::chrono::steady_clock::now());
     wait = std::min(wait, std::max(left + std::chrono::milliseconds(1), std::chrono::milliseconds(0)));
+  }
+  if (const auto due = outgoing_notes_.next_due()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(*due, std::chrono::steady_clock::now()) - std::chrono::steady_clock::now());
+    wait = std::min(wait, left + std::chrono::milliseconds(1));
   }
   return wait;
 }
@@ -185,12 +190,16 @@ void Node::answer(const JobKey& key, wire::Reply reply) {
   reply.status = failure_status(reply.status);
   count_refusal(reply.status, key, reply.error);
   send_reply(it->second.routing_id, reply);
-  const bool local = it->second.local;
+  if (it->second.local) {
+    // A GCM tag's id stays spent: its nonce is gone here. The others' notes on it, which
+    // come after this answer, are checked against the copy answered.
+    Tombstone spent{wire::Status::BadRequest, "request id already in use", true};
+    if (const auto& own = it->second.words[static_cast<std::size_t>(settings_.party)]) spent.answered_copy = own->digest;
+    live_.erase(it);
+    ledger_.bury(key, std::move(spent), std::chrono::steady_clock::now());
+    return;
+  }
   live_.erase(it);
-  // A GCM tag's id stays spent: its nonce is gone at every server.
-  if (local)
-    ledger_.bury(key, Tombstone{wire::Status::BadRequest, "request id already in use", true, {}},
-                 std::chrono::steady_clock::now());
 }
 
 void Node::forget(const JobKey& key) {
@@ -312,7 +321,7 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
                error_reply(key.request, wire::Status::Regrouping,
                            "server " + std::to_string(settings_.party + 1) +
                                " is rejoining: the other two serve without it for now"));
-    ledger_.bury(key, Tombstone{wire::Status::Regrouping, "rejoining", true, {}}, std::chrono::steady_clock::now());
+    ledger_.bury(key, Tombstone{wire::Status::Regrouping, "rejoining", true}, std::chrono::steady_clock::now());
     return;
   }
   if (live_.size() >= settings_.limits.max_pending_jobs) {
@@ -338,8 +347,10 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   live.held = std::move(job);
   Live& held = live_.emplace(key, std::move(live)).first->second;
   if (local) {
-    tell_others(key, own);
-  } else if (!leader()) {
+    answer_tag_now(key, held, now);
+    return;
+  }
+  if (!leader()) {
     tell(serving_.leader, key, own);
     hand_over(held);
     return;
@@ -348,13 +359,30 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   settle(key);
 }
 
+// A GCM tag is answered at once from this server's copy, without waiting for the others'
+// notes (request_agreement.hpp says why that gives a client no more than one tag per nonce).
+// Only what is already known stops it: a copy that differs from one a peer reported, or a
+// peer's refusal. The digest goes to the others for the record.
+void Node::answer_tag_now(const JobKey& key, Live& live, std::chrono::steady_clock::time_point now) {
+  tell_others_for_record(key, *live.words[static_cast<std::size_t>(settings_.party)], now);
+  std::vector<int> heard;
+  for (int party : serving_.parties)
+    if (live.words[static_cast<std::size_t>(party)]) heard.push_back(party);
+  const Verdict verdict = judge(live.words, heard);
+  if (verdict.consensus == Consensus::Differ || verdict.consensus == Consensus::Refused) {
+    give_up(key, verdict.status, verdict.detail, false);
+    return;
+  }
+  hand_over(live);
+}
+
 void Node::refuse(const transport::ReceivedMessage& message, const JobKey& key, bool local, const Refusal& refusal) {
   send_reply(message.routing_id, error_reply(key.request, refusal.status, refusal.detail));
   // The others must not compute what this server will not: a tag's refusal goes to everyone,
   // the leader gives a request up everywhere, a follower tells the leader, which does.
   const PartyWord word{{}, refusal.status, refusal.detail};
   if (local) {
-    tell_others(key, word);
+    tell_others_for_record(key, word, std::chrono::steady_clock::now());
   } else if (leader()) {
     for (int party : serving_.parties)
       if (party != settings_.party)
@@ -364,14 +392,24 @@ void Node::refuse(const transport::ReceivedMessage& message, const JobKey& key, 
   } else {
     tell(serving_.leader, key, word);
   }
-  ledger_.bury(key, Tombstone{refusal.status, refusal.detail, true, {}}, std::chrono::steady_clock::now());
+  ledger_.bury(key, Tombstone{refusal.status, refusal.detail, true}, std::chrono::steady_clock::now());
 }
 
 void Node::tell(int party, const JobKey& key, const PartyWord& word) { outgoing_notes_.add(party, make_note(key, word)); }
 
-void Node::tell_others(const JobKey& key, const PartyWord& word) {
+void Node::tell_others_for_record(const JobKey& key, const PartyWord& word, std::chrono::steady_clock::time_point now) {
   for (int party : serving_.parties)
-    if (party != settings_.party) tell(party, key, word);
+    if (party != settings_.party) outgoing_notes_.add_record(party, make_note(key, word), now);
+}
+
+void Node::check_answered_tag(Tombstone& tombstone, const JobKey& key, int from, const PartyWord& word) {
+  if (word.status != wire::Status::Ok || word.digest == *tombstone.answered_copy || tombstone.mismatch_counted) return;
+  tombstone.mismatch_counted = true;
+  ++request_mismatches_;
+  log_.warn("GCM tag answered on differing copies",
+            {{"request", describe_request(key)},
+             {"detail", "party " + std::to_string(from + 1) + "'s copy of the request differs from party " +
+                            std::to_string(settings_.party + 1) + "'s: their replies do not combine into a tag"}});
 }
 
 void Node::hand_over(Live& live) {
@@ -403,7 +441,7 @@ void Node::give_up(const JobKey& key, wire::Status given, const std::string& det
     send_reply(it->second.routing_id, error_reply(key.request, status, detail));
     live_.erase(it);
   }
-  ledger_.bury(key, Tombstone{status, detail, held, {}}, std::chrono::steady_clock::now());
+  ledger_.bury(key, Tombstone{status, detail, held}, std::chrono::steady_clock::now());
   if (tell_followers)
     for (int party : serving_.parties)
       if (party != settings_.party) tell(party, key, PartyWord{{}, status, detail});
@@ -430,18 +468,22 @@ void Node::handle_notes(int from, const std::vector<wire::RequestNote>& notes) {
         count_refusal(word.status, key, word.detail);
         send_reply(live.routing_id, error_reply(key.request, word.status, word.detail));
         live_.erase(it);
-        ledger_.bury(key, Tombstone{word.status, word.detail, true, {}}, now);
+        ledger_.bury(key, Tombstone{word.status, word.detail, true}, now);
       }
       continue;
     }
     if (Tombstone* tombstone = ledger_.tombstone(key)) {
+      if (tombstone->answered_copy) {
+        check_answered_tag(*tombstone, key, from, word);
+        continue;
+      }
       // A follower's copy that came after the leader gave the request up: tell it again, so it
       // answers that copy at once.
       if (leader() && word.status == wire::Status::Ok) tell(from, key, PartyWord{{}, tombstone->status, tombstone->detail});
       continue;
     }
     if (!leader() && from == serving_.leader && word.status != wire::Status::Ok) {
-      ledger_.bury(key, Tombstone{word.status, word.detail, false, {}}, now);
+      ledger_.bury(key, Tombstone{word.status, word.detail, false}, now);
       continue;
     }
     const bool first = !ledger_.has_early(key);
@@ -494,10 +536,10 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
   }
 }
 
-void Node::flush_notes() {
+void Node::flush_notes(std::chrono::steady_clock::time_point now) {
   if (outgoing_notes_.empty()) return;
   for (int party : serving_.parties) {
-    if (party == settings_.party) continue;
+    if (party == settings_.party || !outgoing_notes_.due(party, now)) continue;
     for (const auto& frame : outgoing_notes_.take_frames(party))
       if (!peers_->send_to(party, frame)) log_.debug("notes not sent: peer unreachable", {{"party", party + 1}});
   }

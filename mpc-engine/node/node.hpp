@@ -84,7 +84,7 @@ class Node final : public EngineHost {
     std::string routing_id;
     CopyWords words;                // every party's word on it, this server's own included
     std::optional<ClientJob> held;  // not yet handed to the engine
-    bool local = false;             // a GCM tag: every server waits for all words
+    bool local = false;             // a GCM tag: answered at once, compared afterwards
     std::chrono::steady_clock::time_point arrived;
   };
 
@@ -112,7 +112,10 @@ class Node final : public EngineHost {
   bool answer_known(const transport::ReceivedMessage& message, const JobKey& key);
   void refuse(const transport::ReceivedMessage& message, const JobKey& key, bool local, const Refusal& refusal);
   void tell(int party, const JobKey& key, const PartyWord& word);
-  void tell_others(const JobKey& key, const PartyWord& word);
+  void tell_others_for_record(const JobKey& key, const PartyWord& word, std::chrono::steady_clock::time_point now);
+  void answer_tag_now(const JobKey& key, Live& live, std::chrono::steady_clock::time_point now);
+  // A peer's note on a tag this server answered: a differing copy is counted and logged once.
+  void check_answered_tag(Tombstone& tombstone, const JobKey& key, int from, const PartyWord& word);
   // Hands the request to the engine once every party agrees, or gives it up.
   void settle(const JobKey& key);
   void hand_over(Live& live);
@@ -121,7 +124,7 @@ class Node final : public EngineHost {
   void give_up(const JobKey& key, wire::Status status, const std::string& detail, bool tell_followers);
   void handle_notes(int from, const std::vector<wire::RequestNote>& notes);
   void pass_deadlines(std::chrono::steady_clock::time_point now);
-  void flush_notes();
+  void flush_notes(std::chrono::steady_clock::time_point now);
   void send_reply(const std::string& routing_id, const wire::Reply& reply);
   void count_refusal(wire::Status status, const JobKey& key, const std::string& detail);
   std::chrono::milliseconds idle_wait() const;

@@ -133,6 +133,31 @@ void RequestLedger::expire(std::chrono::steady_clock::time_point now) {
 void OutgoingNotes::add(int party, wire::RequestNote note) {
   if (party < 0 || party >= 3) throw Error(Component::Server, "party index out of range");
   pending_[static_cast<std::size_t>(party)].push_back(std::move(note));
+  urgent_[static_cast<std::size_t>(party)] = true;
+}
+
+void OutgoingNotes::add_record(int party, wire::RequestNote note, std::chrono::steady_clock::time_point now) {
+  if (party < 0 || party >= 3) throw Error(Component::Server, "party index out of range");
+  pending_[static_cast<std::size_t>(party)].push_back(std::move(note));
+  auto& since = record_since_[static_cast<std::size_t>(party)];
+  if (!since) since = now;
+}
+
+bool OutgoingNotes::due(int party, std::chrono::steady_clock::time_point now) const {
+  const auto index = static_cast<std::size_t>(party);
+  if (pending_[index].empty()) return false;
+  return urgent_[index] || (record_since_[index] && now >= *record_since_[index] + kRecordDelay);
+}
+
+std::optional<std::chrono::steady_clock::time_point> OutgoingNotes::next_due() const {
+  std::optional<std::chrono::steady_clock::time_point> next;
+  for (std::size_t party = 0; party < pending_.size(); ++party) {
+    if (pending_[party].empty()) continue;
+    // Urgent notes are due at once: the earliest possible time stands for "now".
+    const auto at = urgent_[party] ? std::chrono::steady_clock::time_point::min() : *record_since_[party] + kRecordDelay;
+    if (!next || at < *next) next = at;
+  }
+  return next;
 }
 
 std::vector<std::vector<std::uint8_t>> OutgoingNotes::take_frames(int party) {
@@ -143,6 +168,8 @@ std::vector<std::vector<std::uint8_t>> OutgoingNotes::take_frames(int party) {
     frames.push_back(wire::encode_notes(std::span<const wire::RequestNote>(notes.data() + at, count)));
   }
   notes.clear();
+  urgent_[static_cast<std::size_t>(party)] = false;
+  record_since_[static_cast<std::size_t>(party)].reset();
   return frames;
 }
 

@@ -13,11 +13,27 @@
 // its copy (wire::request_digest, the hash of the frame as it arrived), or the reason it
 // refused it. A batch job is scheduled by the leader only once both followers' notes carry
 // its own digest, and the batch header repeats the digest so a follower checks it against
-// its copy before computing; a GCM tag, which needs no batch, is answered by each server
-// only once the notes of both others match its own. Differing copies are refused at every
-// server (Status::RequestMismatch, naming the server whose copy differs), a refusal at one
-// server is answered the same way at all, and a request some server never confirms is
-// given up after job_wait.
+// its copy before computing. Differing copies are refused at every server
+// (Status::RequestMismatch, naming the server whose copy differs), a refusal at one server is
+// answered the same way at all, and a request some server never confirms is given up after
+// job_wait.
+//
+// A GCM tag needs no batch and no wait: each server answers its own copy at once and sends
+// its digest for the record, compared when it comes (a difference is counted and logged).
+// What a client can get from differing copies is bounded by the tag job itself:
+// - three servers: a server masks its reply with PRF keys bound to its copy's digest, one
+//   key shared with each neighbour (rss3/output.hpp), and takes the nonce from its pool, so
+//   it answers at most one copy per nonce. An opening pairs two neighbours' components under
+//   the key they share: it gives the tag of a copy both of them answered, or, where their
+//   copies differ, a value masked by PRF outputs no other reply contains. Three servers hold
+//   at most one copy in common by two, so the client gets at most one tag per nonce, which
+//   is what it may ask for, and nothing about the shares;
+// - two servers: the replies are XOR shares of AES_K(N || 1) ^ GHASH; differing copies
+//   combine into the tag of one copy plus a term in one server's shares of the hash key
+//   powers, hidden by the pad AES_K(N || 1), which nothing else reveals and the spent nonce
+//   never masks again.
+// Only what a server already knows stops its answer: a peer's note of another copy or of a
+// refusal that came first.
 #pragma once
 
 #include <array>
@@ -56,10 +72,18 @@ struct Verdict {
 // A request that was answered or given up, remembered so that a copy or a note arriving
 // afterwards is answered at once instead of waiting for a batch that will never name it.
 struct Tombstone {
+  Tombstone() = default;
+  Tombstone(wire::Status status, std::string detail, bool answered_here)
+      : status(status), detail(std::move(detail)), answered_here(answered_here) {}
+
   wire::Status status = wire::Status::PeerFailure;
   std::string detail;
   bool answered_here = false;  // this server answered its own copy already
   std::chrono::steady_clock::time_point until;
+  // A GCM tag answered before the copies were compared: the digest of the copy this server
+  // answered, which the others' notes are checked against when they come.
+  std::optional<wire::RequestDigest> answered_copy;
+  bool mismatch_counted = false;
 };
 
 // Notes about requests this server has no copy of yet, and tombstones; both bounded and
@@ -102,13 +126,27 @@ class RequestLedger {
 // of its loop, as few messages as the list needs.
 class OutgoingNotes {
  public:
+  // A note that nothing waits for (a GCM tag's, compared after the answer) waits up to this
+  // long for company, so a burst of tags wakes each peer once rather than once per tag.
+  static constexpr auto kRecordDelay = std::chrono::milliseconds(20);
+
+  // A note another server waits on: it leaves at the next flush.
   void add(int party, wire::RequestNote note);
+  // A note for the record: it leaves with the next note to `party`, or kRecordDelay after
+  // the oldest such note waiting.
+  void add_record(int party, wire::RequestNote note, std::chrono::steady_clock::time_point now);
+  // Whether `party`'s notes should leave at `now`.
+  bool due(int party, std::chrono::steady_clock::time_point now) const;
+  // When the next notes become due (now if some already are), or nullopt if none wait.
+  std::optional<std::chrono::steady_clock::time_point> next_due() const;
   // Takes the frames for `party` (each at most kMaxNotesPerMessage notes) and clears its list.
   std::vector<std::vector<std::uint8_t>> take_frames(int party);
   bool empty() const;
 
  private:
   std::array<std::vector<wire::RequestNote>, 3> pending_;
+  std::array<bool, 3> urgent_{};
+  std::array<std::optional<std::chrono::steady_clock::time_point>, 3> record_since_;
 };
 
 wire::RequestNote make_note(const JobKey& key, const PartyWord& word);

@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 
 import pytest
+import zmq
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from test_gcm_jobs import MPC_EBADTAG as GCM_EBADTAG
@@ -23,6 +24,10 @@ from test_krb_jobs import Engine as KrbEngine
 from test_krb_jobs import k5  # noqa: F401  (the libk5crypto fixture)
 
 from mpc_cluster import start_cluster
+from raw_frames import AES256_GCM, OK, client_for, gcm_tag, key_id
+from test_divergent_requests import (exchange, gcm_tag_of, mismatch_counters, prefetch_one_nonce,
+                                     wait_for_mismatches)
+from test_gcm_jobs import KEY as GCM_KEY
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +153,38 @@ def test_a_nonce_tags_once_and_only_for_its_client(jobs):
     with pytest.raises(GcmError) as failure:
         engine.tag(nonce, b"aad", b"second")
     assert failure.value.code == MPC_ENONCE
+
+
+def test_divergent_tag_copies_combine_into_no_tag(jobs):
+    """Each server answers its own copy of a tag at once: differing copies give the KDC host
+    its tag share of one copy XOR the other's, AES_K(N || 1) XOR GHASH_H(one copy) XOR a term in
+    server 2's share of the hash key powers, which is no tag and, with the nonce spent at both,
+    hidden by a pad used once. The two servers count the differing copies afterwards."""
+    cluster, key = jobs["cluster"], jobs["gcm_key"]
+    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    context = zmq.Context()
+    raw = {party: client_for(cluster, context, party, role="compute") for party in cluster.parties}
+    try:
+        before = mismatch_counters(cluster)
+        nonce = prefetch_one_nonce(raw, gcm_key_id)
+        text = secrets.token_bytes(40)
+        other = text[:16] + xor(text[16:32], bytes([0x80]) + bytes(15)) + text[32:]
+        request_id = secrets.token_bytes(16)
+        replies = exchange(raw, {1: gcm_tag(request_id, gcm_key_id, nonce, b"", text),
+                                 2: gcm_tag(request_id, gcm_key_id, nonce, b"", other)})
+        assert all(status == OK for status, _, _ in replies.values()), replies
+        combined = xor(replies[1][2][:16], replies[2][2][:16])
+        assert combined not in (gcm_tag_of(key, nonce, b"", text), gcm_tag_of(key, nonce, b"", other))
+        after = wait_for_mismatches(cluster, before, 1)
+        assert all(after[party] == before[party] + 1 for party in cluster.parties), (before, after)
+        # The same copy at both gives the tag.
+        nonce = prefetch_one_nonce(raw, gcm_key_id)
+        replies = exchange(raw, dict.fromkeys(raw, gcm_tag(secrets.token_bytes(16), gcm_key_id, nonce, b"", text)))
+        assert xor(replies[1][2][:16], replies[2][2][:16]) == gcm_tag_of(key, nonce, b"", text)
+    finally:
+        for client in raw.values():
+            client.close()
+        context.term()
 
 
 @pytest.mark.parametrize("length", [0, 17, 300])

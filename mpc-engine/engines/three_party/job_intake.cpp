@@ -231,7 +231,8 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   // masks use this nonce as their id (one tag per nonce, so no id is used twice) under keys
   // bound to the request's digest: a party that computed on another copy than its
   // neighbour uses masks its neighbour never uses, so its reply is uniform noise to the
-  // client even if the servers' comparison of their copies were bypassed.
+  // client. The servers answer a tag before comparing their copies, so this binding is what
+  // keeps differing copies from opening the shares (node/request_agreement.hpp).
   TagMaskKeys keys(prf_keys_, client_job.digest);
   rss3::CorrelatedRandomness masks(keys.own, keys.previous,
                                    {jobs::gcm_nonce_epoch(request.nonce), jobs::gcm_nonce_counter(request.nonce)});

@@ -299,7 +299,7 @@ void show_status(const Arguments& arguments) {
     std::cout << "server " << server.party + 1 << ": batches " << server.batches << ", jobs " << server.jobs
               << ", stored keys " << server.stored_keys << ", payload bytes sent " << server.payload_bytes_sent
               << ", layer messages " << server.layer_messages_sent << ", AND gates " << server.and_gates_evaluated
-              << ", requests refused for differing copies " << server.request_mismatches
+              << ", requests with differing copies " << server.request_mismatches
               << ", requests refused for failed verification " << server.verification_failures << ", mode switches "
               << server.mode_switches << ", mode " << describe_mode(server) << " since unix ms "
               << server.mode_since_unix_ms << "\n";

@@ -110,7 +110,7 @@ TEST(RequestLedger, IsBoundedAndExpires) {
   EXPECT_TRUE(ledger.has_early(key(9)));
   EXPECT_FALSE(ledger.has_early(key(6)));
   for (std::uint8_t n = 0; n < 10; ++n)
-    ledger.bury(key(n), Tombstone{wire::Status::PeerFailure, "gone", false, {}}, now + std::chrono::milliseconds(n));
+    ledger.bury(key(n), Tombstone{wire::Status::PeerFailure, "gone", false}, now + std::chrono::milliseconds(n));
   EXPECT_EQ(ledger.size(), 3u);  // burying takes the early words too
   ASSERT_NE(ledger.tombstone(key(9)), nullptr);
   EXPECT_EQ(ledger.tombstone(key(6)), nullptr);
@@ -124,8 +124,8 @@ TEST(RequestLedger, IsBoundedAndExpires) {
 TEST(RequestLedger, AReburiedTombstoneLivesFromItsNewBurial) {
   const auto now = std::chrono::steady_clock::now();
   RequestLedger ledger(8, 10s);
-  ledger.bury(key(1), Tombstone{wire::Status::PeerFailure, "first", false, {}}, now);
-  ledger.bury(key(1), Tombstone{wire::Status::RequestMismatch, "second", true, {}}, now + 8s);
+  ledger.bury(key(1), Tombstone{wire::Status::PeerFailure, "first", false}, now);
+  ledger.bury(key(1), Tombstone{wire::Status::RequestMismatch, "second", true}, now + 8s);
   ledger.expire(now + 12s);
   ASSERT_NE(ledger.tombstone(key(1)), nullptr);
   EXPECT_EQ(ledger.tombstone(key(1))->status, wire::Status::RequestMismatch);
@@ -153,6 +153,36 @@ TEST(OutgoingNotes, SplitsIntoFramesOfAtMostTheLimit) {
   EXPECT_EQ(decoded[0].detail.size(), 1024u);  // details are cut to what a note carries
   EXPECT_TRUE(notes.empty());
   EXPECT_THROW(notes.add(3, make_note(key(1), copy(1))), Error);
+}
+
+TEST(OutgoingNotes, NotesForTheRecordWaitForCompanyOrTheirDelay) {
+  OutgoingNotes notes;
+  const auto now = std::chrono::steady_clock::now();
+  EXPECT_FALSE(notes.next_due());
+  notes.add_record(1, make_note(key(1), copy(1)), now);
+  notes.add_record(1, make_note(key(2), copy(1)), now + 5ms);
+  EXPECT_FALSE(notes.due(1, now));
+  EXPECT_FALSE(notes.due(1, now + OutgoingNotes::kRecordDelay - 1ms));
+  EXPECT_TRUE(notes.due(1, now + OutgoingNotes::kRecordDelay));  // from the oldest, not the newest
+  ASSERT_TRUE(notes.next_due());
+  EXPECT_EQ(*notes.next_due(), now + OutgoingNotes::kRecordDelay);
+  EXPECT_FALSE(notes.due(2, now + 1s));
+
+  // A note another server waits on takes those for the record along at once.
+  notes.add(1, make_note(key(3), copy(2)));
+  EXPECT_TRUE(notes.due(1, now));
+  EXPECT_LE(*notes.next_due(), now);
+  const auto frames = notes.take_frames(1);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(std::get<std::vector<wire::RequestNote>>(wire::decode_peer_message(frames[0])).size(), 3u);
+  EXPECT_TRUE(notes.empty());
+  EXPECT_FALSE(notes.next_due());
+
+  // Once sent, the delay starts again from the next note for the record.
+  notes.add_record(1, make_note(key(4), copy(1)), now + 1s);
+  EXPECT_FALSE(notes.due(1, now + 1s + 1ms));
+  EXPECT_TRUE(notes.due(1, now + 1s + OutgoingNotes::kRecordDelay));
+  EXPECT_THROW(notes.add_record(3, make_note(key(1), copy(1)), now), Error);
 }
 
 }  // namespace
