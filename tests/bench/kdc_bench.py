@@ -73,6 +73,18 @@ def cpu_of(pids: list[int]) -> float:
     return sum(cpu_seconds(pid) for pid in pids)
 
 
+def measured_as_load(build: Path, realm: Realm, servers: list[int], threads: int) -> dict:
+    """kdc_load's AS throughput run, with the CPU per exchange of krb5kdc (all its processes)
+    and of the engine servers (empty for the stock realm)."""
+    kdc = kdc_pids(realm.kdc_pid())
+    before = (cpu_of(kdc), cpu_of(servers))
+    result = kdc_load(build, realm, "as", THROUGHPUT_EXCHANGES, threads)
+    exchanges = max(1, result["exchanges"])
+    result["kdc_cpu_ms_per_exchange"] = (cpu_of(kdc) - before[0]) * 1000 / exchanges
+    result["servers_cpu_ms_per_exchange"] = (cpu_of(servers) - before[1]) * 1000 / exchanges
+    return result
+
+
 def prepare(realm: Realm) -> None:
     realm.create()
     realm.addprinc("bench", password="bench-pw", options="+requires_preauth")
@@ -97,15 +109,12 @@ def sweep_workers(build: Path, stock: Realm, protected: ProtectedRealm,
             realm.start_kdc(workers=workers)
             try:
                 kdc_load(build, realm, "as", 40, WORKER_SWEEP_THREADS)   # every worker's pools and connection
-                kdc = kdc_pids(realm.kdc_pid())
-                before = (cpu_of(kdc), cpu_of(servers))
-                result = kdc_load(build, realm, "as", THROUGHPUT_EXCHANGES, WORKER_SWEEP_THREADS)
-                exchanges = max(1, result["exchanges"])
+                result = measured_as_load(build, realm, servers if realm is protected else [], WORKER_SWEEP_THREADS)
                 row[f"{name}_as_per_second"] = result["per_second"]
                 row[f"{name}_as_p50_ms"] = result["p50_ms"]
                 if realm is protected:
-                    row["protected_kdc_cpu_ms_per_as"] = (cpu_of(kdc) - before[0]) * 1000 / exchanges
-                    row["servers_cpu_ms_per_as"] = (cpu_of(servers) - before[1]) * 1000 / exchanges
+                    row["protected_kdc_cpu_ms_per_as"] = result["kdc_cpu_ms_per_exchange"]
+                    row["servers_cpu_ms_per_as"] = result["servers_cpu_ms_per_exchange"]
             finally:
                 realm.stop_kdc()
         row["ratio"] = row["protected_as_per_second"] / row["stock_as_per_second"]
@@ -143,17 +152,9 @@ def main() -> None:
                     for name, realm in (("stock", stock), ("protected", protected)):
                         for mode in modes:
                             if mode == "as-throughput":
-                                kdc = kdc_pids(realm.kdc_pid())
                                 servers = ([cluster.server_pid(p) for p in (1, 2, 3)]
                                            if realm is protected else [])
-                                before = (cpu_of(kdc), cpu_of(servers))
-                                result = kdc_load(build, realm, "as", THROUGHPUT_EXCHANGES,
-                                                  THROUGHPUT_THREADS)
-                                exchanges = max(1, result["exchanges"])
-                                result["kdc_cpu_ms_per_exchange"] = \
-                                    (cpu_of(kdc) - before[0]) * 1000 / exchanges
-                                result["servers_cpu_ms_per_exchange"] = \
-                                    (cpu_of(servers) - before[1]) * 1000 / exchanges
+                                result = measured_as_load(build, realm, servers, THROUGHPUT_THREADS)
                             else:
                                 result = kdc_load(build, realm, mode, LATENCY_EXCHANGES)
                             samples[name].setdefault(mode, []).append(result)
