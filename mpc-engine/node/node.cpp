@@ -378,8 +378,9 @@ void Node::answer_tag_now(const JobKey& key, Live& live, std::chrono::steady_clo
 
 void Node::refuse(const transport::ReceivedMessage& message, const JobKey& key, bool local, const Refusal& refusal) {
   send_reply(message.routing_id, error_reply(key.request, refusal.status, refusal.detail));
-  // The others must not compute what this server will not: a tag's refusal goes to everyone,
-  // the leader gives a request up everywhere, a follower tells the leader, which does.
+  // The others must not compute what this server will not: the leader gives a request up
+  // everywhere, a follower tells the leader, which does. A tag's refusal, which stops no
+  // one's answer, goes to everyone for the record.
   const PartyWord word{{}, refusal.status, refusal.detail};
   if (local) {
     tell_others_for_record(key, word, std::chrono::steady_clock::now());
@@ -427,7 +428,7 @@ void Node::settle(const JobKey& key) {
     case Consensus::Agreed: hand_over(it->second); return;
     case Consensus::Differ:
     case Consensus::Refused:
-      give_up(key, verdict.status, verdict.detail, leader() && !it->second.local);
+      give_up(key, verdict.status, verdict.detail, leader());
       return;
   }
 }
@@ -519,7 +520,7 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
         silent_still_heard = silent_still_heard && membership_->hears(party, now);
       }
     }
-    const bool tell_followers = leader() && !live.local;
+    const bool tell_followers = leader();
     // Copies that differ already among those that came are a mismatch, silence or not.
     if (const Verdict partial = judge(live.words, spoken); partial.consensus == Consensus::Differ) {
       give_up(key, partial.status, partial.detail, tell_followers);

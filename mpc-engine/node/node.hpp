@@ -116,7 +116,8 @@ class Node final : public EngineHost {
   void answer_tag_now(const JobKey& key, Live& live, std::chrono::steady_clock::time_point now);
   // A peer's note on a tag this server answered: a differing copy is counted and logged once.
   void check_answered_tag(Tombstone& tombstone, const JobKey& key, int from, const PartyWord& word);
-  // Hands the request to the engine once every party agrees, or gives it up.
+  // Hands a batch job's request to the engine once every party agrees, or gives it up (a GCM
+  // tag is never held: answer_tag_now answers or refuses it on arrival).
   void settle(const JobKey& key);
   void hand_over(Live& live);
   // Answers a request that is not (or no longer) the engine's with an error and buries it.
