@@ -117,8 +117,9 @@ namespace mpc::node {
 
 bool Node::regrouping() {
   if (!membership_ || !membership_->two_party_allowed()) return false;
-  return pending_change_ || membership_->mode() == wire::ClusterMode::TwoParty ||
-         !membership_->settled(std::chrono::steady_clock::now());
+  const auto now = std::chrono::steady_clock::now();
+  return pending_change_ || membership_->mode() == wire::ClusterMode::TwoParty || !membership_->settled(now) ||
+         link_breaks_.recent(now, settings_.limits.peer_down + settings_.limits.heartbeat);
 }
 
 wire::Status Node::failure_status(wire::Status status) {

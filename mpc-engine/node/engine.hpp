@@ -67,6 +67,10 @@ class EngineHost {
   // batch): the shell keeps telling the others it is alive. False: the shell is about to
   // change how the cluster serves (a server went away), so the wait should end now.
   virtual bool keep_alive() = 0;
+  // A link to another party broke under a send (callable from any thread: workers' lanes
+  // run off the shell's thread). It is the first sign of a server going away, ahead of its
+  // missed heartbeats, so failures in the moments after it are answered as regrouping.
+  virtual void link_broke(int party) = 0;
 };
 
 // What an engine is built from: the shell's settings, keys, store and sockets, and the shell

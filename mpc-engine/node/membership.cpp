@@ -135,4 +135,18 @@ std::optional<ModeChange> Membership::update(Clock::time_point now) {
   return ModeChange{mode_, missing_};
 }
 
+void LinkBreaks::note(int party, Clock::time_point when) {
+  if (party < 0 || party > 2) return;
+  broke_at_[static_cast<std::size_t>(party)].store(std::max<Clock::rep>(when.time_since_epoch().count(), 1),
+                                                   std::memory_order_relaxed);
+}
+
+bool LinkBreaks::recent(Clock::time_point now, Clock::duration window) const {
+  for (const auto& broke_at : broke_at_) {
+    const Clock::rep at = broke_at.load(std::memory_order_relaxed);
+    if (at != 0 && now - Clock::time_point(Clock::duration(at)) <= window) return true;
+  }
+  return false;
+}
+
 }  // namespace mpc::node

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -101,6 +102,21 @@ class Membership {
   std::array<Clock::time_point, 3> hello_at_{};
   wire::ClusterMode mode_ = wire::ClusterMode::Full;
   int missing_ = -1;
+};
+
+// When a link to each peer last broke under a send, noted from any thread. A server killed
+// mid-batch resets the data links at once, while its missed heartbeats take up to peer_down
+// to show: a job that failed on such a link in the meantime is worth sending again.
+class LinkBreaks {
+ public:
+  using Clock = std::chrono::steady_clock;
+  void note(int party, Clock::time_point when);
+  // Whether a link broke within `window` before `now`.
+  bool recent(Clock::time_point now, Clock::duration window) const;
+
+ private:
+  // Clock ticks since its epoch; 0: never broke.
+  std::array<std::atomic<Clock::rep>, 3> broke_at_{};
 };
 
 }  // namespace mpc::node

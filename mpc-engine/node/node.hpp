@@ -77,6 +77,7 @@ class Node final : public EngineHost {
   PeerLinks& peers() override { return *peers_; }
   bool try_send(int party, std::span<const std::uint8_t> frame) override { return peers_->try_send_to(party, frame); }
   bool keep_alive() override;
+  void link_broke(int party) override { link_breaks_.note(party, std::chrono::steady_clock::now()); }
 
  private:
   // A request this server holds, from its arrival until it is answered.
@@ -101,7 +102,8 @@ class Node final : public EngineHost {
   // Why key changes are refused now (a server is down), or nullopt.
   std::optional<std::string> key_change_refusal();
   // Whether the cluster may be regrouping (two-party service allowed, and a server not heard
-  // lately, a switch due or two-party service on): a job failed now is worth sending again.
+  // lately or its link just broke, a switch due or two-party service on): a job failed now is
+  // worth sending again.
   bool regrouping();
   // A peer failure while regrouping() is answered Regrouping: the client sends it again.
   wire::Status failure_status(wire::Status status);
@@ -141,6 +143,7 @@ class Node final : public EngineHost {
   Serving serving_;
   // rss3 only: who hears whom, and the two-party service while a server is down.
   std::optional<Membership> membership_;
+  LinkBreaks link_breaks_;
   EngineFactory make_pair_engine_;
   std::array<std::uint64_t, 3> sessions_lost_{};
   std::optional<ModeChange> pending_change_;  // decided inside a batch, made after it

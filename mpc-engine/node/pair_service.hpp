@@ -48,6 +48,7 @@ class PairHost final : public EngineHost {
   PeerLinks& peers() override { return links_; }
   bool try_send(int party, std::span<const std::uint8_t> frame) override;
   bool keep_alive() override { return shell_.keep_alive(); }
+  void link_broke(int party) override { shell_.link_broke(pair_.party_at(party)); }
 
  private:
   EngineHost& shell_;

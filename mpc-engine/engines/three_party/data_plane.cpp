@@ -72,9 +72,10 @@ class ShellZmqLane final : public NextPartyLink {
 
 class DataLane final : public NextPartyLink {
  public:
-  DataLane(const settings::PeerSettings& peer, const transport::CurveKeyPair& own, std::uint32_t lane,
-           std::unique_ptr<NextPartyLink> fallback, const Logger& log)
-      : party_(peer.party),
+  DataLane(node::EngineHost& host, const settings::PeerSettings& peer, const transport::CurveKeyPair& own,
+           std::uint32_t lane, std::unique_ptr<NextPartyLink> fallback, const Logger& log)
+      : host_(host),
+        party_(peer.party),
         endpoint_(peer.data_endpoint),
         peer_key_(peer.public_key),
         own_(own),
@@ -98,6 +99,7 @@ class DataLane final : public NextPartyLink {
       // trusted to arrive, so it fails, and the next frame finds a new link.
       why_ = unreachable(party_) + " over its data link (lane " + std::to_string(lane_) + "): " + error.what();
       link_.reset();
+      host_.link_broke(party_);
       return false;
     }
   }
@@ -122,6 +124,7 @@ class DataLane final : public NextPartyLink {
     }
   }
 
+  node::EngineHost& host_;
   int party_;
   std::string endpoint_;
   transport::PublicKey peer_key_;
@@ -137,13 +140,14 @@ class DataLane final : public NextPartyLink {
 
 }  // namespace
 
-std::unique_ptr<NextPartyLink> make_worker_lane(transport::Context& context, const settings::ServerSettings& settings,
+std::unique_ptr<NextPartyLink> make_worker_lane(node::EngineHost& host, transport::Context& context,
+                                                const settings::ServerSettings& settings,
                                                 const transport::CurveKeyPair& own, std::uint32_t lane,
                                                 const Logger& log) {
   const settings::PeerSettings& peer = next_peer(settings);
   auto zmq = std::make_unique<ZmqLane>(context, peer, own);
   if (peer.data_endpoint.empty()) return zmq;
-  return std::make_unique<DataLane>(peer, own, lane, std::move(zmq), log);
+  return std::make_unique<DataLane>(host, peer, own, lane, std::move(zmq), log);
 }
 
 std::unique_ptr<NextPartyLink> make_shell_lane(node::EngineHost& host, const settings::ServerSettings& settings,
@@ -151,7 +155,7 @@ std::unique_ptr<NextPartyLink> make_shell_lane(node::EngineHost& host, const set
   const settings::PeerSettings& peer = next_peer(settings);
   auto zmq = std::make_unique<ShellZmqLane>(host, peer.party);
   if (peer.data_endpoint.empty()) return zmq;
-  return std::make_unique<DataLane>(peer, own, kShellLane, std::move(zmq), log);
+  return std::make_unique<DataLane>(host, peer, own, kShellLane, std::move(zmq), log);
 }
 
 void StallWatch::check(const transport::DataLink& link, std::chrono::steady_clock::time_point now) {

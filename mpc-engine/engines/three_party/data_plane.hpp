@@ -74,9 +74,11 @@ class NextPartyLink {
 
 // A worker's lane `lane` to the next party of the ring: a data link when that peer has a
 // data_endpoint, sending over the worker's own CurveZMQ connection while the data link cannot
-// be had (a warning says so); else that CurveZMQ connection alone. Throws Error(Server) if no
-// peer is configured as the next party.
-std::unique_ptr<NextPartyLink> make_worker_lane(transport::Context& context, const settings::ServerSettings& settings,
+// be had (a warning says so); else that CurveZMQ connection alone. A data link that breaks
+// under a send is reported to host.link_broke (the host must outlive the lane). Throws
+// Error(Server) if no peer is configured as the next party.
+std::unique_ptr<NextPartyLink> make_worker_lane(node::EngineHost& host, transport::Context& context,
+                                                const settings::ServerSettings& settings,
                                                 const transport::CurveKeyPair& own, std::uint32_t lane,
                                                 const Logger& log);
 // The shell's lane (kShellLane) likewise, its CurveZMQ side the shell's own link to the next

@@ -209,6 +209,22 @@ TEST(PairTest, EveryPairsHalvesOpenToTheKey) {
   }
 }
 
+TEST(LinkBreaksTest, ABrokenLinkCountsForItsWindowOnly) {
+  LinkBreaks breaks;
+  const Clock::time_point start = Clock::now();
+  const auto window = milliseconds(600);
+  EXPECT_FALSE(breaks.recent(start, window));
+  breaks.note(2, start);
+  EXPECT_TRUE(breaks.recent(start, window));
+  EXPECT_TRUE(breaks.recent(start + window, window));
+  EXPECT_FALSE(breaks.recent(start + window + milliseconds(1), window));
+  // Another break later restarts the window; a party out of range is ignored.
+  breaks.note(0, start + milliseconds(500));
+  breaks.note(7, start + milliseconds(900));
+  EXPECT_TRUE(breaks.recent(start + milliseconds(1000), window));
+  EXPECT_FALSE(breaks.recent(start + milliseconds(1101), window));
+}
+
 TEST(PairTest, PairSettingsNameTheOtherMemberAsTheOnePeer) {
   settings::ServerSettings own;
   own.protocol = settings::Protocol::Rss3;
