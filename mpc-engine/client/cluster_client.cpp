@@ -287,6 +287,20 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
   request.text.assign(ciphertext.begin(), ciphertext.end());
   request.tag = tag;
   std::lock_guard lock(mutex_);
+  // A ticket the three servers tagged reopens without AES (one round trip); where any of them
+  // does not hold its nonce (restarted, evicted, two-server service) or does not know the
+  // request (a server of an earlier release: BadRequest), it opens in full.
+  if (settings_.protocol == settings::Protocol::Rss3) {
+    wire::GcmReopenRequest reopen{request};
+    try {
+      return open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text);
+    } catch (const ServerError& error) {
+      const auto status = error.status();
+      if (status != wire::Status::UnknownNonce && status != wire::Status::Regrouping &&
+          status != wire::Status::BadRequest)
+        throw;
+    }
+  }
   return open_gcm_open(ask_all(request, wire::MessageType::GcmOpen), request.text);
 }
 

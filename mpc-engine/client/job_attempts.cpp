@@ -74,6 +74,13 @@ Replies ClusterClient::serve_job(wire::MessageType type,
                           "nonce is not served any more: prefetch a fresh one");
       std::rethrow_exception(attempt.error);
     }
+    // A reopen is never worth sending again: the caller opens in full instead.
+    if (type == wire::MessageType::GcmReopen) {
+      if (attempt.retry)
+        throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::Regrouping,
+                          "a server went away or the servers regrouped while the ticket was reopened");
+      std::rethrow_exception(attempt.error);
+    }
     if (!attempt.retry || std::chrono::steady_clock::now() + kRetryPause >= deadline)
       std::rethrow_exception(attempt.error);
     std::this_thread::sleep_for(kRetryPause);

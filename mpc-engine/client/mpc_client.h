@@ -141,7 +141,9 @@ int mpc_client_gcm_tag(mpc_client *client, const char *key_name, uint32_t key_ve
  * (ciphertext_length bytes, caller-owned, may be NULL when the length is 0) holds the
  * decryption; on MPC_EBADTAG it is zeroed; on any other failure it is left as it was.
  * plaintext may be ciphertext itself (decryption in place) but may not otherwise overlap it.
- * ciphertext_length may be 0 (a GMAC check). */
+ * ciphertext_length may be 0 (a GMAC check). A nonce the three servers tagged and still
+ * hold is reopened without AES (one round trip: docs/ticket-format.md); any other opens in
+ * full, transparently. */
 int mpc_client_gcm_open(mpc_client *client, const char *key_name, uint32_t key_version,
                         const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t *aad,
                         size_t aad_length, const uint8_t *ciphertext, size_t ciphertext_length,

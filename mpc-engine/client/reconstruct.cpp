@@ -6,6 +6,7 @@
 
 #include "protocol/rss3/output.hpp"
 #include "protocol/rss3/shares.hpp"
+#include "protocol/rss3/zero_test.hpp"
 
 namespace mpc::client {
 namespace {
@@ -65,6 +66,8 @@ bool xor_form(const wire::Reply& reply) {
         using Body = std::decay_t<decltype(body)>;
         if constexpr (std::is_same_v<Body, wire::GcmTagResult> || std::is_same_v<Body, wire::GcmOpenResult>)
           return !body.replicated;
+        else if constexpr (std::is_same_v<Body, wire::GcmReopenResult>)
+          return false;  // three servers only, even for an empty text
         else if constexpr (requires { body.a; })
           return body.a.empty();
         else
@@ -198,6 +201,30 @@ std::optional<SecretBytes> open_gcm_open(const Replies& replies,
   // A rejected tag needs no keystream: it is neither opened nor checked, so servers may
   // withhold it (send shares of anything) once the verdict is 0.
   if (verdict[0] == 0) {
+    for (auto& share : keystream_shares) share.wipe();
+    return std::nullopt;
+  }
+  const SecretBytes keystream = open_shares(keystream_shares, blocks * wire::kBlockBytes);
+  for (auto& share : keystream_shares) share.wipe();
+  SecretBytes plaintext(ciphertext.size());
+  for (std::size_t i = 0; i < ciphertext.size(); ++i) plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
+  return plaintext;
+}
+
+std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<const std::uint8_t> ciphertext) {
+  const std::size_t blocks = ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
+  require_three(replies);
+  std::array<rss3::Block, 3> checks{};
+  std::array<rss3::ByteShare, 3> keystream_shares;
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::GcmReopenResult>(replies, party);
+    if (result.blocks != blocks)
+      throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.blocks) +
+                         " keystream blocks for " + std::to_string(blocks));
+    checks[party] = result.check;
+    keystream_shares[party] = rss3::ByteShare{result.x, result.a};
+  }
+  if (!rss3::zero_test_passes(checks)) {
     for (auto& share : keystream_shares) share.wipe();
     return std::nullopt;
   }

@@ -52,6 +52,10 @@ wire::GcmTagBytes open_gcm_tag(const Replies& replies);
 std::optional<SecretBytes> open_gcm_open(const Replies& replies,
                                          std::span<const std::uint8_t> ciphertext);
 
+// GcmReopen of `ciphertext`: as open_gcm_open, the verdict being whether the three check
+// shares XOR to zero (rss3/zero_test.hpp). Three replies only.
+std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<const std::uint8_t> ciphertext);
+
 // Krb Encrypt, Checksum or Prf with `data_bytes` of data under a key of `algorithm`: the
 // result bytes (krb_result_bytes(operation, algorithm, data_bytes)).
 SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes,

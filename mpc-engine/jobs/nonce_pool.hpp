@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/secret.hpp"
 #include "wire/client_messages.hpp"
 #include "wire/peer_messages.hpp"
 
@@ -69,10 +70,13 @@ class NonceGuard {
   std::optional<std::uint32_t> last_;  // highest counter accepted in epoch_
 };
 
-// One party's raw replicated share (x, a) of AES_K(N || 1) for one nonce.
+// One party's raw replicated share (x, a) of AES_K(N || 1) for one nonce, and the masked
+// shares of its keystream blocks as the prefetch answered them (x of every block, then a of
+// every block), kept for reopening the ticket (tagged_nonces.hpp).
 struct NonceShare {
   std::array<std::uint8_t, 16> x{};
   std::array<std::uint8_t, 16> a{};
+  SecretBytes keystream;
   NonceShare() = default;
   NonceShare(const NonceShare&) = default;
   NonceShare& operator=(const NonceShare&) = default;

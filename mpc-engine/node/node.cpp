@@ -18,7 +18,13 @@ bool is_job(const wire::Request& request) {
   return std::holds_alternative<wire::ComputeRequest>(request) ||
          std::holds_alternative<wire::GcmPrefetchRequest>(request) ||
          std::holds_alternative<wire::GcmTagRequest>(request) ||
-         std::holds_alternative<wire::GcmOpenRequest>(request) || std::holds_alternative<wire::KrbRequest>(request);
+         std::holds_alternative<wire::GcmOpenRequest>(request) || std::holds_alternative<wire::KrbRequest>(request) ||
+         std::holds_alternative<wire::GcmReopenRequest>(request);
+}
+
+// Answered by each server from its own copy at once, compared afterwards (request_agreement.hpp).
+bool answered_at_once(const wire::Request& request) {
+  return std::holds_alternative<wire::GcmTagRequest>(request) || std::holds_alternative<wire::GcmReopenRequest>(request);
 }
 
 // Notes and hellos (peer_messages.hpp) are the shell's; every other peer frame is an engine's.
@@ -313,7 +319,7 @@ bool Node::answer_known(const transport::ReceivedMessage& message, const JobKey&
 void Node::handle_job(transport::ReceivedMessage& message, wire::Request request) {
   const JobKey key{message.sender, wire::request_id(request)};
   if (answer_known(message, key)) return;
-  const bool local = std::holds_alternative<wire::GcmTagRequest>(request);
+  const bool local = answered_at_once(request);
   ClientJob job{key, std::move(request), wire::request_digest(message.data)};
   if (membership_ && membership_->excluded(std::chrono::steady_clock::now())) {
     // The other two serve without this server until it has been back for rejoin_ms.
@@ -407,10 +413,10 @@ void Node::check_answered_tag(Tombstone& tombstone, const JobKey& key, int from,
   if (word.status != wire::Status::Ok || word.digest == *tombstone.answered_copy || tombstone.mismatch_counted) return;
   tombstone.mismatch_counted = true;
   ++request_mismatches_;
-  log_.warn("GCM tag answered on differing copies",
+  log_.warn("GCM job answered on differing copies",
             {{"request", describe_request(key)},
              {"detail", "party " + std::to_string(from + 1) + "'s copy of the request differs from party " +
-                            std::to_string(settings_.party + 1) + "'s: their replies do not combine into a tag"}});
+                            std::to_string(settings_.party + 1) + "'s: their replies combine into noise"}});
 }
 
 void Node::hand_over(Live& live) {

@@ -85,7 +85,7 @@ class Node final : public EngineHost {
     std::string routing_id;
     CopyWords words;                // every party's word on it, this server's own included
     std::optional<ClientJob> held;  // not yet handed to the engine
-    bool local = false;             // a GCM tag: answered at once, compared afterwards
+    bool local = false;             // a GCM tag or reopen: answered at once, compared afterwards
     std::chrono::steady_clock::time_point arrived;
   };
 

@@ -24,7 +24,7 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
   const TableReader reader(document, table, "limits",
                            {"max_batch_blocks", "max_job_blocks", "max_pending_jobs", "peer_timeout_ms",
                             "job_wait_ms", "sbox", "latency_batch_blocks", "gcm_nonce_ttl_s",
-                            "gcm_nonces_per_client", "prepared_circuits_mib", "heartbeat_ms", "peer_down_ms",
+                            "gcm_nonces_per_client", "tagged_nonces_kept", "tagged_nonce_ttl_s", "prepared_circuits_mib", "heartbeat_ms", "peer_down_ms",
                             "rejoin_ms", "degraded_max_job_blocks", "workers"});
   ServerLimits limits;
   if (auto v = reader.optional_integer("max_batch_blocks", kBatchBlocksMultiple, kMaxBatchBlocksCeiling)) {
@@ -49,6 +49,10 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
     limits.gcm_nonce_ttl = std::chrono::seconds(*v);
   if (auto v = reader.optional_integer("gcm_nonces_per_client", 1, kMaxGcmNoncesPerClientCeiling))
     limits.gcm_nonces_per_client = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("tagged_nonces_kept", 0, kMaxTaggedNoncesKept))
+    limits.tagged_nonces_kept = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("tagged_nonce_ttl_s", 1, kMaxGcmNonceTtlS))
+    limits.tagged_nonce_ttl = std::chrono::seconds(*v);
   if (auto v = reader.optional_integer("prepared_circuits_mib", 0, kMaxPreparedCircuitsMib))
     limits.prepared_circuits_mib = static_cast<std::uint32_t>(*v);
   if (auto v = reader.optional_integer("peer_down_ms", 20, kMaxTimeoutMs)) limits.peer_down = std::chrono::milliseconds(*v);

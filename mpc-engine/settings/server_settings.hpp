@@ -25,6 +25,9 @@
 //   latency_batch_blocks = 512    # auto: batches up to this size use the depth-4 S-box
 //   gcm_nonce_ttl_s = 3600        # prefetched GCM nonces older than this can no longer be tagged
 //   gcm_nonces_per_client = 262144  # prefetched GCM nonces kept per client key (oldest dropped first)
+//   tagged_nonces_kept = 262144   # rss3: tagged GCM nonces whose tickets reopen without AES
+//                                 # (oldest dropped first; 0: every open runs AES)
+//   tagged_nonce_ttl_s = 36000    # rss3: how long a tagged nonce is kept for reopening
 //   prepared_circuits_mib = 256   # two-server clusters: Kerberos garblings prepared ahead of time
 //                                 # (their tables on server 2), 0 disables; rss3 ignores it
 //   heartbeat_ms = 100            # rss3: how often each server tells the others whom it hears
@@ -105,13 +108,15 @@
 //     lanes); max_job_blocks 1..2^24; max_pending_jobs 1..65536; peer_timeout_ms and
 //     job_wait_ms 1..600000; latency_batch_blocks 0..max_batch_blocks (0: auto never
 //     picks the depth-4 S-box); gcm_nonce_ttl_s 1..604800; gcm_nonces_per_client 1..2^22;
+//     tagged_nonces_kept 0..2^24; tagged_nonce_ttl_s 1..604800;
 //     prepared_circuits_mib 0..65536. Each server of a two-server cluster keeps at most that
 //     many MiB of Kerberos garblings prepared ahead of time, counted as the garbled tables
 //     (server 2 holds them; server 1 keeps a small part per garbling but counts them alike):
 //     give both servers the same value. A login's three jobs on an aes256-cts-hmac-sha1-96
 //     key take about 10 MB.
 //     The GCM nonce pool lives in memory only: its size is bounded by
-//     gcm_nonces_per_client x the number of client keys (about 180 bytes per nonce).
+//     gcm_nonces_per_client x the number of client keys (about 180 bytes per nonce), and
+//     the tagged nonces by tagged_nonces_kept (about 300 bytes each).
 //   - Public keys: a 40-character z85 string is taken inline; anything else is a path to
 //     a public key file (relative to the configuration file), which must be a regular file
 //     and is read now (transport::read_public_key_file). [clients] must list at least one
@@ -140,6 +145,7 @@ inline constexpr std::uint32_t kMaxPendingJobsCeiling = 1u << 16;
 inline constexpr std::int64_t kMaxTimeoutMs = 600000;  // also bounds cluster timeout_ms
 inline constexpr std::int64_t kMaxGcmNonceTtlS = 7 * 24 * 3600;
 inline constexpr std::uint32_t kMaxGcmNoncesPerClientCeiling = 1u << 22;
+inline constexpr std::uint32_t kMaxTaggedNoncesKept = 1u << 24;
 inline constexpr std::int64_t kMaxPreparedCircuitsMib = 1 << 16;
 inline constexpr std::int64_t kMaxWorkers = 256;
 
@@ -193,6 +199,8 @@ struct ServerLimits {
   std::uint32_t latency_batch_blocks = 512;
   std::chrono::seconds gcm_nonce_ttl{3600};
   std::uint32_t gcm_nonces_per_client = 262144;
+  std::uint32_t tagged_nonces_kept = 262144;
+  std::chrono::seconds tagged_nonce_ttl{36000};
   std::uint32_t prepared_circuits_mib = 256;
   std::chrono::milliseconds heartbeat{100};
   std::chrono::milliseconds peer_down{500};

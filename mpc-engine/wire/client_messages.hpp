@@ -38,6 +38,7 @@ enum class MessageType : std::uint8_t {
   GcmTag = 7,
   GcmOpen = 8,
   Krb = 9,
+  GcmReopen = 10,
   Reply = 0x80,
 };
 
@@ -128,6 +129,11 @@ struct GcmOpenRequest {
   GcmTagBytes tag{};
 };
 
+// Body: as GcmOpen's. Opens a ticket the servers tagged and still hold the tag mask of
+// (docs/ticket-format.md): each server answers from what it kept, without AES, or refuses
+// with UnknownNonce when it holds nothing for the nonce (the client then sends a GcmOpen).
+struct GcmReopenRequest : GcmOpenRequest {};
+
 // Kerberos jobs under a Kerberos key: Aes128CtsHmacSha1 or Aes256CtsHmacSha1 (RFC 3961,
 // RFC 3962), Aes128CtsHmacSha256 or Aes256CtsHmacSha384 (RFC 8009). Each is one evaluation of
 // a circuit fixed by the operation, the algorithm and the data length (circuits/kerberos.hpp,
@@ -208,7 +214,7 @@ using RequestDigest = std::array<std::uint8_t, 32>;
 RequestDigest request_digest(std::span<const std::uint8_t> frame) noexcept;
 
 using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest,
-                             GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest, KrbRequest>;
+                             GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest, KrbRequest, GcmReopenRequest>;
 
 // Key ids are encoded as: short string name | u32 version | u8 algorithm.
 std::vector<std::uint8_t> encode_request(const Request& request);
@@ -327,6 +333,16 @@ struct GcmOpenResult {
   bool replicated = true;
 };
 
+// Body of a successful GcmReopen reply: u32 blocks | x share | a share of the keystream (each
+// blocks * 16 bytes) | 16-byte check share. The three check shares XOR to zero exactly when
+// the tag is right (to a random-looking block otherwise). Three-server clusters only.
+struct GcmReopenResult {
+  std::uint32_t blocks = 0;
+  std::vector<std::uint8_t> x;
+  std::vector<std::uint8_t> a;
+  GcmTagBytes check{};
+};
+
 // Body of a successful Krb reply: u32 length | masked x share | masked a share (length bytes
 // each; length = krb_result_bytes of the request). The client reconstructs the result bytes.
 // A two-server cluster's servers send x alone (a empty), their XOR share.
@@ -337,7 +353,7 @@ struct KrbResult {
 
 // Import and Delete replies carry no body.
 using ReplyBody = std::variant<std::monostate, ComputeResult, KeyList, ServerStatus, GcmPrefetchResult, GcmTagResult,
-                               GcmOpenResult, KrbResult>;
+                               GcmOpenResult, KrbResult, GcmReopenResult>;
 
 struct Reply {
   RequestId id{};

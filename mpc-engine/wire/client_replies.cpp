@@ -131,6 +131,22 @@ GcmOpenResult decode_gcm_open_result(ByteReader& reader) {
   return result;
 }
 
+GcmReopenResult decode_gcm_reopen_result(ByteReader& reader) {
+  GcmReopenResult result;
+  result.blocks = reader.u32();
+  check_open_blocks(result.blocks);
+  const std::size_t share_bytes = static_cast<std::size_t>(result.blocks) * kBlockBytes;
+  if (reader.remaining() != 2 * share_bytes + kGcmTagBytes)
+    fail("GCM reopen result of " + std::to_string(reader.remaining()) + " bytes for " +
+         std::to_string(result.blocks) + " blocks");
+  const auto x = reader.bytes(share_bytes);
+  result.x.assign(x.begin(), x.end());
+  const auto a = reader.bytes(share_bytes);
+  result.a.assign(a.begin(), a.end());
+  result.check = reader.array<kGcmTagBytes>();
+  return result;
+}
+
 KrbResult decode_krb_result(ByteReader& reader) {
   const std::uint32_t length = reader.u32();
   check_krb_result_length(length);
@@ -237,6 +253,15 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.bytes(b.a);
           writer.u8(b.verdict_x);
           if (b.replicated) writer.u8(b.verdict_a);
+        } else if constexpr (std::is_same_v<T, GcmReopenResult>) {
+          check_open_blocks(b.blocks);
+          const std::size_t share_bytes = static_cast<std::size_t>(b.blocks) * kBlockBytes;
+          if (b.x.size() != share_bytes || b.a.size() != share_bytes)
+            fail("GCM reopen result shares do not match " + std::to_string(b.blocks) + " blocks");
+          writer.u32(b.blocks);
+          writer.bytes(b.x);
+          writer.bytes(b.a);
+          writer.bytes(b.check);
         } else if constexpr (std::is_same_v<T, KrbResult>) {
           check_krb_result_length(b.x.size());
           if (b.a.size() != b.x.size() && !b.a.empty())
@@ -298,6 +323,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
     case MessageType::GcmPrefetch:
     case MessageType::GcmTag:
     case MessageType::GcmOpen:
+    case MessageType::GcmReopen:
     case MessageType::Krb: break;
     default: fail("no reply is defined for message type " + std::to_string(static_cast<unsigned>(request_type)));
   }
@@ -319,6 +345,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
       case MessageType::GcmPrefetch: reply.body = decode_gcm_prefetch_result(reader); break;
       case MessageType::GcmTag: reply.body = decode_gcm_tag_result(reader); break;
       case MessageType::GcmOpen: reply.body = decode_gcm_open_result(reader); break;
+      case MessageType::GcmReopen: reply.body = decode_gcm_reopen_result(reader); break;
       case MessageType::Krb: reply.body = decode_krb_result(reader); break;
       default: break;  // ImportKey, DeleteKey: no body
     }

@@ -109,7 +109,8 @@ std::size_t encoded_request_bytes(const Request& request) {
                               else if constexpr (std::is_same_v<T, GcmTagRequest>)
                                 return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
                                        r.text.size();
-                              else if constexpr (std::is_same_v<T, GcmOpenRequest>)
+                              else if constexpr (std::is_same_v<T, GcmOpenRequest> ||
+                                                 std::is_same_v<T, GcmReopenRequest>)
                                 return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
                                        r.text.size() + kGcmTagBytes;
                               else if constexpr (std::is_same_v<T, KrbRequest>)
@@ -197,13 +198,17 @@ void encode_body(ByteWriter& writer, const GcmTagRequest& r) {
   write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
 }
 
-void encode_body(ByteWriter& writer, const GcmOpenRequest& r) {
+void write_gcm_open(ByteWriter& writer, MessageType type, const GcmOpenRequest& r) {
   check_gcm_algorithm(r.key.algorithm);
   check_hash_blocks(r.aad.size(), r.text.size());
-  write_header(writer, MessageType::GcmOpen, r.id);
+  write_header(writer, type, r.id);
   write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
   writer.bytes(r.tag);
 }
+
+void encode_body(ByteWriter& writer, const GcmOpenRequest& r) { write_gcm_open(writer, MessageType::GcmOpen, r); }
+
+void encode_body(ByteWriter& writer, const GcmReopenRequest& r) { write_gcm_open(writer, MessageType::GcmReopen, r); }
 
 void encode_body(ByteWriter& writer, const KrbRequest& r) {
   check_krb_request(r);
@@ -360,6 +365,9 @@ Request decode_request(std::span<const std::uint8_t> frame) {
     case static_cast<std::uint8_t>(MessageType::GcmTag): request = decode_gcm_tag(reader, id); break;
     case static_cast<std::uint8_t>(MessageType::GcmOpen): request = decode_gcm_open(reader, id); break;
     case static_cast<std::uint8_t>(MessageType::Krb): request = decode_krb(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::GcmReopen):
+      request = GcmReopenRequest{decode_gcm_open(reader, id)};
+      break;
     default: fail("unknown request type " + std::to_string(type));
   }
   reader.expect_end();

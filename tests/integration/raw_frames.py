@@ -16,7 +16,7 @@ import zmq
 
 # Message types and statuses (client_messages.hpp).
 COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS = 1, 2, 3, 4, 5
-GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, REPLY = 6, 7, 8, 9, 0x80
+GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, GCM_REOPEN, REPLY = 6, 7, 8, 9, 10, 0x80
 CTR, ECB_ENCRYPT, ECB_DECRYPT = 1, 2, 3
 KRB_ENCRYPT, KRB_DECRYPT, KRB_CHECKSUM = 1, 2, 3
 KRB_COMBINE_FLAG = 0x80
@@ -59,6 +59,11 @@ def gcm_tag(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: bytes
 
 def gcm_open(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: bytes, tag: bytes) -> bytes:
     return (header(GCM_OPEN, request_id) + key + nonce + struct.pack("<I", len(aad)) + aad +
+            struct.pack("<I", len(text)) + text + tag)
+
+
+def gcm_reopen(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: bytes, tag: bytes) -> bytes:
+    return (header(GCM_REOPEN, request_id) + key + nonce + struct.pack("<I", len(aad)) + aad +
             struct.pack("<I", len(text)) + text + tag)
 
 

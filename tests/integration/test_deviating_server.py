@@ -145,6 +145,37 @@ def test_an_altered_tag_share_is_refused(fresh_cluster, party):
         engine.close()
 
 
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("party, fault, code", [(1, "reopen-keystream-bit=5", MPC_EMISMATCH),
+                                                (3, "reopen-keystream-bit=131", MPC_EMISMATCH),
+                                                (2, "reopen-check-bit=9", gcm.MPC_EBADTAG)])
+def test_an_altered_reopen_answer_is_refused_or_fails_the_tag(fresh_cluster, party, fault, code):
+    """A reopen (a ticket the servers tagged, opened without AES) is linear too. One flipped
+    keystream bit is refused by the three-way opening (MPC_EMISMATCH); one flipped bit of a
+    server's check share can only make the right tag fail (MPC_EBADTAG), never let a wrong one
+    pass: the servers' shares of r * s carry randomness the deviating server lacks."""
+    cluster = fresh_cluster
+    gcm.import_gcm_key(cluster)
+    engine = gcm.Engine(cluster.compute_config, timeout_ms=60000)
+    plaintext = secrets.token_bytes(32)
+    try:
+        restart(cluster, party, fault=fault)
+        gcm.wait_until_gcm_serving(engine)
+        [(nonce, keystream)] = engine.prefetch(1, 2)
+        sealed = gcm.seal(engine, nonce, keystream, plaintext, b"tgt")
+        with pytest.raises(gcm.GcmError) as refused:
+            engine.open(nonce, b"tgt", sealed[:-16], sealed[-16:])
+        assert refused.value.code == code, refused.value
+
+        restart(cluster, party)
+        gcm.wait_until_gcm_serving(engine)
+        [(nonce, keystream)] = engine.prefetch(1, 2)
+        sealed = gcm.seal(engine, nonce, keystream, plaintext, b"tgt")
+        assert engine.open(nonce, b"tgt", sealed[:-16], sealed[-16:]) == plaintext
+    finally:
+        engine.close()
+
+
 # ------------------------------------------------------------------- layered jobs (rss3)
 
 KEY = ("it/deviation", 1, "aes128")
@@ -236,5 +267,6 @@ def test_the_installed_server_carries_no_deviation():
     without any of the deviations."""
     assert b"MPC_FAULT" in faults_server_binary().read_bytes()
     shipped = server_binary().read_bytes()
-    for marker in (b"MPC_FAULT", b"garbled-table-bits", b"tag-share-bit", b"and-share-bit", b"check-message-bit"):
+    for marker in (b"MPC_FAULT", b"garbled-table-bits", b"tag-share-bit", b"and-share-bit", b"check-message-bit",
+                   b"reopen-check-bit", b"reopen-keystream-bit"):
         assert marker not in shipped, marker

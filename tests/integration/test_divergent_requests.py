@@ -29,9 +29,9 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mpc_cluster import openssl_ctr_keystream
-from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_DECRYPT, KRB_ENCRYPT,
-                        OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, gcm_open, gcm_prefetch, gcm_tag,
-                        key_id, krb, parse_reply)
+from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_DECRYPT, KRB_ENCRYPT, UNKNOWN_NONCE,
+                        OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, gcm_open, gcm_prefetch,
+                        gcm_reopen, gcm_tag, key_id, krb, parse_reply)
 from test_gcm_jobs import Engine as GcmEngine
 from test_gcm_jobs import ctr_keystream, seal
 from test_krb_jobs import ENCTYPES, K5Crypto
@@ -192,7 +192,7 @@ def test_divergent_gcm_tag_copies_leak_nothing(setup):
     cluster, raw, key = setup["cluster"], setup["raw"], setup["gcm"]
     gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
     before = mismatch_counters(cluster)
-    logged_before = {party: len(cluster.log_events(party, "GCM tag answered on differing copies")) for party in PARTIES}
+    logged_before = {party: len(cluster.log_events(party, "GCM job answered on differing copies")) for party in PARTIES}
     unit = bytes([0x80]) + bytes(15)  # 1 in GF(2^128), GCM's bit order
     share_components = {}
     for odd in (3, 2):
@@ -224,13 +224,75 @@ def test_divergent_gcm_tag_copies_leak_nothing(setup):
     for odd, holders in ((3, (1, 2)), (2, (1, 3))):
         for party in holders:
             assert any(f"party {odd}'s copy of the request differs" in event.get("detail", "")
-                       for event in cluster.log_events(party, "GCM tag answered on differing copies")[logged_before[party]:])
+                       for event in cluster.log_events(party, "GCM job answered on differing copies")[logged_before[party]:])
     # The nonces are spent, and honest tags stay right.
     engine = setup["gcm_engine"]
     [(nonce, keystream)] = engine.prefetch(1, 2, key=GCM_KEY)
     plaintext = secrets.token_bytes(29)
     assert seal(engine, nonce, keystream, plaintext, b"aad", key=GCM_KEY) == AESGCM(key).encrypt(nonce, plaintext,
                                                                                                   b"aad")
+
+
+def reopen_check(replies) -> bytes:
+    """The XOR of the three servers' check shares of a reopen (zero: the tag is right)."""
+    out = bytes(16)
+    for party, (status, error, body) in replies.items():
+        assert status == OK, f"server {party}: reopen status {status} ({error})"
+        (blocks,) = struct.unpack_from("<I", body)
+        assert blocks == 0 and len(body) == 4 + 16
+        out = xor(out, body[4:20])
+    return out
+
+
+def test_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup):
+    """A reopen is answered at once from each server's own copy, like a tag. Its check shares
+    XOR to zero for the true tag and otherwise to r * s for a fresh secret r: never s (the
+    difference between the sent tag and the true one, which would be a tag oracle), fresh for
+    every request, and noise whenever the servers' copies differ, even with
+    the true tag on two of them."""
+    cluster, raw, key = setup["cluster"], setup["raw"], setup["gcm"]
+    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    nonce = prefetch_one_nonce(raw, gcm_key_id)
+    aad = secrets.token_bytes(40)
+    tagged = exchange(raw, dict.fromkeys(PARTIES, gcm_tag(fresh_id(), gcm_key_id, nonce, aad, b"")))
+    tag = reconstructions(tagged)[1]
+    assert tag == gcm_tag_of(key, nonce, aad, b"")
+
+    def reopen(tag_sent: bytes) -> bytes:
+        frame = gcm_reopen(fresh_id(), gcm_key_id, nonce, aad, b"", tag_sent)
+        return reopen_check(exchange(raw, dict.fromkeys(PARTIES, frame)))
+
+    assert reopen(tag) == bytes(16)
+    assert reopen(tag) == bytes(16)
+    unit = bytes([0x80]) + bytes(15)
+    forged = xor(tag, unit)
+    first = reopen(forged)
+    assert first != bytes(16)
+    assert first not in (unit, tag, forged), "the check opened the tag difference"
+    assert reopen(forged) not in (first, unit), "another request must get a fresh r"
+    before = mismatch_counters(cluster)
+    for odd in PARTIES:
+        request_id = fresh_id()
+        frame = gcm_reopen(request_id, gcm_key_id, nonce, aad, b"", tag)
+        other = gcm_reopen(request_id, gcm_key_id, nonce, flip(aad, 0), b"", tag)
+        check = reopen_check(exchange(raw, divergent(frame, other, odd)))
+        assert check != bytes(16), f"server {odd} held another copy, yet the check passed"
+    after = wait_for_mismatches(cluster, before, 3)
+    assert all(after[party] >= before[party] + 2 for party in PARTIES), (before, after)
+    # A nonce never tagged is not held: refused, so the client opens it in full.
+    unheld = prefetch_one_nonce(raw, gcm_key_id)
+    replies = exchange(raw, dict.fromkeys(PARTIES, gcm_reopen(fresh_id(), gcm_key_id, unheld, aad, b"", tag)))
+    assert all(status == UNKNOWN_NONCE and "not held for reopening" in error
+               for status, error, _ in replies.values()), replies
+
+
+def all_answered(replies) -> bool:
+    """Whether every server answered its copy of a tag. A server that heard of another copy
+    before its own arrived refuses it instead (RequestMismatch); that gives nothing away."""
+    for party, (status, error, body) in replies.items():
+        assert status in (OK, REQUEST_MISMATCH), f"server {party}: {status} ({error})"
+        assert status == OK or body == b"", "a refusal carried a body"
+    return all(status == OK for status, _, _ in replies.values())
 
 
 def test_divergent_gcm_tag_copies_give_at_most_one_tag_per_nonce(setup):
@@ -247,7 +309,8 @@ def test_divergent_gcm_tag_copies_give_at_most_one_tag_per_nonce(setup):
         text = secrets.token_bytes(48)
         frame = gcm_tag(request_id, gcm_key_id, nonce, b"aad", text)
         replies = exchange(raw, divergent(frame, flip(frame, -1), odd))
-        assert all(status == OK for status, _, _ in replies.values()), replies
+        if not all_answered(replies):
+            continue
         v = reconstructions(replies)
         assert v[pair_of[odd]] == gcm_tag_of(key, nonce, b"aad", text)
         odd_tag = gcm_tag_of(key, nonce, b"aad", flip(text, -1))
@@ -258,9 +321,9 @@ def test_divergent_gcm_tag_copies_give_at_most_one_tag_per_nonce(setup):
     request_id = fresh_id()
     texts = {party: secrets.token_bytes(40) for party in PARTIES}
     replies = exchange(raw, {party: gcm_tag(request_id, gcm_key_id, nonce, b"", texts[party]) for party in PARTIES})
-    assert all(status == OK for status, _, _ in replies.values()), replies
-    tags = {gcm_tag_of(key, nonce, b"", text) for text in texts.values()}
-    assert not tags & set(reconstructions(replies).values()), "three different copies gave a tag"
+    if all_answered(replies):
+        tags = {gcm_tag_of(key, nonce, b"", text) for text in texts.values()}
+        assert not tags & set(reconstructions(replies).values()), "three different copies gave a tag"
 
     nonce = prefetch_one_nonce(raw, gcm_key_id)
     text, late = secrets.token_bytes(40), secrets.token_bytes(40)

@@ -296,18 +296,54 @@ def test_open_of_a_python_ciphertext_under_a_client_nonce(gcm, length):
     assert failure.value.code == MPC_EBADTAG
 
 
+def test_tagged_tickets_reopen_without_aes_and_refuse_forged_tags(gcm):
+    """A ticket the servers tagged opens again and again from what they kept at the tag: no
+    batch (no AES between the servers), the plaintext right. Any change to the tag, the text or
+    the AAD fails the zero test. A text longer than the nonce's keystream is opened in full."""
+    cluster, engine = gcm["cluster"], gcm["compute"]
+    [(nonce, keystream)] = engine.prefetch(1, 2)
+    plaintext = secrets.token_bytes(32)
+    sealed = seal(engine, nonce, keystream, plaintext, b"ticket")
+    ciphertext, tag = sealed[:-16], sealed[-16:]
+    before = server_counters(cluster)
+    for _ in range(3):
+        assert engine.open(nonce, b"ticket", ciphertext, tag) == plaintext
+    forgeries = [(b"ticket", ciphertext, bytes([tag[0] ^ 1]) + tag[1:]),
+                 (b"ticket", ciphertext[:31] + bytes([ciphertext[31] ^ 0x80]), tag),
+                 (b"tickeT", ciphertext, tag),
+                 (b"ticket", ciphertext[:16], tag)]
+    for aad, text, forged_tag in forgeries:
+        with pytest.raises(GcmError) as failure:
+            engine.open(nonce, aad, text, forged_tag)
+        assert failure.value.code == MPC_EBADTAG, (aad, failure.value)
+    after = server_counters(cluster)
+    for party in (1, 2, 3):
+        assert after[party] == (before[party][0], before[party][1] + 3 + len(forgeries)), (party, before, after)
+    with pytest.raises(GcmError) as failure:
+        engine.open(nonce, b"ticket", ciphertext + b"!", tag)
+    assert failure.value.code == MPC_EBADTAG
+    assert all(server_counters(cluster)[party][0] == after[party][0] + 1 for party in (1, 2, 3))
+
+
 def test_status_counts_gcm_jobs(gcm):
     cluster, engine = gcm["cluster"], gcm["compute"]
     [(nonce, keystream)] = engine.prefetch(1, 1)
     before = server_counters(cluster)
     sealed = seal(engine, nonce, keystream, b"counted", b"")
     after_tag = server_counters(cluster)
-    engine.open(nonce, b"", sealed[:-16], sealed[-16:])
+    assert engine.open(nonce, b"", sealed[:-16], sealed[-16:]) == b"counted"
+    after_reopen = server_counters(cluster)
+    key = gcm["key"]
+    client_nonce = secrets.token_bytes(12)
+    foreign = AESGCM(key).encrypt(client_nonce, b"not tagged here", b"")
+    assert engine.open(client_nonce, b"", foreign[:-16], foreign[-16:]) == b"not tagged here"
     after_open = server_counters(cluster)
     for party in (1, 2, 3):
-        # A tag is one job and no batch; an open one job in one batch.
+        # A tag is one job and no batch; so is the reopen of the ticket the servers tagged. A
+        # nonce they never tagged opens in full: one batch.
         assert after_tag[party] == (before[party][0], before[party][1] + 1), (party, before, after_tag)
-        assert after_open[party] == (after_tag[party][0] + 1, after_tag[party][1] + 1), (party, after_open)
+        assert after_reopen[party] == (after_tag[party][0], after_tag[party][1] + 1), (party, after_reopen)
+        assert after_open[party][0] == after_reopen[party][0] + 1, (party, after_open)
 
 
 # ---------------------------------------------------------------------- limits and errors
@@ -402,6 +438,9 @@ def test_a_restarted_follower_forgets_its_nonces(fresh_cluster):
     try:
         wait_until_gcm_serving(engine)
         old = engine.prefetch(2, 1)
+        [(tagged_nonce, keystream)] = engine.prefetch(1, 2)
+        ticket = secrets.token_bytes(32)
+        sealed = seal(engine, tagged_nonce, keystream, ticket, b"tgt")
         cluster.kill_server(2)
         cluster.restart_server(2)
         wait_until_gcm_serving(engine, deadline_s=30)
@@ -411,6 +450,10 @@ def test_a_restarted_follower_forgets_its_nonces(fresh_cluster):
         [(nonce, keystream)] = engine.prefetch(1, 2)
         plaintext = secrets.token_bytes(30)
         assert seal(engine, nonce, keystream, plaintext, b"aad") == AESGCM(key).encrypt(nonce, plaintext, b"aad")
+        # Its tagged nonces are gone too: a ticket tagged before the restart opens in full.
+        batches = server_counters(cluster)[1][0]
+        assert engine.open(tagged_nonce, b"tgt", sealed[:-16], sealed[-16:]) == ticket
+        assert server_counters(cluster)[1][0] == batches + 1
     finally:
         engine.close()
 

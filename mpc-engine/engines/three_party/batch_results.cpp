@@ -193,6 +193,13 @@ void ThreePartyEngine::complete_job(std::map<node::JobKey, Job>::iterator it) {
         jobs::NonceShare share;
         std::memcpy(share.x.data(), job.nonce_shares.data() + q * 32, 16);
         std::memcpy(share.a.data(), job.nonce_shares.data() + q * 32 + 16, 16);
+        // The keystream shares as answered, kept for reopening the nonce's ticket.
+        const std::size_t bytes = static_cast<std::size_t>(job.blocks_per_nonce) * 16;
+        share.keystream.resize(2 * bytes);
+        if (bytes != 0) {
+          std::memcpy(share.keystream.data(), job.masked_x.data() + q * bytes, bytes);
+          std::memcpy(share.keystream.data() + bytes, job.masked_a.data() + q * bytes, bytes);
+        }
         if (!nonce_pool_.put(it->first.client, job.key, nonce, share, now))
           log_.warn("GCM nonce computed twice, dropped", {{"nonce", jobs::describe_nonce(nonce)}});
       }

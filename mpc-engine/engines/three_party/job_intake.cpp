@@ -45,6 +45,7 @@ std::optional<node::Refusal> ThreePartyEngine::check(const node::ClientJob& job)
         else if constexpr (std::is_same_v<T, wire::GcmPrefetchRequest>) return check_gcm_prefetch(request);
         else if constexpr (std::is_same_v<T, wire::GcmTagRequest>) return check_gcm_tag(job.key, request);
         else if constexpr (std::is_same_v<T, wire::GcmOpenRequest>) return check_gcm_open(request);
+        else if constexpr (std::is_same_v<T, wire::GcmReopenRequest>) return check_gcm_reopen(request);
         else if constexpr (std::is_same_v<T, wire::KrbRequest>) return check_krb(request);
         else return refusal(wire::Status::BadRequest, "not a job request");
       },
@@ -133,6 +134,10 @@ void ThreePartyEngine::admit(node::ClientJob client_job) {
     answer_tag(client_job);
     return;
   }
+  if (std::holds_alternative<wire::GcmReopenRequest>(client_job.request)) {
+    answer_reopen(client_job);
+    return;
+  }
   const SecretBytes* share = host_.key_material(std::visit(
       [](const auto& request) -> const wire::KeyId& {
         if constexpr (requires { request.key; }) return request.key;
@@ -212,7 +217,7 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   }
   // GHASH first: a request that cannot be hashed must not use up the nonce.
   rss3::ByteShare tag = hash_share(*share, request.aad, request.text);
-  const auto pooled =
+  auto pooled =
       nonce_pool_.take(client_job.key.client, request.key, request.nonce, std::chrono::steady_clock::now());
   if (!pooled) {
     tag.wipe();
@@ -255,6 +260,7 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   answer.id = request.id;
   answer.body = result;
   host_.answer(client_job.key, std::move(answer));
+  tagged_nonces_.keep(request.key, request.nonce, std::move(*pooled), std::chrono::steady_clock::now());
 }
 
 }  // namespace mpc::three_party_engine

@@ -60,7 +60,8 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
       krb_garbled_circuits_(resources.garbled_krb_circuits != nullptr ? resources.garbled_krb_circuits
                                                                       : &own_garbled_circuits_),
       role_(make_role(settings_, log_)),
-      nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl) {
+      nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl),
+      tagged_nonces_(settings_.limits.tagged_nonces_kept, settings_.limits.tagged_nonce_ttl) {
   const auto cpu = [] { return rss3::make_cpu_evaluator(rss3::best_simd_level()); };
   run_self_tests(circuits_, cpu, log_);
   if (uses_gpu()) run_self_tests(circuits_, [] { return cuda::make_cuda_evaluator(0); }, log_);
@@ -172,6 +173,7 @@ void ThreePartyEngine::step(std::chrono::steady_clock::time_point now) {
   if (now - last_expiry_ > std::chrono::seconds(1)) {
     expire_jobs(now);
     nonce_pool_.expire(now);
+    tagged_nonces_.expire(now);
     last_expiry_ = now;
   }
 }

@@ -11,9 +11,10 @@
 // AES-256-GCM jobs (docs/ticket-format.md): a prefetch is a batch job whose nonces the
 // leader assigns in the batch header (wire::BatchSlice); each party keeps its share of
 // AES_K(N || 1) in its nonce pool and answers the keystream. A tag needs no batch: each party
-// answers on its own from its pool entry and its shares of the hash key powers. An open is a
-// batch job with the AES-and-compare circuit that answers only the tag check's verdict and
-// the keystream.
+// answers on its own from its pool entry and its shares of the hash key powers, then keeps the
+// entry as a tagged nonce. An open is a batch job with the AES-and-compare circuit that answers
+// only the tag check's verdict and the keystream; a reopen of a tagged nonce needs no batch
+// either (gcm_reopen.cpp).
 //
 // Kerberos jobs (wire::KrbRequest, jobs/krb_jobs.hpp) are one instance each of a circuit fixed
 // by operation, key size and data length; jobs with the same circuit share a batch, and the
@@ -45,6 +46,7 @@
 #include "engines/three_party/prf_keys.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/nonce_pool.hpp"
+#include "jobs/tagged_nonces.hpp"
 #include "node/engine.hpp"
 #include "node/wakeup.hpp"
 
@@ -96,10 +98,12 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   std::optional<node::Refusal> check_gcm_prefetch(const wire::GcmPrefetchRequest& request);
   std::optional<node::Refusal> check_gcm_tag(const node::JobKey& key, const wire::GcmTagRequest& request);
   std::optional<node::Refusal> check_gcm_open(const wire::GcmOpenRequest& request);
+  std::optional<node::Refusal> check_gcm_reopen(const wire::GcmReopenRequest& request);
   std::optional<node::Refusal> check_krb(const wire::KrbRequest& request);
   std::optional<node::Refusal> check_share(const wire::KeyId& key, std::uint32_t instances);
   Job make_job(const node::ClientJob& job, const SecretBytes& share);
   void answer_tag(const node::ClientJob& job);
+  void answer_reopen(const node::ClientJob& job);
 
   // Batches (three_party_engine.cpp, batch_results.cpp).
   void route_peer_message(node::PeerEnvelope envelope);
@@ -150,6 +154,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
 
   std::map<node::JobKey, Job> jobs_;
   jobs::NoncePool nonce_pool_;
+  jobs::TaggedNonces tagged_nonces_;
   std::chrono::steady_clock::time_point last_expiry_ = std::chrono::steady_clock::now();
   std::uint64_t batches_run_ = 0;
   std::uint64_t payload_bytes_sent_ = 0;

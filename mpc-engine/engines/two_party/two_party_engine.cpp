@@ -130,6 +130,10 @@ void TwoPartyEngine::answer_error(const node::JobKey& key, wire::Status status, 
 
 std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
   if (const auto* tag = std::get_if<wire::GcmTagRequest>(&job.request)) return check_gcm_tag(job, *tag);
+  // Only three servers keep tagged nonces (the zero test needs replicated shares): the client
+  // opens in full instead.
+  if (std::holds_alternative<wire::GcmReopenRequest>(job.request))
+    return node::Refusal{wire::Status::UnknownNonce, "two servers keep no tagged nonces for reopening: open it in full"};
   if (const auto* compute = std::get_if<wire::ComputeRequest>(&job.request)) {
     if (compute->key.algorithm != wire::KeyAlgorithm::Aes128 && compute->key.algorithm != wire::KeyAlgorithm::Aes256)
       return node::Refusal{wire::Status::BadRequest,

@@ -130,6 +130,10 @@ std::vector<Request> sample_requests() {
   out.push_back(GcmOpenRequest{make_id(14), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(14), pattern(5, 14),
                                pattern(48, 15), gcm_tag(14)});
   out.push_back(GcmOpenRequest{make_id(15), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(15), {}, {}, gcm_tag(15)});
+  out.push_back(GcmReopenRequest{{make_id(26), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(26), pattern(70, 26),
+                                  Bytes(32), gcm_tag(26)}});
+  out.push_back(GcmReopenRequest{{make_id(27), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(27), pattern(9, 27), {},
+                                  gcm_tag(27)}});
   // The largest input the hash key powers cover: 1023 blocks of AAD and text, one length block.
   out.push_back(GcmOpenRequest{make_id(16), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(16), pattern(16 * 500, 16),
                                pattern(16 * 522 + 1, 17), gcm_tag(16)});
@@ -192,6 +196,13 @@ void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->aad, y.aad);
     EXPECT_EQ(x->text, y.text);
     EXPECT_EQ(x->tag, y.tag);
+  } else if (auto* x = std::get_if<GcmReopenRequest>(&a)) {
+    const auto& y = std::get<GcmReopenRequest>(b);
+    EXPECT_EQ(x->key, y.key);
+    EXPECT_EQ(x->nonce, y.nonce);
+    EXPECT_EQ(x->aad, y.aad);
+    EXPECT_EQ(x->text, y.text);
+    EXPECT_EQ(x->tag, y.tag);
   } else if (auto* x = std::get_if<KrbRequest>(&a)) {
     const auto& y = std::get<KrbRequest>(b);
     EXPECT_EQ(x->key, y.key);
@@ -205,7 +216,8 @@ void expect_same(const Request& a, const Request& b) {
 MessageType type_of(const Request& request) {
   static constexpr MessageType kTypes[] = {MessageType::Compute,     MessageType::ImportKey, MessageType::ListKeys,
                                            MessageType::DeleteKey,   MessageType::Status,    MessageType::GcmPrefetch,
-                                           MessageType::GcmTag,      MessageType::GcmOpen,   MessageType::Krb};
+                                           MessageType::GcmTag,      MessageType::GcmOpen,   MessageType::Krb,
+                                           MessageType::GcmReopen};
   static_assert(std::size(kTypes) == std::variant_size_v<Request>);
   return kTypes[request.index()];
 }
@@ -255,6 +267,10 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   out.push_back({MessageType::GcmOpen,
                  Reply{make_id(15), Status::Ok, "", GcmOpenResult{1023, pattern(16368, 9), pattern(16368, 10), 1, 1}}});
   out.push_back({MessageType::GcmTag, Reply{make_id(16), Status::UnknownNonce, "nonce not held", std::monostate{}}});
+  out.push_back({MessageType::GcmReopen,
+                 Reply{make_id(18), Status::Ok, "", GcmReopenResult{2, pattern(32, 11), pattern(32, 12), gcm_tag(7)}}});
+  out.push_back({MessageType::GcmReopen, Reply{make_id(19), Status::Ok, "", GcmReopenResult{0, {}, {}, gcm_tag(8)}}});
+  out.push_back({MessageType::GcmReopen, Reply{make_id(20), Status::UnknownNonce, "not held", std::monostate{}}});
   // Kerberos results: a checksum (the shortest), a decryption with its verdict byte, the
   // encryption of the longest data.
   out.push_back({MessageType::Krb, Reply{make_id(17), Status::Ok, "", KrbResult{pattern(12, 1), pattern(12, 2)}}});
@@ -316,6 +332,12 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->a, y.a);
     EXPECT_EQ(x->verdict_x, y.verdict_x);
     EXPECT_EQ(x->verdict_a, y.verdict_a);
+  } else if (auto* x = std::get_if<GcmReopenResult>(&a.body)) {
+    const auto& y = std::get<GcmReopenResult>(b.body);
+    EXPECT_EQ(x->blocks, y.blocks);
+    EXPECT_EQ(x->x, y.x);
+    EXPECT_EQ(x->a, y.a);
+    EXPECT_EQ(x->check, y.check);
   } else if (auto* x = std::get_if<KrbResult>(&a.body)) {
     const auto& y = std::get<KrbResult>(b.body);
     EXPECT_EQ(x->x, y.x);

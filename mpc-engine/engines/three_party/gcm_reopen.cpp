@@ -1,0 +1,102 @@
+// Reopening a ticket this server tagged: the tag check and the keystream without AES.
+//
+// A full open (a GcmOpen batch) recomputes AES_K(N || 1) and compares it with
+// GHASH_H(A, Z) ^ T inside a circuit of some 60 AND layers. Each server still holds its share
+// of AES_K(N || 1) of a nonce it tagged (jobs/tagged_nonces.hpp), so s = AES_K(N || 1) ^
+// GHASH_H(A, Z) ^ T is local, linear work, and whether s is zero reaches the client through
+// the zero test of rss3/zero_test.hpp: no message between the servers, one round trip for the
+// client, and nothing about s beyond "zero or not". The keystream shares are those the
+// prefetch answered.
+//
+// The servers answer a reopen from their own copies at once, as they answer a tag, and
+// compare digests afterwards (node/request_agreement.hpp). The zero test's randomness comes
+// from keys bound to the digest of the copy (TagMaskKeys): a server that answered another
+// copy than its neighbours adds PRF outputs nobody cancels, so the client sees noise, never
+// a product of the others' shares; and every distinct request gets a fresh r, so
+// comparing answers for two requests (other A, other T) teaches nothing about H.
+//
+// Active security: the keystream is opened three ways like every output (rss3/output.hpp), so
+// one altered share is refused by the client; an altered check share can only make a right
+// tag fail (zero_test.hpp), which the client reports as a tag that does not verify.
+#include <cstring>
+
+#include "common/error.hpp"
+#include "common/fault_injection.hpp"
+#include "engines/three_party/three_party_engine.hpp"
+#include "jobs/gcm_hash.hpp"
+#include "protocol/rss3/ghash.hpp"
+#include "protocol/rss3/zero_test.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+std::size_t text_blocks(const wire::GcmOpenRequest& request) { return (request.text.size() + 15) / 16; }
+
+std::string not_held(const wire::GcmReopenRequest& request, int party) {
+  return "nonce " + jobs::describe_nonce(request.nonce) + " of " + wire::describe(request.key) +
+         " is not held for reopening on party " + std::to_string(party + 1) +
+         " (not tagged here, restarted, expired or evicted): open it in full";
+}
+
+}  // namespace
+
+std::optional<node::Refusal> ThreePartyEngine::check_gcm_reopen(const wire::GcmReopenRequest& request) {
+  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
+    return node::Refusal{wire::Status::BadRequest,
+                         "GCM reopen needs an aes256-gcm key, not " + wire::describe(request.key)};
+  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
+    return node::Refusal{wire::Status::BadRequest, "GCM reopen input too long"};
+  if (auto refused = check_share(request.key, 1)) return refused;
+  const jobs::NonceShare* kept = tagged_nonces_.find(request.key, request.nonce, std::chrono::steady_clock::now());
+  if (kept == nullptr || kept->keystream.size() < 2 * 16 * text_blocks(request))
+    return node::Refusal{wire::Status::UnknownNonce, not_held(request, settings_.party)};
+  return std::nullopt;
+}
+
+void ThreePartyEngine::answer_reopen(const node::ClientJob& client_job) {
+  const auto& request = std::get<wire::GcmReopenRequest>(client_job.request);
+  const SecretBytes* share = host_.key_material(request.key);
+  const jobs::NonceShare* kept = tagged_nonces_.find(request.key, request.nonce, std::chrono::steady_clock::now());
+  const std::size_t blocks = text_blocks(request);
+  if (share == nullptr || share->size() != 2 * wire::material_bytes(request.key.algorithm)) {
+    answer_error(client_job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    return;
+  }
+  if (kept == nullptr || kept->keystream.size() < 2 * 16 * blocks) {
+    answer_error(client_job.key, wire::Status::UnknownNonce, not_held(request, settings_.party));
+    return;
+  }
+  // s = AES_K(N || 1) ^ GHASH_H(aad, text) ^ tag; the public tag joins as the sharing (0, tag).
+  const std::size_t half = share->size() / 2;
+  rss3::ByteShare hash = jobs::gcm_hash_share(std::span(share->data(), half), std::span(share->data() + half, half),
+                                              request.aad, request.text);
+  rss3::Block s_x{};
+  rss3::Block s_a{};
+  for (std::size_t i = 0; i < 16; ++i) {
+    s_x[i] = static_cast<std::uint8_t>(hash.x[i] ^ kept->x[i]);
+    s_a[i] = static_cast<std::uint8_t>(hash.a[i] ^ kept->a[i] ^ request.tag[i]);
+  }
+  hash.wipe();
+  const TagMaskKeys keys(prf_keys_, client_job.digest);
+  wire::GcmReopenResult result;
+  result.blocks = static_cast<std::uint32_t>(blocks);
+  result.check = rss3::zero_test_share(s_x, s_a, keys.own, keys.previous,
+                                       {jobs::gcm_nonce_epoch(request.nonce), jobs::gcm_nonce_counter(request.nonce)});
+  wipe(s_x.data(), s_x.size());
+  wipe(s_a.data(), s_a.size());
+  const std::size_t held = kept->keystream.size() / 2;
+  const std::uint8_t* keystream = kept->keystream.data();
+  result.x.assign(keystream, keystream + blocks * 16);
+  result.a.assign(keystream + held, keystream + held + blocks * 16);
+#if defined(MPC_FAULT_INJECTION)
+  if (const auto bit = fault::armed("reopen-check-bit")) result.check[(*bit / 8) % 16] ^= static_cast<std::uint8_t>(1u << (*bit % 8));
+  if (const auto bit = fault::armed("reopen-keystream-bit"); bit && !result.x.empty())
+    result.x[(*bit / 8) % result.x.size()] ^= static_cast<std::uint8_t>(1u << (*bit % 8));
+#endif
+  wire::Reply answer;
+  answer.id = request.id;
+  answer.body = std::move(result);
+  host_.answer(client_job.key, std::move(answer));
+}
+
+}  // namespace mpc::three_party_engine
