@@ -165,6 +165,27 @@ wire::GcmTagBytes open_gcm_tag(const Replies& replies) {
   return tag;
 }
 
+namespace {
+
+// The plaintext under the opened keystream when the tag verified, else nullopt: a rejected
+// tag needs no keystream, so it is neither opened nor checked (servers may withhold it). The
+// shares are wiped either way.
+std::optional<SecretBytes> verified_plaintext(bool verified, std::array<rss3::ByteShare, 3>& keystream_shares,
+                                              std::span<const std::uint8_t> ciphertext) {
+  std::optional<SecretBytes> plaintext;
+  if (verified) {
+    const std::size_t bytes = (ciphertext.size() + wire::kBlockBytes - 1) / wire::kBlockBytes * wire::kBlockBytes;
+    const SecretBytes keystream = open_shares(keystream_shares, bytes);
+    plaintext.emplace(ciphertext.size());
+    for (std::size_t i = 0; i < ciphertext.size(); ++i)
+      (*plaintext)[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
+  }
+  for (auto& share : keystream_shares) share.wipe();
+  return plaintext;
+}
+
+}  // namespace
+
 std::optional<SecretBytes> open_gcm_open(const Replies& replies,
                                          std::span<const std::uint8_t> ciphertext) {
   const std::size_t blocks = ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
@@ -198,17 +219,7 @@ std::optional<SecretBytes> open_gcm_open(const Replies& replies,
   const SecretBytes verdict = open_shares(verdict_shares, 1);
   if (verdict[0] > 1)
     throw Disagreement("the servers' verdict opened to " + std::to_string(verdict[0]) + ", not 0 or 1: result refused");
-  // A rejected tag needs no keystream: it is neither opened nor checked, so servers may
-  // withhold it (send shares of anything) once the verdict is 0.
-  if (verdict[0] == 0) {
-    for (auto& share : keystream_shares) share.wipe();
-    return std::nullopt;
-  }
-  const SecretBytes keystream = open_shares(keystream_shares, blocks * wire::kBlockBytes);
-  for (auto& share : keystream_shares) share.wipe();
-  SecretBytes plaintext(ciphertext.size());
-  for (std::size_t i = 0; i < ciphertext.size(); ++i) plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
-  return plaintext;
+  return verified_plaintext(verdict[0] == 1, keystream_shares, ciphertext);
 }
 
 std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<const std::uint8_t> ciphertext) {
@@ -224,15 +235,7 @@ std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<con
     checks[party] = result.check;
     keystream_shares[party] = rss3::ByteShare{result.x, result.a};
   }
-  if (!rss3::zero_test_passes(checks)) {
-    for (auto& share : keystream_shares) share.wipe();
-    return std::nullopt;
-  }
-  const SecretBytes keystream = open_shares(keystream_shares, blocks * wire::kBlockBytes);
-  for (auto& share : keystream_shares) share.wipe();
-  SecretBytes plaintext(ciphertext.size());
-  for (std::size_t i = 0; i < ciphertext.size(); ++i) plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
-  return plaintext;
+  return verified_plaintext(rss3::zero_test_passes(checks), keystream_shares, ciphertext);
 }
 
 namespace {

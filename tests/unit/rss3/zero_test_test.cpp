@@ -21,16 +21,20 @@ Keys random_keys() {
   return keys;
 }
 
+// Party i's zero-test answer for its share of a dealt block, under keys own and previous.
+Block answer_of(const ByteShare& share, const PrfKey& own, const PrfKey& previous, BatchNonce id) {
+  Block x{};
+  Block a{};
+  std::copy_n(share.x.begin(), 16, x.begin());
+  std::copy_n(share.a.begin(), 16, a.begin());
+  return zero_test_share(x, a, own, previous, id);
+}
+
 std::array<Block, 3> answers_for(const Block& secret, const Keys& keys, BatchNonce id) {
   const auto shares = share_bytes(secret);
   std::array<Block, 3> answers{};
-  for (int party = 0; party < 3; ++party) {
-    Block x{};
-    Block a{};
-    std::copy_n(shares[party].x.begin(), 16, x.begin());
-    std::copy_n(shares[party].a.begin(), 16, a.begin());
-    answers[party] = zero_test_share(x, a, keys.edge[party], keys.edge[previous_party(party)], id);
-  }
+  for (int party = 0; party < 3; ++party)
+    answers[party] = answer_of(shares[party], keys.edge[party], keys.edge[previous_party(party)], id);
   return answers;
 }
 
@@ -73,13 +77,9 @@ TEST(ZeroTestTest, APartyWithOtherKeysMakesEvenZeroFail) {
   const auto shares = share_bytes(Block{});
   std::array<Block, 3> answers{};
   for (int party = 0; party < 3; ++party) {
-    Block x{};
-    Block a{};
-    std::copy_n(shares[party].x.begin(), 16, x.begin());
-    std::copy_n(shares[party].a.begin(), 16, a.begin());
     PrfKey own = keys.edge[party];
     if (party == 1) own[0] ^= 1;
-    answers[party] = zero_test_share(x, a, own, keys.edge[previous_party(party)], {3, 3});
+    answers[party] = answer_of(shares[party], own, keys.edge[previous_party(party)], {3, 3});
   }
   EXPECT_FALSE(zero_test_passes(answers));
 }
@@ -92,12 +92,7 @@ TEST(ZeroTestTest, OneDeviatingPartyCannotMakeANonZeroBlockPass) {
   secret[5] = 0x40;
   const auto honest = answers_for(secret, keys, {9, 9});
   std::array<Block, 3> deviating = honest;
-  const auto zero_shares = share_bytes(Block{});
-  Block x{};
-  Block a{};
-  std::copy_n(zero_shares[2].x.begin(), 16, x.begin());
-  std::copy_n(zero_shares[2].a.begin(), 16, a.begin());
-  deviating[2] = zero_test_share(x, a, keys.edge[2], keys.edge[1], {9, 9});
+  deviating[2] = answer_of(share_bytes(Block{})[2], keys.edge[2], keys.edge[1], {9, 9});
   EXPECT_FALSE(zero_test_passes(deviating));
   EXPECT_FALSE(zero_test_passes(honest));
 }
