@@ -67,18 +67,15 @@ Replies ClusterClient::serve_job(wire::MessageType type,
     // A nonce is tagged once: a tag is never sent again. Asked while the servers regroup, its
     // nonce belongs to the service they leave (each keeps its own nonces): the caller learns
     // it as an unknown nonce, and prefetches a fresh one from the service they join.
-    if (type == wire::MessageType::GcmTag) {
+    // A reopen's nonce is likewise held by the service it was tagged in: gcm_open then opens
+    // in full instead.
+    if (type == wire::MessageType::GcmTag || type == wire::MessageType::GcmReopen) {
       if (attempt.retry)
         throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::UnknownNonce,
-                          "a server went away or the servers regrouped while the tag was asked for; its "
-                          "nonce is not served any more: prefetch a fresh one");
-      std::rethrow_exception(attempt.error);
-    }
-    // A reopen is never worth sending again: the caller opens in full instead.
-    if (type == wire::MessageType::GcmReopen) {
-      if (attempt.retry)
-        throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::Regrouping,
-                          "a server went away or the servers regrouped while the ticket was reopened");
+                          "a server went away or the servers regrouped while the request was answered; its "
+                          "nonce is not served any more: " +
+                              std::string(type == wire::MessageType::GcmTag ? "prefetch a fresh one"
+                                                                            : "open the ticket in full"));
       std::rethrow_exception(attempt.error);
     }
     if (!attempt.retry || std::chrono::steady_clock::now() + kRetryPause >= deadline)

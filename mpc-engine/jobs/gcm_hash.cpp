@@ -39,4 +39,10 @@ rss3::ByteShare gcm_hash_share(std::span<const std::uint8_t> x, std::span<const 
   return out;
 }
 
+rss3::ByteShare gcm_hash_share(const SecretBytes& share, std::span<const std::uint8_t> aad,
+                               std::span<const std::uint8_t> text) {
+  const std::size_t half = share.size() / 2;
+  return gcm_hash_share(std::span(share.data(), half), std::span(share.data() + half, half), aad, text);
+}
+
 }  // namespace mpc::jobs

@@ -17,5 +17,8 @@ namespace mpc::jobs {
 // copies of the powers it makes are wiped.
 rss3::ByteShare gcm_hash_share(std::span<const std::uint8_t> x, std::span<const std::uint8_t> a,
                                std::span<const std::uint8_t> aad, std::span<const std::uint8_t> text);
+// The same from a replicated share as stored: x || a, two halves of equal length.
+rss3::ByteShare gcm_hash_share(const SecretBytes& share, std::span<const std::uint8_t> aad,
+                               std::span<const std::uint8_t> text);
 
 }  // namespace mpc::jobs

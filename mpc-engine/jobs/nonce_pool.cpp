@@ -89,7 +89,7 @@ void NoncePool::erase(ClientNonces& nonces, std::map<wire::GcmNonce, Entry>::ite
 }
 
 bool NoncePool::put(const wire::PublicKey& client, const wire::KeyId& key, const wire::GcmNonce& nonce,
-                    const NonceShare& share, Clock::time_point now) {
+                    NonceShare share, Clock::time_point now) {
   const auto holder = clients_.try_emplace(client).first;
   ClientNonces& nonces = holder->second;
   if (const auto existing = nonces.entries.find(nonce); existing != nonces.entries.end()) {
@@ -99,7 +99,7 @@ bool NoncePool::put(const wire::PublicKey& client, const wire::KeyId& key, const
   }
   while (nonces.entries.size() >= per_client_) erase(nonces, nonces.entries.find(nonces.order.begin()->second));
   Entry entry;
-  entry.share = share;
+  entry.share = std::move(share);
   entry.key_index = key_index(key);
   entry.added = now;
   entry.serial = next_serial_++;
@@ -130,7 +130,7 @@ std::optional<NonceShare> NoncePool::take(const wire::PublicKey& client, const w
     return std::nullopt;
   }
   if (keys_[entry->second.key_index] != key) return std::nullopt;
-  std::optional<NonceShare> share(entry->second.share);
+  std::optional<NonceShare> share(std::move(entry->second.share));
   erase(nonces, entry);
   if (nonces.entries.empty()) clients_.erase(holder);
   return share;

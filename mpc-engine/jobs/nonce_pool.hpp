@@ -80,6 +80,9 @@ struct NonceShare {
   NonceShare() = default;
   NonceShare(const NonceShare&) = default;
   NonceShare& operator=(const NonceShare&) = default;
+  // The keystream's buffer moves from the prefetch to the pool and on to the tagged nonces.
+  NonceShare(NonceShare&&) noexcept = default;
+  NonceShare& operator=(NonceShare&&) noexcept = default;
   ~NonceShare();
 };
 
@@ -98,7 +101,7 @@ class NoncePool {
   // False if the client already had an entry for this nonce: a nonce seen twice is never
   // served, so that entry is dropped too.
   [[nodiscard]] bool put(const wire::PublicKey& client, const wire::KeyId& key, const wire::GcmNonce& nonce,
-                         const NonceShare& share, Clock::time_point now);
+                         NonceShare share, Clock::time_point now);
   // The entry, removed; empty when there is none, when it expired (removed too) or when it
   // was made under another key (left in place).
   [[nodiscard]] std::optional<NonceShare> take(const wire::PublicKey& client, const wire::KeyId& key,

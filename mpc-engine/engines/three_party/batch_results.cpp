@@ -200,7 +200,7 @@ void ThreePartyEngine::complete_job(std::map<node::JobKey, Job>::iterator it) {
           std::memcpy(share.keystream.data(), job.masked_x.data() + q * bytes, bytes);
           std::memcpy(share.keystream.data() + bytes, job.masked_a.data() + q * bytes, bytes);
         }
-        if (!nonce_pool_.put(it->first.client, job.key, nonce, share, now))
+        if (!nonce_pool_.put(it->first.client, job.key, nonce, std::move(share), now))
           log_.warn("GCM nonce computed twice, dropped", {{"nonce", jobs::describe_nonce(nonce)}});
       }
       job.nonce_shares.clear();

@@ -67,9 +67,7 @@ void ThreePartyEngine::answer_reopen(const node::ClientJob& client_job) {
     return;
   }
   // s = AES_K(N || 1) ^ GHASH_H(aad, text) ^ tag; the public tag joins as the sharing (0, tag).
-  const std::size_t half = share->size() / 2;
-  rss3::ByteShare hash = jobs::gcm_hash_share(std::span(share->data(), half), std::span(share->data() + half, half),
-                                              request.aad, request.text);
+  rss3::ByteShare hash = jobs::gcm_hash_share(*share, request.aad, request.text);
   rss3::Block s_x{};
   rss3::Block s_a{};
   for (std::size_t i = 0; i < 16; ++i) {

@@ -27,12 +27,6 @@ SecretBytes round_key_share(const SecretBytes& share, wire::KeyAlgorithm algorit
   return out;
 }
 
-rss3::ByteShare hash_share(const SecretBytes& share, std::span<const std::uint8_t> aad,
-                           std::span<const std::uint8_t> text) {
-  const std::size_t half = share.size() / 2;
-  return jobs::gcm_hash_share(std::span(share.data(), half), std::span(share.data() + half, half), aad, text);
-}
-
 node::Refusal refusal(wire::Status status, std::string detail) { return {status, std::move(detail)}; }
 
 }  // namespace
@@ -184,7 +178,7 @@ Job ThreePartyEngine::make_job(const node::ClientJob& client_job, const SecretBy
     job.key_share = round_key_share(share, job.key.algorithm);
     // Instance 0 compares AES_K(N || 1) with GHASH_H(aad, text) ^ tag: equal iff the tag is
     // right. The tag is public, so it joins the share as the constant sharing (0, tag).
-    rss3::ByteShare check = hash_share(share, open->aad, open->text);
+    rss3::ByteShare check = jobs::gcm_hash_share(share, open->aad, open->text);
     job.tag_check.resize(32);
     for (std::size_t i = 0; i < 16; ++i) {
       job.tag_check[i] = check.x[i];
@@ -216,14 +210,14 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
     return;
   }
   // GHASH first: a request that cannot be hashed must not use up the nonce.
-  rss3::ByteShare tag = hash_share(*share, request.aad, request.text);
+  rss3::ByteShare tag = jobs::gcm_hash_share(*share, request.aad, request.text);
   auto pooled =
       nonce_pool_.take(client_job.key.client, request.key, request.nonce, std::chrono::steady_clock::now());
   if (!pooled) {
     tag.wipe();
     answer_error(client_job.key, wire::Status::UnknownNonce,
                  "nonce " + jobs::describe_nonce(request.nonce) + " expired on party " +
-                     std::to_string(settings_.party + 1) + " while the servers compared their copies of the request");
+                     std::to_string(settings_.party + 1) + " as the tag arrived");
     return;
   }
   for (std::size_t i = 0; i < 16; ++i) {
