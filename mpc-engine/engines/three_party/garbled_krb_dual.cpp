@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "engines/three_party/garbled_krb_inputs.hpp"
+#include "engines/three_party/garbling_digest.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "protocol/two_party/fixed_key_hash.hpp"
 
@@ -36,7 +37,7 @@ constexpr std::string_view kOutputPurpose = "dual garbling: output labels";
 constexpr std::size_t kCommitBytes = 8;  // per label: a second label matching it is a 2^-64 event
 constexpr std::uint64_t kCommitTweakBase = std::uint64_t{1} << 63;  // gate tweaks stay far below
 
-using Digest = std::array<std::uint8_t, 32>;
+using Digest = GarblingDigest::Value;
 
 // The shapes of one batch's label groups.
 struct Shape {
@@ -136,26 +137,13 @@ bool labels_match(std::span<const Block> labels, std::span<const std::uint8_t> b
   return difference == 0;
 }
 
-// A BLAKE2b-256 digest of the batch's garbling as both garblers and the evaluator see it.
-class GarblingDigest {
- public:
-  explicit GarblingDigest(const wire::BatchHeader& header) {
-    crypto_generichash_init(&state_, nullptr, 0, 32);
-    crypto_generichash_update(&state_, reinterpret_cast<const unsigned char*>(kDigestPurpose.data()),
-                              kDigestPurpose.size());
-    const auto id = garbled::batch_id(header);
-    crypto_generichash_update(&state_, id.data(), id.size());
-  }
-  void add(std::span<const std::uint8_t> bytes) { crypto_generichash_update(&state_, bytes.data(), bytes.size()); }
-  Digest finish() {
-    Digest out{};
-    crypto_generichash_final(&state_, out.data(), out.size());
-    return out;
-  }
-
- private:
-  crypto_generichash_state state_;
-};
+// The digest of the batch's garbling as the second garbler and the evaluator see it, under a key
+// drawn for this batch from the key they share and the first garbler lacks (garbling_digest.hpp).
+GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const wire::BatchHeader& header) {
+  const SecretBytes key =
+      garbled::batch_stream(evaluator_and_second_garbler, kDigestPurpose, header, GarblingDigest::kKeyBytes);
+  return GarblingDigest(key.span());
+}
 
 // Party 2's garbling goes into the digest only.
 class DigestSink final : public two_party::Channel {
@@ -289,7 +277,7 @@ DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys,
   // then, once party 2 has evaluated, the output labels via party 3. Both waits allow 2 M AND
   // gates a second, as party 3 allows party 2 in the passive form.
   const auto garbling_time = std::chrono::milliseconds(program.and_gates * task.instances / 2000);
-  std::vector<std::uint8_t> digest_and_mac(64);
+  std::vector<std::uint8_t> digest_and_mac(GarblingDigest::kBytes + 32);
   from_previous.allow_extra_wait(garbling_time);
   from_previous.receive(digest_and_mac);
   to_next.send(digest_and_mac);
@@ -336,7 +324,7 @@ DualGarblingOutput garble_second(const BatchTask& task, const PartyPrfKeys& keys
   const Labels l2 = side.active(side.seeded.z2, a2);
   wipe(a2.data(), a2.size());
   const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
-  GarblingDigest digest(task.header);
+  GarblingDigest digest = garbling_digest(keys.garbling_previous, task.header);
   digest.add(commitments(side.seeded, side.number));
   digest.add(bytes_of(l2));
   digest.add(bytes_of(lp));
@@ -381,7 +369,7 @@ DualGarblingOutput evaluate_both(const BatchTask& task, const PartyPrfKeys& keys
   from_previous.receive(bytes_of(lp));
   from_previous.receive(committed);
   from_previous.receive(bytes_of(relayed));
-  GarblingDigest digest(task.header);
+  GarblingDigest digest = garbling_digest(keys.garbling_own, task.header);
   digest.add(committed);
   digest.add(bytes_of(l2));
   digest.add(bytes_of(lp));

@@ -18,10 +18,12 @@
 // are bits of the keys of parties 0-1 and 1-2.
 //
 // What party 1 checks before anything leaves it:
-// - the tables: party 0 streams them, party 2 garbles into a hash; party 1 hashes what it
+// - the tables: party 0 streams them, party 2 garbles into a digest; party 1 digests what it
 //   evaluated (the stream's header, with the batch's garbling number and constant label, and
 //   every table) and compares with party 2's digest. The digest also covers the active labels
-//   of a_2 and the public record, which both garblers know, and the commitments below;
+//   of a_2 and the public record, which both garblers know, and the commitments below. It is a
+//   GMAC under a key drawn for the batch from the key parties 1 and 2 share, which party 0 does
+//   not hold (garbling_digest.hpp): party 0 cannot find another stream with the same digest;
 // - the input labels of a_0, a_1, c_A and c_B, each known to party 1 and one garbler: party 0
 //   sends, for every such wire, both labels' hashes H(Z), H(Z ^ delta) (the fixed-key TCCR
 //   hash, protocol/two_party/fixed_key_hash.hpp, under tweaks no gate uses, 8 bytes each);
@@ -53,9 +55,10 @@
 // labels under a pad it cannot compute and L_w, whose value w is masked by c_B, unknown to it;
 // party 2 likewise, w masked by c_A. Each view is simulated without the key.
 //
-// Cost. Party 2 garbles the whole circuit and both garblers hash it, party 1 hashes what it
-// evaluates; on the wire, party 2's digest and MACs, the commitments (16 bytes per key wire and
-// per output) and the output labels, against one garbled table stream.
+// Cost. Party 2 garbles the whole circuit into its digest, party 1 digests what it evaluates
+// (GHASH, a small share of garbling's cost); on the wire, party 2's digest and MACs, the
+// commitments (16 bytes per key wire and per output) and the output labels, against one garbled
+// table stream.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,45 @@
+// The digest by which the evaluator of a batch garbled twice (garbled_krb_dual.hpp) compares
+// the garbling it received from one garbler with the other garbler's: GMAC, the GHASH of the
+// bytes under a one-time AES-256 key, as AES-256-GCM computes its tag for additional data alone.
+//
+// Why GMAC and not a hash. The digest covers every garbled table of a login, megabytes, at the
+// evaluator and at the second garbler; GHASH runs on the CPU's carry-less multiply at several
+// GB/s per core, ten times a software hash. What it needs is a key the streaming garbler does
+// not know: the evaluator and the second garbler share one (their edge's key, drawn anew for
+// each batch), the first garbler does not hold it. For a fixed key the tag is the GHASH
+// polynomial in H = AES_k(0) of the bytes, masked by AES_k(J0): two different streams of at
+// most L blocks give the same tag for at most L + 1 of the 2^128 values of H (the polynomial of
+// their difference has at most that many roots), and a garbler that does not know k has no
+// information on H, even after it sees the honest stream's tag (the mask is uniform to it). So a
+// stream other than the honest one passes with probability at most (L + 1) / 2^128, below
+// 2^-100 for any batch the engine runs. Each key digests one stream only.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace mpc::three_party_engine {
+
+class GarblingDigest {
+ public:
+  static constexpr std::size_t kKeyBytes = 32;
+  static constexpr std::size_t kBytes = 16;
+  using Value = std::array<std::uint8_t, kBytes>;
+
+  explicit GarblingDigest(std::span<const std::uint8_t> key);  // kKeyBytes, for this digest only
+  ~GarblingDigest();
+  GarblingDigest(const GarblingDigest&) = delete;
+  GarblingDigest& operator=(const GarblingDigest&) = delete;
+
+  // The bytes digested are those of every add() in order, however they are split.
+  void add(std::span<const std::uint8_t> bytes);
+  Value finish();  // once
+
+ private:
+  void* context_ = nullptr;  // EVP_CIPHER_CTX
+  bool finished_ = false;
+};
+
+}  // namespace mpc::three_party_engine
