@@ -184,7 +184,7 @@ def main() -> int:
     (out / "active.md").write_text(
         "# Active security against passive, side by side\n\n"
         f"Machine: {results['machine'].get('cpu')}, {results['machine'].get('nproc')} cores; commit "
-        f"{results['machine'].get('commit')}. All three servers on one host, links CurveZMQ as always. "
+        f"{results['machine'].get('commit')}. All three servers on one host; layer messages and garbled tables on data links (AES-256-GCM), client and control links on CurveZMQ. "
         "Written by tests/bench/active_bench.py (`make bench`).\n\n" + text + "\n")
     print(text)
     return 0

@@ -6,7 +6,7 @@
 Two realms on loopback on this machine, identical but for protection:
   - stock:     krb5kdc over db2, no plugin;
   - protected: krb5kdc over mpc_kdb.so (db2) with mpc_crypto_router.so preloaded and the
-               krbtgt key enrolled in a local three-server engine (CurveZMQ on every link).
+               krbtgt key enrolled in a local three-server engine (data links between the servers, CurveZMQ to the KDC).
 The client is tests/load/kdc_load (many exchanges per process, keytab login so the client's
 own string-to-key does not dominate). Rounds alternate between the realms so that noise
 from the shared machine hits both alike. Measured:
