@@ -167,6 +167,15 @@ wire::GcmTagBytes open_gcm_tag(const Replies& replies) {
 
 namespace {
 
+// One server's keystream shares of an open or a reopen, which must hold `blocks` blocks.
+template <typename Result>
+rss3::ByteShare keystream_share(const Result& result, std::size_t party, std::size_t blocks) {
+  if (result.blocks != blocks)
+    throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.blocks) +
+                       " keystream blocks for " + std::to_string(blocks));
+  return rss3::ByteShare{result.x, result.a};
+}
+
 // The plaintext under the opened keystream when the tag verified, else nullopt: a rejected
 // tag needs no keystream, so it is neither opened nor checked (servers may withhold it). The
 // shares are wiped either way.
@@ -210,10 +219,7 @@ std::optional<SecretBytes> open_gcm_open(const Replies& replies,
   std::array<rss3::ByteShare, 3> verdict_shares;
   for (std::size_t party = 0; party < 3; ++party) {
     const auto& result = body_of<wire::GcmOpenResult>(replies, party);
-    if (result.blocks != blocks)
-      throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.blocks) +
-                         " keystream blocks for " + std::to_string(blocks));
-    keystream_shares[party] = rss3::ByteShare{result.x, result.a};
+    keystream_shares[party] = keystream_share(result, party, blocks);
     verdict_shares[party] = rss3::ByteShare{{result.verdict_x}, {result.verdict_a}};
   }
   const SecretBytes verdict = open_shares(verdict_shares, 1);
@@ -229,11 +235,8 @@ std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<con
   std::array<rss3::ByteShare, 3> keystream_shares;
   for (std::size_t party = 0; party < 3; ++party) {
     const auto& result = body_of<wire::GcmReopenResult>(replies, party);
-    if (result.blocks != blocks)
-      throw Disagreement("server " + std::to_string(party + 1) + " returned " + std::to_string(result.blocks) +
-                         " keystream blocks for " + std::to_string(blocks));
     checks[party] = result.check;
-    keystream_shares[party] = rss3::ByteShare{result.x, result.a};
+    keystream_shares[party] = keystream_share(result, party, blocks);
   }
   return verified_plaintext(rss3::zero_test_passes(checks), keystream_shares, ciphertext);
 }

@@ -63,96 +63,59 @@ bool NonceGuard::accept(std::uint64_t epoch, std::span<const NonceRange> ranges)
   return true;
 }
 
-NonceShare::~NonceShare() {
-  wipe(x.data(), x.size());
-  wipe(a.data(), a.size());
-}
-
 NoncePool::NoncePool(std::size_t per_client, std::chrono::seconds ttl) : per_client_(per_client), ttl_(ttl) {
   if (per_client_ == 0) throw Error(Component::Server, "GCM nonce pool needs room for at least one nonce per client");
 }
 
-// Each Entry wipes its share as the maps destroy it.
+// Each shelf wipes its shares as the map destroys it.
 NoncePool::~NoncePool() = default;
 
-std::uint32_t NoncePool::key_index(const wire::KeyId& key) {
-  const auto found = std::find(keys_.begin(), keys_.end(), key);
-  if (found != keys_.end()) return static_cast<std::uint32_t>(found - keys_.begin());
-  keys_.push_back(key);
-  return static_cast<std::uint32_t>(keys_.size() - 1);
-}
-
-void NoncePool::erase(ClientNonces& nonces, std::map<wire::GcmNonce, Entry>::iterator entry) {
-  nonces.order.erase(entry->second.serial);
-  nonces.entries.erase(entry);
-  --size_;
+void NoncePool::drop(Clients::iterator holder, const wire::GcmNonce& nonce) {
+  if (holder->second.erase(nonce)) --size_;
+  if (holder->second.empty()) clients_.erase(holder);
 }
 
 bool NoncePool::put(const wire::PublicKey& client, const wire::KeyId& key, const wire::GcmNonce& nonce,
                     NonceShare share, Clock::time_point now) {
-  const auto holder = clients_.try_emplace(client).first;
-  ClientNonces& nonces = holder->second;
-  if (const auto existing = nonces.entries.find(nonce); existing != nonces.entries.end()) {
-    erase(nonces, existing);
-    if (nonces.entries.empty()) clients_.erase(holder);
+  const auto holder = clients_.try_emplace(client, per_client_, ttl_).first;
+  if (holder->second.contains(nonce)) {
+    drop(holder, nonce);
     return false;
   }
-  while (nonces.entries.size() >= per_client_) erase(nonces, nonces.entries.find(nonces.order.begin()->second));
-  Entry entry;
-  entry.share = std::move(share);
-  entry.key_index = key_index(key);
-  entry.added = now;
-  entry.serial = next_serial_++;
-  nonces.order.emplace(entry.serial, nonce);
-  nonces.entries.emplace(nonce, std::move(entry));
-  ++size_;
+  size_ += 1;
+  size_ -= holder->second.add(key, nonce, std::move(share), now);
   return true;
 }
 
 bool NoncePool::holds(const wire::PublicKey& client, const wire::KeyId& key, const wire::GcmNonce& nonce,
                       Clock::time_point now) const {
   const auto holder = clients_.find(client);
-  if (holder == clients_.end()) return false;
-  const auto entry = holder->second.entries.find(nonce);
-  return entry != holder->second.entries.end() && now - entry->second.added < ttl_ &&
-         keys_[entry->second.key_index] == key;
+  return holder != clients_.end() && holder->second.find(key, nonce, now) != nullptr;
 }
 
 std::optional<NonceShare> NoncePool::take(const wire::PublicKey& client, const wire::KeyId& key,
                                           const wire::GcmNonce& nonce, Clock::time_point now) {
   const auto holder = clients_.find(client);
   if (holder == clients_.end()) return std::nullopt;
-  ClientNonces& nonces = holder->second;
-  const auto entry = nonces.entries.find(nonce);
-  if (entry == nonces.entries.end()) return std::nullopt;
-  if (now - entry->second.added >= ttl_) {
-    erase(nonces, entry);
-    return std::nullopt;
-  }
-  if (keys_[entry->second.key_index] != key) return std::nullopt;
-  std::optional<NonceShare> share(std::move(entry->second.share));
-  erase(nonces, entry);
-  if (nonces.entries.empty()) clients_.erase(holder);
-  return share;
+  NonceShelf::Found found = NonceShelf::Found::Absent;
+  NonceShare* share = holder->second.find(key, nonce, now, &found);
+  if (found == NonceShelf::Found::Expired) drop(holder, nonce);
+  if (share == nullptr) return std::nullopt;
+  std::optional<NonceShare> out(std::move(*share));
+  drop(holder, nonce);
+  return out;
 }
 
 void NoncePool::expire(Clock::time_point now) {
   for (auto holder = clients_.begin(); holder != clients_.end();) {
-    ClientNonces& nonces = holder->second;
-    while (!nonces.order.empty()) {
-      const auto oldest = nonces.entries.find(nonces.order.begin()->second);
-      if (now - oldest->second.added < ttl_) break;
-      erase(nonces, oldest);
-    }
-    holder = nonces.entries.empty() ? clients_.erase(holder) : std::next(holder);
+    size_ -= holder->second.expire(now);
+    holder = holder->second.empty() ? clients_.erase(holder) : std::next(holder);
   }
 }
 
-std::size_t NoncePool::size() const noexcept { return size_; }
-
 std::size_t NoncePool::size(const wire::PublicKey& client) const {
   const auto holder = clients_.find(client);
-  return holder == clients_.end() ? 0 : holder->second.entries.size();
+  return holder == clients_.end() ? 0 : holder->second.size();
 }
 
 }  // namespace mpc::jobs

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/secret.hpp"
+#include "jobs/nonce_shelf.hpp"
 #include "wire/client_messages.hpp"
 #include "wire/peer_messages.hpp"
 
@@ -70,22 +71,6 @@ class NonceGuard {
   std::optional<std::uint32_t> last_;  // highest counter accepted in epoch_
 };
 
-// One party's raw replicated share (x, a) of AES_K(N || 1) for one nonce, and the masked
-// shares of its keystream blocks as the prefetch answered them (x of every block, then a of
-// every block), kept for reopening the ticket (tagged_nonces.hpp).
-struct NonceShare {
-  std::array<std::uint8_t, 16> x{};
-  std::array<std::uint8_t, 16> a{};
-  SecretBytes keystream;
-  NonceShare() = default;
-  NonceShare(const NonceShare&) = default;
-  NonceShare& operator=(const NonceShare&) = default;
-  // The keystream's buffer moves from the prefetch to the pool and on to the tagged nonces.
-  NonceShare(NonceShare&&) noexcept = default;
-  NonceShare& operator=(NonceShare&&) noexcept = default;
-  ~NonceShare();
-};
-
 // Shares kept per (authenticated client key, nonce), each usable once, by the key it was
 // made under only. Bounded per client (the oldest entry is dropped for a new one) and in
 // time (entries older than the TTL are gone). `now` must never go backwards.
@@ -112,28 +97,16 @@ class NoncePool {
   // Drops every entry older than the TTL.
   void expire(Clock::time_point now);
 
-  std::size_t size() const noexcept;
+  std::size_t size() const noexcept { return size_; }
   std::size_t size(const wire::PublicKey& client) const;
 
  private:
-  struct Entry {
-    NonceShare share;
-    std::uint32_t key_index = 0;
-    Clock::time_point added;
-    std::uint64_t serial = 0;
-  };
-  struct ClientNonces {
-    std::map<wire::GcmNonce, Entry> entries;
-    std::map<std::uint64_t, wire::GcmNonce> order;  // by serial: insertion order, oldest first
-  };
-  std::uint32_t key_index(const wire::KeyId& key);
-  void erase(ClientNonces& nonces, std::map<wire::GcmNonce, Entry>::iterator entry);
+  using Clients = std::map<wire::PublicKey, NonceShelf>;
+  void drop(Clients::iterator holder, const wire::GcmNonce& nonce);
 
   std::size_t per_client_;
   std::chrono::seconds ttl_;
-  std::map<wire::PublicKey, ClientNonces> clients_;
-  std::vector<wire::KeyId> keys_;  // interned: entries name their key by index
-  std::uint64_t next_serial_ = 0;
+  Clients clients_;
   std::size_t size_ = 0;
 };
 

@@ -13,10 +13,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <vector>
 
-#include "jobs/nonce_pool.hpp"
+#include "jobs/nonce_shelf.hpp"
 #include "wire/client_messages.hpp"
 
 namespace mpc::jobs {
@@ -35,27 +33,16 @@ class TaggedNonces {
   // The share kept for the nonce under `key`, or nullptr (none, expired, or another key).
   // Valid until the next keep() or expire().
   [[nodiscard]] const NonceShare* find(const wire::KeyId& key, const wire::GcmNonce& nonce,
-                                       Clock::time_point now) const;
+                                       Clock::time_point now) const {
+    return shelf_.find(key, nonce, now);
+  }
   // Drops every entry older than the TTL.
-  void expire(Clock::time_point now);
-  std::size_t size() const noexcept { return entries_.size(); }
+  void expire(Clock::time_point now) { shelf_.expire(now); }
+  std::size_t size() const noexcept { return shelf_.size(); }
 
  private:
-  struct Entry {
-    NonceShare share;
-    std::uint32_t key_index = 0;
-    Clock::time_point added;
-    std::uint64_t serial = 0;
-  };
-  std::uint32_t key_index(const wire::KeyId& key);
-  void erase(std::map<wire::GcmNonce, Entry>::iterator entry);
-
-  std::size_t capacity_;
-  std::chrono::seconds ttl_;
-  std::map<wire::GcmNonce, Entry> entries_;
-  std::map<std::uint64_t, wire::GcmNonce> order_;  // by serial: oldest first
-  std::vector<wire::KeyId> keys_;                  // interned: entries name their key by index
-  std::uint64_t next_serial_ = 0;
+  bool keeps_;
+  NonceShelf shelf_;
 };
 
 }  // namespace mpc::jobs

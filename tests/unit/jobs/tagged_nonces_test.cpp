@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "jobs/nonce_pool.hpp"
+
 namespace mpc::jobs {
 namespace {
 

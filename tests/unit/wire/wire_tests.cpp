@@ -160,6 +160,15 @@ std::vector<Request> sample_requests() {
   return out;
 }
 
+// A reopen carries what an open does.
+void expect_same_open(const GcmOpenRequest& x, const GcmOpenRequest& y) {
+  EXPECT_EQ(x.key, y.key);
+  EXPECT_EQ(x.nonce, y.nonce);
+  EXPECT_EQ(x.aad, y.aad);
+  EXPECT_EQ(x.text, y.text);
+  EXPECT_EQ(x.tag, y.tag);
+}
+
 void expect_same(const Request& a, const Request& b) {
   ASSERT_EQ(a.index(), b.index());
   EXPECT_EQ(request_id(a), request_id(b));
@@ -190,19 +199,9 @@ void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->aad, y.aad);
     EXPECT_EQ(x->text, y.text);
   } else if (auto* x = std::get_if<GcmOpenRequest>(&a)) {
-    const auto& y = std::get<GcmOpenRequest>(b);
-    EXPECT_EQ(x->key, y.key);
-    EXPECT_EQ(x->nonce, y.nonce);
-    EXPECT_EQ(x->aad, y.aad);
-    EXPECT_EQ(x->text, y.text);
-    EXPECT_EQ(x->tag, y.tag);
+    expect_same_open(*x, std::get<GcmOpenRequest>(b));
   } else if (auto* x = std::get_if<GcmReopenRequest>(&a)) {
-    const auto& y = std::get<GcmReopenRequest>(b);
-    EXPECT_EQ(x->key, y.key);
-    EXPECT_EQ(x->nonce, y.nonce);
-    EXPECT_EQ(x->aad, y.aad);
-    EXPECT_EQ(x->text, y.text);
-    EXPECT_EQ(x->tag, y.tag);
+    expect_same_open(*x, std::get<GcmReopenRequest>(b));
   } else if (auto* x = std::get_if<KrbRequest>(&a)) {
     const auto& y = std::get<KrbRequest>(b);
     EXPECT_EQ(x->key, y.key);
