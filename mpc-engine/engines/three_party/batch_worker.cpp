@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
+#include "common/thread_name.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "protocol/rss3/and_check.hpp"
 #include "protocol/rss3/output.hpp"
@@ -208,6 +209,7 @@ std::optional<BatchResult> BatchWorker::take_result() {
 }
 
 void BatchWorker::run() {
+  name_this_thread("batch worker");
   for (;;) {
     BatchTask task;
     {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/thread_name.hpp"
 #include "node/peer_links.hpp"
 #include "protocol/rss3/shares.hpp"
 
@@ -200,6 +201,7 @@ DataPlane::~DataPlane() {
 }
 
 void DataPlane::accept_connections() {
+  name_this_thread("data accept");
   while (!stopping_) {
     std::optional<int> socket;
     try {
@@ -236,6 +238,7 @@ void DataPlane::reap_finished() {
 }
 
 void DataPlane::serve(Connection& connection, int socket) {
+  name_this_thread("data lane in");
   std::unique_ptr<transport::DataLink> link;
   try {
     link = listener_.handshake(socket);

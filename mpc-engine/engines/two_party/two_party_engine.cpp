@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/thread_name.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "engines/two_party/engine_job.hpp"
 #include "jobs/batch_inputs.hpp"
@@ -328,6 +329,7 @@ void TwoPartyEngine::queue_job(std::shared_ptr<Job> job) {
 }
 
 void TwoPartyEngine::worker_loop(Worker& worker) {
+  name_this_thread("gc2 worker");
   for (;;) {
     std::shared_ptr<Job> job;
     {
