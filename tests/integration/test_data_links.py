@@ -32,6 +32,7 @@ from mpc_cluster import Cluster, openssl_ctr_keystream
 
 KEY = ("links/k", 1, "aes128")
 WORKERS = 3
+KRB_WORKERS = 2  # the workers of Kerberos batches, beside `workers` (kKrbBatchesInFlight)
 HELLO_MAGIC = b"mpc-dlh1"
 FRAME_HEADER, FRAME_TAG = 4, 16
 REJOIN_WINDOW_S = 6.0
@@ -54,6 +55,16 @@ def established_links(port: int) -> int:
             if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
                 count += 1
     return count
+
+
+def thread_names(pid: int) -> list[str]:
+    names = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            names.append((task / "comm").read_text().strip())
+        except OSError:
+            pass
+    return names
 
 
 def set_limit(cluster: Cluster, party: int, name: str, value: int) -> None:
@@ -202,6 +213,11 @@ def test_jobs_over_every_lane_match_openssl_and_the_link_carries_no_secret(lanes
     for party in cluster.parties:
         assert established_links(data_port(cluster, party)) == WORKERS + 1, f"server {party}'s lanes"
     assert len(relay.recordings) == WORKERS + 1
+    # ... and the threads that carry them are named for what they do (top -H, perf).
+    for party in cluster.parties:
+        names = thread_names(cluster.server_pid(party))
+        assert names.count("batch worker") == WORKERS + KRB_WORKERS, (party, names)
+        assert names.count("data lane in") == WORKERS, (party, names)  # lane 0: the shell reads it
 
     # What went over server 1's lanes to server 2: framed ciphertext, nothing in clear.
     frames = [frame for recording in relay.recordings for frame in frames_of(bytes(recording))]
