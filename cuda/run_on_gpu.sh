@@ -3,8 +3,10 @@
 #
 #   cuda/run_on_gpu.sh package
 #       On the build machine (nvcc needed, no GPU): Release build of cuda_gpu_tests,
-#       cuda_host_tests and cuda_bench into build-gpu/, then stripped binaries plus the
-#       shared libraries they need beyond the C/C++ runtime (libsodium, libcrypto, ...),
+#       cuda_host_tests and cuda_bench, and of an engine (mpc-server, mpcctl, mpc-bench,
+#       link_bench, laid out as in a build directory under engine/) into build-gpu/, then
+#       stripped binaries plus the shared libraries they need beyond the C/C++ runtime
+#       (libsodium, libcrypto, libzmq, ...),
 #       this script and the commit id into build-gpu-carry/ (git-ignored: copy it into the
 #       GPU machine's checkout). BASELINE_BENCH=path adds that cuda_bench binary as
 #       bin/cuda_bench_before (an earlier version, to measure before and after in one run).
@@ -22,6 +24,9 @@
 #         bench      cuda_bench $BENCH_ARGS (default: AES-128/32-AND, every mode), JSON too
 #         before     bin/cuda_bench_before (when packaged): one and three parties, AES-128
 #         ncu        Nsight Compute on a few kernels of a 2^18-instance run ($NCU_ARGS)
+#         engine     tests/bench/data_plane_bench.py against the carried engine: data links
+#                    against CurveZMQ at 1, 2, 4, ... and every core ($ENGINE_ARGS), its
+#                    data-plane.{json,md,png} into $OUT
 #       Logs go to $OUT (or build-gpu/results when OUT is unset): one file per step plus
 #       summary.txt and bench.json (where only eight files come back, run six steps at a
 #       time). Each step is stopped after $STEP_TIMEOUT seconds (default 3600), the three
@@ -40,6 +45,9 @@ fi
 BUILD="$ROOT/build-gpu"
 OUT=${OUT:-$ROOT/build-gpu/results}
 BINARIES=(cuda_gpu_tests cuda_host_tests cuda_bench)
+# Engine binaries, by their place in a build directory (tests/integration/mpc_cluster.py).
+ENGINE_BINARIES=(mpc-engine/daemon/mpc-server mpc-engine/tools/mpcctl mpc-engine/tools/bench/mpc-bench
+                 tests/bench/link_bench)
 
 die() { echo "run_on_gpu.sh: $*" >&2; exit 1; }
 
@@ -47,7 +55,7 @@ build() {
   local log=$1
   cmake -G Ninja -B "$BUILD" -S "$ROOT" -DCMAKE_BUILD_TYPE=Release -DMPC_ENABLE_CUDA=ON >"$log" 2>&1 || return 1
   grep -q "CUDA evaluator: nvcc" "$log" || { echo "CUDA was not enabled (no nvcc?)" >>"$log"; return 1; }
-  ninja -C "$BUILD" "${BINARIES[@]}" >>"$log" 2>&1
+  ninja -C "$BUILD" "${BINARIES[@]}" "${ENGINE_BINARIES[@]##*/}" >>"$log" 2>&1
 }
 
 package() {
@@ -58,9 +66,14 @@ package() {
   cp "$BUILD/tests/unit/cuda/cuda_gpu_tests" "$BUILD/tests/unit/cuda/cuda_host_tests" "$BUILD/cuda/bench/cuda_bench" \
     "$CARRY/bin/"
   if [[ -n "${BASELINE_BENCH:-}" ]]; then cp "$BASELINE_BENCH" "$CARRY/bin/cuda_bench_before"; fi
-  strip "$CARRY"/bin/*
+  local binary
+  for binary in "${ENGINE_BINARIES[@]}"; do
+    mkdir -p "$CARRY/engine/$(dirname "$binary")"
+    cp "$BUILD/$binary" "$CARRY/engine/$binary"
+  done
+  strip "$CARRY"/bin/* "${ENGINE_BINARIES[@]/#/$CARRY/engine/}"
   # Shared libraries beyond the C/C++ runtime and the driver, which the GPU machine has.
-  ldd "$CARRY"/bin/* | awk '/=> \//{print $3}' | sort -u |
+  ldd "$CARRY"/bin/* "${ENGINE_BINARIES[@]/#/$CARRY/engine/}" | awk '/=> \//{print $3}' | sort -u |
     grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*|libcuda)\.so' |
     while read -r lib; do cp -L "$lib" "$CARRY/lib/"; done
   cp "$0" "$CARRY/run_on_gpu.sh"
@@ -132,6 +145,10 @@ run() {
           run_step before bash -c "'$CARRY/bin/cuda_bench_before' --circuit aes128-and32 --mode one && \
             '$CARRY/bin/cuda_bench_before' --circuit aes128-and32 --mode three --iterations 3" || failed=1
         fi ;;
+      engine)
+        # shellcheck disable=SC2086
+        MPC_COMMIT="${commit:-unknown}" run_step engine python3 "$ROOT/tests/bench/data_plane_bench.py" \
+          --build-dir "$CARRY/engine" --out "$OUT" ${ENGINE_ARGS:-} || failed=1 ;;
       ncu)
         # shellcheck disable=SC2086
         run_step ncu ncu ${NCU_ARGS:---kernel-name regex:staged_pass_kernel --launch-skip 200 --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats --section LaunchStats} \
@@ -147,5 +164,5 @@ run() {
 case ${1:-} in
   package) package ;;
   run) shift; run "$@" ;;
-  *) die "usage: cuda/run_on_gpu.sh package | run [info|host|tests|racecheck|synccheck|memcheck|bench|before|ncu ...]" ;;
+  *) die "usage: cuda/run_on_gpu.sh package | run [info|host|tests|racecheck|synccheck|memcheck|bench|before|ncu|engine ...]" ;;
 esac

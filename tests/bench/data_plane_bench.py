@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
 """The peer data plane side by side: data links (AES-256-GCM over TCP, one lane per batch
-worker) against CurveZMQ layer messages, with the three servers pinned (taskset) to 1 core, to
-2 cores and, where the machine has more, to every core, in one run.
+worker) against CurveZMQ layer messages, with the three servers pinned (taskset) to 1 core, 2 cores
+and, where the machine has more, 4, 8, ... and every core, in one run.
 
     /usr/bin/python3 tests/bench/data_plane_bench.py --build-dir build --out docs/benchmarks
 
 For each transport and core count, on a fresh local cluster (passive security, so the figures
 are the data plane's and not the AND check's; tests/bench/active_bench.py compares those):
-  - AES-128 throughput (4 client threads x 65,536-block CTR jobs), blocks/s;
+  - AES-128 throughput (65,536-block CTR jobs from 4 client threads, or one per server core
+    where there are more, so that every core has batches to run), blocks/s;
   - single-block job latency p50 / p99;
   - the servers' CPU per block (/proc/PID/stat) against the same batch evaluated by the three
     parties in one process without a network (mpc-bench --local, one core): the transport's
     share of the servers' CPU is what the servers spend beyond that;
   - bits per AND per party from the servers' byte counters (protocol payload).
 Also the link ciphers' rates per core (tests/bench/link_bench). The servers are pinned, the
-client is not. Every configuration runs twice, interleaved, and the better run is reported
-(these machines are shared: a slower run measures the neighbours). Writes OUT/data-plane.json,
+client is not. Every configuration runs --rounds times (2), interleaved, and the best run is
+reported (these machines are shared: a slower run measures the neighbours). Scaling is given
+from 1 to 2 cores and from 2 to every core. Writes OUT/data-plane.json,
 OUT/data-plane.md and OUT/data-plane.png.
 """
 
@@ -37,19 +39,45 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 
 import mpc_cluster  # noqa: E402  (after the path set-up)
-from run_bench import (THROUGHPUT_BLOCKS, THROUGHPUT_THREADS, BENCH_TIMEOUT_MS, byte_counter,  # noqa: E402
-                       cpu_seconds, machine, mpc_bench, server_counters)
+from run_bench import (CLOCK_TICKS, THROUGHPUT_BLOCKS, THROUGHPUT_THREADS, BENCH_TIMEOUT_MS,  # noqa: E402
+                       byte_counter, cpu_seconds, machine, mpc_bench, server_counters)
 
 TRANSPORTS = ("data links", "curvezmq")
+THREAD_KINDS = ("batch worker", "data lane in", "mpc-server", "ZMQbg/IO")
 SINGLE_BLOCK_JOBS = 200
 ALG = "aes128"
 KEY = ("bench/aes128", 1, ALG)
 
 
 def core_sets() -> list[list[int]]:
+    """1, 2, 4, ... cores and every core: the scaling curve of a many-core machine."""
     available = sorted(os.sched_getaffinity(0))
-    counts = sorted({1, min(2, len(available)), len(available)})
-    return [available[:count] for count in counts]
+    counts = {len(available)}
+    count = 1
+    while count < len(available):
+        counts.add(count)
+        count *= 2
+    return [available[:count] for count in sorted(counts)]
+
+
+def client_threads(cores: int) -> int:
+    """Enough jobs in flight to keep every server core busy (each job is four server batches)."""
+    return max(THROUGHPUT_THREADS, cores)
+
+
+def local_scaling(build: Path, sets: list[list[int]]) -> dict:
+    """The evaluator alone on N cores at once: N copies of the in-process evaluation, one pinned to
+    each core, run together. Their sum is what the cores themselves give (shared caches, memory,
+    hyper-threads, clock), the reference for the servers' scaling beside it."""
+    binary = build / "mpc-engine" / "tools" / "bench" / "mpc-bench"
+    rates = {}
+    for cpus in sets:
+        copies = [subprocess.Popen(["taskset", "-c", str(cpu), str(binary), "--local", "--alg", ALG, "--sbox",
+                                    "and32", "--blocks", str(THROUGHPUT_BLOCKS), "--repeat", "8"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for cpu in cpus]
+        outputs = [copy.communicate(timeout=300)[0] for copy in copies]
+        rates[str(len(cpus))] = sum(json.loads(out.strip().splitlines()[-1])["blocks_per_s"] for out in outputs)
+    return rates
 
 
 def link_rates(build: Path) -> dict:
@@ -72,7 +100,22 @@ def start_cluster(root: Path, transport: str, cpus: list[int]) -> mpc_cluster.Cl
     return cluster
 
 
-def measure(cluster: mpc_cluster.Cluster, seconds: float) -> dict:
+def cpu_by_thread(pids: list[int]) -> dict[str, float]:
+    """The servers' CPU seconds by thread name (batch worker, data lane in, ZMQbg/IO/0, the shell's
+    mpc-server, ...), summed over the three servers; threads that ended in between are lost."""
+    totals: dict[str, float] = {}
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                name = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            totals[name] = totals.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return totals
+
+
+def measure(cluster: mpc_cluster.Cluster, seconds: float, threads: int) -> dict:
     config = cluster.dir / "bench.toml"
     config.write_text(re.sub(r"(?m)^timeout_ms = \d+$", f"timeout_ms = {BENCH_TIMEOUT_MS}",
                              cluster.admin_config.read_text()))
@@ -80,9 +123,11 @@ def measure(cluster: mpc_cluster.Cluster, seconds: float) -> dict:
     pids = [cluster.server_pid(party) for party in (1, 2, 3)]
     before = server_counters(cluster)
     cpu_before = [cpu_seconds(pid) for pid in pids]
-    throughput = mpc_bench(*common, "--threads", str(THROUGHPUT_THREADS), "--blocks", str(THROUGHPUT_BLOCKS),
+    threads_before = cpu_by_thread(pids)
+    throughput = mpc_bench(*common, "--threads", str(threads), "--blocks", str(THROUGHPUT_BLOCKS),
                            "--seconds", str(max(1, round(seconds))), timeout=seconds + 120)
     cpu = sum(cpu_seconds(pid) for pid in pids) - sum(cpu_before)
+    threads_after = cpu_by_thread(pids)
     after = server_counters(cluster)
     single = mpc_bench(*common, "--threads", "1", "--blocks", "1", "--jobs", str(SINGLE_BLOCK_JOBS),
                        "--warmup", "3", timeout=300)
@@ -91,9 +136,13 @@ def measure(cluster: mpc_cluster.Cluster, seconds: float) -> dict:
             if byte_counter(a) is not None and byte_counter(b) is not None]
     return {
         "blocks_per_s": throughput["blocks_per_s"],
+        "client_threads": threads,
         "blocks": blocks,
         "error": throughput.get("error"),
         "server_cpu_us_per_block": 1e6 * cpu / blocks if blocks else None,
+        "server_cpu_us_per_block_by_thread": {
+            name: 1e6 * (spent - threads_before.get(name, 0.0)) / blocks
+            for name, spent in sorted(threads_after.items()) if blocks and spent > threads_before.get(name, 0.0)},
         "single_block_ms": single["latency_ms"],
         "payload_bytes_sent_per_party": sum(sent) / len(sent) if len(sent) == 3 else None,
     }
@@ -103,7 +152,7 @@ def run_configuration(workdir: Path, transport: str, cpus: list[int], seconds: f
     root = workdir / f"{transport.replace(' ', '-')}-{len(cpus)}-{round_}"
     cluster = start_cluster(root, transport, cpus)
     try:
-        return measure(cluster, seconds)
+        return measure(cluster, seconds, client_threads(len(cpus)))
     finally:
         cluster.stop()
 
@@ -124,6 +173,16 @@ def summarise(runs: dict, local: dict) -> dict:
     return summary
 
 
+def scaling_steps(report: dict) -> list[tuple[int, int, float]]:
+    """Data links' throughput from 1 to 2 cores and from 2 to every core (the many-core goal)."""
+    counts, s = report["core_counts"], report["summary"]
+    pairs = {(counts[0], counts[1])} if len(counts) > 1 else set()
+    if len(counts) > 2:
+        pairs.add((counts[1], counts[-1]))
+    return [(first, last, s[f"data links, {last}"]["blocks_per_s"] / max(1, s[f"data links, {first}"]["blocks_per_s"]))
+            for first, last in sorted(pairs)]
+
+
 def fmt(value, digits=0) -> str:
     return "n/a" if value is None else f"{value:,.{digits}f}"
 
@@ -136,7 +195,8 @@ def markdown(report: dict) -> str:
         "",
         f"Run {report['date']} on {m.get('cpu', 'unknown CPU')}, {m.get('nproc')} CPUs, Linux {m.get('kernel')}; "
         f"commit {m.get('commit', 'unknown')}. Three servers on one machine over loopback, pinned to the cores "
-        "shown (the client is not), passive security, AES-128; the better of two interleaved runs.",
+        f"shown (the client is not), passive security, AES-128; {report.get('client_threads_note', '')}"
+        f"the best of {report.get('rounds', 2)} interleaved runs.",
         "",
         "| servers' cores | transport | blocks/s | single block p50 / p99, ms | servers' CPU per block, us "
         "| transport's share of the servers' CPU | bits per AND per party |",
@@ -154,17 +214,23 @@ def markdown(report: dict) -> str:
     ratios = [f"{count} core{'s' if count > 1 else ''}: "
               f"{s[f'data links, {count}']['blocks_per_s'] / max(1, s[f'curvezmq, {count}']['blocks_per_s']):.2f}"
               for count in counts]
-    if len(counts) > 1:
-        first, last = counts[0], counts[-1]
-        scaling = s[f"data links, {last}"]["blocks_per_s"] / max(1, s[f"data links, {first}"]["blocks_per_s"])
-        scaling_line = (f"- Scaling with data links from {first} to {last} cores: {scaling:.2f}x "
-                        f"({100 * scaling / (last / first):.0f} % of linear).")
-    else:
-        scaling_line = "- One core only: no scaling figure."
+    local_rates = report.get("local_scaling_blocks_per_s", {})
+    scaling_lines = [f"- Scaling with data links from {first} to {last} cores: {scaling:.2f}x "
+                     f"({100 * scaling / (last / first):.0f} % of linear); the evaluator alone, one copy per core: "
+                     f"{local_rates[str(last)] / local_rates[str(first)]:.2f}x."
+                     if str(first) in local_rates and str(last) in local_rates else
+                     f"- Scaling with data links from {first} to {last} cores: {scaling:.2f}x "
+                     f"({100 * scaling / (last / first):.0f} % of linear)."
+                     for first, last, scaling in scaling_steps(report)]
+    if not scaling_lines:
+        scaling_lines = ["- One core only: no scaling figure."]
     lines += [
         "",
         f"- Throughput, data links / CurveZMQ: {'; '.join(ratios)}.",
-        scaling_line,
+        *scaling_lines,
+        "- The evaluator alone, one in-process copy pinned to each core, all at once (what the cores give "
+        "without servers or links): " + "; ".join(
+            f"{count}: {fmt(local_rates.get(str(count)))}" for count in counts) + " blocks/s.",
         f"- The same 65,536-block batch, three parties in one process without a network: "
         f"{fmt(local['blocks_per_s'])} blocks/s on one core, {1e6 * local['cpu_seconds_per_block']:.2f} us of CPU "
         "per block; the transport's share is 1 - that / the servers' CPU per block (everything outside the "
@@ -176,7 +242,18 @@ def markdown(report: dict) -> str:
         f"{links['loopback_gb_per_s']['curvezmq']:.2f} GB/s.",
         "- Every link is authenticated and encrypted in both columns; bits per AND count the protocol payload "
         "(the servers' byte counters).",
+        "",
+        "Servers' CPU per block by thread (us, the three servers together; the shell's thread is mpc-server):",
+        "",
+        "| servers' cores | transport | " + " | ".join(THREAD_KINDS) + " | other |",
+        "|---:|---|" + "---:|" * (len(THREAD_KINDS) + 1),
     ]
+    for count in counts:
+        for transport in TRANSPORTS:
+            by_thread = s[f"{transport}, {count}"].get("server_cpu_us_per_block_by_thread", {})
+            kinds = [sum(us for name, us in by_thread.items() if name.startswith(kind)) for kind in THREAD_KINDS]
+            other = sum(by_thread.values()) - sum(kinds)
+            lines.append(f"| {count} | {transport} | " + " | ".join(f"{us:.2f}" for us in kinds) + f" | {other:.2f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -208,6 +285,7 @@ def main() -> int:
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--out", default="docs/benchmarks")
     parser.add_argument("--seconds", type=float, default=8.0, help="duration of each throughput run")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved runs of each configuration (the best counts)")
     parser.add_argument("--quick", action="store_true", help="short runs, one round, for a smoke test")
     args = parser.parse_args()
 
@@ -215,16 +293,20 @@ def main() -> int:
     os.environ["MPC_BUILD_DIR"] = str(build)
     mpc_cluster.become_subreaper()
     seconds = 3.0 if args.quick else args.seconds
-    rounds = 1 if args.quick else 2
+    rounds = 1 if args.quick else max(1, args.rounds)
     sets = core_sets()
     report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-              "machine": machine(), "core_counts": [len(cpus) for cpus in sets], "quick": args.quick}
+              "machine": machine(), "core_counts": [len(cpus) for cpus in sets], "quick": args.quick,
+              "rounds": rounds,
+              "client_threads_note": f"clients: {THROUGHPUT_THREADS} threads, or one per server core where there "
+                                     f"are more, each with {THROUGHPUT_BLOCKS:,}-block jobs; "}
     print("data_plane_bench: in-process evaluation and link ciphers", file=sys.stderr)
     report["local"] = json.loads(subprocess.run(
         ["taskset", "-c", str(sets[0][0]), str(build / "mpc-engine" / "tools" / "bench" / "mpc-bench"), "--local",
          "--alg", ALG, "--sbox", "and32", "--blocks", str(THROUGHPUT_BLOCKS), "--repeat", "4"],
         capture_output=True, text=True, check=True, timeout=300).stdout.strip().splitlines()[-1])
     report["link_rates"] = link_rates(build)
+    report["local_scaling_blocks_per_s"] = local_scaling(build, sets)
 
     workdir = Path(tempfile.mkdtemp(prefix="mpc-data-plane-"))
     runs: dict[str, list[dict]] = {}

@@ -95,7 +95,8 @@ def machine() -> dict:
         if dirty:
             info["commit"] += " (with uncommitted changes)"
     except (OSError, RuntimeError):
-        pass
+        # A copy of the tree without its git history (a machine the binaries were carried to).
+        info["commit"] = os.environ.get("MPC_COMMIT", "unknown")
     return info
 
 
