@@ -1,5 +1,6 @@
 #include "jobs/batch_inputs.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -58,15 +59,18 @@ void broadcast_bits(std::span<std::uint64_t> component, std::size_t words_per_ro
   const std::uint64_t head_mask = ~0ull << (first % 64);
   const std::uint64_t tail_mask = (last % 64) == 0 ? ~0ull : (~0ull >> (64 - last % 64));
   for (std::size_t bit = 0; bit < value.size() * 8; ++bit) {
-    // Constant time in the key bit: the mask is all ones or all zeros, no branch on it.
+    // Constant time in the key bit: the fill is all ones or all zeros, no branch on it.
     const std::uint64_t fill = 0 - static_cast<std::uint64_t>((value[bit / 8] >> (bit % 8)) & 1);
     std::uint64_t* row = component.data() + (first_row + bit) * words_per_row;
-    for (std::size_t word = first_word; word <= last_word; ++word) {
-      std::uint64_t mask = ~0ull;
-      if (word == first_word) mask &= head_mask;
-      if (word == last_word) mask &= tail_mask;
-      row[word] = (row[word] & ~mask) | (fill & mask);
+    if (first_word == last_word) {
+      const std::uint64_t mask = head_mask & tail_mask;
+      row[first_word] = (row[first_word] & ~mask) | (fill & mask);
+      continue;
     }
+    row[first_word] = (row[first_word] & ~head_mask) | (fill & head_mask);
+    // The words in between are the slice's alone: plain stores, which the compiler vectorises.
+    std::fill(row + first_word + 1, row + last_word, fill);
+    row[last_word] = (row[last_word] & ~tail_mask) | (fill & tail_mask);
   }
 }
 

@@ -258,6 +258,29 @@ void BatchWorker::run() {
   }
 }
 
+namespace {
+
+// Wipes a batch's input matrix once: when asked, or at the latest when the batch ends, however
+// it ends. The next batch then finds the matrix all zero (ShareMatrix::reset_wiped).
+class InputsWipe {
+ public:
+  explicit InputsWipe(rss3::ShareMatrix& inputs) : inputs_(inputs) {}
+  ~InputsWipe() { now(); }
+  InputsWipe(const InputsWipe&) = delete;
+  InputsWipe& operator=(const InputsWipe&) = delete;
+  void now() {
+    if (done_) return;
+    inputs_.wipe();
+    done_ = true;
+  }
+
+ private:
+  rss3::ShareMatrix& inputs_;
+  bool done_ = false;
+};
+
+}  // namespace
+
 BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const PartyPrfKeys& prf_keys,
                            rss3::LayerExchange& exchange, rss3::ShareMatrix& inputs, rss3::ShareMatrix& outputs,
                            int party, settings::Security security, const Logger& log) {
@@ -288,7 +311,8 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
   // Inputs: each slice's key-row shares broadcast over its instances, then the public record
   // as the constant sharing (0, c), then the secret record's shares as they are.
   const std::size_t key_bytes = task.key_rows / 8;
-  inputs.reset(program.num_inputs, task.instances);
+  InputsWipe wipe_inputs(inputs);
+  inputs.reset_wiped(program.num_inputs, task.instances);
   std::vector<std::uint8_t> public_records(task.instances * task.public_bytes);
   SecretBytes secret_x(task.instances * task.secret_bytes);
   SecretBytes secret_a(task.instances * task.secret_bytes);
@@ -299,7 +323,7 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
     const std::size_t secret_bytes = static_cast<std::size_t>(slice.blocks) * task.secret_bytes;
     if (used && (slice.key_share.size() != 2 * key_bytes || slice.public_records.size() != public_bytes ||
                  (!slice.secret_records.empty() && slice.secret_records.size() != 2 * secret_bytes))) {
-      inputs.wipe();
+      wipe_inputs.now();
       result.error = "slice inputs of " + std::to_string(slice.key_share.size()) + " key, " +
                      std::to_string(slice.public_records.size()) + " public and " +
                      std::to_string(slice.secret_records.size()) + " secret bytes do not fit the batch's circuit";
@@ -349,7 +373,7 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
       result.stats = evaluator.evaluate(program, inputs, outputs, randomness, link);
     }
   } catch (const PeerError& error) {
-    inputs.wipe();
+    wipe_inputs.now();
     outputs.wipe();
     result.error = error.what();
     if (dynamic_cast<const VerificationError*>(&error) != nullptr) {
@@ -359,13 +383,13 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
     }
     return result;
   } catch (const Error& error) {
-    inputs.wipe();
+    wipe_inputs.now();
     outputs.wipe();
     result.error = error.what();
     log.error("batch evaluation failed", {{"sequence", task.header.sequence}, {"error", error.what()}});
     return result;
   }
-  inputs.wipe();
+  wipe_inputs.now();
   result.masked.x.resize(task.instances * record);
   result.masked.a.resize(task.instances * record);
   jobs::unslice_output_records(outputs.x, outputs.words_per_row, program.num_outputs, task.instances, result.masked.x);

@@ -86,7 +86,9 @@ struct BatchResult {
 };
 
 // Builds a party's inputs for `task`, evaluates it over `exchange` and returns the
-// masked output shares (or the failure). `inputs` and `outputs` are scratch, wiped.
+// masked output shares (or the failure). `inputs` and `outputs` are scratch, wiped however the
+// batch ends; `inputs` must be a matrix that only evaluate_batch writes (new, or left wiped by
+// the batch before), so that its zero-fill can be skipped.
 // task.program must be set. With security = "active", every AND gate of the batch is verified
 // (rss3/and_check.hpp) before any output share is made: a failed check fails the batch with
 // VerificationFailed and nothing it computed leaves. `evaluator` must then keep transcripts

@@ -24,6 +24,13 @@ void ShareMatrix::reset(std::size_t rows_, std::size_t instances_) {
   a.assign(rows * words_per_row, 0);
 }
 
+void ShareMatrix::reset_wiped(std::size_t rows_, std::size_t instances_) {
+  if (rows_ == rows && instances_ == instances && x.size() == rows * words_per_row &&
+      a.size() == rows * words_per_row)
+    return;
+  reset(rows_, instances_);
+}
+
 void ShareMatrix::wipe() {
   if (!x.empty()) mpc::wipe(x.data(), x.size() * sizeof(std::uint64_t));
   if (!a.empty()) mpc::wipe(a.data(), a.size() * sizeof(std::uint64_t));

@@ -40,6 +40,10 @@ struct ShareMatrix {
   ShareMatrix(std::size_t rows, std::size_t instances);
   // Zero-filled `rows` x `instances`, reusing the storage already allocated.
   void reset(std::size_t rows, std::size_t instances);
+  // The same for a matrix wiped since it was last written (all zero already): a shape it
+  // already has is kept without writing a word, another one is zero-filled as by reset().
+  // Batches reuse one matrix and wipe it at their end, so this spares a second pass.
+  void reset_wiped(std::size_t rows, std::size_t instances);
   std::span<std::uint64_t> x_row(std::size_t row) { return {x.data() + row * words_per_row, words_per_row}; }
   std::span<std::uint64_t> a_row(std::size_t row) { return {a.data() + row * words_per_row, words_per_row}; }
   std::span<const std::uint64_t> x_row(std::size_t row) const { return {x.data() + row * words_per_row, words_per_row}; }

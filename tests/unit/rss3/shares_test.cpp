@@ -31,6 +31,25 @@ TEST(ShareMatrix, ShapeAndWipe) {
   empty.wipe();
 }
 
+TEST(ShareMatrix, ResetWipedKeepsAWipedShapeAndZeroFillsAnother) {
+  ShareMatrix matrix(10, 130);
+  matrix.wipe();
+  const auto* storage = matrix.x.data();
+  // A mark left where a wiped matrix has zeros shows whether reset_wiped wrote anything.
+  matrix.x[5] = 7;
+  matrix.reset_wiped(10, 130);
+  EXPECT_EQ(matrix.x.data(), storage);
+  EXPECT_EQ(matrix.x[5], 7u) << "the same shape was written over";
+  matrix.reset_wiped(10, 200);
+  EXPECT_EQ(matrix.words_per_row, 4u);
+  EXPECT_EQ(matrix.x.size(), 40u);
+  for (std::size_t i = 0; i < matrix.x.size(); ++i) ASSERT_EQ(matrix.x[i] | matrix.a[i], 0u) << i;
+  matrix.x[5] = 7;
+  matrix.reset_wiped(11, 200);
+  EXPECT_EQ(matrix.rows, 11u);
+  for (std::size_t i = 0; i < matrix.x.size(); ++i) ASSERT_EQ(matrix.x[i] | matrix.a[i], 0u) << i;
+}
+
 TEST(ShareBytes, Example) {
   const std::vector<std::uint8_t> secret{0xde, 0xad, 0xbe, 0xef};
   const auto shares = share_bytes(secret);
