@@ -24,8 +24,9 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
   const TableReader reader(document, table, "limits",
                            {"max_batch_blocks", "max_job_blocks", "max_pending_jobs", "peer_timeout_ms",
                             "job_wait_ms", "sbox", "latency_batch_blocks", "gcm_nonce_ttl_s",
-                            "gcm_nonces_per_client", "tagged_nonces_kept", "tagged_nonce_ttl_s", "prepared_circuits_mib", "heartbeat_ms", "peer_down_ms",
-                            "rejoin_ms", "degraded_max_job_blocks", "workers"});
+                            "gcm_nonces_per_client", "tagged_nonces_kept", "tagged_nonce_ttl_s",
+                            "prepared_circuits_mib", "heartbeat_ms", "peer_down_ms", "rejoin_ms",
+                            "degraded_max_job_blocks", "workers"});
   ServerLimits limits;
   if (auto v = reader.optional_integer("max_batch_blocks", kBatchBlocksMultiple, kMaxBatchBlocksCeiling)) {
     if (*v % kBatchBlocksMultiple != 0)

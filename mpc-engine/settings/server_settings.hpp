@@ -115,8 +115,11 @@
 //     give both servers the same value. A login's three jobs on an aes256-cts-hmac-sha1-96
 //     key take about 10 MB.
 //     The GCM nonce pool lives in memory only: its size is bounded by
-//     gcm_nonces_per_client x the number of client keys (about 180 bytes per nonce), and
-//     the tagged nonces by tagged_nonces_kept (about 300 bytes each).
+//     gcm_nonces_per_client x the number of client keys, and the tagged nonces by
+//     tagged_nonces_kept. Each nonce takes about 200 bytes plus twice the keystream it was
+//     prefetched with, kept for reopening (a 1 KB ticket: about 2.2 KB), so the defaults
+//     allow far more than a KDC uses (its router keeps pool_high nonces per worker): size
+//     both to the server's memory.
 //   - Public keys: a 40-character z85 string is taken inline; anything else is a path to
 //     a public key file (relative to the configuration file), which must be a regular file
 //     and is read now (transport::read_public_key_file). [clients] must list at least one

@@ -195,8 +195,9 @@ def markdown(report: dict) -> str:
         "",
         f"Run {report['date']} on {m.get('cpu', 'unknown CPU')}, {m.get('nproc')} CPUs, Linux {m.get('kernel')}; "
         f"commit {m.get('commit', 'unknown')}. Three servers on one machine over loopback, pinned to the cores "
-        f"shown (the client is not), passive security, AES-128; {report.get('client_threads_note', '')}"
-        f"the best of {report.get('rounds', 2)} interleaved runs.",
+        f"shown (the client is not), passive security, AES-128; clients: {THROUGHPUT_THREADS} threads, or one per "
+        f"server core where there are more, each with {THROUGHPUT_BLOCKS:,}-block jobs; the best of "
+        f"{report.get('rounds', 2)} interleaved runs.",
         "",
         "| servers' cores | transport | blocks/s | single block p50 / p99, ms | servers' CPU per block, us "
         "| transport's share of the servers' CPU | bits per AND per party |",
@@ -215,13 +216,13 @@ def markdown(report: dict) -> str:
               f"{s[f'data links, {count}']['blocks_per_s'] / max(1, s[f'curvezmq, {count}']['blocks_per_s']):.2f}"
               for count in counts]
     local_rates = report.get("local_scaling_blocks_per_s", {})
-    scaling_lines = [f"- Scaling with data links from {first} to {last} cores: {scaling:.2f}x "
-                     f"({100 * scaling / (last / first):.0f} % of linear); the evaluator alone, one copy per core: "
-                     f"{local_rates[str(last)] / local_rates[str(first)]:.2f}x."
-                     if str(first) in local_rates and str(last) in local_rates else
-                     f"- Scaling with data links from {first} to {last} cores: {scaling:.2f}x "
-                     f"({100 * scaling / (last / first):.0f} % of linear)."
-                     for first, last, scaling in scaling_steps(report)]
+    scaling_lines = []
+    for first, last, scaling in scaling_steps(report):
+        line = f"- Scaling with data links from {first} to {last} cores: {scaling:.2f}x " \
+               f"({100 * scaling / (last / first):.0f} % of linear)"
+        if str(first) in local_rates and str(last) in local_rates:
+            line += f"; the evaluator alone, one copy per core: {local_rates[str(last)] / local_rates[str(first)]:.2f}x"
+        scaling_lines.append(line + ".")
     if not scaling_lines:
         scaling_lines = ["- One core only: no scaling figure."]
     lines += [
@@ -297,9 +298,7 @@ def main() -> int:
     sets = core_sets()
     report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "machine": machine(), "core_counts": [len(cpus) for cpus in sets], "quick": args.quick,
-              "rounds": rounds,
-              "client_threads_note": f"clients: {THROUGHPUT_THREADS} threads, or one per server core where there "
-                                     f"are more, each with {THROUGHPUT_BLOCKS:,}-block jobs; "}
+              "rounds": rounds}
     print("data_plane_bench: in-process evaluation and link ciphers", file=sys.stderr)
     report["local"] = json.loads(subprocess.run(
         ["taskset", "-c", str(sets[0][0]), str(build / "mpc-engine" / "tools" / "bench" / "mpc-bench"), "--local",
