@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "common/error.hpp"
@@ -358,6 +359,31 @@ Gf128 verifier_rounds(const detail::FieldKernels& k, const Weights& weights, std
   return claim;
 }
 
+// A role's halves segment by segment: spans of `words` words from word w0 of the batch. A
+// caller that derives the halves from a transcript computes one segment at a time, so a batch's
+// check holds no whole-batch copies.
+using MinusSource = std::function<MinusPart(std::size_t w0, std::size_t words)>;
+using PlusSource = std::function<PlusPart(std::size_t w0, std::size_t words)>;
+
+MinusSource whole(const MinusPart& part) {
+  return [&part](std::size_t w0, std::size_t words) {
+    return MinusPart{part.left.subspan(w0, words), part.right.subspan(w0, words), part.linear.subspan(w0, words)};
+  };
+}
+PlusSource whole(const PlusPart& part) {
+  return [&part](std::size_t w0, std::size_t words) {
+    return PlusPart{part.left.subspan(w0, words), part.right.subspan(w0, words), part.linear.subspan(w0, words)};
+  };
+}
+
+std::vector<std::uint8_t> prove_segments(const Context& context, const Seed& seed, const MinusSource& minus_of,
+                                         const PlusSource& plus_of, const CheckKey& with_minus,
+                                         const CheckKey& with_plus);
+std::vector<std::uint8_t> verify_plus_segments(const Context& context, const Seed& seed, const PlusSource& plus_of,
+                                               std::span<const std::uint8_t> proof, const CheckKey& with_prover);
+bool verify_minus_segments(const Context& context, const MinusSource& minus_of,
+                           std::span<const std::uint8_t> from_plus, const CheckKey& with_prover);
+
 }  // namespace
 
 CheckKey proof_key(const PrfKey& edge) {
@@ -407,6 +433,24 @@ Token pass_token(const Context& context, const CheckKey& verifiers) {
 
 std::vector<std::uint8_t> prove(const Context& context, const Seed& seed, const MinusPart& minus,
                                 const PlusPart& plus, const CheckKey& with_minus, const CheckKey& with_plus) {
+  return prove_segments(context, seed, whole(minus), whole(plus), with_minus, with_plus);
+}
+
+std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, const PlusPart& plus,
+                                      std::span<const std::uint8_t> proof, const CheckKey& with_prover) {
+  return verify_plus_segments(context, seed, whole(plus), proof, with_prover);
+}
+
+bool verify_minus(const Context& context, const MinusPart& minus, std::span<const std::uint8_t> from_plus,
+                  const CheckKey& with_prover) {
+  return verify_minus_segments(context, whole(minus), from_plus, with_prover);
+}
+
+namespace {
+
+std::vector<std::uint8_t> prove_segments(const Context& context, const Seed& seed, const MinusSource& minus_of,
+                                         const PlusSource& plus_of, const CheckKey& with_minus,
+                                         const CheckKey& with_plus) {
   const detail::FieldKernels& k = detail::field_kernels();
   std::vector<std::uint8_t> proof(proof_bytes(context.words));
   const CheckKey share_key = purpose_key(context, with_minus, "round shares");
@@ -433,7 +477,9 @@ std::vector<std::uint8_t> prove(const Context& context, const Seed& seed, const 
     };
 
     // x: V-'s components (u, u'), y: V+'s (v, v'); the statement is u v + u' v' per gate.
-    const Side x(minus.left, minus.right, w0, words), y(plus.right, plus.left, w0, words);
+    const MinusPart minus = minus_of(w0, words);
+    const PlusPart plus = plus_of(w0, words);
+    const Side x(minus.left, minus.right, 0, words), y(plus.right, plus.left, 0, words);
     grid_sums(k, x, y, weights, sums.data());
     Grid grid(sums.data());
     Gf128 bound[kBitRounds];
@@ -457,8 +503,8 @@ std::vector<std::uint8_t> prove(const Context& context, const Seed& seed, const 
   return proof;
 }
 
-std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, const PlusPart& plus,
-                                      std::span<const std::uint8_t> proof, const CheckKey& with_prover) {
+std::vector<std::uint8_t> verify_plus_segments(const Context& context, const Seed& seed, const PlusSource& plus_of,
+                                               std::span<const std::uint8_t> proof, const CheckKey& with_prover) {
   if (proof.size() != proof_bytes(context.words))
     throw VerificationError(Component::Protocol, "AND check proof of " + std::to_string(proof.size()) + " bytes");
   const detail::FieldKernels& k = detail::field_kernels();
@@ -483,7 +529,8 @@ std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, 
       ++round;
       return std::array<Gf128, 3>{gf128_load(share), gf128_load(share + kElement), t};
     };
-    const Gf128 claim = verifier_rounds(k, weights, plus.linear, w0, words, Side(plus.right, plus.left, w0, words),
+    const PlusPart plus = plus_of(w0, words);
+    const Gf128 claim = verifier_rounds(k, weights, plus.linear, 0, words, Side(plus.right, plus.left, 0, words),
                                         false, gf128_load(mask.data()), b.data(), receive);
     gf128_store(b[0], out + rounds * kElement);
     gf128_store(claim, out + (rounds + 1) * kElement);
@@ -493,8 +540,8 @@ std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, 
   return message;
 }
 
-bool verify_minus(const Context& context, const MinusPart& minus, std::span<const std::uint8_t> from_plus,
-                  const CheckKey& with_prover) {
+bool verify_minus_segments(const Context& context, const MinusSource& minus_of,
+                           std::span<const std::uint8_t> from_plus, const CheckKey& with_prover) {
   if (from_plus.size() != verifier_bytes(context.words)) return false;
   const detail::FieldKernels& k = detail::field_kernels();
   Seed seed;
@@ -516,7 +563,8 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
       ++round;
       return std::array<Gf128, 3>{gf128_load(share), gf128_load(share + kElement), t};
     };
-    const Gf128 claim = verifier_rounds(k, weights, minus.linear, w0, words, Side(minus.left, minus.right, w0, words),
+    const MinusPart minus = minus_of(w0, words);
+    const Gf128 claim = verifier_rounds(k, weights, minus.linear, 0, words, Side(minus.left, minus.right, 0, words),
                                         true, Gf128{}, a.data(), receive);
     const Gf128 b_final = gf128_load(in + rounds * kElement);
     const Gf128 claim_plus = gf128_load(in + (rounds + 1) * kElement);
@@ -526,6 +574,8 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
   }
   return passed;
 }
+
+}  // namespace
 
 std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey& own, const PrfKey& previous,
                  BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer) {
@@ -564,43 +614,57 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   const auto right_x = plane(transcript.right_x), right_a = plane(transcript.right_a);
   const auto sent = plane(transcript.sent), received = plane(transcript.received), own_bits = plane(own_half.span());
 
-  // c_party is slot a; c_{party-1} is x ^ a.
-  Words left_prev(words), right_prev(words), prover_minus(words), prover_plus(words), plus_linear(words),
-      minus_linear(words);
-  for (std::size_t w = 0; w < words; ++w) {
-    const std::uint64_t lx = left_x[w], la = left_a[w];
-    const std::uint64_t rx = right_x[w], ra = right_a[w];
-    const std::uint64_t alpha = sent[w] ^ (lx & rx) ^ (la & ra);
-    const std::uint64_t previous_half = alpha ^ own_bits[w];
-    left_prev[w] = lx ^ la;
-    right_prev[w] = rx ^ ra;
-    prover_minus[w] = (left_prev[w] & right_prev[w]) ^ previous_half;
-    prover_plus[w] = sent[w] ^ own_bits[w];
-    plus_linear[w] = received[w] ^ previous_half;
-    minus_linear[w] = (la & ra) ^ own_bits[w];
-  }
+  // c_party is slot a; c_{party-1} is x ^ a. Each role's halves are derived one segment at a
+  // time into buffers of one segment.
+  Words left_prev(kSegmentWords), right_prev(kSegmentWords), linear(kSegmentWords), second_linear(kSegmentWords);
+  auto derive_previous = [&](std::size_t w0, std::size_t n) {
+    for (std::size_t w = 0; w < n; ++w) {
+      left_prev[w] = left_x[w0 + w] ^ left_a[w0 + w];
+      right_prev[w] = right_x[w0 + w] ^ right_a[w0 + w];
+    }
+  };
+  // c_{party-1}'s half of r_{party-1} ^ F(k_{party-1}), from what this party sent.
+  auto previous_half = [&](std::size_t w) {
+    return sent[w] ^ (left_x[w] & right_x[w]) ^ (left_a[w] & right_a[w]) ^ own_bits[w];
+  };
+  auto span_of = [](const Words& buffer, std::size_t n) { return buffer.span().first(n); };
 
   const int before = previous_party(party), after = next_party(party);
   const Context mine{nonce, party, words}, of_before{nonce, before, words}, of_after{nonce, after, words};
   const CheckKey own_proof = proof_key(own), previous_proof = proof_key(previous);
 
   // 1. My proof to party+1, party-1's proof to me.
-  const std::vector<std::uint8_t> proof =
-      prove(mine, weight_seed(mine, transcript.sent),
-            {left_prev.span(), right_prev.span(), prover_minus.span()},
-            {left_a, right_a, prover_plus.span()}, previous_proof, own_proof);
+  const MinusSource prover_minus = [&](std::size_t w0, std::size_t n) {
+    derive_previous(w0, n);
+    for (std::size_t w = 0; w < n; ++w) linear[w] = (left_prev[w] & right_prev[w]) ^ previous_half(w0 + w);
+    return MinusPart{span_of(left_prev, n), span_of(right_prev, n), span_of(linear, n)};
+  };
+  const PlusSource prover_plus = [&](std::size_t w0, std::size_t n) {
+    for (std::size_t w = 0; w < n; ++w) second_linear[w] = sent[w0 + w] ^ own_bits[w0 + w];
+    return PlusPart{left_a.subspan(w0, n), right_a.subspan(w0, n), span_of(second_linear, n)};
+  };
+  const std::vector<std::uint8_t> proof = prove_segments(mine, weight_seed(mine, transcript.sent), prover_minus,
+                                                         prover_plus, previous_proof, own_proof);
   std::vector<std::uint8_t> proof_in(proof.size());
   exchange.exchange(first_layer, proof, proof_in);
 
   // 2. As V+ of party-1, my findings to party+1 (its V-); party-1's findings on party+1 to me.
-  const std::vector<std::uint8_t> findings =
-      verify_plus(of_before, weight_seed(of_before, transcript.received),
-                  {left_prev.span(), right_prev.span(), plus_linear.span()}, proof_in, previous_proof);
+  const PlusSource plus_of_before = [&](std::size_t w0, std::size_t n) {
+    derive_previous(w0, n);
+    for (std::size_t w = 0; w < n; ++w) linear[w] = received[w0 + w] ^ previous_half(w0 + w);
+    return PlusPart{span_of(left_prev, n), span_of(right_prev, n), span_of(linear, n)};
+  };
+  const std::vector<std::uint8_t> findings = verify_plus_segments(
+      of_before, weight_seed(of_before, transcript.received), plus_of_before, proof_in, previous_proof);
   std::vector<std::uint8_t> findings_in(findings.size());
   exchange.exchange(first_layer + 1, findings, findings_in);
 
   // 3. As V- of party+1, the verdict; it travels through party+1, which cannot forge it.
-  if (!verify_minus(of_after, {left_a, right_a, minus_linear.span()}, findings_in, own_proof))
+  const MinusSource minus_of_after = [&](std::size_t w0, std::size_t n) {
+    for (std::size_t w = 0; w < n; ++w) linear[w] = (left_a[w0 + w] & right_a[w0 + w]) ^ own_bits[w0 + w];
+    return MinusPart{left_a.subspan(w0, n), right_a.subspan(w0, n), span_of(linear, n)};
+  };
+  if (!verify_minus_segments(of_after, minus_of_after, findings_in, own_proof))
     throw VerificationError(Component::Protocol, "party " + std::to_string(party + 1) + ": the check of party " +
                                                      std::to_string(after + 1) + "'s AND gates failed (" +
                                                      suspects(after, before) + ")");
