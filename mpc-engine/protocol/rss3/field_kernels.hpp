@@ -29,8 +29,10 @@ struct FieldKernels {
 };
 
 const FieldKernels& portable_field_kernels();
-// Null when PCLMULQDQ is not built in; call only on a CPU that has it.
+// Null when PCLMULQDQ is not built in or this CPU lacks it.
 const FieldKernels* pclmul_field_kernels();
+// Four elements per instruction with AVX-512 VPCLMULQDQ; null when not built in or this CPU lacks it.
+const FieldKernels* vpclmul_field_kernels();
 // The fastest this CPU runs.
 const FieldKernels& field_kernels();
 

@@ -1,5 +1,5 @@
 // GF(2^128) arithmetic of the AND check: the portable multiplication against field laws and
-// known products, and the PCLMULQDQ kernels against the portable ones.
+// known products, and the PCLMULQDQ and VPCLMULQDQ kernels against the portable ones.
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -52,16 +52,14 @@ TEST(CheckField, FrobeniusIsTheIdentity) {
   }
 }
 
-TEST(FieldKernels, PclmulMatchesPortable) {
-  const detail::FieldKernels* fast = detail::pclmul_field_kernels();
-  if (fast == nullptr) GTEST_SKIP() << "no PCLMULQDQ on this CPU";
+void expect_kernels_match_portable(const detail::FieldKernels* fast) {
   const detail::FieldKernels& slow = detail::portable_field_kernels();
   std::mt19937_64 rng(3);
   for (int i = 0; i < 1000; ++i) {
     const Gf128 a = random_element(rng), b = random_element(rng);
     ASSERT_EQ(fast->mul(a, b), slow.mul(a, b));
   }
-  for (std::size_t len : {1u, 2u, 3u, 64u, 65u, 1001u}) {
+  for (std::size_t len : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 15u, 16u, 17u, 64u, 65u, 1001u}) {
     std::vector<Gf128> a(len), b(len);
     for (auto& v : a) v = random_element(rng);
     for (auto& v : b) v = random_element(rng);
@@ -79,8 +77,10 @@ TEST(FieldKernels, PclmulMatchesPortable) {
     std::vector<Gf128> fb = b, sb = b;
     fast->fold_and_sum(fa.data(), fb.data(), len, t, &f0, &f2);
     slow.fold_and_sum(sa.data(), sb.data(), len, t, &s0, &s2);
-    EXPECT_EQ(f0, s0);
-    EXPECT_EQ(f2, s2);
+    EXPECT_EQ(f0, s0) << len;
+    EXPECT_EQ(f2, s2) << len;
+    EXPECT_EQ(fa, sa) << len;
+    EXPECT_EQ(fb, sb) << len;
   }
   const std::size_t windows = 5, stride = 37;
   std::vector<std::uint64_t> words(windows * stride);
@@ -97,6 +97,27 @@ TEST(FieldKernels, PclmulMatchesPortable) {
   fast->weight_lanes(fv.data(), windows, weight.data());
   slow.weight_lanes(sv.data(), windows, weight.data());
   EXPECT_EQ(fv, sv);
+  // Strides around multiples of the wide kernels' group of four and their 32 sums at once.
+  for (std::size_t odd_stride : {1u, 4u, 5u, 16u, 33u, 243u}) {
+    std::vector<std::uint64_t> odd(3 * odd_stride);
+    for (auto& v : odd) v = rng();
+    std::vector<Gf128> fo(odd_stride), so(odd_stride);
+    fast->window_sums(odd.data(), 3, odd_stride, weight.data(), fo.data());
+    slow.window_sums(odd.data(), 3, odd_stride, weight.data(), so.data());
+    EXPECT_EQ(fo, so) << odd_stride;
+  }
+}
+
+TEST(FieldKernels, PclmulMatchesPortable) {
+  const detail::FieldKernels* fast = detail::pclmul_field_kernels();
+  if (fast == nullptr) GTEST_SKIP() << "no PCLMULQDQ on this CPU";
+  expect_kernels_match_portable(fast);
+}
+
+TEST(FieldKernels, VpclmulMatchesPortable) {
+  const detail::FieldKernels* widest = detail::vpclmul_field_kernels();
+  if (widest == nullptr) GTEST_SKIP() << "no AVX-512 VPCLMULQDQ on this CPU";
+  expect_kernels_match_portable(widest);
 }
 
 // The kernels' definitions, computed element by element with the portable multiplication.

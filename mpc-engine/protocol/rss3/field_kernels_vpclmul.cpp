@@ -1,0 +1,216 @@
+// The kernels of field_kernels.hpp four elements at a time: one 512-bit VPCLMULQDQ multiplies
+// four pairs, each element in its own 128-bit lane (`lo` in the low quadword, as Gf128 lies in
+// memory). Built with AVX-512 flags; vpclmul_field_kernels() checks the CPU before handing them
+// out. Partial groups of four use masked loads and stores, never a branch on a value: every
+// kernel stays constant time in the elements.
+#include "protocol/rss3/field_kernels.hpp"
+
+#if defined(MPC_RSS3_X86)
+// GCC 12's AVX-512 headers fill unused operands with _mm512_undefined_epi32(), which its own
+// -Wuninitialized then reports inside every broadcast, extract and shift.
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+namespace mpc::rss3::detail {
+namespace {
+
+using Four = __m512i;
+
+// A product of four pairs before reduction: lo + mid x^64 + hi x^128 per lane.
+struct Wide4 {
+  Four lo = _mm512_setzero_si512(), mid = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+};
+
+// Quadword mask for the first `elements` elements (0 to 4) of a group.
+inline __mmask8 first(std::size_t elements) {
+  return static_cast<__mmask8>((1u << (2 * (elements < 4 ? elements : 4))) - 1);
+}
+// The elements of [from, from + 4) below `end`.
+inline __mmask8 below(std::size_t from, std::size_t end) { return first(end > from ? end - from : 0); }
+
+inline Four load(const Gf128* at, __mmask8 mask) { return _mm512_maskz_loadu_epi64(mask, at); }
+inline void store(Gf128* at, __mmask8 mask, Four v) { _mm512_mask_storeu_epi64(at, mask, v); }
+inline Four broadcast(Gf128 v) {
+  return _mm512_broadcast_i32x4(_mm_set_epi64x(static_cast<long long>(v.hi), static_cast<long long>(v.lo)));
+}
+
+inline void accumulate(Wide4& acc, Four a, Four b) {
+  acc.lo = _mm512_xor_si512(acc.lo, _mm512_clmulepi64_epi128(a, b, 0x00));
+  acc.hi = _mm512_xor_si512(acc.hi, _mm512_clmulepi64_epi128(a, b, 0x11));
+  acc.mid = _mm512_xor_si512(acc.mid, _mm512_xor_si512(_mm512_clmulepi64_epi128(a, b, 0x01),
+                                                       _mm512_clmulepi64_epi128(a, b, 0x10)));
+}
+
+// x^128 = x^7 + x^2 + x + 1, per lane, as PclmulField::reduce.
+inline Four reduce(const Wide4& w) {
+  const Four poly = _mm512_set4_epi64(0, 0x87, 0, 0x87);
+  Four low = _mm512_xor_si512(w.lo, _mm512_bslli_epi128(w.mid, 8));
+  Four high = _mm512_xor_si512(w.hi, _mm512_bsrli_epi128(w.mid, 8));
+  const Four top = _mm512_clmulepi64_epi128(high, poly, 0x01);
+  high = _mm512_xor_si512(high, _mm512_bsrli_epi128(top, 8));
+  low = _mm512_xor_si512(low, _mm512_bslli_epi128(top, 8));
+  return _mm512_xor_si512(low, _mm512_clmulepi64_epi128(high, poly, 0x00));
+}
+
+inline Four mul(Four a, Four b) {
+  Wide4 w;
+  accumulate(w, a, b);
+  return reduce(w);
+}
+
+// The sum of the four lanes, reduced.
+inline Gf128 lane_sum(const Wide4& w) {
+  const Four r = reduce(w);
+  const __m128i s = _mm_xor_si128(_mm_xor_si128(_mm512_castsi512_si128(r), _mm512_extracti32x4_epi32(r, 1)),
+                                  _mm_xor_si128(_mm512_extracti32x4_epi32(r, 2), _mm512_extracti32x4_epi32(r, 3)));
+  Gf128 out;
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&out), s);
+  return out;
+}
+
+// Each lane times x^4: a shift by four bits, the four bits carried out of x^127 folded back in
+// times x^128 = x^7 + x^2 + x + 1.
+inline Four times_x4(Four v) {
+  const Four shifted = _mm512_slli_epi64(v, 4);
+  const Four spill = _mm512_shuffle_epi32(_mm512_srli_epi64(v, 60), _MM_PERM_BADC);  // quadwords swapped
+  const Four poly = _mm512_set4_epi64(0, 0x87, 0, 0x87);
+  const Four into_high = _mm512_maskz_mov_epi64(0xAA, spill);
+  return _mm512_xor_si512(_mm512_xor_si512(shifted, into_high), _mm512_clmulepi64_epi128(spill, poly, 0x00));
+}
+
+// One product, in 128-bit registers.
+Gf128 mul_one(Gf128 a, Gf128 b) {
+  const __m128i x = _mm_set_epi64x(static_cast<long long>(a.hi), static_cast<long long>(a.lo));
+  const __m128i y = _mm_set_epi64x(static_cast<long long>(b.hi), static_cast<long long>(b.lo));
+  Wide4 w;
+  w.lo = _mm512_castsi128_si512(_mm_clmulepi64_si128(x, y, 0x00));
+  w.hi = _mm512_castsi128_si512(_mm_clmulepi64_si128(x, y, 0x11));
+  w.mid = _mm512_castsi128_si512(_mm_xor_si128(_mm_clmulepi64_si128(x, y, 0x01), _mm_clmulepi64_si128(x, y, 0x10)));
+  Gf128 out;
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&out), _mm512_castsi512_si128(reduce(w)));
+  return out;
+}
+
+void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t stride, const Gf128* weight,
+                 Gf128* out) {
+  constexpr std::size_t kGroups = 8;  // 32 sums held at once
+  // Word m of a group of four into the low quadword of lane m.
+  const Four spread = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+  for (std::size_t l0 = 0; l0 < stride; l0 += 4 * kGroups) {
+    Four lo[kGroups], mid[kGroups];
+    for (std::size_t g = 0; g < kGroups; ++g) lo[g] = mid[g] = _mm512_setzero_si512();
+    const std::size_t groups = (stride - l0 + 3) / 4 < kGroups ? (stride - l0 + 3) / 4 : kGroups;
+    for (std::size_t c = 0; c < windows; ++c) {
+      const Four rho = broadcast(weight[c]);
+      const std::uint64_t* row = words + stride * c + l0;
+      for (std::size_t g = 0; g < groups; ++g) {
+        const auto count = static_cast<unsigned>(stride - l0 - 4 * g < 4 ? stride - l0 - 4 * g : 4);
+        const __m256i four = _mm256_maskz_loadu_epi64(static_cast<__mmask8>((1u << count) - 1), row + 4 * g);
+        const Four w = _mm512_permutexvar_epi64(spread, _mm512_castsi256_si512(four));
+        lo[g] = _mm512_xor_si512(lo[g], _mm512_clmulepi64_epi128(rho, w, 0x00));
+        mid[g] = _mm512_xor_si512(mid[g], _mm512_clmulepi64_epi128(rho, w, 0x01));
+      }
+    }
+    for (std::size_t g = 0; g < groups; ++g) {
+      Wide4 w;
+      w.lo = lo[g];
+      w.mid = mid[g];
+      const std::size_t at = l0 + 4 * g;
+      store(out + at, below(at, stride), reduce(w));
+    }
+  }
+}
+
+void weight_lanes(Gf128* v, std::size_t windows, const Gf128* weight) {
+  for (std::size_t c = 0; c < windows; ++c) {
+    // Lanes weight[c] x^j .. x^(j+3).
+    Gf128 lanes[4] = {weight[c]};
+    for (unsigned m = 1; m < 4; ++m) {
+      const Gf128 p = lanes[m - 1];
+      const std::uint64_t carry = p.hi >> 63;
+      lanes[m] = {(p.lo << 1) ^ (0x87 & (0 - carry)), (p.hi << 1) | (p.lo >> 63)};
+    }
+    Four power = load(lanes, 0xFF);
+    Gf128* row = v + 64 * c;
+    for (unsigned j = 0; j < 64; j += 4) {
+      store(row + j, 0xFF, mul(power, load(row + j, 0xFF)));
+      power = times_x4(power);
+    }
+  }
+}
+
+void round_sums(const Gf128* a, const Gf128* b, std::size_t len, Gf128* c0, Gf128* c2) {
+  const std::size_t half = (len + 1) / 2;
+  Wide4 s0, s2;
+  for (std::size_t i = 0; i < half; i += 4) {
+    const __mmask8 in = below(i, half), partner = below(i + half, len);
+    const Four al = load(a + i, in), bl = load(b + i, in);
+    accumulate(s0, al, bl);
+    accumulate(s2, _mm512_xor_si512(al, load(a + i + half, partner)), _mm512_xor_si512(bl, load(b + i + half, partner)));
+  }
+  *c0 = lane_sum(s0);
+  *c2 = lane_sum(s2);
+}
+
+// v[i] + t (v[i] + v[i + half]) for the lanes of `in`, the partner read where `partner` says;
+// zero in the other lanes, so they add nothing to a sum.
+inline Four folded(const Gf128* v, std::size_t i, std::size_t half, __mmask8 in, __mmask8 partner, Four t) {
+  const Four l = load(v + i, in);
+  return _mm512_xor_si512(l, mul(t, _mm512_xor_si512(l, load(v + i + half, partner & in))));
+}
+
+void fold(Gf128* v, std::size_t len, Gf128 t) {
+  const std::size_t half = (len + 1) / 2;
+  const Four tv = broadcast(t);
+  for (std::size_t i = 0; i < half; i += 4) {
+    const __mmask8 in = below(i, half);
+    store(v + i, in, folded(v, i, half, in, below(i + half, len), tv));
+  }
+}
+
+void fold_and_sum(Gf128* a, Gf128* b, std::size_t len, Gf128 t, Gf128* c0, Gf128* c2) {
+  const std::size_t half = (len + 1) / 2, next = (half + 1) / 2;
+  const Four tv = broadcast(t);
+  Wide4 s0, s2;
+  for (std::size_t i = 0; i < next; i += 4) {
+    const __mmask8 in = below(i, next), high = below(i + next, half);
+    const __mmask8 partner = below(i + half, len), high_partner = below(i + next + half, len);
+    const Four a0 = folded(a, i, half, in, partner, tv), a1 = folded(a, i + next, half, high, high_partner, tv);
+    const Four b0 = folded(b, i, half, in, partner, tv), b1 = folded(b, i + next, half, high, high_partner, tv);
+    store(a + i, in, a0), store(a + i + next, high, a1), store(b + i, in, b0), store(b + i + next, high, b1);
+    accumulate(s0, a0, b0);
+    accumulate(s2, _mm512_xor_si512(a0, a1), _mm512_xor_si512(b0, b1));
+  }
+  *c0 = lane_sum(s0);
+  *c2 = lane_sum(s2);
+}
+
+}  // namespace
+
+const FieldKernels* vpclmul_field_kernels() {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("vpclmulqdq"))
+    return nullptr;
+  static const FieldKernels kernels = {&mul_one, &window_sums, &weight_lanes, &round_sums,
+                                       &fold, &fold_and_sum, "vpclmul"};
+  return &kernels;
+}
+
+}  // namespace mpc::rss3::detail
+
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#else
+
+namespace mpc::rss3::detail {
+const FieldKernels* vpclmul_field_kernels() { return nullptr; }
+}  // namespace mpc::rss3::detail
+
+#endif
