@@ -12,6 +12,7 @@
 // no network: the protocol's cost without the transport's.
 //
 //   mpc-bench --local --alg aes128|aes256 [--sbox and32|depth4] [--blocks 65536] [--repeat 5]
+//            [--security passive|active]
 //
 // AEAD mode: the seal and open rate of XSalsa20-Poly1305, what CurveZMQ does per message.
 //
@@ -55,6 +56,7 @@ constexpr const char* kUsage = R"(usage:
   mpc-bench --cluster FILE --name N --kvno V --alg aes128|aes256
             [--threads 1] [--blocks 1] [--seconds 5 | --jobs K] [--warmup 1]
   mpc-bench --local --alg aes128|aes256 [--sbox and32|depth4] [--blocks 65536] [--repeat 5]
+            [--security passive|active]
   mpc-bench --aead [--seconds 1] [--bytes 1048576]
 )";
 
@@ -225,7 +227,7 @@ int run_cluster(const Arguments& arguments) {
 // Local mode
 
 int run_local(const Arguments& arguments) {
-  arguments.allow_only({"local", "alg", "sbox", "blocks", "repeat"});
+  arguments.allow_only({"local", "alg", "sbox", "blocks", "repeat", "security"});
   const auto algorithm = parse_algorithm(arguments);
   const std::string sbox_name = arguments.value_or("sbox", "and32");
   if (sbox_name != "and32" && sbox_name != "depth4")
@@ -234,6 +236,9 @@ int run_local(const Arguments& arguments) {
   const std::size_t instances = arguments.number("blocks", 65536, 1u << 20);
   const std::size_t repeat = arguments.number("repeat", 5, 1000);
   if (instances == 0 || repeat == 0) throw mpc::Error(mpc::Component::Tool, "--blocks and --repeat must be positive");
+  const std::string security = arguments.value_or("security", "passive");
+  if (security != "passive" && security != "active")
+    throw mpc::Error(mpc::Component::Tool, "--security must be passive or active");
 
   const mpc::circuits::Program program = mpc::circuits::compile(
       mpc::circuits::build_aes_circuit(key_size(algorithm), mpc::circuits::AesDirection::Encrypt, sbox));
@@ -249,6 +254,7 @@ int run_local(const Arguments& arguments) {
   std::array<mpc::rss3::EvaluationStats, 3> stats{};
   mpc::rss3::ThreePartyOptions options;
   options.stats = &stats;
+  options.check_ands = security == "active";
 
   std::vector<double> wall;
   double cpu = 0;
@@ -268,7 +274,8 @@ int run_local(const Arguments& arguments) {
   const double blocks_total = static_cast<double>(instances * repeat);
 
   std::cout << "{\"mode\": \"local\", \"alg\": " << json_string(mpc::wire::algorithm_name(algorithm))
-            << ", \"sbox\": " << json_string(sbox_name) << ", \"simd\": " << json_string(mpc::rss3::simd_level_name(level))
+            << ", \"sbox\": " << json_string(sbox_name) << ", \"security\": " << json_string(security)
+            << ", \"simd\": " << json_string(mpc::rss3::simd_level_name(level))
             << ", \"blocks_per_evaluation\": " << instances << ", \"evaluations\": " << repeat
             << ", \"and_gates\": " << program.and_gates << ", \"and_depth\": " << program.and_depth
             << ", \"layers_exchanged\": " << stats[0].layers_exchanged
