@@ -211,18 +211,24 @@ class Side {
 void grid_sums(const detail::FieldKernels& k, const Side& x, const Side& y, const Weights& weights, Gf128* grid) {
   constexpr std::size_t kChunk = 16;
   const std::size_t windows = weights.rho.size();
-  Words products(kChunk * kGridPoints), scratch(kGridScratchWords);
+  Words products(kChunk * kGridPoints);
+  alignas(32) Words4 scratch[kGridScratch];
   Gf128 partial[kGridPoints];
   for (std::size_t p = 0; p < kGridPoints; ++p) grid[p] = Gf128{};
   for (std::size_t c0 = 0; c0 < windows; c0 += kChunk) {
     const std::size_t count = std::min(kChunk, windows - c0);
-    for (std::size_t c = 0; c < count; ++c)
-      grid_products(x.window(c0 + c), y.window(c0 + c), kBitRounds, products.data() + kGridPoints * c,
-                    scratch.data());
+    for (std::size_t c = 0; c < count; c += kGridWindows) {
+      const std::size_t side_by_side = std::min(kGridWindows, count - c);
+      const std::uint64_t* xs[kGridWindows];
+      const std::uint64_t* ys[kGridWindows];
+      for (std::size_t m = 0; m < side_by_side; ++m) xs[m] = x.window(c0 + c + m), ys[m] = y.window(c0 + c + m);
+      grid_products(xs, ys, side_by_side, kBitRounds, products.data() + kGridPoints * c, scratch);
+    }
     k.window_sums(products.data(), count, kGridPoints, weights.rho.data() + c0, partial);
     for (std::size_t p = 0; p < kGridPoints; ++p) grid[p] ^= partial[p];
   }
   wipe(partial, sizeof partial);
+  wipe(scratch, sizeof scratch);
 }
 
 // The prover's sums over the grid, with the bit variables before the current round bound to

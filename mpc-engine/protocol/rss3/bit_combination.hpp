@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "protocol/rss3/gf128.hpp"
+#include "protocol/rss3/transpose.hpp"
 
 namespace mpc::rss3 {
 
@@ -22,9 +23,13 @@ void combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t e
 // X(p) & Y(p) for every point p of {0, 1, inf}^variables, p = sum of d_b 3^b with digit 2 for inf
 // (the leading coefficient: the XOR of the values at 0 and 1). On these points X, Y and the
 // product of the two stay bits.
-// `scratch` holds 4 * 243 words; the caller wipes it when done.
-void grid_products(const std::uint64_t* x, const std::uint64_t* y, unsigned variables, std::uint64_t* products,
-                   std::uint64_t* scratch);
-inline constexpr std::size_t kGridScratchWords = 4 * 243;
+// Up to four windows at once, side by side in the lanes of a vector: x[m], y[m] for m < count;
+// window m's products go to products[3^variables m + p].
+// `scratch` holds kGridScratch vectors, 32-byte aligned (an array, not a std::vector, whose
+// allocator ignores the vector type's alignment); the caller wipes it when done.
+inline constexpr std::size_t kGridWindows = 4;
+inline constexpr std::size_t kGridScratch = 4 * 243;
+void grid_products(const std::uint64_t* const* x, const std::uint64_t* const* y, std::size_t count,
+                   unsigned variables, std::uint64_t* products, Words4* scratch);
 
 }  // namespace mpc::rss3

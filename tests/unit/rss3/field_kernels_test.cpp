@@ -185,11 +185,12 @@ TEST(FieldKernels, MatchTheirDefinitions) {
   }
 }
 
-// Windows of 8 and 32 words, five windows so the last group of four is partial.
+// Windows of 8 and 32 words; five windows (the last group of four partial) and 37 (two whole
+// passes of sixteen windows, then a partial one).
 TEST(CombineBits, MatchesItsDefinition) {
   std::mt19937_64 rng(9);
-  for (std::size_t entries : {8u, 32u}) {
-    const std::size_t windows = 5;
+  for (std::size_t entries : {8u, 32u})
+    for (std::size_t windows : {5u, 37u}) {
     std::vector<std::uint64_t> words(entries * windows);
     std::vector<Gf128> coefficients(entries), out(64 * windows);
     for (auto& w : words) w = rng();
@@ -200,7 +201,7 @@ TEST(CombineBits, MatchesItsDefinition) {
         Gf128 expected;
         for (std::size_t s = 0; s < entries; ++s)
           if ((words[entries * c + s] >> j) & 1) expected ^= coefficients[s];
-        ASSERT_EQ(out[64 * c + j], expected) << entries << " words, window " << c << ", lane " << j;
+        ASSERT_EQ(out[64 * c + j], expected) << entries << " words, window " << c << " of " << windows << ", lane " << j;
       }
   }
   Gf128 out[64];
@@ -208,32 +209,43 @@ TEST(CombineBits, MatchesItsDefinition) {
   EXPECT_THROW(combine_bits(words, 1, 6, nullptr, out), Error);
 }
 
-// On {0, 1} a point's value is the entry; at inf, the XOR of the values at 0 and 1.
+// On {0, 1} a point's value is the entry; at inf, the XOR of the values at 0 and 1. One to
+// four windows side by side, each against the definition.
 TEST(CombineBits, GridProductsMatchTheirDefinition) {
   std::mt19937_64 rng(12);
-  for (unsigned variables : {1u, 3u, 5u}) {
-    const std::size_t entries = std::size_t{1} << variables;
-    std::vector<std::uint64_t> x(entries), y(entries), products(243), scratch(kGridScratchWords);
-    for (auto& v : x) v = rng();
-    for (auto& v : y) v = rng();
-    grid_products(x.data(), y.data(), variables, products.data(), scratch.data());
-    std::size_t points = 1;
-    for (unsigned b = 0; b < variables; ++b) points *= 3;
-    for (std::size_t p = 0; p < points; ++p) {
-      // The value at p: XOR of the entries s with s_b = d_b where d_b < 2, any s_b where d_b = inf.
-      auto value = [&](const std::vector<std::uint64_t>& f) {
-        std::uint64_t v = 0;
-        for (std::size_t s = 0; s < entries; ++s) {
-          bool in = true;
-          for (std::size_t b = 0, rest = p; b < variables; ++b, rest /= 3)
-            if (rest % 3 < 2 && ((s >> b) & 1) != rest % 3) in = false;
-          if (in) v ^= f[s];
+  for (unsigned variables : {1u, 3u, 5u})
+    for (std::size_t count : {1u, 3u, 4u}) {
+      const std::size_t entries = std::size_t{1} << variables;
+      std::size_t points = 1;
+      for (unsigned b = 0; b < variables; ++b) points *= 3;
+      std::vector<std::vector<std::uint64_t>> x(count, std::vector<std::uint64_t>(entries)), y = x;
+      const std::uint64_t* xs[kGridWindows];
+      const std::uint64_t* ys[kGridWindows];
+      for (std::size_t m = 0; m < count; ++m) {
+        for (auto& v : x[m]) v = rng();
+        for (auto& v : y[m]) v = rng();
+        xs[m] = x[m].data(), ys[m] = y[m].data();
+      }
+      std::vector<std::uint64_t> products(points * count);
+      alignas(32) static Words4 scratch[kGridScratch];  // a vector of Words4 drops the alignment
+      grid_products(xs, ys, count, variables, products.data(), scratch);
+      for (std::size_t m = 0; m < count; ++m)
+        for (std::size_t p = 0; p < points; ++p) {
+          // The value at p: XOR of the entries s with s_b = d_b where d_b < 2, any s_b where d_b = inf.
+          auto value = [&](const std::vector<std::uint64_t>& f) {
+            std::uint64_t v = 0;
+            for (std::size_t s = 0; s < entries; ++s) {
+              bool in = true;
+              for (std::size_t b = 0, rest = p; b < variables; ++b, rest /= 3)
+                if (rest % 3 < 2 && ((s >> b) & 1) != rest % 3) in = false;
+              if (in) v ^= f[s];
+            }
+            return v;
+          };
+          ASSERT_EQ(products[points * m + p], value(x[m]) & value(y[m]))
+              << variables << " variables, window " << m << " of " << count << ", point " << p;
         }
-        return v;
-      };
-      ASSERT_EQ(products[p], value(x) & value(y)) << variables << " variables, point " << p;
     }
-  }
 }
 
 TEST(CombineBits, FourTransposesAtOnceEqualOneAtATime) {
