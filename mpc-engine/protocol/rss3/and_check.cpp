@@ -273,11 +273,15 @@ class Grid {
 // of eq(t, s) times bit j of entry s, with eq(t, s) = prod over b of t_b (s_b = 1) or 1 + t_b.
 void bind_bits(const detail::FieldKernels& k, const Side& side, std::size_t windows, const Gf128* t, Gf128* out) {
   const Gf128 one{1, 0};
+  // Doubled one variable at a time: entries below 2^b hold eq over the first b variables.
   Gf128 eq[kWindowEntries];
-  for (std::size_t s = 0; s < kWindowEntries; ++s) {
-    Gf128 e = one;
-    for (unsigned b = 0; b < kBitRounds; ++b) e = k.mul(e, ((s >> b) & 1) ? t[b] : t[b] ^ one);
-    eq[s] = e;
+  eq[0] = one;
+  for (unsigned b = 0; b < kBitRounds; ++b) {
+    const std::size_t filled = std::size_t{1} << b;
+    for (std::size_t s = 0; s < filled; ++s) {
+      eq[filled + s] = k.mul(eq[s], t[b]);
+      eq[s] = k.mul(eq[s], t[b] ^ one);
+    }
   }
   combine_bits(side.data(), windows, kWindowEntries, eq, out);
 }

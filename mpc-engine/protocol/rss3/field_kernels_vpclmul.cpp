@@ -82,19 +82,6 @@ inline Four times_x4(Four v) {
   return _mm512_xor_si512(_mm512_xor_si512(shifted, into_high), _mm512_clmulepi64_epi128(spill, poly, 0x00));
 }
 
-// One product, in 128-bit registers.
-Gf128 mul_one(Gf128 a, Gf128 b) {
-  const __m128i x = _mm_set_epi64x(static_cast<long long>(a.hi), static_cast<long long>(a.lo));
-  const __m128i y = _mm_set_epi64x(static_cast<long long>(b.hi), static_cast<long long>(b.lo));
-  Wide4 w;
-  w.lo = _mm512_castsi128_si512(_mm_clmulepi64_si128(x, y, 0x00));
-  w.hi = _mm512_castsi128_si512(_mm_clmulepi64_si128(x, y, 0x11));
-  w.mid = _mm512_castsi128_si512(_mm_xor_si128(_mm_clmulepi64_si128(x, y, 0x01), _mm_clmulepi64_si128(x, y, 0x10)));
-  Gf128 out;
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(&out), _mm512_castsi512_si128(reduce(w)));
-  return out;
-}
-
 void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t stride, const Gf128* weight,
                  Gf128* out) {
   constexpr std::size_t kGroups = 8;  // 32 sums held at once
@@ -196,7 +183,10 @@ const FieldKernels* vpclmul_field_kernels() {
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
       !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("vpclmulqdq"))
     return nullptr;
-  static const FieldKernels kernels = {&mul_one, &window_sums, &weight_lanes, &round_sums,
+  // A single product gains nothing from wide registers: it is PCLMULQDQ's.
+  const FieldKernels* narrow = pclmul_field_kernels();
+  if (narrow == nullptr) return nullptr;
+  static const FieldKernels kernels = {narrow->mul, &window_sums, &weight_lanes, &round_sums,
                                        &fold, &fold_and_sum, "vpclmul"};
   return &kernels;
 }
