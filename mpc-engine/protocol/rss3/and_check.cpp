@@ -312,7 +312,7 @@ class DenseGates {
     std::uint64_t* to = out;
     std::uint64_t acc = 0;
     unsigned fill = 0;
-    auto put = [&](std::uint64_t value, unsigned count) {  // count <= 8, value < 2^count
+    auto put = [&](std::uint64_t value, unsigned count) {  // count < 64, value < 2^count
       acc |= value << fill;
       fill += count;
       if (fill >= 64) {
@@ -323,6 +323,23 @@ class DenseGates {
     };
     std::size_t from = 0;
     const auto tail_mask = static_cast<std::uint8_t>((1u << tail_bits_) - 1);
+    if (full_bytes_ == 0 && chunk_bytes_ == 1) {
+      // Fewer than eight instances: every AND is one byte holding tail_bits_ gates, so the
+      // transcript is one run of bytes, packed eight at a time without a branch per gate.
+      std::size_t bytes = 0;
+      for (std::size_t ands : t_.layer_ands) bytes += ands;
+      for (; from + 8 <= bytes; from += 8) {
+        std::uint64_t eight;
+        std::memcpy(&eight, src + from, 8);
+        std::uint64_t packed = 0;
+        for (unsigned b = 0; b < 8; ++b) packed |= ((eight >> (8 * b)) & tail_mask) << (tail_bits_ * b);
+        put(packed, 8 * tail_bits_);
+      }
+      for (; from < bytes; ++from) put(src[from] & tail_mask, tail_bits_);
+      if (fill != 0) *to++ = acc;
+      std::fill(to, out + words_, 0);
+      return;
+    }
     for (std::size_t ands : t_.layer_ands) {
       for (std::size_t i = 0; i < ands * full_bytes_; ++i) put(src[from + i], 8);
       from += ands * full_bytes_;

@@ -174,7 +174,7 @@ TEST(AndCheckEvaluation, HonestBatchesPassAndMatchOpenSsl) {
   std::mt19937_64 rng(10);
   // One instance; a partial chunk with padding bits; a full chunk and a partial one (several
   // proof segments).
-  for (std::size_t n : {1u, 100u, 2048u + 3u}) {
+  for (std::size_t n : {1u, 5u, 100u, 2048u + 3u}) {
     const AesBatch batch(n, rng);
     EXPECT_EQ(batch.run(checked()), batch.openssl()) << n << " instances";
   }
@@ -216,6 +216,24 @@ TEST(AndCheckEvaluation, APaddingBitReachesNoOutputAndIsNotAGate) {
     };
     EXPECT_EQ(batch.run(options), expected) << "party " << cheater + 1;
     flip = 0x01;
+    EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1;
+  }
+}
+
+// Five instances: each AND share is a byte holding five gates, packed eight bytes at a time
+// into the proof's words. A flip of the last instance's gate in an AND that is not the first of
+// its eight is still a gate the check covers.
+TEST(AndCheckEvaluation, AFlippedGateOfAFewInstancesIsCaught) {
+  std::mt19937_64 rng(14);
+  const AesBatch batch(5, rng);
+  const std::vector<std::uint8_t> expected = batch.openssl();
+  for (int cheater = 0; cheater < kParties; ++cheater) {
+    ThreePartyOptions options;
+    options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
+      if (party == cheater && at == 1) outgoing[13] ^= 0x10;  // instance 4 of AND 13
+    };
+    EXPECT_NE(batch.run(options), expected) << "party " << cheater + 1;
+    options.check_ands = true;
     EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1;
   }
 }
