@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "engines/three_party/batch_worker.hpp"
 #include "engines/three_party/circuit_set.hpp"
@@ -32,6 +33,10 @@ struct BatchGroup {
 };
 
 bool is_krb_family(Family family) { return family == Family::Krb; }
+
+// A bulk job (a KDC's nonce refill: thousands of blocks sized to take about 200 ms) that has
+// waited this long goes ahead like a small one, so a stream of small jobs cannot starve it.
+constexpr auto kBulkPatience = std::chrono::seconds(1);
 
 BatchGroup group_of(const Job& job) {
   switch (job.kind) {
@@ -110,48 +115,65 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
     if (it != jobs.end() && it->second.blocks_scheduled < it->second.instances) break;
     queue_.pop_front();
   }
-  // The oldest job with instances left whose pool has an idle worker names the batch's group.
-  const Job* first = nullptr;
-  for (const node::JobKey& key : queue_) {
+  // A caller waits on a small job (a seal that found its nonce pool empty, a ticket's open, a
+  // single block), so small jobs go ahead of bulk ones, and a batch that a small job starts
+  // stays small: it runs at once on the shell's thread with the low-latency S-box instead of
+  // waiting behind, or inside, a refill's batch of many thousand blocks.
+  const auto now = std::chrono::steady_clock::now();
+  const std::uint32_t small_most = settings_.limits.latency_batch_blocks;
+  auto small = [&](const Job& job) { return job.instances <= small_most; };
+  auto urgent = [&](const Job& job) { return small(job) || now - job.arrived >= kBulkPatience; };
+  auto pending = [&](const node::JobKey& key) -> Job* {
     auto it = jobs.find(key);
-    if (it == jobs.end() || it->second.blocks_scheduled >= it->second.instances) continue;
-    if (is_krb_family(group_of(it->second).family) ? krb_worker_idle : other_worker_idle) {
-      first = &it->second;
-      break;
+    if (it == jobs.end() || it->second.blocks_scheduled >= it->second.instances) return nullptr;
+    return &it->second;
+  };
+
+  // The oldest urgent job, else the oldest job, with instances left and an idle worker in its
+  // pool names the batch's group.
+  const Job* first = nullptr;
+  for (const bool urgent_only : {true, false}) {
+    for (const node::JobKey& key : queue_) {
+      const Job* job = pending(key);
+      if (job == nullptr || (urgent_only && !urgent(*job))) continue;
+      if (is_krb_family(group_of(*job).family) ? krb_worker_idle : other_worker_idle) {
+        first = job;
+        break;
+      }
     }
+    if (first != nullptr) break;
   }
   if (first == nullptr) return std::nullopt;
   const BatchGroup group = group_of(*first);
-  const std::uint32_t most =
+  std::uint32_t most =
       is_krb_family(group.family)
           ? std::min(settings_.limits.max_batch_blocks,
                      jobs::max_krb_batch_jobs(static_cast<std::uint32_t>(first->krb_data.size())))
           : settings_.limits.max_batch_blocks;
+  if (!is_krb_family(group.family) && small(*first)) most = std::min(most, std::max<std::uint32_t>(small_most, 1));
 
   wire::BatchHeader header;
   std::uint32_t total = 0;
   std::uint32_t nonces = 0;
-  for (const node::JobKey& key : queue_) {
-    if (total == most) break;
-    auto it = jobs.find(key);
-    if (it == jobs.end()) continue;
-    Job& job = it->second;
-    if (group_of(job) != group) continue;
-    const std::uint32_t left = job.instances - job.blocks_scheduled;
-    if (left == 0) continue;
-    std::uint32_t take = std::min(left, most - total);
-    std::uint32_t slice_nonces = 0;
-    if (job.kind == JobKind::GcmPrefetch) {
-      // Whole nonces only: every party must see all instances of a nonce in one batch.
-      const std::uint32_t per_nonce = 1 + job.blocks_per_nonce;
-      slice_nonces = take / per_nonce;
-      if (slice_nonces == 0) continue;
-      take = slice_nonces * per_nonce;
+  for (const bool urgent_pass : {true, false}) {
+    for (const node::JobKey& key : queue_) {
+      if (total == most) break;
+      Job* job = pending(key);
+      if (job == nullptr || group_of(*job) != group || urgent(*job) != urgent_pass) continue;
+      std::uint32_t take = std::min(job->instances - job->blocks_scheduled, most - total);
+      std::uint32_t slice_nonces = 0;
+      if (job->kind == JobKind::GcmPrefetch) {
+        // Whole nonces only: every party must see all instances of a nonce in one batch.
+        const std::uint32_t per_nonce = 1 + job->blocks_per_nonce;
+        slice_nonces = take / per_nonce;
+        if (slice_nonces == 0) continue;
+        take = slice_nonces * per_nonce;
+      }
+      header.slices.push_back({key.client, key.request, job->digest, job->blocks_scheduled, take, 0, slice_nonces});
+      job->blocks_scheduled += take;
+      total += take;
+      nonces += slice_nonces;
     }
-    header.slices.push_back({key.client, key.request, job.digest, job.blocks_scheduled, take, 0, slice_nonces});
-    job.blocks_scheduled += take;
-    total += take;
-    nonces += slice_nonces;
   }
   // Never reuse a PRF id or a nonce: a new epoch starts new id and nonce spaces. (Batches
   // of the old epoch that followers have not started yet are then dropped by them and fail

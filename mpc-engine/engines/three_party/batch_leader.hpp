@@ -23,7 +23,9 @@ class BatchLeader final : public BatchRole {
   bool ready(const BatchStarter& starter) const override;
   std::uint64_t epoch() const override { return epoch_; }
 
-  // The next batch of the oldest queued job whose pool has an idle worker (public for tests).
+  // The next batch, of the oldest urgent job (one of at most latency_batch_blocks instances,
+  // or one that waited a second) whose pool has an idle worker, else of the oldest job whose
+  // pool has one; urgent jobs of its group fill it first (public for tests).
   std::optional<wire::BatchHeader> form_batch(std::map<node::JobKey, Job>& jobs, bool krb_worker_idle,
                                               bool other_worker_idle);
 

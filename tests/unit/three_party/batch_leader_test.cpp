@@ -1,0 +1,114 @@
+// How the leader forms batches: a small job a caller waits on goes ahead of a bulk nonce
+// refill queued before it and gets a small batch of its own, while a bulk job that has waited
+// long enough is no longer passed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+#include "common/log.hpp"
+#include "engines/three_party/batch_leader.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class LeaderTest : public ::testing::Test {
+ protected:
+  LeaderTest() : log_("batch_leader_test", LogLevel::Error) {
+    settings_.limits.max_batch_blocks = 16384;
+    settings_.limits.latency_batch_blocks = 512;
+  }
+
+  node::JobKey add(Job job, Clock::time_point arrived) {
+    node::JobKey key;
+    key.request[0] = static_cast<std::uint8_t>(++count_);
+    job.key.algorithm = wire::KeyAlgorithm::Aes256;
+    job.arrived = arrived;
+    jobs_.emplace(key, std::move(job));
+    leader_.job_admitted(key);
+    return key;
+  }
+  // A GCM prefetch of `nonces` nonces with two keystream blocks each (a ticket's).
+  node::JobKey prefetch(std::uint32_t nonces, Clock::time_point arrived = Clock::now()) {
+    Job job;
+    job.kind = JobKind::GcmPrefetch;
+    job.blocks_per_nonce = 2;
+    job.nonce_count = nonces;
+    job.instances = 3 * nonces;
+    return add(std::move(job), arrived);
+  }
+  node::JobKey open(Clock::time_point arrived = Clock::now()) {
+    Job job;
+    job.kind = JobKind::GcmOpen;
+    job.instances = 3;
+    return add(std::move(job), arrived);
+  }
+  std::uint32_t blocks_of(const wire::BatchHeader& header, const node::JobKey& key) {
+    std::uint32_t blocks = 0;
+    for (const auto& slice : header.slices)
+      if (slice.request == key.request) blocks += slice.blocks;
+    return blocks;
+  }
+  static std::uint32_t total(const wire::BatchHeader& header) {
+    std::uint32_t blocks = 0;
+    for (const auto& slice : header.slices) blocks += slice.blocks;
+    return blocks;
+  }
+
+  settings::ServerSettings settings_;
+  Logger log_;
+  BatchLeader leader_{settings_, log_};
+  std::map<node::JobKey, Job> jobs_;
+  int count_ = 0;
+};
+
+// A refill of 4,096 nonces (12,288 blocks) is queued, then a seal's synchronous prefetch of
+// one nonce: the one nonce goes first into a batch no larger than a latency batch (the refill
+// fills the rest of it), and the refill's remainder gets the batch after.
+TEST_F(LeaderTest, ASynchronousPrefetchGoesAheadOfARefill) {
+  const auto refill = prefetch(4096);
+  const auto seal = prefetch(1);
+  const auto header = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(header.has_value());
+  EXPECT_EQ(blocks_of(*header, seal), 3u);
+  EXPECT_EQ(header->slices.front().request, seal.request);
+  EXPECT_LE(total(*header), settings_.limits.latency_batch_blocks);
+  const auto next = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(blocks_of(*header, refill) + blocks_of(*next, refill), 12288u);
+  EXPECT_EQ(blocks_of(*next, seal), 0u);
+}
+
+// A ticket's open (another circuit) queued behind a refill names the next batch's circuit.
+TEST_F(LeaderTest, AnOpenGoesAheadOfARefill) {
+  prefetch(4096);
+  const auto ticket = open();
+  const auto header = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(header.has_value());
+  EXPECT_EQ(blocks_of(*header, ticket), 3u);
+  EXPECT_EQ(total(*header), 3u);
+}
+
+// A refill that has waited over a second goes first again (a small job of its circuit still
+// rides in its batch), so a stream of small jobs cannot starve it.
+TEST_F(LeaderTest, ARefillThatWaitedASecondIsNotPassedAgain) {
+  const auto refill = prefetch(4096, Clock::now() - std::chrono::seconds(2));
+  const auto ticket = open();
+  const auto seal = prefetch(1);
+  const auto header = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(header.has_value());
+  EXPECT_EQ(blocks_of(*header, refill), 12288u);
+  EXPECT_EQ(blocks_of(*header, seal), 3u);
+  EXPECT_EQ(blocks_of(*header, ticket), 0u);
+}
+
+// Without an idle worker for its pool nothing is formed, small or not.
+TEST_F(LeaderTest, NothingIsFormedWithoutAnIdleWorker) {
+  prefetch(1);
+  EXPECT_FALSE(leader_.form_batch(jobs_, true, false).has_value());
+}
+
+}  // namespace
+}  // namespace mpc::three_party_engine
