@@ -8,7 +8,8 @@ turns within one run so the ratio is not skewed by the machine's load drifting.
 Per mode, for AES-128 keystream jobs: throughput (2 client threads x 512-block jobs),
 single-block latency (p50, p99), and bits on the wire per AND per party from the servers'
 own counters (payload bytes sent / AND gates evaluated: the AND messages plus, when active,
-the check's messages). Then protected logins: the stock krb5kdc over the same cluster with
+the check's messages); and the same circuit evaluated by the three parties in one process
+(mpc-bench --local --security), where the AND check's CPU shows without the transport's. Then protected logins: the stock krb5kdc over the same cluster with
 the krbtgt key and the users' keys enrolled (tests/load/kdc_load, keytab logins, one thread):
 AS exchanges (the user's key: preauth and reply, Kerberos circuits garbled once or, active,
 twice; the TGT sealed with the krbtgt key) and TGS exchanges (the TGT opened: a layered
@@ -42,6 +43,7 @@ MODES = ("passive", "active")
 # Jobs small enough for an actively secure batch to finish within the client timeout.
 THROUGHPUT_BLOCKS = 512
 LOGIN_EXCHANGES = 60
+IN_PROCESS_BLOCKS = 8192
 
 
 def counters(cluster: mpc_cluster.Cluster) -> list[tuple[int, int]]:
@@ -100,8 +102,22 @@ def measure_logins(cluster: mpc_cluster.Cluster, realm: ProtectedRealm, build: P
         realm.stop_kdc()
 
 
+def in_process(rounds: int) -> dict:
+    """The three parties in one process without a network (mpc-bench --local), each security
+    in turn: what the AND check costs the evaluator's CPU, apart from the transport's."""
+    runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
+    for _ in range(rounds):
+        for mode in MODES:
+            runs[mode].append(mpc_bench("--local", "--alg", "aes128", "--blocks", str(IN_PROCESS_BLOCKS),
+                                        "--repeat", "5", "--security", mode, timeout=600))
+    return {mode: {"blocks_per_s": statistics.median(r["blocks_per_s"] for r in runs[mode]),
+                   "cpu_us_per_block": statistics.median(r["cpu_seconds_per_block"] for r in runs[mode]) * 1e6}
+            for mode in MODES}
+
+
 def table(results: dict) -> str:
     p, a = results["modes"]["passive"], results["modes"]["active"]
+    lp, la = results["in_process"]["passive"], results["in_process"]["active"]
     rows = [
         "| AES-128 keystream | passive | active | active / passive |",
         "|---|---:|---:|---:|",
@@ -112,6 +128,10 @@ def table(results: dict) -> str:
         f"| single block p99, ms | {p['single_block_ms']['p99']:.2f} | {a['single_block_ms']['p99']:.2f} | |",
         f"| bits on the wire per AND per party (payload) | {p['bits_per_and_per_party']:.3f} | "
         f"{a['bits_per_and_per_party']:.3f} | |",
+        f"| in one process, no network: blocks/s ({IN_PROCESS_BLOCKS:,}-block batches) | {lp['blocks_per_s']:,.0f} | "
+        f"{la['blocks_per_s']:,.0f} | {la['blocks_per_s'] / lp['blocks_per_s']:.3f} |",
+        f"| in one process: three parties' CPU per block, us | {lp['cpu_us_per_block']:.2f} | "
+        f"{la['cpu_us_per_block']:.2f} | {la['cpu_us_per_block'] / lp['cpu_us_per_block']:.1f} |",
         "",
         "| protected login (krbtgt and user keys in the engine) | passive | active | active / passive |",
         "|---|---:|---:|---:|",
@@ -171,6 +191,7 @@ def main() -> int:
     results = {
         "machine": machine(),
         "modes": modes,
+        "in_process": in_process(args.rounds),
         "runs": runs,
         "logins": {mode: median_logins(mode) for mode in MODES},
         "login_runs": login_runs,
