@@ -18,25 +18,9 @@ rss3::ByteShare gcm_hash_share(std::span<const std::uint8_t> x, std::span<const 
   const std::size_t needed = wire::kGcmRoundKeyBytes + 16 * count;
   if (x.size() < needed || (!a.empty() && a.size() < needed))
     throw Error(Component::Server, "GCM key material too short for " + std::to_string(count) + " hash key powers");
-  std::vector<rss3::ByteShare> powers(count);
-  for (std::size_t k = 0; k < count; ++k) {
-    const std::size_t at = wire::kGcmRoundKeyBytes + 16 * k;
-    powers[k].x.assign(x.data() + at, x.data() + at + 16);
-    if (a.empty()) {
-      powers[k].a.assign(16, 0);
-    } else {
-      powers[k].a.assign(a.data() + at, a.data() + at + 16);
-    }
-  }
-  rss3::ByteShare out;
-  try {
-    out = rss3::ghash_share(powers, aad, text);
-  } catch (...) {
-    for (auto& power : powers) power.wipe();
-    throw;
-  }
-  for (auto& power : powers) power.wipe();
-  return out;
+  // The powers are read where they are stored: no copy of them to wipe.
+  return rss3::ghash_share(x.subspan(wire::kGcmRoundKeyBytes, 16 * count),
+                           a.empty() ? a : a.subspan(wire::kGcmRoundKeyBytes, 16 * count), aad, text);
 }
 
 rss3::ByteShare gcm_hash_share(const SecretBytes& share, std::span<const std::uint8_t> aad,

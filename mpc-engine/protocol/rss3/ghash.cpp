@@ -1,33 +1,29 @@
 // GHASH shares from replicated shares of the hash key powers (see ghash.hpp).
 //
-// GF(2^128) multiplication follows Algorithm 1 of NIST SP 800-38D (6.3), made constant time:
-// each conditional XOR becomes an AND with a mask derived from the bit, and the loop runs
-// all 128 iterations. The blocks are held as two 64-bit big-endian halves, so GCM's bit 0 is
-// the top bit of `hi` and "shift right" is a 128-bit right shift.
+// GCM's field is the AND check's (gf128.hpp): GF(2)[x] / (x^128 + x^7 + x^2 + x + 1). Only the
+// bit order differs: GCM writes the coefficient of x^0 as the top bit of byte 0 (SP 800-38D,
+// 6.3). Reversing the bits of every byte turns a block into the little-endian value whose
+// bit k is the coefficient of x^k, so products are the field kernels' (PCLMULQDQ where the
+// CPU has it, else the portable product; both constant time), and the reversal itself is
+// masks and shifts, no table.
 #include "protocol/rss3/ghash.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "protocol/rss3/field_kernels.hpp"
+#include "protocol/rss3/gf128.hpp"
 
 namespace mpc::rss3 {
 namespace {
 
-constexpr std::uint64_t kReduction = 0xe1ULL << 56;  // R = 11100001 || 0^120, top half
-
-struct Element {
-  std::uint64_t hi = 0;
-  std::uint64_t lo = 0;
-};
-
-std::uint64_t load_be64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
-  return v;
-}
+static_assert(std::endian::native == std::endian::little, "blocks are read as little-endian words");
 
 void store_be64(std::uint64_t v, std::uint8_t* p) {
   for (int i = 7; i >= 0; --i) {
@@ -36,31 +32,26 @@ void store_be64(std::uint64_t v, std::uint8_t* p) {
   }
 }
 
-Element load(const std::uint8_t* block) { return {load_be64(block), load_be64(block + 8)}; }
-
-void store(const Element& e, std::uint8_t* block) {
-  store_be64(e.hi, block);
-  store_be64(e.lo, block + 8);
+std::uint64_t reverse_bits_of_bytes(std::uint64_t v) {
+  v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
+  v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
+  return ((v >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((v & 0x0F0F0F0F0F0F0F0FULL) << 4);
 }
 
-Element multiply(const Element& x, const Element& y) {
-  Element z;
-  Element v = y;
-  for (int i = 0; i < 128; ++i) {
-    // Bit i of x in GCM order; the shift amount depends only on the public loop index.
-    const std::uint64_t bit = i < 64 ? (x.hi >> (63 - i)) & 1U : (x.lo >> (127 - i)) & 1U;
-    const std::uint64_t take = 0 - bit;
-    z.hi ^= v.hi & take;
-    z.lo ^= v.lo & take;
-    // v = v * x: shift right by one, reduce by R when the bit shifted out was set.
-    const std::uint64_t carry = 0 - (v.lo & 1U);
-    v.lo = (v.lo >> 1) | (v.hi << 63);
-    v.hi = (v.hi >> 1) ^ (kReduction & carry);
-  }
-  return z;
+Gf128 load(const std::uint8_t* block) {
+  Gf128 v;
+  std::memcpy(&v.lo, block, 8);
+  std::memcpy(&v.hi, block + 8, 8);
+  return {reverse_bits_of_bytes(v.lo), reverse_bits_of_bytes(v.hi)};
 }
 
-void wipe_element(Element& e) { mpc::wipe(&e, sizeof e); }
+void store(Gf128 v, std::uint8_t* block) {
+  const std::uint64_t lo = reverse_bits_of_bytes(v.lo), hi = reverse_bits_of_bytes(v.hi);
+  std::memcpy(block, &lo, 8);
+  std::memcpy(block + 8, &hi, 8);
+}
+
+void wipe_element(Gf128& e) { mpc::wipe(&e, sizeof e); }
 
 // Bit lengths go into 64-bit fields.
 constexpr std::size_t kMaxBytes = std::numeric_limits<std::uint64_t>::max() / 8;
@@ -79,8 +70,8 @@ GhashBlock padded_block(std::span<const std::uint8_t> data, std::size_t index) {
 }  // namespace
 
 GhashBlock gf128_multiply(const GhashBlock& a, const GhashBlock& b) {
-  Element x = load(a.data()), y = load(b.data());
-  Element z = multiply(x, y);
+  Gf128 x = load(a.data()), y = load(b.data());
+  Gf128 z = detail::field_kernels().mul(x, y);
   GhashBlock out;
   store(z, out.data());
   wipe_element(x);
@@ -104,36 +95,34 @@ std::size_t ghash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
   return blocks_for(aad_bytes) + blocks_for(text_bytes) + 1;
 }
 
-ByteShare ghash_share(std::span<const ByteShare> power_shares, std::span<const std::uint8_t> aad,
-                      std::span<const std::uint8_t> text) {
+namespace {
+
+// The share from power k's components (k from 0: H^(k+1)), `a` null for a zero component;
+// `available` powers, checked against what the lengths need.
+template <class PowerAt>
+ByteShare ghash_share_of(std::size_t available, PowerAt power_at, std::span<const std::uint8_t> aad,
+                         std::span<const std::uint8_t> text) {
   const std::size_t aad_blocks = blocks_for(aad.size());
   const std::size_t text_blocks = blocks_for(text.size());
   const std::size_t m = ghash_blocks(aad.size(), text.size());
-  if (power_shares.size() < m) {
+  if (available < m) {
     throw Error(Component::Protocol, "GHASH of " + std::to_string(m) + " blocks needs " + std::to_string(m) +
-                                         " hash key powers, have " + std::to_string(power_shares.size()));
+                                         " hash key powers, have " + std::to_string(available));
   }
   if (aad.size() > kMaxBytes || text.size() > kMaxBytes) {
     throw Error(Component::Protocol, "GHASH input longer than GCM's 64-bit length fields allow");
   }
-  for (std::size_t k = 0; k < m; ++k) {
-    const ByteShare& power = power_shares[k];
-    if (power.x.size() != kGhashBlockBytes || power.a.size() != kGhashBlockBytes) {
-      throw Error(Component::Protocol, "hash key power share " + std::to_string(k + 1) + " is not 16 + 16 bytes");
-    }
-  }
 
-  Element sum_x, sum_a;
-  // Block j (0-based) is multiplied by H^(m - j), i.e. power_shares[m - j - 1].
+  const detail::FieldKernels& field = detail::field_kernels();
+  Gf128 sum_x, sum_a;
+  // Block j (0-based) is multiplied by H^(m - j), i.e. power m - j - 1.
   auto absorb = [&](const GhashBlock& block, std::size_t j) {
-    const ByteShare& power = power_shares[m - j - 1];
-    const Element public_block = load(block.data());
-    Element px = load(power.x.data()), pa = load(power.a.data());
-    Element tx = multiply(public_block, px), ta = multiply(public_block, pa);
-    sum_x.hi ^= tx.hi;
-    sum_x.lo ^= tx.lo;
-    sum_a.hi ^= ta.hi;
-    sum_a.lo ^= ta.lo;
+    const auto [x, a] = power_at(m - j - 1);
+    const Gf128 public_block = load(block.data());
+    Gf128 px = load(x), pa = a != nullptr ? load(a) : Gf128{};
+    Gf128 tx = field.mul(public_block, px), ta = field.mul(public_block, pa);
+    sum_x ^= tx;
+    sum_a ^= ta;
     wipe_element(px);
     wipe_element(pa);
     wipe_element(tx);
@@ -155,6 +144,36 @@ ByteShare ghash_share(std::span<const ByteShare> power_shares, std::span<const s
   wipe_element(sum_x);
   wipe_element(sum_a);
   return share;
+}
+
+}  // namespace
+
+ByteShare ghash_share(std::span<const ByteShare> power_shares, std::span<const std::uint8_t> aad,
+                      std::span<const std::uint8_t> text) {
+  const std::size_t needed = std::min(power_shares.size(), ghash_blocks(aad.size(), text.size()));
+  for (std::size_t k = 0; k < needed; ++k) {
+    const ByteShare& power = power_shares[k];
+    if (power.x.size() != kGhashBlockBytes || power.a.size() != kGhashBlockBytes) {
+      throw Error(Component::Protocol, "hash key power share " + std::to_string(k + 1) + " is not 16 + 16 bytes");
+    }
+  }
+  return ghash_share_of(
+      power_shares.size(),
+      [&](std::size_t k) { return std::pair{power_shares[k].x.data(), power_shares[k].a.data()}; }, aad, text);
+}
+
+ByteShare ghash_share(std::span<const std::uint8_t> powers_x, std::span<const std::uint8_t> powers_a,
+                      std::span<const std::uint8_t> aad, std::span<const std::uint8_t> text) {
+  if (powers_x.size() % kGhashBlockBytes != 0 || (!powers_a.empty() && powers_a.size() != powers_x.size()))
+    throw Error(Component::Protocol, "hash key power shares of " + std::to_string(powers_x.size()) + " + " +
+                                         std::to_string(powers_a.size()) + " bytes");
+  return ghash_share_of(
+      powers_x.size() / kGhashBlockBytes,
+      [&](std::size_t k) {
+        return std::pair{powers_x.data() + kGhashBlockBytes * k,
+                         powers_a.empty() ? nullptr : powers_a.data() + kGhashBlockBytes * k};
+      },
+      aad, text);
 }
 
 }  // namespace mpc::rss3

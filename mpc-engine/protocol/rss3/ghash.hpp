@@ -45,5 +45,9 @@ std::size_t ghash_blocks(std::size_t aad_bytes, std::size_t text_bytes);
 // bytes, or when a bit length does not fit GCM's 64-bit length fields.
 ByteShare ghash_share(std::span<const ByteShare> power_shares, std::span<const std::uint8_t> aad,
                       std::span<const std::uint8_t> text);
+// The same from the powers' components laid end to end, 16 bytes each (H^1 first), read in
+// place: `powers_a` empty for a zero component (an XOR share), else as long as `powers_x`.
+ByteShare ghash_share(std::span<const std::uint8_t> powers_x, std::span<const std::uint8_t> powers_a,
+                      std::span<const std::uint8_t> aad, std::span<const std::uint8_t> text);
 
 }  // namespace mpc::rss3

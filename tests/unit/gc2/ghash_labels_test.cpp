@@ -48,9 +48,12 @@ std::array<std::uint8_t, 16> openssl_gcm_tag(const Bytes& key, const Bytes& nonc
   int length = 0;
   Bytes out(text.size() + 16);
   EXPECT_EQ(EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key.data(), nonce.data()), 1);
-  if (!aad.empty()) EXPECT_EQ(EVP_EncryptUpdate(ctx, nullptr, &length, aad.data(), static_cast<int>(aad.size())), 1);
-  if (!text.empty())
+  if (!aad.empty()) {
+    EXPECT_EQ(EVP_EncryptUpdate(ctx, nullptr, &length, aad.data(), static_cast<int>(aad.size())), 1);
+  }
+  if (!text.empty()) {
     EXPECT_EQ(EVP_EncryptUpdate(ctx, out.data(), &length, text.data(), static_cast<int>(text.size())), 1);
+  }
   EXPECT_EQ(EVP_EncryptFinal_ex(ctx, out.data(), &length), 1);
   std::array<std::uint8_t, 16> tag{};
   EXPECT_EQ(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, tag.data()), 1);

@@ -270,6 +270,32 @@ TEST(GhashShare, MatchesCleartextGhash) {
   }
 }
 
+// The powers laid end to end and read in place give each party the same share as the
+// ByteShare form; an empty `a` reads as a zero component, and ragged lengths are refused.
+TEST(GhashShare, PowersInPlaceMatchTheShareForm) {
+  std::mt19937_64 rng(29);
+  const GhashBlock h = random_block(rng);
+  const Bytes aad = random_bytes(rng, 21), text = random_bytes(rng, 40);
+  const auto powers = share_powers(h, ghash_blocks(aad.size(), text.size()) + 2);
+  for (const auto& party : powers) {
+    Bytes x, a, zero(16 * party.size(), 0);
+    for (const ByteShare& power : party) {
+      x.insert(x.end(), power.x.begin(), power.x.end());
+      a.insert(a.end(), power.a.begin(), power.a.end());
+    }
+    const ByteShare expected = ghash_share(party, aad, text);
+    const ByteShare in_place = ghash_share(x, a, aad, text);
+    EXPECT_EQ(in_place.x, expected.x);
+    EXPECT_EQ(in_place.a, expected.a);
+    const ByteShare without_a = ghash_share(x, {}, aad, text);
+    EXPECT_EQ(without_a.x, expected.x);
+    EXPECT_EQ(without_a.a, ghash_share(x, zero, aad, text).a);
+    EXPECT_EQ(without_a.a, Bytes(16, 0));
+    EXPECT_THROW(ghash_share(std::span(x).first(x.size() - 1), {}, aad, text), Error);
+    EXPECT_THROW(ghash_share(x, std::span(a).first(16), aad, text), Error);
+  }
+}
+
 // GHASH_H(A, C) ^ AES_K(N || 1) with H = AES_K(0^128) is OpenSSL's AES-256-GCM tag.
 TEST(GhashShare, EndToEndAgainstOpenSslGcm) {
   std::mt19937_64 rng(25);
