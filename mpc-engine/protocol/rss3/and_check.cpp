@@ -321,6 +321,16 @@ class DenseGates {
         acc = fill == 0 ? 0 : value >> (count - fill);
       }
     };
+    // Whole bytes of gates, four at a time.
+    auto put_bytes = [&](const std::uint8_t* bytes, std::size_t count) {
+      std::size_t i = 0;
+      for (; i + 4 <= count; i += 4) {
+        std::uint32_t four;
+        std::memcpy(&four, bytes + i, 4);
+        put(four, 32);
+      }
+      for (; i < count; ++i) put(bytes[i], 8);
+    };
     std::size_t from = 0;
     const auto tail_mask = static_cast<std::uint8_t>((1u << tail_bits_) - 1);
     if (full_bytes_ == 0 && chunk_bytes_ == 1) {
@@ -341,10 +351,10 @@ class DenseGates {
       return;
     }
     for (std::size_t ands : t_.layer_ands) {
-      for (std::size_t i = 0; i < ands * full_bytes_; ++i) put(src[from + i], 8);
+      put_bytes(src + from, ands * full_bytes_);
       from += ands * full_bytes_;
       for (std::size_t k = 0; k < ands; ++k, from += chunk_bytes_) {
-        for (std::size_t i = 0; i + 1 < chunk_bytes_; ++i) put(src[from + i], 8);
+        put_bytes(src + from, chunk_bytes_ - 1);
         put(src[from + chunk_bytes_ - 1] & tail_mask, tail_bits_);
       }
     }

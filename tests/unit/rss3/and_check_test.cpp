@@ -220,21 +220,29 @@ TEST(AndCheckEvaluation, APaddingBitReachesNoOutputAndIsNotAGate) {
   }
 }
 
-// Five instances: each AND share is a byte holding five gates, packed eight bytes at a time
-// into the proof's words. A flip of the last instance's gate in an AND that is not the first of
-// its eight is still a gate the check covers.
-TEST(AndCheckEvaluation, AFlippedGateOfAFewInstancesIsCaught) {
+// Gates the proof gathers from padded batches, flipped where the packing is least regular:
+// with five instances each AND share is one byte of five gates, packed eight bytes at a time
+// (the last instance of AND 13, not the first of its eight); with 100 instances each AND is
+// 13 bytes, packed four at a time (instance 50 of AND 5); with 2,051 a full chunk's bytes
+// come first (instance 1,163 of AND 3). Caught when checked, a wrong output when not.
+TEST(AndCheckEvaluation, AFlippedGateOfAPaddedBatchIsCaught) {
+  struct Flip {
+    std::size_t instances, byte;
+    std::uint8_t bit;
+  };
   std::mt19937_64 rng(14);
-  const AesBatch batch(5, rng);
-  const std::vector<std::uint8_t> expected = batch.openssl();
-  for (int cheater = 0; cheater < kParties; ++cheater) {
-    ThreePartyOptions options;
-    options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
-      if (party == cheater && at == 1) outgoing[13] ^= 0x10;  // instance 4 of AND 13
-    };
-    EXPECT_NE(batch.run(options), expected) << "party " << cheater + 1;
-    options.check_ands = true;
-    EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1;
+  for (const Flip flip : {Flip{5, 13, 0x10}, Flip{100, 13 * 5 + 6, 0x04}, Flip{2051, 256 * 3 + 145, 0x08}}) {
+    const AesBatch batch(flip.instances, rng);
+    const std::vector<std::uint8_t> expected = batch.openssl();
+    for (int cheater = 0; cheater < kParties; ++cheater) {
+      ThreePartyOptions options;
+      options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
+        if (party == cheater && at == 1) outgoing[flip.byte] ^= flip.bit;
+      };
+      EXPECT_NE(batch.run(options), expected) << flip.instances << " instances, party " << cheater + 1;
+      options.check_ands = true;
+      EXPECT_THROW(batch.run(options), VerificationError) << flip.instances << " instances, party " << cheater + 1;
+    }
   }
 }
 
