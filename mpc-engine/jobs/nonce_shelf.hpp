@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <array>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/secret.hpp"
@@ -64,7 +66,14 @@ class NonceShelf {
     Clock::time_point added;
     std::uint64_t serial = 0;
   };
-  using Entries = std::map<wire::GcmNonce, Entry>;
+  // The servers choose every nonce kept here (the leader's counter), so a plain hash of its
+  // bytes cannot be steered into collisions by a client, whose nonces are only looked up.
+  struct NonceHash {
+    std::size_t operator()(const wire::GcmNonce& nonce) const noexcept {
+      return std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(nonce.data()), nonce.size()));
+    }
+  };
+  using Entries = std::unordered_map<wire::GcmNonce, Entry, NonceHash>;
   std::uint32_t key_index(const wire::KeyId& key);
   Found look(const wire::KeyId& key, Entries::const_iterator entry, Clock::time_point now) const;
   void erase(Entries::iterator entry);

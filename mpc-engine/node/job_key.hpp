@@ -3,6 +3,7 @@
 
 #include <array>
 #include <compare>
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,12 @@ struct JobKey {
   wire::PublicKey client{};
   wire::RequestId request{};
   auto operator<=>(const JobKey&) const = default;
+};
+
+// For unordered containers of requests: SipHash (libsodium's crypto_shorthash) under a key
+// drawn once per process, so a client cannot choose request ids that collide in a table.
+struct JobKeyHash {
+  std::size_t operator()(const JobKey& key) const noexcept;
 };
 
 // What one party said of a request: its copy's digest (status Ok) or why it refused it.

@@ -43,6 +43,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "node/job_key.hpp"
@@ -114,8 +115,8 @@ class RequestLedger {
   };
   std::size_t capacity_;
   std::chrono::milliseconds lifetime_;
-  std::map<JobKey, Early> early_;
-  std::map<JobKey, Tombstone> tombstones_;
+  std::unordered_map<JobKey, Early, JobKeyHash> early_;
+  std::unordered_map<JobKey, Tombstone, JobKeyHash> tombstones_;
   // Insertion order with the insertion time, to evict and expire the oldest first; an entry
   // whose key was taken or replaced since is skipped.
   std::deque<std::pair<JobKey, std::chrono::steady_clock::time_point>> early_order_;

@@ -72,7 +72,7 @@ TEST(Gc2CircuitJobs, KerberosSharesOpenToTheCircuitsResult) {
       SCOPED_TRACE(std::string(wire::algorithm_name(algorithm)) + " operation " +
                    std::to_string(static_cast<int>(operation)) + " length " + std::to_string(length));
       const Bytes data = random_bytes(rng, length);
-      KrbTask task{1, wire::KeyId{"k", 1, algorithm}, operation, usage, first, data, {}};
+      KrbTask task{1, wire::KeyId{"k", 1, algorithm}, operation, usage, first, data, {}, std::nullopt};
       KrbTask other = task;
       other.key_share = second;
       auto [x, y] = both<SecretBytes>([&](two_party::Channel& c) { return pair.garbler.krb(c, task); },
@@ -91,7 +91,7 @@ TEST(Gc2CircuitJobs, DifferentRequestsUnderOneIdAreRefused) {
   const Bytes first = random_bytes(rng, wire::material_bytes(algorithm));
   const Bytes second = random_bytes(rng, first.size());
   const Bytes data(20, 1);
-  KrbTask task{1, wire::KeyId{"k", 1, algorithm}, wire::KrbOperation::Checksum, 17, first, data, {}};
+  KrbTask task{1, wire::KeyId{"k", 1, algorithm}, wire::KrbOperation::Checksum, 17, first, data, {}, std::nullopt};
   KrbTask other = task;
   other.key_share = second;
   other.request_digest[0] = 1;  // the follower's copy of the request differs
