@@ -116,9 +116,10 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
     queue_.pop_front();
   }
   // A caller waits on a small job (a seal that found its nonce pool empty, a ticket's open, a
-  // single block), so small jobs go ahead of bulk ones, and a batch that a small job starts
-  // stays small: it runs at once on the shell's thread with the low-latency S-box instead of
-  // waiting behind, or inside, a refill's batch of many thousand blocks.
+  // single block), so small jobs go ahead of bulk ones, and bulk jobs fill a batch that a small
+  // job names only up to a latency batch's size: the small job does not wait behind, or inside,
+  // a refill's batch of many thousand blocks. Small jobs still coalesce with each other as far
+  // as a batch holds.
   const auto now = std::chrono::steady_clock::now();
   const std::uint32_t small_most = settings_.limits.latency_batch_blocks;
   auto small = [&](const Job& job) { return job.instances <= small_most; };
@@ -145,22 +146,25 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
   }
   if (first == nullptr) return std::nullopt;
   const BatchGroup group = group_of(*first);
-  std::uint32_t most =
+  const std::uint32_t most =
       is_krb_family(group.family)
           ? std::min(settings_.limits.max_batch_blocks,
                      jobs::max_krb_batch_jobs(static_cast<std::uint32_t>(first->krb_data.size())))
           : settings_.limits.max_batch_blocks;
-  if (!is_krb_family(group.family) && small(*first)) most = std::min(most, std::max<std::uint32_t>(small_most, 1));
+  const std::uint32_t bulk_most = !is_krb_family(group.family) && small(*first)
+                                      ? std::min(most, std::max<std::uint32_t>(small_most, 1))
+                                      : most;
 
   wire::BatchHeader header;
   std::uint32_t total = 0;
   std::uint32_t nonces = 0;
   for (const bool urgent_pass : {true, false}) {
+    const std::uint32_t limit = urgent_pass ? most : bulk_most;
     for (const node::JobKey& key : queue_) {
-      if (total == most) break;
+      if (total >= limit) break;
       Job* job = pending(key);
       if (job == nullptr || group_of(*job) != group || urgent(*job) != urgent_pass) continue;
-      std::uint32_t take = std::min(job->instances - job->blocks_scheduled, most - total);
+      std::uint32_t take = std::min(job->instances - job->blocks_scheduled, limit - total);
       std::uint32_t slice_nonces = 0;
       if (job->kind == JobKind::GcmPrefetch) {
         // Whole nonces only: every party must see all instances of a nonce in one batch.

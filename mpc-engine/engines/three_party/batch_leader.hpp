@@ -25,7 +25,8 @@ class BatchLeader final : public BatchRole {
 
   // The next batch, of the oldest urgent job (one of at most latency_batch_blocks instances,
   // or one that waited a second) whose pool has an idle worker, else of the oldest job whose
-  // pool has one; urgent jobs of its group fill it first (public for tests).
+  // pool has one; urgent jobs of its group fill it first, and bulk jobs fill a batch a small
+  // job names only up to latency_batch_blocks (public for tests).
   std::optional<wire::BatchHeader> form_batch(std::map<node::JobKey, Job>& jobs, bool krb_worker_idle,
                                               bool other_worker_idle);
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <vector>
 
 #include "common/log.hpp"
 #include "engines/three_party/batch_leader.hpp"
@@ -102,6 +103,19 @@ TEST_F(LeaderTest, ARefillThatWaitedASecondIsNotPassedAgain) {
   EXPECT_EQ(blocks_of(*header, refill), 12288u);
   EXPECT_EQ(blocks_of(*header, seal), 3u);
   EXPECT_EQ(blocks_of(*header, ticket), 0u);
+}
+
+// Small jobs still coalesce into one large batch: forty prefetches of 100 nonces (12,000
+// blocks) share one, with no refill's blocks beyond a latency batch's size.
+TEST_F(LeaderTest, SmallJobsStillCoalesce) {
+  const auto refill = prefetch(4096);
+  std::vector<node::JobKey> seals;
+  for (int i = 0; i < 40; ++i) seals.push_back(prefetch(100));
+  const auto header = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(header.has_value());
+  for (const auto& seal : seals) EXPECT_EQ(blocks_of(*header, seal), 300u);
+  EXPECT_EQ(blocks_of(*header, refill), 0u);
+  EXPECT_EQ(total(*header), 12000u);
 }
 
 // Without an idle worker for its pool nothing is formed, small or not.
