@@ -196,12 +196,15 @@ void DataLink::send(std::initializer_list<std::span<const std::uint8_t>> parts, 
   if (socket_ < 0) throw PeerError(Component::Transport, "data link is closed");
   std::size_t total = 0;
   for (const auto& part : parts) total += part.size();
-  outgoing_.resize(kFrameHeaderBytes + total + kFrameTagBytes);
+  // The buffer keeps its largest size: growing it again for every larger layer would
+  // zero-fill the difference each time, only to overwrite it.
+  const std::size_t frame_bytes = kFrameHeaderBytes + total + kFrameTagBytes;
+  if (outgoing_.size() < frame_bytes) outgoing_.resize(frame_bytes);
   sealer_.seal(parts, outgoing_.data(), outgoing_.data() + kFrameHeaderBytes,
                outgoing_.data() + kFrameHeaderBytes + total);
   bool sent = false;
   try {
-    sent = write_all(socket_, outgoing_.data(), outgoing_.size(), deadline);
+    sent = write_all(socket_, outgoing_.data(), frame_bytes, deadline);
   } catch (const PeerError& error) {
     fail(error.what());
   }
