@@ -1,7 +1,6 @@
 #include "jobs/gcm_hash.hpp"
 
 #include <string>
-#include <vector>
 
 #include "common/error.hpp"
 #include "protocol/rss3/ghash.hpp"

@@ -40,7 +40,6 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
-#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>

@@ -185,17 +185,17 @@ Gf128 weighted_claim(const detail::FieldKernels& k, const Weights& weights, std:
   return claim;
 }
 
-// One operand side of a segment, padded to whole windows: entry s of window c is word
-// 16 c + (s >> 1) of `first` (s even) or `second` (s odd), stored window by window.
+// One operand side of a segment (`first` and `second` hold its words), padded to whole windows:
+// entry s of window c is word 16 c + (s >> 1) of `first` (s even) or `second` (s odd), stored
+// window by window.
 class Side {
  public:
-  Side(std::span<const std::uint64_t> first, std::span<const std::uint64_t> second, std::size_t w0,
-       std::size_t words)
-      : entries_(kWindowEntries * segment_windows(words)) {
-    for (std::size_t w = 0; w < words; ++w) {
+  Side(std::span<const std::uint64_t> first, std::span<const std::uint64_t> second)
+      : entries_(kWindowEntries * segment_windows(first.size())) {
+    for (std::size_t w = 0; w < first.size(); ++w) {
       const std::size_t c = w / kWindowWords, l = w % kWindowWords;
-      entries_[kWindowEntries * c + 2 * l] = first[w0 + w];
-      entries_[kWindowEntries * c + 2 * l + 1] = second[w0 + w];
+      entries_[kWindowEntries * c + 2 * l] = first[w];
+      entries_[kWindowEntries * c + 2 * l + 1] = second[w];
     }
   }
   const std::uint64_t* window(std::size_t c) const { return entries_.span().data() + kWindowEntries * c; }
@@ -373,11 +373,11 @@ class DenseGates {
 // Returns the final claim share; the vector's final value is v[0].
 template <class NextRound>
 Gf128 verifier_rounds(const detail::FieldKernels& k, const Weights& weights, std::span<const std::uint64_t> linear,
-                      std::size_t w0, std::size_t words, const Side& side, bool weighted, Gf128 last, Gf128* v,
-                      NextRound next_round) {
+                      const Side& side, bool weighted, Gf128 last, Gf128* v, NextRound next_round) {
+  const std::size_t words = linear.size();
   const std::size_t windows = segment_windows(words), len = field_length(words);
   Words padded(kWindowWords * windows);
-  std::memcpy(padded.data(), linear.data() + w0, words * 8);
+  std::memcpy(padded.data(), linear.data(), words * 8);
   Gf128 claim = weighted_claim(k, weights, padded.span());
   Gf128 bound[kBitRounds];
   for (unsigned r = 0; r < kBitRounds; ++r) {
@@ -516,7 +516,7 @@ std::vector<std::uint8_t> prove_segments(const Context& context, const Seed& see
     // x: V-'s components (u, u'), y: V+'s (v, v'); the statement is u v + u' v' per gate.
     const MinusPart minus = minus_of(w0, words);
     const PlusPart plus = plus_of(w0, words);
-    const Side x(minus.left, minus.right, 0, words), y(plus.right, plus.left, 0, words);
+    const Side x(minus.left, minus.right), y(plus.right, plus.left);
     grid_sums(k, x, y, weights, sums.data());
     Grid grid(sums.data());
     Gf128 bound[kBitRounds];
@@ -567,7 +567,7 @@ std::vector<std::uint8_t> verify_plus_segments(const Context& context, const See
       return std::array<Gf128, 3>{gf128_load(share), gf128_load(share + kElement), t};
     };
     const PlusPart plus = plus_of(w0, words);
-    const Gf128 claim = verifier_rounds(k, weights, plus.linear, 0, words, Side(plus.right, plus.left, 0, words),
+    const Gf128 claim = verifier_rounds(k, weights, plus.linear, Side(plus.right, plus.left),
                                         false, gf128_load(mask.data()), b.data(), receive);
     gf128_store(b[0], out + rounds * kElement);
     gf128_store(claim, out + (rounds + 1) * kElement);
@@ -601,7 +601,7 @@ bool verify_minus_segments(const Context& context, const MinusSource& minus_of,
       return std::array<Gf128, 3>{gf128_load(share), gf128_load(share + kElement), t};
     };
     const MinusPart minus = minus_of(w0, words);
-    const Gf128 claim = verifier_rounds(k, weights, minus.linear, 0, words, Side(minus.left, minus.right, 0, words),
+    const Gf128 claim = verifier_rounds(k, weights, minus.linear, Side(minus.left, minus.right),
                                         true, Gf128{}, a.data(), receive);
     const Gf128 b_final = gf128_load(in + rounds * kElement);
     const Gf128 claim_plus = gf128_load(in + (rounds + 1) * kElement);

@@ -7,7 +7,6 @@
 #include "protocol/rss3/bit_combination.hpp"
 
 #include <bit>
-#include <cstring>
 #include <string>
 #include <utility>
 
