@@ -29,6 +29,8 @@ class KrbCircuitCache;
 
 namespace mpc::node {
 
+class ClientLinks;
+
 // A client's job request as the shell hands it to an engine.
 struct ClientJob {
   JobKey key;                  // the authenticated client key and its request id
@@ -86,6 +88,9 @@ struct EngineResources {
   // engines of one server so that a two-party engine built when a server goes down finds
   // the circuits already compiled; outlives them. Null: the engine compiles its own.
   jobs::KrbCircuitCache* garbled_krb_circuits = nullptr;
+  // Where clients' data links go once keyed (an engine whose data listener admits clients hands
+  // them here); outlives the engine. Null: clients reach this server on CurveZMQ only.
+  ClientLinks* client_links = nullptr;
 };
 
 class Engine {

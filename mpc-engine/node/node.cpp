@@ -11,6 +11,9 @@ namespace mpc::node {
 namespace {
 
 constexpr std::size_t kMaxRequestsPerDrain = 4096;
+// How long the shell's thread may wait to write an answer on a client's data link: a client
+// that stops reading loses its link rather than holding up everyone else's answers.
+constexpr std::chrono::milliseconds kClientReplyLimit{250};
 // How long tombstones and notes about requests this server never received are kept.
 constexpr auto kLedgerLifetime = std::chrono::seconds(30);
 
@@ -75,7 +78,10 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
   (void)store_.list();
   // The engine checks the store and runs its self-tests before any socket is bound: a server
   // that must not serve never takes its ports.
-  engine_ = make_engine(EngineResources{settings_, log_, own_keys_, context_, store_, *this});
+  if (settings_.protocol == settings::Protocol::Rss3 && !settings_.data_endpoint.empty())
+    client_links_ = std::make_unique<ClientLinks>(settings_.compute_clients, settings_.admin_clients, log_);
+  engine_ = make_engine(
+      EngineResources{settings_, log_, own_keys_, context_, store_, *this, nullptr, client_links_.get()});
   check_store_form(store_, *engine_, settings_);
   if (settings_.protocol == settings::Protocol::Rss3) {
     const MembershipTiming timing{settings_.limits.heartbeat, settings_.limits.peer_down, settings_.limits.rejoin};
@@ -114,13 +120,20 @@ void Node::run(const std::atomic<bool>& stop) {
   while (!stop.load()) {
     std::vector<void*> sockets{clients_->native(), peers_->listener_socket()};
     for (void* socket : active().sockets()) sockets.push_back(socket);
-    const std::vector<int> descriptors = active().descriptors();
+    std::vector<int> descriptors = active().descriptors();
+    if (client_links_)
+      for (const int descriptor : client_links_->descriptors()) descriptors.push_back(descriptor);
     transport::wait_readable(sockets, descriptors, idle_wait());
     for (std::size_t i = 0; i < kMaxRequestsPerDrain; ++i) {
       auto message = clients_->receive(std::chrono::milliseconds(0));
       if (!message) break;
+      if (ClientLinks::is_link_id(message->routing_id)) continue;  // not ZeroMQ's: its answer would go astray
       handle_client_message(*message);
     }
+    if (client_links_)
+      client_links_->receive(kMaxRequestsPerDrain, [this](transport::ReceivedMessage& message) {
+        handle_client_message(message);
+      });
     flush_notes(std::chrono::steady_clock::now());
     for (;;) {
       auto envelope = peers_->receive(std::chrono::milliseconds(0));
@@ -185,6 +198,12 @@ bool Node::take_shell_frame(PeerEnvelope& envelope) {
 }
 
 void Node::send_reply(const std::string& routing_id, const wire::Reply& reply) {
+  if (client_links_ && ClientLinks::is_link_id(routing_id)) {
+    if (!client_links_->send(routing_id, wire::encode_reply(reply),
+                             std::chrono::steady_clock::now() + kClientReplyLimit))
+      log_.debug("client gone before reply", {{"status", wire::status_name(reply.status)}});
+    return;
+  }
   if (!clients_->send(routing_id, wire::encode_reply(reply)))
     log_.debug("client gone before reply", {{"status", wire::status_name(reply.status)}});
 }

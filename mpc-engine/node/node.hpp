@@ -1,7 +1,7 @@
 // One server of the engine: the shell every protocol runs in.
 //
-// The node owns what does not depend on the protocol: the CurveZMQ listener for clients and
-// the links to the other servers, the encrypted share store and a bounded cache of open key
+// The node owns what does not depend on the protocol: the CurveZMQ listener for clients (and
+// their data links, client_links.hpp), the links to the other servers, the encrypted share store and a bounded cache of open key
 // material, client intake (decoding, the client's role, key administration, Status), the
 // servers' agreement on each request before anything is computed with it
 // (request_agreement.hpp), the answers, and the poll loop. The engine (engine.hpp) is handed
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "node/client_links.hpp"
 #include "node/engine.hpp"
 #include "node/key_cache.hpp"
 #include "node/membership.hpp"
@@ -139,6 +140,7 @@ class Node final : public EngineHost {
   KeyCache key_cache_;
   transport::Context context_;
   std::unique_ptr<transport::Listener> clients_;
+  std::unique_ptr<ClientLinks> client_links_;  // rss3 with a data_endpoint: clients' data links
   std::unique_ptr<PeerLinks> peers_;
   Serving serving_;
   // rss3 only: who hears whom, and the two-party service while a server is down.

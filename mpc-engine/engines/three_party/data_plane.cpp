@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/thread_name.hpp"
+#include "node/client_links.hpp"
 #include "node/peer_links.hpp"
 #include "protocol/rss3/shares.hpp"
 
@@ -176,14 +177,20 @@ std::unique_ptr<transport::DataLink> DataPlane::shell_lane(std::unique_ptr<trans
 }
 
 DataPlane::DataPlane(const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
-                     BatchFrames& frames, const Logger& log)
+                     BatchFrames& frames, node::ClientLinks* clients, const Logger& log)
     : log_(log),
       frames_(frames),
+      clients_(clients),
       previous_party_(rss3::previous_party(settings.party)),
       peer_timeout_(settings.limits.peer_timeout),
       listener_(settings.data_endpoint, own) {
   for (const auto& peer : settings.peers)
-    if (peer.party == previous_party_) listener_.allow(peer.public_key);
+    if (peer.party == previous_party_) {
+      previous_key_ = peer.public_key;
+      listener_.allow(peer.public_key);
+    }
+  if (clients_ != nullptr)
+    for (const auto& key : clients_->keys()) listener_.allow(key);
   acceptor_ = std::thread([this] { accept_connections(); });
 }
 
@@ -244,6 +251,11 @@ void DataPlane::serve(Connection& connection, int socket) {
     link = listener_.handshake(socket);
   } catch (const Error& error) {
     log_.warn("data link refused", {{"error", error.what()}});
+    connection.done = true;
+    return;
+  }
+  if (clients_ != nullptr && link->peer() != previous_key_) {  // admitted: so a client's
+    clients_->adopt(std::move(link));
     connection.done = true;
     return;
   }

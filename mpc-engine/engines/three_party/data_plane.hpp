@@ -15,8 +15,8 @@
 // previous server's lane 0 itself, so a layer's round trip wakes no other thread. Workers'
 // lanes are numbered from 1.
 //
-// Incoming, DataPlane listens on this server's data_endpoint for the previous server alone
-// and reads each worker's lane on a thread of its own, which opens the frames and hands them
+// Incoming, DataPlane listens on this server's data_endpoint for the previous server's lanes
+// and for clients (node/client_links.hpp: a client's link is handed to the shell), and reads each worker's lane on a thread of its own, which opens the frames and hands them
 // to BatchFrames (one wake-up of the worker, no hop through the shell's thread). A lane that
 // fails (a frame that fails authentication, a peer that restarted) is closed; the sender
 // connects again with a new handshake, and a new link on a lane replaces the old one.
@@ -95,9 +95,10 @@ class DataPlane {
   static constexpr std::size_t kMaxHandshakes = 64;
 
   // Listens on settings.data_endpoint (throws Error(Transport) if it cannot) for the
-  // previous party's lanes; their frames go to `frames`, which must outlive this.
+  // previous party's lanes, whose frames go to `frames`, and, with `clients`, for the links of
+  // the clients it knows, which go there once keyed. Both must outlive this.
   DataPlane(const settings::ServerSettings& settings, const transport::CurveKeyPair& own, BatchFrames& frames,
-            const Logger& log);
+            node::ClientLinks* clients, const Logger& log);
   ~DataPlane();  // closes every lane and joins its thread
   DataPlane(const DataPlane&) = delete;
   DataPlane& operator=(const DataPlane&) = delete;
@@ -123,7 +124,9 @@ class DataPlane {
 
   const Logger& log_;
   BatchFrames& frames_;
+  node::ClientLinks* clients_;
   int previous_party_;
+  transport::PublicKey previous_key_{};
   std::chrono::milliseconds peer_timeout_;
   transport::DataListener listener_;
   std::atomic<bool> stopping_{false};

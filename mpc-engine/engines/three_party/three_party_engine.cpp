@@ -69,7 +69,8 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
   // where a GPU only adds launches and copies.
   inline_evaluator_ = cpu();
   if (!settings_.data_endpoint.empty())
-    data_plane_ = std::make_unique<DataPlane>(settings_, resources.own_keys, batch_frames_, log_);
+    data_plane_ =
+        std::make_unique<DataPlane>(settings_, resources.own_keys, batch_frames_, resources.client_links, log_);
   shell_lane_out_ = make_shell_lane(host_, settings_, resources.own_keys, log_);
   const std::size_t workers = settings_.limits.workers != 0 ? settings_.limits.workers : default_workers();
   std::uint32_t lane = kShellLane + 1;

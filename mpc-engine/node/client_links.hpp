@@ -1,0 +1,83 @@
+// Clients' requests over data links (transport/data_link.hpp): a client that knows a server's
+// data_endpoint connects there with its own pinned key, and its requests and their answers
+// travel as AES-256-GCM frames on a plain TCP socket that the shell's thread reads and writes
+// itself. On CurveZMQ every request and answer passes through ZeroMQ's I/O thread in both
+// processes, a hand-off and a wake-up each way; for a GCM tag, a few hundred bytes, those
+// hand-offs cost more than the work.
+//
+// The data plane (engines/three_party/data_plane.hpp) accepts the connections and hands each
+// keyed link here from its own thread; adopt() queues it and wakes the shell. A client's role
+// comes from its key, as on CurveZMQ: admin keys are admins, compute keys compute, and no other
+// key gets past the handshake. A link that fails (a frame that fails authentication, a client
+// that closes, an answer not out in time) is closed; the client connects again.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/log.hpp"
+#include "node/wakeup.hpp"
+#include "transport/curve_keys.hpp"
+#include "transport/data_link.hpp"
+#include "transport/zmq_link.hpp"
+
+namespace mpc::node {
+
+class ClientLinks {
+ public:
+  // Links one client key may hold at once (a KDC opens one per worker process and server):
+  // beyond it, that key's oldest link is closed, so no client crowds out the others.
+  static constexpr std::size_t kMaxLinksPerKey = 256;
+
+  ClientLinks(const std::vector<transport::PublicKey>& compute_clients,
+              const std::vector<transport::PublicKey>& admin_clients, const Logger& log);
+  ClientLinks(const ClientLinks&) = delete;
+  ClientLinks& operator=(const ClientLinks&) = delete;
+
+  // The keys a data listener should admit for clients.
+  std::vector<transport::PublicKey> keys() const;
+
+  // From any thread: a keyed link from a client, for the shell's thread to serve.
+  void adopt(std::unique_ptr<transport::DataLink> link);
+
+  // Shell's thread. What to poll: the wake-up and every link's socket.
+  std::vector<int> descriptors();
+  // Every whole request that has arrived, at most `limit`, each handed to `handle` as a
+  // ReceivedMessage whose routing id names its link.
+  void receive(std::size_t limit, const std::function<void(transport::ReceivedMessage&)>& handle);
+  // Whether a routing id names a client's data link; ZeroMQ never makes one like it.
+  static bool is_link_id(const std::string& routing_id);
+  // Sends an answer on the link the routing id names: false when that link is gone (closed
+  // now if the answer is not out by `deadline`).
+  bool send(const std::string& routing_id, std::span<const std::uint8_t> data,
+            std::chrono::steady_clock::time_point deadline);
+  std::size_t size() const { return links_.size(); }
+
+ private:
+  struct Link {
+    std::unique_ptr<transport::DataLink> link;
+    std::string role;
+  };
+  void take_adopted();
+  void close(std::uint64_t serial, const std::string& why);
+
+  const Logger& log_;
+  std::map<transport::PublicKey, std::string> roles_;
+  Wakeup wakeup_;
+  std::mutex mutex_;  // adopted_
+  std::vector<std::unique_ptr<transport::DataLink>> adopted_;
+  std::uint64_t next_serial_ = 1;
+  std::map<std::uint64_t, Link> links_;  // by serial: oldest first
+  std::vector<std::uint8_t> frame_;
+};
+
+}  // namespace mpc::node
