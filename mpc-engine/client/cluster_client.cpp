@@ -117,7 +117,7 @@ ClusterClient::Links& ClusterClient::links() {
   if (links_) (void)links_.release();  // inherited across fork(): abandoned, never closed here
   auto fresh = std::make_unique<Links>();
   fresh->owner = getpid();
-  const transport::CurveKeyPair own = transport::read_secret_key_file(settings_.secret_key_file);
+  fresh->own = transport::read_secret_key_file(settings_.secret_key_file);
   fresh->context = std::make_unique<transport::Context>();
   fresh->connections.resize(settings_.servers.size());
   transport::LinkOptions options;
@@ -125,8 +125,8 @@ ClusterClient::Links& ClusterClient::links() {
   options.max_message_bytes = static_cast<std::int64_t>(wire::kMaxRequestBlocks) * 32 +
                               static_cast<std::int64_t>(wire::kMaxGcmPrefetchCount) * wire::kGcmNonceBytes + 4096;
   for (const auto& server : settings_.servers)
-    fresh->connections[static_cast<std::size_t>(server.party)] = std::make_unique<transport::Connection>(
-        *fresh->context, server.endpoint, server.public_key, own, options);
+    fresh->connections[static_cast<std::size_t>(server.party)] =
+        std::make_unique<ServerChannel>(*fresh->context, server, fresh->own, options);
   links_ = std::move(fresh);
   return *links_;
 }
@@ -162,10 +162,12 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
   // Every reachable server gets its copy at once: a server still reconnecting (just restarted)
   // must not hold up the others' copies, or their batch may run without this request.
   std::vector<bool> unsent = targets;
+  const bool small_answer = type != wire::MessageType::Compute;
   for (;;) {
     for (int party = 0; party < parties(); ++party) {
       const auto index = static_cast<std::size_t>(party);
-      if (unsent[index] && link.connections[index]->send(frames[index])) unsent[index] = false;
+      if (unsent[index] && link.connections[index]->send(frames[index], small_answer, send_deadline))
+        unsent[index] = false;
     }
     const auto waiting = std::find(unsent.begin(), unsent.end(), true);
     if (waiting == unsent.end()) break;
@@ -194,7 +196,7 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
     else if (unsent[index]) unreachable(index, "is unreachable");
   }
   std::vector<void*> sockets(settings_.servers.size());
-  for (int party = 0; party < parties(); ++party) sockets[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->native();
+  for (int party = 0; party < parties(); ++party) sockets[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->socket();
   for (;;) {
     const bool complete = std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r.has_value(); });
     if (complete) break;
@@ -221,8 +223,10 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
       throw Error(Component::Client, "server " + std::to_string(party + 1) + " (" + settings_.servers[index].endpoint +
                                            ") is unreachable: it went away before answering, and the request with it");
     }
-    for (std::size_t ready : transport::wait_readable(sockets, std::min(left, kSessionCheckInterval))) {
-      while (auto frame = link.connections[ready]->receive(std::chrono::milliseconds(0))) {
+    const ChannelDescriptors descriptors(link);
+    for (std::size_t index : transport::wait_readable(sockets, descriptors.descriptors, std::min(left, kSessionCheckInterval))) {
+      const std::size_t ready = descriptors.party(index, sockets.size());
+      while (auto frame = link.connections[ready]->receive()) {
         wire::Reply reply;
         try {
           reply = wire::decode_reply(*frame, type);

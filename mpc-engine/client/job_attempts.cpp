@@ -105,13 +105,14 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
     if (!first_failure) first_failure = std::make_exception_ptr(Error(Component::Client, why));
   };
   std::vector<void*> sockets;
-  for (std::size_t party = 0; party < kServers; ++party) sockets.push_back(link.connections[party]->native());
+  for (std::size_t party = 0; party < kServers; ++party) sockets.push_back(link.connections[party]->socket());
+  const bool small_answer = type != wire::MessageType::Compute;
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     for (std::size_t party = 0; party < kServers; ++party) {
       const std::string server = "server " + std::to_string(party + 1) + " (" + settings_.servers[party].endpoint + ")";
       if (copies[party] == Copy::Unsent) {
-        if (link.connections[party]->send(frame)) copies[party] = Copy::Waiting;
+        if (link.connections[party]->send(frame, small_answer, send_deadline)) copies[party] = Copy::Waiting;
         else if (now >= send_deadline) fail(party, true, server + " is unreachable");
       } else if (copies[party] == Copy::Waiting && link.connections[party]->sessions_lost() != sessions_lost[party]) {
         fail(party, true, server + " is unreachable: it went away before answering, and the request with it");
@@ -174,8 +175,10 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
     const auto wait = std::max(std::chrono::milliseconds(0),
                                std::min(left, sending ? std::chrono::milliseconds(2) : kPollInterval));
-    for (std::size_t ready : transport::wait_readable(sockets, wait)) {
-      while (auto received = link.connections[ready]->receive(std::chrono::milliseconds(0))) {
+    const ChannelDescriptors descriptors(link);
+    for (std::size_t index : transport::wait_readable(sockets, descriptors.descriptors, wait)) {
+      const std::size_t ready = descriptors.party(index, sockets.size());
+      while (auto received = link.connections[ready]->receive()) {
         wire::Reply reply;
         try {
           reply = wire::decode_reply(*received, type);

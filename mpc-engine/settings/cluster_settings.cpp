@@ -25,11 +25,17 @@ ClusterSettings load_cluster_settings(const std::filesystem::path& file) {
   const auto servers = root.table_array("servers", static_cast<std::size_t>(parties), static_cast<std::size_t>(parties));
   for (std::size_t i = 0; i < servers.size(); ++i) {
     const std::string prefix = "servers[" + std::to_string(i) + "]";
-    const TableReader reader(document, *servers[i], prefix, {"party", "endpoint", "public_key"});
+    const TableReader reader(document, *servers[i], prefix, {"party", "endpoint", "data_endpoint", "public_key"});
     ServerEndpoint server;
     server.party = static_cast<int>(reader.integer("party", 1, parties)) - 1;
     server.endpoint = reader.endpoint("endpoint");
     server.public_key = reader.public_key("public_key");
+    if (reader.has("data_endpoint")) {
+      if (settings.protocol != Protocol::Rss3) reader.fail("data_endpoint", "applies only to protocol = \"rss3\"");
+      server.data_endpoint = reader.endpoint("data_endpoint");
+      if (server.data_endpoint.rfind("tcp://", 0) != 0)
+        reader.fail("data_endpoint", "must be a tcp:// endpoint (got \"" + server.data_endpoint + "\")");
+    }
     for (const auto& other : settings.servers) {
       if (other.party == server.party)
         reader.fail("party", "party " + std::to_string(server.party + 1) + " is listed twice");

@@ -9,6 +9,7 @@
 //   [[servers]]                        # one per party, party = 1..3
 //   party = 1
 //   endpoint = "tcp://127.0.0.1:7101"
+//   data_endpoint = "tcp://127.0.0.1:7221"  # rss3, optional: the server's data_endpoint
 //   public_key = "z85..."              # or a path to a .pub file
 //
 // Relative paths are relative to the configuration file's directory.
@@ -20,7 +21,11 @@
 // server builds the circuit of a new data length first; a dead server is still reported at once,
 // by the other two, after their peer timeout); one server for each party: three (1..3) with
 // rss3, two (1..2) with gc2 and lut2, with distinct endpoints (tcp://host:port, ipc:// or
-// inproc://). Public keys and paths follow the rules in server_settings.hpp.
+// inproc://). Public keys and paths follow the rules in server_settings.hpp. data_endpoint (rss3
+// only, tcp:// only) is optional: with it, requests whose answers are small (all but bulk
+// keystream and ECB jobs) go to that server over a data link (transport/data_link.hpp, keyed by
+// the same pinned keys) instead of CurveZMQ, which the client falls back to while the link
+// cannot be had.
 #pragma once
 
 #include <chrono>
@@ -36,6 +41,7 @@ namespace mpc::settings {
 struct ServerEndpoint {
   int party = 0;  // 0-based
   std::string endpoint;
+  std::string data_endpoint;  // empty: CurveZMQ alone
   transport::PublicKey public_key{};
 };
 

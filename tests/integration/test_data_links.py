@@ -42,9 +42,10 @@ def data_port(cluster: Cluster, party: int) -> int:
     return cluster.base_port + 20 + party
 
 
-def established_links(port: int) -> int:
-    """ESTABLISHED TCP connections whose local port is `port` (the listening end of a lane)."""
-    count = 0
+def established_sockets(port: int, far_end: bool = False) -> list[str]:
+    """The inodes of ESTABLISHED TCP sockets whose local port (or with far_end, whose remote
+    port) is `port`."""
+    inodes = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = Path(table).read_text().splitlines()[1:]
@@ -52,9 +53,14 @@ def established_links(port: int) -> int:
             continue
         for line in lines:
             fields = line.split()
-            if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
-                count += 1
-    return count
+            if int(fields[2 if far_end else 1].split(":")[1], 16) == port and fields[3] == "01":
+                inodes.append(fields[9])
+    return inodes
+
+
+def established_links(port: int) -> int:
+    """ESTABLISHED TCP connections whose local port is `port` (the listening end of a lane)."""
+    return len(established_sockets(port))
 
 
 def thread_names(pid: int) -> list[str]:

@@ -44,19 +44,20 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
+std::uint64_t dealer_port(std::uint64_t base_port) { return base_port + 20; }
+std::uint64_t data_port(std::uint64_t base_port, int party) { return base_port + 20 + static_cast<std::uint64_t>(party); }
+
 std::string cluster_toml(const std::string& protocol, int parties, const std::string& key_file, const std::string& host,
-                         std::uint64_t base_port) {
+                         std::uint64_t base_port, bool data_links) {
   std::string text = "# Written by mpcctl cluster init.\nprotocol = \"" + protocol +
                      "\"\ntimeout_ms = 2000\nsecret_key_file = \"" + key_file + "\"\n";
   for (int party = 1; party <= parties; ++party)
     text += "\n[[servers]]\nparty = " + std::to_string(party) + "\nendpoint = \"" +
-            endpoint(host, base_port + static_cast<std::uint64_t>(party)) + "\"\npublic_key = \"server" +
-            std::to_string(party) + "/server.pub\"\n";
+            endpoint(host, base_port + static_cast<std::uint64_t>(party)) + "\"\n" +
+            (data_links ? "data_endpoint = \"" + endpoint(host, data_port(base_port, party)) + "\"\n" : std::string()) +
+            "public_key = \"server" + std::to_string(party) + "/server.pub\"\n";
   return text;
 }
-
-std::uint64_t dealer_port(std::uint64_t base_port) { return base_port + 20; }
-std::uint64_t data_port(std::uint64_t base_port, int party) { return base_port + 20 + static_cast<std::uint64_t>(party); }
 
 std::string server_toml(const std::string& protocol, int parties, int party, const std::string& host,
                         std::uint64_t base_port, bool dealer, const std::string& security, bool data_links) {
@@ -144,8 +145,8 @@ void init_cluster(const Arguments& arguments) {
     write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port, dealer, security,
                                                              data_links == "on"));
   }
-  write_text(dir / "cluster.toml", cluster_toml(protocol, parties, "admin.key", host, base_port));
-  write_text(dir / "compute.toml", cluster_toml(protocol, parties, "compute.key", host, base_port));
+  write_text(dir / "cluster.toml", cluster_toml(protocol, parties, "admin.key", host, base_port, data_links == "on"));
+  write_text(dir / "compute.toml", cluster_toml(protocol, parties, "compute.key", host, base_port, data_links == "on"));
   std::cout << protocol << " cluster written to " << dir.string() << " (clients on ports " << base_port + 1 << "-"
             << base_port + static_cast<std::uint64_t>(parties) << ", peers on " << base_port + 11 << "-"
             << base_port + 10 + static_cast<std::uint64_t>(parties)

@@ -563,6 +563,24 @@ TEST_F(SettingsTest, TwoServerClusterNeedsTwoServers) {
   expect_cluster_error(cluster_text(root, servers), {"servers[0].party", "between 1 and 2"});
 }
 
+TEST_F(SettingsTest, ClusterDataEndpointsAreOptionalTcpAndThreeServerOnly) {
+  auto root = cluster_root();
+  auto servers = cluster_servers();
+  const ClusterSettings plain = load_cluster_settings(write("cluster.toml", cluster_text(root, servers)));
+  for (const auto& server : plain.servers) EXPECT_TRUE(server.data_endpoint.empty());
+  servers[1] += "data_endpoint = \"tcp://h1:7221\"\n";  // party 1's entry
+  const ClusterSettings linked = load_cluster_settings(write("cluster.toml", cluster_text(root, servers)));
+  EXPECT_EQ(linked.servers[0].data_endpoint, "tcp://h1:7221");
+  EXPECT_TRUE(linked.servers[1].data_endpoint.empty());
+  servers[1] = server_entry(1, "tcp://h1:7101", z85(server1)) + "data_endpoint = \"ipc:///run/mpc\"\n";
+  expect_cluster_error(cluster_text(root, servers), {"servers[1].data_endpoint", "tcp://"});
+  root["protocol"] = "\"gc2\"";
+  servers = cluster_servers();
+  servers.pop_back();
+  servers[1] += "data_endpoint = \"tcp://h1:7221\"\n";
+  expect_cluster_error(cluster_text(root, servers), {"servers[1].data_endpoint", "rss3"});
+}
+
 TEST_F(SettingsTest, PublicKeysInlineOrByPath) {
   // Relative to the configuration file's directory, not the working directory.
   fs::create_directory(dir / "keys");

@@ -1,0 +1,93 @@
+#include "client/server_channel.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace mpc::client {
+namespace {
+
+// A data link's handshake may take this long at most (a server on a slow or lossy network):
+// past it, the request goes over CurveZMQ this time.
+constexpr std::chrono::milliseconds kLinkHandshakeLimit{500};
+// Clients' links carry no lanes; the number only has to be the same on every connect.
+constexpr std::uint32_t kClientChannel = 0;
+
+}  // namespace
+
+ServerChannel::ServerChannel(transport::Context& context, const settings::ServerEndpoint& server,
+                             const transport::CurveKeyPair& own, const transport::LinkOptions& options)
+    : server_(server),
+      own_(own),
+      connection_(std::make_unique<transport::Connection>(context, server.endpoint, server.public_key, own, options)) {}
+
+void ServerChannel::drop_link() { link_.reset(); }
+
+bool ServerChannel::link_up(Clock::time_point deadline) {
+  if (link_) {
+    // Anything to read before a request is sent is a late answer to an earlier one, or the
+    // server closing the link (it restarted): a closed link is replaced before it loses a
+    // request.
+    pollfd entry{link_->descriptor(), POLLIN | POLLRDHUP, 0};
+    if (::poll(&entry, 1, 0) > 0) {
+      try {
+        if ((entry.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0)
+          throw PeerError(Component::Client, "data link closed by the server");
+        std::vector<std::uint8_t> stale;
+        while (link_->receive(stale, Clock::now())) {
+        }
+      } catch (const PeerError&) {
+        drop_link();
+      }
+    }
+    if (link_) return true;
+  }
+  const auto now = Clock::now();
+  if (now < link_retry_after_ || now >= deadline) return false;
+  transport::DataLinkOptions options;
+  options.handshake_timeout = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
+                                         std::chrono::milliseconds(1), kLinkHandshakeLimit);
+  try {
+    link_ = transport::DataLink::connect(server_.data_endpoint, own_, server_.public_key, kClientChannel, options);
+    failed_connects_ = 0;
+    return true;
+  } catch (const Error&) {
+    link_retry_after_ = Clock::now() + std::min(kLinkRetryPause * (1 << std::min(failed_connects_, 3)),
+                                                kLinkRetryPauseMax);
+    ++failed_connects_;
+    return false;
+  }
+}
+
+bool ServerChannel::send(std::span<const std::uint8_t> frame, bool small_answer, Clock::time_point deadline) {
+  if (small_answer && !server_.data_endpoint.empty() && link_up(deadline)) {
+    try {
+      link_->send({frame}, deadline);
+      return true;
+    } catch (const PeerError&) {
+      drop_link();  // nothing of the request went out whole: CurveZMQ carries it instead
+      link_retry_after_ = Clock::now() + kLinkRetryPause;
+    }
+  }
+  return connection_->send(frame);
+}
+
+std::uint64_t ServerChannel::sessions_lost() { return connection_->sessions_lost() + links_lost_; }
+
+std::optional<std::vector<std::uint8_t>> ServerChannel::receive() {
+  if (link_) {
+    try {
+      std::vector<std::uint8_t> frame;
+      if (link_->receive(frame, Clock::now())) return frame;
+    } catch (const PeerError&) {
+      // The server went away (or a frame failed authentication) with requests on the link.
+      drop_link();
+      ++links_lost_;
+    }
+  }
+  return connection_->receive(std::chrono::milliseconds(0));
+}
+
+}  // namespace mpc::client
