@@ -136,6 +136,9 @@ def config_copy(cluster: Cluster, name: str, *, timeout_ms: int | None = None, d
     """A copy of the admin configuration beside it (its key paths are relative): a longer
     call timeout, server 1 behind another port, or servers on ports where nothing listens."""
     text = cluster.admin_config.read_text()
+    if first_server_port is not None or dead:
+        # Every request must take the route the test controls: CurveZMQ alone.
+        text = re.sub(r'(?m)^data_endpoint = .*\n', "", text)
     if timeout_ms is not None:
         text = re.sub(r"(?m)^timeout_ms = \d+$", f"timeout_ms = {timeout_ms}", text)
     if first_server_port is not None:
