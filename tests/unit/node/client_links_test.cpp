@@ -1,0 +1,147 @@
+// The shell's side of clients' data links (node/client_links.hpp) over real loopback links:
+// requests come out with the client's key and the role that key has, answers go back on the
+// link their routing id names, a key's links are capped, and a client that stops reading
+// loses its link instead of holding up the shell.
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <future>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "node/client_links.hpp"
+#include "transport/curve_keys.hpp"
+#include "transport/data_link.hpp"
+
+namespace mpc::node {
+namespace {
+
+using namespace std::chrono_literals;
+using Bytes = std::vector<std::uint8_t>;
+using Clock = std::chrono::steady_clock;
+
+class ClientLinksTest : public ::testing::Test {
+ protected:
+  ClientLinksTest()
+      : server(transport::generate_curve_key_pair()),
+        compute(transport::generate_curve_key_pair()),
+        admin(transport::generate_curve_key_pair()),
+        both(transport::generate_curve_key_pair()),
+        listener("tcp://127.0.0.1:*", server),
+        links({compute.public_key, both.public_key}, {admin.public_key, both.public_key}, log) {
+    for (const auto& key : links.keys()) listener.allow(key);
+  }
+
+  // A client's link, connected and handed to the shell as the data plane would.
+  std::unique_ptr<transport::DataLink> connect(const transport::CurveKeyPair& client) {
+    auto accepted = std::async(std::launch::async, [&] { return listener.accept(Clock::now() + 3s); });
+    auto link = transport::DataLink::connect(listener.bound_endpoint(), client, server.public_key, 0);
+    auto server_end = accepted.get();
+    if (!server_end) throw std::runtime_error("no link accepted");
+    links.adopt(std::move(server_end));
+    return link;
+  }
+
+  // One turn of the shell's loop: a poll, then whatever arrived.
+  void serve_once(std::vector<transport::ReceivedMessage>& out) {
+    std::vector<pollfd> entries;
+    for (const int descriptor : links.descriptors()) entries.push_back({descriptor, POLLIN, 0});
+    ::poll(entries.data(), entries.size(), 100);
+    links.receive(4096, [&](transport::ReceivedMessage& message) { out.push_back(std::move(message)); });
+  }
+
+  // The requests that arrive within a few seconds, until `expected` have.
+  std::vector<transport::ReceivedMessage> requests(std::size_t expected) {
+    std::vector<transport::ReceivedMessage> out;
+    const auto deadline = Clock::now() + 3s;
+    while (out.size() < expected && Clock::now() < deadline) serve_once(out);
+    return out;
+  }
+
+  Logger log{"test"};
+  transport::CurveKeyPair server, compute, admin, both;
+  transport::DataListener listener;
+  ClientLinks links;
+};
+
+TEST_F(ClientLinksTest, RequestsCarryTheKeyAndItsRoleAndAnswersGoBackOnTheirLink) {
+  auto compute_link = connect(compute);
+  auto admin_link = connect(admin);
+  auto both_link = connect(both);
+  compute_link->send({Bytes{1, 2, 3}}, Clock::now() + 1s);
+  admin_link->send({Bytes{4}}, Clock::now() + 1s);
+  both_link->send({Bytes{5}}, Clock::now() + 1s);
+  auto received = requests(3);
+  ASSERT_EQ(received.size(), 3u);
+  std::map<Bytes, transport::ReceivedMessage*> by_data;
+  for (auto& message : received) by_data[message.data] = &message;
+  const Bytes from_compute{1, 2, 3}, from_admin{4}, from_both{5};
+  ASSERT_TRUE(by_data.contains(from_compute) && by_data.contains(from_admin) && by_data.contains(from_both));
+  EXPECT_EQ(by_data[from_compute]->sender, compute.public_key);
+  EXPECT_EQ(by_data[from_compute]->role, "compute");
+  EXPECT_EQ(by_data[from_admin]->sender, admin.public_key);
+  EXPECT_EQ(by_data[from_admin]->role, "admin");
+  EXPECT_EQ(by_data[from_both]->role, "admin");  // a key on both lists is an admin, as on CurveZMQ
+  for (const auto& message : received) EXPECT_TRUE(ClientLinks::is_link_id(message.routing_id));
+  EXPECT_NE(by_data[from_admin]->routing_id, by_data[from_both]->routing_id);
+  // ZeroMQ's own routing ids are five bytes starting with zero: never a link's.
+  EXPECT_FALSE(ClientLinks::is_link_id(std::string("\0\x12\x34\x56\x78", 5)));
+
+  ASSERT_TRUE(links.send(by_data[from_admin]->routing_id, Bytes{9, 9}, Clock::now() + 1s));
+  Bytes answer;
+  ASSERT_TRUE(admin_link->receive(answer, Clock::now() + 2s));
+  EXPECT_EQ(answer, (Bytes{9, 9}));
+  Bytes nothing;
+  EXPECT_FALSE(compute_link->receive(nothing, Clock::now() + 50ms));
+  EXPECT_FALSE(both_link->receive(nothing, Clock::now() + 50ms));
+}
+
+TEST_F(ClientLinksTest, AClosedLinkIsDroppedAndItsAnswersAreRefused) {
+  auto link = connect(compute);
+  link->send({Bytes{7}}, Clock::now() + 1s);
+  auto received = requests(1);
+  ASSERT_EQ(received.size(), 1u);
+  link.reset();
+  const auto deadline = Clock::now() + 3s;
+  while (links.size() != 0 && Clock::now() < deadline) serve_once(received);
+  EXPECT_EQ(links.size(), 0u);
+  EXPECT_FALSE(links.send(received[0].routing_id, Bytes{1}, Clock::now() + 100ms));
+}
+
+TEST_F(ClientLinksTest, OneKeyHoldsAtMostItsShareOfLinks) {
+  std::vector<std::unique_ptr<transport::DataLink>> own;
+  for (std::size_t i = 0; i < ClientLinks::kMaxLinksPerKey; ++i) own.push_back(connect(compute));
+  auto other = connect(admin);
+  (void)links.descriptors();
+  EXPECT_EQ(links.size(), ClientLinks::kMaxLinksPerKey + 1);
+  auto newest = connect(compute);
+  (void)links.descriptors();
+  EXPECT_EQ(links.size(), ClientLinks::kMaxLinksPerKey + 1);
+  // The oldest of that key was closed; the newest and the other key's link still serve.
+  Bytes frame;
+  EXPECT_THROW((void)own.front()->receive(frame, Clock::now() + 2s), PeerError);
+  newest->send({Bytes{1}}, Clock::now() + 1s);
+  other->send({Bytes{2}}, Clock::now() + 1s);
+  EXPECT_EQ(requests(2).size(), 2u);
+}
+
+TEST_F(ClientLinksTest, AClientThatStopsReadingLosesItsLink) {
+  auto link = connect(compute);
+  link->send({Bytes{1}}, Clock::now() + 1s);
+  auto received = requests(1);
+  ASSERT_EQ(received.size(), 1u);
+  const Bytes large(1 << 20, 0x5a);
+  bool refused = false;
+  const auto started = Clock::now();
+  for (int i = 0; i < 256 && !refused; ++i)
+    refused = !links.send(received[0].routing_id, large, Clock::now() + 100ms);
+  EXPECT_TRUE(refused) << "256 MiB of answers fit in the socket's buffers";
+  EXPECT_LT(Clock::now() - started, 30s);
+  EXPECT_EQ(links.size(), 0u);
+}
+
+}  // namespace
+}  // namespace mpc::node
