@@ -6,7 +6,11 @@
 Two realms on loopback on this machine, identical but for protection:
   - stock:     krb5kdc over db2, no plugin;
   - protected: krb5kdc over mpc_kdb.so (db2) with mpc_crypto_router.so preloaded and the
-               krbtgt key enrolled in a local three-server engine (data links between the servers, CurveZMQ to the KDC).
+               krbtgt key enrolled in a local three-server engine (data links between the servers
+               and from the KDC to each server);
+  - protected over CurveZMQ: the same, with the KDC's cluster.toml naming no data endpoints, so
+               its requests go by CurveZMQ (how every KDC reached the engine before client data
+               links): the two protected realms side by side show what the client links gain.
 The client is tests/load/kdc_load (many exchanges per process, keytab login so the client's
 own string-to-key does not dominate). Rounds alternate between the realms so that noise
 from the shared machine hits both alike. Measured:
@@ -29,6 +33,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -139,31 +144,36 @@ def main() -> None:
         cluster.start()
         stock = Realm(tmp / "stock", backend="db2")
         protected = ProtectedRealm(tmp / "protected", cluster)
+        curvezmq_config = cluster.dir / "compute-curvezmq.toml"
+        curvezmq_config.write_text(re.sub(r"(?m)^data_endpoint = .*\n", "", cluster.compute_config.read_text()))
+        protected_zmq = ProtectedRealm(tmp / "protected-curvezmq", cluster, compute_config=curvezmq_config)
+        realms = (("stock", stock), ("protected", protected), ("protected_curvezmq", protected_zmq))
         try:
             prepare(stock)
-            prepare(protected)
-            protected.protect()
-            samples: dict[str, dict[str, list[dict]]] = {"stock": {}, "protected": {}}
+            for realm in (protected, protected_zmq):
+                prepare(realm)
+                realm.protect()
+            samples: dict[str, dict[str, list[dict]]] = {name: {} for name, _ in realms}
             for workers, modes in ((None, ("as", "tgs")), (2, ("as-throughput",))):
-                for realm in (stock, protected):
+                for _, realm in realms:
                     realm.start_kdc(workers=workers)
                     kdc_load(build, realm, "as", 20)          # warm-up: pools, caches, connections
                 for _ in range(ROUNDS):
-                    for name, realm in (("stock", stock), ("protected", protected)):
+                    for name, realm in realms:
                         for mode in modes:
                             if mode == "as-throughput":
                                 servers = ([cluster.server_pid(p) for p in (1, 2, 3)]
-                                           if realm is protected else [])
+                                           if realm is not stock else [])
                                 result = measured_as_load(build, realm, servers, THROUGHPUT_THREADS)
                             else:
                                 result = kdc_load(build, realm, mode, LATENCY_EXCHANGES)
                             samples[name].setdefault(mode, []).append(result)
-                for realm in (stock, protected):
+                for _, realm in realms:
                     realm.stop_kdc()
             by_workers = sweep_workers(build, stock, protected, cluster)
         finally:
-            stock.stop()
-            protected.stop()
+            for _, realm in realms:
+                realm.stop()
             cluster.stop()
 
     def summarise(name: str) -> dict:
@@ -178,7 +188,7 @@ def main() -> None:
             "servers_cpu_ms_per_as": median([r["servers_cpu_ms_per_exchange"] for r in s["as-throughput"]]),
         }
 
-    stock_s, protected_s = summarise("stock"), summarise("protected")
+    stock_s, protected_s, curvezmq_s = summarise("stock"), summarise("protected"), summarise("protected_curvezmq")
     added = {
         "as_p50_ms": protected_s["as_p50_ms"] - stock_s["as_p50_ms"],
         "as_p99_ms": protected_s["as_p99_ms"] - stock_s["as_p99_ms"],
@@ -193,7 +203,8 @@ def main() -> None:
         "method": {"rounds": ROUNDS, "latency_exchanges_per_round": LATENCY_EXCHANGES,
                    "throughput_exchanges_per_round": THROUGHPUT_EXCHANGES,
                    "throughput_client_threads": THROUGHPUT_THREADS, "statistic": "median of rounds"},
-        "stock": stock_s, "protected": protected_s, "added": added,
+        "stock": stock_s, "protected": protected_s, "protected_curvezmq_client": curvezmq_s, "added": added,
+        "client_data_links_as_throughput_gain": protected_s["as_per_second_w2"] / curvezmq_s["as_per_second_w2"],
         "as_throughput_ratio_w2": throughput_ratio,
         "kdc_cpu_ratio_stock_over_protected": kdc_cpu_ratio,
         "goals": {"as_added_p50_under_1ms": added["as_p50_ms"] < 1.0,
@@ -207,17 +218,20 @@ def main() -> None:
         ("AS p50 (ms)", "as_p50_ms"), ("AS p99 (ms)", "as_p99_ms"),
         ("TGS p50 (ms)", "tgs_p50_ms"), ("TGS p99 (ms)", "tgs_p99_ms"),
     ]
-    lines = ["| measure | stock krb5kdc | protected krbtgt | added |", "|---|---|---|---|"]
+    lines = ["| measure | stock krb5kdc | protected krbtgt | added | protected, KDC on CurveZMQ |",
+             "|---|---|---|---|---|"]
     for label, key in rows:
-        lines.append(f"| {label} | {stock_s[key]:.3f} | {protected_s[key]:.3f} | {added[key]:+.3f} |")
+        lines.append(f"| {label} | {stock_s[key]:.3f} | {protected_s[key]:.3f} | {added[key]:+.3f} | "
+                     f"{curvezmq_s[key]:.3f} |")
     lines.append(f"| AS/s, krb5kdc -w 2, {THROUGHPUT_THREADS} client threads | "
                  f"{stock_s['as_per_second_w2']:.0f} | {protected_s['as_per_second_w2']:.0f} | "
-                 f"ratio {throughput_ratio:.2f} |")
+                 f"ratio {throughput_ratio:.2f} | {curvezmq_s['as_per_second_w2']:.0f} "
+                 f"(ratio {curvezmq_s['as_per_second_w2'] / stock_s['as_per_second_w2']:.2f}) |")
     lines.append(f"| krb5kdc CPU per AS exchange (ms), all its processes | "
                  f"{stock_s['kdc_cpu_ms_per_as']:.3f} | {protected_s['kdc_cpu_ms_per_as']:.3f} | "
-                 f"ratio {kdc_cpu_ratio:.2f} |")
+                 f"ratio {kdc_cpu_ratio:.2f} | {curvezmq_s['kdc_cpu_ms_per_as']:.3f} |")
     lines.append(f"| three servers' CPU per AS exchange (ms) | - | "
-                 f"{protected_s['servers_cpu_ms_per_as']:.3f} | |")
+                 f"{protected_s['servers_cpu_ms_per_as']:.3f} | | {curvezmq_s['servers_cpu_ms_per_as']:.3f} |")
     table = "\n".join(lines)
     worker_lines = [f"| krb5kdc -w | stock AS/s | protected AS/s | ratio | protected AS p50 under load (ms) | "
                     f"krb5kdc CPU per AS (ms) | three servers' CPU per AS (ms) |",
