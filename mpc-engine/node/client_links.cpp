@@ -1,5 +1,7 @@
 #include "node/client_links.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 
 namespace mpc::node {
@@ -75,14 +77,17 @@ std::vector<int> ClientLinks::descriptors() {
   return descriptors;
 }
 
-void ClientLinks::receive(std::size_t limit, const std::function<void(transport::ReceivedMessage&)>& handle) {
+void ClientLinks::receive(std::span<const int> readable, std::size_t limit,
+                          const std::function<void(transport::ReceivedMessage&)>& handle) {
   take_adopted();
   std::size_t handled = 0;
   const auto now = std::chrono::steady_clock::now();
   // Answering one request may answer others, on other links, and close a link that fails:
   // links are looked up afresh for each frame.
   std::vector<std::uint64_t> serials;
-  for (const auto& [serial, link] : links_) serials.push_back(serial);
+  for (const auto& [serial, link] : links_)
+    if (std::find(readable.begin(), readable.end(), link.link->descriptor()) != readable.end())
+      serials.push_back(serial);
   for (const std::uint64_t serial : serials) {
     try {
       for (;;) {

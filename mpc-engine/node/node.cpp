@@ -123,7 +123,9 @@ void Node::run(const std::atomic<bool>& stop) {
     std::vector<int> descriptors = active().descriptors();
     if (client_links_)
       for (const int descriptor : client_links_->descriptors()) descriptors.push_back(descriptor);
-    transport::wait_readable(sockets, descriptors, idle_wait());
+    std::vector<int> readable;  // descriptors only: a client's link is read only when it has bytes
+    for (const std::size_t index : transport::wait_readable(sockets, descriptors, idle_wait()))
+      if (index >= sockets.size()) readable.push_back(descriptors[index - sockets.size()]);
     for (std::size_t i = 0; i < kMaxRequestsPerDrain; ++i) {
       auto message = clients_->receive(std::chrono::milliseconds(0));
       if (!message) break;
@@ -131,7 +133,7 @@ void Node::run(const std::atomic<bool>& stop) {
       handle_client_message(*message);
     }
     if (client_links_)
-      client_links_->receive(kMaxRequestsPerDrain, [this](transport::ReceivedMessage& message) {
+      client_links_->receive(readable, kMaxRequestsPerDrain, [this](transport::ReceivedMessage& message) {
         handle_client_message(message);
       });
     flush_notes(std::chrono::steady_clock::now());

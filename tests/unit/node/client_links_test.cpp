@@ -50,7 +50,10 @@ class ClientLinksTest : public ::testing::Test {
     std::vector<pollfd> entries;
     for (const int descriptor : links.descriptors()) entries.push_back({descriptor, POLLIN, 0});
     ::poll(entries.data(), entries.size(), 100);
-    links.receive(4096, [&](transport::ReceivedMessage& message) { out.push_back(std::move(message)); });
+    std::vector<int> readable;
+    for (const auto& entry : entries)
+      if (entry.revents != 0) readable.push_back(entry.fd);
+    links.receive(readable, 4096, [&](transport::ReceivedMessage& message) { out.push_back(std::move(message)); });
   }
 
   // The requests that arrive within a few seconds, until `expected` have.
