@@ -7,9 +7,10 @@ Two realms on loopback on this machine, measured side by side in one run:
   - stock:     krb5kdc over db2, no plugin;
   - protected: krb5kdc over mpc_kdb.so with mpc_crypto_router.so preloaded, the krbtgt key
                and the client's key (aes256-cts-hmac-sha1-96) enrolled in a local
-               three-server engine (data links between the servers, CurveZMQ to the KDC), which runs Kerberos jobs as
-               garbled circuits (krb_evaluation = "garbled", the default), garbled by servers
-               1 and 3 alike and checked by server 2 (security = "active", the default);
+               three-server engine (data links between the servers and from the KDC), which
+               runs Kerberos jobs as garbled circuits (krb_evaluation = "garbled", the
+               default), garbled by servers 1 and 3 alike and checked by server 2
+               (security = "active", the default);
   - protected, passive: the same with security = "passive" (garbled once), so that the
                price of active security is measured side by side;
   - protected, layered: the same over a three-server engine with krb_evaluation = "layered"
