@@ -46,6 +46,9 @@ bool ServerChannel::link_up(Clock::time_point deadline) {
   }
   const auto now = Clock::now();
   if (now < link_retry_after_ || now >= deadline) return false;
+  // A server CurveZMQ cannot reach now is not worth a connect that may wait out its handshake
+  // limit on every retry (a host down answers no SYN): the link waits for the session.
+  if (!connection_->session_up()) return false;
   transport::DataLinkOptions options;
   options.handshake_timeout = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
                                          std::chrono::milliseconds(1), kLinkHandshakeLimit);

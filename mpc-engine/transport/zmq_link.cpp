@@ -410,6 +410,7 @@ struct Connection::Recovery {
   std::chrono::milliseconds delay = kFirstRestartDelay;
   std::optional<std::chrono::steady_clock::time_point> last_logged;
   std::uint64_t sessions_lost = 0;
+  bool session_up = false;
   Logger log{"transport"};
 };
 
@@ -463,6 +464,11 @@ std::uint64_t Connection::sessions_lost() {
   return recovery_->sessions_lost;
 }
 
+bool Connection::session_up() {
+  maintain();
+  return recovery_->session_up;
+}
+
 void Connection::maintain() {
   Recovery& state = *recovery_;
   const auto now = std::chrono::steady_clock::now();
@@ -488,10 +494,12 @@ void Connection::maintain() {
         [[fallthrough]];
       case ZMQ_EVENT_DISCONNECTED:
         ++state.sessions_lost;
+        state.session_up = false;
         if (!state.dead_since) state.dead_since = now;
         break;
       case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
         state.delay = kFirstRestartDelay;
+        state.session_up = true;
         [[fallthrough]];
       case ZMQ_EVENT_CONNECTED:
       case ZMQ_EVENT_CONNECT_DELAYED:

@@ -99,6 +99,9 @@ class Connection {
   // carry a message across a lost session: one sent just before the loss is gone, so a
   // caller waiting for its answer learns from a change here that none will come.
   std::uint64_t sessions_lost();
+  // Whether an authenticated session with the server is up now (its handshake succeeded and
+  // it has not been lost since), as the socket's events so far tell.
+  bool session_up();
   void* native() const noexcept { return socket_; }
 
  private:

@@ -12,7 +12,8 @@ What is asserted, with real servers on loopback and libmpcclient loaded in this 
   - a client key the servers do not know gets no link, and no answer;
   - after a server restarts, the first call is served: the client replaces the closed link
     before sending on it;
-  - a client without data endpoints is served over CurveZMQ as before.
+  - a client without data endpoints is served over CurveZMQ as before, and so is one whose
+    data endpoint never answers a handshake, which it tries again only after a pause.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import socket
+import threading
 import time
 from pathlib import Path
 
@@ -131,8 +134,9 @@ def test_a_key_the_servers_do_not_know_gets_no_link(linked):
         with pytest.raises(GcmError):
             engine.prefetch(1)
         assert {party: own_links_to(data_port(cluster, party)) for party in (1, 2, 3)} == before
-        assert cluster.wait_for_log_event(1, "data link refused", lambda event: "not pinned" in event.get("error", "")), \
-            cluster.log_tail()
+        # The client does not even try a data link while CurveZMQ refuses its key; a data port
+        # refuses the key by itself too (test_data_links.py, a stranger's hello).
+        assert cluster.wait_for_log_event(1, "connection rejected"), cluster.log_tail()
     finally:
         engine.close()
 
@@ -166,3 +170,30 @@ def test_a_client_without_data_endpoints_is_served_over_curvezmq(linked):
         assert {party: own_links_to(data_port(cluster, party)) for party in (1, 2, 3)} == before
     finally:
         engine.close()
+
+
+def test_a_data_port_that_never_answers_costs_one_try_per_pause(linked):
+    cluster, key, _ = linked
+    silent = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                accepted.append(silent.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    config = client_config_with(cluster, "silent", {1: f"tcp://127.0.0.1:{silent.getsockname()[1]}"})
+    engine = Engine(config, timeout_ms=5000)
+    try:
+        for _ in range(5):
+            assert_seal_equals_aesgcm(engine, key, 32)
+        assert 1 <= len(accepted) <= 2, f"{len(accepted)} connections to a data port that never answers"
+        assert own_links_to(data_port(cluster, 2)) >= 1  # the other servers' links are up
+    finally:
+        engine.close()
+        silent.close()
+        for connection in accepted:
+            connection.close()

@@ -225,6 +225,24 @@ TEST_F(LinkTest, LostSessionsAreCounted) {
   EXPECT_EQ(connection->sessions_lost(), reconnected);
 }
 
+TEST_F(LinkTest, SessionUpFollowsTheHandshakeAndItsLoss) {
+  auto connection = connect(client_keys, server_keys.public_key);
+  ASSERT_TRUE(deliver(*connection, bytes_of("first")).has_value());
+  EXPECT_TRUE(connection->session_up());
+  listener.reset();
+  auto deadline = std::chrono::steady_clock::now() + 2000ms;
+  while (connection->session_up() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  EXPECT_FALSE(connection->session_up());
+  listener = std::make_unique<Listener>(server_context, endpoint, server_keys, "clients");
+  deadline = std::chrono::steady_clock::now() + 5000ms;
+  while (!connection->session_up() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(connection->session_up());
+  // A key the server refuses never makes a session.
+  auto stranger = connect(generate_curve_key_pair(), server_keys.public_key);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(stranger->session_up());
+}
+
 TEST_F(LinkTest, SendUntilWaitsForTheHandshakeAndGivesUpAtItsDeadline) {
   // A fresh connection is not up yet: send_until waits for it instead of failing.
   auto connection = connect(client_keys, server_keys.public_key);
