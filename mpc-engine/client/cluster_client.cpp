@@ -163,6 +163,9 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
   // must not hold up the others' copies, or their batch may run without this request.
   std::vector<bool> unsent = targets;
   const bool small_answer = type != wire::MessageType::Compute;
+  for (int party = 0; party < parties(); ++party)
+    if (targets[static_cast<std::size_t>(party)])
+      link.connections[static_cast<std::size_t>(party)]->prepare(small_answer, send_deadline);
   for (;;) {
     for (int party = 0; party < parties(); ++party) {
       const auto index = static_cast<std::size_t>(party);

@@ -107,6 +107,7 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
   std::vector<void*> sockets;
   for (std::size_t party = 0; party < kServers; ++party) sockets.push_back(link.connections[party]->socket());
   const bool small_answer = type != wire::MessageType::Compute;
+  for (std::size_t party = 0; party < kServers; ++party) link.connections[party]->prepare(small_answer, send_deadline);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     for (std::size_t party = 0; party < kServers; ++party) {

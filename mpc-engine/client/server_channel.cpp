@@ -9,9 +9,9 @@
 namespace mpc::client {
 namespace {
 
-// A data link's handshake may take this long at most (a server on a slow or lossy network):
-// past it, the request goes over CurveZMQ this time.
-constexpr std::chrono::milliseconds kLinkHandshakeLimit{500};
+// A data link's handshake may take this long at most (two round trips and three X25519 on
+// each side; a server far away): past it, the requests go over CurveZMQ until the next try.
+constexpr std::chrono::milliseconds kLinkHandshakeLimit{200};
 // Clients' links carry no lanes; the number only has to be the same on every connect.
 constexpr std::uint32_t kClientChannel = 0;
 
@@ -25,47 +25,53 @@ ServerChannel::ServerChannel(transport::Context& context, const settings::Server
 
 void ServerChannel::drop_link() { link_.reset(); }
 
-bool ServerChannel::link_up(Clock::time_point deadline) {
-  if (link_) {
-    // Anything to read before a request is sent is a late answer to an earlier one, or the
-    // server closing the link (it restarted): a closed link is replaced before it loses a
-    // request.
-    pollfd entry{link_->descriptor(), POLLIN | POLLRDHUP, 0};
-    if (::poll(&entry, 1, 0) > 0) {
-      try {
-        if ((entry.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0)
-          throw PeerError(Component::Client, "data link closed by the server");
-        std::vector<std::uint8_t> stale;
-        while (link_->receive(stale, Clock::now())) {
-        }
-      } catch (const PeerError&) {
-        drop_link();
-      }
+void ServerChannel::check_link() {
+  if (!link_) return;
+  // Anything to read before a request is sent is a late answer to an earlier one, or the
+  // server closing the link (it restarted): a closed link is replaced before it loses a
+  // request.
+  pollfd entry{link_->descriptor(), POLLIN | POLLRDHUP, 0};
+  if (::poll(&entry, 1, 0) <= 0) return;
+  try {
+    if ((entry.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0)
+      throw PeerError(Component::Client, "data link closed by the server");
+    std::vector<std::uint8_t> stale;
+    while (link_->receive(stale, Clock::now())) {
     }
-    if (link_) return true;
+  } catch (const PeerError&) {
+    drop_link();
   }
+}
+
+void ServerChannel::prepare(bool small_answer, Clock::time_point deadline) {
+  if (!small_answer || server_.data_endpoint.empty()) return;
+  check_link();
+  if (link_) return;
   const auto now = Clock::now();
-  if (now < link_retry_after_ || now >= deadline) return false;
+  if (now < link_retry_after_ || now >= deadline) return;
   // A server CurveZMQ cannot reach now is not worth a connect that may wait out its handshake
-  // limit on every retry (a host down answers no SYN): the link waits for the session.
-  if (!connection_->session_up()) return false;
+  // limit (a host down answers no SYN): the link waits for the session.
+  if (!connection_->session_up()) return;
   transport::DataLinkOptions options;
   options.handshake_timeout = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
                                          std::chrono::milliseconds(1), kLinkHandshakeLimit);
   try {
     link_ = transport::DataLink::connect(server_.data_endpoint, own_, server_.public_key, kClientChannel, options);
     failed_connects_ = 0;
-    return true;
-  } catch (const Error&) {
-    link_retry_after_ = Clock::now() + std::min(kLinkRetryPause * (1 << std::min(failed_connects_, 3)),
+  } catch (const Error& error) {
+    link_retry_after_ = Clock::now() + std::min(kLinkRetryPause * (1 << std::min(failed_connects_, 5)),
                                                 kLinkRetryPauseMax);
     ++failed_connects_;
-    return false;
+    if (!last_warned_ || Clock::now() - *last_warned_ >= std::chrono::minutes(1)) {
+      last_warned_ = Clock::now();
+      Logger("client").warn("data link unavailable: requests go by CurveZMQ until it is back",
+                            {{"endpoint", server_.data_endpoint}, {"error", error.what()}});
+    }
   }
 }
 
 bool ServerChannel::send(std::span<const std::uint8_t> frame, bool small_answer, Clock::time_point deadline) {
-  if (small_answer && !server_.data_endpoint.empty() && link_up(deadline)) {
+  if (small_answer && link_) {
     try {
       link_->send({frame}, deadline);
       return true;

@@ -16,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "common/log.hpp"
 #include "settings/cluster_settings.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/data_link.hpp"
@@ -29,13 +30,18 @@ class ServerChannel {
   // How long after a data link could not be had (or broke) it is tried again: the pause
   // doubles while connecting keeps failing.
   static constexpr std::chrono::milliseconds kLinkRetryPause{1000};
-  static constexpr std::chrono::milliseconds kLinkRetryPauseMax{8000};
+  static constexpr std::chrono::milliseconds kLinkRetryPauseMax{30000};
 
   ServerChannel(transport::Context& context, const settings::ServerEndpoint& server,
                 const transport::CurveKeyPair& own, const transport::LinkOptions& options);
 
-  // Sends one request: on the data link when `small_answer` and one is (or can be made) up,
-  // else on CurveZMQ. False when neither takes it now.
+  // Before a request's copies go out: makes the data link if there is none, the pause allows
+  // and CurveZMQ reaches the server. Making it may take a handshake's round trips, so every
+  // server's link is made before any copy is sent: a copy held up behind another server's
+  // handshake would reach its server after the others had given up waiting for it.
+  void prepare(bool small_answer, Clock::time_point deadline);
+  // Sends one request: on the data link when `small_answer` and one is up, else on CurveZMQ.
+  // False when neither takes it now.
   bool send(std::span<const std::uint8_t> frame, bool small_answer, Clock::time_point deadline);
   // Grows whenever a request sent may have been lost with its carrier: a CurveZMQ session lost,
   // or a data link that broke (transport::Connection::sessions_lost).
@@ -47,8 +53,8 @@ class ServerChannel {
   std::optional<std::vector<std::uint8_t>> receive();
 
  private:
-  // True when a usable data link is up, making one if the pause allows.
-  bool link_up(Clock::time_point deadline);
+  // Drops the data link if the server closed it (or it carries late answers only, which go).
+  void check_link();
   void drop_link();
 
   const settings::ServerEndpoint& server_;
@@ -57,6 +63,7 @@ class ServerChannel {
   std::unique_ptr<transport::DataLink> link_;
   Clock::time_point link_retry_after_{};
   int failed_connects_ = 0;
+  std::optional<Clock::time_point> last_warned_;
   std::uint64_t links_lost_ = 0;
 };
 

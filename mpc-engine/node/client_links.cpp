@@ -28,8 +28,9 @@ std::uint64_t serial_of(const std::string& id) {
 }  // namespace
 
 ClientLinks::ClientLinks(const std::vector<transport::PublicKey>& compute_clients,
-                         const std::vector<transport::PublicKey>& admin_clients, const Logger& log)
-    : log_(log) {
+                         const std::vector<transport::PublicKey>& admin_clients, std::uint32_t max_request_bytes,
+                         const Logger& log)
+    : log_(log), max_request_bytes_(max_request_bytes) {
   for (const auto& key : compute_clients) roles_[key] = "compute";
   for (const auto& key : admin_clients) roles_[key] = "admin";  // as on CurveZMQ, admin wins
 }
@@ -41,6 +42,7 @@ std::vector<transport::PublicKey> ClientLinks::keys() const {
 }
 
 void ClientLinks::adopt(std::unique_ptr<transport::DataLink> link) {
+  link->limit_frames(max_request_bytes_);
   {
     std::lock_guard lock(mutex_);
     adopted_.push_back(std::move(link));

@@ -38,8 +38,10 @@ class ClientLinks {
   // beyond it, that key's oldest link is closed, so no client crowds out the others.
   static constexpr std::size_t kMaxLinksPerKey = 256;
 
+  // A request frame over `max_request_bytes` closes its link (the same limit as on CurveZMQ).
   ClientLinks(const std::vector<transport::PublicKey>& compute_clients,
-              const std::vector<transport::PublicKey>& admin_clients, const Logger& log);
+              const std::vector<transport::PublicKey>& admin_clients, std::uint32_t max_request_bytes,
+              const Logger& log);
   ClientLinks(const ClientLinks&) = delete;
   ClientLinks& operator=(const ClientLinks&) = delete;
 
@@ -74,6 +76,7 @@ class ClientLinks {
   void close(std::uint64_t serial, const std::string& why);
 
   const Logger& log_;
+  std::uint32_t max_request_bytes_;
   std::map<transport::PublicKey, std::string> roles_;
   Wakeup wakeup_;
   std::mutex mutex_;  // adopted_

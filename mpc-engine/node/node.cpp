@@ -78,8 +78,17 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
   (void)store_.list();
   // The engine checks the store and runs its self-tests before any socket is bound: a server
   // that must not serve never takes its ports.
+  transport::LinkOptions client_options;
+  // The largest frames: a job's blocks, a sealed replicated share of an aes256-gcm key, a GCM
+  // request's kGcmHashPowers blocks of AAD and text (and small fields).
+  const std::int64_t largest_body = std::max(
+      {static_cast<std::int64_t>(settings_.limits.max_job_blocks) * 16,
+       static_cast<std::int64_t>(2 * wire::material_bytes(wire::KeyAlgorithm::Aes256Gcm) + wire::kSealedShareOverhead),
+       static_cast<std::int64_t>(wire::kGcmHashPowers * 16)});
+  client_options.max_message_bytes = largest_body + 4096;
   if (settings_.protocol == settings::Protocol::Rss3 && !settings_.data_endpoint.empty())
-    client_links_ = std::make_unique<ClientLinks>(settings_.compute_clients, settings_.admin_clients, log_);
+    client_links_ = std::make_unique<ClientLinks>(settings_.compute_clients, settings_.admin_clients,
+                                                  static_cast<std::uint32_t>(client_options.max_message_bytes), log_);
   engine_ = make_engine(
       EngineResources{settings_, log_, own_keys_, context_, store_, *this, nullptr, client_links_.get()});
   check_store_form(store_, *engine_, settings_);
@@ -91,14 +100,6 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
   mode_since_unix_ms_ = unix_ms_now();
   for (const auto& key : settings_.compute_clients) context_.allow("clients", key, "compute");
   for (const auto& key : settings_.admin_clients) context_.allow("clients", key, "admin");
-  transport::LinkOptions client_options;
-  // The largest frames: a job's blocks, a sealed replicated share of an aes256-gcm key, a GCM
-  // request's kGcmHashPowers blocks of AAD and text (and small fields).
-  const std::int64_t largest_body = std::max(
-      {static_cast<std::int64_t>(settings_.limits.max_job_blocks) * 16,
-       static_cast<std::int64_t>(2 * wire::material_bytes(wire::KeyAlgorithm::Aes256Gcm) + wire::kSealedShareOverhead),
-       static_cast<std::int64_t>(wire::kGcmHashPowers * 16)});
-  client_options.max_message_bytes = largest_body + 4096;
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
   peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_);

@@ -13,6 +13,7 @@
 // good and throws PeerError; the caller connects again, with a new handshake and keys.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
@@ -68,6 +69,12 @@ class DataLink {
   // one still coming.
   bool mid_frame() const noexcept { return header_read_ != 0; }
   std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+
+  // Lowers the largest frame this end accepts (a link from a client, whose requests are small,
+  // on a listener whose peers' frames are not): a frame announcing more closes the link.
+  void limit_frames(std::uint32_t max_frame_bytes) noexcept {
+    max_frame_bytes_ = std::min(max_frame_bytes_, max_frame_bytes);
+  }
 
   int descriptor() const noexcept { return socket_; }  // readable: a frame may be arriving
   bool closed() const noexcept { return socket_ < 0; }

@@ -23,6 +23,8 @@ using namespace std::chrono_literals;
 using Bytes = std::vector<std::uint8_t>;
 using Clock = std::chrono::steady_clock;
 
+constexpr std::uint32_t kMaxRequest = 4096;
+
 class ClientLinksTest : public ::testing::Test {
  protected:
   ClientLinksTest()
@@ -31,7 +33,7 @@ class ClientLinksTest : public ::testing::Test {
         admin(transport::generate_curve_key_pair()),
         both(transport::generate_curve_key_pair()),
         listener("tcp://127.0.0.1:*", server),
-        links({compute.public_key, both.public_key}, {admin.public_key, both.public_key}, log) {
+        links({compute.public_key, both.public_key}, {admin.public_key, both.public_key}, kMaxRequest, log) {
     for (const auto& key : links.keys()) listener.allow(key);
   }
 
@@ -57,9 +59,9 @@ class ClientLinksTest : public ::testing::Test {
   }
 
   // The requests that arrive within a few seconds, until `expected` have.
-  std::vector<transport::ReceivedMessage> requests(std::size_t expected) {
+  std::vector<transport::ReceivedMessage> requests(std::size_t expected, std::chrono::milliseconds within = 3s) {
     std::vector<transport::ReceivedMessage> out;
-    const auto deadline = Clock::now() + 3s;
+    const auto deadline = Clock::now() + within;
     while (out.size() < expected && Clock::now() < deadline) serve_once(out);
     return out;
   }
@@ -112,6 +114,17 @@ TEST_F(ClientLinksTest, AClosedLinkIsDroppedAndItsAnswersAreRefused) {
   while (links.size() != 0 && Clock::now() < deadline) serve_once(received);
   EXPECT_EQ(links.size(), 0u);
   EXPECT_FALSE(links.send(received[0].routing_id, Bytes{1}, Clock::now() + 100ms));
+}
+
+TEST_F(ClientLinksTest, ARequestOverTheLimitClosesItsLink) {
+  auto link = connect(compute);
+  link->send({Bytes(kMaxRequest, 1)}, Clock::now() + 1s);
+  EXPECT_EQ(requests(1).size(), 1u);
+  link->send({Bytes(kMaxRequest + 1, 2)}, Clock::now() + 1s);
+  EXPECT_TRUE(requests(1, 500ms).empty());
+  EXPECT_EQ(links.size(), 0u);
+  Bytes frame;
+  EXPECT_THROW((void)link->receive(frame, Clock::now() + 2s), PeerError);
 }
 
 TEST_F(ClientLinksTest, OneKeyHoldsAtMostItsShareOfLinks) {
