@@ -199,7 +199,7 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
     else if (unsent[index]) unreachable(index, "is unreachable");
   }
   std::vector<void*> sockets(settings_.servers.size());
-  for (int party = 0; party < parties(); ++party) sockets[static_cast<std::size_t>(party)] = link.connections[static_cast<std::size_t>(party)]->socket();
+  for (std::size_t party = 0; party < sockets.size(); ++party) sockets[party] = link.connections[party]->socket();
   for (;;) {
     const bool complete = std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r.has_value(); });
     if (complete) break;
@@ -227,7 +227,8 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
                                            ") is unreachable: it went away before answering, and the request with it");
     }
     const ChannelDescriptors descriptors(link);
-    for (std::size_t index : transport::wait_readable(sockets, descriptors.descriptors, std::min(left, kSessionCheckInterval))) {
+    const auto wait = std::min(left, kSessionCheckInterval);
+    for (std::size_t index : transport::wait_readable(sockets, descriptors.descriptors, wait)) {
       const std::size_t ready = descriptors.party(index, sockets.size());
       while (auto frame = link.connections[ready]->receive()) {
         wire::Reply reply;
