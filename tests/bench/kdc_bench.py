@@ -23,7 +23,7 @@ from the shared machine hits both alike. Measured:
   - AS exchanges per second by krb5kdc -w N (N = 1, 2, 4, 8, 16; one alternating round, 16 client
     threads), for the workers guidance in docs/operations.md: every router call blocks its
     worker, so workers are what keeps the engine busy.
-Writes OUT/kdc.json and OUT/kdc.md and prints the table.
+Writes OUT/kdc.json, OUT/kdc.md and OUT/kdc.png (kdc_plots.py) and prints the table.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
 
+import kdc_plots  # noqa: E402
 import mpc_cluster  # noqa: E402
 from krb5_realm import Realm  # noqa: E402
 from protected_kdc import ProtectedRealm, kdc_pids  # noqa: E402
@@ -214,6 +215,7 @@ def main() -> None:
         "raw": samples,
     }
     (out / "kdc.json").write_text(json.dumps(report, indent=2) + "\n")
+    kdc_plots.plot_kdc(report, out / "kdc.png")
     rows = [
         ("AS p50 (ms)", "as_p50_ms"), ("AS p99 (ms)", "as_p99_ms"),
         ("TGS p50 (ms)", "tgs_p50_ms"), ("TGS p99 (ms)", "tgs_p99_ms"),
@@ -247,7 +249,8 @@ def main() -> None:
                                 f"alternating rounds; client tests/load/kdc_load with a keytab.\n\n"
                                 f"{table}\n\n"
                                 f"By krb5kdc worker processes (one round each, {WORKER_SWEEP_THREADS} client "
-                                f"threads, {THROUGHPUT_EXCHANGES} exchanges):\n\n{worker_table}\n")
+                                f"threads, {THROUGHPUT_EXCHANGES} exchanges):\n\n{worker_table}\n\n"
+                                f"![AS/s by workers and CPU per AS exchange](kdc.png)\n")
     print(table)
     print()
     print(worker_table)

@@ -32,7 +32,8 @@ jobs. Measured:
   - per Kerberos job the three servers ran (from the leaders' debug logs), each way: data
     length, AND gates, AND depth and the time the batch took at the leader, so the round
     budget is visible.
-Writes OUT/kdc-users.json and OUT/kdc-users.md and prints the table.
+Writes OUT/kdc-users.json, OUT/kdc-users.md and OUT/kdc-users.png (kdc_plots.py) and prints
+the table.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 
+import kdc_plots  # noqa: E402
 import mpc_cluster  # noqa: E402
 from kdc_bench import SERVICE, cpu_of, kdc_load, median, prepare  # noqa: E402
 from krb5_realm import Realm  # noqa: E402
@@ -251,6 +253,7 @@ def main() -> None:
         "jobs": jobs, "raw": samples,
     }
     (out / "kdc-users.json").write_text(json.dumps(report, indent=2) + "\n")
+    kdc_plots.plot_kdc_users(report, out / "kdc-users.png")
     lines = ["| measure | stock krb5kdc | protected user + krbtgt, three servers (rss3, garbled Kerberos jobs, "
              "active security) | the same, passive (garbled once) | the same, Kerberos jobs layer by layer | "
              "the same, two servers (gc2) |", "|---|---|---|---|---|---|",
@@ -285,7 +288,7 @@ def main() -> None:
         f"{table}\n\nKerberos jobs the three servers ran (server 1's log; the AES-GCM jobs of the TGT are not "
         f"listed). A garbled batch takes three messages whatever its depth; a layered one a round per AND "
         f"layer:\n\n"
-        f"{jobs_table}\n")
+        f"{jobs_table}\n\n![AS p50 and logins/s of each variant](kdc-users.png)\n")
     print(table)
     print()
     print(jobs_table)
