@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nonce_demand.h"
 #include "protected_key.h"
 #include "router_util.h"
 
@@ -36,6 +37,9 @@
  * waits behind it. The engine's speed changes by an order of magnitude or more (three
  * servers or two, a GPU or none), so the blocks per call follow the time the last call took. */
 #define REFILL_TARGET_MS 200
+/* How far above pool_high demand may raise a pool (its capacity, fixed at creation):
+ * nonce_demand.h. */
+#define DEMAND_CAPACITY_FACTOR 16
 #define REASON_LEN 400
 
 _Static_assert(NONCE_POOL_NONCE_LEN == MPC_KDC_NONCE_LEN, "a pool holds the format's nonces");
@@ -60,6 +64,7 @@ struct key_slot {
     uint64_t generation[NONCE_KINDS];
     uint64_t retry_at_ms[NONCE_KINDS];  /* no background refill before (after failures) */
     uint32_t failures[NONCE_KINDS];     /* consecutive background refill failures */
+    nonce_demand demand[NONCE_KINDS];
     uint64_t last_used_ms;
 };
 
@@ -151,6 +156,21 @@ nonce_supply_destroy(nonce_supply *supply)
     free(supply);
 }
 
+/* The level a refill fills a pool to, and the level below which it is refilled. */
+static size_t
+pool_target(const nonce_supply *supply, const struct key_slot *slot, int k, uint64_t now)
+{
+    return nonce_demand_target(&slot->demand[k], now, supply->opt->pool_high,
+                               nonce_pool_capacity(slot->pool[k]));
+}
+
+static size_t
+pool_level(const nonce_supply *supply, const struct key_slot *slot, int k, uint64_t now)
+{
+    return nonce_demand_floor(&slot->demand[k], now, supply->opt->pool_low, supply->opt->pool_high,
+                              nonce_pool_capacity(slot->pool[k]));
+}
+
 /* ---- the refill thread -------------------------------------------------------------- */
 
 /* The first slot and kind that needs a refill now, expiring old entries on the way; 0 when
@@ -170,7 +190,7 @@ find_low_pool(nonce_supply *supply, uint64_t now, struct key_slot **slot_out, in
             (void)nonce_pool_expire(slot->pool[k], now, ttl_ms);
             /* A key that sealed nothing for a TTL (an older kvno after a rotation) is not
              * kept supplied: its next seal prefetches and wakes it up. */
-            if (nonce_pool_count(slot->pool[k]) < supply->opt->pool_low &&
+            if (nonce_pool_count(slot->pool[k]) < pool_level(supply, slot, k, now) &&
                 now >= slot->retry_at_ms[k] && now - slot->last_used_ms < ttl_ms) {
                 *slot_out = slot;
                 *kind_out = k;
@@ -251,15 +271,17 @@ refill_main(void *arg)
     char name[MPC_KDC_ENGINE_KEY_NAME_LEN], err[REASON_LEN], log_msg[REASON_LEN + 200];
     uint8_t *nonces = NULL, *keystream = NULL;
     size_t nonces_len, keystream_len;
-    uint64_t stamp, generation;
+    uint64_t stamp, generation, found_at;
     uint32_t kvno, want, blocks;
+    size_t target;
     struct key_slot *slot = NULL;
     struct timespec until;
     int k = 0, rc, log_priority;
 
     pthread_mutex_lock(&supply->lock);
     while (!supply->stopping) {
-        if (!find_low_pool(supply, now_ms(), &slot, &k)) {
+        found_at = now_ms();
+        if (!find_low_pool(supply, found_at, &slot, &k)) {
             clock_gettime(CLOCK_REALTIME, &until);
             until.tv_sec += REFILL_IDLE_MS / 1000;
             (void)pthread_cond_timedwait(&supply->wake, &supply->lock, &until);
@@ -269,7 +291,9 @@ refill_main(void *arg)
         kvno = slot->kvno;
         generation = slot->generation[k];
         blocks = kind_blocks(k);
-        want = (uint32_t)(nonce_pool_capacity(slot->pool[k]) - nonce_pool_count(slot->pool[k]));
+        target = pool_target(supply, slot, k, found_at);
+        want = target > nonce_pool_count(slot->pool[k]) ?
+            (uint32_t)(target - nonce_pool_count(slot->pool[k])) : 1;
         if (want > REFILL_MAX_NONCES_PER_CALL)
             want = REFILL_MAX_NONCES_PER_CALL;
         /* Each nonce costs its keystream blocks and one for its tag mask. */
@@ -344,6 +368,15 @@ start_refill(nonce_supply *supply)
 
 /* ---- taking nonces ------------------------------------------------------------------ */
 
+/* A pool's capacity: room for demand above pool_high. */
+static size_t
+pool_capacity(const router_engine_options *opt)
+{
+    const size_t capacity = (size_t)opt->pool_high * DEMAND_CAPACITY_FACTOR;
+
+    return capacity < NONCE_POOL_MAX_CAPACITY ? capacity : NONCE_POOL_MAX_CAPACITY;
+}
+
 /* The slot of (name, kvno), created (and an older slot evicted) as needed, with its pools
  * created. Called with supply->lock held. NULL: out of memory. */
 static struct key_slot *
@@ -375,8 +408,10 @@ find_slot(nonce_supply *supply, const char *name, uint32_t kvno, uint64_t now)
         slot->kvno = kvno;
         for (k = 0; k < NONCE_KINDS; k++)
             slot->generation[k] = ++supply->next_generation;
-        slot->pool[NONCE_TICKET] = nonce_pool_create(supply->opt->pool_high, ks_len);
-        slot->pool[NONCE_CHECKSUM] = nonce_pool_create(supply->opt->pool_high, 0);
+        slot->pool[NONCE_TICKET] = nonce_pool_create(pool_capacity(supply->opt), ks_len);
+        slot->pool[NONCE_CHECKSUM] = nonce_pool_create(pool_capacity(supply->opt), 0);
+        for (k = 0; k < NONCE_KINDS; k++)
+            slot->demand[k].window_start_ms = now;
         if (slot->pool[NONCE_TICKET] == NULL || slot->pool[NONCE_CHECKSUM] == NULL) {
             drop_slot(slot);
             return NULL;
@@ -402,9 +437,10 @@ take_pooled(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_ki
     slot = find_slot(supply, name, kvno, now);
     if (slot != NULL) {
         thread_error = start_refill(supply);
+        nonce_demand_note(&slot->demand[kind], now);
         got = nonce_pool_take(slot->pool[kind], now, (uint64_t)opt->pool_ttl_s * 1000u, nonce,
                               keystream);
-        if (nonce_pool_count(slot->pool[kind]) < opt->pool_low)
+        if (nonce_pool_count(slot->pool[kind]) < pool_level(supply, slot, kind, now))
             pthread_cond_signal(&supply->wake);
     }
     pthread_mutex_unlock(&supply->lock);
