@@ -19,7 +19,8 @@
  *   pool_ttl_s    = 1800     drop prefetched nonces older than this (1..604800); keep
  *                            it below the servers' gcm_nonce_ttl_s (default 3600)
  *   pool_low      = 16       refill a pool holding fewer nonces than this ...
- *   pool_high     = 96       ... up to this many (pool_low < pool_high <= 65536)
+ *   pool_high     = 96       ... up to this many (pool_low < pool_high <= 65536); under
+ *                            load both follow demand (nonce_demand.h)
  *   unreachable_retry_ms = 3000
  *                            after a call finds the engine unreachable, calls fail at
  *                            once for this long, then one tries again (1..600000)
