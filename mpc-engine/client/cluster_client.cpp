@@ -230,7 +230,8 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
     const auto wait = std::min(left, kSessionCheckInterval);
     for (std::size_t index : transport::wait_readable(sockets, descriptors.descriptors, wait)) {
       const std::size_t ready = descriptors.party(index, sockets.size());
-      while (auto frame = link.connections[ready]->receive()) {
+      const auto carrier = ChannelDescriptors::carrier(index, sockets.size());
+      while (auto frame = link.connections[ready]->receive(carrier)) {
         wire::Reply reply;
         try {
           reply = wire::decode_reply(*frame, type);

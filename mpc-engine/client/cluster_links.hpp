@@ -32,9 +32,13 @@ struct ChannelDescriptors {
       parties.push_back(party);
     }
   }
-  // The party behind an index wait_readable returned for `sockets` sockets and these.
+  // The party behind an index wait_readable returned for `sockets` sockets and these, and
+  // which of its carriers that index is.
   std::size_t party(std::size_t index, std::size_t sockets) const {
     return index < sockets ? index : parties[index - sockets];
+  }
+  static ServerChannel::Carrier carrier(std::size_t index, std::size_t sockets) {
+    return index < sockets ? ServerChannel::Carrier::CurveZmq : ServerChannel::Carrier::DataLink;
   }
   std::vector<int> descriptors;
   std::vector<std::size_t> parties;

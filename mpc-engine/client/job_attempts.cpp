@@ -179,7 +179,8 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
     const ChannelDescriptors descriptors(link);
     for (std::size_t index : transport::wait_readable(sockets, descriptors.descriptors, wait)) {
       const std::size_t ready = descriptors.party(index, sockets.size());
-      while (auto received = link.connections[ready]->receive()) {
+      const auto carrier = ChannelDescriptors::carrier(index, sockets.size());
+      while (auto received = link.connections[ready]->receive(carrier)) {
         wire::Reply reply;
         try {
           reply = wire::decode_reply(*received, type);

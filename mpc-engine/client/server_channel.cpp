@@ -1,7 +1,5 @@
 #include "client/server_channel.hpp"
 
-#include <poll.h>
-
 #include <algorithm>
 
 #include "common/error.hpp"
@@ -23,23 +21,17 @@ ServerChannel::ServerChannel(transport::Context& context, const settings::Server
       own_(own),
       connection_(std::make_unique<transport::Connection>(context, server.endpoint, server.public_key, own, options)) {}
 
-void ServerChannel::drop_link() { link_.reset(); }
-
 void ServerChannel::check_link() {
   if (!link_) return;
   // Anything to read before a request is sent is a late answer to an earlier one, or the
-  // server closing the link (it restarted): a closed link is replaced before it loses a
-  // request.
-  pollfd entry{link_->descriptor(), POLLIN | POLLRDHUP, 0};
-  if (::poll(&entry, 1, 0) <= 0) return;
+  // server closing the link (it restarted: the read fails): a closed link is replaced before
+  // it loses a request.
   try {
-    if ((entry.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0)
-      throw PeerError(Component::Client, "data link closed by the server");
     std::vector<std::uint8_t> stale;
     while (link_->receive(stale, Clock::now())) {
     }
   } catch (const PeerError&) {
-    drop_link();
+    link_.reset();
   }
 }
 
@@ -76,7 +68,7 @@ bool ServerChannel::send(std::span<const std::uint8_t> frame, bool small_answer,
       link_->send({frame}, deadline);
       return true;
     } catch (const PeerError&) {
-      drop_link();  // nothing of the request went out whole: CurveZMQ carries it instead
+      link_.reset();  // nothing of the request went out whole: CurveZMQ carries it instead
       link_retry_after_ = Clock::now() + kLinkRetryPause;
     }
   }
@@ -85,18 +77,18 @@ bool ServerChannel::send(std::span<const std::uint8_t> frame, bool small_answer,
 
 std::uint64_t ServerChannel::sessions_lost() { return connection_->sessions_lost() + links_lost_; }
 
-std::optional<std::vector<std::uint8_t>> ServerChannel::receive() {
-  if (link_) {
-    try {
-      std::vector<std::uint8_t> frame;
-      if (link_->receive(frame, Clock::now())) return frame;
-    } catch (const PeerError&) {
-      // The server went away (or a frame failed authentication) with requests on the link.
-      drop_link();
-      ++links_lost_;
-    }
+std::optional<std::vector<std::uint8_t>> ServerChannel::receive(Carrier carrier) {
+  if (carrier == Carrier::CurveZmq) return connection_->receive(std::chrono::milliseconds(0));
+  if (!link_) return std::nullopt;
+  try {
+    std::vector<std::uint8_t> frame;
+    if (link_->receive(frame, Clock::now())) return frame;
+  } catch (const PeerError&) {
+    // The server went away (or a frame failed authentication) with requests on the link.
+    link_.reset();
+    ++links_lost_;
   }
-  return connection_->receive(std::chrono::milliseconds(0));
+  return std::nullopt;
 }
 
 }  // namespace mpc::client

@@ -49,13 +49,14 @@ class ServerChannel {
   // What to wait on for answers: the CurveZMQ socket, and the data link's socket (-1: none).
   void* socket() const noexcept { return connection_->native(); }
   int descriptor() const noexcept { return link_ ? link_->descriptor() : -1; }
-  // The next answer already here, from either carrier, without waiting.
-  std::optional<std::vector<std::uint8_t>> receive();
+  // The next answer already here on `carrier` (the one the wait found readable), without
+  // waiting.
+  enum class Carrier { CurveZmq, DataLink };
+  std::optional<std::vector<std::uint8_t>> receive(Carrier carrier);
 
  private:
   // Drops the data link if the server closed it (or it carries late answers only, which go).
   void check_link();
-  void drop_link();
 
   const settings::ServerEndpoint& server_;
   const transport::CurveKeyPair& own_;

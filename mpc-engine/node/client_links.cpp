@@ -47,10 +47,13 @@ void ClientLinks::adopt(std::unique_ptr<transport::DataLink> link) {
     std::lock_guard lock(mutex_);
     adopted_.push_back(std::move(link));
   }
+  adopted_waiting_ = true;
   wakeup_.notify();
 }
 
 void ClientLinks::take_adopted() {
+  // Checked on every turn of the shell's loop: the eventfd is read only when a link came.
+  if (!adopted_waiting_.exchange(false)) return;
   wakeup_.clear();
   std::vector<std::unique_ptr<transport::DataLink>> adopted;
   {

@@ -12,9 +12,9 @@
 // that closes, an answer not out in time) is closed; the client connects again.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -81,6 +81,7 @@ class ClientLinks {
   Wakeup wakeup_;
   std::mutex mutex_;  // adopted_
   std::vector<std::unique_ptr<transport::DataLink>> adopted_;
+  std::atomic<bool> adopted_waiting_{false};
   std::uint64_t next_serial_ = 1;
   std::map<std::uint64_t, Link> links_;  // by serial: oldest first
   std::vector<std::uint8_t> frame_;

@@ -1,10 +1,10 @@
 // One server of the engine: the shell every protocol runs in.
 //
 // The node owns what does not depend on the protocol: the CurveZMQ listener for clients (and
-// their data links, client_links.hpp), the links to the other servers, the encrypted share store and a bounded cache of open key
-// material, client intake (decoding, the client's role, key administration, Status), the
-// servers' agreement on each request before anything is computed with it
-// (request_agreement.hpp), the answers, and the poll loop. The engine (engine.hpp) is handed
+// their data links, client_links.hpp), the links to the other servers, the encrypted share
+// store and a bounded cache of open key material, client intake (decoding, the client's role,
+// key administration, Status), the servers' agreement on each request before anything is
+// computed with it (request_agreement.hpp), the answers, and the poll loop. The engine (engine.hpp) is handed
 // the job requests and computes them with the other servers.
 //
 // Which requests an engine is handed, and when: the leader (party 1, or the pair's leader in

@@ -32,9 +32,7 @@ ClusterSettings load_cluster_settings(const std::filesystem::path& file) {
     server.public_key = reader.public_key("public_key");
     if (reader.has("data_endpoint")) {
       if (settings.protocol != Protocol::Rss3) reader.fail("data_endpoint", "applies only to protocol = \"rss3\"");
-      server.data_endpoint = reader.endpoint("data_endpoint");
-      if (server.data_endpoint.rfind("tcp://", 0) != 0)
-        reader.fail("data_endpoint", "must be a tcp:// endpoint (got \"" + server.data_endpoint + "\")");
+      server.data_endpoint = reader.tcp_endpoint("data_endpoint");
     }
     for (const auto& other : settings.servers) {
       if (other.party == server.party)

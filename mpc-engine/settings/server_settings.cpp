@@ -13,13 +13,6 @@ namespace {
 
 using detail::TableReader;
 
-// Data links (transport/data_link.hpp) are TCP streams of their own, not ZeroMQ sockets.
-std::string tcp_endpoint(const TableReader& reader, std::string_view key) {
-  std::string endpoint = reader.endpoint(key);
-  if (endpoint.rfind("tcp://", 0) != 0) reader.fail(key, "must be a tcp:// endpoint (got \"" + endpoint + "\")");
-  return endpoint;
-}
-
 ServerLimits read_limits(const detail::Document& document, const toml::table& table) {
   const TableReader reader(document, table, "limits",
                            {"max_batch_blocks", "max_job_blocks", "max_pending_jobs", "peer_timeout_ms",
@@ -128,7 +121,7 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
     root.fail("peer_endpoint", "must differ from client_endpoint (\"" + settings.client_endpoint + "\")");
   if (root.has("data_endpoint")) {
     if (settings.protocol != Protocol::Rss3) root.fail("data_endpoint", "applies only to protocol = \"rss3\"");
-    settings.data_endpoint = tcp_endpoint(root, "data_endpoint");
+    settings.data_endpoint = root.tcp_endpoint("data_endpoint");
     if (settings.data_endpoint == settings.client_endpoint || settings.data_endpoint == settings.peer_endpoint)
       root.fail("data_endpoint", "must differ from client_endpoint and peer_endpoint");
   }
@@ -175,7 +168,7 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
     peer.endpoint = reader.endpoint("endpoint");
     if (reader.has("data_endpoint")) {
       if (settings.protocol != Protocol::Rss3) reader.fail("data_endpoint", "applies only to protocol = \"rss3\"");
-      peer.data_endpoint = tcp_endpoint(reader, "data_endpoint");
+      peer.data_endpoint = reader.tcp_endpoint("data_endpoint");
     }
     peer.public_key = reader.public_key("public_key");
     for (const auto& other : settings.peers) {

@@ -182,6 +182,12 @@ std::optional<std::string> TableReader::optional_choice(std::string_view key,
   return choice(key, choices);
 }
 
+std::string TableReader::tcp_endpoint(std::string_view key) const {
+  std::string text = endpoint(key);
+  if (!text.starts_with("tcp://")) fail(key, "must be a tcp:// endpoint (got \"" + text + "\")");
+  return text;
+}
+
 std::string TableReader::endpoint(std::string_view key) const {
   std::string text = string(key);
   static constexpr std::string_view kSchemes[] = {"tcp://", "ipc://", "inproc://"};

@@ -48,6 +48,9 @@ class TableReader {
   std::optional<std::string> optional_choice(std::string_view key, std::initializer_list<std::string_view> choices) const;
   // A ZeroMQ endpoint: tcp://host:port (port 1..65535 or *), ipc://path or inproc://name.
   std::string endpoint(std::string_view key) const;
+  // The same, tcp:// only: a data link (transport/data_link.hpp) is a TCP stream of its own,
+  // not a ZeroMQ socket.
+  std::string tcp_endpoint(std::string_view key) const;
   // A path, made absolute against the document's directory.
   std::filesystem::path path(std::string_view key) const;
   // Inline z85 or a path to a public key file (relative to the document's directory).

@@ -16,8 +16,9 @@
 // lanes are numbered from 1.
 //
 // Incoming, DataPlane listens on this server's data_endpoint for the previous server's lanes
-// and for clients (node/client_links.hpp: a client's link is handed to the shell), and reads each worker's lane on a thread of its own, which opens the frames and hands them
-// to BatchFrames (one wake-up of the worker, no hop through the shell's thread). A lane that
+// and for clients (node/client_links.hpp: a client's link is handed to the shell), and reads
+// each worker's lane on a thread of its own, which opens the frames and hands them to
+// BatchFrames (one wake-up of the worker, no hop through the shell's thread). A lane that
 // fails (a frame that fails authentication, a peer that restarted) is closed; the sender
 // connects again with a new handshake, and a new link on a lane replaces the old one.
 #pragma once
