@@ -1,0 +1,161 @@
+#include "engines/three_party/garbled_krb_dual_parts.hpp"
+
+#include <sodium.h>
+
+#include <cstring>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "engines/three_party/garbled_krb_batch.hpp"
+#include "engines/three_party/garbled_krb_inputs.hpp"
+#include "protocol/two_party/fixed_key_hash.hpp"
+
+namespace mpc::three_party_engine::dual {
+
+
+SeededLabels::~SeededLabels() {
+  wipe(&delta, sizeof delta);
+  wipe(&constant, sizeof constant);
+}
+
+void draw_seeded_labels(const rss3::PrfKey& key, const wire::BatchHeader& header, const Shape& shape,
+                        SeededLabels& out) {
+  const std::size_t blocks = 2 + 3 * shape.key + shape.pub + 2 * shape.outputs;
+  const SecretBytes stream = garbled::batch_stream(key, kLabelsPurpose, header, blocks * sizeof(Block));
+  const std::uint8_t* p = stream.data();
+  auto take = [&p](Labels& labels, std::size_t count) {
+    labels = Labels(count);
+    std::memcpy(labels.data(), p, count * sizeof(Block));
+    p += count * sizeof(Block);
+  };
+  std::memcpy(&out.delta, p, sizeof(Block));
+  out.delta.lo |= 1;
+  std::memcpy(&out.constant, p + sizeof(Block), sizeof(Block));
+  p += 2 * sizeof(Block);
+  take(out.z0, shape.key);
+  take(out.z1, shape.key);
+  take(out.z2, shape.key);
+  take(out.zp, shape.pub);
+  take(out.za, shape.outputs);
+  take(out.zb, shape.outputs);
+}
+
+std::vector<std::uint8_t> mask_bits(const rss3::PrfKey& key, const wire::BatchHeader& header, std::size_t count) {
+  SecretBytes stream = garbled::batch_stream(key, kMaskPurpose, header, count);
+  std::vector<std::uint8_t> bits(count);
+  for (std::size_t i = 0; i < count; ++i) bits[i] = stream[i] & 1;
+  return bits;
+}
+
+// Truncated hashes of `labels` under the commitment tweaks from `first` on.
+namespace {
+
+std::vector<std::uint8_t> label_hashes(std::span<const Block> labels, std::uint64_t number, std::uint64_t first) {
+  Labels hashed(labels.size());
+  two_party::tccr_hash(labels.data(), hashed.data(), labels.size(), number, kCommitTweakBase + first, 1);
+  std::vector<std::uint8_t> out(labels.size() * kCommitBytes);
+  for (std::size_t i = 0; i < labels.size(); ++i) std::memcpy(out.data() + i * kCommitBytes, &hashed[i], kCommitBytes);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> commitments(const SeededLabels& seeded, std::uint64_t number) {
+  std::vector<std::uint8_t> out;
+  std::size_t first = 0;
+  for (const Labels* zero : {&seeded.z0, &seeded.z1, &seeded.za, &seeded.zb}) {
+    Labels one(zero->size());
+    for (std::size_t i = 0; i < zero->size(); ++i) one[i] = (*zero)[i] ^ seeded.delta;
+    const auto h0 = label_hashes(zero->span(), number, first);
+    const auto h1 = label_hashes(one.span(), number, first);
+    for (std::size_t i = 0; i < zero->size(); ++i) {
+      out.insert(out.end(), h0.begin() + i * kCommitBytes, h0.begin() + (i + 1) * kCommitBytes);
+      out.insert(out.end(), h1.begin() + i * kCommitBytes, h1.begin() + (i + 1) * kCommitBytes);
+    }
+    first += zero->size();
+  }
+  return out;
+}
+
+bool labels_match(std::span<const Block> labels, std::span<const std::uint8_t> bits,
+                  std::span<const std::uint8_t> committed, std::size_t first, std::uint64_t number) {
+  const auto hashes = label_hashes(labels, number, first);
+  std::uint8_t difference = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::uint8_t* pair = committed.data() + (first + i) * 2 * kCommitBytes;
+    const auto select = static_cast<std::uint8_t>(0 - (bits[i] & 1));
+    for (std::size_t b = 0; b < kCommitBytes; ++b) {
+      const auto expected = static_cast<std::uint8_t>((pair[b] & ~select) | (pair[kCommitBytes + b] & select));
+      difference |= static_cast<std::uint8_t>(hashes[i * kCommitBytes + b] ^ expected);
+    }
+  }
+  return difference == 0;
+}
+
+GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const wire::BatchHeader& header) {
+  const SecretBytes key =
+      garbled::batch_stream(evaluator_and_second_garbler, kDigestPurpose, header, GarblingDigest::kKeyBytes);
+  return GarblingDigest(key.span());
+}
+
+void DigestSink::send(std::span<const std::uint8_t> bytes) {
+  digest_.add(bytes);
+  sent_ += bytes.size();
+}
+
+void DigestSink::receive(std::span<std::uint8_t>) { throw Error(Component::Server, "a digest sink receives nothing"); }
+
+void xor_into(Labels& out, const Labels& in) {
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] ^= in[i];
+}
+
+Labels program_zero_labels(const SeededLabels& seeded) {
+  Labels zero(seeded.z0.size() + seeded.zp.size());
+  for (std::size_t i = 0; i < seeded.z0.size(); ++i) zero[i] = seeded.z0[i] ^ seeded.z1[i] ^ seeded.z2[i];
+  std::copy_n(seeded.zp.data(), seeded.zp.size(), zero.data() + seeded.z0.size());
+  return zero;
+}
+
+std::vector<std::uint8_t> read_output(const Labels& output_labels, const Labels& zero_out, const SeededLabels& seeded,
+                                      int party) {
+  std::vector<std::uint8_t> w(output_labels.size());
+  std::uint64_t bad = 0;
+  for (std::size_t i = 0; i < output_labels.size(); ++i) {
+    const Block zero = zero_out[i] ^ seeded.za[i] ^ seeded.zb[i];
+    const Block d0 = output_labels[i] ^ zero;
+    const Block d1 = d0 ^ seeded.delta;
+    const std::uint64_t is0 = ((d0.lo | d0.hi) == 0) ? 1 : 0;
+    const std::uint64_t is1 = ((d1.lo | d1.hi) == 0) ? 1 : 0;
+    bad |= 1 ^ (is0 | is1);
+    w[i] = static_cast<std::uint8_t>(is1);
+  }
+  if (bad != 0)
+    throw VerificationError(Component::Server, "party " + std::to_string(party + 1) +
+                                                   ": the output labels from party 2 are not labels of the garbling");
+  return w;
+}
+
+GarblerSide::GarblerSide(const BatchTask& task, const wire::BatchHeader& garbling, const rss3::PrfKey& shared_key)
+    : shape(task), number(batch_garbling_number(garbling)) {
+  draw_seeded_labels(shared_key, garbling, shape, seeded);
+  garbler.emplace(seeded.delta, number);
+}
+
+Labels GarblerSide::active(const Labels& zero, std::span<const std::uint8_t> bits) const {
+  return gc2::garbler_input_labels(*garbler, bits, zero);
+}
+
+Labels GarblerSide::garble(const BatchTask& task, two_party::Channel& channel) {
+  const Labels zero = program_zero_labels(seeded);
+  Labels zero_out;
+  garbler->garble(*task.program, task.instances, zero.span(), channel, zero_out, seeded.constant);
+  return zero_out;
+}
+
+Digest receive_digest(two_party::Channel& channel) {
+  Digest out{};
+  channel.receive(out);
+  return out;
+}
+
+}  // namespace mpc::three_party_engine::dual

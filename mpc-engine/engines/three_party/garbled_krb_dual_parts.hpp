@@ -1,0 +1,123 @@
+// What the two forms of a Kerberos batch garbled twice share: garbled while the batch runs
+// (garbled_krb_dual.hpp) or ahead of it (garbled_krb_prepared.hpp). The roles, the purposes
+// of the streams and MACs drawn per batch, the shapes of the label groups, the labels both
+// garblers draw from the key they share, the commitments to input labels and the garblers'
+// reading of the output labels. garbled_krb_dual.hpp says why each is there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "engines/three_party/batch_worker.hpp"
+#include "engines/three_party/garbling_digest.hpp"
+#include "protocol/gc2/half_gates.hpp"
+#include "protocol/rss3/correlated_randomness.hpp"
+#include "protocol/two_party/channel.hpp"
+#include "wire/peer_messages.hpp"
+
+namespace mpc::three_party_engine::dual {
+
+using gc2::Block;
+using gc2::Labels;
+using Digest = GarblingDigest::Value;
+
+inline constexpr int kFirstGarbler = 0;
+inline constexpr int kEvaluator = 1;
+inline constexpr int kSecondGarbler = 2;
+
+inline constexpr std::string_view kLabelsPurpose = "dual garbling: labels";
+inline constexpr std::string_view kPadPurpose = "dual garbling: pad of party 3's labels";
+inline constexpr std::string_view kMaskPurpose = "dual garbling: output mask";
+inline constexpr std::string_view kDigestPurpose = "dual garbling: digest";
+inline constexpr std::string_view kRelayPurpose = "dual garbling: party 3 to party 2";
+inline constexpr std::string_view kOutputPurpose = "dual garbling: output labels";
+
+inline constexpr std::size_t kCommitBytes = 8;  // per label: a second label matching it is a 2^-64 event
+inline constexpr std::uint64_t kCommitTweakBase = std::uint64_t{1} << 63;  // gate tweaks stay far below
+
+// The shapes of one batch's label groups.
+struct Shape {
+  std::size_t key = 0;      // key wires: rows x instances
+  std::size_t pub = 0;      // public wires
+  std::size_t outputs = 0;  // output wires: outputs x instances
+  explicit Shape(const BatchTask& task)
+      : key(task.key_rows * task.instances),
+        pub(task.public_bytes * 8 * task.instances),
+        outputs(static_cast<std::size_t>(task.program->num_outputs) * task.instances) {}
+  // Commitments: a_0's and a_1's key wires, then c_A's and c_B's output wires.
+  std::size_t committed() const { return 2 * key + 2 * outputs; }
+};
+
+// What both garblers draw from their shared key.
+struct SeededLabels {
+  Block delta;
+  Block constant;
+  Labels z0, z1, z2, zp, za, zb;
+  ~SeededLabels();
+};
+
+// The labels of the garbling `header` names (its epoch and sequence seed them).
+void draw_seeded_labels(const rss3::PrfKey& key, const wire::BatchHeader& header, const Shape& shape,
+                        SeededLabels& out);
+
+// An output mask's bits (0 or 1), one per output wire, from the key of the pair that holds it.
+std::vector<std::uint8_t> mask_bits(const rss3::PrfKey& key, const wire::BatchHeader& header, std::size_t count);
+
+// Both labels' hashes of every committed wire, in Shape::committed() order: 2 x kCommitBytes each.
+std::vector<std::uint8_t> commitments(const SeededLabels& seeded, std::uint64_t number);
+
+// Party 1: whether every active label of one committed group matches the commitment at its bit,
+// without a branch on the bits. `first`: the group's first wire in Shape::committed() order.
+bool labels_match(std::span<const Block> labels, std::span<const std::uint8_t> bits,
+                  std::span<const std::uint8_t> committed, std::size_t first, std::uint64_t number);
+
+// The digest of a garbling as the second garbler and the evaluator see it, under a key drawn for
+// the batch `header` names from the key they share and the first garbler lacks (garbling_digest.hpp).
+GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const wire::BatchHeader& header);
+
+// Party 3's garbling goes into the digest only.
+class DigestSink final : public two_party::Channel {
+ public:
+  explicit DigestSink(GarblingDigest& digest) : digest_(digest) {}
+  void send(std::span<const std::uint8_t> bytes) override;
+  void flush() override {}
+  void receive(std::span<std::uint8_t>) override;
+  std::uint64_t bytes_sent() const override { return sent_; }
+
+ private:
+  GarblingDigest& digest_;
+  std::uint64_t sent_ = 0;
+};
+
+void xor_into(Labels& out, const Labels& in);
+
+// The garblers' input zero labels for the program: key wires Z_0 ^ Z_1 ^ Z_2, then the public ones.
+Labels program_zero_labels(const SeededLabels& seeded);
+
+// A garbler's reading of the output labels: w, or VerificationError if a label is neither
+// Z_w nor Z_w ^ delta.
+std::vector<std::uint8_t> read_output(const Labels& output_labels, const Labels& zero_out, const SeededLabels& seeded,
+                                      int party);
+
+// What both garblers hold of a garbling: its shapes, the labels drawn from their shared key and
+// a garbler under that delta and the garbling's number, all named by `garbling` (the batch
+// that garbles: the running one, or the one that prepared the garbling ahead).
+struct GarblerSide {
+  GarblerSide(const BatchTask& task, const wire::BatchHeader& garbling, const rss3::PrfKey& shared_key);
+  Labels active(const Labels& zero, std::span<const std::uint8_t> bits) const;
+  // Garbles the batch's program into `channel`; returns the output wires' zero labels.
+  Labels garble(const BatchTask& task, two_party::Channel& channel);
+
+  Shape shape;
+  std::uint64_t number;
+  SeededLabels seeded;
+  std::optional<gc2::Garbler> garbler;
+};
+
+Digest receive_digest(two_party::Channel& channel);
+
+}  // namespace mpc::three_party_engine::dual
