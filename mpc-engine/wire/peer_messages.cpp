@@ -57,7 +57,11 @@ void check_krb_slice(CircuitId circuit, const BatchSlice& slice) {
          " with " + std::to_string(slice.nonces) + " nonces; each is one whole job");
 }
 
-void check_slice_count(std::size_t count) {
+void check_slice_count(std::size_t count, KrbEvaluation evaluation) {
+  if (evaluation == KrbEvaluation::PrepareTwice) {
+    if (count != 0) fail("a batch that prepares a garbling has no slices");
+    return;
+  }
   if (count == 0) fail("batch without slices");
   if (count > kMaxBatchSlices)
     fail("batch of " + std::to_string(count) + " slices exceeds " + std::to_string(kMaxBatchSlices));
@@ -89,6 +93,16 @@ std::vector<RequestNote> decode_notes(ByteReader& reader) {
   return notes;
 }
 
+// A prepared garbling is evaluated once, by a batch of one job after the one that made it.
+void check_prepared(KrbEvaluation evaluation, std::uint32_t prepared, std::uint32_t sequence, std::size_t slices) {
+  if (evaluation != KrbEvaluation::PreparedTwice) {
+    if (prepared != 0) fail("a prepared garbling named by a batch that does not evaluate one");
+    return;
+  }
+  if (prepared == 0 || prepared >= sequence) fail("a batch names a prepared garbling that is not an earlier batch's");
+  if (slices != 1) fail("a prepared garbling evaluated for more than one job");
+}
+
 BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t sequence) {
   BatchHeader header;
   header.epoch = epoch;
@@ -99,14 +113,16 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
   if (is_krb_circuit(header.circuit)) {
     header.data_bytes = reader.u32();
     const std::uint8_t evaluation = reader.u8();
-    if (evaluation > static_cast<std::uint8_t>(KrbEvaluation::GarbledTwice))
+    if (evaluation > static_cast<std::uint8_t>(KrbEvaluation::PreparedTwice))
       fail("unknown Kerberos batch evaluation " + std::to_string(evaluation));
     header.krb_evaluation = static_cast<KrbEvaluation>(evaluation);
+    if (header.krb_evaluation == KrbEvaluation::PreparedTwice) header.prepared = reader.u32();
   }
   if (is_krb_cf2_circuit(header.circuit)) header.krb_combine = reader.u32();
   check_krb_batch(header.circuit, header.data_bytes, header.krb_combine);
   const std::uint32_t count = reader.u32();
-  check_slice_count(count);
+  check_slice_count(count, header.krb_evaluation);
+  check_prepared(header.krb_evaluation, header.prepared, header.sequence, count);
   if (reader.remaining() != static_cast<std::size_t>(count) * kSliceBytes)
     fail("batch of " + std::to_string(count) + " slices has " + std::to_string(reader.remaining()) + " slice bytes");
   header.slices.resize(count);
@@ -125,6 +141,17 @@ BatchHeader decode_batch(ByteReader& reader, std::uint64_t epoch, std::uint32_t 
 }
 
 }  // namespace
+
+const char* evaluation_name(KrbEvaluation evaluation) {
+  switch (evaluation) {
+    case KrbEvaluation::Layered: return "layered";
+    case KrbEvaluation::Garbled: return "garbled";
+    case KrbEvaluation::GarbledTwice: return "garbled twice";
+    case KrbEvaluation::PrepareTwice: return "garbled twice ahead";
+    case KrbEvaluation::PreparedTwice: return "garbled twice, prepared";
+  }
+  return "unknown";
+}
 
 bool is_valid_circuit_id(std::uint8_t value) {
   return value >= static_cast<std::uint8_t>(CircuitId::Aes128EncryptAnd32) &&
@@ -211,19 +238,23 @@ KeyAlgorithm krb_algorithm_of(CircuitId id) {
 std::vector<std::uint8_t> encode_batch(const BatchHeader& header) {
   if (!is_valid_circuit_id(static_cast<std::uint8_t>(header.circuit))) fail("unknown circuit id");
   check_krb_batch(header.circuit, header.data_bytes, header.krb_combine);
-  check_slice_count(header.slices.size());
   if (!is_krb_circuit(header.circuit) && header.krb_evaluation != KrbEvaluation::Layered)
     fail("batch of a non-Kerberos circuit evaluated as a garbled circuit");
+  check_slice_count(header.slices.size(), header.krb_evaluation);
+  check_prepared(header.krb_evaluation, header.prepared, header.sequence, header.slices.size());
   const bool krb = is_krb_circuit(header.circuit);
   const bool cf2 = is_krb_cf2_circuit(header.circuit);
   std::vector<std::uint8_t> out;
-  out.reserve(kPeerHeaderBytes + 1 + (krb ? 5 : 0) + (cf2 ? 4 : 0) + 4 + header.slices.size() * kSliceBytes);
+  const bool prepared = header.krb_evaluation == KrbEvaluation::PreparedTwice;
+  out.reserve(kPeerHeaderBytes + 1 + (krb ? 5 : 0) + (prepared ? 4 : 0) + (cf2 ? 4 : 0) + 4 +
+              header.slices.size() * kSliceBytes);
   ByteWriter writer(out);
   write_header(writer, PeerMessageType::Batch, header.epoch, header.sequence);
   writer.u8(static_cast<std::uint8_t>(header.circuit));
   if (krb) {
     writer.u32(header.data_bytes);
     writer.u8(static_cast<std::uint8_t>(header.krb_evaluation));
+    if (prepared) writer.u32(header.prepared);
   }
   if (cf2) writer.u32(header.krb_combine);
   writer.u32(static_cast<std::uint32_t>(header.slices.size()));

@@ -4,14 +4,16 @@
 //   u8 version (=1) | u8 type | u64 epoch | u32 sequence | body
 //
 // Batch (leader -> both followers): u8 circuit | [u32 data length] | [u8 evaluation] |
-//   [u32 combine shape] | u32 slice count | slices,
+//   [u32 prepared] | [u32 combine shape] | u32 slice count | slices,
 //   each 32-byte client public key | 16-byte request id | 32-byte request digest |
 //   u32 first block | u32 blocks | u32 first nonce | u32 nonces
 //   The data length is present only for the Kerberos circuit ids (is_krb_circuit): the
 //   length of every job's KrbRequest::data, which with the id fixes the circuit. Batches of
 //   the other ids have no such field (the format they always had). The evaluation
-//   (KrbEvaluation) follows the data length of every Kerberos id. The combine shape
-//   (pack_krb_combine) is present only for the KrbCf2 ids.
+//   (KrbEvaluation) follows the data length of every Kerberos id, and the prepared batch's
+//   sequence follows the evaluation PreparedTwice alone. The combine shape
+//   (pack_krb_combine) is present only for the KrbCf2 ids. A PrepareTwice batch has no
+//   slices; every other batch has at least one.
 // Layer (party i -> party i+1): u32 layer index | payload (rest of the frame)
 // Abort (any party -> the other two): u16 reason | short string detail
 // Notes (any party -> another; epoch and sequence 0): u32 count | notes, each 32-byte client
@@ -127,8 +129,18 @@ struct BatchSlice {
 // servers 1 and 3 alike and compared by server 2 before anything leaves (GarbledTwice: active
 // security, engines/three_party/garbled_krb_dual.hpp). The leader chooses; the followers do
 // what the header says, except that one running active security refuses Garbled.
-enum class KrbEvaluation : std::uint8_t { Layered = 0, Garbled = 1, GarbledTwice = 2 };
+// GarbledTwice also comes in two halves (engines/three_party/garbled_krb_prepared.hpp): a
+// PrepareTwice batch, with no jobs, garbles one instance of its circuit ahead of time and
+// leaves it with the servers; a PreparedTwice batch of one job then evaluates that garbling,
+// named by the preparing batch's sequence in the same epoch (BatchHeader::prepared).
+enum class KrbEvaluation : std::uint8_t { Layered = 0, Garbled = 1, GarbledTwice = 2, PrepareTwice = 3, PreparedTwice = 4 };
 inline bool is_garbled(KrbEvaluation evaluation) { return evaluation != KrbEvaluation::Layered; }
+// Garbled by two servers and checked by the third, whenever the garbling is made.
+inline bool is_garbled_twice(KrbEvaluation evaluation) {
+  return evaluation == KrbEvaluation::GarbledTwice || evaluation == KrbEvaluation::PrepareTwice ||
+         evaluation == KrbEvaluation::PreparedTwice;
+}
+const char* evaluation_name(KrbEvaluation evaluation);
 
 struct BatchHeader {
   std::uint64_t epoch = 0;
@@ -141,6 +153,9 @@ struct BatchHeader {
   KrbEvaluation krb_evaluation = KrbEvaluation::Layered;
   // KrbCf2 circuits: pack_krb_combine of every job's shape. 0 for every other circuit.
   std::uint32_t krb_combine = 0;
+  // PreparedTwice: the sequence of the PrepareTwice batch (same epoch, earlier) whose garbling
+  // this batch evaluates. 0 for every other batch.
+  std::uint32_t prepared = 0;
   std::vector<BatchSlice> slices;
 };
 

@@ -1320,7 +1320,7 @@ TEST(PeerMessage, KrbBatchCarriesTheDataLength) {
   twice[19] = 2;
   EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(twice)).krb_evaluation, KrbEvaluation::GarbledTwice);
   Bytes unknown = frame;
-  unknown[19] = 3;
+  unknown[19] = 5;
   EXPECT_THROW(decode_peer_message(unknown), FormatError);
   // Only Kerberos batches are garbled.
   BatchHeader aes = sample_batch();
@@ -1334,6 +1334,55 @@ TEST(PeerMessage, KrbBatchCarriesTheDataLength) {
             0u);
   // Batches of the other circuits keep their format: no data length.
   EXPECT_EQ(std::get<BatchHeader>(decode_peer_message(encode_batch(sample_batch()))).data_bytes, 0u);
+}
+
+// A batch that prepares a garbling has no job; one that uses it names the preparing batch's
+// sequence, earlier in the same epoch, for one job.
+TEST(PeerMessage, PreparedGarblingBatches) {
+  BatchHeader prepare = krb_batch(CircuitId::KrbEncryptAes256, 265);
+  prepare.slices.clear();
+  prepare.krb_evaluation = KrbEvaluation::PrepareTwice;
+  const Bytes prepare_frame = encode_batch(prepare);
+  ASSERT_EQ(prepare_frame.size(), 14u + 1u + 4u + 1u + 4u);
+  const auto prepared_back = std::get<BatchHeader>(decode_peer_message(prepare_frame));
+  EXPECT_EQ(prepared_back.krb_evaluation, KrbEvaluation::PrepareTwice);
+  EXPECT_TRUE(prepared_back.slices.empty());
+  EXPECT_EQ(prepared_back.prepared, 0u);
+
+  BatchHeader use = krb_batch(CircuitId::KrbEncryptAes256, 265);
+  use.slices.resize(1);
+  use.krb_evaluation = KrbEvaluation::PreparedTwice;
+  use.prepared = 7;
+  const Bytes use_frame = encode_batch(use);
+  ASSERT_EQ(use_frame.size(), 14u + 1u + 4u + 1u + 4u + 4u + 96u);
+  EXPECT_EQ((Bytes(use_frame.begin() + 20, use_frame.begin() + 24)), (Bytes{7, 0, 0, 0}));
+  const auto use_back = std::get<BatchHeader>(decode_peer_message(use_frame));
+  EXPECT_EQ(use_back.krb_evaluation, KrbEvaluation::PreparedTwice);
+  EXPECT_EQ(use_back.prepared, 7u);
+  EXPECT_EQ(encode_batch(use_back), use_frame);
+
+  BatchHeader bad = prepare;
+  bad.slices.resize(1);  // a preparation with a job
+  EXPECT_THROW(encode_batch(bad), FormatError);
+  bad = use;
+  bad.prepared = use.sequence;  // not an earlier batch
+  EXPECT_THROW(encode_batch(bad), FormatError);
+  bad.prepared = 0;
+  EXPECT_THROW(encode_batch(bad), FormatError);
+  bad = use;
+  bad.slices.resize(2);  // one garbling for two jobs
+  EXPECT_THROW(encode_batch(bad), FormatError);
+  bad = krb_batch(CircuitId::KrbEncryptAes256, 265);
+  bad.krb_evaluation = KrbEvaluation::GarbledTwice;
+  bad.prepared = 3;  // named by a batch that garbles online
+  EXPECT_THROW(encode_batch(bad), FormatError);
+  // The same refusals on the way in: a use frame whose sequence is not past the one it names.
+  Bytes late = use_frame;
+  late[20] = 9;  // names the batch's own sequence
+  EXPECT_THROW(decode_peer_message(late), FormatError);
+  Bytes with_job = prepare_frame;
+  with_job[19] = static_cast<std::uint8_t>(KrbEvaluation::GarbledTwice);
+  EXPECT_THROW(decode_peer_message(with_job), FormatError);  // no slices otherwise
 }
 
 TEST(PeerMessage, RejectsBadKrbBatches) {
