@@ -40,4 +40,11 @@ class VerificationError : public PeerError {
   using PeerError::PeerError;
 };
 
+// A server refused the computation before anything was computed, for a reason that sending the
+// request again under a new id avoids (wire::Status::Regrouping).
+class RetryableError : public PeerError {
+ public:
+  using PeerError::PeerError;
+};
+
 }  // namespace mpc

@@ -12,6 +12,7 @@
 #include "protocol/gc2/labels.hpp"
 #include "protocol/rss3/output.hpp"
 #include "engines/three_party/garbled_krb_dual.hpp"
+#include "engines/three_party/garbled_krb_prepared.hpp"
 #include "engines/three_party/garbled_krb_inputs.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 
@@ -170,6 +171,42 @@ void take_dual_output(DualGarblingOutput parts, std::size_t instances, std::size
   wipe(parts.previous.data(), parts.previous.size());
 }
 
+// A PrepareTwice batch: no jobs, one instance, nothing to answer; `result` has its shape.
+BatchResult prepare_garbled_batch(BatchTask& task, int party, settings::Security security, const PartyPrfKeys& prf_keys,
+                                  PreparedGarblings* prepared, two_party::Channel& to_next,
+                                  two_party::Channel& from_previous, const Logger& log, BatchResult result,
+                                  std::chrono::steady_clock::time_point started) {
+  auto fail = [&](const std::string& error) {
+    result.error = error;
+    log.error("garbling ahead failed", {{"sequence", task.header.sequence}, {"error", error}});
+    return std::move(result);
+  };
+  if (prepared == nullptr || !task.slices.empty() || task.instances != 1 || task.secret_bytes != 0)
+    return fail("a garbling is prepared for one instance, no job, at a server that keeps them");
+  if (security != settings::Security::Active) {
+    result.failure = wire::Status::VerificationFailed;
+    return fail("party " + std::to_string(party + 1) + " runs security = \"passive\" and prepares no garbling");
+  }
+  try {
+    prepare_dual_garbling(task, party, prf_keys, *prepared, to_next, from_previous);
+  } catch (const VerificationError& error) {
+    result.failure = wire::Status::VerificationFailed;
+    result.error = error.what();
+    log.error("garbling ahead refused: a check of active security failed",
+              {{"sequence", task.header.sequence}, {"error", error.what()}});
+    return result;
+  } catch (const PeerError& error) {
+    result.error = error.what();
+    return result;
+  } catch (const Error& error) {
+    return fail(error.what());
+  }
+  result.stats.bytes_sent = to_next.bytes_sent();
+  result.succeeded = true;
+  result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  return result;
+}
+
 }  // namespace
 
 std::uint64_t batch_garbling_number(const wire::BatchHeader& header) {
@@ -178,7 +215,7 @@ std::uint64_t batch_garbling_number(const wire::BatchHeader& header) {
 
 BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Security security,
                                    const PartyPrfKeys& prf_keys, two_party::Channel& to_next,
-                                   two_party::Channel& from_previous, const Logger& log) {
+                                   two_party::Channel& from_previous, const Logger& log, PreparedGarblings* prepared) {
   const auto started = std::chrono::steady_clock::now();
   BatchResult result;
   result.header = task.header;
@@ -198,6 +235,9 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
     return fail("circuit of " + std::to_string(program.num_inputs) + " inputs does not fit " +
                 std::to_string(task.key_rows) + " key rows and " + std::to_string(task.public_bytes) +
                 " public bytes without secret records");
+  if (task.header.krb_evaluation == wire::KrbEvaluation::PrepareTwice)
+    return prepare_garbled_batch(task, party, security, prf_keys, prepared, to_next, from_previous, log,
+                                 std::move(result), started);
   std::size_t instances = 0;
   const std::size_t key_bytes = task.key_rows / 8;
   for (const SliceInput& slice : task.slices) {
@@ -214,7 +254,10 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
   }
   if (instances != task.instances || instances == 0) return fail("slices do not add up to the batch's instances");
 
-  const bool twice = task.header.krb_evaluation == wire::KrbEvaluation::GarbledTwice;
+  const bool twice = wire::is_garbled_twice(task.header.krb_evaluation);
+  const bool from_prepared = task.header.krb_evaluation == wire::KrbEvaluation::PreparedTwice;
+  if (from_prepared && (prepared == nullptr || instances != 1))
+    return fail("a prepared garbling is evaluated for one job, at a server that keeps them");
   if (security == settings::Security::Active && !twice) {
     result.failure = wire::Status::VerificationFailed;
     return fail("party " + std::to_string(party + 1) +
@@ -223,7 +266,10 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
   const std::size_t bytes = instances * record;
   rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
   try {
-    if (twice)
+    if (from_prepared)
+      take_dual_output(evaluate_prepared_garbling(task, party, prf_keys, *prepared, to_next, from_previous), instances,
+                       record, result.masked);
+    else if (twice)
       take_dual_output(evaluate_dual_garbling(task, party, prf_keys, to_next, from_previous), instances, record,
                        result.masked);
     else
@@ -234,6 +280,9 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
     log.error("garbled batch refused: a check of active security failed",
               {{"sequence", task.header.sequence}, {"error", error.what()}});
     return result;
+  } catch (const RetryableError& error) {
+    result.failure = wire::Status::Regrouping;
+    return fail(error.what());
   } catch (const PeerError& error) {
     result.error = error.what();
     return result;

@@ -41,6 +41,7 @@
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "protocol/two_party/channel.hpp"
 #include "engines/three_party/batch_worker.hpp"
+#include "engines/three_party/prepared_garblings.hpp"
 #include "engines/three_party/prf_keys.hpp"
 #include "settings/server_settings.hpp"
 
@@ -61,8 +62,12 @@ std::uint64_t batch_garbling_number(const wire::BatchHeader& header);
 // evaluate_batch's, or the failure (a peer's silence past the channel's timeout is a failure,
 // not a hang; a failed check of active security is failure VerificationFailed, and so is a
 // batch garbled once at a party whose `security` is Active). `party`: this server's 0-based index.
+// PrepareTwice and PreparedTwice batches (garbled_krb_prepared.hpp) keep and take garblings in
+// `prepared`, and fail without one; a server that does not hold the garbling a batch names fails
+// it with Regrouping.
 BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Security security,
                                    const PartyPrfKeys& prf_keys, two_party::Channel& to_next,
-                                   two_party::Channel& from_previous, const Logger& log);
+                                   two_party::Channel& from_previous, const Logger& log,
+                                   PreparedGarblings* prepared = nullptr);
 
 }  // namespace mpc::three_party_engine

@@ -31,6 +31,8 @@ std::deque<node::PeerEnvelope>::iterator find_layer(std::deque<node::PeerEnvelop
       // same reason from all three.
       if (abort->reason == static_cast<std::uint16_t>(wire::Status::VerificationFailed))
         throw VerificationError(Component::Server, detail);
+      if (abort->reason == static_cast<std::uint16_t>(wire::Status::Regrouping))
+        throw RetryableError(Component::Server, detail);
       throw PeerError(Component::Server, detail);
     }
     const auto* received = std::get_if<wire::DecodedLayer>(&message);

@@ -178,7 +178,11 @@ Labels garbler_input_labels(const Garbler& garbler, std::span<const std::uint8_t
 }
 
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances) {
-  return kHeaderBytes + program.and_gates * instances * 2 * sizeof(Block);
+  return garbled_bytes_of(program.and_gates, instances);
+}
+
+std::uint64_t garbled_bytes_of(std::uint64_t and_gates, std::size_t instances) {
+  return kHeaderBytes + and_gates * instances * 2 * sizeof(Block);
 }
 
 std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std::size_t instances,

@@ -190,6 +190,8 @@ std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t
 
 // Bytes the garbler sends for `program` over `instances` instances (header included).
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances);
+// The same for a program of `and_gates` AND gates per instance.
+std::uint64_t garbled_bytes_of(std::uint64_t and_gates, std::size_t instances);
 
 // Opening outputs to the evaluator alone: the garbler sends the decoding bits of the chosen
 // outputs (packed, 8 per byte) and flushes; the evaluator XORs them onto its own bits and

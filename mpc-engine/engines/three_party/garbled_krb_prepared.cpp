@@ -1,0 +1,313 @@
+#include "engines/three_party/garbled_krb_prepared.hpp"
+
+#include <sodium.h>
+
+#include <array>
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "engines/three_party/garbled_krb_batch.hpp"
+#include "engines/three_party/garbled_krb_dual_parts.hpp"
+#include "engines/three_party/garbled_krb_inputs.hpp"
+#include "protocol/gc2/half_gates.hpp"
+#include "protocol/two_party/buffer_channel.hpp"
+
+namespace mpc::three_party_engine {
+namespace {
+
+using namespace dual;
+using garbled::bytes_of;
+using garbled::KeyPart;
+
+constexpr std::string_view kKeptPurpose = "prepared garbling: kept by party 2";
+
+jobs::KrbCircuitKey circuit_of(const wire::BatchHeader& header) {
+  return {header.circuit, header.data_bytes, header.krb_combine};
+}
+
+// The preparing batch a PreparedTwice batch names: its epoch and sequence seed the garbling.
+wire::BatchHeader garbling_of(const wire::BatchHeader& header) {
+  wire::BatchHeader garbling;
+  garbling.epoch = header.epoch;
+  garbling.sequence = header.prepared;
+  return garbling;
+}
+
+// A garbler waits for the other garbler's whole garbling, or for the evaluator's: allow 2 M
+// AND gates a second, as the online form does.
+std::chrono::milliseconds garbling_time(const BatchTask& task) {
+  return std::chrono::milliseconds(task.program->and_gates * task.instances / 2000);
+}
+
+void keep(PreparedGarblings& store, const BatchTask& task, int party, PreparedGarbling entry) {
+  entry.circuit = circuit_of(task.header);
+  if (!store.put(task.header.epoch, task.header.sequence, std::move(entry), std::chrono::steady_clock::now()))
+    throw Error(Component::Server, "party " + std::to_string(party + 1) +
+                                       " has no room for another prepared garbling (prepared_circuits_mib)");
+}
+
+PreparedGarbling take(PreparedGarblings& store, const BatchTask& task, int party) {
+  auto entry = store.take(task.header.epoch, task.header.prepared, std::chrono::steady_clock::now());
+  if (!entry)
+    throw PreparedGarblingMissing(Component::Server, "party " + std::to_string(party + 1) +
+                                                         " holds no garbling prepared by batch " +
+                                                         std::to_string(task.header.prepared));
+  if (!(entry->circuit == circuit_of(task.header)))
+    throw Error(Component::Server, "party " + std::to_string(party + 1) + ": the garbling prepared by batch " +
+                                       std::to_string(task.header.prepared) + " is of another circuit");
+  return std::move(*entry);
+}
+
+std::array<std::uint8_t, 32> kept_mac(const rss3::PrfKey& first_garbler_and_evaluator, const wire::BatchHeader& header) {
+  return garbled::batch_mac(first_garbler_and_evaluator, kKeptPurpose, header, {});
+}
+
+// Party 0, preparing.
+void prepare_first(const BatchTask& task, const PartyPrfKeys& keys, PreparedGarblings& store,
+                   two_party::Channel& to_next, two_party::Channel& from_previous) {
+  GarblerSide side(task, task.header, keys.garbling_previous);
+  to_next.send(commitments(side.seeded, side.number));
+  PreparedGarbling entry;
+  entry.zero_out = side.garble(task, to_next);
+
+  std::vector<std::uint8_t> digest_and_mac(GarblingDigest::kBytes + 32);
+  from_previous.allow_extra_wait(garbling_time(task));
+  from_previous.receive(digest_and_mac);
+  to_next.send(digest_and_mac);
+  to_next.flush();
+
+  std::array<std::uint8_t, 32> confirmation{};
+  from_previous.allow_extra_wait(garbling_time(task));
+  from_previous.receive(confirmation);
+  const auto expected = kept_mac(keys.garbling_own, task.header);
+  if (sodium_memcmp(confirmation.data(), expected.data(), expected.size()) != 0)
+    throw VerificationError(Component::Server, "party 1: party 2's word that it kept the garbling fails its MAC");
+  keep(store, task, kFirstGarbler, std::move(entry));
+}
+
+// Party 2, preparing.
+void prepare_second(const BatchTask& task, const PartyPrfKeys& keys, PreparedGarblings& store,
+                    two_party::Channel& to_next, two_party::Channel& from_previous) {
+  GarblerSide side(task, task.header, keys.garbling_own);
+  GarblingDigest digest = garbling_digest(keys.garbling_previous, task.header);
+  digest.add(commitments(side.seeded, side.number));
+  DigestSink sink(digest);
+  PreparedGarbling entry;
+  entry.zero_out = side.garble(task, sink);
+  const Digest garbling = digest.finish();
+  const auto mac = garbled::batch_mac(keys.garbling_previous, kRelayPurpose, task.header, {garbling});
+  to_next.send(garbling);
+  to_next.send(mac);
+  to_next.flush();
+
+  std::array<std::uint8_t, 32> confirmation{};
+  from_previous.allow_extra_wait(garbling_time(task));
+  from_previous.receive(confirmation);
+  keep(store, task, kSecondGarbler, std::move(entry));
+  to_next.send(confirmation);
+  to_next.flush();
+}
+
+// Party 1, preparing.
+void prepare_evaluator(const BatchTask& task, const PartyPrfKeys& keys, PreparedGarblings& store,
+                       two_party::Channel& to_next, two_party::Channel& from_previous) {
+  const Shape shape(task);
+  PreparedGarbling entry;
+  entry.committed.resize(shape.committed() * 2 * kCommitBytes);
+  from_previous.receive(entry.committed);
+  entry.tables.resize(gc2::garbled_bytes(*task.program, task.instances));
+  from_previous.receive(entry.tables);
+  GarblingDigest digest = garbling_digest(keys.garbling_own, task.header);
+  digest.add(entry.committed);
+  digest.add(entry.tables);
+  const Digest received = digest.finish();
+
+  from_previous.allow_extra_wait(garbling_time(task));
+  const Digest garbled_by_third = receive_digest(from_previous);
+  std::array<std::uint8_t, 32> relay_mac{};
+  from_previous.receive(relay_mac);
+  const auto expected = garbled::batch_mac(keys.garbling_own, kRelayPurpose, task.header, {garbled_by_third});
+  if (sodium_memcmp(relay_mac.data(), expected.data(), expected.size()) != 0)
+    throw VerificationError(Component::Server, "party 2: party 3's digest relayed by party 1 fails its MAC");
+  if (sodium_memcmp(received.data(), garbled_by_third.data(), received.size()) != 0)
+    throw VerificationError(Component::Server,
+                            "party 2: the garbling party 1 prepared differs from party 3's (tables or commitments)");
+  keep(store, task, kEvaluator, std::move(entry));
+  to_next.send(kept_mac(keys.garbling_previous, task.header));
+  to_next.flush();
+}
+
+// Party 0, using.
+DualGarblingOutput use_first(const BatchTask& task, const PartyPrfKeys& keys, PreparedGarblings& store,
+                             two_party::Channel& to_next, two_party::Channel& from_previous) {
+  const PreparedGarbling entry = take(store, task, kFirstGarbler);
+  GarblerSide side(task, garbling_of(task.header), keys.garbling_previous);
+  const Shape& shape = side.shape;
+  const auto c_a = mask_bits(keys.garbling_own, task.header, shape.outputs);
+  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, KeyPart::A);
+  std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::XorA);
+  const Labels l0 = side.active(side.seeded.z0, a0);
+  const Labels l2 = side.active(side.seeded.z2, a2);
+  wipe(a0.data(), a0.size());
+  wipe(a2.data(), a2.size());
+  const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
+  const Labels la = side.active(side.seeded.za, c_a);
+
+  std::vector<std::uint8_t> relayed((shape.key + shape.outputs) * sizeof(Block) + 32);
+  from_previous.receive(relayed);
+  to_next.send(bytes_of(l0));
+  to_next.send(bytes_of(la));
+  to_next.send(bytes_of(l2));
+  to_next.send(bytes_of(lp));
+  to_next.send(relayed);
+  to_next.flush();
+
+  Labels output(shape.outputs);
+  std::array<std::uint8_t, 32> mac{};
+  from_previous.allow_extra_wait(garbling_time(task));
+  from_previous.receive(bytes_of(output));
+  from_previous.receive(mac);
+  const auto expected = garbled::batch_mac(keys.garbling_own, kOutputPurpose, task.header, {bytes_of(output)});
+  if (sodium_memcmp(mac.data(), expected.data(), mac.size()) != 0)
+    throw VerificationError(Component::Server, "party 1: the output labels relayed by party 3 fail party 2's MAC");
+  DualGarblingOutput result;
+  result.previous = read_output(output, entry.zero_out, side.seeded, kFirstGarbler);  // a_2 = w
+  result.own = c_a;                                                                  // a_0 = c_A
+  return result;
+}
+
+// Party 2, using.
+DualGarblingOutput use_second(const BatchTask& task, const PartyPrfKeys& keys, PreparedGarblings& store,
+                              two_party::Channel& to_next, two_party::Channel& from_previous) {
+  const PreparedGarbling entry = take(store, task, kSecondGarbler);
+  GarblerSide side(task, garbling_of(task.header), keys.garbling_own);
+  const Shape& shape = side.shape;
+  const auto c_b = mask_bits(keys.garbling_previous, task.header, shape.outputs);
+  std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, KeyPart::XorA);
+  std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::A);
+  Labels padded(shape.key + shape.outputs);
+  {
+    const Labels l1 = side.active(side.seeded.z1, a1);
+    const Labels lb = side.active(side.seeded.zb, c_b);
+    std::copy_n(l1.data(), l1.size(), padded.data());
+    std::copy_n(lb.data(), lb.size(), padded.data() + l1.size());
+  }
+  wipe(a1.data(), a1.size());
+  const Labels l2 = side.active(side.seeded.z2, a2);
+  wipe(a2.data(), a2.size());
+  const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
+  const SecretBytes pad = garbled::batch_stream(keys.garbling_previous, kPadPurpose, task.header, padded.size() * sizeof(Block));
+  auto padded_bytes = bytes_of(padded);
+  for (std::size_t i = 0; i < pad.size(); ++i) padded_bytes[i] ^= pad[i];
+  const auto mac = garbled::batch_mac(keys.garbling_previous, kRelayPurpose, task.header,
+                                      {padded_bytes, bytes_of(l2), bytes_of(lp)});
+  to_next.send(padded_bytes);
+  to_next.send(mac);
+  to_next.flush();
+
+  Labels output(shape.outputs);
+  std::array<std::uint8_t, 32> output_mac{};
+  from_previous.allow_extra_wait(garbling_time(task));
+  from_previous.receive(bytes_of(output));
+  from_previous.receive(output_mac);
+  DualGarblingOutput result;
+  result.own = read_output(output, entry.zero_out, side.seeded, kSecondGarbler);  // a_2 = w
+  result.previous = c_b;                                                         // a_1 = c_B
+  to_next.send(bytes_of(output));
+  to_next.send(output_mac);
+  to_next.flush();
+  return result;
+}
+
+// Party 1, using.
+DualGarblingOutput use_evaluator(const BatchTask& task, const PartyPrfKeys& keys, PreparedGarblings& store,
+                                 two_party::Channel& to_next, two_party::Channel& from_previous) {
+  const PreparedGarbling entry = take(store, task, kEvaluator);
+  const circuits::Program& program = *task.program;
+  const Shape shape(task);
+  const std::uint64_t number = batch_garbling_number(garbling_of(task.header));
+  const auto c_a = mask_bits(keys.garbling_previous, task.header, shape.outputs);
+  const auto c_b = mask_bits(keys.garbling_own, task.header, shape.outputs);
+  if (entry.committed.size() != shape.committed() * 2 * kCommitBytes)
+    throw Error(Component::Server, "party 2: a prepared garbling's commitments do not fit its batch");
+
+  Labels l0(shape.key), la(shape.outputs), l2(shape.key), lp(shape.pub), relayed(shape.key + shape.outputs);
+  std::array<std::uint8_t, 32> relay_mac{};
+  from_previous.receive(bytes_of(l0));
+  from_previous.receive(bytes_of(la));
+  from_previous.receive(bytes_of(l2));
+  from_previous.receive(bytes_of(lp));
+  from_previous.receive(bytes_of(relayed));
+  from_previous.receive(relay_mac);
+  const auto expected_mac = garbled::batch_mac(keys.garbling_own, kRelayPurpose, task.header,
+                                               {bytes_of(relayed), bytes_of(l2), bytes_of(lp)});
+  if (sodium_memcmp(relay_mac.data(), expected_mac.data(), relay_mac.size()) != 0)
+    throw VerificationError(Component::Server,
+                            "party 2: party 3's labels relayed by party 1, or the labels of shared inputs, fail their MAC");
+
+  const SecretBytes pad =
+      garbled::batch_stream(keys.garbling_own, kPadPurpose, task.header, relayed.size() * sizeof(Block));
+  Labels l1(shape.key), lb(shape.outputs);
+  const auto padded = bytes_of(relayed);
+  const auto unpadded_a1 = bytes_of(l1), unpadded_cb = bytes_of(lb);
+  for (std::size_t i = 0; i < unpadded_a1.size(); ++i) unpadded_a1[i] = padded[i] ^ pad[i];
+  for (std::size_t i = 0; i < unpadded_cb.size(); ++i)
+    unpadded_cb[i] = padded[unpadded_a1.size() + i] ^ pad[unpadded_a1.size() + i];
+
+  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, KeyPart::XorA);
+  std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, KeyPart::A);
+  const bool from_first = labels_match(l0.span(), a0, entry.committed, 0, number) &
+                          labels_match(la.span(), c_a, entry.committed, 2 * shape.key, number);
+  const bool from_third = labels_match(l1.span(), a1, entry.committed, shape.key, number) &
+                          labels_match(lb.span(), c_b, entry.committed, 2 * shape.key + shape.outputs, number);
+  wipe(a0.data(), a0.size());
+  wipe(a1.data(), a1.size());
+  if (!from_first)
+    throw VerificationError(Component::Server, "party 2: input labels from party 1 fail their commitments");
+  if (!from_third)
+    throw VerificationError(Component::Server, "party 2: input labels from party 3 fail their commitments");
+
+  Labels active(shape.key + shape.pub);
+  for (std::size_t i = 0; i < shape.key; ++i) active[i] = l0[i] ^ l1[i] ^ l2[i];
+  std::copy_n(lp.data(), shape.pub, active.data() + shape.key);
+  two_party::ReplayChannel tables(entry.tables);
+  Labels output;
+  gc2::evaluate(program, task.instances, active.span(), tables, output, number);
+  xor_into(output, la);
+  xor_into(output, lb);
+  const auto mac = garbled::batch_mac(keys.garbling_previous, kOutputPurpose, task.header, {bytes_of(output)});
+  to_next.send(bytes_of(output));
+  to_next.send(mac);
+  to_next.flush();
+  DualGarblingOutput result;
+  result.own = c_b;       // a_1
+  result.previous = c_a;  // a_0
+  return result;
+}
+
+}  // namespace
+
+void prepare_dual_garbling(const BatchTask& task, int party, const PartyPrfKeys& keys, PreparedGarblings& store,
+                           two_party::Channel& to_next, two_party::Channel& from_previous) {
+  switch (party) {
+    case kFirstGarbler: return prepare_first(task, keys, store, to_next, from_previous);
+    case kEvaluator: return prepare_evaluator(task, keys, store, to_next, from_previous);
+    case kSecondGarbler: return prepare_second(task, keys, store, to_next, from_previous);
+    default: throw Error(Component::Server, "party index out of range");
+  }
+}
+
+DualGarblingOutput evaluate_prepared_garbling(const BatchTask& task, int party, const PartyPrfKeys& keys,
+                                              PreparedGarblings& store, two_party::Channel& to_next,
+                                              two_party::Channel& from_previous) {
+  switch (party) {
+    case kFirstGarbler: return use_first(task, keys, store, to_next, from_previous);
+    case kEvaluator: return use_evaluator(task, keys, store, to_next, from_previous);
+    case kSecondGarbler: return use_second(task, keys, store, to_next, from_previous);
+    default: throw Error(Component::Server, "party index out of range");
+  }
+}
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,71 @@
+// A Kerberos batch garbled twice (garbled_krb_dual.hpp) in two halves: the garbling, which
+// needs no input, made ahead of time while the servers are idle, and a small online part once
+// a job arrives. A protected user's login runs three such jobs one after the other; garbled
+// while the login waits, the garbling and the megabytes of tables on the way to the evaluator
+// are most of its time (docs/benchmarks/kdc-users.md). Prepared, the login waits only for the
+// input labels, the evaluation and the output labels.
+//
+// Why it may be made ahead. In this garbling no table depends on an input: both garblers draw
+// delta, constant 0's label and every input wire's zero label from the key they share, under
+// the id of the batch that garbles; inputs only pick which label of each input wire party 2 gets.
+//
+// The preparing batch (wire::KrbEvaluation::PrepareTwice: no jobs, one instance of its circuit,
+// numbered like any batch, so its garbling's tweaks repeat no other's):
+// - party 0 sends party 1 the commitments to the input labels of a_0, a_1, c_A and c_B, then
+//   streams the tables; party 2 garbles the same into a digest with the same commitments and
+//   sends it, with a MAC under the key it shares with party 1, through party 0;
+// - party 1 checks the MAC and that the digest of what it received is party 2's, and keeps the
+//   tables and commitments; the garblers keep their output wires' zero labels;
+// - party 1 confirms with a MAC under the key it shares with party 0, through party 2, who
+//   kept its part before passing it on. The leader (party 0) names the garbling in a batch only
+//   once that confirmation arrived: then all three hold it.
+//
+// The batch that uses it (PreparedTwice, one job, BatchHeader::prepared naming the preparing
+// batch of the same epoch): each server takes the garbling out of its store first
+// (prepared_garblings.hpp), so no garbling is ever evaluated for a second input, whoever asks;
+// a server that does not hold it refuses the batch with Regrouping, which a client sends again
+// (the leader then garbles online). Then, as in the online form, party 2 sends the labels of
+// a_1 and c_B padded, party 0 those of a_0, c_A, a_2 and the public record, and party 1 checks
+// the labels of a_0, a_1, c_A and c_B against the commitments. The labels of a_2 and of the
+// public record, which both garblers know, were covered online by party 2's digest; here party
+// 2's relayed MAC covers them instead, beside its padded labels, so party 0 cannot alter them.
+// Everything after the evaluation (output labels, masks c_A and c_B drawn per running batch,
+// replicated shares of the result) is the online form's.
+//
+// What a deviation can learn is what it could online: each check compares what one server sent
+// with what the protocol fixes, never depending on a secret the deviating server does not know;
+// the preparing batch holds no secret at all. The garbling's inputs are chosen after party 1
+// holds its tables, but not by party 1: the key's shares are fixed, and the public record comes
+// from the KDC, which sees no garbling.
+#pragma once
+
+#include "common/error.hpp"
+#include "engines/three_party/batch_worker.hpp"
+#include "engines/three_party/garbled_krb_dual.hpp"
+#include "engines/three_party/prepared_garblings.hpp"
+#include "engines/three_party/prf_keys.hpp"
+#include "protocol/two_party/channel.hpp"
+
+namespace mpc::three_party_engine {
+
+// The server holds no garbling the batch names: nothing was computed, and the job is worth
+// sending again (wire::Status::Regrouping).
+class PreparedGarblingMissing : public RetryableError {
+ public:
+  using RetryableError::RetryableError;
+};
+
+// Runs `task` (a PrepareTwice batch: program set, one instance, no slices) as party `party`
+// and keeps this server's part in `store`. Throws VerificationError for a failed check,
+// PeerError for a silent peer, Error when the store has no room.
+void prepare_dual_garbling(const BatchTask& task, int party, const PartyPrfKeys& keys, PreparedGarblings& store,
+                           two_party::Channel& to_next, two_party::Channel& from_previous);
+
+// Runs `task` (a PreparedTwice batch of one job) with the garbling it names; returns this
+// party's parts of the result as evaluate_dual_garbling does. Throws PreparedGarblingMissing,
+// VerificationError, PeerError or Error.
+DualGarblingOutput evaluate_prepared_garbling(const BatchTask& task, int party, const PartyPrfKeys& keys,
+                                              PreparedGarblings& store, two_party::Channel& to_next,
+                                              two_party::Channel& from_previous);
+
+}  // namespace mpc::three_party_engine

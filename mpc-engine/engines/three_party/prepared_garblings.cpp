@@ -1,0 +1,67 @@
+#include "engines/three_party/prepared_garblings.hpp"
+
+namespace mpc::three_party_engine {
+
+PreparedGarblings::PreparedGarblings(std::size_t capacity_bytes, std::chrono::seconds life)
+    : capacity_(capacity_bytes), life_(life) {}
+
+bool PreparedGarblings::put(std::uint64_t epoch, std::uint32_t sequence, PreparedGarbling entry,
+                            std::chrono::steady_clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  drop_expired(now);
+  const std::size_t size = entry.bytes();
+  if (bytes_ + size > capacity_ || entries_.count({epoch, sequence}) != 0) return false;
+  entry.made = now;
+  entries_.emplace(std::make_pair(epoch, sequence), std::move(entry));
+  bytes_ += size;
+  return true;
+}
+
+std::optional<PreparedGarbling> PreparedGarblings::take(std::uint64_t epoch, std::uint32_t sequence,
+                                                        std::chrono::steady_clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  drop_expired(now);
+  auto it = entries_.find({epoch, sequence});
+  if (it == entries_.end()) return std::nullopt;
+  std::optional<PreparedGarbling> out(std::move(it->second));
+  bytes_ -= out->bytes();
+  entries_.erase(it);
+  return out;
+}
+
+void PreparedGarblings::keep_epoch(std::uint64_t epoch) {
+  std::lock_guard lock(mutex_);
+  if (epoch == epoch_) return;
+  epoch_ = epoch;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->first.first != epoch) {
+      bytes_ -= it->second.bytes();
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::size_t PreparedGarblings::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+std::size_t PreparedGarblings::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+void PreparedGarblings::drop_expired(std::chrono::steady_clock::time_point now) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (now - it->second.made >= life_) {
+      bytes_ -= it->second.bytes();
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace mpc::three_party_engine

@@ -1,0 +1,65 @@
+// What a server keeps of the Kerberos garblings made ahead of their batches
+// (garbled_krb_prepared.hpp) until one batch uses each: the evaluator the garbled tables and
+// the commitments it checked, the garblers the output wires' zero labels. Entries are named
+// by the batch that prepared them (epoch, sequence) and taken out by the one batch that
+// evaluates them, so no garbling is ever evaluated twice. Bounded in bytes; an entry not
+// used within `life` is dropped, and so is every entry of an epoch the leader has left.
+// Safe to use from the batch workers and the shell's thread at once.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "jobs/krb_jobs.hpp"
+#include "protocol/gc2/labels.hpp"
+
+namespace mpc::three_party_engine {
+
+// Twice as long as the leader names a garbling (prepared_stock.hpp): it never names one gone here.
+inline constexpr std::chrono::seconds kPreparedGarblingLife{600};
+
+struct PreparedGarbling {
+  jobs::KrbCircuitKey circuit;
+  gc2::Labels zero_out;                 // garblers: the output wires' zero labels
+  std::vector<std::uint8_t> tables;     // evaluator: the garbled stream as party 1 sent it
+  std::vector<std::uint8_t> committed;  // evaluator: hashes of both labels of its input wires
+  std::chrono::steady_clock::time_point made{};
+  std::size_t bytes() const { return zero_out.size() * sizeof(gc2::Block) + tables.size() + committed.size(); }
+};
+
+class PreparedGarblings {
+ public:
+  PreparedGarblings(std::size_t capacity_bytes, std::chrono::seconds life);
+
+  // Keeps `entry` as batch (epoch, sequence)'s; false when it does not fit (after dropping
+  // what expired) or that batch already left one.
+  bool put(std::uint64_t epoch, std::uint32_t sequence, PreparedGarbling entry,
+           std::chrono::steady_clock::time_point now);
+  // Takes out batch (epoch, sequence)'s entry; nullopt when there is none (never made here,
+  // used, expired, dropped, or this server restarted since).
+  std::optional<PreparedGarbling> take(std::uint64_t epoch, std::uint32_t sequence,
+                                       std::chrono::steady_clock::time_point now);
+  // Drops every entry of another epoch: a leader that restarted names none of them again.
+  void keep_epoch(std::uint64_t epoch);
+
+  std::size_t size() const;
+  std::size_t bytes() const;
+
+ private:
+  void drop_expired(std::chrono::steady_clock::time_point now);
+
+  const std::size_t capacity_;
+  const std::chrono::seconds life_;
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, PreparedGarbling> entries_;
+  std::size_t bytes_ = 0;
+  std::uint64_t epoch_ = 0;
+};
+
+}  // namespace mpc::three_party_engine

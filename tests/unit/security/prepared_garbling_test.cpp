@@ -1,0 +1,377 @@
+// Kerberos batches garbled twice ahead of time (engines/three_party/garbled_krb_prepared.hpp):
+// the three servers prepare a garbling with no input, then a batch of one job evaluates it. Honest
+// batches compute AES as the reference does; each garbling is evaluated once at most, whoever
+// asks again; a server that lost it refuses with Regrouping; and one server that deviates, while
+// preparing or while the batch runs, ends the batch with no output share anywhere and a
+// VerificationError at the server that caught it.
+//
+// Deviations are real: a server runs the production code on altered inputs (another circuit,
+// another key share), or the bytes it sends are altered on their way out.
+#include <gtest/gtest.h>
+#include <sodium.h>
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "circuits/aes.hpp"
+#include "circuits/aes_reference.hpp"
+#include "circuits/program.hpp"
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "deviating_channel.hpp"
+#include "engines/three_party/garbled_krb_batch.hpp"
+#include "engines/three_party/prepared_garblings.hpp"
+#include "protocol/rss3/output.hpp"
+#include "protocol/rss3/shares.hpp"
+#include "protocol/two_party/channel.hpp"
+#include "support/party_prf_keys.hpp"
+
+namespace mpc::security_test {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+using three_party_engine::BatchResult;
+using three_party_engine::BatchTask;
+using three_party_engine::PreparedGarblings;
+using wire::KrbEvaluation;
+
+constexpr std::size_t kKeyBytes = 176;  // AES-128 round keys
+constexpr std::size_t kKeyRows = 8 * kKeyBytes;
+constexpr std::size_t kOutputs = 128;
+constexpr std::size_t kLabel = 16;
+constexpr std::size_t kStreamHeader = 24;
+constexpr std::size_t kCommitted = 2 * kKeyRows + 2 * kOutputs;  // wires with commitments
+constexpr std::uint64_t kEpoch = 0x5eed'0000'0000'0001ull;
+
+Bytes random_bytes(std::size_t n) {
+  Bytes out(n);
+  randombytes_buf(out.data(), n);
+  return out;
+}
+
+struct Deviation {
+  int party = -1;
+  const circuits::Program* program = nullptr;  // prepares this circuit instead
+  bool flip_key_x = false;
+  bool flip_key_a = false;
+  std::vector<std::size_t> flip_sent_at;
+};
+
+struct Outcome {
+  std::array<BatchResult, 3> results;
+  std::optional<Bytes> opened;
+  bool any_succeeded() const { return results[0].succeeded || results[1].succeeded || results[2].succeeded; }
+};
+
+class PreparedGarbling : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (sodium_init() < 0) GTEST_FAIL() << "libsodium initialisation failed";
+    program_ = new circuits::Program(circuits::compile(circuits::build_aes_circuit(
+        circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, circuits::SboxVariant::And32)));
+    other_ = new circuits::Program(*program_);
+    for (auto it = other_->layers.rbegin(); it != other_->layers.rend(); ++it)
+      if (!it->ands.empty()) {
+        for (auto& gate : it->ands) gate.in1 = gate.in0;
+        break;
+      }
+  }
+  static void TearDownTestSuite() {
+    delete program_;
+    delete other_;
+  }
+
+  void SetUp() override {
+    round_keys_ = circuits::aes_expand_key(random_bytes(16));
+    auto split = rss3::share_bytes(round_keys_);
+    for (std::size_t p = 0; p < 3; ++p) {
+      shares_[p] = SecretBytes(2 * kKeyBytes);
+      std::copy(split[p].x.begin(), split[p].x.end(), shares_[p].data());
+      std::copy(split[p].a.begin(), split[p].a.end(), shares_[p].data() + kKeyBytes);
+      stores_[p] = std::make_unique<PreparedGarblings>(std::size_t{64} << 20, std::chrono::seconds(600));
+    }
+    block_ = random_bytes(16);
+  }
+
+  Bytes expected() const {
+    const auto block = circuits::aes_encrypt_block(round_keys_, std::span<const std::uint8_t, 16>(block_.data(), 16));
+    return Bytes(block.begin(), block.end());
+  }
+
+  // Runs one batch at the three servers: PrepareTwice (no job) or PreparedTwice naming
+  // `prepared`. Returns the batch's sequence in `sequence`.
+  Outcome run(KrbEvaluation evaluation, const Deviation& deviation, std::uint32_t prepared = 0,
+              std::uint32_t* sequence_out = nullptr) {
+    std::array<BatchTask, 3> tasks;
+    const std::uint32_t sequence = ++sequence_;
+    if (sequence_out != nullptr) *sequence_out = sequence;
+    for (std::size_t p = 0; p < 3; ++p) {
+      const bool deviates = static_cast<int>(p) == deviation.party;
+      BatchTask& task = tasks[p];
+      task.header.epoch = kEpoch;
+      task.header.sequence = sequence;
+      task.header.krb_evaluation = evaluation;
+      task.header.prepared = prepared;
+      const circuits::Program* program = deviates && deviation.program != nullptr ? deviation.program : program_;
+      task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program);
+      task.key_rows = kKeyRows;
+      task.public_bytes = 16;
+      task.instances = 1;
+      if (evaluation == KrbEvaluation::PrepareTwice) continue;
+      task.header.slices.push_back(wire::BatchSlice{{}, {}, {}, 0, 1, 0, 0});
+      three_party_engine::SliceInput input;
+      input.blocks = 1;
+      input.key_share = shares_[p];
+      if (deviates && deviation.flip_key_x) input.key_share[0] ^= 1;
+      if (deviates && deviation.flip_key_a) input.key_share[kKeyBytes] ^= 1;
+      input.public_records = block_;
+      task.slices.push_back(std::move(input));
+    }
+    std::array<std::pair<std::unique_ptr<two_party::Channel>, std::unique_ptr<two_party::Channel>>, 3> edges;
+    for (auto& edge : edges) edge = two_party::make_memory_channel_pair(std::chrono::milliseconds(800));
+    std::array<std::unique_ptr<DeviatingChannel>, 3> outgoing;
+    for (std::size_t p = 0; p < 3; ++p)
+      outgoing[p] = std::make_unique<DeviatingChannel>(
+          *edges[p].first, static_cast<int>(p) == deviation.party ? deviation.flip_sent_at : std::vector<std::size_t>{},
+          std::nullopt);
+    const Logger log("prepared_garbling_test", LogLevel::Error);
+    Outcome outcome;
+    auto party = [&](int p) {
+      const auto i = static_cast<std::size_t>(p);
+      outcome.results[i] = three_party_engine::evaluate_garbled_batch(
+          tasks[i], p, settings::Security::Active, test_support::party_prf_keys(p), *outgoing[i],
+          *edges[(i + 2) % 3].second, log, stores_[i].get());
+    };
+    std::thread second(party, 1), third(party, 2);
+    party(0);
+    second.join();
+    third.join();
+    if (evaluation == KrbEvaluation::PreparedTwice && outcome.results[0].succeeded && outcome.results[1].succeeded &&
+        outcome.results[2].succeeded) {
+      try {
+        outcome.opened = rss3::open_output(
+            {outcome.results[0].masked, outcome.results[1].masked, outcome.results[2].masked});
+      } catch (const mpc::Error&) {
+      }
+    }
+    return outcome;
+  }
+
+  // Prepares a garbling honestly; its sequence.
+  std::uint32_t prepare() {
+    std::uint32_t sequence = 0;
+    const Outcome outcome = run(KrbEvaluation::PrepareTwice, {}, 0, &sequence);
+    for (const auto& result : outcome.results) EXPECT_TRUE(result.succeeded) << result.error;
+    return sequence;
+  }
+
+  void expect_honest_use() {
+    const Outcome outcome = run(KrbEvaluation::PreparedTwice, {}, prepare());
+    ASSERT_TRUE(outcome.opened.has_value()) << outcome.results[0].error << " | " << outcome.results[1].error << " | "
+                                            << outcome.results[2].error;
+    EXPECT_EQ(*outcome.opened, expected());
+  }
+
+  // A deviation while a prepared garbling is used: refused at `detector` naming `check`, no
+  // output opened, and honest batches before and after still right.
+  void expect_caught_in_use(const Deviation& deviation, int detector, const std::string& check) {
+    expect_honest_use();
+    const Outcome caught = run(KrbEvaluation::PreparedTwice, deviation, prepare());
+    EXPECT_FALSE(caught.opened.has_value()) << "the client opened a result";
+    for (int garbler : {0, 2})
+      if (garbler != deviation.party)
+        EXPECT_FALSE(caught.results[static_cast<std::size_t>(garbler)].succeeded) << "party " << garbler;
+    const BatchResult& at = caught.results[static_cast<std::size_t>(detector)];
+    EXPECT_EQ(at.failure, wire::Status::VerificationFailed) << at.error;
+    EXPECT_NE(at.error.find(check), std::string::npos) << at.error;
+    expect_honest_use();
+  }
+
+  // A deviation while preparing: refused at party 2 naming the digest, nothing kept by it, the
+  // leader (party 1) not told the garbling is ready; a batch naming it anyway opens nothing.
+  void expect_caught_in_preparation(const Deviation& deviation) {
+    std::uint32_t sequence = 0;
+    const Outcome caught = run(KrbEvaluation::PrepareTwice, deviation, 0, &sequence);
+    EXPECT_FALSE(caught.results[0].succeeded) << "the leader counted the garbling as ready";
+    EXPECT_EQ(caught.results[1].failure, wire::Status::VerificationFailed) << caught.results[1].error;
+    EXPECT_NE(caught.results[1].error.find("prepared differs from party 3's"), std::string::npos)
+        << caught.results[1].error;
+    EXPECT_EQ(stores_[1]->size(), 0u);
+    const Outcome used = run(KrbEvaluation::PreparedTwice, {}, sequence);
+    EXPECT_FALSE(used.opened.has_value());
+    EXPECT_EQ(used.results[1].failure, wire::Status::Regrouping) << used.results[1].error;
+    expect_honest_use();
+  }
+
+  // Party 0's online message: labels of a_0, c_A, a_2, the public block, then party 3's relay.
+  static std::size_t relay_offset() { return kLabel * (kKeyRows + kOutputs + kKeyRows + 128); }
+  // Party 0's preparation stream: the commitments, then the garbled stream.
+  static std::size_t prepared_tables_offset() { return 2 * 8 * kCommitted + kStreamHeader; }
+
+  static circuits::Program* program_;
+  static circuits::Program* other_;
+  Bytes round_keys_;
+  std::array<SecretBytes, 3> shares_;
+  std::array<std::unique_ptr<PreparedGarblings>, 3> stores_;
+  Bytes block_;
+  std::uint32_t sequence_ = 0;
+};
+
+circuits::Program* PreparedGarbling::program_ = nullptr;
+circuits::Program* PreparedGarbling::other_ = nullptr;
+
+TEST_F(PreparedGarbling, PreparedBatchesComputeAesAndLeaveNothingBehind) {
+  for (int i = 0; i < 3; ++i) expect_honest_use();
+  for (const auto& store : stores_) EXPECT_EQ(store->size(), 0u);
+}
+
+TEST_F(PreparedGarbling, PreparingKeepsAPartAtEveryServer) {
+  const std::uint32_t sequence = prepare();
+  for (const auto& store : stores_) EXPECT_EQ(store->size(), 1u);
+  // The evaluator keeps the whole stream: 32 bytes per AND gate and its header.
+  EXPECT_GE(stores_[1]->bytes(), program_->and_gates * 32);
+  EXPECT_LT(stores_[0]->bytes(), stores_[1]->bytes() / 10);
+  const Outcome outcome = run(KrbEvaluation::PreparedTwice, {}, sequence);
+  ASSERT_TRUE(outcome.opened.has_value());
+  EXPECT_EQ(*outcome.opened, expected());
+}
+
+TEST_F(PreparedGarbling, AGarblingIsEvaluatedOnceWhoeverAsksAgain) {
+  const std::uint32_t sequence = prepare();
+  const Outcome first = run(KrbEvaluation::PreparedTwice, {}, sequence);
+  ASSERT_TRUE(first.opened.has_value());
+  const Outcome again = run(KrbEvaluation::PreparedTwice, {}, sequence);
+  EXPECT_FALSE(again.any_succeeded());
+  EXPECT_FALSE(again.opened.has_value());
+  for (const auto& result : again.results) {
+    EXPECT_EQ(result.failure, wire::Status::Regrouping) << result.error;
+    EXPECT_NE(result.error.find("holds no garbling prepared by batch"), std::string::npos) << result.error;
+  }
+}
+
+TEST_F(PreparedGarbling, AServerThatLostItsGarblingsRefusesWithRegrouping) {
+  const std::uint32_t sequence = prepare();
+  stores_[2] = std::make_unique<PreparedGarblings>(std::size_t{64} << 20, std::chrono::seconds(600));  // restarted
+  const Outcome outcome = run(KrbEvaluation::PreparedTwice, {}, sequence);
+  EXPECT_FALSE(outcome.opened.has_value());
+  EXPECT_EQ(outcome.results[2].failure, wire::Status::Regrouping) << outcome.results[2].error;
+  expect_honest_use();
+}
+
+TEST_F(PreparedGarbling, AGarblingOfAnotherCircuitIsNotEvaluated) {
+  const std::uint32_t sequence = prepare();
+  // The same garbling named by a batch of another circuit (another data length).
+  auto held = stores_[1]->take(kEpoch, sequence, std::chrono::steady_clock::now());
+  ASSERT_TRUE(held.has_value());
+  held->circuit.data_bytes += 1;
+  ASSERT_TRUE(stores_[1]->put(kEpoch, sequence, std::move(*held), std::chrono::steady_clock::now()));
+  const Outcome outcome = run(KrbEvaluation::PreparedTwice, {}, sequence);
+  EXPECT_FALSE(outcome.opened.has_value());
+  EXPECT_FALSE(outcome.results[1].succeeded);
+  EXPECT_NE(outcome.results[1].error.find("is of another circuit"), std::string::npos) << outcome.results[1].error;
+}
+
+TEST_F(PreparedGarbling, AServerWithoutRoomFailsThePreparation) {
+  stores_[1] = std::make_unique<PreparedGarblings>(1024, std::chrono::seconds(600));
+  const Outcome outcome = run(KrbEvaluation::PrepareTwice, {});
+  EXPECT_FALSE(outcome.results[0].succeeded) << "the leader counted the garbling as ready";
+  EXPECT_NE(outcome.results[1].error.find("no room"), std::string::npos) << outcome.results[1].error;
+}
+
+TEST_F(PreparedGarbling, APassiveServerPreparesNothing) {
+  BatchTask task;
+  task.header.epoch = kEpoch;
+  task.header.sequence = 1;
+  task.header.krb_evaluation = KrbEvaluation::PrepareTwice;
+  task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program_);
+  task.key_rows = kKeyRows;
+  task.public_bytes = 16;
+  task.instances = 1;
+  auto edge = two_party::make_memory_channel_pair(std::chrono::milliseconds(200));
+  const Logger log("prepared_garbling_test", LogLevel::Error);
+  const BatchResult result = three_party_engine::evaluate_garbled_batch(
+      task, 1, settings::Security::Passive, test_support::party_prf_keys(1), *edge.first, *edge.second, log,
+      stores_[1].get());
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_EQ(stores_[1]->size(), 0u);
+}
+
+TEST_F(PreparedGarbling, FirstGarblerPreparingAnotherCircuitIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.program = other_;
+  expect_caught_in_preparation(deviation);
+}
+
+TEST_F(PreparedGarbling, SecondGarblerPreparingAnotherCircuitIsCaught) {
+  Deviation deviation;
+  deviation.party = 2;
+  deviation.program = other_;
+  expect_caught_in_preparation(deviation);
+}
+
+TEST_F(PreparedGarbling, OneAlteredPreparedTableRowIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_sent_at = {prepared_tables_offset() + 5000};
+  expect_caught_in_preparation(deviation);
+}
+
+TEST_F(PreparedGarbling, AnAlteredCommitmentIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_sent_at = {3};
+  expect_caught_in_preparation(deviation);
+}
+
+TEST_F(PreparedGarbling, FirstGarblerSendingTheOtherLabelOfItsShareIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_key_x = true;
+  deviation.flip_key_a = true;
+  expect_caught_in_use(deviation, 1, "input labels from party 1 fail their commitments");
+}
+
+TEST_F(PreparedGarbling, SecondGarblerSendingTheOtherLabelOfItsShareIsCaught) {
+  Deviation deviation;
+  deviation.party = 2;
+  deviation.flip_key_x = true;
+  expect_caught_in_use(deviation, 1, "input labels from party 3 fail their commitments");
+}
+
+TEST_F(PreparedGarbling, FirstGarblerAlteringALabelBothGarblersKnowIsCaught) {
+  // A label of a_2, which both garblers know and no commitment covers: party 3's MAC does.
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_sent_at = {kLabel * (kKeyRows + kOutputs) + 7};
+  expect_caught_in_use(deviation, 1, "fail their MAC");
+}
+
+TEST_F(PreparedGarbling, FirstGarblerAlteringThePublicBlocksLabelsIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_sent_at = {kLabel * (2 * kKeyRows + kOutputs) + 9};
+  expect_caught_in_use(deviation, 1, "fail their MAC");
+}
+
+TEST_F(PreparedGarbling, FirstGarblerAlteringWhatItRelaysIsCaught) {
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_sent_at = {relay_offset() + 3};
+  expect_caught_in_use(deviation, 1, "fail their MAC");
+}
+
+TEST_F(PreparedGarbling, EvaluatorAlteringTheOutputLabelsIsCaught) {
+  Deviation deviation;
+  deviation.party = 1;
+  deviation.flip_sent_at = {17};
+  expect_caught_in_use(deviation, 2, "are not labels of the garbling");
+}
+
+}  // namespace
+}  // namespace mpc::security_test
