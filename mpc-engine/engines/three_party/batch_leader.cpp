@@ -8,6 +8,7 @@
 #include "engines/three_party/batch_worker.hpp"
 #include "engines/three_party/circuit_set.hpp"
 #include "jobs/krb_jobs.hpp"
+#include "protocol/gc2/half_gates.hpp"
 
 namespace mpc::three_party_engine {
 namespace {
@@ -64,8 +65,22 @@ wire::CircuitId gcm_circuit(Family family, const settings::ServerLimits& limits)
 }  // namespace
 
 BatchLeader::BatchLeader(const settings::ServerSettings& settings, const Logger& log)
-    : settings_(settings), log_(log) {
+    : settings_(settings),
+      log_(log),
+      stock_(prepares() ? std::size_t{settings.limits.prepared_circuits_mib} << 20 : 0) {
   new_epoch();
+}
+
+// Garblings are prepared for Kerberos batches garbled twice: the default, security = "active"
+// with krb_evaluation = "garbled".
+bool BatchLeader::prepares() const {
+  return settings_.security == settings::Security::Active &&
+         settings_.krb_evaluation == settings::KrbEvaluation::Garbled && settings_.limits.prepared_circuits_mib != 0;
+}
+
+std::uint32_t BatchLeader::next_sequence() {
+  if (sequence_ == UINT32_MAX) new_epoch();
+  return ++sequence_;
 }
 
 void BatchLeader::new_epoch() {
@@ -76,6 +91,7 @@ void BatchLeader::new_epoch() {
   } while (epoch_ == 0 || epoch_ == previous);
   sequence_ = 0;
   nonce_counter_.restart();
+  stock_.clear();  // garblings are named by (epoch, sequence): those of the old epoch are gone
 }
 
 void BatchLeader::take_header(int from, wire::BatchHeader header) {
@@ -93,7 +109,7 @@ void BatchLeader::schedule(BatchStarter& starter) {
     BatchWorker* krb = starter.idle_worker(true);
     BatchWorker* other = starter.idle_worker(false);
     auto header = form_batch(starter.jobs(), krb != nullptr, other != nullptr);
-    if (!header) return;
+    if (!header) break;
     const auto frame = wire::encode_batch(*header);
     bool announced = true;
     for (int party = 1; party < 3 && announced; ++party) {
@@ -106,6 +122,58 @@ void BatchLeader::schedule(BatchStarter& starter) {
     }
     if (announced) starter.start_batch(*header, *(wire::is_krb_circuit(header->circuit) ? krb : other));
   }
+  auto preparation = form_preparation(starter.jobs(), starter.pool_idle(true));
+  if (!preparation) return;
+  const auto frame = wire::encode_batch(*preparation);
+  for (int party = 1; party < 3; ++party)
+    if (!starter.send_to(party, frame)) {
+      stock_.prepared(preparation->sequence, false, std::chrono::steady_clock::now());
+      return;
+    }
+  starter.start_batch(*preparation, *starter.idle_worker(true));
+}
+
+std::optional<std::chrono::steady_clock::time_point> BatchLeader::wake_at() const {
+  if (!prepares() || last_krb_activity_ == std::chrono::steady_clock::time_point{}) return std::nullopt;
+  const auto at = last_krb_activity_ + kQuietBeforePreparing;
+  return at > std::chrono::steady_clock::now() ? std::optional(at) : std::nullopt;
+}
+
+std::optional<wire::BatchHeader> BatchLeader::form_preparation(const std::map<node::JobKey, Job>& jobs,
+                                                                bool krb_pool_idle) {
+  if (!prepares() || !krb_pool_idle) return std::nullopt;
+  if (std::chrono::steady_clock::now() - last_krb_activity_ < kQuietBeforePreparing) return std::nullopt;
+  for (const node::JobKey& key : queue_) {
+    auto it = jobs.find(key);
+    if (it != jobs.end() && it->second.kind == JobKind::Krb && it->second.blocks_scheduled < it->second.instances)
+      return std::nullopt;  // a job waits for this worker
+  }
+  const auto circuit = stock_.next(std::chrono::steady_clock::now());
+  if (!circuit) return std::nullopt;
+  wire::BatchHeader header;
+  header.sequence = next_sequence();
+  header.epoch = epoch_;
+  header.circuit = circuit->id;
+  header.data_bytes = circuit->data_bytes;
+  header.krb_combine = circuit->combine;
+  header.krb_evaluation = wire::KrbEvaluation::PrepareTwice;
+  stock_.preparing(header.sequence, *circuit);
+  return header;
+}
+
+void BatchLeader::batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!wire::is_krb_circuit(header.circuit)) return;
+  if (header.krb_evaluation != wire::KrbEvaluation::PrepareTwice) last_krb_activity_ = now;
+  switch (header.krb_evaluation) {
+    case wire::KrbEvaluation::PrepareTwice: stock_.prepared(header.sequence, succeeded, now); return;
+    case wire::KrbEvaluation::PreparedTwice:
+      if (!succeeded) stock_.clear();
+      break;
+    default: break;
+  }
+  if (succeeded && wire::is_garbled_twice(header.krb_evaluation))
+    stock_.used({header.circuit, header.data_bytes, header.krb_combine}, gc2::garbled_bytes_of(and_gates, 1), now);
 }
 
 std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, Job>& jobs, bool krb_worker_idle,
@@ -187,6 +255,10 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
     if (slice.nonces != 0) slice.first_nonce = nonce_counter_.take(slice.nonces);
   header.epoch = epoch_;
   header.sequence = ++sequence_;
+  const auto now_prepared = [&]() -> std::optional<std::uint32_t> {
+    if (!prepares() || group.family != Family::Krb || total != 1) return std::nullopt;
+    return stock_.take(group.krb_circuit, now);
+  };
   switch (group.family) {
     case Family::GcmPrefetch:
     case Family::GcmOpen: header.circuit = gcm_circuit(group.family, settings_.limits); break;
@@ -197,6 +269,11 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
       header.krb_evaluation = settings_.krb_evaluation == settings::KrbEvaluation::Layered ? wire::KrbEvaluation::Layered
                               : settings_.security == settings::Security::Active ? wire::KrbEvaluation::GarbledTwice
                                                                                  : wire::KrbEvaluation::Garbled;
+      if (const auto prepared = now_prepared()) {
+        header.krb_evaluation = wire::KrbEvaluation::PreparedTwice;
+        header.prepared = *prepared;
+      }
+      last_krb_activity_ = now;
       break;
     default:
       header.circuit = CircuitSet::choose(first->key.algorithm, first->request.operation == wire::Operation::EcbDecrypt,

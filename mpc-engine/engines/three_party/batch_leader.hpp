@@ -1,14 +1,18 @@
 // Party 1's side of every batch (batch_role.hpp): it queues the jobs the servers agreed on,
 // forms a batch of one circuit whenever a worker of the right pool is free, numbers it and
-// its GCM nonces, announces it and starts it.
+// its GCM nonces, announces it and starts it. Under active security with garbled Kerberos
+// jobs, it also has Kerberos garblings prepared ahead while a Kerberos worker is free and no
+// job waits, and names one in a batch of one job of its circuit (prepared_stock.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <optional>
 
 #include "common/log.hpp"
 #include "engines/three_party/batch_role.hpp"
+#include "engines/three_party/prepared_stock.hpp"
 #include "jobs/nonce_pool.hpp"
 #include "settings/server_settings.hpp"
 
@@ -22,6 +26,14 @@ class BatchLeader final : public BatchRole {
   void schedule(BatchStarter& starter) override;
   bool ready(const BatchStarter& starter) const override;
   std::uint64_t epoch() const override { return epoch_; }
+  void batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) override;
+  std::optional<std::chrono::steady_clock::time_point> wake_at() const override;
+
+  // Garblings are prepared only once Kerberos jobs paused this long: a login's jobs come one
+  // after the other a millisecond or two apart, and a garbling made between them would take
+  // the cores the next one needs. Under a steady stream of jobs nothing is prepared; a job's
+  // garbling made ahead saves its wait only when the servers would otherwise be idle.
+  static constexpr std::chrono::milliseconds kQuietBeforePreparing{20};
 
   // The next batch, of the oldest urgent job (one of at most latency_batch_blocks instances,
   // or one that waited a second) whose pool has an idle worker, else of the oldest job whose
@@ -29,9 +41,14 @@ class BatchLeader final : public BatchRole {
   // job names only up to latency_batch_blocks (public for tests).
   std::optional<wire::BatchHeader> form_batch(std::map<node::JobKey, Job>& jobs, bool krb_worker_idle,
                                               bool other_worker_idle);
+  // A batch that prepares a garbling ahead, when the stock wants one and no Kerberos job waits
+  // (public for tests).
+  std::optional<wire::BatchHeader> form_preparation(const std::map<node::JobKey, Job>& jobs, bool krb_pool_idle);
 
  private:
   void new_epoch();
+  std::uint32_t next_sequence();
+  bool prepares() const;
 
   const settings::ServerSettings& settings_;
   const Logger& log_;
@@ -39,6 +56,8 @@ class BatchLeader final : public BatchRole {
   std::uint64_t epoch_ = 0;   // this run's random epoch
   std::uint32_t sequence_ = 0;
   jobs::NonceCounter nonce_counter_;  // GCM nonces of epoch_
+  PreparedStock stock_;
+  std::chrono::steady_clock::time_point last_krb_activity_{};
 };
 
 }  // namespace mpc::three_party_engine

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "engines/three_party/jobs.hpp"
@@ -30,6 +31,8 @@ class BatchStarter {
   // An idle worker of the pool that runs batches of Kerberos circuits (`krb`) or of the one
   // that runs all others; nullptr if none.
   virtual BatchWorker* idle_worker(bool krb) const = 0;
+  // Whether every worker of that pool is idle.
+  virtual bool pool_idle(bool krb) const = 0;
   // Runs `header` on this server (on `worker`, or inline when small enough).
   virtual void start_batch(const wire::BatchHeader& header, BatchWorker& worker) = 0;
   // Tells the other two to drop the batch and answers its jobs here with `status`.
@@ -49,8 +52,15 @@ class BatchRole {
   virtual void schedule(BatchStarter& starter) = 0;
   // Whether a batch could start at once (the engine's loop then does not sleep).
   virtual bool ready(const BatchStarter& starter) const = 0;
+  // When a batch may start though nothing else happens (the engine's loop wakes by then).
+  virtual std::optional<std::chrono::steady_clock::time_point> wake_at() const { return std::nullopt; }
   // The leader's current epoch, or the last one a follower saw.
   virtual std::uint64_t epoch() const = 0;
+  // A batch ended here (succeeded: its result is this server's to answer with); `and_gates`:
+  // per instance, of its program.
+  virtual void batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) {
+    (void)header, (void)succeeded, (void)and_gates;
+  }
 };
 
 }  // namespace mpc::three_party_engine

@@ -152,9 +152,11 @@ class DeviatingExchange final : public rss3::LayerExchange {
 
 BatchWorker::BatchWorker(const settings::ServerSettings& settings, std::unique_ptr<NextPartyLink> next_party,
                          const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator,
-                         std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished, const Logger& log)
+                         std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished, const Logger& log,
+                         PreparedGarblings& prepared)
     : settings_(settings),
       prf_keys_(prf_keys),
+      prepared_(prepared),
       evaluator_(std::move(evaluator)),
       gpu_evaluator_(std::move(gpu_evaluator)),
       finished_(finished),
@@ -234,7 +236,8 @@ void BatchWorker::run() {
     if (task.program && wire::is_garbled(task.header.krb_evaluation)) {
       Stream stream(*this, task.header);
       stream.allow_extra_wait(grace);
-      result = evaluate_garbled_batch(task, settings_.party, settings_.security, prf_keys_, stream, stream, log_);
+      result = evaluate_garbled_batch(task, settings_.party, settings_.security, prf_keys_, stream, stream, log_,
+                                      &prepared_);
     } else if (task.program) {
       Exchange exchange(*this, task.header, grace);
       // The GPU keeps no transcript for the AND check: actively secure batches run on the CPU.

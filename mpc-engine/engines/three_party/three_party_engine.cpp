@@ -59,6 +59,9 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
                             }),
       krb_garbled_circuits_(resources.garbled_krb_circuits != nullptr ? resources.garbled_krb_circuits
                                                                       : &own_garbled_circuits_),
+      // Twice the leader's budget: the evaluator also keeps commitments, and entries the leader
+      // forgot stay until they expire here.
+      prepared_garblings_(std::size_t{settings_.limits.prepared_circuits_mib} << 21, kPreparedGarblingLife),
       role_(make_role(settings_, log_)),
       nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl),
       tagged_nonces_(settings_.limits.tagged_nonces_kept, settings_.limits.tagged_nonce_ttl) {
@@ -77,13 +80,13 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
   for (std::size_t i = 0; i < workers; ++i)
     workers_.push_back(std::make_unique<BatchWorker>(
         settings_, make_worker_lane(host_, resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
-        uses_gpu() ? cuda::make_cuda_evaluator(0) : nullptr, batch_finished_, log_));
+        uses_gpu() ? cuda::make_cuda_evaluator(0) : nullptr, batch_finished_, log_, prepared_garblings_));
   // A one-instance circuit gains nothing from a GPU (a launch per layer) and would hold a
   // device workspace per worker: Kerberos batches always run on the CPU evaluator.
   for (std::size_t i = 0; i < kKrbBatchesInFlight; ++i)
     krb_workers_.push_back(std::make_unique<BatchWorker>(
         settings_, make_worker_lane(host_, resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
-        nullptr, batch_finished_, log_));
+        nullptr, batch_finished_, log_, prepared_garblings_));
 }
 
 ThreePartyEngine::~ThreePartyEngine() {
@@ -131,6 +134,12 @@ BatchWorker* ThreePartyEngine::idle_worker(bool krb) const {
   for (auto& worker : krb ? krb_workers_ : workers_)
     if (worker->idle()) return worker.get();
   return nullptr;
+}
+
+bool ThreePartyEngine::pool_idle(bool krb) const {
+  for (auto& worker : krb ? krb_workers_ : workers_)
+    if (!worker->idle()) return false;
+  return true;
 }
 
 bool ThreePartyEngine::send_to(int party, const std::vector<std::uint8_t>& frame) {
@@ -181,7 +190,12 @@ void ThreePartyEngine::step(std::chrono::steady_clock::time_point now) {
 
 std::chrono::milliseconds ThreePartyEngine::idle_wait() const {
   constexpr std::chrono::milliseconds kLongest{100};
-  return role_->ready(*this) ? std::chrono::milliseconds(0) : kLongest;
+  if (role_->ready(*this)) return std::chrono::milliseconds(0);
+  if (const auto at = role_->wake_at()) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - std::chrono::steady_clock::now());
+    return std::clamp(left, std::chrono::milliseconds(0), kLongest);
+  }
+  return kLongest;
 }
 
 void ThreePartyEngine::take_peer_frame(node::PeerEnvelope envelope) { route_peer_message(std::move(envelope)); }
@@ -288,6 +302,9 @@ void ThreePartyEngine::answer_error(const node::JobKey& key, wire::Status status
 void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
   std::size_t instances = 0;
   for (const auto& slice : header.slices) instances += slice.blocks;
+  // A batch that prepares a garbling has no job: one instance of its circuit, on no input.
+  if (header.krb_evaluation == wire::KrbEvaluation::PrepareTwice) instances = 1;
+  prepared_garblings_.keep_epoch(header.epoch);
   if (instances == 0 || instances > settings_.limits.max_batch_blocks) {
     log_.warn("batch refused", {{"sequence", header.sequence}, {"instances", static_cast<std::uint64_t>(instances)}});
     abort_batch(header, wire::Status::TooLarge, "batch size refused by party " + std::to_string(settings_.party + 1));
@@ -357,6 +374,7 @@ void ThreePartyEngine::apply_result(BatchResult& result) {
     else
       log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
     abort_batch(header, result.failure, result.error);
+    role_->batch_done(header, false, result.and_gates);
     return;
   }
   std::size_t offset = 0;
@@ -384,13 +402,12 @@ void ThreePartyEngine::apply_result(BatchResult& result) {
                             {"data_bytes", static_cast<std::uint64_t>(header.data_bytes)},
                             {"and_gates", static_cast<std::uint64_t>(result.and_gates)},
                             {"and_depth", static_cast<std::uint64_t>(result.and_depth)},
-                            {"evaluation", header.krb_evaluation == wire::KrbEvaluation::GarbledTwice ? "garbled twice"
-                                          : header.krb_evaluation == wire::KrbEvaluation::Garbled ? "garbled"
-                                                                                                 : "layered"},
+                            {"evaluation", wire::evaluation_name(header.krb_evaluation)},
                             {"instances", static_cast<std::uint64_t>(offset)},
                             {"layers", result.stats.layers_exchanged},
                             {"bytes_sent", result.stats.bytes_sent},
                             {"micros", static_cast<std::int64_t>(result.elapsed.count())}});
+  role_->batch_done(header, true, result.and_gates);
 }
 
 void ThreePartyEngine::expire_jobs(std::chrono::steady_clock::time_point now) {

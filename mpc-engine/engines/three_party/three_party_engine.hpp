@@ -39,6 +39,7 @@
 #include "common/log.hpp"
 #include "engines/three_party/batch_role.hpp"
 #include "engines/three_party/batch_worker.hpp"
+#include "engines/three_party/prepared_garblings.hpp"
 #include "engines/three_party/circuit_set.hpp"
 #include "engines/three_party/batch_frames.hpp"
 #include "engines/three_party/data_plane.hpp"
@@ -89,6 +90,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   // BatchStarter
   std::map<node::JobKey, Job>& jobs() override { return jobs_; }
   BatchWorker* idle_worker(bool krb) const override;
+  bool pool_idle(bool krb) const override;
   void start_batch(const wire::BatchHeader& header, BatchWorker& worker) override;
   void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) override;
   bool send_to(int party, const std::vector<std::uint8_t>& frame) override;
@@ -135,6 +137,8 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   jobs::KrbCircuitCache own_garbled_circuits_;  // unless the server shares one (EngineResources)
   jobs::KrbCircuitCache* krb_garbled_circuits_;  // fewest AND gates, for garbled ones
   node::Wakeup batch_finished_;
+  // Kerberos garblings prepared ahead (garbled_krb_prepared.hpp); outlives the workers.
+  PreparedGarblings prepared_garblings_;
   BatchFrames batch_frames_;  // outlives the workers and the data plane, which use it
   std::vector<std::unique_ptr<BatchWorker>> workers_;      // batches of the fixed AES and GCM circuits
   std::vector<std::unique_ptr<BatchWorker>> krb_workers_;  // batches of Kerberos circuits

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "common/log.hpp"
@@ -116,6 +118,102 @@ TEST_F(LeaderTest, SmallJobsStillCoalesce) {
   for (const auto& seal : seals) EXPECT_EQ(blocks_of(*header, seal), 300u);
   EXPECT_EQ(blocks_of(*header, refill), 0u);
   EXPECT_EQ(total(*header), 12000u);
+}
+
+// A Kerberos job of one instance (a login's AS-REP encryption).
+class PreparingLeaderTest : public LeaderTest {
+ protected:
+  node::JobKey krb() {
+    Job job;
+    job.kind = JobKind::Krb;
+    job.krb_circuit = kCircuit;
+    job.krb_data.resize(kCircuit.data_bytes);
+    job.instances = 1;
+    return add(std::move(job), Clock::now());
+  }
+  // Forms the job's batch and ends it as the servers would.
+  wire::BatchHeader run_krb(bool succeeded = true) {
+    krb();
+    auto header = leader_.form_batch(jobs_, true, true);
+    EXPECT_TRUE(header.has_value());
+    jobs_.clear();
+    leader_.batch_done(*header, succeeded, 189'760);
+    return *header;
+  }
+  std::optional<wire::BatchHeader> preparation_after_quiet() {
+    std::this_thread::sleep_for(BatchLeader::kQuietBeforePreparing + std::chrono::milliseconds(5));
+    return leader_.form_preparation(jobs_, true);
+  }
+  static constexpr jobs::KrbCircuitKey kCircuit{wire::CircuitId::KrbEncryptAes256, 265, 0};
+};
+
+// Once Kerberos jobs pause, the leader prepares the circuit that ran; the next batch of one job
+// of it evaluates that garbling, and the one after garbles online until another is prepared.
+TEST_F(PreparingLeaderTest, PreparesWhatRanAndNamesItOnce) {
+  const auto online = run_krb();
+  EXPECT_EQ(online.krb_evaluation, wire::KrbEvaluation::GarbledTwice);
+  EXPECT_FALSE(leader_.form_preparation(jobs_, true).has_value()) << "prepared before the jobs paused";
+  EXPECT_FALSE(leader_.form_preparation(jobs_, false).has_value()) << "prepared while a worker is busy";
+  ASSERT_TRUE(leader_.wake_at().has_value());
+  const auto preparation = preparation_after_quiet();
+  ASSERT_TRUE(preparation.has_value());
+  EXPECT_EQ(preparation->krb_evaluation, wire::KrbEvaluation::PrepareTwice);
+  EXPECT_TRUE(preparation->slices.empty());
+  EXPECT_EQ(preparation->circuit, kCircuit.id);
+  EXPECT_EQ(preparation->data_bytes, kCircuit.data_bytes);
+  EXPECT_GT(preparation->sequence, online.sequence);
+  EXPECT_FALSE(leader_.form_preparation(jobs_, true).has_value()) << "two preparations at once";
+  leader_.batch_done(*preparation, true, 189'760);
+
+  const auto used = run_krb();
+  EXPECT_EQ(used.krb_evaluation, wire::KrbEvaluation::PreparedTwice);
+  EXPECT_EQ(used.prepared, preparation->sequence);
+  EXPECT_EQ(run_krb().krb_evaluation, wire::KrbEvaluation::GarbledTwice);
+}
+
+// A job waiting for a Kerberos worker is not held up by a preparation.
+TEST_F(PreparingLeaderTest, NothingIsPreparedWhileAJobWaits) {
+  run_krb();
+  krb();
+  EXPECT_FALSE(preparation_after_quiet().has_value());
+}
+
+// A batch that failed with a prepared garbling empties the stock: a server may have lost its
+// garblings, and the next job garbles online.
+TEST_F(PreparingLeaderTest, AFailedPreparedBatchEmptiesTheStock) {
+  run_krb();
+  for (int i = 0; i < 2; ++i) {
+    const auto preparation = preparation_after_quiet();
+    ASSERT_TRUE(preparation.has_value());
+    leader_.batch_done(*preparation, true, 189'760);
+  }
+  EXPECT_EQ(run_krb(false).krb_evaluation, wire::KrbEvaluation::PreparedTwice);
+  EXPECT_EQ(run_krb().krb_evaluation, wire::KrbEvaluation::GarbledTwice);
+}
+
+// Two jobs of the circuit share an online batch: a prepared garbling is for one.
+TEST_F(PreparingLeaderTest, ABatchOfTwoJobsGarblesOnline) {
+  run_krb();
+  const auto preparation = preparation_after_quiet();
+  ASSERT_TRUE(preparation.has_value());
+  leader_.batch_done(*preparation, true, 189'760);
+  krb();
+  krb();
+  const auto header = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(header.has_value());
+  EXPECT_EQ(total(*header), 2u);
+  EXPECT_EQ(header->krb_evaluation, wire::KrbEvaluation::GarbledTwice);
+}
+
+TEST_F(PreparingLeaderTest, APassiveClusterPreparesNothing) {
+  settings_.security = settings::Security::Passive;
+  BatchLeader passive(settings_, log_);
+  passive.job_admitted(krb());
+  const auto header = passive.form_batch(jobs_, true, true);
+  ASSERT_TRUE(header.has_value());
+  passive.batch_done(*header, true, 189'760);
+  std::this_thread::sleep_for(BatchLeader::kQuietBeforePreparing + std::chrono::milliseconds(5));
+  EXPECT_FALSE(passive.form_preparation(jobs_, true).has_value());
 }
 
 // Without an idle worker for its pool nothing is formed, small or not.

@@ -1,0 +1,98 @@
+"""Protected users' garblings prepared ahead of their logins (engines/three_party/
+garbled_krb_prepared.hpp), end to end: three mpc-server processes (security = "active", the
+default), a realm over mpc_kdb.so with a protected aes256 user, krb5kdc with the crypto router,
+and kinit. What is asserted:
+- once logins pause, the leader has the circuits of the login's three Kerberos jobs garbled
+  ahead, and the next login evaluates garblings prepared for it (servers' debug logs);
+- a server that restarted has lost its prepared garblings while the leader still counts them:
+  the first login after that is refused by that server with Regrouping, sent again by the
+  client library and served (garbled online), so no login fails; without the Regrouping
+  refusal that login would fail.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import pytest
+
+import mpc_cluster
+from protected_kdc import ProtectedRealm
+
+USER = "pia"
+PASSWORD = "pia-pw-1"
+# The leader prepares once Kerberos jobs paused for 20 ms; a login's three garblings take a
+# few tens of milliseconds on an idle host, seconds on a loaded test machine.
+PREPARED_DEADLINE_S = 30
+
+
+def evaluations(cluster: mpc_cluster.Cluster, party: int) -> list[str]:
+    return [entry.get("evaluation", "") for entry in cluster.log_events(party, "batch done")
+            if entry.get("circuit") in (12, 14, 15)]
+
+
+def wait_prepared(cluster: mpc_cluster.Cluster, count: int) -> None:
+    """Until the leader's log shows `count` more garblings made ahead than it used."""
+    deadline = time.monotonic() + PREPARED_DEADLINE_S
+    while time.monotonic() < deadline:
+        seen = evaluations(cluster, 1)
+        if seen.count("garbled twice ahead") - seen.count("garbled twice, prepared") >= count:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no garblings prepared ahead: {evaluations(cluster, 1)}")
+
+
+@pytest.fixture(scope="module")
+def realm(tmp_path_factory):
+    root = tmp_path_factory.mktemp("prepared")
+    cluster = mpc_cluster.Cluster(root / "cluster", degraded_service="two-party")
+    cluster.init()
+    for party in cluster.parties:
+        cluster.set_server_setting(party, "log_level", '"debug"')
+    cluster.start()
+    realm = ProtectedRealm(root / "realm", cluster, enrol_users=True, realm=f"P{secrets.token_hex(4).upper()}.TEST")
+    try:
+        realm.create()
+        realm.protect()
+        realm.addprinc(USER, password=PASSWORD, options="+requires_preauth -e aes256-cts-hmac-sha1-96:normal")
+        realm.setstr(USER, "mpc-protected", "true")
+        realm.start_kdc(workers=2)
+        yield realm
+    finally:
+        realm.stop()
+        cluster.stop()
+
+
+def kinit(realm: ProtectedRealm, name: str):
+    result = realm.run(["kinit", "-c", f"FILE:{realm.root / name}", realm.principal(USER)], input=f"{PASSWORD}\n")
+    assert result.returncode == 0, f"kinit failed: {result.output}\n--- KDC log:\n{realm.kdc_log()[-3000:]}"
+
+
+def test_a_login_after_a_pause_uses_garblings_prepared_for_it(realm):
+    cluster = realm.cluster
+    kinit(realm, "first.cc")
+    wait_prepared(cluster, 3)
+    before = len(evaluations(cluster, 2))
+    kinit(realm, "second.cc")
+    used = evaluations(cluster, 2)[before:]
+    # The preauth decryption, the PA-REQ-ENC-PA-REP checksum and the AS-REP encryption.
+    assert used.count("garbled twice, prepared") >= 3, used
+
+
+@pytest.mark.timeout(120)
+def test_a_restarted_server_costs_no_login(realm):
+    cluster = realm.cluster
+    kinit(realm, "warm.cc")
+    wait_prepared(cluster, 3)
+    cluster.kill_server(3)
+    cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3"}, deadline_s=30)
+    cluster.restart_server(3)
+    cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+    kinit(realm, "after-restart.cc")
+    refused = [entry for entry in cluster.log_events(3, "garbled batch failed")
+               if "holds no garbling prepared by batch" in entry.get("error", "")]
+    assert refused, "the restarted server was not asked for a garbling it lost"
+    # The leader forgot the rest of its stock, prepares anew, and the next logins use it.
+    wait_prepared(cluster, 3)
+    kinit(realm, "later.cc")
