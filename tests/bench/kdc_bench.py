@@ -57,9 +57,10 @@ WORKER_COUNTS = (1, 2, 4, 8, 16)
 WORKER_SWEEP_THREADS = 16
 
 
-def kdc_load(build: Path, realm: Realm, mode: str, count: int, threads: int = 1) -> dict:
+def kdc_load(build: Path, realm: Realm, mode: str, count: int, threads: int = 1, pause_ms: int = 0) -> dict:
     args = [str(build / "tests" / "load" / "kdc_load"), mode, "--principal", realm.principal("bench"),
-            "--keytab", str(realm.root / "bench.keytab"), "--count", str(count), "--threads", str(threads)]
+            "--keytab", str(realm.root / "bench.keytab"), "--count", str(count), "--threads", str(threads),
+            "--pause-ms", str(pause_ms)]
     if mode == "tgs":
         args += ["--service", realm.principal(SERVICE)]
     result = subprocess.run(args, env=realm.env, capture_output=True, text=True, timeout=600)

@@ -1,14 +1,17 @@
 /* tests/load/kdc_load.c - drives many AS or TGS exchanges per process against a KDC and
  * reports their latency and rate, for benchmarks and load tests.
  *
- *   kdc_load as  --principal P (--password PW | --keytab KT) [--count N] [--threads T]
+ *   kdc_load as  --principal P (--password PW | --keytab KT) [--count N] [--threads T] [--pause-ms M]
  *   kdc_load tgs --principal P (--password PW | --keytab KT) --service S [--count N] [--threads T]
+ *                [--pause-ms M]
  *
  * Each thread has its own krb5_context and memory credential cache, so the numbers measure
  * the KDC (and the client library), not process start-up. An AS exchange is a full
  * krb5_get_init_creds_* (with the preauth round trip the KDC asks for); a TGS exchange is
  * a krb5_get_credentials for S with a TGT from one AS exchange, never answered from the
- * cache. The KDC comes from the usual client configuration (KRB5_CONFIG).
+ * cache. The KDC comes from the usual client configuration (KRB5_CONFIG). With --pause-ms, each
+ * thread waits M ms after each exchange: users arriving at a steady pace rather than one after
+ * the other, so the latency measured is that of a KDC that is not saturated.
  *
  * Output: one JSON object on stdout: exchanges, failures, seconds, rate, and latency
  * percentiles in milliseconds. Exit status 1 if any exchange failed.
@@ -34,6 +37,7 @@ struct options {
     const char *service;
     long count;
     int threads;
+    long pause_ms;
 };
 
 struct worker {
@@ -150,6 +154,12 @@ run_worker(void *arg)
             continue;
         }
         w->latencies_ms[w->done++] = (now_seconds() - start) * 1000.0;
+        if (o->pause_ms > 0) {
+            struct timespec pause = { o->pause_ms / 1000, (o->pause_ms % 1000) * 1000000L };
+
+            while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+                ;
+        }
     }
 
 cleanup:
@@ -188,8 +198,9 @@ usage(FILE *out)
 {
     fprintf(out,
             "usage: kdc_load as|tgs --principal P (--password PW | --keytab KT)\n"
-            "                [--service S (tgs)] [--count N] [--threads T]\n"
-            "Runs N exchanges spread over T threads and prints a JSON summary.\n");
+            "                [--service S (tgs)] [--count N] [--threads T] [--pause-ms M]\n"
+            "Runs N exchanges spread over T threads, each thread waiting M ms after each,\n"
+            "and prints a JSON summary.\n");
 }
 
 static int
@@ -199,7 +210,8 @@ parse(int argc, char **argv, struct options *o)
         { "principal", required_argument, NULL, 'p' }, { "password", required_argument, NULL, 'w' },
         { "keytab", required_argument, NULL, 'k' },    { "service", required_argument, NULL, 's' },
         { "count", required_argument, NULL, 'n' },     { "threads", required_argument, NULL, 't' },
-        { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 }
+        { "pause-ms", required_argument, NULL, 'm' },  { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
     };
     char *end;
     int c;
@@ -239,6 +251,14 @@ parse(int argc, char **argv, struct options *o)
             o->threads = (int)strtol(optarg, &end, 10);
             if (errno || *end || o->threads < 1 || o->threads > 1024) {
                 fprintf(stderr, "kdc_load: --threads must be 1..1024\n");
+                return -1;
+            }
+            break;
+        case 'm':
+            errno = 0;
+            o->pause_ms = strtol(optarg, &end, 10);
+            if (errno || *end || o->pause_ms < 0 || o->pause_ms > 60000) {
+                fprintf(stderr, "kdc_load: --pause-ms must be 0..60000\n");
                 return -1;
             }
             break;
