@@ -24,7 +24,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (wrapped) std::abort();
   std::vector<std::uint8_t> encoded;
   if (const auto* batch = std::get_if<mpc::wire::BatchHeader>(&message)) {
-    if (batch->slices.empty() || batch->slices.size() > mpc::wire::kMaxBatchSlices) std::abort();
+    // Only a batch that prepares a garbling has no job; one that uses it names an earlier batch.
+    using mpc::wire::KrbEvaluation;
+    const bool prepares = batch->krb_evaluation == KrbEvaluation::PrepareTwice;
+    if (batch->slices.empty() != prepares || batch->slices.size() > mpc::wire::kMaxBatchSlices) std::abort();
+    if (batch->krb_evaluation == KrbEvaluation::PreparedTwice &&
+        (batch->slices.size() != 1 || batch->prepared == 0 || batch->prepared >= batch->sequence))
+      std::abort();
+    if (batch->krb_evaluation != KrbEvaluation::PreparedTwice && batch->prepared != 0) std::abort();
     encoded = mpc::wire::encode_batch(*batch);
   } else if (const auto* notice = std::get_if<mpc::wire::AbortNotice>(&message)) {
     encoded = mpc::wire::encode_abort(*notice);
