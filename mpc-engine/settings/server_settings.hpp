@@ -28,8 +28,9 @@
 //   tagged_nonces_kept = 262144   # rss3: tagged GCM nonces whose tickets reopen without AES
 //                                 # (oldest dropped first; 0: every open runs AES)
 //   tagged_nonce_ttl_s = 36000    # rss3: how long a tagged nonce is kept for reopening
-//   prepared_circuits_mib = 256   # two-server clusters: Kerberos garblings prepared ahead of time
-//                                 # (their tables on server 2), 0 disables; rss3 ignores it
+//   prepared_circuits_mib = 256   # Kerberos garblings prepared ahead of time (their tables on
+//                                 # server 2), 0 disables; rss3: under security = "active" with
+//                                 # krb_evaluation = "garbled" only
 //   heartbeat_ms = 100            # rss3: how often each server tells the others whom it hears
 //   peer_down_ms = 500            # rss3: a server not heard for this long counts as down
 //   rejoin_ms = 1000              # rss3: a returning server must be heard this long before
@@ -113,7 +114,10 @@
 //     many MiB of Kerberos garblings prepared ahead of time, counted as the garbled tables
 //     (server 2 holds them; server 1 keeps a small part per garbling but counts them alike):
 //     give both servers the same value. A login's three jobs on an aes256-cts-hmac-sha1-96
-//     key take about 10 MB.
+//     key take about 10 MB. In a three-server cluster the leader (server 1) has at most that
+//     many MiB of tables prepared, two garblings per circuit a one-job batch ran in the last
+//     minute (engines/three_party/prepared_stock.hpp); server 2, which holds them, accepts
+//     twice as much, since it also keeps garblings the leader forgot until they expire.
 //     The GCM nonce pool lives in memory only: its size is bounded by
 //     gcm_nonces_per_client x the number of client keys, and the tagged nonces by
 //     tagged_nonces_kept. Each nonce takes about 200 bytes plus twice the keystream it was
