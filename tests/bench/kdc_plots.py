@@ -77,7 +77,16 @@ def plot_kdc_users(report: dict, path: Path) -> None:
     variants = [(label, report[key]) for key, label in KDC_USER_VARIANTS if key in report]
     labels = [label for label, _ in variants]
     figure, (latency, rate) = plt.subplots(1, 2, figsize=(11, 4))
-    latency.bar(labels, [v["as_p50_ms"] for _, v in variants])
+    # Back to back, and paced (one login every pause_ms: garblings prepared ahead), side by side.
+    width = 0.4
+    places = range(len(variants))
+    latency.bar([x - width / 2 for x in places], [v["as_p50_ms"] for _, v in variants], width, label="back to back")
+    if all("as_paced_p50_ms" in v for _, v in variants):
+        pause = report.get("method", {}).get("pause_ms", "")
+        latency.bar([x + width / 2 for x in places], [v["as_paced_p50_ms"] for _, v in variants], width,
+                    label=f"one every {pause} ms")
+        latency.legend()
+    latency.set_xticks(list(places), labels)
     latency.set_yscale("log")
     latency.set_ylabel("AS exchange p50 (ms, log scale)")
     latency.set_title("A protected user's AS exchange: latency")
