@@ -17,8 +17,7 @@ std::optional<jobs::KrbCircuitKey> PreparedStock::next(Clock::time_point now) {
     if (now - d.last_used >= kDemandWindow) break;  // the rest were used earlier still
     const auto count = static_cast<std::size_t>(
         std::count_if(ready_.begin(), ready_.end(), [&](const Ready& r) { return r.circuit == d.circuit; }));
-    if (count >= kReadyPerCircuit) continue;
-    if (held + d.table_bytes > budget_) return std::nullopt;
+    if (count >= kReadyPerCircuit || held + d.table_bytes > budget_) continue;  // a smaller one may fit
     return d.circuit;
   }
   return std::nullopt;

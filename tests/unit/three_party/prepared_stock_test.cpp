@@ -67,9 +67,14 @@ TEST(PreparedStock, EachGarblingIsNamedOnceAndRefilledAfterUse) {
 TEST(PreparedStock, TheBudgetBoundsWhatIsHeld) {
   PreparedStock stock(kEncryptBytes + kDecryptBytes);
   const auto now = Clock::now();
+  stock.used(kDecrypt, kDecryptBytes, now);
   stock.used(kEncrypt, kEncryptBytes, now);
   std::uint32_t sequence = 0;
-  EXPECT_EQ(prepare(stock, 10, now, sequence).size(), 1u);
+  // One encryption fits, a second does not; a decryption still does beside it.
+  const auto made = prepare(stock, 10, now, sequence);
+  ASSERT_EQ(made.size(), 2u);
+  EXPECT_EQ(made[0], kEncrypt);
+  EXPECT_EQ(made[1], kDecrypt);
   EXPECT_EQ(PreparedStock(0).next(now), std::nullopt);
 }
 
