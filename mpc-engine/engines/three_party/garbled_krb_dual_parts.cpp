@@ -2,6 +2,8 @@
 
 #include <sodium.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -156,6 +158,83 @@ Digest receive_digest(two_party::Channel& channel) {
   Digest out{};
   channel.receive(out);
   return out;
+}
+
+Labels padded_third_labels(const GarblerSide& side, const BatchTask& task, std::span<const std::uint8_t> c_b,
+                           const rss3::PrfKey& with_evaluator) {
+  const Shape& shape = side.shape;
+  std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, garbled::KeyPart::XorA);
+  Labels padded(shape.key + shape.outputs);
+  {
+    const Labels l1 = side.active(side.seeded.z1, a1);
+    const Labels lb = side.active(side.seeded.zb, c_b);
+    std::copy_n(l1.data(), l1.size(), padded.data());
+    std::copy_n(lb.data(), lb.size(), padded.data() + l1.size());
+  }
+  wipe(a1.data(), a1.size());
+  const SecretBytes pad =
+      garbled::batch_stream(with_evaluator, kPadPurpose, task.header, padded.size() * sizeof(Block));
+  auto padded_bytes = garbled::bytes_of(padded);
+  for (std::size_t i = 0; i < pad.size(); ++i) padded_bytes[i] ^= pad[i];
+  return padded;
+}
+
+ThirdLabels unpad_third_labels(const Labels& relayed, const BatchTask& task, const Shape& shape,
+                               const rss3::PrfKey& with_third) {
+  const SecretBytes pad = garbled::batch_stream(with_third, kPadPurpose, task.header, relayed.size() * sizeof(Block));
+  ThirdLabels third{Labels(shape.key), Labels(shape.outputs)};
+  const auto padded = garbled::bytes_of(relayed);
+  const auto a1 = garbled::bytes_of(third.a1), cb = garbled::bytes_of(third.cb);
+  for (std::size_t i = 0; i < a1.size(); ++i) a1[i] = padded[i] ^ pad[i];
+  for (std::size_t i = 0; i < cb.size(); ++i) cb[i] = padded[a1.size() + i] ^ pad[a1.size() + i];
+  return third;
+}
+
+void check_input_labels(const BatchTask& task, const Shape& shape, const Labels& l0, const Labels& la,
+                        const ThirdLabels& third, std::span<const std::uint8_t> c_a,
+                        std::span<const std::uint8_t> c_b, std::span<const std::uint8_t> committed,
+                        std::uint64_t number) {
+  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, garbled::KeyPart::XorA);
+  std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, garbled::KeyPart::A);
+  const bool from_first = labels_match(l0.span(), a0, committed, 0, number) &
+                          labels_match(la.span(), c_a, committed, 2 * shape.key, number);
+  const bool from_third = labels_match(third.a1.span(), a1, committed, shape.key, number) &
+                          labels_match(third.cb.span(), c_b, committed, 2 * shape.key + shape.outputs, number);
+  wipe(a0.data(), a0.size());
+  wipe(a1.data(), a1.size());
+  if (!from_first)
+    throw VerificationError(Component::Server, "party 2: input labels from party 1 fail their commitments");
+  if (!from_third)
+    throw VerificationError(Component::Server, "party 2: input labels from party 3 fail their commitments");
+}
+
+DualGarblingOutput send_evaluator_output(const BatchTask& task, Labels evaluated, const Labels& la,
+                                         const ThirdLabels& third, std::span<const std::uint8_t> c_a,
+                                         std::span<const std::uint8_t> c_b, const rss3::PrfKey& with_first,
+                                         two_party::Channel& to_next) {
+  xor_into(evaluated, la);
+  xor_into(evaluated, third.cb);
+  const auto mac = garbled::batch_mac(with_first, kOutputPurpose, task.header, {garbled::bytes_of(evaluated)});
+  to_next.send(garbled::bytes_of(evaluated));
+  to_next.send(mac);
+  to_next.flush();
+  DualGarblingOutput result;
+  result.own.assign(c_b.begin(), c_b.end());       // a_1
+  result.previous.assign(c_a.begin(), c_a.end());  // a_0
+  return result;
+}
+
+Labels receive_output_labels(const BatchTask& task, const Shape& shape, const rss3::PrfKey& with_evaluator,
+                             two_party::Channel& from_previous, std::chrono::milliseconds extra_wait) {
+  Labels output(shape.outputs);
+  std::array<std::uint8_t, 32> mac{};
+  from_previous.allow_extra_wait(extra_wait);
+  from_previous.receive(garbled::bytes_of(output));
+  from_previous.receive(mac);
+  const auto expected = garbled::batch_mac(with_evaluator, kOutputPurpose, task.header, {garbled::bytes_of(output)});
+  if (sodium_memcmp(mac.data(), expected.data(), mac.size()) != 0)
+    throw VerificationError(Component::Server, "party 1: the output labels relayed by party 3 fail party 2's MAC");
+  return output;
 }
 
 }  // namespace mpc::three_party_engine::dual

@@ -5,6 +5,7 @@
 // reading of the output labels. garbled_krb_dual.hpp says why each is there.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "engines/three_party/batch_worker.hpp"
+#include "engines/three_party/garbled_krb_dual.hpp"
 #include "engines/three_party/garbling_digest.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
@@ -119,5 +121,37 @@ struct GarblerSide {
 };
 
 Digest receive_digest(two_party::Channel& channel);
+
+// Party 3: the active labels of a_1 and c_B, padded with a stream of the key it shares with
+// party 2 (`with_evaluator`) drawn for the running batch.
+Labels padded_third_labels(const GarblerSide& side, const BatchTask& task, std::span<const std::uint8_t> c_b,
+                           const rss3::PrfKey& with_evaluator);
+
+// Party 2: party 3's labels of a_1 and c_B out of what party 1 relayed.
+struct ThirdLabels {
+  Labels a1, cb;
+};
+ThirdLabels unpad_third_labels(const Labels& relayed, const BatchTask& task, const Shape& shape,
+                               const rss3::PrfKey& with_third);
+
+// Party 2: the labels of a_0 and c_A (from party 1) and of a_1 and c_B (from party 3) against
+// their commitments, at the bits party 2 knows; throws VerificationError naming the sender.
+void check_input_labels(const BatchTask& task, const Shape& shape, const Labels& l0, const Labels& la,
+                        const ThirdLabels& third, std::span<const std::uint8_t> c_a,
+                        std::span<const std::uint8_t> c_b, std::span<const std::uint8_t> committed,
+                        std::uint64_t number);
+
+// Party 2, once every check passed: the labels of w = v ^ c_A ^ c_B (the evaluated labels of v
+// with those of c_A and c_B added) to party 3 under a MAC of the key `with_first` it shares
+// with party 1, and its parts (c_B, c_A) of the result.
+DualGarblingOutput send_evaluator_output(const BatchTask& task, Labels evaluated, const Labels& la,
+                                         const ThirdLabels& third, std::span<const std::uint8_t> c_a,
+                                         std::span<const std::uint8_t> c_b, const rss3::PrfKey& with_first,
+                                         two_party::Channel& to_next);
+
+// A garbler: the output labels and party 2's MAC on them (under the key `with_evaluator` party
+// 1 shares with party 2), relayed by party 3. Throws VerificationError when the MAC fails.
+Labels receive_output_labels(const BatchTask& task, const Shape& shape, const rss3::PrfKey& with_evaluator,
+                             two_party::Channel& from_previous, std::chrono::milliseconds extra_wait);
 
 }  // namespace mpc::three_party_engine::dual

@@ -164,14 +164,7 @@ DualGarblingOutput use_first(const BatchTask& task, const PartyPrfKeys& keys, Pr
   to_next.send(relayed);
   to_next.flush();
 
-  Labels output(shape.outputs);
-  std::array<std::uint8_t, 32> mac{};
-  from_previous.allow_extra_wait(garbling_time(task));
-  from_previous.receive(bytes_of(output));
-  from_previous.receive(mac);
-  const auto expected = garbled::batch_mac(keys.garbling_own, kOutputPurpose, task.header, {bytes_of(output)});
-  if (sodium_memcmp(mac.data(), expected.data(), mac.size()) != 0)
-    throw VerificationError(Component::Server, "party 1: the output labels relayed by party 3 fail party 2's MAC");
+  const Labels output = receive_output_labels(task, shape, keys.garbling_own, from_previous, garbling_time(task));
   DualGarblingOutput result;
   result.previous = read_output(output, entry.zero_out, side.seeded, kFirstGarbler);  // a_2 = w
   result.own = c_a;                                                                  // a_0 = c_A
@@ -185,22 +178,12 @@ DualGarblingOutput use_second(const BatchTask& task, const PartyPrfKeys& keys, P
   GarblerSide side(task, garbling_of(task.header), keys.garbling_own);
   const Shape& shape = side.shape;
   const auto c_b = mask_bits(keys.garbling_previous, task.header, shape.outputs);
-  std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, KeyPart::XorA);
+  const Labels padded = padded_third_labels(side, task, c_b, keys.garbling_previous);
+  const auto padded_bytes = bytes_of(padded);
   std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::A);
-  Labels padded(shape.key + shape.outputs);
-  {
-    const Labels l1 = side.active(side.seeded.z1, a1);
-    const Labels lb = side.active(side.seeded.zb, c_b);
-    std::copy_n(l1.data(), l1.size(), padded.data());
-    std::copy_n(lb.data(), lb.size(), padded.data() + l1.size());
-  }
-  wipe(a1.data(), a1.size());
   const Labels l2 = side.active(side.seeded.z2, a2);
   wipe(a2.data(), a2.size());
   const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
-  const SecretBytes pad = garbled::batch_stream(keys.garbling_previous, kPadPurpose, task.header, padded.size() * sizeof(Block));
-  auto padded_bytes = bytes_of(padded);
-  for (std::size_t i = 0; i < pad.size(); ++i) padded_bytes[i] ^= pad[i];
   const auto mac = garbled::batch_mac(keys.garbling_previous, kRelayPurpose, task.header,
                                       {padded_bytes, bytes_of(l2), bytes_of(lp)});
   to_next.send(padded_bytes);
@@ -247,44 +230,16 @@ DualGarblingOutput use_evaluator(const BatchTask& task, const PartyPrfKeys& keys
     throw VerificationError(Component::Server,
                             "party 2: party 3's labels relayed by party 1, or the labels of shared inputs, fail their MAC");
 
-  const SecretBytes pad =
-      garbled::batch_stream(keys.garbling_own, kPadPurpose, task.header, relayed.size() * sizeof(Block));
-  Labels l1(shape.key), lb(shape.outputs);
-  const auto padded = bytes_of(relayed);
-  const auto unpadded_a1 = bytes_of(l1), unpadded_cb = bytes_of(lb);
-  for (std::size_t i = 0; i < unpadded_a1.size(); ++i) unpadded_a1[i] = padded[i] ^ pad[i];
-  for (std::size_t i = 0; i < unpadded_cb.size(); ++i)
-    unpadded_cb[i] = padded[unpadded_a1.size() + i] ^ pad[unpadded_a1.size() + i];
-
-  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, KeyPart::XorA);
-  std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, KeyPart::A);
-  const bool from_first = labels_match(l0.span(), a0, entry.committed, 0, number) &
-                          labels_match(la.span(), c_a, entry.committed, 2 * shape.key, number);
-  const bool from_third = labels_match(l1.span(), a1, entry.committed, shape.key, number) &
-                          labels_match(lb.span(), c_b, entry.committed, 2 * shape.key + shape.outputs, number);
-  wipe(a0.data(), a0.size());
-  wipe(a1.data(), a1.size());
-  if (!from_first)
-    throw VerificationError(Component::Server, "party 2: input labels from party 1 fail their commitments");
-  if (!from_third)
-    throw VerificationError(Component::Server, "party 2: input labels from party 3 fail their commitments");
+  const ThirdLabels third = unpad_third_labels(relayed, task, shape, keys.garbling_own);
+  check_input_labels(task, shape, l0, la, third, c_a, c_b, entry.committed, number);
 
   Labels active(shape.key + shape.pub);
-  for (std::size_t i = 0; i < shape.key; ++i) active[i] = l0[i] ^ l1[i] ^ l2[i];
+  for (std::size_t i = 0; i < shape.key; ++i) active[i] = l0[i] ^ third.a1[i] ^ l2[i];
   std::copy_n(lp.data(), shape.pub, active.data() + shape.key);
   two_party::ReplayChannel tables(entry.tables);
   Labels output;
   gc2::evaluate(program, task.instances, active.span(), tables, output, number);
-  xor_into(output, la);
-  xor_into(output, lb);
-  const auto mac = garbled::batch_mac(keys.garbling_previous, kOutputPurpose, task.header, {bytes_of(output)});
-  to_next.send(bytes_of(output));
-  to_next.send(mac);
-  to_next.flush();
-  DualGarblingOutput result;
-  result.own = c_b;       // a_1
-  result.previous = c_a;  // a_0
-  return result;
+  return send_evaluator_output(task, std::move(output), la, third, c_a, c_b, keys.garbling_previous, to_next);
 }
 
 }  // namespace
