@@ -214,8 +214,12 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
   }
   if (first == nullptr) return std::nullopt;
   const BatchGroup group = group_of(*first);
+  // A job whose circuit has a garbling ready gets a batch of its own that evaluates it: moving
+  // a few labels beats sharing a garbling made while the batch runs.
+  const bool prepared_ready = prepares() && is_krb_family(group.family) && stock_.holds(group.krb_circuit, now);
   const std::uint32_t most =
-      is_krb_family(group.family)
+      prepared_ready ? 1
+      : is_krb_family(group.family)
           ? std::min(settings_.limits.max_batch_blocks,
                      jobs::max_krb_batch_jobs(static_cast<std::uint32_t>(first->krb_data.size())))
           : settings_.limits.max_batch_blocks;

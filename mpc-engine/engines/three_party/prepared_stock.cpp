@@ -46,6 +46,11 @@ std::optional<std::uint32_t> PreparedStock::take(const jobs::KrbCircuitKey& circ
   return sequence;
 }
 
+bool PreparedStock::holds(const jobs::KrbCircuitKey& circuit, Clock::time_point now) {
+  drop_old(now);
+  return std::any_of(ready_.begin(), ready_.end(), [&](const Ready& r) { return r.circuit == circuit; });
+}
+
 void PreparedStock::clear() {
   ready_.clear();
   in_flight_.reset();

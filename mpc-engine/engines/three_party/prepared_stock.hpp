@@ -45,6 +45,8 @@ class PreparedStock {
   void clear();
 
   std::size_t ready() const { return ready_.size(); }
+  // Whether a garbling of `circuit` is ready (take would give one now).
+  bool holds(const jobs::KrbCircuitKey& circuit, Clock::time_point now);
   std::size_t ready_bytes() const;
 
  private:

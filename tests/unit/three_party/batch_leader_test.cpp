@@ -191,12 +191,28 @@ TEST_F(PreparingLeaderTest, AFailedPreparedBatchEmptiesTheStock) {
   EXPECT_EQ(run_krb().krb_evaluation, wire::KrbEvaluation::GarbledTwice);
 }
 
-// Two jobs of the circuit share an online batch: a prepared garbling is for one.
-TEST_F(PreparingLeaderTest, ABatchOfTwoJobsGarblesOnline) {
+// Two jobs of a circuit with one garbling ready: the first gets a batch of its own that evaluates
+// it, the second a batch garbled online.
+TEST_F(PreparingLeaderTest, AJobWithAGarblingReadyGetsABatchOfItsOwn) {
   run_krb();
   const auto preparation = preparation_after_quiet();
   ASSERT_TRUE(preparation.has_value());
   leader_.batch_done(*preparation, true, 189'760);
+  krb();
+  krb();
+  const auto first = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(total(*first), 1u);
+  EXPECT_EQ(first->krb_evaluation, wire::KrbEvaluation::PreparedTwice);
+  const auto second = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(total(*second), 1u);
+  EXPECT_EQ(second->krb_evaluation, wire::KrbEvaluation::GarbledTwice);
+}
+
+// Without a garbling ready, jobs of one circuit still share a batch garbled online.
+TEST_F(PreparingLeaderTest, JobsWithoutAGarblingReadyShareABatch) {
+  run_krb();
   krb();
   krb();
   const auto header = leader_.form_batch(jobs_, true, true);
