@@ -19,6 +19,11 @@ constexpr std::chrono::milliseconds kPollInterval{20};
 // two that remain regroup (and answer Regrouping) well within it; a cluster that does not
 // regroup may never answer the lost request, and the call then fails as it always did.
 constexpr std::chrono::milliseconds kAfterLossGrace{1500};
+// How long the others may take once one server answered Regrouping. A request that reached that
+// server in one service and the others in the next is held by them for a batch its leader will
+// never form (the leader answered it Regrouping), so waiting for them can last the whole timeout;
+// the request is sent again instead.
+constexpr std::chrono::milliseconds kAfterRegroupingGrace{1500};
 
 std::chrono::milliseconds send_grace(std::chrono::milliseconds timeout) {
   return std::min(std::chrono::milliseconds(500), timeout / 2);
@@ -98,6 +103,7 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
   bool regrouping = false;
   int regrouping_party = -1;
   std::optional<std::chrono::steady_clock::time_point> lost_at;  // a session lost while it held the request
+  std::optional<std::chrono::steady_clock::time_point> regrouping_at;  // the first Regrouping answer
   for (std::size_t party = 0; party < kServers; ++party) sessions_lost[party] = link.connections[party]->sessions_lost();
   const auto fail = [&](std::size_t party, bool gone, const std::string& why) {
     copies[party] = Copy::Failed;
@@ -122,6 +128,9 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
     }
     if (lost_at && now - *lost_at >= kAfterLossGrace)
       return {std::nullopt, first_failure, false, -1};
+    if (regrouping && !regrouping_at) regrouping_at = now;
+    if (regrouping_at && now - *regrouping_at >= kAfterRegroupingGrace)
+      return {std::nullopt, first_failure, true, regrouping_party};
     const auto gone = static_cast<std::size_t>(std::count(unreachable.begin(), unreachable.end(), true));
     if (gone >= 2) {
       std::string names;
