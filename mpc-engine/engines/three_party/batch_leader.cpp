@@ -127,7 +127,8 @@ void BatchLeader::schedule(BatchStarter& starter) {
   const auto frame = wire::encode_batch(*preparation);
   for (int party = 1; party < 3; ++party)
     if (!starter.send_to(party, frame)) {
-      stock_.prepared(preparation->sequence, false, std::chrono::steady_clock::now());
+      starter.abort_batch(*preparation, wire::Status::PeerFailure,
+                          "party " + std::to_string(party + 1) + " is unreachable");
       return;
     }
   starter.start_batch(*preparation, *starter.idle_worker(true));

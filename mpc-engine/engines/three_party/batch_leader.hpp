@@ -1,8 +1,9 @@
 // Party 1's side of every batch (batch_role.hpp): it queues the jobs the servers agreed on,
 // forms a batch of one circuit whenever a worker of the right pool is free, numbers it and
 // its GCM nonces, announces it and starts it. Under active security with garbled Kerberos
-// jobs, it also has Kerberos garblings prepared ahead while a Kerberos worker is free and no
-// job waits, and names one in a batch of one job of its circuit (prepared_stock.hpp).
+// jobs, it also has Kerberos garblings prepared ahead once Kerberos jobs have paused and every
+// Kerberos worker is idle, and names one in a batch of one job of its circuit
+// (prepared_stock.hpp).
 #pragma once
 
 #include <chrono>

@@ -35,7 +35,8 @@ class BatchStarter {
   virtual bool pool_idle(bool krb) const = 0;
   // Runs `header` on this server (on `worker`, or inline when small enough).
   virtual void start_batch(const wire::BatchHeader& header, BatchWorker& worker) = 0;
-  // Tells the other two to drop the batch and answers its jobs here with `status`.
+  // Tells the other two to drop the batch, answers its jobs here with `status` and tells the
+  // role the batch ended (BatchRole::batch_done).
   virtual void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) = 0;
   // Sends a frame to another party: false when it is unreachable.
   virtual bool send_to(int party, const std::vector<std::uint8_t>& frame) = 0;
@@ -56,8 +57,8 @@ class BatchRole {
   virtual std::optional<std::chrono::steady_clock::time_point> wake_at() const { return std::nullopt; }
   // The leader's current epoch, or the last one a follower saw.
   virtual std::uint64_t epoch() const = 0;
-  // A batch ended here (succeeded: its result is this server's to answer with); `and_gates`:
-  // per instance, of its program.
+  // A batch ended here: succeeded (its result is this server's to answer with), or failed or
+  // refused, whichever way (aborted); `and_gates`: per instance, of its program (0 if unknown).
   virtual void batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) {
     (void)header, (void)succeeded, (void)and_gates;
   }

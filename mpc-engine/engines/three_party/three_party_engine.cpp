@@ -283,6 +283,7 @@ void ThreePartyEngine::abort_batch(const wire::BatchHeader& header, wire::Status
   for (int party = 0; party < 3; ++party)
     if (party != settings_.party) host_.peers().send_to(party, frame);
   fail_batch_jobs(header, status, detail);
+  role_->batch_done(header, false, 0);
 }
 
 void ThreePartyEngine::fail_batch_jobs(const wire::BatchHeader& header, wire::Status status,
@@ -374,7 +375,6 @@ void ThreePartyEngine::apply_result(BatchResult& result) {
     else
       log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
     abort_batch(header, result.failure, result.error);
-    role_->batch_done(header, false, result.and_gates);
     return;
   }
   std::size_t offset = 0;
