@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -171,6 +172,32 @@ void take_dual_output(DualGarblingOutput parts, std::size_t instances, std::size
   wipe(parts.previous.data(), parts.previous.size());
 }
 
+// Runs this party's part of a garbled batch; what it throws becomes the batch's failure:
+// VerificationFailed for a failed check of active security, Regrouping for a refusal worth
+// sending again, PeerFailure for a silent or failed peer and anything else. True when it ran.
+bool run_part(BatchResult& result, const wire::BatchHeader& header, const Logger& log,
+              const std::function<void()>& part) {
+  try {
+    part();
+    return true;
+  } catch (const VerificationError& error) {
+    result.failure = wire::Status::VerificationFailed;
+    result.error = error.what();
+    log.error("garbled batch refused: a check of active security failed",
+              {{"sequence", header.sequence}, {"error", error.what()}});
+  } catch (const RetryableError& error) {
+    result.failure = wire::Status::Regrouping;
+    result.error = error.what();
+    log.error("garbled batch failed", {{"sequence", header.sequence}, {"error", error.what()}});
+  } catch (const PeerError& error) {
+    result.error = error.what();
+  } catch (const Error& error) {
+    result.error = error.what();
+    log.error("garbled batch failed", {{"sequence", header.sequence}, {"error", error.what()}});
+  }
+  return false;
+}
+
 // A PrepareTwice batch: no jobs, one instance, nothing to answer; `result` has its shape.
 BatchResult prepare_garbled_batch(BatchTask& task, int party, settings::Security security, const PartyPrfKeys& prf_keys,
                                   PreparedGarblings* prepared, two_party::Channel& to_next,
@@ -187,20 +214,9 @@ BatchResult prepare_garbled_batch(BatchTask& task, int party, settings::Security
     result.failure = wire::Status::VerificationFailed;
     return fail("party " + std::to_string(party + 1) + " runs security = \"passive\" and prepares no garbling");
   }
-  try {
-    prepare_dual_garbling(task, party, prf_keys, *prepared, to_next, from_previous);
-  } catch (const VerificationError& error) {
-    result.failure = wire::Status::VerificationFailed;
-    result.error = error.what();
-    log.error("garbling ahead refused: a check of active security failed",
-              {{"sequence", task.header.sequence}, {"error", error.what()}});
+  if (!run_part(result, task.header, log,
+                [&] { prepare_dual_garbling(task, party, prf_keys, *prepared, to_next, from_previous); }))
     return result;
-  } catch (const PeerError& error) {
-    result.error = error.what();
-    return result;
-  } catch (const Error& error) {
-    return fail(error.what());
-  }
   result.stats.bytes_sent = to_next.bytes_sent();
   result.succeeded = true;
   result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
@@ -265,7 +281,7 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
   }
   const std::size_t bytes = instances * record;
   rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
-  try {
+  const bool ran = run_part(result, task.header, log, [&] {
     if (from_prepared)
       take_dual_output(evaluate_prepared_garbling(task, party, prf_keys, *prepared, to_next, from_previous), instances,
                        record, result.masked);
@@ -274,21 +290,8 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
                        result.masked);
     else
       run_single_garbling(task, party, prf_keys, randomness, to_next, from_previous, result.masked);
-  } catch (const VerificationError& error) {
-    result.failure = wire::Status::VerificationFailed;
-    result.error = error.what();
-    log.error("garbled batch refused: a check of active security failed",
-              {{"sequence", task.header.sequence}, {"error", error.what()}});
-    return result;
-  } catch (const RetryableError& error) {
-    result.failure = wire::Status::Regrouping;
-    return fail(error.what());
-  } catch (const PeerError& error) {
-    result.error = error.what();
-    return result;
-  } catch (const Error& error) {
-    return fail(error.what());
-  }
+  });
+  if (!ran) return result;
   if (result.masked.x.size() != bytes || result.masked.a.size() != bytes) return fail("garbled batch output misshapen");
   rss3::mask_output_share(randomness, 0, result.masked);
   // Bits past the last output are cleared in both components, as evaluate_batch does.

@@ -49,22 +49,12 @@ DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys,
   const Shape& shape = side.shape;
   const auto c_a = mask_bits(keys.garbling_own, task.header, shape.outputs);
 
-  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, KeyPart::A);
-  std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::XorA);
-  const Labels l0 = side.active(side.seeded.z0, a0);
-  const Labels l2 = side.active(side.seeded.z2, a2);
-  wipe(a0.data(), a0.size());
-  wipe(a2.data(), a2.size());
-  const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
-  const Labels la = side.active(side.seeded.za, c_a);
+  const FirstGarblerLabels labels = first_garbler_labels(side, task, c_a);
   const auto committed = commitments(side.seeded, side.number);
 
   std::vector<std::uint8_t> relayed((shape.key + shape.outputs) * sizeof(Block));
   from_previous.receive(relayed);
-  to_next.send(bytes_of(l0));
-  to_next.send(bytes_of(la));
-  to_next.send(bytes_of(l2));
-  to_next.send(bytes_of(lp));
+  send_first_garbler_labels(labels, to_next);
   to_next.send(committed);
   to_next.send(relayed);
 
@@ -94,19 +84,16 @@ DualGarblingOutput garble_second(const BatchTask& task, const PartyPrfKeys& keys
   const Shape& shape = side.shape;
   const auto c_b = mask_bits(keys.garbling_previous, task.header, shape.outputs);
 
-  std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::A);
-  Labels padded = padded_third_labels(side, task, c_b, keys.garbling_previous);
+  const Labels padded = padded_third_labels(side, task, c_b, keys.garbling_previous);
   const auto padded_bytes = bytes_of(padded);
   to_next.send(padded_bytes);
   to_next.flush();
 
-  const Labels l2 = side.active(side.seeded.z2, a2);
-  wipe(a2.data(), a2.size());
-  const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
+  const SharedInputLabels shared = shared_input_labels(side, task, KeyPart::A);
   GarblingDigest digest = garbling_digest(keys.garbling_previous, task.header);
   digest.add(commitments(side.seeded, side.number));
-  digest.add(bytes_of(l2));
-  digest.add(bytes_of(lp));
+  digest.add(bytes_of(shared.a2));
+  digest.add(bytes_of(shared.pub));
   DigestSink sink(digest);
   const Labels zero_out = side.garble(task, sink);
   const Digest garbling = digest.finish();
@@ -116,19 +103,9 @@ DualGarblingOutput garble_second(const BatchTask& task, const PartyPrfKeys& keys
   to_next.flush();
 
   // Party 2's output labels and its MAC for party 1, checked and passed on.
-  Labels output(shape.outputs);
-  std::array<std::uint8_t, 32> output_mac{};
-  from_previous.allow_extra_wait(jobs::krb_first_layer_grace(program) +
-                                 std::chrono::milliseconds(program.and_gates * task.instances / 2000));
-  from_previous.receive(bytes_of(output));
-  from_previous.receive(output_mac);
-  DualGarblingOutput result;
-  result.own = read_output(output, zero_out, side.seeded, kSecondGarbler);  // a_2 = w
-  result.previous = c_b;                                                // a_1 = c_B
-  to_next.send(bytes_of(output));
-  to_next.send(output_mac);
-  to_next.flush();
-  return result;
+  return pass_output_labels_on(side, zero_out, c_b, to_next, from_previous,
+                               jobs::krb_first_layer_grace(program) +
+                                   std::chrono::milliseconds(program.and_gates * task.instances / 2000));
 }
 
 // Party 1.

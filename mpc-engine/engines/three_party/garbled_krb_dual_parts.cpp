@@ -160,6 +160,46 @@ Digest receive_digest(two_party::Channel& channel) {
   return out;
 }
 
+SharedInputLabels shared_input_labels(const GarblerSide& side, const BatchTask& task, garbled::KeyPart a2) {
+  std::vector<std::uint8_t> bits = garbled::key_row_bits(task, a2);
+  SharedInputLabels labels{side.active(side.seeded.z2, bits), side.active(side.seeded.zp, garbled::public_row_bits(task))};
+  wipe(bits.data(), bits.size());
+  return labels;
+}
+
+FirstGarblerLabels first_garbler_labels(const GarblerSide& side, const BatchTask& task,
+                                        std::span<const std::uint8_t> c_a) {
+  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, garbled::KeyPart::A);
+  FirstGarblerLabels labels{side.active(side.seeded.z0, a0), side.active(side.seeded.za, c_a),
+                            shared_input_labels(side, task, garbled::KeyPart::XorA)};
+  wipe(a0.data(), a0.size());
+  return labels;
+}
+
+void send_first_garbler_labels(const FirstGarblerLabels& labels, two_party::Channel& to_next) {
+  to_next.send(garbled::bytes_of(labels.a0));
+  to_next.send(garbled::bytes_of(labels.ca));
+  to_next.send(garbled::bytes_of(labels.shared.a2));
+  to_next.send(garbled::bytes_of(labels.shared.pub));
+}
+
+DualGarblingOutput pass_output_labels_on(const GarblerSide& side, const Labels& zero_out,
+                                         std::span<const std::uint8_t> c_b, two_party::Channel& to_next,
+                                         two_party::Channel& from_previous, std::chrono::milliseconds extra_wait) {
+  Labels output(side.shape.outputs);
+  std::array<std::uint8_t, 32> output_mac{};
+  from_previous.allow_extra_wait(extra_wait);
+  from_previous.receive(garbled::bytes_of(output));
+  from_previous.receive(output_mac);
+  DualGarblingOutput result;
+  result.own = read_output(output, zero_out, side.seeded, kSecondGarbler);  // a_2 = w
+  result.previous.assign(c_b.begin(), c_b.end());                        // a_1 = c_B
+  to_next.send(garbled::bytes_of(output));
+  to_next.send(output_mac);
+  to_next.flush();
+  return result;
+}
+
 Labels padded_third_labels(const GarblerSide& side, const BatchTask& task, std::span<const std::uint8_t> c_b,
                            const rss3::PrfKey& with_evaluator) {
   const Shape& shape = side.shape;

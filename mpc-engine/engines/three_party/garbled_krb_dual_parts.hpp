@@ -15,6 +15,7 @@
 
 #include "engines/three_party/batch_worker.hpp"
 #include "engines/three_party/garbled_krb_dual.hpp"
+#include "engines/three_party/garbled_krb_inputs.hpp"
 #include "engines/three_party/garbling_digest.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
@@ -121,6 +122,29 @@ struct GarblerSide {
 };
 
 Digest receive_digest(two_party::Channel& channel);
+
+// A garbler's active labels of the inputs both garblers know: a_2 (`a2` names the part of this
+// party's key share it is) and the public record.
+struct SharedInputLabels {
+  Labels a2, pub;
+};
+SharedInputLabels shared_input_labels(const GarblerSide& side, const BatchTask& task, garbled::KeyPart a2);
+
+// Party 1's active labels for party 2: a_0, c_A (`c_a`) and the shared ones.
+struct FirstGarblerLabels {
+  Labels a0, ca;
+  SharedInputLabels shared;
+};
+FirstGarblerLabels first_garbler_labels(const GarblerSide& side, const BatchTask& task,
+                                        std::span<const std::uint8_t> c_a);
+void send_first_garbler_labels(const FirstGarblerLabels& labels, two_party::Channel& to_next);
+
+// Party 3: party 2's output labels and its MAC for party 1, received (waiting `extra_wait` more
+// than the channel's timeout), read against this garbler's zero labels `zero_out` and passed on.
+// Returns party 3's parts (w, c_B) of the result.
+DualGarblingOutput pass_output_labels_on(const GarblerSide& side, const Labels& zero_out,
+                                         std::span<const std::uint8_t> c_b, two_party::Channel& to_next,
+                                         two_party::Channel& from_previous, std::chrono::milliseconds extra_wait);
 
 // Party 3: the active labels of a_1 and c_B, padded with a stream of the key it shares with
 // party 2 (`with_evaluator`) drawn for the running batch.

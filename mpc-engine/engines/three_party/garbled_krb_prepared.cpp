@@ -146,21 +146,11 @@ DualGarblingOutput use_first(const BatchTask& task, const PartyPrfKeys& keys, Pr
   GarblerSide side(task, garbling_of(task.header), keys.garbling_previous);
   const Shape& shape = side.shape;
   const auto c_a = mask_bits(keys.garbling_own, task.header, shape.outputs);
-  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, KeyPart::A);
-  std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::XorA);
-  const Labels l0 = side.active(side.seeded.z0, a0);
-  const Labels l2 = side.active(side.seeded.z2, a2);
-  wipe(a0.data(), a0.size());
-  wipe(a2.data(), a2.size());
-  const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
-  const Labels la = side.active(side.seeded.za, c_a);
+  const FirstGarblerLabels labels = first_garbler_labels(side, task, c_a);
 
   std::vector<std::uint8_t> relayed((shape.key + shape.outputs) * sizeof(Block) + 32);
   from_previous.receive(relayed);
-  to_next.send(bytes_of(l0));
-  to_next.send(bytes_of(la));
-  to_next.send(bytes_of(l2));
-  to_next.send(bytes_of(lp));
+  send_first_garbler_labels(labels, to_next);
   to_next.send(relayed);
   to_next.flush();
 
@@ -180,28 +170,14 @@ DualGarblingOutput use_second(const BatchTask& task, const PartyPrfKeys& keys, P
   const auto c_b = mask_bits(keys.garbling_previous, task.header, shape.outputs);
   const Labels padded = padded_third_labels(side, task, c_b, keys.garbling_previous);
   const auto padded_bytes = bytes_of(padded);
-  std::vector<std::uint8_t> a2 = garbled::key_row_bits(task, KeyPart::A);
-  const Labels l2 = side.active(side.seeded.z2, a2);
-  wipe(a2.data(), a2.size());
-  const Labels lp = side.active(side.seeded.zp, garbled::public_row_bits(task));
+  const SharedInputLabels shared = shared_input_labels(side, task, KeyPart::A);
   const auto mac = garbled::batch_mac(keys.garbling_previous, kRelayPurpose, task.header,
-                                      {padded_bytes, bytes_of(l2), bytes_of(lp)});
+                                      {padded_bytes, bytes_of(shared.a2), bytes_of(shared.pub)});
   to_next.send(padded_bytes);
   to_next.send(mac);
   to_next.flush();
 
-  Labels output(shape.outputs);
-  std::array<std::uint8_t, 32> output_mac{};
-  from_previous.allow_extra_wait(garbling_time(task));
-  from_previous.receive(bytes_of(output));
-  from_previous.receive(output_mac);
-  DualGarblingOutput result;
-  result.own = read_output(output, entry.zero_out, side.seeded, kSecondGarbler);  // a_2 = w
-  result.previous = c_b;                                                         // a_1 = c_B
-  to_next.send(bytes_of(output));
-  to_next.send(output_mac);
-  to_next.flush();
-  return result;
+  return pass_output_labels_on(side, entry.zero_out, c_b, to_next, from_previous, garbling_time(task));
 }
 
 // Party 1, using.

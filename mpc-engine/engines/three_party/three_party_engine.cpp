@@ -305,7 +305,8 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker&
   for (const auto& slice : header.slices) instances += slice.blocks;
   // A batch that prepares a garbling has no job: one instance of its circuit, on no input.
   if (header.krb_evaluation == wire::KrbEvaluation::PrepareTwice) instances = 1;
-  prepared_garblings_.keep_epoch(header.epoch);
+  // Only batches garbled twice use the store: no other batch takes its lock.
+  if (wire::is_garbled_twice(header.krb_evaluation)) prepared_garblings_.keep_epoch(header.epoch);
   if (instances == 0 || instances > settings_.limits.max_batch_blocks) {
     log_.warn("batch refused", {{"sequence", header.sequence}, {"instances", static_cast<std::uint64_t>(instances)}});
     abort_batch(header, wire::Status::TooLarge, "batch size refused by party " + std::to_string(settings_.party + 1));

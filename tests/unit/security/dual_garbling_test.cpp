@@ -31,6 +31,7 @@
 #include "protocol/rss3/shares.hpp"
 #include "protocol/two_party/channel.hpp"
 #include "deviating_channel.hpp"
+#include "garbled_aes_batch.hpp"
 #include "support/party_prf_keys.hpp"
 
 namespace mpc::security_test {
@@ -40,17 +41,12 @@ using Bytes = std::vector<std::uint8_t>;
 using three_party_engine::BatchResult;
 using three_party_engine::BatchTask;
 
-constexpr std::size_t kKeyBytes = 176;  // AES-128 round keys
-constexpr std::size_t kKeyRows = 8 * kKeyBytes;
+constexpr std::size_t kKeyBytes = kAesKeyBytes;
+constexpr std::size_t kKeyRows = kAesKeyRows;
 constexpr std::size_t kOutputs = 128;
 constexpr std::size_t kLabel = 16;
 constexpr std::size_t kStreamHeader = 24;
 
-Bytes random_bytes(std::size_t n) {
-  Bytes out(n);
-  randombytes_buf(out.data(), n);
-  return out;
-}
 
 
 // One server's deviation.
@@ -76,16 +72,8 @@ class DualGarbling : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (sodium_init() < 0) GTEST_FAIL() << "libsodium initialisation failed";
-    program_ = new circuits::Program(circuits::compile(circuits::build_aes_circuit(
-        circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, circuits::SboxVariant::And32)));
-    // Another circuit of the same shape: every AND of the last AND layer takes its left input
-    // twice (x & x = x), so the output differs from AES wherever some x = 1, y = 0 there.
-    other_ = new circuits::Program(*program_);
-    for (auto it = other_->layers.rbegin(); it != other_->layers.rend(); ++it)
-      if (!it->ands.empty()) {
-        for (auto& gate : it->ands) gate.in1 = gate.in0;
-        break;
-      }
+    program_ = new circuits::Program(aes128_program());
+    other_ = new circuits::Program(with_last_and_layer_altered(*program_));
   }
   static void TearDownTestSuite() {
     delete program_;
@@ -93,20 +81,10 @@ class DualGarbling : public ::testing::Test {
   }
 
   void SetUp() override {
-    round_keys_ = circuits::aes_expand_key(random_bytes(16));
-    auto split = rss3::share_bytes(round_keys_);
-    for (std::size_t p = 0; p < 3; ++p) {
-      shares_[p] = SecretBytes(2 * kKeyBytes);
-      std::copy(split[p].x.begin(), split[p].x.end(), shares_[p].data());
-      std::copy(split[p].a.begin(), split[p].a.end(), shares_[p].data() + kKeyBytes);
-    }
     block_ = random_bytes(16);
   }
 
-  Bytes expected() const {
-    const auto block = circuits::aes_encrypt_block(round_keys_, std::span<const std::uint8_t, 16>(block_.data(), 16));
-    return Bytes(block.begin(), block.end());
-  }
+  Bytes expected() const { return key_.encrypt(block_); }
 
   Outcome run(wire::KrbEvaluation evaluation, const Deviation& deviation,
               std::chrono::milliseconds timeout = std::chrono::milliseconds(1000)) {
@@ -127,7 +105,7 @@ class DualGarbling : public ::testing::Test {
       task.instances = 1;
       three_party_engine::SliceInput input;
       input.blocks = 1;
-      input.key_share = shares_[p];
+      input.key_share = key_.shares[p];
       if (deviates && deviation.flip_key_x) input.key_share[0] ^= 1;
       if (deviates && deviation.flip_key_a) input.key_share[kKeyBytes] ^= 1;
       input.public_records = block_;
@@ -212,8 +190,7 @@ class DualGarbling : public ::testing::Test {
 
   static circuits::Program* program_;
   static circuits::Program* other_;
-  Bytes round_keys_;
-  std::array<SecretBytes, 3> shares_;
+  SharedAesKey key_;
   Bytes block_;
   std::uint32_t sequence_ = 0;
 };
@@ -336,7 +313,7 @@ TEST_F(DualGarbling, AnActiveServerRefusesABatchGarbledOnce) {
   task.instances = 1;
   three_party_engine::SliceInput input;
   input.blocks = 1;
-  input.key_share = shares_[1];
+  input.key_share = key_.shares[1];
   input.public_records = block_;
   task.slices.push_back(std::move(input));
   auto edge = two_party::make_memory_channel_pair(std::chrono::milliseconds(200));

@@ -24,6 +24,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "deviating_channel.hpp"
+#include "garbled_aes_batch.hpp"
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "engines/three_party/prepared_garblings.hpp"
 #include "protocol/rss3/output.hpp"
@@ -40,19 +41,14 @@ using three_party_engine::BatchTask;
 using three_party_engine::PreparedGarblings;
 using wire::KrbEvaluation;
 
-constexpr std::size_t kKeyBytes = 176;  // AES-128 round keys
-constexpr std::size_t kKeyRows = 8 * kKeyBytes;
+constexpr std::size_t kKeyBytes = kAesKeyBytes;
+constexpr std::size_t kKeyRows = kAesKeyRows;
 constexpr std::size_t kOutputs = 128;
 constexpr std::size_t kLabel = 16;
 constexpr std::size_t kStreamHeader = 24;
 constexpr std::size_t kCommitted = 2 * kKeyRows + 2 * kOutputs;  // wires with commitments
 constexpr std::uint64_t kEpoch = 0x5eed'0000'0000'0001ull;
 
-Bytes random_bytes(std::size_t n) {
-  Bytes out(n);
-  randombytes_buf(out.data(), n);
-  return out;
-}
 
 struct Deviation {
   int party = -1;
@@ -72,14 +68,8 @@ class PreparedGarbling : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (sodium_init() < 0) GTEST_FAIL() << "libsodium initialisation failed";
-    program_ = new circuits::Program(circuits::compile(circuits::build_aes_circuit(
-        circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, circuits::SboxVariant::And32)));
-    other_ = new circuits::Program(*program_);
-    for (auto it = other_->layers.rbegin(); it != other_->layers.rend(); ++it)
-      if (!it->ands.empty()) {
-        for (auto& gate : it->ands) gate.in1 = gate.in0;
-        break;
-      }
+    program_ = new circuits::Program(aes128_program());
+    other_ = new circuits::Program(with_last_and_layer_altered(*program_));
   }
   static void TearDownTestSuite() {
     delete program_;
@@ -87,21 +77,13 @@ class PreparedGarbling : public ::testing::Test {
   }
 
   void SetUp() override {
-    round_keys_ = circuits::aes_expand_key(random_bytes(16));
-    auto split = rss3::share_bytes(round_keys_);
     for (std::size_t p = 0; p < 3; ++p) {
-      shares_[p] = SecretBytes(2 * kKeyBytes);
-      std::copy(split[p].x.begin(), split[p].x.end(), shares_[p].data());
-      std::copy(split[p].a.begin(), split[p].a.end(), shares_[p].data() + kKeyBytes);
       stores_[p] = std::make_unique<PreparedGarblings>(std::size_t{64} << 20, std::chrono::seconds(600));
     }
     block_ = random_bytes(16);
   }
 
-  Bytes expected() const {
-    const auto block = circuits::aes_encrypt_block(round_keys_, std::span<const std::uint8_t, 16>(block_.data(), 16));
-    return Bytes(block.begin(), block.end());
-  }
+  Bytes expected() const { return key_.encrypt(block_); }
 
   // Runs one batch at the three servers: PrepareTwice (no job) or PreparedTwice naming
   // `prepared`. Returns the batch's sequence in `sequence`.
@@ -126,7 +108,7 @@ class PreparedGarbling : public ::testing::Test {
       task.header.slices.push_back(wire::BatchSlice{{}, {}, {}, 0, 1, 0, 0});
       three_party_engine::SliceInput input;
       input.blocks = 1;
-      input.key_share = shares_[p];
+      input.key_share = key_.shares[p];
       if (deviates && deviation.flip_key_x) input.key_share[0] ^= 1;
       if (deviates && deviation.flip_key_a) input.key_share[kKeyBytes] ^= 1;
       input.public_records = block_;
@@ -215,8 +197,7 @@ class PreparedGarbling : public ::testing::Test {
 
   static circuits::Program* program_;
   static circuits::Program* other_;
-  Bytes round_keys_;
-  std::array<SecretBytes, 3> shares_;
+  SharedAesKey key_;
   std::array<std::unique_ptr<PreparedGarblings>, 3> stores_;
   Bytes block_;
   std::uint32_t sequence_ = 0;
