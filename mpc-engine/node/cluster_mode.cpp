@@ -1,10 +1,12 @@
 // The shell's part in keeping a three-server cluster serving with one server down: heartbeats,
 // lost sessions, and the switches between three-party and two-party service (node.hpp,
 // membership.hpp, pair_service.hpp).
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/fault_injection.hpp"
 #include "node/key_admin.hpp"
 #include "node/node.hpp"
 #include "wire/peer_messages.hpp"
@@ -23,10 +25,34 @@ void Node::tend_membership(std::chrono::steady_clock::time_point now) {
   if (!membership_) return;
   (void)keep_alive();
   if (!pending_change_) return;
+#if defined(MPC_FAULT_INJECTION)
+  // A server slow to change modes, so that its peers serve in the next mode while it still
+  // serves in the last one. The newest decision counts: a change undone meanwhile is not made.
+  if (const auto late = fault::armed("late-mode-switch")) {
+    if (auto newer = membership_->update(now)) pending_change_ = newer;
+    const ModeChange serving = serving_mode();
+    if (pending_change_->mode == serving.mode && pending_change_->missing == serving.missing) {
+      pending_change_.reset();
+      late_switch_since_.reset();
+      return;
+    }
+    if (!late_switch_since_) late_switch_since_ = now;
+    if (now - *late_switch_since_ < std::chrono::milliseconds(*late)) return;
+  }
+#endif
+  late_switch_since_.reset();
   const ModeChange change = *pending_change_;
   pending_change_.reset();
   switch_mode(change);
   if (membership_->hello_changed(now)) send_hello(now);
+}
+
+ModeChange Node::serving_mode() const {
+  if (serving_.parties.size() == 3) return {};
+  for (int party = 0; party < 3; ++party)
+    if (std::find(serving_.parties.begin(), serving_.parties.end(), party) == serving_.parties.end())
+      return {wire::ClusterMode::TwoParty, party};
+  throw Error(Component::Server, "serving with fewer than two servers");
 }
 
 void Node::send_hello(std::chrono::steady_clock::time_point now) {
@@ -55,6 +81,8 @@ bool Node::keep_alive() {
 void Node::switch_mode(const ModeChange& change) {
   ++mode_switches_;
   mode_since_unix_ms_ = unix_ms_now();
+  const auto left_since = mode_entered_;
+  mode_entered_ = std::chrono::steady_clock::now();
   const std::string mode = describe_mode(change);
   log_.warn("cluster mode changed", {{"mode", mode}, {"switches", mode_switches_}});
   // What was asked of the old service is answered now; the client library sends it again.
@@ -72,20 +100,40 @@ void Node::switch_mode(const ModeChange& change) {
   if (change.mode == wire::ClusterMode::Full) {
     serving_.parties = {0, 1, 2};
     serving_.leader = 0;
-    return;
+  } else {
+    const Pair pair{change.missing};
+    serving_.parties.clear();
+    for (int party = 0; party < 3; ++party)
+      if (party != change.missing) serving_.parties.push_back(party);
+    serving_.leader = pair.leader();
+    auto service = std::make_unique<PairService>();
+    service->pair = pair;
+    service->settings = pair_settings(settings_, pair);
+    service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair);
+    service->engine = make_pair_engine_(
+        EngineResources{service->settings, log_, own_keys_, context_, store_, *service->host});
+    pair_ = std::move(service);
   }
-  const Pair pair{change.missing};
-  serving_.parties.clear();
-  for (int party = 0; party < 3; ++party)
-    if (party != change.missing) serving_.parties.push_back(party);
-  serving_.leader = pair.leader();
-  auto service = std::make_unique<PairService>();
-  service->pair = pair;
-  service->settings = pair_settings(settings_, pair);
-  service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair);
-  service->engine = make_pair_engine_(
-      EngineResources{service->settings, log_, own_keys_, context_, store_, *service->host});
-  pair_ = std::move(service);
+  pass_on_refusals(left_since);
+}
+
+// The servers do not switch at the same instant. A request that reached this server in the
+// service it just left, and the others in the one it joins, is held by them for an answer or
+// a batch that will not come from here: this server refused it, gave it up at the switch, or
+// its engine failed it with a peer already gone (a note about it that came meanwhile was for
+// the other service and went unheard). So every refusal of the service just left goes to the
+// new one: as the leader to the followers, which answer the request the same way at once, or
+// as a follower to the leader, which gives it up everywhere. A server that never held the
+// request keeps the word as a tombstone and answers its copy at once if it comes.
+void Node::pass_on_refusals(std::chrono::steady_clock::time_point since) {
+  for (const auto& [key, word] : ledger_.refusals_since(since)) {
+    if (!leader()) {
+      tell(serving_.leader, key, word);
+      continue;
+    }
+    for (int party : serving_.parties)
+      if (party != settings_.party) tell(party, key, word);
+  }
 }
 
 void Node::retire_pair() {

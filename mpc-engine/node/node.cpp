@@ -227,6 +227,9 @@ void Node::answer(const JobKey& key, wire::Reply reply) {
     ledger_.bury(key, std::move(spent), std::chrono::steady_clock::now());
     return;
   }
+  // A failure is remembered, so that a mode switch passes it on (pass_on_refusals).
+  if (reply.status != wire::Status::Ok)
+    ledger_.bury(key, Tombstone{reply.status, reply.error, true}, std::chrono::steady_clock::now());
   live_.erase(it);
 }
 
@@ -285,9 +288,9 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     status.verification_failures = verification_failures_;
     engine_->fill_status(status);
     if (membership_) {
-      status.mode = membership_->mode();
-      status.missing_party =
-          membership_->missing() < 0 ? wire::kNoParty : static_cast<std::uint8_t>(membership_->missing());
+      const ModeChange serving = serving_mode();
+      status.mode = serving.mode;
+      status.missing_party = serving.missing < 0 ? wire::kNoParty : static_cast<std::uint8_t>(serving.missing);
     }
     status.mode_since_unix_ms = mode_since_unix_ms_;
     status.mode_switches = mode_switches_;

@@ -97,6 +97,11 @@ class Node final : public EngineHost {
   void tend_membership(std::chrono::steady_clock::time_point now);
   void send_hello(std::chrono::steady_clock::time_point now);
   void switch_mode(const ModeChange& change);
+  // The mode this server serves in now (a change decided inside a batch is made after it).
+  ModeChange serving_mode() const;
+  // Tells the service just joined of the requests this server refused or gave up since
+  // `since` (node/cluster_mode.cpp says why).
+  void pass_on_refusals(std::chrono::steady_clock::time_point since);
   void retire_pair();
   // A frame of the pair's two-party engine: to it, if this server serves in that pair.
   void take_pair_frame(int from, std::span<const std::uint8_t> inner);
@@ -151,6 +156,10 @@ class Node final : public EngineHost {
   std::optional<ModeChange> pending_change_;  // decided inside a batch, made after it
   std::uint64_t mode_switches_ = 0;
   std::uint64_t mode_since_unix_ms_ = 0;
+  std::chrono::steady_clock::time_point mode_entered_ = std::chrono::steady_clock::now();
+  // The test server's late switches only (common/fault_injection.hpp): when the change waiting
+  // now was first due. Present in every build so that both builds share one layout.
+  std::optional<std::chrono::steady_clock::time_point> late_switch_since_;
   std::unique_ptr<PairService> pair_;
   // A pair engine being torn down: its workers may wait out a peer timeout, off this thread.
   std::thread retiring_;

@@ -115,6 +115,15 @@ Tombstone* RequestLedger::tombstone(const JobKey& key) {
   return it == tombstones_.end() ? nullptr : &it->second;
 }
 
+std::vector<std::pair<JobKey, PartyWord>> RequestLedger::refusals_since(
+    std::chrono::steady_clock::time_point since) const {
+  std::vector<std::pair<JobKey, PartyWord>> refusals;
+  for (const auto& [key, tombstone] : tombstones_)
+    if (!tombstone.answered_copy && tombstone.status != wire::Status::Ok && tombstone.until - lifetime_ >= since)
+      refusals.emplace_back(key, PartyWord{{}, tombstone.status, tombstone.detail});
+  return refusals;
+}
+
 void RequestLedger::expire(std::chrono::steady_clock::time_point now) {
   while (!early_order_.empty() && now - early_order_.front().second > lifetime_) {
     const auto oldest = early_order_.front();

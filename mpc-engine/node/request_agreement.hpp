@@ -43,6 +43,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "node/job_key.hpp"
@@ -102,6 +103,9 @@ class RequestLedger {
 
   void bury(const JobKey& key, Tombstone tombstone, std::chrono::steady_clock::time_point now);
   Tombstone* tombstone(const JobKey& key);
+  // The refusals buried at or after `since` and not yet expired, as the words that tell
+  // another server of them (GCM tags answered at once are not refusals).
+  std::vector<std::pair<JobKey, PartyWord>> refusals_since(std::chrono::steady_clock::time_point since) const;
 
   // Drops what has outlived `lifetime`.
   void expire(std::chrono::steady_clock::time_point now);

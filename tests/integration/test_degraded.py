@@ -13,11 +13,13 @@ import threading
 import time
 
 import pytest
+import zmq
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 import mpc_cluster
 import test_gcm_jobs as gcm
+from raw_frames import REGROUPING, client_for, compute_ctr, parse_reply
 from test_krb_jobs import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
                            check_cf2_jobs, k5, wait_until_krb_serving)
 
@@ -226,3 +228,53 @@ def test_two_servers_down_fail_fast_and_recover(degraded_cluster, k5):
     finally:
         engine.close()
         admin.close()
+
+
+# Server 1, the leader in both services below, changes modes this long after the other two.
+LATE_SWITCH_MS = 3000
+
+
+@pytest.mark.timeout(240)
+def test_a_request_caught_between_two_modes_is_answered_by_every_server(degraded_cluster):
+    """Servers change modes one after another, not at one instant. A request sent while server 2
+    already serves three-party and server 1 (the test server, switching late) still serves the
+    pair reaches server 1 in the pair's service and servers 2 and 3 in the three-party one. Server
+    1 refuses it, so no batch of it will ever form: the other two must answer it as soon as server
+    1 switches and tells them, not hold it until they forget it, unanswered."""
+    cluster = degraded_cluster
+    key_hex, _ = cluster.import_key("degraded/caught", 1, "aes128")
+    cluster.kill_server(1)
+    cluster.restart_server(1, fault=f"late-mode-switch={LATE_SWITCH_MS}")
+    cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+    cluster.wait_until_serving(("degraded/caught", 1, "aes128"), deadline_s=30)
+    cluster.kill_server(3)
+    cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3"}, deadline_s=30)
+    cluster.restart_server(3)
+    deadline = time.monotonic() + 30
+    while True:
+        modes = cluster.modes()
+        if modes.get(2) == "three-party" and modes.get(1) == "two-party without server 3":
+            break
+        assert time.monotonic() < deadline, f"no window between the servers' switches: {modes}"
+        time.sleep(0.05)
+    context = zmq.Context()
+    raw = {party: client_for(cluster, context, party, role="compute") for party in (1, 2, 3)}
+    try:
+        frame = compute_ctr(secrets.token_bytes(16), "degraded/caught", blocks=4, counter=secrets.token_bytes(16))
+        for party in raw:
+            assert raw[party].send(frame)
+        answer_by = time.monotonic() + (LATE_SWITCH_MS + 4000) / 1000
+        for party in raw:
+            reply = raw[party].receive(max(1, int((answer_by - time.monotonic()) * 1000)))
+            assert reply is not None, (f"server {party} did not answer the request within "
+                                       f"{LATE_SWITCH_MS + 4000} ms\n{cluster.log_tail()}")
+            _, status, error, _ = parse_reply(reply)
+            assert status == REGROUPING, (party, status, error)
+    finally:
+        for client in raw.values():
+            client.close()
+        context.term()
+    cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+    counter = secrets.token_hex(16)
+    assert cluster.keystream("degraded/caught", 1, "aes128", counter, 3) == mpc_cluster.openssl_ctr_keystream(
+        "aes128", key_hex, counter, 3)

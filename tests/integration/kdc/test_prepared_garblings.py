@@ -72,7 +72,8 @@ def kinit(realm: ProtectedRealm, name: str):
 def test_a_login_after_a_pause_uses_garblings_prepared_for_it(realm):
     cluster = realm.cluster
     kinit(realm, "first.cc")
-    wait_prepared(cluster, 3)
+    # Two for each of the login's three circuits: three made would not say one of each is ready.
+    wait_prepared(cluster, 6)
     before = len(evaluations(cluster, 2))
     kinit(realm, "second.cc")
     used = evaluations(cluster, 2)[before:]

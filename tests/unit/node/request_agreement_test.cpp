@@ -1,5 +1,7 @@
 #include "node/request_agreement.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -131,6 +133,30 @@ TEST(RequestLedger, AReburiedTombstoneLivesFromItsNewBurial) {
   EXPECT_EQ(ledger.tombstone(key(1))->status, wire::Status::RequestMismatch);
   ledger.expire(now + 19s);
   EXPECT_EQ(ledger.tombstone(key(1)), nullptr);
+}
+
+TEST(RequestLedger, NamesTheRefusalsBuriedSinceAMoment) {
+  const auto now = std::chrono::steady_clock::now();
+  RequestLedger ledger(8, 10s);
+  ledger.bury(key(1), Tombstone{wire::Status::Regrouping, "before the switch", true}, now);
+  ledger.bury(key(2), Tombstone{wire::Status::PeerFailure, "gone", true}, now + 2s);
+  ledger.bury(key(3), Tombstone{wire::Status::Regrouping, "given up unseen", false}, now + 3s);
+  Tombstone answered_tag{wire::Status::BadRequest, "request id already in use", true};
+  answered_tag.answered_copy = copy(4).digest;
+  ledger.bury(key(4), answered_tag, now + 3s);
+
+  auto refusals = ledger.refusals_since(now + 1s);
+  std::sort(refusals.begin(), refusals.end(),
+            [](const auto& a, const auto& b) { return a.first.request < b.first.request; });
+  ASSERT_EQ(refusals.size(), 2u);  // not the one before, not the answered tag
+  EXPECT_EQ(refusals[0].first, key(2));
+  EXPECT_EQ(refusals[0].second.status, wire::Status::PeerFailure);
+  EXPECT_EQ(refusals[0].second.detail, "gone");
+  EXPECT_EQ(refusals[1].first, key(3));
+  EXPECT_EQ(refusals[1].second.status, wire::Status::Regrouping);
+  EXPECT_EQ(ledger.refusals_since(now).size(), 3u);
+  ledger.expire(now + 13500ms);
+  EXPECT_TRUE(ledger.refusals_since(now).empty());  // expired ones are gone
 }
 
 TEST(OutgoingNotes, SplitsIntoFramesOfAtMostTheLimit) {
