@@ -20,9 +20,9 @@ constexpr std::chrono::milliseconds kPollInterval{20};
 // regroup may never answer the lost request, and the call then fails as it always did.
 constexpr std::chrono::milliseconds kAfterLossGrace{1500};
 // How long the others may take once one server answered Regrouping. A request that reached that
-// server in one service and the others in the next is held by them for a batch its leader will
-// never form (the leader answered it Regrouping), so waiting for them can last the whole timeout;
-// the request is sent again instead.
+// server in one service and the others in the next is held by them until that server switches
+// too and passes its refusal on (Node::pass_on_refusals); should that note be lost with a link,
+// they would hold it past the timeout, so the request is sent again instead.
 constexpr std::chrono::milliseconds kAfterRegroupingGrace{1500};
 
 std::chrono::milliseconds send_grace(std::chrono::milliseconds timeout) {
