@@ -47,101 +47,18 @@ constexpr std::size_t kOutputs = 128;
 constexpr std::size_t kLabel = 16;
 constexpr std::size_t kStreamHeader = 24;
 
-
-
-// One server's deviation.
-struct Deviation {
-  int party = -1;                           // -1: every server honest
-  const circuits::Program* program = nullptr;  // garbles this circuit instead
-  bool flip_key_x = false;                  // flips bit 0 of its share's x component
-  bool flip_key_a = false;                  // ... and of its a component
-  bool flip_public = false;                 // flips bit 0 of its copy of the public block
-  std::vector<std::size_t> flip_sent_at;    // flips a bit of these bytes of what it sends
-  std::optional<std::size_t> stop_sending_at;
-};
-
-struct Outcome {
-  std::array<BatchResult, 3> results;
-  std::optional<Bytes> opened;  // when all three succeeded
-  bool any_succeeded() const {
-    return results[0].succeeded || results[1].succeeded || results[2].succeeded;
-  }
-};
-
-class DualGarbling : public ::testing::Test {
+class DualGarbling : public GarbledAesTest {
  protected:
-  static void SetUpTestSuite() {
-    if (sodium_init() < 0) GTEST_FAIL() << "libsodium initialisation failed";
-    program_ = new circuits::Program(aes128_program());
-    other_ = new circuits::Program(with_last_and_layer_altered(*program_));
-  }
-  static void TearDownTestSuite() {
-    delete program_;
-    delete other_;
-  }
-
-  void SetUp() override {
-    block_ = random_bytes(16);
-  }
-
-  Bytes expected() const { return key_.encrypt(block_); }
 
   Outcome run(wire::KrbEvaluation evaluation, const Deviation& deviation,
               std::chrono::milliseconds timeout = std::chrono::milliseconds(1000)) {
-    const bool twice = evaluation == wire::KrbEvaluation::GarbledTwice;
-    std::array<BatchTask, 3> tasks;
-    const std::uint32_t sequence = ++sequence_;
-    for (std::size_t p = 0; p < 3; ++p) {
-      const bool deviates = static_cast<int>(p) == deviation.party;
-      BatchTask& task = tasks[p];
-      task.header.epoch = 0xdead'beef'0000'0001ull;
-      task.header.sequence = sequence;
-      task.header.krb_evaluation = evaluation;
-      task.header.slices.push_back(wire::BatchSlice{{}, {}, 0, 1, 0, 0});
-      const circuits::Program* program = deviates && deviation.program != nullptr ? deviation.program : program_;
-      task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program);
-      task.key_rows = kKeyRows;
-      task.public_bytes = 16;
-      task.instances = 1;
-      three_party_engine::SliceInput input;
-      input.blocks = 1;
-      input.key_share = key_.shares[p];
-      if (deviates && deviation.flip_key_x) input.key_share[0] ^= 1;
-      if (deviates && deviation.flip_key_a) input.key_share[kKeyBytes] ^= 1;
-      input.public_records = block_;
-      if (deviates && deviation.flip_public) input.public_records[0] ^= 1;
-      task.slices.push_back(std::move(input));
-    }
-    std::array<std::pair<std::unique_ptr<two_party::Channel>, std::unique_ptr<two_party::Channel>>, 3> edges;
-    for (auto& edge : edges) edge = two_party::make_memory_channel_pair(timeout);
-    std::array<std::unique_ptr<DeviatingChannel>, 3> outgoing;
-    for (std::size_t p = 0; p < 3; ++p) {
-      const bool deviates = static_cast<int>(p) == deviation.party;
-      outgoing[p] = std::make_unique<DeviatingChannel>(*edges[p].first,
-                                                       deviates ? deviation.flip_sent_at : std::vector<std::size_t>{},
-                                                       deviates ? deviation.stop_sending_at : std::nullopt);
-    }
-    const Logger log("dual_garbling_test", LogLevel::Error);
-    Outcome outcome;
-    const auto security = twice ? settings::Security::Active : settings::Security::Passive;
-    auto party = [&](int p) {
-      const auto i = static_cast<std::size_t>(p);
-      outcome.results[i] = three_party_engine::evaluate_garbled_batch(
-          tasks[i], p, security, test_support::party_prf_keys(p), *outgoing[i], *edges[(i + 2) % 3].second, log);
-    };
-    std::thread second(party, 1), third(party, 2);
-    party(0);
-    second.join();
-    third.join();
-    if (outcome.results[0].succeeded && outcome.results[1].succeeded && outcome.results[2].succeeded) {
-      try {
-        outcome.opened = rss3::open_output(
-            {outcome.results[0].masked, outcome.results[1].masked, outcome.results[2].masked});
-      } catch (const mpc::Error&) {
-        // the client's three reconstructions disagree: refused
-      }
-    }
-    return outcome;
+    wire::BatchHeader header;
+    header.epoch = 0xdead'beef'0000'0001ull;
+    header.sequence = ++sequence_;
+    header.krb_evaluation = evaluation;
+    const auto security =
+        evaluation == wire::KrbEvaluation::GarbledTwice ? settings::Security::Active : settings::Security::Passive;
+    return run_garbled_aes_batch(header, *program_, key_, block_, deviation, security, timeout);
   }
 
   // An honest batch, then the deviation, then an honest batch again. The deviation is refused at
@@ -153,13 +70,7 @@ class DualGarbling : public ::testing::Test {
     EXPECT_EQ(*before.opened, expected());
 
     const Outcome caught = run(wire::KrbEvaluation::GarbledTwice, deviation);
-    EXPECT_FALSE(caught.opened.has_value()) << "the client opened a result";
-    for (int garbler : {0, 2})
-      if (garbler != deviation.party)
-        EXPECT_FALSE(caught.results[static_cast<std::size_t>(garbler)].succeeded) << "party " << garbler;
-    const BatchResult& at = caught.results[static_cast<std::size_t>(detector)];
-    EXPECT_EQ(at.failure, wire::Status::VerificationFailed) << at.error;
-    EXPECT_NE(at.error.find(check), std::string::npos) << at.error;
+    expect_refused(caught, deviation, detector, check);
 
     const Outcome after = run(wire::KrbEvaluation::GarbledTwice, {});
     ASSERT_TRUE(after.opened.has_value());
@@ -188,15 +99,8 @@ class DualGarbling : public ::testing::Test {
   // Garbled once: labels of x_0, the public block and a_1, then the stream's header.
   static std::size_t single_tables_offset() { return kLabel * (2 * kKeyRows + 128) + kStreamHeader; }
 
-  static circuits::Program* program_;
-  static circuits::Program* other_;
-  SharedAesKey key_;
-  Bytes block_;
-  std::uint32_t sequence_ = 0;
 };
 
-circuits::Program* DualGarbling::program_ = nullptr;
-circuits::Program* DualGarbling::other_ = nullptr;
 
 TEST_F(DualGarbling, HonestBatchesComputeAes) {
   for (int i = 0; i < 3; ++i) {
@@ -210,7 +114,7 @@ TEST_F(DualGarbling, HonestBatchesComputeAes) {
 TEST_F(DualGarbling, FirstGarblerGarblingAnotherCircuitIsCaught) {
   Deviation deviation;
   deviation.party = 0;
-  deviation.program = other_;
+  deviation.program = other_.get();
   expect_caught(deviation, 1, "differs from party 3's");
   expect_silent_when_passive(deviation);
 }
@@ -218,7 +122,7 @@ TEST_F(DualGarbling, FirstGarblerGarblingAnotherCircuitIsCaught) {
 TEST_F(DualGarbling, SecondGarblerGarblingAnotherCircuitIsCaught) {
   Deviation deviation;
   deviation.party = 2;
-  deviation.program = other_;
+  deviation.program = other_.get();
   expect_caught(deviation, 1, "differs from party 3's");
 }
 
@@ -307,7 +211,7 @@ TEST_F(DualGarbling, AnActiveServerRefusesABatchGarbledOnce) {
   task.header.sequence = 1;
   task.header.krb_evaluation = wire::KrbEvaluation::Garbled;
   task.header.slices.push_back(wire::BatchSlice{{}, {}, 0, 1, 0, 0});
-  task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program_);
+  task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program_.get());
   task.key_rows = kKeyRows;
   task.public_bytes = 16;
   task.instances = 1;

@@ -50,98 +50,27 @@ constexpr std::size_t kCommitted = 2 * kKeyRows + 2 * kOutputs;  // wires with c
 constexpr std::uint64_t kEpoch = 0x5eed'0000'0000'0001ull;
 
 
-struct Deviation {
-  int party = -1;
-  const circuits::Program* program = nullptr;  // prepares this circuit instead
-  bool flip_key_x = false;
-  bool flip_key_a = false;
-  std::vector<std::size_t> flip_sent_at;
-};
-
-struct Outcome {
-  std::array<BatchResult, 3> results;
-  std::optional<Bytes> opened;
-  bool any_succeeded() const { return results[0].succeeded || results[1].succeeded || results[2].succeeded; }
-};
-
-class PreparedGarbling : public ::testing::Test {
+class PreparedGarbling : public GarbledAesTest {
  protected:
-  static void SetUpTestSuite() {
-    if (sodium_init() < 0) GTEST_FAIL() << "libsodium initialisation failed";
-    program_ = new circuits::Program(aes128_program());
-    other_ = new circuits::Program(with_last_and_layer_altered(*program_));
-  }
-  static void TearDownTestSuite() {
-    delete program_;
-    delete other_;
-  }
-
   void SetUp() override {
-    for (std::size_t p = 0; p < 3; ++p) {
+    GarbledAesTest::SetUp();
+    for (std::size_t p = 0; p < 3; ++p)
       stores_[p] = std::make_unique<PreparedGarblings>(std::size_t{64} << 20, std::chrono::seconds(600));
-    }
-    block_ = random_bytes(16);
   }
 
-  Bytes expected() const { return key_.encrypt(block_); }
 
   // Runs one batch at the three servers: PrepareTwice (no job) or PreparedTwice naming
   // `prepared`. Returns the batch's sequence in `sequence`.
   Outcome run(KrbEvaluation evaluation, const Deviation& deviation, std::uint32_t prepared = 0,
               std::uint32_t* sequence_out = nullptr) {
-    std::array<BatchTask, 3> tasks;
-    const std::uint32_t sequence = ++sequence_;
-    if (sequence_out != nullptr) *sequence_out = sequence;
-    for (std::size_t p = 0; p < 3; ++p) {
-      const bool deviates = static_cast<int>(p) == deviation.party;
-      BatchTask& task = tasks[p];
-      task.header.epoch = kEpoch;
-      task.header.sequence = sequence;
-      task.header.krb_evaluation = evaluation;
-      task.header.prepared = prepared;
-      const circuits::Program* program = deviates && deviation.program != nullptr ? deviation.program : program_;
-      task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program);
-      task.key_rows = kKeyRows;
-      task.public_bytes = 16;
-      task.instances = 1;
-      if (evaluation == KrbEvaluation::PrepareTwice) continue;
-      task.header.slices.push_back(wire::BatchSlice{{}, {}, {}, 0, 1, 0, 0});
-      three_party_engine::SliceInput input;
-      input.blocks = 1;
-      input.key_share = key_.shares[p];
-      if (deviates && deviation.flip_key_x) input.key_share[0] ^= 1;
-      if (deviates && deviation.flip_key_a) input.key_share[kKeyBytes] ^= 1;
-      input.public_records = block_;
-      task.slices.push_back(std::move(input));
-    }
-    std::array<std::pair<std::unique_ptr<two_party::Channel>, std::unique_ptr<two_party::Channel>>, 3> edges;
-    for (auto& edge : edges) edge = two_party::make_memory_channel_pair(std::chrono::milliseconds(800));
-    std::array<std::unique_ptr<DeviatingChannel>, 3> outgoing;
-    for (std::size_t p = 0; p < 3; ++p)
-      outgoing[p] = std::make_unique<DeviatingChannel>(
-          *edges[p].first, static_cast<int>(p) == deviation.party ? deviation.flip_sent_at : std::vector<std::size_t>{},
-          std::nullopt);
-    const Logger log("prepared_garbling_test", LogLevel::Error);
-    Outcome outcome;
-    auto party = [&](int p) {
-      const auto i = static_cast<std::size_t>(p);
-      outcome.results[i] = three_party_engine::evaluate_garbled_batch(
-          tasks[i], p, settings::Security::Active, test_support::party_prf_keys(p), *outgoing[i],
-          *edges[(i + 2) % 3].second, log, stores_[i].get());
-    };
-    std::thread second(party, 1), third(party, 2);
-    party(0);
-    second.join();
-    third.join();
-    if (evaluation == KrbEvaluation::PreparedTwice && outcome.results[0].succeeded && outcome.results[1].succeeded &&
-        outcome.results[2].succeeded) {
-      try {
-        outcome.opened = rss3::open_output(
-            {outcome.results[0].masked, outcome.results[1].masked, outcome.results[2].masked});
-      } catch (const mpc::Error&) {
-      }
-    }
-    return outcome;
+    wire::BatchHeader header;
+    header.epoch = kEpoch;
+    header.sequence = ++sequence_;
+    header.krb_evaluation = evaluation;
+    header.prepared = prepared;
+    if (sequence_out != nullptr) *sequence_out = header.sequence;
+    return run_garbled_aes_batch(header, *program_, key_, block_, deviation, settings::Security::Active,
+                                 std::chrono::milliseconds(800), {stores_[0].get(), stores_[1].get(), stores_[2].get()});
   }
 
   // Prepares a garbling honestly; its sequence.
@@ -164,13 +93,7 @@ class PreparedGarbling : public ::testing::Test {
   void expect_caught_in_use(const Deviation& deviation, int detector, const std::string& check) {
     expect_honest_use();
     const Outcome caught = run(KrbEvaluation::PreparedTwice, deviation, prepare());
-    EXPECT_FALSE(caught.opened.has_value()) << "the client opened a result";
-    for (int garbler : {0, 2})
-      if (garbler != deviation.party)
-        EXPECT_FALSE(caught.results[static_cast<std::size_t>(garbler)].succeeded) << "party " << garbler;
-    const BatchResult& at = caught.results[static_cast<std::size_t>(detector)];
-    EXPECT_EQ(at.failure, wire::Status::VerificationFailed) << at.error;
-    EXPECT_NE(at.error.find(check), std::string::npos) << at.error;
+    expect_refused(caught, deviation, detector, check);
     expect_honest_use();
   }
 
@@ -195,16 +118,8 @@ class PreparedGarbling : public ::testing::Test {
   // Party 0's preparation stream: the commitments, then the garbled stream.
   static std::size_t prepared_tables_offset() { return 2 * 8 * kCommitted + kStreamHeader; }
 
-  static circuits::Program* program_;
-  static circuits::Program* other_;
-  SharedAesKey key_;
   std::array<std::unique_ptr<PreparedGarblings>, 3> stores_;
-  Bytes block_;
-  std::uint32_t sequence_ = 0;
 };
-
-circuits::Program* PreparedGarbling::program_ = nullptr;
-circuits::Program* PreparedGarbling::other_ = nullptr;
 
 TEST_F(PreparedGarbling, PreparedBatchesComputeAesAndLeaveNothingBehind) {
   for (int i = 0; i < 3; ++i) expect_honest_use();
@@ -269,7 +184,7 @@ TEST_F(PreparedGarbling, APassiveServerPreparesNothing) {
   task.header.epoch = kEpoch;
   task.header.sequence = 1;
   task.header.krb_evaluation = KrbEvaluation::PrepareTwice;
-  task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program_);
+  task.program = std::shared_ptr<const circuits::Program>(std::shared_ptr<const circuits::Program>(), program_.get());
   task.key_rows = kKeyRows;
   task.public_bytes = 16;
   task.instances = 1;
@@ -285,14 +200,14 @@ TEST_F(PreparedGarbling, APassiveServerPreparesNothing) {
 TEST_F(PreparedGarbling, FirstGarblerPreparingAnotherCircuitIsCaught) {
   Deviation deviation;
   deviation.party = 0;
-  deviation.program = other_;
+  deviation.program = other_.get();
   expect_caught_in_preparation(deviation);
 }
 
 TEST_F(PreparedGarbling, SecondGarblerPreparingAnotherCircuitIsCaught) {
   Deviation deviation;
   deviation.party = 2;
-  deviation.program = other_;
+  deviation.program = other_.get();
   expect_caught_in_preparation(deviation);
 }
 
