@@ -97,32 +97,35 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
   const auto send_deadline = std::chrono::steady_clock::now() + send_grace(settings_.timeout);
   std::array<Copy, kServers> copies{};
   std::array<std::optional<wire::Reply>, kServers> replies;
-  std::array<std::uint64_t, kServers> sessions_lost{};
+  std::array<ServerChannel::Carrier, kServers> carriers{};  // of each copy sent
   std::array<bool, kServers> unreachable{};
   std::exception_ptr first_failure;
   bool regrouping = false;
   int regrouping_party = -1;
   std::optional<std::chrono::steady_clock::time_point> lost_at;  // a session lost while it held the request
   std::optional<std::chrono::steady_clock::time_point> regrouping_at;  // the first Regrouping answer
-  for (std::size_t party = 0; party < kServers; ++party) sessions_lost[party] = link.connections[party]->sessions_lost();
   const auto fail = [&](std::size_t party, bool gone, const std::string& why) {
     copies[party] = Copy::Failed;
     unreachable[party] = gone;
     if (!first_failure) first_failure = std::make_exception_ptr(Error(Component::Client, why));
   };
-  std::vector<void*> sockets;
-  for (std::size_t party = 0; party < kServers; ++party) sockets.push_back(link.connections[party]->socket());
+  const auto server = [&](std::size_t party) {
+    return "server " + std::to_string(party + 1) + " (" + settings_.servers[party].endpoint + ")";
+  };
   const bool small_answer = type != wire::MessageType::Compute;
   for (std::size_t party = 0; party < kServers; ++party) link.connections[party]->prepare(small_answer, send_deadline);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     for (std::size_t party = 0; party < kServers; ++party) {
-      const std::string server = "server " + std::to_string(party + 1) + " (" + settings_.servers[party].endpoint + ")";
       if (copies[party] == Copy::Unsent) {
-        if (link.connections[party]->send(frame, small_answer, send_deadline)) copies[party] = Copy::Waiting;
-        else if (now >= send_deadline) fail(party, true, server + " is unreachable");
-      } else if (copies[party] == Copy::Waiting && link.connections[party]->sessions_lost() != sessions_lost[party]) {
-        fail(party, true, server + " is unreachable: it went away before answering, and the request with it");
+        if (const auto carrier = link.connections[party]->send(frame, small_answer, send_deadline)) {
+          copies[party] = Copy::Waiting;
+          carriers[party] = *carrier;
+        } else if (now >= send_deadline) {
+          fail(party, true, server(party) + " is unreachable");
+        }
+      } else if (copies[party] == Copy::Waiting && link.connections[party]->last_request_lost()) {
+        fail(party, true, server(party) + " is unreachable: it went away before answering, and the request with it");
         if (!lost_at) lost_at = now;
       }
     }
@@ -185,9 +188,24 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
     const auto wait = std::max(std::chrono::milliseconds(0),
                                std::min(left, sending ? std::chrono::milliseconds(2) : kPollInterval));
-    const ChannelDescriptors descriptors(link);
-    for (std::size_t index : transport::wait_readable(sockets, descriptors.descriptors, wait)) {
-      const std::size_t ready = descriptors.party(index, sockets.size());
+    // Only the carriers of copies still unanswered: with every copy on a data link, the wait is
+    // one poll(2) of three sockets, without ZeroMQ.
+    std::vector<void*> sockets;
+    std::vector<int> descriptors;
+    std::vector<std::size_t> waiting_on;  // the party of each socket, then of each descriptor
+    for (std::size_t party = 0; party < kServers; ++party)
+      if (copies[party] == Copy::Waiting && carriers[party] == ServerChannel::Carrier::CurveZmq) {
+        sockets.push_back(link.connections[party]->socket());
+        waiting_on.push_back(party);
+      }
+    for (std::size_t party = 0; party < kServers; ++party)
+      if (copies[party] == Copy::Waiting && carriers[party] == ServerChannel::Carrier::DataLink &&
+          link.connections[party]->descriptor() >= 0) {
+        descriptors.push_back(link.connections[party]->descriptor());
+        waiting_on.push_back(party);
+      }
+    for (std::size_t index : transport::wait_readable(sockets, descriptors, wait)) {
+      const std::size_t ready = waiting_on[index];
       const auto carrier = ChannelDescriptors::carrier(index, sockets.size());
       while (auto received = link.connections[ready]->receive(carrier)) {
         wire::Reply reply;
@@ -212,6 +230,7 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
                   -1};
         replies[ready] = std::move(reply);
         copies[ready] = Copy::Answered;
+        break;  // its one answer: nothing more to read from it for this request
       }
     }
   }

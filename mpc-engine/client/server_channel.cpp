@@ -62,20 +62,32 @@ void ServerChannel::prepare(bool small_answer, Clock::time_point deadline) {
   }
 }
 
-bool ServerChannel::send(std::span<const std::uint8_t> frame, bool small_answer, Clock::time_point deadline) {
+std::optional<ServerChannel::Carrier> ServerChannel::send(std::span<const std::uint8_t> frame, bool small_answer,
+                                                            Clock::time_point deadline) {
   if (small_answer && link_) {
+    const std::uint64_t before = links_lost_;
     try {
       link_->send({frame}, deadline);
-      return true;
+      last_carrier_ = Carrier::DataLink;
+      losses_before_ = before;
+      return Carrier::DataLink;
     } catch (const PeerError&) {
       link_.reset();  // nothing of the request went out whole: CurveZMQ carries it instead
       link_retry_after_ = Clock::now() + kLinkRetryPause;
     }
   }
-  return connection_->send(frame);
+  const std::uint64_t before = sessions_lost();
+  if (!connection_->send(frame)) return std::nullopt;
+  last_carrier_ = Carrier::CurveZmq;
+  losses_before_ = before;
+  return Carrier::CurveZmq;
 }
 
 std::uint64_t ServerChannel::sessions_lost() { return connection_->sessions_lost() + links_lost_; }
+
+bool ServerChannel::last_request_lost() {
+  return (last_carrier_ == Carrier::DataLink ? links_lost_ : sessions_lost()) != losses_before_;
+}
 
 std::optional<std::vector<std::uint8_t>> ServerChannel::receive(Carrier carrier) {
   if (carrier == Carrier::CurveZmq) return connection_->receive(std::chrono::milliseconds(0));

@@ -40,18 +40,22 @@ class ServerChannel {
   // server's link is made before any copy is sent: a copy held up behind another server's
   // handshake would reach its server after the others had given up waiting for it.
   void prepare(bool small_answer, Clock::time_point deadline);
+  enum class Carrier { CurveZmq, DataLink };
   // Sends one request: on the data link when `small_answer` and one is up, else on CurveZMQ.
-  // False when neither takes it now.
-  bool send(std::span<const std::uint8_t> frame, bool small_answer, Clock::time_point deadline);
+  // Which of them took it, or nullopt when neither takes it now.
+  std::optional<Carrier> send(std::span<const std::uint8_t> frame, bool small_answer, Clock::time_point deadline);
   // Grows whenever a request sent may have been lost with its carrier: a CurveZMQ session lost,
   // or a data link that broke (transport::Connection::sessions_lost).
   std::uint64_t sessions_lost();
+  // Whether the request this channel sent last may have been lost with its carrier since it
+  // went out. For a request on the data link that is the link breaking, which a read finds
+  // without a call into ZeroMQ: a tag's round trip then makes none.
+  bool last_request_lost();
   // What to wait on for answers: the CurveZMQ socket, and the data link's socket (-1: none).
   void* socket() const noexcept { return connection_->native(); }
   int descriptor() const noexcept { return link_ ? link_->descriptor() : -1; }
   // The next answer already here on `carrier` (the one the wait found readable), without
   // waiting.
-  enum class Carrier { CurveZmq, DataLink };
   std::optional<std::vector<std::uint8_t>> receive(Carrier carrier);
 
  private:
@@ -66,6 +70,9 @@ class ServerChannel {
   int failed_connects_ = 0;
   std::optional<Clock::time_point> last_warned_;
   std::uint64_t links_lost_ = 0;
+  // The last request's carrier, and that carrier's count of losses before it went out.
+  Carrier last_carrier_ = Carrier::CurveZmq;
+  std::uint64_t losses_before_ = 0;
 };
 
 }  // namespace mpc::client
