@@ -568,6 +568,17 @@ real_entry(krb5_context context, const mpc_db *db, krb5_db_entry *entry,
     return real;
 }
 
+/* Whether the back end's audit_as_req reads and writes the client's entry alone. MIT's db2
+ * and klmdb do (krb5 1.20: krb5_db2_audit_as_req and klmdb_audit_as_req pass only the client
+ * to their lockout code), so the server's entry, the protected krbtgt's in every AS exchange,
+ * need not be read afresh for them: a database read per request saved. Any other back end
+ * might write what it is handed, so it gets the real entry. */
+static int
+audits_client_only(const mpc_db *db)
+{
+    return strcmp(db->backend->name, "db2") == 0 || strcmp(db->backend->name, "klmdb") == 0;
+}
+
 static void
 copy_lockout_state(krb5_db_entry *to, const krb5_db_entry *from)
 {
@@ -1124,7 +1135,7 @@ mpc_audit_as_req(krb5_context context, krb5_kdc_req *request, const krb5_address
         (error_code == KRB5KDC_ERR_PREAUTH_FAILED || error_code == KRB5KRB_AP_ERR_BAD_INTEGRITY))
         error_code = KRB5KDC_ERR_SVC_UNAVAILABLE;
     real_client = real_entry(context, db, client, &fetched_client);
-    real_server = real_entry(context, db, server, &fetched_server);
+    real_server = audits_client_only(db) ? server : real_entry(context, db, server, &fetched_server);
     db->backend->vt.audit_as_req(context, request, local_addr, remote_addr, real_client,
                                  real_server, authtime, error_code);
     /* The back end may have updated lockout fields on what it was given; keep

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import mpc_cluster
-from krb5_realm import Realm, find_kdb_module_dir
+from krb5_realm import Realm, find_kdb_module_dir, system_kdb_module_dir
 
 HERE = Path(__file__).resolve().parent
 BACKENDS = ("db2", "klmdb")
@@ -90,6 +90,22 @@ def kdb_probe(tmp_path_factory) -> Path:
                            capture_output=True, text=True, timeout=120)
     assert built.returncode == 0, built.stderr
     return binary
+
+
+@pytest.fixture(scope="session")
+def audit_writing_backend(tmp_path_factory) -> Path:
+    """A directory with audit_writing.so (audit_writing_backend.c): db2, but for an audit_as_req
+    that also stores the server entry it is handed."""
+    out = tmp_path_factory.mktemp("audit-writing")
+    flags = subprocess.run(["pkg-config", "--cflags", "kdb"], capture_output=True, text=True, timeout=30)
+    assert flags.returncode == 0, flags.stderr
+    db2 = system_kdb_module_dir() / "db2.so"
+    built = subprocess.run([shutil.which("cc") or "cc", "-std=gnu11", "-Wall", "-Werror", "-shared", "-fPIC",
+                            f'-DDB2_MODULE="{db2}"', "-o", str(out / "audit_writing.so"),
+                            str(HERE / "audit_writing_backend.c"), *flags.stdout.split(), "-ldl"],
+                           capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stderr
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -354,6 +354,27 @@ def test_failed_logins_of_a_protected_user_keep_its_keys(realm, kdb_probe):
     assert realm.kinit("alice", password="alice-pw").returncode == 0
 
 
+def test_a_back_end_that_stores_the_server_entry_is_handed_the_real_one(make_realm, kdb_probe,
+                                                                         audit_writing_backend):
+    """MIT's db2 and klmdb audit only the client of an AS request, so the wrapper hands them the
+    KDC's server entry as it is; any other back end gets the real entry, read afresh. This one
+    stores the server entry it is handed: with handles in it, the service's stored keys would
+    become handles."""
+    realm = make_realm("audit-writing", create=False, module_dirs=[audit_writing_backend])
+    realm.write_config({"mpc_backend": "audit_writing"})
+    realm.create()
+    realm.addprinc("alice", password="alice-pw", options="+requires_preauth")
+    realm.addprinc("svc/host.test")
+    before = probe_keys(realm, kdb_probe, "admin", "svc/host.test")
+    assert "Last successful authentication: [never]" in getprinc_ok(realm, "svc/host.test")
+    realm.setstr("svc/host.test", MARKER, "true")   # the KDC gets handles for its keys
+    realm.start_kdc()
+    realm.kinit("alice", password="alice-pw", args=["-S", realm.principal("svc/host.test")])
+    assert "Last successful authentication: [never]" not in getprinc_ok(realm, "svc/host.test"), \
+        "the back end's audit did not store the server entry: nothing was tested"
+    assert probe_keys(realm, kdb_probe, "admin", "svc/host.test") == before
+
+
 # ---- configuration ---------------------------------------------------------------------
 
 
