@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <exception>
+#include <span>
 #include <thread>
 
 #include "client/cluster_client.hpp"
@@ -190,23 +191,25 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
                                std::min(left, sending ? std::chrono::milliseconds(2) : kPollInterval));
     // Only the carriers of copies still unanswered: with every copy on a data link, the wait is
     // one poll(2) of three sockets, without ZeroMQ.
-    std::vector<void*> sockets;
-    std::vector<int> descriptors;
-    std::vector<std::size_t> waiting_on;  // the party of each socket, then of each descriptor
+    std::array<void*, kServers> sockets{};
+    std::array<int, kServers> descriptors{};
+    std::array<std::size_t, 2 * kServers> waiting_on{};  // the party of each socket, then of each descriptor
+    std::size_t socket_count = 0, descriptor_count = 0;
     for (std::size_t party = 0; party < kServers; ++party)
       if (copies[party] == Copy::Waiting && carriers[party] == ServerChannel::Carrier::CurveZmq) {
-        sockets.push_back(link.connections[party]->socket());
-        waiting_on.push_back(party);
+        waiting_on[socket_count] = party;
+        sockets[socket_count++] = link.connections[party]->socket();
       }
     for (std::size_t party = 0; party < kServers; ++party)
       if (copies[party] == Copy::Waiting && carriers[party] == ServerChannel::Carrier::DataLink &&
           link.connections[party]->descriptor() >= 0) {
-        descriptors.push_back(link.connections[party]->descriptor());
-        waiting_on.push_back(party);
+        waiting_on[socket_count + descriptor_count] = party;
+        descriptors[descriptor_count++] = link.connections[party]->descriptor();
       }
-    for (std::size_t index : transport::wait_readable(sockets, descriptors, wait)) {
+    for (std::size_t index : transport::wait_readable(std::span(sockets).first(socket_count),
+                                                      std::span(descriptors).first(descriptor_count), wait)) {
       const std::size_t ready = waiting_on[index];
-      const auto carrier = ChannelDescriptors::carrier(index, sockets.size());
+      const auto carrier = ChannelDescriptors::carrier(index, socket_count);
       while (auto received = link.connections[ready]->receive(carrier)) {
         wire::Reply reply;
         try {
