@@ -1,5 +1,6 @@
 /* kdc-plugin/router/nonce_demand.h - how many nonces a pool should hold: between pool_low and
- * pool_high while few seals come, and under load up to what the last second's seals took.
+ * pool_high while few seals come, and under load up to what the last second's seals took (or,
+ * from a tenth of a second into a storm, its rate so far).
  *
  * A refill is a batch in the engine, and much of a batch's cost does not grow with its size:
  * a round trip per AND layer, the AND check's rounds. Pools kept at pool_high make a refill
@@ -36,7 +37,9 @@ typedef struct {
 void nonce_demand_note(nonce_demand *demand, uint64_t now);
 
 /* The level a refill fills a pool to: pool_high, or the last window's count when that is
- * more and no whole window has passed since without a nonce taken; at most capacity. */
+ * more and no whole window has passed since without a nonce taken, or the open window's count
+ * at its rate so far (once a tenth of a window has passed) when that is more; at most
+ * capacity. */
 size_t nonce_demand_target(const nonce_demand *demand, uint64_t now, size_t pool_high,
                            size_t capacity);
 
