@@ -65,7 +65,7 @@ void ServerChannel::prepare(bool small_answer, Clock::time_point deadline) {
 std::optional<ServerChannel::Carrier> ServerChannel::send(std::span<const std::uint8_t> frame, bool small_answer,
                                                             Clock::time_point deadline) {
   if (small_answer && link_) {
-    const std::uint64_t before = links_lost_;
+    const std::uint64_t before = losses(Carrier::DataLink);
     try {
       link_->send({frame}, deadline);
       last_carrier_ = Carrier::DataLink;
@@ -76,7 +76,7 @@ std::optional<ServerChannel::Carrier> ServerChannel::send(std::span<const std::u
       link_retry_after_ = Clock::now() + kLinkRetryPause;
     }
   }
-  const std::uint64_t before = sessions_lost();
+  const std::uint64_t before = losses(Carrier::CurveZmq);
   if (!connection_->send(frame)) return std::nullopt;
   last_carrier_ = Carrier::CurveZmq;
   losses_before_ = before;
@@ -85,9 +85,11 @@ std::optional<ServerChannel::Carrier> ServerChannel::send(std::span<const std::u
 
 std::uint64_t ServerChannel::sessions_lost() { return connection_->sessions_lost() + links_lost_; }
 
-bool ServerChannel::last_request_lost() {
-  return (last_carrier_ == Carrier::DataLink ? links_lost_ : sessions_lost()) != losses_before_;
+std::uint64_t ServerChannel::losses(Carrier carrier) {
+  return carrier == Carrier::DataLink ? links_lost_ : connection_->sessions_lost();
 }
+
+bool ServerChannel::last_request_lost() { return losses(last_carrier_) != losses_before_; }
 
 std::optional<std::vector<std::uint8_t>> ServerChannel::receive(Carrier carrier) {
   if (carrier == Carrier::CurveZmq) return connection_->receive(std::chrono::milliseconds(0));

@@ -48,8 +48,9 @@ class ServerChannel {
   // or a data link that broke (transport::Connection::sessions_lost).
   std::uint64_t sessions_lost();
   // Whether the request this channel sent last may have been lost with its carrier since it
-  // went out. For a request on the data link that is the link breaking, which a read finds
-  // without a call into ZeroMQ: a tag's round trip then makes none.
+  // went out: its own carrier's losses, not the other's. For a request on the data link that is
+  // the link breaking, which a read finds without a call into ZeroMQ: a tag's round trip then
+  // makes none.
   bool last_request_lost();
   // What to wait on for answers: the CurveZMQ socket, and the data link's socket (-1: none).
   void* socket() const noexcept { return connection_->native(); }
@@ -70,6 +71,8 @@ class ServerChannel {
   int failed_connects_ = 0;
   std::optional<Clock::time_point> last_warned_;
   std::uint64_t links_lost_ = 0;
+  // Losses of one carrier: CurveZMQ sessions, or data links broken.
+  std::uint64_t losses(Carrier carrier);
   // The last request's carrier, and that carrier's count of losses before it went out.
   Carrier last_carrier_ = Carrier::CurveZmq;
   std::uint64_t losses_before_ = 0;
