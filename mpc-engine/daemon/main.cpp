@@ -13,6 +13,7 @@
 #include <iostream>
 #include <string>
 
+#include "common/batch_memory.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "engines/three_party/three_party_engine.hpp"
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   if (config.empty()) return usage();
 
   mpc::Logger log("mpc-server");
+  if (!mpc::keep_freed_batch_memory()) log.warn("the C library refused the allocator policy for batches; running with its defaults");
   try {
     auto settings = mpc::settings::load_server_settings(config);
     log.set_threshold(mpc::log_level_named(settings.log_level));

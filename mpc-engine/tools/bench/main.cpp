@@ -39,6 +39,7 @@
 #include "circuits/aes.hpp"
 #include "circuits/program.hpp"
 #include "client/cluster_client.hpp"
+#include "common/batch_memory.hpp"
 #include "common/error.hpp"
 #include "protocol/rss3/evaluator.hpp"
 #include "protocol/rss3/local_three_party.hpp"
@@ -309,6 +310,7 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return 2;
   }
+  mpc::keep_freed_batch_memory();  // as mpc-server does, so that local runs measure what it would
   try {
     if (sodium_init() < 0) throw mpc::Error(mpc::Component::Tool, "libsodium initialisation failed");
     const Arguments arguments(std::vector<std::string>(argv + 1, argv + argc), {"local", "aead"});
