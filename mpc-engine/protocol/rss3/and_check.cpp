@@ -13,6 +13,7 @@
 #include "protocol/rss3/gf128.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "protocol/rss3/bit_combination.hpp"
+#include "protocol/rss3/target_clones.hpp"
 
 namespace mpc::rss3::and_check {
 namespace {
@@ -61,6 +62,32 @@ class Wiped {
 };
 using Elements = Wiped<Gf128>;
 using Words = Wiped<std::uint64_t>;
+
+// The statement's halves, a segment of words at a time, from the transcript's planes. Plain
+// loops over restrict pointers, so that each is one vectorised pass.
+MPC_RSS3_CLONES void xor_planes(std::uint64_t* __restrict out, const std::uint64_t* __restrict a,
+                                const std::uint64_t* __restrict b, std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w) out[w] = a[w] ^ b[w];
+}
+// out = sent ^ (lx & rx) ^ (la & ra) ^ own: c_{party-1}'s half of r_{party-1} ^ F(k_{party-1}),
+// from what this party sent (lx, la: x and a slots of the left operand; rx, ra of the right).
+MPC_RSS3_CLONES void previous_half(std::uint64_t* __restrict out, const std::uint64_t* __restrict sent,
+                                   const std::uint64_t* __restrict lx, const std::uint64_t* __restrict rx,
+                                   const std::uint64_t* __restrict la, const std::uint64_t* __restrict ra,
+                                   const std::uint64_t* __restrict own, std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w) out[w] = sent[w] ^ (lx[w] & rx[w]) ^ (la[w] & ra[w]) ^ own[w];
+}
+MPC_RSS3_CLONES void and_xor(std::uint64_t* __restrict out, const std::uint64_t* __restrict a,
+                             const std::uint64_t* __restrict b, const std::uint64_t* __restrict c, std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w) out[w] = (a[w] & b[w]) ^ c[w];
+}
+MPC_RSS3_CLONES void add_and(std::uint64_t* __restrict out, const std::uint64_t* __restrict a,
+                             const std::uint64_t* __restrict b, std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w) out[w] ^= a[w] & b[w];
+}
+MPC_RSS3_CLONES void add_plane(std::uint64_t* __restrict out, const std::uint64_t* __restrict a, std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w) out[w] ^= a[w];
+}
 
 class Hash {
  public:
@@ -655,14 +682,12 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   // time into buffers of one segment.
   Words left_prev(kSegmentWords), right_prev(kSegmentWords), linear(kSegmentWords), second_linear(kSegmentWords);
   auto derive_previous = [&](std::size_t w0, std::size_t n) {
-    for (std::size_t w = 0; w < n; ++w) {
-      left_prev[w] = left_x[w0 + w] ^ left_a[w0 + w];
-      right_prev[w] = right_x[w0 + w] ^ right_a[w0 + w];
-    }
+    xor_planes(left_prev.data(), left_x.data() + w0, left_a.data() + w0, n);
+    xor_planes(right_prev.data(), right_x.data() + w0, right_a.data() + w0, n);
   };
-  // c_{party-1}'s half of r_{party-1} ^ F(k_{party-1}), from what this party sent.
-  auto previous_half = [&](std::size_t w) {
-    return sent[w] ^ (left_x[w] & right_x[w]) ^ (left_a[w] & right_a[w]) ^ own_bits[w];
+  auto previous_half_into = [&](std::uint64_t* out, std::size_t w0, std::size_t n) {
+    previous_half(out, sent.data() + w0, left_x.data() + w0, right_x.data() + w0, left_a.data() + w0,
+                  right_a.data() + w0, own_bits.data() + w0, n);
   };
   auto span_of = [](const Words& buffer, std::size_t n) { return buffer.span().first(n); };
 
@@ -673,11 +698,12 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   // 1. My proof to party+1, party-1's proof to me.
   const MinusSource prover_minus = [&](std::size_t w0, std::size_t n) {
     derive_previous(w0, n);
-    for (std::size_t w = 0; w < n; ++w) linear[w] = (left_prev[w] & right_prev[w]) ^ previous_half(w0 + w);
+    previous_half_into(linear.data(), w0, n);
+    add_and(linear.data(), left_prev.data(), right_prev.data(), n);
     return MinusPart{span_of(left_prev, n), span_of(right_prev, n), span_of(linear, n)};
   };
   const PlusSource prover_plus = [&](std::size_t w0, std::size_t n) {
-    for (std::size_t w = 0; w < n; ++w) second_linear[w] = sent[w0 + w] ^ own_bits[w0 + w];
+    xor_planes(second_linear.data(), sent.data() + w0, own_bits.data() + w0, n);
     return PlusPart{left_a.subspan(w0, n), right_a.subspan(w0, n), span_of(second_linear, n)};
   };
   const std::vector<std::uint8_t> proof = prove_segments(mine, weight_seed(mine, transcript.sent), prover_minus,
@@ -688,7 +714,8 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   // 2. As V+ of party-1, my findings to party+1 (its V-); party-1's findings on party+1 to me.
   const PlusSource plus_of_before = [&](std::size_t w0, std::size_t n) {
     derive_previous(w0, n);
-    for (std::size_t w = 0; w < n; ++w) linear[w] = received[w0 + w] ^ previous_half(w0 + w);
+    previous_half_into(linear.data(), w0, n);
+    add_plane(linear.data(), received.data() + w0, n);
     return PlusPart{span_of(left_prev, n), span_of(right_prev, n), span_of(linear, n)};
   };
   const std::vector<std::uint8_t> findings = verify_plus_segments(
@@ -698,7 +725,7 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
 
   // 3. As V- of party+1, the verdict; it travels through party+1, which cannot forge it.
   const MinusSource minus_of_after = [&](std::size_t w0, std::size_t n) {
-    for (std::size_t w = 0; w < n; ++w) linear[w] = (left_a[w0 + w] & right_a[w0 + w]) ^ own_bits[w0 + w];
+    and_xor(linear.data(), left_a.data() + w0, right_a.data() + w0, own_bits.data() + w0, n);
     return MinusPart{left_a.subspan(w0, n), right_a.subspan(w0, n), span_of(linear, n)};
   };
   if (!verify_minus_segments(of_after, minus_of_after, findings_in, own_proof))
