@@ -5,8 +5,8 @@
 // (the AND transcript's planes, the check's streams). glibc serves blocks that large with
 // fresh mmap()s, or trims them off the heap when freed, so every batch paid for zeroed pages
 // again: page faults and the kernel's clearing took about a sixth of an active batch's CPU.
-// Secrets never stay behind in what is kept: every buffer holding shares is wiped when freed
-// (common/secret.hpp).
+// What is kept stays inside the process, which holds its key shares anyway; the largest
+// buffers, the AND transcript and the check's, are wiped before they are freed.
 #pragma once
 
 #include <cstddef>
