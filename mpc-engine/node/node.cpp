@@ -531,11 +531,13 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
     deadlines_.pop_front();
     auto it = live_.find(key);
     if (it == live_.end() || !it->second.held) {
-      // The leader heard of a request it never received.
+      // The leader heard of a request it never received. The followers that hold it are heard
+      // (their notes came); the client's copy to the leader is what is late, most often its
+      // session still coming up after a restart: the job is worth sending again.
       if (leader() && it == live_.end() && ledger_.has_early(key))
-        give_up(key, wire::Status::PeerFailure,
-                "party " + std::to_string(settings_.party + 1) + " did not receive the request within " + std::to_string(settings_.limits.job_wait.count()) +
-                    " ms",
+        give_up(key, wire::Status::Regrouping,
+                "party " + std::to_string(settings_.party + 1) + " did not receive the request within " +
+                    std::to_string(settings_.limits.job_wait.count()) + " ms; nothing was computed: send it again",
                 true);
       continue;
     }

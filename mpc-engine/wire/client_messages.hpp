@@ -238,7 +238,8 @@ enum class Status : std::uint16_t {
   RequestMismatch = 11,
   // Not served, nothing computed, and worth sending again under a new id (client/
   // job_attempts.cpp): the cluster is changing which servers serve (one went down or came
-  // back), or a peer still heard from was late to confirm the request (a starved host).
+  // back), a peer still heard from was late to confirm the request (a starved host), or the
+  // leader never received its copy (the client's link to it still coming up).
   Regrouping = 12,
   // A server's messages failed a check of active security (a deviating server, or a link
   // that altered them): the batch was refused everywhere and no output share left.

@@ -16,7 +16,7 @@ import zmq
 
 from mpc_cluster import openssl_ctr_keystream, pid_alive
 from raw_frames import (AES128, AES256, BAD_REQUEST, COMPUTE, CTR, DELETE_KEY, ECB_ENCRYPT, IMPORT_KEY,
-                        LIST_KEYS, OK, PEER_FAILURE, REGROUPING, REPLY, TOO_LARGE, UNAUTHORIZED, UNKNOWN_KEY, RawClient,
+                        LIST_KEYS, OK, REGROUPING, REPLY, TOO_LARGE, UNAUTHORIZED, UNKNOWN_KEY, RawClient,
                         client_for, endpoint, header, key_id, parse_reply, read_key_file, server_public,
                         status_request)
 from raw_frames import compute_ctr as raw_compute_ctr
@@ -279,16 +279,18 @@ def test_a_copy_one_server_lacks_is_computed_nowhere(cluster, clients, raw_key, 
     three parties' inputs, and the two servers that have a copy must not run it with the third
     evaluating zeros (what they would reconstruct mixes one server's key shares in on their
     own). The two copies that came are answered once job_wait_ms (200 by default) has passed
-    without the third server's note: PeerFailure where the leader lacks the copy, Regrouping
-    (send it again) where a follower that is still heard from lacks it; the late copy is
-    answered the same at once, and the id stays taken."""
+    without the third server's note: Regrouping (send it again), since the server that lacks
+    it is still heard from (a follower) or is the leader whose own copy is late (the client's
+    link to it coming up); the late copy is answered the same at once, and the id stays
+    taken."""
     request_id = fresh_id()
     frame = compute_ctr(request_id, blocks=3)
     on_time = [party for party in (1, 2, 3) if party != late_party]
     for party in on_time:
         clients[party].send(frame)
-    reason, expected = (("party 1 did not receive the request", PEER_FAILURE) if late_party == 1
-                        else (f"party {late_party} did not confirm holding the request", REGROUPING))
+    reason = ("party 1 did not receive the request" if late_party == 1
+              else f"party {late_party} did not confirm holding the request")
+    expected = REGROUPING
     for party in on_time:
         got_id, status, error, body = parse_reply(clients[party].receive())
         assert (got_id, status, body) == (request_id, expected, b""), f"server {party}: status {status} ({error})"

@@ -4,10 +4,14 @@ the restarted server rejoins without the other two being restarted."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
+import socket
 import subprocess
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -187,3 +191,107 @@ def test_a_follower_stalled_for_a_moment_costs_no_call(fresh_cluster):
         os.kill(follower, signal.SIGCONT)
     assert result.returncode != 0 and "party 3 did not confirm" in result.stderr, result.stderr
     assert took < 1.5, f"the call took {took:.2f} s: more than one retry"
+
+
+class LateLink:
+    """A TCP relay on loopback to `target_port` that starts forwarding a connection's bytes only
+    `delay_s` after accepting it (None: never), as a link whose server is still starting holds
+    up the CurveZMQ handshake. Nothing is read or altered: the handshake is end to end."""
+
+    def __init__(self, target_port: int, delay_s: float | None):
+        self.target_port = target_port
+        self.delay_s = delay_s
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        self.closed = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                accepted, _ = self.listener.accept()
+            except OSError:
+                return
+            self.sockets.append(accepted)
+            threading.Thread(target=self._relay, args=(accepted,), daemon=True).start()
+
+    def _relay(self, accepted: socket.socket) -> None:
+        if self.delay_s is None or self.closed.wait(self.delay_s):
+            return
+        try:
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+        except OSError:
+            accepted.close()
+            return
+        self.sockets.append(upstream)
+        for source, sink in ((accepted, upstream), (upstream, accepted)):
+            threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.closed.set()
+        for open_socket in [self.listener, *self.sockets]:
+            open_socket.close()
+
+
+def config_through(cluster, link: LateLink, party: int) -> Path:
+    """A copy of the cluster's admin configuration that reaches server `party` through `link`."""
+    text = cluster.admin_config.read_text()
+    endpoint = f'endpoint = "tcp://127.0.0.1:{link.target_port}"'
+    assert text.count(endpoint) == 1, f"no {endpoint} in {cluster.admin_config}"
+    config = cluster.admin_config.with_name(f"late-link-{party}-{link.port}.toml")
+    config.write_text(text.replace(endpoint, f'endpoint = "tcp://127.0.0.1:{link.port}"'))
+    return config
+
+
+def server_port(cluster, party: int) -> int:
+    text = cluster.admin_config.read_text()
+    ports = re.findall(r'(?m)^endpoint = "tcp://127\.0\.0\.1:(\d+)"$', text)
+    return int(ports[party - 1])
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("party", (1, 3))
+def test_a_client_link_that_comes_up_late_costs_no_call(fresh_cluster, party):
+    """The client's link to one server comes up 0.35 s after the others, as after a restart:
+    the two copies that went out are given up after job_wait (200 ms) for want of the third,
+    the answer says to send the job again, and the client does until the link is up. Server 1
+    is the leader: the request it never received must not fail the call either. A server the
+    client can never reach fails the call within its timeout, with a clear error."""
+    cluster = fresh_cluster
+    key_hex, _ = cluster.import_key(*KEY)
+    cluster.wait_until_serving(KEY)
+    late = LateLink(server_port(cluster, party), 0.35)
+    never = LateLink(server_port(cluster, party), None)
+    try:
+        counter = secrets.token_hex(16)
+        command = keystream_command(cluster, counter, 16)
+        command[command.index("--cluster") + 1] = str(config_through(cluster, late, party))
+        result = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, f"a link to server {party} late by 0.35 s failed the call: {result.stderr}"
+        got = b"".join(bytes.fromhex(line) for line in result.stdout.split())
+        assert got == openssl_ctr_keystream("aes128", key_hex, counter, 16)
+
+        command[command.index("--cluster") + 1] = str(config_through(cluster, never, party))
+        started = time.monotonic()
+        result = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        took = time.monotonic() - started
+        assert result.returncode != 0, f"a job was served without server {party}"
+        assert_clear_failure(result.stderr)
+        assert took < CLIENT_TIMEOUT_S + SLACK_S, f"the call took {took:.2f} s"
+    finally:
+        late.close()
+        never.close()
