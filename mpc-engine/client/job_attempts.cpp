@@ -177,13 +177,17 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
       return {std::nullopt, first_failure, regrouping || gone == 1, regrouping_party};
     }
     if (now >= deadline) {
-      std::string silent;
-      for (std::size_t party = 0; party < kServers; ++party)
+      // A copy never sent names the server this client cannot reach (the others may have been
+      // refusing the request for want of it until the timeout).
+      std::string silent, unreached;
+      for (std::size_t party = 0; party < kServers; ++party) {
+        if (copies[party] == Copy::Unsent) unreached += (unreached.empty() ? "" : " and ") + server(party);
         if (copies[party] == Copy::Unsent || copies[party] == Copy::Waiting)
           silent += (silent.empty() ? "" : ", ") + std::to_string(party + 1);
-      return {std::nullopt,
-              std::make_exception_ptr(Error(Component::Client, "no answer from server(s) " + silent + " in time")),
-              false, -1};
+      }
+      const std::string why = "no answer from server(s) " + silent + " in time" +
+                              (unreached.empty() ? "" : ": " + unreached + " could not be reached from this client");
+      return {std::nullopt, std::make_exception_ptr(Error(Component::Client, why)), false, -1};
     }
     const bool sending = std::find(copies.begin(), copies.end(), Copy::Unsent) != copies.end();
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);

@@ -291,6 +291,7 @@ def test_a_client_link_that_comes_up_late_costs_no_call(fresh_cluster, party):
         took = time.monotonic() - started
         assert result.returncode != 0, f"a job was served without server {party}"
         assert_clear_failure(result.stderr)
+        assert f"server {party} (tcp://127.0.0.1:{never.port}) could not be reached" in result.stderr, result.stderr
         assert took < CLIENT_TIMEOUT_S + SLACK_S, f"the call took {took:.2f} s"
     finally:
         late.close()
