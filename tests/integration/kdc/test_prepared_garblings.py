@@ -27,20 +27,31 @@ PASSWORD = "pia-pw-1"
 PREPARED_DEADLINE_S = 30
 
 
-def evaluations(cluster: mpc_cluster.Cluster, party: int) -> list[str]:
-    return [entry.get("evaluation", "") for entry in cluster.log_events(party, "batch done")
-            if entry.get("circuit") in (12, 14, 15)]
+def jobs(cluster: mpc_cluster.Cluster) -> list[tuple[str, tuple[int, int]]]:
+    """(evaluation, (circuit, data bytes)) of the leader's Kerberos batches, in order."""
+    return [(entry.get("evaluation", ""), (int(entry["circuit"]), int(entry["data_bytes"])))
+            for entry in cluster.log_events(1, "batch done") if entry.get("circuit") in (12, 14, 15)]
+
+
+def ready_by_circuit(cluster: mpc_cluster.Cluster) -> dict[tuple[int, int], int]:
+    """Garblings the leader made ahead and has not used yet, by (circuit, data bytes)."""
+    ready: dict[tuple[int, int], int] = {}
+    for evaluation, circuit in jobs(cluster):
+        if evaluation == "garbled twice ahead":
+            ready[circuit] = ready.get(circuit, 0) + 1
+        elif evaluation == "garbled twice, prepared":
+            ready[circuit] = ready.get(circuit, 0) - 1
+    return ready
 
 
 def wait_prepared(cluster: mpc_cluster.Cluster, count: int) -> None:
     """Until the leader's log shows `count` more garblings made ahead than it used."""
     deadline = time.monotonic() + PREPARED_DEADLINE_S
     while time.monotonic() < deadline:
-        seen = evaluations(cluster, 1)
-        if seen.count("garbled twice ahead") - seen.count("garbled twice, prepared") >= count:
+        if sum(ready_by_circuit(cluster).values()) >= count:
             return
         time.sleep(0.1)
-    raise AssertionError(f"no garblings prepared ahead: {evaluations(cluster, 1)}")
+    raise AssertionError(f"no garblings prepared ahead: {jobs(cluster)}")
 
 
 @pytest.fixture(scope="module")
@@ -67,23 +78,6 @@ def realm(tmp_path_factory):
 def kinit(realm: ProtectedRealm, name: str):
     result = realm.run(["kinit", "-c", f"FILE:{realm.root / name}", realm.principal(USER)], input=f"{PASSWORD}\n")
     assert result.returncode == 0, f"kinit failed: {result.output}\n--- KDC log:\n{realm.kdc_log()[-3000:]}"
-
-
-def jobs(cluster: mpc_cluster.Cluster) -> list[tuple[str, tuple[int, int]]]:
-    """(evaluation, (circuit, data bytes)) of the leader's Kerberos batches, in order."""
-    return [(entry.get("evaluation", ""), (int(entry["circuit"]), int(entry["data_bytes"])))
-            for entry in cluster.log_events(1, "batch done") if entry.get("circuit") in (12, 14, 15)]
-
-
-def ready_by_circuit(cluster: mpc_cluster.Cluster) -> dict[tuple[int, int], int]:
-    """Garblings the leader made ahead and has not used yet, by (circuit, data bytes)."""
-    ready: dict[tuple[int, int], int] = {}
-    for evaluation, circuit in jobs(cluster):
-        if evaluation == "garbled twice ahead":
-            ready[circuit] = ready.get(circuit, 0) + 1
-        elif evaluation == "garbled twice, prepared":
-            ready[circuit] = ready.get(circuit, 0) - 1
-    return ready
 
 
 def test_a_login_after_a_pause_uses_garblings_prepared_for_it(realm):
