@@ -110,6 +110,16 @@ void grid_products(const std::uint64_t* const* x, const std::uint64_t* const* y,
 
 void combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t entries, const Gf128* coefficients,
                   Gf128* out) {
+  static const detail::CombineBitsKernel gfni = detail::gfni_combine_bits();
+  if (gfni != nullptr && entries % 8 == 0 && entries != 0 && entries <= kMaxCombinedWords) {
+    gfni(words, windows, entries, coefficients, out);
+    return;
+  }
+  detail::portable_combine_bits(words, windows, entries, coefficients, out);
+}
+
+void detail::portable_combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t entries,
+                                   const Gf128* coefficients, Gf128* out) {
   if (entries % 4 != 0 || entries > kMaxCombinedWords)
     throw Error(Component::Protocol, "combine_bits: " + std::to_string(entries) + " words per window");
   const std::size_t groups = entries / 4;

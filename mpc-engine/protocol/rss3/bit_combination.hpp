@@ -15,8 +15,20 @@ inline constexpr std::size_t kMaxCombinedWords = 32;
 // For each window c of `entries` consecutive words (entries a multiple of 4, at most 32):
 // out[64 c + j] = sum over s < entries of coefficients[s] * (bit j of words[entries * c + s]).
 // Constant time in the words: they are combined, never used as an index or a branch.
+// Takes the GFNI kernel below where the CPU has it and entries is a multiple of 8.
 void combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t entries, const Gf128* coefficients,
                   Gf128* out);
+
+namespace detail {
+using CombineBitsKernel = void (*)(const std::uint64_t* words, std::size_t windows, std::size_t entries,
+                                   const Gf128* coefficients, Gf128* out);
+// combine_bits without the choice of kernel: AVX2 or baseline, for any entries it accepts.
+void portable_combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t entries,
+                           const Gf128* coefficients, Gf128* out);
+// GFNI and AVX-512 (BW, VBMI), for entries a multiple of 8 (at most 32); null when not built
+// in or this CPU lacks them.
+CombineBitsKernel gfni_combine_bits();
+}  // namespace detail
 
 // For two multilinear functions X, Y of `variables` bit variables (at most 5), given on
 // {0, 1}^variables as words (entry s: variable b is bit b of s; 64 lanes side by side), writes

@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "protocol/rss3/bit_combination.hpp"
@@ -185,25 +186,30 @@ TEST(FieldKernels, MatchTheirDefinitions) {
   }
 }
 
-// Windows of 8 and 32 words; five windows (the last group of four partial) and 37 (two whole
-// passes of sixteen windows, then a partial one).
+// Windows of 8 to 32 words; five windows (the last group of four partial) and 37 (two whole
+// passes of sixteen windows, then a partial one). Every kernel the CPU runs, and the choice.
 TEST(CombineBits, MatchesItsDefinition) {
+  std::vector<std::pair<const char*, detail::CombineBitsKernel>> kernels = {
+      {"chosen", &combine_bits}, {"portable", &detail::portable_combine_bits}};
+  if (const detail::CombineBitsKernel gfni = detail::gfni_combine_bits()) kernels.emplace_back("gfni", gfni);
   std::mt19937_64 rng(9);
-  for (std::size_t entries : {8u, 32u})
-    for (std::size_t windows : {5u, 37u}) {
-    std::vector<std::uint64_t> words(entries * windows);
-    std::vector<Gf128> coefficients(entries), out(64 * windows);
-    for (auto& w : words) w = rng();
-    for (auto& c : coefficients) c = random_element(rng);
-    combine_bits(words.data(), windows, entries, coefficients.data(), out.data());
-    for (std::size_t c = 0; c < windows; ++c)
-      for (unsigned j = 0; j < 64; ++j) {
-        Gf128 expected;
-        for (std::size_t s = 0; s < entries; ++s)
-          if ((words[entries * c + s] >> j) & 1) expected ^= coefficients[s];
-        ASSERT_EQ(out[64 * c + j], expected) << entries << " words, window " << c << " of " << windows << ", lane " << j;
+  for (const auto& [name, kernel] : kernels)
+    for (std::size_t entries : {8u, 16u, 24u, 32u})
+      for (std::size_t windows : {1u, 5u, 37u}) {
+        std::vector<std::uint64_t> words(entries * windows);
+        std::vector<Gf128> coefficients(entries), out(64 * windows);
+        for (auto& w : words) w = rng();
+        for (auto& c : coefficients) c = random_element(rng);
+        kernel(words.data(), windows, entries, coefficients.data(), out.data());
+        for (std::size_t c = 0; c < windows; ++c)
+          for (unsigned j = 0; j < 64; ++j) {
+            Gf128 expected;
+            for (std::size_t s = 0; s < entries; ++s)
+              if ((words[entries * c + s] >> j) & 1) expected ^= coefficients[s];
+            ASSERT_EQ(out[64 * c + j], expected)
+                << name << ": " << entries << " words, window " << c << " of " << windows << ", lane " << j;
+          }
       }
-  }
   Gf128 out[64];
   std::uint64_t words[6] = {};
   EXPECT_THROW(combine_bits(words, 1, 6, nullptr, out), Error);
