@@ -32,7 +32,7 @@ bool answered_at_once(const wire::Request& request) {
 
 // Notes and hellos (peer_messages.hpp) are the shell's; every other peer frame is an engine's.
 bool is_shell_frame(const std::vector<std::uint8_t>& frame) {
-  return frame.size() >= 2 && frame[0] == wire::kProtocolVersion &&
+  return frame.size() >= 2 && frame[0] == wire::kPeerProtocolVersion &&
          (frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Notes) ||
           frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Hello));
 }
@@ -102,7 +102,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
   for (const auto& key : settings_.admin_clients) context_.allow("clients", key, "admin");
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
-  peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_);
+  peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_, log_);
   log_.info("serving", {{"party", settings_.party + 1},
                         {"engine", engine_->name()},
                         {"clients", settings_.client_endpoint},

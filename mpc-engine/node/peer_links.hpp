@@ -1,6 +1,13 @@
 // The server's links to the other two servers: one CURVE listener that the
 // others connect to, and one outgoing connection to each of them. Senders are
 // identified by the key they authenticated with, never by anything they say.
+//
+// In a three-server cluster every peer frame starts with wire::kPeerProtocolVersion. A peer
+// whose frames carry another version (a server of another release, during a rolling
+// upgrade) is left out as if it were down: its frames are dropped here unread, so the shell
+// never hears it, and nothing is sent to it, so that it stops hearing this server too. The
+// two servers of one release then serve in two-party service (membership.hpp). The first
+// frame of this server's version from that peer ends it.
 #pragma once
 
 #include <array>
@@ -23,20 +30,34 @@ struct PeerEnvelope {
 
 class PeerLinks {
  public:
-  PeerLinks(transport::Context& context, const settings::ServerSettings& settings, const transport::CurveKeyPair& own);
+  PeerLinks(transport::Context& context, const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
+            const Logger& log);
   // False when no authenticated connection to that party came up within the connect
-  // grace (a peer that has just started or restarted is still handshaking).
+  // grace (a peer that has just started or restarted is still handshaking), or when the
+  // party speaks another peer protocol.
   bool send_to(int party, std::span<const std::uint8_t> frame);
-  // Without waiting: false when the connection is not up or its queue is full.
+  // Without waiting: false when the connection is not up or its queue is full, or when the
+  // party speaks another peer protocol.
   bool try_send_to(int party, std::span<const std::uint8_t> frame);
+  // A frame of a party left out (another peer protocol) comes back with from_party -1.
   std::optional<PeerEnvelope> receive(std::chrono::milliseconds timeout);
+  // The peer protocol version of a party's last frame when it is not this server's; 0 otherwise.
+  std::uint8_t other_protocol(int party) const { return other_protocol_[static_cast<std::size_t>(party)]; }
   void* listener_socket() const { return listener_->native(); }
   // Sessions to that party lost so far (it went away or restarted): a change is the fastest
   // sign that a peer is down (transport::Connection::sessions_lost).
   std::uint64_t sessions_lost(int party);
 
  private:
+  bool left_out(int party) const { return other_protocol_[static_cast<std::size_t>(party)] != 0; }
+  // Whether the frame from `party` speaks this server's peer protocol; notes a change.
+  bool speaks_own_protocol(int party, std::vector<std::uint8_t>& frame);
+
   int own_party_;
+  const Logger& log_;
+  bool versioned_;  // a three-server cluster: every frame carries the peer protocol version
+  std::uint8_t wire_version_;  // kPeerProtocolVersion, except in the test server (peer_links.cpp)
+  std::array<std::uint8_t, 3> other_protocol_{};
   std::chrono::milliseconds connect_grace_;
   std::unique_ptr<transport::Listener> listener_;
   std::array<std::unique_ptr<transport::Connection>, 3> connections_;

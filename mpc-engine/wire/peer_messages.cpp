@@ -15,7 +15,7 @@ constexpr std::size_t kSliceBytes = 32 + 16 + 32 + 4 + 4 + 4 + 4;
 static_assert(kLayerHeaderBytes == kPeerHeaderBytes + 4);
 
 void write_header(ByteWriter& writer, PeerMessageType type, std::uint64_t epoch, std::uint32_t sequence) {
-  writer.u8(kProtocolVersion);
+  writer.u8(kPeerProtocolVersion);
   writer.u8(static_cast<std::uint8_t>(type));
   writer.u64(epoch);
   writer.u32(sequence);
@@ -320,14 +320,14 @@ std::vector<std::uint8_t> encode_hello(const Hello& hello) {
 std::vector<std::uint8_t> wrap_degraded(std::span<const std::uint8_t> inner) {
   std::vector<std::uint8_t> out;
   out.reserve(2 + inner.size());
-  out.push_back(kProtocolVersion);
+  out.push_back(kPeerProtocolVersion);
   out.push_back(static_cast<std::uint8_t>(PeerMessageType::Degraded));
   out.insert(out.end(), inner.begin(), inner.end());
   return out;
 }
 
 std::optional<std::span<const std::uint8_t>> unwrap_degraded(std::span<const std::uint8_t> frame) {
-  if (frame.size() < 2 || frame[0] != kProtocolVersion ||
+  if (frame.size() < 2 || frame[0] != kPeerProtocolVersion ||
       frame[1] != static_cast<std::uint8_t>(PeerMessageType::Degraded))
     return std::nullopt;
   return frame.subspan(2);
@@ -347,7 +347,7 @@ void write_layer_header(const LayerHeader& header, std::span<std::uint8_t> frame
 PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
   ByteReader reader(frame, Component::Wire);
   const std::uint8_t version = reader.u8();
-  if (version != kProtocolVersion) fail("unsupported protocol version " + std::to_string(version));
+  if (version != kPeerProtocolVersion) fail("unsupported peer protocol version " + std::to_string(version));
   const std::uint8_t type = reader.u8();
   const std::uint64_t epoch = reader.u64();
   const std::uint32_t sequence = reader.u32();

@@ -1,7 +1,7 @@
 // Messages between the three servers. One ZeroMQ frame each, little-endian, every
 // length checked by the decoder (FormatError(Component::Wire) on anything malformed).
 //
-//   u8 version (=1) | u8 type | u64 epoch | u32 sequence | body
+//   u8 version (kPeerProtocolVersion) | u8 type | u64 epoch | u32 sequence | body
 //
 // Batch (leader -> both followers): u8 circuit | [u32 data length] | [u8 evaluation] |
 //   [u32 prepared] | [u32 combine shape] | u32 slice count | slices,
@@ -22,6 +22,9 @@
 //   party heard party p lately) | u8 mode (ClusterMode) | u8 missing party (0xff in Full)
 // Degraded (between the two servers serving without the third): u8 version | u8 type | a
 //   frame of the two-party engine (wire/two_server_messages.hpp) as it is, no other header
+//
+// Every frame between the servers of a three-server cluster starts with the version, the
+// layer frames of the data links included.
 #pragma once
 
 #include <array>
@@ -35,6 +38,14 @@
 #include "wire/client_messages.hpp"
 
 namespace mpc::wire {
+
+// What the servers of a three-server cluster must share to compute together: these frames,
+// the layer messages and the AND check's proof. A release that changes any of them raises
+// it. A server leaves out a peer whose frames carry another version, as if it were down
+// (node/peer_links.hpp), so that during a rolling upgrade the two servers of one release
+// serve in two-party service. Releases before this number was compared sent 1, the client
+// protocol's version.
+inline constexpr std::uint8_t kPeerProtocolVersion = 2;
 
 enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3, Notes = 4, Hello = 5, Degraded = 6 };
 

@@ -1,7 +1,7 @@
 """Bad input on the servers' peer sockets, where only the other two servers may connect.
 
 Peer frames (mpc-engine/wire/peer_messages.hpp):
-  u8 version (1) | u8 type | u64 epoch | u32 sequence | body
+  u8 version (2, the peer protocol) | u8 type | u64 epoch | u32 sequence | body
   Batch (1): u8 circuit | u32 slice count | slices (32-byte client key | 16-byte id | 32-byte
              request digest | u32 first | u32 blocks | u32 first nonce | u32 nonces), for an AES
              circuit
@@ -22,6 +22,7 @@ import pytest
 from test_bad_input import (RawClient, assert_still_serving, context, raw_key,  # noqa: F401 (fixtures)
                             read_key_file, server_public)
 
+PEER_PROTOCOL = 2
 BATCH, LAYER, ABORT = 1, 2, 3
 AES128_ENCRYPT_AND32 = 1
 
@@ -31,7 +32,7 @@ def peer_endpoint(cluster, party: int) -> str:
 
 
 def peer_frame(kind: int, epoch: int, sequence: int, body: bytes) -> bytes:
-    return bytes([1, kind]) + struct.pack("<QI", epoch, sequence) + body
+    return bytes([PEER_PROTOCOL, kind]) + struct.pack("<QI", epoch, sequence) + body
 
 
 def batch_frame(epoch: int, sequence: int, slices: list[tuple[bytes, bytes, int, int]]) -> bytes:

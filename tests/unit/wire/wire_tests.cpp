@@ -1246,7 +1246,7 @@ BatchHeader sample_batch() {
   return header;
 }
 
-Bytes peer_header(std::uint8_t type, std::uint8_t version = kProtocolVersion) {
+Bytes peer_header(std::uint8_t type, std::uint8_t version = kPeerProtocolVersion) {
   Bytes out;
   ByteWriter writer(out);
   writer.u8(version);
@@ -1580,9 +1580,9 @@ TEST(PeerMessage, DegradedFramesWrapAnyInnerFrame) {
   ASSERT_TRUE(unwrapped);
   EXPECT_EQ(Bytes(unwrapped->begin(), unwrapped->end()), inner);
   EXPECT_FALSE(unwrap_degraded(encode_hello(Hello{})));
-  EXPECT_FALSE(unwrap_degraded(Bytes{kProtocolVersion}));
+  EXPECT_FALSE(unwrap_degraded(Bytes{kPeerProtocolVersion}));
   Bytes other_version = wrapped;
-  other_version[0] = kProtocolVersion + 1;
+  other_version[0] = kPeerProtocolVersion + 1;
   EXPECT_FALSE(unwrap_degraded(other_version));
   // The three-party decoder has no business with them.
   expect_rejected(wrapped, decode_peer);
@@ -1590,7 +1590,10 @@ TEST(PeerMessage, DegradedFramesWrapAnyInnerFrame) {
 
 TEST(PeerMessage, RejectsBadHeaderFields) {
   Bytes frame = encode_batch(sample_batch());
-  for (std::uint8_t version : {0, 2, 0xff}) {
+  // 1: the version of releases before the peer protocol had its own, which a server of this
+  // release must not take for its own.
+  EXPECT_EQ(frame[0], kPeerProtocolVersion);
+  for (std::uint8_t version : {0, 1, 3, 0xff}) {
     Bytes bad = frame;
     bad[0] = version;
     expect_rejected(bad, decode_peer);
