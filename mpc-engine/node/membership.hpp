@@ -2,7 +2,8 @@
 // other while the third is down.
 //
 // Every server tells the others every heartbeat whom it heard lately (wire::Hello); any frame
-// from a peer counts as hearing it. A server that has not been heard for peer_down is down.
+// from a peer counts as hearing it, except those of another peer protocol, which PeerLinks
+// drops (peer_links.hpp). A server that has not been heard for peer_down is down.
 // Two servers that hear each other and both no longer hear the third switch to two-party
 // service: each derives an XOR share of every key from its replicated share (the pair
 // (i, i+1) holds x_i and a_{i+1} = x_i ^ v) and they run the two-party engine between them
