@@ -16,6 +16,7 @@ import time
 import pytest
 
 import mpc_cluster
+from test_degraded import degraded_cluster  # noqa: F401 (fixture)
 
 KEY = ("upgrade/aes", 1, "aes128")
 ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}
@@ -23,14 +24,8 @@ OLDER = "peer-protocol=1"
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    running = None
-    try:
-        running = mpc_cluster.start_cluster(tmp_path / "c", degraded_service="two-party")
-        yield running
-    finally:
-        if running is not None:
-            running.stop()
+def cluster(degraded_cluster):
+    return degraded_cluster
 
 
 def wait_for_modes_of(cluster, expected: dict[int, str], deadline_s: float = 30) -> None:
