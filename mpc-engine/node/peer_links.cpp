@@ -1,7 +1,6 @@
 #include "node/peer_links.hpp"
 
 #include <algorithm>
-#include <string>
 
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from mpc_cluster import Cluster, openssl_ctr_keystream
+from tcp_relay import TcpRelay
 
 KEY = ("links/k", 1, "aes128")
 WORKERS = 3
@@ -90,66 +91,40 @@ def assert_keystream(cluster: Cluster, key_hex: str, blocks: int) -> None:
     assert Cluster.keystream_of(result) == openssl_ctr_keystream("aes128", key_hex, counter, blocks)
 
 
-class Relay:
+class Relay(TcpRelay):
     """A TCP relay in front of a data port: records what the connecting side sends, one
     recording per connection, and can flip one bit of it on the way."""
 
     def __init__(self, upstream_port: int):
-        self.upstream_port = upstream_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
         self.lock = threading.Lock()
         self.recordings: list[bytearray] = []
         self.flip_after: int | None = None  # bytes still to pass before the flipped one
         self.flipped = False
-        self.stopping = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__(upstream_port, client_chunks=self._recorder)
 
     def flip_one_bit_soon(self, after: int = 64) -> None:
         with self.lock:
             self.flip_after = after
             self.flipped = False
 
-    def _accept(self) -> None:
-        while not self.stopping:
-            try:
-                downstream, _ = self.listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-            recording = bytearray()
+    def _recorder(self):
+        recording = bytearray()
+        with self.lock:
+            self.recordings.append(recording)
+
+        def record(chunk: bytes) -> bytes:
+            data = bytearray(chunk)
             with self.lock:
-                self.recordings.append(recording)
-            threading.Thread(target=self._pump, args=(downstream, upstream, recording), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, downstream, None), daemon=True).start()
-
-    def _pump(self, source: socket.socket, sink: socket.socket, recording: bytearray | None) -> None:
-        try:
-            while data := source.recv(1 << 16):
-                if recording is not None:
-                    data = bytearray(data)
-                    with self.lock:
-                        if self.flip_after is not None and not self.flipped and len(recording) > 200:
-                            if self.flip_after < len(data):
-                                data[self.flip_after] ^= 0x10
-                                self.flipped = True
-                                self.flip_after = None
-                            else:
-                                self.flip_after -= len(data)
-                        recording += data
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for end in (source, sink):
-                try:
-                    end.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.stopping = True
-        self.listener.close()
+                if self.flip_after is not None and not self.flipped and len(recording) > 200:
+                    if self.flip_after < len(data):
+                        data[self.flip_after] ^= 0x10
+                        self.flipped = True
+                        self.flip_after = None
+                    else:
+                        self.flip_after -= len(data)
+                recording.extend(data)
+            return bytes(data)
+        return record
 
 
 def frames_of(recording: bytes) -> list[bytes]:

@@ -7,15 +7,14 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from mpc_cluster import mpcctl_binary, openssl_ctr_keystream, pid_alive
+from tcp_relay import TcpRelay
 
 CLIENT_TIMEOUT_S = 2.0  # timeout_ms in the cluster.toml that `mpcctl cluster init` writes
 SLACK_S = 1.5           # process start-up, scheduling on a loaded 2-core machine
@@ -193,61 +192,7 @@ def test_a_follower_stalled_for_a_moment_costs_no_call(fresh_cluster):
     assert took < 1.5, f"the call took {took:.2f} s: more than one retry"
 
 
-class LateLink:
-    """A TCP relay on loopback to `target_port` that starts forwarding a connection's bytes only
-    `delay_s` after accepting it (None: never), as a link whose server is still starting holds
-    up the CurveZMQ handshake. Nothing is read or altered: the handshake is end to end."""
-
-    def __init__(self, target_port: int, delay_s: float | None):
-        self.target_port = target_port
-        self.delay_s = delay_s
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.sockets: list[socket.socket] = []
-        self.closed = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self.closed.is_set():
-            try:
-                accepted, _ = self.listener.accept()
-            except OSError:
-                return
-            self.sockets.append(accepted)
-            threading.Thread(target=self._relay, args=(accepted,), daemon=True).start()
-
-    def _relay(self, accepted: socket.socket) -> None:
-        if self.delay_s is None or self.closed.wait(self.delay_s):
-            return
-        try:
-            upstream = socket.create_connection(("127.0.0.1", self.target_port))
-        except OSError:
-            accepted.close()
-            return
-        self.sockets.append(upstream)
-        for source, sink in ((accepted, upstream), (upstream, accepted)):
-            threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
-
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while chunk := source.recv(65536):
-                sink.sendall(chunk)
-        except OSError:
-            pass
-        for end in (source, sink):
-            try:
-                end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        self.closed.set()
-        for open_socket in [self.listener, *self.sockets]:
-            open_socket.close()
-
-
-def config_through(cluster, link: LateLink, party: int) -> Path:
+def config_through(cluster, link: TcpRelay, party: int) -> Path:
     """A copy of the cluster's admin configuration that reaches server `party` through `link`."""
     text = cluster.admin_config.read_text()
     endpoint = f'endpoint = "tcp://127.0.0.1:{link.target_port}"'
@@ -274,8 +219,9 @@ def test_a_client_link_that_comes_up_late_costs_no_call(fresh_cluster, party):
     cluster = fresh_cluster
     key_hex, _ = cluster.import_key(*KEY)
     cluster.wait_until_serving(KEY)
-    late = LateLink(server_port(cluster, party), 0.35)
-    never = LateLink(server_port(cluster, party), None)
+    # The relay only delays the start: the CurveZMQ handshake is end to end, nothing altered.
+    late = TcpRelay(server_port(cluster, party), delay_s=0.35)
+    never = TcpRelay(server_port(cluster, party), delay_s=None)
     try:
         counter = secrets.token_hex(16)
         command = keystream_command(cluster, counter, 16)

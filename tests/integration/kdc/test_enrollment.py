@@ -28,7 +28,6 @@ import ctypes
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -43,6 +42,7 @@ from kdc_formats import (AES128, AES256, PRIVATE_ENCTYPE, keystream_aad, engine_
 from krb5_realm import Realm, pick_ports
 from mpc_cluster import Cluster, client_library, mpcctl_binary
 from protected_kdc import probe_keys
+from tcp_relay import TcpRelay
 
 PRIVATE_ENCTYPE_SHOWN = "UNSUPPORTED:<Encryption type 0xffffb2b0>"   # kadmin's rendering
 MARKER = b"mpc-kdc engine key, format 1" + bytes(4)                   # MPC_KDC_MARKER, 32 bytes
@@ -448,7 +448,7 @@ def test_refusals_say_why_and_change_nothing(make_realm, engine):
     assert dump(realm, "check.dump") == protected
 
 
-class HoldingProxy:
+class HoldingProxy(TcpRelay):
     """A TCP relay in front of one engine server. It passes the connection set-up (the
     CurveZMQ handshake, well under SETUP_BYTES) and then holds every further byte from the
     client until release(): a request reaches the other servers at once and this one only
@@ -457,51 +457,28 @@ class HoldingProxy:
     SETUP_BYTES = 2048
 
     def __init__(self, target_port: int):
-        self.target_port = target_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
         self.holding = threading.Event()
         self.released = threading.Event()
-        self.sockets: list[socket.socket] = [self.listener]
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__(target_port, client_chunks=self._holder)
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-                server = socket.create_connection(("127.0.0.1", self.target_port), timeout=10)
-                server.settimeout(None)
-            except OSError:
-                return
-            self.sockets += [client, server]
-            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
-
-    def _pump(self, source: socket.socket, sink: socket.socket, from_client: bool) -> None:
+    def _holder(self):
         passed = 0
-        try:
-            while data := source.recv(65536):
-                if from_client and passed + len(data) > self.SETUP_BYTES and not self.released.is_set():
-                    self.holding.set()
-                    self.released.wait()
-                sink.sendall(data)
-                passed += len(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, sink):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+
+        def hold(chunk: bytes) -> bytes:
+            nonlocal passed
+            if passed + len(chunk) > self.SETUP_BYTES and not self.released.is_set():
+                self.holding.set()
+                self.released.wait()
+            passed += len(chunk)
+            return chunk
+        return hold
 
     def release(self) -> None:
         self.released.set()
 
     def close(self) -> None:
         self.release()
-        for sock in self.sockets:
-            sock.close()
+        super().close()
 
 
 @pytest.mark.timeout(120)
