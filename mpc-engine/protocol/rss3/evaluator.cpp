@@ -357,7 +357,21 @@ bool well_formed(const ShareMatrix& m) {
 class CpuEvaluator final : public Evaluator {
  public:
   CpuEvaluator(SimdLevel level, detail::KernelInfo kernel)
-      : level_(level), kernel_(kernel), narrow_(detail::narrow_kernel()) {}
+      : level_(level), kernel_(kernel), narrow_(detail::narrow_kernel()) {
+    for (std::size_t i = 0; i < 2; ++i) partial_[i] = kernel;
+    auto of_width = [&](std::size_t width) {
+      switch (level) {
+        case SimdLevel::Portable: return detail::portable_kernel(width);
+        case SimdLevel::Avx2: return detail::avx2_kernel(width);
+        case SimdLevel::Avx512: return detail::avx512_kernel(width);
+      }
+      return kernel;
+    };
+    for (std::size_t i = 0; i < 2; ++i) {
+      const detail::KernelInfo k = of_width(std::size_t{8} << i);
+      if (k.run != nullptr && k.tile_words < kernel.tile_words) partial_[i] = k;
+    }
+  }
 
   EvaluationStats evaluate(const circuits::Program& program, const ShareMatrix& inputs, ShareMatrix& outputs,
                            CorrelatedRandomness& randomness, LayerExchange& exchange) override {
@@ -449,8 +463,7 @@ class CpuEvaluator final : public Evaluator {
     const std::size_t words = words_for(n);
     const std::size_t chunks = (n + kChunkInstances - 1) / kChunkInstances;
     const std::size_t full_chunks = n / kChunkInstances;
-    // A batch that fits one word per slot needs no wider tile.
-    const detail::KernelInfo& kernel = n <= 64 ? narrow_ : kernel_;
+    const detail::KernelInfo& kernel = kernel_for(n);
     const std::size_t tile_words = kernel.tile_words;
     const std::size_t tiles_per_chunk = kChunkWords / tile_words;
     const std::size_t slots = program.num_slots;
@@ -523,7 +536,7 @@ class CpuEvaluator final : public Evaluator {
             randomness.next_alpha({alpha_scratch, (size + 15) / 16 * 16});
             for (std::size_t k = 0; k < ands; ++k) {
               std::uint8_t* dst = and_scratch + k * detail::kMsgStride;
-              std::memcpy(dst, alpha_scratch + k * chunk_bytes, chunk_bytes);
+              copy_row(dst, alpha_scratch + k * chunk_bytes, chunk_bytes);
               std::memset(dst + chunk_bytes, 0, active_bytes - chunk_bytes);
             }
             and_region = and_scratch;
@@ -578,7 +591,7 @@ class CpuEvaluator final : public Evaluator {
           const unsigned tail_bits = static_cast<unsigned>(chunk_n % 8);
           for (std::size_t k = 0; k < ands; ++k) {
             std::uint8_t* dst = chunk_message + k * chunk_bytes;
-            std::memcpy(dst, and_scratch + k * detail::kMsgStride, chunk_bytes);
+            copy_row(dst, and_scratch + k * detail::kMsgStride, chunk_bytes);
             // Padding lanes of the last byte are sent as zero.
             if (tail_bits != 0) dst[chunk_bytes - 1] &= static_cast<std::uint8_t>((1u << tail_bits) - 1);
           }
@@ -586,7 +599,7 @@ class CpuEvaluator final : public Evaluator {
             for (int i = 0; i < 4; ++i)
               for (std::size_t k = 0; k < ands; ++k) {
                 std::uint8_t* dst = record_planes[i] + layer_offset + c * ands * detail::kMsgStride + k * chunk_bytes;
-                std::memcpy(dst, record_scratch + i * scratch + k * detail::kMsgStride, chunk_bytes);
+                copy_row(dst, record_scratch + i * scratch + k * detail::kMsgStride, chunk_bytes);
                 if (tail_bits != 0) dst[chunk_bytes - 1] &= static_cast<std::uint8_t>((1u << tail_bits) - 1);
               }
         }
@@ -606,16 +619,36 @@ class CpuEvaluator final : public Evaluator {
     }
   }
 
+  // A partial chunk's row of one AND: at most a chunk's 256 bytes, copied in whole pieces so that
+  // no call pays a variable-length copy's set-up per AND.
+  static void copy_row(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
+    std::size_t i = 0;
+    for (; i + 32 <= bytes; i += 32) std::memcpy(dst + i, src + i, 32);
+    for (; i + 8 <= bytes; i += 8) std::memcpy(dst + i, src + i, 8);
+    for (; i < bytes; ++i) dst[i] = src[i];
+  }
+
   static void unpack(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes, std::size_t padded) {
-    std::memcpy(dst, src, bytes);
+    copy_row(dst, src, bytes);
     std::memset(dst + bytes, 0, padded - bytes);
   }
 
   static constexpr std::size_t kCachedPlans = 8;
 
+  // A batch that fits one word per slot needs no wider tile; one smaller than a chunk takes the
+  // narrowest tile that holds it.
+  const detail::KernelInfo& kernel_for(std::size_t n) const {
+    if (n <= 64) return narrow_;
+    if (n < kChunkInstances)
+      for (const auto& k : partial_)
+        if (k.tile_words * 64 >= n) return k;
+    return kernel_;
+  }
+
   SimdLevel level_;
   detail::KernelInfo kernel_;
-  detail::KernelInfo narrow_;  // for batches of at most 64 instances
+  detail::KernelInfo narrow_;      // for batches of at most 64 instances
+  detail::KernelInfo partial_[2];  // tiles of 8 and 16 words, for batches smaller than a chunk
   std::mutex mutex_;  // guards cached_ and plans_
   std::unique_ptr<Workspace> cached_;
   std::vector<std::shared_ptr<const Plan>> plans_;  // most recently used first

@@ -81,12 +81,15 @@ struct KernelInfo {
   std::size_t tile_words;  // W: words per component per slot in one tile; divides 32
 };
 
-KernelInfo portable_kernel();
+// Each ISA's kernel at a tile width of 8, 16 or its full width (the MPC_RSS3_*_TILE above): a
+// batch smaller than a chunk runs the narrowest tile that holds it, so that its lanes do no work
+// for instances it does not have.
+KernelInfo portable_kernel(std::size_t tile_words = MPC_RSS3_PORTABLE_TILE);
 // One word per slot, for batches of at most 64 instances (a Kerberos job is one): the wide
 // kernels would compute 32 words per slot of which one is used, and their per-layer cost
 // is the whole of a deep single-instance circuit's CPU time.
 KernelInfo narrow_kernel();
-KernelInfo avx2_kernel();    // only call when the CPU has AVX2
-KernelInfo avx512_kernel();  // only call when the CPU has AVX-512 F/VL/BW
+KernelInfo avx2_kernel(std::size_t tile_words = MPC_RSS3_AVX2_TILE);      // only call when the CPU has AVX2
+KernelInfo avx512_kernel(std::size_t tile_words = MPC_RSS3_AVX512_TILE);  // only call when the CPU has AVX-512 F/VL/BW
 
 }  // namespace mpc::rss3::detail

@@ -188,7 +188,9 @@ TEST_P(RandomPrograms, MatchCleartextAndAgreeAcrossSimdLevels) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(InstanceCounts, RandomPrograms, ::testing::Values(1, 7, 63, 64, 65, 100, 2048, 2049, 5000));
+// Around each tile width: one word, 8 words (512), 16 words (1,000), a whole chunk and past it.
+INSTANTIATE_TEST_SUITE_P(InstanceCounts, RandomPrograms,
+                         ::testing::Values(1, 7, 63, 64, 65, 100, 512, 513, 1000, 1500, 2048, 2049, 5000));
 
 // A larger program of many layers and slots (several tiles and chunks, long runs).
 TEST(Evaluator, LargeRandomProgram) {
