@@ -41,4 +41,38 @@ class SecretBytes {
   std::vector<std::uint8_t> bytes_;
 };
 
+// Words holding secrets in bulk (an AND transcript's planes, a check's streams): 64-byte
+// aligned and not zeroed when made, since every user writes what it reads and a batch's planes
+// run to megabytes; wiped when shrunk to nothing, reassigned or destroyed.
+class SecretWords {
+ public:
+  SecretWords() = default;
+  explicit SecretWords(std::size_t count) { resize(count); }
+  SecretWords(const SecretWords&) = delete;
+  SecretWords& operator=(const SecretWords&) = delete;
+  SecretWords(SecretWords&& other) noexcept;
+  SecretWords& operator=(SecretWords&& other) noexcept;
+  ~SecretWords() { release(); }
+
+  // `count` words; their contents are unspecified. Keeps the memory when it shrinks.
+  void resize(std::size_t count);
+  // Wipes the words in use and makes the size zero, keeping the memory.
+  void clear() noexcept;
+  // Wipes everything and returns the memory.
+  void release() noexcept;
+  std::uint64_t* data() noexcept { return data_; }
+  const std::uint64_t* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  std::span<std::uint64_t> span() noexcept { return {data_, size_}; }
+  std::span<const std::uint64_t> span() const noexcept { return {data_, size_}; }
+  std::uint64_t& operator[](std::size_t i) noexcept { return data_[i]; }
+  const std::uint64_t& operator[](std::size_t i) const noexcept { return data_[i]; }
+
+ private:
+  std::uint64_t* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
 }  // namespace mpc
