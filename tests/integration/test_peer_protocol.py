@@ -21,6 +21,7 @@ from test_degraded import degraded_cluster  # noqa: F401 (fixture)
 KEY = ("upgrade/aes", 1, "aes128")
 ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}
 OLDER = "peer-protocol=1"
+THIS_PROTOCOL = 3  # wire::kPeerProtocolVersion
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def left_out(cluster, party: int, other: int) -> list[dict]:
     return [entry for entry in cluster.log_events(party, "peer speaks another peer protocol: left out until both "
                                                          "run the same release")
             if entry.get("party") == other and entry.get("its_protocol") == 1
-            and entry.get("this_protocol") == 2]
+            and entry.get("this_protocol") == THIS_PROTOCOL]
 
 
 @pytest.mark.timeout(300)

@@ -17,22 +17,29 @@
 // The proof, per segment of up to kSegmentGates gates: a sum-check of
 //   sum over gates g and sigma in {0, 1} of W(g) X(sigma, g) Y(sigma, g) = sum over g of W(g) L(g)
 // with X = (u, u') from V-, Y = (v, v') from V+ and L the two verifiers' linear parts.
-// - Weights W(g) = beta^l rho_c x^j for gate j (lane) of word 16 c + l, drawn from a seed hashed
-//   from every r_i the prover sent: fixed only after the prover is committed. A wrong gate leaves
-//   a nonzero polynomial of degree 5 in them. x^j costs nothing on bits: a word times rho_c is
-//   one carry-less product.
-// - Five bit rounds first (sigma and the low four bits of the word index), while X and Y are
-//   still bits: every sum they need is taken once on the grid {0, 1, inf}^5 of the 32 words of
-//   each window of 16 words, where X, Y and their product stay bits (the small-value sum-check
-//   of Bagad, Dao, Domb and Thaler, "Speeding Up Sum-Check Proving", eprint 2025/1117). Then X
-//   and Y bound at the five challenges become one field element per lane and window, 64 per
-//   1,024 gates, and ordinary halving rounds follow,
-//   with one zero-product pair (0, m_B) appended so the value B opens to at the end is uniform.
+// - Gates are taken a window at a time: kWindowWords consecutive words of each of the two
+//   products' planes. Gate (w, j) of a segment (word w = kWindowWords c + l, lane j) has weight
+//   W = beta^l rho_c x^j, beta^l the product of beta_b over the bits b of l, drawn from the
+//   weights' seed; a wrong gate leaves a nonzero polynomial of degree kBitRounds in them. x^j
+//   costs nothing on bits: a word times rho_c is one carry-less product.
+// - The weights' seed is fixed only after the prover is committed to its messages: it hashes a
+//   share drawn from the key the two verifiers share (which the prover lacks), sent to the
+//   prover by V- once V- has finished its evaluation, with the prover's last AND layer. By then
+//   V+ holds every earlier layer of the prover's messages: V- could finish only after V+'s last
+//   layer, which V+ sends only after the prover's layer before it.
+// - kBitRounds bit rounds first (the bits of l, then sigma), while X and Y are still bits: every
+//   sum they need is taken once on the grid {0, 1, inf}^kBitRounds of each window, where X, Y and
+//   their product stay bits (the small-value sum-check of Bagad, Dao, Domb and Thaler, "Speeding
+//   Up Sum-Check Proving", eprint 2025/1117). Then X and Y bound at the challenges become one
+//   field element per lane and window, 64 per 2 kWindowWords words, and ordinary halving rounds
+//   follow, with one zero-product pair (0, m_B) appended so the value B opens to at the end is
+//   uniform.
 // - Round polynomials are additively shared: V- draws its share from a key it shares with the
 //   prover, V+ receives the rest, so neither learns anything. Challenges are hashes of V+'s
 //   shares so far.
 // - V+ sends V- its challenges, its final B and its share of the final claim; V- checks
-//   A_final * B_final = claim. Soundness error per segment: about (5 + 2 rounds) / 2^128.
+//   A_final * B_final = claim. Soundness error per segment: about (2 kBitRounds + 2 rounds) /
+//   2^128.
 //
 // What a server learns: V+ sees shares uniform to it; V- sees B_final (uniform thanks to m_B) and
 // V+'s claim share, which the check determines. The verdict is one bit per batch, and a corrupt
@@ -52,16 +59,21 @@
 
 namespace mpc::rss3::and_check {
 
-inline constexpr std::size_t kSegmentGates = std::size_t{1} << 18;  // a multiple of 64
+inline constexpr unsigned kBitRounds = 6;
+inline constexpr std::size_t kWindowWords = std::size_t{1} << (kBitRounds - 1);  // of each product's plane
+inline constexpr std::size_t kSegmentGates = std::size_t{1} << 19;                // a multiple of 64 kWindowWords
+static_assert(kTranscriptWordMultiple % kWindowWords == 0, "a transcript's planes hold whole windows");
 
 using CheckKey = std::array<std::uint8_t, 32>;
 using Seed = std::array<std::uint8_t, 32>;
 using Token = std::array<std::uint8_t, 16>;
 
-// Keys of the proof from a PRF edge key: `proof` between a prover and one verifier, `token`
-// between the two verifiers (a verdict the prover relays cannot be forged by it).
+// Keys of the proof from a PRF edge key: `proof` between a prover and one verifier, `token` and
+// `seed` between the two verifiers (a verdict the prover relays cannot be forged by it; a seed
+// share it cannot know before it is sent).
 CheckKey proof_key(const PrfKey& edge);
 CheckKey token_key(const PrfKey& edge);
+CheckKey seed_key(const PrfKey& edge);
 
 struct Context {
   BatchNonce nonce;
@@ -82,8 +94,10 @@ struct PlusPart {
 std::size_t proof_bytes(std::size_t words);       // prover -> V+
 std::size_t verifier_bytes(std::size_t words);    // V+ -> V-
 
-// The weights' seed, from the r_i the prover sent (what V+ received).
-Seed weight_seed(const Context& context, std::span<const std::uint64_t> sent);
+// The verifiers' share of prover `context.prover`'s weights' seed, under seed_key(k_{prover+1}).
+Seed seed_share(const Context& context, const CheckKey& verifiers);
+// The weights' seed: the verifiers' share and the prover's last AND layer as V+ received it.
+Seed weight_seed(const Context& context, const Seed& share, std::span<const std::uint8_t> last_layer);
 
 // The prover holds both halves. `with_minus` / `with_plus`: proof keys shared with V- / V+.
 std::vector<std::uint8_t> prove(const Context& context, const Seed& seed, const MinusPart& minus,
@@ -94,18 +108,18 @@ std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, 
                                       std::span<const std::uint8_t> proof, const CheckKey& with_prover);
 
 // V-: true when the prover's ANDs pass. `with_prover`: the proof key V- shares with it.
-bool verify_minus(const Context& context, const MinusPart& minus, std::span<const std::uint8_t> from_plus,
-                  const CheckKey& with_prover);
+[[nodiscard]] bool verify_minus(const Context& context, const MinusPart& minus, std::span<const std::uint8_t> from_plus,
+                                const CheckKey& with_prover);
 
 // What V- sends (through the prover) to tell V+ that the prover passed.
 Token pass_token(const Context& context, const CheckKey& verifiers);
 
 // A party's whole part in the check of one layered batch, after its evaluation: it proves its
-// own ANDs, verifies party i-1's as V+ and party i+1's as V-, over four more messages to the next
-// party numbered first_layer .. first_layer + 3. Returns normally only if both neighbours' ANDs
-// passed (with the bytes it sent); throws VerificationError naming the failed check, PeerError
-// for a silent peer.
+// own ANDs, verifies party i-1's as V+ and party i+1's as V-, over five more messages to the next
+// party numbered first_layer .. first_layer + 4 (a seed share, the proof, the findings, the
+// verdict, the verdict relayed). Returns normally only if both neighbours' ANDs passed (with the
+// bytes it sent); throws VerificationError naming the failed check, PeerError for a silent peer.
 std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey& own, const PrfKey& previous,
-                 BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer);
+                        BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer);
 
 }  // namespace mpc::rss3::and_check

@@ -2,13 +2,11 @@
 // coefficient has bit i set. Words are taken four at a time from their 16 XOR combinations
 // (the "four Russians" table), picked by the coefficients' bits, which are public; then each
 // window's 128 rows are transposed into 64 elements. Four windows go through side by side in the
-// lanes of a vector, and four such vectors per pass over the picks. The grid products of the
-// sum-check's bit rounds take four windows side by side the same way.
+// lanes of a vector, and four such vectors per pass over the picks.
 #include "protocol/rss3/bit_combination.hpp"
 
 #include <bit>
 #include <string>
-#include <utility>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
@@ -55,73 +53,34 @@ MPC_RSS3_CLONES void store_elements(const Words4* rows, Gf128* out) {
   }
 }
 
-constexpr std::size_t kMaxGridPoints = kGridScratch / 4;
-
-constexpr std::uint64_t zero_words[kMaxCombinedWords] = {};
-
-// Up to four windows of entries, one per lane; missing windows read as zero. Built whole from
-// four loads: lane by lane stores into a vector stall its next load.
-void load_windows(const std::uint64_t* const* windows, std::size_t count, std::size_t entries, Words4* out) {
-  const std::uint64_t* window[4];
-  for (std::size_t m = 0; m < 4; ++m) window[m] = m < count ? windows[m] : zero_words;
-  for (std::size_t s = 0; s < entries; ++s) out[s] = Words4{window[0][s], window[1][s], window[2][s], window[3][s]};
-}
-
-// Extends one function to the grid, variable by variable, between two buffers; returns the one
-// holding the result.
-MPC_RSS3_CLONES Words4* extend(Words4* values, Words4* spare, unsigned variables) {
-  std::size_t low = 1, high = std::size_t{1} << variables >> 1;
-  for (unsigned b = 0; b < variables; ++b, low *= 3, high /= 2) {
-    for (std::size_t h = 0; h < high; ++h) {
-      const Words4* at0 = values + low * (2 * h);
-      const Words4* at1 = at0 + low;
-      Words4* out = spare + low * (3 * h);
-      for (std::size_t l = 0; l < low; ++l) {
-        out[l] = at0[l];
-        out[low + l] = at1[l];
-        out[2 * low + l] = at0[l] ^ at1[l];
-      }
-    }
-    std::swap(values, spare);
+// Windows c .. c + count - 1 (count at most four), one per lane; missing windows read as zero.
+// Built whole from four loads: lane by lane stores into a vector stall its next load.
+void load_windows(const WindowPlanes& planes, std::size_t c, std::size_t count, Words4* out) {
+  for (std::size_t s = 0; s < 2 * planes.half; ++s) {
+    const std::uint64_t* plane = s < planes.half ? planes.first : planes.second;
+    const std::size_t at = s % planes.half;
+    std::uint64_t lane[4] = {};
+    for (std::size_t m = 0; m < count; ++m) lane[m] = plane[planes.half * (c + m) + at];
+    out[s] = Words4{lane[0], lane[1], lane[2], lane[3]};
   }
-  return values;
 }
 
 }  // namespace
 
-void grid_products(const std::uint64_t* const* x, const std::uint64_t* const* y, std::size_t count,
-                   unsigned variables, std::uint64_t* products, Words4* scratch) {
-  if (variables > 5) throw Error(Component::Protocol, "grid_products: " + std::to_string(variables) + " variables");
-  if (count > kGridWindows) throw Error(Component::Protocol, "grid_products: " + std::to_string(count) + " windows");
-  Words4* xs = scratch;
-  Words4* ys = scratch + 2 * kMaxGridPoints;
-  const std::size_t entries = std::size_t{1} << variables;
-  load_windows(x, count, entries, xs);
-  load_windows(y, count, entries, ys);
-  const Words4* gx = extend(xs, xs + kMaxGridPoints, variables);
-  const Words4* gy = extend(ys, ys + kMaxGridPoints, variables);
-  std::size_t points = 1;
-  for (unsigned b = 0; b < variables; ++b) points *= 3;
-  for (std::size_t p = 0; p < points; ++p) {
-    const Words4 product = gx[p] & gy[p];
-    for (std::size_t m = 0; m < count; ++m) products[points * m + p] = product[m];
-  }
-}
-
-void combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t entries, const Gf128* coefficients,
-                  Gf128* out) {
+void combine_bits(const WindowPlanes& planes, std::size_t windows, const Gf128* coefficients, Gf128* out) {
   static const detail::CombineBitsKernel gfni = detail::gfni_combine_bits();
-  if (gfni != nullptr && entries % 8 == 0 && entries != 0 && entries <= kMaxCombinedWords) {
-    gfni(words, windows, entries, coefficients, out);
+  if (gfni != nullptr && planes.half % 8 == 0 && planes.half != 0 && 2 * planes.half <= kMaxCombinedWords) {
+    gfni(planes, windows, coefficients, out);
     return;
   }
-  detail::portable_combine_bits(words, windows, entries, coefficients, out);
+  detail::portable_combine_bits(planes, windows, coefficients, out);
 }
 
-void detail::portable_combine_bits(const std::uint64_t* words, std::size_t windows, std::size_t entries,
-                                   const Gf128* coefficients, Gf128* out) {
-  if (entries % 4 != 0 || entries > kMaxCombinedWords)
-    throw Error(Component::Protocol, "combine_bits: " + std::to_string(entries) + " words per window");
+void detail::portable_combine_bits(const WindowPlanes& planes, std::size_t windows, const Gf128* coefficients,
+                                   Gf128* out) {
+  const std::size_t entries = 2 * planes.half;
+  if (planes.half % 4 != 0 || planes.half == 0 || entries > kMaxCombinedWords)
+    throw Error(Component::Protocol, "combine_bits: windows of " + std::to_string(entries) + " words");
   const std::size_t groups = entries / 4;
   std::uint8_t pick[kMaxGroups][128];
   for (std::size_t g = 0; g < groups; ++g)
@@ -138,9 +97,7 @@ void detail::portable_combine_bits(const std::uint64_t* words, std::size_t windo
     for (std::size_t b = 0; b < kBlocks; ++b) {
       const std::size_t c = c0 + 4 * b;
       const std::size_t count = c >= windows ? 0 : windows - c < 4 ? windows - c : 4;
-      const std::uint64_t* window[4] = {};
-      for (std::size_t m = 0; m < count; ++m) window[m] = words + entries * (c + m);
-      load_windows(window, count, entries, lanes[b]);
+      load_windows(planes, c, count, lanes[b]);
     }
     combine_group(lanes, groups, pick, combos, rows);
     for (std::size_t b = 0; b < kBlocks; ++b) {

@@ -1,6 +1,7 @@
 // combine_bits with GFNI on AVX-512: each output byte of a lane's element is an 8x8 bit matrix
 // (from the public coefficients) times each input byte of that lane, and GF2P8AFFINEQB applies
-// one such matrix to 64 lanes' bytes at once. The steps, per window of 8 E words:
+// one such matrix to 64 lanes' bytes at once. The steps, per window of 8 E words (E / 2 groups
+// of eight from each plane):
 // 1. Bytes to lanes: for each group of eight words, VPERMB gathers byte b of the eight words
 //    into qword b, and GF2P8AFFINEQB with the data as the matrix transposes each qword's 8x8
 //    bits, so that byte j of the result holds lane j's bits of the eight words.
@@ -83,9 +84,8 @@ inline void store_elements(__m512i (&y)[16], Gf128* out) {
   }
 }
 
-void combine(const std::uint64_t* words, std::size_t windows, std::size_t entries, const Gf128* coefficients,
-             Gf128* out) {
-  const std::size_t groups = entries / 8;
+void combine(const WindowPlanes& planes, std::size_t windows, const Gf128* coefficients, Gf128* out) {
+  const std::size_t half_groups = planes.half / 8, groups = 2 * half_groups;
   std::uint64_t matrix[16][kMaxGroups];
   build_matrices(coefficients, groups, matrix);
   __m512i matrices[16][kMaxGroups];
@@ -94,10 +94,12 @@ void combine(const std::uint64_t* words, std::size_t windows, std::size_t entrie
   const __m512i index = gather_index();
   const __m512i select = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));
   for (std::size_t c = 0; c < windows; ++c) {
-    const std::uint64_t* window = words + entries * c;
+    const std::uint64_t* first = planes.first + planes.half * c;
+    const std::uint64_t* second = planes.second + planes.half * c;
     __m512i lanes[kMaxGroups];
     for (std::size_t i = 0; i < groups; ++i) {
-      const __m512i rows = _mm512_permutexvar_epi8(index, _mm512_loadu_si512(window + 8 * i));
+      const std::uint64_t* eight = i < half_groups ? first + 8 * i : second + 8 * (i - half_groups);
+      const __m512i rows = _mm512_permutexvar_epi8(index, _mm512_loadu_si512(eight));
       lanes[i] = _mm512_gf2p8affine_epi64_epi8(select, rows, 0);
     }
     __m512i y[16];

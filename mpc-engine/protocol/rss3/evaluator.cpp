@@ -498,8 +498,8 @@ class CpuEvaluator final : public Evaluator {
         }
       transcript->reset(total);
       transcript->instances = n;
-      std::uint64_t* planes[4] = {transcript->left_x.data(), transcript->left_a.data(), transcript->right_x.data(),
-                                  transcript->right_a.data()};
+      std::uint64_t* planes[4] = {transcript->left_previous.data(), transcript->left_own.data(),
+                                  transcript->right_previous.data(), transcript->right_own.data()};
       for (int i = 0; i < 4; ++i) record_planes[i] = reinterpret_cast<std::uint8_t*>(planes[i]);
     }
 
@@ -611,7 +611,7 @@ class CpuEvaluator final : public Evaluator {
         stats.bytes_sent += message;
         stats.layers_exchanged += 1;
         if (transcript != nullptr) {
-          std::memcpy(reinterpret_cast<std::uint8_t*>(transcript->sent.data()) + layer_offset, out_now, message);
+          if (layer_offset + message == transcript->bytes) transcript->last_sent.assign(out_now, out_now + message);
           std::memcpy(reinterpret_cast<std::uint8_t*>(transcript->received.data()) + layer_offset, in_now, message);
           layer_offset += message;
         }
@@ -680,14 +680,17 @@ void AndTranscript::reset(std::size_t total_bytes) {
     return;
   }
   bytes = total_bytes;
-  for (auto* v : {&left_x, &left_a, &right_x, &right_a, &sent, &received}) v->assign(words(), 0);
+  const std::size_t padded = padded_words();
+  for (auto* v : {&left_own, &left_previous, &right_own, &right_previous, &received}) {
+    v->resize(padded);
+    std::memset(reinterpret_cast<std::uint8_t*>(v->data()) + bytes, 0, padded * 8 - bytes);
+  }
 }
 
 void AndTranscript::wipe() noexcept {
-  for (auto* v : {&left_x, &left_a, &right_x, &right_a, &sent, &received}) {
-    if (!v->empty()) mpc::wipe(v->data(), v->size() * sizeof(std::uint64_t));
-    v->clear();
-  }
+  for (auto* v : {&left_own, &left_previous, &right_own, &right_previous, &received}) v->clear();
+  if (!last_sent.empty()) mpc::wipe(last_sent.data(), last_sent.size());
+  last_sent.clear();
   layer_bytes.clear();
   layer_ands.clear();
   instances = 0;

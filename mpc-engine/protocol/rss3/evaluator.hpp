@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "circuits/program.hpp"
+#include "common/secret.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "protocol/rss3/layer_exchange.hpp"
 #include "protocol/rss3/shares.hpp"
@@ -42,10 +43,16 @@ const char* simd_level_name(SimdLevel level);
 
 // What the AND check (and_check.hpp) needs of one evaluation. Gate g is bit g (little-endian
 // within bytes) of the concatenation of every AND layer's message in the layout above; for each
-// gate: both operands' slots (x, a), the r this party sent and the r it received. Padding bits
-// of a partial chunk's last byte are zero in every vector. Wiped when destroyed.
+// gate: both operands' components as this party i and its neighbours share them (c_i, the a
+// slot, and c_{i-1} = x ^ a) and the r it received; and the last AND layer's message as this
+// party sent it. Padding bits of a partial chunk's last byte are zero in every plane, and so are
+// the words that pad each plane to a multiple of kTranscriptWordMultiple, so that the check
+// reads whole windows. Wiped when destroyed.
+inline constexpr std::size_t kTranscriptWordMultiple = 64;
+
 struct AndTranscript {
-  std::vector<std::uint64_t> left_x, left_a, right_x, right_a, sent, received;  // words()
+  SecretWords left_own, left_previous, right_own, right_previous, received;  // padded_words()
+  std::vector<std::uint8_t> last_sent;
   std::vector<std::size_t> layer_bytes;  // message bytes of each AND layer, in order
   std::vector<std::size_t> layer_ands;   // ANDs of each AND layer
   std::size_t instances = 0;
@@ -56,7 +63,11 @@ struct AndTranscript {
   AndTranscript& operator=(const AndTranscript&) = delete;
   ~AndTranscript() { wipe(); }
   std::size_t words() const { return (bytes + 7) / 8; }
-  // Sizes every vector for `total_bytes`, zero-filled.
+  std::size_t padded_words() const {
+    return (words() + kTranscriptWordMultiple - 1) / kTranscriptWordMultiple * kTranscriptWordMultiple;
+  }
+  // Sizes every plane for `total_bytes`: the bytes past total_bytes zero, the others for the
+  // evaluator to write.
   void reset(std::size_t total_bytes);
   void wipe() noexcept;
   // Clears the padding bits of a partial chunk in `gates` (bytes, in gate order).

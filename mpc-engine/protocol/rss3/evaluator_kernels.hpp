@@ -103,9 +103,9 @@ struct TileInterpreter {
               const V* q = slot(st, pc[2]);
               for (std::size_t i = 0; i < kVecs; ++i) {
                 const std::size_t at = offset + i * sizeof(V);
-                store(t.record[0] + at, p[i]);
+                store(t.record[0] + at, p[i] ^ p[kVecs + i]);
                 store(t.record[1] + at, p[kVecs + i]);
-                store(t.record[2] + at, q[i]);
+                store(t.record[2] + at, q[i] ^ q[kVecs + i]);
                 store(t.record[3] + at, q[kVecs + i]);
                 store(m + i * sizeof(V), load(m + i * sizeof(V)) ^ (p[i] & q[i]) ^ (p[kVecs + i] & q[kVecs + i]));
               }

@@ -69,8 +69,8 @@ struct TileArgs {
   std::uint8_t* and_msg;          // this layer: holds alpha, receives r
   const std::uint8_t* fin_out;    // previous layer: r (ours)
   const std::uint8_t* fin_in;     // previous layer: r_prev (received)
-  // Null, or where the AND local phase records its operands' slots (x, a of in0, then of in1),
-  // in the layout of and_msg (AND k at byte k * kMsgStride).
+  // Null, or where the AND local phase records its operands' components (x ^ a, then a, of
+  // in0, then of in1: c_{i-1} and c_i), in the layout of and_msg (AND k at byte k * kMsgStride).
   std::uint8_t* record[4];
 };
 

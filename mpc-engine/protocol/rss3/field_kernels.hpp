@@ -6,9 +6,19 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "protocol/rss3/bit_combination.hpp"
 #include "protocol/rss3/gf128.hpp"
 
 namespace mpc::rss3::detail {
+
+// The prover's two operand functions in the AND check's bit rounds, read window by window:
+// 2 half = 2^variables entries each, variable b being bit b of the entry index (so the highest
+// picks the plane).
+struct GridOperands {
+  WindowPlanes x, y;
+  unsigned variables = 0;  // 1 to kMaxGridVariables
+};
+inline constexpr unsigned kMaxGridVariables = 7;
 
 struct FieldKernels {
   Gf128 (*mul)(Gf128 a, Gf128 b);
@@ -25,6 +35,10 @@ struct FieldKernels {
   void (*fold)(Gf128* v, std::size_t len, Gf128 t);
   // fold(a, len, t), fold(b, len, t), then round_sums(a, b, ceil(len / 2), c0, c2); one pass.
   void (*fold_and_sum)(Gf128* a, Gf128* b, std::size_t len, Gf128 t, Gf128* c0, Gf128* c2);
+  // grid[p] += sum over windows c < windows and lanes j of weight[c] x^j (X_c(p) & Y_c(p))_j for
+  // every point p of {0, 1, inf}^variables, p = sum of d_b 3^b with digit 2 for inf (the XOR of
+  // the values at 0 and 1: on these points X, Y and their product stay bits).
+  void (*grid_sums)(const GridOperands& operands, std::size_t windows, const Gf128* weight, Gf128* grid);
   const char* name;
 };
 

@@ -6,8 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "common/secret.hpp"
 #include "protocol/rss3/field_kernels.hpp"
+#include "protocol/rss3/grid_walk.hpp"
+#include "protocol/rss3/transpose.hpp"
 
 namespace mpc::rss3::detail {
 namespace {
@@ -107,8 +111,41 @@ struct KernelSet {
     *c2 = F::reduce(s2);
   }
 
+  // Four windows side by side in the lanes of a vector through the grid walk; each product
+  // word is accumulated with its window's weight.
+  static void grid_sums(const GridOperands& g, std::size_t windows, const Gf128* weight, Gf128* grid) {
+    const std::size_t points = power_of_three(g.variables), entries = std::size_t{1} << g.variables;
+    std::vector<typename F::Wide> acc(points, F::zero());
+    Words4 x[std::size_t{1} << kMaxGridVariables], y[std::size_t{1} << kMaxGridVariables];
+    for (std::size_t c0 = 0; c0 < windows; c0 += 4) {
+      const std::size_t count = windows - c0 < 4 ? windows - c0 : 4;
+      load4(g.x, c0, count, x);
+      load4(g.y, c0, count, y);
+      typename F::Value rho[4];
+      for (std::size_t m = 0; m < 4; ++m) rho[m] = F::load(m < count ? weight[c0 + m] : Gf128{});
+      auto leaf = [&](std::size_t p, Words4 product) {
+        for (std::size_t m = 0; m < 4; ++m) F::accumulate_word(acc[p], rho[m], product[m]);
+      };
+      grid_walk(g.variables, x, y, leaf);
+    }
+    for (std::size_t p = 0; p < points; ++p) grid[p] = grid[p] ^ F::reduce(acc[p]);
+    wipe(acc.data(), acc.size() * sizeof(typename F::Wide));
+    wipe(x, entries * sizeof(Words4));
+    wipe(y, entries * sizeof(Words4));
+  }
+
+  // Entries of windows c0 .. c0 + count - 1 (count at most four) side by side; zero past count.
+  static void load4(const WindowPlanes& planes, std::size_t c0, std::size_t count, Words4* out) {
+    for (std::size_t s = 0; s < 2 * planes.half; ++s) {
+      const std::uint64_t* plane = s < planes.half ? planes.first : planes.second;
+      std::uint64_t lane[4] = {};
+      for (std::size_t m = 0; m < count; ++m) lane[m] = plane[planes.half * (c0 + m) + s % planes.half];
+      out[s] = Words4{lane[0], lane[1], lane[2], lane[3]};
+    }
+  }
+
   static FieldKernels table(const char* name) {
-    return {&mul, &window_sums, &weight_lanes, &round_sums, &fold, &fold_and_sum, name};
+    return {&mul, &window_sums, &weight_lanes, &round_sums, &fold, &fold_and_sum, &grid_sums, name};
   }
 };
 

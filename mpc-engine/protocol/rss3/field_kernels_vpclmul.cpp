@@ -15,6 +15,12 @@
 #endif
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstring>
+
+#include "common/secret.hpp"
+#include "protocol/rss3/grid_walk.hpp"
+
 namespace mpc::rss3::detail {
 namespace {
 
@@ -176,6 +182,101 @@ void fold_and_sum(Gf128* a, Gf128* b, std::size_t len, Gf128 t, Gf128* c0, Gf128
   *c2 = lane_sum(s2);
 }
 
+// Sixteen windows side by side, one per quadword of a pair of vectors: each grid point's product
+// of eight windows is four carry-less products with the windows' weights (the low and the high
+// halves of the two windows in each 128-bit lane), summed into two accumulators per point: the
+// products with the weights' low halves and, to be raised by x^64, with their high halves.
+using Words16 = std::uint64_t __attribute__((vector_size(128)));
+constexpr std::size_t kGridBlock = 16;
+
+void grid_sums(const GridOperands& g, std::size_t windows, const Gf128* weight, Gf128* grid) {
+  const std::size_t points = power_of_three(g.variables), entries = std::size_t{1} << g.variables;
+  SecretWords acc_words(16 * points);  // two vectors per point, 64-byte aligned
+  std::fill(acc_words.data(), acc_words.data() + acc_words.size(), std::uint64_t{0});
+  Four* acc = reinterpret_cast<Four*>(acc_words.data());
+  Words16 x[std::size_t{1} << kMaxGridVariables], y[std::size_t{1} << kMaxGridVariables];
+  // Eight windows' words of eight entries, loaded row by row (one window each) and transposed,
+  // so that vector e holds entry e of the eight windows; missing windows read as zero.
+  const Four pairs_low = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), pairs_high = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+  const Four quads_low = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0), quads_high = _mm512_set_epi64(15, 14, 13, 12, 7, 6, 5, 4);
+  auto transpose8 = [&](const std::uint64_t* rows, std::size_t stride, std::size_t count, Four* out) {
+    Four r[8], t[8], u[8];
+    for (std::size_t m = 0; m < 8; ++m)
+      r[m] = m < count ? _mm512_loadu_si512(rows + stride * m) : _mm512_setzero_si512();
+    for (std::size_t m = 0; m < 4; ++m) {
+      t[2 * m] = _mm512_unpacklo_epi64(r[2 * m], r[2 * m + 1]);
+      t[2 * m + 1] = _mm512_unpackhi_epi64(r[2 * m], r[2 * m + 1]);
+    }
+    for (std::size_t h = 0; h < 2; ++h) {  // rows 4 h .. 4 h + 3
+      u[4 * h] = _mm512_permutex2var_epi64(t[4 * h], pairs_low, t[4 * h + 2]);       // entries 0, 4
+      u[4 * h + 1] = _mm512_permutex2var_epi64(t[4 * h + 1], pairs_low, t[4 * h + 3]);  // entries 1, 5
+      u[4 * h + 2] = _mm512_permutex2var_epi64(t[4 * h], pairs_high, t[4 * h + 2]);     // entries 2, 6
+      u[4 * h + 3] = _mm512_permutex2var_epi64(t[4 * h + 1], pairs_high, t[4 * h + 3]);  // entries 3, 7
+    }
+    for (std::size_t e = 0; e < 4; ++e) {
+      out[e] = _mm512_permutex2var_epi64(u[e], quads_low, u[4 + e]);
+      out[4 + e] = _mm512_permutex2var_epi64(u[e], quads_high, u[4 + e]);
+    }
+  };
+  auto load = [&](const WindowPlanes& planes, std::size_t c0, std::size_t count, Words16* out) {
+    if (planes.half % 8 != 0) {  // windows of fewer than sixteen entries: word by word
+      for (std::size_t s = 0; s < 2 * planes.half; ++s) {
+        const std::uint64_t* plane = s < planes.half ? planes.first : planes.second;
+        alignas(64) std::uint64_t lane[kGridBlock] = {};
+        for (std::size_t m = 0; m < count; ++m) lane[m] = plane[planes.half * (c0 + m) + s % planes.half];
+        std::memcpy(&out[s], lane, sizeof lane);
+      }
+      return;
+    }
+    for (std::size_t half = 0; half < 2; ++half)
+      for (std::size_t s0 = 0; s0 < planes.half; s0 += 8)
+        for (std::size_t group = 0; group < 2; ++group) {
+          const std::size_t first = 8 * group;
+          if (first >= count && group != 0) {
+            for (std::size_t e = 0; e < 8; ++e)
+              std::memset(reinterpret_cast<char*>(&out[half * planes.half + s0 + e]) + 64 * group, 0, 64);
+            continue;
+          }
+          const std::uint64_t* rows = (half == 0 ? planes.first : planes.second) + planes.half * (c0 + first) + s0;
+          Four entries[8];
+          transpose8(rows, planes.half, std::min<std::size_t>(8, count - first), entries);
+          for (std::size_t e = 0; e < 8; ++e)
+            std::memcpy(reinterpret_cast<char*>(&out[half * planes.half + s0 + e]) + 64 * group, &entries[e], 64);
+        }
+  };
+  for (std::size_t c0 = 0; c0 < windows; c0 += kGridBlock) {
+    const std::size_t count = std::min(kGridBlock, windows - c0);
+    load(g.x, c0, count, x);
+    load(g.y, c0, count, y);
+    alignas(64) std::uint64_t low[kGridBlock] = {}, high[kGridBlock] = {};
+    for (std::size_t m = 0; m < count; ++m) low[m] = weight[c0 + m].lo, high[m] = weight[c0 + m].hi;
+    const Four low0 = _mm512_load_si512(low), low1 = _mm512_load_si512(low + 8);
+    const Four high0 = _mm512_load_si512(high), high1 = _mm512_load_si512(high + 8);
+    auto leaf = [&](std::size_t p, Words16 product) {
+      Four first, second;
+      std::memcpy(&first, &product, 64);
+      std::memcpy(&second, reinterpret_cast<const char*>(&product) + 64, 64);
+      const Four by_low = _mm512_ternarylogic_epi64(
+          _mm512_xor_si512(_mm512_clmulepi64_epi128(first, low0, 0x00), _mm512_clmulepi64_epi128(first, low0, 0x11)),
+          _mm512_clmulepi64_epi128(second, low1, 0x00), _mm512_clmulepi64_epi128(second, low1, 0x11), 0x96);
+      const Four by_high = _mm512_ternarylogic_epi64(
+          _mm512_xor_si512(_mm512_clmulepi64_epi128(first, high0, 0x00), _mm512_clmulepi64_epi128(first, high0, 0x11)),
+          _mm512_clmulepi64_epi128(second, high1, 0x00), _mm512_clmulepi64_epi128(second, high1, 0x11), 0x96);
+      acc[2 * p] = _mm512_xor_si512(acc[2 * p], by_low);
+      acc[2 * p + 1] = _mm512_xor_si512(acc[2 * p + 1], by_high);
+    };
+    grid_walk(g.variables, x, y, leaf);
+  }
+  for (std::size_t p = 0; p < points; ++p) {
+    Wide4 w;
+    w.lo = acc[2 * p];
+    w.mid = acc[2 * p + 1];
+    grid[p] = grid[p] ^ lane_sum(w);
+  }
+  wipe(x, entries * sizeof(Words16));
+  wipe(y, entries * sizeof(Words16));
+}
+
 }  // namespace
 
 const FieldKernels* vpclmul_field_kernels() {
@@ -187,7 +288,7 @@ const FieldKernels* vpclmul_field_kernels() {
   const FieldKernels* narrow = pclmul_field_kernels();
   if (narrow == nullptr) return nullptr;
   static const FieldKernels kernels = {narrow->mul, &window_sums, &weight_lanes, &round_sums,
-                                       &fold, &fold_and_sum, "vpclmul"};
+                                       &fold, &fold_and_sum, &grid_sums, "vpclmul"};
   return &kernels;
 }
 

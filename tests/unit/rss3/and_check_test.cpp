@@ -57,7 +57,8 @@ bool run_proof(const Statement& s, std::size_t words, std::mt19937_64& rng, int 
 TEST(AndCheckProof, TrueStatementsPass) {
   std::mt19937_64 rng(1);
   // One word, a few, exactly one segment, and two segments with a short second one.
-  for (std::size_t words : {1u, 3u, 4096u, 4096u + 5u}) {
+  const std::size_t segment = kSegmentGates / 64;
+  for (std::size_t words : {std::size_t{1}, std::size_t{3}, segment, segment + 5}) {
     const Statement s(words, rng);
     EXPECT_TRUE(run_proof(s, words, rng)) << words << " words";
   }
@@ -65,7 +66,7 @@ TEST(AndCheckProof, TrueStatementsPass) {
 
 TEST(AndCheckProof, OneWrongGateFails) {
   std::mt19937_64 rng(2);
-  for (std::size_t words : {1u, 3u, 4096u + 5u}) {
+  for (std::size_t words : {std::size_t{1}, std::size_t{3}, kSegmentGates / 64 + 5}) {
     for (int trial = 0; trial < 4; ++trial) {
       Statement s(words, rng);
       const std::size_t gate = rng() % (64 * words);
@@ -75,11 +76,11 @@ TEST(AndCheckProof, OneWrongGateFails) {
   }
 }
 
-// Every position a gate can take in the proof's structure: each lane, each word of a window of
-// 16 (the bit rounds), the second window and a partial last window (padding).
+// Every position a gate can take in the proof's structure: each lane, each word of a window (the
+// bit rounds), the second window and a partial last window (padding).
 TEST(AndCheckProof, AWrongGateFailsAtEveryPosition) {
   std::mt19937_64 rng(6);
-  const std::size_t words = 16 + 5;
+  const std::size_t words = 2 * kWindowWords + 5;
   for (std::size_t gate = 0; gate < 64 * words; gate += 13) {
     Statement s(words, rng);
     (gate % 2 ? s.minus_linear : s.plus_linear)[gate / 64] ^= std::uint64_t{1} << (gate % 64);
@@ -246,14 +247,14 @@ TEST(AndCheckEvaluation, AFlippedGateOfAPaddedBatchIsCaught) {
   }
 }
 
-// A party alters one of the check's own messages: its proof, its findings as V+, its verdict as
-// V-, or the verdict it relays.
+// A party alters one of the check's own messages: the share of the next party's weights' seed
+// it sends as V-, its proof, its findings as V+, its verdict as V-, or the verdict it relays.
 TEST(AndCheckEvaluation, AlteredCheckMessagesAreCaught) {
   std::mt19937_64 rng(12);
   const AesBatch batch(100, rng);
   const auto first = static_cast<std::uint32_t>(batch.program.layers.size());
   for (int cheater = 0; cheater < kParties; ++cheater) {
-    for (std::uint32_t hop = 0; hop < 4; ++hop) {
+    for (std::uint32_t hop = 0; hop < 5; ++hop) {
       ThreePartyOptions options = checked();
       options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
         if (party == cheater && at == first + hop) outgoing[outgoing.size() / 2] ^= 0x40;
