@@ -226,26 +226,33 @@ void append_signature(const circuits::Program& program, std::vector<std::uint32_
   out.insert(out.end(), program.output_slots.begin(), program.output_slots.end());
 }
 
-// Same comparison as building the signature and comparing, without allocating.
+// Same comparison as building the signature and comparing, without allocating. Sizes first, so
+// that the loops over a layer's operations are plain comparisons of arrays: a server matches
+// its program on every batch.
 bool matches_signature(const circuits::Program& program, const std::vector<std::uint32_t>& signature) {
-  std::size_t i = 0;
-  const std::size_t n = signature.size();
-  auto next = [&](std::uint32_t v) { return i < n && signature[i++] == v; };
-  if (!next(program.num_inputs) || !next(program.num_outputs) || !next(program.num_slots) ||
-      !next(static_cast<std::uint32_t>(program.layers.size())) ||
-      !next(static_cast<std::uint32_t>(program.output_slots.size())))
+  static_assert(sizeof(circuits::AndOp) == 3 * sizeof(std::uint32_t), "AND operations without padding");
+  std::size_t expected = 5 + program.output_slots.size();
+  for (const auto& layer : program.layers) expected += 2 + 4 * layer.linear.size() + 3 * layer.ands.size();
+  if (signature.size() != expected) return false;
+  const std::uint32_t* s = signature.data();
+  if (s[0] != program.num_inputs || s[1] != program.num_outputs || s[2] != program.num_slots ||
+      s[3] != program.layers.size() || s[4] != program.output_slots.size())
     return false;
+  s += 5;
   for (const auto& layer : program.layers) {
-    if (!next(static_cast<std::uint32_t>(layer.linear.size())) || !next(static_cast<std::uint32_t>(layer.ands.size())))
+    if (s[0] != layer.linear.size() || s[1] != layer.ands.size()) return false;
+    s += 2;
+    std::uint32_t differ = 0;
+    for (const auto& op : layer.linear) {
+      differ |= (s[0] ^ static_cast<std::uint32_t>(op.kind)) | (s[1] ^ op.out) | (s[2] ^ op.in0) | (s[3] ^ op.in1);
+      s += 4;
+    }
+    if (differ != 0 || (!layer.ands.empty() && std::memcmp(layer.ands.data(), s, 12 * layer.ands.size()) != 0))
       return false;
-    for (const auto& op : layer.linear)
-      if (!next(static_cast<std::uint32_t>(op.kind)) || !next(op.out) || !next(op.in0) || !next(op.in1)) return false;
-    for (const auto& g : layer.ands)
-      if (!next(g.out) || !next(g.in0) || !next(g.in1)) return false;
+    s += 3 * layer.ands.size();
   }
-  for (auto s : program.output_slots)
-    if (!next(s)) return false;
-  return i == n;
+  return program.output_slots.empty() ||
+         std::memcmp(program.output_slots.data(), s, 4 * program.output_slots.size()) == 0;
 }
 
 // Validates the program: every index in range, nothing read before it is written (so no
@@ -524,12 +531,18 @@ class CpuEvaluator final : public Evaluator {
         const std::size_t active_words = (chunk_n + 63) / 64;
         const std::size_t active_tiles = (active_words + tile_words - 1) / tile_words;
         const std::size_t active_bytes = active_tiles * tile_words * 8;
+        // A chunk whose tiles hold exactly its instances is evaluated in the message buffers
+        // themselves, AND k at k * its bytes; any other partial chunk through scratch laid out
+        // as a full one.
+        const bool direct = full || chunk_bytes == active_bytes;
+        const std::size_t stride = full || !direct ? detail::kMsgStride : chunk_bytes;
+        args.msg_stride = stride;
 
         std::uint8_t* and_region = nullptr;
         if (ands != 0) {
           std::uint8_t* chunk_message = out_now + c * ands * detail::kMsgStride;
-          if (full) {
-            randomness.next_alpha({chunk_message, ands * detail::kMsgStride});
+          if (direct) {
+            randomness.next_alpha({chunk_message, (ands * stride + 15) / 16 * 16});
             and_region = chunk_message;
           } else {
             const std::size_t size = ands * chunk_bytes;
@@ -546,7 +559,7 @@ class CpuEvaluator final : public Evaluator {
         const std::uint8_t* fin_in = nullptr;
         if (previous_ands != 0) {
           const std::size_t base = c * previous_ands * detail::kMsgStride;
-          if (full) {
+          if (direct) {
             fin_out = out_before + base;
             fin_in = in_before + base;
           } else {
@@ -578,7 +591,7 @@ class CpuEvaluator final : public Evaluator {
           for (int i = 0; i < 4; ++i) {
             if (transcript == nullptr || ands == 0)
               args.record[i] = nullptr;
-            else if (full)
+            else if (direct)
               args.record[i] = record_planes[i] + layer_offset + c * ands * detail::kMsgStride + tile_offset;
             else
               args.record[i] = record_scratch + i * scratch + tile_offset;
@@ -586,7 +599,7 @@ class CpuEvaluator final : public Evaluator {
           kernel.run(args);
         }
 
-        if (ands != 0 && !full) {
+        if (ands != 0 && !direct) {
           std::uint8_t* chunk_message = out_now + c * ands * detail::kMsgStride;
           const unsigned tail_bits = static_cast<unsigned>(chunk_n % 8);
           for (std::size_t k = 0; k < ands; ++k) {

@@ -97,7 +97,7 @@ struct TileInterpreter {
         case kOpAnd:
           if (t.record[0] != nullptr) {
             for (; n != 0; --n, pc += 3) {
-              const std::size_t offset = static_cast<std::size_t>(pc[0]) * kMsgStride;
+              const std::size_t offset = static_cast<std::size_t>(pc[0]) * t.msg_stride;
               std::uint8_t* m = t.and_msg + offset;
               const V* p = slot(st, pc[1]);
               const V* q = slot(st, pc[2]);
@@ -113,7 +113,7 @@ struct TileInterpreter {
             break;
           }
           for (; n != 0; --n, pc += 3) {
-            std::uint8_t* m = t.and_msg + static_cast<std::size_t>(pc[0]) * kMsgStride;
+            std::uint8_t* m = t.and_msg + static_cast<std::size_t>(pc[0]) * t.msg_stride;
             const V* p = slot(st, pc[1]);
             const V* q = slot(st, pc[2]);
             for (std::size_t i = 0; i < kVecs; ++i) {
@@ -125,7 +125,7 @@ struct TileInterpreter {
         case kOpFinish:
           for (; n != 0; --n, pc += 2) {
             V* o = slot(st, pc[0]);
-            const std::size_t offset = static_cast<std::size_t>(pc[1]) * kMsgStride;
+            const std::size_t offset = static_cast<std::size_t>(pc[1]) * t.msg_stride;
             const std::uint8_t* mine = t.fin_out + offset;
             const std::uint8_t* theirs = t.fin_in + offset;
             for (std::size_t i = 0; i < kVecs; ++i) {

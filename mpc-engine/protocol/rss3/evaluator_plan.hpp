@@ -65,12 +65,14 @@ struct TileArgs {
   std::uint64_t* out_a;
   std::size_t out_stride;
   std::size_t out_words;
-  // Message regions advanced to the tile; AND k at byte k * kMsgStride.
+  // Message regions advanced to the tile; AND k at byte k * msg_stride (kMsgStride, or the
+  // bytes of a partial chunk whose tiles it fills exactly).
+  std::size_t msg_stride;
   std::uint8_t* and_msg;          // this layer: holds alpha, receives r
   const std::uint8_t* fin_out;    // previous layer: r (ours)
   const std::uint8_t* fin_in;     // previous layer: r_prev (received)
   // Null, or where the AND local phase records its operands' components (x ^ a, then a, of
-  // in0, then of in1: c_{i-1} and c_i), in the layout of and_msg (AND k at byte k * kMsgStride).
+  // in0, then of in1: c_{i-1} and c_i), in the layout of and_msg (AND k at byte k * msg_stride).
   std::uint8_t* record[4];
 };
 
