@@ -78,6 +78,14 @@ void prf_stream(const PrfKey& key, BatchNonce nonce, std::span<std::uint8_t> out
   if (out.size() % kBlock != 0 || out.size() / kBlock > kOutputMaskCounterBase)
     throw Error(Component::Protocol, "PRF stream of " + std::to_string(out.size()) + " bytes refused");
   if (out.empty()) return;
+  if (detail::vaes_prf_supported()) {
+    detail::AesRoundKeys round_keys;
+    detail::vaes_expand_key(key.data(), round_keys);
+    const auto iv = counter_block(nonce, 0);
+    detail::vaes_ctr(round_keys, iv.data(), 0, out.data(), out.size() / kBlock);
+    wipe(&round_keys, sizeof round_keys);
+    return;
+  }
   std::unique_ptr<EVP_CIPHER, CipherTypeFree> cipher(EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr));
   if (!cipher) throw Error(Component::Protocol, "AES-128-CTR is not available from OpenSSL");
   const CipherPtr ctx = make_context(cipher.get(), key, counter_block(nonce, 0));

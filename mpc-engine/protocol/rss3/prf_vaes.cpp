@@ -69,33 +69,54 @@ void vaes_expand_key(const std::uint8_t key[16], AesRoundKeys& round_keys) {
   __asm__ __volatile__("" : : "r"(k) : "memory");
 }
 
+namespace {
+
+// Counter blocks are kept byte-reversed, so the big-endian 32-bit counter is the low dword of each
+// lane and advances with a plain 32-bit add (no carry: the caller keeps counter + blocks <= 2^32);
+// a byte shuffle turns them back before encryption.
+struct Counters {
+  Counters(const std::uint8_t prefix[12], std::uint32_t counter) {
+    alignas(16) std::uint8_t reversed[16];
+    for (int i = 0; i < 12; ++i) reversed[15 - i] = prefix[i];
+    for (int i = 0; i < 4; ++i) reversed[3 - i] = static_cast<std::uint8_t>(counter >> (24 - 8 * i));
+    const __m512i base =
+        _mm512_maskz_broadcast_i32x4(0xffff, _mm_load_si128(reinterpret_cast<const __m128i*>(reversed)));
+    next = _mm512_add_epi32(base, _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0));
+  }
+  // The next four counter blocks, one per lane.
+  __m512i take() {
+    const __m512i out = _mm512_shuffle_epi8(next, reverse);
+    next = _mm512_add_epi32(next, four);
+    return out;
+  }
+  __m512i next;
+  const __m512i reverse =
+      _mm512_maskz_broadcast_i32x4(0xffff, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  const __m512i four = _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4);
+};
+
+inline __m512i encrypt(__m512i x, const Schedule& s) {
+  x = _mm512_xor_si512(x, s.k[0]);
+  for (int r = 1; r < 10; ++r) x = _mm512_aesenc_epi128(x, s.k[r]);
+  return _mm512_aesenclast_epi128(x, s.k[10]);
+}
+
+inline void store_blocks(std::uint8_t* out, std::size_t left, __m512i v) {
+  const __mmask8 mask = left >= 4 ? 0xff : static_cast<__mmask8>((1u << (2 * left)) - 1);
+  _mm512_mask_storeu_epi64(out, mask, v);
+}
+
+}  // namespace
+
 void vaes_ctr_xor2(const AesRoundKeys& own, const AesRoundKeys& previous, const std::uint8_t prefix[12],
                    std::uint32_t counter, std::uint8_t* out, std::size_t blocks) {
   Schedule a, b;
   broadcast(own, a);
   broadcast(previous, b);
-  // Counter blocks are kept byte-reversed, so the big-endian 32-bit counter is the low
-  // dword of each lane and advances with a plain 32-bit add (no carry: the caller keeps
-  // counter + blocks <= 2^32); a byte shuffle turns them back before encryption.
-  alignas(16) std::uint8_t reversed[16];
-  for (int i = 0; i < 12; ++i) reversed[15 - i] = prefix[i];
-  for (int i = 0; i < 4; ++i) reversed[3 - i] = static_cast<std::uint8_t>(counter >> (24 - 8 * i));
-  const __m512i base = _mm512_maskz_broadcast_i32x4(0xffff, _mm_load_si128(reinterpret_cast<const __m128i*>(reversed)));
-  const __m512i lane_steps = _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0);
-  const __m512i reverse = _mm512_maskz_broadcast_i32x4(0xffff, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  const __m512i four = _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4);
-  __m512i next = _mm512_add_epi32(base, lane_steps);
-
+  Counters counters(prefix, counter);
   std::size_t done = 0;
   for (; done + 16 <= blocks; done += 16) {
-    __m512i c0 = _mm512_shuffle_epi8(next, reverse);
-    next = _mm512_add_epi32(next, four);
-    __m512i c1 = _mm512_shuffle_epi8(next, reverse);
-    next = _mm512_add_epi32(next, four);
-    __m512i c2 = _mm512_shuffle_epi8(next, reverse);
-    next = _mm512_add_epi32(next, four);
-    __m512i c3 = _mm512_shuffle_epi8(next, reverse);
-    next = _mm512_add_epi32(next, four);
+    __m512i c0 = counters.take(), c1 = counters.take(), c2 = counters.take(), c3 = counters.take();
     __m512i d0 = c0, d1 = c1, d2 = c2, d3 = c3;
     MPC_RSS3_AES_ROUNDS(c0, c1, c2, c3, a);
     MPC_RSS3_AES_ROUNDS(d0, d1, d2, d3, b);
@@ -106,25 +127,33 @@ void vaes_ctr_xor2(const AesRoundKeys& own, const AesRoundKeys& previous, const 
     _mm512_storeu_si512(o + 192, _mm512_xor_si512(c3, d3));
   }
   for (; done < blocks; done += 4) {
-    __m512i c0 = _mm512_shuffle_epi8(next, reverse);
-    next = _mm512_add_epi32(next, four);
-    __m512i d0 = c0;
-    c0 = _mm512_xor_si512(c0, a.k[0]);
-    d0 = _mm512_xor_si512(d0, b.k[0]);
-    for (int r = 1; r < 10; ++r) {
-      c0 = _mm512_aesenc_epi128(c0, a.k[r]);
-      d0 = _mm512_aesenc_epi128(d0, b.k[r]);
-    }
-    c0 = _mm512_aesenclast_epi128(c0, a.k[10]);
-    d0 = _mm512_aesenclast_epi128(d0, b.k[10]);
-    const std::size_t left = blocks - done;
-    const __mmask8 mask = left >= 4 ? 0xff : static_cast<__mmask8>((1u << (2 * left)) - 1);
-    _mm512_mask_storeu_epi64(out + done * 16, mask, _mm512_xor_si512(c0, d0));
+    const __m512i c = counters.take();
+    store_blocks(out + done * 16, blocks - done, _mm512_xor_si512(encrypt(c, a), encrypt(c, b)));
   }
   // Expanded keys live in registers and on this stack frame: clear them.
   a = Schedule{};
   b = Schedule{};
   __asm__ __volatile__("" : : "r"(&a), "r"(&b) : "memory");
+}
+
+void vaes_ctr(const AesRoundKeys& key, const std::uint8_t prefix[12], std::uint32_t counter, std::uint8_t* out,
+              std::size_t blocks) {
+  Schedule a;
+  broadcast(key, a);
+  Counters counters(prefix, counter);
+  std::size_t done = 0;
+  for (; done + 16 <= blocks; done += 16) {
+    __m512i c0 = counters.take(), c1 = counters.take(), c2 = counters.take(), c3 = counters.take();
+    MPC_RSS3_AES_ROUNDS(c0, c1, c2, c3, a);
+    std::uint8_t* o = out + done * 16;
+    _mm512_storeu_si512(o, c0);
+    _mm512_storeu_si512(o + 64, c1);
+    _mm512_storeu_si512(o + 128, c2);
+    _mm512_storeu_si512(o + 192, c3);
+  }
+  for (; done < blocks; done += 4) store_blocks(out + done * 16, blocks - done, encrypt(counters.take(), a));
+  a = Schedule{};
+  __asm__ __volatile__("" : : "r"(&a) : "memory");
 }
 
 }  // namespace mpc::rss3::detail
@@ -135,6 +164,7 @@ namespace mpc::rss3::detail {
 void vaes_expand_key(const std::uint8_t*, AesRoundKeys&) {}
 void vaes_ctr_xor2(const AesRoundKeys&, const AesRoundKeys&, const std::uint8_t*, std::uint32_t, std::uint8_t*,
                    std::size_t) {}
+void vaes_ctr(const AesRoundKeys&, const std::uint8_t*, std::uint32_t, std::uint8_t*, std::size_t) {}
 }  // namespace mpc::rss3::detail
 
 #endif

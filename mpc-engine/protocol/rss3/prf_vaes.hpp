@@ -1,5 +1,6 @@
 // Internal to CorrelatedRandomness: AES-128-CTR for alpha with VAES (four blocks per
-// instruction), both keys fused in one pass: out = AES(k_own, ctr) ^ AES(k_prev, ctr).
+// instruction), both keys fused in one pass: out = AES(k_own, ctr) ^ AES(k_prev, ctr); and one
+// key's keystream for prf_stream.
 // Same bytes as OpenSSL's AES-128-CTR (tests compare them); used only when the CPU has
 // VAES, AVX-512 F/BW and AES-NI, because OpenSSL 3.0's CTR mode uses 128-bit AES-NI only.
 //
@@ -27,5 +28,10 @@ void vaes_expand_key(const std::uint8_t key[16], AesRoundKeys& round_keys);
 // counter + blocks does not exceed 2^32. Only call when vaes_prf_supported().
 void vaes_ctr_xor2(const AesRoundKeys& own, const AesRoundKeys& previous, const std::uint8_t prefix[12],
                    std::uint32_t counter, std::uint8_t* out, std::size_t blocks);
+
+// For j in [0, blocks): out[16j, 16j+16) = AES(key, B(counter + j)): one key's keystream, for
+// prf_stream. Same conditions as above.
+void vaes_ctr(const AesRoundKeys& key, const std::uint8_t prefix[12], std::uint32_t counter, std::uint8_t* out,
+              std::size_t blocks);
 
 }  // namespace mpc::rss3::detail

@@ -63,6 +63,19 @@ TEST(CorrelatedRandomness, MatchesDocumentedCounterLayout) {
   EXPECT_EQ(mask_previous, ref_previous);
 }
 
+// One key's half of the alpha stream, as the AND check draws it (VAES where the CPU has it):
+// the documented counter blocks under that key, for lengths around the VAES kernel's sixteen
+// blocks per pass and its four-block tail.
+TEST(CorrelatedRandomness, PrfStreamIsOneKeysHalf) {
+  const PrfKey key{9, 8, 7, 6, 5, 4, 3, 2, 1};
+  const BatchNonce nonce{0x1122334455667788ull, 0x99aabbccu};
+  for (std::size_t blocks : {1u, 3u, 4u, 5u, 16u, 17u, 300u}) {
+    std::vector<std::uint8_t> out(16 * blocks, 0x5a);
+    prf_stream(key, nonce, out);
+    EXPECT_EQ(out, reference_stream(key, nonce, 0, out.size())) << blocks << " blocks";
+  }
+}
+
 TEST(CorrelatedRandomness, AlphasOfThreePartiesSumToZero) {
   std::mt19937_64 rng(5);
   const auto keys = test::random_keys(rng);
