@@ -84,31 +84,51 @@ inline void store_elements(__m512i (&y)[16], Gf128* out) {
   }
 }
 
-void combine(const WindowPlanes& planes, std::size_t windows, const Gf128* coefficients, Gf128* out) {
-  const std::size_t half_groups = planes.half / 8, groups = 2 * half_groups;
-  std::uint64_t matrix[16][kMaxGroups];
-  build_matrices(coefficients, groups, matrix);
-  __m512i matrices[16][kMaxGroups];
-  for (unsigned m = 0; m < 16; ++m)
-    for (std::size_t i = 0; i < groups; ++i) matrices[m][i] = _mm512_set1_epi64(static_cast<long long>(matrix[m][i]));
+// One window of kGroups groups of eight words: the group count is a template argument so that
+// every loop unrolls and each matrix is a broadcast operand of its GF2P8AFFINEQB, three results
+// XORed per VPTERNLOGQ.
+template <std::size_t kGroups>
+inline void combine_window(const std::uint64_t* first, const std::uint64_t* second,
+                           const std::uint64_t (*matrix)[kMaxGroups], __m512i index, __m512i select, Gf128* out) {
+  __m512i lanes[kGroups];
+  for (std::size_t i = 0; i < kGroups; ++i) {
+    const std::uint64_t* eight = i < kGroups / 2 ? first + 8 * i : second + 8 * (i - kGroups / 2);
+    const __m512i rows = _mm512_permutexvar_epi8(index, _mm512_loadu_si512(eight));
+    lanes[i] = _mm512_gf2p8affine_epi64_epi8(select, rows, 0);
+  }
+  __m512i y[16];
+  for (unsigned m = 0; m < 16; ++m) {
+    auto term = [&](std::size_t i) {
+      return _mm512_gf2p8affine_epi64_epi8(lanes[i], _mm512_set1_epi64(static_cast<long long>(matrix[m][i])), 0);
+    };
+    __m512i sum = term(0);
+    std::size_t i = 1;
+    for (; i + 1 < kGroups; i += 2) sum = _mm512_ternarylogic_epi64(sum, term(i), term(i + 1), 0x96);
+    for (; i < kGroups; ++i) sum = _mm512_xor_si512(sum, term(i));
+    y[m] = sum;
+  }
+  store_elements(y, out);
+}
+
+template <std::size_t kGroups>
+void combine_windows(const WindowPlanes& planes, std::size_t windows, const std::uint64_t (*matrix)[kMaxGroups],
+                     Gf128* out) {
   const __m512i index = gather_index();
   const __m512i select = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));
-  for (std::size_t c = 0; c < windows; ++c) {
-    const std::uint64_t* first = planes.first + planes.half * c;
-    const std::uint64_t* second = planes.second + planes.half * c;
-    __m512i lanes[kMaxGroups];
-    for (std::size_t i = 0; i < groups; ++i) {
-      const std::uint64_t* eight = i < half_groups ? first + 8 * i : second + 8 * (i - half_groups);
-      const __m512i rows = _mm512_permutexvar_epi8(index, _mm512_loadu_si512(eight));
-      lanes[i] = _mm512_gf2p8affine_epi64_epi8(select, rows, 0);
-    }
-    __m512i y[16];
-    for (unsigned m = 0; m < 16; ++m) {
-      y[m] = _mm512_gf2p8affine_epi64_epi8(lanes[0], matrices[m][0], 0);
-      for (std::size_t i = 1; i < groups; ++i)
-        y[m] = _mm512_xor_si512(y[m], _mm512_gf2p8affine_epi64_epi8(lanes[i], matrices[m][i], 0));
-    }
-    store_elements(y, out + 64 * c);
+  for (std::size_t c = 0; c < windows; ++c)
+    combine_window<kGroups>(planes.first + planes.half * c, planes.second + planes.half * c, matrix, index, select,
+                            out + 64 * c);
+}
+
+void combine(const WindowPlanes& planes, std::size_t windows, const Gf128* coefficients, Gf128* out) {
+  const std::size_t groups = 2 * (planes.half / 8);
+  std::uint64_t matrix[16][kMaxGroups];
+  build_matrices(coefficients, groups, matrix);
+  switch (groups) {
+    case 2: combine_windows<2>(planes, windows, matrix, out); break;
+    case 4: combine_windows<4>(planes, windows, matrix, out); break;
+    case 6: combine_windows<6>(planes, windows, matrix, out); break;
+    default: combine_windows<8>(planes, windows, matrix, out); break;
   }
 }
 

@@ -78,11 +78,12 @@ inline Gf128 lane_sum(const Wide4& w) {
   return out;
 }
 
-// Each lane times x^4: a shift by four bits, the four bits carried out of x^127 folded back in
-// times x^128 = x^7 + x^2 + x + 1.
-inline Four times_x4(Four v) {
-  const Four shifted = _mm512_slli_epi64(v, 4);
-  const Four spill = _mm512_shuffle_epi32(_mm512_srli_epi64(v, 60), _MM_PERM_BADC);  // quadwords swapped
+// Each lane times x^N (N < 64): a shift by N bits, the N bits carried out of x^127 folded back
+// in times x^128 = x^7 + x^2 + x + 1.
+template <unsigned N>
+inline Four times_x(Four v) {
+  const Four shifted = _mm512_slli_epi64(v, N);
+  const Four spill = _mm512_shuffle_epi32(_mm512_srli_epi64(v, 64 - N), _MM_PERM_BADC);  // quadwords swapped
   const Four poly = _mm512_set4_epi64(0, 0x87, 0, 0x87);
   const Four into_high = _mm512_maskz_mov_epi64(0xAA, spill);
   return _mm512_xor_si512(_mm512_xor_si512(shifted, into_high), _mm512_clmulepi64_epi128(spill, poly, 0x00));
@@ -118,6 +119,7 @@ void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t st
   }
 }
 
+// Four chains of powers a quarter of the lanes apart, so that no product waits on the last one.
 void weight_lanes(Gf128* v, std::size_t windows, const Gf128* weight) {
   for (std::size_t c = 0; c < windows; ++c) {
     // Lanes weight[c] x^j .. x^(j+3).
@@ -127,11 +129,16 @@ void weight_lanes(Gf128* v, std::size_t windows, const Gf128* weight) {
       const std::uint64_t carry = p.hi >> 63;
       lanes[m] = {(p.lo << 1) ^ (0x87 & (0 - carry)), (p.hi << 1) | (p.lo >> 63)};
     }
-    Four power = load(lanes, 0xFF);
+    Four power[4];
+    power[0] = load(lanes, 0xFF);
+    for (unsigned q = 1; q < 4; ++q) power[q] = times_x<16>(power[q - 1]);
     Gf128* row = v + 64 * c;
-    for (unsigned j = 0; j < 64; j += 4) {
-      store(row + j, 0xFF, mul(power, load(row + j, 0xFF)));
-      power = times_x4(power);
+    for (unsigned j = 0; j < 16; j += 4) {
+      for (unsigned q = 0; q < 4; ++q) {
+        Gf128* at = row + 16 * q + j;
+        store(at, 0xFF, mul(power[q], load(at, 0xFF)));
+        power[q] = times_x<4>(power[q]);
+      }
     }
   }
 }
