@@ -166,12 +166,12 @@ struct Weights {
     variable[kBitRounds - 1] = Gf128{1, 0};
     for (std::size_t c = 0; c < windows; ++c) rho[c] = gf128_load(bytes.data() + (kBitRounds - 1 + c) * kElement);
   }
-  // The weight of word l of a window, without rho_c.
-  Gf128 word_weight(const detail::FieldKernels& k, std::size_t l) const {
-    Gf128 w{1, 0};
+  // The weights of the words of a window, without rho_c: out[l] = beta^l, built a variable at a
+  // time.
+  void word_weights(const detail::FieldKernels& k, Gf128* out) const {
+    out[0] = Gf128{1, 0};
     for (unsigned b = 0; b + 1 < kBitRounds; ++b)
-      if ((l >> b) & 1) w = k.mul(w, variable[b]);
-    return w;
+      for (std::size_t l = 0; l < (std::size_t{1} << b); ++l) out[l + (std::size_t{1} << b)] = k.mul(out[l], variable[b]);
   }
   std::size_t windows;
   Gf128 variable[kBitRounds];
@@ -199,8 +199,9 @@ Gf128 weighted_claim(const detail::FieldKernels& k, const Weights& weights, cons
     k.window_sums(chunk, count, kWindowWords, weights.rho.data() + c0, partial);
     for (std::size_t l = 0; l < kWindowWords; ++l) by_word[l] ^= partial[l];
   }
-  Gf128 claim;
-  for (std::size_t l = 0; l < kWindowWords; ++l) claim ^= k.mul(weights.word_weight(k, l), by_word[l]);
+  Gf128 claim, word_weight[kWindowWords];
+  weights.word_weights(k, word_weight);
+  for (std::size_t l = 0; l < kWindowWords; ++l) claim ^= k.mul(word_weight[l], by_word[l]);
   wipe(chunk, sizeof chunk);
   wipe(by_word, sizeof by_word);
   wipe(partial, sizeof partial);
@@ -241,10 +242,9 @@ class Grid {
   }
   // Binds the current variable to t through the degree-2 basis on {0, 1, inf}: 1 + t, t, t + t^2.
   void bind(const detail::FieldKernels& k, Gf128 t) {
-    const Gf128 at0 = t ^ Gf128{1, 0}, at1 = t, at_inf = t ^ k.mul(t, t);
+    const Gf128 basis[3] = {t ^ Gf128{1, 0}, t, t ^ k.mul(t, t)};
     points_ /= 3;
-    for (std::size_t m = 0; m < points_; ++m)
-      values_[m] = k.mul(at0, values_[3 * m]) ^ k.mul(at1, values_[3 * m + 1]) ^ k.mul(at_inf, values_[3 * m + 2]);
+    k.bind_points(values_.data(), points_, basis, values_.data());
   }
 
  private:

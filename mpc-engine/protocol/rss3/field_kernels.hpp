@@ -35,6 +35,9 @@ struct FieldKernels {
   void (*fold)(Gf128* v, std::size_t len, Gf128 t);
   // fold(a, len, t), fold(b, len, t), then round_sums(a, b, ceil(len / 2), c0, c2); one pass.
   void (*fold_and_sum)(Gf128* a, Gf128* b, std::size_t len, Gf128 t, Gf128* c0, Gf128* c2);
+  // out[m] = basis[0] v[3 m] + basis[1] v[3 m + 1] + basis[2] v[3 m + 2] for m < n: one variable of
+  // the grid bound (out may be v).
+  void (*bind_points)(const Gf128* v, std::size_t n, const Gf128* basis, Gf128* out);
   // grid[p] += sum over windows c < windows and lanes j of weight[c] x^j (X_c(p) & Y_c(p))_j for
   // every point p of {0, 1, inf}^variables, p = sum of d_b 3^b with digit 2 for inf (the XOR of
   // the values at 0 and 1: on these points X, Y and their product stay bits).

@@ -111,6 +111,17 @@ struct KernelSet {
     *c2 = F::reduce(s2);
   }
 
+  static void bind_points(const Gf128* v, std::size_t n, const Gf128* basis, Gf128* out) {
+    const auto b0 = F::load(basis[0]), b1 = F::load(basis[1]), b2 = F::load(basis[2]);
+    for (std::size_t m = 0; m < n; ++m) {
+      typename F::Wide acc = F::zero();
+      F::accumulate(acc, b0, F::load(v[3 * m]));
+      F::accumulate(acc, b1, F::load(v[3 * m + 1]));
+      F::accumulate(acc, b2, F::load(v[3 * m + 2]));
+      out[m] = F::reduce(acc);
+    }
+  }
+
   // Four windows side by side in the lanes of a vector through the grid walk; each product
   // word is accumulated with its window's weight.
   static void grid_sums(const GridOperands& g, std::size_t windows, const Gf128* weight, Gf128* grid) {
@@ -145,7 +156,7 @@ struct KernelSet {
   }
 
   static FieldKernels table(const char* name) {
-    return {&mul, &window_sums, &weight_lanes, &round_sums, &fold, &fold_and_sum, &grid_sums, name};
+    return {&mul, &window_sums, &weight_lanes, &round_sums, &fold, &fold_and_sum, &bind_points, &grid_sums, name};
   }
 };
 

@@ -189,6 +189,33 @@ void fold_and_sum(Gf128* a, Gf128* b, std::size_t len, Gf128 t, Gf128* c0, Gf128
   *c2 = lane_sum(s2);
 }
 
+// Four outputs at a time, three products summed before one reduction. Reads run ahead of writes
+// (out[m] lies below v[3 m]), so out may be v.
+void bind_points(const Gf128* v, std::size_t n, const Gf128* basis, Gf128* out) {
+  const Four b0 = broadcast(basis[0]), b1 = broadcast(basis[1]), b2 = broadcast(basis[2]);
+  std::size_t m = 0;
+  for (; m + 4 <= n; m += 4) {
+    alignas(64) Gf128 first[4], second[4], third[4];
+    for (std::size_t k = 0; k < 4; ++k) {
+      first[k] = v[3 * (m + k)];
+      second[k] = v[3 * (m + k) + 1];
+      third[k] = v[3 * (m + k) + 2];
+    }
+    Wide4 acc;
+    accumulate(acc, b0, _mm512_load_si512(first));
+    accumulate(acc, b1, _mm512_load_si512(second));
+    accumulate(acc, b2, _mm512_load_si512(third));
+    _mm512_storeu_si512(out + m, reduce(acc));
+  }
+  for (; m < n; ++m) {
+    Wide4 acc;
+    accumulate(acc, b0, load(v + 3 * m, 0x03));
+    accumulate(acc, b1, load(v + 3 * m + 1, 0x03));
+    accumulate(acc, b2, load(v + 3 * m + 2, 0x03));
+    store(out + m, 0x03, reduce(acc));
+  }
+}
+
 // Sixteen windows side by side, one per quadword of a pair of vectors: each grid point's product
 // of eight windows is four carry-less products with the windows' weights (the low and the high
 // halves of the two windows in each 128-bit lane), summed into two accumulators per point: the
@@ -294,8 +321,8 @@ const FieldKernels* vpclmul_field_kernels() {
   // A single product gains nothing from wide registers: it is PCLMULQDQ's.
   const FieldKernels* narrow = pclmul_field_kernels();
   if (narrow == nullptr) return nullptr;
-  static const FieldKernels kernels = {narrow->mul, &window_sums, &weight_lanes, &round_sums,
-                                       &fold, &fold_and_sum, &grid_sums, "vpclmul"};
+  static const FieldKernels kernels = {narrow->mul, &window_sums, &weight_lanes, &round_sums, &fold,
+                                       &fold_and_sum, &bind_points, &grid_sums, "vpclmul"};
   return &kernels;
 }
 

@@ -93,6 +93,15 @@ void expect_kernels_match_portable(const detail::FieldKernels* fast) {
   fast->window_sums(words.data(), windows, stride, weight.data(), fs.data());
   slow.window_sums(words.data(), windows, stride, weight.data(), ss.data());
   EXPECT_EQ(fs, ss);
+  for (std::size_t n : {1u, 3u, 4u, 7u, 243u}) {
+    std::vector<Gf128> v(3 * n);
+    for (auto& e : v) e = random_element(rng);
+    const Gf128 basis[3] = {random_element(rng), random_element(rng), random_element(rng)};
+    std::vector<Gf128> fast_out(n), slow_out(n);
+    fast->bind_points(v.data(), n, basis, fast_out.data());
+    slow.bind_points(v.data(), n, basis, slow_out.data());
+    EXPECT_EQ(fast_out, slow_out) << n;
+  }
   std::vector<Gf128> fv(64 * windows), sv;
   for (auto& v : fv) v = random_element(rng);
   sv = fv;
@@ -175,6 +184,18 @@ TEST(FieldKernels, MatchTheirDefinitions) {
     EXPECT_EQ(f0, g0) << n;
     EXPECT_EQ(f2, g2) << n;
     EXPECT_EQ(std::vector<Gf128>(fa.begin(), fa.begin() + (n + 1) / 2), std::vector<Gf128>(ea.begin(), ea.begin() + (n + 1) / 2));
+  }
+  // bind_points: three products per output, in place as the grid uses it.
+  for (std::size_t n : {1u, 4u, 5u, 81u}) {
+    std::vector<Gf128> v(3 * n), bound(3 * n);
+    for (auto& e : v) e = random_element(rng);
+    const Gf128 basis[3] = {random_element(rng), random_element(rng), random_element(rng)};
+    bound = v;
+    k.bind_points(bound.data(), n, basis, bound.data());
+    for (std::size_t m = 0; m < n; ++m)
+      EXPECT_EQ(bound[m], gf128_mul_portable(basis[0], v[3 * m]) ^ gf128_mul_portable(basis[1], v[3 * m + 1]) ^
+                              gf128_mul_portable(basis[2], v[3 * m + 2]))
+          << n << " points, output " << m;
   }
   std::vector<Gf128> lanes(64 * windows);
   for (auto& v : lanes) v = random_element(rng);
