@@ -531,10 +531,10 @@ class CpuEvaluator final : public Evaluator {
         const std::size_t active_words = (chunk_n + 63) / 64;
         const std::size_t active_tiles = (active_words + tile_words - 1) / tile_words;
         const std::size_t active_bytes = active_tiles * tile_words * 8;
-        // A chunk whose tiles hold exactly its instances is evaluated in the message buffers
-        // themselves, AND k at k * its bytes; any other partial chunk through scratch laid out
-        // as a full one.
-        const bool direct = full || chunk_bytes == active_bytes;
+        // A chunk whose tiles hold exactly its instances (so no lane of its message is padding,
+        // which must be sent as zero) is evaluated in the message buffers themselves, AND k at
+        // k * its bytes; any other partial chunk through scratch laid out as a full one.
+        const bool direct = full || (chunk_bytes == active_bytes && chunk_n % 8 == 0);
         const std::size_t stride = full || !direct ? detail::kMsgStride : chunk_bytes;
         args.msg_stride = stride;
 

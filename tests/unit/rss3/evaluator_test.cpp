@@ -231,7 +231,9 @@ TEST(Evaluator, MessageLayout) {
   p.and_gates = 3;
   p.and_depth = 1;
   std::mt19937_64 rng(41);
-  for (std::size_t n : {2048u + 100u, 3u, 4096u, 2048u + 8u}) {
+  // Partial chunks through scratch (3, 100) and ones whose tiles they fill, with padding bits
+  // (63, 2047) and without (512, 1024).
+  for (std::size_t n : {2048u + 100u, 3u, 4096u, 2048u + 8u, 63u, 2047u, 512u, 2048u + 1024u}) {
     const std::size_t words = words_for(n);
     auto clear = testing::random_words(rng, 4 * words);
     const auto inputs = share_matrix(clear, 4, n);
@@ -258,9 +260,12 @@ TEST(Evaluator, MessageLayout) {
       for (std::size_t j = 0; j < combined.size(); ++j)
         combined[j] = transcripts[0][j] ^ transcripts[1][j] ^ transcripts[2][j];
       EXPECT_EQ(combined, expected) << n << " " << simd_level_name(level);
-      if (n % 8 != 0) {  // each party sends zero padding bits
+      if (n % 8 != 0) {  // each party sends zero padding bits, in the last byte of every AND
         const std::uint8_t high = static_cast<std::uint8_t>(0xff << (n % 8));
-        for (int i = 0; i < 3; ++i) EXPECT_EQ(transcripts[i].back() & high, 0);
+        const std::size_t chunk_bytes = (n % 2048 + 7) / 8, tail = expected.size() - 3 * chunk_bytes;
+        for (int i = 0; i < 3; ++i)
+          for (std::size_t k = 1; k <= 3; ++k)
+            EXPECT_EQ(transcripts[i][tail + k * chunk_bytes - 1] & high, 0) << n << " party " << i << " AND " << k;
       }
     }
   }
