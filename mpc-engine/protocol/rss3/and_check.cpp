@@ -497,86 +497,6 @@ class PlusLinear final : public LinearWords {
   const PartyPlanes& p_;
 };
 
-// A transcript's gates without its padding lanes. A partial chunk of n_c instances, n_c not a
-// multiple of 8, sends ceil(n_c / 8) bytes per AND of which only n_c bits are instances: with
-// one instance, 7 bits in 8 are padding. Padding lanes reach no output, so the proof leaves
-// them out; every party drops the same lanes, from the batch's layout alone, keeping the
-// gates' order. Without padding the gates are the transcript's words as they are.
-class DenseGates {
- public:
-  explicit DenseGates(const AndTranscript& t) : t_(t) {
-    const std::size_t partial = t.instances % kChunkInstances;
-    tail_bits_ = static_cast<unsigned>(partial % 8);
-    chunk_bytes_ = (partial + 7) / 8;
-    full_bytes_ = t.instances / kChunkInstances * (kChunkInstances / 8);
-    std::size_t ands = 0;
-    for (std::size_t k : t.layer_ands) ands += k;
-    words_ = tail_bits_ == 0 ? t.words() : (ands * t.instances + 63) / 64;
-  }
-  bool padded() const { return tail_bits_ != 0; }
-  std::size_t words() const { return words_; }
-
-  // `gates`: the transcript's layout (t.words() words); `out`: `fill` words, fill >= words(),
-  // zero past words().
-  void gather(const std::uint64_t* gates, std::uint64_t* out, std::size_t fill) const {
-    const auto* src = reinterpret_cast<const std::uint8_t*>(gates);
-    std::uint64_t* to = out;
-    std::uint64_t acc = 0;
-    unsigned filled = 0;
-    auto put = [&](std::uint64_t value, unsigned count) {  // count < 64, value < 2^count
-      acc |= value << filled;
-      filled += count;
-      if (filled >= 64) {
-        *to++ = acc;
-        filled -= 64;
-        acc = filled == 0 ? 0 : value >> (count - filled);
-      }
-    };
-    // Whole bytes of gates, four at a time.
-    auto put_bytes = [&](const std::uint8_t* bytes, std::size_t count) {
-      std::size_t i = 0;
-      for (; i + 4 <= count; i += 4) {
-        std::uint32_t four;
-        std::memcpy(&four, bytes + i, 4);
-        put(four, 32);
-      }
-      for (; i < count; ++i) put(bytes[i], 8);
-    };
-    std::size_t from = 0;
-    const auto tail_mask = static_cast<std::uint8_t>((1u << tail_bits_) - 1);
-    if (full_bytes_ == 0 && chunk_bytes_ == 1) {
-      // Fewer than eight instances: every AND is one byte holding tail_bits_ gates, so the
-      // transcript is one run of bytes, packed eight at a time without a branch per gate.
-      std::size_t bytes = 0;
-      for (std::size_t ands : t_.layer_ands) bytes += ands;
-      for (; from + 8 <= bytes; from += 8) {
-        std::uint64_t eight;
-        std::memcpy(&eight, src + from, 8);
-        std::uint64_t packed = 0;
-        for (unsigned b = 0; b < 8; ++b) packed |= ((eight >> (8 * b)) & tail_mask) << (tail_bits_ * b);
-        put(packed, 8 * tail_bits_);
-      }
-      for (; from < bytes; ++from) put(src[from] & tail_mask, tail_bits_);
-    } else {
-      for (std::size_t ands : t_.layer_ands) {
-        put_bytes(src + from, ands * full_bytes_);
-        from += ands * full_bytes_;
-        for (std::size_t k = 0; k < ands; ++k, from += chunk_bytes_) {
-          put_bytes(src + from, chunk_bytes_ - 1);
-          put(src[from + chunk_bytes_ - 1] & tail_mask, tail_bits_);
-        }
-      }
-    }
-    if (filled != 0) *to++ = acc;
-    std::fill(to, out + fill, 0);
-  }
-
- private:
-  const AndTranscript& t_;
-  unsigned tail_bits_ = 0;
-  std::size_t chunk_bytes_ = 0, full_bytes_ = 0, words_ = 0;
-};
-
 // F(key) per gate, in the transcript's layout: the alpha stream is drawn layer by layer, 16-byte
 // aligned, so it is the PRF stream itself where every layer is a multiple of 16 bytes.
 void prf_per_gate(const AndTranscript& transcript, const PrfKey& key, BatchNonce nonce, SecretWords& out) {
@@ -679,22 +599,15 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   prf_per_gate(transcript, own, nonce, own_prf);
   prf_per_gate(transcript, previous, nonce, previous_prf);
 
-  // The gates the proof covers: the transcript's, less padding lanes. Padded batches are
-  // gathered into planes of their own; the others are read in place.
-  const DenseGates dense(transcript);
-  const std::size_t words = padded(dense.words());
-  SecretWords gathered(dense.padded() ? 7 * words : 0);
-  std::size_t next_plane = 0;
-  auto plane = [&](const SecretWords& from) -> const std::uint64_t* {
-    if (!dense.padded()) return from.data();
-    std::uint64_t* to = gathered.data() + words * next_plane++;
-    dense.gather(from.data(), to, words);
-    return to;
-  };
-  const PartyPlanes planes{plane(transcript.left_own),  plane(transcript.left_previous),
-                           plane(transcript.right_own), plane(transcript.right_previous),
-                           plane(transcript.received),  plane(own_prf),
-                           plane(previous_prf)};
+  // The proof covers every lane of the transcript, the padding lanes of a partial chunk's last
+  // byte included: they are zero in every plane of an honest party (its operands are recorded
+  // without them, the layout sends them as zero, the PRF planes are cleared there), so a party
+  // that sets one is refused like any other deviation.
+  const std::size_t words = padded(transcript.words());
+  const PartyPlanes planes{transcript.left_own.data(),  transcript.left_previous.data(),
+                           transcript.right_own.data(), transcript.right_previous.data(),
+                           transcript.received.data(),  own_prf.data(),
+                           previous_prf.data()};
 
   const int before = previous_party(party), after = next_party(party);
   const Context mine{nonce, party, words}, of_before{nonce, before, words}, of_after{nonce, after, words};

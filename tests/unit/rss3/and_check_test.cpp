@@ -201,31 +201,31 @@ TEST(AndCheckEvaluation, AFlippedAndShareIsCaughtAtEveryPosition) {
   }
 }
 
-// With one instance each AND share travels as a byte of which only bit 0 is a gate; the other
-// seven are lanes of no instance, which reach no output. The check proves the batch's gates
-// only, so a party flipping such a bit changes nothing the client sees and is not refused,
-// while the same flip on bit 0 is.
-TEST(AndCheckEvaluation, APaddingBitReachesNoOutputAndIsNotAGate) {
+// With one instance each AND share travels as a byte of which only bit 0 is an instance; the other
+// seven are padding lanes, which the layout sends as zero. Unchecked, a party that sets one
+// changes nothing the client sees; checked, the proof covers every lane of the transcript, so it
+// is refused like a flip of bit 0.
+TEST(AndCheckEvaluation, APaddingBitSetIsRefusedLikeAnyDeviation) {
   std::mt19937_64 rng(13);
   const AesBatch batch(1, rng);
   const std::vector<std::uint8_t> expected = batch.openssl();
   for (int cheater = 0; cheater < kParties; ++cheater) {
-    ThreePartyOptions options = checked();
-    std::uint8_t flip = 0x80;
-    options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
-      if (party == cheater && at == 1) outgoing[0] ^= flip;
-    };
-    EXPECT_EQ(batch.run(options), expected) << "party " << cheater + 1;
-    flip = 0x01;
-    EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1;
+    for (const std::uint8_t flip : {std::uint8_t{0x80}, std::uint8_t{0x01}}) {
+      ThreePartyOptions options;
+      options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
+        if (party == cheater && at == 1) outgoing[0] ^= flip;
+      };
+      if (flip == 0x80) EXPECT_EQ(batch.run(options), expected) << "party " << cheater + 1;
+      options.check_ands = true;
+      EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1 << ", bit " << int{flip};
+    }
   }
 }
 
-// Gates the proof gathers from padded batches, flipped where the packing is least regular:
-// with five instances each AND share is one byte of five gates, packed eight bytes at a time
-// (the last instance of AND 13, not the first of its eight); with 100 instances each AND is
-// 13 bytes, packed four at a time (instance 50 of AND 5); with 2,051 a full chunk's bytes
-// come first (instance 1,163 of AND 3). Caught when checked, a wrong output when not.
+// Gates of batches with padding lanes, flipped where the layout is least regular: with five
+// instances each AND share is one byte of five gates (the last instance of AND 13); with 100
+// instances each AND is 13 bytes (instance 50 of AND 5); with 2,051 a full chunk's bytes come
+// first (instance 1,163 of AND 3). Caught when checked, a wrong output when not.
 TEST(AndCheckEvaluation, AFlippedGateOfAPaddedBatchIsCaught) {
   struct Flip {
     std::size_t instances, byte;
