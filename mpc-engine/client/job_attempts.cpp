@@ -39,6 +39,10 @@ struct ClusterClient::Attempt {
   std::exception_ptr error;
   bool retry = false;
   int regrouping_party = -1;  // a server that answered Regrouping, or went away
+  // An attempt the others refused for want of a copy this client never got out: should the
+  // call run out of time on retries, its error names that server, not the others' refusal
+  // ("no answer from server(s) N in time: server N (endpoint)").
+  std::string unreached;
 };
 
 Replies ClusterClient::serve_job(wire::MessageType type,
@@ -84,8 +88,12 @@ Replies ClusterClient::serve_job(wire::MessageType type,
                                                                             : "open the ticket in full"));
       std::rethrow_exception(attempt.error);
     }
-    if (!attempt.retry || std::chrono::steady_clock::now() + kRetryPause >= deadline)
+    if (!attempt.retry) std::rethrow_exception(attempt.error);
+    if (std::chrono::steady_clock::now() + kRetryPause >= deadline) {
+      if (!attempt.unreached.empty())
+        throw Error(Component::Client, attempt.unreached + " could not be reached from this client");
       std::rethrow_exception(attempt.error);
+    }
     std::this_thread::sleep_for(kRetryPause);
   }
 }
@@ -99,6 +107,7 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
   std::array<Copy, kServers> copies{};
   std::array<std::optional<wire::Reply>, kServers> replies;
   std::array<ServerChannel::Carrier, kServers> carriers{};  // of each copy sent
+  std::array<bool, kServers> sent{};
   std::array<bool, kServers> unreachable{};
   std::exception_ptr first_failure;
   bool regrouping = false;
@@ -122,6 +131,7 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
         if (const auto carrier = link.connections[party]->send(frame, small_answer, send_deadline)) {
           copies[party] = Copy::Waiting;
           carriers[party] = *carrier;
+          sent[party] = true;
         } else if (now >= send_deadline) {
           fail(party, true, server(party) + " is unreachable");
         }
@@ -133,8 +143,18 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
     if (lost_at && now - *lost_at >= kAfterLossGrace)
       return {std::nullopt, first_failure, false, -1};
     if (regrouping && !regrouping_at) regrouping_at = now;
+    // The servers this attempt never reached, for an error should the call run out of time.
+    const auto unreached_servers = [&] {
+      std::string numbers, names;
+      for (std::size_t party = 0; party < kServers; ++party)
+        if (!sent[party]) {
+          numbers += (numbers.empty() ? "" : ", ") + std::to_string(party + 1);
+          names += (names.empty() ? "" : " and ") + server(party);
+        }
+      return names.empty() ? names : "no answer from server(s) " + numbers + " in time: " + names;
+    };
     if (regrouping_at && now - *regrouping_at >= kAfterRegroupingGrace)
-      return {std::nullopt, first_failure, true, regrouping_party};
+      return {std::nullopt, first_failure, true, regrouping_party, unreached_servers()};
     const auto gone = static_cast<std::size_t>(std::count(unreachable.begin(), unreachable.end(), true));
     if (gone >= 2) {
       std::string names;
@@ -174,7 +194,7 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
       if (!first_failure)
         first_failure = std::make_exception_ptr(
             Disagreement("the servers answered in different forms (three-party and two-party): result refused"));
-      return {std::nullopt, first_failure, regrouping || gone == 1, regrouping_party};
+      return {std::nullopt, first_failure, regrouping || gone == 1, regrouping_party, unreached_servers()};
     }
     if (now >= deadline) {
       // A copy never sent names the server this client cannot reach (the others may have been
