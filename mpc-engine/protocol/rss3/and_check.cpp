@@ -170,8 +170,10 @@ struct Weights {
   // time.
   void word_weights(const detail::FieldKernels& k, Gf128* out) const {
     out[0] = Gf128{1, 0};
-    for (unsigned b = 0; b + 1 < kBitRounds; ++b)
-      for (std::size_t l = 0; l < (std::size_t{1} << b); ++l) out[l + (std::size_t{1} << b)] = k.mul(out[l], variable[b]);
+    for (unsigned b = 0; b + 1 < kBitRounds; ++b) {
+      const std::size_t filled = std::size_t{1} << b;
+      for (std::size_t l = 0; l < filled; ++l) out[filled + l] = k.mul(out[l], variable[b]);
+    }
   }
   std::size_t windows;
   Gf128 variable[kBitRounds];

@@ -231,8 +231,10 @@ void grid_sums(const GridOperands& g, std::size_t windows, const Gf128* weight, 
   Words16 x[std::size_t{1} << kMaxGridVariables], y[std::size_t{1} << kMaxGridVariables];
   // Eight windows' words of eight entries, loaded row by row (one window each) and transposed,
   // so that vector e holds entry e of the eight windows; missing windows read as zero.
-  const Four pairs_low = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), pairs_high = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
-  const Four quads_low = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0), quads_high = _mm512_set_epi64(15, 14, 13, 12, 7, 6, 5, 4);
+  const Four pairs_low = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+  const Four pairs_high = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+  const Four quads_low = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
+  const Four quads_high = _mm512_set_epi64(15, 14, 13, 12, 7, 6, 5, 4);
   auto transpose8 = [&](const std::uint64_t* rows, std::size_t stride, std::size_t count, Four* out) {
     Four r[8], t[8], u[8];
     for (std::size_t m = 0; m < 8; ++m)
