@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "common/error.hpp"
@@ -458,30 +459,46 @@ class PlaneWords final : public LinearWords {
   const std::uint64_t* plane_;
 };
 
-// A party's planes for its three roles, every one padded to whole windows: c_i (own) and c_{i-1}
-// (previous) of the left and right operands, the r it received, and F(k_i) and F(k_{i-1}) per
-// gate.
-struct PartyPlanes {
-  const std::uint64_t *left_own, *left_previous, *right_own, *right_previous, *received, *own_prf, *previous_prf;
+// F(key) per gate, in the transcript's layout, words [w0, w0 + n) at a time. The alpha stream is
+// drawn layer by layer, 16-byte aligned, so where every layer is a multiple of 16 bytes and no
+// lane is padding it is the PRF stream itself, drawn as it is read; otherwise a whole plane is
+// made first (prf_per_gate).
+class PrfWords {
+ public:
+  PrfWords(const AndTranscript& transcript, const PrfKey& key, BatchNonce nonce);
+  void fill(std::size_t w0, std::size_t n, std::uint64_t* out);
+
+ private:
+  std::size_t bytes_;
+  std::optional<PrfStream> stream_;
+  SecretWords plane_;
 };
 
-// V- of party i+1: c_i(x) c_i(y) ^ F(k_i).
+// A party's planes for its three roles, every one padded to whole windows: c_i (own) and c_{i-1}
+// (previous) of the left and right operands and the r it received; and F(k_i) and F(k_{i-1}) per
+// gate.
+struct PartyPlanes {
+  const std::uint64_t *left_own, *left_previous, *right_own, *right_previous, *received;
+  PrfWords &own_prf, &previous_prf;
+};
+
+// V- of party i+1: c_i(x) c_i(y) ^ F(k_i), F(k_i) already in out.
 MPC_RSS3_CLONES void minus_linear(std::uint64_t* __restrict out, const std::uint64_t* __restrict left,
-                                  const std::uint64_t* __restrict right, const std::uint64_t* __restrict own,
-                                  std::size_t n) {
-  for (std::size_t w = 0; w < n; ++w) out[w] = (left[w] & right[w]) ^ own[w];
+                                  const std::uint64_t* __restrict right, std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w) out[w] ^= left[w] & right[w];
 }
-// V+ of party i-1: r_{i-1} ^ F(k_{i-1}).
+// V+ of party i-1: r_{i-1} ^ F(k_{i-1}), F(k_{i-1}) already in out.
 MPC_RSS3_CLONES void plus_linear(std::uint64_t* __restrict out, const std::uint64_t* __restrict received,
-                                 const std::uint64_t* __restrict previous, std::size_t n) {
-  for (std::size_t w = 0; w < n; ++w) out[w] = received[w] ^ previous[w];
+                                 std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w) out[w] ^= received[w];
 }
 
 class MinusLinear final : public LinearWords {
  public:
   explicit MinusLinear(const PartyPlanes& p) : p_(p) {}
   void words(std::size_t w0, std::size_t n, std::uint64_t* out) const override {
-    minus_linear(out, p_.left_own + w0, p_.right_own + w0, p_.own_prf + w0, n);
+    p_.own_prf.fill(w0, n, out);
+    minus_linear(out, p_.left_own + w0, p_.right_own + w0, n);
   }
 
  private:
@@ -492,36 +509,51 @@ class PlusLinear final : public LinearWords {
  public:
   explicit PlusLinear(const PartyPlanes& p) : p_(p) {}
   void words(std::size_t w0, std::size_t n, std::uint64_t* out) const override {
-    plus_linear(out, p_.received + w0, p_.previous_prf + w0, n);
+    p_.previous_prf.fill(w0, n, out);
+    plus_linear(out, p_.received + w0, n);
   }
 
  private:
   const PartyPlanes& p_;
 };
 
-// F(key) per gate, in the transcript's layout: the alpha stream is drawn layer by layer, 16-byte
-// aligned, so it is the PRF stream itself where every layer is a multiple of 16 bytes.
+// The whole plane, where the stream cannot be drawn as it is read.
 void prf_per_gate(const AndTranscript& transcript, const PrfKey& key, BatchNonce nonce, SecretWords& out) {
   out.resize(transcript.padded_words());
   auto* gates = reinterpret_cast<std::uint8_t*>(out.data());
-  const bool aligned = std::all_of(transcript.layer_bytes.begin(), transcript.layer_bytes.end(),
-                                   [](std::size_t bytes) { return bytes % 16 == 0; });
-  if (aligned) {
-    prf_stream(key, nonce, {gates, transcript.bytes});
-  } else {
-    std::size_t stream_bytes = 0;
-    for (std::size_t bytes : transcript.layer_bytes) stream_bytes += (bytes + 15) / 16 * 16;
-    SecretBytes stream(stream_bytes);
-    prf_stream(key, nonce, stream.span());
-    std::size_t from = 0, to = 0;
-    for (std::size_t bytes : transcript.layer_bytes) {
-      std::memcpy(gates + to, stream.data() + from, bytes);
-      from += (bytes + 15) / 16 * 16;
-      to += bytes;
-    }
+  std::size_t stream_bytes = 0;
+  for (std::size_t bytes : transcript.layer_bytes) stream_bytes += (bytes + 15) / 16 * 16;
+  SecretBytes stream(stream_bytes);
+  prf_stream(key, nonce, stream.span());
+  std::size_t from = 0, to = 0;
+  for (std::size_t bytes : transcript.layer_bytes) {
+    std::memcpy(gates + to, stream.data() + from, bytes);
+    from += (bytes + 15) / 16 * 16;
+    to += bytes;
   }
   std::memset(gates + transcript.bytes, 0, out.size() * 8 - transcript.bytes);
   transcript.clear_padding({gates, transcript.bytes});
+}
+
+PrfWords::PrfWords(const AndTranscript& transcript, const PrfKey& key, BatchNonce nonce) : bytes_(transcript.bytes) {
+  const bool aligned = std::all_of(transcript.layer_bytes.begin(), transcript.layer_bytes.end(),
+                                   [](std::size_t bytes) { return bytes % 16 == 0; });
+  if (aligned && transcript.instances % 8 == 0)
+    stream_.emplace(key, nonce);
+  else
+    prf_per_gate(transcript, key, nonce, plane_);
+}
+
+// Callers read whole windows: w0 and n are even, so the words start and end on PRF blocks.
+void PrfWords::fill(std::size_t w0, std::size_t n, std::uint64_t* out) {
+  if (!stream_) {
+    std::memcpy(out, plane_.data() + w0, n * sizeof(std::uint64_t));
+    return;
+  }
+  auto* bytes = reinterpret_cast<std::uint8_t*>(out);
+  const std::size_t from = 8 * w0, to = std::max(from, std::min(8 * (w0 + n), bytes_));
+  if (to > from) stream_->blocks(static_cast<std::uint32_t>(from / 16), {bytes, to - from});
+  std::memset(bytes + (to - from), 0, 8 * n - (to - from));
 }
 
 }  // namespace
@@ -597,9 +629,7 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
                         BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer) {
   if (transcript.words() == 0) return 0;  // no AND: nothing any party could alter
 
-  SecretWords own_prf, previous_prf;
-  prf_per_gate(transcript, own, nonce, own_prf);
-  prf_per_gate(transcript, previous, nonce, previous_prf);
+  PrfWords own_prf(transcript, own, nonce), previous_prf(transcript, previous, nonce);
 
   // The proof covers every lane of the transcript, the padding lanes of a partial chunk's last
   // byte included: they are zero in every plane of an honest party (its operands are recorded
@@ -608,8 +638,8 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   const std::size_t words = padded(transcript.words());
   const PartyPlanes planes{transcript.left_own.data(),  transcript.left_previous.data(),
                            transcript.right_own.data(), transcript.right_previous.data(),
-                           transcript.received.data(),  own_prf.data(),
-                           previous_prf.data()};
+                           transcript.received.data(),  own_prf,
+                           previous_prf};
 
   const int before = previous_party(party), after = next_party(party);
   const Context mine{nonce, party, words}, of_before{nonce, before, words}, of_after{nonce, after, words};

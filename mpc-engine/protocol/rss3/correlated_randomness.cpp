@@ -74,23 +74,55 @@ bool vaes_prf_supported() {
 }
 }  // namespace detail
 
+struct PrfStream::State {
+  BatchNonce nonce;
+  bool vaes = false;
+  detail::AesRoundKeys round_keys;  // VAES
+  std::uint8_t prefix[12] = {};
+  std::unique_ptr<EVP_CIPHER, CipherTypeFree> cipher;
+  PrfKey key{};
+
+  ~State() {
+    wipe(&round_keys, sizeof round_keys);
+    wipe(key.data(), key.size());
+  }
+};
+
+PrfStream::PrfStream(const PrfKey& key, BatchNonce nonce) : state_(std::make_unique<State>()) {
+  state_->nonce = nonce;
+  state_->vaes = detail::vaes_prf_supported();
+  if (state_->vaes) {
+    detail::vaes_expand_key(key.data(), state_->round_keys);
+    const auto iv = counter_block(nonce, 0);
+    std::memcpy(state_->prefix, iv.data(), sizeof state_->prefix);
+    return;
+  }
+  state_->cipher.reset(EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr));
+  if (!state_->cipher) throw Error(Component::Protocol, "AES-128-CTR is not available from OpenSSL");
+  state_->key = key;
+}
+
+PrfStream::~PrfStream() = default;
+
+void PrfStream::blocks(std::uint32_t first, std::span<std::uint8_t> out) {
+  if (out.size() % kBlock != 0 || first > kOutputMaskCounterBase ||
+      out.size() / kBlock > kOutputMaskCounterBase - first)
+    throw Error(Component::Protocol, "PRF stream of " + std::to_string(out.size()) + " bytes from block " +
+                                         std::to_string(first) + " refused");
+  if (out.empty()) return;
+  if (state_->vaes) {
+    detail::vaes_ctr(state_->round_keys, state_->prefix, first, out.data(), out.size() / kBlock);
+    return;
+  }
+  const CipherPtr ctx = make_context(state_->cipher.get(), state_->key, counter_block(state_->nonce, first));
+  std::memset(out.data(), 0, out.size());
+  xor_keystream(ctx.get(), out.data(), out.size());
+}
+
 void prf_stream(const PrfKey& key, BatchNonce nonce, std::span<std::uint8_t> out) {
   if (out.size() % kBlock != 0 || out.size() / kBlock > kOutputMaskCounterBase)
     throw Error(Component::Protocol, "PRF stream of " + std::to_string(out.size()) + " bytes refused");
-  if (out.empty()) return;
-  if (detail::vaes_prf_supported()) {
-    detail::AesRoundKeys round_keys;
-    detail::vaes_expand_key(key.data(), round_keys);
-    const auto iv = counter_block(nonce, 0);
-    detail::vaes_ctr(round_keys, iv.data(), 0, out.data(), out.size() / kBlock);
-    wipe(&round_keys, sizeof round_keys);
-    return;
-  }
-  std::unique_ptr<EVP_CIPHER, CipherTypeFree> cipher(EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr));
-  if (!cipher) throw Error(Component::Protocol, "AES-128-CTR is not available from OpenSSL");
-  const CipherPtr ctx = make_context(cipher.get(), key, counter_block(nonce, 0));
-  std::memset(out.data(), 0, out.size());
-  xor_keystream(ctx.get(), out.data(), out.size());
+  PrfStream(key, nonce).blocks(0, out);
 }
 
 struct CorrelatedRandomness::State {

@@ -44,6 +44,23 @@ enum class PrfBackend {
 // output-mask counters.
 void prf_stream(const PrfKey& key, BatchNonce nonce, std::span<std::uint8_t> out);
 
+// The same stream from any block counter on, for a caller that draws it a few kilobytes at a
+// time: the key is expanded once.
+class PrfStream {
+ public:
+  PrfStream(const PrfKey& key, BatchNonce nonce);
+  ~PrfStream();
+  PrfStream(const PrfStream&) = delete;
+  PrfStream& operator=(const PrfStream&) = delete;
+  // out: the keystream of counters first, first + 1, ...; out.size() a multiple of 16, and the
+  // last counter below the output-mask counters.
+  void blocks(std::uint32_t first, std::span<std::uint8_t> out);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 class CorrelatedRandomness {
  public:
   // own_key = k_i (shared with the next party), previous_key = k_{i-1} (shared with the previous party).

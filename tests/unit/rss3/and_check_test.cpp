@@ -174,8 +174,9 @@ ThreePartyOptions checked() {
 TEST(AndCheckEvaluation, HonestBatchesPassAndMatchOpenSsl) {
   std::mt19937_64 rng(10);
   // One instance; a partial chunk with padding bits; a full chunk and a partial one (several
-  // proof segments).
-  for (std::size_t n : {1u, 5u, 100u, 2048u + 3u}) {
+  // proof segments); and batches without padding lanes, whose PRF halves the check draws as it
+  // reads them (8, 512, two chunks).
+  for (std::size_t n : {1u, 5u, 100u, 2048u + 3u, 8u, 512u, 4096u}) {
     const AesBatch batch(n, rng);
     EXPECT_EQ(batch.run(checked()), batch.openssl()) << n << " instances";
   }
