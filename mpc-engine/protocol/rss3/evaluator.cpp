@@ -365,7 +365,6 @@ class CpuEvaluator final : public Evaluator {
  public:
   CpuEvaluator(SimdLevel level, detail::KernelInfo kernel)
       : level_(level), kernel_(kernel), narrow_(detail::narrow_kernel()) {
-    for (std::size_t i = 0; i < 2; ++i) partial_[i] = kernel;
     auto of_width = [&](std::size_t width) {
       switch (level) {
         case SimdLevel::Portable: return detail::portable_kernel(width);
@@ -376,7 +375,7 @@ class CpuEvaluator final : public Evaluator {
     };
     for (std::size_t i = 0; i < 2; ++i) {
       const detail::KernelInfo k = of_width(std::size_t{8} << i);
-      if (k.run != nullptr && k.tile_words < kernel.tile_words) partial_[i] = k;
+      partial_[i] = k.run != nullptr && k.tile_words < kernel.tile_words ? k : kernel;
     }
   }
 
