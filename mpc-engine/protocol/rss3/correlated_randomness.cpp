@@ -9,6 +9,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -26,10 +27,6 @@ struct CipherFree {
   void operator()(EVP_CIPHER_CTX* ctx) const noexcept { EVP_CIPHER_CTX_free(ctx); }
 };
 using CipherPtr = std::unique_ptr<EVP_CIPHER_CTX, CipherFree>;
-
-struct CipherTypeFree {
-  void operator()(EVP_CIPHER* cipher) const noexcept { EVP_CIPHER_free(cipher); }
-};
 
 std::array<std::uint8_t, 16> counter_block(BatchNonce nonce, std::uint32_t counter) {
   std::array<std::uint8_t, 16> iv{};
@@ -60,6 +57,35 @@ void xor_keystream(EVP_CIPHER_CTX* ctx, std::uint8_t* data, std::size_t size) {
   }
 }
 
+// Fetched once: a fetch looks the algorithm up under a lock, too slow for every GCM tag.
+const EVP_CIPHER* aes128_ctr() {
+  static const EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr);
+  if (cipher == nullptr) throw Error(Component::Protocol, "AES-128-CTR is not available from OpenSSL");
+  return cipher;
+}
+
+// out = the keystream of `key` from byte `skip` of counter block `counter` on. The caller has
+// checked that the last counter stays below 2^32.
+void vaes_output_mask(const detail::AesRoundKeys& key, const std::uint8_t prefix[12], std::uint32_t counter,
+                      std::size_t skip, std::span<std::uint8_t> out) {
+  std::uint8_t block[kBlock];
+  std::size_t done = 0;
+  if (skip != 0) {
+    detail::vaes_ctr(key, prefix, counter++, block, 1);
+    done = std::min(out.size(), kBlock - skip);
+    std::memcpy(out.data(), block + skip, done);
+  }
+  const std::size_t whole = (out.size() - done) / kBlock;
+  if (whole != 0) detail::vaes_ctr(key, prefix, counter, out.data() + done, whole);
+  counter += static_cast<std::uint32_t>(whole);
+  done += whole * kBlock;
+  if (done < out.size()) {
+    detail::vaes_ctr(key, prefix, counter, block, 1);
+    std::memcpy(out.data() + done, block, out.size() - done);
+  }
+  wipe(block, sizeof block);
+}
+
 }  // namespace
 
 namespace detail {
@@ -79,7 +105,6 @@ struct PrfStream::State {
   bool vaes = false;
   detail::AesRoundKeys round_keys;  // VAES
   std::uint8_t prefix[12] = {};
-  std::unique_ptr<EVP_CIPHER, CipherTypeFree> cipher;
   PrfKey key{};
 
   ~State() {
@@ -97,8 +122,7 @@ PrfStream::PrfStream(const PrfKey& key, BatchNonce nonce) : state_(std::make_uni
     std::memcpy(state_->prefix, iv.data(), sizeof state_->prefix);
     return;
   }
-  state_->cipher.reset(EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr));
-  if (!state_->cipher) throw Error(Component::Protocol, "AES-128-CTR is not available from OpenSSL");
+  (void)aes128_ctr();
   state_->key = key;
 }
 
@@ -114,7 +138,7 @@ void PrfStream::blocks(std::uint32_t first, std::span<std::uint8_t> out) {
     detail::vaes_ctr(state_->round_keys, state_->prefix, first, out.data(), out.size() / kBlock);
     return;
   }
-  const CipherPtr ctx = make_context(state_->cipher.get(), state_->key, counter_block(state_->nonce, first));
+  const CipherPtr ctx = make_context(aes128_ctr(), state_->key, counter_block(state_->nonce, first));
   std::memset(out.data(), 0, out.size());
   xor_keystream(ctx.get(), out.data(), out.size());
 }
@@ -126,19 +150,25 @@ void prf_stream(const PrfKey& key, BatchNonce nonce, std::span<std::uint8_t> out
 struct CorrelatedRandomness::State {
   BatchNonce nonce;
   PrfBackend backend = PrfBackend::OpenSsl;
-  CipherPtr own_alpha;  // OpenSsl backend
+  // OpenSsl backend: the keys, for contexts made on first use (a GCM tag's answer draws output
+  // masks only, and a batch's alpha is drawn before any output mask).
+  PrfKey own_key{};
+  PrfKey previous_key{};
+  CipherPtr own_alpha;
   CipherPtr previous_alpha;
+  CipherPtr own_output;
+  CipherPtr previous_output;
   detail::AesRoundKeys own_round_keys;  // Vaes backend
   detail::AesRoundKeys previous_round_keys;
   std::uint8_t prefix[12] = {};
-  CipherPtr own_output;
-  CipherPtr previous_output;
   std::uint64_t alpha_blocks_used = 0;
 
   State() = default;
   State(const State&) = delete;
   State& operator=(const State&) = delete;
   ~State() {
+    wipe(own_key.data(), own_key.size());
+    wipe(previous_key.data(), previous_key.size());
     wipe(&own_round_keys, sizeof own_round_keys);
     wipe(&previous_round_keys, sizeof previous_round_keys);
   }
@@ -150,10 +180,7 @@ CorrelatedRandomness::CorrelatedRandomness(const PrfKey& own_key, const PrfKey& 
 CorrelatedRandomness::CorrelatedRandomness(const PrfKey& own_key, const PrfKey& previous_key, BatchNonce nonce,
                                            PrfBackend backend)
     : state_(std::make_unique<State>()) {
-  std::unique_ptr<EVP_CIPHER, CipherTypeFree> cipher(EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr));
-  if (!cipher) throw Error(Component::Protocol, "AES-128-CTR is not available from OpenSSL");
   state_->nonce = nonce;
-  const auto iv = counter_block(nonce, 0);
   if (backend == PrfBackend::Auto) backend = detail::vaes_prf_supported() ? PrfBackend::Vaes : PrfBackend::OpenSsl;
   if (backend == PrfBackend::Vaes && !detail::vaes_prf_supported())
     throw Error(Component::Protocol, "this CPU has no VAES/AVX-512 for the PRF");
@@ -161,18 +188,17 @@ CorrelatedRandomness::CorrelatedRandomness(const PrfKey& own_key, const PrfKey& 
   if (backend == PrfBackend::Vaes) {
     detail::vaes_expand_key(own_key.data(), state_->own_round_keys);
     detail::vaes_expand_key(previous_key.data(), state_->previous_round_keys);
+    const auto iv = counter_block(nonce, 0);
     std::memcpy(state_->prefix, iv.data(), sizeof state_->prefix);
   } else {
-    state_->own_alpha = make_context(cipher.get(), own_key, iv);
-    state_->previous_alpha = make_context(cipher.get(), previous_key, iv);
+    (void)aes128_ctr();  // a missing cipher fails here, not at the first draw
+    state_->own_key = own_key;
+    state_->previous_key = previous_key;
   }
-  const auto output_iv = counter_block(nonce, kOutputMaskCounterBase);
-  state_->own_output = make_context(cipher.get(), own_key, output_iv);
-  state_->previous_output = make_context(cipher.get(), previous_key, output_iv);
 }
 
-// EVP_CIPHER_CTX_free cleanses OpenSSL's expanded keys, State wipes the VAES ones; no
-// copy of the keys themselves is kept.
+// EVP_CIPHER_CTX_free cleanses OpenSSL's expanded keys, State wipes the VAES ones and the
+// keys it keeps for contexts not yet made.
 CorrelatedRandomness::~CorrelatedRandomness() = default;
 
 PrfBackend CorrelatedRandomness::backend() const noexcept { return state_->backend; }
@@ -190,6 +216,11 @@ void CorrelatedRandomness::next_alpha(std::span<std::uint8_t> out) {
     detail::vaes_ctr_xor2(state_->own_round_keys, state_->previous_round_keys, state_->prefix,
                           static_cast<std::uint32_t>(state_->alpha_blocks_used), out.data(), blocks);
   } else {
+    if (!state_->own_alpha) {
+      const auto iv = counter_block(state_->nonce, 0);
+      state_->own_alpha = make_context(aes128_ctr(), state_->own_key, iv);
+      state_->previous_alpha = make_context(aes128_ctr(), state_->previous_key, iv);
+    }
     std::memset(out.data(), 0, out.size());
     xor_keystream(state_->own_alpha.get(), out.data(), out.size());
     xor_keystream(state_->previous_alpha.get(), out.data(), out.size());
@@ -207,8 +238,18 @@ void CorrelatedRandomness::output_masks(std::size_t offset, std::span<std::uint8
   if (offset / kBlock >= reserved_blocks || own.size() > reserved_blocks * kBlock - offset)
     throw Error(Component::Protocol, "output mask offset beyond the reserved counter range");
   const auto counter = static_cast<std::uint32_t>(kOutputMaskCounterBase + offset / kBlock);
-  const auto iv = counter_block(state_->nonce, counter);
   const std::size_t skip = offset % kBlock;
+  if (state_->backend == PrfBackend::Vaes) {
+    vaes_output_mask(state_->own_round_keys, state_->prefix, counter, skip, own);
+    vaes_output_mask(state_->previous_round_keys, state_->prefix, counter, skip, previous);
+    return;
+  }
+  if (!state_->own_output) {
+    const auto base = counter_block(state_->nonce, kOutputMaskCounterBase);
+    state_->own_output = make_context(aes128_ctr(), state_->own_key, base);
+    state_->previous_output = make_context(aes128_ctr(), state_->previous_key, base);
+  }
+  const auto iv = counter_block(state_->nonce, counter);
   std::uint8_t discard[kBlock];
   const std::pair<EVP_CIPHER_CTX*, std::span<std::uint8_t>> jobs[2] = {{state_->own_output.get(), own},
                                                                        {state_->previous_output.get(), previous}};

@@ -31,7 +31,7 @@ inline constexpr std::uint32_t kOutputMaskCounterBase = 0x80000000u;
 
 // Which AES implementation produces alpha; all give identical bytes. (OpenSSL 3.0's CTR
 // mode uses 128-bit AES-NI; the VAES path runs four blocks per instruction and both keys
-// in one pass, about twice as fast. Output masks always use OpenSSL.)
+// in one pass, about twice as fast. Output masks come from the same backend.)
 enum class PrfBackend {
   Auto,     // Vaes where the CPU has it, else OpenSsl
   OpenSsl,  // OpenSSL EVP AES-128-CTR (AES-NI where available)
