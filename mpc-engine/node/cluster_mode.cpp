@@ -66,12 +66,18 @@ void Node::send_hello(std::chrono::steady_clock::time_point now) {
 bool Node::keep_alive() {
   if (!membership_) return true;
   const auto now = std::chrono::steady_clock::now();
-  for (int party = 0; party < 3; ++party) {
-    if (party == settings_.party) continue;
-    const std::uint64_t lost = peers_->sessions_lost(party);
-    if (lost == sessions_lost_[static_cast<std::size_t>(party)]) continue;
-    sessions_lost_[static_cast<std::size_t>(party)] = lost;
-    membership_->lost(party);
+  // Reading a connection's monitor costs system calls even when it has nothing, and this runs
+  // on every turn of the shell's loop: a lost session is looked for at most every
+  // kSessionCheckPeriod, far below the heartbeats that decide who is down.
+  if (now - last_session_check_ >= kSessionCheckPeriod) {
+    last_session_check_ = now;
+    for (int party = 0; party < 3; ++party) {
+      if (party == settings_.party) continue;
+      const std::uint64_t lost = peers_->sessions_lost(party);
+      if (lost == sessions_lost_[static_cast<std::size_t>(party)]) continue;
+      sessions_lost_[static_cast<std::size_t>(party)] = lost;
+      membership_->lost(party);
+    }
   }
   if (!pending_change_) pending_change_ = membership_->update(now);
   if (membership_->heartbeat_due(now) || membership_->hello_changed(now)) send_hello(now);

@@ -124,10 +124,17 @@ void Node::run(const std::atomic<bool>& stop) {
     std::vector<int> descriptors = active().descriptors();
     if (client_links_)
       for (const int descriptor : client_links_->descriptors()) descriptors.push_back(descriptor);
-    std::vector<int> readable;  // descriptors only: a client's link is read only when it has bytes
-    for (const std::size_t index : transport::wait_readable(sockets, descriptors, idle_wait()))
+    // Only what the poll found ready is read: a receive on an idle ZeroMQ socket costs system
+    // calls of its own, and most turns of this loop come for one client's data link.
+    std::vector<int> readable;  // a client's link is read only when it has bytes
+    bool clients_ready = false;
+    bool peers_ready = false;
+    for (const std::size_t index : transport::wait_readable(sockets, descriptors, idle_wait())) {
       if (index >= sockets.size()) readable.push_back(descriptors[index - sockets.size()]);
-    for (std::size_t i = 0; i < kMaxRequestsPerDrain; ++i) {
+      clients_ready = clients_ready || index == 0;
+      peers_ready = peers_ready || index == 1;
+    }
+    for (std::size_t i = 0; clients_ready && i < kMaxRequestsPerDrain; ++i) {
       auto message = clients_->receive(std::chrono::milliseconds(0));
       if (!message) break;
       if (ClientLinks::is_link_id(message->routing_id)) continue;  // not ZeroMQ's: its answer would go astray
@@ -138,7 +145,7 @@ void Node::run(const std::atomic<bool>& stop) {
         handle_client_message(message);
       });
     flush_notes(std::chrono::steady_clock::now());
-    for (;;) {
+    while (peers_ready) {
       auto envelope = peers_->receive(std::chrono::milliseconds(0));
       if (!envelope) break;
       if (envelope->from_party < 0) continue;

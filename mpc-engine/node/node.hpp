@@ -153,6 +153,8 @@ class Node final : public EngineHost {
   LinkBreaks link_breaks_;
   EngineFactory make_pair_engine_;
   std::array<std::uint64_t, 3> sessions_lost_{};
+  static constexpr std::chrono::milliseconds kSessionCheckPeriod{5};
+  std::chrono::steady_clock::time_point last_session_check_{};
   std::optional<ModeChange> pending_change_;  // decided inside a batch, made after it
   std::uint64_t mode_switches_ = 0;
   std::uint64_t mode_since_unix_ms_ = 0;

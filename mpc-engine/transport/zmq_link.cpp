@@ -350,11 +350,17 @@ Listener::~Listener() {
 
 std::optional<ReceivedMessage> Listener::receive(std::chrono::milliseconds timeout) {
   const auto deadline = deadline_after(timeout);
-  while (poll_readable(socket_, deadline)) {
+  // With no time to wait, the receive itself tells whether a message is there: a poll before
+  // it would cost a system call more for every message, and one more when none is there.
+  const bool wait = timeout.count() > 0;
+  while (!wait || poll_readable(socket_, deadline)) {
     Frame routing;
     const RecvResult result = receive_frame(socket_, routing, ZMQ_DONTWAIT);
     if (result == RecvResult::Terminated) throw Error(Component::Transport, "context terminated");
-    if (result == RecvResult::Again) continue;
+    if (result == RecvResult::Again) {
+      if (!wait) return std::nullopt;
+      continue;
+    }
     if (!routing.more()) continue;  // no payload frame: drop
     Frame payload;
     if (receive_frame(socket_, payload, ZMQ_DONTWAIT) != RecvResult::Ok) continue;
@@ -535,11 +541,15 @@ bool Connection::send_until(std::span<const std::uint8_t> data, std::chrono::ste
 std::optional<std::vector<std::uint8_t>> Connection::receive(std::chrono::milliseconds timeout) {
   maintain();
   const auto deadline = deadline_after(timeout);
-  while (poll_readable(socket_, deadline)) {
+  const bool wait = timeout.count() > 0;  // as in Listener::receive
+  while (!wait || poll_readable(socket_, deadline)) {
     Frame frame;
     const RecvResult result = receive_frame(socket_, frame, ZMQ_DONTWAIT);
     if (result == RecvResult::Terminated) throw Error(Component::Transport, "context terminated");
-    if (result == RecvResult::Again) continue;
+    if (result == RecvResult::Again) {
+      if (!wait) return std::nullopt;
+      continue;
+    }
     if (frame.more()) {  // replies are single frames: drop anything else
       drain(socket_, frame);
       continue;
