@@ -1,0 +1,120 @@
+// GHASH with VPCLMULQDQ (ghash_vpclmul.hpp). Built with -mvpclmulqdq and AVX-512 on x86-64;
+// called only where ghash_vpclmul_supported() (garbling_digest.cpp) says the CPU has them.
+// Constant time: no branch or memory address depends on the key or the data.
+#include "engines/three_party/ghash_vpclmul.hpp"
+
+#if defined(__VPCLMULQDQ__) && defined(__PCLMUL__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
+    defined(__AVX512VL__)
+
+#include <immintrin.h>
+
+namespace mpc::three_party_engine::detail {
+namespace {
+
+// x^128 = x^127 + x^126 + x^121 + 1: the reduction constant's high word, and the low word's 1.
+constexpr std::uint64_t kPolyHigh = 0xc200000000000000ull;
+
+__m128i reverse_bytes(__m128i x) {
+  return _mm_shuffle_epi8(x, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+__m512i reverse_lane_bytes(__m512i x) {
+  const __m512i mask = _mm512_broadcast_i32x4(_mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  return _mm512_shuffle_epi8(x, mask);
+}
+
+// (high, low) * x^-128 modulo POLYVAL's polynomial.
+__m128i reduce(__m128i low, __m128i high) {
+  const __m128i poly = _mm_set_epi64x(static_cast<long long>(kPolyHigh), 1);
+  __m128i folded = _mm_xor_si128(_mm_shuffle_epi32(low, 0x4e), _mm_clmulepi64_si128(low, poly, 0x10));
+  folded = _mm_xor_si128(_mm_shuffle_epi32(folded, 0x4e), _mm_clmulepi64_si128(folded, poly, 0x10));
+  return _mm_xor_si128(high, folded);
+}
+
+// POLYVAL's dot product a * b * x^-128.
+__m128i dot(__m128i a, __m128i b) {
+  __m128i low = _mm_clmulepi64_si128(a, b, 0x00);
+  __m128i high = _mm_clmulepi64_si128(a, b, 0x11);
+  const __m128i middle = _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01), _mm_clmulepi64_si128(a, b, 0x10));
+  low = _mm_xor_si128(low, _mm_slli_si128(middle, 8));
+  high = _mm_xor_si128(high, _mm_srli_si128(middle, 8));
+  return reduce(low, high);
+}
+
+__m128i fold_lanes(__m512i x) {
+  return _mm_xor_si128(_mm_xor_si128(_mm512_extracti32x4_epi32(x, 0), _mm512_extracti32x4_epi32(x, 1)),
+                       _mm_xor_si128(_mm512_extracti32x4_epi32(x, 2), _mm512_extracti32x4_epi32(x, 3)));
+}
+
+__m128i power(const GhashPowers& powers, std::size_t k) {  // k = 1..16
+  const std::size_t slot = kGhashAggregate - k;
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(powers.words + 2 * slot));
+}
+
+}  // namespace
+
+void ghash_vpclmul_powers(const std::uint8_t h[16], GhashPowers& powers) {
+  // The POLYVAL key is mulX(rev H): a shift by one with the reduction folded in, without a
+  // branch on the key's top bit.
+  const __m128i reversed = reverse_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+  std::uint64_t words[2];
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(words), reversed);
+  const std::uint64_t carry = 0 - (words[1] >> 63);
+  const std::uint64_t high = (words[1] << 1) | (words[0] >> 63);
+  const std::uint64_t low = words[0] << 1;
+  const __m128i key = _mm_set_epi64x(static_cast<long long>(high ^ (carry & kPolyHigh)),
+                                     static_cast<long long>(low ^ (carry & 1)));
+  __m128i current = key;
+  for (std::size_t k = 1; k <= kGhashAggregate; ++k) {
+    _mm_store_si128(reinterpret_cast<__m128i*>(powers.words + 2 * (kGhashAggregate - k)), current);
+    current = dot(current, key);
+  }
+  words[0] = words[1] = 0;
+  __asm__ __volatile__("" : : "r"(words) : "memory");
+}
+
+void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], const std::uint8_t* data,
+                          std::size_t blocks) {
+  __m128i sum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state));
+  const __m512i* groups = reinterpret_cast<const __m512i*>(powers.words);
+  for (; blocks >= kGhashAggregate; blocks -= kGhashAggregate, data += 16 * kGhashAggregate) {
+    __m512i low = _mm512_setzero_si512();
+    __m512i high = _mm512_setzero_si512();
+    __m512i middle = _mm512_setzero_si512();
+    for (std::size_t g = 0; g < 4; ++g) {
+      __m512i x = reverse_lane_bytes(_mm512_loadu_si512(data + 64 * g));
+      if (g == 0) x = _mm512_xor_si512(x, _mm512_zextsi128_si512(sum));
+      const __m512i p = _mm512_load_si512(groups + g);
+      low = _mm512_xor_si512(low, _mm512_clmulepi64_epi128(x, p, 0x00));
+      high = _mm512_xor_si512(high, _mm512_clmulepi64_epi128(x, p, 0x11));
+      middle = _mm512_ternarylogic_epi64(middle, _mm512_clmulepi64_epi128(x, p, 0x01),
+                                         _mm512_clmulepi64_epi128(x, p, 0x10), 0x96);
+    }
+    const __m128i mid = fold_lanes(middle);
+    sum = reduce(_mm_xor_si128(fold_lanes(low), _mm_slli_si128(mid, 8)),
+                 _mm_xor_si128(fold_lanes(high), _mm_srli_si128(mid, 8)));
+  }
+  const __m128i key = power(powers, 1);
+  for (; blocks != 0; --blocks, data += 16)
+    sum = dot(_mm_xor_si128(sum, reverse_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data)))), key);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state), sum);
+}
+
+void ghash_vpclmul_value(const std::uint8_t state[16], std::uint8_t out[16]) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                   reverse_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state))));
+}
+
+}  // namespace mpc::three_party_engine::detail
+
+#else
+
+// Not reached: ghash_vpclmul_supported() is false where this file is built without the
+// instructions.
+namespace mpc::three_party_engine::detail {
+void ghash_vpclmul_powers(const std::uint8_t[16], GhashPowers&) {}
+void ghash_vpclmul_absorb(const GhashPowers&, std::uint8_t[16], const std::uint8_t*, std::size_t) {}
+void ghash_vpclmul_value(const std::uint8_t[16], std::uint8_t[16]) {}
+}  // namespace mpc::three_party_engine::detail
+
+#endif

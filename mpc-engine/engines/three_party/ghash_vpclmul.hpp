@@ -1,0 +1,43 @@
+// Internal to GarblingDigest: GHASH (NIST SP 800-38D, section 6.4) of long streams with
+// VPCLMULQDQ, four blocks per instruction and sixteen per reduction.
+//
+// GHASH is computed as POLYVAL, its byte-reversed twin (Gueron, Langley, Lindell, RFC 8452,
+// appendix A): GHASH_H(X_1..X_n) = rev(POLYVAL_{mulX(rev H)}(rev X_1, ..., rev X_n)). POLYVAL's
+// products need no bit reflection: a 256-bit carry-less product reduced modulo
+// x^128 + x^127 + x^126 + x^121 + 1 by two multiplications with its low terms (Gueron,
+// "AES-GCM-SIV implementations", the reduction of its gfmul). Sums of products are reduced once:
+// the reduction is linear.
+//
+// This header must stay free of functions with external linkage that could be emitted in the
+// VPCLMULQDQ translation unit (only PODs and declarations).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mpc::three_party_engine::detail {
+
+inline constexpr std::size_t kGhashAggregate = 16;  // blocks per reduction
+
+// rev(POLYVAL key)^k for k = 1..16 in POLYVAL's arithmetic, as four groups of four 128-bit lanes:
+// group g, lane l holds power 16 - 4g - l, so that block 4g + l of a run of sixteen meets it.
+struct GhashPowers {
+  alignas(64) std::uint64_t words[2 * kGhashAggregate];
+};
+
+// True when this CPU (and OS) has VPCLMULQDQ with AVX-512 F, BW and VL.
+bool ghash_vpclmul_supported();
+
+// The powers of the POLYVAL key for GCM hash key `h` (16 bytes, as AES_k(0^128) gives it).
+// Only call when ghash_vpclmul_supported().
+void ghash_vpclmul_powers(const std::uint8_t h[16], GhashPowers& powers);
+
+// state (POLYVAL's, 16 bytes) absorbs `blocks` GCM blocks of `data` (in GCM's byte order).
+// Only call when ghash_vpclmul_supported().
+void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], const std::uint8_t* data,
+                          std::size_t blocks);
+
+// GHASH's value (GCM byte order) from POLYVAL's state.
+void ghash_vpclmul_value(const std::uint8_t state[16], std::uint8_t out[16]);
+
+}  // namespace mpc::three_party_engine::detail
