@@ -4,11 +4,40 @@
 #include <sodium.h>
 
 #include <climits>
+#include <cstring>
 #include <string>
 
 #include "common/error.hpp"
+#include "transport/gcm_vaes.hpp"
 
 namespace mpc::transport {
+
+namespace detail {
+bool ghash_vpclmul_supported() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul") &&
+         __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+bool gcm_vaes_supported() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return ghash_vpclmul_supported() && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("aes");
+#else
+  return false;
+#endif
+}
+}  // namespace detail
+
+struct FrameCipher::VaesKey {
+  detail::GcmVaesKey key;
+  ~VaesKey() { wipe(&key, sizeof key); }
+};
+
 namespace {
 
 constexpr char kRekeyLabel[] = "mpc-kdc data link rekey";
@@ -24,10 +53,20 @@ std::uint32_t frame_length(const std::uint8_t header[kFrameHeaderBytes]) noexcep
          static_cast<std::uint32_t>(header[2]) << 8 | header[3];
 }
 
-FrameCipher::FrameCipher(std::span<const std::uint8_t> key, std::uint64_t rekey_after_frames)
+FrameCipher::FrameCipher(std::span<const std::uint8_t> key, std::uint64_t rekey_after_frames,
+                         FrameCipherBackend backend)
     : key_(key), rekey_after_(rekey_after_frames) {
   if (key.size() != kLinkKeyBytes) throw Error(Component::Transport, "a link key has 32 bytes");
   if (rekey_after_frames == 0) throw Error(Component::Transport, "a link must rekey after at least one frame");
+  if (backend == FrameCipherBackend::Auto)
+    backend = detail::gcm_vaes_supported() ? FrameCipherBackend::Vaes : FrameCipherBackend::OpenSsl;
+  if (backend == FrameCipherBackend::Vaes && !detail::gcm_vaes_supported())
+    throw Error(Component::Transport, "this CPU has no VAES and VPCLMULQDQ with AVX-512 for AES-256-GCM");
+  backend_ = backend;
+  if (backend_ == FrameCipherBackend::Vaes) {
+    vaes_ = std::make_unique<VaesKey>();
+    return;
+  }
   context_ = EVP_CIPHER_CTX_new();
   if (context_ == nullptr) fail("context");
 }
@@ -35,7 +74,10 @@ FrameCipher::FrameCipher(std::span<const std::uint8_t> key, std::uint64_t rekey_
 FrameCipher::~FrameCipher() { EVP_CIPHER_CTX_free(native(context_)); }
 
 void FrameCipher::set_key() {
-  if (EVP_CipherInit_ex(native(context_), EVP_aes_256_gcm(), nullptr, key_.data(), nullptr, encrypting_ ? 1 : 0) != 1)
+  if (backend_ == FrameCipherBackend::Vaes)
+    detail::gcm_vaes_set_key(key_.data(), vaes_->key);
+  else if (EVP_CipherInit_ex(native(context_), EVP_aes_256_gcm(), nullptr, key_.data(), nullptr, encrypting_ ? 1 : 0) !=
+           1)
     fail("key setup");
   keyed_ = true;
 }
@@ -68,6 +110,16 @@ void FrameCipher::seal(std::initializer_list<std::span<const std::uint8_t>> part
   next_nonce(nonce);
   if (!keyed_) set_key();
   for (int i = 0; i < 4; ++i) header[i] = static_cast<std::uint8_t>(total >> (24 - 8 * i));
+  if (backend_ == FrameCipherBackend::Vaes) {
+    // The parts laid end to end in the output, then sealed there in place.
+    std::uint8_t* out = ciphertext;
+    for (const auto& part : parts) {
+      if (!part.empty() && out != part.data()) std::memmove(out, part.data(), part.size());
+      out += part.size();
+    }
+    detail::gcm_vaes_seal(vaes_->key, nonce, header, kFrameHeaderBytes, ciphertext, ciphertext, total, tag);
+    return;
+  }
   EVP_CIPHER_CTX* context = native(context_);
   int written = 0;
   if (EVP_EncryptInit_ex(context, nullptr, nullptr, nullptr, nonce) != 1 ||
@@ -94,6 +146,11 @@ bool FrameCipher::open(const std::uint8_t header[kFrameHeaderBytes], std::span<s
   std::uint8_t nonce[12];
   next_nonce(nonce);
   if (!keyed_) set_key();
+  if (backend_ == FrameCipherBackend::Vaes) {
+    if (detail::gcm_vaes_open(vaes_->key, nonce, header, kFrameHeaderBytes, text.data(), text.size(), tag)) return true;
+    wipe(text.data(), text.size());
+    return false;
+  }
   EVP_CIPHER_CTX* context = native(context_);
   int written = 0;
   std::uint8_t expected[kFrameTagBytes];

@@ -7,13 +7,16 @@
 // the counter: far below GCM's limits on one key, and a key taken from memory later
 // does not open the frames sealed before it.
 //
-// AES-256-GCM through OpenSSL's EVP runs on AES-NI/VAES and carry-less multiply, several
-// times faster per core than the XSalsa20-Poly1305 of CurveZMQ (tests/bench/link_bench).
+// AES-256-GCM runs on AES-NI/VAES and carry-less multiply, several times faster per core than
+// the XSalsa20-Poly1305 of CurveZMQ (tests/bench/link_bench): through gcm_vaes.hpp where the
+// CPU has VAES and VPCLMULQDQ with AVX-512, through OpenSSL's EVP elsewhere. The two are the
+// same cipher: ends of a link may use either.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <span>
 
 #include "common/secret.hpp"
@@ -25,9 +28,16 @@ inline constexpr std::size_t kFrameTagBytes = 16;
 inline constexpr std::size_t kLinkKeyBytes = 32;
 inline constexpr std::uint64_t kDefaultRekeyFrames = std::uint64_t{1} << 24;
 
+enum class FrameCipherBackend {
+  Auto,     // Vaes where the CPU has it, else OpenSsl
+  OpenSsl,  // OpenSSL's EVP AES-256-GCM
+  Vaes,     // gcm_vaes.hpp; Error(Transport) if the CPU lacks it
+};
+
 class FrameCipher {
  public:
-  FrameCipher(std::span<const std::uint8_t> key, std::uint64_t rekey_after_frames = kDefaultRekeyFrames);
+  FrameCipher(std::span<const std::uint8_t> key, std::uint64_t rekey_after_frames = kDefaultRekeyFrames,
+              FrameCipherBackend backend = FrameCipherBackend::Auto);
   ~FrameCipher();
   FrameCipher(const FrameCipher&) = delete;
   FrameCipher& operator=(const FrameCipher&) = delete;
@@ -41,8 +51,10 @@ class FrameCipher {
   [[nodiscard]] bool open(const std::uint8_t header[kFrameHeaderBytes], std::span<std::uint8_t> text,
                           const std::uint8_t tag[kFrameTagBytes]);
   std::uint64_t frames() const noexcept { return frames_; }
+  FrameCipherBackend backend() const noexcept { return backend_; }  // Auto resolved
 
  private:
+  struct VaesKey;
   void next_nonce(std::uint8_t nonce[12]);
   void set_key();
 
@@ -50,7 +62,9 @@ class FrameCipher {
   std::uint64_t rekey_after_;
   std::uint64_t counter_ = 0;  // of the current key
   std::uint64_t frames_ = 0;   // of the link
-  void* context_ = nullptr;    // EVP_CIPHER_CTX
+  FrameCipherBackend backend_ = FrameCipherBackend::OpenSsl;
+  void* context_ = nullptr;    // EVP_CIPHER_CTX (OpenSsl)
+  std::unique_ptr<VaesKey> vaes_;  // Vaes
   bool encrypting_ = false;
   bool keyed_ = false;
 };

@@ -8,13 +8,13 @@
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
-#include "engines/three_party/ghash_vpclmul.hpp"
+#include "transport/ghash_vpclmul.hpp"
 
 namespace mpc::three_party_engine {
 namespace {
 
 constexpr std::size_t kBlock = 16;
-constexpr std::size_t kRunBytes = kBlock * detail::kGhashAggregate;
+constexpr std::size_t kRunBytes = kBlock * transport::detail::kGhashAggregate;
 
 [[noreturn]] void fail(const char* step) {
   throw Error(Component::Server, std::string("garbling digest: OpenSSL AES-256-GCM ") + step + " failed");
@@ -30,24 +30,12 @@ constexpr std::uint8_t kNonce[12] = {};
 
 }  // namespace
 
-namespace detail {
-bool ghash_vpclmul_supported() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul") &&
-         __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-#else
-  return false;
-#endif
-}
-}  // namespace detail
-
 struct GarblingDigest::State {
   Backend backend = Backend::OpenSsl;
   bool finished = false;
   CipherPtr context;  // OpenSsl: freeing it wipes its key schedule and hash key
   // Vpclmul: GCM's computation of a tag over additional data alone, done here.
-  detail::GhashPowers powers;
+  transport::detail::GhashPowers powers;
   std::uint8_t sum[kBlock] = {};   // POLYVAL's running state
   std::uint8_t mask[kBlock] = {};  // AES_k(nonce || 1), added to the hash at the end
   std::uint8_t pending[kRunBytes] = {};
@@ -67,8 +55,8 @@ struct GarblingDigest::State {
 
 GarblingDigest::GarblingDigest(std::span<const std::uint8_t> key, Backend backend) : state_(std::make_unique<State>()) {
   if (key.size() != kKeyBytes) throw Error(Component::Server, "a garbling digest key has 32 bytes");
-  if (backend == Backend::Auto) backend = detail::ghash_vpclmul_supported() ? Backend::Vpclmul : Backend::OpenSsl;
-  if (backend == Backend::Vpclmul && !detail::ghash_vpclmul_supported())
+  if (backend == Backend::Auto) backend = transport::detail::ghash_vpclmul_supported() ? Backend::Vpclmul : Backend::OpenSsl;
+  if (backend == Backend::Vpclmul && !transport::detail::ghash_vpclmul_supported())
     throw Error(Component::Server, "garbling digest: this CPU has no VPCLMULQDQ with AVX-512");
   state_->backend = backend;
   state_->context.reset(EVP_CIPHER_CTX_new());
@@ -88,7 +76,7 @@ GarblingDigest::GarblingDigest(std::span<const std::uint8_t> key, Backend backen
       written != static_cast<int>(sizeof blocks))
     fail("key setup");
   state_->context.reset();
-  detail::ghash_vpclmul_powers(blocks, state_->powers);
+  transport::detail::ghash_vpclmul_powers(blocks, state_->powers);
   std::memcpy(state_->mask, blocks + kBlock, kBlock);
   wipe(blocks, sizeof blocks);
 }
@@ -117,11 +105,11 @@ void GarblingDigest::add(std::span<const std::uint8_t> bytes) {
     state.pending_bytes += taken;
     bytes = bytes.subspan(taken);
     if (state.pending_bytes < kRunBytes) return;
-    detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, detail::kGhashAggregate);
+    transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, transport::detail::kGhashAggregate);
     state.pending_bytes = 0;
   }
   const std::size_t runs = bytes.size() / kRunBytes;
-  detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(), runs * detail::kGhashAggregate);
+  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(), runs * transport::detail::kGhashAggregate);
   bytes = bytes.subspan(runs * kRunBytes);
   std::memcpy(state.pending, bytes.data(), bytes.size());
   state.pending_bytes = bytes.size();
@@ -147,9 +135,9 @@ GarblingDigest::Value GarblingDigest::finish() {
   const std::uint64_t bits = state.total_bytes * 8;
   std::uint8_t lengths[kBlock] = {};
   for (std::size_t i = 0; i < 8; ++i) lengths[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
-  detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, padded / kBlock);
-  detail::ghash_vpclmul_absorb(state.powers, state.sum, lengths, 1);
-  detail::ghash_vpclmul_value(state.sum, out.data());
+  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, padded / kBlock);
+  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, lengths, 1);
+  transport::detail::ghash_vpclmul_value(state.sum, out.data());
   for (std::size_t i = 0; i < kBlock; ++i) out[i] ^= state.mask[i];
   return out;
 }

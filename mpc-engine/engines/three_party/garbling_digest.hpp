@@ -16,7 +16,7 @@
 //
 // Speed: OpenSSL 3.0 hashes additional data one 128-bit carry-less product at a time (about
 // 10 GB/s here); where the CPU has VPCLMULQDQ with AVX-512 the digest hashes sixteen blocks per
-// reduction itself (ghash_vpclmul.hpp). Both give the same value: the peers' digests compare
+// reduction itself (transport/ghash_vpclmul.hpp). Both give the same value: the peers' digests compare
 // whichever each of them uses.
 #pragma once
 

@@ -1,14 +1,14 @@
 // GHASH with VPCLMULQDQ (ghash_vpclmul.hpp). Built with -mvpclmulqdq and AVX-512 on x86-64;
-// called only where ghash_vpclmul_supported() (garbling_digest.cpp) says the CPU has them.
+// called only where ghash_vpclmul_supported() (frame_cipher.cpp) says the CPU has them.
 // Constant time: no branch or memory address depends on the key or the data.
-#include "engines/three_party/ghash_vpclmul.hpp"
+#include "transport/ghash_vpclmul.hpp"
 
 #if defined(__VPCLMULQDQ__) && defined(__PCLMUL__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
     defined(__AVX512VL__)
 
 #include <immintrin.h>
 
-namespace mpc::three_party_engine::detail {
+namespace mpc::transport::detail {
 namespace {
 
 // x^128 = x^127 + x^126 + x^121 + 1: the reduction constant's high word, and the low word's 1.
@@ -105,16 +105,16 @@ void ghash_vpclmul_value(const std::uint8_t state[16], std::uint8_t out[16]) {
                    reverse_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state))));
 }
 
-}  // namespace mpc::three_party_engine::detail
+}  // namespace mpc::transport::detail
 
 #else
 
 // Not reached: ghash_vpclmul_supported() is false where this file is built without the
 // instructions.
-namespace mpc::three_party_engine::detail {
+namespace mpc::transport::detail {
 void ghash_vpclmul_powers(const std::uint8_t[16], GhashPowers&) {}
 void ghash_vpclmul_absorb(const GhashPowers&, std::uint8_t[16], const std::uint8_t*, std::size_t) {}
 void ghash_vpclmul_value(const std::uint8_t[16], std::uint8_t[16]) {}
-}  // namespace mpc::three_party_engine::detail
+}  // namespace mpc::transport::detail
 
 #endif

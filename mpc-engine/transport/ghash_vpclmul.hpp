@@ -1,4 +1,4 @@
-// Internal to GarblingDigest: GHASH (NIST SP 800-38D, section 6.4) of long streams with
+// GHASH (NIST SP 800-38D, section 6.4) of long streams with
 // VPCLMULQDQ, four blocks per instruction and sixteen per reduction.
 //
 // GHASH is computed as POLYVAL, its byte-reversed twin (Gueron, Langley, Lindell, RFC 8452,
@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mpc::three_party_engine::detail {
+namespace mpc::transport::detail {
 
 inline constexpr std::size_t kGhashAggregate = 16;  // blocks per reduction
 
@@ -40,4 +40,4 @@ void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], con
 // GHASH's value (GCM byte order) from POLYVAL's state.
 void ghash_vpclmul_value(const std::uint8_t state[16], std::uint8_t out[16]);
 
-}  // namespace mpc::three_party_engine::detail
+}  // namespace mpc::transport::detail
