@@ -5,6 +5,10 @@
 
 #include <climits>
 #include <cstring>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <string>
 
 #include "common/error.hpp"
@@ -25,8 +29,11 @@ bool ghash_vpclmul_supported() {
 
 bool gcm_vaes_supported() {
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  return ghash_vpclmul_supported() && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("aes");
+  // VAES from CPUID leaf 7 (ECX bit 9): not every compiler's __builtin_cpu_supports knows it.
+  // The AVX-512 checks above include the operating system's saving of the registers.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool vaes = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && ((ecx >> 9) & 1) != 0;
+  return vaes && ghash_vpclmul_supported() && __builtin_cpu_supports("aes");
 #else
   return false;
 #endif

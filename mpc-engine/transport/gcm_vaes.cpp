@@ -17,6 +17,13 @@ namespace {
 constexpr std::size_t kBlock = 16;
 constexpr std::size_t kRounds = 14;
 
+// Zeroes key material and hash state left on the stack; the barrier keeps the stores. (This
+// file calls nothing outside it that could be built for other CPUs: see gcm_vaes.hpp.)
+void clear(void* data, std::size_t size) {
+  std::memset(data, 0, size);
+  __asm__ __volatile__("" : : "r"(data) : "memory");
+}
+
 // One step of the AES-256 key schedule (FIPS-197, 5.2): the previous key word XORed across
 // the four words of `previous`, then with `assist`'s broadcast word.
 __m128i schedule_step(__m128i previous, __m128i assist) {
@@ -107,6 +114,7 @@ void ctr_xor(const GcmVaesKey& key, const std::uint8_t nonce[12], std::uint32_t 
     in += take;
     out += take;
   }
+  clear(round_keys, sizeof round_keys);
 }
 
 // GHASH's padded blocks of `bytes`: whole blocks in place, the tail zero-padded.
@@ -117,6 +125,7 @@ void absorb_padded(const GcmVaesKey& key, std::uint8_t sum[16], const std::uint8
   alignas(16) std::uint8_t block[kBlock] = {};
   std::memcpy(block, bytes + size - tail, tail);
   ghash_vpclmul_absorb(key.powers, sum, block, 1);
+  clear(block, sizeof block);
 }
 
 void compute_tag(const GcmVaesKey& key, const std::uint8_t nonce[12], const std::uint8_t* aad, std::size_t aad_bytes,
@@ -133,6 +142,7 @@ void compute_tag(const GcmVaesKey& key, const std::uint8_t nonce[12], const std:
   }
   ghash_vpclmul_absorb(key.powers, sum, lengths, 1);
   ghash_vpclmul_value(sum, tag);
+  clear(sum, sizeof sum);
   const __m128i mask = encrypt_block(key, counter_block(nonce, 1));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(tag),
                    _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tag)), mask));
@@ -148,9 +158,8 @@ void gcm_vaes_set_key(const std::uint8_t key[32], GcmVaesKey& out) {
   alignas(16) std::uint8_t h[kBlock];
   _mm_store_si128(reinterpret_cast<__m128i*>(h), encrypt_block(out, _mm_setzero_si128()));
   ghash_vpclmul_powers(h, out.powers);
-  std::memset(h, 0, sizeof h);
-  std::memset(round_keys, 0, sizeof round_keys);
-  __asm__ __volatile__("" : : "r"(h), "r"(round_keys) : "memory");
+  clear(h, sizeof h);
+  clear(round_keys, sizeof round_keys);
 }
 
 void gcm_vaes_seal(const GcmVaesKey& key, const std::uint8_t nonce[12], const std::uint8_t* aad, std::size_t aad_bytes,
@@ -165,6 +174,7 @@ bool gcm_vaes_open(const GcmVaesKey& key, const std::uint8_t nonce[12], const st
   compute_tag(key, nonce, aad, aad_bytes, text, bytes, expected);
   const __m128i difference = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(expected)),
                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(tag)));
+  clear(expected, sizeof expected);
   if (_mm_testz_si128(difference, difference) == 0) return false;
   ctr_xor(key, nonce, 2, text, text, bytes);
   return true;
