@@ -97,11 +97,11 @@ CarrySaveOf<Bits> compress_words(WordGates& gates, const WordOf<Bits>& x, const 
   CarrySaveOf<Bits> out{};
   out.carry[0] = gates.zero();
   for (std::size_t bit = 0; bit < Bits; ++bit) {
-    out.sum[bit] = gates.xor_(gates.xor_(x[bit], y[bit]), z[bit]);
-    if (bit + 1 < Bits) {
-      out.carry[bit + 1] =
-          gates.xor_(x[bit], gates.and_(gates.xor_(x[bit], y[bit]), gates.xor_(x[bit], z[bit])));
-    }
+    // x ^ y serves the sum and the carry: the builder does not merge equal gates, and every
+    // XOR is a pass over the labels of each garbling.
+    const std::uint32_t x_xor_y = gates.xor_(x[bit], y[bit]);
+    out.sum[bit] = gates.xor_(x_xor_y, z[bit]);
+    if (bit + 1 < Bits) out.carry[bit + 1] = gates.xor_(x[bit], gates.and_(x_xor_y, gates.xor_(x[bit], z[bit])));
   }
   return out;
 }
