@@ -55,14 +55,16 @@ struct GarblingDigest::State {
 
 GarblingDigest::GarblingDigest(std::span<const std::uint8_t> key, Backend backend) : state_(std::make_unique<State>()) {
   if (key.size() != kKeyBytes) throw Error(Component::Server, "a garbling digest key has 32 bytes");
-  if (backend == Backend::Auto) backend = transport::detail::ghash_vpclmul_supported() ? Backend::Vpclmul : Backend::OpenSsl;
+  if (backend == Backend::Auto)
+    backend = transport::detail::ghash_vpclmul_supported() ? Backend::Vpclmul : Backend::OpenSsl;
   if (backend == Backend::Vpclmul && !transport::detail::ghash_vpclmul_supported())
     throw Error(Component::Server, "garbling digest: this CPU has no VPCLMULQDQ with AVX-512");
   state_->backend = backend;
   state_->context.reset(EVP_CIPHER_CTX_new());
   if (!state_->context) fail("context");
   if (backend == Backend::OpenSsl) {
-    if (EVP_EncryptInit_ex(state_->context.get(), EVP_aes_256_gcm(), nullptr, key.data(), kNonce) != 1) fail("key setup");
+    if (EVP_EncryptInit_ex(state_->context.get(), EVP_aes_256_gcm(), nullptr, key.data(), kNonce) != 1)
+      fail("key setup");
     return;
   }
   // H = AES_k(0^128) and the mask AES_k(nonce || 0^31 || 1), as GCM derives them (SP 800-38D, 7.1).
@@ -109,9 +111,10 @@ void GarblingDigest::add(std::span<const std::uint8_t> bytes) {
     state.pending_bytes = 0;
   }
   const std::size_t runs = bytes.size() / kRunBytes;
-  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(), runs * transport::detail::kGhashAggregate);
+  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(),
+                                          runs * transport::detail::kGhashAggregate);
   bytes = bytes.subspan(runs * kRunBytes);
-  std::memcpy(state.pending, bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(state.pending, bytes.data(), bytes.size());
   state.pending_bytes = bytes.size();
 }
 

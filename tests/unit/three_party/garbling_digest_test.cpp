@@ -28,7 +28,8 @@ GarblingDigest::Value digest_whole(const std::vector<std::uint8_t>& key, const s
 std::vector<GarblingDigest::Backend> backends() {
   std::vector<GarblingDigest::Backend> all{GarblingDigest::Backend::OpenSsl};
   const std::vector<std::uint8_t> key(32, 1);
-  if (GarblingDigest(key).backend() == GarblingDigest::Backend::Vpclmul) all.push_back(GarblingDigest::Backend::Vpclmul);
+  if (GarblingDigest(key).backend() == GarblingDigest::Backend::Vpclmul)
+    all.push_back(GarblingDigest::Backend::Vpclmul);
   return all;
 }
 
