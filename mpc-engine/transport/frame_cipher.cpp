@@ -4,41 +4,12 @@
 #include <sodium.h>
 
 #include <climits>
-#include <cstring>
-
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #include <string>
 
 #include "common/error.hpp"
 #include "transport/gcm_vaes.hpp"
 
 namespace mpc::transport {
-
-namespace detail {
-bool ghash_vpclmul_supported() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul") &&
-         __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-#else
-  return false;
-#endif
-}
-
-bool gcm_vaes_supported() {
-#if defined(__x86_64__)
-  // VAES from CPUID leaf 7 (ECX bit 9): not every compiler's __builtin_cpu_supports knows it.
-  // The AVX-512 checks above include the operating system's saving of the registers.
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  const bool vaes = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && ((ecx >> 9) & 1) != 0;
-  return vaes && ghash_vpclmul_supported() && __builtin_cpu_supports("aes");
-#else
-  return false;
-#endif
-}
-}  // namespace detail
 
 struct FrameCipher::VaesKey {
   detail::GcmVaesKey key;
@@ -118,13 +89,12 @@ void FrameCipher::seal(std::initializer_list<std::span<const std::uint8_t>> part
   if (!keyed_) set_key();
   for (int i = 0; i < 4; ++i) header[i] = static_cast<std::uint8_t>(total >> (24 - 8 * i));
   if (backend_ == FrameCipherBackend::Vaes) {
-    // The parts laid end to end in the output, then sealed there in place.
-    std::uint8_t* out = ciphertext;
+    std::size_t offset = 0;
     for (const auto& part : parts) {
-      if (!part.empty() && out != part.data()) std::memmove(out, part.data(), part.size());
-      out += part.size();
+      detail::gcm_vaes_encrypt(vaes_->key, nonce, offset, part.data(), ciphertext + offset, part.size());
+      offset += part.size();
     }
-    detail::gcm_vaes_seal(vaes_->key, nonce, header, kFrameHeaderBytes, ciphertext, ciphertext, total, tag);
+    detail::gcm_vaes_tag(vaes_->key, nonce, header, kFrameHeaderBytes, ciphertext, total, tag);
     return;
   }
   EVP_CIPHER_CTX* context = native(context_);

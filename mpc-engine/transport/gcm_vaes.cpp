@@ -1,5 +1,5 @@
 // AES-256-GCM with VAES and VPCLMULQDQ (gcm_vaes.hpp). Built with those instructions on x86-64;
-// called only where gcm_vaes_supported() (frame_cipher.cpp) says the CPU has them. Constant
+// called only where gcm_vaes_supported() (kernel_support.cpp) says the CPU has them. Constant
 // time: AES and GHASH run on AES-NI and carry-less multiply, and no branch or memory address
 // depends on the key, the data or the tag.
 #include "transport/gcm_vaes.hpp"
@@ -77,9 +77,21 @@ __m512i counter_bytes(__m512i lanes) {
   return _mm512_shuffle_epi8(lanes, order);
 }
 
-// out = in XOR the keystream of counters first, first + 1, ... (inc32: modulo 2^32).
-void ctr_xor(const GcmVaesKey& key, const std::uint8_t nonce[12], std::uint32_t first, const std::uint8_t* in,
+// out = in XOR the text's keystream from byte `offset` of the text on: counter blocks 2, 3, ...
+// (inc32: modulo 2^32) cover text bytes 0-15, 16-31, ...
+void ctr_xor(const GcmVaesKey& key, const std::uint8_t nonce[12], std::size_t offset, const std::uint8_t* in,
              std::uint8_t* out, std::size_t bytes) {
+  auto first = static_cast<std::uint32_t>(2 + offset / kBlock);
+  if (const std::size_t skip = offset % kBlock; skip != 0 && bytes != 0) {
+    alignas(16) std::uint8_t stream[kBlock];
+    _mm_store_si128(reinterpret_cast<__m128i*>(stream), encrypt_block(key, counter_block(nonce, first++)));
+    const std::size_t take = bytes < kBlock - skip ? bytes : kBlock - skip;
+    for (std::size_t i = 0; i < take; ++i) out[i] = static_cast<std::uint8_t>(in[i] ^ stream[skip + i]);
+    clear(stream, sizeof stream);
+    in += take;
+    out += take;
+    bytes -= take;
+  }
   __m512i round_keys[kRounds + 1];
   for (std::size_t r = 0; r <= kRounds; ++r)
     round_keys[r] = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(key.round_keys) + r));
@@ -162,10 +174,14 @@ void gcm_vaes_set_key(const std::uint8_t key[32], GcmVaesKey& out) {
   clear(round_keys, sizeof round_keys);
 }
 
-void gcm_vaes_seal(const GcmVaesKey& key, const std::uint8_t nonce[12], const std::uint8_t* aad, std::size_t aad_bytes,
-                   const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::uint8_t tag[16]) {
-  ctr_xor(key, nonce, 2, in, out, bytes);
-  compute_tag(key, nonce, aad, aad_bytes, out, bytes, tag);
+void gcm_vaes_encrypt(const GcmVaesKey& key, const std::uint8_t nonce[12], std::size_t offset, const std::uint8_t* in,
+                      std::uint8_t* out, std::size_t bytes) {
+  ctr_xor(key, nonce, offset, in, out, bytes);
+}
+
+void gcm_vaes_tag(const GcmVaesKey& key, const std::uint8_t nonce[12], const std::uint8_t* aad, std::size_t aad_bytes,
+                  const std::uint8_t* ciphertext, std::size_t bytes, std::uint8_t tag[16]) {
+  compute_tag(key, nonce, aad, aad_bytes, ciphertext, bytes, tag);
 }
 
 bool gcm_vaes_open(const GcmVaesKey& key, const std::uint8_t nonce[12], const std::uint8_t* aad, std::size_t aad_bytes,
@@ -176,7 +192,7 @@ bool gcm_vaes_open(const GcmVaesKey& key, const std::uint8_t nonce[12], const st
                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(tag)));
   clear(expected, sizeof expected);
   if (_mm_testz_si128(difference, difference) == 0) return false;
-  ctr_xor(key, nonce, 2, text, text, bytes);
+  ctr_xor(key, nonce, 0, text, text, bytes);
   return true;
 }
 
@@ -187,8 +203,10 @@ bool gcm_vaes_open(const GcmVaesKey& key, const std::uint8_t nonce[12], const st
 // Not reached: gcm_vaes_supported() is false where this file is built without the instructions.
 namespace mpc::transport::detail {
 void gcm_vaes_set_key(const std::uint8_t[32], GcmVaesKey&) {}
-void gcm_vaes_seal(const GcmVaesKey&, const std::uint8_t[12], const std::uint8_t*, std::size_t, const std::uint8_t*,
-                   std::uint8_t*, std::size_t, std::uint8_t[16]) {}
+void gcm_vaes_encrypt(const GcmVaesKey&, const std::uint8_t[12], std::size_t, const std::uint8_t*, std::uint8_t*,
+                      std::size_t) {}
+void gcm_vaes_tag(const GcmVaesKey&, const std::uint8_t[12], const std::uint8_t*, std::size_t, const std::uint8_t*,
+                  std::size_t, std::uint8_t[16]) {}
 bool gcm_vaes_open(const GcmVaesKey&, const std::uint8_t[12], const std::uint8_t*, std::size_t, std::uint8_t*,
                    std::size_t, const std::uint8_t[16]) {
   return false;

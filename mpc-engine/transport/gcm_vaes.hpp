@@ -30,10 +30,13 @@ bool gcm_vaes_supported();
 // Only call the following when gcm_vaes_supported(). The caller wipes `key` when done with it.
 void gcm_vaes_set_key(const std::uint8_t key[32], GcmVaesKey& out);
 
-// out = in encrypted (in == out allowed), tag over `aad` and the ciphertext.
-void gcm_vaes_seal(const GcmVaesKey& key, const std::uint8_t nonce[12], const std::uint8_t* aad,
-                   std::size_t aad_bytes, const std::uint8_t* in, std::uint8_t* out, std::size_t bytes,
-                   std::uint8_t tag[16]);
+// Sealing, a part at a time: out = in encrypted as the text's bytes from `offset` on (in == out
+// allowed), so a text given in parts is encrypted from where each part lies; then the tag over
+// `aad` and the whole ciphertext.
+void gcm_vaes_encrypt(const GcmVaesKey& key, const std::uint8_t nonce[12], std::size_t offset,
+                      const std::uint8_t* in, std::uint8_t* out, std::size_t bytes);
+void gcm_vaes_tag(const GcmVaesKey& key, const std::uint8_t nonce[12], const std::uint8_t* aad,
+                  std::size_t aad_bytes, const std::uint8_t* ciphertext, std::size_t bytes, std::uint8_t tag[16]);
 
 // Decrypts `text` in place only if `tag` is its tag with `aad`; false (and `text` untouched)
 // otherwise. The tags are compared in constant time.

@@ -1,5 +1,5 @@
 // GHASH with VPCLMULQDQ (ghash_vpclmul.hpp). Built with -mvpclmulqdq and AVX-512 on x86-64;
-// called only where ghash_vpclmul_supported() (frame_cipher.cpp) says the CPU has them.
+// called only where ghash_vpclmul_supported() (kernel_support.cpp) says the CPU has them.
 // Constant time: no branch or memory address depends on the key or the data.
 #include "transport/ghash_vpclmul.hpp"
 

@@ -14,7 +14,6 @@ namespace mpc::three_party_engine {
 namespace {
 
 constexpr std::size_t kBlock = 16;
-constexpr std::size_t kRunBytes = kBlock * transport::detail::kGhashAggregate;
 
 [[noreturn]] void fail(const char* step) {
   throw Error(Component::Server, std::string("garbling digest: OpenSSL AES-256-GCM ") + step + " failed");
@@ -38,7 +37,7 @@ struct GarblingDigest::State {
   transport::detail::GhashPowers powers;
   std::uint8_t sum[kBlock] = {};   // POLYVAL's running state
   std::uint8_t mask[kBlock] = {};  // AES_k(nonce || 1), added to the hash at the end
-  std::uint8_t pending[kRunBytes] = {};
+  std::uint8_t pending[kBlock] = {};  // the start of a block the bytes so far end in
   std::size_t pending_bytes = 0;
   std::uint64_t total_bytes = 0;
 
@@ -102,18 +101,17 @@ void GarblingDigest::add(std::span<const std::uint8_t> bytes) {
   }
   state.total_bytes += bytes.size();
   if (state.pending_bytes != 0) {
-    const std::size_t taken = std::min(bytes.size(), kRunBytes - state.pending_bytes);
+    const std::size_t taken = std::min(bytes.size(), kBlock - state.pending_bytes);
     std::memcpy(state.pending + state.pending_bytes, bytes.data(), taken);
     state.pending_bytes += taken;
     bytes = bytes.subspan(taken);
-    if (state.pending_bytes < kRunBytes) return;
-    transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, transport::detail::kGhashAggregate);
+    if (state.pending_bytes < kBlock) return;
+    transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, 1);
     state.pending_bytes = 0;
   }
-  const std::size_t runs = bytes.size() / kRunBytes;
-  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(),
-                                          runs * transport::detail::kGhashAggregate);
-  bytes = bytes.subspan(runs * kRunBytes);
+  const std::size_t blocks = bytes.size() / kBlock;
+  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(), blocks);
+  bytes = bytes.subspan(blocks * kBlock);
   if (!bytes.empty()) std::memcpy(state.pending, bytes.data(), bytes.size());
   state.pending_bytes = bytes.size();
 }
@@ -133,7 +131,7 @@ GarblingDigest::Value GarblingDigest::finish() {
   }
   // The additional data zero-padded to whole blocks, then the lengths block: the data's length
   // in bits, and a text of none.
-  const std::size_t padded = (state.pending_bytes + kBlock - 1) / kBlock * kBlock;
+  const std::size_t padded = state.pending_bytes == 0 ? 0 : kBlock;
   std::memset(state.pending + state.pending_bytes, 0, padded - state.pending_bytes);
   const std::uint64_t bits = state.total_bytes * 8;
   std::uint8_t lengths[kBlock] = {};
