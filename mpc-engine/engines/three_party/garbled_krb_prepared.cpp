@@ -117,7 +117,7 @@ void prepare_evaluator(const BatchTask& task, const PartyPrfKeys& keys, Prepared
   PreparedGarbling entry;
   entry.committed.resize(shape.committed() * 2 * kCommitBytes);
   from_previous.receive(entry.committed);
-  entry.tables.resize(gc2::garbled_bytes(*task.program, task.instances));
+  entry.tables = store.table_buffer(gc2::garbled_bytes(*task.program, task.instances));
   from_previous.receive(entry.tables);
   GarblingDigest digest = garbling_digest(keys.garbling_own, task.header);
   digest.add(entry.committed);
@@ -183,7 +183,7 @@ DualGarblingOutput use_second(const BatchTask& task, const PartyPrfKeys& keys, P
 // Party 1, using.
 DualGarblingOutput use_evaluator(const BatchTask& task, const PartyPrfKeys& keys, PreparedGarblings& store,
                                  two_party::Channel& to_next, two_party::Channel& from_previous) {
-  const PreparedGarbling entry = take(store, task, kEvaluator);
+  PreparedGarbling entry = take(store, task, kEvaluator);
   const circuits::Program& program = *task.program;
   const Shape shape(task);
   const std::uint64_t number = batch_garbling_number(garbling_of(task.header));
@@ -215,6 +215,7 @@ DualGarblingOutput use_evaluator(const BatchTask& task, const PartyPrfKeys& keys
   two_party::ReplayChannel tables(entry.tables);
   Labels output;
   gc2::evaluate(program, task.instances, active.span(), tables, output, number);
+  store.recycle(std::move(entry.tables));
   return send_evaluator_output(task, std::move(output), la, third, c_a, c_b, keys.garbling_previous, to_next);
 }
 

@@ -1,5 +1,7 @@
 #include "engines/three_party/prepared_garblings.hpp"
 
+#include <algorithm>
+
 namespace mpc::three_party_engine {
 
 PreparedGarblings::PreparedGarblings(std::size_t capacity_bytes, std::chrono::seconds life)
@@ -41,6 +43,37 @@ void PreparedGarblings::keep_epoch(std::uint64_t epoch) {
       ++it;
     }
   }
+}
+
+std::vector<std::uint8_t> PreparedGarblings::table_buffer(std::size_t bytes) {
+  std::vector<std::uint8_t> buffer;
+  {
+    std::lock_guard lock(mutex_);
+    // The smallest spare that holds `bytes`, so a small circuit does not take a large one's.
+    auto best = spare_tables_.end();
+    for (auto it = spare_tables_.begin(); it != spare_tables_.end(); ++it)
+      if (it->size() >= bytes && (best == spare_tables_.end() || it->size() < best->size())) best = it;
+    if (best != spare_tables_.end()) {
+      buffer = std::move(*best);
+      spare_tables_.erase(best);
+    }
+  }
+  buffer.resize(bytes);  // shrinking keeps the capacity and writes nothing
+  return buffer;
+}
+
+void PreparedGarblings::recycle(std::vector<std::uint8_t> tables) {
+  if (tables.capacity() == 0) return;
+  tables.resize(tables.capacity());  // zeroes only the tail a smaller circuit left unused
+  std::lock_guard lock(mutex_);
+  if (spare_tables_.size() < kSpareTableBuffers) {
+    spare_tables_.push_back(std::move(tables));
+    return;
+  }
+  // Full: keep the larger buffers, which fit every circuit the smaller ones fit.
+  auto smallest = std::min_element(spare_tables_.begin(), spare_tables_.end(),
+                                   [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  if (smallest->size() < tables.size()) *smallest = std::move(tables);
 }
 
 std::size_t PreparedGarblings::size() const {

@@ -48,6 +48,15 @@ class PreparedGarblings {
   // Drops every entry of another epoch: a leader that restarted names none of them again.
   void keep_epoch(std::uint64_t epoch);
 
+  // A buffer of `bytes` bytes for a garbling's tables: one that a used garbling left (its
+  // pages mapped, nothing to zero: a login's 10 MB of tables otherwise cost the evaluator a
+  // page fault per 4 KiB and a zero-fill each time), else a new one. The evaluator received
+  // every byte of the tables it held, so a buffer passes between garblings without a wipe.
+  std::vector<std::uint8_t> table_buffer(std::size_t bytes);
+  // Keeps the tables of a used garbling for table_buffer (at most kSpareTableBuffers).
+  void recycle(std::vector<std::uint8_t> tables);
+  static constexpr std::size_t kSpareTableBuffers = 4;
+
   std::size_t size() const;
   std::size_t bytes() const;
 
@@ -60,6 +69,7 @@ class PreparedGarblings {
   std::map<std::pair<std::uint64_t, std::uint32_t>, PreparedGarbling> entries_;
   std::size_t bytes_ = 0;
   std::uint64_t epoch_ = 0;
+  std::vector<std::vector<std::uint8_t>> spare_tables_;
 };
 
 }  // namespace mpc::three_party_engine
