@@ -10,6 +10,20 @@ namespace mpc::three_party_engine {
 BatchFollower::BatchFollower(const settings::ServerSettings& settings, const Logger& log)
     : settings_(settings), log_(log) {}
 
+namespace {
+
+// The worker for `header`. Batches start in the order announced, so a preparation waiting for
+// the preparation worker would hold up every batch behind it: one announced before that worker
+// has wound up the last one (it runs at the lowest priority) takes a Kerberos worker instead.
+BatchWorker* worker_for(const BatchStarter& starter, const wire::BatchHeader& header) {
+  const WorkerPool pool = pool_of(header);
+  BatchWorker* worker = starter.idle_worker(pool);
+  if (worker == nullptr && pool == WorkerPool::Preparation) worker = starter.idle_worker(WorkerPool::Krb);
+  return worker;
+}
+
+}  // namespace
+
 void BatchFollower::take_header(int from, wire::BatchHeader header) {
   if (from != 0) {
     log_.warn("batch header from a follower ignored", {{"from", from + 1}, {"sequence", header.sequence}});
@@ -19,13 +33,13 @@ void BatchFollower::take_header(int from, wire::BatchHeader header) {
 }
 
 bool BatchFollower::ready(const BatchStarter& starter) const {
-  return !announced_.empty() && starter.idle_worker(wire::is_krb_circuit(announced_.front().circuit)) != nullptr;
+  return !announced_.empty() && worker_for(starter, announced_.front()) != nullptr;
 }
 
 void BatchFollower::schedule(BatchStarter& starter) {
   while (!announced_.empty()) {
     const wire::BatchHeader& front = announced_.front();
-    BatchWorker* worker = starter.idle_worker(wire::is_krb_circuit(front.circuit));
+    BatchWorker* worker = worker_for(starter, front);
     if (worker == nullptr) return;
     // After a leader restart only its newest epoch matters: skip what it announced before.
     const bool superseded = std::any_of(announced_.begin() + 1, announced_.end(),

@@ -106,8 +106,8 @@ bool BatchLeader::ready(const BatchStarter&) const {
 
 void BatchLeader::schedule(BatchStarter& starter) {
   for (;;) {
-    BatchWorker* krb = starter.idle_worker(true);
-    BatchWorker* other = starter.idle_worker(false);
+    BatchWorker* krb = starter.idle_worker(WorkerPool::Krb);
+    BatchWorker* other = starter.idle_worker(WorkerPool::Fixed);
     auto header = form_batch(starter.jobs(), krb != nullptr, other != nullptr);
     if (!header) break;
     const auto frame = wire::encode_batch(*header);
@@ -122,7 +122,8 @@ void BatchLeader::schedule(BatchStarter& starter) {
     }
     if (announced) starter.start_batch(*header, *(wire::is_krb_circuit(header->circuit) ? krb : other));
   }
-  auto preparation = form_preparation(starter.jobs(), starter.pool_idle(true));
+  BatchWorker* ahead = starter.idle_worker(WorkerPool::Preparation);
+  auto preparation = form_preparation(starter.idle_worker(WorkerPool::Krb) != nullptr, ahead != nullptr);
   if (!preparation) return;
   const auto frame = wire::encode_batch(*preparation);
   for (int party = 1; party < 3; ++party)
@@ -131,24 +132,11 @@ void BatchLeader::schedule(BatchStarter& starter) {
                           "party " + std::to_string(party + 1) + " is unreachable");
       return;
     }
-  starter.start_batch(*preparation, *starter.idle_worker(true));
+  starter.start_batch(*preparation, *ahead);
 }
 
-std::optional<std::chrono::steady_clock::time_point> BatchLeader::wake_at() const {
-  if (!prepares() || last_krb_activity_ == std::chrono::steady_clock::time_point{}) return std::nullopt;
-  const auto at = last_krb_activity_ + kQuietBeforePreparing;
-  return at > std::chrono::steady_clock::now() ? std::optional(at) : std::nullopt;
-}
-
-std::optional<wire::BatchHeader> BatchLeader::form_preparation(const std::map<node::JobKey, Job>& jobs,
-                                                                bool krb_pool_idle) {
-  if (!prepares() || !krb_pool_idle) return std::nullopt;
-  if (std::chrono::steady_clock::now() - last_krb_activity_ < kQuietBeforePreparing) return std::nullopt;
-  for (const node::JobKey& key : queue_) {
-    auto it = jobs.find(key);
-    if (it != jobs.end() && it->second.kind == JobKind::Krb && it->second.blocks_scheduled < it->second.instances)
-      return std::nullopt;  // a job waits for this worker
-  }
+std::optional<wire::BatchHeader> BatchLeader::form_preparation(bool krb_worker_idle, bool preparation_worker_idle) {
+  if (!prepares() || !krb_worker_idle || !preparation_worker_idle) return std::nullopt;
   const auto circuit = stock_.next(std::chrono::steady_clock::now());
   if (!circuit) return std::nullopt;
   wire::BatchHeader header;
@@ -165,7 +153,6 @@ std::optional<wire::BatchHeader> BatchLeader::form_preparation(const std::map<no
 void BatchLeader::batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) {
   const auto now = std::chrono::steady_clock::now();
   if (!wire::is_krb_circuit(header.circuit)) return;
-  if (header.krb_evaluation != wire::KrbEvaluation::PrepareTwice) last_krb_activity_ = now;
   switch (header.krb_evaluation) {
     case wire::KrbEvaluation::PrepareTwice: stock_.prepared(header.sequence, succeeded, now); return;
     case wire::KrbEvaluation::PreparedTwice:
@@ -278,7 +265,6 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
         header.krb_evaluation = wire::KrbEvaluation::PreparedTwice;
         header.prepared = *prepared;
       }
-      last_krb_activity_ = now;
       break;
     default:
       header.circuit = CircuitSet::choose(first->key.algorithm, first->request.operation == wire::Operation::EcbDecrypt,

@@ -1,9 +1,8 @@
 // Party 1's side of every batch (batch_role.hpp): it queues the jobs the servers agreed on,
 // forms a batch of one circuit whenever a worker of the right pool is free, numbers it and
 // its GCM nonces, announces it and starts it. Under active security with garbled Kerberos
-// jobs, it also has Kerberos garblings prepared ahead once Kerberos jobs have paused and every
-// Kerberos worker is idle, and names one in a batch of one job of its circuit
-// (prepared_stock.hpp).
+// jobs, it also has Kerberos garblings prepared ahead on a worker of the lowest CPU priority,
+// and names one in a batch of one job of its circuit (prepared_stock.hpp).
 #pragma once
 
 #include <chrono>
@@ -28,23 +27,18 @@ class BatchLeader final : public BatchRole {
   bool ready(const BatchStarter& starter) const override;
   std::uint64_t epoch() const override { return epoch_; }
   void batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) override;
-  std::optional<std::chrono::steady_clock::time_point> wake_at() const override;
-
-  // Garblings are prepared only once Kerberos jobs paused this long: a login's jobs come one
-  // after the other a millisecond or two apart, and a garbling made between them would take
-  // the cores the next one needs. Under a steady stream of jobs nothing is prepared; a job's
-  // garbling made ahead saves its wait only when the servers would otherwise be idle.
-  static constexpr std::chrono::milliseconds kQuietBeforePreparing{20};
-
   // The next batch, of the oldest urgent job (one of at most latency_batch_blocks instances,
   // or one that waited a second) whose pool has an idle worker, else of the oldest job whose
   // pool has one; urgent jobs of its group fill it first, and bulk jobs fill a batch a small
   // job names only up to latency_batch_blocks (public for tests).
   std::optional<wire::BatchHeader> form_batch(std::map<node::JobKey, Job>& jobs, bool krb_worker_idle,
                                               bool other_worker_idle);
-  // A batch that prepares a garbling ahead, when the stock wants one and no Kerberos job waits
-  // (public for tests).
-  std::optional<wire::BatchHeader> form_preparation(const std::map<node::JobKey, Job>& jobs, bool krb_pool_idle);
+  // A batch that prepares a garbling ahead on the preparation worker, when the stock wants one
+  // and a Kerberos worker is idle (public for tests). It runs at the lowest CPU priority, so it
+  // may start while a job runs: it takes the CPU time the job leaves (a client logging in back
+  // to back leaves about a third of two cores idle). With every Kerberos worker busy the
+  // servers are saturated, and a garbling made then would only take their time.
+  std::optional<wire::BatchHeader> form_preparation(bool krb_worker_idle, bool preparation_worker_idle);
 
  private:
   void new_epoch();
@@ -58,7 +52,6 @@ class BatchLeader final : public BatchRole {
   std::uint32_t sequence_ = 0;
   jobs::NonceCounter nonce_counter_;  // GCM nonces of epoch_
   PreparedStock stock_;
-  std::chrono::steady_clock::time_point last_krb_activity_{};
 };
 
 }  // namespace mpc::three_party_engine

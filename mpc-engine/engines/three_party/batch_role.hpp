@@ -23,16 +23,21 @@ namespace mpc::three_party_engine {
 
 class BatchWorker;
 
+// The workers a batch may run on: those of the fixed AES and GCM circuits, those of Kerberos
+// circuits, and the one that prepares Kerberos garblings ahead at the lowest CPU priority
+// (ThreePartyEngine).
+enum class WorkerPool : std::uint8_t { Fixed, Krb, Preparation };
+
+// The pool that runs the batch `header` announces.
+WorkerPool pool_of(const wire::BatchHeader& header);
+
 // What a role may do with the engine it serves.
 class BatchStarter {
  public:
   virtual ~BatchStarter() = default;
   virtual std::map<node::JobKey, Job>& jobs() = 0;
-  // An idle worker of the pool that runs batches of Kerberos circuits (`krb`) or of the one
-  // that runs all others; nullptr if none.
-  virtual BatchWorker* idle_worker(bool krb) const = 0;
-  // Whether every worker of that pool is idle.
-  virtual bool pool_idle(bool krb) const = 0;
+  // An idle worker of `pool`; nullptr if none.
+  virtual BatchWorker* idle_worker(WorkerPool pool) const = 0;
   // Runs `header` on this server (on `worker`, or inline when small enough).
   virtual void start_batch(const wire::BatchHeader& header, BatchWorker& worker) = 0;
   // Tells the other two to drop the batch, answers its jobs here with `status` and tells the

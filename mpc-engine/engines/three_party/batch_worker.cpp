@@ -1,6 +1,10 @@
 #include "engines/three_party/batch_worker.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <variant>
 
@@ -18,6 +22,11 @@
 #include "engines/three_party/layer_messages.hpp"
 
 namespace mpc::three_party_engine {
+namespace {
+
+constexpr int kLowestPriority = 19;  // the largest nice value
+
+}  // namespace
 
 // LayerExchange over the worker's own connection to the next party and its inbox.
 class BatchWorker::Exchange final : public rss3::LayerExchange {
@@ -153,8 +162,9 @@ class DeviatingExchange final : public rss3::LayerExchange {
 BatchWorker::BatchWorker(const settings::ServerSettings& settings, std::unique_ptr<NextPartyLink> next_party,
                          const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator,
                          std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished, const Logger& log,
-                         PreparedGarblings& prepared)
-    : settings_(settings),
+                         PreparedGarblings& prepared, WorkerPriority priority)
+    : priority_(priority),
+      settings_(settings),
       prf_keys_(prf_keys),
       prepared_(prepared),
       evaluator_(std::move(evaluator)),
@@ -211,7 +221,14 @@ std::optional<BatchResult> BatchWorker::take_result() {
 }
 
 void BatchWorker::run() {
-  name_this_thread("batch worker");
+  if (priority_ == WorkerPriority::Background) {
+    name_this_thread("batch ahead");
+    // PRIO_PROCESS with a thread id sets that thread alone (Linux).
+    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kLowestPriority) != 0)
+      log_.warn("batch worker priority not lowered", {{"error", std::string(std::strerror(errno))}});
+  } else {
+    name_this_thread("batch worker");
+  }
   for (;;) {
     BatchTask task;
     {

@@ -100,6 +100,11 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
 
 class NextPartyLink;
 
+// Normal: the process's CPU priority. Background: the lowest there is (nice 19, which an
+// unprivileged thread may set but never undo), for work that should take only what the
+// server's other threads leave: Kerberos garblings prepared ahead.
+enum class WorkerPriority : std::uint8_t { Normal, Background };
+
 class BatchWorker {
  public:
   // `finished` is notified whenever a result becomes ready; `next_party` carries this
@@ -108,7 +113,7 @@ class BatchWorker {
   BatchWorker(const settings::ServerSettings& settings, std::unique_ptr<NextPartyLink> next_party,
               const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator,
               std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished, const Logger& log,
-              PreparedGarblings& prepared);
+              PreparedGarblings& prepared, WorkerPriority priority = WorkerPriority::Normal);
   ~BatchWorker();
   BatchWorker(const BatchWorker&) = delete;
   BatchWorker& operator=(const BatchWorker&) = delete;
@@ -127,6 +132,7 @@ class BatchWorker {
   class Stream;
   void run();
 
+  const WorkerPriority priority_;
   const settings::ServerSettings& settings_;
   const PartyPrfKeys& prf_keys_;
   PreparedGarblings& prepared_;

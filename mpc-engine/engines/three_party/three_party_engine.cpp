@@ -87,12 +87,17 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
     krb_workers_.push_back(std::make_unique<BatchWorker>(
         settings_, make_worker_lane(host_, resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
         nullptr, batch_finished_, log_, prepared_garblings_));
+  if (settings_.security == settings::Security::Active)
+    preparation_worker_ = std::make_unique<BatchWorker>(
+        settings_, make_worker_lane(host_, resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
+        nullptr, batch_finished_, log_, prepared_garblings_, WorkerPriority::Background);
 }
 
 ThreePartyEngine::~ThreePartyEngine() {
   data_plane_.reset();  // its threads hand frames to the workers
   workers_.clear();     // joins the workers before the sockets they use go away
   krb_workers_.clear();
+  preparation_worker_.reset();
   for (auto& [key, job] : jobs_) job.key_share.clear();
 }
 
@@ -130,16 +135,19 @@ void ThreePartyEngine::fill_status(wire::ServerStatus& status) const {
   status.and_gates_evaluated = and_gates_evaluated_;
 }
 
-BatchWorker* ThreePartyEngine::idle_worker(bool krb) const {
-  for (auto& worker : krb ? krb_workers_ : workers_)
+BatchWorker* ThreePartyEngine::idle_worker(WorkerPool pool) const {
+  if (pool == WorkerPool::Preparation) {
+    if (preparation_worker_) return preparation_worker_->idle() ? preparation_worker_.get() : nullptr;
+    pool = WorkerPool::Krb;  // a passive server that follows an active leader
+  }
+  for (auto& worker : pool == WorkerPool::Krb ? krb_workers_ : workers_)
     if (worker->idle()) return worker.get();
   return nullptr;
 }
 
-bool ThreePartyEngine::pool_idle(bool krb) const {
-  for (auto& worker : krb ? krb_workers_ : workers_)
-    if (!worker->idle()) return false;
-  return true;
+WorkerPool pool_of(const wire::BatchHeader& header) {
+  if (!wire::is_krb_circuit(header.circuit)) return WorkerPool::Fixed;
+  return header.krb_evaluation == wire::KrbEvaluation::PrepareTwice ? WorkerPool::Preparation : WorkerPool::Krb;
 }
 
 bool ThreePartyEngine::send_to(int party, const std::vector<std::uint8_t>& frame) {
@@ -365,6 +373,8 @@ void ThreePartyEngine::collect_results() {
   for (auto* pool : {&krb_workers_, &workers_})
     for (auto& worker : *pool)
       if (auto result = worker->take_result()) apply_result(*result);
+  if (preparation_worker_)
+    if (auto result = preparation_worker_->take_result()) apply_result(*result);
 }
 
 void ThreePartyEngine::apply_result(BatchResult& result) {

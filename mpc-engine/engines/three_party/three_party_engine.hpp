@@ -21,8 +21,8 @@
 // batch header names the length so the followers compile the same circuit.
 //
 // Threads: the shell's thread owns the jobs; batch workers (batch_worker.hpp) evaluate, up to
-// `workers` batches of the fixed circuits and kKrbBatchesInFlight Kerberos batches at a
-// time, each sending over a lane of its own and reading frames that the data plane's threads
+// `workers` batches of the fixed circuits, kKrbBatchesInFlight Kerberos batches and one
+// Kerberos garbling prepared ahead at a time, each sending over a lane of its own and reading frames that the data plane's threads
 // (data_plane.hpp) or the shell's hand it; small batches run on the shell's thread (see
 // inline_evaluator_). Large batches run on the GPU where there is one, everything else on the
 // SIMD CPU evaluator.
@@ -89,8 +89,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
 
   // BatchStarter
   std::map<node::JobKey, Job>& jobs() override { return jobs_; }
-  BatchWorker* idle_worker(bool krb) const override;
-  bool pool_idle(bool krb) const override;
+  BatchWorker* idle_worker(WorkerPool pool) const override;
   void start_batch(const wire::BatchHeader& header, BatchWorker& worker) override;
   void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) override;
   bool send_to(int party, const std::vector<std::uint8_t>& frame) override;
@@ -142,6 +141,10 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   BatchFrames batch_frames_;  // outlives the workers and the data plane, which use it
   std::vector<std::unique_ptr<BatchWorker>> workers_;      // batches of the fixed AES and GCM circuits
   std::vector<std::unique_ptr<BatchWorker>> krb_workers_;  // batches of Kerberos circuits
+  // Garblings prepared ahead (PrepareTwice batches) run on a worker of their own at the lowest
+  // CPU priority, under active security only: they take the cores when no job needs them, so
+  // they never delay a login's jobs, and they never hold a Kerberos worker a job could use.
+  std::unique_ptr<BatchWorker> preparation_worker_;
   // Latency-bound batches (up to latency_batch_blocks instances) run on the shell's thread,
   // which reads their layer messages straight off the socket: a hand-off to a worker thread
   // costs a wake-up per layer, about a third of a single block's latency.

@@ -4,6 +4,8 @@ default), a realm over mpc_kdb.so with a protected aes256 user, krb5kdc with the
 and kinit. What is asserted:
 - once logins pause, the leader has the circuits of the login's three Kerberos jobs garbled
   ahead, and the next login evaluates garblings prepared for it (servers' debug logs);
+- every server prepares on a thread of its own at the lowest CPU priority (nice 19), and runs
+  the jobs' batches at the normal one;
 - a server that restarted has lost its prepared garblings while the leader still counts them:
   a login after that which uses one of them is refused by that server with Regrouping, sent
   again by the client library and served (garbled online), so no login fails; without the
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,8 +25,8 @@ from protected_kdc import ProtectedRealm
 
 USER = "pia"
 PASSWORD = "pia-pw-1"
-# The leader prepares once Kerberos jobs paused for 20 ms; a login's three garblings take a
-# few tens of milliseconds on an idle host, seconds on a loaded test machine.
+# The leader prepares at the lowest CPU priority whenever a Kerberos worker is free; a login's
+# three garblings take a few tens of milliseconds on an idle host, seconds on a loaded test machine.
 PREPARED_DEADLINE_S = 30
 
 
@@ -104,6 +107,28 @@ def test_a_login_after_a_pause_uses_garblings_prepared_for_it(realm):
         if len(served_prepared) == 3:
             break
     assert len(served_prepared) == 3, f"no login found all three of its garblings prepared: {jobs(cluster)}"
+
+
+def thread_nice(pid: int) -> dict[str, list[int]]:
+    """Nice values of a process's threads, by thread name (/proc/PID/task/TID/stat: the name is
+    field 2 in parentheses, the nice value field 19)."""
+    threads: dict[str, list[int]] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        stat = (task / "stat").read_text()
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        threads.setdefault(name, []).append(int(fields[16]))
+    return threads
+
+
+def test_garblings_are_prepared_at_the_lowest_priority_and_jobs_at_the_normal_one(realm):
+    cluster = realm.cluster
+    kinit(realm, "priority.cc")
+    wait_prepared(cluster, 1)
+    for party in cluster.parties:
+        threads = thread_nice(cluster.server_pid(party))
+        assert threads.get("batch ahead") == [19], (party, threads)
+        assert threads.get("batch worker") and set(threads["batch worker"]) == {0}, (party, threads)
 
 
 @pytest.mark.timeout(120)

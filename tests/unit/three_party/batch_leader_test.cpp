@@ -6,7 +6,6 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "common/log.hpp"
@@ -140,29 +139,25 @@ class PreparingLeaderTest : public LeaderTest {
     leader_.batch_done(*header, succeeded, 189'760);
     return *header;
   }
-  std::optional<wire::BatchHeader> preparation_after_quiet() {
-    std::this_thread::sleep_for(BatchLeader::kQuietBeforePreparing + std::chrono::milliseconds(5));
-    return leader_.form_preparation(jobs_, true);
-  }
+  std::optional<wire::BatchHeader> prepare() { return leader_.form_preparation(true, true); }
   static constexpr jobs::KrbCircuitKey kCircuit{wire::CircuitId::KrbEncryptAes256, 265, 0};
 };
 
-// Once Kerberos jobs pause, the leader prepares the circuit that ran; the next batch of one job
-// of it evaluates that garbling, and the one after garbles online until another is prepared.
+// The leader prepares the circuit that ran; the next batch of one job of it evaluates that
+// garbling, and the one after garbles online until another is prepared.
 TEST_F(PreparingLeaderTest, PreparesWhatRanAndNamesItOnce) {
+  EXPECT_FALSE(prepare().has_value()) << "prepared a circuit no job ran";
   const auto online = run_krb();
   EXPECT_EQ(online.krb_evaluation, wire::KrbEvaluation::GarbledTwice);
-  EXPECT_FALSE(leader_.form_preparation(jobs_, true).has_value()) << "prepared before the jobs paused";
-  EXPECT_FALSE(leader_.form_preparation(jobs_, false).has_value()) << "prepared while a worker is busy";
-  ASSERT_TRUE(leader_.wake_at().has_value());
-  const auto preparation = preparation_after_quiet();
+  EXPECT_FALSE(leader_.form_preparation(true, false).has_value()) << "prepared while the preparation worker is busy";
+  const auto preparation = prepare();
   ASSERT_TRUE(preparation.has_value());
   EXPECT_EQ(preparation->krb_evaluation, wire::KrbEvaluation::PrepareTwice);
   EXPECT_TRUE(preparation->slices.empty());
   EXPECT_EQ(preparation->circuit, kCircuit.id);
   EXPECT_EQ(preparation->data_bytes, kCircuit.data_bytes);
   EXPECT_GT(preparation->sequence, online.sequence);
-  EXPECT_FALSE(leader_.form_preparation(jobs_, true).has_value()) << "two preparations at once";
+  EXPECT_FALSE(leader_.form_preparation(true, true).has_value()) << "two preparations at once";
   leader_.batch_done(*preparation, true, 189'760);
 
   const auto used = run_krb();
@@ -171,11 +166,19 @@ TEST_F(PreparingLeaderTest, PreparesWhatRanAndNamesItOnce) {
   EXPECT_EQ(run_krb().krb_evaluation, wire::KrbEvaluation::GarbledTwice);
 }
 
-// A job waiting for a Kerberos worker is not held up by a preparation.
-TEST_F(PreparingLeaderTest, NothingIsPreparedWhileAJobWaits) {
+// A preparation runs on a worker of its own at the lowest CPU priority, beside a running job, but
+// none starts while every Kerberos worker is busy: the servers are saturated then. It takes no
+// Kerberos worker: a job's batch still forms beside it.
+TEST_F(PreparingLeaderTest, APreparationStartsBesideAJobButNotWhenKerberosWorkersAreBusy) {
   run_krb();
+  EXPECT_FALSE(leader_.form_preparation(false, true).has_value()) << "prepared with every Kerberos worker busy";
+  const auto ahead = prepare();
+  ASSERT_TRUE(ahead.has_value());
   krb();
-  EXPECT_FALSE(preparation_after_quiet().has_value());
+  const auto header = leader_.form_batch(jobs_, true, true);
+  ASSERT_TRUE(header.has_value());
+  EXPECT_EQ(header->krb_evaluation, wire::KrbEvaluation::GarbledTwice);
+  EXPECT_GT(header->sequence, ahead->sequence);
 }
 
 // A batch that failed with a prepared garbling empties the stock: a server may have lost its
@@ -183,7 +186,7 @@ TEST_F(PreparingLeaderTest, NothingIsPreparedWhileAJobWaits) {
 TEST_F(PreparingLeaderTest, AFailedPreparedBatchEmptiesTheStock) {
   run_krb();
   for (int i = 0; i < 2; ++i) {
-    const auto preparation = preparation_after_quiet();
+    const auto preparation = prepare();
     ASSERT_TRUE(preparation.has_value());
     leader_.batch_done(*preparation, true, 189'760);
   }
@@ -195,7 +198,7 @@ TEST_F(PreparingLeaderTest, AFailedPreparedBatchEmptiesTheStock) {
 // it, the second a batch garbled online.
 TEST_F(PreparingLeaderTest, AJobWithAGarblingReadyGetsABatchOfItsOwn) {
   run_krb();
-  const auto preparation = preparation_after_quiet();
+  const auto preparation = prepare();
   ASSERT_TRUE(preparation.has_value());
   leader_.batch_done(*preparation, true, 189'760);
   krb();
@@ -228,8 +231,7 @@ TEST_F(PreparingLeaderTest, APassiveClusterPreparesNothing) {
   const auto header = passive.form_batch(jobs_, true, true);
   ASSERT_TRUE(header.has_value());
   passive.batch_done(*header, true, 189'760);
-  std::this_thread::sleep_for(BatchLeader::kQuietBeforePreparing + std::chrono::milliseconds(5));
-  EXPECT_FALSE(passive.form_preparation(jobs_, true).has_value());
+  EXPECT_FALSE(passive.form_preparation(true, true).has_value());
 }
 
 // Without an idle worker for its pool nothing is formed, small or not.
