@@ -123,7 +123,10 @@ void BatchLeader::schedule(BatchStarter& starter) {
     if (announced) starter.start_batch(*header, *(wire::is_krb_circuit(header->circuit) ? krb : other));
   }
   BatchWorker* ahead = starter.idle_worker(WorkerPool::Preparation);
-  auto preparation = form_preparation(starter.idle_worker(WorkerPool::Krb) != nullptr, ahead != nullptr);
+  const KrbLoad krb_load = starter.pool_idle(WorkerPool::Krb)                ? KrbLoad::Idle
+                           : starter.idle_worker(WorkerPool::Krb) != nullptr ? KrbLoad::Some
+                                                                             : KrbLoad::Full;
+  auto preparation = form_preparation(krb_load, ahead != nullptr);
   if (!preparation) return;
   const auto frame = wire::encode_batch(*preparation);
   for (int party = 1; party < 3; ++party)
@@ -135,9 +138,17 @@ void BatchLeader::schedule(BatchStarter& starter) {
   starter.start_batch(*preparation, *ahead);
 }
 
-std::optional<wire::BatchHeader> BatchLeader::form_preparation(bool krb_worker_idle, bool preparation_worker_idle) {
-  if (!prepares() || !krb_worker_idle || !preparation_worker_idle) return std::nullopt;
-  const auto circuit = stock_.next(std::chrono::steady_clock::now());
+std::optional<std::chrono::steady_clock::time_point> BatchLeader::wake_at() const {
+  if (!prepares() || last_krb_activity_ == std::chrono::steady_clock::time_point{}) return std::nullopt;
+  const auto at = last_krb_activity_ + kQuietBeforePreparing;
+  return at > std::chrono::steady_clock::now() ? std::optional(at) : std::nullopt;
+}
+
+std::optional<wire::BatchHeader> BatchLeader::form_preparation(KrbLoad krb_load, bool preparation_worker_idle) {
+  if (!prepares() || !preparation_worker_idle || krb_load == KrbLoad::Full) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  const bool paused = krb_load == KrbLoad::Idle && now - last_krb_activity_ >= kQuietBeforePreparing;
+  const auto circuit = stock_.next(now, paused ? PreparedStock::kReadyPerCircuit : 1);
   if (!circuit) return std::nullopt;
   wire::BatchHeader header;
   header.sequence = next_sequence();
@@ -153,6 +164,7 @@ std::optional<wire::BatchHeader> BatchLeader::form_preparation(bool krb_worker_i
 void BatchLeader::batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) {
   const auto now = std::chrono::steady_clock::now();
   if (!wire::is_krb_circuit(header.circuit)) return;
+  if (header.krb_evaluation != wire::KrbEvaluation::PrepareTwice) last_krb_activity_ = now;
   switch (header.krb_evaluation) {
     case wire::KrbEvaluation::PrepareTwice: stock_.prepared(header.sequence, succeeded, now); return;
     case wire::KrbEvaluation::PreparedTwice:
@@ -265,6 +277,7 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
         header.krb_evaluation = wire::KrbEvaluation::PreparedTwice;
         header.prepared = *prepared;
       }
+      last_krb_activity_ = now;
       break;
     default:
       header.circuit = CircuitSet::choose(first->key.algorithm, first->request.operation == wire::Operation::EcbDecrypt,

@@ -33,12 +33,23 @@ class BatchLeader final : public BatchRole {
   // job names only up to latency_batch_blocks (public for tests).
   std::optional<wire::BatchHeader> form_batch(std::map<node::JobKey, Job>& jobs, bool krb_worker_idle,
                                               bool other_worker_idle);
-  // A batch that prepares a garbling ahead on the preparation worker, when the stock wants one
-  // and a Kerberos worker is idle (public for tests). It runs at the lowest CPU priority, so it
-  // may start while a job runs: it takes the CPU time the job leaves (a client logging in back
-  // to back leaves about a third of two cores idle). With every Kerberos worker busy the
-  // servers are saturated, and a garbling made then would only take their time.
-  std::optional<wire::BatchHeader> form_preparation(bool krb_worker_idle, bool preparation_worker_idle);
+  std::optional<std::chrono::steady_clock::time_point> wake_at() const override;
+
+  // How many Kerberos workers run a batch when a preparation could start.
+  enum class KrbLoad : std::uint8_t { Idle, Some, Full };
+  // Kerberos jobs pausing this long, with every Kerberos worker idle, is a pause.
+  static constexpr std::chrono::milliseconds kQuietBeforePreparing{20};
+
+  // A batch that prepares a garbling ahead on the preparation worker, which runs it at the
+  // lowest CPU priority at every server (public for tests). What the stock wants:
+  // - for a circuit with no garbling ready, as soon as a Kerberos worker is free, beside a
+  //   running job: the next job of that circuit would otherwise garble as it runs, and a
+  //   preparation takes only the CPU time the jobs leave (a client logging in back to back
+  //   leaves about a third of two cores idle);
+  // - up to PreparedStock::kReadyPerCircuit, once Kerberos jobs have paused: made beside a
+  //   login's jobs, a reserve would take CPU time from them wherever the servers share cores.
+  // With every Kerberos worker busy, nothing: the servers are saturated.
+  std::optional<wire::BatchHeader> form_preparation(KrbLoad krb_load, bool preparation_worker_idle);
 
  private:
   void new_epoch();
@@ -52,6 +63,7 @@ class BatchLeader final : public BatchRole {
   std::uint32_t sequence_ = 0;
   jobs::NonceCounter nonce_counter_;  // GCM nonces of epoch_
   PreparedStock stock_;
+  std::chrono::steady_clock::time_point last_krb_activity_{};
 };
 
 }  // namespace mpc::three_party_engine

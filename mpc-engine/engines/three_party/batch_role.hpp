@@ -38,6 +38,8 @@ class BatchStarter {
   virtual std::map<node::JobKey, Job>& jobs() = 0;
   // An idle worker of `pool`; nullptr if none.
   virtual BatchWorker* idle_worker(WorkerPool pool) const = 0;
+  // Whether no worker of `pool` runs a batch.
+  virtual bool pool_idle(WorkerPool pool) const = 0;
   // Runs `header` on this server (on `worker`, or inline when small enough).
   virtual void start_batch(const wire::BatchHeader& header, BatchWorker& worker) = 0;
   // Tells the other two to drop the batch, answers its jobs here with `status` and tells the

@@ -9,7 +9,8 @@ void PreparedStock::used(const jobs::KrbCircuitKey& circuit, std::uint64_t table
   demand_.insert(demand_.begin(), Demand{circuit, table_bytes, now});
 }
 
-std::optional<jobs::KrbCircuitKey> PreparedStock::next(Clock::time_point now) {
+std::optional<jobs::KrbCircuitKey> PreparedStock::next(Clock::time_point now, std::size_t up_to) {
+  up_to = std::min(up_to, kReadyPerCircuit);
   drop_old(now);
   if (in_flight_ || now < paused_until_ || budget_ == 0) return std::nullopt;
   std::uint64_t held = ready_bytes();
@@ -17,7 +18,7 @@ std::optional<jobs::KrbCircuitKey> PreparedStock::next(Clock::time_point now) {
     if (now - d.last_used >= kDemandWindow) break;  // the rest were used earlier still
     const auto count = static_cast<std::size_t>(
         std::count_if(ready_.begin(), ready_.end(), [&](const Ready& r) { return r.circuit == d.circuit; }));
-    if (count >= kReadyPerCircuit || held + d.table_bytes > budget_) continue;  // a smaller one may fit
+    if (count >= up_to || held + d.table_bytes > budget_) continue;  // a smaller one may fit
     return d.circuit;
   }
   return std::nullopt;

@@ -33,8 +33,9 @@ class PreparedStock {
 
   // A batch of one job of `circuit` ran; its garbling's stream takes `table_bytes`.
   void used(const jobs::KrbCircuitKey& circuit, std::uint64_t table_bytes, Clock::time_point now);
-  // The circuit to prepare now, if any (none while one is being prepared, or paused).
-  std::optional<jobs::KrbCircuitKey> next(Clock::time_point now);
+  // The circuit to prepare now, if any (none while one is being prepared, or paused): one with
+  // fewer than `up_to` (at most kReadyPerCircuit) garblings ready.
+  std::optional<jobs::KrbCircuitKey> next(Clock::time_point now, std::size_t up_to = kReadyPerCircuit);
   // Batch `sequence` prepares `circuit`, then ends: ready at every server, or not.
   void preparing(std::uint32_t sequence, const jobs::KrbCircuitKey& circuit);
   void prepared(std::uint32_t sequence, bool succeeded, Clock::time_point now);

@@ -145,6 +145,13 @@ BatchWorker* ThreePartyEngine::idle_worker(WorkerPool pool) const {
   return nullptr;
 }
 
+bool ThreePartyEngine::pool_idle(WorkerPool pool) const {
+  if (pool == WorkerPool::Preparation) return !preparation_worker_ || preparation_worker_->idle();
+  for (auto& worker : pool == WorkerPool::Krb ? krb_workers_ : workers_)
+    if (!worker->idle()) return false;
+  return true;
+}
+
 WorkerPool pool_of(const wire::BatchHeader& header) {
   if (!wire::is_krb_circuit(header.circuit)) return WorkerPool::Fixed;
   return header.krb_evaluation == wire::KrbEvaluation::PrepareTwice ? WorkerPool::Preparation : WorkerPool::Krb;

@@ -90,6 +90,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   // BatchStarter
   std::map<node::JobKey, Job>& jobs() override { return jobs_; }
   BatchWorker* idle_worker(WorkerPool pool) const override;
+  bool pool_idle(WorkerPool pool) const override;
   void start_batch(const wire::BatchHeader& header, BatchWorker& worker) override;
   void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) override;
   bool send_to(int party, const std::vector<std::uint8_t>& frame) override;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "common/log.hpp"
@@ -139,7 +140,14 @@ class PreparingLeaderTest : public LeaderTest {
     leader_.batch_done(*header, succeeded, 189'760);
     return *header;
   }
-  std::optional<wire::BatchHeader> prepare() { return leader_.form_preparation(true, true); }
+  using KrbLoad = BatchLeader::KrbLoad;
+  // A preparation beside a running job: one Kerberos worker busy, the other free.
+  std::optional<wire::BatchHeader> prepare() { return leader_.form_preparation(KrbLoad::Some, true); }
+  // A preparation once Kerberos jobs have paused.
+  std::optional<wire::BatchHeader> prepare_after_pause() {
+    std::this_thread::sleep_for(BatchLeader::kQuietBeforePreparing + std::chrono::milliseconds(5));
+    return leader_.form_preparation(KrbLoad::Idle, true);
+  }
   static constexpr jobs::KrbCircuitKey kCircuit{wire::CircuitId::KrbEncryptAes256, 265, 0};
 };
 
@@ -149,7 +157,8 @@ TEST_F(PreparingLeaderTest, PreparesWhatRanAndNamesItOnce) {
   EXPECT_FALSE(prepare().has_value()) << "prepared a circuit no job ran";
   const auto online = run_krb();
   EXPECT_EQ(online.krb_evaluation, wire::KrbEvaluation::GarbledTwice);
-  EXPECT_FALSE(leader_.form_preparation(true, false).has_value()) << "prepared while the preparation worker is busy";
+  EXPECT_FALSE(leader_.form_preparation(KrbLoad::Some, false).has_value())
+      << "prepared while the preparation worker is busy";
   const auto preparation = prepare();
   ASSERT_TRUE(preparation.has_value());
   EXPECT_EQ(preparation->krb_evaluation, wire::KrbEvaluation::PrepareTwice);
@@ -157,7 +166,7 @@ TEST_F(PreparingLeaderTest, PreparesWhatRanAndNamesItOnce) {
   EXPECT_EQ(preparation->circuit, kCircuit.id);
   EXPECT_EQ(preparation->data_bytes, kCircuit.data_bytes);
   EXPECT_GT(preparation->sequence, online.sequence);
-  EXPECT_FALSE(leader_.form_preparation(true, true).has_value()) << "two preparations at once";
+  EXPECT_FALSE(leader_.form_preparation(KrbLoad::Idle, true).has_value()) << "two preparations at once";
   leader_.batch_done(*preparation, true, 189'760);
 
   const auto used = run_krb();
@@ -171,7 +180,8 @@ TEST_F(PreparingLeaderTest, PreparesWhatRanAndNamesItOnce) {
 // Kerberos worker: a job's batch still forms beside it.
 TEST_F(PreparingLeaderTest, APreparationStartsBesideAJobButNotWhenKerberosWorkersAreBusy) {
   run_krb();
-  EXPECT_FALSE(leader_.form_preparation(false, true).has_value()) << "prepared with every Kerberos worker busy";
+  EXPECT_FALSE(leader_.form_preparation(KrbLoad::Full, true).has_value())
+      << "prepared with every Kerberos worker busy";
   const auto ahead = prepare();
   ASSERT_TRUE(ahead.has_value());
   krb();
@@ -181,12 +191,31 @@ TEST_F(PreparingLeaderTest, APreparationStartsBesideAJobButNotWhenKerberosWorker
   EXPECT_GT(header->sequence, ahead->sequence);
 }
 
+// Beside jobs only a circuit with no garbling ready is prepared; the second of a circuit, a
+// reserve, waits until Kerberos jobs have paused with every Kerberos worker idle.
+TEST_F(PreparingLeaderTest, TheReserveWaitsForAPause) {
+  run_krb();
+  const auto first = prepare();
+  ASSERT_TRUE(first.has_value());
+  leader_.batch_done(*first, true, 189'760);
+  EXPECT_FALSE(prepare().has_value()) << "a reserve prepared beside jobs";
+  EXPECT_FALSE(leader_.form_preparation(KrbLoad::Idle, true).has_value()) << "a reserve prepared before the pause";
+  ASSERT_TRUE(leader_.wake_at().has_value());
+  std::this_thread::sleep_for(BatchLeader::kQuietBeforePreparing + std::chrono::milliseconds(5));
+  EXPECT_FALSE(prepare().has_value()) << "a reserve prepared while a Kerberos worker is busy";
+  const auto reserve = leader_.form_preparation(KrbLoad::Idle, true);
+  ASSERT_TRUE(reserve.has_value());
+  EXPECT_EQ(reserve->circuit, kCircuit.id);
+  leader_.batch_done(*reserve, true, 189'760);
+  EXPECT_FALSE(prepare_after_pause().has_value()) << "more than two ready";
+}
+
 // A batch that failed with a prepared garbling empties the stock: a server may have lost its
 // garblings, and the next job garbles online.
 TEST_F(PreparingLeaderTest, AFailedPreparedBatchEmptiesTheStock) {
   run_krb();
   for (int i = 0; i < 2; ++i) {
-    const auto preparation = prepare();
+    const auto preparation = prepare_after_pause();
     ASSERT_TRUE(preparation.has_value());
     leader_.batch_done(*preparation, true, 189'760);
   }
@@ -231,7 +260,9 @@ TEST_F(PreparingLeaderTest, APassiveClusterPreparesNothing) {
   const auto header = passive.form_batch(jobs_, true, true);
   ASSERT_TRUE(header.has_value());
   passive.batch_done(*header, true, 189'760);
-  EXPECT_FALSE(passive.form_preparation(true, true).has_value());
+  EXPECT_FALSE(passive.form_preparation(BatchLeader::KrbLoad::Some, true).has_value());
+  std::this_thread::sleep_for(BatchLeader::kQuietBeforePreparing + std::chrono::milliseconds(5));
+  EXPECT_FALSE(passive.form_preparation(BatchLeader::KrbLoad::Idle, true).has_value());
 }
 
 // Without an idle worker for its pool nothing is formed, small or not.
