@@ -46,10 +46,6 @@ __m128i fold_lanes(__m512i x) {
                        _mm_xor_si128(_mm512_extracti32x4_epi32(x, 2), _mm512_extracti32x4_epi32(x, 3)));
 }
 
-__m128i power(const GhashPowers& powers, std::size_t k) {  // k = 1..16
-  const std::size_t slot = kGhashAggregate - k;
-  return _mm_load_si128(reinterpret_cast<const __m128i*>(powers.words + 2 * slot));
-}
 
 }  // namespace
 
@@ -73,6 +69,24 @@ void ghash_vpclmul_powers(const std::uint8_t h[16], GhashPowers& powers) {
   __asm__ __volatile__("" : : "r"(words) : "memory");
 }
 
+namespace {
+
+// Adds the products of `x` and `p` lane by lane to the unreduced (low, middle, high) sums.
+void accumulate(__m512i x, __m512i p, __m512i& low, __m512i& middle, __m512i& high) {
+  low = _mm512_xor_si512(low, _mm512_clmulepi64_epi128(x, p, 0x00));
+  high = _mm512_xor_si512(high, _mm512_clmulepi64_epi128(x, p, 0x11));
+  middle = _mm512_ternarylogic_epi64(middle, _mm512_clmulepi64_epi128(x, p, 0x01), _mm512_clmulepi64_epi128(x, p, 0x10),
+                                     0x96);
+}
+
+__m128i reduce_lanes(__m512i low, __m512i middle, __m512i high) {
+  const __m128i mid = fold_lanes(middle);
+  return reduce(_mm_xor_si128(fold_lanes(low), _mm_slli_si128(mid, 8)),
+                _mm_xor_si128(fold_lanes(high), _mm_srli_si128(mid, 8)));
+}
+
+}  // namespace
+
 void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], const std::uint8_t* data,
                           std::size_t blocks) {
   __m128i sum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state));
@@ -84,19 +98,29 @@ void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], con
     for (std::size_t g = 0; g < 4; ++g) {
       __m512i x = reverse_lane_bytes(_mm512_loadu_si512(data + 64 * g));
       if (g == 0) x = _mm512_xor_si512(x, _mm512_zextsi128_si512(sum));
-      const __m512i p = _mm512_load_si512(groups + g);
-      low = _mm512_xor_si512(low, _mm512_clmulepi64_epi128(x, p, 0x00));
-      high = _mm512_xor_si512(high, _mm512_clmulepi64_epi128(x, p, 0x11));
-      middle = _mm512_ternarylogic_epi64(middle, _mm512_clmulepi64_epi128(x, p, 0x01),
-                                         _mm512_clmulepi64_epi128(x, p, 0x10), 0x96);
+      accumulate(x, _mm512_load_si512(groups + g), low, middle, high);
     }
-    const __m128i mid = fold_lanes(middle);
-    sum = reduce(_mm_xor_si128(fold_lanes(low), _mm_slli_si128(mid, 8)),
-                 _mm_xor_si128(fold_lanes(high), _mm_srli_si128(mid, 8)));
+    sum = reduce_lanes(low, middle, high);
   }
-  const __m128i key = power(powers, 1);
-  for (; blocks != 0; --blocks, data += 16)
-    sum = dot(_mm_xor_si128(sum, reverse_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data)))), key);
+  // The last k < 16 blocks, also with one reduction (a table stream's digest adds a few hundred
+  // bytes at a time, so the tail is most of the work): block i meets H^(k - i), which lies in
+  // slot 16 - k + i, so the tail's powers are the table's slots from 16 - k on, four per
+  // group, and lanes past the tail load zeros from both.
+  if (blocks != 0) {
+    __m512i low = _mm512_setzero_si512();
+    __m512i high = _mm512_setzero_si512();
+    __m512i middle = _mm512_setzero_si512();
+    const std::uint64_t* tail_powers = powers.words + 2 * (kGhashAggregate - blocks);
+    for (std::size_t first = 0; first < blocks; first += 4) {
+      const std::size_t lanes = blocks - first < 4 ? blocks - first : 4;
+      const __mmask64 bytes = lanes == 4 ? ~__mmask64{0} : (__mmask64{1} << (16 * lanes)) - 1;
+      const __mmask8 words = static_cast<__mmask8>((1u << (2 * lanes)) - 1);
+      __m512i x = reverse_lane_bytes(_mm512_maskz_loadu_epi8(bytes, data + 16 * first));
+      if (first == 0) x = _mm512_xor_si512(x, _mm512_zextsi128_si512(sum));
+      accumulate(x, _mm512_maskz_loadu_epi64(words, tail_powers + 2 * first), low, middle, high);
+    }
+    sum = reduce_lanes(low, middle, high);
+  }
   _mm_storeu_si128(reinterpret_cast<__m128i*>(state), sum);
 }
 
