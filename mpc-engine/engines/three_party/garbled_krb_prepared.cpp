@@ -117,11 +117,11 @@ void prepare_evaluator(const BatchTask& task, const PartyPrfKeys& keys, Prepared
   PreparedGarbling entry;
   entry.committed.resize(shape.committed() * 2 * kCommitBytes);
   from_previous.receive(entry.committed);
-  entry.tables = store.table_buffer(gc2::garbled_bytes(*task.program, task.instances));
-  from_previous.receive(entry.tables);
+  entry.tables = store.table_buffer(kStreamLead + gc2::garbled_bytes(*task.program, task.instances));
+  from_previous.receive(entry.stream());
   GarblingDigest digest = garbling_digest(keys.garbling_own, task.header);
   digest.add(entry.committed);
-  digest.add(entry.tables);
+  digest.add(entry.stream());
   const Digest received = digest.finish();
 
   from_previous.allow_extra_wait(garbling_time(task));
@@ -212,7 +212,7 @@ DualGarblingOutput use_evaluator(const BatchTask& task, const PartyPrfKeys& keys
   Labels active(shape.key + shape.pub);
   for (std::size_t i = 0; i < shape.key; ++i) active[i] = l0[i] ^ third.a1[i] ^ l2[i];
   std::copy_n(lp.data(), shape.pub, active.data() + shape.key);
-  two_party::ReplayChannel tables(entry.tables);
+  two_party::ReplayChannel tables(entry.stream());
   Labels output;
   gc2::evaluate(program, task.instances, active.span(), tables, output, number);
   store.recycle(std::move(entry.tables));

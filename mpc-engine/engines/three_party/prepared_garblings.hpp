@@ -7,16 +7,19 @@
 // Safe to use from the batch workers and the shell's thread at once.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "jobs/krb_jobs.hpp"
+#include "protocol/gc2/half_gates.hpp"
 #include "protocol/gc2/labels.hpp"
 
 namespace mpc::three_party_engine {
@@ -24,10 +27,16 @@ namespace mpc::three_party_engine {
 // Twice as long as the leader names a garbling (prepared_stock.hpp): it never names one gone here.
 inline constexpr std::chrono::seconds kPreparedGarblingLife{600};
 
+// Bytes in front of a kept garbled stream, so that its tables, after the stream's header, lie
+// 16-byte aligned and the evaluator reads them where they are.
+inline constexpr std::size_t kStreamLead = (16 - gc2::kStreamHeaderBytes % 16) % 16;
+
 struct PreparedGarbling {
   jobs::KrbCircuitKey circuit;
   gc2::Labels zero_out;                 // garblers: the output wires' zero labels
-  std::vector<std::uint8_t> tables;     // evaluator: the garbled stream as party 1 sent it
+  // Evaluator: kStreamLead bytes, then the garbled stream as party 1 sent it.
+  std::vector<std::uint8_t> tables;
+  std::span<std::uint8_t> stream() { return std::span(tables).subspan(std::min(kStreamLead, tables.size())); }
   std::vector<std::uint8_t> committed;  // evaluator: hashes of both labels of its input wires
   std::chrono::steady_clock::time_point made{};
   std::size_t bytes() const { return zero_out.size() * sizeof(gc2::Block) + tables.size() + committed.size(); }

@@ -18,7 +18,6 @@ using two_party::select_mask;
 
 // Garbling numbers stay below 2^63: OT extension's hash tweaks have the top bit set.
 constexpr std::uint64_t kGarblingLimit = 1ull << 63;
-constexpr std::size_t kHeaderBytes = 8 + sizeof(Block);
 // Tables are made and consumed in chunks of whole gates of about this size: the evaluator
 // starts on a layer while the garbler is still garbling it.
 constexpr std::size_t kChunkBytes = 64 * 1024;
@@ -182,7 +181,7 @@ std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instan
 }
 
 std::uint64_t garbled_bytes_of(std::uint64_t and_gates, std::size_t instances) {
-  return kHeaderBytes + and_gates * instances * 2 * sizeof(Block);
+  return kStreamHeaderBytes + and_gates * instances * 2 * sizeof(Block);
 }
 
 std::vector<std::uint8_t> Garbler::garble(const circuits::Program& program, std::size_t instances,
@@ -217,7 +216,7 @@ std::vector<std::uint8_t> Garbler::garble_into(const circuits::Program& program,
     constant[0] = *constant_label;
   else
     random_block(constant[0]);
-  std::uint8_t header[kHeaderBytes];
+  std::uint8_t header[kStreamHeaderBytes];
   for (int i = 0; i < 8; ++i) header[i] = static_cast<std::uint8_t>(number >> (8 * i));
   std::memcpy(header + 8, constant.data(), sizeof(Block));
   channel.send(header);
@@ -262,7 +261,7 @@ std::vector<std::uint8_t> evaluate_into(const circuits::Program& program, std::s
                                         Kernel kernel) {
   check_inputs(program, instances, input_labels.size());
   check_kernel(kernel);
-  std::uint8_t header[kHeaderBytes];
+  std::uint8_t header[kStreamHeaderBytes];
   channel.receive(header);
   std::uint64_t number = 0;
   for (int i = 0; i < 8; ++i) number |= static_cast<std::uint64_t>(header[i]) << (8 * i);
@@ -287,8 +286,16 @@ std::vector<std::uint8_t> evaluate_into(const circuits::Program& program, std::s
       run_linear(layer, tile, slots.data(), input_labels, Block{}, constant[0]);
       for (std::size_t first = 0; first < layer.ands.size(); first += chunk_gates) {
         const std::size_t count = std::min(chunk_gates, layer.ands.size() - first);
-        channel.receive({reinterpret_cast<std::uint8_t*>(tables.data()), 2 * count * n * sizeof(Block)});
-        evaluate_ands(layer.ands.data() + first, count, slots.data(), n, tables.data(), number, gate_instance);
+        const std::size_t bytes = 2 * count * n * sizeof(Block);
+        const Block* chunk = tables.data();
+        const auto in_place = channel.view(bytes);
+        if (!in_place.empty() && reinterpret_cast<std::uintptr_t>(in_place.data()) % alignof(Block) == 0)
+          chunk = reinterpret_cast<const Block*>(in_place.data());
+        else if (!in_place.empty())
+          std::memcpy(tables.data(), in_place.data(), bytes);
+        else
+          channel.receive({reinterpret_cast<std::uint8_t*>(tables.data()), bytes});
+        evaluate_ands(layer.ands.data() + first, count, slots.data(), n, chunk, number, gate_instance);
         gate_instance += count * n;
       }
     }

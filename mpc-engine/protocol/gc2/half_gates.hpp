@@ -188,6 +188,10 @@ std::vector<std::uint8_t> evaluate(const circuits::Program& program, std::size_t
                                    Labels& output_labels, std::uint64_t expected_number,
                                    Kernel kernel = best_kernel());
 
+// A garbled stream's header: the garbling's number (8 bytes) and constant 0's label. The tables
+// follow it.
+inline constexpr std::size_t kStreamHeaderBytes = 8 + sizeof(Block);
+
 // Bytes the garbler sends for `program` over `instances` instances (header included).
 std::uint64_t garbled_bytes(const circuits::Program& program, std::size_t instances);
 // The same for a program of `and_gates` AND gates per instance.

@@ -24,11 +24,17 @@ void ReplayChannel::send(std::span<const std::uint8_t>) {
 }
 
 void ReplayChannel::receive(std::span<std::uint8_t> out) {
-  if (out.size() > remaining())
-    throw PeerError(Component::Protocol, "kept two-party stream too short: " + std::to_string(out.size()) +
+  const auto in_place = view(out.size());
+  std::copy(in_place.begin(), in_place.end(), out.begin());
+}
+
+std::span<const std::uint8_t> ReplayChannel::view(std::size_t size) {
+  if (size > remaining())
+    throw PeerError(Component::Protocol, "kept two-party stream too short: " + std::to_string(size) +
                                              " bytes asked, " + std::to_string(remaining()) + " left");
-  std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(offset_), out.size(), out.begin());
-  offset_ += out.size();
+  const auto out = bytes_.subspan(offset_, size);
+  offset_ += size;
+  return out;
 }
 
 }  // namespace mpc::two_party

@@ -37,6 +37,8 @@ class ReplayChannel final : public Channel {
   void flush() override {}
   // Throws PeerError when fewer bytes are left than asked for (a kept stream cut short).
   void receive(std::span<std::uint8_t> out) override;
+  // Throws PeerError as receive() does.
+  std::span<const std::uint8_t> view(std::size_t size) override;
   std::uint64_t bytes_sent() const override { return 0; }
 
   std::size_t remaining() const { return bytes_.size() - offset_; }

@@ -24,6 +24,13 @@ class Channel {
   virtual void send(std::span<const std::uint8_t> bytes) = 0;
   virtual void flush() = 0;
   virtual void receive(std::span<std::uint8_t> out) = 0;
+  // The next `size` bytes where the channel holds them already, consumed as by receive() and
+  // valid until the channel's bytes go; empty where the channel has them only to copy (then
+  // nothing is consumed: call receive()). Lets an evaluator read a kept stream in place.
+  virtual std::span<const std::uint8_t> view(std::size_t size) {
+    (void)size;
+    return {};
+  }
   // Bytes handed to send() so far: benchmarks report bytes per gate from it.
   virtual std::uint64_t bytes_sent() const = 0;
   // Lets the next receive() wait `extra` beyond the channel's timeout, once: the peer may be

@@ -2,11 +2,14 @@
 // evaluated later from the kept stream gives the cleartext result, exactly as a live one; its
 // stream is the live stream's size; garblings made ahead and online under one garbler never
 // share a garbling number (the tweaks' high half); a kept stream cut short, padded or tampered
-// is refused or evaluates wrong; the memory channels refuse the direction they lack.
+// is refused or evaluates wrong; a kept stream evaluates alike wherever it lies in memory; the
+// memory channels refuse the direction they lack.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <random>
 #include <set>
+#include <span>
 #include <thread>
 
 #include "common/error.hpp"
@@ -78,6 +81,28 @@ TEST(StoredGarbling, AKeptStreamEvaluatesAsTheLiveOneWould) {
   const auto live = evaluate(c.program, 5, active, *receiver, live_outputs);
   EXPECT_EQ(live, evaluate_stored(c.program, 5, active, ahead.stream));
   EXPECT_EQ(xor_of(ahead.decoding, live), c.expected);
+}
+
+// An evaluator reads a kept stream's tables where they lie when they are aligned for its
+// kernels and copies them otherwise: the outputs are the same at every offset of the stream.
+TEST(StoredGarbling, AKeptStreamEvaluatesAlikeAtEveryAlignment) {
+  std::mt19937_64 rng(10);
+  const Case c = random_case(rng, 3);
+  Garbler garbler;
+  const Labels zero = zero_labels(c.bits.size());
+  const Labels active = garbler_input_labels(garbler, c.bits, zero);
+  const GarblingAhead ahead = garble_ahead(garbler, c.program, 3, zero);
+  std::vector<std::uint8_t> room(ahead.stream.size() + 64);
+  const std::size_t aligned = (64 - reinterpret_cast<std::uintptr_t>(room.data()) % 64) % 64;
+  for (std::size_t offset = 0; offset < 16; ++offset) {
+    const std::span<std::uint8_t> kept(room.data() + aligned + offset, ahead.stream.size());
+    std::copy(ahead.stream.begin(), ahead.stream.end(), kept.begin());
+    ReplayChannel replay(kept);
+    Labels outputs;
+    const auto evaluated = evaluate(c.program, 3, active, replay, outputs);
+    EXPECT_EQ(xor_of(ahead.decoding, evaluated), c.expected) << "stream at offset " << offset;
+    EXPECT_EQ(replay.remaining(), 0u);
+  }
 }
 
 TEST(StoredGarbling, GarblingsAheadAndOnlineNeverShareANumber) {
@@ -156,6 +181,17 @@ TEST(BufferChannels, EachRefusesTheDirectionItLacks) {
   EXPECT_THROW(replay.send(bytes), mpc::Error);
   std::uint8_t too_many[3];
   EXPECT_THROW(replay.receive(too_many), mpc::PeerError);
+  EXPECT_THROW(replay.view(3), mpc::PeerError);
+  const auto rest = replay.view(2);
+  EXPECT_EQ(rest.data(), kept.data() + 4) << "a replay's view is its own bytes";
+  EXPECT_EQ(replay.remaining(), 0u);
+  auto [sender, receiver] = make_memory_channel_pair(std::chrono::milliseconds(100));
+  sender->send(bytes);
+  sender->flush();
+  EXPECT_TRUE(receiver->view(3).empty()) << "a live channel only copies";
+  std::uint8_t received[3];
+  receiver->receive(received);
+  EXPECT_EQ(received[2], 3) << "a view that gave nothing consumed nothing";
 }
 
 }  // namespace
