@@ -81,17 +81,8 @@ TEST(StoredGarbling, AKeptStreamEvaluatesAsTheLiveOneWould) {
   const auto live = evaluate(c.program, 5, active, *receiver, live_outputs);
   EXPECT_EQ(live, evaluate_stored(c.program, 5, active, ahead.stream));
   EXPECT_EQ(xor_of(ahead.decoding, live), c.expected);
-}
-
-// An evaluator reads a kept stream's tables where they lie when they are aligned for its
-// kernels and copies them otherwise: the outputs are the same at every offset of the stream.
-TEST(StoredGarbling, AKeptStreamEvaluatesAlikeAtEveryAlignment) {
-  std::mt19937_64 rng(10);
-  const Case c = random_case(rng, 3);
-  Garbler garbler;
-  const Labels zero = zero_labels(c.bits.size());
-  const Labels active = garbler_input_labels(garbler, c.bits, zero);
-  const GarblingAhead ahead = garble_ahead(garbler, c.program, 3, zero);
+  // Wherever the kept bytes lie: the evaluator reads the tables in place where they are aligned
+  // for its kernels and copies them otherwise.
   std::vector<std::uint8_t> room(ahead.stream.size() + 64);
   const std::size_t aligned = (64 - reinterpret_cast<std::uintptr_t>(room.data()) % 64) % 64;
   for (std::size_t offset = 0; offset < 16; ++offset) {
@@ -99,8 +90,7 @@ TEST(StoredGarbling, AKeptStreamEvaluatesAlikeAtEveryAlignment) {
     std::copy(ahead.stream.begin(), ahead.stream.end(), kept.begin());
     ReplayChannel replay(kept);
     Labels outputs;
-    const auto evaluated = evaluate(c.program, 3, active, replay, outputs);
-    EXPECT_EQ(xor_of(ahead.decoding, evaluated), c.expected) << "stream at offset " << offset;
+    EXPECT_EQ(evaluate(c.program, 5, active, replay, outputs), live) << "stream at offset " << offset;
     EXPECT_EQ(replay.remaining(), 0u);
   }
 }
