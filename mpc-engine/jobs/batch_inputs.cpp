@@ -1,6 +1,7 @@
 #include "jobs/batch_inputs.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -38,15 +39,29 @@ void unslice_output_records(std::span<const std::uint64_t> rows, std::size_t wor
   }
 }
 
+namespace {
+
+std::uint64_t load_big_endian(const std::uint8_t* bytes) {
+  std::uint64_t value;
+  std::memcpy(&value, bytes, sizeof value);
+  return std::endian::native == std::endian::little ? __builtin_bswap64(value) : value;
+}
+
+void store_big_endian(std::uint64_t value, std::uint8_t* bytes) {
+  if constexpr (std::endian::native == std::endian::little) value = __builtin_bswap64(value);
+  std::memcpy(bytes, &value, sizeof value);
+}
+
+}  // namespace
+
 std::array<std::uint8_t, 16> add_to_counter(const std::array<std::uint8_t, 16>& counter, std::uint64_t offset) {
-  std::array<std::uint8_t, 16> out = counter;
-  unsigned carry = 0;
-  for (int i = 15; i >= 0; --i) {
-    const unsigned addend = i >= 8 ? static_cast<unsigned>((offset >> (8 * (15 - i))) & 0xff) : 0;
-    const unsigned sum = out[static_cast<std::size_t>(i)] + addend + carry;
-    out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(sum);
-    carry = sum >> 8;
-  }
+  // Two 64-bit halves, not sixteen bytes with a carry each: a keystream job computes one
+  // counter per block on the shell's thread.
+  const std::uint64_t low = load_big_endian(counter.data() + 8) + offset;
+  const std::uint64_t high = load_big_endian(counter.data()) + (low < offset ? 1 : 0);
+  std::array<std::uint8_t, 16> out;
+  store_big_endian(high, out.data());
+  store_big_endian(low, out.data() + 8);
   return out;
 }
 
