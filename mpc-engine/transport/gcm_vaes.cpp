@@ -129,22 +129,11 @@ void ctr_xor(const GcmVaesKey& key, const std::uint8_t nonce[12], std::size_t of
   clear(round_keys, sizeof round_keys);
 }
 
-// GHASH's padded blocks of `bytes`: whole blocks in place, the tail zero-padded.
-void absorb_padded(const GcmVaesKey& key, std::uint8_t sum[16], const std::uint8_t* bytes, std::size_t size) {
-  ghash_vpclmul_absorb(key.powers, sum, bytes, size / kBlock);
-  const std::size_t tail = size % kBlock;
-  if (tail == 0) return;
-  alignas(16) std::uint8_t block[kBlock] = {};
-  std::memcpy(block, bytes + size - tail, tail);
-  ghash_vpclmul_absorb(key.powers, sum, block, 1);
-  clear(block, sizeof block);
-}
-
 void compute_tag(const GcmVaesKey& key, const std::uint8_t nonce[12], const std::uint8_t* aad, std::size_t aad_bytes,
                  const std::uint8_t* ciphertext, std::size_t bytes, std::uint8_t tag[16]) {
   std::uint8_t sum[kBlock] = {};
-  absorb_padded(key, sum, aad, aad_bytes);
-  absorb_padded(key, sum, ciphertext, bytes);
+  ghash_vpclmul_absorb(key.powers, sum, aad, aad_bytes);
+  ghash_vpclmul_absorb(key.powers, sum, ciphertext, bytes);
   std::uint8_t lengths[kBlock];
   const std::uint64_t aad_bits = static_cast<std::uint64_t>(aad_bytes) * 8;
   const std::uint64_t text_bits = static_cast<std::uint64_t>(bytes) * 8;
@@ -152,7 +141,7 @@ void compute_tag(const GcmVaesKey& key, const std::uint8_t nonce[12], const std:
     lengths[i] = static_cast<std::uint8_t>(aad_bits >> (56 - 8 * i));
     lengths[8 + i] = static_cast<std::uint8_t>(text_bits >> (56 - 8 * i));
   }
-  ghash_vpclmul_absorb(key.powers, sum, lengths, 1);
+  ghash_vpclmul_absorb(key.powers, sum, lengths, kBlock);
   ghash_vpclmul_value(sum, tag);
   clear(sum, sizeof sum);
   const __m128i mask = encrypt_block(key, counter_block(nonce, 1));

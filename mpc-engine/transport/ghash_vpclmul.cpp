@@ -88,10 +88,11 @@ __m128i reduce_lanes(__m512i low, __m512i middle, __m512i high) {
 }  // namespace
 
 void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], const std::uint8_t* data,
-                          std::size_t blocks) {
+                          std::size_t bytes) {
+  constexpr std::size_t kRun = 16 * kGhashAggregate;
   __m128i sum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state));
   const __m512i* groups = reinterpret_cast<const __m512i*>(powers.words);
-  for (; blocks >= kGhashAggregate; blocks -= kGhashAggregate, data += 16 * kGhashAggregate) {
+  for (; bytes >= kRun; bytes -= kRun, data += kRun) {
     __m512i low = _mm512_setzero_si512();
     __m512i high = _mm512_setzero_si512();
     __m512i middle = _mm512_setzero_si512();
@@ -102,20 +103,23 @@ void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], con
     }
     sum = reduce_lanes(low, middle, high);
   }
-  // The last k < 16 blocks, also with one reduction (a table stream's digest adds a few hundred
-  // bytes at a time, so the tail is most of the work): block i meets H^(k - i), which lies in
-  // slot 16 - k + i, so the tail's powers are the table's slots from 16 - k on, four per
-  // group, and lanes past the tail load zeros from both.
-  if (blocks != 0) {
+  // The last k < 16 blocks, the last one zero-padded, also with one reduction (a table stream's
+  // digest adds a few hundred bytes at a time, so the tail is most of the work): block i meets
+  // H^(k - i), which lies in slot 16 - k + i, so the tail's powers are the table's slots from
+  // 16 - k on, four per group. Masked loads read no byte past the data and give zeros there,
+  // in the padding and in the lanes past the tail.
+  if (bytes != 0) {
+    const std::size_t blocks = (bytes + 15) / 16;
     __m512i low = _mm512_setzero_si512();
     __m512i high = _mm512_setzero_si512();
     __m512i middle = _mm512_setzero_si512();
     const std::uint64_t* tail_powers = powers.words + 2 * (kGhashAggregate - blocks);
     for (std::size_t first = 0; first < blocks; first += 4) {
       const std::size_t lanes = blocks - first < 4 ? blocks - first : 4;
-      const __mmask64 bytes = lanes == 4 ? ~__mmask64{0} : (__mmask64{1} << (16 * lanes)) - 1;
+      const std::size_t left = bytes - 16 * first;
+      const __mmask64 in_data = left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
       const __mmask8 words = static_cast<__mmask8>((1u << (2 * lanes)) - 1);
-      __m512i x = reverse_lane_bytes(_mm512_maskz_loadu_epi8(bytes, data + 16 * first));
+      __m512i x = reverse_lane_bytes(_mm512_maskz_loadu_epi8(in_data, data + 16 * first));
       if (first == 0) x = _mm512_xor_si512(x, _mm512_zextsi128_si512(sum));
       accumulate(x, _mm512_maskz_loadu_epi64(words, tail_powers + 2 * first), low, middle, high);
     }

@@ -32,10 +32,11 @@ bool ghash_vpclmul_supported();
 // Only call when ghash_vpclmul_supported().
 void ghash_vpclmul_powers(const std::uint8_t h[16], GhashPowers& powers);
 
-// state (POLYVAL's, 16 bytes) absorbs `blocks` GCM blocks of `data` (in GCM's byte order).
-// Only call when ghash_vpclmul_supported().
+// state (POLYVAL's, 16 bytes) absorbs the GCM blocks of `bytes` bytes of `data` (in GCM's byte
+// order), the last one zero-padded to 16 bytes as GCM pads its inputs. A stream split across
+// calls must therefore be split at block boundaries. Only call when ghash_vpclmul_supported().
 void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], const std::uint8_t* data,
-                          std::size_t blocks);
+                          std::size_t bytes);
 
 // GHASH's value (GCM byte order) from POLYVAL's state.
 void ghash_vpclmul_value(const std::uint8_t state[16], std::uint8_t out[16]);

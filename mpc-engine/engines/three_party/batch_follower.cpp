@@ -14,7 +14,8 @@ namespace {
 
 // The worker for `header`. Batches start in the order announced, so a preparation waiting for
 // the preparation worker would hold up every batch behind it: one announced before that worker
-// has wound up the last one (it runs at the lowest priority) takes a Kerberos worker instead.
+// has wound up the last one (it runs at the lowest priority), or to a server without one (a
+// passive server following an active leader), takes a Kerberos worker instead.
 BatchWorker* worker_for(const BatchStarter& starter, const wire::BatchHeader& header) {
   const WorkerPool pool = pool_of(header);
   BatchWorker* worker = starter.idle_worker(pool);

@@ -106,11 +106,11 @@ void GarblingDigest::add(std::span<const std::uint8_t> bytes) {
     state.pending_bytes += taken;
     bytes = bytes.subspan(taken);
     if (state.pending_bytes < kBlock) return;
-    transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, 1);
+    transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, kBlock);
     state.pending_bytes = 0;
   }
   const std::size_t blocks = bytes.size() / kBlock;
-  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(), blocks);
+  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(), blocks * kBlock);
   bytes = bytes.subspan(blocks * kBlock);
   if (!bytes.empty()) std::memcpy(state.pending, bytes.data(), bytes.size());
   state.pending_bytes = bytes.size();
@@ -129,15 +129,13 @@ GarblingDigest::Value GarblingDigest::finish() {
       fail("tag");
     return out;
   }
-  // The additional data zero-padded to whole blocks, then the lengths block: the data's length
-  // in bits, and a text of none.
-  const std::size_t padded = state.pending_bytes == 0 ? 0 : kBlock;
-  std::memset(state.pending + state.pending_bytes, 0, padded - state.pending_bytes);
+  // The additional data's last block (absorb zero-pads it), then the lengths block: the data's
+  // length in bits, and a text of none.
   const std::uint64_t bits = state.total_bytes * 8;
   std::uint8_t lengths[kBlock] = {};
   for (std::size_t i = 0; i < 8; ++i) lengths[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
-  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, padded / kBlock);
-  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, lengths, 1);
+  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, state.pending_bytes);
+  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, lengths, kBlock);
   transport::detail::ghash_vpclmul_value(state.sum, out.data());
   for (std::size_t i = 0; i < kBlock; ++i) out[i] ^= state.mask[i];
   return out;

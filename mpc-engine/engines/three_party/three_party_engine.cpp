@@ -136,10 +136,8 @@ void ThreePartyEngine::fill_status(wire::ServerStatus& status) const {
 }
 
 BatchWorker* ThreePartyEngine::idle_worker(WorkerPool pool) const {
-  if (pool == WorkerPool::Preparation) {
-    if (preparation_worker_) return preparation_worker_->idle() ? preparation_worker_.get() : nullptr;
-    pool = WorkerPool::Krb;  // a passive server that follows an active leader
-  }
+  if (pool == WorkerPool::Preparation)
+    return preparation_worker_ && preparation_worker_->idle() ? preparation_worker_.get() : nullptr;
   for (auto& worker : pool == WorkerPool::Krb ? krb_workers_ : workers_)
     if (worker->idle()) return worker.get();
   return nullptr;
