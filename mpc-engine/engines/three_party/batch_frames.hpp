@@ -13,6 +13,7 @@
 
 #include "engines/three_party/batch_worker.hpp"
 #include "engines/three_party/early_messages.hpp"
+#include "engines/three_party/frame_buffers.hpp"
 #include "node/peer_links.hpp"
 
 namespace mpc::three_party_engine {
@@ -26,8 +27,11 @@ class BatchFrames {
   void start(BatchWorker& worker, BatchTask task);
   // The frames of `tag` kept so far (for a batch run on the shell's thread).
   std::vector<node::PeerEnvelope> take(const BatchTag& tag);
+  // Where frames' buffers go back once their message is used, for the links to read into.
+  FrameBuffers& buffers() noexcept { return buffers_; }
 
  private:
+  FrameBuffers buffers_;
   std::mutex mutex_;
   std::vector<std::pair<BatchWorker*, BatchTag>> running_;
   EarlyMessages early_;

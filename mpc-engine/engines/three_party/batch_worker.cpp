@@ -36,35 +36,65 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
   Exchange(BatchWorker& worker, const wire::BatchHeader& header, std::chrono::milliseconds first_layer_grace)
       : worker_(worker), header_(header), grace_(first_layer_grace) {}
 
+  ~Exchange() override { release_held(); }
+
   void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
-    const int party = worker_.settings_.party;
-    const int previous = rss3::previous_party(party);
+    const int previous = send(layer, outgoing);
+    wait_for(layer, [&] { return take_layer_message(worker_.inbox_, previous, layer, incoming); });
+  }
+
+  // The message stays in the frame the data link received it into, held until the next call.
+  std::span<const std::uint8_t> exchange_lent(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
+                                              std::size_t incoming_bytes) override {
+    const int previous = send(layer, outgoing);
+    std::span<const std::uint8_t> payload;
+    wait_for(layer, [&] {
+      return take_layer_envelope(worker_.inbox_, previous, layer, incoming_bytes, held_, payload);
+    });
+    return payload;
+  }
+
+ private:
+  // Sends this party's message of `layer`; returns the party whose message comes back.
+  int send(std::uint32_t layer, std::span<const std::uint8_t> outgoing) {
+    release_held();
     wire::write_layer_header({header_.epoch, header_.sequence, layer}, layer_header_);
     if (!worker_.next_party_->send(
             layer_header_, outgoing,
             std::chrono::steady_clock::now() + node::connect_grace(worker_.settings_.limits.peer_timeout)))
       throw PeerError(Component::Server, worker_.next_party_->why_not());
+    return rss3::previous_party(worker_.settings_.party);
+  }
 
+  // Waits until `take` finds the previous party's message of `layer` in the inbox.
+  template <class Take>
+  void wait_for(std::uint32_t layer, Take take) {
     const auto timeout = worker_.settings_.limits.peer_timeout + grace_;
     grace_ = std::chrono::milliseconds(0);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock lock(worker_.mutex_);
     for (;;) {
-      if (take_layer_message(worker_.inbox_, previous, layer, incoming)) return;
+      if (take()) return;
       if (worker_.stopping_) throw PeerError(Component::Server, "server stopping");
       if (worker_.wake_.wait_until(lock, deadline) == std::cv_status::timeout &&
           std::chrono::steady_clock::now() >= deadline)
         throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
-                                               std::to_string(previous + 1) + " within " +
-                                               std::to_string(timeout.count()) + " ms");
+                                               std::to_string(rss3::previous_party(worker_.settings_.party) + 1) +
+                                               " within " + std::to_string(timeout.count()) + " ms");
     }
   }
 
- private:
+  // Wiped there: a lent message holds share components of a layer's ANDs.
+  void release_held() noexcept {
+    worker_.frame_buffers_.give(std::move(held_.data));
+    held_ = {};
+  }
+
   BatchWorker& worker_;
   const wire::BatchHeader& header_;
   std::chrono::milliseconds grace_;
   std::array<std::uint8_t, wire::kLayerHeaderBytes> layer_header_{};
+  node::PeerEnvelope held_;
 };
 
 // A garbled batch's byte stream: chunks to the next party as layer frames numbered 0, 1, 2,
@@ -141,19 +171,27 @@ class DeviatingExchange final : public rss3::LayerExchange {
       : inner_(inner), program_layers_(program_layers) {}
 
   void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
+    inner_.exchange(layer, deviate(layer, outgoing), incoming);
+  }
+  std::span<const std::uint8_t> exchange_lent(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
+                                              std::size_t incoming_bytes) override {
+    return inner_.exchange_lent(layer, deviate(layer, outgoing), incoming_bytes);
+  }
+
+ private:
+  std::span<const std::uint8_t> deviate(std::uint32_t layer, std::span<const std::uint8_t> outgoing) {
     if (const auto at = fault::armed("and-share-bit"); at && *at == layer && !outgoing.empty())
       const_cast<std::uint8_t*>(outgoing.data())[0] ^= 1;  // the evaluator's own message buffer
     if (const auto hop = fault::armed("check-message-bit");
         hop && layer == program_layers_ + *hop && !outgoing.empty()) {
-      std::vector<std::uint8_t> altered(outgoing.begin(), outgoing.end());
-      altered[altered.size() / 2] ^= 0x40;
-      inner_.exchange(layer, altered, incoming);
-      return;
+      altered_.assign(outgoing.begin(), outgoing.end());
+      altered_[altered_.size() / 2] ^= 0x40;
+      return altered_;
     }
-    inner_.exchange(layer, outgoing, incoming);
+    return outgoing;
   }
 
- private:
+  std::vector<std::uint8_t> altered_;
   rss3::LayerExchange& inner_;
   std::uint32_t program_layers_;
 };
@@ -162,11 +200,12 @@ class DeviatingExchange final : public rss3::LayerExchange {
 BatchWorker::BatchWorker(const settings::ServerSettings& settings, std::unique_ptr<NextPartyLink> next_party,
                          const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator,
                          std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished, const Logger& log,
-                         PreparedGarblings& prepared, WorkerPriority priority)
+                         PreparedGarblings& prepared, FrameBuffers& frame_buffers, WorkerPriority priority)
     : priority_(priority),
       settings_(settings),
       prf_keys_(prf_keys),
       prepared_(prepared),
+      frame_buffers_(frame_buffers),
       evaluator_(std::move(evaluator)),
       gpu_evaluator_(std::move(gpu_evaluator)),
       finished_(finished),

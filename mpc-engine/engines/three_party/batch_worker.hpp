@@ -27,6 +27,7 @@
 #include "protocol/rss3/shares.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 #include "node/peer_links.hpp"
+#include "engines/three_party/frame_buffers.hpp"
 #include "engines/three_party/prepared_garblings.hpp"
 #include "engines/three_party/prf_keys.hpp"
 #include "node/wakeup.hpp"
@@ -109,11 +110,13 @@ class BatchWorker {
  public:
   // `finished` is notified whenever a result becomes ready; `next_party` carries this
   // worker's frames to the next party of the ring; `prepared` keeps the Kerberos garblings made
-  // ahead of their batches (shared by the server's workers).
+  // ahead of their batches (shared by the server's workers); `frame_buffers` takes back the
+  // frames of the layer messages it has used.
   BatchWorker(const settings::ServerSettings& settings, std::unique_ptr<NextPartyLink> next_party,
               const PartyPrfKeys& prf_keys, std::unique_ptr<rss3::Evaluator> evaluator,
               std::unique_ptr<rss3::Evaluator> gpu_evaluator, node::Wakeup& finished, const Logger& log,
-              PreparedGarblings& prepared, WorkerPriority priority = WorkerPriority::Normal);
+              PreparedGarblings& prepared, FrameBuffers& frame_buffers,
+              WorkerPriority priority = WorkerPriority::Normal);
   ~BatchWorker();
   BatchWorker(const BatchWorker&) = delete;
   BatchWorker& operator=(const BatchWorker&) = delete;
@@ -136,6 +139,7 @@ class BatchWorker {
   const settings::ServerSettings& settings_;
   const PartyPrfKeys& prf_keys_;
   PreparedGarblings& prepared_;
+  FrameBuffers& frame_buffers_;
   std::unique_ptr<rss3::Evaluator> evaluator_;      // the SIMD CPU evaluator
   // The GPU evaluator where the server has one: batches large enough that it finishes them
   // sooner (cuda::gpu_preferred) run on it, smaller ones on the CPU, so no batch waits longer

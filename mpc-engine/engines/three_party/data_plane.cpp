@@ -286,7 +286,7 @@ void DataPlane::serve(Connection& connection, int socket) {
     while (!connection.stop && !stopping_) {
       if (link->receive(frame, Clock::now() + kStopCheck)) {
         frames_.route(node::PeerEnvelope{previous_party_, std::move(frame)});
-        frame = {};
+        frame = frames_.buffers().take();
       }
       stalls.check(*link, Clock::now());
     }

@@ -62,17 +62,26 @@ bool take_stream_chunk(std::deque<node::PeerEnvelope>& pending, int previous, st
   return true;
 }
 
+bool take_layer_envelope(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                         std::size_t bytes, node::PeerEnvelope& taken, std::span<const std::uint8_t>& payload) {
+  std::span<const std::uint8_t> found;
+  const auto it = find_layer(pending, previous, layer, found);
+  if (it == pending.end()) return false;
+  if (found.size() != bytes)
+    throw PeerError(Component::Server, "layer message of " + std::to_string(found.size()) + " bytes from party " +
+                                           std::to_string(previous + 1) + ", expected " + std::to_string(bytes));
+  taken = std::move(*it);  // the bytes stay where they are: found still points at them
+  pending.erase(it);
+  payload = found;
+  return true;
+}
+
 bool take_layer_message(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t layer,
                         std::span<std::uint8_t> incoming) {
+  node::PeerEnvelope taken;
   std::span<const std::uint8_t> payload;
-  const auto it = find_layer(pending, previous, layer, payload);
-  if (it == pending.end()) return false;
-  if (payload.size() != incoming.size())
-    throw PeerError(Component::Server, "layer message of " + std::to_string(payload.size()) + " bytes from party " +
-                                           std::to_string(previous + 1) + ", expected " +
-                                           std::to_string(incoming.size()));
+  if (!take_layer_envelope(pending, previous, layer, incoming.size(), taken, payload)) return false;
   if (!incoming.empty()) std::memcpy(incoming.data(), payload.data(), incoming.size());
-  pending.erase(it);
   return true;
 }
 

@@ -23,6 +23,10 @@ using node::PeerEnvelope;
 // or a message of the wrong size.
 bool take_layer_message(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t layer,
                         std::span<std::uint8_t> incoming);
+// take_layer_message without the copy: the message's envelope is moved into `taken`, and
+// `payload` (`bytes` long) points into it.
+bool take_layer_envelope(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t layer,
+                         std::size_t bytes, node::PeerEnvelope& taken, std::span<const std::uint8_t>& payload);
 
 // A garbled batch's byte stream (garbled_krb_batch.hpp) travels as layer frames numbered
 // 0, 1, 2, ... whose payloads may have any length: takes chunk `index` from `previous` and

@@ -80,17 +80,19 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
   for (std::size_t i = 0; i < workers; ++i)
     workers_.push_back(std::make_unique<BatchWorker>(
         settings_, make_worker_lane(host_, resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
-        uses_gpu() ? cuda::make_cuda_evaluator(0) : nullptr, batch_finished_, log_, prepared_garblings_));
+        uses_gpu() ? cuda::make_cuda_evaluator(0) : nullptr, batch_finished_, log_, prepared_garblings_,
+        batch_frames_.buffers()));
   // A one-instance circuit gains nothing from a GPU (a launch per layer) and would hold a
   // device workspace per worker: Kerberos batches always run on the CPU evaluator.
   for (std::size_t i = 0; i < kKrbBatchesInFlight; ++i)
     krb_workers_.push_back(std::make_unique<BatchWorker>(
         settings_, make_worker_lane(host_, resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
-        nullptr, batch_finished_, log_, prepared_garblings_));
+        nullptr, batch_finished_, log_, prepared_garblings_,
+        batch_frames_.buffers()));
   if (settings_.security == settings::Security::Active)
     preparation_worker_ = std::make_unique<BatchWorker>(
         settings_, make_worker_lane(host_, resources.context, settings_, resources.own_keys, lane++, log_), prf_keys_, cpu(),
-        nullptr, batch_finished_, log_, prepared_garblings_, WorkerPriority::Background);
+        nullptr, batch_finished_, log_, prepared_garblings_, batch_frames_.buffers(), WorkerPriority::Background);
 }
 
 ThreePartyEngine::~ThreePartyEngine() {

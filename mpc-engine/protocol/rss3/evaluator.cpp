@@ -103,7 +103,6 @@ class AlignedBuffer {
 struct Workspace {
   AlignedBuffer<std::uint64_t> state;
   AlignedBuffer<std::uint8_t> out_msg[2];
-  AlignedBuffer<std::uint8_t> in_msg[2];
   AlignedBuffer<std::uint8_t> and_scratch;
   AlignedBuffer<std::uint8_t> fin_out_scratch;
   AlignedBuffer<std::uint8_t> fin_in_scratch;
@@ -113,7 +112,6 @@ struct Workspace {
     record_scratch.wipe_used();
     state.wipe_used();
     for (auto& b : out_msg) b.wipe_used();
-    for (auto& b : in_msg) b.wipe_used();
     and_scratch.wipe_used();
     fin_out_scratch.wipe_used();
     fin_in_scratch.wipe_used();
@@ -483,10 +481,7 @@ class CpuEvaluator final : public Evaluator {
     for (const auto& layer : program.layers) max_ands = std::max(max_ands, layer.ands.size());
     const std::size_t max_message = checked_mul(max_ands, per_and_bytes, "message");
     const std::size_t scratch = checked_mul(max_ands, detail::kMsgStride, "message") + 16;
-    for (int b = 0; b < 2; ++b) {
-      ws.out_msg[b].prepare(max_message + 16);
-      ws.in_msg[b].prepare(max_message + 16);
-    }
+    for (auto& b : ws.out_msg) b.prepare(max_message + 16);
     std::uint8_t* and_scratch = ws.and_scratch.prepare(scratch);
     std::uint8_t* fin_out_scratch = ws.fin_out_scratch.prepare(scratch);
     std::uint8_t* fin_in_scratch = ws.fin_in_scratch.prepare(scratch);
@@ -513,14 +508,14 @@ class CpuEvaluator final : public Evaluator {
     args.in_stride = inputs.words_per_row;
     args.out_stride = outputs.words_per_row;
     const std::size_t layers = program.layers.size();
+    // The previous layer's message from party i-1, lent by the exchange until its next call.
+    const std::uint8_t* in_before = nullptr;
 
     for (std::size_t p = 0; p < passes; ++p) {
       const std::size_t ands = p < layers ? program.layers[p].ands.size() : 0;
       const std::size_t previous_ands = p > 0 ? program.layers[p - 1].ands.size() : 0;
       std::uint8_t* out_now = ws.out_msg[p & 1].data();
-      std::uint8_t* in_now = ws.in_msg[p & 1].data();
       const std::uint8_t* out_before = ws.out_msg[(p + 1) & 1].data();
-      const std::uint8_t* in_before = ws.in_msg[(p + 1) & 1].data();
       args.code = plan.code.data() + plan.pass_start[p];
 
       for (std::size_t c = 0; c < chunks; ++c) {
@@ -619,14 +614,20 @@ class CpuEvaluator final : public Evaluator {
 
       if (ands != 0) {
         const std::size_t message = ands * per_and_bytes;
-        exchange.exchange(static_cast<std::uint32_t>(p), {out_now, message}, {in_now, message});
+        const auto received = exchange.exchange_lent(static_cast<std::uint32_t>(p), {out_now, message}, message);
+        if (received.size() != message)
+          throw Error(Component::Protocol, "layer message of " + std::to_string(received.size()) + " bytes, expected " +
+                                               std::to_string(message));
+        in_before = received.data();
         stats.bytes_sent += message;
         stats.layers_exchanged += 1;
         if (transcript != nullptr) {
           if (layer_offset + message == transcript->bytes) transcript->last_sent.assign(out_now, out_now + message);
-          std::memcpy(reinterpret_cast<std::uint8_t*>(transcript->received.data()) + layer_offset, in_now, message);
+          std::memcpy(reinterpret_cast<std::uint8_t*>(transcript->received.data()) + layer_offset, in_before, message);
           layer_offset += message;
         }
+      } else {
+        in_before = nullptr;
       }
     }
   }

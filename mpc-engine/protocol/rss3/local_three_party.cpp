@@ -25,6 +25,11 @@ class RecordingExchange final : public LayerExchange {
     log_.insert(log_.end(), outgoing.begin(), outgoing.end());
     inner_.exchange(layer, outgoing, incoming);
   }
+  std::span<const std::uint8_t> exchange_lent(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
+                                              std::size_t incoming_bytes) override {
+    log_.insert(log_.end(), outgoing.begin(), outgoing.end());
+    return inner_.exchange_lent(layer, outgoing, incoming_bytes);
+  }
 
  private:
   LayerExchange& inner_;
@@ -41,6 +46,11 @@ class DeviatingExchange final : public LayerExchange {
     // The evaluator's own buffer (never read-only memory): a deviation here is made in place.
     options_.deviate(party_, layer, {const_cast<std::uint8_t*>(outgoing.data()), outgoing.size()});
     inner_.exchange(layer, outgoing, incoming);
+  }
+  std::span<const std::uint8_t> exchange_lent(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
+                                              std::size_t incoming_bytes) override {
+    options_.deviate(party_, layer, {const_cast<std::uint8_t*>(outgoing.data()), outgoing.size()});
+    return inner_.exchange_lent(layer, outgoing, incoming_bytes);
   }
 
  private:

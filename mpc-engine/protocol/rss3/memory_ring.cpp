@@ -20,9 +20,29 @@ class MemoryRing::Endpoint final : public LayerExchange {
     ring_.receive(party_, layer, incoming);
   }
 
+  // The message as the ring queued it, wiped at the next call (as a reader of it too late
+  // would find).
+  std::span<const std::uint8_t> exchange_lent(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
+                                              std::size_t incoming_bytes) override {
+    release_held();
+    if (outgoing.size() != incoming_bytes)
+      throw Error(Component::Protocol, "exchange: incoming and outgoing buffers differ in size");
+    ring_.post(next_party(party_), layer, outgoing);
+    held_ = ring_.take(party_, layer, incoming_bytes);
+    return held_.bytes;
+  }
+
+  ~Endpoint() override { release_held(); }
+
  private:
+  void release_held() noexcept {
+    if (!held_.bytes.empty()) wipe(held_.bytes.data(), held_.bytes.size());
+    held_.bytes.clear();
+  }
+
   MemoryRing& ring_;
   int party_;
+  Message held_{};
 };
 
 MemoryRing::MemoryRing(std::chrono::milliseconds timeout) : timeout_(timeout) {
@@ -64,6 +84,12 @@ void MemoryRing::post(int to, std::uint32_t layer, std::span<const std::uint8_t>
 }
 
 void MemoryRing::receive(int party, std::uint32_t layer, std::span<std::uint8_t> incoming) {
+  Message message = take(party, layer, incoming.size());
+  if (!incoming.empty()) std::memcpy(incoming.data(), message.bytes.data(), incoming.size());
+  if (!message.bytes.empty()) wipe(message.bytes.data(), message.bytes.size());
+}
+
+MemoryRing::Message MemoryRing::take(int party, std::uint32_t layer, std::size_t bytes) {
   auto& mailbox = mailboxes_[static_cast<std::size_t>(party)];
   std::unique_lock<std::mutex> lock(mutex_);
   const bool ready = arrived_.wait_for(lock, timeout_, [&] { return aborted_ || !mailbox.empty(); });
@@ -75,17 +101,16 @@ void MemoryRing::receive(int party, std::uint32_t layer, std::span<std::uint8_t>
   Message message = std::move(mailbox.front());
   mailbox.pop_front();
   lock.unlock();
-  const bool size_ok = message.bytes.size() == incoming.size();
+  const bool size_ok = message.bytes.size() == bytes;
   const bool layer_ok = message.layer == layer;
-  if (size_ok && layer_ok && !incoming.empty()) std::memcpy(incoming.data(), message.bytes.data(), incoming.size());
+  if (size_ok && layer_ok) return message;
   if (!message.bytes.empty()) wipe(message.bytes.data(), message.bytes.size());
   if (!layer_ok)
     throw PeerError(Component::Protocol, "party " + std::to_string(party) + ": expected layer " + std::to_string(layer) +
                                              ", received layer " + std::to_string(message.layer));
-  if (!size_ok)
-    throw PeerError(Component::Protocol, "party " + std::to_string(party) + ": layer " + std::to_string(layer) +
-                                             " message of " + std::to_string(message.bytes.size()) +
-                                             " bytes, expected " + std::to_string(incoming.size()));
+  throw PeerError(Component::Protocol, "party " + std::to_string(party) + ": layer " + std::to_string(layer) +
+                                           " message of " + std::to_string(message.bytes.size()) +
+                                           " bytes, expected " + std::to_string(bytes));
 }
 
 }  // namespace mpc::rss3

@@ -38,6 +38,27 @@ TEST(MemoryRing, PassesMessagesAroundTheRing) {
   EXPECT_THROW(ring.endpoint(3), Error);
 }
 
+TEST(MemoryRing, LendsMessagesUntilTheNextExchange) {
+  MemoryRing ring(5s);
+  std::array<std::vector<std::uint8_t>, 3> received;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] {
+      for (std::uint32_t layer = 0; layer < 2; ++layer) {
+        const std::vector<std::uint8_t> out(5, static_cast<std::uint8_t>(10 * i + layer + 1));
+        const auto in = ring.endpoint(i).exchange_lent(layer, out, out.size());
+        received[i].insert(received[i].end(), in.begin(), in.end());
+      }
+      EXPECT_THROW(ring.endpoint(i).exchange_lent(2, std::vector<std::uint8_t>(5), 4), Error);  // sizes differ
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::uint8_t> expected(5, static_cast<std::uint8_t>(10 * previous_party(i) + 1));
+    expected.insert(expected.end(), 5, static_cast<std::uint8_t>(10 * previous_party(i) + 2));
+    EXPECT_EQ(received[i], expected);
+  }
+}
+
 TEST(MemoryRing, WrongSizedMessageRaisesPeerError) {
   MemoryRing ring(5s);
   std::vector<std::uint8_t> small(3), big(4);

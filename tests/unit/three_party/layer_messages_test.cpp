@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "engines/three_party/frame_buffers.hpp"
 #include "wire/peer_messages.hpp"
 
 namespace mpc::three_party_engine {
@@ -57,6 +58,46 @@ TEST(TakeLayerMessage, AbortAndWrongSizeRaisePeerError) {
   EXPECT_TRUE(pending.empty());
   pending.push_back(layer_message(1, 0, {1, 2, 3}));
   EXPECT_THROW(take_layer_message(pending, 1, 0, incoming), PeerError);
+}
+
+TEST(TakeLayerEnvelope, LendsThePayloadWhereItArrived) {
+  std::deque<node::PeerEnvelope> pending;
+  pending.push_back(layer_message(1, 0, {1, 2, 3}));
+  pending.push_back(layer_message(1, 1, {4, 5, 6}));
+  node::PeerEnvelope taken;
+  std::span<const std::uint8_t> payload;
+  EXPECT_FALSE(take_layer_envelope(pending, 1, 2, 3, taken, payload));
+  ASSERT_EQ(pending.size(), 0u);  // both layers are past by then
+  pending.push_back(layer_message(1, 1, {4, 5, 6}));
+  const std::uint8_t* arrived = pending.back().data.data();
+  ASSERT_TRUE(take_layer_envelope(pending, 1, 1, 3, taken, payload));
+  EXPECT_TRUE(pending.empty());
+  EXPECT_EQ(taken.data.data(), arrived);  // not copied
+  EXPECT_EQ(payload.data(), arrived + wire::kLayerHeaderBytes);
+  EXPECT_EQ(std::vector<std::uint8_t>(payload.begin(), payload.end()), (std::vector<std::uint8_t>{4, 5, 6}));
+  pending.push_back(layer_message(1, 2, {7, 8}));
+  EXPECT_THROW(take_layer_envelope(pending, 1, 2, 3, taken, payload), PeerError);
+}
+
+TEST(FrameBuffers, GivesBackWipedBuffersLargestFirstAndKeepsFew) {
+  FrameBuffers buffers;
+  EXPECT_TRUE(buffers.take().empty());
+  buffers.give(std::vector<std::uint8_t>(100, 0x5a));
+  buffers.give(std::vector<std::uint8_t>(300, 0x5a));
+  buffers.give(std::vector<std::uint8_t>(200, 0x5a));
+  buffers.give({});  // nothing to keep
+  const auto first = buffers.take();
+  EXPECT_EQ(first, std::vector<std::uint8_t>(300, 0));  // the largest, wiped
+  EXPECT_EQ(buffers.take().size(), 200u);
+  EXPECT_EQ(buffers.take().size(), 100u);
+  EXPECT_TRUE(buffers.take().empty());
+
+  buffers.give(std::vector<std::uint8_t>(FrameBuffers::kMaxBufferBytes + 1));  // too large to keep
+  EXPECT_TRUE(buffers.take().empty());
+  for (std::size_t i = 0; i < FrameBuffers::kMaxBuffers + 3; ++i) buffers.give(std::vector<std::uint8_t>(16));
+  std::size_t kept = 0;
+  while (!buffers.take().empty()) ++kept;
+  EXPECT_EQ(kept, FrameBuffers::kMaxBuffers);
 }
 
 TEST(TakeStreamChunk, TakesChunksOfAnyLengthInOrder) {
