@@ -128,15 +128,16 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
       throw PeerError(Component::Server, worker_.next_party_->why_not());
   }
 
-  std::vector<std::uint8_t> next_chunk() override {
+  // The chunk stays in the frame it arrived in.
+  Chunk next_chunk() override {
     const int previous = rss3::previous_party(worker_.settings_.party);
     const auto timeout = worker_.settings_.limits.peer_timeout + extra_;
     extra_ = std::chrono::milliseconds(0);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<std::uint8_t> chunk;
+    Chunk chunk;
     std::unique_lock lock(worker_.mutex_);
     for (;;) {
-      if (take_stream_chunk(worker_.inbox_, previous, received_chunks_, chunk)) {
+      if (take_stream_chunk(worker_.inbox_, previous, received_chunks_, chunk.bytes, chunk.from)) {
         ++received_chunks_;
         return chunk;
       }

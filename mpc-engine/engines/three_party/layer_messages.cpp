@@ -53,11 +53,12 @@ std::deque<node::PeerEnvelope>::iterator find_layer(std::deque<node::PeerEnvelop
 }  // namespace
 
 bool take_stream_chunk(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t index,
-                       std::vector<std::uint8_t>& chunk) {
+                       std::vector<std::uint8_t>& frame, std::size_t& from) {
   std::span<const std::uint8_t> payload;
   const auto it = find_layer(pending, previous, index, payload);
   if (it == pending.end()) return false;
-  chunk.assign(payload.begin(), payload.end());
+  from = payload.empty() ? it->data.size() : static_cast<std::size_t>(payload.data() - it->data.data());
+  frame = std::move(it->data);  // the payload stays where it is
   pending.erase(it);
   return true;
 }

@@ -29,10 +29,10 @@ bool take_layer_envelope(std::deque<node::PeerEnvelope>& pending, int previous, 
                          std::size_t bytes, node::PeerEnvelope& taken, std::span<const std::uint8_t>& payload);
 
 // A garbled batch's byte stream (garbled_krb_batch.hpp) travels as layer frames numbered
-// 0, 1, 2, ... whose payloads may have any length: takes chunk `index` from `previous` and
-// returns its payload (true), dropping earlier and malformed frames like take_layer_message.
-// Throws PeerError on an abort of the batch.
+// 0, 1, 2, ... whose payloads may have any length: takes chunk `index` from `previous` (true):
+// its frame into `frame`, the payload being frame[from ..]. Drops earlier and malformed frames
+// like take_layer_message. Throws PeerError on an abort of the batch.
 bool take_stream_chunk(std::deque<node::PeerEnvelope>& pending, int previous, std::uint32_t index,
-                       std::vector<std::uint8_t>& chunk);
+                       std::vector<std::uint8_t>& frame, std::size_t& from);
 
 }  // namespace mpc::three_party_engine

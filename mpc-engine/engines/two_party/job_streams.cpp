@@ -35,15 +35,15 @@ class JobStream final : public two_party::ChunkedChannel {
 
   void allow_extra_wait(std::chrono::milliseconds extra) override { extra_wait_ = extra; }
 
-  std::vector<std::uint8_t> next_chunk() override {
+  Chunk next_chunk() override {
     const std::chrono::milliseconds limit = streams_.receive_timeout_ + std::exchange(extra_wait_, {});
     std::unique_lock lock(inbox_->mutex);
     if (!inbox_->ready.wait_for(lock, limit, [&] { return !inbox_->frames.empty() || inbox_->aborted; }))
       throw PeerError(Component::Server, "the other server sent nothing for " + std::to_string(limit.count()) + " ms");
     if (inbox_->frames.empty()) throw PeerError(Component::Server, "the other server abandoned the job: " + *inbox_->aborted);
-    std::vector<std::uint8_t> frame = std::move(inbox_->frames.front());
+    Chunk frame{std::move(inbox_->frames.front())};
     inbox_->frames.pop_front();
-    inbox_->bytes -= frame.size();
+    inbox_->bytes -= frame.bytes.size();
     return frame;
   }
 

@@ -24,12 +24,13 @@ void ChunkedChannel::flush() {
 
 void ChunkedChannel::receive(std::span<std::uint8_t> out) {
   while (!out.empty()) {
-    if (offset_ == current_.size()) {
+    if (offset_ >= current_.bytes.size()) {
       current_ = next_chunk();
-      offset_ = 0;
+      offset_ = std::min(current_.from, current_.bytes.size());
+      continue;
     }
-    const std::size_t take = std::min(out.size(), current_.size() - offset_);
-    std::copy_n(current_.begin() + static_cast<std::ptrdiff_t>(offset_), take, out.begin());
+    const std::size_t take = std::min(out.size(), current_.bytes.size() - offset_);
+    std::copy_n(current_.bytes.begin() + static_cast<std::ptrdiff_t>(offset_), take, out.begin());
     offset_ += take;
     out = out.subspan(take);
   }

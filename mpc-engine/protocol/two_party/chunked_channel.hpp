@@ -23,14 +23,20 @@ class ChunkedChannel : public Channel {
 
  protected:
   virtual void ship(std::vector<std::uint8_t> chunk) = 0;
+  // A received chunk: bytes[from ..]. A transport that received it behind a header of its own
+  // hands over the whole buffer instead of copying the chunk out.
+  struct Chunk {
+    std::vector<std::uint8_t> bytes;
+    std::size_t from = 0;
+  };
   // Blocks for the peer's next chunk; throws PeerError on timeout or when the peer is gone.
-  virtual std::vector<std::uint8_t> next_chunk() = 0;
+  virtual Chunk next_chunk() = 0;
 
  private:
   std::size_t chunk_bytes_;
   std::vector<std::uint8_t> pending_;
-  std::vector<std::uint8_t> current_;
-  std::size_t offset_ = 0;
+  Chunk current_;
+  std::size_t offset_ = 0;  // into current_.bytes
   std::uint64_t sent_ = 0;
 };
 

@@ -39,13 +39,13 @@ class MemoryChannel final : public ChunkedChannel {
     outgoing_->ready.notify_all();
   }
 
-  std::vector<std::uint8_t> next_chunk() override {
+  Chunk next_chunk() override {
     std::unique_lock lock(incoming_->mutex);
     if (!incoming_->ready.wait_for(lock, timeout_,
                                    [&] { return !incoming_->chunks.empty() || incoming_->writer_gone; }))
       throw PeerError(Component::Protocol, "two-party channel: the peer sent nothing within the timeout");
     if (incoming_->chunks.empty()) throw PeerError(Component::Protocol, "two-party channel: the peer went away");
-    std::vector<std::uint8_t> chunk = std::move(incoming_->chunks.front());
+    Chunk chunk{std::move(incoming_->chunks.front())};
     incoming_->chunks.pop_front();
     return chunk;
   }

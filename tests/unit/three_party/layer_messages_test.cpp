@@ -105,17 +105,22 @@ TEST(TakeStreamChunk, TakesChunksOfAnyLengthInOrder) {
   pending.push_back(layer_message(1, 1, std::vector<std::uint8_t>(70000, 0xab)));  // ahead
   pending.push_back(layer_message(2, 0, {8}));                                     // not the previous party
   pending.push_back(layer_message(1, 0, {}));                                      // an empty chunk
+  const std::uint8_t* arrived = pending.front().data.data();
   std::vector<std::uint8_t> chunk{1};
-  ASSERT_TRUE(take_stream_chunk(pending, 1, 0, chunk));
-  EXPECT_TRUE(chunk.empty());
-  ASSERT_TRUE(take_stream_chunk(pending, 1, 1, chunk));
-  EXPECT_EQ(chunk, std::vector<std::uint8_t>(70000, 0xab));
-  EXPECT_FALSE(take_stream_chunk(pending, 1, 2, chunk));
+  std::size_t from = 0;
+  ASSERT_TRUE(take_stream_chunk(pending, 1, 0, chunk, from));
+  EXPECT_EQ(from, chunk.size());
+  ASSERT_TRUE(take_stream_chunk(pending, 1, 1, chunk, from));
+  EXPECT_EQ(chunk.data(), arrived);  // the frame as it arrived, not a copy
+  EXPECT_EQ(from, wire::kLayerHeaderBytes);
+  EXPECT_EQ(std::vector<std::uint8_t>(chunk.begin() + static_cast<std::ptrdiff_t>(from), chunk.end()),
+            std::vector<std::uint8_t>(70000, 0xab));
+  EXPECT_FALSE(take_stream_chunk(pending, 1, 2, chunk, from));
   node::PeerEnvelope abort;
   abort.from_party = 2;
   abort.data = wire::encode_abort({7, 3, static_cast<std::uint16_t>(wire::Status::PeerFailure), "gone"});
   pending.push_back(std::move(abort));
-  EXPECT_THROW(take_stream_chunk(pending, 1, 2, chunk), PeerError);
+  EXPECT_THROW(take_stream_chunk(pending, 1, 2, chunk, from), PeerError);
 }
 
 TEST(EarlyMessages, KeepsABatchsStreamUpToItsByteBound) {
