@@ -19,7 +19,7 @@ namespace mpc::rss3::and_check {
 namespace {
 
 constexpr std::size_t kElement = 16;
-constexpr char kDomain[] = "mpc-kdc rss3 AND check v3";
+constexpr char kDomain[] = "mpc-kdc rss3 AND check v4";
 
 // A window's entries: kWindowWords words of each product's plane, sigma (the plane) being the
 // highest of the bit variables.
@@ -156,16 +156,29 @@ Gf128 bit_round_claim(const detail::FieldKernels& k, Gf128 claim, Gf128 q1, Gf12
 // last bit variable, has weight 1 (the statement adds both products). Distinct monomials per
 // gate, and x^0 .. x^63 independent over GF(2), so a wrong gate leaves a nonzero polynomial of
 // degree kBitRounds in the random weights.
+//
+// rho_c is drawn among the 2^64 elements of degree < 64, the betas from the
+// whole field: a word times rho_c is then one carry-less product with nothing to reduce, which
+// halves the products of the grid. The error this costs: with errors e_{c,l,j}, the claim misses
+// by sum over c of rho_c Q_c(beta), where Q_c(beta) = sum over l, j of beta^l x^j e_{c,l,j} is a
+// nonzero polynomial of degree < kBitRounds for some c. It vanishes at random betas with
+// probability at most kBitRounds / 2^128; otherwise rho_c -> rho_c Q_c(beta) is one-to-one, so
+// the sum hits the one value that hides the errors with probability at most 2^-64. The prover
+// cannot try again offline: the seed is fixed only after it is committed, and a failed try
+// aborts the batch.
 struct Weights {
   explicit Weights(const Seed& seed, std::size_t segment, std::size_t words)
       : windows(words / kWindowWords), rho(windows) {
-    std::vector<std::uint8_t> bytes((kBitRounds - 1 + windows) * kElement);
+    std::vector<std::uint8_t> bytes((kBitRounds - 1) * kElement + windows * sizeof(std::uint64_t));
     CheckKey key;
     std::memcpy(key.data(), seed.data(), key.size());
     expand(key, segment, bytes);
     for (unsigned b = 0; b + 1 < kBitRounds; ++b) variable[b] = gf128_load(bytes.data() + b * kElement);
     variable[kBitRounds - 1] = Gf128{1, 0};
-    for (std::size_t c = 0; c < windows; ++c) rho[c] = gf128_load(bytes.data() + (kBitRounds - 1 + c) * kElement);
+    const std::uint8_t* window_bytes = bytes.data() + (kBitRounds - 1) * kElement;
+    for (std::size_t c = 0; c < windows; ++c)
+      for (std::size_t i = 0; i < sizeof(std::uint64_t); ++i)
+        rho[c] |= static_cast<std::uint64_t>(window_bytes[sizeof(std::uint64_t) * c + i]) << (8 * i);
   }
   // The weights of the words of a window, without rho_c: out[l] = beta^l, built a variable at a
   // time.
@@ -178,7 +191,7 @@ struct Weights {
   }
   std::size_t windows;
   Gf128 variable[kBitRounds];
-  std::vector<Gf128> rho;
+  std::vector<std::uint64_t> rho;  // of degree < 64
 };
 
 // The bits of a verifier's linear part, words [w0, w0 + n) of the statement into `out`.

@@ -38,8 +38,9 @@
 //   prover, V+ receives the rest, so neither learns anything. Challenges are hashes of V+'s
 //   shares so far.
 // - V+ sends V- its challenges, its final B and its share of the final claim; V- checks
-//   A_final * B_final = claim. Soundness error per segment: about (2 kBitRounds + 2 rounds) /
-//   2^128.
+//   A_final * B_final = claim. Soundness error per segment: 2^-64 from the window weights rho_c
+//   (drawn of degree < 64, so that a word times one is a single carry-less product; see Weights
+//   in and_check.cpp), plus about (2 kBitRounds + 2 rounds) / 2^128 from the challenges.
 //
 // What a server learns: V+ sees shares uniform to it; V- sees B_final (uniform thanks to m_B) and
 // V+'s claim share, which the check determines. The verdict is one bit per batch, and a corrupt

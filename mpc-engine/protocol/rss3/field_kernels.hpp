@@ -20,14 +20,16 @@ struct GridOperands {
 };
 inline constexpr unsigned kMaxGridVariables = 7;
 
+// A window's weight (`weight[c]` below) is an element of degree < 64, given by its 64
+// coefficients: its product with a word read as such an element needs no reduction.
 struct FieldKernels {
   Gf128 (*mul)(Gf128 a, Gf128 b);
   // A 64-bit word read as the element of degree < 64 whose coefficient of x^j is bit j, times a
   // weight: out[l] = sum over c < windows of weight[c] * words[stride * c + l], for l < stride.
-  void (*window_sums)(const std::uint64_t* words, std::size_t windows, std::size_t stride, const Gf128* weight,
+  void (*window_sums)(const std::uint64_t* words, std::size_t windows, std::size_t stride, const std::uint64_t* weight,
                       Gf128* out);
   // v[64 c + j] = weight[c] * x^j * v[64 c + j] for c < windows, j < 64.
-  void (*weight_lanes)(Gf128* v, std::size_t windows, const Gf128* weight);
+  void (*weight_lanes)(Gf128* v, std::size_t windows, const std::uint64_t* weight);
   // With h = ceil(len / 2) and entries at len and beyond read as zero:
   // c0 = sum_{i<h} a[i] b[i], c2 = sum_{i<h} (a[i] + a[i+h]) (b[i] + b[i+h]).
   void (*round_sums)(const Gf128* a, const Gf128* b, std::size_t len, Gf128* c0, Gf128* c2);
@@ -41,7 +43,7 @@ struct FieldKernels {
   // grid[p] += sum over windows c < windows and lanes j of weight[c] x^j (X_c(p) & Y_c(p))_j for
   // every point p of {0, 1, inf}^variables, p = sum of d_b 3^b with digit 2 for inf (the XOR of
   // the values at 0 and 1: on these points X, Y and their product stay bits).
-  void (*grid_sums)(const GridOperands& operands, std::size_t windows, const Gf128* weight, Gf128* grid);
+  void (*grid_sums)(const GridOperands& operands, std::size_t windows, const std::uint64_t* weight, Gf128* grid);
   const char* name;
 };
 

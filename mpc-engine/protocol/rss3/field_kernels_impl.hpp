@@ -25,25 +25,24 @@ template <class F>
 struct KernelSet {
   static Gf128 mul(Gf128 a, Gf128 b) { return F::reduce(F::product(F::load(a), F::load(b))); }
 
-  static void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t stride, const Gf128* weight,
-                          Gf128* out) {
+  static void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t stride,
+                          const std::uint64_t* weight, Gf128* out) {
     constexpr std::size_t kChunk = 32;  // accumulators held at once
     for (std::size_t l0 = 0; l0 < stride; l0 += kChunk) {
       const std::size_t count = stride - l0 < kChunk ? stride - l0 : kChunk;
       typename F::Wide acc[kChunk];
       for (std::size_t l = 0; l < count; ++l) acc[l] = F::zero();
       for (std::size_t c = 0; c < windows; ++c) {
-        const auto rho = F::load(weight[c]);
         const std::uint64_t* row = words + stride * c + l0;
-        for (std::size_t l = 0; l < count; ++l) F::accumulate_word(acc[l], rho, row[l]);
+        for (std::size_t l = 0; l < count; ++l) F::accumulate_words(acc[l], weight[c], row[l]);
       }
       for (std::size_t l = 0; l < count; ++l) out[l0 + l] = F::reduce(acc[l]);
     }
   }
 
-  static void weight_lanes(Gf128* v, std::size_t windows, const Gf128* weight) {
+  static void weight_lanes(Gf128* v, std::size_t windows, const std::uint64_t* weight) {
     for (std::size_t c = 0; c < windows; ++c) {
-      Gf128 lane = weight[c];  // weight[c] * x^j
+      Gf128 lane{weight[c], 0};  // weight[c] * x^j
       for (unsigned j = 0; j < 64; ++j) {
         v[64 * c + j] = F::reduce(F::product(F::load(lane), F::load(v[64 * c + j])));
         const std::uint64_t carry = lane.hi >> 63;
@@ -124,7 +123,7 @@ struct KernelSet {
 
   // Four windows side by side in the lanes of a vector through the grid walk; each product
   // word is accumulated with its window's weight.
-  static void grid_sums(const GridOperands& g, std::size_t windows, const Gf128* weight, Gf128* grid) {
+  static void grid_sums(const GridOperands& g, std::size_t windows, const std::uint64_t* weight, Gf128* grid) {
     const std::size_t points = power_of_three(g.variables), entries = std::size_t{1} << g.variables;
     std::vector<typename F::Wide> acc(points, F::zero());
     Words4 x[std::size_t{1} << kMaxGridVariables], y[std::size_t{1} << kMaxGridVariables];
@@ -132,10 +131,10 @@ struct KernelSet {
       const std::size_t count = windows - c0 < 4 ? windows - c0 : 4;
       load4(g.x, c0, count, x);
       load4(g.y, c0, count, y);
-      typename F::Value rho[4];
-      for (std::size_t m = 0; m < 4; ++m) rho[m] = F::load(m < count ? weight[c0 + m] : Gf128{});
+      std::uint64_t rho[4];
+      for (std::size_t m = 0; m < 4; ++m) rho[m] = m < count ? weight[c0 + m] : 0;
       auto leaf = [&](std::size_t p, Words4 product) {
-        for (std::size_t m = 0; m < 4; ++m) F::accumulate_word(acc[p], rho[m], product[m]);
+        for (std::size_t m = 0; m < 4; ++m) F::accumulate_words(acc[p], rho[m], product[m]);
       };
       grid_walk(g.variables, x, y, leaf);
     }

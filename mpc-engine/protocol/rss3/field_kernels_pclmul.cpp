@@ -26,11 +26,10 @@ struct PclmulField {
     acc.hi = _mm_xor_si128(acc.hi, _mm_clmulepi64_si128(a, b, 0x11));
     acc.mid = _mm_xor_si128(acc.mid, _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01), _mm_clmulepi64_si128(a, b, 0x10)));
   }
-  // acc += a * word, word read as an element of degree < 64.
-  static void accumulate_word(Wide& acc, Value a, std::uint64_t word) {
-    const __m128i w = _mm_cvtsi64_si128(static_cast<long long>(word));
-    acc.lo = _mm_xor_si128(acc.lo, _mm_clmulepi64_si128(a, w, 0x00));
-    acc.mid = _mm_xor_si128(acc.mid, _mm_clmulepi64_si128(a, w, 0x01));
+  // acc += a * b, both read as elements of degree < 64: one product of degree < 127.
+  static void accumulate_words(Wide& acc, std::uint64_t a, std::uint64_t b) {
+    acc.lo = _mm_xor_si128(acc.lo, _mm_clmulepi64_si128(_mm_cvtsi64_si128(static_cast<long long>(a)),
+                                                        _mm_cvtsi64_si128(static_cast<long long>(b)), 0x00));
   }
   static Wide product(Value a, Value b) {
     Wide w = zero();

@@ -28,7 +28,9 @@ struct PortableField {
   static Wide zero() { return {}; }
   static Wide product(Value a, Value b) { return gf128_mul_portable(a, b); }
   static void accumulate(Wide& acc, Value a, Value b) { acc ^= gf128_mul_portable(a, b); }
-  static void accumulate_word(Wide& acc, Value a, std::uint64_t word) { acc ^= gf128_mul_portable(a, {word, 0}); }
+  static void accumulate_words(Wide& acc, std::uint64_t a, std::uint64_t b) {
+    acc ^= gf128_mul_portable({a, 0}, {b, 0});
+  }
   static Gf128 reduce(Wide w) { return w; }
 };
 

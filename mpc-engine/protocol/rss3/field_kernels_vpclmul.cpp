@@ -89,41 +89,39 @@ inline Four times_x(Four v) {
   return _mm512_xor_si512(_mm512_xor_si512(shifted, into_high), _mm512_clmulepi64_epi128(spill, poly, 0x00));
 }
 
-void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t stride, const Gf128* weight,
+// Weights and words both of degree < 64: each product is one carry-less multiplication of
+// degree < 127, and so is their sum, with nothing to reduce.
+void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t stride, const std::uint64_t* weight,
                  Gf128* out) {
   constexpr std::size_t kGroups = 8;  // 32 sums held at once
   // Word m of a group of four into the low quadword of lane m.
   const Four spread = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
   for (std::size_t l0 = 0; l0 < stride; l0 += 4 * kGroups) {
-    Four lo[kGroups], mid[kGroups];
-    for (std::size_t g = 0; g < kGroups; ++g) lo[g] = mid[g] = _mm512_setzero_si512();
+    Four sum[kGroups];
+    for (std::size_t g = 0; g < kGroups; ++g) sum[g] = _mm512_setzero_si512();
     const std::size_t groups = (stride - l0 + 3) / 4 < kGroups ? (stride - l0 + 3) / 4 : kGroups;
     for (std::size_t c = 0; c < windows; ++c) {
-      const Four rho = broadcast(weight[c]);
+      const Four rho = _mm512_set1_epi64(static_cast<long long>(weight[c]));
       const std::uint64_t* row = words + stride * c + l0;
       for (std::size_t g = 0; g < groups; ++g) {
         const auto count = static_cast<unsigned>(stride - l0 - 4 * g < 4 ? stride - l0 - 4 * g : 4);
         const __m256i four = _mm256_maskz_loadu_epi64(static_cast<__mmask8>((1u << count) - 1), row + 4 * g);
         const Four w = _mm512_permutexvar_epi64(spread, _mm512_castsi256_si512(four));
-        lo[g] = _mm512_xor_si512(lo[g], _mm512_clmulepi64_epi128(rho, w, 0x00));
-        mid[g] = _mm512_xor_si512(mid[g], _mm512_clmulepi64_epi128(rho, w, 0x01));
+        sum[g] = _mm512_xor_si512(sum[g], _mm512_clmulepi64_epi128(rho, w, 0x00));
       }
     }
     for (std::size_t g = 0; g < groups; ++g) {
-      Wide4 w;
-      w.lo = lo[g];
-      w.mid = mid[g];
       const std::size_t at = l0 + 4 * g;
-      store(out + at, below(at, stride), reduce(w));
+      store(out + at, below(at, stride), sum[g]);
     }
   }
 }
 
 // Four chains of powers a quarter of the lanes apart, so that no product waits on the last one.
-void weight_lanes(Gf128* v, std::size_t windows, const Gf128* weight) {
+void weight_lanes(Gf128* v, std::size_t windows, const std::uint64_t* weight) {
   for (std::size_t c = 0; c < windows; ++c) {
     // Lanes weight[c] x^j .. x^(j+3).
-    Gf128 lanes[4] = {weight[c]};
+    Gf128 lanes[4] = {Gf128{weight[c], 0}};
     for (unsigned m = 1; m < 4; ++m) {
       const Gf128 p = lanes[m - 1];
       const std::uint64_t carry = p.hi >> 63;
@@ -217,15 +215,15 @@ void bind_points(const Gf128* v, std::size_t n, const Gf128* basis, Gf128* out) 
 }
 
 // Sixteen windows side by side, one per quadword of a pair of vectors: each grid point's product
-// of eight windows is four carry-less products with the windows' weights (the low and the high
-// halves of the two windows in each 128-bit lane), summed into two accumulators per point: the
-// products with the weights' low halves and, to be raised by x^64, with their high halves.
+// of eight windows is two carry-less products with the windows' weights (one per window of the
+// two in each 128-bit lane), summed into one accumulator per point. Weights and products are of
+// degree < 64, so nothing needs reducing.
 using Words16 = std::uint64_t __attribute__((vector_size(128)));
 constexpr std::size_t kGridBlock = 16;
 
-void grid_sums(const GridOperands& g, std::size_t windows, const Gf128* weight, Gf128* grid) {
+void grid_sums(const GridOperands& g, std::size_t windows, const std::uint64_t* weight, Gf128* grid) {
   const std::size_t points = power_of_three(g.variables), entries = std::size_t{1} << g.variables;
-  SecretWords acc_words(16 * points);  // two vectors per point, 64-byte aligned
+  SecretWords acc_words(8 * points);  // a vector per point, 64-byte aligned
   std::fill(acc_words.data(), acc_words.data() + acc_words.size(), std::uint64_t{0});
   Four* acc = reinterpret_cast<Four*>(acc_words.data());
   Words16 x[std::size_t{1} << kMaxGridVariables], y[std::size_t{1} << kMaxGridVariables];
@@ -284,30 +282,28 @@ void grid_sums(const GridOperands& g, std::size_t windows, const Gf128* weight, 
     const std::size_t count = std::min(kGridBlock, windows - c0);
     load(g.x, c0, count, x);
     load(g.y, c0, count, y);
-    alignas(64) std::uint64_t low[kGridBlock] = {}, high[kGridBlock] = {};
-    for (std::size_t m = 0; m < count; ++m) low[m] = weight[c0 + m].lo, high[m] = weight[c0 + m].hi;
-    const Four low0 = _mm512_load_si512(low), low1 = _mm512_load_si512(low + 8);
-    const Four high0 = _mm512_load_si512(high), high1 = _mm512_load_si512(high + 8);
+    alignas(64) std::uint64_t rho[kGridBlock] = {};
+    for (std::size_t m = 0; m < count; ++m) rho[m] = weight[c0 + m];
+    const Four rho0 = _mm512_load_si512(rho), rho1 = _mm512_load_si512(rho + 8);
     auto leaf = [&](std::size_t p, Words16 product) {
       Four first, second;
       std::memcpy(&first, &product, 64);
       std::memcpy(&second, reinterpret_cast<const char*>(&product) + 64, 64);
-      const Four by_low = _mm512_ternarylogic_epi64(
-          _mm512_xor_si512(_mm512_clmulepi64_epi128(first, low0, 0x00), _mm512_clmulepi64_epi128(first, low0, 0x11)),
-          _mm512_clmulepi64_epi128(second, low1, 0x00), _mm512_clmulepi64_epi128(second, low1, 0x11), 0x96);
-      const Four by_high = _mm512_ternarylogic_epi64(
-          _mm512_xor_si512(_mm512_clmulepi64_epi128(first, high0, 0x00), _mm512_clmulepi64_epi128(first, high0, 0x11)),
-          _mm512_clmulepi64_epi128(second, high1, 0x00), _mm512_clmulepi64_epi128(second, high1, 0x11), 0x96);
-      acc[2 * p] = _mm512_xor_si512(acc[2 * p], by_low);
-      acc[2 * p + 1] = _mm512_xor_si512(acc[2 * p + 1], by_high);
+      acc[p] = _mm512_ternarylogic_epi64(
+          acc[p],
+          _mm512_xor_si512(_mm512_clmulepi64_epi128(first, rho0, 0x00), _mm512_clmulepi64_epi128(first, rho0, 0x11)),
+          _mm512_xor_si512(_mm512_clmulepi64_epi128(second, rho1, 0x00), _mm512_clmulepi64_epi128(second, rho1, 0x11)),
+          0x96);
     };
     grid_walk(g.variables, x, y, leaf);
   }
   for (std::size_t p = 0; p < points; ++p) {
-    Wide4 w;
-    w.lo = acc[2 * p];
-    w.mid = acc[2 * p + 1];
-    grid[p] = grid[p] ^ lane_sum(w);
+    const __m128i s = _mm_xor_si128(
+        _mm_xor_si128(_mm512_castsi512_si128(acc[p]), _mm512_extracti32x4_epi32(acc[p], 1)),
+        _mm_xor_si128(_mm512_extracti32x4_epi32(acc[p], 2), _mm512_extracti32x4_epi32(acc[p], 3)));
+    Gf128 sum;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(&sum), s);
+    grid[p] = grid[p] ^ sum;
   }
   wipe(x, entries * sizeof(Words16));
   wipe(y, entries * sizeof(Words16));

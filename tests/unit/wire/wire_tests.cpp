@@ -1591,9 +1591,10 @@ TEST(PeerMessage, DegradedFramesWrapAnyInnerFrame) {
 TEST(PeerMessage, RejectsBadHeaderFields) {
   Bytes frame = encode_batch(sample_batch());
   // 1: the version of releases before the peer protocol had its own, which a server of this
-  // release must not take for its own; 2: the release before the AND check's seed share.
+  // release must not take for its own; 2: the release before the AND check's seed share; 3: the
+  // release before its window weights of degree < 64.
   EXPECT_EQ(frame[0], kPeerProtocolVersion);
-  for (std::uint8_t version : {0, 1, 2, 4, 0xff}) {
+  for (std::uint8_t version : {0, 1, 2, 3, 5, 0xff}) {
     Bytes bad = frame;
     bad[0] = version;
     expect_rejected(bad, decode_peer);
