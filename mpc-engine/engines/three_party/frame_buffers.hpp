@@ -3,7 +3,8 @@
 // (a large layer page by page) only for the link to overwrite it.
 //
 // A buffer is wiped before it is given back (it held share components of a layer's ANDs), and
-// at most kMaxBuffers of at most kMaxBufferBytes each are kept.
+// at most kMaxBuffers of at most kMaxBufferBytes each are kept: a frame goes back as soon as
+// its layer is computed, so a few spares serve every lane, and an idle server holds little.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +16,7 @@ namespace mpc::three_party_engine {
 
 class FrameBuffers {
  public:
-  static constexpr std::size_t kMaxBuffers = 8;
+  static constexpr std::size_t kMaxBuffers = 4;
   static constexpr std::size_t kMaxBufferBytes = std::size_t{8} << 20;
 
   FrameBuffers() { spare_.reserve(kMaxBuffers); }
