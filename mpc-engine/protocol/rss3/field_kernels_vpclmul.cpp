@@ -78,17 +78,6 @@ inline Gf128 lane_sum(const Wide4& w) {
   return out;
 }
 
-// Each lane times x^N (N < 64): a shift by N bits, the N bits carried out of x^127 folded back
-// in times x^128 = x^7 + x^2 + x + 1.
-template <unsigned N>
-inline Four times_x(Four v) {
-  const Four shifted = _mm512_slli_epi64(v, N);
-  const Four spill = _mm512_shuffle_epi32(_mm512_srli_epi64(v, 64 - N), _MM_PERM_BADC);  // quadwords swapped
-  const Four poly = _mm512_set4_epi64(0, 0x87, 0, 0x87);
-  const Four into_high = _mm512_maskz_mov_epi64(0xAA, spill);
-  return _mm512_xor_si512(_mm512_xor_si512(shifted, into_high), _mm512_clmulepi64_epi128(spill, poly, 0x00));
-}
-
 // Weights and words both of degree < 64: each product is one carry-less multiplication of
 // degree < 127, and so is their sum, with nothing to reduce.
 void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t stride, const std::uint64_t* weight,
@@ -117,26 +106,36 @@ void window_sums(const std::uint64_t* words, std::size_t windows, std::size_t st
   }
 }
 
-// Four chains of powers a quarter of the lanes apart, so that no product waits on the last one.
+// Each lane times x^s, s < 64 its own: a shift by s bits across the lane's two quadwords, and the
+// s bits carried out of x^127 folded back in times x^128 = x^7 + x^2 + x + 1 (a product of
+// degree < 71, so nothing more to reduce).
+inline Four times_x_by_lane(Four v, Four shift, Four rest) {
+  const Four poly = _mm512_set4_epi64(0, 0x87, 0, 0x87);
+  const Four out = _mm512_srlv_epi64(v, rest);  // the bits each quadword loses (none where s = 0)
+  const Four shifted = _mm512_or_si512(_mm512_sllv_epi64(v, shift), _mm512_bslli_epi128(out, 8));
+  return _mm512_xor_si512(shifted, _mm512_clmulepi64_epi128(_mm512_bsrli_epi128(out, 8), poly, 0x00));
+}
+
+// Each lane times a weight of degree < 64: two products (of degree < 191) and one reduction of
+// the 64 bits above x^127.
+inline Four times_weight(Four v, Four weight) {
+  const Four poly = _mm512_set4_epi64(0, 0x87, 0, 0x87);
+  const Four low = _mm512_clmulepi64_epi128(v, weight, 0x00), high = _mm512_clmulepi64_epi128(v, weight, 0x01);
+  const Four product = _mm512_xor_si512(low, _mm512_bslli_epi128(high, 8));
+  return _mm512_xor_si512(product, _mm512_clmulepi64_epi128(_mm512_bsrli_epi128(high, 8), poly, 0x00));
+}
+
+// Element j of a window times x^j first, then times the window's weight: four carry-less
+// products per four elements, where a product with weight[c] x^j as one element takes seven.
 void weight_lanes(Gf128* v, std::size_t windows, const std::uint64_t* weight) {
+  const Four step = _mm512_set1_epi64(4);
   for (std::size_t c = 0; c < windows; ++c) {
-    // Lanes weight[c] x^j .. x^(j+3).
-    Gf128 lanes[4] = {Gf128{weight[c], 0}};
-    for (unsigned m = 1; m < 4; ++m) {
-      const Gf128 p = lanes[m - 1];
-      const std::uint64_t carry = p.hi >> 63;
-      lanes[m] = {(p.lo << 1) ^ (0x87 & (0 - carry)), (p.hi << 1) | (p.lo >> 63)};
-    }
-    Four power[4];
-    power[0] = load(lanes, 0xFF);
-    for (unsigned q = 1; q < 4; ++q) power[q] = times_x<16>(power[q - 1]);
+    const Four w = _mm512_set1_epi64(static_cast<long long>(weight[c]));
+    Four shift = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
     Gf128* row = v + 64 * c;
-    for (unsigned j = 0; j < 16; j += 4) {
-      for (unsigned q = 0; q < 4; ++q) {
-        Gf128* at = row + 16 * q + j;
-        store(at, 0xFF, mul(power[q], load(at, 0xFF)));
-        power[q] = times_x<4>(power[q]);
-      }
+    for (unsigned j = 0; j < 64; j += 4, shift = _mm512_add_epi64(shift, step)) {
+      const Four rest = _mm512_sub_epi64(_mm512_set1_epi64(64), shift);
+      store(row + j, 0xFF, times_weight(times_x_by_lane(load(row + j, 0xFF), shift, rest), w));
     }
   }
 }
