@@ -39,50 +39,39 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
   ~Exchange() override { release_held(); }
 
   void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing, std::span<std::uint8_t> incoming) override {
-    const int previous = send(layer, outgoing);
-    wait_for(layer, [&] { return take_layer_message(worker_.inbox_, previous, layer, incoming); });
+    const auto lent = exchange_lent(layer, outgoing, incoming.size());
+    if (!lent.empty()) std::memcpy(incoming.data(), lent.data(), lent.size());
   }
 
   // The message stays in the frame the data link received it into, held until the next call.
   std::span<const std::uint8_t> exchange_lent(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
                                               std::size_t incoming_bytes) override {
-    const int previous = send(layer, outgoing);
-    std::span<const std::uint8_t> payload;
-    wait_for(layer, [&] {
-      return take_layer_envelope(worker_.inbox_, previous, layer, incoming_bytes, held_, payload);
-    });
-    return payload;
-  }
-
- private:
-  // Sends this party's message of `layer`; returns the party whose message comes back.
-  int send(std::uint32_t layer, std::span<const std::uint8_t> outgoing) {
     release_held();
+    const int party = worker_.settings_.party;
+    const int previous = rss3::previous_party(party);
     wire::write_layer_header({header_.epoch, header_.sequence, layer}, layer_header_);
     if (!worker_.next_party_->send(
             layer_header_, outgoing,
             std::chrono::steady_clock::now() + node::connect_grace(worker_.settings_.limits.peer_timeout)))
       throw PeerError(Component::Server, worker_.next_party_->why_not());
-    return rss3::previous_party(worker_.settings_.party);
-  }
 
-  // Waits until `take` finds the previous party's message of `layer` in the inbox.
-  template <class Take>
-  void wait_for(std::uint32_t layer, Take take) {
     const auto timeout = worker_.settings_.limits.peer_timeout + grace_;
     grace_ = std::chrono::milliseconds(0);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::span<const std::uint8_t> payload;
     std::unique_lock lock(worker_.mutex_);
     for (;;) {
-      if (take()) return;
+      if (take_layer_envelope(worker_.inbox_, previous, layer, incoming_bytes, held_, payload)) return payload;
       if (worker_.stopping_) throw PeerError(Component::Server, "server stopping");
       if (worker_.wake_.wait_until(lock, deadline) == std::cv_status::timeout &&
           std::chrono::steady_clock::now() >= deadline)
         throw PeerError(Component::Server, "no layer " + std::to_string(layer) + " message from party " +
-                                               std::to_string(rss3::previous_party(worker_.settings_.party) + 1) +
-                                               " within " + std::to_string(timeout.count()) + " ms");
+                                               std::to_string(previous + 1) + " within " +
+                                               std::to_string(timeout.count()) + " ms");
     }
   }
+
+ private:
 
   // Wiped there: a lent message holds share components of a layer's ANDs.
   void release_held() noexcept {

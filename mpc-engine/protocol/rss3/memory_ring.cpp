@@ -14,10 +14,8 @@ class MemoryRing::Endpoint final : public LayerExchange {
   Endpoint(MemoryRing& ring, int party) : ring_(ring), party_(party) {}
   void exchange(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
                 std::span<std::uint8_t> incoming) override {
-    if (outgoing.size() != incoming.size())
-      throw Error(Component::Protocol, "exchange: incoming and outgoing buffers differ in size");
-    ring_.post(next_party(party_), layer, outgoing);
-    ring_.receive(party_, layer, incoming);
+    const auto lent = exchange_lent(layer, outgoing, incoming.size());
+    if (!lent.empty()) std::memcpy(incoming.data(), lent.data(), lent.size());
   }
 
   // The message as the ring queued it, wiped at the next call (as a reader of it too late
@@ -81,12 +79,6 @@ void MemoryRing::post(int to, std::uint32_t layer, std::span<const std::uint8_t>
     mailboxes_[static_cast<std::size_t>(to)].push_back(std::move(message));
   }
   arrived_.notify_all();
-}
-
-void MemoryRing::receive(int party, std::uint32_t layer, std::span<std::uint8_t> incoming) {
-  Message message = take(party, layer, incoming.size());
-  if (!incoming.empty()) std::memcpy(incoming.data(), message.bytes.data(), incoming.size());
-  if (!message.bytes.empty()) wipe(message.bytes.data(), message.bytes.size());
 }
 
 MemoryRing::Message MemoryRing::take(int party, std::uint32_t layer, std::size_t bytes) {

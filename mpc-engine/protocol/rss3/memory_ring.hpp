@@ -42,7 +42,6 @@ class MemoryRing {
   friend class Endpoint;
 
   void post(int to, std::uint32_t layer, std::span<const std::uint8_t> bytes);
-  void receive(int party, std::uint32_t layer, std::span<std::uint8_t> incoming);
   // The next message for `party`, which must be of `layer` and `bytes` long.
   Message take(int party, std::uint32_t layer, std::size_t bytes);
 
