@@ -285,6 +285,50 @@ wire::GcmTagBytes ClusterClient::gcm_tag(const wire::KeyId& key, const wire::Gcm
   return open_gcm_tag(ask_all(request, wire::MessageType::GcmTag));
 }
 
+namespace {
+
+void require_rss3(const settings::ClusterSettings& settings, const char* what) {
+  if (settings.protocol != settings::Protocol::Rss3)
+    throw ServerError(0, wire::Status::BadRequest, std::string(what) + " need three servers");
+}
+
+}  // namespace
+
+std::pair<wire::GcmTagBytes, wire::GcmTagBytes> ClusterClient::gcm_tag_chained(const wire::KeyId& key,
+                                                                               const wire::GcmNonce& nonce,
+                                                                               std::span<const std::uint8_t> aad,
+                                                                               const wire::GcmNonce& chained,
+                                                                               std::span<const std::uint8_t> prefix) {
+  require_rss3(settings_, "chained GCM tags");
+  wire::GcmTagRequest request;
+  request.key = key;
+  request.nonce = nonce;
+  request.aad.assign(aad.begin(), aad.end());
+  request.chained = wire::GcmChainedTag{chained, {prefix.begin(), prefix.end()}};
+  std::lock_guard lock(mutex_);
+  const Replies replies = ask_all(request, wire::MessageType::GcmTagParts);
+  return {open_gcm_tag(replies), open_gcm_chained(replies)};
+}
+
+wire::GcmTagBytes ClusterClient::gcm_tag_checked(const wire::KeyId& key, const wire::GcmNonce& nonce,
+                                                 std::span<const std::uint8_t> aad,
+                                                 std::span<const std::uint8_t> ciphertext, wire::GcmTagCheck check) {
+  require_rss3(settings_, "checked GCM tags");
+  wire::GcmTagRequest request;
+  request.key = key;
+  request.nonce = nonce;
+  request.aad.assign(aad.begin(), aad.end());
+  request.text.assign(ciphertext.begin(), ciphertext.end());
+  request.check = std::move(check);
+  std::lock_guard lock(mutex_);
+  const Replies replies = ask_all(request, wire::MessageType::GcmTagParts);
+  const wire::GcmTagBytes tag = open_gcm_tag(replies);
+  if (!gcm_check_passes(replies))
+    throw VerificationError("the tag checked beside this one (a chained tag, made from the servers' additive "
+                            "shares) is wrong: one server's share was altered; the new tag is withheld");
+  return tag;
+}
+
 std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const wire::GcmNonce& nonce,
                                                    std::span<const std::uint8_t> aad,
                                                    std::span<const std::uint8_t> ciphertext,

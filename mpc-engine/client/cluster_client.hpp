@@ -56,6 +56,17 @@ class ClusterClient {
   GcmPrefetched gcm_prefetch(const wire::KeyId& key, std::uint32_t count, std::uint32_t blocks_per_nonce);
   wire::GcmTagBytes gcm_tag(const wire::KeyId& key, const wire::GcmNonce& nonce, std::span<const std::uint8_t> aad,
                             std::span<const std::uint8_t> ciphertext);
+  // The tag of aad under nonce and, in the same round trip, the tag of prefix || nonce || tag
+  // under `chained` (unchecked: see mpc_client.h). Three-server clusters only.
+  std::pair<wire::GcmTagBytes, wire::GcmTagBytes> gcm_tag_chained(const wire::KeyId& key, const wire::GcmNonce& nonce,
+                                                                  std::span<const std::uint8_t> aad,
+                                                                  const wire::GcmNonce& chained,
+                                                                  std::span<const std::uint8_t> prefix);
+  // gcm_tag, with `check` checked in the same round trip; throws VerificationError, and
+  // returns no tag, when the check fails. Three-server clusters only.
+  wire::GcmTagBytes gcm_tag_checked(const wire::KeyId& key, const wire::GcmNonce& nonce,
+                                    std::span<const std::uint8_t> aad, std::span<const std::uint8_t> ciphertext,
+                                    wire::GcmTagCheck check);
   // The plaintext, or nullopt when the tag is wrong.
   std::optional<SecretBytes> gcm_open(const wire::KeyId& key, const wire::GcmNonce& nonce,
                                       std::span<const std::uint8_t> aad, std::span<const std::uint8_t> ciphertext,

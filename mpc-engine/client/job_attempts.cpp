@@ -79,12 +79,13 @@ Replies ClusterClient::serve_job(wire::MessageType type,
     // it as an unknown nonce, and prefetches a fresh one from the service they join.
     // A reopen's nonce is likewise held by the service it was tagged in: gcm_open then opens
     // in full instead.
-    if (type == wire::MessageType::GcmTag || type == wire::MessageType::GcmReopen) {
+    const bool tag = type == wire::MessageType::GcmTag || type == wire::MessageType::GcmTagParts;
+    if (tag || type == wire::MessageType::GcmReopen) {
       if (attempt.retry)
         throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::UnknownNonce,
                           "a server went away or the servers regrouped while the request was answered; its "
                           "nonce is not served any more: " +
-                              std::string(type == wire::MessageType::GcmTag ? "prefetch a fresh one"
+                              std::string(tag ? "prefetch a fresh one"
                                                                             : "open the ticket in full"));
       std::rethrow_exception(attempt.error);
     }

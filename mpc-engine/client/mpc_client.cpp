@@ -41,6 +41,7 @@ int status_of(const mpc::Error& error) {
     }
   }
   if (dynamic_cast<const mpc::client::Disagreement*>(&error) != nullptr) return MPC_EMISMATCH;
+  if (dynamic_cast<const mpc::client::VerificationError*>(&error) != nullptr) return MPC_EABORT;
   const std::string text = error.what();
   if (text.find("disagree") != std::string::npos) return MPC_EMISMATCH;
   if (error.component() == mpc::Component::Client) return MPC_EUNREACHABLE;
@@ -358,6 +359,65 @@ int mpc_client_gcm_tag(mpc_client* client, const char* key_name, uint32_t key_ve
     std::memcpy(n.data(), nonce, n.size());
     const auto result = client->cluster->gcm_tag(key, n, bytes_or_empty(aad, aad_length),
                                                  bytes_or_empty(ciphertext, ciphertext_length));
+    std::memcpy(tag, result.data(), result.size());
+  });
+}
+
+int mpc_client_gcm_tag_chained(mpc_client* client, const char* key_name, uint32_t key_version,
+                               const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t* aad, size_t aad_length,
+                               const uint8_t chained_nonce[MPC_GCM_NONCE_BYTES], const uint8_t* prefix,
+                               size_t prefix_length, uint8_t tag[MPC_GCM_TAG_BYTES],
+                               uint8_t chained_tag[MPC_GCM_TAG_BYTES]) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (!check_gcm_input(client, nonce, aad, aad_length, nullptr, 0)) return MPC_EINVAL;
+  if (chained_nonce == nullptr || tag == nullptr || chained_tag == nullptr ||
+      (prefix == nullptr && prefix_length != 0) || prefix_length > mpc::wire::kMaxGcmChainPrefixBytes) {
+    client->last_error = "chained_nonce, tag or chained_tag is NULL, or the prefix is NULL or longer than " +
+                         std::to_string(mpc::wire::kMaxGcmChainPrefixBytes) + " bytes";
+    return MPC_EINVAL;
+  }
+  if (std::memcmp(nonce, chained_nonce, MPC_GCM_NONCE_BYTES) == 0) {
+    client->last_error = "the chained tag's nonce is the first tag's";
+    return MPC_EINVAL;
+  }
+  return guarded(client, [&] {
+    mpc::wire::GcmNonce n{}, c{};
+    std::memcpy(n.data(), nonce, n.size());
+    std::memcpy(c.data(), chained_nonce, c.size());
+    const auto [first, second] =
+        client->cluster->gcm_tag_chained(key, n, bytes_or_empty(aad, aad_length), c, bytes_or_empty(prefix, prefix_length));
+    std::memcpy(tag, first.data(), first.size());
+    std::memcpy(chained_tag, second.data(), second.size());
+  });
+}
+
+int mpc_client_gcm_tag_checked(mpc_client* client, const char* key_name, uint32_t key_version,
+                               const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t* aad, size_t aad_length,
+                               const uint8_t* ciphertext, size_t ciphertext_length,
+                               const uint8_t check_nonce[MPC_GCM_NONCE_BYTES], const uint8_t* check_aad,
+                               size_t check_aad_length, const uint8_t check_tag[MPC_GCM_TAG_BYTES],
+                               uint8_t tag[MPC_GCM_TAG_BYTES]) {
+  if (client == nullptr) return MPC_EINVAL;
+  mpc::wire::KeyId key;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (!check_gcm_input(client, nonce, aad, aad_length, ciphertext, ciphertext_length)) return MPC_EINVAL;
+  if (!check_gcm_input(client, check_nonce, check_aad, check_aad_length, nullptr, 0)) return MPC_EINVAL;
+  if (tag == nullptr || check_tag == nullptr) {
+    client->last_error = "tag or check_tag is NULL";
+    return MPC_EINVAL;
+  }
+  return guarded(client, [&] {
+    mpc::wire::GcmNonce n{};
+    std::memcpy(n.data(), nonce, n.size());
+    mpc::wire::GcmTagCheck check;
+    std::memcpy(check.nonce.data(), check_nonce, check.nonce.size());
+    const auto check_bytes = bytes_or_empty(check_aad, check_aad_length);
+    check.aad.assign(check_bytes.begin(), check_bytes.end());
+    std::memcpy(check.tag.data(), check_tag, check.tag.size());
+    const auto result = client->cluster->gcm_tag_checked(key, n, bytes_or_empty(aad, aad_length),
+                                                         bytes_or_empty(ciphertext, ciphertext_length), std::move(check));
     std::memcpy(tag, result.data(), result.size());
   });
 }

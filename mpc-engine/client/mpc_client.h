@@ -14,8 +14,8 @@
  * "since 4" (the RFC 8009 enctypes 19 and 20 through the same calls; no new symbols) and
  * "since 5" (jobs under KRB-FX-CF2 of a stored key, mpc_client_krb_cf2_*; the PRF call of
  * versions 3 and 4, mpc_client_krb_prf, is gone: a stored key's PRF output is as good as
- * the key for FAST and is never opened), "since 6" (MPC_EDIVERGED; no new symbols) and
- * "since 7" (MPC_EABORT; no new symbols).
+ * the key for FAST and is never opened), "since 6" (MPC_EDIVERGED; no new symbols),
+ * "since 7" (MPC_EABORT; no new symbols) and "since 8" (chained and checked GCM tags).
  */
 #ifndef MPC_CLIENT_H
 #define MPC_CLIENT_H
@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define MPC_CLIENT_INTERFACE_VERSION 7
+#define MPC_CLIENT_INTERFACE_VERSION 8
 
 enum mpc_status {
   MPC_OK = 0,
@@ -134,6 +134,37 @@ int mpc_client_gcm_tag(mpc_client *client, const char *key_name, uint32_t key_ve
                        const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t *aad,
                        size_t aad_length, const uint8_t *ciphertext, size_t ciphertext_length,
                        uint8_t tag[MPC_GCM_TAG_BYTES]);
+
+/* Chained tag (since 8): in one round trip, tag = GHASH_H(aad, empty) ^ AES_K(N || 1) as
+ * mpc_client_gcm_tag, and chained_tag = GHASH_H(prefix || N || tag, empty) ^ AES_K(N' || 1)
+ * under chained_nonce N' (another prefetched nonce; both are consumed), prefix at most 32
+ * bytes: a checksum over a checksum (a PAC's KDC checksum over its server checksum) without
+ * waiting for the first. tag is opened and checked three ways as always; chained_tag is made
+ * from additive shares, which one deviating server can alter unnoticed here, so it is
+ * UNCHECKED: check it with mpc_client_gcm_tag_checked (or mpc_client_gcm_open) before
+ * anything that carries it leaves. Three-server clusters only: elsewhere MPC_EREFUSED,
+ * with nothing consumed. */
+int mpc_client_gcm_tag_chained(mpc_client *client, const char *key_name, uint32_t key_version,
+                               const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t *aad,
+                               size_t aad_length, const uint8_t chained_nonce[MPC_GCM_NONCE_BYTES],
+                               const uint8_t *prefix, size_t prefix_length,
+                               uint8_t tag[MPC_GCM_TAG_BYTES],
+                               uint8_t chained_tag[MPC_GCM_TAG_BYTES]);
+
+/* Checked tag (since 8): mpc_client_gcm_tag, and in the same round trip the check of an
+ * earlier tag (check_tag over check_aad under check_nonce, a nonce these servers tagged: a
+ * chained tag), by the zero test of a reopen. When the check fails: MPC_EABORT, and tag is
+ * left as it was (the new tag's nonce is spent). MPC_ENONCE when a server no longer holds
+ * either nonce (restart, expiry): check the earlier tag with mpc_client_gcm_open instead.
+ * Three-server clusters only: elsewhere MPC_EREFUSED. */
+int mpc_client_gcm_tag_checked(mpc_client *client, const char *key_name, uint32_t key_version,
+                               const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t *aad,
+                               size_t aad_length, const uint8_t *ciphertext,
+                               size_t ciphertext_length,
+                               const uint8_t check_nonce[MPC_GCM_NONCE_BYTES],
+                               const uint8_t *check_aad, size_t check_aad_length,
+                               const uint8_t check_tag[MPC_GCM_TAG_BYTES],
+                               uint8_t tag[MPC_GCM_TAG_BYTES]);
 
 /* Open: the servers compute AES_K(N || 1) and the keystream of ciphertext_length bytes
  * for any nonce, compare GHASH_H(aad, ciphertext) ^ AES_K(N || 1) with tag inside the

@@ -60,6 +60,8 @@ SecretBytes open_shares(const std::array<rss3::ByteShare, 3>& shares, std::size_
 
 Disagreement::Disagreement(const std::string& detail) : Error(Component::Client, detail) {}
 
+VerificationError::VerificationError(const std::string& detail) : Error(Component::Client, detail) {}
+
 bool xor_form(const wire::Reply& reply) {
   return std::visit(
       [](const auto& body) {
@@ -163,6 +165,28 @@ wire::GcmTagBytes open_gcm_tag(const Replies& replies) {
   wire::GcmTagBytes tag{};
   std::copy(opened.span().begin(), opened.span().end(), tag.begin());
   return tag;
+}
+
+wire::GcmTagBytes open_gcm_chained(const Replies& replies) {
+  require_three(replies);
+  wire::GcmTagBytes tag{};
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::GcmTagResult>(replies, party);
+    if (!result.chained) throw Disagreement("server " + std::to_string(party + 1) + " returned no chained tag share");
+    for (std::size_t i = 0; i < tag.size(); ++i) tag[i] ^= (*result.chained)[i];
+  }
+  return tag;
+}
+
+bool gcm_check_passes(const Replies& replies) {
+  require_three(replies);
+  std::array<rss3::Block, 3> checks{};
+  for (std::size_t party = 0; party < 3; ++party) {
+    const auto& result = body_of<wire::GcmTagResult>(replies, party);
+    if (!result.check) throw Disagreement("server " + std::to_string(party + 1) + " returned no check share");
+    checks[party] = *result.check;
+  }
+  return rss3::zero_test_passes(checks);
 }
 
 namespace {

@@ -27,6 +27,12 @@ class Disagreement : public Error {
   explicit Disagreement(const std::string& detail);
 };
 
+// A check the client runs on the servers' answers failed: one server's messages were altered.
+class VerificationError : public Error {
+ public:
+  explicit VerificationError(const std::string& detail);
+};
+
 // Whether an Ok reply carries an XOR share (a two-server cluster, or two servers of three
 // serving while the third is down) rather than a replicated one.
 bool xor_form(const wire::Reply& reply);
@@ -45,6 +51,11 @@ GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
 
 // GcmTag: the 16-byte tag.
 wire::GcmTagBytes open_gcm_tag(const Replies& replies);
+// The chained tag of a GcmTag request: the XOR of the three servers' additive shares, each
+// reply carrying one. Unchecked: gcm_check_passes of a later request tells whether it is right.
+wire::GcmTagBytes open_gcm_chained(const Replies& replies);
+// Whether the three check shares of a GcmTag request with a check pass the zero test.
+bool gcm_check_passes(const Replies& replies);
 
 // GcmOpen of `ciphertext`: the plaintext when the opened verdict is 1, nullopt when it is 0
 // (the keystream shares are then not opened). A verdict that opens to anything else, or

@@ -28,4 +28,15 @@ rss3::ByteShare gcm_hash_share(const SecretBytes& share, std::span<const std::ui
   return gcm_hash_share(std::span(share.data(), half), std::span(share.data() + half, half), aad, text);
 }
 
+rss3::GhashBlock gcm_secret_block_share(const SecretBytes& share, std::size_t aad_bytes, std::size_t offset,
+                                        const rss3::ByteShare& secret) {
+  const std::size_t count = rss3::ghash_blocks(aad_bytes, 0);
+  const std::size_t half = share.size() / 2;
+  if (count > wire::kGcmHashPowers || half < wire::kGcmRoundKeyBytes + 16 * count)
+    throw Error(Component::Server, "GCM input of " + std::to_string(count) + " GHASH blocks exceeds the stored hash key powers");
+  return rss3::secret_block_ghash_share(std::span(share.data() + wire::kGcmRoundKeyBytes, 16 * count),
+                                        std::span(share.data() + half + wire::kGcmRoundKeyBytes, 16 * count),
+                                        aad_bytes, offset, secret);
+}
+
 }  // namespace mpc::jobs

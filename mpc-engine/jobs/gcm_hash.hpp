@@ -7,6 +7,7 @@
 #include <span>
 
 #include "common/secret.hpp"
+#include "protocol/rss3/ghash.hpp"
 #include "protocol/rss3/shares.hpp"
 
 namespace mpc::jobs {
@@ -20,5 +21,10 @@ rss3::ByteShare gcm_hash_share(std::span<const std::uint8_t> x, std::span<const 
 // The same from a replicated share as stored: x || a, two halves of equal length.
 rss3::ByteShare gcm_hash_share(const SecretBytes& share, std::span<const std::uint8_t> aad,
                                std::span<const std::uint8_t> text);
+
+// This server's additive share of what a secret block adds to GHASH_H(aad, empty text) at
+// aad[offset, offset + 16) (rss3::secret_block_ghash_share), from its stored replicated share.
+rss3::GhashBlock gcm_secret_block_share(const SecretBytes& share, std::size_t aad_bytes, std::size_t offset,
+                                        const rss3::ByteShare& secret);
 
 }  // namespace mpc::jobs

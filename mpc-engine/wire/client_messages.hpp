@@ -39,6 +39,7 @@ enum class MessageType : std::uint8_t {
   GcmOpen = 8,
   Krb = 9,
   GcmReopen = 10,
+  GcmTagParts = 11,  // a GcmTag request with a chained tag or a check (GcmTagRequest)
   Reply = 0x80,
 };
 
@@ -108,14 +109,39 @@ struct GcmPrefetchRequest {
   std::uint32_t blocks_per_nonce = 0;  // 0..kMaxGcmBlocksPerNonce
 };
 
-// Body: key id | 12-byte nonce | u32 aad length | aad | u32 text length | text.
-// Tags ciphertext `text` under a prefetched nonce, consuming it.
+// A second tag made in the same round trip, over prefix || N || T where (N, T) is the
+// request's own nonce and tag (a PAC's KDC checksum, made over its server checksum). T is
+// never opened to the servers: each answers an additive share of the second tag, which has
+// no redundancy, so the client checks it in a later request (GcmTagCheck) before anything
+// carrying it leaves.
+struct GcmChainedTag {
+  GcmNonce nonce{};
+  std::vector<std::uint8_t> prefix;  // at most kMaxGcmChainPrefixBytes
+};
+
+// A tag of an earlier request to check (the zero test of GCM reopen, rss3/zero_test.hpp)
+// alongside this one: tag over aad under nonce, a nonce these servers tagged.
+struct GcmTagCheck {
+  GcmNonce nonce{};
+  std::vector<std::uint8_t> aad;
+  GcmTagBytes tag{};
+};
+
+inline constexpr std::size_t kMaxGcmChainPrefixBytes = 32;
+
+// Body: key id | 12-byte nonce | u32 aad length | aad | u32 text length | text. With a chained
+// tag or a check the message type is GcmTagParts instead, and the body goes on: u8 parts (bit 0:
+// chained, bit 1: check) | chained: 12-byte nonce | u8 prefix length | prefix | check: 12-byte
+// nonce | u32 aad length | aad | 16-byte tag.
+// Tags ciphertext `text` under a prefetched nonce, consuming it (and the chained tag's).
 struct GcmTagRequest {
   RequestId id{};
   KeyId key;
   GcmNonce nonce{};
   std::vector<std::uint8_t> aad;
   std::vector<std::uint8_t> text;
+  std::optional<GcmChainedTag> chained{};
+  std::optional<GcmTagCheck> check{};
 };
 
 // Body: key id | 12-byte nonce | u32 aad length | aad | u32 text length | text | 16-byte tag.
@@ -312,12 +338,16 @@ struct GcmPrefetchResult {
   std::vector<std::uint8_t> a;
 };
 
-// Body of a successful GcmTag reply: masked x share | masked a share of the tag (16 bytes each).
+// Body of a successful GcmTag reply: masked x share | masked a share of the tag (16 bytes each);
+// of a GcmTagParts reply, then u8 parts (as the request's) | the chained tag's additive share |
+// the check's zero-test share.
 // A two-server cluster's servers send x alone, their XOR share (replicated = false).
 struct GcmTagResult {
   GcmTagBytes x{};
   GcmTagBytes a{};
   bool replicated = true;
+  std::optional<GcmTagBytes> chained{};
+  std::optional<GcmTagBytes> check{};
 };
 
 // Body of a successful GcmOpen reply: u32 blocks | masked x share | masked a share (each

@@ -95,11 +95,17 @@ GcmPrefetchResult decode_gcm_prefetch_result(ByteReader& reader) {
   return result;
 }
 
-GcmTagResult decode_gcm_tag_result(ByteReader& reader) {
+GcmTagResult decode_gcm_tag_result(ByteReader& reader, bool with_parts) {
   GcmTagResult result;
   result.x = reader.array<kGcmTagBytes>();
   result.replicated = reader.remaining() != 0;  // two-server clusters send x alone
   if (result.replicated) result.a = reader.array<kGcmTagBytes>();
+  if (!with_parts) return result;
+  if (!result.replicated) fail("a GCM tag result with parts from a two-server cluster");
+  const std::uint8_t parts = reader.u8();
+  if (parts == 0 || (parts & ~3u) != 0) fail("GCM tag result parts " + std::to_string(parts));
+  if (parts & 1) result.chained = reader.array<kGcmTagBytes>();
+  if (parts & 2) result.check = reader.array<kGcmTagBytes>();
   return result;
 }
 
@@ -241,6 +247,12 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
         } else if constexpr (std::is_same_v<T, GcmTagResult>) {
           writer.bytes(b.x);
           if (b.replicated) writer.bytes(b.a);
+          if (b.chained || b.check) {
+            if (!b.replicated) fail("a two-server GCM tag result carries no chained tag or check");
+            writer.u8(static_cast<std::uint8_t>((b.chained ? 1 : 0) | (b.check ? 2 : 0)));
+            if (b.chained) writer.bytes(*b.chained);
+            if (b.check) writer.bytes(*b.check);
+          }
         } else if constexpr (std::is_same_v<T, GcmOpenResult>) {
           check_open_blocks(b.blocks);
           const std::size_t share_bytes = static_cast<std::size_t>(b.blocks) * kBlockBytes;
@@ -322,6 +334,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
     case MessageType::Status:
     case MessageType::GcmPrefetch:
     case MessageType::GcmTag:
+    case MessageType::GcmTagParts:
     case MessageType::GcmOpen:
     case MessageType::GcmReopen:
     case MessageType::Krb: break;
@@ -343,7 +356,8 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
       case MessageType::ListKeys: reply.body = decode_key_list(reader); break;
       case MessageType::Status: reply.body = decode_server_status(reader); break;
       case MessageType::GcmPrefetch: reply.body = decode_gcm_prefetch_result(reader); break;
-      case MessageType::GcmTag: reply.body = decode_gcm_tag_result(reader); break;
+      case MessageType::GcmTag: reply.body = decode_gcm_tag_result(reader, false); break;
+      case MessageType::GcmTagParts: reply.body = decode_gcm_tag_result(reader, true); break;
       case MessageType::GcmOpen: reply.body = decode_gcm_open_result(reader); break;
       case MessageType::GcmReopen: reply.body = decode_gcm_reopen_result(reader); break;
       case MessageType::Krb: reply.body = decode_krb_result(reader); break;

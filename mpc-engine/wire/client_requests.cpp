@@ -49,6 +49,17 @@ void check_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
 }
 
 constexpr std::uint8_t kKrbCombineFlag = 0x80;
+constexpr std::uint8_t kGcmTagChained = 1;
+constexpr std::uint8_t kGcmTagChecked = 2;
+
+// The optional parts of a GcmTag request after its text.
+std::size_t gcm_tag_parts_bytes(const GcmTagRequest& r) {
+  if (!r.chained && !r.check) return 0;
+  std::size_t bytes = 1;
+  if (r.chained) bytes += kGcmNonceBytes + 1 + r.chained->prefix.size();
+  if (r.check) bytes += kGcmNonceBytes + 4 + r.check->aad.size() + kGcmTagBytes;
+  return bytes;
+}
 
 KrbOperation checked_krb_operation(std::uint8_t value) {
   switch (value) {
@@ -108,7 +119,7 @@ std::size_t encoded_request_bytes(const Request& request) {
                                 return encoded_key_id_bytes(r.key) + 4 + 4;
                               else if constexpr (std::is_same_v<T, GcmTagRequest>)
                                 return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
-                                       r.text.size();
+                                       r.text.size() + gcm_tag_parts_bytes(r);
                               else if constexpr (std::is_same_v<T, GcmOpenRequest> ||
                                                  std::is_same_v<T, GcmReopenRequest>)
                                 return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
@@ -191,11 +202,34 @@ void write_gcm_input(ByteWriter& writer, const KeyId& key, const GcmNonce& nonce
   writer.bytes(text);
 }
 
+void check_chain_prefix(std::size_t bytes) {
+  if (bytes > kMaxGcmChainPrefixBytes)
+    fail("chained GCM tag prefix of " + std::to_string(bytes) + " bytes exceeds " +
+         std::to_string(kMaxGcmChainPrefixBytes));
+}
+
 void encode_body(ByteWriter& writer, const GcmTagRequest& r) {
   check_gcm_algorithm(r.key.algorithm);
   check_hash_blocks(r.aad.size(), r.text.size());
-  write_header(writer, MessageType::GcmTag, r.id);
+  const bool parts = r.chained || r.check;
+  write_header(writer, parts ? MessageType::GcmTagParts : MessageType::GcmTag, r.id);
   write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
+  if (!parts) return;
+  writer.u8(static_cast<std::uint8_t>((r.chained ? kGcmTagChained : 0) | (r.check ? kGcmTagChecked : 0)));
+  if (r.chained) {
+    check_chain_prefix(r.chained->prefix.size());
+    if (r.chained->nonce == r.nonce) fail("chained GCM tag under the request's own nonce");
+    writer.bytes(r.chained->nonce);
+    writer.u8(static_cast<std::uint8_t>(r.chained->prefix.size()));
+    writer.bytes(r.chained->prefix);
+  }
+  if (r.check) {
+    check_hash_blocks(r.check->aad.size(), 0);
+    writer.bytes(r.check->nonce);
+    writer.u32(static_cast<std::uint32_t>(r.check->aad.size()));
+    writer.bytes(r.check->aad);
+    writer.bytes(r.check->tag);
+  }
 }
 
 void write_gcm_open(ByteWriter& writer, MessageType type, const GcmOpenRequest& r) {
@@ -292,9 +326,34 @@ GcmInput read_gcm_input(ByteReader& reader) {
   return in;
 }
 
-GcmTagRequest decode_gcm_tag(ByteReader& reader, const RequestId& id) {
+GcmTagRequest decode_gcm_tag(ByteReader& reader, const RequestId& id, bool with_parts) {
   GcmInput in = read_gcm_input(reader);
-  return GcmTagRequest{id, std::move(in.key), in.nonce, std::move(in.aad), std::move(in.text)};
+  GcmTagRequest r{id, std::move(in.key), in.nonce, std::move(in.aad), std::move(in.text)};
+  if (!with_parts) return r;
+  const std::uint8_t parts = reader.u8();
+  if (parts == 0 || (parts & ~(kGcmTagChained | kGcmTagChecked)) != 0)
+    fail("GCM tag request parts " + std::to_string(parts));
+  if (parts & kGcmTagChained) {
+    GcmChainedTag chained;
+    chained.nonce = reader.array<kGcmNonceBytes>();
+    if (chained.nonce == r.nonce) fail("chained GCM tag under the request's own nonce");
+    const std::uint8_t prefix_length = reader.u8();
+    check_chain_prefix(prefix_length);
+    const auto prefix = reader.bytes(prefix_length);
+    chained.prefix.assign(prefix.begin(), prefix.end());
+    r.chained = std::move(chained);
+  }
+  if (parts & kGcmTagChecked) {
+    GcmTagCheck check;
+    check.nonce = reader.array<kGcmNonceBytes>();
+    const std::uint32_t aad_length = reader.u32();
+    check_hash_blocks(aad_length, 0);
+    const auto aad = reader.bytes(aad_length);
+    check.aad.assign(aad.begin(), aad.end());
+    check.tag = reader.array<kGcmTagBytes>();
+    r.check = std::move(check);
+  }
+  return r;
 }
 
 GcmOpenRequest decode_gcm_open(ByteReader& reader, const RequestId& id) {
@@ -362,7 +421,8 @@ Request decode_request(std::span<const std::uint8_t> frame) {
     case static_cast<std::uint8_t>(MessageType::DeleteKey): request = DeleteKeyRequest{id, read_key_id(reader)}; break;
     case static_cast<std::uint8_t>(MessageType::Status): request = StatusRequest{id}; break;
     case static_cast<std::uint8_t>(MessageType::GcmPrefetch): request = decode_gcm_prefetch(reader, id); break;
-    case static_cast<std::uint8_t>(MessageType::GcmTag): request = decode_gcm_tag(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::GcmTag): request = decode_gcm_tag(reader, id, false); break;
+    case static_cast<std::uint8_t>(MessageType::GcmTagParts): request = decode_gcm_tag(reader, id, true); break;
     case static_cast<std::uint8_t>(MessageType::GcmOpen): request = decode_gcm_open(reader, id); break;
     case static_cast<std::uint8_t>(MessageType::Krb): request = decode_krb(reader, id); break;
     case static_cast<std::uint8_t>(MessageType::GcmReopen):

@@ -146,6 +146,56 @@ def test_an_altered_tag_share_is_refused(fresh_cluster, party):
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("party", [1, 2, 3])
+def test_an_altered_chained_tag_share_is_caught_by_the_check_before_the_next_tag(fresh_cluster, party):
+    """A chained tag (a PAC's KDC checksum over its server checksum, made in the same round trip)
+    is opened from additive shares: one server that flips a bit of its share changes it, and
+    nothing in that reply can tell. The next tag, asked with the chained one as its check, is
+    then withheld (MPC_EABORT), so a ticket carrying the wrong checksum never leaves the KDC;
+    honest chains before and after are right against AESGCM."""
+    cluster = fresh_cluster
+    key = gcm.import_gcm_key(cluster)
+    engine = gcm.Engine(cluster.compute_config, timeout_ms=60000)
+    data, plaintext = secrets.token_bytes(120), secrets.token_bytes(32)
+
+    def chain_then_seal() -> tuple[bytes, bytes, bytes, bytes]:
+        """(chained tag, AESGCM's, sealed ticket text, nonce of the seal) of one honest-looking chain."""
+        (n1, _), (n2, _), (n3, keystream) = engine.prefetch(3, 2)
+        t1, t2 = engine.tag_chained(n1, data, n2, gcm.PAC_CHAIN_PREFIX)
+        assert t1 == AESGCM(key).encrypt(n1, b"", data)
+        chained_aad = gcm.PAC_CHAIN_PREFIX + n1 + t1
+        expected = AESGCM(key).encrypt(n2, b"", chained_aad)
+        ciphertext = gcm.xor(plaintext, keystream)
+        sealed = ciphertext + engine.tag_checked(n3, b"ticket", ciphertext, (n2, chained_aad, t2))
+        return t2, expected, sealed, n3
+
+    try:
+        gcm.wait_until_gcm_serving(engine)
+        t2, expected, sealed, n3 = chain_then_seal()
+        assert t2 == expected
+        assert AESGCM(key).decrypt(n3, sealed, b"ticket") == plaintext
+
+        restart(cluster, party, fault="chained-tag-bit=42")
+        gcm.wait_until_gcm_serving(engine)
+        with pytest.raises(gcm.GcmError) as refused:
+            chain_then_seal()
+        assert refused.value.code == MPC_EABORT, refused.value
+        assert "one server's share was altered" in str(refused.value), refused.value
+        # What the check stands between: the chained tag itself comes back wrong, unnoticed.
+        (n1, _), (n2, _) = engine.prefetch(2)
+        t1, t2 = engine.tag_chained(n1, data, n2, gcm.PAC_CHAIN_PREFIX)
+        assert t2 != AESGCM(key).encrypt(n2, b"", gcm.PAC_CHAIN_PREFIX + n1 + t1)
+
+        restart(cluster, party)
+        gcm.wait_until_gcm_serving(engine)
+        t2, expected, sealed, n3 = chain_then_seal()
+        assert t2 == expected
+        assert AESGCM(key).decrypt(n3, sealed, b"ticket") == plaintext
+    finally:
+        engine.close()
+
+
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("party, fault, code", [(1, "reopen-keystream-bit=5", MPC_EMISMATCH),
                                                 (3, "reopen-keystream-bit=131", MPC_EMISMATCH),
                                                 (2, "reopen-check-bit=9", gcm.MPC_EBADTAG)])
@@ -276,6 +326,6 @@ def test_the_installed_server_carries_no_deviation():
     without any of the deviations."""
     assert b"MPC_FAULT" in faults_server_binary().read_bytes()
     shipped = server_binary().read_bytes()
-    for marker in (b"MPC_FAULT", b"garbled-table-bits", b"tag-share-bit", b"and-share-bit", b"check-message-bit",
+    for marker in (b"MPC_FAULT", b"garbled-table-bits", b"tag-share-bit", b"chained-tag-bit", b"and-share-bit", b"check-message-bit",
                    b"reopen-check-bit", b"reopen-keystream-bit"):
         assert marker not in shipped, marker

@@ -27,6 +27,7 @@ MPC_EUNREACHABLE = -3
 MPC_EREFUSED = -4
 MPC_EBADTAG = -7
 MPC_ENONCE = -8
+MPC_EABORT = -10
 MPC_AES256 = 2
 MPC_AES256_GCM = 3
 
@@ -50,6 +51,8 @@ class Engine(ClientHandle):
         "mpc_client_gcm_prefetch": [_p, _s, _u32, _u32, _u32, _s, _s],
         "mpc_client_gcm_tag": [_p, _s, _u32, _s, _s, _z, _s, _z, _s],
         "mpc_client_gcm_open": [_p, _s, _u32, _s, _s, _z, _s, _z, _s, _s],
+        "mpc_client_gcm_tag_chained": [_p, _s, _u32, _s, _s, _z, _s, _s, _z, _s, _s],
+        "mpc_client_gcm_tag_checked": [_p, _s, _u32, _s, _s, _z, _s, _z, _s, _s, _z, _s, _s],
     }
     Error = GcmError
 
@@ -74,6 +77,28 @@ class Engine(ClientHandle):
         rc = self.lib.mpc_client_gcm_tag(self.handle, name.encode(), kvno, nonce, aad or None, len(aad),
                                          ciphertext or None, len(ciphertext), tag)
         self._check("mpc_client_gcm_tag", rc)
+        return tag.raw
+
+    def tag_chained(self, nonce: bytes, aad: bytes, chained_nonce: bytes, prefix: bytes,
+                    key=KEY) -> tuple[bytes, bytes]:
+        """(tag of aad under nonce, unchecked tag of prefix || nonce || tag under chained_nonce)."""
+        name, kvno, _ = key
+        tag, chained = ctypes.create_string_buffer(TAG_BYTES), ctypes.create_string_buffer(TAG_BYTES)
+        rc = self.lib.mpc_client_gcm_tag_chained(self.handle, name.encode(), kvno, nonce, aad or None, len(aad),
+                                                 chained_nonce, prefix or None, len(prefix), tag, chained)
+        self._check("mpc_client_gcm_tag_chained", rc)
+        return tag.raw, chained.raw
+
+    def tag_checked(self, nonce: bytes, aad: bytes, ciphertext: bytes, check: tuple[bytes, bytes, bytes],
+                    key=KEY) -> bytes:
+        """The tag of (aad, ciphertext) under nonce, once check = (nonce, aad, tag) verified."""
+        name, kvno, _ = key
+        check_nonce, check_aad, check_tag = check
+        tag = ctypes.create_string_buffer(TAG_BYTES)
+        rc = self.lib.mpc_client_gcm_tag_checked(self.handle, name.encode(), kvno, nonce, aad or None, len(aad),
+                                                 ciphertext or None, len(ciphertext), check_nonce,
+                                                 check_aad or None, len(check_aad), check_tag, tag)
+        self._check("mpc_client_gcm_tag_checked", rc)
         return tag.raw
 
     def open(self, nonce: bytes, aad: bytes, ciphertext: bytes, tag: bytes, key=KEY) -> bytes:
@@ -323,6 +348,62 @@ def test_tagged_tickets_reopen_without_aes_and_refuse_forged_tags(gcm):
         engine.open(nonce, b"ticket", ciphertext + b"!", tag)
     assert failure.value.code == MPC_EBADTAG
     assert all(server_counters(cluster)[party][0] == after[party][0] + 1 for party in (1, 2, 3))
+
+
+# A PAC's KDC checksum covers its server checksum: the chained tag's AAD is this prefix (the
+# checksum AAD's type byte and usage 17) || N || T.
+PAC_CHAIN_PREFIX = bytes([0x02, 0, 0, 0, 17])
+
+
+def test_a_chained_tag_equals_aesgcm_and_a_checked_tag_verifies_it(gcm):
+    """One round trip tags a checksum and the checksum over it (prefix || N || T) under a second
+    nonce; both equal AESGCM's. The next tag, asked with that chained tag as its check, is right;
+    asked with any other chained tag it is withheld (MPC_EABORT). Both nonces are spent, and the
+    chained one reopens like any tag."""
+    key, engine = gcm["key"], gcm["compute"]
+    data = secrets.token_bytes(301)
+    (n1, _), (n2, _), (n3, ks3), (n4, ks4) = engine.prefetch(4, 2)
+    t1, t2 = engine.tag_chained(n1, data, n2, PAC_CHAIN_PREFIX)
+    assert t1 == AESGCM(key).encrypt(n1, b"", data)
+    chained_aad = PAC_CHAIN_PREFIX + n1 + t1
+    assert t2 == AESGCM(key).encrypt(n2, b"", chained_aad)
+
+    plaintext = secrets.token_bytes(32)
+    ciphertext = xor(plaintext, ks3)
+    tag = engine.tag_checked(n3, b"ticket", ciphertext, (n2, chained_aad, t2))
+    assert AESGCM(key).decrypt(n3, ciphertext + tag, b"ticket") == plaintext
+
+    wrong = bytes([t2[0] ^ 0x10]) + t2[1:]
+    with pytest.raises(GcmError) as failure:
+        engine.tag_checked(n4, b"ticket", xor(plaintext, ks4), (n2, chained_aad, wrong))
+    assert failure.value.code == MPC_EABORT, failure.value
+    assert "withheld" in str(failure.value), failure.value
+
+    for nonce in (n1, n2):
+        with pytest.raises(GcmError) as spent:
+            engine.tag(nonce, b"again", b"")
+        assert spent.value.code == MPC_ENONCE, spent.value
+    assert engine.open(n2, chained_aad, b"", t2) == b""
+
+
+def test_chained_and_checked_tags_refuse_what_the_servers_do_not_hold(gcm):
+    """A chained tag under a nonce nobody prefetched, or the request's own, is refused; a check
+    of a nonce the servers never tagged is refused before the new tag's nonce is spent."""
+    engine = gcm["compute"]
+    (n1, _), (n2, _) = engine.prefetch(2)
+    with pytest.raises(GcmError) as refused:
+        engine.tag_chained(n1, b"data", bytes(12), PAC_CHAIN_PREFIX)
+    assert refused.value.code == MPC_ENONCE, refused.value
+    with pytest.raises(GcmError) as refused:
+        engine.tag_chained(n1, b"data", n1, PAC_CHAIN_PREFIX)
+    assert refused.value.code == MPC_EINVAL, refused.value
+    with pytest.raises(GcmError) as refused:
+        engine.tag_chained(n1, b"data", n2, bytes(33))
+    assert refused.value.code == MPC_EINVAL, refused.value
+    with pytest.raises(GcmError) as refused:
+        engine.tag_checked(n1, b"data", b"", (bytes(12), b"aad", bytes(16)))
+    assert refused.value.code == MPC_ENONCE, refused.value
+    assert len(engine.tag(n1, b"data", b"")) == TAG_BYTES
 
 
 def test_status_counts_gcm_jobs(gcm):

@@ -11,6 +11,7 @@
 #include "node/key_admin.hpp"
 #include "protocol/rss3/ghash.hpp"
 #include "protocol/rss3/output.hpp"
+#include "protocol/rss3/zero_test.hpp"
 
 namespace mpc::three_party_engine {
 namespace {
@@ -101,6 +102,16 @@ std::optional<node::Refusal> ThreePartyEngine::check_gcm_tag(const node::JobKey&
                                                    wire::describe(request.key) + " on party " +
                                                    std::to_string(settings_.party + 1) +
                                                    ", or it was used, expired or evicted");
+  if (request.chained &&
+      !nonce_pool_.holds(key.client, request.key, request.chained->nonce, std::chrono::steady_clock::now()))
+    return refusal(wire::Status::UnknownNonce, "chained tag's nonce " + jobs::describe_nonce(request.chained->nonce) +
+                                                   " is not one this client prefetched under " +
+                                                   wire::describe(request.key) + " on party " +
+                                                   std::to_string(settings_.party + 1));
+  if (request.check && tagged_nonces_.find(request.key, request.check->nonce, std::chrono::steady_clock::now()) == nullptr)
+    return refusal(wire::Status::UnknownNonce, "checked nonce " + jobs::describe_nonce(request.check->nonce) +
+                                                   " is not held for reopening on party " +
+                                                   std::to_string(settings_.party + 1));
   return std::nullopt;
 }
 
@@ -202,6 +213,18 @@ Job ThreePartyEngine::make_job(const node::ClientJob& client_job, const SecretBy
 
 bool ThreePartyEngine::abandon(const node::JobKey& key) { return jobs_.erase(key) != 0; }
 
+namespace {
+
+// The AAD of a chained tag with zeros where the first tag goes: prefix || N || 0^16.
+std::vector<std::uint8_t> chained_aad(const wire::GcmTagRequest& request) {
+  std::vector<std::uint8_t> aad(request.chained->prefix);
+  aad.insert(aad.end(), request.nonce.begin(), request.nonce.end());
+  aad.resize(aad.size() + wire::kGcmTagBytes);
+  return aad;
+}
+
+}  // namespace
+
 void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   const auto& request = std::get<wire::GcmTagRequest>(client_job.request);
   const SecretBytes* share = host_.key_material(request.key);
@@ -209,21 +232,80 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
     answer_error(client_job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
     return;
   }
+  const auto now = std::chrono::steady_clock::now();
+  const TagMaskKeys keys(prf_keys_, client_job.digest);
+  // Everything that can fail comes before the nonces are used up.
+  std::optional<rss3::Block> check;
+  if (request.check) {
+    const jobs::NonceShare* kept = tagged_nonces_.find(request.key, request.check->nonce, now);
+    if (kept == nullptr) {
+      answer_error(client_job.key, wire::Status::UnknownNonce,
+                   "checked nonce " + jobs::describe_nonce(request.check->nonce) + " expired on party " +
+                       std::to_string(settings_.party + 1) + " as the tag arrived");
+      return;
+    }
+    // The zero test of a reopen (gcm_reopen.cpp): s = AES_K(N' || 1) ^ GHASH_H(aad') ^ tag'.
+    rss3::ByteShare hash = jobs::gcm_hash_share(*share, request.check->aad, {});
+    rss3::Block s_x{}, s_a{};
+    for (std::size_t i = 0; i < 16; ++i) {
+      s_x[i] = static_cast<std::uint8_t>(hash.x[i] ^ kept->x[i]);
+      s_a[i] = static_cast<std::uint8_t>(hash.a[i] ^ kept->a[i] ^ request.check->tag[i]);
+    }
+    hash.wipe();
+    check = rss3::zero_test_share(
+        s_x, s_a, keys.own, keys.previous,
+        {jobs::gcm_nonce_epoch(request.check->nonce), jobs::gcm_nonce_counter(request.check->nonce)});
+    wipe(s_x.data(), s_x.size());
+    wipe(s_a.data(), s_a.size());
+  }
   // GHASH first: a request that cannot be hashed must not use up the nonce.
   rss3::ByteShare tag = jobs::gcm_hash_share(*share, request.aad, request.text);
-  auto pooled =
-      nonce_pool_.take(client_job.key.client, request.key, request.nonce, std::chrono::steady_clock::now());
-  if (!pooled) {
+  std::vector<std::uint8_t> next_aad;
+  rss3::ByteShare next_hash;
+  if (request.chained) {
+    next_aad = chained_aad(request);
+    next_hash = jobs::gcm_hash_share(*share, next_aad, {});
+  }
+  auto pooled = nonce_pool_.take(client_job.key.client, request.key, request.nonce, now);
+  auto next_pooled = request.chained ? nonce_pool_.take(client_job.key.client, request.key, request.chained->nonce, now)
+                                     : std::optional<jobs::NonceShare>{};
+  if (!pooled || (request.chained && !next_pooled)) {
     tag.wipe();
+    next_hash.wipe();
     answer_error(client_job.key, wire::Status::UnknownNonce,
-                 "nonce " + jobs::describe_nonce(request.nonce) + " expired on party " +
-                     std::to_string(settings_.party + 1) + " as the tag arrived");
+                 "nonce " + jobs::describe_nonce(!pooled ? request.nonce : request.chained->nonce) +
+                     " expired on party " + std::to_string(settings_.party + 1) + " as the tag arrived");
     return;
   }
   for (std::size_t i = 0; i < 16; ++i) {
     tag.x[i] ^= pooled->x[i];
     tag.a[i] ^= pooled->a[i];
   }
+  wire::GcmTagResult result;
+  if (request.chained) {
+    // The chained tag T' = GHASH_H(prefix || N || T) ^ AES_K(N' || 1) with T still shared: the
+    // blocks holding T are products of two secrets, so this server's share of T' is additive
+    // (its a components and its product share, rss3::secret_block_ghash_share), masked by a
+    // zero-sharing under the request's keys and N'. An additive share has no redundancy: the
+    // client checks T' with a later request's zero test before anything carrying it leaves.
+    rss3::GhashBlock chained = jobs::gcm_secret_block_share(*share, next_aad.size(),
+                                                            request.chained->prefix.size() + wire::kGcmNonceBytes, tag);
+    std::array<std::uint8_t, 16> alpha{};
+    rss3::CorrelatedRandomness zero_sharing(
+        keys.own, keys.previous,
+        {jobs::gcm_nonce_epoch(request.chained->nonce), jobs::gcm_nonce_counter(request.chained->nonce)});
+    zero_sharing.next_alpha(alpha);
+    wire::GcmTagBytes out{};
+    for (std::size_t i = 0; i < 16; ++i)
+      out[i] = static_cast<std::uint8_t>(chained[i] ^ next_hash.a[i] ^ next_pooled->a[i] ^ alpha[i]);
+    wipe(chained.data(), chained.size());
+    wipe(alpha.data(), alpha.size());
+#if defined(MPC_FAULT_INJECTION)
+    if (const auto bit = fault::armed("chained-tag-bit")) out[(*bit / 8) % 16] ^= static_cast<std::uint8_t>(1u << (*bit % 8));
+#endif
+    result.chained = out;
+  }
+  next_hash.wipe();
   // Re-randomise before opening, as for every output (rss3/output.hpp). The bare share
   // would be (GHASH share ^ pool share): its components are the stored shares of H^1..H^L
   // combined by coefficients the client chose, hidden only by this one pool share. The
@@ -232,7 +314,6 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   // neighbour uses masks its neighbour never uses, so its reply is uniform noise to the
   // client. The servers answer a tag before comparing their copies, so this binding is what
   // keeps differing copies from opening the shares (node/request_agreement.hpp).
-  TagMaskKeys keys(prf_keys_, client_job.digest);
   rss3::CorrelatedRandomness masks(keys.own, keys.previous,
                                    {jobs::gcm_nonce_epoch(request.nonce), jobs::gcm_nonce_counter(request.nonce)});
   rss3::mask_output_share(masks, 0, tag);
@@ -243,10 +324,10 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   // reconstruction i by e and reconstruction i+1 by d and leaves reconstruction i+2 as it was,
   // so the three agree only when d = e = 0, and the client refuses shares that disagree. The
   // tag is as right as the pool share AES_K(N || 1), which the prefetch batch computed.
-  wire::GcmTagResult result;
   std::copy_n(tag.x.begin(), 16, result.x.begin());
   std::copy_n(tag.a.begin(), 16, result.a.begin());
   tag.wipe();
+  result.check = check;
 #if defined(MPC_FAULT_INJECTION)
   if (const auto bit = fault::armed("tag-share-bit")) result.x[(*bit / 8) % 16] ^= static_cast<std::uint8_t>(1u << (*bit % 8));
 #endif
@@ -254,7 +335,8 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   answer.id = request.id;
   answer.body = result;
   host_.answer(client_job.key, std::move(answer));
-  tagged_nonces_.keep(request.key, request.nonce, std::move(*pooled), std::chrono::steady_clock::now());
+  tagged_nonces_.keep(request.key, request.nonce, std::move(*pooled), now);
+  if (request.chained) tagged_nonces_.keep(request.key, request.chained->nonce, std::move(*next_pooled), now);
 }
 
 }  // namespace mpc::three_party_engine

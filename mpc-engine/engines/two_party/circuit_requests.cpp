@@ -50,6 +50,10 @@ std::optional<node::Refusal> TwoPartyEngine::check_gcm_tag(const node::ClientJob
     return node::Refusal{wire::Status::BadRequest, "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key)};
   if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
     return node::Refusal{wire::Status::BadRequest, "GCM tag input too long"};
+  // A chained tag's additive shares and the zero test that checks them are three-server
+  // protocols; a client asks for them only of three servers.
+  if (request.chained || request.check)
+    return node::Refusal{wire::Status::BadRequest, "chained and checked GCM tags need three servers"};
   if (host_.key_material(request.key) == nullptr)
     return node::Refusal{wire::Status::UnknownKey, wire::describe(request.key) + " not found"};
   if (!nonce_pool_->holds(job.key.client, request.key, request.nonce, std::chrono::steady_clock::now()))

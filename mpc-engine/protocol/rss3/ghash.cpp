@@ -176,4 +176,43 @@ ByteShare ghash_share(std::span<const std::uint8_t> powers_x, std::span<const st
       aad, text);
 }
 
+GhashBlock secret_block_ghash_share(std::span<const std::uint8_t> powers_x, std::span<const std::uint8_t> powers_a,
+                                    std::size_t aad_bytes, std::size_t offset, const ByteShare& secret) {
+  if (offset > aad_bytes || aad_bytes - offset < kGhashBlockBytes)
+    throw Error(Component::Protocol, "secret GHASH block at byte " + std::to_string(offset) + " of " +
+                                         std::to_string(aad_bytes) + " bytes of associated data");
+  if (secret.x.size() != kGhashBlockBytes || secret.a.size() != kGhashBlockBytes)
+    throw Error(Component::Protocol, "secret GHASH block share is not 16 + 16 bytes");
+  const std::size_t m = ghash_blocks(aad_bytes, 0);
+  if (powers_x.size() % kGhashBlockBytes != 0 || powers_a.size() != powers_x.size() ||
+      powers_x.size() / kGhashBlockBytes < m)
+    throw Error(Component::Protocol, "GHASH of " + std::to_string(m) + " blocks needs as many hash key power shares");
+  const detail::FieldKernels& field = detail::field_kernels();
+  Gf128 sum;
+  // S spans block offset / 16 and, unless aligned, the next one; block j meets H^(m - j).
+  for (std::size_t j = offset / kGhashBlockBytes; j * kGhashBlockBytes < offset + kGhashBlockBytes; ++j) {
+    GhashBlock part_x{}, part_a{};
+    for (std::size_t i = 0; i < kGhashBlockBytes; ++i) {
+      const std::size_t at = j * kGhashBlockBytes + i;
+      if (at < offset || at >= offset + kGhashBlockBytes) continue;
+      part_x[i] = secret.x[at - offset];
+      part_a[i] = secret.a[at - offset];
+    }
+    const std::size_t power = m - j - 1;
+    Gf128 sx = load(part_x.data()), sa = load(part_a.data());
+    Gf128 px = load(powers_x.data() + kGhashBlockBytes * power), pa = load(powers_a.data() + kGhashBlockBytes * power);
+    sum ^= field.mul(sx, px) ^ field.mul(sa, pa);
+    wipe_element(sx);
+    wipe_element(sa);
+    wipe_element(px);
+    wipe_element(pa);
+    mpc::wipe(part_x.data(), part_x.size());
+    mpc::wipe(part_a.data(), part_a.size());
+  }
+  GhashBlock out;
+  store(sum, out.data());
+  wipe_element(sum);
+  return out;
+}
+
 }  // namespace mpc::rss3

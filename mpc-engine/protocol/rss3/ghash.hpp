@@ -50,4 +50,16 @@ ByteShare ghash_share(std::span<const ByteShare> power_shares, std::span<const s
 ByteShare ghash_share(std::span<const std::uint8_t> powers_x, std::span<const std::uint8_t> powers_a,
                       std::span<const std::uint8_t> aad, std::span<const std::uint8_t> text);
 
+// One party's additive share of what a secret block S adds to GHASH_H(aad, empty text) when
+// S's 16 bytes stand at aad[offset, offset + 16) (the party hashes the rest of aad, with zeros
+// there, through ghash_share): the three parties' results XOR to it. S and the powers are
+// replicated shares, so each block of aad that S touches is a product of two secrets, and
+// party i takes x^S_i * x^P_i ^ a^S_i * a^P_i, the product of Araki et al. (CCS 2016) over
+// GF(2^128) left as three additive shares. It is not masked, and no party can check another's:
+// the caller adds a zero-sharing before it leaves and has the result checked before use.
+// `powers_x`/`powers_a` as for ghash_share (neither empty). Throws Error(Component::Protocol)
+// when S does not lie inside aad, or when there are too few powers.
+GhashBlock secret_block_ghash_share(std::span<const std::uint8_t> powers_x, std::span<const std::uint8_t> powers_a,
+                                    std::size_t aad_bytes, std::size_t offset, const ByteShare& secret);
+
 }  // namespace mpc::rss3

@@ -127,6 +127,12 @@ std::vector<Request> sample_requests() {
   out.push_back(GcmTagRequest{make_id(12), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(12), pattern(20, 12),
                               pattern(37, 13)});
   out.push_back(GcmTagRequest{make_id(13), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(13), {}, {}});
+  out.push_back(GcmTagRequest{make_id(28), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(28), pattern(30, 28), {},
+                              GcmChainedTag{gcm_nonce(29), pattern(5, 29)}, std::nullopt});
+  out.push_back(GcmTagRequest{make_id(30), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(30), pattern(5, 30),
+                              pattern(64, 31), std::nullopt, GcmTagCheck{gcm_nonce(31), pattern(33, 32), gcm_tag(31)}});
+  out.push_back(GcmTagRequest{make_id(32), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(32), {}, {},
+                              GcmChainedTag{gcm_nonce(33), {}}, GcmTagCheck{gcm_nonce(34), {}, gcm_tag(34)}});
   out.push_back(GcmOpenRequest{make_id(14), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(14), pattern(5, 14),
                                pattern(48, 15), gcm_tag(14)});
   out.push_back(GcmOpenRequest{make_id(15), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(15), {}, {}, gcm_tag(15)});
@@ -198,6 +204,17 @@ void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->nonce, y.nonce);
     EXPECT_EQ(x->aad, y.aad);
     EXPECT_EQ(x->text, y.text);
+    ASSERT_EQ(x->chained.has_value(), y.chained.has_value());
+    if (x->chained) {
+      EXPECT_EQ(x->chained->nonce, y.chained->nonce);
+      EXPECT_EQ(x->chained->prefix, y.chained->prefix);
+    }
+    ASSERT_EQ(x->check.has_value(), y.check.has_value());
+    if (x->check) {
+      EXPECT_EQ(x->check->nonce, y.check->nonce);
+      EXPECT_EQ(x->check->aad, y.check->aad);
+      EXPECT_EQ(x->check->tag, y.check->tag);
+    }
   } else if (auto* x = std::get_if<GcmOpenRequest>(&a)) {
     expect_same_open(*x, std::get<GcmOpenRequest>(b));
   } else if (auto* x = std::get_if<GcmReopenRequest>(&a)) {
@@ -218,6 +235,8 @@ MessageType type_of(const Request& request) {
                                            MessageType::GcmTag,      MessageType::GcmOpen,   MessageType::Krb,
                                            MessageType::GcmReopen};
   static_assert(std::size(kTypes) == std::variant_size_v<Request>);
+  if (const auto* tag = std::get_if<GcmTagRequest>(&request); tag && (tag->chained || tag->check))
+    return MessageType::GcmTagParts;
   return kTypes[request.index()];
 }
 
@@ -260,6 +279,10 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
                  Reply{make_id(10), Status::Ok, "", GcmPrefetchResult{3, 2, pattern(36, 1), pattern(96, 2), pattern(96, 3)}}});
   out.push_back({MessageType::GcmPrefetch, Reply{make_id(11), Status::Ok, "", GcmPrefetchResult{2, 0, pattern(24, 4), {}, {}}}});
   out.push_back({MessageType::GcmTag, Reply{make_id(12), Status::Ok, "", GcmTagResult{gcm_tag(5), gcm_tag(6)}}});
+  out.push_back({MessageType::GcmTagParts, Reply{make_id(13), Status::Ok, "",
+                                            GcmTagResult{gcm_tag(7), gcm_tag(8), true, gcm_tag(9), std::nullopt}}});
+  out.push_back({MessageType::GcmTagParts, Reply{make_id(14), Status::Ok, "",
+                                            GcmTagResult{gcm_tag(10), gcm_tag(11), true, gcm_tag(12), gcm_tag(13)}}});
   out.push_back({MessageType::GcmOpen,
                  Reply{make_id(13), Status::Ok, "", GcmOpenResult{3, pattern(48, 7), pattern(48, 8), 1, 0}}});
   out.push_back({MessageType::GcmOpen, Reply{make_id(14), Status::Ok, "", GcmOpenResult{0, {}, {}, 0, 1}}});
@@ -324,6 +347,8 @@ void expect_same(const Reply& a, const Reply& b) {
     const auto& y = std::get<GcmTagResult>(b.body);
     EXPECT_EQ(x->x, y.x);
     EXPECT_EQ(x->a, y.a);
+    EXPECT_EQ(x->chained, y.chained);
+    EXPECT_EQ(x->check, y.check);
   } else if (auto* x = std::get_if<GcmOpenResult>(&a.body)) {
     const auto& y = std::get<GcmOpenResult>(b.body);
     EXPECT_EQ(x->blocks, y.blocks);
@@ -976,7 +1001,7 @@ TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
     std::size_t two_server_length = frame.size();
     if (const auto* compute = std::get_if<ComputeResult>(&reply.body)) two_server_length -= compute->a.size();
     if (const auto* prefetch = std::get_if<GcmPrefetchResult>(&reply.body)) two_server_length -= prefetch->a.size();
-    if (std::holds_alternative<GcmTagResult>(reply.body)) two_server_length -= kGcmTagBytes;
+    if (type == MessageType::GcmTag && std::holds_alternative<GcmTagResult>(reply.body)) two_server_length -= kGcmTagBytes;
     if (const auto* krb = std::get_if<KrbResult>(&reply.body)) two_server_length -= krb->a.size();
     if (const auto* open = std::get_if<GcmOpenResult>(&reply.body)) two_server_length -= open->a.size() + 1;
     for (std::size_t length = 0; length < frame.size(); ++length) {
