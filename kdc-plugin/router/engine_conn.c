@@ -36,15 +36,6 @@ struct engine_conn {
     char unreachable_reason[REASON_LEN];
 };
 
-static uint64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 const char *
 engine_status_text(int rc)
 {
@@ -207,7 +198,7 @@ engine_conn_log(const engine_conn *conn, int priority, const char *fmt, ...)
 int
 engine_conn_down(engine_conn *conn, char *why, size_t why_len)
 {
-    uint64_t now = now_ms();
+    uint64_t now = router_now_ms();
     int down;
 
     pthread_mutex_lock(&conn->lock);
@@ -225,7 +216,7 @@ engine_conn_note(engine_conn *conn, int rc, const char *why)
 {
     pthread_mutex_lock(&conn->lock);
     if (rc == MPC_EUNREACHABLE) {
-        conn->unreachable_until_ms = now_ms() + conn->opt.unreachable_retry_ms;
+        conn->unreachable_until_ms = router_now_ms() + conn->opt.unreachable_retry_ms;
         snprintf(conn->unreachable_reason, sizeof(conn->unreachable_reason), "%s", why);
     } else if (rc == MPC_OK) {
         conn->unreachable_until_ms = 0;

@@ -15,11 +15,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "checksum_chain.h"
 #include "protected_key.h"
+#include "router_log.h"
 #include "router_util.h"
 
 #define SEAL_ATTEMPTS 3
@@ -92,6 +95,45 @@ ticket_key_ctr(const uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], const uint8_t *
     return 0;
 }
 
+/* How long PAC checksums are made one at a time after the engine did not chain them. */
+#define CHAIN_PAUSE_MS 30000
+
+/* The AAD of a PAC's KDC checksum over a server checksum: 0x02 || u32be 17 || N || T. */
+#define CHAINED_AAD_LEN (AAD_HEADER_LEN + MPC_KDC_CHECKSUM_LEN)
+
+static void
+chained_aad(const uint8_t server_checksum[MPC_KDC_CHECKSUM_LEN], uint8_t out[CHAINED_AAD_LEN])
+{
+    aad_header(MPC_KDC_AAD_CHECKSUM, KRB5_KEYUSAGE_APP_DATA_CKSUM, out);
+    memcpy(out + AAD_HEADER_LEN, server_checksum, MPC_KDC_CHECKSUM_LEN);
+}
+
+static krb5_error_code open_checksum(engine_conn *conn, const mpc_kdb_key_id *key,
+                                     const uint8_t *aad, size_t aad_len,
+                                     const uint8_t nonce[MPC_KDC_NONCE_LEN],
+                                     const uint8_t tag[MPC_KDC_TAG_LEN], char *why,
+                                     size_t why_len);
+
+/* Checks the served KDC checksum in a round trip of its own (a reopen, or a full open where a
+ * server no longer holds its nonce), and empties the chain either way. */
+static krb5_error_code
+check_served_apart(engine_conn *conn, checksum_chain *chain, char *why, size_t why_len)
+{
+    uint8_t aad[CHAINED_AAD_LEN];
+    krb5_error_code ret;
+
+    chained_aad(chain->server_checksum, aad);
+    ret = open_checksum(conn, &chain->key, aad, sizeof(aad), chain->kdc_checksum,
+                        chain->kdc_checksum + MPC_KDC_NONCE_LEN, why, why_len);
+    checksum_chain_clear(chain);
+    if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY) {
+        router_set_why(why, why_len, "the PAC's KDC checksum made ahead from the servers' shares "
+                       "failed its check (a server altered its share): the ticket is refused");
+        return KRB5_CRYPTO_INTERNAL;
+    }
+    return ret;
+}
+
 /* Seals under a fresh nonce, writing N to out_nonce and T to out_tag:
  *   - NONCE_CHECKSUM: a GMAC over aad (len is 0, text and out_text unused);
  *   - NONCE_TICKET: text (len bytes; out_text may overlap it in any way) under the nonce's
@@ -100,19 +142,20 @@ ticket_key_ctr(const uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], const uint8_t *
  *     still has the plaintext.
  * On failure out_text holds zeros. */
 static krb5_error_code
-seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum nonce_kind kind,
-     const uint8_t *aad, size_t aad_len, const uint8_t *text, size_t len,
+seal(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain, const mpc_kdb_key_id *key,
+     enum nonce_kind kind, const uint8_t *aad, size_t aad_len, const uint8_t *text, size_t len,
      uint8_t out_nonce[MPC_KDC_NONCE_LEN], uint8_t *out_text, uint8_t out_tag[MPC_KDC_TAG_LEN],
      char *why, size_t why_len)
 {
     const int ticket = kind == NONCE_TICKET;
     char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
     uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], *full_aad = NULL;
+    uint8_t check_aad[CHAINED_AAD_LEN];
     const uint8_t *tag_aad = aad;
     size_t tag_aad_len = aad_len;
     mpc_client *client;
     krb5_error_code ret;
-    int attempt, pooled = 0, rc;
+    int attempt, pooled = 0, rc, checking;
 
     mpc_kdc_engine_key_name(key, name);
     if (ticket)
@@ -130,6 +173,17 @@ seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum no
         memcpy(full_aad, aad, aad_len);
         tag_aad = full_aad;
     }
+    /* A KDC checksum made ahead and handed out is checked before this seal's ticket leaves:
+     * in this seal's own round trip when it is under the same key, else on its own. */
+    if (ticket && chain != NULL && chain->state == CHAIN_SERVED &&
+        !checksum_chain_awaits_check(chain, key)) {
+        ret = check_served_apart(conn, chain, why, why_len);
+        if (ret)
+            goto cleanup;
+    }
+    checking = ticket && chain != NULL && checksum_chain_awaits_check(chain, key);
+    if (checking)
+        chained_aad(chain->server_checksum, check_aad);
     /* A pooled nonce, then fresh ones: a nonce prefetched just before the servers changed
      * which of them serve (one went down or came back) is unknown to those that serve next. */
     for (attempt = 0; attempt < SEAL_ATTEMPTS; attempt++) {
@@ -146,20 +200,43 @@ seal(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key, enum no
         if (engine_conn_down(conn, why, why_len))
             break;
         client = engine_conn_lock(conn);
-        rc = mpc_client_gcm_tag(client, name, key->kvno, out_nonce, tag_aad, tag_aad_len,
-                                ticket ? zero_text : NULL, ticket ? sizeof(zero_text) : 0,
-                                out_tag);
+        if (checking)
+            rc = mpc_client_gcm_tag_checked(client, name, key->kvno, out_nonce, tag_aad,
+                                            tag_aad_len, zero_text, sizeof(zero_text),
+                                            chain->kdc_checksum, check_aad, sizeof(check_aad),
+                                            chain->kdc_checksum + MPC_KDC_NONCE_LEN, out_tag);
+        else
+            rc = mpc_client_gcm_tag(client, name, key->kvno, out_nonce, tag_aad, tag_aad_len,
+                                    ticket ? zero_text : NULL, ticket ? sizeof(zero_text) : 0,
+                                    out_tag);
         if (rc != MPC_OK)
-            router_set_why(why, why_len, "engine %s tagging under %s kvno %u: %s",
+            router_set_why(why, why_len, "engine %s tagging under %s kvno %u%s: %s",
                            engine_status_text(rc), name, key->kvno,
+                           checking ? " with the check of the PAC's KDC checksum" : "",
                            mpc_client_last_error(client));
         engine_conn_unlock(conn);
-        engine_conn_note(conn, rc, why);
+        engine_conn_note(conn, rc == MPC_EABORT ? MPC_OK : rc, why);
         if (rc == MPC_OK) {
+            if (checking)
+                checksum_chain_clear(chain);
             if (ticket && len != 0)
                 memcpy(out_text, full_aad + aad_len, len);
             ret = 0;
             goto cleanup;
+        }
+        if (checking) {
+            /* MPC_EABORT: the KDC checksum in this ticket is wrong (a server altered its
+             * share). On that and any other failure but a forgotten nonce the ticket does not
+             * leave, so neither does the checksum. A forgotten nonce (either one) has the
+             * check made on its own before the next try. */
+            if (rc != MPC_ENONCE) {
+                checksum_chain_clear(chain);
+                break;
+            }
+            checking = 0;
+            ret = check_served_apart(conn, chain, why, why_len);
+            if (ret)
+                goto cleanup;
         }
         if (rc != MPC_ENONCE)
             break;
@@ -314,8 +391,9 @@ check_cipher_state(const char *op, const krb5_data *cipher_state, char *why, siz
 }
 
 krb5_error_code
-router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key,
-                   krb5_keyusage usage, const krb5_data *cipher_state, const krb5_data *input,
+router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
+                   const mpc_kdb_key_id *key, krb5_keyusage usage,
+                   const krb5_data *cipher_state, const krb5_data *input,
                    krb5_enc_data *output, char *why, size_t why_len)
 {
     uint8_t aad[AAD_HEADER_LEN], *out;
@@ -340,7 +418,8 @@ router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id
     }
     out = (uint8_t *)output->ciphertext.data;
     aad_header(MPC_KDC_AAD_TICKET_KEY, usage, aad);
-    ret = seal(conn, nonces, key, NONCE_TICKET, aad, sizeof(aad), (const uint8_t *)input->data,
+    ret = seal(conn, nonces, chain, key, NONCE_TICKET, aad, sizeof(aad),
+               (const uint8_t *)input->data,
                input->length, out, out + MPC_KDC_NONCE_LEN,
                out + MPC_KDC_NONCE_LEN + input->length, why, why_len);
     if (ret == 0)
@@ -457,10 +536,83 @@ check_cksumtype(const char *op, krb5_cksumtype cksumtype, char *why, size_t why_
     return KRB5_BAD_ENCTYPE;
 }
 
+/* A PAC's server checksum and, in the same round trip, its KDC checksum (over the first's
+ * bytes, usage 17), kept in chain. Returns 0 with out written, or nonzero when it could not
+ * be had (the caller then makes the one checksum as usual; the nonces taken are spent). */
+static int
+seal_chained(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
+             const mpc_kdb_key_id *key, const uint8_t *aad, size_t aad_len,
+             uint8_t out[MPC_KDC_CHECKSUM_LEN], char *why, size_t why_len)
+{
+    char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
+    uint8_t kdc[MPC_KDC_CHECKSUM_LEN], prefix[AAD_HEADER_LEN];
+    mpc_client *client;
+    int pooled = 0, pooled_next = 0, rc;
+
+    mpc_kdc_engine_key_name(key, name);
+    if (nonce_supply_take(nonces, name, key->kvno, NONCE_CHECKSUM, 1, out, NULL, &pooled, why,
+                          why_len) != 0 ||
+        nonce_supply_take(nonces, name, key->kvno, NONCE_CHECKSUM, 1, kdc, NULL, &pooled_next,
+                          why, why_len) != 0 ||
+        engine_conn_down(conn, why, why_len))
+        return -1;
+    aad_header(MPC_KDC_AAD_CHECKSUM, KRB5_KEYUSAGE_APP_DATA_CKSUM, prefix);
+    client = engine_conn_lock(conn);
+    rc = mpc_client_gcm_tag_chained(client, name, key->kvno, out, aad, aad_len, kdc, prefix,
+                                    sizeof(prefix), out + MPC_KDC_NONCE_LEN,
+                                    kdc + MPC_KDC_NONCE_LEN);
+    if (rc != MPC_OK)
+        router_set_why(why, why_len, "engine %s tagging a PAC's two checksums under %s kvno %u: %s",
+                       engine_status_text(rc), name, key->kvno, mpc_client_last_error(client));
+    engine_conn_unlock(conn);
+    /* A refusal is an engine that cannot chain now (two servers serving), not a failure. */
+    engine_conn_note(conn, rc == MPC_EREFUSED ? MPC_OK : rc, why);
+    if (rc == MPC_OK) {
+        checksum_chain_hold(chain, key, out, kdc);
+        OPENSSL_cleanse(kdc, sizeof(kdc));
+        return 0;
+    }
+    if (rc != MPC_ENONCE) {
+        router_log(LOG_INFO, "%s; PAC checksums are made one at a time for %d s", why,
+                   CHAIN_PAUSE_MS / 1000);
+        chain->paused_until_ms = router_now_ms() + CHAIN_PAUSE_MS;
+    }
+    if (rc == MPC_ENONCE && (pooled || pooled_next))
+        nonce_supply_drop(nonces, name, key->kvno, NONCE_CHECKSUM);
+    return -1;
+}
+
+/* Whether the CHECKSUM buffer lies inside a DATA buffer: a checksum over data that holds its
+ * own (zeroed) slot, which is how krb5_pac_sign makes a PAC's server checksum. */
+static int
+checksum_inside_data(const krb5_crypto_iov *iov, size_t n)
+{
+    const krb5_crypto_iov *checksum = NULL;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (iov[i].flags == KRB5_CRYPTO_TYPE_CHECKSUM)
+            checksum = &iov[i];
+    }
+    if (checksum == NULL)
+        return 0;
+    for (i = 0; i < n; i++) {
+        if (iov[i].flags == KRB5_CRYPTO_TYPE_DATA && iov[i].data.data != NULL &&
+            checksum->data.data >= iov[i].data.data &&
+            checksum->data.data + checksum->data.length <= iov[i].data.data + iov[i].data.length)
+            return 1;
+    }
+    return 0;
+}
+
+/* A checksum, with the chain: the PAC KDC checksum it holds when krb5kdc asks for exactly
+ * that one, else, for a PAC's server checksum (pac_server), the pair made in one round trip,
+ * else one made now. */
 static krb5_error_code
-checksum_make(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key,
-              krb5_keyusage usage, const krb5_crypto_iov *iov, size_t n, const krb5_data *one,
-              uint8_t out[MPC_KDC_CHECKSUM_LEN], char *why, size_t why_len)
+checksum_make(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
+              const mpc_kdb_key_id *key, krb5_keyusage usage, const krb5_crypto_iov *iov,
+              size_t n, const krb5_data *one, int pac_server, uint8_t out[MPC_KDC_CHECKSUM_LEN],
+              char *why, size_t why_len)
 {
     uint8_t *aad = NULL;
     size_t aad_len = 0;
@@ -469,7 +621,18 @@ checksum_make(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key
     ret = checksum_aad(usage, iov, n, one, &aad, &aad_len, why, why_len);
     if (ret)
         return ret;
-    ret = seal(conn, nonces, key, NONCE_CHECKSUM, aad, aad_len, NULL, 0, out, NULL,
+    if (chain != NULL && checksum_chain_serve(chain, key, usage, aad + AAD_HEADER_LEN,
+                                              aad_len - AAD_HEADER_LEN, out)) {
+        free(aad);
+        return 0;
+    }
+    if (chain != NULL && pac_server && usage == KRB5_KEYUSAGE_APP_DATA_CKSUM &&
+        checksum_chain_can_hold(chain, router_now_ms()) &&
+        seal_chained(conn, nonces, chain, key, aad, aad_len, out, why, why_len) == 0) {
+        free(aad);
+        return 0;
+    }
+    ret = seal(conn, nonces, NULL, key, NONCE_CHECKSUM, aad, aad_len, NULL, 0, out, NULL,
                out + MPC_KDC_NONCE_LEN, why, why_len);
     free(aad);
     return ret;
@@ -501,10 +664,10 @@ checksum_verify(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usag
 }
 
 krb5_error_code
-router_gcm_make_checksum(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key,
-                         krb5_cksumtype cksumtype, krb5_keyusage usage,
-                         const krb5_data *input, krb5_checksum *cksum, char *why,
-                         size_t why_len)
+router_gcm_make_checksum(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
+                         const mpc_kdb_key_id *key, krb5_cksumtype cksumtype,
+                         krb5_keyusage usage, const krb5_data *input, krb5_checksum *cksum,
+                         char *why, size_t why_len)
 {
     uint8_t *contents;
     krb5_error_code ret;
@@ -521,7 +684,8 @@ router_gcm_make_checksum(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_
         router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
-    ret = checksum_make(conn, nonces, key, usage, NULL, 0, input, contents, why, why_len);
+    ret = checksum_make(conn, nonces, chain, key, usage, NULL, 0, input, 0, contents, why,
+                        why_len);
     if (ret) {
         free(contents);
         return ret;
@@ -570,9 +734,10 @@ find_checksum_iov(const krb5_crypto_iov *data, size_t num_data)
 }
 
 krb5_error_code
-router_gcm_make_checksum_iov(engine_conn *conn, nonce_supply *nonces, const mpc_kdb_key_id *key,
-                             krb5_cksumtype cksumtype, krb5_keyusage usage,
-                             krb5_crypto_iov *data, size_t num_data, char *why, size_t why_len)
+router_gcm_make_checksum_iov(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
+                             const mpc_kdb_key_id *key, krb5_cksumtype cksumtype,
+                             krb5_keyusage usage, krb5_crypto_iov *data, size_t num_data,
+                             char *why, size_t why_len)
 {
     uint8_t out[MPC_KDC_CHECKSUM_LEN];
     krb5_crypto_iov *checksum;
@@ -588,7 +753,8 @@ router_gcm_make_checksum_iov(engine_conn *conn, nonce_supply *nonces, const mpc_
                        "bytes", MPC_KDC_CHECKSUM_LEN);
         return KRB5_BAD_MSIZE;
     }
-    ret = checksum_make(conn, nonces, key, usage, data, num_data, NULL, out, why, why_len);
+    ret = checksum_make(conn, nonces, chain, key, usage, data, num_data, NULL,
+                        checksum_inside_data(data, num_data), out, why, why_len);
     if (ret)
         return ret;
     memcpy(checksum->data.data, out, MPC_KDC_CHECKSUM_LEN);

@@ -10,7 +10,9 @@
  *             T = mpc_client_gcm_tag(N, AAD = 0x02 || u32be usage || data, empty text)
  *
  * and both are checked by mpc_client_gcm_open, which opens only the verdict and, for a
- * ciphertext, its keystream. The engine key is mpc_kdc_engine_key_name() of the handle's key
+ * ciphertext, its keystream. A PAC's server checksum and its KDC checksum (over the first) are
+ * made in one round trip, the second kept until krb5kdc asks for it and checked in the round
+ * trip of the next seal, before that ticket leaves (checksum_chain.h). The engine key is mpc_kdc_engine_key_name() of the handle's key
  * id, version = kvno. Nonces come from nonce_supply.h; a tag answered MPC_ENONCE (the servers
  * forgot the nonce: a restart, eviction) drops the pool it came from and seals once more
  * with a fresh synchronous prefetch. Every copy of keystream is wiped after use.
@@ -35,6 +37,7 @@
 
 #include <krb5/krb5.h>
 
+#include "checksum_chain.h"
 #include "engine_conn.h"
 #include "handle.h"
 #include "nonce_supply.h"
@@ -50,7 +53,8 @@ int router_gcm_serves(const mpc_kdb_key_id *key);
  * of the input; on success it holds the ciphertext and its length, and output->enctype, kvno
  * (0) and magic are set. */
 krb5_error_code router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces,
-                                   const mpc_kdb_key_id *key, krb5_keyusage usage,
+                                   checksum_chain *chain, const mpc_kdb_key_id *key,
+                                   krb5_keyusage usage,
                                    const krb5_data *cipher_state, const krb5_data *input,
                                    krb5_enc_data *output, char *why, size_t why_len);
 
@@ -64,7 +68,8 @@ krb5_error_code router_gcm_decrypt(engine_conn *conn, const mpc_kdb_key_id *key,
 /* krb5_c_make_checksum (cksumtype 0 or MPC_KDC_CKSUMTYPE_GMAC; cksum->contents allocated on
  * success) and krb5_c_verify_checksum (*valid written on success only). */
 krb5_error_code router_gcm_make_checksum(engine_conn *conn, nonce_supply *nonces,
-                                         const mpc_kdb_key_id *key, krb5_cksumtype cksumtype,
+                                         checksum_chain *chain, const mpc_kdb_key_id *key,
+                                         krb5_cksumtype cksumtype,
                                          krb5_keyusage usage, const krb5_data *input,
                                          krb5_checksum *cksum, char *why, size_t why_len);
 krb5_error_code router_gcm_verify_checksum(engine_conn *conn, const mpc_kdb_key_id *key,
@@ -76,7 +81,7 @@ krb5_error_code router_gcm_verify_checksum(engine_conn *conn, const mpc_kdb_key_
  * krb5_c_verify_checksum_iov (*valid written on success only): the checksum covers HEADER,
  * DATA, PADDING and SIGN_ONLY, in order, as libk5crypto's. */
 krb5_error_code router_gcm_make_checksum_iov(engine_conn *conn, nonce_supply *nonces,
-                                             const mpc_kdb_key_id *key,
+                                             checksum_chain *chain, const mpc_kdb_key_id *key,
                                              krb5_cksumtype cksumtype, krb5_keyusage usage,
                                              krb5_crypto_iov *data, size_t num_data,
                                              char *why, size_t why_len);

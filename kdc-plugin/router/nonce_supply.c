@@ -82,15 +82,6 @@ struct nonce_supply {
     pthread_t refill_thread;
 };
 
-static uint64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 krb5_error_code
 nonce_supply_create(engine_conn *conn, nonce_supply **out, char *why, size_t why_len)
 {
@@ -232,7 +223,7 @@ record_refill(struct key_slot *slot, int k, const char *name, uint32_t kvno,
     backoff = 1000u << (failures < 5 ? failures : 5);
     if (backoff > REFILL_BACKOFF_MAX_MS)
         backoff = REFILL_BACKOFF_MAX_MS;
-    slot->retry_at_ms[k] = now_ms() + backoff;
+    slot->retry_at_ms[k] = router_now_ms() + backoff;
     /* The first failure of a run is logged; the recovery says how many. */
     if (failures == 0)
         snprintf(log_msg, log_len, "%s nonce refill for %s kvno %u failed, seals prefetch for "
@@ -280,7 +271,7 @@ refill_main(void *arg)
 
     pthread_mutex_lock(&supply->lock);
     while (!supply->stopping) {
-        found_at = now_ms();
+        found_at = router_now_ms();
         if (!find_low_pool(supply, found_at, &slot, &k)) {
             clock_gettime(CLOCK_REALTIME, &until);
             until.tv_sec += REFILL_IDLE_MS / 1000;
@@ -317,7 +308,7 @@ refill_main(void *arg)
             rc = MPC_OK;
         }
         /* Stamped before asking: the servers' TTL for these nonces starts later. */
-        stamp = now_ms();
+        stamp = router_now_ms();
         if (rc == MPC_OK && (nonces == NULL || (keystream_len != 0 && keystream == NULL))) {
             rc = MPC_EINTERNAL;
             snprintf(err, sizeof(err), "out of memory");
@@ -330,7 +321,7 @@ refill_main(void *arg)
         log_msg[0] = '\0';
         log_priority = LOG_ERR;
         pthread_mutex_lock(&supply->lock);
-        adapt_call_size(supply, rc, (uint64_t)want * (blocks + 1), now_ms() - stamp);
+        adapt_call_size(supply, rc, (uint64_t)want * (blocks + 1), router_now_ms() - stamp);
         record_refill(slot, k, name, kvno, generation, rc, stamp, nonces, keystream, want,
                       err, log_msg, sizeof(log_msg), &log_priority);
         pthread_mutex_unlock(&supply->lock);
@@ -430,7 +421,7 @@ take_pooled(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_ki
 {
     const router_engine_options *opt = supply->opt;
     struct key_slot *slot;
-    uint64_t now = now_ms();
+    uint64_t now = router_now_ms();
     int got = 0, thread_error = 0;
 
     pthread_mutex_lock(&supply->lock);

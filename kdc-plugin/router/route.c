@@ -118,8 +118,8 @@ route_encrypt(const route_call *call, const krb5_keyblock *key, krb5_keyusage us
             ret = router_krb_encrypt(engine.conn, &id, usage, cipher_state, input, output, why,
                                      sizeof(why));
         else if (router_gcm_serves(&id))
-            ret = router_gcm_encrypt(engine.conn, engine.nonces, &id, usage, cipher_state, input,
-                                     output, why, sizeof(why));
+            ret = router_gcm_encrypt(engine.conn, engine.nonces, engine.chain, &id, usage,
+                                     cipher_state, input, output, why, sizeof(why));
         else
             ret = refuse_enctype("encrypt", &id, why, sizeof(why));
         ret = job_done(call, ret, why);
@@ -216,8 +216,8 @@ route_make_checksum(const route_call *call, const krb5_keyblock *key, krb5_cksum
             ret = router_krb_make_checksum(engine.conn, &id, cksumtype, usage, input, cksum, why,
                                            sizeof(why));
         else if (router_gcm_serves(&id))
-            ret = router_gcm_make_checksum(engine.conn, engine.nonces, &id, cksumtype, usage, input,
-                                           cksum, why, sizeof(why));
+            ret = router_gcm_make_checksum(engine.conn, engine.nonces, engine.chain, &id, cksumtype,
+                                           usage, input, cksum, why, sizeof(why));
         else
             ret = refuse_enctype("make_checksum", &id, why, sizeof(why));
         ret = job_done(call, ret, why);
@@ -267,8 +267,9 @@ route_make_checksum_iov(const route_call *call, const krb5_keyblock *key,
             ret = router_krb_make_checksum_iov(engine.conn, &id, cksumtype, usage, data, num_data,
                                                why, sizeof(why));
         else if (router_gcm_serves(&id))
-            ret = router_gcm_make_checksum_iov(engine.conn, engine.nonces, &id, cksumtype, usage,
-                                               data, num_data, why, sizeof(why));
+            ret = router_gcm_make_checksum_iov(engine.conn, engine.nonces, engine.chain, &id,
+                                               cksumtype, usage, data, num_data, why,
+                                               sizeof(why));
         else
             ret = refuse_enctype("make_checksum_iov", &id, why, sizeof(why));
         ret = job_done(call, ret, why);

@@ -29,6 +29,7 @@ struct process_state {
     char error[ROUTER_MSG_LEN]; /* why not ready */
     uint8_t handle_key[MPC_KDB_HANDLE_KEY_LEN];
     route_engine engine;
+    checksum_chain chain;       /* engine.chain once ready */
 };
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -86,7 +87,7 @@ close_engine(route_engine *engine)
 static void
 close_at_exit(void)
 {
-    route_engine engine = { NULL, NULL };
+    route_engine engine = { NULL, NULL, NULL };
 
     if (pthread_mutex_trylock(&state_lock) != 0)
         return;
@@ -94,6 +95,7 @@ close_at_exit(void)
         engine = state.engine;
         state.engine.conn = NULL;
         state.engine.nonces = NULL;
+        state.engine.chain = NULL;
         state.ready = 0;
         snprintf(state.error, sizeof(state.error), "the process is exiting");
     }
@@ -123,6 +125,7 @@ load_state(pid_t pid)
         close_engine(&state.engine);
         goto cleanup;
     }
+    state.engine.chain = &state.chain;
     if (!exit_hook_registered && atexit(close_at_exit) == 0)
         exit_hook_registered = 1;
     state.ready = 1;

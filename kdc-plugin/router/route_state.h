@@ -1,5 +1,6 @@
 /* kdc-plugin/router/route_state.h - the crypto router's per-process state: its
- * configuration, the handle key, and the engine (connection and nonce supply).
+ * configuration, the handle key, and the engine (connection, nonce supply and the PAC
+ * checksum made ahead).
  *
  * Loaded on the first handle a process sees, once per process: each krb5kdc -w worker loads
  * its own after fork (a pid check, and pthread_atfork around the lock) and opens its own
@@ -18,6 +19,7 @@
 
 #include <krb5/krb5.h>
 
+#include "checksum_chain.h"
 #include "engine_conn.h"
 #include "handle.h"
 #include "nonce_supply.h"
@@ -30,6 +32,7 @@ extern "C" {
 typedef struct route_engine {
     engine_conn *conn;
     nonce_supply *nonces;
+    checksum_chain *chain;
 } route_engine;
 
 /* Once per process image, before the first fork that matters: makes a forked child never

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 
@@ -36,4 +37,13 @@ router_wipe_free(void *p, size_t len)
         return;
     OPENSSL_cleanse(p, len);
     free(p);
+}
+
+uint64_t
+router_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }

@@ -1,5 +1,5 @@
 /* kdc-plugin/router/router_util.h - small helpers the engine side of the crypto router shares:
- * reasons for failures, overlapping buffers, wiping secrets.
+ * reasons for failures, overlapping buffers, wiping secrets, the monotonic clock.
  *
  * Version boundary: internal to mpc_crypto_router.so.
  */
@@ -7,6 +7,7 @@
 #define MPC_ROUTER_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +23,9 @@ int router_overlaps(const void *a, size_t alen, const void *b, size_t blen);
 
 /* Wipes a secret buffer of len bytes and frees it; NULL is ignored. */
 void router_wipe_free(void *p, size_t len);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+uint64_t router_now_ms(void);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@ preloaded, and the unmodified MIT clients (kinit, klist, kvno). What is asserted
   process after a burst of logins; the same scan finds them all in a process that holds them;
 - one server stopped: kinit fails at once with the engine's message in the KDC log and
   krb5kdc stays up; the server restarted: logins work again, nothing else restarted;
+- one server that alters its share of the PAC's KDC checksum (made in the same round trip as
+  the server checksum) gets no TGT out: the seal's check refuses it;
 - a server that answers with garbage, truncated replies or not at all never brings
   krb5kdc down.
 """
@@ -265,6 +267,58 @@ def test_server_down_fails_fast_then_recovers(tmp_path, fresh_cluster, router_so
             if result.returncode == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
+        assert result.returncode == 0, result.output
+        kvno(realm, cache(realm, "after.cc"), realm.principal(SERVICE)).check()
+    finally:
+        realm.stop()
+
+
+def kinit_when_serving(realm: ProtectedRealm, name: str, deadline_s: float = 20):
+    """kinit as alice, again while the engine is still coming back (a restarted server, the
+    KDC's fail-fast pause); the last result."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        result = kinit_alice(realm, cache(realm, name))
+        if result.returncode == 0 or time.monotonic() > deadline:
+            return result
+        if "engine unreachable" not in realm.kdc_log()[-4000:] and "unknown nonce" not in result.output:
+            return result
+        time.sleep(0.5)
+
+
+@pytest.mark.timeout(240)
+def test_a_server_altering_the_pac_kdc_checksum_gets_no_tgt_out(tmp_path, fresh_cluster, router_so):
+    """An AS makes the PAC's two checksums in one round trip; the second comes from the servers'
+    additive shares and is checked in the round trip that seals the TGT. A server that flips a
+    bit of its share gets the TGT refused (the KDC logs the failed check) instead of a TGT whose
+    PAC fails at the next TGS; with the server honest again, logins and TGS work."""
+    realm = make_protected_realm(tmp_path / "realm", fresh_cluster)
+    try:
+        realm.start_kdc()
+        kinit_alice(realm, cache(realm, "before.cc")).check()
+        kvno(realm, cache(realm, "before.cc"), realm.principal(SERVICE)).check()
+
+        fresh_cluster.kill_server(3)
+        fresh_cluster.restart_server(3, fault="chained-tag-bit=99")
+        # The first logins after the restart find the KDC's nonces forgotten and make their
+        # checksums one at a time (three-way checked); the next ones chain again.
+        deadline = time.monotonic() + 30
+        attempt = 0
+        while True:
+            attempt += 1
+            result = kinit_alice(realm, cache(realm, f"deviating{attempt}.cc"))
+            if "the new tag is withheld" in realm.kdc_log() or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        log = realm.kdc_log()
+        assert "one server's share was altered" in log, log[-3000:]
+        assert result.returncode != 0, result.output
+        assert not (realm.root / f"deviating{attempt}.cc").exists()
+        assert realm.kdc_running()
+
+        fresh_cluster.kill_server(3)
+        fresh_cluster.restart_server(3)
+        result = kinit_when_serving(realm, "after.cc")
         assert result.returncode == 0, result.output
         kvno(realm, cache(realm, "after.cc"), realm.principal(SERVICE)).check()
     finally:
