@@ -16,7 +16,7 @@ import zmq
 
 # Message types and statuses (client_messages.hpp).
 COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS = 1, 2, 3, 4, 5
-GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, GCM_REOPEN, REPLY = 6, 7, 8, 9, 10, 0x80
+GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, GCM_REOPEN, GCM_TAG_PARTS, REPLY = 6, 7, 8, 9, 10, 11, 0x80
 CTR, ECB_ENCRYPT, ECB_DECRYPT = 1, 2, 3
 KRB_ENCRYPT, KRB_DECRYPT, KRB_CHECKSUM = 1, 2, 3
 KRB_COMBINE_FLAG = 0x80
@@ -55,6 +55,13 @@ def gcm_prefetch(request_id: bytes, key: bytes, count: int, blocks_per_nonce: in
 def gcm_tag(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: bytes) -> bytes:
     return (header(GCM_TAG, request_id) + key + nonce + struct.pack("<I", len(aad)) + aad +
             struct.pack("<I", len(text)) + text)
+
+
+def gcm_tag_chained(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, chained_nonce: bytes,
+                    prefix: bytes) -> bytes:
+    """A tag of aad with a chained tag over prefix || nonce || tag under chained_nonce."""
+    return (header(GCM_TAG_PARTS, request_id) + key + nonce + struct.pack("<I", len(aad)) + aad +
+            struct.pack("<I", 0) + bytes([1]) + chained_nonce + bytes([len(prefix)]) + prefix)
 
 
 def gcm_open(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: bytes, tag: bytes) -> bytes:

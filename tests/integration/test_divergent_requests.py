@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from mpc_cluster import openssl_ctr_keystream
 from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_DECRYPT, KRB_ENCRYPT, UNKNOWN_NONCE,
                         OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, gcm_open, gcm_prefetch,
-                        gcm_reopen, gcm_tag, key_id, krb, parse_reply)
+                        gcm_reopen, gcm_tag, gcm_tag_chained, key_id, krb, parse_reply)
 from test_gcm_jobs import Engine as GcmEngine
 from test_gcm_jobs import ctr_keystream, seal
 from test_krb_jobs import ENCTYPES, K5Crypto
@@ -231,6 +231,37 @@ def test_divergent_gcm_tag_copies_leak_nothing(setup):
     plaintext = secrets.token_bytes(29)
     assert seal(engine, nonce, keystream, plaintext, b"aad", key=GCM_KEY) == AESGCM(key).encrypt(nonce, plaintext,
                                                                                                   b"aad")
+
+
+def test_divergent_chained_tag_copies_give_noise(setup):
+    """A chained tag (a PAC's KDC checksum over its server checksum) comes back as three additive
+    shares, each masked by a zero-sharing under keys bound to the server's copy. With one server
+    given data that differs in one block, whichever server is odd, the shares the KDC host
+    combines are the chained tag of neither copy (it never gets a checksum over a server checksum
+    the servers did not agree on), and every server counts the differing copies afterwards."""
+    cluster, raw, key = setup["cluster"], setup["raw"], setup["gcm"]
+    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    prefix = bytes([0x02, 0, 0, 0, 17])
+    before = mismatch_counters(cluster)
+    for odd in PARTIES:
+        nonce, chained = prefetch_one_nonce(raw, gcm_key_id), prefetch_one_nonce(raw, gcm_key_id)
+        data = secrets.token_bytes(48)
+        other = data[:16] + xor(data[16:32], bytes([0x80]) + bytes(15)) + data[32:]
+        request_id = fresh_id()
+        replies = exchange(raw, divergent(gcm_tag_chained(request_id, gcm_key_id, nonce, data, chained, prefix),
+                                          gcm_tag_chained(request_id, gcm_key_id, nonce, other, chained, prefix), odd))
+        for party, (status, error, body) in replies.items():
+            assert status == OK, f"odd server {odd}, server {party}: {status} ({error})"
+            assert len(body) == 16 + 16 + 1 + 16 and body[32] == 1, body.hex()
+        combined = bytes(16)
+        for _, _, body in replies.values():
+            combined = xor(combined, body[33:49])
+        for copy in (data, other):
+            server_checksum = AESGCM(key).encrypt(nonce, b"", copy)
+            assert combined != AESGCM(key).encrypt(chained, b"", prefix + nonce + server_checksum), \
+                f"odd server {odd}: the chained tag of differing copies opened"
+    after = wait_for_mismatches(cluster, before, 3)
+    assert all(after[party] >= before[party] + 3 for party in PARTIES), (before, after)
 
 
 def reopen_check(replies) -> bytes:
