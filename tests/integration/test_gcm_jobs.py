@@ -539,6 +539,36 @@ def test_a_restarted_follower_forgets_its_nonces(fresh_cluster):
         engine.close()
 
 
+@pytest.mark.timeout(120)
+def test_a_chained_tag_a_restarted_server_forgot_is_checked_by_a_full_open(fresh_cluster):
+    """The check of a chained tag rides on the next tag's request only while every server still
+    holds the chained nonce: after a restart the checked tag is refused with MPC_ENONCE (the
+    router then checks the chained tag on its own), and the full open verifies it with AES."""
+    cluster = fresh_cluster
+    key = import_gcm_key(cluster)
+    engine = Engine(cluster.compute_config)
+    try:
+        wait_until_gcm_serving(engine)
+        (n1, _), (n2, _) = engine.prefetch(2)
+        data = secrets.token_bytes(77)
+        t1, t2 = engine.tag_chained(n1, data, n2, PAC_CHAIN_PREFIX)
+        chained_aad = PAC_CHAIN_PREFIX + n1 + t1
+        assert t2 == AESGCM(key).encrypt(n2, b"", chained_aad)
+        cluster.kill_server(3)
+        cluster.restart_server(3)
+        wait_until_gcm_serving(engine, deadline_s=30)
+        [(n3, keystream)] = engine.prefetch(1, 2)
+        with pytest.raises(GcmError) as failure:
+            engine.tag_checked(n3, b"ticket", keystream, (n2, chained_aad, t2))
+        assert failure.value.code == MPC_ENONCE, failure.value
+        assert engine.open(n2, chained_aad, b"", t2) == b""
+        with pytest.raises(GcmError) as failure:
+            engine.open(n2, chained_aad, b"", bytes([t2[0] ^ 4]) + t2[1:])
+        assert failure.value.code == MPC_EBADTAG, failure.value
+    finally:
+        engine.close()
+
+
 # --------------------------------------------------------------------- nonce pool bounds
 
 def set_limits(cluster: Cluster, limits: str) -> None:
