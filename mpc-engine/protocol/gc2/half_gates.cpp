@@ -60,11 +60,17 @@ void run_linear(const circuits::Layer& layer, const Tile& tile, Block* slots, st
                 const Block& flip, const Block& constant) {
   const std::size_t instances = tile.count;
   if (instances == 1) {
-    // One instance (a single block, the latency case): no loops, no memcpy calls.
+    // One instance (a single block, the latency case): no loops, no memcpy calls. XOR is
+    // nearly every op (96 % of a Kerberos circuit's), so it is tested first and alone: a switch
+    // over all five kinds cost a third more here.
     for (const auto& op : layer.linear) {
       Block& out = slots[op.out];
+      if (op.kind == OpKind::Xor) [[likely]] {
+        out = slots[op.in0] ^ slots[op.in1];
+        continue;
+      }
       switch (op.kind) {
-        case OpKind::Xor: out = slots[op.in0] ^ slots[op.in1]; break;
+        case OpKind::Xor: break;
         case OpKind::Inv: out = slots[op.in0] ^ flip; break;
         case OpKind::Copy: out = slots[op.in0]; break;
         case OpKind::Const: out = constant ^ (flip & select_mask(op.in0 != 0)); break;
