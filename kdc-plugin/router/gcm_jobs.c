@@ -588,6 +588,7 @@ static int
 checksum_inside_data(const krb5_crypto_iov *iov, size_t n)
 {
     const krb5_crypto_iov *checksum = NULL;
+    uintptr_t sum_at, data_at;
     size_t i;
 
     for (i = 0; i < n; i++) {
@@ -596,10 +597,12 @@ checksum_inside_data(const krb5_crypto_iov *iov, size_t n)
     }
     if (checksum == NULL)
         return 0;
+    sum_at = (uintptr_t)checksum->data.data;
     for (i = 0; i < n; i++) {
+        data_at = (uintptr_t)iov[i].data.data;
         if (iov[i].flags == KRB5_CRYPTO_TYPE_DATA && iov[i].data.data != NULL &&
-            checksum->data.data >= iov[i].data.data &&
-            checksum->data.data + checksum->data.length <= iov[i].data.data + iov[i].data.length)
+            checksum->data.data != NULL && sum_at >= data_at &&
+            sum_at - data_at + checksum->data.length <= iov[i].data.length)
             return 1;
     }
     return 0;
