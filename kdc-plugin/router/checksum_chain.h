@@ -36,8 +36,8 @@ enum checksum_chain_state {
 
 typedef struct checksum_chain {
     enum checksum_chain_state state;
-    uint64_t paused_until_ms; /* the engine did not chain (two servers serving, a failure):
-                                 checksums are made one at a time until then */
+    uint64_t paused_until_ms; /* the engine did not chain (two servers serving: 10 minutes; a
+                                 failure: 30 s): checksums are made one at a time until then */
     mpc_kdb_key_id key;
     uint8_t server_checksum[MPC_KDC_CHECKSUM_LEN];  /* N || T */
     uint8_t kdc_checksum[MPC_KDC_CHECKSUM_LEN];     /* N' || T', over server_checksum */

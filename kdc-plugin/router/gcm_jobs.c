@@ -95,8 +95,10 @@ ticket_key_ctr(const uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], const uint8_t *
     return 0;
 }
 
-/* How long PAC checksums are made one at a time after the engine did not chain them. */
-#define CHAIN_PAUSE_MS 30000
+/* How long PAC checksums are made one at a time after the engine did not chain them: refused
+ * (two servers serving, which lasts), or failed otherwise. */
+#define CHAIN_REFUSED_PAUSE_MS 600000
+#define CHAIN_FAILED_PAUSE_MS 30000
 
 /* The AAD of a PAC's KDC checksum over a server checksum: 0x02 || u32be 17 || N || T. */
 #define CHAINED_AAD_LEN (AAD_HEADER_LEN + MPC_KDC_CHECKSUM_LEN)
@@ -573,9 +575,11 @@ seal_chained(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
         return 0;
     }
     if (rc != MPC_ENONCE) {
+        const int pause_ms = rc == MPC_EREFUSED ? CHAIN_REFUSED_PAUSE_MS : CHAIN_FAILED_PAUSE_MS;
+
         router_log(LOG_INFO, "%s; PAC checksums are made one at a time for %d s", why,
-                   CHAIN_PAUSE_MS / 1000);
-        chain->paused_until_ms = router_now_ms() + CHAIN_PAUSE_MS;
+                   pause_ms / 1000);
+        chain->paused_until_ms = router_now_ms() + (uint64_t)pause_ms;
     }
     if (rc == MPC_ENONCE && (pooled || pooled_next))
         nonce_supply_drop(nonces, name, key->kvno, NONCE_CHECKSUM);
