@@ -85,8 +85,7 @@ Replies ClusterClient::serve_job(wire::MessageType type,
         throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::UnknownNonce,
                           "a server went away or the servers regrouped while the request was answered; its "
                           "nonce is not served any more: " +
-                              std::string(tag ? "prefetch a fresh one"
-                                                                            : "open the ticket in full"));
+                              std::string(tag ? "prefetch a fresh one" : "open the ticket in full"));
       std::rethrow_exception(attempt.error);
     }
     if (!attempt.retry) std::rethrow_exception(attempt.error);

@@ -53,6 +53,26 @@ std::optional<node::Refusal> ThreePartyEngine::check_gcm_reopen(const wire::GcmR
   return std::nullopt;
 }
 
+rss3::Block ThreePartyEngine::tag_check_share(const SecretBytes& share, const jobs::NonceShare& kept,
+                                             const wire::GcmNonce& nonce, std::span<const std::uint8_t> aad,
+                                             std::span<const std::uint8_t> text, const wire::GcmTagBytes& tag,
+                                             const TagMaskKeys& keys) {
+  // The public tag joins s as the sharing (0, tag).
+  rss3::ByteShare hash = jobs::gcm_hash_share(share, aad, text);
+  rss3::Block s_x{};
+  rss3::Block s_a{};
+  for (std::size_t i = 0; i < 16; ++i) {
+    s_x[i] = static_cast<std::uint8_t>(hash.x[i] ^ kept.x[i]);
+    s_a[i] = static_cast<std::uint8_t>(hash.a[i] ^ kept.a[i] ^ tag[i]);
+  }
+  hash.wipe();
+  const rss3::Block out = rss3::zero_test_share(s_x, s_a, keys.own, keys.previous,
+                                                {jobs::gcm_nonce_epoch(nonce), jobs::gcm_nonce_counter(nonce)});
+  wipe(s_x.data(), s_x.size());
+  wipe(s_a.data(), s_a.size());
+  return out;
+}
+
 void ThreePartyEngine::answer_reopen(const node::ClientJob& client_job) {
   const auto& request = std::get<wire::GcmReopenRequest>(client_job.request);
   const SecretBytes* share = host_.key_material(request.key);
@@ -66,22 +86,10 @@ void ThreePartyEngine::answer_reopen(const node::ClientJob& client_job) {
     answer_error(client_job.key, wire::Status::UnknownNonce, not_held(request, settings_.party));
     return;
   }
-  // s = AES_K(N || 1) ^ GHASH_H(aad, text) ^ tag; the public tag joins as the sharing (0, tag).
-  rss3::ByteShare hash = jobs::gcm_hash_share(*share, request.aad, request.text);
-  rss3::Block s_x{};
-  rss3::Block s_a{};
-  for (std::size_t i = 0; i < 16; ++i) {
-    s_x[i] = static_cast<std::uint8_t>(hash.x[i] ^ kept->x[i]);
-    s_a[i] = static_cast<std::uint8_t>(hash.a[i] ^ kept->a[i] ^ request.tag[i]);
-  }
-  hash.wipe();
   const TagMaskKeys keys(prf_keys_, client_job.digest);
   wire::GcmReopenResult result;
   result.blocks = static_cast<std::uint32_t>(blocks);
-  result.check = rss3::zero_test_share(s_x, s_a, keys.own, keys.previous,
-                                       {jobs::gcm_nonce_epoch(request.nonce), jobs::gcm_nonce_counter(request.nonce)});
-  wipe(s_x.data(), s_x.size());
-  wipe(s_a.data(), s_a.size());
+  result.check = tag_check_share(*share, *kept, request.nonce, request.aad, request.text, request.tag, keys);
   const std::size_t held = kept->keystream.size() / 2;
   const std::uint8_t* keystream = kept->keystream.data();
   result.x.assign(keystream, keystream + blocks * 16);

@@ -11,7 +11,6 @@
 #include "node/key_admin.hpp"
 #include "protocol/rss3/ghash.hpp"
 #include "protocol/rss3/output.hpp"
-#include "protocol/rss3/zero_test.hpp"
 
 namespace mpc::three_party_engine {
 namespace {
@@ -235,7 +234,7 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   const auto now = std::chrono::steady_clock::now();
   const TagMaskKeys keys(prf_keys_, client_job.digest);
   // Everything that can fail comes before the nonces are used up.
-  std::optional<rss3::Block> check;
+  std::optional<wire::GcmTagBytes> check;
   if (request.check) {
     const jobs::NonceShare* kept = tagged_nonces_.find(request.key, request.check->nonce, now);
     if (kept == nullptr) {
@@ -244,19 +243,8 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
                        std::to_string(settings_.party + 1) + " as the tag arrived");
       return;
     }
-    // The zero test of a reopen (gcm_reopen.cpp): s = AES_K(N' || 1) ^ GHASH_H(aad') ^ tag'.
-    rss3::ByteShare hash = jobs::gcm_hash_share(*share, request.check->aad, {});
-    rss3::Block s_x{}, s_a{};
-    for (std::size_t i = 0; i < 16; ++i) {
-      s_x[i] = static_cast<std::uint8_t>(hash.x[i] ^ kept->x[i]);
-      s_a[i] = static_cast<std::uint8_t>(hash.a[i] ^ kept->a[i] ^ request.check->tag[i]);
-    }
-    hash.wipe();
-    check = rss3::zero_test_share(
-        s_x, s_a, keys.own, keys.previous,
-        {jobs::gcm_nonce_epoch(request.check->nonce), jobs::gcm_nonce_counter(request.check->nonce)});
-    wipe(s_x.data(), s_x.size());
-    wipe(s_a.data(), s_a.size());
+    // The zero test of a reopen of the checked tag.
+    check = tag_check_share(*share, *kept, request.check->nonce, request.check->aad, {}, request.check->tag, keys);
   }
   // GHASH first: a request that cannot be hashed must not use up the nonce.
   rss3::ByteShare tag = jobs::gcm_hash_share(*share, request.aad, request.text);

@@ -28,11 +28,13 @@
 // SIMD CPU evaluator.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -106,6 +108,12 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   Job make_job(const node::ClientJob& job, const SecretBytes& share);
   void answer_tag(const node::ClientJob& job);
   void answer_reopen(const node::ClientJob& job);
+  // This server's share of the zero test of a tag this server kept the nonce of (gcm_reopen.cpp):
+  // s = AES_K(N || 1) ^ GHASH_H(aad, text) ^ tag, under the request's keys and N as the id.
+  static std::array<std::uint8_t, 16> tag_check_share(const SecretBytes& share, const jobs::NonceShare& kept,
+                                                      const wire::GcmNonce& nonce, std::span<const std::uint8_t> aad,
+                                                      std::span<const std::uint8_t> text,
+                                                      const wire::GcmTagBytes& tag, const TagMaskKeys& keys);
 
   // Batches (three_party_engine.cpp, batch_results.cpp).
   void route_peer_message(node::PeerEnvelope envelope);

@@ -19,19 +19,24 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+// Runs party(i) for the three parties at once, each on its own thread.
+template <typename Party>
+void run_parties(Party&& party) {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) threads.emplace_back([&party, i] { party(i); });
+  for (auto& t : threads) t.join();
+}
+
 TEST(MemoryRing, PassesMessagesAroundTheRing) {
   MemoryRing ring(5s);
   std::array<std::vector<std::uint8_t>, 3> received;
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 3; ++i)
-    threads.emplace_back([&, i] {
-      for (std::uint32_t layer = 0; layer < 3; ++layer) {
-        std::vector<std::uint8_t> out(5, static_cast<std::uint8_t>(10 * i + layer)), in(5);
-        ring.endpoint(i).exchange(layer, out, in);
-        received[i].push_back(in[0]);
-      }
-    });
-  for (auto& t : threads) t.join();
+  run_parties([&](int i) {
+    for (std::uint32_t layer = 0; layer < 3; ++layer) {
+      std::vector<std::uint8_t> out(5, static_cast<std::uint8_t>(10 * i + layer)), in(5);
+      ring.endpoint(i).exchange(layer, out, in);
+      received[i].push_back(in[0]);
+    }
+  });
   for (int i = 0; i < 3; ++i)
     for (std::uint32_t layer = 0; layer < 3; ++layer)
       EXPECT_EQ(received[i][layer], 10 * previous_party(i) + layer);
@@ -41,17 +46,14 @@ TEST(MemoryRing, PassesMessagesAroundTheRing) {
 TEST(MemoryRing, LendsMessagesUntilTheNextExchange) {
   MemoryRing ring(5s);
   std::array<std::vector<std::uint8_t>, 3> received;
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 3; ++i)
-    threads.emplace_back([&, i] {
-      for (std::uint32_t layer = 0; layer < 2; ++layer) {
-        const std::vector<std::uint8_t> out(5, static_cast<std::uint8_t>(10 * i + layer + 1));
-        const auto in = ring.endpoint(i).exchange_lent(layer, out, out.size());
-        received[i].insert(received[i].end(), in.begin(), in.end());
-      }
-      EXPECT_THROW(ring.endpoint(i).exchange_lent(2, std::vector<std::uint8_t>(5), 4), Error);  // sizes differ
-    });
-  for (auto& t : threads) t.join();
+  run_parties([&](int i) {
+    for (std::uint32_t layer = 0; layer < 2; ++layer) {
+      const std::vector<std::uint8_t> out(5, static_cast<std::uint8_t>(10 * i + layer + 1));
+      const auto in = ring.endpoint(i).exchange_lent(layer, out, out.size());
+      received[i].insert(received[i].end(), in.begin(), in.end());
+    }
+    EXPECT_THROW(ring.endpoint(i).exchange_lent(2, std::vector<std::uint8_t>(5), 4), Error);  // sizes differ
+  });
   for (int i = 0; i < 3; ++i) {
     std::vector<std::uint8_t> expected(5, static_cast<std::uint8_t>(10 * previous_party(i) + 1));
     expected.insert(expected.end(), 5, static_cast<std::uint8_t>(10 * previous_party(i) + 2));
