@@ -14,6 +14,10 @@ wire::GcmNonce make_gcm_nonce(std::uint64_t epoch, std::uint32_t counter) {
   return nonce;
 }
 
+wire::GcmNonce prefetch_nonce(std::uint64_t epoch, std::uint32_t counter, bool local_masks) {
+  return make_gcm_nonce(epoch, local_masks ? counter | wire::kLocalMaskCounterBit : counter);
+}
+
 std::array<std::uint8_t, 16> gcm_counter_block(const wire::GcmNonce& nonce, std::uint32_t block) {
   std::array<std::uint8_t, 16> out{};
   std::copy(nonce.begin(), nonce.end(), out.begin());
@@ -54,7 +58,7 @@ bool NonceGuard::accept(std::uint64_t epoch, std::span<const NonceRange> ranges)
   std::optional<std::uint32_t> last = epoch == epoch_ ? last_ : std::nullopt;
   for (const NonceRange& range : ranges) {
     if (range.count == 0) return false;
-    if (static_cast<std::uint64_t>(range.first) + range.count > (std::uint64_t{1} << 32)) return false;
+    if (static_cast<std::uint64_t>(range.first) + range.count > wire::kGcmCountersPerEpoch) return false;
     if (last && range.first <= *last) return false;
     last = range.first + (range.count - 1);
   }

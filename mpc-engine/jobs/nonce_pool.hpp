@@ -5,6 +5,8 @@
 // A nonce is the leader's 64-bit epoch (big-endian) || a 32-bit big-endian counter. The
 // epoch is random per leader start, the counter only grows within it, so a nonce is
 // never handed out twice for as long as epochs do not collide (2^-64 per pair of starts).
+// Counters run below 2^31: the top bit marks a nonce with local masks (gcm_masks.hpp), which
+// takes its counter from the same run as the others.
 //
 // The pool holds secrets (raw replicated shares) in memory only: entries are wiped when
 // taken, expired, evicted or when the pool goes away, and a server restart loses them
@@ -29,6 +31,9 @@
 namespace mpc::jobs {
 
 wire::GcmNonce make_gcm_nonce(std::uint64_t epoch, std::uint32_t counter);
+// The nonce of counter `counter` (below 2^31) of `epoch` in a prefetch with or without local
+// masks: with them, the counter's top bit is set.
+wire::GcmNonce prefetch_nonce(std::uint64_t epoch, std::uint32_t counter, bool local_masks);
 // N || be32(block): the AES input of GCM block `block` of nonce N (1 masks the tag, 2.. are
 // the keystream).
 std::array<std::uint8_t, 16> gcm_counter_block(const wire::GcmNonce& nonce, std::uint32_t block);
@@ -48,7 +53,7 @@ class NonceCounter {
   void restart() noexcept { next_ = 0; }
 
  private:
-  static constexpr std::uint64_t kEnd = std::uint64_t{1} << 32;
+  static constexpr std::uint64_t kEnd = wire::kGcmCountersPerEpoch;
   std::uint64_t next_;
 };
 

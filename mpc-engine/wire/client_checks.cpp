@@ -57,6 +57,8 @@ std::size_t padded_blocks(std::size_t bytes) { return bytes / kBlockBytes + (byt
 
 }  // namespace
 
+bool is_local_mask_nonce(const GcmNonce& nonce) noexcept { return (nonce[8] & 0x80u) != 0; }
+
 std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexcept {
   // Each term is at most SIZE_MAX / 16 + 1, so the sum cannot overflow.
   return padded_blocks(aad_bytes) + padded_blocks(text_bytes) + 1;

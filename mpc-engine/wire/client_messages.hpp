@@ -40,6 +40,7 @@ enum class MessageType : std::uint8_t {
   Krb = 9,
   GcmReopen = 10,
   GcmTagParts = 11,  // a GcmTag request with a chained tag or a check (GcmTagRequest)
+  GcmPrefetchLocal = 12,  // a GcmPrefetch request with local masks (GcmPrefetchRequest)
   Reply = 0x80,
 };
 
@@ -95,6 +96,15 @@ inline constexpr std::uint32_t kMaxGcmBlocksPerNonce = 4096;
 using GcmNonce = std::array<std::uint8_t, kGcmNonceBytes>;
 using GcmTagBytes = std::array<std::uint8_t, kGcmTagBytes>;
 
+// A nonce is the servers' 64-bit epoch || a 32-bit counter (jobs/nonce_pool.hpp). A nonce of a
+// prefetch with local masks (GcmPrefetchRequest::local_masks) has the counter's top bit set;
+// every other nonce has it clear, so counters run to 2^31 per epoch. Its masks and keystream
+// are M(N || j), computed by each server from its own share (jobs/gcm_masks.hpp), instead of
+// AES_K(N || j).
+inline constexpr std::uint32_t kLocalMaskCounterBit = 0x80000000u;
+inline constexpr std::uint64_t kGcmCountersPerEpoch = kLocalMaskCounterBit;
+bool is_local_mask_nonce(const GcmNonce& nonce) noexcept;
+
 // GHASH input blocks for GCM with these lengths: padded AAD, padded text and the length
 // block. Requests whose count exceeds kGcmHashPowers are malformed.
 std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexcept;
@@ -107,6 +117,9 @@ struct GcmPrefetchRequest {
   KeyId key;
   std::uint32_t count = 0;             // 1..kMaxGcmPrefetchCount
   std::uint32_t blocks_per_nonce = 0;  // 0..kMaxGcmBlocksPerNonce
+  // Local masks (message type GcmPrefetchLocal): nonces marked with kLocalMaskCounterBit whose
+  // masks and keystream each server computes from its share alone, with no AES between them.
+  bool local_masks = false;
 };
 
 // A second tag made in the same round trip, over prefix || N || T where (N, T) is the
@@ -329,13 +342,17 @@ struct ServerStatus {
 
 // Body of a successful GcmPrefetch reply: u32 count | u32 blocks_per_nonce | count * 12 nonce
 // bytes | masked x share | masked a share (each count * blocks_per_nonce * 16 bytes, the
-// keystream nonce by nonce). A two-server cluster's servers send x alone (a empty).
+// keystream nonce by nonce). Two servers (a two-server cluster, or two of three serving) send
+// x alone, their XOR share, then u8 1 (replicated = false): the form byte tells the forms apart
+// when there is no keystream (blocks_per_nonce 0). Without it, x alone of at least one block
+// is read as an XOR share too (servers of earlier releases).
 struct GcmPrefetchResult {
   std::uint32_t count = 0;
   std::uint32_t blocks_per_nonce = 0;
   std::vector<std::uint8_t> nonces;
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;
+  bool replicated = true;
 };
 
 // Body of a successful GcmTag reply: masked x share | masked a share of the tag (16 bytes each);
@@ -366,12 +383,16 @@ struct GcmOpenResult {
 
 // Body of a successful GcmReopen reply: u32 blocks | x share | a share of the keystream (each
 // blocks * 16 bytes) | 16-byte check share. The three check shares XOR to zero exactly when
-// the tag is right (to a random-looking block otherwise). Three-server clusters only.
+// the tag is right (to a random-looking block otherwise).
+// Two servers (a two-server cluster, or two of three serving) reopen only nonces with local
+// masks and send XOR shares (replicated = false): u32 blocks | x | check share | u8 1; their
+// two check shares XOR to zero exactly when the tag is right.
 struct GcmReopenResult {
   std::uint32_t blocks = 0;
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;
   GcmTagBytes check{};
+  bool replicated = true;
 };
 
 // Body of a successful Krb reply: u32 length | masked x share | masked a share (length bytes

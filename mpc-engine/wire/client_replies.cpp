@@ -80,17 +80,22 @@ GcmPrefetchResult decode_gcm_prefetch_result(ByteReader& reader) {
   const std::size_t nonce_bytes = static_cast<std::size_t>(result.count) * kGcmNonceBytes;
   const std::size_t share_bytes =
       static_cast<std::size_t>(result.count) * result.blocks_per_nonce * kBlockBytes;
-  // Two-server clusters send only x, their XOR share.
-  if (reader.remaining() != nonce_bytes + 2 * share_bytes && reader.remaining() != nonce_bytes + share_bytes)
-    fail("GCM prefetch result of " + std::to_string(reader.remaining()) + " bytes for " +
-         std::to_string(result.count) + " nonces of " + std::to_string(result.blocks_per_nonce) + " blocks");
+  // Two servers send only x, their XOR share, and a form byte.
+  const std::size_t remaining = reader.remaining();
+  const bool with_form_byte = remaining == nonce_bytes + share_bytes + 1;
+  result.replicated = remaining == nonce_bytes + 2 * share_bytes;
+  if (!result.replicated && !with_form_byte && !(share_bytes != 0 && remaining == nonce_bytes + share_bytes))
+    fail("GCM prefetch result of " + std::to_string(remaining) + " bytes for " + std::to_string(result.count) +
+         " nonces of " + std::to_string(result.blocks_per_nonce) + " blocks");
   const auto nonces = reader.bytes(nonce_bytes);
   const auto x = reader.bytes(share_bytes);
   result.nonces.assign(nonces.begin(), nonces.end());
   result.x.assign(x.begin(), x.end());
-  if (reader.remaining() != 0) {
+  if (result.replicated) {
     const auto a = reader.bytes(share_bytes);
     result.a.assign(a.begin(), a.end());
+  } else if (with_form_byte && reader.u8() != 1) {
+    fail("GCM prefetch result with an unknown form byte");
   }
   return result;
 }
@@ -142,14 +147,19 @@ GcmReopenResult decode_gcm_reopen_result(ByteReader& reader) {
   result.blocks = reader.u32();
   check_open_blocks(result.blocks);
   const std::size_t share_bytes = static_cast<std::size_t>(result.blocks) * kBlockBytes;
-  if (reader.remaining() != 2 * share_bytes + kGcmTagBytes)
+  // An XOR share ends in a form byte, so the two forms differ in length even with no text.
+  result.replicated = reader.remaining() != share_bytes + kGcmTagBytes + 1;
+  if (result.replicated && reader.remaining() != 2 * share_bytes + kGcmTagBytes)
     fail("GCM reopen result of " + std::to_string(reader.remaining()) + " bytes for " +
          std::to_string(result.blocks) + " blocks");
   const auto x = reader.bytes(share_bytes);
   result.x.assign(x.begin(), x.end());
-  const auto a = reader.bytes(share_bytes);
-  result.a.assign(a.begin(), a.end());
+  if (result.replicated) {
+    const auto a = reader.bytes(share_bytes);
+    result.a.assign(a.begin(), a.end());
+  }
   result.check = reader.array<kGcmTagBytes>();
+  if (!result.replicated && reader.u8() != 1) fail("GCM reopen result with an unknown form byte");
   return result;
 }
 
@@ -236,7 +246,7 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           const std::size_t share_bytes = static_cast<std::size_t>(b.count) * b.blocks_per_nonce * kBlockBytes;
           if (b.nonces.size() != static_cast<std::size_t>(b.count) * kGcmNonceBytes)
             fail("GCM prefetch result nonces do not match " + std::to_string(b.count) + " nonces");
-          if (b.x.size() != share_bytes || (b.a.size() != share_bytes && !b.a.empty()))
+          if (b.x.size() != share_bytes || b.a.size() != (b.replicated ? share_bytes : 0))
             fail("GCM prefetch result shares do not match " + std::to_string(b.count) + " nonces of " +
                  std::to_string(b.blocks_per_nonce) + " blocks");
           writer.u32(b.count);
@@ -244,6 +254,7 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.bytes(b.nonces);
           writer.bytes(b.x);
           writer.bytes(b.a);
+          if (!b.replicated) writer.u8(1);
         } else if constexpr (std::is_same_v<T, GcmTagResult>) {
           writer.bytes(b.x);
           if (b.replicated) writer.bytes(b.a);
@@ -268,12 +279,13 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
         } else if constexpr (std::is_same_v<T, GcmReopenResult>) {
           check_open_blocks(b.blocks);
           const std::size_t share_bytes = static_cast<std::size_t>(b.blocks) * kBlockBytes;
-          if (b.x.size() != share_bytes || b.a.size() != share_bytes)
+          if (b.x.size() != share_bytes || b.a.size() != (b.replicated ? share_bytes : 0))
             fail("GCM reopen result shares do not match " + std::to_string(b.blocks) + " blocks");
           writer.u32(b.blocks);
           writer.bytes(b.x);
           writer.bytes(b.a);
           writer.bytes(b.check);
+          if (!b.replicated) writer.u8(1);
         } else if constexpr (std::is_same_v<T, KrbResult>) {
           check_krb_result_length(b.x.size());
           if (b.a.size() != b.x.size() && !b.a.empty())
@@ -333,6 +345,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
     case MessageType::DeleteKey:
     case MessageType::Status:
     case MessageType::GcmPrefetch:
+    case MessageType::GcmPrefetchLocal:
     case MessageType::GcmTag:
     case MessageType::GcmTagParts:
     case MessageType::GcmOpen:
@@ -355,7 +368,8 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
       case MessageType::Compute: reply.body = decode_compute_result(reader); break;
       case MessageType::ListKeys: reply.body = decode_key_list(reader); break;
       case MessageType::Status: reply.body = decode_server_status(reader); break;
-      case MessageType::GcmPrefetch: reply.body = decode_gcm_prefetch_result(reader); break;
+      case MessageType::GcmPrefetch:
+      case MessageType::GcmPrefetchLocal: reply.body = decode_gcm_prefetch_result(reader); break;
       case MessageType::GcmTag: reply.body = decode_gcm_tag_result(reader, false); break;
       case MessageType::GcmTagParts: reply.body = decode_gcm_tag_result(reader, true); break;
       case MessageType::GcmOpen: reply.body = decode_gcm_open_result(reader); break;

@@ -185,7 +185,7 @@ void encode_body(ByteWriter& writer, const StatusRequest& r) { write_header(writ
 void encode_body(ByteWriter& writer, const GcmPrefetchRequest& r) {
   check_gcm_algorithm(r.key.algorithm);
   check_prefetch(r.count, r.blocks_per_nonce);
-  write_header(writer, MessageType::GcmPrefetch, r.id);
+  write_header(writer, r.local_masks ? MessageType::GcmPrefetchLocal : MessageType::GcmPrefetch, r.id);
   write_key_id(writer, r.key);
   writer.u32(r.count);
   writer.u32(r.blocks_per_nonce);
@@ -291,9 +291,10 @@ ImportKeyRequest decode_import(ByteReader& reader, const RequestId& id) {
   return r;
 }
 
-GcmPrefetchRequest decode_gcm_prefetch(ByteReader& reader, const RequestId& id) {
+GcmPrefetchRequest decode_gcm_prefetch(ByteReader& reader, const RequestId& id, bool local_masks) {
   GcmPrefetchRequest r;
   r.id = id;
+  r.local_masks = local_masks;
   r.key = read_key_id(reader);
   check_gcm_algorithm(r.key.algorithm);
   r.count = reader.u32();
@@ -420,7 +421,10 @@ Request decode_request(std::span<const std::uint8_t> frame) {
     }
     case static_cast<std::uint8_t>(MessageType::DeleteKey): request = DeleteKeyRequest{id, read_key_id(reader)}; break;
     case static_cast<std::uint8_t>(MessageType::Status): request = StatusRequest{id}; break;
-    case static_cast<std::uint8_t>(MessageType::GcmPrefetch): request = decode_gcm_prefetch(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::GcmPrefetch): request = decode_gcm_prefetch(reader, id, false); break;
+    case static_cast<std::uint8_t>(MessageType::GcmPrefetchLocal):
+      request = decode_gcm_prefetch(reader, id, true);
+      break;
     case static_cast<std::uint8_t>(MessageType::GcmTag): request = decode_gcm_tag(reader, id, false); break;
     case static_cast<std::uint8_t>(MessageType::GcmTagParts): request = decode_gcm_tag(reader, id, true); break;
     case static_cast<std::uint8_t>(MessageType::GcmOpen): request = decode_gcm_open(reader, id); break;

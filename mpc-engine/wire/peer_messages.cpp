@@ -155,7 +155,7 @@ const char* evaluation_name(KrbEvaluation evaluation) {
 
 bool is_valid_circuit_id(std::uint8_t value) {
   return value >= static_cast<std::uint8_t>(CircuitId::Aes128EncryptAnd32) &&
-         value <= static_cast<std::uint8_t>(CircuitId::KrbCf2Checksum);
+         value <= static_cast<std::uint8_t>(CircuitId::GcmLocalMasks);
 }
 
 bool is_krb_circuit(CircuitId id) {

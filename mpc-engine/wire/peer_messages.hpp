@@ -45,7 +45,7 @@ namespace mpc::wire {
 // (node/peer_links.hpp), so that during a rolling upgrade the two servers of one release
 // serve in two-party service. Releases before this number was compared sent 1, the client
 // protocol's version.
-inline constexpr std::uint8_t kPeerProtocolVersion = 4;
+inline constexpr std::uint8_t kPeerProtocolVersion = 5;
 
 enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3, Notes = 4, Hello = 5, Degraded = 6 };
 
@@ -85,6 +85,9 @@ enum class CircuitId : std::uint8_t {
   KrbCf2Encrypt = 22,
   KrbCf2Decrypt = 23,
   KrbCf2Checksum = 24,
+  // No circuit: a batch of GCM prefetches with local masks (jobs/gcm_masks.hpp), which every
+  // server computes from its own share. The header gives all three the same nonces.
+  GcmLocalMasks = 25,
 };
 bool is_valid_circuit_id(std::uint8_t value);
 bool is_krb_circuit(CircuitId id);  // any Kerberos id, KrbCf2 ones included

@@ -53,11 +53,13 @@ TEST(NonceCounter, GrowsAndNeverWraps) {
   NonceCounter counter;
   EXPECT_EQ(counter.take(3), 0u);
   EXPECT_EQ(counter.take(1), 3u);
-  NonceCounter near_end((std::uint64_t{1} << 32) - 2);
+  // The counter's top bit marks local-mask nonces (wire::kLocalMaskCounterBit): counters end
+  // below it.
+  NonceCounter near_end(wire::kGcmCountersPerEpoch - 2);
   EXPECT_TRUE(near_end.fits(2));
   EXPECT_FALSE(near_end.fits(3));
   EXPECT_THROW((void)near_end.take(3), Error);
-  EXPECT_EQ(near_end.take(2), 0xfffffffeu);
+  EXPECT_EQ(near_end.take(2), 0x7ffffffeu);
   EXPECT_FALSE(near_end.fits(1));
   near_end.restart();
   EXPECT_EQ(near_end.take(1), 0u);
@@ -81,9 +83,10 @@ TEST(NonceGuard, AcceptsOnlyRangesStrictlyAboveTheLastInTheEpoch) {
   // A new epoch starts afresh; the old epoch's state is gone with it.
   EXPECT_TRUE(guard.accept(8, std::vector<NonceRange>{{0, 1}}));
   EXPECT_TRUE(guard.accept(7, std::vector<NonceRange>{{0, 1}}));
-  EXPECT_FALSE(guard.accept(7, std::vector<NonceRange>{{0xffffffffu, 2}}));
-  EXPECT_TRUE(guard.accept(7, std::vector<NonceRange>{{0xffffffffu, 1}}));
-  EXPECT_FALSE(guard.accept(7, std::vector<NonceRange>{{0xffffffffu, 1}}));
+  EXPECT_FALSE(guard.accept(7, std::vector<NonceRange>{{0x7fffffffu, 2}}));
+  EXPECT_FALSE(guard.accept(7, std::vector<NonceRange>{{0x80000000u, 1}}));
+  EXPECT_TRUE(guard.accept(7, std::vector<NonceRange>{{0x7fffffffu, 1}}));
+  EXPECT_FALSE(guard.accept(7, std::vector<NonceRange>{{0x7fffffffu, 1}}));
 }
 
 TEST(NoncePool, TakesEachEntryOnce) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <set>
 
 #include "common/bytes.hpp"
 #include "common/error.hpp"
@@ -124,6 +125,7 @@ std::vector<Request> sample_requests() {
   out.push_back(GcmPrefetchRequest{make_id(10), krbtgt(KeyAlgorithm::Aes256Gcm),
                                    kMaxRequestBlocks / kMaxGcmBlocksPerNonce, kMaxGcmBlocksPerNonce});
   out.push_back(GcmPrefetchRequest{make_id(11), krbtgt(KeyAlgorithm::Aes256Gcm), 1, 0});
+  out.push_back(GcmPrefetchRequest{make_id(29), krbtgt(KeyAlgorithm::Aes256Gcm), 4, 2, true});  // local masks
   out.push_back(GcmTagRequest{make_id(12), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(12), pattern(20, 12),
                               pattern(37, 13)});
   out.push_back(GcmTagRequest{make_id(13), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(13), {}, {}});
@@ -198,6 +200,7 @@ void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->key, y.key);
     EXPECT_EQ(x->count, y.count);
     EXPECT_EQ(x->blocks_per_nonce, y.blocks_per_nonce);
+    EXPECT_EQ(x->local_masks, y.local_masks);
   } else if (auto* x = std::get_if<GcmTagRequest>(&a)) {
     const auto& y = std::get<GcmTagRequest>(b);
     EXPECT_EQ(x->key, y.key);
@@ -237,6 +240,8 @@ MessageType type_of(const Request& request) {
   static_assert(std::size(kTypes) == std::variant_size_v<Request>);
   if (const auto* tag = std::get_if<GcmTagRequest>(&request); tag && (tag->chained || tag->check))
     return MessageType::GcmTagParts;
+  if (const auto* prefetch = std::get_if<GcmPrefetchRequest>(&request); prefetch && prefetch->local_masks)
+    return MessageType::GcmPrefetchLocal;
   return kTypes[request.index()];
 }
 
@@ -278,6 +283,11 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   out.push_back({MessageType::GcmPrefetch,
                  Reply{make_id(10), Status::Ok, "", GcmPrefetchResult{3, 2, pattern(36, 1), pattern(96, 2), pattern(96, 3)}}});
   out.push_back({MessageType::GcmPrefetch, Reply{make_id(11), Status::Ok, "", GcmPrefetchResult{2, 0, pattern(24, 4), {}, {}}}});
+  // Two servers' XOR shares, with keystream and without: only the form byte tells the latter.
+  out.push_back({MessageType::GcmPrefetch,
+                 Reply{make_id(24), Status::Ok, "", GcmPrefetchResult{1, 1, pattern(12, 17), pattern(16, 18), {}, false}}});
+  out.push_back({MessageType::GcmPrefetch,
+                 Reply{make_id(25), Status::Ok, "", GcmPrefetchResult{2, 0, pattern(24, 19), {}, {}, false}}});
   out.push_back({MessageType::GcmTag, Reply{make_id(12), Status::Ok, "", GcmTagResult{gcm_tag(5), gcm_tag(6)}}});
   out.push_back({MessageType::GcmTagParts, Reply{make_id(13), Status::Ok, "",
                                             GcmTagResult{gcm_tag(7), gcm_tag(8), true, gcm_tag(9), std::nullopt}}});
@@ -292,6 +302,13 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   out.push_back({MessageType::GcmReopen,
                  Reply{make_id(18), Status::Ok, "", GcmReopenResult{2, pattern(32, 11), pattern(32, 12), gcm_tag(7)}}});
   out.push_back({MessageType::GcmReopen, Reply{make_id(19), Status::Ok, "", GcmReopenResult{0, {}, {}, gcm_tag(8)}}});
+  // Two servers' XOR shares of a reopen with local masks, with text and without.
+  out.push_back({MessageType::GcmReopen,
+                 Reply{make_id(21), Status::Ok, "", GcmReopenResult{2, pattern(32, 13), {}, gcm_tag(9), false}}});
+  out.push_back({MessageType::GcmReopen, Reply{make_id(22), Status::Ok, "", GcmReopenResult{0, {}, {}, gcm_tag(10), false}}});
+  out.push_back({MessageType::GcmPrefetchLocal,
+                 Reply{make_id(23), Status::Ok, "",
+                       GcmPrefetchResult{1, 1, pattern(12, 14), pattern(16, 15), pattern(16, 16)}}});
   out.push_back({MessageType::GcmReopen, Reply{make_id(20), Status::UnknownNonce, "not held", std::monostate{}}});
   // Kerberos results: a checksum (the shortest), a decryption with its verdict byte, the
   // encryption of the longest data.
@@ -343,6 +360,7 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->nonces, y.nonces);
     EXPECT_EQ(x->x, y.x);
     EXPECT_EQ(x->a, y.a);
+    EXPECT_EQ(x->replicated, y.replicated);
   } else if (auto* x = std::get_if<GcmTagResult>(&a.body)) {
     const auto& y = std::get<GcmTagResult>(b.body);
     EXPECT_EQ(x->x, y.x);
@@ -362,6 +380,7 @@ void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->x, y.x);
     EXPECT_EQ(x->a, y.a);
     EXPECT_EQ(x->check, y.check);
+    EXPECT_EQ(x->replicated, y.replicated);
   } else if (auto* x = std::get_if<KrbResult>(&a.body)) {
     const auto& y = std::get<KrbResult>(b.body);
     EXPECT_EQ(x->x, y.x);
@@ -836,7 +855,9 @@ TEST(PeerMessage, Rfc8009CircuitIds) {
 }
 
 TEST(PeerMessage, Cf2BatchesCarryTheirCombineShape) {
-  EXPECT_FALSE(is_valid_circuit_id(25));
+  EXPECT_FALSE(is_valid_circuit_id(26));
+  EXPECT_TRUE(is_valid_circuit_id(25));  // GcmLocalMasks: no circuit
+  EXPECT_FALSE(is_krb_circuit(CircuitId::GcmLocalMasks));
   for (std::uint8_t value = 22; value <= 24; ++value) {
     EXPECT_TRUE(is_valid_circuit_id(value));
     EXPECT_TRUE(is_krb_cf2_circuit(static_cast<CircuitId>(value)));
@@ -1000,19 +1021,42 @@ TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
     // it for its missing a share.
     std::size_t two_server_length = frame.size();
     if (const auto* compute = std::get_if<ComputeResult>(&reply.body)) two_server_length -= compute->a.size();
-    if (const auto* prefetch = std::get_if<GcmPrefetchResult>(&reply.body)) two_server_length -= prefetch->a.size();
+    // A prefetch's XOR form is x and a form byte 1, or x alone (earlier releases) when it has
+    // keystream; with none, the replicated form is the XOR form without the byte.
+    const auto* prefetch = std::get_if<GcmPrefetchResult>(&reply.body);
+    std::set<std::size_t> prefetch_forms;
+    if (prefetch && prefetch->replicated && !prefetch->a.empty()) {
+      prefetch_forms.insert(frame.size() - prefetch->a.size());
+      if (frame[frame.size() - prefetch->a.size()] == 1) prefetch_forms.insert(frame.size() - prefetch->a.size() + 1);
+    }
+    if (prefetch && !prefetch->replicated) prefetch_forms.insert(frame.size() - 1);
     if (type == MessageType::GcmTag && std::holds_alternative<GcmTagResult>(reply.body)) two_server_length -= kGcmTagBytes;
     if (const auto* krb = std::get_if<KrbResult>(&reply.body)) two_server_length -= krb->a.size();
     if (const auto* open = std::get_if<GcmOpenResult>(&reply.body)) two_server_length -= open->a.size() + 1;
+    // A reopen's XOR form ends in a form byte 1 where the replicated one has its a share; with
+    // no text the replicated form is the XOR form without that byte.
+    const auto* reopen = std::get_if<GcmReopenResult>(&reply.body);
+    if (reopen && reopen->replicated && reopen->blocks != 0) two_server_length -= reopen->a.size() - 1;
+    if (reopen && !reopen->replicated && reopen->blocks == 0) two_server_length -= 1;
     for (std::size_t length = 0; length < frame.size(); ++length) {
       const Bytes cut(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(length));
-      const bool verdict_byte = !std::holds_alternative<GcmOpenResult>(reply.body) || (!cut.empty() && cut.back() <= 1);
+      const bool verdict_byte = (!std::holds_alternative<GcmOpenResult>(reply.body) || (!cut.empty() && cut.back() <= 1)) &&
+                                (reopen == nullptr || !reopen->replicated || (!cut.empty() && cut.back() == 1));
+      if (prefetch_forms.count(length) != 0) {
+        const Reply decoded = decode_reply(cut, type);
+        // A replicated result cut short is an XOR share; an XOR one without its form byte is x
+        // alone (an XOR share of an earlier release) or, with no keystream, the replicated form.
+        EXPECT_EQ(std::get<GcmPrefetchResult>(decoded.body).replicated, !prefetch->replicated && prefetch->x.empty())
+            << length;
+        continue;
+      }
       if (length == two_server_length && two_server_length != frame.size() && verdict_byte) {
         const Reply decoded = decode_reply(cut, type);
         std::visit(
-            [](const auto& body) {
+            [&](const auto& body) {
               using T = std::decay_t<decltype(body)>;
-              if constexpr (requires { body.replicated; }) EXPECT_FALSE(body.replicated);
+              if constexpr (std::is_same_v<T, GcmReopenResult>) EXPECT_NE(body.replicated, reopen->replicated);
+              else if constexpr (requires { body.replicated; }) EXPECT_FALSE(body.replicated);
               else if constexpr (requires { body.a.empty(); }) EXPECT_TRUE(body.a.empty());
               else ADD_FAILURE() << "a body without a two-server form decoded short";
               (void)sizeof(T);
@@ -1617,9 +1661,10 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
   Bytes frame = encode_batch(sample_batch());
   // 1: the version of releases before the peer protocol had its own, which a server of this
   // release must not take for its own; 2: the release before the AND check's seed share; 3: the
-  // release before its window weights of degree < 64.
+  // release before its window weights of degree < 64; 4: the release before batches of local
+  // masks.
   EXPECT_EQ(frame[0], kPeerProtocolVersion);
-  for (std::uint8_t version : {0, 1, 2, 3, 5, 0xff}) {
+  for (std::uint8_t version : {0, 1, 2, 3, 4, 6, 0xff}) {
     Bytes bad = frame;
     bad[0] = version;
     expect_rejected(bad, decode_peer);
@@ -1629,13 +1674,13 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t circuit : {0, 25, 0xff}) {
+  for (std::uint8_t circuit : {0, 26, 0xff}) {
     Bytes bad = frame;
     bad[14] = circuit;
     expect_rejected(bad, decode_peer);
     EXPECT_FALSE(is_valid_circuit_id(circuit));
   }
-  for (std::uint8_t circuit = 1; circuit <= 24; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
+  for (std::uint8_t circuit = 1; circuit <= 25; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
   for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_FALSE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint8_t circuit = 11; circuit <= 24; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint16_t reason : {int{kFirstUnknownStatus}, 0xffff}) {
