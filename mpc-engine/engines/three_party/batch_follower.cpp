@@ -34,14 +34,16 @@ void BatchFollower::take_header(int from, wire::BatchHeader header) {
 }
 
 bool BatchFollower::ready(const BatchStarter& starter) const {
-  return !announced_.empty() && worker_for(starter, announced_.front()) != nullptr;
+  return !announced_.empty() &&
+         (runs_without_worker(announced_.front()) || worker_for(starter, announced_.front()) != nullptr);
 }
 
 void BatchFollower::schedule(BatchStarter& starter) {
   while (!announced_.empty()) {
     const wire::BatchHeader& front = announced_.front();
-    BatchWorker* worker = worker_for(starter, front);
-    if (worker == nullptr) return;
+    const bool local = runs_without_worker(front);
+    BatchWorker* worker = local ? nullptr : worker_for(starter, front);
+    if (!local && worker == nullptr) return;
     // After a leader restart only its newest epoch matters: skip what it announced before.
     const bool superseded = std::any_of(announced_.begin() + 1, announced_.end(),
                                         [&](const wire::BatchHeader& later) { return later.epoch != front.epoch; });
@@ -64,7 +66,7 @@ void BatchFollower::schedule(BatchStarter& starter) {
                           "party " + std::to_string(settings_.party + 1) + " refused the batch's GCM nonces");
       continue;
     }
-    starter.start_batch(header, *worker);
+    starter.start_batch(header, worker);
   }
 }
 

@@ -21,6 +21,7 @@ enum class Family : std::uint8_t {
   Aes256Encrypt,
   Aes256Decrypt,
   GcmPrefetch,
+  GcmLocalMasks,  // prefetches with local masks: no circuit, no worker
   GcmOpen,
   Krb,
 };
@@ -41,7 +42,7 @@ constexpr auto kBulkPatience = std::chrono::seconds(1);
 
 BatchGroup group_of(const Job& job) {
   switch (job.kind) {
-    case JobKind::GcmPrefetch: return {Family::GcmPrefetch, {}};
+    case JobKind::GcmPrefetch: return {job.local_masks ? Family::GcmLocalMasks : Family::GcmPrefetch, {}};
     case JobKind::GcmOpen: return {Family::GcmOpen, {}};
     case JobKind::Krb: return {Family::Krb, job.krb_circuit};
     case JobKind::Compute: break;
@@ -120,7 +121,10 @@ void BatchLeader::schedule(BatchStarter& starter) {
         announced = false;
       }
     }
-    if (announced) starter.start_batch(*header, *(wire::is_krb_circuit(header->circuit) ? krb : other));
+    if (announced)
+      starter.start_batch(*header, runs_without_worker(*header)           ? nullptr
+                                   : wire::is_krb_circuit(header->circuit) ? krb
+                                                                           : other);
   }
   BatchWorker* ahead = starter.idle_worker(WorkerPool::Preparation);
   const KrbLoad krb_load = starter.pool_idle(WorkerPool::Krb)                ? KrbLoad::Idle
@@ -135,7 +139,7 @@ void BatchLeader::schedule(BatchStarter& starter) {
                           "party " + std::to_string(party + 1) + " is unreachable");
       return;
     }
-  starter.start_batch(*preparation, *ahead);
+  starter.start_batch(*preparation, ahead);
 }
 
 std::optional<std::chrono::steady_clock::time_point> BatchLeader::wake_at() const {
@@ -205,7 +209,8 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
     for (const node::JobKey& key : queue_) {
       const Job* job = pending(key);
       if (job == nullptr || (urgent_only && !urgent(*job))) continue;
-      if (is_krb_family(group_of(*job).family) ? krb_worker_idle : other_worker_idle) {
+      const Family family = group_of(*job).family;
+      if (family == Family::GcmLocalMasks || (is_krb_family(family) ? krb_worker_idle : other_worker_idle)) {
         first = job;
         break;
       }
@@ -238,7 +243,7 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
       if (job == nullptr || group_of(*job) != group || urgent(*job) != urgent_pass) continue;
       std::uint32_t take = std::min(job->instances - job->blocks_scheduled, limit - total);
       std::uint32_t slice_nonces = 0;
-      if (job->kind == JobKind::GcmPrefetch) {
+      if (job->kind == JobKind::GcmPrefetch) {  // with local masks or not
         // Whole nonces only: every party must see all instances of a nonce in one batch.
         const std::uint32_t per_nonce = 1 + job->blocks_per_nonce;
         slice_nonces = take / per_nonce;
@@ -266,6 +271,7 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
   switch (group.family) {
     case Family::GcmPrefetch:
     case Family::GcmOpen: header.circuit = gcm_circuit(group.family, settings_.limits); break;
+    case Family::GcmLocalMasks: header.circuit = wire::CircuitId::GcmLocalMasks; break;
     case Family::Krb:
       header.circuit = group.krb_circuit.id;
       header.data_bytes = group.krb_circuit.data_bytes;

@@ -30,6 +30,9 @@ enum class WorkerPool : std::uint8_t { Fixed, Krb, Preparation };
 
 // The pool that runs the batch `header` announces.
 WorkerPool pool_of(const wire::BatchHeader& header);
+// Whether `header` runs no circuit (a batch of local masks): it starts at once on the shell's
+// thread, with no worker and no message between the servers.
+bool runs_without_worker(const wire::BatchHeader& header);
 
 // What a role may do with the engine it serves.
 class BatchStarter {
@@ -40,8 +43,9 @@ class BatchStarter {
   virtual BatchWorker* idle_worker(WorkerPool pool) const = 0;
   // Whether no worker of `pool` runs a batch.
   virtual bool pool_idle(WorkerPool pool) const = 0;
-  // Runs `header` on this server (on `worker`, or inline when small enough).
-  virtual void start_batch(const wire::BatchHeader& header, BatchWorker& worker) = 0;
+  // Runs `header` on this server (on `worker`, or inline when small enough). A batch that
+  // runs no circuit (runs_without_worker) is given no worker.
+  virtual void start_batch(const wire::BatchHeader& header, BatchWorker* worker) = 0;
   // Tells the other two to drop the batch, answers its jobs here with `status` and tells the
   // role the batch ended (BatchRole::batch_done).
   virtual void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) = 0;

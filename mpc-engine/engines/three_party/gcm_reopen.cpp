@@ -1,4 +1,5 @@
-// Reopening a ticket this server tagged: the tag check and the keystream without AES.
+// Reopening a ticket this server tagged, or any ticket of a nonce with local masks: the tag
+// check and the keystream without AES.
 //
 // A full open (a GcmOpen batch) recomputes AES_K(N || 1) and compares it with
 // GHASH_H(A, Z) ^ T inside a circuit of some 60 AND layers. Each server still holds its share
@@ -6,7 +7,8 @@
 // GHASH_H(A, Z) ^ T is local, linear work, and whether s is zero reaches the client through
 // the zero test of rss3/zero_test.hpp: no message between the servers, one round trip for the
 // client, and nothing about s beyond "zero or not". The keystream shares are those the
-// prefetch answered.
+// prefetch answered. A nonce with local masks is not kept at all: each server computes its
+// shares of M(N || 1) and of the keystream again (local_masks.cpp), after a restart too.
 //
 // The servers answer a reopen from their own copies at once, as they answer a tag, and
 // compare digests afterwards (node/request_agreement.hpp). The zero test's randomness comes
@@ -19,6 +21,7 @@
 // one altered share is refused by the client; an altered check share can only make a right
 // tag fail (zero_test.hpp), which the client reports as a tag that does not verify.
 #include <cstring>
+#include <optional>
 
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
@@ -47,6 +50,8 @@ std::optional<node::Refusal> ThreePartyEngine::check_gcm_reopen(const wire::GcmR
   if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
     return node::Refusal{wire::Status::BadRequest, "GCM reopen input too long"};
   if (auto refused = check_share(request.key, 1)) return refused;
+  // A nonce with local masks reopens from the key's share alone, held or not.
+  if (wire::is_local_mask_nonce(request.nonce)) return std::nullopt;
   const jobs::NonceShare* kept = tagged_nonces_.find(request.key, request.nonce, std::chrono::steady_clock::now());
   if (kept == nullptr || kept->keystream.size() < 2 * 16 * text_blocks(request))
     return node::Refusal{wire::Status::UnknownNonce, not_held(request, settings_.party)};
@@ -76,17 +81,24 @@ rss3::Block ThreePartyEngine::tag_check_share(const SecretBytes& share, const jo
 void ThreePartyEngine::answer_reopen(const node::ClientJob& client_job) {
   const auto& request = std::get<wire::GcmReopenRequest>(client_job.request);
   const SecretBytes* share = host_.key_material(request.key);
-  const jobs::NonceShare* kept = tagged_nonces_.find(request.key, request.nonce, std::chrono::steady_clock::now());
+  const bool local = wire::is_local_mask_nonce(request.nonce);
+  const jobs::NonceShare* kept =
+      local ? nullptr : tagged_nonces_.find(request.key, request.nonce, std::chrono::steady_clock::now());
   const std::size_t blocks = text_blocks(request);
   if (share == nullptr || share->size() != 2 * wire::material_bytes(request.key.algorithm)) {
     answer_error(client_job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
     return;
   }
-  if (kept == nullptr || kept->keystream.size() < 2 * 16 * blocks) {
+  const TagMaskKeys keys(prf_keys_, client_job.digest);
+  // A local-mask nonce is never kept: every server computes its shares, under the same masks.
+  std::optional<jobs::NonceShare> computed;
+  if (local) {
+    computed = local_nonce_share(request.key, *share, request.nonce, blocks, keys);
+    kept = &*computed;
+  } else if (kept == nullptr || kept->keystream.size() < 2 * 16 * blocks) {
     answer_error(client_job.key, wire::Status::UnknownNonce, not_held(request, settings_.party));
     return;
   }
-  const TagMaskKeys keys(prf_keys_, client_job.digest);
   wire::GcmReopenResult result;
   result.blocks = static_cast<std::uint32_t>(blocks);
   result.check = tag_check_share(*share, *kept, request.nonce, request.aad, request.text, request.tag, keys);

@@ -7,6 +7,7 @@
 #include "common/fault_injection.hpp"
 #include "engines/three_party/three_party_engine.hpp"
 #include "jobs/gcm_hash.hpp"
+#include "jobs/gcm_masks.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "node/key_admin.hpp"
 #include "protocol/rss3/ghash.hpp"
@@ -107,7 +108,8 @@ std::optional<node::Refusal> ThreePartyEngine::check_gcm_tag(const node::JobKey&
                                                    " is not one this client prefetched under " +
                                                    wire::describe(request.key) + " on party " +
                                                    std::to_string(settings_.party + 1));
-  if (request.check && tagged_nonces_.find(request.key, request.check->nonce, std::chrono::steady_clock::now()) == nullptr)
+  if (request.check && !wire::is_local_mask_nonce(request.check->nonce) &&
+      tagged_nonces_.find(request.key, request.check->nonce, std::chrono::steady_clock::now()) == nullptr)
     return refusal(wire::Status::UnknownNonce, "checked nonce " + jobs::describe_nonce(request.check->nonce) +
                                                    " is not held for reopening on party " +
                                                    std::to_string(settings_.party + 1));
@@ -173,7 +175,9 @@ Job ThreePartyEngine::make_job(const node::ClientJob& client_job, const SecretBy
     job.blocks_per_nonce = prefetch->blocks_per_nonce;
     job.nonce_count = prefetch->count;
     job.instances = (1 + prefetch->blocks_per_nonce) * prefetch->count;
-    job.key_share = round_key_share(share, job.key.algorithm);
+    job.local_masks = prefetch->local_masks;
+    job.key_share = prefetch->local_masks ? jobs::replicated_mask_components(share)
+                                          : round_key_share(share, job.key.algorithm);
     const std::size_t keystream_bytes = static_cast<std::size_t>(job.nonce_count) * job.blocks_per_nonce * 16;
     job.masked_x.resize(keystream_bytes);
     job.masked_a.resize(keystream_bytes);
@@ -236,7 +240,12 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   // Everything that can fail comes before the nonces are used up.
   std::optional<wire::GcmTagBytes> check;
   if (request.check) {
-    const jobs::NonceShare* kept = tagged_nonces_.find(request.key, request.check->nonce, now);
+    // A local-mask nonce's share of M(N' || 1) is computed again; any other must be held.
+    std::optional<jobs::NonceShare> computed;
+    if (wire::is_local_mask_nonce(request.check->nonce))
+      computed = local_nonce_share(request.key, *share, request.check->nonce, 0, keys);
+    const jobs::NonceShare* kept =
+        computed ? &*computed : tagged_nonces_.find(request.key, request.check->nonce, now);
     if (kept == nullptr) {
       answer_error(client_job.key, wire::Status::UnknownNonce,
                    "checked nonce " + jobs::describe_nonce(request.check->nonce) + " expired on party " +
@@ -323,8 +332,11 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   answer.id = request.id;
   answer.body = result;
   host_.answer(client_job.key, std::move(answer));
-  tagged_nonces_.keep(request.key, request.nonce, std::move(*pooled), now);
-  if (request.chained) tagged_nonces_.keep(request.key, request.chained->nonce, std::move(*next_pooled), now);
+  // A local-mask nonce reopens from the key's share alone: nothing to keep.
+  if (!wire::is_local_mask_nonce(request.nonce))
+    tagged_nonces_.keep(request.key, request.nonce, std::move(*pooled), now);
+  if (request.chained && !wire::is_local_mask_nonce(request.chained->nonce))
+    tagged_nonces_.keep(request.key, request.chained->nonce, std::move(*next_pooled), now);
 }
 
 }  // namespace mpc::three_party_engine

@@ -31,13 +31,15 @@ struct Job {
   wire::ComputeRequest request;  // Compute only
   std::uint32_t blocks_per_nonce = 0;  // GcmPrefetch
   std::uint32_t nonce_count = 0;       // GcmPrefetch
+  bool local_masks = false;            // GcmPrefetch: masks from key_share's mask components
   wire::GcmNonce nonce{};              // GcmOpen
   SecretBytes tag_check;               // GcmOpen: x || a of GHASH_H(aad, text) ^ tag, 16 bytes each
   jobs::KrbCircuitKey krb_circuit;           // Krb: the circuit its batch must run
   std::vector<std::uint8_t> krb_data;  // Krb: the circuit's public record (krb_jobs.hpp)
   std::size_t krb_result_bytes = 0;    // Krb: bytes of the result
   // x || a of the circuit's key rows: the expanded round keys (only those, for a GCM key);
-  // for a Krb job, its secret rows (jobs::krb_secret_rows).
+  // for a Krb job, its secret rows (jobs::krb_secret_rows); for a prefetch with local masks,
+  // the key's mask components (jobs::replicated_mask_components).
   SecretBytes key_share;
   // The digest of this server's copy of the request (node::ClientJob): a follower runs the
   // job only in a batch whose header names the same digest.

@@ -152,6 +152,8 @@ bool ThreePartyEngine::pool_idle(WorkerPool pool) const {
   return true;
 }
 
+bool runs_without_worker(const wire::BatchHeader& header) { return header.circuit == wire::CircuitId::GcmLocalMasks; }
+
 WorkerPool pool_of(const wire::BatchHeader& header) {
   if (!wire::is_krb_circuit(header.circuit)) return WorkerPool::Fixed;
   return header.krb_evaluation == wire::KrbEvaluation::PrepareTwice ? WorkerPool::Preparation : WorkerPool::Krb;
@@ -315,7 +317,7 @@ void ThreePartyEngine::answer_error(const node::JobKey& key, wire::Status status
   host_.answer(key, node::error_reply(key.request, status, detail));
 }
 
-void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker& worker) {
+void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker* worker) {
   std::size_t instances = 0;
   for (const auto& slice : header.slices) instances += slice.blocks;
   // A batch that prepares a garbling has no job: one instance of its circuit, on no input.
@@ -337,6 +339,11 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker&
                 "Kerberos batch size refused by party " + std::to_string(settings_.party + 1));
     return;
   }
+  if (runs_without_worker(header)) {
+    run_local_masks(header);
+    return;
+  }
+  if (worker == nullptr) throw Error(Component::Server, "a batch with a circuit started without a worker");
   BatchTask task;
   task.header = header;
   task.instances = instances;
@@ -373,7 +380,7 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker&
     apply_result(result);
     return;
   }
-  batch_frames_.start(worker, std::move(task));
+  batch_frames_.start(*worker, std::move(task));
 }
 
 void ThreePartyEngine::collect_results() {

@@ -93,7 +93,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   std::map<node::JobKey, Job>& jobs() override { return jobs_; }
   BatchWorker* idle_worker(WorkerPool pool) const override;
   bool pool_idle(WorkerPool pool) const override;
-  void start_batch(const wire::BatchHeader& header, BatchWorker& worker) override;
+  void start_batch(const wire::BatchHeader& header, BatchWorker* worker) override;
   void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) override;
   bool send_to(int party, const std::vector<std::uint8_t>& frame) override;
 
@@ -108,6 +108,12 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   Job make_job(const node::ClientJob& job, const SecretBytes& share);
   void answer_tag(const node::ClientJob& job);
   void answer_reopen(const node::ClientJob& job);
+  // A batch of prefetches with local masks (gcm_local_masks.cpp): computed here at once.
+  void run_local_masks(const wire::BatchHeader& header);
+  // The kept state of a local-mask nonce as this server computes it for a reopen: its share
+  // of M(N || 1) and its keystream shares over `blocks`, masked under the request's keys.
+  static jobs::NonceShare local_nonce_share(const wire::KeyId& key, const SecretBytes& share,
+                                            const wire::GcmNonce& nonce, std::size_t blocks, const TagMaskKeys& keys);
   // This server's share of the zero test of a tag this server kept the nonce of (gcm_reopen.cpp):
   // s = AES_K(N || 1) ^ GHASH_H(aad, text) ^ tag, under the request's keys and N as the id.
   static std::array<std::uint8_t, 16> tag_check_share(const SecretBytes& share, const jobs::NonceShare& kept,
