@@ -53,6 +53,18 @@ class EngineHost {
   // The share material of a stored key from the shell's bounded cache, or nullptr. Valid
   // until the next call of key_material or the next turn of the shell's loop.
   virtual const SecretBytes* key_material(const wire::KeyId& key) = 0;
+  // A pair of three servers serving without the third (pair_service.hpp) computes local GCM
+  // masks (jobs/gcm_masks.hpp) from the components of the whole replicated share, which
+  // key_material cuts down to a half: that share, and whether this server leads the pair.
+  // nullopt from a host whose engine serves every server of the cluster.
+  struct PairedShare {
+    const SecretBytes* share = nullptr;  // x || a, valid as key_material's
+    bool leader = false;
+  };
+  virtual std::optional<PairedShare> paired_share(const wire::KeyId& key) {
+    (void)key;
+    return std::nullopt;
+  }
   // Answers a job the engine was handed (once; later answers of the same job are dropped).
   virtual void answer(const JobKey& key, wire::Reply reply) = 0;
   // Ends a job without an answer (a follower's job that no batch named in time).

@@ -42,6 +42,9 @@ class PairHost final : public EngineHost {
   // The XOR half of the replicated share (x for the leader, a for the second member), cut
   // into one wiped buffer that the next call overwrites.
   const SecretBytes* key_material(const wire::KeyId& key) override;
+  std::optional<PairedShare> paired_share(const wire::KeyId& key) override {
+    return PairedShare{shell_.key_material(key), self_ == pair_.leader()};
+  }
   void answer(const JobKey& key, wire::Reply reply) override { shell_.answer(key, std::move(reply)); }
   void forget(const JobKey& key) override { shell_.forget(key); }
   bool take_shell_frame(PeerEnvelope& envelope) override { return shell_.take_shell_frame(envelope); }

@@ -100,8 +100,8 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
                    krb->data,         job.digest, krb->combine};
       job.result = circuits_->krb(*stream, task);
     } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
-      GcmPrefetchTask task{job.number, prefetch->key, job.key_share.span(), prefetch->count,
-                           prefetch->blocks_per_nonce, job.digest};
+      GcmPrefetchTask task{job.number,           prefetch->key, job.key_share.span(),         prefetch->count,
+                           prefetch->blocks_per_nonce, job.digest,   prefetch->local_masks, job.mask_components.span()};
       job.prefetched = circuits_->gcm_prefetch(*stream, task);
     } else if (const auto* open = std::get_if<wire::GcmOpenRequest>(&*job.circuit)) {
       GcmOpenTask task{job.number, open->key, job.key_share.span(), open->nonce, open->aad, open->text, open->tag,
@@ -128,6 +128,7 @@ void TwoPartyEngine::answer_circuit_job(Job& job) {
     // and its keystream share.
     const auto now = std::chrono::steady_clock::now();
     wire::GcmPrefetchResult result;
+    result.replicated = false;
     result.count = prefetch->count;
     result.blocks_per_nonce = prefetch->blocks_per_nonce;
     for (std::size_t n = 0; n < job.prefetched.nonces.size(); ++n) {

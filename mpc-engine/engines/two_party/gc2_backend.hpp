@@ -82,10 +82,14 @@ struct GcmPrefetchTask {
   std::uint32_t count = 0;
   std::uint32_t blocks_per_nonce = 0;
   std::array<std::uint8_t, 32> request_digest{};
+  // Local masks (jobs/gcm_masks.hpp): no garbling; each server computes its XOR share of the
+  // masks from these components of K, 32 bytes each.
+  bool local_masks = false;
+  std::span<const std::uint8_t> mask_components;
 };
 struct GcmPrefetched {
   std::vector<wire::GcmNonce> nonces;
-  SecretBytes mask_shares;  // 16 bytes per nonce: this server's share of AES_K(N || 1)
+  SecretBytes mask_shares;  // 16 bytes per nonce: this server's share of AES_K(N || 1) (or M)
   SecretBytes keystream;    // count * blocks_per_nonce * 16 bytes: this server's share
 };
 

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "protocol/gc2/ghash_labels.hpp"
+#include "jobs/gcm_masks.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "jobs/nonce_pool.hpp"
 #include "engines/two_party/gc2_backend.hpp"
@@ -82,7 +83,7 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
 
 std::vector<wire::GcmNonce> Gc2Backend::next_nonces(std::uint32_t count) {
   std::lock_guard lock(mutex_);
-  if (next_nonce_ + count > (std::uint64_t{1} << 32)) {
+  if (next_nonce_ + count > wire::kGcmCountersPerEpoch) {
     const std::uint64_t previous = nonce_epoch_;
     do randombytes_buf(&nonce_epoch_, sizeof nonce_epoch_);
     while (nonce_epoch_ == 0 || nonce_epoch_ == previous);
@@ -99,7 +100,6 @@ GcmPrefetched Gc2Backend::gcm_prefetch(two_party::Channel& peer, const GcmPrefet
   if (task.key.algorithm != wire::KeyAlgorithm::Aes256Gcm || task.key_share.size() != wire::material_bytes(task.key.algorithm))
     throw Error(Component::Server, "GCM prefetch needs an aes256-gcm key share");
   if (task.count == 0) throw Error(Component::Server, "GCM prefetch of no nonces");
-  const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest);
   GcmPrefetched out;
   // The nonces travel as the epoch and the first counter; server 2 computes each at most once.
   std::uint8_t range[12];
@@ -116,7 +116,7 @@ GcmPrefetched Gc2Backend::gcm_prefetch(two_party::Channel& peer, const GcmPrefet
     }();
     const std::uint64_t epoch = jobs::gcm_nonce_epoch(first_nonce);
     const std::uint32_t first = jobs::gcm_nonce_counter(first_nonce);
-    if (static_cast<std::uint64_t>(first) + task.count > (std::uint64_t{1} << 32))
+    if (static_cast<std::uint64_t>(first) + task.count > wire::kGcmCountersPerEpoch)
       throw PeerError(Component::Server, "GCM nonce range past its epoch's end");
     {
       std::lock_guard lock(mutex_);
@@ -127,6 +127,23 @@ GcmPrefetched Gc2Backend::gcm_prefetch(two_party::Channel& peer, const GcmPrefet
     for (std::uint32_t i = 0; i < task.count; ++i) out.nonces[i] = jobs::make_gcm_nonce(epoch, first + i);
   }
   const std::size_t per_nonce = 1 + static_cast<std::size_t>(task.blocks_per_nonce);
+  if (task.local_masks) {
+    // The same counters, marked: both servers compute their XOR shares of M on their own. The
+    // range is the only message, and nothing follows it to push it out.
+    peer.flush();
+    const jobs::MaskKeys masks(task.key, task.mask_components);
+    out.mask_shares = SecretBytes(task.count * 16);
+    out.keystream = SecretBytes(task.count * task.blocks_per_nonce * 16);
+    SecretBytes terms(per_nonce * 16);
+    for (std::size_t n = 0; n < task.count; ++n) {
+      out.nonces[n] = jobs::prefetch_nonce(jobs::gcm_nonce_epoch(out.nonces[n]), jobs::gcm_nonce_counter(out.nonces[n]), true);
+      masks.xor_terms(out.nonces[n], 1, terms.span());
+      std::copy_n(terms.data(), 16, out.mask_shares.data() + n * 16);
+      std::copy_n(terms.data() + 16, task.blocks_per_nonce * 16, out.keystream.data() + n * task.blocks_per_nonce * 16);
+    }
+    return out;
+  }
+  const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest);
   std::vector<std::uint8_t> blocks(task.count * per_nonce * 16);
   for (std::size_t n = 0; n < task.count; ++n)
     for (std::size_t b = 0; b < per_nonce; ++b) {

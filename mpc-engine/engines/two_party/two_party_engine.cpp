@@ -28,6 +28,7 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
     : settings_(resources.settings),
       log_(resources.log),
       host_(resources.host),
+      reopen_key_(derive_reopen_key(settings_, resources.own_keys)),
       backend_(make_backend(settings_, log_)),
       streams_([this] { wakeup_.notify(); }, settings_.limits.peer_timeout, kUnannouncedExpiry) {
   circuits_ = dynamic_cast<Gc2Backend*>(backend_.get());
@@ -131,10 +132,12 @@ void TwoPartyEngine::answer_error(const node::JobKey& key, wire::Status status, 
 
 std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
   if (const auto* tag = std::get_if<wire::GcmTagRequest>(&job.request)) return check_gcm_tag(job, *tag);
-  // Only three servers keep tagged nonces (the zero test needs replicated shares): the client
-  // opens in full instead.
-  if (std::holds_alternative<wire::GcmReopenRequest>(job.request))
+  // Two servers keep no tagged nonces: only a nonce with local masks reopens here, from the
+  // shares alone (local_reopen.cpp); the client opens any other in full.
+  if (const auto* reopen = std::get_if<wire::GcmReopenRequest>(&job.request)) {
+    if (wire::is_local_mask_nonce(reopen->nonce)) return check_local_reopen(*reopen);
     return node::Refusal{wire::Status::UnknownNonce, "two servers keep no tagged nonces for reopening: open it in full"};
+  }
   if (const auto* compute = std::get_if<wire::ComputeRequest>(&job.request)) {
     if (compute->key.algorithm != wire::KeyAlgorithm::Aes128 && compute->key.algorithm != wire::KeyAlgorithm::Aes256)
       return node::Refusal{wire::Status::BadRequest,
@@ -184,6 +187,10 @@ void TwoPartyEngine::admit(node::ClientJob client_job) {
     answer_gcm_tag(client_job, *tag);
     return;
   }
+  if (const auto* reopen = std::get_if<wire::GcmReopenRequest>(&client_job.request)) {
+    answer_local_reopen(client_job, *reopen);
+    return;
+  }
   auto job = std::make_shared<Job>();
   job->key = client_job.key;
   job->client = client_key(client_job.key.client);
@@ -212,6 +219,14 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
     return;
   }
   job->key_share = *share;
+  if (const auto* prefetch = job->circuit ? std::get_if<wire::GcmPrefetchRequest>(&*job->circuit) : nullptr;
+      prefetch != nullptr && prefetch->local_masks) {
+    job->mask_components = mask_components_of(job->request.key);
+    if (job->mask_components.size() == 0) {
+      answer_error(key, wire::Status::UnknownKey, wire::describe(job->request.key) + " not found");
+      return;
+    }
+  }
   if (!leader()) {
     unannounced_.emplace(key, std::move(job));
     return;

@@ -44,6 +44,10 @@ namespace mpc::two_party_engine {
 
 inline constexpr std::size_t kWorkers = 2;
 
+// The key behind the masks of a reopen's answers (local_reopen.cpp): BLAKE2b over the X25519
+// secret this server shares with the other, both public keys in party order and a label.
+SecretBytes derive_reopen_key(const settings::ServerSettings& settings, const transport::CurveKeyPair& own);
+
 class TwoPartyEngine final : public node::Engine {
  public:
   // Checks the store holds two-server shares, builds the back end and starts the workers.
@@ -74,6 +78,11 @@ class TwoPartyEngine final : public node::Engine {
   std::optional<std::string> circuit_job_refusal(const wire::Request& request) const;
   std::optional<node::Refusal> check_gcm_tag(const node::ClientJob& job, const wire::GcmTagRequest& request);
   void answer_gcm_tag(const node::ClientJob& job, const wire::GcmTagRequest& request);
+  // Nonces with local masks (local_reopen.cpp): this server's components of a key's K, and the
+  // reopen of such a nonce, answered from the shares alone.
+  SecretBytes mask_components_of(const wire::KeyId& key);
+  std::optional<node::Refusal> check_local_reopen(const wire::GcmReopenRequest& request);
+  void answer_local_reopen(const node::ClientJob& job, const wire::GcmReopenRequest& request);
   // Takes an agreed request: the follower waits for its announcement, the leader numbers,
   // announces and queues it.
   void admit_job(std::shared_ptr<Job> job);
@@ -105,6 +114,8 @@ class TwoPartyEngine final : public node::Engine {
   const settings::ServerSettings& settings_;
   const Logger& log_;
   node::EngineHost& host_;
+  // A key the two servers share and no client knows: the masks of a local reopen's answers.
+  SecretBytes reopen_key_;
   std::unique_ptr<Backend> backend_;
   // Kerberos and GCM jobs: backend_ itself in a gc2 cluster (one garbler, one delta, one
   // set of key labels), a garbled-circuit engine of its own (own_circuits_) in a lut2 one.
