@@ -33,6 +33,9 @@ std::chrono::milliseconds connect_grace(std::chrono::milliseconds timeout) {
 
 // How often a call waiting for answers looks for servers that went away meanwhile.
 constexpr std::chrono::milliseconds kSessionCheckInterval{50};
+// A reopen of a nonce with local masks that met the servers regrouping is asked again after
+// this pause: whichever service they join answers it.
+constexpr std::chrono::milliseconds kRegroupPause{100};
 
 // Each server's import share: x then a of its replicated share (three servers).
 std::vector<SecretBytes> replicated_shares(const SecretBytes& material) {
@@ -265,13 +268,25 @@ std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
 }
 
 GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t count,
-                                          std::uint32_t blocks_per_nonce) {
+                                          std::uint32_t blocks_per_nonce, bool local_masks) {
   wire::GcmPrefetchRequest request;
   request.key = key;
   request.count = count;
   request.blocks_per_nonce = blocks_per_nonce;
+  request.local_masks = local_masks;
   std::lock_guard lock(mutex_);
-  return open_gcm_prefetch(ask_all(request, wire::MessageType::GcmPrefetch), count, blocks_per_nonce);
+  GcmPrefetched out = open_gcm_prefetch(
+      ask_all(request, local_masks ? wire::MessageType::GcmPrefetchLocal : wire::MessageType::GcmPrefetch), count,
+      blocks_per_nonce);
+  // The mark tells the servers how to open the nonce's tickets: it must be the one asked for.
+  for (std::size_t n = 0; n < count; ++n) {
+    wire::GcmNonce nonce{};
+    std::copy_n(out.nonces.data() + n * wire::kGcmNonceBytes, wire::kGcmNonceBytes, nonce.begin());
+    if (wire::is_local_mask_nonce(nonce) != local_masks)
+      throw Disagreement(std::string("the servers returned nonces ") + (local_masks ? "without" : "with") +
+                         " local masks for a prefetch " + (local_masks ? "with" : "without") + " them");
+  }
+  return out;
 }
 
 wire::GcmTagBytes ClusterClient::gcm_tag(const wire::KeyId& key, const wire::GcmNonce& nonce,
@@ -340,10 +355,32 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
   request.text.assign(ciphertext.begin(), ciphertext.end());
   request.tag = tag;
   std::lock_guard lock(mutex_);
+  // A nonce with local masks reopens wherever it is asked, from the servers' shares alone (one
+  // round trip, three servers or two); a regrouping is waited out like any job's. A tag that
+  // fails there may still be AES-GCM's under K (a ciphertext made elsewhere whose nonce has the
+  // mark's bit): it opens in full below, as any nonce the servers did not tag.
+  const bool local = wire::is_local_mask_nonce(nonce);
+  if (local) {
+    wire::GcmReopenRequest reopen{request};
+    const auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
+    for (;;) {
+      try {
+        if (auto plaintext = open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text))
+          return plaintext;
+        break;
+      } catch (const ServerError& error) {
+        const auto status = error.status();
+        if ((status != wire::Status::UnknownNonce && status != wire::Status::Regrouping) ||
+            std::chrono::steady_clock::now() + kRegroupPause >= deadline)
+          throw;
+      }
+      std::this_thread::sleep_for(kRegroupPause);
+    }
+  }
   // A ticket the three servers tagged reopens without AES (one round trip); where any of them
   // does not hold its nonce (restarted, evicted, two-server service) or does not know the
   // request (a server of an earlier release: BadRequest), it opens in full.
-  if (settings_.protocol == settings::Protocol::Rss3) {
+  if (settings_.protocol == settings::Protocol::Rss3 && !local) {
     wire::GcmReopenRequest reopen{request};
     try {
       return open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text);

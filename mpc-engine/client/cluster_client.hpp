@@ -53,7 +53,10 @@ class ClusterClient {
 
   // AES-256-GCM jobs of an Aes256Gcm key (mpc_client.h has the contract). Each server's
   // UnknownNonce answer arrives as ServerError with that status.
-  GcmPrefetched gcm_prefetch(const wire::KeyId& key, std::uint32_t count, std::uint32_t blocks_per_nonce);
+  // local_masks: nonces whose masks the servers compute each from its own share (mpc_client.h,
+  // mpc_client_gcm_prefetch_local).
+  GcmPrefetched gcm_prefetch(const wire::KeyId& key, std::uint32_t count, std::uint32_t blocks_per_nonce,
+                             bool local_masks = false);
   wire::GcmTagBytes gcm_tag(const wire::KeyId& key, const wire::GcmNonce& nonce, std::span<const std::uint8_t> aad,
                             std::span<const std::uint8_t> ciphertext);
   // The tag of aad under nonce and, in the same round trip, the tag of prefix || nonce || tag

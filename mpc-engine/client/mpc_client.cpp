@@ -311,8 +311,10 @@ int mpc_client_ecb_decrypt(mpc_client* client, const char* key_name, uint32_t ke
   return ecb(client, key_name, key_version, algorithm, in, length, out, true);
 }
 
-int mpc_client_gcm_prefetch(mpc_client* client, const char* key_name, uint32_t key_version, uint32_t count,
-                            uint32_t blocks_per_nonce, uint8_t* nonces, uint8_t* keystream) {
+namespace {
+
+int gcm_prefetch(mpc_client* client, const char* key_name, uint32_t key_version, uint32_t count,
+                 uint32_t blocks_per_nonce, uint8_t* nonces, uint8_t* keystream, bool local_masks) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
   if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
@@ -337,10 +339,22 @@ int mpc_client_gcm_prefetch(mpc_client* client, const char* key_name, uint32_t k
     return MPC_EINVAL;
   }
   return guarded(client, [&] {
-    const auto result = client->cluster->gcm_prefetch(key, count, blocks_per_nonce);
+    const auto result = client->cluster->gcm_prefetch(key, count, blocks_per_nonce, local_masks);
     std::memcpy(nonces, result.nonces.data(), nonce_bytes);
     if (keystream_bytes != 0) std::memcpy(keystream, result.keystream.data(), keystream_bytes);
   });
+}
+
+}  // namespace
+
+int mpc_client_gcm_prefetch(mpc_client* client, const char* key_name, uint32_t key_version, uint32_t count,
+                            uint32_t blocks_per_nonce, uint8_t* nonces, uint8_t* keystream) {
+  return gcm_prefetch(client, key_name, key_version, count, blocks_per_nonce, nonces, keystream, false);
+}
+
+int mpc_client_gcm_prefetch_local(mpc_client* client, const char* key_name, uint32_t key_version, uint32_t count,
+                                  uint32_t blocks_per_nonce, uint8_t* nonces, uint8_t* keystream) {
+  return gcm_prefetch(client, key_name, key_version, count, blocks_per_nonce, nonces, keystream, true);
 }
 
 int mpc_client_gcm_tag(mpc_client* client, const char* key_name, uint32_t key_version,

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define MPC_CLIENT_INTERFACE_VERSION 8
+#define MPC_CLIENT_INTERFACE_VERSION 9
 
 enum mpc_status {
   MPC_OK = 0,
@@ -124,6 +124,17 @@ int mpc_client_gcm_prefetch(mpc_client *client, const char *key_name, uint32_t k
                             uint32_t count, uint32_t blocks_per_nonce, uint8_t *nonces,
                             uint8_t *keystream);
 
+/* Prefetch with local masks (since 9): as mpc_client_gcm_prefetch, but AES_K(N || j) above is
+ * replaced by M(N || j), a pseudo-random function of the key that each server computes from
+ * its own share with no computation between the servers (docs/ticket-format.md, "Local
+ * masks"): keystream block j of N = M(N || j+2), tag = GHASH_H(aad, c) ^ M(N || 1). M is not
+ * AES-GCM under K, so only this engine opens such a tag (mpc_client_gcm_open recognises the
+ * nonce), from the shares alone: after a server restart too, and with one server down. The
+ * nonces are marked (bit 7 of byte 8) and never equal a nonce of mpc_client_gcm_prefetch. */
+int mpc_client_gcm_prefetch_local(mpc_client *client, const char *key_name, uint32_t key_version,
+                                  uint32_t count, uint32_t blocks_per_nonce, uint8_t *nonces,
+                                  uint8_t *keystream);
+
 /* Tag: tag = GHASH_H(aad, ciphertext) ^ AES_K(N || 1) for a nonce this client key
  * prefetched; consumes the nonce at every server (a second call with it fails with
  * MPC_ENONCE). The caller has already encrypted with the nonce's keystream. One round trip,
@@ -174,7 +185,9 @@ int mpc_client_gcm_tag_checked(mpc_client *client, const char *key_name, uint32_
  * plaintext may be ciphertext itself (decryption in place) but may not otherwise overlap it.
  * ciphertext_length may be 0 (a GMAC check). A nonce the three servers tagged and still
  * hold is reopened without AES (one round trip: docs/ticket-format.md); any other opens in
- * full, transparently. */
+ * full, transparently. A nonce with the mark of mpc_client_gcm_prefetch_local is reopened by
+ * its local masks (one round trip, three servers or two); a tag that fails there is then
+ * checked as AES-GCM under K in full. */
 int mpc_client_gcm_open(mpc_client *client, const char *key_name, uint32_t key_version,
                         const uint8_t nonce[MPC_GCM_NONCE_BYTES], const uint8_t *aad,
                         size_t aad_length, const uint8_t *ciphertext, size_t ciphertext_length,

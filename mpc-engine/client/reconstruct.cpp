@@ -1,6 +1,8 @@
 // mpc-engine/client/reconstruct.cpp: checks and opens the servers' replies (see reconstruct.hpp).
 #include "client/reconstruct.hpp"
 
+#include <sodium.h>
+
 #include <algorithm>
 #include <variant>
 
@@ -66,10 +68,11 @@ bool xor_form(const wire::Reply& reply) {
   return std::visit(
       [](const auto& body) {
         using Body = std::decay_t<decltype(body)>;
-        if constexpr (std::is_same_v<Body, wire::GcmTagResult> || std::is_same_v<Body, wire::GcmOpenResult>)
-          return !body.replicated;
+        if constexpr (std::is_same_v<Body, wire::GcmTagResult> || std::is_same_v<Body, wire::GcmOpenResult> ||
+                      std::is_same_v<Body, wire::GcmPrefetchResult>)
+          return !body.replicated;  // a prefetch without keystream is told by its form byte
         else if constexpr (std::is_same_v<Body, wire::GcmReopenResult>)
-          return false;  // three servers only, even for an empty text
+          return !body.replicated;  // a form byte tells, even for an empty text
         else if constexpr (requires { body.a; })
           return body.a.empty();
         else
@@ -254,6 +257,26 @@ std::optional<SecretBytes> open_gcm_open(const Replies& replies,
 
 std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<const std::uint8_t> ciphertext) {
   const std::size_t blocks = ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
+  if (replies.size() == 2) {
+    for (std::size_t party = 0; party < 2; ++party) {
+      const auto& result = body_of<wire::GcmReopenResult>(replies, party);
+      if (result.blocks != blocks || result.replicated)
+        throw Disagreement("server " + std::to_string(party + 1) + " returned a result of the wrong shape");
+    }
+    const auto& first = body_of<wire::GcmReopenResult>(replies, 0);
+    const auto& second = body_of<wire::GcmReopenResult>(replies, 1);
+    // The two check shares are equal exactly when the tag is right (two_party_engine's reopen).
+    std::array<std::uint8_t, wire::kGcmTagBytes> difference{};
+    for (std::size_t i = 0; i < difference.size(); ++i)
+      difference[i] = static_cast<std::uint8_t>(first.check[i] ^ second.check[i]);
+    const bool verified = sodium_is_zero(difference.data(), difference.size()) == 1;
+    if (!verified) return std::nullopt;
+    const SecretBytes keystream = open_xor(first.x, second.x, first.a, second.a, blocks * wire::kBlockBytes);
+    SecretBytes plaintext(ciphertext.size());
+    for (std::size_t i = 0; i < ciphertext.size(); ++i)
+      plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
+    return plaintext;
+  }
   require_three(replies);
   std::array<rss3::Block, 3> checks{};
   std::array<rss3::ByteShare, 3> keystream_shares;

@@ -64,7 +64,8 @@ std::optional<SecretBytes> open_gcm_open(const Replies& replies,
                                          std::span<const std::uint8_t> ciphertext);
 
 // GcmReopen of `ciphertext`: as open_gcm_open, the verdict being whether the three check
-// shares XOR to zero (rss3/zero_test.hpp). Three replies only.
+// shares XOR to zero (rss3/zero_test.hpp), or whether two servers' XOR-form check shares are
+// equal (a nonce with local masks reopened by two servers).
 std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<const std::uint8_t> ciphertext);
 
 // Krb Encrypt, Checksum or Prf with `data_bytes` of data under a key of `algorithm`: the

@@ -16,7 +16,7 @@ import zmq
 
 # Message types and statuses (client_messages.hpp).
 COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS = 1, 2, 3, 4, 5
-GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, GCM_REOPEN, GCM_TAG_PARTS, REPLY = 6, 7, 8, 9, 10, 11, 0x80
+GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, GCM_REOPEN, GCM_TAG_PARTS, GCM_PREFETCH_LOCAL, REPLY = 6, 7, 8, 9, 10, 11, 12, 0x80
 CTR, ECB_ENCRYPT, ECB_DECRYPT = 1, 2, 3
 KRB_ENCRYPT, KRB_DECRYPT, KRB_CHECKSUM = 1, 2, 3
 KRB_COMBINE_FLAG = 0x80
@@ -48,8 +48,9 @@ def compute_ecb(request_id: bytes, name: str, blocks: int, data: bytes, operatio
             struct.pack("<I", blocks) + data)
 
 
-def gcm_prefetch(request_id: bytes, key: bytes, count: int, blocks_per_nonce: int = 0) -> bytes:
-    return header(GCM_PREFETCH, request_id) + key + struct.pack("<II", count, blocks_per_nonce)
+def gcm_prefetch(request_id: bytes, key: bytes, count: int, blocks_per_nonce: int = 0, local: bool = False) -> bytes:
+    kind = GCM_PREFETCH_LOCAL if local else GCM_PREFETCH
+    return header(kind, request_id) + key + struct.pack("<II", count, blocks_per_nonce)
 
 
 def gcm_tag(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: bytes) -> bytes:

@@ -17,6 +17,7 @@ import zmq
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+import local_masks
 import mpc_cluster
 import test_gcm_jobs as gcm
 from raw_frames import REGROUPING, client_for, compute_ctr, parse_reply
@@ -37,8 +38,10 @@ def degraded_cluster(tmp_path):
 
 
 def every_job_kind(cluster, engine: Engine, gcm_engine: gcm.Engine, k5, keys: dict, aes_key: bytes,
-                   gcm_key: bytes) -> None:
-    """One of each job kind, each against its reference."""
+                   gcm_key: bytes, local_tickets: list | None = None) -> None:
+    """One of each job kind, each against its reference. local_tickets gathers a ticket of a
+    nonce with local masks per call, and every one made so far (with three servers or two, any
+    two) must open again."""
     # AES: keystream and ECB (mpcctl, through the same client library), OpenSSL as reference.
     counter = secrets.token_bytes(16)
     blocks = 37
@@ -56,6 +59,19 @@ def every_job_kind(cluster, engine: Engine, gcm_engine: gcm.Engine, k5, keys: di
     [(nonce2, _)] = gcm_engine.prefetch(1, 0)
     sealed2 = AESGCM(gcm_key).encrypt(nonce2, plaintext, aad)
     assert gcm_engine.open(nonce2, aad, sealed2[:-16], sealed2[-16:]) == plaintext
+    # GCM with local masks (local_masks.py, from the three stores): no garbling with two servers.
+    if local_tickets is not None:
+        parts = local_masks.components([cluster.server_dir(party) for party in (1, 2, 3)], gcm.KEY)
+        [(local_nonce, local_stream)] = gcm_engine.prefetch(1, 2, local=True)
+        sealed_local = gcm.seal(gcm_engine, local_nonce, local_stream, plaintext, aad)
+        assert sealed_local == local_masks.seal(gcm_key, gcm.KEY, parts, local_nonce, plaintext, aad)
+        local_tickets.append((local_nonce, aad, sealed_local, plaintext))
+        for ticket_nonce, ticket_aad, ticket, ticket_plaintext in local_tickets:
+            assert gcm_engine.open(ticket_nonce, ticket_aad, ticket[:-16], ticket[-16:]) == ticket_plaintext
+        forged = local_tickets[0]
+        with pytest.raises(gcm.GcmError) as failure:
+            gcm_engine.open(forged[0], forged[1] + b"!", forged[2][:-16], forged[2][-16:])
+        assert failure.value.code == gcm.MPC_EBADTAG
     # Kerberos: encrypt, decrypt, checksum, and the cf2 jobs, for every enctype.
     for enctype, key in keys.items():
         text = secrets.token_bytes(61)
@@ -88,7 +104,8 @@ def test_every_job_kind_is_served_with_any_one_server_down(degraded_cluster, k5)
         gcm_key = gcm.import_gcm_key(cluster)
         wait_until_krb_serving(engine, keys["aes256"]["id"])
         cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"})
-        every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
+        local_tickets: list = []
+        every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key, local_tickets)
         for party in (1, 2, 3):
             cluster.kill_server(party)
             others = [p for p in (1, 2, 3) if p != party]
@@ -100,10 +117,10 @@ def test_every_job_kind_is_served_with_any_one_server_down(degraded_cluster, k5)
             first_s = time.monotonic() - started
             assert first_s < 15, f"first job with server {party} down took {first_s:.1f} s"
             cluster.wait_for_modes({p: f"two-party without server {party}" for p in others})
-            every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
+            every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key, local_tickets)
             cluster.restart_server(party)
             cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
-            every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key)
+            every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key, local_tickets)
         counts = cluster.mode_switches()
         # Two switches (out and back) per outage of another server seen since its own start:
         # server 1 saw those of 2 and 3, server 2 (restarted second) that of 3, server 3 none.

@@ -196,6 +196,40 @@ def test_an_altered_chained_tag_share_is_caught_by_the_check_before_the_next_tag
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("party", [1, 2, 3])
+def test_a_server_computing_a_wrong_local_mask_is_refused(fresh_cluster, party):
+    """A server that computes its term of M(N || 1) wrong, consistently in both places its share
+    holds it (as with a wrong component), leaves the other holder of that term honest: the tag's
+    three openings disagree and the client refuses it (MPC_EMISMATCH), the keystream of the same
+    prefetch still opens right. Honest tags before and after open."""
+    cluster = fresh_cluster
+    gcm.import_gcm_key(cluster)
+    engine = gcm.Engine(cluster.compute_config, timeout_ms=60000)
+    aad, plaintext = b"header", secrets.token_bytes(40)
+    try:
+        gcm.wait_until_gcm_serving(engine)
+        [(nonce, keystream)] = engine.prefetch(1, 3, local=True)
+        sealed = gcm.seal(engine, nonce, keystream, plaintext, aad)
+        assert engine.open(nonce, aad, sealed[:-16], sealed[-16:]) == plaintext
+
+        restart(cluster, party, fault="local-mask-bit=45")
+        gcm.wait_until_gcm_serving(engine)
+        [(nonce, keystream)] = engine.prefetch(1, 3, local=True)
+        ciphertext = gcm.xor(plaintext, keystream)
+        with pytest.raises(gcm.GcmError) as refused:
+            engine.tag(nonce, aad, ciphertext)
+        assert refused.value.code == MPC_EMISMATCH, refused.value
+
+        restart(cluster, party)
+        gcm.wait_until_gcm_serving(engine)
+        [(nonce, keystream)] = engine.prefetch(1, 3, local=True)
+        sealed = gcm.seal(engine, nonce, keystream, plaintext, aad)
+        assert engine.open(nonce, aad, sealed[:-16], sealed[-16:]) == plaintext
+    finally:
+        engine.close()
+
+
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("party, fault, code", [(1, "reopen-keystream-bit=5", MPC_EMISMATCH),
                                                 (3, "reopen-keystream-bit=131", MPC_EMISMATCH),
                                                 (2, "reopen-check-bit=9", gcm.MPC_EBADTAG)])
@@ -203,7 +237,8 @@ def test_an_altered_reopen_answer_is_refused_or_fails_the_tag(fresh_cluster, par
     """A reopen (a ticket the servers tagged, opened without AES) is linear too. One flipped
     keystream bit is refused by the three-way opening (MPC_EMISMATCH); one flipped bit of a
     server's check share can only make the right tag fail (MPC_EBADTAG), never let a wrong one
-    pass: the servers' shares of r * s carry randomness the deviating server lacks."""
+    pass: the servers' shares of r * s carry randomness the deviating server lacks. The same
+    holds for the reopen of a nonce with local masks, whose shares are computed anew."""
     cluster = fresh_cluster
     gcm.import_gcm_key(cluster)
     engine = gcm.Engine(cluster.compute_config, timeout_ms=60000)
@@ -211,11 +246,14 @@ def test_an_altered_reopen_answer_is_refused_or_fails_the_tag(fresh_cluster, par
     try:
         restart(cluster, party, fault=fault)
         gcm.wait_until_gcm_serving(engine)
-        [(nonce, keystream)] = engine.prefetch(1, 2)
-        sealed = gcm.seal(engine, nonce, keystream, plaintext, b"tgt")
-        with pytest.raises(gcm.GcmError) as refused:
-            engine.open(nonce, b"tgt", sealed[:-16], sealed[-16:])
-        assert refused.value.code == code, refused.value
+        for local in (False, True):
+            [(nonce, keystream)] = engine.prefetch(1, 2, local=local)
+            sealed = gcm.seal(engine, nonce, keystream, plaintext, b"tgt")
+            with pytest.raises(gcm.GcmError) as refused:
+                engine.open(nonce, b"tgt", sealed[:-16], sealed[-16:])
+            # A local ticket whose reopen fails its check is then checked as AES-GCM in full,
+            # which fails too: the same code.
+            assert refused.value.code == code, (local, refused.value)
 
         restart(cluster, party)
         gcm.wait_until_gcm_serving(engine)
@@ -327,5 +365,5 @@ def test_the_installed_server_carries_no_deviation():
     assert b"MPC_FAULT" in faults_server_binary().read_bytes()
     shipped = server_binary().read_bytes()
     for marker in (b"MPC_FAULT", b"garbled-table-bits", b"tag-share-bit", b"chained-tag-bit", b"and-share-bit", b"check-message-bit",
-                   b"reopen-check-bit", b"reopen-keystream-bit"):
+                   b"reopen-check-bit", b"reopen-keystream-bit", b"local-mask-bit"):
         assert marker not in shipped, marker

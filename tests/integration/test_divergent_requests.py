@@ -141,9 +141,9 @@ def mismatch_counters(cluster) -> dict[int, int]:
     return out
 
 
-def prefetch_one_nonce(raw, gcm_key_id: bytes) -> bytes:
+def prefetch_one_nonce(raw, gcm_key_id: bytes, local: bool = False) -> bytes:
     """One nonce prefetched the way the library does it, over the raw sockets."""
-    replies = exchange(raw, dict.fromkeys(raw, gcm_prefetch(fresh_id(), gcm_key_id, 1)))
+    replies = exchange(raw, dict.fromkeys(raw, gcm_prefetch(fresh_id(), gcm_key_id, 1, local=local)))
     nonces = set()
     for party, (status, error, body) in replies.items():
         assert status == OK, f"server {party}: prefetch status {status} ({error})"
@@ -316,6 +316,45 @@ def test_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup):
     replies = exchange(raw, dict.fromkeys(PARTIES, gcm_reopen(fresh_id(), gcm_key_id, unheld, aad, b"", tag)))
     assert all(status == UNKNOWN_NONCE and "not held for reopening" in error
                for status, error, _ in replies.values()), replies
+
+
+def test_local_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup):
+    """The same for a nonce with local masks, whose shares each server computes again at every
+    reopen: the check opens to zero for the true tag only, to a fresh r * s otherwise, and to
+    noise when one server got another copy. Nothing is held for it, yet a never-tagged local
+    nonce is answered too: its check fails like a forgery."""
+    cluster, raw = setup["cluster"], setup["raw"]
+    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    nonce = prefetch_one_nonce(raw, gcm_key_id, local=True)
+    assert nonce[8] & 0x80
+    aad = secrets.token_bytes(40)
+    tagged = exchange(raw, dict.fromkeys(PARTIES, gcm_tag(fresh_id(), gcm_key_id, nonce, aad, b"")))
+    openings = reconstructions(tagged)
+    assert len(set(openings.values())) == 1
+    tag = openings[1]
+
+    def reopen(tag_sent: bytes, of: bytes = nonce) -> bytes:
+        frame = gcm_reopen(fresh_id(), gcm_key_id, of, aad, b"", tag_sent)
+        return reopen_check(exchange(raw, dict.fromkeys(PARTIES, frame)))
+
+    assert reopen(tag) == bytes(16)
+    unit = bytes([0x80]) + bytes(15)
+    forged = xor(tag, unit)
+    first = reopen(forged)
+    assert first not in (bytes(16), unit, tag, forged), "the check opened the tag difference"
+    assert reopen(forged) not in (first, unit), "another request must get a fresh r"
+    before = mismatch_counters(cluster)
+    for odd in PARTIES:
+        request_id = fresh_id()
+        frame = gcm_reopen(request_id, gcm_key_id, nonce, aad, b"", tag)
+        other = gcm_reopen(request_id, gcm_key_id, nonce, flip(aad, 0), b"", tag)
+        replies = exchange(raw, divergent(frame, other, odd))
+        if all_answered(replies):
+            assert reopen_check(replies) != bytes(16), f"server {odd} held another copy, yet the check passed"
+    after = wait_for_mismatches(cluster, before, 3)
+    assert all(after[party] >= before[party] + 2 for party in PARTIES), (before, after)
+    untagged = prefetch_one_nonce(raw, gcm_key_id, local=True)
+    assert reopen(tag, of=untagged) != bytes(16)
 
 
 def all_answered(replies) -> bool:

@@ -12,12 +12,14 @@ import ctypes
 import re
 import secrets
 import statistics
+import threading
 import time
 
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+import local_masks
 from client_handle import ClientCallError, ClientHandle
 from mpc_cluster import Cluster
 
@@ -49,6 +51,7 @@ class Engine(ClientHandle):
     SIGNATURES = {
         "mpc_client_keystream": [_p, _s, _u32, _i, _s, _u32, _s],
         "mpc_client_gcm_prefetch": [_p, _s, _u32, _u32, _u32, _s, _s],
+        "mpc_client_gcm_prefetch_local": [_p, _s, _u32, _u32, _u32, _s, _s],
         "mpc_client_gcm_tag": [_p, _s, _u32, _s, _s, _z, _s, _z, _s],
         "mpc_client_gcm_open": [_p, _s, _u32, _s, _s, _z, _s, _z, _s, _s],
         "mpc_client_gcm_tag_chained": [_p, _s, _u32, _s, _s, _z, _s, _s, _z, _s, _s],
@@ -56,14 +59,15 @@ class Engine(ClientHandle):
     }
     Error = GcmError
 
-    def prefetch(self, count: int, blocks_per_nonce: int = 0, key=KEY) -> list[tuple[bytes, bytes]]:
-        """[(nonce, keystream of blocks_per_nonce blocks)] in the servers' order."""
+    def prefetch(self, count: int, blocks_per_nonce: int = 0, key=KEY, local: bool = False) -> list[tuple[bytes, bytes]]:
+        """[(nonce, keystream of blocks_per_nonce blocks)] in the servers' order; local: with
+        local masks (local_masks.py)."""
         name, kvno, _ = key
         nonces = ctypes.create_string_buffer(max(1, count * NONCE_BYTES))
         keystream = ctypes.create_string_buffer(count * blocks_per_nonce * 16) if blocks_per_nonce else None
-        rc = self.lib.mpc_client_gcm_prefetch(self.handle, name.encode(), kvno, count, blocks_per_nonce, nonces,
-                                              keystream)
-        self._check("mpc_client_gcm_prefetch", rc)
+        call = "mpc_client_gcm_prefetch_local" if local else "mpc_client_gcm_prefetch"
+        rc = getattr(self.lib, call)(self.handle, name.encode(), kvno, count, blocks_per_nonce, nonces, keystream)
+        self._check(call, rc)
         out = []
         per = blocks_per_nonce * 16
         for i in range(count):
@@ -427,6 +431,130 @@ def test_status_counts_gcm_jobs(gcm):
         assert after_open[party][0] == after_reopen[party][0] + 1, (party, after_open)
 
 
+# ------------------------------------------------------------------------- local masks
+
+def cluster_components(cluster: Cluster, key=KEY) -> list[bytes]:
+    return local_masks.components([cluster.server_dir(party) for party in (1, 2, 3)], key)
+
+
+@pytest.mark.parametrize("length,aad_length", [(0, 0), (0, 24), (16, 16), (40, 13), (200, 100)])
+def test_local_masks_give_the_reference_keystream_and_tag(gcm, length, aad_length):
+    """Keystream and tag of nonces with local masks against local_masks.py, computed from the
+    components the servers store: M(N || 2 ..) and GHASH_H(aad, c) ^ M(N || 1)."""
+    engine, key = gcm["compute"], gcm["key"]
+    parts = cluster_components(gcm["cluster"])
+    blocks = (length + 15) // 16
+    entries = engine.prefetch(3, blocks, local=True)
+    for nonce, keystream in entries:
+        assert local_masks.is_local(nonce)
+        assert keystream == local_masks.masks(KEY, parts, nonce, 2, blocks)
+        # Not AES-GCM under K: the masks are another function of the key.
+        if blocks:
+            assert keystream != ctr_keystream(key, nonce, 2, blocks)
+    nonce, keystream = entries[1]
+    plaintext = secrets.token_bytes(length)
+    aad = secrets.token_bytes(aad_length)
+    sealed = seal(engine, nonce, keystream, plaintext, aad)
+    assert sealed == local_masks.seal(key, KEY, parts, nonce, plaintext, aad)
+    assert engine.open(nonce, aad, sealed[:-16], sealed[-16:]) == plaintext
+
+
+def test_local_and_aes_nonces_share_one_counter_and_never_meet(gcm):
+    """The mark is the counter's top bit; both kinds take counters from one run of the epoch."""
+    engine = gcm["compute"]
+    aes = [nonce for nonce, _ in engine.prefetch(2)]
+    local = [nonce for nonce, _ in engine.prefetch(2, local=True)]
+    after = [nonce for nonce, _ in engine.prefetch(1)]
+    assert not any(local_masks.is_local(n) for n in aes + after)
+    assert all(local_masks.is_local(n) for n in local)
+    counters = [int.from_bytes(n[8:], "big") & 0x7fffffff for n in aes + local + after]
+    assert counters == sorted(counters) and len(set(counters)) == 5, counters
+    assert len({n[:8] for n in aes + local + after}) == 1
+
+
+def test_local_tickets_reopen_without_a_batch_and_refuse_forgeries(gcm):
+    """Any ticket of a local-mask nonce reopens from the shares: no batch at the tag or the
+    reopen, and the prefetch's batch runs no circuit (its header is its only message between
+    the servers). Any change to the tag, the text or the AAD fails, also for a text longer than
+    the prefetch's keystream (the servers compute the keystream anew); a tag that fails its
+    local masks is then checked as AES-GCM under K, one full open each."""
+    cluster, engine = gcm["cluster"], gcm["compute"]
+    before = server_counters(cluster)
+    [(nonce, keystream)] = engine.prefetch(1, 2, local=True)
+    plaintext = secrets.token_bytes(32)
+    sealed = seal(engine, nonce, keystream, plaintext, b"ticket")
+    ciphertext, tag = sealed[:-16], sealed[-16:]
+    for _ in range(2):
+        assert engine.open(nonce, b"ticket", ciphertext, tag) == plaintext
+    after = server_counters(cluster)
+    for party in (1, 2, 3):
+        # The prefetch's batch of local masks; three jobs more (tag, two reopens).
+        assert after[party] == (before[party][0] + 1, before[party][1] + 4), (party, before, after)
+    forgeries = [(b"ticket", ciphertext, bytes([tag[0] ^ 1]) + tag[1:]),
+                 (b"ticket", ciphertext[:31] + bytes([ciphertext[31] ^ 0x80]), tag),
+                 (b"tickeT", ciphertext, tag),
+                 (b"ticket", ciphertext + b"!", tag)]
+    for aad, text, forged_tag in forgeries:
+        with pytest.raises(GcmError) as failure:
+            engine.open(nonce, aad, text, forged_tag)
+        assert failure.value.code == MPC_EBADTAG, (aad, failure.value)
+    forged = server_counters(cluster)
+    for party in (1, 2, 3):
+        assert forged[party][0] == after[party][0] + len(forgeries), (party, after, forged)
+    # A local-mask nonce nobody tagged under this key opens to nothing.
+    [(untagged, _)] = engine.prefetch(1, 2, local=True)
+    with pytest.raises(GcmError) as failure:
+        engine.open(untagged, b"ticket", ciphertext, tag)
+    assert failure.value.code == MPC_EBADTAG
+
+
+def test_concurrent_local_prefetches_are_held_by_every_server_before_they_return(gcm):
+    """A batch of local masks ends at the leader at once, at a follower only when its header
+    arrives: a prefetch must not return before all three answered. One without keystream looks
+    the same in both reply forms but for the two servers' form byte, so before that byte a
+    client took the first two of three answers for a two-server reply and tagged before the
+    third server held the nonce (MPC_ENONCE). Four threads of one client key, prefetching and
+    tagging at once."""
+    cluster = gcm["cluster"]
+    errors = []
+
+    def worker() -> None:
+        engine = Engine(cluster.compute_config)
+        try:
+            for i in range(150):
+                [(nonce, keystream)] = engine.prefetch(1, 0 if i % 2 else 2, local=True)
+                engine.tag(nonce, b"aad", keystream[:5])
+        except GcmError as error:
+            errors.append(error)
+        finally:
+            engine.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
+def test_a_local_chained_tag_is_checked_by_the_next_tag(gcm):
+    """Chained and checked tags work on local-mask nonces as on the others (the chained tag
+    equals the reference)."""
+    engine, key = gcm["compute"], gcm["key"]
+    parts = cluster_components(gcm["cluster"])
+    (n1, _), (n2, _) = engine.prefetch(2, local=True)
+    [(n3, k3)] = engine.prefetch(1, 2, local=True)
+    data = secrets.token_bytes(40)
+    t1, t2 = engine.tag_chained(n1, data, n2, PAC_CHAIN_PREFIX)
+    assert t1 == local_masks.seal(key, KEY, parts, n1, b"", data)
+    chained_aad = PAC_CHAIN_PREFIX + n1 + t1
+    assert t2 == local_masks.seal(key, KEY, parts, n2, b"", chained_aad)
+    plaintext = secrets.token_bytes(30)
+    ciphertext = xor(plaintext, k3)
+    t3 = engine.tag_checked(n3, b"ticket", ciphertext, (n2, chained_aad, t2))
+    assert ciphertext + t3 == local_masks.seal(key, KEY, parts, n3, plaintext, b"ticket")
+
+
 # ---------------------------------------------------------------------- limits and errors
 
 def test_prefetch_larger_than_a_batch(gcm):
@@ -535,6 +663,35 @@ def test_a_restarted_follower_forgets_its_nonces(fresh_cluster):
         batches = server_counters(cluster)[1][0]
         assert engine.open(tagged_nonce, b"tgt", sealed[:-16], sealed[-16:]) == ticket
         assert server_counters(cluster)[1][0] == batches + 1
+    finally:
+        engine.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_restarted_server_reopens_local_tickets_and_checks_local_chained_tags(fresh_cluster):
+    """A server keeps nothing of a local-mask nonce that a reopen needs: after a restart, a
+    ticket tagged before it reopens in one round trip, with no batch, and a chained tag whose
+    nonce the server forgot is checked by a reopen too."""
+    cluster = fresh_cluster
+    import_gcm_key(cluster)
+    engine = Engine(cluster.compute_config)
+    try:
+        wait_until_gcm_serving(engine)
+        [(nonce, keystream)] = engine.prefetch(1, 2, local=True)
+        ticket = secrets.token_bytes(32)
+        sealed = seal(engine, nonce, keystream, ticket, b"tgt")
+        (n1, _), (n2, _) = engine.prefetch(2, local=True)
+        t1, t2 = engine.tag_chained(n1, b"pac", n2, PAC_CHAIN_PREFIX)
+        cluster.kill_server(3)
+        cluster.restart_server(3)
+        wait_until_gcm_serving(engine, deadline_s=30)
+        batches = server_counters(cluster)
+        assert engine.open(nonce, b"tgt", sealed[:-16], sealed[-16:]) == ticket
+        assert engine.open(n2, PAC_CHAIN_PREFIX + n1 + t1, b"", t2) == b""
+        assert server_counters(cluster) == {p: (batches[p][0], batches[p][1] + 2) for p in (1, 2, 3)}
+        with pytest.raises(GcmError) as failure:
+            engine.open(n2, PAC_CHAIN_PREFIX + n1 + t1, b"", bytes([t2[0] ^ 4]) + t2[1:])
+        assert failure.value.code == MPC_EBADTAG
     finally:
         engine.close()
 

@@ -23,8 +23,9 @@ from test_krb_jobs import (CF2_PARTNER, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES
 from test_krb_jobs import Engine as KrbEngine
 from test_krb_jobs import k5  # noqa: F401  (the libk5crypto fixture)
 
+import local_masks
 from mpc_cluster import start_cluster
-from raw_frames import AES256_GCM, OK, client_for, gcm_tag, key_id
+from raw_frames import AES256_GCM, OK, client_for, gcm_reopen, gcm_tag, key_id
 from test_divergent_requests import (exchange, gcm_tag_of, mismatch_counters, prefetch_one_nonce,
                                      wait_for_mismatches)
 from test_gcm_jobs import KEY as GCM_KEY
@@ -141,6 +142,72 @@ def test_prefetch_and_tag_equal_aesgcm(jobs, length, aad_length):
     nonce, keystream = entries[2]
     plaintext, aad = secrets.token_bytes(length), secrets.token_bytes(aad_length)
     assert seal(engine, nonce, keystream, plaintext, aad) == AESGCM(key).encrypt(nonce, plaintext, aad)
+
+
+def test_local_masks_give_the_reference_and_reopen_on_two_servers(jobs):
+    """A two-server cluster's XOR shares of K are its two components: M is the XOR of two terms,
+    each server's own. Keystream and tag equal local_masks.py's; the ticket reopens in one round
+    trip with no garbling, forged ones do not."""
+    cluster, engine, key = jobs["cluster"], jobs["gcm"], jobs["gcm_key"]
+    parts = local_masks.components([cluster.server_dir(party) for party in cluster.parties], GCM_KEY)
+    assert len(parts) == 2
+    entries = engine.prefetch(2, 3, local=True)
+    for nonce, keystream in entries:
+        assert local_masks.is_local(nonce)
+        assert keystream == local_masks.masks(GCM_KEY, parts, nonce, 2, 3)
+    nonce, keystream = entries[0]
+    plaintext, aad = secrets.token_bytes(40), secrets.token_bytes(11)
+    sealed = seal(engine, nonce, keystream, plaintext, aad)
+    assert sealed == local_masks.seal(key, GCM_KEY, parts, nonce, plaintext, aad)
+    ciphertext, tag = sealed[:-16], sealed[-16:]
+    assert engine.open(nonce, aad, ciphertext, tag) == plaintext
+    for args in ((nonce, aad, ciphertext, bytes([tag[0] ^ 2]) + tag[1:]), (nonce, aad + b"!", ciphertext, tag),
+                 (entries[1][0], aad, ciphertext, tag)):
+        with pytest.raises(GcmError) as failure:
+            engine.open(*args)
+        assert failure.value.code == GCM_EBADTAG
+
+
+def test_local_reopen_answers_of_two_servers_are_noise_unless_the_tag_is_right(jobs):
+    """Each server answers r * s_p ^ m with r and m from a key the two share and the digest of
+    its copy: the client's two answers are equal for the true tag, differ by a fresh r * s for a
+    forged one (never s), and by noise when the copies differ."""
+    cluster, engine = jobs["cluster"], jobs["gcm"]
+    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    [(nonce, keystream)] = engine.prefetch(1, 1, local=True)
+    text = xor(b"two-server local", keystream)
+    tag = engine.tag(nonce, b"aad", text)
+    context = zmq.Context()
+    raw = {party: client_for(cluster, context, party, role="compute") for party in cluster.parties}
+
+    def difference(frames: dict[int, bytes]) -> bytes:
+        replies = exchange(raw, frames)
+        checks = []
+        for party, (status, error, body) in replies.items():
+            assert status == OK, f"server {party}: {status} ({error})"
+            assert len(body) == 4 + 16 + 16 + 1 and body[-1] == 1, "not a two-server reopen answer"
+            checks.append(body[20:36])
+        return xor(checks[0], checks[1])
+
+    try:
+        right = gcm_reopen(secrets.token_bytes(16), gcm_key_id, nonce, b"aad", text, tag)
+        assert difference(dict.fromkeys(raw, right)) == bytes(16)
+        unit = bytes([0x40]) + bytes(15)
+        forged = xor(tag, unit)
+        first = difference(dict.fromkeys(raw, gcm_reopen(secrets.token_bytes(16), gcm_key_id, nonce, b"aad", text,
+                                                         forged)))
+        assert first not in (bytes(16), unit)
+        second = difference(dict.fromkeys(raw, gcm_reopen(secrets.token_bytes(16), gcm_key_id, nonce, b"aad", text,
+                                                          forged)))
+        assert second not in (bytes(16), first)
+        request_id = secrets.token_bytes(16)
+        copies = {1: gcm_reopen(request_id, gcm_key_id, nonce, b"aad", text, tag),
+                  2: gcm_reopen(request_id, gcm_key_id, nonce, b"aaD", text, tag)}
+        assert difference(copies) != bytes(16)
+    finally:
+        for client in raw.values():
+            client.close()
+        context.term()
 
 
 def test_a_nonce_tags_once_and_only_for_its_client(jobs):
