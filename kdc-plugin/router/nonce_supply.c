@@ -82,6 +82,18 @@ struct nonce_supply {
     pthread_t refill_thread;
 };
 
+/* A prefetch as the configuration asks: with local masks (each server computes its share of
+ * a nonce's masks alone, and reopens its tickets so after a restart or with one server down)
+ * unless gcm_masks = aes. */
+static int
+prefetch(const nonce_supply *supply, mpc_client *client, const char *name, uint32_t kvno,
+         uint32_t count, uint32_t blocks, uint8_t *nonces, uint8_t *keystream)
+{
+    if (supply->opt->aes_masks)
+        return mpc_client_gcm_prefetch(client, name, kvno, count, blocks, nonces, keystream);
+    return mpc_client_gcm_prefetch_local(client, name, kvno, count, blocks, nonces, keystream);
+}
+
 krb5_error_code
 nonce_supply_create(engine_conn *conn, nonce_supply **out, char *why, size_t why_len)
 {
@@ -313,7 +325,7 @@ refill_main(void *arg)
             rc = MPC_EINTERNAL;
             snprintf(err, sizeof(err), "out of memory");
         } else if (rc == MPC_OK) {
-            rc = mpc_client_gcm_prefetch(client, name, kvno, want, blocks, nonces, keystream);
+            rc = prefetch(supply, client, name, kvno, want, blocks, nonces, keystream);
             if (rc != MPC_OK)
                 snprintf(err, sizeof(err), "%s", mpc_client_last_error(client));
         }
@@ -458,8 +470,7 @@ nonce_supply_take(nonce_supply *supply, const char *name, uint32_t kvno, enum no
     if (engine_conn_down(supply->conn, why, why_len))
         return KRB5_CRYPTO_INTERNAL;
     client = engine_conn_lock(supply->conn);
-    rc = mpc_client_gcm_prefetch(client, name, kvno, 1, blocks, nonce,
-                                 blocks != 0 ? keystream : NULL);
+    rc = prefetch(supply, client, name, kvno, 1, blocks, nonce, blocks != 0 ? keystream : NULL);
     if (rc != MPC_OK)
         router_set_why(why, why_len, "engine %s prefetching a nonce for %s kvno %u: %s",
                        engine_status_text(rc), name, kvno, mpc_client_last_error(client));

@@ -24,6 +24,11 @@
  *   unreachable_retry_ms = 3000
  *                            after a call finds the engine unreachable, calls fail at
  *                            once for this long, then one tries again (1..600000)
+ *   gcm_masks     = local    how new tickets and checksums under a protected krbtgt key are
+ *                            masked: "local" (mpc_client_gcm_prefetch_local: each server
+ *                            computes its share alone) or "aes" (AES_K in MPC, the format
+ *                            of servers before local masks); either kind opens whatever
+ *                            the setting (docs/ticket-format.md)
  *
  * The configuration file itself must be a regular file not writable by group or
  * other. The router reads it lazily, on the first handle a process sees, once per process
@@ -191,7 +196,7 @@ parse_config(const char *path, char **key_file, char **engine_config,
     char *text = NULL, *line, *next, *eq, *name, *value, **slot;
     uint32_t *field;
     size_t len = 0, k;
-    int lineno = 0, ret = -1;
+    int lineno = 0, ret = -1, masks_given = 0;
 
     *key_file = NULL;
     *engine_config = NULL;
@@ -234,6 +239,20 @@ parse_config(const char *path, char **key_file, char **engine_config,
                          lineno, name, option_keys[k].min, option_keys[k].max);
                 goto cleanup;
             }
+            continue;
+        }
+        if (strcmp(name, "gcm_masks") == 0) {
+            if (strcmp(value, "local") != 0 && strcmp(value, "aes") != 0) {
+                snprintf(why, why_len, "%s line %d: gcm_masks must be \"local\" or \"aes\"", path,
+                         lineno);
+                goto cleanup;
+            }
+            if (masks_given) {
+                snprintf(why, why_len, "%s line %d: gcm_masks given twice", path, lineno);
+                goto cleanup;
+            }
+            masks_given = 1;
+            options->aes_masks = strcmp(value, "aes") == 0;
             continue;
         }
         if (strcmp(name, "handle_key_file") == 0) {

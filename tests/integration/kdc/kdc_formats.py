@@ -50,20 +50,58 @@ def ticket_aad(usage: int, ciphertext: bytes) -> bytes:
     return bytes([AAD_TICKET_KEY]) + struct.pack(">I", usage) + ciphertext
 
 
+class EngineKey(bytes):
+    """K, with what the engine makes local masks of (tests/integration/local_masks.py): the
+    engine key id and the additive components the servers store. A nonce with the local mark
+    is masked by M under these, any other by AES_K."""
+
+    def __new__(cls, key: bytes, key_id: tuple[str, int, str], parts: list[bytes]):
+        out = super().__new__(cls, key)
+        out.local = (key_id, parts)
+        return out
+
+
+def _local(key: bytes, nonce: bytes):
+    import local_masks
+    if not local_masks.is_local(nonce):
+        return None
+    assert isinstance(key, EngineKey), "a nonce with local masks needs the key's components"
+    return local_masks, key.local
+
+
+def _mask(key: bytes, nonce: bytes, block: int) -> bytes:
+    """Block `block` of the nonce's masks: AES_K(N || block), or M(N || block)."""
+    local = _local(key, nonce)
+    if local is None:
+        return _aes_block(key, nonce + struct.pack(">I", block))
+    module, (key_id, parts) = local
+    return module.masks(key_id, parts, nonce, block, 1)
+
+
 def nonce_ticket_key(key: bytes, nonce: bytes) -> bytes:
-    """A ticket's own key: GCM's keystream blocks 2 and 3 of the nonce under K."""
-    return b"".join(_aes_block(key, nonce + struct.pack(">I", counter)) for counter in (2, 3))
+    """A ticket's own key: the nonce's mask blocks 2 and 3 (GCM's keystream under K, or M)."""
+    return _mask(key, nonce, 2) + _mask(key, nonce, 3)
+
+
+def gmac_tag(key: bytes, nonce: bytes, aad: bytes, text: bytes = b"") -> bytes:
+    """GHASH_H(aad, text) ^ the nonce's mask block 1: AES-GCM's tag under K for an AES nonce."""
+    import local_masks
+    return bytes(a ^ b for a, b in zip(local_masks.ghash(key, aad, text), _mask(key, nonce, 1)))
 
 
 def seal_ticket(key: bytes, nonce: bytes, usage: int, plain: bytes) -> bytes:
     """N || C || T: C is AES-256-CTR of plain under the ticket key from counter block 0, T the
-    GCM tag of 32 zero bytes of ciphertext with AAD 0x03 || usage || C."""
+    GCM tag of 32 zero bytes of ciphertext with AAD 0x03 || usage || C (for an AES nonce, the
+    tag of AES-GCM under K; for a local one, its mask M(N || 1) in place of AES_K(N || 1))."""
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     own = nonce_ticket_key(key, nonce)
     encryptor = Cipher(algorithms.AES(own), modes.CTR(bytes(16))).encryptor()
     ciphertext = encryptor.update(plain) + encryptor.finalize()
-    sealed = AESGCM(key).encrypt(nonce, own, ticket_aad(usage, ciphertext))
+    aad = ticket_aad(usage, ciphertext)
+    if _local(key, nonce) is not None:
+        return nonce + ciphertext + gmac_tag(key, nonce, aad, bytes(32))
+    sealed = AESGCM(key).encrypt(nonce, own, aad)
     assert sealed[:32] == bytes(32), "the ticket key is the nonce's keystream"
     return nonce + ciphertext + sealed[32:]
 

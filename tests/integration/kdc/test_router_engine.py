@@ -363,8 +363,9 @@ from cryptography.exceptions import InvalidTag  # noqa: E402
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 
 
-from kdc_formats import (checksum_aad, engine_name as engine_key_name,  # noqa: E402
-                         expected_handle as make_handle, keystream_aad, seal_ticket)
+import local_masks  # noqa: E402
+from kdc_formats import (EngineKey, checksum_aad, engine_name as engine_key_name,  # noqa: E402
+                         expected_handle as make_handle, gmac_tag, keystream_aad, seal_ticket)
 
 
 @pytest.fixture(scope="session")
@@ -384,6 +385,7 @@ class DriverProcess:
                  handle_key: bytes, handle: bytes, extra_conf: str = "",
                  enctype: int = PRIVATE_ENCTYPE, engine_config: Path | None = None):
         root.mkdir(parents=True, exist_ok=True)
+        self.handle_key, self.handle = handle_key, handle
         key_file = root / "handle.key"
         fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as out:
@@ -450,6 +452,10 @@ def set_up(cluster: mpc_cluster.Cluster, root: Path, router_so: Path, extra_conf
     else:
         raise AssertionError(f"{name} already imported in this cluster")
     wait_for_gcm_key(cluster, name)
+    # The router asks for local masks (gcm_masks = local, the default): their reference needs
+    # the components the servers store.
+    parts = local_masks.components([cluster.server_dir(party) for party in cluster.parties], (name, KVNO, "aes256-gcm"))
+    key = EngineKey(key, (name, KVNO, "aes256-gcm"), parts)
     handle_key = secrets.token_bytes(32)
     handle = make_handle(handle_key, PRINCIPAL, KVNO, PRIVATE_ENCTYPE)
     return key, DriverProcess(root, router_so, cluster, handle_key, handle, extra_conf)
@@ -480,7 +486,7 @@ def check_sealed(key: bytes, usage: int, plain: bytes, result: dict) -> bytes:
 def check_checksum(key: bytes, usage: int, data: bytes, cksum: bytes) -> bytes:
     assert len(cksum) == 28
     nonce = cksum[:12]
-    assert cksum[12:] == AESGCM(key).encrypt(nonce, b"", checksum_aad(usage, data))
+    assert cksum[12:] == gmac_tag(key, nonce, checksum_aad(usage, data))
     return nonce
 
 
@@ -510,6 +516,44 @@ def test_encrypt_and_decrypt_match_the_ticket_format(engine):
     nonce, plain = secrets.token_bytes(12), b"sealed by Python"
     opened = driver.call("decrypt", usage=2, cipher=seal_ticket(key, nonce, 2, plain).hex())
     assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain
+
+
+@pytest.mark.timeout(120)
+def test_new_tickets_take_local_masks_unless_gcm_masks_is_aes(engine, fresh_cluster, router_so, tmp_path):
+    """By default every ticket and checksum the router makes has a nonce with local masks;
+    with gcm_masks = aes, one of AES_K's (the ticket is then AES-GCM's under K, as
+    seal_ticket computes it). A router opens both kinds whatever its setting: the nonce's
+    mark says which. A bad gcm_masks makes the configuration invalid."""
+    key, driver = engine
+    plain = secrets.token_bytes(100)
+    assert local_masks.is_local(check_sealed(key, 2, plain, driver.call("encrypt", usage=2, plain=plain.hex())))
+    made = driver.call("make_checksum", usage=17, data="aa")
+    assert local_masks.is_local(check_checksum(key, 17, b"\xaa", bytes.fromhex(made["cksum"])))
+
+    aes_key, aes_driver = set_up(fresh_cluster, tmp_path / "aes", router_so, "gcm_masks = aes\n")
+    local_driver = DriverProcess(tmp_path / "local", router_so, fresh_cluster, aes_driver.handle_key,
+                                 aes_driver.handle)
+    try:
+        aes_ticket = aes_driver.call("encrypt", usage=2, plain=plain.hex())
+        assert not local_masks.is_local(check_sealed(aes_key, 2, plain, aes_ticket))
+        local_ticket = local_driver.call("encrypt", usage=2, plain=plain.hex())
+        assert local_masks.is_local(check_sealed(aes_key, 2, plain, local_ticket))
+        for opener in (aes_driver, local_driver):
+            for ticket in (aes_ticket, local_ticket):
+                opened = opener.call("decrypt", usage=2, cipher=ticket["cipher"])
+                assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain
+    finally:
+        local_driver.close()
+        aes_driver.close()
+    for number, bad in enumerate(("gcm_masks = both\n", "gcm_masks = aes\ngcm_masks = local\n")):
+        refused = DriverProcess(tmp_path / f"bad{number}", router_so, fresh_cluster, aes_driver.handle_key,
+                                aes_driver.handle, bad)
+        try:
+            result = refused.call("encrypt", usage=2, plain=plain.hex())
+            assert result["ret"] != 0
+            assert "gcm_masks" in refused.log(), refused.log()
+        finally:
+            refused.close()
 
 
 @pytest.mark.timeout(120)
