@@ -8,6 +8,9 @@ as always, driven through libmpcclient. Measures, side by side in one run:
   - the jobs of one protected-user login (preauth decryption, usage 1; AS-REP encryption,
     usage 3; a krbtgt ticket seal: GCM nonce with its two-block ticket key, then its tag) one
     after the other: latency p50/p99 and logins/s, with all three servers and with one down;
+    the ticket's nonce with AES_K masks and with local masks (docs/ticket-format.md);
+  - a TGS's open of a TGT sealed while all three served (the nonce with AES_K masks or with
+    local masks), with all three and with one down;
   - the switch time: from the kill of a server to the first of those jobs served by the other
     two (the client retries meanwhile), for each server in turn, `--rounds` times.
 Writes OUT/degraded.json and OUT/degraded.md and prints the table.
@@ -58,29 +61,48 @@ class Login:
         gcm.wait_until_gcm_serving(self.gcm)
         self.timestamp = k5.encrypt(self.krb5_enctype, self.user_key, 1, secrets.token_bytes(26))
 
-    def run(self) -> None:
+    def run(self, local: bool = False) -> None:
         self.krb.decrypt(self.key_id, 1, self.timestamp)
         self.krb.encrypt(self.key_id, 3, secrets.token_bytes(220))
-        # docs/ticket-format.md: the ticket is encrypted under the key here, and the tag covers
-        # it as associated data with 32 zero bytes of text.
-        [(nonce, ticket_key)] = self.gcm.prefetch(1, 2)
-        gcm.seal(self.gcm, nonce, ticket_key, ticket_key, secrets.token_bytes(305))
+        self.seal(local)
+
+    def seal(self, local: bool) -> tuple[bytes, bytes, bytes]:
+        """A TGT seal (docs/ticket-format.md): the ticket is encrypted under the nonce's key
+        here, and the tag covers it as associated data with 32 zero bytes of text.
+        (nonce, AAD, 32 zero bytes || tag)."""
+        [(nonce, ticket_key)] = self.gcm.prefetch(1, 2, local=local)
+        aad = secrets.token_bytes(305)
+        return nonce, aad, gcm.seal(self.gcm, nonce, ticket_key, ticket_key, aad)
+
+    def open(self, ticket: tuple[bytes, bytes, bytes]) -> None:
+        nonce, aad, sealed = ticket
+        self.gcm.open(nonce, aad, sealed[:-16], sealed[-16:])
 
     def close(self) -> None:
         self.krb.close()
         self.gcm.close()
 
 
-def measure(login: Login, count: int) -> dict:
+def timed(call, count: int) -> dict:
     latencies = []
     started = time.monotonic()
-    for _ in range(count):
+    for i in range(count):
         t0 = time.monotonic()
-        login.run()
+        call(i)
         latencies.append((time.monotonic() - t0) * 1000)
     elapsed = time.monotonic() - started
-    return {"logins": count, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 0.99),
-            "logins_per_s": count / elapsed}
+    return {"calls": count, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 0.99),
+            "per_s": count / elapsed}
+
+
+def measure(login: Login, count: int, tickets: dict) -> dict:
+    """Logins with each kind of nonce, then opens of the TGTs sealed with three servers."""
+    out = {}
+    for masks in ("aes", "local"):
+        out[f"login_{masks}"] = timed(lambda _: login.run(masks == "local"), count)
+        kept = tickets[masks]
+        out[f"open_{masks}"] = timed(lambda i: login.open(kept[i % len(kept)]), min(count, len(kept)))
+    return out
 
 
 def wait_for_three(cluster: mpc_cluster.Cluster, deadline_s: float = 30) -> None:
@@ -110,23 +132,24 @@ def main() -> None:
         login = None
         try:
             login = Login(cluster, k5)
-            measure(login, 5)  # warm: circuits compiled, connections up
-            full = measure(login, args.logins)
+            tickets = {masks: [login.seal(masks == "local") for _ in range(args.logins)] for masks in ("aes", "local")}
+            measure(login, 5, tickets)  # warm: circuits compiled, connections up
+            full = measure(login, args.logins, tickets)
             switches = []
             degraded = {}
             for round_ in range(args.rounds):
                 for party in (1, 2, 3):
                     cluster.kill_server(party)
                     killed = time.monotonic()
-                    login.run()
+                    login.run(True)
                     switches.append({"party": party, "round": round_ + 1,
                                      "first_login_ms": (time.monotonic() - killed) * 1000})
                     if round_ == 0:
-                        measure(login, 3)
-                        degraded[party] = measure(login, args.logins)
+                        measure(login, 3, tickets)
+                        degraded[party] = measure(login, args.logins, tickets)
                     cluster.restart_server(party)
                     wait_for_three(cluster)
-                    measure(login, 3)
+                    measure(login, 3, tickets)
         finally:
             if login is not None:
                 login.close()
@@ -142,10 +165,15 @@ def main() -> None:
         "switch": {"runs": switches, "p50_ms": statistics.median(switch_ms), "max_ms": max(switch_ms)},
     }
     (out / "degraded.json").write_text(json.dumps(report, indent=1) + "\n")
-    lines = ["| service | login p50 (ms) | login p99 (ms) | logins/s (one client) |", "|---|---|---|---|",
-             f"| three servers | {full['p50_ms']:.0f} | {full['p99_ms']:.0f} | {full['logins_per_s']:.1f} |"]
-    for party, m in degraded.items():
-        lines.append(f"| two, server {party} down | {m['p50_ms']:.0f} | {m['p99_ms']:.0f} | {m['logins_per_s']:.1f} |")
+    lines = ["| service | TGT nonce masks | login p50 (ms) | login p99 (ms) | logins/s (one client) | "
+             "TGT open p50 (ms) | TGT opens/s |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for service, m in [("three servers", full)] + [(f"two, server {p} down", d) for p, d in degraded.items()]:
+        for masks in ("aes", "local"):
+            login_m, open_m = m[f"login_{masks}"], m[f"open_{masks}"]
+            lines.append(f"| {service} | {'AES_K' if masks == 'aes' else 'local'} | {login_m['p50_ms']:.1f} | "
+                         f"{login_m['p99_ms']:.1f} | {login_m['per_s']:.1f} | {open_m['p50_ms']:.2f} | "
+                         f"{open_m['per_s']:.0f} |")
     lines += ["", f"Switch (kill → first login's jobs served by the other two), {len(switch_ms)} runs: "
               f"median {report['switch']['p50_ms']:.0f} ms, longest {report['switch']['max_ms']:.0f} ms."]
     (out / "degraded.md").write_text("\n".join(lines) + "\n")
