@@ -343,9 +343,8 @@ struct ServerStatus {
 // Body of a successful GcmPrefetch reply: u32 count | u32 blocks_per_nonce | count * 12 nonce
 // bytes | masked x share | masked a share (each count * blocks_per_nonce * 16 bytes, the
 // keystream nonce by nonce). Two servers (a two-server cluster, or two of three serving) send
-// x alone, their XOR share, then u8 1 (replicated = false): the form byte tells the forms apart
-// when there is no keystream (blocks_per_nonce 0). Without it, x alone of at least one block
-// is read as an XOR share too (servers of earlier releases).
+// x alone, their XOR share (replicated = false), and when there is no keystream
+// (blocks_per_nonce 0) then u8 1: without that form byte the two forms would be the same bytes.
 struct GcmPrefetchResult {
   std::uint32_t count = 0;
   std::uint32_t blocks_per_nonce = 0;

@@ -80,9 +80,9 @@ GcmPrefetchResult decode_gcm_prefetch_result(ByteReader& reader) {
   const std::size_t nonce_bytes = static_cast<std::size_t>(result.count) * kGcmNonceBytes;
   const std::size_t share_bytes =
       static_cast<std::size_t>(result.count) * result.blocks_per_nonce * kBlockBytes;
-  // Two servers send only x, their XOR share, and a form byte.
+  // Two servers send only x, their XOR share, and with no keystream a form byte.
   const std::size_t remaining = reader.remaining();
-  const bool with_form_byte = remaining == nonce_bytes + share_bytes + 1;
+  const bool with_form_byte = share_bytes == 0 && remaining == nonce_bytes + 1;
   result.replicated = remaining == nonce_bytes + 2 * share_bytes;
   if (!result.replicated && !with_form_byte && !(share_bytes != 0 && remaining == nonce_bytes + share_bytes))
     fail("GCM prefetch result of " + std::to_string(remaining) + " bytes for " + std::to_string(result.count) +
@@ -254,7 +254,7 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.bytes(b.nonces);
           writer.bytes(b.x);
           writer.bytes(b.a);
-          if (!b.replicated) writer.u8(1);
+          if (!b.replicated && share_bytes == 0) writer.u8(1);
         } else if constexpr (std::is_same_v<T, GcmTagResult>) {
           writer.bytes(b.x);
           if (b.replicated) writer.bytes(b.a);

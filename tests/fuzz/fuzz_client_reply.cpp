@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> frame(data, size);
   for (MessageType type : {MessageType::Compute, MessageType::ImportKey, MessageType::ListKeys,
                            MessageType::DeleteKey, MessageType::Status, MessageType::GcmPrefetch,
-                           MessageType::GcmTag, MessageType::GcmTagParts, MessageType::GcmOpen, MessageType::Krb}) {
+                           MessageType::GcmPrefetchLocal, MessageType::GcmTag, MessageType::GcmTagParts,
+                           MessageType::GcmOpen, MessageType::GcmReopen, MessageType::Krb}) {
     mpc::wire::Reply reply;
     try {
       reply = mpc::wire::decode_reply(frame, type);

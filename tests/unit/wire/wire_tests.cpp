@@ -1021,15 +1021,12 @@ TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
     // it for its missing a share.
     std::size_t two_server_length = frame.size();
     if (const auto* compute = std::get_if<ComputeResult>(&reply.body)) two_server_length -= compute->a.size();
-    // A prefetch's XOR form is x and a form byte 1, or x alone (earlier releases) when it has
-    // keystream; with none, the replicated form is the XOR form without the byte.
+    // A prefetch's XOR form is x alone, and with no keystream a form byte 1: without the byte
+    // it is the replicated form.
     const auto* prefetch = std::get_if<GcmPrefetchResult>(&reply.body);
     std::set<std::size_t> prefetch_forms;
-    if (prefetch && prefetch->replicated && !prefetch->a.empty()) {
-      prefetch_forms.insert(frame.size() - prefetch->a.size());
-      if (frame[frame.size() - prefetch->a.size()] == 1) prefetch_forms.insert(frame.size() - prefetch->a.size() + 1);
-    }
-    if (prefetch && !prefetch->replicated) prefetch_forms.insert(frame.size() - 1);
+    if (prefetch && prefetch->replicated && !prefetch->a.empty()) prefetch_forms.insert(frame.size() - prefetch->a.size());
+    if (prefetch && !prefetch->replicated && prefetch->x.empty()) prefetch_forms.insert(frame.size() - 1);
     if (type == MessageType::GcmTag && std::holds_alternative<GcmTagResult>(reply.body)) two_server_length -= kGcmTagBytes;
     if (const auto* krb = std::get_if<KrbResult>(&reply.body)) two_server_length -= krb->a.size();
     if (const auto* open = std::get_if<GcmOpenResult>(&reply.body)) two_server_length -= open->a.size() + 1;
@@ -1044,10 +1041,7 @@ TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
                                 (reopen == nullptr || !reopen->replicated || (!cut.empty() && cut.back() == 1));
       if (prefetch_forms.count(length) != 0) {
         const Reply decoded = decode_reply(cut, type);
-        // A replicated result cut short is an XOR share; an XOR one without its form byte is x
-        // alone (an XOR share of an earlier release) or, with no keystream, the replicated form.
-        EXPECT_EQ(std::get<GcmPrefetchResult>(decoded.body).replicated, !prefetch->replicated && prefetch->x.empty())
-            << length;
+        EXPECT_NE(std::get<GcmPrefetchResult>(decoded.body).replicated, prefetch->replicated) << length;
         continue;
       }
       if (length == two_server_length && two_server_length != frame.size() && verdict_byte) {
