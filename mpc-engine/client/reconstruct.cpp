@@ -220,6 +220,17 @@ std::optional<SecretBytes> verified_plaintext(bool verified, std::array<rss3::By
   return plaintext;
 }
 
+// The plaintext under the keystream of two servers' XOR shares (an open or a reopen).
+template <typename Result>
+SecretBytes xor_plaintext(const Result& first, const Result& second, std::size_t blocks,
+                          std::span<const std::uint8_t> ciphertext) {
+  const SecretBytes keystream = open_xor(first.x, second.x, first.a, second.a, blocks * wire::kBlockBytes);
+  SecretBytes plaintext(ciphertext.size());
+  for (std::size_t i = 0; i < ciphertext.size(); ++i)
+    plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
+  return plaintext;
+}
+
 }  // namespace
 
 std::optional<SecretBytes> open_gcm_open(const Replies& replies,
@@ -235,11 +246,7 @@ std::optional<SecretBytes> open_gcm_open(const Replies& replies,
     const auto& second = body_of<wire::GcmOpenResult>(replies, 1);
     // Each verdict share is a bit (the decoder checked it), so their XOR is 0 or 1.
     if ((first.verdict_x ^ second.verdict_x) == 0) return std::nullopt;
-    const SecretBytes keystream = open_xor(first.x, second.x, first.a, second.a, blocks * wire::kBlockBytes);
-    SecretBytes plaintext(ciphertext.size());
-    for (std::size_t i = 0; i < ciphertext.size(); ++i)
-      plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
-    return plaintext;
+    return xor_plaintext(first, second, blocks, ciphertext);
   }
   require_three(replies);
   std::array<rss3::ByteShare, 3> keystream_shares;
@@ -271,11 +278,7 @@ std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<con
       difference[i] = static_cast<std::uint8_t>(first.check[i] ^ second.check[i]);
     const bool verified = sodium_is_zero(difference.data(), difference.size()) == 1;
     if (!verified) return std::nullopt;
-    const SecretBytes keystream = open_xor(first.x, second.x, first.a, second.a, blocks * wire::kBlockBytes);
-    SecretBytes plaintext(ciphertext.size());
-    for (std::size_t i = 0; i < ciphertext.size(); ++i)
-      plaintext[i] = static_cast<std::uint8_t>(ciphertext[i] ^ keystream[i]);
-    return plaintext;
+    return xor_plaintext(first, second, blocks, ciphertext);
   }
   require_three(replies);
   std::array<rss3::Block, 3> checks{};

@@ -275,32 +275,24 @@ def reopen_check(replies) -> bytes:
     return out
 
 
-def test_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup):
-    """A reopen is answered at once from each server's own copy, like a tag. Its check shares
-    XOR to zero for the true tag and otherwise to r * s for a fresh secret r: never s (the
-    difference between the sent tag and the true one, which would be a tag oracle), fresh for
-    every request, and noise whenever the servers' copies differ, even with
-    the true tag on two of them."""
-    cluster, raw, key = setup["cluster"], setup["raw"], setup["gcm"]
-    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
-    nonce = prefetch_one_nonce(raw, gcm_key_id)
-    aad = secrets.token_bytes(40)
-    tagged = exchange(raw, dict.fromkeys(PARTIES, gcm_tag(fresh_id(), gcm_key_id, nonce, aad, b"")))
-    tag = reconstructions(tagged)[1]
-    assert tag == gcm_tag_of(key, nonce, aad, b"")
+def reopen_of(raw, gcm_key_id: bytes, nonce: bytes, aad: bytes, tag_sent: bytes) -> bytes:
+    """The XOR of the three servers' check shares of a reopen of (aad, tag_sent) under nonce."""
+    frame = gcm_reopen(fresh_id(), gcm_key_id, nonce, aad, b"", tag_sent)
+    return reopen_check(exchange(raw, dict.fromkeys(PARTIES, frame)))
 
-    def reopen(tag_sent: bytes) -> bytes:
-        frame = gcm_reopen(fresh_id(), gcm_key_id, nonce, aad, b"", tag_sent)
-        return reopen_check(exchange(raw, dict.fromkeys(PARTIES, frame)))
 
-    assert reopen(tag) == bytes(16)
-    assert reopen(tag) == bytes(16)
+def check_reopen_answers(cluster, raw, gcm_key_id: bytes, nonce: bytes, aad: bytes, tag: bytes) -> None:
+    """The check shares of reopens of a tagged nonce XOR to zero for the true tag and otherwise
+    to r * s for a fresh secret r: never s, fresh for every request, and noise whenever the
+    servers' copies differ, even with the true tag on two of them."""
+    assert reopen_of(raw, gcm_key_id, nonce, aad, tag) == bytes(16)
+    assert reopen_of(raw, gcm_key_id, nonce, aad, tag) == bytes(16)
     unit = bytes([0x80]) + bytes(15)
     forged = xor(tag, unit)
-    first = reopen(forged)
+    first = reopen_of(raw, gcm_key_id, nonce, aad, forged)
     assert first != bytes(16)
     assert first not in (unit, tag, forged), "the check opened the tag difference"
-    assert reopen(forged) not in (first, unit), "another request must get a fresh r"
+    assert reopen_of(raw, gcm_key_id, nonce, aad, forged) not in (first, unit), "another request must get a fresh r"
     before = mismatch_counters(cluster)
     for odd in PARTIES:
         request_id = fresh_id()
@@ -311,7 +303,20 @@ def test_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup):
             assert reopen_check(replies) != bytes(16), f"server {odd} held another copy, yet the check passed"
     after = wait_for_mismatches(cluster, before, 3)
     assert all(after[party] >= before[party] + 2 for party in PARTIES), (before, after)
-    # A nonce never tagged is not held: refused, so the client opens it in full.
+
+
+def test_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup):
+    """A reopen is answered at once from each server's own copy, like a tag (the difference
+    between the sent tag and the true one would be a tag oracle: check_reopen_answers). A nonce
+    never tagged is not held: refused, so the client opens it in full."""
+    cluster, raw, key = setup["cluster"], setup["raw"], setup["gcm"]
+    gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
+    nonce = prefetch_one_nonce(raw, gcm_key_id)
+    aad = secrets.token_bytes(40)
+    tagged = exchange(raw, dict.fromkeys(PARTIES, gcm_tag(fresh_id(), gcm_key_id, nonce, aad, b"")))
+    tag = reconstructions(tagged)[1]
+    assert tag == gcm_tag_of(key, nonce, aad, b"")
+    check_reopen_answers(cluster, raw, gcm_key_id, nonce, aad, tag)
     unheld = prefetch_one_nonce(raw, gcm_key_id)
     replies = exchange(raw, dict.fromkeys(PARTIES, gcm_reopen(fresh_id(), gcm_key_id, unheld, aad, b"", tag)))
     assert all(status == UNKNOWN_NONCE and "not held for reopening" in error
@@ -320,9 +325,8 @@ def test_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup):
 
 def test_local_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup):
     """The same for a nonce with local masks, whose shares each server computes again at every
-    reopen: the check opens to zero for the true tag only, to a fresh r * s otherwise, and to
-    noise when one server got another copy. Nothing is held for it, yet a never-tagged local
-    nonce is answered too: its check fails like a forgery."""
+    reopen. Nothing is held for it, yet a never-tagged local nonce is answered too: its check
+    fails like a forgery."""
     cluster, raw = setup["cluster"], setup["raw"]
     gcm_key_id = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
     nonce = prefetch_one_nonce(raw, gcm_key_id, local=True)
@@ -332,29 +336,9 @@ def test_local_reopen_answers_say_whether_a_tag_is_right_and_nothing_more(setup)
     openings = reconstructions(tagged)
     assert len(set(openings.values())) == 1
     tag = openings[1]
-
-    def reopen(tag_sent: bytes, of: bytes = nonce) -> bytes:
-        frame = gcm_reopen(fresh_id(), gcm_key_id, of, aad, b"", tag_sent)
-        return reopen_check(exchange(raw, dict.fromkeys(PARTIES, frame)))
-
-    assert reopen(tag) == bytes(16)
-    unit = bytes([0x80]) + bytes(15)
-    forged = xor(tag, unit)
-    first = reopen(forged)
-    assert first not in (bytes(16), unit, tag, forged), "the check opened the tag difference"
-    assert reopen(forged) not in (first, unit), "another request must get a fresh r"
-    before = mismatch_counters(cluster)
-    for odd in PARTIES:
-        request_id = fresh_id()
-        frame = gcm_reopen(request_id, gcm_key_id, nonce, aad, b"", tag)
-        other = gcm_reopen(request_id, gcm_key_id, nonce, flip(aad, 0), b"", tag)
-        replies = exchange(raw, divergent(frame, other, odd))
-        if all_answered(replies):
-            assert reopen_check(replies) != bytes(16), f"server {odd} held another copy, yet the check passed"
-    after = wait_for_mismatches(cluster, before, 3)
-    assert all(after[party] >= before[party] + 2 for party in PARTIES), (before, after)
+    check_reopen_answers(cluster, raw, gcm_key_id, nonce, aad, tag)
     untagged = prefetch_one_nonce(raw, gcm_key_id, local=True)
-    assert reopen(tag, of=untagged) != bytes(16)
+    assert reopen_of(raw, gcm_key_id, untagged, aad, tag) != bytes(16)
 
 
 def all_answered(replies) -> bool:

@@ -325,6 +325,15 @@ def test_open_of_a_python_ciphertext_under_a_client_nonce(gcm, length):
     assert failure.value.code == MPC_EBADTAG
 
 
+def ticket_forgeries(ciphertext: bytes, tag: bytes, other_length: bytes) -> list[tuple[bytes, bytes, bytes]]:
+    """(aad, text, tag) of a 32-byte ticket sealed with AAD b"ticket", each changed once: the
+    tag, the text, the AAD, and the text's length (other_length)."""
+    return [(b"ticket", ciphertext, bytes([tag[0] ^ 1]) + tag[1:]),
+            (b"ticket", ciphertext[:31] + bytes([ciphertext[31] ^ 0x80]), tag),
+            (b"tickeT", ciphertext, tag),
+            (b"ticket", other_length, tag)]
+
+
 def test_tagged_tickets_reopen_without_aes_and_refuse_forged_tags(gcm):
     """A ticket the servers tagged opens again and again from what they kept at the tag: no
     batch (no AES between the servers), the plaintext right. Any change to the tag, the text or
@@ -337,10 +346,7 @@ def test_tagged_tickets_reopen_without_aes_and_refuse_forged_tags(gcm):
     before = server_counters(cluster)
     for _ in range(3):
         assert engine.open(nonce, b"ticket", ciphertext, tag) == plaintext
-    forgeries = [(b"ticket", ciphertext, bytes([tag[0] ^ 1]) + tag[1:]),
-                 (b"ticket", ciphertext[:31] + bytes([ciphertext[31] ^ 0x80]), tag),
-                 (b"tickeT", ciphertext, tag),
-                 (b"ticket", ciphertext[:16], tag)]
+    forgeries = ticket_forgeries(ciphertext, tag, ciphertext[:16])
     for aad, text, forged_tag in forgeries:
         with pytest.raises(GcmError) as failure:
             engine.open(nonce, aad, text, forged_tag)
@@ -490,10 +496,7 @@ def test_local_tickets_reopen_without_a_batch_and_refuse_forgeries(gcm):
     for party in (1, 2, 3):
         # The prefetch's batch of local masks; three jobs more (tag, two reopens).
         assert after[party] == (before[party][0] + 1, before[party][1] + 4), (party, before, after)
-    forgeries = [(b"ticket", ciphertext, bytes([tag[0] ^ 1]) + tag[1:]),
-                 (b"ticket", ciphertext[:31] + bytes([ciphertext[31] ^ 0x80]), tag),
-                 (b"tickeT", ciphertext, tag),
-                 (b"ticket", ciphertext + b"!", tag)]
+    forgeries = ticket_forgeries(ciphertext, tag, ciphertext + b"!")
     for aad, text, forged_tag in forgeries:
         with pytest.raises(GcmError) as failure:
             engine.open(nonce, aad, text, forged_tag)

@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "engines/two_party/pair_key.hpp"
 #include "store/share_store.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -12,29 +13,12 @@ namespace {
 
 constexpr char kLabel[] = "mpc-kdc rss3 to xor2 refresh v1";
 
-// The mask key of one key id, the same at both servers: BLAKE2b over the X25519 shared secret,
-// both public keys in party order and the key id.
+// The mask key of one key id, the same at both servers.
 SecretBytes mask_key(const settings::ServerSettings& settings, const transport::CurveKeyPair& own,
                      const wire::KeyId& key) {
-  const auto& peer = settings.peers.front();
-  std::uint8_t shared[crypto_scalarmult_BYTES];
-  if (crypto_scalarmult(shared, own.secret_key.data(), peer.public_key.data()) != 0)
-    throw Error(Component::Server, "the other server's public key is a low-order point");
-  const auto& first = settings.party == 0 ? own.public_key : peer.public_key;
-  const auto& second = settings.party == 0 ? peer.public_key : own.public_key;
   const std::string id = wire::describe(key);
-  crypto_generichash_state state;
-  crypto_generichash_init(&state, reinterpret_cast<const unsigned char*>(kLabel), sizeof kLabel - 1,
-                          crypto_stream_chacha20_ietf_KEYBYTES);
-  crypto_generichash_update(&state, shared, sizeof shared);
-  crypto_generichash_update(&state, first.data(), first.size());
-  crypto_generichash_update(&state, second.data(), second.size());
-  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(id.data()), id.size());
-  SecretBytes out(crypto_stream_chacha20_ietf_KEYBYTES);
-  crypto_generichash_final(&state, out.data(), out.size());
-  wipe(shared, sizeof shared);
-  wipe(&state, sizeof state);
-  return out;
+  return derive_pair_key(settings, own, kLabel,
+                         {reinterpret_cast<const std::uint8_t*>(id.data()), id.size()});
 }
 
 }  // namespace

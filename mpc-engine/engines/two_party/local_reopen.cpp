@@ -19,6 +19,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "engines/two_party/pair_key.hpp"
 #include "engines/two_party/two_party_engine.hpp"
 #include "jobs/gcm_hash.hpp"
 #include "jobs/gcm_masks.hpp"
@@ -36,24 +37,7 @@ std::size_t text_blocks(const wire::GcmOpenRequest& request) { return (request.t
 }  // namespace
 
 SecretBytes derive_reopen_key(const settings::ServerSettings& settings, const transport::CurveKeyPair& own) {
-  if (settings.peers.size() != 1) throw Error(Component::Server, "a two-party engine needs exactly one peer");
-  const auto& peer = settings.peers.front();
-  std::uint8_t shared[crypto_scalarmult_BYTES];
-  if (crypto_scalarmult(shared, own.secret_key.data(), peer.public_key.data()) != 0)
-    throw Error(Component::Server, "the other server's public key is a low-order point");
-  const auto& first = settings.party == 0 ? own.public_key : peer.public_key;
-  const auto& second = settings.party == 0 ? peer.public_key : own.public_key;
-  crypto_generichash_state state;
-  crypto_generichash_init(&state, reinterpret_cast<const unsigned char*>(kReopenKeyLabel), sizeof kReopenKeyLabel - 1,
-                          crypto_stream_chacha20_ietf_KEYBYTES);
-  crypto_generichash_update(&state, shared, sizeof shared);
-  crypto_generichash_update(&state, first.data(), first.size());
-  crypto_generichash_update(&state, second.data(), second.size());
-  SecretBytes out(crypto_stream_chacha20_ietf_KEYBYTES);
-  crypto_generichash_final(&state, out.data(), out.size());
-  wipe(shared, sizeof shared);
-  wipe(&state, sizeof state);
-  return out;
+  return derive_pair_key(settings, own, kReopenKeyLabel, {});
 }
 
 SecretBytes TwoPartyEngine::mask_components_of(const wire::KeyId& key) {

@@ -44,8 +44,7 @@ namespace mpc::two_party_engine {
 
 inline constexpr std::size_t kWorkers = 2;
 
-// The key behind the masks of a reopen's answers (local_reopen.cpp): BLAKE2b over the X25519
-// secret this server shares with the other, both public keys in party order and a label.
+// The key behind the masks of a reopen's answers (local_reopen.cpp, pair_key.hpp).
 SecretBytes derive_reopen_key(const settings::ServerSettings& settings, const transport::CurveKeyPair& own);
 
 class TwoPartyEngine final : public node::Engine {
