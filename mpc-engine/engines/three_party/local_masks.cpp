@@ -78,6 +78,7 @@ void ThreePartyEngine::run_local_masks(const wire::BatchHeader& header) {
         std::memcpy(job.masked_x.data() + q * bytes, keystream.x.data(), bytes);
         std::memcpy(job.masked_a.data() + q * bytes, keystream.a.data(), bytes);
       }
+      keystream.wipe();
     }
     job.blocks_done += slice.blocks;
     if (job.blocks_done == job.instances) {
