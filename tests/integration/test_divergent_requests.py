@@ -413,6 +413,9 @@ def divergent_frames(kind: str, key: dict) -> tuple[bytes, bytes]:
         return frame, flip(frame, -7)
     if kind == "gcm_prefetch":
         return gcm_prefetch(request_id, gcm, 2, 1), gcm_prefetch(request_id, gcm, 3, 1)
+    if kind == "gcm_prefetch_local":
+        # A batch of local masks runs no circuit, but its header names the copies all the same.
+        return gcm_prefetch(request_id, gcm, 2, 1, local=True), gcm_prefetch(request_id, gcm, 3, 1, local=True)
     if kind == "gcm_open":
         frame = gcm_open(request_id, gcm, secrets.token_bytes(12), b"a", secrets.token_bytes(40), bytes(16))
         return frame, flip(frame, -20)
@@ -451,7 +454,8 @@ def check_honest_job(kind: str, setup: dict) -> None:
         assert engine.checksum(KRB_KEY, 17, data) == k5.make_checksum(cksumtype, enctype, key, 17, data)
 
 
-KINDS = ("ctr", "ecb", "gcm_prefetch", "gcm_open", "krb_encrypt", "krb_decrypt", "krb_checksum", "krb_cf2")
+KINDS = ("ctr", "ecb", "gcm_prefetch", "gcm_prefetch_local", "gcm_open", "krb_encrypt", "krb_decrypt", "krb_checksum",
+         "krb_cf2")
 
 
 @pytest.mark.parametrize("odd", PARTIES)
