@@ -33,9 +33,6 @@ std::chrono::milliseconds connect_grace(std::chrono::milliseconds timeout) {
 
 // How often a call waiting for answers looks for servers that went away meanwhile.
 constexpr std::chrono::milliseconds kSessionCheckInterval{50};
-// A reopen of a nonce with local masks that met the servers regrouping is asked again after
-// this pause: whichever service they join answers it.
-constexpr std::chrono::milliseconds kRegroupPause{100};
 
 // Each server's import share: x then a of its replicated share (three servers).
 std::vector<SecretBytes> replicated_shares(const SecretBytes& material) {
@@ -256,10 +253,19 @@ Replies ClusterClient::exchange(const std::vector<std::vector<std::uint8_t>>& fr
 
 template <typename Request>
 Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
-  return serve_job(type, [&](const wire::RequestId& id) {
-    request.id = id;
-    return wire::encode_request(request);
-  });
+  // A tag spends a nonce of the service it reaches, and a reopen needs the nonce the service
+  // holds unless the nonce has local masks, which any service computes again.
+  bool service_bound = false;
+  if constexpr (std::is_same_v<Request, wire::GcmTagRequest>) service_bound = true;
+  if constexpr (std::is_same_v<Request, wire::GcmReopenRequest>)
+    service_bound = !wire::is_local_mask_nonce(request.nonce);
+  return serve_job(
+      type,
+      [&](const wire::RequestId& id) {
+        request.id = id;
+        return wire::encode_request(request);
+      },
+      service_bound);
 }
 
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
@@ -356,26 +362,14 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
   request.tag = tag;
   std::lock_guard lock(mutex_);
   // A nonce with local masks reopens wherever it is asked, from the servers' shares alone (one
-  // round trip, three servers or two); a regrouping is waited out like any job's. A tag that
+  // round trip, three servers or two; a regrouping is retried like any job's). A tag that
   // fails there may still be AES-GCM's under K (a ciphertext made elsewhere whose nonce has the
   // mark's bit): it opens in full below, as any nonce the servers did not tag.
   const bool local = wire::is_local_mask_nonce(nonce);
   if (local) {
     wire::GcmReopenRequest reopen{request};
-    const auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
-    for (;;) {
-      try {
-        if (auto plaintext = open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text))
-          return plaintext;
-        break;
-      } catch (const ServerError& error) {
-        const auto status = error.status();
-        if ((status != wire::Status::UnknownNonce && status != wire::Status::Regrouping) ||
-            std::chrono::steady_clock::now() + kRegroupPause >= deadline)
-          throw;
-      }
-      std::this_thread::sleep_for(kRegroupPause);
-    }
+    if (auto plaintext = open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text))
+      return plaintext;
   }
   // A ticket the three servers tagged reopens without AES (one round trip); where any of them
   // does not hold its nonce (restarted, evicted, two-server service) or does not know the

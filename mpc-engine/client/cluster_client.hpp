@@ -130,8 +130,12 @@ class ClusterClient {
   // or went away is sent again under a fresh id (encode makes the frame for an id; each
   // frame is wiped after its attempt) until it is served or the timeout passes: a server
   // going down costs a retry, not a failure. Two servers unreachable fail at once.
+  // service_bound: the answer needs what the servers serving now hold (a tag's nonce, a held
+  // nonce's reopen): a retry would reach another service, so the call fails as an unknown
+  // nonce instead.
   Replies serve_job(wire::MessageType type,
-                    const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode);
+                    const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode,
+                    bool service_bound = false);
   struct Attempt;
   // One try of serve_job against a three-server cluster.
   Attempt attempt_job(const std::vector<std::uint8_t>& frame, const wire::RequestId& id, wire::MessageType type,

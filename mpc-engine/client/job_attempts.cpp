@@ -46,7 +46,8 @@ struct ClusterClient::Attempt {
 };
 
 Replies ClusterClient::serve_job(wire::MessageType type,
-                                 const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode) {
+                                 const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode,
+                                 bool service_bound) {
   if (settings_.protocol != settings::Protocol::Rss3) {
     const wire::RequestId id = fresh_request_id();
     std::vector<std::uint8_t> frame = encode(id);
@@ -77,10 +78,10 @@ Replies ClusterClient::serve_job(wire::MessageType type,
     // A nonce is tagged once: a tag is never sent again. Asked while the servers regroup, its
     // nonce belongs to the service they leave (each keeps its own nonces): the caller learns
     // it as an unknown nonce, and prefetches a fresh one from the service they join.
-    // A reopen's nonce is likewise held by the service it was tagged in: gcm_open then opens
+    // A held nonce's reopen likewise needs the service it was tagged in: gcm_open then opens
     // in full instead.
-    const bool tag = type == wire::MessageType::GcmTag || type == wire::MessageType::GcmTagParts;
-    if (tag || type == wire::MessageType::GcmReopen) {
+    if (service_bound) {
+      const bool tag = type == wire::MessageType::GcmTag || type == wire::MessageType::GcmTagParts;
       if (attempt.retry)
         throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::UnknownNonce,
                           "a server went away or the servers regrouped while the request was answered; its "

@@ -4,6 +4,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <utility>
 #include <variant>
 
 #include "protocol/rss3/output.hpp"
@@ -220,6 +221,22 @@ std::optional<SecretBytes> verified_plaintext(bool verified, std::array<rss3::By
   return plaintext;
 }
 
+// Blocks of keystream a ciphertext needs.
+std::size_t text_blocks(std::span<const std::uint8_t> ciphertext) {
+  return ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
+}
+
+// Two servers' XOR-form results of an open or a reopen, each of `blocks` keystream blocks.
+template <typename Result>
+std::pair<const Result&, const Result&> xor_results(const Replies& replies, std::size_t blocks) {
+  for (std::size_t party = 0; party < 2; ++party) {
+    const auto& result = body_of<Result>(replies, party);
+    if (result.blocks != blocks || result.replicated)
+      throw Disagreement("server " + std::to_string(party + 1) + " returned a result of the wrong shape");
+  }
+  return {body_of<Result>(replies, 0), body_of<Result>(replies, 1)};
+}
+
 // The plaintext under the keystream of two servers' XOR shares (an open or a reopen).
 template <typename Result>
 SecretBytes xor_plaintext(const Result& first, const Result& second, std::size_t blocks,
@@ -235,15 +252,9 @@ SecretBytes xor_plaintext(const Result& first, const Result& second, std::size_t
 
 std::optional<SecretBytes> open_gcm_open(const Replies& replies,
                                          std::span<const std::uint8_t> ciphertext) {
-  const std::size_t blocks = ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
+  const std::size_t blocks = text_blocks(ciphertext);
   if (replies.size() == 2) {
-    for (std::size_t party = 0; party < 2; ++party) {
-      const auto& result = body_of<wire::GcmOpenResult>(replies, party);
-      if (result.blocks != blocks || result.replicated)
-        throw Disagreement("server " + std::to_string(party + 1) + " returned a result of the wrong shape");
-    }
-    const auto& first = body_of<wire::GcmOpenResult>(replies, 0);
-    const auto& second = body_of<wire::GcmOpenResult>(replies, 1);
+    const auto [first, second] = xor_results<wire::GcmOpenResult>(replies, blocks);
     // Each verdict share is a bit (the decoder checked it), so their XOR is 0 or 1.
     if ((first.verdict_x ^ second.verdict_x) == 0) return std::nullopt;
     return xor_plaintext(first, second, blocks, ciphertext);
@@ -263,21 +274,11 @@ std::optional<SecretBytes> open_gcm_open(const Replies& replies,
 }
 
 std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<const std::uint8_t> ciphertext) {
-  const std::size_t blocks = ciphertext.size() / wire::kBlockBytes + (ciphertext.size() % wire::kBlockBytes != 0);
+  const std::size_t blocks = text_blocks(ciphertext);
   if (replies.size() == 2) {
-    for (std::size_t party = 0; party < 2; ++party) {
-      const auto& result = body_of<wire::GcmReopenResult>(replies, party);
-      if (result.blocks != blocks || result.replicated)
-        throw Disagreement("server " + std::to_string(party + 1) + " returned a result of the wrong shape");
-    }
-    const auto& first = body_of<wire::GcmReopenResult>(replies, 0);
-    const auto& second = body_of<wire::GcmReopenResult>(replies, 1);
-    // The two check shares are equal exactly when the tag is right (two_party_engine's reopen).
-    std::array<std::uint8_t, wire::kGcmTagBytes> difference{};
-    for (std::size_t i = 0; i < difference.size(); ++i)
-      difference[i] = static_cast<std::uint8_t>(first.check[i] ^ second.check[i]);
-    const bool verified = sodium_is_zero(difference.data(), difference.size()) == 1;
-    if (!verified) return std::nullopt;
+    const auto [first, second] = xor_results<wire::GcmReopenResult>(replies, blocks);
+    // The two check shares are equal exactly when the tag is right (two_party/local_reopen.cpp).
+    if (sodium_memcmp(first.check.data(), second.check.data(), first.check.size()) != 0) return std::nullopt;
     return xor_plaintext(first, second, blocks, ciphertext);
   }
   require_three(replies);

@@ -334,6 +334,13 @@ def ticket_forgeries(ciphertext: bytes, tag: bytes, other_length: bytes) -> list
             (b"ticket", other_length, tag)]
 
 
+def assert_forgeries_refused(engine: Engine, nonce: bytes, forgeries: list[tuple[bytes, bytes, bytes]]) -> None:
+    for aad, text, forged_tag in forgeries:
+        with pytest.raises(GcmError) as failure:
+            engine.open(nonce, aad, text, forged_tag)
+        assert failure.value.code == MPC_EBADTAG, (aad, failure.value)
+
+
 def test_tagged_tickets_reopen_without_aes_and_refuse_forged_tags(gcm):
     """A ticket the servers tagged opens again and again from what they kept at the tag: no
     batch (no AES between the servers), the plaintext right. Any change to the tag, the text or
@@ -347,10 +354,7 @@ def test_tagged_tickets_reopen_without_aes_and_refuse_forged_tags(gcm):
     for _ in range(3):
         assert engine.open(nonce, b"ticket", ciphertext, tag) == plaintext
     forgeries = ticket_forgeries(ciphertext, tag, ciphertext[:16])
-    for aad, text, forged_tag in forgeries:
-        with pytest.raises(GcmError) as failure:
-            engine.open(nonce, aad, text, forged_tag)
-        assert failure.value.code == MPC_EBADTAG, (aad, failure.value)
+    assert_forgeries_refused(engine, nonce, forgeries)
     after = server_counters(cluster)
     for party in (1, 2, 3):
         assert after[party] == (before[party][0], before[party][1] + 3 + len(forgeries)), (party, before, after)
@@ -497,10 +501,7 @@ def test_local_tickets_reopen_without_a_batch_and_refuse_forgeries(gcm):
         # The prefetch's batch of local masks; three jobs more (tag, two reopens).
         assert after[party] == (before[party][0] + 1, before[party][1] + 4), (party, before, after)
     forgeries = ticket_forgeries(ciphertext, tag, ciphertext + b"!")
-    for aad, text, forged_tag in forgeries:
-        with pytest.raises(GcmError) as failure:
-            engine.open(nonce, aad, text, forged_tag)
-        assert failure.value.code == MPC_EBADTAG, (aad, failure.value)
+    assert_forgeries_refused(engine, nonce, forgeries)
     forged = server_counters(cluster)
     for party in (1, 2, 3):
         assert forged[party][0] == after[party][0] + len(forgeries), (party, after, forged)

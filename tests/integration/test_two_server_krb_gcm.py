@@ -203,7 +203,11 @@ def test_local_reopen_answers_of_two_servers_are_noise_unless_the_tag_is_right(j
         request_id = secrets.token_bytes(16)
         copies = {1: gcm_reopen(request_id, gcm_key_id, nonce, b"aad", text, tag),
                   2: gcm_reopen(request_id, gcm_key_id, nonce, b"aaD", text, tag)}
+        before = mismatch_counters(cluster)
         assert difference(copies) != bytes(16)
+        # The two compare their copies afterwards and count the difference.
+        after = wait_for_mismatches(cluster, before, 1)
+        assert all(after[party] == before[party] + 1 for party in cluster.parties), (before, after)
     finally:
         for client in raw.values():
             client.close()
