@@ -20,6 +20,7 @@
 //   33 bytes longer than the payload; the Listener and Connection add that overhead.
 #include "transport/zmq_link.hpp"
 
+#include <poll.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -565,32 +566,68 @@ std::vector<std::size_t> wait_readable(std::span<void* const> sockets, std::chro
   return wait_readable(sockets, {}, timeout);
 }
 
+namespace {
+
+// Whether a message can be received from `socket` now. Asking makes ZeroMQ take the commands
+// its I/O thread left for the socket, which also clears the socket's ZMQ_FD signal.
+bool zmq_has_input(void* socket) {
+  std::uint32_t events = 0;
+  std::size_t size = sizeof events;
+  if (zmq_getsockopt(socket, ZMQ_EVENTS, &events, &size) != 0) fail_zmq("cannot read a socket's events");
+  return (events & ZMQ_POLLIN) != 0;
+}
+
+int zmq_descriptor(void* socket) {
+  int descriptor = -1;
+  std::size_t size = sizeof descriptor;
+  if (zmq_getsockopt(socket, ZMQ_FD, &descriptor, &size) != 0) fail_zmq("cannot read a socket's descriptor");
+  return descriptor;
+}
+
+}  // namespace
+
+// One poll(2) per wait, where zmq_poll() makes two (a first pass with no timeout, then the
+// wait) and asks every socket for its events after each: on a server's loop, which turns
+// once or twice per request, those were most of its system calls. A ZeroMQ socket's ZMQ_FD
+// only signals that its events may have changed, so each socket is asked once before the wait
+// (a message may be queued with no signal pending) and again only if its signal came.
 std::vector<std::size_t> wait_readable(std::span<void* const> sockets, std::span<const int> descriptors,
                                        std::chrono::milliseconds timeout) {
-  std::vector<zmq_pollitem_t> items(sockets.size() + descriptors.size());
+  const std::size_t count = sockets.size() + descriptors.size();
+  std::vector<pollfd> entries(count);
+  std::vector<std::size_t> readable;
   for (std::size_t i = 0; i < sockets.size(); ++i) {
     if (sockets[i] == nullptr) throw Error(Component::Transport, "wait_readable on a null socket");
-    items[i] = zmq_pollitem_t{sockets[i], 0, ZMQ_POLLIN, 0};
+    entries[i] = pollfd{zmq_descriptor(sockets[i]), POLLIN, 0};
   }
   for (std::size_t j = 0; j < descriptors.size(); ++j) {
     if (descriptors[j] < 0) throw Error(Component::Transport, "wait_readable on an invalid descriptor");
-    items[sockets.size() + j] = zmq_pollitem_t{nullptr, descriptors[j], ZMQ_POLLIN, 0};
+    entries[sockets.size() + j] = pollfd{descriptors[j], POLLIN, 0};
   }
+  for (std::size_t i = 0; i < sockets.size(); ++i)
+    if (zmq_has_input(sockets[i])) readable.push_back(i);
   const auto deadline = deadline_after(timeout);
-  std::vector<std::size_t> readable;
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    const long wait = std::max<long>(0, static_cast<long>(std::min<std::int64_t>(left.count(), INT_MAX)));
-    const int rc = zmq_poll(items.data(), static_cast<int>(items.size()), wait);
-    if (rc >= 0) break;
-    if (zmq_errno() == EINTR) {
-      if (std::chrono::steady_clock::now() >= deadline) return readable;
-      continue;
+  for (;;) {
+    const auto left = readable.empty() ? std::max(deadline - std::chrono::steady_clock::now(),
+                                                  std::chrono::steady_clock::duration::zero())
+                                       : std::chrono::steady_clock::duration::zero();
+    const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    const timespec wait{static_cast<time_t>(nanos / 1'000'000'000), static_cast<long>(nanos % 1'000'000'000)};
+    const int ready = ::ppoll(entries.data(), entries.size(), &wait, nullptr);
+    if (ready < 0 && errno != EINTR)
+      throw Error(Component::Transport, std::string("poll failed: ") + std::strerror(errno));
+    if (ready > 0) {
+      // A descriptor that hung up or failed is reported too: reading it tells the caller why.
+      for (std::size_t j = sockets.size(); j < count; ++j)
+        if (entries[j].revents != 0) readable.push_back(j);
+      for (std::size_t i = 0; i < sockets.size(); ++i)
+        if (entries[i].revents != 0 && std::find(readable.begin(), readable.end(), i) == readable.end() &&
+            zmq_has_input(sockets[i]))
+          readable.push_back(i);
     }
-    fail_zmq("poll failed");
+    if (!readable.empty() || std::chrono::steady_clock::now() >= deadline) break;
   }
-  for (std::size_t i = 0; i < items.size(); ++i)
-    if ((items[i].revents & ZMQ_POLLIN) != 0) readable.push_back(i);
+  std::sort(readable.begin(), readable.end());
   return readable;
 }
 

@@ -2,6 +2,7 @@
 // pinning, fail-fast sends, reconnection, size limits and malformed multipart input.
 // Every wait has a deadline; the whole suite runs in a few seconds.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include <thread>
@@ -362,6 +363,31 @@ TEST_F(LinkTest, WaitReadableReportsReadySockets) {
   ASSERT_EQ(ready, std::vector<std::size_t>{1});
   ASSERT_TRUE(listener->receive(0ms).has_value());
   EXPECT_THROW(wait_readable(std::vector<void*>{nullptr}, 0ms), Error);
+}
+
+TEST_F(LinkTest, WaitReadableSeesAQueuedMessageThatNoSignalAnnounces) {
+  auto connection = connect(client_keys, server_keys.public_key);
+  ASSERT_TRUE(send_within(*connection, bytes_of("one")));
+  ASSERT_TRUE(send_within(*connection, bytes_of("two")));
+  void* const sockets[] = {listener->native()};
+  ASSERT_EQ(wait_readable(sockets, 2000ms), std::vector<std::size_t>{0});
+  std::this_thread::sleep_for(50ms);  // both are in the listener's queue
+  ASSERT_TRUE(listener->receive(0ms).has_value());
+  // ZeroMQ signals a socket's descriptor when its queue fills, not for each message: the
+  // second message is there with no signal pending.
+  EXPECT_EQ(wait_readable(sockets, 5000ms), std::vector<std::size_t>{0});
+  ASSERT_TRUE(listener->receive(0ms).has_value());
+  EXPECT_TRUE(wait_readable(sockets, 50ms).empty());
+}
+
+TEST(Link, WaitReadableReportsDescriptorsThatHungUpSoTheirReaderLearnsWhy) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  const int descriptors[] = {ends[0]};
+  EXPECT_TRUE(wait_readable({}, descriptors, 50ms).empty());
+  ::close(ends[1]);
+  EXPECT_EQ(wait_readable({}, descriptors, 2000ms), std::vector<std::size_t>{0});
+  ::close(ends[0]);
 }
 
 TEST(Link, BindFailuresThrowTransportErrors) {
