@@ -91,7 +91,8 @@ void ClientLinks::receive(std::span<const int> readable, std::size_t limit,
   // links are looked up afresh for each frame.
   std::vector<std::uint64_t> serials;
   for (const auto& [serial, link] : links_)
-    if (std::find(readable.begin(), readable.end(), link.link->descriptor()) != readable.end())
+    if (link.link->buffered() ||
+        std::find(readable.begin(), readable.end(), link.link->descriptor()) != readable.end())
       serials.push_back(serial);
   for (const std::uint64_t serial : serials) {
     try {
@@ -110,6 +111,10 @@ void ClientLinks::receive(std::span<const int> readable, std::size_t limit,
       close(serial, error.what());
     }
   }
+}
+
+bool ClientLinks::buffered() const {
+  return std::any_of(links_.begin(), links_.end(), [](const auto& entry) { return entry.second.link->buffered(); });
 }
 
 bool ClientLinks::is_link_id(const std::string& routing_id) {

@@ -54,11 +54,14 @@ class ClientLinks {
   // Shell's thread. What to poll: the wake-up and every link's socket.
   std::vector<int> descriptors();
   // Every whole request that has arrived on the links whose sockets are among `readable` (what
-  // the poll of descriptors() found ready), at most `limit`, each handed to `handle` as a
-  // ReceivedMessage whose routing id names its link. Reading only those spares a system call
-  // per idle link on every turn of the shell's loop.
+  // the poll of descriptors() found ready) or that hold bytes read already, at most `limit`,
+  // each handed to `handle` as a ReceivedMessage whose routing id names its link. Reading only
+  // those spares a system call per idle link on every turn of the shell's loop.
   void receive(std::span<const int> readable, std::size_t limit,
                const std::function<void(transport::ReceivedMessage&)>& handle);
+  // Whether some link holds bytes read off its socket that receive() has not handed out (the
+  // limit stopped it): the shell must not wait on the sockets then, which would not wake it.
+  bool buffered() const;
   // Whether a routing id names a client's data link; ZeroMQ never makes one like it.
   static bool is_link_id(const std::string& routing_id);
   // Sends an answer on the link the routing id names: false when that link is gone (closed

@@ -129,7 +129,8 @@ void Node::run(const std::atomic<bool>& stop) {
     std::vector<int> readable;  // a client's link is read only when it has bytes
     bool clients_ready = false;
     bool peers_ready = false;
-    for (const std::size_t index : transport::wait_readable(sockets, descriptors, idle_wait())) {
+    const auto wait = client_links_ && client_links_->buffered() ? std::chrono::milliseconds(0) : idle_wait();
+    for (const std::size_t index : transport::wait_readable(sockets, descriptors, wait)) {
       if (index >= sockets.size()) readable.push_back(descriptors[index - sockets.size()]);
       clients_ready = clients_ready || index == 0;
       peers_ready = peers_ready || index == 1;

@@ -22,6 +22,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Room for a request or an answer with its header, and for a layer message of a small batch.
+constexpr std::size_t kInboxBytes = 64 * 1024;
+
 struct TcpAddress {
   std::string host;
   std::string port;
@@ -188,6 +191,7 @@ std::unique_ptr<DataLink> DataLink::connect(const std::string& endpoint, const C
 void DataLink::fail(const std::string& why) {
   if (socket_ >= 0) ::close(socket_);
   socket_ = -1;
+  inbox_begin_ = inbox_end_ = 0;
   wipe(body_.data(), body_.size());
   throw PeerError(Component::Transport, why);
 }
@@ -221,12 +225,31 @@ bool DataLink::reader_gone() {
   return true;
 }
 
+std::size_t DataLink::take(std::uint8_t* into, std::size_t size) {
+  if (inbox_begin_ == inbox_end_) {
+    // A body at least the inbox's size goes straight into place. Anything smaller is read with
+    // room to spare, so a small frame's header and body come in one system call, not two.
+    if (size >= kInboxBytes) {
+      const std::size_t got = read_some(socket_, into, size);
+      bytes_read_ += got;
+      return got;
+    }
+    if (inbox_.empty()) inbox_.resize(kInboxBytes);
+    inbox_begin_ = 0;
+    inbox_end_ = read_some(socket_, inbox_.data(), inbox_.size());
+    bytes_read_ += inbox_end_;
+  }
+  const std::size_t count = std::min(size, inbox_end_ - inbox_begin_);
+  std::memcpy(into, inbox_.data() + inbox_begin_, count);
+  inbox_begin_ += count;
+  return count;
+}
+
 bool DataLink::read_available() {
   while (header_read_ < kFrameHeaderBytes) {
-    const std::size_t got = read_some(socket_, header_ + header_read_, kFrameHeaderBytes - header_read_);
+    const std::size_t got = take(header_ + header_read_, kFrameHeaderBytes - header_read_);
     if (got == 0) return false;
     header_read_ += got;
-    bytes_read_ += got;
     if (header_read_ == kFrameHeaderBytes) {
       const std::uint32_t length = frame_length(header_);
       if (length > max_frame_bytes_)
@@ -237,10 +260,9 @@ bool DataLink::read_available() {
     }
   }
   while (body_read_ < body_.size()) {
-    const std::size_t got = read_some(socket_, body_.data() + body_read_, body_.size() - body_read_);
+    const std::size_t got = take(body_.data() + body_read_, body_.size() - body_read_);
     if (got == 0) return false;
     body_read_ += got;
-    bytes_read_ += got;
   }
   return true;
 }

@@ -67,7 +67,7 @@ class DataLink {
   // Whether part of a frame has arrived, and how many bytes have arrived in all: a reader
   // can tell a frame that stalls half-way (a peer stuck, a length altered on the way) from
   // one still coming.
-  bool mid_frame() const noexcept { return header_read_ != 0; }
+  bool mid_frame() const noexcept { return header_read_ != 0 || buffered(); }
   std::uint64_t bytes_read() const noexcept { return bytes_read_; }
 
   // Lowers the largest frame this end accepts (a link from a client, whose requests are small,
@@ -77,6 +77,10 @@ class DataLink {
   }
 
   int descriptor() const noexcept { return socket_; }  // readable: a frame may be arriving
+  // Bytes a read took off the socket past the frame it completed wait for the next receive():
+  // a caller that polls descriptor() before receiving, and stops before receive() says no
+  // frame is whole, must not wait on the socket while this is true.
+  bool buffered() const noexcept { return inbox_begin_ != inbox_end_; }
   bool closed() const noexcept { return socket_ < 0; }
   const PublicKey& peer() const noexcept { return peer_; }
   std::uint32_t channel() const noexcept { return channel_; }
@@ -88,6 +92,9 @@ class DataLink {
   [[noreturn]] void fail(const std::string& why);
   // Reads what is there toward the current frame; true once it is whole.
   bool read_available();
+  // Up to `size` bytes toward the current frame into `into`, from the inbox or the socket; 0
+  // when none are there now.
+  std::size_t take(std::uint8_t* into, std::size_t size);
 
   int socket_ = -1;
   PublicKey peer_{};
@@ -100,6 +107,11 @@ class DataLink {
   std::size_t header_read_ = 0;
   std::vector<std::uint8_t> body_;  // ciphertext || tag of the frame being read
   std::size_t body_read_ = 0;
+  // Ciphertext read off the socket and not yet taken: a frame smaller than the inbox comes with
+  // its header in one read, and a following frame's bytes wait here.
+  std::vector<std::uint8_t> inbox_;
+  std::size_t inbox_begin_ = 0;
+  std::size_t inbox_end_ = 0;
   std::uint64_t bytes_read_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
@@ -102,6 +103,24 @@ TEST_F(ClientLinksTest, RequestsCarryTheKeyAndItsRoleAndAnswersGoBackOnTheirLink
   Bytes nothing;
   EXPECT_FALSE(compute_link->receive(nothing, Clock::now() + 50ms));
   EXPECT_FALSE(both_link->receive(nothing, Clock::now() + 50ms));
+}
+
+TEST_F(ClientLinksTest, RequestsReadAheadPastTheLimitAreServedWithoutAnotherPoll) {
+  auto link = connect(compute);
+  for (std::uint8_t i = 0; i < 3; ++i) link->send({Bytes{i}}, Clock::now() + 1s);
+  std::this_thread::sleep_for(50ms);
+  std::vector<int> readable;
+  for (const int descriptor : links.descriptors()) readable.push_back(descriptor);
+  std::vector<Bytes> got;
+  const auto keep = [&](transport::ReceivedMessage& message) { got.push_back(message.data); };
+  links.receive(readable, 1, keep);
+  ASSERT_EQ(got.size(), 1u);
+  // The other two came off the socket with the first: no poll would report them.
+  EXPECT_TRUE(links.buffered());
+  links.receive({}, 1, keep);
+  links.receive({}, 1, keep);
+  EXPECT_EQ(got, (std::vector<Bytes>{{0}, {1}, {2}}));
+  EXPECT_FALSE(links.buffered());
 }
 
 TEST_F(ClientLinksTest, AClosedLinkIsDroppedAndItsAnswersAreRefused) {

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
+#include <poll.h>
 #include <sodium.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -539,6 +540,36 @@ TEST_F(DataLinkTest, AFrameArrivesInPartsAndItsProgressIsVisible) {
   EXPECT_EQ(got, data);
   EXPECT_FALSE(server->mid_frame());
   EXPECT_EQ(server->bytes_read() - before, kFrameHeaderBytes + data.size() + kFrameTagBytes);
+}
+
+TEST_F(DataLinkTest, FramesReadAheadWaitInTheLinkAndAreReceivedWithoutTheSocket) {
+  auto [client, server] = link_up(client_keys, server_keys.public_key, endpoint);
+  ASSERT_TRUE(client && server);
+  const Bytes first = pattern(300, 1), second = pattern(40, 2), third = pattern(200000, 3);
+  client->send({first}, in(1000ms));
+  client->send({second}, in(1000ms));
+  // Both small frames are on the socket before the first receive, which reads them together.
+  pollfd entry{server->descriptor(), POLLIN, 0};
+  ASSERT_EQ(::poll(&entry, 1, 1000), 1);
+  std::this_thread::sleep_for(50ms);
+  Bytes got;
+  ASSERT_TRUE(server->receive(got, in(1000ms)));
+  EXPECT_EQ(got, first);
+  EXPECT_TRUE(server->buffered());
+  EXPECT_TRUE(server->mid_frame());
+  entry.revents = 0;
+  EXPECT_EQ(::poll(&entry, 1, 0), 0) << "the second frame is in the link, not on the socket";
+  ASSERT_TRUE(server->receive(got, std::chrono::steady_clock::now()));
+  EXPECT_EQ(got, second);
+  EXPECT_FALSE(server->buffered());
+  EXPECT_FALSE(server->receive(got, std::chrono::steady_clock::now()));
+  // A frame larger than the inbox still arrives whole, and after it the link is empty.
+  auto sending = std::async(std::launch::async, [&] { client->send({third}, in(5000ms)); });
+  ASSERT_TRUE(server->receive(got, in(5000ms)));
+  sending.get();
+  EXPECT_EQ(got, third);
+  EXPECT_FALSE(server->buffered());
+  EXPECT_FALSE(server->mid_frame());
 }
 
 TEST_F(DataLinkTest, HandshakesRunApartFromTheAcceptSoASilentConnectionHoldsUpNoOther) {
