@@ -84,6 +84,21 @@ bool Node::keep_alive() {
   return !pending_change_;
 }
 
+// Worth waiting for: a peer heard since its session was last lost (alive, its connection still
+// coming up after it started or restarted), or one this server has not heard from at all and
+// never lost (the cluster starting up). Not one whose session was lost and that has not spoken
+// since, nor one gone quiet for peer_down: it went away, and a send to it fails at once.
+bool Node::peer_alive(int party) {
+  const auto index = static_cast<std::size_t>(party);
+  const std::uint64_t lost = peers_->sessions_lost(party);
+  if (lost != sessions_lost_[index]) {
+    sessions_lost_[index] = lost;
+    membership_->lost(party);
+  }
+  return membership_->hears(party, std::chrono::steady_clock::now()) ||
+         (lost == 0 && !membership_->ever_heard(party));
+}
+
 void Node::switch_mode(const ModeChange& change) {
   ++mode_switches_;
   mode_since_unix_ms_ = unix_ms_now();

@@ -56,6 +56,8 @@ class Membership {
   // Its session was lost (it went away or restarted): not heard until its next frame.
   void lost(int party);
   void hello(int party, const wire::Hello& hello, Clock::time_point now);
+  // Whether `party` has been heard since this server started or its session was last lost.
+  bool ever_heard(int party) const { return last_heard_[static_cast<std::size_t>(party)].has_value(); }
 
   // The mode the facts call for now: the new one if it changed, else nullopt.
   std::optional<ModeChange> update(Clock::time_point now);

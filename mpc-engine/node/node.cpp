@@ -103,6 +103,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
   peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_, log_);
+  if (membership_) peers_->check_liveness_with([this](int party) { return peer_alive(party); });
   log_.info("serving", {{"party", settings_.party + 1},
                         {"engine", engine_->name()},
                         {"clients", settings_.client_endpoint},

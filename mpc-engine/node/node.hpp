@@ -111,6 +111,8 @@ class Node final : public EngineHost {
   // lately or its link just broke, a switch due or two-party service on): a job failed now is
   // worth sending again.
   bool regrouping();
+  // Whether a send to `party`, whose connection is down, should wait for it (PeerLinks).
+  bool peer_alive(int party);
   // A peer failure while regrouping() is answered Regrouping: the client sends it again.
   wire::Status failure_status(wire::Status status);
   void handle_client_message(transport::ReceivedMessage& message);

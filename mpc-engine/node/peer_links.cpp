@@ -1,6 +1,7 @@
 #include "node/peer_links.hpp"
 
 #include <algorithm>
+#include <thread>
 
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
@@ -65,12 +66,21 @@ bool PeerLinks::send_to(int party, std::span<const std::uint8_t> frame) {
   if (party < 0 || party > 2 || party == own_party_) throw Error(Component::Server, "send to invalid party");
   if (left_out(party)) return false;
 #if defined(MPC_FAULT_INJECTION)
-  if (wire_version_ != wire::kPeerProtocolVersion)
-    return connections_[static_cast<std::size_t>(party)]->send_until(
-        as_written(frame, wire_version_), std::chrono::steady_clock::now() + connect_grace_);
+  std::vector<std::uint8_t> written;
+  if (wire_version_ != wire::kPeerProtocolVersion) {
+    written = as_written(frame, wire_version_);
+    frame = written;
+  }
 #endif
-  return connections_[static_cast<std::size_t>(party)]->send_until(frame, std::chrono::steady_clock::now() +
-                                                                                 connect_grace_);
+  transport::Connection& connection = *connections_[static_cast<std::size_t>(party)];
+  // A send that waited out the grace for a server killed a moment ago held the shell's loop,
+  // and with it the switch to two-party service, for that long at each send.
+  const auto deadline = std::chrono::steady_clock::now() + connect_grace_;
+  while (!connection.send(frame)) {
+    if (std::chrono::steady_clock::now() >= deadline || (alive_ && !alive_(party))) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
 }
 
 bool PeerLinks::try_send_to(int party, std::span<const std::uint8_t> frame) {

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -34,8 +35,13 @@ class PeerLinks {
             const Logger& log);
   // False when no authenticated connection to that party came up within the connect
   // grace (a peer that has just started or restarted is still handshaking), or when the
-  // party speaks another peer protocol.
+  // party speaks another peer protocol. The grace is waited out only while the liveness
+  // check (below) says the party is alive: for one that went away a send fails at once.
   bool send_to(int party, std::span<const std::uint8_t> frame);
+  // Whether a party whose connection is down is worth waiting for (the shell asks its
+  // membership: heard since its session was last lost). Without one, every party is. Sends
+  // run on the shell's thread, so the check does too.
+  void check_liveness_with(std::function<bool(int party)> alive) { alive_ = std::move(alive); }
   // Without waiting: false when the connection is not up or its queue is full, or when the
   // party speaks another peer protocol.
   bool try_send_to(int party, std::span<const std::uint8_t> frame);
@@ -59,6 +65,7 @@ class PeerLinks {
   std::uint8_t wire_version_;  // kPeerProtocolVersion, except in the test server (peer_links.cpp)
   std::array<std::uint8_t, 3> other_protocol_{};
   std::chrono::milliseconds connect_grace_;
+  std::function<bool(int)> alive_;
   std::unique_ptr<transport::Listener> listener_;
   std::array<std::unique_ptr<transport::Connection>, 3> connections_;
 };
