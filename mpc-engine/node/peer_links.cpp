@@ -73,8 +73,8 @@ bool PeerLinks::send_to(int party, std::span<const std::uint8_t> frame) {
   }
 #endif
   transport::Connection& connection = *connections_[static_cast<std::size_t>(party)];
-  // A send that waited out the grace for a server killed a moment ago held the shell's loop,
-  // and with it the switch to two-party service, for that long at each send.
+  // Waiting out the grace for a server killed a moment ago would hold the shell's loop, and
+  // with it the switch to two-party service, at each send: the liveness check ends the wait.
   const auto deadline = std::chrono::steady_clock::now() + connect_grace_;
   while (!connection.send(frame)) {
     if (std::chrono::steady_clock::now() >= deadline || (alive_ && !alive_(party))) return false;

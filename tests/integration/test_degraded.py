@@ -132,10 +132,11 @@ def test_every_job_kind_is_served_with_any_one_server_down(degraded_cluster, k5)
 
 
 def test_a_server_that_goes_away_holds_up_no_survivor(degraded_cluster, k5):
-    """The leader's batch headers, aborts and notes to a server killed a moment ago used to wait
-    out the connect grace (500 ms, for a peer still handshaking) on the shell's thread, each in
-    turn, and with them the switch to two-party service: the first job after the kill took a
-    second. A peer whose session was lost and that has not spoken since is not waited for."""
+    """The leader's batch headers, aborts and notes to a server killed a moment ago do not wait
+    out the connect grace (500 ms, for a peer still handshaking) on the shell's thread: waiting
+    there, once per send, would hold up the switch to two-party service and the first job after
+    the kill by a second. A peer whose session was lost and that has not spoken since is not
+    waited for."""
     cluster = degraded_cluster
     admin = Engine(cluster.admin_config)
     engine = Engine(cluster.compute_config, timeout_ms=20000)
