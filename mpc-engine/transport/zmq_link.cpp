@@ -586,9 +586,9 @@ int zmq_descriptor(void* socket) {
 
 }  // namespace
 
-// One poll(2) per wait, where zmq_poll() makes two (a first pass with no timeout, then the
-// wait) and asks every socket for its events after each: on a server's loop, which turns
-// once or twice per request, those were most of its system calls. A ZeroMQ socket's ZMQ_FD
+// One poll(2) per wait. zmq_poll() makes two (a first pass with no timeout, then the wait)
+// and asks every socket for its events after each: on a server's loop, which turns once or
+// twice per request, they would be most of its system calls. A ZeroMQ socket's ZMQ_FD
 // only signals that its events may have changed, so each socket is asked once before the wait
 // (a message may be queued with no signal pending) and again only if its signal came.
 std::vector<std::size_t> wait_readable(std::span<void* const> sockets, std::span<const int> descriptors,
