@@ -71,13 +71,8 @@ bool Node::keep_alive() {
   // kSessionCheckPeriod, far below the heartbeats that decide who is down.
   if (now - last_session_check_ >= kSessionCheckPeriod) {
     last_session_check_ = now;
-    for (int party = 0; party < 3; ++party) {
-      if (party == settings_.party) continue;
-      const std::uint64_t lost = peers_->sessions_lost(party);
-      if (lost == sessions_lost_[static_cast<std::size_t>(party)]) continue;
-      sessions_lost_[static_cast<std::size_t>(party)] = lost;
-      membership_->lost(party);
-    }
+    for (int party = 0; party < 3; ++party)
+      if (party != settings_.party) note_lost_sessions(party);
   }
   if (!pending_change_) pending_change_ = membership_->update(now);
   if (membership_->heartbeat_due(now) || membership_->hello_changed(now)) send_hello(now);
@@ -89,14 +84,19 @@ bool Node::keep_alive() {
 // never lost (the cluster starting up). Not one whose session was lost and that has not spoken
 // since, nor one gone quiet for peer_down: it went away, and a send to it fails at once.
 bool Node::peer_alive(int party) {
-  const auto index = static_cast<std::size_t>(party);
-  const std::uint64_t lost = peers_->sessions_lost(party);
-  if (lost != sessions_lost_[index]) {
-    sessions_lost_[index] = lost;
-    membership_->lost(party);
-  }
+  const std::uint64_t lost = note_lost_sessions(party);
   return membership_->hears(party, std::chrono::steady_clock::now()) ||
          (lost == 0 && !membership_->ever_heard(party));
+}
+
+std::uint64_t Node::note_lost_sessions(int party) {
+  auto& known = sessions_lost_[static_cast<std::size_t>(party)];
+  const std::uint64_t lost = peers_->sessions_lost(party);
+  if (lost != known) {
+    known = lost;
+    membership_->lost(party);
+  }
+  return lost;
 }
 
 void Node::switch_mode(const ModeChange& change) {

@@ -113,6 +113,8 @@ class Node final : public EngineHost {
   bool regrouping();
   // Whether a send to `party`, whose connection is down, should wait for it (PeerLinks).
   bool peer_alive(int party);
+  // Tells the membership if `party`'s session was lost since last asked; the sessions lost so far.
+  std::uint64_t note_lost_sessions(int party);
   // A peer failure while regrouping() is answered Regrouping: the client sends it again.
   wire::Status failure_status(wire::Status status);
   void handle_client_message(transport::ReceivedMessage& message);

@@ -1,7 +1,6 @@
 #include "node/peer_links.hpp"
 
 #include <algorithm>
-#include <thread>
 
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
@@ -72,15 +71,12 @@ bool PeerLinks::send_to(int party, std::span<const std::uint8_t> frame) {
     frame = written;
   }
 #endif
-  transport::Connection& connection = *connections_[static_cast<std::size_t>(party)];
   // Waiting out the grace for a server killed a moment ago would hold the shell's loop, and
   // with it the switch to two-party service, at each send: the liveness check ends the wait.
-  const auto deadline = std::chrono::steady_clock::now() + connect_grace_;
-  while (!connection.send(frame)) {
-    if (std::chrono::steady_clock::now() >= deadline || (alive_ && !alive_(party))) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
+  std::function<bool()> alive;
+  if (alive_) alive = [this, party] { return alive_(party); };
+  return connections_[static_cast<std::size_t>(party)]->send_until(
+      frame, std::chrono::steady_clock::now() + connect_grace_, alive);
 }
 
 bool PeerLinks::try_send_to(int party, std::span<const std::uint8_t> frame) {

@@ -531,9 +531,10 @@ bool Connection::send(std::span<const std::uint8_t> data) {
   return send_frame(socket_, data, 0, false);
 }
 
-bool Connection::send_until(std::span<const std::uint8_t> data, std::chrono::steady_clock::time_point deadline) {
+bool Connection::send_until(std::span<const std::uint8_t> data, std::chrono::steady_clock::time_point deadline,
+                            const std::function<bool()>& worth_waiting) {
   while (!send(data)) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (std::chrono::steady_clock::now() >= deadline || (worth_waiting && !worth_waiting())) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return true;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -92,8 +93,10 @@ class Connection {
 
   bool send(std::span<const std::uint8_t> data);  // false: no connection now, or queue full
   // Like send(), but retries until `deadline` while the connection is still coming up
-  // (a server that has just started or restarted is still handshaking).
-  bool send_until(std::span<const std::uint8_t> data, std::chrono::steady_clock::time_point deadline);
+  // (a server that has just started or restarted is still handshaking), and while
+  // `worth_waiting`, when given, says the server may still come.
+  bool send_until(std::span<const std::uint8_t> data, std::chrono::steady_clock::time_point deadline,
+                  const std::function<bool()>& worth_waiting = {});
   std::optional<std::vector<std::uint8_t>> receive(std::chrono::milliseconds timeout);
   // Sessions lost so far (the server went away, or dropped or refused us). libzmq does not
   // carry a message across a lost session: one sent just before the loss is gone, so a

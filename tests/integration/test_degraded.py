@@ -8,6 +8,7 @@ changes during an outage are refused with nothing left behind, and two servers d
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -35,6 +36,24 @@ def degraded_cluster(tmp_path):
     finally:
         if running is not None:
             running.stop()
+
+
+@contextlib.contextmanager
+def checksum_key(cluster, name: str, k5):
+    """An aes128 key enrolled as `name` and a compute engine serving it; yields the engine, the
+    key's id and the reference checksum (usage 17) of some bytes under it."""
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=20000)
+    try:
+        algorithm, _, krb5_enctype, cksumtype, size = ENCTYPES["aes128"]
+        protocol_key = secrets.token_bytes(size)
+        key_id = (name, 1, algorithm)
+        admin.import_key(*key_id, protocol_key)
+        wait_until_krb_serving(engine, key_id)
+        yield engine, key_id, lambda data: k5.make_checksum(cksumtype, krb5_enctype, protocol_key, 17, data)
+    finally:
+        engine.close()
+        admin.close()
 
 
 def every_job_kind(cluster, engine: Engine, gcm_engine: gcm.Engine, k5, keys: dict, aes_key: bytes,
@@ -138,14 +157,7 @@ def test_a_server_that_goes_away_holds_up_no_survivor(degraded_cluster, k5):
     the kill by a second. A peer whose session was lost and that has not spoken since is not
     waited for."""
     cluster = degraded_cluster
-    admin = Engine(cluster.admin_config)
-    engine = Engine(cluster.compute_config, timeout_ms=20000)
-    try:
-        algorithm, _, krb5_enctype, cksumtype, size = ENCTYPES["aes128"]
-        protocol_key = secrets.token_bytes(size)
-        key_id = ("degraded/gone", 1, algorithm)
-        admin.import_key(*key_id, protocol_key)
-        wait_until_krb_serving(engine, key_id)
+    with checksum_key(cluster, "degraded/gone", k5) as (engine, key_id, expected):
         # A server switches no sooner than peer_down + heartbeat (600 ms) after it started,
         # before which it may not have heard the others yet (membership.hpp).
         time.sleep(0.7)
@@ -154,14 +166,10 @@ def test_a_server_that_goes_away_holds_up_no_survivor(degraded_cluster, k5):
             engine.checksum(key_id, 17, b"warm")
             cluster.kill_server(party)
             started = time.monotonic()
-            assert engine.checksum(key_id, 17, b"first") == k5.make_checksum(cksumtype, krb5_enctype, protocol_key,
-                                                                             17, b"first")
+            assert engine.checksum(key_id, 17, b"first") == expected(b"first")
             first_s = time.monotonic() - started
             assert first_s < 0.5, f"the first job with server {party} gone took {first_s * 1000:.0f} ms"
             cluster.restart_server(party)
-    finally:
-        engine.close()
-        admin.close()
 
 
 @pytest.mark.timeout(240)
@@ -247,14 +255,7 @@ def test_key_changes_are_refused_while_a_server_is_down(degraded_cluster):
 @pytest.mark.timeout(180)
 def test_two_servers_down_fail_fast_and_recover(degraded_cluster, k5):
     cluster = degraded_cluster
-    admin = Engine(cluster.admin_config)
-    engine = Engine(cluster.compute_config, timeout_ms=20000)
-    try:
-        algorithm, _, krb5_enctype, cksumtype, size = ENCTYPES["aes128"]
-        protocol_key = secrets.token_bytes(size)
-        key_id = ("degraded/two-down", 1, algorithm)
-        admin.import_key(*key_id, protocol_key)
-        wait_until_krb_serving(engine, key_id)
+    with checksum_key(cluster, "degraded/two-down", k5) as (engine, key_id, expected):
         cluster.kill_server(1)
         cluster.kill_server(3)
         for _ in range(3):
@@ -269,15 +270,10 @@ def test_two_servers_down_fail_fast_and_recover(degraded_cluster, k5):
         assert "server 1: not answering" in status.stdout and "server 3: not answering" in status.stdout
         cluster.restart_server(3)
         cluster.wait_for_modes({2: "two-party without server 1", 3: "two-party without server 1"}, deadline_s=30)
-        assert engine.checksum(key_id, 17, b"pair") == k5.make_checksum(cksumtype, krb5_enctype, protocol_key,
-                                                                        17, b"pair")
+        assert engine.checksum(key_id, 17, b"pair") == expected(b"pair")
         cluster.restart_server(1)
         cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
-        assert engine.checksum(key_id, 17, b"all") == k5.make_checksum(cksumtype, krb5_enctype, protocol_key,
-                                                                       17, b"all")
-    finally:
-        engine.close()
-        admin.close()
+        assert engine.checksum(key_id, 17, b"all") == expected(b"all")
 
 
 # Server 1, the leader in both services below, changes modes this long after the other two.
