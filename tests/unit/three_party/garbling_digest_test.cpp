@@ -79,7 +79,7 @@ TEST(GarblingDigest, DoesNotDependOnHowTheBytesAreSplit) {
     const auto key = random_bytes(32);
     const auto data = random_bytes(300001);
     const auto whole = openssl_gmac(key, data);
-    for (std::size_t piece : {1, 7, 16, 33, 255, 257, 4099, 65536}) {
+    for (std::size_t piece : {1, 7, 16, 32, 33, 255, 257, 1023, 1024, 1025, 4099, 65536}) {
       GarblingDigest digest(key, backend);
       for (std::size_t at = 0; at < data.size(); at += piece)
         digest.add({data.data() + at, std::min(piece, data.size() - at)});
