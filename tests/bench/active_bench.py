@@ -14,7 +14,9 @@ the krbtgt key and the users' keys enrolled (tests/load/kdc_load, keytab logins,
 AS exchanges (the user's key: preauth and reply, Kerberos circuits garbled once or, active,
 twice; the TGT sealed with the krbtgt key) and TGS exchanges (the TGT opened: a layered
 batch, checked when active), p50 and p99, and the servers' CPU per exchange. Writes
-OUT/active.json and OUT/active.md and prints the table.
+OUT/active.json and OUT/active.md and prints the table. --threads sets the throughput's client
+threads (more for a machine with many cores); --no-logins measures the engine alone, for a
+machine without MIT krb5's KDC.
 """
 
 from __future__ import annotations
@@ -68,11 +70,11 @@ def switch(cluster: mpc_cluster.Cluster, mode: str) -> None:
     cluster.wait_until_serving(KEY, deadline_s=60)
 
 
-def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int) -> dict:
+def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int, threads: int) -> dict:
     config = str(cluster.admin_config)
     name, kvno, alg = KEY
     before = counters(cluster)
-    throughput = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg, "--threads", "2",
+    throughput = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg, "--threads", str(threads),
                            "--blocks", str(THROUGHPUT_BLOCKS), "--seconds", str(max(1, round(seconds))), timeout=seconds + 300)
     after = counters(cluster)
     single = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg, "--threads", "1",
@@ -117,11 +119,12 @@ def in_process(rounds: int) -> dict:
 
 def table(results: dict) -> str:
     p, a = results["modes"]["passive"], results["modes"]["active"]
+    threads = results.get("client_threads", 2)
     lp, la = results["in_process"]["passive"], results["in_process"]["active"]
     rows = [
         "| AES-128 keystream | passive | active | active / passive |",
         "|---|---:|---:|---:|",
-        f"| throughput, blocks/s (2 threads x 512-block jobs) | {p['throughput_blocks_per_s']:,.0f} | "
+        f"| throughput, blocks/s ({threads} threads x 512-block jobs) | {p['throughput_blocks_per_s']:,.0f} | "
         f"{a['throughput_blocks_per_s']:,.0f} | {results['throughput_ratio']:.3f} |",
         f"| single block p50, ms | {p['single_block_ms']['p50']:.2f} | {a['single_block_ms']['p50']:.2f} | "
         f"+{results['single_block_added_ms']:.2f} ms |",
@@ -132,6 +135,10 @@ def table(results: dict) -> str:
         f"{la['blocks_per_s']:,.0f} | {la['blocks_per_s'] / lp['blocks_per_s']:.3f} |",
         f"| in one process: three parties' CPU per block, us | {lp['cpu_us_per_block']:.2f} | "
         f"{la['cpu_us_per_block']:.2f} | {la['cpu_us_per_block'] / lp['cpu_us_per_block']:.1f} |",
+    ]
+    if not results["logins"]:
+        return "\n".join(rows)
+    rows += [
         "",
         "| protected login (krbtgt and user keys in the engine) | passive | active | active / passive |",
         "|---|---:|---:|---:|",
@@ -154,6 +161,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--single-jobs", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2, help="passive/active turns, medians kept")
+    parser.add_argument("--threads", type=int, default=2, help="client threads of the throughput measurement")
+    parser.add_argument("--no-logins", action="store_true",
+                        help="the engine alone, for a machine without MIT krb5's KDC")
     args = parser.parse_args()
     build = Path(args.build_dir).resolve()
     os.environ["MPC_BUILD_DIR"] = str(build)
@@ -162,20 +172,23 @@ def main() -> int:
     login_runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory(prefix="mpc-active-bench-") as tmp:
         cluster = mpc_cluster.start_cluster(Path(tmp) / "c")
-        realm = ProtectedRealm(Path(tmp) / "realm", cluster, enrol_users=True)
+        realm = None if args.no_logins else ProtectedRealm(Path(tmp) / "realm", cluster, enrol_users=True)
         try:
             cluster.import_key(*KEY)
             cluster.wait_until_serving(KEY)
-            kdc_bench.prepare(realm)
-            realm.protect()
-            realm.mpcctl_kdc("protect", "--all-users")
+            if realm:
+                kdc_bench.prepare(realm)
+                realm.protect()
+                realm.mpcctl_kdc("protect", "--all-users")
             for _ in range(args.rounds):
                 for mode in MODES:
                     switch(cluster, mode)
-                    runs[mode].append(measure(cluster, args.seconds, args.single_jobs))
-                    login_runs[mode].append(measure_logins(cluster, realm, build))
+                    runs[mode].append(measure(cluster, args.seconds, args.single_jobs, args.threads))
+                    if realm:
+                        login_runs[mode].append(measure_logins(cluster, realm, build))
         finally:
-            realm.stop()
+            if realm:
+                realm.stop()
             cluster.stop()
 
     def median_run(mode: str) -> dict:
@@ -193,7 +206,8 @@ def main() -> int:
         "modes": modes,
         "in_process": in_process(args.rounds),
         "runs": runs,
-        "logins": {mode: median_logins(mode) for mode in MODES},
+        "client_threads": args.threads,
+        "logins": {mode: median_logins(mode) for mode in MODES} if login_runs["active"] else {},
         "login_runs": login_runs,
         "throughput_ratio": modes["active"]["throughput_blocks_per_s"] / modes["passive"]["throughput_blocks_per_s"],
         "single_block_added_ms": modes["active"]["single_block_ms"]["p50"] - modes["passive"]["single_block_ms"]["p50"],
