@@ -273,14 +273,15 @@ class Grid {
 void bind_bits(const detail::FieldKernels& k, const WindowPlanes& side, std::size_t windows, const Gf128* t,
                Gf128* out) {
   const Gf128 one{1, 0};
-  // Doubled one variable at a time: entries below 2^b hold eq over the first b variables.
+  // Doubled one variable at a time: entries below 2^b hold eq over the first b variables. One
+  // product per entry: e (1 + t) is e + e t.
   Gf128 eq[kWindowEntries];
   eq[0] = one;
   for (unsigned b = 0; b < kBitRounds; ++b) {
     const std::size_t filled = std::size_t{1} << b;
     for (std::size_t s = 0; s < filled; ++s) {
       eq[filled + s] = k.mul(eq[s], t[b]);
-      eq[s] = k.mul(eq[s], t[b] ^ one);
+      eq[s] ^= eq[filled + s];
     }
   }
   combine_bits(side, windows, eq, out);
