@@ -74,8 +74,9 @@ def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int, thre
     config = str(cluster.admin_config)
     name, kvno, alg = KEY
     before = counters(cluster)
-    throughput = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg, "--threads", str(threads),
-                           "--blocks", str(THROUGHPUT_BLOCKS), "--seconds", str(max(1, round(seconds))), timeout=seconds + 300)
+    throughput = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg,
+                           "--threads", str(threads), "--blocks", str(THROUGHPUT_BLOCKS),
+                           "--seconds", str(max(1, round(seconds))), timeout=seconds + 300)
     after = counters(cluster)
     single = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg, "--threads", "1",
                        "--blocks", "1", "--jobs", str(single_jobs), "--warmup", "3", timeout=600)
