@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kBlock = 16;
 // Bytes gathered before they are hashed. A garbler adds each AND layer's tables as it makes
 // them, often one gate's 32 bytes (an adder's carry chain is a layer per gate), and every
-// absorb ends in a reduction: hashed 32 bytes at a time GHASH runs at a seventh of its speed
+// absorb ends in a reduction: hashed 32 bytes at a time GHASH runs at an eighth of its speed
 // on whole runs.
 constexpr std::size_t kGatherBytes = 64 * kBlock;
 
