@@ -115,13 +115,9 @@ void GarblingDigest::add(std::span<const std::uint8_t> bytes) {
     transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, state.pending, kGatherBytes);
     state.pending_bytes = 0;
   }
-  if (bytes.size() < kGatherBytes) {
-    std::memcpy(state.pending, bytes.data(), bytes.size());
-    state.pending_bytes = bytes.size();
-    return;
-  }
-  const std::size_t whole = bytes.size() / kBlock * kBlock;
-  transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(), whole);
+  // What is left of a large addition is hashed in place, but for a partial block.
+  const std::size_t whole = bytes.size() < kGatherBytes ? 0 : bytes.size() / kBlock * kBlock;
+  if (whole != 0) transport::detail::ghash_vpclmul_absorb(state.powers, state.sum, bytes.data(), whole);
   bytes = bytes.subspan(whole);
   std::memcpy(state.pending, bytes.data(), bytes.size());
   state.pending_bytes = bytes.size();

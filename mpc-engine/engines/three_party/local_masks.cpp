@@ -19,7 +19,6 @@
 #include "common/fault_injection.hpp"
 #include "engines/three_party/three_party_engine.hpp"
 #include "jobs/gcm_masks.hpp"
-#include "node/request_agreement.hpp"
 #include "protocol/rss3/output.hpp"
 
 namespace mpc::three_party_engine {
@@ -39,11 +38,7 @@ void ThreePartyEngine::run_local_masks(const wire::BatchHeader& header) {
   for (const auto& slice : header.slices) {
     auto it = jobs_.find(node::JobKey{slice.client, slice.request});
     if (it == jobs_.end() || !fits_local_batch(slice, it->second)) {
-      const std::string detail = "party " + std::to_string(settings_.party + 1) + ": request " +
-                                 node::describe_request(node::JobKey{slice.client, slice.request}) +
-                                 " does not fit the batch of local masks the leader scheduled";
-      log_.warn("batch refused", {{"sequence", header.sequence}, {"error", detail}});
-      abort_batch(header, wire::Status::BadRequest, detail);
+      refuse_misfit(header, slice, "the batch of local masks");
       return;
     }
   }

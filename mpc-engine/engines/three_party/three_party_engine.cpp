@@ -317,6 +317,15 @@ void ThreePartyEngine::answer_error(const node::JobKey& key, wire::Status status
   host_.answer(key, node::error_reply(key.request, status, detail));
 }
 
+void ThreePartyEngine::refuse_misfit(const wire::BatchHeader& header, const wire::BatchSlice& slice,
+                                     const char* batch) {
+  const std::string detail = "party " + std::to_string(settings_.party + 1) + ": request " +
+                             node::describe_request(node::JobKey{slice.client, slice.request}) + " does not fit " +
+                             batch + " the leader scheduled";
+  log_.warn("batch refused", {{"sequence", header.sequence}, {"error", detail}});
+  abort_batch(header, wire::Status::BadRequest, detail);
+}
+
 void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker* worker) {
   std::size_t instances = 0;
   for (const auto& slice : header.slices) instances += slice.blocks;
@@ -359,11 +368,7 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker*
     input.blocks = slice.blocks;
     auto it = jobs_.find(node::JobKey{slice.client, slice.request});
     if (it == jobs_.end() || !slice_input(header, task, slice, it->second, input)) {
-      const std::string detail = "party " + std::to_string(settings_.party + 1) + ": request " +
-                                 node::describe_request(node::JobKey{slice.client, slice.request}) +
-                                 " does not fit the batch the leader scheduled";
-      log_.warn("batch refused", {{"sequence", header.sequence}, {"error", detail}});
-      abort_batch(header, wire::Status::BadRequest, detail);
+      refuse_misfit(header, slice, "the batch");
       return;
     }
     task.slices.push_back(std::move(input));

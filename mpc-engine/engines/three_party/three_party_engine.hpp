@@ -108,8 +108,11 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   Job make_job(const node::ClientJob& job, const SecretBytes& share);
   void answer_tag(const node::ClientJob& job);
   void answer_reopen(const node::ClientJob& job);
-  // A batch of prefetches with local masks (gcm_local_masks.cpp): computed here at once.
+  // A batch of prefetches with local masks (local_masks.cpp): computed here at once.
   void run_local_masks(const wire::BatchHeader& header);
+  // Aborts `header` because a slice names a request this server lacks or one that does not
+  // fit it: `batch` says which batch ("the batch", "the batch of local masks").
+  void refuse_misfit(const wire::BatchHeader& header, const wire::BatchSlice& slice, const char* batch);
   // The kept state of a local-mask nonce as this server computes it for a reopen: its share
   // of M(N || 1) and its keystream shares over `blocks`, masked under the request's keys.
   static jobs::NonceShare local_nonce_share(const wire::KeyId& key, const SecretBytes& share,
