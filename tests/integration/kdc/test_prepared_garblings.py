@@ -114,7 +114,12 @@ def thread_nice(pid: int) -> dict[str, list[int]]:
     field 2 in parentheses, the nice value field 19)."""
     threads: dict[str, list[int]] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
-        stat = (task / "stat").read_text()
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            # Threads come and go (a two-party job's worker, a retired mode's teardown): one may end
+            # between the listing and the read.
+            continue
         name = stat[stat.index("(") + 1:stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2:].split()
         threads.setdefault(name, []).append(int(fields[16]))
