@@ -62,7 +62,10 @@ void ghash_vpclmul_powers(const std::uint8_t h[16], GhashPowers& powers) {
                                      static_cast<long long>(low ^ (carry & 1)));
   __m128i current = key;
   for (std::size_t k = 1; k <= kGhashAggregate; ++k) {
-    _mm_store_si128(reinterpret_cast<__m128i*>(powers.words + 2 * (kGhashAggregate - k)), current);
+    const std::size_t slot = 2 * (kGhashAggregate - k);
+    _mm_store_si128(reinterpret_cast<__m128i*>(powers.words + slot), current);
+    _mm_store_si128(reinterpret_cast<__m128i*>(powers.halves_sum + slot),
+                    _mm_xor_si128(current, _mm_shuffle_epi32(current, 0x4e)));
     current = dot(current, key);
   }
   words[0] = words[1] = 0;
@@ -92,16 +95,32 @@ void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], con
   constexpr std::size_t kRun = 16 * kGhashAggregate;
   __m128i sum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state));
   const __m512i* groups = reinterpret_cast<const __m512i*>(powers.words);
-  for (; bytes >= kRun; bytes -= kRun, data += kRun) {
-    __m512i low = _mm512_setzero_si512();
-    __m512i high = _mm512_setzero_si512();
-    __m512i middle = _mm512_setzero_si512();
-    for (std::size_t g = 0; g < 4; ++g) {
-      __m512i x = reverse_lane_bytes(_mm512_loadu_si512(data + 64 * g));
-      if (g == 0) x = _mm512_xor_si512(x, _mm512_zextsi128_si512(sum));
-      accumulate(x, _mm512_load_si512(groups + g), low, middle, high);
+  if (bytes >= kRun) {
+    const __m512i* halves_sums = reinterpret_cast<const __m512i*>(powers.halves_sum);
+    const __m128i top_power = _mm_load_si128(reinterpret_cast<const __m128i*>(powers.words));
+    for (; bytes >= kRun; bytes -= kRun, data += kRun) {
+      __m512i low = _mm512_setzero_si512();
+      __m512i high = _mm512_setzero_si512();
+      __m512i middle = _mm512_setzero_si512();
+      for (std::size_t g = 0; g < 4; ++g) {
+        const __m512i x = reverse_lane_bytes(_mm512_loadu_si512(data + 64 * g));
+        const __m512i power = _mm512_load_si512(groups + g);
+        low = _mm512_xor_si512(low, _mm512_clmulepi64_epi128(x, power, 0x00));
+        high = _mm512_xor_si512(high, _mm512_clmulepi64_epi128(x, power, 0x11));
+        const __m512i x_halves = _mm512_xor_si512(x, _mm512_shuffle_epi32(x, _MM_PERM_BADC));
+        middle = _mm512_xor_si512(middle, _mm512_clmulepi64_epi128(x_halves, _mm512_load_si512(halves_sums + g), 0x00));
+      }
+      __m128i run_low = fold_lanes(low);
+      __m128i run_high = fold_lanes(high);
+      __m128i run_middle = _mm_ternarylogic_epi64(fold_lanes(middle), run_low, run_high, 0x96);
+      // The sum so far times H^16, with four products (it is one block, not a run).
+      run_low = _mm_xor_si128(run_low, _mm_clmulepi64_si128(sum, top_power, 0x00));
+      run_high = _mm_xor_si128(run_high, _mm_clmulepi64_si128(sum, top_power, 0x11));
+      run_middle = _mm_ternarylogic_epi64(run_middle, _mm_clmulepi64_si128(sum, top_power, 0x01),
+                                          _mm_clmulepi64_si128(sum, top_power, 0x10), 0x96);
+      sum = reduce(_mm_xor_si128(run_low, _mm_slli_si128(run_middle, 8)),
+                   _mm_xor_si128(run_high, _mm_srli_si128(run_middle, 8)));
     }
-    sum = reduce_lanes(low, middle, high);
   }
   // The last k < 16 blocks, the last one zero-padded, also with one reduction (a table stream's
   // digest adds a few hundred bytes at a time, so the tail is most of the work): block i meets

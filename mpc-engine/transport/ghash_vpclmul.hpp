@@ -6,7 +6,10 @@
 // products need no bit reflection: a 256-bit carry-less product reduced modulo
 // x^128 + x^127 + x^126 + x^121 + 1 by two multiplications with its low terms (Gueron,
 // "AES-GCM-SIV implementations", the reduction of its gfmul). Sums of products are reduced once:
-// the reduction is linear.
+// the reduction is linear. A run's products take three carry-less multiplications each, not
+// four (Karatsuba: the middle term is (a0 + a1)(b0 + b1) + a0 b0 + a1 b1, the last two summed
+// once per run), and the running sum meets its power only after the run's lanes are summed, so
+// that one run's reduction does not hold up the next run's products.
 //
 // This header must stay free of functions with external linkage that could be emitted in the
 // VPCLMULQDQ translation unit (only PODs and declarations).
@@ -21,8 +24,11 @@ inline constexpr std::size_t kGhashAggregate = 16;  // blocks per reduction
 
 // rev(POLYVAL key)^k for k = 1..16 in POLYVAL's arithmetic, as four groups of four 128-bit lanes:
 // group g, lane l holds power 16 - 4g - l, so that block 4g + l of a run of sixteen meets it.
+// `halves_sum`: the same lanes with the sum of each power's two 64-bit halves in both halves
+// (Karatsuba's middle factor).
 struct GhashPowers {
   alignas(64) std::uint64_t words[2 * kGhashAggregate];
+  alignas(64) std::uint64_t halves_sum[2 * kGhashAggregate];
 };
 
 // True when this CPU (and OS) has VPCLMULQDQ with AVX-512 F, BW and VL.
