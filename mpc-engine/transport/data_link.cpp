@@ -23,7 +23,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Room for a request or an answer with its header. A larger frame's first bytes cost a copy
-// out of the inbox, so it stays small beside the 256 KiB frames of a garbled table stream.
+// out of the inbox, so it stays small beside the 1 MiB frames of a garbled table stream.
 constexpr std::size_t kInboxBytes = 16 * 1024;
 
 struct TcpAddress {

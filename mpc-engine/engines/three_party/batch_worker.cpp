@@ -90,9 +90,11 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
 // ..., and the previous party's chunks from the inbox in the same numbering.
 class BatchWorker::Stream final : public two_party::ChunkedChannel {
  public:
-  // Chunks of up to 256 KiB: a login's tables (megabytes) in few frames, the first of them
-  // early enough for the evaluator to start while the garbler goes on.
-  static constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
+  // Chunks of up to 1 MiB: a login's tables (about 10 MB) in about a dozen frames, the first of
+  // them early enough (a third of a millisecond of garbling) for the evaluator to start while
+  // the garbler goes on. With 256 KiB chunks the evaluator woke 40 times a login and protected
+  // users' logins/s were about 5 % lower.
+  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
   Stream(BatchWorker& worker, const wire::BatchHeader& header)
       : ChunkedChannel(kChunkBytes), worker_(worker), header_(header) {}

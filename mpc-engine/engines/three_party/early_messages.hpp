@@ -24,7 +24,7 @@ std::optional<BatchTag> batch_tag_of(const std::vector<std::uint8_t>& frame);
 
 class EarlyMessages {
  public:
-  // A garbled Kerberos batch streams megabytes of tables in frames of up to 256 KiB, and
+  // A garbled Kerberos batch streams megabytes of tables in frames of up to 1 MiB, and
   // they may all arrive before the batch starts here; the oldest go first past either bound.
   static constexpr std::size_t kMaxMessages = 8192;
   static constexpr std::size_t kMaxBytes = std::size_t{256} << 20;

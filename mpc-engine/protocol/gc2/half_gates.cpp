@@ -21,11 +21,12 @@ constexpr std::uint64_t kGarblingLimit = 1ull << 63;
 // Tables are made and consumed in chunks of whole gates of about this size: the evaluator
 // starts on a layer while the garbler is still garbling it.
 constexpr std::size_t kChunkBytes = 64 * 1024;
-// A layer's end hands what was sent to the transport once this much is waiting: the
-// evaluator starts within a fraction of a millisecond, and a long circuit of thin layers
-// (HMAC-SHA1) still goes in frames of this size rather than one per layer, each of which
-// costs both servers a message's fixed overhead (encryption, syscalls, wake-ups).
-constexpr std::size_t kFlushBytes = 256 * 1024;
+// A layer's end hands what was sent to the transport once this much is waiting: a long circuit
+// of thin layers (HMAC-SHA1) still goes in frames of this size rather than one per layer, each
+// of which costs both servers a message's fixed overhead (encryption, syscalls, wake-ups). It
+// is at least a channel's chunk (1 MiB between three servers, 256 KiB between two), so that a
+// layer's end never cuts a chunk short.
+constexpr std::size_t kFlushBytes = 1024 * 1024;
 // Instances are garbled in tiles of at most this many, each tile through the whole program:
 // a tile's slots (num_slots x 32 labels, 270 KiB for AES-128) stay in the L2 cache, and
 // 32 instances still fill the kernels' registers from each gate's rows.
