@@ -42,6 +42,9 @@ AES_KEY = ("divergent/aes", 1, "aes128")
 GCM_KEY = ("divergent/gcm", 1, "aes256-gcm")
 KRB_KEY = ("divergent/krb@EXAMPLE.COM", 2, AES256_CTS)
 REPLY_WAIT_MS = 5000
+# Sends of divergent tag copies until every server answers its own: the servers answer a tag
+# without waiting to compare copies, so a refusal (another copy heard of first) is a rare race.
+ANSWER_TRIES = 5
 PARTIES = (1, 2, 3)
 
 
@@ -196,14 +199,18 @@ def test_divergent_gcm_tag_copies_leak_nothing(setup):
     unit = bytes([0x80]) + bytes(15)  # 1 in GF(2^128), GCM's bit order
     share_components = {}
     for odd in (3, 2):
-        nonce = prefetch_one_nonce(raw, gcm_key_id)
-        text = secrets.token_bytes(32)
-        other = text[:16] + xor(text[16:], unit)
-        request_id = fresh_id()
-        replies = exchange(raw, divergent(gcm_tag(request_id, gcm_key_id, nonce, b"", text),
-                                          gcm_tag(request_id, gcm_key_id, nonce, b"", other), odd))
-        for party, (status, error, _) in replies.items():
-            assert status == OK, f"odd server {odd}, server {party}: {status} ({error})"
+        # A refusal (all_answered) gives the attack nothing; it is the answered case that is tested.
+        for _ in range(ANSWER_TRIES):
+            nonce = prefetch_one_nonce(raw, gcm_key_id)
+            text = secrets.token_bytes(32)
+            other = text[:16] + xor(text[16:], unit)
+            request_id = fresh_id()
+            replies = exchange(raw, divergent(gcm_tag(request_id, gcm_key_id, nonce, b"", text),
+                                              gcm_tag(request_id, gcm_key_id, nonce, b"", other), odd))
+            if all_answered(replies):
+                break
+        else:
+            pytest.fail(f"odd server {odd}: some server refused the copies in each of {ANSWER_TRIES} tries")
         v = reconstructions(replies)
         if odd == 3:
             share_components["a3"] = xor(v[3], v[2])
@@ -244,14 +251,21 @@ def test_divergent_chained_tag_copies_give_noise(setup):
     prefix = bytes([0x02, 0, 0, 0, 17])
     before = mismatch_counters(cluster)
     for odd in PARTIES:
-        nonce, chained = prefetch_one_nonce(raw, gcm_key_id), prefetch_one_nonce(raw, gcm_key_id)
-        data = secrets.token_bytes(48)
-        other = data[:16] + xor(data[16:32], bytes([0x80]) + bytes(15)) + data[32:]
-        request_id = fresh_id()
-        replies = exchange(raw, divergent(gcm_tag_chained(request_id, gcm_key_id, nonce, data, chained, prefix),
-                                          gcm_tag_chained(request_id, gcm_key_id, nonce, other, chained, prefix), odd))
+        # A server that hears of another copy before its own arrives refuses it (all_answered):
+        # safe, but then there is nothing to combine, so the copies are sent again on new nonces.
+        for _ in range(ANSWER_TRIES):
+            nonce, chained = prefetch_one_nonce(raw, gcm_key_id), prefetch_one_nonce(raw, gcm_key_id)
+            data = secrets.token_bytes(48)
+            other = data[:16] + xor(data[16:32], bytes([0x80]) + bytes(15)) + data[32:]
+            request_id = fresh_id()
+            replies = exchange(raw, divergent(gcm_tag_chained(request_id, gcm_key_id, nonce, data, chained, prefix),
+                                              gcm_tag_chained(request_id, gcm_key_id, nonce, other, chained, prefix),
+                                              odd))
+            if all_answered(replies):
+                break
+        else:
+            pytest.fail(f"odd server {odd}: some server refused the copies in each of {ANSWER_TRIES} tries")
         for party, (status, error, body) in replies.items():
-            assert status == OK, f"odd server {odd}, server {party}: {status} ({error})"
             assert len(body) == 16 + 16 + 1 + 16 and body[32] == 1, body.hex()
         combined = bytes(16)
         for _, _, body in replies.values():
