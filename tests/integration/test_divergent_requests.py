@@ -134,6 +134,19 @@ def divergent(frame: bytes, other: bytes, odd: int) -> dict[int, bytes]:
     return {party: other if party == odd else frame for party in PARTIES}
 
 
+def answered_copies(raw, odd: int, copies):
+    """copies() -> (what the caller keeps, the frame, the odd server's frame), fresh nonces and id
+    each time; sent until every server answers its own copy, then (kept, replies). A server that
+    hears of another copy before its own arrives refuses it (all_answered), which gives a KDC
+    host nothing; it is the answered case a test checks, so the copies are sent again."""
+    for _ in range(ANSWER_TRIES):
+        kept, frame, other = copies()
+        replies = exchange(raw, divergent(frame, other, odd))
+        if all_answered(replies):
+            return kept, replies
+    pytest.fail(f"odd server {odd}: some server refused the copies in each of {ANSWER_TRIES} tries")
+
+
 def mismatch_counters(cluster) -> dict[int, int]:
     out = {}
     for line in cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout.splitlines():
@@ -199,18 +212,14 @@ def test_divergent_gcm_tag_copies_leak_nothing(setup):
     unit = bytes([0x80]) + bytes(15)  # 1 in GF(2^128), GCM's bit order
     share_components = {}
     for odd in (3, 2):
-        # A refusal (all_answered) gives the attack nothing; it is the answered case that is tested.
-        for _ in range(ANSWER_TRIES):
+        def copies():
             nonce = prefetch_one_nonce(raw, gcm_key_id)
             text = secrets.token_bytes(32)
             other = text[:16] + xor(text[16:], unit)
             request_id = fresh_id()
-            replies = exchange(raw, divergent(gcm_tag(request_id, gcm_key_id, nonce, b"", text),
-                                              gcm_tag(request_id, gcm_key_id, nonce, b"", other), odd))
-            if all_answered(replies):
-                break
-        else:
-            pytest.fail(f"odd server {odd}: some server refused the copies in each of {ANSWER_TRIES} tries")
+            return ((nonce, text, other), gcm_tag(request_id, gcm_key_id, nonce, b"", text),
+                    gcm_tag(request_id, gcm_key_id, nonce, b"", other))
+        (nonce, text, other), replies = answered_copies(raw, odd, copies)
         v = reconstructions(replies)
         if odd == 3:
             share_components["a3"] = xor(v[3], v[2])
@@ -251,20 +260,15 @@ def test_divergent_chained_tag_copies_give_noise(setup):
     prefix = bytes([0x02, 0, 0, 0, 17])
     before = mismatch_counters(cluster)
     for odd in PARTIES:
-        # A server that hears of another copy before its own arrives refuses it (all_answered):
-        # safe, but then there is nothing to combine, so the copies are sent again on new nonces.
-        for _ in range(ANSWER_TRIES):
+        def copies():
             nonce, chained = prefetch_one_nonce(raw, gcm_key_id), prefetch_one_nonce(raw, gcm_key_id)
             data = secrets.token_bytes(48)
             other = data[:16] + xor(data[16:32], bytes([0x80]) + bytes(15)) + data[32:]
             request_id = fresh_id()
-            replies = exchange(raw, divergent(gcm_tag_chained(request_id, gcm_key_id, nonce, data, chained, prefix),
-                                              gcm_tag_chained(request_id, gcm_key_id, nonce, other, chained, prefix),
-                                              odd))
-            if all_answered(replies):
-                break
-        else:
-            pytest.fail(f"odd server {odd}: some server refused the copies in each of {ANSWER_TRIES} tries")
+            return ((nonce, chained, data, other),
+                    gcm_tag_chained(request_id, gcm_key_id, nonce, data, chained, prefix),
+                    gcm_tag_chained(request_id, gcm_key_id, nonce, other, chained, prefix))
+        (nonce, chained, data, other), replies = answered_copies(raw, odd, copies)
         for party, (status, error, body) in replies.items():
             assert len(body) == 16 + 16 + 1 + 16 and body[32] == 1, body.hex()
         combined = bytes(16)

@@ -21,12 +21,6 @@ constexpr std::uint64_t kGarblingLimit = 1ull << 63;
 // Tables are made and consumed in chunks of whole gates of about this size: the evaluator
 // starts on a layer while the garbler is still garbling it.
 constexpr std::size_t kChunkBytes = 64 * 1024;
-// A layer's end hands what was sent to the transport once this much is waiting: a long circuit
-// of thin layers (HMAC-SHA1) still goes in frames of this size rather than one per layer, each
-// of which costs both servers a message's fixed overhead (encryption, syscalls, wake-ups). It
-// is at least a channel's chunk (1 MiB between three servers, 256 KiB between two), so that a
-// layer's end never cuts a chunk short.
-constexpr std::size_t kFlushBytes = 1024 * 1024;
 // Instances are garbled in tiles of at most this many, each tile through the whole program:
 // a tile's slots (num_slots x 32 labels, 270 KiB for AES-128) stay in the L2 cache, and
 // 32 instances still fill the kernels' registers from each gate's rows.
@@ -235,7 +229,9 @@ std::vector<std::uint8_t> Garbler::garble_into(const circuits::Program& program,
   const auto garble_ands = kernel_ == Kernel::Vaes ? detail::vaes_garble_ands : detail::portable_garble_ands;
   std::vector<std::uint8_t> decoding(static_cast<std::size_t>(program.num_outputs) * instances);
   std::uint64_t gate_instance = 0;  // in stream order: the tweaks' low half is twice it (+1)
-  std::size_t unflushed = 0;
+  // Sent as made, flushed only at the end: the channel hands the transport whole chunks as
+  // they fill, so the evaluator starts on the first while the rest is garbled. A flush at a
+  // layer's end would follow each chunk with a frame of a few hundred bytes.
   for (Tile tile{0, width, instances}; tile.first < instances; tile.first += width) {
     tile.count = std::min(width, instances - tile.first);
     const std::size_t n = tile.count;
@@ -247,11 +243,6 @@ std::vector<std::uint8_t> Garbler::garble_into(const circuits::Program& program,
         gate_instance += count * n;
         const std::size_t bytes = 2 * count * n * sizeof(Block);
         channel.send({reinterpret_cast<const std::uint8_t*>(tables.data()), bytes});
-        unflushed += bytes;
-      }
-      if (unflushed >= kFlushBytes) {
-        channel.flush();
-        unflushed = 0;
       }
     }
     output_bits(program, tile, slots.data(), decoding, output_zero_labels);

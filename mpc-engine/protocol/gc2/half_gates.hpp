@@ -64,8 +64,8 @@
 //
 // Streaming. Instances go through the program in tiles of up to 32 (each tile's slots stay in
 // cache). garble() sends each chunk of a tile's AND tables (whole gates of one layer, 64 KiB
-// or one gate if that is more) as soon as it is made, and flushes at a layer's end once
-// 1 MiB waits (and at the end); evaluate() consumes the chunks in the same order. One message
+// or one gate if that is more) as soon as it is made and flushes at the end (a channel ships
+// whole chunks of its own as they fill); evaluate() consumes the chunks in the same order. One message
 // direction, one round, memory bounded by the program's slots x min(instances, 32) plus one
 // chunk, whatever the circuit's size. Stream: garbling number (8 bytes, little-endian), C (16
 // bytes), then per tile, per layer, per AND gate, the gate's T_G row (the tile's instances in
