@@ -140,6 +140,8 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
     }
   }
 
+  void release(std::vector<std::uint8_t> bytes) override { worker_.frame_buffers_.keep_chunk(std::move(bytes)); }
+
   BatchWorker& worker_;
   const wire::BatchHeader& header_;
   std::chrono::milliseconds extra_{0};

@@ -23,16 +23,25 @@ void ChunkedChannel::flush() {
 }
 
 void ChunkedChannel::receive(std::span<std::uint8_t> out) {
+  // A chunk goes back as soon as its last byte is read, so that the last of a stream does too.
+  const auto release_if_read = [this] {
+    if (offset_ < current_.bytes.size()) return;
+    if (!current_.bytes.empty()) release(std::move(current_.bytes));
+    current_.bytes.clear();
+    offset_ = 0;
+  };
   while (!out.empty()) {
-    if (offset_ >= current_.bytes.size()) {
+    if (current_.bytes.empty()) {
       current_ = next_chunk();
       offset_ = std::min(current_.from, current_.bytes.size());
+      release_if_read();
       continue;
     }
     const std::size_t take = std::min(out.size(), current_.bytes.size() - offset_);
     std::copy_n(current_.bytes.begin() + static_cast<std::ptrdiff_t>(offset_), take, out.begin());
     offset_ += take;
     out = out.subspan(take);
+    release_if_read();
   }
 }
 

@@ -31,6 +31,10 @@ class ChunkedChannel : public Channel {
   };
   // Blocks for the peer's next chunk; throws PeerError on timeout or when the peer is gone.
   virtual Chunk next_chunk() = 0;
+  // A received chunk, handed back as soon as it is read to its end (before the next is asked
+  // for): a transport may keep its buffer for a later frame instead of freeing it (and the frame
+  // after it allocating and zero-filling a new one).
+  virtual void release(std::vector<std::uint8_t> /*bytes*/) {}
 
  private:
   std::size_t chunk_bytes_;

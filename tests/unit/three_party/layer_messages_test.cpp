@@ -100,6 +100,27 @@ TEST(FrameBuffers, GivesBackWipedBuffersLargestFirstAndKeepsFew) {
   EXPECT_EQ(kept, FrameBuffers::kMaxBuffers);
 }
 
+TEST(FrameBuffers, KeepsAStreamsChunkAsItIsBesideWipedFrames) {
+  FrameBuffers buffers;
+  std::vector<std::uint8_t> chunk(400, 0x5a);
+  const std::uint8_t* memory = chunk.data();
+  buffers.keep_chunk(std::move(chunk));
+  buffers.give(std::vector<std::uint8_t>(100, 0x5a));
+  buffers.keep_chunk({});  // nothing to keep
+  const auto first = buffers.take();
+  EXPECT_EQ(first.data(), memory);  // the same allocation, not a new one
+  EXPECT_EQ(first, std::vector<std::uint8_t>(400, 0x5a));
+  EXPECT_EQ(buffers.take(), std::vector<std::uint8_t>(100, 0));
+  EXPECT_TRUE(buffers.take().empty());
+
+  buffers.keep_chunk(std::vector<std::uint8_t>(FrameBuffers::kMaxBufferBytes + 1));  // too large to keep
+  EXPECT_TRUE(buffers.take().empty());
+  for (std::size_t i = 0; i < FrameBuffers::kMaxBuffers + 3; ++i) buffers.keep_chunk(std::vector<std::uint8_t>(16));
+  std::size_t kept = 0;
+  while (!buffers.take().empty()) ++kept;
+  EXPECT_EQ(kept, FrameBuffers::kMaxBuffers);
+}
+
 TEST(TakeStreamChunk, TakesChunksOfAnyLengthInOrder) {
   std::deque<node::PeerEnvelope> pending;
   pending.push_back(layer_message(1, 1, std::vector<std::uint8_t>(70000, 0xab)));  // ahead
