@@ -19,19 +19,14 @@ std::vector<std::uint8_t> FrameBuffers::take() {
 }
 
 void FrameBuffers::give(std::vector<std::uint8_t> buffer) noexcept {
-  if (buffer.empty()) return;
   wipe(buffer.data(), buffer.size());
-  keep(buffer);
+  keep_chunk(std::move(buffer));
 }
 
 void FrameBuffers::keep_chunk(std::vector<std::uint8_t> chunk) noexcept {
-  if (!chunk.empty()) keep(chunk);
-}
-
-void FrameBuffers::keep(std::vector<std::uint8_t>& buffer) noexcept {
-  if (buffer.capacity() > kMaxBufferBytes) return;
+  if (chunk.empty() || chunk.capacity() > kMaxBufferBytes) return;
   std::lock_guard lock(mutex_);
-  if (spare_.size() < kMaxBuffers) spare_.push_back(std::move(buffer));  // reserved: no allocation
+  if (spare_.size() < kMaxBuffers) spare_.push_back(std::move(chunk));  // reserved: no allocation
 }
 
 }  // namespace mpc::three_party_engine

@@ -33,8 +33,6 @@ class FrameBuffers {
   void keep_chunk(std::vector<std::uint8_t> chunk) noexcept;
 
  private:
-  void keep(std::vector<std::uint8_t>& buffer) noexcept;
-
   std::mutex mutex_;
   std::vector<std::vector<std::uint8_t>> spare_;
 };
