@@ -75,8 +75,14 @@ bool PeerLinks::send_to(int party, std::span<const std::uint8_t> frame) {
   // with it the switch to two-party service, at each send: the liveness check ends the wait.
   std::function<bool()> alive;
   if (alive_) alive = [this, party] { return alive_(party); };
-  return connections_[static_cast<std::size_t>(party)]->send_until(
-      frame, std::chrono::steady_clock::now() + connect_grace_, alive);
+  const auto deadline = std::chrono::steady_clock::now() + connect_grace_;
+  if (connections_[static_cast<std::size_t>(party)]->send_until(frame, deadline, alive)) return true;
+  // Each of these held the shell's loop for the whole grace: an operator sees why a switch to
+  // two-party service or a job came late.
+  if (std::chrono::steady_clock::now() >= deadline)
+    log_.warn("peer send waited out the connect grace",
+              {{"party", party + 1}, {"grace_ms", static_cast<std::uint64_t>(connect_grace_.count())}});
+  return false;
 }
 
 bool PeerLinks::try_send_to(int party, std::span<const std::uint8_t> frame) {
