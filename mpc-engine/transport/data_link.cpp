@@ -26,6 +26,13 @@ using Clock = std::chrono::steady_clock;
 // out of the inbox, so it stays small beside the 1 MiB frames of a garbled table stream.
 constexpr std::size_t kInboxBytes = 16 * 1024;
 
+// Connections a listener queues before it accepts them. A KDC's worker processes each link to
+// every server, so a storm that wakes them connects hundreds at once while the servers' cores
+// are busy; a connect past a full queue loses its SYN and waits out a second's retransmission,
+// longer than a client gives a server before calling it unreachable. The kernel caps it at
+// net.core.somaxconn.
+constexpr int kListenBacklog = 1024;
+
 struct TcpAddress {
   std::string host;
   std::string port;
@@ -309,7 +316,7 @@ DataListener::DataListener(const std::string& endpoint, const CurveKeyPair& own,
     if (socket.get() < 0) continue;
     const int one = 1;
     ::setsockopt(socket.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(socket.get(), entry->ai_addr, entry->ai_addrlen) != 0 || ::listen(socket.get(), 16) != 0) {
+    if (::bind(socket.get(), entry->ai_addr, entry->ai_addrlen) != 0 || ::listen(socket.get(), kListenBacklog) != 0) {
       why = std::strerror(errno);
       continue;
     }

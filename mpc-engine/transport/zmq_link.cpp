@@ -49,6 +49,7 @@ constexpr std::size_t kMaxZapFrames = 16;
 constexpr std::size_t kMaxNameBytes = 254;  // libzmq limits ZMQ_ZAP_DOMAIN to 254 bytes
 // "\x07MESSAGE" + 8-byte nonce + flags byte + 16-byte Poly1305 tag (RFC 26).
 constexpr std::int64_t kCurveMessageOverhead = 8 + 8 + 1 + 16;
+constexpr int kListenBacklog = 1024;
 constexpr std::int64_t kMinMessageLimit = 1024;
 constexpr std::chrono::milliseconds kFirstRestartDelay{1000};
 constexpr std::chrono::milliseconds kMaxRestartDelay{8000};
@@ -328,6 +329,9 @@ Listener::Listener(Context& context, const std::string& endpoint, const CurveKey
   try {
     apply_link_options(socket_, options);
     set_int(socket_, ZMQ_ROUTER_MANDATORY, 1, "ZMQ_ROUTER_MANDATORY");
+    // As a data link listener's queue (data_link.cpp): a storm's KDC workers connect hundreds
+    // at once, beyond ZeroMQ's default of 100.
+    set_int(socket_, ZMQ_BACKLOG, kListenBacklog, "ZMQ_BACKLOG");
     set_int(socket_, ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER");
     set_bytes(socket_, ZMQ_CURVE_SECRETKEY, own.secret_key.data(), 32, "ZMQ_CURVE_SECRETKEY");
     set_bytes(socket_, ZMQ_ZAP_DOMAIN, domain.data(), domain.size(), "ZMQ_ZAP_DOMAIN");

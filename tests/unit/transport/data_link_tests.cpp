@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <atomic>
 #include <future>
 #include <mutex>
@@ -595,6 +598,48 @@ TEST_F(DataLinkTest, HandshakesRunApartFromTheAcceptSoASilentConnectionHoldsUpNo
   EXPECT_TRUE(peer.get());
   EXPECT_THROW(listener->handshake(*first), PeerError);  // the silent one times out
   ::close(stranger);
+}
+
+// A storm wakes a KDC's worker processes, and each connects to every server at once while the
+// servers' cores are busy: the listener queues hundreds of connections before it accepts any,
+// where a short queue would drop their SYNs and leave each to a second's retransmission.
+TEST_F(DataLinkTest, HundredsOfConnectionsWaitForTheAcceptInsteadOfBeingDropped) {
+  // The kernel caps every listener's queue at net.core.somaxconn (4096 on Debian 12).
+  int somaxconn = 4096;
+  if (std::FILE* file = std::fopen("/proc/sys/net/core/somaxconn", "r")) {
+    if (std::fscanf(file, "%d", &somaxconn) != 1) somaxconn = 4096;
+    std::fclose(file);
+  }
+  const int connections = std::min(300, somaxconn);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1))));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<pollfd> pending;
+  for (int i = 0; i < connections; ++i) {
+    const int socket = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(socket, 0);
+    const int rc = ::connect(socket, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ASSERT_TRUE(rc == 0 || errno == EINPROGRESS) << std::strerror(errno);
+    pending.push_back({socket, POLLOUT, 0});
+  }
+  // Connected means the kernel finished the handshake and queued the connection. Well under
+  // the second after which a dropped SYN is sent again.
+  int connected = 0;
+  const auto deadline = in(500ms);
+  while (connected < connections && Clock::now() < deadline) {
+    ::poll(pending.data(), pending.size(), 50);
+    connected = 0;
+    for (auto& entry : pending) {
+      int error = 0;
+      socklen_t length = sizeof error;
+      if ((entry.revents & POLLOUT) != 0 && ::getsockopt(entry.fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
+          error == 0)
+        ++connected;
+    }
+  }
+  EXPECT_EQ(connected, connections);
+  for (const auto& entry : pending) ::close(entry.fd);
 }
 
 }  // namespace
