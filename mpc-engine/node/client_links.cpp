@@ -29,8 +29,8 @@ std::uint64_t serial_of(const std::string& id) {
 
 ClientLinks::ClientLinks(const std::vector<transport::PublicKey>& compute_clients,
                          const std::vector<transport::PublicKey>& admin_clients, std::uint32_t max_request_bytes,
-                         const Logger& log)
-    : log_(log), max_request_bytes_(max_request_bytes) {
+                         const Logger& log, std::size_t max_links_per_key)
+    : log_(log), max_request_bytes_(max_request_bytes), max_links_per_key_(max_links_per_key) {
   for (const auto& key : compute_clients) roles_[key] = "compute";
   for (const auto& key : admin_clients) roles_[key] = "admin";  // as on CurveZMQ, admin wins
 }
@@ -41,10 +41,43 @@ std::vector<transport::PublicKey> ClientLinks::keys() const {
   return keys;
 }
 
+namespace {
+
+std::size_t count_of(const std::map<transport::PublicKey, std::size_t>& counts, const transport::PublicKey& key) {
+  const auto it = counts.find(key);
+  return it == counts.end() ? 0 : it->second;
+}
+
+void decrement(std::map<transport::PublicKey, std::size_t>& counts, const transport::PublicKey& key) {
+  const auto it = counts.find(key);
+  if (it != counts.end() && --it->second == 0) counts.erase(it);
+}
+
+}  // namespace
+
+bool ClientLinks::has_room(const transport::PublicKey& key) const {
+  std::lock_guard lock(mutex_);
+  return count_of(held_, key) + count_of(reserved_, key) < max_links_per_key_;
+}
+
+bool ClientLinks::reserve(const transport::PublicKey& key) {
+  std::lock_guard lock(mutex_);
+  if (count_of(held_, key) + count_of(reserved_, key) >= max_links_per_key_) return false;
+  ++reserved_[key];
+  return true;
+}
+
+void ClientLinks::release(const transport::PublicKey& key) {
+  std::lock_guard lock(mutex_);
+  decrement(reserved_, key);
+}
+
 void ClientLinks::adopt(std::unique_ptr<transport::DataLink> link) {
   link->limit_frames(max_request_bytes_);
   {
     std::lock_guard lock(mutex_);
+    decrement(reserved_, link->peer());
+    ++held_[link->peer()];
     adopted_.push_back(std::move(link));
   }
   adopted_waiting_ = true;
@@ -62,7 +95,10 @@ void ClientLinks::take_adopted() {
   }
   for (auto& link : adopted) {
     const auto role = roles_.find(link->peer());
-    if (role == roles_.end()) continue;  // the listener admits only these keys
+    if (role == roles_.end()) {  // the listener admits only these keys
+      forget(link->peer());
+      continue;
+    }
     std::size_t same_key = 0;
     std::optional<std::uint64_t> oldest;
     for (const auto& [serial, other] : links_) {
@@ -70,7 +106,7 @@ void ClientLinks::take_adopted() {
       if (!oldest) oldest = serial;
       ++same_key;
     }
-    if (same_key >= kMaxLinksPerKey) close(*oldest, "the client opened more links than a key may hold");
+    if (same_key >= max_links_per_key_) close(*oldest, "the client opened more links than a key may hold");
     links_.emplace(next_serial_++, Link{std::move(link), role->second});
   }
 }
@@ -141,7 +177,13 @@ void ClientLinks::close(std::uint64_t serial, const std::string& why) {
   if (it == links_.end()) return;
   log_.info("client data link closed",
              {{"client_key", transport::z85_encode(it->second.link->peer())}, {"error", why}});
+  forget(it->second.link->peer());
   links_.erase(it);
+}
+
+void ClientLinks::forget(const transport::PublicKey& key) {
+  std::lock_guard lock(mutex_);
+  decrement(held_, key);
 }
 
 }  // namespace mpc::node

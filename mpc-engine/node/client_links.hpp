@@ -34,21 +34,31 @@ namespace mpc::node {
 
 class ClientLinks {
  public:
-  // Links one client key may hold at once (a KDC opens one per worker process and server):
-  // beyond it, that key's oldest link is closed, so no client crowds out the others.
+  // Links one client key may hold at once (a KDC opens two per worker process and server), so
+  // no client crowds out the others. The listener refuses a key's link past it in the
+  // handshake (reserve), and the client's requests go by CurveZMQ instead; closing a link
+  // the client already uses would lose the request on it.
   static constexpr std::size_t kMaxLinksPerKey = 256;
 
   // A request frame over `max_request_bytes` closes its link (the same limit as on CurveZMQ).
   ClientLinks(const std::vector<transport::PublicKey>& compute_clients,
               const std::vector<transport::PublicKey>& admin_clients, std::uint32_t max_request_bytes,
-              const Logger& log);
+              const Logger& log, std::size_t max_links_per_key = kMaxLinksPerKey);
   ClientLinks(const ClientLinks&) = delete;
   ClientLinks& operator=(const ClientLinks&) = delete;
 
   // The keys a data listener should admit for clients.
   std::vector<transport::PublicKey> keys() const;
 
-  // From any thread: a keyed link from a client, for the shell's thread to serve.
+  // From any thread, for the listener's handshakes (transport::DataListener::admit_while): a
+  // place for one more link of the key, false when its links and the places held for
+  // handshakes under way reach its limit; and a place given back by a failed handshake.
+  bool reserve(const transport::PublicKey& key);
+  void release(const transport::PublicKey& key);
+  bool has_room(const transport::PublicKey& key) const;
+  // From any thread: a keyed link from a client, for the shell's thread to serve; it takes over
+  // a place reserved for its key, if any. A key past its limit all the same (links adopted
+  // without a place) has its oldest link closed.
   void adopt(std::unique_ptr<transport::DataLink> link);
 
   // Shell's thread. What to poll: the wake-up and every link's socket.
@@ -77,13 +87,17 @@ class ClientLinks {
   };
   void take_adopted();
   void close(std::uint64_t serial, const std::string& why);
+  void forget(const transport::PublicKey& key);  // one link of the key fewer
 
   const Logger& log_;
   std::uint32_t max_request_bytes_;
+  std::size_t max_links_per_key_;
   std::map<transport::PublicKey, std::string> roles_;
   Wakeup wakeup_;
-  std::mutex mutex_;  // adopted_
+  mutable std::mutex mutex_;  // adopted_, held_, reserved_
   std::vector<std::unique_ptr<transport::DataLink>> adopted_;
+  std::map<transport::PublicKey, std::size_t> held_;      // links adopted and not yet closed, by key
+  std::map<transport::PublicKey, std::size_t> reserved_;  // places held for handshakes under way
   std::atomic<bool> adopted_waiting_{false};
   std::uint64_t next_serial_ = 1;
   std::map<std::uint64_t, Link> links_;  // by serial: oldest first

@@ -383,20 +383,28 @@ std::unique_ptr<DataLink> DataListener::handshake(int raw_socket) const {
   if (!decoded) throw PeerError(Component::Transport, "not a data link hello");
   if (!allowed_.contains(decoded->sender))
     throw PeerError(Component::Transport, "data link from key " + z85_encode(decoded->sender) + " refused: not pinned");
-  const CurveKeyPair ephemeral = generate_curve_key_pair();
-  const auto reply = encode_reply(ephemeral.public_key);
-  if (!write_all(socket.get(), reply.data(), reply.size(), deadline))
-    throw PeerError(Component::Transport, "data link reply not sent in time");
-  const LinkKeys keys =
-      derive_link_keys(false, own_, ephemeral, decoded->sender, decoded->ephemeral, hello, reply);
-  std::unique_ptr<DataLink> link(new DataLink(socket.release(), decoded->sender, decoded->channel,
-                                              keys.responder_to_initiator, keys.initiator_to_responder, options_));
-  std::vector<std::uint8_t> confirmation;
-  if (!link->receive(confirmation, deadline))
-    throw PeerError(Component::Transport, "data link peer did not confirm its keys in time");
-  if (!confirmation.empty()) link->fail("the data link peer's confirmation was not empty");
-  link->send({}, deadline);
-  return link;
+  if (reserve_ && !reserve_(decoded->sender))
+    throw LinkLimitReached(Component::Transport, "data link from key " + z85_encode(decoded->sender) +
+                                                     " refused: the key holds as many as it may");
+  try {
+    const CurveKeyPair ephemeral = generate_curve_key_pair();
+    const auto reply = encode_reply(ephemeral.public_key);
+    if (!write_all(socket.get(), reply.data(), reply.size(), deadline))
+      throw PeerError(Component::Transport, "data link reply not sent in time");
+    const LinkKeys keys =
+        derive_link_keys(false, own_, ephemeral, decoded->sender, decoded->ephemeral, hello, reply);
+    std::unique_ptr<DataLink> link(new DataLink(socket.release(), decoded->sender, decoded->channel,
+                                                keys.responder_to_initiator, keys.initiator_to_responder, options_));
+    std::vector<std::uint8_t> confirmation;
+    if (!link->receive(confirmation, deadline))
+      throw PeerError(Component::Transport, "data link peer did not confirm its keys in time");
+    if (!confirmation.empty()) link->fail("the data link peer's confirmation was not empty");
+    link->send({}, deadline);
+    return link;
+  } catch (...) {
+    if (release_) release_(decoded->sender);
+    throw;
+  }
 }
 
 }  // namespace mpc::transport

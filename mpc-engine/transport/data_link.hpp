@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/frame_cipher.hpp"
 
@@ -115,6 +117,13 @@ class DataLink {
   std::uint64_t bytes_read_ = 0;
 };
 
+// A handshake the listener refused because the peer's key holds as many links as it may
+// (DataListener::admit_while): expected while a client runs more processes than its share.
+class LinkLimitReached : public PeerError {
+ public:
+  using PeerError::PeerError;
+};
+
 class DataListener {
  public:
   using Clock = std::chrono::steady_clock;
@@ -126,6 +135,16 @@ class DataListener {
   DataListener& operator=(const DataListener&) = delete;
 
   void allow(const PublicKey& key);  // a peer's key the listener admits
+  // Asked in each handshake, once the peer's key is known to be admitted and before the link
+  // comes up: `reserve` false refuses this link (the peer's connect fails, as for any
+  // refusal, and the peer holds no link that is closed later with a request on it); true
+  // holds a place for it, which `release` gives back should the handshake fail after it. The
+  // caller of handshake() takes a returned link's place over. Both must be safe to call from
+  // several threads; set before the first handshake.
+  void admit_while(std::function<bool(const PublicKey&)> reserve, std::function<void(const PublicKey&)> release) {
+    reserve_ = std::move(reserve);
+    release_ = std::move(release);
+  }
   // The next connection whose handshake completes with an admitted key; empty when none did
   // by `deadline`. A connection that fails (a key not admitted, a bad handshake, a peer too
   // slow) is closed and counted.
@@ -150,6 +169,8 @@ class DataListener {
   CurveKeyPair own_;
   DataLinkOptions options_;
   std::set<PublicKey> allowed_;
+  std::function<bool(const PublicKey&)> reserve_;
+  std::function<void(const PublicKey&)> release_;
   std::uint64_t refused_ = 0;
   std::string last_refusal_;
 };

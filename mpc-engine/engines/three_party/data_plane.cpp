@@ -189,8 +189,14 @@ DataPlane::DataPlane(const settings::ServerSettings& settings, const transport::
       previous_key_ = peer.public_key;
       listener_.allow(peer.public_key);
     }
-  if (clients_ != nullptr)
+  if (clients_ != nullptr) {
     for (const auto& key : clients_->keys()) listener_.allow(key);
+    listener_.admit_while(
+        [this](const transport::PublicKey& key) { return key == previous_key_ || clients_->reserve(key); },
+        [this](const transport::PublicKey& key) {
+          if (key != previous_key_) clients_->release(key);
+        });
+  }
   acceptor_ = std::thread([this] { accept_connections(); });
 }
 
@@ -249,6 +255,18 @@ void DataPlane::serve(Connection& connection, int socket) {
   std::unique_ptr<transport::DataLink> link;
   try {
     link = listener_.handshake(socket);
+  } catch (const transport::LinkLimitReached& refusal) {
+    // A KDC with more workers than its key's share retries each refused link with a back-off:
+    // one line a minute says so.
+    const std::uint64_t refused = ++links_over_limit_;
+    const std::int64_t now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+    std::int64_t last = last_limit_log_ms_.load();
+    if (now - last >= 60'000 && last_limit_log_ms_.compare_exchange_strong(last, now))
+      log_.info("client data links refused: the key holds as many as it may, its requests go by CurveZMQ",
+                {{"error", refusal.what()}, {"refused_since_start", refused}});
+    connection.done = true;
+    return;
   } catch (const Error& error) {
     log_.warn("data link refused", {{"error", error.what()}});
     connection.done = true;

@@ -26,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -131,6 +132,8 @@ class DataPlane {
   std::chrono::milliseconds peer_timeout_;
   transport::DataListener listener_;
   std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> links_over_limit_{0};  // client links refused for their key's limit
+  std::atomic<std::int64_t> last_limit_log_ms_{std::numeric_limits<std::int64_t>::min() / 2};  // steady clock
   std::mutex mutex_;  // connections_ and each one's channel
   std::list<std::unique_ptr<Connection>> connections_;
   std::unique_ptr<transport::DataLink> new_shell_lane_;  // under mutex_

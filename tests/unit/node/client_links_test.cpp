@@ -2,8 +2,12 @@
 // requests come out with the client's key and the role that key has, answers go back on the
 // link their routing id names, a key's links are capped, and a client that stops reading
 // loses its link instead of holding up the shell.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <future>
 #include <map>
@@ -16,6 +20,7 @@
 #include "node/client_links.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/data_link.hpp"
+#include "transport/link_handshake.hpp"
 
 namespace mpc::node {
 namespace {
@@ -161,6 +166,94 @@ TEST_F(ClientLinksTest, OneKeyHoldsAtMostItsShareOfLinks) {
   newest->send({Bytes{1}}, Clock::now() + 1s);
   other->send({Bytes{2}}, Clock::now() + 1s);
   EXPECT_EQ(requests(2).size(), 2u);
+}
+
+// As the data plane wires them: the listener asks the links whether a key has room before a
+// link comes up, so a key at its limit is refused in the handshake (its client goes by
+// CurveZMQ) and no link it already uses is closed under a request.
+TEST(ClientLinksAdmission, AKeyAtItsLimitIsRefusedInTheHandshakeAndKeepsItsLinks) {
+  const Logger log{"test"};
+  const auto server = transport::generate_curve_key_pair();
+  const auto client = transport::generate_curve_key_pair();
+  const auto other = transport::generate_curve_key_pair();
+  transport::DataListener listener("tcp://127.0.0.1:*", server);
+  ClientLinks links({client.public_key, other.public_key}, {}, kMaxRequest, log, 2);
+  for (const auto& key : links.keys()) listener.allow(key);
+  listener.admit_while([&](const transport::PublicKey& key) { return links.reserve(key); },
+                       [&](const transport::PublicKey& key) { links.release(key); });
+  const auto connect = [&](const transport::CurveKeyPair& keys) {
+    auto accepted = std::async(std::launch::async, [&] { return listener.accept(Clock::now() + 2s); });
+    std::unique_ptr<transport::DataLink> link;
+    try {
+      link = transport::DataLink::connect(listener.bound_endpoint(), keys, server.public_key, 0);
+    } catch (const PeerError&) {
+    }
+    if (auto server_end = accepted.get()) links.adopt(std::move(server_end));
+    return link;
+  };
+  auto first = connect(client);
+  auto second = connect(client);
+  ASSERT_TRUE(first && second);
+  EXPECT_FALSE(links.has_room(client.public_key));
+  EXPECT_EQ(connect(client), nullptr) << "a third link of the key came up";
+  EXPECT_EQ(listener.refused(), 1u);
+  EXPECT_NE(listener.last_refusal().find("holds as many as it may"), std::string::npos) << listener.last_refusal();
+  auto others = connect(other);  // another key still has its own room
+  ASSERT_TRUE(others);
+
+  // Both links of the key still carry requests and answers.
+  first->send({Bytes{1}}, Clock::now() + 1s);
+  second->send({Bytes{2}}, Clock::now() + 1s);
+  std::vector<transport::ReceivedMessage> received;
+  for (const auto deadline = Clock::now() + 3s; received.size() < 2 && Clock::now() < deadline;) {
+    std::vector<pollfd> entries;
+    for (const int descriptor : links.descriptors()) entries.push_back({descriptor, POLLIN, 0});
+    ::poll(entries.data(), entries.size(), 100);
+    std::vector<int> readable;
+    for (const auto& entry : entries)
+      if (entry.revents != 0) readable.push_back(entry.fd);
+    links.receive(readable, 16, [&](transport::ReceivedMessage& message) { received.push_back(std::move(message)); });
+  }
+  ASSERT_EQ(received.size(), 2u);
+  for (const auto& message : received) EXPECT_TRUE(links.send(message.routing_id, Bytes{7}, Clock::now() + 1s));
+  Bytes answer;
+  EXPECT_TRUE(first->receive(answer, Clock::now() + 2s));
+  EXPECT_TRUE(second->receive(answer, Clock::now() + 2s));
+
+  // Once one closes, the key has room again.
+  first.reset();
+  for (const auto deadline = Clock::now() + 3s; !links.has_room(client.public_key) && Clock::now() < deadline;) {
+    std::vector<pollfd> entries;
+    for (const int descriptor : links.descriptors()) entries.push_back({descriptor, POLLIN, 0});
+    ::poll(entries.data(), entries.size(), 100);
+    std::vector<int> readable;
+    for (const auto& entry : entries)
+      if (entry.revents != 0) readable.push_back(entry.fd);
+    links.receive(readable, 16, [](transport::ReceivedMessage&) {});
+  }
+  EXPECT_TRUE(links.has_room(client.public_key));
+
+  // A handshake that fails after the listener held a place gives the place back: a client that
+  // says hello under the key and leaves.
+  {
+    const std::string endpoint = listener.bound_endpoint();
+    const int port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+    auto accepted = std::async(std::launch::async, [&] { return listener.accept(Clock::now() + 1s); });
+    const int raw = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(raw, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(raw, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+    const auto hello = transport::encode_hello({transport::generate_curve_key_pair().public_key, client.public_key, 0});
+    ASSERT_EQ(::send(raw, hello.data(), hello.size(), MSG_NOSIGNAL), static_cast<ssize_t>(hello.size()));
+    ::close(raw);
+    EXPECT_EQ(accepted.get(), nullptr);
+  }
+  EXPECT_TRUE(links.has_room(client.public_key)) << "the failed handshake kept its place";
+  EXPECT_NE(connect(client), nullptr);
+  EXPECT_FALSE(links.has_room(client.public_key));
 }
 
 TEST_F(ClientLinksTest, AClientThatStopsReadingLosesItsLink) {
