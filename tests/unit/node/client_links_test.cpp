@@ -31,6 +31,17 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint32_t kMaxRequest = 4096;
 
+// One turn of the shell's loop: a poll, then whatever arrived.
+void serve_once(ClientLinks& links, std::vector<transport::ReceivedMessage>& out) {
+  std::vector<pollfd> entries;
+  for (const int descriptor : links.descriptors()) entries.push_back({descriptor, POLLIN, 0});
+  ::poll(entries.data(), entries.size(), 100);
+  std::vector<int> readable;
+  for (const auto& entry : entries)
+    if (entry.revents != 0) readable.push_back(entry.fd);
+  links.receive(readable, 4096, [&](transport::ReceivedMessage& message) { out.push_back(std::move(message)); });
+}
+
 class ClientLinksTest : public ::testing::Test {
  protected:
   ClientLinksTest()
@@ -53,16 +64,7 @@ class ClientLinksTest : public ::testing::Test {
     return link;
   }
 
-  // One turn of the shell's loop: a poll, then whatever arrived.
-  void serve_once(std::vector<transport::ReceivedMessage>& out) {
-    std::vector<pollfd> entries;
-    for (const int descriptor : links.descriptors()) entries.push_back({descriptor, POLLIN, 0});
-    ::poll(entries.data(), entries.size(), 100);
-    std::vector<int> readable;
-    for (const auto& entry : entries)
-      if (entry.revents != 0) readable.push_back(entry.fd);
-    links.receive(readable, 4096, [&](transport::ReceivedMessage& message) { out.push_back(std::move(message)); });
-  }
+  void serve_once(std::vector<transport::ReceivedMessage>& out) { node::serve_once(links, out); }
 
   // The requests that arrive within a few seconds, until `expected` have.
   std::vector<transport::ReceivedMessage> requests(std::size_t expected, std::chrono::milliseconds within = 3s) {
@@ -205,15 +207,8 @@ TEST(ClientLinksAdmission, AKeyAtItsLimitIsRefusedInTheHandshakeAndKeepsItsLinks
   first->send({Bytes{1}}, Clock::now() + 1s);
   second->send({Bytes{2}}, Clock::now() + 1s);
   std::vector<transport::ReceivedMessage> received;
-  for (const auto deadline = Clock::now() + 3s; received.size() < 2 && Clock::now() < deadline;) {
-    std::vector<pollfd> entries;
-    for (const int descriptor : links.descriptors()) entries.push_back({descriptor, POLLIN, 0});
-    ::poll(entries.data(), entries.size(), 100);
-    std::vector<int> readable;
-    for (const auto& entry : entries)
-      if (entry.revents != 0) readable.push_back(entry.fd);
-    links.receive(readable, 16, [&](transport::ReceivedMessage& message) { received.push_back(std::move(message)); });
-  }
+  for (const auto deadline = Clock::now() + 3s; received.size() < 2 && Clock::now() < deadline;)
+    serve_once(links, received);
   ASSERT_EQ(received.size(), 2u);
   for (const auto& message : received) EXPECT_TRUE(links.send(message.routing_id, Bytes{7}, Clock::now() + 1s));
   Bytes answer;
@@ -222,15 +217,8 @@ TEST(ClientLinksAdmission, AKeyAtItsLimitIsRefusedInTheHandshakeAndKeepsItsLinks
 
   // Once one closes, the key has room again.
   first.reset();
-  for (const auto deadline = Clock::now() + 3s; !links.has_room(client.public_key) && Clock::now() < deadline;) {
-    std::vector<pollfd> entries;
-    for (const int descriptor : links.descriptors()) entries.push_back({descriptor, POLLIN, 0});
-    ::poll(entries.data(), entries.size(), 100);
-    std::vector<int> readable;
-    for (const auto& entry : entries)
-      if (entry.revents != 0) readable.push_back(entry.fd);
-    links.receive(readable, 16, [](transport::ReceivedMessage&) {});
-  }
+  for (const auto deadline = Clock::now() + 3s; !links.has_room(client.public_key) && Clock::now() < deadline;)
+    serve_once(links, received);
   EXPECT_TRUE(links.has_room(client.public_key));
 
   // A handshake that fails after the listener held a place gives the place back: a client that
