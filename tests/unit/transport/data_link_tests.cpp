@@ -623,10 +623,10 @@ TEST_F(DataLinkTest, HundredsOfConnectionsWaitForTheAcceptInsteadOfBeingDropped)
     ASSERT_TRUE(rc == 0 || errno == EINPROGRESS) << std::strerror(errno);
     pending.push_back({socket, POLLOUT, 0});
   }
-  // Connected means the kernel finished the handshake and queued the connection. Well under
+  // Connected means the kernel finished the handshake and queued the connection. Before
   // the second after which a dropped SYN is sent again.
   int connected = 0;
-  const auto deadline = in(500ms);
+  const auto deadline = in(800ms);
   while (connected < connections && Clock::now() < deadline) {
     ::poll(pending.data(), pending.size(), 50);
     connected = 0;
