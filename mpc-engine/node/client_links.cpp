@@ -55,11 +55,6 @@ void decrement(std::map<transport::PublicKey, std::size_t>& counts, const transp
 
 }  // namespace
 
-bool ClientLinks::has_room(const transport::PublicKey& key) const {
-  std::lock_guard lock(mutex_);
-  return count_of(held_, key) + count_of(reserved_, key) < max_links_per_key_;
-}
-
 bool ClientLinks::reserve(const transport::PublicKey& key) {
   std::lock_guard lock(mutex_);
   if (count_of(held_, key) + count_of(reserved_, key) >= max_links_per_key_) return false;

@@ -55,7 +55,6 @@ class ClientLinks {
   // handshakes under way reach its limit; and a place given back by a failed handshake.
   bool reserve(const transport::PublicKey& key);
   void release(const transport::PublicKey& key);
-  bool has_room(const transport::PublicKey& key) const;
   // From any thread: a keyed link from a client, for the shell's thread to serve; it takes over
   // a place reserved for its key, if any. A key past its limit all the same (links adopted
   // without a place) has its oldest link closed.
@@ -94,7 +93,7 @@ class ClientLinks {
   std::size_t max_links_per_key_;
   std::map<transport::PublicKey, std::string> roles_;
   Wakeup wakeup_;
-  mutable std::mutex mutex_;  // adopted_, held_, reserved_
+  std::mutex mutex_;  // adopted_, held_, reserved_
   std::vector<std::unique_ptr<transport::DataLink>> adopted_;
   std::map<transport::PublicKey, std::size_t> held_;      // links adopted and not yet closed, by key
   std::map<transport::PublicKey, std::size_t> reserved_;  // places held for handshakes under way

@@ -31,14 +31,16 @@ __m128i reduce(__m128i low, __m128i high) {
   return _mm_xor_si128(high, folded);
 }
 
+// A 256-bit product given as its low, middle (the cross terms, at 64 bits) and high parts,
+// reduced.
+__m128i reduce_parts(__m128i low, __m128i middle, __m128i high) {
+  return reduce(_mm_xor_si128(low, _mm_slli_si128(middle, 8)), _mm_xor_si128(high, _mm_srli_si128(middle, 8)));
+}
+
 // POLYVAL's dot product a * b * x^-128.
 __m128i dot(__m128i a, __m128i b) {
-  __m128i low = _mm_clmulepi64_si128(a, b, 0x00);
-  __m128i high = _mm_clmulepi64_si128(a, b, 0x11);
   const __m128i middle = _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01), _mm_clmulepi64_si128(a, b, 0x10));
-  low = _mm_xor_si128(low, _mm_slli_si128(middle, 8));
-  high = _mm_xor_si128(high, _mm_srli_si128(middle, 8));
-  return reduce(low, high);
+  return reduce_parts(_mm_clmulepi64_si128(a, b, 0x00), middle, _mm_clmulepi64_si128(a, b, 0x11));
 }
 
 __m128i fold_lanes(__m512i x) {
@@ -83,9 +85,7 @@ void accumulate(__m512i x, __m512i p, __m512i& low, __m512i& middle, __m512i& hi
 }
 
 __m128i reduce_lanes(__m512i low, __m512i middle, __m512i high) {
-  const __m128i mid = fold_lanes(middle);
-  return reduce(_mm_xor_si128(fold_lanes(low), _mm_slli_si128(mid, 8)),
-                _mm_xor_si128(fold_lanes(high), _mm_srli_si128(mid, 8)));
+  return reduce_parts(fold_lanes(low), fold_lanes(middle), fold_lanes(high));
 }
 
 }  // namespace
@@ -118,8 +118,7 @@ void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], con
       run_high = _mm_xor_si128(run_high, _mm_clmulepi64_si128(sum, top_power, 0x11));
       run_middle = _mm_ternarylogic_epi64(run_middle, _mm_clmulepi64_si128(sum, top_power, 0x01),
                                           _mm_clmulepi64_si128(sum, top_power, 0x10), 0x96);
-      sum = reduce(_mm_xor_si128(run_low, _mm_slli_si128(run_middle, 8)),
-                   _mm_xor_si128(run_high, _mm_srli_si128(run_middle, 8)));
+      sum = reduce_parts(run_low, run_middle, run_high);
     }
   }
   // The last k < 16 blocks, the last one zero-padded, also with one reduction (a table stream's

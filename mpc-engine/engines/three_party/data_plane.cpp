@@ -258,13 +258,14 @@ void DataPlane::serve(Connection& connection, int socket) {
   } catch (const transport::LinkLimitReached& refusal) {
     // A KDC with more workers than its key's share retries each refused link with a back-off:
     // one line a minute says so.
-    const std::uint64_t refused = ++links_over_limit_;
-    const std::int64_t now =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
-    std::int64_t last = last_limit_log_ms_.load();
-    if (now - last >= 60'000 && last_limit_log_ms_.compare_exchange_strong(last, now))
+    std::lock_guard lock(limit_log_mutex_);
+    ++links_over_limit_;
+    const auto now = Clock::now();
+    if (!last_limit_log_ || now - *last_limit_log_ >= std::chrono::minutes(1)) {
+      last_limit_log_ = now;
       log_.info("client data links refused: the key holds as many as it may, its requests go by CurveZMQ",
-                {{"error", refusal.what()}, {"refused_since_start", refused}});
+                {{"error", refusal.what()}, {"refused_since_start", links_over_limit_}});
+    }
     connection.done = true;
     return;
   } catch (const Error& error) {

@@ -26,10 +26,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <limits>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -132,8 +132,9 @@ class DataPlane {
   std::chrono::milliseconds peer_timeout_;
   transport::DataListener listener_;
   std::atomic<bool> stopping_{false};
-  std::atomic<std::uint64_t> links_over_limit_{0};  // client links refused for their key's limit
-  std::atomic<std::int64_t> last_limit_log_ms_{std::numeric_limits<std::int64_t>::min() / 2};  // steady clock
+  std::mutex limit_log_mutex_;  // the two below: client links refused for their key's limit
+  std::uint64_t links_over_limit_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> last_limit_log_;
   std::mutex mutex_;  // connections_ and each one's channel
   std::list<std::unique_ptr<Connection>> connections_;
   std::unique_ptr<transport::DataLink> new_shell_lane_;  // under mutex_
