@@ -3,8 +3,10 @@
 // its share of AES_K(N || 1) between a prefetch and the one tag that may use it.
 //
 // A nonce is the leader's 64-bit epoch (big-endian) || a 32-bit big-endian counter. The
-// epoch is random per leader start, the counter only grows within it, so a nonce is
-// never handed out twice for as long as epochs do not collide (2^-64 per pair of starts).
+// epoch is random per leader start and the counter only grows within it; a follower takes
+// counters that grow within its current epoch only, and never an epoch it computed under
+// before (store/epoch_ledger.hpp), so no nonce is computed twice, even for a leader that
+// repeats one on purpose.
 // Counters run below 2^31: the top bit marks a nonce with local masks (gcm_masks.hpp), which
 // takes its counter from the same run as the others.
 //
@@ -68,7 +70,7 @@ class NonceGuard {
  public:
   // True, and remembered, when every range lies strictly above the previous one and above
   // every range accepted before in `epoch`; false (nothing remembered) otherwise. Another
-  // epoch starts afresh: epochs are random, so an old one never comes back by accident.
+  // epoch starts afresh: the caller lets only an epoch it never computed under begin.
   [[nodiscard]] bool accept(std::uint64_t epoch, std::span<const NonceRange> ranges);
 
  private:

@@ -132,7 +132,7 @@ void Node::switch_mode(const ModeChange& change) {
     service->settings = pair_settings(settings_, pair);
     service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair);
     service->engine = make_pair_engine_(
-        EngineResources{service->settings, log_, own_keys_, context_, store_, *service->host});
+        EngineResources{service->settings, log_, own_keys_, context_, store_, epochs_, *service->host});
     pair_ = std::move(service);
   }
   pass_on_refusals(left_since);

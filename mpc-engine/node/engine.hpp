@@ -19,6 +19,7 @@
 #include "node/job_key.hpp"
 #include "node/peer_links.hpp"
 #include "settings/server_settings.hpp"
+#include "store/epoch_ledger.hpp"
 #include "store/share_store.hpp"
 #include "transport/zmq_link.hpp"
 #include "wire/client_messages.hpp"
@@ -95,6 +96,8 @@ struct EngineResources {
   const transport::CurveKeyPair& own_keys;
   transport::Context& context;
   store::ShareStore& store;
+  // Every epoch this server computed under (store/epoch_ledger.hpp), shared by its engines.
+  store::EpochLedger& epochs;
   EngineHost& host;
   // Kerberos circuits compiled for fewest AND gates (garbled evaluation), shared by the
   // engines of one server so that a two-party engine built when a server goes down finds

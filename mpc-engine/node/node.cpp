@@ -70,6 +70,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
       log_(log),
       own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
       store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)),
+      epochs_(store::epoch_ledger_path(settings_.storage_path)),
       key_cache_(store_),
       serving_(all_parties(settings_)),
       make_pair_engine_(std::move(make_pair_engine)),
@@ -90,7 +91,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
     client_links_ = std::make_unique<ClientLinks>(settings_.compute_clients, settings_.admin_clients,
                                                   static_cast<std::uint32_t>(client_options.max_message_bytes), log_);
   engine_ = make_engine(
-      EngineResources{settings_, log_, own_keys_, context_, store_, *this, nullptr, client_links_.get()});
+      EngineResources{settings_, log_, own_keys_, context_, store_, epochs_, *this, nullptr, client_links_.get()});
   check_store_form(store_, *engine_, settings_);
   if (settings_.protocol == settings::Protocol::Rss3) {
     const MembershipTiming timing{settings_.limits.heartbeat, settings_.limits.peer_down, settings_.limits.rejoin};

@@ -146,6 +146,7 @@ class Node final : public EngineHost {
   const Logger& log_;
   transport::CurveKeyPair own_keys_;
   store::ShareStore store_;
+  store::EpochLedger epochs_;
   KeyCache key_cache_;
   transport::Context context_;
   std::unique_ptr<transport::Listener> clients_;

@@ -17,6 +17,7 @@ import time
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+import local_masks
 import test_gcm_jobs as gcm
 from mpc_cluster import Cluster, faults_server_binary, openssl_ctr_keystream, server_binary
 from test_krb_jobs import MPC_AES256_CTS, MPC_EUNREACHABLE, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
@@ -225,6 +226,56 @@ def test_a_server_computing_a_wrong_local_mask_is_refused(fresh_cluster, party):
         [(nonce, keystream)] = engine.prefetch(1, 3, local=True)
         sealed = gcm.seal(engine, nonce, keystream, plaintext, aad)
         assert engine.open(nonce, aad, sealed[:-16], sealed[-16:]) == plaintext
+    finally:
+        engine.close()
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("local", [False, True], ids=["aes", "local-masks"])
+def test_a_leader_that_replays_an_epoch_gets_no_nonce_computed_twice(fresh_cluster, local):
+    """Server 1 goes back, every third batch with nonces, to the other of two epochs with its
+    sequence and nonce counter restarted ("epoch-replay"). Each nonce is tagged at once, so no
+    server still holds it when it comes back. Both followers refuse every batch of an epoch
+    they computed under before; the client's retries run in the leader's next epoch, so no
+    nonce reaches the client twice and every keystream and tag is AES-GCM's. Without the
+    followers' epoch ledger the same rounds hand the client a nonce of round one again."""
+    cluster = fresh_cluster
+    key = gcm.import_gcm_key(cluster)
+    engine = gcm.Engine(cluster.compute_config, timeout_ms=60000)
+    aad = b"tgt"
+
+    parts = gcm.cluster_components(cluster) if local else None
+
+    def reference(nonce: bytes, plaintext: bytes) -> bytes:
+        if local:
+            return local_masks.seal(key, gcm.KEY, parts, nonce, plaintext, aad)
+        return AESGCM(key).encrypt(nonce, plaintext, aad)
+
+    def sealed_round(rounds: int, seen: dict[bytes, int]) -> None:
+        for round_index in range(rounds):
+            [(nonce, keystream)] = engine.prefetch(1, 2, local=local)
+            assert nonce not in seen, (f"nonce {nonce.hex()} reached the client in round {seen[nonce]} and "
+                                       f"again in round {round_index}")
+            seen[nonce] = round_index
+            plaintext = secrets.token_bytes(30)
+            assert gcm.seal(engine, nonce, keystream, plaintext, aad) == reference(nonce, plaintext)
+
+    try:
+        gcm.wait_until_gcm_serving(engine)
+        sealed_round(2, {})
+
+        restart(cluster, 1, fault="epoch-replay")
+        gcm.wait_until_gcm_serving(engine, deadline_s=30)
+        seen: dict[bytes, int] = {}
+        sealed_round(15, seen)
+        assert len({nonce[:8] for nonce in seen}) >= 3, "the leader never went back to an epoch"
+        for party in (2, 3):
+            refused = cluster.wait_for_log_event(party, "epoch opened before refused")
+            assert refused, f"server {party} refused no replayed epoch"
+
+        restart(cluster, 1)
+        gcm.wait_until_gcm_serving(engine, deadline_s=30)
+        sealed_round(2, seen)
     finally:
         engine.close()
 

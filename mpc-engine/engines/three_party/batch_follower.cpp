@@ -2,13 +2,15 @@
 
 #include <algorithm>
 
+#include "common/error.hpp"
 #include "engines/three_party/batch_worker.hpp"
 #include "node/request_agreement.hpp"
 
 namespace mpc::three_party_engine {
 
-BatchFollower::BatchFollower(const settings::ServerSettings& settings, const Logger& log)
-    : settings_(settings), log_(log) {}
+BatchFollower::BatchFollower(const settings::ServerSettings& settings, const Logger& log,
+                             store::EpochLedger& epochs)
+    : settings_(settings), log_(log), epochs_(epochs) {}
 
 namespace {
 
@@ -47,12 +49,32 @@ void BatchFollower::schedule(BatchStarter& starter) {
     // After a leader restart only its newest epoch matters: skip what it announced before.
     const bool superseded = std::any_of(announced_.begin() + 1, announced_.end(),
                                         [&](const wire::BatchHeader& later) { return later.epoch != front.epoch; });
-    if (superseded || !accept_batch_id(front)) {
+    if (superseded) {
       announced_.pop_front();
       continue;
     }
     wire::BatchHeader header = std::move(announced_.front());
     announced_.pop_front();
+    BatchId id = BatchId::Replayed;
+    try {
+      id = accept_batch_id(header);
+    } catch (const Error& error) {
+      log_.error("batch refused", {{"sequence", header.sequence}, {"error", error.what()}});
+      starter.abort_batch(header, wire::Status::Internal,
+                          "party " + std::to_string(settings_.party + 1) + " cannot record the batch's epoch");
+      continue;
+    }
+    if (id != BatchId::Fresh) {
+      // Regrouping: nothing was computed, and the client's next attempt runs in the leader's
+      // next epoch (the leader starts one on this refusal).
+      starter.abort_batch(header, wire::Status::Regrouping,
+                          "party " + std::to_string(settings_.party + 1) +
+                              (id == BatchId::Replayed ? " ran this batch id before"
+                                                       : " computed under this epoch before (a replay, or it "
+                                                         "restarted since)") +
+                              ": the leader starts another epoch");
+      continue;
+    }
     last_epoch_seen_ = header.epoch;
     last_sequence_seen_ = header.sequence;
     wire::Status status = wire::Status::Ok;
@@ -88,12 +110,15 @@ std::optional<std::string> BatchFollower::copies_match(const std::map<node::JobK
   return std::nullopt;
 }
 
-bool BatchFollower::accept_batch_id(const wire::BatchHeader& header) {
-  if (header.epoch == last_epoch_seen_ && header.sequence <= last_sequence_seen_) {
+BatchFollower::BatchId BatchFollower::accept_batch_id(const wire::BatchHeader& header) {
+  if (header.epoch == last_epoch_seen_) {
+    if (header.sequence > last_sequence_seen_) return BatchId::Fresh;
     log_.warn("replayed batch id refused", {{"sequence", header.sequence}});
-    return false;
+    return BatchId::Replayed;
   }
-  return true;
+  if (epochs_.open(header.epoch)) return BatchId::Fresh;
+  log_.warn("epoch opened before refused", {{"epoch", header.epoch}, {"sequence", header.sequence}});
+  return BatchId::EpochOpenedBefore;
 }
 
 bool BatchFollower::accept_gcm_nonces(const wire::BatchHeader& header) {

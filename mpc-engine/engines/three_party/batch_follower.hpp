@@ -11,12 +11,14 @@
 #include "engines/three_party/batch_role.hpp"
 #include "jobs/nonce_pool.hpp"
 #include "settings/server_settings.hpp"
+#include "store/epoch_ledger.hpp"
 
 namespace mpc::three_party_engine {
 
 class BatchFollower final : public BatchRole {
  public:
-  BatchFollower(const settings::ServerSettings& settings, const Logger& log);
+  // `epochs`: every epoch this server ever computed under; outlives the follower.
+  BatchFollower(const settings::ServerSettings& settings, const Logger& log, store::EpochLedger& epochs);
   void job_admitted(const node::JobKey&) override {}
   void take_header(int from, wire::BatchHeader header) override;
   void schedule(BatchStarter& starter) override;
@@ -30,13 +32,17 @@ class BatchFollower final : public BatchRole {
                                           wire::Status& status) const;
 
  private:
-  bool accept_batch_id(const wire::BatchHeader& header);
+  enum class BatchId : std::uint8_t { Fresh, Replayed, EpochOpenedBefore };
+  // Whether `header` names a batch id never run here: a higher sequence in the current
+  // epoch, or any sequence of an epoch never opened here (then opened).
+  BatchId accept_batch_id(const wire::BatchHeader& header);
   bool accept_gcm_nonces(const wire::BatchHeader& header);
 
   const settings::ServerSettings& settings_;
   const Logger& log_;
+  store::EpochLedger& epochs_;
   std::deque<wire::BatchHeader> announced_;  // announced, not yet started
-  std::uint64_t last_epoch_seen_ = 0;        // replay protection
+  std::uint64_t last_epoch_seen_ = 0;        // replay protection, with epochs_
   std::uint32_t last_sequence_seen_ = 0;
   jobs::NonceGuard nonce_guard_;  // GCM nonces already used
 };

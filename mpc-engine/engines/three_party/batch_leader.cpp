@@ -10,6 +10,10 @@
 #include "jobs/krb_jobs.hpp"
 #include "protocol/gc2/half_gates.hpp"
 
+#if defined(MPC_FAULT_INJECTION)
+#include "common/fault_injection.hpp"
+#endif
+
 namespace mpc::three_party_engine {
 namespace {
 
@@ -63,6 +67,27 @@ wire::CircuitId gcm_circuit(Family family, const settings::ServerLimits& limits)
                                                     : wire::CircuitId::Aes256EncryptEqDepth4;
 }
 
+#if defined(MPC_FAULT_INJECTION)
+// "epoch-replay": every third batch that carries GCM nonces goes back to the other of two
+// epochs (the first this leader drew, and one more), with its sequence and nonce counter
+// restarted, so that it names batch ids and nonces it named before.
+void replay_epoch(std::uint64_t& epoch, std::uint32_t& sequence, jobs::NonceCounter& nonce_counter) {
+  static std::uint64_t epochs[2] = {0, 0};
+  static unsigned batches = 0;
+  static unsigned current = 0;
+  if (epochs[0] == 0) {
+    epochs[0] = epoch;
+    do randombytes_buf(&epochs[1], sizeof epochs[1]);
+    while (epochs[1] == 0 || epochs[1] == epochs[0]);
+  }
+  if (++batches % 3 != 0) return;
+  current ^= 1;
+  epoch = epochs[current];
+  sequence = 0;
+  nonce_counter.restart();
+}
+#endif
+
 }  // namespace
 
 BatchLeader::BatchLeader(const settings::ServerSettings& settings, const Logger& log)
@@ -93,6 +118,12 @@ void BatchLeader::new_epoch() {
   sequence_ = 0;
   nonce_counter_.restart();
   stock_.clear();  // garblings are named by (epoch, sequence): those of the old epoch are gone
+}
+
+void BatchLeader::epoch_refused(std::uint64_t epoch) {
+  if (epoch != epoch_) return;
+  log_.info("a follower refused the epoch: starting another", {{"epoch", epoch}});
+  new_epoch();
 }
 
 void BatchLeader::take_header(int from, wire::BatchHeader header) {
@@ -260,6 +291,9 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
   // of the old epoch that followers have not started yet are then dropped by them and fail
   // here by timeout; that happens once per 2^32 batches or nonces.)
   if (sequence_ == UINT32_MAX || !nonce_counter_.fits(nonces)) new_epoch();
+#if defined(MPC_FAULT_INJECTION)
+  if (nonces != 0 && fault::armed("epoch-replay")) replay_epoch(epoch_, sequence_, nonce_counter_);
+#endif
   for (auto& slice : header.slices)
     if (slice.nonces != 0) slice.first_nonce = nonce_counter_.take(slice.nonces);
   header.epoch = epoch_;

@@ -26,6 +26,7 @@ class BatchLeader final : public BatchRole {
   void schedule(BatchStarter& starter) override;
   bool ready(const BatchStarter& starter) const override;
   std::uint64_t epoch() const override { return epoch_; }
+  void epoch_refused(std::uint64_t epoch) override;
   void batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) override;
   // The next batch, of the oldest urgent job (one of at most latency_batch_blocks instances,
   // or one that waited a second) whose pool has an idle worker, else of the oldest job whose

@@ -68,6 +68,9 @@ class BatchRole {
   virtual std::optional<std::chrono::steady_clock::time_point> wake_at() const { return std::nullopt; }
   // The leader's current epoch, or the last one a follower saw.
   virtual std::uint64_t epoch() const = 0;
+  // A follower refused to compute under `epoch` again (store/epoch_ledger.hpp): the leader
+  // starts another if it is still in that one.
+  virtual void epoch_refused(std::uint64_t epoch) { (void)epoch; }
   // A batch ended here: succeeded (its result is this server's to answer with), or failed or
   // refused, whichever way (aborted); `and_gates`: per instance, of its program (0 if unknown).
   virtual void batch_done(const wire::BatchHeader& header, bool succeeded, std::uint64_t and_gates) {

@@ -433,6 +433,8 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
       result.failure = wire::Status::VerificationFailed;
       log.error("batch refused: a check of active security failed",
                 {{"sequence", task.header.sequence}, {"error", error.what()}});
+    } else if (dynamic_cast<const RetryableError*>(&error) != nullptr) {
+      result.failure = wire::Status::Regrouping;  // a server refused the batch before computing
     }
     return result;
   } catch (const Error& error) {

@@ -39,9 +39,23 @@ std::array<transport::PublicKey, 3> party_public_keys(const settings::ServerSett
   return keys;
 }
 
-std::unique_ptr<BatchRole> make_role(const settings::ServerSettings& settings, const Logger& log) {
+std::unique_ptr<BatchRole> make_role(const settings::ServerSettings& settings, const Logger& log,
+                                     store::EpochLedger& epochs) {
   if (settings.party == 0) return std::make_unique<BatchLeader>(settings, log);
-  return std::make_unique<BatchFollower>(settings, log);
+  return std::make_unique<BatchFollower>(settings, log, epochs);
+}
+
+// A follower's refusal of a batch for its epoch (batch_follower.cpp) comes as a regrouping
+// abort; for a batch without messages (local masks) it is the leader's only word of it.
+bool regrouping_abort(const std::vector<std::uint8_t>& frame) {
+  if (frame.size() < 2 || frame[1] != static_cast<std::uint8_t>(wire::PeerMessageType::Abort)) return false;
+  try {
+    const auto message = wire::decode_peer_message(frame);
+    const auto* abort = std::get_if<wire::AbortNotice>(&message);
+    return abort != nullptr && abort->reason == static_cast<std::uint16_t>(wire::Status::Regrouping);
+  } catch (const FormatError&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -62,7 +76,7 @@ ThreePartyEngine::ThreePartyEngine(const node::EngineResources& resources)
       // Twice the leader's budget: the evaluator also keeps commitments, and entries the leader
       // forgot stay until they expire here.
       prepared_garblings_(std::size_t{settings_.limits.prepared_circuits_mib} << 21, kPreparedGarblingLife),
-      role_(make_role(settings_, log_)),
+      role_(make_role(settings_, log_, resources.epochs)),
       nonce_pool_(settings_.limits.gcm_nonces_per_client, settings_.limits.gcm_nonce_ttl),
       tagged_nonces_(settings_.limits.tagged_nonces_kept, settings_.limits.tagged_nonce_ttl) {
   const auto cpu = [] { return rss3::make_cpu_evaluator(rss3::best_simd_level()); };
@@ -220,7 +234,8 @@ void ThreePartyEngine::take_peer_frame(node::PeerEnvelope envelope) { route_peer
 // A peer message that is not for the batch the caller waits on: to the worker running its
 // batch, kept until its batch starts, or (a header) to the role.
 void ThreePartyEngine::route_peer_message(node::PeerEnvelope envelope) {
-  if (batch_tag_of(envelope.data)) {
+  if (const auto tag = batch_tag_of(envelope.data)) {
+    if (envelope.from_party > 0 && regrouping_abort(envelope.data)) role_->epoch_refused(tag->epoch);
     batch_frames_.route(std::move(envelope));
     return;
   }
@@ -301,6 +316,7 @@ void ThreePartyEngine::abort_batch(const wire::BatchHeader& header, wire::Status
     if (party != settings_.party) host_.peers().send_to(party, frame);
   fail_batch_jobs(header, status, detail);
   role_->batch_done(header, false, 0);
+  if (status == wire::Status::Regrouping) role_->epoch_refused(header.epoch);
 }
 
 void ThreePartyEngine::fail_batch_jobs(const wire::BatchHeader& header, wire::Status status,

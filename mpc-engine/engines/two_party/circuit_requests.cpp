@@ -108,6 +108,8 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
                        job.digest};
       job.opened = circuits_->gcm_open(*stream, task);
     }
+  } catch (const RetryableError& error) {
+    fail(job, wire::Status::Regrouping, error.what());
   } catch (const PeerError& error) {
     fail(job, wire::Status::PeerFailure, error.what());
   } catch (const std::exception& error) {

@@ -58,6 +58,7 @@
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "engines/two_party/backend.hpp"
+#include "store/epoch_ledger.hpp"
 #include "engines/two_party/prepared_circuits.hpp"
 
 namespace mpc::two_party_engine {
@@ -108,15 +109,23 @@ struct GcmOpened {
   std::uint8_t verdict = 0;  // this server's share of the verdict bit
 };
 
-// Which GCM nonces a follower has computed AES_K(N || 1) for: each at most once per epoch,
-// whatever order the jobs run in (ranges are kept merged).
+// Which GCM nonces a follower has computed AES_K(N || 1) for: each at most once, whatever
+// order the jobs run in (ranges are kept merged). Ranges of the current epoch are kept here;
+// an epoch it leaves is never taken again, after a restart neither (store/epoch_ledger.hpp).
 class NonceLedger {
  public:
-  // True, and remembered, when [first, first + count) overlaps no range accepted before in
-  // `epoch`; another epoch starts afresh (epochs are random per leader start).
-  [[nodiscard]] bool accept(std::uint64_t epoch, std::uint32_t first, std::uint32_t count);
+  // `epochs`: the server's ledger; none keeps one in memory (tests and benchmarks).
+  explicit NonceLedger(store::EpochLedger* epochs = nullptr) : epochs_(epochs != nullptr ? epochs : &own_epochs_) {}
+  void use_epochs(store::EpochLedger& epochs) { epochs_ = &epochs; }
+
+  enum class Verdict : std::uint8_t { Fresh, Repeated, EpochOpenedBefore };
+  // Fresh, and remembered, when [first, first + count) overlaps no range accepted before in
+  // `epoch`, the current epoch or one never opened here (then opened).
+  [[nodiscard]] Verdict accept(std::uint64_t epoch, std::uint32_t first, std::uint32_t count);
 
  private:
+  store::EpochLedger own_epochs_{{}};
+  store::EpochLedger* epochs_;
   std::uint64_t epoch_ = 0;
   std::map<std::uint64_t, std::uint64_t> ranges_;  // first -> end
 };
@@ -130,6 +139,8 @@ class Gc2Backend final : public Backend {
   void use_gpu(std::unique_ptr<cuda::GpuGarbling> gpu);
   // Compiles Kerberos circuits into `shared` (the server's, which outlives this) from now on.
   void share_krb_circuits(jobs::KrbCircuitCache& shared) { krb_circuits_ = &shared; }
+  // Server 2 records every nonce epoch it computes under in the server's ledger.
+  void use_epoch_ledger(store::EpochLedger& epochs) { nonce_ledger_.use_epochs(epochs); }
 
   const char* name() const override { return "gc2 (half-gates garbled circuits)"; }
   std::uint64_t pool_entries(const wire::KeyId&, std::uint32_t) const override { return 0; }
@@ -205,6 +216,7 @@ class Gc2Backend final : public Backend {
   SecretBytes aes_blocks(two_party::Channel& peer, const circuits::Program& program,
                          std::span<const gc2::Block> round_key_labels, std::span<const std::uint8_t> blocks,
                          gc2::Labels* first_output_labels = nullptr);
+  GcmPrefetched prefetch_nonces(two_party::Channel& peer, const GcmPrefetchTask& task);
   // The garbler's next `count` GCM nonces (its epoch || counter).
   std::vector<wire::GcmNonce> next_nonces(std::uint32_t count);
 
@@ -225,6 +237,8 @@ class Gc2Backend final : public Backend {
   std::uint64_t key_transfers_ = 0;
   std::uint64_t nonce_epoch_ = 0;  // server 1
   std::uint64_t next_nonce_ = 0;
+  // Server 1: a prefetch failed, maybe refused by server 2 for its epoch: the next takes another.
+  bool nonce_epoch_refused_ = false;
   NonceLedger nonce_ledger_;  // server 2
   std::unique_ptr<PreparedCircuits> prepared_;
   std::uint64_t garbler_instance_ = 0;  // server 1: random per start, names its garblings' maker

@@ -20,19 +20,20 @@ constexpr std::size_t kRoundKeyRows = wire::kGcmRoundKeyBytes * 8;
 
 }  // namespace
 
-bool NonceLedger::accept(std::uint64_t epoch, std::uint32_t first, std::uint32_t count) {
-  if (count == 0) return false;
+NonceLedger::Verdict NonceLedger::accept(std::uint64_t epoch, std::uint32_t first, std::uint32_t count) {
+  if (count == 0) return Verdict::Repeated;
   if (epoch != epoch_) {
+    if (!epochs_->open(epoch)) return Verdict::EpochOpenedBefore;
     epoch_ = epoch;
     ranges_.clear();
   }
   std::uint64_t begin = first;
   std::uint64_t end = begin + count;
   auto next = ranges_.lower_bound(begin);
-  if (next != ranges_.end() && next->first < end) return false;
+  if (next != ranges_.end() && next->first < end) return Verdict::Repeated;
   if (next != ranges_.begin()) {
     auto previous = std::prev(next);
-    if (previous->second > begin) return false;
+    if (previous->second > begin) return Verdict::Repeated;
     if (previous->second == begin) {
       begin = previous->first;
       ranges_.erase(previous);
@@ -43,7 +44,7 @@ bool NonceLedger::accept(std::uint64_t epoch, std::uint32_t first, std::uint32_t
     ranges_.erase(next);
   }
   ranges_.emplace(begin, end);
-  return true;
+  return Verdict::Fresh;
 }
 
 // Server 1 sends the data's active labels; both then run the circuit over the secret rows and
@@ -83,7 +84,8 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
 
 std::vector<wire::GcmNonce> Gc2Backend::next_nonces(std::uint32_t count) {
   std::lock_guard lock(mutex_);
-  if (next_nonce_ + count > wire::kGcmCountersPerEpoch) {
+  if (next_nonce_ + count > wire::kGcmCountersPerEpoch || nonce_epoch_refused_) {
+    nonce_epoch_refused_ = false;
     const std::uint64_t previous = nonce_epoch_;
     do randombytes_buf(&nonce_epoch_, sizeof nonce_epoch_);
     while (nonce_epoch_ == 0 || nonce_epoch_ == previous);
@@ -97,6 +99,19 @@ std::vector<wire::GcmNonce> Gc2Backend::next_nonces(std::uint32_t count) {
 }
 
 GcmPrefetched Gc2Backend::gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task) {
+  if (party_ != 0) return prefetch_nonces(peer, task);
+  try {
+    return prefetch_nonces(peer, task);
+  } catch (...) {
+    // Server 2 refuses an epoch it computed under before it restarted, and says so only by
+    // ending the job: after any failure the next prefetch takes a new epoch.
+    std::lock_guard lock(mutex_);
+    nonce_epoch_refused_ = true;
+    throw;
+  }
+}
+
+GcmPrefetched Gc2Backend::prefetch_nonces(two_party::Channel& peer, const GcmPrefetchTask& task) {
   if (task.key.algorithm != wire::KeyAlgorithm::Aes256Gcm || task.key_share.size() != wire::material_bytes(task.key.algorithm))
     throw Error(Component::Server, "GCM prefetch needs an aes256-gcm key share");
   if (task.count == 0) throw Error(Component::Server, "GCM prefetch of no nonces");
@@ -118,11 +133,17 @@ GcmPrefetched Gc2Backend::gcm_prefetch(two_party::Channel& peer, const GcmPrefet
     const std::uint32_t first = jobs::gcm_nonce_counter(first_nonce);
     if (static_cast<std::uint64_t>(first) + task.count > wire::kGcmCountersPerEpoch)
       throw PeerError(Component::Server, "GCM nonce range past its epoch's end");
+    NonceLedger::Verdict verdict;
     {
       std::lock_guard lock(mutex_);
-      if (!nonce_ledger_.accept(epoch, first, task.count))
-        throw PeerError(Component::Server, "the leading server repeated GCM nonces: refused");
+      verdict = nonce_ledger_.accept(epoch, first, task.count);
     }
+    // Nothing was computed: the client's next attempt gets nonces of the leader's next epoch.
+    if (verdict == NonceLedger::Verdict::EpochOpenedBefore)
+      throw RetryableError(Component::Server, "GCM nonces of an epoch this server computed under before (a replay, or "
+                                              "it restarted since): refused");
+    if (verdict == NonceLedger::Verdict::Repeated)
+      throw PeerError(Component::Server, "the leading server repeated GCM nonces: refused");
     out.nonces.resize(task.count);
     for (std::uint32_t i = 0; i < task.count; ++i) out.nonces[i] = jobs::make_gcm_nonce(epoch, first + i);
   }

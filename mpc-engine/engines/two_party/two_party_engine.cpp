@@ -37,6 +37,7 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
     circuits_ = own_circuits_.get();
   }
   if (resources.garbled_krb_circuits != nullptr) circuits_->share_krb_circuits(*resources.garbled_krb_circuits);
+  circuits_->use_epoch_ledger(resources.epochs);
   circuits_->set_preparation_budget(static_cast<std::size_t>(settings_.limits.prepared_circuits_mib) << 20);
   if (settings_.backend == settings::EvaluatorBackend::Cuda ||
       (settings_.backend == settings::EvaluatorBackend::Auto && cuda::cuda_device_available()))

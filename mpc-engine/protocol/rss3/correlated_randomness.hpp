@@ -8,7 +8,9 @@
 // Ids are 128-bit AES-CTR counter blocks: epoch (64, big-endian) || batch sequence
 // (32) || block counter (32). An epoch is chosen at random by the batch leader when
 // it starts, the sequence grows by one per batch, and the block counter restarts at
-// zero per batch; so an id is never used twice under one key.
+// zero per batch; the followers refuse a sequence that does not grow and any epoch they
+// computed under before (store/epoch_ledger.hpp), so an id is never used twice under one
+// key, whatever the leader does.
 #pragma once
 
 #include <array>
