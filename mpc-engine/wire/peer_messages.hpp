@@ -45,7 +45,7 @@ namespace mpc::wire {
 // (node/peer_links.hpp), so that during a rolling upgrade the two servers of one release
 // serve in two-party service. Releases before this number was compared sent 1, the client
 // protocol's version.
-inline constexpr std::uint8_t kPeerProtocolVersion = 5;
+inline constexpr std::uint8_t kPeerProtocolVersion = 6;
 
 enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3, Notes = 4, Hello = 5, Degraded = 6 };
 

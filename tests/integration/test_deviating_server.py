@@ -391,12 +391,12 @@ def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_wh
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("hop", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("hop", [0, 1, 2, 3, 4, 5])
 def test_an_altered_check_message_is_refused(fresh_cluster, hop):
-    """Server 2 alters one of the AND check's own messages: the share of server 3's weights'
-    seed it sends as its V- (0), its proof (1), its findings as the next verifier (2), its
-    verdict (3), or the verdict it relays (4). The job is refused and nothing is returned; the
-    cluster serves honestly again once server 2 does."""
+    """Server 2 alters one of the AND check's own messages: its receipt of server 1's last layer
+    (0), the share of server 3's weights' seed it sends as its V- (1), its proof (2), its
+    findings as the next verifier (3), its verdict (4), or the verdict it relays (5). The job
+    is refused and nothing is returned; the cluster serves honestly again once server 2 does."""
     cluster = fresh_cluster
     key_hex, _ = cluster.import_key(*KEY)
     cluster.wait_until_serving(KEY)

@@ -21,7 +21,7 @@ from test_degraded import degraded_cluster  # noqa: F401 (fixture)
 KEY = ("upgrade/aes", 1, "aes128")
 ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}
 OLDER = "peer-protocol=1"
-THIS_PROTOCOL = 5  # wire::kPeerProtocolVersion
+THIS_PROTOCOL = 6  # wire::kPeerProtocolVersion
 
 
 @pytest.fixture

@@ -158,7 +158,8 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
 // - "and-share-bit=L": flips bit 0 of its r in AND layer L in its own buffer before sending, so
 //   its share and the copy its neighbour gets agree (no reconstruction can disagree);
 // - "check-message-bit=H": flips a bit in the copy it sends of the AND check's message H
-//   (0: its proof, 1: its findings as V+, 2: its verdict as V-, 3: the verdict it relays).
+//   (0: its receipt as V+, 1: its seed share as V-, 2: its proof, 3: its findings as V+, 4: its
+//   verdict as V-, 5: the verdict it relays).
 class DeviatingExchange final : public rss3::LayerExchange {
  public:
   DeviatingExchange(rss3::LayerExchange& inner, std::uint32_t program_layers)

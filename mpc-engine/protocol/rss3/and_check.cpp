@@ -590,9 +590,15 @@ std::size_t verifier_bytes(std::size_t words) {
   return total;
 }
 
-Seed seed_share(const Context& context, const CheckKey& verifiers) {
+Seed layer_receipt(const Context& context, std::span<const std::uint8_t> last_layer) {
+  Seed receipt;
+  context_hash(context).update("receipt").update(last_layer).finish(receipt);
+  return receipt;
+}
+
+Seed seed_share(const Context& context, const CheckKey& verifiers, const Seed& receipt) {
   Seed share;
-  context_hash(context, verifiers).update("seed share").finish(share);
+  context_hash(context, verifiers).update("seed share").update(receipt).finish(share);
   return share;
 }
 
@@ -664,31 +670,38 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   const std::span<const std::uint8_t> last_received(
       reinterpret_cast<const std::uint8_t*>(transcript.received.data()) + transcript.bytes - last_bytes, last_bytes);
 
-  // 0. The share of party+1's weights' seed to it (as its V-, once evaluated); party-1's share of
-  //    mine. As V+ of party-1 this party draws that share itself.
-  const Seed share_out = seed_share(of_after, seed_key(previous));
-  Seed share_in{};
-  exchange.exchange(first_layer, share_out, share_in);
-  const Seed my_seed = weight_seed(mine, share_in, transcript.last_sent);
-  const Seed seed_before = weight_seed(of_before, seed_share(of_before, seed_key(own)), last_received);
+  // 0. As V+ of party-1, a receipt of its last layer to party+1 (its V-); party-1's receipt of
+  //    party+1's last layer to me. Party+1 gets its seed share only after this, so it cannot
+  //    learn its seed before its last layer is in its V+'s hands.
+  const Seed receipt_out = layer_receipt(of_before, last_received);
+  const Seed seed_before = weight_seed(of_before, seed_share(of_before, seed_key(own), receipt_out), last_received);
+  Seed receipt_in{};
+  exchange.exchange(first_layer, receipt_out, receipt_in);
 
-  // 1. My proof to party+1 (x: c_{party-1}, V-'s; y: c_party, V+'s, each product's operand
+  // 1. The share of party+1's weights' seed to it (as its V-), drawn over that receipt;
+  //    party-1's share of mine. As V+ of party-1 this party draws that share itself.
+  const Seed share_out = seed_share(of_after, seed_key(previous), receipt_in);
+  Seed share_in{};
+  exchange.exchange(first_layer + 1, share_out, share_in);
+  const Seed my_seed = weight_seed(mine, share_in, transcript.last_sent);
+
+  // 2. My proof to party+1 (x: c_{party-1}, V-'s; y: c_party, V+'s, each product's operand
   //    paired with the other's), party-1's proof to me.
   const std::vector<std::uint8_t> proof =
       prove_planes(mine, my_seed, {planes.left_previous, planes.right_previous, kWindowWords},
                    {planes.right_own, planes.left_own, kWindowWords}, previous_proof, own_proof);
   std::vector<std::uint8_t> proof_in(proof.size());
-  exchange.exchange(first_layer + 1, proof, proof_in);
+  exchange.exchange(first_layer + 2, proof, proof_in);
 
-  // 2. As V+ of party-1 (holding c_{party-1}), my findings to party+1 (its V-); party-1's
+  // 3. As V+ of party-1 (holding c_{party-1}), my findings to party+1 (its V-); party-1's
   //    findings on party+1 to me.
   const std::vector<std::uint8_t> findings =
       verify_plus_planes(of_before, seed_before, {planes.right_previous, planes.left_previous, kWindowWords},
                          PlusLinear(planes), proof_in, previous_proof);
   std::vector<std::uint8_t> findings_in(findings.size());
-  exchange.exchange(first_layer + 2, findings, findings_in);
+  exchange.exchange(first_layer + 3, findings, findings_in);
 
-  // 3. As V- of party+1 (holding c_party), the verdict; it travels through party+1, which cannot
+  // 4. As V- of party+1 (holding c_party), the verdict; it travels through party+1, which cannot
   //    forge it.
   if (!verify_minus_planes(of_after, {planes.left_own, planes.right_own, kWindowWords}, MinusLinear(planes),
                            findings_in, own_proof))
@@ -697,17 +710,17 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
                                                      suspects(after, before) + ")");
   const Token verdict = pass_token(of_after, token_key(previous));
   Token about_me{}, relayed{};
-  exchange.exchange(first_layer + 3, verdict, about_me);
+  exchange.exchange(first_layer + 4, verdict, about_me);
 
-  // 4. Relay party-1's verdict on me to party+1; take party+1's verdict on party-1.
-  exchange.exchange(first_layer + 4, about_me, relayed);
+  // 5. Relay party-1's verdict on me to party+1; take party+1's verdict on party-1.
+  exchange.exchange(first_layer + 5, about_me, relayed);
   const Token expected = pass_token(of_before, token_key(own));
   if (!equal_constant_time(relayed, expected))
     throw VerificationError(Component::Protocol, "party " + std::to_string(party + 1) + ": the check of party " +
                                                      std::to_string(before + 1) + "'s AND gates failed at party " +
                                                      std::to_string(after + 1) + " or its verdict was altered (" +
                                                      suspects(before, after) + ")");
-  return share_out.size() + proof.size() + findings.size() + 2 * verdict.size();
+  return receipt_out.size() + share_out.size() + proof.size() + findings.size() + 2 * verdict.size();
 }
 
 }  // namespace mpc::rss3::and_check

@@ -22,11 +22,12 @@
 //   W = beta^l rho_c x^j, beta^l the product of beta_b over the bits b of l, drawn from the
 //   weights' seed; a wrong gate leaves a nonzero polynomial of degree kBitRounds in them. x^j
 //   costs nothing on bits: a word times rho_c is one carry-less product.
-// - The weights' seed is fixed only after the prover is committed to its messages: it hashes a
-//   share drawn from the key the two verifiers share (which the prover lacks), sent to the
-//   prover by V- once V- has finished its evaluation, with the prover's last AND layer. By then
-//   V+ holds every earlier layer of the prover's messages: V- could finish only after V+'s last
-//   layer, which V+ sends only after the prover's layer before it.
+// - The weights' seed is fixed only after the prover is committed to every message: it hashes a
+//   share drawn from the key the two verifiers share (which the prover lacks) with the prover's
+//   last AND layer. V- draws the share over a receipt of that last layer from V+ (a hash of it
+//   as V+ received it), so V- can send it only after V+ holds the whole of the prover's
+//   messages: a prover cannot learn the seed and then choose its last layer, so it gets one try
+//   per batch, not one per hash it can compute offline.
 // - kBitRounds bit rounds first (the bits of l, then sigma), while X and Y are still bits: every
 //   sum they need is taken once on the grid {0, 1, inf}^kBitRounds of each window, where X, Y and
 //   their product stay bits (the small-value sum-check of Bagad, Dao, Domb and Thaler, "Speeding
@@ -69,6 +70,10 @@ using CheckKey = std::array<std::uint8_t, 32>;
 using Seed = std::array<std::uint8_t, 32>;
 using Token = std::array<std::uint8_t, 16>;
 
+// Messages of the check to the next party, after the batch's last layer: a receipt, a seed
+// share, the proof, the findings, the verdict, the verdict relayed (check_batch).
+inline constexpr std::uint32_t kCheckMessages = 6;
+
 // Keys of the proof from a PRF edge key: `proof` between a prover and one verifier, `token` and
 // `seed` between the two verifiers (a verdict the prover relays cannot be forged by it; a seed
 // share it cannot know before it is sent).
@@ -95,8 +100,11 @@ struct PlusPart {
 std::size_t proof_bytes(std::size_t words);       // prover -> V+
 std::size_t verifier_bytes(std::size_t words);    // V+ -> V-
 
-// The verifiers' share of prover `context.prover`'s weights' seed, under seed_key(k_{prover+1}).
-Seed seed_share(const Context& context, const CheckKey& verifiers);
+// V+'s receipt of prover `context.prover`'s last AND layer, as V+ received it, for V-.
+Seed layer_receipt(const Context& context, std::span<const std::uint8_t> last_layer);
+// The verifiers' share of prover `context.prover`'s weights' seed, under seed_key(k_{prover+1}),
+// drawn over V+'s receipt of the prover's last layer.
+Seed seed_share(const Context& context, const CheckKey& verifiers, const Seed& receipt);
 // The weights' seed: the verifiers' share and the prover's last AND layer as V+ received it.
 Seed weight_seed(const Context& context, const Seed& share, std::span<const std::uint8_t> last_layer);
 
@@ -117,8 +125,8 @@ Token pass_token(const Context& context, const CheckKey& verifiers);
 
 // A party's whole part in the check of one layered batch, after its evaluation: it proves its
 // own ANDs, verifies party i-1's as V+ and party i+1's as V-, over five more messages to the next
-// party numbered first_layer .. first_layer + 4 (a seed share, the proof, the findings, the
-// verdict, the verdict relayed). Returns normally only if both neighbours' ANDs passed (with the
+// party numbered first_layer .. first_layer + kCheckMessages - 1 (a receipt, a seed share, the
+// proof, the findings, the verdict, the verdict relayed). Returns normally only if both neighbours' ANDs passed (with the
 // bytes it sent); throws VerificationError naming the failed check, PeerError for a silent peer.
 std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey& own, const PrfKey& previous,
                         BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer);

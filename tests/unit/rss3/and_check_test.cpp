@@ -248,20 +248,43 @@ TEST(AndCheckEvaluation, AFlippedGateOfAPaddedBatchIsCaught) {
   }
 }
 
-// A party alters one of the check's own messages: the share of the next party's weights' seed
-// it sends as V-, its proof, its findings as V+, its verdict as V-, or the verdict it relays.
+// A party alters one of the check's own messages: its receipt of the previous party's last
+// layer, the share of the next party's weights' seed it sends as V-, its proof, its findings as
+// V+, its verdict as V-, or the verdict it relays.
 TEST(AndCheckEvaluation, AlteredCheckMessagesAreCaught) {
   std::mt19937_64 rng(12);
   const AesBatch batch(100, rng);
   const auto first = static_cast<std::uint32_t>(batch.program.layers.size());
   for (int cheater = 0; cheater < kParties; ++cheater) {
-    for (std::uint32_t hop = 0; hop < 5; ++hop) {
+    for (std::uint32_t hop = 0; hop < and_check::kCheckMessages; ++hop) {
       ThreePartyOptions options = checked();
       options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
         if (party == cheater && at == first + hop) outgoing[outgoing.size() / 2] ^= 0x40;
       };
       EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1 << ", hop " << hop;
     }
+  }
+}
+
+// The prover's seed share exists only once its V+ holds its last layer: V- draws it over V+'s
+// receipt of that layer, so a last layer chosen after the share was known (a prover grinding
+// variants of it for a seed that hides its errors) meets another share and another seed.
+TEST(AndCheckSeed, TheSeedShareFollowsTheLastLayerTheProverSent) {
+  const Context context{BatchNonce{7, 9}, 1, 64};
+  CheckKey verifiers{};
+  verifiers[0] = 1;
+  std::vector<std::uint8_t> last_layer(48, 0x5a);
+  const Seed receipt = and_check::layer_receipt(context, last_layer);
+  const Seed share = and_check::seed_share(context, verifiers, receipt);
+  EXPECT_EQ(share, and_check::seed_share(context, verifiers, and_check::layer_receipt(context, last_layer)));
+  for (std::size_t bit = 0; bit < last_layer.size() * 8; bit += 61) {
+    auto variant = last_layer;
+    variant[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+    const Seed other = and_check::layer_receipt(context, variant);
+    EXPECT_NE(other, receipt);
+    EXPECT_NE(and_check::seed_share(context, verifiers, other), share);
+    EXPECT_NE(and_check::weight_seed(context, and_check::seed_share(context, verifiers, other), variant),
+              and_check::weight_seed(context, share, last_layer));
   }
 }
 

@@ -1656,9 +1656,9 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
   // 1: the version of releases before the peer protocol had its own, which a server of this
   // release must not take for its own; 2: the release before the AND check's seed share; 3: the
   // release before its window weights of degree < 64; 4: the release before batches of local
-  // masks.
+  // masks; 5: the release before the AND check's receipt of the prover's last layer.
   EXPECT_EQ(frame[0], kPeerProtocolVersion);
-  for (std::uint8_t version : {0, 1, 2, 3, 4, 6, 0xff}) {
+  for (std::uint8_t version : {0, 1, 2, 3, 4, 5, 7, 0xff}) {
     Bytes bad = frame;
     bad[0] = version;
     expect_rejected(bad, decode_peer);
