@@ -22,7 +22,7 @@ import pytest
 from test_bad_input import (RawClient, assert_still_serving, context, raw_key,  # noqa: F401 (fixtures)
                             read_key_file, server_public)
 
-PEER_PROTOCOL = 5
+PEER_PROTOCOL = 6
 BATCH, LAYER, ABORT = 1, 2, 3
 AES128_ENCRYPT_AND32 = 1
 
