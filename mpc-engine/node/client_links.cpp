@@ -28,10 +28,12 @@ std::uint64_t serial_of(const std::string& id) {
 }  // namespace
 
 ClientLinks::ClientLinks(const std::vector<transport::PublicKey>& compute_clients,
+                         const std::vector<transport::PublicKey>& enrol_clients,
                          const std::vector<transport::PublicKey>& admin_clients, std::uint32_t max_request_bytes,
                          const Logger& log, std::size_t max_links_per_key)
     : log_(log), max_request_bytes_(max_request_bytes), max_links_per_key_(max_links_per_key) {
   for (const auto& key : compute_clients) roles_[key] = "compute";
+  for (const auto& key : enrol_clients) roles_[key] = "enrol";
   for (const auto& key : admin_clients) roles_[key] = "admin";  // as on CurveZMQ, admin wins
 }
 

@@ -42,6 +42,7 @@ class ClientLinks {
 
   // A request frame over `max_request_bytes` closes its link (the same limit as on CurveZMQ).
   ClientLinks(const std::vector<transport::PublicKey>& compute_clients,
+              const std::vector<transport::PublicKey>& enrol_clients,
               const std::vector<transport::PublicKey>& admin_clients, std::uint32_t max_request_bytes,
               const Logger& log, std::size_t max_links_per_key = kMaxLinksPerKey);
   ClientLinks(const ClientLinks&) = delete;

@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "common/error.hpp"
+#include "keys/key_algorithms.h"
 
 namespace mpc::node {
 
@@ -21,6 +22,36 @@ wire::RequestId salvage_request_id(std::span<const std::uint8_t> frame) {
   return id;
 }
 
+namespace {
+
+bool is_kerberos_key(wire::KeyAlgorithm algorithm) {
+  return mpc_key_is_kerberos(mpc_key_algorithm_by_id(static_cast<int>(algorithm))) != 0;
+}
+
+// A ticket key (aes256-gcm: what a protected krbtgt key is in the engine) deleted is never
+// imported again under its id: whoever holds a client key that may change keys could
+// otherwise delete a realm's ticket key and import one it chose in its place, under the name
+// and kvno the KDC's database already names. Kerberos user and service keys are left
+// reusable: their values come from the KDC host anyway (passwords, kadmin), and kadmind
+// enrols a key change again under the same kvno when an earlier attempt failed halfway.
+store::ShareStore::Removal removal_for(wire::KeyAlgorithm algorithm) {
+  return algorithm == wire::KeyAlgorithm::Aes256Gcm ? store::ShareStore::Removal::Final
+                                                    : store::ShareStore::Removal::Reusable;
+}
+
+// Why `role` may not import or delete `key`, or nullopt when it may.
+std::optional<std::string> key_change_refused(const std::string& role, const wire::KeyId& key) {
+  if (role == "admin") return std::nullopt;
+  if (role == "enrol") {
+    if (is_kerberos_key(key.algorithm)) return std::nullopt;
+    return std::string("the enrol role changes Kerberos user and service keys only; ") +
+           wire::algorithm_name(key.algorithm) + " keys need an admin client key";
+  }
+  return std::string("key administration needs an admin or enrol client key");
+}
+
+}  // namespace
+
 std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::string& role, store::ShareStore& store,
                                             const transport::CurveKeyPair& own, std::size_t share_copies,
                                             const std::string& sharing, const Logger& log) {
@@ -29,10 +60,19 @@ std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::s
                              std::holds_alternative<wire::DeleteKeyRequest>(request);
   if (!admin_request) return std::nullopt;
   const wire::RequestId id = wire::request_id(request);
-  if (role != "admin") return error_reply(id, wire::Status::Unauthorized, "key administration needs an admin client key");
+  if (role != "admin" && role != "enrol")
+    return error_reply(id, wire::Status::Unauthorized, "key administration needs an admin or enrol client key");
   wire::Reply answer;
   answer.id = id;
   if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
+    if (auto refused = key_change_refused(role, import->key)) {
+      log.warn("key import refused", {{"key", wire::describe(import->key)}, {"role", role}});
+      return error_reply(id, wire::Status::Unauthorized, *refused);
+    }
+    if (store.deleted_for_good(import->key))
+      return error_reply(id, wire::Status::KeyExists,
+                         wire::describe(import->key) +
+                             " was deleted; a deleted ticket key id is never imported again (use a new kvno)");
     if (import->sealed_share.size() !=
         share_copies * wire::material_bytes(import->key.algorithm) + wire::kSealedShareOverhead)
       return error_reply(id, wire::Status::BadRequest, "a key share of this cluster is " + sharing);
@@ -51,7 +91,12 @@ std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::s
     for (const auto& stored : store.list(list->name_prefix)) keys.keys.push_back({stored.key, stored.created_unix});
     answer.body = std::move(keys);
   } else if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
-    if (!store.remove(remove->key)) return error_reply(id, wire::Status::UnknownKey, wire::describe(remove->key) + " not found");
+    if (auto refused = key_change_refused(role, remove->key)) {
+      log.warn("key deletion refused", {{"key", wire::describe(remove->key)}, {"role", role}});
+      return error_reply(id, wire::Status::Unauthorized, *refused);
+    }
+    if (!store.remove(remove->key, removal_for(remove->key.algorithm)))
+      return error_reply(id, wire::Status::UnknownKey, wire::describe(remove->key) + " not found");
     log.info("key deleted", {{"key", wire::describe(remove->key)}});
   }
   return answer;

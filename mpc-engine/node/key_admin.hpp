@@ -1,6 +1,8 @@
 // Key administration as every server answers it, three-party or two-party: import, list and
-// delete against the server's store, with the admin-role check. The caller answers the
-// returned reply and, on a delete, forgets any copy of the key it caches.
+// delete against the server's store, with the roles' checks: admin changes any key, enrol
+// (kadmind) Kerberos user and service keys only, both list; a deleted ticket key's id is never
+// imported again. The caller answers the returned reply and, on a delete, forgets any copy of
+// the key it caches.
 #pragma once
 
 #include <cstddef>

@@ -88,7 +88,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
        static_cast<std::int64_t>(wire::kGcmHashPowers * 16)});
   client_options.max_message_bytes = largest_body + 4096;
   if (settings_.protocol == settings::Protocol::Rss3 && !settings_.data_endpoint.empty())
-    client_links_ = std::make_unique<ClientLinks>(settings_.compute_clients, settings_.admin_clients,
+    client_links_ = std::make_unique<ClientLinks>(settings_.compute_clients, settings_.enrol_clients, settings_.admin_clients,
                                                   static_cast<std::uint32_t>(client_options.max_message_bytes), log_);
   engine_ = make_engine(
       EngineResources{settings_, log_, own_keys_, context_, store_, epochs_, *this, nullptr, client_links_.get()});
@@ -99,7 +99,9 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
     membership_.emplace(settings_.party, timing, two_party, std::chrono::steady_clock::now());
   }
   mode_since_unix_ms_ = unix_ms_now();
+  // A key in several lists gets the last role allowed: the widest.
   for (const auto& key : settings_.compute_clients) context_.allow("clients", key, "compute");
+  for (const auto& key : settings_.enrol_clients) context_.allow("clients", key, "enrol");
   for (const auto& key : settings_.admin_clients) context_.allow("clients", key, "admin");
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
@@ -311,8 +313,8 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     return;
   }
   // Every server must know every key: with one down, a change would reach two of three.
-  if (message.role == "admin" && (std::holds_alternative<wire::DeleteKeyRequest>(request) ||
-                                  std::holds_alternative<wire::ImportKeyRequest>(request))) {
+  if ((message.role == "admin" || message.role == "enrol") &&
+      (std::holds_alternative<wire::DeleteKeyRequest>(request) || std::holds_alternative<wire::ImportKeyRequest>(request))) {
     if (auto refusal = key_change_refusal()) {
       send_reply(message.routing_id, error_reply(id, wire::Status::PeerFailure, *refusal));
       return;

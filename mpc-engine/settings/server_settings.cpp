@@ -187,10 +187,16 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
                              ": the dealer needs a key pair of its own");
   }
 
-  const TableReader clients(document, root.table("clients"), "clients", {"compute", "admin"});
+  const TableReader clients(document, root.table("clients"), "clients", {"compute", "enrol", "admin"});
   if (clients.has("compute")) settings.compute_clients = clients.public_key_list("compute");
+  if (clients.has("enrol")) settings.enrol_clients = clients.public_key_list("enrol");
   if (clients.has("admin")) settings.admin_clients = clients.public_key_list("admin");
-  if (settings.compute_clients.empty() && settings.admin_clients.empty())
+  // One role per connection: a key that is both would lose one of them.
+  for (const auto& key : settings.enrol_clients)
+    if (std::find(settings.compute_clients.begin(), settings.compute_clients.end(), key) !=
+        settings.compute_clients.end())
+      clients.fail("enrol", "names a key compute names too: give kadmind a key pair of its own");
+  if (settings.compute_clients.empty() && settings.enrol_clients.empty() && settings.admin_clients.empty())
     clients.fail("", "lists no client keys: no client could connect");
   return settings;
 }

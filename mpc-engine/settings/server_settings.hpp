@@ -233,7 +233,10 @@ struct ServerSettings {
   ServerLimits limits;
   LutSettings lut;
   std::vector<PeerSettings> peers;  // the other parties (two, or one with gc2/lut2), sorted by party
+  // Client keys by role: compute runs jobs (the KDC's router); enrol imports, lists and
+  // deletes Kerberos user and service keys only (kadmind); admin does every key change (mpcctl).
   std::vector<transport::PublicKey> compute_clients;
+  std::vector<transport::PublicKey> enrol_clients;
   std::vector<transport::PublicKey> admin_clients;
 };
 

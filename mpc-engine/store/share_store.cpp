@@ -26,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kDatabaseName = "shares";
+constexpr const char* kTombstoneDatabaseName = "deleted";
 constexpr std::uint8_t kRecordFormat = 1;
 constexpr std::size_t kNonceBytes = crypto_secretbox_NONCEBYTES;
 constexpr std::size_t kMacBytes = crypto_secretbox_MACBYTES;
@@ -175,6 +176,7 @@ void create_private_directory(const fs::path& directory) {
 struct ShareStore::Impl {
   MDB_env* env = nullptr;
   MDB_dbi dbi = 0;
+  MDB_dbi tombstones = 0;
   SecretBytes storage_key;
   fs::path directory;
 
@@ -256,6 +258,8 @@ ShareStore::ShareStore(const std::filesystem::path& directory, const SecretBytes
 
   Transaction txn(impl_->env, 0, "open-database");
   check(mdb_dbi_open(txn.get(), kDatabaseName, MDB_CREATE, &impl_->dbi), "open LMDB database" + where);
+  check(mdb_dbi_open(txn.get(), kTombstoneDatabaseName, MDB_CREATE, &impl_->tombstones),
+        "open LMDB tombstone database" + where);
   txn.commit("open-database");
 }
 
@@ -271,6 +275,10 @@ bool ShareStore::put(const wire::KeyId& key, const SecretBytes& share) {
 
   Transaction txn(impl_->env, 0, "put");
   MDB_val k = as_val(record_key);
+  MDB_val tombstone{};
+  const int buried = mdb_get(txn.get(), impl_->tombstones, &k, &tombstone);
+  if (buried == MDB_SUCCESS) return false;
+  if (buried != MDB_NOTFOUND) check(buried, "look for a tombstone of " + wire::describe(key));
   MDB_val v = as_val(value);
   const int rc = mdb_put(txn.get(), impl_->dbi, &k, &v, MDB_NOOVERWRITE);
   if (rc == MDB_KEYEXIST) return false;  // txn aborted by its destructor
@@ -292,14 +300,36 @@ std::optional<SecretBytes> ShareStore::get(const wire::KeyId& key) const {
   return impl_->open(record_key, as_span(v), wire::describe(key), created);
 }
 
-bool ShareStore::remove(const wire::KeyId& key) {
+bool ShareStore::remove(const wire::KeyId& key, Removal how) {
   const auto record_key = encode_record_key(key);
   Transaction txn(impl_->env, 0, "remove");
   MDB_val k = as_val(record_key);
   const int rc = mdb_del(txn.get(), impl_->dbi, &k, nullptr);
   if (rc == MDB_NOTFOUND) return false;
   check(rc, "remove " + wire::describe(key));
+  if (how == Removal::Final) {
+    SecretBytes marker(1);
+    marker[0] = 1;
+    auto value = impl_->seal(record_key, now_unix(), marker);
+    MDB_val v = as_val(value);
+    check(mdb_put(txn.get(), impl_->tombstones, &k, &v, 0), "keep a tombstone of " + wire::describe(key));
+  }
   txn.commit("remove");
+  return true;
+}
+
+bool ShareStore::deleted_for_good(const wire::KeyId& key) const {
+  const auto record_key = encode_record_key(key);
+  Transaction txn(impl_->env, MDB_RDONLY, "tombstone");
+  MDB_val k = as_val(record_key);
+  MDB_val v{};
+  const int rc = mdb_get(txn.get(), impl_->tombstones, &k, &v);
+  if (rc == MDB_NOTFOUND) return false;
+  check(rc, "look for a tombstone of " + wire::describe(key));
+  std::uint64_t deleted = 0;
+  SecretBytes marker = impl_->open(record_key, as_span(v), "tombstone of " + wire::describe(key), deleted);
+  if (marker.size() != 1 || marker[0] != 1)
+    throw Error(Component::Store, "tombstone of " + wire::describe(key) + " is malformed");
   return true;
 }
 

@@ -6,6 +6,8 @@
 //   name bytes | 0x00 | u32 big-endian version | u8 algorithm
 // Record value:
 //   24-byte random nonce | crypto_secretbox_easy(plaintext)   (16-byte MAC first)
+// Key ids deleted for good keep a tombstone in a second database ("deleted"), under the same
+// LMDB key, sealed the same way with the deletion time and one byte 0x01 as the share.
 //   plaintext = u8 format (1) | u16 LE record key length | record key
 //             | u64 LE created_unix | share material
 // The record key is bound in by sealing it inside the box and comparing it with
@@ -59,10 +61,16 @@ class ShareStore {
   // False (and nothing written) if the key id already exists: versions are never overwritten.
   // Throws FormatError(Wire) for an invalid key name, FormatError(Store) for an unknown
   // algorithm or a share that is empty or longer than kMaxShareBytes, Error(Store) if LMDB fails.
+  // False too for a key id deleted for good (remove with Removal::Final).
   [[nodiscard]] bool put(const wire::KeyId& key, const SecretBytes& share);
   // Empty if absent. Throws Error(Store) if the record fails authentication.
   std::optional<SecretBytes> get(const wire::KeyId& key) const;
-  [[nodiscard]] bool remove(const wire::KeyId& key);
+  // Reusable: the id may be imported again. Final: a tombstone stays in its place (sealed like
+  // a record, bound to the id), and put refuses the id from then on, restarts included.
+  enum class Removal : std::uint8_t { Reusable, Final };
+  [[nodiscard]] bool remove(const wire::KeyId& key, Removal how = Removal::Reusable);
+  // Whether the id was deleted for good. Throws Error(Store) if its tombstone fails authentication.
+  bool deleted_for_good(const wire::KeyId& key) const;
   // Sorted by name, then version, then algorithm; only names starting with name_prefix.
   // Opens (authenticates) every listed record for its created time; throws Error(Store)
   // if one fails.

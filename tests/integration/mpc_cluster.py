@@ -134,6 +134,7 @@ class Cluster:
         self.base_port = base_port if base_port is not None else pick_base_port((20,) if self.has_dealer else ())
         self.admin_config = self.dir / "cluster.toml"
         self.compute_config = self.dir / "compute.toml"
+        self.enrol_config = self.dir / "enrol.toml"
         self.restarted: dict[int, subprocess.Popen] = {}
         self._key_files = 0
 

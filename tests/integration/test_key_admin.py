@@ -105,3 +105,60 @@ def test_compute_key_may_compute_but_not_administer(cluster, versions):
     # Nothing changed.
     listed = {(name, kvno) for name, kvno, _, _ in cluster.list_keys("adm/")}
     assert ("adm/k", 2) in listed and ("adm/compute", 1) not in listed
+
+
+def test_enrol_key_changes_kerberos_keys_only(cluster):
+    """kadmind's client key (the enrol role) imports, lists and deletes Kerberos user and
+    service keys; a ticket key (aes256-gcm, what a protected krbtgt key is) or a plain AES key
+    it may neither import nor delete, and it may not compute."""
+    enrol = str(cluster.enrol_config)
+    user_key = secrets.token_hex(32)
+    path = cluster.write_key_file(user_key)
+    result = cluster.mpcctl("key", "import", "--cluster", enrol, *cluster.key_args("adm/user", 3, "aes256-cts-hmac-sha1-96"),
+                            "--key-file", str(path))
+    assert "adm/user kvno 3 aes256-cts-hmac-sha1-96" in result.stdout
+    assert ("adm/user", 3, "aes256-cts-hmac-sha1-96") in {row[:3] for row in cluster.list_keys("adm/user")}
+    listed = cluster.mpcctl("key", "list", "--cluster", enrol, "--prefix", "adm/user")
+    assert "adm/user" in listed.stdout
+    cluster.mpcctl("key", "delete", "--cluster", enrol, *cluster.key_args("adm/user", 3, "aes256-cts-hmac-sha1-96"))
+
+    ticket_hex, _ = cluster.import_key("adm/ticket", 1, "aes256-gcm")
+    for alg, name in (("aes256-gcm", "adm/ticket2"), ("aes256", "adm/plain")):
+        path = cluster.write_key_file(secrets.token_hex(32))
+        refused = cluster.mpcctl("key", "import", "--cluster", enrol, *cluster.key_args(name, 1, alg),
+                                 "--key-file", str(path), check=False)
+        assert refused.returncode != 0 and "unauthorized" in refused.stderr.lower(), refused.stderr
+        assert "admin client key" in refused.stderr, refused.stderr
+    refused = cluster.mpcctl("key", "delete", "--cluster", enrol, *cluster.key_args("adm/ticket", 1, "aes256-gcm"),
+                             check=False)
+    assert refused.returncode != 0 and "unauthorized" in refused.stderr.lower(), refused.stderr
+    refused = cluster.mpcctl("aes", "keystream", "--cluster", enrol, *cluster.key_args("adm/k", 1, "aes128"),
+                             "--counter", "0" * 32, "--blocks", "1", check=False)
+    assert refused.returncode != 0 and "may not compute" in refused.stderr, refused.stderr
+    listed = {row[:3] for row in cluster.list_keys("adm/")}
+    assert ("adm/ticket", 1, "aes256-gcm") in listed
+    assert not {("adm/ticket2", 1, "aes256-gcm"), ("adm/plain", 1, "aes256")} & listed
+
+
+@pytest.mark.timeout(120)
+def test_a_deleted_ticket_key_id_is_never_imported_again(fresh_cluster):
+    """Deleting a ticket key leaves a tombstone at every server: importing the same name and
+    kvno again is refused, also after the servers restart, while the next kvno and a deleted
+    AES key's id import as before."""
+    cluster = fresh_cluster
+    cluster.import_key("adm/tgt", 7, "aes256-gcm")
+    cluster.import_key("adm/plain", 7, "aes256")
+    for alg in ("aes256-gcm", "aes256"):
+        cluster.mpcctl("key", "delete", "--cluster", str(cluster.admin_config), *cluster.key_args("adm/" + ("tgt" if alg == "aes256-gcm" else "plain"), 7, alg))
+    _, again = cluster.import_key("adm/tgt", 7, "aes256-gcm", check=False)
+    assert again.returncode != 0 and "never imported again" in again.stderr, again.stderr
+    cluster.import_key("adm/plain", 7, "aes256")
+    for party in (1, 2, 3):
+        cluster.kill_server(party)
+        cluster.restart_server(party)
+    cluster.wait_until_serving(("adm/plain", 7, "aes256"))
+    _, again = cluster.import_key("adm/tgt", 7, "aes256-gcm", check=False)
+    assert again.returncode != 0 and "never imported again" in again.stderr, again.stderr
+    cluster.import_key("adm/tgt", 8, "aes256-gcm")
+    assert ("adm/tgt", 8, "aes256-gcm") in {row[:3] for row in cluster.list_keys("adm/tgt")}
+    assert ("adm/tgt", 7, "aes256-gcm") not in {row[:3] for row in cluster.list_keys("adm/tgt")}

@@ -5,6 +5,7 @@
 //   serverN/server.toml, server.key (0600), server.pub, storage.key (0600), data/
 //   admin.key, admin.pub, cluster.toml       (admin: import, list, delete)
 //   compute.key, compute.pub, compute.toml   (compute only, for the KDC)
+//   enrol.key, enrol.pub, enrol.toml         (Kerberos user and service keys only, for kadmind)
 //   dealer/dealer.toml, dealer.key (0600), dealer.pub
 //                                            (lut2 with --lut-preprocessing dealer: the
 //                                             lookup-table dealer, started and stopped with
@@ -83,7 +84,7 @@ std::string server_toml(const std::string& protocol, int parties, int party, con
             (data_links ? "data_endpoint = \"" + endpoint(host, data_port(base_port, peer)) + "\"\n" : std::string()) +
             "public_key = \"../server" + std::to_string(peer) + "/server.pub\"\n";
   }
-  text += "\n[clients]\ncompute = [\"../compute.pub\"]\nadmin = [\"../admin.pub\"]\n";
+  text += "\n[clients]\ncompute = [\"../compute.pub\"]\nenrol = [\"../enrol.pub\"]\nadmin = [\"../admin.pub\"]\n";
   return text;
 }
 
@@ -120,7 +121,7 @@ void init_cluster(const Arguments& arguments) {
     throw Error(Component::Tool, "--data-links applies only to --protocol rss3");
   if (fs::exists(dir / "cluster.toml")) throw Error(Component::Tool, dir.string() + " already holds a cluster");
   fs::create_directories(dir);
-  for (const char* client : {"admin", "compute"}) {
+  for (const char* client : {"admin", "enrol", "compute"}) {
     const auto pair = transport::generate_curve_key_pair();
     transport::write_secret_key_file(dir / (std::string(client) + ".key"), pair);
     transport::write_public_key_file(dir / (std::string(client) + ".pub"), pair.public_key);
@@ -147,6 +148,7 @@ void init_cluster(const Arguments& arguments) {
   }
   write_text(dir / "cluster.toml", cluster_toml(protocol, parties, "admin.key", host, base_port, data_links == "on"));
   write_text(dir / "compute.toml", cluster_toml(protocol, parties, "compute.key", host, base_port, data_links == "on"));
+  write_text(dir / "enrol.toml", cluster_toml(protocol, parties, "enrol.key", host, base_port, data_links == "on"));
   std::cout << protocol << " cluster written to " << dir.string() << " (clients on ports " << base_port + 1 << "-"
             << base_port + static_cast<std::uint64_t>(parties) << ", peers on " << base_port + 11 << "-"
             << base_port + 10 + static_cast<std::uint64_t>(parties)

@@ -43,19 +43,23 @@ std::string withdraw(client::ClusterClient& cluster, const std::string& cluster_
   }
 }
 
-void import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, const SecretBytes& ticket_key) {
-  // An engine key under this id while the database has no marker for it can only be left
-  // from an earlier attempt that failed halfway (a server that timed out may have stored its
-  // share after the others were withdrawn). Nothing can use it, and it would make this import
-  // fail on that server with key_exists, so remove whatever part of it exists.
-  try {
-    cluster.delete_key(key);
-  } catch (const std::exception&) {
-    // Absent everywhere or on some servers: both are what this wants. An unreachable server
-    // makes the import below fail with its own message.
-  }
+bool import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, const SecretBytes& ticket_key) {
   try {
     cluster.import_key(key, ticket_key);
+    return true;
+  } catch (const client::ServerError& error) {
+    if (error.status() != wire::Status::KeyExists)
+      throw tool_error(std::string("cannot store the ticket key in the engine: ") + error.what() +
+                       "; the database is unchanged");
+    // A server holds this id already, or deleted it for good: an earlier attempt that failed
+    // halfway. The id is spent (a ticket key's id is never imported twice); what this attempt
+    // stored elsewhere is withdrawn, and the caller takes another kvno.
+    try {
+      cluster.delete_key(key);
+    } catch (const std::exception&) {
+      // Stored nowhere, or somewhere only: either way nothing can use it.
+    }
+    return false;
   } catch (const std::exception& error) {
     throw tool_error(std::string("cannot store the ticket key in the engine: ") + error.what() +
                      "; the database is unchanged");

@@ -29,8 +29,11 @@ std::unique_ptr<client::ClusterClient> connect(const std::string& cluster_file);
 // Withdraws an engine key stored by this command after the database write failed; returns
 // what happened, for the error message.
 std::string withdraw(client::ClusterClient& cluster, const std::string& cluster_file, const wire::KeyId& key);
-// Stores a ticket key, replacing what an earlier attempt that failed halfway left under its id.
-void import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, const SecretBytes& ticket_key);
+// Stores a ticket key: true; false when a server holds the id already or deleted it for good
+// (an earlier attempt that failed halfway: the id is spent, and whatever this attempt stored
+// is withdrawn). Throws tool_error for anything else.
+[[nodiscard]] bool import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key,
+                                     const SecretBytes& ticket_key);
 SecretBytes random_ticket_key();
 
 }  // namespace mpc::tools::kdc

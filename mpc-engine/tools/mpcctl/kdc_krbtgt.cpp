@@ -143,8 +143,13 @@ int protect_krbtgt(const Arguments& arguments) {
   }
 
   const wire::KeyId key = engine_key(engine_key_name(name), kvno);
-  import_ticket_key(*cluster, key, ticket_key);
+  const bool imported = import_ticket_key(*cluster, key, ticket_key);
   ticket_key.clear();
+  if (!imported)
+    throw tool_error(wire::describe(key) + " was used by an earlier attempt that failed, and a deleted ticket "
+                     "key's id is never imported again; give " + name + " a new kvno first (kadmin.local cpw "
+                     "-randkey -keepold -e " + enctype_name(kSourceEnctype) + ":normal " + name +
+                     "), then protect it; the database is unchanged");
 
   try {
     KdbSession::WriteLock lock(session);
@@ -163,6 +168,9 @@ int protect_krbtgt(const Arguments& arguments) {
   return 0;
 }
 
+// Kvnos a rotation tries past ones that earlier failed attempts spent.
+constexpr int kRotationKvnoTries = 16;
+
 int rotate_krbtgt(const Arguments& arguments) {
   if (arguments.positional().size() != 1) throw tool_error("kdc rotate: expected one principal name");
   const std::string cluster_file = arguments.required("cluster");
@@ -179,9 +187,8 @@ int rotate_krbtgt(const Arguments& arguments) {
   const std::vector<krb5_kvno> older = marker_kvnos(session, *entry, name);
   if (older.front() >= kMaxKvno)
     throw tool_error(name + " is at kvno " + std::to_string(older.front()) + ", the largest the database stores");
-  const krb5_kvno kvno = older.front() + 1;
+  krb5_kvno kvno = older.front() + 1;
   const std::string key_name = engine_key_name(name);
-  const wire::KeyId key = engine_key(key_name, kvno);
 
   std::map<krb5_kvno, std::uint64_t> created;
   try {
@@ -198,10 +205,20 @@ int rotate_krbtgt(const Arguments& arguments) {
 
   const Retirement plan = plan_retirement(older, now_unix(), created, longest_ticket_seconds(session, *entry),
                                           arguments.flag("retire-now"));
+  // The first kvno above the database's whose engine id was never used: an earlier rotation
+  // that failed halfway spent its kvno (a deleted ticket key's id is never imported again).
   {
     const SecretBytes ticket_key = random_ticket_key();
-    import_ticket_key(*cluster, key, ticket_key);
+    for (int tries = 0;; ++tries, ++kvno) {
+      if (tries == kRotationKvnoTries || kvno > kMaxKvno)
+        throw tool_error("kvnos " + std::to_string(older.front() + 1) + " to " + std::to_string(kvno - 1) + " of " +
+                         name + " were all used by earlier attempts that failed; nothing changed");
+      if (import_ticket_key(*cluster, engine_key(key_name, kvno), ticket_key)) break;
+      std::cerr << "mpcctl: " << wire::describe(engine_key(key_name, kvno))
+                << " was used by an earlier attempt that failed; trying the next kvno\n";
+    }
   }
+  const wire::KeyId key = engine_key(key_name, kvno);
 
   try {
     KdbSession::WriteLock lock(session);

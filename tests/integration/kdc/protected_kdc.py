@@ -73,14 +73,15 @@ def read_keytab(path: Path) -> list[tuple[str, int, int, bytes]]:
 class ProtectedRealm(Realm):
     """A Realm over mpc_kdb whose krb5kdc runs with the crypto router preloaded.
 
-    enrol_users=True sets mpc_cluster_config (the cluster's admin configuration) in the
-    realm's dbmodules section: the admin tools then enrol the keys of users marked
-    mpc-protected in the engine when they are stored."""
+    enrol_users=True sets mpc_cluster_config (the cluster's enrol configuration, whose
+    client key may change Kerberos user and service keys only) in the realm's dbmodules
+    section: the admin tools then enrol the keys of users marked mpc-protected in the engine
+    when they are stored."""
 
     def __init__(self, root: Path, cluster: mpc_cluster.Cluster, enrol_users: bool = False,
                  compute_config: Path | None = None, **kwargs):
         kwargs.setdefault("mpc_module", kdb_module())
-        self._cluster_config = cluster.admin_config if enrol_users else None
+        self._cluster_config = cluster.enrol_config if enrol_users else None
         super().__init__(root, **kwargs)
         self.cluster = cluster
         self.router_conf = self.root / "router.conf"

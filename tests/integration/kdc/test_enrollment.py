@@ -574,21 +574,54 @@ def test_status_reports_every_inconsistency(make_realm, engine):
 
 
 @pytest.mark.timeout(120)
-def test_protect_replaces_an_engine_key_left_by_a_failed_attempt(make_realm, engine, gcm, tmp_path):
+def test_protect_never_reuses_an_engine_key_id_a_failed_attempt_left(make_realm, engine, gcm, tmp_path):
     # A protect whose import timed out on one server can leave that server's share behind
-    # (it stores it after the others were withdrawn); the next protect must not trip on it.
+    # (it stores it after the others were withdrawn). That id is spent: a ticket key's id is
+    # never imported twice (a deleted one keeps a tombstone), so protect asks for a new kvno,
+    # withdraws the leftover and changes nothing; with the new kvno it goes through.
     realm = make_realm("stale", realm=unique_realm())
     principal = tgs(realm)
-    old = exported_keys(realm, principal, tmp_path / "old.keytab")
     name = engine_name(principal)
     engine.import_key(name, 1, "aes256-gcm")            # the leftover, under another key
     assert engine_keys(engine, principal) == {1}
 
+    res = kdc(realm, "protect", principal, "--cluster", engine.admin_config)
+    assert res.returncode == 1, res.output
+    assert "was used by an earlier attempt that failed" in res.stderr and "cpw -randkey -keepold" in res.stderr
+    assert "the database is unchanged" in res.stderr
+    assert engine_keys(engine, principal) == set()
+    _, again = engine.import_key(name, 1, "aes256-gcm", check=False)
+    assert again.returncode != 0 and "never imported again" in again.stderr, again.stderr
+
+    realm.kadmin_local(f"cpw -randkey -keepold -e aes256-cts-hmac-sha1-96:normal {principal}", check=True)
+    new = exported_keys(realm, principal, tmp_path / "new.keytab")
     protect(realm, engine)
-    k = ticket_key(old[(1, AES256)])
+    assert engine_keys(engine, principal) == {2}
+    k = ticket_key(new[(2, AES256)])
     aad, plaintext = keystream_aad(2), secrets.token_bytes(20)
-    nonce, ciphertext, tag = gcm.seal(name, 1, aad, plaintext)
+    nonce, ciphertext, tag = gcm.seal(name, 2, aad, plaintext)
     assert AESGCM(k).encrypt(nonce, plaintext, aad) == ciphertext + tag
+
+
+@pytest.mark.timeout(120)
+def test_rotate_moves_past_kvnos_that_failed_attempts_spent(make_realm, engine, kdb_probe):
+    # Earlier rotations that failed halfway left ticket keys at kvnos 2 and 3 (one stored, one
+    # deleted for good): neither id is used again; rotation takes kvno 4 and withdraws the
+    # leftover.
+    realm = make_realm("spent", realm=unique_realm())
+    principal = tgs(realm)
+    name = engine_name(principal)
+    protect(realm, engine)
+    engine.import_key(name, 2, "aes256-gcm")
+    engine.import_key(name, 3, "aes256-gcm")
+    engine.mpcctl("key", "delete", "--cluster", str(engine.admin_config), *engine.key_args(name, 3, "aes256-gcm"))
+    res = kdc(realm, "rotate", principal, "--cluster", engine.admin_config)
+    assert res.returncode == 0, res.output
+    assert res.stderr.count("was used by an earlier attempt that failed; trying the next kvno") == 2, res.stderr
+    assert marker_kvnos(realm, kdb_probe, principal) == [4, 1]
+    assert engine_keys(engine, principal) == {1, 4}
+    res = kdc(realm, "status", "--cluster", engine.admin_config)
+    assert res.returncode == 0 and "kvno 4: marker ok" in res.stdout, res.output
 
 
 @pytest.mark.timeout(120)

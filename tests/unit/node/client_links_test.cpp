@@ -49,8 +49,10 @@ class ClientLinksTest : public ::testing::Test {
         compute(transport::generate_curve_key_pair()),
         admin(transport::generate_curve_key_pair()),
         both(transport::generate_curve_key_pair()),
+        enrol(transport::generate_curve_key_pair()),
         listener("tcp://127.0.0.1:*", server),
-        links({compute.public_key, both.public_key}, {admin.public_key, both.public_key}, kMaxRequest, log) {
+        links({compute.public_key, both.public_key}, {enrol.public_key}, {admin.public_key, both.public_key}, kMaxRequest,
+              log) {
     for (const auto& key : links.keys()) listener.allow(key);
   }
 
@@ -75,7 +77,7 @@ class ClientLinksTest : public ::testing::Test {
   }
 
   Logger log{"test"};
-  transport::CurveKeyPair server, compute, admin, both;
+  transport::CurveKeyPair server, compute, admin, both, enrol;
   transport::DataListener listener;
   ClientLinks links;
 };
@@ -84,11 +86,13 @@ TEST_F(ClientLinksTest, RequestsCarryTheKeyAndItsRoleAndAnswersGoBackOnTheirLink
   auto compute_link = connect(compute);
   auto admin_link = connect(admin);
   auto both_link = connect(both);
+  auto enrol_link = connect(enrol);
   compute_link->send({Bytes{1, 2, 3}}, Clock::now() + 1s);
   admin_link->send({Bytes{4}}, Clock::now() + 1s);
   both_link->send({Bytes{5}}, Clock::now() + 1s);
-  auto received = requests(3);
-  ASSERT_EQ(received.size(), 3u);
+  enrol_link->send({Bytes{6}}, Clock::now() + 1s);
+  auto received = requests(4);
+  ASSERT_EQ(received.size(), 4u);
   std::map<Bytes, transport::ReceivedMessage*> by_data;
   for (auto& message : received) by_data[message.data] = &message;
   const Bytes from_compute{1, 2, 3}, from_admin{4}, from_both{5};
@@ -98,6 +102,8 @@ TEST_F(ClientLinksTest, RequestsCarryTheKeyAndItsRoleAndAnswersGoBackOnTheirLink
   EXPECT_EQ(by_data[from_admin]->sender, admin.public_key);
   EXPECT_EQ(by_data[from_admin]->role, "admin");
   EXPECT_EQ(by_data[from_both]->role, "admin");  // a key on both lists is an admin, as on CurveZMQ
+  ASSERT_TRUE(by_data.contains(Bytes{6}));
+  EXPECT_EQ(by_data[Bytes{6}]->role, "enrol");
   for (const auto& message : received) EXPECT_TRUE(ClientLinks::is_link_id(message.routing_id));
   EXPECT_NE(by_data[from_admin]->routing_id, by_data[from_both]->routing_id);
   // ZeroMQ's own routing ids are five bytes starting with zero: never a link's.
@@ -186,7 +192,7 @@ TEST(ClientLinksAdmission, AKeyAtItsLimitIsRefusedInTheHandshakeAndKeepsItsLinks
   const auto client = transport::generate_curve_key_pair();
   const auto other = transport::generate_curve_key_pair();
   transport::DataListener listener("tcp://127.0.0.1:*", server);
-  ClientLinks links({client.public_key, other.public_key}, {}, kMaxRequest, log, 2);
+  ClientLinks links({client.public_key, other.public_key}, {}, {}, kMaxRequest, log, 2);
   for (const auto& key : links.keys()) listener.allow(key);
   listener.admit_while([&](const transport::PublicKey& key) { return links.reserve(key); },
                        [&](const transport::PublicKey& key) { links.release(key); });

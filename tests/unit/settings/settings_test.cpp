@@ -634,6 +634,16 @@ TEST_F(SettingsTest, ClientRulesAreEnforced) {
   auto root = server_root();
   root["clients"] = "1";
   expect_server_error(server_text(root, "", std::nullopt, ""), {"clients", "must be a table"});
+  // kadmind's enrol key is a key of its own.
+  expect_server_error(server_text(server_root(), "", std::nullopt,
+                                  "[clients]\ncompute = [\"" + z85(compute) + "\"]\nenrol = [\"" + z85(compute) + "\"]\n"),
+                      {"clients.enrol", "compute names too"});
+  const ServerSettings enrol = load_server_settings(write(
+      "server.toml", server_text(server_root(), "", std::nullopt,
+                                 "[clients]\ncompute = [\"" + z85(compute) + "\"]\nenrol = [\"" + z85(peer2) +
+                                     "\"]\nadmin = [\"" + z85(admin) + "\"]\n")));
+  EXPECT_EQ(enrol.enrol_clients, std::vector<PublicKey>{peer2});
+  EXPECT_EQ(enrol.compute_clients, std::vector<PublicKey>{compute});
   // Only admins is fine.
   const ServerSettings s = load_server_settings(
       write("server.toml", server_text(server_root(), "", std::nullopt, "[clients]\nadmin = [\"" + z85(admin) + "\"]\n")));

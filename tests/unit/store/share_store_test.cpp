@@ -58,13 +58,13 @@ class RawLmdb {
   }
   ~RawLmdb() { mdb_env_close(env_); }
 
-  // All (key, value) pairs of the "shares" database, in order.
-  std::vector<std::pair<std::vector<std::uint8_t>, std::vector<std::uint8_t>>> records() {
+  // All (key, value) pairs of the "shares" (or another) database, in order.
+  std::vector<std::pair<std::vector<std::uint8_t>, std::vector<std::uint8_t>>> records(const char* database = "shares") {
     std::vector<std::pair<std::vector<std::uint8_t>, std::vector<std::uint8_t>>> out;
     MDB_txn* txn = nullptr;
     EXPECT_EQ(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), 0);
     MDB_dbi dbi;
-    EXPECT_EQ(mdb_dbi_open(txn, "shares", 0, &dbi), 0);
+    EXPECT_EQ(mdb_dbi_open(txn, database, 0, &dbi), 0);
     MDB_cursor* cursor = nullptr;
     EXPECT_EQ(mdb_cursor_open(txn, dbi, &cursor), 0);
     MDB_val k, v;
@@ -78,11 +78,12 @@ class RawLmdb {
     return out;
   }
 
-  void write(const std::vector<std::uint8_t>& key, const std::vector<std::uint8_t>& value) {
+  void write(const std::vector<std::uint8_t>& key, const std::vector<std::uint8_t>& value,
+             const char* database = "shares") {
     MDB_txn* txn = nullptr;
     ASSERT_EQ(mdb_txn_begin(env_, nullptr, 0, &txn), 0);
     MDB_dbi dbi;
-    ASSERT_EQ(mdb_dbi_open(txn, "shares", 0, &dbi), 0);
+    ASSERT_EQ(mdb_dbi_open(txn, database, 0, &dbi), 0);
     MDB_val k{key.size(), const_cast<std::uint8_t*>(key.data())};
     MDB_val v{value.size(), const_cast<std::uint8_t*>(value.data())};
     ASSERT_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
@@ -242,6 +243,57 @@ TEST_F(ShareStoreTest, RemoveDeletesOnlyThatRecord) {
   const SecretBytes again = random_bytes(40);
   EXPECT_TRUE(store.put(v1, again));
   EXPECT_TRUE(same(*store.get(v1), again));
+}
+
+TEST_F(ShareStoreTest, AFinalRemovalKeepsTheIdFromEverBeingStoredAgain) {
+  const KeyId ticket = key_id("kdc/0123", 4, KeyAlgorithm::Aes256Gcm);
+  const KeyId other = key_id("kdc/0123", 5, KeyAlgorithm::Aes256Gcm);
+  {
+    ShareStore store(directory, storage_key);
+    ASSERT_TRUE(store.put(ticket, random_bytes(64)));
+    ASSERT_TRUE(store.put(other, random_bytes(64)));
+    EXPECT_FALSE(store.deleted_for_good(ticket));
+    EXPECT_TRUE(store.remove(ticket, ShareStore::Removal::Final));
+    EXPECT_TRUE(store.deleted_for_good(ticket));
+    EXPECT_FALSE(store.put(ticket, random_bytes(64)));
+    EXPECT_FALSE(store.get(ticket).has_value());
+    EXPECT_EQ(store.count(), 1u);
+    ASSERT_EQ(store.list().size(), 1u);
+    EXPECT_EQ(store.list()[0].key, other);
+    EXPECT_FALSE(store.remove(ticket, ShareStore::Removal::Final));  // nothing left to remove
+  }
+  ShareStore store(directory, storage_key);
+  EXPECT_TRUE(store.deleted_for_good(ticket));
+  EXPECT_FALSE(store.put(ticket, random_bytes(64)));
+  EXPECT_FALSE(store.deleted_for_good(other));
+  EXPECT_TRUE(store.remove(other));  // reusable
+  EXPECT_FALSE(store.deleted_for_good(other));
+  EXPECT_TRUE(store.put(other, random_bytes(64)));
+}
+
+TEST_F(ShareStoreTest, ATombstoneMovedOrAlteredOnDiskIsRejected) {
+  const KeyId ticket = key_id("kdc/0123", 4, KeyAlgorithm::Aes256Gcm);
+  const KeyId other = key_id("kdc/0123", 5, KeyAlgorithm::Aes256Gcm);
+  {
+    ShareStore store(directory, storage_key);
+    ASSERT_TRUE(store.put(ticket, random_bytes(64)));
+    ASSERT_TRUE(store.put(other, random_bytes(64)));
+    ASSERT_TRUE(store.remove(ticket, ShareStore::Removal::Final));
+  }
+  {
+    RawLmdb raw(directory);
+    auto tombstones = raw.records("deleted");
+    ASSERT_EQ(tombstones.size(), 1u);
+    auto other_key = tombstones[0].first;
+    other_key[other_key.size() - 2] = 5;  // u32 version's last byte: kvno 5's LMDB key
+    raw.write(other_key, tombstones[0].second, "deleted");
+    auto flipped = tombstones[0].second;
+    flipped.back() ^= 1;
+    raw.write(tombstones[0].first, flipped, "deleted");
+  }
+  ShareStore store(directory, storage_key);
+  expect_store_error([&] { (void)store.deleted_for_good(other); }, "another key id");
+  expect_store_error([&] { (void)store.deleted_for_good(ticket); }, "failed authentication");
 }
 
 TEST_F(ShareStoreTest, PersistsAcrossReopen) {
