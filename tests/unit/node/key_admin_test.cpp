@@ -1,6 +1,7 @@
-// tests/unit/server/key_admin_test.cpp: key administration as both kinds of server answer it:
-// only admin clients, shares of the cluster's form only, sealed to this server's key for the
-// request's key id, no overwriting, and clear refusals.
+// tests/unit/node/key_admin_test.cpp: key administration as both kinds of server answer it:
+// admin clients for every key, enrol clients for Kerberos keys only, shares of the cluster's
+// form only, sealed to this server's key for the request's key id, no overwriting, no ticket
+// key id imported twice, and clear refusals.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -33,9 +34,10 @@ class KeyAdminTest : public ::testing::Test {
   }
   // A share of share_bytes bytes (value `fill`) sealed to `to` (this server by default).
   wire::ImportKeyRequest import(std::size_t share_bytes, std::uint8_t fill = 0x5a,
-                                const transport::PublicKey* to = nullptr) const {
+                                const transport::PublicKey* to = nullptr,
+                                wire::KeyId key = {"k", 1, wire::KeyAlgorithm::Aes128}) const {
     wire::ImportKeyRequest request;
-    request.key = {"k", 1, wire::KeyAlgorithm::Aes128};
+    request.key = std::move(key);
     request.sealed_share = wire::seal_share(request.key, std::vector<std::uint8_t>(share_bytes, fill),
                                             to != nullptr ? *to : own.public_key);
     return request;
@@ -109,6 +111,45 @@ TEST(KeyAdminHelpers, ErrorRepliesAndSalvagedIds) {
   frame[2] = 7;
   EXPECT_EQ(node::salvage_request_id(frame)[0], 7);
   EXPECT_EQ(node::salvage_request_id(std::vector<std::uint8_t>(5, 1)), wire::RequestId{});
+}
+
+// kadmind's enrol key changes Kerberos user and service keys only; a compute key nothing.
+TEST_F(KeyAdminTest, TheEnrolRoleChangesKerberosKeysOnly) {
+  const wire::KeyId user{"kdc/user", 1, wire::KeyAlgorithm::Aes256CtsHmacSha1};
+  const wire::KeyId ticket{"kdc/tgt", 1, wire::KeyAlgorithm::Aes256Gcm};
+  const wire::KeyId plain{"k", 1, wire::KeyAlgorithm::Aes128};
+  auto share_of = [](const wire::KeyId& key) { return wire::material_bytes(key.algorithm); };
+  EXPECT_EQ(answer(import(share_of(user), 1, nullptr, user), "enrol", 1).status, wire::Status::Ok);
+  for (const auto& key : {ticket, plain}) {
+    const auto refused = answer(import(share_of(key), 1, nullptr, key), "enrol", 1);
+    EXPECT_EQ(refused.status, wire::Status::Unauthorized) << wire::describe(key);
+    EXPECT_NE(refused.error.find("admin client key"), std::string::npos) << refused.error;
+    EXPECT_EQ(answer(import(share_of(key), 1, nullptr, key), "compute", 1).status, wire::Status::Unauthorized);
+    EXPECT_EQ(answer(import(share_of(key), 1, nullptr, key), "admin", 1).status, wire::Status::Ok);
+    EXPECT_EQ(answer(wire::DeleteKeyRequest{{}, key}, "enrol", 1).status, wire::Status::Unauthorized);
+  }
+  EXPECT_EQ(answer(wire::ListKeysRequest{}, "enrol", 1).status, wire::Status::Ok);
+  EXPECT_EQ(answer(wire::DeleteKeyRequest{{}, user}, "enrol", 1).status, wire::Status::Ok);
+  EXPECT_EQ(answer(wire::DeleteKeyRequest{{}, user}, "compute", 1).status, wire::Status::Unauthorized);
+  EXPECT_EQ(store->count(), 2u);  // the ticket key and the AES key the admin role stored
+}
+
+// A deleted ticket key's id is never stored again; a Kerberos user key's id is (kadmind enrols
+// a key change again under the same kvno after a failed attempt).
+TEST_F(KeyAdminTest, ADeletedTicketKeyIdIsNeverImportedAgain) {
+  const wire::KeyId ticket{"kdc/tgt", 3, wire::KeyAlgorithm::Aes256Gcm};
+  const wire::KeyId user{"kdc/user", 3, wire::KeyAlgorithm::Aes128CtsHmacSha1};
+  for (const auto& key : {ticket, user}) {
+    const std::size_t bytes = wire::material_bytes(key.algorithm);
+    ASSERT_EQ(answer(import(bytes, 1, nullptr, key), "admin", 1).status, wire::Status::Ok);
+    ASSERT_EQ(answer(wire::DeleteKeyRequest{{}, key}, "admin", 1).status, wire::Status::Ok);
+  }
+  const auto refused = answer(import(wire::material_bytes(ticket.algorithm), 2, nullptr, ticket), "admin", 1);
+  EXPECT_EQ(refused.status, wire::Status::KeyExists);
+  EXPECT_NE(refused.error.find("never imported again"), std::string::npos) << refused.error;
+  EXPECT_EQ(answer(import(wire::material_bytes(user.algorithm), 2, nullptr, user), "enrol", 1).status,
+            wire::Status::Ok);
+  EXPECT_EQ(answer(wire::DeleteKeyRequest{{}, ticket}, "admin", 1).status, wire::Status::UnknownKey);
 }
 
 }  // namespace
