@@ -17,6 +17,11 @@ class FileDescriptor {
   FileDescriptor& operator=(const FileDescriptor&) = delete;
   int get() const noexcept { return fd_; }
   int release() noexcept { return std::exchange(fd_, -1); }
+  // Closes what it holds and takes `fd`.
+  void reset(int fd) noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
 
  private:
   int fd_;

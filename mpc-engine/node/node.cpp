@@ -106,6 +106,10 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
   clients_ = std::make_unique<transport::Listener>(context_, settings_.client_endpoint, own_keys_, "clients",
                                                    client_options);
   peers_ = std::make_unique<PeerLinks>(context_, settings_, own_keys_, log_);
+  if (!settings_.metrics_listen.empty()) {
+    metrics_ = std::make_unique<MetricsEndpoint>(settings_.metrics_listen, log_);
+    log_.info("metrics served", {{"listen", metrics_->bound()}});
+  }
   if (membership_) peers_->check_liveness_with([this](int party) { return peer_alive(party); });
   log_.info("serving", {{"party", settings_.party + 1},
                         {"engine", engine_->name()},
@@ -128,6 +132,8 @@ void Node::run(const std::atomic<bool>& stop) {
     std::vector<int> descriptors = active().descriptors();
     if (client_links_)
       for (const int descriptor : client_links_->descriptors()) descriptors.push_back(descriptor);
+    if (metrics_)
+      for (const int descriptor : metrics_->descriptors()) descriptors.push_back(descriptor);
     // Only what the poll found ready is read: a receive on an idle ZeroMQ socket costs system
     // calls of its own, and most turns of this loop come for one client's data link.
     std::vector<int> readable;  // a client's link is read only when it has bytes
@@ -149,6 +155,7 @@ void Node::run(const std::atomic<bool>& stop) {
       client_links_->receive(readable, kMaxRequestsPerDrain, [this](transport::ReceivedMessage& message) {
         handle_client_message(message);
       });
+    if (metrics_) metrics_->serve(readable, [this] { return metrics_text(); }, std::chrono::steady_clock::now());
     flush_notes(std::chrono::steady_clock::now());
     while (peers_ready) {
       auto envelope = peers_->receive(std::chrono::milliseconds(0));
@@ -289,26 +296,39 @@ void Node::handle_client_message(transport::ReceivedMessage& message) {
   }
 }
 
+wire::ServerStatus Node::status() {
+  wire::ServerStatus status;
+  status.party = static_cast<std::uint8_t>(settings_.party);
+  status.jobs = jobs_served_;
+  status.stored_keys = static_cast<std::uint32_t>(store_.count());
+  status.request_mismatches = request_mismatches_;
+  status.verification_failures = verification_failures_;
+  engine_->fill_status(status);
+  if (membership_) {
+    const ModeChange serving = serving_mode();
+    status.mode = serving.mode;
+    status.missing_party = serving.missing < 0 ? wire::kNoParty : static_cast<std::uint8_t>(serving.missing);
+  }
+  status.mode_since_unix_ms = mode_since_unix_ms_;
+  status.mode_switches = mode_switches_;
+  return status;
+}
+
+std::string Node::metrics_text() {
+  MetricsSnapshot snapshot;
+  snapshot.status = status();
+  snapshot.protocol = settings::protocol_name(settings_.protocol);
+  snapshot.security = settings_.security == settings::Security::Active ? "active" : "passive";
+  snapshot.three_servers = membership_.has_value();
+  return render_metrics(snapshot);
+}
+
 void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& request) {
   const wire::RequestId id = wire::request_id(request);
   if (std::holds_alternative<wire::StatusRequest>(request)) {
-    wire::ServerStatus status;
-    status.party = static_cast<std::uint8_t>(settings_.party);
-    status.jobs = jobs_served_;
-    status.stored_keys = static_cast<std::uint32_t>(store_.count());
-    status.request_mismatches = request_mismatches_;
-    status.verification_failures = verification_failures_;
-    engine_->fill_status(status);
-    if (membership_) {
-      const ModeChange serving = serving_mode();
-      status.mode = serving.mode;
-      status.missing_party = serving.missing < 0 ? wire::kNoParty : static_cast<std::uint8_t>(serving.missing);
-    }
-    status.mode_since_unix_ms = mode_since_unix_ms_;
-    status.mode_switches = mode_switches_;
     wire::Reply answer;
     answer.id = id;
-    answer.body = status;
+    answer.body = status();
     send_reply(message.routing_id, answer);
     return;
   }

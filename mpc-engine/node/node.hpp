@@ -44,6 +44,8 @@
 #include "node/peer_links.hpp"
 #include "node/request_agreement.hpp"
 #include "settings/server_settings.hpp"
+#include "node/metrics_endpoint.hpp"
+#include "node/metrics_text.hpp"
 #include "store/share_store.hpp"
 #include "transport/zmq_link.hpp"
 
@@ -120,6 +122,9 @@ class Node final : public EngineHost {
   void handle_client_message(transport::ReceivedMessage& message);
   void handle_job(transport::ReceivedMessage& message, wire::Request request);
   void handle_admin(transport::ReceivedMessage& message, wire::Request& request);
+  // What Status answers, and the same counters for Prometheus.
+  wire::ServerStatus status();
+  std::string metrics_text();
   // Answers a request id seen before (live or buried); false if it is new.
   bool answer_known(const transport::ReceivedMessage& message, const JobKey& key);
   void refuse(const transport::ReceivedMessage& message, const JobKey& key, bool local, const Refusal& refusal);
@@ -152,6 +157,7 @@ class Node final : public EngineHost {
   std::unique_ptr<transport::Listener> clients_;
   std::unique_ptr<ClientLinks> client_links_;  // rss3 with a data_endpoint: clients' data links
   std::unique_ptr<PeerLinks> peers_;
+  std::unique_ptr<MetricsEndpoint> metrics_;  // with metrics_listen only
   Serving serving_;
   // rss3 only: who hears whom, and the two-party service while a server is down.
   std::optional<Membership> membership_;

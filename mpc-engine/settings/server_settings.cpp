@@ -109,13 +109,24 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   const TableReader root(document, document.root, "",
                          {"protocol", "party", "client_endpoint", "peer_endpoint", "data_endpoint", "secret_key_file", "storage_path",
                           "storage_key_file", "log_level", "backend", "krb_evaluation", "degraded_service", "security", "limits", "lut",
-                          "peers", "clients"});
+                          "peers", "clients", "metrics_listen"});
   ServerSettings settings;
   if (auto protocol = root.optional_choice("protocol", {"rss3", "gc2", "lut2"}))
     settings.protocol = parse_protocol(*protocol);
   const int parties = party_count(settings.protocol);
   settings.party = static_cast<int>(root.integer("party", 1, parties)) - 1;
   settings.client_endpoint = root.endpoint("client_endpoint");
+  if (auto listen = root.optional_string("metrics_listen")) {
+    const auto colon = listen->rfind(':');
+    const std::string host = colon == std::string::npos ? std::string() : listen->substr(0, colon);
+    const std::string port = colon == std::string::npos ? std::string() : listen->substr(colon + 1);
+    const bool digits = !port.empty() && port.size() <= 5 &&
+                        std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (host.empty() || !digits || std::stoul(port) == 0 || std::stoul(port) > 65535)
+      root.fail("metrics_listen", "must be HOST:PORT (an address of this host and a port from 1 to 65535), got \"" +
+                                      *listen + "\"");
+    settings.metrics_listen = *listen;
+  }
   settings.peer_endpoint = root.endpoint("peer_endpoint");
   if (settings.peer_endpoint == settings.client_endpoint)
     root.fail("peer_endpoint", "must differ from client_endpoint (\"" + settings.client_endpoint + "\")");

@@ -226,6 +226,9 @@ struct ServerSettings {
   std::filesystem::path storage_path;
   std::filesystem::path storage_key_file;
   std::string log_level = "info";
+  // HOST:PORT of the Prometheus endpoint (node/metrics_endpoint.hpp); empty: none. Counters and
+  // states only, never a key name or request content; bind it to a management address.
+  std::string metrics_listen;
   EvaluatorBackend backend = EvaluatorBackend::Auto;
   KrbEvaluation krb_evaluation = KrbEvaluation::Garbled;
   DegradedService degraded_service = DegradedService::TwoParty;

@@ -651,6 +651,20 @@ TEST_F(SettingsTest, ClientRulesAreEnforced) {
   EXPECT_EQ(s.admin_clients.size(), 1u);
 }
 
+TEST_F(SettingsTest, TheMetricsEndpointIsOffUnlessNamedAndItsAddressIsChecked) {
+  EXPECT_TRUE(load_server_settings(write("server.toml", server_text(server_root()))).metrics_listen.empty());
+  for (const std::string listen : {"127.0.0.1:9464", "[::1]:9464", "mgmt.example.org:1"}) {
+    auto root = server_root();
+    root["metrics_listen"] = "\"" + listen + "\"";
+    EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).metrics_listen, listen);
+  }
+  for (const std::string listen : {"9464", "host:", ":9464", "host:0", "host:70000", "host:94a4"}) {
+    auto root = server_root();
+    root["metrics_listen"] = "\"" + listen + "\"";
+    expect_server_error(server_text(root), {"metrics_listen", "HOST:PORT"});
+  }
+}
+
 TEST_F(SettingsTest, RelativePathsAreResolvedAgainstTheFile) {
   auto root = server_root();
   root["secret_key_file"] = "\"keys/../keys/server.key\"";

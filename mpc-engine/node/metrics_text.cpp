@@ -1,0 +1,82 @@
+#include "node/metrics_text.hpp"
+
+#include <cstdint>
+#include <string_view>
+
+namespace mpc::node {
+
+namespace {
+
+class Exposition {
+ public:
+  void metric(std::string_view name, std::string_view type, std::string_view help) {
+    text_ += "# HELP ";
+    text_ += name;
+    text_ += ' ';
+    text_ += help;
+    text_ += "\n# TYPE ";
+    text_ += name;
+    text_ += ' ';
+    text_ += type;
+    text_ += '\n';
+  }
+  void sample(std::string_view name, std::string_view labels, std::uint64_t value) {
+    text_ += name;
+    if (!labels.empty()) {
+      text_ += '{';
+      text_ += labels;
+      text_ += '}';
+    }
+    text_ += ' ';
+    text_ += std::to_string(value);
+    text_ += '\n';
+  }
+  void one(std::string_view name, std::string_view type, std::string_view help, std::uint64_t value) {
+    metric(name, type, help);
+    sample(name, "", value);
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+std::string party_label(std::uint8_t party) { return "server=\"" + std::to_string(party + 1) + "\""; }
+
+}  // namespace
+
+std::string render_metrics(const MetricsSnapshot& snapshot) {
+  const wire::ServerStatus& s = snapshot.status;
+  Exposition out;
+  out.metric("mpc_server_info", "gauge", "This server's party, protocol and security (always 1).");
+  out.sample("mpc_server_info",
+             party_label(s.party) + ",protocol=\"" + snapshot.protocol + "\",security=\"" + snapshot.security + "\"", 1);
+  out.one("mpc_jobs_total", "counter", "Client jobs this server answered.", s.jobs);
+  out.one("mpc_batches_total", "counter", "Batches this server ran to the end.", s.batches);
+  out.one("mpc_and_gates_total", "counter", "AND gates this server evaluated, every instance counted.",
+          s.and_gates_evaluated);
+  out.one("mpc_layer_payload_bytes_sent_total", "counter", "AND-layer payload bytes sent to the next party.",
+          s.payload_bytes_sent);
+  out.one("mpc_layer_messages_sent_total", "counter", "AND-layer messages sent to the next party.",
+          s.layer_messages_sent);
+  out.one("mpc_request_mismatches_total", "counter",
+          "Requests refused because the servers received different copies of them.", s.request_mismatches);
+  out.one("mpc_verification_failures_total", "counter",
+          "Requests refused because a server's messages failed a check of active security.", s.verification_failures);
+  out.one("mpc_stored_keys", "gauge", "Key shares in this server's store.", s.stored_keys);
+  if (snapshot.three_servers) {
+    const bool full = s.mode == wire::ClusterMode::Full;
+    out.metric("mpc_cluster_mode", "gauge", "How the cluster serves as this server sees it (1 for the current mode).");
+    out.sample("mpc_cluster_mode", "mode=\"three-party\"", full ? 1 : 0);
+    out.sample("mpc_cluster_mode", "mode=\"two-party\"", full ? 0 : 1);
+    out.metric("mpc_server_missing", "gauge", "1 for the server the cluster serves without.");
+    for (std::uint8_t party = 0; party < 3; ++party)
+      out.sample("mpc_server_missing", party_label(party), !full && s.missing_party == party ? 1 : 0);
+    out.one("mpc_mode_switches_total", "counter", "Cluster mode switches this server made.", s.mode_switches);
+    out.one("mpc_mode_since_seconds", "gauge", "Unix time of the last mode switch (or of the start).",
+            s.mode_since_unix_ms / 1000);
+  }
+  return out.take();
+}
+
+}  // namespace mpc::node
