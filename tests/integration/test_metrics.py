@@ -3,11 +3,16 @@ job and batch counters that grow with the jobs run, an abort counted when a serv
 the cluster mode and the missing server after a kill, and nothing secret in any scrape."""
 from __future__ import annotations
 
+import json
 import re
 import secrets
+import shutil
+import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -17,8 +22,8 @@ from loopback_ports import random_port
 KEY = ("metrics/aes", 1, "aes128")
 
 
-def scrape(endpoint: str) -> dict[str, float]:
-    """{'name{labels}': value} of one scrape."""
+def scrape(endpoint: str) -> tuple[dict[str, float], str]:
+    """({'name{labels}': value}, the text) of one scrape."""
     with urllib.request.urlopen(f"http://{endpoint}/metrics", timeout=5) as response:
         assert response.status == 200
         assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -110,3 +115,131 @@ def test_the_endpoint_serves_metrics_only(metered):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=5)
     assert refused.value.code == 405
+
+
+# ---------------------------------------------------------------- Prometheus and the rules
+
+PROMETHEUS_DIR = Path(__file__).resolve().parents[2] / "config" / "prometheus"
+
+
+def promtool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["promtool", *args], cwd=PROMETHEUS_DIR, capture_output=True, text=True, timeout=60)
+
+
+def test_alert_rules_are_valid_and_fire_as_their_tests_say():
+    checked = promtool("check", "rules", "mpc-kdc-rules.yml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    tested = promtool("test", "rules", "mpc-kdc-rules-test.yml")
+    assert tested.returncode == 0 and "SUCCESS" in tested.stdout, tested.stdout + tested.stderr
+    # Every rule has a test that expects it to fire.
+    rules = re.findall(r"- alert: (\w+)", (PROMETHEUS_DIR / "mpc-kdc-rules.yml").read_text())
+    tests = (PROMETHEUS_DIR / "mpc-kdc-rules-test.yml").read_text()
+    assert rules and all(f"alertname: {rule}" in tests for rule in rules), rules
+
+
+def test_the_dashboard_queries_only_metrics_the_servers_serve(metered):
+    cluster, endpoints = metered
+    _, text = scrape(endpoints[1])
+    served = set(re.findall(r"^# TYPE (\w+) ", text, re.M)) | {"up"}
+    dashboard = json.loads((PROMETHEUS_DIR / "grafana-dashboard.json").read_text())
+    rules = (PROMETHEUS_DIR / "mpc-kdc-rules.yml").read_text()
+    queried = set()
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            queried |= set(re.findall(r"\b(mpc_\w+|up)\{", target["expr"]))
+    queried |= set(re.findall(r"\b(mpc_\w+|up)\{", rules))
+    assert queried and queried <= served, queried - served
+
+
+class Prometheus:
+    """A real Prometheus server scraping the cluster every second, with the alert rules."""
+
+    def __init__(self, root: Path, targets: list[str]):
+        self.port = random_port()
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROMETHEUS_DIR / "mpc-kdc-rules.yml", root / "mpc-kdc-rules.yml")
+        config = (PROMETHEUS_DIR / "prometheus.example.yml").read_text()
+        config = config.replace("scrape_interval: 15s", "scrape_interval: 1s")
+        config = config.replace("evaluation_interval: 15s", "evaluation_interval: 1s")
+        config = re.sub(r"targets: \[.*\]", "targets: [" + ", ".join(f'"{t}"' for t in targets) + "]", config)
+        (root / "prometheus.yml").write_text(config)
+        self.log = open(root / "prometheus.log", "wb")
+        self.process = subprocess.Popen(
+            ["prometheus", f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def api(self, path: str, **params: str):
+        url = f"http://127.0.0.1:{self.port}/api/v1/{path}?" + urllib.parse.urlencode(params)
+        with urllib.request.urlopen(url, timeout=5) as response:
+            body = json.loads(response.read())
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query(self, expr: str) -> dict[str, float]:
+        """{instance: value} of an instant query."""
+        return {item["metric"].get("instance", ""): float(item["value"][1])
+                for item in self.api("query", query=expr)["result"]}
+
+    def wait_for(self, what, deadline_s: float = 30):
+        deadline = time.monotonic() + deadline_s
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = what()
+                if last:
+                    return last
+            except (OSError, urllib.error.URLError, AssertionError) as error:
+                last = error
+            time.sleep(0.5)
+        raise AssertionError(f"Prometheus never saw it: {last}")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+
+@pytest.mark.timeout(240)
+def test_prometheus_scrapes_the_cluster_and_fires_on_an_abort_and_a_pair(metered, tmp_path):
+    cluster, endpoints = metered
+    prometheus = Prometheus(tmp_path / "prometheus", list(endpoints.values()))
+    try:
+        prometheus.wait_for(lambda: len([v for v in prometheus.query('up{job="mpc-server"}').values() if v == 1]) == 3)
+        cluster.import_key(*KEY)
+        cluster.wait_until_serving(KEY)
+        for _ in range(10):
+            cluster.keystream(*KEY, secrets.token_hex(16), 16)
+        jobs = prometheus.wait_for(lambda: (lambda seen: seen if len(seen) == 3 and min(seen.values()) >= 10 else None)(
+            prometheus.query('mpc_jobs_total{job="mpc-server"}')))
+        assert set(jobs) == set(endpoints.values()), jobs
+        assert not prometheus.api("alerts")["alerts"], "an alert fired on an honest cluster"
+
+        cluster.kill_server(3)
+        cluster.restart_server(3, fault="and-share-bit=2")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                cluster.keystream(*KEY, secrets.token_hex(16), 8, timeout=10)
+            except mpc_cluster.MpcctlError as error:
+                if "verification" in str(error):
+                    break
+            time.sleep(0.2)
+        firing = prometheus.wait_for(lambda: {a["labels"]["instance"] for a in prometheus.api("alerts")["alerts"]
+                                              if a["labels"]["alertname"] == "MpcVerificationFailure"
+                                              and a["state"] == "firing"})
+        assert firing, firing
+
+        cluster.kill_server(3)
+        cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3"}, deadline_s=30)
+        pair = prometheus.wait_for(lambda: (lambda seen: seen if len(seen) == 2 else None)(
+            prometheus.query('mpc_server_missing{job="mpc-server", server="3"} == 1')))
+        assert set(pair) == {endpoints[1], endpoints[2]}, pair
+        down = prometheus.wait_for(lambda: prometheus.query('up{job="mpc-server"} == 0'))
+        assert set(down) == {endpoints[3]}, down
+    finally:
+        prometheus.stop()
