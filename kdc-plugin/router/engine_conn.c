@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
+
+#include "router_metrics.h"
 #include <unistd.h>
 
 #include "nonce_pool.h"
@@ -34,6 +37,8 @@ struct engine_conn {
     pthread_mutex_t lock;              /* the two fields below */
     uint64_t unreachable_until_ms;
     char unreachable_reason[REASON_LEN];
+    router_metrics *metrics;           /* NULL without metrics_file */
+    uint64_t call_started_us;          /* under call_lock */
 };
 
 const char *
@@ -112,6 +117,18 @@ engine_conn_open(const char *cluster_config, const router_engine_options *option
     }
     conn->owner = getpid();
     conn->opt = opt;
+    conn->opt.metrics_file = NULL;  /* the caller's string: used here only */
+    /* Counters are not worth a refused login: without its file the router runs uncounted. */
+    if (options != NULL && options->metrics_file != NULL &&
+        router_metrics_open(options->metrics_file, &conn->metrics, err, sizeof(err)) != 0) {
+        if (opt.log != NULL) {
+            char message[REASON_LEN + 64];
+
+            snprintf(message, sizeof(message), "mpc router: running without metrics: %s", err);
+            opt.log(LOG_WARNING, message);
+        }
+        err[0] = '\0';
+    }
     if (pthread_mutex_init(&conn->call_lock, NULL) != 0) {
         router_set_why(why, why_len, "cannot create a mutex");
         ret = ENOMEM;
@@ -142,6 +159,7 @@ cleanup:
             pthread_mutex_destroy(&conn->lock);
         if (locks >= 1)
             pthread_mutex_destroy(&conn->call_lock);
+        router_metrics_close(conn->metrics);
         free(conn->cluster_config);
         free(conn);
     }
@@ -159,6 +177,7 @@ engine_conn_close(engine_conn *conn)
     pthread_mutex_unlock(&conn->call_lock);
     pthread_mutex_destroy(&conn->lock);
     pthread_mutex_destroy(&conn->call_lock);
+    router_metrics_close(conn->metrics);
     free(conn->cluster_config);
     free(conn);
 }
@@ -204,6 +223,8 @@ engine_conn_down(engine_conn *conn, char *why, size_t why_len)
     pthread_mutex_lock(&conn->lock);
     down = now < conn->unreachable_until_ms;
     if (down)
+        router_metrics_failed_fast(conn->metrics);
+    if (down)
         router_set_why(why, why_len, "engine unreachable (next try in %llu ms): %s",
                        (unsigned long long)(conn->unreachable_until_ms - now),
                        conn->unreachable_reason);
@@ -216,6 +237,8 @@ engine_conn_note(engine_conn *conn, int rc, const char *why)
 {
     pthread_mutex_lock(&conn->lock);
     if (rc == MPC_EUNREACHABLE) {
+        if (conn->unreachable_until_ms == 0)
+            router_metrics_unreachable_period(conn->metrics);
         conn->unreachable_until_ms = router_now_ms() + conn->opt.unreachable_retry_ms;
         snprintf(conn->unreachable_reason, sizeof(conn->unreachable_reason), "%s", why);
     } else if (rc == MPC_OK) {
@@ -224,15 +247,26 @@ engine_conn_note(engine_conn *conn, int rc, const char *why)
     pthread_mutex_unlock(&conn->lock);
 }
 
+static uint64_t
+now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 mpc_client *
 engine_conn_lock(engine_conn *conn)
 {
     pthread_mutex_lock(&conn->call_lock);
+    conn->call_started_us = now_us();
     return conn->client;
 }
 
 void
-engine_conn_unlock(engine_conn *conn)
+engine_conn_unlock(engine_conn *conn, enum router_op op, int rc)
 {
+    router_metrics_call(conn->metrics, op, rc, now_us() - conn->call_started_us);
     pthread_mutex_unlock(&conn->call_lock);
 }

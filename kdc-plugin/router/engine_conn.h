@@ -31,6 +31,7 @@
 #include <krb5/krb5.h>
 
 #include "mpc_client.h"
+#include "router_metrics_layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,8 @@ typedef struct router_engine_options {
                                       at once for this long, then one tries again */
     uint32_t aes_masks;         /* gcm_masks = aes: prefetch nonces masked by AES_K, computed
                                    between the servers, instead of local masks (0) */
+    const char *metrics_file;   /* the counters' file every worker maps (router_metrics.h);
+                                   NULL: none. Read only by engine_conn_open. */
     /* Where background failures are reported (the router's log: stderr and syslog);
      * may be NULL. Called without any engine lock held, from any thread. */
     void (*log)(int syslog_priority, const char *message);
@@ -90,9 +93,10 @@ void engine_conn_log(const engine_conn *conn, int priority, const char *fmt, ...
 int engine_conn_down(engine_conn *conn, char *why, size_t why_len);
 
 /* The foreground client, held under the connection's call lock (one call and its
- * mpc_client_last_error at a time) until engine_conn_unlock. */
+ * mpc_client_last_error at a time) until engine_conn_unlock, which counts the call as op
+ * ending with mpc_status rc, with its time since the lock (router_metrics.h). */
 mpc_client *engine_conn_lock(engine_conn *conn);
-void engine_conn_unlock(engine_conn *conn);
+void engine_conn_unlock(engine_conn *conn, enum router_op op, int rc);
 
 /* Records a foreground call's mpc_status for engine_conn_down(): MPC_EUNREACHABLE marks the
  * engine down for unreachable_retry_ms with why as the reason, MPC_OK clears the mark; any

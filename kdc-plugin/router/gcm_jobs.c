@@ -216,7 +216,7 @@ seal(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain, const mpc_k
                            engine_status_text(rc), name, key->kvno,
                            checking ? " with the check of the PAC's KDC checksum" : "",
                            mpc_client_last_error(client));
-        engine_conn_unlock(conn);
+        engine_conn_unlock(conn, ROUTER_OP_GCM_TAG, rc);
         engine_conn_note(conn, rc == MPC_EABORT ? MPC_OK : rc, why);
         if (rc == MPC_OK) {
             if (checking)
@@ -277,7 +277,7 @@ engine_open(engine_conn *conn, const mpc_kdb_key_id *key, const char *name,
     if (rc != MPC_OK && rc != MPC_EBADTAG)
         router_set_why(why, why_len, "engine %s checking under %s kvno %u: %s",
                        engine_status_text(rc), name, key->kvno, mpc_client_last_error(client));
-    engine_conn_unlock(conn);
+    engine_conn_unlock(conn, ROUTER_OP_GCM_OPEN, rc);
     engine_conn_note(conn, rc == MPC_EBADTAG ? MPC_OK : rc, why);
     if (rc == MPC_OK)
         return 0;
@@ -566,7 +566,7 @@ seal_chained(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
     if (rc != MPC_OK)
         router_set_why(why, why_len, "engine %s tagging a PAC's two checksums under %s kvno %u: %s",
                        engine_status_text(rc), name, key->kvno, mpc_client_last_error(client));
-    engine_conn_unlock(conn);
+    engine_conn_unlock(conn, ROUTER_OP_GCM_TAG_CHAINED, rc);
     /* A refusal is an engine that cannot chain now (two servers serving), not a failure. */
     engine_conn_note(conn, rc == MPC_EREFUSED ? MPC_OK : rc, why);
     if (rc == MPC_OK) {

@@ -185,7 +185,7 @@ call_end(engine_conn *conn, mpc_client *client, int rc, const char *doing,
         router_set_why(why, why_len, "engine %s %s under " KEY_FMT "%s: %s",
                 engine_status_text(rc), doing, KEY_ARGS(k), usage_text,
                 mpc_client_last_error(client));
-    engine_conn_unlock(conn);
+    engine_conn_unlock(conn, ROUTER_OP_KRB, rc);
     /* A wrong HMAC is an answer from a working engine. */
     engine_conn_note(conn, rc == MPC_EBADTAG ? MPC_OK : rc, why);
     if (rc == MPC_OK)

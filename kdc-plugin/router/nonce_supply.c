@@ -474,7 +474,7 @@ nonce_supply_take(nonce_supply *supply, const char *name, uint32_t kvno, enum no
     if (rc != MPC_OK)
         router_set_why(why, why_len, "engine %s prefetching a nonce for %s kvno %u: %s",
                        engine_status_text(rc), name, kvno, mpc_client_last_error(client));
-    engine_conn_unlock(supply->conn);
+    engine_conn_unlock(supply->conn, ROUTER_OP_PREFETCH, rc);
     engine_conn_note(supply->conn, rc, why);
     return rc == MPC_OK ? 0 : KRB5_CRYPTO_INTERNAL;
 }

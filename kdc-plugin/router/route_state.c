@@ -118,6 +118,7 @@ load_state(pid_t pid)
         goto cleanup;
     memcpy(state.handle_key, cfg.handle_key, MPC_KDB_HANDLE_KEY_LEN);
     cfg.options.log = engine_log;
+    cfg.options.metrics_file = cfg.metrics_file;
     if (engine_conn_open(cfg.engine_config, &cfg.options, &state.engine.conn, why,
                          sizeof(why)) != 0)
         goto cleanup;

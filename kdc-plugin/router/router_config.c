@@ -24,6 +24,9 @@
  *   unreachable_retry_ms = 3000
  *                            after a call finds the engine unreachable, calls fail at
  *                            once for this long, then one tries again (1..600000)
+ *   metrics_file  = PATH     the counters every worker adds to (router_metrics.h; created
+ *                            0644 if missing, e.g. /run/mpc-kdc/router.metrics), read by
+ *                            `mpcctl kdc metrics`; without it nothing is counted
  *   gcm_masks     = local    how new tickets and checksums under a protected krbtgt key are
  *                            masked: "local" (mpc_client_gcm_prefetch_local: each server
  *                            computes its share alone) or "aes" (AES_K in MPC, the format
@@ -190,7 +193,7 @@ parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out)
  * malloc'd strings the caller frees and *options holds the optional keys given (0 for
  * the others: the engine's defaults). */
 static int
-parse_config(const char *path, char **key_file, char **engine_config,
+parse_config(const char *path, char **key_file, char **engine_config, char **metrics_file,
              router_engine_options *options, char *why, size_t why_len)
 {
     char *text = NULL, *line, *next, *eq, *name, *value, **slot;
@@ -259,6 +262,8 @@ parse_config(const char *path, char **key_file, char **engine_config,
             slot = key_file;
         } else if (strcmp(name, "engine_config") == 0) {
             slot = engine_config;
+        } else if (strcmp(name, "metrics_file") == 0) {
+            slot = metrics_file;
         } else {
             snprintf(why, why_len, "%s line %d: unknown key \"%.64s\"", path, lineno, name);
             goto cleanup;
@@ -290,8 +295,10 @@ cleanup:
     if (ret != 0) {
         free(*key_file);
         free(*engine_config);
+        free(*metrics_file);
         *key_file = NULL;
         *engine_config = NULL;
+        *metrics_file = NULL;
     }
     return ret;
 }
@@ -307,7 +314,8 @@ router_config_load(router_config *out, char *why, size_t why_len)
     memset(out, 0, sizeof(*out));
     if (path == NULL || path[0] == '\0')
         path = ROUTER_DEFAULT_CONFIG;
-    if (parse_config(path, &key_file, &out->engine_config, &out->options, why, why_len) != 0)
+    if (parse_config(path, &key_file, &out->engine_config, &out->metrics_file, &out->options, why,
+                     why_len) != 0)
         goto cleanup;
     if (read_small_file(key_file, MPC_KDB_HANDLE_KEY_LEN, PRIVATE_FILE, &key, &key_len, why,
                         why_len, "handle key file") != 0)
@@ -337,5 +345,6 @@ router_config_free(router_config *cfg)
     if (cfg == NULL)
         return;
     free(cfg->engine_config);
+    free(cfg->metrics_file);
     OPENSSL_cleanse(cfg, sizeof(*cfg));
 }

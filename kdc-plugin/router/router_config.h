@@ -24,6 +24,7 @@ extern "C" {
 typedef struct router_config {
     uint8_t handle_key[MPC_KDB_HANDLE_KEY_LEN];  /* secret: router_config_free wipes it */
     char *engine_config;                         /* the engine cluster configuration's path */
+    char *metrics_file;                          /* metrics_file, or NULL */
     router_engine_options options;               /* the optional keys given; 0 for the others */
 } router_config;
 

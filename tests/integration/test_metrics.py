@@ -7,6 +7,7 @@ import json
 import re
 import secrets
 import shutil
+import struct
 import subprocess
 import time
 import urllib.error
@@ -137,18 +138,31 @@ def test_alert_rules_are_valid_and_fire_as_their_tests_say():
     assert rules and all(f"alertname: {rule}" in tests for rule in rules), rules
 
 
-def test_the_dashboard_queries_only_metrics_the_servers_serve(metered):
+def router_metric_names(tmp_path: Path) -> set[str]:
+    """The names `mpcctl kdc metrics` writes, from a fresh counters file (router_metrics_layout.h:
+    the magic, then 92 counters)."""
+    page = tmp_path / "router.metrics"
+    page.write_bytes(struct.pack("<Q", 0x4D50434B444D3031) + bytes(8 * 92))
+    result = subprocess.run([str(mpc_cluster.mpcctl_binary()), "kdc", "metrics", "--file", str(page)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return set(re.findall(r"^# TYPE (\w+) ", result.stdout, re.M))
+
+
+def test_the_dashboard_queries_only_metrics_the_servers_and_the_router_serve(metered, tmp_path):
     cluster, endpoints = metered
     _, text = scrape(endpoints[1])
-    served = set(re.findall(r"^# TYPE (\w+) ", text, re.M)) | {"up"}
+    served = set(re.findall(r"^# TYPE (\w+) ", text, re.M)) | router_metric_names(tmp_path) | {"up"}
     dashboard = json.loads((PROMETHEUS_DIR / "grafana-dashboard.json").read_text())
     rules = (PROMETHEUS_DIR / "mpc-kdc-rules.yml").read_text()
     queried = set()
     for panel in dashboard["panels"]:
         for target in panel["targets"]:
-            queried |= set(re.findall(r"\b(mpc_\w+|up)\{", target["expr"]))
-    queried |= set(re.findall(r"\b(mpc_\w+|up)\{", rules))
+            queried |= set(re.findall(r"\b(mpc_[a-z_]+|up)\b", target["expr"]))
+    queried |= set(re.findall(r"expr: .*?\b(mpc_[a-z_]+|up)\b", rules))
+    queried = {re.sub(r"_(bucket|sum|count)$", "", name) for name in queried}
     assert queried and queried <= served, queried - served
+    assert {"mpc_kdc_engine_calls_total", "mpc_kdc_engine_call_seconds"} <= queried
 
 
 class Prometheus:

@@ -23,5 +23,7 @@ int protect_users(const std::vector<std::string>& requested, bool all_users, con
 int unprotect_user(const Arguments& arguments);
 // kdc status (kdc_status.cpp).
 int report_status(const Arguments& arguments);
+// kdc metrics (kdc_metrics.cpp).
+int report_metrics(const Arguments& arguments);
 
 }  // namespace mpc::tools::kdc

@@ -23,11 +23,14 @@ constexpr const char* kKdcUsage = R"(usage: mpcctl kdc ACTION ...
   kdc unprotect P --randkey | --password [--realm R]
   kdc rotate krbtgt/R --cluster F [--realm R] [--retire-now]
   kdc status [--cluster F] [--realm R]
+  kdc metrics --file F [--out PATH]
 Run on the KDC host with access to the database and its stash; -r R is --realm R.
 Users' keys (the AES enctypes of RFC 3962 and RFC 8009) are enrolled by the KDB module when
 the entry is stored, with the cluster configuration of its mpc_cluster_config setting;
 --all-users takes every principal but krbtgt/*, K/M, kadmin/*, kiprop/* and those already
 protected.
+metrics prints the crypto router's counters (router.conf metrics_file F) as Prometheus text,
+or writes them whole to PATH (for node_exporter's textfile collector).
 unprotect is for emergencies: it gives the user new keys (--password reads one from the
 terminal or stdin) and deletes the engine keys. The old key cannot be restored: it never
 existed in one place after protection.
@@ -79,6 +82,10 @@ int run_kdc_command(const std::vector<std::string>& words) {
   if (action == "status") {
     arguments.allow_only({"cluster", "realm"});
     return kdc::report_status(arguments);
+  }
+  if (action == "metrics") {
+    arguments.allow_only({"file", "out"});
+    return kdc::report_metrics(arguments);
   }
   throw tool_error("kdc: unknown action '" + action + "'\n" + kKdcUsage);
 }

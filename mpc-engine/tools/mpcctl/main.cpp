@@ -81,6 +81,8 @@ from KRB5_CONFIG and KRB5_KDC_PROFILE, the default realm unless --realm R or -r 
                                            once no ticket under them can be valid (--retire-now: at once)
   kdc status [--cluster F] [--realm R]     protected principals, marker kvnos, engine keys;
                                            exit status 3 if anything is inconsistent
+  kdc metrics --file F [--out PATH]        the crypto router's counters (router.conf metrics_file)
+                                           as Prometheus text, or written whole to PATH
 
 Circuits:
   circuit list

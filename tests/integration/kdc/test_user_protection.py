@@ -155,7 +155,8 @@ def realm(tmp_path_factory, cluster):
     patient = cluster.dir / "compute-patient.toml"
     patient.write_text(re.sub(r"(?m)^timeout_ms = \d+", f"timeout_ms = {ENGINE_TIMEOUT_MS}",
                               cluster.compute_config.read_text()))
-    realm.router_conf.write_text(f"handle_key_file = {realm.handle_key_path}\nengine_config = {patient}\n")
+    realm.router_conf.write_text(f"handle_key_file = {realm.handle_key_path}\nengine_config = {patient}\n"
+                                 f"metrics_file = {realm.root / 'router.metrics'}\n")
     try:
         realm.create()
         realm.protect()                       # krbtgt, as before
@@ -297,6 +298,68 @@ def test_an_engine_outage_locks_no_one_out(realm):
     assert "Failed password attempts: 2" in getprinc(realm, "olga")
     locked = kinit(realm, "olga", "olga-pw", cache(realm, "olga-locked.cc"))
     assert locked.returncode != 0 and "revoked" in locked.stderr, locked.output
+
+
+def router_metrics(realm: ProtectedRealm) -> dict[str, float]:
+    """{'name{labels}': value} of `mpcctl kdc metrics`: the counters every krb5kdc worker adds to."""
+    result = realm.run([mpc_cluster.mpcctl_binary(), "kdc", "metrics", "--file", realm.root / "router.metrics"],
+                       timeout=30).check()
+    samples = {}
+    for line in result.stdout.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    return samples
+
+
+def calls(samples: dict[str, float], operation: str, result: str) -> float:
+    return samples[f'mpc_kdc_engine_calls_total{{operation="{operation}",result="{result}"}}']
+
+
+def test_the_router_counts_its_engine_calls_across_workers(realm, tmp_path):
+    """Every worker adds its engine calls to one file: a login shows as Kerberos jobs and a
+    ticket tag; each operation's latency histogram counts every call; an outage shows as
+    unreachable calls, a period of them and calls failed at once; `--out` writes the same
+    text whole; nothing names a principal or a key."""
+    before = router_metrics(realm)
+    for attempt in range(WORKERS):
+        assert_login(realm, kinit(realm, "ann", PASSWORDS["ann"], cache(realm, f"metered-{attempt}.cc")), "kinit ann")
+    after = router_metrics(realm)
+    assert calls(after, "krb", "ok") >= calls(before, "krb", "ok") + 2 * WORKERS  # preauth, reply
+    assert calls(after, "gcm_tag", "ok") + calls(after, "gcm_tag_chained", "ok") > (
+        calls(before, "gcm_tag", "ok") + calls(before, "gcm_tag_chained", "ok"))
+    for operation in ("gcm_tag", "gcm_tag_chained", "gcm_open", "krb", "prefetch"):
+        total = sum(calls(after, operation, r) for r in ("ok", "bad_tag", "aborted", "unreachable", "error"))
+        label = f'operation="{operation}"'
+        assert after[f"mpc_kdc_engine_call_seconds_count{{{label}}}"] == total
+        assert after[f'mpc_kdc_engine_call_seconds_bucket{{{label},le="+Inf"}}'] == total
+    out = tmp_path / "mpc-kdc.prom"
+    realm.run([mpc_cluster.mpcctl_binary(), "kdc", "metrics", "--file", realm.root / "router.metrics",
+               "--out", out], timeout=30).check()
+    text = out.read_text()
+    assert "mpc_kdc_engine_calls_total" in text and not (tmp_path / "mpc-kdc.prom.partial").exists()
+    assert "ann" not in text and realm.realm not in text and "kdc/" not in text
+
+    realm.cluster.kill_server(2)
+    try:
+        # Each worker marks the engine down on its own: logins until one lands on a worker
+        # that has (its next call within unreachable_retry_ms fails at once).
+        for attempt in range(3 * WORKERS):
+            assert kinit(realm, "ann", PASSWORDS["ann"], cache(realm, f"metered-down-{attempt}.cc")).returncode != 0
+            if router_metrics(realm)["mpc_kdc_engine_failed_fast_total"] > after["mpc_kdc_engine_failed_fast_total"]:
+                break
+    finally:
+        realm.cluster.restart_server(2)
+    down = router_metrics(realm)
+    assert sum(calls(down, op, "unreachable") for op in ("krb", "gcm_tag", "gcm_open", "prefetch")) > sum(
+        calls(after, op, "unreachable") for op in ("krb", "gcm_tag", "gcm_open", "prefetch"))
+    assert down["mpc_kdc_engine_unreachable_periods_total"] > after["mpc_kdc_engine_unreachable_periods_total"]
+    assert down["mpc_kdc_engine_failed_fast_total"] > after["mpc_kdc_engine_failed_fast_total"]
+    deadline = time.monotonic() + 20
+    while kinit(realm, "ann", PASSWORDS["ann"], cache(realm, "metered-back.cc")).returncode != 0:
+        assert time.monotonic() < deadline, f"ann cannot log in after the outage:\n{realm.kdc_log()[-2000:]}"
+        time.sleep(0.5)
+    time.sleep(ROUTER_UNREACHABLE_RETRY_S + 0.5)
 
 
 # ---- RFC 8009 users ----------------------------------------------------------------------

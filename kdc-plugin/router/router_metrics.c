@@ -1,0 +1,134 @@
+/* kdc-plugin/router/router_metrics.c - the crypto router's shared counters (router_metrics.h). */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "router_metrics.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mpc_client.h"
+
+struct router_metrics {
+    router_metrics_page *page;
+};
+
+static const uint64_t latency_bounds_us[ROUTER_LATENCY_BUCKETS] = ROUTER_LATENCY_BOUNDS_US;
+
+int
+router_metrics_open(const char *path, router_metrics **out, char *why, size_t why_len)
+{
+    int fd = -1, ret = -1;
+    struct stat st;
+    void *mapped = MAP_FAILED;
+    uint64_t expected = 0;
+
+    *out = NULL;
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        snprintf(why, why_len, "metrics file %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(why, why_len, "metrics file %s is not a regular file", path);
+        goto cleanup;
+    }
+    /* Workers starting at once all grow it to the same size: the extra bytes are zeros. */
+    if ((size_t)st.st_size < sizeof(router_metrics_page) &&
+        ftruncate(fd, (off_t)sizeof(router_metrics_page)) != 0) {
+        snprintf(why, why_len, "metrics file %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    mapped = mmap(NULL, sizeof(router_metrics_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mapped == MAP_FAILED) {
+        snprintf(why, why_len, "metrics file %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    if (!__atomic_compare_exchange_n(&((router_metrics_page *)mapped)->magic, &expected,
+                                     ROUTER_METRICS_MAGIC, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+        expected != ROUTER_METRICS_MAGIC) {
+        snprintf(why, why_len, "metrics file %s holds another layout (remove it)", path);
+        goto cleanup;
+    }
+    *out = calloc(1, sizeof(**out));
+    if (*out == NULL) {
+        snprintf(why, why_len, "out of memory");
+        goto cleanup;
+    }
+    (*out)->page = mapped;
+    mapped = MAP_FAILED;
+    ret = 0;
+
+cleanup:
+    if (mapped != MAP_FAILED)
+        munmap(mapped, sizeof(router_metrics_page));
+    if (fd >= 0)
+        close(fd);
+    return ret;
+}
+
+void
+router_metrics_close(router_metrics *metrics)
+{
+    if (metrics == NULL)
+        return;
+    munmap(metrics->page, sizeof(router_metrics_page));
+    free(metrics);
+}
+
+static enum router_result
+result_of(int rc)
+{
+    switch (rc) {
+    case MPC_OK: return ROUTER_RESULT_OK;
+    case MPC_EBADTAG: return ROUTER_RESULT_BAD_TAG;
+    case MPC_EABORT: return ROUTER_RESULT_ABORTED;
+    case MPC_EUNREACHABLE: return ROUTER_RESULT_UNREACHABLE;
+    default: return ROUTER_RESULT_ERROR;
+    }
+}
+
+static void
+add(uint64_t *counter, uint64_t value)
+{
+    __atomic_fetch_add(counter, value, __ATOMIC_RELAXED);
+}
+
+void
+router_metrics_call(router_metrics *metrics, enum router_op op, int rc, uint64_t micros)
+{
+    size_t b;
+
+    if (metrics == NULL || (unsigned)op >= ROUTER_OP_COUNT)
+        return;
+    add(&metrics->page->calls[op][result_of(rc)], 1);
+    add(&metrics->page->latency_sum_us[op], micros);
+    for (b = 0; b < ROUTER_LATENCY_BUCKETS; b++) {
+        if (micros <= latency_bounds_us[b]) {
+            add(&metrics->page->latency_buckets[op][b], 1);
+            break;
+        }
+    }
+}
+
+void
+router_metrics_failed_fast(router_metrics *metrics)
+{
+    if (metrics != NULL)
+        add(&metrics->page->failed_fast, 1);
+}
+
+void
+router_metrics_unreachable_period(router_metrics *metrics)
+{
+    if (metrics != NULL)
+        add(&metrics->page->unreachable_periods, 1);
+}

@@ -1,0 +1,60 @@
+/* kdc-plugin/router/router_metrics_layout.h - the crypto router's counters as they lie in the
+ * metrics file that every krb5kdc worker maps (router_metrics.h) and `mpcctl kdc metrics`
+ * reads (Prometheus text, for node_exporter's textfile collector).
+ *
+ * Layout: one page of native-endian uint64_t, updated with atomic adds by the workers of one
+ * host. A file whose magic differs (another release's layout) is left alone by the router and
+ * refused by the reader. The operations and results are few and fixed: a metric label never
+ * carries a principal, a key name or request content.
+ *
+ * Version boundary: shared by mpc_crypto_router.so and mpcctl of one release.
+ */
+#ifndef MPC_ROUTER_METRICS_LAYOUT_H
+#define MPC_ROUTER_METRICS_LAYOUT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ROUTER_METRICS_MAGIC UINT64_C(0x4d50434b444d3031) /* "MPCKDM01" */
+
+enum router_op {
+    ROUTER_OP_GCM_TAG = 0,      /* a ticket or PAC checksum tagged (mpc_client_gcm_tag[_checked]) */
+    ROUTER_OP_GCM_TAG_CHAINED,  /* a PAC checksum tagged with its chained successor */
+    ROUTER_OP_GCM_OPEN,         /* a ticket opened in full */
+    ROUTER_OP_KRB,              /* a Kerberos encryption, decryption or checksum */
+    ROUTER_OP_PREFETCH,         /* a nonce fetched in the foreground (its pool was empty) */
+    ROUTER_OP_COUNT
+};
+
+enum router_result {
+    ROUTER_RESULT_OK = 0,
+    ROUTER_RESULT_BAD_TAG,      /* an answer: the integrity check failed (forged or damaged data) */
+    ROUTER_RESULT_ABORTED,      /* the servers refused the job: a check of active security failed */
+    ROUTER_RESULT_UNREACHABLE,
+    ROUTER_RESULT_ERROR,        /* any other refusal or failure */
+    ROUTER_RESULT_COUNT
+};
+
+#define ROUTER_LATENCY_BUCKETS 12
+/* Upper bounds of the latency buckets, microseconds. */
+#define ROUTER_LATENCY_BOUNDS_US                                                          \
+    { 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000, 5000000 }
+
+typedef struct router_metrics_page {
+    uint64_t magic;
+    uint64_t calls[ROUTER_OP_COUNT][ROUTER_RESULT_COUNT];
+    /* Calls per latency bucket (not cumulative); slower than the last bound: in none. */
+    uint64_t latency_buckets[ROUTER_OP_COUNT][ROUTER_LATENCY_BUCKETS];
+    uint64_t latency_sum_us[ROUTER_OP_COUNT];
+    uint64_t failed_fast;          /* calls refused at once while the engine was marked unreachable */
+    uint64_t unreachable_periods;  /* times a call found the engine unreachable after it had answered */
+} router_metrics_page;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPC_ROUTER_METRICS_LAYOUT_H */
