@@ -58,6 +58,8 @@ class Membership {
   void hello(int party, const wire::Hello& hello, Clock::time_point now);
   // Whether `party` has been heard since this server started or its session was last lost.
   bool ever_heard(int party) const { return last_heard_[static_cast<std::size_t>(party)].has_value(); }
+  // When `party` was last heard; nullopt as for ever_heard.
+  std::optional<Clock::time_point> last_heard(int party) const { return last_heard_[static_cast<std::size_t>(party)]; }
 
   // The mode the facts call for now: the new one if it changed, else nullopt.
   std::optional<ModeChange> update(Clock::time_point now);

@@ -1,6 +1,7 @@
 #include "node/metrics_text.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <string_view>
 
 namespace mpc::node {
@@ -29,6 +30,16 @@ class Exposition {
     }
     text_ += ' ';
     text_ += std::to_string(value);
+    text_ += '\n';
+  }
+  void sample_seconds(std::string_view name, std::string_view labels, double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", value);
+    text_ += name;
+    text_ += '{';
+    text_ += labels;
+    text_ += "} ";
+    text_ += text;
     text_ += '\n';
   }
   void one(std::string_view name, std::string_view type, std::string_view help, std::uint64_t value) {
@@ -75,7 +86,13 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
     out.one("mpc_mode_switches_total", "counter", "Cluster mode switches this server made.", s.mode_switches);
     out.one("mpc_mode_since_seconds", "gauge", "Unix time of the last mode switch (or of the start).",
             s.mode_since_unix_ms / 1000);
+    out.metric("mpc_peer_heard_age_seconds", "gauge",
+               "Seconds since this server last heard each peer (absent: not heard since it started or lost it).");
+    for (std::uint8_t party = 0; party < 3; ++party)
+      if (const auto& age = snapshot.peer_heard_age_s[party]) out.sample_seconds("mpc_peer_heard_age_seconds", party_label(party), *age);
   }
+  if (snapshot.client_links)
+    out.one("mpc_client_data_links", "gauge", "Clients' data links this server holds.", *snapshot.client_links);
   return out.take();
 }
 

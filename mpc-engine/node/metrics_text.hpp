@@ -4,6 +4,9 @@
 // a key name, a client key or request content.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <optional>
 #include <string>
 
 #include "wire/client_messages.hpp"
@@ -15,6 +18,10 @@ struct MetricsSnapshot {
   std::string protocol;  // rss3, gc2, lut2
   std::string security;  // active, passive
   bool three_servers = true;
+  // Per 0-based party: seconds since it was last heard (three-server clusters; nullopt for
+  // this server and for a peer never heard since this server started or lost its session).
+  std::array<std::optional<double>, 3> peer_heard_age_s{};
+  std::optional<std::size_t> client_links;  // clients' data links held (rss3 with data links)
 };
 
 std::string render_metrics(const MetricsSnapshot& snapshot);

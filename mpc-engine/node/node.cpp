@@ -320,6 +320,15 @@ std::string Node::metrics_text() {
   snapshot.protocol = settings::protocol_name(settings_.protocol);
   snapshot.security = settings_.security == settings::Security::Active ? "active" : "passive";
   snapshot.three_servers = membership_.has_value();
+  if (membership_) {
+    const auto now = std::chrono::steady_clock::now();
+    for (int party = 0; party < 3; ++party)
+      if (party != settings_.party)
+        if (const auto heard = membership_->last_heard(party))
+          snapshot.peer_heard_age_s[static_cast<std::size_t>(party)] =
+              std::chrono::duration<double>(now - *heard).count();
+  }
+  if (client_links_) snapshot.client_links = client_links_->size();
   return render_metrics(snapshot);
 }
 

@@ -63,6 +63,7 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
     before = {party: scrape(endpoint)[0] for party, endpoint in endpoints.items()}
     for party, samples in before.items():
         assert samples[f'mpc_server_info{{server="{party}",protocol="rss3",security="active"}}'] == 1
+        assert samples["mpc_client_data_links"] >= 0
         assert samples["mpc_stored_keys"] == 1
         assert samples['mpc_cluster_mode{mode="three-party"}'] == 1
 
@@ -73,6 +74,8 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
         assert samples["mpc_jobs_total"] >= before[party]["mpc_jobs_total"] + 5, party
         assert samples["mpc_batches_total"] > before[party]["mpc_batches_total"]
         assert samples["mpc_and_gates_total"] > before[party]["mpc_and_gates_total"]
+        # Every peer computed with it just now: heard within a heartbeat or two.
+        assert all(samples[f'mpc_peer_heard_age_seconds{{server="{peer}"}}'] < 5 for peer in (1, 2, 3) if peer != party)
         # Nothing that names a key, a client or a request: labels take a handful of values.
         assert KEY[0] not in text and key_hex not in text
         for pub in (cluster.dir / "compute.pub", cluster.dir / "admin.pub"):
@@ -104,6 +107,10 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
         assert samples['mpc_server_missing{server="3"}'] == 1
         assert samples['mpc_server_missing{server="1"}'] == 0
         assert samples["mpc_mode_switches_total"] >= 1
+        other = 2 if party == 1 else 1
+        assert samples[f'mpc_peer_heard_age_seconds{{server="{other}"}}'] < 5, samples
+        # Server 3: not heard since its session was lost, or heard long enough ago to be down.
+        assert samples.get('mpc_peer_heard_age_seconds{server="3"}', 1e9) > 0.5, samples
 
 
 def test_the_endpoint_serves_metrics_only(metered):

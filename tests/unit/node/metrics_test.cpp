@@ -38,13 +38,16 @@ MetricsSnapshot sample_snapshot() {
   snapshot.status.mode_since_unix_ms = 1'700'000'000'123;
   snapshot.protocol = "rss3";
   snapshot.security = "active";
+  snapshot.peer_heard_age_s[0] = 0.25;
+  snapshot.peer_heard_age_s[2] = 12.5;
+  snapshot.client_links = 6;
   return snapshot;
 }
 
 TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
   const std::string text = render_metrics(sample_snapshot());
   const std::regex help(R"(# HELP mpc_[a-z_]+ [^\n]+)"), type(R"(# TYPE mpc_[a-z_]+ (counter|gauge))"),
-      sample(R"(mpc_[a-z_]+(\{[a-z_]+="[a-z0-9-]+"(,[a-z_]+="[a-z0-9-]+")*\})? [0-9]+)");
+      sample(R"(mpc_[a-z_]+(\{[a-z_]+="[a-z0-9-]+"(,[a-z_]+="[a-z0-9-]+")*\})? [0-9]+(\.[0-9]+)?)");
   std::istringstream lines(text);
   std::string line;
   int samples = 0;
@@ -53,7 +56,9 @@ TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
       EXPECT_TRUE(std::regex_match(line, help)) << line;
     } else if (line.starts_with("# TYPE")) {
       EXPECT_TRUE(std::regex_match(line, type)) << line;
-      if (line.ends_with(" counter")) EXPECT_NE(line.find("_total "), std::string::npos) << line;
+      if (line.ends_with(" counter")) {
+        EXPECT_NE(line.find("_total "), std::string::npos) << line;
+      }
     } else {
       EXPECT_TRUE(std::regex_match(line, sample)) << line;
       ++samples;
@@ -65,7 +70,9 @@ TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
         "mpc_request_mismatches_total 1\n", "mpc_and_gates_total 123456\n", "mpc_cluster_mode{mode=\"two-party\"} 1\n",
         "mpc_cluster_mode{mode=\"three-party\"} 0\n", "mpc_server_missing{server=\"3\"} 1\n",
         "mpc_server_missing{server=\"1\"} 0\n", "mpc_mode_switches_total 4\n", "mpc_mode_since_seconds 1700000000\n",
-        "mpc_server_info{server=\"2\",protocol=\"rss3\",security=\"active\"} 1\n"})
+        "mpc_server_info{server=\"2\",protocol=\"rss3\",security=\"active\"} 1\n",
+        "mpc_peer_heard_age_seconds{server=\"1\"} 0.250\n", "mpc_peer_heard_age_seconds{server=\"3\"} 12.500\n",
+        "mpc_client_data_links 6\n"})
     EXPECT_NE(text.find(expected), std::string::npos) << expected;
 }
 
@@ -74,6 +81,7 @@ TEST(MetricsText, TwoServerClustersHaveNoClusterMode) {
   snapshot.three_servers = false;
   const std::string text = render_metrics(snapshot);
   EXPECT_EQ(text.find("mpc_cluster_mode"), std::string::npos);
+  EXPECT_EQ(text.find("mpc_peer_heard_age_seconds"), std::string::npos);
   EXPECT_NE(text.find("mpc_jobs_total 42"), std::string::npos);
 }
 
@@ -82,7 +90,9 @@ class MetricsEndpointTest : public ::testing::Test {
   // Sends `request`, lets the endpoint serve until the answer is in (or two seconds pass).
   std::string exchange(const std::string& request, bool close_after_send = false) {
     const int fd = connect_to();
-    if (!request.empty()) EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+    if (!request.empty()) {
+      EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+    }
     if (close_after_send) ::shutdown(fd, SHUT_WR);
     std::string answer;
     const auto deadline = Clock::now() + std::chrono::seconds(2);
