@@ -52,26 +52,26 @@ EpochLedger::EpochLedger(const std::filesystem::path& path) : path_(path) {
   if (whole != bytes.size() && ::ftruncate(file.get(), static_cast<off_t>(whole)) != 0)
     fail(path_, "cannot drop a record cut short");
   end_ = whole;
-  file_ = std::make_unique<FileDescriptor>(file.release());
+  file_.reset(file.release());
 }
 
 bool EpochLedger::open(std::uint64_t epoch) {
   if (epoch == 0) return false;
   std::lock_guard lock(mutex_);
   if (opened_.count(epoch) != 0) return false;
-  if (file_) {
+  if (file_.get() >= 0) {
     std::array<std::uint8_t, kRecordBytes> record{};
     for (std::size_t i = 0; i < kRecordBytes; ++i) record[i] = static_cast<std::uint8_t>(epoch >> (56 - 8 * i));
     std::size_t written = 0;
     while (written < record.size()) {
       // At the end of the last whole record: a write that failed halfway is overwritten.
-      const ssize_t put = ::pwrite(file_->get(), record.data() + written, record.size() - written,
+      const ssize_t put = ::pwrite(file_.get(), record.data() + written, record.size() - written,
                                    static_cast<off_t>(end_ + written));
       if (put < 0 && errno == EINTR) continue;
       if (put <= 0) fail(path_, "cannot append");
       written += static_cast<std::size_t>(put);
     }
-    if (::fdatasync(file_->get()) != 0) fail(path_, "cannot make an epoch durable");
+    if (::fdatasync(file_.get()) != 0) fail(path_, "cannot make an epoch durable");
     end_ += kRecordBytes;
   }
   opened_.insert(epoch);

@@ -24,7 +24,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -50,7 +49,7 @@ class EpochLedger {
 
  private:
   const std::filesystem::path path_;
-  std::unique_ptr<FileDescriptor> file_;  // none: in memory only
+  FileDescriptor file_{-1};  // -1: in memory only
   std::size_t end_ = 0;  // bytes of whole records in the file
   mutable std::mutex mutex_;
   std::unordered_set<std::uint64_t> opened_;
