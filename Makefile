@@ -56,6 +56,7 @@ bench: build
 	@/usr/bin/python3 tests/bench/kdc_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/kdc_user_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/degraded_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@/usr/bin/python3 tests/bench/metrics_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 
 # Login storms, stock krb5kdc against the protected KDC (tests/load/storm.py); the short
 # form runs in `make test` (tests/integration/kdc/test_storm.py).

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The servers' Prometheus endpoint on and off, side by side: one local three-server cluster
+on loopback, every server restarted with metrics_listen set (and each endpoint scraped every
+second, fifteen times the example configuration's rate) or without it, in turns within one
+run so that the machine's drifting load skews neither side.
+
+    /usr/bin/python3 tests/bench/metrics_bench.py --build-dir build --out docs/benchmarks
+
+Per turn, AES-128 keystream jobs: throughput (client threads x 512-block jobs) and single-block
+latency (p50, p99). Writes OUT/metrics.json and OUT/metrics.md and prints the table: each
+side's median turn, the median of the turns' on/off throughput ratios, and every turn's ratio
+(noise shows there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import threading
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+sys.path.insert(0, str(REPO / "tests" / "bench"))
+
+import mpc_cluster  # noqa: E402
+from loopback_ports import random_port  # noqa: E402
+from run_bench import machine, mpc_bench  # noqa: E402
+
+KEY = ("bench/metrics", 1, "aes128")
+MODES = ("off", "on")
+THROUGHPUT_BLOCKS = 512
+
+
+class Scraper:
+    """Scrapes every endpoint once a second until stopped; counts the scrapes that answered."""
+
+    def __init__(self, endpoints: list[str]):
+        self.endpoints = endpoints
+        self.scrapes = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stopping.wait(1.0):
+            for endpoint in self.endpoints:
+                try:
+                    with urllib.request.urlopen(f"http://{endpoint}/metrics", timeout=2) as response:
+                        if response.status == 200 and b"mpc_jobs_total" in response.read():
+                            self.scrapes += 1
+                except OSError:
+                    pass
+
+    def stop(self) -> int:
+        self.stopping.set()
+        self.thread.join()
+        return self.scrapes
+
+
+def switch(cluster: mpc_cluster.Cluster, endpoints: dict[int, str] | None) -> None:
+    for party in cluster.parties:
+        config = cluster.server_dir(party) / "server.toml"
+        text = re.sub(r'(?m)^metrics_listen\s*=.*\n', "", config.read_text())
+        config.write_text((f'metrics_listen = "{endpoints[party]}"\n' if endpoints else "") + text)
+    for party in cluster.parties:
+        cluster.kill_server(party)
+    for party in cluster.parties:
+        cluster.restart_server(party)
+    cluster.wait_until_serving(KEY, deadline_s=60)
+
+
+def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int, threads: int) -> dict:
+    config = str(cluster.admin_config)
+    name, kvno, alg = KEY
+    throughput = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg,
+                           "--threads", str(threads), "--blocks", str(THROUGHPUT_BLOCKS),
+                           "--seconds", str(max(1, round(seconds))), timeout=seconds + 300)
+    single = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg, "--threads", "1",
+                       "--blocks", "1", "--jobs", str(single_jobs), "--warmup", "3", timeout=600)
+    return {"throughput_blocks_per_s": throughput["blocks_per_s"], "single_block_ms": single["latency_ms"]}
+
+
+def table(results: dict) -> str:
+    off, on = results["modes"]["off"], results["modes"]["on"]
+    rows = ["| AES-128 keystream | endpoint off | endpoint on, scraped every second | on / off |",
+            "|---|---:|---:|---:|",
+            f"| throughput, blocks/s ({results['client_threads']} threads x {THROUGHPUT_BLOCKS}-block jobs) | "
+            f"{off['throughput_blocks_per_s']:,.0f} | {on['throughput_blocks_per_s']:,.0f} | "
+            f"{statistics.median(results['turn_ratios']):.3f} (median of the turns) |",
+            f"| single block p50 / p99, ms | {off['single_block_ms']['p50']:.2f} / {off['single_block_ms']['p99']:.2f} | "
+            f"{on['single_block_ms']['p50']:.2f} / {on['single_block_ms']['p99']:.2f} | |"]
+    ratios = ", ".join(f"{r:.3f}" for r in results["turn_ratios"])
+    return "\n".join(rows) + (f"\n\nOn/off throughput per turn: {ratios}; "
+                              f"{results['scrapes']} scrapes answered while on.")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--out", default="docs/benchmarks")
+    parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--single-jobs", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3, help="off/on turns, medians kept")
+    parser.add_argument("--threads", type=int, default=2, help="client threads of the throughput measurement")
+    args = parser.parse_args()
+    os.environ["MPC_BUILD_DIR"] = str(Path(args.build_dir).resolve())
+
+    runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
+    scrapes = 0
+    with tempfile.TemporaryDirectory(prefix="mpc-metrics-bench-") as tmp:
+        cluster = mpc_cluster.start_cluster(Path(tmp) / "c")
+        endpoints = {party: f"127.0.0.1:{random_port()}" for party in cluster.parties}
+        try:
+            cluster.import_key(*KEY)
+            cluster.wait_until_serving(KEY)
+            for _ in range(args.rounds):
+                for mode in MODES:
+                    switch(cluster, endpoints if mode == "on" else None)
+                    scraper = Scraper(list(endpoints.values())) if mode == "on" else None
+                    runs[mode].append(measure(cluster, args.seconds, args.single_jobs, args.threads))
+                    if scraper:
+                        scrapes += scraper.stop()
+        finally:
+            cluster.stop()
+    if scrapes == 0:
+        raise SystemExit("no scrape answered: the endpoint was not measured")
+
+    def median_run(mode: str) -> dict:
+        ordered = sorted(runs[mode], key=lambda r: r["throughput_blocks_per_s"])
+        return ordered[len(ordered) // 2]
+
+    results = {
+        "machine": machine(),
+        "modes": {mode: median_run(mode) for mode in MODES},
+        "runs": runs,
+        "turn_ratios": [on["throughput_blocks_per_s"] / off["throughput_blocks_per_s"]
+                        for off, on in zip(runs["off"], runs["on"])],
+        "scrapes": scrapes,
+        "client_threads": args.threads,
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "metrics.json").write_text(json.dumps(results, indent=2) + "\n")
+    text = table(results)
+    (out / "metrics.md").write_text(
+        "# The Prometheus endpoint on and off, side by side\n\n"
+        f"Machine: {results['machine'].get('cpu')}, {results['machine'].get('nproc')} cores; commit "
+        f"{results['machine'].get('commit')}. Three servers on one host, every link authenticated and "
+        "encrypted. Written by tests/bench/metrics_bench.py (`make bench`).\n\n" + text + "\n")
+    print(text)
+    print(f"median of the turns: {statistics.median(results['turn_ratios']):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
