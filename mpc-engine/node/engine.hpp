@@ -132,6 +132,13 @@ class Engine {
 
   // The engine's part of the Status reply (batches, epoch, traffic, AND gates).
   virtual void fill_status(wire::ServerStatus& status) const = 0;
+  // What the engine keeps for later jobs, for the metrics (node/metrics_text.hpp).
+  struct Stock {
+    std::size_t gcm_nonces = 0;          // prefetched GCM nonces' shares held for their tags
+    std::size_t prepared_garblings = 0;  // Kerberos garblings prepared ahead and held
+    std::size_t prepared_bytes = 0;
+  };
+  virtual Stock stock() const { return {}; }
   // A key was stored or deleted here: drop whatever the engine keeps made from its material.
   virtual void key_changed(const wire::KeyId& key, KeyChange change) = 0;
   // How one server's share of a key is kept: copies of the material in it (2 for a replicated

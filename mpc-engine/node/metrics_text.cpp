@@ -1,7 +1,14 @@
 #include "node/metrics_text.hpp"
 
+#include <unistd.h>
+
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string_view>
 
 namespace mpc::node {
@@ -93,7 +100,47 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
   }
   if (snapshot.client_links)
     out.one("mpc_client_data_links", "gauge", "Clients' data links this server holds.", *snapshot.client_links);
+  out.one("mpc_gcm_nonces_held", "gauge", "Prefetched GCM nonces whose shares this server holds for their tags.",
+          snapshot.gcm_nonces);
+  out.one("mpc_prepared_garblings", "gauge", "Kerberos garblings prepared ahead that this server holds.",
+          snapshot.prepared_garblings);
+  out.one("mpc_prepared_garblings_bytes", "gauge", "Bytes of the prepared garblings this server holds.",
+          snapshot.prepared_bytes);
+  if (!snapshot.cpu_seconds_by_thread.empty()) {
+    out.metric("mpc_cpu_seconds_total", "counter", "CPU seconds of this server's threads, by thread name.");
+    for (const auto& [thread, seconds] : snapshot.cpu_seconds_by_thread)
+      out.sample_seconds("mpc_cpu_seconds_total", "thread=\"" + thread + "\"", seconds);
+  }
   return out.take();
+}
+
+std::vector<std::pair<std::string, double>> cpu_seconds_by_thread() {
+  std::map<std::string, double> by_name;
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
+    std::ifstream file(task.path() / "stat");
+    std::string stat;
+    if (!std::getline(file, stat)) continue;  // the thread ended meanwhile
+    const auto open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::string name = stat.substr(open + 1, close - open - 1);
+    // Label values stay few and plain: letters, digits, '-' and ' ' as the server names threads.
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != ' ') c = '-';
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    std::uint64_t utime = 0, stime = 0;
+    for (int i = 3; fields >> field; ++i) {
+      if (i == 14) utime = std::stoull(field);
+      if (i == 15) {
+        stime = std::stoull(field);
+        break;
+      }
+    }
+    by_name[name] += static_cast<double>(utime + stime) / ticks;
+  }
+  return {by_name.begin(), by_name.end()};
 }
 
 }  // namespace mpc::node

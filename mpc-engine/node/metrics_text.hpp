@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "wire/client_messages.hpp"
 
@@ -22,7 +24,15 @@ struct MetricsSnapshot {
   // this server and for a peer never heard since this server started or lost its session).
   std::array<std::optional<double>, 3> peer_heard_age_s{};
   std::optional<std::size_t> client_links;  // clients' data links held (rss3 with data links)
+  std::size_t gcm_nonces = 0;               // prefetched nonces' shares held (Engine::Stock)
+  std::size_t prepared_garblings = 0;
+  std::size_t prepared_bytes = 0;
+  // CPU seconds this process spent, by thread name (the names the server gives its threads).
+  std::vector<std::pair<std::string, double>> cpu_seconds_by_thread;
 };
+
+// CPU seconds of this process's threads from /proc/self/task, summed by thread name.
+std::vector<std::pair<std::string, double>> cpu_seconds_by_thread();
 
 std::string render_metrics(const MetricsSnapshot& snapshot);
 

@@ -329,6 +329,11 @@ std::string Node::metrics_text() {
               std::chrono::duration<double>(now - *heard).count();
   }
   if (client_links_) snapshot.client_links = client_links_->size();
+  const Engine::Stock stock = active().stock();
+  snapshot.gcm_nonces = stock.gcm_nonces;
+  snapshot.prepared_garblings = stock.prepared_garblings;
+  snapshot.prepared_bytes = stock.prepared_bytes;
+  snapshot.cpu_seconds_by_thread = cpu_seconds_by_thread();
   return render_metrics(snapshot);
 }
 

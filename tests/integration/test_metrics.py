@@ -82,11 +82,13 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
             time.sleep(0.2)
             samples, _ = scrape(endpoint)
         assert all(samples.get(age, 1e9) < 5 for age in ages), samples
+        assert samples['mpc_cpu_seconds_total{thread="mpc-server"}'] > 0, samples
+        assert "mpc_gcm_nonces_held" in samples and "mpc_prepared_garblings" in samples
         # Nothing that names a key, a client or a request: labels take a handful of values.
         assert KEY[0] not in text and key_hex not in text
         for pub in (cluster.dir / "compute.pub", cluster.dir / "admin.pub"):
             assert pub.read_text().strip() not in text
-        assert all(re.fullmatch(r'[a-z_]+(\{[a-z_]+="[a-z0-9-]+"(,[a-z_]+="[a-z0-9-]+")*\})?', name)
+        assert all(re.fullmatch(r'[a-z_]+(\{[a-z_]+="[a-zA-Z0-9 -]+"(,[a-z_]+="[a-z0-9-]+")*\})?', name)
                    for name in samples), samples
 
     # A server that flips an AND share is refused: every server counts the refusal.

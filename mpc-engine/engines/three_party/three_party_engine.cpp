@@ -151,6 +151,10 @@ void ThreePartyEngine::fill_status(wire::ServerStatus& status) const {
   status.and_gates_evaluated = and_gates_evaluated_;
 }
 
+node::Engine::Stock ThreePartyEngine::stock() const {
+  return {nonce_pool_.size(), prepared_garblings_.size(), prepared_garblings_.bytes()};
+}
+
 BatchWorker* ThreePartyEngine::idle_worker(WorkerPool pool) const {
   if (pool == WorkerPool::Preparation)
     return preparation_worker_ && preparation_worker_->idle() ? preparation_worker_.get() : nullptr;

@@ -81,6 +81,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   std::vector<void*> sockets() const override { return {}; }
   std::vector<int> descriptors() const override;
   void fill_status(wire::ServerStatus& status) const override;
+  Stock stock() const override;
   void key_changed(const wire::KeyId&, node::KeyChange) override {}
   std::size_t share_copies() const override { return 2; }
   std::string sharing() const override { return "a replicated share (x then a): this is a three-server cluster (rss3)"; }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -41,13 +42,17 @@ MetricsSnapshot sample_snapshot() {
   snapshot.peer_heard_age_s[0] = 0.25;
   snapshot.peer_heard_age_s[2] = 12.5;
   snapshot.client_links = 6;
+  snapshot.gcm_nonces = 96;
+  snapshot.prepared_garblings = 2;
+  snapshot.prepared_bytes = 20'000'000;
+  snapshot.cpu_seconds_by_thread = {{"batch worker", 1.5}, {"mpc-server", 0.25}};
   return snapshot;
 }
 
 TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
   const std::string text = render_metrics(sample_snapshot());
   const std::regex help(R"(# HELP mpc_[a-z_]+ [^\n]+)"), type(R"(# TYPE mpc_[a-z_]+ (counter|gauge))"),
-      sample(R"(mpc_[a-z_]+(\{[a-z_]+="[a-z0-9-]+"(,[a-z_]+="[a-z0-9-]+")*\})? [0-9]+(\.[0-9]+)?)");
+      sample(R"(mpc_[a-z_]+(\{[a-z_]+="[a-z0-9 -]+"(,[a-z_]+="[a-z0-9-]+")*\})? [0-9]+(\.[0-9]+)?)");
   std::istringstream lines(text);
   std::string line;
   int samples = 0;
@@ -72,8 +77,29 @@ TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
         "mpc_server_missing{server=\"1\"} 0\n", "mpc_mode_switches_total 4\n", "mpc_mode_since_seconds 1700000000\n",
         "mpc_server_info{server=\"2\",protocol=\"rss3\",security=\"active\"} 1\n",
         "mpc_peer_heard_age_seconds{server=\"1\"} 0.250\n", "mpc_peer_heard_age_seconds{server=\"3\"} 12.500\n",
-        "mpc_client_data_links 6\n"})
+        "mpc_client_data_links 6\n", "mpc_gcm_nonces_held 96\n", "mpc_prepared_garblings 2\n",
+        "mpc_prepared_garblings_bytes 20000000\n", "mpc_cpu_seconds_total{thread=\"batch worker\"} 1.500\n",
+        "mpc_cpu_seconds_total{thread=\"mpc-server\"} 0.250\n"})
     EXPECT_NE(text.find(expected), std::string::npos) << expected;
+}
+
+TEST(MetricsText, ThreadsCpuIsReadFromProc) {
+  // Burn a little CPU on a named thread, then find it.
+  std::thread busy([] {
+    ::pthread_setname_np(::pthread_self(), "metrics busy");
+    const auto until = Clock::now() + std::chrono::milliseconds(50);
+    volatile std::uint64_t spin = 0;
+    while (Clock::now() < until) spin = spin + 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto threads = cpu_seconds_by_thread();
+  busy.join();
+  double busy_seconds = -1;
+  for (const auto& [name, seconds] : threads)
+    if (name == "metrics busy") busy_seconds = seconds;
+  EXPECT_GT(busy_seconds, 0.0);
+  EXPECT_LT(busy_seconds, 10.0);
 }
 
 TEST(MetricsText, TwoServerClustersHaveNoClusterMode) {
