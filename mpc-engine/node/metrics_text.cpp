@@ -18,36 +18,16 @@ namespace {
 class Exposition {
  public:
   void metric(std::string_view name, std::string_view type, std::string_view help) {
-    text_ += "# HELP ";
-    text_ += name;
-    text_ += ' ';
-    text_ += help;
-    text_ += "\n# TYPE ";
-    text_ += name;
-    text_ += ' ';
-    text_ += type;
-    text_ += '\n';
+    text_ += "# HELP " + std::string(name) + ' ' + std::string(help) + "\n# TYPE " + std::string(name) + ' ' +
+             std::string(type) + '\n';
   }
   void sample(std::string_view name, std::string_view labels, std::uint64_t value) {
-    text_ += name;
-    if (!labels.empty()) {
-      text_ += '{';
-      text_ += labels;
-      text_ += '}';
-    }
-    text_ += ' ';
-    text_ += std::to_string(value);
-    text_ += '\n';
+    sample_text(name, labels, std::to_string(value));
   }
   void sample_seconds(std::string_view name, std::string_view labels, double value) {
     char text[32];
     std::snprintf(text, sizeof text, "%.3f", value);
-    text_ += name;
-    text_ += '{';
-    text_ += labels;
-    text_ += "} ";
-    text_ += text;
-    text_ += '\n';
+    sample_text(name, labels, text);
   }
   void one(std::string_view name, std::string_view type, std::string_view help, std::uint64_t value) {
     metric(name, type, help);
@@ -56,6 +36,14 @@ class Exposition {
   std::string take() { return std::move(text_); }
 
  private:
+  void sample_text(std::string_view name, std::string_view labels, std::string_view value) {
+    text_ += name;
+    if (!labels.empty()) text_ += "{" + std::string(labels) + "}";
+    text_ += ' ';
+    text_ += value;
+    text_ += '\n';
+  }
+
   std::string text_;
 };
 

@@ -60,14 +60,19 @@ def counters(cluster: mpc_cluster.Cluster) -> list[tuple[int, int]]:
     return out
 
 
-def switch(cluster: mpc_cluster.Cluster, mode: str) -> None:
-    for party in cluster.parties:
-        cluster.set_server_setting(party, "security", f'"{mode}"')
+def restart_all(cluster: mpc_cluster.Cluster) -> None:
+    """Every server stopped, then started again with its configuration as it now is."""
     for party in cluster.parties:
         cluster.kill_server(party)
     for party in cluster.parties:
         cluster.restart_server(party)
     cluster.wait_until_serving(KEY, deadline_s=60)
+
+
+def switch(cluster: mpc_cluster.Cluster, mode: str) -> None:
+    for party in cluster.parties:
+        cluster.set_server_setting(party, "security", f'"{mode}"')
+    restart_all(cluster)
 
 
 def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int, threads: int) -> dict:

@@ -30,12 +30,11 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 
 import mpc_cluster  # noqa: E402
+from active_bench import KEY, THROUGHPUT_BLOCKS, measure, restart_all  # noqa: E402
 from loopback_ports import random_port  # noqa: E402
-from run_bench import machine, mpc_bench  # noqa: E402
+from run_bench import machine  # noqa: E402
 
-KEY = ("bench/metrics", 1, "aes128")
 MODES = ("off", "on")
-THROUGHPUT_BLOCKS = 512
 
 
 class Scraper:
@@ -69,22 +68,7 @@ def switch(cluster: mpc_cluster.Cluster, endpoints: dict[int, str] | None) -> No
         config = cluster.server_dir(party) / "server.toml"
         text = re.sub(r'(?m)^metrics_listen\s*=.*\n', "", config.read_text())
         config.write_text((f'metrics_listen = "{endpoints[party]}"\n' if endpoints else "") + text)
-    for party in cluster.parties:
-        cluster.kill_server(party)
-    for party in cluster.parties:
-        cluster.restart_server(party)
-    cluster.wait_until_serving(KEY, deadline_s=60)
-
-
-def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int, threads: int) -> dict:
-    config = str(cluster.admin_config)
-    name, kvno, alg = KEY
-    throughput = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg,
-                           "--threads", str(threads), "--blocks", str(THROUGHPUT_BLOCKS),
-                           "--seconds", str(max(1, round(seconds))), timeout=seconds + 300)
-    single = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg, "--threads", "1",
-                       "--blocks", "1", "--jobs", str(single_jobs), "--warmup", "3", timeout=600)
-    return {"throughput_blocks_per_s": throughput["blocks_per_s"], "single_block_ms": single["latency_ms"]}
+    restart_all(cluster)
 
 
 def table(results: dict) -> str:
