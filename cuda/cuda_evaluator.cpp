@@ -595,6 +595,7 @@ class CudaEvaluatorImpl final : public CudaEvaluator {
         io.exchange->exchange(static_cast<std::uint32_t>(p), {host_out_.data(), message}, {host_in_.data(), message});
       }
       stats.bytes_sent += message;
+      stats.bytes_received += message;  // both paths above fill `message` bytes from party i-1
       stats.layers_exchanged += 1;
     }
 

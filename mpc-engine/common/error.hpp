@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace mpc {
 
@@ -37,7 +38,18 @@ class PeerError : public Error {
 // altered them. Nothing computed from them may leave.
 class VerificationError : public PeerError {
  public:
-  using PeerError::PeerError;
+  // `check` names the check that failed in a few fixed words (and_check, garbling_digest, ...;
+  // "abort_notice" where a peer reported the failure), `peer` the 0-based party whose messages
+  // failed it as the thrower sees them (the reporting peer for an abort notice), -1 when the
+  // thrower cannot tell.
+  VerificationError(Component component, const std::string& message, std::string check = "unnamed", int peer = -1)
+      : PeerError(component, message), check_(std::move(check)), peer_(peer) {}
+  const std::string& check() const noexcept { return check_; }
+  int peer() const noexcept { return peer_; }
+
+ private:
+  std::string check_;
+  int peer_;
 };
 
 // A server refused the computation before anything was computed, for a reason that sending the

@@ -100,6 +100,7 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
       : ChunkedChannel(kChunkBytes), worker_(worker), header_(header) {}
 
   void allow_extra_wait(std::chrono::milliseconds extra) override { extra_ = extra; }
+  std::uint64_t bytes_received() const { return received_bytes_; }
 
  private:
   void ship(std::vector<std::uint8_t> chunk) override {
@@ -130,6 +131,7 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
     for (;;) {
       if (take_stream_chunk(worker_.inbox_, previous, received_chunks_, chunk.bytes, chunk.from)) {
         ++received_chunks_;
+        received_bytes_ += chunk.bytes.size() - chunk.from;
         return chunk;
       }
       if (worker_.stopping_) throw PeerError(Component::Server, "server stopping");
@@ -147,6 +149,7 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
   std::chrono::milliseconds extra_{0};
   std::uint32_t sent_chunks_ = 0;
   std::uint32_t received_chunks_ = 0;
+  std::uint64_t received_bytes_ = 0;
 #if defined(MPC_FAULT_INJECTION)
   std::uint64_t shipped_ = 0;
 #endif
@@ -289,6 +292,7 @@ void BatchWorker::run() {
       stream.allow_extra_wait(grace);
       result = evaluate_garbled_batch(task, settings_.party, settings_.security, prf_keys_, stream, stream, log_,
                                       &prepared_);
+      result.stats.bytes_received = stream.bytes_received();
     } else if (task.program) {
       Exchange exchange(*this, task.header, grace);
       // The GPU keeps no transcript for the AND check: actively secure batches run on the CPU.
@@ -420,9 +424,12 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
     if (security == settings::Security::Active) {
       rss3::AndTranscript transcript;
       result.stats = evaluator.evaluate_recorded(program, inputs, outputs, randomness, link, transcript);
-      result.stats.bytes_sent += rss3::and_check::check_batch(
+      const std::size_t check_bytes = rss3::and_check::check_batch(
           transcript, party, prf_keys.own, prf_keys.previous, nonce, link,
           static_cast<std::uint32_t>(program.layers.size()));
+      // Each of the check's messages comes from the previous party with the size of the one sent.
+      result.stats.bytes_sent += check_bytes;
+      result.stats.bytes_received += check_bytes;
     } else {
       result.stats = evaluator.evaluate(program, inputs, outputs, randomness, link);
     }
@@ -430,8 +437,10 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
     wipe_inputs.now();
     outputs.wipe();
     result.error = error.what();
-    if (dynamic_cast<const VerificationError*>(&error) != nullptr) {
+    if (const auto* failed = dynamic_cast<const VerificationError*>(&error)) {
       result.failure = wire::Status::VerificationFailed;
+      result.failed_check = failed->check();
+      result.failed_peer = failed->peer();
       log.error("batch refused: a check of active security failed",
                 {{"sequence", task.header.sequence}, {"error", error.what()}});
     } else if (dynamic_cast<const RetryableError*>(&error) != nullptr) {

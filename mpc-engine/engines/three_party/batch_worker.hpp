@@ -74,6 +74,10 @@ struct BatchResult {
   // How the jobs are refused when !succeeded: PeerFailure, or VerificationFailed when a
   // server's messages failed a check of active security (here or at the server that aborted).
   wire::Status failure = wire::Status::PeerFailure;
+  // With VerificationFailed: the check that failed and the 0-based party whose messages failed
+  // it here (or that reported it), -1 when not known (common/error.hpp, VerificationError).
+  std::string failed_check;
+  int failed_peer = -1;
   std::size_t record_bytes = 0;   // output bytes per instance
   rss3::ByteShare masked;         // instances * record_bytes bytes per component, in slice order
   // Per slice: x || a (record_bytes each) of each kept instance (SliceInput::keep_every),

@@ -230,6 +230,7 @@ void DataPlane::accept_connections() {
     for (const auto& connection : connections_) handshaking += !connection->lane && !connection->done;
     if (handshaking >= kMaxHandshakes || connections_.size() >= kMaxLanes + kMaxHandshakes) {
       ::close(*socket);
+      refused_busy_.fetch_add(1, std::memory_order_relaxed);
       log_.warn("data link refused", {{"error", "too many connections in their handshake"}});
       continue;
     }
@@ -256,6 +257,7 @@ void DataPlane::serve(Connection& connection, int socket) {
   try {
     link = listener_.handshake(socket);
   } catch (const transport::LinkLimitReached& refusal) {
+    refused_at_limit_.fetch_add(1, std::memory_order_relaxed);
     // A KDC with more workers than its key's share retries each refused link with a back-off:
     // one line a minute says so.
     std::lock_guard lock(limit_log_mutex_);
@@ -269,6 +271,7 @@ void DataPlane::serve(Connection& connection, int socket) {
     connection.done = true;
     return;
   } catch (const Error& error) {
+    refused_handshake_.fetch_add(1, std::memory_order_relaxed);
     log_.warn("data link refused", {{"error", error.what()}});
     connection.done = true;
     return;

@@ -107,6 +107,16 @@ class DataPlane {
 
   std::string bound_endpoint() const { return listener_.bound_endpoint(); }
 
+  // Connections refused since the start: a client key's links at their limit, handshakes that
+  // failed, connections closed because too many handshakes were under way.
+  struct Refusals {
+    std::uint64_t at_limit = 0, handshake = 0, busy = 0;
+  };
+  Refusals refusals() const {
+    return {refused_at_limit_.load(std::memory_order_relaxed), refused_handshake_.load(std::memory_order_relaxed),
+            refused_busy_.load(std::memory_order_relaxed)};
+  }
+
   // The previous party's shell lane for the shell's thread to read: `current`, or the link
   // that replaced it (the previous party connected again). Null until one is up.
   std::unique_ptr<transport::DataLink> shell_lane(std::unique_ptr<transport::DataLink> current);
@@ -132,6 +142,7 @@ class DataPlane {
   std::chrono::milliseconds peer_timeout_;
   transport::DataListener listener_;
   std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> refused_at_limit_{0}, refused_handshake_{0}, refused_busy_{0};
   std::mutex limit_log_mutex_;  // the two below: client links refused for their key's limit
   std::uint64_t links_over_limit_ = 0;
   std::optional<std::chrono::steady_clock::time_point> last_limit_log_;

@@ -175,7 +175,9 @@ void take_dual_output(DualGarblingOutput parts, std::size_t instances, std::size
 // Runs this party's part of a garbled batch; what it throws becomes the batch's failure:
 // VerificationFailed for a failed check of active security, Regrouping for a refusal worth
 // sending again, PeerFailure for a silent or failed peer and anything else. True when it ran.
-bool run_part(BatchResult& result, const wire::BatchHeader& header, const Logger& log,
+// Every message of a garbled batch comes from the previous party: a check that names no
+// party is put down to `previous`, the party this server heard the failing bytes from.
+bool run_part(BatchResult& result, const wire::BatchHeader& header, const Logger& log, int previous,
               const std::function<void()>& part) {
   try {
     part();
@@ -183,6 +185,8 @@ bool run_part(BatchResult& result, const wire::BatchHeader& header, const Logger
   } catch (const VerificationError& error) {
     result.failure = wire::Status::VerificationFailed;
     result.error = error.what();
+    result.failed_check = error.check();
+    result.failed_peer = error.peer() >= 0 ? error.peer() : previous;
     log.error("garbled batch refused: a check of active security failed",
               {{"sequence", header.sequence}, {"error", error.what()}});
   } catch (const RetryableError& error) {
@@ -212,9 +216,10 @@ BatchResult prepare_garbled_batch(BatchTask& task, int party, settings::Security
     return fail("a garbling is prepared for one instance, no job, at a server that keeps them");
   if (security != settings::Security::Active) {
     result.failure = wire::Status::VerificationFailed;
+    result.failed_check = "security_setting";
     return fail("party " + std::to_string(party + 1) + " runs security = \"passive\" and prepares no garbling");
   }
-  if (!run_part(result, task.header, log,
+  if (!run_part(result, task.header, log, (party + 2) % 3,
                 [&] { prepare_dual_garbling(task, party, prf_keys, *prepared, to_next, from_previous); }))
     return result;
   result.stats.bytes_sent = to_next.bytes_sent();
@@ -276,12 +281,13 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
     return fail("a prepared garbling is evaluated for one job, at a server that keeps them");
   if (security == settings::Security::Active && !twice) {
     result.failure = wire::Status::VerificationFailed;
+    result.failed_check = "security_setting";
     return fail("party " + std::to_string(party + 1) +
                 " runs security = \"active\" and refuses a Kerberos batch garbled by one server");
   }
   const std::size_t bytes = instances * record;
   rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
-  const bool ran = run_part(result, task.header, log, [&] {
+  const bool ran = run_part(result, task.header, log, (party + 2) % 3, [&] {
     if (from_prepared)
       take_dual_output(evaluate_prepared_garbling(task, party, prf_keys, *prepared, to_next, from_previous), instances,
                        record, result.masked);

@@ -149,11 +149,13 @@ DualGarblingOutput evaluate_both(const BatchTask& task, const PartyPrfKeys& keys
   const auto expected_mac =
       garbled::batch_mac(keys.garbling_own, kRelayPurpose, task.header, {bytes_of(relayed), garbled_by_third});
   if (sodium_memcmp(relay_mac.data(), expected_mac.data(), relay_mac.size()) != 0)
-    throw VerificationError(Component::Server, "party 2: party 3's messages relayed by party 1 fail their MAC");
+    throw VerificationError(Component::Server, "party 2: party 3's messages relayed by party 1 fail their MAC",
+                            "relay_mac");
   if (sodium_memcmp(evaluated.data(), garbled_by_third.data(), evaluated.size()) != 0)
     throw VerificationError(Component::Server,
                             "party 2: the garbling party 1 sent differs from party 3's (tables, labels of "
-                            "shared inputs or commitments)");
+                            "shared inputs or commitments)",
+                            "garbling_digest");
   check_input_labels(task, shape, l0, la, third, c_a, c_b, committed, number);
   return send_evaluator_output(task, std::move(output), la, third, c_a, c_b, keys.garbling_previous, to_next);
 }

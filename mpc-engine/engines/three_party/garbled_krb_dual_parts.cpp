@@ -133,7 +133,8 @@ std::vector<std::uint8_t> read_output(const Labels& output_labels, const Labels&
   }
   if (bad != 0)
     throw VerificationError(Component::Server, "party " + std::to_string(party + 1) +
-                                                   ": the output labels from party 2 are not labels of the garbling");
+                                                   ": the output labels from party 2 are not labels of the garbling",
+                            "output_labels");
   return w;
 }
 
@@ -243,9 +244,11 @@ void check_input_labels(const BatchTask& task, const Shape& shape, const Labels&
   wipe(a0.data(), a0.size());
   wipe(a1.data(), a1.size());
   if (!from_first)
-    throw VerificationError(Component::Server, "party 2: input labels from party 1 fail their commitments");
+    throw VerificationError(Component::Server, "party 2: input labels from party 1 fail their commitments",
+                            "label_commitments");
   if (!from_third)
-    throw VerificationError(Component::Server, "party 2: input labels from party 3 fail their commitments");
+    throw VerificationError(Component::Server, "party 2: input labels from party 3 fail their commitments",
+                            "label_commitments");
 }
 
 DualGarblingOutput send_evaluator_output(const BatchTask& task, Labels evaluated, const Labels& la,
@@ -273,7 +276,8 @@ Labels receive_output_labels(const BatchTask& task, const Shape& shape, const rs
   from_previous.receive(mac);
   const auto expected = garbled::batch_mac(with_evaluator, kOutputPurpose, task.header, {garbled::bytes_of(output)});
   if (sodium_memcmp(mac.data(), expected.data(), mac.size()) != 0)
-    throw VerificationError(Component::Server, "party 1: the output labels relayed by party 3 fail party 2's MAC");
+    throw VerificationError(Component::Server, "party 1: the output labels relayed by party 3 fail party 2's MAC",
+                            "output_mac");
   return output;
 }
 

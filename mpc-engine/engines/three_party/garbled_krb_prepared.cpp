@@ -83,7 +83,8 @@ void prepare_first(const BatchTask& task, const PartyPrfKeys& keys, PreparedGarb
   from_previous.receive(confirmation);
   const auto expected = kept_mac(keys.garbling_own, task.header);
   if (sodium_memcmp(confirmation.data(), expected.data(), expected.size()) != 0)
-    throw VerificationError(Component::Server, "party 1: party 2's word that it kept the garbling fails its MAC");
+    throw VerificationError(Component::Server, "party 1: party 2's word that it kept the garbling fails its MAC",
+                            "kept_mac");
   keep(store, task, kFirstGarbler, std::move(entry));
 }
 
@@ -130,10 +131,12 @@ void prepare_evaluator(const BatchTask& task, const PartyPrfKeys& keys, Prepared
   from_previous.receive(relay_mac);
   const auto expected = garbled::batch_mac(keys.garbling_own, kRelayPurpose, task.header, {garbled_by_third});
   if (sodium_memcmp(relay_mac.data(), expected.data(), expected.size()) != 0)
-    throw VerificationError(Component::Server, "party 2: party 3's digest relayed by party 1 fails its MAC");
+    throw VerificationError(Component::Server, "party 2: party 3's digest relayed by party 1 fails its MAC",
+                            "relay_mac");
   if (sodium_memcmp(received.data(), garbled_by_third.data(), received.size()) != 0)
     throw VerificationError(Component::Server,
-                            "party 2: the garbling party 1 prepared differs from party 3's (tables or commitments)");
+                            "party 2: the garbling party 1 prepared differs from party 3's (tables or commitments)",
+                            "garbling_digest");
   keep(store, task, kEvaluator, std::move(entry));
   to_next.send(kept_mac(keys.garbling_previous, task.header));
   to_next.flush();
@@ -204,7 +207,8 @@ DualGarblingOutput use_evaluator(const BatchTask& task, const PartyPrfKeys& keys
                                                {bytes_of(relayed), bytes_of(l2), bytes_of(lp)});
   if (sodium_memcmp(relay_mac.data(), expected_mac.data(), relay_mac.size()) != 0)
     throw VerificationError(Component::Server,
-                            "party 2: party 3's labels relayed by party 1, or the labels of shared inputs, fail their MAC");
+                            "party 2: party 3's labels relayed by party 1, or the labels of shared inputs, fail their MAC",
+                            "relay_mac");
 
   const ThirdLabels third = unpad_third_labels(relayed, task, shape, keys.garbling_own);
   check_input_labels(task, shape, l0, la, third, c_a, c_b, entry.committed, number);

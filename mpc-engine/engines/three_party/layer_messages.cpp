@@ -30,7 +30,7 @@ std::deque<node::PeerEnvelope>::iterator find_layer(std::deque<node::PeerEnvelop
       // A refusal for failed verification stays one at every server, so the client hears the
       // same reason from all three.
       if (abort->reason == static_cast<std::uint16_t>(wire::Status::VerificationFailed))
-        throw VerificationError(Component::Server, detail);
+        throw VerificationError(Component::Server, detail, "abort_notice", it->from_party);
       if (abort->reason == static_cast<std::uint16_t>(wire::Status::Regrouping))
         throw RetryableError(Component::Server, detail);
       throw PeerError(Component::Server, detail);

@@ -155,6 +155,19 @@ node::Engine::Stock ThreePartyEngine::stock() const {
   return {nonce_pool_.size(), prepared_garblings_.size(), prepared_garblings_.bytes()};
 }
 
+node::Engine::Activity ThreePartyEngine::activity() const {
+  Activity activity;
+  activity.aborts = aborts_;
+  activity.payload_bytes_received = payload_bytes_received_;
+  if (data_plane_) {
+    const DataPlane::Refusals refused = data_plane_->refusals();
+    activity.links_refused_at_limit = refused.at_limit;
+    activity.links_refused_handshake = refused.handshake;
+    activity.links_refused_busy = refused.busy;
+  }
+  return activity;
+}
+
 BatchWorker* ThreePartyEngine::idle_worker(WorkerPool pool) const {
   if (pool == WorkerPool::Preparation)
     return preparation_worker_ && preparation_worker_->idle() ? preparation_worker_.get() : nullptr;
@@ -419,11 +432,13 @@ void ThreePartyEngine::collect_results() {
 void ThreePartyEngine::apply_result(BatchResult& result) {
   const wire::BatchHeader& header = result.header;
   if (!result.succeeded) {
-    if (result.failure == wire::Status::VerificationFailed)
+    if (result.failure == wire::Status::VerificationFailed) {
+      ++aborts_[{result.failed_check.empty() ? "unnamed" : result.failed_check, result.failed_peer}];
       log_.error("batch refused: a server's messages failed verification",
                  {{"sequence", header.sequence}, {"error", result.error}});
-    else
+    } else {
       log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
+    }
     abort_batch(header, result.failure, result.error);
     return;
   }
@@ -445,6 +460,7 @@ void ThreePartyEngine::apply_result(BatchResult& result) {
   }
   ++batches_run_;
   payload_bytes_sent_ += result.stats.bytes_sent;
+  payload_bytes_received_ += result.stats.bytes_received;
   layer_messages_sent_ += result.stats.layers_exchanged;
   and_gates_evaluated_ += result.and_gates * offset;
   log_.debug("batch done", {{"sequence", header.sequence},

@@ -36,6 +36,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/log.hpp"
@@ -82,6 +83,7 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   std::vector<int> descriptors() const override;
   void fill_status(wire::ServerStatus& status) const override;
   Stock stock() const override;
+  Activity activity() const override;
   void key_changed(const wire::KeyId&, node::KeyChange) override {}
   std::size_t share_copies() const override { return 2; }
   std::string sharing() const override { return "a replicated share (x then a): this is a three-server cluster (rss3)"; }
@@ -184,6 +186,8 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   std::chrono::steady_clock::time_point last_expiry_ = std::chrono::steady_clock::now();
   std::uint64_t batches_run_ = 0;
   std::uint64_t payload_bytes_sent_ = 0;
+  std::uint64_t payload_bytes_received_ = 0;
+  std::map<std::pair<std::string, int>, std::uint64_t> aborts_;  // Activity::aborts
   std::uint64_t layer_messages_sent_ = 0;
   std::uint64_t and_gates_evaluated_ = 0;
 };

@@ -379,7 +379,8 @@ std::vector<std::uint8_t> verify_plus_planes(const Context& context, const Seed&
                                              const LinearWords& linear, std::span<const std::uint8_t> proof,
                                              const CheckKey& with_prover) {
   if (proof.size() != proof_bytes(context.words))
-    throw VerificationError(Component::Protocol, "AND check proof of " + std::to_string(proof.size()) + " bytes");
+    throw VerificationError(Component::Protocol, "AND check proof of " + std::to_string(proof.size()) + " bytes",
+                            "and_check");
   const detail::FieldKernels& k = detail::field_kernels();
   const std::size_t all = padded(context.words);
   std::vector<std::uint8_t> message(verifier_bytes(context.words));
@@ -707,7 +708,8 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
                            findings_in, own_proof))
     throw VerificationError(Component::Protocol, "party " + std::to_string(party + 1) + ": the check of party " +
                                                      std::to_string(after + 1) + "'s AND gates failed (" +
-                                                     suspects(after, before) + ")");
+                                                     suspects(after, before) + ")",
+                            "and_check", after);
   const Token verdict = pass_token(of_after, token_key(previous));
   Token about_me{}, relayed{};
   exchange.exchange(first_layer + 4, verdict, about_me);
@@ -719,7 +721,8 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
     throw VerificationError(Component::Protocol, "party " + std::to_string(party + 1) + ": the check of party " +
                                                      std::to_string(before + 1) + "'s AND gates failed at party " +
                                                      std::to_string(after + 1) + " or its verdict was altered (" +
-                                                     suspects(before, after) + ")");
+                                                     suspects(before, after) + ")",
+                            "and_check", before);
   return receipt_out.size() + share_out.size() + proof.size() + findings.size() + 2 * verdict.size();
 }
 

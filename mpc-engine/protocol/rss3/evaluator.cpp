@@ -620,6 +620,7 @@ class CpuEvaluator final : public Evaluator {
                                                std::to_string(message));
         in_before = received.data();
         stats.bytes_sent += message;
+        stats.bytes_received += received.size();
         stats.layers_exchanged += 1;
         if (transcript != nullptr) {
           if (layer_offset + message == transcript->bytes) transcript->last_sent.assign(out_now, out_now + message);

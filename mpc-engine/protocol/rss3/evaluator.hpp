@@ -76,6 +76,7 @@ struct AndTranscript {
 
 struct EvaluationStats {
   std::uint64_t bytes_sent = 0;      // payload bytes passed to LayerExchange
+  std::uint64_t bytes_received = 0;  // payload bytes the LayerExchange handed back
   std::uint32_t layers_exchanged = 0;
 };
 
