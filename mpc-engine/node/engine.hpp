@@ -9,9 +9,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/log.hpp"
@@ -139,6 +141,19 @@ class Engine {
     std::size_t prepared_bytes = 0;
   };
   virtual Stock stock() const { return {}; }
+  // What the engine counted since it started, for the Prometheus endpoint.
+  struct Activity {
+    // Batches refused for a failed check of active security, by the check (VerificationError's
+    // name of it) and the 0-based party whose messages failed it here (-1: not known).
+    std::map<std::pair<std::string, int>, std::uint64_t> aborts;
+    std::uint64_t payload_bytes_received = 0;  // batch payload from the previous party
+    // Clients' data links refused: their key held as many as it may, their handshake failed
+    // (an unknown key, a bad or slow handshake), or too many handshakes were under way.
+    std::uint64_t links_refused_at_limit = 0;
+    std::uint64_t links_refused_handshake = 0;
+    std::uint64_t links_refused_busy = 0;
+  };
+  virtual Activity activity() const { return {}; }
   // A key was stored or deleted here: drop whatever the engine keeps made from its material.
   virtual void key_changed(const wire::KeyId& key, KeyChange change) = 0;
   // How one server's share of a key is kept: copies of the material in it (2 for a replicated

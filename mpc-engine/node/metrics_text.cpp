@@ -11,41 +11,11 @@
 #include <sstream>
 #include <string_view>
 
+#include "node/metrics_exposition.hpp"
+
 namespace mpc::node {
 
 namespace {
-
-class Exposition {
- public:
-  void metric(std::string_view name, std::string_view type, std::string_view help) {
-    text_ += "# HELP " + std::string(name) + ' ' + std::string(help) + "\n# TYPE " + std::string(name) + ' ' +
-             std::string(type) + '\n';
-  }
-  void sample(std::string_view name, std::string_view labels, std::uint64_t value) {
-    sample_text(name, labels, std::to_string(value));
-  }
-  void sample_seconds(std::string_view name, std::string_view labels, double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3f", value);
-    sample_text(name, labels, text);
-  }
-  void one(std::string_view name, std::string_view type, std::string_view help, std::uint64_t value) {
-    metric(name, type, help);
-    sample(name, "", value);
-  }
-  std::string take() { return std::move(text_); }
-
- private:
-  void sample_text(std::string_view name, std::string_view labels, std::string_view value) {
-    text_ += name;
-    if (!labels.empty()) text_ += "{" + std::string(labels) + "}";
-    text_ += ' ';
-    text_ += value;
-    text_ += '\n';
-  }
-
-  std::string text_;
-};
 
 std::string party_label(std::uint8_t party) { return "server=\"" + std::to_string(party + 1) + "\""; }
 
@@ -65,6 +35,31 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
           s.payload_bytes_sent);
   out.one("mpc_layer_messages_sent_total", "counter", "AND-layer messages sent to the next party.",
           s.layer_messages_sent);
+  if (snapshot.jobs != nullptr) snapshot.jobs->render(out);
+  if (snapshot.three_servers) {
+    out.metric("mpc_batch_payload_bytes_total", "counter",
+               "Batch payload bytes (AND layers, checks, garbled streams) sent to the next server and received "
+               "from the previous one.");
+    out.sample("mpc_batch_payload_bytes_total",
+               party_label(static_cast<std::uint8_t>((s.party + 1) % 3)) + ",direction=\"sent\"", s.payload_bytes_sent);
+    out.sample("mpc_batch_payload_bytes_total",
+               party_label(static_cast<std::uint8_t>((s.party + 2) % 3)) + ",direction=\"received\"",
+               snapshot.activity.payload_bytes_received);
+  }
+  out.metric("mpc_aborts_total", "counter",
+             "Batches refused for a failed check of active security, by the check and the server whose messages "
+             "failed it here (or that reported the failure; \"unknown\" when no server can be named).");
+  for (const auto& [what, count] : snapshot.activity.aborts)
+    out.sample("mpc_aborts_total",
+               "check=\"" + what.first + "\"," +
+                   (what.second >= 0 ? party_label(static_cast<std::uint8_t>(what.second)) : std::string("server=\"unknown\"")),
+               count);
+  out.metric("mpc_client_links_refused_total", "counter",
+             "Clients' data links refused: the key held as many as it may, the handshake failed, or too many "
+             "handshakes were under way.");
+  out.sample("mpc_client_links_refused_total", "reason=\"at_limit\"", snapshot.activity.links_refused_at_limit);
+  out.sample("mpc_client_links_refused_total", "reason=\"handshake\"", snapshot.activity.links_refused_handshake);
+  out.sample("mpc_client_links_refused_total", "reason=\"busy\"", snapshot.activity.links_refused_busy);
   out.one("mpc_request_mismatches_total", "counter",
           "Requests refused because the servers received different copies of them.", s.request_mismatches);
   out.one("mpc_verification_failures_total", "counter",

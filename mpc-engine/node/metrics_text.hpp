@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "node/engine.hpp"
+#include "node/job_metrics.hpp"
 #include "wire/client_messages.hpp"
 
 namespace mpc::node {
@@ -27,6 +29,8 @@ struct MetricsSnapshot {
   std::size_t gcm_nonces = 0;               // prefetched nonces' shares held (Engine::Stock)
   std::size_t prepared_garblings = 0;
   std::size_t prepared_bytes = 0;
+  Engine::Activity activity;
+  const JobMetrics* jobs = nullptr;  // the shell's, by kind and status
   // CPU seconds this process spent, by thread name (the names the server gives its threads).
   std::vector<std::pair<std::string, double>> cpu_seconds_by_thread;
 };

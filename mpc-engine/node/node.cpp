@@ -235,6 +235,7 @@ void Node::answer(const JobKey& key, wire::Reply reply) {
   if (it == live_.end() || it->second.held) return;  // answered or given up already
   if (reply.status == wire::Status::Ok) ++jobs_served_;
   reply.status = failure_status(reply.status);
+  job_metrics_.answered(it->second.kind, reply.status, std::chrono::steady_clock::now() - it->second.arrived);
   count_refusal(reply.status, key, reply.error);
   send_reply(it->second.routing_id, reply);
   if (it->second.local) {
@@ -333,6 +334,8 @@ std::string Node::metrics_text() {
   snapshot.gcm_nonces = stock.gcm_nonces;
   snapshot.prepared_garblings = stock.prepared_garblings;
   snapshot.prepared_bytes = stock.prepared_bytes;
+  snapshot.activity = engine_->activity();
+  snapshot.jobs = &job_metrics_;
   snapshot.cpu_seconds_by_thread = cpu_seconds_by_thread();
   return render_metrics(snapshot);
 }
@@ -391,6 +394,7 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   const JobKey key{message.sender, wire::request_id(request)};
   if (answer_known(message, key)) return;
   const bool local = answered_at_once(request);
+  const JobKind kind = job_kind(request);
   ClientJob job{key, std::move(request), wire::request_digest(message.data)};
   if (membership_ && membership_->excluded(std::chrono::steady_clock::now())) {
     // The other two serve without this server until it has been back for rejoin_ms.
@@ -399,10 +403,11 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
                            "server " + std::to_string(settings_.party + 1) +
                                " is rejoining: the other two serve without it for now"));
     ledger_.bury(key, Tombstone{wire::Status::Regrouping, "rejoining", true}, std::chrono::steady_clock::now());
+    job_metrics_.refused(kind, wire::Status::Regrouping);
     return;
   }
   if (live_.size() >= settings_.limits.max_pending_jobs) {
-    refuse(message, key, local, {wire::Status::Busy, "too many pending jobs"});
+    refuse(message, key, kind, local, {wire::Status::Busy, "too many pending jobs"});
     return;
   }
   if (auto refusal = active().check(job)) {
@@ -410,7 +415,7 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
     // know the nonces the other two hand out meanwhile. Its refusal must not stop their answer.
     if (refusal->status == wire::Status::UnknownNonce && regrouping())
       refusal->status = wire::Status::Regrouping;
-    refuse(message, key, local, *refusal);
+    refuse(message, key, kind, local, *refusal);
     return;
   }
   const auto now = std::chrono::steady_clock::now();
@@ -421,6 +426,7 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   live.words[static_cast<std::size_t>(settings_.party)] = own;
   live.local = local;
   live.arrived = now;
+  live.kind = kind;
   live.held = std::move(job);
   Live& held = live_.emplace(key, std::move(live)).first->second;
   if (local) {
@@ -453,8 +459,10 @@ void Node::answer_tag_now(const JobKey& key, Live& live, std::chrono::steady_clo
   hand_over(live);
 }
 
-void Node::refuse(const transport::ReceivedMessage& message, const JobKey& key, bool local, const Refusal& refusal) {
+void Node::refuse(const transport::ReceivedMessage& message, const JobKey& key, JobKind kind, bool local,
+                  const Refusal& refusal) {
   send_reply(message.routing_id, error_reply(key.request, refusal.status, refusal.detail));
+  job_metrics_.refused(kind, refusal.status);
   // The others must not compute what this server will not: the leader gives a request up
   // everywhere, a follower tells the leader, which does. A tag's refusal, which stops no
   // one's answer, goes to everyone for the record.
@@ -516,6 +524,7 @@ void Node::give_up(const JobKey& key, wire::Status given, const std::string& det
   if (auto it = live_.find(key); it != live_.end()) {
     held = true;
     count_refusal(status, key, detail);
+    job_metrics_.answered(it->second.kind, status, std::chrono::steady_clock::now() - it->second.arrived);
     send_reply(it->second.routing_id, error_reply(key.request, status, detail));
     live_.erase(it);
   }
@@ -544,6 +553,7 @@ void Node::handle_notes(int from, const std::vector<wire::RequestNote>& notes) {
         (void)active().abandon(key);
         live.held.reset();
         count_refusal(word.status, key, word.detail);
+        job_metrics_.answered(live.kind, word.status, now - live.arrived);
         send_reply(live.routing_id, error_reply(key.request, word.status, word.detail));
         live_.erase(it);
         ledger_.bury(key, Tombstone{word.status, word.detail, true}, now);

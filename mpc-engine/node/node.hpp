@@ -38,6 +38,7 @@
 #include "common/log.hpp"
 #include "node/client_links.hpp"
 #include "node/engine.hpp"
+#include "node/job_metrics.hpp"
 #include "node/key_cache.hpp"
 #include "node/membership.hpp"
 #include "node/pair_service.hpp"
@@ -90,6 +91,7 @@ class Node final : public EngineHost {
     std::optional<ClientJob> held;  // not yet handed to the engine
     bool local = false;             // a GCM tag or reopen: answered at once, compared afterwards
     std::chrono::steady_clock::time_point arrived;
+    JobKind kind = JobKind::Count;
   };
 
   bool leader() const { return settings_.party == serving_.leader; }
@@ -127,7 +129,8 @@ class Node final : public EngineHost {
   std::string metrics_text();
   // Answers a request id seen before (live or buried); false if it is new.
   bool answer_known(const transport::ReceivedMessage& message, const JobKey& key);
-  void refuse(const transport::ReceivedMessage& message, const JobKey& key, bool local, const Refusal& refusal);
+  void refuse(const transport::ReceivedMessage& message, const JobKey& key, JobKind kind, bool local,
+              const Refusal& refusal);
   void tell(int party, const JobKey& key, const PartyWord& word);
   void tell_others_for_record(const JobKey& key, const PartyWord& word, std::chrono::steady_clock::time_point now);
   void answer_tag_now(const JobKey& key, Live& live, std::chrono::steady_clock::time_point now);
@@ -187,6 +190,7 @@ class Node final : public EngineHost {
   std::uint64_t jobs_served_ = 0;
   std::uint64_t request_mismatches_ = 0;
   std::uint64_t verification_failures_ = 0;
+  JobMetrics job_metrics_;
 
   std::unique_ptr<Engine> engine_;  // last: built from, and destroyed before, everything above
 };

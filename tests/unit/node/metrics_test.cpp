@@ -16,6 +16,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "node/job_metrics.hpp"
 #include "node/metrics_endpoint.hpp"
 #include "node/metrics_text.hpp"
 
@@ -46,13 +47,31 @@ MetricsSnapshot sample_snapshot() {
   snapshot.prepared_garblings = 2;
   snapshot.prepared_bytes = 20'000'000;
   snapshot.cpu_seconds_by_thread = {{"batch worker", 1.5}, {"mpc-server", 0.25}};
+  snapshot.status.payload_bytes_sent = 5000;
+  snapshot.activity.payload_bytes_received = 4000;
+  snapshot.activity.aborts[{"and_check", 0}] = 2;
+  snapshot.activity.aborts[{"abort_notice", 2}] = 1;
+  snapshot.activity.links_refused_at_limit = 9;
   return snapshot;
 }
 
+JobMetrics sample_jobs() {
+  JobMetrics jobs;
+  jobs.answered(JobKind::KrbEncrypt, wire::Status::Ok, std::chrono::microseconds(300));
+  jobs.answered(JobKind::KrbEncrypt, wire::Status::Ok, std::chrono::milliseconds(7));
+  jobs.answered(JobKind::KrbEncrypt, wire::Status::Ok, std::chrono::seconds(30));
+  jobs.answered(JobKind::KrbEncrypt, wire::Status::VerificationFailed, std::chrono::milliseconds(3));
+  jobs.refused(JobKind::GcmTag, wire::Status::UnknownNonce);
+  return jobs;
+}
+
 TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
-  const std::string text = render_metrics(sample_snapshot());
-  const std::regex help(R"(# HELP mpc_[a-z_]+ [^\n]+)"), type(R"(# TYPE mpc_[a-z_]+ (counter|gauge))"),
-      sample(R"(mpc_[a-z_]+(\{[a-z_]+="[a-z0-9 -]+"(,[a-z_]+="[a-z0-9-]+")*\})? [0-9]+(\.[0-9]+)?)");
+  MetricsSnapshot snapshot = sample_snapshot();
+  const JobMetrics jobs = sample_jobs();
+  snapshot.jobs = &jobs;
+  const std::string text = render_metrics(snapshot);
+  const std::regex help(R"(# HELP mpc_[a-z_]+ [^\n]+)"), type(R"(# TYPE mpc_[a-z_]+ (counter|gauge|histogram))"),
+      sample(R"re(mpc_[a-z_]+(\{[a-z_]+="[a-z0-9 _-]+"(,[a-z_]+="([a-z0-9_.-]+|\+Inf)")*\})? [0-9]+(\.[0-9]+)?)re");
   std::istringstream lines(text);
   std::string line;
   int samples = 0;
@@ -79,8 +98,26 @@ TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
         "mpc_peer_heard_age_seconds{server=\"1\"} 0.250\n", "mpc_peer_heard_age_seconds{server=\"3\"} 12.500\n",
         "mpc_client_data_links 6\n", "mpc_gcm_nonces_held 96\n", "mpc_prepared_garblings 2\n",
         "mpc_prepared_garblings_bytes 20000000\n", "mpc_cpu_seconds_total{thread=\"batch worker\"} 1.500\n",
-        "mpc_cpu_seconds_total{thread=\"mpc-server\"} 0.250\n"})
+        "mpc_cpu_seconds_total{thread=\"mpc-server\"} 0.250\n",
+        "mpc_batch_payload_bytes_total{server=\"3\",direction=\"sent\"} 5000\n",
+        "mpc_batch_payload_bytes_total{server=\"1\",direction=\"received\"} 4000\n",
+        "mpc_aborts_total{check=\"and_check\",server=\"1\"} 2\n",
+        "mpc_aborts_total{check=\"abort_notice\",server=\"3\"} 1\n",
+        "mpc_client_links_refused_total{reason=\"at_limit\"} 9\n",
+        "mpc_client_links_refused_total{reason=\"busy\"} 0\n",
+        "mpc_jobs_by_kind_total{kind=\"krb_encrypt\",status=\"ok\"} 3\n",
+        "mpc_jobs_by_kind_total{kind=\"krb_encrypt\",status=\"verification_failed\"} 1\n",
+        "mpc_jobs_by_kind_total{kind=\"gcm_tag\",status=\"unknown_nonce\"} 1\n",
+        // Buckets are cumulative; only jobs answered ok are timed; 30 s lies past the last bound.
+        "mpc_job_seconds_bucket{kind=\"krb_encrypt\",le=\"0.0005\"} 1\n",
+        "mpc_job_seconds_bucket{kind=\"krb_encrypt\",le=\"0.005\"} 1\n",
+        "mpc_job_seconds_bucket{kind=\"krb_encrypt\",le=\"0.01\"} 2\n",
+        "mpc_job_seconds_bucket{kind=\"krb_encrypt\",le=\"10\"} 2\n",
+        "mpc_job_seconds_bucket{kind=\"krb_encrypt\",le=\"+Inf\"} 3\n",
+        "mpc_job_seconds_count{kind=\"krb_encrypt\"} 3\n",
+        "mpc_job_seconds_sum{kind=\"krb_encrypt\"} 30.007300\n"})
     EXPECT_NE(text.find(expected), std::string::npos) << expected;
+  EXPECT_EQ(text.find("mpc_job_seconds_count{kind=\"gcm_tag\"}"), std::string::npos) << "a refusal is not timed";
 }
 
 TEST(MetricsText, ThreadsCpuIsReadFromProc) {
