@@ -256,6 +256,18 @@ now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+void
+engine_conn_count_reseal(engine_conn *conn)
+{
+    router_metrics_reseal(conn->metrics);
+}
+
+void
+engine_conn_pool_levels(engine_conn *conn, const uint64_t *counts)
+{
+    router_metrics_pool_levels(conn->metrics, counts);
+}
+
 mpc_client *
 engine_conn_lock(engine_conn *conn)
 {

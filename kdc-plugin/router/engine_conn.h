@@ -103,6 +103,11 @@ void engine_conn_unlock(engine_conn *conn, enum router_op op, int rc);
  * other status (an answer) changes nothing. */
 void engine_conn_note(engine_conn *conn, int rc, const char *why);
 
+/* Counts a seal tried again under a fresh nonce, and publishes this process's pool levels
+ * (router_metrics.h); nothing without metrics_file. */
+void engine_conn_count_reseal(engine_conn *conn);
+void engine_conn_pool_levels(engine_conn *conn, const uint64_t *counts);
+
 /* A static English phrase for an mpc_status ("unreachable", "refused", ...). */
 const char *engine_status_text(int rc);
 

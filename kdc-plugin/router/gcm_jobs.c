@@ -246,6 +246,8 @@ seal(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain, const mpc_k
          * rest of that pool too. */
         if (pooled)
             nonce_supply_drop(nonces, name, key->kvno, kind);
+        if (attempt + 1 < SEAL_ATTEMPTS)
+            engine_conn_count_reseal(conn);
     }
     ret = KRB5_CRYPTO_INTERNAL;
 

@@ -174,6 +174,23 @@ pool_level(const nonce_supply *supply, const struct key_slot *slot, int k, uint6
                               nonce_pool_capacity(slot->pool[k]));
 }
 
+/* This process's pool levels for the metrics file (router_metrics.h). Called with
+ * supply->lock held. */
+static void
+publish_levels(nonce_supply *supply)
+{
+    uint64_t counts[ROUTER_POOL_COUNT] = {0};
+    int i;
+
+    for (i = 0; i < NONCE_SUPPLY_MAX_KEYS; i++) {
+        if (!supply->keys[i].used)
+            continue;
+        counts[ROUTER_POOL_TICKET] += nonce_pool_count(supply->keys[i].pool[NONCE_TICKET]);
+        counts[ROUTER_POOL_CHECKSUM] += nonce_pool_count(supply->keys[i].pool[NONCE_CHECKSUM]);
+    }
+    engine_conn_pool_levels(supply->conn, counts);
+}
+
 /* ---- the refill thread -------------------------------------------------------------- */
 
 /* The first slot and kind that needs a refill now, expiring old entries on the way; 0 when
@@ -336,6 +353,7 @@ refill_main(void *arg)
         adapt_call_size(supply, rc, (uint64_t)want * (blocks + 1), router_now_ms() - stamp);
         record_refill(slot, k, name, kvno, generation, rc, stamp, nonces, keystream, want,
                       err, log_msg, sizeof(log_msg), &log_priority);
+        publish_levels(supply);
         pthread_mutex_unlock(&supply->lock);
         router_wipe_free(keystream, keystream_len);
         free(nonces);
@@ -445,6 +463,7 @@ take_pooled(nonce_supply *supply, const char *name, uint32_t kvno, enum nonce_ki
                               keystream);
         if (nonce_pool_count(slot->pool[kind]) < pool_level(supply, slot, kind, now))
             pthread_cond_signal(&supply->wake);
+        publish_levels(supply);
     }
     pthread_mutex_unlock(&supply->lock);
     if (thread_error != 0)
@@ -495,6 +514,7 @@ nonce_supply_drop(nonce_supply *supply, const char *name, uint32_t kvno, enum no
             pthread_cond_signal(&supply->wake);
         }
     }
+    publish_levels(supply);
     pthread_mutex_unlock(&supply->lock);
     /* Worth a line: it happens when a server restarted. */
     engine_conn_log(supply->conn, LOG_NOTICE, "%s nonce pool for %s kvno %u dropped (%zu "

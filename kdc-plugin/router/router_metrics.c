@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
 
 struct router_metrics {
     router_metrics_page *page;
+    pid_t slot_owner;   /* the process that claimed `slot`: a forked child claims its own */
+    int slot;           /* -1: none claimed yet, or none was free */
 };
 
 static const uint64_t latency_bounds_us[ROUTER_LATENCY_BUCKETS] = ROUTER_LATENCY_BOUNDS_US;
@@ -64,6 +67,7 @@ router_metrics_open(const char *path, router_metrics **out, char *why, size_t wh
         goto cleanup;
     }
     (*out)->page = mapped;
+    (*out)->slot = -1;
     mapped = MAP_FAILED;
     ret = 0;
 
@@ -131,4 +135,54 @@ router_metrics_unreachable_period(router_metrics *metrics)
 {
     if (metrics != NULL)
         add(&metrics->page->unreachable_periods, 1);
+}
+
+void
+router_metrics_reseal(router_metrics *metrics)
+{
+    if (metrics != NULL)
+        add(&metrics->page->reseals, 1);
+}
+
+/* This process's worker slot, claimed with a compare-and-swap: its own, else a free one, else
+ * one whose process is gone. -1 when every slot belongs to a live process. */
+static int
+claim_slot(router_metrics *metrics)
+{
+    const uint64_t me = (uint64_t)getpid();
+    uint64_t seen;
+    int i, pass;
+
+    if (metrics->slot >= 0 && metrics->slot_owner == getpid())
+        return metrics->slot;
+    metrics->slot = -1;
+    for (pass = 0; pass < 3 && metrics->slot < 0; pass++) {
+        for (i = 0; i < ROUTER_METRICS_WORKERS; i++) {
+            seen = __atomic_load_n(&metrics->page->workers[i].pid, __ATOMIC_ACQUIRE);
+            if (pass == 0 && seen != me)
+                continue;
+            if (pass == 1 && seen != 0)
+                continue;
+            if (pass == 2 && (seen == 0 || kill((pid_t)seen, 0) == 0 || errno != ESRCH))
+                continue;
+            if (seen == me || __atomic_compare_exchange_n(&metrics->page->workers[i].pid, &seen, me, 0,
+                                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                metrics->slot = i;
+                break;
+            }
+        }
+    }
+    metrics->slot_owner = getpid();
+    return metrics->slot;
+}
+
+void
+router_metrics_pool_levels(router_metrics *metrics, const uint64_t *counts)
+{
+    int slot, k;
+
+    if (metrics == NULL || (slot = claim_slot(metrics)) < 0)
+        return;
+    for (k = 0; k < ROUTER_POOL_COUNT; k++)
+        __atomic_store_n(&metrics->page->workers[slot].pooled[k], counts[k], __ATOMIC_RELAXED);
 }

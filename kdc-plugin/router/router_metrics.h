@@ -40,6 +40,14 @@ void router_metrics_failed_fast(router_metrics *metrics);
 /* The engine found unreachable after it had answered. */
 void router_metrics_unreachable_period(router_metrics *metrics);
 
+/* A seal tried again under a fresh nonce. */
+void router_metrics_reseal(router_metrics *metrics);
+
+/* The nonces this process holds in its pools now, by router_pool (counts[ROUTER_POOL_COUNT]),
+ * in its worker slot (claimed on first use: a free one, or one of a process gone). Calls on
+ * one metrics handle must not overlap (the nonce supply makes them under its lock). */
+void router_metrics_pool_levels(router_metrics *metrics, const uint64_t *counts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,9 @@
  * refused by the reader. The operations and results are few and fixed: a metric label never
  * carries a principal, a key name or request content.
  *
+ * Nonce pools belong to each worker: a worker writes its pools' levels into a slot of its
+ * own (claimed by its pid), and the reader adds the slots of the processes still alive.
+ *
  * Version boundary: shared by mpc_crypto_router.so and mpcctl of one release.
  */
 #ifndef MPC_ROUTER_METRICS_LAYOUT_H
@@ -18,7 +21,7 @@
 extern "C" {
 #endif
 
-#define ROUTER_METRICS_MAGIC UINT64_C(0x4d50434b444d3031) /* "MPCKDM01" */
+#define ROUTER_METRICS_MAGIC UINT64_C(0x4d50434b444d3032) /* "MPCKDM02" */
 
 enum router_op {
     ROUTER_OP_GCM_TAG = 0,      /* a ticket or PAC checksum tagged (mpc_client_gcm_tag[_checked]) */
@@ -38,6 +41,15 @@ enum router_result {
     ROUTER_RESULT_COUNT
 };
 
+enum router_pool {
+    ROUTER_POOL_TICKET = 0,     /* nonces with a ticket's keystream */
+    ROUTER_POOL_CHECKSUM,       /* nonces for PAC checksums */
+    ROUTER_POOL_COUNT
+};
+
+/* Worker slots for pool levels: more workers than this share none (their levels go uncounted). */
+#define ROUTER_METRICS_WORKERS 64
+
 #define ROUTER_LATENCY_BUCKETS 12
 /* Upper bounds of the latency buckets, microseconds. */
 #define ROUTER_LATENCY_BOUNDS_US                                                          \
@@ -51,6 +63,12 @@ typedef struct router_metrics_page {
     uint64_t latency_sum_us[ROUTER_OP_COUNT];
     uint64_t failed_fast;          /* calls refused at once while the engine was marked unreachable */
     uint64_t unreachable_periods;  /* times a call found the engine unreachable after it had answered */
+    uint64_t reseals;              /* seals tried again under a fresh nonce (the servers no longer knew
+                                    * the pooled one: a server restarted or the cluster regrouped) */
+    struct router_worker_pools {
+        uint64_t pid;              /* the worker's; 0: a free slot */
+        uint64_t pooled[ROUTER_POOL_COUNT];
+    } workers[ROUTER_METRICS_WORKERS];
 } router_metrics_page;
 
 #ifdef __cplusplus

@@ -2,6 +2,7 @@
 // file every krb5kdc worker adds to) as Prometheus text, on stdout or written whole to a file
 // for node_exporter's textfile collector (a timer runs it; a scrape never sees half a file).
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,6 +82,27 @@ std::string render(const router_metrics_page& page) {
          "# TYPE mpc_kdc_engine_failed_fast_total counter\n"
          "mpc_kdc_engine_failed_fast_total "
       << page.failed_fast << "\n";
+  out << "# HELP mpc_kdc_reseals_total Seals tried again under a fresh nonce (the servers no longer knew the pooled one).\n"
+         "# TYPE mpc_kdc_reseals_total counter\n"
+         "mpc_kdc_reseals_total "
+      << page.reseals << "\n";
+  std::array<std::uint64_t, ROUTER_POOL_COUNT> pooled{};
+  std::uint64_t workers = 0;
+  for (const auto& worker : page.workers) {
+    // A slot's process may be gone (a worker replaced): its levels no longer exist.
+    if (worker.pid == 0 || (::kill(static_cast<pid_t>(worker.pid), 0) != 0 && errno == ESRCH)) continue;
+    ++workers;
+    for (int pool = 0; pool < ROUTER_POOL_COUNT; ++pool) pooled[pool] += worker.pooled[pool];
+  }
+  out << "# HELP mpc_kdc_nonces_pooled Prefetched nonces in the router's pools, summed over the live krb5kdc workers.\n"
+         "# TYPE mpc_kdc_nonces_pooled gauge\n"
+         "mpc_kdc_nonces_pooled{pool=\"ticket\"} "
+      << pooled[ROUTER_POOL_TICKET] << "\nmpc_kdc_nonces_pooled{pool=\"checksum\"} " << pooled[ROUTER_POOL_CHECKSUM]
+      << "\n";
+  out << "# HELP mpc_kdc_router_workers krb5kdc workers whose router holds nonce pools.\n"
+         "# TYPE mpc_kdc_router_workers gauge\n"
+         "mpc_kdc_router_workers "
+      << workers << "\n";
   out << "# HELP mpc_kdc_engine_unreachable_periods_total Times a call found the engine unreachable after it had answered.\n"
          "# TYPE mpc_kdc_engine_unreachable_periods_total counter\n"
          "mpc_kdc_engine_unreachable_periods_total "

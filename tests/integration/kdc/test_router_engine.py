@@ -716,10 +716,21 @@ def test_forked_children_use_their_own_connections(engine):
     check_sealed(key, 2, plain, driver.call("encrypt", usage=2, plain=plain.hex()))
 
 
+def router_counter(metrics_file: Path, name: str) -> float:
+    """One sample of `mpcctl kdc metrics` over the router's counters file."""
+    result = subprocess.run([str(mpc_cluster.mpcctl_binary()), "kdc", "metrics", "--file", str(metrics_file)],
+                            capture_output=True, text=True, timeout=30, check=True)
+    for line in result.stdout.splitlines():
+        if line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name} not in the router's metrics:\n{result.stdout}")
+
+
 @pytest.mark.timeout(180)
 def test_server_restart_and_unreachable_engine(fresh_cluster, router_so, tmp_path):
+    metrics_file = tmp_path / "router.metrics"
     key, driver = set_up(fresh_cluster, tmp_path / "driver", router_so,
-                         "pool_low = 4\npool_high = 16\n")
+                         f"pool_low = 4\npool_high = 16\nmetrics_file = {metrics_file}\n")
     try:
         plain = secrets.token_bytes(341)
         check_sealed(key, 2, plain, driver.call("encrypt", usage=2, plain=plain.hex()))
@@ -728,6 +739,9 @@ def test_server_restart_and_unreachable_engine(fresh_cluster, router_so, tmp_pat
         time.sleep(2)   # the refill thread fills both pools meanwhile
         before = driver.call("encrypt", usage=2, plain=plain.hex())
         check_sealed(key, 2, plain, before)
+        assert router_counter(metrics_file, 'mpc_kdc_nonces_pooled{pool="ticket"}') > 0
+        assert router_counter(metrics_file, 'mpc_kdc_nonces_pooled{pool="checksum"}') > 0
+        assert router_counter(metrics_file, "mpc_kdc_reseals_total") == 0
 
         # Every server restarts: the pooled nonces are gone from the servers. The next
         # seal takes one, gets MPC_ENONCE, drops the pool and prefetches for itself.
@@ -742,6 +756,8 @@ def test_server_restart_and_unreachable_engine(fresh_cluster, router_so, tmp_pat
         log = driver.log()
         assert "ticket nonce pool for" in log and "checksum nonce pool for" in log, log
         assert "dropped" in log and "the servers no longer know its nonces" in log, log
+        # Each pool's first seal after the restart was tried again under a fresh nonce.
+        assert router_counter(metrics_file, "mpc_kdc_reseals_total") >= 2
         # Tickets sealed before the restart still open (their keystream is recomputed).
         opened = driver.call("decrypt", usage=2, cipher=before["cipher"])
         assert opened["ret"] == 0 and bytes.fromhex(opened["plain"]) == plain

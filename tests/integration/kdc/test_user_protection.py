@@ -333,6 +333,13 @@ def test_the_router_counts_its_engine_calls_across_workers(realm, tmp_path):
         label = f'operation="{operation}"'
         assert after[f"mpc_kdc_engine_call_seconds_count{{{label}}}"] == total
         assert after[f'mpc_kdc_engine_call_seconds_bucket{{{label},le="+Inf"}}'] == total
+    # The workers that sealed keep nonce pools, refilled in the background: their levels add up.
+    deadline = time.monotonic() + 20
+    while router_metrics(realm)['mpc_kdc_nonces_pooled{pool="ticket"}'] == 0:
+        assert time.monotonic() < deadline, "no worker's ticket nonce pool shows in the metrics"
+        time.sleep(0.5)
+    pooled = router_metrics(realm)
+    assert 1 <= pooled["mpc_kdc_router_workers"] <= WORKERS
     out = tmp_path / "mpc-kdc.prom"
     realm.run([mpc_cluster.mpcctl_binary(), "kdc", "metrics", "--file", realm.root / "router.metrics",
                "--out", out], timeout=30).check()
