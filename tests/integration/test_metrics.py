@@ -6,19 +6,17 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import shutil
 import struct
 import subprocess
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 import mpc_cluster
-from loopback_ports import random_port
+from prometheus_server import PROMETHEUS_DIR, Prometheus, serve_metrics
 
 KEY = ("metrics/aes", 1, "aes128")
 
@@ -42,13 +40,9 @@ def scrape(endpoint: str) -> tuple[dict[str, float], str]:
 def metered(tmp_path):
     """A three-server cluster (two-party service when one is down) whose servers serve metrics."""
     cluster = mpc_cluster.Cluster(tmp_path / "c", degraded_service="two-party")
-    endpoints = {}
     try:
         cluster.init()
-        for party in (1, 2, 3):
-            endpoints[party] = f"127.0.0.1:{random_port()}"
-            config = cluster.server_dir(party) / "server.toml"
-            config.write_text(f'metrics_listen = "{endpoints[party]}"\n' + config.read_text())
+        endpoints = serve_metrics(cluster)
         cluster.start()
         yield cluster, endpoints
     finally:
@@ -74,6 +68,17 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
         assert samples["mpc_jobs_total"] >= before[party]["mpc_jobs_total"] + 5, party
         assert samples["mpc_batches_total"] > before[party]["mpc_batches_total"]
         assert samples["mpc_and_gates_total"] > before[party]["mpc_and_gates_total"]
+        kind = 'kind="ctr_keystream"'
+        assert samples[f'mpc_jobs_by_kind_total{{{kind},status="ok"}}'] >= 5, party
+        assert samples[f"mpc_job_seconds_count{{{kind}}}"] >= 5
+        assert samples[f'mpc_job_seconds_bucket{{{kind},le="+Inf"}}'] == samples[f"mpc_job_seconds_count{{{kind}}}"]
+        assert 0 < samples[f"mpc_job_seconds_sum{{{kind}}}"] < 60 * samples[f"mpc_job_seconds_count{{{kind}}}"]
+        # The ring: batch payload goes to the next server and comes from the previous one.
+        following, preceding = party % 3 + 1, (party + 1) % 3 + 1
+        sent = f'mpc_batch_payload_bytes_total{{server="{following}",direction="sent"}}'
+        received = f'mpc_batch_payload_bytes_total{{server="{preceding}",direction="received"}}'
+        assert samples[sent] > before[party].get(sent, 0) and samples[received] > before[party].get(received, 0)
+        assert samples['mpc_client_links_refused_total{reason="at_limit"}'] == 0
         # Every peer is heard (a heartbeat at least; a session re-established after start is
         # unheard until the peer's next frame): its age stays within seconds.
         ages = [f'mpc_peer_heard_age_seconds{{server="{peer}"}}' for peer in (1, 2, 3) if peer != party]
@@ -88,7 +93,7 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
         assert KEY[0] not in text and key_hex not in text
         for pub in (cluster.dir / "compute.pub", cluster.dir / "admin.pub"):
             assert pub.read_text().strip() not in text
-        assert all(re.fullmatch(r'[a-z_]+(\{[a-z_]+="[a-zA-Z0-9 -]+"(,[a-z_]+="[a-z0-9-]+")*\})?', name)
+        assert all(re.fullmatch(r'[a-z_]+(\{[a-z_]+="[a-zA-Z0-9 _-]+"(,[a-z_]+="([a-z0-9_.-]+|\+Inf)")*\})?', name)
                    for name in samples), samples
 
     # A server that flips an AND share is refused: every server counts the refusal.
@@ -103,8 +108,16 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
             refused = "verification" in str(error)
         time.sleep(0.2)
     assert refused, "the deviating server's job was not refused"
+    named = {}
     for party, endpoint in endpoints.items():
-        assert scrape(endpoint)[0]["mpc_verification_failures_total"] >= 1, party
+        samples, _ = scrape(endpoint)
+        assert samples["mpc_verification_failures_total"] >= 1, party
+        assert samples['mpc_jobs_by_kind_total{kind="ctr_keystream",status="verification_failed"}'] >= 1, party
+        named[party] = {name: value for name, value in samples.items() if name.startswith("mpc_aborts_total")}
+    # The AND check failed at a verifier of server 2's gates, which names it; the others heard
+    # of the abort from a peer.
+    assert any(found.get('mpc_aborts_total{check="and_check",server="2"}', 0) >= 1 for found in named.values()), named
+    assert all(found for found in named.values()), named
 
     # Server 3 gone: the two others say so.
     cluster.kill_server(3)
@@ -135,7 +148,6 @@ def test_the_endpoint_serves_metrics_only(metered):
 
 # ---------------------------------------------------------------- Prometheus and the rules
 
-PROMETHEUS_DIR = Path(__file__).resolve().parents[2] / "config" / "prometheus"
 
 
 def promtool(*args: str) -> subprocess.CompletedProcess:
@@ -157,7 +169,7 @@ def router_metric_names(tmp_path: Path) -> set[str]:
     """The names `mpcctl kdc metrics` writes, from a fresh counters file (router_metrics_layout.h:
     the magic, then 92 counters)."""
     page = tmp_path / "router.metrics"
-    page.write_bytes(struct.pack("<Q", 0x4D50434B444D3031) + bytes(8 * 92))
+    page.write_bytes(struct.pack("<Q", 0x4D50434B444D3032) + bytes(4096 - 8))
     result = subprocess.run([str(mpc_cluster.mpcctl_binary()), "kdc", "metrics", "--file", str(page)],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
@@ -180,63 +192,10 @@ def test_the_dashboard_queries_only_metrics_the_servers_and_the_router_serve(met
     assert {"mpc_kdc_engine_calls_total", "mpc_kdc_engine_call_seconds"} <= queried
 
 
-class Prometheus:
-    """A real Prometheus server scraping the cluster every second, with the alert rules."""
-
-    def __init__(self, root: Path, targets: list[str]):
-        self.port = random_port()
-        root.mkdir(parents=True, exist_ok=True)
-        shutil.copy(PROMETHEUS_DIR / "mpc-kdc-rules.yml", root / "mpc-kdc-rules.yml")
-        config = (PROMETHEUS_DIR / "prometheus.example.yml").read_text()
-        config = config.replace("scrape_interval: 15s", "scrape_interval: 1s")
-        config = config.replace("evaluation_interval: 15s", "evaluation_interval: 1s")
-        config = re.sub(r"targets: \[.*\]", "targets: [" + ", ".join(f'"{t}"' for t in targets) + "]", config)
-        (root / "prometheus.yml").write_text(config)
-        self.log = open(root / "prometheus.log", "wb")
-        self.process = subprocess.Popen(
-            ["prometheus", f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}"],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-    def api(self, path: str, **params: str):
-        url = f"http://127.0.0.1:{self.port}/api/v1/{path}?" + urllib.parse.urlencode(params)
-        with urllib.request.urlopen(url, timeout=5) as response:
-            body = json.loads(response.read())
-        assert body["status"] == "success", body
-        return body["data"]
-
-    def query(self, expr: str) -> dict[str, float]:
-        """{instance: value} of an instant query."""
-        return {item["metric"].get("instance", ""): float(item["value"][1])
-                for item in self.api("query", query=expr)["result"]}
-
-    def wait_for(self, what, deadline_s: float = 30):
-        deadline = time.monotonic() + deadline_s
-        last = None
-        while time.monotonic() < deadline:
-            try:
-                last = what()
-                if last:
-                    return last
-            except (OSError, urllib.error.URLError, AssertionError) as error:
-                last = error
-            time.sleep(0.5)
-        raise AssertionError(f"Prometheus never saw it: {last}")
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-
-
 @pytest.mark.timeout(240)
 def test_prometheus_scrapes_the_cluster_and_fires_on_an_abort_and_a_pair(metered, tmp_path):
     cluster, endpoints = metered
-    prometheus = Prometheus(tmp_path / "prometheus", list(endpoints.values()))
+    prometheus = Prometheus(tmp_path / "prometheus", {"mpc-server": list(endpoints.values())})
     try:
         prometheus.wait_for(lambda: len([v for v in prometheus.query('up{job="mpc-server"}').values() if v == 1]) == 3)
         cluster.import_key(*KEY)

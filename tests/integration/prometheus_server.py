@@ -1,0 +1,85 @@
+"""A real Prometheus server (Debian's `prometheus`) for the tests: config/prometheus/'s scrape
+configuration and alert rules, scraping and evaluating every second, with the targets of each
+job the test names; queries through its HTTP API."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from loopback_ports import random_port
+
+PROMETHEUS_DIR = Path(__file__).resolve().parents[2] / "config" / "prometheus"
+
+
+def serve_metrics(cluster) -> dict[int, str]:
+    """Gives each server of an initialised, not yet started mpc_cluster.Cluster a metrics
+    endpoint on a loopback port: {party: "HOST:PORT"}."""
+    endpoints = {}
+    for party in (1, 2, 3):
+        endpoints[party] = f"127.0.0.1:{random_port()}"
+        config = cluster.server_dir(party) / "server.toml"
+        config.write_text(f'metrics_listen = "{endpoints[party]}"\n' + config.read_text())
+    return endpoints
+
+
+class Prometheus:
+    """A real Prometheus server scraping the given targets every second, with the alert rules."""
+
+    def __init__(self, root: Path, jobs: dict[str, list[str]]):
+        self.port = random_port()
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROMETHEUS_DIR / "mpc-kdc-rules.yml", root / "mpc-kdc-rules.yml")
+        config = (PROMETHEUS_DIR / "prometheus.example.yml").read_text()
+        config = config.replace("scrape_interval: 15s", "scrape_interval: 1s")
+        config = config.replace("evaluation_interval: 15s", "evaluation_interval: 1s")
+        for job in re.findall(r"- job_name: ([\w-]+)", config):
+            targets = ", ".join(f'"{t}"' for t in jobs.get(job, []))
+            config = re.sub(rf"(- job_name: {job}\n\s+static_configs:\n\s+- targets: )\[.*\]", rf"\g<1>[{targets}]",
+                            config)
+        (root / "prometheus.yml").write_text(config)
+        self.log = open(root / "prometheus.log", "wb")
+        self.process = subprocess.Popen(
+            ["prometheus", f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def api(self, path: str, **params: str):
+        url = f"http://127.0.0.1:{self.port}/api/v1/{path}?" + urllib.parse.urlencode(params)
+        with urllib.request.urlopen(url, timeout=5) as response:
+            body = json.loads(response.read())
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query(self, expr: str) -> dict[str, float]:
+        """{instance: value} of an instant query."""
+        return {item["metric"].get("instance", ""): float(item["value"][1])
+                for item in self.api("query", query=expr)["result"]}
+
+    def wait_for(self, what, deadline_s: float = 30):
+        deadline = time.monotonic() + deadline_s
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = what()
+                if last:
+                    return last
+            except (OSError, urllib.error.URLError, AssertionError) as error:
+                last = error
+            time.sleep(0.5)
+        raise AssertionError(f"Prometheus never saw it: {last}")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
