@@ -60,6 +60,10 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
   out.sample("mpc_client_links_refused_total", "reason=\"at_limit\"", snapshot.activity.links_refused_at_limit);
   out.sample("mpc_client_links_refused_total", "reason=\"handshake\"", snapshot.activity.links_refused_handshake);
   out.sample("mpc_client_links_refused_total", "reason=\"busy\"", snapshot.activity.links_refused_busy);
+  out.metric("mpc_handshakes_refused_total", "counter",
+             "CurveZMQ handshakes refused: the key is not one this server admits on that listener.");
+  out.sample("mpc_handshakes_refused_total", "listener=\"clients\"", snapshot.client_handshakes_refused);
+  out.sample("mpc_handshakes_refused_total", "listener=\"peers\"", snapshot.peer_handshakes_refused);
   out.one("mpc_request_mismatches_total", "counter",
           "Requests refused because the servers received different copies of them.", s.request_mismatches);
   out.one("mpc_verification_failures_total", "counter",

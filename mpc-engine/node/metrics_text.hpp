@@ -30,6 +30,9 @@ struct MetricsSnapshot {
   std::size_t prepared_garblings = 0;
   std::size_t prepared_bytes = 0;
   Engine::Activity activity;
+  // CurveZMQ handshakes refused by the ZAP handler: clients' (a key not admitted) and peers'.
+  std::uint64_t client_handshakes_refused = 0;
+  std::uint64_t peer_handshakes_refused = 0;
   const JobMetrics* jobs = nullptr;  // the shell's, by kind and status
   // CPU seconds this process spent, by thread name (the names the server gives its threads).
   std::vector<std::pair<std::string, double>> cpu_seconds_by_thread;

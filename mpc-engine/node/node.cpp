@@ -335,6 +335,8 @@ std::string Node::metrics_text() {
   snapshot.prepared_garblings = stock.prepared_garblings;
   snapshot.prepared_bytes = stock.prepared_bytes;
   snapshot.activity = engine_->activity();
+  snapshot.client_handshakes_refused = context_.refused_handshakes("clients");
+  snapshot.peer_handshakes_refused = context_.refused_handshakes("peers");
   snapshot.jobs = &job_metrics_;
   snapshot.cpu_seconds_by_thread = cpu_seconds_by_thread();
   return render_metrics(snapshot);

@@ -190,6 +190,7 @@ struct Context::Authenticator {
   std::thread thread;
   Logger log{"transport"};
   std::map<std::string, std::chrono::steady_clock::time_point> last_rejection_logged;
+  std::map<std::string, std::uint64_t> refused;  // by domain, under mutex
 
   std::optional<std::string> role_of(const std::string& domain, const PublicKey& key) {
     std::lock_guard lock(mutex);
@@ -247,7 +248,13 @@ struct Context::Authenticator {
           user_id = *role + ":" + key_text;
         }
       }
-      if (status != "200") log_rejection(domain, frames[3], mechanism, key_text);
+      if (status != "200") {
+        {
+          std::lock_guard lock(mutex);
+          if (refused.size() < 16 || refused.count(domain) != 0) ++refused[domain];
+        }
+        log_rejection(domain, frames[3], mechanism, key_text);
+      }
     }
     const std::array<const std::string*, 6> reply{nullptr, &request_id, &status, &status_text, &user_id, nullptr};
     static const std::string kVersion = "1.0";
@@ -308,6 +315,12 @@ Context::~Context() {
   if (authenticator_->thread.joinable()) authenticator_->thread.join();
   while (zmq_ctx_term(context_) != 0 && zmq_errno() == EINTR) {
   }
+}
+
+std::uint64_t Context::refused_handshakes(const std::string& domain) const {
+  std::lock_guard lock(authenticator_->mutex);
+  const auto it = authenticator_->refused.find(domain);
+  return it == authenticator_->refused.end() ? 0 : it->second;
 }
 
 void Context::allow(const std::string& domain, const PublicKey& key, const std::string& role) {

@@ -33,6 +33,9 @@ class Context {
   // without spaces (the role also without ':'); a later call for the same key and domain
   // replaces the role.
   void allow(const std::string& domain, const PublicKey& key, const std::string& role);
+  // CurveZMQ handshakes the ZAP handler refused on listeners of `domain` since the start: a key
+  // not admitted there, or another mechanism.
+  std::uint64_t refused_handshakes(const std::string& domain) const;
   void* native() const noexcept { return context_; }
 
   struct Authenticator;

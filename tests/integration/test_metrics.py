@@ -96,6 +96,20 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
         assert all(re.fullmatch(r'[a-z_]+(\{[a-z_]+="[a-zA-Z0-9 _-]+"(,[a-z_]+="([a-z0-9_.-]+|\+Inf)")*\})?', name)
                    for name in samples), samples
 
+    # A client whose key no server admits: each server's ZAP handler refuses its handshake.
+    cluster.mpcctl("keygen", "--out", str(cluster.dir / "stranger"))
+    stranger = cluster.dir / "stranger.toml"
+    stranger.write_text(cluster.compute_config.read_text().replace('secret_key_file = "compute.key"',
+                                                                   'secret_key_file = "stranger.key"'))
+    assert '"stranger.key"' in stranger.read_text()
+    refused = cluster.mpcctl("aes", "keystream", "--cluster", str(stranger), *cluster.key_args(*KEY),
+                             "--counter", "0" * 32, "--blocks", "1", check=False)
+    assert refused.returncode != 0
+    for party, endpoint in endpoints.items():
+        samples, _ = scrape(endpoint)
+        assert samples['mpc_handshakes_refused_total{listener="clients"}'] >= 1, party
+        assert samples['mpc_handshakes_refused_total{listener="peers"}'] == 0, party
+
     # A server that flips an AND share is refused: every server counts the refusal.
     cluster.kill_server(2)
     cluster.restart_server(2, fault="and-share-bit=2")

@@ -52,6 +52,7 @@ MetricsSnapshot sample_snapshot() {
   snapshot.activity.aborts[{"and_check", 0}] = 2;
   snapshot.activity.aborts[{"abort_notice", 2}] = 1;
   snapshot.activity.links_refused_at_limit = 9;
+  snapshot.client_handshakes_refused = 11;
   return snapshot;
 }
 
@@ -105,6 +106,8 @@ TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
         "mpc_aborts_total{check=\"abort_notice\",server=\"3\"} 1\n",
         "mpc_client_links_refused_total{reason=\"at_limit\"} 9\n",
         "mpc_client_links_refused_total{reason=\"busy\"} 0\n",
+        "mpc_handshakes_refused_total{listener=\"clients\"} 11\n",
+        "mpc_handshakes_refused_total{listener=\"peers\"} 0\n",
         "mpc_jobs_by_kind_total{kind=\"krb_encrypt\",status=\"ok\"} 3\n",
         "mpc_jobs_by_kind_total{kind=\"krb_encrypt\",status=\"verification_failed\"} 1\n",
         "mpc_jobs_by_kind_total{kind=\"gcm_tag\",status=\"unknown_nonce\"} 1\n",
