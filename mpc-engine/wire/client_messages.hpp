@@ -41,6 +41,7 @@ enum class MessageType : std::uint8_t {
   GcmReopen = 10,
   GcmTagParts = 11,  // a GcmTag request with a chained tag or a check (GcmTagRequest)
   GcmPrefetchLocal = 12,  // a GcmPrefetch request with local masks (GcmPrefetchRequest)
+  GenerateKey = 13,
   Reply = 0x80,
 };
 
@@ -81,6 +82,17 @@ struct ListKeysRequest {
 struct DeleteKeyRequest {
   RequestId id{};
   KeyId key;
+};
+
+// Body: key id | 32-byte seed. The servers make an aes256-gcm key none of them knows and
+// store their shares of its material under the id: a job (every server computes on the same
+// copy), answered with no body. The key's shares come from keys the servers share pairwise and
+// the request's digest, which the seed (fresh randomness of the requester's) makes unique to
+// the request: two servers' long-term keys alone do not recompute a key deleted since.
+struct GenerateKeyRequest {
+  RequestId id{};
+  KeyId key;
+  std::array<std::uint8_t, 32> seed{};
 };
 
 // Body: empty
@@ -253,7 +265,8 @@ using RequestDigest = std::array<std::uint8_t, 32>;
 RequestDigest request_digest(std::span<const std::uint8_t> frame) noexcept;
 
 using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest,
-                             GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest, KrbRequest, GcmReopenRequest>;
+                             GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest, KrbRequest, GcmReopenRequest,
+                             GenerateKeyRequest>;
 
 // Key ids are encoded as: short string name | u32 version | u8 algorithm.
 std::vector<std::uint8_t> encode_request(const Request& request);

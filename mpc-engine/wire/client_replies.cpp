@@ -350,6 +350,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
     case MessageType::GcmTagParts:
     case MessageType::GcmOpen:
     case MessageType::GcmReopen:
+    case MessageType::GenerateKey:
     case MessageType::Krb: break;
     default: fail("no reply is defined for message type " + std::to_string(static_cast<unsigned>(request_type)));
   }
@@ -375,7 +376,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
       case MessageType::GcmOpen: reply.body = decode_gcm_open_result(reader); break;
       case MessageType::GcmReopen: reply.body = decode_gcm_reopen_result(reader); break;
       case MessageType::Krb: reply.body = decode_krb_result(reader); break;
-      default: break;  // ImportKey, DeleteKey: no body
+      default: break;  // ImportKey, DeleteKey, GenerateKey: no body
     }
   }
   reader.expect_end();

@@ -115,6 +115,8 @@ std::size_t encoded_request_bytes(const Request& request) {
                                 return 2 + r.name_prefix.size();
                               else if constexpr (std::is_same_v<T, DeleteKeyRequest>)
                                 return encoded_key_id_bytes(r.key);
+                              else if constexpr (std::is_same_v<T, GenerateKeyRequest>)
+                                return encoded_key_id_bytes(r.key) + r.seed.size();
                               else if constexpr (std::is_same_v<T, GcmPrefetchRequest>)
                                 return encoded_key_id_bytes(r.key) + 4 + 4;
                               else if constexpr (std::is_same_v<T, GcmTagRequest>)
@@ -178,6 +180,13 @@ void encode_body(ByteWriter& writer, const ListKeysRequest& r) {
 void encode_body(ByteWriter& writer, const DeleteKeyRequest& r) {
   write_header(writer, MessageType::DeleteKey, r.id);
   write_key_id(writer, r.key);
+}
+
+void encode_body(ByteWriter& writer, const GenerateKeyRequest& r) {
+  check_gcm_algorithm(r.key.algorithm);
+  write_header(writer, MessageType::GenerateKey, r.id);
+  write_key_id(writer, r.key);
+  writer.bytes(r.seed);
 }
 
 void encode_body(ByteWriter& writer, const StatusRequest& r) { write_header(writer, MessageType::Status, r.id); }
@@ -421,6 +430,15 @@ Request decode_request(std::span<const std::uint8_t> frame) {
     }
     case static_cast<std::uint8_t>(MessageType::DeleteKey): request = DeleteKeyRequest{id, read_key_id(reader)}; break;
     case static_cast<std::uint8_t>(MessageType::Status): request = StatusRequest{id}; break;
+    case static_cast<std::uint8_t>(MessageType::GenerateKey): {
+      GenerateKeyRequest r;
+      r.id = id;
+      r.key = read_key_id(reader);
+      check_gcm_algorithm(r.key.algorithm);
+      r.seed = reader.array<32>();
+      request = std::move(r);
+      break;
+    }
     case static_cast<std::uint8_t>(MessageType::GcmPrefetch): request = decode_gcm_prefetch(reader, id, false); break;
     case static_cast<std::uint8_t>(MessageType::GcmPrefetchLocal):
       request = decode_gcm_prefetch(reader, id, true);

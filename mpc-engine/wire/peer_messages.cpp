@@ -52,9 +52,10 @@ void check_krb_batch(CircuitId circuit, std::uint32_t data_bytes, std::uint32_t 
 }
 
 void check_krb_slice(CircuitId circuit, const BatchSlice& slice) {
-  if (is_krb_circuit(circuit) && (slice.first_block != 0 || slice.blocks != 1 || slice.nonces != 0))
-    fail("Kerberos batch slice of blocks " + std::to_string(slice.first_block) + " + " + std::to_string(slice.blocks) +
-         " with " + std::to_string(slice.nonces) + " nonces; each is one whole job");
+  if ((is_krb_circuit(circuit) || circuit == CircuitId::GcmKeyMaterial) &&
+      (slice.first_block != 0 || slice.blocks != 1 || slice.nonces != 0))
+    fail("Kerberos or key material batch slice of blocks " + std::to_string(slice.first_block) + " + " +
+         std::to_string(slice.blocks) + " with " + std::to_string(slice.nonces) + " nonces; each is one whole job");
 }
 
 void check_slice_count(std::size_t count, KrbEvaluation evaluation) {
@@ -155,7 +156,7 @@ const char* evaluation_name(KrbEvaluation evaluation) {
 
 bool is_valid_circuit_id(std::uint8_t value) {
   return value >= static_cast<std::uint8_t>(CircuitId::Aes128EncryptAnd32) &&
-         value <= static_cast<std::uint8_t>(CircuitId::GcmLocalMasks);
+         value <= static_cast<std::uint8_t>(CircuitId::GcmKeyMaterial);
 }
 
 bool is_krb_circuit(CircuitId id) {

@@ -88,6 +88,10 @@ enum class CircuitId : std::uint8_t {
   // No circuit: a batch of GCM prefetches with local masks (jobs/gcm_masks.hpp), which every
   // server computes from its own share. The header gives all three the same nonces.
   GcmLocalMasks = 25,
+  // The material of an aes256-gcm key made by the servers (GenerateKeyRequest,
+  // circuits/gcm_key_material.hpp): one slice of one instance, its output kept by each server
+  // as its share, never opened.
+  GcmKeyMaterial = 26,
 };
 bool is_valid_circuit_id(std::uint8_t value);
 bool is_krb_circuit(CircuitId id);  // any Kerberos id, KrbCf2 ones included

@@ -119,6 +119,9 @@ std::vector<Request> sample_requests() {
   out.push_back(ListKeysRequest{make_id(6), "krbtgt/"});
   out.push_back(DeleteKeyRequest{make_id(7), krbtgt()});
   out.push_back(StatusRequest{make_id(8)});
+  GenerateKeyRequest generate{make_id(33), krbtgt(KeyAlgorithm::Aes256Gcm), {}};
+  for (std::size_t i = 0; i < generate.seed.size(); ++i) generate.seed[i] = static_cast<std::uint8_t>(0xa0 + i);
+  out.push_back(generate);
   out.push_back(GcmPrefetchRequest{make_id(9), krbtgt(KeyAlgorithm::Aes256Gcm), 3, 2});
   out.push_back(GcmPrefetchRequest{make_id(10), krbtgt(KeyAlgorithm::Aes256Gcm), kMaxGcmPrefetchCount,
                                    kMaxRequestBlocks / kMaxGcmPrefetchCount});
@@ -222,6 +225,10 @@ void expect_same(const Request& a, const Request& b) {
     expect_same_open(*x, std::get<GcmOpenRequest>(b));
   } else if (auto* x = std::get_if<GcmReopenRequest>(&a)) {
     expect_same_open(*x, std::get<GcmReopenRequest>(b));
+  } else if (auto* x = std::get_if<GenerateKeyRequest>(&a)) {
+    const auto& y = std::get<GenerateKeyRequest>(b);
+    EXPECT_EQ(x->key, y.key);
+    EXPECT_EQ(x->seed, y.seed);
   } else if (auto* x = std::get_if<KrbRequest>(&a)) {
     const auto& y = std::get<KrbRequest>(b);
     EXPECT_EQ(x->key, y.key);
@@ -236,7 +243,7 @@ MessageType type_of(const Request& request) {
   static constexpr MessageType kTypes[] = {MessageType::Compute,     MessageType::ImportKey, MessageType::ListKeys,
                                            MessageType::DeleteKey,   MessageType::Status,    MessageType::GcmPrefetch,
                                            MessageType::GcmTag,      MessageType::GcmOpen,   MessageType::Krb,
-                                           MessageType::GcmReopen};
+                                           MessageType::GcmReopen, MessageType::GenerateKey};
   static_assert(std::size(kTypes) == std::variant_size_v<Request>);
   if (const auto* tag = std::get_if<GcmTagRequest>(&request); tag && (tag->chained || tag->check))
     return MessageType::GcmTagParts;
@@ -260,6 +267,7 @@ std::vector<std::pair<MessageType, Reply>> sample_replies() {
   out.push_back({MessageType::ListKeys, Reply{make_id(3), Status::Ok, "", list}});
   out.push_back({MessageType::ListKeys, Reply{make_id(4), Status::Ok, "", KeyList{}}});
   out.push_back({MessageType::DeleteKey, Reply{make_id(5), Status::Ok, "", std::monostate{}}});
+  out.push_back({MessageType::GenerateKey, Reply{make_id(26), Status::Ok, "", std::monostate{}}});
   ServerStatus status;
   status.party = 2;
   status.epoch = 0x0102030405060708ull;
@@ -855,8 +863,10 @@ TEST(PeerMessage, Rfc8009CircuitIds) {
 }
 
 TEST(PeerMessage, Cf2BatchesCarryTheirCombineShape) {
-  EXPECT_FALSE(is_valid_circuit_id(26));
+  EXPECT_FALSE(is_valid_circuit_id(27));
   EXPECT_TRUE(is_valid_circuit_id(25));  // GcmLocalMasks: no circuit
+  EXPECT_TRUE(is_valid_circuit_id(26));  // GcmKeyMaterial
+  EXPECT_FALSE(is_krb_circuit(CircuitId::GcmKeyMaterial));
   EXPECT_FALSE(is_krb_circuit(CircuitId::GcmLocalMasks));
   for (std::uint8_t value = 22; value <= 24; ++value) {
     EXPECT_TRUE(is_valid_circuit_id(value));
@@ -1668,13 +1678,13 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t circuit : {0, 26, 0xff}) {
+  for (std::uint8_t circuit : {0, 27, 0xff}) {
     Bytes bad = frame;
     bad[14] = circuit;
     expect_rejected(bad, decode_peer);
     EXPECT_FALSE(is_valid_circuit_id(circuit));
   }
-  for (std::uint8_t circuit = 1; circuit <= 25; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
+  for (std::uint8_t circuit = 1; circuit <= 26; ++circuit) EXPECT_TRUE(is_valid_circuit_id(circuit));
   for (std::uint8_t circuit = 1; circuit <= 10; ++circuit) EXPECT_FALSE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint8_t circuit = 11; circuit <= 24; ++circuit) EXPECT_TRUE(is_krb_circuit(static_cast<CircuitId>(circuit)));
   for (std::uint16_t reason : {int{kFirstUnknownStatus}, 0xffff}) {
