@@ -84,6 +84,10 @@ class EngineHost {
   // batch): the shell keeps telling the others it is alive. False: the shell is about to
   // change how the cluster serves (a server went away), so the wait should end now.
   virtual bool keep_alive() = 0;
+  // A key the servers generated (wire::GenerateKeyRequest): this server's share of its
+  // material, to store under `key` as an imported one would be. A refusal (the id was taken or
+  // deleted meanwhile) fails the request.
+  virtual std::optional<Refusal> store_generated(const wire::KeyId& key, const SecretBytes& share) = 0;
   // A link to another party broke under a send (callable from any thread: workers' lanes
   // run off the shell's thread). It is the first sign of a server going away, ahead of its
   // missed heartbeats, so failures in the moments after it are answered as regrouping.

@@ -18,6 +18,7 @@ JobKind job_kind(const wire::Request& request) {
   if (std::holds_alternative<wire::GcmTagRequest>(request)) return JobKind::GcmTag;
   if (std::holds_alternative<wire::GcmOpenRequest>(request)) return JobKind::GcmOpen;
   if (std::holds_alternative<wire::GcmReopenRequest>(request)) return JobKind::GcmReopen;
+  if (std::holds_alternative<wire::GenerateKeyRequest>(request)) return JobKind::KeyGeneration;
   if (const auto* krb = std::get_if<wire::KrbRequest>(&request)) {
     switch (krb->operation) {
       case wire::KrbOperation::Encrypt: return JobKind::KrbEncrypt;
@@ -40,6 +41,7 @@ const char* job_kind_name(JobKind kind) {
     case JobKind::KrbEncrypt: return "krb_encrypt";
     case JobKind::KrbDecrypt: return "krb_decrypt";
     case JobKind::KrbChecksum: return "krb_checksum";
+    case JobKind::KeyGeneration: return "key_generation";
     case JobKind::Count: break;
   }
   return "other";

@@ -24,6 +24,7 @@ enum class JobKind : std::uint8_t {
   KrbEncrypt,
   KrbDecrypt,
   KrbChecksum,
+  KeyGeneration,
   Count
 };
 

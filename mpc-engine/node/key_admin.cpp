@@ -52,6 +52,16 @@ std::optional<std::string> key_change_refused(const std::string& role, const wir
 
 }  // namespace
 
+std::optional<Refusal> generation_refusal(const wire::KeyId& key, const store::ShareStore& store) {
+  if (key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
+    return Refusal{wire::Status::BadRequest, "only aes256-gcm keys are generated, not " + wire::describe(key)};
+  if (store.deleted_for_good(key))
+    return Refusal{wire::Status::KeyExists,
+                   wire::describe(key) + " was deleted; a deleted ticket key id is never used again (use a new kvno)"};
+  if (store.get(key)) return Refusal{wire::Status::KeyExists, wire::describe(key) + " already exists"};
+  return std::nullopt;
+}
+
 std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::string& role, store::ShareStore& store,
                                             const transport::CurveKeyPair& own, std::size_t share_copies,
                                             const std::string& sharing, const Logger& log) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/log.hpp"
+#include "node/engine.hpp"
 #include "store/share_store.hpp"
 #include "transport/curve_keys.hpp"
 #include "wire/client_messages.hpp"
@@ -26,6 +27,10 @@ namespace mpc::node {
 std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::string& role, store::ShareStore& store,
                                             const transport::CurveKeyPair& own, std::size_t share_copies,
                                             const std::string& sharing, const Logger& log);
+
+// Why a key may not be generated under `key` (wire::GenerateKeyRequest) at this server: it is
+// not an aes256-gcm id, or the id is stored or was deleted. nullopt when it may.
+std::optional<Refusal> generation_refusal(const wire::KeyId& key, const store::ShareStore& store);
 
 // An error reply with the detail cut to what the wire allows.
 wire::Reply error_reply(const wire::RequestId& id, wire::Status status, const std::string& detail);

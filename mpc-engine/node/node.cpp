@@ -22,7 +22,8 @@ bool is_job(const wire::Request& request) {
          std::holds_alternative<wire::GcmPrefetchRequest>(request) ||
          std::holds_alternative<wire::GcmTagRequest>(request) ||
          std::holds_alternative<wire::GcmOpenRequest>(request) || std::holds_alternative<wire::KrbRequest>(request) ||
-         std::holds_alternative<wire::GcmReopenRequest>(request);
+         std::holds_alternative<wire::GcmReopenRequest>(request) ||
+         std::holds_alternative<wire::GenerateKeyRequest>(request);
 }
 
 // Answered by each server from its own copy at once, compared afterwards (request_agreement.hpp).
@@ -283,6 +284,11 @@ void Node::handle_client_message(transport::ReceivedMessage& message) {
   const wire::RequestId id = wire::request_id(request);
   try {
     if (is_job(request)) {
+      if (std::holds_alternative<wire::GenerateKeyRequest>(request) && message.role != "admin") {
+        send_reply(message.routing_id,
+                   error_reply(id, wire::Status::Unauthorized, "generating a key needs an admin client key"));
+        return;
+      }
       if (message.role != "admin" && message.role != "compute") {
         send_reply(message.routing_id, error_reply(id, wire::Status::Unauthorized, "this client may not compute"));
         return;
@@ -364,6 +370,15 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     key_cache_.forget(remove->key);
     engine_->key_changed(remove->key, KeyChange::Deleted);
   }
+  if (auto* import = std::get_if<wire::ImportKeyRequest>(&request);
+      import && import->key.algorithm == wire::KeyAlgorithm::Aes256Gcm && !settings_.ticket_key_import) {
+    log_.warn("ticket key import refused", {{"key", wire::describe(import->key)}, {"role", message.role}});
+    send_reply(message.routing_id,
+               error_reply(id, wire::Status::Unauthorized,
+                           "this cluster generates its ticket keys (mpcctl key generate) and imports none of a "
+                           "value some host chose (server.toml ticket_key_import = \"allow\" admits them)"));
+    return;
+  }
   if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
     key_cache_.forget(import->key);
     if (pair_) pair_->engine->key_changed(import->key, KeyChange::Stored);
@@ -372,6 +387,19 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
   if (auto answer = answer_key_admin(request, message.role, store_, own_keys_, engine_->share_copies(),
                                      engine_->sharing(), log_))
     send_reply(message.routing_id, *answer);
+}
+
+std::optional<Refusal> Node::store_generated(const wire::KeyId& key, const SecretBytes& share) {
+  if (auto refusal = generation_refusal(key, store_)) return refusal;
+  if (share.size() != engine_->share_copies() * wire::material_bytes(key.algorithm))
+    return Refusal{wire::Status::Internal, "a generated share of " + std::to_string(share.size()) + " bytes"};
+  if (!store_.put(key, share))
+    return Refusal{wire::Status::KeyExists, wire::describe(key) + " already exists"};
+  key_cache_.forget(key);
+  if (pair_) pair_->engine->key_changed(key, KeyChange::Stored);
+  engine_->key_changed(key, KeyChange::Stored);
+  log_.info("key generated", {{"key", wire::describe(key)}});
+  return std::nullopt;
 }
 
 bool Node::answer_known(const transport::ReceivedMessage& message, const JobKey& key) {
@@ -411,6 +439,16 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   if (live_.size() >= settings_.limits.max_pending_jobs) {
     refuse(message, key, kind, local, {wire::Status::Busy, "too many pending jobs"});
     return;
+  }
+  if (const auto* generate = std::get_if<wire::GenerateKeyRequest>(&job.request)) {
+    // As for an import: every server must come to hold its share, and no id is taken twice.
+    std::optional<Refusal> refusal;
+    if (auto why = key_change_refusal()) refusal = Refusal{wire::Status::PeerFailure, *why};
+    else refusal = generation_refusal(generate->key, store_);
+    if (refusal) {
+      refuse(message, key, kind, local, *refusal);
+      return;
+    }
   }
   if (auto refusal = active().check(job)) {
     // Each service keeps its own nonces: a server coming back, not yet taken in, does not

@@ -81,6 +81,7 @@ class Node final : public EngineHost {
   PeerLinks& peers() override { return *peers_; }
   bool try_send(int party, std::span<const std::uint8_t> frame) override { return peers_->try_send_to(party, frame); }
   bool keep_alive() override;
+  std::optional<Refusal> store_generated(const wire::KeyId& key, const SecretBytes& share) override;
   void link_broke(int party) override { link_breaks_.note(party, std::chrono::steady_clock::now()); }
 
  private:

@@ -51,6 +51,9 @@ class PairHost final : public EngineHost {
   PeerLinks& peers() override { return links_; }
   bool try_send(int party, std::span<const std::uint8_t> frame) override;
   bool keep_alive() override { return shell_.keep_alive(); }
+  std::optional<Refusal> store_generated(const wire::KeyId&, const SecretBytes&) override {
+    return Refusal{wire::Status::BadRequest, "a pair of servers generates no keys"};
+  }
   void link_broke(int party) override { shell_.link_broke(pair_.party_at(party)); }
 
  private:

@@ -109,7 +109,7 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   const TableReader root(document, document.root, "",
                          {"protocol", "party", "client_endpoint", "peer_endpoint", "data_endpoint", "secret_key_file", "storage_path",
                           "storage_key_file", "log_level", "backend", "krb_evaluation", "degraded_service", "security", "limits", "lut",
-                          "peers", "clients", "metrics_listen"});
+                          "peers", "clients", "metrics_listen", "ticket_key_import"});
   ServerSettings settings;
   if (auto protocol = root.optional_choice("protocol", {"rss3", "gc2", "lut2"}))
     settings.protocol = parse_protocol(*protocol);
@@ -151,6 +151,12 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
   if (auto security = root.optional_choice("security", {"active", "passive"})) {
     if (settings.protocol != Protocol::Rss3) root.fail("security", "applies only to protocol = \"rss3\"");
     settings.security = *security == "passive" ? Security::Passive : Security::Active;
+  }
+  settings.ticket_key_import = settings.protocol != Protocol::Rss3;
+  if (auto import = root.optional_choice("ticket_key_import", {"refuse", "allow"})) {
+    if (settings.protocol != Protocol::Rss3)
+      root.fail("ticket_key_import", "applies only to protocol = \"rss3\" (two servers always import)");
+    settings.ticket_key_import = *import == "allow";
   }
   if (auto evaluation = root.optional_choice("krb_evaluation", {"garbled", "layered"})) {
     if (settings.protocol != Protocol::Rss3) root.fail("krb_evaluation", "applies only to protocol = \"rss3\"");

@@ -233,6 +233,11 @@ struct ServerSettings {
   KrbEvaluation krb_evaluation = KrbEvaluation::Garbled;
   DegradedService degraded_service = DegradedService::TwoParty;
   Security security = Security::Active;
+  // rss3: whether an admin client key may import an aes256-gcm ticket key (a value some host
+  // chose) rather than have the servers generate one (wire::GenerateKeyRequest). Off by
+  // default: no client key can then put a ticket key it knows under a realm's krbtgt.
+  // Two-server clusters generate no keys and always import.
+  bool ticket_key_import = false;
   ServerLimits limits;
   LutSettings lut;
   std::vector<PeerSettings> peers;  // the other parties (two, or one with gc2/lut2), sorted by party

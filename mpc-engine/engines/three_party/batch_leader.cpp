@@ -28,6 +28,7 @@ enum class Family : std::uint8_t {
   GcmLocalMasks,  // prefetches with local masks: no circuit, no worker
   GcmOpen,
   Krb,
+  KeyGeneration,  // one job per batch, on a Kerberos worker: its circuit is as large
 };
 
 // Jobs of one group run the same circuit, so the leader may put them in one batch: the
@@ -39,6 +40,8 @@ struct BatchGroup {
 };
 
 bool is_krb_family(Family family) { return family == Family::Krb; }
+// Large circuits run on the Kerberos workers, never inline or beside the AES batches.
+bool on_krb_workers(Family family) { return family == Family::Krb || family == Family::KeyGeneration; }
 
 // A bulk job (a KDC's nonce refill: thousands of blocks sized to take about 200 ms) that has
 // waited this long goes ahead like a small one, so a stream of small jobs cannot starve it.
@@ -49,6 +52,7 @@ BatchGroup group_of(const Job& job) {
     case JobKind::GcmPrefetch: return {job.local_masks ? Family::GcmLocalMasks : Family::GcmPrefetch, {}};
     case JobKind::GcmOpen: return {Family::GcmOpen, {}};
     case JobKind::Krb: return {Family::Krb, job.krb_circuit};
+    case JobKind::KeyGeneration: return {Family::KeyGeneration, {}};
     case JobKind::Compute: break;
   }
   const bool decrypt = job.request.operation == wire::Operation::EcbDecrypt;
@@ -153,9 +157,9 @@ void BatchLeader::schedule(BatchStarter& starter) {
       }
     }
     if (announced)
-      starter.start_batch(*header, runs_without_worker(*header)           ? nullptr
-                                   : wire::is_krb_circuit(header->circuit) ? krb
-                                                                           : other);
+      starter.start_batch(*header, runs_without_worker(*header)             ? nullptr
+                                   : pool_of(*header) == WorkerPool::Krb ? krb
+                                                                         : other);
   }
   BatchWorker* ahead = starter.idle_worker(WorkerPool::Preparation);
   const KrbLoad krb_load = starter.pool_idle(WorkerPool::Krb)                ? KrbLoad::Idle
@@ -241,7 +245,7 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
       const Job* job = pending(key);
       if (job == nullptr || (urgent_only && !urgent(*job))) continue;
       const Family family = group_of(*job).family;
-      if (family == Family::GcmLocalMasks || (is_krb_family(family) ? krb_worker_idle : other_worker_idle)) {
+      if (family == Family::GcmLocalMasks || (on_krb_workers(family) ? krb_worker_idle : other_worker_idle)) {
         first = job;
         break;
       }
@@ -254,7 +258,7 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
   // a few labels beats sharing a garbling made while the batch runs.
   const bool prepared_ready = prepares() && is_krb_family(group.family) && stock_.holds(group.krb_circuit, now);
   const std::uint32_t most =
-      prepared_ready ? 1
+      prepared_ready || group.family == Family::KeyGeneration ? 1
       : is_krb_family(group.family)
           ? std::min(settings_.limits.max_batch_blocks,
                      jobs::max_krb_batch_jobs(static_cast<std::uint32_t>(first->krb_data.size())))
@@ -306,6 +310,7 @@ std::optional<wire::BatchHeader> BatchLeader::form_batch(std::map<node::JobKey, 
     case Family::GcmPrefetch:
     case Family::GcmOpen: header.circuit = gcm_circuit(group.family, settings_.limits); break;
     case Family::GcmLocalMasks: header.circuit = wire::CircuitId::GcmLocalMasks; break;
+    case Family::KeyGeneration: header.circuit = wire::CircuitId::GcmKeyMaterial; break;
     case Family::Krb:
       header.circuit = group.krb_circuit.id;
       header.data_bytes = group.krb_circuit.data_bytes;

@@ -71,6 +71,13 @@ bool ThreePartyEngine::slice_input(const wire::BatchHeader& header, const BatchT
         std::memcpy(input.secret_records.data() + bytes, job.tag_check.data() + 16, 16);
       }
       break;
+    case JobKind::KeyGeneration:
+      // One instance, kept whole by each server as its share of the new key.
+      if (circuit != wire::CircuitId::GcmKeyMaterial || slice.first_block != 0 || slice.blocks != 1 ||
+          slice.nonces != 0)
+        return false;
+      input.keep_every = 1;
+      break;
     case JobKind::Krb:
       // One instance; the circuit must be the one this job's request needs.
       if (slice.first_block != 0 || slice.blocks != 1 || slice.nonces != 0) return false;
@@ -84,6 +91,13 @@ bool ThreePartyEngine::slice_input(const wire::BatchHeader& header, const BatchT
 }
 
 bool ThreePartyEngine::prepare_task(const wire::BatchHeader& header, BatchTask& task, std::string& error) {
+  if (header.circuit == wire::CircuitId::GcmKeyMaterial) {
+    // The worker compiles the program (jobs/gcm_key_material_program.hpp): K's 256 bits in.
+    task.key_rows = 256;
+    task.public_bytes = 0;
+    task.secret_bytes = 0;
+    return true;
+  }
   if (wire::is_krb_circuit(header.circuit)) {
     // The worker takes the program from the cache, compiling it there if needed.
     try {
@@ -114,7 +128,8 @@ void ThreePartyEngine::add_slice_result(Job& job, const wire::BatchHeader& heade
   const auto masked_x = [&](std::size_t instance) { return result.masked.x.data() + (offset + instance) * record; };
   const auto masked_a = [&](std::size_t instance) { return result.masked.a.data() + (offset + instance) * record; };
   // The AES circuits give one 16-byte block per instance (and the tag check one bit after it).
-  if (job.kind != JobKind::Krb && record != (job.kind == JobKind::GcmOpen ? 17u : 16u))
+  if (job.kind != JobKind::Krb && job.kind != JobKind::KeyGeneration &&
+      record != (job.kind == JobKind::GcmOpen ? 17u : 16u))
     throw Error(Component::Server, "output records of " + std::to_string(record) + " bytes for an AES job");
   switch (job.kind) {
     case JobKind::Compute: {
@@ -162,6 +177,14 @@ void ThreePartyEngine::add_slice_result(Job& job, const wire::BatchHeader& heade
         }
       }
       break;
+    case JobKind::KeyGeneration: {
+      // The raw share of the material; the masked output is for no one.
+      const SecretBytes& kept = result.kept[slice_index];
+      if (slice.blocks != 1 || record != wire::material_bytes(job.key.algorithm) || kept.size() != 2 * record)
+        throw Error(Component::Server, "a key generation kept " + std::to_string(kept.size()) + " bytes");
+      job.generated = kept;
+      break;
+    }
     case JobKind::Krb: {
       // The output record is the result: ciphertext || MAC, plaintext || verdict byte, MAC
       // or PRF block (krb_jobs.hpp).
@@ -216,6 +239,16 @@ void ThreePartyEngine::complete_job(std::map<node::JobKey, Job>::iterator it) {
       job.key_share.clear();
       answer.body = wire::KrbResult{std::move(job.masked_x), std::move(job.masked_a)};
       break;
+    case JobKind::KeyGeneration: {
+      job.key_share.clear();
+      const auto refused = host_.store_generated(job.key, job.generated);
+      job.generated.clear();
+      if (refused) {
+        answer.status = refused->status;
+        answer.error = refused->detail;
+      }
+      break;
+    }
   }
   const node::JobKey key = it->first;
   jobs_.erase(it);

@@ -24,7 +24,7 @@ namespace mpc::three_party_engine {
 class BatchWorker;
 
 // The workers a batch may run on: those of the fixed AES and GCM circuits, those of Kerberos
-// circuits, and the one that prepares Kerberos garblings ahead at the lowest CPU priority
+// circuits (and of a key's material), and the one that prepares Kerberos garblings ahead at the lowest CPU priority
 // (ThreePartyEngine).
 enum class WorkerPool : std::uint8_t { Fixed, Krb, Preparation };
 

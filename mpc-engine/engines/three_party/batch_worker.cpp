@@ -17,6 +17,7 @@
 #include "protocol/two_party/chunked_channel.hpp"
 #include "protocol/rss3/transpose.hpp"
 #include "jobs/batch_inputs.hpp"
+#include "jobs/gcm_key_material_program.hpp"
 #include "engines/three_party/data_plane.hpp"
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "engines/three_party/layer_messages.hpp"
@@ -277,7 +278,15 @@ void BatchWorker::run() {
     }
     std::chrono::milliseconds grace{0};
     std::string error;
-    if (!task.program && task.krb_circuits != nullptr) {
+    if (!task.program && task.header.circuit == wire::CircuitId::GcmKeyMaterial) {
+      try {
+        task.program = jobs::gcm_key_material_program();
+        grace = jobs::krb_first_layer_grace(*task.program);
+      } catch (const Error& failure) {
+        error = failure.what();
+        log_.error("batch circuit not built", {{"sequence", task.header.sequence}, {"error", error}});
+      }
+    } else if (!task.program && task.krb_circuits != nullptr) {
       try {
         task.program = task.krb_circuits->program(task.header.circuit, task.header.data_bytes, task.header.krb_combine);
         grace = jobs::krb_first_layer_grace(*task.program);

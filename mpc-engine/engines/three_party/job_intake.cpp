@@ -42,6 +42,7 @@ std::optional<node::Refusal> ThreePartyEngine::check(const node::ClientJob& job)
         else if constexpr (std::is_same_v<T, wire::GcmOpenRequest>) return check_gcm_open(request);
         else if constexpr (std::is_same_v<T, wire::GcmReopenRequest>) return check_gcm_reopen(request);
         else if constexpr (std::is_same_v<T, wire::KrbRequest>) return check_krb(request);
+        else if constexpr (std::is_same_v<T, wire::GenerateKeyRequest>) return std::nullopt;  // the shell's checks
         else return refusal(wire::Status::BadRequest, "not a job request");
       },
       job.request);
@@ -144,6 +145,13 @@ void ThreePartyEngine::admit(node::ClientJob client_job) {
     answer_reopen(client_job);
     return;
   }
+  if (std::holds_alternative<wire::GenerateKeyRequest>(client_job.request)) {
+    Job job = make_generation_job(client_job);
+    job.arrived = std::chrono::steady_clock::now();
+    jobs_.emplace(client_job.key, std::move(job));
+    role_->job_admitted(client_job.key);
+    return;
+  }
   const SecretBytes* share = host_.key_material(std::visit(
       [](const auto& request) -> const wire::KeyId& {
         if constexpr (requires { request.key; }) return request.key;
@@ -211,6 +219,17 @@ Job ThreePartyEngine::make_job(const node::ClientJob& client_job, const SecretBy
     job.krb_result_bytes = plan.result_bytes;
     job.key_share = jobs::krb_secret_rows(share, job.key.algorithm, plan.secret);
   }
+  return job;
+}
+
+Job ThreePartyEngine::make_generation_job(const node::ClientJob& client_job) const {
+  const auto& request = std::get<wire::GenerateKeyRequest>(client_job.request);
+  Job job;
+  job.kind = JobKind::KeyGeneration;
+  job.key = request.key;
+  job.instances = 1;
+  job.digest = client_job.digest;
+  job.key_share = generated_key_share(prf_keys_, client_job.digest);
   return job;
 }
 

@@ -21,6 +21,7 @@ enum class JobKind : std::uint8_t {
   GcmPrefetch,  // 1 + blocks_per_nonce instances per nonce: N || 1, then the keystream blocks
   GcmOpen,      // instance 0 checks the tag (N || 1 against the secret block), 1..n the keystream
   Krb,          // wire::KrbRequest: one instance of its circuit (krb_jobs.hpp)
+  KeyGeneration,  // wire::GenerateKeyRequest: one instance of the key material circuit, kept
 };
 
 struct Job {
@@ -39,7 +40,8 @@ struct Job {
   std::size_t krb_result_bytes = 0;    // Krb: bytes of the result
   // x || a of the circuit's key rows: the expanded round keys (only those, for a GCM key);
   // for a Krb job, its secret rows (jobs::krb_secret_rows); for a prefetch with local masks,
-  // the key's mask components (jobs::replicated_mask_components).
+  // the key's mask components (jobs::replicated_mask_components); for a key generation, the
+  // new key K's components (key_generation.hpp).
   SecretBytes key_share;
   // The digest of this server's copy of the request (node::ClientJob): a follower runs the
   // job only in a batch whose header names the same digest.
@@ -50,6 +52,7 @@ struct Job {
   std::uint8_t verdict_a = 0;
   std::vector<std::uint8_t> nonces;    // GcmPrefetch: nonce_count * 12 bytes, in the job's order
   SecretBytes nonce_shares;            // GcmPrefetch: per nonce x || a of AES_K(N || 1), raw
+  SecretBytes generated;               // KeyGeneration: x || a of the new key's material, raw
   std::uint32_t blocks_done = 0;       // instances evaluated
   std::uint32_t blocks_scheduled = 0;  // leader: instances already placed in batches
   std::chrono::steady_clock::time_point arrived;

@@ -14,6 +14,7 @@ namespace {
 constexpr char kLabel[] = "mpc-kdc rss3 correlated-randomness prf key v1";
 constexpr char kTagMaskLabel[] = "mpc-kdc gcm tag output mask key v1";
 constexpr char kGarblingLabel[] = "mpc-kdc garbled kerberos batch key v1";
+constexpr char kGenerationLabel[] = "mpc-kdc generated key component v1";
 
 // BLAKE2b keyed with the edge key: the purpose key reveals nothing about the edge key, and
 // keys for different labels are independent.
@@ -58,6 +59,30 @@ TagMaskKeys::TagMaskKeys(const PartyPrfKeys& keys, std::span<const std::uint8_t,
 TagMaskKeys::~TagMaskKeys() {
   wipe(own.data(), own.size());
   wipe(previous.data(), previous.size());
+}
+
+namespace {
+
+// c_j of generated_key_share from edge key k_j.
+void generated_component(const rss3::PrfKey& edge, std::span<const std::uint8_t, 32> request_digest,
+                         std::uint8_t* out) {
+  rss3::PrfKey purpose = purpose_key(edge, kGenerationLabel);
+  rss3::PrfKey bound = bind_to_request(purpose, request_digest);
+  crypto_generichash(out, 32, reinterpret_cast<const unsigned char*>(kGenerationLabel), sizeof kGenerationLabel - 1,
+                     bound.data(), bound.size());
+  wipe(purpose.data(), purpose.size());
+  wipe(bound.data(), bound.size());
+}
+
+}  // namespace
+
+SecretBytes generated_key_share(const PartyPrfKeys& keys, std::span<const std::uint8_t, 32> request_digest) {
+  SecretBytes share(64);
+  SecretBytes previous(32);
+  generated_component(keys.own, request_digest, share.data() + 32);  // a = c_i
+  generated_component(keys.previous, request_digest, previous.data());
+  for (std::size_t i = 0; i < 32; ++i) share[i] = static_cast<std::uint8_t>(share[32 + i] ^ previous[i]);
+  return share;
 }
 
 PartyPrfKeys::~PartyPrfKeys() {

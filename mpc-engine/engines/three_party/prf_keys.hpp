@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 
+#include "common/secret.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -45,6 +46,14 @@ struct TagMaskKeys {
   rss3::PrfKey own{};
   rss3::PrfKey previous{};
 };
+
+// This party's share, x || a (32 bytes each), of the aes256-gcm key K a GenerateKey request
+// makes (wire::GenerateKeyRequest). K = c_0 ^ c_1 ^ c_2, where c_j is BLAKE2b-256 of the
+// request's digest under a key hashed from edge key k_j with a label of its own: parties j and
+// j+1 compute c_j, the third cannot, so no server knows K, and no requester can choose it (it
+// knows no edge key). Party i holds x = c_i ^ c_(i-1), a = c_i (rss3/shares.hpp). The digest
+// covers the request's fresh seed, so the long-term keys alone never recompute K.
+SecretBytes generated_key_share(const PartyPrfKeys& keys, std::span<const std::uint8_t, 32> request_digest);
 
 // party: 0-based. public_keys[j]: long-term public key of party j (public_keys[party] is ours).
 PartyPrfKeys derive_prf_keys(int party, const transport::CurveKeyPair& own,

@@ -186,6 +186,8 @@ bool ThreePartyEngine::pool_idle(WorkerPool pool) const {
 bool runs_without_worker(const wire::BatchHeader& header) { return header.circuit == wire::CircuitId::GcmLocalMasks; }
 
 WorkerPool pool_of(const wire::BatchHeader& header) {
+  // A key's material is a circuit as large as a Kerberos one.
+  if (header.circuit == wire::CircuitId::GcmKeyMaterial) return WorkerPool::Krb;
   if (!wire::is_krb_circuit(header.circuit)) return WorkerPool::Fixed;
   return header.krb_evaluation == wire::KrbEvaluation::PrepareTwice ? WorkerPool::Preparation : WorkerPool::Krb;
 }
@@ -409,7 +411,7 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker*
   const BatchTag tag{header.epoch, header.sequence};
   // Kerberos circuits are deep (hundreds to thousands of layers): on the shell's thread one
   // would hold up every answer and the layer messages of the other batch in flight.
-  if (!wire::is_krb_circuit(header.circuit) && instances <= settings_.limits.latency_batch_blocks) {
+  if (pool_of(header) == WorkerPool::Fixed && instances <= settings_.limits.latency_batch_blocks) {
     InlineExchange exchange(*this, header, batch_frames_.take(tag));
     BatchResult result =
         evaluate_batch(task, *inline_evaluator_, prf_keys_, exchange, inline_inputs_, inline_outputs_,

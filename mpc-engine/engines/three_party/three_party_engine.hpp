@@ -109,6 +109,8 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   std::optional<node::Refusal> check_krb(const wire::KrbRequest& request);
   std::optional<node::Refusal> check_share(const wire::KeyId& key, std::uint32_t instances);
   Job make_job(const node::ClientJob& job, const SecretBytes& share);
+  // A key generation: no stored key, the new key's components from the PRF keys (prf_keys.hpp).
+  Job make_generation_job(const node::ClientJob& job) const;
   void answer_tag(const node::ClientJob& job);
   void answer_reopen(const node::ClientJob& job);
   // A batch of prefetches with local masks (local_masks.cpp): computed here at once.
