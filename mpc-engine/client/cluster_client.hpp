@@ -99,6 +99,13 @@ class ClusterClient {
   // (build_key_material in key_material.hpp) into replicated shares; no server ever sees
   // the key.
   void import_key(const wire::KeyId& key, const SecretBytes& aes_key);
+  // Has the three servers make an aes256-gcm key none of them knows and store their shares of
+  // it under `key` (wire::GenerateKeyRequest); all or nothing as import_key. Throws for a
+  // two-server cluster (Error(Client)) and ServerError for a refusal (KeyExists for an id
+  // stored or ever deleted, PeerFailure with a server down).
+  void generate_key(const wire::KeyId& key);
+  // Whether generate_key can serve: a three-server cluster.
+  bool generates_keys() const { return parties() == 3; }
   std::vector<wire::KeyInfo> list_keys(const std::string& name_prefix = "");
   void delete_key(const wire::KeyId& key);
   // Deletes the key from every server that holds it: a server that does not is no failure
@@ -155,6 +162,10 @@ class ClusterClient {
   // exchange() with every server, then throws ServerError unless all three answered Ok.
   Replies round_trip(const std::vector<std::vector<std::uint8_t>>& frames,
                                         const wire::RequestId& id, wire::MessageType type);
+  // After a key change sent to every server: returns if all stored it; else deletes it where it
+  // was stored and throws the first failure.
+  void all_or_nothing(const wire::KeyId& key, const Replies& replies, const std::vector<bool>& unreachable);
+  static constexpr int kGenerateKeyTimeout = 120000;  // ms
   Links& links();
   int parties() const;  // servers in the cluster: 3 (rss3) or 2 (gc2, lut2)
   std::vector<std::vector<std::uint8_t>> same_frame(const std::vector<std::uint8_t>& frame) const;

@@ -61,7 +61,8 @@ std::string cluster_toml(const std::string& protocol, int parties, const std::st
 }
 
 std::string server_toml(const std::string& protocol, int parties, int party, const std::string& host,
-                        std::uint64_t base_port, bool dealer, const std::string& security, bool data_links) {
+                        std::uint64_t base_port, bool dealer, const std::string& security, bool data_links,
+                        bool ticket_key_import) {
   std::string text = "# Written by mpcctl cluster init.\nprotocol = \"" + protocol + "\"\nparty = " + std::to_string(party) +
                      "\nclient_endpoint = \"" + endpoint(host, base_port + static_cast<std::uint64_t>(party)) +
                      "\"\npeer_endpoint = \"" + endpoint(host, base_port + 10 + static_cast<std::uint64_t>(party)) +
@@ -69,6 +70,7 @@ std::string server_toml(const std::string& protocol, int parties, int party, con
                      "secret_key_file = \"server.key\"\nstorage_path = \"data\"\n"
                      "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n" +
                      (protocol == "rss3" ? "security = \"" + security + "\"\n" : std::string()) +
+                     (protocol == "rss3" && ticket_key_import ? "ticket_key_import = \"allow\"\n" : std::string()) +
                      "\n[limits]\npeer_timeout_ms = " +
                      (protocol == "lut2" ? std::string("3000") : std::string("1000")) + "\n";
   // Preprocessing by OT is far slower than the online phase: on one machine, jobs wait for
@@ -119,6 +121,10 @@ void init_cluster(const Arguments& arguments) {
   if (data_links != "on" && data_links != "off") throw Error(Component::Tool, "--data-links must be on or off");
   if (data_links == "on" && protocol != "rss3")
     throw Error(Component::Tool, "--data-links applies only to --protocol rss3");
+  const std::string import = arguments.value_or("ticket-key-import", "refuse");
+  if (import != "refuse" && import != "allow") throw Error(Component::Tool, "--ticket-key-import must be refuse or allow");
+  if (arguments.optional("ticket-key-import") && protocol != "rss3")
+    throw Error(Component::Tool, "--ticket-key-import applies only to --protocol rss3 (two servers always import)");
   if (fs::exists(dir / "cluster.toml")) throw Error(Component::Tool, dir.string() + " already holds a cluster");
   fs::create_directories(dir);
   for (const char* client : {"admin", "enrol", "compute"}) {
@@ -144,7 +150,7 @@ void init_cluster(const Arguments& arguments) {
     transport::write_public_key_file(server_dir / "server.pub", pair.public_key);
     store::write_storage_key_file(server_dir / "storage.key", store::generate_storage_key());
     write_text(server_dir / "server.toml", server_toml(protocol, parties, party, host, base_port, dealer, security,
-                                                             data_links == "on"));
+                                                             data_links == "on", import == "allow"));
   }
   write_text(dir / "cluster.toml", cluster_toml(protocol, parties, "admin.key", host, base_port, data_links == "on"));
   write_text(dir / "compute.toml", cluster_toml(protocol, parties, "compute.key", host, base_port, data_links == "on"));
@@ -317,7 +323,8 @@ int run_cluster_command(const std::vector<std::string>& words) {
   const std::string action = words[0];
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "init") {
-    arguments.allow_only({"dir", "host", "base-port", "protocol", "lut-preprocessing", "security", "data-links"});
+    arguments.allow_only(
+        {"dir", "host", "base-port", "protocol", "lut-preprocessing", "security", "data-links", "ticket-key-import"});
     init_cluster(arguments);
   } else if (action == "start") {
     arguments.allow_only({"dir", "server-binary", "dealer-binary"});

@@ -43,9 +43,13 @@ std::string withdraw(client::ClusterClient& cluster, const std::string& cluster_
   }
 }
 
-bool import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, const SecretBytes& ticket_key) {
+namespace {
+
+// Runs `store` (an import or a generation of `key`) with the contract of import_ticket_key.
+template <class Store>
+bool store_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, Store store) {
   try {
-    cluster.import_key(key, ticket_key);
+    store();
     return true;
   } catch (const client::ServerError& error) {
     if (error.status() != wire::Status::KeyExists)
@@ -64,6 +68,16 @@ bool import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, c
     throw tool_error(std::string("cannot store the ticket key in the engine: ") + error.what() +
                      "; the database is unchanged");
   }
+}
+
+}  // namespace
+
+bool make_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key) {
+  return store_ticket_key(cluster, key, [&] { cluster.generate_key(key); });
+}
+
+bool import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key, const SecretBytes& ticket_key) {
+  return store_ticket_key(cluster, key, [&] { cluster.import_key(key, ticket_key); });
 }
 
 SecretBytes random_ticket_key() {

@@ -31,7 +31,10 @@ std::unique_ptr<client::ClusterClient> connect(const std::string& cluster_file);
 std::string withdraw(client::ClusterClient& cluster, const std::string& cluster_file, const wire::KeyId& key);
 // Stores a ticket key: true; false when a server holds the id already or deleted it for good
 // (an earlier attempt that failed halfway: the id is spent, and whatever this attempt stored
-// is withdrawn). Throws tool_error for anything else.
+// is withdrawn). Throws tool_error for anything else. make_ticket_key has three servers
+// generate one that exists nowhere (ClusterClient::generate_key); import_ticket_key imports
+// one this host holds (two-server clusters, which generate none).
+[[nodiscard]] bool make_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key);
 [[nodiscard]] bool import_ticket_key(client::ClusterClient& cluster, const wire::KeyId& key,
                                      const SecretBytes& ticket_key);
 SecretBytes random_ticket_key();

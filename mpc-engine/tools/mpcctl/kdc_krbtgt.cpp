@@ -132,19 +132,25 @@ int protect_krbtgt(const Arguments& arguments) {
                      "); give it one first, e.g. kadmin.local cpw -randkey -keepold -e " +
                      enctype_name(kSourceEnctype) + ":normal " + name);
 
-  SecretBytes ticket_key(kTicketKeyBytes);
-  {
-    const SecretBytes existing = session.decrypt_key(*source);
-    if (existing.size() != kTicketKeyBytes)
-      throw tool_error(name + " kvno " + std::to_string(kvno) + ": the stored " + enctype_name(kSourceEnctype) +
-                       " key has " + std::to_string(existing.size()) + " bytes, not 32");
-    if (mpc_protected_key_ticket_key(existing.data(), existing.size(), ticket_key.data()) != 0)
-      throw tool_error("cannot derive the ticket key (OpenSSL HMAC failed)");
-  }
-
+  // Three servers make the ticket key among themselves: it never exists anywhere, and no key
+  // that a host held (the realm's old one included) tells anything about it. Two servers cannot
+  // generate one: the key is derived from the realm's key, read once here.
   const wire::KeyId key = engine_key(engine_key_name(name), kvno);
-  const bool imported = import_ticket_key(*cluster, key, ticket_key);
-  ticket_key.clear();
+  bool imported = false;
+  if (cluster->generates_keys()) {
+    imported = make_ticket_key(*cluster, key);
+  } else {
+    SecretBytes ticket_key(kTicketKeyBytes);
+    {
+      const SecretBytes existing = session.decrypt_key(*source);
+      if (existing.size() != kTicketKeyBytes)
+        throw tool_error(name + " kvno " + std::to_string(kvno) + ": the stored " + enctype_name(kSourceEnctype) +
+                         " key has " + std::to_string(existing.size()) + " bytes, not 32");
+      if (mpc_protected_key_ticket_key(existing.data(), existing.size(), ticket_key.data()) != 0)
+        throw tool_error("cannot derive the ticket key (OpenSSL HMAC failed)");
+    }
+    imported = import_ticket_key(*cluster, key, ticket_key);
+  }
   if (!imported)
     throw tool_error(wire::describe(key) + " was used by an earlier attempt that failed, and a deleted ticket "
                      "key's id is never imported again; give " + name + " a new kvno first (kadmin.local cpw "
@@ -208,12 +214,15 @@ int rotate_krbtgt(const Arguments& arguments) {
   // The first kvno above the database's whose engine id was never used: an earlier rotation
   // that failed halfway spent its kvno (a deleted ticket key's id is never imported again).
   {
-    const SecretBytes ticket_key = random_ticket_key();
+    // Three servers generate the key (it exists nowhere); two import one made here.
+    const SecretBytes ticket_key = cluster->generates_keys() ? SecretBytes() : random_ticket_key();
     for (int tries = 0;; ++tries, ++kvno) {
       if (tries == kRotationKvnoTries || kvno > kMaxKvno)
         throw tool_error("kvnos " + std::to_string(older.front() + 1) + " to " + std::to_string(kvno - 1) + " of " +
                          name + " were all used by earlier attempts that failed; nothing changed");
-      if (import_ticket_key(*cluster, engine_key(key_name, kvno), ticket_key)) break;
+      if (cluster->generates_keys() ? make_ticket_key(*cluster, engine_key(key_name, kvno))
+                                    : import_ticket_key(*cluster, engine_key(key_name, kvno), ticket_key))
+        break;
       std::cerr << "mpcctl: " << wire::describe(engine_key(key_name, kvno))
                 << " was used by an earlier attempt that failed; trying the next kvno\n";
     }

@@ -67,7 +67,7 @@ int run_storage_keygen_command(const std::vector<std::string>& words) {
 }
 
 int run_key_command(const std::vector<std::string>& words) {
-  if (words.empty()) throw Error(Component::Tool, "key: expected import, list or delete");
+  if (words.empty()) throw Error(Component::Tool, "key: expected import, generate, list or delete");
   const std::string action = words[0];
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "import") {
@@ -78,6 +78,14 @@ int run_key_command(const std::vector<std::string>& words) {
     client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
     cluster.import_key(key, aes_key);
     std::cout << "imported " << wire::describe(key) << "\n";
+    return 0;
+  }
+  if (action == "generate") {
+    arguments.allow_only({"cluster", "name", "kvno", "alg"});
+    const wire::KeyId key = key_id_from(arguments);
+    client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
+    cluster.generate_key(key);
+    std::cout << "generated " << wire::describe(key) << " (no host ever held it)\n";
     return 0;
   }
   if (action == "list") {
