@@ -120,7 +120,8 @@ class Cluster:
     """One cluster directory: init, start, keys, computations, faults, stop."""
 
     def __init__(self, root: Path, base_port: int | None = None, protocol: str = "rss3",
-                 lut_preprocessing: str | None = None, degraded_service: str = "off"):
+                 lut_preprocessing: str | None = None, degraded_service: str = "off",
+                 ticket_key_import: bool = True):
         """lut_preprocessing="dealer" (with protocol lut2): a lookup-table dealer process too.
         degraded_service (rss3): what the servers do with one of them down. The suites that
         assert what an outage does run with "off"; tests/integration/test_degraded.py runs the
@@ -128,6 +129,9 @@ class Cluster:
         self.dir = Path(root)
         self.protocol = protocol
         self.degraded_service = degraded_service
+        # The suites import GCM keys of known value to check the engine against; a deployment
+        # (and test_key_generation.py) refuses them and generates its ticket keys.
+        self.ticket_key_import = ticket_key_import
         self.parties = (1, 2, 3) if protocol == "rss3" else (1, 2)
         self.lut_preprocessing = lut_preprocessing
         self.has_dealer = lut_preprocessing == "dealer"
@@ -154,6 +158,8 @@ class Cluster:
 
     def init(self) -> None:
         extra = ["--lut-preprocessing", self.lut_preprocessing] if self.lut_preprocessing else []
+        if self.protocol == "rss3" and self.ticket_key_import:
+            extra += ["--ticket-key-import", "allow"]
         self.mpcctl("cluster", "init", "--dir", str(self.dir), "--base-port", str(self.base_port),
                     "--protocol", self.protocol, *extra)
         if self.protocol == "rss3":

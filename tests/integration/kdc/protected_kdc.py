@@ -16,7 +16,9 @@ from pathlib import Path
 import mpc_cluster
 from memory_scan import assert_scan_finds, memory_contains  # noqa: F401  (re-exported)
 from kdc_formats import AES256, PRIVATE_ENCTYPE, ticket_key  # noqa: F401  (re-exported)
-from kdc_formats import ghash_key, round_key_needles
+from kdc_formats import engine_name, ghash_key, round_key_needles
+import local_masks
+from share_store_reader import stored_shares
 from krb5_realm import Realm
 
 
@@ -132,8 +134,15 @@ class ProtectedRealm(Realm):
 
     def secrets(self) -> dict[str, bytes]:
         """Every krbtgt secret that must never reach the KDC's files or memory: the old keys
-        and their round keys; the engine's ticket key K, its round keys and its GHASH key H."""
+        and their round keys; the engine's ticket keys K (derived from an old key where two
+        servers imported it, read back from the three servers' stores where they generated it),
+        their round keys and their GHASH keys H."""
         found = {}
+        if len(self.cluster.parties) == 3:
+            for kvno, key in engine_ticket_keys(self.cluster, engine_name(self.tgs)).items():
+                found[f"generated ticket key kvno {kvno}"] = key
+                found.update(round_key_needles(f"generated ticket key kvno {kvno}", key))
+                found[f"GHASH key H of the generated ticket key kvno {kvno}"] = ghash_key(key)
         for kvno, enctype, key in self.old_krbtgt_keys:
             found[f"krbtgt kvno {kvno} enctype {enctype}"] = key
             if len(key) in (16, 32):
@@ -156,6 +165,20 @@ class ProtectedRealm(Realm):
 
     def protect(self) -> subprocess.CompletedProcess:
         return self.mpcctl_kdc("protect", self.tgs, "--cluster", str(self.cluster.admin_config))
+
+
+def engine_ticket_keys(cluster: mpc_cluster.Cluster, name: str) -> dict[int, bytes]:
+    """{kvno: K} of the aes256-gcm engine keys stored under `name`, put together from the three
+    servers' stores (local_masks.components: one additive component each): what no process
+    of the product ever holds, for tests to compute and look for."""
+    dirs = [cluster.server_dir(party) for party in cluster.parties]
+    kvnos = {version for (stored, version, algorithm) in stored_shares(dirs[0])
+             if stored == name and algorithm == local_masks.ALGORITHM_AES256_GCM}
+    keys = {}
+    for kvno in sorted(kvnos):
+        parts = local_masks.components(dirs, (name, kvno, "aes256-gcm"))
+        keys[kvno] = bytes(a ^ b ^ c for a, b, c in zip(*parts))
+    return keys
 
 
 def probe_keys(realm: Realm, probe: Path, mode: str, principal: str) -> list[dict]:
