@@ -166,6 +166,7 @@ class ClusterClient {
   // was stored and throws the first failure.
   void all_or_nothing(const wire::KeyId& key, const Replies& replies, const std::vector<bool>& unreachable);
   static constexpr int kGenerateKeyTimeout = 120000;  // ms
+  static constexpr int kGenerateKeyAttempts = 5;
   Links& links();
   int parties() const;  // servers in the cluster: 3 (rss3) or 2 (gc2, lut2)
   std::vector<std::vector<std::uint8_t>> same_frame(const std::vector<std::uint8_t>& frame) const;

@@ -8,6 +8,7 @@ control.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 from typing import Iterator
@@ -20,9 +21,23 @@ class ScanError(AssertionError):
     pass
 
 
+def past_file_end(name: str, offset: int, chunk: bytes) -> bool:
+    """Whether a short read of a file mapping stopped where the file ends: a mapping larger
+    than its file (LMDB maps its whole map size) has no pages past the end to read."""
+    if not name.startswith("/"):
+        return False
+    try:
+        size = os.stat(name).st_size
+    except OSError:
+        return False
+    page = os.sysconf("SC_PAGE_SIZE")
+    return offset + len(chunk) >= (size + page - 1) // page * page
+
+
 def memory_contains(pid: int, needles: dict[str, bytes]) -> list[str]:
     """Names of the needles found in the process's readable mappings. Raises ScanError when a
-    readable mapping cannot be read in full, or when nothing at all was read."""
+    readable mapping cannot be read in full (up to its file's end, for a file mapping), or when
+    nothing at all was read."""
     if not needles or any(not needle for needle in needles.values()):
         raise ScanError("empty needle list or an empty needle")
     found, unreadable, scanned = set(), [], 0
@@ -39,7 +54,7 @@ def memory_contains(pid: int, needles: dict[str, bytes]) -> list[str]:
             except (OSError, ValueError, OverflowError) as error:
                 unreadable.append(f"{fields[0]} {name or '(anonymous)'}: {error}")
                 continue
-            if chunk is None or len(chunk) != end - start:
+            if chunk is None or (len(chunk) != end - start and not past_file_end(name, int(fields[2], 16), chunk)):
                 unreadable.append(f"{fields[0]} {name or '(anonymous)'}: read {len(chunk or b'')} bytes")
                 continue
             scanned += len(chunk)

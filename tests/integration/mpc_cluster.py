@@ -101,15 +101,24 @@ def reap(pid: int) -> bool:
 
 
 def pid_alive(pid: int) -> bool:
-    """True for a running process; a zombie counts as dead."""
+    """True for a running process; a zombie counts as dead once every thread of it has exited
+    (a killed process's main thread is a zombie while others still free their memory, and its
+    sockets stay open until the last one is gone)."""
     if pid <= 1:
         return False
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            state = stat.read().rsplit(b")", 1)[1].split()[0]
-        return state not in (b"Z", b"X")
-    except (FileNotFoundError, ProcessLookupError, IndexError):
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except (FileNotFoundError, ProcessLookupError):
         return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            return True
+    return False
 
 
 class MpcctlError(AssertionError):

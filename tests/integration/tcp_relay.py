@@ -16,12 +16,14 @@ class TcpRelay:
     """Accepts on an ephemeral loopback port (`port`) and relays each connection to
     `target_port`, after `delay_s` (None: never connects, so the connecting side waits as on a
     server still starting). Chunks from the connecting side pass through `client_chunks`'s
-    function when one is given; the other way they pass as they are."""
+    function when one is given, and those from the server through `server_chunks`'s."""
 
-    def __init__(self, target_port: int, delay_s: float | None = 0.0, client_chunks: ChunkHook | None = None):
+    def __init__(self, target_port: int, delay_s: float | None = 0.0, client_chunks: ChunkHook | None = None,
+                 server_chunks: ChunkHook | None = None):
         self.target_port = target_port
         self.delay_s = delay_s
         self.client_chunks = client_chunks
+        self.server_chunks = server_chunks
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.sockets: list[socket.socket] = []
@@ -48,8 +50,9 @@ class TcpRelay:
             return
         self.sockets.append(upstream)
         change = self.client_chunks() if self.client_chunks is not None else None
+        back = self.server_chunks() if self.server_chunks is not None else None
         threading.Thread(target=self._pump, args=(accepted, upstream, change), daemon=True).start()
-        threading.Thread(target=self._pump, args=(upstream, accepted, None), daemon=True).start()
+        threading.Thread(target=self._pump, args=(upstream, accepted, back), daemon=True).start()
 
     @staticmethod
     def _pump(source: socket.socket, sink: socket.socket, change: Callable[[bytes], bytes] | None) -> None:

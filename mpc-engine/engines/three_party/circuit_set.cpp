@@ -46,6 +46,9 @@ CircuitShape shape_of(wire::CircuitId id) {
     case wire::CircuitId::KrbCf2Checksum:
       throw Error(Component::Server, "Kerberos circuits are compiled per data length (jobs::KrbCircuitCache)");
     case wire::CircuitId::GcmLocalMasks: throw Error(Component::Server, "a batch of local masks runs no circuit");
+    case wire::CircuitId::GcmKeyMaterial:
+      throw Error(Component::Server,
+                  "a key's material is compiled when a generation needs it (jobs::gcm_key_material_program)");
   }
   throw Error(Component::Server, "unknown circuit id");
 }
@@ -68,7 +71,7 @@ const circuits::Program& CircuitSet::program(wire::CircuitId id) const {
   if (!wire::is_valid_circuit_id(static_cast<std::uint8_t>(id))) throw Error(Component::Server, "unknown circuit id");
   if (wire::is_krb_circuit(id))
     throw Error(Component::Server, "Kerberos circuits are compiled per data length (jobs::KrbCircuitCache)");
-  if (id == wire::CircuitId::GcmLocalMasks) throw Error(Component::Server, "a batch of local masks runs no circuit");
+  if (id == wire::CircuitId::GcmLocalMasks || id == wire::CircuitId::GcmKeyMaterial) (void)shape_of(id);  // throws
   return programs_[index_of(id)];
 }
 

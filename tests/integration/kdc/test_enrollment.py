@@ -457,15 +457,47 @@ def test_refusals_say_why_and_change_nothing(make_realm, engine):
 class HoldingProxy(TcpRelay):
     """A TCP relay in front of one engine server. It passes the connection set-up (the
     CurveZMQ handshake, well under SETUP_BYTES) and then holds every further byte from the
-    client until release(): a request reaches the other servers at once and this one only
-    when the test lets it, as over a stalled link."""
+    client (or, with replies=True, from the server) until release(): a request reaches the
+    other servers at once and this one only when the test lets it, or this server's answer
+    reaches the client only then, as over a stalled link."""
 
     SETUP_BYTES = 2048
 
-    def __init__(self, target_port: int):
+    def __init__(self, target_port: int, replies: bool = False):
         self.holding = threading.Event()
         self.released = threading.Event()
-        super().__init__(target_port, client_chunks=self._holder)
+        if replies:
+            super().__init__(target_port, server_chunks=self._reply_holder)
+        else:
+            super().__init__(target_port, client_chunks=self._holder)
+
+    def _reply_holder(self):
+        """Holds the server's stream at its first CurveZMQ MESSAGE command (ZMTP 3.0: a 64-byte
+        greeting, then frames of flags, a 1- or 8-byte size and the body; a command's body
+        starts with its name): the handshake and heartbeats pass, the first answer waits."""
+        seen = bytearray()
+
+        def hold(chunk: bytes) -> bytes:
+            if self.released.is_set():
+                return chunk
+            start = len(seen)
+            seen.extend(chunk)
+            at = 64
+            while at + 2 <= len(seen):
+                flags = seen[at]
+                long_size = flags & 0x02
+                header = 9 if long_size else 2
+                if at + header > len(seen):
+                    break
+                size = int.from_bytes(seen[at + 1:at + 9], "big") if long_size else seen[at + 1]
+                if at + header + 8 <= len(seen) and seen[at + header:at + header + 8] == b"\x07MESSAGE":
+                    if at + header + 8 > start:
+                        self.holding.set()
+                        self.released.wait()
+                    break
+                at += header + size
+            return chunk
+        return hold
 
     def _holder(self):
         passed = 0
@@ -489,14 +521,15 @@ class HoldingProxy(TcpRelay):
 
 @pytest.mark.timeout(120)
 def test_a_change_during_enrollment_withdraws_the_engine_key(make_realm, engine, kdb_probe):
-    """protect reads the key, stores K in the engine, and writes only if the principal is
-    still as it read it. Server 1 is reached through a relay that holds the import while
-    kadmin.local changes the key: protect must delete the engine key again and write nothing."""
+    """protect reads the principal, has the servers generate K, and writes only if the
+    principal is still as it read it. Server 1 is reached through a relay that holds its
+    answer to the generation while kadmin.local changes the key: protect must delete the
+    engine key again and write nothing."""
     realm = make_realm("realm", realm=unique_realm())
     principal = tgs(realm)
-    imported = f'"event":"key imported","key":"{engine_name(principal)} kvno 1 aes256-gcm"'
+    imported = f'"event":"key generated","key":"{engine_name(principal)} kvno 1 aes256-gcm"'
     server2_log = engine.server_dir(2) / "server.log"
-    proxy = HoldingProxy(engine.base_port + 1)
+    proxy = HoldingProxy(engine.base_port + 1, replies=True)
     proc = None
     try:
         held = config_copy(engine, "held.toml", timeout_ms=30000, first_server_port=proxy.port)
@@ -506,7 +539,7 @@ def test_a_change_during_enrollment_withdraws_the_engine_key(make_realm, engine,
         deadline = time.monotonic() + 20
         while not (proxy.holding.is_set() and imported in Realm.read(server2_log)):
             assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the import never reached server 2"
+            assert time.monotonic() < deadline, "the generation never finished at server 2"
             time.sleep(0.02)
         realm.kadmin_local(f"cpw -randkey -keepold {principal}", check=True)
         proxy.release()
