@@ -143,6 +143,9 @@ class Engine {
     std::size_t gcm_nonces = 0;          // prefetched GCM nonces' shares held for their tags
     std::size_t prepared_garblings = 0;  // Kerberos garblings prepared ahead and held
     std::size_t prepared_bytes = 0;
+    // lut2, at the leader: lookup-table entries made (or being made) ahead of the jobs that
+    // will use them; nullopt where the engine keeps no such stock or cannot tell.
+    std::optional<std::uint64_t> lut_entries_ahead;
   };
   virtual Stock stock() const { return {}; }
   // What the engine counted since it started, for the Prometheus endpoint.

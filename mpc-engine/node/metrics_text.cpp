@@ -93,6 +93,10 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
           snapshot.prepared_garblings);
   out.one("mpc_prepared_garblings_bytes", "gauge", "Bytes of the prepared garblings this server holds.",
           snapshot.prepared_bytes);
+  if (snapshot.lut_entries_ahead)
+    out.one("mpc_lut_entries_ahead", "gauge",
+            "Lookup-table entries made or being made ahead of the jobs that will use them (lut2, the leader).",
+            *snapshot.lut_entries_ahead);
   if (!snapshot.cpu_seconds_by_thread.empty()) {
     out.metric("mpc_cpu_seconds_total", "counter", "CPU seconds of this server's threads, by thread name.");
     for (const auto& [thread, seconds] : snapshot.cpu_seconds_by_thread)

@@ -29,6 +29,7 @@ struct MetricsSnapshot {
   std::size_t gcm_nonces = 0;               // prefetched nonces' shares held (Engine::Stock)
   std::size_t prepared_garblings = 0;
   std::size_t prepared_bytes = 0;
+  std::optional<std::uint64_t> lut_entries_ahead;  // lut2 leader (Engine::Stock)
   Engine::Activity activity;
   // CurveZMQ handshakes refused by the ZAP handler: clients' (a key not admitted) and peers'.
   std::uint64_t client_handshakes_refused = 0;

@@ -325,7 +325,10 @@ std::string Node::metrics_text() {
   MetricsSnapshot snapshot;
   snapshot.status = status();
   snapshot.protocol = settings::protocol_name(settings_.protocol);
-  snapshot.security = settings_.security == settings::Security::Active ? "active" : "passive";
+  // Two-server clusters (and the pair serving while a server is down) are semi-honest.
+  snapshot.security =
+      settings_.protocol == settings::Protocol::Rss3 && settings_.security == settings::Security::Active ? "active"
+                                                                                                          : "passive";
   snapshot.three_servers = membership_.has_value();
   if (membership_) {
     const auto now = std::chrono::steady_clock::now();
@@ -340,6 +343,7 @@ std::string Node::metrics_text() {
   snapshot.gcm_nonces = stock.gcm_nonces;
   snapshot.prepared_garblings = stock.prepared_garblings;
   snapshot.prepared_bytes = stock.prepared_bytes;
+  snapshot.lut_entries_ahead = stock.lut_entries_ahead;
   snapshot.activity = engine_->activity();
   snapshot.client_handshakes_refused = context_.refused_handshakes("clients");
   snapshot.peer_handshakes_refused = context_.refused_handshakes("peers");

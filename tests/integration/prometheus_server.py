@@ -22,7 +22,7 @@ def serve_metrics(cluster) -> dict[int, str]:
     """Gives each server of an initialised, not yet started mpc_cluster.Cluster a metrics
     endpoint on a loopback port: {party: "HOST:PORT"}."""
     endpoints = {}
-    for party in (1, 2, 3):
+    for party in cluster.parties:
         endpoints[party] = f"127.0.0.1:{random_port()}"
         config = cluster.server_dir(party) / "server.toml"
         config.write_text(f'metrics_listen = "{endpoints[party]}"\n' + config.read_text())

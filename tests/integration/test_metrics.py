@@ -148,6 +148,28 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
         assert samples.get('mpc_peer_heard_age_seconds{server="3"}', 1e9) > 0.5, samples
 
 
+@pytest.mark.timeout(180)
+def test_a_lut2_leader_shows_its_lookup_table_stock(tmp_path):
+    """Two servers with lookup tables: the leader makes entries ahead of the jobs, and says how
+    many; the other server keeps no count of them and shows none."""
+    cluster = mpc_cluster.Cluster(tmp_path / "lut2", protocol="lut2")
+    try:
+        cluster.init()
+        endpoints = serve_metrics(cluster)
+        cluster.start()
+        cluster.import_key("metrics/lut", 1, "aes128")
+        cluster.keystream("metrics/lut", 1, "aes128", secrets.token_hex(16), 4, timeout=60)
+        deadline = time.monotonic() + 60
+        while scrape(endpoints[1])[0].get("mpc_lut_entries_ahead", 0) == 0:
+            assert time.monotonic() < deadline, "the leader never showed lookup-table entries made ahead"
+            time.sleep(0.5)
+        assert "mpc_lut_entries_ahead" not in scrape(endpoints[2])[0]
+        # Two servers are semi-honest today (docs/two-server.md): the label says so.
+        assert 'mpc_server_info{server="1",protocol="lut2",security="passive"}' in scrape(endpoints[1])[0]
+    finally:
+        cluster.stop()
+
+
 def test_the_endpoint_serves_metrics_only(metered):
     _, endpoints = metered
     for path in ("/", "/keys", "/metrics/../status"):

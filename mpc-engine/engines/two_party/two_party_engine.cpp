@@ -131,6 +131,12 @@ void TwoPartyEngine::answer_error(const node::JobKey& key, wire::Status status, 
   host_.answer(key, node::error_reply(key.request, status, detail));
 }
 
+node::Engine::Stock TwoPartyEngine::stock() const {
+  Stock stock{nonce_pool_->size(), 0, 0, std::nullopt};
+  if (leader() && backend_->wants_preprocessing()) stock.lut_entries_ahead = next_produce_ - next_pool_;
+  return stock;
+}
+
 std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
   if (std::holds_alternative<wire::GenerateKeyRequest>(job.request))
     return node::Refusal{wire::Status::BadRequest,

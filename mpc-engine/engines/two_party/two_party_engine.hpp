@@ -62,7 +62,7 @@ class TwoPartyEngine final : public node::Engine {
   std::vector<void*> sockets() const override;
   std::vector<int> descriptors() const override { return {wakeup_.descriptor()}; }
   void fill_status(wire::ServerStatus&) const override {}
-  Stock stock() const override { return {nonce_pool_->size(), 0, 0}; }
+  Stock stock() const override;
   void key_changed(const wire::KeyId& key, node::KeyChange change) override;
   std::size_t share_copies() const override { return 1; }
   std::string sharing() const override;

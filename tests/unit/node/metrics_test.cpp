@@ -53,6 +53,7 @@ MetricsSnapshot sample_snapshot() {
   snapshot.activity.aborts[{"abort_notice", 2}] = 1;
   snapshot.activity.links_refused_at_limit = 9;
   snapshot.client_handshakes_refused = 11;
+  snapshot.lut_entries_ahead = 4096;
   return snapshot;
 }
 
@@ -108,6 +109,7 @@ TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
         "mpc_client_links_refused_total{reason=\"busy\"} 0\n",
         "mpc_handshakes_refused_total{listener=\"clients\"} 11\n",
         "mpc_handshakes_refused_total{listener=\"peers\"} 0\n",
+        "mpc_lut_entries_ahead 4096\n",
         "mpc_jobs_by_kind_total{kind=\"krb_encrypt\",status=\"ok\"} 3\n",
         "mpc_jobs_by_kind_total{kind=\"krb_encrypt\",status=\"verification_failed\"} 1\n",
         "mpc_jobs_by_kind_total{kind=\"gcm_tag\",status=\"unknown_nonce\"} 1\n",
