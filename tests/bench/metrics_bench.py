@@ -7,8 +7,11 @@ run so that the machine's drifting load skews neither side.
     /usr/bin/python3 tests/bench/metrics_bench.py --build-dir build --out docs/benchmarks
 
 Per turn, AES-128 keystream jobs: throughput (client threads x 512-block jobs) and single-block
-latency (p50, p99). Writes OUT/metrics.json and OUT/metrics.md and prints the table: each
-side's median turn, the median of the turns' on/off throughput ratios, and every turn's ratio
+latency (p50, p99). Then the KDC side: a protected krbtgt key on the same cluster, krb5kdc with
+two workers restarted per turn with its router's counters file (router.conf metrics_file, read
+every second by `mpcctl kdc metrics --out`, as the timer does every 15 s) or without it, and a
+login storm (AS and TGS) per turn. Writes OUT/metrics.json and OUT/metrics.md and prints the
+table: each side's median turn, the median of the turns' on/off ratios, and every turn's ratio
 (noise shows there).
 """
 
@@ -19,6 +22,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -28,11 +32,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
+sys.path.insert(0, str(REPO / "tests" / "load"))
 
 import mpc_cluster  # noqa: E402
 from active_bench import KEY, THROUGHPUT_BLOCKS, measure, restart_all  # noqa: E402
 from loopback_ports import random_port  # noqa: E402
 from run_bench import machine  # noqa: E402
+import storm  # noqa: E402
+from protected_kdc import ProtectedRealm  # noqa: E402
 
 MODES = ("off", "on")
 
@@ -71,6 +78,66 @@ def switch(cluster: mpc_cluster.Cluster, endpoints: dict[int, str] | None) -> No
     restart_all(cluster)
 
 
+class CountersReader:
+    """`mpcctl kdc metrics --file F --out OUT` once a second until stopped: the timer's work."""
+
+    def __init__(self, counters: Path, out: Path):
+        self.command = [str(mpc_cluster.mpcctl_binary()), "kdc", "metrics", "--file", str(counters),
+                        "--out", str(out)]
+        self.reads = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stopping.wait(1.0):
+            self.read()
+
+    def read(self) -> None:
+        if subprocess.run(self.command, capture_output=True).returncode == 0:
+            self.reads += 1
+
+    def stop(self) -> int:
+        """Stops, after one last read (a turn shorter than a second is read at its end)."""
+        self.stopping.set()
+        self.thread.join()
+        self.read()
+        return self.reads
+
+
+def kdc_turns(cluster: mpc_cluster.Cluster, root: Path, rounds: int, logins: int) -> tuple[dict, int]:
+    """{mode: [storm summary per turn]} with the router's counters file off and on, and the
+    reads of the file made while on."""
+    realm = ProtectedRealm(root / "realm", cluster)
+    counters = root / "router.metrics"
+    plain = realm.router_conf.read_text()
+    runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
+    reads = 0
+    try:
+        realm.create()
+        storm.add_principals(realm, 20)
+        realm.protect()
+        keytab = storm.make_keytab(realm, root / "storm.keytab", 20)
+        target = storm.Target("protected", realm, cluster)
+        for _ in range(rounds):
+            for mode in MODES:
+                realm.stop_kdc()
+                counters.unlink(missing_ok=True)
+                realm.router_conf.write_text(plain + (f"metrics_file = {counters}\n" if mode == "on" else ""))
+                realm.start_kdc(workers=2)
+                reader = CountersReader(counters, root / "mpc-kdc.prom") if mode == "on" else None
+                summary = target.storm(keytab, ["--concurrency", "4", "--count", str(logins), "--tgs",
+                                                realm.principal(storm.SERVICE)])
+                if reader:
+                    reads += reader.stop()
+                if summary["failed"] != 0:
+                    raise SystemExit(f"logins failed in the {mode} turn: {summary['first_errors']}")
+                runs[mode].append(summary)
+    finally:
+        realm.stop()
+    return runs, reads
+
+
 def table(results: dict) -> str:
     off, on = results["modes"]["off"], results["modes"]["on"]
     rows = ["| AES-128 keystream | endpoint off | endpoint on, scraped every second | on / off |",
@@ -80,9 +147,18 @@ def table(results: dict) -> str:
             f"{statistics.median(results['turn_ratios']):.3f} (median of the turns) |",
             f"| single block p50 / p99, ms | {off['single_block_ms']['p50']:.2f} / {off['single_block_ms']['p99']:.2f} | "
             f"{on['single_block_ms']['p50']:.2f} / {on['single_block_ms']['p99']:.2f} | |"]
+    kdc_off, kdc_on = results["kdc"]["modes"]["off"], results["kdc"]["modes"]["on"]
+    rows += [f"| KDC logins/s (AS + TGS, 4 at a time, krb5kdc -w 2, protected krbtgt) | "
+             f"{kdc_off['per_second']:,.0f} | "
+             f"{kdc_on['per_second']:,.0f} (counters file, read every second) | "
+             f"{statistics.median(results['kdc']['turn_ratios']):.3f} (median of the turns) |",
+             f"| KDC login p50 / p99, ms | {kdc_off['p50_ms']:.2f} / {kdc_off['p99_ms']:.2f} | "
+             f"{kdc_on['p50_ms']:.2f} / {kdc_on['p99_ms']:.2f} | |"]
     ratios = ", ".join(f"{r:.3f}" for r in results["turn_ratios"])
+    kdc_ratios = ", ".join(f"{r:.3f}" for r in results["kdc"]["turn_ratios"])
     return "\n".join(rows) + (f"\n\nOn/off throughput per turn: {ratios}; "
-                              f"{results['scrapes']} scrapes answered while on.")
+                              f"{results['scrapes']} scrapes answered while on. KDC on/off logins/s per turn: "
+                              f"{kdc_ratios}; the counters file read {results['kdc']['reads']} times while on.")
 
 
 def main() -> int:
@@ -93,6 +169,7 @@ def main() -> int:
     parser.add_argument("--single-jobs", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="off/on turns, medians kept")
     parser.add_argument("--threads", type=int, default=2, help="client threads of the throughput measurement")
+    parser.add_argument("--logins", type=int, default=2000, help="logins per KDC turn")
     args = parser.parse_args()
     os.environ["MPC_BUILD_DIR"] = str(Path(args.build_dir).resolve())
 
@@ -111,10 +188,14 @@ def main() -> int:
                     runs[mode].append(measure(cluster, args.seconds, args.single_jobs, args.threads))
                     if scraper:
                         scrapes += scraper.stop()
+            switch(cluster, None)
+            kdc_runs, kdc_reads = kdc_turns(cluster, Path(tmp), args.rounds, args.logins)
         finally:
             cluster.stop()
     if scrapes == 0:
         raise SystemExit("no scrape answered: the endpoint was not measured")
+    if kdc_reads == 0:
+        raise SystemExit("the router's counters file was never read: the KDC side was not measured")
 
     def median_run(mode: str) -> dict:
         ordered = sorted(runs[mode], key=lambda r: r["throughput_blocks_per_s"])
@@ -128,6 +209,15 @@ def main() -> int:
                         for off, on in zip(runs["off"], runs["on"])],
         "scrapes": scrapes,
         "client_threads": args.threads,
+        "kdc": {
+            "logins_per_turn": args.logins,
+            "modes": {mode: sorted(kdc_runs[mode], key=lambda r: r["per_second"])[len(kdc_runs[mode]) // 2]
+                      for mode in MODES},
+            "runs": kdc_runs,
+            "turn_ratios": [on["per_second"] / off["per_second"]
+                            for off, on in zip(kdc_runs["off"], kdc_runs["on"])],
+            "reads": kdc_reads,
+        },
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -139,7 +229,8 @@ def main() -> int:
         f"{results['machine'].get('commit')}. Three servers on one host, every link authenticated and "
         "encrypted. Written by tests/bench/metrics_bench.py (`make bench`).\n\n" + text + "\n")
     print(text)
-    print(f"median of the turns: {statistics.median(results['turn_ratios']):.3f}")
+    print(f"median of the turns: {statistics.median(results['turn_ratios']):.3f}; KDC: "
+          f"{statistics.median(results['kdc']['turn_ratios']):.3f}")
     return 0
 
 
