@@ -139,11 +139,17 @@ static krb5_error_code
 refuse_usage(const char *op, const struct krb_key *k, krb5_keyusage usage, char *why,
              size_t why_len)
 {
-    router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: usage %d is not "
-            "served (%s; fail closed)", op, KEY_ARGS(k), (int)usage,
-            k->combine != NULL ? "a combined key serves usages 3, 54, 55 and 56 only"
-                               : "the engine holds derived keys for usages 1, 2, 3, 17 and 56 "
-                                 "only");
+    char usages[64];
+
+    router_krb_usage_names(usages, sizeof(usages));
+    if (k->combine != NULL)
+        router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: usage %d is "
+                       "not served (a combined key serves usages 3, 54, 55 and 56 only; fail "
+                       "closed)", op, KEY_ARGS(k), (int)usage);
+    else
+        router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: usage %d is "
+                       "not served (the engine holds derived keys for usages %s only; fail "
+                       "closed)", op, KEY_ARGS(k), (int)usage, usages);
     return KRB5_CRYPTO_INTERNAL;
 }
 

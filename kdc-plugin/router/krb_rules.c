@@ -58,6 +58,24 @@ router_krb_usage_served(krb5_keyusage usage)
 }
 
 void
+router_krb_usage_names(char *buf, size_t len)
+{
+    size_t i, at = 0;
+    int n;
+
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    for (i = 0; i < MPC_KEY_USAGE_COUNT && at < len; i++) {
+        n = snprintf(buf + at, len - at, "%s%u", i == 0 ? "" : i + 1 == MPC_KEY_USAGE_COUNT ? " and " : ", ",
+                     (unsigned)mpc_key_usages[i]);
+        if (n < 0)
+            break;
+        at += (size_t)n;
+    }
+}
+
+void
 router_krb_served_names(char *buf, size_t len)
 {
     size_t i, served = 0, written = 0, at = 0;

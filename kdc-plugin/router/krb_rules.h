@@ -58,8 +58,12 @@ krb5_cksumtype router_krb_cksumtype(krb5_enctype enctype);
  * any other enctype. */
 size_t router_krb_mac_len(krb5_enctype enctype);
 
-/* True for the usages whose derived keys the engine holds: 1, 2, 3, 17, 56. */
+/* True for the usages whose derived keys the engine holds (mpc_key_usages of the key table). */
 int router_krb_usage_served(krb5_keyusage usage);
+
+/* Those usages for a message, "1, 2, 3, 17 and 56", into buf (NUL-terminated, truncated to
+ * len). */
+void router_krb_usage_names(char *buf, size_t len);
 
 /* The served enctypes for a message, "aes128-cts-hmac-sha1-96 (17), ... and
  * aes256-cts-hmac-sha384-192 (20)", into buf (NUL-terminated, truncated to len). */

@@ -399,14 +399,7 @@ void check_krb_request(const wire::KeyId& key, wire::KrbOperation operation, std
   if (!wire::is_krb_algorithm(key.algorithm))
     throw Error(Component::Client, "the Kerberos jobs need an " + keys::algorithm_list(keys::AlgorithmSet::Kerberos) +
                                        " key, not " + wire::algorithm_name(key.algorithm));
-  if (combine) {
-    if (auto refusal = wire::krb_combine_refusal(operation, usage, *combine)) throw Error(Component::Client, *refusal);
-  } else if (!wire::krb_usage_index(usage)) {
-    throw Error(Component::Client, "key usage " + std::to_string(usage) + " is not one of 1, 2, 3, 17, 56");
-  } else if (!wire::krb_usage_allows(operation, usage)) {
-    throw Error(Component::Client, "key usage " + std::to_string(usage) + " is not served for this operation " +
-                                       "(1: decrypt, 2: encrypt and decrypt, 3: encrypt, 17 and 56: checksum)");
-  }
+  if (auto refusal = wire::krb_usage_refusal(operation, usage, combine)) throw Error(Component::Client, *refusal);
   if (data_bytes < min_bytes || data_bytes > wire::kKrbMaxDataBytes)
     throw Error(Component::Client, "Kerberos job data of " + std::to_string(data_bytes) + " bytes, not " +
                                        std::to_string(min_bytes) + ".." + std::to_string(wire::kKrbMaxDataBytes));

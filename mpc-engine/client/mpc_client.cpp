@@ -200,18 +200,8 @@ bool check_krb_call(mpc_client* client, const char* name, uint32_t version, int 
                     mpc::wire::KrbOperation operation, uint32_t usage, const std::optional<mpc::wire::KrbCombine>& combine,
                     const uint8_t* data, size_t length, mpc::wire::KeyId& key) {
   if (!make_key_id(name, version, algorithm, KeyUse::Krb, key, client->last_error)) return false;
-  if (combine) {
-    if (auto refusal = mpc::wire::krb_combine_refusal(operation, usage, *combine)) {
-      client->last_error = *refusal;
-      return false;
-    }
-  } else if (!mpc::wire::krb_usage_index(usage)) {
-    client->last_error = "key usage " + std::to_string(usage) + " is not one of 1, 2, 3, 17, 56";
-    return false;
-  } else if (!mpc::wire::krb_usage_allows(operation, usage)) {
-    client->last_error = "key usage " + std::to_string(usage) +
-                         " is not served for this call (1: decrypt, 2: encrypt and decrypt, 3: encrypt, 17 and 56: "
-                         "checksum)";
+  if (auto refusal = mpc::wire::krb_usage_refusal(operation, usage, combine)) {
+    client->last_error = *refusal;
     return false;
   }
   if (data == nullptr && length != 0) {

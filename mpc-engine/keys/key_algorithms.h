@@ -59,6 +59,17 @@ enum mpc_key_hash { MPC_KEY_HASH_NONE = 0, MPC_KEY_HASH_SHA1 = 1, MPC_KEY_HASH_S
  * tickets (2), AS-REP (3), PAC checksums (17), PA-REQ-ENC-PA-REP checksum (56). */
 #define MPC_KEY_USAGE_COUNT 5
 static MPC_KEY_CONST uint32_t mpc_key_usages[MPC_KEY_USAGE_COUNT] = {1, 2, 3, 17, 56};
+/* What a KDC does under each of those usages, and nothing else (MPC_KEY_OP_* bits): 1
+ * (PA-ENC-TIMESTAMP) decrypt only, since encrypting one would forge a client's
+ * preauthentication for later; 2 (tickets) encrypt and decrypt; 3 (AS-REP) encrypt only; 17
+ * and 56 checksums. Every check of a usage (the router, the client library, the servers)
+ * reads these rows. */
+#define MPC_KEY_OP_ENCRYPT 1u
+#define MPC_KEY_OP_DECRYPT 2u
+#define MPC_KEY_OP_CHECKSUM 4u
+static MPC_KEY_CONST uint32_t mpc_key_usage_operations[MPC_KEY_USAGE_COUNT] = {
+    MPC_KEY_OP_DECRYPT, MPC_KEY_OP_ENCRYPT | MPC_KEY_OP_DECRYPT, MPC_KEY_OP_ENCRYPT, MPC_KEY_OP_CHECKSUM,
+    MPC_KEY_OP_CHECKSUM};
 #define MPC_KEY_CONFOUNDER_BYTES 16
 #define MPC_KEY_MAX_MAC_BYTES 24
 
@@ -137,6 +148,12 @@ MPC_KEY_FUNCTION int mpc_key_usage_index(uint32_t usage) {
   for (i = 0; i < MPC_KEY_USAGE_COUNT; ++i)
     if (mpc_key_usages[i] == usage) return i;
   return -1;
+}
+
+/* Whether a KDC does `operation` (one MPC_KEY_OP_* bit) under `usage` (the rows above). */
+MPC_KEY_FUNCTION int mpc_key_usage_allows(uint32_t usage, uint32_t operation) {
+  const int i = mpc_key_usage_index(usage);
+  return i >= 0 && (mpc_key_usage_operations[i] & operation) != 0;
 }
 
 #ifdef __cplusplus

@@ -43,11 +43,8 @@ struct ClientJob {
 
 enum class KeyChange { Stored, Deleted };
 
-// Why a request is refused.
-struct Refusal {
-  wire::Status status = wire::Status::BadRequest;
-  std::string detail;
-};
+// Why a request is refused (jobs/request_checks.hpp makes the refusals every engine shares).
+using Refusal = wire::Refusal;
 
 // What the shell offers its engine. Every call is made on the shell's thread.
 class EngineHost {

@@ -64,15 +64,47 @@ std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexc
   return padded_blocks(aad_bytes) + padded_blocks(text_bytes) + 1;
 }
 
-bool krb_usage_allows(KrbOperation operation, std::uint32_t usage) noexcept {
-  switch (usage) {
-    case 1: return operation == KrbOperation::Decrypt;
-    case 2: return operation == KrbOperation::Encrypt || operation == KrbOperation::Decrypt;
-    case 3: return operation == KrbOperation::Encrypt;
-    case 17:
-    case 56: return operation == KrbOperation::Checksum;
-    default: return false;
+namespace {
+
+std::uint32_t operation_bit(KrbOperation operation) noexcept {
+  switch (operation) {
+    case KrbOperation::Encrypt: return MPC_KEY_OP_ENCRYPT;
+    case KrbOperation::Decrypt: return MPC_KEY_OP_DECRYPT;
+    case KrbOperation::Checksum: return MPC_KEY_OP_CHECKSUM;
   }
+  return 0;
+}
+
+// "1: decrypt, 2: encrypt and decrypt, 3: encrypt, 17: checksum, 56: checksum", from the rows.
+std::string usage_rules() {
+  std::string out;
+  for (std::size_t i = 0; i < MPC_KEY_USAGE_COUNT; ++i) {
+    std::string operations;
+    for (const auto operation : {KrbOperation::Encrypt, KrbOperation::Decrypt, KrbOperation::Checksum})
+      if ((mpc_key_usage_operations[i] & operation_bit(operation)) != 0)
+        operations += (operations.empty() ? "" : " and ") + std::string(detail::krb_operation_name(operation));
+    out += (out.empty() ? "" : ", ") + std::to_string(mpc_key_usages[i]) + ": " + operations;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool krb_usage_allows(KrbOperation operation, std::uint32_t usage) noexcept {
+  return mpc_key_usage_allows(usage, operation_bit(operation)) != 0;
+}
+
+std::optional<std::string> krb_usage_refusal(KrbOperation operation, std::uint32_t usage,
+                                             const std::optional<KrbCombine>& combine) {
+  if (combine) return krb_combine_refusal(operation, usage, *combine);
+  if (mpc_key_usage_index(usage) < 0)
+    return "key usage " + std::to_string(usage) + " is not one whose keys the servers hold (" + usage_rules() + ")";
+  if (!krb_usage_allows(operation, usage))
+    return std::string("Kerberos ") + detail::krb_operation_name(operation) + " under key usage " +
+           std::to_string(usage) + " refused: a KDC never does it (" + usage_rules() + ")" +
+           (usage == 1 ? "; an encrypted timestamp under a client's key would be that client's preauthentication"
+                       : "");
+  return std::nullopt;
 }
 
 std::optional<std::string> krb_combine_refusal(KrbOperation operation, std::uint32_t usage, const KrbCombine& combine) {

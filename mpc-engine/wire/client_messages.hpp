@@ -208,11 +208,9 @@ enum class KrbOperation : std::uint8_t {
   Checksum = 3,
 };
 
-// What a KDC does with each usage whose keys a Kerberos key's material holds
-// (kKrbUsages), and nothing else: 1 (PA-ENC-TIMESTAMP) decrypt only, since encrypting
-// one would forge a client's preauthentication for later; 2 (tickets) encrypt and decrypt;
-// 3 (AS-REP) encrypt only; 17 (PAC) and 56 (PA-REQ-ENC-PA-REP) checksums. Jobs under a
-// combined key (KrbCombine) have their own list: krb_combine_refusal().
+// Whether a KDC does `operation` under `usage` with a stored Kerberos key: the usage rows of
+// keys/key_algorithms.h (mpc_key_usage_operations). Jobs under a combined key (KrbCombine)
+// have their own list: krb_combine_refusal().
 bool krb_usage_allows(KrbOperation operation, std::uint32_t usage) noexcept;
 
 // A job under KRB-FX-CF2(K1, pepper1, key, pepper) (RFC 6113 5.1) instead of the stored key
@@ -234,6 +232,10 @@ struct KrbCombine {
 };
 // Why a combined job may not run, or nullopt when it may.
 std::optional<std::string> krb_combine_refusal(KrbOperation operation, std::uint32_t usage, const KrbCombine& combine);
+// Why a Kerberos job may not run under `usage` (with `combine`, krb_combine_refusal's answer),
+// or nullopt when it may: the one wording of the rule for the client library and the servers.
+std::optional<std::string> krb_usage_refusal(KrbOperation operation, std::uint32_t usage,
+                                             const std::optional<KrbCombine>& combine = std::nullopt);
 
 // Body: u8 operation (| 0x80 with a KrbCombine) | key id | u32 usage | u32 length | data, then
 // with a KrbCombine: u8 combined algorithm | short string pepper | mask (its algorithm's key
@@ -298,6 +300,12 @@ enum class Status : std::uint16_t {
   VerificationFailed = 13,
 };
 inline constexpr Status kLastStatus = Status::VerificationFailed;
+
+// Why a server refuses a request: the status and the detail the client hears.
+struct Refusal {
+  Status status = Status::BadRequest;
+  std::string detail;
+};
 
 const char* status_name(Status status);
 

@@ -72,14 +72,7 @@ KrbOperation checked_krb_operation(std::uint8_t value) {
 }
 
 void check_krb_usage(KrbOperation operation, std::uint32_t usage) {
-  if (!krb_usage_index(usage))
-    fail(std::string("Kerberos ") + krb_operation_name(operation) + " request for usage " + std::to_string(usage) +
-         ", whose keys no server holds");
-  if (!krb_usage_allows(operation, usage))
-    fail(std::string("Kerberos ") + krb_operation_name(operation) + " under usage " + std::to_string(usage) +
-         " refused: a KDC never does it" +
-         (usage == 1 ? " (an encrypted timestamp under a client's key would be that client's preauthentication)"
-                     : ""));
+  if (auto refusal = krb_usage_refusal(operation, usage)) fail(*refusal);
 }
 
 void check_krb_combine(KrbOperation operation, std::uint32_t usage, const KrbCombine& combine) {

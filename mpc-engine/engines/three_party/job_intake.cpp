@@ -9,6 +9,7 @@
 #include "jobs/gcm_hash.hpp"
 #include "jobs/gcm_masks.hpp"
 #include "jobs/krb_jobs.hpp"
+#include "jobs/request_checks.hpp"
 #include "node/key_admin.hpp"
 #include "protocol/rss3/ghash.hpp"
 #include "protocol/rss3/output.hpp"
@@ -49,53 +50,33 @@ std::optional<node::Refusal> ThreePartyEngine::check(const node::ClientJob& job)
 }
 
 std::optional<node::Refusal> ThreePartyEngine::check_share(const wire::KeyId& key, std::uint32_t instances) {
-  if (instances > settings_.limits.max_job_blocks)
-    return refusal(wire::Status::TooLarge, "job of " + std::to_string(instances) + " blocks exceeds max_job_blocks " +
-                                               std::to_string(settings_.limits.max_job_blocks));
+  if (auto refused = jobs::size_refusal(instances, request_limits())) return refused;
   const SecretBytes* share = host_.key_material(key);
-  if (share == nullptr) return refusal(wire::Status::UnknownKey, wire::describe(key) + " not found");
+  if (share == nullptr) return jobs::unknown_key(key);
   if (share->size() != 2 * wire::material_bytes(key.algorithm))
     return refusal(wire::Status::Internal, "stored share of " + wire::describe(key) + " has the wrong size");
   return std::nullopt;
 }
 
 std::optional<node::Refusal> ThreePartyEngine::check_compute(const wire::ComputeRequest& request) {
-  if (request.key.algorithm != wire::KeyAlgorithm::Aes128 && request.key.algorithm != wire::KeyAlgorithm::Aes256)
-    return refusal(wire::Status::BadRequest, wire::describe(request.key) + " serves only the GCM requests");
+  if (auto refused = jobs::compute_refusal(request, request_limits())) return refused;
   return check_share(request.key, request.blocks);
 }
 
 std::optional<node::Refusal> ThreePartyEngine::check_gcm_prefetch(const wire::GcmPrefetchRequest& request) {
-  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
-    return refusal(wire::Status::BadRequest, "GCM prefetch needs an aes256-gcm key, not " + wire::describe(request.key));
-  if (request.count == 0 || request.count > wire::kMaxGcmPrefetchCount ||
-      request.blocks_per_nonce > wire::kMaxGcmBlocksPerNonce)
-    return refusal(wire::Status::BadRequest, "GCM prefetch size out of range");
+  if (auto refused = jobs::prefetch_refusal(request, request_limits())) return refused;
   // A nonce never spans batches, so its instances must fit in one.
   const std::uint64_t per_nonce = 1 + static_cast<std::uint64_t>(request.blocks_per_nonce);
   if (per_nonce > settings_.limits.max_batch_blocks)
     return refusal(wire::Status::TooLarge, std::to_string(request.blocks_per_nonce) +
                                                " blocks per nonce exceed max_batch_blocks " +
                                                std::to_string(settings_.limits.max_batch_blocks) + " - 1");
-  // More nonces than the pool keeps per client would evict this very prefetch's first ones.
-  if (request.count > settings_.limits.gcm_nonces_per_client)
-    return refusal(wire::Status::TooLarge, "prefetch of " + std::to_string(request.count) +
-                                               " nonces exceeds gcm_nonces_per_client " +
-                                               std::to_string(settings_.limits.gcm_nonces_per_client));
   const std::uint64_t instances = per_nonce * request.count;
-  if (instances > settings_.limits.max_job_blocks)
-    return refusal(wire::Status::TooLarge, "prefetch of " + std::to_string(request.count) + " nonces x (1 + " +
-                                               std::to_string(request.blocks_per_nonce) +
-                                               ") blocks exceeds max_job_blocks " +
-                                               std::to_string(settings_.limits.max_job_blocks));
   return check_share(request.key, static_cast<std::uint32_t>(instances));
 }
 
 std::optional<node::Refusal> ThreePartyEngine::check_gcm_tag(const node::JobKey& key, const wire::GcmTagRequest& request) {
-  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
-    return refusal(wire::Status::BadRequest, "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key));
-  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
-    return refusal(wire::Status::BadRequest, "GCM tag input too long");
+  if (auto refused = jobs::gcm_input_refusal("tag", request.key, request.aad, request.text)) return refused;
   if (auto refused = check_share(request.key, 1)) return refused;
   if (!nonce_pool_.holds(key.client, request.key, request.nonce, std::chrono::steady_clock::now()))
     return refusal(wire::Status::UnknownNonce, "nonce " + jobs::describe_nonce(request.nonce) +
@@ -118,21 +99,12 @@ std::optional<node::Refusal> ThreePartyEngine::check_gcm_tag(const node::JobKey&
 }
 
 std::optional<node::Refusal> ThreePartyEngine::check_gcm_open(const wire::GcmOpenRequest& request) {
-  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
-    return refusal(wire::Status::BadRequest, "GCM open needs an aes256-gcm key, not " + wire::describe(request.key));
-  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
-    return refusal(wire::Status::BadRequest, "GCM open input too long");
+  if (auto refused = jobs::gcm_input_refusal("open", request.key, request.aad, request.text)) return refused;
   return check_share(request.key, static_cast<std::uint32_t>(1 + (request.text.size() + 15) / 16));
 }
 
 std::optional<node::Refusal> ThreePartyEngine::check_krb(const wire::KrbRequest& request) {
-  // The decoder has checked the request's form, usage and combine already; planning checks
-  // again and names any problem all the same.
-  try {
-    (void)jobs::plan_krb_job(request);
-  } catch (const Error& error) {
-    return refusal(wire::Status::BadRequest, error.what());
-  }
+  if (auto refused = jobs::krb_refusal(request)) return refused;
   return check_share(request.key, 1);
 }
 

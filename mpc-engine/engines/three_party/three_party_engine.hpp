@@ -50,6 +50,7 @@
 #include "engines/three_party/prf_keys.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/nonce_pool.hpp"
+#include "jobs/request_checks.hpp"
 #include "jobs/tagged_nonces.hpp"
 #include "node/engine.hpp"
 #include "node/wakeup.hpp"
@@ -109,6 +110,9 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   std::optional<node::Refusal> check_krb(const wire::KrbRequest& request);
   std::optional<node::Refusal> check_share(const wire::KeyId& key, std::uint32_t instances);
   Job make_job(const node::ClientJob& job, const SecretBytes& share);
+  jobs::RequestLimits request_limits() const {
+    return {settings_.limits.max_job_blocks, settings_.limits.gcm_nonces_per_client};
+  }
   // A key generation: no stored key, the new key's components from the PRF keys (prf_keys.hpp).
   Job make_generation_job(const node::ClientJob& job) const;
   void answer_tag(const node::ClientJob& job);

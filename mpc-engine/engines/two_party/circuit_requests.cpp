@@ -6,56 +6,30 @@
 
 #include "protocol/rss3/ghash.hpp"
 #include "jobs/krb_jobs.hpp"
+#include "jobs/request_checks.hpp"
 #include "engines/two_party/engine_job.hpp"
 #include "engines/two_party/two_party_engine.hpp"
 #include "jobs/gcm_hash.hpp"
 
 namespace mpc::two_party_engine {
 
-std::optional<std::string> TwoPartyEngine::circuit_job_refusal(const wire::Request& request) const {
-  if (const auto* krb = std::get_if<wire::KrbRequest>(&request)) {
-    if (!wire::is_krb_algorithm(krb->key.algorithm))
-      return "Kerberos jobs need an aes128-/aes256-cts-hmac-sha1-96, aes128-cts-hmac-sha256-128 or "
-             "aes256-cts-hmac-sha384-192 key, not " + wire::describe(krb->key);
-    // The decoder has checked the request's form, usage and combine already; planning checks
-    // again and names any problem all the same.
-    try {
-      (void)jobs::plan_krb_job(*krb);
-    } catch (const Error& error) {
-      return std::string(error.what());
-    }
-    return std::nullopt;
-  }
-  if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request)) {
-    if (prefetch->key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
-      return "GCM prefetch needs an aes256-gcm key, not " + wire::describe(prefetch->key);
-    if (prefetch->count == 0 || prefetch->count > wire::kMaxGcmPrefetchCount ||
-        prefetch->blocks_per_nonce > wire::kMaxGcmBlocksPerNonce)
-      return std::string("GCM prefetch size out of range");
-    return std::nullopt;
-  }
-  if (const auto* open = std::get_if<wire::GcmOpenRequest>(&request)) {
-    if (open->key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
-      return "GCM open needs an aes256-gcm key, not " + wire::describe(open->key);
-    if (rss3::ghash_blocks(open->aad.size(), open->text.size()) > wire::kGcmHashPowers)
-      return std::string("GCM open input too long");
-    return std::nullopt;
-  }
-  return std::string("not a Kerberos or GCM job");
+std::optional<node::Refusal> TwoPartyEngine::circuit_job_refusal(const wire::Request& request) const {
+  if (const auto* krb = std::get_if<wire::KrbRequest>(&request)) return jobs::krb_refusal(*krb);
+  if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request))
+    return jobs::prefetch_refusal(*prefetch, request_limits());
+  if (const auto* open = std::get_if<wire::GcmOpenRequest>(&request))
+    return jobs::gcm_input_refusal("open", open->key, open->aad, open->text);
+  return node::Refusal{wire::Status::BadRequest, "not a Kerberos or GCM job"};
 }
 
 std::optional<node::Refusal> TwoPartyEngine::check_gcm_tag(const node::ClientJob& job,
                                                            const wire::GcmTagRequest& request) {
-  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
-    return node::Refusal{wire::Status::BadRequest, "GCM tag needs an aes256-gcm key, not " + wire::describe(request.key)};
-  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
-    return node::Refusal{wire::Status::BadRequest, "GCM tag input too long"};
+  if (auto refused = jobs::gcm_input_refusal("tag", request.key, request.aad, request.text)) return refused;
   // A chained tag's additive shares and the zero test that checks them are three-server
   // protocols; a client asks for them only of three servers.
   if (request.chained || request.check)
     return node::Refusal{wire::Status::BadRequest, "chained and checked GCM tags need three servers"};
-  if (host_.key_material(request.key) == nullptr)
-    return node::Refusal{wire::Status::UnknownKey, wire::describe(request.key) + " not found"};
+  if (host_.key_material(request.key) == nullptr) return jobs::unknown_key(request.key);
   if (!nonce_pool_->holds(job.key.client, request.key, request.nonce, std::chrono::steady_clock::now()))
     return node::Refusal{wire::Status::UnknownNonce, "nonce not prefetched by this client under " +
                                                          wire::describe(request.key) + " on party " +

@@ -9,6 +9,7 @@
 #include "cuda/cuda_evaluator.hpp"
 #include "engines/two_party/engine_job.hpp"
 #include "jobs/batch_inputs.hpp"
+#include "jobs/request_checks.hpp"
 #include "node/key_admin.hpp"
 
 namespace mpc::two_party_engine {
@@ -150,13 +151,7 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
     return node::Refusal{wire::Status::UnknownNonce, "two servers keep no tagged nonces for reopening: open it in full"};
   }
   if (const auto* compute = std::get_if<wire::ComputeRequest>(&job.request)) {
-    if (compute->key.algorithm != wire::KeyAlgorithm::Aes128 && compute->key.algorithm != wire::KeyAlgorithm::Aes256)
-      return node::Refusal{wire::Status::BadRequest,
-                           wire::describe(compute->key) + " serves only the GCM or Kerberos requests"};
-    if (compute->blocks > settings_.limits.max_job_blocks)
-      return node::Refusal{wire::Status::TooLarge, "job of " + std::to_string(compute->blocks) +
-                                                       " blocks exceeds max_job_blocks " +
-                                                       std::to_string(settings_.limits.max_job_blocks)};
+    if (auto refused = jobs::compute_refusal(*compute, request_limits())) return refused;
     if (leader()) {
       const std::uint64_t entries = backend_->pool_entries(compute->key, compute->blocks);
       if (entries > backend_->pool_capacity() && backend_->wants_preprocessing())
@@ -165,31 +160,17 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
                                                          std::to_string(backend_->pool_capacity()) +
                                                          " ([lut] pool_sboxes)"};
     }
-    if (host_.key_material(compute->key) == nullptr)
-      return node::Refusal{wire::Status::UnknownKey, wire::describe(compute->key) + " not found"};
+    if (host_.key_material(compute->key) == nullptr) return jobs::unknown_key(compute->key);
     return std::nullopt;
   }
-  if (auto refusal = circuit_job_refusal(job.request)) return node::Refusal{wire::Status::BadRequest, *refusal};
-  if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&job.request)) {
-    const std::uint64_t blocks = prefetch->count * (1 + static_cast<std::uint64_t>(prefetch->blocks_per_nonce));
-    // More nonces than the pool keeps per client would evict this very prefetch's first ones.
-    if (prefetch->count > settings_.limits.gcm_nonces_per_client)
-      return node::Refusal{wire::Status::TooLarge, "prefetch of " + std::to_string(prefetch->count) +
-                                                       " nonces exceeds gcm_nonces_per_client " +
-                                                       std::to_string(settings_.limits.gcm_nonces_per_client)};
-    if (blocks > settings_.limits.max_job_blocks)
-      return node::Refusal{wire::Status::TooLarge, "prefetch of " + std::to_string(blocks) +
-                                                       " blocks exceeds max_job_blocks " +
-                                                       std::to_string(settings_.limits.max_job_blocks)};
-  }
+  if (auto refused = circuit_job_refusal(job.request)) return refused;
   const wire::KeyId& key = std::visit(
       [](const auto& body) -> const wire::KeyId& {
         if constexpr (requires { body.key; }) return body.key;
         else throw Error(Component::Server, "a job request without a key");
       },
       job.request);
-  if (host_.key_material(key) == nullptr)
-    return node::Refusal{wire::Status::UnknownKey, wire::describe(key) + " not found"};
+  if (host_.key_material(key) == nullptr) return jobs::unknown_key(key);
   return std::nullopt;
 }
 

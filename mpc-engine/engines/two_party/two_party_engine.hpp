@@ -35,6 +35,7 @@
 #include "engines/two_party/job_streams.hpp"
 #include "engines/two_party/lut2_backend.hpp"
 #include "jobs/nonce_pool.hpp"
+#include "jobs/request_checks.hpp"
 #include "node/engine.hpp"
 #include "node/wakeup.hpp"
 #include "settings/server_settings.hpp"
@@ -75,7 +76,10 @@ class TwoPartyEngine final : public node::Engine {
   bool leader() const { return settings_.party == 0; }
   // Refusals of Kerberos, GCM prefetch and GCM open requests: jobs of the garbled-circuit engine
   // (circuits_), whatever the cluster's protocol. A GCM tag is local (GHASH is linear).
-  std::optional<std::string> circuit_job_refusal(const wire::Request& request) const;
+  std::optional<node::Refusal> circuit_job_refusal(const wire::Request& request) const;
+  jobs::RequestLimits request_limits() const {
+    return {settings_.limits.max_job_blocks, settings_.limits.gcm_nonces_per_client};
+  }
   std::optional<node::Refusal> check_gcm_tag(const node::ClientJob& job, const wire::GcmTagRequest& request);
   void answer_gcm_tag(const node::ClientJob& job, const wire::GcmTagRequest& request);
   // Nonces with local masks (local_reopen.cpp): this server's components of a key's K, and the
