@@ -669,52 +669,66 @@ cleanup:
     return ret;
 }
 
-static krb5_error_code
-mpc_promote_db(krb5_context context, char *conf_section, char **db_args)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->promote_db ? vt->promote_db(context, conf_section, db_args)
-                             : KRB5_PLUGIN_OP_NOTSUPP;
-    return ret;
-}
-
 /* ---- vtable: plain forwarding -------------------------------------------- */
 
-static krb5_error_code
-mpc_get_age(krb5_context context, char *db_name, time_t *age)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
+/* Forwards slot `name` to the back end with the parameters `params` and the arguments `args`
+ * of the call (both in parentheses): KRB5_PLUGIN_OP_NOTSUPP when the back end leaves the slot
+ * NULL, as libkdb5 answers for a NULL slot. */
+#define FORWARD(name, params, args)                                                       \
+    static krb5_error_code mpc_##name params                                              \
+    {                                                                                     \
+        const kdb_vftabl *vt;                                                             \
+        krb5_error_code ret = backend_of(context, &vt);                                   \
+                                                                                          \
+        if (ret == 0)                                                                     \
+            ret = vt->name ? vt->name args : NOTSUPP;                                     \
+        return ret;                                                                       \
+    }
 
-    if (ret == 0)
-        ret = vt->get_age ? vt->get_age(context, db_name, age) : NOTSUPP;
-    return ret;
-}
+FORWARD(promote_db, (krb5_context context, char *conf_section, char **db_args),
+        (context, conf_section, db_args))
+FORWARD(get_age, (krb5_context context, char *db_name, time_t *age),
+        (context, db_name, age))
+FORWARD(lock, (krb5_context context, int mode),
+        (context, mode))
+FORWARD(unlock, (krb5_context context),
+        (context))
+FORWARD(iterate, (krb5_context context, char *match_entry,
+        int (*func)(krb5_pointer, krb5_db_entry *), krb5_pointer func_arg, krb5_flags iterflags),
+        (context, match_entry, func, func_arg, iterflags))
+FORWARD(create_policy, (krb5_context context, osa_policy_ent_t policy),
+        (context, policy))
+FORWARD(put_policy, (krb5_context context, osa_policy_ent_t policy),
+        (context, policy))
+FORWARD(iter_policy, (krb5_context context, char *match_entry, osa_adb_iter_policy_func func,
+        void *data),
+        (context, match_entry, func, data))
+FORWARD(delete_policy, (krb5_context context, char *policy),
+        (context, policy))
+FORWARD(check_transited_realms, (krb5_context context, const krb5_data *tr_contents,
+        const krb5_data *client_realm, const krb5_data *server_realm),
+        (context, tr_contents, client_realm, server_realm))
+FORWARD(check_policy_as, (krb5_context context, krb5_kdc_req *request, krb5_db_entry *client,
+        krb5_db_entry *server, krb5_timestamp kdc_time, const char **status,
+        krb5_pa_data ***e_data),
+        (context, request, client, server, kdc_time, status, e_data))
+FORWARD(check_policy_tgs, (krb5_context context, krb5_kdc_req *request, krb5_db_entry *server,
+        krb5_ticket *ticket, const char **status, krb5_pa_data ***e_data),
+        (context, request, server, ticket, status, e_data))
+FORWARD(check_allowed_to_delegate, (krb5_context context, krb5_const_principal client,
+        const krb5_db_entry *server, krb5_const_principal proxy),
+        (context, client, server, proxy))
+FORWARD(allowed_to_delegate_from, (krb5_context context, krb5_const_principal client,
+        krb5_const_principal server, krb5_pac server_pac, const krb5_db_entry *proxy),
+        (context, client, server, server_pac, proxy))
+FORWARD(issue_pac, (krb5_context context, unsigned int flags, krb5_db_entry *client,
+        krb5_keyblock *replaced_reply_key, krb5_db_entry *server, krb5_db_entry *signing_krbtgt,
+        krb5_timestamp authtime, krb5_pac old_pac, krb5_pac new_pac,
+        krb5_data ***auth_indicators),
+        (context, flags, client, replaced_reply_key, server, signing_krbtgt, authtime, old_pac,
+         new_pac, auth_indicators))
 
-static krb5_error_code
-mpc_lock(krb5_context context, int mode)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->lock ? vt->lock(context, mode) : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
-mpc_unlock(krb5_context context)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->unlock ? vt->unlock(context) : NOTSUPP;
-    return ret;
-}
+#undef FORWARD
 
 static krb5_error_code
 mpc_delete_principal(krb5_context context, krb5_const_principal search_for)
@@ -748,30 +762,6 @@ cleanup:
 }
 
 static krb5_error_code
-mpc_iterate(krb5_context context, char *match_entry, int (*func)(krb5_pointer, krb5_db_entry *),
-            krb5_pointer func_arg, krb5_flags iterflags)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->iterate ? vt->iterate(context, match_entry, func, func_arg, iterflags)
-                          : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
-mpc_create_policy(krb5_context context, osa_policy_ent_t policy)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->create_policy ? vt->create_policy(context, policy) : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
 mpc_get_policy(krb5_context context, char *name, osa_policy_ent_t *policy)
 {
     const kdb_vftabl *vt;
@@ -784,83 +774,6 @@ mpc_get_policy(krb5_context context, char *name, osa_policy_ent_t *policy)
     return ret;
 }
 
-static krb5_error_code
-mpc_put_policy(krb5_context context, osa_policy_ent_t policy)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->put_policy ? vt->put_policy(context, policy) : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
-mpc_iter_policy(krb5_context context, char *match_entry, osa_adb_iter_policy_func func,
-                void *data)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->iter_policy ? vt->iter_policy(context, match_entry, func, data) : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
-mpc_delete_policy(krb5_context context, char *policy)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->delete_policy ? vt->delete_policy(context, policy) : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
-mpc_check_transited_realms(krb5_context context, const krb5_data *tr_contents,
-                           const krb5_data *client_realm, const krb5_data *server_realm)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->check_transited_realms
-                  ? vt->check_transited_realms(context, tr_contents, client_realm, server_realm)
-                  : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
-mpc_check_policy_as(krb5_context context, krb5_kdc_req *request, krb5_db_entry *client,
-                    krb5_db_entry *server, krb5_timestamp kdc_time, const char **status,
-                    krb5_pa_data ***e_data)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->check_policy_as ? vt->check_policy_as(context, request, client, server,
-                                                        kdc_time, status, e_data)
-                                  : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
-mpc_check_policy_tgs(krb5_context context, krb5_kdc_req *request, krb5_db_entry *server,
-                     krb5_ticket *ticket, const char **status, krb5_pa_data ***e_data)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->check_policy_tgs
-                  ? vt->check_policy_tgs(context, request, server, ticket, status, e_data)
-                  : NOTSUPP;
-    return ret;
-}
-
 static void
 mpc_refresh_config(krb5_context context)
 {
@@ -868,20 +781,6 @@ mpc_refresh_config(krb5_context context)
 
     if (backend_of(context, &vt) == 0 && vt->refresh_config != NULL)
         vt->refresh_config(context);
-}
-
-static krb5_error_code
-mpc_check_allowed_to_delegate(krb5_context context, krb5_const_principal client,
-                              const krb5_db_entry *server, krb5_const_principal proxy)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->check_allowed_to_delegate
-                  ? vt->check_allowed_to_delegate(context, client, server, proxy)
-                  : NOTSUPP;
-    return ret;
 }
 
 static void
@@ -893,38 +792,6 @@ mpc_free_principal_e_data(krb5_context context, krb5_octet *e_data)
         vt->free_principal_e_data(context, e_data);
     else
         free(e_data);
-}
-
-static krb5_error_code
-mpc_allowed_to_delegate_from(krb5_context context, krb5_const_principal client,
-                             krb5_const_principal server, krb5_pac server_pac,
-                             const krb5_db_entry *proxy)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->allowed_to_delegate_from
-                  ? vt->allowed_to_delegate_from(context, client, server, server_pac, proxy)
-                  : NOTSUPP;
-    return ret;
-}
-
-static krb5_error_code
-mpc_issue_pac(krb5_context context, unsigned int flags, krb5_db_entry *client,
-              krb5_keyblock *replaced_reply_key, krb5_db_entry *server,
-              krb5_db_entry *signing_krbtgt, krb5_timestamp authtime, krb5_pac old_pac,
-              krb5_pac new_pac, krb5_data ***auth_indicators)
-{
-    const kdb_vftabl *vt;
-    krb5_error_code ret = backend_of(context, &vt);
-
-    if (ret == 0)
-        ret = vt->issue_pac ? vt->issue_pac(context, flags, client, replaced_reply_key, server,
-                                            signing_krbtgt, authtime, old_pac, new_pac,
-                                            auth_indicators)
-                            : NOTSUPP;
-    return ret;
 }
 
 static krb5_error_code
