@@ -34,6 +34,17 @@ def past_file_end(name: str, offset: int, chunk: bytes) -> bool:
     return offset + len(chunk) >= (size + page - 1) // page * page
 
 
+def still_readable(pid: int, start: int, end: int) -> bool:
+    """Whether [start, end) lies whole in one readable mapping of the process now."""
+    with open(f"/proc/{pid}/maps") as maps:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            low, high = (int(x, 16) for x in fields[0].split("-"))
+            if low <= start and end <= high:
+                return "r" in fields[1]
+    return False
+
+
 def memory_contains(pid: int, needles: dict[str, bytes]) -> list[str]:
     """Names of the needles found in the process's readable mappings. Raises ScanError when a
     readable mapping cannot be read in full (up to its file's end, for a file mapping), or when
@@ -52,7 +63,10 @@ def memory_contains(pid: int, needles: dict[str, bytes]) -> list[str]:
                 mem.seek(start)
                 chunk = mem.read(end - start)
             except (OSError, ValueError, OverflowError) as error:
-                unreadable.append(f"{fields[0]} {name or '(anonymous)'}: {error}")
+                # A heap the process shrank (or unmapped) since the maps were read is no longer
+                # there to read: only a range still mapped readable must be.
+                if still_readable(pid, start, end):
+                    unreadable.append(f"{fields[0]} {name or '(anonymous)'}: {error}")
                 continue
             if chunk is None or (len(chunk) != end - start and not past_file_end(name, int(fields[2], 16), chunk)):
                 unreadable.append(f"{fields[0]} {name or '(anonymous)'}: read {len(chunk or b'')} bytes")

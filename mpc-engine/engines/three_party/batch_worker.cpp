@@ -1,5 +1,6 @@
 #include "engines/three_party/batch_worker.hpp"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -315,6 +316,7 @@ void BatchWorker::run() {
       result.error = "party " + std::to_string(settings_.party + 1) + " cannot build the batch's circuit: " + error;
     }
     for (auto& slice : task.slices) slice.key_share.clear();
+    const bool key_material = task.header.circuit == wire::CircuitId::GcmKeyMaterial;
     {
       std::lock_guard lock(mutex_);
       running_ = false;
@@ -322,6 +324,14 @@ void BatchWorker::run() {
       result_ = std::move(result);
     }
     finished_.notify();
+    if (key_material) {
+      // A key's material is compiled for the one batch that needs it (about a gigabyte with its
+      // evaluation plan): the program goes with the task, the plan from the evaluator's cache,
+      // and the heap they grew back to the system rather than held for the server's lifetime.
+      task = BatchTask();
+      evaluator_->forget_plans();
+      ::malloc_trim(0);
+    }
   }
 }
 

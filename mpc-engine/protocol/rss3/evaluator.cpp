@@ -389,6 +389,11 @@ class CpuEvaluator final : public Evaluator {
   }
 
   std::string name() const override { return std::string("cpu-") + simd_level_name(level_); }
+  void forget_plans() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_.clear();
+    cached_.reset();
+  }
 
  private:
   EvaluationStats evaluate_with(const circuits::Program& program, const ShareMatrix& inputs, ShareMatrix& outputs,

@@ -99,6 +99,9 @@ class Evaluator {
                                             ShareMatrix& outputs, CorrelatedRandomness& randomness,
                                             LayerExchange& exchange, AndTranscript& transcript);
   virtual std::string name() const = 0;
+  // Drops what the evaluator keeps between calls (the plans of recent programs, a workspace):
+  // after a one-off program whose plan would otherwise be held until others push it out.
+  virtual void forget_plans() {}
 };
 
 // Throws Error(Protocol) if `level` is not supported by this CPU.
