@@ -47,13 +47,15 @@ const char* job_kind_name(JobKind kind) {
   return "other";
 }
 
-void JobMetrics::refused(JobKind kind, wire::Status status) {
+void JobMetrics::add(JobKind kind, wire::Status status) {
   const auto k = static_cast<std::size_t>(kind), s = static_cast<std::size_t>(status);
   if (k < kKinds && s < kStatuses) ++counts_[k][s];
 }
 
+void JobMetrics::refused(JobKind kind, wire::Status status) { add(kind, status); }
+
 void JobMetrics::answered(JobKind kind, wire::Status status, std::chrono::steady_clock::duration elapsed) {
-  refused(kind, status);
+  add(kind, status);
   const auto k = static_cast<std::size_t>(kind);
   if (k >= kKinds || status != wire::Status::Ok) return;
   const double seconds = std::chrono::duration<double>(elapsed).count();

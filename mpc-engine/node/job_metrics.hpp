@@ -49,6 +49,8 @@ class JobMetrics {
   void render(Exposition& out) const;
 
  private:
+  void add(JobKind kind, wire::Status status);
+
   static constexpr std::size_t kKinds = static_cast<std::size_t>(JobKind::Count);
   static constexpr std::size_t kStatuses = static_cast<std::size_t>(wire::kLastStatus) + 1;
   struct Latency {

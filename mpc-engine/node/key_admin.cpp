@@ -64,7 +64,7 @@ std::optional<Refusal> generation_refusal(const wire::KeyId& key, const store::S
 
 std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::string& role, store::ShareStore& store,
                                             const transport::CurveKeyPair& own, std::size_t share_copies,
-                                            const std::string& sharing, const Logger& log) {
+                                            const std::string& sharing, bool ticket_key_import, const Logger& log) {
   const bool admin_request = std::holds_alternative<wire::ImportKeyRequest>(request) ||
                              std::holds_alternative<wire::ListKeysRequest>(request) ||
                              std::holds_alternative<wire::DeleteKeyRequest>(request);
@@ -78,6 +78,12 @@ std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::s
     if (auto refused = key_change_refused(role, import->key)) {
       log.warn("key import refused", {{"key", wire::describe(import->key)}, {"role", role}});
       return error_reply(id, wire::Status::Unauthorized, *refused);
+    }
+    if (import->key.algorithm == wire::KeyAlgorithm::Aes256Gcm && !ticket_key_import) {
+      log.warn("ticket key import refused", {{"key", wire::describe(import->key)}, {"role", role}});
+      return error_reply(id, wire::Status::Unauthorized,
+                         "this cluster generates its ticket keys (mpcctl key generate) and imports none of a "
+                         "value some host chose (server.toml ticket_key_import = \"allow\" admits them)");
     }
     if (store.deleted_for_good(import->key))
       return error_reply(id, wire::Status::KeyExists,

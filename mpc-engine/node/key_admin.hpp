@@ -23,10 +23,12 @@ namespace mpc::node {
 // key (wire/sealed_share.hpp) and is opened with `own`; one that does not open for the
 // request's key id is refused. share_copies: how many copies of the key material one server's
 // share holds (2 for a replicated share x || a, 1 for an XOR share); `sharing` names the
-// expected form in the refusal of any other. Throws what the store throws.
+// expected form in the refusal of any other. ticket_key_import: whether an aes256-gcm key may
+// be imported at all (server.toml ticket_key_import; a cluster that generates its ticket keys
+// refuses it). Throws what the store throws.
 std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::string& role, store::ShareStore& store,
                                             const transport::CurveKeyPair& own, std::size_t share_copies,
-                                            const std::string& sharing, const Logger& log);
+                                            const std::string& sharing, bool ticket_key_import, const Logger& log);
 
 // Why a key may not be generated under `key` (wire::GenerateKeyRequest) at this server: it is
 // not an aes256-gcm id, or the id is stored or was deleted. nullopt when it may.

@@ -374,22 +374,13 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     key_cache_.forget(remove->key);
     engine_->key_changed(remove->key, KeyChange::Deleted);
   }
-  if (auto* import = std::get_if<wire::ImportKeyRequest>(&request);
-      import && import->key.algorithm == wire::KeyAlgorithm::Aes256Gcm && !settings_.ticket_key_import) {
-    log_.warn("ticket key import refused", {{"key", wire::describe(import->key)}, {"role", message.role}});
-    send_reply(message.routing_id,
-               error_reply(id, wire::Status::Unauthorized,
-                           "this cluster generates its ticket keys (mpcctl key generate) and imports none of a "
-                           "value some host chose (server.toml ticket_key_import = \"allow\" admits them)"));
-    return;
-  }
   if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
     key_cache_.forget(import->key);
     if (pair_) pair_->engine->key_changed(import->key, KeyChange::Stored);
     engine_->key_changed(import->key, KeyChange::Stored);
   }
   if (auto answer = answer_key_admin(request, message.role, store_, own_keys_, engine_->share_copies(),
-                                     engine_->sharing(), log_))
+                                     engine_->sharing(), settings_.ticket_key_import, log_))
     send_reply(message.routing_id, *answer);
 }
 

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "protocol/rss3/ghash.hpp"
-#include "jobs/krb_jobs.hpp"
 #include "jobs/request_checks.hpp"
 #include "engines/two_party/engine_job.hpp"
 #include "engines/two_party/two_party_engine.hpp"

@@ -28,7 +28,7 @@ class KeyAdminTest : public ::testing::Test {
     fs::remove_all(directory);
   }
   wire::Reply answer(wire::Request request, const std::string& role, std::size_t copies) {
-    auto reply = node::answer_key_admin(request, role, *store, own, copies, "the expected form", log);
+    auto reply = node::answer_key_admin(request, role, *store, own, copies, "the expected form", true, log);
     EXPECT_TRUE(reply.has_value());
     return reply.value_or(wire::Reply{});
   }
@@ -91,7 +91,7 @@ TEST_F(KeyAdminTest, OnlyAdminsAdministerAndOthersPassThrough) {
   EXPECT_EQ(answer(wire::ListKeysRequest{}, "compute", 1).status, wire::Status::Unauthorized);
   EXPECT_EQ(store->count(), 0u);
   wire::Request status = wire::StatusRequest{};
-  EXPECT_FALSE(node::answer_key_admin(status, "admin", *store, own, 1, "", log).has_value());
+  EXPECT_FALSE(node::answer_key_admin(status, "admin", *store, own, 1, "", true, log).has_value());
   EXPECT_EQ(answer(import(material), "admin", 1).status, wire::Status::Ok);
   const auto listed = answer(wire::ListKeysRequest{}, "admin", 1);
   ASSERT_EQ(std::get<wire::KeyList>(listed.body).keys.size(), 1u);
@@ -136,6 +136,20 @@ TEST_F(KeyAdminTest, TheEnrolRoleChangesKerberosKeysOnly) {
 
 // A deleted ticket key's id is never stored again; a Kerberos user key's id is (kadmind enrols
 // a key change again under the same kvno after a failed attempt).
+TEST_F(KeyAdminTest, AClusterThatGeneratesItsTicketKeysImportsNone) {
+  const wire::KeyId ticket{"kdc/tgt", 2, wire::KeyAlgorithm::Aes256Gcm};
+  const std::size_t material = wire::material_bytes(ticket.algorithm);
+  wire::Request request = import(2 * material, 0x5a, nullptr, ticket);
+  const auto refused = node::answer_key_admin(request, "admin", *store, own, 2, "", false, log);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, wire::Status::Unauthorized);
+  EXPECT_NE(refused->error.find("generates its ticket keys"), std::string::npos);
+  EXPECT_EQ(store->count(), 0u);
+  // Other keys import as before.
+  wire::Request plain = import(2 * wire::material_bytes(wire::KeyAlgorithm::Aes128));
+  EXPECT_EQ(node::answer_key_admin(plain, "admin", *store, own, 2, "", false, log)->status, wire::Status::Ok);
+}
+
 TEST_F(KeyAdminTest, ADeletedTicketKeyIdIsNeverImportedAgain) {
   const wire::KeyId ticket{"kdc/tgt", 3, wire::KeyAlgorithm::Aes256Gcm};
   const wire::KeyId user{"kdc/user", 3, wire::KeyAlgorithm::Aes128CtsHmacSha1};
