@@ -14,6 +14,7 @@
 #include "keys/algorithm_list.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "transport/zmq_link.hpp"
+#include "wire/krb_record_mask.hpp"
 
 namespace mpc::client {
 
@@ -266,7 +267,7 @@ Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
       type,
       [&](const wire::RequestId& id) {
         request.id = id;
-        return wire::encode_request(request);
+        return same_frame(wire::encode_request(request));
       },
       service_bound);
 }
@@ -418,15 +419,31 @@ wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operatio
 }  // namespace
 
 Replies ClusterClient::krb_round_trip(wire::KrbRequest& request) {
+  // The secret record goes out masked, and each server gets its own seeds of the mask
+  // (wire/krb_record_mask.hpp). A retry changes only the id: every copy a server sees carries
+  // the same masked record and seeds.
+  const wire::RecordMaskDeal deal(settings_.servers.size(), wire::krb_secret_record_bytes(request));
+  const auto wipe_request = [&request] {
+    wipe(request.data.data(), request.data.size());
+    if (request.combine) wipe(request.combine->mask.data(), request.combine->mask.size());
+    if (request.record_mask)
+      for (auto& seed : request.record_mask->seeds) wipe(seed.data(), seed.size());
+  };
   try {
+    deal.mask(request);
     auto replies = serve_job(wire::MessageType::Krb, [&](const wire::RequestId& id) {
       request.id = id;
-      return wire::encode_request(request);
+      Frames frames;
+      for (int party = 0; party < parties(); ++party) {
+        request.record_mask = deal.for_server(party);
+        frames.push_back(wire::encode_request(request));
+      }
+      return frames;
     });
-    wipe(request.data.data(), request.data.size());
+    wipe_request();
     return replies;
   } catch (...) {
-    wipe(request.data.data(), request.data.size());
+    wipe_request();
     throw;
   }
 }

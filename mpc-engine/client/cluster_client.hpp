@@ -136,16 +136,17 @@ class ClusterClient {
   // third is down (node/membership.hpp). A three-server job whose servers answer PeerFailure
   // or went away is sent again under a fresh id (encode makes the frame for an id; each
   // frame is wiped after its attempt) until it is served or the timeout passes: a server
-  // going down costs a retry, not a failure. Two servers unreachable fail at once.
+  // going down costs a retry, not a failure. Two servers unreachable fail at once. encode
+  // gives each server's frame (same_frame, but for a Krb request's own seeds).
   // service_bound: the answer needs what the servers serving now hold (a tag's nonce, a held
   // nonce's reopen): a retry would reach another service, so the call fails as an unknown
   // nonce instead.
-  Replies serve_job(wire::MessageType type,
-                    const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode,
+  using Frames = std::vector<std::vector<std::uint8_t>>;
+  Replies serve_job(wire::MessageType type, const std::function<Frames(const wire::RequestId&)>& encode,
                     bool service_bound = false);
   struct Attempt;
   // One try of serve_job against a three-server cluster.
-  Attempt attempt_job(const std::vector<std::uint8_t>& frame, const wire::RequestId& id, wire::MessageType type,
+  Attempt attempt_job(const Frames& frames, const wire::RequestId& id, wire::MessageType type,
                       std::chrono::steady_clock::time_point deadline);
   // Encodes `request` with a fresh id and returns the replies (serve_job).
   template <typename Request>

@@ -45,18 +45,20 @@ struct ClusterClient::Attempt {
   std::string unreached;
 };
 
-Replies ClusterClient::serve_job(wire::MessageType type,
-                                 const std::function<std::vector<std::uint8_t>(const wire::RequestId&)>& encode,
+Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Frames(const wire::RequestId&)>& encode,
                                  bool service_bound) {
+  const auto wipe_frames = [](Frames& frames) {
+    for (auto& frame : frames) wipe(frame.data(), frame.size());
+  };
   if (settings_.protocol != settings::Protocol::Rss3) {
     const wire::RequestId id = fresh_request_id();
-    std::vector<std::uint8_t> frame = encode(id);
+    Frames frames = encode(id);
     try {
-      auto replies = round_trip(same_frame(frame), id, type);
-      wipe(frame.data(), frame.size());
+      auto replies = round_trip(frames, id, type);
+      wipe_frames(frames);
       return replies;
     } catch (...) {
-      wipe(frame.data(), frame.size());
+      wipe_frames(frames);
       throw;
     }
   }
@@ -65,15 +67,15 @@ Replies ClusterClient::serve_job(wire::MessageType type,
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const wire::RequestId id = fresh_request_id();
-    std::vector<std::uint8_t> frame = encode(id);
+    Frames frames = encode(id);
     Attempt attempt;
     try {
-      attempt = attempt_job(frame, id, type, deadline);
+      attempt = attempt_job(frames, id, type, deadline);
     } catch (...) {
-      wipe(frame.data(), frame.size());
+      wipe_frames(frames);
       throw;
     }
-    wipe(frame.data(), frame.size());
+    wipe_frames(frames);
     if (attempt.replies) return std::move(*attempt.replies);
     // A nonce is tagged once: a tag is never sent again. Asked while the servers regroup, its
     // nonce belongs to the service they leave (each keeps its own nonces): the caller learns
@@ -99,7 +101,7 @@ Replies ClusterClient::serve_job(wire::MessageType type,
   }
 }
 
-ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t>& frame, const wire::RequestId& id,
+ClusterClient::Attempt ClusterClient::attempt_job(const Frames& frames, const wire::RequestId& id,
                                                   wire::MessageType type,
                                                   std::chrono::steady_clock::time_point deadline) {
   Links& link = links();
@@ -129,7 +131,7 @@ ClusterClient::Attempt ClusterClient::attempt_job(const std::vector<std::uint8_t
     const auto now = std::chrono::steady_clock::now();
     for (std::size_t party = 0; party < kServers; ++party) {
       if (copies[party] == Copy::Unsent) {
-        if (const auto carrier = link.connections[party]->send(frame, small_answer, send_deadline)) {
+        if (const auto carrier = link.connections[party]->send(frames[party], small_answer, send_deadline)) {
           copies[party] = Copy::Waiting;
           carriers[party] = *carrier;
           sent[party] = true;

@@ -9,6 +9,7 @@
 #include "circuits/kerberos.hpp"
 #include "circuits/kerberos_cf2.hpp"
 #include "circuits/kerberos_sha2.hpp"
+#include "circuits/masked_inputs.hpp"
 #include "common/error.hpp"
 
 namespace mpc::jobs {
@@ -127,9 +128,18 @@ std::size_t krb_secret_bytes(wire::CircuitId id, std::uint32_t combine) {
   }
 }
 
+KrbMaskedRange krb_masked_range(const KrbCircuitKey& circuit) {
+  const wire::KrbOperation operation = wire::krb_operation_of(circuit.id);
+  const std::size_t data = operation == wire::KrbOperation::Decrypt ? 0 : circuit.data_bytes;
+  if (!wire::is_krb_cf2_circuit(circuit.id)) return {0, data};
+  const wire::KrbCombineShape shape = wire::unpack_krb_combine(circuit.combine);
+  return {prf_input_bytes(shape), wire::key_bytes(shape.combined) + data};
+}
+
 KrbBatchLayout krb_batch_layout(wire::CircuitId id, std::uint32_t data_bytes, std::uint32_t combine) {
   KrbBatchLayout layout;
-  layout.key_rows = 8 * krb_secret_bytes(id, combine);
+  layout.mask_rows = 8 * krb_masked_range(KrbCircuitKey{id, data_bytes, combine}).bytes;
+  layout.key_rows = 8 * krb_secret_bytes(id, combine) + layout.mask_rows;
   const wire::KrbOperation operation = wire::krb_operation_of(id);
   if (wire::is_krb_cf2_circuit(id)) {
     const wire::KrbCombineShape shape = wire::unpack_krb_combine(combine);
@@ -167,6 +177,7 @@ KrbJobPlan plan_krb_job(const wire::KrbRequest& request) {
     plan.circuit = {krb_circuit_id(request.operation, request.key.algorithm), data_bytes, 0};
     plan.secret = krb_secret_range(request.key.algorithm, request.operation, request.usage);
     plan.public_record = request.data;
+    plan.mask_bytes = krb_masked_range(plan.circuit).bytes;
     return plan;
   }
   if (auto refusal = wire::krb_combine_refusal(request.operation, request.usage, *request.combine))
@@ -178,6 +189,7 @@ KrbJobPlan plan_krb_job(const wire::KrbRequest& request) {
   plan.public_record = prf_inputs(shape, request.combine->pepper);
   plan.public_record.insert(plan.public_record.end(), request.combine->mask.begin(), request.combine->mask.end());
   plan.public_record.insert(plan.public_record.end(), request.data.begin(), request.data.end());
+  plan.mask_bytes = krb_masked_range(plan.circuit).bytes;
   return plan;
 }
 
@@ -194,12 +206,28 @@ SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorit
   return out;
 }
 
+SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorithm, const KrbSecretRange& range,
+                            const SecretBytes& mask) {
+  const SecretBytes key = krb_secret_rows(share, algorithm, range);
+  if (mask.size() % 2 != 0) throw Error(Component::Server, "a record mask share of an odd length");
+  const std::size_t key_bytes = range.bytes;
+  const std::size_t mask_bytes = mask.size() / 2;
+  SecretBytes out(2 * (key_bytes + mask_bytes));
+  std::memcpy(out.data(), key.data(), key_bytes);
+  if (mask_bytes != 0) std::memcpy(out.data() + key_bytes, mask.data(), mask_bytes);
+  std::memcpy(out.data() + key_bytes + mask_bytes, key.data() + key_bytes, key_bytes);
+  if (mask_bytes != 0) std::memcpy(out.data() + 2 * key_bytes + mask_bytes, mask.data() + mask_bytes, mask_bytes);
+  return out;
+}
+
 SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorithm, wire::KrbOperation operation,
                             std::uint32_t usage) {
   return krb_secret_rows(share, algorithm, krb_secret_range(algorithm, operation, usage));
 }
 
-circuits::Circuit build_krb_circuit(const KrbCircuitKey& key, circuits::CircuitCost cost) {
+namespace {
+
+circuits::Circuit build_unmasked_krb_circuit(const KrbCircuitKey& key, circuits::CircuitCost cost) {
   const wire::KrbOperation operation = wire::krb_operation_of(key.id);
   if (wire::is_krb_cf2_circuit(key.id)) {
     const wire::KrbCombineShape shape = wire::unpack_krb_combine(key.combine);
@@ -233,6 +261,16 @@ circuits::Circuit build_krb_circuit(const KrbCircuitKey& key, circuits::CircuitC
     case wire::KrbOperation::Decrypt: return circuits::build_krb_decrypt_circuit(size, data_bytes - mac_bytes, cost);
     default: return circuits::build_krb_checksum_circuit(data_bytes, cost);
   }
+}
+
+}  // namespace
+
+circuits::Circuit build_krb_circuit(const KrbCircuitKey& key, circuits::CircuitCost cost) {
+  const KrbMaskedRange masked = krb_masked_range(key);
+  return circuits::with_masked_inputs(build_unmasked_krb_circuit(key, cost),
+                                      static_cast<std::uint32_t>(8 * krb_secret_bytes(key.id, key.combine)),
+                                      static_cast<std::uint32_t>(8 * masked.offset),
+                                      static_cast<std::uint32_t>(8 * masked.bytes));
 }
 
 circuits::Circuit build_krb_circuit(wire::CircuitId id, std::uint32_t data_bytes, circuits::CircuitCost cost) {

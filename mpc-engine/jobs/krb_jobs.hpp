@@ -10,6 +10,9 @@
 // MAC). A KRB-FX-CF2 circuit (circuits/kerberos_cf2.hpp) takes the stored key's PRF material
 // as its secret rows (RFC 3962: the PRF key's round keys; RFC 8009: the protocol key's HMAC
 // state) and as its public record the PRF inputs || the caller's mask || the data.
+// The secret bytes of the record (krb_masked_range) come masked by R (wire/krb_record_mask.hpp)
+// and the circuit a batch runs takes the shares of R as secret rows after the key's and XORs
+// them back in (circuits/masked_inputs.hpp): its secret rows are the key's, then R's.
 // The output record of an instance (output bits packed, byte b bit k = output b * 8 + k) is
 // exactly the job's result (wire::krb_result_bytes bytes).
 #pragma once
@@ -52,11 +55,22 @@ struct KrbCircuitKey {
 // material for a KRB-FX-CF2 circuit. Throws Error(Server) for a non-Kerberos id.
 std::size_t krb_secret_bytes(wire::CircuitId id, std::uint32_t combine = 0);
 
+// The bytes [offset, offset + bytes) of a job's public record that come masked by R: all of
+// an Encrypt's or Checksum's record; nothing of a plain Decrypt's; of a KRB-FX-CF2 job's (PRF
+// inputs || mask || data) the mask, and the data but for a Decrypt. bytes is
+// wire::krb_secret_record_bytes of the job's request.
+struct KrbMaskedRange {
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+};
+KrbMaskedRange krb_masked_range(const KrbCircuitKey& circuit);
+
 // Per instance of a batch of a Kerberos circuit: the secret rows, the public record and the
 // output record (the result). Throws FormatError(Wire) for a length the operation cannot
 // take or a malformed combine shape, Error(Server) for a non-Kerberos id.
 struct KrbBatchLayout {
-  std::size_t key_rows = 0;      // 8 * krb_secret_bytes
+  std::size_t key_rows = 0;      // 8 * krb_secret_bytes + mask_rows
+  std::size_t mask_rows = 0;     // 8 * krb_masked_range().bytes: R's rows, after the key's
   std::size_t public_bytes = 0;  // data_bytes, or PRF inputs + mask + data_bytes under KRB-FX-CF2
   std::size_t output_bytes = 0;  // wire::krb_result_bytes
 };
@@ -76,6 +90,7 @@ KrbSecretRange krb_secret_range(wire::KeyAlgorithm algorithm, wire::KrbOperation
 struct KrbJobPlan {
   KrbCircuitKey circuit;
   KrbSecretRange secret;
+  std::size_t mask_bytes = 0;  // of R (krb_masked_range)
   std::vector<std::uint8_t> public_record;
   std::size_t result_bytes = 0;
 };
@@ -84,12 +99,17 @@ KrbJobPlan plan_krb_job(const wire::KrbRequest& request);
 // x || a of the secret rows at `range`, cut from this server's share of the key's material
 // (x || a, wire::material_bytes each). Throws Error(Server) if the share has the wrong size.
 SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorithm, const KrbSecretRange& range);
+// x || a of all a job's secret rows: the key's at `range`, then R's (`mask`: x || a of R, as
+// wire::replicated_record_mask gives it).
+SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorithm, const KrbSecretRange& range,
+                            const SecretBytes& mask);
 // The same for a plain job's operation and usage.
 SecretBytes krb_secret_rows(const SecretBytes& share, wire::KeyAlgorithm algorithm, wire::KrbOperation operation,
                             std::uint32_t usage);
 
 // The circuit a Kerberos batch runs, built for fewest AND layers (rss3) or fewest ANDs
-// (garbled circuits). Throws FormatError(Wire) for invalid lengths or shapes.
+// (garbled circuits), taking R's rows after the key's. Throws FormatError(Wire) for invalid
+// lengths or shapes.
 circuits::Circuit build_krb_circuit(const KrbCircuitKey& key,
                                     circuits::CircuitCost cost = circuits::CircuitCost::FewestLayers);
 // A plain (non-KRB-FX-CF2) circuit of `id` for jobs of `data_bytes`.

@@ -60,6 +60,9 @@ std::optional<wire::Refusal> krb_refusal(const wire::KrbRequest& request) {
     return wire::Refusal{wire::Status::BadRequest, "Kerberos jobs need an " +
                                                        keys::algorithm_list(keys::AlgorithmSet::Kerberos) +
                                                        " key, not " + wire::describe(request.key)};
+  if (!request.record_mask)
+    return wire::Refusal{wire::Status::BadRequest,
+                         "a Kerberos request without its record mask: the servers never take a secret record in clear"};
   // The decoder has checked the request's form, usage and combine already; planning checks
   // again and names any problem all the same.
   try {

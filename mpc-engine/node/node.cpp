@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "node/key_admin.hpp"
+#include "wire/krb_record_mask.hpp"
 #include "wire/sealed_share.hpp"
 
 namespace mpc::node {
@@ -420,7 +421,8 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   if (answer_known(message, key)) return;
   const bool local = answered_at_once(request);
   const JobKind kind = job_kind(request);
-  ClientJob job{key, std::move(request), wire::request_digest(message.data)};
+  const wire::RequestDigest digest = wire::request_digest(message.data, request);
+  ClientJob job{key, std::move(request), digest};
   if (membership_ && membership_->excluded(std::chrono::steady_clock::now())) {
     // The other two serve without this server until it has been back for rejoin_ms.
     send_reply(message.routing_id,
@@ -442,6 +444,16 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
     else refusal = generation_refusal(generate->key, store_);
     if (refusal) {
       refuse(message, key, kind, local, *refusal);
+      return;
+    }
+  }
+  const auto* krb = std::get_if<wire::KrbRequest>(&job.request);
+  if (krb != nullptr && krb->record_mask) {
+    // Each server checks its own seeds against the hashes all of them compare, so two servers
+    // holding one seed hold the same one. (A request without a mask is the engine's refusal.)
+    const int servers = settings_.protocol == settings::Protocol::Rss3 ? 3 : 2;
+    if (const auto why = wire::record_mask_refusal(*krb->record_mask, settings_.party, servers)) {
+      refuse(message, key, kind, local, Refusal{wire::Status::BadRequest, *why});
       return;
     }
   }

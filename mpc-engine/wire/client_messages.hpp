@@ -237,9 +237,31 @@ std::optional<std::string> krb_combine_refusal(KrbOperation operation, std::uint
 std::optional<std::string> krb_usage_refusal(KrbOperation operation, std::uint32_t usage,
                                              const std::optional<KrbCombine>& combine = std::nullopt);
 
-// Body: u8 operation (| 0x80 with a KrbCombine) | key id | u32 usage | u32 length | data, then
-// with a KrbCombine: u8 combined algorithm | short string pepper | mask (its algorithm's key
-// bytes).
+// How the secret bytes of a Kerberos job's record reach the servers: shared, never in clear.
+// An encryption's plaintext (an EncASRepPart holds the session key of the TGT it comes with),
+// a checksummed message and a KrbCombine's mask travel masked by R = S(s_0) ^ S(s_1) [^ S(s_2)],
+// where S is a stream keyed by a seed (jobs/krb_record_mask.hpp) and the client draws one seed
+// per component: three for a three-server cluster, two for a two-server one. Server i gets
+// the seeds of components i and i - 1 (three components) or of component i (two), so the
+// seeds form a sharing of R as the servers' key shares form one of the key, and every server
+// gets the hashes of all seeds: two servers that hold one seed check it against the same
+// hash, so the client cannot hand them different ones. The hashes are part of the request all
+// servers compare (request_digest); the seeds are not, and are different at every server.
+inline constexpr std::size_t kKrbMaskSeedBytes = 32;
+using KrbMaskSeed = std::array<std::uint8_t, kKrbMaskSeedBytes>;
+using KrbMaskSeedHash = std::array<std::uint8_t, 32>;
+struct KrbRecordMask {
+  std::vector<KrbMaskSeedHash> seed_hashes;  // one per component: 2 or 3
+  std::vector<std::uint8_t> held;            // the components of `seeds`: this server's own first
+  std::vector<KrbMaskSeed> seeds;            // this server's seeds (2 of 3, or 1 of 2)
+  bool operator==(const KrbRecordMask&) const = default;
+};
+
+// Body: u8 operation (| 0x80 with a KrbCombine, | 0x40 with a KrbRecordMask) | key id |
+// u32 usage | u32 length | data, then with a KrbCombine: u8 combined algorithm | short string
+// pepper | mask (its algorithm's key bytes), then with a KrbRecordMask: u8 components | the
+// seed hashes, and last, outside what request_digest covers: u8 held | (u8 component | seed)
+// per held seed.
 struct KrbRequest {
   RequestId id{};
   KeyId key;
@@ -247,6 +269,7 @@ struct KrbRequest {
   std::uint32_t usage = 0;
   std::vector<std::uint8_t> data;  // at most kKrbMaxDataBytes; length rules per operation above
   std::optional<KrbCombine> combine;
+  std::optional<KrbRecordMask> record_mask;  // the servers refuse a job without one
 };
 
 // The algorithm a Krb request's job runs under: the combined key's, or the stored key's.
@@ -263,12 +286,17 @@ std::size_t krb_result_bytes(KrbOperation operation, std::size_t data_bytes);
 // request frame exactly as it arrived. The client sends all servers the same frame; copies
 // that differ in any byte (key id, operation, usage, combine, public inputs, request id)
 // have different digests.
+// A Krb request's seeds (KrbRecordMask) end the frame and differ at every server by design:
+// the digest leaves them out and covers their hashes instead.
 using RequestDigest = std::array<std::uint8_t, 32>;
 RequestDigest request_digest(std::span<const std::uint8_t> frame) noexcept;
 
 using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest,
                              GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest, KrbRequest, GcmReopenRequest,
                              GenerateKeyRequest>;
+// request_digest of `frame` without the bytes `decoded` (decode_request of it) keeps to the
+// server it went to: a Krb request's seeds.
+RequestDigest request_digest(std::span<const std::uint8_t> frame, const Request& decoded);
 
 // Key ids are encoded as: short string name | u32 version | u8 algorithm.
 std::vector<std::uint8_t> encode_request(const Request& request);

@@ -49,6 +49,7 @@ void check_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
 }
 
 constexpr std::uint8_t kKrbCombineFlag = 0x80;
+constexpr std::uint8_t kKrbRecordMaskFlag = 0x40;
 constexpr std::uint8_t kGcmTagChained = 1;
 constexpr std::uint8_t kGcmTagChecked = 2;
 
@@ -79,8 +80,35 @@ void check_krb_combine(KrbOperation operation, std::uint32_t usage, const KrbCom
   if (auto refusal = krb_combine_refusal(operation, usage, combine)) fail(*refusal);
 }
 
+void check_record_mask(const KrbRecordMask& mask) {
+  const std::size_t components = mask.seed_hashes.size();
+  if (components != 2 && components != 3)
+    fail("a Kerberos record mask of " + std::to_string(components) + " components, not 2 or 3");
+  const std::size_t held = components == 3 ? 2 : 1;
+  if (mask.held.size() != held || mask.seeds.size() != held)
+    fail("a Kerberos record mask of " + std::to_string(components) + " components gives a server " +
+         std::to_string(held) + " seeds, not " + std::to_string(mask.seeds.size()));
+  for (std::size_t i = 0; i < held; ++i) {
+    if (mask.held[i] >= components) fail("a Kerberos record mask seed of no component");
+    for (std::size_t j = 0; j < i; ++j)
+      if (mask.held[j] == mask.held[i]) fail("a Kerberos record mask names one component twice");
+  }
+}
+
+std::size_t record_mask_bytes(const KrbRecordMask& mask) {
+  return 1 + 32 * mask.seed_hashes.size() + 1 + (1 + kKrbMaskSeedBytes) * mask.seeds.size();
+}
+
+// The bytes that end a Krb frame and stay with the server it went to.
+std::size_t private_trailer_bytes(const Request& request) {
+  const auto* krb = std::get_if<KrbRequest>(&request);
+  if (krb == nullptr || !krb->record_mask) return 0;
+  return 1 + (1 + kKrbMaskSeedBytes) * krb->record_mask->seeds.size();
+}
+
 // Checks everything about a Krb request but the key name.
 void check_krb_request(const KrbRequest& r) {
+  if (r.record_mask) check_record_mask(*r.record_mask);
   checked_krb_operation(static_cast<std::uint8_t>(r.operation));
   check_krb_algorithm(r.key.algorithm);
   if (r.combine)
@@ -120,7 +148,9 @@ std::size_t encoded_request_bytes(const Request& request) {
                                 return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
                                        r.text.size() + kGcmTagBytes;
                               else if constexpr (std::is_same_v<T, KrbRequest>)
-                                return 1 + encoded_key_id_bytes(r.key) + 4 + 4 + r.data.size();
+                                return 1 + encoded_key_id_bytes(r.key) + 4 + 4 + r.data.size() +
+                                       (r.combine ? 1 + 2 + r.combine->pepper.size() + r.combine->mask.size() : 0) +
+                                       (r.record_mask ? record_mask_bytes(*r.record_mask) : 0);
                               else
                                 return 0;
                             },
@@ -249,7 +279,8 @@ void encode_body(ByteWriter& writer, const GcmReopenRequest& r) { write_gcm_open
 void encode_body(ByteWriter& writer, const KrbRequest& r) {
   check_krb_request(r);
   write_header(writer, MessageType::Krb, r.id);
-  writer.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(r.operation) | (r.combine ? kKrbCombineFlag : 0)));
+  writer.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(r.operation) | (r.combine ? kKrbCombineFlag : 0) |
+                                      (r.record_mask ? kKrbRecordMaskFlag : 0)));
   write_key_id(writer, r.key);
   writer.u32(r.usage);
   writer.u32(static_cast<std::uint32_t>(r.data.size()));
@@ -258,6 +289,15 @@ void encode_body(ByteWriter& writer, const KrbRequest& r) {
     writer.u8(static_cast<std::uint8_t>(r.combine->combined));
     writer.short_string(r.combine->pepper);
     writer.bytes(r.combine->mask);
+  }
+  if (r.record_mask) {
+    writer.u8(static_cast<std::uint8_t>(r.record_mask->seed_hashes.size()));
+    for (const auto& hash : r.record_mask->seed_hashes) writer.bytes(hash);
+    writer.u8(static_cast<std::uint8_t>(r.record_mask->seeds.size()));
+    for (std::size_t i = 0; i < r.record_mask->seeds.size(); ++i) {
+      writer.u8(r.record_mask->held[i]);
+      writer.bytes(r.record_mask->seeds[i]);
+    }
   }
 }
 
@@ -370,7 +410,7 @@ KrbRequest decode_krb(ByteReader& reader, const RequestId& id) {
   KrbRequest r;
   r.id = id;
   const std::uint8_t operation = reader.u8();
-  r.operation = checked_krb_operation(static_cast<std::uint8_t>(operation & ~kKrbCombineFlag));
+  r.operation = checked_krb_operation(static_cast<std::uint8_t>(operation & ~(kKrbCombineFlag | kKrbRecordMaskFlag)));
   r.key = read_key_id(reader);
   check_krb_algorithm(r.key.algorithm);
   r.usage = reader.u32();
@@ -388,6 +428,21 @@ KrbRequest decode_krb(ByteReader& reader, const RequestId& id) {
     const auto mask = reader.bytes(key_bytes(combine.combined));
     combine.mask.assign(mask.begin(), mask.end());
     r.combine = std::move(combine);
+  }
+  if ((operation & kKrbRecordMaskFlag) != 0) {
+    KrbRecordMask mask;
+    const std::uint8_t components = reader.u8();
+    if (components != 2 && components != 3)
+      fail("a Kerberos record mask of " + std::to_string(components) + " components, not 2 or 3");
+    mask.seed_hashes.resize(components);
+    for (auto& hash : mask.seed_hashes) hash = reader.array<32>();
+    const std::uint8_t held = reader.u8();
+    if (held > 2) fail("a Kerberos record mask with " + std::to_string(held) + " seeds");
+    for (std::uint8_t i = 0; i < held; ++i) {
+      mask.held.push_back(reader.u8());
+      mask.seeds.push_back(reader.array<kKrbMaskSeedBytes>());
+    }
+    r.record_mask = std::move(mask);
   }
   check_krb_request(r);
   return r;
@@ -453,6 +508,12 @@ RequestDigest request_digest(std::span<const std::uint8_t> frame) noexcept {
   RequestDigest digest{};
   crypto_generichash(digest.data(), digest.size(), frame.data(), frame.size(), nullptr, 0);
   return digest;
+}
+
+RequestDigest request_digest(std::span<const std::uint8_t> frame, const Request& decoded) {
+  const std::size_t trailer = private_trailer_bytes(decoded);
+  if (trailer > frame.size()) throw FormatError(Component::Wire, "request frame shorter than its own seeds");
+  return request_digest(frame.first(frame.size() - trailer));
 }
 
 const RequestId& request_id(const Request& request) {

@@ -10,6 +10,8 @@ Frames follow mpc-engine/wire/client_messages.hpp:
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 import struct
 
 import zmq
@@ -20,6 +22,8 @@ GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, GCM_REOPEN, GCM_TAG_PARTS, GCM_PREFETCH_LO
 CTR, ECB_ENCRYPT, ECB_DECRYPT = 1, 2, 3
 KRB_ENCRYPT, KRB_DECRYPT, KRB_CHECKSUM = 1, 2, 3
 KRB_COMBINE_FLAG = 0x80
+KRB_RECORD_MASK_FLAG = 0x40
+KRB_SEED_HASH_KEY = b"mpc-kdc krb record mask seed"
 (OK, BAD_REQUEST, UNKNOWN_KEY, TOO_LARGE, BUSY, PEER_FAILURE, UNAUTHORIZED, KEY_EXISTS, INTERNAL, NOT_READY,
  UNKNOWN_NONCE, REQUEST_MISMATCH, REGROUPING, VERIFICATION_FAILED) = range(14)
 # Key algorithms (key_id.hpp).
@@ -77,13 +81,46 @@ def gcm_reopen(request_id: bytes, key: bytes, nonce: bytes, aad: bytes, text: by
 
 def krb(request_id: bytes, key: bytes, operation: int, usage: int, data: bytes,
         combine: tuple[int, bytes, bytes] | None = None) -> bytes:
-    """combine: (combined algorithm, pepper, mask) for a job under KRB-FX-CF2."""
-    body = bytes([operation | (KRB_COMBINE_FLAG if combine else 0)]) + key + struct.pack("<II", usage, len(data))
+    """A Krb request without a record mask (which the servers refuse). combine: (combined
+    algorithm, pepper, mask) for a job under KRB-FX-CF2."""
+    return krb_common(request_id, key, operation, usage, data, combine)
+
+
+def krb_common(request_id: bytes, key: bytes, operation: int, usage: int, data: bytes,
+               combine: tuple[int, bytes, bytes] | None = None, seed_hashes: list[bytes] | None = None) -> bytes:
+    flags = (KRB_COMBINE_FLAG if combine else 0) | (KRB_RECORD_MASK_FLAG if seed_hashes else 0)
+    body = bytes([operation | flags]) + key + struct.pack("<II", usage, len(data))
     body += data
     if combine:
         algorithm, pepper, mask = combine
         body += bytes([algorithm]) + struct.pack("<H", len(pepper)) + pepper + mask
+    if seed_hashes:
+        body += bytes([len(seed_hashes)]) + b"".join(seed_hashes)
     return header(KRB, request_id) + body
+
+
+def krb_seed_hash(seed: bytes) -> bytes:
+    return hashlib.blake2b(seed, digest_size=32, key=KRB_SEED_HASH_KEY).digest()
+
+
+def krb_copies(request_id: bytes, key: bytes, operation: int, usage: int, data: bytes,
+               combine: tuple[int, bytes, bytes] | None = None, servers: int = 3) -> list[bytes]:
+    """Each server's copy of a Krb request, as the client library sends them: the part all
+    servers compare (with the hashes of the record mask's seeds), then the server's own seeds
+    (components i and i - 1 of three, or i of two). The data goes as given: masked or not,
+    no server can tell."""
+    seeds = [secrets.token_bytes(32) for _ in range(servers)]
+    common = krb_common(request_id, key, operation, usage, data, combine, [krb_seed_hash(s) for s in seeds])
+    copies = []
+    for party in range(servers):
+        held = [party, (party + 2) % 3] if servers == 3 else [party]
+        copies.append(common + bytes([len(held)]) + b"".join(bytes([c]) + seeds[c] for c in held))
+    return copies
+
+
+def krb_seeds_bytes(servers: int = 3) -> int:
+    """Bytes of the seeds that end each server's copy (krb_copies)."""
+    return 1 + (2 if servers == 3 else 1) * 33
 
 
 def status_request(request_id: bytes) -> bytes:

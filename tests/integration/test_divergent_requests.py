@@ -31,7 +31,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from mpc_cluster import openssl_ctr_keystream
 from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_DECRYPT, KRB_ENCRYPT, UNKNOWN_NONCE,
                         OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, gcm_open, gcm_prefetch,
-                        gcm_reopen, gcm_tag, gcm_tag_chained, key_id, krb, parse_reply)
+                        gcm_reopen, gcm_tag, gcm_tag_chained, key_id, krb_copies, krb_seeds_bytes,
+                        parse_reply)
 from test_gcm_jobs import Engine as GcmEngine
 from test_gcm_jobs import ctr_keystream, seal
 from test_krb_jobs import ENCTYPES, K5Crypto
@@ -130,8 +131,21 @@ def exchange(raw, frames: dict[int, bytes]) -> dict[int, tuple[int, str, bytes]]
     return out
 
 
-def divergent(frame: bytes, other: bytes, odd: int) -> dict[int, bytes]:
-    return {party: other if party == odd else frame for party in PARTIES}
+Copies = bytes | list[bytes]  # one frame for every server, or each server's own (krb_copies)
+
+
+def copy_for(copies: Copies, party: int) -> bytes:
+    return copies if isinstance(copies, bytes) else copies[party - 1]
+
+
+def divergent(frame: Copies, other: Copies, odd: int) -> dict[int, bytes]:
+    return {party: copy_for(other if party == odd else frame, party) for party in PARTIES}
+
+
+def flip_common(copies: list[bytes], at: int) -> list[bytes]:
+    """Each server's copy with one bit changed at `at` from the end of the part all servers
+    compare (the seeds after it are each server's own)."""
+    return [flip(copy, at - krb_seeds_bytes()) for copy in copies]
 
 
 def answered_copies(raw, odd: int, copies):
@@ -419,7 +433,7 @@ def krb_key_id() -> bytes:
     return key_id(KRB_KEY[0], KRB_KEY[1], KRB_KEY[2])
 
 
-def divergent_frames(kind: str, key: dict) -> tuple[bytes, bytes]:
+def divergent_frames(kind: str, key: dict) -> tuple[Copies, Copies]:
     """(the copy two servers get, the odd copy) of one request of `kind`: one byte apart."""
     request_id = fresh_id()
     gcm = key_id(GCM_KEY[0], GCM_KEY[1], AES256_GCM)
@@ -437,19 +451,22 @@ def divergent_frames(kind: str, key: dict) -> tuple[bytes, bytes]:
     if kind == "gcm_open":
         frame = gcm_open(request_id, gcm, secrets.token_bytes(12), b"a", secrets.token_bytes(40), bytes(16))
         return frame, flip(frame, -20)
+    # The record mask's seed hashes end the compared part (3 x 32 bytes and a count).
+    hashes = 1 + 3 * 32
     if kind == "krb_encrypt":
-        frame = krb(request_id, krb_key_id(), KRB_ENCRYPT, 3, secrets.token_bytes(16 + 50))
-        return frame, flip(frame, -1)
+        copies = krb_copies(request_id, krb_key_id(), KRB_ENCRYPT, 3, secrets.token_bytes(16 + 50))
+        return copies, flip_common(copies, -1 - hashes)
     if kind == "krb_decrypt":
-        frame = krb(request_id, krb_key_id(), KRB_DECRYPT, 2, secrets.token_bytes(16 + 30 + 12))
-        return frame, flip(frame, -3)
+        copies = krb_copies(request_id, krb_key_id(), KRB_DECRYPT, 2, secrets.token_bytes(16 + 30 + 12))
+        return copies, flip_common(copies, -3 - hashes)
     if kind == "krb_checksum":
-        frame = krb(request_id, krb_key_id(), KRB_CHECKSUM, 17, secrets.token_bytes(40))
-        return frame, krb(request_id, krb_key_id(), KRB_CHECKSUM, 56, frame[-40:])
+        data = secrets.token_bytes(40)
+        return (krb_copies(request_id, krb_key_id(), KRB_CHECKSUM, 17, data),
+                krb_copies(request_id, krb_key_id(), KRB_CHECKSUM, 56, data))
     if kind == "krb_cf2":
         combine = (AES256_CTS, b"replykey", secrets.token_bytes(32))
-        frame = krb(request_id, krb_key_id(), KRB_ENCRYPT, 3, secrets.token_bytes(16 + 20), combine)
-        return frame, flip(frame, -1)  # the caller's half of the combined key
+        copies = krb_copies(request_id, krb_key_id(), KRB_ENCRYPT, 3, secrets.token_bytes(16 + 20), combine)
+        return copies, flip_common(copies, -1 - hashes)  # the caller's half of the combined key
     raise AssertionError(kind)
 
 
@@ -482,7 +499,7 @@ def test_divergent_copies_are_refused_everywhere(setup, kind, odd):
     cluster, raw = setup["cluster"], setup["raw"]
     before = mismatch_counters(cluster)
     frame, other = divergent_frames(kind, setup)
-    assert frame != other and frame[2:18] == other[2:18]
+    assert frame != other and copy_for(frame, 1)[2:18] == copy_for(other, 1)[2:18]
     replies = exchange(raw, divergent(frame, other, odd))
     for party, (status, error, body) in replies.items():
         assert (status, body) == (REQUEST_MISMATCH, b""), f"server {party}: status {status} ({error})"
@@ -490,9 +507,29 @@ def test_divergent_copies_are_refused_everywhere(setup, kind, odd):
     after = mismatch_counters(cluster)
     assert all(after[party] == before[party] + 1 for party in PARTIES), (before, after)
     # The id is spent: sending the honest copy again is refused, not computed.
-    replies = exchange(raw, dict.fromkeys(PARTIES, frame))
+    replies = exchange(raw, {party: copy_for(frame, party) for party in PARTIES})
     assert all(status != OK for status, _, _ in replies.values()), replies
     check_honest_job(kind, setup)
+
+
+def test_record_mask_seeds_that_differ_between_two_servers_are_refused_everywhere(setup):
+    """Two servers hold each seed of a Kerberos record's mask; a client that gives them
+    different ones would have them compute on different records. A seed that does not match the
+    hash all three compare is refused, and so is a copy with another hash."""
+    raw = setup["raw"]
+    data = secrets.token_bytes(16 + 40)
+    # Server 3 holds components 2 and 1 (its own, then server 2's): its component 1 altered.
+    copies = krb_copies(fresh_id(), krb_key_id(), KRB_ENCRYPT, 3, data)
+    copies[2] = flip(copies[2], -1)
+    replies = exchange(raw, {party: copies[party - 1] for party in PARTIES})
+    assert all(status != OK and body == b"" for status, _, body in replies.values()), replies
+    assert "does not match its hash" in replies[3][1], replies[3]
+    # Server 2 gets another hash of component 2, which it does not hold: the copies differ.
+    copies = krb_copies(fresh_id(), krb_key_id(), KRB_ENCRYPT, 3, data)
+    replies = exchange(raw, divergent(copies, flip_common(copies, -5), 2))
+    for party, (status, error, body) in replies.items():
+        assert (status, body) == (REQUEST_MISMATCH, b""), f"server {party}: status {status} ({error})"
+    check_honest_job("krb_encrypt", setup)
 
 
 @pytest.mark.timeout(120)
@@ -511,8 +548,8 @@ def test_divergent_kerberos_copies_are_refused_when_evaluated_layer_by_layer(fre
     raw = {party: client_for(cluster, context, party, role="compute") for party in PARTIES}
     try:
         wait_until_krb_serving(engine, KRB_KEY)
-        frame = krb(fresh_id(), krb_key_id(), KRB_CHECKSUM, 17, secrets.token_bytes(24))
-        replies = exchange(raw, divergent(frame, flip(frame, -1), 2))
+        copies = krb_copies(fresh_id(), krb_key_id(), KRB_CHECKSUM, 17, secrets.token_bytes(24))
+        replies = exchange(raw, divergent(copies, flip_common(copies, -1 - (1 + 3 * 32)), 2))
         for party, (status, error, body) in replies.items():
             assert (status, body) == (REQUEST_MISMATCH, b""), f"server {party}: status {status} ({error})"
             assert "party 2's copy of the request differs" in error, error

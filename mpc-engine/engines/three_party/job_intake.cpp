@@ -10,6 +10,7 @@
 #include "jobs/gcm_masks.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "jobs/request_checks.hpp"
+#include "wire/krb_record_mask.hpp"
 #include "node/key_admin.hpp"
 #include "protocol/rss3/ghash.hpp"
 #include "protocol/rss3/output.hpp"
@@ -189,7 +190,9 @@ Job ThreePartyEngine::make_job(const node::ClientJob& client_job, const SecretBy
     job.krb_circuit = plan.circuit;
     job.krb_data = std::move(plan.public_record);
     job.krb_result_bytes = plan.result_bytes;
-    job.key_share = jobs::krb_secret_rows(share, job.key.algorithm, plan.secret);
+    // The record's secret bytes come masked by R; R's shares join the key's as secret rows.
+    const SecretBytes mask = wire::replicated_record_mask(*krb->record_mask, plan.mask_bytes);
+    job.key_share = jobs::krb_secret_rows(share, job.key.algorithm, plan.secret, mask);
   }
   return job;
 }

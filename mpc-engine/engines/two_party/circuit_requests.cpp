@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "jobs/request_checks.hpp"
+#include "wire/krb_record_mask.hpp"
 #include "engines/two_party/engine_job.hpp"
 #include "engines/two_party/two_party_engine.hpp"
 #include "jobs/gcm_hash.hpp"
@@ -68,8 +69,11 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
   try {
     auto stream = streams_.open(job.number);
     if (const auto* krb = std::get_if<wire::KrbRequest>(&*job.circuit)) {
-      KrbTask task{job.number,        krb->key,  krb->operation, krb->usage, job.key_share.span(),
-                   krb->data,         job.digest, krb->combine};
+      // This server's XOR share of the record's mask: the pair's leader (or server 1) is party 0.
+      const SecretBytes mask =
+          wire::xor_record_mask(*krb->record_mask, settings_.party == 0, wire::krb_secret_record_bytes(*krb));
+      KrbTask task{job.number, krb->key,    krb->operation, krb->usage,  job.key_share.span(),
+                   krb->data,  job.digest,  krb->combine,   mask.span()};
       job.result = circuits_->krb(*stream, task);
     } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
       GcmPrefetchTask task{job.number,           prefetch->key, job.key_share.span(),         prefetch->count,

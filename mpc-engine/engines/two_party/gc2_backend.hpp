@@ -58,6 +58,7 @@
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "engines/two_party/backend.hpp"
+#include "engines/two_party/mask_labels.hpp"
 #include "store/epoch_ledger.hpp"
 #include "engines/two_party/prepared_circuits.hpp"
 
@@ -70,9 +71,10 @@ struct KrbTask {
   wire::KrbOperation operation = wire::KrbOperation::Encrypt;
   std::uint32_t usage = 0;
   std::span<const std::uint8_t> key_share;  // the whole material share
-  std::span<const std::uint8_t> data;
+  std::span<const std::uint8_t> data;       // with its secret bytes masked (wire/krb_record_mask.hpp)
   std::array<std::uint8_t, 32> request_digest{};
   std::optional<wire::KrbCombine> combine;  // a job under KRB-FX-CF2 (KrbRequest::combine)
+  std::span<const std::uint8_t> mask_share;  // this server's XOR share of the record's mask R
 };
 
 // A GCM prefetch: `count` nonces of 1 + blocks_per_nonce AES blocks each.
@@ -204,8 +206,9 @@ class Gc2Backend final : public Backend {
   gc2::Labels key_labels(two_party::Channel& peer, const wire::KeyId& key, std::span<const std::uint8_t> share,
                          const std::array<std::uint8_t, 32>* request_digest = nullptr,
                          PreparedOffer* offer = nullptr);
-  // A Kerberos job's circuit over the key's secret rows and the public record: with a
-  // garbling both servers prepared for its shape, or garbled now. This server's output bits.
+  // A Kerberos job's circuit over the key's secret rows, R's rows (their labels from
+  // mask_labels_) and the public record: with a garbling both servers prepared for its shape,
+  // or garbled now. This server's output bits.
   std::vector<std::uint8_t> krb_circuit_bits(two_party::Channel& peer, const KrbTask& task,
                                              const circuits::Program& program, const jobs::KrbCircuitKey& circuit,
                                              const jobs::KrbSecretRange& secret,
@@ -234,6 +237,7 @@ class Gc2Backend final : public Backend {
   jobs::KrbCircuitCache* krb_circuits_ = nullptr;  // own_krb_circuits_, or the server's shared one
   mutable std::mutex mutex_;
   std::map<std::string, LabelSet> label_sets_;  // by wire::describe(key)
+  MaskLabelStock mask_labels_;
   std::uint64_t key_transfers_ = 0;
   std::uint64_t nonce_epoch_ = 0;  // server 1
   std::uint64_t next_nonce_ = 0;

@@ -68,7 +68,8 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   const std::size_t secret_rows = range.bytes * 8;
   const std::span<const std::uint8_t> public_record(plan.public_record);
   const std::size_t data_rows = public_record.size() * 8;
-  if (prog.num_inputs != secret_rows + data_rows || prog.num_outputs > result_bytes * 8)
+  if (task.mask_share.size() != plan.mask_bytes) throw Error(Component::Server, "record mask share of the wrong size");
+  if (prog.num_inputs != secret_rows + 8 * plan.mask_bytes + data_rows || prog.num_outputs > result_bytes * 8)
     throw Error(Component::Server, "Kerberos circuit does not fit its job");
   // The other server may still be compiling this circuit (a shape it has not seen yet, up to
   // seconds for a KRB-FX-CF2 job of an RFC 8009 key) before it answers.

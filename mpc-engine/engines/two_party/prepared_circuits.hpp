@@ -74,6 +74,7 @@ inline constexpr std::size_t kDefaultPreparedBytes = std::size_t{256} << 20;
 struct PreparedGarbling {
   std::uint64_t id = 0;    // the garbling's number (unique under server 1's delta)
   std::size_t bytes = 0;   // its stream's size: what server 2 keeps for it
+  gc2::Labels mask_zero_labels;    // of R's rows (mask_labels.hpp): secret, as these
   gc2::Labels public_zero_labels;  // with delta they give both labels of a public row: secret
   SecretBytes decoding;    // the output decoding bits: server 1's share of the result, bit by bit
   bool confirmed = false;  // server 2 said it stored the stream

@@ -114,11 +114,20 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
   const std::span<const Block> secret = key.span().subspan(secret_range.offset * 8, secret_rows);
   shape.label_set = offer.label_set;
   std::vector<std::uint8_t> bits;
+  const auto mask_bits = gc2::bits_of(task.mask_share);
 
   if (party_ == 0) {
     std::optional<PreparedGarbling> taken;
     if (offer.id != 0 && !offer.transferred) taken = prepared_->garblings.take(shape, offer.id);
     if (offer.id != 0 && !taken) ++prepared_->refused;
+    // R's labels first: a garbling prepared ahead has its zero labels, one garbled now fresh ones.
+    gc2::Labels fresh_mask_zero;
+    if (!taken) fresh_mask_zero = gc2::zero_labels(mask_bits.size());
+    const gc2::Labels& mask_zero = taken ? taken->mask_zero_labels : fresh_mask_zero;
+    if (mask_zero.size() != mask_bits.size())
+      throw Error(Component::Server, "a prepared garbling with another number of mask rows than its job");
+    mask_labels_.send(peer, *garbler_, mask_zero.span(), mask_bits);
+    const gc2::Labels key_and_mask = gc2::concatenated(secret, mask_zero.span());
     // Server 2 holds none of this shape (it restarted or dropped them): neither do we, but
     // for garblings still being streamed to it.
     if (offer.id == 0 && !offer.holds_more)
@@ -134,7 +143,7 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
     } else {
       const gc2::Labels zero = gc2::zero_labels(public_rows);
       send_labels(peer, gc2::garbler_input_labels(*garbler_, public_bits, zero));
-      bits = garbler_->garble(prog, 1, gc2::concatenated(secret, zero.span()), peer);
+      bits = garbler_->garble(prog, 1, gc2::concatenated(key_and_mask.span(), zero.span()), peer);
       ++prepared_->online;
     }
     if (prepared_->budget() > 0) {
@@ -145,6 +154,8 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
     return bits;
   }
 
+  const gc2::Labels mask_labels = mask_labels_.receive(peer, mask_bits);
+  const gc2::Labels key_and_mask = gc2::concatenated(secret, mask_labels.span());
   const std::uint64_t named = receive_le<std::uint64_t>(peer);
   if (named != 0 && (!reserved || named != reserved->id))
     throw PeerError(Component::Server, "server 1 named prepared garbling " + std::to_string(named) +
@@ -153,10 +164,10 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
   gc2::Labels public_labels(public_rows);
   receive_labels(peer, public_labels);
   if (named != 0) {
-    bits = gc2::evaluate_stored(prog, 1, gc2::concatenated(secret, public_labels.span()), reserved->stream);
+    bits = gc2::evaluate_stored(prog, 1, gc2::concatenated(key_and_mask.span(), public_labels.span()), reserved->stream);
     ++prepared_->used;
   } else {
-    bits = gc2::evaluate(prog, 1, gc2::concatenated(secret, public_labels.span()), peer);
+    bits = gc2::evaluate(prog, 1, gc2::concatenated(key_and_mask.span(), public_labels.span()), peer);
     ++prepared_->online;
     if (reserved) ++prepared_->refused;
   }
@@ -197,8 +208,12 @@ void Gc2Backend::prepare(two_party::Channel& peer, const PreparedShape& shape) {
     throw Error(Component::Server, "the labels of " + wire::describe(shape.key) + " changed since its last job");
   }
   const auto program = krb_circuits_->program(shape.circuit.id, shape.circuit.data_bytes, shape.circuit.combine);
+  const std::size_t mask_rows =
+      jobs::krb_batch_layout(shape.circuit.id, shape.circuit.data_bytes, shape.circuit.combine).mask_rows;
+  gc2::Labels mask_zero = gc2::zero_labels(mask_rows);
   gc2::Labels public_zero = gc2::zero_labels(public_rows);
-  const gc2::Labels inputs = gc2::concatenated(secret_zero, public_zero.span());
+  const gc2::Labels key_and_mask = gc2::concatenated(secret_zero, mask_zero.span());
+  const gc2::Labels inputs = gc2::concatenated(key_and_mask.span(), public_zero.span());
   wipe(secret_zero.data(), secret_zero.size() * sizeof(Block));
   if (program->num_inputs != inputs.size()) throw Error(Component::Server, "Kerberos circuit does not fit its shape");
   gc2::GarblingAhead ahead = gc2::garble_ahead(*garbler_, *program, 1, inputs);
@@ -206,6 +221,7 @@ void Gc2Backend::prepare(two_party::Channel& peer, const PreparedShape& shape) {
   PreparedGarbling garbling;
   garbling.id = ahead.number;
   garbling.bytes = ahead.stream.size();
+  garbling.mask_zero_labels = std::move(mask_zero);
   garbling.public_zero_labels = std::move(public_zero);
   garbling.decoding = SecretBytes(ahead.decoding.size());
   std::copy(ahead.decoding.begin(), ahead.decoding.end(), garbling.decoding.data());
@@ -274,7 +290,7 @@ void Gc2Backend::store_prepared(two_party::Channel& peer) {
   } catch (const Error& error) {
     throw PeerError(Component::Server, std::string("preparation of no Kerberos circuit: ") + error.what());
   }
-  if (shape.secret.bytes * 8 != layout.key_rows || shape.public_bytes != layout.public_bytes ||
+  if (shape.secret.bytes * 8 != layout.key_rows - layout.mask_rows || shape.public_bytes != layout.public_bytes ||
       shape.secret.offset + shape.secret.bytes > wire::material_bytes(shape.key.algorithm) ||
       program->num_inputs != layout.key_rows + layout.public_bytes * 8)
     throw PeerError(Component::Server, "preparation: the shape's rows do not fit its circuit");

@@ -99,6 +99,7 @@ class Credential:
     server: str
     ticket_offset: int      # of the u32 length before the ticket
     ticket: bytes
+    session_key: bytes = b""
 
 
 def _principal(data: bytes, pos: int) -> tuple[str, int]:
@@ -126,6 +127,7 @@ def credentials(data: bytes) -> list[Credential]:
         server, pos = _principal(data, pos)
         pos += 2                                    # key enctype
         (length,) = struct.unpack_from(">I", data, pos)
+        session_key = data[pos + 4:pos + 4 + length]
         pos += 4 + length                           # key
         pos += 16 + 1 + 4                           # times, is_skey, flags
         for _ in range(2):                          # addresses, then authdata
@@ -140,8 +142,13 @@ def credentials(data: bytes) -> list[Credential]:
         pos += 4 + length
         (length,) = struct.unpack_from(">I", data, pos)
         pos += 4 + length                           # second ticket
-        creds.append(Credential(server, ticket_offset, ticket))
+        creds.append(Credential(server, ticket_offset, ticket, session_key))
     return creds
+
+
+def session_keys(path: Path) -> dict[str, bytes]:
+    """The session key of each ticket in the cache, by server principal."""
+    return {cred.server: cred.session_key for cred in credentials(Path(path).read_bytes())}
 
 
 def tgt(path: Path, tgs: str) -> Ticket:

@@ -45,6 +45,7 @@ import pytest
 import mpc_cluster
 from kdc_formats import (AES128, AES256, ENGINE_USAGES, USER_ALGORITHMS, USER_MARKER, default_salt,
                          derived_keys, engine_name, expected_handle, nfold, round_key_needles, string_to_key)
+from ccache_tickets import session_keys
 from protected_kdc import (ProtectedRealm, assert_scan_finds, files_containing, kdc_pids, memory_contains,
                            probe_keys, read_keytab, router_library)
 
@@ -455,6 +456,35 @@ def test_keys_absent_from_kdc_memory_files_and_servers(realm):
         hits = files_containing(realm.cluster.server_dir(party), needles)
         assert hits == [], f"server {party}: {hits}"
     # The same scan finds every needle in a separate process that holds them.
+    assert_scan_finds(needles)
+
+
+def test_session_keys_reach_no_server(realm):
+    """An AS reply's EncASRepPart holds the session key of the TGT it comes with; under FAST it
+    is encrypted under the KRB-FX-CF2 reply key, whose KDC half the router holds. The engine
+    encrypts both without any server reading them: the router's client library masks the
+    record and hands each server seeds of the mask, as the keys are shared. After logins of every
+    enctype, with and without FAST, and a service ticket each, no session key the clients got is
+    in the memory of any server process; the same scan finds them in a process that holds them."""
+    armor = cache(realm, "skey-armor.cc")
+    assert_login(realm, kinit(realm, "plain", "plain-pw", armor), "kinit for the armor ticket")
+    needles = {}
+    for user in ["ann", "ben", *SHA2_USERS]:
+        for fast in (False, True):
+            cc = cache(realm, f"skey-{user}-{'fast' if fast else 'plain'}.cc")
+            args = ("-T", armor) if fast else ()
+            assert_login(realm, kinit(realm, user, PASSWORDS[user], cc, *args), f"kinit {user} fast={fast}")
+            assert_login(realm, realm.run(["kvno", "-c", cc, realm.principal(SERVICE)]), f"kvno as {user}")
+            keys = session_keys(Path(cc.removeprefix("FILE:")))
+            assert realm.tgs in keys and len(keys) == 2, keys.keys()
+            for server, key in keys.items():
+                assert len(key) in (16, 32)
+                needles[f"{user}{' (FAST)' if fast else ''}: session key for {server}"] = key
+    for party in (1, 2, 3):
+        pid = realm.cluster.server_pid(party)
+        assert pid != 0
+        hits = memory_contains(pid, needles)
+        assert hits == [], f"server {party} holds session keys: {hits}"
     assert_scan_finds(needles)
 
 

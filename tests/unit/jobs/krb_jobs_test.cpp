@@ -93,11 +93,15 @@ TEST(KrbJobs, BatchLayoutMatchesTheCompiledCircuits) {
     std::size_t key_rows;
     std::size_t result_bytes;
   };
-  for (const Case& c : {Case{CircuitId::KrbEncryptAes128, 16, 1728, 28}, Case{CircuitId::KrbEncryptAes256, 45, 2240, 57},
+  // The key's rows, then R's: a row per secret record bit (none for a decryption).
+  for (const Case& c : {Case{CircuitId::KrbEncryptAes128, 16, 1728 + 128, 28},
+                        Case{CircuitId::KrbEncryptAes256, 45, 2240 + 360, 57},
                         Case{CircuitId::KrbDecryptAes128, 28, 1728, 17}, Case{CircuitId::KrbDecryptAes256, 61, 2240, 50},
-                        Case{CircuitId::KrbChecksum, 0, 320, 12}, Case{CircuitId::KrbChecksum, 119, 320, 12}}) {
+                        Case{CircuitId::KrbChecksum, 0, 320, 12}, Case{CircuitId::KrbChecksum, 119, 320 + 952, 12}}) {
     const KrbBatchLayout layout = krb_batch_layout(c.id, c.data_bytes);
     EXPECT_EQ(layout.key_rows, c.key_rows);
+    EXPECT_EQ(layout.mask_rows, c.key_rows - 8 * krb_secret_bytes(c.id));
+    EXPECT_EQ(layout.mask_rows, 8 * krb_masked_range({c.id, c.data_bytes, 0}).bytes);
     EXPECT_EQ(layout.public_bytes, c.data_bytes);
     EXPECT_EQ(layout.output_bytes, c.result_bytes);
     const circuits::Circuit circuit = build_krb_circuit(c.id, c.data_bytes);
@@ -135,10 +139,10 @@ TEST(KrbJobs, Rfc8009JobsRunTheirOwnCircuits) {
     std::size_t key_rows;
     std::size_t result_bytes;
   };
-  for (const Case& c : {Case{CircuitId::KrbSha2EncryptAes128, 16, 1920, 32},
+  for (const Case& c : {Case{CircuitId::KrbSha2EncryptAes128, 16, 1920 + 128, 32},
                         Case{CircuitId::KrbSha2DecryptAes256, 45, 2944, 22},
                         Case{CircuitId::KrbSha2ChecksumSha256, 0, 512, 16},
-                        Case{CircuitId::KrbSha2ChecksumSha384, 20, 1024, 24}}) {
+                        Case{CircuitId::KrbSha2ChecksumSha384, 20, 1024 + 160, 24}}) {
     const KrbBatchLayout layout = krb_batch_layout(c.id, c.data_bytes);
     EXPECT_EQ(layout.key_rows, c.key_rows) << static_cast<int>(c.id);
     EXPECT_EQ(layout.output_bytes, c.result_bytes) << static_cast<int>(c.id);

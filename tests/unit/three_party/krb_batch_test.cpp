@@ -27,6 +27,7 @@
 #include "engines/three_party/garbled_krb_batch.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/krb_jobs.hpp"
+#include "wire/krb_record_mask.hpp"
 #include "support/party_prf_keys.hpp"
 
 namespace mpc::three_party_engine {
@@ -197,6 +198,7 @@ struct Batch {
   std::size_t key_rows = 0;
   std::size_t public_bytes = 0;
   std::size_t secret_bytes = 0;
+  jobs::KrbMaskedRange masked;  // of each job's record: masked as a client masks it
 };
 
 // Each party's own copy of a batch: its jobs and its header's sequence number.
@@ -211,6 +213,20 @@ std::array<BatchResult, 3> run_krb_batch_copies(const Batch& batch, wire::KrbEva
                                                 KrbOperation operation, const PartyCopies& copies,
                                                 const std::optional<jobs::KrbSecretRange>& range = std::nullopt,
                                                 std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  // A client's mask per job (wire/krb_record_mask.hpp): the record's secret bytes travel
+  // masked by R and each party holds its seeds' share of R as rows after the key's.
+  std::size_t most_jobs = 0;
+  for (const auto& jobs : copies.jobs) most_jobs = std::max(most_jobs, jobs.size());
+  std::vector<std::unique_ptr<wire::RecordMaskDeal>> deals;
+  std::vector<Bytes> masks;
+  for (std::size_t j = 0; j < most_jobs; ++j) {
+    deals.push_back(std::make_unique<wire::RecordMaskDeal>(3, batch.masked.bytes));
+    const SecretBytes own = wire::replicated_record_mask(deals.back()->for_server(0), batch.masked.bytes);
+    const SecretBytes previous = wire::replicated_record_mask(deals.back()->for_server(2), batch.masked.bytes);
+    Bytes r(batch.masked.bytes);
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = own[batch.masked.bytes + i] ^ previous[i];
+    masks.push_back(std::move(r));
+  }
   std::array<BatchTask, 3> tasks;
   for (int p = 0; p < 3; ++p) {
     BatchTask& task = tasks[static_cast<std::size_t>(p)];
@@ -223,15 +239,21 @@ std::array<BatchResult, 3> run_krb_batch_copies(const Batch& batch, wire::KrbEva
     task.public_bytes = batch.public_bytes;
     task.secret_bytes = batch.secret_bytes;
     task.instances = jobs.size();
-    for (const Job& job : jobs) {
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const Job& job = jobs[j];
       task.header.slices.push_back(wire::BatchSlice{{}, {}, {}, 0, 1, 0, 0});
       SliceInput input;
       input.blocks = 1;
       if (job.key != nullptr) {
         const SecretBytes& share = job.key->shares[static_cast<std::size_t>(p)];
-        input.key_share = range ? jobs::krb_secret_rows(share, job.key->algorithm, *range)
-                                    : jobs::krb_secret_rows(share, job.key->algorithm, operation, job.usage);
+        const jobs::KrbSecretRange rows =
+            range ? *range : jobs::krb_secret_range(job.key->algorithm, operation, job.usage);
+        input.key_share = jobs::krb_secret_rows(
+            share, job.key->algorithm, rows,
+            wire::replicated_record_mask(deals[j]->for_server(p), batch.masked.bytes));
         input.public_records = job.data;
+        for (std::size_t i = 0; i < batch.masked.bytes && batch.masked.offset + i < job.data.size(); ++i)
+          input.public_records[batch.masked.offset + i] ^= masks[j][i];
       }
       task.slices.push_back(std::move(input));
     }
@@ -255,7 +277,8 @@ Bytes open_records(std::array<BatchResult, 3>& results) {
 
 Batch krb_batch(jobs::KrbCircuitCache& cache, CircuitId id, std::uint32_t data_bytes) {
   const jobs::KrbBatchLayout layout = jobs::krb_batch_layout(id, data_bytes);
-  return Batch{cache.program(id, data_bytes), layout.key_rows, layout.public_bytes, 0};
+  return Batch{cache.program(id, data_bytes), layout.key_rows, layout.public_bytes, 0,
+               jobs::krb_masked_range({id, data_bytes, 0})};
 }
 
 // Every Kerberos test runs both ways, each with the circuits a server builds for it.
@@ -379,7 +402,7 @@ TEST_P(KrbBatch, Cf2JobComputesTheCombinedKeyInside) {
   ASSERT_EQ(layout.public_bytes, plan.public_record.size());
   ASSERT_EQ(layout.output_bytes, plan.result_bytes);
   const Batch batch{cache.program(plan.circuit.id, plan.circuit.data_bytes, plan.circuit.combine), layout.key_rows,
-                    layout.public_bytes, 0};
+                    layout.public_bytes, 0, jobs::krb_masked_range(plan.circuit)};
   const std::vector<Job> jobs = {{&key, 55, plan.public_record}};
   auto results = run_krb_batch(batch, GetParam(), KrbOperation::Encrypt, jobs, 40, plan.secret);
   const Bytes opened = open_records(results);

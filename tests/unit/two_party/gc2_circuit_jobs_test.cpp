@@ -43,14 +43,16 @@ std::pair<R, R> both(const std::function<R(two_party::Channel&)>& first,
 }
 
 // The result of a Kerberos job computed in the clear: its circuit on the secret rows and data.
-Bytes clear_result(const KrbTask& task, const Bytes& material) {
+// `data`: the record in clear; task.data carries it masked by `mask` (R).
+Bytes clear_result(const KrbTask& task, const Bytes& material, const Bytes& data, const Bytes& mask) {
   const auto range = jobs::krb_secret_range(task.key.algorithm, task.operation, task.usage);
   const auto id = jobs::krb_circuit_id(task.operation, task.key.algorithm);
   const auto circuit =
       jobs::build_krb_circuit(id, static_cast<std::uint32_t>(task.data.size()), circuits::CircuitCost::FewestAnds);
   std::vector<std::uint8_t> bits;
   for (std::size_t i = 0; i < range.bytes * 8; ++i) bits.push_back((material[range.offset + i / 8] >> (i % 8)) & 1);
-  for (std::size_t i = 0; i < task.data.size() * 8; ++i) bits.push_back((task.data[i / 8] >> (i % 8)) & 1);
+  bits.resize(bits.size() + 8 * mask.size(), 0);  // R = 0: the record as it is
+  for (std::size_t i = 0; i < data.size() * 8; ++i) bits.push_back((data[i / 8] >> (i % 8)) & 1);
   const auto out = circuits::evaluate(circuit, bits);
   Bytes result(wire::krb_result_bytes(task.operation, task.key.algorithm, task.data.size()));
   for (std::size_t j = 0; j < out.size(); ++j) result[j / 8] |= static_cast<std::uint8_t>(out[j] << (j % 8));
@@ -72,13 +74,22 @@ TEST(Gc2CircuitJobs, KerberosSharesOpenToTheCircuitsResult) {
       SCOPED_TRACE(std::string(wire::algorithm_name(algorithm)) + " operation " +
                    std::to_string(static_cast<int>(operation)) + " length " + std::to_string(length));
       const Bytes data = random_bytes(rng, length);
-      KrbTask task{1, wire::KeyId{"k", 1, algorithm}, operation, usage, first, data, {}, std::nullopt};
+      // The record's secret bytes travel masked by R = first_mask ^ second_mask.
+      const std::size_t masked = operation == wire::KrbOperation::Decrypt ? 0 : length;
+      const Bytes first_mask = random_bytes(rng, masked);
+      const Bytes second_mask = random_bytes(rng, masked);
+      const Bytes mask = xor_of(first_mask, second_mask);
+      Bytes sent = data;
+      for (std::size_t i = 0; i < masked; ++i) sent[i] ^= mask[i];
+      KrbTask task{1, wire::KeyId{"k", 1, algorithm}, operation, usage, first, sent, {}, std::nullopt, first_mask};
       KrbTask other = task;
       other.key_share = second;
+      other.mask_share = second_mask;
       auto [x, y] = both<SecretBytes>([&](two_party::Channel& c) { return pair.garbler.krb(c, task); },
                                       [&](two_party::Channel& c) { return pair.evaluator.krb(c, other); });
       const Bytes opened = xor_of(x.span(), y.span());
-      EXPECT_EQ(opened, clear_result(task, material));
+      EXPECT_EQ(opened, clear_result(task, material, data, mask));
+      if (masked != 0) EXPECT_NE(sent, data);
       EXPECT_NE(Bytes(x.span().begin(), x.span().end()), opened);  // a share alone is not the result
     }
   }
@@ -91,7 +102,9 @@ TEST(Gc2CircuitJobs, DifferentRequestsUnderOneIdAreRefused) {
   const Bytes first = random_bytes(rng, wire::material_bytes(algorithm));
   const Bytes second = random_bytes(rng, first.size());
   const Bytes data(20, 1);
-  KrbTask task{1, wire::KeyId{"k", 1, algorithm}, wire::KrbOperation::Checksum, 17, first, data, {}, std::nullopt};
+  const Bytes mask_share(data.size(), 7);
+  KrbTask task{1, wire::KeyId{"k", 1, algorithm}, wire::KrbOperation::Checksum, 17, first, data, {}, std::nullopt,
+               mask_share};
   KrbTask other = task;
   other.key_share = second;
   other.request_digest[0] = 1;  // the follower's copy of the request differs

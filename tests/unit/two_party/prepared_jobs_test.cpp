@@ -84,14 +84,31 @@ struct Job {
   Bytes data;
 };
 
-KrbTask task_of(const Key& key, const Job& job, std::span<const std::uint8_t> share) {
+// A job as the servers get it: its secret record masked by R (wire/krb_record_mask.hpp; all of
+// an Encrypt's or Checksum's data, none of a Decrypt's), each holding an XOR share of R.
+struct Sent {
+  Bytes data;
+  Bytes first_mask;
+  Bytes second_mask;
+};
+
+Sent sent_of(const Job& job) {
+  static std::mt19937_64 rng(99);
+  const std::size_t masked = job.operation == wire::KrbOperation::Decrypt ? 0 : job.data.size();
+  Sent sent{job.data, random_bytes(rng, masked), random_bytes(rng, masked)};
+  for (std::size_t i = 0; i < masked; ++i) sent.data[i] ^= sent.first_mask[i] ^ sent.second_mask[i];
+  return sent;
+}
+
+KrbTask task_of(const Key& key, const Job& job, std::span<const std::uint8_t> share, const Sent& sent, bool first) {
   KrbTask task;
   task.job = 1;
   task.key = key.id;
   task.operation = job.operation;
   task.usage = job.usage;
   task.key_share = share;
-  task.data = job.data;
+  task.data = sent.data;
+  task.mask_share = first ? sent.first_mask : sent.second_mask;
   return task;
 }
 
@@ -107,6 +124,7 @@ Bytes clear_result(const Key& key, const Job& job) {
   std::vector<std::uint8_t> bits;
   for (std::size_t i = 0; i < plan.secret.bytes * 8; ++i)
     bits.push_back((key.material[plan.secret.offset + i / 8] >> (i % 8)) & 1);
+  bits.resize(bits.size() + 8 * plan.mask_bytes, 0);  // R = 0: the record as it is
   for (std::size_t i = 0; i < plan.public_record.size() * 8; ++i)
     bits.push_back((plan.public_record[i / 8] >> (i % 8)) & 1);
   const auto out = circuits::evaluate(circuit, bits);
@@ -135,8 +153,10 @@ struct Servers {
   // Runs the job and returns the opened result (the XOR of the two servers' shares).
   Bytes run(const Key& key, const Job& job) {
     SecretBytes x, y;
-    const auto sides = run_both([&](two_party::Channel& c) { x = garbler->krb(c, task_of(key, job, key.first)); },
-                                [&](two_party::Channel& c) { y = evaluator->krb(c, task_of(key, job, key.second)); });
+    const Sent sent = sent_of(job);
+    const auto sides =
+        run_both([&](two_party::Channel& c) { x = garbler->krb(c, task_of(key, job, key.first, sent, true)); },
+                 [&](two_party::Channel& c) { y = evaluator->krb(c, task_of(key, job, key.second, sent, false)); });
     EXPECT_FALSE(sides.first) << message_of(sides.first);
     EXPECT_FALSE(sides.second) << message_of(sides.second);
     return xor_of(x.span(), y.span());
@@ -325,12 +345,23 @@ TEST(PreparedJobs, NamingAGarblingServerTwoDidNotOfferFailsTheJob) {
         const std::uint8_t no_transfer = 0;
         c.send(held);
         c.send({&no_transfer, 1});
+        c.flush();
+        // The record mask's labels, as server 2 asks for them (garbage labels will do).
+        std::uint8_t stock[8], first[4], flips[8];
+        c.receive(stock);
+        c.receive(first);
+        c.receive(flips);
+        const std::uint8_t serves = 0;
+        c.send({&serves, 1});
+        c.send(std::vector<std::uint8_t>(8 * 8 * 16, 0x5a));
         std::uint8_t named[8];
         for (int i = 0; i < 8; ++i) named[i] = static_cast<std::uint8_t>((offered + 1) >> (8 * i));
         c.send(named);
         c.flush();
       },
-      [&](two_party::Channel& c) { (void)servers.evaluator->krb(c, task_of(key, job, key.second)); });
+      [&](two_party::Channel& c) {
+        (void)servers.evaluator->krb(c, task_of(key, job, key.second, sent_of(job), false));
+      });
   EXPECT_NE(offered, 0u);
   ASSERT_TRUE(sides.second);
   EXPECT_NE(message_of(sides.second).find("named prepared garbling"), std::string::npos) << message_of(sides.second);

@@ -13,6 +13,7 @@
 #include "wire/client_messages.hpp"
 #include "wire/codec.hpp"
 #include "wire/key_id.hpp"
+#include "wire/krb_record_mask.hpp"
 #include "wire/peer_messages.hpp"
 
 // ---- allocation tracking: the largest single allocation while `g_tracking` is set ----
@@ -236,6 +237,7 @@ void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->usage, y.usage);
     EXPECT_EQ(x->data, y.data);
     EXPECT_EQ(x->combine, y.combine);
+    EXPECT_EQ(x->record_mask, y.record_mask);
   }
 }
 
@@ -915,6 +917,51 @@ Bytes krb_frame(std::uint8_t operation, std::uint8_t algorithm, std::uint32_t us
   writer.u32(length);
   writer.bytes(pattern(present, 9));
   return frame;
+}
+
+// Each server's copy of a Krb request carries its own seeds of the record mask: the frames
+// differ, their digests do not, and any other change (a seed's hash included) does show.
+TEST(ClientRequest, KrbRecordMaskTravelsWithTheSeedsOutsideTheDigest) {
+  const KeyId key{"krbtgt/R@R", 2, KeyAlgorithm::Aes256CtsHmacSha1};
+  KrbRequest request{make_id(30), key, KrbOperation::Encrypt, 3, pattern(16 + 40, 30)};
+  const RecordMaskDeal deal(3, krb_secret_record_bytes(request));
+  deal.mask(request);
+  std::vector<Bytes> frames;
+  std::vector<RequestDigest> digests;
+  for (int party = 0; party < 3; ++party) {
+    request.record_mask = deal.for_server(party);
+    frames.push_back(encode_request(request));
+    const Request decoded = decode_request(frames.back());
+    expect_same(Request(request), decoded);
+    digests.push_back(request_digest(frames.back(), decoded));
+    // The frame's last bytes are the seeds; without them it is the common part.
+    EXPECT_NE(digests.back(), request_digest(frames.back()));
+  }
+  EXPECT_NE(frames[0], frames[1]);
+  EXPECT_EQ(digests[0], digests[1]);
+  EXPECT_EQ(digests[1], digests[2]);
+  KrbRequest other_hash = request;
+  other_hash.record_mask->seed_hashes[0][0] ^= 1;
+  const Bytes changed = encode_request(other_hash);
+  EXPECT_NE(request_digest(changed, decode_request(changed)), digests[2]);
+  // Two servers get one seed each.
+  const RecordMaskDeal pair(2, krb_secret_record_bytes(request));
+  request.record_mask = pair.for_server(1);
+  expect_same(Request(request), decode_request(encode_request(request)));
+  // Malformed: a third seed, four components, a component named twice.
+  KrbRequest three_seeds = request;
+  three_seeds.record_mask = deal.for_server(0);
+  three_seeds.record_mask->held.push_back(1);
+  three_seeds.record_mask->seeds.push_back(three_seeds.record_mask->seeds[0]);
+  EXPECT_THROW(encode_request(three_seeds), FormatError);
+  KrbRequest four = request;
+  four.record_mask = deal.for_server(0);
+  four.record_mask->seed_hashes.push_back(four.record_mask->seed_hashes[0]);
+  EXPECT_THROW(encode_request(four), FormatError);
+  KrbRequest twice = request;
+  twice.record_mask = deal.for_server(0);
+  twice.record_mask->held[1] = twice.record_mask->held[0];
+  EXPECT_THROW(encode_request(twice), FormatError);
 }
 
 TEST(ClientRequest, RejectsMalformedKrbRequests) {
