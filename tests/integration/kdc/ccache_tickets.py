@@ -147,8 +147,9 @@ def credentials(data: bytes) -> list[Credential]:
 
 
 def session_keys(path: Path) -> dict[str, bytes]:
-    """The session key of each ticket in the cache, by server principal."""
-    return {cred.server: cred.session_key for cred in credentials(Path(path).read_bytes())}
+    """The session key of each ticket in the cache (not its configuration entries), by server."""
+    return {cred.server: cred.session_key for cred in credentials(Path(path).read_bytes())
+            if not cred.server.startswith("krb5_ccache_conf_data/")}
 
 
 def tgt(path: Path, tgs: str) -> Ticket:

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <sodium.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "circuits/evaluate.hpp"
+#include "circuits/kerberos.hpp"
 #include "circuits/masked_inputs.hpp"
 #include "common/error.hpp"
 #include "jobs/krb_jobs.hpp"
@@ -168,6 +170,14 @@ TEST(KrbRecordMask, MaskedCircuitComputesOnTheUnmaskedRecord) {
     const auto wrong = circuits::evaluate(circuit, inputs(random_bytes(mask.size()), xor_of(record, mask)));
     EXPECT_NE(clear, wrong);
   }
+  // The mask costs one XOR per secret record bit and no AND.
+  const auto count = [](const circuits::Circuit& c, circuits::GateKind kind) {
+    return std::count_if(c.gates.begin(), c.gates.end(), [&](const circuits::Gate& g) { return g.kind == kind; });
+  };
+  const circuits::Circuit plain = circuits::build_krb_encrypt_circuit(circuits::AesKeySize::Aes128, 16 + 300);
+  const circuits::Circuit masked = build_krb_circuit(wire::CircuitId::KrbEncryptAes128, 16 + 300);
+  EXPECT_EQ(count(masked, circuits::GateKind::And), count(plain, circuits::GateKind::And));
+  EXPECT_EQ(count(masked, circuits::GateKind::Xor), count(plain, circuits::GateKind::Xor) + 8 * (16 + 300));
 }
 
 TEST(KrbRecordMask, MaskedInputsGoAfterAGroupAndInsideTheCircuit) {
