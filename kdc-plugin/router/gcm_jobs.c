@@ -100,6 +100,9 @@ ticket_key_ctr(const uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], const uint8_t *
 #define CHAIN_REFUSED_PAUSE_MS 600000
 #define CHAIN_FAILED_PAUSE_MS 30000
 
+/* The checksum AAD's digest of the checksummed data: SHA-256. */
+#define CHECKSUM_DIGEST_LEN 32
+
 /* The AAD of a PAC's KDC checksum over a server checksum: 0x02 || u32be 17 || N || T. */
 #define CHAINED_AAD_LEN (AAD_HEADER_LEN + MPC_KDC_CHECKSUM_LEN)
 
@@ -481,47 +484,81 @@ iov_signed(const krb5_crypto_iov *iov)
            iov->flags == KRB5_CRYPTO_TYPE_PADDING || iov->flags == KRB5_CRYPTO_TYPE_SIGN_ONLY;
 }
 
-/* The checksum AAD, 0x02 || u32be usage || data, data being the buffers libk5crypto
- * checksums (HEADER, DATA, PADDING, SIGN_ONLY, in order: its SIGN_IOV) or `one`. *aad_out
- * is malloc'd; the caller frees it. */
+/* Whether the checksummed data go into the AAD as they are: a PAC's KDC checksum over its
+ * server checksum (usage 17, one checksum's bytes), which the PAC carries in clear anyway and
+ * which the chained tag needs as it is (docs/ticket-format.md). */
+static int
+checksum_data_raw(krb5_keyusage usage, size_t data_len)
+{
+    return usage == KRB5_KEYUSAGE_APP_DATA_CKSUM && data_len == MPC_KDC_CHECKSUM_LEN;
+}
+
+/* The checksum AAD, 0x02 || u32be usage || SHA-256(data), data being the buffers
+ * libk5crypto checksums (HEADER, DATA, PADDING, SIGN_ONLY, in order: its SIGN_IOV) or `one`;
+ * 0x02 || u32be usage || data for checksum_data_raw. The servers compute GHASH over the AAD
+ * as they get it, and the data can be secret: the ticket signature krb5kdc makes under the
+ * krbtgt key covers the EncTicketPart, which holds the ticket's session key. They get its
+ * digest only. *aad_out is malloc'd; the caller frees it. */
 static krb5_error_code
 checksum_aad(krb5_keyusage usage, const krb5_crypto_iov *iov, size_t n, const krb5_data *one,
              uint8_t **aad_out, size_t *aad_len_out, char *why, size_t why_len)
 {
-    size_t i, len = AAD_HEADER_LEN, at;
+    size_t i, data_len = 0, at, len;
+    EVP_MD_CTX *digest = NULL;
+    unsigned int digest_len = 0;
     uint8_t *aad;
+    int raw, ok = 1;
 
     *aad_out = NULL;
     *aad_len_out = 0;
     for (i = 0; i < n; i++) {
         if (iov_signed(&iov[i]))
-            len += iov[i].data.length;
+            data_len += iov[i].data.length;
     }
     if (one != NULL)
-        len += one->length;
-    /* Checked here, before the copy, so that a huge input costs no allocation. */
-    if (hash_blocks(len, 0) > MPC_GCM_MAX_HASH_BLOCKS) {
-        router_set_why(why, why_len, "checksum over %zu bytes: more than the engine "
-                       "authenticates in one call (%u GHASH blocks)", len - AAD_HEADER_LEN,
-                       (unsigned)MPC_GCM_MAX_HASH_BLOCKS);
-        return KRB5_BAD_MSIZE;
-    }
+        data_len += one->length;
+    raw = checksum_data_raw(usage, data_len);
+    len = AAD_HEADER_LEN + (raw ? data_len : CHECKSUM_DIGEST_LEN);
     aad = malloc(len);
-    if (aad == NULL) {
+    if (!raw)
+        digest = EVP_MD_CTX_new();
+    if (aad == NULL || (!raw && digest == NULL)) {
+        free(aad);
+        EVP_MD_CTX_free(digest);
         router_set_why(why, why_len, "out of memory");
         return ENOMEM;
     }
     aad_header(MPC_KDC_AAD_CHECKSUM, usage, aad);
-    at = AAD_HEADER_LEN;
-    for (i = 0; i < n; i++) {
-        if (iov_signed(&iov[i])) {
-            if (iov[i].data.length != 0)
+    if (raw) {
+        at = AAD_HEADER_LEN;
+        for (i = 0; i < n; i++) {
+            if (iov_signed(&iov[i]) && iov[i].data.length != 0) {
                 memcpy(aad + at, iov[i].data.data, iov[i].data.length);
-            at += iov[i].data.length;
+                at += iov[i].data.length;
+            }
         }
+        if (one != NULL && one->length != 0)
+            memcpy(aad + at, one->data, one->length);
+        *aad_out = aad;
+        *aad_len_out = len;
+        return 0;
     }
-    if (one != NULL && one->length != 0)
-        memcpy(aad + at, one->data, one->length);
+    ok = EVP_DigestInit_ex(digest, EVP_sha256(), NULL) == 1;
+    for (i = 0; ok && i < n; i++) {
+        if (iov_signed(&iov[i]) && iov[i].data.length != 0)
+            ok = EVP_DigestUpdate(digest, iov[i].data.data, iov[i].data.length) == 1;
+    }
+    if (ok && one != NULL && one->length != 0)
+        ok = EVP_DigestUpdate(digest, one->data, one->length) == 1;
+    if (ok)
+        ok = EVP_DigestFinal_ex(digest, aad + AAD_HEADER_LEN, &digest_len) == 1 &&
+             digest_len == CHECKSUM_DIGEST_LEN;
+    EVP_MD_CTX_free(digest);
+    if (!ok) {
+        free(aad);
+        router_set_why(why, why_len, "SHA-256 of the checksummed data failed");
+        return KRB5_CRYPTO_INTERNAL;
+    }
     *aad_out = aad;
     *aad_len_out = len;
     return 0;

@@ -106,8 +106,14 @@ def seal_ticket(key: bytes, nonce: bytes, usage: int, plain: bytes) -> bytes:
     return nonce + ciphertext + sealed[32:]
 
 
+CHECKSUM_LEN = 28  # N || T
+
+
 def checksum_aad(usage: int, data: bytes) -> bytes:
-    return bytes([AAD_CHECKSUM]) + struct.pack(">I", usage) + data
+    """0x02 || usage || SHA-256(data): the servers, which compute GHASH over the AAD, get the
+    digest only; a PAC's KDC checksum over its server checksum (usage 17, 28 bytes) as it is."""
+    body = data if usage == 17 and len(data) == CHECKSUM_LEN else hashlib.sha256(data).digest()
+    return bytes([AAD_CHECKSUM]) + struct.pack(">I", usage) + body
 
 
 # ---- protected users' keys (aes128/aes256-cts-hmac-sha1-96, RFC 3961 / RFC 3962) ---------

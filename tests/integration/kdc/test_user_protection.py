@@ -501,6 +501,19 @@ def test_tgt_session_keys_reach_no_server(realm):
     assert_scan_finds(needles)
 
 
+def test_service_ticket_session_keys_reach_no_server(realm):
+    """krb5kdc 1.20 signs every ticket it issues with the krbtgt key: the PAC's ticket
+    signature covers the encoded EncTicketPart, which holds the ticket's session key. Under
+    the protected krbtgt key that checksum is a GCM tag, whose GHASH each server computes over
+    the AAD as sent, so the router sends the data's SHA-256 (docs/ticket-format.md): no
+    service ticket's session key is in the memory of any server process, while the same scan
+    finds them in a process that holds them."""
+    needles = login_session_keys(realm, "svc")["service"]
+    assert len(needles) == 8
+    assert servers_holding(realm, needles) == {}
+    assert_scan_finds(needles)
+
+
 # ---- refusals ------------------------------------------------------------------------------
 
 def test_refusals_leave_the_entry_unchanged(realm):
