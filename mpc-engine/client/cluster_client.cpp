@@ -423,11 +423,14 @@ Replies ClusterClient::krb_round_trip(wire::KrbRequest& request) {
   // (wire/krb_record_mask.hpp). A retry changes only the id: every copy a server sees carries
   // the same masked record and seeds.
   const wire::RecordMaskDeal deal(settings_.servers.size(), wire::krb_secret_record_bytes(request));
-  const auto wipe_request = [&request] {
-    wipe(request.data.data(), request.data.size());
-    if (request.combine) wipe(request.combine->mask.data(), request.combine->mask.size());
+  const auto wipe_seeds = [&request] {
     if (request.record_mask)
       for (auto& seed : request.record_mask->seeds) wipe(seed.data(), seed.size());
+  };
+  const auto wipe_request = [&request, &wipe_seeds] {
+    wipe(request.data.data(), request.data.size());
+    if (request.combine) wipe(request.combine->mask.data(), request.combine->mask.size());
+    wipe_seeds();
   };
   try {
     deal.mask(request);
@@ -435,6 +438,7 @@ Replies ClusterClient::krb_round_trip(wire::KrbRequest& request) {
       request.id = id;
       Frames frames;
       for (int party = 0; party < parties(); ++party) {
+        wipe_seeds();
         request.record_mask = deal.for_server(party);
         frames.push_back(wire::encode_request(request));
       }

@@ -46,6 +46,8 @@ import mpc_cluster
 from kdc_formats import (AES128, AES256, ENGINE_USAGES, USER_ALGORITHMS, USER_MARKER, default_salt,
                          derived_keys, engine_name, expected_handle, nfold, round_key_needles, string_to_key)
 from ccache_tickets import session_keys
+from test_client_data_links import client_config_with
+from test_data_links import Relay, data_port, frames_of
 from protected_kdc import (ProtectedRealm, assert_scan_finds, files_containing, kdc_pids, memory_contains,
                            probe_keys, read_keytab, router_library)
 
@@ -512,6 +514,42 @@ def test_service_ticket_session_keys_reach_no_server(realm):
     assert len(needles) == 8
     assert servers_holding(realm, needles) == {}
     assert_scan_finds(needles)
+
+
+def test_requests_on_the_wire_carry_no_session_key(realm):
+    """The same logins with relays in front of the three servers' data ports, recording what
+    the router sends: the requests go over the relays (each recording starts with a data
+    link's hello and holds its frames), and no session key the clients got is in any of them."""
+    cluster = realm.cluster
+    relays = {party: Relay(data_port(cluster, party)) for party in (1, 2, 3)}
+    config = client_config_with(cluster, "compute-relayed",
+                                {party: f"tcp://127.0.0.1:{relay.port}" for party, relay in relays.items()})
+    patient = cluster.dir / "compute-relayed-patient.toml"
+    patient.write_text(re.sub(r"(?m)^timeout_ms = \d+", f"timeout_ms = {ENGINE_TIMEOUT_MS}", config.read_text()))
+    original = realm.router_conf.read_text()
+    realm.router_conf.write_text(original.replace(f"engine_config = {cluster.dir / 'compute-patient.toml'}",
+                                                  f"engine_config = {patient}"))
+    assert realm.router_conf.read_text() != original
+    realm.stop_kdc()
+    realm.start_kdc(workers=WORKERS)
+    try:
+        found = login_session_keys(realm, "wire")
+    finally:
+        realm.router_conf.write_text(original)
+        realm.stop_kdc()
+        realm.start_kdc(workers=WORKERS)
+        for relay in relays.values():
+            relay.stopping = True
+            relay.listener.close()
+    needles = {**found["tgt"], **found["service"]}
+    for party, relay in relays.items():
+        with relay.lock:
+            recordings = [bytes(recording) for recording in relay.recordings]
+        assert recordings, f"no request went over the relay to server {party}"
+        assert sum(len(frames_of(recording)) for recording in recordings) >= 8, f"server {party}"
+        for recording in recordings:
+            hits = [name for name, key in needles.items() if key in recording]
+            assert hits == [], f"the link to server {party} carried {hits}"
 
 
 # ---- refusals ------------------------------------------------------------------------------
