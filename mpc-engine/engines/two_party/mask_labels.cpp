@@ -47,39 +47,48 @@ std::uint64_t MaskLabelStock::stocks_made() const {
   return made_;
 }
 
-void MaskLabelStock::send(two_party::Channel& peer, const gc2::Garbler& garbler, std::span<const Block> zero_labels,
-                          std::span<const std::uint8_t> own_bits) {
+MaskLabelStock::Pending::~Pending() { wipe_blocks(correlations); }
+
+bool MaskLabelStock::take(std::uint64_t id, std::uint32_t first, std::span<Block> q) {
+  const std::size_t n = q.size();
+  std::lock_guard lock(mutex_);
+  const auto stock = std::find_if(stocks_.begin(), stocks_.end(), [&](const Stock& s) { return s.id == id; });
+  if (id == 0 || stock == stocks_.end() || static_cast<std::size_t>(first) + n > stock->correlations.size())
+    return false;
+  for (std::size_t j = 0; j < n; ++j)
+    if (stock->spent[first + j]) throw PeerError(Component::Server, "mask labels: server 2 spent a correlated OT twice");
+  for (std::size_t j = 0; j < n; ++j) {
+    stock->spent[first + j] = true;
+    q[j] = stock->correlations[first + j];
+    stock->correlations[first + j] = Block{};
+  }
+  return true;
+}
+
+MaskLabelStock::Asked MaskLabelStock::take_request(two_party::Channel& peer, std::size_t n) {
+  Asked asked;
+  if (n == 0) return asked;
+  asked.stock = receive_le<std::uint64_t>(peer);
+  asked.first = receive_le<std::uint32_t>(peer);
+  asked.flips.resize((n + 7) / 8);
+  peer.receive(asked.flips);
+  return asked;
+}
+
+void MaskLabelStock::answer(two_party::Channel& peer, const gc2::Garbler& garbler, Asked& asked,
+                            std::span<const Block> zero_labels, std::span<const std::uint8_t> own_bits) {
   const std::size_t n = zero_labels.size();
-  if (own_bits.size() != n) throw Error(Component::Server, "mask labels: share bits and labels differ in number");
+  if (own_bits.size() != n || asked.flips.size() != (n + 7) / 8)
+    throw Error(Component::Server, "mask labels: share bits, labels and request differ in number");
   if (n == 0) return;
-  std::vector<std::uint8_t> flips((n + 7) / 8);
   std::vector<Block> q(n);
-  // Takes [first, first + n) of the stock `id` if this server holds it and none of it is
-  // spent: copies q_j out and marks them spent.
-  const auto take = [&](std::uint64_t id, std::uint32_t first) {
-    std::lock_guard lock(mutex_);
-    const auto stock = std::find_if(stocks_.begin(), stocks_.end(), [&](const Stock& s) { return s.id == id; });
-    if (id == 0 || stock == stocks_.end() || static_cast<std::size_t>(first) + n > stock->correlations.size())
-      return false;
-    for (std::size_t j = 0; j < n; ++j)
-      if (stock->spent[first + j]) throw PeerError(Component::Server, "mask labels: server 2 spent a correlated OT twice");
-    for (std::size_t j = 0; j < n; ++j) {
-      stock->spent[first + j] = true;
-      q[j] = stock->correlations[first + j];
-      stock->correlations[first + j] = Block{};
-    }
-    return true;
-  };
-  const std::uint64_t named = receive_le<std::uint64_t>(peer);
-  std::uint32_t first = receive_le<std::uint32_t>(peer);
-  peer.receive(flips);
-  if (take(named, first)) {
+  if (take(asked.stock, asked.first, q)) {
     const std::uint8_t serves = 0;
     peer.send({&serves, 1});
   } else {
     const std::size_t count = std::max(kStockOts, n);
     std::uint64_t fresh = 0;
-    while (fresh == 0 || fresh == named) randombytes_buf(&fresh, sizeof fresh);
+    while (fresh == 0 || fresh == asked.stock) randombytes_buf(&fresh, sizeof fresh);
     const std::uint8_t renew = 1;
     peer.send({&renew, 1});
     send_le(peer, fresh);
@@ -100,14 +109,15 @@ void MaskLabelStock::send(two_party::Channel& peer, const gc2::Garbler& garbler,
       }
       ++made_;
     }
-    first = receive_le<std::uint32_t>(peer);
-    peer.receive(flips);
-    if (!take(fresh, first)) throw PeerError(Component::Server, "mask labels: server 2 spent outside the fresh stock");
+    asked.first = receive_le<std::uint32_t>(peer);
+    peer.receive(asked.flips);
+    if (!take(fresh, asked.first, q))
+      throw PeerError(Component::Server, "mask labels: server 2 spent outside the fresh stock");
   }
   gc2::Labels y(n);
   const Block delta = garbler.delta();
   for (std::size_t j = 0; j < n; ++j) {
-    const bool flip = ((own_bits[j] ^ (flips[j / 8] >> (j % 8))) & 1) != 0;
+    const bool flip = ((own_bits[j] ^ (asked.flips[j / 8] >> (j % 8))) & 1) != 0;
     y[j] = zero_labels[j] ^ q[j];
     if (flip) y[j] ^= delta;
   }
@@ -115,39 +125,43 @@ void MaskLabelStock::send(two_party::Channel& peer, const gc2::Garbler& garbler,
   peer.send({reinterpret_cast<const std::uint8_t*>(y.data()), y.size() * sizeof(Block)});
 }
 
-gc2::Labels MaskLabelStock::receive(two_party::Channel& peer, std::span<const std::uint8_t> own_bits) {
+bool MaskLabelStock::hand_out(std::span<const std::uint8_t> own_bits, Pending& pending) {
+  const std::size_t n = own_bits.size();
+  pending.asked.stock = 0;
+  pending.asked.first = 0;
+  pending.asked.flips.assign((n + 7) / 8, 0);
+  pending.correlations.assign(n, Block{});
+  if (stocks_.empty() || stocks_.back().next + n > stocks_.back().correlations.size()) return false;
+  Stock& stock = stocks_.back();
+  pending.asked.stock = stock.id;
+  pending.asked.first = static_cast<std::uint32_t>(stock.next);
+  for (std::size_t j = 0; j < n; ++j) {
+    const auto e = static_cast<std::uint8_t>((stock.choices[stock.next + j] ^ own_bits[j]) & 1);
+    pending.asked.flips[j / 8] |= static_cast<std::uint8_t>(e << (j % 8));
+    pending.correlations[j] = stock.correlations[stock.next + j];
+    stock.correlations[stock.next + j] = Block{};
+  }
+  stock.next += n;
+  return true;
+}
+
+MaskLabelStock::Pending MaskLabelStock::ask(two_party::Channel& peer, std::span<const std::uint8_t> own_bits) {
+  Pending pending;
+  if (own_bits.empty()) return pending;
+  {
+    std::lock_guard lock(mutex_);
+    (void)hand_out(own_bits, pending);
+  }
+  send_le(peer, pending.asked.stock);
+  send_le(peer, pending.asked.first);
+  peer.send(pending.asked.flips);
+  return pending;
+}
+
+gc2::Labels MaskLabelStock::collect(two_party::Channel& peer, Pending& pending, std::span<const std::uint8_t> own_bits) {
   const std::size_t n = own_bits.size();
   gc2::Labels out(n);
   if (n == 0) return out;
-  std::vector<Block> r(n);
-  std::vector<std::uint8_t> flips((n + 7) / 8);
-  // Hands out the next n correlated OTs of the newest stock (mutex_ held): its id and the first
-  // index, or 0 when it lacks them.
-  const auto hand_out = [&](std::uint32_t& first) -> std::uint64_t {
-    first = 0;
-    std::fill(flips.begin(), flips.end(), 0);
-    if (stocks_.empty() || stocks_.back().next + n > stocks_.back().correlations.size()) return 0;
-    Stock& stock = stocks_.back();
-    first = static_cast<std::uint32_t>(stock.next);
-    for (std::size_t j = 0; j < n; ++j) {
-      const auto e = static_cast<std::uint8_t>((stock.choices[stock.next + j] ^ own_bits[j]) & 1);
-      flips[j / 8] |= static_cast<std::uint8_t>(e << (j % 8));
-      r[j] = stock.correlations[stock.next + j];
-      stock.correlations[stock.next + j] = Block{};
-    }
-    stock.next += n;
-    return stock.id;
-  };
-  std::uint32_t first = 0;
-  std::uint64_t named = 0;
-  {
-    std::lock_guard lock(mutex_);
-    named = hand_out(first);
-  }
-  send_le(peer, named);
-  send_le(peer, first);
-  peer.send(flips);
-  peer.flush();
   std::uint8_t verdict = 0;
   peer.receive({&verdict, 1});
   if (verdict > 1) throw PeerError(Component::Server, "mask labels: malformed answer");
@@ -169,16 +183,27 @@ gc2::Labels MaskLabelStock::receive(two_party::Channel& peer, std::span<const st
       stocks_.clear();
       stocks_.push_back(std::move(stock));
       ++made_;
-      named = hand_out(first);
+      (void)hand_out(own_bits, pending);
     }
-    send_le(peer, first);
-    peer.send(flips);
+    send_le(peer, pending.asked.first);
+    peer.send(pending.asked.flips);
     peer.flush();
   }
   peer.receive({reinterpret_cast<std::uint8_t*>(out.data()), out.size() * sizeof(Block)});
-  for (std::size_t j = 0; j < n; ++j) out[j] ^= r[j];
-  wipe_blocks(r);
+  for (std::size_t j = 0; j < n; ++j) out[j] ^= pending.correlations[j];
   return out;
+}
+
+void MaskLabelStock::send(two_party::Channel& peer, const gc2::Garbler& garbler, std::span<const Block> zero_labels,
+                          std::span<const std::uint8_t> own_bits) {
+  Asked asked = take_request(peer, zero_labels.size());
+  answer(peer, garbler, asked, zero_labels, own_bits);
+}
+
+gc2::Labels MaskLabelStock::receive(two_party::Channel& peer, std::span<const std::uint8_t> own_bits) {
+  Pending pending = ask(peer, own_bits);
+  peer.flush();
+  return collect(peer, pending, own_bits);
 }
 
 }  // namespace mpc::two_party_engine

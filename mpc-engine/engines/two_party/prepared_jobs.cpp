@@ -108,13 +108,25 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
       in_use.shape = shape;
     };
 
-  const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest, &offer);
+  // Server 2's request for R's labels leaves before its handshake message, in the same flush;
+  // server 1 sends the request digest first and reads it before that message.
+  const auto mask_bits = gc2::bits_of(task.mask_share);
+  MaskLabelStock::Asked asked;
+  MaskLabelStock::Pending pending;
+  if (party_ == 0) {
+    peer.send(task.request_digest);
+    peer.flush();
+    asked = mask_labels_.take_request(peer, mask_bits.size());
+  } else {
+    pending = mask_labels_.ask(peer, mask_bits);
+  }
+  const gc2::Labels key =
+      key_labels(peer, task.key, task.key_share, party_ == 0 ? nullptr : &task.request_digest, &offer);
   if (secret_range.offset * 8 + secret_rows > key.size())
     throw Error(Component::Server, "Kerberos job's secret rows outside the key's material");
   const std::span<const Block> secret = key.span().subspan(secret_range.offset * 8, secret_rows);
   shape.label_set = offer.label_set;
   std::vector<std::uint8_t> bits;
-  const auto mask_bits = gc2::bits_of(task.mask_share);
 
   if (party_ == 0) {
     std::optional<PreparedGarbling> taken;
@@ -126,7 +138,7 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
     const gc2::Labels& mask_zero = taken ? taken->mask_zero_labels : fresh_mask_zero;
     if (mask_zero.size() != mask_bits.size())
       throw Error(Component::Server, "a prepared garbling with another number of mask rows than its job");
-    mask_labels_.send(peer, *garbler_, mask_zero.span(), mask_bits);
+    mask_labels_.answer(peer, *garbler_, asked, mask_zero.span(), mask_bits);
     const gc2::Labels key_and_mask = gc2::concatenated(secret, mask_zero.span());
     // Server 2 holds none of this shape (it restarted or dropped them): neither do we, but
     // for garblings still being streamed to it.
@@ -154,7 +166,7 @@ std::vector<std::uint8_t> Gc2Backend::krb_circuit_bits(two_party::Channel& peer,
     return bits;
   }
 
-  const gc2::Labels mask_labels = mask_labels_.receive(peer, mask_bits);
+  const gc2::Labels mask_labels = mask_labels_.collect(peer, pending, mask_bits);
   const gc2::Labels key_and_mask = gc2::concatenated(secret, mask_labels.span());
   const std::uint64_t named = receive_le<std::uint64_t>(peer);
   if (named != 0 && (!reserved || named != reserved->id))

@@ -337,6 +337,11 @@ TEST(PreparedJobs, NamingAGarblingServerTwoDidNotOfferFailsTheJob) {
         std::array<std::uint8_t, 32> digest{};  // the job's request digest (all zero here)
         c.send(digest);
         c.flush();
+        // Server 2's request for the record mask's labels comes first, then its handshake.
+        std::uint8_t stock[8], first[4], flips[8];
+        c.receive(stock);
+        c.receive(first);
+        c.receive(flips);
         std::uint8_t held[8], offer[8], more[1];
         c.receive(held);
         c.receive(offer);
@@ -345,12 +350,7 @@ TEST(PreparedJobs, NamingAGarblingServerTwoDidNotOfferFailsTheJob) {
         const std::uint8_t no_transfer = 0;
         c.send(held);
         c.send({&no_transfer, 1});
-        c.flush();
-        // The record mask's labels, as server 2 asks for them (garbage labels will do).
-        std::uint8_t stock[8], first[4], flips[8];
-        c.receive(stock);
-        c.receive(first);
-        c.receive(flips);
+        // The record mask's labels (garbage labels will do).
         const std::uint8_t serves = 0;
         c.send({&serves, 1});
         c.send(std::vector<std::uint8_t>(8 * 8 * 16, 0x5a));
