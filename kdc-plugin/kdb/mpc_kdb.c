@@ -63,11 +63,8 @@
  * of this wrapper, exactly as for db2 and klmdb (which leave them NULL too),
  * and a back end that overrides one of them is refused at open (backend.c).
  *
- * Per-database state: libkdb5 keeps one database object per krb5_context in a
- * single slot (krb5_db_set_context), which the wrapped back end owns and uses
- * directly (db2 even swaps it internally). This module therefore keys its own
- * state by the krb5_context in a small registry under a mutex; the state lives
- * from the first init_module/create on a context until its fini_module.
+ * Per-database state: kept by krb5_context (module_state.h), since libkdb5's
+ * one database slot per context belongs to the wrapped back end.
  *
  * Enrolment (admin tools with mpc_cluster_config, user_enroll.h): put_principal
  * moves the real aes128/aes256-cts-hmac-sha1-96 keys of a marked user into the
@@ -88,21 +85,15 @@
  * (which no lockout counts) instead of PREAUTH_FAILED for such a request.
  */
 
-#include "backend.h"
-#include "handle.h"
+#include "module_state.h"
 #include "router_kdb_interface.h"
-#include "user_enroll.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -113,284 +104,8 @@
 #error "mpc_kdb forwards the slots of KDB DAL major version 9 only"
 #endif
 
-#define MPC_KDB_DEFAULT_BACKEND "db2"
-
-typedef struct mpc_db {
-    krb5_context context;        /* registry key; not owned */
-    mpc_backend *backend;        /* owned reference */
-    krb5_boolean kdc_mode;       /* opened with KRB5_KDB_SRV_TYPE_KDC */
-    krb5_boolean have_handle_key;
-    uint8_t handle_key[MPC_KDB_HANDLE_KEY_LEN];
-    mpc_engine *engine;          /* admin modes with mpc_cluster_config: enrolment; owned */
-    struct mpc_db *next;
-} mpc_db;
-
-/* Defined at the end of this file; the loader compares against it. */
-extern kdb_vftabl kdb_function_table;
-
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static mpc_db *registry;
-
-/* ---- registry ------------------------------------------------------------ */
-
-static mpc_db *
-find_db(krb5_context context)
-{
-    mpc_db *db;
-
-    pthread_mutex_lock(&registry_lock);
-    for (db = registry; db != NULL && db->context != context; db = db->next)
-        ;
-    pthread_mutex_unlock(&registry_lock);
-    return db;
-}
-
-static void
-register_db(mpc_db *db)
-{
-    pthread_mutex_lock(&registry_lock);
-    db->next = registry;
-    registry = db;
-    pthread_mutex_unlock(&registry_lock);
-}
-
-static void
-unregister_db(mpc_db *db)
-{
-    mpc_db **link;
-
-    pthread_mutex_lock(&registry_lock);
-    for (link = &registry; *link != NULL; link = &(*link)->next) {
-        if (*link == db) {
-            *link = db->next;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&registry_lock);
-}
-
-static void
-free_db(mpc_db *db)
-{
-    if (db != NULL) {
-        OPENSSL_cleanse(db->handle_key, sizeof(db->handle_key));
-        mpc_engine_free(db->engine);
-        mpc_backend_release(db->backend);
-        free(db);
-    }
-}
-
-/* *vt_out = the back end's table for context, or KRB5_KDB_DBNOTINITED. */
-static krb5_error_code
-backend_of(krb5_context context, const kdb_vftabl **vt_out)
-{
-    mpc_db *db = find_db(context);
-
-    *vt_out = (db != NULL) ? &db->backend->vt : NULL;
-    return (db != NULL) ? 0 : KRB5_KDB_DBNOTINITED;
-}
-
 /* A slot the back end leaves NULL answers as libkdb5 answers for a NULL slot. */
 #define NOTSUPP KRB5_PLUGIN_OP_NOTSUPP
-
-/* ---- configuration ------------------------------------------------------- */
-
-/* *out = [dbmodules] section name, or a copy of def (NULL allowed). */
-static krb5_error_code
-section_string(profile_t profile, const char *section, const char *name, const char *def,
-               char **out)
-{
-    char *value = NULL;
-    krb5_error_code ret;
-
-    *out = NULL;
-    ret = (krb5_error_code)profile_get_string(profile, "dbmodules", section, name, def, &value);
-    if (ret)
-        goto cleanup;
-    if (value != NULL) {
-        *out = strdup(value);
-        if (*out == NULL)
-            ret = ENOMEM;
-    }
-
-cleanup:
-    profile_release_string(value);
-    return ret;
-}
-
-/* Reads exactly MPC_KDB_HANDLE_KEY_LEN bytes from a file only its owner can
- * use. On failure key is zeroed and a message is set. */
-static krb5_error_code
-load_handle_key(krb5_context context, const char *path, uint8_t key[MPC_KDB_HANDLE_KEY_LEN])
-{
-    struct stat st;
-    krb5_error_code ret;
-    size_t got = 0;
-    ssize_t n;
-    uint8_t extra;
-    int fd;
-
-    memset(key, 0, MPC_KDB_HANDLE_KEY_LEN);
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        ret = errno;
-        krb5_set_error_message(context, ret, "mpc_kdb: cannot open mpc_handle_key_file %s: %s",
-                               path, strerror(ret));
-        goto cleanup;
-    }
-    if (fstat(fd, &st) != 0) {
-        ret = errno;
-        krb5_set_error_message(context, ret, "mpc_kdb: cannot stat %s: %s", path, strerror(ret));
-        goto cleanup;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ret = EINVAL;
-        krb5_set_error_message(context, ret, "mpc_kdb: mpc_handle_key_file %s is not a regular file",
-                               path);
-        goto cleanup;
-    }
-    if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-        ret = EACCES;
-        krb5_set_error_message(context, ret,
-                               "mpc_kdb: mpc_handle_key_file %s has mode %04o; it must not be "
-                               "accessible by group or others (0600 or 0400)", path,
-                               (unsigned int)(st.st_mode & 07777));
-        goto cleanup;
-    }
-    if (st.st_uid != geteuid() && st.st_uid != 0) {
-        ret = EACCES;
-        krb5_set_error_message(context, ret,
-                               "mpc_kdb: mpc_handle_key_file %s must be owned by root or uid %u",
-                               path, (unsigned int)geteuid());
-        goto cleanup;
-    }
-    while (got < MPC_KDB_HANDLE_KEY_LEN) {
-        n = read(fd, key + got, MPC_KDB_HANDLE_KEY_LEN - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    do {
-        n = read(fd, &extra, 1);
-    } while (n < 0 && errno == EINTR);
-    if (got != MPC_KDB_HANDLE_KEY_LEN || n != 0) {
-        ret = EINVAL;
-        krb5_set_error_message(context, ret,
-                               "mpc_kdb: mpc_handle_key_file %s must hold exactly %d bytes",
-                               path, MPC_KDB_HANDLE_KEY_LEN);
-        goto cleanup;
-    }
-    ret = 0;
-
-cleanup:
-    if (ret)
-        OPENSSL_cleanse(key, MPC_KDB_HANDLE_KEY_LEN);
-    if (fd >= 0)
-        close(fd);
-    return ret;
-}
-
-/* Sets the mode of db and, in KDC mode, loads the handle key if configured; in the other
- * modes (the admin tools) prepares enrolment if mpc_cluster_config is set. */
-static krb5_error_code
-configure_db(krb5_context context, profile_t profile, const char *section, int mode, mpc_db *db)
-{
-    char *key_file = NULL, *cluster_config = NULL;
-    krb5_error_code ret = 0;
-
-    OPENSSL_cleanse(db->handle_key, sizeof(db->handle_key));
-    db->have_handle_key = FALSE;
-    mpc_engine_free(db->engine);
-    db->engine = NULL;
-    db->kdc_mode = (mode & KRB5_KDB_SRV_TYPE_KDC) != 0;
-    if (!db->kdc_mode) {
-        /* Admin tools never read the handle key; krb5kdc never enrols. */
-        ret = section_string(profile, section, "mpc_cluster_config", NULL, &cluster_config);
-        if (ret == 0 && cluster_config != NULL)
-            ret = mpc_engine_create(context, cluster_config, &db->engine);
-        goto cleanup;
-    }
-    ret = section_string(profile, section, "mpc_handle_key_file", NULL, &key_file);
-    if (ret || key_file == NULL)
-        goto cleanup;
-    ret = load_handle_key(context, key_file, db->handle_key);
-    if (ret)
-        goto cleanup;
-    db->have_handle_key = TRUE;
-
-cleanup:
-    free(key_file);
-    free(cluster_config);
-    return ret;
-}
-
-/* Opens (init_module) or creates (create) the database of context through the
- * back end named in section, registering the wrapper's state for context. */
-static krb5_error_code
-open_db(krb5_context context, char *conf_section, char **db_args, int mode,
-        krb5_boolean creating)
-{
-    profile_t profile = NULL;
-    char *backend_name = NULL;
-    mpc_db *db, *fresh = NULL;
-    kdb_vftabl *vt;
-    krb5_error_code ret;
-
-    if (conf_section == NULL) {
-        ret = EINVAL;
-        krb5_set_error_message(context, ret, "mpc_kdb: no [dbmodules] section given");
-        goto cleanup;
-    }
-    ret = krb5_get_profile(context, &profile);
-    if (ret)
-        goto cleanup;
-    db = find_db(context);
-    if (db == NULL) {
-        ret = section_string(profile, conf_section, "mpc_backend", MPC_KDB_DEFAULT_BACKEND,
-                             &backend_name);
-        if (ret)
-            goto cleanup;
-        fresh = calloc(1, sizeof(*fresh));
-        if (fresh == NULL) {
-            ret = ENOMEM;
-            goto cleanup;
-        }
-        fresh->context = context;
-        ret = mpc_backend_acquire(context, profile, backend_name, &kdb_function_table,
-                                  &fresh->backend);
-        if (ret)
-            goto cleanup;
-        db = fresh;
-    }
-    ret = configure_db(context, profile, conf_section, creating ? 0 : mode, db);
-    if (ret)
-        goto cleanup;
-    if (fresh != NULL) {
-        /* From here the state stays registered until fini_module, which
-         * libkdb5 calls even when the open below fails. */
-        register_db(fresh);
-        fresh = NULL;
-    }
-    vt = &db->backend->vt;
-    if (creating) {
-        if (vt->create == NULL) {
-            ret = KRB5_PLUGIN_OP_NOTSUPP;
-            goto cleanup;
-        }
-        ret = vt->create(context, conf_section, db_args);
-    } else {
-        ret = vt->init_module(context, conf_section, db_args, mode);
-    }
-
-cleanup:
-    free_db(fresh);
-    free(backend_name);
-    if (profile != NULL)
-        profile_release(profile);
-    return ret;
-}
 
 /* ---- markers and handles ------------------------------------------------- */
 
@@ -604,19 +319,19 @@ mpc_fini_library(void)
 static krb5_error_code
 mpc_init_module(krb5_context context, char *conf_section, char **db_args, int mode)
 {
-    return open_db(context, conf_section, db_args, mode, FALSE);
+    return mpc_db_open(context, conf_section, db_args, mode, FALSE);
 }
 
 static krb5_error_code
 mpc_create(krb5_context context, char *conf_section, char **db_args)
 {
-    return open_db(context, conf_section, db_args, 0, TRUE);
+    return mpc_db_open(context, conf_section, db_args, 0, TRUE);
 }
 
 static krb5_error_code
 mpc_fini_module(krb5_context context)
 {
-    mpc_db *db = find_db(context);
+    mpc_db *db = mpc_db_find(context);
     krb5_error_code ret = 0;
 
     /* libkdb5 also calls this after an open that failed before any state was
@@ -625,8 +340,7 @@ mpc_fini_module(krb5_context context)
     if (db != NULL) {
         ret = db->backend->vt.fini_module(context);
         if (ret == 0) {
-            unregister_db(db);
-            free_db(db);
+            mpc_db_close(db);
         }
     }
     return ret;
@@ -638,7 +352,7 @@ mpc_destroy(krb5_context context, char *conf_section, char **db_args)
     mpc_backend *backend = NULL;
     profile_t profile = NULL;
     char *backend_name = NULL;
-    mpc_db *db = find_db(context);
+    mpc_db *db = mpc_db_find(context);
     krb5_error_code ret;
 
     if (db != NULL) {
@@ -651,7 +365,7 @@ mpc_destroy(krb5_context context, char *conf_section, char **db_args)
     ret = krb5_get_profile(context, &profile);
     if (ret)
         goto cleanup;
-    ret = section_string(profile, conf_section, "mpc_backend", MPC_KDB_DEFAULT_BACKEND,
+    ret = mpc_db_section_string(profile, conf_section, "mpc_backend", MPC_KDB_DEFAULT_BACKEND,
                          &backend_name);
     if (ret)
         goto cleanup;
@@ -678,7 +392,7 @@ cleanup:
     static krb5_error_code mpc_##name params                                              \
     {                                                                                     \
         const kdb_vftabl *vt;                                                             \
-        krb5_error_code ret = backend_of(context, &vt);                                   \
+        krb5_error_code ret = mpc_db_backend_of(context, &vt);                                   \
                                                                                           \
         if (ret == 0)                                                                     \
             ret = vt->name ? vt->name args : NOTSUPP;                                     \
@@ -734,7 +448,7 @@ static krb5_error_code
 mpc_delete_principal(krb5_context context, krb5_const_principal search_for)
 {
     mpc_enrollment enrollment;
-    mpc_db *db = find_db(context);
+    mpc_db *db = mpc_db_find(context);
     krb5_error_code ret;
 
     memset(&enrollment, 0, sizeof(enrollment));
@@ -768,7 +482,7 @@ mpc_get_policy(krb5_context context, char *name, osa_policy_ent_t *policy)
     krb5_error_code ret;
 
     *policy = NULL;
-    ret = backend_of(context, &vt);
+    ret = mpc_db_backend_of(context, &vt);
     if (ret == 0)
         ret = vt->get_policy ? vt->get_policy(context, name, policy) : NOTSUPP;
     return ret;
@@ -779,7 +493,7 @@ mpc_refresh_config(krb5_context context)
 {
     const kdb_vftabl *vt;
 
-    if (backend_of(context, &vt) == 0 && vt->refresh_config != NULL)
+    if (mpc_db_backend_of(context, &vt) == 0 && vt->refresh_config != NULL)
         vt->refresh_config(context);
 }
 
@@ -788,7 +502,7 @@ mpc_free_principal_e_data(krb5_context context, krb5_octet *e_data)
 {
     const kdb_vftabl *vt;
 
-    if (backend_of(context, &vt) == 0 && vt->free_principal_e_data != NULL)
+    if (mpc_db_backend_of(context, &vt) == 0 && vt->free_principal_e_data != NULL)
         vt->free_principal_e_data(context, e_data);
     else
         free(e_data);
@@ -801,7 +515,7 @@ mpc_store_master_key_list(krb5_context context, char *db_arg, krb5_principal mna
     const kdb_vftabl *vt;
     krb5_error_code ret;
 
-    if (backend_of(context, &vt) == 0 && vt->store_master_key_list != NULL)
+    if (mpc_db_backend_of(context, &vt) == 0 && vt->store_master_key_list != NULL)
         ret = vt->store_master_key_list(context, db_arg, mname, keylist, master_pwd);
     else
         ret = krb5_def_store_mkey_list(context, db_arg, mname, keylist, master_pwd);
@@ -819,7 +533,7 @@ mpc_get_principal(krb5_context context, krb5_const_principal search_for, unsigne
     krb5_error_code ret;
 
     *entry = NULL;
-    db = find_db(context);
+    db = mpc_db_find(context);
     if (db == NULL) {
         ret = KRB5_KDB_DBNOTINITED;
         goto cleanup;
@@ -848,7 +562,7 @@ mpc_get_s4u_x509_principal(krb5_context context, const krb5_data *client_cert,
     krb5_error_code ret;
 
     *entry_out = NULL;
-    db = find_db(context);
+    db = mpc_db_find(context);
     if (db == NULL) {
         ret = KRB5_KDB_DBNOTINITED;
         goto cleanup;
@@ -876,7 +590,7 @@ mpc_put_principal(krb5_context context, krb5_db_entry *entry, char **db_args)
 {
     mpc_enrollment enrollment;
     const kdb_vftabl *vt;
-    mpc_db *db = find_db(context);
+    mpc_db *db = mpc_db_find(context);
     char *name = NULL;
     krb5_error_code ret;
 
@@ -923,8 +637,8 @@ mpc_decrypt_key_data(krb5_context context, const krb5_keyblock *mkey,
     krb5_error_code ret;
 
     if (key_data_is_handle(key_data))
-        ret = handle_to_keyblock(context, find_db(context), key_data, dbkey, keysalt);
-    else if (backend_of(context, &vt) == 0 && vt->decrypt_key_data != NULL)
+        ret = handle_to_keyblock(context, mpc_db_find(context), key_data, dbkey, keysalt);
+    else if (mpc_db_backend_of(context, &vt) == 0 && vt->decrypt_key_data != NULL)
         ret = vt->decrypt_key_data(context, mkey, key_data, dbkey, keysalt);
     else
         ret = krb5_dbe_def_decrypt_key_data(context, mkey, key_data, dbkey, keysalt);
@@ -943,7 +657,7 @@ mpc_encrypt_key_data(krb5_context context, const krb5_keyblock *mkey,
         ret = KRB5_KDB_CONSTRAINT_VIOLATION;
         krb5_set_error_message(context, ret,
                                "mpc_kdb: refusing to encrypt a key handle as a stored key");
-    } else if (backend_of(context, &vt) == 0 && vt->encrypt_key_data != NULL) {
+    } else if (mpc_db_backend_of(context, &vt) == 0 && vt->encrypt_key_data != NULL) {
         ret = vt->encrypt_key_data(context, mkey, dbkey, keysalt, keyver, key_data);
     } else {
         ret = krb5_dbe_def_encrypt_key_data(context, mkey, dbkey, keysalt, keyver, key_data);
@@ -991,7 +705,7 @@ mpc_audit_as_req(krb5_context context, krb5_kdc_req *request, const krb5_address
 {
     krb5_db_entry *fetched_client = NULL, *fetched_server = NULL;
     krb5_db_entry *real_client, *real_server;
-    mpc_db *db = find_db(context);
+    mpc_db *db = mpc_db_find(context);
 
     if (db == NULL || db->backend->vt.audit_as_req == NULL)
         return;

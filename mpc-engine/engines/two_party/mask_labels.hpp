@@ -34,7 +34,7 @@ namespace mpc::two_party_engine {
 class MaskLabelStock {
  public:
   // Correlated OTs made at once when a stock is made (or the job's bits, if more).
-  static constexpr std::size_t kStockOts = std::size_t{1} << 16;
+  static constexpr std::size_t kStockOts = std::size_t{1} << 18;
   static constexpr std::size_t kMaxStockOts = std::size_t{1} << 20;
 
   MaskLabelStock() = default;

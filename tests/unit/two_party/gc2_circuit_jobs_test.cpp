@@ -89,7 +89,9 @@ TEST(Gc2CircuitJobs, KerberosSharesOpenToTheCircuitsResult) {
                                       [&](two_party::Channel& c) { return pair.evaluator.krb(c, other); });
       const Bytes opened = xor_of(x.span(), y.span());
       EXPECT_EQ(opened, clear_result(task, material, data, mask));
-      if (masked != 0) EXPECT_NE(sent, data);
+      if (masked != 0) {
+        EXPECT_NE(sent, data);
+      }
       EXPECT_NE(Bytes(x.span().begin(), x.span().end()), opened);  // a share alone is not the result
     }
   }
