@@ -1,7 +1,8 @@
 // Deliberate deviations of one server, for the tests of active security: they show that a
 // server which sends altered messages is caught, and that without the check the same
 // alteration would change a result unnoticed. One more, "late-mode-switch=MS", makes a server
-// change modes MS ms after its peers, for the tests of requests caught between two modes.
+// change modes MS ms after its peers, for the tests of requests caught between two modes;
+// "shun-missing-server" makes a pair member ignore the server its pair serves without.
 //
 // Only the test server (mpc-server-faults, never installed or packaged) is compiled with
 // MPC_FAULT_INJECTION; every deviation sits inside `#if defined(MPC_FAULT_INJECTION)`, so the

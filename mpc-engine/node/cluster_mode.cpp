@@ -59,8 +59,19 @@ void Node::send_hello(std::chrono::steady_clock::time_point now) {
   const wire::Hello hello = membership_->own_hello(now);
   const auto frame = wire::encode_hello(hello);
   for (int party = 0; party < 3; ++party)
-    if (party != settings_.party) (void)peers_->try_send_to(party, frame);
+    if (party != settings_.party && !shuns(party)) (void)peers_->try_send_to(party, frame);
   membership_->sent(hello, now);
+}
+
+bool Node::shuns(int party) const {
+#if defined(MPC_FAULT_INJECTION)
+  // A pair member that neither hears nor speaks to the server its pair serves without, as one
+  // would that wants to keep the pair's service: the others must return all the same.
+  if (membership_ && fault::armed("shun-missing-server") && membership_->mode() == wire::ClusterMode::TwoParty)
+    return membership_->missing() == party;
+#endif
+  (void)party;
+  return false;
 }
 
 bool Node::keep_alive() {

@@ -126,10 +126,14 @@ std::optional<ModeChange> Membership::update(Clock::time_point now) {
     switch_to(wire::ClusterMode::Full, -1);
     return ModeChange{mode_, missing_};
   }
+  // Back on this server's own observation: the third heard here for rejoin, and it hears this
+  // server. Whether it hears the partner is the partner's affair: a partner that does not talk
+  // to it (it cannot be told from one that is cut off from it) must not hold the pair's
+  // weaker service for both; the rest of the cluster returns, and the partner follows or fails
+  // the jobs it will not compute.
   const wire::Hello* returning = fresh_hello(missing_);
   const bool back = hears(missing_, now) && now - heard_since_[static_cast<std::size_t>(missing_)] >= timing_.rejoin &&
-                    returning != nullptr && (returning->heard & (1u << self_)) != 0 &&
-                    (returning->heard & (1u << partner)) != 0;
+                    returning != nullptr && (returning->heard & (1u << self_)) != 0;
   if (!back) return std::nullopt;
   switch_to(wire::ClusterMode::Full, -1);
   return ModeChange{mode_, missing_};

@@ -11,10 +11,15 @@
 // other; a server that hears only one side of a split stays in three-party service, where a
 // job fails rather than run with a server that may still be serving the third.
 //
-// They return to three-party service once the third server has been heard for rejoin without
-// a gap and says it hears both: a server restarting or a link coming back does not flap the
-// cluster between modes. Nothing needs catching up on return: key changes are refused while
-// a server is down, and each mode keeps its own GCM nonce pool.
+// Each returns to three-party service once it has heard the third server for rejoin without a
+// gap and the third says it hears it: a server restarting or a link coming back does not flap
+// the cluster between modes. Each decides on what it observes itself, and no member of the pair
+// can hold the pair's service alone: one that does not talk to the returning server stays behind
+// in the pair while the other two serve three-party (its jobs then fail; it cannot force the
+// weaker service on the others). The price: while a link between the third server and one pair
+// member is down, the cluster serves nothing rather than serve as a pair. Nothing needs
+// catching up on return: key changes are refused while a server is down, and each mode keeps
+// its own GCM nonce pool.
 #pragma once
 
 #include <array>

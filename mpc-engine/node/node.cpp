@@ -162,7 +162,7 @@ void Node::run(const std::atomic<bool>& stop) {
     while (peers_ready) {
       auto envelope = peers_->receive(std::chrono::milliseconds(0));
       if (!envelope) break;
-      if (envelope->from_party < 0) continue;
+      if (envelope->from_party < 0 || shuns(envelope->from_party)) continue;
       // In two-party service the third server's three-party frames have no engine to go to.
       if (!take_shell_frame(*envelope) && !pair_) engine_->take_peer_frame(std::move(*envelope));
     }

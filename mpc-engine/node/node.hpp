@@ -101,6 +101,8 @@ class Node final : public EngineHost {
   // Membership (membership.cpp, cluster_mode.cpp): heartbeats, lost sessions, switches.
   void tend_membership(std::chrono::steady_clock::time_point now);
   void send_hello(std::chrono::steady_clock::time_point now);
+  // Whether this server ignores `party` (the test server's "shun-missing-server"; never otherwise).
+  bool shuns(int party) const;
   void switch_mode(const ModeChange& change);
   // The mode this server serves in now (a change decided inside a batch is made after it).
   ModeChange serving_mode() const;

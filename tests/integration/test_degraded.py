@@ -329,3 +329,23 @@ def test_a_request_caught_between_two_modes_is_answered_by_every_server(degraded
     counter = secrets.token_hex(16)
     assert cluster.keystream("degraded/caught", 1, "aes128", counter, 3) == mpc_cluster.openssl_ctr_keystream(
         "aes128", key_hex, counter, 3)
+
+
+def test_a_pair_member_that_shuns_the_returning_server_cannot_keep_the_cluster_degraded(degraded_cluster):
+    """The pair serving without server 3 is servers 1 and 2, server 1 its leader and garbler. A
+    server 1 that wants to keep that service (the test server, "shun-missing-server") neither
+    hears nor speaks to server 3 once it is back. Server 2 takes server 3 back on what it
+    observes itself, and the two serve three-party while server 1 stays behind alone in a pair
+    nobody serves with: it can stop jobs, not keep the weaker service."""
+    cluster = degraded_cluster
+    cluster.kill_server(1)
+    cluster.restart_server(1, fault="shun-missing-server")
+    cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+    cluster.kill_server(3)
+    cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3"}, deadline_s=30)
+    cluster.restart_server(3)
+    expected = {1: "two-party without server 3", 2: "three-party", 3: "three-party"}
+    cluster.wait_for_modes(expected, deadline_s=30)
+    time.sleep(1.0)  # and it stays so: nobody flaps back into the pair
+    assert cluster.modes() == expected
+

@@ -103,7 +103,7 @@ TEST(MembershipTest, OffNeverSwitches) {
   EXPECT_FALSE(membership.update(start + milliseconds(5000)));
 }
 
-TEST(MembershipTest, ReturnsOnlyAfterTheThirdIsHeardForRejoinAndHearsBoth) {
+TEST(MembershipTest, ReturnsOnlyAfterTheThirdIsHeardForRejoinAndHearsIt) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
   lose_party_2(membership, start);
@@ -123,6 +123,33 @@ TEST(MembershipTest, ReturnsOnlyAfterTheThirdIsHeardForRejoinAndHearsBoth) {
   ASSERT_TRUE(change);
   EXPECT_EQ(change->mode, wire::ClusterMode::Full);
   EXPECT_EQ(membership.missing(), -1);
+}
+
+// The partner keeps serving as a pair and does not talk to the returning server (party 2 hears
+// only this one): this server returns all the same. One that the returning server does not
+// hear stays.
+TEST(MembershipTest, APartnerThatShunsTheReturningServerCannotHoldThePair) {
+  const auto start = Clock::now();
+  for (const std::uint8_t returning_hears : {std::uint8_t{0b001}, std::uint8_t{0b010}}) {
+    Membership membership(0, kTiming, true, start);
+    lose_party_2(membership, start);
+    ASSERT_TRUE(membership.update(start + milliseconds(720)));
+    const auto back = start + milliseconds(2000);
+    std::optional<ModeChange> change;
+    for (int tick = 0; tick <= 12 && !change; ++tick) {
+      const auto now = back + milliseconds(100 * tick);
+      membership.hello(1, hello_hearing(0b001, wire::ClusterMode::TwoParty, 2), now);
+      membership.hello(2, hello_hearing(returning_hears), now);
+      change = membership.update(now);
+    }
+    if (returning_hears == 0b001) {
+      ASSERT_TRUE(change) << "the partner's silence towards the returning server held this one in the pair";
+      EXPECT_EQ(change->mode, wire::ClusterMode::Full);
+    } else {
+      EXPECT_FALSE(change) << "returned though the returning server does not hear this one";
+      EXPECT_EQ(membership.mode(), wire::ClusterMode::TwoParty);
+    }
+  }
 }
 
 TEST(MembershipTest, AServerLeftAloneReturnsToThreePartyService) {
