@@ -17,7 +17,8 @@
 // correlated OT is spent once: server 2 hands out indices in order and never again, and server 1
 // refuses an index it has spent, so neither b_j nor q_j ever masks two values. A stock server 1
 // lacks (it restarted, or made a newer one for another job) is replaced in the job's stream.
-// Semi-honest, as the rest of gc2: IKNP here has no consistency check.
+// Semi-honest, as the rest of gc2, though IKNP holds server 2 to consistent choices (the KOS
+// check of protocol/ot/ot_extension.hpp).
 #pragma once
 
 #include <cstdint>

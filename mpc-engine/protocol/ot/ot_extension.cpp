@@ -3,6 +3,8 @@
 #include <openssl/evp.h>
 #include <sodium.h>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <array>
 #include <string>
@@ -96,11 +98,140 @@ void check_choices(std::span<const std::uint8_t> choices, std::size_t n) {
     if (c > 1) throw Error(Component::Protocol, "OT extension: a choice is neither 0 nor 1");
 }
 
+// The consistency check of Keller, Orsini and Scholl (KOS15, "Actively Secure OT Extension
+// with Optimal Overhead", CRYPTO 2015, section 3.1), over GF(2^128) = GF(2)[x] / (x^128 + x^7 +
+// x^2 + x + 1) in polynomial basis (bit k of lo is x^k). Every call extends kCheckRows OTs more
+// than asked, with random choices, and sacrifices them: once all u is sent, the sender draws
+// chi from a fresh seed, the receiver answers x = sum chi_j c_j and t = sum chi_j t_j, and the
+// sender checks sum chi_j q_j = t + x s. A receiver whose columns disagree on a choice bit
+// passes only by guessing the bits of s the disagreement touches: it learns k bits of s with
+// probability 2^-k, and fails the call otherwise.
+constexpr std::size_t kCheckRows = 256;  // kappa + s rounded to whole 128-OT tiles
+
+struct Wide {
+  std::uint64_t w[4] = {0, 0, 0, 0};
+};
+
+// acc ^= sum a_j * b_j, unreduced, with PCLMULQDQ (one loop, so the products stay in registers).
+__attribute__((target("pclmul,sse2"))) void mul_acc_clmul(Wide& acc, const Block* a, const Block* b, std::size_t n) {
+  __m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128(), mid = _mm_setzero_si128();
+  for (std::size_t j = 0; j < n; ++j) {
+    const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(a + j));
+    const __m128i y = _mm_load_si128(reinterpret_cast<const __m128i*>(b + j));
+    lo = _mm_xor_si128(lo, _mm_clmulepi64_si128(x, y, 0x00));
+    hi = _mm_xor_si128(hi, _mm_clmulepi64_si128(x, y, 0x11));
+    mid = _mm_xor_si128(mid, _mm_xor_si128(_mm_clmulepi64_si128(x, y, 0x01), _mm_clmulepi64_si128(x, y, 0x10)));
+  }
+  std::uint64_t l[2], h[2], m[2];
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(l), lo);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h), hi);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(m), mid);
+  acc.w[0] ^= l[0];
+  acc.w[1] ^= l[1] ^ m[0];
+  acc.w[2] ^= h[0] ^ m[1];
+  acc.w[3] ^= h[1];
+}
+
+// The same without PCLMULQDQ: constant time, a bit at a time.
+void clmul64(std::uint64_t a, std::uint64_t b, std::uint64_t& lo, std::uint64_t& hi) {
+  lo = 0;
+  hi = 0;
+  for (int i = 0; i < 64; ++i) {
+    const std::uint64_t mask = 0 - ((b >> i) & 1);
+    lo ^= (a << i) & mask;
+    hi ^= (i == 0 ? 0 : a >> (64 - i)) & mask;
+  }
+}
+
+void mul_acc_portable(Wide& acc, const Block& a, const Block& b) {
+  std::uint64_t l0, l1, h0, h1, m0, m1, n0, n1;
+  clmul64(a.lo, b.lo, l0, l1);
+  clmul64(a.hi, b.hi, h0, h1);
+  clmul64(a.lo, b.hi, m0, m1);
+  clmul64(a.hi, b.lo, n0, n1);
+  acc.w[0] ^= l0;
+  acc.w[1] ^= l1 ^ m0 ^ n0;
+  acc.w[2] ^= h0 ^ m1 ^ n1;
+  acc.w[3] ^= h1;
+}
+
+const bool kHasClmul = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("pclmul") != 0;
+}();
+
+void mul_acc(Wide& acc, std::span<const Block> a, std::span<const Block> b) {
+  if (kHasClmul) {
+    mul_acc_clmul(acc, a.data(), b.data(), a.size());
+    return;
+  }
+  for (std::size_t j = 0; j < a.size(); ++j) mul_acc_portable(acc, a[j], b[j]);
+}
+
+// acc mod x^128 + x^7 + x^2 + x + 1.
+Block reduce(const Wide& acc) {
+  // x^128 = x^7 + x^2 + x + 1: fold the high 128 bits down, then the few bits that overflow.
+  std::uint64_t lo = acc.w[0], hi = acc.w[1];
+  const std::uint64_t h0 = acc.w[2], h1 = acc.w[3];
+  const auto fold = [](std::uint64_t v, int shift) { return shift == 0 ? v : v << shift; };
+  const auto carry = [](std::uint64_t v, int shift) { return shift == 0 ? 0 : v >> (64 - shift); };
+  std::uint64_t over = 0;  // bits of x^128 and above left after folding h1 into hi
+  for (int shift : {0, 1, 2, 7}) {
+    lo ^= fold(h0, shift);
+    hi ^= carry(h0, shift) ^ fold(h1, shift);
+    over ^= carry(h1, shift);
+  }
+  for (int shift : {0, 1, 2, 7}) lo ^= fold(over, shift);
+  return Block{lo, hi};
+}
+
+Block gf_mul(const Block& a, const Block& b) {
+  Wide acc;
+  mul_acc(acc, std::span(&a, 1), std::span(&b, 1));
+  return reduce(acc);
+}
+
+// sum chi_j * rows_j (unreduced) and, with choices, sum chi_j c_j: chi_j is AES-128-CTR under
+// the sender's seed, one block per row, made a tile of rows at a time.
+Wide check_sum(const Block& seed, std::span<const Block> rows, std::span<const Block> extra,
+               std::span<const std::uint8_t> choices = {}, Block* x = nullptr);
+
+// A batch's rows, the first of them row `first` of the call: those below out.size() into out,
+// the sacrificed ones after them into extra.
+void place_rows(std::span<const Block> rows, std::size_t first, std::span<Block> out, std::span<Block> extra) {
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    const std::size_t row = first + j;
+    if (row < out.size()) out[row] = rows[j];
+    else extra[row - out.size()] = rows[j];
+  }
+}
+
 std::span<const std::uint8_t> bytes_of(std::span<const Block> blocks) {
   return {reinterpret_cast<const std::uint8_t*>(blocks.data()), blocks.size() * sizeof(Block)};
 }
 std::span<std::uint8_t> bytes_of(std::span<Block> blocks) {
   return {reinterpret_cast<std::uint8_t*>(blocks.data()), blocks.size() * sizeof(Block)};
+}
+
+Wide check_sum(const Block& seed, std::span<const Block> rows, std::span<const Block> extra,
+               std::span<const std::uint8_t> choices, Block* x) {
+  ColumnPrg prg;
+  prg.init(seed);
+  constexpr std::size_t kTile = 1024;
+  std::vector<Block> chi(kTile);
+  Wide sum;
+  std::size_t row = 0;  // of the call: rows, then extra
+  for (const std::span<const Block> part : {rows, extra}) {
+    for (std::size_t first = 0; first < part.size(); first += kTile) {
+      const std::size_t count = std::min(kTile, part.size() - first);
+      prg.fill(reinterpret_cast<std::uint8_t*>(chi.data()), count * sizeof(Block));
+      mul_acc(sum, std::span<const Block>(chi.data(), count), part.subspan(first, count));
+      if (x != nullptr)
+        for (std::size_t j = 0; j < count; ++j) *x ^= chi[j] & two_party::select_mask(choices[row + j] != 0);
+      row += count;
+    }
+  }
+  return sum;
 }
 
 }  // namespace
@@ -133,16 +264,20 @@ struct OtExtensionSender::State {
   }
 
   // out0[j] = H(q_j, counter + j), out1[j] = H(q_j ^ s, counter + j) with q_j = t_j ^ c_j * s,
-  // batch by batch as the receiver's u arrives.
+  // from the receiver's u batch by batch, once its rows pass the consistency check.
   void extend(Call call, std::span<Block> out0, std::span<Block> out1) {
     setup();
     const std::size_t n = out0.size();
     expect_call(channel, call, n);
-    const std::size_t buffer = kBaseOts * column_bytes(std::min(n, kBatch));
+    const std::size_t total = n + kCheckRows;
+    // Rows [0, n) go to out0 (hashed once checked), the sacrificed ones to `extra`.
+    std::vector<Block> batch_rows(std::min(total, kBatch)), extra(kCheckRows);
+    const WipeGuard batch_guard(batch_rows), extra_guard(extra);
+    const std::size_t buffer = kBaseOts * column_bytes(std::min(total, kBatch));
     std::vector<std::uint8_t> u(buffer), q(buffer);
     const WipeGuard q_guard(q);
-    for (std::size_t first = 0; first < n; first += kBatch) {
-      const std::size_t count = std::min(kBatch, n - first);
+    for (std::size_t first = 0; first < total; first += kBatch) {
+      const std::size_t count = std::min(kBatch, total - first);
       const std::size_t stride = column_bytes(count);
       channel.receive({u.data(), kBaseOts * stride});
       for (std::size_t i = 0; i < kBaseOts; ++i) {
@@ -152,14 +287,29 @@ struct OtExtensionSender::State {
         const auto mask = static_cast<std::uint8_t>(0 - s_bits[i]);
         for (std::size_t b = 0; b < stride; ++b) column[b] ^= u_column[b] & mask;
       }
-      Block* rows0 = out0.data() + first;
-      Block* rows1 = out1.data() + first;
-      transpose_columns(q.data(), stride, count, rows0);
-      for (std::size_t j = 0; j < count; ++j) rows1[j] = rows0[j] ^ s;
-      two_party::tccr_hash(rows0, rows0, count, kTweakHigh, counter, 1);
-      two_party::tccr_hash(rows1, rows1, count, kTweakHigh, counter, 1);
-      counter += count;
+      transpose_columns(q.data(), stride, count, batch_rows.data());
+      place_rows(std::span<const Block>(batch_rows.data(), count), first, out0, extra);
     }
+    check(out0, extra);
+    for (std::size_t j = 0; j < n; ++j) out1[j] = out0[j] ^ s;
+    two_party::tccr_hash(out0.data(), out0.data(), n, kTweakHigh, counter, 1);
+    two_party::tccr_hash(out1.data(), out1.data(), n, kTweakHigh, counter, 1);
+    counter += n;
+  }
+
+  // KOS15's check of the rows q_j: PeerError if the receiver's columns were inconsistent.
+  void check(std::span<const Block> q_rows, std::span<const Block> q_extra) {
+    Block seed;
+    randombytes_buf(&seed, sizeof seed);
+    channel.send({reinterpret_cast<const std::uint8_t*>(&seed), sizeof seed});
+    channel.flush();
+    std::array<Block, 2> answer{};  // x, t
+    channel.receive({reinterpret_cast<std::uint8_t*>(answer.data()), sizeof answer});
+    const Block expected = answer[1] ^ gf_mul(answer[0], s);
+    const Block got = reduce(check_sum(seed, q_rows, q_extra));
+    if (sodium_memcmp(&got, &expected, sizeof got) != 0)
+      throw PeerError(Component::Protocol,
+                      "OT extension: the receiver's columns failed the consistency check (it deviated)");
   }
 };
 
@@ -190,15 +340,23 @@ struct OtExtensionReceiver::State {
     setup();
     const std::size_t n = choices.size();
     channel.send(encode_call(call, n));
-    const std::size_t buffer = kBaseOts * column_bytes(std::min(n, kBatch));
-    std::vector<std::uint8_t> t(buffer), u(buffer), packed(column_bytes(std::min(n, kBatch)));
+    // The sacrificed rows of the consistency check, with random choices.
+    const std::size_t total = n + kCheckRows;
+    std::vector<std::uint8_t> all_choices(choices.begin(), choices.end());
+    all_choices.resize(total);
+    randombytes_buf(all_choices.data() + n, kCheckRows);
+    for (std::size_t j = n; j < total; ++j) all_choices[j] &= 1;
+    std::vector<Block> batch_rows(std::min(total, kBatch)), extra(kCheckRows);
+    const WipeGuard batch_guard(batch_rows), extra_guard(extra), choices_guard(all_choices);
+    const std::size_t buffer = kBaseOts * column_bytes(std::min(total, kBatch));
+    std::vector<std::uint8_t> t(buffer), u(buffer), packed(column_bytes(std::min(total, kBatch)));
     const WipeGuard t_guard(t), packed_guard(packed);
-    for (std::size_t first = 0; first < n; first += kBatch) {
-      const std::size_t count = std::min(kBatch, n - first);
+    for (std::size_t first = 0; first < total; first += kBatch) {
+      const std::size_t count = std::min(kBatch, total - first);
       const std::size_t stride = column_bytes(count);
       std::fill(packed.begin(), packed.end(), 0);
       for (std::size_t j = 0; j < count; ++j)
-        packed[j / 8] |= static_cast<std::uint8_t>(choices[first + j] << (j % 8));
+        packed[j / 8] |= static_cast<std::uint8_t>(all_choices[first + j] << (j % 8));
       for (std::size_t i = 0; i < kBaseOts; ++i) {
         std::uint8_t* t_column = t.data() + i * stride;
         std::uint8_t* u_column = u.data() + i * stride;
@@ -208,12 +366,20 @@ struct OtExtensionReceiver::State {
       }
       channel.send({u.data(), kBaseOts * stride});
       channel.flush();
-      Block* rows = out.data() + first;
-      transpose_columns(t.data(), stride, count, rows);
-      two_party::tccr_hash(rows, rows, count, kTweakHigh, counter, 1);
-      counter += count;
+      transpose_columns(t.data(), stride, count, batch_rows.data());
+      place_rows(std::span<const Block>(batch_rows.data(), count), first, out, extra);
     }
     channel.flush();
+    // The check's answer to the sender's challenges: x = sum chi_j c_j, t = sum chi_j t_j.
+    Block seed;
+    channel.receive({reinterpret_cast<std::uint8_t*>(&seed), sizeof seed});
+    Block x{};
+    const Wide sum = check_sum(seed, out, extra, all_choices, &x);
+    const std::array<Block, 2> answer{x, reduce(sum)};
+    channel.send({reinterpret_cast<const std::uint8_t*>(answer.data()), sizeof answer});
+    channel.flush();
+    two_party::tccr_hash(out.data(), out.data(), n, kTweakHigh, counter, 1);
+    counter += n;
   }
 };
 

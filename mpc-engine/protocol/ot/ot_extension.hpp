@@ -31,9 +31,18 @@
 // channel if it waits for the sender. A silent peer is a PeerError (the channel's timeout).
 // The objects are not thread-safe; one call at a time per object.
 //
-// Security: semi-honest only. A malicious receiver can send inconsistent u columns and learn
-// bits of s (the attack that Keller-Orsini-Scholl, CRYPTO 2015, close with a consistency
-// check), so these classes must not be used where either server may deviate.
+// Consistency check (Keller, Orsini, Scholl, CRYPTO 2015): every call extends 256 OTs more
+// than asked, with random choices, and sacrifices them once all u is sent. The sender draws
+// challenges chi_j (AES-128-CTR under a fresh seed it sends), the receiver answers
+// x = sum chi_j c_j and t = sum chi_j t_j in GF(2^128), and the sender checks
+// sum chi_j q_j = t + x s, throwing PeerError otherwise. A receiver whose columns disagree on
+// its choice bits passes only by guessing the bits of s its disagreement touches: k bits with
+// probability 2^-k. One round trip and 256 OTs per call. Costs: 16 bytes from the sender,
+// 32 from the receiver.
+//
+// Security: the receiver is held to consistent choices; the sender is not checked (a sender
+// can offer a right message for one choice and garbage for the other, which the protocols
+// above this one must catch), and the base OTs are semi-honest (base_ot.hpp).
 #pragma once
 
 #include <cstdint>

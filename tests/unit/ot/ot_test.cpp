@@ -229,9 +229,13 @@ std::vector<std::uint8_t> receiver_transcript(const std::vector<std::uint8_t>& c
   return recorded.sent;
 }
 
+// The u columns of a call of n OTs (one batch): n + 256 rows (the consistency check's
+// sacrificed rows last), followed by the check's answer x, t (32 bytes).
 Columns columns_of(const std::vector<std::uint8_t>& transcript, std::size_t n) {
-  const std::size_t size = 128 * n / 8;
-  return {std::vector<std::uint8_t>(transcript.end() - static_cast<std::ptrdiff_t>(size), transcript.end()), n};
+  const std::size_t rows = n + 256;
+  const std::size_t size = 128 * rows / 8;
+  const auto end = transcript.end() - 32;
+  return {std::vector<std::uint8_t>(end - static_cast<std::ptrdiff_t>(size), end), rows};
 }
 
 // The sender sees only the receiver's transcript. With all-0 and with all-1 choices: every
@@ -393,10 +397,12 @@ TEST(OtExtension, MismatchedCallsAreDetected) {
         message = error.what();
       }
     });
+    // Either way the receiver waits in vain: for the consistency check's challenge, or for
+    // the pads.
     if (same_kind)
-      session.receiver->random(choices, out);
+      EXPECT_THROW(session.receiver->random(choices, out), PeerError);
     else
-      EXPECT_THROW(session.receiver->chosen(choices, out), PeerError);  // no pads ever come
+      EXPECT_THROW(session.receiver->chosen(choices, out), PeerError);
     s.join();
     EXPECT_NE(message.find(same_kind ? "200 random OTs" : "200 chosen OTs"), std::string::npos) << message;
     EXPECT_NE(message.find("100 random"), std::string::npos) << message;
@@ -454,4 +460,71 @@ TEST(OtExtension, SilentPeersArePeerErrors) {
   }
 }
 
+// A receiver whose columns disagree on a choice bit (u flipped at one OT in half the columns:
+// OT j looks chosen one way in those, the other way in the rest) gets, for OT j, a mix of its
+// two messages that gives away the bits of s in the flipped columns. The consistency check
+// refuses it, at every row tried; it passes only if s is 0 on all flipped columns or on all
+// the others (probability 2^-63). (A flip in one column i alone changes nothing where s_i = 0:
+// that is the one bit of s per flipped column a cheater may guess, at even odds.)
+class FlippingChannel final : public two_party::Channel {
+ public:
+  FlippingChannel(two_party::Channel& inner, std::vector<std::size_t> at) : inner_(inner), at_(std::move(at)) {}
+  void send(std::span<const std::uint8_t> bytes) override {
+    std::vector<std::uint8_t> copy(bytes.begin(), bytes.end());
+    for (std::size_t at : at_)
+      if (at >= sent_ && at < sent_ + copy.size()) copy[at - sent_] ^= 0x10;
+    sent_ += copy.size();
+    inner_.send(copy);
+  }
+  void flush() override { inner_.flush(); }
+  void receive(std::span<std::uint8_t> out) override { inner_.receive(out); }
+  std::uint64_t bytes_sent() const override { return inner_.bytes_sent(); }
+  void allow_extra_wait(std::chrono::milliseconds extra) override { inner_.allow_extra_wait(extra); }
+
+ private:
+  two_party::Channel& inner_;
+  std::vector<std::size_t> at_;
+  std::size_t sent_ = 0;
+};
+
+TEST(OtExtension, AReceiverWithInconsistentColumnsFailsTheCheck) {
+  const std::size_t n = 1000;
+  std::mt19937_64 rng(21);
+  const auto choices = random_choices(rng, n);
+  // Where u starts in the receiver's transcript: after its base-OT messages and the call word.
+  const std::size_t stride = (n + 256 + 127) / 128 * 16;  // a column: whole 128-OT tiles
+  const std::size_t u_start = receiver_transcript(choices).size() - 32 - 128 * stride;
+  for (const std::size_t row : {std::size_t{4}, std::size_t{500}, std::size_t{996}, std::size_t{1100}}) {
+    SCOPED_TRACE("row " + std::to_string(row));
+    auto [x, y] = two_party::make_memory_channel_pair(5000ms);
+    std::vector<std::size_t> flips;
+    for (std::size_t column = 0; column < 128; column += 2) flips.push_back(u_start + column * stride + row / 8);
+    FlippingChannel cheating(*y, flips);
+    ot::OtExtensionSender sender(*x);
+    ot::OtExtensionReceiver receiver(cheating);
+    std::vector<Block> out0(n), out1(n), out(n);
+    std::exception_ptr sender_error;
+    std::thread s([&] {
+      try {
+        sender.correlated(Block{1, 2}, out0);
+      } catch (...) {
+        sender_error = std::current_exception();
+      }
+      x.reset();  // the receiver then fails waiting for the correction
+    });
+    try {
+      receiver.correlated(choices, out);
+    } catch (const Error&) {
+    }
+    s.join();
+    ASSERT_TRUE(sender_error) << "the sender accepted inconsistent columns";
+    try {
+      std::rethrow_exception(sender_error);
+    } catch (const PeerError& error) {
+      EXPECT_NE(std::string(error.what()).find("consistency check"), std::string::npos) << error.what();
+    }
+  }
+}
+
 }  // namespace
+
