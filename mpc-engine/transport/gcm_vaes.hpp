@@ -1,7 +1,7 @@
 // AES-256-GCM (NIST SP 800-38D) for the data links' frames with VAES and VPCLMULQDQ: sixteen
 // counter blocks in flight, four per instruction, then the GHASH of ghash_vpclmul.hpp over the
-// ciphertext. OpenSSL 3.0 seals with 128-bit AES-NI and one carry-less product per block (about
-// 5.5 GB/s per core here against 9 GB/s for its AES-256-CTR alone), so FrameCipher uses this
+// ciphertext. OpenSSL 3.0 seals with 128-bit AES-NI and one carry-less product per block, well
+// below its own AES-256-CTR rate (docs/benchmarks.md has both), so FrameCipher uses this
 // where the CPU has the instructions; the bytes are GCM's either way (tests compare them with
 // OpenSSL's).
 //

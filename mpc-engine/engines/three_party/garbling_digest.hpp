@@ -14,9 +14,8 @@
 // stream other than the honest one passes with probability at most (L + 1) / 2^128, below
 // 2^-100 for any batch the engine runs. Each key digests one stream only.
 //
-// Speed: OpenSSL 3.0 hashes additional data one 128-bit carry-less product at a time (about
-// 10 GB/s here); where the CPU has VPCLMULQDQ with AVX-512 the digest hashes sixteen blocks per
-// reduction itself (transport/ghash_vpclmul.hpp). Both give the same value: the peers' digests compare
+// Speed: OpenSSL 3.0 hashes additional data one 128-bit carry-less product at a time; where
+// the CPU has VPCLMULQDQ with AVX-512 the digest hashes sixteen blocks per reduction itself (transport/ghash_vpclmul.hpp). Both give the same value: the peers' digests compare
 // whichever each of them uses.
 #pragma once
 

@@ -27,8 +27,8 @@ constexpr auto kFollowerJobExpiry = std::chrono::seconds(30);
 constexpr std::chrono::milliseconds kKeepAliveSlice{20};
 // How long a batch on the shell's thread looks for the next layer on its data link before it
 // sleeps in poll: the neighbours send each layer at about the same moment, and a wake-up from
-// poll costs more than the wait (single-block p50 1.6 ms against 2.8 ms on two cores of this
-// machine, 2.2 against 2.4 on one). It yields between looks, so a busy core loses little.
+// poll costs more than the wait (the single-block latency of docs/benchmarks.md shows it). It
+// yields between looks, so a busy core loses little.
 constexpr std::chrono::microseconds kShellLaneSpin{200};
 
 std::array<transport::PublicKey, 3> party_public_keys(const settings::ServerSettings& settings,

@@ -81,11 +81,10 @@
 // Three-halves (Rosulek-Roy, CRYPTO 2021: 1.5 kappa bits per AND) is deliberately not used. It
 // costs the garbler 6 hashes per AND instead of 4 and the evaluator 3 instead of 2, plus
 // per-gate control bits, to send 24 bytes instead of 32. It pays only when the link, not the
-// hashing, bounds the rate: at the garbling rates here (about 100 M AND/s with VAES, 3.2 GB/s
-// of tables) that is any link below about 25 Gbit/s with large batches (10 Gbit/s carries
-// 39 M half-gates ANDs/s, 52 M three-halves ANDs/s). KDC jobs are small batches whose time is
-// latency, so half-gates stays; three-halves is the step to take if large batches over a
-// 10 Gbit/s link matter.
+// hashing, bounds the rate: where the garbler's tables outrun the link (a 10 Gbit/s link
+// carries 39 M half-gates ANDs/s, 52 M three-halves ANDs/s; docs/benchmarks.md has the
+// garbling rates) and batches are large. KDC jobs are small batches whose time is latency, so
+// half-gates stays; three-halves is the step to take if large batches over a slow link matter.
 #pragma once
 
 #include <atomic>
