@@ -140,6 +140,11 @@ TEST_F(SettingsTest, ServerExampleParses) {
   EXPECT_EQ(s.limits.latency_batch_blocks, defaults.latency_batch_blocks);
   EXPECT_EQ(s.limits.gcm_nonce_ttl, defaults.gcm_nonce_ttl);
   EXPECT_EQ(s.limits.gcm_nonces_per_client, defaults.gcm_nonces_per_client);
+  EXPECT_EQ(s.limits.heartbeat, defaults.heartbeat);
+  EXPECT_EQ(s.limits.peer_down, defaults.peer_down);
+  EXPECT_EQ(s.limits.rejoin, defaults.rejoin);
+  EXPECT_EQ(s.limits.degraded_max_job_blocks, defaults.degraded_max_job_blocks);
+  EXPECT_EQ(s.degraded_service, ServerSettings{}.degraded_service);
   ASSERT_EQ(s.peers.size(), 2u);
   EXPECT_EQ(s.peers[0].party, 1);
   EXPECT_EQ(s.peers[0].endpoint, "tcp://10.0.0.2:7201");
