@@ -22,7 +22,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import secrets
 import statistics
 import sys
@@ -36,6 +35,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 import mpc_cluster  # noqa: E402
 import test_gcm_jobs as gcm  # noqa: E402
 from test_krb_jobs import ENCTYPES, Engine, K5Crypto, wait_until_krb_serving  # noqa: E402
+from run_bench import machine  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -158,7 +158,7 @@ def main() -> None:
     switch_ms = [s["first_login_ms"] for s in switches]
     report = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": machine(),
         "method": {"logins": args.logins, "rounds": args.rounds, "link_encryption": "CurveZMQ (always on)"},
         "three_party": full,
         "degraded": {f"without server {p}": m for p, m in degraded.items()},

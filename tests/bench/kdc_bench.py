@@ -39,7 +39,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -54,6 +53,7 @@ import kdc_plots  # noqa: E402
 import mpc_cluster  # noqa: E402
 from krb5_realm import Realm  # noqa: E402
 from protected_kdc import ProtectedRealm, kdc_pids  # noqa: E402
+from run_bench import machine  # noqa: E402
 
 SERVICE = "svc/host.test"
 ROUNDS = 3
@@ -256,7 +256,7 @@ def main() -> None:
     kdc_cpu_ratio = stock_s["kdc_cpu_ms_per_as"] / protected_s["kdc_cpu_ms_per_as"]
     report = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": machine(),
         "method": {"rounds": ROUNDS, "latency_exchanges_per_round": LATENCY_EXCHANGES,
                    "throughput_exchanges_per_round": THROUGHPUT_EXCHANGES,
                    "throughput_client_threads": THROUGHPUT_THREADS, "statistic": "median of rounds"},

@@ -45,7 +45,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import statistics
 import tempfile
@@ -63,7 +62,7 @@ import mpc_cluster  # noqa: E402
 from kdc_bench import SERVICE, cpu_of, kdc_load, median, prepare  # noqa: E402
 from krb5_realm import Realm  # noqa: E402
 from protected_kdc import ProtectedRealm  # noqa: E402
-from run_bench import byte_counter, server_counters  # noqa: E402
+from run_bench import byte_counter, machine, server_counters  # noqa: E402
 
 ROUNDS = 2
 LATENCY_EXCHANGES = {"stock": 200, "protected": 60, "protected-passive": 60, "protected-layered": 12,
@@ -262,7 +261,7 @@ def main() -> None:
     wide_ratio = protected_s[wide_key] / stock_s[wide_key]
     report = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": machine(),
         "method": {"rounds": ROUNDS, "latency_exchanges_per_round": LATENCY_EXCHANGES,
                    "paced_exchanges_per_round": PACED_EXCHANGES, "pause_ms": PAUSE_MS,
                    "throughput_exchanges_and_threads": THROUGHPUT, "krb5kdc_workers": WORKERS,

@@ -63,6 +63,11 @@ def mpc_bench(*args: str, timeout: float = 300) -> dict:
 
 # -- machine --------------------------------------------------------------------------------
 
+def machine_line(info: dict) -> str:
+    """One line for a report's table header: CPU, cores, SIMD path."""
+    return f"{info.get('cpu', 'unknown CPU')}, {info.get('nproc')} cores, {info.get('simd_path', 'unknown')} path"
+
+
 def machine() -> dict:
     info = {"nproc": os.cpu_count(), "kernel": platform.release(), "machine": platform.machine()}
     try:
@@ -70,7 +75,11 @@ def machine() -> dict:
         models = re.findall(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
         info["cpu"] = models[0].strip() if models else "unknown"
         flags = set(re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.M).group(1).split())
-        info["simd_flags"] = sorted(flag for flag in flags if flag in ("aes", "avx2", "avx512f", "avx512bw", "vaes"))
+        info["simd_flags"] = sorted(flag for flag in flags if flag in (
+            "aes", "pclmulqdq", "avx2", "avx512f", "avx512bw", "avx512vl", "vaes", "vpclmulqdq", "gfni"))
+        # The evaluator path the servers pick (rss3::best_simd_level): AVX-512 needs F and BW.
+        info["simd_path"] = ("avx512" if {"avx512f", "avx512bw"} <= flags else "avx2" if "avx2" in flags
+                             else "portable")
         mhz = re.findall(r"^cpu MHz\s*:\s*([\d.]+)$", cpuinfo, re.M)
         if mhz:
             info["cpu_mhz"] = float(mhz[0])
