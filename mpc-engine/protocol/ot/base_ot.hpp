@@ -21,7 +21,7 @@
 // flaw in the proof for a corrupted sender; Hauck and Loss (eprint 2017/1011) found two more,
 // re-proved static malicious UC security only under Gap-DH, and noted that the proof fails
 // for adaptive corruptions. None of this touches semi-honest use, but where a server may
-// deviate this protocol (and IKNP without a consistency check) must be replaced.
+// deviate this protocol must be replaced (IKNP above it checks its receiver: ot_extension.hpp).
 #pragma once
 
 #include <cstdint>
