@@ -7,28 +7,13 @@
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "engines/two_party/channel_integers.hpp"
 #include "protocol/ot/ot_extension.hpp"
 
 namespace mpc::two_party_engine {
 namespace {
 
 using gc2::Block;
-
-template <typename T>
-void send_le(two_party::Channel& peer, T value) {
-  std::uint8_t bytes[sizeof(T)];
-  for (std::size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
-  peer.send(bytes);
-}
-
-template <typename T>
-T receive_le(two_party::Channel& peer) {
-  std::uint8_t bytes[sizeof(T)];
-  peer.receive(bytes);
-  T value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(static_cast<T>(bytes[i]) << (8 * i));
-  return value;
-}
 
 void wipe_blocks(std::vector<Block>& blocks) {
   if (!blocks.empty()) wipe(blocks.data(), blocks.size() * sizeof(Block));

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "protocol/gc2/stored_garbling.hpp"
+#include "engines/two_party/channel_integers.hpp"
 #include "engines/two_party/gc2_backend.hpp"
 #include "engines/two_party/preparation_header.hpp"
 
@@ -22,22 +23,6 @@ void send_labels(two_party::Channel& peer, const gc2::Labels& labels) {
 
 void receive_labels(two_party::Channel& peer, gc2::Labels& labels) {
   peer.receive({reinterpret_cast<std::uint8_t*>(labels.data()), labels.size() * sizeof(Block)});
-}
-
-template <typename T>
-void send_le(two_party::Channel& peer, T value) {
-  std::uint8_t bytes[sizeof(T)];
-  for (std::size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
-  peer.send(bytes);
-}
-
-template <typename T>
-T receive_le(two_party::Channel& peer) {
-  std::uint8_t bytes[sizeof(T)];
-  peer.receive(bytes);
-  T value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(static_cast<T>(bytes[i]) << (8 * i));
-  return value;
 }
 
 // Server 2 acknowledges each chunk by its index; server 1 sends the next chunk only while
