@@ -30,7 +30,7 @@ constexpr std::size_t kBatch = 8192;
 
 // What a call does, announced by the receiver with its count so that a sender making a
 // different call fails clearly instead of reading a desynchronised stream.
-enum class Call : std::uint8_t { Random = 1, Correlated = 2, Chosen = 3 };
+enum class Call : std::uint8_t { Random = 1, Correlated = 2, Chosen = 3, Authenticated = 4 };
 constexpr std::uint64_t kMaxCount = (1ull << 56) - 1;
 
 const char* call_name(std::uint64_t call) {
@@ -38,6 +38,7 @@ const char* call_name(std::uint64_t call) {
     case static_cast<std::uint64_t>(Call::Random): return "random";
     case static_cast<std::uint64_t>(Call::Correlated): return "correlated";
     case static_cast<std::uint64_t>(Call::Chosen): return "chosen";
+    case static_cast<std::uint64_t>(Call::Authenticated): return "authenticated";
     default: return "unknown";
   }
 }
@@ -244,6 +245,7 @@ struct OtExtensionSender::State {
   std::array<std::uint8_t, kBaseOts> s_bits{};    // the same, one byte each
   ColumnPrg prgs[kBaseOts];                       // G(k_{s_i}) of base OT i
   std::uint64_t counter = 0;                      // OTs so far: the hash tweak
+  int fixed_low_bits = -1;                        // bits 0 and 1 of s, or -1 when random
   explicit State(two_party::Channel& c) : channel(c) {}
   ~State() {
     wipe(&s, sizeof s);
@@ -254,6 +256,7 @@ struct OtExtensionSender::State {
     if (ready) return;
     if (sodium_init() < 0) throw Error(Component::Protocol, "libsodium initialisation failed");
     randombytes_buf(&s, sizeof s);
+    if (fixed_low_bits >= 0) s.lo = (s.lo & ~std::uint64_t{3}) | static_cast<std::uint64_t>(fixed_low_bits);
     for (std::size_t i = 0; i < kBaseOts; ++i)
       s_bits[i] = static_cast<std::uint8_t>((i < 64 ? s.lo >> i : s.hi >> (i - 64)) & 1);
     std::array<Block, kBaseOts> seeds{};
@@ -265,6 +268,7 @@ struct OtExtensionSender::State {
 
   // out0[j] = H(q_j, counter + j), out1[j] = H(q_j ^ s, counter + j) with q_j = t_j ^ c_j * s,
   // from the receiver's u batch by batch, once its rows pass the consistency check.
+  // Authenticated calls stop before the hash: out0 gets q_j and out1 is not written.
   void extend(Call call, std::span<Block> out0, std::span<Block> out1) {
     setup();
     const std::size_t n = out0.size();
@@ -291,6 +295,7 @@ struct OtExtensionSender::State {
       place_rows(std::span<const Block>(batch_rows.data(), count), first, out0, extra);
     }
     check(out0, extra);
+    if (call == Call::Authenticated) return;
     for (std::size_t j = 0; j < n; ++j) out1[j] = out0[j] ^ s;
     two_party::tccr_hash(out0.data(), out0.data(), n, kTweakHigh, counter, 1);
     two_party::tccr_hash(out1.data(), out1.data(), n, kTweakHigh, counter, 1);
@@ -378,13 +383,28 @@ struct OtExtensionReceiver::State {
     const std::array<Block, 2> answer{x, reduce(sum)};
     channel.send({reinterpret_cast<const std::uint8_t*>(answer.data()), sizeof answer});
     channel.flush();
+    if (call == Call::Authenticated) return;
     two_party::tccr_hash(out.data(), out.data(), n, kTweakHigh, counter, 1);
     counter += n;
   }
 };
 
 OtExtensionSender::OtExtensionSender(two_party::Channel& channel) : state_(std::make_unique<State>(channel)) {}
+OtExtensionSender::OtExtensionSender(two_party::Channel& channel, std::uint8_t delta_low_bits)
+    : state_(std::make_unique<State>(channel)) {
+  if (delta_low_bits > 3) throw Error(Component::Protocol, "OT extension: only bits 0 and 1 of delta can be fixed");
+  state_->fixed_low_bits = delta_low_bits;
+}
 OtExtensionSender::~OtExtensionSender() = default;
+
+void OtExtensionSender::authenticated(std::span<Block> keys) { state_->extend(Call::Authenticated, keys, {}); }
+
+void OtExtensionSender::setup() { state_->setup(); }
+
+const Block& OtExtensionSender::delta() {
+  state_->setup();
+  return state_->s;
+}
 
 void OtExtensionSender::random(std::span<Block> out0, std::span<Block> out1) {
   if (out0.size() != out1.size()) throw Error(Component::Protocol, "OT extension: output spans differ");
@@ -430,6 +450,13 @@ void OtExtensionReceiver::correlated(std::span<const std::uint8_t> choices, std:
   std::vector<Block> corrections(out.size());
   state_->channel.receive(bytes_of(std::span<Block>(corrections)));
   for (std::size_t j = 0; j < out.size(); ++j) out[j] ^= corrections[j] & two_party::select_mask(choices[j] != 0);
+}
+
+void OtExtensionReceiver::setup() { state_->setup(); }
+
+void OtExtensionReceiver::authenticated(std::span<const std::uint8_t> choices, std::span<Block> macs) {
+  check_choices(choices, macs.size());
+  state_->extend(Call::Authenticated, choices, macs);
 }
 
 void OtExtensionReceiver::chosen(std::span<const std::uint8_t> choices, std::span<Block> out) {

@@ -40,6 +40,15 @@
 // probability 2^-k. One round trip and 256 OTs per call. Costs: 16 bytes from the sender,
 // 32 from the receiver.
 //
+// Authenticated bits: the raw IKNP correlation, unhashed, under the sender's one offset s
+// for the whole session (Nielsen, Nordholt, Orlandi, Burra, "A New Approach to Practical
+// Active-Secure Two-Party Computation", CRYPTO 2012, with the KOS15 check in place of theirs):
+// the sender keeps key q_j, the receiver mac t_j = q_j ^ c_j s, so the receiver's bit c_j is
+// authenticated under the sender's global delta s. A receiver that fails the check learns k
+// bits of s only with probability 2^-k; one that passes cannot forge a MAC without the rest.
+// The sender may fix s's two lowest bits (the point-and-permute and the AND reveal of the
+// protocols above need them known).
+//
 // Security: the receiver is held to consistent choices; the sender is not checked (a sender
 // can offer a right message for one choice and garbage for the other, which the protocols
 // above this one must catch), and the base OTs are semi-honest (base_ot.hpp).
@@ -61,6 +70,8 @@ inline constexpr std::size_t kBaseOts = 128;
 class OtExtensionSender {
  public:
   explicit OtExtensionSender(two_party::Channel& channel);
+  // delta_low_bits: bits 0 and 1 of s, where the protocol needs them fixed (bits above 1 are an Error).
+  OtExtensionSender(two_party::Channel& channel, std::uint8_t delta_low_bits);
   ~OtExtensionSender();
   OtExtensionSender(const OtExtensionSender&) = delete;
   OtExtensionSender& operator=(const OtExtensionSender&) = delete;
@@ -70,6 +81,12 @@ class OtExtensionSender {
   void correlated(const Block& delta, std::span<Block> out0);
   // Chosen-message OT: the receiver learns m_{c_i}[i] and nothing of the other.
   void chosen(std::span<const Block> m0, std::span<const Block> m1);
+  // Authenticated bits: keys[i] uniform, the receiver learns keys[i] ^ c_i * delta().
+  void authenticated(std::span<Block> keys);
+  // Runs the base OTs now where no call has yet (with the receiver's setup()).
+  void setup();
+  // The session's global offset s (runs the base OTs if no call has yet). Secret.
+  const Block& delta();
 
   struct State;
 
@@ -87,6 +104,10 @@ class OtExtensionReceiver {
   void random(std::span<const std::uint8_t> choices, std::span<Block> out);
   void correlated(std::span<const std::uint8_t> choices, std::span<Block> out);
   void chosen(std::span<const std::uint8_t> choices, std::span<Block> out);
+  // macs[i] = the sender's keys[i] ^ c_i * delta.
+  void authenticated(std::span<const std::uint8_t> choices, std::span<Block> macs);
+  // Runs the base OTs now where no call has yet (with the sender's setup()).
+  void setup();
 
   struct State;
 

@@ -363,6 +363,31 @@ TEST(OtExtension, CorrelatedTranscriptHidesDelta) {
   EXPECT_NEAR(ones_fraction(consecutive), 0.5, 6 * 0.5 / std::sqrt(bits));
 }
 
+TEST(OtExtension, AuthenticatedBitsCarryTheSessionsOneDelta) {
+  auto [a, b] = two_party::make_memory_channel_pair(5000ms);
+  std::mt19937_64 rng(33);
+  ot::OtExtensionSender sender(*a, 0b10);
+  ot::OtExtensionReceiver receiver(*b);
+  std::vector<Block> keys(3000), macs(3000), keys2(100), macs2(100);
+  const auto choices = random_choices(rng, keys.size()), choices2 = random_choices(rng, keys2.size());
+  std::thread s([&] {
+    sender.authenticated(keys);
+    sender.authenticated(keys2);
+  });
+  receiver.authenticated(choices, macs);
+  receiver.authenticated(choices2, macs2);
+  s.join();
+  const Block delta = sender.delta();
+  EXPECT_EQ(delta.lo & 3, 2u);
+  // One delta across calls: mac = key ^ c * delta, and never the key of the other choice.
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(macs[i], keys[i] ^ (choices[i] ? delta : Block{})) << i;
+    ASSERT_NE(macs[i], keys[i] ^ (choices[i] ? Block{} : delta)) << i;
+  }
+  for (std::size_t i = 0; i < keys2.size(); ++i) ASSERT_EQ(macs2[i], keys2[i] ^ (choices2[i] ? delta : Block{})) << i;
+  EXPECT_THROW(ot::OtExtensionSender(*a, 4), Error);
+}
+
 TEST(OtExtension, BadChoicesAreRefusedBeforeSending) {
   Session session;
   std::vector<std::uint8_t> choices{0, 1, 2};
