@@ -1,0 +1,226 @@
+#include "protocol/auth2/auth_bits.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "protocol/ot/ot_extension.hpp"
+#include "protocol/ot/wipe_guard.hpp"
+
+namespace mpc::auth2 {
+namespace {
+
+constexpr std::uint8_t kFirstDeltaLowBits = 0b11;
+constexpr std::uint8_t kSecondDeltaLowBits = 0b01;
+
+// BLAKE2b-256 of a label and the given parts.
+Digest hash_of(std::string_view label, std::initializer_list<std::span<const std::uint8_t>> parts) {
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, nullptr, 0, 32);
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(label.data()), label.size());
+  for (const auto& part : parts) crypto_generichash_update(&state, part.data(), part.size());
+  Digest out{};
+  crypto_generichash_final(&state, out.data(), out.size());
+  return out;
+}
+
+// The digest of MACs that an opening carries: over the MACs the sender holds, or over the ones
+// the receiver expects (its keys, moved by its delta where the peer's share is 1).
+Digest mac_digest(std::span<const Block> macs) {
+  return hash_of("mpc-kdc auth2 opening", {{reinterpret_cast<const std::uint8_t*>(macs.data()), macs.size() * sizeof(Block)}});
+}
+
+}  // namespace
+
+const char* step_name(Step step) noexcept {
+  switch (step) {
+    case Step::Opening: return "opening";
+    case Step::LeakyProducts: return "leaky products";
+    case Step::LeakyReveal: return "leaky reveal";
+    case Step::EqualityCommit: return "equality commitment";
+    case Step::EqualityDigest: return "equality digest";
+    case Step::EqualityOpening: return "equality opening";
+    case Step::CoinCommit: return "coin commitment";
+    case Step::CoinShare: return "coin share";
+    case Step::CoinOpening: return "coin opening";
+  }
+  return "unknown";
+}
+
+std::vector<std::uint8_t> pack_bits(std::span<const std::uint8_t> bits) {
+  std::vector<std::uint8_t> packed((bits.size() + 7) / 8, 0);
+  for (std::size_t i = 0; i < bits.size(); ++i) packed[i / 8] |= static_cast<std::uint8_t>((bits[i] & 1) << (i % 8));
+  return packed;
+}
+
+std::vector<std::uint8_t> unpack_bits(std::span<const std::uint8_t> packed, std::size_t count) {
+  std::vector<std::uint8_t> bits(count);
+  for (std::size_t i = 0; i < count; ++i) bits[i] = (packed[i / 8] >> (i % 8)) & 1;
+  return bits;
+}
+
+// One OT-extension session in each direction: this party sends in the one keyed by its delta.
+struct Session::Extension {
+  ot::OtExtensionSender as_sender;
+  ot::OtExtensionReceiver as_receiver;
+  Extension(two_party::Channel& channel, Role role)
+      : as_sender(channel, role == Role::First ? kFirstDeltaLowBits : kSecondDeltaLowBits), as_receiver(channel) {}
+};
+
+Session::Session(two_party::Channel& channel, Role role)
+    : channel_(channel), role_(role), extension_(std::make_unique<Extension>(channel, role)) {
+  if (sodium_init() < 0) throw Error(Component::Protocol, "libsodium initialisation failed");
+}
+
+Session::~Session() = default;
+
+const Block& Session::delta() {
+  if (!ready_) {
+    // Both directions' base OTs, in one order on both sides: the first party's session first.
+    if (role_ == Role::First) {
+      extension_->as_sender.setup();
+      extension_->as_receiver.setup();
+    } else {
+      extension_->as_receiver.setup();
+      extension_->as_sender.setup();
+    }
+    ready_ = true;
+  }
+  return extension_->as_sender.delta();
+}
+
+std::vector<AuthBit> Session::random_bits(std::size_t n) {
+  std::vector<std::uint8_t> choices(n);
+  randombytes_buf(choices.data(), n);
+  for (auto& c : choices) c &= 1;
+  std::vector<Block> keys(n), macs(n);
+  const ot::WipeGuard choices_guard(choices), keys_guard(keys), macs_guard(macs);
+  delta();
+  // The first party's session (its delta) first, on both sides.
+  if (role_ == Role::First) {
+    extension_->as_sender.authenticated(keys);
+    extension_->as_receiver.authenticated(choices, macs);
+  } else {
+    extension_->as_receiver.authenticated(choices, macs);
+    extension_->as_sender.authenticated(keys);
+  }
+  std::vector<AuthBit> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = AuthBit{macs[i], keys[i], choices[i]};
+  return out;
+}
+
+void Session::send(Step step, std::span<std::uint8_t> message) {
+  if (deviation_) deviation_(step, message);
+  channel_.send(message);
+}
+
+std::vector<std::uint8_t> Session::open(std::span<const AuthBit> bits) {
+  const std::size_t n = bits.size();
+  std::vector<std::uint8_t> own(n);
+  std::vector<Block> blocks(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    own[i] = bits[i].bit;
+    blocks[i] = bits[i].mac;
+  }
+  const Digest own_digest = mac_digest(blocks);
+  std::vector<std::uint8_t> message = pack_bits(own);
+  message.insert(message.end(), own_digest.begin(), own_digest.end());
+  send(Step::Opening, message);
+  channel_.flush();
+
+  std::vector<std::uint8_t> peer_message(message.size());
+  channel_.receive(peer_message);
+  const std::size_t packed = (n + 7) / 8;
+  const std::vector<std::uint8_t> peer = unpack_bits(std::span(peer_message).first(packed), n);
+  const Block& own_delta = delta();
+  for (std::size_t i = 0; i < n; ++i) blocks[i] = bits[i].key ^ (own_delta & two_party::select_mask(peer[i] != 0));
+  const Digest expected = mac_digest(blocks);
+  wipe(blocks.data(), blocks.size() * sizeof(Block));
+  if (sodium_memcmp(expected.data(), peer_message.data() + packed, expected.size()) != 0)
+    throw VerificationError(Component::Protocol,
+                            "authenticated opening: the peer's shares do not carry its MACs (it deviated)", "mac_check");
+  std::vector<std::uint8_t> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = own[i] ^ peer[i];
+  return values;
+}
+
+void Session::add_public(AuthBit& bit, std::uint8_t value) {
+  const std::uint8_t v = value & 1;
+  if (role_ == Role::First) bit.bit ^= v;
+  else bit.key ^= delta() & two_party::select_mask(v != 0);
+}
+
+void Session::check_equal(const Digest& digest, const char* check) {
+  const auto fail = [check] {
+    throw VerificationError(Component::Protocol,
+                            std::string("equality check (") + check + "): the two parties' values differ (one deviated)",
+                            check);
+  };
+  if (role_ == Role::First) {
+    Digest nonce{};
+    randombytes_buf(nonce.data(), nonce.size());
+    Digest commitment = hash_of("mpc-kdc auth2 equality", {nonce, digest});
+    send(Step::EqualityCommit, commitment);
+    channel_.flush();
+    Digest peer{};
+    channel_.receive(peer);
+    if (sodium_memcmp(peer.data(), digest.data(), digest.size()) != 0) fail();
+    std::array<std::uint8_t, 64> opening{};
+    std::copy(digest.begin(), digest.end(), opening.begin());
+    std::copy(nonce.begin(), nonce.end(), opening.begin() + 32);
+    send(Step::EqualityOpening, opening);
+    channel_.flush();
+    return;
+  }
+  Digest commitment{};
+  channel_.receive(commitment);
+  Digest own = digest;
+  send(Step::EqualityDigest, own);
+  channel_.flush();
+  std::array<std::uint8_t, 64> opening{};
+  channel_.receive(opening);
+  const std::span<const std::uint8_t> peer_digest(opening.data(), 32), nonce(opening.data() + 32, 32);
+  const Digest recomputed = hash_of("mpc-kdc auth2 equality", {nonce, peer_digest});
+  if (sodium_memcmp(recomputed.data(), commitment.data(), commitment.size()) != 0 ||
+      sodium_memcmp(peer_digest.data(), digest.data(), digest.size()) != 0)
+    fail();
+}
+
+Digest Session::coin_toss() {
+  Digest own{};
+  randombytes_buf(own.data(), own.size());
+  if (role_ == Role::First) {
+    Digest commitment = hash_of("mpc-kdc auth2 coin", {own});
+    send(Step::CoinCommit, commitment);
+    channel_.flush();
+    Digest peer{};
+    channel_.receive(peer);
+    Digest opening = own;
+    send(Step::CoinOpening, opening);
+    channel_.flush();
+    return hash_of("mpc-kdc auth2 seed", {own, peer});
+  }
+  Digest commitment{};
+  channel_.receive(commitment);
+  Digest share = own;
+  send(Step::CoinShare, share);
+  channel_.flush();
+  Digest peer{};
+  channel_.receive(peer);
+  const Digest recomputed = hash_of("mpc-kdc auth2 coin", {peer});
+  if (sodium_memcmp(recomputed.data(), commitment.data(), commitment.size()) != 0)
+    throw VerificationError(Component::Protocol, "coin toss: the peer opened another seed than it committed to",
+                            "coin_toss");
+  return hash_of("mpc-kdc auth2 seed", {peer, own});
+}
+
+std::uint64_t Session::take_tweaks(std::size_t n) {
+  const std::uint64_t first = tweaks_;
+  tweaks_ += n;
+  return first;
+}
+
+}  // namespace mpc::auth2
