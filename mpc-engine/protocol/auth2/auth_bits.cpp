@@ -46,6 +46,10 @@ const char* step_name(Step step) noexcept {
     case Step::CoinCommit: return "coin commitment";
     case Step::CoinShare: return "coin share";
     case Step::CoinOpening: return "coin opening";
+    case Step::GarbledRows: return "garbled rows";
+    case Step::MaskedInputs: return "masked inputs";
+    case Step::InputLabels: return "input labels";
+    case Step::OutputClaim: return "output claim";
   }
   return "unknown";
 }
@@ -117,34 +121,61 @@ void Session::send(Step step, std::span<std::uint8_t> message) {
   channel_.send(message);
 }
 
-std::vector<std::uint8_t> Session::open(std::span<const AuthBit> bits) {
-  const std::size_t n = bits.size();
-  std::vector<std::uint8_t> own(n);
-  std::vector<Block> blocks(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    own[i] = bits[i].bit;
-    blocks[i] = bits[i].mac;
-  }
-  const Digest own_digest = mac_digest(blocks);
-  std::vector<std::uint8_t> message = pack_bits(own);
-  message.insert(message.end(), own_digest.begin(), own_digest.end());
-  send(Step::Opening, message);
-  channel_.flush();
+namespace {
 
-  std::vector<std::uint8_t> peer_message(message.size());
-  channel_.receive(peer_message);
-  const std::size_t packed = (n + 7) / 8;
-  const std::vector<std::uint8_t> peer = unpack_bits(std::span(peer_message).first(packed), n);
+// This party's half of an opening: its shares, packed, then the digest of their MACs.
+std::vector<std::uint8_t> opening_message(std::span<const AuthBit> bits) {
+  std::vector<std::uint8_t> own(bits.size());
+  std::vector<Block> macs(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    own[i] = bits[i].bit;
+    macs[i] = bits[i].mac;
+  }
+  const Digest digest = mac_digest(macs);
+  wipe(macs.data(), macs.size() * sizeof(Block));
+  std::vector<std::uint8_t> message = pack_bits(own);
+  message.insert(message.end(), digest.begin(), digest.end());
+  return message;
+}
+
+}  // namespace
+
+// The peer's shares from its opening message, once its MAC digest matches this party's keys.
+std::vector<std::uint8_t> Session::check_opening(std::span<const AuthBit> bits, std::span<const std::uint8_t> message) {
+  const std::size_t n = bits.size(), packed = (n + 7) / 8;
+  std::vector<std::uint8_t> peer = unpack_bits(message.first(packed), n);
   const Block& own_delta = delta();
-  for (std::size_t i = 0; i < n; ++i) blocks[i] = bits[i].key ^ (own_delta & two_party::select_mask(peer[i] != 0));
-  const Digest expected = mac_digest(blocks);
-  wipe(blocks.data(), blocks.size() * sizeof(Block));
-  if (sodium_memcmp(expected.data(), peer_message.data() + packed, expected.size()) != 0)
+  std::vector<Block> expected_macs(n);
+  for (std::size_t i = 0; i < n; ++i)
+    expected_macs[i] = bits[i].key ^ (own_delta & two_party::select_mask(peer[i] != 0));
+  const Digest expected = mac_digest(expected_macs);
+  wipe(expected_macs.data(), expected_macs.size() * sizeof(Block));
+  if (sodium_memcmp(expected.data(), message.data() + packed, expected.size()) != 0)
     throw VerificationError(Component::Protocol,
                             "authenticated opening: the peer's shares do not carry its MACs (it deviated)", "mac_check");
-  std::vector<std::uint8_t> values(n);
-  for (std::size_t i = 0; i < n; ++i) values[i] = own[i] ^ peer[i];
-  return values;
+  for (std::size_t i = 0; i < n; ++i) peer[i] ^= bits[i].bit;
+  return peer;
+}
+
+std::vector<std::uint8_t> Session::open(std::span<const AuthBit> bits) {
+  std::vector<std::uint8_t> message = opening_message(bits);
+  send(Step::Opening, message);
+  channel_.flush();
+  std::vector<std::uint8_t> peer_message(message.size());
+  channel_.receive(peer_message);
+  return check_opening(bits, peer_message);
+}
+
+std::vector<std::uint8_t> Session::reveal_to(Role to, std::span<const AuthBit> bits) {
+  if (role_ != to) {
+    std::vector<std::uint8_t> message = opening_message(bits);
+    send(Step::Opening, message);
+    channel_.flush();
+    return {};
+  }
+  std::vector<std::uint8_t> peer_message((bits.size() + 7) / 8 + sizeof(Digest));
+  channel_.receive(peer_message);
+  return check_opening(bits, peer_message);
 }
 
 void Session::add_public(AuthBit& bit, std::uint8_t value) {

@@ -68,6 +68,10 @@ enum class Step : std::uint8_t {
   CoinCommit,       // the first party's commitment to its seed
   CoinShare,        // the second party's seed
   CoinOpening,      // the first party's seed
+  GarbledRows,      // the garbler's four rows per AND gate
+  MaskedInputs,     // a party's masked input bits
+  InputLabels,      // the garbler's labels of input and constant wires
+  OutputClaim,      // the evaluator's masked outputs and the digest of their labels
 };
 const char* step_name(Step step) noexcept;
 
@@ -95,6 +99,11 @@ class Session {
   // MACs: nothing of the call's values may then be used.
   std::vector<std::uint8_t> open(std::span<const AuthBit> bits);
 
+  // The values of shared bits to party `to` alone: the other party sends its shares and the
+  // digest of their MACs and gets an empty vector back; `to` gets own ^ peer for each bit, or
+  // VerificationError ("mac_check") as for open().
+  std::vector<std::uint8_t> reveal_to(Role to, std::span<const AuthBit> bits);
+
   // Adds a public bit to a shared bit: the first party flips its share, the second moves its
   // key of it. No branch on the bit.
   void add_public(AuthBit& bit, std::uint8_t value);
@@ -118,6 +127,8 @@ class Session {
   struct Extension;
 
  private:
+  std::vector<std::uint8_t> check_opening(std::span<const AuthBit> bits, std::span<const std::uint8_t> message);
+
   two_party::Channel& channel_;
   Role role_;
   std::unique_ptr<Extension> extension_;

@@ -1,0 +1,341 @@
+#include "protocol/auth2/authenticated_garbling.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "protocol/ot/wipe_guard.hpp"
+#include "protocol/two_party/fixed_key_hash.hpp"
+
+namespace mpc::auth2 {
+namespace {
+
+using circuits::Circuit;
+using circuits::GateKind;
+
+// Tweak space of the garbled rows' pads: apart from the half-gates garbling (below 2^63), the
+// OT extension's and the leaky AND's.
+constexpr std::uint64_t kTweakHigh = (1ull << 63) | 0x41555448474cull;  // "AUTHGL"
+constexpr std::size_t kRowBlocks = 2;
+constexpr std::size_t kGateBlocks = 4 * kRowBlocks;
+
+// The tweak of AND gate g's pad: block `part` (0 or 1) from input `input` (0 alpha, 1 beta).
+std::uint64_t pad_tweak(std::uint64_t base, std::size_t gate, unsigned input, unsigned part) {
+  return base + 4 * gate + 2 * part + input;
+}
+
+std::span<std::uint8_t> bytes_of(std::vector<Block>& blocks) {
+  return {reinterpret_cast<std::uint8_t*>(blocks.data()), blocks.size() * sizeof(Block)};
+}
+
+Digest label_digest(std::span<const Block> labels) {
+  Digest out{};
+  crypto_generichash(out.data(), out.size(), reinterpret_cast<const unsigned char*>(labels.data()),
+                     labels.size() * sizeof(Block), nullptr, 0);
+  return out;
+}
+
+// The input wires of each role, in wire order, and the groups' owners checked.
+struct InputWires {
+  std::vector<std::uint32_t> first, second;
+};
+
+InputWires input_wires(const Circuit& circuit, const InputOwners& owners) {
+  if (owners.size() != circuit.input_widths.size())
+    throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(owners.size()) + " input owners for " +
+                                         std::to_string(circuit.input_widths.size()) + " input groups");
+  InputWires wires;
+  std::uint32_t wire = 0;
+  for (std::size_t g = 0; g < owners.size(); ++g)
+    for (std::uint32_t i = 0; i < circuit.input_widths[g]; ++i, ++wire)
+      (owners[g] == Role::First ? wires.first : wires.second).push_back(wire);
+  return wires;
+}
+
+// r_ab = lambda_gamma ^ sigma ^ a lambda_beta ^ b lambda_alpha ^ a b, this party's half.
+AuthBit row_bit(Session& session, const AuthBit& gamma, const AuthBit& sigma, const AuthBit& alpha,
+                const AuthBit& beta, unsigned a, unsigned b) {
+  AuthBit r = gamma ^ sigma;
+  if (a) r ^= beta;
+  if (b) r ^= alpha;
+  session.add_public(r, static_cast<std::uint8_t>(a & b));
+  return r;
+}
+
+std::vector<std::uint8_t> finish_outputs(const Circuit& circuit, std::span<const std::uint8_t> masked,
+                                         std::span<const std::uint8_t> masks) {
+  std::vector<std::uint8_t> out(circuit.total_outputs());
+  for (std::size_t j = 0; j < out.size(); ++j) out[j] = masked[j] ^ masks[j];
+  return out;
+}
+
+std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const InputWires& wires,
+                                 const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs) {
+  const Block delta = session.delta();
+  const std::size_t ands = and_gate_count(circuit);
+  const std::uint64_t base = session.take_tweaks(4 * ands);
+  // Zero labels: random on inputs, constants and AND outputs; free XOR elsewhere.
+  std::vector<Block> zero(circuit.num_wires);
+  const ot::WipeGuard zero_guard(zero);
+  randombytes_buf(zero.data(), circuit.total_inputs() * sizeof(Block));
+  std::vector<std::uint32_t> constant_wires;
+  for (const auto& gate : circuit.gates) {
+    switch (gate.kind) {
+      case GateKind::Xor: zero[gate.out] = zero[gate.in0] ^ zero[gate.in1]; break;
+      case GateKind::Inv:
+      case GateKind::Copy: zero[gate.out] = zero[gate.in0]; break;
+      case GateKind::Const:
+      case GateKind::And:
+        randombytes_buf(&zero[gate.out], sizeof(Block));
+        if (gate.kind == GateKind::Const) constant_wires.push_back(gate.out);
+        break;
+    }
+  }
+  // Pads of every row: H(L, t) for both labels of each input, both parts, batched per kind.
+  std::vector<Block> pads[2][2][2];  // [input][label value][part]
+  for (unsigned input = 0; input < 2; ++input)
+    for (unsigned value = 0; value < 2; ++value)
+      for (unsigned part = 0; part < 2; ++part) {
+        auto& out = pads[input][value][part];
+        out.resize(ands);
+        std::size_t g = 0;
+        for (const auto& gate : circuit.gates)
+          if (gate.kind == GateKind::And)
+            out[g++] = zero[input == 0 ? gate.in0 : gate.in1] ^ (value ? delta : Block{});
+        two_party::tccr_hash(out.data(), out.data(), ands, kTweakHigh, pad_tweak(base, 0, input, part), 4);
+      }
+  std::vector<Block> rows(kGateBlocks * ands);
+  std::size_t g = 0;
+  for (const auto& gate : circuit.gates) {
+    if (gate.kind != GateKind::And) continue;
+    for (unsigned a = 0; a < 2; ++a)
+      for (unsigned b = 0; b < 2; ++b) {
+        const AuthBit r = row_bit(session, masks.lambda[gate.out], masks.sigma[g], masks.lambda[gate.in0],
+                                  masks.lambda[gate.in1], a, b);
+        Block* row = &rows[kGateBlocks * g + kRowBlocks * (2 * a + b)];
+        row[0] = pads[0][a][0][g] ^ pads[1][b][0][g] ^ r.mac;
+        row[1] = pads[0][a][1][g] ^ pads[1][b][1][g] ^ zero[gate.out] ^ (delta & two_party::select_mask(r.bit != 0)) ^
+                 r.key;
+      }
+    ++g;
+  }
+  for (auto& by_input : pads)
+    for (auto& by_value : by_input)
+      for (auto& part : by_value) wipe(part.data(), part.size() * sizeof(Block));
+  session.send(Step::GarbledRows, bytes_of(rows));
+  session.channel().flush();
+
+  // Inputs: this party's masks from the evaluator, the evaluator's masks to it.
+  std::vector<AuthBit> own_masks, peer_masks;
+  for (const auto w : wires.first) own_masks.push_back(masks.lambda[w]);
+  for (const auto w : wires.second) peer_masks.push_back(masks.lambda[w]);
+  const std::vector<std::uint8_t> own_lambda = session.reveal_to(Role::First, own_masks);
+  session.reveal_to(Role::Second, peer_masks);
+  std::vector<std::uint8_t> masked(wires.first.size());
+  std::vector<Block> labels;
+  for (std::size_t i = 0; i < wires.first.size(); ++i) {
+    masked[i] = (own_inputs[i] & 1) ^ own_lambda[i];
+    labels.push_back(zero[wires.first[i]] ^ (delta & two_party::select_mask(masked[i] != 0)));
+  }
+  for (const auto w : constant_wires) {
+    const auto& gate = *std::find_if(circuit.gates.begin(), circuit.gates.end(), [w](const auto& x) { return x.out == w; });
+    labels.push_back(zero[w] ^ (delta & two_party::select_mask(gate.in0 != 0)));
+  }
+  std::vector<std::uint8_t> message = pack_bits(masked);
+  session.send(Step::MaskedInputs, message);
+  session.send(Step::InputLabels, bytes_of(labels));
+  session.channel().flush();
+  std::vector<std::uint8_t> peer_packed((wires.second.size() + 7) / 8);
+  session.channel().receive(peer_packed);
+  const std::vector<std::uint8_t> peer_masked = unpack_bits(peer_packed, wires.second.size());
+  std::vector<Block> peer_labels(wires.second.size());
+  for (std::size_t i = 0; i < wires.second.size(); ++i)
+    peer_labels[i] = zero[wires.second[i]] ^ (delta & two_party::select_mask(peer_masked[i] != 0));
+  session.send(Step::InputLabels, bytes_of(peer_labels));
+  session.channel().flush();
+
+  // Outputs: the masks both ways, and the evaluator's masked outputs held to their labels.
+  const std::uint32_t first_output = circuit.first_output_wire(), outputs = circuit.total_outputs();
+  const std::span<const AuthBit> output_masks(masks.lambda.data() + first_output, outputs);
+  session.reveal_to(Role::Second, output_masks);
+  std::vector<std::uint8_t> claim(((outputs + 7) / 8) + sizeof(Digest));
+  session.channel().receive(claim);
+  const std::vector<std::uint8_t> output_masked = unpack_bits(claim, outputs);
+  std::vector<Block> output_labels(outputs);
+  for (std::uint32_t j = 0; j < outputs; ++j)
+    output_labels[j] = zero[first_output + j] ^ (delta & two_party::select_mask(output_masked[j] != 0));
+  const Digest expected = label_digest(output_labels);
+  const std::vector<std::uint8_t> output_lambda = session.reveal_to(Role::First, output_masks);
+  if (sodium_memcmp(expected.data(), claim.data() + (outputs + 7) / 8, expected.size()) != 0)
+    throw VerificationError(Component::Protocol,
+                            "authenticated garbling: the evaluator reported outputs without their labels (it deviated)",
+                            "output_label");
+  return finish_outputs(circuit, output_masked, output_lambda);
+}
+
+std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, const InputWires& wires,
+                                   const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs) {
+  const Block delta = session.delta();
+  const std::size_t ands = and_gate_count(circuit);
+  const std::uint64_t base = session.take_tweaks(4 * ands);
+  std::vector<Block> rows(kGateBlocks * ands);
+  session.channel().receive(bytes_of(rows));
+
+  std::vector<AuthBit> peer_masks, own_masks;
+  for (const auto w : wires.first) peer_masks.push_back(masks.lambda[w]);
+  for (const auto w : wires.second) own_masks.push_back(masks.lambda[w]);
+  session.reveal_to(Role::First, peer_masks);
+  const std::vector<std::uint8_t> own_lambda = session.reveal_to(Role::Second, own_masks);
+
+  std::vector<std::uint8_t> masked(circuit.num_wires, 0);
+  std::vector<Block> labels(circuit.num_wires);
+  const ot::WipeGuard labels_guard(labels);
+  std::vector<std::uint32_t> constant_wires;
+  for (const auto& gate : circuit.gates)
+    if (gate.kind == GateKind::Const) constant_wires.push_back(gate.out);
+  std::vector<std::uint8_t> peer_packed((wires.first.size() + 7) / 8);
+  session.channel().receive(peer_packed);
+  const std::vector<std::uint8_t> peer_masked = unpack_bits(peer_packed, wires.first.size());
+  std::vector<Block> first_labels(wires.first.size() + constant_wires.size());
+  session.channel().receive(bytes_of(first_labels));
+  for (std::size_t i = 0; i < wires.first.size(); ++i) {
+    masked[wires.first[i]] = peer_masked[i];
+    labels[wires.first[i]] = first_labels[i];
+  }
+  std::vector<std::uint8_t> own_masked(wires.second.size());
+  for (std::size_t i = 0; i < wires.second.size(); ++i) {
+    own_masked[i] = (own_inputs[i] & 1) ^ own_lambda[i];
+    masked[wires.second[i]] = own_masked[i];
+  }
+  std::vector<std::uint8_t> message = pack_bits(own_masked);
+  session.send(Step::MaskedInputs, message);
+  session.channel().flush();
+  std::vector<Block> second_labels(wires.second.size());
+  session.channel().receive(bytes_of(second_labels));
+  for (std::size_t i = 0; i < wires.second.size(); ++i) labels[wires.second[i]] = second_labels[i];
+
+  std::size_t constant = wires.first.size();
+  std::size_t g = 0;
+  bool rows_hold = true;  // every opened row carried the garbler's MAC
+  for (const auto& gate : circuit.gates) {
+    switch (gate.kind) {
+      case GateKind::Xor:
+        masked[gate.out] = masked[gate.in0] ^ masked[gate.in1];
+        labels[gate.out] = labels[gate.in0] ^ labels[gate.in1];
+        break;
+      case GateKind::Inv:  // the mask took the 1 (prepare_masks)
+      case GateKind::Copy:
+        masked[gate.out] = masked[gate.in0];
+        labels[gate.out] = labels[gate.in0];
+        break;
+      case GateKind::Const:
+        masked[gate.out] = static_cast<std::uint8_t>(gate.in0 & 1);
+        labels[gate.out] = first_labels[constant++];
+        break;
+      case GateKind::And: {
+        const unsigned a = masked[gate.in0], b = masked[gate.in1];
+        Block pad_a[2] = {labels[gate.in0], labels[gate.in0]}, pad_b[2] = {labels[gate.in1], labels[gate.in1]};
+        two_party::tccr_hash(pad_a, pad_a, 2, kTweakHigh, pad_tweak(base, g, 0, 0), 2);
+        two_party::tccr_hash(pad_b, pad_b, 2, kTweakHigh, pad_tweak(base, g, 1, 0), 2);
+        const Block* row = &rows[kGateBlocks * g + kRowBlocks * (2 * a + b)];
+        const Block mac = row[0] ^ pad_a[0] ^ pad_b[0];
+        const AuthBit r = row_bit(session, masks.lambda[gate.out], masks.sigma[g], masks.lambda[gate.in0],
+                                  masks.lambda[gate.in1], a, b);
+        const bool zero_share = mac == r.key, one_share = mac == (r.key ^ delta);
+        rows_hold = rows_hold && (zero_share || one_share);
+        const std::uint8_t peer_bit = one_share ? 1 : 0;
+        masked[gate.out] = peer_bit ^ r.bit;
+        labels[gate.out] = row[1] ^ pad_a[1] ^ pad_b[1] ^ r.mac;
+        ++g;
+        break;
+      }
+    }
+  }
+  if (!rows_hold)
+    throw VerificationError(Component::Protocol,
+                            "authenticated garbling: a garbled row does not carry the garbler's MAC (it deviated)",
+                            "garbled_row");
+
+  const std::uint32_t first_output = circuit.first_output_wire(), outputs = circuit.total_outputs();
+  const std::span<const AuthBit> output_masks(masks.lambda.data() + first_output, outputs);
+  const std::vector<std::uint8_t> output_lambda = session.reveal_to(Role::Second, output_masks);
+  const std::span<const std::uint8_t> output_masked(masked.data() + first_output, outputs);
+  const Digest digest = label_digest(std::span<const Block>(labels.data() + first_output, outputs));
+  std::vector<std::uint8_t> claim = pack_bits(output_masked);
+  claim.insert(claim.end(), digest.begin(), digest.end());
+  session.send(Step::OutputClaim, claim);
+  session.reveal_to(Role::First, output_masks);
+  return finish_outputs(circuit, output_masked, output_lambda);
+}
+
+}  // namespace
+
+std::size_t and_gate_count(const Circuit& circuit) {
+  std::size_t count = 0;
+  for (const auto& gate : circuit.gates) count += gate.kind == GateKind::And ? 1 : 0;
+  return count;
+}
+
+CircuitMasks prepare_masks(Session& session, const Circuit& circuit, std::span<const AuthTriple> triples) {
+  circuits::validate(circuit);
+  const std::size_t ands = and_gate_count(circuit);
+  if (triples.size() != ands)
+    throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(triples.size()) + " triples for " +
+                                         std::to_string(ands) + " AND gates");
+  const std::vector<AuthBit> fresh = session.random_bits(circuit.total_inputs() + ands);
+  CircuitMasks masks;
+  masks.lambda.resize(circuit.num_wires);
+  std::size_t next = 0;
+  for (std::uint32_t w = 0; w < circuit.total_inputs(); ++w) masks.lambda[w] = fresh[next++];
+  std::vector<AuthBit> differences;
+  differences.reserve(2 * ands);
+  std::size_t g = 0;
+  for (const auto& gate : circuit.gates) {
+    auto& out = masks.lambda[gate.out];
+    switch (gate.kind) {
+      case GateKind::Xor: out = masks.lambda[gate.in0] ^ masks.lambda[gate.in1]; break;
+      case GateKind::Inv:
+        out = masks.lambda[gate.in0];
+        session.add_public(out, 1);
+        break;
+      case GateKind::Copy: out = masks.lambda[gate.in0]; break;
+      case GateKind::Const: out = AuthBit{}; break;
+      case GateKind::And:
+        out = fresh[next++];
+        differences.push_back(masks.lambda[gate.in0] ^ triples[g].x);
+        differences.push_back(masks.lambda[gate.in1] ^ triples[g].y);
+        ++g;
+        break;
+    }
+  }
+  // sigma = lambda_alpha lambda_beta = z ^ d y ^ e x ^ d e with d = lambda_alpha ^ x, e = lambda_beta ^ y.
+  const std::vector<std::uint8_t> opened = session.open(differences);
+  masks.sigma.resize(ands);
+  for (std::size_t i = 0; i < ands; ++i) {
+    const std::uint8_t d = opened[2 * i], e = opened[2 * i + 1];
+    AuthBit sigma = triples[i].z;
+    if (d) sigma ^= triples[i].y;
+    if (e) sigma ^= triples[i].x;
+    session.add_public(sigma, static_cast<std::uint8_t>(d & e));
+    masks.sigma[i] = sigma;
+  }
+  return masks;
+}
+
+std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit& circuit, const InputOwners& owners,
+                                                 const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs) {
+  const InputWires wires = input_wires(circuit, owners);
+  const auto& own = session.role() == Role::First ? wires.first : wires.second;
+  if (own_inputs.size() != own.size())
+    throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(own_inputs.size()) +
+                                         " input bits where this party owns " + std::to_string(own.size()));
+  if (masks.lambda.size() != circuit.num_wires || masks.sigma.size() != and_gate_count(circuit))
+    throw Error(Component::Protocol, "authenticated garbling: masks of another circuit");
+  return session.role() == Role::First ? garble(session, circuit, wires, masks, own_inputs)
+                                       : evaluate(session, circuit, wires, masks, own_inputs);
+}
+
+}  // namespace mpc::auth2

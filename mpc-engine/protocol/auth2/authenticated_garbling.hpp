@@ -1,0 +1,80 @@
+// Authenticated garbling: a boolean circuit between two servers, secure with abort against
+// either one deviating (Wang, Ranellucci, Katz, "Authenticated Garbling and Efficient
+// Maliciously Secure Two-Party Computation", CCS 2017, eprint 2017/030, section 4). The first
+// party garbles, the second evaluates; neither can choose the function, an input of the other,
+// or an output, and whether a run aborts depends on nothing the deviating party does not know.
+//
+// Masks (function-dependent preprocessing, before any input): every wire w carries a shared
+// mask lambda_w (authenticated bits, auth_bits.hpp): random on inputs and AND outputs, XORs
+// of them elsewhere (an inverter adds the public 1 to its mask and keeps its label). Every AND
+// gate (alpha, beta, gamma) also gets the shared product sigma = lambda_alpha lambda_beta from
+// one AND triple (and_triples.hpp) and one authenticated opening of lambda_alpha ^ x and
+// lambda_beta ^ y for all gates at once.
+//
+// Garbling: the garbler's labels L_w0 and L_w1 = L_w0 ^ delta_A (its global delta, so XOR is
+// free). An AND gate has four rows, one per pair (a, b) of masked input values, each hiding
+// the garbler's half of the shared bit
+//   r_ab = lambda_gamma ^ sigma ^ a lambda_beta ^ b lambda_alpha ^ a b
+// (whose value is the masked output for those masked inputs) as
+//   row_ab = pad(L_alpha_a, L_beta_b) ^ (M_B[r_ab^A], L_gamma0 ^ r_ab^A delta_A ^ K_A[r_ab^B]),
+// two blocks: pad = H(L_alpha_a, t) ^ H(L_beta_b, t') over two tweaks per block and input. The
+// evaluator, holding the masked values (a, b) and their labels, opens row_ab: the first block
+// must be its key K_B[r^A] or that key ^ delta_B (else the garbler deviated: abort), which gives
+// r^A; the masked output is r^A ^ r^B and its label the second block ^ M_A[r^B]. The MAC makes
+// the garbler commit to the function's truth table through the shared masks: a row for another
+// function, or another label, fails that check in this gate or a later one. The row the
+// evaluator opens is chosen by masked values, uniform to the garbler (lambda^B is hidden
+// from it), so a corrupted row aborts independently of every wire value.
+//
+// Inputs: the garbler's input bit x on wire w: the evaluator reveals lambda_w^B to it
+// (authenticated), the garbler sends x ^ lambda_w and its label. The evaluator's input y: the
+// garbler reveals lambda_w^A (authenticated), the evaluator sends y ^ lambda_w (uniform to
+// the garbler) and the garbler answers with that label: no OT, so no selective failure on the
+// evaluator's bits. Outputs: each party reveals its output masks to the other (authenticated);
+// the evaluator sends the masked outputs with a hash of their labels, which the garbler checks
+// against the labels it made (so the evaluator cannot change an output it reports).
+//
+// Traffic: the garbled rows 32 bytes per AND per row, 128 per AND, from the garbler (the
+// tables do not depend on inputs and may travel ahead); one triple and two opened bits per AND
+// of preprocessing (and_triples.hpp); per input bit one opened mask, one masked bit and one
+// label; per output bit two opened masks and one masked bit.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "circuits/circuit.hpp"
+#include "protocol/auth2/and_triples.hpp"
+#include "protocol/auth2/auth_bits.hpp"
+
+namespace mpc::auth2 {
+
+// One party's half of a circuit's masks: lambda per wire, sigma per AND gate (in gate order).
+struct CircuitMasks {
+  std::vector<AuthBit> lambda;
+  std::vector<AuthBit> sigma;
+};
+
+// Which party provides each input group of the circuit.
+using InputOwners = std::vector<Role>;
+
+// The masks of one evaluation of `circuit`, from one AND triple per AND gate (in gate order;
+// exactly as many). Both parties call together. VerificationError ("mac_check") when the peer
+// deviates in the opening.
+CircuitMasks prepare_masks(Session& session, const circuits::Circuit& circuit, std::span<const AuthTriple> triples);
+
+// Garbles (first party) or evaluates (second party) `circuit` on this party's input bits (its
+// own groups, in group order) and returns the circuit's output bits, the same for both.
+// Throws VerificationError when the peer deviated: check "garbled_row" (evaluator: a row that
+// does not carry the garbler's MAC), "mac_check" (an opened mask), "output_label" (garbler:
+// an output the evaluator reported without its label). Nothing is returned from a run that
+// failed a check.
+std::vector<std::uint8_t> evaluate_authenticated(Session& session, const circuits::Circuit& circuit,
+                                                 const InputOwners& owners, const CircuitMasks& masks,
+                                                 std::span<const std::uint8_t> own_inputs);
+
+// The number of AND gates: the triples a run needs.
+std::size_t and_gate_count(const circuits::Circuit& circuit);
+
+}  // namespace mpc::auth2
