@@ -11,8 +11,11 @@
 #include <string>
 #include <thread>
 
+#include "circuits/aes.hpp"
+#include "circuits/builder.hpp"
 #include "protocol/auth2/and_triples.hpp"
 #include "protocol/auth2/auth_bits.hpp"
+#include "protocol/auth2/authenticated_garbling.hpp"
 
 namespace {
 
@@ -37,6 +40,32 @@ Figure measure(two_party::Channel& a, two_party::Channel& b, int repeat, const s
     if (seconds < best.seconds) best = {seconds, static_cast<double>(a.bytes_sent() + b.bytes_sent() - before)};
   }
   return best;
+}
+
+// AES-128 encryption under round keys XOR-shared between the parties, the block public.
+circuits::Circuit shared_key_aes128() {
+  const circuits::Circuit aes = circuits::build_aes_circuit(circuits::AesKeySize::Aes128,
+                                                            circuits::AesDirection::Encrypt, circuits::SboxVariant::And32);
+  const std::uint32_t key_bits = circuits::aes_round_key_bits(circuits::AesKeySize::Aes128);
+  circuits::CircuitBuilder builder;
+  const auto first = builder.add_input_group(key_bits);
+  const auto second = builder.add_input_group(key_bits);
+  const auto block = builder.add_input_group(128);
+  std::vector<std::uint32_t> wire(aes.num_wires);
+  for (std::uint32_t i = 0; i < key_bits; ++i) wire[i] = builder.xor_(first[i], second[i]);
+  for (std::uint32_t i = 0; i < 128; ++i) wire[key_bits + i] = block[i];
+  for (const auto& gate : aes.gates) {
+    switch (gate.kind) {
+      case circuits::GateKind::Xor: wire[gate.out] = builder.xor_(wire[gate.in0], wire[gate.in1]); break;
+      case circuits::GateKind::And: wire[gate.out] = builder.and_(wire[gate.in0], wire[gate.in1]); break;
+      case circuits::GateKind::Inv: wire[gate.out] = builder.inv(wire[gate.in0]); break;
+      case circuits::GateKind::Copy: wire[gate.out] = wire[gate.in0]; break;
+      case circuits::GateKind::Const: wire[gate.out] = builder.constant(gate.in0 != 0); break;
+    }
+  }
+  std::vector<std::uint32_t> outputs;
+  for (std::uint32_t j = 0; j < 128; ++j) outputs.push_back(wire[aes.first_output_wire() + j]);
+  return builder.finish({outputs});
 }
 
 }  // namespace
@@ -71,6 +100,36 @@ int main(int argc, char** argv) {
   const Figure bucketed = measure(
       *a, *b, repeat, [&] { auth2::and_triples(first, triples); }, [&] { auth2::and_triples(second, triples); });
 
+  // AES-128 blocks: the triples of `aes_blocks` blocks in one call, then per block its masks
+  // (function-dependent preprocessing) and its garbling and evaluation (online).
+  const circuits::Circuit aes = shared_key_aes128();
+  const std::size_t ands = auth2::and_gate_count(aes), aes_blocks = std::max<std::size_t>(1, triples / ands);
+  const auth2::InputOwners owners{auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public};
+  std::vector<std::uint8_t> first_inputs(aes.input_widths[0], 1), second_inputs(aes.input_widths[1], 0), block(128, 1);
+  std::vector<auth2::AuthTriple> first_triples, second_triples;
+  const Figure aes_triples = measure(
+      *a, *b, 1, [&] { first_triples = auth2::and_triples(first, ands * aes_blocks); },
+      [&] { second_triples = auth2::and_triples(second, ands * aes_blocks); });
+  Figure aes_masks{0, 0}, aes_online{0, 0};
+  for (std::size_t k = 0; k < aes_blocks; ++k) {
+    auth2::CircuitMasks first_masks, second_masks;
+    const auto part = [&](const std::vector<auth2::AuthTriple>& all) {
+      return std::span<const auth2::AuthTriple>(all.data() + k * ands, ands);
+    };
+    const Figure masks = measure(
+        *a, *b, 1, [&] { first_masks = auth2::prepare_masks(first, aes, owners, part(first_triples)); },
+        [&] { second_masks = auth2::prepare_masks(second, aes, owners, part(second_triples)); });
+    const Figure online = measure(
+        *a, *b, 1, [&] { auth2::evaluate_authenticated(first, aes, owners, first_masks, first_inputs, block, auth2::Outputs::Shares); },
+        [&] { auth2::evaluate_authenticated(second, aes, owners, second_masks, second_inputs, block, auth2::Outputs::Shares); });
+    aes_masks.seconds += masks.seconds;
+    aes_masks.bytes += masks.bytes;
+    aes_online.seconds += online.seconds;
+    aes_online.bytes += online.bytes;
+  }
+  const double blocks_done = static_cast<double>(aes_blocks);
+  const double aes_total = aes_triples.seconds + aes_masks.seconds + aes_online.seconds;
+
   const double n = static_cast<double>(triples), nb = static_cast<double>(bits);
   const unsigned bucket = auth2::bucket_size(triples);
   if (json) {
@@ -80,14 +139,27 @@ int main(int argc, char** argv) {
               << ", \"authenticated_bit_bytes\": " << random_bits.bytes / nb
               << ", \"leaky_triples_per_s\": " << n / leaky.seconds << ", \"leaky_triple_bytes\": " << leaky.bytes / n
               << ", \"triples_per_s\": " << n / bucketed.seconds << ", \"triple_bytes\": " << bucketed.bytes / n
-              << "}\n";
+              << ", \"aes128\": {\"and_gates\": " << ands << ", \"blocks\": " << aes_blocks
+              << ", \"triples_ms_per_block\": " << aes_triples.seconds * 1e3 / blocks_done
+              << ", \"triple_bytes_per_block\": " << aes_triples.bytes / blocks_done
+              << ", \"masks_ms_per_block\": " << aes_masks.seconds * 1e3 / blocks_done
+              << ", \"mask_bytes_per_block\": " << aes_masks.bytes / blocks_done
+              << ", \"online_ms_per_block\": " << aes_online.seconds * 1e3 / blocks_done
+              << ", \"online_bytes_per_block\": " << aes_online.bytes / blocks_done
+              << ", \"blocks_per_s\": " << blocks_done / aes_total << "}}\n";
   } else {
     std::cout << "authenticated bits: " << nb / random_bits.seconds / 1e6 << " M/s, " << random_bits.bytes / nb
               << " bytes/bit\n"
               << "leaky AND triples:  " << n / leaky.seconds / 1e6 << " M/s, " << leaky.bytes / n << " bytes/triple\n"
               << "AND triples:        " << n / bucketed.seconds / 1e6 << " M/s, " << bucketed.bytes / n
               << " bytes/triple (buckets of " << bucket << ", 2^-" << auth2::kStatisticalSecurity << ")\n"
-              << "(" << triples << " triples per call, best of " << repeat << ", both directions counted)\n";
+              << "(" << triples << " triples per call, best of " << repeat << ", both directions counted)\n"
+              << "AES-128, " << ands << " ANDs, " << aes_blocks << " blocks: triples "
+              << aes_triples.seconds * 1e3 / blocks_done << " ms and " << aes_triples.bytes / blocks_done / 1e6
+              << " MB per block, masks " << aes_masks.seconds * 1e3 / blocks_done << " ms and "
+              << aes_masks.bytes / blocks_done / 1e3 << " kB, online " << aes_online.seconds * 1e3 / blocks_done
+              << " ms and " << aes_online.bytes / blocks_done / 1e3 << " kB; " << blocks_done / aes_total
+              << " blocks/s in all\n";
   }
   return 0;
 }

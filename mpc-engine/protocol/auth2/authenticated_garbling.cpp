@@ -40,7 +40,7 @@ Digest label_digest(std::span<const Block> labels) {
 
 // The input wires of each role, in wire order, and the groups' owners checked.
 struct InputWires {
-  std::vector<std::uint32_t> first, second;
+  std::vector<std::uint32_t> first, second, shared;  // shared: the public inputs
 };
 
 InputWires input_wires(const Circuit& circuit, const InputOwners& owners) {
@@ -51,7 +51,7 @@ InputWires input_wires(const Circuit& circuit, const InputOwners& owners) {
   std::uint32_t wire = 0;
   for (std::size_t g = 0; g < owners.size(); ++g)
     for (std::uint32_t i = 0; i < circuit.input_widths[g]; ++i, ++wire)
-      (owners[g] == Role::First ? wires.first : wires.second).push_back(wire);
+      (owners[g] == Owner::First ? wires.first : owners[g] == Owner::Second ? wires.second : wires.shared).push_back(wire);
   return wires;
 }
 
@@ -73,7 +73,8 @@ std::vector<std::uint8_t> finish_outputs(const Circuit& circuit, std::span<const
 }
 
 std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const InputWires& wires,
-                                 const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs) {
+                                 const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
+                                 std::span<const std::uint8_t> public_inputs, Outputs mode) {
   const Block delta = session.delta();
   const std::size_t ands = and_gate_count(circuit);
   const std::uint64_t base = session.take_tweaks(4 * ands);
@@ -140,6 +141,8 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
     masked[i] = (own_inputs[i] & 1) ^ own_lambda[i];
     labels.push_back(zero[wires.first[i]] ^ (delta & two_party::select_mask(masked[i] != 0)));
   }
+  for (std::size_t i = 0; i < wires.shared.size(); ++i)
+    labels.push_back(zero[wires.shared[i]] ^ (delta & two_party::select_mask((public_inputs[i] & 1) != 0)));
   for (const auto w : constant_wires) {
     const auto& gate = *std::find_if(circuit.gates.begin(), circuit.gates.end(), [w](const auto& x) { return x.out == w; });
     labels.push_back(zero[w] ^ (delta & two_party::select_mask(gate.in0 != 0)));
@@ -160,6 +163,11 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
   // Outputs: the masks both ways, and the evaluator's masked outputs held to their labels.
   const std::uint32_t first_output = circuit.first_output_wire(), outputs = circuit.total_outputs();
   const std::span<const AuthBit> output_masks(masks.lambda.data() + first_output, outputs);
+  if (mode == Outputs::Shares) {
+    std::vector<std::uint8_t> share(outputs);
+    for (std::uint32_t j = 0; j < outputs; ++j) share[j] = output_masks[j].bit;
+    return share;
+  }
   session.reveal_to(Role::Second, output_masks);
   std::vector<std::uint8_t> claim(((outputs + 7) / 8) + sizeof(Digest));
   session.channel().receive(claim);
@@ -177,7 +185,8 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
 }
 
 std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, const InputWires& wires,
-                                   const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs) {
+                                   const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
+                                   std::span<const std::uint8_t> public_inputs, Outputs mode) {
   const Block delta = session.delta();
   const std::size_t ands = and_gate_count(circuit);
   const std::uint64_t base = session.take_tweaks(4 * ands);
@@ -199,11 +208,15 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
   std::vector<std::uint8_t> peer_packed((wires.first.size() + 7) / 8);
   session.channel().receive(peer_packed);
   const std::vector<std::uint8_t> peer_masked = unpack_bits(peer_packed, wires.first.size());
-  std::vector<Block> first_labels(wires.first.size() + constant_wires.size());
+  std::vector<Block> first_labels(wires.first.size() + wires.shared.size() + constant_wires.size());
   session.channel().receive(bytes_of(first_labels));
   for (std::size_t i = 0; i < wires.first.size(); ++i) {
     masked[wires.first[i]] = peer_masked[i];
     labels[wires.first[i]] = first_labels[i];
+  }
+  for (std::size_t i = 0; i < wires.shared.size(); ++i) {
+    masked[wires.shared[i]] = public_inputs[i] & 1;
+    labels[wires.shared[i]] = first_labels[wires.first.size() + i];
   }
   std::vector<std::uint8_t> own_masked(wires.second.size());
   for (std::size_t i = 0; i < wires.second.size(); ++i) {
@@ -217,7 +230,7 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
   session.channel().receive(bytes_of(second_labels));
   for (std::size_t i = 0; i < wires.second.size(); ++i) labels[wires.second[i]] = second_labels[i];
 
-  std::size_t constant = wires.first.size();
+  std::size_t constant = wires.first.size() + wires.shared.size();
   std::size_t g = 0;
   bool rows_hold = true;  // every opened row carried the garbler's MAC
   for (const auto& gate : circuit.gates) {
@@ -261,8 +274,13 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
 
   const std::uint32_t first_output = circuit.first_output_wire(), outputs = circuit.total_outputs();
   const std::span<const AuthBit> output_masks(masks.lambda.data() + first_output, outputs);
-  const std::vector<std::uint8_t> output_lambda = session.reveal_to(Role::Second, output_masks);
   const std::span<const std::uint8_t> output_masked(masked.data() + first_output, outputs);
+  if (mode == Outputs::Shares) {
+    std::vector<std::uint8_t> share(outputs);
+    for (std::uint32_t j = 0; j < outputs; ++j) share[j] = output_masked[j] ^ output_masks[j].bit;
+    return share;
+  }
+  const std::vector<std::uint8_t> output_lambda = session.reveal_to(Role::Second, output_masks);
   const Digest digest = label_digest(std::span<const Block>(labels.data() + first_output, outputs));
   std::vector<std::uint8_t> claim = pack_bits(output_masked);
   claim.insert(claim.end(), digest.begin(), digest.end());
@@ -279,17 +297,20 @@ std::size_t and_gate_count(const Circuit& circuit) {
   return count;
 }
 
-CircuitMasks prepare_masks(Session& session, const Circuit& circuit, std::span<const AuthTriple> triples) {
+CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const InputOwners& owners,
+                           std::span<const AuthTriple> triples) {
   circuits::validate(circuit);
+  const InputWires wires = input_wires(circuit, owners);
   const std::size_t ands = and_gate_count(circuit);
   if (triples.size() != ands)
     throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(triples.size()) + " triples for " +
                                          std::to_string(ands) + " AND gates");
-  const std::vector<AuthBit> fresh = session.random_bits(circuit.total_inputs() + ands);
+  const std::vector<AuthBit> fresh = session.random_bits(wires.first.size() + wires.second.size() + ands);
   CircuitMasks masks;
-  masks.lambda.resize(circuit.num_wires);
+  masks.lambda.resize(circuit.num_wires);  // public inputs keep the mask 0
   std::size_t next = 0;
-  for (std::uint32_t w = 0; w < circuit.total_inputs(); ++w) masks.lambda[w] = fresh[next++];
+  for (const auto& owned : {wires.first, wires.second})
+    for (const auto w : owned) masks.lambda[w] = fresh[next++];
   std::vector<AuthBit> differences;
   differences.reserve(2 * ands);
   std::size_t g = 0;
@@ -326,16 +347,18 @@ CircuitMasks prepare_masks(Session& session, const Circuit& circuit, std::span<c
 }
 
 std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit& circuit, const InputOwners& owners,
-                                                 const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs) {
+                                                 const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
+                                                 std::span<const std::uint8_t> public_inputs, Outputs outputs) {
   const InputWires wires = input_wires(circuit, owners);
   const auto& own = session.role() == Role::First ? wires.first : wires.second;
-  if (own_inputs.size() != own.size())
-    throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(own_inputs.size()) +
-                                         " input bits where this party owns " + std::to_string(own.size()));
+  if (own_inputs.size() != own.size() || public_inputs.size() != wires.shared.size())
+    throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(own_inputs.size()) + " own and " +
+                                         std::to_string(public_inputs.size()) + " public input bits where the circuit has " +
+                                         std::to_string(own.size()) + " and " + std::to_string(wires.shared.size()));
   if (masks.lambda.size() != circuit.num_wires || masks.sigma.size() != and_gate_count(circuit))
     throw Error(Component::Protocol, "authenticated garbling: masks of another circuit");
-  return session.role() == Role::First ? garble(session, circuit, wires, masks, own_inputs)
-                                       : evaluate(session, circuit, wires, masks, own_inputs);
+  return session.role() == Role::First ? garble(session, circuit, wires, masks, own_inputs, public_inputs, outputs)
+                                       : evaluate(session, circuit, wires, masks, own_inputs, public_inputs, outputs);
 }
 
 }  // namespace mpc::auth2

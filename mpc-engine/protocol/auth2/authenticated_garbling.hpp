@@ -26,13 +26,17 @@
 // evaluator opens is chosen by masked values, uniform to the garbler (lambda^B is hidden
 // from it), so a corrupted row aborts independently of every wire value.
 //
-// Inputs: the garbler's input bit x on wire w: the evaluator reveals lambda_w^B to it
+// Inputs: a public input (both parties hold it) has the mask 0 and the garbler sends its
+// label; a wrong one fails a later row whatever the secrets. The garbler's input bit x on wire w: the evaluator reveals lambda_w^B to it
 // (authenticated), the garbler sends x ^ lambda_w and its label. The evaluator's input y: the
 // garbler reveals lambda_w^A (authenticated), the evaluator sends y ^ lambda_w (uniform to
 // the garbler) and the garbler answers with that label: no OT, so no selective failure on the
-// evaluator's bits. Outputs: each party reveals its output masks to the other (authenticated);
-// the evaluator sends the masked outputs with a hash of their labels, which the garbler checks
-// against the labels it made (so the evaluator cannot change an output it reports).
+// evaluator's bits. Outputs, revealed: each party reveals its output masks to the other
+// (authenticated); the evaluator sends the masked outputs with a hash of their labels, which
+// the garbler checks against the labels it made (so the evaluator cannot change an output it
+// reports). Outputs as shares: nothing more is sent; the garbler keeps lambda^A, the evaluator
+// the masked output ^ lambda^B. Either party can still XOR an error into its own share, one it
+// picks without seeing any secret: the function, and so any dependence on the key, is fixed.
 //
 // Traffic: the garbled rows 32 bytes per AND per row, 128 per AND, from the garbler (the
 // tables do not depend on inputs and may travel ahead); one triple and two opened bits per AND
@@ -56,23 +60,31 @@ struct CircuitMasks {
   std::vector<AuthBit> sigma;
 };
 
-// Which party provides each input group of the circuit.
-using InputOwners = std::vector<Role>;
+// Who provides each input group of the circuit: one party, or both (a public input).
+enum class Owner : std::uint8_t { First, Second, Public };
+using InputOwners = std::vector<Owner>;
+
+// What a run gives each party: the outputs themselves, or an XOR share of them.
+enum class Outputs : std::uint8_t { Reveal, Shares };
 
 // The masks of one evaluation of `circuit`, from one AND triple per AND gate (in gate order;
 // exactly as many). Both parties call together. VerificationError ("mac_check") when the peer
 // deviates in the opening.
-CircuitMasks prepare_masks(Session& session, const circuits::Circuit& circuit, std::span<const AuthTriple> triples);
+CircuitMasks prepare_masks(Session& session, const circuits::Circuit& circuit, const InputOwners& owners,
+                           std::span<const AuthTriple> triples);
 
 // Garbles (first party) or evaluates (second party) `circuit` on this party's input bits (its
-// own groups, in group order) and returns the circuit's output bits, the same for both.
-// Throws VerificationError when the peer deviated: check "garbled_row" (evaluator: a row that
-// does not carry the garbler's MAC), "mac_check" (an opened mask), "output_label" (garbler:
-// an output the evaluator reported without its label). Nothing is returned from a run that
-// failed a check.
+// own groups, in group order) and the public ones (the public groups, in group order), and
+// returns the circuit's output bits, the same for both (Outputs::Reveal), or this party's XOR
+// share of them (Outputs::Shares). Throws VerificationError when the peer deviated: check
+// "garbled_row" (evaluator: a row that does not carry the garbler's MAC), "mac_check" (an
+// opened mask), "output_label" (garbler: an output the evaluator reported without its label).
+// Nothing is returned from a run that failed a check.
 std::vector<std::uint8_t> evaluate_authenticated(Session& session, const circuits::Circuit& circuit,
                                                  const InputOwners& owners, const CircuitMasks& masks,
-                                                 std::span<const std::uint8_t> own_inputs);
+                                                 std::span<const std::uint8_t> own_inputs,
+                                                 std::span<const std::uint8_t> public_inputs = {},
+                                                 Outputs outputs = Outputs::Reveal);
 
 // The number of AND gates: the triples a run needs.
 std::size_t and_gate_count(const circuits::Circuit& circuit);

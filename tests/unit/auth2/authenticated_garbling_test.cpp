@@ -100,21 +100,31 @@ const Circuit& circuit() {
   return shared;
 }
 
-const auth2::InputOwners kOwners{Role::First, Role::Second, Role::Second};
+using auth2::Owner;
+// The block is the second party's secret input, or public (both hold it).
+const auth2::InputOwners kSecretBlock{Owner::First, Owner::Second, Owner::Second};
+const auth2::InputOwners kPublicBlock{Owner::First, Owner::Second, Owner::Public};
 
 // `nand_at`: a garbler that garbles that AND gate as a NAND (its rows carry its share of the
 // complemented output, with the MAC it holds for the true one).
-std::function<std::vector<std::uint8_t>(Session&)> party(const Case& c, Role role, int nand_at = -1) {
-  return [&c, role, nand_at](Session& session) {
+struct Options {
+  const auth2::InputOwners* owners = &kSecretBlock;
+  auth2::Outputs outputs = auth2::Outputs::Reveal;
+  int nand_at = -1;
+};
+
+std::function<std::vector<std::uint8_t>(Session&)> party(const Case& c, Role role, Options options = {}) {
+  return [&c, role, options](Session& session) {
+    const auth2::InputOwners& owners = *options.owners;
     const auto triples = auth2::and_triples(session, auth2::and_gate_count(circuit()));
-    auth2::CircuitMasks masks = auth2::prepare_masks(session, circuit(), triples);
-    if (nand_at >= 0) masks.sigma[static_cast<std::size_t>(nand_at)].bit ^= 1;
+    auth2::CircuitMasks masks = auth2::prepare_masks(session, circuit(), owners, triples);
+    if (options.nand_at >= 0) masks.sigma[static_cast<std::size_t>(options.nand_at)].bit ^= 1;
     std::vector<std::uint8_t> inputs = role == Role::First ? c.first_share : c.second_share;
-    if (role == Role::Second) {
-      const auto block = to_bits(c.block);
-      inputs.insert(inputs.end(), block.begin(), block.end());
-    }
-    return auth2::evaluate_authenticated(session, circuit(), kOwners, masks, inputs);
+    const auto block = to_bits(c.block);
+    std::vector<std::uint8_t> public_inputs;
+    if (owners.back() == Owner::Public) public_inputs = block;
+    else if (role == Role::Second) inputs.insert(inputs.end(), block.begin(), block.end());
+    return auth2::evaluate_authenticated(session, circuit(), owners, masks, inputs, public_inputs, options.outputs);
   };
 }
 
@@ -128,6 +138,29 @@ TEST(AuthenticatedGarbling, SharedKeyAesMatchesOpenSsl) {
     EXPECT_EQ(to_bytes(*outcome.first.result), expected);
     EXPECT_EQ(to_bytes(*outcome.second.result), expected);
   }
+}
+
+TEST(AuthenticatedGarbling, APublicBlockAndSharedOutputsGiveTheCiphertextAsShares) {
+  const Case c = make_case(7);
+  const Options options{&kPublicBlock, auth2::Outputs::Shares};
+  const auto outcome =
+      run_pair<std::vector<std::uint8_t>>(party(c, Role::First, options), party(c, Role::Second, options));
+  ASSERT_FALSE(outcome.first.failed()) << outcome.first.check();
+  ASSERT_FALSE(outcome.second.failed()) << outcome.second.check();
+  std::vector<std::uint8_t> combined(128);
+  for (std::size_t j = 0; j < 128; ++j) combined[j] = (*outcome.first.result)[j] ^ (*outcome.second.result)[j];
+  EXPECT_EQ(to_bytes(combined), openssl_encrypt(c.key, c.block));
+  // Each share alone is not the ciphertext.
+  EXPECT_NE(to_bytes(*outcome.first.result), openssl_encrypt(c.key, c.block));
+  EXPECT_NE(to_bytes(*outcome.second.result), openssl_encrypt(c.key, c.block));
+  // A wrong label of a public bit (the garbler's first label message carries its own inputs'
+  // labels, then the public block's) is caught too.
+  const auto deviation = [](Step step, std::span<std::uint8_t> message) {
+    if (step == Step::InputLabels && message.size() > 16 * 1408) message[16 * (1408 + 5)] ^= 1;
+  };
+  const auto wrong = run_pair<std::vector<std::uint8_t>>(party(c, Role::First, options), party(c, Role::Second, options),
+                                                         deviation);
+  EXPECT_EQ(wrong.second.check(), "garbled_row");
 }
 
 // Alters the garbled rows: XORs `error` into block `block` of AND gate `gate`'s row `row`.
@@ -159,12 +192,12 @@ TEST(AuthenticatedGarbling, AGarblerThatGarblesAnotherFunctionIsCaught) {
   // One AND garbled as a NAND early on, where its output feeds later ANDs: the next row that
   // reads its label fails its MAC, in every run.
   const Case c = make_case(4);
-  const auto early = run_pair<std::vector<std::uint8_t>>(party(c, Role::First, 100), party(c, Role::Second));
+  const auto early = run_pair<std::vector<std::uint8_t>>(party(c, Role::First, {.nand_at = 100}), party(c, Role::Second));
   EXPECT_EQ(early.second.check(), "garbled_row");
   // Among the last ANDs, where its output is a ciphertext bit: the masked output comes from the
   // MAC, so the evaluator's ciphertext stays right, and the label it reports shows the change.
   const int last = static_cast<int>(auth2::and_gate_count(circuit())) - 1;
-  const auto late = run_pair<std::vector<std::uint8_t>>(party(c, Role::First, last), party(c, Role::Second));
+  const auto late = run_pair<std::vector<std::uint8_t>>(party(c, Role::First, {.nand_at = last}), party(c, Role::Second));
   if (late.second.result) EXPECT_EQ(to_bytes(*late.second.result), openssl_encrypt(c.key, c.block));
   EXPECT_EQ(late.first.check(), "output_label");
 }
