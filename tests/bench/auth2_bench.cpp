@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "circuits/aes.hpp"
-#include "circuits/builder.hpp"
+#include "circuits/aes_shared_key.hpp"
 #include "protocol/auth2/and_triples.hpp"
 #include "protocol/auth2/auth_bits.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
@@ -42,30 +42,9 @@ Figure measure(two_party::Channel& a, two_party::Channel& b, int repeat, const s
   return best;
 }
 
-// AES-128 encryption under round keys XOR-shared between the parties, the block public.
 circuits::Circuit shared_key_aes128() {
-  const circuits::Circuit aes = circuits::build_aes_circuit(circuits::AesKeySize::Aes128,
-                                                            circuits::AesDirection::Encrypt, circuits::SboxVariant::And32);
-  const std::uint32_t key_bits = circuits::aes_round_key_bits(circuits::AesKeySize::Aes128);
-  circuits::CircuitBuilder builder;
-  const auto first = builder.add_input_group(key_bits);
-  const auto second = builder.add_input_group(key_bits);
-  const auto block = builder.add_input_group(128);
-  std::vector<std::uint32_t> wire(aes.num_wires);
-  for (std::uint32_t i = 0; i < key_bits; ++i) wire[i] = builder.xor_(first[i], second[i]);
-  for (std::uint32_t i = 0; i < 128; ++i) wire[key_bits + i] = block[i];
-  for (const auto& gate : aes.gates) {
-    switch (gate.kind) {
-      case circuits::GateKind::Xor: wire[gate.out] = builder.xor_(wire[gate.in0], wire[gate.in1]); break;
-      case circuits::GateKind::And: wire[gate.out] = builder.and_(wire[gate.in0], wire[gate.in1]); break;
-      case circuits::GateKind::Inv: wire[gate.out] = builder.inv(wire[gate.in0]); break;
-      case circuits::GateKind::Copy: wire[gate.out] = wire[gate.in0]; break;
-      case circuits::GateKind::Const: wire[gate.out] = builder.constant(gate.in0 != 0); break;
-    }
-  }
-  std::vector<std::uint32_t> outputs;
-  for (std::uint32_t j = 0; j < 128; ++j) outputs.push_back(wire[aes.first_output_wire() + j]);
-  return builder.finish({outputs});
+  return circuits::build_shared_key_aes_circuit(circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt,
+                                                circuits::SboxVariant::And32, 1);
 }
 
 }  // namespace

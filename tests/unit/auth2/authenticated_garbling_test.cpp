@@ -10,7 +10,7 @@
 #include <random>
 
 #include "circuits/aes.hpp"
-#include "circuits/builder.hpp"
+#include "circuits/aes_shared_key.hpp"
 #include "circuits/evaluate.hpp"
 #include "pair_run.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
@@ -26,30 +26,9 @@ using test_support::run_pair;
 
 constexpr std::uint32_t kRoundKeyBits = circuits::aes_round_key_bits(circuits::AesKeySize::Aes128);
 
-// AES-128 encryption with its round keys given as two XOR shares: inputs (round keys share of
-// the first party, share of the second party, block of the second party), output the ciphertext.
 Circuit shared_key_aes() {
-  const Circuit aes = circuits::build_aes_circuit(circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt,
-                                                  circuits::SboxVariant::And32);
-  circuits::CircuitBuilder builder;
-  const auto first = builder.add_input_group(kRoundKeyBits);
-  const auto second = builder.add_input_group(kRoundKeyBits);
-  const auto block = builder.add_input_group(128);
-  std::vector<std::uint32_t> wire(aes.num_wires);
-  for (std::uint32_t i = 0; i < kRoundKeyBits; ++i) wire[i] = builder.xor_(first[i], second[i]);
-  for (std::uint32_t i = 0; i < 128; ++i) wire[kRoundKeyBits + i] = block[i];
-  for (const auto& gate : aes.gates) {
-    switch (gate.kind) {
-      case circuits::GateKind::Xor: wire[gate.out] = builder.xor_(wire[gate.in0], wire[gate.in1]); break;
-      case circuits::GateKind::And: wire[gate.out] = builder.and_(wire[gate.in0], wire[gate.in1]); break;
-      case circuits::GateKind::Inv: wire[gate.out] = builder.inv(wire[gate.in0]); break;
-      case circuits::GateKind::Copy: wire[gate.out] = wire[gate.in0]; break;
-      case circuits::GateKind::Const: wire[gate.out] = builder.constant(gate.in0 != 0); break;
-    }
-  }
-  std::vector<std::uint32_t> outputs;
-  for (std::uint32_t j = 0; j < 128; ++j) outputs.push_back(wire[aes.first_output_wire() + j]);
-  return builder.finish({outputs});
+  return circuits::build_shared_key_aes_circuit(circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt,
+                                                circuits::SboxVariant::And32, 1);
 }
 
 std::vector<std::uint8_t> to_bits(const std::vector<std::uint8_t>& bytes) {
