@@ -10,6 +10,9 @@ namespace mpc::node {
 settings::ServerSettings pair_settings(const settings::ServerSettings& own, Pair pair) {
   settings::ServerSettings settings = own;
   settings.protocol = settings::Protocol::Gc2;
+  // The pair garbles semi-honestly: authenticated garbling serves AES jobs only so far, and
+  // the pair must serve logins.
+  settings.security = settings::Security::Passive;
   // Garbling is slower than the three-party protocol: a job the client would give up on
   // long before it ends must not hold the pair meanwhile.
   settings.limits.max_job_blocks = std::min(own.limits.max_job_blocks, own.limits.degraded_max_job_blocks);

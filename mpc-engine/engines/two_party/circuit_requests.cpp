@@ -86,6 +86,8 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
     }
   } catch (const RetryableError& error) {
     fail(job, wire::Status::Regrouping, error.what());
+  } catch (const VerificationError& error) {
+    fail(job, wire::Status::VerificationFailed, error.what());
   } catch (const PeerError& error) {
     fail(job, wire::Status::PeerFailure, error.what());
   } catch (const std::exception& error) {

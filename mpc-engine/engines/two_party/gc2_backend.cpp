@@ -8,6 +8,9 @@
 #include "common/secret.hpp"
 #include "protocol/ot/ot_extension.hpp"
 #include "jobs/krb_jobs.hpp"
+#if defined(MPC_FAULT_INJECTION)
+#include "common/fault_injection.hpp"
+#endif
 
 namespace mpc::two_party_engine {
 namespace {
@@ -59,9 +62,36 @@ std::array<std::uint8_t, 32> share_digest(std::span<const std::uint8_t> share) {
   return digest;
 }
 
+#if defined(MPC_FAULT_INJECTION)
+// A garbler that alters its tables (test server only, common/fault_injection.hpp):
+// "gc2-table-bits=N" flips one bit in each of 64 blocks from byte N of what server 1 sends in
+// an AES job (after the key's handshake: N counts from the job's first byte).
+class FlippingChannel final : public two_party::Channel {
+ public:
+  FlippingChannel(two_party::Channel& inner, std::uint64_t from) : inner_(inner), from_(from) {}
+  void send(std::span<const std::uint8_t> bytes) override {
+    std::vector<std::uint8_t> copy(bytes.begin(), bytes.end());
+    for (std::uint64_t block = 0; block < 64; ++block)
+      if (const std::uint64_t at = from_ + 16 * block; at >= sent_ && at - sent_ < copy.size()) copy[at - sent_] ^= 1;
+    sent_ += copy.size();
+    inner_.send(copy);
+  }
+  void flush() override { inner_.flush(); }
+  void receive(std::span<std::uint8_t> out) override { inner_.receive(out); }
+  std::uint64_t bytes_sent() const override { return inner_.bytes_sent(); }
+  void allow_extra_wait(std::chrono::milliseconds extra) override { inner_.allow_extra_wait(extra); }
+
+ private:
+  two_party::Channel& inner_;
+  std::uint64_t from_;
+  std::uint64_t sent_ = 0;
+};
+#endif
+
 }  // namespace
 
-Gc2Backend::Gc2Backend(int party, const Logger& log) : party_(party), log_(log) {
+Gc2Backend::Gc2Backend(int party, const Logger& log, bool authenticated)
+    : party_(party), log_(log), authenticated_aes_(authenticated ? std::make_unique<AuthenticatedAes>(party) : nullptr) {
   using circuits::AesDirection;
   using circuits::AesKeySize;
   for (int size = 0; size < 2; ++size)
@@ -107,11 +137,41 @@ std::string Gc2Backend::describe_state() const {
          std::to_string(key_transfers_) + ", " + prepared_->describe();
 }
 
+void Gc2Backend::agree_on_mode(two_party::Channel& peer) const {
+  const auto name = [](std::uint8_t mode) { return mode == 1 ? "security = \"active\"" : "security = \"passive\""; };
+  const std::uint8_t own = authenticated_aes_ ? 1 : 0;
+  peer.send({&own, 1});
+  peer.flush();
+  std::uint8_t theirs = 0;
+  peer.receive({&theirs, 1});
+  if (theirs != own)
+    throw Error(Component::Server, std::string("the other server runs ") + (theirs > 1 ? "an unknown mode" : name(theirs)) +
+                                       " and this one " + name(own) + ": both servers must say the same");
+}
+
+void Gc2Backend::refuse_unauthenticated(const char* what) const {
+  if (authenticated_aes_)
+    throw Error(Component::Server, std::string(what) +
+                                       " jobs have no actively secure two-party form yet: a two-server cluster of "
+                                       "security = \"active\" serves AES jobs only");
+}
+
 SecretBytes Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {
   if (task.key_share.size() != wire::material_bytes(task.key.algorithm))
     throw Error(Component::Server, "key share of the wrong size");
   if (task.input.size() != static_cast<std::size_t>(task.blocks) * 16)
     throw Error(Component::Server, "input of the wrong size");
+  agree_on_mode(peer);
+  if (authenticated_aes_)
+    return authenticated_aes_->blocks(peer, task.key.algorithm, task.decrypt, task.key_share, task.input);
+#if defined(MPC_FAULT_INJECTION)
+  if (party_ == 0)
+    if (const auto at = fault::armed("gc2-table-bits")) {
+      FlippingChannel flipping(peer, *at);
+      const gc2::Labels key = key_labels(flipping, task.key, task.key_share);
+      return aes_blocks(flipping, program(task.key.algorithm, task.decrypt), key.span(), task.input);
+    }
+#endif
   const gc2::Labels key = key_labels(peer, task.key, task.key_share);
   return aes_blocks(peer, program(task.key.algorithm, task.decrypt), key.span(), task.input);
 }

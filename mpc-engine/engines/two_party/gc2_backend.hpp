@@ -57,6 +57,7 @@
 #include "protocol/gc2/half_gates.hpp"
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/krb_jobs.hpp"
+#include "engines/two_party/authenticated_aes.hpp"
 #include "engines/two_party/backend.hpp"
 #include "engines/two_party/mask_labels.hpp"
 #include "store/epoch_ledger.hpp"
@@ -132,9 +133,14 @@ class NonceLedger {
   std::map<std::uint64_t, std::uint64_t> ranges_;  // first -> end
 };
 
+// With `authenticated` (a gc2 cluster of security = "active"), AES jobs run by authenticated
+// garbling (authenticated_aes.hpp) and the Kerberos and GCM jobs, which have no authenticated
+// form yet, are refused rather than served semi-honestly. Every job's stream starts with
+// each server's byte for its mode: a server refuses a job its peer runs in the other mode, so
+// neither can lower the other's security.
 class Gc2Backend final : public Backend {
  public:
-  Gc2Backend(int party, const Logger& log);
+  Gc2Backend(int party, const Logger& log, bool authenticated = false);
   ~Gc2Backend() override;
   // Garbles (server 1) or evaluates (server 2) large AES jobs on this GPU from now on: its
   // tables are the CPU garbler's byte for byte, so the other server may run either.
@@ -144,7 +150,9 @@ class Gc2Backend final : public Backend {
   // Server 2 records every nonce epoch it computes under in the server's ledger.
   void use_epoch_ledger(store::EpochLedger& epochs) { nonce_ledger_.use_epochs(epochs); }
 
-  const char* name() const override { return "gc2 (half-gates garbled circuits)"; }
+  const char* name() const override {
+    return authenticated_aes_ ? "gc2 (authenticated garbling)" : "gc2 (half-gates garbled circuits)";
+  }
   std::uint64_t pool_entries(const wire::KeyId&, std::uint32_t) const override { return 0; }
   SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) override;
   void preprocess(two_party::Channel&, std::uint64_t, std::uint64_t, std::uint64_t) override;
@@ -223,8 +231,14 @@ class Gc2Backend final : public Backend {
   // The garbler's next `count` GCM nonces (its epoch || counter).
   std::vector<wire::GcmNonce> next_nonces(std::uint32_t count);
 
+  // Both servers' modes agree (the job's first bytes), else Error naming both.
+  void agree_on_mode(two_party::Channel& peer) const;
+  // Kerberos and GCM jobs under security = "active": an Error naming the reason.
+  void refuse_unauthenticated(const char* what) const;
+
   int party_;
   Logger log_;
+  std::unique_ptr<AuthenticatedAes> authenticated_aes_;  // security = "active"
   // AES-128 / AES-256 x encrypt / decrypt.
   circuits::Program programs_[2][2];
   circuits::Program equality_;  // 128-bit equality: the GCM tag check

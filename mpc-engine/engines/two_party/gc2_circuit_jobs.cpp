@@ -50,6 +50,7 @@ NonceLedger::Verdict NonceLedger::accept(std::uint64_t epoch, std::uint32_t firs
 // Server 1 sends the data's active labels; both then run the circuit over the secret rows and
 // the data. One instance, so input row r is label r.
 SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
+  refuse_unauthenticated("Kerberos");
   const wire::KeyAlgorithm algorithm = task.key.algorithm;
   if (task.key_share.size() != wire::material_bytes(algorithm))
     throw Error(Component::Server, "key share of the wrong size");
@@ -100,6 +101,7 @@ std::vector<wire::GcmNonce> Gc2Backend::next_nonces(std::uint32_t count) {
 }
 
 GcmPrefetched Gc2Backend::gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task) {
+  refuse_unauthenticated("GCM");
   if (party_ != 0) return prefetch_nonces(peer, task);
   try {
     return prefetch_nonces(peer, task);
@@ -184,6 +186,7 @@ GcmPrefetched Gc2Backend::prefetch_nonces(two_party::Channel& peer, const GcmPre
 }
 
 GcmOpened Gc2Backend::gcm_open(two_party::Channel& peer, const GcmOpenTask& task) {
+  refuse_unauthenticated("GCM");
   if (task.key.algorithm != wire::KeyAlgorithm::Aes256Gcm || task.key_share.size() != wire::material_bytes(task.key.algorithm))
     throw Error(Component::Server, "GCM open needs an aes256-gcm key share");
   const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest);

@@ -40,7 +40,12 @@ class JobStream final : public two_party::ChunkedChannel {
     std::unique_lock lock(inbox_->mutex);
     if (!inbox_->ready.wait_for(lock, limit, [&] { return !inbox_->frames.empty() || inbox_->aborted; }))
       throw PeerError(Component::Server, "the other server sent nothing for " + std::to_string(limit.count()) + " ms");
-    if (inbox_->frames.empty()) throw PeerError(Component::Server, "the other server abandoned the job: " + *inbox_->aborted);
+    if (inbox_->frames.empty()) {
+      const std::string& reason = *inbox_->aborted;
+      if (reason.starts_with(kVerificationAbort))
+        throw VerificationError(Component::Server, "the other server refused the job: " + reason, "abort_notice");
+      throw PeerError(Component::Server, "the other server abandoned the job: " + reason);
+    }
     Chunk frame{std::move(inbox_->frames.front())};
     inbox_->frames.pop_front();
     inbox_->bytes -= frame.bytes.size();

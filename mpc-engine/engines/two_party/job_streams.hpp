@@ -28,11 +28,17 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/two_party/channel.hpp"
 
 namespace mpc::two_party_engine {
+
+// How an abort for failed verification starts: the peer's receive then throws a
+// VerificationError ("abort_notice") instead of a PeerError, so both servers report the job as
+// refused for verification whichever of them caught the deviation.
+inline constexpr std::string_view kVerificationAbort = "verification failed: ";
 
 inline constexpr std::size_t kStreamFrameBytes = 256u << 10;
 inline constexpr std::size_t kMaxQueuedBytes = 32u << 20;

@@ -378,6 +378,8 @@ void TwoPartyEngine::run_compute_job(Job& job) {
   try {
     auto stream = streams_.open(job.number);
     job.result = backend_->compute(*stream, task);
+  } catch (const VerificationError& error) {
+    fail(job, wire::Status::VerificationFailed, error.what());
   } catch (const PeerError& error) {
     fail(job, wire::Status::PeerFailure, error.what());
   } catch (const BackendBusy& error) {
@@ -390,7 +392,9 @@ void TwoPartyEngine::run_compute_job(Job& job) {
 void TwoPartyEngine::fail(Job& job, wire::Status status, const std::string& error) {
   job.status = status;
   job.error = error;
-  streams_.send_abort(job.number, error);
+  streams_.send_abort(job.number, status == wire::Status::VerificationFailed && !error.starts_with(kVerificationAbort)
+                                      ? std::string(kVerificationAbort) + error
+                                      : error);
 }
 
 void TwoPartyEngine::run_preprocessing(Job& job) {

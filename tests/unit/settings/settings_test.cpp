@@ -245,11 +245,21 @@ TEST_F(SettingsTest, SecurityIsActiveUnlessPassiveIsAsked) {
   EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).security, Security::Active);
   root["security"] = "\"paranoid\"";
   expect_server_error(server_text(root), {"security", "one of active, passive"});
-  // Two-server clusters are semi-honest: the key is refused there rather than promise more.
-  root["security"] = "\"active\"";
+  // Two-server clusters: passive unless asked; gc2 takes "active", lut2 refuses it rather than
+  // promise more than it does.
+  const std::string two_server_peer = peer_table(2, "tcp://127.0.0.1:7202", z85(peer2));
+  root.erase("security");
   root["protocol"] = "\"gc2\"";
-  expect_server_error(server_text(root, "", peer_table(2, "tcp://127.0.0.1:7202", z85(peer2))),
-                      {"security", "only to protocol = \"rss3\""});
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root, "", two_server_peer))).security,
+            Security::Passive);
+  root["security"] = "\"active\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root, "", two_server_peer))).security,
+            Security::Active);
+  root["protocol"] = "\"lut2\"";
+  expect_server_error(server_text(root, "", two_server_peer), {"security", "lut2 is semi-honest"});
+  root["security"] = "\"passive\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root, "", two_server_peer))).security,
+            Security::Passive);
 }
 
 TEST_F(SettingsTest, DataLinksAreOptionalTcpOnlyAndForThreeServers) {

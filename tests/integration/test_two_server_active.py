@@ -1,0 +1,138 @@
+"""Two-server clusters of security = "active" (protocol gc2): AES jobs by authenticated garbling
+(protocol/auth2), two real mpc-server processes over CurveZMQ.
+
+Results are checked against OpenSSL. The deviating server is mpc-server-faults
+(common/fault_injection.hpp): server 1 alters its garbled rows, or opens a shared bit with the
+other value; the job is refused as failed verification (MPC_EABORT, counted by both servers),
+honest jobs before and after are right, and the same kind of alteration under the default
+security = "passive" (half-gates) changes the keystream without anybody noticing, so these
+tests fail without authenticated garbling.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from pathlib import Path
+
+import pytest
+
+from mpc_cluster import Cluster, openssl_ctr_keystream, openssl_ecb
+
+# A byte inside the half-gates tables of a 4-block AES-128 job (past the key handshake and the
+# blocks' labels): four blocks are 655,360 bytes of tables.
+TABLE_BYTE = 200_000
+
+
+def start_gc2(root: Path, security: dict[int, str] | None = None) -> Cluster:
+    """A gc2 cluster with each server's `security` as given (default: the product's, passive)."""
+    cluster = Cluster(root, protocol="gc2")
+    cluster.init()
+    for party, value in (security or {}).items():
+        cluster.set_server_setting(party, "security", f'"{value}"')
+    cluster.start()
+    return cluster
+
+
+def verification_refusals(cluster: Cluster) -> dict[int, int]:
+    """Requests each server refused for failed verification, from `mpcctl cluster status`."""
+    out = {}
+    status = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout
+    for line in status.splitlines():
+        server = re.match(r"server (\d):", line)
+        refused = re.search(r"requests refused for failed verification (\d+)", line)
+        if server and refused:
+            out[int(server.group(1))] = int(refused.group(1))
+    assert sorted(out) == [1, 2], status
+    return out
+
+
+def keystream_attempt(cluster: Cluster, name: str, blocks: int = 4):
+    return cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config),
+                          *Cluster.key_args(name, 1, "aes128"), "--counter", "00" * 16, "--blocks", str(blocks),
+                          check=False, timeout=120)
+
+
+@pytest.mark.timeout(300)
+def test_active_aes_jobs_match_openssl_and_kerberos_jobs_are_refused_clearly(tmp_path):
+    cluster = start_gc2(tmp_path / "active", {1: "active", 2: "active"})
+    try:
+        for alg in ("aes128", "aes256"):
+            key_hex, _ = cluster.import_key(f"active-{alg}", 1, alg)
+            counter = secrets.token_hex(16)
+            assert cluster.keystream(f"active-{alg}", 1, alg, counter, 3, timeout=120) == \
+                openssl_ctr_keystream(alg, key_hex, counter, 3)
+            data = secrets.token_bytes(32)
+            assert cluster.ecb("decrypt", f"active-{alg}", 1, alg, data) == openssl_ecb(alg, key_hex, data, decrypt=True)
+        # Kerberos jobs have no authenticated form yet: refused, never served semi-honestly.
+        krb = "aes256-cts-hmac-sha1-96"
+        cluster.import_key("krb-key", 1, krb, secrets.token_hex(32), check=True)
+        refused = cluster.mpcctl("krb", "checksum", "--cluster", str(cluster.admin_config),
+                                 *Cluster.key_args("krb-key", 1, krb), "--usage", "17", "--in", "00", check=False)
+        assert refused.returncode != 0, refused.stdout
+        assert "no actively secure two-party form" in refused.stderr, refused.stderr
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.timeout(400)
+def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_when_passive(tmp_path):
+    active = start_gc2(tmp_path / "active", {1: "active", 2: "active"})
+    try:
+        key_hex, _ = active.import_key("rows", 1, "aes128")
+        expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 4)
+        assert active.keystream_of(keystream_attempt(active, "rows")) == expected
+        before = verification_refusals(active)
+        for fault in ("auth2-garbled-rows", "auth2-opened-mask"):
+            active.kill_server(1)
+            active.restart_server(1, fault=fault)
+            attempt = keystream_attempt(active, "rows")
+            for _ in range(20):  # the restarted server may take a moment to be reachable
+                if "unreachable" not in attempt.stderr and "not reachable" not in attempt.stderr:
+                    break
+                attempt = keystream_attempt(active, "rows")
+            assert attempt.returncode != 0, f"{fault}: a deviating garbler's job was served"
+            assert "verification" in attempt.stderr, attempt.stderr
+        # Server 2 caught both; server 1 (counting since its last start) heard of the second.
+        after = verification_refusals(active)
+        assert after[2] >= before[2] + 2 and after[1] >= 1, (before, after)
+        active.kill_server(1)
+        active.restart_server(1)
+        for _ in range(20):
+            honest = keystream_attempt(active, "rows")
+            if honest.returncode == 0:
+                break
+        assert active.keystream_of(honest) == expected
+    finally:
+        active.stop()
+
+    passive = start_gc2(tmp_path / "passive")
+    try:
+        key_hex, _ = passive.import_key("rows", 1, "aes128")
+        expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 4)
+        assert passive.keystream_of(keystream_attempt(passive, "rows")) == expected
+        passive.kill_server(1)
+        passive.restart_server(1, fault=f"gc2-table-bits={TABLE_BYTE}")
+        for _ in range(20):
+            altered = keystream_attempt(passive, "rows")
+            if altered.returncode == 0:
+                break
+        assert altered.returncode == 0, altered.stderr
+        assert passive.keystream_of(altered) != expected  # wrong, and nobody noticed
+        assert verification_refusals(passive) == {1: 0, 2: 0}
+    finally:
+        passive.stop()
+
+
+@pytest.mark.timeout(180)
+def test_servers_of_different_modes_refuse_each_others_jobs(tmp_path):
+    """A server of security = "active" serves no job its peer runs semi-honestly: neither can
+    lower the other's security by its own setting."""
+    cluster = start_gc2(tmp_path / "mixed", {1: "passive", 2: "active"})
+    try:
+        cluster.import_key("mixed", 1, "aes128")
+        attempt = keystream_attempt(cluster, "mixed", blocks=1)
+        assert attempt.returncode != 0, attempt.stdout
+        assert "both servers must say the same" in attempt.stderr, attempt.stderr
+    finally:
+        cluster.stop()
