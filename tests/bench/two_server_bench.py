@@ -6,12 +6,15 @@ and as two real mpc-server processes over CurveZMQ, beside a three-server (rss3)
 
 In process (two threads, an in-memory channel): gc2_bench (AND gates garbled and evaluated
 per second, bytes per AND, AES-128 blocks/s, one-block latency), ot_bench (base OTs, IKNP
-OTs/s) and lut2_bench (online AES-128 blocks/s, bytes per S-box, preprocessing per block by
-dealer and by OT).
+OTs/s), lut2_bench (online AES-128 blocks/s, bytes per S-box, preprocessing per block by
+dealer and by OT) and auth2_bench (authenticated bits and AND triples per second, and an
+AES-128 block by authenticated garbling: its triples, masks and online run, time and bytes).
 
-Clusters on loopback, every link CurveZMQ: for rss3, gc2 and lut2 the p50/p99 latency of
-one-block AES-128 jobs and the blocks/s of 256-block jobs (lut2 after its pool has filled, so
-the online phase is what is timed), side by side in one run. The transport's share is
+Clusters on loopback, every link CurveZMQ: for rss3, gc2, gc2 with security = "active"
+(authenticated garbling) and lut2 the p50/p99 latency of one-block AES-128 jobs and the
+blocks/s of 256-block jobs (16-block jobs for active gc2, whose triples are made while the job
+runs; lut2 after its pool has filled, so the online phase is what is timed), side by side in
+one run. The transport's share is
 1 - (in-process time per block) / (cluster time per block) for the same protocol.
 Writes OUT/two-server.json and OUT/two-server.md. About 2 minutes.
 """
@@ -36,6 +39,8 @@ from run_bench import machine, machine_line  # noqa: E402
 LATENCY_JOBS = 200
 THROUGHPUT_BLOCKS = 256
 THROUGHPUT_SECONDS = 4
+ACTIVE_THROUGHPUT_BLOCKS = 16
+ACTIVE_LATENCY_JOBS = 40
 
 
 def run_json(command: list[str], timeout: float = 300) -> dict:
@@ -54,6 +59,7 @@ def in_process() -> dict:
         "gc2": run_json([binary("tests", "bench", "gc2_bench"), "--json", "--seconds", "3"]),
         "ot": run_json([binary("tests", "bench", "ot_bench"), "--json"]),
         "lut2": run_json([binary("tests", "bench", "lut2_bench"), "--json", "--seconds", "3"]),
+        "auth2": run_json([binary("tests", "bench", "auth2_bench"), "--json", "--triples", "262144", "--repeat", "1"]),
     }
 
 
@@ -62,10 +68,13 @@ def mpc_bench(config: Path, *args: str) -> dict:
                      "--kvno", "1", "--alg", "aes128", *args], timeout=600)
 
 
-def cluster_run(root: Path, protocol: str) -> dict:
-    cluster = mpc_cluster.Cluster(root / protocol, protocol=protocol)
+def cluster_run(root: Path, protocol: str, security: str | None = None) -> dict:
+    cluster = mpc_cluster.Cluster(root / f"{protocol}-{security or 'default'}", protocol=protocol)
     try:
         cluster.init()
+        if security:
+            for party in (1, 2):
+                cluster.set_server_setting(party, "security", f'"{security}"')
         config = cluster.dir / "cluster.toml"
         text = config.read_text().replace("timeout_ms = 2000", "timeout_ms = 60000")
         config.write_text(text)
@@ -79,8 +88,13 @@ def cluster_run(root: Path, protocol: str) -> dict:
         if protocol == "lut2":
             # Let preprocessing fill the pool, so the timed jobs measure the online phase.
             time.sleep(20)
-        latency = mpc_bench(config, "--threads", "1", "--blocks", "1", "--jobs", str(LATENCY_JOBS), "--warmup", "3")
-        if protocol == "lut2":
+        active = security == "active"
+        latency = mpc_bench(config, "--threads", "1", "--blocks", "1", "--jobs",
+                            str(ACTIVE_LATENCY_JOBS if active else LATENCY_JOBS), "--warmup", "3")
+        if active:
+            throughput = mpc_bench(config, "--threads", "2", "--blocks", str(ACTIVE_THROUGHPUT_BLOCKS), "--seconds",
+                                   str(THROUGHPUT_SECONDS))
+        elif protocol == "lut2":
             time.sleep(5)
             throughput = mpc_bench(config, "--threads", "1", "--blocks", str(THROUGHPUT_BLOCKS), "--jobs", "4")
         else:
@@ -98,7 +112,8 @@ def fmt(value: float, digits: int = 0) -> str:
 def markdown(report: dict) -> str:
     core = report["in_process"]
     clusters = report["clusters"]
-    gc2, ot, lut2 = core["gc2"], core["ot"], core["lut2"]
+    gc2, ot, lut2, auth2 = core["gc2"], core["ot"], core["lut2"], core["auth2"]
+    aes = auth2["aes128"]
     lines = [
         "# Two-server back ends",
         "",
@@ -126,18 +141,30 @@ def markdown(report: dict) -> str:
         f"{fmt(lut2['dealer_bytes_per_block'])} bytes |",
         f"| lut2: preprocessing by OT, per block | {fmt(lut2['ot_us_per_block'])} µs, "
         f"{fmt((lut2['ot_bytes_per_block_party0'] + lut2['ot_bytes_per_block_party1']) / 1e3)} KB |",
+        f"| auth2: authenticated bits/s (both directions counted) | {fmt(auth2['authenticated_bits_per_s'] / 1e6, 2)} M, "
+        f"{fmt(auth2['authenticated_bit_bytes'], 1)} bytes each |",
+        f"| auth2: AND triples/s ({auth2['triples']:,} per call, buckets of {auth2['bucket_size']}, "
+        f"2^-{auth2['statistical_security']}) | {fmt(auth2['triples_per_s'])}, {fmt(auth2['triple_bytes'])} bytes each |",
+        f"| auth2: AES-128 block, authenticated garbling: triples | {fmt(aes['triples_ms_per_block'], 1)} ms, "
+        f"{fmt(aes['triple_bytes_per_block'] / 1e6, 2)} MB |",
+        f"| auth2: AES-128 block: masks (function-dependent) | {fmt(aes['masks_ms_per_block'], 1)} ms, "
+        f"{fmt(aes['mask_bytes_per_block'] / 1e3)} KB |",
+        f"| auth2: AES-128 block: online (garbled rows, inputs, output shares) | {fmt(aes['online_ms_per_block'], 1)} ms, "
+        f"{fmt(aes['online_bytes_per_block'] / 1e3)} KB |",
+        f"| auth2: AES-128 blocks/s in all | {fmt(aes['blocks_per_s'], 1)} |",
         "",
         "## Clusters on loopback (CurveZMQ on every link), side by side",
         "",
-        "| protocol | one AES-128 block p50 / p99 | blocks/s, " + str(THROUGHPUT_BLOCKS) + "-block jobs | transport share |",
+        "| protocol | one AES-128 block p50 / p99 | blocks/s (job size) | transport share |",
         "|---|---|---|---|",
     ]
     for protocol, result in clusters.items():
         one = result["one_block"]["latency_ms"]
         rate = result["batch"]["blocks_per_s"]
         share = result.get("transport_share")
-        lines.append(f"| {protocol} | {fmt(one['p50'], 2)} / {fmt(one['p99'], 2)} ms | {fmt(rate)} | "
-                     f"{'–' if share is None else fmt(100 * share) + ' %'} |")
+        size = ACTIVE_THROUGHPUT_BLOCKS if protocol == "gc2-active" else THROUGHPUT_BLOCKS
+        lines.append(f"| {protocol} | {fmt(one['p50'], 2)} / {fmt(one['p99'], 2)} ms | {fmt(rate, 1 if rate < 100 else 0)} "
+                     f"({size}) | {'–' if share is None else fmt(100 * share) + ' %'} |")
     gc2_stream_mb_s = clusters["gc2"]["batch"]["blocks_per_s"] * gc2["ands_per_block"] * gc2["bytes_per_and"] / 1e6
     lines += [
         "",
@@ -150,6 +177,10 @@ def markdown(report: dict) -> str:
         "batch rate above; it counts CurveZMQ's encryption, the copies between threads and the loopback",
         "sockets. lut2's cluster rate is its online phase with a filled pool; its pool refills at the OT",
         "preprocessing rate above, which bounds lut2's sustained rate on this machine.",
+        "",
+        "gc2-active is the same cluster with security = \"active\": AES jobs by authenticated garbling, each",
+        "job making its own AND triples, one auth2 session (base OTs both ways) per job. What binds it is",
+        "the triples: compare the in-process rows above.",
         "",
     ]
     return "\n".join(lines)
@@ -172,7 +203,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="two-server-bench-") as root:
         for protocol in ("rss3", "gc2", "lut2"):
             report["clusters"][protocol] = cluster_run(Path(root), protocol)
+        report["clusters"]["gc2-active"] = cluster_run(Path(root), "gc2", "active")
     core_rate = {"gc2": report["in_process"]["gc2"]["aes128_blocks_per_s"],
+                 "gc2-active": report["in_process"]["auth2"]["aes128"]["blocks_per_s"],
                  "lut2": report["in_process"]["lut2"]["online_aes128_blocks_per_s"]}
     for protocol, rate in core_rate.items():
         cluster_rate = report["clusters"][protocol]["batch"]["blocks_per_s"]
