@@ -239,14 +239,14 @@ Wide check_sum(const Block& seed, std::span<const Block> rows, std::span<const B
 
 // The IKNP sender is the base-OT receiver with random choices s.
 struct OtExtensionSender::State {
-  two_party::Channel& channel;
+  two_party::Channel* channel;
   bool ready = false;
   Block s;                                        // the base-OT choices as one block
   std::array<std::uint8_t, kBaseOts> s_bits{};    // the same, one byte each
   ColumnPrg prgs[kBaseOts];                       // G(k_{s_i}) of base OT i
   std::uint64_t counter = 0;                      // OTs so far: the hash tweak
   int fixed_low_bits = -1;                        // bits 0 and 1 of s, or -1 when random
-  explicit State(two_party::Channel& c) : channel(c) {}
+  explicit State(two_party::Channel& c) : channel(&c) {}
   ~State() {
     wipe(&s, sizeof s);
     wipe(s_bits.data(), s_bits.size());
@@ -261,7 +261,7 @@ struct OtExtensionSender::State {
       s_bits[i] = static_cast<std::uint8_t>((i < 64 ? s.lo >> i : s.hi >> (i - 64)) & 1);
     std::array<Block, kBaseOts> seeds{};
     const WipeGuard seeds_guard(seeds);
-    base_ot_receive(channel, s_bits, seeds);
+    base_ot_receive(*channel, s_bits, seeds);
     for (std::size_t i = 0; i < kBaseOts; ++i) prgs[i].init(seeds[i]);
     ready = true;
   }
@@ -272,7 +272,7 @@ struct OtExtensionSender::State {
   void extend(Call call, std::span<Block> out0, std::span<Block> out1) {
     setup();
     const std::size_t n = out0.size();
-    expect_call(channel, call, n);
+    expect_call(*channel, call, n);
     const std::size_t total = n + kCheckRows;
     // Rows [0, n) go to out0 (hashed once checked), the sacrificed ones to `extra`.
     std::vector<Block> batch_rows(std::min(total, kBatch)), extra(kCheckRows);
@@ -283,7 +283,7 @@ struct OtExtensionSender::State {
     for (std::size_t first = 0; first < total; first += kBatch) {
       const std::size_t count = std::min(kBatch, total - first);
       const std::size_t stride = column_bytes(count);
-      channel.receive({u.data(), kBaseOts * stride});
+      channel->receive({u.data(), kBaseOts * stride});
       for (std::size_t i = 0; i < kBaseOts; ++i) {
         std::uint8_t* column = q.data() + i * stride;
         const std::uint8_t* u_column = u.data() + i * stride;
@@ -306,10 +306,10 @@ struct OtExtensionSender::State {
   void check(std::span<const Block> q_rows, std::span<const Block> q_extra) {
     Block seed;
     randombytes_buf(&seed, sizeof seed);
-    channel.send({reinterpret_cast<const std::uint8_t*>(&seed), sizeof seed});
-    channel.flush();
+    channel->send({reinterpret_cast<const std::uint8_t*>(&seed), sizeof seed});
+    channel->flush();
     std::array<Block, 2> answer{};  // x, t
-    channel.receive({reinterpret_cast<std::uint8_t*>(answer.data()), sizeof answer});
+    channel->receive({reinterpret_cast<std::uint8_t*>(answer.data()), sizeof answer});
     const Block expected = answer[1] ^ gf_mul(answer[0], s);
     const Block got = reduce(check_sum(seed, q_rows, q_extra));
     if (sodium_memcmp(&got, &expected, sizeof got) != 0)
@@ -320,18 +320,18 @@ struct OtExtensionSender::State {
 
 // The IKNP receiver is the base-OT sender.
 struct OtExtensionReceiver::State {
-  two_party::Channel& channel;
+  two_party::Channel* channel;
   bool ready = false;
   ColumnPrg prgs0[kBaseOts];  // G(k0_i)
   ColumnPrg prgs1[kBaseOts];  // G(k1_i)
   std::uint64_t counter = 0;
-  explicit State(two_party::Channel& c) : channel(c) {}
+  explicit State(two_party::Channel& c) : channel(&c) {}
 
   void setup() {
     if (ready) return;
     std::array<Block, kBaseOts> keys0{}, keys1{};
     const WipeGuard keys0_guard(keys0), keys1_guard(keys1);
-    base_ot_send(channel, keys0, keys1);
+    base_ot_send(*channel, keys0, keys1);
     for (std::size_t i = 0; i < kBaseOts; ++i) {
       prgs0[i].init(keys0[i]);
       prgs1[i].init(keys1[i]);
@@ -344,7 +344,7 @@ struct OtExtensionReceiver::State {
   void extend(Call call, std::span<const std::uint8_t> choices, std::span<Block> out) {
     setup();
     const std::size_t n = choices.size();
-    channel.send(encode_call(call, n));
+    channel->send(encode_call(call, n));
     // The sacrificed rows of the consistency check, with random choices.
     const std::size_t total = n + kCheckRows;
     std::vector<std::uint8_t> all_choices(choices.begin(), choices.end());
@@ -369,20 +369,20 @@ struct OtExtensionReceiver::State {
         prgs1[i].fill(u_column, stride);
         for (std::size_t b = 0; b < stride; ++b) u_column[b] ^= t_column[b] ^ packed[b];
       }
-      channel.send({u.data(), kBaseOts * stride});
-      channel.flush();
+      channel->send({u.data(), kBaseOts * stride});
+      channel->flush();
       transpose_columns(t.data(), stride, count, batch_rows.data());
       place_rows(std::span<const Block>(batch_rows.data(), count), first, out, extra);
     }
-    channel.flush();
+    channel->flush();
     // The check's answer to the sender's challenges: x = sum chi_j c_j, t = sum chi_j t_j.
     Block seed;
-    channel.receive({reinterpret_cast<std::uint8_t*>(&seed), sizeof seed});
+    channel->receive({reinterpret_cast<std::uint8_t*>(&seed), sizeof seed});
     Block x{};
     const Wide sum = check_sum(seed, out, extra, all_choices, &x);
     const std::array<Block, 2> answer{x, reduce(sum)};
-    channel.send({reinterpret_cast<const std::uint8_t*>(answer.data()), sizeof answer});
-    channel.flush();
+    channel->send({reinterpret_cast<const std::uint8_t*>(answer.data()), sizeof answer});
+    channel->flush();
     if (call == Call::Authenticated) return;
     two_party::tccr_hash(out.data(), out.data(), n, kTweakHigh, counter, 1);
     counter += n;
@@ -401,6 +401,8 @@ void OtExtensionSender::authenticated(std::span<Block> keys) { state_->extend(Ca
 
 void OtExtensionSender::setup() { state_->setup(); }
 
+void OtExtensionSender::use_channel(two_party::Channel& channel) { state_->channel = &channel; }
+
 const Block& OtExtensionSender::delta() {
   state_->setup();
   return state_->s;
@@ -417,8 +419,8 @@ void OtExtensionSender::correlated(const Block& delta, std::span<Block> out0) {
   state_->extend(Call::Correlated, out0, out1);
   // The correction H(q_j ^ s) ^ H(q_j) ^ delta turns the receiver's H(t_j) into out0 ^ c_j * delta.
   for (std::size_t j = 0; j < out0.size(); ++j) out1[j] ^= out0[j] ^ delta;
-  state_->channel.send(bytes_of(std::span<const Block>(out1)));
-  state_->channel.flush();
+  state_->channel->send(bytes_of(std::span<const Block>(out1)));
+  state_->channel->flush();
 }
 
 void OtExtensionSender::chosen(std::span<const Block> m0, std::span<const Block> m1) {
@@ -432,8 +434,8 @@ void OtExtensionSender::chosen(std::span<const Block> m0, std::span<const Block>
     pads[2 * j] = m0[j] ^ out0[j];
     pads[2 * j + 1] = m1[j] ^ out1[j];
   }
-  state_->channel.send(bytes_of(std::span<const Block>(pads)));
-  state_->channel.flush();
+  state_->channel->send(bytes_of(std::span<const Block>(pads)));
+  state_->channel->flush();
 }
 
 OtExtensionReceiver::OtExtensionReceiver(two_party::Channel& channel) : state_(std::make_unique<State>(channel)) {}
@@ -448,11 +450,13 @@ void OtExtensionReceiver::correlated(std::span<const std::uint8_t> choices, std:
   check_choices(choices, out.size());
   state_->extend(Call::Correlated, choices, out);
   std::vector<Block> corrections(out.size());
-  state_->channel.receive(bytes_of(std::span<Block>(corrections)));
+  state_->channel->receive(bytes_of(std::span<Block>(corrections)));
   for (std::size_t j = 0; j < out.size(); ++j) out[j] ^= corrections[j] & two_party::select_mask(choices[j] != 0);
 }
 
 void OtExtensionReceiver::setup() { state_->setup(); }
+
+void OtExtensionReceiver::use_channel(two_party::Channel& channel) { state_->channel = &channel; }
 
 void OtExtensionReceiver::authenticated(std::span<const std::uint8_t> choices, std::span<Block> macs) {
   check_choices(choices, macs.size());
@@ -463,7 +467,7 @@ void OtExtensionReceiver::chosen(std::span<const std::uint8_t> choices, std::spa
   check_choices(choices, out.size());
   state_->extend(Call::Chosen, choices, out);
   std::vector<Block> pads(2 * out.size());
-  state_->channel.receive(bytes_of(std::span<Block>(pads)));
+  state_->channel->receive(bytes_of(std::span<Block>(pads)));
   for (std::size_t j = 0; j < out.size(); ++j) {
     const Block mask = two_party::select_mask(choices[j] != 0);
     out[j] ^= (pads[2 * j] & ~mask) ^ (pads[2 * j + 1] & mask);

@@ -23,8 +23,8 @@
 // per call; base OTs 32 bytes each way per OT, once.
 //
 // Sessions: the base OTs run on the first call of an object (any of the three); later calls
-// continue from the PRG positions and the counter, so one pair of objects over one channel
-// amortises the setup. Both sides must make the same sequence of calls, each with the same
+// continue from the PRG positions and the counter, so one pair of objects amortises the setup,
+// over one channel or, with use_channel, over each job's stream in turn. Both sides must make the same sequence of calls, each with the same
 // count: sender random(n) with receiver random(n), correlated(n) with correlated(n), chosen(n)
 // with chosen(n). The receiver announces each call's kind and count, and a sender making a
 // different call throws Error(Protocol) naming both; the receiver then gets PeerError from its
@@ -85,6 +85,8 @@ class OtExtensionSender {
   void authenticated(std::span<Block> keys);
   // Runs the base OTs now where no call has yet (with the receiver's setup()).
   void setup();
+  // Later calls go over `channel` (the peer's next job stream), continuing the same session.
+  void use_channel(two_party::Channel& channel);
   // The session's global offset s (runs the base OTs if no call has yet). Secret.
   const Block& delta();
 
@@ -108,6 +110,8 @@ class OtExtensionReceiver {
   void authenticated(std::span<const std::uint8_t> choices, std::span<Block> macs);
   // Runs the base OTs now where no call has yet (with the sender's setup()).
   void setup();
+  // Later calls go over `channel` (the peer's next job stream), continuing the same session.
+  void use_channel(two_party::Channel& channel);
 
   struct State;
 

@@ -363,20 +363,24 @@ TEST(OtExtension, CorrelatedTranscriptHidesDelta) {
   EXPECT_NEAR(ones_fraction(consecutive), 0.5, 6 * 0.5 / std::sqrt(bits));
 }
 
-TEST(OtExtension, AuthenticatedBitsCarryTheSessionsOneDelta) {
+TEST(OtExtension, AuthenticatedBitsCarryTheSessionsOneDeltaOverEachJobsChannel) {
   auto [a, b] = two_party::make_memory_channel_pair(5000ms);
   std::mt19937_64 rng(33);
   ot::OtExtensionSender sender(*a, 0b10);
   ot::OtExtensionReceiver receiver(*b);
   std::vector<Block> keys(3000), macs(3000), keys2(100), macs2(100);
   const auto choices = random_choices(rng, keys.size()), choices2 = random_choices(rng, keys2.size());
-  std::thread s([&] {
-    sender.authenticated(keys);
-    sender.authenticated(keys2);
-  });
+  std::thread s([&] { sender.authenticated(keys); });
   receiver.authenticated(choices, macs);
-  receiver.authenticated(choices2, macs2);
   s.join();
+  // The next call over another pair of channels (a later job's stream) continues the session.
+  auto [c, d] = two_party::make_memory_channel_pair(5000ms);
+  sender.use_channel(*c);
+  receiver.use_channel(*d);
+  std::thread s2([&] { sender.authenticated(keys2); });
+  receiver.authenticated(choices2, macs2);
+  s2.join();
+  EXPECT_GT(d->bytes_sent(), 16u * keys2.size());  // the second call's u went over the new pair
   const Block delta = sender.delta();
   EXPECT_EQ(delta.lo & 3, 2u);
   // One delta across calls: mac = key ^ c * delta, and never the key of the other choice.
