@@ -149,4 +149,14 @@ std::vector<AuthTriple> and_triples(Session& session, std::size_t n) {
   return out;
 }
 
+std::vector<AndMaterial> and_material(Session& session, std::size_t n) {
+  std::vector<AuthTriple> triples = and_triples(session, n);
+  std::vector<AuthBit> lambdas = session.random_bits(n);
+  std::vector<AndMaterial> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = AndMaterial{triples[i], lambdas[i]};
+  wipe(triples.data(), triples.size() * sizeof(AuthTriple));
+  wipe(lambdas.data(), lambdas.size() * sizeof(AuthBit));
+  return out;
+}
+
 }  // namespace mpc::auth2

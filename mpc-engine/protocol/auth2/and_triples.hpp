@@ -60,4 +60,15 @@ std::vector<AuthTriple> and_triples(Session& session, std::size_t n);
 // Leaky triples per triple for a call of n triples (see above). n = 0 is an Error.
 unsigned bucket_size(std::size_t n);
 
+// What one AND gate of a circuit takes from preprocessing made ahead of time: a triple and a
+// random shared bit, its output wire's mask (authenticated_garbling.hpp). An input wire a party
+// owns takes one entry's bit alone.
+struct AndMaterial {
+  AuthTriple triple;
+  AuthBit lambda;
+};
+
+// n entries of AND material: and_triples(n) and n random shared bits.
+std::vector<AndMaterial> and_material(Session& session, std::size_t n);
+
 }  // namespace mpc::auth2

@@ -75,14 +75,45 @@ struct Session::Extension {
 };
 
 Session::Session(two_party::Channel& channel, Role role)
-    : channel_(channel), role_(role), extension_(std::make_unique<Extension>(channel, role)) {
+    : channel_(&channel), role_(role), extension_(std::make_unique<Extension>(channel, role)) {
   if (sodium_init() < 0) throw Error(Component::Protocol, "libsodium initialisation failed");
 }
 
-Session::~Session() = default;
+Session::Session(two_party::Channel& channel, Role role, std::nullptr_t) : channel_(&channel), role_(role) {}
+
+Session::~Session() { wipe(&delta_, sizeof delta_); }
+
+Session::Session(Session&& other) noexcept
+    : channel_(other.channel_),
+      role_(other.role_),
+      extension_(std::move(other.extension_)),
+      delta_(other.delta_),
+      ready_(other.ready_),
+      tweaks_(other.tweaks_),
+      deviation_(std::move(other.deviation_)) {
+  wipe(&other.delta_, sizeof other.delta_);
+  other.ready_ = false;
+}
+
+void Session::use_channel(two_party::Channel& channel) {
+  channel_ = &channel;
+  if (extension_) {
+    extension_->as_sender.use_channel(channel);
+    extension_->as_receiver.use_channel(channel);
+  }
+}
+
+Session Session::job_session(two_party::Channel& channel) const {
+  if (!ready_) throw Error(Component::Protocol, "auth2: a job session of a session that has made no bits");
+  Session job(channel, role_, nullptr);
+  job.delta_ = delta_;
+  job.ready_ = true;
+  return job;
+}
 
 const Block& Session::delta() {
   if (!ready_) {
+    if (!extension_) throw Error(Component::Protocol, "auth2: a job session has no delta of its own");
     // Both directions' base OTs, in one order on both sides: the first party's session first.
     if (role_ == Role::First) {
       extension_->as_sender.setup();
@@ -91,12 +122,14 @@ const Block& Session::delta() {
       extension_->as_receiver.setup();
       extension_->as_sender.setup();
     }
+    delta_ = extension_->as_sender.delta();
     ready_ = true;
   }
-  return extension_->as_sender.delta();
+  return delta_;
 }
 
 std::vector<AuthBit> Session::random_bits(std::size_t n) {
+  if (!extension_) throw Error(Component::Protocol, "auth2: a job session makes no authenticated bits");
   std::vector<std::uint8_t> choices(n);
   randombytes_buf(choices.data(), n);
   for (auto& c : choices) c &= 1;
@@ -118,7 +151,7 @@ std::vector<AuthBit> Session::random_bits(std::size_t n) {
 
 void Session::send(Step step, std::span<std::uint8_t> message) {
   if (deviation_) deviation_(step, message);
-  channel_.send(message);
+  channel_->send(message);
 }
 
 namespace {
@@ -160,9 +193,9 @@ std::vector<std::uint8_t> Session::check_opening(std::span<const AuthBit> bits, 
 std::vector<std::uint8_t> Session::open(std::span<const AuthBit> bits) {
   std::vector<std::uint8_t> message = opening_message(bits);
   send(Step::Opening, message);
-  channel_.flush();
+  channel_->flush();
   std::vector<std::uint8_t> peer_message(message.size());
-  channel_.receive(peer_message);
+  channel_->receive(peer_message);
   return check_opening(bits, peer_message);
 }
 
@@ -170,11 +203,11 @@ std::vector<std::uint8_t> Session::reveal_to(Role to, std::span<const AuthBit> b
   if (role_ != to) {
     std::vector<std::uint8_t> message = opening_message(bits);
     send(Step::Opening, message);
-    channel_.flush();
+    channel_->flush();
     return {};
   }
   std::vector<std::uint8_t> peer_message((bits.size() + 7) / 8 + sizeof(Digest));
-  channel_.receive(peer_message);
+  channel_->receive(peer_message);
   return check_opening(bits, peer_message);
 }
 
@@ -195,24 +228,24 @@ void Session::check_equal(const Digest& digest, const char* check) {
     randombytes_buf(nonce.data(), nonce.size());
     Digest commitment = hash_of("mpc-kdc auth2 equality", {nonce, digest});
     send(Step::EqualityCommit, commitment);
-    channel_.flush();
+    channel_->flush();
     Digest peer{};
-    channel_.receive(peer);
+    channel_->receive(peer);
     if (sodium_memcmp(peer.data(), digest.data(), digest.size()) != 0) fail();
     std::array<std::uint8_t, 64> opening{};
     std::copy(digest.begin(), digest.end(), opening.begin());
     std::copy(nonce.begin(), nonce.end(), opening.begin() + 32);
     send(Step::EqualityOpening, opening);
-    channel_.flush();
+    channel_->flush();
     return;
   }
   Digest commitment{};
-  channel_.receive(commitment);
+  channel_->receive(commitment);
   Digest own = digest;
   send(Step::EqualityDigest, own);
-  channel_.flush();
+  channel_->flush();
   std::array<std::uint8_t, 64> opening{};
-  channel_.receive(opening);
+  channel_->receive(opening);
   const std::span<const std::uint8_t> peer_digest(opening.data(), 32), nonce(opening.data() + 32, 32);
   const Digest recomputed = hash_of("mpc-kdc auth2 equality", {nonce, peer_digest});
   if (sodium_memcmp(recomputed.data(), commitment.data(), commitment.size()) != 0 ||
@@ -226,21 +259,21 @@ Digest Session::coin_toss() {
   if (role_ == Role::First) {
     Digest commitment = hash_of("mpc-kdc auth2 coin", {own});
     send(Step::CoinCommit, commitment);
-    channel_.flush();
+    channel_->flush();
     Digest peer{};
-    channel_.receive(peer);
+    channel_->receive(peer);
     Digest opening = own;
     send(Step::CoinOpening, opening);
-    channel_.flush();
+    channel_->flush();
     return hash_of("mpc-kdc auth2 seed", {own, peer});
   }
   Digest commitment{};
-  channel_.receive(commitment);
+  channel_->receive(commitment);
   Digest share = own;
   send(Step::CoinShare, share);
-  channel_.flush();
+  channel_->flush();
   Digest peer{};
-  channel_.receive(peer);
+  channel_->receive(peer);
   const Digest recomputed = hash_of("mpc-kdc auth2 coin", {peer});
   if (sodium_memcmp(recomputed.data(), commitment.data(), commitment.size()) != 0)
     throw VerificationError(Component::Protocol, "coin toss: the peer opened another seed than it committed to",

@@ -83,13 +83,23 @@ class Session {
   // Both parties over one channel, one in each role. Nothing is sent before the first call.
   Session(two_party::Channel& channel, Role role);
   ~Session();
+  Session(Session&&) noexcept;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   Role role() const noexcept { return role_; }
-  two_party::Channel& channel() noexcept { return channel_; }
+  two_party::Channel& channel() noexcept { return *channel_; }
   // This party's global delta (runs the base OTs on first use). Secret.
   const Block& delta();
+
+  // Later calls, the OT extension's too, go over `channel` (the peer's next job stream): bits
+  // made in different jobs share this session's delta.
+  void use_channel(two_party::Channel& channel);
+  // A session for one job over `channel` with this session's role and delta (which must be
+  // made: its bits exist) and no OT extension of its own: it opens, reveals, checks and
+  // garbles, and random_bits() is an Error. Job sessions and this one may run on different
+  // threads; none of them touches the others' state.
+  Session job_session(two_party::Channel& channel) const;
 
   // n fresh random shared bits, uniform and unknown to either party alone. Both call with the same n.
   std::vector<AuthBit> random_bits(std::size_t n);
@@ -118,6 +128,9 @@ class Session {
 
   // A run of n fresh hash tweaks of this session (both parties advance alike).
   std::uint64_t take_tweaks(std::size_t n);
+  // The next tweak: where several sessions share a delta, each takes a range of its own (a
+  // pool's batch or job numbers its range from the entries it covers).
+  void set_next_tweak(std::uint64_t next) noexcept { tweaks_ = next; }
 
   // Sends one message of `step` (after the deviation hook, if any).
   void send(Step step, std::span<std::uint8_t> message);
@@ -128,10 +141,13 @@ class Session {
 
  private:
   std::vector<std::uint8_t> check_opening(std::span<const AuthBit> bits, std::span<const std::uint8_t> message);
+  // A job session (no OT extension): job_session() fills in the delta.
+  Session(two_party::Channel& channel, Role role, std::nullptr_t);
 
-  two_party::Channel& channel_;
+  two_party::Channel* channel_;
   Role role_;
-  std::unique_ptr<Extension> extension_;
+  std::unique_ptr<Extension> extension_;  // none in a job session
+  Block delta_{};
   bool ready_ = false;
   std::uint64_t tweaks_ = 0;
   Deviation deviation_;

@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "common/error.hpp"
@@ -297,20 +298,19 @@ std::size_t and_gate_count(const Circuit& circuit) {
   return count;
 }
 
-CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const InputOwners& owners,
-                           std::span<const AuthTriple> triples) {
-  circuits::validate(circuit);
-  const InputWires wires = input_wires(circuit, owners);
+namespace {
+
+// The masks from fresh masks of the owned inputs and AND outputs (`fresh`, inputs first in wire
+// order, then ANDs in gate order) and one triple per AND gate.
+CircuitMasks masks_from(Session& session, const Circuit& circuit, const InputWires& wires,
+                        const std::function<const AuthBit&(std::size_t)>& fresh,
+                        const std::function<const AuthTriple&(std::size_t)>& triple) {
   const std::size_t ands = and_gate_count(circuit);
-  if (triples.size() != ands)
-    throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(triples.size()) + " triples for " +
-                                         std::to_string(ands) + " AND gates");
-  const std::vector<AuthBit> fresh = session.random_bits(wires.first.size() + wires.second.size() + ands);
   CircuitMasks masks;
   masks.lambda.resize(circuit.num_wires);  // public inputs keep the mask 0
   std::size_t next = 0;
   for (const auto& owned : {wires.first, wires.second})
-    for (const auto w : owned) masks.lambda[w] = fresh[next++];
+    for (const auto w : owned) masks.lambda[w] = fresh(next++);
   std::vector<AuthBit> differences;
   differences.reserve(2 * ands);
   std::size_t g = 0;
@@ -325,25 +325,63 @@ CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const Input
       case GateKind::Copy: out = masks.lambda[gate.in0]; break;
       case GateKind::Const: out = AuthBit{}; break;
       case GateKind::And:
-        out = fresh[next++];
-        differences.push_back(masks.lambda[gate.in0] ^ triples[g].x);
-        differences.push_back(masks.lambda[gate.in1] ^ triples[g].y);
+        out = fresh(next++);
+        differences.push_back(masks.lambda[gate.in0] ^ triple(g).x);
+        differences.push_back(masks.lambda[gate.in1] ^ triple(g).y);
         ++g;
         break;
     }
   }
   // sigma = lambda_alpha lambda_beta = z ^ d y ^ e x ^ d e with d = lambda_alpha ^ x, e = lambda_beta ^ y.
   const std::vector<std::uint8_t> opened = session.open(differences);
+  wipe(differences.data(), differences.size() * sizeof(AuthBit));
   masks.sigma.resize(ands);
   for (std::size_t i = 0; i < ands; ++i) {
     const std::uint8_t d = opened[2 * i], e = opened[2 * i + 1];
-    AuthBit sigma = triples[i].z;
-    if (d) sigma ^= triples[i].y;
-    if (e) sigma ^= triples[i].x;
+    const AuthTriple& t = triple(i);
+    AuthBit sigma = t.z;
+    if (d) sigma ^= t.y;
+    if (e) sigma ^= t.x;
     session.add_public(sigma, static_cast<std::uint8_t>(d & e));
     masks.sigma[i] = sigma;
   }
   return masks;
+}
+
+}  // namespace
+
+std::size_t material_entries(const Circuit& circuit, const InputOwners& owners) {
+  const InputWires wires = input_wires(circuit, owners);
+  return wires.first.size() + wires.second.size() + and_gate_count(circuit);
+}
+
+CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const InputOwners& owners,
+                           std::span<const AuthTriple> triples) {
+  circuits::validate(circuit);
+  const InputWires wires = input_wires(circuit, owners);
+  const std::size_t ands = and_gate_count(circuit);
+  if (triples.size() != ands)
+    throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(triples.size()) + " triples for " +
+                                         std::to_string(ands) + " AND gates");
+  std::vector<AuthBit> fresh = session.random_bits(wires.first.size() + wires.second.size() + ands);
+  const ot::WipeGuard fresh_guard(fresh);
+  return masks_from(
+      session, circuit, wires, [&](std::size_t i) -> const AuthBit& { return fresh[i]; },
+      [&](std::size_t g) -> const AuthTriple& { return triples[g]; });
+}
+
+CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const InputOwners& owners,
+                           std::span<const AndMaterial> material) {
+  circuits::validate(circuit);
+  const InputWires wires = input_wires(circuit, owners);
+  const std::size_t inputs = wires.first.size() + wires.second.size();
+  if (material.size() != inputs + and_gate_count(circuit))
+    throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(material.size()) +
+                                         " entries of AND material where the circuit takes " +
+                                         std::to_string(inputs + and_gate_count(circuit)));
+  return masks_from(
+      session, circuit, wires, [&](std::size_t i) -> const AuthBit& { return material[i].lambda; },
+      [&](std::size_t g) -> const AuthTriple& { return material[inputs + g].triple; });
 }
 
 std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit& circuit, const InputOwners& owners,

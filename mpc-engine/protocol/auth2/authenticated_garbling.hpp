@@ -86,6 +86,13 @@ std::vector<std::uint8_t> evaluate_authenticated(Session& session, const circuit
                                                  std::span<const std::uint8_t> public_inputs = {},
                                                  Outputs outputs = Outputs::Reveal);
 
+// The same from AND material made ahead of time (and_triples.hpp): exactly
+// material_entries(circuit, owners) entries, one per input a party owns (in wire order), then
+// one per AND gate (in gate order). Makes no authenticated bits, so a job session can run it.
+CircuitMasks prepare_masks(Session& session, const circuits::Circuit& circuit, const InputOwners& owners,
+                           std::span<const AndMaterial> material);
+std::size_t material_entries(const circuits::Circuit& circuit, const InputOwners& owners);
+
 // The number of AND gates: the triples a run needs.
 std::size_t and_gate_count(const circuits::Circuit& circuit);
 

@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 
 #include <random>
+#include <thread>
 
 #include "circuits/aes.hpp"
 #include "circuits/aes_shared_key.hpp"
@@ -239,6 +240,52 @@ TEST(AuthenticatedGarbling, WhetherOneAlteredRowAbortsDoesNotDependOnTheKey) {
     EXPECT_GE(count, 1);
     EXPECT_LE(count, 14);
   }
+}
+
+// AND material made ahead over one channel (a pool's preprocessing job), then two jobs over
+// channels of their own, each a job session on its own range of the material and its own
+// tweaks: both give OpenSSL's ciphertext as shares, and a job session makes no bits.
+TEST(AuthenticatedGarbling, MaterialMadeAheadServesJobsOverTheirOwnChannels) {
+  const Case first_case = make_case(21), second_case = make_case(22);
+  const Case* cases[2] = {&first_case, &second_case};
+  const std::size_t per_job = auth2::material_entries(circuit(), kPublicBlock);
+  auto [pre_a, pre_b] = two_party::make_memory_channel_pair(std::chrono::milliseconds(5000));
+  auto [job_a, job_b] = two_party::make_memory_channel_pair(std::chrono::milliseconds(5000));
+  std::vector<std::uint8_t> shares[2][2];  // [party][job]
+  bool refused_bits[2] = {false, false};
+  auto play = [&](int party, two_party::Channel& pre, two_party::Channel& jobs) {
+    Session session(pre, party == 0 ? Role::First : Role::Second);
+    const std::vector<auth2::AndMaterial> material = auth2::and_material(session, 2 * per_job);
+    for (int job = 0; job < 2; ++job) {
+      Session job_session = session.job_session(jobs);
+      job_session.set_next_tweak(4 * per_job * static_cast<std::size_t>(job));
+      const std::span<const auth2::AndMaterial> range(material.data() + per_job * job, per_job);
+      const auth2::CircuitMasks masks = auth2::prepare_masks(job_session, circuit(), kPublicBlock, range);
+      const Case& c = *cases[job];
+      shares[party][job] = auth2::evaluate_authenticated(job_session, circuit(), kPublicBlock, masks,
+                                                         party == 0 ? c.first_share : c.second_share,
+                                                         to_bits(c.block), auth2::Outputs::Shares);
+      if (job == 1) {
+        try {
+          job_session.random_bits(1);
+        } catch (const Error&) {
+          refused_bits[party] = true;
+        }
+      }
+    }
+  };
+  std::thread other([&] { play(1, *pre_b, *job_b); });
+  play(0, *pre_a, *job_a);
+  other.join();
+  for (int job = 0; job < 2; ++job) {
+    std::vector<std::uint8_t> combined(128);
+    for (std::size_t j = 0; j < 128; ++j) combined[j] = shares[0][job][j] ^ shares[1][job][j];
+    EXPECT_EQ(to_bytes(combined), openssl_encrypt(cases[job]->key, cases[job]->block)) << job;
+  }
+  EXPECT_TRUE(refused_bits[0] && refused_bits[1]);
+  // The jobs moved their rows and openings only: the triples went over the preprocessing channel.
+  EXPECT_GT(job_a->bytes_sent(), 0u);
+  EXPECT_GT(pre_a->bytes_sent(), job_a->bytes_sent());
 }
 
 }  // namespace
