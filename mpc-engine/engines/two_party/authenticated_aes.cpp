@@ -5,7 +5,6 @@
 
 #include "circuits/aes_shared_key.hpp"
 #include "common/error.hpp"
-#include "protocol/auth2/and_triples.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
 #if defined(MPC_FAULT_INJECTION)
 #include "common/fault_injection.hpp"
@@ -14,6 +13,11 @@
 namespace mpc::two_party_engine {
 namespace {
 
+const auth2::InputOwners kOwners{auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public};
+// Tweaks per entry: a batch's leaky ANDs take two per leaky triple, at most 16 per entry.
+constexpr std::uint64_t kBatchTweaksPerEntry = 32;
+constexpr std::uint64_t kJobTweaksPerEntry = 4;
+
 std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
   std::vector<std::uint8_t> bits(8 * bytes.size());
   for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
@@ -21,11 +25,13 @@ std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
 }
 
 #if defined(MPC_FAULT_INJECTION)
-// A deviating server (test server only, common/fault_injection.hpp):
-// - "auth2-garbled-rows": server 1 flips a bit of the MAC in all four rows of its first 64 AND
-//   gates, so whichever row server 2 opens is wrong;
-// - "auth2-opened-mask": server 1 opens its first shared bit with the other value.
-void deviate(auth2::Session& session) {
+// A deviating server 1 (test server only, common/fault_injection.hpp):
+// - "auth2-garbled-rows": flips a bit of the MAC in all four rows of its first 64 AND gates of
+//   a job, so whichever row server 2 opens is wrong;
+// - "auth2-opened-mask": opens its first shared bit of a job (its masks' preparation) with the
+//   other value;
+// - "auth2-leaky-products": alters its leaky-AND products in every preprocessing batch.
+void deviate_in_job(auth2::Session& session) {
   if (fault::armed("auth2-garbled-rows"))
     session.set_deviation([](auth2::Step step, std::span<std::uint8_t> message) {
       if (step != auth2::Step::GarbledRows) return;
@@ -34,8 +40,18 @@ void deviate(auth2::Session& session) {
           if (const std::size_t byte = 16 * (8 * gate + 2 * row) + 5; byte < message.size()) message[byte] ^= 1;
     });
   if (fault::armed("auth2-opened-mask"))
+    session.set_deviation([done = false](auth2::Step step, std::span<std::uint8_t> message) mutable {
+      if (step != auth2::Step::Opening || message.empty() || done) return;
+      message[0] ^= 1;
+      done = true;
+    });
+}
+
+void deviate_in_batches(auth2::Session& session) {
+  if (fault::armed("auth2-leaky-products"))
     session.set_deviation([](auth2::Step step, std::span<std::uint8_t> message) {
-      if (step == auth2::Step::Opening && !message.empty()) message[0] ^= 1;
+      if (step == auth2::Step::LeakyProducts)
+        for (std::size_t byte = 0; byte < message.size(); byte += 16) message[byte] ^= 0x40;
     });
 }
 #endif
@@ -43,7 +59,7 @@ void deviate(auth2::Session& session) {
 }  // namespace
 
 std::shared_ptr<const circuits::Circuit> AuthenticatedAes::circuit(wire::KeyAlgorithm algorithm, bool decrypt,
-                                                                  std::uint32_t blocks) {
+                                                                  std::uint32_t blocks) const {
   std::lock_guard lock(mutex_);
   auto& slot = circuits_[{algorithm, decrypt, blocks}];
   if (!slot)
@@ -54,30 +70,100 @@ std::shared_ptr<const circuits::Circuit> AuthenticatedAes::circuit(wire::KeyAlgo
   return slot;
 }
 
+std::uint64_t AuthenticatedAes::entries(wire::KeyAlgorithm algorithm, std::uint32_t blocks) const {
+  if (algorithm != wire::KeyAlgorithm::Aes128 && algorithm != wire::KeyAlgorithm::Aes256) return 0;
+  // Encryption and decryption take the same entries: the inverse S-box has the S-box's ANDs.
+  const std::uint64_t whole = blocks / kAuthenticatedPartBlocks, rest = blocks % kAuthenticatedPartBlocks;
+  std::uint64_t total = 0;
+  if (whole > 0) total += whole * auth2::material_entries(*circuit(algorithm, false, kAuthenticatedPartBlocks), kOwners);
+  if (rest > 0) total += auth2::material_entries(*circuit(algorithm, false, static_cast<std::uint32_t>(rest)), kOwners);
+  return total;
+}
+
 SecretBytes AuthenticatedAes::blocks(two_party::Channel& peer, wire::KeyAlgorithm algorithm, bool decrypt,
-                                     std::span<const std::uint8_t> key_share, std::span<const std::uint8_t> input) {
+                                     std::span<const std::uint8_t> key_share, std::span<const std::uint8_t> input,
+                                     std::uint64_t epoch, std::uint64_t start, std::chrono::milliseconds wait) {
   if (algorithm != wire::KeyAlgorithm::Aes128 && algorithm != wire::KeyAlgorithm::Aes256)
     throw Error(Component::Server, "authenticated AES: not an AES key");
-  auth2::Session session(peer, party_ == 0 ? auth2::Role::First : auth2::Role::Second);
-#if defined(MPC_FAULT_INJECTION)
-  if (party_ == 0) deviate(session);
-#endif
-  const std::vector<std::uint8_t> key_bits = bits_of(key_share);
-  const auth2::InputOwners owners{auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public};
-  const std::size_t total = input.size() / 16;
-  SecretBytes share(input.size());
-  for (std::size_t first = 0; first < total; first += kAuthenticatedPartBlocks) {
-    const auto blocks = static_cast<std::uint32_t>(std::min<std::size_t>(kAuthenticatedPartBlocks, total - first));
-    const auto part = circuit(algorithm, decrypt, blocks);
-    const auto triples = auth2::and_triples(session, auth2::and_gate_count(*part));
-    const auth2::CircuitMasks masks = auth2::prepare_masks(session, *part, owners, triples);
-    const std::vector<std::uint8_t> public_bits = bits_of(input.subspan(16 * first, 16 * blocks));
-    const std::vector<std::uint8_t> out = auth2::evaluate_authenticated(session, *part, owners, masks, key_bits,
-                                                                        public_bits, auth2::Outputs::Shares);
-    for (std::size_t i = 0; i < out.size(); ++i) share[16 * first + i / 8] |= static_cast<std::uint8_t>(out[i] << (i % 8));
+  const auto total = static_cast<std::uint32_t>(input.size() / 16);
+  const std::uint64_t count = entries(algorithm, total);
+  // The entries first (they wait for a batch still being made), then the session that made
+  // them: its epoch's, which exists once any of its entries does.
+  std::vector<auth2::AndMaterial> material;
+  std::shared_ptr<auth2::Session> session;
+  try {
+    material = pool_.take(epoch, start, count, wait);
+    std::lock_guard lock(mutex_);
+    if (epoch == epoch_) session = session_;
+    if (!session) throw two_party::PoolEmpty(Component::Protocol, "AND-material pool restarted under the job");
+  } catch (const two_party::PoolEmpty&) {
+    wipe(material.data(), material.size() * sizeof(auth2::AndMaterial));
+    pool_.abandon(epoch, start, count);
+    throw;
   }
+  const auto wipe_material = [&] { wipe(material.data(), material.size() * sizeof(auth2::AndMaterial)); };
+  try {
+    auth2::Session job = session->job_session(peer);
+#if defined(MPC_FAULT_INJECTION)
+    if (party_ == 0) deviate_in_job(job);
+#endif
+    const std::vector<std::uint8_t> key_bits = bits_of(key_share);
+    SecretBytes share(input.size());
+    std::uint64_t used = 0;
+    for (std::uint32_t first = 0; first < total; first += kAuthenticatedPartBlocks) {
+      const std::uint32_t blocks = std::min(kAuthenticatedPartBlocks, total - first);
+      const auto part = circuit(algorithm, decrypt, blocks);
+      const std::size_t part_entries = auth2::material_entries(*part, kOwners);
+      job.set_next_tweak(kJobTweaksPerEntry * (start + used));
+      const auth2::CircuitMasks masks = auth2::prepare_masks(
+          job, *part, kOwners, std::span<const auth2::AndMaterial>(material.data() + used, part_entries));
+      used += part_entries;
+      const std::vector<std::uint8_t> out = auth2::evaluate_authenticated(
+          job, *part, kOwners, masks, key_bits, bits_of(input.subspan(16 * first, 16 * blocks)), auth2::Outputs::Shares);
+      for (std::size_t i = 0; i < out.size(); ++i)
+        share[16 * first + i / 8] |= static_cast<std::uint8_t>(out[i] << (i % 8));
+    }
+    peer.flush();
+    wipe_material();
+    return share;
+  } catch (...) {
+    wipe_material();
+    throw;
+  }
+}
+
+void AuthenticatedAes::preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start,
+                                  std::uint64_t count) {
+  std::shared_ptr<auth2::Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    if (epoch != epoch_) throw Error(Component::Server, "AND material for a pool epoch this server has left");
+    if (!session_) {
+      session_ = std::make_shared<auth2::Session>(peer, party_ == 0 ? auth2::Role::First : auth2::Role::Second);
+#if defined(MPC_FAULT_INJECTION)
+      if (party_ == 0) deviate_in_batches(*session_);
+#endif
+    }
+    session = session_;
+  }
+  session->use_channel(peer);
+  session->set_next_tweak(kBatchTweaksPerEntry * start);
+  if (auth2::bucket_size(count) > kBatchTweaksPerEntry / 2)
+    throw Error(Component::Server, "AND material: a batch too small for its tweaks");
+  pool_.store(epoch, start, auth2::and_material(*session, count));
   peer.flush();
-  return share;
+}
+
+void AuthenticatedAes::reset(std::uint64_t epoch) {
+  std::lock_guard lock(mutex_);
+  epoch_ = epoch;
+  session_.reset();
+  pool_.reset(epoch);
+}
+
+std::string AuthenticatedAes::describe() const {
+  return "AND material available " + std::to_string(pool_.available()) + ", produced " +
+         std::to_string(pool_.produced()) + ", consumed " + std::to_string(pool_.consumed());
 }
 
 }  // namespace mpc::two_party_engine

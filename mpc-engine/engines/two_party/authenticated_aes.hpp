@@ -3,50 +3,80 @@
 // feed the other a wrong label of its key share, or probe it by selective failure. Server 1
 // garbles, server 2 evaluates, as in gc2.
 //
-// One job over its stream: both servers open an auth2 session (base OTs in both directions),
-// then, per part of at most kAuthenticatedPartBlocks blocks, make the part's AND triples,
-// the masks of its circuit (circuits/aes_shared_key.hpp: the two round-key shares and the
-// public blocks as inputs) and run it with outputs kept as XOR shares, which the client
+// The AND material (a triple and an output mask per AND gate, auth2/and_triples.hpp) is made
+// ahead of time into a pool, in batches the leader announces like lut2's masked tables
+// (two_party_engine.hpp): one auth2 session per pool epoch, its OT extension continued over
+// each batch's stream, so every entry of an epoch is authenticated under the same two deltas.
+// A job takes the range of entries the leader assigned it, opens a job session on its own
+// stream with that epoch's deltas, and per part of at most kAuthenticatedPartBlocks blocks
+// prepares the masks of its circuit (circuits/aes_shared_key.hpp: the two round-key shares and
+// the public blocks as inputs) and runs it with outputs kept as XOR shares, which the client
 // combines as in gc2. A check that fails throws VerificationError naming it.
 //
-// What it costs: per AES-128 block 5,120 AND triples (about 3.3 MB between the servers at
-// the bucket sizes of and_triples.hpp) and 128 bytes of garbled rows per AND; all of it made
-// while the job runs. docs/benchmarks.md has the measured figures.
+// Tweaks: a batch's leaky ANDs hash under 32 tweaks per entry from its first entry, a job's
+// garbled rows under 4 per entry from its first: ranges no other batch or job of the epoch
+// takes. A new epoch (the leader's start, a failed batch, a restarted peer) opens a new
+// session, with new deltas.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <tuple>
 
 #include "circuits/circuit.hpp"
 #include "common/secret.hpp"
+#include "protocol/auth2/and_triples.hpp"
 #include "protocol/auth2/auth_bits.hpp"
 #include "protocol/two_party/channel.hpp"
+#include "protocol/two_party/numbered_pool.hpp"
 #include "wire/key_id.hpp"
 
 namespace mpc::two_party_engine {
 
 inline constexpr std::uint32_t kAuthenticatedPartBlocks = 16;
+// Entries of AND material each server keeps made ahead: about 50 MB, three 16-block parts of
+// AES-128, made in batches of a quarter.
+inline constexpr std::uint64_t kAuthenticatedPoolEntries = 262144;
+// How long a job waits for entries still being made before its client hears Busy.
+inline constexpr std::chrono::milliseconds kAuthenticatedPoolWait{5000};
 
 class AuthenticatedAes {
  public:
   // party: 0 (server 1, the garbler) or 1.
   explicit AuthenticatedAes(int party) : party_(party) {}
 
+  // Entries of AND material a job of `blocks` blocks takes; 0 for a key that is not AES.
+  std::uint64_t entries(wire::KeyAlgorithm algorithm, std::uint32_t blocks) const;
+
   // This server's XOR share of AES (or its inverse) of `input` (blocks * 16 bytes, public)
-  // under the round keys whose share is `key_share` (wire::material_bytes).
+  // under the round keys whose share is `key_share` (wire::material_bytes), from the pool's
+  // entries [start, start + entries()) of `epoch`, waiting at most `wait` for them. Throws
+  // two_party::PoolEmpty when they do not come.
   SecretBytes blocks(two_party::Channel& peer, wire::KeyAlgorithm algorithm, bool decrypt,
-                     std::span<const std::uint8_t> key_share, std::span<const std::uint8_t> input);
+                     std::span<const std::uint8_t> key_share, std::span<const std::uint8_t> input, std::uint64_t epoch,
+                     std::uint64_t start, std::chrono::milliseconds wait);
+
+  // Makes entries [start, start + count) of `epoch` with the other server.
+  void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count);
+  // Drops the pool and the session: numbering starts afresh under `epoch`, with new deltas.
+  void reset(std::uint64_t epoch);
+  std::string describe() const;
 
  private:
-  std::shared_ptr<const circuits::Circuit> circuit(wire::KeyAlgorithm algorithm, bool decrypt, std::uint32_t blocks);
+  std::shared_ptr<const circuits::Circuit> circuit(wire::KeyAlgorithm algorithm, bool decrypt, std::uint32_t blocks) const;
 
   int party_;
-  std::mutex mutex_;
-  std::map<std::tuple<wire::KeyAlgorithm, bool, std::uint32_t>, std::shared_ptr<const circuits::Circuit>> circuits_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::tuple<wire::KeyAlgorithm, bool, std::uint32_t>, std::shared_ptr<const circuits::Circuit>>
+      circuits_;
+  std::uint64_t epoch_ = 0;
+  std::shared_ptr<auth2::Session> session_;  // of epoch_, made by its first batch
+  two_party::NumberedPool<auth2::AndMaterial> pool_{"AND-material"};
 };
 
 }  // namespace mpc::two_party_engine

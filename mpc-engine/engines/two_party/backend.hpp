@@ -41,7 +41,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
-  // Pool entries (lut2 masked tables) a job of this many blocks consumes; 0 for gc2.
+  // Pool entries (lut2 masked tables, gc2's AND material under security = "active") a job of
+  // this many blocks consumes; 0 for passive gc2.
   virtual std::uint64_t pool_entries(const wire::KeyId& key, std::uint32_t blocks) const = 0;
   // This server's XOR share of the output, blocks * 16 bytes. Runs on a worker thread; may be
   // called by several at once for different jobs. Throws PeerError when the other server fails.
@@ -58,6 +59,8 @@ class Backend {
   virtual bool wants_preprocessing() const = 0;
   virtual std::uint64_t preprocess_batch() const = 0;
   virtual std::uint64_t pool_capacity() const { return 0; }
+  // What a pool entry is, for errors: "lookup-table entries ([lut] pool_sboxes)".
+  virtual const char* pool_entry_name() const { return "pool entries"; }
 };
 
 // party: 0 (leader: garbler with gc2) or 1.

@@ -127,14 +127,16 @@ const circuits::Program& Gc2Backend::program(wire::KeyAlgorithm algorithm, bool 
   return programs_[algorithm == wire::KeyAlgorithm::Aes256 ? 1 : 0][decrypt ? 1 : 0];
 }
 
-void Gc2Backend::preprocess(two_party::Channel&, std::uint64_t, std::uint64_t, std::uint64_t) {
-  throw Error(Component::Server, "gc2 needs no preprocessing");
+void Gc2Backend::preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) {
+  if (!authenticated_aes_) throw Error(Component::Server, "gc2 of security = \"passive\" needs no preprocessing");
+  authenticated_aes_->preprocess(peer, epoch, start, count);
 }
 
 std::string Gc2Backend::describe_state() const {
   std::lock_guard lock(mutex_);
   return "keys with labels " + std::to_string(label_sets_.size()) + ", key transfers " +
-         std::to_string(key_transfers_) + ", " + prepared_->describe();
+         std::to_string(key_transfers_) + ", " + prepared_->describe() +
+         (authenticated_aes_ ? ", " + authenticated_aes_->describe() : std::string());
 }
 
 void Gc2Backend::agree_on_mode(two_party::Channel& peer) const {
@@ -162,8 +164,14 @@ SecretBytes Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& tas
   if (task.input.size() != static_cast<std::size_t>(task.blocks) * 16)
     throw Error(Component::Server, "input of the wrong size");
   agree_on_mode(peer);
-  if (authenticated_aes_)
-    return authenticated_aes_->blocks(peer, task.key.algorithm, task.decrypt, task.key_share, task.input);
+  if (authenticated_aes_) {
+    try {
+      return authenticated_aes_->blocks(peer, task.key.algorithm, task.decrypt, task.key_share, task.input,
+                                        task.pool_epoch, task.pool_start, kAuthenticatedPoolWait);
+    } catch (const two_party::PoolEmpty& error) {
+      throw BackendBusy(Component::Server, error.what());
+    }
+  }
 #if defined(MPC_FAULT_INJECTION)
   if (party_ == 0)
     if (const auto at = fault::armed("gc2-table-bits")) {

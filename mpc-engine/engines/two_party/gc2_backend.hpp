@@ -153,12 +153,20 @@ class Gc2Backend final : public Backend {
   const char* name() const override {
     return authenticated_aes_ ? "gc2 (authenticated garbling)" : "gc2 (half-gates garbled circuits)";
   }
-  std::uint64_t pool_entries(const wire::KeyId&, std::uint32_t) const override { return 0; }
+  std::uint64_t pool_entries(const wire::KeyId& key, std::uint32_t blocks) const override {
+    return authenticated_aes_ ? authenticated_aes_->entries(key.algorithm, blocks) : 0;
+  }
   SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) override;
   void preprocess(two_party::Channel&, std::uint64_t, std::uint64_t, std::uint64_t) override;
   std::string describe_state() const override;
-  bool wants_preprocessing() const override { return false; }
-  std::uint64_t preprocess_batch() const override { return 0; }
+  // security = "active": the AND material of authenticated garbling, made ahead into a pool.
+  bool wants_preprocessing() const override { return authenticated_aes_ != nullptr; }
+  std::uint64_t preprocess_batch() const override { return authenticated_aes_ ? kAuthenticatedPoolEntries / 4 : 0; }
+  std::uint64_t pool_capacity() const override { return authenticated_aes_ ? kAuthenticatedPoolEntries : 0; }
+  void reset_pool(std::uint64_t epoch) override {
+    if (authenticated_aes_) authenticated_aes_->reset(epoch);
+  }
+  const char* pool_entry_name() const override { return "entries of AND material"; }
 
   // Kerberos and GCM jobs (gc2_circuit_jobs.cpp): this server's XOR shares of the results.
   // Throw PeerError when the other server fails or got another request.

@@ -36,7 +36,7 @@ SecretBytes Lut2Backend::compute(two_party::Channel& peer, const ComputeTask& ta
   try {
     entries = pool_.take(task.pool_epoch, task.pool_start, count, settings_.pool_wait);
   } catch (const lut2::PoolEmpty& error) {
-    pool_.abandon(task.pool_start, count);
+    pool_.abandon(task.pool_epoch, task.pool_start, count);
     throw BackendBusy(Component::Server, error.what());
   }
   SecretBytes share;

@@ -25,6 +25,7 @@ class Lut2Backend final : public Backend {
   bool wants_preprocessing() const override { return true; }
   std::uint64_t preprocess_batch() const override;
   std::uint64_t pool_capacity() const override { return settings_.pool_sboxes; }
+  const char* pool_entry_name() const override { return "lookup-table entries ([lut] pool_sboxes)"; }
   // [lut] preprocessing = "dealer": this server's shares of a dealt batch, for pool entries
   // [start, start + entries.size()) of `epoch` (preprocess() refuses to run in that mode).
   void store_dealt(std::uint64_t epoch, std::uint64_t start, std::vector<lut2::Entry> entries);

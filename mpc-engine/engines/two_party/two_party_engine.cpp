@@ -16,6 +16,7 @@ namespace mpc::two_party_engine {
 namespace {
 
 constexpr auto kUnannouncedExpiry = std::chrono::seconds(30);
+constexpr auto kPreprocessingRetry = std::chrono::seconds(1);
 
 wire::ClientKey client_key(const transport::PublicKey& key) {
   wire::ClientKey out{};
@@ -155,10 +156,9 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
     if (leader()) {
       const std::uint64_t entries = backend_->pool_entries(compute->key, compute->blocks);
       if (entries > backend_->pool_capacity() && backend_->wants_preprocessing())
-        return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) +
-                                                         " lookup-table entries; the pool holds " +
-                                                         std::to_string(backend_->pool_capacity()) +
-                                                         " ([lut] pool_sboxes)"};
+        return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) + " " +
+                                                         backend_->pool_entry_name() + "; the pool holds " +
+                                                         std::to_string(backend_->pool_capacity())};
     }
     if (host_.key_material(compute->key) == nullptr) return jobs::unknown_key(compute->key);
     return std::nullopt;
@@ -311,10 +311,13 @@ void TwoPartyEngine::start_announced() {
     }
     auto job = std::move(it->second);
     unannounced_.erase(it);
-    if (backend_->pool_entries(job->request.key, job->request.blocks) != announce.pool_entries) {
-      streams_.send_abort(announce.job, "pool entries disagree");
-      answer_error(job->key, wire::Status::PeerFailure,
-                  "the servers disagree on the job's lookup-table entries");
+    if (const std::uint64_t own = backend_->pool_entries(job->request.key, job->request.blocks);
+        own != announce.pool_entries) {
+      const std::string why = "the servers disagree on the job's pool entries (server 1 announced " +
+                              std::to_string(announce.pool_entries) + ", server 2 expects " + std::to_string(own) +
+                              "): both servers must say the same protocol and security";
+      streams_.send_abort(announce.job, why);
+      answer_error(job->key, wire::Status::PeerFailure, why);
       announced_.pop_front();
       continue;
     }
@@ -423,11 +426,12 @@ void TwoPartyEngine::new_pool_epoch() {
   next_produce_ = 0;
   preprocessing_in_flight_ = false;
   if (dealer_) dealer_->cancel_request();  // its batch would be numbered for the old pool
-  log_.info("lookup-table pool restarted", {{"epoch", pool_epoch_}});
+  log_.info("preprocessing pool restarted", {{"epoch", pool_epoch_}});
 }
 
 void TwoPartyEngine::schedule_preprocessing() {
   if (!backend_->wants_preprocessing() || preprocessing_in_flight_) return;
+  if (std::chrono::steady_clock::now() < preprocessing_paused_until_) return;
   const std::uint64_t batch = backend_->preprocess_batch();
   const std::uint64_t capacity = backend_->pool_capacity();
   if (next_produce_ + batch > next_pool_ + capacity) return;
@@ -514,11 +518,14 @@ void TwoPartyEngine::collect_results() {
     if (batch.epoch != pool_epoch_) continue;  // made for a pool since dropped
     preprocessing_in_flight_ = false;
     if (batch.ok) {
-      log_.debug("lookup-table entries made", {{"entries", batch.entries}, {"pool", backend_->describe_state()}});
+      log_.debug("pool entries made", {{"entries", batch.entries}, {"pool", backend_->describe_state()}});
     } else {
       // The other server may have lost its pool (a restart): start both afresh.
-      log_.warn("lookup-table preprocessing failed", {{"error", batch.error}});
-      if (leader()) new_pool_epoch();
+      log_.warn("preprocessing failed", {{"error", batch.error}});
+      if (leader()) {
+        new_pool_epoch();
+        preprocessing_paused_until_ = std::chrono::steady_clock::now() + kPreprocessingRetry;
+      }
     }
   }
   for (auto& job : done) {

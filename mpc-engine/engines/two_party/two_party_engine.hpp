@@ -137,6 +137,9 @@ class TwoPartyEngine final : public node::Engine {
   std::uint64_t next_pool_ = 0;     // leader: the next lookup-table pool entry a job gets
   std::uint64_t next_produce_ = 0;  // leader: the next entry a preprocessing job fills
   bool preprocessing_in_flight_ = false;
+  // After a failed batch the leader waits before the next, so that servers that disagree
+  // (another protocol or security, a peer that deviates) do not fail batch after batch at once.
+  std::chrono::steady_clock::time_point preprocessing_paused_until_{};
   std::uint64_t client_jobs_running_ = 0;  // leader: announced client jobs not yet answered
   std::uint64_t pool_epoch_ = 0;    // lut2: the leader's current pool epoch (follower: the last seen)
   // Follower: client requests waiting for their announcement.

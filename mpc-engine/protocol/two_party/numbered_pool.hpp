@@ -48,9 +48,10 @@ class NumberedPool {
   // made. Throws PoolEmpty "<what> pool empty" if they do not arrive in time or the epoch
   // is not the pool's, and Error(Protocol) if any entry of the range was taken before.
   std::vector<Entry> take(std::uint64_t epoch, std::uint64_t start, std::size_t count, std::chrono::milliseconds wait);
-  // Gives up [start, start + count) (a job that failed): entries stored there now or later are
-  // wiped and dropped, so a failed job never leaves memory behind.
-  void abandon(std::uint64_t start, std::size_t count);
+  // Gives up [start, start + count) of `epoch` (a job that failed): entries stored there now or
+  // later are wiped and dropped, so a failed job never leaves memory behind. A range of an epoch
+  // the pool has left is nothing to give up (the reset dropped it; the numbers are reused).
+  void abandon(std::uint64_t epoch, std::uint64_t start, std::size_t count);
   std::uint64_t available() const;   // entries stored and not yet taken
   std::uint64_t produced() const;    // entries stored since start
   std::uint64_t consumed() const;    // entries taken since start
@@ -154,8 +155,9 @@ std::size_t NumberedPool<Entry>::drop(std::uint64_t start, std::uint64_t end) {
 }
 
 template <typename Entry>
-void NumberedPool<Entry>::abandon(std::uint64_t start, std::size_t count) {
+void NumberedPool<Entry>::abandon(std::uint64_t epoch, std::uint64_t start, std::size_t count) {
   std::lock_guard lock(mutex_);
+  if (epoch != epoch_) return;
   drop(start, start + count);
   if (!covered(start, count)) abandoned_[start] = start + count;
 }

@@ -192,11 +192,18 @@ TEST(LookupTables, PoolEpochsNeverMix) {
   pool.store(9, 0, dealt(100).first);
   EXPECT_EQ(pool.take(9, 0, 100, 0ms).size(), 100u);
   // Abandoned ranges (failed jobs) are dropped when their entries arrive.
-  pool.abandon(100, 50);
+  pool.abandon(9, 100, 50);
   pool.store(9, 100, dealt(100).first);
   EXPECT_EQ(pool.available(), 50u);
   EXPECT_THROW((void)pool.take(9, 120, 10, 0ms), Error);
   EXPECT_EQ(pool.take(9, 150, 50, 0ms).size(), 50u);
+  // A job of an epoch the pool has left gives up nothing of the new one: a job waiting when
+  // the peer restarted must not spoil the entries numbered afresh.
+  pool.reset(10);
+  pool.abandon(9, 0, 50);
+  pool.store(10, 0, dealt(100).first);
+  EXPECT_EQ(pool.available(), 100u);
+  EXPECT_EQ(pool.take(10, 0, 50, 0ms).size(), 50u);
 }
 
 TEST(LookupTables, SilentPeerIsAPeerError) {
