@@ -1,4 +1,4 @@
-// ot_bench: Chou-Orlandi base OTs and IKNP extension between two threads over an in-memory
+// ot_bench: Masny-Rindal base OTs and IKNP extension between two threads over an in-memory
 // channel: time for 128 base OTs, random, correlated and chosen OTs per second on one
 // session, and bytes per OT (both directions). Each figure is the best of --repeat runs.
 //
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
               << ", \"chosen_ots_per_s\": " << n / chosen.seconds << ", \"chosen_bytes_per_ot\": " << chosen.bytes / n
               << ", \"aesni\": " << (two_party::fixed_key_hash_uses_aesni() ? "true" : "false") << "}\n";
   } else {
-    std::cout << "128 base OTs (Chou-Orlandi, ristretto255): " << base.seconds * 1e3 << " ms, " << base.bytes
+    std::cout << "128 base OTs (Masny-Rindal, ristretto255): " << base.seconds * 1e3 << " ms, " << base.bytes
               << " bytes\n"
               << "session setup (base OTs + 1 OT):          " << setup.seconds * 1e3 << " ms\n"
               << "IKNP random OTs:     " << n / random.seconds / 1e6 << " M/s, " << random.bytes / n << " bytes/OT\n"

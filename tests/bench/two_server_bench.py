@@ -132,7 +132,7 @@ def markdown(report: dict) -> str:
         f"| gc2: bytes per AND on the wire | {fmt(gc2['bytes_per_and'], 1)} ({fmt(gc2['bytes_per_and'] * 8)} bits) |",
         f"| gc2: AES-128 blocks/s ({gc2['ands_per_block']} ANDs per block) | {fmt(gc2['aes128_blocks_per_s'])} |",
         f"| gc2: one block, p50 | {fmt(gc2['one_block_p50_us'])} µs ({gc2.get('kernel', 'portable')} kernel) |",
-        f"| OT: 128 base OTs (Chou-Orlandi, ristretto255) | {fmt(ot['base_ot_ms'], 1)} ms |",
+        f"| OT: 128 base OTs (Masny-Rindal, ristretto255) | {fmt(ot['base_ot_ms'], 1)} ms |",
         f"| OT: IKNP random OTs/s | {fmt(ot['random_ots_per_s'] / 1e6, 2)} M ({fmt(ot['random_bytes_per_ot'])} bytes each) |",
         f"| lut2: online AES-128 blocks/s ({lut2['batch_blocks']}-block batches) | "
         f"{fmt(lut2['online_aes128_blocks_per_s'])} |",

@@ -1,27 +1,31 @@
-// Base oblivious transfers: "The Simplest Protocol for Oblivious Transfer" of Chou and Orlandi
-// (LATINCRYPT 2015, eprint 2015/267), batched, in libsodium's prime-order group ristretto255:
+// Base oblivious transfers: the endemic OT of Masny and Rindal ("Endemic Oblivious Transfer",
+// ACM CCS 2019, eprint 2019/706: OT from a key agreement whose messages are uniform group
+// elements, with a random oracle onto the group), batched, in libsodium's prime-order group
+// ristretto255, with the Diffie-Hellman key agreement:
 //
-//   sender:   a random, A = aG                                        -> A
-//   receiver: b_i random, B_i = b_iG (c_i = 0) or A + b_iG (c_i = 1)   -> B_1 .. B_n
-//   keys:     sender k0_i = H(A, B_i, i, aB_i), k1_i = H(A, B_i, i, aB_i - aA);
-//             receiver k_i = H(A, B_i, i, b_iA) (= k_{c_i})
+//   receiver, choice c_i: b_i random, B_i = b_iG; R_i a uniform point;
+//             r_{c_i,i} = B_i - H_i(R_i), r_{1-c_i,i} = R_i            -> r_0i, r_1i
+//   sender:   a random, A = aG                                         -> A
+//   keys:     sender kj_i = K(A, r_0i, r_1i, i, a m_ji) with m_0i = r_0i + H_i(r_1i),
+//             m_1i = r_1i + H_i(r_0i); receiver k_i = K(A, r_0i, r_1i, i, b_iA) (= k_{c_i}, since
+//             m_{c_i,i} = B_i)
 //
-// H is BLAKE2b (crypto_generichash) keyed with a domain label, 16-byte output. It binds the
-// transcript: both parties' points A and B_i and the OT index go into every key, so keys of
-// different OTs, batches or sessions are independent even where shared points coincide.
-// ristretto255 encodings decode only to elements of the prime-order group, so the cofactor
-// and small-subgroup pitfalls of the original Curve25519 encoding do not arise; a point that
-// does not decode, the identity, or B_i = A is refused with FormatError. The receiver selects
-// its point with a mask, not a branch on c_i; secret scalars and shared points are wiped.
+// Both messages go at once: one round. H_i maps the OT index and a point onto the group
+// (BLAKE2b-512 keyed with a domain label, then crypto_core_ristretto255_from_hash, which maps 64
+// uniform bytes to a uniform element); K is BLAKE2b keyed with another label, 16 bytes out, over
+// the whole transcript of the OT, so keys of different OTs, batches or sessions are independent.
 //
-// What is known: semi-honest security (the setting of the two-server back ends) rests on CDH
-// in the random-oracle model: B_i is uniform whatever c_i, and the key the receiver did not
-// choose needs a^2 G from aG. The later analyses concern the original claim of UC security
-// against malicious and adaptive corruptions: Genc, Iovino and Rial (eprint 2017/370) found a
-// flaw in the proof for a corrupted sender; Hauck and Loss (eprint 2017/1011) found two more,
-// re-proved static malicious UC security only under Gap-DH, and noted that the proof fails
-// for adaptive corruptions. None of this touches semi-honest use, but where a server may
-// deviate this protocol must be replaced (IKNP above it checks its receiver: ot_extension.hpp).
+// Security: Masny and Rindal prove this construction secure against a malicious sender or
+// receiver in the random-oracle model (endemic security: a corrupt party may choose its own
+// outputs, which they show is what OT extension needs), from the key agreement's security. The
+// receiver's two points are uniform whatever its choice, and a receiver that knows the
+// discrete logarithm of one m_ji cannot know the other's, since each is offset by an oracle
+// output of the other point. (Chou and Orlandi's "simplest OT", one product cheaper, is not
+// used: its claimed malicious security did not survive later analyses, Genc, Iovino and Rial,
+// eprint 2017/370; Hauck and Loss, eprint 2017/1011.) ristretto255 encodings decode only to elements of the
+// prime-order group; a point that does not decode, or a product that is the identity, is
+// refused with FormatError. The receiver places its points with a mask, not a branch on c_i;
+// secret scalars and shared points are wiped.
 #pragma once
 
 #include <cstdint>

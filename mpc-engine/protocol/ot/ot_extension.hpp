@@ -20,7 +20,8 @@
 // Correlated OT adds one block per OT from the sender (H(q_j) ^ H(q_j ^ s) ^ delta); chosen OT
 // two (m0 ^ H(q_j), m1 ^ H(q_j ^ s)). Traffic: the receiver sends 16 bytes per OT (in messages
 // of at most 8192 OTs, so the sender works while the receiver prepares the next) plus 8 bytes
-// per call; base OTs 32 bytes each way per OT, once.
+// per call; base OTs 64 bytes from the IKNP sender (their receiver) per OT and 32 bytes
+// back, once.
 //
 // Sessions: the base OTs run on the first call of an object (any of the three); later calls
 // continue from the PRG positions and the counter, so one pair of objects amortises the setup,
@@ -51,7 +52,8 @@
 //
 // Security: the receiver is held to consistent choices; the sender is not checked (a sender
 // can offer a right message for one choice and garbage for the other, which the protocols
-// above this one must catch), and the base OTs are semi-honest (base_ot.hpp).
+// above this one must catch; authenticated bits have no such messages), and the base OTs are
+// Masny and Rindal's, secure against a malicious party in the random-oracle model (base_ot.hpp).
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,10 @@
-// tests/unit/ot/ot_test.cpp: base OTs and IKNP extension give the receiver the chosen message
+// tests/unit/ot/ot_test.cpp: base OTs (Masny-Rindal) and IKNP extension give the receiver the chosen message
 // and only that one, over consecutive calls of one session; each party's transcript is
 // independent of what the other keeps secret (bit-balance and chi-square tests); bad points,
 // bad choices, mismatched calls and a silent peer are errors; the transpose matches its
 // bit-by-bit definition.
 #include <gtest/gtest.h>
+#include <sodium.h>
 
 #include <algorithm>
 #include <array>
@@ -71,14 +72,12 @@ TEST(BaseOt, ReceiverRefusesBadPointsAndChoices) {
   EXPECT_EQ(b->bytes_sent(), 0u);
 }
 
-// A receiver answering the sender's A with `reply(A)`: the sender must refuse it.
-void expect_sender_refuses(const std::function<std::array<std::uint8_t, 32>(const std::array<std::uint8_t, 32>&)>& reply) {
+// A receiver that sends `points` (its r_0, r_1 for one OT): the sender must refuse them.
+void expect_sender_refuses(const std::array<std::uint8_t, 64>& points) {
   auto [a, b] = two_party::make_memory_channel_pair(2000ms);
   std::vector<Block> k0(1), k1(1);
   std::thread receiver([&, channel = b.get()] {
-    std::array<std::uint8_t, 32> big_a{};
-    channel->receive(big_a);
-    channel->send(reply(big_a));
+    channel->send(points);
     channel->flush();
   });
   EXPECT_THROW(ot::base_ot_send(*a, k0, k1), FormatError);
@@ -86,13 +85,37 @@ void expect_sender_refuses(const std::function<std::array<std::uint8_t, 32>(cons
 }
 
 TEST(BaseOt, SenderRefusesBadPoints) {
-  expect_sender_refuses([](const auto&) {  // not a canonical encoding
-    std::array<std::uint8_t, 32> p{};
-    p.fill(0xff);
-    return p;
-  });
-  expect_sender_refuses([](const auto&) { return std::array<std::uint8_t, 32>{}; });  // the identity
-  expect_sender_refuses([](const auto& big_a) { return big_a; });                     // B = A
+  // A random valid point beside a non-canonical encoding, in either place.
+  ASSERT_GE(sodium_init(), 0);
+  std::array<std::uint8_t, 32> valid{};
+  crypto_core_ristretto255_random(valid.data());
+  std::array<std::uint8_t, 64> points{};
+  std::fill(points.begin(), points.begin() + 32, 0xff);
+  std::copy(valid.begin(), valid.end(), points.begin() + 32);
+  expect_sender_refuses(points);
+  std::copy(valid.begin(), valid.end(), points.begin());
+  std::fill(points.begin() + 32, points.end(), 0xff);
+  expect_sender_refuses(points);
+}
+
+TEST(BaseOt, TheReceiversPointsAreFreshAndDoNotShowItsChoice) {
+  // The same choice twice gives different points; either choice gives two valid points.
+  std::array<std::vector<std::uint8_t>, 3> sent;
+  const std::array<std::uint8_t, 3> choice{0, 0, 1};
+  for (int run = 0; run < 3; ++run) {
+    auto [a, b] = two_party::make_memory_channel_pair(2000ms);
+    TapChannel tap(*b);
+    std::vector<Block> k0(1), k1(1), k(1);
+    std::thread sender([&, channel = a.get()] { ot::base_ot_send(*channel, k0, k1); });
+    ot::base_ot_receive(tap, std::vector<std::uint8_t>{choice[run]}, k);
+    sender.join();
+    EXPECT_EQ(k[0], choice[run] ? k1[0] : k0[0]);
+    sent[run] = tap.sent;
+    ASSERT_EQ(sent[run].size(), 64u);
+    EXPECT_EQ(crypto_core_ristretto255_is_valid_point(sent[run].data()), 1);
+    EXPECT_EQ(crypto_core_ristretto255_is_valid_point(sent[run].data() + 32), 1);
+  }
+  EXPECT_NE(sent[0], sent[1]);
 }
 
 TEST(BitTranspose, MatchesTheBitDefinition) {
