@@ -89,10 +89,12 @@ def needed(deb: Path, tmp_path: Path) -> set[str]:
     return sonames
 
 
-def owning_package(soname: str) -> str:
+def owning_packages(soname: str) -> set[str]:
+    """Every installed package that ships a file of this name: libm.so.6, say, comes with libc6
+    and, where it is installed, with libc6-i386 too."""
     done = run(["dpkg", "-S", f"*/{soname}"])
     assert done.returncode == 0, f"no installed Debian package ships {soname}"
-    return done.stdout.split(":")[0]
+    return {package.strip() for line in done.stdout.splitlines() for package in line.split(":")[0].split(",")}
 
 
 def test_mpc_server_package(packages, tmp_path):
@@ -113,7 +115,7 @@ def test_mpc_server_package(packages, tmp_path):
     declared = depends(deb)
     assert "adduser" in declared
     for soname in needed(deb, tmp_path):
-        assert owning_package(soname) in declared, soname
+        assert owning_packages(soname) & declared, soname
 
 
 def test_mpc_kdc_plugin_package(packages, tmp_path):
@@ -127,7 +129,7 @@ def test_mpc_kdc_plugin_package(packages, tmp_path):
     assert "krb5-kdc" in declared and "mpc-kdc-plugin" not in declared
     sonames = needed(deb, tmp_path) - {"libmpcclient.so.1"}
     for soname in sonames:
-        assert owning_package(soname) in declared, soname
+        assert owning_packages(soname) & declared, soname
     # The module and the router carry no run path into a build tree.
     root = tmp_path / deb.stem
     for module in ("mpc_kdb.so", "mpc_crypto_router.so"):
