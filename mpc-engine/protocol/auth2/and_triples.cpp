@@ -2,7 +2,9 @@
 
 #include <sodium.h>
 
+#include <array>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -41,15 +43,29 @@ double log2_failure(std::size_t n, unsigned b) {
   return worst;
 }
 
-// A uniform permutation of [0, n) from a seed neither party chose (Fisher-Yates; the 64-bit
-// draws reduced by multiply-and-shift differ from uniform by at most n / 2^64).
-std::vector<std::size_t> permutation(const Digest& seed, std::size_t n) {
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::vector<std::uint64_t> draws(n);
-  randombytes_buf_deterministic(draws.data(), draws.size() * sizeof(std::uint64_t), seed.data());
+// A uniform permutation of [0, n) from a seed neither party chose (Fisher-Yates over a
+// ChaCha20 stream, drawn a chunk at a time; the 64-bit draws reduced by multiply-and-shift
+// differ from uniform by at most n / 2^64).
+std::vector<std::uint32_t> permutation(const Digest& seed, std::size_t n) {
+  if (n > 0xffffffffu) throw Error(Component::Protocol, "AND triples: a batch too large to permute");
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), std::uint32_t{0});
+  constexpr std::size_t kChunk = 8192;  // draws, 64 KiB: 1,024 ChaCha20 blocks
+  std::array<std::uint64_t, kChunk> draws{};
+  const std::array<std::uint8_t, crypto_stream_chacha20_ietf_NONCEBYTES> nonce{};
+  std::size_t left = 0;
+  std::uint32_t block = 0;
   for (std::size_t i = n; i > 1; --i) {
-    const auto j = static_cast<std::size_t>((static_cast<unsigned __int128>(draws[i - 1]) * i) >> 64);
+    if (left == 0) {
+      draws.fill(0);
+      crypto_stream_chacha20_ietf_xor_ic(reinterpret_cast<unsigned char*>(draws.data()),
+                                         reinterpret_cast<const unsigned char*>(draws.data()), sizeof draws,
+                                         nonce.data(), block, seed.data());
+      block += sizeof draws / 64;
+      left = kChunk;
+    }
+    const std::uint64_t draw = draws[kChunk - left--];
+    const auto j = static_cast<std::size_t>((static_cast<unsigned __int128>(draw) * i) >> 64);
     std::swap(order[i - 1], order[j]);
   }
   return order;
@@ -63,36 +79,38 @@ unsigned bucket_size(std::size_t n) {
     if (log2_failure(n, b) <= -static_cast<double>(kStatisticalSecurity)) return b;
 }
 
+static_assert(sizeof(AuthTriple) == 3 * sizeof(AuthBit), "a triple is its three bits in a row");
+
 std::vector<AuthTriple> leaky_triples(Session& session, std::size_t n) {
-  std::vector<AuthBit> bits = session.random_bits(3 * n);
-  const ot::WipeGuard bits_guard(bits);
   std::vector<AuthTriple> triples(n);
-  for (std::size_t i = 0; i < n; ++i) triples[i] = AuthTriple{bits[3 * i], bits[3 * i + 1], bits[3 * i + 2]};
+  session.random_bits(std::span<AuthBit>(&triples.data()->x, 3 * n));  // x, y, r of each triple
   const Block delta = session.delta();
   const bool first = session.role() == Role::First;
   // Tweak of the first party's x of triple i: base + 2i; the second's: base + 2i + 1.
   const std::uint64_t base = session.take_tweaks(2 * n);
   const std::uint64_t own_tweak = base + (first ? 0 : 1), peer_tweak = base + (first ? 1 : 0);
 
-  std::vector<Block> c(n), h_key(n), h_key_delta(n), h_mac(n), products(n), v(n);
-  const ot::WipeGuard c_guard(c), key_guard(h_key), key_delta_guard(h_key_delta), mac_guard(h_mac), v_guard(v);
+  // h_mac becomes v once S is made; products holds H(K ^ delta) until it is the product.
+  std::vector<Block> c(n), h_key(n), h_mac(n), products(n);
+  const ot::WipeGuard c_guard(c), key_guard(h_key), mac_guard(h_mac), products_guard(products);
 
   for (std::size_t i = 0; i < n; ++i) {
     const AuthTriple& t = triples[i];
     c[i] = t.y.key ^ t.y.mac ^ (delta & two_party::select_mask(t.y.bit != 0));
     h_key[i] = t.x.key;
-    h_key_delta[i] = t.x.key ^ delta;
+    products[i] = t.x.key ^ delta;
     h_mac[i] = t.x.mac;
   }
   two_party::tccr_hash(h_key.data(), h_key.data(), n, kTweakHigh, peer_tweak, 2);
-  two_party::tccr_hash(h_key_delta.data(), h_key_delta.data(), n, kTweakHigh, peer_tweak, 2);
+  two_party::tccr_hash(products.data(), products.data(), n, kTweakHigh, peer_tweak, 2);
   two_party::tccr_hash(h_mac.data(), h_mac.data(), n, kTweakHigh, own_tweak, 2);
-  for (std::size_t i = 0; i < n; ++i) products[i] = h_key[i] ^ h_key_delta[i] ^ c[i];
+  for (std::size_t i = 0; i < n; ++i) products[i] ^= h_key[i] ^ c[i];
   session.send(Step::LeakyProducts, bytes_of(products));
   session.channel().flush();
-  std::vector<Block> peer_products(n);
+  std::vector<Block>& peer_products = products;  // ours are sent: the buffer takes the peer's
   session.channel().receive(bytes_of(peer_products));
 
+  std::vector<Block>& v = h_mac;
   std::vector<std::uint8_t> own_d(n);
   for (std::size_t i = 0; i < n; ++i) {
     const AuthTriple& t = triples[i];
@@ -121,41 +139,54 @@ std::vector<AuthTriple> leaky_triples(Session& session, std::size_t n) {
   return triples;
 }
 
-std::vector<AuthTriple> and_triples(Session& session, std::size_t n) {
+namespace {
+
+// Bucketed triples, handed to `store` one by one (index, triple) so that callers keep them
+// where they want them without another copy of the batch.
+void combine_buckets(Session& session, std::size_t n, const std::function<void(std::size_t, const AuthTriple&)>& store) {
   const unsigned b = bucket_size(n);
   std::vector<AuthTriple> leaky = leaky_triples(session, n * b);
+  const ot::WipeGuard leaky_guard(leaky);
   // The permutation only now, with every leaky triple fixed and checked.
-  const std::vector<std::size_t> order = permutation(session.coin_toss(), leaky.size());
-  std::vector<AuthBit> differences;
-  differences.reserve(n * (b - 1));
+  const std::vector<std::uint32_t> order = permutation(session.coin_toss(), leaky.size());
+  std::vector<AuthBit> differences(n * (b - 1));
+  const ot::WipeGuard differences_guard(differences);
   for (std::size_t bucket = 0; bucket < n; ++bucket) {
-    const AuthTriple& head = leaky[order[bucket * b]];
-    for (unsigned j = 1; j < b; ++j) differences.push_back(head.y ^ leaky[order[bucket * b + j]].y);
+    const AuthBit& head = leaky[order[bucket * b]].y;
+    for (unsigned j = 1; j < b; ++j) differences[bucket * (b - 1) + j - 1] = head ^ leaky[order[bucket * b + j]].y;
   }
   const std::vector<std::uint8_t> d = session.open(differences);
-  std::vector<AuthTriple> out(n);
   for (std::size_t bucket = 0; bucket < n; ++bucket) {
     AuthTriple combined = leaky[order[bucket * b]];
     for (unsigned j = 1; j < b; ++j) {
       const AuthTriple& other = leaky[order[bucket * b + j]];
-      const bool public_d = d[bucket * (b - 1) + (j - 1)] != 0;
       combined.x ^= other.x;
       combined.z ^= other.z;
-      if (public_d) combined.z ^= other.x;
+      if (d[bucket * (b - 1) + (j - 1)] != 0) combined.z ^= other.x;
     }
-    out[bucket] = combined;
+    store(bucket, combined);
+    wipe(&combined, sizeof combined);
   }
-  wipe(leaky.data(), leaky.size() * sizeof(AuthTriple));
+}
+
+}  // namespace
+
+std::vector<AuthTriple> and_triples(Session& session, std::size_t n) {
+  std::vector<AuthTriple> out(n);
+  combine_buckets(session, n, [&](std::size_t i, const AuthTriple& triple) { out[i] = triple; });
   return out;
 }
 
 std::vector<AndMaterial> and_material(Session& session, std::size_t n) {
-  std::vector<AuthTriple> triples = and_triples(session, n);
-  std::vector<AuthBit> lambdas = session.random_bits(n);
   std::vector<AndMaterial> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = AndMaterial{triples[i], lambdas[i]};
-  wipe(triples.data(), triples.size() * sizeof(AuthTriple));
-  wipe(lambdas.data(), lambdas.size() * sizeof(AuthBit));
+  combine_buckets(session, n, [&](std::size_t i, const AuthTriple& triple) { out[i].triple = triple; });
+  std::vector<AuthBit> lambdas(std::min(n, Session::kBitsPerCall));
+  const ot::WipeGuard lambdas_guard(lambdas);
+  for (std::size_t first = 0; first < n; first += lambdas.size()) {
+    const std::size_t count = std::min(lambdas.size(), n - first);
+    session.random_bits(std::span<AuthBit>(lambdas.data(), count));
+    for (std::size_t i = 0; i < count; ++i) out[first + i].lambda = lambdas[i];
+  }
   return out;
 }
 

@@ -129,24 +129,34 @@ const Block& Session::delta() {
 }
 
 std::vector<AuthBit> Session::random_bits(std::size_t n) {
-  if (!extension_) throw Error(Component::Protocol, "auth2: a job session makes no authenticated bits");
-  std::vector<std::uint8_t> choices(n);
-  randombytes_buf(choices.data(), n);
-  for (auto& c : choices) c &= 1;
-  std::vector<Block> keys(n), macs(n);
-  const ot::WipeGuard choices_guard(choices), keys_guard(keys), macs_guard(macs);
-  delta();
-  // The first party's session (its delta) first, on both sides.
-  if (role_ == Role::First) {
-    extension_->as_sender.authenticated(keys);
-    extension_->as_receiver.authenticated(choices, macs);
-  } else {
-    extension_->as_receiver.authenticated(choices, macs);
-    extension_->as_sender.authenticated(keys);
-  }
   std::vector<AuthBit> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = AuthBit{macs[i], keys[i], choices[i]};
+  random_bits(out);
   return out;
+}
+
+void Session::random_bits(std::span<AuthBit> out) {
+  if (!extension_) throw Error(Component::Protocol, "auth2: a job session makes no authenticated bits");
+  delta();
+  const std::size_t chunk = std::min(out.size(), kBitsPerCall);
+  std::vector<std::uint8_t> choices(chunk);
+  std::vector<Block> keys(chunk), macs(chunk);
+  const ot::WipeGuard choices_guard(choices), keys_guard(keys), macs_guard(macs);
+  for (std::size_t first = 0; first < out.size(); first += chunk) {
+    const std::size_t n = std::min(chunk, out.size() - first);
+    const std::span<std::uint8_t> c(choices.data(), n);
+    const std::span<Block> k(keys.data(), n), m(macs.data(), n);
+    randombytes_buf(c.data(), n);
+    for (auto& bit : c) bit &= 1;
+    // The first party's session (its delta) first, on both sides.
+    if (role_ == Role::First) {
+      extension_->as_sender.authenticated(k);
+      extension_->as_receiver.authenticated(c, m);
+    } else {
+      extension_->as_receiver.authenticated(c, m);
+      extension_->as_sender.authenticated(k);
+    }
+    for (std::size_t i = 0; i < n; ++i) out[first + i] = AuthBit{m[i], k[i], c[i]};
+  }
 }
 
 void Session::send(Step step, std::span<std::uint8_t> message) {

@@ -103,6 +103,10 @@ class Session {
 
   // n fresh random shared bits, uniform and unknown to either party alone. Both call with the same n.
   std::vector<AuthBit> random_bits(std::size_t n);
+  // The same into `out` (out.size() bits), in OT-extension calls of at most kBitsPerCall bits:
+  // the buffers stay a few MiB whatever the batch.
+  void random_bits(std::span<AuthBit> out);
+  static constexpr std::size_t kBitsPerCall = std::size_t{1} << 18;
 
   // The values of shared bits: both parties call with the same count and get own ^ peer for
   // each. Throws VerificationError (check "mac_check") when the peer's shares do not carry its
