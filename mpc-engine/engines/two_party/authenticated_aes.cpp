@@ -26,8 +26,8 @@ std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
 
 #if defined(MPC_FAULT_INJECTION)
 // A deviating server 1 (test server only, common/fault_injection.hpp):
-// - "auth2-garbled-rows": flips a bit of the MAC in all four rows of its first 64 AND gates of
-//   a job, so whichever row server 2 opens is wrong;
+// - "auth2-garbled-rows": flips a bit of the MAC part in all four rows (24 bytes each) of its
+//   first 64 AND gates of a job, so whichever row server 2 opens is wrong;
 // - "auth2-opened-mask": opens its first shared bit of a job (its masks' preparation) with the
 //   other value;
 // - "auth2-leaky-products": alters its leaky-AND products in every preprocessing batch.
@@ -37,7 +37,7 @@ void deviate_in_job(auth2::Session& session) {
       if (step != auth2::Step::GarbledRows) return;
       for (std::size_t gate = 0; gate < 64; ++gate)
         for (std::size_t row = 0; row < 4; ++row)
-          if (const std::size_t byte = 16 * (8 * gate + 2 * row) + 5; byte < message.size()) message[byte] ^= 1;
+          if (const std::size_t byte = 96 * gate + 24 * row + 5; byte < message.size()) message[byte] ^= 1;
     });
   if (fault::armed("auth2-opened-mask"))
     session.set_deviation([done = false](auth2::Step step, std::span<std::uint8_t> message) mutable {

@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -20,8 +21,27 @@ using circuits::GateKind;
 // Tweak space of the garbled rows' pads: apart from the half-gates garbling (below 2^63), the
 // OT extension's and the leaky AND's.
 constexpr std::uint64_t kTweakHigh = (1ull << 63) | 0x41555448474cull;  // "AUTHGL"
-constexpr std::size_t kRowBlocks = 2;
-constexpr std::size_t kGateBlocks = 4 * kRowBlocks;
+// A garbled row: the high 64 bits of the garbler's MAC, then the 128-bit label part. The
+// evaluator tells r^A by which of K and K ^ delta_B the 64 bits match: a forgery needs the high
+// half of delta_B (2^-64 a try, kStatisticalSecurity), and the row is 24 bytes, not 32.
+struct Row {
+  std::uint64_t tag;
+  Block label;
+};
+constexpr std::size_t kRowBytes = 24;
+constexpr std::size_t kGateBytes = 4 * kRowBytes;
+
+void write_row(std::uint8_t* at, const Row& row) {
+  std::memcpy(at, &row.tag, 8);
+  std::memcpy(at + 8, &row.label, 16);
+}
+
+Row read_row(const std::uint8_t* at) {
+  Row row{};
+  std::memcpy(&row.tag, at, 8);
+  std::memcpy(&row.label, at + 8, 16);
+  return row;
+}
 
 // The tweak of AND gate g's pad: block `part` (0 or 1) from input `input` (0 alpha, 1 beta).
 std::uint64_t pad_tweak(std::uint64_t base, std::size_t gate, unsigned input, unsigned part) {
@@ -109,7 +129,7 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
             out[g++] = zero[input == 0 ? gate.in0 : gate.in1] ^ (value ? delta : Block{});
         two_party::tccr_hash(out.data(), out.data(), ands, kTweakHigh, pad_tweak(base, 0, input, part), 4);
       }
-  std::vector<Block> rows(kGateBlocks * ands);
+  std::vector<std::uint8_t> rows(kGateBytes * ands);
   std::size_t g = 0;
   for (const auto& gate : circuit.gates) {
     if (gate.kind != GateKind::And) continue;
@@ -117,17 +137,17 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
       for (unsigned b = 0; b < 2; ++b) {
         const AuthBit r = row_bit(session, masks.lambda[gate.out], masks.sigma[g], masks.lambda[gate.in0],
                                   masks.lambda[gate.in1], a, b);
-        Block* row = &rows[kGateBlocks * g + kRowBlocks * (2 * a + b)];
-        row[0] = pads[0][a][0][g] ^ pads[1][b][0][g] ^ r.mac;
-        row[1] = pads[0][a][1][g] ^ pads[1][b][1][g] ^ zero[gate.out] ^ (delta & two_party::select_mask(r.bit != 0)) ^
-                 r.key;
+        const Row row{(pads[0][a][0][g] ^ pads[1][b][0][g] ^ r.mac).hi,
+                      pads[0][a][1][g] ^ pads[1][b][1][g] ^ zero[gate.out] ^
+                          (delta & two_party::select_mask(r.bit != 0)) ^ r.key};
+        write_row(&rows[kGateBytes * g + kRowBytes * (2 * a + b)], row);
       }
     ++g;
   }
   for (auto& by_input : pads)
     for (auto& by_value : by_input)
       for (auto& part : by_value) wipe(part.data(), part.size() * sizeof(Block));
-  session.send(Step::GarbledRows, bytes_of(rows));
+  session.send(Step::GarbledRows, rows);
   session.channel().flush();
 
   // Inputs: this party's masks from the evaluator, the evaluator's masks to it.
@@ -191,8 +211,8 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
   const Block delta = session.delta();
   const std::size_t ands = and_gate_count(circuit);
   const std::uint64_t base = session.take_tweaks(4 * ands);
-  std::vector<Block> rows(kGateBlocks * ands);
-  session.channel().receive(bytes_of(rows));
+  std::vector<std::uint8_t> rows(kGateBytes * ands);
+  session.channel().receive(rows);
 
   std::vector<AuthBit> peer_masks, own_masks;
   for (const auto w : wires.first) peer_masks.push_back(masks.lambda[w]);
@@ -254,15 +274,15 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
         Block pad_a[2] = {labels[gate.in0], labels[gate.in0]}, pad_b[2] = {labels[gate.in1], labels[gate.in1]};
         two_party::tccr_hash(pad_a, pad_a, 2, kTweakHigh, pad_tweak(base, g, 0, 0), 2);
         two_party::tccr_hash(pad_b, pad_b, 2, kTweakHigh, pad_tweak(base, g, 1, 0), 2);
-        const Block* row = &rows[kGateBlocks * g + kRowBlocks * (2 * a + b)];
-        const Block mac = row[0] ^ pad_a[0] ^ pad_b[0];
+        const Row row = read_row(&rows[kGateBytes * g + kRowBytes * (2 * a + b)]);
+        const std::uint64_t tag = row.tag ^ pad_a[0].hi ^ pad_b[0].hi;
         const AuthBit r = row_bit(session, masks.lambda[gate.out], masks.sigma[g], masks.lambda[gate.in0],
                                   masks.lambda[gate.in1], a, b);
-        const bool zero_share = mac == r.key, one_share = mac == (r.key ^ delta);
+        const bool zero_share = tag == r.key.hi, one_share = tag == (r.key.hi ^ delta.hi);
         rows_hold = rows_hold && (zero_share || one_share);
         const std::uint8_t peer_bit = one_share ? 1 : 0;
         masked[gate.out] = peer_bit ^ r.bit;
-        labels[gate.out] = row[1] ^ pad_a[1] ^ pad_b[1] ^ r.mac;
+        labels[gate.out] = row.label ^ pad_a[1] ^ pad_b[1] ^ r.mac;
         ++g;
         break;
       }

@@ -16,11 +16,12 @@
 // the garbler's half of the shared bit
 //   r_ab = lambda_gamma ^ sigma ^ a lambda_beta ^ b lambda_alpha ^ a b
 // (whose value is the masked output for those masked inputs) as
-//   row_ab = pad(L_alpha_a, L_beta_b) ^ (M_B[r_ab^A], L_gamma0 ^ r_ab^A delta_A ^ K_A[r_ab^B]),
-// two blocks: pad = H(L_alpha_a, t) ^ H(L_beta_b, t') over two tweaks per block and input. The
-// evaluator, holding the masked values (a, b) and their labels, opens row_ab: the first block
-// must be its key K_B[r^A] or that key ^ delta_B (else the garbler deviated: abort), which gives
-// r^A; the masked output is r^A ^ r^B and its label the second block ^ M_A[r^B]. The MAC makes
+//   row_ab = pad(L_alpha_a, L_beta_b) ^ (hi64(M_B[r_ab^A]), L_gamma0 ^ r_ab^A delta_A ^ K_A[r_ab^B]),
+// 24 bytes: pad = H(L_alpha_a, t) ^ H(L_beta_b, t') over two tweaks per part and input. The
+// evaluator, holding the masked values (a, b) and their labels, opens row_ab: its first part
+// must be the high half of its key K_B[r^A] or of that key ^ delta_B (else the garbler deviated:
+// abort), which gives r^A; the masked output is r^A ^ r^B and its label the second part ^
+// M_A[r^B]. Half a MAC suffices: a forgery needs the high 64 bits of delta_B, 2^-64 a try. The MAC makes
 // the garbler commit to the function's truth table through the shared masks: a row for another
 // function, or another label, fails that check in this gate or a later one. The row the
 // evaluator opens is chosen by masked values, uniform to the garbler (lambda^B is hidden
@@ -38,7 +39,7 @@
 // the masked output ^ lambda^B. Either party can still XOR an error into its own share, one it
 // picks without seeing any secret: the function, and so any dependence on the key, is fixed.
 //
-// Traffic: the garbled rows 32 bytes per AND per row, 128 per AND, from the garbler (the
+// Traffic: the garbled rows 24 bytes per AND per row, 96 per AND, from the garbler (the
 // tables do not depend on inputs and may travel ahead); one triple and two opened bits per AND
 // of preprocessing (and_triples.hpp); per input bit one opened mask, one masked bit and one
 // label; per output bit two opened masks and one masked bit.

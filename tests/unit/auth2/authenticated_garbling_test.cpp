@@ -143,11 +143,14 @@ TEST(AuthenticatedGarbling, APublicBlockAndSharedOutputsGiveTheCiphertextAsShare
   EXPECT_EQ(wrong.second.check(), "garbled_row");
 }
 
-// Alters the garbled rows: XORs `error` into block `block` of AND gate `gate`'s row `row`.
-auth2::Deviation alter_row(std::size_t gate, unsigned row, unsigned block, two_party::Block error) {
+// A garbled row is 24 bytes: 8 of MAC, then 16 of label; an AND gate has four.
+std::size_t row_byte(std::size_t gate, unsigned row, unsigned part) { return 96 * gate + 24 * row + (part == 0 ? 0 : 8); }
+
+// Alters the garbled rows: XORs `mask` into the first byte of part `part` (0: MAC, 1: label) of
+// AND gate `gate`'s row `row`.
+auth2::Deviation alter_row(std::size_t gate, unsigned row, unsigned part, std::uint8_t mask) {
   return [=](Step step, std::span<std::uint8_t> message) {
-    if (step != Step::GarbledRows) return;
-    reinterpret_cast<two_party::Block*>(message.data())[8 * gate + 2 * row + block] ^= error;
+    if (step == Step::GarbledRows) message[row_byte(gate, row, part)] ^= mask;
   };
 }
 
@@ -159,7 +162,7 @@ TEST(AuthenticatedGarbling, AGarblerThatAltersEveryRowOfAGateIsCaught) {
     // once; a wrong label fails at the next gate that reads it.
     auth2::Deviation deviation = [block](Step step, std::span<std::uint8_t> message) {
       if (step != Step::GarbledRows) return;
-      for (unsigned row = 0; row < 4; ++row) reinterpret_cast<two_party::Block*>(message.data())[8 * 40 + 2 * row + block] ^= two_party::Block{4, 0};
+      for (unsigned row = 0; row < 4; ++row) message[row_byte(40, row, block)] ^= 4;
     };
     const auto outcome =
         run_pair<std::vector<std::uint8_t>>(party(c, Role::First), party(c, Role::Second), deviation);
@@ -226,7 +229,7 @@ TEST(AuthenticatedGarbling, WhetherOneAlteredRowAbortsDoesNotDependOnTheKey) {
     for (int run = 0; run < runs; ++run) {
       Case c = make_case(100 + key);
       const auto outcome = run_pair<std::vector<std::uint8_t>>(party(c, Role::First), party(c, Role::Second),
-                                                               alter_row(gate, 1, 0, two_party::Block{8, 0}));
+                                                               alter_row(gate, 1, 0, 8));
       if (outcome.second.failed()) {
         EXPECT_EQ(outcome.second.check(), "garbled_row");
         ++aborts[key];
