@@ -1,121 +1,24 @@
-// tests/unit/settings/settings_test.cpp: mpc-server.toml and cluster.toml loading: the
-// shipped examples, every required key, unknown keys, bad values, path resolution and
-// public keys given inline or by file.
+// tests/unit/settings/settings_test.cpp: mpc-server.toml loading: the shipped example, every
+// required key, unknown keys, bad values, peers, limits, security and degraded service, the
+// lookup-table settings, public keys inline or by file, the clients and the metrics endpoint.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <string>
-#include <vector>
 
-#include "common/error.hpp"
-#include "settings/cluster_settings.hpp"
-#include "settings/server_settings.hpp"
-#include "support/temp_dir.hpp"
-#include "transport/curve_keys.hpp"
+#include "settings_fixture.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace mpc::settings;
+using mpc::settings::test::SettingsTest;
+using mpc::settings::test::kSourceDir;
+using mpc::settings::test::fresh_key;
+using mpc::settings::test::z85;
 using mpc::transport::PublicKey;
-
-const fs::path kSourceDir = MPC_SOURCE_DIR;
-
-PublicKey fresh_key() { return mpc::transport::generate_curve_key_pair().public_key; }
-std::string z85(const PublicKey& key) { return mpc::transport::z85_encode(key); }
-
-class SettingsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    peer2 = fresh_key();
-    peer3 = fresh_key();
-    compute = fresh_key();
-    admin = fresh_key();
-    server1 = fresh_key();
-  }
-
-  fs::path write(const std::string& name, const std::string& content) {
-    const fs::path file = dir / name;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << content;
-    return file;
-  }
-
-  // A valid server file for party 1, assembled from parts so tests can drop or change one.
-  std::map<std::string, std::string> server_root() const {
-    return {{"party", "1"},
-            {"client_endpoint", "\"tcp://127.0.0.1:7101\""},
-            {"peer_endpoint", "\"tcp://127.0.0.1:7201\""},
-            {"secret_key_file", "\"server.key\""},
-            {"storage_path", "\"/var/lib/mpc-server\""},
-            {"storage_key_file", "\"storage.key\""}};
-  }
-  std::string peer_table(int party, const std::string& endpoint, const std::string& key_text,
-                         const std::string& extra = "") const {
-    return "[[peers]]\nparty = " + std::to_string(party) + "\nendpoint = \"" + endpoint + "\"\npublic_key = \"" +
-           key_text + "\"\n" + extra + "\n";
-  }
-  std::string default_peers() const {
-    return peer_table(3, "tcp://127.0.0.1:7203", z85(peer3)) + peer_table(2, "tcp://127.0.0.1:7202", z85(peer2));
-  }
-  std::string default_clients() const {
-    return "[clients]\ncompute = [\"" + z85(compute) + "\"]\nadmin = [\"" + z85(admin) + "\"]\n";
-  }
-  std::string server_text(const std::map<std::string, std::string>& root, const std::string& limits = "",
-                          const std::optional<std::string>& peers = std::nullopt,
-                          const std::optional<std::string>& clients = std::nullopt) const {
-    std::string text;
-    for (const auto& [key, value] : root) text += key + " = " + value + "\n";
-    if (!limits.empty()) text += "[limits]\n" + limits + "\n";
-    text += peers.value_or(default_peers());
-    text += clients.value_or(default_clients());
-    return text;
-  }
-
-  std::string cluster_text(const std::map<std::string, std::string>& root, const std::vector<std::string>& servers) {
-    std::string text;
-    for (const auto& [key, value] : root) text += key + " = " + value + "\n";
-    for (const auto& server : servers) text += "[[servers]]\n" + server + "\n";
-    return text;
-  }
-  std::map<std::string, std::string> cluster_root() const {
-    return {{"protocol", "\"rss3\""}, {"timeout_ms", "1500"}, {"secret_key_file", "\"client.key\""}};
-  }
-  std::vector<std::string> cluster_servers() const {
-    return {server_entry(2, "tcp://h2:7101", z85(peer2)), server_entry(1, "tcp://h1:7101", z85(server1)),
-            server_entry(3, "tcp://h3:7101", z85(peer3))};
-  }
-  static std::string server_entry(int party, const std::string& endpoint, const std::string& key_text) {
-    return "party = " + std::to_string(party) + "\nendpoint = \"" + endpoint + "\"\npublic_key = \"" + key_text + "\"\n";
-  }
-
-  // Loads and expects Error(Settings) naming the file and containing every fragment.
-  template <typename Load>
-  void expect_error(Load load, const fs::path& file, std::initializer_list<std::string> fragments) {
-    try {
-      (void)load(file);
-      ADD_FAILURE() << "no error for:\n" << std::ifstream(file).rdbuf();
-    } catch (const mpc::Error& e) {
-      const std::string message = e.what();
-      EXPECT_EQ(e.component(), mpc::Component::Settings) << message;
-      EXPECT_NE(message.find(file.string()), std::string::npos) << message;
-      for (const auto& fragment : fragments) EXPECT_NE(message.find(fragment), std::string::npos) << message;
-    }
-  }
-  void expect_server_error(const std::string& text, std::initializer_list<std::string> fragments) {
-    expect_error(load_server_settings, write("server.toml", text), fragments);
-  }
-  void expect_cluster_error(const std::string& text, std::initializer_list<std::string> fragments) {
-    expect_error(load_cluster_settings, write("cluster.toml", text), fragments);
-  }
-
-  mpc::test_support::TempDir temp{"settings_test"};
-  const fs::path dir = temp.path();
-  PublicKey peer2{}, peer3{}, compute{}, admin{}, server1{};
-};
 
 TEST_F(SettingsTest, ServerExampleParses) {
   const ServerSettings s = load_server_settings(kSourceDir / "config" / "mpc-server.example.toml");
@@ -151,21 +54,6 @@ TEST_F(SettingsTest, ServerExampleParses) {
   EXPECT_EQ(s.peers[1].party, 2);
   EXPECT_EQ(s.compute_clients.size(), 1u);
   EXPECT_EQ(s.admin_clients.size(), 1u);
-}
-
-TEST_F(SettingsTest, ClusterExampleParses) {
-  const fs::path example = kSourceDir / "config" / "cluster.example.toml";
-  const ClusterSettings c = load_cluster_settings(example);
-  EXPECT_EQ(c.protocol, Protocol::Rss3);
-  EXPECT_EQ(c.timeout, std::chrono::milliseconds(2000));
-  EXPECT_EQ(c.krb_timeout, std::chrono::milliseconds(30000));
-  EXPECT_EQ(c.secret_key_file, fs::absolute(example).lexically_normal().parent_path() / "client.key");
-  ASSERT_EQ(c.servers.size(), 3u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(c.servers[static_cast<std::size_t>(i)].party, i);
-  // The examples describe one cluster: party 1's peers are the cluster's servers 2 and 3.
-  const ServerSettings s = load_server_settings(kSourceDir / "config" / "mpc-server.example.toml");
-  EXPECT_EQ(s.peers[0].public_key, c.servers[1].public_key);
-  EXPECT_EQ(s.peers[1].public_key, c.servers[2].public_key);
 }
 
 TEST_F(SettingsTest, MinimalServerGetsDefaultsAndSortedPeers) {
@@ -564,38 +452,6 @@ TEST_F(SettingsTest, LookupTableDealerNeedsItsEndpointAndKeyAndOnlyThen) {
                       {"lut", "dealer_public_key is the key of server 2"});
 }
 
-TEST_F(SettingsTest, TwoServerClusterNeedsTwoServers) {
-  auto root = cluster_root();
-  root["protocol"] = "\"gc2\"";
-  auto servers = cluster_servers();
-  expect_cluster_error(cluster_text(root, servers), {"servers", "exactly 2 entries, got 3"});
-  servers.pop_back();
-  const ClusterSettings c = load_cluster_settings(write("cluster.toml", cluster_text(root, servers)));
-  EXPECT_EQ(c.protocol, Protocol::Gc2);
-  ASSERT_EQ(c.servers.size(), 2u);
-  EXPECT_EQ(c.servers[0].public_key, server1);
-  servers[0] = server_entry(3, "tcp://h3:7101", z85(peer3));
-  expect_cluster_error(cluster_text(root, servers), {"servers[0].party", "between 1 and 2"});
-}
-
-TEST_F(SettingsTest, ClusterDataEndpointsAreOptionalTcpAndThreeServerOnly) {
-  auto root = cluster_root();
-  auto servers = cluster_servers();
-  const ClusterSettings plain = load_cluster_settings(write("cluster.toml", cluster_text(root, servers)));
-  for (const auto& server : plain.servers) EXPECT_TRUE(server.data_endpoint.empty());
-  servers[1] += "data_endpoint = \"tcp://h1:7221\"\n";  // party 1's entry
-  const ClusterSettings linked = load_cluster_settings(write("cluster.toml", cluster_text(root, servers)));
-  EXPECT_EQ(linked.servers[0].data_endpoint, "tcp://h1:7221");
-  EXPECT_TRUE(linked.servers[1].data_endpoint.empty());
-  servers[1] = server_entry(1, "tcp://h1:7101", z85(server1)) + "data_endpoint = \"ipc:///run/mpc\"\n";
-  expect_cluster_error(cluster_text(root, servers), {"servers[1].data_endpoint", "tcp://"});
-  root["protocol"] = "\"gc2\"";
-  servers = cluster_servers();
-  servers.pop_back();
-  servers[1] += "data_endpoint = \"tcp://h1:7221\"\n";
-  expect_cluster_error(cluster_text(root, servers), {"servers[1].data_endpoint", "rss3"});
-}
-
 TEST_F(SettingsTest, PublicKeysInlineOrByPath) {
   // Relative to the configuration file's directory, not the working directory.
   fs::create_directory(dir / "keys");
@@ -678,126 +534,6 @@ TEST_F(SettingsTest, TheMetricsEndpointIsOffUnlessNamedAndItsAddressIsChecked) {
     root["metrics_listen"] = "\"" + listen + "\"";
     expect_server_error(server_text(root), {"metrics_listen", "HOST:PORT"});
   }
-}
-
-TEST_F(SettingsTest, RelativePathsAreResolvedAgainstTheFile) {
-  auto root = server_root();
-  root["secret_key_file"] = "\"keys/../keys/server.key\"";
-  root["storage_path"] = "\"../state/store\"";
-  root["storage_key_file"] = "\"/etc/mpc-kdc//storage.key\"";
-  const fs::path file = write("etc/server.toml", server_text(root));
-  const ServerSettings s = load_server_settings(file);
-  EXPECT_EQ(s.secret_key_file, dir / "etc" / "keys" / "server.key");
-  EXPECT_EQ(s.storage_path, dir / "state" / "store");
-  EXPECT_EQ(s.storage_key_file, fs::path("/etc/mpc-kdc/storage.key"));
-  EXPECT_TRUE(s.secret_key_file.is_absolute());
-
-  // A relative path to the file itself still yields absolute paths.
-  const fs::path previous = fs::current_path();
-  fs::current_path(dir);
-  ServerSettings relative;
-  EXPECT_NO_THROW(relative = load_server_settings("etc/server.toml"));
-  fs::current_path(previous);
-  EXPECT_EQ(relative.secret_key_file, dir / "etc" / "keys" / "server.key");
-}
-
-TEST_F(SettingsTest, SyntaxErrorsNameFileAndLine) {
-  expect_server_error("party = 1\nclient_endpoint = \n", {"server.toml:2:"});
-  expect_server_error("party = 1\nparty = 2\n", {"server.toml:2:"});
-  expect_cluster_error("[[servers]\n", {"cluster.toml:1:"});
-}
-
-TEST_F(SettingsTest, ErrorsCarryTheLineOfTheBadValue) {
-  auto root = server_root();
-  root["party"] = "9";  // keys are written in std::map order: client_endpoint, then party on line 2
-  expect_server_error(server_text(root), {"server.toml:2: party: must be between 1 and 3 (got 9)"});
-}
-
-TEST_F(SettingsTest, MissingOrOddFilesAreErrors) {
-  expect_error(load_server_settings, dir / "absent.toml", {"cannot read"});
-  expect_error(load_cluster_settings, dir / "absent.toml", {"cannot read"});
-  fs::create_directory(dir / "a-directory.toml");
-  expect_error(load_server_settings, dir / "a-directory.toml", {"not a regular file"});
-  expect_server_error(std::string(2u << 20, '#'), {"larger than"});
-}
-
-TEST_F(SettingsTest, ClusterParsesAndSortsServers) {
-  mpc::transport::write_public_key_file(dir / "s3.pub", peer3);
-  auto servers = cluster_servers();
-  servers[2] = server_entry(3, "ipc:///run/mpc/s3", "s3.pub");
-  const ClusterSettings c = load_cluster_settings(write("cluster.toml", cluster_text(cluster_root(), servers)));
-  EXPECT_EQ(c.timeout, std::chrono::milliseconds(1500));
-  EXPECT_EQ(c.secret_key_file, dir / "client.key");
-  ASSERT_EQ(c.servers.size(), 3u);
-  EXPECT_EQ(c.servers[0].party, 0);
-  EXPECT_EQ(c.servers[0].public_key, server1);
-  EXPECT_EQ(c.servers[0].endpoint, "tcp://h1:7101");
-  EXPECT_EQ(c.servers[1].public_key, peer2);
-  EXPECT_EQ(c.servers[2].public_key, peer3);
-  EXPECT_EQ(c.servers[2].endpoint, "ipc:///run/mpc/s3");
-  // timeout_ms is optional.
-  auto root = cluster_root();
-  root.erase("timeout_ms");
-  EXPECT_EQ(load_cluster_settings(write("cluster.toml", cluster_text(root, cluster_servers()))).timeout,
-            std::chrono::milliseconds(2000));
-  root["krb_timeout_ms"] = "45000";
-  EXPECT_EQ(load_cluster_settings(write("cluster.toml", cluster_text(root, cluster_servers()))).krb_timeout,
-            std::chrono::milliseconds(45000));
-}
-
-TEST_F(SettingsTest, ClusterRulesAreEnforced) {
-  for (const char* key : {"protocol", "secret_key_file"}) {
-    auto root = cluster_root();
-    root.erase(key);
-    expect_cluster_error(cluster_text(root, cluster_servers()), {key, "missing"});
-  }
-  expect_cluster_error(cluster_text(cluster_root(), {}), {"servers", "missing"});
-  const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> root_cases = {
-      {{"protocol", "\"rss2\""}, "must be one of rss3, gc2, lut2"},
-      {{"protocol", "3"}, "must be a string"},
-      {{"timeout_ms", "0"}, "between 1 and 600000"},
-      {{"timeout_ms", "600001"}, "between 1 and 600000"},
-      {{"timeout_ms", "\"2000\""}, "must be an integer"},
-      {{"krb_timeout_ms", "0"}, "between 1 and 600000"},
-      {{"krb_timeout_ms", "600001"}, "between 1 and 600000"},
-      {{"timeuot_ms", "2000"}, "unknown key"},
-  };
-  for (const auto& [kv, fragment] : root_cases) {
-    auto root = cluster_root();
-    root[kv.first] = kv.second;
-    SCOPED_TRACE(kv.first + " = " + kv.second);
-    expect_cluster_error(cluster_text(root, cluster_servers()), {kv.first, fragment});
-  }
-  auto servers = cluster_servers();
-  servers.pop_back();
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers", "exactly 3 entries, got 2"});
-  servers = cluster_servers();
-  servers.push_back(server_entry(3, "tcp://h4:1", z85(peer3)));
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers", "exactly 3 entries, got 4"});
-  servers = cluster_servers();
-  servers[2] = server_entry(1, "tcp://h3:7101", z85(peer3));
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers[2].party", "listed twice"});
-  servers = cluster_servers();
-  servers[2] = server_entry(0, "tcp://h3:7101", z85(peer3));
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers[2].party", "between 1 and 3"});
-  servers = cluster_servers();
-  servers[2] = server_entry(3, "tcp://h1:7101", z85(peer3));
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers[2].endpoint", "listed twice"});
-  servers = cluster_servers();
-  servers[0] += "weight = 2\n";
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers[0].weight", "unknown key"});
-  servers = cluster_servers();
-  servers[1] = "party = 1\nendpoint = \"tcp://h:1\"\n";
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers[1].public_key", "missing"});
-  servers = cluster_servers();
-  servers[1] = "party = 1\npublic_key = \"" + z85(peer2) + "\"\n";
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers[1].endpoint", "missing"});
-  servers = cluster_servers();
-  servers[1] = "endpoint = \"tcp://h:1\"\npublic_key = \"" + z85(peer2) + "\"\n";
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers[1].party", "missing"});
-  servers = cluster_servers();
-  servers[1] = server_entry(2, "udp://h:1", z85(peer2));
-  expect_cluster_error(cluster_text(cluster_root(), servers), {"servers[1].endpoint", "tcp://"});
 }
 
 }  // namespace
