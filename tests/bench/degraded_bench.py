@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 import mpc_cluster  # noqa: E402
 import test_gcm_jobs as gcm  # noqa: E402
-from test_krb_jobs import ENCTYPES, Engine, K5Crypto, wait_until_krb_serving  # noqa: E402
+from krb_client import ENCTYPES, Engine, K5Crypto, wait_until_krb_serving  # noqa: E402
 from run_bench import machine  # noqa: E402
 
 

@@ -22,7 +22,7 @@ import local_masks
 import mpc_cluster
 import test_gcm_jobs as gcm
 from raw_frames import REGROUPING, client_for, compute_ctr, parse_reply
-from test_krb_jobs import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
+from krb_client import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
                            check_cf2_jobs, k5, wait_until_krb_serving)
 
 # A server's log event for a send to a peer that held its loop for the whole connect grace.

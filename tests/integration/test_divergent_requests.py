@@ -35,9 +35,9 @@ from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_D
                         parse_reply)
 from test_gcm_jobs import Engine as GcmEngine
 from test_gcm_jobs import ctr_keystream, seal
-from test_krb_jobs import ENCTYPES, K5Crypto
-from test_krb_jobs import Engine as KrbEngine
-from test_krb_jobs import restart_leader, wait_until_krb_serving
+from krb_client import ENCTYPES, K5Crypto
+from krb_client import Engine as KrbEngine
+from krb_client import restart_leader, wait_until_krb_serving
 
 AES_KEY = ("divergent/aes", 1, "aes128")
 GCM_KEY = ("divergent/gcm", 1, "aes256-gcm")

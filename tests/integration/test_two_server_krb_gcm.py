@@ -18,10 +18,10 @@ from test_gcm_jobs import MPC_EBADTAG as GCM_EBADTAG
 from test_gcm_jobs import MPC_ENONCE, ctr_keystream, import_gcm_key, seal, wait_until_gcm_serving, xor
 from test_gcm_jobs import Engine as GcmEngine
 from test_gcm_jobs import GcmError
-from test_krb_jobs import (CF2_PARTNER, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES, FULL_SWEEP, MPC_EBADTAG, KrbError,
+from krb_client import (CF2_PARTNER, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES, FULL_SWEEP, MPC_EBADTAG, KrbError,
                            check_cf2_jobs, wait_until_krb_serving)
-from test_krb_jobs import Engine as KrbEngine
-from test_krb_jobs import k5  # noqa: F401  (the libk5crypto fixture)
+from krb_client import Engine as KrbEngine
+from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
 
 import local_masks
 from mpc_cluster import start_cluster
