@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 import mpc_cluster  # noqa: E402
-import test_gcm_jobs as gcm  # noqa: E402
+import gcm_client as gcm  # noqa: E402
 from krb_client import ENCTYPES, Engine, K5Crypto, wait_until_krb_serving  # noqa: E402
 from run_bench import machine  # noqa: E402
 

@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mpc_cluster import Cluster
 from test_data_links import Relay, data_port, established_sockets
-from test_gcm_jobs import KEY, Engine, GcmError, import_gcm_key, seal, wait_until_gcm_serving
+from gcm_client import KEY, Engine, GcmError, import_gcm_key, seal, wait_until_gcm_serving
 
 
 def own_links_to(port: int) -> int:

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 import local_masks
 import mpc_cluster
-import test_gcm_jobs as gcm
+import gcm_client as gcm
 from raw_frames import REGROUPING, client_for, compute_ctr, parse_reply
 from krb_client import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
                            check_cf2_jobs, k5, wait_until_krb_serving)

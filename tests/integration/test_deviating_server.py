@@ -18,7 +18,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 import local_masks
-import test_gcm_jobs as gcm
+import gcm_client as gcm
 from mpc_cluster import Cluster, faults_server_binary, openssl_ctr_keystream, server_binary
 from krb_client import MPC_AES256_CTS, MPC_EUNREACHABLE, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
 

@@ -33,8 +33,8 @@ from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_D
                         OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, gcm_open, gcm_prefetch,
                         gcm_reopen, gcm_tag, gcm_tag_chained, key_id, krb_copies, krb_seeds_bytes,
                         parse_reply)
-from test_gcm_jobs import Engine as GcmEngine
-from test_gcm_jobs import ctr_keystream, seal
+from gcm_client import Engine as GcmEngine
+from gcm_client import ctr_keystream, seal
 from krb_client import ENCTYPES, K5Crypto
 from krb_client import Engine as KrbEngine
 from krb_client import restart_leader, wait_until_krb_serving

@@ -14,10 +14,10 @@ import pytest
 import zmq
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from test_gcm_jobs import MPC_EBADTAG as GCM_EBADTAG
-from test_gcm_jobs import MPC_ENONCE, ctr_keystream, import_gcm_key, seal, wait_until_gcm_serving, xor
-from test_gcm_jobs import Engine as GcmEngine
-from test_gcm_jobs import GcmError
+from gcm_client import MPC_EBADTAG as GCM_EBADTAG
+from gcm_client import MPC_ENONCE, ctr_keystream, import_gcm_key, seal, wait_until_gcm_serving, xor
+from gcm_client import Engine as GcmEngine
+from gcm_client import GcmError
 from krb_client import (CF2_PARTNER, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES, FULL_SWEEP, MPC_EBADTAG, KrbError,
                            check_cf2_jobs, wait_until_krb_serving)
 from krb_client import Engine as KrbEngine
@@ -28,7 +28,7 @@ from mpc_cluster import start_cluster
 from raw_frames import AES256_GCM, OK, client_for, gcm_reopen, gcm_tag, key_id
 from test_divergent_requests import (exchange, gcm_tag_of, mismatch_counters, prefetch_one_nonce,
                                      wait_for_mismatches)
-from test_gcm_jobs import KEY as GCM_KEY
+from gcm_client import KEY as GCM_KEY
 
 
 @pytest.fixture(scope="module")
