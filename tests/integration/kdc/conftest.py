@@ -20,9 +20,19 @@ import pytest
 
 import mpc_cluster
 from krb5_realm import Realm, find_kdb_module_dir, system_kdb_module_dir
+from protected_kdc import router_library
 
 HERE = Path(__file__).resolve().parent
 BACKENDS = ("db2", "klmdb")
+
+
+@pytest.fixture(scope="session")
+def router_so() -> Path:
+    """The crypto router, mpc_crypto_router.so ($MPC_ROUTER_SO overrides the path)."""
+    path = router_library()
+    if not path.is_file():
+        pytest.fail(f"mpc_crypto_router.so not built: {path} (build target mpc_crypto_router, or set MPC_ROUTER_SO)")
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -53,16 +53,6 @@ def fingerprint(key: bytes) -> str:
     return hashlib.sha256(key).hexdigest()[:16]
 
 
-@pytest.fixture(scope="session")
-def router_so() -> Path:
-    path = Path(os.environ.get("MPC_ROUTER_SO", mpc_cluster.build_dir() / "kdc-plugin" /
-                               "router" / "mpc_crypto_router.so"))
-    if not path.is_file():
-        pytest.fail(f"mpc_crypto_router.so not built: {path} "
-                    "(build target mpc_crypto_router, or set MPC_ROUTER_SO)")
-    return path
-
-
 class RouterRealm(Realm):
     """A Realm whose krb5kdc (only) runs with kdc_env added to its environment."""
 

@@ -35,18 +35,10 @@ import zmq
 import ccache_tickets
 import mpc_cluster
 from protected_kdc import (PRIVATE_ENCTYPE, ProtectedRealm, assert_scan_finds, files_containing, kdc_pids,
-                           memory_contains, router_library)
+                           memory_contains)
 
 ALICE_PW = "alice-pw"
 SERVICE = "svc/host.test"
-
-
-@pytest.fixture(scope="module")
-def router_so() -> Path:
-    path = router_library()
-    if not path.is_file():
-        pytest.fail(f"mpc_crypto_router.so not built: {path}")
-    return path
 
 
 def make_protected_realm(root: Path, cluster: mpc_cluster.Cluster) -> ProtectedRealm:
