@@ -11,9 +11,11 @@ from __future__ import annotations
 import signal
 
 import pytest
+import zmq
 
 import mpc_cluster
 from mpc_cluster import Cluster
+from raw_frames import RAW_KEY_NAME
 
 DEFAULT_TEST_TIMEOUT_S = 60
 
@@ -100,3 +102,19 @@ def fresh_two_server_cluster(request, tmp_path):
     finally:
         if running is not None:
             running.stop()
+
+
+@pytest.fixture(scope="module")
+def context():
+    """A ZeroMQ context for clients built by hand (raw_frames.py)."""
+    ctx = zmq.Context()
+    yield ctx
+    ctx.term()
+
+
+@pytest.fixture(scope="module")
+def raw_key(cluster):
+    """The AES-128 key of the raw-frame tests, imported into the module's cluster."""
+    key_hex, _ = cluster.import_key(RAW_KEY_NAME, 1, "aes128")
+    cluster.wait_until_serving((RAW_KEY_NAME, 1, "aes128"))
+    return key_hex

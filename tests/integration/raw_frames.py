@@ -16,6 +16,8 @@ import struct
 
 import zmq
 
+from mpc_cluster import openssl_ctr_keystream, pid_alive
+
 # Message types and statuses (client_messages.hpp).
 COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS = 1, 2, 3, 4, 5
 GCM_PREFETCH, GCM_TAG, GCM_OPEN, KRB, GCM_REOPEN, GCM_TAG_PARTS, GCM_PREFETCH_LOCAL, REPLY = 6, 7, 8, 9, 10, 11, 12, 0x80
@@ -198,3 +200,15 @@ def client_for(cluster, context, party: int, role: str = "admin") -> RawClient:
     keys = read_key_file(cluster.dir / f"{role}.key")
     return RawClient(context, endpoint(cluster, party), server_public(cluster, party), keys["public-key"],
                      keys["secret-key"])
+
+
+# The AES-128 key the raw-frame tests compute under (the raw_key fixture imports it).
+RAW_KEY_NAME = "raw/key"
+
+
+def assert_still_serving(cluster, key_hex: str) -> None:
+    for party in (1, 2, 3):
+        assert pid_alive(cluster.server_pid(party)), f"server {party} died\n{cluster.log_tail()}"
+    counter = secrets.token_hex(16)
+    got = cluster.keystream(RAW_KEY_NAME, 1, "aes128", counter, 9)
+    assert got == openssl_ctr_keystream("aes128", key_hex, counter, 9)

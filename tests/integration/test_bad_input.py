@@ -14,11 +14,10 @@ import time
 import pytest
 import zmq
 
-from mpc_cluster import openssl_ctr_keystream, pid_alive
-from raw_frames import (AES128, AES256, BAD_REQUEST, COMPUTE, CTR, DELETE_KEY, ECB_ENCRYPT, IMPORT_KEY,
-                        LIST_KEYS, OK, REGROUPING, REPLY, TOO_LARGE, UNAUTHORIZED, UNKNOWN_KEY, RawClient,
-                        client_for, endpoint, header, key_id, parse_reply, read_key_file, server_public,
-                        status_request)
+from raw_frames import (AES128, AES256, BAD_REQUEST, COMPUTE, CTR, DELETE_KEY, ECB_ENCRYPT, IMPORT_KEY, LIST_KEYS,
+                        OK, RAW_KEY_NAME, REGROUPING, REPLY, TOO_LARGE, UNAUTHORIZED, UNKNOWN_KEY, RawClient,
+                        assert_still_serving, client_for, endpoint, header, key_id, parse_reply, read_key_file,
+                        server_public, status_request)
 from raw_frames import compute_ctr as raw_compute_ctr
 from raw_frames import compute_ecb as raw_compute_ecb
 
@@ -28,30 +27,15 @@ MAX_REQUEST_BLOCKS = 1 << 22    # wire::kMaxRequestBlocks
 # key id's digest and the sealed box's ephemeral key and MAC add 80 bytes.
 SEALED_AES128_SHARE = 2 * 176 + 80
 
-KEY_NAME = "raw/key"
 
 
-def compute_ctr(request_id: bytes, name: str = KEY_NAME, blocks: int = 4, version: int = 1,
+def compute_ctr(request_id: bytes, name: str = RAW_KEY_NAME, blocks: int = 4, version: int = 1,
                 algorithm: int = AES128, counter: bytes = bytes(16)) -> bytes:
     return raw_compute_ctr(request_id, name, blocks, version, algorithm, counter)
 
 
 def compute_ecb(request_id: bytes, blocks: int, data: bytes, operation: int = ECB_ENCRYPT) -> bytes:
-    return raw_compute_ecb(request_id, KEY_NAME, blocks, data, operation)
-
-
-@pytest.fixture(scope="module")
-def context():
-    ctx = zmq.Context()
-    yield ctx
-    ctx.term()
-
-
-@pytest.fixture(scope="module")
-def raw_key(cluster):
-    key_hex, _ = cluster.import_key(KEY_NAME, 1, "aes128")
-    cluster.wait_until_serving((KEY_NAME, 1, "aes128"))
-    return key_hex
+    return raw_compute_ecb(request_id, RAW_KEY_NAME, blocks, data, operation)
 
 
 @pytest.fixture
@@ -60,14 +44,6 @@ def clients(cluster, context, raw_key):
     yield opened
     for client in opened.values():
         client.close()
-
-
-def assert_still_serving(cluster, key_hex: str) -> None:
-    for party in (1, 2, 3):
-        assert pid_alive(cluster.server_pid(party)), f"server {party} died\n{cluster.log_tail()}"
-    counter = secrets.token_hex(16)
-    got = cluster.keystream(KEY_NAME, 1, "aes128", counter, 9)
-    assert got == openssl_ctr_keystream("aes128", key_hex, counter, 9)
 
 
 def fresh_id() -> bytes:
@@ -108,7 +84,7 @@ def test_truncated_frames_get_bad_request(cluster, clients, raw_key, party):
     request_id = fresh_id()
     valid_frames = [compute_ctr(request_id),
                     compute_ecb(request_id, 2, secrets.token_bytes(32)),
-                    header(DELETE_KEY, request_id) + key_id(KEY_NAME),
+                    header(DELETE_KEY, request_id) + key_id(RAW_KEY_NAME),
                     header(IMPORT_KEY, request_id) + key_id("raw/new") + struct.pack("<I", SEALED_AES128_SHARE)
                     + bytes(SEALED_AES128_SHARE)]
     for valid in valid_frames:
@@ -180,7 +156,7 @@ def test_multipart_junk_is_dropped(cluster, clients, raw_key, party):
 @pytest.mark.parametrize("party", (1, 2, 3))
 def test_unknown_key_ids(cluster, clients, raw_key, party):
     client = clients[party]
-    for name, version, algorithm in (("raw/none", 1, AES128), (KEY_NAME, 2, AES128), (KEY_NAME, 1, AES256)):
+    for name, version, algorithm in (("raw/none", 1, AES128), (RAW_KEY_NAME, 2, AES128), (RAW_KEY_NAME, 1, AES256)):
         request_id = fresh_id()
         got_id, status, error, body = client.ask(compute_ctr(request_id, name=name, version=version,
                                                              algorithm=algorithm))
@@ -214,14 +190,14 @@ def test_compute_key_may_not_administer(cluster, context, raw_key, party):
                 ("import", header(IMPORT_KEY, fresh_id()) + key_id("raw/evil") + struct.pack("<I", SEALED_AES128_SHARE)
                  + bytes(SEALED_AES128_SHARE)),
                 ("list", header(LIST_KEYS, fresh_id()) + struct.pack("<H", 0)),
-                ("delete", header(DELETE_KEY, fresh_id()) + key_id(KEY_NAME))):
+                ("delete", header(DELETE_KEY, fresh_id()) + key_id(RAW_KEY_NAME))):
             got_id, status, error, body = client.ask(frame)
             assert (got_id, status) == (frame[2:18], UNAUTHORIZED), f"{what}: status {status} ({error})"
             assert body == b""
     finally:
         client.close()
     listed = {(name, kvno) for name, kvno, _, _ in cluster.list_keys("raw/")}
-    assert (KEY_NAME, 1) in listed and ("raw/evil", 1) not in listed
+    assert (RAW_KEY_NAME, 1) in listed and ("raw/evil", 1) not in listed
     assert_still_serving(cluster, raw_key)
 
 

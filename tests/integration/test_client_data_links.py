@@ -19,7 +19,6 @@ What is asserted, with real servers on loopback and libmpcclient loaded in this 
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import socket
 import threading
@@ -29,8 +28,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from mpc_cluster import Cluster
-from test_data_links import Relay, data_port, established_sockets
+from data_link_tools import Relay, client_config_with, data_port, established_sockets
 from gcm_client import KEY, Engine, GcmError, import_gcm_key, seal, wait_until_gcm_serving
 
 
@@ -54,21 +52,6 @@ def assert_seal_equals_aesgcm(engine: Engine, key: bytes, length: int = 100, aad
     sealed = seal(engine, nonce, keystream, plaintext, aad)
     assert sealed == AESGCM(key).encrypt(nonce, plaintext, aad)
     assert engine.open(nonce, aad, sealed[:-16], sealed[-16:]) == plaintext
-
-
-def client_config_with(cluster: Cluster, name: str, data_endpoints: dict[int, str | None],
-                       key_file: str = "compute.key") -> Path:
-    """The compute client's settings with server N's data_endpoint replaced (None: removed)."""
-    text = cluster.compute_config.read_text().replace('secret_key_file = "compute.key"',
-                                                      f'secret_key_file = "{key_file}"')
-    for party, endpoint in data_endpoints.items():
-        pattern = rf'(party = {party}\nendpoint = "[^"]*"\n)data_endpoint = "[^"]*"\n'
-        replacement = r"\1" + (f'data_endpoint = "{endpoint}"\n' if endpoint else "")
-        text, count = re.subn(pattern, replacement, text)
-        assert count == 1, text
-    config = cluster.dir / f"{name}.toml"
-    config.write_text(text)
-    return config
 
 
 @pytest.fixture

@@ -19,8 +19,7 @@ import time
 
 import pytest
 
-from test_bad_input import (RawClient, assert_still_serving, context, raw_key,  # noqa: F401 (fixtures)
-                            read_key_file, server_public)
+from raw_frames import RawClient, assert_still_serving, read_key_file, server_public
 
 PEER_PROTOCOL = 6
 BATCH, LAYER, ABORT = 1, 2, 3

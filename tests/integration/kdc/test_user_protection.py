@@ -46,8 +46,7 @@ import mpc_cluster
 from kdc_formats import (AES128, AES256, ENGINE_USAGES, USER_ALGORITHMS, USER_MARKER, default_salt,
                          derived_keys, engine_name, expected_handle, nfold, round_key_needles, string_to_key)
 from ccache_tickets import session_keys
-from test_client_data_links import client_config_with
-from test_data_links import Relay, data_port, frames_of
+from data_link_tools import Relay, client_config_with, data_port, frames_of
 from protected_kdc import (ProtectedRealm, assert_scan_finds, files_containing, kdc_pids, memory_contains,
                            probe_keys, read_keytab, router_library)
 
