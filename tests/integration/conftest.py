@@ -118,3 +118,15 @@ def raw_key(cluster):
     key_hex, _ = cluster.import_key(RAW_KEY_NAME, 1, "aes128")
     cluster.wait_until_serving((RAW_KEY_NAME, 1, "aes128"))
     return key_hex
+
+
+@pytest.fixture
+def degraded_cluster(tmp_path):
+    """A cluster of this test's own with the product's default, two-party degraded service."""
+    running = None
+    try:
+        running = mpc_cluster.start_cluster(tmp_path / "c", degraded_service="two-party")
+        yield running
+    finally:
+        if running is not None:
+            running.stop()

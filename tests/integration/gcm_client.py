@@ -12,6 +12,7 @@ import re
 import time
 
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 import local_masks
@@ -189,3 +190,9 @@ def assert_forgeries_refused(engine: Engine, nonce: bytes, forgeries: list[tuple
 
 def cluster_components(cluster: Cluster, key=KEY) -> list[bytes]:
     return local_masks.components([cluster.server_dir(party) for party in (1, 2, 3)], key)
+
+
+def gcm_tag_of(key: bytes, nonce: bytes, aad: bytes, text: bytes) -> bytes:
+    """AES-GCM's tag over (aad, text) as ciphertext, from Python's AESGCM."""
+    plaintext = xor(text, ctr_keystream(key, nonce, 2, (len(text) + 15) // 16))
+    return AESGCM(key).encrypt(nonce, plaintext, aad)[-16:]

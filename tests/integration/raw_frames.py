@@ -11,8 +11,10 @@ Frames follow mpc-engine/wire/client_messages.hpp:
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import struct
+import time
 
 import zmq
 
@@ -212,3 +214,60 @@ def assert_still_serving(cluster, key_hex: str) -> None:
     counter = secrets.token_hex(16)
     got = cluster.keystream(RAW_KEY_NAME, 1, "aes128", counter, 9)
     assert got == openssl_ctr_keystream("aes128", key_hex, counter, 9)
+
+
+# How long exchange() waits for each server's reply.
+REPLY_WAIT_MS = 5000
+
+
+def fresh_id() -> bytes:
+    return secrets.token_bytes(16)
+
+
+def exchange(raw, frames: dict[int, bytes]) -> dict[int, tuple[int, str, bytes]]:
+    """Sends frames[party] to each party at once; (status, error, body) of each reply."""
+    ids = {frame[2:18] for frame in frames.values()}
+    assert len(ids) == 1, "copies of one request share its id"
+    for party, frame in frames.items():
+        assert raw[party].send(frame)
+    out = {}
+    for party in frames:
+        reply = raw[party].receive(REPLY_WAIT_MS)
+        assert reply is not None, f"server {party} did not answer within {REPLY_WAIT_MS} ms"
+        got_id, status, error, body = parse_reply(reply)
+        assert got_id in ids
+        out[party] = (status, error, body)
+    return out
+
+
+def prefetch_one_nonce(raw, gcm_key_id: bytes, local: bool = False) -> bytes:
+    """One nonce prefetched the way the library does it, over the raw sockets."""
+    replies = exchange(raw, dict.fromkeys(raw, gcm_prefetch(fresh_id(), gcm_key_id, 1, local=local)))
+    nonces = set()
+    for party, (status, error, body) in replies.items():
+        assert status == OK, f"server {party}: prefetch status {status} ({error})"
+        count, blocks_per_nonce = struct.unpack_from("<II", body)
+        assert (count, blocks_per_nonce) == (1, 0)
+        nonces.add(body[8:20])
+    assert len(nonces) == 1, "the servers named different nonces"
+    return nonces.pop()
+
+
+def mismatch_counters(cluster) -> dict[int, int]:
+    out = {}
+    for line in cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout.splitlines():
+        match = re.match(r"server (\d):.*requests with differing copies (\d+)", line)
+        if match:
+            out[int(match.group(1))] = int(match.group(2))
+    assert sorted(out) == list(cluster.parties), out
+    return out
+
+
+def wait_for_mismatches(cluster, before: dict[int, int], added: int) -> dict[int, int]:
+    """The servers compare a tag's copies after answering it: the count rises shortly after."""
+    deadline = time.monotonic() + 5
+    while True:
+        after = mismatch_counters(cluster)
+        if all(after[party] >= before[party] + added for party in before) or time.monotonic() > deadline:
+            return after
+        time.sleep(0.05)

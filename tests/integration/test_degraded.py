@@ -29,18 +29,6 @@ from krb_client import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, En
 GRACE_WAITED = "peer send waited out the connect grace"
 
 
-@pytest.fixture
-def degraded_cluster(tmp_path):
-    """A cluster of this test's own with the product's default, two-party degraded service."""
-    running = None
-    try:
-        running = mpc_cluster.start_cluster(tmp_path / "c", degraded_service="two-party")
-        yield running
-    finally:
-        if running is not None:
-            running.stop()
-
-
 @contextlib.contextmanager
 def checksum_key(cluster, name: str, k5):
     """An aes128 key enrolled as `name` and a compute engine serving it; yields the engine, the

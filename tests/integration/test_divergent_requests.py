@@ -18,10 +18,8 @@ the cluster then computes honest requests right (OpenSSL, Python's AESGCM, libk5
 
 from __future__ import annotations
 
-import re
 import secrets
 import struct
-import time
 
 import pytest
 import zmq
@@ -30,11 +28,11 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mpc_cluster import openssl_ctr_keystream
 from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_DECRYPT, KRB_ENCRYPT, UNKNOWN_NONCE,
-                        OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, gcm_open, gcm_prefetch,
-                        gcm_reopen, gcm_tag, gcm_tag_chained, key_id, krb_copies, krb_seeds_bytes,
-                        parse_reply)
+                        OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, exchange, fresh_id, gcm_open,
+                        gcm_prefetch, gcm_reopen, gcm_tag, gcm_tag_chained, key_id, krb_copies, krb_seeds_bytes,
+                        mismatch_counters, prefetch_one_nonce, wait_for_mismatches)
 from gcm_client import Engine as GcmEngine
-from gcm_client import ctr_keystream, seal
+from gcm_client import ctr_keystream, gcm_tag_of, seal
 from krb_client import ENCTYPES, K5Crypto
 from krb_client import Engine as KrbEngine
 from krb_client import restart_leader, wait_until_krb_serving
@@ -42,15 +40,10 @@ from krb_client import restart_leader, wait_until_krb_serving
 AES_KEY = ("divergent/aes", 1, "aes128")
 GCM_KEY = ("divergent/gcm", 1, "aes256-gcm")
 KRB_KEY = ("divergent/krb@EXAMPLE.COM", 2, AES256_CTS)
-REPLY_WAIT_MS = 5000
 # Sends of divergent tag copies until every server answers its own: the servers answer a tag
 # without waiting to compare copies, so a refusal (another copy heard of first) is a rare race.
 ANSWER_TRIES = 5
 PARTIES = (1, 2, 3)
-
-
-def fresh_id() -> bytes:
-    return secrets.token_bytes(16)
 
 
 def flip(frame: bytes, at: int) -> bytes:
@@ -115,22 +108,6 @@ def setup(cluster, context):
         admin.close()
 
 
-def exchange(raw, frames: dict[int, bytes]) -> dict[int, tuple[int, str, bytes]]:
-    """Sends frames[party] to each party at once; (status, error, body) of each reply."""
-    ids = {frame[2:18] for frame in frames.values()}
-    assert len(ids) == 1, "copies of one request share its id"
-    for party, frame in frames.items():
-        assert raw[party].send(frame)
-    out = {}
-    for party in frames:
-        reply = raw[party].receive(REPLY_WAIT_MS)
-        assert reply is not None, f"server {party} did not answer within {REPLY_WAIT_MS} ms"
-        got_id, status, error, body = parse_reply(reply)
-        assert got_id in ids
-        out[party] = (status, error, body)
-    return out
-
-
 Copies = bytes | list[bytes]  # one frame for every server, or each server's own (krb_copies)
 
 
@@ -161,36 +138,7 @@ def answered_copies(raw, odd: int, copies):
     pytest.fail(f"odd server {odd}: some server refused the copies in each of {ANSWER_TRIES} tries")
 
 
-def mismatch_counters(cluster) -> dict[int, int]:
-    out = {}
-    for line in cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout.splitlines():
-        match = re.match(r"server (\d):.*requests with differing copies (\d+)", line)
-        if match:
-            out[int(match.group(1))] = int(match.group(2))
-    assert sorted(out) == list(cluster.parties), out
-    return out
-
-
-def prefetch_one_nonce(raw, gcm_key_id: bytes, local: bool = False) -> bytes:
-    """One nonce prefetched the way the library does it, over the raw sockets."""
-    replies = exchange(raw, dict.fromkeys(raw, gcm_prefetch(fresh_id(), gcm_key_id, 1, local=local)))
-    nonces = set()
-    for party, (status, error, body) in replies.items():
-        assert status == OK, f"server {party}: prefetch status {status} ({error})"
-        count, blocks_per_nonce = struct.unpack_from("<II", body)
-        assert (count, blocks_per_nonce) == (1, 0)
-        nonces.add(body[8:20])
-    assert len(nonces) == 1, "the servers named different nonces"
-    return nonces.pop()
-
-
 # ------------------------------------------------------------------- the GCM tag attack
-
-def gcm_tag_of(key: bytes, nonce: bytes, aad: bytes, text: bytes) -> bytes:
-    """AES-GCM's tag over (aad, text) as ciphertext, from Python's AESGCM."""
-    plaintext = xor(text, ctr_keystream(key, nonce, 2, (len(text) + 15) // 16))
-    return AESGCM(key).encrypt(nonce, plaintext, aad)[-16:]
-
 
 def reconstructions(replies) -> dict[int, bytes]:
     """The client's three openings of a tag: opening i takes server i's a and server i-1's x,
@@ -198,16 +146,6 @@ def reconstructions(replies) -> dict[int, bytes]:
     x = {party: body[:16] for party, (_, _, body) in replies.items()}
     a = {party: body[16:32] for party, (_, _, body) in replies.items()}
     return {1: xor(a[1], x[3]), 2: xor(a[2], x[1]), 3: xor(a[3], x[2])}
-
-
-def wait_for_mismatches(cluster, before: dict[int, int], added: int) -> dict[int, int]:
-    """The servers compare a tag's copies after answering it: the count rises shortly after."""
-    deadline = time.monotonic() + 5
-    while True:
-        after = mismatch_counters(cluster)
-        if all(after[party] >= before[party] + added for party in before) or time.monotonic() > deadline:
-            return after
-        time.sleep(0.05)
 
 
 def test_divergent_gcm_tag_copies_leak_nothing(setup):

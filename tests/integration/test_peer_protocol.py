@@ -16,7 +16,6 @@ import time
 import pytest
 
 import mpc_cluster
-from test_degraded import degraded_cluster  # noqa: F401 (fixture)
 
 KEY = ("upgrade/aes", 1, "aes128")
 ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}

@@ -25,10 +25,10 @@ from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
 
 import local_masks
 from mpc_cluster import start_cluster
-from raw_frames import AES256_GCM, OK, client_for, gcm_reopen, gcm_tag, key_id
-from test_divergent_requests import (exchange, gcm_tag_of, mismatch_counters, prefetch_one_nonce,
-                                     wait_for_mismatches)
+from raw_frames import (AES256_GCM, OK, client_for, exchange, gcm_reopen, gcm_tag, key_id, mismatch_counters,
+                        prefetch_one_nonce, wait_for_mismatches)
 from gcm_client import KEY as GCM_KEY
+from gcm_client import gcm_tag_of
 
 
 @pytest.fixture(scope="module")
