@@ -19,7 +19,7 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
                             "job_wait_ms", "sbox", "latency_batch_blocks", "gcm_nonce_ttl_s",
                             "gcm_nonces_per_client", "tagged_nonces_kept", "tagged_nonce_ttl_s",
                             "prepared_circuits_mib", "heartbeat_ms", "peer_down_ms", "rejoin_ms",
-                            "degraded_max_job_blocks", "workers"});
+                            "degraded_max_job_blocks", "workers", "and_material_entries"});
   ServerLimits limits;
   if (auto v = reader.optional_integer("max_batch_blocks", kBatchBlocksMultiple, kMaxBatchBlocksCeiling)) {
     if (*v % kBatchBlocksMultiple != 0)
@@ -49,6 +49,8 @@ ServerLimits read_limits(const detail::Document& document, const toml::table& ta
     limits.tagged_nonce_ttl = std::chrono::seconds(*v);
   if (auto v = reader.optional_integer("prepared_circuits_mib", 0, kMaxPreparedCircuitsMib))
     limits.prepared_circuits_mib = static_cast<std::uint32_t>(*v);
+  if (auto v = reader.optional_integer("and_material_entries", kMinAndMaterialEntries, kMaxAndMaterialEntries))
+    limits.and_material_entries = static_cast<std::uint32_t>(*v);
   if (auto v = reader.optional_integer("peer_down_ms", 20, kMaxTimeoutMs)) limits.peer_down = std::chrono::milliseconds(*v);
   if (auto v = reader.optional_integer("heartbeat_ms", 10, 60000)) {
     if (*v >= limits.peer_down.count())

@@ -63,6 +63,10 @@
 //     many MiB of tables prepared, two garblings per circuit a one-job batch ran in the last
 //     minute (engines/three_party/prepared_stock.hpp); server 2, which holds them, accepts
 //     twice as much, since it also keeps garblings the leader forgot until they expire.
+//     and_material_entries 65536..16777216 (gc2, security = "active"): the AND material each
+//     server keeps made ahead for authenticated garbling, about 192 bytes an entry (the
+//     default, 262144, about 50 MB); a job of n AES-128 blocks takes 5,120 n entries and
+//     2,816 more per 16 blocks, and a job larger than the pool is refused as too large.
 //     The GCM nonce pool lives in memory only: its size is bounded by
 //     gcm_nonces_per_client x the number of client keys, and the tagged nonces by
 //     tagged_nonces_kept. Each nonce takes about 200 bytes plus twice the keystream it was
@@ -99,6 +103,8 @@ inline constexpr std::int64_t kMaxGcmNonceTtlS = 7 * 24 * 3600;
 inline constexpr std::uint32_t kMaxGcmNoncesPerClientCeiling = 1u << 22;
 inline constexpr std::uint32_t kMaxTaggedNoncesKept = 1u << 24;
 inline constexpr std::int64_t kMaxPreparedCircuitsMib = 1 << 16;
+inline constexpr std::int64_t kMinAndMaterialEntries = 1 << 16;
+inline constexpr std::int64_t kMaxAndMaterialEntries = 1 << 24;
 inline constexpr std::int64_t kMaxWorkers = 256;
 
 enum class Protocol { Rss3, Gc2, Lut2 };
@@ -154,6 +160,7 @@ struct ServerLimits {
   std::uint32_t tagged_nonces_kept = 262144;
   std::chrono::seconds tagged_nonce_ttl{36000};
   std::uint32_t prepared_circuits_mib = 256;
+  std::uint32_t and_material_entries = 262144;
   std::chrono::milliseconds heartbeat{100};
   std::chrono::milliseconds peer_down{500};
   std::chrono::milliseconds rejoin{1000};

@@ -25,12 +25,19 @@ from mpc_cluster import Cluster, openssl_ctr_keystream, openssl_ecb
 TABLE_BYTE = 200_000
 
 
-def start_gc2(root: Path, security: dict[int, str] | None = None) -> Cluster:
-    """A gc2 cluster with each server's `security` as given (default: the product's, passive)."""
+def start_gc2(root: Path, security: dict[int, str] | None = None, limits: str = "") -> Cluster:
+    """A gc2 cluster with each server's `security` as given (default: the product's, passive)
+    and `limits` added to every server's [limits] table."""
     cluster = Cluster(root, protocol="gc2")
     cluster.init()
     for party, value in (security or {}).items():
         cluster.set_server_setting(party, "security", f'"{value}"')
+    if limits:
+        for party in cluster.parties:
+            config = cluster.server_dir(party) / "server.toml"
+            text = config.read_text()
+            assert "[limits]\n" in text
+            config.write_text(text.replace("[limits]\n", f"[limits]\n{limits}\n", 1))
     cluster.start()
     return cluster
 
@@ -148,6 +155,22 @@ def test_a_server_that_deviates_in_preprocessing_gets_no_job_served_and_leaves_n
         cluster.restart_server(1)
         served = settled_attempt(cluster, "leaky", blocks=2)
         assert cluster.keystream_of(served) == expected, served.stderr
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.timeout(180)
+def test_a_job_larger_than_the_pool_of_and_material_is_refused_and_smaller_ones_are_served(tmp_path):
+    """[limits] and_material_entries bounds the pool: with 65,536 entries a 16-block AES-128
+    job (84,736 entries) is refused as too large, naming the limit, and an 8-block one served."""
+    cluster = start_gc2(tmp_path / "small", {1: "active", 2: "active"}, limits="and_material_entries = 65536")
+    try:
+        key_hex, _ = cluster.import_key("small", 1, "aes128")
+        refused = settled_attempt(cluster, "small", blocks=16)
+        assert refused.returncode != 0 and "too_large" in refused.stderr, refused.stderr
+        assert "entries of AND material" in refused.stderr, refused.stderr
+        served = settled_attempt(cluster, "small", blocks=8)
+        assert cluster.keystream_of(served) == openssl_ctr_keystream("aes128", key_hex, "00" * 16, 8), served.stderr
     finally:
         cluster.stop()
 

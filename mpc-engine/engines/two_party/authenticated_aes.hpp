@@ -39,8 +39,8 @@
 namespace mpc::two_party_engine {
 
 inline constexpr std::uint32_t kAuthenticatedPartBlocks = 16;
-// Entries of AND material each server keeps made ahead: about 50 MB, three 16-block parts of
-// AES-128, made in batches of a quarter.
+// Entries of AND material each server keeps made ahead by default ([limits]
+// and_material_entries): about 50 MB, three 16-block parts of AES-128.
 inline constexpr std::uint64_t kAuthenticatedPoolEntries = 262144;
 // How long a job waits for entries still being made before its client hears Busy.
 inline constexpr std::chrono::milliseconds kAuthenticatedPoolWait{5000};

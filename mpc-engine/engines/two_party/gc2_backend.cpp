@@ -90,8 +90,11 @@ class FlippingChannel final : public two_party::Channel {
 
 }  // namespace
 
-Gc2Backend::Gc2Backend(int party, const Logger& log, bool authenticated)
-    : party_(party), log_(log), authenticated_aes_(authenticated ? std::make_unique<AuthenticatedAes>(party) : nullptr) {
+Gc2Backend::Gc2Backend(int party, const Logger& log, bool authenticated, std::uint64_t pool_entries)
+    : party_(party),
+      log_(log),
+      authenticated_aes_(authenticated ? std::make_unique<AuthenticatedAes>(party) : nullptr),
+      pool_entries_(pool_entries) {
   using circuits::AesDirection;
   using circuits::AesKeySize;
   for (int size = 0; size < 2; ++size)

@@ -42,6 +42,7 @@
 //     tag's bits gives the verdict's shares. One round trip (the key handshake) plus one stream.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <optional>
@@ -140,7 +141,9 @@ class NonceLedger {
 // neither can lower the other's security.
 class Gc2Backend final : public Backend {
  public:
-  Gc2Backend(int party, const Logger& log, bool authenticated = false);
+  // pool_entries: the AND material kept made ahead when authenticated ([limits] and_material_entries).
+  Gc2Backend(int party, const Logger& log, bool authenticated = false,
+             std::uint64_t pool_entries = kAuthenticatedPoolEntries);
   ~Gc2Backend() override;
   // Garbles (server 1) or evaluates (server 2) large AES jobs on this GPU from now on: its
   // tables are the CPU garbler's byte for byte, so the other server may run either.
@@ -161,8 +164,12 @@ class Gc2Backend final : public Backend {
   std::string describe_state() const override;
   // security = "active": the AND material of authenticated garbling, made ahead into a pool.
   bool wants_preprocessing() const override { return authenticated_aes_ != nullptr; }
-  std::uint64_t preprocess_batch() const override { return authenticated_aes_ ? kAuthenticatedPoolEntries / 4 : 0; }
-  std::uint64_t pool_capacity() const override { return authenticated_aes_ ? kAuthenticatedPoolEntries : 0; }
+  // A quarter of the pool per batch, at most 2^16 entries: a batch's memory stays tens of MB
+  // (its leaky triples are five times its entries), and its bucket size (5) that of 2^16.
+  std::uint64_t preprocess_batch() const override {
+    return authenticated_aes_ ? std::min<std::uint64_t>(pool_entries_ / 4, 65536) : 0;
+  }
+  std::uint64_t pool_capacity() const override { return authenticated_aes_ ? pool_entries_ : 0; }
   void reset_pool(std::uint64_t epoch) override {
     if (authenticated_aes_) authenticated_aes_->reset(epoch);
   }
@@ -247,6 +254,7 @@ class Gc2Backend final : public Backend {
   int party_;
   Logger log_;
   std::unique_ptr<AuthenticatedAes> authenticated_aes_;  // security = "active"
+  std::uint64_t pool_entries_ = 0;
   // AES-128 / AES-256 x encrypt / decrypt.
   circuits::Program programs_[2][2];
   circuits::Program equality_;  // 128-bit equality: the GCM tag check

@@ -82,7 +82,7 @@ TEST_F(SettingsTest, AllLimitsAreRead) {
   const std::string limits =
       "max_batch_blocks = 128\nmax_job_blocks = 7\nmax_pending_jobs = 3\npeer_timeout_ms = 600000\n"
       "job_wait_ms = 1\nsbox = \"depth4\"\nlatency_batch_blocks = 128\ngcm_nonce_ttl_s = 604800\n"
-      "gcm_nonces_per_client = 1\n";
+      "gcm_nonces_per_client = 1\nand_material_entries = 1048576\n";
   const ServerSettings s = load_server_settings(write("server.toml", server_text(root, limits, peers)));
   EXPECT_EQ(s.party, 1);
   EXPECT_EQ(s.log_level, "debug");
@@ -95,6 +95,7 @@ TEST_F(SettingsTest, AllLimitsAreRead) {
   EXPECT_EQ(s.limits.latency_batch_blocks, 128u);
   EXPECT_EQ(s.limits.gcm_nonce_ttl, std::chrono::seconds(604800));
   EXPECT_EQ(s.limits.gcm_nonces_per_client, 1u);
+  EXPECT_EQ(s.limits.and_material_entries, 1048576u);
   EXPECT_EQ(s.peers[1].endpoint, "ipc:///run/mpc/peer3");
   const ServerSettings t = load_server_settings(write("server.toml", server_text(server_root(), "sbox = \"and32\"\nlatency_batch_blocks = 0")));
   EXPECT_EQ(t.limits.sbox, SboxChoice::And32);
@@ -330,6 +331,8 @@ TEST_F(SettingsTest, BadServerValuesAreRejected) {
       {"gcm_nonces_per_client = 0", "between 1 and 4194304"},
       {"gcm_nonces_per_client = 4194305", "between 1 and 4194304"},
       {"gcm_nonces_per_client = \"many\"", "gcm_nonces_per_client"},
+      {"and_material_entries = 1000", "between 65536 and 16777216"},
+      {"and_material_entries = 16777217", "between 65536 and 16777216"},
   };
   for (const auto& [limits, fragment] : limit_cases) {
     SCOPED_TRACE(limits);
