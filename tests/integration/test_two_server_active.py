@@ -63,11 +63,12 @@ def keystream_attempt(cluster: Cluster, name: str, blocks: int = 4):
 
 def settled_attempt(cluster: Cluster, name: str, blocks: int = 4, deadline_s: float = 60):
     """The first keystream attempt that is neither refused as busy (the pool of AND material
-    still filling after a start) nor unreachable (a server starting)."""
+    still filling after a start), nor unanswered or unreachable (a server starting, or a job
+    waiting for entries on a loaded machine)."""
     deadline = time.monotonic() + deadline_s
     while True:
         attempt = keystream_attempt(cluster, name, blocks)
-        transient = any(word in attempt.stderr for word in ("busy", "unreachable", "peer_failure"))
+        transient = any(word in attempt.stderr for word in ("busy", "unreachable", "peer_failure", "no answer"))
         if not transient or time.monotonic() > deadline:
             return attempt
         time.sleep(0.3)
