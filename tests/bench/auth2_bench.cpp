@@ -13,6 +13,7 @@
 
 #include "circuits/aes.hpp"
 #include "circuits/aes_shared_key.hpp"
+#include "pair_timing.hpp"
 #include "protocol/auth2/and_triples.hpp"
 #include "protocol/auth2/auth_bits.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
@@ -20,27 +21,8 @@
 namespace {
 
 using namespace mpc;
-using Clock = std::chrono::steady_clock;
-
-struct Figure {
-  double seconds = 1e300;
-  double bytes = 0;  // both directions, one run
-};
-
-Figure measure(two_party::Channel& a, two_party::Channel& b, int repeat, const std::function<void()>& first,
-               const std::function<void()>& second) {
-  Figure best;
-  for (int r = 0; r < repeat; ++r) {
-    const std::uint64_t before = a.bytes_sent() + b.bytes_sent();
-    const auto start = Clock::now();
-    std::thread other(second);
-    first();
-    other.join();
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (seconds < best.seconds) best = {seconds, static_cast<double>(a.bytes_sent() + b.bytes_sent() - before)};
-  }
-  return best;
-}
+using bench::Figure;
+using bench::measure;
 
 circuits::Circuit shared_key_aes128() {
   return circuits::build_shared_key_aes_circuit(circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt,

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "pair_timing.hpp"
 #include "protocol/ot/base_ot.hpp"
 #include "protocol/ot/ot_extension.hpp"
 #include "protocol/two_party/fixed_key_hash.hpp"
@@ -18,28 +19,8 @@
 namespace {
 
 using namespace mpc;
-using Clock = std::chrono::steady_clock;
-
-struct Figure {
-  double seconds = 1e300;
-  double bytes = 0;  // both directions, one run
-};
-
-// Runs sender and receiver side by side `repeat` times; the best time and its traffic.
-Figure measure(two_party::Channel& a, two_party::Channel& b, int repeat, const std::function<void()>& send,
-               const std::function<void()>& receive) {
-  Figure best;
-  for (int r = 0; r < repeat; ++r) {
-    const std::uint64_t before = a.bytes_sent() + b.bytes_sent();
-    const auto start = Clock::now();
-    std::thread sender(send);
-    receive();
-    sender.join();
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (seconds < best.seconds) best = {seconds, static_cast<double>(a.bytes_sent() + b.bytes_sent() - before)};
-  }
-  return best;
-}
+using bench::Figure;
+using bench::measure;
 
 }  // namespace
 

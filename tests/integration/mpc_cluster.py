@@ -212,6 +212,19 @@ class Cluster:
         """{server: mode switches since its start} for the servers that answer."""
         return {int(m[1]): int(m[2]) for m in self._status_lines()}
 
+    def verification_refusals(self) -> dict[int, int]:
+        """{server: requests it refused for failed verification since its start}, from
+        `mpcctl cluster status`; every server must answer."""
+        out = {}
+        status = self.mpcctl("cluster", "status", "--cluster", str(self.admin_config)).stdout
+        for line in status.splitlines():
+            server = re.match(r"server (\d):", line)
+            refused = re.search(r"requests refused for failed verification (\d+)", line)
+            if server and refused:
+                out[int(server.group(1))] = int(refused.group(1))
+        assert sorted(out) == list(self.parties), status
+        return out
+
     def wait_for_modes(self, expected: dict[int, str], deadline_s: float = 15) -> None:
         deadline = time.monotonic() + deadline_s
         seen = {}

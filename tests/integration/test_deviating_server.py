@@ -31,19 +31,6 @@ ENCTYPE_AES256_CTS = 18
 TABLE_BYTE = 300_000
 
 
-def verification_refusals(cluster: Cluster) -> dict[int, int]:
-    """Requests each server refused for failed verification, from `mpcctl cluster status`."""
-    out = {}
-    status = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout
-    for line in status.splitlines():
-        server = re.match(r"server (\d):", line)
-        refused = re.search(r"requests refused for failed verification (\d+)", line)
-        if server and refused:
-            out[int(server.group(1))] = int(refused.group(1))
-    assert sorted(out) == [1, 2, 3], status
-    return out
-
-
 def restart(cluster: Cluster, party: int, fault: str | None = None) -> None:
     cluster.kill_server(party)
     cluster.restart_server(party, fault=fault)
@@ -80,7 +67,7 @@ def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passiv
         admin.import_key(*key_id, key)
         wait_until_krb_serving(engine, key_id)
         assert engine.checksum(key_id, CHECKSUM_USAGE, data) == expected
-        before = verification_refusals(cluster)
+        before = cluster.verification_refusals()
 
         restart(cluster, 1, fault=f"garbled-table-bits={TABLE_BYTE}")
         result, refused = after_restart(lambda: engine.checksum(key_id, CHECKSUM_USAGE, data), KrbError)
@@ -90,7 +77,7 @@ def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passiv
         # with server 2's check (the others relay its abort).
         assert "answered verification_failed" in str(refused), refused
         assert "party 2: the garbling party 1 sent differs from party 3's" in str(refused), refused
-        after = verification_refusals(cluster)
+        after = cluster.verification_refusals()
         assert all(after[party] > before[party] for party in cluster.parties), (before, after)
 
         restart(cluster, 1)
@@ -353,7 +340,7 @@ def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_wh
     want = {blocks: openssl_ctr_keystream("aes128", key_hex, counter, blocks) for blocks in LAYERED_BLOCKS}
     for blocks in LAYERED_BLOCKS:
         assert cluster.keystream(KEY[0], KEY[1], KEY[2], counter, blocks) == want[blocks]
-    before = verification_refusals(cluster)
+    before = cluster.verification_refusals()
 
     restart(cluster, party, fault="and-share-bit=2")
     for blocks in LAYERED_BLOCKS:
@@ -362,7 +349,7 @@ def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_wh
         assert "failed verification" in refused or "verification_failed" in refused, refused
         suspects = re.search(r"AND gates failed.*one of parties (\d) and (\d) deviated", refused)
         assert suspects and str(party) in suspects.groups(), refused
-    after = verification_refusals(cluster)
+    after = cluster.verification_refusals()
     assert all(after[p] > before[p] for p in cluster.parties), (before, after)
 
     restart(cluster, party)

@@ -11,7 +11,6 @@ tests fail without authenticated garbling.
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 from pathlib import Path
@@ -40,19 +39,6 @@ def start_gc2(root: Path, security: dict[int, str] | None = None, limits: str = 
             config.write_text(text.replace("[limits]\n", f"[limits]\n{limits}\n", 1))
     cluster.start()
     return cluster
-
-
-def verification_refusals(cluster: Cluster) -> dict[int, int]:
-    """Requests each server refused for failed verification, from `mpcctl cluster status`."""
-    out = {}
-    status = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout
-    for line in status.splitlines():
-        server = re.match(r"server (\d):", line)
-        refused = re.search(r"requests refused for failed verification (\d+)", line)
-        if server and refused:
-            out[int(server.group(1))] = int(refused.group(1))
-    assert sorted(out) == [1, 2], status
-    return out
 
 
 def keystream_attempt(cluster: Cluster, name: str, blocks: int = 4):
@@ -103,7 +89,7 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
         key_hex, _ = active.import_key("rows", 1, "aes128")
         expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 4)
         assert active.keystream_of(settled_attempt(active, "rows")) == expected
-        before = verification_refusals(active)
+        before = active.verification_refusals()
         for fault in ("auth2-garbled-rows", "auth2-opened-mask"):
             active.kill_server(1)
             active.restart_server(1, fault=fault)
@@ -112,7 +98,7 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
             assert "verification" in attempt.stderr, attempt.stderr
         # Server 2 caught both. (Server 1, the garbler, may have finished its side of a job
         # before server 2's notice came: the client still gets the refusal.)
-        after = verification_refusals(active)
+        after = active.verification_refusals()
         assert after[2] >= before[2] + 2, (before, after)
         active.kill_server(1)
         active.restart_server(1)
@@ -131,7 +117,7 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
         altered = settled_attempt(passive, "rows")
         assert altered.returncode == 0, altered.stderr
         assert passive.keystream_of(altered) != expected  # wrong, and nobody noticed
-        assert verification_refusals(passive) == {1: 0, 2: 0}
+        assert passive.verification_refusals() == {1: 0, 2: 0}
     finally:
         passive.stop()
 

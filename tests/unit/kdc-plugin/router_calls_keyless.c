@@ -185,18 +185,3 @@ keyless(void)
           strcmp(n1, MPC_KDC_CKSUMTYPE_NAME) == 0 &&
           krb5_cksumtype_to_string(c, n1, 4) == ENOMEM, "cksumtype_to_string(private)");
 }
-
-typedef krb5_error_code (*c_encrypt_fn)(krb5_context, const krb5_keyblock *, krb5_keyusage,
-                                        const krb5_data *, const krb5_data *, krb5_enc_data *);
-typedef krb5_error_code (*c_decrypt_fn)(krb5_context, const krb5_keyblock *, krb5_keyusage,
-                                        const krb5_data *, const krb5_enc_data *, krb5_data *);
-typedef krb5_error_code (*c_mk_fn)(krb5_context, krb5_cksumtype, const krb5_keyblock *,
-                                   krb5_keyusage, const krb5_data *, krb5_checksum *);
-typedef krb5_error_code (*c_prf_fn)(krb5_context, const krb5_keyblock *, krb5_data *,
-                                    krb5_data *);
-typedef krb5_error_code (*c_prfplus_fn)(krb5_context, const krb5_keyblock *, const krb5_data *,
-                                        krb5_data *);
-typedef krb5_error_code (*c_cf2_fn)(krb5_context, const krb5_keyblock *, const char *,
-                                    const krb5_keyblock *, const char *, krb5_keyblock **);
-typedef krb5_error_code (*c_dprf_fn)(krb5_context, const krb5_keyblock *, const krb5_data *,
-                                     krb5_enctype, krb5_keyblock **);
