@@ -22,7 +22,6 @@ import secrets
 import struct
 
 import pytest
-import zmq
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -73,13 +72,6 @@ def xor(a: bytes, b: bytes) -> bytes:
 
 
 # -------------------------------------------------------------------------------- fixtures
-
-@pytest.fixture(scope="module")
-def context():
-    ctx = zmq.Context()
-    yield ctx
-    ctx.term()
-
 
 @pytest.fixture(scope="module")
 def setup(cluster, context):
