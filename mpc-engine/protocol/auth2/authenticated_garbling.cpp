@@ -95,7 +95,8 @@ std::vector<std::uint8_t> finish_outputs(const Circuit& circuit, std::span<const
 
 std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const InputWires& wires,
                                  const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
-                                 std::span<const std::uint8_t> public_inputs, Outputs mode) {
+                                 std::span<const std::uint8_t> public_inputs, Outputs mode,
+                                 std::vector<std::uint8_t>* masked_inputs) {
   const Block delta = session.delta();
   const std::size_t ands = and_gate_count(circuit);
   const std::uint64_t base = session.take_tweaks(4 * ands);
@@ -180,6 +181,12 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
     peer_labels[i] = zero[wires.second[i]] ^ (delta & two_party::select_mask(peer_masked[i] != 0));
   session.send(Step::InputLabels, bytes_of(peer_labels));
   session.channel().flush();
+  if (masked_inputs != nullptr) {
+    masked_inputs->assign(circuit.total_inputs(), 0);
+    for (std::size_t i = 0; i < wires.first.size(); ++i) (*masked_inputs)[wires.first[i]] = masked[i];
+    for (std::size_t i = 0; i < wires.second.size(); ++i) (*masked_inputs)[wires.second[i]] = peer_masked[i];
+    for (std::size_t i = 0; i < wires.shared.size(); ++i) (*masked_inputs)[wires.shared[i]] = public_inputs[i] & 1;
+  }
 
   // Outputs: the masks both ways, and the evaluator's masked outputs held to their labels.
   const std::uint32_t first_output = circuit.first_output_wire(), outputs = circuit.total_outputs();
@@ -207,7 +214,8 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
 
 std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, const InputWires& wires,
                                    const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
-                                   std::span<const std::uint8_t> public_inputs, Outputs mode) {
+                                   std::span<const std::uint8_t> public_inputs, Outputs mode,
+                                   std::vector<std::uint8_t>* masked_inputs) {
   const Block delta = session.delta();
   const std::size_t ands = and_gate_count(circuit);
   const std::uint64_t base = session.take_tweaks(4 * ands);
@@ -250,6 +258,7 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
   std::vector<Block> second_labels(wires.second.size());
   session.channel().receive(bytes_of(second_labels));
   for (std::size_t i = 0; i < wires.second.size(); ++i) labels[wires.second[i]] = second_labels[i];
+  if (masked_inputs != nullptr) masked_inputs->assign(masked.begin(), masked.begin() + circuit.total_inputs());
 
   std::size_t constant = wires.first.size() + wires.shared.size();
   std::size_t g = 0;
@@ -406,7 +415,8 @@ CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const Input
 
 std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit& circuit, const InputOwners& owners,
                                                  const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
-                                                 std::span<const std::uint8_t> public_inputs, Outputs outputs) {
+                                                 std::span<const std::uint8_t> public_inputs, Outputs outputs,
+                                                 std::vector<std::uint8_t>* masked_inputs) {
   const InputWires wires = input_wires(circuit, owners);
   const auto& own = session.role() == Role::First ? wires.first : wires.second;
   if (own_inputs.size() != own.size() || public_inputs.size() != wires.shared.size())
@@ -415,8 +425,9 @@ std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit
                                          std::to_string(own.size()) + " and " + std::to_string(wires.shared.size()));
   if (masks.lambda.size() != circuit.num_wires || masks.sigma.size() != and_gate_count(circuit))
     throw Error(Component::Protocol, "authenticated garbling: masks of another circuit");
-  return session.role() == Role::First ? garble(session, circuit, wires, masks, own_inputs, public_inputs, outputs)
-                                       : evaluate(session, circuit, wires, masks, own_inputs, public_inputs, outputs);
+  return session.role() == Role::First
+             ? garble(session, circuit, wires, masks, own_inputs, public_inputs, outputs, masked_inputs)
+             : evaluate(session, circuit, wires, masks, own_inputs, public_inputs, outputs, masked_inputs);
 }
 
 }  // namespace mpc::auth2

@@ -5,14 +5,11 @@
 // is an evaluator that reports another output; whether an altered row aborts does not depend
 // on the evaluator's key bits.
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 
 #include <random>
 #include <thread>
 
-#include "circuits/aes.hpp"
-#include "circuits/aes_shared_key.hpp"
-#include "circuits/evaluate.hpp"
+#include "aes_case.hpp"
 #include "pair_run.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
 
@@ -24,61 +21,7 @@ using auth2::Session;
 using auth2::Step;
 using circuits::Circuit;
 using test_support::run_pair;
-
-constexpr std::uint32_t kRoundKeyBits = circuits::aes_round_key_bits(circuits::AesKeySize::Aes128);
-
-Circuit shared_key_aes() {
-  return circuits::build_shared_key_aes_circuit(circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt,
-                                                circuits::SboxVariant::And32, 1);
-}
-
-std::vector<std::uint8_t> to_bits(const std::vector<std::uint8_t>& bytes) {
-  std::vector<std::uint8_t> bits;
-  for (const auto byte : bytes)
-    for (int k = 0; k < 8; ++k) bits.push_back((byte >> k) & 1);
-  return bits;
-}
-
-std::vector<std::uint8_t> to_bytes(const std::vector<std::uint8_t>& bits) {
-  std::vector<std::uint8_t> bytes(bits.size() / 8, 0);
-  for (std::size_t i = 0; i < bits.size(); ++i) bytes[i / 8] |= static_cast<std::uint8_t>(bits[i] << (i % 8));
-  return bytes;
-}
-
-std::vector<std::uint8_t> openssl_encrypt(const std::vector<std::uint8_t>& key, const std::vector<std::uint8_t>& block) {
-  std::vector<std::uint8_t> out(16);
-  EVP_CIPHER_CTX* context = EVP_CIPHER_CTX_new();
-  int written = 0;
-  EXPECT_EQ(EVP_EncryptInit_ex(context, EVP_aes_128_ecb(), nullptr, key.data(), nullptr), 1);
-  EVP_CIPHER_CTX_set_padding(context, 0);
-  EXPECT_EQ(EVP_EncryptUpdate(context, out.data(), &written, block.data(), 16), 1);
-  EVP_CIPHER_CTX_free(context);
-  return out;
-}
-
-struct Case {
-  std::vector<std::uint8_t> key, block, first_share, second_share;  // shares of the round keys, in bits
-};
-
-Case make_case(std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  Case c;
-  for (int i = 0; i < 16; ++i) c.key.push_back(static_cast<std::uint8_t>(rng()));
-  for (int i = 0; i < 16; ++i) c.block.push_back(static_cast<std::uint8_t>(rng()));
-  const Circuit expansion = circuits::build_aes_key_expansion_circuit(circuits::AesKeySize::Aes128,
-                                                                      circuits::SboxVariant::And32);
-  const std::vector<std::uint8_t> round_keys = circuits::evaluate(expansion, to_bits(c.key));
-  for (std::uint32_t i = 0; i < kRoundKeyBits; ++i) {
-    c.first_share.push_back(rng() & 1);
-    c.second_share.push_back(round_keys[i] ^ c.first_share.back());
-  }
-  return c;
-}
-
-const Circuit& circuit() {
-  static const Circuit shared = shared_key_aes();
-  return shared;
-}
+using namespace test_support;
 
 using auth2::Owner;
 // The block is the second party's secret input, or public (both hold it).
@@ -181,7 +124,9 @@ TEST(AuthenticatedGarbling, AGarblerThatGarblesAnotherFunctionIsCaught) {
   // MAC, so the evaluator's ciphertext stays right, and the label it reports shows the change.
   const int last = static_cast<int>(auth2::and_gate_count(circuit())) - 1;
   const auto late = run_pair<std::vector<std::uint8_t>>(party(c, Role::First, {.nand_at = last}), party(c, Role::Second));
-  if (late.second.result) EXPECT_EQ(to_bytes(*late.second.result), openssl_encrypt(c.key, c.block));
+  if (late.second.result) {
+    EXPECT_EQ(to_bytes(*late.second.result), openssl_encrypt(c.key, c.block));
+  }
   EXPECT_EQ(late.first.check(), "output_label");
 }
 
