@@ -1,4 +1,4 @@
-// tests/unit/auth2/client_outputs_test.cpp: AES-128 under XOR-shared round keys with outputs
+// tests/unit/auth2/padded_circuit_test.cpp: AES-128 under XOR-shared round keys with outputs
 // padded for the client: the client rebuilds OpenSSL's ciphertext from the two servers' reports,
 // which show neither server the ciphertext; a server that feeds another pad than the client's
 // (the way to shift the client's result by a value it picks, which XOR-shared outputs allow) is
@@ -10,15 +10,15 @@
 
 #include "aes_case.hpp"
 #include "pair_run.hpp"
-#include "protocol/auth2/client_outputs.hpp"
+#include "protocol/auth2/padded_circuit.hpp"
 
 namespace {
 
 using namespace mpc;
 using namespace test_support;
 using auth2::Owner;
-using auth2::PaddedOutputs;
-using auth2::PadSeed;
+using auth2::PaddedRun;
+using output_pads::PadSeed;
 using auth2::Role;
 using auth2::Session;
 using auth2::Step;
@@ -39,24 +39,31 @@ PadSeed seed_of(std::uint8_t value) {
 
 // A server's part: its round-key share, then the pad the client gave it; `flip_pad` bits of the
 // pad flipped first (a server that feeds another pad).
-std::function<PaddedOutputs(Session&)> server(const Case& c, Role role, const PadSeed& pad,
+std::function<PaddedRun(Session&)> server(const Case& c, Role role, const PadSeed& pad,
                                               std::vector<std::size_t> flip_pad = {}) {
   return [&c, role, pad, flip_pad](Session& session) {
     const auth2::InputOwners owners = auth2::padded_owners(kOwners);
     const auto triples = auth2::and_triples(session, auth2::and_gate_count(padded()));
     const auth2::CircuitMasks masks = auth2::prepare_masks(session, padded(), owners, triples);
     std::vector<std::uint8_t> inputs = role == Role::First ? c.first_share : c.second_share;
-    std::vector<std::uint8_t> pad_bits = auth2::pad_bits(pad, 128);
+    std::vector<std::uint8_t> pad_bits = output_pads::pad_bits(pad, 128);
     for (const std::size_t bit : flip_pad) pad_bits.at(bit) ^= 1;
     inputs.insert(inputs.end(), pad_bits.begin(), pad_bits.end());
     return auth2::evaluate_padded(session, padded(), owners, masks, inputs, to_bits(c.block));
   };
 }
 
-std::string client_check(const PaddedOutputs& first, const PaddedOutputs& second, const PadSeed& p1,
-                         const PadSeed& p2) {
+// The client's side: y compared between the two, then the pads' check.
+std::vector<std::uint8_t> open_for_client(const PaddedRun& first, const PaddedRun& second, const PadSeed& p1,
+                                          const PadSeed& p2) {
+  if (first.masked != second.masked)
+    throw VerificationError(Component::Client, "the servers reported different outputs", "server_reports");
+  return output_pads::open_part(first.masked, first.report, second.report, p1, p2);
+}
+
+std::string client_check(const PaddedRun& first, const PaddedRun& second, const PadSeed& p1, const PadSeed& p2) {
   try {
-    auth2::open_padded(first, second, p1, p2, 128);
+    open_for_client(first, second, p1, p2);
     return "none";
   } catch (const VerificationError& e) {
     return e.check();
@@ -64,34 +71,34 @@ std::string client_check(const PaddedOutputs& first, const PaddedOutputs& second
 }
 
 // What a client would rebuild without the check: the reported output unpadded.
-std::vector<std::uint8_t> unpadded(const PaddedOutputs& report, const PadSeed& p1, const PadSeed& p2) {
-  const auto masked = auth2::unpack_bits(report.masked, 128);
-  const auto b1 = auth2::pad_bits(p1, 128), b2 = auth2::pad_bits(p2, 128);
+std::vector<std::uint8_t> unpadded(const PaddedRun& run, const PadSeed& p1, const PadSeed& p2) {
+  const auto b1 = output_pads::pad_bits(p1, 128), b2 = output_pads::pad_bits(p2, 128);
   std::vector<std::uint8_t> out(128);
-  for (std::size_t j = 0; j < 128; ++j) out[j] = masked[j] ^ b1[j] ^ b2[j];
+  for (std::size_t j = 0; j < 128; ++j) out[j] = run.masked[j] ^ b1[j] ^ b2[j];
   return to_bytes(out);
 }
 
-TEST(ClientOutputs, TheClientRebuildsOpenSslsCiphertextWhichNeitherServerSees) {
+TEST(PaddedCircuit, TheClientRebuildsOpenSslsCiphertextWhichNeitherServerSees) {
   for (const std::uint64_t seed : {11u, 12u}) {
     const Case c = make_case(seed);
     const PadSeed p1 = seed_of(static_cast<std::uint8_t>(seed)), p2 = seed_of(static_cast<std::uint8_t>(seed + 100));
-    const auto outcome = run_pair<PaddedOutputs>(server(c, Role::First, p1), server(c, Role::Second, p2));
+    const auto outcome = run_pair<PaddedRun>(server(c, Role::First, p1), server(c, Role::Second, p2));
     ASSERT_FALSE(outcome.first.failed()) << outcome.first.check();
     ASSERT_FALSE(outcome.second.failed()) << outcome.second.check();
-    EXPECT_EQ(*outcome.first.result, *outcome.second.result);
+    EXPECT_EQ(outcome.first.result->masked, outcome.second.result->masked);
+    EXPECT_EQ(outcome.first.result->report, outcome.second.result->report);
     const auto expected = openssl_encrypt(c.key, c.block);
-    EXPECT_EQ(to_bytes(auth2::open_padded(*outcome.first.result, *outcome.second.result, p1, p2, 128)), expected);
+    EXPECT_EQ(to_bytes(open_for_client(*outcome.first.result, *outcome.second.result, p1, p2)), expected);
     // What the servers hold is the ciphertext under both pads, neither of which is the ciphertext
     // under one pad.
-    const auto masked = to_bytes(auth2::unpack_bits(outcome.first.result->masked, 128));
+    const auto masked = to_bytes(outcome.first.result->masked);
     EXPECT_NE(masked, expected);
     EXPECT_NE(unpadded(*outcome.first.result, p1, seed_of(0)), expected);
     EXPECT_NE(unpadded(*outcome.first.result, seed_of(0), p2), expected);
   }
 }
 
-TEST(ClientOutputs, AServerThatFeedsAnotherPadIsCaughtByTheClient) {
+TEST(PaddedCircuit, AServerThatFeedsAnotherPadIsCaughtByTheClient) {
   const Case c = make_case(13);
   const PadSeed p1 = seed_of(1), p2 = seed_of(2);
   const auto expected = openssl_encrypt(c.key, c.block);
@@ -99,41 +106,42 @@ TEST(ClientOutputs, AServerThatFeedsAnotherPadIsCaughtByTheClient) {
     SCOPED_TRACE(static_cast<int>(deviating));
     // Output bit 3 shifted: both servers agree on a result the client would take, one bit off.
     const std::vector<std::size_t> shift{3};
-    const auto outcome = run_pair<PaddedOutputs>(server(c, Role::First, p1, deviating == Role::First ? shift : std::vector<std::size_t>{}),
+    const auto outcome = run_pair<PaddedRun>(server(c, Role::First, p1, deviating == Role::First ? shift : std::vector<std::size_t>{}),
                                                  server(c, Role::Second, p2, deviating == Role::Second ? shift : std::vector<std::size_t>{}));
     ASSERT_FALSE(outcome.first.failed()) << outcome.first.check();
     ASSERT_FALSE(outcome.second.failed()) << outcome.second.check();
-    EXPECT_EQ(*outcome.first.result, *outcome.second.result);
+    EXPECT_EQ(outcome.first.result->masked, outcome.second.result->masked);
+    EXPECT_EQ(outcome.first.result->report, outcome.second.result->report);
     auto shifted = expected;
     shifted[0] ^= 8;
     EXPECT_EQ(unpadded(*outcome.first.result, p1, p2), shifted);
     EXPECT_EQ(client_check(*outcome.first.result, *outcome.second.result, p1, p2), "pad_check");
     // Another check bit alone (the pad's outputs untouched) fails the same check.
     const std::vector<std::size_t> check_bit{128 + 17};
-    const auto other = run_pair<PaddedOutputs>(server(c, Role::First, p1, deviating == Role::First ? check_bit : std::vector<std::size_t>{}),
+    const auto other = run_pair<PaddedRun>(server(c, Role::First, p1, deviating == Role::First ? check_bit : std::vector<std::size_t>{}),
                                                server(c, Role::Second, p2, deviating == Role::Second ? check_bit : std::vector<std::size_t>{}));
     ASSERT_TRUE(other.first.result && other.second.result);
     EXPECT_EQ(client_check(*other.first.result, *other.second.result, p1, p2), "pad_check");
   }
 }
 
-TEST(ClientOutputs, AServerThatReportsAnotherOutputIsCaughtByTheClient) {
+TEST(PaddedCircuit, AServerThatReportsAnotherOutputIsCaughtByTheClient) {
   const Case c = make_case(14);
   const PadSeed p1 = seed_of(3), p2 = seed_of(4);
-  const auto outcome = run_pair<PaddedOutputs>(server(c, Role::First, p1), server(c, Role::Second, p2));
+  const auto outcome = run_pair<PaddedRun>(server(c, Role::First, p1), server(c, Role::Second, p2));
   ASSERT_TRUE(outcome.first.result && outcome.second.result);
-  PaddedOutputs altered = *outcome.second.result;
-  altered.masked[2] ^= 0x10;
+  PaddedRun altered = *outcome.second.result;
+  altered.masked[20] ^= 1;
   EXPECT_EQ(client_check(*outcome.first.result, altered, p1, p2), "server_reports");
   altered = *outcome.first.result;
-  altered.check_seed[0] ^= 1;
+  altered.report.check_seed[0] ^= 1;
   EXPECT_EQ(client_check(altered, *outcome.second.result, p1, p2), "server_reports");
   // Both servers reporting the same altered output (as if both deviated, outside the threat
   // model) still do not get past the pads' check when the seed changed.
   EXPECT_EQ(client_check(altered, altered, p1, p2), "pad_check");
 }
 
-TEST(ClientOutputs, AServerThatOpensAWrongCheckIsCaughtByItsPeer) {
+TEST(PaddedCircuit, AServerThatOpensAWrongCheckIsCaughtByItsPeer) {
   const Case c = make_case(15);
   const PadSeed p1 = seed_of(5), p2 = seed_of(6);
   // Its openings after the coin toss are the checks'.
@@ -143,17 +151,17 @@ TEST(ClientOutputs, AServerThatOpensAWrongCheckIsCaughtByItsPeer) {
       if (step == Step::Opening && tossed && !message.empty()) message[0] ^= 1;
     };
   };
-  const auto first = run_pair<PaddedOutputs>(server(c, Role::First, p1), server(c, Role::Second, p2), deviation());
+  const auto first = run_pair<PaddedRun>(server(c, Role::First, p1), server(c, Role::Second, p2), deviation());
   EXPECT_EQ(first.second.check(), "mac_check");
-  const auto second = run_pair<PaddedOutputs>(server(c, Role::First, p1), server(c, Role::Second, p2), {}, deviation());
+  const auto second = run_pair<PaddedRun>(server(c, Role::First, p1), server(c, Role::Second, p2), {}, deviation());
   EXPECT_EQ(second.first.check(), "mac_check");
 }
 
-TEST(ClientOutputs, PaddingKeepsTheCircuitAndAddsOnlyXors) {
+TEST(PaddedCircuit, PaddingKeepsTheCircuitAndAddsOnlyXors) {
   const Circuit& original = circuit();
   const Circuit& with_pads = padded();
   EXPECT_EQ(auth2::and_gate_count(with_pads), auth2::and_gate_count(original));
-  EXPECT_EQ(with_pads.total_inputs(), original.total_inputs() + 2 * (128 + auth2::kPadCheckBits));
+  EXPECT_EQ(with_pads.total_inputs(), original.total_inputs() + 2 * (128 + output_pads::kPadCheckBits));
   EXPECT_EQ(with_pads.output_widths, original.output_widths);
   // In the clear, the padded circuit is the circuit XOR both pads.
   const Case c = make_case(16);
@@ -161,14 +169,13 @@ TEST(ClientOutputs, PaddingKeepsTheCircuitAndAddsOnlyXors) {
   inputs.insert(inputs.end(), c.second_share.begin(), c.second_share.end());
   const auto block = to_bits(c.block);
   inputs.insert(inputs.end(), block.begin(), block.end());
-  const auto b1 = auth2::pad_bits(seed_of(7), 128), b2 = auth2::pad_bits(seed_of(8), 128);
+  const auto b1 = output_pads::pad_bits(seed_of(7), 128), b2 = output_pads::pad_bits(seed_of(8), 128);
   inputs.insert(inputs.end(), b1.begin(), b1.end());
   inputs.insert(inputs.end(), b2.begin(), b2.end());
   const auto out = circuits::evaluate(with_pads, inputs);
   auto expected = to_bits(openssl_encrypt(c.key, c.block));
   for (std::size_t j = 0; j < 128; ++j) expected[j] ^= b1[j] ^ b2[j];
   EXPECT_EQ(out, expected);
-  EXPECT_THROW(auth2::open_padded({}, {}, seed_of(1), seed_of(2), 128), VerificationError);
 }
 
 }  // namespace

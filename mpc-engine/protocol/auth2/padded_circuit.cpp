@@ -1,0 +1,95 @@
+#include "protocol/auth2/padded_circuit.hpp"
+
+#include "common/error.hpp"
+
+namespace mpc::auth2 {
+namespace {
+
+using circuits::Circuit;
+using circuits::Gate;
+using circuits::GateKind;
+using output_pads::kPadCheckBits;
+
+}  // namespace
+
+Circuit padded_circuit(const Circuit& circuit) {
+  circuits::validate(circuit);
+  const std::uint32_t inputs = circuit.total_inputs(), outputs = circuit.total_outputs();
+  const std::uint32_t pad = outputs + static_cast<std::uint32_t>(kPadCheckBits);
+  const std::uint32_t shift = 2 * pad;  // the original non-input wires move past both pads
+  const auto moved = [&](std::uint32_t wire) { return wire < inputs ? wire : wire + shift; };
+  Circuit padded;
+  padded.input_widths = circuit.input_widths;
+  padded.input_widths.push_back(pad);
+  padded.input_widths.push_back(pad);
+  padded.output_widths = circuit.output_widths;
+  padded.gates.reserve(circuit.gates.size() + 2 * outputs);
+  for (const Gate& gate : circuit.gates) {
+    Gate copy = gate;
+    copy.out = moved(gate.out);
+    if (gate.kind != GateKind::Const) copy.in0 = moved(gate.in0);
+    if (gate.kind == GateKind::Xor || gate.kind == GateKind::And) copy.in1 = moved(gate.in1);
+    padded.gates.push_back(copy);
+  }
+  // z_j ^ p_1[j] into the wires after the original circuit's, then ^ p_2[j] into the last ones.
+  const std::uint32_t first_output = moved(circuit.first_output_wire());
+  const std::uint32_t with_first = circuit.num_wires + shift, result = with_first + outputs;
+  for (std::uint32_t j = 0; j < outputs; ++j)
+    padded.gates.push_back({GateKind::Xor, first_output + j, inputs + j, with_first + j});
+  for (std::uint32_t j = 0; j < outputs; ++j)
+    padded.gates.push_back({GateKind::Xor, with_first + j, inputs + pad + j, result + j});
+  padded.num_wires = result + outputs;
+  circuits::validate(padded);
+  return padded;
+}
+
+InputOwners padded_owners(const InputOwners& owners) {
+  InputOwners padded = owners;
+  padded.push_back(Owner::First);
+  padded.push_back(Owner::Second);
+  return padded;
+}
+
+PaddedRun evaluate_padded(Session& session, const Circuit& padded, const InputOwners& padded_owners,
+                          const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
+                          std::span<const std::uint8_t> public_inputs) {
+  const std::size_t outputs = padded.total_outputs();
+  const std::size_t groups = padded.input_widths.size();
+  if (groups < 2 || padded_owners.size() != groups || padded_owners[groups - 2] != Owner::First ||
+      padded_owners[groups - 1] != Owner::Second || padded.input_widths[groups - 2] != outputs + kPadCheckBits ||
+      padded.input_widths[groups - 1] != outputs + kPadCheckBits)
+    throw Error(Component::Protocol, "padded outputs: a circuit or owners not from padded_circuit");
+  std::vector<std::uint8_t> masked_inputs;
+  PaddedRun run;
+  run.masked = evaluate_authenticated(session, padded, padded_owners, masks, own_inputs, public_inputs,
+                                      Outputs::Reveal, &masked_inputs);
+  // Every input is fixed now: R comes after, so no pad can be fitted to it.
+  run.report.check_seed = session.coin_toss();
+  const output_pads::CheckRows rows(run.report.check_seed, outputs);
+  const auto first_pad_wire = static_cast<std::uint32_t>(padded.total_inputs() - 2 * (outputs + kPadCheckBits));
+  std::vector<AuthBit> checks(2 * kPadCheckBits);
+  for (std::size_t party = 0; party < 2; ++party) {
+    const std::uint32_t pad_wire = first_pad_wire + static_cast<std::uint32_t>(party * (outputs + kPadCheckBits));
+    for (std::size_t k = 0; k < kPadCheckBits; ++k) {
+      const std::uint32_t check_wire = pad_wire + static_cast<std::uint32_t>(outputs + k);
+      AuthBit bit = masks.lambda[check_wire];
+      std::uint8_t masked = masked_inputs[check_wire];
+      for (std::size_t i = 0; i < outputs; ++i)
+        if (rows.bit(k, i)) {
+          bit ^= masks.lambda[pad_wire + i];
+          masked ^= masked_inputs[pad_wire + i];
+        }
+      // A wire's value is its masked value ^ its mask: the public part joins the shares.
+      session.add_public(bit, masked);
+      checks[party * kPadCheckBits + k] = bit;
+    }
+  }
+  const std::vector<std::uint8_t> opened = session.open(checks);
+  for (std::size_t k = 0; k < kPadCheckBits; ++k) {
+    run.report.first_check[k / 8] |= static_cast<std::uint8_t>(opened[k] << (k % 8));
+    run.report.second_check[k / 8] |= static_cast<std::uint8_t>(opened[kPadCheckBits + k] << (k % 8));
+  }
+  return run;
+}
+
+}  // namespace mpc::auth2

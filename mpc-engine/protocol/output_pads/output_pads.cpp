@@ -1,0 +1,76 @@
+#include "protocol/output_pads/output_pads.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+
+namespace mpc::output_pads {
+
+static_assert(kSeedBytes == randombytes_SEEDBYTES);
+
+PadSeed part_pad(const PadSeed& job, std::uint32_t part) {
+  static constexpr char kContext[] = "mpc-kdc output pad part";
+  std::uint8_t message[sizeof kContext + 4];
+  std::copy_n(kContext, sizeof kContext, message);
+  for (int b = 0; b < 4; ++b) message[sizeof kContext + b] = static_cast<std::uint8_t>(part >> (8 * b));
+  PadSeed out{};
+  crypto_generichash(out.data(), out.size(), message, sizeof message, job.data(), job.size());
+  return out;
+}
+
+std::vector<std::uint8_t> pad_bits(const PadSeed& seed, std::size_t outputs) {
+  const std::size_t count = outputs + kPadCheckBits;
+  SecretBytes packed((count + 7) / 8);
+  randombytes_buf_deterministic(packed.data(), packed.size(), seed.data());
+  std::vector<std::uint8_t> bits(count);
+  for (std::size_t i = 0; i < count; ++i) bits[i] = (packed[i / 8] >> (i % 8)) & 1;
+  return bits;
+}
+
+CheckRows::CheckRows(const CheckSeed& seed, std::size_t outputs)
+    : outputs_(outputs), stride_((outputs + 7) / 8), rows_(kPadCheckBits * stride_) {
+  randombytes_buf_deterministic(rows_.data(), rows_.size(), seed.data());
+}
+
+CheckBits CheckRows::check(std::span<const std::uint8_t> pad) const {
+  if (pad.size() != outputs_ + kPadCheckBits) throw Error(Component::Protocol, "output pad of the wrong length");
+  CheckBits check{};
+  for (std::size_t k = 0; k < kPadCheckBits; ++k) {
+    std::uint8_t bit = pad[outputs_ + k] & 1;
+    for (std::size_t i = 0; i < outputs_; ++i)
+      if (this->bit(k, i)) bit ^= pad[i] & 1;
+    check[k / 8] |= static_cast<std::uint8_t>(bit << (k % 8));
+  }
+  return check;
+}
+
+std::vector<std::uint8_t> open_part(std::span<const std::uint8_t> masked_bits, const PartReport& first,
+                                    const PartReport& second, const PadSeed& first_pad, const PadSeed& second_pad) {
+  if (!(first == second))
+    throw VerificationError(Component::Protocol, "padded outputs: the two servers reported different pad checks",
+                            "server_reports");
+  const std::size_t outputs = masked_bits.size();
+  const CheckRows rows(first.check_seed, outputs);
+  std::vector<std::uint8_t> p1 = pad_bits(first_pad, outputs), p2 = pad_bits(second_pad, outputs);
+  const bool first_holds = rows.check(p1) == first.first_check;
+  const bool second_holds = rows.check(p2) == first.second_check;
+  if (!first_holds || !second_holds) {
+    wipe(p1.data(), p1.size());
+    wipe(p2.data(), p2.size());
+    throw VerificationError(Component::Protocol,
+                            std::string("padded outputs: server ") + (first_holds ? "2" : "1") +
+                                " computed with another pad than the client's",
+                            "pad_check", first_holds ? 1 : 0);
+  }
+  std::vector<std::uint8_t> out(outputs);
+  for (std::size_t j = 0; j < outputs; ++j) out[j] = (masked_bits[j] ^ p1[j] ^ p2[j]) & 1;
+  wipe(p1.data(), p1.size());
+  wipe(p2.data(), p2.size());
+  return out;
+}
+
+}  // namespace mpc::output_pads
