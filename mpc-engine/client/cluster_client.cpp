@@ -274,7 +274,32 @@ Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
 
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
   std::lock_guard lock(mutex_);
-  return open_compute(ask_all(request, wire::MessageType::Compute), request.blocks);
+  if (parties() != 2) return open_compute(ask_all(request, wire::MessageType::Compute), request.blocks);
+  // Each of two servers gets a pad of its own on the outputs (protocol/output_pads): a cluster
+  // of security = "active" answers under both, so that neither can shift the result.
+  OutputPads pads;
+  for (auto& seed : pads) randombytes_buf(seed.data(), seed.size());
+  const auto wipe_pads = [&] {
+    for (auto& seed : pads) wipe(seed.data(), seed.size());
+    if (request.output_pad) wipe(request.output_pad->data(), request.output_pad->size());
+  };
+  try {
+    const Replies replies = serve_job(wire::MessageType::Compute, [&](const wire::RequestId& id) {
+      request.id = id;
+      Frames frames;
+      for (const auto& seed : pads) {
+        request.output_pad = seed;
+        frames.push_back(wire::encode_request(request));
+      }
+      return frames;
+    });
+    std::vector<std::uint8_t> out = open_compute(replies, request.blocks, &pads);
+    wipe_pads();
+    return out;
+  } catch (...) {
+    wipe_pads();
+    throw;
+  }
 }
 
 GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t count,

@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include "protocol/output_pads/output_pads.hpp"
 #include "protocol/rss3/output.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "protocol/rss3/zero_test.hpp"
@@ -82,7 +83,46 @@ bool xor_form(const wire::Reply& reply) {
       reply.body);
 }
 
-std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blocks) {
+namespace {
+
+// Two servers' padded answers to a Compute job: the same outputs and reports from both, then
+// each part's pads checked and taken off.
+std::vector<std::uint8_t> open_padded_compute(const wire::ComputeResult& first, const wire::ComputeResult& second,
+                                              std::uint32_t blocks, const OutputPads& pads) {
+  if (first.x != second.x || first.padded != second.padded)
+    throw VerificationError("the two servers answered different padded outputs (one of them deviated): result refused");
+  const wire::PaddedReports& reports = *first.padded;
+  std::vector<std::uint8_t> out(first.x.size());
+  output_pads::PadSeed seeds[2];
+  for (std::size_t party = 0; party < 2; ++party) std::copy(pads[party].begin(), pads[party].end(), seeds[party].begin());
+  std::uint32_t part = 0;
+  for (std::uint32_t block = 0; block < blocks; block += reports.part_blocks, ++part) {
+    const std::uint32_t part_blocks = std::min(reports.part_blocks, blocks - block);
+    std::vector<std::uint8_t> masked(std::size_t{128} * part_blocks);
+    for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = (first.x[16 * block + i / 8] >> (i % 8)) & 1;
+    const std::uint8_t* at = reports.reports.data() + part * wire::kPaddedPartReportBytes;
+    output_pads::PartReport report;
+    std::copy_n(at, report.check_seed.size(), report.check_seed.begin());
+    std::copy_n(at + 32, report.first_check.size(), report.first_check.begin());
+    std::copy_n(at + 40, report.second_check.size(), report.second_check.begin());
+    std::vector<std::uint8_t> bits;
+    try {
+      bits = output_pads::open_part(masked, report, report, output_pads::part_pad(seeds[0], part),
+                                    output_pads::part_pad(seeds[1], part));
+    } catch (const mpc::VerificationError& error) {
+      wipe(out.data(), out.size());
+      throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");
+    }
+    for (std::size_t i = 0; i < bits.size(); ++i) out[16 * block + i / 8] |= static_cast<std::uint8_t>(bits[i] << (i % 8));
+    wipe(bits.data(), bits.size());
+  }
+  for (auto& seed : seeds) wipe(seed.data(), seed.size());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blocks, const OutputPads* pads) {
   const std::size_t bytes = static_cast<std::size_t>(blocks) * wire::kBlockBytes;
   for (std::size_t party = 0; party < replies.size(); ++party) {
     const auto& result = body_of<wire::ComputeResult>(replies, party);
@@ -91,6 +131,15 @@ std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blo
                          " blocks for " + std::to_string(blocks));
   }
   if (replies.size() == 2) {
+    const auto& first = body_of<wire::ComputeResult>(replies, 0);
+    const auto& second = body_of<wire::ComputeResult>(replies, 1);
+    if (first.padded.has_value() != second.padded.has_value())
+      throw VerificationError("one server answered with padded outputs, the other with a share (one of them "
+                              "deviated): result refused");
+    if (first.padded) {
+      if (pads == nullptr) throw Disagreement("the servers answered with outputs padded under no pads of this client");
+      return open_padded_compute(first, second, blocks, *pads);
+    }
     // Two servers: each sends its XOR share alone.
     std::vector<std::uint8_t> out(bytes);
     for (std::size_t party = 0; party < 2; ++party) {

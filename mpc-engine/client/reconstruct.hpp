@@ -37,8 +37,16 @@ class VerificationError : public Error {
 // serving while the third is down) rather than a replicated one.
 bool xor_form(const wire::Reply& reply);
 
-// Compute: blocks * 16 output bytes.
-std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blocks);
+// The seeds of the pads a client gave two servers on a job's outputs (protocol/output_pads),
+// server 1's first.
+using OutputPads = std::array<wire::OutputPadSeed, 2>;
+
+// Compute: blocks * 16 output bytes. Two servers answer with XOR shares, or (security =
+// "active") with the outputs under the `pads` the client gave them: both must then answer the
+// same, and each pad must pass its check (VerificationError otherwise); one of each form is
+// refused, since an honest server of such a cluster never sends a share.
+std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blocks,
+                                       const OutputPads* pads = nullptr);
 
 struct GcmPrefetched {
   std::vector<std::uint8_t> nonces;  // count * 12 bytes, as every server listed them

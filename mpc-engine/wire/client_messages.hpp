@@ -51,7 +51,14 @@ enum class Operation : std::uint8_t {
   EcbDecrypt = 3,    // AES_k^-1(input block i)
 };
 
-// Body: u8 operation | key id | u32 blocks | CTR: 16-byte counter | ECB: blocks * 16 bytes.
+// The seed of one server's one-time pad on a two-server job's outputs (protocol/output_pads):
+// each server gets its own, the other never sees it.
+inline constexpr std::size_t kOutputPadSeedBytes = 32;
+using OutputPadSeed = std::array<std::uint8_t, kOutputPadSeedBytes>;
+
+// Body: u8 operation (| 0x40 with an output pad) | key id | u32 blocks | CTR: 16-byte counter |
+// ECB: blocks * 16 bytes, then with an output pad, last and outside what request_digest
+// covers: its seed.
 // The key is Aes128 or Aes256 (an Aes256Gcm key serves only the Gcm* requests).
 struct ComputeRequest {
   RequestId id{};
@@ -60,6 +67,9 @@ struct ComputeRequest {
   std::uint32_t blocks = 0;                    // 1..kMaxRequestBlocks
   std::array<std::uint8_t, 16> counter{};      // CtrKeystream only
   std::vector<std::uint8_t> input;             // ECB only: blocks * 16 bytes
+  // This server's pad seed: a two-server cluster of security = "active" answers with the
+  // outputs padded (ComputeResult::padded) and refuses a job without one; others ignore it.
+  std::optional<OutputPadSeed> output_pad;
 };
 
 // Body: key id | u32 length | this server's share of the material, sealed to the server's
@@ -337,12 +347,25 @@ struct Refusal {
 
 const char* status_name(Status status);
 
+// Outputs padded for the client (protocol/output_pads) by a two-server cluster of security =
+// "active": the job ran in parts of part_blocks blocks (the last may be shorter), each with its
+// report, kPaddedPartReportBytes: the seed of its pads' check, then the two servers' checks.
+inline constexpr std::size_t kPaddedPartReportBytes = 48;
+struct PaddedReports {
+  std::uint32_t part_blocks = 0;
+  std::vector<std::uint8_t> reports;  // ceil(blocks / part_blocks) * kPaddedPartReportBytes
+  bool operator==(const PaddedReports&) const = default;
+};
+
 // Body of a successful Compute reply: u32 blocks | masked x share (blocks*16) | masked a share
 // (blocks*16). A two-server cluster's servers send x alone: each one's XOR share of the output.
+// Padded outputs: u32 blocks | 0x80000000 | u32 part_blocks | x (the outputs XOR both pads,
+// the same from both servers) | the parts' reports.
 struct ComputeResult {
   std::uint32_t blocks = 0;
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;  // empty from a two-server cluster
+  std::optional<PaddedReports> padded;
 };
 
 struct KeyInfo {

@@ -38,11 +38,35 @@ void check_verdict_share(std::uint8_t share) {
   if ((share & 0xfe) != 0) fail("verdict share byte " + std::to_string(share) + " has bits beyond bit 0");
 }
 
+// The top bit of a Compute reply's block count: outputs padded for the client follow.
+constexpr std::uint32_t kPaddedResultFlag = 0x80000000u;
+
+std::size_t padded_report_bytes(std::uint32_t blocks, std::uint32_t part_blocks) {
+  if (part_blocks == 0 || part_blocks > blocks)
+    fail("padded compute result in parts of " + std::to_string(part_blocks) + " blocks for " + std::to_string(blocks));
+  return ((static_cast<std::size_t>(blocks) + part_blocks - 1) / part_blocks) * kPaddedPartReportBytes;
+}
+
 ComputeResult decode_compute_result(ByteReader& reader) {
   ComputeResult result;
-  result.blocks = reader.u32();
+  const std::uint32_t word = reader.u32();
+  result.blocks = word & ~kPaddedResultFlag;
   check_blocks(result.blocks);
   const std::size_t share_bytes = static_cast<std::size_t>(result.blocks) * kBlockBytes;
+  if ((word & kPaddedResultFlag) != 0) {
+    PaddedReports padded;
+    padded.part_blocks = reader.u32();
+    const std::size_t report_bytes = padded_report_bytes(result.blocks, padded.part_blocks);
+    if (reader.remaining() != share_bytes + report_bytes)
+      fail("padded compute result of " + std::to_string(reader.remaining()) + " bytes for " +
+           std::to_string(result.blocks) + " blocks");
+    const auto x = reader.bytes(share_bytes);
+    result.x.assign(x.begin(), x.end());
+    const auto reports = reader.bytes(report_bytes);
+    padded.reports.assign(reports.begin(), reports.end());
+    result.padded = std::move(padded);
+    return result;
+  }
   // Two-server clusters send only x, their XOR share.
   if (reader.remaining() != 2 * share_bytes && reader.remaining() != share_bytes)
     fail("compute result of " + std::to_string(reader.remaining()) + " bytes for " + std::to_string(result.blocks) +
@@ -213,6 +237,16 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           const std::size_t share_bytes = static_cast<std::size_t>(b.blocks) * kBlockBytes;
           if (b.x.size() != share_bytes || (b.a.size() != share_bytes && !b.a.empty()))
             fail("compute result shares do not match " + std::to_string(b.blocks) + " blocks");
+          if (b.padded) {
+            if (!b.a.empty()) fail("a padded compute result carries one share");
+            if (b.padded->reports.size() != padded_report_bytes(b.blocks, b.padded->part_blocks))
+              fail("padded compute result reports do not match " + std::to_string(b.blocks) + " blocks");
+            writer.u32(b.blocks | kPaddedResultFlag);
+            writer.u32(b.padded->part_blocks);
+            writer.bytes(b.x);
+            writer.bytes(b.padded->reports);
+            return;
+          }
           writer.u32(b.blocks);
           writer.bytes(b.x);
           writer.bytes(b.a);

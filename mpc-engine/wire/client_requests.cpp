@@ -50,6 +50,8 @@ void check_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
 
 constexpr std::uint8_t kKrbCombineFlag = 0x80;
 constexpr std::uint8_t kKrbRecordMaskFlag = 0x40;
+// A Compute request's operation byte: an output pad seed ends the frame.
+constexpr std::uint8_t kOutputPadFlag = 0x40;
 constexpr std::uint8_t kGcmTagChained = 1;
 constexpr std::uint8_t kGcmTagChecked = 2;
 
@@ -101,6 +103,7 @@ std::size_t record_mask_bytes(const KrbRecordMask& mask) {
 
 // The bytes that end a Krb frame and stay with the server it went to.
 std::size_t private_trailer_bytes(const Request& request) {
+  if (const auto* compute = std::get_if<ComputeRequest>(&request)) return compute->output_pad ? kOutputPadSeedBytes : 0;
   const auto* krb = std::get_if<KrbRequest>(&request);
   if (krb == nullptr || !krb->record_mask) return 0;
   return 1 + (1 + kKrbMaskSeedBytes) * krb->record_mask->seeds.size();
@@ -129,7 +132,8 @@ std::size_t encoded_request_bytes(const Request& request) {
                             [](const auto& r) -> std::size_t {
                               using T = std::decay_t<decltype(r)>;
                               if constexpr (std::is_same_v<T, ComputeRequest>)
-                                return 1 + encoded_key_id_bytes(r.key) + 4 + 16 + r.input.size();
+                                return 1 + encoded_key_id_bytes(r.key) + 4 + 16 + r.input.size() +
+                                       (r.output_pad ? kOutputPadSeedBytes : 0);
                               else if constexpr (std::is_same_v<T, ImportKeyRequest>)
                                 return encoded_key_id_bytes(r.key) + 4 + r.sealed_share.size();
                               else if constexpr (std::is_same_v<T, ListKeysRequest>)
@@ -163,7 +167,7 @@ void encode_body(ByteWriter& writer, const ComputeRequest& r) {
   check_compute_algorithm(r.key.algorithm);
   check_blocks(r.blocks);
   write_header(writer, MessageType::Compute, r.id);
-  writer.u8(static_cast<std::uint8_t>(r.operation));
+  writer.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(r.operation) | (r.output_pad ? kOutputPadFlag : 0)));
   write_key_id(writer, r.key);
   writer.u32(r.blocks);
   if (r.operation == Operation::CtrKeystream) {
@@ -174,6 +178,7 @@ void encode_body(ByteWriter& writer, const ComputeRequest& r) {
       fail("ECB input of " + std::to_string(r.input.size()) + " bytes for " + std::to_string(r.blocks) + " blocks");
     writer.bytes(r.input);
   }
+  if (r.output_pad) writer.bytes(*r.output_pad);
 }
 
 // A sealed replicated share (x then a, three-server clusters) or sealed XOR share (two-server
@@ -304,7 +309,9 @@ void encode_body(ByteWriter& writer, const KrbRequest& r) {
 ComputeRequest decode_compute(ByteReader& reader, const RequestId& id) {
   ComputeRequest r;
   r.id = id;
-  r.operation = checked_operation(reader.u8());
+  const std::uint8_t operation = reader.u8();
+  r.operation = checked_operation(static_cast<std::uint8_t>(operation & ~kOutputPadFlag));
+  const bool padded = (operation & kOutputPadFlag) != 0;
   r.key = read_key_id(reader);
   check_compute_algorithm(r.key.algorithm);
   r.blocks = reader.u32();
@@ -313,12 +320,13 @@ ComputeRequest decode_compute(ByteReader& reader, const RequestId& id) {
     r.counter = reader.array<16>();
   } else {
     const std::size_t expected = static_cast<std::size_t>(r.blocks) * kBlockBytes;
-    if (reader.remaining() != expected)
+    if (reader.remaining() != expected + (padded ? kOutputPadSeedBytes : 0))
       fail("ECB input of " + std::to_string(reader.remaining()) + " bytes for " + std::to_string(r.blocks) +
            " blocks");
     const auto input = reader.bytes(expected);
     r.input.assign(input.begin(), input.end());
   }
+  if (padded) r.output_pad = reader.array<kOutputPadSeedBytes>();
   return r;
 }
 

@@ -3,10 +3,11 @@
 
 Results are checked against OpenSSL. The deviating server is mpc-server-faults
 (common/fault_injection.hpp): server 1 alters its garbled rows, or opens a shared bit with the
-other value; the job is refused as failed verification (MPC_EABORT, counted by both servers),
-honest jobs before and after are right, and the same kind of alteration under the default
-security = "passive" (half-gates) changes the keystream without anybody noticing, so these
-tests fail without authenticated garbling.
+other value; either server feeds another output pad than the client's or hands the client
+another output. The job is refused as failed verification (MPC_EABORT: by both servers, or by
+the client), honest jobs before and after are right, and the same kind of alteration under the
+default security = "passive" (half-gates) changes the keystream without anybody noticing, so
+these tests fail without authenticated garbling and the client's pads.
 """
 
 from __future__ import annotations
@@ -118,6 +119,47 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
         assert altered.returncode == 0, altered.stderr
         assert passive.keystream_of(altered) != expected  # wrong, and nobody noticed
         assert passive.verification_refusals() == {1: 0, 2: 0}
+    finally:
+        passive.stop()
+
+
+@pytest.mark.timeout(400)
+def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnoticed_when_passive(tmp_path):
+    """Outputs go to the client under a pad per server (protocol/output_pads). Either server
+    feeding another pad than the client's (the way to shift the result by a value it picks), or
+    handing the client another padded output than its peer's, gets the job refused by the
+    client (MPC_EABORT), whichever server it is; honest jobs after are right. Under the default
+    security = "passive" the same server XORs bit 0 into its output share, and the client takes
+    the shifted keystream."""
+    active = start_gc2(tmp_path / "active", {1: "active", 2: "active"})
+    try:
+        key_hex, _ = active.import_key("shift", 1, "aes128")
+        expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 2)
+        assert active.keystream_of(settled_attempt(active, "shift", blocks=2)) == expected
+        for party in (1, 2):
+            for fault, caught_by in (("output-shift", "computed with another pad than the client's"),
+                                     ("padded-report-bit", "answered different padded outputs")):
+                active.kill_server(party)
+                active.restart_server(party, fault=fault)
+                attempt = settled_attempt(active, "shift", blocks=2)
+                assert attempt.returncode != 0, f"server {party} {fault}: a shifted result was taken"
+                assert caught_by in attempt.stderr, attempt.stderr
+            active.kill_server(party)
+            active.restart_server(party)
+        honest = settled_attempt(active, "shift", blocks=2)
+        assert active.keystream_of(honest) == expected, honest.stderr
+    finally:
+        active.stop()
+
+    passive = start_gc2(tmp_path / "passive")
+    try:
+        key_hex, _ = passive.import_key("shift", 1, "aes128")
+        expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 2)
+        passive.kill_server(2)
+        passive.restart_server(2, fault="output-shift")
+        shifted = settled_attempt(passive, "shift", blocks=2)
+        assert shifted.returncode == 0, shifted.stderr
+        assert passive.keystream_of(shifted) == bytes([expected[0] ^ 1]) + expected[1:]  # and nobody noticed
     finally:
         passive.stop()
 

@@ -6,6 +6,7 @@
 #include "circuits/aes_shared_key.hpp"
 #include "common/error.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
+#include "protocol/auth2/padded_circuit.hpp"
 #if defined(MPC_FAULT_INJECTION)
 #include "common/fault_injection.hpp"
 #endif
@@ -13,7 +14,9 @@
 namespace mpc::two_party_engine {
 namespace {
 
-const auth2::InputOwners kOwners{auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public};
+// The round keys' two shares and the public blocks, then the two pads (padded_circuit).
+const auth2::InputOwners kOwners =
+    auth2::padded_owners({auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public});
 // Tweaks per entry: a batch's leaky ANDs take two per leaky triple, at most 16 per entry.
 constexpr std::uint64_t kBatchTweaksPerEntry = 32;
 constexpr std::uint64_t kJobTweaksPerEntry = 4;
@@ -23,6 +26,13 @@ std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
   for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
   return bits;
 }
+
+void append_report(std::vector<std::uint8_t>& out, const output_pads::PartReport& report) {
+  out.insert(out.end(), report.check_seed.begin(), report.check_seed.end());
+  out.insert(out.end(), report.first_check.begin(), report.first_check.end());
+  out.insert(out.end(), report.second_check.begin(), report.second_check.end());
+}
+static_assert(output_pads::kPartReportBytes == wire::kPaddedPartReportBytes);
 
 #if defined(MPC_FAULT_INJECTION)
 // A deviating server 1 (test server only, common/fault_injection.hpp):
@@ -63,10 +73,10 @@ std::shared_ptr<const circuits::Circuit> AuthenticatedAes::circuit(wire::KeyAlgo
   std::lock_guard lock(mutex_);
   auto& slot = circuits_[{algorithm, decrypt, blocks}];
   if (!slot)
-    slot = std::make_shared<const circuits::Circuit>(circuits::build_shared_key_aes_circuit(
+    slot = std::make_shared<const circuits::Circuit>(auth2::padded_circuit(circuits::build_shared_key_aes_circuit(
         algorithm == wire::KeyAlgorithm::Aes256 ? circuits::AesKeySize::Aes256 : circuits::AesKeySize::Aes128,
         decrypt ? circuits::AesDirection::Decrypt : circuits::AesDirection::Encrypt, circuits::SboxVariant::And32,
-        blocks));
+        blocks)));
   return slot;
 }
 
@@ -80,9 +90,11 @@ std::uint64_t AuthenticatedAes::entries(wire::KeyAlgorithm algorithm, std::uint3
   return total;
 }
 
-SecretBytes AuthenticatedAes::blocks(two_party::Channel& peer, wire::KeyAlgorithm algorithm, bool decrypt,
-                                     std::span<const std::uint8_t> key_share, std::span<const std::uint8_t> input,
-                                     std::uint64_t epoch, std::uint64_t start, std::chrono::milliseconds wait) {
+AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire::KeyAlgorithm algorithm, bool decrypt,
+                                                  std::span<const std::uint8_t> key_share,
+                                                  std::span<const std::uint8_t> input, const wire::OutputPadSeed& pad,
+                                                  std::uint64_t epoch, std::uint64_t start,
+                                                  std::chrono::milliseconds wait) {
   if (algorithm != wire::KeyAlgorithm::Aes128 && algorithm != wire::KeyAlgorithm::Aes256)
     throw Error(Component::Server, "authenticated AES: not an AES key");
   const auto total = static_cast<std::uint32_t>(input.size() / 16);
@@ -108,8 +120,12 @@ SecretBytes AuthenticatedAes::blocks(two_party::Channel& peer, wire::KeyAlgorith
     if (party_ == 0) deviate_in_job(job);
 #endif
     const std::vector<std::uint8_t> key_bits = bits_of(key_share);
-    SecretBytes share(input.size());
+    Padded out;
+    out.bytes = SecretBytes(input.size());
+    out.reports.part_blocks = std::min(kAuthenticatedPartBlocks, total);
     std::uint64_t used = 0;
+    output_pads::PadSeed job_pad{};
+    std::copy(pad.begin(), pad.end(), job_pad.begin());
     for (std::uint32_t first = 0; first < total; first += kAuthenticatedPartBlocks) {
       const std::uint32_t blocks = std::min(kAuthenticatedPartBlocks, total - first);
       const auto part = circuit(algorithm, decrypt, blocks);
@@ -118,14 +134,32 @@ SecretBytes AuthenticatedAes::blocks(two_party::Channel& peer, wire::KeyAlgorith
       const auth2::CircuitMasks masks = auth2::prepare_masks(
           job, *part, kOwners, std::span<const auth2::AndMaterial>(material.data() + used, part_entries));
       used += part_entries;
-      const std::vector<std::uint8_t> out = auth2::evaluate_authenticated(
-          job, *part, kOwners, masks, key_bits, bits_of(input.subspan(16 * first, 16 * blocks)), auth2::Outputs::Shares);
-      for (std::size_t i = 0; i < out.size(); ++i)
-        share[16 * first + i / 8] |= static_cast<std::uint8_t>(out[i] << (i % 8));
+      std::vector<std::uint8_t> own = key_bits;
+      std::vector<std::uint8_t> part_pad = output_pads::pad_bits(
+          output_pads::part_pad(job_pad, first / kAuthenticatedPartBlocks), std::size_t{128} * blocks);
+#if defined(MPC_FAULT_INJECTION)
+      // "output-shift": either server feeds its pad with bit 0 flipped, the one way left to it
+      // to shift the client's result (by bit 0 of block 0); the client's pad check catches it.
+      if (first == 0 && fault::armed("output-shift")) part_pad[0] ^= 1;
+#endif
+      own.insert(own.end(), part_pad.begin(), part_pad.end());
+      wipe(part_pad.data(), part_pad.size());
+      const auth2::PaddedRun run =
+          auth2::evaluate_padded(job, *part, kOwners, masks, own, bits_of(input.subspan(16 * first, 16 * blocks)));
+      wipe(own.data(), own.size());
+      for (std::size_t i = 0; i < run.masked.size(); ++i)
+        out.bytes[16 * first + i / 8] |= static_cast<std::uint8_t>(run.masked[i] << (i % 8));
+      append_report(out.reports.reports, run.report);
     }
     peer.flush();
     wipe_material();
-    return share;
+    wipe(job_pad.data(), job_pad.size());
+#if defined(MPC_FAULT_INJECTION)
+    // "padded-report-bit": either server hands the client its padded output with bit 0 flipped;
+    // the client's comparison of the two servers' answers catches it.
+    if (fault::armed("padded-report-bit")) out.bytes[0] ^= 1;
+#endif
+    return out;
   } catch (...) {
     wipe_material();
     throw;

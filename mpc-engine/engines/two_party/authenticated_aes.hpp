@@ -10,8 +10,11 @@
 // A job takes the range of entries the leader assigned it, opens a job session on its own
 // stream with that epoch's deltas, and per part of at most kAuthenticatedPartBlocks blocks
 // prepares the masks of its circuit (circuits/aes_shared_key.hpp: the two round-key shares and
-// the public blocks as inputs) and runs it with outputs kept as XOR shares, which the client
-// combines as in gc2. A check that fails throws VerificationError naming it.
+// the public blocks as inputs, padded for the client: protocol/auth2/padded_circuit.hpp) and
+// runs it. Each part's outputs come out under both servers' pads, part p under the pads of the
+// seeds output_pads::part_pad(client's seed, p): the client takes them only if both servers
+// report the same and each pad passes its check. A check that fails throws VerificationError
+// naming it.
 //
 // Tweaks: a batch's leaky ANDs hash under 32 tweaks per entry from its first entry, a job's
 // garbled rows under 4 per entry from its first: ranges no other batch or job of the epoch
@@ -34,6 +37,7 @@
 #include "protocol/auth2/auth_bits.hpp"
 #include "protocol/two_party/channel.hpp"
 #include "protocol/two_party/numbered_pool.hpp"
+#include "wire/client_messages.hpp"
 #include "wire/key_id.hpp"
 
 namespace mpc::two_party_engine {
@@ -54,13 +58,18 @@ class AuthenticatedAes {
   // Entries of AND material a job of `blocks` blocks takes; 0 for a key that is not AES.
   std::uint64_t entries(wire::KeyAlgorithm algorithm, std::uint32_t blocks) const;
 
-  // This server's XOR share of AES (or its inverse) of `input` (blocks * 16 bytes, public)
-  // under the round keys whose share is `key_share` (wire::material_bytes), from the pool's
-  // entries [start, start + entries()) of `epoch`, waiting at most `wait` for them. Throws
-  // two_party::PoolEmpty when they do not come.
-  SecretBytes blocks(two_party::Channel& peer, wire::KeyAlgorithm algorithm, bool decrypt,
-                     std::span<const std::uint8_t> key_share, std::span<const std::uint8_t> input, std::uint64_t epoch,
-                     std::uint64_t start, std::chrono::milliseconds wait);
+  // AES (or its inverse) of `input` (blocks * 16 bytes, public) under the round keys whose
+  // share is `key_share` (wire::material_bytes), under both servers' pads (`pad`: this
+  // server's seed from the client), from the pool's entries [start, start + entries()) of
+  // `epoch`, waiting at most `wait` for them. Throws two_party::PoolEmpty when they do not come.
+  struct Padded {
+    SecretBytes bytes;             // the output XOR both pads: the same on both servers
+    wire::PaddedReports reports;   // a report per part of kAuthenticatedPartBlocks blocks
+  };
+  Padded blocks(two_party::Channel& peer, wire::KeyAlgorithm algorithm, bool decrypt,
+                std::span<const std::uint8_t> key_share, std::span<const std::uint8_t> input,
+                const wire::OutputPadSeed& pad, std::uint64_t epoch, std::uint64_t start,
+                std::chrono::milliseconds wait);
 
   // Makes entries [start, start + count) of `epoch` with the other server.
   void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,6 +30,14 @@ struct ComputeTask {
   std::uint32_t blocks = 0;
   std::uint64_t pool_epoch = 0;  // lut2: the pool epoch and first entry this job consumes
   std::uint64_t pool_start = 0;
+  std::optional<wire::OutputPadSeed> output_pad;  // this server's pad on the outputs, from the client
+};
+
+// A job's output: this server's XOR share, or (pads_outputs()) the output under both servers'
+// pads, the same on both, with the reports the client checks the pads by.
+struct ComputeOutput {
+  SecretBytes bytes;
+  std::optional<wire::PaddedReports> padded;
 };
 
 // A transient shortage (lut2: the pool has not got the job's entries): the client gets Busy.
@@ -44,9 +53,12 @@ class Backend {
   // Pool entries (lut2 masked tables, gc2's AND material under security = "active") a job of
   // this many blocks consumes; 0 for passive gc2.
   virtual std::uint64_t pool_entries(const wire::KeyId& key, std::uint32_t blocks) const = 0;
-  // This server's XOR share of the output, blocks * 16 bytes. Runs on a worker thread; may be
-  // called by several at once for different jobs. Throws PeerError when the other server fails.
-  virtual SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) = 0;
+  // The output, blocks * 16 bytes (ComputeOutput). Runs on a worker thread; may be called by
+  // several at once for different jobs. Throws PeerError when the other server fails.
+  virtual ComputeOutput compute(two_party::Channel& peer, const ComputeTask& task) = 0;
+  // Whether outputs go to the client padded (protocol/output_pads): AES jobs then need the
+  // client's pad.
+  virtual bool pads_outputs() const { return false; }
   // lut2: fills pool entries [start, start + count) with the other server (a job of its own).
   // Others never get such jobs.
   virtual void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) = 0;

@@ -38,6 +38,7 @@ struct TwoPartyEngine::Job {
   std::array<std::uint8_t, 32> digest{};
   // Set by the worker.
   SecretBytes result;
+  std::optional<wire::PaddedReports> padded;  // a Compute job's reports, with outputs padded for the client
   GcmPrefetched prefetched;
   GcmOpened opened;
   wire::Status status = wire::Status::Ok;

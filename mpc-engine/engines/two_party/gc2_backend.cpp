@@ -161,16 +161,19 @@ void Gc2Backend::refuse_unauthenticated(const char* what) const {
                                        "security = \"active\" serves AES jobs only");
 }
 
-SecretBytes Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {
+ComputeOutput Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {
   if (task.key_share.size() != wire::material_bytes(task.key.algorithm))
     throw Error(Component::Server, "key share of the wrong size");
   if (task.input.size() != static_cast<std::size_t>(task.blocks) * 16)
     throw Error(Component::Server, "input of the wrong size");
   agree_on_mode(peer);
   if (authenticated_aes_) {
+    if (!task.output_pad) throw Error(Component::Server, "an AES job under security = \"active\" without the client's output pad");
     try {
-      return authenticated_aes_->blocks(peer, task.key.algorithm, task.decrypt, task.key_share, task.input,
-                                        task.pool_epoch, task.pool_start, kAuthenticatedPoolWait);
+      AuthenticatedAes::Padded padded =
+          authenticated_aes_->blocks(peer, task.key.algorithm, task.decrypt, task.key_share, task.input,
+                                     *task.output_pad, task.pool_epoch, task.pool_start, kAuthenticatedPoolWait);
+      return {std::move(padded.bytes), std::move(padded.reports)};
     } catch (const two_party::PoolEmpty& error) {
       throw BackendBusy(Component::Server, error.what());
     }
@@ -180,11 +183,17 @@ SecretBytes Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& tas
     if (const auto at = fault::armed("gc2-table-bits")) {
       FlippingChannel flipping(peer, *at);
       const gc2::Labels key = key_labels(flipping, task.key, task.key_share);
-      return aes_blocks(flipping, program(task.key.algorithm, task.decrypt), key.span(), task.input);
+      return {aes_blocks(flipping, program(task.key.algorithm, task.decrypt), key.span(), task.input), std::nullopt};
     }
 #endif
   const gc2::Labels key = key_labels(peer, task.key, task.key_share);
-  return aes_blocks(peer, program(task.key.algorithm, task.decrypt), key.span(), task.input);
+  SecretBytes share = aes_blocks(peer, program(task.key.algorithm, task.decrypt), key.span(), task.input);
+#if defined(MPC_FAULT_INJECTION)
+  // "output-shift": either server XORs bit 0 into its share, which shifts the client's result
+  // unnoticed under security = "passive".
+  if (fault::armed("output-shift")) share[0] ^= 1;
+#endif
+  return {std::move(share), std::nullopt};
 }
 
 Gc2Backend::LabelSet Gc2Backend::garbler_labels(const wire::KeyId& key_id, std::span<const std::uint8_t> share) {

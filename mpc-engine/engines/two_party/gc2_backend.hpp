@@ -159,7 +159,8 @@ class Gc2Backend final : public Backend {
   std::uint64_t pool_entries(const wire::KeyId& key, std::uint32_t blocks) const override {
     return authenticated_aes_ ? authenticated_aes_->entries(key.algorithm, blocks) : 0;
   }
-  SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) override;
+  ComputeOutput compute(two_party::Channel& peer, const ComputeTask& task) override;
+  bool pads_outputs() const override { return authenticated_aes_ != nullptr; }
   void preprocess(two_party::Channel&, std::uint64_t, std::uint64_t, std::uint64_t) override;
   std::string describe_state() const override;
   // security = "active": the AND material of authenticated garbling, made ahead into a pool.

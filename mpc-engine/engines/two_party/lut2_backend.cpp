@@ -30,7 +30,7 @@ std::uint64_t Lut2Backend::preprocess_batch() const {
   return std::clamp<std::uint64_t>(settings_.pool_sboxes / 4, 1024, 8192);
 }
 
-SecretBytes Lut2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {
+ComputeOutput Lut2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {
   const std::size_t count = pool_entries(task.key, task.blocks);
   std::vector<lut2::Entry> entries;
   try {
@@ -47,7 +47,7 @@ SecretBytes Lut2Backend::compute(two_party::Channel& peer, const ComputeTask& ta
     throw;
   }
   wipe(entries.data(), entries.size() * sizeof(lut2::Entry));
-  return share;
+  return {std::move(share), std::nullopt};
 }
 
 void Lut2Backend::preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) {

@@ -18,7 +18,7 @@ class Lut2Backend final : public Backend {
 
   const char* name() const override;
   std::uint64_t pool_entries(const wire::KeyId& key, std::uint32_t blocks) const override;
-  SecretBytes compute(two_party::Channel& peer, const ComputeTask& task) override;
+  ComputeOutput compute(two_party::Channel& peer, const ComputeTask& task) override;
   void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) override;
   void reset_pool(std::uint64_t epoch) override { pool_.reset(epoch); }
   std::string describe_state() const override;

@@ -153,6 +153,11 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
   }
   if (const auto* compute = std::get_if<wire::ComputeRequest>(&job.request)) {
     if (auto refused = jobs::compute_refusal(*compute, request_limits())) return refused;
+    // Outputs padded for the client need its pad; without one they would reach both servers.
+    if (backend_->pads_outputs() && !compute->output_pad)
+      return node::Refusal{wire::Status::BadRequest,
+                           "this cluster (security = \"active\") answers AES jobs only under the client's output "
+                           "pads, which the request lacks: a client library that predates them"};
     if (leader()) {
       const std::uint64_t entries = backend_->pool_entries(compute->key, compute->blocks);
       if (entries > backend_->pool_capacity() && backend_->wants_preprocessing())
@@ -378,9 +383,12 @@ void TwoPartyEngine::run_compute_job(Job& job) {
   task.blocks = job.request.blocks;
   task.pool_epoch = job.pool_epoch;
   task.pool_start = job.pool_start;
+  task.output_pad = job.request.output_pad;
   try {
     auto stream = streams_.open(job.number);
-    job.result = backend_->compute(*stream, task);
+    ComputeOutput output = backend_->compute(*stream, task);
+    job.result = std::move(output.bytes);
+    job.padded = std::move(output.padded);
   } catch (const VerificationError& error) {
     fail(job, wire::Status::VerificationFailed, error.what());
   } catch (const PeerError& error) {
@@ -549,6 +557,7 @@ void TwoPartyEngine::collect_results() {
     wire::ComputeResult result;
     result.blocks = job->request.blocks;
     result.x.assign(job->result.span().begin(), job->result.span().end());
+    result.padded = std::move(job->padded);
     answer.body = std::move(result);
     host_.answer(job->key, std::move(answer));
     job->result.clear();

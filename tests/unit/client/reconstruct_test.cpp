@@ -6,6 +6,7 @@
 #include <random>
 
 #include "client/reconstruct.hpp"
+#include "protocol/output_pads/output_pads.hpp"
 #include "protocol/rss3/shares.hpp"
 
 namespace mpc::client {
@@ -313,6 +314,80 @@ TEST(Reconstruct, TwoServerComputeIsTheXorOfTheShares) {
   const Replies two = {reply(first, blocks), reply(second, blocks)};
   EXPECT_THROW(open_gcm_tag(two), Disagreement);
   EXPECT_THROW(open_krb(two, wire::KrbOperation::Checksum, 16), Disagreement);
+}
+
+// Two servers of security = "active" answer with the outputs under the client's pads, in parts,
+// each with the seed of its check and both servers' checks (protocol/output_pads). Here the
+// answers are made as two servers make them from the value and the pads they computed with.
+struct PaddedAnswer {
+  Bytes padded;
+  wire::PaddedReports reports;
+};
+
+PaddedAnswer padded_answer(const Bytes& value, std::uint32_t blocks, std::uint32_t part_blocks,
+                           const client::OutputPads& pads, std::mt19937_64& rng) {
+  PaddedAnswer answer{value, {part_blocks, {}}};
+  std::uint32_t part = 0;
+  for (std::uint32_t block = 0; block < blocks; block += part_blocks, ++part) {
+    const std::size_t bits = 128 * std::min(part_blocks, blocks - block);
+    output_pads::PadSeed seeds[2];
+    for (int p = 0; p < 2; ++p) {
+      std::copy(pads[p].begin(), pads[p].end(), seeds[p].begin());
+      seeds[p] = output_pads::part_pad(seeds[p], part);
+    }
+    const auto p1 = output_pads::pad_bits(seeds[0], bits), p2 = output_pads::pad_bits(seeds[1], bits);
+    for (std::size_t i = 0; i < bits; ++i)
+      answer.padded[16 * block + i / 8] ^= static_cast<std::uint8_t>((p1[i] ^ p2[i]) << (i % 8));
+    output_pads::CheckSeed check_seed{};
+    for (auto& byte : check_seed) byte = static_cast<std::uint8_t>(rng());
+    const output_pads::CheckRows rows(check_seed, bits);
+    const auto c1 = rows.check(p1), c2 = rows.check(p2);
+    auto& reports = answer.reports.reports;
+    reports.insert(reports.end(), check_seed.begin(), check_seed.end());
+    reports.insert(reports.end(), c1.begin(), c1.end());
+    reports.insert(reports.end(), c2.begin(), c2.end());
+  }
+  return answer;
+}
+
+TEST(Reconstruct, TwoServerPaddedComputeTakesThePadsOffOnlyWhenBothAgreeAndThePadsPass) {
+  std::mt19937_64 rng(12);
+  const std::uint32_t blocks = 5;
+  const Bytes value = random_bytes(rng, blocks * 16);
+  client::OutputPads pads{};
+  for (auto& seed : pads)
+    for (auto& byte : seed) byte = static_cast<std::uint8_t>(rng());
+  const PaddedAnswer c = padded_answer(value, blocks, 2, pads, rng);
+  auto reply = [&](const Bytes& x, const wire::PaddedReports& reports) {
+    return wire::Reply{{}, wire::Status::Ok, "", wire::ComputeResult{blocks, x, {}, reports}};
+  };
+  EXPECT_EQ(open_compute({reply(c.padded, c.reports), reply(c.padded, c.reports)}, blocks, &pads), value);
+  EXPECT_NE(c.padded, value);
+  // One server's answer altered, its reports altered, or a share in place of its padded answer.
+  Bytes other = c.padded;
+  other[17] ^= 4;
+  EXPECT_THROW(open_compute({reply(c.padded, c.reports), reply(other, c.reports)}, blocks, &pads),
+               client::VerificationError);
+  wire::PaddedReports other_reports = c.reports;
+  other_reports.reports[50] ^= 1;
+  EXPECT_THROW(open_compute({reply(c.padded, other_reports), reply(c.padded, c.reports)}, blocks, &pads),
+               client::VerificationError);
+  const wire::Reply share{{}, wire::Status::Ok, "", wire::ComputeResult{blocks, c.padded, {}}};
+  EXPECT_THROW(open_compute({reply(c.padded, c.reports), share}, blocks, &pads), client::VerificationError);
+  EXPECT_THROW(open_compute({share, reply(c.padded, c.reports)}, blocks, &pads), client::VerificationError);
+  // What two servers agree on when server 2 computed with another pad than the client's: a
+  // result shifted by the difference of the pads, which the check of that pad refuses.
+  client::OutputPads fed = pads;
+  fed[1][3] ^= 0x10;
+  const PaddedAnswer shifted = padded_answer(value, blocks, 2, fed, rng);
+  EXPECT_THROW(open_compute({reply(shifted.padded, shifted.reports), reply(shifted.padded, shifted.reports)}, blocks,
+                            &pads),
+               client::VerificationError);
+  EXPECT_EQ(open_compute({reply(shifted.padded, shifted.reports), reply(shifted.padded, shifted.reports)}, blocks,
+                         &fed),
+            value);
+  // Padded answers to a client that gave no pads.
+  EXPECT_THROW(open_compute({reply(c.padded, c.reports), reply(c.padded, c.reports)}, blocks), Disagreement);
 }
 
 // Two XOR shares of `value`, the first random.

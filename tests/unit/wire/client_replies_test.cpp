@@ -151,6 +151,21 @@ TEST(ClientReply, RejectsBadComputeResults) {
     writer.bytes(Bytes(64));
     EXPECT_LT(expect_rejected(frame, decode_reply_as(MessageType::Compute)), 4096u);
   }
+  // Padded results: parts of no block or more blocks than the job, reports that do not fit.
+  for (const std::uint32_t part_blocks : {0u, 3u}) {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(2 | 0x80000000u);
+    writer.u32(part_blocks);
+    writer.bytes(Bytes(32 + kPaddedPartReportBytes));
+    EXPECT_LT(expect_rejected(frame, decode_reply_as(MessageType::Compute)), 4096u);
+  }
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "",
+                                  ComputeResult{2, Bytes(32), {}, PaddedReports{1, Bytes(kPaddedPartReportBytes)}}}),
+               FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "",
+                                  ComputeResult{2, Bytes(32), Bytes(32), PaddedReports{2, Bytes(kPaddedPartReportBytes)}}}),
+               FormatError);
   // Shares of unequal or wrong length cannot be encoded.
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", ComputeResult{2, Bytes(32), Bytes(16)}}), FormatError);
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", ComputeResult{0, {}, {}}}), FormatError);

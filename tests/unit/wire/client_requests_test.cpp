@@ -406,6 +406,32 @@ Bytes krb_frame(std::uint8_t operation, std::uint8_t algorithm, std::uint32_t us
   return frame;
 }
 
+// Each server's copy of a Compute request carries its own output pad: the frames differ, their
+// digests do not; the common part still shows any change.
+TEST(ClientRequest, OutputPadTravelsOutsideTheDigest) {
+  ComputeRequest request{make_id(33), krbtgt(KeyAlgorithm::Aes128), Operation::EcbEncrypt, 2, {}, pattern(32, 33)};
+  std::vector<Bytes> frames;
+  std::vector<RequestDigest> digests;
+  for (std::uint8_t party = 0; party < 2; ++party) {
+    request.output_pad.emplace();
+    request.output_pad->fill(party);
+    frames.push_back(encode_request(request));
+    const Request decoded = decode_request(frames.back());
+    expect_same(Request(request), decoded);
+    digests.push_back(request_digest(frames.back(), decoded));
+  }
+  EXPECT_NE(frames[0], frames[1]);
+  EXPECT_EQ(digests[0], digests[1]);
+  request.output_pad.reset();
+  const Bytes plain = encode_request(request);
+  // Without a pad the operation byte differs: a server sees which form it was sent.
+  EXPECT_NE(request_digest(plain, decode_request(plain)), digests[0]);
+  request.input[5] ^= 1;
+  request.output_pad.emplace();
+  const Bytes changed = encode_request(request);
+  EXPECT_NE(request_digest(changed, decode_request(changed)), digests[0]);
+}
+
 // Each server's copy of a Krb request carries its own seeds of the record mask: the frames
 // differ, their digests do not, and any other change (a seed's hash included) does show.
 TEST(ClientRequest, KrbRecordMaskTravelsWithTheSeedsOutsideTheDigest) {

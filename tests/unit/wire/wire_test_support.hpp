@@ -92,6 +92,14 @@ inline std::vector<Request> sample_requests() {
   ecb.blocks = 1;
   ecb.input = pattern(16, 3);
   out.push_back(ecb);
+  // With this server's output pad (a two-server cluster).
+  ctr.id = make_id(31);
+  ctr.output_pad.emplace();
+  for (std::size_t i = 0; i < kOutputPadSeedBytes; ++i) (*ctr.output_pad)[i] = static_cast<std::uint8_t>(0x30 + i);
+  out.push_back(ctr);
+  ecb.id = make_id(32);
+  ecb.output_pad = ctr.output_pad;
+  out.push_back(ecb);
   for (KeyAlgorithm algorithm : {KeyAlgorithm::Aes128, KeyAlgorithm::Aes256, KeyAlgorithm::Aes256Gcm}) {
     ImportKeyRequest import;
     import.id = make_id(4);
@@ -174,6 +182,7 @@ inline void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->blocks, y.blocks);
     EXPECT_EQ(x->counter, y.counter);
     EXPECT_EQ(x->input, y.input);
+    EXPECT_EQ(x->output_pad, y.output_pad);
   } else if (auto* x = std::get_if<ImportKeyRequest>(&a)) {
     const auto& y = std::get<ImportKeyRequest>(b);
     EXPECT_EQ(x->key, y.key);
@@ -310,6 +319,12 @@ inline std::vector<std::pair<MessageType, Reply>> sample_replies() {
   out.push_back({MessageType::Krb, Reply{make_id(19), Status::Ok, "",
                                          KrbResult{pattern(kKrbMaxDataBytes + 12, 5), pattern(kKrbMaxDataBytes + 12, 6)}}});
   out.push_back({MessageType::Krb, Reply{make_id(20), Status::BadRequest, "usage 4 is not held", std::monostate{}}});
+  // Padded for the client: 3 blocks in parts of 2, so two reports.
+  ComputeResult padded;
+  padded.blocks = 3;
+  padded.x = pattern(48, 11);
+  padded.padded = PaddedReports{2, pattern(2 * kPaddedPartReportBytes, 12)};
+  out.push_back({MessageType::Compute, Reply{make_id(27), Status::Ok, "", padded}});
   return out;
 }
 
@@ -323,6 +338,7 @@ inline void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->blocks, y.blocks);
     EXPECT_EQ(x->x, y.x);
     EXPECT_EQ(x->a, y.a);
+    EXPECT_EQ(x->padded, y.padded);
   } else if (auto* x = std::get_if<KeyList>(&a.body)) {
     const auto& y = std::get<KeyList>(b.body);
     ASSERT_EQ(x->keys.size(), y.keys.size());
