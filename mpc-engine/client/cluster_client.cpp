@@ -12,6 +12,7 @@
 #include "client/key_material.hpp"
 #include "common/error.hpp"
 #include "keys/algorithm_list.hpp"
+#include "protocol/client_checks/share_checks.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "transport/zmq_link.hpp"
 #include "wire/krb_record_mask.hpp"
@@ -275,7 +276,7 @@ Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
   std::lock_guard lock(mutex_);
   if (parties() != 2) return open_compute(ask_all(request, wire::MessageType::Compute), request.blocks);
-  // Each of two servers gets a pad of its own on the outputs (protocol/output_pads): a cluster
+  // Each of two servers gets a pad of its own on the outputs (protocol/client_checks): a cluster
   // of security = "active" answers under both, so that neither can shift the result.
   OutputPads pads;
   for (auto& seed : pads) randombytes_buf(seed.data(), seed.size());
@@ -556,7 +557,19 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
   wire::validate_key_name(key.name);
   std::vector<SecretBytes> shares = [&] {
     const SecretBytes material = build_key_material(key.algorithm, aes_key.span());
-    return settings_.protocol == settings::Protocol::Rss3 ? replicated_shares(material) : xor_shares(material);
+    if (settings_.protocol == settings::Protocol::Rss3) return replicated_shares(material);
+    // Two servers: each share goes with its check (protocol/client_checks/share_checks.hpp), by
+    // which a server of security = "active" holds its peer to the share dealt here.
+    std::vector<SecretBytes> xor_form = xor_shares(material);
+    const auto checks = client_checks::deal_share_checks(xor_form[0].span(), xor_form[1].span());
+    for (std::size_t party = 0; party < 2; ++party) {
+      const auto check = client_checks::serialize(checks[party]);
+      SecretBytes checked(xor_form[party].size() + check.size());
+      std::copy(xor_form[party].span().begin(), xor_form[party].span().end(), checked.data());
+      std::copy(check.begin(), check.end(), checked.data() + xor_form[party].size());
+      xor_form[party] = std::move(checked);
+    }
+    return xor_form;
   }();
   std::lock_guard lock(mutex_);
   wire::ImportKeyRequest request;

@@ -7,7 +7,7 @@
 #include <utility>
 #include <variant>
 
-#include "protocol/output_pads/output_pads.hpp"
+#include "protocol/client_checks/output_pads.hpp"
 #include "protocol/rss3/output.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "protocol/rss3/zero_test.hpp"
@@ -93,7 +93,7 @@ std::vector<std::uint8_t> open_padded_compute(const wire::ComputeResult& first, 
     throw VerificationError("the two servers answered different padded outputs (one of them deviated): result refused");
   const wire::PaddedReports& reports = *first.padded;
   std::vector<std::uint8_t> out(first.x.size());
-  output_pads::PadSeed seeds[2];
+  client_checks::PadSeed seeds[2];
   for (std::size_t party = 0; party < 2; ++party) std::copy(pads[party].begin(), pads[party].end(), seeds[party].begin());
   std::uint32_t part = 0;
   for (std::uint32_t block = 0; block < blocks; block += reports.part_blocks, ++part) {
@@ -101,14 +101,14 @@ std::vector<std::uint8_t> open_padded_compute(const wire::ComputeResult& first, 
     std::vector<std::uint8_t> masked(std::size_t{128} * part_blocks);
     for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = (first.x[16 * block + i / 8] >> (i % 8)) & 1;
     const std::uint8_t* at = reports.reports.data() + part * wire::kPaddedPartReportBytes;
-    output_pads::PartReport report;
+    client_checks::PartReport report;
     std::copy_n(at, report.check_seed.size(), report.check_seed.begin());
     std::copy_n(at + 32, report.first_check.size(), report.first_check.begin());
     std::copy_n(at + 40, report.second_check.size(), report.second_check.begin());
     std::vector<std::uint8_t> bits;
     try {
-      bits = output_pads::open_part(masked, report, report, output_pads::part_pad(seeds[0], part),
-                                    output_pads::part_pad(seeds[1], part));
+      bits = client_checks::open_part(masked, report, report, client_checks::part_pad(seeds[0], part),
+                                    client_checks::part_pad(seeds[1], part));
     } catch (const mpc::VerificationError& error) {
       wipe(out.data(), out.size());
       throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");

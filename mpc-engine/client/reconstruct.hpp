@@ -37,7 +37,7 @@ class VerificationError : public Error {
 // serving while the third is down) rather than a replicated one.
 bool xor_form(const wire::Reply& reply);
 
-// The seeds of the pads a client gave two servers on a job's outputs (protocol/output_pads),
+// The seeds of the pads a client gave two servers on a job's outputs (protocol/client_checks),
 // server 1's first.
 using OutputPads = std::array<wire::OutputPadSeed, 2>;
 

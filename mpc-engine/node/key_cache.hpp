@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstddef>
-#include <utility>
 #include <vector>
 
 #include "common/secret.hpp"
@@ -19,16 +18,30 @@ namespace mpc::node {
 class KeyCache {
  public:
   static constexpr std::size_t kDefaultCapacity = 16;
-  explicit KeyCache(store::ShareStore& store, std::size_t capacity = kDefaultCapacity);
-  // The material of `key`, or nullptr if none is stored. Valid until the next get() or forget().
+  // `material_copies`: how many copies of a key's material a share holds (2 for a replicated
+  // share, 1 for an XOR share); what a stored record holds past them is the key share's check
+  // (protocol/client_checks/share_checks.hpp), dealt with a two-server cluster's shares.
+  KeyCache(store::ShareStore& store, std::size_t material_copies, std::size_t capacity = kDefaultCapacity);
+  // The material of `key`, or nullptr if none is stored. Valid until the next get(),
+  // share_check() or forget().
   const SecretBytes* get(const wire::KeyId& key);
+  // The check stored with `key`'s share, or nullptr if none is (or no key): valid as get()'s.
+  const SecretBytes* share_check(const wire::KeyId& key);
   void forget(const wire::KeyId& key);
   std::size_t size() const { return open_.size(); }
 
  private:
+  struct Open {
+    wire::KeyId key;
+    SecretBytes material;
+    SecretBytes share_check;  // empty: none stored
+  };
+  Open* open(const wire::KeyId& key);
+
   store::ShareStore& store_;
+  std::size_t material_copies_;
   std::size_t capacity_;
-  std::vector<std::pair<wire::KeyId, SecretBytes>> open_;  // most recently used first
+  std::vector<Open> open_;  // most recently used first
 };
 
 }  // namespace mpc::node

@@ -53,7 +53,9 @@ Serving all_parties(const settings::ServerSettings& settings) {
 void check_store_form(store::ShareStore& store, const Engine& engine, const settings::ServerSettings& settings) {
   for (const auto& stored : store.list()) {
     auto share = store.get(stored.key);
-    if (!share || share->size() == engine.share_copies() * wire::material_bytes(stored.key.algorithm)) continue;
+    const std::size_t material = engine.share_copies() * wire::material_bytes(stored.key.algorithm);
+    if (!share || share->size() == material) continue;
+    if (engine.share_copies() == 1 && share->size() == material + wire::kShareCheckBytes) continue;  // with its check
     if (engine.share_copies() == 1)
       throw Error(Component::Server, wire::describe(stored.key) + " is stored as a three-server share: convert the " +
                                          "store with mpc-server --convert-from-rss3 before serving " +
@@ -73,7 +75,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
       own_keys_(transport::read_secret_key_file(settings_.secret_key_file)),
       store_(settings_.storage_path, store::read_storage_key_file(settings_.storage_key_file)),
       epochs_(store::epoch_ledger_path(settings_.storage_path)),
-      key_cache_(store_),
+      key_cache_(store_, settings_.protocol == settings::Protocol::Rss3 ? 2 : 1),
       serving_(all_parties(settings_)),
       make_pair_engine_(std::move(make_pair_engine)),
       ledger_(2 * static_cast<std::size_t>(settings_.limits.max_pending_jobs), kLedgerLifetime) {
@@ -201,6 +203,8 @@ std::chrono::milliseconds Node::idle_wait() const {
 }
 
 const SecretBytes* Node::key_material(const wire::KeyId& key) { return key_cache_.get(key); }
+
+const SecretBytes* Node::key_share_check(const wire::KeyId& key) { return key_cache_.share_check(key); }
 
 bool Node::take_shell_frame(PeerEnvelope& envelope) {
   if (membership_) membership_->heard(envelope.from_party, std::chrono::steady_clock::now());

@@ -75,6 +75,7 @@ class Node final : public EngineHost {
 
   // EngineHost
   const SecretBytes* key_material(const wire::KeyId& key) override;
+  const SecretBytes* key_share_check(const wire::KeyId& key) override;
   void answer(const JobKey& key, wire::Reply reply) override;
   void forget(const JobKey& key) override;
   bool take_shell_frame(PeerEnvelope& envelope) override;

@@ -51,7 +51,7 @@ enum class Operation : std::uint8_t {
   EcbDecrypt = 3,    // AES_k^-1(input block i)
 };
 
-// The seed of one server's one-time pad on a two-server job's outputs (protocol/output_pads):
+// The seed of one server's one-time pad on a two-server job's outputs (protocol/client_checks):
 // each server gets its own, the other never sees it.
 inline constexpr std::size_t kOutputPadSeedBytes = 32;
 using OutputPadSeed = std::array<std::uint8_t, kOutputPadSeedBytes>;
@@ -347,7 +347,7 @@ struct Refusal {
 
 const char* status_name(Status status);
 
-// Outputs padded for the client (protocol/output_pads) by a two-server cluster of security =
+// Outputs padded for the client (protocol/client_checks) by a two-server cluster of security =
 // "active": the job ran in parts of part_blocks blocks (the last may be shorter), each with its
 // report, kPaddedPartReportBytes: the seed of its pads' check, then the two servers' checks.
 inline constexpr std::size_t kPaddedPartReportBytes = 48;

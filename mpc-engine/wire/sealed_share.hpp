@@ -27,6 +27,11 @@ using SealKey = std::array<std::uint8_t, 32>;  // a server's X25519 (CurveZMQ) p
 // ephemeral public key and MAC (48).
 inline constexpr std::size_t kSealedShareOverhead = 32 + 48;
 
+// A two-server cluster's XOR share comes with its check (protocol/client_checks/share_checks.hpp:
+// the server's blinding, its matrix seed over its peer's share, and the peer's sketch), after
+// the material, and is stored so.
+inline constexpr std::size_t kShareCheckBytes = 48;
+
 // The share sealed to `server` for `key`. Throws FormatError(Wire) for an invalid key id and
 // Error(Wire) if libsodium fails; the plaintext it builds is wiped.
 std::vector<std::uint8_t> seal_share(const KeyId& key, std::span<const std::uint8_t> share, const SealKey& server);

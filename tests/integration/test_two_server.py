@@ -197,6 +197,26 @@ def test_three_server_store_converts_without_a_dealer(tmp_path):
             counter = secrets.token_hex(16)
             assert two.keystream(f"convert-{alg}", 2, alg, counter, 3) == \
                 openssl_ctr_keystream(alg, key_hex, counter, 3)
+        # Converted shares come without the checks an import deals (share_checks.hpp): under
+        # security = "active" they are refused, naming the remedy, and a key imported anew serves.
+        two.stop()
+        for party in (1, 2):
+            two.set_server_setting(party, "security", '"active"')
+        two.start()
+        refused = two.mpcctl("aes", "keystream", "--cluster", str(two.admin_config),
+                             *Cluster.key_args("convert-aes128", 2, "aes128"), "--counter", "00" * 16, "--blocks", "1",
+                             check=False)
+        assert refused.returncode != 0 and "without the checks of its shares" in refused.stderr, refused.stderr
+        fresh_hex, _ = two.import_key("convert-aes128", 3, "aes128")
+        deadline = time.monotonic() + 60
+        while True:
+            served = two.mpcctl("aes", "keystream", "--cluster", str(two.admin_config),
+                                *Cluster.key_args("convert-aes128", 3, "aes128"), "--counter", "00" * 16,
+                                "--blocks", "1", check=False, timeout=120)
+            if served.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)  # the pool of AND material still filling after the start
+        assert two.keystream_of(served) == openssl_ctr_keystream("aes128", fresh_hex, "00" * 16, 1), served.stderr
         # A two-server server refuses a store of three-server shares, naming the remedy.
         config = two.server_dir(1) / "unconverted.toml"
         config.write_text((two.server_dir(1) / "server.toml").read_text().replace(

@@ -125,12 +125,14 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
 
 @pytest.mark.timeout(400)
 def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnoticed_when_passive(tmp_path):
-    """Outputs go to the client under a pad per server (protocol/output_pads). Either server
-    feeding another pad than the client's (the way to shift the result by a value it picks), or
-    handing the client another padded output than its peer's, gets the job refused by the
-    client (MPC_EABORT), whichever server it is; honest jobs after are right. Under the default
-    security = "passive" the same server XORs bit 0 into its output share, and the client takes
-    the shifted keystream."""
+    """Outputs go to the client under a pad per server (protocol/client_checks/output_pads.hpp),
+    and each server is held to the key share the client dealt it (share_checks.hpp). Either
+    server feeding another pad than the client's, handing the client another padded output than
+    its peer's, or feeding its share of the last round key with a bit flipped (three ways to
+    shift the result by a value it picks) gets the job refused (MPC_EABORT), whichever server it
+    is; honest jobs after are right. Under the default security = "passive" the same server
+    XORs bit 0 into its output share, or flips that key bit, and the client takes the shifted
+    keystream."""
     active = start_gc2(tmp_path / "active", {1: "active", 2: "active"})
     try:
         key_hex, _ = active.import_key("shift", 1, "aes128")
@@ -138,7 +140,8 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
         assert active.keystream_of(settled_attempt(active, "shift", blocks=2)) == expected
         for party in (1, 2):
             for fault, caught_by in (("output-shift", "computed with another pad than the client's"),
-                                     ("padded-report-bit", "answered different padded outputs")):
+                                     ("padded-report-bit", "answered different padded outputs"),
+                                     ("share-bit", "another key share than the one the client dealt it")):
                 active.kill_server(party)
                 active.restart_server(party, fault=fault)
                 attempt = settled_attempt(active, "shift", blocks=2)
@@ -155,11 +158,14 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
     try:
         key_hex, _ = passive.import_key("shift", 1, "aes128")
         expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 2)
-        passive.kill_server(2)
-        passive.restart_server(2, fault="output-shift")
-        shifted = settled_attempt(passive, "shift", blocks=2)
-        assert shifted.returncode == 0, shifted.stderr
-        assert passive.keystream_of(shifted) == bytes([expected[0] ^ 1]) + expected[1:]  # and nobody noticed
+        # Bit 0 of the output share shifts the keystream's bit 0; bit 0 of the last round key
+        # shifts bit 0 of every block. Nobody noticed either.
+        for fault, flipped in (("output-shift", (0,)), ("share-bit", (0, 16))):
+            passive.kill_server(2)
+            passive.restart_server(2, fault=fault)
+            shifted = settled_attempt(passive, "shift", blocks=2)
+            assert shifted.returncode == 0, shifted.stderr
+            assert passive.keystream_of(shifted) == bytes(b ^ (i in flipped) for i, b in enumerate(expected)), fault
     finally:
         passive.stop()
 
@@ -191,7 +197,8 @@ def test_a_server_that_deviates_in_preprocessing_gets_no_job_served_and_leaves_n
 @pytest.mark.timeout(180)
 def test_a_job_larger_than_the_pool_of_and_material_is_refused_and_smaller_ones_are_served(tmp_path):
     """[limits] and_material_entries bounds the pool: with 65,536 entries a 16-block AES-128
-    job (84,736 entries) is refused as too large, naming the limit, and an 8-block one served."""
+    job (89,088 entries: its AND gates, the key shares, the shares' blindings and the client's
+    pads) is refused as too large, naming the limit, and an 8-block one served."""
     cluster = start_gc2(tmp_path / "small", {1: "active", 2: "active"}, limits="and_material_entries = 65536")
     try:
         key_hex, _ = cluster.import_key("small", 1, "aes128")

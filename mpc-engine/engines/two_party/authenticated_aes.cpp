@@ -4,9 +4,13 @@
 #include <vector>
 
 #include "circuits/aes_shared_key.hpp"
+#include "circuits/extra_inputs.hpp"
 #include "common/error.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
 #include "protocol/auth2/padded_circuit.hpp"
+#include "protocol/auth2/share_check_protocol.hpp"
+#include "protocol/client_checks/share_checks.hpp"
+#include "wire/sealed_share.hpp"
 #if defined(MPC_FAULT_INJECTION)
 #include "common/fault_injection.hpp"
 #endif
@@ -14,9 +18,21 @@
 namespace mpc::two_party_engine {
 namespace {
 
-// The round keys' two shares and the public blocks, then the two pads (padded_circuit).
-const auth2::InputOwners kOwners =
-    auth2::padded_owners({auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public});
+// The round keys' two shares, the public blocks, each server's blinding of its share's check
+// (client_checks/share_checks.hpp), then the two pads (padded_circuit).
+const auth2::InputOwners kOwners = auth2::padded_owners(
+    {auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public, auth2::Owner::First, auth2::Owner::Second});
+constexpr std::uint32_t kBlindingBits = client_checks::kCheckBits;
+
+// The wires of `party`'s share, then of its blinding, in a part of `blocks` blocks.
+std::vector<std::uint32_t> committed_wires(int party, std::uint32_t share_bits, std::uint32_t blocks) {
+  std::vector<std::uint32_t> wires;
+  wires.reserve(share_bits + kBlindingBits);
+  for (std::uint32_t i = 0; i < share_bits; ++i) wires.push_back(static_cast<std::uint32_t>(party) * share_bits + i);
+  const std::uint32_t blinding = 2 * share_bits + 128 * blocks + static_cast<std::uint32_t>(party) * kBlindingBits;
+  for (std::uint32_t k = 0; k < kBlindingBits; ++k) wires.push_back(blinding + k);
+  return wires;
+}
 // Tweaks per entry: a batch's leaky ANDs take two per leaky triple, at most 16 per entry.
 constexpr std::uint64_t kBatchTweaksPerEntry = 32;
 constexpr std::uint64_t kJobTweaksPerEntry = 4;
@@ -27,12 +43,13 @@ std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
   return bits;
 }
 
-void append_report(std::vector<std::uint8_t>& out, const output_pads::PartReport& report) {
+void append_report(std::vector<std::uint8_t>& out, const client_checks::PartReport& report) {
   out.insert(out.end(), report.check_seed.begin(), report.check_seed.end());
   out.insert(out.end(), report.first_check.begin(), report.first_check.end());
   out.insert(out.end(), report.second_check.begin(), report.second_check.end());
 }
-static_assert(output_pads::kPartReportBytes == wire::kPaddedPartReportBytes);
+static_assert(client_checks::kPartReportBytes == wire::kPaddedPartReportBytes);
+static_assert(client_checks::kShareCheckBytes == wire::kShareCheckBytes);
 
 #if defined(MPC_FAULT_INJECTION)
 // A deviating server 1 (test server only, common/fault_injection.hpp):
@@ -72,11 +89,15 @@ std::shared_ptr<const circuits::Circuit> AuthenticatedAes::circuit(wire::KeyAlgo
                                                                   std::uint32_t blocks) const {
   std::lock_guard lock(mutex_);
   auto& slot = circuits_[{algorithm, decrypt, blocks}];
-  if (!slot)
-    slot = std::make_shared<const circuits::Circuit>(auth2::padded_circuit(circuits::build_shared_key_aes_circuit(
-        algorithm == wire::KeyAlgorithm::Aes256 ? circuits::AesKeySize::Aes256 : circuits::AesKeySize::Aes128,
-        decrypt ? circuits::AesDirection::Decrypt : circuits::AesDirection::Encrypt, circuits::SboxVariant::And32,
-        blocks)));
+  if (!slot) {
+    const std::uint32_t blinding[] = {kBlindingBits, kBlindingBits};
+    slot = std::make_shared<const circuits::Circuit>(auth2::padded_circuit(circuits::with_extra_inputs(
+        circuits::build_shared_key_aes_circuit(
+            algorithm == wire::KeyAlgorithm::Aes256 ? circuits::AesKeySize::Aes256 : circuits::AesKeySize::Aes128,
+            decrypt ? circuits::AesDirection::Decrypt : circuits::AesDirection::Encrypt, circuits::SboxVariant::And32,
+            blocks),
+        blinding)));
+  }
   return slot;
 }
 
@@ -93,11 +114,12 @@ std::uint64_t AuthenticatedAes::entries(wire::KeyAlgorithm algorithm, std::uint3
 AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire::KeyAlgorithm algorithm, bool decrypt,
                                                   std::span<const std::uint8_t> key_share,
                                                   std::span<const std::uint8_t> input, const wire::OutputPadSeed& pad,
-                                                  std::uint64_t epoch, std::uint64_t start,
-                                                  std::chrono::milliseconds wait) {
+                                                  std::span<const std::uint8_t> share_check, std::uint64_t epoch,
+                                                  std::uint64_t start, std::chrono::milliseconds wait) {
   if (algorithm != wire::KeyAlgorithm::Aes128 && algorithm != wire::KeyAlgorithm::Aes256)
     throw Error(Component::Server, "authenticated AES: not an AES key");
   const auto total = static_cast<std::uint32_t>(input.size() / 16);
+  const client_checks::ShareCheck check = client_checks::parse_share_check(share_check);
   const std::uint64_t count = entries(algorithm, total);
   // The entries first (they wait for a batch still being made), then the session that made
   // them: its epoch's, which exists once any of its entries does.
@@ -119,12 +141,19 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
 #if defined(MPC_FAULT_INJECTION)
     if (party_ == 0) deviate_in_job(job);
 #endif
-    const std::vector<std::uint8_t> key_bits = bits_of(key_share);
+    std::vector<std::uint8_t> key_bits = bits_of(key_share);
+#if defined(MPC_FAULT_INJECTION)
+    // "share-bit": either server feeds its share of the last round key with bit 0 flipped, which
+    // shifts the output's bit 0; its peer's check of the share catches it.
+    if (fault::armed("share-bit")) key_bits[key_bits.size() - 128] ^= 1;
+#endif
+    for (std::size_t k = 0; k < kBlindingBits; ++k) key_bits.push_back((check.own_blinding[k / 8] >> (k % 8)) & 1);
+    const auto share_bits = static_cast<std::uint32_t>(8 * key_share.size());
     Padded out;
     out.bytes = SecretBytes(input.size());
     out.reports.part_blocks = std::min(kAuthenticatedPartBlocks, total);
     std::uint64_t used = 0;
-    output_pads::PadSeed job_pad{};
+    client_checks::PadSeed job_pad{};
     std::copy(pad.begin(), pad.end(), job_pad.begin());
     for (std::uint32_t first = 0; first < total; first += kAuthenticatedPartBlocks) {
       const std::uint32_t blocks = std::min(kAuthenticatedPartBlocks, total - first);
@@ -135,8 +164,8 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
           job, *part, kOwners, std::span<const auth2::AndMaterial>(material.data() + used, part_entries));
       used += part_entries;
       std::vector<std::uint8_t> own = key_bits;
-      std::vector<std::uint8_t> part_pad = output_pads::pad_bits(
-          output_pads::part_pad(job_pad, first / kAuthenticatedPartBlocks), std::size_t{128} * blocks);
+      std::vector<std::uint8_t> part_pad = client_checks::pad_bits(
+          client_checks::part_pad(job_pad, first / kAuthenticatedPartBlocks), std::size_t{128} * blocks);
 #if defined(MPC_FAULT_INJECTION)
       // "output-shift": either server feeds its pad with bit 0 flipped, the one way left to it
       // to shift the client's result (by bit 0 of block 0); the client's pad check catches it.
@@ -147,6 +176,10 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
       const auth2::PaddedRun run =
           auth2::evaluate_padded(job, *part, kOwners, masks, own, bits_of(input.subspan(16 * first, 16 * blocks)));
       wipe(own.data(), own.size());
+      // Each server held to the share the client dealt it, before anything leaves.
+      auth2::check_committed_shares(job, masks, run.masked_inputs, committed_wires(party_, share_bits, blocks),
+                                    committed_wires(1 - party_, share_bits, blocks), check.peer_rows,
+                                    check.peer_sketch);
       for (std::size_t i = 0; i < run.masked.size(); ++i)
         out.bytes[16 * first + i / 8] |= static_cast<std::uint8_t>(run.masked[i] << (i % 8));
       append_report(out.reports.reports, run.report);

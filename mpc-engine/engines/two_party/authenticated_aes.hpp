@@ -12,7 +12,7 @@
 // prepares the masks of its circuit (circuits/aes_shared_key.hpp: the two round-key shares and
 // the public blocks as inputs, padded for the client: protocol/auth2/padded_circuit.hpp) and
 // runs it. Each part's outputs come out under both servers' pads, part p under the pads of the
-// seeds output_pads::part_pad(client's seed, p): the client takes them only if both servers
+// seeds client_checks::part_pad(client's seed, p): the client takes them only if both servers
 // report the same and each pad passes its check. A check that fails throws VerificationError
 // naming it.
 //
@@ -66,10 +66,12 @@ class AuthenticatedAes {
     SecretBytes bytes;             // the output XOR both pads: the same on both servers
     wire::PaddedReports reports;   // a report per part of kAuthenticatedPartBlocks blocks
   };
+  // `share_check`: the check the client dealt with this server's share (wire::kShareCheckBytes);
+  // each part holds each server to its share by it (auth2/share_check_protocol.hpp).
   Padded blocks(two_party::Channel& peer, wire::KeyAlgorithm algorithm, bool decrypt,
                 std::span<const std::uint8_t> key_share, std::span<const std::uint8_t> input,
-                const wire::OutputPadSeed& pad, std::uint64_t epoch, std::uint64_t start,
-                std::chrono::milliseconds wait);
+                const wire::OutputPadSeed& pad, std::span<const std::uint8_t> share_check, std::uint64_t epoch,
+                std::uint64_t start, std::chrono::milliseconds wait);
 
   // Makes entries [start, start + count) of `epoch` with the other server.
   void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count);

@@ -31,6 +31,7 @@ struct ComputeTask {
   std::uint64_t pool_epoch = 0;  // lut2: the pool epoch and first entry this job consumes
   std::uint64_t pool_start = 0;
   std::optional<wire::OutputPadSeed> output_pad;  // this server's pad on the outputs, from the client
+  std::span<const std::uint8_t> share_check;      // the check dealt with this server's share; empty: none
 };
 
 // A job's output: this server's XOR share, or (pads_outputs()) the output under both servers'
@@ -56,7 +57,7 @@ class Backend {
   // The output, blocks * 16 bytes (ComputeOutput). Runs on a worker thread; may be called by
   // several at once for different jobs. Throws PeerError when the other server fails.
   virtual ComputeOutput compute(two_party::Channel& peer, const ComputeTask& task) = 0;
-  // Whether outputs go to the client padded (protocol/output_pads): AES jobs then need the
+  // Whether outputs go to the client padded (protocol/client_checks): AES jobs then need the
   // client's pad.
   virtual bool pads_outputs() const { return false; }
   // lut2: fills pool entries [start, start + count) with the other server (a job of its own).

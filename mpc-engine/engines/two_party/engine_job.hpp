@@ -29,6 +29,7 @@ struct TwoPartyEngine::Job {
   wire::ClientKey client{};
   wire::ComputeRequest request;
   SecretBytes key_share;
+  SecretBytes share_check;  // dealt with the share (EngineHost::key_share_check); empty: none
   SecretBytes mask_components;  // a prefetch with local masks: this server's (mask_components_of)
   std::uint64_t pool_start = 0;
   std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();

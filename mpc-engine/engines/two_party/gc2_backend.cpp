@@ -169,10 +169,13 @@ ComputeOutput Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& t
   agree_on_mode(peer);
   if (authenticated_aes_) {
     if (!task.output_pad) throw Error(Component::Server, "an AES job under security = \"active\" without the client's output pad");
+    if (task.share_check.size() != wire::kShareCheckBytes)
+      throw Error(Component::Server, "an AES job under security = \"active\" with a key stored without its share's check");
     try {
       AuthenticatedAes::Padded padded =
           authenticated_aes_->blocks(peer, task.key.algorithm, task.decrypt, task.key_share, task.input,
-                                     *task.output_pad, task.pool_epoch, task.pool_start, kAuthenticatedPoolWait);
+                                     *task.output_pad, task.share_check, task.pool_epoch, task.pool_start,
+                                     kAuthenticatedPoolWait);
       return {std::move(padded.bytes), std::move(padded.reports)};
     } catch (const two_party::PoolEmpty& error) {
       throw BackendBusy(Component::Server, error.what());
@@ -185,6 +188,16 @@ ComputeOutput Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& t
       const gc2::Labels key = key_labels(flipping, task.key, task.key_share);
       return {aes_blocks(flipping, program(task.key.algorithm, task.decrypt), key.span(), task.input), std::nullopt};
     }
+#endif
+#if defined(MPC_FAULT_INJECTION)
+  // "share-bit": either server takes its share of the last round key with bit 0 flipped, which
+  // shifts the result's bit 0 unnoticed under security = "passive".
+  if (fault::armed("share-bit")) {
+    SecretBytes altered(task.key_share);
+    altered[altered.size() - 16] ^= 1;
+    const gc2::Labels key = key_labels(peer, task.key, altered.span());
+    return {aes_blocks(peer, program(task.key.algorithm, task.decrypt), key.span(), task.input), std::nullopt};
+  }
 #endif
   const gc2::Labels key = key_labels(peer, task.key, task.key_share);
   SecretBytes share = aes_blocks(peer, program(task.key.algorithm, task.decrypt), key.span(), task.input);

@@ -166,6 +166,13 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
                                                          std::to_string(backend_->pool_capacity())};
     }
     if (host_.key_material(compute->key) == nullptr) return jobs::unknown_key(compute->key);
+    // Each server is held to the share the client dealt it by the check dealt with it.
+    if (backend_->pads_outputs() && host_.key_share_check(compute->key) == nullptr)
+      return node::Refusal{wire::Status::BadRequest,
+                           wire::describe(compute->key) + " is stored without the checks of its shares (imported by an "
+                                                          "older client, or converted from a three-server store): "
+                                                          "import it again, under a new kvno, to serve it with "
+                                                          "security = \"active\""};
     return std::nullopt;
   }
   if (auto refused = circuit_job_refusal(job.request)) return refused;
@@ -216,6 +223,7 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
     return;
   }
   job->key_share = *share;
+  if (const SecretBytes* check = host_.key_share_check(job->request.key)) job->share_check = *check;
   if (const auto* prefetch = job->circuit ? std::get_if<wire::GcmPrefetchRequest>(&*job->circuit) : nullptr;
       prefetch != nullptr && prefetch->local_masks) {
     job->mask_components = mask_components_of(job->request.key);
@@ -363,6 +371,7 @@ void TwoPartyEngine::worker_loop(Worker& worker) {
     else
       run_compute_job(*job);
     job->key_share.clear();
+    job->share_check.clear();
     {
       std::lock_guard lock(results_mutex_);
       results_.push_back(std::move(job));
@@ -384,6 +393,7 @@ void TwoPartyEngine::run_compute_job(Job& job) {
   task.pool_epoch = job.pool_epoch;
   task.pool_start = job.pool_start;
   task.output_pad = job.request.output_pad;
+  task.share_check = job.share_check.span();
   try {
     auto stream = streams_.open(job.number);
     ComputeOutput output = backend_->compute(*stream, task);

@@ -1,39 +1,26 @@
 #include "protocol/auth2/padded_circuit.hpp"
 
+#include "circuits/extra_inputs.hpp"
 #include "common/error.hpp"
 
 namespace mpc::auth2 {
 namespace {
 
 using circuits::Circuit;
-using circuits::Gate;
 using circuits::GateKind;
-using output_pads::kPadCheckBits;
+using client_checks::kPadCheckBits;
 
 }  // namespace
 
 Circuit padded_circuit(const Circuit& circuit) {
-  circuits::validate(circuit);
   const std::uint32_t inputs = circuit.total_inputs(), outputs = circuit.total_outputs();
   const std::uint32_t pad = outputs + static_cast<std::uint32_t>(kPadCheckBits);
-  const std::uint32_t shift = 2 * pad;  // the original non-input wires move past both pads
-  const auto moved = [&](std::uint32_t wire) { return wire < inputs ? wire : wire + shift; };
-  Circuit padded;
-  padded.input_widths = circuit.input_widths;
-  padded.input_widths.push_back(pad);
-  padded.input_widths.push_back(pad);
-  padded.output_widths = circuit.output_widths;
-  padded.gates.reserve(circuit.gates.size() + 2 * outputs);
-  for (const Gate& gate : circuit.gates) {
-    Gate copy = gate;
-    copy.out = moved(gate.out);
-    if (gate.kind != GateKind::Const) copy.in0 = moved(gate.in0);
-    if (gate.kind == GateKind::Xor || gate.kind == GateKind::And) copy.in1 = moved(gate.in1);
-    padded.gates.push_back(copy);
-  }
-  // z_j ^ p_1[j] into the wires after the original circuit's, then ^ p_2[j] into the last ones.
-  const std::uint32_t first_output = moved(circuit.first_output_wire());
-  const std::uint32_t with_first = circuit.num_wires + shift, result = with_first + outputs;
+  const std::uint32_t pads[] = {pad, pad};
+  Circuit padded = circuits::with_extra_inputs(circuit, pads);
+  // z_j ^ p_1[j] into the wires after the circuit's, then ^ p_2[j] into the last ones.
+  const std::uint32_t first_output = padded.first_output_wire();
+  const std::uint32_t with_first = padded.num_wires, result = with_first + outputs;
+  padded.gates.reserve(padded.gates.size() + 2 * outputs);
   for (std::uint32_t j = 0; j < outputs; ++j)
     padded.gates.push_back({GateKind::Xor, first_output + j, inputs + j, with_first + j});
   for (std::uint32_t j = 0; j < outputs; ++j)
@@ -59,13 +46,13 @@ PaddedRun evaluate_padded(Session& session, const Circuit& padded, const InputOw
       padded_owners[groups - 1] != Owner::Second || padded.input_widths[groups - 2] != outputs + kPadCheckBits ||
       padded.input_widths[groups - 1] != outputs + kPadCheckBits)
     throw Error(Component::Protocol, "padded outputs: a circuit or owners not from padded_circuit");
-  std::vector<std::uint8_t> masked_inputs;
   PaddedRun run;
   run.masked = evaluate_authenticated(session, padded, padded_owners, masks, own_inputs, public_inputs,
-                                      Outputs::Reveal, &masked_inputs);
+                                      Outputs::Reveal, &run.masked_inputs);
+  const std::vector<std::uint8_t>& masked_inputs = run.masked_inputs;
   // Every input is fixed now: R comes after, so no pad can be fitted to it.
   run.report.check_seed = session.coin_toss();
-  const output_pads::CheckRows rows(run.report.check_seed, outputs);
+  const client_checks::CheckRows rows(run.report.check_seed, outputs);
   const auto first_pad_wire = static_cast<std::uint32_t>(padded.total_inputs() - 2 * (outputs + kPadCheckBits));
   std::vector<AuthBit> checks(2 * kPadCheckBits);
   for (std::size_t party = 0; party < 2; ++party) {

@@ -1,4 +1,4 @@
-// The servers' side of outputs padded for the client (protocol/output_pads/output_pads.hpp has
+// The servers' side of outputs padded for the client (protocol/client_checks/output_pads.hpp has
 // the scheme and why): the circuit takes each server's pad as an input of that server and
 // outputs y = z ^ p_1 ^ p_2, revealed to both with the MAC checks of authenticated garbling
 // (authenticated_garbling.hpp, Outputs::Reveal), so that both hold the same y or the run
@@ -9,7 +9,7 @@
 //
 // Traffic beyond the circuit's: per output bit two more inputs (an opened mask, a masked bit
 // and a label each) and the revealed output; per run a coin toss and one opening of 128 bits.
-// The client receives y and output_pads::kPartReportBytes from each server.
+// The client receives y and client_checks::kPartReportBytes from each server.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +19,12 @@
 #include "circuits/circuit.hpp"
 #include "protocol/auth2/auth_bits.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
-#include "protocol/output_pads/output_pads.hpp"
+#include "protocol/client_checks/output_pads.hpp"
 
 namespace mpc::auth2 {
 
 // `circuit` with two input groups appended, the first party's pad then the second's, each
-// total_outputs() + output_pads::kPadCheckBits bits; its outputs (same groups) are the
+// total_outputs() + client_checks::kPadCheckBits bits; its outputs (same groups) are the
 // circuit's XOR both pads' first total_outputs() bits.
 circuits::Circuit padded_circuit(const circuits::Circuit& circuit);
 // The owners of its inputs: `owners`, then First, Second.
@@ -33,11 +33,12 @@ InputOwners padded_owners(const InputOwners& owners);
 // What one run gives each server to hand the client: the same on both unless a check failed.
 struct PaddedRun {
   std::vector<std::uint8_t> masked;  // y, 0/1 bytes
-  output_pads::PartReport report;
+  client_checks::PartReport report;
+  std::vector<std::uint8_t> masked_inputs;  // evaluate_authenticated's: for the share checks
 };
 
 // Both servers: runs `padded` (from padded_circuit, masks prepared for it with padded_owners)
-// on this party's inputs (its own groups in group order, so its pad, from output_pads::pad_bits,
+// on this party's inputs (its own groups in group order, so its pad, from client_checks::pad_bits,
 // comes last) and the public ones. Throws VerificationError as evaluate_authenticated does.
 PaddedRun evaluate_padded(Session& session, const circuits::Circuit& padded, const InputOwners& padded_owners,
                           const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,

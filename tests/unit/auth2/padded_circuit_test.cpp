@@ -18,7 +18,7 @@ using namespace mpc;
 using namespace test_support;
 using auth2::Owner;
 using auth2::PaddedRun;
-using output_pads::PadSeed;
+using client_checks::PadSeed;
 using auth2::Role;
 using auth2::Session;
 using auth2::Step;
@@ -46,7 +46,7 @@ std::function<PaddedRun(Session&)> server(const Case& c, Role role, const PadSee
     const auto triples = auth2::and_triples(session, auth2::and_gate_count(padded()));
     const auth2::CircuitMasks masks = auth2::prepare_masks(session, padded(), owners, triples);
     std::vector<std::uint8_t> inputs = role == Role::First ? c.first_share : c.second_share;
-    std::vector<std::uint8_t> pad_bits = output_pads::pad_bits(pad, 128);
+    std::vector<std::uint8_t> pad_bits = client_checks::pad_bits(pad, 128);
     for (const std::size_t bit : flip_pad) pad_bits.at(bit) ^= 1;
     inputs.insert(inputs.end(), pad_bits.begin(), pad_bits.end());
     return auth2::evaluate_padded(session, padded(), owners, masks, inputs, to_bits(c.block));
@@ -58,7 +58,7 @@ std::vector<std::uint8_t> open_for_client(const PaddedRun& first, const PaddedRu
                                           const PadSeed& p2) {
   if (first.masked != second.masked)
     throw VerificationError(Component::Client, "the servers reported different outputs", "server_reports");
-  return output_pads::open_part(first.masked, first.report, second.report, p1, p2);
+  return client_checks::open_part(first.masked, first.report, second.report, p1, p2);
 }
 
 std::string client_check(const PaddedRun& first, const PaddedRun& second, const PadSeed& p1, const PadSeed& p2) {
@@ -72,7 +72,7 @@ std::string client_check(const PaddedRun& first, const PaddedRun& second, const 
 
 // What a client would rebuild without the check: the reported output unpadded.
 std::vector<std::uint8_t> unpadded(const PaddedRun& run, const PadSeed& p1, const PadSeed& p2) {
-  const auto b1 = output_pads::pad_bits(p1, 128), b2 = output_pads::pad_bits(p2, 128);
+  const auto b1 = client_checks::pad_bits(p1, 128), b2 = client_checks::pad_bits(p2, 128);
   std::vector<std::uint8_t> out(128);
   for (std::size_t j = 0; j < 128; ++j) out[j] = run.masked[j] ^ b1[j] ^ b2[j];
   return to_bytes(out);
@@ -161,7 +161,7 @@ TEST(PaddedCircuit, PaddingKeepsTheCircuitAndAddsOnlyXors) {
   const Circuit& original = circuit();
   const Circuit& with_pads = padded();
   EXPECT_EQ(auth2::and_gate_count(with_pads), auth2::and_gate_count(original));
-  EXPECT_EQ(with_pads.total_inputs(), original.total_inputs() + 2 * (128 + output_pads::kPadCheckBits));
+  EXPECT_EQ(with_pads.total_inputs(), original.total_inputs() + 2 * (128 + client_checks::kPadCheckBits));
   EXPECT_EQ(with_pads.output_widths, original.output_widths);
   // In the clear, the padded circuit is the circuit XOR both pads.
   const Case c = make_case(16);
@@ -169,7 +169,7 @@ TEST(PaddedCircuit, PaddingKeepsTheCircuitAndAddsOnlyXors) {
   inputs.insert(inputs.end(), c.second_share.begin(), c.second_share.end());
   const auto block = to_bits(c.block);
   inputs.insert(inputs.end(), block.begin(), block.end());
-  const auto b1 = output_pads::pad_bits(seed_of(7), 128), b2 = output_pads::pad_bits(seed_of(8), 128);
+  const auto b1 = client_checks::pad_bits(seed_of(7), 128), b2 = client_checks::pad_bits(seed_of(8), 128);
   inputs.insert(inputs.end(), b1.begin(), b1.end());
   inputs.insert(inputs.end(), b2.begin(), b2.end());
   const auto out = circuits::evaluate(with_pads, inputs);

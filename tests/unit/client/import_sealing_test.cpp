@@ -20,6 +20,7 @@
 #include "circuits/aes_reference.hpp"
 #include "common/error.hpp"
 #include "mpc_client.h"
+#include "protocol/client_checks/share_checks.hpp"
 #include "support/temp_dir.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/zmq_link.hpp"
@@ -116,7 +117,9 @@ TEST_P(ImportSealing, SharesArriveSealedAndTheProcessIsNotDumpableMeanwhile) {
   for (std::size_t p = 0; p < servers_.size(); ++p) {
     const FakeServer& server = servers_[p];
     EXPECT_EQ(server.dumpable_seen, 0) << "server " << p + 1;
-    ASSERT_EQ(server.share.size(), copies * material.size()) << "server " << p + 1;
+    // A two-server share comes with its check (wire::kShareCheckBytes) after it.
+    ASSERT_EQ(server.share.size(), copies * material.size() + (copies == 1 ? wire::kShareCheckBytes : 0))
+        << "server " << p + 1;
     // No 16-byte window of the share is in the frame that crossed ZeroMQ.
     for (std::size_t at = 0; at + 16 <= server.share.size(); at += 16) {
       const auto window = server.share.span().subspan(at, 16);
@@ -139,6 +142,19 @@ TEST_P(ImportSealing, SharesArriveSealedAndTheProcessIsNotDumpableMeanwhile) {
                     ? static_cast<std::uint8_t>(servers_[0].share[b] ^ servers_[1].share[material.size() + b])
                     : static_cast<std::uint8_t>(servers_[0].share[b] ^ servers_[1].share[b]);
   EXPECT_EQ(opened, material);
+  // Each check holds its peer to the share it got: the sketch one server holds is the peer's
+  // share under its matrix, XOR the peer's blinding.
+  if (GetParam() == 2) {
+    const auto material_of = [&](int p) { return servers_[p].share.span().first(material.size()); };
+    const auto check_of = [&](int p) {
+      return client_checks::parse_share_check(servers_[p].share.span().subspan(material.size()));
+    };
+    for (int p = 0; p < 2; ++p)
+      EXPECT_EQ(check_of(p).peer_sketch,
+                client_checks::share_sketch(check_of(p).peer_rows, material_of(1 - p), check_of(1 - p).own_blinding))
+          << "server " << p + 1;
+    EXPECT_NE(check_of(0).peer_rows, check_of(1).peer_rows);
+  }
 }
 
 }  // namespace

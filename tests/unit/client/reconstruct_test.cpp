@@ -6,7 +6,7 @@
 #include <random>
 
 #include "client/reconstruct.hpp"
-#include "protocol/output_pads/output_pads.hpp"
+#include "protocol/client_checks/output_pads.hpp"
 #include "protocol/rss3/shares.hpp"
 
 namespace mpc::client {
@@ -317,7 +317,7 @@ TEST(Reconstruct, TwoServerComputeIsTheXorOfTheShares) {
 }
 
 // Two servers of security = "active" answer with the outputs under the client's pads, in parts,
-// each with the seed of its check and both servers' checks (protocol/output_pads). Here the
+// each with the seed of its check and both servers' checks (protocol/client_checks). Here the
 // answers are made as two servers make them from the value and the pads they computed with.
 struct PaddedAnswer {
   Bytes padded;
@@ -330,17 +330,17 @@ PaddedAnswer padded_answer(const Bytes& value, std::uint32_t blocks, std::uint32
   std::uint32_t part = 0;
   for (std::uint32_t block = 0; block < blocks; block += part_blocks, ++part) {
     const std::size_t bits = 128 * std::min(part_blocks, blocks - block);
-    output_pads::PadSeed seeds[2];
+    client_checks::PadSeed seeds[2];
     for (int p = 0; p < 2; ++p) {
       std::copy(pads[p].begin(), pads[p].end(), seeds[p].begin());
-      seeds[p] = output_pads::part_pad(seeds[p], part);
+      seeds[p] = client_checks::part_pad(seeds[p], part);
     }
-    const auto p1 = output_pads::pad_bits(seeds[0], bits), p2 = output_pads::pad_bits(seeds[1], bits);
+    const auto p1 = client_checks::pad_bits(seeds[0], bits), p2 = client_checks::pad_bits(seeds[1], bits);
     for (std::size_t i = 0; i < bits; ++i)
       answer.padded[16 * block + i / 8] ^= static_cast<std::uint8_t>((p1[i] ^ p2[i]) << (i % 8));
-    output_pads::CheckSeed check_seed{};
+    client_checks::CheckSeed check_seed{};
     for (auto& byte : check_seed) byte = static_cast<std::uint8_t>(rng());
-    const output_pads::CheckRows rows(check_seed, bits);
+    const client_checks::CheckRows rows(check_seed, bits);
     const auto c1 = rows.check(p1), c2 = rows.check(p2);
     auto& reports = answer.reports.reports;
     reports.insert(reports.end(), check_seed.begin(), check_seed.end());

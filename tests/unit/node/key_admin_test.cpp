@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "node/key_admin.hpp"
+#include "node/key_cache.hpp"
 #include "store/share_store.hpp"
 
 namespace {
@@ -83,6 +84,38 @@ TEST_F(KeyAdminTest, SharesAreOpenedWithThisServersKey) {
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(std::vector<std::uint8_t>(stored->span().begin(), stored->span().end()),
             std::vector<std::uint8_t>(material, 0xc3));
+}
+
+// A two-server share may come with its check (wire::kShareCheckBytes), stored after it; the key
+// cache hands the material and the check apart. A replicated share takes none.
+TEST_F(KeyAdminTest, AnXorShareMayComeWithItsCheckWhichTheCacheKeepsApart) {
+  const std::size_t material = wire::material_bytes(wire::KeyAlgorithm::Aes128);
+  std::vector<std::uint8_t> checked(material, 0x11);
+  checked.resize(material + wire::kShareCheckBytes, 0x22);
+  wire::ImportKeyRequest with_check;
+  with_check.key = {"k", 1, wire::KeyAlgorithm::Aes128};
+  with_check.sealed_share = wire::seal_share(with_check.key, checked, own.public_key);
+  EXPECT_EQ(answer(with_check, "admin", 2).status, wire::Status::BadRequest);
+  EXPECT_EQ(answer(with_check, "admin", 1).status, wire::Status::Ok);
+  EXPECT_EQ(answer(import(material, 0x33, nullptr, {"plain", 1, wire::KeyAlgorithm::Aes128}), "admin", 1).status,
+            wire::Status::Ok);
+
+  node::KeyCache cache(*store, 1);
+  const wire::KeyId key{"k", 1, wire::KeyAlgorithm::Aes128}, plain{"plain", 1, wire::KeyAlgorithm::Aes128};
+  const SecretBytes* share = cache.get(key);
+  ASSERT_NE(share, nullptr);
+  EXPECT_EQ(std::vector<std::uint8_t>(share->span().begin(), share->span().end()),
+            std::vector<std::uint8_t>(material, 0x11));
+  const SecretBytes* check = cache.share_check(key);
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(std::vector<std::uint8_t>(check->span().begin(), check->span().end()),
+            std::vector<std::uint8_t>(wire::kShareCheckBytes, 0x22));
+  EXPECT_EQ(cache.get(plain)->size(), material);
+  EXPECT_EQ(cache.share_check(plain), nullptr);
+  EXPECT_EQ(cache.share_check({"absent", 1, wire::KeyAlgorithm::Aes128}), nullptr);
+  // Replicated shares are two copies of the material, nothing after them.
+  node::KeyCache replicated(*store, 2);
+  EXPECT_EQ(replicated.share_check(key), nullptr);
 }
 
 TEST_F(KeyAdminTest, OnlyAdminsAdministerAndOthersPassThrough) {

@@ -26,13 +26,12 @@
 #include <span>
 #include <vector>
 
-namespace mpc::output_pads {
+#include "protocol/client_checks/check_rows.hpp"
 
-inline constexpr std::size_t kPadCheckBits = 64;
-inline constexpr std::size_t kSeedBytes = 32;
+namespace mpc::client_checks {
+
+inline constexpr std::size_t kPadCheckBits = kCheckBits;
 using PadSeed = std::array<std::uint8_t, kSeedBytes>;
-using CheckSeed = std::array<std::uint8_t, kSeedBytes>;
-using CheckBits = std::array<std::uint8_t, kPadCheckBits / 8>;
 
 // What a server hands the client for one part: the same from both when neither deviated.
 struct PartReport {
@@ -48,20 +47,6 @@ PadSeed part_pad(const PadSeed& job, std::uint32_t part);
 // A pad of `outputs` bits then its kPadCheckBits check bits (0/1 bytes), from its seed.
 std::vector<std::uint8_t> pad_bits(const PadSeed& seed, std::size_t outputs);
 
-// The matrix R of a check over `outputs` pad bits, drawn from a tossed seed.
-class CheckRows {
- public:
-  CheckRows(const CheckSeed& seed, std::size_t outputs);
-  // Whether pad bit i enters check bit k.
-  bool bit(std::size_t k, std::size_t i) const { return ((rows_[k * stride_ + i / 8] >> (i % 8)) & 1) != 0; }
-  // c = R p ^ t of a pad (pad_bits' layout), packed.
-  CheckBits check(std::span<const std::uint8_t> pad) const;
-
- private:
-  std::size_t outputs_, stride_;
-  std::vector<std::uint8_t> rows_;
-};
-
 // The client: the `outputs` output bits of one part (0/1 bytes) from y (the same from both
 // servers: the caller compares the two copies) and the two servers' reports on it, given the
 // seeds of the pads it gave them. Throws VerificationError: "server_reports" when the reports
@@ -69,4 +54,4 @@ class CheckRows {
 std::vector<std::uint8_t> open_part(std::span<const std::uint8_t> masked_bits, const PartReport& first,
                                     const PartReport& second, const PadSeed& first_pad, const PadSeed& second_pad);
 
-}  // namespace mpc::output_pads
+}  // namespace mpc::client_checks

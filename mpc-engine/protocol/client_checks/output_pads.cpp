@@ -1,4 +1,4 @@
-#include "protocol/output_pads/output_pads.hpp"
+#include "protocol/client_checks/output_pads.hpp"
 
 #include <sodium.h>
 
@@ -8,9 +8,7 @@
 #include "common/error.hpp"
 #include "common/secret.hpp"
 
-namespace mpc::output_pads {
-
-static_assert(kSeedBytes == randombytes_SEEDBYTES);
+namespace mpc::client_checks {
 
 PadSeed part_pad(const PadSeed& job, std::uint32_t part) {
   static constexpr char kContext[] = "mpc-kdc output pad part";
@@ -29,23 +27,6 @@ std::vector<std::uint8_t> pad_bits(const PadSeed& seed, std::size_t outputs) {
   std::vector<std::uint8_t> bits(count);
   for (std::size_t i = 0; i < count; ++i) bits[i] = (packed[i / 8] >> (i % 8)) & 1;
   return bits;
-}
-
-CheckRows::CheckRows(const CheckSeed& seed, std::size_t outputs)
-    : outputs_(outputs), stride_((outputs + 7) / 8), rows_(kPadCheckBits * stride_) {
-  randombytes_buf_deterministic(rows_.data(), rows_.size(), seed.data());
-}
-
-CheckBits CheckRows::check(std::span<const std::uint8_t> pad) const {
-  if (pad.size() != outputs_ + kPadCheckBits) throw Error(Component::Protocol, "output pad of the wrong length");
-  CheckBits check{};
-  for (std::size_t k = 0; k < kPadCheckBits; ++k) {
-    std::uint8_t bit = pad[outputs_ + k] & 1;
-    for (std::size_t i = 0; i < outputs_; ++i)
-      if (this->bit(k, i)) bit ^= pad[i] & 1;
-    check[k / 8] |= static_cast<std::uint8_t>(bit << (k % 8));
-  }
-  return check;
 }
 
 std::vector<std::uint8_t> open_part(std::span<const std::uint8_t> masked_bits, const PartReport& first,
@@ -73,4 +54,4 @@ std::vector<std::uint8_t> open_part(std::span<const std::uint8_t> masked_bits, c
   return out;
 }
 
-}  // namespace mpc::output_pads
+}  // namespace mpc::client_checks
