@@ -1,7 +1,10 @@
 // auth2_bench: the preprocessing of actively secure two-party computation between two threads
 // over an in-memory channel: authenticated bits, leaky AND triples and bucketed AND triples per
 // second, and bytes per item (both directions). Each figure is the best of --repeat runs of one
-// session (its base OTs run before the first timed call).
+// session (its base OTs run before the first timed call). Then AES-128 blocks: their triples,
+// masks and online run, plain and, alternating block by block, with the client's checks (the
+// outputs padded, protocol/auth2/padded_circuit.hpp, and both key shares checked,
+// share_check_protocol.hpp) as a two-server cluster of security = "active" runs them.
 //
 //   auth2_bench [--triples N] [--repeat R] [--json]
 #include <algorithm>
@@ -13,10 +16,14 @@
 
 #include "circuits/aes.hpp"
 #include "circuits/aes_shared_key.hpp"
+#include "circuits/extra_inputs.hpp"
 #include "pair_timing.hpp"
 #include "protocol/auth2/and_triples.hpp"
 #include "protocol/auth2/auth_bits.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
+#include "protocol/auth2/padded_circuit.hpp"
+#include "protocol/auth2/share_check_protocol.hpp"
+#include "protocol/client_checks/share_checks.hpp"
 
 namespace {
 
@@ -71,7 +78,32 @@ int main(int argc, char** argv) {
   const Figure aes_triples = measure(
       *a, *b, 1, [&] { first_triples = auth2::and_triples(first, ands * aes_blocks); },
       [&] { second_triples = auth2::and_triples(second, ands * aes_blocks); });
-  Figure aes_masks{0, 0}, aes_online{0, 0};
+  // The same circuit with the client's checks: each server's blinding, then the two pads.
+  const std::uint32_t blinding[] = {client_checks::kCheckBits, client_checks::kCheckBits};
+  const circuits::Circuit checked = auth2::padded_circuit(circuits::with_extra_inputs(aes, blinding));
+  const auth2::InputOwners checked_owners = auth2::padded_owners(
+      {auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public, auth2::Owner::First, auth2::Owner::Second});
+  const std::vector<std::uint8_t> share_bytes(aes.input_widths[0] / 8, 0x5a);
+  const auto share_checks = client_checks::deal_share_checks(share_bytes, share_bytes);
+  const std::uint32_t share_bits = aes.input_widths[0];
+  const auto committed = [&](std::uint32_t party) {
+    std::vector<std::uint32_t> wires(share_bits);
+    for (std::uint32_t i = 0; i < share_bits; ++i) wires[i] = party * share_bits + i;
+    for (std::uint32_t k = 0; k < client_checks::kCheckBits; ++k)
+      wires.push_back(2 * share_bits + 128 + party * static_cast<std::uint32_t>(client_checks::kCheckBits) + k);
+    return wires;
+  };
+  const auto checked_inputs = [&](std::size_t party) {
+    std::vector<std::uint8_t> bits;
+    for (const auto byte : share_bytes)
+      for (int k = 0; k < 8; ++k) bits.push_back((byte >> k) & 1);
+    for (std::size_t k = 0; k < client_checks::kCheckBits; ++k)
+      bits.push_back((share_checks[party].own_blinding[k / 8] >> (k % 8)) & 1);
+    bits.resize(bits.size() + 128 + client_checks::kPadCheckBits, static_cast<std::uint8_t>(party));
+    return bits;
+  };
+  const std::vector<std::uint8_t> first_checked = checked_inputs(0), second_checked = checked_inputs(1);
+  Figure aes_masks{0, 0}, aes_online{0, 0}, checked_masks{0, 0}, checked_online{0, 0};
   for (std::size_t k = 0; k < aes_blocks; ++k) {
     auth2::CircuitMasks first_masks, second_masks;
     const auto part = [&](const std::vector<auth2::AuthTriple>& all) {
@@ -87,6 +119,23 @@ int main(int argc, char** argv) {
     aes_masks.bytes += masks.bytes;
     aes_online.seconds += online.seconds;
     aes_online.bytes += online.bytes;
+    // The same block's triples again (a benchmark may reuse them; a server never does), checked.
+    const Figure masks_checked = measure(
+        *a, *b, 1, [&] { first_masks = auth2::prepare_masks(first, checked, checked_owners, part(first_triples)); },
+        [&] { second_masks = auth2::prepare_masks(second, checked, checked_owners, part(second_triples)); });
+    const auto run_checked = [&](auth2::Session& session, const auth2::CircuitMasks& masks,
+                                 const std::vector<std::uint8_t>& inputs, std::uint32_t party) {
+      const auth2::PaddedRun run = auth2::evaluate_padded(session, checked, checked_owners, masks, inputs, block);
+      auth2::check_committed_shares(session, masks, run.masked_inputs, committed(party), committed(1 - party),
+                                    share_checks[party].peer_rows, share_checks[party].peer_sketch);
+    };
+    const Figure online_checked = measure(
+        *a, *b, 1, [&] { run_checked(first, first_masks, first_checked, 0); },
+        [&] { run_checked(second, second_masks, second_checked, 1); });
+    checked_masks.seconds += masks_checked.seconds;
+    checked_masks.bytes += masks_checked.bytes;
+    checked_online.seconds += online_checked.seconds;
+    checked_online.bytes += online_checked.bytes;
   }
   const double blocks_done = static_cast<double>(aes_blocks);
   const double aes_total = aes_triples.seconds + aes_masks.seconds + aes_online.seconds;
@@ -107,6 +156,10 @@ int main(int argc, char** argv) {
               << ", \"mask_bytes_per_block\": " << aes_masks.bytes / blocks_done
               << ", \"online_ms_per_block\": " << aes_online.seconds * 1e3 / blocks_done
               << ", \"online_bytes_per_block\": " << aes_online.bytes / blocks_done
+              << ", \"checked_masks_ms_per_block\": " << checked_masks.seconds * 1e3 / blocks_done
+              << ", \"checked_mask_bytes_per_block\": " << checked_masks.bytes / blocks_done
+              << ", \"checked_online_ms_per_block\": " << checked_online.seconds * 1e3 / blocks_done
+              << ", \"checked_online_bytes_per_block\": " << checked_online.bytes / blocks_done
               << ", \"blocks_per_s\": " << blocks_done / aes_total << "}}\n";
   } else {
     std::cout << "authenticated bits: " << nb / random_bits.seconds / 1e6 << " M/s, " << random_bits.bytes / nb
@@ -120,7 +173,11 @@ int main(int argc, char** argv) {
               << " MB per block, masks " << aes_masks.seconds * 1e3 / blocks_done << " ms and "
               << aes_masks.bytes / blocks_done / 1e3 << " kB, online " << aes_online.seconds * 1e3 / blocks_done
               << " ms and " << aes_online.bytes / blocks_done / 1e3 << " kB; " << blocks_done / aes_total
-              << " blocks/s in all\n";
+              << " blocks/s in all\n"
+              << "with the client's checks (pads, share checks): masks " << checked_masks.seconds * 1e3 / blocks_done
+              << " ms and " << checked_masks.bytes / blocks_done / 1e3 << " kB, online "
+              << checked_online.seconds * 1e3 / blocks_done << " ms and " << checked_online.bytes / blocks_done / 1e3
+              << " kB\n";
   }
   return 0;
 }
