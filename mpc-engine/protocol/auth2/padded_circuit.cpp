@@ -1,5 +1,7 @@
 #include "protocol/auth2/padded_circuit.hpp"
 
+#include <algorithm>
+
 #include "circuits/extra_inputs.hpp"
 #include "common/error.hpp"
 
@@ -39,7 +41,8 @@ InputOwners padded_owners(const InputOwners& owners) {
 
 PaddedRun evaluate_padded(Session& session, const Circuit& padded, const InputOwners& padded_owners,
                           const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
-                          std::span<const std::uint8_t> public_inputs) {
+                          std::span<const std::uint8_t> public_inputs, std::span<const std::uint32_t> first_known,
+                          std::span<const std::uint32_t> second_known) {
   const std::size_t outputs = padded.total_outputs();
   const std::size_t groups = padded.input_widths.size();
   if (groups < 2 || padded_owners.size() != groups || padded_owners[groups - 2] != Owner::First ||
@@ -52,19 +55,24 @@ PaddedRun evaluate_padded(Session& session, const Circuit& padded, const InputOw
   const std::vector<std::uint8_t>& masked_inputs = run.masked_inputs;
   // Every input is fixed now: R comes after, so no pad can be fitted to it.
   run.report.check_seed = session.coin_toss();
-  const client_checks::CheckRows rows(run.report.check_seed, outputs);
   const auto first_pad_wire = static_cast<std::uint32_t>(padded.total_inputs() - 2 * (outputs + kPadCheckBits));
   std::vector<AuthBit> checks(2 * kPadCheckBits);
   for (std::size_t party = 0; party < 2; ++party) {
+    // The checked vector: the pad's output bits, the known inputs, then the check bits.
     const std::uint32_t pad_wire = first_pad_wire + static_cast<std::uint32_t>(party * (outputs + kPadCheckBits));
+    const std::span<const std::uint32_t> known = party == 0 ? first_known : second_known;
+    std::vector<std::uint32_t> columns(outputs + known.size());
+    for (std::size_t i = 0; i < outputs; ++i) columns[i] = pad_wire + static_cast<std::uint32_t>(i);
+    std::copy(known.begin(), known.end(), columns.begin() + static_cast<std::ptrdiff_t>(outputs));
+    const client_checks::CheckRows rows(run.report.check_seed, columns.size());
     for (std::size_t k = 0; k < kPadCheckBits; ++k) {
       const std::uint32_t check_wire = pad_wire + static_cast<std::uint32_t>(outputs + k);
       AuthBit bit = masks.lambda[check_wire];
       std::uint8_t masked = masked_inputs[check_wire];
-      for (std::size_t i = 0; i < outputs; ++i)
+      for (std::size_t i = 0; i < columns.size(); ++i)
         if (rows.bit(k, i)) {
-          bit ^= masks.lambda[pad_wire + i];
-          masked ^= masked_inputs[pad_wire + i];
+          bit ^= masks.lambda[columns[i]];
+          masked ^= masked_inputs[columns[i]];
         }
       // A wire's value is its masked value ^ its mask: the public part joins the shares.
       session.add_public(bit, masked);

@@ -40,8 +40,13 @@ struct PaddedRun {
 // Both servers: runs `padded` (from padded_circuit, masks prepared for it with padded_owners)
 // on this party's inputs (its own groups in group order, so its pad, from client_checks::pad_bits,
 // comes last) and the public ones. Throws VerificationError as evaluate_authenticated does.
+// `first_known`, `second_known`: the wires of other inputs of each party that the client knows
+// (the shares of a record's mask, which it dealt): each party's check covers them after its
+// pad's output bits (client_checks::open_part), so that neither can feed others either.
 PaddedRun evaluate_padded(Session& session, const circuits::Circuit& padded, const InputOwners& padded_owners,
                           const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
-                          std::span<const std::uint8_t> public_inputs = {});
+                          std::span<const std::uint8_t> public_inputs = {},
+                          std::span<const std::uint32_t> first_known = {},
+                          std::span<const std::uint32_t> second_known = {});
 
 }  // namespace mpc::auth2

@@ -29,16 +29,33 @@ std::vector<std::uint8_t> pad_bits(const PadSeed& seed, std::size_t outputs) {
   return bits;
 }
 
+namespace {
+
+// The checked vector of one server: its pad's output bits, the known inputs, its check bits.
+std::vector<std::uint8_t> checked_vector(const std::vector<std::uint8_t>& pad, std::size_t outputs,
+                                         std::span<const std::uint8_t> known) {
+  std::vector<std::uint8_t> out(pad.begin(), pad.begin() + static_cast<std::ptrdiff_t>(outputs));
+  out.insert(out.end(), known.begin(), known.end());
+  out.insert(out.end(), pad.begin() + static_cast<std::ptrdiff_t>(outputs), pad.end());
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::uint8_t> open_part(std::span<const std::uint8_t> masked_bits, const PartReport& first,
-                                    const PartReport& second, const PadSeed& first_pad, const PadSeed& second_pad) {
+                                    const PartReport& second, const PadSeed& first_pad, const PadSeed& second_pad,
+                                    std::span<const std::uint8_t> first_known,
+                                    std::span<const std::uint8_t> second_known) {
   if (!(first == second))
     throw VerificationError(Component::Protocol, "padded outputs: the two servers reported different pad checks",
                             "server_reports");
   const std::size_t outputs = masked_bits.size();
-  const CheckRows rows(first.check_seed, outputs);
   std::vector<std::uint8_t> p1 = pad_bits(first_pad, outputs), p2 = pad_bits(second_pad, outputs);
-  const bool first_holds = rows.check(p1) == first.first_check;
-  const bool second_holds = rows.check(p2) == first.second_check;
+  std::vector<std::uint8_t> v1 = checked_vector(p1, outputs, first_known), v2 = checked_vector(p2, outputs, second_known);
+  const bool first_holds = CheckRows(first.check_seed, outputs + first_known.size()).check(v1) == first.first_check;
+  const bool second_holds = CheckRows(first.check_seed, outputs + second_known.size()).check(v2) == first.second_check;
+  wipe(v1.data(), v1.size());
+  wipe(v2.data(), v2.size());
   if (!first_holds || !second_holds) {
     wipe(p1.data(), p1.size());
     wipe(p2.data(), p2.size());

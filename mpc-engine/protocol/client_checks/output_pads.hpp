@@ -51,7 +51,11 @@ std::vector<std::uint8_t> pad_bits(const PadSeed& seed, std::size_t outputs);
 // servers: the caller compares the two copies) and the two servers' reports on it, given the
 // seeds of the pads it gave them. Throws VerificationError: "server_reports" when the reports
 // differ, "pad_check" when a server computed with another pad than the client's.
+// `first_known`, `second_known`: the bits of other inputs of each server the client knows and
+// the servers' checks cover after the pads' (protocol/auth2/padded_circuit.hpp), 0/1 bytes.
 std::vector<std::uint8_t> open_part(std::span<const std::uint8_t> masked_bits, const PartReport& first,
-                                    const PartReport& second, const PadSeed& first_pad, const PadSeed& second_pad);
+                                    const PartReport& second, const PadSeed& first_pad, const PadSeed& second_pad,
+                                    std::span<const std::uint8_t> first_known = {},
+                                    std::span<const std::uint8_t> second_known = {});
 
 }  // namespace mpc::client_checks

@@ -37,19 +37,31 @@ PadSeed seed_of(std::uint8_t value) {
   return seed;
 }
 
+std::vector<std::uint32_t> share_wires(Role role) {
+  std::vector<std::uint32_t> wires(kRoundKeyBits);
+  for (std::uint32_t i = 0; i < kRoundKeyBits; ++i) wires[i] = (role == Role::First ? 0 : kRoundKeyBits) + i;
+  return wires;
+}
+
 // A server's part: its round-key share, then the pad the client gave it; `flip_pad` bits of the
-// pad flipped first (a server that feeds another pad).
+// pad flipped first (a server that feeds another pad). With `shares_known`, the client knows
+// both round-key shares and the pads' checks cover them too; `flip_share` flips one bit of this
+// server's share.
 std::function<PaddedRun(Session&)> server(const Case& c, Role role, const PadSeed& pad,
-                                              std::vector<std::size_t> flip_pad = {}) {
-  return [&c, role, pad, flip_pad](Session& session) {
+                                          std::vector<std::size_t> flip_pad = {}, bool shares_known = false,
+                                          std::size_t flip_share = SIZE_MAX) {
+  return [&c, role, pad, flip_pad, shares_known, flip_share](Session& session) {
     const auth2::InputOwners owners = auth2::padded_owners(kOwners);
     const auto triples = auth2::and_triples(session, auth2::and_gate_count(padded()));
     const auth2::CircuitMasks masks = auth2::prepare_masks(session, padded(), owners, triples);
     std::vector<std::uint8_t> inputs = role == Role::First ? c.first_share : c.second_share;
+    if (flip_share < inputs.size()) inputs[flip_share] ^= 1;
     std::vector<std::uint8_t> pad_bits = client_checks::pad_bits(pad, 128);
     for (const std::size_t bit : flip_pad) pad_bits.at(bit) ^= 1;
     inputs.insert(inputs.end(), pad_bits.begin(), pad_bits.end());
-    return auth2::evaluate_padded(session, padded(), owners, masks, inputs, to_bits(c.block));
+    if (!shares_known) return auth2::evaluate_padded(session, padded(), owners, masks, inputs, to_bits(c.block));
+    return auth2::evaluate_padded(session, padded(), owners, masks, inputs, to_bits(c.block), share_wires(Role::First),
+                                  share_wires(Role::Second));
   };
 }
 
@@ -122,6 +134,31 @@ TEST(PaddedCircuit, AServerThatFeedsAnotherPadIsCaughtByTheClient) {
                                                server(c, Role::Second, p2, deviating == Role::Second ? check_bit : std::vector<std::size_t>{}));
     ASSERT_TRUE(other.first.result && other.second.result);
     EXPECT_EQ(client_check(*other.first.result, *other.second.result, p1, p2), "pad_check");
+  }
+}
+
+TEST(PaddedCircuit, InputsTheClientKnowsAreCheckedWithThePads) {
+  const Case c = make_case(17);
+  const PadSeed p1 = seed_of(9), p2 = seed_of(10);
+  const auto open = [&](const PaddedRun& first, const PaddedRun& second) {
+    return client_checks::open_part(first.masked, first.report, second.report, p1, p2, c.first_share, c.second_share);
+  };
+  const auto honest = run_pair<PaddedRun>(server(c, Role::First, p1, {}, true), server(c, Role::Second, p2, {}, true));
+  ASSERT_TRUE(honest.first.result && honest.second.result);
+  EXPECT_EQ(to_bytes(open(*honest.first.result, *honest.second.result)), openssl_encrypt(c.key, c.block));
+  for (const Role deviating : {Role::First, Role::Second}) {
+    SCOPED_TRACE(static_cast<int>(deviating));
+    const std::size_t flip = 700;
+    const auto outcome = run_pair<PaddedRun>(
+        server(c, Role::First, p1, {}, true, deviating == Role::First ? flip : SIZE_MAX),
+        server(c, Role::Second, p2, {}, true, deviating == Role::Second ? flip : SIZE_MAX));
+    ASSERT_TRUE(outcome.first.result && outcome.second.result);
+    try {
+      open(*outcome.first.result, *outcome.second.result);
+      ADD_FAILURE() << "a share the client did not deal was taken";
+    } catch (const VerificationError& e) {
+      EXPECT_EQ(e.check(), "pad_check");
+    }
   }
 }
 
