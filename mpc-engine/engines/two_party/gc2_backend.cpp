@@ -93,7 +93,8 @@ class FlippingChannel final : public two_party::Channel {
 Gc2Backend::Gc2Backend(int party, const Logger& log, bool authenticated, std::uint64_t pool_entries)
     : party_(party),
       log_(log),
-      authenticated_aes_(authenticated ? std::make_unique<AuthenticatedAes>(party) : nullptr),
+      and_material_(authenticated ? std::make_unique<AndMaterialStock>(party) : nullptr),
+      authenticated_aes_(authenticated ? std::make_unique<AuthenticatedAes>(party, *and_material_) : nullptr),
       pool_entries_(pool_entries) {
   using circuits::AesDirection;
   using circuits::AesKeySize;
@@ -132,14 +133,14 @@ const circuits::Program& Gc2Backend::program(wire::KeyAlgorithm algorithm, bool 
 
 void Gc2Backend::preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) {
   if (!authenticated_aes_) throw Error(Component::Server, "gc2 of security = \"passive\" needs no preprocessing");
-  authenticated_aes_->preprocess(peer, epoch, start, count);
+  and_material_->preprocess(peer, epoch, start, count);
 }
 
 std::string Gc2Backend::describe_state() const {
   std::lock_guard lock(mutex_);
   return "keys with labels " + std::to_string(label_sets_.size()) + ", key transfers " +
          std::to_string(key_transfers_) + ", " + prepared_->describe() +
-         (authenticated_aes_ ? ", " + authenticated_aes_->describe() : std::string());
+         (and_material_ ? ", " + and_material_->describe() : std::string());
 }
 
 void Gc2Backend::agree_on_mode(two_party::Channel& peer) const {

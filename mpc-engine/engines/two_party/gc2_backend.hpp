@@ -172,7 +172,7 @@ class Gc2Backend final : public Backend {
   }
   std::uint64_t pool_capacity() const override { return authenticated_aes_ ? pool_entries_ : 0; }
   void reset_pool(std::uint64_t epoch) override {
-    if (authenticated_aes_) authenticated_aes_->reset(epoch);
+    if (and_material_) and_material_->reset(epoch);
   }
   const char* pool_entry_name() const override { return "entries of AND material"; }
 
@@ -254,7 +254,9 @@ class Gc2Backend final : public Backend {
 
   int party_;
   Logger log_;
-  std::unique_ptr<AuthenticatedAes> authenticated_aes_;  // security = "active"
+  // security = "active": the AND material made ahead, and the jobs run from it.
+  std::unique_ptr<AndMaterialStock> and_material_;
+  std::unique_ptr<AuthenticatedAes> authenticated_aes_;
   std::uint64_t pool_entries_ = 0;
   // AES-128 / AES-256 x encrypt / decrypt.
   circuits::Program programs_[2][2];

@@ -1,0 +1,108 @@
+#include "engines/two_party/and_material_stock.hpp"
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#if defined(MPC_FAULT_INJECTION)
+#include "common/fault_injection.hpp"
+#endif
+
+namespace mpc::two_party_engine {
+namespace {
+
+// Tweaks per entry: a batch's leaky ANDs take two per leaky triple, at most 16 per entry.
+constexpr std::uint64_t kBatchTweaksPerEntry = 32;
+
+#if defined(MPC_FAULT_INJECTION)
+// A deviating server 1 (test server only, common/fault_injection.hpp):
+// - "auth2-garbled-rows": flips a bit of the MAC part in all four rows (24 bytes each) of its
+//   first 64 AND gates of a job, so whichever row server 2 opens is wrong;
+// - "auth2-opened-mask": opens its first shared bit of a job (its masks' preparation) with the
+//   other value;
+// - "auth2-leaky-products": alters its leaky-AND products in every preprocessing batch.
+void deviate_in_job(auth2::Session& session) {
+  if (fault::armed("auth2-garbled-rows"))
+    session.set_deviation([](auth2::Step step, std::span<std::uint8_t> message) {
+      if (step != auth2::Step::GarbledRows) return;
+      for (std::size_t gate = 0; gate < 64; ++gate)
+        for (std::size_t row = 0; row < 4; ++row)
+          if (const std::size_t byte = 96 * gate + 24 * row + 5; byte < message.size()) message[byte] ^= 1;
+    });
+  if (fault::armed("auth2-opened-mask"))
+    session.set_deviation([done = false](auth2::Step step, std::span<std::uint8_t> message) mutable {
+      if (step != auth2::Step::Opening || message.empty() || done) return;
+      message[0] ^= 1;
+      done = true;
+    });
+}
+
+void deviate_in_batches(auth2::Session& session) {
+  if (fault::armed("auth2-leaky-products"))
+    session.set_deviation([](auth2::Step step, std::span<std::uint8_t> message) {
+      if (step == auth2::Step::LeakyProducts)
+        for (std::size_t byte = 0; byte < message.size(); byte += 16) message[byte] ^= 0x40;
+    });
+}
+#endif
+
+}  // namespace
+
+AndMaterialStock::Taken::~Taken() { wipe(material.data(), material.size() * sizeof(auth2::AndMaterial)); }
+
+AndMaterialStock::Taken AndMaterialStock::take(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start,
+                                               std::uint64_t count, std::chrono::milliseconds wait) {
+  // The entries first (they wait for a batch still being made), then the session that made
+  // them: its epoch's, which exists once any of its entries does.
+  std::vector<auth2::AndMaterial> material;
+  std::shared_ptr<auth2::Session> session;
+  try {
+    material = pool_.take(epoch, start, count, wait);
+    std::lock_guard lock(mutex_);
+    if (epoch == epoch_) session = session_;
+    if (!session) throw two_party::PoolEmpty(Component::Protocol, "AND-material pool restarted under the job");
+  } catch (const two_party::PoolEmpty&) {
+    wipe(material.data(), material.size() * sizeof(auth2::AndMaterial));
+    pool_.abandon(epoch, start, count);
+    throw;
+  }
+  Taken taken(std::move(material), session->job_session(peer));
+#if defined(MPC_FAULT_INJECTION)
+  if (party_ == 0) deviate_in_job(taken.session);
+#endif
+  return taken;
+}
+
+void AndMaterialStock::preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start,
+                                  std::uint64_t count) {
+  std::shared_ptr<auth2::Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    if (epoch != epoch_) throw Error(Component::Server, "AND material for a pool epoch this server has left");
+    if (!session_) {
+      session_ = std::make_shared<auth2::Session>(peer, party_ == 0 ? auth2::Role::First : auth2::Role::Second);
+#if defined(MPC_FAULT_INJECTION)
+      if (party_ == 0) deviate_in_batches(*session_);
+#endif
+    }
+    session = session_;
+  }
+  session->use_channel(peer);
+  session->set_next_tweak(kBatchTweaksPerEntry * start);
+  if (auth2::bucket_size(count) > kBatchTweaksPerEntry / 2)
+    throw Error(Component::Server, "AND material: a batch too small for its tweaks");
+  pool_.store(epoch, start, auth2::and_material(*session, count));
+  peer.flush();
+}
+
+void AndMaterialStock::reset(std::uint64_t epoch) {
+  std::lock_guard lock(mutex_);
+  epoch_ = epoch;
+  session_.reset();
+  pool_.reset(epoch);
+}
+
+std::string AndMaterialStock::describe() const {
+  return "AND material available " + std::to_string(pool_.available()) + ", produced " +
+         std::to_string(pool_.produced()) + ", consumed " + std::to_string(pool_.consumed());
+}
+
+}  // namespace mpc::two_party_engine

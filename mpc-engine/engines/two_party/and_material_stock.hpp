@@ -1,0 +1,64 @@
+// The AND material of authenticated garbling (protocol/auth2: a triple and an output mask per
+// AND gate, a mask per input) that a server of a two-server cluster of security = "active" keeps
+// made ahead, and the job sessions that use it. The leader announces batches like lut2's masked
+// tables (two_party_engine.hpp): one auth2 session per pool epoch, its OT extension continued
+// over each batch's stream, so every entry of an epoch is authenticated under the same two
+// deltas. A job takes the range of entries the leader assigned it and a job session on its own
+// stream with that epoch's deltas. A new epoch (the leader's start, a failed batch, a restarted
+// peer) opens a new session, with new deltas.
+//
+// Tweaks: a batch's leaky ANDs hash under kBatchTweaksPerEntry tweaks per entry from its first
+// entry, a job under kJobTweaksPerEntry per entry from its first: ranges no other batch or job
+// of the epoch takes.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/auth2/and_triples.hpp"
+#include "protocol/auth2/auth_bits.hpp"
+#include "protocol/two_party/channel.hpp"
+#include "protocol/two_party/numbered_pool.hpp"
+
+namespace mpc::two_party_engine {
+
+inline constexpr std::uint64_t kJobTweaksPerEntry = 4;
+
+class AndMaterialStock {
+ public:
+  // party: 0 (server 1, the garbler) or 1.
+  explicit AndMaterialStock(int party) : party_(party) {}
+
+  // A job's entries [start, start + count) of `epoch` (waiting at most `wait` for a batch still
+  // being made) and a job session over `peer` with that epoch's deltas. Throws
+  // two_party::PoolEmpty when they do not come (the range is then given up).
+  struct Taken {
+    Taken(std::vector<auth2::AndMaterial> entries, auth2::Session job) : material(std::move(entries)), session(std::move(job)) {}
+    Taken(Taken&&) = default;
+    ~Taken();  // wipes the material
+    std::vector<auth2::AndMaterial> material;
+    auth2::Session session;
+  };
+  Taken take(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count,
+             std::chrono::milliseconds wait);
+
+  // Makes entries [start, start + count) of `epoch` with the other server.
+  void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count);
+  // Drops the pool and the session: numbering starts afresh under `epoch`, with new deltas.
+  void reset(std::uint64_t epoch);
+  std::string describe() const;
+
+ private:
+  int party_;
+  mutable std::mutex mutex_;
+  std::uint64_t epoch_ = 0;
+  std::shared_ptr<auth2::Session> session_;  // of epoch_, made by its first batch
+  two_party::NumberedPool<auth2::AndMaterial> pool_{"AND-material"};
+};
+
+}  // namespace mpc::two_party_engine
