@@ -12,6 +12,7 @@
 #include "client/key_material.hpp"
 #include "common/error.hpp"
 #include "keys/algorithm_list.hpp"
+#include "protocol/client_checks/output_pads.hpp"
 #include "protocol/client_checks/share_checks.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "transport/zmq_link.hpp"
@@ -444,7 +445,7 @@ wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operatio
 
 }  // namespace
 
-Replies ClusterClient::krb_round_trip(wire::KrbRequest& request) {
+Replies ClusterClient::krb_round_trip(wire::KrbRequest& request, KrbPads* pads) {
   // The secret record goes out masked, and each server gets its own seeds of the mask
   // (wire/krb_record_mask.hpp). A retry changes only the id: every copy a server sees carries
   // the same masked record and seeds.
@@ -471,6 +472,16 @@ Replies ClusterClient::krb_round_trip(wire::KrbRequest& request) {
       return frames;
     });
     wipe_request();
+    // Two servers of security = "active" answer under pads of their seeds, checked with their
+    // shares of R (protocol/client_checks/output_pads.hpp).
+    if (pads != nullptr && parties() == 2)
+      for (int party = 0; party < 2; ++party) {
+        wire::KrbRecordMask mask = deal.for_server(party);
+        pads->seeds[static_cast<std::size_t>(party)] = client_checks::pad_of_seed(mask.seeds.front());
+        pads->mask_shares[static_cast<std::size_t>(party)] =
+            wire::xor_record_mask(mask, party == 0, wire::krb_secret_record_bytes(request));
+        for (auto& seed : mask.seeds) wipe(seed.data(), seed.size());
+      }
     return replies;
   } catch (...) {
     wipe_request();
@@ -490,7 +501,9 @@ std::vector<std::uint8_t> ClusterClient::krb_encrypt(const wire::KeyId& key, std
   request.data.insert(request.data.end(), plaintext.begin(), plaintext.end());
   const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
   std::lock_guard lock(mutex_);
-  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Encrypt, data_bytes, algorithm);
+  KrbPads pads;
+  const Replies replies = krb_round_trip(request, &pads);
+  const SecretBytes result = open_krb(replies, wire::KrbOperation::Encrypt, data_bytes, algorithm, &pads);
   return {result.span().begin(), result.span().end()};
 }
 
@@ -506,7 +519,9 @@ std::optional<SecretBytes> ClusterClient::krb_decrypt(const wire::KeyId& key, st
                                        " bytes, shorter than confounder and MAC (" + std::to_string(overhead) + ")");
   request.data.assign(ciphertext.begin(), ciphertext.end());
   std::lock_guard lock(mutex_);
-  const auto opened = open_krb_decrypt(krb_round_trip(request), ciphertext.size(), algorithm);
+  KrbPads pads;
+  const Replies replies = krb_round_trip(request, &pads);
+  const auto opened = open_krb_decrypt(replies, ciphertext.size(), algorithm, &pads);
   if (!opened) return std::nullopt;
   return SecretBytes(opened->span().subspan(wire::kKrbConfounderBytes));
 }
@@ -519,7 +534,9 @@ std::vector<std::uint8_t> ClusterClient::krb_checksum(const wire::KeyId& key, st
   request.data.assign(data.begin(), data.end());
   const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
   std::lock_guard lock(mutex_);
-  const SecretBytes result = open_krb(krb_round_trip(request), wire::KrbOperation::Checksum, data.size(), algorithm);
+  KrbPads pads;
+  const Replies replies = krb_round_trip(request, &pads);
+  const SecretBytes result = open_krb(replies, wire::KrbOperation::Checksum, data.size(), algorithm, &pads);
   return {result.span().begin(), result.span().end()};
 }
 

@@ -130,7 +130,8 @@ class ClusterClient {
   std::vector<std::uint8_t> compute(wire::ComputeRequest request);
   // Sends a Krb request (serve_job) and returns the replies; the request's data and the
   // encoded frames are wiped whatever happens.
-  Replies krb_round_trip(wire::KrbRequest& request);
+  // With `pads`, what two servers' padded answers are checked by (reconstruct.hpp, KrbPads).
+  Replies krb_round_trip(wire::KrbRequest& request, KrbPads* pads = nullptr);
   // A job's replies: every server's Ok with gc2 and lut2 (round_trip); with rss3, all three
   // servers' Ok replies, or two XOR-form Ok replies from the two servers serving while the
   // third is down (node/membership.hpp). A three-server job whose servers answer PeerFailure

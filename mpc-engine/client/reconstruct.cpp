@@ -357,19 +357,63 @@ std::array<rss3::ByteShare, 3> krb_shares(const Replies& replies, std::size_t re
   return shares;
 }
 
-// Two servers' Krb result: the XOR of their shares.
-SecretBytes open_krb_xor(const Replies& replies, std::size_t result_bytes) {
+std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint8_t> bits(8 * bytes.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
+  return bits;
+}
+
+// Two servers' padded Krb result: the same from both, each pad and R share passing its check.
+SecretBytes open_krb_padded(const wire::KrbResult& first, const wire::KrbResult& second, std::size_t result_bytes,
+                            const KrbPads& pads) {
+  if (first.x.size() != result_bytes || first.x != second.x || first.padded_report != second.padded_report)
+    throw VerificationError("the two servers answered different padded results (one of them deviated): result refused");
+  const wire::PaddedReport& bytes = *first.padded_report;
+  client_checks::PartReport report;
+  std::copy_n(bytes.begin(), report.check_seed.size(), report.check_seed.begin());
+  std::copy_n(bytes.begin() + 32, report.first_check.size(), report.first_check.begin());
+  std::copy_n(bytes.begin() + 40, report.second_check.size(), report.second_check.begin());
+  client_checks::PadSeed seeds[2];
+  for (std::size_t party = 0; party < 2; ++party)
+    std::copy(pads.seeds[party].begin(), pads.seeds[party].end(), seeds[party].begin());
+  std::vector<std::uint8_t> first_known = bits_of(pads.mask_shares[0].span()),
+                            second_known = bits_of(pads.mask_shares[1].span());
+  std::vector<std::uint8_t> bits;
+  try {
+    bits = client_checks::open_part(bits_of(first.x), report, report, seeds[0], seeds[1], first_known, second_known);
+  } catch (const mpc::VerificationError& error) {
+    wipe(first_known.data(), first_known.size());
+    wipe(second_known.data(), second_known.size());
+    throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");
+  }
+  wipe(first_known.data(), first_known.size());
+  wipe(second_known.data(), second_known.size());
+  SecretBytes out(result_bytes);
+  for (std::size_t i = 0; i < bits.size(); ++i) out[i / 8] |= static_cast<std::uint8_t>(bits[i] << (i % 8));
+  wipe(bits.data(), bits.size());
+  return out;
+}
+
+// Two servers' Krb result: the XOR of their shares, or their padded answers opened.
+SecretBytes open_krb_xor(const Replies& replies, std::size_t result_bytes, const KrbPads* pads) {
   const auto& first = body_of<wire::KrbResult>(replies, 0);
   const auto& second = body_of<wire::KrbResult>(replies, 1);
+  if (first.padded_report.has_value() != second.padded_report.has_value())
+    throw VerificationError("one server answered with a padded result, the other with a share (one of them "
+                            "deviated): result refused");
+  if (first.padded_report) {
+    if (pads == nullptr) throw Disagreement("the servers answered with results padded under no pads of this client");
+    return open_krb_padded(first, second, result_bytes, *pads);
+  }
   return open_xor(first.x, second.x, first.a, second.a, result_bytes);
 }
 
 }  // namespace
 
 SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes,
-                     wire::KeyAlgorithm algorithm) {
+                     wire::KeyAlgorithm algorithm, const KrbPads* pads) {
   const std::size_t result_bytes = wire::krb_result_bytes(operation, algorithm, data_bytes);
-  if (replies.size() == 2) return open_krb_xor(replies, result_bytes);
+  if (replies.size() == 2) return open_krb_xor(replies, result_bytes, pads);
   auto shares = krb_shares(replies, result_bytes);
   SecretBytes out = open_shares(shares, result_bytes);
   for (auto& share : shares) share.wipe();
@@ -377,11 +421,11 @@ SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::
 }
 
 std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t data_bytes,
-                                            wire::KeyAlgorithm algorithm) {
+                                            wire::KeyAlgorithm algorithm, const KrbPads* pads) {
   const std::size_t result_bytes = wire::krb_result_bytes(wire::KrbOperation::Decrypt, algorithm, data_bytes);
   const std::size_t text_bytes = result_bytes - 1;  // the verdict byte comes last
   if (replies.size() == 2) {
-    SecretBytes opened = open_krb_xor(replies, result_bytes);
+    SecretBytes opened = open_krb_xor(replies, result_bytes, pads);
     const std::uint8_t verdict = opened[text_bytes];
     if (verdict > 1)
       throw Disagreement("the servers' verdict opened to " + std::to_string(verdict) + ", not 0 or 1: result refused");

@@ -76,15 +76,26 @@ std::optional<SecretBytes> open_gcm_open(const Replies& replies,
 // equal (a nonce with local masks reopened by two servers).
 std::optional<SecretBytes> open_gcm_reopen(const Replies& replies, std::span<const std::uint8_t> ciphertext);
 
+// What a Kerberos job gave two servers that their padded answers (security = "active") are
+// checked by: each server's pad seed (client_checks::pad_of_seed of its record-mask seed) and
+// its share of the record's mask R, which the pads' checks cover.
+struct KrbPads {
+  OutputPads seeds{};
+  std::array<SecretBytes, 2> mask_shares;
+};
+
 // Krb Encrypt, Checksum or Prf with `data_bytes` of data under a key of `algorithm`: the
-// result bytes (krb_result_bytes(operation, algorithm, data_bytes)).
+// result bytes (krb_result_bytes(operation, algorithm, data_bytes)). Two servers answer with
+// XOR shares, or with the result under `pads`, as open_compute takes them.
 SecretBytes open_krb(const Replies& replies, wire::KrbOperation operation, std::size_t data_bytes,
-                     wire::KeyAlgorithm algorithm = wire::KeyAlgorithm::Aes128CtsHmacSha1);
+                     wire::KeyAlgorithm algorithm = wire::KeyAlgorithm::Aes128CtsHmacSha1,
+                     const KrbPads* pads = nullptr);
 
 // Krb Decrypt of `data_bytes` of ciphertext: confounder || plaintext (data_bytes - MAC bytes)
 // when the opened verdict is 1, nullopt when it is 0 (the rest is then neither opened nor
 // checked). A verdict that opens to anything else, or disagrees, is a Disagreement.
 std::optional<SecretBytes> open_krb_decrypt(const Replies& replies, std::size_t data_bytes,
-                                            wire::KeyAlgorithm algorithm = wire::KeyAlgorithm::Aes128CtsHmacSha1);
+                                            wire::KeyAlgorithm algorithm = wire::KeyAlgorithm::Aes128CtsHmacSha1,
+                                            const KrbPads* pads = nullptr);
 
 }  // namespace mpc::client

@@ -469,9 +469,14 @@ struct GcmReopenResult {
 // Body of a successful Krb reply: u32 length | masked x share | masked a share (length bytes
 // each; length = krb_result_bytes of the request). The client reconstructs the result bytes.
 // A two-server cluster's servers send x alone (a empty), their XOR share.
+// Outputs padded for the client (two servers of security = "active"): x is the result under both
+// servers' pads, the same from both, and one report (kPaddedPartReportBytes) follows it:
+// u32 length | 0x80000000 | x | report.
+using PaddedReport = std::array<std::uint8_t, kPaddedPartReportBytes>;
 struct KrbResult {
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;
+  std::optional<PaddedReport> padded_report;
 };
 
 // Import and Delete replies carry no body.

@@ -188,8 +188,19 @@ GcmReopenResult decode_gcm_reopen_result(ByteReader& reader) {
 }
 
 KrbResult decode_krb_result(ByteReader& reader) {
-  const std::uint32_t length = reader.u32();
+  const std::uint32_t word = reader.u32();
+  const std::uint32_t length = word & ~kPaddedResultFlag;
   check_krb_result_length(length);
+  if ((word & kPaddedResultFlag) != 0) {
+    if (reader.remaining() != static_cast<std::size_t>(length) + kPaddedPartReportBytes)
+      fail("padded Kerberos result of " + std::to_string(reader.remaining()) + " bytes for " + std::to_string(length) +
+           " result bytes");
+    KrbResult result;
+    const auto x = reader.bytes(length);
+    result.x.assign(x.begin(), x.end());
+    result.padded_report = reader.array<kPaddedPartReportBytes>();
+    return result;
+  }
   // Two-server clusters send only x, their XOR share.
   if (reader.remaining() != 2 * static_cast<std::size_t>(length) && reader.remaining() != length)
     fail("Kerberos result of " + std::to_string(reader.remaining()) + " share bytes for " + std::to_string(length) +
@@ -325,6 +336,13 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           if (b.a.size() != b.x.size() && !b.a.empty())
             fail("Kerberos result shares of " + std::to_string(b.x.size()) + " and " + std::to_string(b.a.size()) +
                  " bytes");
+          if (b.padded_report) {
+            if (!b.a.empty()) fail("a padded Kerberos result carries one share");
+            writer.u32(static_cast<std::uint32_t>(b.x.size()) | kPaddedResultFlag);
+            writer.bytes(b.x);
+            writer.bytes(*b.padded_report);
+            return;
+          }
           writer.u32(static_cast<std::uint32_t>(b.x.size()));
           writer.bytes(b.x);
           writer.bytes(b.a);

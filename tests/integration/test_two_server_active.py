@@ -18,6 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from gcm_client import Engine as GcmEngine
+from gcm_client import GcmError, import_gcm_key
+from krb_client import ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, KrbError
+from krb_client import Engine as KrbEngine
+from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
 from mpc_cluster import Cluster, openssl_ctr_keystream, openssl_ecb
 
 # A byte inside the half-gates tables of a 4-block AES-128 job (past the key handshake and the
@@ -62,7 +67,7 @@ def settled_attempt(cluster: Cluster, name: str, blocks: int = 4, deadline_s: fl
 
 
 @pytest.mark.timeout(300)
-def test_active_aes_jobs_match_openssl_and_kerberos_jobs_are_refused_clearly(tmp_path):
+def test_active_aes_jobs_match_openssl_and_gcm_jobs_are_refused_clearly(tmp_path):
     cluster = start_gc2(tmp_path / "active", {1: "active", 2: "active"})
     try:
         for alg in ("aes128", "aes256"):
@@ -72,13 +77,15 @@ def test_active_aes_jobs_match_openssl_and_kerberos_jobs_are_refused_clearly(tmp
                 openssl_ctr_keystream(alg, key_hex, counter, 3)
             data = secrets.token_bytes(32)
             assert cluster.ecb("decrypt", f"active-{alg}", 1, alg, data) == openssl_ecb(alg, key_hex, data, decrypt=True)
-        # Kerberos jobs have no authenticated form yet: refused, never served semi-honestly.
-        krb = "aes256-cts-hmac-sha1-96"
-        cluster.import_key("krb-key", 1, krb, secrets.token_hex(32), check=True)
-        refused = cluster.mpcctl("krb", "checksum", "--cluster", str(cluster.admin_config),
-                                 *Cluster.key_args("krb-key", 1, krb), "--usage", "17", "--in", "00", check=False)
-        assert refused.returncode != 0, refused.stdout
-        assert "no actively secure two-party form" in refused.stderr, refused.stderr
+        # GCM jobs have no authenticated form yet: refused, never served semi-honestly.
+        import_gcm_key(cluster)
+        gcm = GcmEngine(cluster.compute_config)
+        try:
+            with pytest.raises(GcmError) as refused:
+                gcm.prefetch(1, 1)
+            assert "no actively secure two-party form" in refused.value.message, refused.value
+        finally:
+            gcm.close()
     finally:
         cluster.stop()
 
@@ -167,6 +174,95 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
             assert shifted.returncode == 0, shifted.stderr
             assert passive.keystream_of(shifted) == bytes(b ^ (i in flipped) for i, b in enumerate(expected)), fault
     finally:
+        passive.stop()
+
+
+MPC_EREFUSED, MPC_EABORT = -4, -10
+
+
+def settled(call, deadline_s: float = 60):
+    """`call`'s result once neither the pool of AND material is still filling (busy, refused)
+    nor a server still starting."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            return call()
+        except KrbError as failure:
+            transient = failure.code in (MPC_EREFUSED, MPC_EUNREACHABLE) and any(
+                word in failure.message for word in ("busy", "unreachable", "peer_failure", "no answer"))
+            if not transient or time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+@pytest.mark.timeout(600)
+def test_active_kerberos_jobs_match_libk5crypto_and_deviations_are_caught(tmp_path, k5):
+    """Kerberos jobs by authenticated garbling (engines/two_party/authenticated_krb.hpp): what
+    the cluster encrypts libk5crypto decrypts and the other way round, checksums are equal bit
+    for bit, a forged ciphertext fails its MAC (MPC_EBADTAG, the verdict as authenticated as the
+    rest). Either server feeding its share of the record's mask with a bit flipped, or its key
+    share, gets the job refused (MPC_EABORT); under security = "passive" the same flip of the
+    mask's share encrypts another plaintext, with a MAC libk5crypto accepts."""
+    cluster = start_gc2(tmp_path / "krb", {1: "active", 2: "active"}, limits="and_material_entries = 1048576")
+    admin, compute = KrbEngine(cluster.admin_config), KrbEngine(cluster.compute_config)
+    try:
+        keys = {}
+        for enctype in ("aes128", "aes256-sha2"):
+            algorithm, _, krb5_enctype, cksumtype, size = ENCTYPES[enctype]
+            protocol_key = secrets.token_bytes(size)
+            key_id = (f"krb/active-{enctype}@EXAMPLE.COM", 2, algorithm)
+            admin.import_key(*key_id, protocol_key)
+            keys[enctype] = {"id": key_id, "key": protocol_key, "enctype": krb5_enctype, "cksumtype": cksumtype}
+        for key in keys.values():
+            plaintext = secrets.token_bytes(40)
+            ciphertext = settled(lambda: compute.encrypt(key["id"], 3, plaintext))
+            assert k5.decrypt(key["enctype"], key["key"], 3, ciphertext) == plaintext
+            theirs = k5.encrypt(key["enctype"], key["key"], 2, plaintext)
+            assert settled(lambda: compute.decrypt(key["id"], 2, theirs)) == plaintext
+            data = secrets.token_bytes(30)
+            assert settled(lambda: compute.checksum(key["id"], 17, data)) == k5.make_checksum(
+                key["cksumtype"], key["enctype"], key["key"], 17, data)
+            forged = bytearray(theirs)
+            forged[5] ^= 0x10
+            with pytest.raises(KrbError) as failure:
+                settled(lambda: compute.decrypt(key["id"], 2, bytes(forged)))
+            assert failure.value.code == MPC_EBADTAG, failure.value
+        key = keys["aes128"]
+        plaintext = secrets.token_bytes(40)
+        for party in (1, 2):
+            for fault in ("krb-mask-bit", "share-bit"):
+                cluster.kill_server(party)
+                cluster.restart_server(party, fault=fault)
+                with pytest.raises(KrbError) as failure:
+                    settled(lambda: compute.encrypt(key["id"], 3, plaintext))
+                assert failure.value.code == MPC_EABORT, (party, fault, failure.value)
+            cluster.kill_server(party)
+            cluster.restart_server(party)
+        ciphertext = settled(lambda: compute.encrypt(key["id"], 3, plaintext))
+        assert k5.decrypt(key["enctype"], key["key"], 3, ciphertext) == plaintext
+    finally:
+        admin.close()
+        compute.close()
+        cluster.stop()
+
+    passive = start_gc2(tmp_path / "passive")
+    admin, compute = KrbEngine(passive.admin_config), KrbEngine(passive.compute_config)
+    try:
+        algorithm, _, krb5_enctype, _, size = ENCTYPES["aes128"]
+        protocol_key = secrets.token_bytes(size)
+        key_id = ("krb/passive@EXAMPLE.COM", 2, algorithm)
+        admin.import_key(*key_id, protocol_key)
+        passive.kill_server(2)
+        passive.restart_server(2, fault="krb-mask-bit")
+        plaintext = secrets.token_bytes(40)
+        ciphertext = settled(lambda: compute.encrypt(key_id, 3, plaintext))
+        # The confounder's bit 0 flipped: libk5crypto decrypts a valid ciphertext of another
+        # record, and nobody noticed.
+        assert k5.decrypt(krb5_enctype, protocol_key, 3, ciphertext) == plaintext
+        assert passive.verification_refusals() == {1: 0, 2: 0}
+    finally:
+        admin.close()
+        compute.close()
         passive.stop()
 
 

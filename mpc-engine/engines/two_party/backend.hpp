@@ -54,6 +54,11 @@ class Backend {
   // Pool entries (lut2 masked tables, gc2's AND material under security = "active") a job of
   // this many blocks consumes; 0 for passive gc2.
   virtual std::uint64_t pool_entries(const wire::KeyId& key, std::uint32_t blocks) const = 0;
+  // The same for a Kerberos or GCM request (a circuit job); 0 where such jobs take none.
+  virtual std::uint64_t circuit_pool_entries(const wire::Request& request) const {
+    (void)request;
+    return 0;
+  }
   // The output, blocks * 16 bytes (ComputeOutput). Runs on a worker thread; may be called by
   // several at once for different jobs. Throws PeerError when the other server fails.
   virtual ComputeOutput compute(two_party::Channel& peer, const ComputeTask& task) = 0;
@@ -72,6 +77,10 @@ class Backend {
   virtual bool wants_preprocessing() const = 0;
   virtual std::uint64_t preprocess_batch() const = 0;
   virtual std::uint64_t pool_capacity() const { return 0; }
+  // Whether a job whose entries are neither made nor being made (and one batch more) is
+  // answered busy at once rather than given a range to wait for: where jobs take many batches
+  // (gc2's AND material), such ranges would run ahead of production and be given up.
+  virtual bool admits_within_production() const { return false; }
   // What a pool entry is, for errors: "lookup-table entries ([lut] pool_sboxes)".
   virtual const char* pool_entry_name() const { return "pool entries"; }
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "jobs/request_checks.hpp"
+#include "protocol/client_checks/output_pads.hpp"
 #include "wire/krb_record_mask.hpp"
 #include "engines/two_party/engine_job.hpp"
 #include "engines/two_party/two_party_engine.hpp"
@@ -74,7 +75,14 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
           wire::xor_record_mask(*krb->record_mask, settings_.party == 0, wire::krb_secret_record_bytes(*krb));
       KrbTask task{job.number, krb->key,    krb->operation, krb->usage,  job.key_share.span(),
                    krb->data,  job.digest,  krb->combine,   mask.span()};
-      job.result = circuits_->krb(*stream, task);
+      // Under security = "active" this server's pad on the result comes from its own seed.
+      task.output_pad = client_checks::pad_of_seed(krb->record_mask->seeds.front());
+      task.share_check = job.share_check.span();
+      task.pool_epoch = job.pool_epoch;
+      task.pool_start = job.pool_start;
+      KrbOutput output = circuits_->krb(*stream, task);
+      job.result = std::move(output.bytes);
+      job.krb_report = output.report;
     } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
       GcmPrefetchTask task{job.number,           prefetch->key, job.key_share.span(),         prefetch->count,
                            prefetch->blocks_per_nonce, job.digest,   prefetch->local_masks, job.mask_components.span()};
@@ -90,6 +98,8 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
     fail(job, wire::Status::VerificationFailed, error.what());
   } catch (const PeerError& error) {
     fail(job, wire::Status::PeerFailure, error.what());
+  } catch (const BackendBusy& error) {
+    fail(job, wire::Status::Busy, error.what());
   } catch (const std::exception& error) {
     fail(job, wire::Status::Internal, error.what());
   }
@@ -102,6 +112,13 @@ void TwoPartyEngine::answer_circuit_job(Job& job) {
     (void)krb;
     wire::KrbResult result;
     result.x.assign(job.result.span().begin(), job.result.span().end());
+    if (job.krb_report) {
+      wire::PaddedReport report{};
+      auto at = std::copy(job.krb_report->check_seed.begin(), job.krb_report->check_seed.end(), report.begin());
+      at = std::copy(job.krb_report->first_check.begin(), job.krb_report->first_check.end(), at);
+      std::copy(job.krb_report->second_check.begin(), job.krb_report->second_check.end(), at);
+      result.padded_report = report;
+    }
     answer.body = std::move(result);
   } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
     // The shares of AES_K(N || 1) wait here for the nonces' tags; the client gets the nonces

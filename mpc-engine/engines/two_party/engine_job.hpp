@@ -40,6 +40,7 @@ struct TwoPartyEngine::Job {
   // Set by the worker.
   SecretBytes result;
   std::optional<wire::PaddedReports> padded;  // a Compute job's reports, with outputs padded for the client
+  std::optional<client_checks::PartReport> krb_report;  // a Kerberos job's, likewise
   GcmPrefetched prefetched;
   GcmOpened opened;
   wire::Status status = wire::Status::Ok;

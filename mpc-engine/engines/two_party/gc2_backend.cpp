@@ -95,6 +95,7 @@ Gc2Backend::Gc2Backend(int party, const Logger& log, bool authenticated, std::ui
       log_(log),
       and_material_(authenticated ? std::make_unique<AndMaterialStock>(party) : nullptr),
       authenticated_aes_(authenticated ? std::make_unique<AuthenticatedAes>(party, *and_material_) : nullptr),
+      authenticated_krb_(authenticated ? std::make_unique<AuthenticatedKrb>(party, *and_material_) : nullptr),
       pool_entries_(pool_entries) {
   using circuits::AesDirection;
   using circuits::AesKeySize;
@@ -155,11 +156,29 @@ void Gc2Backend::agree_on_mode(two_party::Channel& peer) const {
                                        " and this one " + name(own) + ": both servers must say the same");
 }
 
+void Gc2Backend::agree_on_request(two_party::Channel& peer, const std::array<std::uint8_t, 32>& digest) const {
+  if (party_ == 0) {
+    peer.send(digest);
+    peer.flush();
+    return;
+  }
+  std::array<std::uint8_t, 32> theirs{};
+  peer.receive(theirs);
+  if (sodium_memcmp(theirs.data(), digest.data(), digest.size()) != 0)
+    throw PeerError(Component::Server, "the two servers got different requests for this job: refused");
+}
+
+std::uint64_t Gc2Backend::circuit_pool_entries(const wire::Request& request) const {
+  const auto* krb = std::get_if<wire::KrbRequest>(&request);
+  if (!authenticated_krb_ || krb == nullptr || AuthenticatedKrb::refusal(*krb)) return 0;
+  return authenticated_krb_->entries(*krb);
+}
+
 void Gc2Backend::refuse_unauthenticated(const char* what) const {
   if (authenticated_aes_)
     throw Error(Component::Server, std::string(what) +
                                        " jobs have no actively secure two-party form yet: a two-server cluster of "
-                                       "security = \"active\" serves AES jobs only");
+                                       "security = \"active\" serves AES and Kerberos jobs only");
 }
 
 ComputeOutput Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {

@@ -59,6 +59,7 @@
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "engines/two_party/authenticated_aes.hpp"
+#include "engines/two_party/authenticated_krb.hpp"
 #include "engines/two_party/backend.hpp"
 #include "engines/two_party/mask_labels.hpp"
 #include "store/epoch_ledger.hpp"
@@ -77,6 +78,19 @@ struct KrbTask {
   std::array<std::uint8_t, 32> request_digest{};
   std::optional<wire::KrbCombine> combine;  // a job under KRB-FX-CF2 (KrbRequest::combine)
   std::span<const std::uint8_t> mask_share;  // this server's XOR share of the record's mask R
+  // security = "active": this server's pad on the result (from its record-mask seed) and the
+  // check dealt with its key share.
+  client_checks::PadSeed output_pad{};
+  std::span<const std::uint8_t> share_check;
+  std::uint64_t pool_epoch = 0;  // the AND material the job takes (pool_entries)
+  std::uint64_t pool_start = 0;
+};
+
+// A Kerberos job's result: this server's XOR share, or (security = "active") the result under
+// both servers' pads, the same on both, with the report the client checks the pads by.
+struct KrbOutput {
+  SecretBytes bytes;
+  std::optional<client_checks::PartReport> report;
 };
 
 // A GCM prefetch: `count` nonces of 1 + blocks_per_nonce AES blocks each.
@@ -134,11 +148,12 @@ class NonceLedger {
   std::map<std::uint64_t, std::uint64_t> ranges_;  // first -> end
 };
 
-// With `authenticated` (a gc2 cluster of security = "active"), AES jobs run by authenticated
-// garbling (authenticated_aes.hpp) and the Kerberos and GCM jobs, which have no authenticated
-// form yet, are refused rather than served semi-honestly. Every job's stream starts with
-// each server's byte for its mode: a server refuses a job its peer runs in the other mode, so
-// neither can lower the other's security.
+// With `authenticated` (a gc2 cluster of security = "active"), AES and Kerberos jobs run by
+// authenticated garbling (authenticated_aes.hpp, authenticated_krb.hpp) and the GCM and
+// KRB-FX-CF2 jobs, which have no authenticated form yet, are refused rather than served
+// semi-honestly. Every AES and Kerberos job's stream starts with each server's byte for its
+// mode: a server refuses a job its peer runs in the other mode, so neither can lower the
+// other's security.
 class Gc2Backend final : public Backend {
  public:
   // pool_entries: the AND material kept made ahead when authenticated ([limits] and_material_entries).
@@ -165,6 +180,7 @@ class Gc2Backend final : public Backend {
   std::string describe_state() const override;
   // security = "active": the AND material of authenticated garbling, made ahead into a pool.
   bool wants_preprocessing() const override { return authenticated_aes_ != nullptr; }
+  bool admits_within_production() const override { return authenticated_aes_ != nullptr; }
   // A quarter of the pool per batch, at most 2^16 entries: a batch's memory stays tens of MB
   // (its leaky triples are five times its entries), and its bucket size (5) that of 2^16.
   std::uint64_t preprocess_batch() const override {
@@ -178,7 +194,9 @@ class Gc2Backend final : public Backend {
 
   // Kerberos and GCM jobs (gc2_circuit_jobs.cpp): this server's XOR shares of the results.
   // Throw PeerError when the other server fails or got another request.
-  SecretBytes krb(two_party::Channel& peer, const KrbTask& task);
+  KrbOutput krb(two_party::Channel& peer, const KrbTask& task);
+  // Entries of AND material a Kerberos job takes under security = "active" (0 otherwise).
+  std::uint64_t circuit_pool_entries(const wire::Request& request) const override;
   GcmPrefetched gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task);
   GcmOpened gcm_open(two_party::Channel& peer, const GcmOpenTask& task);
 
@@ -249,7 +267,9 @@ class Gc2Backend final : public Backend {
 
   // Both servers' modes agree (the job's first bytes), else Error naming both.
   void agree_on_mode(two_party::Channel& peer) const;
-  // Kerberos and GCM jobs under security = "active": an Error naming the reason.
+  // Server 2 refuses (PeerError) a request digest from server 1 other than its own.
+  void agree_on_request(two_party::Channel& peer, const std::array<std::uint8_t, 32>& digest) const;
+  // GCM jobs under security = "active": an Error naming the reason.
   void refuse_unauthenticated(const char* what) const;
 
   int party_;
@@ -257,6 +277,7 @@ class Gc2Backend final : public Backend {
   // security = "active": the AND material made ahead, and the jobs run from it.
   std::unique_ptr<AndMaterialStock> and_material_;
   std::unique_ptr<AuthenticatedAes> authenticated_aes_;
+  std::unique_ptr<AuthenticatedKrb> authenticated_krb_;
   std::uint64_t pool_entries_ = 0;
   // AES-128 / AES-256 x encrypt / decrypt.
   circuits::Program programs_[2][2];

@@ -10,6 +10,9 @@
 #include "jobs/krb_jobs.hpp"
 #include "jobs/nonce_pool.hpp"
 #include "engines/two_party/gc2_backend.hpp"
+#if defined(MPC_FAULT_INJECTION)
+#include "common/fault_injection.hpp"
+#endif
 
 namespace mpc::two_party_engine {
 namespace {
@@ -49,8 +52,7 @@ NonceLedger::Verdict NonceLedger::accept(std::uint64_t epoch, std::uint32_t firs
 
 // Server 1 sends the data's active labels; both then run the circuit over the secret rows and
 // the data. One instance, so input row r is label r.
-SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
-  refuse_unauthenticated("Kerberos");
+KrbOutput Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   const wire::KeyAlgorithm algorithm = task.key.algorithm;
   if (task.key_share.size() != wire::material_bytes(algorithm))
     throw Error(Component::Server, "key share of the wrong size");
@@ -60,6 +62,21 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   request.usage = task.usage;
   request.data.assign(task.data.begin(), task.data.end());
   request.combine = task.combine;
+  agree_on_mode(peer);
+  if (authenticated_krb_) {
+    if (auto refused = AuthenticatedKrb::refusal(request)) throw Error(Component::Server, *refused);
+    if (task.share_check.size() != wire::kShareCheckBytes)
+      throw Error(Component::Server, "a Kerberos job under security = \"active\" with a key stored without its share's check");
+    agree_on_request(peer, task.request_digest);
+    AuthenticatedKrb::Job job{&request, task.key_share, task.mask_share, task.output_pad, task.share_check};
+    try {
+      AuthenticatedKrb::Padded padded = authenticated_krb_->run(peer, job, task.pool_epoch, task.pool_start,
+                                                                kAuthenticatedPoolWait);
+      return {std::move(padded.bytes), padded.report};
+    } catch (const two_party::PoolEmpty& error) {
+      throw BackendBusy(Component::Server, error.what());
+    }
+  }
   const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
   const std::size_t result_bytes = plan.result_bytes;
   const std::shared_ptr<const circuits::Program> krb_program =
@@ -76,12 +93,27 @@ SecretBytes Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   // seconds for a KRB-FX-CF2 job of an RFC 8009 key) before it answers.
   peer.allow_extra_wait(jobs::krb_first_layer_grace(prog));
 
+#if defined(MPC_FAULT_INJECTION)
+  // "krb-mask-bit": either server takes its share of the record's mask R with bit 0 flipped, so
+  // the job computes on a record with bit 0 flipped (an encryption of another plaintext, with
+  // its MAC), unnoticed under security = "passive".
+  if (plan.mask_bytes > 0 && fault::armed("krb-mask-bit")) {
+    SecretBytes flipped(task.mask_share);
+    flipped[0] ^= 1;
+    KrbTask altered = task;
+    altered.mask_share = flipped.span();
+    std::vector<std::uint8_t> bits = krb_circuit_bits(peer, altered, prog, plan.circuit, range, public_record);
+    SecretBytes share(result_bytes);
+    for (std::size_t j = 0; j < bits.size(); ++j) share[j / 8] |= static_cast<std::uint8_t>(bits[j] << (j % 8));
+    return {std::move(share), std::nullopt};
+  }
+#endif
   // With a garbling both servers prepared for this shape, or garbled now (prepared_jobs.cpp).
   std::vector<std::uint8_t> bits = krb_circuit_bits(peer, task, prog, plan.circuit, range, public_record);
   SecretBytes share(result_bytes);
   for (std::size_t j = 0; j < bits.size(); ++j) share[j / 8] |= static_cast<std::uint8_t>(bits[j] << (j % 8));
   wipe(bits.data(), bits.size());
-  return share;
+  return {std::move(share), std::nullopt};
 }
 
 std::vector<wire::GcmNonce> Gc2Backend::next_nonces(std::uint32_t count) {

@@ -167,15 +167,22 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
     }
     if (host_.key_material(compute->key) == nullptr) return jobs::unknown_key(compute->key);
     // Each server is held to the share the client dealt it by the check dealt with it.
-    if (backend_->pads_outputs() && host_.key_share_check(compute->key) == nullptr)
-      return node::Refusal{wire::Status::BadRequest,
-                           wire::describe(compute->key) + " is stored without the checks of its shares (imported by an "
-                                                          "older client, or converted from a three-server store): "
-                                                          "import it again, under a new kvno, to serve it with "
-                                                          "security = \"active\""};
+    if (backend_->pads_outputs() && host_.key_share_check(compute->key) == nullptr) return unchecked_key(compute->key);
     return std::nullopt;
   }
   if (auto refused = circuit_job_refusal(job.request)) return refused;
+  if (const auto* krb = std::get_if<wire::KrbRequest>(&job.request); krb != nullptr && backend_->pads_outputs()) {
+    if (auto refused = AuthenticatedKrb::refusal(*krb)) return node::Refusal{wire::Status::BadRequest, *refused};
+    if (host_.key_material(krb->key) == nullptr) return jobs::unknown_key(krb->key);
+    if (host_.key_share_check(krb->key) == nullptr) return unchecked_key(krb->key);
+    if (leader()) {
+      const std::uint64_t entries = backend_->circuit_pool_entries(job.request);
+      if (entries > backend_->pool_capacity())
+        return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) + " " +
+                                                         backend_->pool_entry_name() + "; the pool holds " +
+                                                         std::to_string(backend_->pool_capacity())};
+    }
+  }
   const wire::KeyId& key = std::visit(
       [](const auto& body) -> const wire::KeyId& {
         if constexpr (requires { body.key; }) return body.key;
@@ -184,6 +191,18 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
       job.request);
   if (host_.key_material(key) == nullptr) return jobs::unknown_key(key);
   return std::nullopt;
+}
+
+node::Refusal TwoPartyEngine::unchecked_key(const wire::KeyId& key) {
+  return node::Refusal{wire::Status::BadRequest,
+                       wire::describe(key) + " is stored without the checks of its shares (imported by an older "
+                                             "client, or converted from a three-server store): import it again, under "
+                                             "a new kvno, to serve it with security = \"active\""};
+}
+
+std::uint64_t TwoPartyEngine::job_pool_entries(const Job& job) const {
+  return job.circuit ? backend_->circuit_pool_entries(*job.circuit)
+                     : backend_->pool_entries(job.request.key, job.request.blocks);
 }
 
 void TwoPartyEngine::admit(node::ClientJob client_job) {
@@ -236,7 +255,19 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
     unannounced_.emplace(key, std::move(job));
     return;
   }
-  const std::uint64_t entries = backend_->pool_entries(job->request.key, job->request.blocks);
+  const std::uint64_t entries = job_pool_entries(*job);
+  // A job that needs more entries than are made or being made, and one batch more, waits for
+  // nothing: its range would only run ahead of production (and be given up), while a job
+  // asked again a moment later finds its entries made.
+  if (entries > 0 && backend_->admits_within_production() &&
+      next_pool_ + entries > next_produce_ + backend_->preprocess_batch()) {
+    schedule_preprocessing();
+    answer_error(key, wire::Status::Busy,
+                 "the job needs " + std::to_string(entries) + " " + backend_->pool_entry_name() + "; " +
+                     std::to_string(next_produce_ > next_pool_ ? next_produce_ - next_pool_ : 0) +
+                     " are made or being made: ask again shortly");
+    return;
+  }
   job->number = next_job_++;
   job->pool_epoch = pool_epoch_;
   job->pool_start = next_pool_;
@@ -324,8 +355,7 @@ void TwoPartyEngine::start_announced() {
     }
     auto job = std::move(it->second);
     unannounced_.erase(it);
-    if (const std::uint64_t own = backend_->pool_entries(job->request.key, job->request.blocks);
-        own != announce.pool_entries) {
+    if (const std::uint64_t own = job_pool_entries(*job); own != announce.pool_entries) {
       const std::string why = "the servers disagree on the job's pool entries (server 1 announced " +
                               std::to_string(announce.pool_entries) + ", server 2 expects " + std::to_string(own) +
                               "): both servers must say the same protocol and security";

@@ -90,6 +90,10 @@ class TwoPartyEngine final : public node::Engine {
   // Takes an agreed request: the follower waits for its announcement, the leader numbers,
   // announces and queues it.
   void admit_job(std::shared_ptr<Job> job);
+  // The AND material or lookup-table entries a job takes from the pool.
+  std::uint64_t job_pool_entries(const Job& job) const;
+  // The refusal of an active job under a key stored without the checks of its shares.
+  static node::Refusal unchecked_key(const wire::KeyId& key);
   void run_compute_job(Job& job);  // worker
   // A job that failed on this side: its status and error, and an Abort for the other server.
   void fail(Job& job, wire::Status status, const std::string& error);

@@ -20,6 +20,14 @@ PadSeed part_pad(const PadSeed& job, std::uint32_t part) {
   return out;
 }
 
+PadSeed pad_of_seed(std::span<const std::uint8_t, kSeedBytes> seed) {
+  static constexpr char kContext[] = "mpc-kdc output pad of a seeded job";
+  PadSeed out{};
+  crypto_generichash(out.data(), out.size(), reinterpret_cast<const unsigned char*>(kContext), sizeof kContext,
+                     seed.data(), seed.size());
+  return out;
+}
+
 std::vector<std::uint8_t> pad_bits(const PadSeed& seed, std::size_t outputs) {
   const std::size_t count = outputs + kPadCheckBits;
   SecretBytes packed((count + 7) / 8);

@@ -44,6 +44,11 @@ inline constexpr std::size_t kPartReportBytes = kSeedBytes + 2 * (kPadCheckBits 
 // The pad of part `part` of a job whose pad seed is `job`: parts draw unrelated pads.
 PadSeed part_pad(const PadSeed& job, std::uint32_t part);
 
+// The pad seed of a job whose request already gives each server a secret seed of its own (a
+// Kerberos job's record-mask seed, wire/krb_record_mask.hpp): derived from it, unrelated to
+// the stream the seed keys.
+PadSeed pad_of_seed(std::span<const std::uint8_t, kSeedBytes> seed);
+
 // A pad of `outputs` bits then its kPadCheckBits check bits (0/1 bytes), from its seed.
 std::vector<std::uint8_t> pad_bits(const PadSeed& seed, std::size_t outputs);
 

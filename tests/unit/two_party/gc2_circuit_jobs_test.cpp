@@ -85,8 +85,8 @@ TEST(Gc2CircuitJobs, KerberosSharesOpenToTheCircuitsResult) {
       KrbTask other = task;
       other.key_share = second;
       other.mask_share = second_mask;
-      auto [x, y] = both<SecretBytes>([&](two_party::Channel& c) { return pair.garbler.krb(c, task); },
-                                      [&](two_party::Channel& c) { return pair.evaluator.krb(c, other); });
+      auto [x, y] = both<SecretBytes>([&](two_party::Channel& c) { return pair.garbler.krb(c, task).bytes; },
+                                      [&](two_party::Channel& c) { return pair.evaluator.krb(c, other).bytes; });
       const Bytes opened = xor_of(x.span(), y.span());
       EXPECT_EQ(opened, clear_result(task, material, data, mask));
       if (masked != 0) {

@@ -155,8 +155,8 @@ struct Servers {
     SecretBytes x, y;
     const Sent sent = sent_of(job);
     const auto sides =
-        run_both([&](two_party::Channel& c) { x = garbler->krb(c, task_of(key, job, key.first, sent, true)); },
-                 [&](two_party::Channel& c) { y = evaluator->krb(c, task_of(key, job, key.second, sent, false)); });
+        run_both([&](two_party::Channel& c) { x = garbler->krb(c, task_of(key, job, key.first, sent, true)).bytes; },
+                 [&](two_party::Channel& c) { y = evaluator->krb(c, task_of(key, job, key.second, sent, false)).bytes; });
     EXPECT_FALSE(sides.first) << message_of(sides.first);
     EXPECT_FALSE(sides.second) << message_of(sides.second);
     return xor_of(x.span(), y.span());
@@ -334,6 +334,12 @@ TEST(PreparedJobs, NamingAGarblingServerTwoDidNotOfferFailsTheJob) {
   std::uint64_t offered = 0;
   const auto sides = run_both(
       [&](two_party::Channel& c) {
+        // The job's first bytes: each server's mode (0: security = "passive").
+        const std::uint8_t passive = 0;
+        c.send({&passive, 1});
+        c.flush();
+        std::uint8_t mode[1];
+        c.receive(mode);
         std::array<std::uint8_t, 32> digest{};  // the job's request digest (all zero here)
         c.send(digest);
         c.flush();

@@ -1,0 +1,155 @@
+#include "engines/two_party/authenticated_krb.hpp"
+
+#include <algorithm>
+
+#include "circuits/input_wiring.hpp"
+#include "common/error.hpp"
+#include "engines/two_party/checked_part.hpp"
+#include "jobs/krb_jobs.hpp"
+#include "protocol/auth2/padded_circuit.hpp"
+#include "protocol/client_checks/share_checks.hpp"
+#include "protocol/ot/wipe_guard.hpp"
+#if defined(MPC_FAULT_INJECTION)
+#include "common/fault_injection.hpp"
+#endif
+
+namespace mpc::two_party_engine {
+
+struct AuthenticatedKrb::Shape {
+  circuits::Circuit circuit;  // padded
+  auth2::InputOwners owners;
+  std::uint32_t material_bits = 0, mask_bits = 0, public_bits = 0, result_bits = 0;
+  std::vector<std::uint32_t> first_known, second_known, first_committed, second_committed;
+};
+
+namespace {
+
+using auth2::Owner;
+constexpr std::uint32_t kBlindingBits = client_checks::kCheckBits;
+
+std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint8_t> bits(8 * bytes.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
+  return bits;
+}
+
+std::vector<std::uint32_t> run_of(std::uint32_t first, std::uint32_t count) {
+  std::vector<std::uint32_t> wires(count);
+  for (std::uint32_t i = 0; i < count; ++i) wires[i] = first + i;
+  return wires;
+}
+
+}  // namespace
+
+std::optional<std::string> AuthenticatedKrb::refusal(const wire::KrbRequest& request) {
+  if (request.combine)
+    return std::string("KRB-FX-CF2 jobs have no actively secure two-party form yet: a two-server cluster of security "
+                       "= \"active\" refuses them");
+  return std::nullopt;
+}
+
+std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::shape(const wire::KrbRequest& request) const {
+  const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
+  const wire::KeyAlgorithm algorithm = request.key.algorithm;
+  const auto key = std::make_tuple(static_cast<int>(plan.circuit.id), plan.circuit.data_bytes,
+                                   static_cast<int>(algorithm), plan.secret.offset, plan.secret.bytes, plan.result_bytes);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto found = shapes_.find(key); found != shapes_.end()) return found->second;
+  }
+  const circuits::Circuit job = jobs::build_krb_circuit(plan.circuit, circuits::CircuitCost::FewestAnds);
+  auto shape = std::make_shared<Shape>();
+  const auto key_rows = static_cast<std::uint32_t>(8 * plan.secret.bytes);
+  shape->material_bits = static_cast<std::uint32_t>(8 * wire::material_bytes(algorithm));
+  shape->mask_bits = static_cast<std::uint32_t>(8 * plan.mask_bytes);
+  shape->public_bits = static_cast<std::uint32_t>(8 * plan.public_record.size());
+  shape->result_bits = static_cast<std::uint32_t>(8 * plan.result_bytes);
+  const std::uint32_t n = shape->material_bits, m = shape->mask_bits, p = shape->public_bits;
+  if (job.total_inputs() != key_rows + m + p || job.total_outputs() > shape->result_bits)
+    throw Error(Component::Server, "Kerberos circuit does not fit its job");
+  // Inputs: each server's material, each server's share of R, the record, each blinding.
+  std::vector<std::uint32_t> widths{n, n};
+  shape->owners = {Owner::First, Owner::Second};
+  if (m > 0) {
+    widths.insert(widths.end(), {m, m});
+    shape->owners.insert(shape->owners.end(), {Owner::First, Owner::Second});
+  }
+  widths.insert(widths.end(), {p, kBlindingBits, kBlindingBits});
+  shape->owners.insert(shape->owners.end(), {Owner::Public, Owner::First, Owner::Second});
+  const auto offset = static_cast<std::uint32_t>(8 * plan.secret.offset);
+  std::vector<circuits::InputSource> sources;
+  sources.reserve(job.total_inputs());
+  for (std::uint32_t i = 0; i < key_rows; ++i) sources.push_back({offset + i, n + offset + i});
+  for (std::uint32_t j = 0; j < m; ++j) sources.push_back({2 * n + j, 2 * n + m + j});
+  for (std::uint32_t k = 0; k < p; ++k) sources.push_back({2 * n + 2 * m + k, std::nullopt});
+  circuits::Circuit wired = circuits::with_input_wiring(job, widths, sources);
+  // The result's every bit an output: constant zeros after the circuit's own (a verdict's byte).
+  if (const std::uint32_t missing = shape->result_bits - wired.total_outputs(); missing > 0) {
+    for (std::uint32_t j = 0; j < missing; ++j)
+      wired.gates.push_back({circuits::GateKind::Const, 0, 0, wired.num_wires + j});
+    wired.num_wires += missing;
+    wired.output_widths.push_back(missing);
+  }
+  shape->circuit = auth2::padded_circuit(wired);
+  shape->owners = auth2::padded_owners(shape->owners);
+  shape->first_known = run_of(2 * n, m);
+  shape->second_known = run_of(2 * n + m, m);
+  const std::uint32_t blinding = 2 * n + 2 * m + p;
+  shape->first_committed = run_of(0, n);
+  shape->second_committed = run_of(n, n);
+  for (std::uint32_t k = 0; k < kBlindingBits; ++k) {
+    shape->first_committed.push_back(blinding + k);
+    shape->second_committed.push_back(blinding + kBlindingBits + k);
+  }
+  std::lock_guard lock(mutex_);
+  return shapes_.emplace(key, std::move(shape)).first->second;
+}
+
+std::uint64_t AuthenticatedKrb::entries(const wire::KrbRequest& request) const {
+  const auto found = shape(request);
+  return auth2::material_entries(found->circuit, found->owners);
+}
+
+AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const Job& job, std::uint64_t epoch,
+                                               std::uint64_t start, std::chrono::milliseconds wait) {
+  const wire::KrbRequest& request = *job.request;
+  if (auto refused = refusal(request)) throw Error(Component::Server, *refused);
+  const auto found = shape(request);
+  const Shape& shape = *found;
+  if (job.key_share.size() * 8 != shape.material_bits || job.mask_share.size() * 8 != shape.mask_bits)
+    throw Error(Component::Server, "Kerberos job shares of the wrong size");
+  const client_checks::ShareCheck check = client_checks::parse_share_check(job.share_check);
+  const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
+  const std::uint64_t count = auth2::material_entries(shape.circuit, shape.owners);
+  AndMaterialStock::Taken taken = stock_.take(peer, epoch, start, count, wait);
+
+  // This server's inputs: its material, its share of R, its blinding, its pad.
+  std::vector<std::uint8_t> own = bits_of(job.key_share);
+  const std::vector<std::uint8_t> mask = bits_of(job.mask_share);
+  own.insert(own.end(), mask.begin(), mask.end());
+  for (std::size_t k = 0; k < kBlindingBits; ++k) own.push_back((check.own_blinding[k / 8] >> (k % 8)) & 1);
+  const std::vector<std::uint8_t> pad = client_checks::pad_bits(job.pad, shape.result_bits);
+  own.insert(own.end(), pad.begin(), pad.end());
+#if defined(MPC_FAULT_INJECTION)
+  // "krb-mask-bit": either server feeds its share of R with bit 0 flipped, which flips bit 0 of
+  // the record the job computes on; the client's check of the pads and R's shares catches it.
+  // "share-bit": either server feeds its key material share with a bit of the job's rows
+  // flipped; its peer's check of the share catches it.
+  if (shape.mask_bits > 0 && fault::armed("krb-mask-bit")) own[shape.material_bits] ^= 1;
+  if (fault::armed("share-bit")) own[8 * plan.secret.offset] ^= 1;
+#endif
+  const ot::WipeGuard own_guard(own);
+  const CheckedCircuit checked{&shape.circuit, &shape.owners, shape.first_known, shape.second_known,
+                               shape.first_committed, shape.second_committed};
+  const auth2::PaddedRun result = run_checked_part(taken.session, party_, checked, taken.material, start, own,
+                                                   bits_of(plan.public_record), check);
+  peer.flush();
+  Padded out;
+  out.bytes = SecretBytes(plan.result_bytes);
+  for (std::size_t i = 0; i < result.masked.size(); ++i)
+    out.bytes[i / 8] |= static_cast<std::uint8_t>(result.masked[i] << (i % 8));
+  out.report = result.report;
+  return out;
+}
+
+}  // namespace mpc::two_party_engine
