@@ -41,6 +41,16 @@ struct Circuit {
   std::uint32_t first_output_wire() const { return num_wires - total_outputs(); }
 };
 
+// `gate` with every wire it names (the inputs its kind reads, and its output) mapped by
+// `wire_of`: for circuits built from other circuits' gates under new wire numbers.
+template <typename WireOf>
+Gate with_wires(Gate gate, WireOf&& wire_of) {
+  if (gate.kind != GateKind::Const) gate.in0 = wire_of(gate.in0);
+  if (gate.kind == GateKind::Xor || gate.kind == GateKind::And) gate.in1 = wire_of(gate.in1);
+  gate.out = wire_of(gate.out);
+  return gate;
+}
+
 // Throws FormatError(Component::Circuit) unless: every wire index is in range, every gate
 // input is an input wire or defined by an earlier gate, no wire is defined twice, no gate
 // defines an input wire, and every output wire is defined.

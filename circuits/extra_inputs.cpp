@@ -15,13 +15,7 @@ Circuit with_extra_inputs(const Circuit& circuit, std::span<const std::uint32_t>
   out.output_widths = circuit.output_widths;
   out.num_wires = circuit.num_wires + shift;
   out.gates.reserve(circuit.gates.size());
-  for (const Gate& gate : circuit.gates) {
-    Gate copy = gate;
-    copy.out = moved(gate.out);
-    if (gate.kind != GateKind::Const) copy.in0 = moved(gate.in0);
-    if (gate.kind == GateKind::Xor || gate.kind == GateKind::And) copy.in1 = moved(gate.in1);
-    out.gates.push_back(copy);
-  }
+  for (const Gate& gate : circuit.gates) out.gates.push_back(with_wires(gate, moved));
   validate(out);
   return out;
 }

@@ -35,13 +35,7 @@ Circuit with_input_wiring(const Circuit& circuit, std::vector<std::uint32_t> inp
   const std::uint32_t shift = next;  // C's other wires follow the XORs
   const auto renumber = [&](std::uint32_t wire) { return wire < old_inputs ? wire_of[wire] : wire - old_inputs + shift; };
   out.gates.reserve(out.gates.size() + circuit.gates.size());
-  for (const Gate& gate : circuit.gates) {
-    Gate moved = gate;
-    if (gate.kind != GateKind::Const) moved.in0 = renumber(gate.in0);
-    if (gate.kind == GateKind::Xor || gate.kind == GateKind::And) moved.in1 = renumber(gate.in1);
-    moved.out = renumber(gate.out);
-    out.gates.push_back(moved);
-  }
+  for (const Gate& gate : circuit.gates) out.gates.push_back(with_wires(gate, renumber));
   out.num_wires = circuit.num_wires - old_inputs + shift;
   validate(out);
   return out;

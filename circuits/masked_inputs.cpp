@@ -41,13 +41,7 @@ Circuit with_masked_inputs(const Circuit& circuit, std::uint32_t after, std::uin
   out.gates.reserve(circuit.gates.size() + mask);
   for (std::uint32_t i = 0; i < mask; ++i)
     out.gates.push_back(Gate{GateKind::Xor, masked_begin + i + mask, after + i, unmasked_xor + i});
-  for (const Gate& gate : circuit.gates) {
-    Gate moved = gate;
-    if (gate.kind != GateKind::Const) moved.in0 = renumber(gate.in0);
-    if (gate.kind == GateKind::Xor || gate.kind == GateKind::And) moved.in1 = renumber(gate.in1);
-    moved.out = renumber(gate.out);
-    out.gates.push_back(moved);
-  }
+  for (const Gate& gate : circuit.gates) out.gates.push_back(with_wires(gate, renumber));
   return out;
 }
 

@@ -47,6 +47,13 @@ def start_gc2(root: Path, security: dict[int, str] | None = None, limits: str = 
     return cluster
 
 
+def restart(cluster: Cluster, party: int, fault: str | None = None) -> None:
+    """Server `party` killed and started again: the test server deviating as `fault` says, or
+    the honest server."""
+    cluster.kill_server(party)
+    cluster.restart_server(party, fault=fault)
+
+
 def keystream_attempt(cluster: Cluster, name: str, blocks: int = 4):
     return cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config),
                           *Cluster.key_args(name, 1, "aes128"), "--counter", "00" * 16, "--blocks", str(blocks),
@@ -99,8 +106,7 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
         assert active.keystream_of(settled_attempt(active, "rows")) == expected
         before = active.verification_refusals()
         for fault in ("auth2-garbled-rows", "auth2-opened-mask"):
-            active.kill_server(1)
-            active.restart_server(1, fault=fault)
+            restart(active, 1, fault=fault)
             attempt = settled_attempt(active, "rows")
             assert attempt.returncode != 0, f"{fault}: a deviating garbler's job was served"
             assert "verification" in attempt.stderr, attempt.stderr
@@ -108,8 +114,7 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
         # before server 2's notice came: the client still gets the refusal.)
         after = active.verification_refusals()
         assert after[2] >= before[2] + 2, (before, after)
-        active.kill_server(1)
-        active.restart_server(1)
+        restart(active, 1)
         honest = settled_attempt(active, "rows")
         assert active.keystream_of(honest) == expected, honest.stderr
     finally:
@@ -120,8 +125,7 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
         key_hex, _ = passive.import_key("rows", 1, "aes128")
         expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 4)
         assert passive.keystream_of(keystream_attempt(passive, "rows")) == expected
-        passive.kill_server(1)
-        passive.restart_server(1, fault=f"gc2-table-bits={TABLE_BYTE}")
+        restart(passive, 1, fault=f"gc2-table-bits={TABLE_BYTE}")
         altered = settled_attempt(passive, "rows")
         assert altered.returncode == 0, altered.stderr
         assert passive.keystream_of(altered) != expected  # wrong, and nobody noticed
@@ -149,13 +153,11 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
             for fault, caught_by in (("output-shift", "computed with another pad than the client's"),
                                      ("padded-report-bit", "answered different padded outputs"),
                                      ("share-bit", "another key share than the one the client dealt it")):
-                active.kill_server(party)
-                active.restart_server(party, fault=fault)
+                restart(active, party, fault=fault)
                 attempt = settled_attempt(active, "shift", blocks=2)
                 assert attempt.returncode != 0, f"server {party} {fault}: a shifted result was taken"
                 assert caught_by in attempt.stderr, attempt.stderr
-            active.kill_server(party)
-            active.restart_server(party)
+            restart(active, party)
         honest = settled_attempt(active, "shift", blocks=2)
         assert active.keystream_of(honest) == expected, honest.stderr
     finally:
@@ -168,8 +170,7 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
         # Bit 0 of the output share shifts the keystream's bit 0; bit 0 of the last round key
         # shifts bit 0 of every block. Nobody noticed either.
         for fault, flipped in (("output-shift", (0,)), ("share-bit", (0, 16))):
-            passive.kill_server(2)
-            passive.restart_server(2, fault=fault)
+            restart(passive, 2, fault=fault)
             shifted = settled_attempt(passive, "shift", blocks=2)
             assert shifted.returncode == 0, shifted.stderr
             assert passive.keystream_of(shifted) == bytes(b ^ (i in flipped) for i, b in enumerate(expected)), fault
@@ -231,13 +232,11 @@ def test_active_kerberos_jobs_match_libk5crypto_and_deviations_are_caught(tmp_pa
         plaintext = secrets.token_bytes(40)
         for party in (1, 2):
             for fault in ("krb-mask-bit", "share-bit"):
-                cluster.kill_server(party)
-                cluster.restart_server(party, fault=fault)
+                restart(cluster, party, fault=fault)
                 with pytest.raises(KrbError) as failure:
                     settled(lambda: compute.encrypt(key["id"], 3, plaintext))
                 assert failure.value.code == MPC_EABORT, (party, fault, failure.value)
-            cluster.kill_server(party)
-            cluster.restart_server(party)
+            restart(cluster, party)
         ciphertext = settled(lambda: compute.encrypt(key["id"], 3, plaintext))
         assert k5.decrypt(key["enctype"], key["key"], 3, ciphertext) == plaintext
     finally:
@@ -252,8 +251,7 @@ def test_active_kerberos_jobs_match_libk5crypto_and_deviations_are_caught(tmp_pa
         protocol_key = secrets.token_bytes(size)
         key_id = ("krb/passive@EXAMPLE.COM", 2, algorithm)
         admin.import_key(*key_id, protocol_key)
-        passive.kill_server(2)
-        passive.restart_server(2, fault="krb-mask-bit")
+        restart(passive, 2, fault="krb-mask-bit")
         plaintext = secrets.token_bytes(40)
         ciphertext = settled(lambda: compute.encrypt(key_id, 3, plaintext))
         # The confounder's bit 0 flipped: libk5crypto decrypts a valid ciphertext of another
@@ -275,15 +273,13 @@ def test_a_server_that_deviates_in_preprocessing_gets_no_job_served_and_leaves_n
     try:
         key_hex, _ = cluster.import_key("leaky", 1, "aes128")
         expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 2)
-        cluster.kill_server(1)
-        cluster.restart_server(1, fault="auth2-leaky-products")
+        restart(cluster, 1, fault="auth2-leaky-products")
         failed = cluster.wait_for_log_event(2, "preprocessing failed",
                                             lambda entry: "leaky_and" in str(entry.get("error", "")), deadline_s=30)
         assert failed, cluster.log_tail()
         refused = settled_attempt(cluster, "leaky", blocks=2, deadline_s=8)
         assert refused.returncode != 0 and "busy" in refused.stderr, refused.stderr
-        cluster.kill_server(1)
-        cluster.restart_server(1)
+        restart(cluster, 1)
         served = settled_attempt(cluster, "leaky", blocks=2)
         assert cluster.keystream_of(served) == expected, served.stderr
     finally:
