@@ -86,17 +86,16 @@ AuthBit row_bit(Session& session, const AuthBit& gamma, const AuthBit& sigma, co
   return r;
 }
 
-std::vector<std::uint8_t> finish_outputs(const Circuit& circuit, std::span<const std::uint8_t> masked,
-                                         std::span<const std::uint8_t> masks) {
-  std::vector<std::uint8_t> out(circuit.total_outputs());
-  for (std::size_t j = 0; j < out.size(); ++j) out[j] = masked[j] ^ masks[j];
-  return out;
+// The outputs [kept, n) revealed: masked ^ mask, after the kept shares in `out`.
+void finish_outputs(std::vector<std::uint8_t>& out, std::size_t kept, std::span<const std::uint8_t> masked,
+                    std::span<const std::uint8_t> masks) {
+  for (std::size_t j = 0; j < masked.size(); ++j) out[kept + j] = masked[j] ^ masks[j];
 }
 
 std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const InputWires& wires,
                                  const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
                                  std::span<const std::uint8_t> public_inputs, Outputs mode,
-                                 std::vector<std::uint8_t>* masked_inputs) {
+                                 std::vector<std::uint8_t>* masked_inputs, std::size_t kept) {
   const Block delta = session.delta();
   const std::size_t ands = and_gate_count(circuit);
   const std::uint64_t base = session.take_tweaks(4 * ands);
@@ -188,34 +187,38 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
     for (std::size_t i = 0; i < wires.shared.size(); ++i) (*masked_inputs)[wires.shared[i]] = public_inputs[i] & 1;
   }
 
-  // Outputs: the masks both ways, and the evaluator's masked outputs held to their labels.
-  const std::uint32_t first_output = circuit.first_output_wire(), outputs = circuit.total_outputs();
-  const std::span<const AuthBit> output_masks(masks.lambda.data() + first_output, outputs);
-  if (mode == Outputs::Shares) {
-    std::vector<std::uint8_t> share(outputs);
-    for (std::uint32_t j = 0; j < outputs; ++j) share[j] = output_masks[j].bit;
-    return share;
-  }
+  // Outputs: the kept ones as shares; the masks of the others both ways, and the evaluator's
+  // masked outputs held to their labels.
+  const std::uint32_t outputs = circuit.total_outputs();
+  if (mode == Outputs::Shares) kept = outputs;
+  std::vector<std::uint8_t> out(outputs);
+  const std::span<const AuthBit> all_masks(masks.lambda.data() + circuit.first_output_wire(), outputs);
+  for (std::size_t j = 0; j < kept; ++j) out[j] = all_masks[j].bit;
+  if (kept == outputs) return out;
+  const auto first_output = static_cast<std::uint32_t>(circuit.first_output_wire() + kept);
+  const auto revealed = static_cast<std::uint32_t>(outputs - kept);
+  const std::span<const AuthBit> output_masks = all_masks.subspan(kept);
   session.reveal_to(Role::Second, output_masks);
-  std::vector<std::uint8_t> claim(((outputs + 7) / 8) + sizeof(Digest));
+  std::vector<std::uint8_t> claim(((revealed + 7) / 8) + sizeof(Digest));
   session.channel().receive(claim);
-  const std::vector<std::uint8_t> output_masked = unpack_bits(claim, outputs);
-  std::vector<Block> output_labels(outputs);
-  for (std::uint32_t j = 0; j < outputs; ++j)
+  const std::vector<std::uint8_t> output_masked = unpack_bits(claim, revealed);
+  std::vector<Block> output_labels(revealed);
+  for (std::uint32_t j = 0; j < revealed; ++j)
     output_labels[j] = zero[first_output + j] ^ (delta & two_party::select_mask(output_masked[j] != 0));
   const Digest expected = label_digest(output_labels);
   const std::vector<std::uint8_t> output_lambda = session.reveal_to(Role::First, output_masks);
-  if (sodium_memcmp(expected.data(), claim.data() + (outputs + 7) / 8, expected.size()) != 0)
+  if (sodium_memcmp(expected.data(), claim.data() + (revealed + 7) / 8, expected.size()) != 0)
     throw VerificationError(Component::Protocol,
                             "authenticated garbling: the evaluator reported outputs without their labels (it deviated)",
                             "output_label");
-  return finish_outputs(circuit, output_masked, output_lambda);
+  finish_outputs(out, kept, output_masked, output_lambda);
+  return out;
 }
 
 std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, const InputWires& wires,
                                    const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
                                    std::span<const std::uint8_t> public_inputs, Outputs mode,
-                                   std::vector<std::uint8_t>* masked_inputs) {
+                                   std::vector<std::uint8_t>* masked_inputs, std::size_t kept) {
   const Block delta = session.delta();
   const std::size_t ands = and_gate_count(circuit);
   const std::uint64_t base = session.take_tweaks(4 * ands);
@@ -302,21 +305,24 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
                             "authenticated garbling: a garbled row does not carry the garbler's MAC (it deviated)",
                             "garbled_row");
 
-  const std::uint32_t first_output = circuit.first_output_wire(), outputs = circuit.total_outputs();
-  const std::span<const AuthBit> output_masks(masks.lambda.data() + first_output, outputs);
-  const std::span<const std::uint8_t> output_masked(masked.data() + first_output, outputs);
-  if (mode == Outputs::Shares) {
-    std::vector<std::uint8_t> share(outputs);
-    for (std::uint32_t j = 0; j < outputs; ++j) share[j] = output_masked[j] ^ output_masks[j].bit;
-    return share;
-  }
+  const std::uint32_t outputs = circuit.total_outputs();
+  if (mode == Outputs::Shares) kept = outputs;
+  std::vector<std::uint8_t> out(outputs);
+  const std::uint32_t all_first = circuit.first_output_wire();
+  for (std::size_t j = 0; j < kept; ++j) out[j] = masked[all_first + j] ^ masks.lambda[all_first + j].bit;
+  if (kept == outputs) return out;
+  const auto first_output = static_cast<std::uint32_t>(all_first + kept);
+  const auto revealed = static_cast<std::uint32_t>(outputs - kept);
+  const std::span<const AuthBit> output_masks(masks.lambda.data() + first_output, revealed);
+  const std::span<const std::uint8_t> output_masked(masked.data() + first_output, revealed);
   const std::vector<std::uint8_t> output_lambda = session.reveal_to(Role::Second, output_masks);
-  const Digest digest = label_digest(std::span<const Block>(labels.data() + first_output, outputs));
+  const Digest digest = label_digest(std::span<const Block>(labels.data() + first_output, revealed));
   std::vector<std::uint8_t> claim = pack_bits(output_masked);
   claim.insert(claim.end(), digest.begin(), digest.end());
   session.send(Step::OutputClaim, claim);
   session.reveal_to(Role::First, output_masks);
-  return finish_outputs(circuit, output_masked, output_lambda);
+  finish_outputs(out, kept, output_masked, output_lambda);
+  return out;
 }
 
 }  // namespace
@@ -416,7 +422,7 @@ CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const Input
 std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit& circuit, const InputOwners& owners,
                                                  const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
                                                  std::span<const std::uint8_t> public_inputs, Outputs outputs,
-                                                 std::vector<std::uint8_t>* masked_inputs) {
+                                                 std::vector<std::uint8_t>* masked_inputs, std::size_t kept_outputs) {
   const InputWires wires = input_wires(circuit, owners);
   const auto& own = session.role() == Role::First ? wires.first : wires.second;
   if (own_inputs.size() != own.size() || public_inputs.size() != wires.shared.size())
@@ -425,9 +431,11 @@ std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit
                                          std::to_string(own.size()) + " and " + std::to_string(wires.shared.size()));
   if (masks.lambda.size() != circuit.num_wires || masks.sigma.size() != and_gate_count(circuit))
     throw Error(Component::Protocol, "authenticated garbling: masks of another circuit");
+  if (kept_outputs > circuit.total_outputs())
+    throw Error(Component::Protocol, "authenticated garbling: more outputs kept as shares than the circuit has");
   return session.role() == Role::First
-             ? garble(session, circuit, wires, masks, own_inputs, public_inputs, outputs, masked_inputs)
-             : evaluate(session, circuit, wires, masks, own_inputs, public_inputs, outputs, masked_inputs);
+             ? garble(session, circuit, wires, masks, own_inputs, public_inputs, outputs, masked_inputs, kept_outputs)
+             : evaluate(session, circuit, wires, masks, own_inputs, public_inputs, outputs, masked_inputs, kept_outputs);
 }
 
 }  // namespace mpc::auth2

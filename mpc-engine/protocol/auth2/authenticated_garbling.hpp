@@ -82,13 +82,17 @@ CircuitMasks prepare_masks(Session& session, const circuits::Circuit& circuit, c
 // opened mask), "output_label" (garbler: an output the evaluator reported without its label).
 // Nothing is returned from a run that failed a check. With `masked_inputs`, also the masked
 // value of every input wire (wire order), which both parties hold once the inputs are sent:
-// with the wires' masks, a linear function of the inputs can be opened (client_outputs.hpp).
+// with the wires' masks, a linear function of the inputs can be opened (padded_circuit.hpp).
+// With Outputs::Reveal, the first `kept_outputs` outputs are kept as XOR shares all the same
+// (values that stay with the two parties, such as a GCM tag's mask), and only the others are
+// revealed.
 std::vector<std::uint8_t> evaluate_authenticated(Session& session, const circuits::Circuit& circuit,
                                                  const InputOwners& owners, const CircuitMasks& masks,
                                                  std::span<const std::uint8_t> own_inputs,
                                                  std::span<const std::uint8_t> public_inputs = {},
                                                  Outputs outputs = Outputs::Reveal,
-                                                 std::vector<std::uint8_t>* masked_inputs = nullptr);
+                                                 std::vector<std::uint8_t>* masked_inputs = nullptr,
+                                                 std::size_t kept_outputs = 0);
 
 // The same from AND material made ahead of time (and_triples.hpp): exactly
 // material_entries(circuit, owners) entries, one per input a party owns (in wire order), then

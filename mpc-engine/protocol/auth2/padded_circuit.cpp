@@ -4,6 +4,7 @@
 
 #include "circuits/extra_inputs.hpp"
 #include "common/error.hpp"
+#include "common/secret.hpp"
 
 namespace mpc::auth2 {
 namespace {
@@ -14,20 +15,25 @@ using client_checks::kPadCheckBits;
 
 }  // namespace
 
-Circuit padded_circuit(const Circuit& circuit) {
+Circuit padded_circuit(const Circuit& circuit, std::uint32_t kept_outputs) {
   const std::uint32_t inputs = circuit.total_inputs(), outputs = circuit.total_outputs();
-  const std::uint32_t pad = outputs + static_cast<std::uint32_t>(kPadCheckBits);
+  if (kept_outputs > outputs) throw Error(Component::Protocol, "padded outputs: more kept than the circuit has");
+  const std::uint32_t padded_outputs = outputs - kept_outputs;
+  const std::uint32_t pad = padded_outputs + static_cast<std::uint32_t>(kPadCheckBits);
   const std::uint32_t pads[] = {pad, pad};
   Circuit padded = circuits::with_extra_inputs(circuit, pads);
-  // z_j ^ p_1[j] into the wires after the circuit's, then ^ p_2[j] into the last ones.
-  const std::uint32_t first_output = padded.first_output_wire();
-  const std::uint32_t with_first = padded.num_wires, result = with_first + outputs;
-  padded.gates.reserve(padded.gates.size() + 2 * outputs);
-  for (std::uint32_t j = 0; j < outputs; ++j)
-    padded.gates.push_back({GateKind::Xor, first_output + j, inputs + j, with_first + j});
-  for (std::uint32_t j = 0; j < outputs; ++j)
+  // After the circuit's wires: z_j ^ p_1[j] for the padded outputs, then the kept outputs'
+  // copies and the padded ^ p_2[j], the last wires, in output order.
+  const std::uint32_t first_output = padded.first_output_wire(), first_padded = first_output + kept_outputs;
+  const std::uint32_t with_first = padded.num_wires, copies = with_first + padded_outputs,
+                      result = copies + kept_outputs;
+  padded.gates.reserve(padded.gates.size() + kept_outputs + 2 * padded_outputs);
+  for (std::uint32_t j = 0; j < padded_outputs; ++j)
+    padded.gates.push_back({GateKind::Xor, first_padded + j, inputs + j, with_first + j});
+  for (std::uint32_t j = 0; j < kept_outputs; ++j) padded.gates.push_back({GateKind::Copy, first_output + j, 0, copies + j});
+  for (std::uint32_t j = 0; j < padded_outputs; ++j)
     padded.gates.push_back({GateKind::Xor, with_first + j, inputs + pad + j, result + j});
-  padded.num_wires = result + outputs;
+  padded.num_wires = result + padded_outputs;
   circuits::validate(padded);
   return padded;
 }
@@ -43,15 +49,21 @@ PaddedRun evaluate_padded(Session& session, const Circuit& padded, const InputOw
                           const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
                           std::span<const std::uint8_t> public_inputs, std::span<const std::uint32_t> first_known,
                           std::span<const std::uint32_t> second_known) {
-  const std::size_t outputs = padded.total_outputs();
   const std::size_t groups = padded.input_widths.size();
   if (groups < 2 || padded_owners.size() != groups || padded_owners[groups - 2] != Owner::First ||
-      padded_owners[groups - 1] != Owner::Second || padded.input_widths[groups - 2] != outputs + kPadCheckBits ||
-      padded.input_widths[groups - 1] != outputs + kPadCheckBits)
+      padded_owners[groups - 1] != Owner::Second || padded.input_widths[groups - 2] != padded.input_widths[groups - 1] ||
+      padded.input_widths[groups - 1] < kPadCheckBits ||
+      padded.input_widths[groups - 1] - kPadCheckBits > padded.total_outputs())
     throw Error(Component::Protocol, "padded outputs: a circuit or owners not from padded_circuit");
+  // The padded outputs are the last ones; those before them are kept as shares.
+  const std::size_t outputs = padded.input_widths[groups - 1] - kPadCheckBits;
+  const std::size_t kept = padded.total_outputs() - outputs;
   PaddedRun run;
-  run.masked = evaluate_authenticated(session, padded, padded_owners, masks, own_inputs, public_inputs,
-                                      Outputs::Reveal, &run.masked_inputs);
+  std::vector<std::uint8_t> all = evaluate_authenticated(session, padded, padded_owners, masks, own_inputs,
+                                                         public_inputs, Outputs::Reveal, &run.masked_inputs, kept);
+  run.shares.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(kept));
+  run.masked.assign(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
+  wipe(all.data(), all.size());
   const std::vector<std::uint8_t>& masked_inputs = run.masked_inputs;
   // Every input is fixed now: R comes after, so no pad can be fitted to it.
   run.report.check_seed = session.coin_toss();

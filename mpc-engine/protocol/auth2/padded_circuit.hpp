@@ -24,14 +24,16 @@
 namespace mpc::auth2 {
 
 // `circuit` with two input groups appended, the first party's pad then the second's, each
-// total_outputs() + client_checks::kPadCheckBits bits; its outputs (same groups) are the
-// circuit's XOR both pads' first total_outputs() bits.
-circuits::Circuit padded_circuit(const circuits::Circuit& circuit);
+// n + client_checks::kPadCheckBits bits for the n = total_outputs() - kept_outputs last
+// outputs; its outputs (same groups) are the first kept_outputs outputs as they were (kept by
+// the two parties as XOR shares, evaluate_padded) and the last n XOR both pads' first n bits.
+circuits::Circuit padded_circuit(const circuits::Circuit& circuit, std::uint32_t kept_outputs = 0);
 // The owners of its inputs: `owners`, then First, Second.
 InputOwners padded_owners(const InputOwners& owners);
 
 // What one run gives each server to hand the client: the same on both unless a check failed.
 struct PaddedRun {
+  std::vector<std::uint8_t> shares;  // this party's XOR shares of the kept outputs, 0/1 bytes
   std::vector<std::uint8_t> masked;  // y, 0/1 bytes
   client_checks::PartReport report;
   std::vector<std::uint8_t> masked_inputs;  // evaluate_authenticated's: for the share checks

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "aes_case.hpp"
+#include "circuits/aes_shared_key.hpp"
 #include "pair_run.hpp"
 #include "protocol/auth2/padded_circuit.hpp"
 
@@ -160,6 +161,44 @@ TEST(PaddedCircuit, InputsTheClientKnowsAreCheckedWithThePads) {
       EXPECT_EQ(e.check(), "pad_check");
     }
   }
+}
+
+TEST(PaddedCircuit, OutputsKeptAsSharesStayWithTheServersAndTheRestReachTheClient) {
+  // Two blocks: the first kept by the servers as XOR shares (as a GCM tag's mask is), the second
+  // padded for the client.
+  const Case c = make_case(18);
+  const Circuit two_blocks = circuits::build_shared_key_aes_circuit(
+      circuits::AesKeySize::Aes128, circuits::AesDirection::Encrypt, circuits::SboxVariant::And32, 2);
+  const Circuit kept = auth2::padded_circuit(two_blocks, 128);
+  EXPECT_EQ(kept.total_outputs(), 256u);
+  EXPECT_EQ(kept.input_widths.back(), 128 + client_checks::kPadCheckBits);
+  const PadSeed p1 = seed_of(11), p2 = seed_of(12);
+  const std::vector<std::uint8_t> second_block = to_bits(std::vector<std::uint8_t>(16, 0x77));
+  auto server_of = [&](Role role, const PadSeed& pad) {
+    return [&, role, pad](Session& session) {
+      const auth2::InputOwners owners = auth2::padded_owners(kOwners);
+      const auto triples = auth2::and_triples(session, auth2::and_gate_count(kept));
+      const auth2::CircuitMasks masks = auth2::prepare_masks(session, kept, owners, triples);
+      std::vector<std::uint8_t> inputs = role == Role::First ? c.first_share : c.second_share;
+      const auto bits = client_checks::pad_bits(pad, 128);
+      inputs.insert(inputs.end(), bits.begin(), bits.end());
+      std::vector<std::uint8_t> blocks = to_bits(c.block);
+      blocks.insert(blocks.end(), second_block.begin(), second_block.end());
+      return auth2::evaluate_padded(session, kept, owners, masks, inputs, blocks);
+    };
+  };
+  const auto outcome = run_pair<PaddedRun>(server_of(Role::First, p1), server_of(Role::Second, p2));
+  ASSERT_TRUE(outcome.first.result && outcome.second.result) << outcome.first.check() << outcome.second.check();
+  const PaddedRun& first = *outcome.first.result;
+  const PaddedRun& second = *outcome.second.result;
+  ASSERT_EQ(first.shares.size(), 128u);
+  std::vector<std::uint8_t> block0(128);
+  for (std::size_t j = 0; j < 128; ++j) block0[j] = first.shares[j] ^ second.shares[j];
+  EXPECT_EQ(to_bytes(block0), openssl_encrypt(c.key, c.block));
+  EXPECT_NE(to_bytes(first.shares), openssl_encrypt(c.key, c.block));
+  EXPECT_EQ(first.masked, second.masked);
+  EXPECT_EQ(to_bytes(client_checks::open_part(first.masked, first.report, second.report, p1, p2)),
+            openssl_encrypt(c.key, std::vector<std::uint8_t>(16, 0x77)));
 }
 
 TEST(PaddedCircuit, AServerThatReportsAnotherOutputIsCaughtByTheClient) {
