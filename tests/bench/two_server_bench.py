@@ -82,8 +82,7 @@ def cluster_run(root: Path, protocol: str, security: str | None = None) -> dict:
         config.write_text(text)
         if protocol == "lut2":
             for party in (1, 2):
-                server = cluster.server_dir(party) / "server.toml"
-                server.write_text(server.read_text().replace("[lut]\n", "[lut]\npool_sboxes = 262144\n"))
+                cluster.set_server_table_setting(party, "lut", "pool_sboxes", 262144)
         cluster.start()
         cluster.import_key("bench", 1, "aes128")
         cluster.wait_until_serving(("bench", 1, "aes128"), deadline_s=60)
@@ -127,8 +126,7 @@ def krb_run(root: Path, security: str | None = None) -> dict:
         for party in (1, 2):
             if security:
                 cluster.set_server_setting(party, "security", f'"{security}"')
-            server = cluster.server_dir(party) / "server.toml"
-            server.write_text(server.read_text().replace("[limits]\n", "[limits]\nand_material_entries = 1048576\n", 1))
+            cluster.set_server_table_setting(party, "limits", "and_material_entries", 1048576)
         cluster.start()
         admin, compute = KrbEngine(cluster.admin_config), KrbEngine(cluster.compute_config)
         algorithm = ENCTYPES["aes128"][0]

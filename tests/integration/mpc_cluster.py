@@ -182,6 +182,19 @@ class Cluster:
         text = re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", config.read_text())
         config.write_text(f"{name} = {value}\n" + text)
 
+    def set_server_table_setting(self, party: int, table: str, name: str, value: str | int) -> None:
+        """Sets `name` in the [table] section of a server's server.toml (its line there replaced,
+        or added first in the section); the server reads it at its next start."""
+        config = self.server_dir(party) / "server.toml"
+        text = config.read_text()
+        header = f"[{table}]\n"
+        assert header in text, f"{config} has no [{table}] section"
+        start = text.index(header) + len(header)
+        end = text.find("\n[", start)
+        end = len(text) if end < 0 else end + 1
+        section = re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", text[start:end])
+        config.write_text(text[:start] + f"{name} = {value}\n" + section + text[end:])
+
     def add_compute_client(self, name: str) -> Path:
         """A further compute client key (another KDC's): its key pair and a configuration
         `name`.toml beside compute.toml, and its public key in every server's [clients] compute

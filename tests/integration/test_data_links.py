@@ -53,8 +53,7 @@ def thread_names(pid: int) -> list[str]:
 
 
 def set_limit(cluster: Cluster, party: int, name: str, value: int) -> None:
-    config = cluster.server_dir(party) / "server.toml"
-    config.write_text(config.read_text().replace("[limits]\n", f"[limits]\n{name} = {value}\n", 1))
+    cluster.set_server_table_setting(party, "limits", name, value)
 
 
 def keystream_job(cluster: Cluster, counter: str, blocks: int):

@@ -561,12 +561,10 @@ def test_a_chained_tag_a_restarted_server_forgot_is_checked_by_a_full_open(fresh
 
 # --------------------------------------------------------------------- nonce pool bounds
 
-def set_limits(cluster: Cluster, limits: str) -> None:
+def set_limits(cluster: Cluster, limits: dict[str, int]) -> None:
     for party in (1, 2, 3):
-        path = cluster.server_dir(party) / "server.toml"
-        text = path.read_text()
-        assert "[limits]\n" in text
-        path.write_text(text.replace("[limits]\n", "[limits]\n" + limits, 1))
+        for name, value in limits.items():
+            cluster.set_server_table_setting(party, "limits", name, value)
 
 
 POOL_TTL_S = 4
@@ -582,7 +580,7 @@ def small_pool_cluster(tmp_path):
             cluster = Cluster(tmp_path / f"c{attempt}")
             try:
                 cluster.init()
-                set_limits(cluster, f"gcm_nonce_ttl_s = {POOL_TTL_S}\ngcm_nonces_per_client = {POOL_PER_CLIENT}\n")
+                set_limits(cluster, {"gcm_nonce_ttl_s": POOL_TTL_S, "gcm_nonces_per_client": POOL_PER_CLIENT})
                 cluster.start()
                 break
             except Exception:

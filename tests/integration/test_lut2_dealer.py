@@ -52,11 +52,10 @@ def start_dealer_cluster(root: Path, configure=None) -> Cluster:
         try:
             cluster.init()
             for party in cluster.parties:
-                config = cluster.server_dir(party) / "server.toml"
-                text = config.read_text()
+                text = (cluster.server_dir(party) / "server.toml").read_text()
                 assert 'preprocessing = "dealer"' in text and "dealer_public_key" in text
-                config.write_text(text.replace("pool_wait_ms = 2000",
-                                               f"pool_wait_ms = {POOL_WAIT_MS}\npool_sboxes = {POOL_SBOXES}"))
+                cluster.set_server_table_setting(party, "lut", "pool_wait_ms", POOL_WAIT_MS)
+                cluster.set_server_table_setting(party, "lut", "pool_sboxes", POOL_SBOXES)
             if configure:
                 configure(cluster)
             cluster.start()

@@ -99,8 +99,8 @@ def test_lookup_table_pool_running_dry_fails_clearly_never_wrongly(tmp_path):
     try:
         cluster.init()
         for party in (1, 2):
-            config = cluster.server_dir(party) / "server.toml"
-            config.write_text(config.read_text().replace("pool_wait_ms = 2000", "pool_wait_ms = 0\npool_sboxes = 4096"))
+            cluster.set_server_table_setting(party, "lut", "pool_wait_ms", 0)
+            cluster.set_server_table_setting(party, "lut", "pool_sboxes", 4096)
         cluster.start()
         key_hex, _ = cluster.import_key("dry", 1, "aes128")
 

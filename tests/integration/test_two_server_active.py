@@ -30,19 +30,16 @@ from mpc_cluster import Cluster, openssl_ctr_keystream, openssl_ecb
 TABLE_BYTE = 200_000
 
 
-def start_gc2(root: Path, security: dict[int, str] | None = None, limits: str = "") -> Cluster:
+def start_gc2(root: Path, security: dict[int, str] | None = None, limits: dict[str, int] | None = None) -> Cluster:
     """A gc2 cluster with each server's `security` as given (default: the product's, passive)
-    and `limits` added to every server's [limits] table."""
+    and `limits` set in every server's [limits] table."""
     cluster = Cluster(root, protocol="gc2")
     cluster.init()
     for party, value in (security or {}).items():
         cluster.set_server_setting(party, "security", f'"{value}"')
-    if limits:
-        for party in cluster.parties:
-            config = cluster.server_dir(party) / "server.toml"
-            text = config.read_text()
-            assert "[limits]\n" in text
-            config.write_text(text.replace("[limits]\n", f"[limits]\n{limits}\n", 1))
+    for party in cluster.parties:
+        for name, value in (limits or {}).items():
+            cluster.set_server_table_setting(party, "limits", name, value)
     cluster.start()
     return cluster
 
@@ -204,7 +201,7 @@ def test_active_kerberos_jobs_match_libk5crypto_and_deviations_are_caught(tmp_pa
     rest). Either server feeding its share of the record's mask with a bit flipped, or its key
     share, gets the job refused (MPC_EABORT); under security = "passive" the same flip of the
     mask's share encrypts another plaintext, with a MAC libk5crypto accepts."""
-    cluster = start_gc2(tmp_path / "krb", {1: "active", 2: "active"}, limits="and_material_entries = 1048576")
+    cluster = start_gc2(tmp_path / "krb", {1: "active", 2: "active"}, limits={"and_material_entries": 1048576})
     admin, compute = KrbEngine(cluster.admin_config), KrbEngine(cluster.compute_config)
     try:
         keys = {}
@@ -291,7 +288,7 @@ def test_a_job_larger_than_the_pool_of_and_material_is_refused_and_smaller_ones_
     """[limits] and_material_entries bounds the pool: with 65,536 entries a 16-block AES-128
     job (89,088 entries: its AND gates, the key shares, the shares' blindings and the client's
     pads) is refused as too large, naming the limit, and an 8-block one served."""
-    cluster = start_gc2(tmp_path / "small", {1: "active", 2: "active"}, limits="and_material_entries = 65536")
+    cluster = start_gc2(tmp_path / "small", {1: "active", 2: "active"}, limits={"and_material_entries": 65536})
     try:
         key_hex, _ = cluster.import_key("small", 1, "aes128")
         refused = settled_attempt(cluster, "small", blocks=16)
