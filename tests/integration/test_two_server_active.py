@@ -88,6 +88,12 @@ def test_active_aes_jobs_match_openssl_and_gcm_jobs_are_refused_clearly(tmp_path
             with pytest.raises(GcmError) as refused:
                 gcm.prefetch(1, 1)
             assert "no actively secure two-party form" in refused.value.message, refused.value
+            # Nor is a nonce with local masks reopened: each server would answer from its own
+            # share of the masks.
+            local_nonce = bytes(8) + bytes([0x80]) + bytes(3)
+            with pytest.raises(GcmError) as refused:
+                gcm.open(local_nonce, b"ticket", bytes(32), bytes(16))
+            assert "no actively secure two-party form" in refused.value.message, refused.value
         finally:
             gcm.close()
     finally:
