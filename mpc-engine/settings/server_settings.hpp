@@ -38,8 +38,8 @@
 //     (protocol/rss3/and_check.hpp) before any output share leaves.
 //     gc2 (two servers): "passive" (the default there) garbles with half-gates; "active" runs
 //     AES and Kerberos jobs by authenticated garbling (engines/two_party/authenticated_aes.hpp,
-//     authenticated_krb.hpp) and refuses GCM and KRB-FX-CF2 jobs, which have no actively secure
-//     two-party form yet. Both servers must say the same: each refuses jobs of the other mode.
+//     authenticated_krb.hpp) and refuses GCM jobs, which have no actively secure two-party form
+//     yet. Both servers must say the same: each refuses jobs of the other mode.
 //     lut2 takes "passive" only.
 //   - data_endpoint (rss3): with one, the server listens there for data links (AES-256-GCM
 //     over TCP, keyed by a handshake on the pinned keys: transport/data_link.hpp) from the

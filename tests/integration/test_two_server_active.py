@@ -20,7 +20,7 @@ import pytest
 
 from gcm_client import Engine as GcmEngine
 from gcm_client import GcmError, import_gcm_key
-from krb_client import ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, KrbError
+from krb_client import CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, KrbError, check_cf2_jobs
 from krb_client import Engine as KrbEngine
 from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
 from mpc_cluster import Cluster, openssl_ctr_keystream, openssl_ecb
@@ -204,7 +204,7 @@ def test_active_kerberos_jobs_match_libk5crypto_and_deviations_are_caught(tmp_pa
     """Kerberos jobs by authenticated garbling (engines/two_party/authenticated_krb.hpp): what
     the cluster encrypts libk5crypto decrypts and the other way round, checksums are equal bit
     for bit, a forged ciphertext fails its MAC (MPC_EBADTAG, the verdict as authenticated as the
-    rest). Either server feeding its share of the record's mask with a bit flipped, or its key
+    rest), and FAST's KRB-FX-CF2 jobs match krb5_c_fx_cf2_simple. Either server feeding its share of the record's mask with a bit flipped, or its key
     share, gets the job refused (MPC_EABORT); under security = "passive" the same flip of the
     mask's share encrypts another plaintext, with a MAC libk5crypto accepts."""
     cluster = start_gc2(tmp_path / "krb", {1: "active", 2: "active"}, limits={"and_material_entries": 1048576})
@@ -231,6 +231,9 @@ def test_active_kerberos_jobs_match_libk5crypto_and_deviations_are_caught(tmp_pa
             with pytest.raises(KrbError) as failure:
                 settled(lambda: compute.decrypt(key["id"], 2, bytes(forged)))
             assert failure.value.code == MPC_EBADTAG, failure.value
+        # FAST's jobs under KRB-FX-CF2, five of them back to back from a refilled pool.
+        time.sleep(4)
+        check_cf2_jobs(compute, k5, keys["aes128"], CF2_PARTNER["aes128"])
         key = keys["aes128"]
         plaintext = secrets.token_bytes(40)
         for party in (1, 2):

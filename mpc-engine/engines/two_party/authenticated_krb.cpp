@@ -41,17 +41,10 @@ std::vector<std::uint32_t> run_of(std::uint32_t first, std::uint32_t count) {
 
 }  // namespace
 
-std::optional<std::string> AuthenticatedKrb::refusal(const wire::KrbRequest& request) {
-  if (request.combine)
-    return std::string("KRB-FX-CF2 jobs have no actively secure two-party form yet: a two-server cluster of security "
-                       "= \"active\" refuses them");
-  return std::nullopt;
-}
-
 std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::shape(const wire::KrbRequest& request) const {
   const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
   const wire::KeyAlgorithm algorithm = request.key.algorithm;
-  const auto key = std::make_tuple(static_cast<int>(plan.circuit.id), plan.circuit.data_bytes,
+  const auto key = std::make_tuple(static_cast<int>(plan.circuit.id), plan.circuit.data_bytes, plan.circuit.combine,
                                    static_cast<int>(algorithm), plan.secret.offset, plan.secret.bytes, plan.result_bytes);
   {
     std::lock_guard lock(mutex_);
@@ -113,7 +106,6 @@ std::uint64_t AuthenticatedKrb::entries(const wire::KrbRequest& request) const {
 AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const Job& job, std::uint64_t epoch,
                                                std::uint64_t start, std::chrono::milliseconds wait) {
   const wire::KrbRequest& request = *job.request;
-  if (auto refused = refusal(request)) throw Error(Component::Server, *refused);
   const auto found = shape(request);
   const Shape& shape = *found;
   if (job.key_share.size() * 8 != shape.material_bits || job.mask_share.size() * 8 != shape.mask_bits)

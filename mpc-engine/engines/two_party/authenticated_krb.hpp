@@ -1,5 +1,6 @@
-// Kerberos jobs (RFC 3961/3962 and RFC 8009 encrypt, decrypt, checksum) of a two-server cluster
-// under security = "active": the job's circuit (jobs/krb_jobs.hpp, fewest AND gates) run by
+// Kerberos jobs (RFC 3961/3962 and RFC 8009 encrypt, decrypt, checksum, and those under
+// KRB-FX-CF2) of a two-server cluster under security = "active": the job's circuit
+// (jobs/krb_jobs.hpp, fewest AND gates) run by
 // authenticated garbling from the AND material stock, as checked_part.hpp runs a part, so that
 // neither server can garble another function, feed another key share or record mask than the
 // client dealt it, or shift a result (a ciphertext, a checksum, a plaintext, a verdict).
@@ -10,8 +11,11 @@
 // check covers it), the public record, each server's blinding, and outputs the result's bits,
 // wire::krb_result_bytes of them (zero bits after a decrypt's verdict bit), under both
 // servers' pads. A server's pad comes from its record-mask seed (client_checks::pad_of_seed).
+// Under KRB-FX-CF2 the secret rows are the stored key's PRF material and the caller's mask is
+// part of the record R masks (jobs/krb_jobs.hpp): nothing differs here.
 //
-// KRB-FX-CF2 jobs have no authenticated form yet: refused.
+// A shape's circuit is built on first use, on the shell's thread where the leader counts a
+// job's entries (seconds for the first KRB-FX-CF2 job of an RFC 8009 key), then kept.
 #pragma once
 
 #include <chrono>
@@ -39,8 +43,6 @@ class AuthenticatedKrb {
  public:
   AuthenticatedKrb(int party, AndMaterialStock& stock) : party_(party), stock_(stock) {}
 
-  // Why this request has no authenticated form, or nullopt.
-  static std::optional<std::string> refusal(const wire::KrbRequest& request);
   // Entries of AND material the request's job takes (its circuit is built and kept).
   std::uint64_t entries(const wire::KrbRequest& request) const;
 
@@ -67,8 +69,9 @@ class AuthenticatedKrb {
   int party_;
   AndMaterialStock& stock_;
   mutable std::mutex mutex_;
-  // By circuit id, data length, algorithm, the secret rows' offset and length, result bytes.
-  mutable std::map<std::tuple<int, std::uint32_t, int, std::size_t, std::size_t, std::size_t>,
+  // By circuit id, data length, combine shape, algorithm, the secret rows' offset and length,
+  // result bytes.
+  mutable std::map<std::tuple<int, std::uint32_t, std::uint32_t, int, std::size_t, std::size_t, std::size_t>,
                    std::shared_ptr<const Shape>>
       shapes_;
 };

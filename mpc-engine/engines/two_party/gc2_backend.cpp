@@ -170,7 +170,7 @@ void Gc2Backend::agree_on_request(two_party::Channel& peer, const std::array<std
 
 std::uint64_t Gc2Backend::circuit_pool_entries(const wire::Request& request) const {
   const auto* krb = std::get_if<wire::KrbRequest>(&request);
-  if (!authenticated_krb_ || krb == nullptr || AuthenticatedKrb::refusal(*krb)) return 0;
+  if (!authenticated_krb_ || krb == nullptr) return 0;
   return authenticated_krb_->entries(*krb);
 }
 

@@ -149,9 +149,8 @@ class NonceLedger {
 };
 
 // With `authenticated` (a gc2 cluster of security = "active"), AES and Kerberos jobs run by
-// authenticated garbling (authenticated_aes.hpp, authenticated_krb.hpp) and the GCM and
-// KRB-FX-CF2 jobs, which have no authenticated form yet, are refused rather than served
-// semi-honestly. Every AES and Kerberos job's stream starts with each server's byte for its
+// authenticated garbling (authenticated_aes.hpp, authenticated_krb.hpp) and the GCM jobs,
+// which have no authenticated form yet, are refused rather than served semi-honestly. Every AES and Kerberos job's stream starts with each server's byte for its
 // mode: a server refuses a job its peer runs in the other mode, so neither can lower the
 // other's security.
 class Gc2Backend final : public Backend {

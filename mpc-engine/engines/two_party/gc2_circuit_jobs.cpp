@@ -64,7 +64,6 @@ KrbOutput Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   request.combine = task.combine;
   agree_on_mode(peer);
   if (authenticated_krb_) {
-    if (auto refused = AuthenticatedKrb::refusal(request)) throw Error(Component::Server, *refused);
     if (task.share_check.size() != wire::kShareCheckBytes)
       throw Error(Component::Server, "a Kerberos job under security = \"active\" with a key stored without its share's check");
     agree_on_request(peer, task.request_digest);
