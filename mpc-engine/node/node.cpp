@@ -330,10 +330,9 @@ std::string Node::metrics_text() {
   MetricsSnapshot snapshot;
   snapshot.status = status();
   snapshot.protocol = settings::protocol_name(settings_.protocol);
-  // Two-server clusters (and the pair serving while a server is down) are semi-honest.
-  snapshot.security =
-      settings_.protocol == settings::Protocol::Rss3 && settings_.security == settings::Security::Active ? "active"
-                                                                                                          : "passive";
+  // As configured: gc2 and rss3 take "active" (lut2 refuses it); the pair serving while a
+  // server is down is semi-honest whatever this says (mpc_cluster_mode shows when it serves).
+  snapshot.security = settings_.security == settings::Security::Active ? "active" : "passive";
   snapshot.three_servers = membership_.has_value();
   if (membership_) {
     const auto now = std::chrono::steady_clock::now();

@@ -164,8 +164,25 @@ def test_a_lut2_leader_shows_its_lookup_table_stock(tmp_path):
             assert time.monotonic() < deadline, "the leader never showed lookup-table entries made ahead"
             time.sleep(0.5)
         assert "mpc_lut_entries_ahead" not in scrape(endpoints[2])[0]
-        # Two servers are semi-honest today (docs/two-server.md): the label says so.
+        # lut2 is semi-honest (docs/two-server.md): the label says so.
         assert 'mpc_server_info{server="1",protocol="lut2",security="passive"}' in scrape(endpoints[1])[0]
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.timeout(120)
+def test_an_active_two_server_cluster_says_so(tmp_path):
+    """A gc2 cluster of security = "active" (authenticated garbling) labels itself active."""
+    cluster = mpc_cluster.Cluster(tmp_path / "gc2", protocol="gc2")
+    try:
+        cluster.init()
+        for party in cluster.parties:
+            cluster.set_server_setting(party, "security", '"active"')
+        endpoints = serve_metrics(cluster)
+        cluster.start()
+        for party in cluster.parties:
+            samples = scrape(endpoints[party])[0]
+            assert samples[f'mpc_server_info{{server="{party}",protocol="gc2",security="active"}}'] == 1
     finally:
         cluster.stop()
 
