@@ -100,11 +100,9 @@ std::vector<std::uint8_t> open_padded_compute(const wire::ComputeResult& first, 
     const std::uint32_t part_blocks = std::min(reports.part_blocks, blocks - block);
     std::vector<std::uint8_t> masked(std::size_t{128} * part_blocks);
     for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = (first.x[16 * block + i / 8] >> (i % 8)) & 1;
-    const std::uint8_t* at = reports.reports.data() + part * wire::kPaddedPartReportBytes;
-    client_checks::PartReport report;
-    std::copy_n(at, report.check_seed.size(), report.check_seed.begin());
-    std::copy_n(at + 32, report.first_check.size(), report.first_check.begin());
-    std::copy_n(at + 40, report.second_check.size(), report.second_check.begin());
+    const client_checks::PartReport report = client_checks::parse_part_report(
+        std::span<const std::uint8_t>(reports.reports).subspan(part * wire::kPaddedPartReportBytes,
+                                                                 wire::kPaddedPartReportBytes));
     std::vector<std::uint8_t> bits;
     try {
       bits = client_checks::open_part(masked, report, report, client_checks::part_pad(seeds[0], part),
@@ -368,11 +366,7 @@ SecretBytes open_krb_padded(const wire::KrbResult& first, const wire::KrbResult&
                             const KrbPads& pads) {
   if (first.x.size() != result_bytes || first.x != second.x || first.padded_report != second.padded_report)
     throw VerificationError("the two servers answered different padded results (one of them deviated): result refused");
-  const wire::PaddedReport& bytes = *first.padded_report;
-  client_checks::PartReport report;
-  std::copy_n(bytes.begin(), report.check_seed.size(), report.check_seed.begin());
-  std::copy_n(bytes.begin() + 32, report.first_check.size(), report.first_check.begin());
-  std::copy_n(bytes.begin() + 40, report.second_check.size(), report.second_check.begin());
+  const client_checks::PartReport report = client_checks::parse_part_report(*first.padded_report);
   client_checks::PadSeed seeds[2];
   for (std::size_t party = 0; party < 2; ++party)
     std::copy(pads.seeds[party].begin(), pads.seeds[party].end(), seeds[party].begin());

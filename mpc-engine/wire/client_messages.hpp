@@ -69,7 +69,7 @@ struct ComputeRequest {
   std::vector<std::uint8_t> input;             // ECB only: blocks * 16 bytes
   // This server's pad seed: a two-server cluster of security = "active" answers with the
   // outputs padded (ComputeResult::padded) and refuses a job without one; others ignore it.
-  std::optional<OutputPadSeed> output_pad;
+  std::optional<OutputPadSeed> output_pad{};
 };
 
 // Body: key id | u32 length | this server's share of the material, sealed to the server's
@@ -365,7 +365,7 @@ struct ComputeResult {
   std::uint32_t blocks = 0;
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;  // empty from a two-server cluster
-  std::optional<PaddedReports> padded;
+  std::optional<PaddedReports> padded{};
 };
 
 struct KeyInfo {
@@ -476,7 +476,7 @@ using PaddedReport = std::array<std::uint8_t, kPaddedPartReportBytes>;
 struct KrbResult {
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;
-  std::optional<PaddedReport> padded_report;
+  std::optional<PaddedReport> padded_report{};
 };
 
 // Import and Delete replies carry no body.

@@ -35,16 +35,9 @@ std::vector<std::uint32_t> committed_wires(int party, std::uint32_t share_bits, 
   return wires;
 }
 
-std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
-  std::vector<std::uint8_t> bits(8 * bytes.size());
-  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
-  return bits;
-}
-
 void append_report(std::vector<std::uint8_t>& out, const client_checks::PartReport& report) {
-  out.insert(out.end(), report.check_seed.begin(), report.check_seed.end());
-  out.insert(out.end(), report.first_check.begin(), report.first_check.end());
-  out.insert(out.end(), report.second_check.begin(), report.second_check.end());
+  const auto bytes = client_checks::serialize(report);
+  out.insert(out.end(), bytes.begin(), bytes.end());
 }
 static_assert(client_checks::kPartReportBytes == wire::kPaddedPartReportBytes);
 static_assert(client_checks::kShareCheckBytes == wire::kShareCheckBytes);
@@ -88,7 +81,7 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
   const client_checks::ShareCheck check = client_checks::parse_share_check(share_check);
   const std::uint64_t count = entries(algorithm, total);
   AndMaterialStock::Taken taken = stock_.take(peer, epoch, start, count, wait);
-  std::vector<std::uint8_t> key_bits = bits_of(key_share);
+  std::vector<std::uint8_t> key_bits = bytes_to_bits(key_share);
 #if defined(MPC_FAULT_INJECTION)
   // "share-bit": either server feeds its share of the last round key with bit 0 flipped, which
   // shifts the output's bit 0; its peer's check of the share catches it.
@@ -122,7 +115,7 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
     const CheckedCircuit checked{part.get(), &kOwners, {}, {}, first_committed, second_committed};
     const auth2::PaddedRun run = run_checked_part(
         taken.session, party_, checked, std::span<const auth2::AndMaterial>(taken.material.data() + used, part_entries),
-        start + used, own, bits_of(input.subspan(16 * first, 16 * blocks)), check);
+        start + used, own, bytes_to_bits(input.subspan(16 * first, 16 * blocks)), check);
     used += part_entries;
     wipe(own.data(), own.size());
     for (std::size_t i = 0; i < run.masked.size(); ++i)

@@ -27,12 +27,6 @@ namespace {
 using auth2::Owner;
 constexpr std::uint32_t kBlindingBits = client_checks::kCheckBits;
 
-std::vector<std::uint8_t> bits_of(std::span<const std::uint8_t> bytes) {
-  std::vector<std::uint8_t> bits(8 * bytes.size());
-  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = (bytes[i / 8] >> (i % 8)) & 1;
-  return bits;
-}
-
 std::vector<std::uint32_t> run_of(std::uint32_t first, std::uint32_t count) {
   std::vector<std::uint32_t> wires(count);
   for (std::uint32_t i = 0; i < count; ++i) wires[i] = first + i;
@@ -41,9 +35,8 @@ std::vector<std::uint32_t> run_of(std::uint32_t first, std::uint32_t count) {
 
 }  // namespace
 
-std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::shape(const wire::KrbRequest& request) const {
-  const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
-  const wire::KeyAlgorithm algorithm = request.key.algorithm;
+std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::shape(const jobs::KrbJobPlan& plan,
+                                                                        wire::KeyAlgorithm algorithm) const {
   const auto key = std::make_tuple(static_cast<int>(plan.circuit.id), plan.circuit.data_bytes, plan.circuit.combine,
                                    static_cast<int>(algorithm), plan.secret.offset, plan.secret.bytes, plan.result_bytes);
   {
@@ -99,25 +92,25 @@ std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::shape(const wir
 }
 
 std::uint64_t AuthenticatedKrb::entries(const wire::KrbRequest& request) const {
-  const auto found = shape(request);
+  const auto found = shape(jobs::plan_krb_job(request), request.key.algorithm);
   return auth2::material_entries(found->circuit, found->owners);
 }
 
 AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const Job& job, std::uint64_t epoch,
                                                std::uint64_t start, std::chrono::milliseconds wait) {
   const wire::KrbRequest& request = *job.request;
-  const auto found = shape(request);
+  const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
+  const auto found = this->shape(plan, request.key.algorithm);
   const Shape& shape = *found;
   if (job.key_share.size() * 8 != shape.material_bits || job.mask_share.size() * 8 != shape.mask_bits)
     throw Error(Component::Server, "Kerberos job shares of the wrong size");
   const client_checks::ShareCheck check = client_checks::parse_share_check(job.share_check);
-  const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
   const std::uint64_t count = auth2::material_entries(shape.circuit, shape.owners);
   AndMaterialStock::Taken taken = stock_.take(peer, epoch, start, count, wait);
 
   // This server's inputs: its material, its share of R, its blinding, its pad.
-  std::vector<std::uint8_t> own = bits_of(job.key_share);
-  const std::vector<std::uint8_t> mask = bits_of(job.mask_share);
+  std::vector<std::uint8_t> own = bytes_to_bits(job.key_share);
+  const std::vector<std::uint8_t> mask = bytes_to_bits(job.mask_share);
   own.insert(own.end(), mask.begin(), mask.end());
   for (std::size_t k = 0; k < kBlindingBits; ++k) own.push_back((check.own_blinding[k / 8] >> (k % 8)) & 1);
   const std::vector<std::uint8_t> pad = client_checks::pad_bits(job.pad, shape.result_bits);
@@ -134,7 +127,7 @@ AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const J
   const CheckedCircuit checked{&shape.circuit, &shape.owners, shape.first_known, shape.second_known,
                                shape.first_committed, shape.second_committed};
   const auth2::PaddedRun result = run_checked_part(taken.session, party_, checked, taken.material, start, own,
-                                                   bits_of(plan.public_record), check);
+                                                   bytes_to_bits(plan.public_record), check);
   peer.flush();
   Padded out;
   out.bytes = SecretBytes(plan.result_bytes);

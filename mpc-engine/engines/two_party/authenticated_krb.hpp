@@ -32,6 +32,7 @@
 #include "circuits/circuit.hpp"
 #include "common/secret.hpp"
 #include "engines/two_party/and_material_stock.hpp"
+#include "jobs/krb_jobs.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
 #include "protocol/client_checks/output_pads.hpp"
 #include "protocol/two_party/channel.hpp"
@@ -64,7 +65,7 @@ class AuthenticatedKrb {
 
  private:
   struct Shape;  // a circuit and where its inputs lie
-  std::shared_ptr<const Shape> shape(const wire::KrbRequest& request) const;
+  std::shared_ptr<const Shape> shape(const jobs::KrbJobPlan& plan, wire::KeyAlgorithm algorithm) const;
 
   int party_;
   AndMaterialStock& stock_;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "circuits/circuit.hpp"
 #include "protocol/auth2/and_triples.hpp"
@@ -14,6 +15,11 @@
 #include "protocol/client_checks/share_checks.hpp"
 
 namespace mpc::two_party_engine {
+
+// The bits of `bytes` (bit j is bit j % 8 of byte j / 8), 0/1 bytes, as circuits take inputs.
+inline std::vector<std::uint8_t> bytes_to_bits(std::span<const std::uint8_t> bytes) {
+  return auth2::unpack_bits(bytes, 8 * bytes.size());
+}
 
 struct CheckedCircuit {
   const circuits::Circuit* circuit = nullptr;  // padded_circuit(...)

@@ -112,13 +112,7 @@ void TwoPartyEngine::answer_circuit_job(Job& job) {
     (void)krb;
     wire::KrbResult result;
     result.x.assign(job.result.span().begin(), job.result.span().end());
-    if (job.krb_report) {
-      wire::PaddedReport report{};
-      auto at = std::copy(job.krb_report->check_seed.begin(), job.krb_report->check_seed.end(), report.begin());
-      at = std::copy(job.krb_report->first_check.begin(), job.krb_report->first_check.end(), at);
-      std::copy(job.krb_report->second_check.begin(), job.krb_report->second_check.end(), at);
-      result.padded_report = report;
-    }
+    if (job.krb_report) result.padded_report = client_checks::serialize(*job.krb_report);
     answer.body = std::move(result);
   } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
     // The shares of AES_K(N || 1) wait here for the nonces' tags; the client gets the nonces

@@ -81,7 +81,7 @@ struct KrbTask {
   // security = "active": this server's pad on the result (from its record-mask seed) and the
   // check dealt with its key share.
   client_checks::PadSeed output_pad{};
-  std::span<const std::uint8_t> share_check;
+  std::span<const std::uint8_t> share_check{};
   std::uint64_t pool_epoch = 0;  // the AND material the job takes (pool_entries)
   std::uint64_t pool_start = 0;
 };

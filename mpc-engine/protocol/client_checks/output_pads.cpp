@@ -20,6 +20,26 @@ PadSeed part_pad(const PadSeed& job, std::uint32_t part) {
   return out;
 }
 
+std::array<std::uint8_t, kPartReportBytes> serialize(const PartReport& report) {
+  std::array<std::uint8_t, kPartReportBytes> out{};
+  auto at = std::copy(report.check_seed.begin(), report.check_seed.end(), out.begin());
+  at = std::copy(report.first_check.begin(), report.first_check.end(), at);
+  std::copy(report.second_check.begin(), report.second_check.end(), at);
+  return out;
+}
+
+PartReport parse_part_report(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() != kPartReportBytes)
+    throw FormatError(Component::Protocol, "a padded part's report of " + std::to_string(bytes.size()) + " bytes, not " +
+                                               std::to_string(kPartReportBytes));
+  PartReport report;
+  std::copy_n(bytes.begin(), report.check_seed.size(), report.check_seed.begin());
+  std::copy_n(bytes.begin() + kSeedBytes, report.first_check.size(), report.first_check.begin());
+  std::copy_n(bytes.begin() + kSeedBytes + report.first_check.size(), report.second_check.size(),
+              report.second_check.begin());
+  return report;
+}
+
 PadSeed pad_of_seed(std::span<const std::uint8_t, kSeedBytes> seed) {
   static constexpr char kContext[] = "mpc-kdc output pad of a seeded job";
   PadSeed out{};

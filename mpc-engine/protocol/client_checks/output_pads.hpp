@@ -40,6 +40,10 @@ struct PartReport {
   bool operator==(const PartReport&) const = default;
 };
 inline constexpr std::size_t kPartReportBytes = kSeedBytes + 2 * (kPadCheckBits / 8);
+// A report as it travels: the check seed, then c_1, then c_2.
+std::array<std::uint8_t, kPartReportBytes> serialize(const PartReport& report);
+// Throws FormatError(Protocol) unless `bytes` is kPartReportBytes long.
+PartReport parse_part_report(std::span<const std::uint8_t> bytes);
 
 // The pad of part `part` of a job whose pad seed is `job`: parts draw unrelated pads.
 PadSeed part_pad(const PadSeed& job, std::uint32_t part);
