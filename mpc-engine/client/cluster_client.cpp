@@ -17,6 +17,7 @@
 #include "protocol/rss3/shares.hpp"
 #include "transport/zmq_link.hpp"
 #include "wire/krb_record_mask.hpp"
+#include "wire/sealed_share.hpp"
 
 namespace mpc::client {
 
@@ -274,34 +275,44 @@ Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
       service_bound);
 }
 
+template <typename Request>
+Replies ClusterClient::ask_padded(Request& request, wire::MessageType type, const OutputPads& pads) {
+  return serve_job(type, [&](const wire::RequestId& id) {
+    request.id = id;
+    Frames frames;
+    for (const auto& seed : pads) {
+      request.output_pad = seed;
+      frames.push_back(wire::encode_request(request));
+    }
+    wipe(request.output_pad->data(), request.output_pad->size());
+    return frames;
+  });
+}
+
+namespace {
+
+// Fresh pads for the two servers of one job, wiped when it ends.
+struct JobPads {
+  OutputPads seeds;
+  JobPads() {
+    for (auto& seed : seeds) randombytes_buf(seed.data(), seed.size());
+  }
+  ~JobPads() {
+    for (auto& seed : seeds) wipe(seed.data(), seed.size());
+  }
+  JobPads(const JobPads&) = delete;
+  JobPads& operator=(const JobPads&) = delete;
+};
+
+}  // namespace
+
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
   std::lock_guard lock(mutex_);
   if (parties() != 2) return open_compute(ask_all(request, wire::MessageType::Compute), request.blocks);
   // Each of two servers gets a pad of its own on the outputs (protocol/client_checks): a cluster
   // of security = "active" answers under both, so that neither can shift the result.
-  OutputPads pads;
-  for (auto& seed : pads) randombytes_buf(seed.data(), seed.size());
-  const auto wipe_pads = [&] {
-    for (auto& seed : pads) wipe(seed.data(), seed.size());
-    if (request.output_pad) wipe(request.output_pad->data(), request.output_pad->size());
-  };
-  try {
-    const Replies replies = serve_job(wire::MessageType::Compute, [&](const wire::RequestId& id) {
-      request.id = id;
-      Frames frames;
-      for (const auto& seed : pads) {
-        request.output_pad = seed;
-        frames.push_back(wire::encode_request(request));
-      }
-      return frames;
-    });
-    std::vector<std::uint8_t> out = open_compute(replies, request.blocks, &pads);
-    wipe_pads();
-    return out;
-  } catch (...) {
-    wipe_pads();
-    throw;
-  }
+  const JobPads pads;
+  return open_compute(ask_padded(request, wire::MessageType::Compute, pads.seeds), request.blocks, &pads.seeds);
 }
 
 GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t count,
@@ -312,9 +323,17 @@ GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t 
   request.blocks_per_nonce = blocks_per_nonce;
   request.local_masks = local_masks;
   std::lock_guard lock(mutex_);
-  GcmPrefetched out = open_gcm_prefetch(
-      ask_all(request, local_masks ? wire::MessageType::GcmPrefetchLocal : wire::MessageType::GcmPrefetch), count,
-      blocks_per_nonce);
+  GcmPrefetched out;
+  if (parties() == 2 && !local_masks) {
+    // The keystream padded for the client, as a Compute job's outputs.
+    const JobPads pads;
+    out = open_gcm_prefetch(ask_padded(request, wire::MessageType::GcmPrefetch, pads.seeds), count, blocks_per_nonce,
+                            &pads.seeds);
+  } else {
+    out = open_gcm_prefetch(
+        ask_all(request, local_masks ? wire::MessageType::GcmPrefetchLocal : wire::MessageType::GcmPrefetch), count,
+        blocks_per_nonce);
+  }
   // The mark tells the servers how to open the nonce's tickets: it must be the one asked for.
   for (std::size_t n = 0; n < count; ++n) {
     wire::GcmNonce nonce{};
@@ -415,6 +434,11 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
           status != wire::Status::BadRequest)
         throw;
     }
+  }
+  if (parties() == 2) {
+    // The keystream and the verdict padded for the client, as a Compute job's outputs.
+    const JobPads pads;
+    return open_gcm_open(ask_padded(request, wire::MessageType::GcmOpen, pads.seeds), request.text, &pads.seeds);
   }
   return open_gcm_open(ask_all(request, wire::MessageType::GcmOpen), request.text);
 }
@@ -578,7 +602,9 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
     // Two servers: each share goes with its check (protocol/client_checks/share_checks.hpp), by
     // which a server of security = "active" holds its peer to the share dealt here.
     std::vector<SecretBytes> xor_form = xor_shares(material);
-    const auto checks = client_checks::deal_share_checks(xor_form[0].span(), xor_form[1].span());
+    const std::size_t checked = wire::checked_share_bytes(key.algorithm);
+    const auto checks =
+        client_checks::deal_share_checks(xor_form[0].span().first(checked), xor_form[1].span().first(checked));
     for (std::size_t party = 0; party < 2; ++party) {
       const auto check = client_checks::serialize(checks[party]);
       SecretBytes checked(xor_form[party].size() + check.size());

@@ -152,6 +152,9 @@ class ClusterClient {
   // Encodes `request` with a fresh id and returns the replies (serve_job).
   template <typename Request>
   Replies ask_all(Request& request, wire::MessageType type);
+  // The same to two servers, each frame with its server's seed of `pads` (Request::output_pad).
+  template <typename Request>
+  Replies ask_padded(Request& request, wire::MessageType type, const OutputPads& pads);
   // Sends frames[i] to each server i with targets[i] set and collects their replies
   // (any status). Throws Error(Client) if a target is unreachable or silent past the
   // deadline. With stop_on_error, the first error reply is thrown as ServerError at once:

@@ -85,21 +85,20 @@ bool xor_form(const wire::Reply& reply) {
 
 namespace {
 
-// Two servers' padded answers to a Compute job: the same outputs and reports from both, then
-// each part's pads checked and taken off.
-std::vector<std::uint8_t> open_padded_compute(const wire::ComputeResult& first, const wire::ComputeResult& second,
-                                              std::uint32_t blocks, const OutputPads& pads) {
-  if (first.x != second.x || first.padded != second.padded)
-    throw VerificationError("the two servers answered different padded outputs (one of them deviated): result refused");
-  const wire::PaddedReports& reports = *first.padded;
-  std::vector<std::uint8_t> out(first.x.size());
+// `blocks` blocks of outputs under two servers' pads, as both answered them (the caller checked
+// the two copies are the same) in parts of reports.part_blocks blocks: each part's pads checked
+// and taken off.
+std::vector<std::uint8_t> open_padded_blocks(std::span<const std::uint8_t> masked_bytes,
+                                             const wire::PaddedReports& reports, std::uint32_t blocks,
+                                             const OutputPads& pads) {
+  std::vector<std::uint8_t> out(masked_bytes.size());
   client_checks::PadSeed seeds[2];
   for (std::size_t party = 0; party < 2; ++party) std::copy(pads[party].begin(), pads[party].end(), seeds[party].begin());
   std::uint32_t part = 0;
   for (std::uint32_t block = 0; block < blocks; block += reports.part_blocks, ++part) {
     const std::uint32_t part_blocks = std::min(reports.part_blocks, blocks - block);
     std::vector<std::uint8_t> masked(std::size_t{128} * part_blocks);
-    for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = (first.x[16 * block + i / 8] >> (i % 8)) & 1;
+    for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = (masked_bytes[16 * block + i / 8] >> (i % 8)) & 1;
     const client_checks::PartReport report = client_checks::parse_part_report(
         std::span<const std::uint8_t>(reports.reports).subspan(part * wire::kPaddedPartReportBytes,
                                                                  wire::kPaddedPartReportBytes));
@@ -109,6 +108,7 @@ std::vector<std::uint8_t> open_padded_compute(const wire::ComputeResult& first, 
                                     client_checks::part_pad(seeds[1], part));
     } catch (const mpc::VerificationError& error) {
       wipe(out.data(), out.size());
+      for (auto& seed : seeds) wipe(seed.data(), seed.size());
       throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");
     }
     for (std::size_t i = 0; i < bits.size(); ++i) out[16 * block + i / 8] |= static_cast<std::uint8_t>(bits[i] << (i % 8));
@@ -116,6 +116,15 @@ std::vector<std::uint8_t> open_padded_compute(const wire::ComputeResult& first, 
   }
   for (auto& seed : seeds) wipe(seed.data(), seed.size());
   return out;
+}
+
+// Two servers' padded answers to a Compute job: the same outputs and reports from both, then
+// each part's pads checked and taken off.
+std::vector<std::uint8_t> open_padded_compute(const wire::ComputeResult& first, const wire::ComputeResult& second,
+                                              std::uint32_t blocks, const OutputPads& pads) {
+  if (first.x != second.x || first.padded != second.padded)
+    throw VerificationError("the two servers answered different padded outputs (one of them deviated): result refused");
+  return open_padded_blocks(first.x, *first.padded, blocks, pads);
 }
 
 }  // namespace
@@ -159,7 +168,7 @@ std::vector<std::uint8_t> open_compute(const Replies& replies, std::uint32_t blo
 }
 
 GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
-                                std::uint32_t blocks_per_nonce) {
+                                std::uint32_t blocks_per_nonce, const OutputPads* pads) {
   if (replies.size() != 2) require_three(replies);
   std::array<rss3::ByteShare, 3> shares;
   const auto& first = body_of<wire::GcmPrefetchResult>(replies, 0);
@@ -185,6 +194,21 @@ GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
   const std::size_t keystream_bytes = static_cast<std::size_t>(count) * blocks_per_nonce * wire::kBlockBytes;
   if (replies.size() == 2) {
     const auto& second = body_of<wire::GcmPrefetchResult>(replies, 1);
+    if (first.padded.has_value() != second.padded.has_value())
+      throw VerificationError("one server answered with padded keystream, the other with a share (one of them "
+                              "deviated): result refused");
+    if (first.padded) {
+      if (pads == nullptr) throw Disagreement("the servers answered with keystream padded under no pads of this client");
+      if (first.x != second.x || first.padded != second.padded)
+        throw VerificationError("the two servers answered different padded keystream (one of them deviated): "
+                                "result refused");
+      std::vector<std::uint8_t> keystream =
+          open_padded_blocks(first.x, *first.padded, count * blocks_per_nonce, *pads);
+      out.keystream = SecretBytes(keystream);
+      wipe(keystream.data(), keystream.size());
+      out.nonces = first.nonces;
+      return out;
+    }
     out.keystream = open_xor(first.x, second.x, first.a, second.a, keystream_bytes);
     out.nonces = first.nonces;
     return out;
@@ -295,12 +319,64 @@ SecretBytes xor_plaintext(const Result& first, const Result& second, std::size_t
   return plaintext;
 }
 
+// Two servers' padded answers to a GCM open: one part, the keystream's blocks then the verdict
+// byte (the verdict in bit 0, zeros above), under the pads of part 0 of the client's seeds.
+std::optional<SecretBytes> open_padded_gcm_open(const wire::GcmOpenResult& first, const wire::GcmOpenResult& second,
+                                                std::size_t blocks, std::span<const std::uint8_t> ciphertext,
+                                                const OutputPads& pads) {
+  if (first.blocks != blocks || second.blocks != blocks)
+    throw Disagreement("a server returned " + std::to_string(first.blocks) + " keystream blocks for " +
+                       std::to_string(blocks));
+  if (first.x != second.x || first.verdict_x != second.verdict_x || first.padded_report != second.padded_report)
+    throw VerificationError("the two servers answered different padded opens (one of them deviated): result refused");
+  const std::size_t bits_count = 128 * blocks + 8;
+  std::vector<std::uint8_t> masked(bits_count);
+  for (std::size_t i = 0; i < 128 * blocks; ++i) masked[i] = (first.x[i / 8] >> (i % 8)) & 1;
+  for (std::size_t i = 0; i < 8; ++i) masked[128 * blocks + i] = (first.verdict_x >> i) & 1;
+  client_checks::PadSeed seeds[2];
+  for (std::size_t party = 0; party < 2; ++party) std::copy(pads[party].begin(), pads[party].end(), seeds[party].begin());
+  const client_checks::PartReport report = client_checks::parse_part_report(*first.padded_report);
+  std::vector<std::uint8_t> bits;
+  try {
+    bits = client_checks::open_part(masked, report, report, client_checks::part_pad(seeds[0], 0),
+                                  client_checks::part_pad(seeds[1], 0));
+  } catch (const mpc::VerificationError& error) {
+    for (auto& seed : seeds) wipe(seed.data(), seed.size());
+    throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");
+  }
+  for (auto& seed : seeds) wipe(seed.data(), seed.size());
+  std::uint8_t verdict = 0;
+  for (std::size_t i = 0; i < 8; ++i) verdict |= static_cast<std::uint8_t>(bits[128 * blocks + i] << i);
+  std::optional<SecretBytes> plaintext;
+  if (verdict == 1) {
+    plaintext.emplace(ciphertext.size());
+    for (std::size_t i = 0; i < ciphertext.size(); ++i) {
+      std::uint8_t key_byte = 0;
+      for (std::size_t k = 0; k < 8; ++k) key_byte |= static_cast<std::uint8_t>(bits[8 * i + k] << k);
+      (*plaintext)[i] = static_cast<std::uint8_t>(ciphertext[i] ^ key_byte);
+    }
+  }
+  wipe(bits.data(), bits.size());
+  if (verdict > 1)
+    throw Disagreement("the servers' verdict opened to " + std::to_string(verdict) + ", not 0 or 1: result refused");
+  return plaintext;
+}
+
 }  // namespace
 
-std::optional<SecretBytes> open_gcm_open(const Replies& replies,
-                                         std::span<const std::uint8_t> ciphertext) {
+std::optional<SecretBytes> open_gcm_open(const Replies& replies, std::span<const std::uint8_t> ciphertext,
+                                         const OutputPads* pads) {
   const std::size_t blocks = text_blocks(ciphertext);
   if (replies.size() == 2) {
+    const auto& first_padded = body_of<wire::GcmOpenResult>(replies, 0);
+    const auto& second_padded = body_of<wire::GcmOpenResult>(replies, 1);
+    if (first_padded.padded_report.has_value() != second_padded.padded_report.has_value())
+      throw VerificationError("one server answered a padded open, the other shares (one of them deviated): result "
+                              "refused");
+    if (first_padded.padded_report) {
+      if (pads == nullptr) throw Disagreement("the servers answered an open padded under no pads of this client");
+      return open_padded_gcm_open(first_padded, second_padded, blocks, ciphertext, *pads);
+    }
     const auto [first, second] = xor_results<wire::GcmOpenResult>(replies, blocks);
     // Each verdict share is a bit (the decoder checked it), so their XOR is 0 or 1.
     if ((first.verdict_x ^ second.verdict_x) == 0) return std::nullopt;

@@ -54,8 +54,9 @@ struct GcmPrefetched {
 };
 
 // GcmPrefetch: all three servers must list the same `count` distinct nonces in the same order.
-GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count,
-                                std::uint32_t blocks_per_nonce);
+// Two servers answer the keystream as XOR shares, or under `pads` as open_compute takes them.
+GcmPrefetched open_gcm_prefetch(const Replies& replies, std::uint32_t count, std::uint32_t blocks_per_nonce,
+                                const OutputPads* pads = nullptr);
 
 // GcmTag: the 16-byte tag.
 wire::GcmTagBytes open_gcm_tag(const Replies& replies);
@@ -67,9 +68,11 @@ bool gcm_check_passes(const Replies& replies);
 
 // GcmOpen of `ciphertext`: the plaintext when the opened verdict is 1, nullopt when it is 0
 // (the keystream shares are then not opened). A verdict that opens to anything else, or
-// disagrees, is a Disagreement.
-std::optional<SecretBytes> open_gcm_open(const Replies& replies,
-                                         std::span<const std::uint8_t> ciphertext);
+// disagrees, is a Disagreement. Two servers answer XOR shares, or (security = "active") the
+// keystream and the verdict under `pads`, in one part: both the same, each pad passing its
+// check (VerificationError otherwise).
+std::optional<SecretBytes> open_gcm_open(const Replies& replies, std::span<const std::uint8_t> ciphertext,
+                                         const OutputPads* pads = nullptr);
 
 // GcmReopen of `ciphertext`: as open_gcm_open, the verdict being whether the three check
 // shares XOR to zero (rss3/zero_test.hpp), or whether two servers' XOR-form check shares are

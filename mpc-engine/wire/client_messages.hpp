@@ -131,9 +131,10 @@ bool is_local_mask_nonce(const GcmNonce& nonce) noexcept;
 // block. Requests whose count exceeds kGcmHashPowers are malformed.
 std::size_t gcm_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) noexcept;
 
-// Body: key id | u32 count | u32 blocks_per_nonce. The servers pick `count` fresh nonces and
-// compute blocks_per_nonce keystream blocks for each; count * blocks_per_nonce is at most
-// kMaxRequestBlocks.
+// Body: key id | u32 count | u32 blocks_per_nonce (| 0x80000000 with an output pad), then with
+// an output pad, last and outside what request_digest covers: its seed. The servers pick
+// `count` fresh nonces and compute blocks_per_nonce keystream blocks for each;
+// count * blocks_per_nonce is at most kMaxRequestBlocks.
 struct GcmPrefetchRequest {
   RequestId id{};
   KeyId key;
@@ -142,6 +143,9 @@ struct GcmPrefetchRequest {
   // Local masks (message type GcmPrefetchLocal): nonces marked with kLocalMaskCounterBit whose
   // masks and keystream each server computes from its share alone, with no AES between them.
   bool local_masks = false;
+  // This server's pad seed, as ComputeRequest::output_pad: a two-server cluster of security =
+  // "active" answers the keystream padded (GcmPrefetchResult::padded). None with local masks.
+  std::optional<OutputPadSeed> output_pad{};
 };
 
 // A second tag made in the same round trip, over prefix || N || T where (N, T) is the
@@ -179,8 +183,10 @@ struct GcmTagRequest {
   std::optional<GcmTagCheck> check{};
 };
 
-// Body: key id | 12-byte nonce | u32 aad length | aad | u32 text length | text | 16-byte tag.
-// Checks `tag` over ciphertext `text` and returns its keystream with the verdict.
+// Body: key id | 12-byte nonce | u32 aad length | aad | u32 text length (| 0x80000000 with an
+// output pad) | text | 16-byte tag, then with an output pad, last and outside what
+// request_digest covers: its seed. Checks `tag` over ciphertext `text` and returns its
+// keystream with the verdict.
 struct GcmOpenRequest {
   RequestId id{};
   KeyId key;
@@ -188,6 +194,10 @@ struct GcmOpenRequest {
   std::vector<std::uint8_t> aad;
   std::vector<std::uint8_t> text;
   GcmTagBytes tag{};
+  // This server's pad seed, as ComputeRequest::output_pad: a two-server cluster of security =
+  // "active" answers the keystream and the verdict padded (GcmOpenResult::padded_report).
+  // A GcmReopen carries none.
+  std::optional<OutputPadSeed> output_pad{};
 };
 
 // Body: as GcmOpen's. Opens a ticket the servers tagged and still hold the tag mask of
@@ -351,6 +361,7 @@ const char* status_name(Status status);
 // "active": the job ran in parts of part_blocks blocks (the last may be shorter), each with its
 // report, kPaddedPartReportBytes: the seed of its pads' check, then the two servers' checks.
 inline constexpr std::size_t kPaddedPartReportBytes = 48;
+using PaddedReport = std::array<std::uint8_t, kPaddedPartReportBytes>;
 struct PaddedReports {
   std::uint32_t part_blocks = 0;
   std::vector<std::uint8_t> reports;  // ceil(blocks / part_blocks) * kPaddedPartReportBytes
@@ -417,6 +428,10 @@ struct ServerStatus {
 // keystream nonce by nonce). Two servers (a two-server cluster, or two of three serving) send
 // x alone, their XOR share (replicated = false), and when there is no keystream
 // (blocks_per_nonce 0) then u8 1: without that form byte the two forms would be the same bytes.
+// Keystream padded for the client (security = "active", two servers): u32 count | u32
+// blocks_per_nonce | 0x80000000 | u32 part_blocks | nonces | x (the keystream XOR both pads,
+// the same from both servers) | the parts' reports (PaddedReports, over the keystream's
+// count * blocks_per_nonce blocks; none when there are none).
 struct GcmPrefetchResult {
   std::uint32_t count = 0;
   std::uint32_t blocks_per_nonce = 0;
@@ -424,6 +439,7 @@ struct GcmPrefetchResult {
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;
   bool replicated = true;
+  std::optional<PaddedReports> padded{};
 };
 
 // Body of a successful GcmTag reply: masked x share | masked a share of the tag (16 bytes each);
@@ -443,6 +459,9 @@ struct GcmTagResult {
 // 1 when the tag is right; only bit 0 of each is used and the other bits must be zero.
 // A two-server cluster's servers send x and verdict x alone, their XOR shares
 // (replicated = false): u32 blocks | x | u8 verdict x.
+// Padded for the client (security = "active", two servers): u32 blocks | 0x80000000 | x (the
+// keystream XOR both pads) | u8 the verdict byte XOR both pads (the verdict in bit 0, zeros
+// above) | the report (kPaddedPartReportBytes), the same from both servers.
 struct GcmOpenResult {
   std::uint32_t blocks = 0;  // text blocks; 0 for an empty text
   std::vector<std::uint8_t> x;
@@ -450,6 +469,7 @@ struct GcmOpenResult {
   std::uint8_t verdict_x = 0;
   std::uint8_t verdict_a = 0;
   bool replicated = true;
+  std::optional<PaddedReport> padded_report{};
 };
 
 // Body of a successful GcmReopen reply: u32 blocks | x share | a share of the keystream (each
@@ -472,7 +492,6 @@ struct GcmReopenResult {
 // Outputs padded for the client (two servers of security = "active"): x is the result under both
 // servers' pads, the same from both, and one report (kPaddedPartReportBytes) follows it:
 // u32 length | 0x80000000 | x | report.
-using PaddedReport = std::array<std::uint8_t, kPaddedPartReportBytes>;
 struct KrbResult {
   std::vector<std::uint8_t> x;
   std::vector<std::uint8_t> a;

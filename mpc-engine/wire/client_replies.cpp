@@ -99,11 +99,32 @@ KeyList decode_key_list(ByteReader& reader) {
 GcmPrefetchResult decode_gcm_prefetch_result(ByteReader& reader) {
   GcmPrefetchResult result;
   result.count = reader.u32();
-  result.blocks_per_nonce = reader.u32();
+  const std::uint32_t word = reader.u32();
+  result.blocks_per_nonce = word & ~kPaddedResultFlag;
   check_prefetch(result.count, result.blocks_per_nonce);
   const std::size_t nonce_bytes = static_cast<std::size_t>(result.count) * kGcmNonceBytes;
   const std::size_t share_bytes =
       static_cast<std::size_t>(result.count) * result.blocks_per_nonce * kBlockBytes;
+  if ((word & kPaddedResultFlag) != 0) {
+    PaddedReports padded;
+    padded.part_blocks = reader.u32();
+    const auto keystream_blocks = static_cast<std::uint32_t>(share_bytes / kBlockBytes);
+    const std::size_t report_bytes = keystream_blocks == 0 && padded.part_blocks == 0
+                                         ? 0
+                                         : padded_report_bytes(keystream_blocks, padded.part_blocks);
+    if (reader.remaining() != nonce_bytes + share_bytes + report_bytes)
+      fail("padded GCM prefetch result of " + std::to_string(reader.remaining()) + " bytes for " +
+           std::to_string(result.count) + " nonces of " + std::to_string(result.blocks_per_nonce) + " blocks");
+    const auto nonces = reader.bytes(nonce_bytes);
+    const auto x = reader.bytes(share_bytes);
+    const auto reports = reader.bytes(report_bytes);
+    result.nonces.assign(nonces.begin(), nonces.end());
+    result.x.assign(x.begin(), x.end());
+    padded.reports.assign(reports.begin(), reports.end());
+    result.replicated = false;
+    result.padded = std::move(padded);
+    return result;
+  }
   // Two servers send only x, their XOR share, and with no keystream a form byte.
   const std::size_t remaining = reader.remaining();
   const bool with_form_byte = share_bytes == 0 && remaining == nonce_bytes + 1;
@@ -145,9 +166,21 @@ void check_open_blocks(std::uint32_t blocks) {
 
 GcmOpenResult decode_gcm_open_result(ByteReader& reader) {
   GcmOpenResult result;
-  result.blocks = reader.u32();
+  const std::uint32_t word = reader.u32();
+  result.blocks = word & ~kPaddedResultFlag;
   check_open_blocks(result.blocks);
   const std::size_t share_bytes = static_cast<std::size_t>(result.blocks) * kBlockBytes;
+  if ((word & kPaddedResultFlag) != 0) {
+    if (reader.remaining() != share_bytes + 1 + kPaddedPartReportBytes)
+      fail("padded GCM open result of " + std::to_string(reader.remaining()) + " bytes for " +
+           std::to_string(result.blocks) + " blocks");
+    const auto x = reader.bytes(share_bytes);
+    result.x.assign(x.begin(), x.end());
+    result.verdict_x = reader.u8();
+    result.replicated = false;
+    result.padded_report = reader.array<kPaddedPartReportBytes>();
+    return result;
+  }
   // Two-server clusters send x and verdict x alone, their XOR shares.
   result.replicated = reader.remaining() == 2 * share_bytes + 2;
   if (!result.replicated && reader.remaining() != share_bytes + 1)
@@ -294,6 +327,22 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           if (b.x.size() != share_bytes || b.a.size() != (b.replicated ? share_bytes : 0))
             fail("GCM prefetch result shares do not match " + std::to_string(b.count) + " nonces of " +
                  std::to_string(b.blocks_per_nonce) + " blocks");
+          if (b.padded) {
+            if (b.replicated || !b.a.empty()) fail("a padded GCM prefetch result carries one share");
+            const auto keystream_blocks = static_cast<std::uint32_t>(share_bytes / kBlockBytes);
+            const std::size_t report_bytes = keystream_blocks == 0 && b.padded->part_blocks == 0
+                                                 ? 0
+                                                 : padded_report_bytes(keystream_blocks, b.padded->part_blocks);
+            if (b.padded->reports.size() != report_bytes)
+              fail("padded GCM prefetch result reports do not match its keystream");
+            writer.u32(b.count);
+            writer.u32(b.blocks_per_nonce | kPaddedResultFlag);
+            writer.u32(b.padded->part_blocks);
+            writer.bytes(b.nonces);
+            writer.bytes(b.x);
+            writer.bytes(b.padded->reports);
+            return;
+          }
           writer.u32(b.count);
           writer.u32(b.blocks_per_nonce);
           writer.bytes(b.nonces);
@@ -314,6 +363,14 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           const std::size_t share_bytes = static_cast<std::size_t>(b.blocks) * kBlockBytes;
           if (b.x.size() != share_bytes || b.a.size() != (b.replicated ? share_bytes : 0))
             fail("GCM open result shares do not match " + std::to_string(b.blocks) + " blocks");
+          if (b.padded_report) {
+            if (b.replicated) fail("a padded GCM open result carries one share");
+            writer.u32(b.blocks | kPaddedResultFlag);
+            writer.bytes(b.x);
+            writer.u8(b.verdict_x);
+            writer.bytes(*b.padded_report);
+            return;
+          }
           check_verdict_share(b.verdict_x);
           check_verdict_share(b.verdict_a);
           writer.u32(b.blocks);

@@ -52,6 +52,8 @@ constexpr std::uint8_t kKrbCombineFlag = 0x80;
 constexpr std::uint8_t kKrbRecordMaskFlag = 0x40;
 // A Compute request's operation byte: an output pad seed ends the frame.
 constexpr std::uint8_t kOutputPadFlag = 0x40;
+// The same in a GCM prefetch's blocks_per_nonce word and a GCM open's text length word.
+constexpr std::uint32_t kOutputPadWordFlag = 0x80000000u;
 constexpr std::uint8_t kGcmTagChained = 1;
 constexpr std::uint8_t kGcmTagChecked = 2;
 
@@ -104,6 +106,9 @@ std::size_t record_mask_bytes(const KrbRecordMask& mask) {
 // The bytes that end a Krb frame and stay with the server it went to.
 std::size_t private_trailer_bytes(const Request& request) {
   if (const auto* compute = std::get_if<ComputeRequest>(&request)) return compute->output_pad ? kOutputPadSeedBytes : 0;
+  if (const auto* prefetch = std::get_if<GcmPrefetchRequest>(&request))
+    return prefetch->output_pad ? kOutputPadSeedBytes : 0;
+  if (const auto* open = std::get_if<GcmOpenRequest>(&request)) return open->output_pad ? kOutputPadSeedBytes : 0;
   const auto* krb = std::get_if<KrbRequest>(&request);
   if (krb == nullptr || !krb->record_mask) return 0;
   return 1 + (1 + kKrbMaskSeedBytes) * krb->record_mask->seeds.size();
@@ -143,14 +148,14 @@ std::size_t encoded_request_bytes(const Request& request) {
                               else if constexpr (std::is_same_v<T, GenerateKeyRequest>)
                                 return encoded_key_id_bytes(r.key) + r.seed.size();
                               else if constexpr (std::is_same_v<T, GcmPrefetchRequest>)
-                                return encoded_key_id_bytes(r.key) + 4 + 4;
+                                return encoded_key_id_bytes(r.key) + 4 + 4 + (r.output_pad ? kOutputPadSeedBytes : 0);
                               else if constexpr (std::is_same_v<T, GcmTagRequest>)
                                 return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
                                        r.text.size() + gcm_tag_parts_bytes(r);
                               else if constexpr (std::is_same_v<T, GcmOpenRequest> ||
                                                  std::is_same_v<T, GcmReopenRequest>)
                                 return encoded_key_id_bytes(r.key) + kGcmNonceBytes + 4 + r.aad.size() + 4 +
-                                       r.text.size() + kGcmTagBytes;
+                                       r.text.size() + kGcmTagBytes + (r.output_pad ? kOutputPadSeedBytes : 0);
                               else if constexpr (std::is_same_v<T, KrbRequest>)
                                 return 1 + encoded_key_id_bytes(r.key) + 4 + 4 + r.data.size() +
                                        (r.combine ? 1 + 2 + r.combine->pepper.size() + r.combine->mask.size() : 0) +
@@ -226,18 +231,20 @@ void encode_body(ByteWriter& writer, const GcmPrefetchRequest& r) {
   check_prefetch(r.count, r.blocks_per_nonce);
   write_header(writer, r.local_masks ? MessageType::GcmPrefetchLocal : MessageType::GcmPrefetch, r.id);
   write_key_id(writer, r.key);
+  if (r.output_pad && r.local_masks) fail("a GCM prefetch with local masks takes no output pad");
   writer.u32(r.count);
-  writer.u32(r.blocks_per_nonce);
+  writer.u32(r.blocks_per_nonce | (r.output_pad ? kOutputPadWordFlag : 0));
+  if (r.output_pad) writer.bytes(*r.output_pad);
 }
 
 // key id | nonce | u32 aad length | aad | u32 text length | text, shared by GcmTag and GcmOpen.
 void write_gcm_input(ByteWriter& writer, const KeyId& key, const GcmNonce& nonce, std::span<const std::uint8_t> aad,
-                     std::span<const std::uint8_t> text) {
+                     std::span<const std::uint8_t> text, bool padded = false) {
   write_key_id(writer, key);
   writer.bytes(nonce);
   writer.u32(static_cast<std::uint32_t>(aad.size()));
   writer.bytes(aad);
-  writer.u32(static_cast<std::uint32_t>(text.size()));
+  writer.u32(static_cast<std::uint32_t>(text.size()) | (padded ? kOutputPadWordFlag : 0));
   writer.bytes(text);
 }
 
@@ -274,9 +281,11 @@ void encode_body(ByteWriter& writer, const GcmTagRequest& r) {
 void write_gcm_open(ByteWriter& writer, MessageType type, const GcmOpenRequest& r) {
   check_gcm_algorithm(r.key.algorithm);
   check_hash_blocks(r.aad.size(), r.text.size());
+  if (r.output_pad && type != MessageType::GcmOpen) fail("a GCM reopen takes no output pad");
   write_header(writer, type, r.id);
-  write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
+  write_gcm_input(writer, r.key, r.nonce, r.aad, r.text, r.output_pad.has_value());
   writer.bytes(r.tag);
+  if (r.output_pad) writer.bytes(*r.output_pad);
 }
 
 void encode_body(ByteWriter& writer, const GcmOpenRequest& r) { write_gcm_open(writer, MessageType::GcmOpen, r); }
@@ -350,8 +359,13 @@ GcmPrefetchRequest decode_gcm_prefetch(ByteReader& reader, const RequestId& id, 
   r.key = read_key_id(reader);
   check_gcm_algorithm(r.key.algorithm);
   r.count = reader.u32();
-  r.blocks_per_nonce = reader.u32();
+  const std::uint32_t word = reader.u32();
+  r.blocks_per_nonce = word & ~kOutputPadWordFlag;
   check_prefetch(r.count, r.blocks_per_nonce);
+  if ((word & kOutputPadWordFlag) != 0) {
+    if (local_masks) fail("a GCM prefetch with local masks takes no output pad");
+    r.output_pad = reader.array<kOutputPadSeedBytes>();
+  }
   return r;
 }
 
@@ -362,7 +376,8 @@ struct GcmInput {
   std::vector<std::uint8_t> text;
 };
 
-GcmInput read_gcm_input(ByteReader& reader) {
+// `padded`: where the text length may carry kOutputPadWordFlag (a GcmOpen), whether it does.
+GcmInput read_gcm_input(ByteReader& reader, bool* padded = nullptr) {
   GcmInput in;
   in.key = read_key_id(reader);
   check_gcm_algorithm(in.key.algorithm);
@@ -372,7 +387,11 @@ GcmInput read_gcm_input(ByteReader& reader) {
   check_hash_blocks(aad_length, 0);
   const auto aad = reader.bytes(aad_length);
   in.aad.assign(aad.begin(), aad.end());
-  const std::uint32_t text_length = reader.u32();
+  std::uint32_t text_length = reader.u32();
+  if (padded != nullptr) {
+    *padded = (text_length & kOutputPadWordFlag) != 0;
+    text_length &= ~kOutputPadWordFlag;
+  }
   check_hash_blocks(aad_length, text_length);
   const auto text = reader.bytes(text_length);
   in.text.assign(text.begin(), text.end());
@@ -409,10 +428,12 @@ GcmTagRequest decode_gcm_tag(ByteReader& reader, const RequestId& id, bool with_
   return r;
 }
 
-GcmOpenRequest decode_gcm_open(ByteReader& reader, const RequestId& id) {
-  GcmInput in = read_gcm_input(reader);
+GcmOpenRequest decode_gcm_open(ByteReader& reader, const RequestId& id, bool may_pad) {
+  bool padded = false;
+  GcmInput in = read_gcm_input(reader, may_pad ? &padded : nullptr);
   GcmOpenRequest r{id, std::move(in.key), in.nonce, std::move(in.aad), std::move(in.text), {}};
   r.tag = reader.array<kGcmTagBytes>();
+  if (padded) r.output_pad = reader.array<kOutputPadSeedBytes>();
   return r;
 }
 
@@ -503,10 +524,10 @@ Request decode_request(std::span<const std::uint8_t> frame) {
       break;
     case static_cast<std::uint8_t>(MessageType::GcmTag): request = decode_gcm_tag(reader, id, false); break;
     case static_cast<std::uint8_t>(MessageType::GcmTagParts): request = decode_gcm_tag(reader, id, true); break;
-    case static_cast<std::uint8_t>(MessageType::GcmOpen): request = decode_gcm_open(reader, id); break;
+    case static_cast<std::uint8_t>(MessageType::GcmOpen): request = decode_gcm_open(reader, id, true); break;
     case static_cast<std::uint8_t>(MessageType::Krb): request = decode_krb(reader, id); break;
     case static_cast<std::uint8_t>(MessageType::GcmReopen):
-      request = GcmReopenRequest{decode_gcm_open(reader, id)};
+      request = GcmReopenRequest{decode_gcm_open(reader, id, false)};
       break;
     default: fail("unknown request type " + std::to_string(type));
   }

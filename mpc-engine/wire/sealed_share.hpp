@@ -32,6 +32,15 @@ inline constexpr std::size_t kSealedShareOverhead = 32 + 48;
 // the material, and is stored so.
 inline constexpr std::size_t kShareCheckBytes = 48;
 
+// The bytes of a key's material its check covers: every byte, but for an aes256-gcm key only
+// its round keys (kGcmRoundKeyBytes). A server's share of the GHASH key powers may go unchecked:
+// a shift of it shifts the GHASH it computes by a value the server knows, as good as a ticket
+// with another tag (engines/two_party/authenticated_gcm.hpp), and checking its 16 KiB would
+// cost an authenticated input per bit in every job.
+inline std::size_t checked_share_bytes(KeyAlgorithm algorithm) {
+  return algorithm == KeyAlgorithm::Aes256Gcm ? kGcmRoundKeyBytes : material_bytes(algorithm);
+}
+
 // The share sealed to `server` for `key`. Throws FormatError(Wire) for an invalid key id and
 // Error(Wire) if libsodium fails; the plaintext it builds is wiped.
 std::vector<std::uint8_t> seal_share(const KeyId& key, std::span<const std::uint8_t> share, const SealKey& server);

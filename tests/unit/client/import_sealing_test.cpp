@@ -25,6 +25,7 @@
 #include "transport/curve_keys.hpp"
 #include "transport/zmq_link.hpp"
 #include "wire/client_messages.hpp"
+#include "wire/sealed_share.hpp"
 
 namespace {
 
@@ -154,6 +155,40 @@ TEST_P(ImportSealing, SharesArriveSealedAndTheProcessIsNotDumpableMeanwhile) {
                 client_checks::share_sketch(check_of(p).peer_rows, material_of(1 - p), check_of(1 - p).own_blinding))
           << "server " << p + 1;
     EXPECT_NE(check_of(0).peer_rows, check_of(1).peer_rows);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// An aes256-gcm key's checks cover its round keys alone (wire::checked_share_bytes): a share
+// of its GHASH powers needs none, and checking its 16 KiB would cost every job an input per bit.
+TEST_P(ImportSealing, AGcmKeysCheckCoversItsRoundKeys) {
+  Bytes key(32);
+  for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<std::uint8_t>(0x21 + 5 * i);
+  std::thread servers([&] { serve_one_import(); });
+  const int rc = mpc_client_import_key(client_, "sealed-gcm", 1, MPC_AES256_GCM, key.data(), key.size());
+  servers.join();
+  ASSERT_EQ(rc, MPC_OK) << mpc_client_last_error(client_);
+  const std::size_t material = wire::material_bytes(wire::KeyAlgorithm::Aes256Gcm);
+  if (GetParam() == 3) {
+    // Three servers hold replicated shares and no checks.
+    for (const auto& server : servers_) EXPECT_EQ(server.share.size(), 2 * material);
+    return;
+  }
+  ASSERT_EQ(wire::checked_share_bytes(wire::KeyAlgorithm::Aes256Gcm), wire::kGcmRoundKeyBytes);
+  const auto check_of = [&](int p) {
+    return client_checks::parse_share_check(servers_[p].share.span().subspan(material));
+  };
+  for (int p = 0; p < 2; ++p) {
+    const auto peer = servers_[1 - p].share.span();
+    EXPECT_EQ(check_of(p).peer_sketch, client_checks::share_sketch(check_of(p).peer_rows,
+                                                                   peer.first(wire::kGcmRoundKeyBytes),
+                                                                   check_of(1 - p).own_blinding))
+        << "server " << p + 1;
+    EXPECT_NE(check_of(p).peer_sketch,
+              client_checks::share_sketch(check_of(p).peer_rows, peer.first(material), check_of(1 - p).own_blinding));
   }
 }
 

@@ -324,12 +324,13 @@ struct PaddedAnswer {
   wire::PaddedReports reports;
 };
 
-PaddedAnswer padded_answer(const Bytes& value, std::uint32_t blocks, std::uint32_t part_blocks,
-                           const client::OutputPads& pads, std::mt19937_64& rng) {
-  PaddedAnswer answer{value, {part_blocks, {}}};
+// The same over parts of `part_bits` bits (the last may be shorter) of value's `total_bits`.
+PaddedAnswer padded_bits_answer(const Bytes& value, std::size_t total_bits, std::size_t part_bits,
+                                const client::OutputPads& pads, std::mt19937_64& rng) {
+  PaddedAnswer answer{value, {static_cast<std::uint32_t>(part_bits / 128), {}}};
   std::uint32_t part = 0;
-  for (std::uint32_t block = 0; block < blocks; block += part_blocks, ++part) {
-    const std::size_t bits = 128 * std::min(part_blocks, blocks - block);
+  for (std::size_t first = 0; first < total_bits; first += part_bits, ++part) {
+    const std::size_t bits = std::min(part_bits, total_bits - first);
     client_checks::PadSeed seeds[2];
     for (int p = 0; p < 2; ++p) {
       std::copy(pads[p].begin(), pads[p].end(), seeds[p].begin());
@@ -337,7 +338,7 @@ PaddedAnswer padded_answer(const Bytes& value, std::uint32_t blocks, std::uint32
     }
     const auto p1 = client_checks::pad_bits(seeds[0], bits), p2 = client_checks::pad_bits(seeds[1], bits);
     for (std::size_t i = 0; i < bits; ++i)
-      answer.padded[16 * block + i / 8] ^= static_cast<std::uint8_t>((p1[i] ^ p2[i]) << (i % 8));
+      answer.padded[(first + i) / 8] ^= static_cast<std::uint8_t>((p1[i] ^ p2[i]) << (i % 8));
     client_checks::CheckSeed check_seed{};
     for (auto& byte : check_seed) byte = static_cast<std::uint8_t>(rng());
     const client_checks::CheckRows rows(check_seed, bits);
@@ -348,6 +349,11 @@ PaddedAnswer padded_answer(const Bytes& value, std::uint32_t blocks, std::uint32
     reports.insert(reports.end(), c2.begin(), c2.end());
   }
   return answer;
+}
+
+PaddedAnswer padded_answer(const Bytes& value, std::uint32_t blocks, std::uint32_t part_blocks,
+                           const client::OutputPads& pads, std::mt19937_64& rng) {
+  return padded_bits_answer(value, std::size_t{128} * blocks, std::size_t{128} * part_blocks, pads, rng);
 }
 
 TEST(Reconstruct, TwoServerPaddedComputeTakesThePadsOffOnlyWhenBothAgreeAndThePadsPass) {
@@ -388,6 +394,66 @@ TEST(Reconstruct, TwoServerPaddedComputeTakesThePadsOffOnlyWhenBothAgreeAndThePa
             value);
   // Padded answers to a client that gave no pads.
   EXPECT_THROW(open_compute({reply(c.padded, c.reports), reply(c.padded, c.reports)}, blocks), Disagreement);
+}
+
+// A GCM prefetch's keystream and an open's keystream and verdict byte, padded as two servers of
+// security = "active" answer them (engines/two_party/authenticated_gcm.hpp): taken only when
+// both agree and the pads pass; an open's plaintext only under a verdict of 1.
+TEST(Reconstruct, TwoServerPaddedGcmJobsTakeThePadsOffOnlyWhenBothAgreeAndThePadsPass) {
+  std::mt19937_64 rng(13);
+  client::OutputPads pads{};
+  for (auto& seed : pads)
+    for (auto& byte : seed) byte = static_cast<std::uint8_t>(rng());
+  // Three nonces of two blocks, in parts of ten blocks (five nonces): one part here.
+  const Bytes nonces = random_bytes(rng, 36);
+  const Bytes keystream = random_bytes(rng, 96);
+  const PaddedAnswer k = padded_answer(keystream, 6, 6, pads, rng);
+  auto prefetch = [&](const Bytes& x, const wire::PaddedReports& reports) {
+    return wire::Reply{{}, wire::Status::Ok, "", wire::GcmPrefetchResult{3, 2, nonces, x, {}, false, reports}};
+  };
+  const GcmPrefetched opened = open_gcm_prefetch({prefetch(k.padded, k.reports), prefetch(k.padded, k.reports)}, 3, 2, &pads);
+  EXPECT_EQ(Bytes(opened.keystream.span().begin(), opened.keystream.span().end()), keystream);
+  Bytes other = k.padded;
+  other[40] ^= 1;
+  EXPECT_THROW(open_gcm_prefetch({prefetch(k.padded, k.reports), prefetch(other, k.reports)}, 3, 2, &pads),
+               client::VerificationError);
+  const wire::Reply share{{}, wire::Status::Ok, "", wire::GcmPrefetchResult{3, 2, nonces, k.padded, {}, false}};
+  EXPECT_THROW(open_gcm_prefetch({prefetch(k.padded, k.reports), share}, 3, 2, &pads), client::VerificationError);
+  client::OutputPads fed = pads;
+  fed[0][0] ^= 1;
+  const PaddedAnswer shifted = padded_answer(keystream, 6, 6, fed, rng);
+  EXPECT_THROW(open_gcm_prefetch({prefetch(shifted.padded, shifted.reports), prefetch(shifted.padded, shifted.reports)},
+                                 3, 2, &pads),
+               client::VerificationError);
+
+  // An open of a 20-byte text: two keystream blocks, then the verdict byte, one part.
+  const Bytes ciphertext = random_bytes(rng, 20);
+  for (const std::uint8_t verdict : {1, 0, 2}) {
+    Bytes value = random_bytes(rng, 32);
+    value.push_back(verdict);
+    const PaddedAnswer o = padded_bits_answer(value, 264, 264, pads, rng);
+    wire::PaddedReport report{};
+    std::copy(o.reports.reports.begin(), o.reports.reports.end(), report.begin());
+    auto open = [&](const Bytes& x, std::uint8_t masked_verdict) {
+      return wire::Reply{{}, wire::Status::Ok, "",
+                         wire::GcmOpenResult{2, x, {}, masked_verdict, 0, false, report}};
+    };
+    const Bytes x(o.padded.begin(), o.padded.begin() + 32);
+    const Replies replies{open(x, o.padded[32]), open(x, o.padded[32])};
+    if (verdict == 2) {
+      EXPECT_THROW(open_gcm_open(replies, ciphertext, &pads), Disagreement);
+      continue;
+    }
+    const auto plaintext = open_gcm_open(replies, ciphertext, &pads);
+    ASSERT_EQ(plaintext.has_value(), verdict == 1);
+    if (plaintext) {
+      for (std::size_t i = 0; i < ciphertext.size(); ++i) EXPECT_EQ((*plaintext)[i], ciphertext[i] ^ value[i]) << i;
+    }
+    EXPECT_THROW(open_gcm_open({open(x, o.padded[32]), open(x, static_cast<std::uint8_t>(o.padded[32] ^ 1))}, ciphertext,
+                               &pads),
+                 client::VerificationError);
+    EXPECT_THROW(open_gcm_open(replies, ciphertext, &fed), client::VerificationError);
+  }
 }
 
 // Two XOR shares of `value`, the first random.

@@ -41,10 +41,12 @@ TEST(ClientReply, RejectsEveryTruncationAndTrailingByte) {
     const auto* prefetch = std::get_if<GcmPrefetchResult>(&reply.body);
     std::set<std::size_t> prefetch_forms;
     if (prefetch && prefetch->replicated && !prefetch->a.empty()) prefetch_forms.insert(frame.size() - prefetch->a.size());
-    if (prefetch && !prefetch->replicated && prefetch->x.empty()) prefetch_forms.insert(frame.size() - 1);
+    if (prefetch && !prefetch->replicated && prefetch->x.empty() && !prefetch->padded)
+      prefetch_forms.insert(frame.size() - 1);
     if (type == MessageType::GcmTag && std::holds_alternative<GcmTagResult>(reply.body)) two_server_length -= kGcmTagBytes;
     if (const auto* krb = std::get_if<KrbResult>(&reply.body)) two_server_length -= krb->a.size();
-    if (const auto* open = std::get_if<GcmOpenResult>(&reply.body)) two_server_length -= open->a.size() + 1;
+    if (const auto* open = std::get_if<GcmOpenResult>(&reply.body); open != nullptr && !open->padded_report)
+      two_server_length -= open->a.size() + 1;
     // A reopen's XOR form ends in a form byte 1 where the replicated one has its a share; with
     // no text the replicated form is the XOR form without that byte.
     const auto* reopen = std::get_if<GcmReopenResult>(&reply.body);
@@ -169,6 +171,36 @@ TEST(ClientReply, RejectsBadComputeResults) {
   // Shares of unequal or wrong length cannot be encoded.
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", ComputeResult{2, Bytes(32), Bytes(16)}}), FormatError);
   EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "", ComputeResult{0, {}, {}}}), FormatError);
+}
+
+// Padded GCM results: a prefetch's reports must cover its keystream in parts no larger than it;
+// an open's report follows its verdict byte.
+TEST(ClientReply, RejectsBadPaddedGcmResults) {
+  for (const auto& [part_blocks, reports] : std::vector<std::pair<std::uint32_t, std::size_t>>{
+           {0, 0}, {5, 1}, {2, 1}, {4, 2}, {1, 1}}) {
+    Bytes frame = reply_header(Status::Ok);
+    ByteWriter writer(frame);
+    writer.u32(2);
+    writer.u32(2 | 0x80000000u);
+    writer.u32(part_blocks);
+    writer.bytes(Bytes(24 + 64 + reports * kPaddedPartReportBytes));
+    EXPECT_LT(expect_rejected(frame, decode_reply_as(MessageType::GcmPrefetch)), 4096u) << part_blocks;
+  }
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "",
+                                  GcmPrefetchResult{2, 2, Bytes(24), Bytes(64), {}, false, PaddedReports{2, {}}}}),
+               FormatError);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "",
+                                  GcmPrefetchResult{2, 2, Bytes(24), Bytes(64), Bytes(64), true,
+                                                    PaddedReports{4, Bytes(kPaddedPartReportBytes)}}}),
+               FormatError);
+  Bytes open = reply_header(Status::Ok);
+  ByteWriter writer(open);
+  writer.u32(1 | 0x80000000u);
+  writer.bytes(Bytes(16 + 1 + kPaddedPartReportBytes - 1));
+  EXPECT_LT(expect_rejected(open, decode_reply_as(MessageType::GcmOpen)), 4096u);
+  EXPECT_THROW(encode_reply(Reply{make_id(1), Status::Ok, "",
+                                  GcmOpenResult{1, Bytes(16), Bytes(16), 0, 0, true, PaddedReport{}}}),
+               FormatError);
 }
 
 TEST(ClientReply, RejectsBadGcmResults) {

@@ -408,28 +408,57 @@ Bytes krb_frame(std::uint8_t operation, std::uint8_t algorithm, std::uint32_t us
 
 // Each server's copy of a Compute request carries its own output pad: the frames differ, their
 // digests do not; the common part still shows any change.
-TEST(ClientRequest, OutputPadTravelsOutsideTheDigest) {
-  ComputeRequest request{make_id(33), krbtgt(KeyAlgorithm::Aes128), Operation::EcbEncrypt, 2, {}, pattern(32, 33)};
+// Each server's copy of `request` under its own pad seed: the frames differ, their digests do
+// not, and a copy without a pad has another digest (a server sees which form it was sent).
+template <typename Request>
+void expect_pads_outside_the_digest(Request request) {
   std::vector<Bytes> frames;
   std::vector<RequestDigest> digests;
   for (std::uint8_t party = 0; party < 2; ++party) {
     request.output_pad.emplace();
     request.output_pad->fill(party);
     frames.push_back(encode_request(request));
-    const Request decoded = decode_request(frames.back());
-    expect_same(Request(request), decoded);
+    const wire::Request decoded = decode_request(frames.back());
+    expect_same(wire::Request(request), decoded);
     digests.push_back(request_digest(frames.back(), decoded));
   }
   EXPECT_NE(frames[0], frames[1]);
   EXPECT_EQ(digests[0], digests[1]);
   request.output_pad.reset();
   const Bytes plain = encode_request(request);
-  // Without a pad the operation byte differs: a server sees which form it was sent.
   EXPECT_NE(request_digest(plain, decode_request(plain)), digests[0]);
+}
+
+TEST(ClientRequest, OutputPadTravelsOutsideTheDigest) {
+  ComputeRequest request{make_id(33), krbtgt(KeyAlgorithm::Aes128), Operation::EcbEncrypt, 2, {}, pattern(32, 33)};
+  expect_pads_outside_the_digest(request);
   request.input[5] ^= 1;
   request.output_pad.emplace();
   const Bytes changed = encode_request(request);
-  EXPECT_NE(request_digest(changed, decode_request(changed)), digests[0]);
+  request.input[5] ^= 1;
+  const Bytes original = encode_request(request);
+  EXPECT_NE(request_digest(changed, decode_request(changed)), request_digest(original, decode_request(original)));
+}
+
+// A GCM prefetch's and a GCM open's pads travel the same way; a local prefetch and a reopen
+// take none.
+TEST(ClientRequest, GcmOutputPadsTravelOutsideTheDigest) {
+  GcmPrefetchRequest prefetch{make_id(34), krbtgt(KeyAlgorithm::Aes256Gcm), 5, 2};
+  GcmOpenRequest open{make_id(35), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(35), pattern(5, 35), pattern(32, 36),
+                      gcm_tag(35)};
+  expect_pads_outside_the_digest(prefetch);
+  expect_pads_outside_the_digest(open);
+  prefetch.local_masks = true;
+  prefetch.output_pad.emplace();
+  EXPECT_THROW(encode_request(prefetch), FormatError);
+  GcmReopenRequest reopen{open};
+  reopen.output_pad.emplace();
+  EXPECT_THROW(encode_request(reopen), FormatError);
+  // A reopen frame with the pad's flag in its text length is refused.
+  open.output_pad.emplace();
+  Bytes frame = encode_request(open);
+  frame[1] = static_cast<std::uint8_t>(MessageType::GcmReopen);
+  EXPECT_THROW(decode_request(frame), FormatError);
 }
 
 // Each server's copy of a Krb request carries its own seeds of the record mask: the frames

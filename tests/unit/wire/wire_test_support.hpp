@@ -121,6 +121,8 @@ inline std::vector<Request> sample_requests() {
                                    kMaxRequestBlocks / kMaxGcmBlocksPerNonce, kMaxGcmBlocksPerNonce});
   out.push_back(GcmPrefetchRequest{make_id(11), krbtgt(KeyAlgorithm::Aes256Gcm), 1, 0});
   out.push_back(GcmPrefetchRequest{make_id(29), krbtgt(KeyAlgorithm::Aes256Gcm), 4, 2, true});  // local masks
+  // Under a client's output pad (a two-server cluster of security = "active").
+  out.push_back(GcmPrefetchRequest{make_id(34), krbtgt(KeyAlgorithm::Aes256Gcm), 5, 2, false, ctr.output_pad});
   out.push_back(GcmTagRequest{make_id(12), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(12), pattern(20, 12),
                               pattern(37, 13)});
   out.push_back(GcmTagRequest{make_id(13), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(13), {}, {}});
@@ -133,6 +135,8 @@ inline std::vector<Request> sample_requests() {
   out.push_back(GcmOpenRequest{make_id(14), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(14), pattern(5, 14),
                                pattern(48, 15), gcm_tag(14)});
   out.push_back(GcmOpenRequest{make_id(15), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(15), {}, {}, gcm_tag(15)});
+  out.push_back(GcmOpenRequest{make_id(35), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(35), pattern(5, 35),
+                               pattern(32, 36), gcm_tag(35), ctr.output_pad});
   out.push_back(GcmReopenRequest{{make_id(26), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(26), pattern(70, 26),
                                   Bytes(32), gcm_tag(26)}});
   out.push_back(GcmReopenRequest{{make_id(27), krbtgt(KeyAlgorithm::Aes256Gcm), gcm_nonce(27), pattern(9, 27), {},
@@ -170,6 +174,7 @@ inline void expect_same_open(const GcmOpenRequest& x, const GcmOpenRequest& y) {
   EXPECT_EQ(x.aad, y.aad);
   EXPECT_EQ(x.text, y.text);
   EXPECT_EQ(x.tag, y.tag);
+  EXPECT_EQ(x.output_pad, y.output_pad);
 }
 
 inline void expect_same(const Request& a, const Request& b) {
@@ -197,6 +202,7 @@ inline void expect_same(const Request& a, const Request& b) {
     EXPECT_EQ(x->count, y.count);
     EXPECT_EQ(x->blocks_per_nonce, y.blocks_per_nonce);
     EXPECT_EQ(x->local_masks, y.local_masks);
+    EXPECT_EQ(x->output_pad, y.output_pad);
   } else if (auto* x = std::get_if<GcmTagRequest>(&a)) {
     const auto& y = std::get<GcmTagRequest>(b);
     EXPECT_EQ(x->key, y.key);
@@ -290,6 +296,13 @@ inline std::vector<std::pair<MessageType, Reply>> sample_replies() {
                  Reply{make_id(24), Status::Ok, "", GcmPrefetchResult{1, 1, pattern(12, 17), pattern(16, 18), {}, false}}});
   out.push_back({MessageType::GcmPrefetch,
                  Reply{make_id(25), Status::Ok, "", GcmPrefetchResult{2, 0, pattern(24, 19), {}, {}, false}}});
+  // Keystream padded for the client: in parts of 10 blocks (five nonces of two), and none.
+  out.push_back({MessageType::GcmPrefetch,
+                 Reply{make_id(26), Status::Ok, "",
+                       GcmPrefetchResult{6, 2, pattern(72, 20), pattern(192, 21), {}, false,
+                                         PaddedReports{10, pattern(2 * kPaddedPartReportBytes, 22)}}}});
+  out.push_back({MessageType::GcmPrefetch, Reply{make_id(27), Status::Ok, "",
+                                                 GcmPrefetchResult{3, 0, pattern(36, 23), {}, {}, false, PaddedReports{}}}});
   out.push_back({MessageType::GcmTag, Reply{make_id(12), Status::Ok, "", GcmTagResult{gcm_tag(5), gcm_tag(6)}}});
   out.push_back({MessageType::GcmTagParts, Reply{make_id(13), Status::Ok, "",
                                             GcmTagResult{gcm_tag(7), gcm_tag(8), true, gcm_tag(9), std::nullopt}}});
@@ -298,6 +311,11 @@ inline std::vector<std::pair<MessageType, Reply>> sample_replies() {
   out.push_back({MessageType::GcmOpen,
                  Reply{make_id(13), Status::Ok, "", GcmOpenResult{3, pattern(48, 7), pattern(48, 8), 1, 0}}});
   out.push_back({MessageType::GcmOpen, Reply{make_id(14), Status::Ok, "", GcmOpenResult{0, {}, {}, 0, 1}}});
+  // Padded for the client: the verdict byte is a pad's byte, any value.
+  PaddedReport open_report{};
+  for (std::size_t i = 0; i < open_report.size(); ++i) open_report[i] = static_cast<std::uint8_t>(0x60 + i);
+  out.push_back({MessageType::GcmOpen,
+                 Reply{make_id(28), Status::Ok, "", GcmOpenResult{2, pattern(32, 24), {}, 0xa5, 0, false, open_report}}});
   out.push_back({MessageType::GcmOpen,
                  Reply{make_id(15), Status::Ok, "", GcmOpenResult{1023, pattern(16368, 9), pattern(16368, 10), 1, 1}}});
   out.push_back({MessageType::GcmTag, Reply{make_id(16), Status::UnknownNonce, "nonce not held", std::monostate{}}});
@@ -370,6 +388,7 @@ inline void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->x, y.x);
     EXPECT_EQ(x->a, y.a);
     EXPECT_EQ(x->replicated, y.replicated);
+    EXPECT_EQ(x->padded, y.padded);
   } else if (auto* x = std::get_if<GcmTagResult>(&a.body)) {
     const auto& y = std::get<GcmTagResult>(b.body);
     EXPECT_EQ(x->x, y.x);
@@ -383,6 +402,7 @@ inline void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->a, y.a);
     EXPECT_EQ(x->verdict_x, y.verdict_x);
     EXPECT_EQ(x->verdict_a, y.verdict_a);
+    EXPECT_EQ(x->padded_report, y.padded_report);
   } else if (auto* x = std::get_if<GcmReopenResult>(&a.body)) {
     const auto& y = std::get<GcmReopenResult>(b.body);
     EXPECT_EQ(x->blocks, y.blocks);
