@@ -86,10 +86,18 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
     } else if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&*job.circuit)) {
       GcmPrefetchTask task{job.number,           prefetch->key, job.key_share.span(),         prefetch->count,
                            prefetch->blocks_per_nonce, job.digest,   prefetch->local_masks, job.mask_components.span()};
+      task.output_pad = prefetch->output_pad;
+      task.share_check = job.share_check.span();
+      task.pool_epoch = job.pool_epoch;
+      task.pool_start = job.pool_start;
       job.prefetched = circuits_->gcm_prefetch(*stream, task);
     } else if (const auto* open = std::get_if<wire::GcmOpenRequest>(&*job.circuit)) {
       GcmOpenTask task{job.number, open->key, job.key_share.span(), open->nonce, open->aad, open->text, open->tag,
                        job.digest};
+      task.output_pad = open->output_pad;
+      task.share_check = job.share_check.span();
+      task.pool_epoch = job.pool_epoch;
+      task.pool_start = job.pool_start;
       job.opened = circuits_->gcm_open(*stream, task);
     }
   } catch (const RetryableError& error) {
@@ -131,6 +139,7 @@ void TwoPartyEngine::answer_circuit_job(Job& job) {
       result.nonces.insert(result.nonces.end(), nonce.begin(), nonce.end());
     }
     result.x.assign(job.prefetched.keystream.span().begin(), job.prefetched.keystream.span().end());
+    result.padded = std::move(job.prefetched.padded);
     job.prefetched = GcmPrefetched{};
     answer.body = std::move(result);
   } else {
@@ -139,6 +148,7 @@ void TwoPartyEngine::answer_circuit_job(Job& job) {
     result.blocks = static_cast<std::uint32_t>(job.opened.keystream.size() / 16);
     result.x.assign(job.opened.keystream.span().begin(), job.opened.keystream.span().end());
     result.verdict_x = job.opened.verdict;
+    if (job.opened.report) result.padded_report = client_checks::serialize(*job.opened.report);
     job.opened = GcmOpened{};
     answer.body = std::move(result);
   }

@@ -96,6 +96,7 @@ Gc2Backend::Gc2Backend(int party, const Logger& log, bool authenticated, std::ui
       and_material_(authenticated ? std::make_unique<AndMaterialStock>(party) : nullptr),
       authenticated_aes_(authenticated ? std::make_unique<AuthenticatedAes>(party, *and_material_) : nullptr),
       authenticated_krb_(authenticated ? std::make_unique<AuthenticatedKrb>(party, *and_material_) : nullptr),
+      authenticated_gcm_(authenticated ? std::make_unique<AuthenticatedGcm>(party, *and_material_) : nullptr),
       pool_entries_(pool_entries) {
   using circuits::AesDirection;
   using circuits::AesKeySize;
@@ -169,16 +170,13 @@ void Gc2Backend::agree_on_request(two_party::Channel& peer, const std::array<std
 }
 
 std::uint64_t Gc2Backend::circuit_pool_entries(const wire::Request& request) const {
-  const auto* krb = std::get_if<wire::KrbRequest>(&request);
-  if (!authenticated_krb_ || krb == nullptr) return 0;
-  return authenticated_krb_->entries(*krb);
-}
-
-void Gc2Backend::refuse_unauthenticated(const char* what) const {
-  if (authenticated_aes_)
-    throw Error(Component::Server, std::string(what) +
-                                       " jobs have no actively secure two-party form yet: a two-server cluster of "
-                                       "security = \"active\" serves AES and Kerberos jobs only");
+  if (!authenticated_krb_) return 0;
+  if (const auto* krb = std::get_if<wire::KrbRequest>(&request)) return authenticated_krb_->entries(*krb);
+  if (const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request))
+    return prefetch->local_masks ? 0 : authenticated_gcm_->prefetch_entries(prefetch->count, prefetch->blocks_per_nonce);
+  if (const auto* open = std::get_if<wire::GcmOpenRequest>(&request))
+    return authenticated_gcm_->open_entries(static_cast<std::uint32_t>((open->text.size() + 15) / 16));
+  return 0;
 }
 
 ComputeOutput Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {

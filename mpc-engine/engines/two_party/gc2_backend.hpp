@@ -59,6 +59,7 @@
 #include "jobs/krb_circuit_cache.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "engines/two_party/authenticated_aes.hpp"
+#include "engines/two_party/authenticated_gcm.hpp"
 #include "engines/two_party/authenticated_krb.hpp"
 #include "engines/two_party/backend.hpp"
 #include "engines/two_party/mask_labels.hpp"
@@ -105,11 +106,20 @@ struct GcmPrefetchTask {
   // masks from these components of K, 32 bytes each.
   bool local_masks = false;
   std::span<const std::uint8_t> mask_components;
+  // security = "active": this server's pad seed from the client, the check dealt with its key
+  // share, and the AND material the job takes.
+  std::optional<wire::OutputPadSeed> output_pad;
+  std::span<const std::uint8_t> share_check{};
+  std::uint64_t pool_epoch = 0;
+  std::uint64_t pool_start = 0;
 };
 struct GcmPrefetched {
   std::vector<wire::GcmNonce> nonces;
   SecretBytes mask_shares;  // 16 bytes per nonce: this server's share of AES_K(N || 1) (or M)
-  SecretBytes keystream;    // count * blocks_per_nonce * 16 bytes: this server's share
+  // count * blocks_per_nonce * 16 bytes: this server's share, or (security = "active") the
+  // keystream under both servers' pads, with the reports the client checks them by.
+  SecretBytes keystream;
+  std::optional<wire::PaddedReports> padded;
 };
 
 struct GcmOpenTask {
@@ -121,10 +131,19 @@ struct GcmOpenTask {
   std::span<const std::uint8_t> text;
   wire::GcmTagBytes tag{};
   std::array<std::uint8_t, 32> request_digest{};
+  // security = "active", as GcmPrefetchTask's.
+  std::optional<wire::OutputPadSeed> output_pad;
+  std::span<const std::uint8_t> share_check{};
+  std::uint64_t pool_epoch = 0;
+  std::uint64_t pool_start = 0;
 };
+// This server's shares of the keystream (text blocks * 16 bytes) and of the verdict bit, or
+// (security = "active") both under both servers' pads (the verdict byte: the verdict in bit 0)
+// with the report the client checks them by.
 struct GcmOpened {
-  SecretBytes keystream;  // text blocks * 16 bytes: this server's share
-  std::uint8_t verdict = 0;  // this server's share of the verdict bit
+  SecretBytes keystream;
+  std::uint8_t verdict = 0;
+  std::optional<client_checks::PartReport> report;
 };
 
 // Which GCM nonces a follower has computed AES_K(N || 1) for: each at most once, whatever
@@ -148,11 +167,12 @@ class NonceLedger {
   std::map<std::uint64_t, std::uint64_t> ranges_;  // first -> end
 };
 
-// With `authenticated` (a gc2 cluster of security = "active"), AES and Kerberos jobs run by
-// authenticated garbling (authenticated_aes.hpp, authenticated_krb.hpp) and the GCM jobs,
-// which have no authenticated form yet, are refused rather than served semi-honestly. Every AES and Kerberos job's stream starts with each server's byte for its
-// mode: a server refuses a job its peer runs in the other mode, so neither can lower the
-// other's security.
+// With `authenticated` (a gc2 cluster of security = "active"), AES, Kerberos and GCM jobs run
+// by authenticated garbling (authenticated_aes.hpp, authenticated_krb.hpp,
+// authenticated_gcm.hpp); a GCM prefetch with local masks, which each server would compute
+// from its own share unchecked, is refused. Every AES, Kerberos and GCM job's stream starts
+// with each server's byte for its mode: a server refuses a job its peer runs in the other mode,
+// so neither can lower the other's security.
 class Gc2Backend final : public Backend {
  public:
   // pool_entries: the AND material kept made ahead when authenticated ([limits] and_material_entries).
@@ -194,7 +214,7 @@ class Gc2Backend final : public Backend {
   // Kerberos and GCM jobs (gc2_circuit_jobs.cpp): this server's XOR shares of the results.
   // Throw PeerError when the other server fails or got another request.
   KrbOutput krb(two_party::Channel& peer, const KrbTask& task);
-  // Entries of AND material a Kerberos job takes under security = "active" (0 otherwise).
+  // Entries of AND material a Kerberos or GCM job takes under security = "active" (0 otherwise).
   std::uint64_t circuit_pool_entries(const wire::Request& request) const override;
   GcmPrefetched gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task);
   GcmOpened gcm_open(two_party::Channel& peer, const GcmOpenTask& task);
@@ -261,6 +281,9 @@ class Gc2Backend final : public Backend {
                          std::span<const gc2::Block> round_key_labels, std::span<const std::uint8_t> blocks,
                          gc2::Labels* first_output_labels = nullptr);
   GcmPrefetched prefetch_nonces(two_party::Channel& peer, const GcmPrefetchTask& task);
+  // A semi-honest prefetch's garbled AES over out.nonces' blocks under the key's labels.
+  GcmPrefetched garbled_prefetch(two_party::Channel& peer, const gc2::Labels& key, GcmPrefetched out,
+                                 const GcmPrefetchTask& task);
   // The garbler's next `count` GCM nonces (its epoch || counter).
   std::vector<wire::GcmNonce> next_nonces(std::uint32_t count);
 
@@ -268,8 +291,11 @@ class Gc2Backend final : public Backend {
   void agree_on_mode(two_party::Channel& peer) const;
   // Server 2 refuses (PeerError) a request digest from server 1 other than its own.
   void agree_on_request(two_party::Channel& peer, const std::array<std::uint8_t, 32>& digest) const;
-  // GCM jobs under security = "active": an Error naming the reason.
-  void refuse_unauthenticated(const char* what) const;
+  // security = "active": a GCM job's pad, check and AND material for AuthenticatedGcm.
+  AuthenticatedGcm::Inputs gcm_inputs(std::span<const std::uint8_t> key_share,
+                                      const std::optional<wire::OutputPadSeed>& pad,
+                                      std::span<const std::uint8_t> share_check, std::uint64_t pool_epoch,
+                                      std::uint64_t pool_start) const;
 
   int party_;
   Logger log_;
@@ -277,6 +303,7 @@ class Gc2Backend final : public Backend {
   std::unique_ptr<AndMaterialStock> and_material_;
   std::unique_ptr<AuthenticatedAes> authenticated_aes_;
   std::unique_ptr<AuthenticatedKrb> authenticated_krb_;
+  std::unique_ptr<AuthenticatedGcm> authenticated_gcm_;
   std::uint64_t pool_entries_ = 0;
   // AES-128 / AES-256 x encrypt / decrypt.
   circuits::Program programs_[2][2];

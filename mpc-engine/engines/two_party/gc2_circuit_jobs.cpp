@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "protocol/gc2/ghash_labels.hpp"
+#include "jobs/gcm_hash.hpp"
 #include "jobs/gcm_masks.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "jobs/nonce_pool.hpp"
@@ -131,8 +132,29 @@ std::vector<wire::GcmNonce> Gc2Backend::next_nonces(std::uint32_t count) {
   return nonces;
 }
 
+AuthenticatedGcm::Inputs Gc2Backend::gcm_inputs(std::span<const std::uint8_t> key_share,
+                                                const std::optional<wire::OutputPadSeed>& pad,
+                                                std::span<const std::uint8_t> share_check, std::uint64_t pool_epoch,
+                                                std::uint64_t pool_start) const {
+  if (!pad) throw Error(Component::Server, "a GCM job under security = \"active\" without the client's output pad");
+  if (share_check.size() != wire::kShareCheckBytes)
+    throw Error(Component::Server, "a GCM job under security = \"active\" with a key stored without its share's check");
+  AuthenticatedGcm::Inputs inputs;
+  inputs.round_key_share = key_share.first(wire::kGcmRoundKeyBytes);
+  inputs.share_check = share_check;
+  inputs.pad = *pad;
+  inputs.epoch = pool_epoch;
+  inputs.start = pool_start;
+  inputs.wait = kAuthenticatedPoolWait;
+  return inputs;
+}
+
 GcmPrefetched Gc2Backend::gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task) {
-  refuse_unauthenticated("GCM");
+  if (authenticated_gcm_ && task.local_masks)
+    throw Error(Component::Server,
+                "GCM nonces with local masks have no actively secure two-party form (each server would compute its "
+                "masks from its own share, unchecked): a two-server cluster of security = \"active\" serves AES_K "
+                "nonces (the router's gcm_masks = aes)");
   if (party_ != 0) return prefetch_nonces(peer, task);
   try {
     return prefetch_nonces(peer, task);
@@ -198,7 +220,40 @@ GcmPrefetched Gc2Backend::prefetch_nonces(two_party::Channel& peer, const GcmPre
     }
     return out;
   }
+  agree_on_mode(peer);
+  if (authenticated_gcm_) {
+    const AuthenticatedGcm::Inputs inputs =
+        gcm_inputs(task.key_share, task.output_pad, task.share_check, task.pool_epoch, task.pool_start);
+    agree_on_request(peer, task.request_digest);
+    try {
+      AuthenticatedGcm::Prefetched padded = authenticated_gcm_->prefetch(peer, inputs, out.nonces, task.blocks_per_nonce);
+      out.mask_shares = std::move(padded.mask_shares);
+      out.keystream = std::move(padded.keystream);
+      out.padded = std::move(padded.reports);
+      return out;
+    } catch (const two_party::PoolEmpty& error) {
+      throw BackendBusy(Component::Server, error.what());
+    }
+  }
+#if defined(MPC_FAULT_INJECTION)
+  // "share-bit": either server takes its share of the last round key with bit 0 flipped, which
+  // changes every keystream block and mask unnoticed under security = "passive".
+  if (fault::armed("share-bit")) {
+    SecretBytes flipped(task.key_share);
+    flipped[wire::kGcmRoundKeyBytes - 16] ^= 1;
+    GcmPrefetchTask altered = task;
+    altered.key_share = flipped.span();
+    const gc2::Labels key = key_labels(peer, altered.key, altered.key_share, &altered.request_digest);
+    return garbled_prefetch(peer, key, std::move(out), task);
+  }
+#endif
   const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest);
+  return garbled_prefetch(peer, key, std::move(out), task);
+}
+
+GcmPrefetched Gc2Backend::garbled_prefetch(two_party::Channel& peer, const gc2::Labels& key, GcmPrefetched out,
+                                           const GcmPrefetchTask& task) {
+  const std::size_t per_nonce = 1 + static_cast<std::size_t>(task.blocks_per_nonce);
   std::vector<std::uint8_t> blocks(task.count * per_nonce * 16);
   for (std::size_t n = 0; n < task.count; ++n)
     for (std::size_t b = 0; b < per_nonce; ++b) {
@@ -217,9 +272,36 @@ GcmPrefetched Gc2Backend::prefetch_nonces(two_party::Channel& peer, const GcmPre
 }
 
 GcmOpened Gc2Backend::gcm_open(two_party::Channel& peer, const GcmOpenTask& task) {
-  refuse_unauthenticated("GCM");
   if (task.key.algorithm != wire::KeyAlgorithm::Aes256Gcm || task.key_share.size() != wire::material_bytes(task.key.algorithm))
     throw Error(Component::Server, "GCM open needs an aes256-gcm key share");
+  agree_on_mode(peer);
+  if (authenticated_gcm_) {
+    const AuthenticatedGcm::Inputs inputs =
+        gcm_inputs(task.key_share, task.output_pad, task.share_check, task.pool_epoch, task.pool_start);
+    agree_on_request(peer, task.request_digest);
+    // GHASH of public data is linear in the powers: this server's share from its share of them.
+    rss3::ByteShare hash = jobs::gcm_hash_share(task.key_share, {}, task.aad, task.text);
+    std::array<std::uint8_t, 16> hash_share{};
+    std::copy_n(hash.x.begin(), 16, hash_share.begin());
+    hash.wipe();
+    const auto text_blocks = static_cast<std::uint32_t>((task.text.size() + 15) / 16);
+    try {
+      AuthenticatedGcm::Opened opened =
+          authenticated_gcm_->open(peer, inputs, task.nonce, text_blocks, hash_share, task.tag);
+      wipe(hash_share.data(), hash_share.size());
+      GcmOpened out;
+      out.keystream = std::move(opened.keystream);
+      out.verdict = opened.verdict;
+      out.report = opened.report;
+      return out;
+    } catch (const two_party::PoolEmpty& error) {
+      wipe(hash_share.data(), hash_share.size());
+      throw BackendBusy(Component::Server, error.what());
+    } catch (...) {
+      wipe(hash_share.data(), hash_share.size());
+      throw;
+    }
+  }
   const gc2::Labels key = key_labels(peer, task.key, task.key_share, &task.request_digest);
   const std::size_t text_blocks = (task.text.size() + 15) / 16;
   std::vector<std::uint8_t> blocks((1 + text_blocks) * 16);

@@ -171,16 +171,8 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
     return std::nullopt;
   }
   if (auto refused = circuit_job_refusal(job.request)) return refused;
-  if (const auto* krb = std::get_if<wire::KrbRequest>(&job.request); krb != nullptr && backend_->pads_outputs()) {
-    if (host_.key_material(krb->key) == nullptr) return jobs::unknown_key(krb->key);
-    if (host_.key_share_check(krb->key) == nullptr) return unchecked_key(krb->key);
-    if (leader()) {
-      const std::uint64_t entries = backend_->circuit_pool_entries(job.request);
-      if (entries > backend_->pool_capacity())
-        return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) + " " +
-                                                         backend_->pool_entry_name() + "; the pool holds " +
-                                                         std::to_string(backend_->pool_capacity())};
-    }
+  if (backend_->pads_outputs()) {
+    if (auto refused = active_circuit_job_refusal(job.request)) return refused;
   }
   const wire::KeyId& key = std::visit(
       [](const auto& body) -> const wire::KeyId& {
@@ -189,6 +181,33 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
       },
       job.request);
   if (host_.key_material(key) == nullptr) return jobs::unknown_key(key);
+  return std::nullopt;
+}
+
+std::optional<node::Refusal> TwoPartyEngine::active_circuit_job_refusal(const wire::Request& request) {
+  const auto* prefetch = std::get_if<wire::GcmPrefetchRequest>(&request);
+  const auto* open = std::get_if<wire::GcmOpenRequest>(&request);
+  if (prefetch != nullptr && prefetch->local_masks)
+    return node::Refusal{wire::Status::BadRequest,
+                         "GCM nonces with local masks have no actively secure two-party form (each server would "
+                         "compute its masks from its own share, unchecked): this cluster (security = \"active\") "
+                         "serves AES_K nonces; give the KDC's router gcm_masks = aes"};
+  if ((prefetch != nullptr && !prefetch->output_pad) || (open != nullptr && !open->output_pad))
+    return node::Refusal{wire::Status::BadRequest,
+                         "this cluster (security = \"active\") answers GCM jobs only under the client's output pads, "
+                         "which the request lacks: a client library that predates them"};
+  const wire::KeyId* key = prefetch != nullptr ? &prefetch->key : open != nullptr ? &open->key : nullptr;
+  if (const auto* krb = std::get_if<wire::KrbRequest>(&request)) key = &krb->key;
+  if (key == nullptr) return std::nullopt;
+  if (host_.key_material(*key) == nullptr) return jobs::unknown_key(*key);
+  if (host_.key_share_check(*key) == nullptr) return unchecked_key(*key);
+  if (leader()) {
+    const std::uint64_t entries = backend_->circuit_pool_entries(request);
+    if (entries > backend_->pool_capacity())
+      return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) + " " +
+                                                       backend_->pool_entry_name() + "; the pool holds " +
+                                                       std::to_string(backend_->pool_capacity())};
+  }
   return std::nullopt;
 }
 

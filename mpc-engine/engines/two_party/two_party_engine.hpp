@@ -94,6 +94,9 @@ class TwoPartyEngine final : public node::Engine {
   std::uint64_t job_pool_entries(const Job& job) const;
   // The refusal of an active job under a key stored without the checks of its shares.
   static node::Refusal unchecked_key(const wire::KeyId& key);
+  // security = "active": a Kerberos or GCM job the cluster cannot serve so (no pads, no share
+  // check, local masks, more AND material than the pool holds), with the reason.
+  std::optional<node::Refusal> active_circuit_job_refusal(const wire::Request& request);
   void run_compute_job(Job& job);  // worker
   // A job that failed on this side: its status and error, and an Abort for the other server.
   void fail(Job& job, wire::Status status, const std::string& error);
