@@ -1,7 +1,7 @@
-"""Two-server clusters of security = "active" (protocol gc2): AES jobs by authenticated garbling
-(protocol/auth2), two real mpc-server processes over CurveZMQ.
+"""Two-server clusters of security = "active" (protocol gc2): AES, Kerberos and GCM jobs by
+authenticated garbling (protocol/auth2), two real mpc-server processes over CurveZMQ.
 
-Results are checked against OpenSSL. The deviating server is mpc-server-faults
+Results are checked against OpenSSL, libk5crypto and Python's AES-GCM. The deviating server is mpc-server-faults
 (common/fault_injection.hpp): server 1 alters its garbled rows, or opens a shared bit with the
 other value; either server feeds another output pad than the client's or hands the client
 another output. The job is refused as failed verification (MPC_EABORT: by both servers, or by
@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from gcm_client import Engine as GcmEngine
-from gcm_client import GcmError, import_gcm_key
+from gcm_client import GcmError, ctr_keystream, import_gcm_key, seal, ticket_forgeries
 from krb_client import CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, KrbError, check_cf2_jobs
 from krb_client import Engine as KrbEngine
 from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
@@ -70,8 +71,28 @@ def settled_attempt(cluster: Cluster, name: str, blocks: int = 4, deadline_s: fl
         time.sleep(0.3)
 
 
+MPC_EREFUSED, MPC_EABORT = -4, -10
+
+
+def settled(call, deadline_s: float = 60):
+    """`call`'s result (a Kerberos or GCM call of libmpcclient) once neither the pool of AND
+    material is still filling (busy, refused) nor a server still starting, nor a restarted
+    server 2 refusing the nonce epoch it computed under before (the leader takes a new one for
+    the next prefetch)."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            return call()
+        except (KrbError, GcmError) as failure:
+            transient = failure.code in (MPC_EREFUSED, MPC_EUNREACHABLE) and any(
+                word in failure.message for word in ("busy", "unreachable", "peer_failure", "no answer", "regrouping"))
+            if not transient or time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
 @pytest.mark.timeout(300)
-def test_active_aes_jobs_match_openssl_and_gcm_jobs_are_refused_clearly(tmp_path):
+def test_active_aes_jobs_match_openssl_and_local_masks_are_refused_clearly(tmp_path):
     cluster = start_gc2(tmp_path / "active", {1: "active", 2: "active"})
     try:
         for alg in ("aes128", "aes256"):
@@ -81,13 +102,15 @@ def test_active_aes_jobs_match_openssl_and_gcm_jobs_are_refused_clearly(tmp_path
                 openssl_ctr_keystream(alg, key_hex, counter, 3)
             data = secrets.token_bytes(32)
             assert cluster.ecb("decrypt", f"active-{alg}", 1, alg, data) == openssl_ecb(alg, key_hex, data, decrypt=True)
-        # GCM jobs have no authenticated form yet: refused, never served semi-honestly.
+        # GCM nonces with local masks have no authenticated form: each server would compute
+        # its masks from its own share, unchecked. Refused, never served semi-honestly, with the
+        # router setting that avoids them.
         import_gcm_key(cluster)
         gcm = GcmEngine(cluster.compute_config)
         try:
             with pytest.raises(GcmError) as refused:
-                gcm.prefetch(1, 1)
-            assert "no actively secure two-party form" in refused.value.message, refused.value
+                gcm.prefetch(1, 1, local=True)
+            assert "gcm_masks = aes" in refused.value.message, refused.value
             # Nor is a nonce with local masks reopened: each server would answer from its own
             # share of the masks.
             local_nonce = bytes(8) + bytes([0x80]) + bytes(3)
@@ -98,6 +121,81 @@ def test_active_aes_jobs_match_openssl_and_gcm_jobs_are_refused_clearly(tmp_path
             gcm.close()
     finally:
         cluster.stop()
+
+
+@pytest.mark.timeout(600)
+def test_active_gcm_jobs_match_aes_gcm_and_deviations_are_caught(tmp_path):
+    """The AES-256-GCM ticket jobs by authenticated garbling (engines/two_party/
+    authenticated_gcm.hpp): a prefetch's keystream is AES-CTR's from counter 2, a ticket sealed
+    with it and the servers' tag is Python's AES-GCM encryption byte for byte, opens to its
+    plaintext, and every forgery of it fails (MPC_EBADTAG, the verdict as authenticated as the
+    keystream). Either server feeding another pad than the client's, handing the client another
+    padded keystream or verdict, or feeding its share of the last round key with a bit flipped
+    gets the prefetch and the open refused (MPC_EABORT); honest jobs after are right. Under
+    security = "passive" the same flip of the key share changes the keystream unnoticed."""
+    cluster = start_gc2(tmp_path / "gcm", {1: "active", 2: "active"})
+    gcm = GcmEngine(cluster.compute_config)
+    try:
+        key = import_gcm_key(cluster)
+        # Seven nonces of two blocks: three parts of AES (five nonces, then two).
+        prefetched = settled(lambda: gcm.prefetch(7, 2))
+        assert len({nonce for nonce, _ in prefetched}) == 7
+        for nonce, keystream in prefetched:
+            assert keystream == ctr_keystream(key, nonce, 2, 2)
+        nonce, keystream = prefetched[0]
+        plaintext = secrets.token_bytes(32)
+        sealed = seal(gcm, nonce, keystream, plaintext, b"ticket")
+        assert sealed == AESGCM(key).encrypt(nonce, plaintext, b"ticket")
+        ciphertext, tag = sealed[:-16], sealed[-16:]
+        assert settled(lambda: gcm.open(nonce, b"ticket", ciphertext, tag)) == plaintext
+        forgeries = ticket_forgeries(ciphertext, tag, ciphertext[:16])
+        for aad, text, forged_tag in forgeries:
+            with pytest.raises(GcmError) as failure:
+                settled(lambda: gcm.open(nonce, aad, text, forged_tag))
+            assert failure.value.code == MPC_EBADTAG, (aad, failure.value)
+        # Nonces for tags alone (a checksum's): the masks stay with the servers, no keystream.
+        tag_nonce, _ = settled(lambda: gcm.prefetch(1, 0))[0]
+        data_aad = bytes([0x02, 0, 0, 0, 17]) + secrets.token_bytes(32)
+        assert gcm.tag(tag_nonce, data_aad, b"") == AESGCM(key).encrypt(tag_nonce, b"", data_aad)
+        # A ticket sealed elsewhere under K, of a nonce the servers never prefetched (without
+        # the mark of local masks, bit 7 of byte 8).
+        outside_nonce = bytearray(secrets.token_bytes(12))
+        outside_nonce[8] &= 0x7F
+        outside_nonce = bytes(outside_nonce)
+        outside_plaintext = secrets.token_bytes(40)
+        outside = AESGCM(key).encrypt(outside_nonce, outside_plaintext, b"ticket")
+        for party in (1, 2):
+            for fault, caught_by in (("output-shift", "computed with another pad than the client's"),
+                                     ("padded-report-bit", "answered different padded"),
+                                     ("share-bit", "another key share than the one the client dealt it")):
+                restart(cluster, party, fault=fault)
+                with pytest.raises(GcmError) as failure:
+                    settled(lambda: gcm.prefetch(2, 2))
+                assert failure.value.code == MPC_EABORT, (party, fault, failure.value)
+                assert caught_by in failure.value.message, (party, fault, failure.value)
+                with pytest.raises(GcmError) as failure:
+                    settled(lambda: gcm.open(outside_nonce, b"ticket", outside[:-16], outside[-16:]))
+                assert failure.value.code == MPC_EABORT, (party, fault, failure.value)
+                assert caught_by in failure.value.message, (party, fault, failure.value)
+            restart(cluster, party)
+        assert settled(lambda: gcm.open(outside_nonce, b"ticket", outside[:-16], outside[-16:])) == outside_plaintext
+        for nonce, keystream in settled(lambda: gcm.prefetch(2, 2)):
+            assert keystream == ctr_keystream(key, nonce, 2, 2)
+    finally:
+        gcm.close()
+        cluster.stop()
+
+    passive = start_gc2(tmp_path / "passive")
+    gcm = GcmEngine(passive.compute_config)
+    try:
+        key = import_gcm_key(passive)
+        restart(passive, 2, fault="share-bit")
+        nonce, keystream = settled(lambda: gcm.prefetch(1, 2))[0]
+        assert keystream != ctr_keystream(key, nonce, 2, 2)  # wrong, and nobody noticed
+        assert passive.verification_refusals() == {1: 0, 2: 0}
+    finally:
+        gcm.close()
+        passive.stop()
 
 
 @pytest.mark.timeout(400)
@@ -179,24 +277,6 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
             assert passive.keystream_of(shifted) == bytes(b ^ (i in flipped) for i, b in enumerate(expected)), fault
     finally:
         passive.stop()
-
-
-MPC_EREFUSED, MPC_EABORT = -4, -10
-
-
-def settled(call, deadline_s: float = 60):
-    """`call`'s result once neither the pool of AND material is still filling (busy, refused)
-    nor a server still starting."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        try:
-            return call()
-        except KrbError as failure:
-            transient = failure.code in (MPC_EREFUSED, MPC_EUNREACHABLE) and any(
-                word in failure.message for word in ("busy", "unreachable", "peer_failure", "no answer"))
-            if not transient or time.monotonic() > deadline:
-                raise
-            time.sleep(0.3)
 
 
 @pytest.mark.timeout(600)
