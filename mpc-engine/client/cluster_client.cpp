@@ -276,9 +276,13 @@ Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
 }
 
 template <typename Request>
-Replies ClusterClient::ask_padded(Request& request, wire::MessageType type, const OutputPads& pads) {
+Replies ClusterClient::ask_padded(Request& request, wire::MessageType type, OutputPads& pads) {
   return serve_job(type, [&](const wire::RequestId& id) {
     request.id = id;
+    // Fresh pads for every attempt: a job asked again (a busy pool) may compute on other
+    // inputs (a prefetch's nonces), and two outputs under one pad would tell the servers their
+    // XOR. The replies are those of the last attempt, under the last pads.
+    for (auto& seed : pads) randombytes_buf(seed.data(), seed.size());
     Frames frames;
     for (const auto& seed : pads) {
       request.output_pad = seed;
@@ -291,12 +295,10 @@ Replies ClusterClient::ask_padded(Request& request, wire::MessageType type, cons
 
 namespace {
 
-// Fresh pads for the two servers of one job, wiped when it ends.
+// The pads of one job's two servers (ask_padded draws them), wiped when it ends.
 struct JobPads {
-  OutputPads seeds;
-  JobPads() {
-    for (auto& seed : seeds) randombytes_buf(seed.data(), seed.size());
-  }
+  OutputPads seeds{};
+  JobPads() = default;
   ~JobPads() {
     for (auto& seed : seeds) wipe(seed.data(), seed.size());
   }
@@ -311,7 +313,7 @@ std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
   if (parties() != 2) return open_compute(ask_all(request, wire::MessageType::Compute), request.blocks);
   // Each of two servers gets a pad of its own on the outputs (protocol/client_checks): a cluster
   // of security = "active" answers under both, so that neither can shift the result.
-  const JobPads pads;
+  JobPads pads;
   return open_compute(ask_padded(request, wire::MessageType::Compute, pads.seeds), request.blocks, &pads.seeds);
 }
 
@@ -326,7 +328,7 @@ GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t 
   GcmPrefetched out;
   if (parties() == 2 && !local_masks) {
     // The keystream padded for the client, as a Compute job's outputs.
-    const JobPads pads;
+    JobPads pads;
     out = open_gcm_prefetch(ask_padded(request, wire::MessageType::GcmPrefetch, pads.seeds), count, blocks_per_nonce,
                             &pads.seeds);
   } else {
@@ -437,7 +439,7 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
   }
   if (parties() == 2) {
     // The keystream and the verdict padded for the client, as a Compute job's outputs.
-    const JobPads pads;
+    JobPads pads;
     return open_gcm_open(ask_padded(request, wire::MessageType::GcmOpen, pads.seeds), request.text, &pads.seeds);
   }
   return open_gcm_open(ask_all(request, wire::MessageType::GcmOpen), request.text);

@@ -146,15 +146,18 @@ class ClusterClient {
   Replies serve_job(wire::MessageType type, const std::function<Frames(const wire::RequestId&)>& encode,
                     bool service_bound = false);
   struct Attempt;
+  // How long a job of `type` may take, every attempt together.
+  std::chrono::milliseconds timeout_of(wire::MessageType type) const;
   // One try of serve_job against a three-server cluster.
   Attempt attempt_job(const Frames& frames, const wire::RequestId& id, wire::MessageType type,
                       std::chrono::steady_clock::time_point deadline);
   // Encodes `request` with a fresh id and returns the replies (serve_job).
   template <typename Request>
   Replies ask_all(Request& request, wire::MessageType type);
-  // The same to two servers, each frame with its server's seed of `pads` (Request::output_pad).
+  // The same to two servers, each frame with its server's seed of `pads` (Request::output_pad),
+  // drawn afresh for each attempt: on return, the pads the replies are under.
   template <typename Request>
-  Replies ask_padded(Request& request, wire::MessageType type, const OutputPads& pads);
+  Replies ask_padded(Request& request, wire::MessageType type, OutputPads& pads);
   // Sends frames[i] to each server i with targets[i] set and collects their replies
   // (any status). Throws Error(Client) if a target is unreachable or silent past the
   // deadline. With stop_on_error, the first error reply is thrown as ServerError at once:

@@ -34,6 +34,10 @@ enum class Copy { Unsent, Waiting, Answered, Failed };
 
 }  // namespace
 
+std::chrono::milliseconds ClusterClient::timeout_of(wire::MessageType type) const {
+  return type == wire::MessageType::Krb ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
+}
+
 struct ClusterClient::Attempt {
   std::optional<Replies> replies;
   std::exception_ptr error;
@@ -51,20 +55,31 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
     for (auto& frame : frames) wipe(frame.data(), frame.size());
   };
   if (settings_.protocol != settings::Protocol::Rss3) {
-    const wire::RequestId id = fresh_request_id();
-    Frames frames = encode(id);
-    try {
-      auto replies = round_trip(frames, id, type);
-      wipe_frames(frames);
-      return replies;
-    } catch (...) {
-      wipe_frames(frames);
-      throw;
+    // Two servers answer regrouping when a restarted server 2 refuses the leader's GCM nonce
+    // epoch (the leader takes a new one for the next prefetch): asked again until the timeout.
+    // Busy is the caller's to handle: asked again at once, a job whose preprocessing is not
+    // made yet takes a range further ahead, and a burst of such retries would outrun the pool.
+    const auto deadline = std::chrono::steady_clock::now() + timeout_of(type);
+    for (;;) {
+      const wire::RequestId id = fresh_request_id();
+      Frames frames = encode(id);
+      try {
+        auto replies = round_trip(frames, id, type);
+        wipe_frames(frames);
+        return replies;
+      } catch (const ServerError& error) {
+        wipe_frames(frames);
+        if (error.status() != wire::Status::Regrouping || service_bound ||
+            std::chrono::steady_clock::now() + kRetryPause >= deadline)
+          throw;
+      } catch (...) {
+        wipe_frames(frames);
+        throw;
+      }
+      std::this_thread::sleep_for(kRetryPause);
     }
   }
-  const auto timeout =
-      type == wire::MessageType::Krb ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_of(type);
   for (;;) {
     const wire::RequestId id = fresh_request_id();
     Frames frames = encode(id);

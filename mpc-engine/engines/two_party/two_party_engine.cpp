@@ -56,6 +56,10 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
       throw Error(Component::Server, "[lut] preprocessing = \"dealer\" needs the lut2 back end");
     dealer_ = std::make_unique<DealerLink>(resources.context, settings_, resources.own_keys, log_);
     dealt_jobs_ = std::make_unique<PreprocessingThread>();
+  } else if (backend_->wants_preprocessing()) {
+    // Preprocessing made between the servers runs beside the client jobs, never behind them: a
+    // job waiting on its worker for entries would otherwise hold up the batch that makes them.
+    made_jobs_ = std::make_unique<PreprocessingThread>();
   }
   randombytes_buf(&next_job_, sizeof next_job_);
   next_job_ >>= 1;  // room to count up without wrapping
@@ -354,7 +358,7 @@ void TwoPartyEngine::start_announced() {
           dealer_->expect(job->number, announce.dealer_batch);
           dealt_jobs_->post([this, job] { run_preprocessing(*job); });
         } else {
-          queue_job(std::move(job));
+          made_jobs_->post([this, job] { run_preprocessing(*job); });
         }
       }
       announced_.pop_front();
@@ -409,10 +413,6 @@ void TwoPartyEngine::worker_loop(Worker& worker) {
       if (worker.stopping) return;
       job = std::move(worker.queue.front());
       worker.queue.pop_front();
-    }
-    if (job->kind == wire::TwoServerJobKind::LutPreprocessing) {
-      run_preprocessing(*job);
-      continue;
     }
     if (job->circuit)
       run_circuit_job(*job);
@@ -535,7 +535,7 @@ void TwoPartyEngine::announce_preprocessing(std::uint64_t entries, std::uint64_t
     dealer_->expect(job->number, dealer_batch);
     dealt_jobs_->post([this, job] { run_preprocessing(*job); });
   } else {
-    queue_job(std::move(job));
+    made_jobs_->post([this, job] { run_preprocessing(*job); });
   }
 }
 

@@ -172,9 +172,11 @@ class TwoPartyEngine final : public node::Engine {
   // Where garblings are prepared (leader) and kept (follower). Destroyed before anything its
   // jobs use.
   std::unique_ptr<PreprocessingThread> preparations_;
-  // [lut] preprocessing = "dealer": where the dealt batches' jobs run (dealer_link.hpp). Last,
-  // so it stops before anything its jobs use is destroyed.
+  // Where preprocessing jobs run: the dealt batches' ([lut] preprocessing = "dealer",
+  // dealer_link.hpp), or those made by OT between the servers. Last, so they stop before
+  // anything their jobs use is destroyed.
   std::unique_ptr<PreprocessingThread> dealt_jobs_;
+  std::unique_ptr<PreprocessingThread> made_jobs_;
 };
 
 }  // namespace mpc::two_party_engine
