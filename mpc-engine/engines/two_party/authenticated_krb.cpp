@@ -20,6 +20,7 @@ struct AuthenticatedKrb::Shape {
   auth2::InputOwners owners;
   std::uint32_t material_bits = 0, mask_bits = 0, public_bits = 0, result_bits = 0;
   std::vector<std::uint32_t> first_known, second_known, first_committed, second_committed;
+  std::uint64_t entries = 0;  // auth2::material_entries of the circuit
 };
 
 namespace {
@@ -35,14 +36,65 @@ std::vector<std::uint32_t> run_of(std::uint32_t first, std::uint32_t count) {
 
 }  // namespace
 
+AuthenticatedKrb::AuthenticatedKrb(int party, AndMaterialStock& stock)
+    : party_(party), stock_(stock), builder_(std::make_unique<PreprocessingThread>()) {}
+
+AuthenticatedKrb::~AuthenticatedKrb() { builder_.reset(); }
+
+AuthenticatedKrb::ShapeKey AuthenticatedKrb::key_of(const jobs::KrbJobPlan& plan, wire::KeyAlgorithm algorithm) {
+  return std::make_tuple(static_cast<int>(plan.circuit.id), plan.circuit.data_bytes, plan.circuit.combine,
+                         static_cast<int>(algorithm), plan.secret.offset, plan.secret.bytes, plan.result_bytes);
+}
+
 std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::shape(const jobs::KrbJobPlan& plan,
                                                                         wire::KeyAlgorithm algorithm) const {
-  const auto key = std::make_tuple(static_cast<int>(plan.circuit.id), plan.circuit.data_bytes, plan.circuit.combine,
-                                   static_cast<int>(algorithm), plan.secret.offset, plan.secret.bytes, plan.result_bytes);
+  const ShapeKey key = key_of(plan, algorithm);
+  std::shared_future<std::shared_ptr<const Shape>> found;
+  std::promise<std::shared_ptr<const Shape>> promise;
   {
     std::lock_guard lock(mutex_);
-    if (auto found = shapes_.find(key); found != shapes_.end()) return found->second;
+    if (auto at = shapes_.find(key); at != shapes_.end()) {
+      found = at->second;
+    } else {
+      shapes_.emplace(key, promise.get_future().share());
+    }
   }
+  if (found.valid()) return found.get();
+  try {
+    auto built = build(plan, algorithm);
+    promise.set_value(built);
+    return built;
+  } catch (...) {
+    // Not kept: the next job tries again (and its waiters get the error now).
+    promise.set_exception(std::current_exception());
+    std::lock_guard lock(mutex_);
+    shapes_.erase(key);
+    throw;
+  }
+}
+
+std::optional<std::uint64_t> AuthenticatedKrb::entries_if_built(const wire::KrbRequest& request) const {
+  const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
+  {
+    std::lock_guard lock(mutex_);
+    auto at = shapes_.find(key_of(plan, request.key.algorithm));
+    if (at != shapes_.end()) {
+      if (at->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return std::nullopt;
+      return at->second.get()->entries;
+    }
+  }
+  builder_->post([this, plan, algorithm = request.key.algorithm] {
+    try {
+      (void)shape(plan, algorithm);
+    } catch (const std::exception&) {
+      // The job that needs it builds it again and reports the error.
+    }
+  });
+  return std::nullopt;
+}
+
+std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::build(const jobs::KrbJobPlan& plan,
+                                                                        wire::KeyAlgorithm algorithm) {
   const circuits::Circuit job = jobs::build_krb_circuit(plan.circuit, circuits::CircuitCost::FewestAnds);
   auto shape = std::make_shared<Shape>();
   const auto key_rows = static_cast<std::uint32_t>(8 * plan.secret.bytes);
@@ -87,13 +139,12 @@ std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::shape(const job
     shape->first_committed.push_back(blinding + k);
     shape->second_committed.push_back(blinding + kBlindingBits + k);
   }
-  std::lock_guard lock(mutex_);
-  return shapes_.emplace(key, std::move(shape)).first->second;
+  shape->entries = auth2::material_entries(shape->circuit, shape->owners);
+  return shape;
 }
 
 std::uint64_t AuthenticatedKrb::entries(const wire::KrbRequest& request) const {
-  const auto found = shape(jobs::plan_krb_job(request), request.key.algorithm);
-  return auth2::material_entries(found->circuit, found->owners);
+  return shape(jobs::plan_krb_job(request), request.key.algorithm)->entries;
 }
 
 AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const Job& job, std::uint64_t epoch,
@@ -105,7 +156,7 @@ AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const J
   if (job.key_share.size() * 8 != shape.material_bits || job.mask_share.size() * 8 != shape.mask_bits)
     throw Error(Component::Server, "Kerberos job shares of the wrong size");
   const client_checks::ShareCheck check = client_checks::parse_share_check(job.share_check);
-  const std::uint64_t count = auth2::material_entries(shape.circuit, shape.owners);
+  const std::uint64_t count = shape.entries;
   AndMaterialStock::Taken taken = stock_.take(peer, epoch, start, count, wait);
 
   // This server's inputs: its material, its share of R, its blinding, its pad.

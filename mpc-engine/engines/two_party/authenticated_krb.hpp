@@ -14,12 +14,14 @@
 // Under KRB-FX-CF2 the secret rows are the stored key's PRF material and the caller's mask is
 // part of the record R masks (jobs/krb_jobs.hpp): nothing differs here.
 //
-// A shape's circuit is built on first use, on the shell's thread where the leader counts a
-// job's entries (seconds for the first KRB-FX-CF2 job of an RFC 8009 key), then kept.
+// A shape's circuit is built once, then kept: in the background when the shell first counts a
+// job's entries (entries_if_built: seconds for the first KRB-FX-CF2 job of an RFC 8009 key,
+// which the shell's thread must not wait for), or where a job needs it first.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +34,7 @@
 #include "circuits/circuit.hpp"
 #include "common/secret.hpp"
 #include "engines/two_party/and_material_stock.hpp"
+#include "engines/two_party/dealer_link.hpp"
 #include "jobs/krb_jobs.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
 #include "protocol/client_checks/output_pads.hpp"
@@ -42,10 +45,14 @@ namespace mpc::two_party_engine {
 
 class AuthenticatedKrb {
  public:
-  AuthenticatedKrb(int party, AndMaterialStock& stock) : party_(party), stock_(stock) {}
+  AuthenticatedKrb(int party, AndMaterialStock& stock);
+  ~AuthenticatedKrb();
 
-  // Entries of AND material the request's job takes (its circuit is built and kept).
+  // Entries of AND material the request's job takes (its circuit is built and kept, or waited
+  // for while it is built).
   std::uint64_t entries(const wire::KrbRequest& request) const;
+  // The same when its circuit is built; else nullopt, and the build starts in the background.
+  std::optional<std::uint64_t> entries_if_built(const wire::KrbRequest& request) const;
 
   struct Job {
     const wire::KrbRequest* request = nullptr;
@@ -65,16 +72,20 @@ class AuthenticatedKrb {
 
  private:
   struct Shape;  // a circuit and where its inputs lie
+  using ShapeKey = std::tuple<int, std::uint32_t, std::uint32_t, int, std::size_t, std::size_t, std::size_t>;
+  static ShapeKey key_of(const jobs::KrbJobPlan& plan, wire::KeyAlgorithm algorithm);
+  static std::shared_ptr<const Shape> build(const jobs::KrbJobPlan& plan, wire::KeyAlgorithm algorithm);
+  // Built here, or waited for while another thread builds it.
   std::shared_ptr<const Shape> shape(const jobs::KrbJobPlan& plan, wire::KeyAlgorithm algorithm) const;
 
   int party_;
   AndMaterialStock& stock_;
   mutable std::mutex mutex_;
   // By circuit id, data length, combine shape, algorithm, the secret rows' offset and length,
-  // result bytes.
-  mutable std::map<std::tuple<int, std::uint32_t, std::uint32_t, int, std::size_t, std::size_t, std::size_t>,
-                   std::shared_ptr<const Shape>>
-      shapes_;
+  // result bytes: built, or being built.
+  mutable std::map<ShapeKey, std::shared_future<std::shared_ptr<const Shape>>> shapes_;
+  // Where shapes are built for entries_if_built. Last: it stops before the rest goes.
+  std::unique_ptr<PreprocessingThread> builder_;
 };
 
 }  // namespace mpc::two_party_engine

@@ -59,6 +59,11 @@ class Backend {
     (void)request;
     return 0;
   }
+  // The same without waiting on the shell's thread: nullopt while the job's circuit is still
+  // being built (the build then runs in the background).
+  virtual std::optional<std::uint64_t> circuit_pool_entries_if_built(const wire::Request& request) const {
+    return circuit_pool_entries(request);
+  }
   // The output, blocks * 16 bytes (ComputeOutput). Runs on a worker thread; may be called by
   // several at once for different jobs. Throws PeerError when the other server fails.
   virtual ComputeOutput compute(two_party::Channel& peer, const ComputeTask& task) = 0;

@@ -179,6 +179,12 @@ std::uint64_t Gc2Backend::circuit_pool_entries(const wire::Request& request) con
   return 0;
 }
 
+std::optional<std::uint64_t> Gc2Backend::circuit_pool_entries_if_built(const wire::Request& request) const {
+  if (const auto* krb = std::get_if<wire::KrbRequest>(&request); krb != nullptr && authenticated_krb_)
+    return authenticated_krb_->entries_if_built(*krb);
+  return circuit_pool_entries(request);
+}
+
 ComputeOutput Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& task) {
   if (task.key_share.size() != wire::material_bytes(task.key.algorithm))
     throw Error(Component::Server, "key share of the wrong size");

@@ -216,6 +216,7 @@ class Gc2Backend final : public Backend {
   KrbOutput krb(two_party::Channel& peer, const KrbTask& task);
   // Entries of AND material a Kerberos or GCM job takes under security = "active" (0 otherwise).
   std::uint64_t circuit_pool_entries(const wire::Request& request) const override;
+  std::optional<std::uint64_t> circuit_pool_entries_if_built(const wire::Request& request) const override;
   GcmPrefetched gcm_prefetch(two_party::Channel& peer, const GcmPrefetchTask& task);
   GcmOpened gcm_open(two_party::Channel& peer, const GcmOpenTask& task);
 

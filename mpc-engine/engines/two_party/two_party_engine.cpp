@@ -105,7 +105,9 @@ std::vector<void*> TwoPartyEngine::sockets() const {
 
 std::chrono::milliseconds TwoPartyEngine::idle_wait() const {
   const bool backlog = !unsent_.empty() || streams_.has_outgoing();
-  return backlog ? std::chrono::milliseconds(1) : std::chrono::milliseconds(50);
+  if (backlog) return std::chrono::milliseconds(1);
+  // Jobs held back for their circuits are admitted once it is built: looked at often.
+  return awaiting_circuits_.empty() ? std::chrono::milliseconds(50) : std::chrono::milliseconds(5);
 }
 
 void TwoPartyEngine::key_changed(const wire::KeyId& key, node::KeyChange change) {
@@ -120,6 +122,7 @@ void TwoPartyEngine::step(std::chrono::steady_clock::time_point now) {
   if (unsent_.empty() && !streams_.has_outgoing()) last_send_progress_ = now;
   if (dealer_) handle_dealer();
   if (!leader()) start_announced();
+  if (leader()) admit_awaiting_circuits(now);
   if (leader()) schedule_preprocessing();
   collect_results();
   if (leader()) schedule_preparation();
@@ -164,10 +167,7 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
                            "pads, which the request lacks: a client library that predates them"};
     if (leader()) {
       const std::uint64_t entries = backend_->pool_entries(compute->key, compute->blocks);
-      if (entries > backend_->pool_capacity() && backend_->wants_preprocessing())
-        return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) + " " +
-                                                         backend_->pool_entry_name() + "; the pool holds " +
-                                                         std::to_string(backend_->pool_capacity())};
+      if (entries > backend_->pool_capacity() && backend_->wants_preprocessing()) return too_large(entries);
     }
     if (host_.key_material(compute->key) == nullptr) return jobs::unknown_key(compute->key);
     // Each server is held to the share the client dealt it by the check dealt with it.
@@ -205,14 +205,18 @@ std::optional<node::Refusal> TwoPartyEngine::active_circuit_job_refusal(const wi
   if (key == nullptr) return std::nullopt;
   if (host_.key_material(*key) == nullptr) return jobs::unknown_key(*key);
   if (host_.key_share_check(*key) == nullptr) return unchecked_key(*key);
-  if (leader()) {
-    const std::uint64_t entries = backend_->circuit_pool_entries(request);
-    if (entries > backend_->pool_capacity())
-      return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) + " " +
-                                                       backend_->pool_entry_name() + "; the pool holds " +
-                                                       std::to_string(backend_->pool_capacity())};
-  }
+  // A shape seen for the first time has its circuit built in the background (seconds for some),
+  // never on this thread: both servers start the build here, and the leader holds the job back
+  // until it is built (admit_job).
+  const std::optional<std::uint64_t> entries = backend_->circuit_pool_entries_if_built(request);
+  if (entries && leader() && *entries > backend_->pool_capacity()) return too_large(*entries);
   return std::nullopt;
+}
+
+node::Refusal TwoPartyEngine::too_large(std::uint64_t entries) const {
+  return node::Refusal{wire::Status::TooLarge, "the job needs " + std::to_string(entries) + " " +
+                                                   backend_->pool_entry_name() + "; the pool holds " +
+                                                   std::to_string(backend_->pool_capacity())};
 }
 
 node::Refusal TwoPartyEngine::unchecked_key(const wire::KeyId& key) {
@@ -277,7 +281,18 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
     unannounced_.emplace(key, std::move(job));
     return;
   }
-  const std::uint64_t entries = job_pool_entries(*job);
+  const std::optional<std::uint64_t> built = job->circuit ? backend_->circuit_pool_entries_if_built(*job->circuit)
+                                                           : std::optional(job_pool_entries(*job));
+  if (!built) {
+    awaiting_circuits_.push_back(std::move(job));
+    return;
+  }
+  const std::uint64_t entries = *built;
+  if (entries > backend_->pool_capacity() && backend_->wants_preprocessing()) {
+    const node::Refusal refusal = too_large(entries);
+    answer_error(key, refusal.status, refusal.detail);
+    return;
+  }
   // A job that needs more entries than are made or being made, and one batch more, waits for
   // nothing: its range would only run ahead of production (and be given up), while a job
   // asked again a moment later finds its entries made.
@@ -306,7 +321,28 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
   queue_job(std::move(job));
 }
 
-bool TwoPartyEngine::abandon(const node::JobKey& key) { return unannounced_.erase(key) != 0; }
+bool TwoPartyEngine::abandon(const node::JobKey& key) {
+  const auto awaiting = std::find_if(awaiting_circuits_.begin(), awaiting_circuits_.end(),
+                                     [&](const auto& job) { return job->key == key; });
+  if (awaiting != awaiting_circuits_.end()) {
+    awaiting_circuits_.erase(awaiting);
+    return true;
+  }
+  return unannounced_.erase(key) != 0;
+}
+
+void TwoPartyEngine::admit_awaiting_circuits(std::chrono::steady_clock::time_point now) {
+  std::deque<std::shared_ptr<Job>> waiting;
+  waiting.swap(awaiting_circuits_);
+  for (auto& job : waiting) {
+    // Within the time the follower waits for the job's announcement, with room to spare.
+    if (now - job->arrived > kUnannouncedExpiry / 2) {
+      answer_error(job->key, wire::Status::Busy, "the circuit of this job's shape took too long to build");
+      continue;
+    }
+    admit_job(std::move(job));
+  }
+}
 
 void TwoPartyEngine::handle_peer_frame(std::vector<std::uint8_t> frame) {
   wire::TwoServerMessage message;

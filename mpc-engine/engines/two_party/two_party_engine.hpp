@@ -90,10 +90,14 @@ class TwoPartyEngine final : public node::Engine {
   // Takes an agreed request: the follower waits for its announcement, the leader numbers,
   // announces and queues it.
   void admit_job(std::shared_ptr<Job> job);
+  // Leader: the jobs held back while their circuits are built, admitted once built.
+  void admit_awaiting_circuits(std::chrono::steady_clock::time_point now);
   // The AND material or lookup-table entries a job takes from the pool.
   std::uint64_t job_pool_entries(const Job& job) const;
   // The refusal of an active job under a key stored without the checks of its shares.
   static node::Refusal unchecked_key(const wire::KeyId& key);
+  // The refusal of a job that needs more pool entries than the pool holds.
+  node::Refusal too_large(std::uint64_t entries) const;
   // security = "active": a Kerberos or GCM job the cluster cannot serve so (no pads, no share
   // check, local masks, more AND material than the pool holds), with the reason.
   std::optional<node::Refusal> active_circuit_job_refusal(const wire::Request& request);
@@ -151,6 +155,7 @@ class TwoPartyEngine final : public node::Engine {
   std::uint64_t pool_epoch_ = 0;    // lut2: the leader's current pool epoch (follower: the last seen)
   // Follower: client requests waiting for their announcement.
   std::map<node::JobKey, std::shared_ptr<Job>> unannounced_;
+  std::deque<std::shared_ptr<Job>> awaiting_circuits_;  // leader: admit_awaiting_circuits
   // Follower: announcements in order, waiting for their request.
   std::deque<std::pair<wire::TwoServerAnnounce, std::chrono::steady_clock::time_point>> announced_;
 

@@ -199,3 +199,34 @@ TEST(Gc2CircuitJobs, GcmOpenChecksTheTagAndPrefetchAgreesOnNonces) {
 
 }  // namespace
 }  // namespace mpc::two_party_engine
+
+namespace mpc::two_party_engine {
+namespace {
+
+// Under security = "active" a Kerberos job's circuit is built for its shape the first time the
+// shell counts its AND material: in the background, the count coming once it is built, and
+// then the same as the count that waits for the build.
+TEST(Gc2CircuitJobs, ANewKerberosShapeIsBuiltInTheBackground) {
+  Logger log{"test", LogLevel::Error};
+  Gc2Backend backend{0, log, true};
+  wire::KrbRequest request;
+  request.key = wire::KeyId{"k", 1, wire::KeyAlgorithm::Aes256CtsHmacSha1};
+  request.operation = wire::KrbOperation::Encrypt;
+  request.usage = 3;
+  request.data.assign(41, 0);
+  EXPECT_FALSE(backend.circuit_pool_entries_if_built(request).has_value());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  std::optional<std::uint64_t> built;
+  while (!(built = backend.circuit_pool_entries_if_built(request)) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(built.has_value()) << "the shape was never built";
+  EXPECT_GT(*built, 0u);
+  EXPECT_EQ(*built, backend.circuit_pool_entries(request));
+  // Another length is another shape, built anew.
+  request.data.assign(57, 0);
+  EXPECT_FALSE(backend.circuit_pool_entries_if_built(request).has_value());
+  EXPECT_GT(backend.circuit_pool_entries(request), *built);
+}
+
+}  // namespace
+}  // namespace mpc::two_party_engine
