@@ -401,3 +401,61 @@ def test_servers_of_different_modes_refuse_each_others_jobs(tmp_path):
         assert "both servers must say the same" in attempt.stderr, attempt.stderr
     finally:
         cluster.stop()
+
+
+# auth2::Step values (protocol/auth2/auth_bits.hpp) and the servers that send such messages.
+# (A server that alters the columns of its own check of its peer's share only weakens that
+# check: test_a_checker_that_alters_its_columns_is_not_caught.)
+JOB_STEPS = {"masked inputs": (10, (1, 2)), "input labels": (11, (1,)), "output claim": (12, (2,)),
+             "share check sum": (14, (1, 2))}
+BATCH_STEPS = {"leaky reveal": (2, (1, 2)), "equality commitment": (3, (1,)), "equality digest": (4, (2,)),
+               "equality opening": (5, (1,)), "coin share": (7, (2,))}
+
+
+@pytest.mark.timeout(600)
+def test_a_message_altered_in_any_step_of_a_job_is_refused(tmp_path):
+    """Either server flips a bit of the first message it sends in one step of every job
+    (mpc-server-faults, auth2-step): its masked inputs (its key share's first bit), the input
+    labels it garbles, the outputs it claims, or its answer to its peer's check of its share. Each job is
+    refused as failed verification, by its peer or by the client, never served; honest jobs
+    before and after are right."""
+    cluster = start_gc2(tmp_path / "steps", {1: "active", 2: "active"})
+    try:
+        key_hex, _ = cluster.import_key("steps", 1, "aes128")
+        expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 2)
+        assert cluster.keystream_of(settled_attempt(cluster, "steps", blocks=2)) == expected
+        for name, (step, senders) in JOB_STEPS.items():
+            for party in senders:
+                restart(cluster, party, fault=f"auth2-step={step}")
+                attempt = settled_attempt(cluster, "steps", blocks=2)
+                assert attempt.returncode != 0, f"server {party} altering its {name}: the job was served"
+                assert "verification" in attempt.stderr or "deviated" in attempt.stderr, (name, party, attempt.stderr)
+                restart(cluster, party)
+        honest = settled_attempt(cluster, "steps", blocks=2)
+        assert cluster.keystream_of(honest) == expected, honest.stderr
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.timeout(600)
+def test_a_message_altered_in_any_step_of_preprocessing_fills_no_pool(tmp_path):
+    """Either server flips a bit of the first message it sends in one step of making AND
+    material (the leaky AND's revealed bits, the equality check's commitment, digest or opening,
+    the bucketing's coin toss): the batch fails its check, nothing reaches the pool, and jobs
+    are refused as busy, never served from unchecked material."""
+    cluster = start_gc2(tmp_path / "batch-steps", {1: "active", 2: "active"})
+    try:
+        key_hex, _ = cluster.import_key("batch-steps", 1, "aes128")
+        expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 2)
+        for name, (step, senders) in BATCH_STEPS.items():
+            for party in senders:
+                restart(cluster, party, fault=f"auth2-step={step}")
+                failed = cluster.wait_for_log_event(3 - party, "preprocessing failed", deadline_s=30)
+                assert failed, (name, party, cluster.log_tail())
+                refused = settled_attempt(cluster, "batch-steps", blocks=2, deadline_s=4)
+                assert refused.returncode != 0 and "busy" in refused.stderr, (name, party, refused.stderr)
+                restart(cluster, party)
+        served = settled_attempt(cluster, "batch-steps", blocks=2)
+        assert cluster.keystream_of(served) == expected, served.stderr
+    finally:
+        cluster.stop()

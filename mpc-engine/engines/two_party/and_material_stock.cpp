@@ -19,6 +19,18 @@ constexpr std::uint64_t kBatchTweaksPerEntry = 32;
 // - "auth2-opened-mask": opens its first shared bit of a job (its masks' preparation) with the
 //   other value;
 // - "auth2-leaky-products": alters its leaky-AND products in every preprocessing batch.
+// Either server:
+// - "auth2-step=S": flips bit 0 of the first message it sends of step S (auth2::Step's value)
+//   in every job and every preprocessing batch.
+void deviate_in_step(auth2::Session& session) {
+  if (const auto target = fault::armed("auth2-step"))
+    session.set_deviation([target = *target, done = false](auth2::Step step, std::span<std::uint8_t> message) mutable {
+      if (static_cast<std::uint64_t>(step) != target || message.empty() || done) return;
+      message[0] ^= 1;
+      done = true;
+    });
+}
+
 void deviate_in_job(auth2::Session& session) {
   if (fault::armed("auth2-garbled-rows"))
     session.set_deviation([](auth2::Step step, std::span<std::uint8_t> message) {
@@ -66,6 +78,7 @@ AndMaterialStock::Taken AndMaterialStock::take(two_party::Channel& peer, std::ui
   }
   Taken taken(std::move(material), session->job_session(peer));
 #if defined(MPC_FAULT_INJECTION)
+  deviate_in_step(taken.session);
   if (party_ == 0) deviate_in_job(taken.session);
 #endif
   return taken;
@@ -80,6 +93,7 @@ void AndMaterialStock::preprocess(two_party::Channel& peer, std::uint64_t epoch,
     if (!session_) {
       session_ = std::make_shared<auth2::Session>(peer, party_ == 0 ? auth2::Role::First : auth2::Role::Second);
 #if defined(MPC_FAULT_INJECTION)
+      deviate_in_step(*session_);
       if (party_ == 0) deviate_in_batches(*session_);
 #endif
     }

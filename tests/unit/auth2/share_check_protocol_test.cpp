@@ -137,6 +137,49 @@ TEST(ShareCheck, AnotherBlindingAFalseSumOrAnotherImportsChecksFail) {
   EXPECT_TRUE(mixed.first.failed() || mixed.second.failed());
 }
 
+// An open flaw, shown here so that its fix changes this test: the checker's hidden columns are
+// its own to choose, and the prover's sum is the XOR of the columns its mask bits select. A
+// checker that flips one bit of the column of the prover's first share wire sees its own check
+// fail exactly when the prover's mask bit there is 1, and the prover's share bit is that mask
+// bit XOR the masked value and the checker's mask share, both of which the checker holds: one
+// bit of the peer's key share per column bit altered, up to 64 per job, and the prover cannot
+// tell. (A check computed inside the circuit, whose only output is whether it passed, leaves the
+// checker nothing to choose but its own key.)
+TEST(ShareCheck, ACheckerThatAltersItsColumnsLearnsTheProversShareBits) {
+  for (int seed = 30; seed < 38; ++seed) {
+    SCOPED_TRACE(seed);
+    const Case c = make_case(seed);
+    const auto checks = deal(c);
+    const auto wire = committed_wires(Role::First).front();
+    const auto checker = [&c, check = checks[1], wire](Session& session) {
+      const auto triples = auth2::and_triples(session, auth2::and_gate_count(checked()));
+      const auth2::CircuitMasks masks = auth2::prepare_masks(session, checked(), kOwners, triples);
+      std::vector<std::uint8_t> inputs = c.second_share;
+      for (std::size_t k = 0; k < kCheckBits; ++k) inputs.push_back((check.own_blinding[k / 8] >> (k % 8)) & 1);
+      std::vector<std::uint8_t> masked_inputs;
+      (void)auth2::evaluate_authenticated(session, checked(), kOwners, masks, inputs, to_bits(c.block),
+                                          auth2::Outputs::Reveal, &masked_inputs);
+      bool failed = false;
+      try {
+        auth2::check_committed_shares(session, masks, masked_inputs, committed_wires(Role::Second),
+                                      committed_wires(Role::First), check.peer_rows, check.peer_sketch);
+      } catch (const mpc::VerificationError&) {
+        failed = true;
+      }
+      return std::vector<std::uint8_t>{
+          static_cast<std::uint8_t>((failed ? 1 : 0) ^ masked_inputs[wire] ^ masks.lambda[wire].bit)};
+    };
+    const auto altered_column = [](Step step, std::span<std::uint8_t> message) {
+      if (step == Step::ShareCheckColumns) message[0] ^= 1;
+    };
+    const auto outcome = run_pair<std::vector<std::uint8_t>>(server(c, Role::First, checks[0]), checker, {},
+                                                             altered_column);
+    ASSERT_TRUE(outcome.second.result) << outcome.second.check();
+    EXPECT_EQ(outcome.second.result->front(), c.first_share.front());
+    EXPECT_FALSE(outcome.first.failed()) << "the prover noticed: " << outcome.first.check();
+  }
+}
+
 TEST(ShareCheck, TheSketchAPeerHoldsDependsOnTheBlinding) {
   // T = R s ^ b: with another b the same share gives another sketch, so T alone says nothing
   // of s; and the client's sketch is the one the protocol recomputes.
