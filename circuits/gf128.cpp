@@ -1,8 +1,9 @@
-// GF(2^128) on wires (gf128.hpp). Products by recursive Karatsuba over GF(2)[x] down to single
-// coefficients, (a0 + a1 X)(b0 + b1 X) = a0 b0 + ((a0 + a1)(b0 + b1) + a0 b0 + a1 b1) X + a1 b1 X^2
-// with X = x^(n/2): 3^7 AND gates for 128 coefficients where schoolbook takes 2^14. Then the
-// degree-254 product is reduced with x^128 = x^7 + x^2 + x + 1, highest terms first.
+// GF(2^128) on wires (gf128.hpp). Products by Karatsuba (karatsuba.hpp): 3^7 AND gates for 128
+// coefficients where schoolbook takes 2^14. Then the degree-254 product is reduced with
+// x^128 = x^7 + x^2 + x + 1, highest terms first.
 #include "circuits/gf128.hpp"
+
+#include "circuits/karatsuba.hpp"
 
 #include <optional>
 
@@ -13,48 +14,6 @@ namespace {
 
 constexpr std::size_t kBits = 128;
 constexpr std::size_t kLeaves = 2187;  // 3^7
-
-// A polynomial whose coefficients may be known zeros (no wire): XORs with them cost nothing.
-using Poly = std::vector<std::optional<std::uint32_t>>;
-
-void add_into(CircuitBuilder& builder, std::optional<std::uint32_t>& into, const std::optional<std::uint32_t>& term) {
-  if (!term) return;
-  into = into ? builder.xor_(*into, *term) : *term;
-}
-
-void spread(CircuitBuilder& builder, std::span<const std::uint32_t> a, std::vector<std::uint32_t>& leaves) {
-  if (a.size() == 1) {
-    leaves.push_back(a[0]);
-    return;
-  }
-  const std::size_t half = a.size() / 2;
-  std::vector<std::uint32_t> sum(half);
-  for (std::size_t i = 0; i < half; ++i) sum[i] = builder.xor_(a[i], a[half + i]);
-  spread(builder, a.first(half), leaves);
-  spread(builder, sum, leaves);
-  spread(builder, a.subspan(half), leaves);
-}
-
-// The product of n-coefficient polynomials (2n - 1 coefficients) from the products of their
-// leaves, in spread()'s order.
-Poly combine(CircuitBuilder& builder, std::span<const std::uint32_t> products, std::size_t n) {
-  if (n == 1) return Poly{products[0]};
-  const std::size_t half = n / 2, third = products.size() / 3;
-  const Poly low = combine(builder, products.first(third), half);
-  Poly middle = combine(builder, products.subspan(third, third), half);
-  const Poly high = combine(builder, products.subspan(2 * third), half);
-  for (std::size_t i = 0; i < middle.size(); ++i) {
-    add_into(builder, middle[i], low[i]);
-    add_into(builder, middle[i], high[i]);
-  }
-  Poly out(2 * n - 1);
-  for (std::size_t i = 0; i < low.size(); ++i) {
-    add_into(builder, out[i], low[i]);
-    add_into(builder, out[n + i], high[i]);
-  }
-  for (std::size_t i = 0; i < middle.size(); ++i) add_into(builder, out[half + i], middle[i]);
-  return out;
-}
 
 // Reduction of a polynomial of degree below 255 modulo x^128 + x^7 + x^2 + x + 1.
 Gf128Wires reduce(CircuitBuilder& builder, Poly product) {
@@ -92,7 +51,7 @@ Gf128Wires gf128_square(CircuitBuilder& builder, const Gf128Wires& a) {
 Gf128Spread gf128_spread(CircuitBuilder& builder, const Gf128Wires& a) {
   Gf128Spread out;
   out.leaves.reserve(kLeaves);
-  spread(builder, a, out.leaves);
+  karatsuba_spread(builder, a, out.leaves);
   return out;
 }
 
@@ -101,7 +60,7 @@ Gf128Wires gf128_multiply(CircuitBuilder& builder, const Gf128Spread& a, const G
     throw FormatError(Component::Circuit, "GF(2^128) spreads of the wrong size");
   std::vector<std::uint32_t> products(kLeaves);
   for (std::size_t i = 0; i < kLeaves; ++i) products[i] = builder.and_(a.leaves[i], b.leaves[i]);
-  return reduce(builder, combine(builder, products, kBits));
+  return reduce(builder, karatsuba_combine(builder, products, kBits));
 }
 
 }  // namespace mpc::circuits::detail

@@ -604,9 +604,9 @@ void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_ke
     // Two servers: each share goes with its check (protocol/client_checks/share_checks.hpp), by
     // which a server of security = "active" holds its peer to the share dealt here.
     std::vector<SecretBytes> xor_form = xor_shares(material);
-    const std::size_t checked = wire::checked_share_bytes(key.algorithm);
-    const auto checks =
-        client_checks::deal_share_checks(xor_form[0].span().first(checked), xor_form[1].span().first(checked));
+    std::vector<client_checks::Segment> segments;
+    for (const auto& segment : wire::share_check_segments(key.algorithm)) segments.push_back({segment.offset, segment.bytes});
+    const auto checks = client_checks::deal_share_checks(xor_form[0].span(), xor_form[1].span(), segments);
     for (std::size_t party = 0; party < 2; ++party) {
       const auto check = client_checks::serialize(checks[party]);
       SecretBytes checked(xor_form[party].size() + check.size());

@@ -53,7 +53,7 @@ class EngineHost {
   // The share material of a stored key from the shell's bounded cache, or nullptr. Valid
   // until the next call of key_material or the next turn of the shell's loop.
   virtual const SecretBytes* key_material(const wire::KeyId& key) = 0;
-  // The check dealt with a two-server cluster's share of the key (wire::kShareCheckBytes), or
+  // The check dealt with a two-server cluster's share of the key (wire::share_check_bytes of its algorithm), or
   // nullptr: none was dealt, or this host's shares are not a two-server cluster's. Valid as
   // key_material's.
   virtual const SecretBytes* key_share_check(const wire::KeyId& key) {

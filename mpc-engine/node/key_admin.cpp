@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "keys/key_algorithms.h"
+#include "wire/sealed_share.hpp"
 
 namespace mpc::node {
 
@@ -89,10 +90,11 @@ std::optional<wire::Reply> answer_key_admin(wire::Request& request, const std::s
       return error_reply(id, wire::Status::KeyExists,
                          wire::describe(import->key) +
                              " was deleted; a deleted ticket key id is never imported again (use a new kvno)");
-    // An XOR share may come with its check (wire::kShareCheckBytes), stored after it.
+    // An XOR share may come with its checks (wire::share_check_bytes), stored after it.
     const std::size_t material = share_copies * wire::material_bytes(import->key.algorithm);
     if (import->sealed_share.size() != material + wire::kSealedShareOverhead &&
-        (share_copies != 1 || import->sealed_share.size() != material + wire::kShareCheckBytes + wire::kSealedShareOverhead))
+        (share_copies != 1 || import->sealed_share.size() != material + wire::share_check_bytes(import->key.algorithm) +
+                                                                 wire::kSealedShareOverhead))
       return error_reply(id, wire::Status::BadRequest, "a key share of this cluster is " + sharing);
     SecretBytes share;
     try {

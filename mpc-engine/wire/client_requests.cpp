@@ -189,12 +189,12 @@ void encode_body(ByteWriter& writer, const ComputeRequest& r) {
 // A sealed replicated share (x then a, three-server clusters) or sealed XOR share (two-server
 // clusters), with its check or without.
 void check_sealed_share_length(KeyAlgorithm algorithm, std::size_t length) {
-  const std::size_t material = material_bytes(algorithm);
+  const std::size_t material = material_bytes(algorithm), checks = share_check_bytes(algorithm);
   if (length != 2 * material + kSealedShareOverhead && length != material + kSealedShareOverhead &&
-      length != material + kShareCheckBytes + kSealedShareOverhead)
+      length != material + checks + kSealedShareOverhead)
     fail("sealed key share of " + std::to_string(length) + " bytes, expected " +
          std::to_string(2 * material + kSealedShareOverhead) + " (replicated), " +
-         std::to_string(material + kShareCheckBytes + kSealedShareOverhead) + " (XOR, checked) or " +
+         std::to_string(material + checks + kSealedShareOverhead) + " (XOR, checked) or " +
          std::to_string(material + kSealedShareOverhead) + " (XOR)");
 }
 

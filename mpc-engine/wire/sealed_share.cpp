@@ -35,6 +35,28 @@ std::array<std::uint8_t, kDigestBytes> key_id_digest(const KeyId& key) {
 
 }  // namespace
 
+std::vector<ShareSegment> share_check_segments(KeyAlgorithm algorithm) {
+  if (algorithm == KeyAlgorithm::Aes256Gcm) return {{0, kGcmRoundKeyBytes}};
+  if (!is_krb_algorithm(algorithm)) return {{0, material_bytes(algorithm)}};
+  std::vector<ShareSegment> segments;
+  for (std::size_t usage = 0; usage < std::size(kKrbUsages); ++usage)
+    segments.push_back({krb_ke_offset(algorithm, usage), krb_usage_block_bytes(algorithm)});
+  segments.push_back({krb_prf_offset(algorithm), material_bytes(algorithm) - krb_prf_offset(algorithm)});
+  return segments;
+}
+
+std::size_t share_check_segment_of(KeyAlgorithm algorithm, std::size_t offset, std::size_t bytes) {
+  const auto segments = share_check_segments(algorithm);
+  for (std::size_t i = 0; i < segments.size(); ++i)
+    if (offset >= segments[i].offset && offset + bytes <= segments[i].offset + segments[i].bytes) return i;
+  throw Error(Component::Wire, "no checked segment of the key's material holds bytes " + std::to_string(offset) + ".." +
+                                   std::to_string(offset + bytes));
+}
+
+std::size_t share_check_bytes(KeyAlgorithm algorithm) {
+  return kShareCheckKeyBytes + kShareCheckSegmentBytes * share_check_segments(algorithm).size();
+}
+
 std::vector<std::uint8_t> seal_share(const KeyId& key, std::span<const std::uint8_t> share, const SealKey& server) {
   if (sodium_init() < 0) throw Error(Component::Wire, "libsodium initialisation failed");
   if (share.empty() || share.size() > kMaxSealedShareBytes) throw FormatError(Component::Wire, "key share size");

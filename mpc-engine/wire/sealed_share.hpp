@@ -27,19 +27,27 @@ using SealKey = std::array<std::uint8_t, 32>;  // a server's X25519 (CurveZMQ) p
 // ephemeral public key and MAC (48).
 inline constexpr std::size_t kSealedShareOverhead = 32 + 48;
 
-// A two-server cluster's XOR share comes with its check (protocol/client_checks/share_checks.hpp:
-// the server's blinding, its matrix seed over its peer's share, and the peer's sketch), after
-// the material, and is stored so.
-inline constexpr std::size_t kShareCheckBytes = 48;
-
-// The bytes of a key's material its check covers: every byte, but for an aes256-gcm key only
-// its round keys (kGcmRoundKeyBytes). A server's share of the GHASH key powers may go unchecked:
-// a shift of it shifts the GHASH it computes by a value the server knows, as good as a ticket
-// with another tag (engines/two_party/authenticated_gcm.hpp), and checking its 16 KiB would
-// cost an authenticated input per bit in every job.
-inline std::size_t checked_share_bytes(KeyAlgorithm algorithm) {
-  return algorithm == KeyAlgorithm::Aes256Gcm ? kGcmRoundKeyBytes : material_bytes(algorithm);
-}
+// A two-server cluster's XOR share comes with its checks (protocol/client_checks/
+// share_checks.hpp), after the material, and is stored so: the server's key for checking its
+// peer, then per segment of the material its blinding and its peer's tag.
+//
+// A segment is a part of the material that a job feeds whole and checks: all of an AES key's,
+// the round keys of an aes256-gcm key (a server's share of the GHASH key powers may go
+// unchecked: a shift of it shifts the GHASH it computes by a value the server knows, as good as
+// a ticket with another tag, engines/two_party/authenticated_gcm.hpp), and for a Kerberos key
+// each usage's block (Ke's round keys, Ki's and Kc's states) and the PRF's material: a job
+// hashes only the segment it feeds, not the whole material.
+struct ShareSegment {
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+};
+std::vector<ShareSegment> share_check_segments(KeyAlgorithm algorithm);
+// The index of the segment holding [offset, offset + bytes). Throws Error(Wire) when none does.
+std::size_t share_check_segment_of(KeyAlgorithm algorithm, std::size_t offset, std::size_t bytes);
+// The checks' bytes stored after a share of a key of `algorithm`.
+std::size_t share_check_bytes(KeyAlgorithm algorithm);
+inline constexpr std::size_t kShareCheckKeyBytes = 8;      // the server's key
+inline constexpr std::size_t kShareCheckSegmentBytes = 16;  // a segment's blinding and peer tag
 
 // The share sealed to `server` for `key`. Throws FormatError(Wire) for an invalid key id and
 // Error(Wire) if libsodium fails; the plaintext it builds is wiped.

@@ -3,14 +3,16 @@
 // second, and bytes per item (both directions). Each figure is the best of --repeat runs of one
 // session (its base OTs run before the first timed call). Then AES-128 blocks: their triples,
 // masks and online run, plain and, alternating block by block, with the client's checks (the
-// outputs padded, protocol/auth2/padded_circuit.hpp, and both key shares checked,
-// share_check_protocol.hpp) as a two-server cluster of security = "active" runs them.
+// outputs padded, protocol/auth2/padded_circuit.hpp, and both key shares checked inside the
+// circuit, engines/two_party/checked_part.hpp) as a two-server cluster of security = "active"
+// runs them: those take triples of their own, for their share checks' AND gates.
 //
 //   auth2_bench [--triples N] [--repeat R] [--json]
 #include <algorithm>
 #include <chrono>
 #include <functional>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -22,7 +24,7 @@
 #include "protocol/auth2/auth_bits.hpp"
 #include "protocol/auth2/authenticated_garbling.hpp"
 #include "protocol/auth2/padded_circuit.hpp"
-#include "protocol/auth2/share_check_protocol.hpp"
+#include "engines/two_party/checked_part.hpp"
 #include "protocol/client_checks/share_checks.hpp"
 
 namespace {
@@ -78,13 +80,12 @@ int main(int argc, char** argv) {
   const Figure aes_triples = measure(
       *a, *b, 1, [&] { first_triples = auth2::and_triples(first, ands * aes_blocks); },
       [&] { second_triples = auth2::and_triples(second, ands * aes_blocks); });
-  // The same circuit with the client's checks: each server's blinding, then the two pads.
+  // The same circuit with the client's checks: each server's blinding, the share checks' keys
+  // and tags, then the two pads.
   const std::uint32_t blinding[] = {client_checks::kCheckBits, client_checks::kCheckBits};
-  const circuits::Circuit checked = auth2::padded_circuit(circuits::with_extra_inputs(aes, blinding));
-  const auth2::InputOwners checked_owners = auth2::padded_owners(
-      {auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public, auth2::Owner::First, auth2::Owner::Second});
   const std::vector<std::uint8_t> share_bytes(aes.input_widths[0] / 8, 0x5a);
-  const auto share_checks = client_checks::deal_share_checks(share_bytes, share_bytes);
+  const client_checks::Segment whole[] = {{0, share_bytes.size()}};
+  const auto share_checks = client_checks::deal_share_checks(share_bytes, share_bytes, whole);
   const std::uint32_t share_bits = aes.input_widths[0];
   const auto committed = [&](std::uint32_t party) {
     std::vector<std::uint32_t> wires(share_bits);
@@ -93,12 +94,24 @@ int main(int argc, char** argv) {
       wires.push_back(2 * share_bits + 128 + party * static_cast<std::uint32_t>(client_checks::kCheckBits) + k);
     return wires;
   };
+  const circuits::Circuit checked = auth2::padded_circuit(
+      two_party_engine::with_share_checks(circuits::with_extra_inputs(aes, blinding), committed(0), committed(1)), 0,
+      two_party_engine::kShareCheckVerdicts);
+  const auth2::InputOwners checked_owners = auth2::padded_owners(two_party_engine::share_check_owners(
+      {auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public, auth2::Owner::First, auth2::Owner::Second}));
+  const std::size_t checked_ands = auth2::and_gate_count(checked);
+  std::vector<auth2::AuthTriple> first_checked_triples, second_checked_triples;
+  const Figure checked_triples = measure(
+      *a, *b, 1, [&] { first_checked_triples = auth2::and_triples(first, checked_ands * aes_blocks); },
+      [&] { second_checked_triples = auth2::and_triples(second, checked_ands * aes_blocks); });
   const auto checked_inputs = [&](std::size_t party) {
     std::vector<std::uint8_t> bits;
     for (const auto byte : share_bytes)
       for (int k = 0; k < 8; ++k) bits.push_back((byte >> k) & 1);
-    for (std::size_t k = 0; k < client_checks::kCheckBits; ++k)
-      bits.push_back((share_checks[party].own_blinding[k / 8] >> (k % 8)) & 1);
+    const auto blinding_bits = two_party_engine::blinding_bits(share_checks[party], 0);
+    const auto check_bits = two_party_engine::share_check_inputs(share_checks[party], 0);
+    bits.insert(bits.end(), blinding_bits.begin(), blinding_bits.end());
+    bits.insert(bits.end(), check_bits.begin(), check_bits.end());
     bits.resize(bits.size() + 128 + client_checks::kPadCheckBits, static_cast<std::uint8_t>(party));
     return bits;
   };
@@ -120,18 +133,22 @@ int main(int argc, char** argv) {
     aes_online.seconds += online.seconds;
     aes_online.bytes += online.bytes;
     // The same block's triples again (a benchmark may reuse them; a server never does), checked.
+    const auto checked_part = [&](const std::vector<auth2::AuthTriple>& all) {
+      return std::span<const auth2::AuthTriple>(all.data() + k * checked_ands, checked_ands);
+    };
     const Figure masks_checked = measure(
-        *a, *b, 1, [&] { first_masks = auth2::prepare_masks(first, checked, checked_owners, part(first_triples)); },
-        [&] { second_masks = auth2::prepare_masks(second, checked, checked_owners, part(second_triples)); });
+        *a, *b, 1,
+        [&] { first_masks = auth2::prepare_masks(first, checked, checked_owners, checked_part(first_checked_triples)); },
+        [&] { second_masks = auth2::prepare_masks(second, checked, checked_owners, checked_part(second_checked_triples)); });
     const auto run_checked = [&](auth2::Session& session, const auth2::CircuitMasks& masks,
-                                 const std::vector<std::uint8_t>& inputs, std::uint32_t party) {
-      const auth2::PaddedRun run = auth2::evaluate_padded(session, checked, checked_owners, masks, inputs, block);
-      auth2::check_committed_shares(session, masks, run.masked_inputs, committed(party), committed(1 - party),
-                                    share_checks[party].peer_rows, share_checks[party].peer_sketch);
+                                 const std::vector<std::uint8_t>& inputs) {
+      const auth2::PaddedRun run = auth2::evaluate_padded(session, checked, checked_owners, masks, inputs, block, {}, {},
+                                                          two_party_engine::kShareCheckVerdicts);
+      if (run.revealed != std::vector<std::uint8_t>{1, 1}) throw std::runtime_error("auth2_bench: a share check failed");
     };
     const Figure online_checked = measure(
-        *a, *b, 1, [&] { run_checked(first, first_masks, first_checked, 0); },
-        [&] { run_checked(second, second_masks, second_checked, 1); });
+        *a, *b, 1, [&] { run_checked(first, first_masks, first_checked); },
+        [&] { run_checked(second, second_masks, second_checked); });
     checked_masks.seconds += masks_checked.seconds;
     checked_masks.bytes += masks_checked.bytes;
     checked_online.seconds += online_checked.seconds;
@@ -156,6 +173,9 @@ int main(int argc, char** argv) {
               << ", \"mask_bytes_per_block\": " << aes_masks.bytes / blocks_done
               << ", \"online_ms_per_block\": " << aes_online.seconds * 1e3 / blocks_done
               << ", \"online_bytes_per_block\": " << aes_online.bytes / blocks_done
+              << ", \"checked_and_gates\": " << checked_ands
+              << ", \"checked_triples_ms_per_block\": " << checked_triples.seconds * 1e3 / blocks_done
+              << ", \"checked_triple_bytes_per_block\": " << checked_triples.bytes / blocks_done
               << ", \"checked_masks_ms_per_block\": " << checked_masks.seconds * 1e3 / blocks_done
               << ", \"checked_mask_bytes_per_block\": " << checked_masks.bytes / blocks_done
               << ", \"checked_online_ms_per_block\": " << checked_online.seconds * 1e3 / blocks_done
@@ -174,7 +194,8 @@ int main(int argc, char** argv) {
               << aes_masks.bytes / blocks_done / 1e3 << " kB, online " << aes_online.seconds * 1e3 / blocks_done
               << " ms and " << aes_online.bytes / blocks_done / 1e3 << " kB; " << blocks_done / aes_total
               << " blocks/s in all\n"
-              << "with the client's checks (pads, share checks): masks " << checked_masks.seconds * 1e3 / blocks_done
+              << "with the client's checks (pads, share checks, " << checked_ands << " ANDs): triples "
+              << checked_triples.seconds * 1e3 / blocks_done << " ms, masks " << checked_masks.seconds * 1e3 / blocks_done
               << " ms and " << checked_masks.bytes / blocks_done / 1e3 << " kB, online "
               << checked_online.seconds * 1e3 / blocks_done << " ms and " << checked_online.bytes / blocks_done / 1e3
               << " kB\n";

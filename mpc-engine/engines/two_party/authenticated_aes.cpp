@@ -20,9 +20,9 @@ namespace mpc::two_party_engine {
 namespace {
 
 // The round keys' two shares, the public blocks, each server's blinding of its share's check
-// (client_checks/share_checks.hpp), then the two pads (padded_circuit).
-const auth2::InputOwners kOwners = auth2::padded_owners(
-    {auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public, auth2::Owner::First, auth2::Owner::Second});
+// (client_checks/share_checks.hpp), the checks' keys and tags, then the two pads (padded_circuit).
+const auth2::InputOwners kOwners = auth2::padded_owners(share_check_owners(
+    {auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public, auth2::Owner::First, auth2::Owner::Second}));
 constexpr std::uint32_t kBlindingBits = client_checks::kCheckBits;
 
 // The wires of `party`'s share, then of its blinding, in a part of `blocks` blocks.
@@ -40,7 +40,6 @@ void append_report(std::vector<std::uint8_t>& out, const client_checks::PartRepo
   out.insert(out.end(), bytes.begin(), bytes.end());
 }
 static_assert(client_checks::kPartReportBytes == wire::kPaddedPartReportBytes);
-static_assert(client_checks::kShareCheckBytes == wire::kShareCheckBytes);
 
 }  // namespace
 
@@ -50,12 +49,16 @@ std::shared_ptr<const circuits::Circuit> AuthenticatedAes::circuit(wire::KeyAlgo
   auto& slot = circuits_[{algorithm, decrypt, blocks}];
   if (!slot) {
     const std::uint32_t blinding[] = {kBlindingBits, kBlindingBits};
-    slot = std::make_shared<const circuits::Circuit>(auth2::padded_circuit(circuits::with_extra_inputs(
+    const circuits::Circuit aes = circuits::with_extra_inputs(
         circuits::build_shared_key_aes_circuit(
             algorithm == wire::KeyAlgorithm::Aes256 ? circuits::AesKeySize::Aes256 : circuits::AesKeySize::Aes128,
             decrypt ? circuits::AesDirection::Decrypt : circuits::AesDirection::Encrypt, circuits::SboxVariant::And32,
             blocks),
-        blinding)));
+        blinding);
+    const auto share_bits = static_cast<std::uint32_t>(8 * wire::material_bytes(algorithm));
+    slot = std::make_shared<const circuits::Circuit>(auth2::padded_circuit(
+        with_share_checks(aes, committed_wires(0, share_bits, blocks), committed_wires(1, share_bits, blocks)), 0,
+        kShareCheckVerdicts));
   }
   return slot;
 }
@@ -87,9 +90,10 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
   // shifts the output's bit 0; its peer's check of the share catches it.
   if (fault::armed("share-bit")) key_bits[key_bits.size() - 128] ^= 1;
 #endif
-  for (std::size_t k = 0; k < kBlindingBits; ++k) key_bits.push_back((check.own_blinding[k / 8] >> (k % 8)) & 1);
+  const std::vector<std::uint8_t> blinding = blinding_bits(check, 0), checks = share_check_inputs(check, 0);
+  key_bits.insert(key_bits.end(), blinding.begin(), blinding.end());
+  key_bits.insert(key_bits.end(), checks.begin(), checks.end());
   const ot::WipeGuard key_guard(key_bits);
-  const auto share_bits = static_cast<std::uint32_t>(8 * key_share.size());
   Padded out;
   out.bytes = SecretBytes(input.size());
   out.reports.part_blocks = std::min(kAuthenticatedPartBlocks, total);
@@ -110,12 +114,10 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
 #endif
     own.insert(own.end(), part_pad.begin(), part_pad.end());
     wipe(part_pad.data(), part_pad.size());
-    const std::vector<std::uint32_t> first_committed = committed_wires(0, share_bits, blocks),
-                                     second_committed = committed_wires(1, share_bits, blocks);
-    const CheckedCircuit checked{part.get(), &kOwners, {}, {}, first_committed, second_committed};
+    const CheckedCircuit checked{part.get(), &kOwners, {}, {}};
     const auth2::PaddedRun run = run_checked_part(
         taken.session, party_, checked, std::span<const auth2::AndMaterial>(taken.material.data() + used, part_entries),
-        start + used, own, bytes_to_bits(input.subspan(16 * first, 16 * blocks)), check);
+        start + used, own, bytes_to_bits(input.subspan(16 * first, 16 * blocks)));
     used += part_entries;
     wipe(own.data(), own.size());
     for (std::size_t i = 0; i < run.masked.size(); ++i)

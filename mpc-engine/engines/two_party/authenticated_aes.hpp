@@ -50,7 +50,7 @@ class AuthenticatedAes {
   // share is `key_share` (wire::material_bytes), under both servers' pads (`pad`: this
   // server's seed from the client), from the pool's entries [start, start + entries()) of
   // `epoch`, waiting at most `wait` for them. Throws two_party::PoolEmpty when they do not come.
-  // `share_check`: the check the client dealt with this server's share (wire::kShareCheckBytes).
+  // `share_check`: the check the client dealt with this server's share (wire::share_check_bytes).
   struct Padded {
     SecretBytes bytes;             // the output XOR both pads: the same on both servers
     wire::PaddedReports reports;   // a report per part of kAuthenticatedPartBlocks blocks

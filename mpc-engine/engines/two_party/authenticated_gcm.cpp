@@ -20,8 +20,7 @@ namespace mpc::two_party_engine {
 struct AuthenticatedGcm::Shape {
   circuits::Circuit circuit;  // padded
   auth2::InputOwners owners;
-  std::uint32_t padded_bits = 0;  // outputs under the pads (after the kept ones)
-  std::vector<std::uint32_t> first_committed, second_committed;
+  std::uint32_t padded_bits = 0;  // outputs under the pads (after the kept ones and the verdicts)
 };
 
 namespace {
@@ -35,8 +34,11 @@ circuits::Circuit shared_key_aes256(std::uint32_t blocks) {
                                                 circuits::SboxVariant::And32, blocks);
 }
 
-// Each party's share wires (the circuit's first two groups), then its blinding's at `blinding`.
-void commit_wires(std::vector<std::uint32_t>& first, std::vector<std::uint32_t>& second, std::uint32_t blinding) {
+// `circuit` with its share checks (checked_part.hpp), padded: each party's share wires (the
+// circuit's first two groups), then its blinding's at `blinding`.
+circuits::Circuit checked_and_padded(const circuits::Circuit& circuit, std::uint32_t blinding,
+                                     std::uint32_t kept_outputs) {
+  std::vector<std::uint32_t> first, second;
   for (std::uint32_t i = 0; i < kRoundKeyBits; ++i) {
     first.push_back(i);
     second.push_back(kRoundKeyBits + i);
@@ -45,6 +47,8 @@ void commit_wires(std::vector<std::uint32_t>& first, std::vector<std::uint32_t>&
     first.push_back(blinding + k);
     second.push_back(blinding + kBlindingBits + k);
   }
+  return auth2::padded_circuit(with_share_checks(circuit, first, second, kept_outputs), kept_outputs,
+                               kShareCheckVerdicts);
 }
 
 // The 128 bits of a counter block N || j, as circuits take them.
@@ -54,8 +58,8 @@ void append_counter_bits(std::vector<std::uint8_t>& bits, const wire::GcmNonce& 
   bits.insert(bits.end(), block_bits.begin(), block_bits.end());
 }
 
-// This server's inputs of its own, first two: its round-key share, then (after other groups of
-// its own, `middle`) its blinding and its pad.
+// This server's inputs of its own: its round-key share, then (after other groups of its own,
+// `middle`) its blinding, its share check's key and tag, and its pad.
 std::vector<std::uint8_t> own_inputs(const AuthenticatedGcm::Inputs& inputs, const client_checks::ShareCheck& check,
                                      std::span<const std::uint8_t> middle, const client_checks::PadSeed& part_seed,
                                      std::size_t padded_bits, bool first_part) {
@@ -66,7 +70,9 @@ std::vector<std::uint8_t> own_inputs(const AuthenticatedGcm::Inputs& inputs, con
   if (fault::armed("share-bit")) own[kRoundKeyBits - 128] ^= 1;
 #endif
   own.insert(own.end(), middle.begin(), middle.end());
-  for (std::size_t k = 0; k < kBlindingBits; ++k) own.push_back((check.own_blinding[k / 8] >> (k % 8)) & 1);
+  const std::vector<std::uint8_t> blinding = blinding_bits(check, 0), checks = share_check_inputs(check, 0);
+  own.insert(own.end(), blinding.begin(), blinding.end());
+  own.insert(own.end(), checks.begin(), checks.end());
   std::vector<std::uint8_t> pad = client_checks::pad_bits(part_seed, padded_bits);
 #if defined(MPC_FAULT_INJECTION)
   // "output-shift": either server feeds its pad with bit 0 flipped, which shifts bit 0 of what
@@ -98,10 +104,11 @@ std::shared_ptr<const AuthenticatedGcm::Shape> AuthenticatedGcm::prefetch_shape(
   const std::uint32_t blocks = nonces * (1 + blocks_per_nonce);
   auto shape = std::make_shared<Shape>();
   const std::uint32_t blinding[] = {kBlindingBits, kBlindingBits};
-  shape->circuit = auth2::padded_circuit(circuits::with_extra_inputs(shared_key_aes256(blocks), blinding), 128 * nonces);
-  shape->owners = auth2::padded_owners({Owner::First, Owner::Second, Owner::Public, Owner::First, Owner::Second});
+  shape->circuit = checked_and_padded(circuits::with_extra_inputs(shared_key_aes256(blocks), blinding),
+                                     2 * kRoundKeyBits + 128 * blocks, 128 * nonces);
+  shape->owners = auth2::padded_owners(
+      share_check_owners({Owner::First, Owner::Second, Owner::Public, Owner::First, Owner::Second}));
   shape->padded_bits = 128 * nonces * blocks_per_nonce;
-  commit_wires(shape->first_committed, shape->second_committed, 2 * kRoundKeyBits + 128 * blocks);
   std::lock_guard lock(mutex_);
   return prefetch_shapes_.emplace(std::make_pair(nonces, blocks_per_nonce), std::move(shape)).first->second;
 }
@@ -141,11 +148,10 @@ std::shared_ptr<const AuthenticatedGcm::Shape> AuthenticatedGcm::open_shape(std:
   c.num_wires = next;
   c.output_widths = {128 * text_blocks + 8};
   auto shape = std::make_shared<Shape>();
-  shape->circuit = auth2::padded_circuit(c);
-  shape->owners = auth2::padded_owners({Owner::First, Owner::Second, Owner::Public, Owner::First, Owner::Second,
-                                        Owner::Public, Owner::First, Owner::Second});
+  shape->circuit = checked_and_padded(c, tag + 128, 0);
+  shape->owners = auth2::padded_owners(share_check_owners({Owner::First, Owner::Second, Owner::Public, Owner::First,
+                                                           Owner::Second, Owner::Public, Owner::First, Owner::Second}));
   shape->padded_bits = 128 * text_blocks + 8;
-  commit_wires(shape->first_committed, shape->second_committed, tag + 128);
   std::lock_guard lock(mutex_);
   return open_shapes_.emplace(text_blocks, std::move(shape)).first->second;
 }
@@ -202,10 +208,10 @@ AuthenticatedGcm::Prefetched AuthenticatedGcm::prefetch(two_party::Channel& peer
     std::vector<std::uint8_t> own =
         own_inputs(inputs, check, {}, client_checks::part_pad(job_pad, part), shape->padded_bits, part == 0);
     const ot::WipeGuard own_guard(own);
-    const CheckedCircuit checked{&shape->circuit, &shape->owners, {}, {}, shape->first_committed, shape->second_committed};
+    const CheckedCircuit checked{&shape->circuit, &shape->owners, {}, {}};
     auth2::PaddedRun run = run_checked_part(
         taken.session, party_, checked, std::span<const auth2::AndMaterial>(taken.material.data() + used, part_entries),
-        inputs.start + used, own, counters, check);
+        inputs.start + used, own, counters);
     used += part_entries;
     const ot::WipeGuard shares_guard(run.shares);
     for (std::size_t i = 0; i < run.shares.size(); ++i)
@@ -253,9 +259,9 @@ AuthenticatedGcm::Opened AuthenticatedGcm::open(two_party::Channel& peer, const 
   wipe(hash_bits.data(), hash_bits.size());
   wipe(job_pad.data(), job_pad.size());
   const ot::WipeGuard own_guard(own);
-  const CheckedCircuit checked{&shape->circuit, &shape->owners, {}, {}, shape->first_committed, shape->second_committed};
+  const CheckedCircuit checked{&shape->circuit, &shape->owners, {}, {}};
   const auth2::PaddedRun run =
-      run_checked_part(taken.session, party_, checked, taken.material, inputs.start, own, public_bits, check);
+      run_checked_part(taken.session, party_, checked, taken.material, inputs.start, own, public_bits);
   peer.flush();
   Opened out;
   out.keystream = SecretBytes(std::size_t{16} * text_blocks);

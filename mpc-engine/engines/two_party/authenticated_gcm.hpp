@@ -52,7 +52,7 @@ class AuthenticatedGcm {
   std::uint64_t open_entries(std::uint32_t text_blocks) const;
 
   // What both take: this server's share of the round keys (wire::kGcmRoundKeyBytes, the first
-  // bytes of the key's material), the check dealt with it (wire::kShareCheckBytes), its pad
+  // bytes of the key's material), the check dealt with it (wire::share_check_bytes), its pad
   // seed from the client, and the job's range of AND material.
   struct Inputs {
     std::span<const std::uint8_t> round_key_share;

@@ -9,6 +9,7 @@
 #include "protocol/auth2/padded_circuit.hpp"
 #include "protocol/client_checks/share_checks.hpp"
 #include "protocol/ot/wipe_guard.hpp"
+#include "wire/sealed_share.hpp"
 #if defined(MPC_FAULT_INJECTION)
 #include "common/fault_injection.hpp"
 #endif
@@ -18,8 +19,12 @@ namespace mpc::two_party_engine {
 struct AuthenticatedKrb::Shape {
   circuits::Circuit circuit;  // padded
   auth2::InputOwners owners;
-  std::uint32_t material_bits = 0, mask_bits = 0, public_bits = 0, result_bits = 0;
-  std::vector<std::uint32_t> first_known, second_known, first_committed, second_committed;
+  // The part of the material fed and checked (wire::share_check_segments), and where the job's
+  // secret rows lie in it.
+  std::size_t segment = 0, segment_offset = 0;
+  std::uint32_t segment_bits = 0, rows_offset = 0;
+  std::uint32_t mask_bits = 0, public_bits = 0, result_bits = 0;
+  std::vector<std::uint32_t> first_known, second_known;
   std::uint64_t entries = 0;  // auth2::material_entries of the circuit
 };
 
@@ -98,14 +103,19 @@ std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::build(const job
   const circuits::Circuit job = jobs::build_krb_circuit(plan.circuit, circuits::CircuitCost::FewestAnds);
   auto shape = std::make_shared<Shape>();
   const auto key_rows = static_cast<std::uint32_t>(8 * plan.secret.bytes);
-  shape->material_bits = static_cast<std::uint32_t>(8 * wire::material_bytes(algorithm));
+  shape->segment = wire::share_check_segment_of(algorithm, plan.secret.offset, plan.secret.bytes);
+  const wire::ShareSegment segment = wire::share_check_segments(algorithm).at(shape->segment);
+  shape->segment_offset = segment.offset;
+  shape->segment_bits = static_cast<std::uint32_t>(8 * segment.bytes);
+  shape->rows_offset = static_cast<std::uint32_t>(8 * (plan.secret.offset - segment.offset));
   shape->mask_bits = static_cast<std::uint32_t>(8 * plan.mask_bytes);
   shape->public_bits = static_cast<std::uint32_t>(8 * plan.public_record.size());
   shape->result_bits = static_cast<std::uint32_t>(8 * plan.result_bytes);
-  const std::uint32_t n = shape->material_bits, m = shape->mask_bits, p = shape->public_bits;
+  const std::uint32_t n = shape->segment_bits, m = shape->mask_bits, p = shape->public_bits;
   if (job.total_inputs() != key_rows + m + p || job.total_outputs() > shape->result_bits)
     throw Error(Component::Server, "Kerberos circuit does not fit its job");
-  // Inputs: each server's material, each server's share of R, the record, each blinding.
+  // Inputs: each server's share of the segment, each server's share of R, the record, each
+  // blinding.
   std::vector<std::uint32_t> widths{n, n};
   shape->owners = {Owner::First, Owner::Second};
   if (m > 0) {
@@ -114,7 +124,7 @@ std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::build(const job
   }
   widths.insert(widths.end(), {p, kBlindingBits, kBlindingBits});
   shape->owners.insert(shape->owners.end(), {Owner::Public, Owner::First, Owner::Second});
-  const auto offset = static_cast<std::uint32_t>(8 * plan.secret.offset);
+  const std::uint32_t offset = shape->rows_offset;
   std::vector<circuits::InputSource> sources;
   sources.reserve(job.total_inputs());
   for (std::uint32_t i = 0; i < key_rows; ++i) sources.push_back({offset + i, n + offset + i});
@@ -128,17 +138,17 @@ std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::build(const job
     wired.num_wires += missing;
     wired.output_widths.push_back(missing);
   }
-  shape->circuit = auth2::padded_circuit(wired);
-  shape->owners = auth2::padded_owners(shape->owners);
+  const std::uint32_t blinding = 2 * n + 2 * m + p;
+  std::vector<std::uint32_t> first_committed = run_of(0, n), second_committed = run_of(n, n);
+  for (std::uint32_t k = 0; k < kBlindingBits; ++k) {
+    first_committed.push_back(blinding + k);
+    second_committed.push_back(blinding + kBlindingBits + k);
+  }
+  shape->circuit = auth2::padded_circuit(with_share_checks(wired, first_committed, second_committed), 0,
+                                         kShareCheckVerdicts);
+  shape->owners = auth2::padded_owners(share_check_owners(shape->owners));
   shape->first_known = run_of(2 * n, m);
   shape->second_known = run_of(2 * n + m, m);
-  const std::uint32_t blinding = 2 * n + 2 * m + p;
-  shape->first_committed = run_of(0, n);
-  shape->second_committed = run_of(n, n);
-  for (std::uint32_t k = 0; k < kBlindingBits; ++k) {
-    shape->first_committed.push_back(blinding + k);
-    shape->second_committed.push_back(blinding + kBlindingBits + k);
-  }
   shape->entries = auth2::material_entries(shape->circuit, shape->owners);
   return shape;
 }
@@ -153,17 +163,21 @@ AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const J
   const jobs::KrbJobPlan plan = jobs::plan_krb_job(request);
   const auto found = this->shape(plan, request.key.algorithm);
   const Shape& shape = *found;
-  if (job.key_share.size() * 8 != shape.material_bits || job.mask_share.size() * 8 != shape.mask_bits)
+  if (job.key_share.size() != wire::material_bytes(request.key.algorithm) || job.mask_share.size() * 8 != shape.mask_bits)
     throw Error(Component::Server, "Kerberos job shares of the wrong size");
   const client_checks::ShareCheck check = client_checks::parse_share_check(job.share_check);
   const std::uint64_t count = shape.entries;
   AndMaterialStock::Taken taken = stock_.take(peer, epoch, start, count, wait);
 
-  // This server's inputs: its material, its share of R, its blinding, its pad.
-  std::vector<std::uint8_t> own = bytes_to_bits(job.key_share);
+  // This server's inputs: its share of the segment, its share of R, its blinding, its check's
+  // key and tag, its pad.
+  std::vector<std::uint8_t> own = bytes_to_bits(job.key_share.subspan(shape.segment_offset, shape.segment_bits / 8));
   const std::vector<std::uint8_t> mask = bytes_to_bits(job.mask_share);
   own.insert(own.end(), mask.begin(), mask.end());
-  for (std::size_t k = 0; k < kBlindingBits; ++k) own.push_back((check.own_blinding[k / 8] >> (k % 8)) & 1);
+  const std::vector<std::uint8_t> blinding = blinding_bits(check, shape.segment),
+                                  checks = share_check_inputs(check, shape.segment);
+  own.insert(own.end(), blinding.begin(), blinding.end());
+  own.insert(own.end(), checks.begin(), checks.end());
   const std::vector<std::uint8_t> pad = client_checks::pad_bits(job.pad, shape.result_bits);
   own.insert(own.end(), pad.begin(), pad.end());
 #if defined(MPC_FAULT_INJECTION)
@@ -171,14 +185,13 @@ AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const J
   // the record the job computes on; the client's check of the pads and R's shares catches it.
   // "share-bit": either server feeds its key material share with a bit of the job's rows
   // flipped; its peer's check of the share catches it.
-  if (shape.mask_bits > 0 && fault::armed("krb-mask-bit")) own[shape.material_bits] ^= 1;
-  if (fault::armed("share-bit")) own[8 * plan.secret.offset] ^= 1;
+  if (shape.mask_bits > 0 && fault::armed("krb-mask-bit")) own[shape.segment_bits] ^= 1;
+  if (fault::armed("share-bit")) own[shape.rows_offset] ^= 1;
 #endif
   const ot::WipeGuard own_guard(own);
-  const CheckedCircuit checked{&shape.circuit, &shape.owners, shape.first_known, shape.second_known,
-                               shape.first_committed, shape.second_committed};
-  const auth2::PaddedRun result = run_checked_part(taken.session, party_, checked, taken.material, start, own,
-                                                   bytes_to_bits(plan.public_record), check);
+  const CheckedCircuit checked{&shape.circuit, &shape.owners, shape.first_known, shape.second_known};
+  const auth2::PaddedRun result =
+      run_checked_part(taken.session, party_, checked, taken.material, start, own, bytes_to_bits(plan.public_record));
   peer.flush();
   Padded out;
   out.bytes = SecretBytes(plan.result_bytes);

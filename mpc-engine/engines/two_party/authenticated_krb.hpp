@@ -59,7 +59,7 @@ class AuthenticatedKrb {
     std::span<const std::uint8_t> key_share;    // the whole material share
     std::span<const std::uint8_t> mask_share;   // this server's share of R (wire::xor_record_mask)
     client_checks::PadSeed pad{};               // this server's pad seed
-    std::span<const std::uint8_t> share_check;  // dealt with the key share (wire::kShareCheckBytes)
+    std::span<const std::uint8_t> share_check;  // dealt with the key share (wire::share_check_bytes)
   };
   struct Padded {
     SecretBytes bytes;                        // the result XOR both pads: the same on both servers

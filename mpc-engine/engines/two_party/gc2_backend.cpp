@@ -193,7 +193,7 @@ ComputeOutput Gc2Backend::compute(two_party::Channel& peer, const ComputeTask& t
   agree_on_mode(peer);
   if (authenticated_aes_) {
     if (!task.output_pad) throw Error(Component::Server, "an AES job under security = \"active\" without the client's output pad");
-    if (task.share_check.size() != wire::kShareCheckBytes)
+    if (task.share_check.size() != wire::share_check_bytes(task.key.algorithm))
       throw Error(Component::Server, "an AES job under security = \"active\" with a key stored without its share's check");
     try {
       AuthenticatedAes::Padded padded =

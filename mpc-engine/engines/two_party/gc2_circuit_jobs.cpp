@@ -65,7 +65,7 @@ KrbOutput Gc2Backend::krb(two_party::Channel& peer, const KrbTask& task) {
   request.combine = task.combine;
   agree_on_mode(peer);
   if (authenticated_krb_) {
-    if (task.share_check.size() != wire::kShareCheckBytes)
+    if (task.share_check.size() != wire::share_check_bytes(task.key.algorithm))
       throw Error(Component::Server, "a Kerberos job under security = \"active\" with a key stored without its share's check");
     agree_on_request(peer, task.request_digest);
     AuthenticatedKrb::Job job{&request, task.key_share, task.mask_share, task.output_pad, task.share_check};
@@ -137,7 +137,7 @@ AuthenticatedGcm::Inputs Gc2Backend::gcm_inputs(std::span<const std::uint8_t> ke
                                                 std::span<const std::uint8_t> share_check, std::uint64_t pool_epoch,
                                                 std::uint64_t pool_start) const {
   if (!pad) throw Error(Component::Server, "a GCM job under security = \"active\" without the client's output pad");
-  if (share_check.size() != wire::kShareCheckBytes)
+  if (share_check.size() != wire::share_check_bytes(wire::KeyAlgorithm::Aes256Gcm))
     throw Error(Component::Server, "a GCM job under security = \"active\" with a key stored without its share's check");
   AuthenticatedGcm::Inputs inputs;
   inputs.round_key_share = key_share.first(wire::kGcmRoundKeyBytes);

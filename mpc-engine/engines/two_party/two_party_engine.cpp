@@ -106,8 +106,10 @@ std::vector<void*> TwoPartyEngine::sockets() const {
 std::chrono::milliseconds TwoPartyEngine::idle_wait() const {
   const bool backlog = !unsent_.empty() || streams_.has_outgoing();
   if (backlog) return std::chrono::milliseconds(1);
-  // Jobs held back for their circuits are admitted once it is built: looked at often.
-  return awaiting_circuits_.empty() ? std::chrono::milliseconds(50) : std::chrono::milliseconds(5);
+  // Jobs held back for their circuits or their AND material are admitted once they are there:
+  // looked at often.
+  return awaiting_circuits_.empty() && waiting_for_material_.empty() ? std::chrono::milliseconds(50)
+                                                                      : std::chrono::milliseconds(5);
 }
 
 void TwoPartyEngine::key_changed(const wire::KeyId& key, node::KeyChange change) {
@@ -123,8 +125,9 @@ void TwoPartyEngine::step(std::chrono::steady_clock::time_point now) {
   if (dealer_) handle_dealer();
   if (!leader()) start_announced();
   if (leader()) admit_awaiting_circuits(now);
-  if (leader()) schedule_preprocessing();
   collect_results();
+  if (leader()) start_waiting_for_material(now);
+  if (leader()) schedule_preprocessing();
   if (leader()) schedule_preparation();
   // A dealt batch takes milliseconds: ask for the next one as soon as the last is stored,
   // not at the next wake-up.
@@ -293,18 +296,24 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
     answer_error(key, refusal.status, refusal.detail);
     return;
   }
-  // A job that needs more entries than are made or being made, and one batch more, waits for
-  // nothing: its range would only run ahead of production (and be given up), while a job
-  // asked again a moment later finds its entries made.
+  // A job whose entries are not made or being made (with one batch more) waits here, in
+  // arrival order, until production has come so far: a range handed out further ahead would
+  // wait on its worker and be given up, and a busy answer would let smaller jobs asked again
+  // meanwhile take every batch before it (a login's largest job would never be served).
   if (entries > 0 && backend_->admits_within_production() &&
-      next_pool_ + entries > next_produce_ + backend_->preprocess_batch()) {
+      (!waiting_for_material_.empty() || !within_production(entries))) {
     schedule_preprocessing();
-    answer_error(key, wire::Status::Busy,
-                 "the job needs " + std::to_string(entries) + " " + backend_->pool_entry_name() + "; " +
-                     std::to_string(next_produce_ > next_pool_ ? next_produce_ - next_pool_ : 0) +
-                     " are made or being made: ask again shortly");
+    waiting_for_material_.push_back({std::move(job), entries});
     return;
   }
+  start_job(std::move(job), entries);
+}
+
+bool TwoPartyEngine::within_production(std::uint64_t entries) const {
+  return next_pool_ + entries <= next_produce_ + backend_->preprocess_batch();
+}
+
+void TwoPartyEngine::start_job(std::shared_ptr<Job> job, std::uint64_t entries) {
   job->number = next_job_++;
   job->pool_epoch = pool_epoch_;
   job->pool_start = next_pool_;
@@ -313,7 +322,7 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
   wire::TwoServerAnnounce announce;
   announce.job = job->number;
   announce.client = job->client;
-  announce.request = key.request;
+  announce.request = job->key.request;
   announce.pool_epoch = job->pool_epoch;
   announce.pool_start = job->pool_start;
   announce.pool_entries = entries;
@@ -321,11 +330,39 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
   queue_job(std::move(job));
 }
 
+void TwoPartyEngine::start_waiting_for_material(std::chrono::steady_clock::time_point now) {
+  while (!waiting_for_material_.empty()) {
+    auto& front = waiting_for_material_.front();
+    // As long as a job waits on its worker for entries still being made: below the clients'
+    // default timeout, so that a client hears busy rather than nothing.
+    if (now - front.job->arrived > kAuthenticatedPoolWait) {
+      answer_error(front.job->key, wire::Status::Busy,
+                   "the job needs " + std::to_string(front.entries) + " " + backend_->pool_entry_name() +
+                       ", not made in time: ask again shortly");
+      waiting_for_material_.pop_front();
+      continue;
+    }
+    if (!within_production(front.entries)) {
+      schedule_preprocessing();
+      return;
+    }
+    auto waiting = std::move(front);
+    waiting_for_material_.pop_front();
+    start_job(std::move(waiting.job), waiting.entries);
+  }
+}
+
 bool TwoPartyEngine::abandon(const node::JobKey& key) {
   const auto awaiting = std::find_if(awaiting_circuits_.begin(), awaiting_circuits_.end(),
                                      [&](const auto& job) { return job->key == key; });
   if (awaiting != awaiting_circuits_.end()) {
     awaiting_circuits_.erase(awaiting);
+    return true;
+  }
+  const auto waiting = std::find_if(waiting_for_material_.begin(), waiting_for_material_.end(),
+                                    [&](const auto& held) { return held.job->key == key; });
+  if (waiting != waiting_for_material_.end()) {
+    waiting_for_material_.erase(waiting);
     return true;
   }
   return unannounced_.erase(key) != 0;

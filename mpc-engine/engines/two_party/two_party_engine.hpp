@@ -92,6 +92,13 @@ class TwoPartyEngine final : public node::Engine {
   void admit_job(std::shared_ptr<Job> job);
   // Leader: the jobs held back while their circuits are built, admitted once built.
   void admit_awaiting_circuits(std::chrono::steady_clock::time_point now);
+  // Leader: whether a job of `entries` fits what is made or being made, with one batch more.
+  bool within_production(std::uint64_t entries) const;
+  // Leader: numbers, announces and queues an admitted job that takes `entries`.
+  void start_job(std::shared_ptr<Job> job, std::uint64_t entries);
+  // Leader: starts the jobs waiting for their AND material, in arrival order, as far as it is
+  // made or being made; answers busy those that waited too long.
+  void start_waiting_for_material(std::chrono::steady_clock::time_point now);
   // The AND material or lookup-table entries a job takes from the pool.
   std::uint64_t job_pool_entries(const Job& job) const;
   // The refusal of an active job under a key stored without the checks of its shares.
@@ -156,6 +163,11 @@ class TwoPartyEngine final : public node::Engine {
   // Follower: client requests waiting for their announcement.
   std::map<node::JobKey, std::shared_ptr<Job>> unannounced_;
   std::deque<std::shared_ptr<Job>> awaiting_circuits_;  // leader: admit_awaiting_circuits
+  struct WaitingJob {
+    std::shared_ptr<Job> job;
+    std::uint64_t entries = 0;
+  };
+  std::deque<WaitingJob> waiting_for_material_;  // leader: start_waiting_for_material
   // Follower: announcements in order, waiting for their request.
   std::deque<std::pair<wire::TwoServerAnnounce, std::chrono::steady_clock::time_point>> announced_;
 

@@ -50,8 +50,6 @@ const char* step_name(Step step) noexcept {
     case Step::MaskedInputs: return "masked inputs";
     case Step::InputLabels: return "input labels";
     case Step::OutputClaim: return "output claim";
-    case Step::ShareCheckColumns: return "share check columns";
-    case Step::ShareCheckSum: return "share check sum";
   }
   return "unknown";
 }

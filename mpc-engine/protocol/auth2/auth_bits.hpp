@@ -72,8 +72,6 @@ enum class Step : std::uint8_t {
   MaskedInputs,     // a party's masked input bits
   InputLabels,      // the garbler's labels of input and constant wires
   OutputClaim,      // the evaluator's masked outputs and the digest of their labels
-  ShareCheckColumns,  // the checker's hidden columns of a committed share's check
-  ShareCheckSum,      // the prover's sum for its committed share's check
 };
 const char* step_name(Step step) noexcept;
 

@@ -15,9 +15,12 @@ using client_checks::kPadCheckBits;
 
 }  // namespace
 
-Circuit padded_circuit(const Circuit& circuit, std::uint32_t kept_outputs) {
+Circuit padded_circuit(const Circuit& circuit, std::uint32_t kept_outputs, std::uint32_t revealed_outputs) {
   const std::uint32_t inputs = circuit.total_inputs(), outputs = circuit.total_outputs();
-  if (kept_outputs > outputs) throw Error(Component::Protocol, "padded outputs: more kept than the circuit has");
+  if (kept_outputs + revealed_outputs > outputs)
+    throw Error(Component::Protocol, "padded outputs: more kept and revealed than the circuit has");
+  // The kept and the revealed outputs are copied alike; only the padded ones differ.
+  kept_outputs += revealed_outputs;
   const std::uint32_t padded_outputs = outputs - kept_outputs;
   const std::uint32_t pad = padded_outputs + static_cast<std::uint32_t>(kPadCheckBits);
   const std::uint32_t pads[] = {pad, pad};
@@ -34,6 +37,7 @@ Circuit padded_circuit(const Circuit& circuit, std::uint32_t kept_outputs) {
   for (std::uint32_t j = 0; j < padded_outputs; ++j)
     padded.gates.push_back({GateKind::Xor, with_first + j, inputs + pad + j, result + j});
   padded.num_wires = result + padded_outputs;
+  padded.output_widths = {outputs};
   circuits::validate(padded);
   return padded;
 }
@@ -48,21 +52,26 @@ InputOwners padded_owners(const InputOwners& owners) {
 PaddedRun evaluate_padded(Session& session, const Circuit& padded, const InputOwners& padded_owners,
                           const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
                           std::span<const std::uint8_t> public_inputs, std::span<const std::uint32_t> first_known,
-                          std::span<const std::uint32_t> second_known) {
+                          std::span<const std::uint32_t> second_known, std::uint32_t revealed_outputs) {
   const std::size_t groups = padded.input_widths.size();
   if (groups < 2 || padded_owners.size() != groups || padded_owners[groups - 2] != Owner::First ||
       padded_owners[groups - 1] != Owner::Second || padded.input_widths[groups - 2] != padded.input_widths[groups - 1] ||
       padded.input_widths[groups - 1] < kPadCheckBits ||
       padded.input_widths[groups - 1] - kPadCheckBits > padded.total_outputs())
     throw Error(Component::Protocol, "padded outputs: a circuit or owners not from padded_circuit");
-  // The padded outputs are the last ones; those before them are kept as shares.
+  // The padded outputs are the last ones; before them the revealed ones, and before those the
+  // ones kept as shares.
   const std::size_t outputs = padded.input_widths[groups - 1] - kPadCheckBits;
-  const std::size_t kept = padded.total_outputs() - outputs;
+  if (outputs + revealed_outputs > padded.total_outputs())
+    throw Error(Component::Protocol, "padded outputs: more revealed than the circuit has");
+  const std::size_t kept = padded.total_outputs() - outputs - revealed_outputs;
   PaddedRun run;
   std::vector<std::uint8_t> all = evaluate_authenticated(session, padded, padded_owners, masks, own_inputs,
                                                          public_inputs, Outputs::Reveal, &run.masked_inputs, kept);
   run.shares.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(kept));
-  run.masked.assign(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
+  run.revealed.assign(all.begin() + static_cast<std::ptrdiff_t>(kept),
+                      all.begin() + static_cast<std::ptrdiff_t>(kept + revealed_outputs));
+  run.masked.assign(all.begin() + static_cast<std::ptrdiff_t>(kept + revealed_outputs), all.end());
   wipe(all.data(), all.size());
   const std::vector<std::uint8_t>& masked_inputs = run.masked_inputs;
   // Every input is fixed now: R comes after, so no pad can be fitted to it.

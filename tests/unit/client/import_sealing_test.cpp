@@ -118,8 +118,9 @@ TEST_P(ImportSealing, SharesArriveSealedAndTheProcessIsNotDumpableMeanwhile) {
   for (std::size_t p = 0; p < servers_.size(); ++p) {
     const FakeServer& server = servers_[p];
     EXPECT_EQ(server.dumpable_seen, 0) << "server " << p + 1;
-    // A two-server share comes with its check (wire::kShareCheckBytes) after it.
-    ASSERT_EQ(server.share.size(), copies * material.size() + (copies == 1 ? wire::kShareCheckBytes : 0))
+    // A two-server share comes with its checks (wire::share_check_bytes) after it.
+    ASSERT_EQ(server.share.size(),
+              copies * material.size() + (copies == 1 ? wire::share_check_bytes(wire::KeyAlgorithm::Aes128) : 0))
         << "server " << p + 1;
     // No 16-byte window of the share is in the frame that crossed ZeroMQ.
     for (std::size_t at = 0; at + 16 <= server.share.size(); at += 16) {
@@ -143,18 +144,19 @@ TEST_P(ImportSealing, SharesArriveSealedAndTheProcessIsNotDumpableMeanwhile) {
                     ? static_cast<std::uint8_t>(servers_[0].share[b] ^ servers_[1].share[material.size() + b])
                     : static_cast<std::uint8_t>(servers_[0].share[b] ^ servers_[1].share[b]);
   EXPECT_EQ(opened, material);
-  // Each check holds its peer to the share it got: the sketch one server holds is the peer's
-  // share under its matrix, XOR the peer's blinding.
+  // Each check holds its peer to the share it got: the tag one server holds is the peer's share
+  // hashed under its key, XOR the peer's blinding.
   if (GetParam() == 2) {
     const auto material_of = [&](int p) { return servers_[p].share.span().first(material.size()); };
     const auto check_of = [&](int p) {
       return client_checks::parse_share_check(servers_[p].share.span().subspan(material.size()));
     };
     for (int p = 0; p < 2; ++p)
-      EXPECT_EQ(check_of(p).peer_sketch,
-                client_checks::share_sketch(check_of(p).peer_rows, material_of(1 - p), check_of(1 - p).own_blinding))
+      EXPECT_EQ(check_of(p).segments.at(0).peer_tag,
+                client_checks::share_tag(check_of(p).own_key, material_of(1 - p),
+                                         check_of(1 - p).segments.at(0).own_blinding))
           << "server " << p + 1;
-    EXPECT_NE(check_of(0).peer_rows, check_of(1).peer_rows);
+    EXPECT_NE(check_of(0).own_key, check_of(1).own_key);
   }
 }
 
@@ -162,7 +164,7 @@ TEST_P(ImportSealing, SharesArriveSealedAndTheProcessIsNotDumpableMeanwhile) {
 
 namespace {
 
-// An aes256-gcm key's checks cover its round keys alone (wire::checked_share_bytes): a share
+// An aes256-gcm key's checks cover its round keys alone (wire::share_check_segments): a share
 // of its GHASH powers needs none, and checking its 16 KiB would cost every job an input per bit.
 TEST_P(ImportSealing, AGcmKeysCheckCoversItsRoundKeys) {
   Bytes key(32);
@@ -177,18 +179,18 @@ TEST_P(ImportSealing, AGcmKeysCheckCoversItsRoundKeys) {
     for (const auto& server : servers_) EXPECT_EQ(server.share.size(), 2 * material);
     return;
   }
-  ASSERT_EQ(wire::checked_share_bytes(wire::KeyAlgorithm::Aes256Gcm), wire::kGcmRoundKeyBytes);
+  ASSERT_EQ(wire::share_check_segments(wire::KeyAlgorithm::Aes256Gcm).size(), 1u);
+  ASSERT_EQ(wire::share_check_segments(wire::KeyAlgorithm::Aes256Gcm)[0].bytes, wire::kGcmRoundKeyBytes);
   const auto check_of = [&](int p) {
     return client_checks::parse_share_check(servers_[p].share.span().subspan(material));
   };
   for (int p = 0; p < 2; ++p) {
     const auto peer = servers_[1 - p].share.span();
-    EXPECT_EQ(check_of(p).peer_sketch, client_checks::share_sketch(check_of(p).peer_rows,
-                                                                   peer.first(wire::kGcmRoundKeyBytes),
-                                                                   check_of(1 - p).own_blinding))
+    const auto blinding = check_of(1 - p).segments.at(0).own_blinding;
+    EXPECT_EQ(check_of(p).segments.at(0).peer_tag,
+              client_checks::share_tag(check_of(p).own_key, peer.first(wire::kGcmRoundKeyBytes), blinding))
         << "server " << p + 1;
-    EXPECT_NE(check_of(p).peer_sketch,
-              client_checks::share_sketch(check_of(p).peer_rows, peer.first(material), check_of(1 - p).own_blinding));
+    EXPECT_NE(check_of(p).segments.at(0).peer_tag, client_checks::share_tag(check_of(p).own_key, peer.first(material), blinding));
   }
 }
 

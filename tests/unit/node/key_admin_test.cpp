@@ -86,12 +86,13 @@ TEST_F(KeyAdminTest, SharesAreOpenedWithThisServersKey) {
             std::vector<std::uint8_t>(material, 0xc3));
 }
 
-// A two-server share may come with its check (wire::kShareCheckBytes), stored after it; the key
+// A two-server share may come with its checks (wire::share_check_bytes), stored after it; the key
 // cache hands the material and the check apart. A replicated share takes none.
 TEST_F(KeyAdminTest, AnXorShareMayComeWithItsCheckWhichTheCacheKeepsApart) {
   const std::size_t material = wire::material_bytes(wire::KeyAlgorithm::Aes128);
   std::vector<std::uint8_t> checked(material, 0x11);
-  checked.resize(material + wire::kShareCheckBytes, 0x22);
+  const std::size_t checks = wire::share_check_bytes(wire::KeyAlgorithm::Aes128);
+  checked.resize(material + checks, 0x22);
   wire::ImportKeyRequest with_check;
   with_check.key = {"k", 1, wire::KeyAlgorithm::Aes128};
   with_check.sealed_share = wire::seal_share(with_check.key, checked, own.public_key);
@@ -109,7 +110,7 @@ TEST_F(KeyAdminTest, AnXorShareMayComeWithItsCheckWhichTheCacheKeepsApart) {
   const SecretBytes* check = cache.share_check(key);
   ASSERT_NE(check, nullptr);
   EXPECT_EQ(std::vector<std::uint8_t>(check->span().begin(), check->span().end()),
-            std::vector<std::uint8_t>(wire::kShareCheckBytes, 0x22));
+            std::vector<std::uint8_t>(checks, 0x22));
   EXPECT_EQ(cache.get(plain)->size(), material);
   EXPECT_EQ(cache.share_check(plain), nullptr);
   EXPECT_EQ(cache.share_check({"absent", 1, wire::KeyAlgorithm::Aes128}), nullptr);
