@@ -195,3 +195,40 @@ TEST_P(ImportSealing, AGcmKeysCheckCoversItsRoundKeys) {
 }
 
 }  // namespace
+
+namespace {
+
+// A Kerberos key's checks come per segment (wire::share_check_segments): each usage's block and
+// the PRF material, each tag over that segment of the peer's share alone, so that a job feeds
+// and hashes the block of its usage, not the whole material.
+TEST_P(ImportSealing, AKerberosKeysChecksComePerSegment) {
+  Bytes key(16);
+  for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<std::uint8_t>(0x41 + 3 * i);
+  std::thread servers([&] { serve_one_import(); });
+  const int rc = mpc_client_import_key(client_, "sealed-krb", 1, MPC_AES128_CTS_HMAC_SHA1_96, key.data(), key.size());
+  servers.join();
+  ASSERT_EQ(rc, MPC_OK) << mpc_client_last_error(client_);
+  if (GetParam() == 3) return;  // three servers hold replicated shares and no checks
+  const auto algorithm = wire::KeyAlgorithm::Aes128CtsHmacSha1;
+  const std::size_t material = wire::material_bytes(algorithm);
+  const auto segments = wire::share_check_segments(algorithm);
+  ASSERT_EQ(segments.size(), wire::kKrbUsageCount + 1);
+  EXPECT_EQ(segments.back().offset + segments.back().bytes, material);
+  for (std::size_t i = 1; i < segments.size(); ++i) EXPECT_EQ(segments[i].offset, segments[i - 1].offset + segments[i - 1].bytes);
+  const auto check_of = [&](int p) {
+    EXPECT_EQ(servers_[p].share.size(), material + wire::share_check_bytes(algorithm));
+    return client_checks::parse_share_check(servers_[p].share.span().subspan(material));
+  };
+  for (int p = 0; p < 2; ++p) {
+    const auto own = check_of(p), peer_check = check_of(1 - p);
+    ASSERT_EQ(own.segments.size(), segments.size());
+    const auto peer = servers_[1 - p].share.span();
+    for (std::size_t i = 0; i < segments.size(); ++i)
+      EXPECT_EQ(own.segments[i].peer_tag,
+                client_checks::share_tag(own.own_key, peer.subspan(segments[i].offset, segments[i].bytes),
+                                         peer_check.segments[i].own_blinding))
+          << "server " << p + 1 << " segment " << i;
+  }
+}
+
+}  // namespace
