@@ -82,9 +82,10 @@ class Backend {
   virtual bool wants_preprocessing() const = 0;
   virtual std::uint64_t preprocess_batch() const = 0;
   virtual std::uint64_t pool_capacity() const { return 0; }
-  // Whether a job whose entries are neither made nor being made (and one batch more) is
-  // answered busy at once rather than given a range to wait for: where jobs take many batches
-  // (gc2's AND material), such ranges would run ahead of production and be given up.
+  // Whether a job whose entries are neither made nor being made (and one batch more) waits at
+  // the leader, in arrival order, until they are, rather than being given a range to wait for
+  // on its worker: where jobs take many batches (gc2's AND material), such ranges would run
+  // ahead of production and be given up.
   virtual bool admits_within_production() const { return false; }
   // What a pool entry is, for errors: "lookup-table entries ([lut] pool_sboxes)".
   virtual const char* pool_entry_name() const { return "pool entries"; }
