@@ -55,8 +55,10 @@ void check_store_form(store::ShareStore& store, const Engine& engine, const sett
     auto share = store.get(stored.key);
     const std::size_t material = engine.share_copies() * wire::material_bytes(stored.key.algorithm);
     if (!share || share->size() == material) continue;
-    // With its checks.
-    if (engine.share_copies() == 1 && share->size() == material + wire::share_check_bytes(stored.key.algorithm)) continue;
+    // With its checks, of this release's form or the one before.
+    if (engine.share_copies() == 1 && (share->size() == material + wire::share_check_bytes(stored.key.algorithm) ||
+                                       share->size() == material + wire::kEarlierShareCheckBytes))
+      continue;
     if (engine.share_copies() == 1)
       throw Error(Component::Server, wire::describe(stored.key) + " is stored as a three-server share: convert the " +
                                          "store with mpc-server --convert-from-rss3 before serving " +

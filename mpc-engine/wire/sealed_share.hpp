@@ -48,6 +48,9 @@ std::size_t share_check_segment_of(KeyAlgorithm algorithm, std::size_t offset, s
 std::size_t share_check_bytes(KeyAlgorithm algorithm);
 inline constexpr std::size_t kShareCheckKeyBytes = 8;      // the server's key
 inline constexpr std::size_t kShareCheckSegmentBytes = 16;  // a segment's blinding and peer tag
+// The checks of the release before (a matrix seed and a sketch, computed outside the circuit):
+// a share stored with them still loads, as a share without checks.
+inline constexpr std::size_t kEarlierShareCheckBytes = 48;
 
 // The share sealed to `server` for `key`. Throws FormatError(Wire) for an invalid key id and
 // Error(Wire) if libsodium fails; the plaintext it builds is wiped.

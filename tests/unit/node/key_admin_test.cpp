@@ -114,6 +114,15 @@ TEST_F(KeyAdminTest, AnXorShareMayComeWithItsCheckWhichTheCacheKeepsApart) {
   EXPECT_EQ(cache.get(plain)->size(), material);
   EXPECT_EQ(cache.share_check(plain), nullptr);
   EXPECT_EQ(cache.share_check({"absent", 1, wire::KeyAlgorithm::Aes128}), nullptr);
+  // A share stored with the checks of the release before loads as one without checks.
+  std::vector<std::uint8_t> earlier(material, 0x44);
+  earlier.resize(material + wire::kEarlierShareCheckBytes, 0x55);
+  const wire::KeyId earlier_key{"earlier", 1, wire::KeyAlgorithm::Aes128};
+  ASSERT_TRUE(store->put(earlier_key, SecretBytes(earlier)));
+  ASSERT_NE(cache.get(earlier_key), nullptr);
+  EXPECT_EQ(std::vector<std::uint8_t>(cache.get(earlier_key)->span().begin(), cache.get(earlier_key)->span().end()),
+            std::vector<std::uint8_t>(material, 0x44));
+  EXPECT_EQ(cache.share_check(earlier_key), nullptr);
   // Replicated shares are two copies of the material, nothing after them.
   node::KeyCache replicated(*store, 2);
   EXPECT_EQ(replicated.share_check(key), nullptr);
