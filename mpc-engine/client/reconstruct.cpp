@@ -15,6 +15,32 @@
 namespace mpc::client {
 namespace {
 
+// A job's two pad seeds (OutputPads), as client_checks takes them, wiped when done with.
+struct PadSeeds {
+  explicit PadSeeds(const OutputPads& pads) {
+    for (std::size_t party = 0; party < 2; ++party) std::copy(pads[party].begin(), pads[party].end(), seeds[party].begin());
+  }
+  ~PadSeeds() {
+    for (auto& seed : seeds) wipe(seed.data(), seed.size());
+  }
+  PadSeeds(const PadSeeds&) = delete;
+  PadSeeds& operator=(const PadSeeds&) = delete;
+  client_checks::PadSeed seeds[2];
+};
+
+// client_checks::open_part, a failed check refused as this library's VerificationError.
+std::vector<std::uint8_t> open_checked_part(std::span<const std::uint8_t> masked, const client_checks::PartReport& report,
+                                            const client_checks::PadSeed& first_pad,
+                                            const client_checks::PadSeed& second_pad,
+                                            std::span<const std::uint8_t> first_known = {},
+                                            std::span<const std::uint8_t> second_known = {}) {
+  try {
+    return client_checks::open_part(masked, report, report, first_pad, second_pad, first_known, second_known);
+  } catch (const mpc::VerificationError& error) {
+    throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");
+  }
+}
+
 void require_three(const Replies& replies) {
   if (replies.size() != 3)
     throw Disagreement(std::to_string(replies.size()) + " replies where a three-server cluster answers three");
@@ -92,8 +118,7 @@ std::vector<std::uint8_t> open_padded_blocks(std::span<const std::uint8_t> maske
                                              const wire::PaddedReports& reports, std::uint32_t blocks,
                                              const OutputPads& pads) {
   std::vector<std::uint8_t> out(masked_bytes.size());
-  client_checks::PadSeed seeds[2];
-  for (std::size_t party = 0; party < 2; ++party) std::copy(pads[party].begin(), pads[party].end(), seeds[party].begin());
+  const PadSeeds seeds(pads);
   std::uint32_t part = 0;
   for (std::uint32_t block = 0; block < blocks; block += reports.part_blocks, ++part) {
     const std::uint32_t part_blocks = std::min(reports.part_blocks, blocks - block);
@@ -104,17 +129,15 @@ std::vector<std::uint8_t> open_padded_blocks(std::span<const std::uint8_t> maske
                                                                  wire::kPaddedPartReportBytes));
     std::vector<std::uint8_t> bits;
     try {
-      bits = client_checks::open_part(masked, report, report, client_checks::part_pad(seeds[0], part),
-                                    client_checks::part_pad(seeds[1], part));
-    } catch (const mpc::VerificationError& error) {
+      bits = open_checked_part(masked, report, client_checks::part_pad(seeds.seeds[0], part),
+                               client_checks::part_pad(seeds.seeds[1], part));
+    } catch (...) {
       wipe(out.data(), out.size());
-      for (auto& seed : seeds) wipe(seed.data(), seed.size());
-      throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");
+      throw;
     }
     for (std::size_t i = 0; i < bits.size(); ++i) out[16 * block + i / 8] |= static_cast<std::uint8_t>(bits[i] << (i % 8));
     wipe(bits.data(), bits.size());
   }
-  for (auto& seed : seeds) wipe(seed.data(), seed.size());
   return out;
 }
 
@@ -333,18 +356,12 @@ std::optional<SecretBytes> open_padded_gcm_open(const wire::GcmOpenResult& first
   std::vector<std::uint8_t> masked(bits_count);
   for (std::size_t i = 0; i < 128 * blocks; ++i) masked[i] = (first.x[i / 8] >> (i % 8)) & 1;
   for (std::size_t i = 0; i < 8; ++i) masked[128 * blocks + i] = (first.verdict_x >> i) & 1;
-  client_checks::PadSeed seeds[2];
-  for (std::size_t party = 0; party < 2; ++party) std::copy(pads[party].begin(), pads[party].end(), seeds[party].begin());
   const client_checks::PartReport report = client_checks::parse_part_report(*first.padded_report);
-  std::vector<std::uint8_t> bits;
-  try {
-    bits = client_checks::open_part(masked, report, report, client_checks::part_pad(seeds[0], 0),
-                                  client_checks::part_pad(seeds[1], 0));
-  } catch (const mpc::VerificationError& error) {
-    for (auto& seed : seeds) wipe(seed.data(), seed.size());
-    throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");
-  }
-  for (auto& seed : seeds) wipe(seed.data(), seed.size());
+  std::vector<std::uint8_t> bits = [&] {
+    const PadSeeds seeds(pads);
+    return open_checked_part(masked, report, client_checks::part_pad(seeds.seeds[0], 0),
+                             client_checks::part_pad(seeds.seeds[1], 0));
+  }();
   std::uint8_t verdict = 0;
   for (std::size_t i = 0; i < 8; ++i) verdict |= static_cast<std::uint8_t>(bits[128 * blocks + i] << i);
   std::optional<SecretBytes> plaintext;
@@ -443,18 +460,16 @@ SecretBytes open_krb_padded(const wire::KrbResult& first, const wire::KrbResult&
   if (first.x.size() != result_bytes || first.x != second.x || first.padded_report != second.padded_report)
     throw VerificationError("the two servers answered different padded results (one of them deviated): result refused");
   const client_checks::PartReport report = client_checks::parse_part_report(*first.padded_report);
-  client_checks::PadSeed seeds[2];
-  for (std::size_t party = 0; party < 2; ++party)
-    std::copy(pads.seeds[party].begin(), pads.seeds[party].end(), seeds[party].begin());
+  const PadSeeds seeds(pads.seeds);
   std::vector<std::uint8_t> first_known = bits_of(pads.mask_shares[0].span()),
                             second_known = bits_of(pads.mask_shares[1].span());
   std::vector<std::uint8_t> bits;
   try {
-    bits = client_checks::open_part(bits_of(first.x), report, report, seeds[0], seeds[1], first_known, second_known);
-  } catch (const mpc::VerificationError& error) {
+    bits = open_checked_part(bits_of(first.x), report, seeds.seeds[0], seeds.seeds[1], first_known, second_known);
+  } catch (...) {
     wipe(first_known.data(), first_known.size());
     wipe(second_known.data(), second_known.size());
-    throw VerificationError(std::string(error.what()) + " (check " + error.check() + "): result refused");
+    throw;
   }
   wipe(first_known.data(), first_known.size());
   wipe(second_known.data(), second_known.size());

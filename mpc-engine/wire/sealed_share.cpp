@@ -54,7 +54,9 @@ std::size_t share_check_segment_of(KeyAlgorithm algorithm, std::size_t offset, s
 }
 
 std::size_t share_check_bytes(KeyAlgorithm algorithm) {
-  return kShareCheckKeyBytes + kShareCheckSegmentBytes * share_check_segments(algorithm).size();
+  // As many segments as share_check_segments lists, without listing them: asked per job.
+  const std::size_t segments = is_krb_algorithm(algorithm) ? std::size(kKrbUsages) + 1 : 1;
+  return kShareCheckKeyBytes + kShareCheckSegmentBytes * segments;
 }
 
 std::vector<std::uint8_t> seal_share(const KeyId& key, std::span<const std::uint8_t> share, const SealKey& server) {

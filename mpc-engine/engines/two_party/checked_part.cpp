@@ -8,11 +8,15 @@
 #include "circuits/share_hash.hpp"
 #include "common/error.hpp"
 #include "engines/two_party/and_material_stock.hpp"
+#include "wire/sealed_share.hpp"
 
 namespace mpc::two_party_engine {
 namespace {
 
 constexpr std::uint32_t kWordBits = 8 * client_checks::kShareCheckWordBytes;
+// The stored form the client serializes is the one the wire layer counts.
+static_assert(wire::kShareCheckKeyBytes == client_checks::kShareCheckWordBytes &&
+              wire::kShareCheckSegmentBytes == 2 * client_checks::kShareCheckWordBytes);
 
 // The check's circuit for shares of `share_bits`, built once per size.
 std::shared_ptr<const circuits::Circuit> hash_check(std::uint32_t share_bits) {
