@@ -5,7 +5,8 @@
 // (which shifts the ciphertext when the bit is in the last round key), another blinding, or
 // checks with another key or tag is caught, whichever server it is; a checker that feeds another
 // key learns nothing of its peer's share from the outcome; the hash circuit computes what the
-// client computes.
+// client computes. The checks the third server deals for the pair serving without it
+// (protocol/client_checks/pair_checks.hpp) hold each pair member to its half the same way.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -17,6 +18,7 @@
 #include "circuits/extra_inputs.hpp"
 #include "circuits/share_hash.hpp"
 #include "engines/two_party/checked_part.hpp"
+#include "protocol/client_checks/pair_checks.hpp"
 #include "protocol/client_checks/share_checks.hpp"
 
 namespace {
@@ -192,6 +194,78 @@ TEST(ShareCheck, TheTagAPeerHoldsDependsOnTheBlindingAndTheShare) {
   std::vector<std::uint8_t> flipped = share;
   flipped[100] ^= 4;
   EXPECT_NE(client_checks::share_tag(key, share, b0), client_checks::share_tag(key, flipped, b0));
+}
+
+// Components c_m, c_(m+1), c_(m+2) of a case whose first share is the pair leader's half
+// x_L = c_(m+1) ^ c_m and whose second is the second member's a_S = c_(m+2).
+struct Components {
+  std::vector<std::uint8_t> missing, shared, second;
+};
+
+Components components_of(const Case& c, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Components out;
+  out.missing.resize(kRoundKeyBits / 8);
+  for (auto& byte : out.missing) byte = static_cast<std::uint8_t>(rng());
+  out.shared = bytes_of_bits(c.first_share);
+  for (std::size_t i = 0; i < out.shared.size(); ++i) out.shared[i] ^= out.missing[i];
+  out.second = bytes_of_bits(c.second_share);
+  return out;
+}
+
+std::array<ShareCheck, 2> deal_for_pair(const Components& parts, std::uint8_t seed_byte) {
+  const client_checks::Segment whole[] = {{0, kRoundKeyBits / 8}};
+  client_checks::CheckSeed seed{};
+  seed.fill(seed_byte);
+  const auto deal = client_checks::deal_pair_checks(seed, parts.missing, parts.second, whole);
+  return {deal.leader, client_checks::complete_pair_check(deal.second_partial, parts.shared, whole)};
+}
+
+TEST(PairCheck, ChecksDealtByTheThirdServerPassForHonestHalvesAndCatchEitherMember) {
+  const Case c = make_case(41);
+  const Components parts = components_of(c, 41);
+  const auto checks = deal_for_pair(parts, 7);
+  const auto honest = run_pair<std::vector<std::uint8_t>>(server(c, Role::First, checks[0]),
+                                                          server(c, Role::Second, checks[1]));
+  ASSERT_FALSE(honest.first.failed()) << honest.first.check();
+  ASSERT_FALSE(honest.second.failed()) << honest.second.check();
+  EXPECT_EQ(to_bytes(*honest.second.result), openssl_encrypt(c.key, c.block));
+  const Deviations flip{.flip_share_bit = kRoundKeyBits - 128};
+  for (const Role deviating : {Role::First, Role::Second}) {
+    SCOPED_TRACE(static_cast<int>(deviating));
+    const auto outcome = run_pair<std::vector<std::uint8_t>>(
+        server(c, Role::First, checks[0], deviating == Role::First ? flip : Deviations{}),
+        server(c, Role::Second, checks[1], deviating == Role::Second ? flip : Deviations{}));
+    EXPECT_EQ(outcome.first.check(), "share_check");
+    EXPECT_EQ(outcome.second.check(), "share_check");
+  }
+}
+
+TEST(PairCheck, TheSecondMemberCompletesWithItsOwnComponentOnly) {
+  const Case c = make_case(42);
+  Components parts = components_of(c, 42);
+  parts.shared[3] ^= 0x10;  // completed with another c_(m+1): the leader's half no longer checks
+  const auto checks = deal_for_pair(parts, 8);
+  const auto outcome = run_pair<std::vector<std::uint8_t>>(server(c, Role::First, checks[0]),
+                                                           server(c, Role::Second, checks[1]));
+  EXPECT_EQ(outcome.first.check(), "share_check");
+}
+
+TEST(PairCheck, TheSameSeedDealsTheSameChecksAndAnotherSeedOthers) {
+  const Case c = make_case(43);
+  const Components parts = components_of(c, 43);
+  const auto first = deal_for_pair(parts, 9), again = deal_for_pair(parts, 9), other = deal_for_pair(parts, 10);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(client_checks::serialize(first[i]), client_checks::serialize(again[i]));
+    EXPECT_NE(client_checks::serialize(first[i]), client_checks::serialize(other[i]));
+  }
+  // Each member's tag is its peer's hash under its own key: the leader's checks S's half.
+  EXPECT_EQ(first[0].segments[0].peer_tag,
+            client_checks::share_tag(first[0].own_key, parts.second, first[1].segments[0].own_blinding));
+  EXPECT_EQ(first[1].segments[0].peer_tag, client_checks::share_tag(first[1].own_key, bytes_of_bits(c.first_share),
+                                                                    first[0].segments[0].own_blinding));
+  const client_checks::Segment outside[] = {{8, kRoundKeyBits / 8}};
+  EXPECT_THROW(client_checks::deal_pair_checks({}, parts.missing, parts.second, outside), Error);
 }
 
 }  // namespace
