@@ -84,14 +84,21 @@ struct nonce_supply {
 
 /* A prefetch as the configuration asks: with local masks (each server computes its share of
  * a nonce's masks alone, and reopens its tickets so after a restart or with one server down)
- * unless gcm_masks = aes. */
+ * unless gcm_masks = aes. Two servers of security = "active" (a pair serving while the third
+ * is down) refuse local masks, which they could not check: the nonces are then AES_K's, as
+ * with gcm_masks = aes, until three serve again. */
 static int
 prefetch(const nonce_supply *supply, mpc_client *client, const char *name, uint32_t kvno,
          uint32_t count, uint32_t blocks, uint8_t *nonces, uint8_t *keystream)
 {
+    int ret;
+
     if (supply->opt->aes_masks)
         return mpc_client_gcm_prefetch(client, name, kvno, count, blocks, nonces, keystream);
-    return mpc_client_gcm_prefetch_local(client, name, kvno, count, blocks, nonces, keystream);
+    ret = mpc_client_gcm_prefetch_local(client, name, kvno, count, blocks, nonces, keystream);
+    if (ret == MPC_EREFUSED)
+        ret = mpc_client_gcm_prefetch(client, name, kvno, count, blocks, nonces, keystream);
+    return ret;
 }
 
 krb5_error_code

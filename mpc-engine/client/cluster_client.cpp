@@ -277,20 +277,41 @@ Replies ClusterClient::ask_all(Request& request, wire::MessageType type) {
 
 template <typename Request>
 Replies ClusterClient::ask_padded(Request& request, wire::MessageType type, OutputPads& pads) {
-  return serve_job(type, [&](const wire::RequestId& id) {
-    request.id = id;
-    // Fresh pads for every attempt: a job asked again (a busy pool) may compute on other
-    // inputs (a prefetch's nonces), and two outputs under one pad would tell the servers their
-    // XOR. The replies are those of the last attempt, under the last pads.
-    for (auto& seed : pads) randombytes_buf(seed.data(), seed.size());
-    Frames frames;
-    for (const auto& seed : pads) {
-      request.output_pad = seed;
-      frames.push_back(wire::encode_request(request));
-    }
-    wipe(request.output_pad->data(), request.output_pad->size());
-    return frames;
-  });
+  std::array<wire::OutputPadSeed, 3> seeds{};  // each server's
+  const auto wipe_seeds = [&seeds] {
+    for (auto& seed : seeds) wipe(seed.data(), seed.size());
+  };
+  int missing = -1;
+  Replies replies;
+  try {
+    replies = serve_job(
+        type,
+        [&](const wire::RequestId& id) {
+          request.id = id;
+          // Fresh pads for every attempt: a job asked again (a busy pool) may compute on other
+          // inputs (a prefetch's nonces), and two outputs under one pad would tell the servers
+          // their XOR. The replies are those of the last attempt, under the last pads.
+          Frames frames;
+          for (int party = 0; party < parties(); ++party) {
+            auto& seed = seeds[static_cast<std::size_t>(party)];
+            randombytes_buf(seed.data(), seed.size());
+            request.output_pad = seed;
+            frames.push_back(wire::encode_request(request));
+          }
+          wipe(request.output_pad->data(), request.output_pad->size());
+          return frames;
+        },
+        false, &missing);
+  } catch (...) {
+    wipe_seeds();
+    throw;
+  }
+  // A two-server cluster's pads in party order; a pair's in its order, its leader's first.
+  const int first = missing < 0 ? 0 : (missing + 1) % 3;
+  const int second = missing < 0 ? 1 : (missing + 2) % 3;
+  pads = {seeds[static_cast<std::size_t>(first)], seeds[static_cast<std::size_t>(second)]};
+  wipe_seeds();
+  return replies;
 }
 
 namespace {
@@ -310,9 +331,9 @@ struct JobPads {
 
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
   std::lock_guard lock(mutex_);
-  if (parties() != 2) return open_compute(ask_all(request, wire::MessageType::Compute), request.blocks);
-  // Each of two servers gets a pad of its own on the outputs (protocol/client_checks): a cluster
-  // of security = "active" answers under both, so that neither can shift the result.
+  // Each server gets a pad of its own on the outputs (protocol/client_checks): two servers of
+  // security = "active" (a two-server cluster, or a pair serving while a third is down) answer
+  // under both, so that neither can shift the result. Three servers serving leave them unused.
   JobPads pads;
   return open_compute(ask_padded(request, wire::MessageType::Compute, pads.seeds), request.blocks, &pads.seeds);
 }
@@ -326,7 +347,7 @@ GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t 
   request.local_masks = local_masks;
   std::lock_guard lock(mutex_);
   GcmPrefetched out;
-  if (parties() == 2 && !local_masks) {
+  if (!local_masks) {
     // The keystream padded for the client, as a Compute job's outputs.
     JobPads pads;
     out = open_gcm_prefetch(ask_padded(request, wire::MessageType::GcmPrefetch, pads.seeds), count, blocks_per_nonce,
@@ -437,12 +458,9 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
         throw;
     }
   }
-  if (parties() == 2) {
-    // The keystream and the verdict padded for the client, as a Compute job's outputs.
-    JobPads pads;
-    return open_gcm_open(ask_padded(request, wire::MessageType::GcmOpen, pads.seeds), request.text, &pads.seeds);
-  }
-  return open_gcm_open(ask_all(request, wire::MessageType::GcmOpen), request.text);
+  // The keystream and the verdict padded for the client, as a Compute job's outputs.
+  JobPads pads;
+  return open_gcm_open(ask_padded(request, wire::MessageType::GcmOpen, pads.seeds), request.text, &pads.seeds);
 }
 
 namespace {
@@ -487,25 +505,31 @@ Replies ClusterClient::krb_round_trip(wire::KrbRequest& request, KrbPads* pads) 
   };
   try {
     deal.mask(request);
-    auto replies = serve_job(wire::MessageType::Krb, [&](const wire::RequestId& id) {
-      request.id = id;
-      Frames frames;
-      for (int party = 0; party < parties(); ++party) {
-        wipe_seeds();
-        request.record_mask = deal.for_server(party);
-        frames.push_back(wire::encode_request(request));
-      }
-      return frames;
-    });
+    int missing = -1;
+    auto replies = serve_job(
+        wire::MessageType::Krb,
+        [&](const wire::RequestId& id) {
+          request.id = id;
+          Frames frames;
+          for (int party = 0; party < parties(); ++party) {
+            wipe_seeds();
+            request.record_mask = deal.for_server(party);
+            frames.push_back(wire::encode_request(request));
+          }
+          return frames;
+        },
+        false, &missing);
     wipe_request();
-    // Two servers of security = "active" answer under pads of their seeds, checked with their
+    // Two servers of security = "active" (a two-server cluster, or a pair serving while a third
+    // is down, in its order) answer under pads of seeds the other lacks, checked with their
     // shares of R (protocol/client_checks/output_pads.hpp).
-    if (pads != nullptr && parties() == 2)
-      for (int party = 0; party < 2; ++party) {
+    if (pads != nullptr && replies.size() == 2)
+      for (int index = 0; index < 2; ++index) {
+        const int party = missing < 0 ? index : (missing + 1 + index) % 3;
         wire::KrbRecordMask mask = deal.for_server(party);
-        pads->seeds[static_cast<std::size_t>(party)] = client_checks::pad_of_seed(mask.seeds.front());
-        pads->mask_shares[static_cast<std::size_t>(party)] =
-            wire::xor_record_mask(mask, party == 0, wire::krb_secret_record_bytes(request));
+        pads->seeds[static_cast<std::size_t>(index)] = client_checks::pad_of_seed(wire::pad_seed_of(mask, index == 0));
+        pads->mask_shares[static_cast<std::size_t>(index)] =
+            wire::xor_record_mask(mask, index == 0, wire::krb_secret_record_bytes(request));
         for (auto& seed : mask.seeds) wipe(seed.data(), seed.size());
       }
     return replies;

@@ -142,9 +142,12 @@ class ClusterClient {
   // service_bound: the answer needs what the servers serving now hold (a tag's nonce, a held
   // nonce's reopen): a retry would reach another service, so the call fails as an unknown
   // nonce instead.
+  // Two XOR-form replies of a pair come in the pair's order, its leader's first
+  // (node/pair_service.hpp), and *missing (when given) names the server the pair served
+  // without; it is -1 for three replies and for a two-server cluster.
   using Frames = std::vector<std::vector<std::uint8_t>>;
   Replies serve_job(wire::MessageType type, const std::function<Frames(const wire::RequestId&)>& encode,
-                    bool service_bound = false);
+                    bool service_bound = false, int* missing = nullptr);
   struct Attempt;
   // How long a job of `type` may take, every attempt together.
   std::chrono::milliseconds timeout_of(wire::MessageType type) const;
@@ -154,8 +157,9 @@ class ClusterClient {
   // Encodes `request` with a fresh id and returns the replies (serve_job).
   template <typename Request>
   Replies ask_all(Request& request, wire::MessageType type);
-  // The same to two servers, each frame with its server's seed of `pads` (Request::output_pad),
-  // drawn afresh for each attempt: on return, the pads the replies are under.
+  // The same, each frame with a pad seed of its server's own (Request::output_pad), drawn afresh
+  // for each attempt: on return, the pads the two-party replies are under (a two-server
+  // cluster's, or the pair's that served while a third server was down, its leader's first).
   template <typename Request>
   Replies ask_padded(Request& request, wire::MessageType type, OutputPads& pads);
   // Sends frames[i] to each server i with targets[i] set and collects their replies

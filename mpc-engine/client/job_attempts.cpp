@@ -47,10 +47,12 @@ struct ClusterClient::Attempt {
   // call run out of time on retries, its error names that server, not the others' refusal
   // ("no answer from server(s) N in time: server N (endpoint)").
   std::string unreached;
+  int missing = -1;  // replies of a pair: the server it served without
 };
 
 Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Frames(const wire::RequestId&)>& encode,
-                                 bool service_bound) {
+                                 bool service_bound, int* missing) {
+  if (missing != nullptr) *missing = -1;
   const auto wipe_frames = [](Frames& frames) {
     for (auto& frame : frames) wipe(frame.data(), frame.size());
   };
@@ -91,7 +93,10 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
       throw;
     }
     wipe_frames(frames);
-    if (attempt.replies) return std::move(*attempt.replies);
+    if (attempt.replies) {
+      if (missing != nullptr) *missing = attempt.missing;
+      return std::move(*attempt.replies);
+    }
     // A nonce is tagged once: a tag is never sent again. Asked while the servers regroup, its
     // nonce belongs to the service they leave (each keeps its own nonces): the caller learns
     // it as an unknown nonce, and prefetches a fresh one from the service they join.
@@ -198,9 +203,14 @@ ClusterClient::Attempt ClusterClient::attempt_job(const Frames& frames, const wi
       return {std::move(out), nullptr, false, -1};
     }
     if (xor_answers.size() >= 2) {
+      // In the pair's order: its leader serves as the two-party engine's first party.
+      const int without = 3 - static_cast<int>(xor_answers[0] + xor_answers[1]);
+      if (static_cast<int>(xor_answers[0]) != (without + 1) % 3) std::swap(xor_answers[0], xor_answers[1]);
       Replies out;
       for (std::size_t i = 0; i < 2; ++i) out.push_back(std::move(*replies[xor_answers[i]]));
-      return {std::move(out), nullptr, false, -1};
+      Attempt served{std::move(out), nullptr, false, -1};
+      served.missing = without;
+      return served;
     }
     const bool three_possible = xor_answers.empty() && replicated_answers + pending == kServers;
     const bool two_possible = xor_answers.size() + pending >= 2;

@@ -130,6 +130,8 @@ void Node::switch_mode(const ModeChange& change) {
     if (party != settings_.party) (void)outgoing_notes_.take_frames(party);
   retire_pair();
   if (change.mode == wire::ClusterMode::Full) {
+    // A server back from an outage may have been restored from a copy that lacks some deals.
+    pair_checks_due_ = true;
     serving_.parties = {0, 1, 2};
     serving_.leader = 0;
   } else {
@@ -141,7 +143,7 @@ void Node::switch_mode(const ModeChange& change) {
     auto service = std::make_unique<PairService>();
     service->pair = pair;
     service->settings = pair_settings(settings_, pair);
-    service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair);
+    service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair, *pair_checks_);
     service->engine = make_pair_engine_(
         EngineResources{service->settings, log_, own_keys_, context_, store_, epochs_, *service->host});
     pair_ = std::move(service);
@@ -204,6 +206,61 @@ bool Node::regrouping() {
 
 wire::Status Node::failure_status(wire::Status status) {
   return status == wire::Status::PeerFailure && regrouping() ? wire::Status::Regrouping : status;
+}
+
+void Node::tend_pair_checks(std::chrono::steady_clock::time_point now) {
+  if (!pair_checks_ || !membership_) return;
+  if (pair_checks_due_ && now >= pair_checks_retry_ && membership_->mode() == wire::ClusterMode::Full &&
+      membership_->settled(now)) {
+    pair_checks_->deal_all_again();
+    pair_checks_due_ = false;
+  }
+  // A few keys per turn of the poll loop: a store of many keys is not dealt in one go.
+  constexpr std::size_t kKeysPerTurn = 64;
+  const auto keys = pair_checks_->next_to_deal(kKeysPerTurn);
+  if (keys.empty() || deal_pair_checks(keys)) return;
+  pair_checks_due_ = true;  // a peer could not be sent its deals: all again, a little later
+  pair_checks_retry_ = now + std::chrono::seconds(1);
+  while (!pair_checks_->next_to_deal(kKeysPerTurn).empty()) {
+  }
+}
+
+bool Node::deal_pair_checks(std::span<const wire::KeyId> keys) {
+  std::array<std::vector<wire::PairCheckDeal>, 2> deals;  // to the leader, to the second member
+  for (const auto& key : keys) {
+    std::optional<SecretBytes> share;
+    try {
+      share = store_.get(key);
+    } catch (const Error& error) {
+      log_.warn("no pair checks dealt", {{"key", wire::describe(key)}, {"error", error.what()}});
+      continue;
+    }
+    if (!share) continue;  // deleted meanwhile
+    if (share->size() != 2 * wire::material_bytes(key.algorithm)) continue;
+    auto dealt = pair_checks_->deal(key, *share);
+    for (std::size_t role = 0; role < 2; ++role) deals[role].push_back(std::move(dealt[role]));
+  }
+  bool sent = true;
+  for (std::size_t role = 0; role < 2; ++role) {
+    const int to = (settings_.party + 1 + static_cast<int>(role)) % 3;
+    for (std::size_t first = 0; first < deals[role].size(); first += wire::kMaxPairChecksPerMessage) {
+      const std::size_t count = std::min(wire::kMaxPairChecksPerMessage, deals[role].size() - first);
+      auto frame = wire::encode_pair_checks(std::span(deals[role]).subspan(first, count));
+      if (!peers_->try_send_to(to, frame)) sent = false;
+      wipe(frame.data(), frame.size());
+    }
+  }
+  return sent;
+}
+
+void Node::key_stored(const wire::KeyId& key) {
+  if (!pair_checks_) return;
+  pair_checks_->key_stored(key);
+  const wire::KeyId keys[] = {key};
+  if (!deal_pair_checks(keys)) {
+    pair_checks_due_ = true;
+    pair_checks_retry_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  }
 }
 
 }  // namespace mpc::node

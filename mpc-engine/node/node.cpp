@@ -36,7 +36,8 @@ bool answered_at_once(const wire::Request& request) {
 bool is_shell_frame(const std::vector<std::uint8_t>& frame) {
   return frame.size() >= 2 && frame[0] == wire::kPeerProtocolVersion &&
          (frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Notes) ||
-          frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Hello));
+          frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::Hello) ||
+          frame[1] == static_cast<std::uint8_t>(wire::PeerMessageType::PairChecks));
 }
 
 Serving all_parties(const settings::ServerSettings& settings) {
@@ -104,6 +105,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
     const MembershipTiming timing{settings_.limits.heartbeat, settings_.limits.peer_down, settings_.limits.rejoin};
     const bool two_party = settings_.degraded_service == settings::DegradedService::TwoParty && make_pair_engine_;
     membership_.emplace(settings_.party, timing, two_party, std::chrono::steady_clock::now());
+    pair_checks_.emplace(settings_.party, own_keys_, store_, log_);
   }
   mode_since_unix_ms_ = unix_ms_now();
   // A key in several lists gets the last role allowed: the widest.
@@ -178,6 +180,7 @@ void Node::run(const std::atomic<bool>& stop) {
     }
     const auto now = std::chrono::steady_clock::now();
     tend_membership(now);
+    tend_pair_checks(now);
     pass_deadlines(now);
     active().step(now);
     flush_notes(now);
@@ -222,6 +225,8 @@ bool Node::take_shell_frame(PeerEnvelope& envelope) {
       notes_in_.emplace_back(envelope.from_party, std::move(*notes));
     if (auto* hello = std::get_if<wire::Hello>(&message); hello && membership_)
       membership_->hello(envelope.from_party, *hello, std::chrono::steady_clock::now());
+    if (auto* deals = std::get_if<std::vector<wire::PairCheckDeal>>(&message); deals && pair_checks_)
+      pair_checks_->take(envelope.from_party, std::move(*deals));
   } catch (const FormatError& error) {
     log_.warn("malformed peer message", {{"from", envelope.from_party + 1}, {"error", error.what()}});
   }
@@ -387,8 +392,11 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     engine_->key_changed(import->key, KeyChange::Stored);
   }
   if (auto answer = answer_key_admin(request, message.role, store_, own_keys_, engine_->share_copies(),
-                                     engine_->sharing(), settings_.ticket_key_import, log_))
+                                     engine_->sharing(), settings_.ticket_key_import, log_)) {
+    if (const auto* import = std::get_if<wire::ImportKeyRequest>(&request); import && answer->status == wire::Status::Ok)
+      key_stored(import->key);
     send_reply(message.routing_id, *answer);
+  }
 }
 
 std::optional<Refusal> Node::store_generated(const wire::KeyId& key, const SecretBytes& share) {
@@ -400,6 +408,7 @@ std::optional<Refusal> Node::store_generated(const wire::KeyId& key, const Secre
   key_cache_.forget(key);
   if (pair_) pair_->engine->key_changed(key, KeyChange::Stored);
   engine_->key_changed(key, KeyChange::Stored);
+  key_stored(key);
   log_.info("key generated", {{"key", wire::describe(key)}});
   return std::nullopt;
 }

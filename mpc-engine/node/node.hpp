@@ -41,6 +41,7 @@
 #include "node/job_metrics.hpp"
 #include "node/key_cache.hpp"
 #include "node/membership.hpp"
+#include "node/pair_check_keeper.hpp"
 #include "node/pair_service.hpp"
 #include "node/peer_links.hpp"
 #include "node/request_agreement.hpp"
@@ -111,6 +112,13 @@ class Node final : public EngineHost {
   // `since` (node/cluster_mode.cpp says why).
   void pass_on_refusals(std::chrono::steady_clock::time_point since);
   void retire_pair();
+  // The checks this server deals for the pair serving without it (pair_check_keeper.hpp,
+  // cluster_mode.cpp): every key's again, a few at a time, after each return to three-party
+  // service; a key's own when it is stored here.
+  void tend_pair_checks(std::chrono::steady_clock::time_point now);
+  // Sends both peers their deals of `keys`; false when either could not be sent one now.
+  bool deal_pair_checks(std::span<const wire::KeyId> keys);
+  void key_stored(const wire::KeyId& key);
   // A frame of the pair's two-party engine: to it, if this server serves in that pair.
   void take_pair_frame(int from, std::span<const std::uint8_t> inner);
   // Why key changes are refused now (a server is down), or nullopt.
@@ -168,6 +176,9 @@ class Node final : public EngineHost {
   Serving serving_;
   // rss3 only: who hears whom, and the two-party service while a server is down.
   std::optional<Membership> membership_;
+  std::optional<PairCheckKeeper> pair_checks_;
+  bool pair_checks_due_ = true;  // every key's deals to go out once the cluster is settled
+  std::chrono::steady_clock::time_point pair_checks_retry_{};
   LinkBreaks link_breaks_;
   EngineFactory make_pair_engine_;
   std::array<std::uint64_t, 3> sessions_lost_{};

@@ -10,9 +10,8 @@ namespace mpc::node {
 settings::ServerSettings pair_settings(const settings::ServerSettings& own, Pair pair) {
   settings::ServerSettings settings = own;
   settings.protocol = settings::Protocol::Gc2;
-  // The pair garbles semi-honestly: authenticated garbling serves AES jobs only so far, and
-  // the pair must serve logins.
-  settings.security = settings::Security::Passive;
+  // security as the server's own: under "active" each member is held to its half by the checks
+  // the third server dealt (pair_check_keeper.hpp) and the client's pads on every output.
   // Garbling is slower than the three-party protocol: a job the client would give up on
   // long before it ends must not hold the pair meanwhile.
   settings.limits.max_job_blocks = std::min(own.limits.max_job_blocks, own.limits.degraded_max_job_blocks);
@@ -29,12 +28,24 @@ settings::ServerSettings pair_settings(const settings::ServerSettings& own, Pair
   return settings;
 }
 
-PairHost::PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair)
-    : shell_(shell), links_(links), self_(self), pair_(pair) {
+PairHost::PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair, const PairCheckKeeper& checks)
+    : shell_(shell), links_(links), self_(self), pair_(pair), checks_(checks) {
   if (self != pair.leader() && self != pair.second()) throw Error(Component::Server, "a server outside the pair");
 }
 
-PairHost::~PairHost() { half_.clear(); }
+PairHost::~PairHost() {
+  half_.clear();
+  check_.clear();
+}
+
+const SecretBytes* PairHost::key_share_check(const wire::KeyId& key) {
+  const SecretBytes* share = shell_.key_material(key);
+  if (share == nullptr) return nullptr;
+  auto checks = checks_.checks_for(key, pair_.missing, *share);
+  if (!checks) return nullptr;
+  check_ = std::move(*checks);
+  return &check_;
+}
 
 const SecretBytes* PairHost::key_material(const wire::KeyId& key) {
   const SecretBytes* share = shell_.key_material(key);

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "node/engine.hpp"
+#include "node/pair_check_keeper.hpp"
 #include "settings/server_settings.hpp"
 
 namespace mpc::node {
@@ -34,7 +35,7 @@ settings::ServerSettings pair_settings(const settings::ServerSettings& own, Pair
 
 class PairHost final : public EngineHost {
  public:
-  PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair);
+  PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair, const PairCheckKeeper& checks);
   ~PairHost() override;
   PairHost(const PairHost&) = delete;
   PairHost& operator=(const PairHost&) = delete;
@@ -42,6 +43,9 @@ class PairHost final : public EngineHost {
   // The XOR half of the replicated share (x for the leader, a for the second member), cut
   // into one wiped buffer that the next call overwrites.
   const SecretBytes* key_material(const wire::KeyId& key) override;
+  // The checks of this server's half the third server dealt (pair_check_keeper.hpp), into one
+  // wiped buffer that the next call overwrites.
+  const SecretBytes* key_share_check(const wire::KeyId& key) override;
   std::optional<PairedShare> paired_share(const wire::KeyId& key) override {
     return PairedShare{shell_.key_material(key), self_ == pair_.leader()};
   }
@@ -61,7 +65,9 @@ class PairHost final : public EngineHost {
   PeerLinks& links_;
   int self_;
   Pair pair_;
+  const PairCheckKeeper& checks_;
   SecretBytes half_;
+  SecretBytes check_;
 };
 
 // A two-party engine serving for a pair, with what it is built from (all of which must

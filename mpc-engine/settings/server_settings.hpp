@@ -66,8 +66,10 @@
 //     twice as much, since it also keeps garblings the leader forgot until they expire.
 //     and_material_entries 65536..16777216 (gc2, security = "active"): the AND material each
 //     server keeps made ahead for authenticated garbling, about 192 bytes an entry (the
-//     default, 262144, about 50 MB); a job of n AES-128 blocks takes 5,120 n entries and
-//     2,816 more per 16 blocks, and a job larger than the pool is refused as too large.
+//     default, 1048576, about 200 MB: a login's largest Kerberos job, aes256-cts-hmac-
+//     sha384-192, takes about 273,000); a job of n AES-128 blocks takes 5,120 n entries and
+//     about 32,000 more per 16 blocks (the in-circuit share checks), and a job larger than the
+//     pool is refused as too large.
 //     The GCM nonce pool lives in memory only: its size is bounded by
 //     gcm_nonces_per_client x the number of client keys, and the tagged nonces by
 //     tagged_nonces_kept. Each nonce takes about 200 bytes plus twice the keystream it was
@@ -161,7 +163,7 @@ struct ServerLimits {
   std::uint32_t tagged_nonces_kept = 262144;
   std::chrono::seconds tagged_nonce_ttl{36000};
   std::uint32_t prepared_circuits_mib = 256;
-  std::uint32_t and_material_entries = 262144;
+  std::uint32_t and_material_entries = 1048576;
   std::chrono::milliseconds heartbeat{100};
   std::chrono::milliseconds peer_down{500};
   std::chrono::milliseconds rejoin{1000};

@@ -27,6 +27,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kDatabaseName = "shares";
 constexpr const char* kTombstoneDatabaseName = "deleted";
+constexpr const char* kPairCheckDatabaseName = "pair_checks";
+constexpr int kParties = 3;
 constexpr std::uint8_t kRecordFormat = 1;
 constexpr std::size_t kNonceBytes = crypto_secretbox_NONCEBYTES;
 constexpr std::size_t kMacBytes = crypto_secretbox_MACBYTES;
@@ -104,6 +106,12 @@ std::span<const std::uint8_t> as_span(const MDB_val& value) {
   return {static_cast<const std::uint8_t*>(value.mv_data), value.mv_size};
 }
 
+// The LMDB key of the pair checks `dealer` dealt: the share's record key, then the dealer.
+std::vector<std::uint8_t> pair_check_key(std::vector<std::uint8_t> record_key, int dealer) {
+  record_key.push_back(static_cast<std::uint8_t>(dealer));
+  return record_key;
+}
+
 std::uint64_t now_unix() {
   const auto seconds =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -177,6 +185,7 @@ struct ShareStore::Impl {
   MDB_env* env = nullptr;
   MDB_dbi dbi = 0;
   MDB_dbi tombstones = 0;
+  MDB_dbi pair_checks = 0;
   SecretBytes storage_key;
   fs::path directory;
 
@@ -260,6 +269,8 @@ ShareStore::ShareStore(const std::filesystem::path& directory, const SecretBytes
   check(mdb_dbi_open(txn.get(), kDatabaseName, MDB_CREATE, &impl_->dbi), "open LMDB database" + where);
   check(mdb_dbi_open(txn.get(), kTombstoneDatabaseName, MDB_CREATE, &impl_->tombstones),
         "open LMDB tombstone database" + where);
+  check(mdb_dbi_open(txn.get(), kPairCheckDatabaseName, MDB_CREATE, &impl_->pair_checks),
+        "open LMDB pair check database" + where);
   txn.commit("open-database");
 }
 
@@ -307,6 +318,12 @@ bool ShareStore::remove(const wire::KeyId& key, Removal how) {
   const int rc = mdb_del(txn.get(), impl_->dbi, &k, nullptr);
   if (rc == MDB_NOTFOUND) return false;
   check(rc, "remove " + wire::describe(key));
+  for (int dealer = 0; dealer < kParties; ++dealer) {
+    const auto checks_key = pair_check_key(record_key, dealer);
+    MDB_val ck = as_val(checks_key);
+    const int removed = mdb_del(txn.get(), impl_->pair_checks, &ck, nullptr);
+    if (removed != MDB_NOTFOUND) check(removed, "remove the pair checks of " + wire::describe(key));
+  }
   if (how == Removal::Final) {
     SecretBytes marker(1);
     marker[0] = 1;
@@ -316,6 +333,34 @@ bool ShareStore::remove(const wire::KeyId& key, Removal how) {
   }
   txn.commit("remove");
   return true;
+}
+
+void ShareStore::put_pair_check(const wire::KeyId& key, int dealer, const SecretBytes& check_bytes) {
+  if (dealer < 0 || dealer >= kParties)
+    throw FormatError(Component::Store, "pair checks dealt by server " + std::to_string(dealer + 1));
+  if (check_bytes.empty() || check_bytes.size() > kMaxShareBytes)
+    throw FormatError(Component::Store, "pair checks of " + std::to_string(check_bytes.size()) + " bytes");
+  const auto checks_key = pair_check_key(encode_record_key(key), dealer);
+  auto value = impl_->seal(checks_key, now_unix(), check_bytes);
+  Transaction txn(impl_->env, 0, "put pair checks");
+  MDB_val k = as_val(checks_key);
+  MDB_val v = as_val(value);
+  check(mdb_put(txn.get(), impl_->pair_checks, &k, &v, 0), "put the pair checks of " + wire::describe(key));
+  txn.commit("put pair checks");
+}
+
+std::optional<SecretBytes> ShareStore::pair_check(const wire::KeyId& key, int dealer) const {
+  if (dealer < 0 || dealer >= kParties)
+    throw FormatError(Component::Store, "pair checks dealt by server " + std::to_string(dealer + 1));
+  const auto checks_key = pair_check_key(encode_record_key(key), dealer);
+  Transaction txn(impl_->env, MDB_RDONLY, "get pair checks");
+  MDB_val k = as_val(checks_key);
+  MDB_val v{};
+  const int rc = mdb_get(txn.get(), impl_->pair_checks, &k, &v);
+  if (rc == MDB_NOTFOUND) return std::nullopt;
+  check(rc, "get the pair checks of " + wire::describe(key));
+  std::uint64_t dealt = 0;
+  return impl_->open(checks_key, as_span(v), "pair checks of " + wire::describe(key), dealt);
 }
 
 bool ShareStore::deleted_for_good(const wire::KeyId& key) const {

@@ -8,6 +8,9 @@
 //   24-byte random nonce | crypto_secretbox_easy(plaintext)   (16-byte MAC first)
 // Key ids deleted for good keep a tombstone in a second database ("deleted"), under the same
 // LMDB key, sealed the same way with the deletion time and one byte 0x01 as the share.
+// The checks of a share for the pair serving without a server (pair_check) live in a third
+// database ("pair_checks") under the record key and one byte more, that server's number, sealed
+// the same way with that longer key; removing the key removes them.
 //   plaintext = u8 format (1) | u16 LE record key length | record key
 //             | u64 LE created_unix | share material
 // The record key is bound in by sealing it inside the box and comparing it with
@@ -71,6 +74,11 @@ class ShareStore {
   [[nodiscard]] bool remove(const wire::KeyId& key, Removal how = Removal::Reusable);
   // Whether the id was deleted for good. Throws Error(Store) if its tombstone fails authentication.
   bool deleted_for_good(const wire::KeyId& key) const;
+  // The checks of this server's share of `key` that server `dealer` (0-based) dealt for the pair
+  // serving without it (protocol/client_checks/pair_checks.hpp). A later deal replaces an
+  // earlier one. Throws as put, and FormatError(Store) for a dealer outside 0..2.
+  void put_pair_check(const wire::KeyId& key, int dealer, const SecretBytes& check);
+  std::optional<SecretBytes> pair_check(const wire::KeyId& key, int dealer) const;
   // Sorted by name, then version, then algorithm; only names starting with name_prefix.
   // Opens (authenticates) every listed record for its created time; throws Error(Store)
   // if one fails.

@@ -98,6 +98,11 @@ SecretBytes replicated_record_mask(const KrbRecordMask& mask, std::size_t bytes)
   return out;
 }
 
+const KrbMaskSeed& pad_seed_of(const KrbRecordMask& mask, bool pair_leader) {
+  require_shape(mask, mask.seed_hashes.size() == 3 ? 3 : 2);
+  return mask.seed_hashes.size() == 3 && pair_leader ? mask.seeds[1] : mask.seeds[0];
+}
+
 SecretBytes xor_record_mask(const KrbRecordMask& mask, bool pair_leader, std::size_t bytes) {
   require_shape(mask, mask.seed_hashes.size() == 3 ? 3 : 2);
   SecretBytes out(bytes);

@@ -63,4 +63,10 @@ SecretBytes replicated_record_mask(const KrbRecordMask& mask, std::size_t bytes)
 // of a three-server cluster (node/pair_service.hpp) the leader's x, the second member's a.
 SecretBytes xor_record_mask(const KrbRecordMask& mask, bool pair_leader, std::size_t bytes);
 
+// The seed of this server's pad on a two-party job's result (protocol/client_checks/
+// output_pads.hpp): one its peer lacks. In a two-server cluster its own; in a pair of a
+// three-server cluster the leader's second seed (the missing server's component, which the
+// second member lacks) and the second member's own (which the leader lacks).
+const KrbMaskSeed& pad_seed_of(const KrbRecordMask& mask, bool pair_leader);
+
 }  // namespace mpc::wire

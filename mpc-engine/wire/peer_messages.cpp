@@ -4,6 +4,7 @@
 #include "common/bytes.hpp"
 #include "common/error.hpp"
 #include "wire/codec.hpp"
+#include "wire/sealed_share.hpp"
 
 namespace mpc::wire {
 namespace {
@@ -92,6 +93,36 @@ std::vector<RequestNote> decode_notes(ByteReader& reader) {
     note.detail = reader.short_string(kMaxErrorBytes);
   }
   return notes;
+}
+
+void check_pair_check_count(std::size_t count) {
+  if (count == 0) fail("pair checks message without checks");
+  if (count > kMaxPairChecksPerMessage)
+    fail("pair checks message of " + std::to_string(count) + " deals exceeds " +
+         std::to_string(kMaxPairChecksPerMessage));
+}
+
+void check_pair_check_bytes(const KeyId& key, std::size_t bytes) {
+  if (bytes != share_check_bytes(key.algorithm))
+    fail("pair checks of " + std::to_string(bytes) + " bytes for a key that takes " +
+         std::to_string(share_check_bytes(key.algorithm)));
+}
+
+std::vector<PairCheckDeal> decode_pair_checks(ByteReader& reader) {
+  const std::uint32_t count = reader.u32();
+  check_pair_check_count(count);
+  std::vector<PairCheckDeal> deals(count);
+  for (auto& deal : deals) {
+    deal.key = read_key_id(reader);
+    const std::uint8_t role = reader.u8();
+    if (role > 1) fail("pair checks for an unknown role " + std::to_string(role));
+    deal.for_leader = role == 0;
+    const std::uint16_t bytes = reader.u16();
+    check_pair_check_bytes(deal.key, bytes);
+    const auto checks = reader.bytes(bytes);
+    deal.checks = SecretBytes(checks);
+  }
+  return deals;
 }
 
 // A prepared garbling is evaluated once, by a batch of one job after the one that made it.
@@ -305,6 +336,22 @@ std::vector<std::uint8_t> encode_notes(std::span<const RequestNote> notes) {
   return out;
 }
 
+std::vector<std::uint8_t> encode_pair_checks(std::span<const PairCheckDeal> deals) {
+  check_pair_check_count(deals.size());
+  std::vector<std::uint8_t> out;
+  ByteWriter writer(out);
+  write_header(writer, PeerMessageType::PairChecks, 0, 0);
+  writer.u32(static_cast<std::uint32_t>(deals.size()));
+  for (const auto& deal : deals) {
+    check_pair_check_bytes(deal.key, deal.checks.size());
+    write_key_id(writer, deal.key);
+    writer.u8(deal.for_leader ? 0 : 1);
+    writer.u16(static_cast<std::uint16_t>(deal.checks.size()));
+    writer.bytes(deal.checks.span());
+  }
+  return out;
+}
+
 std::vector<std::uint8_t> encode_hello(const Hello& hello) {
   if ((hello.heard & ~0x7u) != 0) fail("hello names a party beyond 3");
   if (!missing_fits_mode(hello.mode, hello.missing))
@@ -395,6 +442,12 @@ PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
       auto notes = decode_notes(reader);
       reader.expect_end();
       return notes;
+    }
+    case static_cast<std::uint8_t>(PeerMessageType::PairChecks): {
+      if (epoch != 0 || sequence != 0) fail("pair checks message with a batch id");
+      auto deals = decode_pair_checks(reader);
+      reader.expect_end();
+      return deals;
     }
     default: fail("unknown peer message type " + std::to_string(type));
   }

@@ -22,6 +22,10 @@
 //   party heard party p lately) | u8 mode (ClusterMode) | u8 missing party (0xff in Full)
 // Degraded (between the two servers serving without the third): u8 version | u8 type | a
 //   frame of the two-party engine (wire/two_server_messages.hpp) as it is, no other header
+// PairChecks (a server -> another; epoch and sequence 0): u32 count | deals, each key id |
+//   u8 role (0: the pair leader's checks, 1: the second member's part) | u16 length | checks
+//   (protocol/client_checks/pair_checks.hpp: the sender deals them for the pair serving
+//   without it)
 //
 // Every frame between the servers of a three-server cluster starts with the version, the
 // layer frames of the data links included.
@@ -35,6 +39,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/secret.hpp"
 #include "wire/client_messages.hpp"
 
 namespace mpc::wire {
@@ -45,9 +50,17 @@ namespace mpc::wire {
 // (node/peer_links.hpp), so that during a rolling upgrade the two servers of one release
 // serve in two-party service. Releases before this number was compared sent 1, the client
 // protocol's version.
-inline constexpr std::uint8_t kPeerProtocolVersion = 6;
+inline constexpr std::uint8_t kPeerProtocolVersion = 7;
 
-enum class PeerMessageType : std::uint8_t { Batch = 1, Layer = 2, Abort = 3, Notes = 4, Hello = 5, Degraded = 6 };
+enum class PeerMessageType : std::uint8_t {
+  Batch = 1,
+  Layer = 2,
+  Abort = 3,
+  Notes = 4,
+  Hello = 5,
+  Degraded = 6,
+  PairChecks = 7
+};
 
 using PublicKey = std::array<std::uint8_t, 32>;
 
@@ -215,6 +228,18 @@ struct Hello {
 };
 std::vector<std::uint8_t> encode_hello(const Hello& hello);
 
+// Checks of one key's share that the sender deals for the pair serving without it, to one of
+// that pair's members (protocol/client_checks/pair_checks.hpp).
+struct PairCheckDeal {
+  KeyId key;
+  bool for_leader = true;  // the leader's checks, or the part of the second member's
+  SecretBytes checks;      // share_check_bytes(key.algorithm) bytes
+};
+inline constexpr std::size_t kMaxPairChecksPerMessage = 1024;
+// Throws FormatError(Wire) for none, more than kMaxPairChecksPerMessage, or checks of another
+// length than the key's algorithm takes.
+std::vector<std::uint8_t> encode_pair_checks(std::span<const PairCheckDeal> deals);
+
 // The two-party engine's frames between the two servers serving without the third, told apart
 // from the three-party engine's by this wrapping. unwrap_degraded: the inner frame, or
 // nullopt when `frame` is not a wrapped one.
@@ -232,7 +257,8 @@ struct DecodedLayer {
   LayerHeader header;
   std::span<const std::uint8_t> payload;  // points into the decoded frame
 };
-using PeerMessage = std::variant<BatchHeader, DecodedLayer, AbortNotice, std::vector<RequestNote>, Hello>;
+using PeerMessage =
+    std::variant<BatchHeader, DecodedLayer, AbortNotice, std::vector<RequestNote>, Hello, std::vector<PairCheckDeal>>;
 PeerMessage decode_peer_message(std::span<const std::uint8_t> frame);
 
 }  // namespace mpc::wire

@@ -48,10 +48,12 @@ def checksum_key(cluster, name: str, k5):
 
 
 def every_job_kind(cluster, engine: Engine, gcm_engine: gcm.Engine, k5, keys: dict, aes_key: bytes,
-                   gcm_key: bytes, local_tickets: list | None = None) -> None:
+                   gcm_key: bytes, local_tickets: list | None = None, pair: bool = False) -> None:
     """One of each job kind, each against its reference. local_tickets gathers a ticket of a
-    nonce with local masks per call, and every one made so far (with three servers or two, any
-    two) must open again."""
+    nonce with local masks per call while three servers serve, and every one made so far must
+    open again. With `pair` (two servers serving, security = "active") nonces with local masks
+    are refused, their prefetch and the reopening of every earlier ticket alike: each pair
+    member would compute from its own masks, unchecked."""
     # AES: keystream and ECB (mpcctl, through the same client library), OpenSSL as reference.
     counter = secrets.token_bytes(16)
     blocks = 37
@@ -70,7 +72,15 @@ def every_job_kind(cluster, engine: Engine, gcm_engine: gcm.Engine, k5, keys: di
     sealed2 = AESGCM(gcm_key).encrypt(nonce2, plaintext, aad)
     assert gcm_engine.open(nonce2, aad, sealed2[:-16], sealed2[-16:]) == plaintext
     # GCM with local masks (local_masks.py, from the three stores): no garbling with two servers.
-    if local_tickets is not None:
+    if local_tickets is not None and pair:
+        for attempt in (lambda: gcm_engine.prefetch(1, 2, local=True),
+                        lambda: gcm_engine.open(*local_tickets[0][:2], local_tickets[0][2][:-16],
+                                                local_tickets[0][2][-16:])):
+            with pytest.raises(gcm.GcmError) as refused:
+                attempt()
+            assert refused.value.code == gcm.MPC_EREFUSED, refused.value
+            assert "local masks have no actively secure two-party form" in str(refused.value), refused.value
+    elif local_tickets is not None:
         parts = local_masks.components([cluster.server_dir(party) for party in (1, 2, 3)], gcm.KEY)
         [(local_nonce, local_stream)] = gcm_engine.prefetch(1, 2, local=True)
         sealed_local = gcm.seal(gcm_engine, local_nonce, local_stream, plaintext, aad)
@@ -127,7 +137,7 @@ def test_every_job_kind_is_served_with_any_one_server_down(degraded_cluster, k5)
             first_s = time.monotonic() - started
             assert first_s < 15, f"first job with server {party} down took {first_s:.1f} s"
             cluster.wait_for_modes({p: f"two-party without server {party}" for p in others})
-            every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key, local_tickets)
+            every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key, local_tickets, pair=True)
             cluster.restart_server(party)
             cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
             every_job_kind(cluster, engine, gcm_engine, k5, keys, aes_key, gcm_key, local_tickets)

@@ -32,8 +32,8 @@ namespace mpc::two_party_engine {
 
 inline constexpr std::uint32_t kAuthenticatedPartBlocks = 16;
 // Entries of AND material each server keeps made ahead by default ([limits]
-// and_material_entries): about 50 MB, three 16-block parts of AES-128.
-inline constexpr std::uint64_t kAuthenticatedPoolEntries = 262144;
+// and_material_entries): about 200 MB, three of a login's largest Kerberos jobs.
+inline constexpr std::uint64_t kAuthenticatedPoolEntries = 1048576;
 // How long a job waits for entries still being made before its client hears Busy: below the
 // clients' default timeout (2 s), so that a client hears Busy rather than nothing.
 inline constexpr std::chrono::milliseconds kAuthenticatedPoolWait{1500};

@@ -75,8 +75,8 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
           wire::xor_record_mask(*krb->record_mask, settings_.party == 0, wire::krb_secret_record_bytes(*krb));
       KrbTask task{job.number, krb->key,    krb->operation, krb->usage,  job.key_share.span(),
                    krb->data,  job.digest,  krb->combine,   mask.span()};
-      // Under security = "active" this server's pad on the result comes from its own seed.
-      task.output_pad = client_checks::pad_of_seed(krb->record_mask->seeds.front());
+      // Under security = "active" this server's pad on the result comes from a seed its peer lacks.
+      task.output_pad = client_checks::pad_of_seed(wire::pad_seed_of(*krb->record_mask, settings_.party == 0));
       task.share_check = job.share_check.span();
       task.pool_epoch = job.pool_epoch;
       task.pool_start = job.pool_start;

@@ -56,9 +56,13 @@ std::optional<node::Refusal> TwoPartyEngine::check_local_reopen(const wire::GcmR
   // Each server reopens from its own share of the masks, which a deviating one could shift.
   if (backend_->pads_outputs())
     return node::Refusal{wire::Status::BadRequest,
-                         "GCM nonces with local masks have no actively secure two-party form (each server would "
-                         "answer from its own share of the masks, unchecked): a two-server cluster of security = "
-                         "\"active\" reopens none; it serves AES_K nonces (the router's gcm_masks = aes)"};
+                         std::string("GCM nonces with local masks have no actively secure two-party form (each server "
+                                     "would answer from its own share of the masks, unchecked): ") +
+                             (host_.paired_share(request.key)
+                                  ? "two servers of security = \"active\" serving while the third is down reopen "
+                                    "none; their tickets open again once three servers serve"
+                                  : "a two-server cluster of security = \"active\" reopens none; it serves AES_K "
+                                    "nonces (the router's gcm_masks = aes)")};
   if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
     return node::Refusal{wire::Status::BadRequest, "GCM reopen needs an aes256-gcm key, not " + wire::describe(request.key)};
   if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)

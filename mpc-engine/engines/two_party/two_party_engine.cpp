@@ -196,9 +196,13 @@ std::optional<node::Refusal> TwoPartyEngine::active_circuit_job_refusal(const wi
   const auto* open = std::get_if<wire::GcmOpenRequest>(&request);
   if (prefetch != nullptr && prefetch->local_masks)
     return node::Refusal{wire::Status::BadRequest,
-                         "GCM nonces with local masks have no actively secure two-party form (each server would "
-                         "compute its masks from its own share, unchecked): this cluster (security = \"active\") "
-                         "serves AES_K nonces; give the KDC's router gcm_masks = aes"};
+                         std::string("GCM nonces with local masks have no actively secure two-party form (each server "
+                                     "would compute its masks from its own share, unchecked): ") +
+                             (host_.paired_share(prefetch->key)
+                                  ? "two servers of security = \"active\" serving while the third is down serve "
+                                    "AES_K nonces (the KDC's router takes those meanwhile)"
+                                  : "this cluster (security = \"active\") serves AES_K nonces; give the KDC's "
+                                    "router gcm_masks = aes")};
   if ((prefetch != nullptr && !prefetch->output_pad) || (open != nullptr && !open->output_pad))
     return node::Refusal{wire::Status::BadRequest,
                          "this cluster (security = \"active\") answers GCM jobs only under the client's output pads, "
@@ -223,6 +227,11 @@ node::Refusal TwoPartyEngine::too_large(std::uint64_t entries) const {
 }
 
 node::Refusal TwoPartyEngine::unchecked_key(const wire::KeyId& key) {
+  if (host_.paired_share(key))
+    return node::Refusal{wire::Status::BadRequest,
+                         wire::describe(key) + " has no checks of its halves for the pair serving now (the server "
+                                               "it serves without deals them while all three serve, and had not "
+                                               "yet): it is served again once three servers serve"};
   return node::Refusal{wire::Status::BadRequest,
                        wire::describe(key) + " is stored without the checks of its shares (imported by an older "
                                              "client, or converted from a three-server store): import it again, under "

@@ -102,7 +102,7 @@ class TwoPartyEngine final : public node::Engine {
   // The AND material or lookup-table entries a job takes from the pool.
   std::uint64_t job_pool_entries(const Job& job) const;
   // The refusal of an active job under a key stored without the checks of its shares.
-  static node::Refusal unchecked_key(const wire::KeyId& key);
+  node::Refusal unchecked_key(const wire::KeyId& key);
   // The refusal of a job that needs more pool entries than the pool holds.
   node::Refusal too_large(std::uint64_t entries) const;
   // security = "active": a Kerberos or GCM job the cluster cannot serve so (no pads, no share

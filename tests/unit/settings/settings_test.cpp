@@ -63,6 +63,7 @@ TEST_F(SettingsTest, MinimalServerGetsDefaultsAndSortedPeers) {
   EXPECT_EQ(s.limits.max_batch_blocks, ServerLimits{}.max_batch_blocks);
   EXPECT_EQ(s.limits.gcm_nonce_ttl, std::chrono::seconds(3600));
   EXPECT_EQ(s.limits.gcm_nonces_per_client, 262144u);
+  EXPECT_EQ(s.limits.and_material_entries, 1048576u);
   ASSERT_EQ(s.peers.size(), 2u);
   EXPECT_EQ(s.peers[0].party, 1);
   EXPECT_EQ(s.peers[0].public_key, peer2);
@@ -82,7 +83,7 @@ TEST_F(SettingsTest, AllLimitsAreRead) {
   const std::string limits =
       "max_batch_blocks = 128\nmax_job_blocks = 7\nmax_pending_jobs = 3\npeer_timeout_ms = 600000\n"
       "job_wait_ms = 1\nsbox = \"depth4\"\nlatency_batch_blocks = 128\ngcm_nonce_ttl_s = 604800\n"
-      "gcm_nonces_per_client = 1\nand_material_entries = 1048576\n";
+      "gcm_nonces_per_client = 1\nand_material_entries = 524288\n";
   const ServerSettings s = load_server_settings(write("server.toml", server_text(root, limits, peers)));
   EXPECT_EQ(s.party, 1);
   EXPECT_EQ(s.log_level, "debug");
@@ -95,7 +96,7 @@ TEST_F(SettingsTest, AllLimitsAreRead) {
   EXPECT_EQ(s.limits.latency_batch_blocks, 128u);
   EXPECT_EQ(s.limits.gcm_nonce_ttl, std::chrono::seconds(604800));
   EXPECT_EQ(s.limits.gcm_nonces_per_client, 1u);
-  EXPECT_EQ(s.limits.and_material_entries, 1048576u);
+  EXPECT_EQ(s.limits.and_material_entries, 524288u);
   EXPECT_EQ(s.peers[1].endpoint, "ipc:///run/mpc/peer3");
   const ServerSettings t = load_server_settings(write("server.toml", server_text(server_root(), "sbox = \"and32\"\nlatency_batch_blocks = 0")));
   EXPECT_EQ(t.limits.sbox, SboxChoice::And32);

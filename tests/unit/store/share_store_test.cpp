@@ -296,6 +296,36 @@ TEST_F(ShareStoreTest, ATombstoneMovedOrAlteredOnDiskIsRejected) {
   expect_store_error([&] { (void)store.deleted_for_good(ticket); }, "failed authentication");
 }
 
+TEST_F(ShareStoreTest, PairChecksAreKeptPerDealerReplacedAndRemovedWithTheKey) {
+  const KeyId id = key_id("krbtgt/EXAMPLE.COM", 2, KeyAlgorithm::Aes256CtsHmacSha1);
+  const SecretBytes first = random_bytes(104), second = random_bytes(104), later = random_bytes(104);
+  {
+    ShareStore store(directory, storage_key);
+    ASSERT_TRUE(store.put(id, random_bytes(64)));
+    EXPECT_FALSE(store.pair_check(id, 1).has_value());
+    store.put_pair_check(id, 1, first);
+    store.put_pair_check(id, 2, second);
+    ASSERT_TRUE(same(*store.pair_check(id, 1), first));
+    store.put_pair_check(id, 1, later);  // dealt again: the later deal stands
+    EXPECT_THROW(store.put_pair_check(id, 3, first), mpc::FormatError);
+  }
+  {
+    // Sealed under its dealer's number: moved under another dealer's, it does not open.
+    RawLmdb raw(directory);
+    const auto checks = raw.records("pair_checks");
+    ASSERT_EQ(checks.size(), 2u);
+    auto moved = checks[0].first;
+    moved.back() = 0;
+    raw.write(moved, checks[0].second, "pair_checks");
+  }
+  ShareStore store(directory, storage_key);
+  ASSERT_TRUE(same(*store.pair_check(id, 1), later));
+  ASSERT_TRUE(same(*store.pair_check(id, 2), second));
+  expect_store_error([&] { (void)store.pair_check(id, 0); }, "another key id");
+  ASSERT_TRUE(store.remove(id));
+  for (int dealer = 0; dealer < 3; ++dealer) EXPECT_FALSE(store.pair_check(id, dealer).has_value()) << dealer;
+}
+
 TEST_F(ShareStoreTest, PersistsAcrossReopen) {
   const KeyId id = key_id("krbtgt/EXAMPLE.COM", 3, KeyAlgorithm::Aes128);
   const SecretBytes share = random_bytes(352);

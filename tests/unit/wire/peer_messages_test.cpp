@@ -1,5 +1,5 @@
-// Peer messages (wire/peer_messages.cpp): batch headers, layers, aborts, notes, hellos and
-// degraded frames round trip, and malformed ones are refused.
+// Peer messages (wire/peer_messages.cpp): batch headers, layers, aborts, notes, hellos, pair
+// checks and degraded frames round trip, and malformed ones are refused.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -11,6 +11,7 @@
 #include "wire/key_id.hpp"
 #include "wire/krb_record_mask.hpp"
 #include "wire/peer_messages.hpp"
+#include "wire/sealed_share.hpp"
 #include "wire_test_support.hpp"
 
 namespace mpc::wire {
@@ -395,6 +396,34 @@ TEST(PeerMessage, RejectsEveryTruncationAndTrailingByte) {
   }
 }
 
+TEST(PeerMessage, PairChecksRoundTripAndAreSizedByTheirKeysAlgorithm) {
+  const KeyId gcm{"krbtgt/EXAMPLE.COM", 3, KeyAlgorithm::Aes256Gcm};
+  const KeyId krb{"alice@EXAMPLE.COM", 1, KeyAlgorithm::Aes256CtsHmacSha1};
+  std::vector<PairCheckDeal> deals(2);
+  deals[0] = {gcm, true, SecretBytes(share_check_bytes(gcm.algorithm))};
+  deals[1] = {krb, false, SecretBytes(share_check_bytes(krb.algorithm))};
+  for (std::size_t i = 0; i < deals[1].checks.size(); ++i) deals[1].checks[i] = static_cast<std::uint8_t>(i);
+  const auto frame = encode_pair_checks(deals);
+  const auto decoded = std::get<std::vector<PairCheckDeal>>(decode_peer_message(frame));
+  ASSERT_EQ(decoded.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(decoded[i].key, deals[i].key);
+    EXPECT_EQ(decoded[i].for_leader, deals[i].for_leader);
+    EXPECT_TRUE(std::ranges::equal(decoded[i].checks.span(), deals[i].checks.span()));
+  }
+  // Checks of another size than the key's algorithm takes, none, or an unknown role.
+  std::vector<PairCheckDeal> wrong(1);
+  wrong[0] = {gcm, true, SecretBytes(share_check_bytes(krb.algorithm))};
+  EXPECT_THROW(encode_pair_checks(wrong), FormatError);
+  EXPECT_THROW(encode_pair_checks({}), FormatError);
+  auto bad_role = encode_pair_checks(std::span(deals).first(1));
+  bad_role[14 + 4 + encoded_key_id_bytes(gcm)] = 2;
+  EXPECT_THROW(decode_peer_message(bad_role), FormatError);
+  auto truncated = frame;
+  truncated.pop_back();
+  EXPECT_THROW(decode_peer_message(truncated), FormatError);
+}
+
 TEST(PeerMessage, HelloRoundTripAndChecks) {
   const Hello hello{0b101, ClusterMode::TwoParty, 1};
   const Bytes frame = encode_hello(hello);
@@ -436,14 +465,15 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
   // 1: the version of releases before the peer protocol had its own, which a server of this
   // release must not take for its own; 2: the release before the AND check's seed share; 3: the
   // release before its window weights of degree < 64; 4: the release before batches of local
-  // masks; 5: the release before the AND check's receipt of the prover's last layer.
+  // masks; 5: the release before the AND check's receipt of the prover's last layer; 6: the
+  // release before pair checks, whose pair served semi-honestly.
   EXPECT_EQ(frame[0], kPeerProtocolVersion);
-  for (std::uint8_t version : {0, 1, 2, 3, 4, 5, 7, 0xff}) {
+  for (std::uint8_t version : {0, 1, 2, 3, 4, 5, 6, 8, 0xff}) {
     Bytes bad = frame;
     bad[0] = version;
     expect_rejected(bad, decode_peer);
   }
-  for (std::uint8_t type : {0, 7, 0x80, 0xff}) {
+  for (std::uint8_t type : {0, 7, 8, 0x80, 0xff}) {
     Bytes bad = peer_header(type);
     bad.resize(bad.size() + 64);
     expect_rejected(bad, decode_peer);

@@ -1,0 +1,175 @@
+#include "node/pair_check_keeper.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <string_view>
+
+#include "common/bytes.hpp"
+#include "common/error.hpp"
+#include "protocol/client_checks/pair_checks.hpp"
+#include "wire/codec.hpp"
+#include "wire/sealed_share.hpp"
+
+namespace mpc::node {
+namespace {
+
+constexpr std::string_view kDealerLabel = "mpc-kdc pair check dealer v1";
+constexpr std::string_view kSeedLabel = "mpc-kdc pair check seed v1";
+
+std::vector<client_checks::Segment> segments_of(wire::KeyAlgorithm algorithm) {
+  std::vector<client_checks::Segment> out;
+  for (const auto& segment : wire::share_check_segments(algorithm)) out.push_back({segment.offset, segment.bytes});
+  return out;
+}
+
+// The two halves of a replicated share x || a, or nullopt for one of another size.
+std::optional<std::pair<std::span<const std::uint8_t>, std::span<const std::uint8_t>>> halves(
+    const wire::KeyId& key, const SecretBytes& share) {
+  const std::size_t bytes = wire::material_bytes(key.algorithm);
+  if (share.size() != 2 * bytes) return std::nullopt;
+  return std::pair{share.span().first(bytes), share.span().subspan(bytes, bytes)};
+}
+
+SecretBytes xor_of(std::span<const std::uint8_t> left, std::span<const std::uint8_t> right) {
+  SecretBytes out(left.size());
+  for (std::size_t i = 0; i < left.size(); ++i) out[i] = static_cast<std::uint8_t>(left[i] ^ right[i]);
+  return out;
+}
+
+SecretBytes serialized(const client_checks::ShareCheck& check) {
+  auto bytes = client_checks::serialize(check);
+  SecretBytes out{std::span<const std::uint8_t>(bytes)};
+  sodium_memzero(bytes.data(), bytes.size());
+  return out;
+}
+
+}  // namespace
+
+PairCheckKeeper::PairCheckKeeper(int party, const transport::CurveKeyPair& own, store::ShareStore& store,
+                                 const Logger& log)
+    : party_(party), dealer_secret_(crypto_generichash_BYTES), store_(store), log_(log) {
+  if (sodium_init() < 0) throw Error(Component::Server, "libsodium initialisation failed");
+  crypto_generichash(dealer_secret_.data(), dealer_secret_.size(),
+                     reinterpret_cast<const unsigned char*>(kDealerLabel.data()), kDealerLabel.size(),
+                     own.secret_key.data(), own.secret_key.size());
+}
+
+PairCheckKeeper::~PairCheckKeeper() {
+  for (auto& early : early_) early.deal.checks.clear();
+}
+
+std::array<wire::PairCheckDeal, 2> PairCheckKeeper::deal(const wire::KeyId& key, const SecretBytes& share) const {
+  const auto parts = halves(key, share);
+  if (!parts) throw Error(Component::Server, "a share of another size than " + wire::describe(key) + " takes");
+  // c_m = a; c_(m+2) = x ^ a. The seed covers the share, so a new share deals new checks.
+  const SecretBytes second_half = xor_of(parts->first, parts->second);
+  std::vector<std::uint8_t> id;
+  ByteWriter writer(id);
+  wire::write_key_id(writer, key);
+  client_checks::CheckSeed seed{};
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, dealer_secret_.data(), dealer_secret_.size(), seed.size());
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(kSeedLabel.data()), kSeedLabel.size());
+  crypto_generichash_update(&state, id.data(), id.size());
+  crypto_generichash_update(&state, share.data(), share.size());
+  crypto_generichash_final(&state, seed.data(), seed.size());
+  sodium_memzero(&state, sizeof state);
+  const auto segments = segments_of(key.algorithm);
+  auto dealt = client_checks::deal_pair_checks(seed, parts->second, second_half.span(), segments);
+  sodium_memzero(seed.data(), seed.size());
+  std::array<wire::PairCheckDeal, 2> out;
+  out[0] = {key, true, serialized(dealt.leader)};
+  out[1] = {key, false, serialized(dealt.second_partial)};
+  for (auto* check : {&dealt.leader, &dealt.second_partial}) {
+    sodium_memzero(check->own_key.data(), check->own_key.size());
+    sodium_memzero(check->segments.data(), check->segments.size() * sizeof(client_checks::SegmentCheck));
+  }
+  return out;
+}
+
+bool PairCheckKeeper::expected_role(int from, const wire::PairCheckDeal& deal) const {
+  // Server m deals to its leader m + 1 the leader's checks, to m + 2 the second member's part.
+  if (from == (party_ + 2) % 3) return deal.for_leader;
+  if (from == (party_ + 1) % 3) return !deal.for_leader;
+  return false;
+}
+
+void PairCheckKeeper::store_deal(int from, const wire::PairCheckDeal& deal) {
+  store_.put_pair_check(deal.key, from, deal.checks);
+}
+
+void PairCheckKeeper::take(int from, std::vector<wire::PairCheckDeal> deals) {
+  for (auto& deal : deals) {
+    if (!expected_role(from, deal)) {
+      log_.warn("pair checks in a role the sender does not deal", {{"from", from + 1}, {"key", wire::describe(deal.key)}});
+      deal.checks.clear();
+      continue;
+    }
+    try {
+      if (store_.get(deal.key)) {
+        store_deal(from, deal);
+        deal.checks.clear();
+        continue;
+      }
+    } catch (const Error& error) {
+      log_.warn("pair checks not stored", {{"key", wire::describe(deal.key)}, {"error", error.what()}});
+      deal.checks.clear();
+      continue;
+    }
+    if (early_.size() == kMaxEarly) {
+      early_.front().deal.checks.clear();
+      early_.pop_front();
+    }
+    early_.push_back({from, std::move(deal)});
+  }
+}
+
+void PairCheckKeeper::key_stored(const wire::KeyId& key) {
+  for (auto it = early_.begin(); it != early_.end();) {
+    if (it->deal.key != key) {
+      ++it;
+      continue;
+    }
+    store_deal(it->from, it->deal);
+    it->deal.checks.clear();
+    it = early_.erase(it);
+  }
+}
+
+std::optional<SecretBytes> PairCheckKeeper::checks_for(const wire::KeyId& key, int missing,
+                                                       const SecretBytes& share) const {
+  if (missing == party_ || missing < 0 || missing > 2) return std::nullopt;
+  auto stored = store_.pair_check(key, missing);
+  if (!stored || stored->size() != wire::share_check_bytes(key.algorithm)) return std::nullopt;
+  if (party_ == (missing + 1) % 3) return stored;  // the leader's: complete as dealt
+  const auto parts = halves(key, share);
+  if (!parts) return std::nullopt;
+  // The second member's part lacks H(c_(m+1)), c_(m+1) = x ^ a.
+  const SecretBytes shared_component = xor_of(parts->first, parts->second);
+  auto partial = client_checks::parse_share_check(stored->span());
+  auto complete = client_checks::complete_pair_check(partial, shared_component.span(), segments_of(key.algorithm));
+  SecretBytes out = serialized(complete);
+  for (auto* check : {&partial, &complete}) {
+    sodium_memzero(check->own_key.data(), check->own_key.size());
+    sodium_memzero(check->segments.data(), check->segments.size() * sizeof(client_checks::SegmentCheck));
+  }
+  return out;
+}
+
+void PairCheckKeeper::deal_all_again() {
+  to_deal_.clear();
+  for (const auto& stored : store_.list()) to_deal_.push_back(stored.key);
+  std::reverse(to_deal_.begin(), to_deal_.end());  // taken from the back, in list order
+}
+
+std::vector<wire::KeyId> PairCheckKeeper::next_to_deal(std::size_t at_most) {
+  std::vector<wire::KeyId> out;
+  while (!to_deal_.empty() && out.size() < at_most) {
+    out.push_back(std::move(to_deal_.back()));
+    to_deal_.pop_back();
+  }
+  return out;
+}
+
+}  // namespace mpc::node
