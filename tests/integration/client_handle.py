@@ -6,6 +6,7 @@ calls they make."""
 from __future__ import annotations
 
 import ctypes
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from mpc_cluster import client_library
 
 MPC_OK = 0
+MPC_EUNREACHABLE, MPC_EREFUSED = -3, -4
 
 
 class ClientCallError(AssertionError):
@@ -20,6 +22,23 @@ class ClientCallError(AssertionError):
         super().__init__(f"{call} returned {code}: {message}")
         self.code = code
         self.message = message
+
+
+def settled(call, deadline_s: float = 60):
+    """`call`'s result (a call of libmpcclient) once neither the pool of AND material of two
+    servers of security = "active" is still filling (busy, refused) nor a server still starting
+    or the servers regrouping, nor a restarted server 2 refusing the nonce epoch it computed
+    under before (the leader takes a new one for the next prefetch)."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            return call()
+        except ClientCallError as failure:
+            transient = failure.code in (MPC_EREFUSED, MPC_EUNREACHABLE) and any(
+                word in failure.message for word in ("busy", "unreachable", "peer_failure", "no answer", "regrouping"))
+            if not transient or time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
 
 
 class ClientHandle:

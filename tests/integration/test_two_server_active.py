@@ -21,10 +21,11 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from gcm_client import Engine as GcmEngine
 from gcm_client import GcmError, ctr_keystream, import_gcm_key, seal, ticket_forgeries
-from krb_client import CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, KrbError, check_cf2_jobs
+from krb_client import CF2_PARTNER, ENCTYPES, MPC_EBADTAG, KrbError, check_cf2_jobs
 from krb_client import Engine as KrbEngine
 from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
 from mpc_cluster import Cluster, openssl_ctr_keystream, openssl_ecb
+from client_handle import settled
 
 # A byte inside the half-gates tables of a 4-block AES-128 job (past the key handshake and the
 # blocks' labels): four blocks are 655,360 bytes of tables.
@@ -72,23 +73,6 @@ def settled_attempt(cluster: Cluster, name: str, blocks: int = 4, deadline_s: fl
 
 
 MPC_EREFUSED, MPC_EABORT = -4, -10
-
-
-def settled(call, deadline_s: float = 60):
-    """`call`'s result (a Kerberos or GCM call of libmpcclient) once neither the pool of AND
-    material is still filling (busy, refused) nor a server still starting, nor a restarted
-    server 2 refusing the nonce epoch it computed under before (the leader takes a new one for
-    the next prefetch)."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        try:
-            return call()
-        except (KrbError, GcmError) as failure:
-            transient = failure.code in (MPC_EREFUSED, MPC_EUNREACHABLE) and any(
-                word in failure.message for word in ("busy", "unreachable", "peer_failure", "no answer", "regrouping"))
-            if not transient or time.monotonic() > deadline:
-                raise
-            time.sleep(0.3)
 
 
 @pytest.mark.timeout(300)
@@ -167,7 +151,7 @@ def test_active_gcm_jobs_match_aes_gcm_and_deviations_are_caught(tmp_path):
         for party in (1, 2):
             for fault, caught_by in (("output-shift", "computed with another pad than the client's"),
                                      ("padded-report-bit", "answered different padded"),
-                                     ("share-bit", "another key share than the one the client dealt it")):
+                                     ("share-bit", "another key share than the one its checks were dealt for")):
                 restart(cluster, party, fault=fault)
                 with pytest.raises(GcmError) as failure:
                     settled(lambda: gcm.prefetch(2, 2))
@@ -253,7 +237,7 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
         for party in (1, 2):
             for fault, caught_by in (("output-shift", "computed with another pad than the client's"),
                                      ("padded-report-bit", "answered different padded outputs"),
-                                     ("share-bit", "another key share than the one the client dealt it")):
+                                     ("share-bit", "another key share than the one its checks were dealt for")):
                 restart(active, party, fault=fault)
                 attempt = settled_attempt(active, "shift", blocks=2)
                 assert attempt.returncode != 0, f"server {party} {fault}: a shifted result was taken"

@@ -125,13 +125,13 @@ auth2::PaddedRun run_checked_part(auth2::Session& job, int party, const CheckedC
   const int peer_party = party == 0 ? 1 : 0;
   if (peer != 1)
     throw VerificationError(Component::Protocol,
-                            "authenticated garbling: the peer fed another key share than the one the client dealt it "
+                            "authenticated garbling: the peer fed another key share than the one its checks were dealt for "
                             "(it deviated, or the key was imported with other checks)",
                             "share_check", peer_party);
   if (own != 1)
     throw VerificationError(Component::Protocol,
                             "authenticated garbling: the check of this server's key share failed: it fed another key "
-                            "share than the one the client dealt it (its store altered, or the key imported again), or "
+                            "share than the one its checks were dealt for (its store altered, or the key imported again), or "
                             "the peer fed another key or tag for the check",
                             "share_check", peer_party);
   return run;

@@ -259,10 +259,11 @@ TEST(PairTest, PairSettingsNameTheOtherMemberAsTheOnePeer) {
   own.peers = {settings::PeerSettings{0, "tcp://a:1", {}}, settings::PeerSettings{1, "tcp://b:2", {}}};
   const auto settings = pair_settings(own, Pair{1});  // pair (2, 0): 2 leads
   EXPECT_EQ(settings.protocol, settings::Protocol::Gc2);
-  // The pair garbles semi-honestly whatever the trio's security (it must serve logins, which
-  // authenticated garbling does not yet): an active gc2 engine would refuse them.
+  // The pair is as secure as the trio: authenticated garbling under "active" (the default).
   EXPECT_EQ(own.security, settings::Security::Active);
-  EXPECT_EQ(settings.security, settings::Security::Passive);
+  EXPECT_EQ(settings.security, settings::Security::Active);
+  own.security = settings::Security::Passive;
+  EXPECT_EQ(pair_settings(own, Pair{1}).security, settings::Security::Passive);
   EXPECT_EQ(settings.party, 0);
   ASSERT_EQ(settings.peers.size(), 1u);
   EXPECT_EQ(settings.peers[0].party, 1);

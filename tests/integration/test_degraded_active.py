@@ -1,0 +1,129 @@
+"""The pair that serves while a server is down (degraded_service = "two-party") runs
+authenticated garbling under security = "active", the default of a three-server cluster: each
+member is held to its half of every key by the checks the third server dealt while all three
+served (protocol/client_checks/pair_checks.hpp), and every output is padded for the client.
+
+A pair member that feeds another half of a key (mpc-server-faults "share-bit"), another pad
+("output-shift") or another share of a Kerberos record's mask ("krb-mask-bit") has its job
+refused with MPC_EABORT, whichever member it is, for AES, GCM and Kerberos jobs alike; honest
+jobs before and after are right. Under security = "passive" the same deviation changes the result
+and nobody notices, so the refusals above are the checks' doing.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+import mpc_cluster
+from client_handle import settled
+from gcm_client import MPC_EABORT, GcmError, ctr_keystream, import_gcm_key
+from gcm_client import Engine as GcmEngine
+from krb_client import ENCTYPES, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401
+
+PAIR = {1: "two-party without server 3", 2: "two-party without server 3"}
+# Each deviation, the jobs it is made in, and what the refusal names.
+SHARE_CHECK = "another key share than the one its checks were dealt for"
+DEVIATIONS = {"share-bit": (("krb", "gcm", "aes"), SHARE_CHECK),
+              "output-shift": (("gcm", "aes"), "computed with another pad than the client's"),
+              "krb-mask-bit": (("krb",), "")}
+
+
+def start(root, security: str) -> mpc_cluster.Cluster:
+    cluster = mpc_cluster.Cluster(root, protocol="rss3", degraded_service="two-party")
+    cluster.init()
+    for party in cluster.parties:
+        cluster.set_server_setting(party, "security", f'"{security}"')
+    cluster.start()
+    return cluster
+
+
+def restart_pair_member(cluster, party: int, fault: str | None = None) -> None:
+    """Pair member `party` started again (deviating as `fault` says), server 3 still down: the
+    two form the pair again once they hear each other."""
+    cluster.kill_server(party)
+    cluster.restart_server(party, fault=fault)
+    cluster.wait_for_modes(PAIR, deadline_s=30)
+
+
+class Keys:
+    """An aes128-cts-hmac-sha1-96 key for checksums, an AES-128 key and the GCM key, imported
+    while all three serve (so that each server deals its pair checks), with their references."""
+
+    def __init__(self, cluster, k5):
+        self.admin = Engine(cluster.admin_config)
+        self.krb = Engine(cluster.compute_config, timeout_ms=20000)
+        self.gcm = GcmEngine(cluster.compute_config, timeout_ms=20000)
+        algorithm, _, krb5_enctype, cksumtype, size = ENCTYPES["aes128"]
+        protocol_key = secrets.token_bytes(size)
+        self.krb_id = ("pair/aes128", 1, algorithm)
+        self.admin.import_key(*self.krb_id, protocol_key)
+        self.checksum_of = lambda data: k5.make_checksum(cksumtype, krb5_enctype, protocol_key, 17, data)
+        self.aes_hex, _ = cluster.import_key("pair/aes", 1, "aes128")
+        self.gcm_key = import_gcm_key(cluster)
+        wait_until_krb_serving(self.krb, self.krb_id)
+
+    def close(self) -> None:
+        for handle in (self.gcm, self.krb, self.admin):
+            handle.close()
+
+
+def keystream(cluster, blocks: int = 2) -> bytes:
+    return cluster.keystream("pair/aes", 1, "aes128", "00" * 16, blocks)
+
+
+@pytest.mark.timeout(600)
+def test_a_deviating_pair_member_is_refused_and_under_passive_changes_results_unnoticed(tmp_path, k5):
+    cluster = start(tmp_path / "active", "active")
+    keys = None
+    try:
+        keys = Keys(cluster, k5)
+        expected_keystream = mpc_cluster.openssl_ctr_keystream("aes128", keys.aes_hex, "00" * 16, 2)
+        cluster.wait_for_modes({p: "three-party" for p in cluster.parties})
+        cluster.kill_server(3)
+        cluster.wait_for_modes(PAIR, deadline_s=30)
+        data = secrets.token_bytes(40)
+        assert settled(lambda: keys.krb.checksum(keys.krb_id, 17, data)) == keys.checksum_of(data)
+        for party in (1, 2):
+            for fault, (kinds, caught_by) in DEVIATIONS.items():
+                restart_pair_member(cluster, party, fault)
+                calls = {"krb": (KrbError, lambda: keys.krb.checksum(keys.krb_id, 17, data)),
+                         "gcm": (GcmError, lambda: keys.gcm.prefetch(1, 2))}
+                for kind in kinds:
+                    if kind == "aes":
+                        refused = cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config),
+                                                 *cluster.key_args("pair/aes", 1, "aes128"), "--counter",
+                                                 "00" * 16, "--blocks", "2", check=False, timeout=120)
+                        assert refused.returncode != 0, (party, fault, "a deviating pair member's job was served")
+                        assert caught_by in refused.stderr, (party, fault, refused.stderr)
+                        continue
+                    error, call = calls[kind]
+                    with pytest.raises(error) as failure:
+                        settled(call)
+                    assert failure.value.code == MPC_EABORT, (party, fault, kind, failure.value)
+                    assert caught_by in failure.value.message, (party, fault, kind, failure.value)
+            restart_pair_member(cluster, party)
+        assert settled(lambda: keys.krb.checksum(keys.krb_id, 17, data)) == keys.checksum_of(data)
+        [(nonce, stream)] = settled(lambda: keys.gcm.prefetch(1, 2))
+        assert stream == ctr_keystream(keys.gcm_key, nonce, 2, 2)
+        assert keystream(cluster) == expected_keystream
+    finally:
+        if keys is not None:
+            keys.close()
+        cluster.stop()
+
+    passive = start(tmp_path / "passive", "passive")
+    keys = None
+    try:
+        keys = Keys(passive, k5)
+        expected_keystream = mpc_cluster.openssl_ctr_keystream("aes128", keys.aes_hex, "00" * 16, 2)
+        passive.kill_server(3)
+        passive.wait_for_modes(PAIR, deadline_s=30)
+        assert keystream(passive) == expected_keystream
+        restart_pair_member(passive, 2, "share-bit")
+        assert keystream(passive) != expected_keystream  # wrong, and served without a word
+    finally:
+        if keys is not None:
+            keys.close()
+        passive.stop()
