@@ -46,8 +46,9 @@ typedef struct router_engine_options {
     uint32_t pool_high;         /* ... up to this many (its capacity) */
     uint32_t unreachable_retry_ms; /* after a call found the engine unreachable, calls fail
                                       at once for this long, then one tries again */
-    uint32_t aes_masks;         /* gcm_masks = aes: prefetch nonces masked by AES_K, computed
-                                   between the servers, instead of local masks (0) */
+    uint32_t aes_masks;         /* gcm_masks = aes (the default): prefetch nonces masked by
+                                   AES_K, computed between the servers, instead of local
+                                   masks (0) */
     const char *metrics_file;   /* the counters' file every worker maps (router_metrics.h);
                                    NULL: none. Read only by engine_conn_open. */
     /* Where background failures are reported (the router's log: stderr and syslog);

@@ -27,11 +27,12 @@
  *   metrics_file  = PATH     the counters every worker adds to (router_metrics.h; created
  *                            0644 if missing, e.g. /run/mpc-kdc/router.metrics), read by
  *                            `mpcctl kdc metrics`; without it nothing is counted
- *   gcm_masks     = local    how new tickets and checksums under a protected krbtgt key are
- *                            masked: "local" (mpc_client_gcm_prefetch_local: each server
- *                            computes its share alone) or "aes" (AES_K in MPC, the format
- *                            of servers before local masks); either kind opens whatever
- *                            the setting (docs/ticket-format.md)
+ *   gcm_masks     = aes      how new tickets and checksums under a protected krbtgt key are
+ *                            masked: "aes" (AES_K in MPC) or "local"
+ *                            (mpc_client_gcm_prefetch_local: each server computes its share
+ *                            alone, faster with three servers, but an actively secure pair
+ *                            serving while one is down cannot open such tickets); either
+ *                            kind opens whatever the setting (docs/ticket-format.md)
  *
  * The configuration file itself must be a regular file not writable by group or
  * other. The router reads it lazily, on the first handle a process sees, once per process
@@ -204,6 +205,7 @@ parse_config(const char *path, char **key_file, char **engine_config, char **met
     *key_file = NULL;
     *engine_config = NULL;
     memset(options, 0, sizeof(*options));
+    options->aes_masks = 1;
     if (read_small_file(path, ROUTER_CONFIG_MAX, NOT_WRITABLE, &text, &len, why, why_len,
                         "router configuration") != 0)
         goto cleanup;

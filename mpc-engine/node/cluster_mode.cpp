@@ -246,7 +246,13 @@ bool Node::deal_pair_checks(std::span<const wire::KeyId> keys) {
     for (std::size_t first = 0; first < deals[role].size(); first += wire::kMaxPairChecksPerMessage) {
       const std::size_t count = std::min(wire::kMaxPairChecksPerMessage, deals[role].size() - first);
       auto frame = wire::encode_pair_checks(std::span(deals[role]).subspan(first, count));
-      if (!peers_->try_send_to(to, frame)) sent = false;
+      // A peer still handshaking (the cluster just started) is waited for: a key imported then
+      // would otherwise wait for its deal until the next sweep, and its dealer may go down first.
+      if (!peers_->send_to(to, frame)) {
+        sent = false;
+        log_.info("pair checks not sent; dealt again once the cluster is settled",
+                  {{"to", to + 1}, {"keys", static_cast<std::uint64_t>(count)}});
+      }
       wipe(frame.data(), frame.size());
     }
   }

@@ -3,12 +3,15 @@
 
     /usr/bin/python3 tests/bench/degraded_bench.py --build-dir build --out docs/benchmarks
 
-A local three-server cluster (degraded_service = "two-party") on loopback, links encrypted
-as always, driven through libmpcclient. Measures, side by side in one run:
+Two local three-server clusters (degraded_service = "two-party") on loopback, links encrypted
+as always, driven through libmpcclient: one of security = "active" (the default: the pair
+serving while a server is down runs authenticated garbling) and one of "passive" (the pair
+garbles semi-honestly), one after the other in one run. Measures for each:
   - the jobs of one protected-user login (preauth decryption, usage 1; AS-REP encryption,
     usage 3; a krbtgt ticket seal: GCM nonce with its two-block ticket key, then its tag) one
     after the other: latency p50/p99 and logins/s, with all three servers and with one down;
-    the ticket's nonce with AES_K masks and with local masks (docs/ticket-format.md);
+    the ticket's nonce with AES_K masks and with local masks (docs/ticket-format.md), which
+    an actively secure pair refuses;
   - a TGS's open of a TGT sealed while all three served (the nonce with AES_K masks or with
     local masks), with all three and with one down;
   - the switch time: from the kill of a server to the first of those jobs served by the other
@@ -95,10 +98,10 @@ def timed(call, count: int) -> dict:
             "per_s": count / elapsed}
 
 
-def measure(login: Login, count: int, tickets: dict) -> dict:
+def measure(login: Login, count: int, tickets: dict, kinds=("aes", "local")) -> dict:
     """Logins with each kind of nonce, then opens of the TGTs sealed with three servers."""
     out = {}
-    for masks in ("aes", "local"):
+    for masks in kinds:
         out[f"login_{masks}"] = timed(lambda _: login.run(masks == "local"), count)
         kept = tickets[masks]
         out[f"open_{masks}"] = timed(lambda i: login.open(kept[i % len(kept)]), min(count, len(kept)))
@@ -115,6 +118,45 @@ def wait_for_three(cluster: mpc_cluster.Cluster, deadline_s: float = 30) -> None
     raise RuntimeError("the cluster did not return to three-party service")
 
 
+def run_cluster(root: Path, security: str, args, k5: K5Crypto) -> dict:
+    """Three-party service, each server down in turn, and the switch times, for one cluster."""
+    cluster = mpc_cluster.Cluster(root, protocol="rss3", degraded_service="two-party")
+    cluster.init()
+    for party in cluster.parties:
+        cluster.set_server_setting(party, "security", f'"{security}"')
+    cluster.start()
+    # An actively secure pair refuses nonces with local masks.
+    pair_kinds = ("aes",) if security == "active" else ("aes", "local")
+    login = None
+    try:
+        login = Login(cluster, k5)
+        tickets = {masks: [login.seal(masks == "local") for _ in range(args.logins)] for masks in ("aes", "local")}
+        measure(login, 5, tickets)  # warm: circuits compiled, connections up
+        full = measure(login, args.logins, tickets)
+        switches = []
+        degraded = {}
+        for round_ in range(args.rounds):
+            for party in (1, 2, 3):
+                cluster.kill_server(party)
+                killed = time.monotonic()
+                login.run(False)
+                switches.append({"party": party, "round": round_ + 1,
+                                 "first_login_ms": (time.monotonic() - killed) * 1000})
+                if round_ == 0:
+                    measure(login, 3, tickets, pair_kinds)
+                    degraded[party] = measure(login, args.logins, tickets, pair_kinds)
+                cluster.restart_server(party)
+                wait_for_three(cluster)
+                measure(login, 3, tickets)
+    finally:
+        if login is not None:
+            login.close()
+        cluster.stop()
+    switch_ms = [s["first_login_ms"] for s in switches]
+    return {"three_party": full, "degraded": {f"without server {p}": m for p, m in degraded.items()},
+            "switch": {"runs": switches, "p50_ms": statistics.median(switch_ms), "max_ms": max(switch_ms)}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default=os.environ.get("MPC_BUILD_DIR", "build"))
@@ -128,54 +170,36 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     k5 = K5Crypto()
     with tempfile.TemporaryDirectory(prefix="degraded-bench-") as tmp:
-        cluster = mpc_cluster.start_cluster(Path(tmp) / "c", degraded_service="two-party")
-        login = None
-        try:
-            login = Login(cluster, k5)
-            tickets = {masks: [login.seal(masks == "local") for _ in range(args.logins)] for masks in ("aes", "local")}
-            measure(login, 5, tickets)  # warm: circuits compiled, connections up
-            full = measure(login, args.logins, tickets)
-            switches = []
-            degraded = {}
-            for round_ in range(args.rounds):
-                for party in (1, 2, 3):
-                    cluster.kill_server(party)
-                    killed = time.monotonic()
-                    login.run(True)
-                    switches.append({"party": party, "round": round_ + 1,
-                                     "first_login_ms": (time.monotonic() - killed) * 1000})
-                    if round_ == 0:
-                        measure(login, 3, tickets)
-                        degraded[party] = measure(login, args.logins, tickets)
-                    cluster.restart_server(party)
-                    wait_for_three(cluster)
-                    measure(login, 3, tickets)
-        finally:
-            if login is not None:
-                login.close()
-            cluster.stop()
+        results = {security: run_cluster(Path(tmp) / security, security, args, k5) for security in ("active", "passive")}
     k5.close()
-    switch_ms = [s["first_login_ms"] for s in switches]
     report = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
         "method": {"logins": args.logins, "rounds": args.rounds, "link_encryption": "CurveZMQ (always on)"},
-        "three_party": full,
-        "degraded": {f"without server {p}": m for p, m in degraded.items()},
-        "switch": {"runs": switches, "p50_ms": statistics.median(switch_ms), "max_ms": max(switch_ms)},
+        **results,
     }
     (out / "degraded.json").write_text(json.dumps(report, indent=1) + "\n")
-    lines = ["| service | TGT nonce masks | login p50 (ms) | login p99 (ms) | logins/s (one client) | "
+    lines = ["| security | service | TGT nonce masks | login p50 (ms) | login p99 (ms) | logins/s (one client) | "
              "TGT open p50 (ms) | TGT opens/s |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-    for service, m in [("three servers", full)] + [(f"two, server {p} down", d) for p, d in degraded.items()]:
-        for masks in ("aes", "local"):
-            login_m, open_m = m[f"login_{masks}"], m[f"open_{masks}"]
-            lines.append(f"| {service} | {'AES_K' if masks == 'aes' else 'local'} | {login_m['p50_ms']:.1f} | "
-                         f"{login_m['p99_ms']:.1f} | {login_m['per_s']:.1f} | {open_m['p50_ms']:.2f} | "
-                         f"{open_m['per_s']:.0f} |")
-    lines += ["", f"Switch (kill → first login's jobs served by the other two), {len(switch_ms)} runs: "
-              f"median {report['switch']['p50_ms']:.0f} ms, longest {report['switch']['max_ms']:.0f} ms."]
+             "|---|---|---|---:|---:|---:|---:|---:|"]
+    for security, result in results.items():
+        services = [("three servers", result["three_party"])] + list(result["degraded"].items())
+        for service, m in services:
+            service = service.replace("without server", "two, without server")
+            for masks in ("aes", "local"):
+                label = "AES_K" if masks == "aes" else "local"
+                if f"login_{masks}" not in m:
+                    lines.append(f"| {security} | {service} | {label} | refused | | | refused | |")
+                    continue
+                login_m, open_m = m[f"login_{masks}"], m[f"open_{masks}"]
+                lines.append(f"| {security} | {service} | {label} | {login_m['p50_ms']:.1f} | "
+                             f"{login_m['p99_ms']:.1f} | {login_m['per_s']:.1f} | {open_m['p50_ms']:.2f} | "
+                             f"{open_m['per_s']:.0f} |")
+    lines.append("")
+    for security, result in results.items():
+        switch = result["switch"]
+        lines.append(f"Switch, {security} (kill → first login's jobs served by the other two), "
+                     f"{len(switch['runs'])} runs: median {switch['p50_ms']:.0f} ms, longest {switch['max_ms']:.0f} ms.")
     (out / "degraded.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -71,8 +71,8 @@ def set_up(cluster: mpc_cluster.Cluster, root: Path, router_so: Path, extra_conf
     else:
         raise AssertionError(f"{name} already imported in this cluster")
     wait_for_gcm_key(cluster, name)
-    # The router asks for local masks (gcm_masks = local, the default): their reference needs
-    # the components the servers store.
+    # A router of gcm_masks = local asks for local masks: their reference needs the components
+    # the servers store.
     parts = local_masks.components([cluster.server_dir(party) for party in cluster.parties], (name, KVNO, "aes256-gcm"))
     key = EngineKey(key, (name, KVNO, "aes256-gcm"), parts)
     handle_key = secrets.token_bytes(32)
@@ -138,20 +138,20 @@ def test_encrypt_and_decrypt_match_the_ticket_format(engine):
 
 
 @pytest.mark.timeout(120)
-def test_new_tickets_take_local_masks_unless_gcm_masks_is_aes(engine, fresh_cluster, router_so, tmp_path):
-    """By default every ticket and checksum the router makes has a nonce with local masks;
-    with gcm_masks = aes, one of AES_K's (the ticket is then AES-GCM's under K, as
-    seal_ticket computes it). A router opens both kinds whatever its setting: the nonce's
-    mark says which. A bad gcm_masks makes the configuration invalid."""
+def test_new_tickets_take_aes_masks_unless_gcm_masks_is_local(engine, fresh_cluster, router_so, tmp_path):
+    """By default every ticket and checksum the router makes has a nonce of AES_K's masks (the
+    ticket is then AES-GCM's under K, as seal_ticket computes it); with gcm_masks = local, one
+    with local masks. A router opens both kinds whatever its setting: the nonce's mark says
+    which. A bad gcm_masks makes the configuration invalid."""
     key, driver = engine
     plain = secrets.token_bytes(100)
-    assert local_masks.is_local(check_sealed(key, 2, plain, driver.call("encrypt", usage=2, plain=plain.hex())))
+    assert not local_masks.is_local(check_sealed(key, 2, plain, driver.call("encrypt", usage=2, plain=plain.hex())))
     made = driver.call("make_checksum", usage=17, data="aa")
-    assert local_masks.is_local(check_checksum(key, 17, b"\xaa", bytes.fromhex(made["cksum"])))
+    assert not local_masks.is_local(check_checksum(key, 17, b"\xaa", bytes.fromhex(made["cksum"])))
 
-    aes_key, aes_driver = set_up(fresh_cluster, tmp_path / "aes", router_so, "gcm_masks = aes\n")
+    aes_key, aes_driver = set_up(fresh_cluster, tmp_path / "aes", router_so)
     local_driver = DriverProcess(tmp_path / "local", router_so, fresh_cluster, aes_driver.handle_key,
-                                 aes_driver.handle)
+                                 aes_driver.handle, "gcm_masks = local\n")
     try:
         aes_ticket = aes_driver.call("encrypt", usage=2, plain=plain.hex())
         assert not local_masks.is_local(check_sealed(aes_key, 2, plain, aes_ticket))
