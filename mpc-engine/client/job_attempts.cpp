@@ -38,7 +38,11 @@ enum class Copy { Unsent, Waiting, Answered, Failed };
 }  // namespace
 
 std::chrono::milliseconds ClusterClient::timeout_of(wire::MessageType type) const {
-  return type == wire::MessageType::Krb ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
+  // The jobs two servers garble (while a third server is down, or in a two-server cluster)
+  // take the Kerberos jobs' time: a GCM prefetch of AES_K masks and a GCM open wait behind them.
+  const bool garbled = type == wire::MessageType::Krb || type == wire::MessageType::GcmPrefetch ||
+                       type == wire::MessageType::GcmOpen;
+  return garbled ? std::max(settings_.timeout, settings_.krb_timeout) : settings_.timeout;
 }
 
 struct ClusterClient::Attempt {

@@ -83,7 +83,8 @@ int mpc_client_open(const char *config_path, mpc_client **out, char *error_buffe
 
 /* Sets how long each later call on this handle may take, all servers together
  * (1..600000 ms); the cluster configuration's timeout_ms applies until then. The
- * mpc_client_krb_* calls wait the longer of this and the configuration's krb_timeout_ms. */
+ * mpc_client_krb_* calls, mpc_client_gcm_prefetch and mpc_client_gcm_open wait the longer of
+ * this and the configuration's krb_timeout_ms. */
 int mpc_client_set_timeout(mpc_client *client, uint32_t milliseconds);
 
 /* Frees the handle; NULL is ignored. */

@@ -3,7 +3,8 @@
 //
 //   protocol = "rss3"                  # rss3: three servers; gc2 | lut2: two servers
 //   timeout_ms = 2000                  # per call, all servers together
-//   krb_timeout_ms = 30000             # per Kerberos enctype job (mpc_client_krb_*), at least timeout_ms
+//   krb_timeout_ms = 30000             # per Kerberos enctype job (mpc_client_krb_*), GCM prefetch
+//                                      # of AES_K masks and GCM open; at least timeout_ms
 //   secret_key_file = "client.key"     # this client's CurveZMQ key pair
 //
 //   [[servers]]                        # one per party, party = 1..3
@@ -18,7 +19,8 @@
 // unknown keys and wrong types are errors; protocol ("rss3", "gc2" or "lut2"), secret_key_file and
 // [[servers]] are required, timeout_ms is optional (default 2000, 1..600000), so is krb_timeout_ms
 // (default 30000, 1..600000: the Kerberos jobs run circuits of thousands of AND layers, and a
-// server builds the circuit of a new data length first; a dead server is still reported at once,
+// server builds the circuit of a new data length first; two servers garble GCM prefetches of
+// AES_K masks and GCM opens too, behind the Kerberos jobs; a dead server is still reported at once,
 // by the other two, after their peer timeout); one server for each party: three (1..3) with
 // rss3, two (1..2) with gc2 and lut2, with distinct endpoints (tcp://host:port, ipc:// or
 // inproc://). Public keys and paths follow the rules in server_settings.hpp. data_endpoint (rss3

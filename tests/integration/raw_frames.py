@@ -44,10 +44,17 @@ def header(kind: int, request_id: bytes, version: int = 1) -> bytes:
     return bytes([version, kind]) + request_id
 
 
+OUTPUT_PAD_FLAG = 0x40  # in a Compute request's operation byte: the client's pad seed ends it
+
+
 def compute_ctr(request_id: bytes, name: str, blocks: int = 4, version: int = 1, algorithm: int = AES128,
-                counter: bytes = bytes(16)) -> bytes:
-    return (header(COMPUTE, request_id) + bytes([CTR]) + key_id(name, version, algorithm) +
-            struct.pack("<I", blocks) + counter)
+                counter: bytes = bytes(16), output_pad: bytes | None = None) -> bytes:
+    """A keystream request; with `output_pad` (32 bytes), the seed of this server's pad on the
+    outputs, as the client library sends every server (two servers of security = "active"
+    answer only under pads)."""
+    operation = CTR | (OUTPUT_PAD_FLAG if output_pad is not None else 0)
+    return (header(COMPUTE, request_id) + bytes([operation]) + key_id(name, version, algorithm) +
+            struct.pack("<I", blocks) + counter + (output_pad or b""))
 
 
 def compute_ecb(request_id: bytes, name: str, blocks: int, data: bytes, operation: int = ECB_ENCRYPT,

@@ -309,8 +309,11 @@ def test_a_request_caught_between_two_modes_is_answered_by_every_server(degraded
     context = zmq.Context()
     raw = {party: client_for(cluster, context, party, role="compute") for party in (1, 2, 3)}
     try:
-        frame = compute_ctr(secrets.token_bytes(16), "degraded/caught", blocks=4, counter=secrets.token_bytes(16))
+        request_id, counter = secrets.token_bytes(16), secrets.token_bytes(16)
+        # Each server's copy with a pad of its own, as the client library sends them.
         for party in raw:
+            frame = compute_ctr(request_id, "degraded/caught", blocks=4, counter=counter,
+                                output_pad=secrets.token_bytes(32))
             assert raw[party].send(frame)
         answer_by = time.monotonic() + (LATE_SWITCH_MS + 4000) / 1000
         for party in raw:
