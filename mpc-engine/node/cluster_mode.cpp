@@ -24,6 +24,7 @@ std::string describe_mode(const ModeChange& change) {
 void Node::tend_membership(std::chrono::steady_clock::time_point now) {
   if (!membership_) return;
   (void)keep_alive();
+  update_pair_duties(now);
   if (!pending_change_) return;
 #if defined(MPC_FAULT_INJECTION)
   // A server slow to change modes, so that its peers serve in the next mode while it still
@@ -128,27 +129,57 @@ void Node::switch_mode(const ModeChange& change) {
   deadlines_.clear();
   for (int party = 0; party < 3; ++party)
     if (party != settings_.party) (void)outgoing_notes_.take_frames(party);
-  retire_pair();
   if (change.mode == wire::ClusterMode::Full) {
     // A server back from an outage may have been restored from a copy that lacks some deals.
     pair_checks_due_ = true;
     serving_.parties = {0, 1, 2};
     serving_.leader = 0;
+    pair_ = nullptr;
   } else {
     const Pair pair{change.missing};
     serving_.parties.clear();
     for (int party = 0; party < 3; ++party)
       if (party != change.missing) serving_.parties.push_back(party);
     serving_.leader = pair.leader();
+    pair_ = pairs_[static_cast<std::size_t>(change.missing)].get();
+    if (pair_ == nullptr) throw Error(Component::Server, "two-party service without a pair engine");
+  }
+  update_pair_duties(std::chrono::steady_clock::now());
+  pass_on_refusals(left_since);
+}
+
+void Node::build_pairs() {
+  if (!membership_ || !membership_->two_party_allowed()) return;
+  for (int missing = 0; missing < 3; ++missing) {
+    if (missing == settings_.party) continue;
+    const Pair pair{missing};
     auto service = std::make_unique<PairService>();
     service->pair = pair;
     service->settings = pair_settings(settings_, pair);
     service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair, *pair_checks_);
     service->engine = make_pair_engine_(
         EngineResources{service->settings, log_, own_keys_, context_, store_, epochs_, *service->host});
-    pair_ = std::move(service);
+    pairs_[static_cast<std::size_t>(missing)] = std::move(service);
   }
-  pass_on_refusals(left_since);
+  update_pair_duties(std::chrono::steady_clock::now());
+}
+
+void Node::update_pair_duties(std::chrono::steady_clock::time_point now) {
+  for (auto& service : pairs_) {
+    if (!service) continue;
+    const int partner = service->pair.party_at(1 - service->pair.index_of(settings_.party));
+    Engine::PairDuty duty = Engine::PairDuty::Serving;
+    if (service.get() != pair_)
+      duty = membership_->hears(partner, now) ? Engine::PairDuty::Standby : Engine::PairDuty::Waiting;
+    service->engine->set_pair_duty(duty);
+  }
+}
+
+std::vector<Engine*> Node::standing_pairs() const {
+  std::vector<Engine*> out;
+  for (const auto& service : pairs_)
+    if (service && service.get() != pair_) out.push_back(service->engine.get());
+  return out;
 }
 
 // The servers do not switch at the same instant. A request that reached this server in the
@@ -170,19 +201,15 @@ void Node::pass_on_refusals(std::chrono::steady_clock::time_point since) {
   }
 }
 
-void Node::retire_pair() {
-  if (!pair_) return;
-  if (retiring_.joinable()) retiring_.join();
-  // Its workers may be waiting on the other server for up to a peer timeout.
-  retiring_ = std::thread([service = std::move(pair_)]() mutable { service.reset(); });
-}
-
 void Node::take_pair_frame(int from, std::span<const std::uint8_t> inner) {
-  if (!pair_ || from == settings_.party || from == pair_->pair.missing) return;
+  if (from < 0 || from > 2 || from == settings_.party) return;
+  // Two servers belong to one pair: the one without the third.
+  PairService* service = pairs_[static_cast<std::size_t>(3 - settings_.party - from)].get();
+  if (service == nullptr) return;
   PeerEnvelope envelope;
-  envelope.from_party = pair_->pair.index_of(from);
+  envelope.from_party = service->pair.index_of(from);
   envelope.data.assign(inner.begin(), inner.end());
-  pair_->engine->take_peer_frame(std::move(envelope));
+  service->engine->take_peer_frame(std::move(envelope));
 }
 
 // In three-party service a change reaches all three or, through the client's rollback,

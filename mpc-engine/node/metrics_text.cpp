@@ -97,6 +97,13 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
     out.one("mpc_lut_entries_ahead", "gauge",
             "Lookup-table entries made or being made ahead of the jobs that will use them (lut2, the leader).",
             *snapshot.lut_entries_ahead);
+  if (!snapshot.pair_entries_ahead.empty()) {
+    out.metric("mpc_pair_entries_ahead", "gauge",
+               "AND material made or being made ahead by the pair serving without a server (its leader), "
+               "while it stands by and while it serves.");
+    for (const auto& [missing, entries] : snapshot.pair_entries_ahead)
+      out.sample("mpc_pair_entries_ahead", "without=\"" + std::to_string(missing + 1) + "\"", entries);
+  }
   if (!snapshot.cpu_seconds_by_thread.empty()) {
     out.metric("mpc_cpu_seconds_total", "counter", "CPU seconds of this server's threads, by thread name.");
     for (const auto& [thread, seconds] : snapshot.cpu_seconds_by_thread)

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,9 @@ struct MetricsSnapshot {
   std::size_t prepared_garblings = 0;
   std::size_t prepared_bytes = 0;
   std::optional<std::uint64_t> lut_entries_ahead;  // lut2 leader (Engine::Stock)
+  // By the 0-based server a pair serves without, of the pairs this server leads: the
+  // preprocessing its engine made or is making ahead (Engine::Stock::lut_entries_ahead).
+  std::map<int, std::uint64_t> pair_entries_ahead;
   Engine::Activity activity;
   // CurveZMQ handshakes refused by the ZAP handler: clients' (a key not admitted) and peers'.
   std::uint64_t client_handshakes_refused = 0;

@@ -120,6 +120,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
     log_.info("metrics served", {{"listen", metrics_->bound()}});
   }
   if (membership_) peers_->check_liveness_with([this](int party) { return peer_alive(party); });
+  build_pairs();
   log_.info("serving", {{"party", settings_.party + 1},
                         {"engine", engine_->name()},
                         {"clients", settings_.client_endpoint},
@@ -128,8 +129,12 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
 }
 
 Node::~Node() {
-  pair_.reset();
-  if (retiring_.joinable()) retiring_.join();
+  pair_ = nullptr;
+  // Each pair engine's workers may wait out a peer timeout: both at once.
+  std::vector<std::thread> stopping;
+  for (auto& service : pairs_)
+    if (service) stopping.emplace_back([service = std::move(service)]() mutable { service.reset(); });
+  for (auto& thread : stopping) thread.join();
   engine_.reset();
 }
 
@@ -137,8 +142,13 @@ void Node::run(const std::atomic<bool>& stop) {
   auto last_housekeeping = std::chrono::steady_clock::now();
   while (!stop.load()) {
     std::vector<void*> sockets{clients_->native(), peers_->listener_socket()};
-    for (void* socket : active().sockets()) sockets.push_back(socket);
-    std::vector<int> descriptors = active().descriptors();
+    std::vector<int> descriptors;
+    std::vector<Engine*> engines = standing_pairs();
+    engines.push_back(&active());
+    for (const Engine* engine : engines) {
+      for (void* socket : engine->sockets()) sockets.push_back(socket);
+      for (const int descriptor : engine->descriptors()) descriptors.push_back(descriptor);
+    }
     if (client_links_)
       for (const int descriptor : client_links_->descriptors()) descriptors.push_back(descriptor);
     if (metrics_)
@@ -183,6 +193,7 @@ void Node::run(const std::atomic<bool>& stop) {
     tend_pair_checks(now);
     pass_deadlines(now);
     active().step(now);
+    for (Engine* standing : standing_pairs()) standing->step(now);
     flush_notes(now);
     if (now - last_housekeeping > std::chrono::seconds(1)) {
       ledger_.expire(now);
@@ -194,6 +205,7 @@ void Node::run(const std::atomic<bool>& stop) {
 
 std::chrono::milliseconds Node::idle_wait() const {
   std::chrono::milliseconds wait = active().idle_wait();
+  for (const Engine* standing : standing_pairs()) wait = std::min(wait, standing->idle_wait());
   if (membership_) wait = std::min(wait, settings_.limits.heartbeat);
   if (!deadlines_.empty()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadlines_.front().first -
@@ -338,8 +350,8 @@ std::string Node::metrics_text() {
   MetricsSnapshot snapshot;
   snapshot.status = status();
   snapshot.protocol = settings::protocol_name(settings_.protocol);
-  // As configured: gc2 and rss3 take "active" (lut2 refuses it); the pair serving while a
-  // server is down is semi-honest whatever this says (mpc_cluster_mode shows when it serves).
+  // As configured: gc2 and rss3 take "active" (lut2 refuses it), and the pair serving while a
+  // server is down is as its servers say (mpc_cluster_mode shows when it serves).
   snapshot.security = settings_.security == settings::Security::Active ? "active" : "passive";
   snapshot.three_servers = membership_.has_value();
   if (membership_) {
@@ -356,6 +368,10 @@ std::string Node::metrics_text() {
   snapshot.prepared_garblings = stock.prepared_garblings;
   snapshot.prepared_bytes = stock.prepared_bytes;
   snapshot.lut_entries_ahead = stock.lut_entries_ahead;
+  for (std::size_t missing = 0; missing < pairs_.size(); ++missing)
+    if (pairs_[missing])
+      if (const auto ahead = pairs_[missing]->engine->stock().lut_entries_ahead)
+        snapshot.pair_entries_ahead[static_cast<int>(missing)] = *ahead;
   snapshot.activity = engine_->activity();
   snapshot.client_handshakes_refused = context_.refused_handshakes("clients");
   snapshot.peer_handshakes_refused = context_.refused_handshakes("peers");
@@ -382,13 +398,15 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     }
   }
   if (auto* remove = std::get_if<wire::DeleteKeyRequest>(&request)) {
-    if (pair_) pair_->engine->key_changed(remove->key, KeyChange::Deleted);
+    for (auto& service : pairs_)
+      if (service) service->engine->key_changed(remove->key, KeyChange::Deleted);
     key_cache_.forget(remove->key);
     engine_->key_changed(remove->key, KeyChange::Deleted);
   }
   if (auto* import = std::get_if<wire::ImportKeyRequest>(&request)) {
     key_cache_.forget(import->key);
-    if (pair_) pair_->engine->key_changed(import->key, KeyChange::Stored);
+    for (auto& service : pairs_)
+      if (service) service->engine->key_changed(import->key, KeyChange::Stored);
     engine_->key_changed(import->key, KeyChange::Stored);
   }
   if (auto answer = answer_key_admin(request, message.role, store_, own_keys_, engine_->share_copies(),
@@ -406,7 +424,8 @@ std::optional<Refusal> Node::store_generated(const wire::KeyId& key, const Secre
   if (!store_.put(key, share))
     return Refusal{wire::Status::KeyExists, wire::describe(key) + " already exists"};
   key_cache_.forget(key);
-  if (pair_) pair_->engine->key_changed(key, KeyChange::Stored);
+  for (auto& service : pairs_)
+    if (service) service->engine->key_changed(key, KeyChange::Stored);
   engine_->key_changed(key, KeyChange::Stored);
   key_stored(key);
   log_.info("key generated", {{"key", wire::describe(key)}});

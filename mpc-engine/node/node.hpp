@@ -111,7 +111,12 @@ class Node final : public EngineHost {
   // Tells the service just joined of the requests this server refused or gave up since
   // `since` (node/cluster_mode.cpp says why).
   void pass_on_refusals(std::chrono::steady_clock::time_point since);
-  void retire_pair();
+  // The engines of the two pairs this server belongs to, built at the start and kept
+  // (pair_service.hpp): their duties follow who serves and who is heard (Engine::PairDuty).
+  void build_pairs();
+  void update_pair_duties(std::chrono::steady_clock::time_point now);
+  // The engines that run beside the serving one: the pairs standing by.
+  std::vector<Engine*> standing_pairs() const;
   // The checks this server deals for the pair serving without it (pair_check_keeper.hpp,
   // cluster_mode.cpp): every key's again, a few at a time, after each return to three-party
   // service; a key's own when it is stored here.
@@ -191,9 +196,9 @@ class Node final : public EngineHost {
   // The test server's late switches only (common/fault_injection.hpp): when the change waiting
   // now was first due. Present in every build so that both builds share one layout.
   std::optional<std::chrono::steady_clock::time_point> late_switch_since_;
-  std::unique_ptr<PairService> pair_;
-  // A pair engine being torn down: its workers may wait out a peer timeout, off this thread.
-  std::thread retiring_;
+  // Indexed by the server each pair serves without; this server's own slot stays empty.
+  std::array<std::unique_ptr<PairService>, 3> pairs_;
+  PairService* pair_ = nullptr;  // the pair serving now, one of pairs_
 
   std::map<JobKey, Live> live_;
   RequestLedger ledger_;

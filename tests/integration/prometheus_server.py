@@ -1,6 +1,6 @@
 """A real Prometheus server (Debian's `prometheus`) for the tests: config/prometheus/'s scrape
 configuration and alert rules, scraping and evaluating every second, with the targets of each
-job the test names; queries through its HTTP API."""
+job the test names; queries through its HTTP API. Also one scrape of a server's own endpoint."""
 from __future__ import annotations
 
 import json
@@ -27,6 +27,21 @@ def serve_metrics(cluster) -> dict[int, str]:
         config = cluster.server_dir(party) / "server.toml"
         config.write_text(f'metrics_listen = "{endpoints[party]}"\n' + config.read_text())
     return endpoints
+
+
+def scrape(endpoint: str) -> tuple[dict[str, float], str]:
+    """({'name{labels}': value}, the text) of one scrape of a server's metrics endpoint."""
+    with urllib.request.urlopen(f"http://{endpoint}/metrics", timeout=5) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = response.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line:
+            continue
+        name, value = line.rsplit(" ", 1)
+        samples[name] = float(value)
+    return samples, text
 
 
 class Prometheus:

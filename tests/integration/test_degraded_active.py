@@ -13,6 +13,7 @@ and nobody notices, so the refusals above are the checks' doing.
 from __future__ import annotations
 
 import secrets
+import time
 
 import pytest
 
@@ -21,6 +22,7 @@ from client_handle import settled
 from gcm_client import MPC_EABORT, GcmError, ctr_keystream, import_gcm_key
 from gcm_client import Engine as GcmEngine
 from krb_client import ENCTYPES, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401
+from prometheus_server import scrape, serve_metrics
 
 PAIR = {1: "two-party without server 3", 2: "two-party without server 3"}
 # Each deviation, the jobs it is made in, and what the refusal names.
@@ -30,11 +32,15 @@ DEVIATIONS = {"share-bit": (("krb", "gcm", "aes"), SHARE_CHECK),
               "krb-mask-bit": (("krb",), "")}
 
 
-def start(root, security: str) -> mpc_cluster.Cluster:
+def start(root, security: str, metrics: dict | None = None) -> mpc_cluster.Cluster:
+    """A three-server cluster of `security`; with `metrics`, each server's metrics endpoint is
+    put in it ({party: "HOST:PORT"})."""
     cluster = mpc_cluster.Cluster(root, protocol="rss3", degraded_service="two-party")
     cluster.init()
     for party in cluster.parties:
         cluster.set_server_setting(party, "security", f'"{security}"')
+    if metrics is not None:
+        metrics.update(serve_metrics(cluster))
     cluster.start()
     return cluster
 
@@ -127,3 +133,33 @@ def test_a_deviating_pair_member_is_refused_and_under_passive_changes_results_un
         if keys is not None:
             keys.close()
         passive.stop()
+
+
+@pytest.mark.timeout(300)
+def test_each_pair_makes_its_preprocessing_before_it_is_needed(tmp_path, k5):
+    """Each pair's leader reports the AND material its standing engine made ahead
+    (mpc_pair_entries_ahead, up to half the pool) while all three serve; then a server goes
+    down and its pair serves from that stock."""
+    endpoints: dict = {}
+    cluster = start(tmp_path / "ahead", "active", endpoints)
+    keys = None
+    try:
+        keys = Keys(cluster, k5)
+        deadline = time.monotonic() + 120
+        for missing in (1, 2, 3):
+            leader = missing % 3 + 1
+            name = f'mpc_pair_entries_ahead{{without="{missing}"}}'
+            while scrape(endpoints[leader])[0].get(name, 0) < 400_000:
+                assert time.monotonic() < deadline, (missing, scrape(endpoints[leader])[1])
+                time.sleep(0.5)
+            # Only a pair's leader makes the material's announcements, so only it counts them.
+            assert name not in scrape(endpoints[(missing + 1) % 3 + 1])[0]
+        cluster.kill_server(3)
+        data = secrets.token_bytes(40)
+        assert settled(lambda: keys.krb.checksum(keys.krb_id, 17, data)) == keys.checksum_of(data)
+        cluster.wait_for_modes(PAIR, deadline_s=30)
+        assert scrape(endpoints[1])[0]['mpc_pair_entries_ahead{without="3"}'] > 0
+    finally:
+        if keys is not None:
+            keys.close()
+        cluster.stop()

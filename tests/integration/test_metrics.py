@@ -16,24 +16,9 @@ from pathlib import Path
 import pytest
 
 import mpc_cluster
-from prometheus_server import PROMETHEUS_DIR, Prometheus, serve_metrics
+from prometheus_server import PROMETHEUS_DIR, Prometheus, scrape, serve_metrics
 
 KEY = ("metrics/aes", 1, "aes128")
-
-
-def scrape(endpoint: str) -> tuple[dict[str, float], str]:
-    """({'name{labels}': value}, the text) of one scrape."""
-    with urllib.request.urlopen(f"http://{endpoint}/metrics", timeout=5) as response:
-        assert response.status == 200
-        assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
-        text = response.read().decode()
-    samples = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line:
-            continue
-        name, value = line.rsplit(" ", 1)
-        samples[name] = float(value)
-    return samples, text
 
 
 @pytest.fixture

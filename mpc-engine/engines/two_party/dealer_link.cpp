@@ -1,5 +1,7 @@
 #include "engines/two_party/dealer_link.hpp"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sodium.h>
 
 #include "common/error.hpp"
@@ -225,6 +227,14 @@ PreprocessingThread::~PreprocessingThread() {
   }
   ready_.notify_all();
   thread_.join();
+}
+
+void PreprocessingThread::set_idle_priority(bool idle) {
+  post([idle] {
+    sched_param param{};
+    // Best effort: a thread left at the normal priority only takes more of a busy core.
+    (void)pthread_setschedparam(pthread_self(), idle ? SCHED_IDLE : SCHED_OTHER, &param);
+  });
 }
 
 void PreprocessingThread::post(std::function<void()> job) {

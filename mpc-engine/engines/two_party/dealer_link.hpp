@@ -133,6 +133,9 @@ class PreprocessingThread {
   PreprocessingThread(const PreprocessingThread&) = delete;
   PreprocessingThread& operator=(const PreprocessingThread&) = delete;
   void post(std::function<void()> job);
+  // Runs the jobs after those posted so far at the kernel's idle priority (SCHED_IDLE: only
+  // on a core nothing else wants), or at the normal one again.
+  void set_idle_priority(bool idle);
 
  private:
   void loop();

@@ -577,11 +577,26 @@ void TwoPartyEngine::new_pool_epoch() {
   log_.info("preprocessing pool restarted", {{"epoch", pool_epoch_}});
 }
 
+void TwoPartyEngine::set_pair_duty(PairDuty duty) {
+  if (duty == duty_) return;
+  const bool was_standby = duty_ == PairDuty::Standby;
+  duty_ = duty;
+  // Made ahead while all three serve, the material takes only cores nothing else wants.
+  if ((duty == PairDuty::Standby) != was_standby) {
+    if (made_jobs_) made_jobs_->set_idle_priority(duty == PairDuty::Standby);
+    if (dealt_jobs_) dealt_jobs_->set_idle_priority(duty == PairDuty::Standby);
+  }
+  wakeup_.notify();
+}
+
 void TwoPartyEngine::schedule_preprocessing() {
   if (!backend_->wants_preprocessing() || preprocessing_in_flight_) return;
   if (std::chrono::steady_clock::now() < preprocessing_paused_until_) return;
+  if (duty_ == PairDuty::Waiting) return;
   const std::uint64_t batch = backend_->preprocess_batch();
-  const std::uint64_t capacity = backend_->pool_capacity();
+  // A pair standing by keeps half a pool made: its first jobs' worth, at a quarter of the memory.
+  const std::uint64_t capacity =
+      duty_ == PairDuty::Standby ? std::max(batch, backend_->pool_capacity() / 2) : backend_->pool_capacity();
   if (next_produce_ + batch > next_pool_ + capacity) return;
   // Dealt entries cost the servers a copy (and server 1 a ChaCha20 expansion): the pool is
   // kept full even while client jobs run. The job starts when the batch comes (handle_dealer).

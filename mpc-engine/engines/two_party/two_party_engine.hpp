@@ -65,6 +65,7 @@ class TwoPartyEngine final : public node::Engine {
   void fill_status(wire::ServerStatus&) const override {}
   Stock stock() const override;
   void key_changed(const wire::KeyId& key, node::KeyChange change) override;
+  void set_pair_duty(PairDuty duty) override;
   std::size_t share_copies() const override { return 1; }
   std::string sharing() const override;
   std::string name() const override;
@@ -159,6 +160,7 @@ class TwoPartyEngine final : public node::Engine {
   // (another protocol or security, a peer that deviates) do not fail batch after batch at once.
   std::chrono::steady_clock::time_point preprocessing_paused_until_{};
   std::uint64_t client_jobs_running_ = 0;  // leader: announced client jobs not yet answered
+  PairDuty duty_ = PairDuty::Serving;       // a two-server cluster's engine always serves
   std::uint64_t pool_epoch_ = 0;    // lut2: the leader's current pool epoch (follower: the last seen)
   // Follower: client requests waiting for their announcement.
   std::map<node::JobKey, std::shared_ptr<Job>> unannounced_;
