@@ -127,18 +127,19 @@ class DealerLink {
 // it up, and it never waits on a client job.
 class PreprocessingThread {
  public:
-  PreprocessingThread();
+  // Background: the thread runs at the lowest CPU priority (nice 19), for work that should take
+  // only what the server's other threads leave. A thread so lowered is never raised again (an
+  // unprivileged one may not), so urgent work goes to a thread of normal priority instead.
+  enum class Priority : std::uint8_t { Normal, Background };
+  explicit PreprocessingThread(Priority priority = Priority::Normal);
   // Runs nothing more after the job in progress, which it waits for.
   ~PreprocessingThread();
   PreprocessingThread(const PreprocessingThread&) = delete;
   PreprocessingThread& operator=(const PreprocessingThread&) = delete;
   void post(std::function<void()> job);
-  // Runs the jobs after those posted so far at the kernel's idle priority (SCHED_IDLE: only
-  // on a core nothing else wants), or at the normal one again.
-  void set_idle_priority(bool idle);
 
  private:
-  void loop();
+  void loop(Priority priority);
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::function<void()>> queue_;

@@ -60,6 +60,8 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
     // Preprocessing made between the servers runs beside the client jobs, never behind them: a
     // job waiting on its worker for entries would otherwise hold up the batch that makes them.
     made_jobs_ = std::make_unique<PreprocessingThread>();
+    // A pair standing by makes its material where nothing else wants the cores.
+    standby_jobs_ = std::make_unique<PreprocessingThread>(PreprocessingThread::Priority::Background);
   }
   randombytes_buf(&next_job_, sizeof next_job_);
   next_job_ >>= 1;  // room to count up without wrapping
@@ -440,7 +442,7 @@ void TwoPartyEngine::start_announced() {
           dealer_->expect(job->number, announce.dealer_batch);
           dealt_jobs_->post([this, job] { run_preprocessing(*job); });
         } else {
-          made_jobs_->post([this, job] { run_preprocessing(*job); });
+          made_jobs_for_duty().post([this, job] { run_preprocessing(*job); });
         }
       }
       announced_.pop_front();
@@ -579,14 +581,14 @@ void TwoPartyEngine::new_pool_epoch() {
 
 void TwoPartyEngine::set_pair_duty(PairDuty duty) {
   if (duty == duty_) return;
-  const bool was_standby = duty_ == PairDuty::Standby;
   duty_ = duty;
-  // Made ahead while all three serve, the material takes only cores nothing else wants.
-  if ((duty == PairDuty::Standby) != was_standby) {
-    if (made_jobs_) made_jobs_->set_idle_priority(duty == PairDuty::Standby);
-    if (dealt_jobs_) dealt_jobs_->set_idle_priority(duty == PairDuty::Standby);
-  }
   wakeup_.notify();
+}
+
+PreprocessingThread& TwoPartyEngine::made_jobs_for_duty() {
+  // Made ahead while all three serve, the material takes only what the server's other threads
+  // leave; a serving pair's is urgent.
+  return duty_ == PairDuty::Standby ? *standby_jobs_ : *made_jobs_;
 }
 
 void TwoPartyEngine::schedule_preprocessing() {
@@ -632,7 +634,7 @@ void TwoPartyEngine::announce_preprocessing(std::uint64_t entries, std::uint64_t
     dealer_->expect(job->number, dealer_batch);
     dealt_jobs_->post([this, job] { run_preprocessing(*job); });
   } else {
-    made_jobs_->post([this, job] { run_preprocessing(*job); });
+    made_jobs_for_duty().post([this, job] { run_preprocessing(*job); });
   }
 }
 
