@@ -23,7 +23,10 @@ def serve_metrics(cluster) -> dict[int, str]:
     endpoint on a loopback port: {party: "HOST:PORT"}."""
     endpoints = {}
     for party in cluster.parties:
-        endpoints[party] = f"127.0.0.1:{random_port()}"
+        port = random_port()
+        while f"127.0.0.1:{port}" in endpoints.values():  # two draws of one port: both servers would bind it
+            port = random_port()
+        endpoints[party] = f"127.0.0.1:{port}"
         config = cluster.server_dir(party) / "server.toml"
         config.write_text(f'metrics_listen = "{endpoints[party]}"\n' + config.read_text())
     return endpoints
