@@ -165,12 +165,19 @@ void Node::build_pairs() {
 }
 
 void Node::update_pair_duties(std::chrono::steady_clock::time_point now) {
+  // Idle: no request held for a while. Material made ahead must not slow the jobs of the
+  // service that runs now, above all not its latency.
+  constexpr std::chrono::milliseconds kIdleAfter{200};
+  if (!live_.empty()) last_busy_ = now;
+  const bool idle = now - last_busy_ >= kIdleAfter;
   for (auto& service : pairs_) {
     if (!service) continue;
     const int partner = service->pair.party_at(1 - service->pair.index_of(settings_.party));
     Engine::PairDuty duty = Engine::PairDuty::Serving;
-    if (service.get() != pair_)
-      duty = membership_->hears(partner, now) ? Engine::PairDuty::Standby : Engine::PairDuty::Waiting;
+    if (service.get() != pair_) {
+      if (!membership_->hears(partner, now)) duty = Engine::PairDuty::Waiting;
+      else duty = idle ? Engine::PairDuty::Standby : Engine::PairDuty::Paced;
+    }
     service->engine->set_pair_duty(duty);
   }
 }

@@ -199,6 +199,7 @@ class Node final : public EngineHost {
   // Indexed by the server each pair serves without; this server's own slot stays empty.
   std::array<std::unique_ptr<PairService>, 3> pairs_;
   PairService* pair_ = nullptr;  // the pair serving now, one of pairs_
+  std::chrono::steady_clock::time_point last_busy_{};  // when a request was last held
 
   std::map<JobKey, Live> live_;
   RequestLedger ledger_;

@@ -17,6 +17,8 @@ namespace {
 
 constexpr auto kUnannouncedExpiry = std::chrono::seconds(30);
 constexpr auto kPreprocessingRetry = std::chrono::seconds(1);
+// A pair standing by while its server is busy makes one batch of material at most this often.
+constexpr auto kPacedStandbyBatches = std::chrono::seconds(5);
 
 wire::ClientKey client_key(const transport::PublicKey& key) {
   wire::ClientKey out{};
@@ -588,18 +590,22 @@ void TwoPartyEngine::set_pair_duty(PairDuty duty) {
 PreprocessingThread& TwoPartyEngine::made_jobs_for_duty() {
   // Made ahead while all three serve, the material takes only what the server's other threads
   // leave; a serving pair's is urgent.
-  return duty_ == PairDuty::Standby ? *standby_jobs_ : *made_jobs_;
+  return duty_ == PairDuty::Standby || duty_ == PairDuty::Paced ? *standby_jobs_ : *made_jobs_;
 }
 
 void TwoPartyEngine::schedule_preprocessing() {
   if (!backend_->wants_preprocessing() || preprocessing_in_flight_) return;
   if (std::chrono::steady_clock::now() < preprocessing_paused_until_) return;
   if (duty_ == PairDuty::Waiting) return;
+  const bool standing = duty_ == PairDuty::Standby || duty_ == PairDuty::Paced;
+  if (duty_ == PairDuty::Paced && std::chrono::steady_clock::now() - last_standby_batch_ < kPacedStandbyBatches)
+    return;
   const std::uint64_t batch = backend_->preprocess_batch();
   // A pair standing by keeps half a pool made: its first jobs' worth, at a quarter of the memory.
   const std::uint64_t capacity =
-      duty_ == PairDuty::Standby ? std::max(batch, backend_->pool_capacity() / 2) : backend_->pool_capacity();
+      standing ? std::max(batch, backend_->pool_capacity() / 2) : backend_->pool_capacity();
   if (next_produce_ + batch > next_pool_ + capacity) return;
+  if (standing) last_standby_batch_ = std::chrono::steady_clock::now();
   // Dealt entries cost the servers a copy (and server 1 a ChaCha20 expansion): the pool is
   // kept full even while client jobs run. The job starts when the batch comes (handle_dealer).
   if (dealer_) {

@@ -164,6 +164,7 @@ class TwoPartyEngine final : public node::Engine {
   std::chrono::steady_clock::time_point preprocessing_paused_until_{};
   std::uint64_t client_jobs_running_ = 0;  // leader: announced client jobs not yet answered
   PairDuty duty_ = PairDuty::Serving;       // a two-server cluster's engine always serves
+  std::chrono::steady_clock::time_point last_standby_batch_{};
   std::uint64_t pool_epoch_ = 0;    // lut2: the leader's current pool epoch (follower: the last seen)
   // Follower: client requests waiting for their announcement.
   std::map<node::JobKey, std::shared_ptr<Job>> unannounced_;
