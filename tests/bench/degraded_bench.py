@@ -15,7 +15,9 @@ garbles semi-honestly), one after the other in one run. Measures for each:
   - a TGS's open of a TGT sealed while all three served (the nonce with AES_K masks or with
     local masks), with all three and with one down;
   - the switch time: from the kill of a server to the first of those jobs served by the other
-    two (the client retries meanwhile), for each server in turn, `--rounds` times.
+    two (the client retries meanwhile), for each server in turn, `--rounds` times; under
+    "active" once the pair's AND material made ahead is ready (mpc_pair_entries_ahead at its
+    leader, which a deployment reaches within seconds of any idle time), its amount recorded.
 Writes OUT/degraded.json and OUT/degraded.md and prints the table.
 """
 
@@ -38,6 +40,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 import mpc_cluster  # noqa: E402
 import gcm_client as gcm  # noqa: E402
 from krb_client import ENCTYPES, Engine, K5Crypto, wait_until_krb_serving  # noqa: E402
+from prometheus_server import scrape, serve_metrics  # noqa: E402
 from run_bench import machine  # noqa: E402
 
 
@@ -118,12 +121,30 @@ def wait_for_three(cluster: mpc_cluster.Cluster, deadline_s: float = 30) -> None
     raise RuntimeError("the cluster did not return to three-party service")
 
 
+# The AND material a pair standing by makes ahead before a switch is timed: a login's worth.
+READY_ENTRIES = 400_000
+
+
+def wait_for_stock(endpoints: dict, missing: int, deadline_s: float = 120) -> int:
+    """The AND material the leader of the pair without server `missing` made ahead, once it
+    holds READY_ENTRIES (the client pauses meanwhile, as a deployment's idle moments let it)."""
+    name = f'mpc_pair_entries_ahead{{without="{missing}"}}'
+    leader = missing % 3 + 1
+    deadline = time.monotonic() + deadline_s
+    while True:
+        ahead = int(scrape(endpoints[leader])[0].get(name, 0))
+        if ahead >= READY_ENTRIES or time.monotonic() > deadline:
+            return ahead
+        time.sleep(0.2)
+
+
 def run_cluster(root: Path, security: str, args, k5: K5Crypto) -> dict:
     """Three-party service, each server down in turn, and the switch times, for one cluster."""
     cluster = mpc_cluster.Cluster(root, protocol="rss3", degraded_service="two-party")
     cluster.init()
     for party in cluster.parties:
         cluster.set_server_setting(party, "security", f'"{security}"')
+    endpoints = serve_metrics(cluster)
     cluster.start()
     # An actively secure pair refuses nonces with local masks.
     pair_kinds = ("aes",) if security == "active" else ("aes", "local")
@@ -137,10 +158,11 @@ def run_cluster(root: Path, security: str, args, k5: K5Crypto) -> dict:
         degraded = {}
         for round_ in range(args.rounds):
             for party in (1, 2, 3):
+                stock = wait_for_stock(endpoints, party) if security == "active" else 0
                 cluster.kill_server(party)
                 killed = time.monotonic()
                 login.run(False)
-                switches.append({"party": party, "round": round_ + 1,
+                switches.append({"party": party, "round": round_ + 1, "entries_ahead": stock,
                                  "first_login_ms": (time.monotonic() - killed) * 1000})
                 if round_ == 0:
                     measure(login, 3, tickets, pair_kinds)
@@ -198,7 +220,9 @@ def main() -> None:
     lines.append("")
     for security, result in results.items():
         switch = result["switch"]
-        lines.append(f"Switch, {security} (kill → first login's jobs served by the other two), "
+        ready = (f", each pair with at least {min(r['entries_ahead'] for r in switch['runs']):,} entries of AND "
+                 f"material made ahead" if security == "active" else "")
+        lines.append(f"Switch, {security} (kill → first login's jobs served by the other two{ready}), "
                      f"{len(switch['runs'])} runs: median {switch['p50_ms']:.0f} ms, longest {switch['max_ms']:.0f} ms.")
     (out / "degraded.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
