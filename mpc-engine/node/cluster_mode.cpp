@@ -255,8 +255,7 @@ void Node::tend_pair_checks(std::chrono::steady_clock::time_point now) {
   if (keys.empty() || deal_pair_checks(keys)) return;
   pair_checks_due_ = true;  // a peer could not be sent its deals: all again, a little later
   pair_checks_retry_ = now + std::chrono::seconds(1);
-  while (!pair_checks_->next_to_deal(kKeysPerTurn).empty()) {
-  }
+  pair_checks_->stop_dealing();
 }
 
 bool Node::deal_pair_checks(std::span<const wire::KeyId> keys) {

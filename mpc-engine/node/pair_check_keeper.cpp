@@ -95,10 +95,6 @@ bool PairCheckKeeper::expected_role(int from, const wire::PairCheckDeal& deal) c
   return false;
 }
 
-void PairCheckKeeper::store_deal(int from, const wire::PairCheckDeal& deal) {
-  store_.put_pair_check(deal.key, from, deal.checks);
-}
-
 void PairCheckKeeper::take(int from, std::vector<wire::PairCheckDeal> deals) {
   for (auto& deal : deals) {
     if (!expected_role(from, deal)) {
@@ -108,7 +104,7 @@ void PairCheckKeeper::take(int from, std::vector<wire::PairCheckDeal> deals) {
     }
     try {
       if (store_.get(deal.key)) {
-        store_deal(from, deal);
+        store_.put_pair_check(deal.key, from, deal.checks);
         deal.checks.clear();
         continue;
       }
@@ -131,7 +127,7 @@ void PairCheckKeeper::key_stored(const wire::KeyId& key) {
       ++it;
       continue;
     }
-    store_deal(it->from, it->deal);
+    store_.put_pair_check(it->deal.key, it->from, it->deal.checks);
     it->deal.checks.clear();
     it = early_.erase(it);
   }

@@ -51,6 +51,8 @@ class PairCheckKeeper {
   // next keys, and nothing once all were given.
   void deal_all_again();
   std::vector<wire::KeyId> next_to_deal(std::size_t at_most);
+  // Drops the keys not given yet (a deal failed: deal_all_again later).
+  void stop_dealing() { to_deal_.clear(); }
 
  private:
   struct Early {
@@ -58,7 +60,6 @@ class PairCheckKeeper {
     wire::PairCheckDeal deal;
   };
   bool expected_role(int from, const wire::PairCheckDeal& deal) const;
-  void store_deal(int from, const wire::PairCheckDeal& deal);
 
   int party_;
   SecretBytes dealer_secret_;
