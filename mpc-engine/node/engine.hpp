@@ -169,12 +169,16 @@ class Engine {
   virtual void key_changed(const wire::KeyId& key, KeyChange change) = 0;
   // The engines of the pairs a server of three belongs to (pair_service.hpp) are built when it
   // starts and run ahead of need. Standby: all three serve and the server is idle; the engine
-  // makes its preprocessing at the lowest priority, up to half its pool, so that the pair's
-  // first jobs find it made. Paced: the same while the server is busy, one batch now and then,
-  // so that a server under steady load still fills its stock without slowing its jobs. Serving:
+  // makes its preprocessing, up to half its pool, so that the pair's first jobs find it made.
+  // Paced: the same while the server is busy, one batch now and then, so that a server under
+  // steady load still fills its stock without slowing its jobs. Serving:
   // its pair serves. Waiting: its other member is not heard, and it makes nothing.
   enum class PairDuty : std::uint8_t { Serving, Standby, Paced, Waiting };
   virtual void set_pair_duty(PairDuty duty) { (void)duty; }
+  // A job the service that runs now took: an engine standing by readies what its like would
+  // need should its pair serve next (a Kerberos shape's circuit, built in the background), so
+  // that the pair's first jobs after a switch do not wait for it.
+  virtual void anticipate(const wire::Request& request) { (void)request; }
   // How one server's share of a key is kept: copies of the material in it (2 for a replicated
   // share x || a, 1 for an XOR share), and how to say so in a refusal of another form.
   virtual std::size_t share_copies() const = 0;

@@ -499,6 +499,8 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
     refuse(message, key, kind, local, *refusal);
     return;
   }
+  if (pair_ == nullptr)
+    for (Engine* standing : standing_pairs()) standing->anticipate(job.request);
   const auto now = std::chrono::steady_clock::now();
   const PartyWord own{job.digest, wire::Status::Ok, {}};
   Live live;

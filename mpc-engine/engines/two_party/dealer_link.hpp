@@ -127,11 +127,7 @@ class DealerLink {
 // it up, and it never waits on a client job.
 class PreprocessingThread {
  public:
-  // Background: the thread runs at the lowest CPU priority (nice 19), for work that should take
-  // only what the server's other threads leave. A thread so lowered is never raised again (an
-  // unprivileged one may not), so urgent work goes to a thread of normal priority instead.
-  enum class Priority : std::uint8_t { Normal, Background };
-  explicit PreprocessingThread(Priority priority = Priority::Normal);
+  PreprocessingThread();
   // Runs nothing more after the job in progress, which it waits for.
   ~PreprocessingThread();
   PreprocessingThread(const PreprocessingThread&) = delete;
@@ -139,7 +135,7 @@ class PreprocessingThread {
   void post(std::function<void()> job);
 
  private:
-  void loop(Priority priority);
+  void loop();
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::function<void()>> queue_;
