@@ -14,7 +14,7 @@ settings::ServerSettings pair_settings(const settings::ServerSettings& own, Pair
   // the third server dealt (pair_check_keeper.hpp) and the client's pads on every output.
   // Garbling is slower than the three-party protocol: a job the client would give up on
   // long before it ends must not hold the pair meanwhile.
-  settings.limits.max_job_blocks = std::min(own.limits.max_job_blocks, own.limits.degraded_max_job_blocks);
+  settings.limits.max_job_blocks = std::min(own.limits.max_job_blocks, settings::degraded_max_job_blocks(own));
   settings.party = pair.index_of(own.party);
   const int partner = pair.party_at(1 - settings.party);
   settings.peers.clear();

@@ -106,6 +106,13 @@ const char* protocol_name(Protocol protocol) noexcept {
 
 int party_count(Protocol protocol) noexcept { return protocol == Protocol::Rss3 ? 3 : 2; }
 
+std::uint32_t degraded_max_job_blocks(const ServerSettings& settings) {
+  constexpr std::uint32_t kPassivePair = 1024;
+  constexpr std::uint32_t kActivePair = 16;
+  return settings.limits.degraded_max_job_blocks.value_or(settings.security == Security::Active ? kActivePair
+                                                                                                : kPassivePair);
+}
+
 ServerSettings load_server_settings(const std::filesystem::path& file) {
   const detail::Document document = detail::parse_document(file);
   const TableReader root(document, document.root, "",

@@ -28,6 +28,12 @@
 //     by themselves once it is back (node/membership.hpp); "off" leaves every job failing
 //     until all three servers are up. Every server of a cluster should say the same.
 //     heartbeat_ms 10..60000 and below peer_down_ms; peer_down_ms, rejoin_ms 20..600000.
+//     degraded_max_job_blocks 1..: the largest job (blocks, a GCM prefetch's included) such a
+//     pair serves; unset, 1024 under security = "passive" and 16 under "active", where two
+//     servers make a login's AND material in about a second: a seal's own prefetch (4 blocks)
+//     passes, and a KDC's background refill of many nonces, which would take the material of
+//     the logins waiting meanwhile, is refused as too large (the router's seals then prefetch
+//     for themselves).
 //   - security (rss3): "active" (the default) checks a deviating server before any output
 //     leaves: garbled Kerberos batches are garbled by servers 1 and 3 alike and server 2
 //     compares the two (engines/three_party/garbled_krb_dual.hpp), and a batch that fails a
@@ -89,6 +95,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -167,7 +174,7 @@ struct ServerLimits {
   std::chrono::milliseconds heartbeat{100};
   std::chrono::milliseconds peer_down{500};
   std::chrono::milliseconds rejoin{1000};
-  std::uint32_t degraded_max_job_blocks = 1024;
+  std::optional<std::uint32_t> degraded_max_job_blocks;  // unset: degraded_max_job_blocks()
   std::uint32_t workers = 0;  // 0: one per core, at least 2
 };
 
@@ -202,6 +209,9 @@ struct ServerSettings {
   std::vector<transport::PublicKey> enrol_clients;
   std::vector<transport::PublicKey> admin_clients;
 };
+
+// The largest job a pair of a three-server cluster serves while the third is down.
+std::uint32_t degraded_max_job_blocks(const ServerSettings& settings);
 
 // Throws Error(Settings) naming the file, key and problem for anything missing or invalid.
 ServerSettings load_server_settings(const std::filesystem::path& file);

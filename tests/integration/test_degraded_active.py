@@ -19,7 +19,7 @@ import pytest
 
 import mpc_cluster
 from client_handle import settled
-from gcm_client import MPC_EABORT, GcmError, ctr_keystream, import_gcm_key
+from gcm_client import MPC_EABORT, MPC_EREFUSED, GcmError, ctr_keystream, import_gcm_key
 from gcm_client import Engine as GcmEngine
 from krb_client import ENCTYPES, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401
 from prometheus_server import scrape, serve_metrics
@@ -159,6 +159,13 @@ def test_each_pair_makes_its_preprocessing_before_it_is_needed(tmp_path, k5):
         assert settled(lambda: keys.krb.checksum(keys.krb_id, 17, data)) == keys.checksum_of(data)
         cluster.wait_for_modes(PAIR, deadline_s=30)
         assert scrape(endpoints[1])[0]['mpc_pair_entries_ahead{without="3"}'] > 0
+        # The pair serves a seal's own prefetch (one nonce of 1 + 3 blocks) and refuses a
+        # refill of many nonces, which would take the material of the logins waiting
+        # meanwhile: degraded_max_job_blocks is 16 under "active".
+        assert len(settled(lambda: keys.gcm.prefetch(1, 3))) == 1
+        with pytest.raises(GcmError) as refused:
+            keys.gcm.prefetch(8, 3)
+        assert refused.value.code == MPC_EREFUSED and "exceeds max_job_blocks 16" in refused.value.message, refused.value
     finally:
         if keys is not None:
             keys.close()
