@@ -270,6 +270,19 @@ def mismatch_counters(cluster) -> dict[int, int]:
     return out
 
 
+def steady_mismatch_counters(cluster, quiet_s: float = 0.3) -> dict[int, int]:
+    """The counts once they stopped rising: a tag's copies sent earlier are compared after
+    their answer, so its count may still come."""
+    counts = mismatch_counters(cluster)
+    deadline = time.monotonic() + 10
+    while True:
+        time.sleep(quiet_s)
+        again = mismatch_counters(cluster)
+        if again == counts or time.monotonic() > deadline:
+            return again
+        counts = again
+
+
 def wait_for_mismatches(cluster, before: dict[int, int], added: int) -> dict[int, int]:
     """The servers compare a tag's copies after answering it: the count rises shortly after."""
     deadline = time.monotonic() + 5
