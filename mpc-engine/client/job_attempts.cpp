@@ -279,12 +279,8 @@ ClusterClient::Attempt ClusterClient::attempt_job(const Frames& frames, const wi
           continue;  // a late answer to an earlier request of another type, or garbage
         }
         if (reply.id != id || copies[ready] != Copy::Waiting) continue;
-        if (reply.status == wire::Status::Regrouping || reply.status == wire::Status::PeerFailure) {
-          // The servers are changing which of them serve: worth another try. So is a batch
-          // that failed for another server (it went away, or holds no copy of a request that
-          // reached it in the service it just left): nothing was computed, and the next
-          // attempt is a new request. A server that fails every batch so only delays the
-          // call's failure to its timeout.
+        if (reply.status == wire::Status::Regrouping) {
+          // The servers are changing which of them serve: worth another try.
           copies[ready] = Copy::Failed;
           regrouping = true;
           regrouping_party = static_cast<int>(ready);
