@@ -108,7 +108,8 @@ int party_count(Protocol protocol) noexcept { return protocol == Protocol::Rss3 
 
 std::uint32_t degraded_max_job_blocks(const ServerSettings& settings) {
   constexpr std::uint32_t kPassivePair = 1024;
-  constexpr std::uint32_t kActivePair = 16;
+  // Below the KDC router's smallest background refill (64 blocks), above a seal's own prefetch.
+  constexpr std::uint32_t kActivePair = 48;
   return settings.limits.degraded_max_job_blocks.value_or(settings.security == Security::Active ? kActivePair
                                                                                                 : kPassivePair);
 }

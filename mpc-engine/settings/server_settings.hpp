@@ -29,11 +29,11 @@
 //     until all three servers are up. Every server of a cluster should say the same.
 //     heartbeat_ms 10..60000 and below peer_down_ms; peer_down_ms, rejoin_ms 20..600000.
 //     degraded_max_job_blocks 1..: the largest job (blocks, a GCM prefetch's included) such a
-//     pair serves; unset, 1024 under security = "passive" and 16 under "active", where two
+//     pair serves; unset, 1024 under security = "passive" and 48 under "active", where two
 //     servers make a login's AND material in about a second: a seal's own prefetch (4 blocks)
-//     passes, and a KDC's background refill of many nonces, which would take the material of
-//     the logins waiting meanwhile, is refused as too large (the router's seals then prefetch
-//     for themselves).
+//     passes, and a KDC router's background refill of many nonces (64 blocks at least), which
+//     would take the material of the logins waiting meanwhile, is refused as too large (the
+//     router's seals then prefetch for themselves).
 //   - security (rss3): "active" (the default) checks a deviating server before any output
 //     leaves: garbled Kerberos batches are garbled by servers 1 and 3 alike and server 2
 //     compares the two (engines/three_party/garbled_krb_dual.hpp), and a batch that fails a

@@ -161,11 +161,12 @@ def test_each_pair_makes_its_preprocessing_before_it_is_needed(tmp_path, k5):
         assert scrape(endpoints[1])[0]['mpc_pair_entries_ahead{without="3"}'] > 0
         # The pair serves a seal's own prefetch (one nonce of 1 + 3 blocks) and refuses a
         # refill of many nonces, which would take the material of the logins waiting
-        # meanwhile: degraded_max_job_blocks is 16 under "active".
+        # meanwhile (the router's smallest refill is 16 nonces of 1 + 3 blocks): under "active"
+        # degraded_max_job_blocks is 48.
         assert len(settled(lambda: keys.gcm.prefetch(1, 3))) == 1
         with pytest.raises(GcmError) as refused:
-            keys.gcm.prefetch(8, 3)
-        assert refused.value.code == MPC_EREFUSED and "exceeds max_job_blocks 16" in refused.value.message, refused.value
+            keys.gcm.prefetch(16, 3)
+        assert refused.value.code == MPC_EREFUSED and "exceeds max_job_blocks 48" in refused.value.message, refused.value
     finally:
         if keys is not None:
             keys.close()

@@ -270,7 +270,7 @@ TEST(PairTest, PairSettingsNameTheOtherMemberAsTheOnePeer) {
   EXPECT_EQ(settings.peers[0].endpoint, "tcp://a:1");
   // Garbled jobs are slower: the pair takes none larger than degraded_max_job_blocks, which
   // under "active" leaves a seal's own prefetch and refuses a background refill of many nonces.
-  EXPECT_EQ(settings.limits.max_job_blocks, 16u);
+  EXPECT_EQ(settings.limits.max_job_blocks, 48u);
   EXPECT_EQ(pair_settings(own, Pair{1}).limits.max_job_blocks, 1024u);  // passive
   own.limits.degraded_max_job_blocks = 200;
   EXPECT_EQ(pair_settings(own, Pair{1}).limits.max_job_blocks, 200u);
