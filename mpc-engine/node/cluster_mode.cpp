@@ -234,8 +234,11 @@ namespace mpc::node {
 bool Node::regrouping() {
   if (!membership_ || !membership_->two_party_allowed()) return false;
   const auto now = std::chrono::steady_clock::now();
+  // Just after a switch, a request that reached another server in the service it left may
+  // fail a batch of this one (that server holds no copy of it): worth sending again too.
+  const auto window = settings_.limits.peer_down + settings_.limits.heartbeat;
   return pending_change_ || membership_->mode() == wire::ClusterMode::TwoParty || !membership_->settled(now) ||
-         link_breaks_.recent(now, settings_.limits.peer_down + settings_.limits.heartbeat);
+         link_breaks_.recent(now, window) || (mode_switches_ > 0 && now - mode_entered_ < window);
 }
 
 wire::Status Node::failure_status(wire::Status status) {

@@ -129,8 +129,8 @@ class Node final : public EngineHost {
   // Why key changes are refused now (a server is down), or nullopt.
   std::optional<std::string> key_change_refusal();
   // Whether the cluster may be regrouping (two-party service allowed, and a server not heard
-  // lately or its link just broke, a switch due or two-party service on): a job failed now is
-  // worth sending again.
+  // lately or its link just broke, a switch due, just made, or two-party service on): a job
+  // failed now is worth sending again.
   bool regrouping();
   // Whether a send to `party`, whose connection is down, should wait for it (PeerLinks).
   bool peer_alive(int party);

@@ -1,7 +1,7 @@
 // libFuzzer target: messages between servers (batch headers, layer messages, aborts, request
-// notes, hellos). Accepted batches, aborts, notes and hellos must re-encode to the same bytes;
-// a layer's payload must be the rest of the frame, in place; a frame that unwraps as a
-// two-party engine's (Degraded) must never decode as a three-party one.
+// notes, hellos, pair checks). Accepted batches, aborts, notes, hellos and pair checks must
+// re-encode to the same bytes; a layer's payload must be the rest of the frame, in place; a
+// frame that unwraps as a two-party engine's (Degraded) must never decode as a three-party one.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     encoded = mpc::wire::encode_notes(*notes);
   } else if (const auto* hello = std::get_if<mpc::wire::Hello>(&message)) {
     encoded = mpc::wire::encode_hello(*hello);
+  } else if (const auto* deals = std::get_if<std::vector<mpc::wire::PairCheckDeal>>(&message)) {
+    if (deals->empty() || deals->size() > mpc::wire::kMaxPairChecksPerMessage) std::abort();
+    encoded = mpc::wire::encode_pair_checks(*deals);
   } else {
     const auto& layer = std::get<mpc::wire::DecodedLayer>(message);
     if (size < mpc::wire::kLayerHeaderBytes || layer.payload.data() != data + mpc::wire::kLayerHeaderBytes ||
