@@ -1,6 +1,8 @@
 #include "engines/two_party/dealer_link.hpp"
 
 #include <sodium.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
@@ -216,7 +218,7 @@ void DealerLink::expire(std::chrono::steady_clock::time_point now) {
   }
 }
 
-PreprocessingThread::PreprocessingThread() : thread_([this] { loop(); }) {}
+PreprocessingThread::PreprocessingThread(Priority priority) : thread_([this, priority] { loop(priority); }) {}
 
 PreprocessingThread::~PreprocessingThread() {
   {
@@ -235,7 +237,13 @@ void PreprocessingThread::post(std::function<void()> job) {
   ready_.notify_one();
 }
 
-void PreprocessingThread::loop() {
+void PreprocessingThread::loop(Priority priority) {
+  // Best effort: a thread left at the normal priority only takes more of a busy core. (Linux:
+  // setpriority on a thread id changes that thread alone.) Not SCHED_IDLE: a thread starved
+  // outright while it holds a job stream's lock would stall the server's main thread.
+  constexpr int kLowestPriority = 19;
+  if (priority == Priority::Background)
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kLowestPriority);
   for (;;) {
     std::function<void()> job;
     {

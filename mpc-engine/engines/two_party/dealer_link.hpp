@@ -127,7 +127,11 @@ class DealerLink {
 // it up, and it never waits on a client job.
 class PreprocessingThread {
  public:
-  PreprocessingThread();
+  // Background: the thread runs at the lowest CPU priority (nice 19), for work that should take
+  // only what the server's other threads leave. A thread so lowered is never raised again (an
+  // unprivileged one may not), so urgent work goes to a thread of normal priority instead.
+  enum class Priority : std::uint8_t { Normal, Background };
+  explicit PreprocessingThread(Priority priority = Priority::Normal);
   // Runs nothing more after the job in progress, which it waits for.
   ~PreprocessingThread();
   PreprocessingThread(const PreprocessingThread&) = delete;
@@ -135,7 +139,7 @@ class PreprocessingThread {
   void post(std::function<void()> job);
 
  private:
-  void loop();
+  void loop(Priority priority);
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::function<void()>> queue_;

@@ -61,10 +61,9 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
   } else if (backend_->wants_preprocessing()) {
     // Preprocessing made between the servers runs beside the client jobs, never behind them: a
     // job waiting on its worker for entries would otherwise hold up the batch that makes them.
-    // A pair standing by makes its material on the same thread at the same priority, paced
-    // (schedule_preprocessing): a batch in flight when its pair starts serving must finish at
-    // once, and a thread lowered for it could not be raised again.
     made_jobs_ = std::make_unique<PreprocessingThread>();
+    // A pair standing by makes its material where nothing else wants the cores.
+    standby_jobs_ = std::make_unique<PreprocessingThread>(PreprocessingThread::Priority::Background);
   }
   randombytes_buf(&next_job_, sizeof next_job_);
   next_job_ >>= 1;  // room to count up without wrapping
@@ -447,7 +446,7 @@ void TwoPartyEngine::start_announced() {
           dealer_->expect(job->number, announce.dealer_batch);
           dealt_jobs_->post([this, job] { run_preprocessing(*job); });
         } else {
-          made_jobs_->post([this, job] { run_preprocessing(*job); });
+          made_jobs_for_duty().post([this, job] { run_preprocessing(*job); });
         }
       }
       announced_.pop_front();
@@ -590,6 +589,12 @@ void TwoPartyEngine::set_pair_duty(PairDuty duty) {
   wakeup_.notify();
 }
 
+PreprocessingThread& TwoPartyEngine::made_jobs_for_duty() {
+  // Made ahead while all three serve, the material takes only what the server's other threads
+  // leave; a serving pair's is urgent.
+  return duty_ == PairDuty::Standby || duty_ == PairDuty::Paced ? *standby_jobs_ : *made_jobs_;
+}
+
 void TwoPartyEngine::anticipate(const wire::Request& request) {
   // Circuits are built for the AND material's count; their like runs again when the pair serves.
   if (backend_->wants_preprocessing() && std::holds_alternative<wire::KrbRequest>(request))
@@ -643,7 +648,7 @@ void TwoPartyEngine::announce_preprocessing(std::uint64_t entries, std::uint64_t
     dealer_->expect(job->number, dealer_batch);
     dealt_jobs_->post([this, job] { run_preprocessing(*job); });
   } else {
-    made_jobs_->post([this, job] { run_preprocessing(*job); });
+    made_jobs_for_duty().post([this, job] { run_preprocessing(*job); });
   }
 }
 

@@ -110,6 +110,9 @@ class TwoPartyEngine final : public node::Engine {
   // security = "active": a Kerberos or GCM job the cluster cannot serve so (no pads, no share
   // check, local masks, more AND material than the pool holds), with the reason.
   std::optional<node::Refusal> active_circuit_job_refusal(const wire::Request& request);
+  // AND material made by OT runs on made_jobs_, or on standby_jobs_ while the engine's pair
+  // stands by.
+  PreprocessingThread& made_jobs_for_duty();
   void run_compute_job(Job& job);  // worker
   // A job that failed on this side: its status and error, and an Abort for the other server.
   void fail(Job& job, wire::Status status, const std::string& error);
@@ -198,6 +201,7 @@ class TwoPartyEngine final : public node::Engine {
   // anything their jobs use is destroyed.
   std::unique_ptr<PreprocessingThread> dealt_jobs_;
   std::unique_ptr<PreprocessingThread> made_jobs_;
+  std::unique_ptr<PreprocessingThread> standby_jobs_;  // the lowest priority, for a pair standing by
 };
 
 }  // namespace mpc::two_party_engine
