@@ -22,6 +22,7 @@ preloaded, and the unmodified MIT clients (kinit, klist, kvno). What is asserted
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -278,6 +279,12 @@ def kinit_when_serving(realm: ProtectedRealm, name: str, deadline_s: float = 20)
         time.sleep(0.5)
 
 
+# The altered share caught: in the round trip that seals the TGT, or, where that round trip
+# cannot check it (a server no longer holds the nonce it was made under), by a reopen of its own.
+CAUGHT = re.compile(r"one server's share was altered; the new tag is withheld|"
+                    r"KDC checksum made ahead from the servers' shares failed its check")
+
+
 @pytest.mark.timeout(240)
 def test_a_server_altering_the_pac_kdc_checksum_gets_no_tgt_out(tmp_path, fresh_cluster, router_so):
     """An AS makes the PAC's two checksums in one round trip; the second comes from the servers'
@@ -299,11 +306,11 @@ def test_a_server_altering_the_pac_kdc_checksum_gets_no_tgt_out(tmp_path, fresh_
         while True:
             attempt += 1
             result = kinit_alice(realm, cache(realm, f"deviating{attempt}.cc"))
-            if "the new tag is withheld" in realm.kdc_log() or time.monotonic() > deadline:
+            if CAUGHT.search(realm.kdc_log()) or time.monotonic() > deadline:
                 break
             time.sleep(0.3)
         log = realm.kdc_log()
-        assert "one server's share was altered" in log, log[-3000:]
+        assert CAUGHT.search(log), log[-3000:]
         assert result.returncode != 0, result.output
         assert not (realm.root / f"deviating{attempt}.cc").exists()
         assert realm.kdc_running()
