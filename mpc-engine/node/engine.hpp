@@ -170,9 +170,8 @@ class Engine {
   // The engines of the pairs a server of three belongs to (pair_service.hpp) are built when it
   // starts and run ahead of need. Standby: all three serve and the server is idle; the engine
   // makes its preprocessing at the lowest priority, up to half its pool, so that the pair's
-  // first jobs find it made.
-  // Paced: the same while the server is busy, one batch now and then, so that a server under
-  // steady load still fills its stock without slowing its jobs. Serving:
+  // first jobs find it made. Paced: the same while the server is busy, one batch now and then,
+  // so that a server under steady load still fills its stock without slowing its jobs. Serving:
   // its pair serves. Waiting: its other member is not heard, and it makes nothing.
   enum class PairDuty : std::uint8_t { Serving, Standby, Paced, Waiting };
   virtual void set_pair_duty(PairDuty duty) { (void)duty; }

@@ -597,8 +597,12 @@ PreprocessingThread& TwoPartyEngine::made_jobs_for_duty() {
 
 void TwoPartyEngine::anticipate(const wire::Request& request) {
   // Circuits are built for the AND material's count; their like runs again when the pair serves.
-  if (backend_->wants_preprocessing() && std::holds_alternative<wire::KrbRequest>(request))
+  if (!backend_->wants_preprocessing() || !std::holds_alternative<wire::KrbRequest>(request)) return;
+  try {
     (void)backend_->circuit_pool_entries_if_built(request);
+  } catch (const std::exception&) {
+    // Readying is never the job's business: should the pair serve its like, it says why.
+  }
 }
 
 void TwoPartyEngine::schedule_preprocessing() {
