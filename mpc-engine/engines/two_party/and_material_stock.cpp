@@ -88,8 +88,17 @@ void AndMaterialStock::preprocess(two_party::Channel& peer, std::uint64_t epoch,
                                   std::uint64_t count) {
   std::shared_ptr<auth2::Session> session;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    const bool turn = batch_ended_.wait_for(lock, kBatchOrderWait, [&] {
+      return epoch != epoch_ || next_batch_start_ >= start;
+    });
     if (epoch != epoch_) throw Error(Component::Server, "AND material for a pool epoch this server has left");
+    if (!turn)
+      throw Error(Component::Server, "AND material: the batch before entry " + std::to_string(start) +
+                                         " did not end within " + std::to_string(kBatchOrderWait.count()) + " s");
+    if (next_batch_start_ != start)
+      throw Error(Component::Server, "AND material: a batch from entry " + std::to_string(start) +
+                                         " again, after entries up to " + std::to_string(next_batch_start_));
     if (!session_) {
       session_ = std::make_shared<auth2::Session>(peer, party_ == 0 ? auth2::Role::First : auth2::Role::Second);
 #if defined(MPC_FAULT_INJECTION)
@@ -99,6 +108,19 @@ void AndMaterialStock::preprocess(two_party::Channel& peer, std::uint64_t epoch,
     }
     session = session_;
   }
+  // The next batch may run once this one has ended, whether it made its entries or not (a
+  // failed batch leaves the session's state unknown, and the leader opens a new epoch).
+  struct BatchEnd {
+    AndMaterialStock& stock;
+    std::uint64_t epoch, end;
+    ~BatchEnd() {
+      {
+        std::lock_guard lock(stock.mutex_);
+        if (stock.epoch_ == epoch) stock.next_batch_start_ = end;
+      }
+      stock.batch_ended_.notify_all();
+    }
+  } batch_end{*this, epoch, start + count};
   session->use_channel(peer);
   session->set_next_tweak(kBatchTweaksPerEntry * start);
   if (auth2::bucket_size(count) > kBatchTweaksPerEntry / 2)
@@ -108,10 +130,14 @@ void AndMaterialStock::preprocess(two_party::Channel& peer, std::uint64_t epoch,
 }
 
 void AndMaterialStock::reset(std::uint64_t epoch) {
-  std::lock_guard lock(mutex_);
-  epoch_ = epoch;
-  session_.reset();
-  pool_.reset(epoch);
+  {
+    std::lock_guard lock(mutex_);
+    epoch_ = epoch;
+    session_.reset();
+    next_batch_start_ = 0;
+    pool_.reset(epoch);
+  }
+  batch_ended_.notify_all();
 }
 
 std::string AndMaterialStock::describe() const {

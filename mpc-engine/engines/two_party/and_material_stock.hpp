@@ -7,12 +7,18 @@
 // stream with that epoch's deltas. A new epoch (the leader's start, a failed batch, a restarted
 // peer) opens a new session, with new deltas.
 //
+// The session's OT extension is a state both servers advance alike, so an epoch's batches run
+// one after another, in the order of their first entries, as the leader made them: a batch
+// announced while the one before it still ends on another thread (a pair standing by works on a
+// thread of its own) waits for it.
+//
 // Tweaks: a batch's leaky ANDs hash under kBatchTweaksPerEntry tweaks per entry from its first
 // entry, a job under kJobTweaksPerEntry per entry from its first: ranges no other batch or job
 // of the epoch takes.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -28,6 +34,9 @@
 namespace mpc::two_party_engine {
 
 inline constexpr std::uint64_t kJobTweaksPerEntry = 4;
+// How long a batch waits for the one before it: that one ends or fails within its stream's
+// timeout once it runs, but a standing pair's thread runs only when the cores are idle.
+inline constexpr std::chrono::seconds kBatchOrderWait{30};
 
 class AndMaterialStock {
  public:
@@ -47,7 +56,8 @@ class AndMaterialStock {
   Taken take(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count,
              std::chrono::milliseconds wait);
 
-  // Makes entries [start, start + count) of `epoch` with the other server.
+  // Makes entries [start, start + count) of `epoch` with the other server, once the epoch's
+  // batch ending at `start` has ended (at most kBatchOrderWait).
   void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count);
   // Drops the pool and the session: numbering starts afresh under `epoch`, with new deltas.
   void reset(std::uint64_t epoch);
@@ -58,6 +68,8 @@ class AndMaterialStock {
   mutable std::mutex mutex_;
   std::uint64_t epoch_ = 0;
   std::shared_ptr<auth2::Session> session_;  // of epoch_, made by its first batch
+  std::uint64_t next_batch_start_ = 0;        // of epoch_: where the batch to run next starts
+  std::condition_variable batch_ended_;
   two_party::NumberedPool<auth2::AndMaterial> pool_{"AND-material"};
 };
 
