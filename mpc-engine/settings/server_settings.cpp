@@ -158,8 +158,8 @@ ServerSettings load_server_settings(const std::filesystem::path& file) {
     if (settings.protocol != Protocol::Rss3) root.fail("degraded_service", "applies only to protocol = \"rss3\"");
     settings.degraded_service = *degraded == "off" ? DegradedService::Off : DegradedService::TwoParty;
   }
-  // Two-server clusters stay semi-honest unless they ask: gc2's active form serves AES jobs only.
-  if (settings.protocol != Protocol::Rss3) settings.security = Security::Passive;
+  // Active unless passive is asked for: lut2 has no active form yet, so it is passive and says so.
+  if (settings.protocol == Protocol::Lut2) settings.security = Security::Passive;
   if (auto security = root.optional_choice("security", {"active", "passive"})) {
     if (settings.protocol == Protocol::Lut2 && *security == "active")
       root.fail("security", "\"active\" applies to protocol = \"rss3\" and \"gc2\" (lut2 is semi-honest)");

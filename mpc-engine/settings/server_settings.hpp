@@ -42,11 +42,11 @@
 //     batches a leader sends in the passive form, so one server cannot lower it for the
 //     others. Under "active", every AND gate of a layered batch is verified too
 //     (protocol/rss3/and_check.hpp) before any output share leaves.
-//     gc2 (two servers): "passive" (the default there) garbles with half-gates; "active" runs
-//     AES and Kerberos jobs by authenticated garbling (engines/two_party/authenticated_aes.hpp,
-//     authenticated_krb.hpp) and refuses GCM jobs, which have no actively secure two-party form
-//     yet. Both servers must say the same: each refuses jobs of the other mode.
-//     lut2 takes "passive" only.
+//     gc2 (two servers): "active" (the default there too) runs AES, Kerberos and GCM jobs by
+//     authenticated garbling (engines/two_party/authenticated_aes.hpp, authenticated_krb.hpp,
+//     authenticated_gcm.hpp) and refuses GCM nonces with local masks, which have no such form;
+//     "passive" garbles with half-gates. Both servers must say the same: each refuses jobs of
+//     the other mode. lut2 takes "passive" only, its default.
 //   - data_endpoint (rss3): with one, the server listens there for data links (AES-256-GCM
 //     over TCP, keyed by a handshake on the pinned keys: transport/data_link.hpp) from the
 //     previous server of the ring; with a peer's data_endpoint, batch workers send their

@@ -73,7 +73,7 @@ def plot_kdc(report: dict, path: Path) -> None:
 
 KDC_USER_VARIANTS = (("stock", "stock"), ("protected", "3 servers,\nactive"),
                      ("protected_passive", "3 servers,\npassive"), ("protected_layered", "3 servers,\nlayered"),
-                     ("protected_gc2", "2 servers\n(gc2)"))
+                     ("protected_gc2", "2 servers\n(gc2, passive)"))
 
 
 def plot_kdc_users(report: dict, path: Path) -> None:

@@ -15,8 +15,9 @@ Two realms on loopback on this machine, measured side by side in one run:
                price of active security is measured side by side;
   - protected, layered: the same over a three-server engine with krb_evaluation = "layered"
                (the rss3 protocol layer by layer: a round per AND layer);
-  - protected on two servers (gc2): the same realm over a local two-server cluster, which
-               runs every job as a garbled circuit (constant rounds per job).
+  - protected on two servers (gc2): the same realm over a local two-server cluster of
+               security = "passive" (half-gates), which runs every job as a garbled circuit
+               (constant rounds per job).
 The client is tests/load/kdc_load (keytab login with PA-ENC-TIMESTAMP, over TCP so that a
 slow answer is not retransmitted). In the protected realm every AS exchange runs three
 Kerberos jobs on the user's key: the preauth decryption (usage 1), the PA-REQ-ENC-PA-REP
@@ -174,7 +175,7 @@ def main() -> None:
         layered.init()
         debug_logging(layered, "layered")
         layered.start()
-        two_server = mpc_cluster.Cluster(tmp / "cluster-gc2", protocol="gc2")
+        two_server = mpc_cluster.Cluster(tmp / "cluster-gc2", protocol="gc2", security="passive")
         two_server.init()
         two_server.start()
         stock = Realm(tmp / "stock", backend="db2")

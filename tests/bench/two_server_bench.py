@@ -341,9 +341,9 @@ def main() -> int:
     }
     with tempfile.TemporaryDirectory(prefix="two-server-bench-") as root:
         for protocol in ("rss3", "gc2", "lut2"):
-            report["clusters"][protocol] = cluster_run(Path(root), protocol)
+            report["clusters"][protocol] = cluster_run(Path(root), protocol, "passive" if protocol == "gc2" else None)
         report["clusters"]["gc2-active"] = cluster_run(Path(root), "gc2", "active")
-        report["kerberos"] = {"gc2": krb_run(Path(root)), "gc2-active": krb_run(Path(root), "active")}
+        report["kerberos"] = {"gc2": krb_run(Path(root), "passive"), "gc2-active": krb_run(Path(root), "active")}
     core_rate = {"gc2": report["in_process"]["gc2"]["aes128_blocks_per_s"],
                  "gc2-active": report["in_process"]["auth2"]["aes128"]["blocks_per_s"],
                  "lut2": report["in_process"]["lut2"]["online_aes128_blocks_per_s"]}

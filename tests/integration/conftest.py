@@ -79,13 +79,20 @@ def fresh_cluster(tmp_path):
             running.stop()
 
 
+def passive_gc2(protocol: str) -> str | None:
+    """The security setting of the two-server suites' clusters: "passive" for gc2; lut2 has
+    only that form."""
+    return "passive" if protocol == "gc2" else None
+
+
 @pytest.fixture(scope="module", params=["gc2", "lut2"])
 def two_server_cluster(request, tmp_path_factory):
-    """One running two-server cluster per protocol, shared by the tests of a module."""
+    """One running two-server cluster per protocol, shared by the tests of a module: gc2 of
+    security = "passive" (half-gates; test_two_server_active.py runs the default, active)."""
     root = tmp_path_factory.mktemp(request.param) / "c"
     running = None
     try:
-        running = mpc_cluster.start_cluster(root, request.param)
+        running = mpc_cluster.start_cluster(root, request.param, security=passive_gc2(request.param))
         yield running
     finally:
         if running is not None:
@@ -94,10 +101,11 @@ def two_server_cluster(request, tmp_path_factory):
 
 @pytest.fixture(params=["gc2", "lut2"])
 def fresh_two_server_cluster(request, tmp_path):
-    """A two-server cluster of this test's own, per protocol (for tests that kill servers)."""
+    """A two-server cluster of this test's own, per protocol (for tests that kill servers); gc2
+    of security = "passive", as two_server_cluster."""
     running = None
     try:
-        running = mpc_cluster.start_cluster(tmp_path / "c", request.param)
+        running = mpc_cluster.start_cluster(tmp_path / "c", request.param, security=passive_gc2(request.param))
         yield running
     finally:
         if running is not None:

@@ -130,14 +130,16 @@ class Cluster:
 
     def __init__(self, root: Path, base_port: int | None = None, protocol: str = "rss3",
                  lut_preprocessing: str | None = None, degraded_service: str = "off",
-                 ticket_key_import: bool = True):
+                 ticket_key_import: bool = True, security: str | None = None):
         """lut_preprocessing="dealer" (with protocol lut2): a lookup-table dealer process too.
+        security (rss3, gc2): "active" or "passive"; None keeps the product's default, active.
         degraded_service (rss3): what the servers do with one of them down. The suites that
         assert what an outage does run with "off"; tests/integration/test_degraded.py runs the
         product's default, "two-party"."""
         self.dir = Path(root)
         self.protocol = protocol
         self.degraded_service = degraded_service
+        self.security = security
         # The suites import GCM keys of known value to check the engine against; a deployment
         # (and test_key_generation.py) refuses them and generates its ticket keys.
         self.ticket_key_import = ticket_key_import
@@ -169,6 +171,8 @@ class Cluster:
         extra = ["--lut-preprocessing", self.lut_preprocessing] if self.lut_preprocessing else []
         if self.protocol == "rss3" and self.ticket_key_import:
             extra += ["--ticket-key-import", "allow"]
+        if self.security:
+            extra += ["--security", self.security]
         self.mpcctl("cluster", "init", "--dir", str(self.dir), "--base-port", str(self.base_port),
                     "--protocol", self.protocol, *extra)
         if self.protocol == "rss3":
@@ -181,6 +185,14 @@ class Cluster:
         config = self.server_dir(party) / "server.toml"
         text = re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", config.read_text())
         config.write_text(f"{name} = {value}\n" + text)
+
+    def unset_server_setting(self, party: int, name: str) -> None:
+        """Removes a top-level key from a server's server.toml, so that the server's own default
+        rules at its next start."""
+        config = self.server_dir(party) / "server.toml"
+        text = config.read_text()
+        head, sep, tail = text.partition("\n[")
+        config.write_text(re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", head) + sep + tail)
 
     def set_server_table_setting(self, party: int, table: str, name: str, value: str | int) -> None:
         """Sets `name` in the [table] section of a server's server.toml (its line there replaced,
@@ -520,11 +532,12 @@ def openssl_ecb(alg: str, key_hex: str, data: bytes, decrypt: bool = False) -> b
 
 
 def start_cluster(root: Path, protocol: str = "rss3", degraded_service: str = "off",
-                  compute_clients: tuple[str, ...] = ()) -> Cluster:
+                  compute_clients: tuple[str, ...] = (), security: str | None = None) -> Cluster:
     """A cluster initialised and started under `root`, retried in new directories when a port
     was taken between the probe and the bind. compute_clients: names of further compute
-    client keys (Cluster.add_compute_client), each with its configuration `name`.toml."""
-    cluster = Cluster(root, protocol=protocol, degraded_service=degraded_service)
+    client keys (Cluster.add_compute_client), each with its configuration `name`.toml.
+    security: as Cluster's."""
+    cluster = Cluster(root, protocol=protocol, degraded_service=degraded_service, security=security)
     for attempt in range(3):
         try:
             cluster.init()
@@ -543,5 +556,5 @@ def start_cluster(root: Path, protocol: str = "rss3", degraded_service: str = "o
                 raise
             # Most likely a port was taken between the probe and the bind: new dir, new ports.
             cluster = Cluster(root.parent / f"{root.name}-retry{attempt + 1}", protocol=protocol,
-                              degraded_service=degraded_service)
+                              degraded_service=degraded_service, security=security)
     raise AssertionError("unreachable")

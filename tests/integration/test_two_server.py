@@ -165,9 +165,10 @@ def test_dead_peer_fails_fast_and_restart_recovers(fresh_two_server_cluster: Clu
 @pytest.mark.timeout(240)
 def test_three_server_store_converts_without_a_dealer(tmp_path):
     """Keys imported into a three-server cluster serve from two servers after conversion, with
-    no key ever reassembled: servers 1 and 2 each rewrite their own store."""
+    no key ever reassembled: servers 1 and 2 each rewrite their own store. They serve under
+    security = "passive"; under the default, "active", they are refused until imported anew."""
     three = Cluster(tmp_path / "rss3")
-    two = Cluster(tmp_path / "gc2", protocol="gc2")
+    two = Cluster(tmp_path / "gc2", protocol="gc2", security="passive")
     try:
         three.init()
         three.start()

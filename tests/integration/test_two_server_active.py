@@ -6,8 +6,8 @@ Results are checked against OpenSSL, libk5crypto and Python's AES-GCM. The devia
 other value; either server feeds another output pad than the client's or hands the client
 another output. The job is refused as failed verification (MPC_EABORT: by both servers, or by
 the client), honest jobs before and after are right, and the same kind of alteration under the
-default security = "passive" (half-gates) changes the keystream without anybody noticing, so
-these tests fail without authenticated garbling and the client's pads.
+security = "passive" (half-gates) changes the keystream without anybody noticing, so these
+tests fail without authenticated garbling and the client's pads.
 """
 
 from __future__ import annotations
@@ -33,12 +33,15 @@ TABLE_BYTE = 200_000
 
 
 def start_gc2(root: Path, security: dict[int, str] | None = None, limits: dict[str, int] | None = None) -> Cluster:
-    """A gc2 cluster with each server's `security` as given (default: the product's, passive)
-    and `limits` set in every server's [limits] table."""
+    """A gc2 cluster with each server's `security` as given (a server not named sets none, so
+    the product's default, active, rules) and `limits` set in every server's [limits] table."""
     cluster = Cluster(root, protocol="gc2")
     cluster.init()
-    for party, value in (security or {}).items():
-        cluster.set_server_setting(party, "security", f'"{value}"')
+    for party in cluster.parties:
+        if party in (security or {}):
+            cluster.set_server_setting(party, "security", f'"{security[party]}"')
+        else:
+            cluster.unset_server_setting(party, "security")
     for party in cluster.parties:
         for name, value in (limits or {}).items():
             cluster.set_server_table_setting(party, "limits", name, value)
@@ -73,6 +76,7 @@ def settled_attempt(cluster: Cluster, name: str, blocks: int = 4, deadline_s: fl
 
 
 MPC_EREFUSED, MPC_EABORT = -4, -10
+PASSIVE = {1: "passive", 2: "passive"}
 
 
 @pytest.mark.timeout(300)
@@ -169,7 +173,7 @@ def test_active_gcm_jobs_match_aes_gcm_and_deviations_are_caught(tmp_path):
         gcm.close()
         cluster.stop()
 
-    passive = start_gc2(tmp_path / "passive")
+    passive = start_gc2(tmp_path / "passive", PASSIVE)
     gcm = GcmEngine(passive.compute_config)
     try:
         key = import_gcm_key(passive)
@@ -184,7 +188,11 @@ def test_active_gcm_jobs_match_aes_gcm_and_deviations_are_caught(tmp_path):
 
 @pytest.mark.timeout(400)
 def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_when_passive(tmp_path):
-    active = start_gc2(tmp_path / "active", {1: "active", 2: "active"})
+    """The product's default is active: a cluster whose servers set no `security` refuses a
+    deviating garbler's jobs."""
+    active = start_gc2(tmp_path / "active")
+    for party in active.parties:
+        assert "security" not in (active.server_dir(party) / "server.toml").read_text()
     try:
         key_hex, _ = active.import_key("rows", 1, "aes128")
         expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 4)
@@ -205,7 +213,7 @@ def test_altered_garbled_rows_are_refused_when_active_and_change_the_keystream_w
     finally:
         active.stop()
 
-    passive = start_gc2(tmp_path / "passive")
+    passive = start_gc2(tmp_path / "passive", PASSIVE)
     try:
         key_hex, _ = passive.import_key("rows", 1, "aes128")
         expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 4)
@@ -226,7 +234,7 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
     server feeding another pad than the client's, handing the client another padded output than
     its peer's, or feeding its share of the last round key with a bit flipped (three ways to
     shift the result by a value it picks) gets the job refused (MPC_EABORT), whichever server it
-    is; honest jobs after are right. Under the default security = "passive" the same server
+    is; honest jobs after are right. Under security = "passive" the same server
     XORs bit 0 into its output share, or flips that key bit, and the client takes the shifted
     keystream."""
     active = start_gc2(tmp_path / "active", {1: "active", 2: "active"})
@@ -248,7 +256,7 @@ def test_a_server_that_shifts_the_clients_result_is_caught_when_active_and_unnot
     finally:
         active.stop()
 
-    passive = start_gc2(tmp_path / "passive")
+    passive = start_gc2(tmp_path / "passive", PASSIVE)
     try:
         key_hex, _ = passive.import_key("shift", 1, "aes128")
         expected = openssl_ctr_keystream("aes128", key_hex, "00" * 16, 2)
@@ -314,7 +322,7 @@ def test_active_kerberos_jobs_match_libk5crypto_and_deviations_are_caught(tmp_pa
         compute.close()
         cluster.stop()
 
-    passive = start_gc2(tmp_path / "passive")
+    passive = start_gc2(tmp_path / "passive", PASSIVE)
     admin, compute = KrbEngine(passive.admin_config), KrbEngine(passive.compute_config)
     try:
         algorithm, _, krb5_enctype, _, size = ENCTYPES["aes128"]

@@ -1,7 +1,8 @@
 """Kerberos and AES-256-GCM jobs on a two-server cluster, through the same libmpcclient.so
 calls as on three servers, with two real mpc-server processes over CurveZMQ. gc2 and lut2
-clusters run these jobs with the same garbled-circuit engine, so this runs on gc2 alone; the
-protected realm of kdc/test_two_server_kdc.py runs on both. MIT libk5crypto (through ctypes) and
+clusters run these jobs with the same garbled-circuit engine, so this runs on gc2 alone, of
+security = "passive" (the active form is test_two_server_active.py's); the protected realm of
+kdc/test_two_server_kdc.py runs on both. MIT libk5crypto (through ctypes) and
 Python's `cryptography` AESGCM are the outside truth: what the engine encrypts, libk5crypto
 decrypts and the other way round; checksums, the PRF and GCM tags are equal bit for bit.
 """
@@ -33,7 +34,7 @@ from gcm_client import gcm_tag_of
 
 @pytest.fixture(scope="module")
 def gc2_cluster(tmp_path_factory):
-    cluster = start_cluster(tmp_path_factory.mktemp("gc2-jobs") / "c", "gc2")
+    cluster = start_cluster(tmp_path_factory.mktemp("gc2-jobs") / "c", "gc2", security="passive")
     try:
         yield cluster
     finally:

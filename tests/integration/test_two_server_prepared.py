@@ -1,5 +1,5 @@
-"""Kerberos garblings prepared ahead of time on a real two-server (gc2) cluster: two mpc-server
-processes over CurveZMQ, the client through libmpcclient.so. A login's three jobs on an
+"""Kerberos garblings prepared ahead of time on a real two-server (gc2, security = "passive",
+half-gates) cluster: two mpc-server processes over CurveZMQ, the client through libmpcclient.so. A login's three jobs on an
 aes256-cts-hmac-sha1-96 key (the preauth decryption, the AS-REP encryption, the request's
 checksum) run again and again; server 1 prepares garblings of their shapes in idle time, and
 later jobs run on them. MIT libk5crypto is the outside truth for every result, before and while
@@ -88,10 +88,12 @@ def login_jobs(engine: KrbEngine, k5, key: bytes) -> None:
 
 
 def debug_cluster(root: Path, protocol: str) -> Cluster:
-    """A started cluster whose servers log at debug level."""
+    """A started cluster whose servers log at debug level (gc2: passive, whose garblings are
+    prepared ahead; the active form's AND material is test_two_server_active.py's)."""
     cluster = None
     for attempt in range(3):  # a port taken between the probe and the bind: new ports
-        cluster = Cluster(root / f"c{attempt}", base_port=pick_base_port(), protocol=protocol)
+        cluster = Cluster(root / f"c{attempt}", base_port=pick_base_port(), protocol=protocol,
+                          security="passive" if protocol == "gc2" else None)
         try:
             cluster.init()
             for party in cluster.parties:

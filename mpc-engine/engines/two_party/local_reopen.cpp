@@ -13,7 +13,8 @@
 // when the tag is right and, since r is unknown to it, a uniform block otherwise, never s.
 // The keystream shares carry a mask from the same stream, so each alone is uniform. A server
 // that answered another copy of the request than its partner draws other r and m: the
-// client sees noise. Two servers serving are semi-honest (docs/threat-model.md).
+// client sees noise. Only servers of security = "passive" reopen so: local masks have no
+// actively secure form, and active servers refuse them (docs/threat-model.md).
 #include <sodium.h>
 
 #include <algorithm>

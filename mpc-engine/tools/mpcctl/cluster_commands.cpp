@@ -69,7 +69,7 @@ std::string server_toml(const std::string& protocol, int parties, int party, con
                      "\"\n" + (data_links ? "data_endpoint = \"" + endpoint(host, data_port(base_port, party)) + "\"\n" : std::string()) +
                      "secret_key_file = \"server.key\"\nstorage_path = \"data\"\n"
                      "storage_key_file = \"storage.key\"\nlog_level = \"info\"\n" +
-                     (protocol == "rss3" ? "security = \"" + security + "\"\n" : std::string()) +
+                     (protocol != "lut2" ? "security = \"" + security + "\"\n" : std::string()) +
                      (protocol == "rss3" && ticket_key_import ? "ticket_key_import = \"allow\"\n" : std::string()) +
                      "\n[limits]\npeer_timeout_ms = " +
                      (protocol == "lut2" ? std::string("3000") : std::string("1000")) + "\n";
@@ -115,8 +115,8 @@ void init_cluster(const Arguments& arguments) {
   const bool dealer = preprocessing == "dealer";
   const std::string security = arguments.value_or("security", "active");
   if (security != "active" && security != "passive") throw Error(Component::Tool, "--security must be active or passive");
-  if (arguments.optional("security") && protocol != "rss3")
-    throw Error(Component::Tool, "--security applies only to --protocol rss3 (two servers are semi-honest)");
+  if (arguments.optional("security") && protocol == "lut2")
+    throw Error(Component::Tool, "--security applies to --protocol rss3 and gc2 (lut2 is semi-honest)");
   const std::string data_links = arguments.value_or("data-links", protocol == "rss3" ? "on" : "off");
   if (data_links != "on" && data_links != "off") throw Error(Component::Tool, "--data-links must be on or off");
   if (data_links == "on" && protocol != "rss3")

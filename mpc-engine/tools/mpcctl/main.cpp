@@ -58,7 +58,7 @@ computes them (U: key usage: 2 or 3 to encrypt, 1 or 2 to decrypt, 17 or 56 to c
 A local cluster for development (three servers, or two with gc2 and lut2):
   cluster init --dir D [--host 127.0.0.1] [--base-port 7100] [--protocol rss3|gc2|lut2]
                [--lut-preprocessing ot|dealer]  (lut2: OT between the servers, or a dealer process)
-               [--security active|passive]      (rss3: what one deviating server meets; default active)
+               [--security active|passive]      (rss3, gc2: what one deviating server meets; default active)
                [--data-links on|off]            (rss3: batch layer messages over AES-256-GCM data links
                                                  on ports base+21..23, or over CurveZMQ; default on)
                [--ticket-key-import refuse|allow] (rss3: whether aes256-gcm keys of a known value

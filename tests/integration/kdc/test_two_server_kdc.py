@@ -1,5 +1,6 @@
-"""A protected realm on a two-server cluster (protocol gc2 and lut2): the krbtgt key and users'
-keys shared between two mpc-server processes, the stock krb5kdc with the crypto router, and
+"""A protected realm on a two-server cluster (protocol gc2 of security = "passive", and lut2; the
+default, active gc2 is kdc/test_two_server_active_kdc.py's): the krbtgt key and users' keys
+shared between two mpc-server processes, the stock krb5kdc with the crypto router, and
 the unmodified Debian clients. The KDB module, the router and mpcctl are the ones of the
 three-server realm; only the cluster configuration differs.
 

@@ -135,17 +135,21 @@ TEST_F(SettingsTest, SecurityIsActiveUnlessPassiveIsAsked) {
   EXPECT_EQ(load_server_settings(write("server.toml", server_text(root))).security, Security::Active);
   root["security"] = "\"paranoid\"";
   expect_server_error(server_text(root), {"security", "one of active, passive"});
-  // Two-server clusters: passive unless asked; gc2 takes "active", lut2 refuses it rather than
-  // promise more than it does.
+  // Two-server clusters: gc2 is active unless asked otherwise; lut2 is passive and refuses
+  // "active" rather than promise more than it does.
   const std::string two_server_peer = peer_table(2, "tcp://127.0.0.1:7202", z85(peer2));
   root.erase("security");
   root["protocol"] = "\"gc2\"";
   EXPECT_EQ(load_server_settings(write("server.toml", server_text(root, "", two_server_peer))).security,
+            Security::Active);
+  root["security"] = "\"passive\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root, "", two_server_peer))).security,
+            Security::Passive);
+  root.erase("security");
+  root["protocol"] = "\"lut2\"";
+  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root, "", two_server_peer))).security,
             Security::Passive);
   root["security"] = "\"active\"";
-  EXPECT_EQ(load_server_settings(write("server.toml", server_text(root, "", two_server_peer))).security,
-            Security::Active);
-  root["protocol"] = "\"lut2\"";
   expect_server_error(server_text(root, "", two_server_peer), {"security", "lut2 is semi-honest"});
   root["security"] = "\"passive\"";
   EXPECT_EQ(load_server_settings(write("server.toml", server_text(root, "", two_server_peer))).security,
