@@ -7,7 +7,10 @@
 // circuit, engines/two_party/checked_part.hpp) as a two-server cluster of security = "active"
 // runs them: those take triples of their own, for their share checks' AND gates.
 //
-//   auth2_bench [--triples N] [--repeat R] [--json]
+// AND material (a triple and a mask per entry) is also timed as a server makes it: B batches of
+// 65,536 entries on one session.
+//
+//   auth2_bench [--triples N] [--repeat R] [--material-batches B] [--json]
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -19,6 +22,7 @@
 #include "circuits/aes.hpp"
 #include "circuits/aes_shared_key.hpp"
 #include "circuits/extra_inputs.hpp"
+#include "common/batch_memory.hpp"
 #include "pair_timing.hpp"
 #include "protocol/auth2/and_triples.hpp"
 #include "protocol/auth2/auth_bits.hpp"
@@ -43,14 +47,16 @@ circuits::Circuit shared_key_aes128() {
 int main(int argc, char** argv) {
   std::size_t triples = 1 << 18;
   int repeat = 3;
+  int material_batches = 8;
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--triples" && i + 1 < argc) triples = std::stoul(argv[++i]);
     else if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::stoi(argv[++i]));
+    else if (arg == "--material-batches" && i + 1 < argc) material_batches = std::max(1, std::stoi(argv[++i]));
     else if (arg == "--json") json = true;
     else {
-      std::cerr << "usage: auth2_bench [--triples N] [--repeat R] [--json]\n";
+      std::cerr << "usage: auth2_bench [--triples N] [--repeat R] [--material-batches B] [--json]\n";
       return 2;
     }
   }
@@ -58,6 +64,7 @@ int main(int argc, char** argv) {
     std::cerr << "auth2_bench: --triples must be positive\n";
     return 2;
   }
+  keep_freed_batch_memory();  // as mpc-server does, so that the figures are what it would make
   auto [a, b] = two_party::make_memory_channel_pair(std::chrono::milliseconds(120000), 1 << 20);
   auth2::Session first(*a, auth2::Role::First), second(*b, auth2::Role::Second);
   measure(*a, *b, 1, [&] { first.delta(); }, [&] { second.delta(); });
@@ -69,6 +76,18 @@ int main(int argc, char** argv) {
       *a, *b, repeat, [&] { auth2::leaky_triples(first, triples); }, [&] { auth2::leaky_triples(second, triples); });
   const Figure bucketed = measure(
       *a, *b, repeat, [&] { auth2::and_triples(first, triples); }, [&] { auth2::and_triples(second, triples); });
+  // AND material as a server stocks it: batches of kMaterialBatch entries one after another
+  // on one session (engines/two_party/gc2_backend.hpp, preprocess_batch).
+  constexpr std::size_t kMaterialBatch = 65536;
+  const Figure material = measure(
+      *a, *b, repeat,
+      [&] {
+        for (int batch = 0; batch < material_batches; ++batch) (void)auth2::and_material(first, kMaterialBatch);
+      },
+      [&] {
+        for (int batch = 0; batch < material_batches; ++batch) (void)auth2::and_material(second, kMaterialBatch);
+      });
+  const double material_entries = static_cast<double>(kMaterialBatch) * material_batches;
 
   // AES-128 blocks: the triples of `aes_blocks` blocks in one call, then per block its masks
   // (function-dependent preprocessing) and its garbling and evaluation (online).
@@ -166,6 +185,9 @@ int main(int argc, char** argv) {
               << ", \"authenticated_bit_bytes\": " << random_bits.bytes / nb
               << ", \"leaky_triples_per_s\": " << n / leaky.seconds << ", \"leaky_triple_bytes\": " << leaky.bytes / n
               << ", \"triples_per_s\": " << n / bucketed.seconds << ", \"triple_bytes\": " << bucketed.bytes / n
+              << ", \"material_batch\": " << kMaterialBatch
+              << ", \"material_entries_per_s\": " << material_entries / material.seconds
+              << ", \"material_entry_bytes\": " << material.bytes / material_entries
               << ", \"aes128\": {\"and_gates\": " << ands << ", \"blocks\": " << aes_blocks
               << ", \"triples_ms_per_block\": " << aes_triples.seconds * 1e3 / blocks_done
               << ", \"triple_bytes_per_block\": " << aes_triples.bytes / blocks_done
@@ -187,6 +209,9 @@ int main(int argc, char** argv) {
               << "leaky AND triples:  " << n / leaky.seconds / 1e6 << " M/s, " << leaky.bytes / n << " bytes/triple\n"
               << "AND triples:        " << n / bucketed.seconds / 1e6 << " M/s, " << bucketed.bytes / n
               << " bytes/triple (buckets of " << bucket << ", 2^-" << auth2::kStatisticalSecurity << ")\n"
+              << "AND material:       " << material_entries / material.seconds / 1e6 << " M entries/s, "
+              << material.bytes / material_entries << " bytes/entry (" << material_batches << " batches of "
+              << kMaterialBatch << ")\n"
               << "(" << triples << " triples per call, best of " << repeat << ", both directions counted)\n"
               << "AES-128, " << ands << " ANDs, " << aes_blocks << " blocks: triples "
               << aes_triples.seconds * 1e3 / blocks_done << " ms and " << aes_triples.bytes / blocks_done / 1e6
