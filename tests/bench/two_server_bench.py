@@ -250,6 +250,8 @@ def markdown(report: dict) -> str:
         f"{fmt(auth2['authenticated_bit_bytes'], 1)} bytes each |",
         f"| auth2: AND triples/s ({auth2['triples']:,} per call, buckets of {auth2['bucket_size']}, "
         f"2^-{auth2['statistical_security']}) | {fmt(auth2['triples_per_s'])}, {fmt(auth2['triple_bytes'])} bytes each |",
+        f"| auth2: AND material entries/s as a server stocks them (batches of {auth2['material_batch']:,}) | "
+        f"{fmt(auth2['material_entries_per_s'])}, {fmt(auth2['material_entry_bytes'])} bytes each |",
         f"| auth2: AES-128 block, authenticated garbling: triples | {fmt(aes['triples_ms_per_block'], 1)} ms, "
         f"{fmt(aes['triple_bytes_per_block'] / 1e6, 2)} MB |",
         f"| auth2: AES-128 block: masks (function-dependent) | {fmt(aes['masks_ms_per_block'], 1)} ms, "
