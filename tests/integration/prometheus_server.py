@@ -47,6 +47,22 @@ def scrape(endpoint: str) -> tuple[dict[str, float], str]:
     return samples, text
 
 
+def wait_for_pair_stock(endpoints: dict[int, str], missing: int, entries: float, deadline: float) -> None:
+    """Until the leader of the pair of a three-server cluster that serves without server
+    `missing` holds `entries` of AND material made ahead (mpc_pair_entries_ahead), or
+    AssertionError once time.monotonic() passes `deadline`."""
+    name = f'mpc_pair_entries_ahead{{without="{missing}"}}'
+    leader = missing % 3 + 1
+    while True:
+        try:
+            if scrape(endpoints[leader])[0].get(name, 0) >= entries:
+                return
+        except OSError:  # the leader was started again and does not listen yet
+            pass
+        assert time.monotonic() < deadline, f"the pair without server {missing} made too little ahead in time"
+        time.sleep(0.2)
+
+
 class Prometheus:
     """A real Prometheus server scraping the given targets every second, with the alert rules."""
 

@@ -55,6 +55,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
 
 import mpc_cluster  # noqa: E402
 from krb5_realm import Realm  # noqa: E402
+from prometheus_server import serve_metrics, wait_for_pair_stock  # noqa: E402
 from protected_kdc import ProtectedRealm, kdc_pids  # noqa: E402
 
 PASSWORD = "storm-login-pw"
@@ -178,10 +179,12 @@ class Bench:
         self.targets = [Target("stock", self.stock), Target("protected", self.protected, self.cluster)]
         self.principals = principals
         self.keytab = root / "storm.keytab"
+        self.metrics: dict[int, str] = {}  # each engine server's metrics endpoint, on loopback
 
     def __enter__(self) -> "Bench":
         try:
             self.cluster.init()
+            self.metrics = serve_metrics(self.cluster)
             self.cluster.start()
             for realm in (self.stock, self.protected):
                 realm.create()
@@ -463,6 +466,11 @@ def soak(args: argparse.Namespace) -> None:
             for party in parties:
                 kill_at = (outages[-1][2] if outages else 0.0) + gap  # a gap after the last restart
                 time.sleep(max(0.0, t0 + kill_at - time.monotonic()))
+                if degraded:
+                    # The pair that is to serve has made its AND material ahead, as it has in a
+                    # deployment between outages; after a restart that takes a while on 2 cores.
+                    latest = t0 + args.seconds - args.outage - 2.0
+                    wait_for_pair_stock(bench.metrics, party, args.pair_stock, latest)
                 bench.cluster.kill_server(party)
                 killed = time.monotonic() - t0
                 print(f"soak: engine server {party} killed at {killed:.1f} s", flush=True)
@@ -593,7 +601,11 @@ def main() -> None:
     s.add_argument("--seconds", type=float, default=180)
     s.add_argument("--rate", type=float, default=5,
                    help="offered logins/s: keep it within what two servers serve alone on the "
-                        "machine (garbling is far slower than the three-party protocol)")
+                        "machine (garbling is far slower than the three-party protocol; an "
+                        "actively secure pair with --protected-users on 2 cores serves about 0.5)")
+    s.add_argument("--pair-stock", type=float, default=400_000,
+                   help="entries of AND material the pair that is to serve must hold made ahead "
+                        "before each kill (mpc_pair_entries_ahead)")
     s.add_argument("--outage", type=float, default=20)
     s.add_argument("--recovery", type=float, default=5,
                    help="seconds after the restart, beyond --login-timeout, within which "

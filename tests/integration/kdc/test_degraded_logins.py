@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 import mpc_cluster
-from prometheus_server import scrape, serve_metrics
+from prometheus_server import serve_metrics, wait_for_pair_stock
 from protected_kdc import ProtectedRealm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
@@ -41,20 +41,6 @@ OUTAGES = (1, 3)  # servers killed in turn, each for OUTAGE_S
 OUTAGE_S = 8.0
 READY_ENTRIES = 400_000
 AFTER_LAST_S = 3.0  # logins offered after the last restart
-
-
-def wait_for_pair_stock(endpoints: dict, missing: int, deadline: float) -> None:
-    """Until the leader of the pair without server `missing` holds READY_ENTRIES made ahead."""
-    name = f'mpc_pair_entries_ahead{{without="{missing}"}}'
-    leader = missing % 3 + 1
-    while True:
-        try:
-            if scrape(endpoints[leader])[0].get(name, 0) >= READY_ENTRIES:
-                return
-        except OSError:  # the leader was started again and does not listen yet
-            pass
-        assert time.monotonic() < deadline, f"the pair without server {missing} made too little ahead in time"
-        time.sleep(0.2)
 
 
 @pytest.mark.timeout(300)
@@ -92,7 +78,7 @@ def test_no_login_fails_while_engine_servers_go_down_in_turn(tmp_path):
         try:
             last_kill = started + SECONDS - AFTER_LAST_S - OUTAGE_S
             for party in OUTAGES:
-                wait_for_pair_stock(endpoints, party, last_kill)
+                wait_for_pair_stock(endpoints, party, READY_ENTRIES, last_kill)
                 cluster.kill_server(party)
                 killed = time.monotonic() - started
                 time.sleep(OUTAGE_S)
