@@ -75,6 +75,19 @@ def settled_attempt(cluster: Cluster, name: str, blocks: int = 4, deadline_s: fl
         time.sleep(0.3)
 
 
+def settled_attempt_at(cluster: Cluster, name: str, counter: str, deadline_s: float = 60):
+    """settled_attempt for one AES-128 block at `counter`."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        attempt = cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config),
+                                 *Cluster.key_args(name, 1, "aes128"), "--counter", counter, "--blocks", "1",
+                                 check=False, timeout=120)
+        transient = any(word in attempt.stderr for word in ("busy", "unreachable", "peer_failure", "no answer"))
+        if not transient or time.monotonic() > deadline:
+            return attempt
+        time.sleep(0.3)
+
+
 MPC_EREFUSED, MPC_EABORT = -4, -10
 PASSIVE = {1: "passive", 2: "passive"}
 
@@ -380,6 +393,70 @@ def test_a_job_larger_than_the_pool_of_and_material_is_refused_and_smaller_ones_
         assert cluster.keystream_of(served) == openssl_ctr_keystream("aes128", key_hex, "00" * 16, 8), served.stderr
     finally:
         cluster.stop()
+
+
+@pytest.mark.timeout(600)
+def test_whether_a_probed_key_bit_aborts_the_job_is_independent_of_the_bit(tmp_path):
+    """Selective failure on server 2's key-share bits. Under security = "passive" server 1 is
+    the OT sender of those bits' labels: offering a wrong label for value 1 of bit 0
+    (gc2-selective-key-bit) makes a job come out wrong exactly when server 2's share bit is 1,
+    so server 1, which holds its own share bit, reads the key's bit 0 off every key, after a
+    restart (a fresh transfer) as before. Under the default, active, the same probe
+    (auth2-selective-label) can only be aimed at the masked bit server 2 sends, whose mask
+    neither server knows alone: jobs abort about half the time for each key, keys with bit 0
+    clear and set alike, and no job it spoils is served."""
+    active = start_gc2(tmp_path / "active")
+    try:
+        keys = {}
+        for bit in (0, 1):
+            for n in range(2):
+                key = bytearray(secrets.token_bytes(16))
+                key[0] = (key[0] & 0xFE) | bit
+                keys[f"probe-{bit}-{n}"] = key.hex()
+                active.import_key(f"probe-{bit}-{n}", 1, "aes128", key.hex())
+        restart(active, 1, fault="auth2-selective-label=0")
+        aborted = {name: 0 for name in keys}
+        jobs = 14  # a key whose jobs all end alike by chance: 2^-13
+        for _ in range(jobs):
+            for name, key_hex in keys.items():
+                counter = secrets.token_hex(16)
+                attempt = settled_attempt_at(active, name, counter)
+                if attempt.returncode == 0:
+                    assert active.keystream_of(attempt) == openssl_ctr_keystream("aes128", key_hex, counter, 1), name
+                else:
+                    assert "verification" in attempt.stderr, attempt.stderr
+                    aborted[name] += 1
+        for name, count in aborted.items():
+            assert 0 < count < jobs, f"{name}: {count} of {jobs} jobs aborted, a function of the key alone"
+        for bit in (0, 1):
+            rate = sum(count for name, count in aborted.items() if name.startswith(f"probe-{bit}-")) / (2 * jobs)
+            assert 0.15 <= rate <= 0.85, (bit, aborted)
+    finally:
+        active.stop()
+
+    passive = start_gc2(tmp_path / "passive", PASSIVE)
+    try:
+        keys = {f"probe-{n}": secrets.token_hex(16) for n in range(12)}
+        for name, key_hex in keys.items():
+            passive.import_key(name, 1, "aes128", key_hex)
+        wrong_jobs = 0
+        for round_ in range(2):
+            restart(passive, 1, fault="gc2-selective-key-bit=0")
+            for name, key_hex in keys.items():
+                counter = secrets.token_hex(16)
+                attempt = settled_attempt_at(passive, name, counter)
+                assert attempt.returncode == 0, attempt.stderr  # nothing is checked
+                wrong = passive.keystream_of(attempt) != openssl_ctr_keystream("aes128", key_hex, counter, 1)
+                wrong_jobs += wrong
+                offers = [entry for entry in passive.log_events(1, "fault: selective key-label offer")
+                          if entry["key"].startswith(f"{name} kvno ")]
+                assert len(offers) == round_ + 1, offers
+                learned = offers[-1]["own_bit"] ^ wrong
+                assert learned == bytes.fromhex(key_hex)[0] & 1, (name, round_)
+        assert wrong_jobs > 0, "the probe never fired: every share bit of server 2 was 0"
+        assert passive.verification_refusals() == {1: 0, 2: 0}
+    finally:
+        passive.stop()
 
 
 @pytest.mark.timeout(180)

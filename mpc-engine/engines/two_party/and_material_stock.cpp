@@ -18,6 +18,10 @@ constexpr std::uint64_t kBatchTweaksPerEntry = 32;
 //   first 64 AND gates of a job, so whichever row server 2 opens is wrong;
 // - "auth2-opened-mask": opens its first shared bit of a job (its masks' preparation) with the
 //   other value;
+// - "auth2-selective-label=I": gives server 2 a wrong label for its input wire I (its first
+//   key-share bit for I = 0) whenever the masked bit server 2 sent for it is 1: the probe that
+//   half-gates' OT of key labels allows (gc2-selective-key-bit), here aimed at what the
+//   garbler sees of that bit;
 // - "auth2-leaky-products": alters its leaky-AND products in every preprocessing batch.
 // Either server:
 // - "auth2-step=S": flips bit 0 of the first message it sends of step S (auth2::Step's value)
@@ -39,6 +43,11 @@ void deviate_in_job(auth2::Session& session) {
         for (std::size_t row = 0; row < 4; ++row)
           if (const std::size_t byte = 96 * gate + 24 * row + 5; byte < message.size()) message[byte] ^= 1;
     });
+  if (const auto wire = fault::armed("auth2-selective-label"))
+    session.set_input_label_deviation(
+        [wire = *wire](std::span<const std::uint8_t> masked, std::span<two_party::Block> labels) {
+          if (wire < masked.size() && masked[wire] != 0) labels[wire] ^= two_party::Block{1, 1};
+        });
   if (fault::armed("auth2-opened-mask"))
     session.set_deviation([done = false](auth2::Step step, std::span<std::uint8_t> message) mutable {
       if (step != auth2::Step::Opening || message.empty() || done) return;

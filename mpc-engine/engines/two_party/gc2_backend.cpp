@@ -289,6 +289,16 @@ gc2::Labels Gc2Backend::key_labels(two_party::Channel& peer, const wire::KeyId& 
       const gc2::Labels m0 = gc2::garbler_input_labels(*garbler_, own_bits, set.labels);
       gc2::Labels m1(m0.size());
       for (std::size_t i = 0; i < m0.size(); ++i) m1[i] = m0[i] ^ garbler_->delta();
+#if defined(MPC_FAULT_INJECTION)
+      // "gc2-selective-key-bit=I": server 1 offers server 2 a wrong label for key-share bit I
+      // when that bit is 1, the right one when it is 0: the job comes out wrong exactly when
+      // server 2's bit is 1, and server 1, which holds its own bit (logged, for the test that
+      // reads what it learns), learns the key's.
+      if (const auto bit = fault::armed("gc2-selective-key-bit"); bit && *bit < m1.size()) {
+        m1[*bit] ^= Block{1, 1};
+        log_.warn("fault: selective key-label offer", {{"key", key}, {"own_bit", std::uint64_t{own_bits[*bit]}}});
+      }
+#endif
       ot::OtExtensionSender sender(peer);
       sender.chosen(m0.span(), m1.span());
     }

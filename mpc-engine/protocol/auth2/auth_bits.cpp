@@ -90,7 +90,8 @@ Session::Session(Session&& other) noexcept
       delta_(other.delta_),
       ready_(other.ready_),
       tweaks_(other.tweaks_),
-      deviation_(std::move(other.deviation_)) {
+      deviation_(std::move(other.deviation_)),
+      input_label_deviation_(std::move(other.input_label_deviation_)) {
   wipe(&other.delta_, sizeof other.delta_);
   other.ready_ = false;
 }

@@ -77,6 +77,9 @@ const char* step_name(Step step) noexcept;
 
 // Sees (and may alter) each message of this party before it is sent: tests only.
 using Deviation = std::function<void(Step, std::span<std::uint8_t>)>;
+// Sees (and may alter) the labels a garbler sends for the evaluator's input wires, beside the
+// masked bits the evaluator sent for them: tests only (a garbler probing by selective failure).
+using InputLabelDeviation = std::function<void(std::span<const std::uint8_t> masked, std::span<Block> labels)>;
 
 class Session {
  public:
@@ -140,6 +143,8 @@ class Session {
   void send(Step step, std::span<std::uint8_t> message);
 
   void set_deviation(Deviation deviation) { deviation_ = std::move(deviation); }
+  void set_input_label_deviation(InputLabelDeviation deviation) { input_label_deviation_ = std::move(deviation); }
+  const InputLabelDeviation& input_label_deviation() const noexcept { return input_label_deviation_; }
 
   struct Extension;
 
@@ -155,6 +160,7 @@ class Session {
   bool ready_ = false;
   std::uint64_t tweaks_ = 0;
   Deviation deviation_;
+  InputLabelDeviation input_label_deviation_;
 };
 
 // Packs bits (0/1 bytes) eight to a byte, little-endian within each byte, and back.

@@ -178,6 +178,7 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
   std::vector<Block> peer_labels(wires.second.size());
   for (std::size_t i = 0; i < wires.second.size(); ++i)
     peer_labels[i] = zero[wires.second[i]] ^ (delta & two_party::select_mask(peer_masked[i] != 0));
+  if (session.input_label_deviation()) session.input_label_deviation()(peer_masked, peer_labels);
   session.send(Step::InputLabels, bytes_of(peer_labels));
   session.channel().flush();
   if (masked_inputs != nullptr) {
