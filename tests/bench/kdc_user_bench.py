@@ -286,7 +286,7 @@ def main() -> None:
     kdc_plots.plot_kdc_users(report, out / "kdc-users.png")
     lines = ["| measure | stock krb5kdc | protected user + krbtgt, three servers (rss3, garbled Kerberos jobs, "
              "active security) | the same, passive (garbled once) | the same, Kerberos jobs layer by layer | "
-             "the same, two servers (gc2) |", "|---|---|---|---|---|---|",
+             "the same, two servers (gc2, passive) |", "|---|---|---|---|---|---|",
              f"| AS p50 (ms) | {stock_s['as_p50_ms']:.2f} | {protected_s['as_p50_ms']:.1f} | "
              f"{passive_s['as_p50_ms']:.1f} | {layered_s['as_p50_ms']:.1f} | {gc2_s['as_p50_ms']:.1f} |",
              f"| AS p99 (ms) | {stock_s['as_p99_ms']:.2f} | {protected_s['as_p99_ms']:.1f} | "
@@ -325,7 +325,7 @@ def main() -> None:
         f"{report['date']}, {os.cpu_count()} CPUs; median of {ROUNDS} alternating rounds; client "
         f"tests/load/kdc_load with a keytab over TCP; three engines of three servers (rss3; Kerberos jobs "
         f"garbled twice with active security, garbled once, and layer by layer) and one of two servers "
-        f"(gc2), all on the same machine.\n\n"
+        f"(gc2, security = \"passive\"), all on the same machine.\n\n"
         f"{table}\n\nThe first two rows run logins back to back from one client, which on this machine keeps "
         f"every core busy; the next two leave {PAUSE_MS} ms between logins, and the three-server active "
         f"engine then evaluates garblings prepared ahead (\"garbled twice, prepared\" below; \"garbled twice "
