@@ -22,7 +22,7 @@ from client_handle import settled
 from gcm_client import MPC_EABORT, MPC_EREFUSED, GcmError, ctr_keystream, import_gcm_key
 from gcm_client import Engine as GcmEngine
 from krb_client import ENCTYPES, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401
-from prometheus_server import scrape, serve_metrics
+from prometheus_server import scrape, serve_metrics, wait_for_pair_stock
 
 PAIR = {1: "two-party without server 3", 2: "two-party without server 3"}
 # Each deviation, the jobs it is made in, and what the refusal names.
@@ -147,13 +147,10 @@ def test_each_pair_makes_its_preprocessing_before_it_is_needed(tmp_path, k5):
         keys = Keys(cluster, k5)
         deadline = time.monotonic() + 120
         for missing in (1, 2, 3):
-            leader = missing % 3 + 1
-            name = f'mpc_pair_entries_ahead{{without="{missing}"}}'
-            while scrape(endpoints[leader])[0].get(name, 0) < 400_000:
-                assert time.monotonic() < deadline, (missing, scrape(endpoints[leader])[1])
-                time.sleep(0.5)
+            wait_for_pair_stock(endpoints, missing, 400_000, deadline)
             # Only a pair's leader makes the material's announcements, so only it counts them.
-            assert name not in scrape(endpoints[(missing + 1) % 3 + 1])[0]
+            follower = (missing + 1) % 3 + 1
+            assert f'mpc_pair_entries_ahead{{without="{missing}"}}' not in scrape(endpoints[follower])[0]
         cluster.kill_server(3)
         data = secrets.token_bytes(40)
         assert settled(lambda: keys.krb.checksum(keys.krb_id, 17, data)) == keys.checksum_of(data)

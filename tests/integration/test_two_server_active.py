@@ -56,32 +56,20 @@ def restart(cluster: Cluster, party: int, fault: str | None = None) -> None:
     cluster.restart_server(party, fault=fault)
 
 
-def keystream_attempt(cluster: Cluster, name: str, blocks: int = 4):
+def keystream_attempt(cluster: Cluster, name: str, blocks: int = 4, counter: str = "00" * 16):
     return cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config),
-                          *Cluster.key_args(name, 1, "aes128"), "--counter", "00" * 16, "--blocks", str(blocks),
+                          *Cluster.key_args(name, 1, "aes128"), "--counter", counter, "--blocks", str(blocks),
                           check=False, timeout=120)
 
 
-def settled_attempt(cluster: Cluster, name: str, blocks: int = 4, deadline_s: float = 60):
+def settled_attempt(cluster: Cluster, name: str, blocks: int = 4, deadline_s: float = 60,
+                    counter: str = "00" * 16):
     """The first keystream attempt that is neither refused as busy (the pool of AND material
     still filling after a start), nor unanswered or unreachable (a server starting, or a job
     waiting for entries on a loaded machine)."""
     deadline = time.monotonic() + deadline_s
     while True:
-        attempt = keystream_attempt(cluster, name, blocks)
-        transient = any(word in attempt.stderr for word in ("busy", "unreachable", "peer_failure", "no answer"))
-        if not transient or time.monotonic() > deadline:
-            return attempt
-        time.sleep(0.3)
-
-
-def settled_attempt_at(cluster: Cluster, name: str, counter: str, deadline_s: float = 60):
-    """settled_attempt for one AES-128 block at `counter`."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        attempt = cluster.mpcctl("aes", "keystream", "--cluster", str(cluster.admin_config),
-                                 *Cluster.key_args(name, 1, "aes128"), "--counter", counter, "--blocks", "1",
-                                 check=False, timeout=120)
+        attempt = keystream_attempt(cluster, name, blocks, counter)
         transient = any(word in attempt.stderr for word in ("busy", "unreachable", "peer_failure", "no answer"))
         if not transient or time.monotonic() > deadline:
             return attempt
@@ -420,7 +408,7 @@ def test_whether_a_probed_key_bit_aborts_the_job_is_independent_of_the_bit(tmp_p
         for _ in range(jobs):
             for name, key_hex in keys.items():
                 counter = secrets.token_hex(16)
-                attempt = settled_attempt_at(active, name, counter)
+                attempt = settled_attempt(active, name, blocks=1, counter=counter)
                 if attempt.returncode == 0:
                     assert active.keystream_of(attempt) == openssl_ctr_keystream("aes128", key_hex, counter, 1), name
                 else:
@@ -444,7 +432,7 @@ def test_whether_a_probed_key_bit_aborts_the_job_is_independent_of_the_bit(tmp_p
             restart(passive, 1, fault="gc2-selective-key-bit=0")
             for name, key_hex in keys.items():
                 counter = secrets.token_hex(16)
-                attempt = settled_attempt_at(passive, name, counter)
+                attempt = settled_attempt(passive, name, blocks=1, counter=counter)
                 assert attempt.returncode == 0, attempt.stderr  # nothing is checked
                 wrong = passive.keystream_of(attempt) != openssl_ctr_keystream("aes128", key_hex, counter, 1)
                 wrong_jobs += wrong
