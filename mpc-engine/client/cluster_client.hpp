@@ -119,6 +119,10 @@ class ClusterClient {
     std::string error;
   };
   std::vector<StatusOrError> status_each();
+  // Gives every server an operator's exclusion or readmission (wire::ExclusionRequest; needs an
+  // admin client key): for each server in party order, empty when it took it, else why not
+  // (unreachable or silent, or its refusal).
+  std::vector<std::string> exclusion_each(const wire::ExclusionRequest& request);
 
   std::chrono::milliseconds timeout() const { return settings_.timeout; }
   // For every later call: how long it may take, all servers together.

@@ -174,7 +174,11 @@ void Node::update_pair_duties(std::chrono::steady_clock::time_point now) {
     if (!service) continue;
     const int partner = service->pair.party_at(1 - service->pair.index_of(settings_.party));
     Engine::PairDuty duty = Engine::PairDuty::Serving;
-    if (service.get() != pair_) {
+    // No material is made with an excluded server, nor by it.
+    const int excluded = membership_->excluded_party();
+    if (service.get() != pair_ && excluded >= 0 && service->pair.missing != excluded) {
+      duty = Engine::PairDuty::Waiting;
+    } else if (service.get() != pair_) {
       if (!membership_->hears(partner, now)) duty = Engine::PairDuty::Waiting;
       else duty = idle ? Engine::PairDuty::Standby : Engine::PairDuty::Paced;
     }
@@ -222,6 +226,9 @@ void Node::take_pair_frame(int from, std::span<const std::uint8_t> inner) {
 // In three-party service a change reaches all three or, through the client's rollback,
 // none; in two-party service the third cannot take it, so it is refused outright.
 std::optional<std::string> Node::key_change_refusal() {
+  if (exclusion_)
+    return "keys are changed only while all three servers serve: server " + std::to_string(exclusion_->party + 1) +
+           " is excluded until an operator readmits it; nothing was changed";
   if (!membership_ || membership_->mode() == wire::ClusterMode::Full) return std::nullopt;
   return "keys are changed only while all three servers serve: server " +
          std::to_string(membership_->missing() + 1) + " is not serving; nothing was changed";

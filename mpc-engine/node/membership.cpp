@@ -28,7 +28,7 @@ void Membership::lost(int party) {
   last_hello_[static_cast<std::size_t>(party)].reset();
 }
 
-bool Membership::excluded(Clock::time_point now) const {
+bool Membership::awaiting_return(Clock::time_point now) const {
   for (int party = 0; party < 3; ++party) {
     if (party == self_) continue;
     const auto& hello = last_hello_[static_cast<std::size_t>(party)];
@@ -74,7 +74,22 @@ wire::Hello Membership::own_hello(Clock::time_point now) const {
     if (party != self_ && hears(party, now)) hello.heard |= static_cast<std::uint8_t>(1u << party);
   hello.mode = mode_;
   hello.missing = missing_ < 0 ? wire::kNoParty : static_cast<std::uint8_t>(missing_);
+  hello.excluded = excluded_ < 0 ? wire::kNoParty : static_cast<std::uint8_t>(excluded_);
   return hello;
+}
+
+std::optional<int> Membership::peers_exclusion(Clock::time_point now) const {
+  std::optional<int> said;
+  for (int party = 0; party < 3; ++party) {
+    if (party == self_) continue;
+    const auto& hello = last_hello_[static_cast<std::size_t>(party)];
+    if (!hello || now - hello_at_[static_cast<std::size_t>(party)] > timing_.peer_down) return std::nullopt;
+    const int excluded = hello->excluded == wire::kNoParty ? -1 : hello->excluded;
+    if (said && *said != excluded) return std::nullopt;
+    said = excluded;
+  }
+  if (!said || *said == excluded_) return std::nullopt;
+  return said;
 }
 
 std::vector<int> Membership::serving() const {
@@ -91,6 +106,22 @@ void Membership::switch_to(wire::ClusterMode mode, int missing) {
 
 std::optional<ModeChange> Membership::update(Clock::time_point now) {
   if (!two_party_allowed_) return std::nullopt;
+  if (excluded_ == self_) {
+    // It serves nothing, and no pair serves with it.
+    if (mode_ == wire::ClusterMode::Full) return std::nullopt;
+    switch_to(wire::ClusterMode::Full, -1);
+    return ModeChange{mode_, missing_};
+  }
+  if (excluded_ >= 0) {
+    // Served without however well it is heard; the two others serve while they hear each other.
+    const int partner = 3 - self_ - excluded_;
+    const bool pair = hears(partner, now);
+    if (pair && mode_ == wire::ClusterMode::TwoParty && missing_ == excluded_) return std::nullopt;
+    if (!pair && mode_ == wire::ClusterMode::Full) return std::nullopt;
+    if (pair) switch_to(wire::ClusterMode::TwoParty, excluded_);
+    else switch_to(wire::ClusterMode::Full, -1);
+    return ModeChange{mode_, missing_};
+  }
   // A peer's hello older than peer_down says nothing about now.
   const auto fresh_hello = [&](int party) -> const wire::Hello* {
     const auto& hello = last_hello_[static_cast<std::size_t>(party)];

@@ -20,6 +20,13 @@
 // member is down, the cluster serves nothing rather than serve as a pair. Nothing needs
 // catching up on return: key changes are refused while a server is down, and each mode keeps
 // its own GCM nonce pool.
+//
+// An excluded server (wire::ExclusionRequest, kept on disk by each server: store/
+// exclusion_file.hpp) is served without as if it were down, however well it is heard, until an
+// operator readmits it; it serves nothing itself. Each server takes an exclusion or a
+// readmission from the operator, and otherwise follows only what both of its peers say in their
+// hellos (a server that missed the operator's word while it was down): one server alone, saying
+// what it likes, can neither exclude another nor bring an excluded one back.
 #pragma once
 
 #include <array>
@@ -81,6 +88,12 @@ class Membership {
   }
 
   bool two_party_allowed() const { return two_party_allowed_; }
+  // The party served without until readmitted; -1: none.
+  int excluded_party() const { return excluded_; }
+  void set_excluded(int party) { excluded_ = party >= 0 && party <= 2 ? party : -1; }
+  // What both peers' fresh hellos say is excluded (-1: nobody), when they agree with each other
+  // and differ from this server; nullopt otherwise.
+  std::optional<int> peers_exclusion(Clock::time_point now) const;
   wire::ClusterMode mode() const { return mode_; }
   int missing() const { return missing_; }
   // The parties that serve, 0-based and sorted: all three, or the pair.
@@ -91,7 +104,7 @@ class Membership {
   bool hears(int party, Clock::time_point now) const;
   // Whether both peers say, lately, that they serve as a pair without this server: it is
   // back but not yet taken in again (it answers jobs at once, rather than hold them).
-  bool excluded(Clock::time_point now) const;
+  bool awaiting_return(Clock::time_point now) const;
   // Whether every server hears every other, each peer within the last heartbeat and a half,
   // and all say the same mode lately: no switch is under way or due. A job that fails while
   // the cluster is not settled is worth sending again.
@@ -112,6 +125,7 @@ class Membership {
   std::array<Clock::time_point, 3> hello_at_{};
   wire::ClusterMode mode_ = wire::ClusterMode::Full;
   int missing_ = -1;
+  int excluded_ = -1;
 };
 
 // When a link to each peer last broke under a send, noted from any thread. A server killed

@@ -80,6 +80,12 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
     out.one("mpc_mode_switches_total", "counter", "Cluster mode switches this server made.", s.mode_switches);
     out.one("mpc_mode_since_seconds", "gauge", "Unix time of the last mode switch (or of the start).",
             s.mode_since_unix_ms / 1000);
+    out.metric("mpc_server_excluded", "gauge",
+               "1 for the server taken out of service until an operator readmits it (mpcctl cluster readmit).");
+    for (std::uint8_t party = 0; party < 3; ++party)
+      out.sample("mpc_server_excluded", party_label(party), s.excluded_party == party ? 1 : 0);
+    out.one("mpc_exclusions_total", "counter", "Exclusions of a server this server recorded since it started.",
+            s.exclusions);
     out.metric("mpc_peer_heard_age_seconds", "gauge",
                "Seconds since this server last heard each peer (absent: not heard since it started or lost it).");
     for (std::uint8_t party = 0; party < 3; ++party)

@@ -106,6 +106,7 @@ Node::Node(settings::ServerSettings settings, const Logger& log, const EngineFac
     const bool two_party = settings_.degraded_service == settings::DegradedService::TwoParty && make_pair_engine_;
     membership_.emplace(settings_.party, timing, two_party, std::chrono::steady_clock::now());
     pair_checks_.emplace(settings_.party, own_keys_, store_, log_);
+    load_exclusion();
   }
   mode_since_unix_ms_ = unix_ms_now();
   // A key in several lists gets the last role allowed: the widest.
@@ -235,8 +236,11 @@ bool Node::take_shell_frame(PeerEnvelope& envelope) {
     auto message = wire::decode_peer_message(envelope.data);
     if (auto* notes = std::get_if<std::vector<wire::RequestNote>>(&message))
       notes_in_.emplace_back(envelope.from_party, std::move(*notes));
-    if (auto* hello = std::get_if<wire::Hello>(&message); hello && membership_)
-      membership_->hello(envelope.from_party, *hello, std::chrono::steady_clock::now());
+    if (auto* hello = std::get_if<wire::Hello>(&message); hello && membership_) {
+      const auto now = std::chrono::steady_clock::now();
+      membership_->hello(envelope.from_party, *hello, now);
+      follow_peers_exclusion(now);
+    }
     if (auto* deals = std::get_if<std::vector<wire::PairCheckDeal>>(&message); deals && pair_checks_)
       pair_checks_->take(envelope.from_party, std::move(*deals));
   } catch (const FormatError& error) {
@@ -343,6 +347,12 @@ wire::ServerStatus Node::status() {
   }
   status.mode_since_unix_ms = mode_since_unix_ms_;
   status.mode_switches = mode_switches_;
+  if (exclusion_) {
+    status.excluded_party = static_cast<std::uint8_t>(exclusion_->party);
+    status.excluded_since_unix_ms = exclusion_->since_unix_ms;
+    status.exclusion_reason = exclusion_->reason;
+  }
+  status.exclusions = exclusions_;
   return status;
 }
 
@@ -387,6 +397,10 @@ void Node::handle_admin(transport::ReceivedMessage& message, wire::Request& requ
     answer.id = id;
     answer.body = status();
     send_reply(message.routing_id, answer);
+    return;
+  }
+  if (const auto* exclusion = std::get_if<wire::ExclusionRequest>(&request)) {
+    send_reply(message.routing_id, answer_exclusion(*exclusion, message.role));
     return;
   }
   // Every server must know every key: with one down, a change would reach two of three.
@@ -457,7 +471,13 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   const JobKind kind = job_kind(request);
   const wire::RequestDigest digest = wire::request_digest(message.data, request);
   ClientJob job{key, std::move(request), digest};
-  if (membership_ && membership_->excluded(std::chrono::steady_clock::now())) {
+  if (const auto excluded = excluded_self_refusal()) {
+    send_reply(message.routing_id, error_reply(key.request, excluded->status, excluded->detail));
+    ledger_.bury(key, Tombstone{excluded->status, "excluded", true}, std::chrono::steady_clock::now());
+    job_metrics_.refused(kind, excluded->status);
+    return;
+  }
+  if (membership_ && membership_->awaiting_return(std::chrono::steady_clock::now())) {
     // The other two serve without this server until it has been back for rejoin_ms.
     send_reply(message.routing_id,
                error_reply(key.request, wire::Status::Regrouping,

@@ -48,6 +48,7 @@
 #include "settings/server_settings.hpp"
 #include "node/metrics_endpoint.hpp"
 #include "node/metrics_text.hpp"
+#include "store/exclusion_file.hpp"
 #include "store/share_store.hpp"
 #include "transport/zmq_link.hpp"
 
@@ -115,6 +116,15 @@ class Node final : public EngineHost {
   // (pair_service.hpp): their duties follow who serves and who is heard (Engine::PairDuty).
   void build_pairs();
   void update_pair_duties(std::chrono::steady_clock::time_point now);
+  // Exclusion (exclusion.cpp): the record read at the start, the operator's requests, what both
+  // peers say, and the answer an excluded server gives jobs (nullopt: it is not excluded).
+  void load_exclusion();
+  // Writes the record (nullopt: nobody excluded) and follows it; false when it could not be
+  // written (logged, nothing changed).
+  bool record_exclusion(std::optional<store::Exclusion> exclusion);
+  wire::Reply answer_exclusion(const wire::ExclusionRequest& request, const std::string& role);
+  void follow_peers_exclusion(std::chrono::steady_clock::time_point now);
+  std::optional<Refusal> excluded_self_refusal() const;
   // The engines that run beside the serving one: the pairs standing by.
   std::vector<Engine*> standing_pairs() const;
   // The checks this server deals for the pair serving without it (pair_check_keeper.hpp,
@@ -192,6 +202,8 @@ class Node final : public EngineHost {
   std::optional<ModeChange> pending_change_;  // decided inside a batch, made after it
   std::uint64_t mode_switches_ = 0;
   std::uint64_t mode_since_unix_ms_ = 0;
+  std::optional<store::Exclusion> exclusion_;  // as on disk
+  std::uint64_t exclusions_ = 0;               // exclusions recorded since start
   std::chrono::steady_clock::time_point mode_entered_ = std::chrono::steady_clock::now();
   // The test server's late switches only (common/fault_injection.hpp): when the change waiting
   // now was first due. Present in every build so that both builds share one layout.

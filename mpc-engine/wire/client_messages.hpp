@@ -42,6 +42,7 @@ enum class MessageType : std::uint8_t {
   GcmTagParts = 11,  // a GcmTag request with a chained tag or a check (GcmTagRequest)
   GcmPrefetchLocal = 12,  // a GcmPrefetch request with local masks (GcmPrefetchRequest)
   GenerateKey = 13,
+  Exclusion = 14,
   Reply = 0x80,
 };
 
@@ -103,6 +104,19 @@ struct GenerateKeyRequest {
   RequestId id{};
   KeyId key;
   std::array<std::uint8_t, 32> seed{};
+};
+
+// Body: u8 action | u8 party (0-based) | short string reason (exclusions only; empty for a
+// readmission). An operator's exclusion of one server of a three-server cluster (admin client
+// key): the other two serve as a pair without it until it is readmitted, whatever it does
+// meanwhile (node/membership.hpp). Answered with no body.
+enum class ExclusionAction : std::uint8_t { Exclude = 1, Readmit = 2 };
+inline constexpr std::size_t kMaxExclusionReasonBytes = 200;
+struct ExclusionRequest {
+  RequestId id{};
+  ExclusionAction action = ExclusionAction::Exclude;
+  std::uint8_t party = 0;
+  std::string reason;
 };
 
 // Body: empty
@@ -313,7 +327,7 @@ RequestDigest request_digest(std::span<const std::uint8_t> frame) noexcept;
 
 using Request = std::variant<ComputeRequest, ImportKeyRequest, ListKeysRequest, DeleteKeyRequest, StatusRequest,
                              GcmPrefetchRequest, GcmTagRequest, GcmOpenRequest, KrbRequest, GcmReopenRequest,
-                             GenerateKeyRequest>;
+                             GenerateKeyRequest, ExclusionRequest>;
 // request_digest of `frame` without the bytes `decoded` (decode_request of it) keeps to the
 // server it went to: a Krb request's seeds.
 RequestDigest request_digest(std::span<const std::uint8_t> frame, const Request& decoded);
@@ -421,6 +435,12 @@ struct ServerStatus {
   std::uint8_t missing_party = kNoParty;
   std::uint64_t mode_since_unix_ms = 0;
   std::uint64_t mode_switches = 0;
+  // The server taken out of service until an operator readmits it (kNoParty: none), as this
+  // server holds it, since when and why; and how many exclusions this server took since start.
+  std::uint8_t excluded_party = kNoParty;
+  std::uint64_t excluded_since_unix_ms = 0;
+  std::string exclusion_reason;
+  std::uint64_t exclusions = 0;
 };
 
 // Body of a successful GcmPrefetch reply: u32 count | u32 blocks_per_nonce | count * 12 nonce

@@ -269,6 +269,12 @@ ServerStatus decode_server_status(ByteReader& reader) {
   status.mode_since_unix_ms = reader.u64();
   status.mode_switches = reader.u64();
   status.verification_failures = reader.u64();
+  status.excluded_party = reader.u8();
+  if (status.excluded_party > 2 && status.excluded_party != kNoParty)
+    fail("excluded party " + std::to_string(status.excluded_party) + " outside 0..2");
+  status.excluded_since_unix_ms = reader.u64();
+  status.exclusion_reason = reader.short_string(kMaxExclusionReasonBytes);
+  status.exclusions = reader.u64();
   return status;
 }
 
@@ -319,6 +325,13 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.u64(b.mode_since_unix_ms);
           writer.u64(b.mode_switches);
           writer.u64(b.verification_failures);
+          if (b.excluded_party > 2 && b.excluded_party != kNoParty)
+            fail("excluded party " + std::to_string(b.excluded_party) + " outside 0..2");
+          if (b.exclusion_reason.size() > kMaxExclusionReasonBytes) fail("exclusion reason too long");
+          writer.u8(b.excluded_party);
+          writer.u64(b.excluded_since_unix_ms);
+          writer.short_string(b.exclusion_reason);
+          writer.u64(b.exclusions);
         } else if constexpr (std::is_same_v<T, GcmPrefetchResult>) {
           check_prefetch(b.count, b.blocks_per_nonce);
           const std::size_t share_bytes = static_cast<std::size_t>(b.count) * b.blocks_per_nonce * kBlockBytes;
@@ -460,6 +473,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
     case MessageType::GcmOpen:
     case MessageType::GcmReopen:
     case MessageType::GenerateKey:
+    case MessageType::Exclusion:
     case MessageType::Krb: break;
     default: fail("no reply is defined for message type " + std::to_string(static_cast<unsigned>(request_type)));
   }
@@ -485,7 +499,7 @@ Reply decode_reply(std::span<const std::uint8_t> frame, MessageType request_type
       case MessageType::GcmOpen: reply.body = decode_gcm_open_result(reader); break;
       case MessageType::GcmReopen: reply.body = decode_gcm_reopen_result(reader); break;
       case MessageType::Krb: reply.body = decode_krb_result(reader); break;
-      default: break;  // ImportKey, DeleteKey, GenerateKey: no body
+      default: break;  // ImportKey, DeleteKey, GenerateKey, Exclusion: no body
     }
   }
   reader.expect_end();

@@ -147,6 +147,8 @@ std::size_t encoded_request_bytes(const Request& request) {
                                 return encoded_key_id_bytes(r.key);
                               else if constexpr (std::is_same_v<T, GenerateKeyRequest>)
                                 return encoded_key_id_bytes(r.key) + r.seed.size();
+                              else if constexpr (std::is_same_v<T, ExclusionRequest>)
+                                return 2 + 2 + r.reason.size();
                               else if constexpr (std::is_same_v<T, GcmPrefetchRequest>)
                                 return encoded_key_id_bytes(r.key) + 4 + 4 + (r.output_pad ? kOutputPadSeedBytes : 0);
                               else if constexpr (std::is_same_v<T, GcmTagRequest>)
@@ -225,6 +227,23 @@ void encode_body(ByteWriter& writer, const GenerateKeyRequest& r) {
 }
 
 void encode_body(ByteWriter& writer, const StatusRequest& r) { write_header(writer, MessageType::Status, r.id); }
+
+void check_exclusion(const ExclusionRequest& r) {
+  if (r.action != ExclusionAction::Exclude && r.action != ExclusionAction::Readmit)
+    fail("unknown exclusion action " + std::to_string(static_cast<unsigned>(r.action)));
+  if (r.party > 2) fail("exclusion of party " + std::to_string(r.party) + " outside 0..2");
+  if (r.reason.size() > kMaxExclusionReasonBytes)
+    fail("exclusion reason longer than " + std::to_string(kMaxExclusionReasonBytes) + " bytes");
+  if (r.action == ExclusionAction::Readmit && !r.reason.empty()) fail("a readmission carries no reason");
+}
+
+void encode_body(ByteWriter& writer, const ExclusionRequest& r) {
+  check_exclusion(r);
+  write_header(writer, MessageType::Exclusion, r.id);
+  writer.u8(static_cast<std::uint8_t>(r.action));
+  writer.u8(r.party);
+  writer.short_string(r.reason);
+}
 
 void encode_body(ByteWriter& writer, const GcmPrefetchRequest& r) {
   check_gcm_algorithm(r.key.algorithm);
@@ -509,6 +528,16 @@ Request decode_request(std::span<const std::uint8_t> frame) {
     }
     case static_cast<std::uint8_t>(MessageType::DeleteKey): request = DeleteKeyRequest{id, read_key_id(reader)}; break;
     case static_cast<std::uint8_t>(MessageType::Status): request = StatusRequest{id}; break;
+    case static_cast<std::uint8_t>(MessageType::Exclusion): {
+      ExclusionRequest r;
+      r.id = id;
+      r.action = static_cast<ExclusionAction>(reader.u8());
+      r.party = reader.u8();
+      r.reason = reader.short_string(kMaxExclusionReasonBytes);
+      check_exclusion(r);
+      request = std::move(r);
+      break;
+    }
     case static_cast<std::uint8_t>(MessageType::GenerateKey): {
       GenerateKeyRequest r;
       r.id = id;

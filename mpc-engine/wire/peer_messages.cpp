@@ -362,6 +362,8 @@ std::vector<std::uint8_t> encode_hello(const Hello& hello) {
   writer.u8(hello.heard);
   writer.u8(static_cast<std::uint8_t>(hello.mode));
   writer.u8(hello.missing);
+  if (hello.excluded > 2 && hello.excluded != kNoParty) fail("hello excludes a party beyond 3");
+  writer.u8(hello.excluded);
   return out;
 }
 
@@ -434,6 +436,8 @@ PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
       hello.missing = reader.u8();
       if (!missing_fits_mode(hello.mode, hello.missing))
         fail("hello's missing party does not go with its mode");
+      hello.excluded = reader.u8();
+      if (hello.excluded > 2 && hello.excluded != kNoParty) fail("hello excludes a party beyond 3");
       reader.expect_end();
       return hello;
     }

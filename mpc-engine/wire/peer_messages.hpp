@@ -224,6 +224,7 @@ struct Hello {
   std::uint8_t heard = 0;  // bit p set: this server heard party p (0-based) lately
   ClusterMode mode = ClusterMode::Full;
   std::uint8_t missing = kNoParty;  // the party the two-party service runs without
+  std::uint8_t excluded = kNoParty;  // the party this server holds excluded (ExclusionRequest)
   bool operator==(const Hello&) const = default;
 };
 std::vector<std::uint8_t> encode_hello(const Hello& hello);

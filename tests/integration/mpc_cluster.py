@@ -226,7 +226,7 @@ class Cluster:
 
     def _status_lines(self) -> list[re.Match]:
         result = self.mpcctl("cluster", "status", "--cluster", str(self.admin_config), check=False)
-        return [m for m in (re.match(r"server (\d):.*mode switches (\d+), mode (.*) since unix ms \d+$", line)
+        return [m for m in (re.match(r"server (\d):.*mode switches (\d+), mode (.*) since unix ms \d+, excluded", line)
                             for line in result.stdout.splitlines()) if m]
 
     def modes(self) -> dict[int, str]:

@@ -293,6 +293,42 @@ std::string describe_mode(const wire::ServerStatus& server) {
   return "two-party without server " + std::to_string(server.missing_party + 1);
 }
 
+std::string describe_exclusion(const wire::ServerStatus& server) {
+  if (server.excluded_party == wire::kNoParty) return "excluded none";
+  return "excluded server " + std::to_string(server.excluded_party + 1) + " since unix ms " +
+         std::to_string(server.excluded_since_unix_ms) + " (" + server.exclusion_reason + ")";
+}
+
+// The server named on the command line, 1-based there, 0-based on the wire.
+std::uint8_t named_server(const std::vector<std::string>& words, const char* action) {
+  const std::string usage = std::string("cluster ") + action + ": expected the server's number (1, 2 or 3)";
+  if (words.size() < 2 || words[1].size() != 1 || words[1][0] < '1' || words[1][0] > '3') throw Error(Component::Tool, usage);
+  return static_cast<std::uint8_t>(words[1][0] - '1');
+}
+
+// Excluding takes both other servers (they are to serve as a pair); the excluded one is told
+// when it answers. Readmitting takes both others too: the readmitted one follows them when it
+// next hears them, if it missed the word.
+void set_exclusion(const Arguments& arguments, wire::ExclusionAction action, std::uint8_t party) {
+  client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
+  wire::ExclusionRequest request;
+  request.action = action;
+  request.party = party;
+  if (action == wire::ExclusionAction::Exclude) request.reason = "operator: " + arguments.required("reason");
+  const auto answers = cluster.exclusion_each(request);
+  bool others_took_it = true;
+  for (std::size_t server = 0; server < answers.size(); ++server) {
+    const bool took = answers[server].empty();
+    std::cout << "server " << server + 1 << ": " << (took ? "done" : answers[server]) << "\n";
+    if (!took && server != party) others_took_it = false;
+  }
+  const std::string what = action == wire::ExclusionAction::Exclude ? "excluded" : "readmitted";
+  if (!others_took_it)
+    throw Error(Component::Tool, "server " + std::to_string(party + 1) + " is not " + what +
+                                     ": both other servers must take it (run the command again once they answer)");
+  std::cout << "server " << party + 1 << " " << what << "\n";
+}
+
 // A server that is down is shown as such: the others still answer (and say how they serve).
 void show_status(const Arguments& arguments) {
   client::ClusterClient cluster(settings::load_cluster_settings(arguments.required("cluster")));
@@ -311,7 +347,8 @@ void show_status(const Arguments& arguments) {
               << ", requests with differing copies " << server.request_mismatches
               << ", requests refused for failed verification " << server.verification_failures << ", mode switches "
               << server.mode_switches << ", mode " << describe_mode(server) << " since unix ms "
-              << server.mode_since_unix_ms << "\n";
+              << server.mode_since_unix_ms << ", " << describe_exclusion(server) << ", exclusions "
+              << server.exclusions << "\n";
   }
   if (!all_answered) throw Error(Component::Tool, "not every server answered");
 }
@@ -319,7 +356,8 @@ void show_status(const Arguments& arguments) {
 }  // namespace
 
 int run_cluster_command(const std::vector<std::string>& words) {
-  if (words.empty()) throw Error(Component::Tool, "cluster: expected init, start, stop or status");
+  if (words.empty())
+    throw Error(Component::Tool, "cluster: expected init, start, stop, status, exclude or readmit");
   const std::string action = words[0];
   const Arguments arguments(std::vector<std::string>(words.begin() + 1, words.end()), {});
   if (action == "init") {
@@ -335,6 +373,13 @@ int run_cluster_command(const std::vector<std::string>& words) {
   } else if (action == "status") {
     arguments.allow_only({"cluster"});
     show_status(arguments);
+  } else if (action == "exclude" || action == "readmit") {
+    const bool exclude = action == "exclude";
+    const std::uint8_t party = named_server(words, exclude ? "exclude" : "readmit");
+    const Arguments options(std::vector<std::string>(words.begin() + 2, words.end()), {});
+    if (exclude) options.allow_only({"cluster", "reason"});
+    else options.allow_only({"cluster"});
+    set_exclusion(options, exclude ? wire::ExclusionAction::Exclude : wire::ExclusionAction::Readmit, party);
   } else {
     throw Error(Component::Tool, "cluster: unknown action '" + action + "'");
   }

@@ -66,6 +66,11 @@ A local cluster for development (three servers, or two with gc2 and lut2):
   cluster start --dir D [--server-binary PATH] [--dealer-binary PATH]
   cluster stop --dir D
   cluster status --cluster F
+  cluster exclude N --cluster F --reason TEXT  (a three-server cluster's server N stops serving; the
+                                             other two serve as a pair, actively secure, until
+                                             `cluster readmit N`, restarts included; keys cannot
+                                             change meanwhile)
+  cluster readmit N --cluster F
 
 Protected KDC keys (on the KDC host, with the database and its stash; the realm's profile
 from KRB5_CONFIG and KRB5_KDC_PROFILE, the default realm unless --realm R or -r R):

@@ -163,15 +163,104 @@ TEST(MembershipTest, AServerLeftAloneReturnsToThreePartyService) {
   EXPECT_EQ(change->mode, wire::ClusterMode::Full);
 }
 
-TEST(MembershipTest, TheExcludedServerKnowsIt) {
+TEST(MembershipTest, AReturningServerKnowsItIsNotTakenBackYet) {
   const auto start = Clock::now();
   Membership membership(2, kTiming, true, start);
   const auto now = start + milliseconds(300);
   membership.hello(0, hello_hearing(0b110, wire::ClusterMode::TwoParty, 2), now);
-  EXPECT_FALSE(membership.excluded(now));
+  EXPECT_FALSE(membership.awaiting_return(now));
   membership.hello(1, hello_hearing(0b101, wire::ClusterMode::TwoParty, 2), now);
-  EXPECT_TRUE(membership.excluded(now));
-  EXPECT_FALSE(membership.excluded(now + milliseconds(600)));  // stale words say nothing
+  EXPECT_TRUE(membership.awaiting_return(now));
+  EXPECT_FALSE(membership.awaiting_return(now + milliseconds(600)));  // stale words say nothing
+}
+
+wire::Hello hello_excluding(std::uint8_t heard, std::uint8_t excluded, wire::ClusterMode mode = wire::ClusterMode::Full,
+                            std::uint8_t missing = wire::kNoParty) {
+  wire::Hello hello = hello_hearing(heard, mode, missing);
+  hello.excluded = excluded;
+  return hello;
+}
+
+// An operator's exclusion holds however well the excluded server is heard, and ends only when
+// it is lifted: then the usual return applies.
+TEST(MembershipTest, AnExcludedServerIsServedWithoutHoweverWellItIsHeard) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  all_heard(membership, start + milliseconds(100));
+  membership.set_excluded(2);
+  const auto change = membership.update(start + milliseconds(100));
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->mode, wire::ClusterMode::TwoParty);
+  EXPECT_EQ(change->missing, 2);
+  EXPECT_EQ(membership.own_hello(start + milliseconds(100)).excluded, 2);
+  for (int tick = 2; tick <= 40; ++tick) {
+    const auto now = start + milliseconds(100 * tick);
+    membership.hello(1, hello_excluding(0b101, 2, wire::ClusterMode::TwoParty, 2), now);
+    membership.hello(2, hello_excluding(0b011, 2), now);
+    EXPECT_FALSE(membership.update(now)) << "the excluded server was taken back at " << 100 * tick << " ms";
+  }
+  membership.set_excluded(-1);
+  const auto now = start + milliseconds(4100);
+  membership.hello(1, hello_hearing(0b101, wire::ClusterMode::TwoParty, 2), now);
+  membership.hello(2, hello_hearing(0b011), now);
+  const auto back = membership.update(now);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->mode, wire::ClusterMode::Full);
+}
+
+TEST(MembershipTest, TheExcludedServerJoinsNoPair) {
+  const auto start = Clock::now();
+  Membership membership(2, kTiming, true, start);
+  membership.hello(0, hello_hearing(0b010), start + milliseconds(700));
+  membership.hello(1, hello_hearing(0b001), start + milliseconds(700));
+  membership.lost(1);
+  membership.hello(0, hello_hearing(0b100), start + milliseconds(720));
+  ASSERT_TRUE(membership.update(start + milliseconds(720)));  // the pair (2, 0) without party 1
+  ASSERT_EQ(membership.mode(), wire::ClusterMode::TwoParty);
+  membership.set_excluded(2);
+  const auto change = membership.update(start + milliseconds(730));
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->mode, wire::ClusterMode::Full);
+  membership.hello(0, hello_excluding(0b100, 2), start + milliseconds(800));
+  EXPECT_FALSE(membership.update(start + milliseconds(5000)));
+  EXPECT_EQ(membership.mode(), wire::ClusterMode::Full);
+}
+
+// With the excluded server's would-be partner gone too, no pair is left to serve.
+TEST(MembershipTest, NoPairServesWhenThePartnerOfAnExclusionIsDown) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  all_heard(membership, start + milliseconds(100));
+  membership.set_excluded(2);
+  ASSERT_TRUE(membership.update(start + milliseconds(100)));
+  membership.lost(1);
+  const auto change = membership.update(start + milliseconds(200));
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->mode, wire::ClusterMode::Full);
+  EXPECT_FALSE(membership.update(start + milliseconds(300)));
+}
+
+// A server follows an exclusion or a readmission it missed only when both peers say it.
+TEST(MembershipTest, FollowsOnlyWhatBothPeersSayOfAnExclusion) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  const auto now = start + milliseconds(300);
+  membership.hello(1, hello_excluding(0b101, 2), now);
+  membership.hello(2, hello_hearing(0b011), now);
+  EXPECT_FALSE(membership.peers_exclusion(now)) << "one peer's word excluded a server";
+  membership.hello(2, hello_excluding(0b011, 1), now);
+  EXPECT_FALSE(membership.peers_exclusion(now)) << "two different words excluded a server";
+  membership.hello(2, hello_excluding(0b011, 2), now);
+  ASSERT_TRUE(membership.peers_exclusion(now));
+  EXPECT_EQ(*membership.peers_exclusion(now), 2);
+  EXPECT_FALSE(membership.peers_exclusion(now + milliseconds(600))) << "stale words were followed";
+  membership.set_excluded(2);
+  EXPECT_FALSE(membership.peers_exclusion(now)) << "nothing to follow when it already holds the same";
+  membership.hello(1, hello_hearing(0b101), now);
+  EXPECT_FALSE(membership.peers_exclusion(now)) << "one peer's word readmitted a server";
+  membership.hello(2, hello_hearing(0b011), now);
+  ASSERT_TRUE(membership.peers_exclusion(now));
+  EXPECT_EQ(*membership.peers_exclusion(now), -1);
 }
 
 TEST(MembershipTest, SettledOnlyWhenAllHearAllInOneMode) {

@@ -77,6 +77,32 @@ TEST(ClientRequest, RejectsBadVersionAndType) {
   expect_rejected(encode_reply(sample_replies()[1].second), decode_req);
 }
 
+TEST(ClientRequest, ExclusionKnownEncodingAndChecks) {
+  const Bytes frame = encode_request(ExclusionRequest{make_id(0x10), ExclusionAction::Exclude, 2, "op"});
+  Bytes expected = {1, 14};
+  for (std::size_t i = 0; i < 16; ++i) expected.push_back(static_cast<std::uint8_t>(0x10 + i));
+  const Bytes body = {1, 2, 2, 0, 'o', 'p'};
+  expected.insert(expected.end(), body.begin(), body.end());
+  EXPECT_EQ(frame, expected);
+  const std::size_t body_at = frame.size() - body.size();
+  for (const auto& [offset, value] : std::vector<std::pair<std::size_t, std::uint8_t>>{
+           {body_at, 0}, {body_at, 3}, {body_at + 1, 3}, {body_at + 1, 0xff}}) {
+    Bytes bad = frame;
+    bad[offset] = value;
+    expect_rejected(bad, decode_req);
+  }
+  Bytes readmit_with_reason = frame;
+  readmit_with_reason[body_at] = static_cast<std::uint8_t>(ExclusionAction::Readmit);
+  expect_rejected(readmit_with_reason, decode_req);
+  EXPECT_THROW(encode_request(ExclusionRequest{make_id(1), ExclusionAction::Exclude, 3, "x"}), FormatError);
+  EXPECT_THROW(encode_request(ExclusionRequest{make_id(1), ExclusionAction::Readmit, 1, "x"}), FormatError);
+  EXPECT_THROW(encode_request(ExclusionRequest{make_id(1), ExclusionAction::Exclude, 1,
+                                               std::string(kMaxExclusionReasonBytes + 1, 'x')}),
+               FormatError);
+  EXPECT_NO_THROW(encode_request(
+      ExclusionRequest{make_id(1), ExclusionAction::Exclude, 1, std::string(kMaxExclusionReasonBytes, 'x')}));
+}
+
 TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
   for (std::uint8_t operation : {0, 4, 0xff}) {
     Bytes frame = request_header(1);

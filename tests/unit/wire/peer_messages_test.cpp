@@ -433,9 +433,12 @@ TEST(PeerMessage, HelloRoundTripAndChecks) {
   EXPECT_THROW(encode_hello(Hello{0b1000, ClusterMode::Full, kNoParty}), FormatError);
   EXPECT_THROW(encode_hello(Hello{0, ClusterMode::TwoParty, kNoParty}), FormatError);
   EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, 2}), FormatError);
-  const std::size_t body = frame.size() - 3;
+  const Hello excluding{0b011, ClusterMode::TwoParty, 2, 2};
+  EXPECT_EQ(std::get<Hello>(decode_peer_message(encode_hello(excluding))), excluding);
+  EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, kNoParty, 3}), FormatError);
+  const std::size_t body = frame.size() - 4;
   for (const auto& [offset, value] : std::vector<std::pair<std::size_t, std::uint8_t>>{
-           {body, 0b1000}, {body + 1, 2}, {body + 2, 3}, {body + 2, kNoParty}}) {
+           {body, 0b1000}, {body + 1, 2}, {body + 2, 3}, {body + 2, kNoParty}, {body + 3, 3}}) {
     Bytes bad = frame;
     bad[offset] = value;
     expect_rejected(bad, decode_peer);

@@ -114,6 +114,8 @@ inline std::vector<Request> sample_requests() {
   GenerateKeyRequest generate{make_id(33), krbtgt(KeyAlgorithm::Aes256Gcm), {}};
   for (std::size_t i = 0; i < generate.seed.size(); ++i) generate.seed[i] = static_cast<std::uint8_t>(0xa0 + i);
   out.push_back(generate);
+  out.push_back(ExclusionRequest{make_id(35), ExclusionAction::Exclude, 2, "operator: host under investigation"});
+  out.push_back(ExclusionRequest{make_id(36), ExclusionAction::Readmit, 0, ""});
   out.push_back(GcmPrefetchRequest{make_id(9), krbtgt(KeyAlgorithm::Aes256Gcm), 3, 2});
   out.push_back(GcmPrefetchRequest{make_id(10), krbtgt(KeyAlgorithm::Aes256Gcm), kMaxGcmPrefetchCount,
                                    kMaxRequestBlocks / kMaxGcmPrefetchCount});
@@ -224,6 +226,11 @@ inline void expect_same(const Request& a, const Request& b) {
     expect_same_open(*x, std::get<GcmOpenRequest>(b));
   } else if (auto* x = std::get_if<GcmReopenRequest>(&a)) {
     expect_same_open(*x, std::get<GcmReopenRequest>(b));
+  } else if (auto* x = std::get_if<ExclusionRequest>(&a)) {
+    const auto& y = std::get<ExclusionRequest>(b);
+    EXPECT_EQ(x->action, y.action);
+    EXPECT_EQ(x->party, y.party);
+    EXPECT_EQ(x->reason, y.reason);
   } else if (auto* x = std::get_if<GenerateKeyRequest>(&a)) {
     const auto& y = std::get<GenerateKeyRequest>(b);
     EXPECT_EQ(x->key, y.key);
@@ -243,7 +250,7 @@ inline MessageType type_of(const Request& request) {
   static constexpr MessageType kTypes[] = {MessageType::Compute,     MessageType::ImportKey, MessageType::ListKeys,
                                            MessageType::DeleteKey,   MessageType::Status,    MessageType::GcmPrefetch,
                                            MessageType::GcmTag,      MessageType::GcmOpen,   MessageType::Krb,
-                                           MessageType::GcmReopen, MessageType::GenerateKey};
+                                           MessageType::GcmReopen, MessageType::GenerateKey, MessageType::Exclusion};
   static_assert(std::size(kTypes) == std::variant_size_v<Request>);
   if (const auto* tag = std::get_if<GcmTagRequest>(&request); tag && (tag->chained || tag->check))
     return MessageType::GcmTagParts;
@@ -285,6 +292,12 @@ inline std::vector<std::pair<MessageType, Reply>> sample_replies() {
   status.mode_switches = 7;
   status.verification_failures = 5;
   out.push_back({MessageType::Status, Reply{make_id(9), Status::Ok, "", status}});
+  status.excluded_party = 0;
+  status.excluded_since_unix_ms = 1795000000456ull;
+  status.exclusion_reason = "operator: host under investigation";
+  status.exclusions = 2;
+  out.push_back({MessageType::Status, Reply{make_id(37), Status::Ok, "", status}});
+  out.push_back({MessageType::Exclusion, Reply{make_id(38), Status::Ok, "", std::monostate{}}});
   out.push_back({MessageType::Compute, Reply{make_id(7), Status::UnknownKey, "no such key", std::monostate{}}});
   out.push_back({MessageType::Status, Reply{make_id(8), Status::NotReady, std::string(1024, 'e'), std::monostate{}}});
   out.push_back({MessageType::ImportKey, Reply{make_id(9), Status::KeyExists, "", std::monostate{}}});
@@ -380,6 +393,10 @@ inline void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->mode_since_unix_ms, y.mode_since_unix_ms);
     EXPECT_EQ(x->mode_switches, y.mode_switches);
     EXPECT_EQ(x->verification_failures, y.verification_failures);
+    EXPECT_EQ(x->excluded_party, y.excluded_party);
+    EXPECT_EQ(x->excluded_since_unix_ms, y.excluded_since_unix_ms);
+    EXPECT_EQ(x->exclusion_reason, y.exclusion_reason);
+    EXPECT_EQ(x->exclusions, y.exclusions);
   } else if (auto* x = std::get_if<GcmPrefetchResult>(&a.body)) {
     const auto& y = std::get<GcmPrefetchResult>(b.body);
     EXPECT_EQ(x->count, y.count);

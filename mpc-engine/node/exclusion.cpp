@@ -1,0 +1,110 @@
+// The shell's part in excluding a server (wire::ExclusionRequest, node/membership.hpp): the
+// operator's word, kept on disk (store/exclusion_file.hpp), what follows from the peers' word,
+// and what the excluded server answers meanwhile.
+#include <string>
+
+#include "common/error.hpp"
+#include "node/node.hpp"
+#include "store/exclusion_file.hpp"
+
+namespace mpc::node {
+namespace {
+
+std::string server_name(int party) { return "server " + std::to_string(party + 1); }
+
+}  // namespace
+
+void Node::load_exclusion() {
+  if (!membership_) return;
+  exclusion_ = store::read_exclusion(store::exclusion_path(settings_.storage_path));
+  if (!exclusion_) return;
+  membership_->set_excluded(exclusion_->party);
+  log_.warn("excluded from service until an operator readmits it",
+            {{"server", exclusion_->party + 1},
+             {"since_unix_ms", exclusion_->since_unix_ms},
+             {"reason", exclusion_->reason}});
+  if (!membership_->two_party_allowed())
+    log_.error("a server is excluded but degraded_service is not two-party: no pair can serve without it",
+               {{"server", exclusion_->party + 1}});
+}
+
+bool Node::record_exclusion(std::optional<store::Exclusion> exclusion) {
+  try {
+    store::write_exclusion(store::exclusion_path(settings_.storage_path), exclusion);
+  } catch (const Error& error) {
+    log_.error("exclusion not recorded", {{"error", error.what()}});
+    return false;
+  }
+  const bool excluding = exclusion.has_value();
+  if (excluding) {
+    ++exclusions_;
+    log_.error("server excluded from service until an operator readmits it",
+               {{"server", exclusion->party + 1}, {"reason", exclusion->reason}});
+  } else if (exclusion_) {
+    log_.warn("server readmitted to service", {{"server", exclusion_->party + 1}});
+  }
+  exclusion_ = std::move(exclusion);
+  membership_->set_excluded(excluding ? exclusion_->party : -1);
+  const auto now = std::chrono::steady_clock::now();
+  if (!pending_change_) pending_change_ = membership_->update(now);
+  send_hello(now);
+  return true;
+}
+
+wire::Reply Node::answer_exclusion(const wire::ExclusionRequest& request, const std::string& role) {
+  wire::Reply reply;
+  reply.id = request.id;
+  const auto refuse = [&](wire::Status status, std::string detail) {
+    reply.status = status;
+    reply.error = std::move(detail);
+    return reply;
+  };
+  if (role != "admin") return refuse(wire::Status::Unauthorized, "excluding or readmitting a server needs an admin client key");
+  if (!membership_) return refuse(wire::Status::BadRequest, "only a three-server cluster excludes a server");
+  if (!membership_->two_party_allowed())
+    return refuse(wire::Status::BadRequest,
+                  "excluding a server needs degraded_service = \"two-party\": the other two serve as a pair");
+  const int party = request.party;
+  if (request.action == wire::ExclusionAction::Readmit) {
+    if (!exclusion_) return reply;  // nobody excluded: already done
+    if (exclusion_->party != party)
+      return refuse(wire::Status::BadRequest, server_name(party) + " is not excluded; " +
+                                                  server_name(exclusion_->party) + " is");
+    if (!record_exclusion(std::nullopt)) return refuse(wire::Status::Internal, "the readmission could not be recorded");
+    return reply;
+  }
+  if (exclusion_) {
+    if (exclusion_->party == party) return reply;  // already excluded: its record stands
+    return refuse(wire::Status::BadRequest, server_name(exclusion_->party) +
+                                                " is excluded already: readmit it before excluding another");
+  }
+  if (request.reason.empty()) return refuse(wire::Status::BadRequest, "an exclusion needs a reason");
+  if (!record_exclusion(store::Exclusion{party, unix_ms_now(), request.reason}))
+    return refuse(wire::Status::Internal, "the exclusion could not be recorded");
+  return reply;
+}
+
+void Node::follow_peers_exclusion(std::chrono::steady_clock::time_point now) {
+  if (!membership_) return;
+  const auto said = membership_->peers_exclusion(now);
+  if (!said) return;
+  // Both peers hold it, so at least one honest server does: the operator's word this server
+  // missed (it was down or restarting when it was given).
+  if (*said < 0) {
+    log_.warn("readmission taken from both peers", {{"server", exclusion_ ? exclusion_->party + 1 : 0}});
+    (void)record_exclusion(std::nullopt);
+  } else {
+    log_.warn("exclusion taken from both peers", {{"server", *said + 1}});
+    (void)record_exclusion(store::Exclusion{*said, unix_ms_now(), "as both other servers hold (an operator's exclusion)"});
+  }
+}
+
+std::optional<Refusal> Node::excluded_self_refusal() const {
+  if (!exclusion_ || exclusion_->party != settings_.party) return std::nullopt;
+  return Refusal{wire::Status::Regrouping,
+                 server_name(settings_.party) + " is excluded from service (" + exclusion_->reason +
+                     "): the other two serve without it until an operator runs `mpcctl cluster readmit " +
+                     std::to_string(settings_.party + 1) + "`"};
+}
+
+}  // namespace mpc::node

@@ -1,0 +1,32 @@
+// The server an operator took out of service (wire::ExclusionRequest), kept on disk so that a
+// restart brings nobody back: an excluded server returns only when an operator readmits it.
+//
+// File: one line "party <0..2> since <unix ms> reason <text to the end of the line>", replaced
+// whole (written beside it, made durable, renamed over it); no file: nobody is excluded.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace mpc::store {
+
+struct Exclusion {
+  int party = 0;  // 0-based
+  std::uint64_t since_unix_ms = 0;
+  std::string reason;
+  bool operator==(const Exclusion&) const = default;
+};
+
+// nullopt when there is no file. Throws Error(Store) for a file that cannot be read or does not
+// hold one record (a damaged file is not taken as "nobody excluded").
+std::optional<Exclusion> read_exclusion(const std::filesystem::path& path);
+// Replaces the record (nullopt removes it), durably before it returns. Throws Error(Store) for a
+// reason holding a line break or a write that fails; the old record then stays.
+void write_exclusion(const std::filesystem::path& path, const std::optional<Exclusion>& exclusion);
+
+// The record's file in a server's store directory.
+std::filesystem::path exclusion_path(const std::filesystem::path& store_directory);
+
+}  // namespace mpc::store

@@ -1,0 +1,146 @@
+"""An operator's exclusion of one server of three (`mpcctl cluster exclude N`): the other two serve
+as a pair, actively secure, however well the excluded server is heard; it computes nothing, keys
+cannot change meanwhile, a restart of any server keeps the exclusion, and only `mpcctl cluster
+readmit N` brings it back. A server that missed the word while down follows both of its peers.
+
+Results are checked against OpenSSL and libk5crypto; the excluded server's job count shows it
+computed nothing."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+import mpc_cluster
+from krb_client import ENCTYPES, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401 (k5: a fixture)
+
+ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}
+
+
+def status_lines(cluster) -> dict[int, str]:
+    out = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False).stdout
+    return {int(m[1]): line for line in out.splitlines() if (m := re.match(r"server (\d):", line))}
+
+
+def jobs_of(cluster, party: int) -> int:
+    return int(re.search(r", jobs (\d+),", status_lines(cluster)[party])[1])
+
+
+def served(cluster, k5, aes_key: bytes, engine: Engine, krb: dict) -> None:
+    """A keystream job against OpenSSL and a Kerberos checksum against libk5crypto. A pair formed
+    just after one of its servers started makes its AND material first: mpcctl waits for it."""
+    mpc_cluster.Cluster.set_client_timeout(cluster.admin_config, 60000)
+    counter = secrets.token_bytes(16)
+    expected = Cipher(algorithms.AES(aes_key), modes.CTR(counter)).encryptor().update(bytes(16 * 5))
+    assert cluster.keystream("excl/aes", 1, "aes256", counter.hex(), 5, timeout=60) == expected
+    data = secrets.token_bytes(40)
+    assert engine.checksum(krb["id"], 17, data) == k5.make_checksum(krb["cksumtype"], krb["enctype"], krb["key"], 17,
+                                                                    data)
+
+
+def enrol_keys(cluster, admin: Engine, engine: Engine) -> tuple[bytes, dict]:
+    """An aes256 key for keystream and an aes128 Kerberos key, served by all three."""
+    algorithm, _, krb5_enctype, cksumtype, size = ENCTYPES["aes128"]
+    protocol_key = secrets.token_bytes(size)
+    krb = {"id": ("excl/krb", 1, algorithm), "key": protocol_key, "enctype": krb5_enctype, "cksumtype": cksumtype}
+    admin.import_key(*krb["id"], protocol_key)
+    aes_key = bytes.fromhex(cluster.import_key("excl/aes", 1, "aes256")[0])
+    wait_until_krb_serving(engine, krb["id"])
+    cluster.wait_for_modes(ALL_THREE)
+    return aes_key, krb
+
+
+@pytest.mark.timeout(300)
+def test_an_excluded_server_stays_out_until_an_operator_readmits_it(degraded_cluster, k5):
+    cluster = degraded_cluster
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=60000)
+    try:
+        aes_key, krb = enrol_keys(cluster, admin, engine)
+        served(cluster, k5, aes_key, engine, krb)
+
+        # Only an admin key excludes; a reason is needed.
+        refused = cluster.mpcctl("cluster", "exclude", "3", "--cluster", str(cluster.compute_config), "--reason", "x",
+                                 check=False)
+        assert refused.returncode != 0 and "admin client key" in refused.stdout + refused.stderr, refused
+        result = cluster.mpcctl("cluster", "exclude", "3", "--cluster", str(cluster.admin_config), "--reason",
+                                "host under investigation")
+        assert "server 3 excluded" in result.stdout, result.stdout
+        cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3", 3: "three-party"})
+        for party, line in status_lines(cluster).items():
+            assert "excluded server 3 since unix ms" in line and "(operator: host under investigation)" in line, line
+            assert line.endswith("exclusions 1"), line
+
+        # The pair serves; the excluded server computes nothing however long it is heard.
+        jobs_before = jobs_of(cluster, 3)
+        for _ in range(3):
+            served(cluster, k5, aes_key, engine, krb)
+        assert jobs_of(cluster, 3) == jobs_before
+        assert cluster.log_events(3, "server excluded from service until an operator readmits it")
+
+        # One exclusion at a time; keys do not change meanwhile, nothing is left behind.
+        other = cluster.mpcctl("cluster", "exclude", "2", "--cluster", str(cluster.admin_config), "--reason", "y",
+                               check=False)
+        assert other.returncode != 0 and "server 3 is excluded already" in other.stdout, other.stdout
+        with pytest.raises(KrbError) as failure:
+            admin.import_key("excl/new", 1, krb["id"][2], secrets.token_bytes(16))
+        assert "excluded" in str(failure.value), failure.value
+        assert {entry[0] for entry in cluster.list_keys("excl/")} == {"excl/aes", "excl/krb"}
+
+        # Restarts bring nobody back: a pair member's, then the excluded server's own.
+        for party in (1, 3):
+            cluster.kill_server(party)
+            cluster.restart_server(party)
+            cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3",
+                                    3: "three-party"}, deadline_s=30)
+            served(cluster, k5, aes_key, engine, krb)
+            assert "excluded server 3" in status_lines(cluster)[party]
+        assert jobs_of(cluster, 3) == 0
+
+        result = cluster.mpcctl("cluster", "readmit", "3", "--cluster", str(cluster.admin_config))
+        assert "server 3 readmitted" in result.stdout, result.stdout
+        cluster.wait_for_modes(ALL_THREE, deadline_s=30)
+        served(cluster, k5, aes_key, engine, krb)
+        assert jobs_of(cluster, 3) > 0
+        assert all("excluded none" in line for line in status_lines(cluster).values())
+        admin.import_key("excl/new", 1, krb["id"][2], secrets.token_bytes(16))
+    finally:
+        engine.close()
+        admin.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_server_that_missed_the_word_follows_both_peers(degraded_cluster, k5):
+    cluster = degraded_cluster
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=60000)
+    try:
+        aes_key, krb = enrol_keys(cluster, admin, engine)
+
+        # Server 1 is down when the operator excludes server 2: mpcctl says it is not done, but
+        # server 3 and server 2 itself took it. Server 1, started again, follows both.
+        cluster.kill_server(1)
+        partial = cluster.mpcctl("cluster", "exclude", "2", "--cluster", str(cluster.admin_config), "--reason",
+                                 "rebuild", check=False)
+        assert partial.returncode != 0 and "both other servers must take it" in partial.stderr, partial
+        cluster.restart_server(1)
+        cluster.wait_for_modes({1: "two-party without server 2", 3: "two-party without server 2", 2: "three-party"},
+                               deadline_s=30)
+        assert cluster.log_events(1, "exclusion taken from both peers")
+        served(cluster, k5, aes_key, engine, krb)
+
+        # Server 3 is down when the operator readmits server 2: mpcctl says it is not done, but
+        # servers 1 and 2 took it, and server 3, started again, follows both.
+        cluster.kill_server(3)
+        partial = cluster.mpcctl("cluster", "readmit", "2", "--cluster", str(cluster.admin_config), check=False)
+        assert partial.returncode != 0 and "both other servers must take it" in partial.stderr, partial
+        cluster.restart_server(3)
+        cluster.wait_for_modes(ALL_THREE, deadline_s=30)
+        assert cluster.log_events(3, "readmission taken from both peers")
+        served(cluster, k5, aes_key, engine, krb)
+    finally:
+        engine.close()
+        admin.close()

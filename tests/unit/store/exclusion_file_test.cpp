@@ -1,0 +1,71 @@
+// The exclusion record: what is written is read back after a "restart", removal means nobody is
+// excluded, and a damaged file is an error rather than "nobody excluded".
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/error.hpp"
+#include "store/exclusion_file.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mpc::store::Exclusion;
+
+class ExclusionFileTest : public ::testing::Test {
+ protected:
+  ExclusionFileTest() {
+    directory_ = fs::temp_directory_path() / ("exclusion_file_test." + std::to_string(::getpid()) + "." +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+    path_ = mpc::store::exclusion_path(directory_);
+  }
+  ~ExclusionFileTest() override { fs::remove_all(directory_); }
+  void write_raw(const std::string& text) { std::ofstream(path_) << text; }
+  fs::path directory_;
+  fs::path path_;
+};
+
+TEST_F(ExclusionFileTest, NoFileMeansNobodyIsExcluded) { EXPECT_FALSE(mpc::store::read_exclusion(path_)); }
+
+TEST_F(ExclusionFileTest, ARecordIsReadBackAndRemoved) {
+  const Exclusion exclusion{2, 1795000000123, "operator: suspected host compromise, ticket 4711"};
+  mpc::store::write_exclusion(path_, exclusion);
+  EXPECT_EQ(mpc::store::read_exclusion(path_), exclusion);
+  const Exclusion other{0, 1795000000999, "operator: moved"};
+  mpc::store::write_exclusion(path_, other);
+  EXPECT_EQ(mpc::store::read_exclusion(path_), other);
+  EXPECT_FALSE(fs::exists(path_.string() + ".new"));
+  mpc::store::write_exclusion(path_, std::nullopt);
+  EXPECT_FALSE(fs::exists(path_));
+  EXPECT_FALSE(mpc::store::read_exclusion(path_));
+  mpc::store::write_exclusion(path_, std::nullopt);  // removing what is not there is no error
+}
+
+TEST_F(ExclusionFileTest, AReasonOfSeveralLinesIsRefusedAndTheOldRecordStays) {
+  const Exclusion exclusion{1, 5, "operator: one"};
+  mpc::store::write_exclusion(path_, exclusion);
+  EXPECT_THROW(mpc::store::write_exclusion(path_, Exclusion{2, 6, "two\nparty 0 since 1 reason forged"}), mpc::Error);
+  EXPECT_THROW(mpc::store::write_exclusion(path_, Exclusion{3, 6, "no such party"}), mpc::Error);
+  EXPECT_EQ(mpc::store::read_exclusion(path_), exclusion);
+}
+
+TEST_F(ExclusionFileTest, ADamagedFileIsAnError) {
+  for (const std::string text : {"", "party 3 since 5 reason x\n", "party 1 reason x since 5\n", "party x since 5 reason y\n",
+                                 "party 1 since -5 reason y\n", "party 1 since 5 reason y\nparty 2 since 6 reason z\n",
+                                 "garbage\n"}) {
+    write_raw(text);
+    EXPECT_THROW((void)mpc::store::read_exclusion(path_), mpc::Error) << "read '" << text << "'";
+  }
+  write_raw("party 1 since 5 reason \n");
+  const auto empty_reason = mpc::store::read_exclusion(path_);
+  ASSERT_TRUE(empty_reason);
+  EXPECT_EQ(empty_reason->party, 1);
+  EXPECT_EQ(empty_reason->reason, "");
+}
+
+}  // namespace
