@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <string_view>
 #include <string>
 
 #include "common/error.hpp"
@@ -89,7 +90,7 @@ void vaes_output_mask(const detail::AesRoundKeys& key, const std::uint8_t prefix
 }  // namespace
 
 namespace detail {
-bool vaes_prf_supported() {
+bool vaes512_supported() {
 #if defined(MPC_RSS3_X86)
   __builtin_cpu_init();
   return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
@@ -98,7 +99,62 @@ bool vaes_prf_supported() {
   return false;
 #endif
 }
+
+bool vaes256_supported() {
+#if defined(MPC_RSS3_X86)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("aes");
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// The widest width this CPU runs, chosen once.
+enum class VaesWidth { None, Ymm, Zmm };
+VaesWidth vaes_width() {
+  static const VaesWidth width = vaes512_supported()   ? VaesWidth::Zmm
+                                 : vaes256_supported() ? VaesWidth::Ymm
+                                                       : VaesWidth::None;
+  return width;
+}
+
+}  // namespace
+
+bool vaes_prf_supported() { return vaes_width() != VaesWidth::None; }
+
+const char* vaes_prf_width() {
+  switch (vaes_width()) {
+    case VaesWidth::Zmm: return "zmm";
+    case VaesWidth::Ymm: return "ymm";
+    default: return nullptr;
+  }
+}
+
+void vaes_expand_key(const std::uint8_t key[16], AesRoundKeys& round_keys) {
+  if (vaes_width() == VaesWidth::Zmm) vaes512_expand_key(key, round_keys);
+  else vaes256_expand_key(key, round_keys);
+}
+
+void vaes_ctr_xor2(const AesRoundKeys& own, const AesRoundKeys& previous, const std::uint8_t prefix[12],
+                   std::uint32_t counter, std::uint8_t* out, std::size_t blocks) {
+  if (vaes_width() == VaesWidth::Zmm) vaes512_ctr_xor2(own, previous, prefix, counter, out, blocks);
+  else vaes256_ctr_xor2(own, previous, prefix, counter, out, blocks);
+}
+
+void vaes_ctr(const AesRoundKeys& key, const std::uint8_t prefix[12], std::uint32_t counter, std::uint8_t* out,
+              std::size_t blocks) {
+  if (vaes_width() == VaesWidth::Zmm) vaes512_ctr(key, prefix, counter, out, blocks);
+  else vaes256_ctr(key, prefix, counter, out, blocks);
+}
 }  // namespace detail
+
+const char* prf_path_name() {
+  const char* width = detail::vaes_prf_width();
+  if (width == nullptr) return "openssl";
+  return std::string_view(width) == "zmm" ? "vaes-zmm" : "vaes-ymm";
+}
 
 struct PrfStream::State {
   BatchNonce nonce;
@@ -183,7 +239,7 @@ CorrelatedRandomness::CorrelatedRandomness(const PrfKey& own_key, const PrfKey& 
   state_->nonce = nonce;
   if (backend == PrfBackend::Auto) backend = detail::vaes_prf_supported() ? PrfBackend::Vaes : PrfBackend::OpenSsl;
   if (backend == PrfBackend::Vaes && !detail::vaes_prf_supported())
-    throw Error(Component::Protocol, "this CPU has no VAES/AVX-512 for the PRF");
+    throw Error(Component::Protocol, "this CPU has no VAES for the PRF");
   state_->backend = backend;
   if (backend == PrfBackend::Vaes) {
     detail::vaes_expand_key(own_key.data(), state_->own_round_keys);

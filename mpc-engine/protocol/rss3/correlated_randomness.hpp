@@ -32,13 +32,16 @@ struct BatchNonce {
 inline constexpr std::uint32_t kOutputMaskCounterBase = 0x80000000u;
 
 // Which AES implementation produces alpha; all give identical bytes. (OpenSSL 3.0's CTR
-// mode uses 128-bit AES-NI; the VAES path runs four blocks per instruction and both keys
-// in one pass, about twice as fast. Output masks come from the same backend.)
+// mode uses 128-bit AES-NI; the VAES path runs four blocks per instruction with AVX-512, two
+// with AVX2 alone, and both keys in one pass. Output masks come from the same backend.)
 enum class PrfBackend {
   Auto,     // Vaes where the CPU has it, else OpenSsl
   OpenSsl,  // OpenSSL EVP AES-128-CTR (AES-NI where available)
-  Vaes,     // VAES + AVX-512; Error(Protocol) if the CPU lacks it
+  Vaes,     // VAES with AVX-512 or AVX2; Error(Protocol) if the CPU lacks it
 };
+
+// The path Auto takes on this CPU: "vaes-zmm", "vaes-ymm" or "openssl" (for benchmark reports).
+const char* prf_path_name();
 
 // F(key, id) for the batch's block counters 0, 1, ...: the half of the alpha stream that
 // `key` contributes (alpha_i = prf_stream(k_i) ^ prf_stream(k_{i-1}), byte for byte). The AND

@@ -41,6 +41,7 @@
 #include "client/cluster_client.hpp"
 #include "common/batch_memory.hpp"
 #include "common/error.hpp"
+#include "protocol/rss3/correlated_randomness.hpp"
 #include "protocol/rss3/evaluator.hpp"
 #include "protocol/rss3/local_three_party.hpp"
 #include "tools/bench/aead_floor.hpp"
@@ -277,6 +278,7 @@ int run_local(const Arguments& arguments) {
   std::cout << "{\"mode\": \"local\", \"alg\": " << json_string(mpc::wire::algorithm_name(algorithm))
             << ", \"sbox\": " << json_string(sbox_name) << ", \"security\": " << json_string(security)
             << ", \"simd\": " << json_string(mpc::rss3::simd_level_name(level))
+            << ", \"prf\": " << json_string(mpc::rss3::prf_path_name())
             << ", \"blocks_per_evaluation\": " << instances << ", \"evaluations\": " << repeat
             << ", \"and_gates\": " << program.and_gates << ", \"and_depth\": " << program.and_depth
             << ", \"layers_exchanged\": " << stats[0].layers_exchanged
