@@ -74,7 +74,21 @@ wire::Reply Node::answer_exclusion(const wire::ExclusionRequest& request, const 
     return reply;
   }
   if (exclusion_) {
-    if (exclusion_->party == party) return reply;  // already excluded: its record stands
+    if (exclusion_->party == party) {
+      // Already excluded: taken from both peers a moment before the operator's word came here,
+      // or given twice. The record keeps its time and takes the operator's reason.
+      if (!request.reason.empty() && exclusion_->reason != request.reason) {
+        store::Exclusion updated = *exclusion_;
+        updated.reason = request.reason;
+        try {
+          store::write_exclusion(store::exclusion_path(settings_.storage_path), updated);
+          exclusion_ = std::move(updated);
+        } catch (const Error& error) {
+          log_.error("exclusion reason not recorded", {{"error", error.what()}});
+        }
+      }
+      return reply;
+    }
     return refuse(wire::Status::BadRequest, server_name(exclusion_->party) +
                                                 " is excluded already: readmit it before excluding another");
   }
