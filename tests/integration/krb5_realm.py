@@ -109,7 +109,7 @@ class Realm:
 
     def __init__(self, root: Path, *, realm: str = DEFAULT_REALM, backend: str = "db2",
                  mpc_module: Path | None = None, module_dirs: Sequence[Path] = (),
-                 handle_key: bool = True):
+                 handle_key: bool = True, clients_use_tcp: bool = False):
         if backend not in ("db2", "klmdb"):
             raise ValueError(f"backend must be db2 or klmdb, not {backend!r}")
         self.root = Path(root)
@@ -118,6 +118,7 @@ class Realm:
         self.backend = backend
         self.mpc_module = Path(mpc_module) if mpc_module else None
         self.module_dirs = [Path(d) for d in module_dirs]
+        self.clients_use_tcp = clients_use_tcp
         self.krb5_conf = self.root / "krb5.conf"
         self.kdc_conf = self.root / "kdc.conf"
         self.database = self.root / "db" / "principal"
@@ -155,6 +156,9 @@ class Realm:
 
     def write_config(self, extra_dbmodule: dict[str, str] | None = None) -> None:
         r = self.realm
+        # MIT clients resend a UDP request after a second, and another krb5kdc worker then serves
+        # it again: realms whose logins take longer send over TCP alone, as operators are told to.
+        transport = "    udp_preference_limit = 1\n" if self.clients_use_tcp else ""
         self.krb5_conf.write_text(f"""[libdefaults]
     default_realm = {r}
     dns_lookup_kdc = false
@@ -163,7 +167,7 @@ class Realm:
     rdns = false
     kdc_timeout = 5s
     max_retries = 2
-
+{transport}
 [realms]
     {r} = {{
         kdc = 127.0.0.1:{self.kdc_port}
