@@ -1,8 +1,9 @@
 // The fused VAES half-gate kernels (see gate_kernels.hpp). This file alone is compiled with
 // -maes -mvaes -mavx512f -mavx512bw -mavx512vl. It defines nothing with external linkage but
-// the two entry points, and calls no inline function of a shared header (not even Block's
-// operators or std::min): such a function could be emitted here with AVX-512 code and picked
-// by the linker for the baseline path.
+// the two entry points, and calls no inline function of a shared header with external linkage
+// (not even Block's operators or std::min): such a function could be emitted here with AVX-512
+// code and picked by the linker for the baseline path. (aesni_key_expansion.hpp's have internal
+// linkage.)
 //
 // A 512-bit register holds four labels. From 16 instances on, they are four consecutive
 // instances of one gate's wire, which the slot layout (slot * instances + e) keeps adjacent, so
@@ -20,6 +21,8 @@
 #if defined(__VAES__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AES__)
 #include <immintrin.h>
 
+#include "common/aesni_key_expansion.hpp"
+
 // GCC 12 reports its own AVX-512 intrinsics (shift and masked-load forms built on
 // _mm512_undefined_*()) as reading uninitialised values; nothing here does.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -32,29 +35,10 @@ struct Schedule {
   __m512i k[11];
 };
 
-inline __m128i expand_step(__m128i key, __m128i assist) {
-  assist = _mm_shuffle_epi32(assist, 0xff);
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  return _mm_xor_si128(key, assist);
-}
-
-// FIPS-197 key expansion with AES-NI (Gueron, Intel white paper 323641, figure 25), each round
-// key broadcast to the four lanes.
+// The fixed key's round keys, each broadcast to the four lanes.
 Schedule make_schedule() {
   __m128i k[11];
-  k[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(two_party::kFixedKey));
-  k[1] = expand_step(k[0], _mm_aeskeygenassist_si128(k[0], 0x01));
-  k[2] = expand_step(k[1], _mm_aeskeygenassist_si128(k[1], 0x02));
-  k[3] = expand_step(k[2], _mm_aeskeygenassist_si128(k[2], 0x04));
-  k[4] = expand_step(k[3], _mm_aeskeygenassist_si128(k[3], 0x08));
-  k[5] = expand_step(k[4], _mm_aeskeygenassist_si128(k[4], 0x10));
-  k[6] = expand_step(k[5], _mm_aeskeygenassist_si128(k[5], 0x20));
-  k[7] = expand_step(k[6], _mm_aeskeygenassist_si128(k[6], 0x40));
-  k[8] = expand_step(k[7], _mm_aeskeygenassist_si128(k[7], 0x80));
-  k[9] = expand_step(k[8], _mm_aeskeygenassist_si128(k[8], 0x1b));
-  k[10] = expand_step(k[9], _mm_aeskeygenassist_si128(k[9], 0x36));
+  aesni::expand_key_128(two_party::kFixedKey, k);
   Schedule s;
   for (int r = 0; r < 11; ++r) s.k[r] = _mm512_broadcast_i32x4(k[r]);
   return s;

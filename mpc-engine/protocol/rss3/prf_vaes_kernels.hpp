@@ -7,9 +7,6 @@
 // every lane), add_lanes(V) (lane j's low dword + j), advance(V) (every lane's low dword +
 // kBlocks), reverse(V) (each lane's bytes reversed), xor_(V, V), aesenc(V, V), aesenclast(V, V),
 // store(out, V) (kBlocks blocks), store_first(out, left, V) (the first left < kBlocks blocks).
-//
-// Key expansion: the AES-NI key-schedule sequence of Gueron, "Intel Advanced Encryption
-// Standard (AES) New Instructions Set", Intel white paper 323641 (2010), figure 25.
 #pragma once
 
 #include <immintrin.h>
@@ -17,32 +14,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/aesni_key_expansion.hpp"
 #include "protocol/rss3/prf_vaes.hpp"
 
 namespace mpc::rss3::detail {
 namespace {
 
-inline __m128i expand_step(__m128i key, __m128i assist) {
-  assist = _mm_shuffle_epi32(assist, 0xff);
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  return _mm_xor_si128(key, assist);
-}
-
 inline void expand_key_aesni(const std::uint8_t key[16], AesRoundKeys& round_keys) {
   __m128i k[11];
-  k[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(key));
-  k[1] = expand_step(k[0], _mm_aeskeygenassist_si128(k[0], 0x01));
-  k[2] = expand_step(k[1], _mm_aeskeygenassist_si128(k[1], 0x02));
-  k[3] = expand_step(k[2], _mm_aeskeygenassist_si128(k[2], 0x04));
-  k[4] = expand_step(k[3], _mm_aeskeygenassist_si128(k[3], 0x08));
-  k[5] = expand_step(k[4], _mm_aeskeygenassist_si128(k[4], 0x10));
-  k[6] = expand_step(k[5], _mm_aeskeygenassist_si128(k[5], 0x20));
-  k[7] = expand_step(k[6], _mm_aeskeygenassist_si128(k[6], 0x40));
-  k[8] = expand_step(k[7], _mm_aeskeygenassist_si128(k[7], 0x80));
-  k[9] = expand_step(k[8], _mm_aeskeygenassist_si128(k[8], 0x1b));
-  k[10] = expand_step(k[9], _mm_aeskeygenassist_si128(k[9], 0x36));
+  aesni::expand_key_128(key, k);
   for (int r = 0; r < 11; ++r) _mm_store_si128(reinterpret_cast<__m128i*>(round_keys.bytes + 16 * r), k[r]);
   for (int r = 0; r < 11; ++r) k[r] = _mm_setzero_si128();
   __asm__ __volatile__("" : : "r"(k) : "memory");

@@ -4,6 +4,8 @@
 #include <cpuid.h>
 #include <immintrin.h>
 #include <wmmintrin.h>
+
+#include "common/aesni_key_expansion.hpp"
 #endif
 
 #include "common/error.hpp"
@@ -19,16 +21,6 @@ bool aesni_supported() {
 }
 
 namespace {
-
-template <int Rcon>
-__m128i expand_step(__m128i key) {
-  __m128i assist = _mm_aeskeygenassist_si128(key, Rcon);
-  assist = _mm_shuffle_epi32(assist, 0xff);
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
-  return _mm_xor_si128(key, assist);
-}
 
 struct Keys {
   __m128i k[11];
@@ -62,19 +54,9 @@ inline __m128i sigma(__m128i x) {
 }  // namespace
 
 void aesni_expand_key(const std::uint8_t key[16], FixedRoundKeys& round_keys) {
-  __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(key));
-  auto store = [&](int r, __m128i v) { _mm_store_si128(reinterpret_cast<__m128i*>(round_keys.bytes + 16 * r), v); };
-  store(0, k);
-  k = expand_step<0x01>(k); store(1, k);
-  k = expand_step<0x02>(k); store(2, k);
-  k = expand_step<0x04>(k); store(3, k);
-  k = expand_step<0x08>(k); store(4, k);
-  k = expand_step<0x10>(k); store(5, k);
-  k = expand_step<0x20>(k); store(6, k);
-  k = expand_step<0x40>(k); store(7, k);
-  k = expand_step<0x80>(k); store(8, k);
-  k = expand_step<0x1b>(k); store(9, k);
-  k = expand_step<0x36>(k); store(10, k);
+  __m128i k[11];
+  aesni::expand_key_128(key, k);
+  for (int r = 0; r < 11; ++r) _mm_store_si128(reinterpret_cast<__m128i*>(round_keys.bytes + 16 * r), k[r]);
 }
 
 void aesni_encrypt_in_place(const FixedRoundKeys& round_keys, Block* blocks, std::size_t n) {
