@@ -12,6 +12,8 @@ namespace {
 
 std::string server_name(int party) { return "server " + std::to_string(party + 1); }
 
+constexpr std::chrono::seconds kFollowPeersRetry{5};
+
 }  // namespace
 
 void Node::load_exclusion() {
@@ -28,13 +30,18 @@ void Node::load_exclusion() {
                {{"server", exclusion_->party + 1}});
 }
 
-bool Node::record_exclusion(std::optional<store::Exclusion> exclusion) {
+bool Node::write_exclusion_file(const std::optional<store::Exclusion>& exclusion) {
   try {
     store::write_exclusion(store::exclusion_path(settings_.storage_path), exclusion);
+    return true;
   } catch (const Error& error) {
     log_.error("exclusion not recorded", {{"error", error.what()}});
     return false;
   }
+}
+
+bool Node::record_exclusion(std::optional<store::Exclusion> exclusion) {
+  if (!write_exclusion_file(exclusion)) return false;
   const bool excluding = exclusion.has_value();
   if (excluding) {
     ++exclusions_;
@@ -80,12 +87,9 @@ wire::Reply Node::answer_exclusion(const wire::ExclusionRequest& request, const 
       if (!request.reason.empty() && exclusion_->reason != request.reason) {
         store::Exclusion updated = *exclusion_;
         updated.reason = request.reason;
-        try {
-          store::write_exclusion(store::exclusion_path(settings_.storage_path), updated);
-          exclusion_ = std::move(updated);
-        } catch (const Error& error) {
-          log_.error("exclusion reason not recorded", {{"error", error.what()}});
-        }
+        if (!write_exclusion_file(updated))
+          return refuse(wire::Status::Internal, server_name(party) + " is excluded, but the reason could not be recorded");
+        exclusion_ = std::move(updated);
       }
       return reply;
     }
@@ -99,18 +103,21 @@ wire::Reply Node::answer_exclusion(const wire::ExclusionRequest& request, const 
 }
 
 void Node::follow_peers_exclusion(std::chrono::steady_clock::time_point now) {
-  if (!membership_) return;
+  if (!membership_ || now < follow_peers_not_before_) return;
   const auto said = membership_->peers_exclusion(now);
   if (!said) return;
   // Both peers hold it, so at least one honest server does: the operator's word this server
   // missed (it was down or restarting when it was given).
+  bool recorded = false;
   if (*said < 0) {
     log_.warn("readmission taken from both peers", {{"server", exclusion_ ? exclusion_->party + 1 : 0}});
-    (void)record_exclusion(std::nullopt);
+    recorded = record_exclusion(std::nullopt);
   } else {
     log_.warn("exclusion taken from both peers", {{"server", *said + 1}});
-    (void)record_exclusion(store::Exclusion{*said, unix_ms_now(), "as both other servers hold (an operator's exclusion)"});
+    recorded = record_exclusion(
+        store::Exclusion{*said, unix_ms_now(), "as both other servers hold (an operator's exclusion)"});
   }
+  if (!recorded) follow_peers_not_before_ = now + kFollowPeersRetry;
 }
 
 std::optional<Refusal> Node::excluded_self_refusal() const {

@@ -122,6 +122,7 @@ class Node final : public EngineHost {
   // Writes the record (nullopt: nobody excluded) and follows it; false when it could not be
   // written (logged, nothing changed).
   bool record_exclusion(std::optional<store::Exclusion> exclusion);
+  bool write_exclusion_file(const std::optional<store::Exclusion>& exclusion);
   wire::Reply answer_exclusion(const wire::ExclusionRequest& request, const std::string& role);
   void follow_peers_exclusion(std::chrono::steady_clock::time_point now);
   std::optional<Refusal> excluded_self_refusal() const;
@@ -204,6 +205,8 @@ class Node final : public EngineHost {
   std::uint64_t mode_since_unix_ms_ = 0;
   std::optional<store::Exclusion> exclusion_;  // as on disk
   std::uint64_t exclusions_ = 0;               // exclusions recorded since start
+  // A disk that refused the peers' word is asked again after a pause, not at every hello.
+  std::chrono::steady_clock::time_point follow_peers_not_before_{};
   std::chrono::steady_clock::time_point mode_entered_ = std::chrono::steady_clock::now();
   // The test server's late switches only (common/fault_injection.hpp): when the change waiting
   // now was first due. Present in every build so that both builds share one layout.
