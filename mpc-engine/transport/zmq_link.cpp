@@ -354,7 +354,11 @@ Listener::Listener(Context& context, const std::string& endpoint, const CurveKey
     const int enforce = 1;
     if (zmq_setsockopt(socket_, ZMQ_ZAP_ENFORCE_DOMAIN, &enforce, sizeof enforce) != 0)
       fail_zmq("cannot set ZMQ_ZAP_ENFORCE_DOMAIN");
-    if (zmq_bind(socket_, endpoint.c_str()) != 0) fail_zmq("cannot bind " + endpoint);
+    const auto give_up = std::chrono::steady_clock::now() + options.bind_patience;
+    while (zmq_bind(socket_, endpoint.c_str()) != 0) {
+      if (zmq_errno() != EADDRINUSE || std::chrono::steady_clock::now() >= give_up) fail_zmq("cannot bind " + endpoint);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   } catch (...) {
     zmq_close(socket_);
     socket_ = nullptr;

@@ -61,6 +61,9 @@ struct LinkOptions {
   std::chrono::milliseconds handshake_timeout{2000};
   // A connection whose server is down retries after 100 ms, backing off to this interval.
   std::chrono::milliseconds reconnect_interval_max{1000};
+  // A listener whose port is in use tries again for this long before it fails: a server
+  // started again at once may find the port still held a moment by the instance before it.
+  std::chrono::milliseconds bind_patience{3000};
 };
 
 // Bound CURVE-server ROUTER socket: many clients (or peers) in, replies out by routing id.

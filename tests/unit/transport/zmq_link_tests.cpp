@@ -394,15 +394,36 @@ TEST(Link, BindFailuresThrowTransportErrors) {
   Context context;
   const CurveKeyPair keys = generate_curve_key_pair();
   Listener first(context, "tcp://127.0.0.1:*", keys, "clients");
+  LinkOptions impatient;
+  impatient.bind_patience = 300ms;
+  const auto started = std::chrono::steady_clock::now();
   try {
-    Listener second(context, first.bound_endpoint(), keys, "clients");
+    Listener second(context, first.bound_endpoint(), keys, "clients", impatient);
     ADD_FAILURE() << "second bind succeeded";
   } catch (const Error& error) {
     EXPECT_EQ(error.component(), Component::Transport);
     EXPECT_NE(std::string(error.what()).find("in use"), std::string::npos) << error.what();
   }
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 300ms);  // it waited for the port first
   EXPECT_THROW(Listener(context, "bogus://x", keys, "clients"), Error);
   EXPECT_THROW(Listener(context, "tcp://127.0.0.1:*", keys, "bad domain"), Error);
+}
+
+// A server started again at once: the port its predecessor held is bound once it is let go.
+TEST(Link, AListenerWaitsForAPortLetGoWithinItsPatience) {
+  Context context;
+  const CurveKeyPair keys = generate_curve_key_pair();
+  auto predecessor = std::make_unique<Listener>(context, "tcp://127.0.0.1:*", keys, "clients");
+  const std::string endpoint = predecessor->bound_endpoint();
+  std::thread letting_go([&] {
+    std::this_thread::sleep_for(400ms);
+    predecessor.reset();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  Listener successor(context, endpoint, keys, "clients");
+  letting_go.join();
+  EXPECT_EQ(successor.bound_endpoint(), endpoint);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 300ms);
 }
 
 TEST(Link, ContextsComeAndGoQuickly) {
