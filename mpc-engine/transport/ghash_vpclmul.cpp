@@ -1,6 +1,6 @@
-// GHASH with VPCLMULQDQ (ghash_vpclmul.hpp). Built with -mvpclmulqdq and AVX-512 on x86-64;
-// called only where ghash_vpclmul_supported() (kernel_support.cpp) says the CPU has them.
-// Constant time: no branch or memory address depends on the key or the data.
+// GHASH with VPCLMULQDQ on 512-bit registers (ghash_vpclmul.hpp). Built with -mvpclmulqdq and
+// AVX-512 on x86-64; called only where ghash_vpclmul_kernels(512) (kernel_support.cpp) says the
+// CPU has them. Constant time: no branch or memory address depends on the key or the data.
 #include "transport/ghash_vpclmul.hpp"
 
 #if defined(__VPCLMULQDQ__) && defined(__PCLMUL__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
@@ -8,73 +8,20 @@
 
 #include <immintrin.h>
 
+#include "transport/polyval_kernels.hpp"
+
 namespace mpc::transport::detail {
 namespace {
-
-// x^128 = x^127 + x^126 + x^121 + 1: the reduction constant's high word, and the low word's 1.
-constexpr std::uint64_t kPolyHigh = 0xc200000000000000ull;
-
-__m128i reverse_bytes(__m128i x) {
-  return _mm_shuffle_epi8(x, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-}
 
 __m512i reverse_lane_bytes(__m512i x) {
   const __m512i mask = _mm512_broadcast_i32x4(_mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
   return _mm512_shuffle_epi8(x, mask);
 }
 
-// (high, low) * x^-128 modulo POLYVAL's polynomial.
-__m128i reduce(__m128i low, __m128i high) {
-  const __m128i poly = _mm_set_epi64x(static_cast<long long>(kPolyHigh), 1);
-  __m128i folded = _mm_xor_si128(_mm_shuffle_epi32(low, 0x4e), _mm_clmulepi64_si128(low, poly, 0x10));
-  folded = _mm_xor_si128(_mm_shuffle_epi32(folded, 0x4e), _mm_clmulepi64_si128(folded, poly, 0x10));
-  return _mm_xor_si128(high, folded);
-}
-
-// A 256-bit product given as its low, middle (the cross terms, at 64 bits) and high parts,
-// reduced.
-__m128i reduce_parts(__m128i low, __m128i middle, __m128i high) {
-  return reduce(_mm_xor_si128(low, _mm_slli_si128(middle, 8)), _mm_xor_si128(high, _mm_srli_si128(middle, 8)));
-}
-
-// POLYVAL's dot product a * b * x^-128.
-__m128i dot(__m128i a, __m128i b) {
-  const __m128i middle = _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01), _mm_clmulepi64_si128(a, b, 0x10));
-  return reduce_parts(_mm_clmulepi64_si128(a, b, 0x00), middle, _mm_clmulepi64_si128(a, b, 0x11));
-}
-
 __m128i fold_lanes(__m512i x) {
   return _mm_xor_si128(_mm_xor_si128(_mm512_extracti32x4_epi32(x, 0), _mm512_extracti32x4_epi32(x, 1)),
                        _mm_xor_si128(_mm512_extracti32x4_epi32(x, 2), _mm512_extracti32x4_epi32(x, 3)));
 }
-
-
-}  // namespace
-
-void ghash_vpclmul_powers(const std::uint8_t h[16], GhashPowers& powers) {
-  // The POLYVAL key is mulX(rev H): a shift by one with the reduction folded in, without a
-  // branch on the key's top bit.
-  const __m128i reversed = reverse_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
-  std::uint64_t words[2];
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(words), reversed);
-  const std::uint64_t carry = 0 - (words[1] >> 63);
-  const std::uint64_t high = (words[1] << 1) | (words[0] >> 63);
-  const std::uint64_t low = words[0] << 1;
-  const __m128i key = _mm_set_epi64x(static_cast<long long>(high ^ (carry & kPolyHigh)),
-                                     static_cast<long long>(low ^ (carry & 1)));
-  __m128i current = key;
-  for (std::size_t k = 1; k <= kGhashAggregate; ++k) {
-    const std::size_t slot = 2 * (kGhashAggregate - k);
-    _mm_store_si128(reinterpret_cast<__m128i*>(powers.words + slot), current);
-    _mm_store_si128(reinterpret_cast<__m128i*>(powers.halves_sum + slot),
-                    _mm_xor_si128(current, _mm_shuffle_epi32(current, 0x4e)));
-    current = dot(current, key);
-  }
-  words[0] = words[1] = 0;
-  __asm__ __volatile__("" : : "r"(words) : "memory");
-}
-
-namespace {
 
 // Adds the products of `x` and `p` lane by lane to the unreduced (low, middle, high) sums.
 void accumulate(__m512i x, __m512i p, __m512i& low, __m512i& middle, __m512i& high) {
@@ -88,10 +35,7 @@ __m128i reduce_lanes(__m512i low, __m512i middle, __m512i high) {
   return reduce_parts(fold_lanes(low), fold_lanes(middle), fold_lanes(high));
 }
 
-}  // namespace
-
-void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], const std::uint8_t* data,
-                          std::size_t bytes) {
+void absorb512(const GhashPowers& powers, std::uint8_t state[16], const std::uint8_t* data, std::size_t bytes) {
   constexpr std::size_t kRun = 16 * kGhashAggregate;
   __m128i sum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state));
   const __m512i* groups = reinterpret_cast<const __m512i*>(powers.words);
@@ -146,21 +90,18 @@ void ghash_vpclmul_absorb(const GhashPowers& powers, std::uint8_t state[16], con
   _mm_storeu_si128(reinterpret_cast<__m128i*>(state), sum);
 }
 
-void ghash_vpclmul_value(const std::uint8_t state[16], std::uint8_t out[16]) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
-                   reverse_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state))));
-}
+}  // namespace
+
+const GhashKernels kGhashVpclmul512 = {&polyval_powers, &absorb512, &polyval_value};
 
 }  // namespace mpc::transport::detail
 
 #else
 
-// Not reached: ghash_vpclmul_supported() is false where this file is built without the
+// Not reached: ghash_vpclmul_kernels(512) is null where this file is built without the
 // instructions.
 namespace mpc::transport::detail {
-void ghash_vpclmul_powers(const std::uint8_t[16], GhashPowers&) {}
-void ghash_vpclmul_absorb(const GhashPowers&, std::uint8_t[16], const std::uint8_t*, std::size_t) {}
-void ghash_vpclmul_value(const std::uint8_t[16], std::uint8_t[16]) {}
+const GhashKernels kGhashVpclmul512 = {nullptr, nullptr, nullptr};
 }  // namespace mpc::transport::detail
 
 #endif

@@ -1,5 +1,6 @@
-// GHASH (NIST SP 800-38D, section 6.4) of long streams with
-// VPCLMULQDQ, four blocks per instruction and sixteen per reduction.
+// GHASH (NIST SP 800-38D, section 6.4) of long streams with VPCLMULQDQ, four blocks per
+// instruction with AVX-512 (ghash_vpclmul.cpp) or two with AVX2 (ghash_vpclmul_ymm.cpp), and
+// sixteen per reduction. The functions below run the widest this CPU has.
 //
 // GHASH is computed as POLYVAL, its byte-reversed twin (Gueron, Langley, Lindell, RFC 8452,
 // appendix A): GHASH_H(X_1..X_n) = rev(POLYVAL_{mulX(rev H)}(rev X_1, ..., rev X_n)). POLYVAL's
@@ -31,8 +32,20 @@ struct GhashPowers {
   alignas(64) std::uint64_t halves_sum[2 * kGhashAggregate];
 };
 
-// True when this CPU (and OS) has VPCLMULQDQ with AVX-512 F, BW and VL.
+// True when this CPU (and OS) has VPCLMULQDQ with AVX-512 F, BW and VL, or with AVX2.
 bool ghash_vpclmul_supported();
+
+// One register width's kernels, the functions below.
+struct GhashKernels {
+  void (*powers)(const std::uint8_t h[16], GhashPowers& powers);
+  void (*absorb)(const GhashPowers& powers, std::uint8_t state[16], const std::uint8_t* data, std::size_t bytes);
+  void (*value)(const std::uint8_t state[16], std::uint8_t out[16]);
+};
+extern const GhashKernels kGhashVpclmul512;  // AVX-512 F, BW, VL
+extern const GhashKernels kGhashVpclmul256;  // AVX2
+
+// The kernels of `width` (512 or 256) where this CPU runs them, else null; width 0: the widest.
+const GhashKernels* ghash_vpclmul_kernels(int width = 0);
 
 // The powers of the POLYVAL key for GCM hash key `h` (16 bytes, as AES_k(0^128) gives it).
 // Only call when ghash_vpclmul_supported().
