@@ -1,9 +1,9 @@
 // AES-256-GCM (NIST SP 800-38D) for the data links' frames with VAES and VPCLMULQDQ: sixteen
 // counter blocks in flight, four per instruction with AVX-512 (gcm_vaes.cpp) or two with AVX2
-// (gcm_vaes_ymm.cpp), then the GHASH of ghash_vpclmul.hpp over the ciphertext. OpenSSL 3.0 seals with 128-bit AES-NI and one carry-less product per block, well
-// below its own AES-256-CTR rate (docs/benchmarks.md has both), so FrameCipher uses this
-// where the CPU has the instructions; the bytes are GCM's either way (tests compare them with
-// OpenSSL's).
+// (gcm_vaes_ymm.cpp), then the GHASH of ghash_vpclmul.hpp over the ciphertext. OpenSSL 3.0
+// seals with 128-bit AES-NI and one carry-less product per block, well below its own
+// AES-256-CTR rate (docs/benchmarks.md has both), so FrameCipher uses this where the CPU has
+// the instructions; the bytes are GCM's either way (tests compare them with OpenSSL's).
 //
 // 96-bit nonces only: the counter blocks are nonce || 32-bit counter, 1 for the tag's mask and
 // 2 onwards for the text.
