@@ -20,7 +20,7 @@ void Node::load_exclusion() {
   if (!membership_) return;
   exclusion_ = store::read_exclusion(store::exclusion_path(settings_.storage_path));
   if (!exclusion_) return;
-  membership_->set_excluded(exclusion_->party);
+  membership_->set_excluded(exclusion_->party, std::chrono::steady_clock::now());
   log_.warn("excluded from service until an operator readmits it",
             {{"server", exclusion_->party + 1},
              {"since_unix_ms", exclusion_->since_unix_ms},
@@ -51,8 +51,8 @@ bool Node::record_exclusion(std::optional<store::Exclusion> exclusion) {
     log_.warn("server readmitted to service", {{"server", exclusion_->party + 1}});
   }
   exclusion_ = std::move(exclusion);
-  membership_->set_excluded(excluding ? exclusion_->party : -1);
   const auto now = std::chrono::steady_clock::now();
+  membership_->set_excluded(excluding ? exclusion_->party : -1, now);
   if (!pending_change_) pending_change_ = membership_->update(now);
   send_hello(now);
   return true;

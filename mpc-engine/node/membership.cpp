@@ -83,7 +83,9 @@ std::optional<int> Membership::peers_exclusion(Clock::time_point now) const {
   for (int party = 0; party < 3; ++party) {
     if (party == self_) continue;
     const auto& hello = last_hello_[static_cast<std::size_t>(party)];
-    if (!hello || now - hello_at_[static_cast<std::size_t>(party)] > timing_.peer_down) return std::nullopt;
+    const auto heard_at = hello_at_[static_cast<std::size_t>(party)];
+    if (!hello || now - heard_at > timing_.peer_down) return std::nullopt;
+    if (excluded_set_at_ && heard_at < *excluded_set_at_ + timing_.peer_down) return std::nullopt;
     const int excluded = hello->excluded == wire::kNoParty ? -1 : hello->excluded;
     if (said && *said != excluded) return std::nullopt;
     said = excluded;

@@ -90,9 +90,15 @@ class Membership {
   bool two_party_allowed() const { return two_party_allowed_; }
   // The party served without until readmitted; -1: none.
   int excluded_party() const { return excluded_; }
-  void set_excluded(int party) { excluded_ = party >= 0 && party <= 2 ? party : -1; }
+  // `now`: when this server took it. Peers' hellos received within peer_down of then are not
+  // followed: they may have left before the operator's word reached their senders.
+  void set_excluded(int party, Clock::time_point now) {
+    excluded_ = party >= 0 && party <= 2 ? party : -1;
+    excluded_set_at_ = now;
+  }
   // What both peers' fresh hellos say is excluded (-1: nobody), when they agree with each other
-  // and differ from this server; nullopt otherwise.
+  // and differ from this server, and were received a peer_down or more after this server last
+  // changed its own; nullopt otherwise.
   std::optional<int> peers_exclusion(Clock::time_point now) const;
   wire::ClusterMode mode() const { return mode_; }
   int missing() const { return missing_; }
@@ -126,6 +132,7 @@ class Membership {
   wire::ClusterMode mode_ = wire::ClusterMode::Full;
   int missing_ = -1;
   int excluded_ = -1;
+  std::optional<Clock::time_point> excluded_set_at_;
 };
 
 // When a link to each peer last broke under a send, noted from any thread. A server killed

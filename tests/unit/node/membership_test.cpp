@@ -187,7 +187,7 @@ TEST(MembershipTest, AnExcludedServerIsServedWithoutHoweverWellItIsHeard) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
   all_heard(membership, start + milliseconds(100));
-  membership.set_excluded(2);
+  membership.set_excluded(2, start + milliseconds(100));
   const auto change = membership.update(start + milliseconds(100));
   ASSERT_TRUE(change);
   EXPECT_EQ(change->mode, wire::ClusterMode::TwoParty);
@@ -199,7 +199,7 @@ TEST(MembershipTest, AnExcludedServerIsServedWithoutHoweverWellItIsHeard) {
     membership.hello(2, hello_excluding(0b011, 2), now);
     EXPECT_FALSE(membership.update(now)) << "the excluded server was taken back at " << 100 * tick << " ms";
   }
-  membership.set_excluded(-1);
+  membership.set_excluded(-1, start + milliseconds(4050));
   const auto now = start + milliseconds(4100);
   membership.hello(1, hello_hearing(0b101, wire::ClusterMode::TwoParty, 2), now);
   membership.hello(2, hello_hearing(0b011), now);
@@ -217,7 +217,7 @@ TEST(MembershipTest, TheExcludedServerJoinsNoPair) {
   membership.hello(0, hello_hearing(0b100), start + milliseconds(720));
   ASSERT_TRUE(membership.update(start + milliseconds(720)));  // the pair (2, 0) without party 1
   ASSERT_EQ(membership.mode(), wire::ClusterMode::TwoParty);
-  membership.set_excluded(2);
+  membership.set_excluded(2, start + milliseconds(730));
   const auto change = membership.update(start + milliseconds(730));
   ASSERT_TRUE(change);
   EXPECT_EQ(change->mode, wire::ClusterMode::Full);
@@ -231,7 +231,7 @@ TEST(MembershipTest, NoPairServesWhenThePartnerOfAnExclusionIsDown) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
   all_heard(membership, start + milliseconds(100));
-  membership.set_excluded(2);
+  membership.set_excluded(2, start + milliseconds(100));
   ASSERT_TRUE(membership.update(start + milliseconds(100)));
   membership.lost(1);
   const auto change = membership.update(start + milliseconds(200));
@@ -254,13 +254,36 @@ TEST(MembershipTest, FollowsOnlyWhatBothPeersSayOfAnExclusion) {
   ASSERT_TRUE(membership.peers_exclusion(now));
   EXPECT_EQ(*membership.peers_exclusion(now), 2);
   EXPECT_FALSE(membership.peers_exclusion(now + milliseconds(600))) << "stale words were followed";
-  membership.set_excluded(2);
+  membership.set_excluded(2, now);
   EXPECT_FALSE(membership.peers_exclusion(now)) << "nothing to follow when it already holds the same";
-  membership.hello(1, hello_hearing(0b101), now);
-  EXPECT_FALSE(membership.peers_exclusion(now)) << "one peer's word readmitted a server";
-  membership.hello(2, hello_hearing(0b011), now);
-  ASSERT_TRUE(membership.peers_exclusion(now));
-  EXPECT_EQ(*membership.peers_exclusion(now), -1);
+  const auto later = now + milliseconds(600);
+  membership.hello(1, hello_hearing(0b101), later);
+  EXPECT_FALSE(membership.peers_exclusion(later)) << "one peer's word readmitted a server";
+  membership.hello(2, hello_hearing(0b011), later);
+  ASSERT_TRUE(membership.peers_exclusion(later));
+  EXPECT_EQ(*membership.peers_exclusion(later), -1);
+}
+
+// The operator's exclusion reaches the three servers one after another: the first to take it
+// still hears both peers' hellos sent before it reached them. Those are not a readmission.
+TEST(MembershipTest, HellosSentBeforeTheOperatorsWordReachedTheirSendersAreNotFollowed) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  const auto excluded_at = start + milliseconds(1000);
+  membership.set_excluded(2, excluded_at);
+  for (const auto after : {milliseconds(10), milliseconds(100), milliseconds(450)}) {
+    const auto at = excluded_at + after;
+    membership.hello(1, hello_hearing(0b101), at);
+    membership.hello(2, hello_hearing(0b011), at);
+    EXPECT_FALSE(membership.peers_exclusion(at)) << "followed hellos " << after.count() << " ms after";
+  }
+  // Both peers still say nobody a peer_down later: the word never reached them, and this
+  // server goes with them (the operator's tool reports the exclusion failed).
+  const auto settled = excluded_at + milliseconds(600);
+  membership.hello(1, hello_hearing(0b101), settled);
+  membership.hello(2, hello_hearing(0b011), settled);
+  ASSERT_TRUE(membership.peers_exclusion(settled));
+  EXPECT_EQ(*membership.peers_exclusion(settled), -1);
 }
 
 TEST(MembershipTest, SettledOnlyWhenAllHearAllInOneMode) {
