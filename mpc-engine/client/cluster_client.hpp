@@ -138,10 +138,13 @@ class ClusterClient {
   Replies krb_round_trip(wire::KrbRequest& request, KrbPads* pads = nullptr);
   // A job's replies: every server's Ok with gc2 and lut2 (round_trip); with rss3, all three
   // servers' Ok replies, or two XOR-form Ok replies from the two servers serving while the
-  // third is down (node/membership.hpp). A three-server job whose servers answer PeerFailure
-  // or went away is sent again under a fresh id (encode makes the frame for an id; each
+  // third is down (node/membership.hpp). A three-server job whose servers regroup or one of
+  // which went away is sent again under a fresh id (encode makes the frame for an id; each
   // frame is wiped after its attempt) until it is served or the timeout passes: a server
-  // going down costs a retry, not a failure. Two servers unreachable fail at once. encode
+  // going down costs a retry, not a failure. A job answered PeerFailure (a peer's part of
+  // its batch came too late: nothing was opened) is sent again once, with any protocol: a
+  // host starved of CPU for a moment costs a retry, a lasting failure is still reported.
+  // Two servers unreachable fail at once. encode
   // gives each server's frame (same_frame, but for a Krb request's own seeds).
   // service_bound: the answer needs what the servers serving now hold (a tag's nonce, a held
   // nonce's reopen): a retry would reach another service, so the call fails as an unknown

@@ -56,6 +56,7 @@ struct ClusterClient::Attempt {
   std::string unreached;
   int missing = -1;  // replies of a pair: the server it served without
   bool busy = false;  // a server answered busy
+  bool peer_failure = false;  // a server answered that a peer failed the job's batch
 };
 
 Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Frames(const wire::RequestId&)>& encode,
@@ -70,6 +71,7 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
     // Busy is the caller's to handle: asked again at once, a job whose preprocessing is not
     // made yet takes a range further ahead, and a burst of such retries would outrun the pool.
     const auto deadline = std::chrono::steady_clock::now() + timeout_of(type);
+    bool peer_failure_retried = false;
     for (;;) {
       const wire::RequestId id = fresh_request_id();
       Frames frames = encode(id);
@@ -79,9 +81,11 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
         return replies;
       } catch (const ServerError& error) {
         wipe_frames(frames);
-        if (error.status() != wire::Status::Regrouping || service_bound ||
+        const bool retry_peer_failure = error.status() == wire::Status::PeerFailure && !peer_failure_retried;
+        if ((error.status() != wire::Status::Regrouping && !retry_peer_failure) || service_bound ||
             std::chrono::steady_clock::now() + kRetryPause >= deadline)
           throw;
+        peer_failure_retried = peer_failure_retried || retry_peer_failure;
       } catch (...) {
         wipe_frames(frames);
         throw;
@@ -90,6 +94,7 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
     }
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout_of(type);
+  bool peer_failure_retried = false;
   for (;;) {
     const wire::RequestId id = fresh_request_id();
     Frames frames = encode(id);
@@ -112,12 +117,16 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
     // in full instead.
     if (service_bound) {
       const bool tag = type == wire::MessageType::GcmTag || type == wire::MessageType::GcmTagParts;
-      if (attempt.retry && !attempt.busy)
+      if (attempt.retry && !attempt.busy && !attempt.peer_failure)
         throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::UnknownNonce,
                           "a server went away or the servers regrouped while the request was answered; its "
                           "nonce is not served any more: " +
                               std::string(tag ? "prefetch a fresh one" : "open the ticket in full"));
       std::rethrow_exception(attempt.error);
+    }
+    if (attempt.peer_failure) {
+      if (peer_failure_retried) std::rethrow_exception(attempt.error);
+      peer_failure_retried = true;
     }
     if (!attempt.retry) std::rethrow_exception(attempt.error);
     const auto pause = attempt.busy ? kBusyPause : kRetryPause;
@@ -297,6 +306,18 @@ ClusterClient::Attempt ClusterClient::attempt_job(const Frames& frames, const wi
                        true, -1};
           busy.busy = true;
           return busy;
+        }
+        if (reply.status == wire::Status::PeerFailure) {
+          // A peer's part of the batch did not come within the peer timeout: most often a host
+          // starved of CPU for a moment, or a server that went away mid-batch. Nothing was
+          // opened, so the job is worth one more try (served once the stall has passed, or by
+          // the servers that regrouped meanwhile); only one, so that a lasting failure is still
+          // reported within about twice the time it takes to show.
+          Attempt failed{std::nullopt,
+                         std::make_exception_ptr(ServerError(static_cast<int>(ready), reply.status, reply.error)),
+                         true, -1};
+          failed.peer_failure = true;
+          return failed;
         }
         if (reply.status != wire::Status::Ok)
           return {std::nullopt,

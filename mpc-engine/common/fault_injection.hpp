@@ -2,7 +2,9 @@
 // server which sends altered messages is caught, and that without the check the same
 // alteration would change a result unnoticed. One more, "late-mode-switch=MS", makes a server
 // change modes MS ms after its peers, for the tests of requests caught between two modes;
-// "shun-missing-server" makes a pair member ignore the server its pair serves without.
+// "shun-missing-server" makes a pair member ignore the server its pair serves without;
+// "stall-once=MS" holds back the first garbled batch a server streams by MS ms, as a host
+// starved of CPU for a moment would.
 //
 // Only the test server (mpc-server-faults, never installed or packaged) is compiled with
 // MPC_FAULT_INJECTION; every deviation sits inside `#if defined(MPC_FAULT_INJECTION)`, so the

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <variant>
 
 #include "common/error.hpp"
@@ -107,6 +109,13 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
  private:
   void ship(std::vector<std::uint8_t> chunk) override {
 #if defined(MPC_FAULT_INJECTION)
+    // A worker starved of the CPU for a moment while its shell is still heard: the first chunk
+    // of the first client's Kerberos batch this server streams goes out N ms late.
+    if (const auto late_ms = fault::armed("stall-once");
+        late_ms && sent_chunks_ == 0 && !header_.slices.empty() && wire::is_krb_circuit(header_.circuit)) {
+      static std::atomic<bool> stalled{false};
+      if (!stalled.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(*late_ms));
+    }
     // A garbler's altered table rows: one flipped bit in each of 64 blocks from byte N of what
     // this server streams. (An evaluator reads about half of the rows, so one row alone might
     // leave a result unchanged.)
