@@ -52,6 +52,8 @@ const FieldKernels& portable_field_kernels();
 const FieldKernels* pclmul_field_kernels();
 // Four elements per instruction with AVX-512 VPCLMULQDQ; null when not built in or this CPU lacks it.
 const FieldKernels* vpclmul_field_kernels();
+// Two elements per instruction with VPCLMULQDQ on AVX2; null when not built in or this CPU lacks it.
+const FieldKernels* vpclmul_ymm_field_kernels();
 // The fastest this CPU runs.
 const FieldKernels& field_kernels();
 

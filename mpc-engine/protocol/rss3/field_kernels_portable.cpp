@@ -44,6 +44,7 @@ const FieldKernels& portable_field_kernels() {
 const FieldKernels& field_kernels() {
   static const FieldKernels& best = [] () -> const FieldKernels& {
     if (const FieldKernels* widest = vpclmul_field_kernels()) return *widest;
+    if (const FieldKernels* wide = vpclmul_ymm_field_kernels()) return *wide;
     if (const FieldKernels* fast = pclmul_field_kernels()) return *fast;
     return portable_field_kernels();
   }();

@@ -131,6 +131,12 @@ TEST(FieldKernels, VpclmulMatchesPortable) {
   expect_kernels_match_portable(widest);
 }
 
+TEST(FieldKernels, VpclmulOnAvx2MatchesPortable) {
+  const detail::FieldKernels* wide = detail::vpclmul_ymm_field_kernels();
+  if (wide == nullptr) GTEST_SKIP() << "no VPCLMULQDQ with AVX2 on this CPU";
+  expect_kernels_match_portable(wide);
+}
+
 // The kernels' definitions, computed element by element with the portable multiplication.
 TEST(FieldKernels, MatchTheirDefinitions) {
   const detail::FieldKernels& k = detail::field_kernels();
@@ -252,6 +258,7 @@ TEST(FieldKernels, GridSumsMatchTheirDefinition) {
   std::vector<const detail::FieldKernels*> sets = {&detail::portable_field_kernels()};
   if (const auto* fast = detail::pclmul_field_kernels()) sets.push_back(fast);
   if (const auto* widest = detail::vpclmul_field_kernels()) sets.push_back(widest);
+  if (const auto* wide = detail::vpclmul_ymm_field_kernels()) sets.push_back(wide);
   std::mt19937_64 rng(12);
   const Gf128 x{2, 0};
   for (const detail::FieldKernels* k : sets)
