@@ -15,8 +15,8 @@ namespace {
 
 // Between attempts: the servers switch modes within a heartbeat or two.
 constexpr std::chrono::milliseconds kRetryPause{20};
-// After a busy answer: the servers make AND material at about 250,000 entries a second, and a
-// login's largest job takes about 273,000.
+// After a busy answer: a login's largest job takes AND material the servers make over a good
+// part of a second, so asking again at once would only be refused again.
 constexpr std::chrono::milliseconds kBusyPause{100};
 constexpr std::chrono::milliseconds kPollInterval{20};
 // How long the others may take to answer once a server went away holding the request: the
@@ -297,15 +297,16 @@ ClusterClient::Attempt ClusterClient::attempt_job(const Frames& frames, const wi
             first_failure = std::make_exception_ptr(ServerError(static_cast<int>(ready), reply.status, reply.error));
           continue;
         }
+        // A refusal that ends this attempt; `retry` when another try may be served.
+        Attempt refused{std::nullopt,
+                        std::make_exception_ptr(ServerError(static_cast<int>(ready), reply.status, reply.error)),
+                        false, -1};
         if (reply.status == wire::Status::Busy) {
           // Two servers of security = "active" answer busy when a job's AND material was not
           // made in time (a pair just formed, or a burst): worth another try a little later.
           // The job reserved none, so a try asked again takes no material from the next.
-          Attempt busy{std::nullopt,
-                       std::make_exception_ptr(ServerError(static_cast<int>(ready), reply.status, reply.error)),
-                       true, -1};
-          busy.busy = true;
-          return busy;
+          refused.retry = refused.busy = true;
+          return refused;
         }
         if (reply.status == wire::Status::PeerFailure) {
           // A peer's part of the batch did not come within the peer timeout: most often a host
@@ -313,16 +314,10 @@ ClusterClient::Attempt ClusterClient::attempt_job(const Frames& frames, const wi
           // opened, so the job is worth one more try (served once the stall has passed, or by
           // the servers that regrouped meanwhile); only one, so that a lasting failure is still
           // reported within about twice the time it takes to show.
-          Attempt failed{std::nullopt,
-                         std::make_exception_ptr(ServerError(static_cast<int>(ready), reply.status, reply.error)),
-                         true, -1};
-          failed.peer_failure = true;
-          return failed;
+          refused.retry = refused.peer_failure = true;
+          return refused;
         }
-        if (reply.status != wire::Status::Ok)
-          return {std::nullopt,
-                  std::make_exception_ptr(ServerError(static_cast<int>(ready), reply.status, reply.error)), false,
-                  -1};
+        if (reply.status != wire::Status::Ok) return refused;
         replies[ready] = std::move(reply);
         copies[ready] = Copy::Answered;
         break;  // its one answer: nothing more to read from it for this request
