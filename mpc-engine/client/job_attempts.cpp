@@ -19,6 +19,11 @@ constexpr std::chrono::milliseconds kRetryPause{20};
 // part of a second, so asking again at once would only be refused again.
 constexpr std::chrono::milliseconds kBusyPause{100};
 constexpr std::chrono::milliseconds kPollInterval{20};
+// After a failed check of active security: the servers learn of the dispute within a heartbeat
+// and serve without the deviating server, or in the suspended service's pair, after at most
+// three such failures (node/disputes.hpp); each is sent again after two heartbeats.
+constexpr int kVerificationRetries = 3;
+constexpr std::chrono::milliseconds kAfterAbortPause{200};
 // How long the others may take to answer once a server went away holding the request: the
 // two that remain regroup (and answer Regrouping) well within it; a cluster that does not
 // regroup may never answer the lost request, and the call then fails as it always did.
@@ -57,6 +62,7 @@ struct ClusterClient::Attempt {
   int missing = -1;  // replies of a pair: the server it served without
   bool busy = false;  // a server answered busy
   bool peer_failure = false;  // a server answered that a peer failed the job's batch
+  bool aborted = false;  // a server answered that a check of active security failed
 };
 
 Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Frames(const wire::RequestId&)>& encode,
@@ -95,6 +101,7 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout_of(type);
   bool peer_failure_retried = false;
+  int aborts_retried = 0;
   for (;;) {
     const wire::RequestId id = fresh_request_id();
     Frames frames = encode(id);
@@ -117,7 +124,7 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
     // in full instead.
     if (service_bound) {
       const bool tag = type == wire::MessageType::GcmTag || type == wire::MessageType::GcmTagParts;
-      if (attempt.retry && !attempt.busy && !attempt.peer_failure)
+      if (attempt.retry && !attempt.busy && !attempt.peer_failure && !attempt.aborted)
         throw ServerError(std::max(attempt.regrouping_party, 0), wire::Status::UnknownNonce,
                           "a server went away or the servers regrouped while the request was answered; its "
                           "nonce is not served any more: " +
@@ -128,8 +135,9 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
       if (peer_failure_retried) std::rethrow_exception(attempt.error);
       peer_failure_retried = true;
     }
+    if (attempt.aborted && ++aborts_retried > kVerificationRetries) std::rethrow_exception(attempt.error);
     if (!attempt.retry) std::rethrow_exception(attempt.error);
-    const auto pause = attempt.busy ? kBusyPause : kRetryPause;
+    const auto pause = attempt.busy ? kBusyPause : attempt.aborted ? kAfterAbortPause : kRetryPause;
     if (std::chrono::steady_clock::now() + pause >= deadline) {
       if (!attempt.unreached.empty())
         throw Error(Component::Client, attempt.unreached + " could not be reached from this client");
@@ -315,6 +323,12 @@ ClusterClient::Attempt ClusterClient::attempt_job(const Frames& frames, const wi
           // the servers that regrouped meanwhile); only one, so that a lasting failure is still
           // reported within about twice the time it takes to show.
           refused.retry = refused.peer_failure = true;
+          return refused;
+        }
+        if (reply.status == wire::Status::VerificationFailed) {
+          // A server deviated and the batch was refused everywhere before anything was opened:
+          // worth sending again once the others serve without it.
+          refused.retry = refused.aborted = true;
           return refused;
         }
         if (reply.status != wire::Status::Ok) return refused;
