@@ -4,13 +4,15 @@
 // change modes MS ms after its peers, for the tests of requests caught between two modes;
 // "shun-missing-server" makes a pair member ignore the server its pair serves without;
 // "stall-once=MS" holds back the first garbled batch a server streams by MS ms, as a host
-// starved of CPU for a moment would.
+// starved of CPU for a moment would; "false-blame=N" makes a server claim disputes it never
+// had with the servers whose numbers are the digits of N (node/disputes.hpp).
 //
 // Only the test server (mpc-server-faults, never installed or packaged) is compiled with
 // MPC_FAULT_INJECTION; every deviation sits inside `#if defined(MPC_FAULT_INJECTION)`, so the
 // server that ships contains none of them. In the test server a deviation happens only when
 // the environment variable MPC_FAULT names it: "name" or "name=N" (N a decimal number the
-// deviation reads, such as a byte offset).
+// deviation reads, such as a byte offset), or several such, separated by commas, for a server
+// that deviates in every service it takes part in.
 #pragma once
 
 #if defined(MPC_FAULT_INJECTION)

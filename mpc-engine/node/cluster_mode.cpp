@@ -78,6 +78,13 @@ bool Node::shuns(int party) const {
 bool Node::keep_alive() {
   if (!membership_) return true;
   const auto now = std::chrono::steady_clock::now();
+#if defined(MPC_FAULT_INJECTION)
+  // A server that claims disputes it never had, with the servers whose numbers (1-based) are
+  // the digits of N, as one would that wants an honest server out of service.
+  if (const auto blamed = fault::armed("false-blame"))
+    for (auto digits = *blamed; digits != 0; digits /= 10)
+      if (digits % 10 >= 1 && digits % 10 <= 3) membership_->caught(static_cast<int>(digits % 10) - 1);
+#endif
   // Reading a connection's monitor costs system calls even when it has nothing, and this runs
   // on every turn of the shell's loop: a lost session is looked for at most every
   // kSessionCheckPeriod, far below the heartbeats that decide who is down.
@@ -86,6 +93,7 @@ bool Node::keep_alive() {
     for (int party = 0; party < 3; ++party)
       if (party != settings_.party) note_lost_sessions(party);
   }
+  follow_disputes(now);
   if (!pending_change_) pending_change_ = membership_->update(now);
   if (membership_->heartbeat_due(now) || membership_->hello_changed(now)) send_hello(now);
   return !pending_change_;
@@ -174,9 +182,10 @@ void Node::update_pair_duties(std::chrono::steady_clock::time_point now) {
     if (!service) continue;
     const int partner = service->pair.party_at(1 - service->pair.index_of(settings_.party));
     Engine::PairDuty duty = Engine::PairDuty::Serving;
-    // No material is made with an excluded server, nor by it.
+    // No material is made with an excluded server, nor by it, nor with a peer in a dispute.
     const int excluded = membership_->excluded_party();
-    if (service.get() != pair_ && excluded >= 0 && service->pair.missing != excluded) {
+    const bool distrusted = (membership_->distrusts() & (1u << partner)) != 0;
+    if (service.get() != pair_ && ((excluded >= 0 && service->pair.missing != excluded) || distrusted)) {
       duty = Engine::PairDuty::Waiting;
     } else if (service.get() != pair_) {
       if (!membership_->hears(partner, now)) duty = Engine::PairDuty::Waiting;

@@ -1,6 +1,6 @@
 // The shell's part in excluding a server (wire::ExclusionRequest, node/membership.hpp): the
-// operator's word, kept on disk (store/exclusion_file.hpp), what follows from the peers' word,
-// and what the excluded server answers meanwhile.
+// operator's word, kept on disk (store/exclusion_file.hpp), what follows from the peers' word
+// and from disputes (node/disputes.hpp), and what the excluded server answers meanwhile.
 #include <string>
 
 #include "common/error.hpp"
@@ -73,6 +73,9 @@ wire::Reply Node::answer_exclusion(const wire::ExclusionRequest& request, const 
                   "excluding a server needs degraded_service = \"two-party\": the other two serve as a pair");
   const int party = request.party;
   if (request.action == wire::ExclusionAction::Readmit) {
+    // The operator vouches for the cluster again: disputes go with the exclusion they led to,
+    // or stand alone (a pair serving after a failed check, nobody excluded yet).
+    clear_disputes();
     if (!exclusion_) return reply;  // nobody excluded: already done
     if (exclusion_->party != party)
       return refuse(wire::Status::BadRequest, server_name(party) + " is not excluded; " +
@@ -107,20 +110,84 @@ void Node::follow_peers_exclusion(std::chrono::steady_clock::time_point now) {
   const auto said = membership_->peers_exclusion(now);
   if (!said) return;
   // Both peers hold it, so at least one honest server does: the operator's word this server
-  // missed (it was down or restarting when it was given).
+  // missed (it was down or restarting when it was given), or disputes it has not seen.
   bool recorded = false;
   if (*said < 0) {
     log_.warn("readmission taken from both peers", {{"server", exclusion_ ? exclusion_->party + 1 : 0}});
+    clear_disputes();
     recorded = record_exclusion(std::nullopt);
   } else {
     log_.warn("exclusion taken from both peers", {{"server", *said + 1}});
     recorded = record_exclusion(
-        store::Exclusion{*said, unix_ms_now(), "as both other servers hold (an operator's exclusion)"});
+        store::Exclusion{*said, unix_ms_now(), "as both other servers hold"});
   }
   if (!recorded) follow_peers_not_before_ = now + kFollowPeersRetry;
 }
 
+void Node::deviation_caught(int party, const std::string& check, const std::string& where) {
+  if (!membership_ || !membership_->two_party_allowed()) return;
+  const auto now = std::chrono::steady_clock::now();
+  ++disputes_;
+  if (party < 0) {
+    dispute_reason_ = "three-party check " + check + " failed in " + where;
+    if (!membership_->three_party_failed())
+      log_.error("three-party service suspended: a check of active security failed, so one of the other two servers "
+                 "deviated; servers 1 and 2 serve as a pair until an operator readmits (mpcctl cluster readmit)",
+                 {{"check", check}, {"where", where}});
+    membership_->three_party_check_failed();
+  } else {
+    dispute_reason_ = check + " failed in " + where + " with " + server_name(party);
+    log_.error("dispute: a check of active security failed between this server and a peer, so the peer deviated; "
+               "this server serves without it",
+               {{"server", party + 1}, {"check", check}, {"where", where}});
+    membership_->caught(party);
+    known_distrusts_ = membership_->distrusts();
+  }
+  if (dispute_reason_.size() > wire::kMaxExclusionReasonBytes) dispute_reason_.resize(wire::kMaxExclusionReasonBytes);
+  if (!pending_change_) pending_change_ = membership_->update(now);
+  send_hello(now);
+}
+
+void Node::follow_disputes(std::chrono::steady_clock::time_point now) {
+  if (!membership_) return;
+  // Disputes taken from a peer's hello: it says it caught this server, which it cannot have.
+  const std::uint8_t claimed = static_cast<std::uint8_t>(membership_->distrusts() & ~known_distrusts_);
+  for (int party = 0; party < 3; ++party) {
+    if ((claimed & (1u << party)) == 0) continue;
+    ++disputes_;
+    dispute_reason_ = server_name(party) + " claimed a dispute with this server";
+    log_.error("dispute: a peer claims it caught this server deviating, which it did not, so the peer deviated; "
+               "this server serves without it",
+               {{"server", party + 1}});
+  }
+  known_distrusts_ = membership_->distrusts();
+  if (exclusion_ || now < follow_peers_not_before_) return;
+  const int party = membership_->disputes(now).exclude;
+  if (party < 0) return;
+  // In a dispute with both others: the one server that deviated, as every honest server finds.
+  std::string reason = "in disputes with both other servers";
+  if (!dispute_reason_.empty()) reason += "; last here: " + dispute_reason_;
+  if (reason.size() > wire::kMaxExclusionReasonBytes) reason.resize(wire::kMaxExclusionReasonBytes);
+  if (!record_exclusion(store::Exclusion{party, unix_ms_now(), reason}))
+    follow_peers_not_before_ = now + kFollowPeersRetry;
+}
+
+void Node::clear_disputes() {
+  if (!membership_) return;
+  if (membership_->distrusts() != 0 || membership_->three_party_failed())
+    log_.warn("disputes cleared by an operator's readmission",
+              {{"distrusted", static_cast<std::uint64_t>(membership_->distrusts())},
+               {"three_party_suspended", membership_->three_party_failed()}});
+  membership_->clear_disputes(std::chrono::steady_clock::now());
+  dispute_reason_.clear();
+  known_distrusts_ = 0;
+}
+
 std::optional<Refusal> Node::excluded_self_refusal() const {
+  if (membership_ && !exclusion_ && membership_->set_aside(std::chrono::steady_clock::now()))
+    return Refusal{wire::Status::Regrouping,
+                   server_name(settings_.party) + " is in a dispute (" + dispute_reason_ +
+                       "): the other two serve without it until an operator runs `mpcctl cluster readmit`"};
   if (!exclusion_ || exclusion_->party != settings_.party) return std::nullopt;
   return Refusal{wire::Status::Regrouping,
                  server_name(settings_.party) + " is excluded from service (" + exclusion_->reason +

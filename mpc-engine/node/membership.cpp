@@ -58,6 +58,35 @@ void Membership::hello(int party, const wire::Hello& hello, Clock::time_point no
   heard(party, now);
   last_hello_[static_cast<std::size_t>(party)] = hello;
   hello_at_[static_cast<std::size_t>(party)] = now;
+  if (!after_clearing(now)) return;
+  // A peer that says it caught this server deviating did not, if this server did not: either
+  // way that peer deviated. A suspension is taken up from anyone, so that all three follow it
+  // (it names nobody, and any server can call for it by itself).
+  if ((hello.distrusts & (1u << self_)) != 0) distrusts_ |= static_cast<std::uint8_t>(1u << party);
+  if (hello.three_party_failed) three_party_failed_ = true;
+}
+
+void Membership::caught(int party) {
+  if (party < 0 || party > 2 || party == self_) return;
+  distrusts_ |= static_cast<std::uint8_t>(1u << party);
+}
+
+void Membership::clear_disputes(Clock::time_point now) {
+  distrusts_ = 0;
+  three_party_failed_ = false;
+  disputes_cleared_at_ = now;
+}
+
+DisputeVerdict Membership::disputes(Clock::time_point now) const {
+  std::array<std::optional<DisputeWord>, 3> words;
+  for (int party = 0; party < 3; ++party) {
+    if (party == self_) continue;
+    const auto& hello = last_hello_[static_cast<std::size_t>(party)];
+    const auto at = hello_at_[static_cast<std::size_t>(party)];
+    if (!hello || now - at > timing_.peer_down || !after_clearing(at)) continue;
+    words[static_cast<std::size_t>(party)] = DisputeWord{hello->distrusts, hello->three_party_failed};
+  }
+  return judge_disputes(self_, distrusts_, three_party_failed_, words);
 }
 
 bool Membership::hears(int party, Clock::time_point now) const {
@@ -75,6 +104,8 @@ wire::Hello Membership::own_hello(Clock::time_point now) const {
   hello.mode = mode_;
   hello.missing = missing_ < 0 ? wire::kNoParty : static_cast<std::uint8_t>(missing_);
   hello.excluded = excluded_ < 0 ? wire::kNoParty : static_cast<std::uint8_t>(excluded_);
+  hello.distrusts = distrusts_;
+  hello.three_party_failed = three_party_failed_;
   return hello;
 }
 
@@ -101,6 +132,15 @@ std::vector<int> Membership::serving() const {
   return parties;
 }
 
+std::optional<ModeChange> Membership::serve_without(int party, Clock::time_point now) {
+  const bool pair = hears(3 - self_ - party, now);
+  if (pair && mode_ == wire::ClusterMode::TwoParty && missing_ == party) return std::nullopt;
+  if (!pair && mode_ == wire::ClusterMode::Full) return std::nullopt;
+  if (pair) switch_to(wire::ClusterMode::TwoParty, party);
+  else switch_to(wire::ClusterMode::Full, -1);
+  return ModeChange{mode_, missing_};
+}
+
 void Membership::switch_to(wire::ClusterMode mode, int missing) {
   mode_ = mode;
   missing_ = missing;
@@ -114,14 +154,13 @@ std::optional<ModeChange> Membership::update(Clock::time_point now) {
     switch_to(wire::ClusterMode::Full, -1);
     return ModeChange{mode_, missing_};
   }
-  if (excluded_ >= 0) {
-    // Served without however well it is heard; the two others serve while they hear each other.
-    const int partner = 3 - self_ - excluded_;
-    const bool pair = hears(partner, now);
-    if (pair && mode_ == wire::ClusterMode::TwoParty && missing_ == excluded_) return std::nullopt;
-    if (!pair && mode_ == wire::ClusterMode::Full) return std::nullopt;
-    if (pair) switch_to(wire::ClusterMode::TwoParty, excluded_);
-    else switch_to(wire::ClusterMode::Full, -1);
+  // Served without however well it is heard; the two others serve while they hear each other.
+  if (excluded_ >= 0) return serve_without(excluded_, now);
+  if (const int missing = disputes(now).missing; missing >= 0) {
+    if (missing != self_) return serve_without(missing, now);
+    // Left out of the pair, as an excluded server is.
+    if (mode_ == wire::ClusterMode::Full) return std::nullopt;
+    switch_to(wire::ClusterMode::Full, -1);
     return ModeChange{mode_, missing_};
   }
   // A peer's hello older than peer_down says nothing about now.

@@ -27,6 +27,11 @@
 // readmission from the operator, and otherwise follows only what both of its peers say in their
 // hellos (a server that missed the operator's word while it was down): one server alone, saying
 // what it likes, can neither exclude another nor bring an excluded one back.
+//
+// Checks of active security that fail call for a pair as well (node/disputes.hpp): a server in
+// a dispute serves without the peer it distrusts, and a server that learns of three-party
+// checks failing serves in the suspended service's pair, however well everybody is heard,
+// until an operator clears the disputes (readmitting a server clears them).
 #pragma once
 
 #include <array>
@@ -36,6 +41,7 @@
 #include <optional>
 #include <vector>
 
+#include "node/disputes.hpp"
 #include "wire/client_messages.hpp"
 #include "wire/peer_messages.hpp"
 
@@ -100,6 +106,20 @@ class Membership {
   // and differ from this server, and were received a peer_down or more after this server last
   // changed its own; nullopt otherwise.
   std::optional<int> peers_exclusion(Clock::time_point now) const;
+
+  // `party`'s messages failed a check here that only its deviation fails (disputes.hpp).
+  void caught(int party);
+  // A three-party check failed here: one of the other two deviated.
+  void three_party_check_failed() { three_party_failed_ = true; }
+  // The operator's word: every dispute and the suspension are dropped here, and peers' hellos
+  // received within peer_down of `now` are not taken up (they may still carry them).
+  void clear_disputes(Clock::time_point now);
+  std::uint8_t distrusts() const { return distrusts_; }
+  bool three_party_failed() const { return three_party_failed_; }
+  // What the disputes known here call for now.
+  DisputeVerdict disputes(Clock::time_point now) const;
+  // Whether the disputes leave this server out of the pair that serves.
+  bool set_aside(Clock::time_point now) const { return excluded_ < 0 && disputes(now).missing == self_; }
   wire::ClusterMode mode() const { return mode_; }
   int missing() const { return missing_; }
   // The parties that serve, 0-based and sorted: all three, or the pair.
@@ -118,6 +138,12 @@ class Membership {
 
  private:
   void switch_to(wire::ClusterMode mode, int missing);
+  // The pair without `party` serves when this server hears its partner; nothing does else.
+  std::optional<ModeChange> serve_without(int party, Clock::time_point now);
+  // Whether a hello received at `at` came after the operator last cleared disputes here.
+  bool after_clearing(Clock::time_point at) const {
+    return !disputes_cleared_at_ || at >= *disputes_cleared_at_ + timing_.peer_down;
+  }
 
   int self_;
   MembershipTiming timing_;
@@ -133,6 +159,9 @@ class Membership {
   int missing_ = -1;
   int excluded_ = -1;
   std::optional<Clock::time_point> excluded_set_at_;
+  std::uint8_t distrusts_ = 0;
+  bool three_party_failed_ = false;
+  std::optional<Clock::time_point> disputes_cleared_at_;
 };
 
 // When a link to each peer last broke under a send, noted from any thread. A server killed

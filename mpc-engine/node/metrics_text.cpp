@@ -86,6 +86,15 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
       out.sample("mpc_server_excluded", party_label(party), s.excluded_party == party ? 1 : 0);
     out.one("mpc_exclusions_total", "counter", "Exclusions of a server this server recorded since it started.",
             s.exclusions);
+    out.one("mpc_disputes_total", "counter",
+            "Checks of active security that failed here and named a peer or suspended three-party service.",
+            s.disputes);
+    out.metric("mpc_server_distrusted", "gauge", "1 for a server this server is in a dispute with.");
+    for (std::uint8_t party = 0; party < 3; ++party)
+      out.sample("mpc_server_distrusted", party_label(party), (s.distrusts >> party) & 1u);
+    out.one("mpc_three_party_suspended", "gauge",
+            "1 while three-party service is suspended after a three-party check failed.",
+            s.three_party_suspended ? 1 : 0);
     out.metric("mpc_peer_heard_age_seconds", "gauge",
                "Seconds since this server last heard each peer (absent: not heard since it started or lost it).");
     for (std::uint8_t party = 0; party < 3; ++party)

@@ -353,6 +353,12 @@ wire::ServerStatus Node::status() {
     status.exclusion_reason = exclusion_->reason;
   }
   status.exclusions = exclusions_;
+  if (membership_) {
+    status.distrusts = membership_->distrusts();
+    status.three_party_suspended = membership_->three_party_failed();
+  }
+  status.dispute_reason = dispute_reason_;
+  status.disputes = disputes_;
   return status;
 }
 

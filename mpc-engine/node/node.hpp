@@ -86,6 +86,7 @@ class Node final : public EngineHost {
   bool keep_alive() override;
   std::optional<Refusal> store_generated(const wire::KeyId& key, const SecretBytes& share) override;
   void link_broke(int party) override { link_breaks_.note(party, std::chrono::steady_clock::now()); }
+  void deviation_caught(int party, const std::string& check, const std::string& where) override;
 
  private:
   // A request this server holds, from its arrival until it is answered.
@@ -125,7 +126,12 @@ class Node final : public EngineHost {
   bool write_exclusion_file(const std::optional<store::Exclusion>& exclusion);
   wire::Reply answer_exclusion(const wire::ExclusionRequest& request, const std::string& role);
   void follow_peers_exclusion(std::chrono::steady_clock::time_point now);
+  // Refuses jobs while this server is excluded or the disputes leave it out of the pair.
   std::optional<Refusal> excluded_self_refusal() const;
+  // Disputes (disputes.cpp): the party in two of them is excluded as the operator would.
+  void follow_disputes(std::chrono::steady_clock::time_point now);
+  // The operator's readmission: every dispute and the three-party suspension are dropped.
+  void clear_disputes();
   // The engines that run beside the serving one: the pairs standing by.
   std::vector<Engine*> standing_pairs() const;
   // The checks this server deals for the pair serving without it (pair_check_keeper.hpp,
@@ -205,6 +211,9 @@ class Node final : public EngineHost {
   std::uint64_t mode_since_unix_ms_ = 0;
   std::optional<store::Exclusion> exclusion_;  // as on disk
   std::uint64_t exclusions_ = 0;               // exclusions recorded since start
+  std::uint64_t disputes_ = 0;                 // checks failed here that named a peer or suspended
+  std::string dispute_reason_;                 // the last of them
+  std::uint8_t known_distrusts_ = 0;           // the disputes logged so far
   // A disk that refused the peers' word is asked again after a pause, not at every hello.
   std::chrono::steady_clock::time_point follow_peers_not_before_{};
   std::chrono::steady_clock::time_point mode_entered_ = std::chrono::steady_clock::now();

@@ -59,6 +59,9 @@ class PairHost final : public EngineHost {
     return Refusal{wire::Status::BadRequest, "a pair of servers generates no keys"};
   }
   void link_broke(int party) override { shell_.link_broke(pair_.party_at(party)); }
+  void deviation_caught(int party, const std::string& check, const std::string& where) override {
+    shell_.deviation_caught(party < 0 ? -1 : pair_.party_at(party), check, where);
+  }
 
  private:
   EngineHost& shell_;

@@ -441,6 +441,13 @@ struct ServerStatus {
   std::uint64_t excluded_since_unix_ms = 0;
   std::string exclusion_reason;
   std::uint64_t exclusions = 0;
+  // Checks of active security that failed here (node/disputes.hpp): the servers this one is in
+  // a dispute with (bit p: party p), whether three-party service is suspended, what failed
+  // last (the check, the job or batch, the server), and how many disputes it took since start.
+  std::uint8_t distrusts = 0;
+  bool three_party_suspended = false;
+  std::string dispute_reason;
+  std::uint64_t disputes = 0;
 };
 
 // Body of a successful GcmPrefetch reply: u32 count | u32 blocks_per_nonce | count * 12 nonce

@@ -275,6 +275,13 @@ ServerStatus decode_server_status(ByteReader& reader) {
   status.excluded_since_unix_ms = reader.u64();
   status.exclusion_reason = reader.short_string(kMaxExclusionReasonBytes);
   status.exclusions = reader.u64();
+  status.distrusts = reader.u8();
+  if ((status.distrusts & ~0x7u) != 0) fail("status distrusts a party beyond 3");
+  const std::uint8_t suspended = reader.u8();
+  if (suspended > 1) fail("status with a suspension flag of " + std::to_string(suspended));
+  status.three_party_suspended = suspended == 1;
+  status.dispute_reason = reader.short_string(kMaxExclusionReasonBytes);
+  status.disputes = reader.u64();
   return status;
 }
 
@@ -332,6 +339,12 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           writer.u64(b.excluded_since_unix_ms);
           writer.short_string(b.exclusion_reason);
           writer.u64(b.exclusions);
+          if ((b.distrusts & ~0x7u) != 0) fail("status distrusts a party beyond 3");
+          if (b.dispute_reason.size() > kMaxExclusionReasonBytes) fail("dispute reason too long");
+          writer.u8(b.distrusts);
+          writer.u8(b.three_party_suspended ? 1 : 0);
+          writer.short_string(b.dispute_reason);
+          writer.u64(b.disputes);
         } else if constexpr (std::is_same_v<T, GcmPrefetchResult>) {
           check_prefetch(b.count, b.blocks_per_nonce);
           const std::size_t share_bytes = static_cast<std::size_t>(b.count) * b.blocks_per_nonce * kBlockBytes;

@@ -364,6 +364,9 @@ std::vector<std::uint8_t> encode_hello(const Hello& hello) {
   writer.u8(hello.missing);
   if (hello.excluded > 2 && hello.excluded != kNoParty) fail("hello excludes a party beyond 3");
   writer.u8(hello.excluded);
+  if ((hello.distrusts & ~0x7u) != 0) fail("hello distrusts a party beyond 3");
+  writer.u8(hello.distrusts);
+  writer.u8(hello.three_party_failed ? 1 : 0);
   return out;
 }
 
@@ -438,6 +441,11 @@ PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
         fail("hello's missing party does not go with its mode");
       hello.excluded = reader.u8();
       if (hello.excluded > 2 && hello.excluded != kNoParty) fail("hello excludes a party beyond 3");
+      hello.distrusts = reader.u8();
+      if ((hello.distrusts & ~0x7u) != 0) fail("hello distrusts a party beyond 3");
+      const std::uint8_t flags = reader.u8();
+      if ((flags & ~0x1u) != 0) fail("hello with unknown flags");
+      hello.three_party_failed = (flags & 1u) != 0;
       reader.expect_end();
       return hello;
     }

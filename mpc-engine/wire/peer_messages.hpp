@@ -19,7 +19,9 @@
 // Notes (any party -> another; epoch and sequence 0): u32 count | notes, each 32-byte client
 //   public key | 16-byte request id | 32-byte request digest | u16 status | short string detail
 // Hello (any party -> another, every heartbeat; epoch and sequence 0): u8 heard (bit p: this
-//   party heard party p lately) | u8 mode (ClusterMode) | u8 missing party (0xff in Full)
+//   party heard party p lately) | u8 mode (ClusterMode) | u8 missing party (0xff in Full) |
+//   u8 excluded party (0xff: none) | u8 distrusts (bit p: this party caught party p deviating,
+//   node/disputes.hpp) | u8 flags (bit 0: a three-party check failed here or was heard of)
 // Degraded (between the two servers serving without the third): u8 version | u8 type | a
 //   frame of the two-party engine (wire/two_server_messages.hpp) as it is, no other header
 // PairChecks (a server -> another; epoch and sequence 0): u32 count | deals, each key id |
@@ -50,7 +52,7 @@ namespace mpc::wire {
 // (node/peer_links.hpp), so that during a rolling upgrade the two servers of one release
 // serve in two-party service. Releases before this number was compared sent 1, the client
 // protocol's version.
-inline constexpr std::uint8_t kPeerProtocolVersion = 7;
+inline constexpr std::uint8_t kPeerProtocolVersion = 8;
 
 enum class PeerMessageType : std::uint8_t {
   Batch = 1,
@@ -225,6 +227,8 @@ struct Hello {
   ClusterMode mode = ClusterMode::Full;
   std::uint8_t missing = kNoParty;  // the party the two-party service runs without
   std::uint8_t excluded = kNoParty;  // the party this server holds excluded (ExclusionRequest)
+  std::uint8_t distrusts = 0;  // bit p set: this server is in a dispute with party p
+  bool three_party_failed = false;  // three-party service is suspended (node/disputes.hpp)
   bool operator==(const Hello&) const = default;
 };
 std::vector<std::uint8_t> encode_hello(const Hello& hello);

@@ -72,7 +72,7 @@ def test_an_excluded_server_stays_out_until_an_operator_readmits_it(degraded_clu
         cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3", 3: "three-party"})
         for party, line in status_lines(cluster).items():
             assert "excluded server 3 since unix ms" in line and "(operator: host under investigation)" in line, line
-            assert line.endswith("exclusions 1"), line
+            assert ", exclusions 1, disputes 0 (with none)" in line, line
 
         # The pair serves; the excluded server computes nothing however long it is heard.
         jobs_before = jobs_of(cluster, 3)

@@ -435,9 +435,14 @@ void ThreePartyEngine::apply_result(BatchResult& result) {
   const wire::BatchHeader& header = result.header;
   if (!result.succeeded) {
     if (result.failure == wire::Status::VerificationFailed) {
-      ++aborts_[{result.failed_check.empty() ? "unnamed" : result.failed_check, result.failed_peer}];
+      const std::string check = result.failed_check.empty() ? "unnamed" : result.failed_check;
+      ++aborts_[{check, result.failed_peer}];
       log_.error("batch refused: a server's messages failed verification",
                  {{"sequence", header.sequence}, {"error", result.error}});
+      // A setting that differs between the servers is the operator's to fix, not a deviation.
+      if (check != "security_setting")
+        host_.deviation_caught(-1, check, "batch " + std::to_string(header.sequence) + " of epoch " +
+                                              std::to_string(header.epoch));
     } else {
       log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
     }

@@ -103,7 +103,7 @@ void TwoPartyEngine::run_circuit_job(Job& job) {
   } catch (const RetryableError& error) {
     fail(job, wire::Status::Regrouping, error.what());
   } catch (const VerificationError& error) {
-    fail(job, wire::Status::VerificationFailed, error.what());
+    fail(job, wire::Status::VerificationFailed, error.what(), error.check());
   } catch (const PeerError& error) {
     fail(job, wire::Status::PeerFailure, error.what());
   } catch (const BackendBusy& error) {

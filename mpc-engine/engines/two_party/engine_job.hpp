@@ -45,6 +45,7 @@ struct TwoPartyEngine::Job {
   GcmOpened opened;
   wire::Status status = wire::Status::Ok;
   std::string error;
+  std::string failed_check;  // VerificationFailed: the check (VerificationError::check)
 };
 
 struct TwoPartyEngine::Worker {

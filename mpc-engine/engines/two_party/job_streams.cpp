@@ -42,8 +42,12 @@ class JobStream final : public two_party::ChunkedChannel {
       throw PeerError(Component::Server, "the other server sent nothing for " + std::to_string(limit.count()) + " ms");
     if (inbox_->frames.empty()) {
       const std::string& reason = *inbox_->aborted;
-      if (reason.starts_with(kVerificationAbort))
-        throw VerificationError(Component::Server, "the other server refused the job: " + reason, "abort_notice");
+      if (reason.starts_with(kVerificationAbort)) {
+        const std::string_view rest = std::string_view(reason).substr(kVerificationAbort.size());
+        const std::size_t end = rest.find(": ");
+        std::string check = end == std::string_view::npos || end == 0 || end > 40 ? "abort_notice" : std::string(rest.substr(0, end));
+        throw VerificationError(Component::Server, "the other server refused the job: " + reason, std::move(check));
+      }
       throw PeerError(Component::Server, "the other server abandoned the job: " + reason);
     }
     Chunk frame{std::move(inbox_->frames.front())};

@@ -38,7 +38,12 @@ namespace mpc::two_party_engine {
 // How an abort for failed verification starts: the peer's receive then throws a
 // VerificationError ("abort_notice") instead of a PeerError, so both servers report the job as
 // refused for verification whichever of them caught the deviation.
+// A job refused on a failed check of active security: "verification failed: <check>: <detail>".
+// The receiver fails the job with a VerificationError of that check.
 inline constexpr std::string_view kVerificationAbort = "verification failed: ";
+// The check of a key share against the checks the third server of a cluster dealt
+// (checked_part.hpp): a dealer's bad deal fails it as well as a deviating partner does.
+inline constexpr std::string_view kShareCheck = "share_check";
 
 inline constexpr std::size_t kStreamFrameBytes = 256u << 10;
 inline constexpr std::size_t kMaxQueuedBytes = 32u << 20;

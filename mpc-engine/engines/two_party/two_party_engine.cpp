@@ -536,7 +536,7 @@ void TwoPartyEngine::run_compute_job(Job& job) {
     job.result = std::move(output.bytes);
     job.padded = std::move(output.padded);
   } catch (const VerificationError& error) {
-    fail(job, wire::Status::VerificationFailed, error.what());
+    fail(job, wire::Status::VerificationFailed, error.what(), error.check());
   } catch (const PeerError& error) {
     fail(job, wire::Status::PeerFailure, error.what());
   } catch (const BackendBusy& error) {
@@ -546,12 +546,20 @@ void TwoPartyEngine::run_compute_job(Job& job) {
   }
 }
 
-void TwoPartyEngine::fail(Job& job, wire::Status status, const std::string& error) {
+void TwoPartyEngine::fail(Job& job, wire::Status status, const std::string& error, const std::string& check) {
   job.status = status;
   job.error = error;
+  job.failed_check = check;
+  // The other server learns which check failed here: one it can pin on this server's deviation
+  // or not (job_streams.hpp).
   streams_.send_abort(job.number, status == wire::Status::VerificationFailed && !error.starts_with(kVerificationAbort)
-                                      ? std::string(kVerificationAbort) + error
+                                      ? std::string(kVerificationAbort) + (check.empty() ? "unnamed" : check) + ": " + error
                                       : error);
+}
+
+void TwoPartyEngine::caught_deviation(const std::string& check, const std::string& where) {
+  if (check == kShareCheck) return;
+  host_.deviation_caught(settings_.peers.front().party, check.empty() ? "unnamed" : check, where);
 }
 
 void TwoPartyEngine::run_preprocessing(Job& job) {
@@ -561,13 +569,19 @@ void TwoPartyEngine::run_preprocessing(Job& job) {
       store_dealt_batch(*stream, job);
     else
       backend_->preprocess(*stream, job.pool_epoch, job.pool_start, job.pool_entries);
+  } catch (const VerificationError& error) {
+    job.status = wire::Status::VerificationFailed;
+    job.error = error.what();
+    job.failed_check = error.check();
+    streams_.send_abort(job.number, std::string(kVerificationAbort) + error.check() + ": " + error.what());
   } catch (const std::exception& error) {
     job.status = wire::Status::PeerFailure;
     job.error = error.what();
     streams_.send_abort(job.number, error.what());
   }
   std::lock_guard lock(results_mutex_);
-  preprocessed_.push_back({job.status == wire::Status::Ok, job.pool_epoch, job.pool_entries, job.error});
+  preprocessed_.push_back({job.status == wire::Status::Ok, job.pool_epoch, job.pool_entries, job.error,
+                           job.failed_check, job.number});
   wakeup_.notify();
 }
 
@@ -698,6 +712,7 @@ void TwoPartyEngine::collect_results() {
     preparation_finished_ = false;
   }
   for (const auto& batch : preprocessed) {
+    if (!batch.failed_check.empty()) caught_deviation(batch.failed_check, "preprocessing job " + std::to_string(batch.job));
     if (batch.epoch != pool_epoch_) continue;  // made for a pool since dropped
     preprocessing_in_flight_ = false;
     if (batch.ok) {
@@ -715,6 +730,8 @@ void TwoPartyEngine::collect_results() {
     if (leader() && client_jobs_running_ > 0) --client_jobs_running_;
     if (job->status != wire::Status::Ok) {
       ++jobs_failed_;
+      if (job->status == wire::Status::VerificationFailed)
+        caught_deviation(job->failed_check, "job " + std::to_string(job->number));
       // A job that failed on the other server's side may mean it lost its pool (a restart).
       if (leader() && job->status == wire::Status::PeerFailure && backend_->wants_preprocessing() &&
           !job->circuit)

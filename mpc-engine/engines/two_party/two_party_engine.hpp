@@ -115,7 +115,10 @@ class TwoPartyEngine final : public node::Engine {
   PreprocessingThread& made_jobs_for_duty();
   void run_compute_job(Job& job);  // worker
   // A job that failed on this side: its status and error, and an Abort for the other server.
-  void fail(Job& job, wire::Status status, const std::string& error);
+  void fail(Job& job, wire::Status status, const std::string& error, const std::string& check = {});
+  // Tells the host that `check` failed in `where`: the other server deviated, unless the check
+  // is one the third server of a cluster can fail as well (a key share's check, which it dealt).
+  void caught_deviation(const std::string& check, const std::string& where);
   void run_circuit_job(Job& job);  // worker
   void answer_circuit_job(Job& job);
   void answer_error(const node::JobKey& key, wire::Status status, const std::string& detail);
@@ -186,6 +189,8 @@ class TwoPartyEngine final : public node::Engine {
     std::uint64_t epoch = 0;
     std::uint64_t entries = 0;
     std::string error;
+    std::string failed_check;  // a failed check of active security; empty: none failed
+    std::uint64_t job = 0;
   };
   std::vector<Preprocessed> preprocessed_;
   std::uint64_t jobs_failed_ = 0;

@@ -299,6 +299,20 @@ std::string describe_exclusion(const wire::ServerStatus& server) {
          std::to_string(server.excluded_since_unix_ms) + " (" + server.exclusion_reason + ")";
 }
 
+std::string describe_disputes(const wire::ServerStatus& server) {
+  std::string out = "disputes " + std::to_string(server.disputes) + " (with";
+  bool any = false;
+  for (int party = 0; party < 3; ++party)
+    if ((server.distrusts >> party) & 1u) {
+      out += std::string(any ? "," : "") + " server " + std::to_string(party + 1);
+      any = true;
+    }
+  if (!any) out += " none";
+  out += server.three_party_suspended ? "; three-party service suspended" : "";
+  if (!server.dispute_reason.empty()) out += "; last: " + server.dispute_reason;
+  return out + ")";
+}
+
 // The server named on the command line, 1-based there, 0-based on the wire.
 std::uint8_t named_server(const std::vector<std::string>& words, const char* action) {
   const std::string usage = std::string("cluster ") + action + ": expected the server's number (1, 2 or 3)";
@@ -348,7 +362,7 @@ void show_status(const Arguments& arguments) {
               << ", requests refused for failed verification " << server.verification_failures << ", mode switches "
               << server.mode_switches << ", mode " << describe_mode(server) << " since unix ms "
               << server.mode_since_unix_ms << ", " << describe_exclusion(server) << ", exclusions "
-              << server.exclusions << "\n";
+              << server.exclusions << ", " << describe_disputes(server) << "\n";
   }
   if (!all_answered) throw Error(Component::Tool, "not every server answered");
 }

@@ -40,6 +40,9 @@ MetricsSnapshot sample_snapshot() {
   snapshot.status.mode_since_unix_ms = 1'700'000'000'123;
   snapshot.status.excluded_party = 2;
   snapshot.status.exclusions = 1;
+  snapshot.status.distrusts = 0b100;
+  snapshot.status.three_party_suspended = true;
+  snapshot.status.disputes = 3;
   snapshot.protocol = "rss3";
   snapshot.security = "active";
   snapshot.peer_heard_age_s[0] = 0.25;
@@ -99,6 +102,8 @@ TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
         "mpc_cluster_mode{mode=\"three-party\"} 0\n", "mpc_server_missing{server=\"3\"} 1\n",
         "mpc_server_missing{server=\"1\"} 0\n", "mpc_mode_switches_total 4\n", "mpc_mode_since_seconds 1700000000\n",
         "mpc_server_excluded{server=\"3\"} 1\n", "mpc_server_excluded{server=\"2\"} 0\n", "mpc_exclusions_total 1\n",
+        "mpc_disputes_total 3\n", "mpc_server_distrusted{server=\"3\"} 1\n", "mpc_server_distrusted{server=\"1\"} 0\n",
+        "mpc_three_party_suspended 1\n",
         "mpc_server_info{server=\"2\",protocol=\"rss3\",security=\"active\"} 1\n",
         "mpc_peer_heard_age_seconds{server=\"1\"} 0.250\n", "mpc_peer_heard_age_seconds{server=\"3\"} 12.500\n",
         "mpc_client_data_links 6\n", "mpc_gcm_nonces_held 96\n", "mpc_prepared_garblings 2\n",

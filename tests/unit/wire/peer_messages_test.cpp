@@ -436,9 +436,13 @@ TEST(PeerMessage, HelloRoundTripAndChecks) {
   const Hello excluding{0b011, ClusterMode::TwoParty, 2, 2};
   EXPECT_EQ(std::get<Hello>(decode_peer_message(encode_hello(excluding))), excluding);
   EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, kNoParty, 3}), FormatError);
-  const std::size_t body = frame.size() - 4;
+  const Hello disputing{0b011, ClusterMode::TwoParty, 1, kNoParty, 0b010, true};
+  EXPECT_EQ(std::get<Hello>(decode_peer_message(encode_hello(disputing))), disputing);
+  EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, kNoParty, kNoParty, 0b1000}), FormatError);
+  const std::size_t body = frame.size() - 6;
   for (const auto& [offset, value] : std::vector<std::pair<std::size_t, std::uint8_t>>{
-           {body, 0b1000}, {body + 1, 2}, {body + 2, 3}, {body + 2, kNoParty}, {body + 3, 3}}) {
+           {body, 0b1000}, {body + 1, 2}, {body + 2, 3}, {body + 2, kNoParty}, {body + 3, 3}, {body + 4, 0b1000},
+           {body + 5, 2}}) {
     Bytes bad = frame;
     bad[offset] = value;
     expect_rejected(bad, decode_peer);
@@ -469,9 +473,10 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
   // release must not take for its own; 2: the release before the AND check's seed share; 3: the
   // release before its window weights of degree < 64; 4: the release before batches of local
   // masks; 5: the release before the AND check's receipt of the prover's last layer; 6: the
-  // release before pair checks, whose pair served semi-honestly.
+  // release before pair checks, whose pair served semi-honestly; 7: the release before disputes
+  // in the hellos.
   EXPECT_EQ(frame[0], kPeerProtocolVersion);
-  for (std::uint8_t version : {0, 1, 2, 3, 4, 5, 6, 8, 0xff}) {
+  for (std::uint8_t version : {0, 1, 2, 3, 4, 5, 6, 7, 9, 0xff}) {
     Bytes bad = frame;
     bad[0] = version;
     expect_rejected(bad, decode_peer);

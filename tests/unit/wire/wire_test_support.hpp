@@ -295,6 +295,10 @@ inline std::vector<std::pair<MessageType, Reply>> sample_replies() {
   status.excluded_party = 0;
   status.excluded_since_unix_ms = 1795000000456ull;
   status.exclusion_reason = "operator: host under investigation";
+  status.distrusts = 0b100;
+  status.three_party_suspended = true;
+  status.dispute_reason = "auth2 check with server 3 in job 17";
+  status.disputes = 2;
   status.exclusions = 2;
   out.push_back({MessageType::Status, Reply{make_id(37), Status::Ok, "", status}});
   out.push_back({MessageType::Exclusion, Reply{make_id(38), Status::Ok, "", std::monostate{}}});
@@ -396,6 +400,10 @@ inline void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->excluded_party, y.excluded_party);
     EXPECT_EQ(x->excluded_since_unix_ms, y.excluded_since_unix_ms);
     EXPECT_EQ(x->exclusion_reason, y.exclusion_reason);
+    EXPECT_EQ(x->distrusts, y.distrusts);
+    EXPECT_EQ(x->three_party_suspended, y.three_party_suspended);
+    EXPECT_EQ(x->dispute_reason, y.dispute_reason);
+    EXPECT_EQ(x->disputes, y.disputes);
     EXPECT_EQ(x->exclusions, y.exclusions);
   } else if (auto* x = std::get_if<GcmPrefetchResult>(&a.body)) {
     const auto& y = std::get<GcmPrefetchResult>(b.body);

@@ -1,0 +1,58 @@
+// Which servers serve once checks of active security have failed: the disputes between them.
+//
+// With three servers and at most one deviating, a failed check between two parties means one
+// of the two deviated, so the third is honest (Boyle, Gilboa, Ishai and Nof, CCS 2019). A
+// server keeps the set of peers it is in a dispute with ("distrusts"), and says it in every
+// hello (wire::Hello). It adds a peer there in two cases only, each of which proves that peer
+// deviated if this server did not:
+// - the pair's two-party engine, serving with that peer, refused a job on a failed check of
+//   active security (its own check, or the abort that peer sent), other than the check of a
+//   key share against what the third server dealt (which the dealer can fail as well);
+// - that peer's hello says it distrusts this server.
+// A dispute is known only from a party in it, said directly over the authenticated link: no
+// server can put one between the other two. So every dispute an honest server knows contains
+// the deviating server, two honest servers are never in one, and the party in two disputes is
+// the deviating one: it is excluded until an operator readmits it (exclusion.cpp).
+//
+// One dispute {a, b}: the third party c serves with one of them and the other stands aside.
+// c pairs with a party that asks for it (says it distrusts the other); when both ask, with the
+// lower-numbered. A false claim thus buys its maker at most a seat beside an honest server, in
+// an actively secure pair, where its next deviation is its second dispute.
+//
+// A failed three-party check (the AND check, the dual-garbling digests, a tag's zero test)
+// shows only that one of the other two deviated. The server that saw it suspends three-party
+// service and says so in its hellos; every server that hears it does the same, so all three
+// follow one rule: the pair of servers 1 and 2 serves. If the deviating server is in that
+// pair, its next deviation there is a dispute.
+//
+// Bound: a server deviating in every job it takes part in is out of service after at most three
+// failed checks (a three-party one, then at most two disputes), each failing the jobs of the
+// batch in flight, which the client library sends again (job_attempts.cpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace mpc::node {
+
+// What a peer said of disputes in its last fresh hello.
+struct DisputeWord {
+  std::uint8_t distrusts = 0;  // bit p: the peer is in a dispute with party p
+  bool three_party_failed = false;
+};
+
+// Party index of the pair (servers 1 and 2) that serves once three-party service is suspended.
+inline constexpr int kSuspendedServiceMissing = 2;
+
+struct DisputeVerdict {
+  int exclude = -1;  // the party in two disputes
+  int missing = -1;  // the service the disputes call for runs without it; -1: they say nothing
+};
+
+// `own_distrusts`: this server's disputes; `suspended`: three-party service suspended here;
+// `peers[p]`: party p's word, nullopt for this server and for a peer without a fresh hello.
+DisputeVerdict judge_disputes(int self, std::uint8_t own_distrusts, bool suspended,
+                              const std::array<std::optional<DisputeWord>, 3>& peers);
+
+}  // namespace mpc::node
