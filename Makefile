@@ -9,7 +9,7 @@ STORM_ARGS ?=
 SOAK_ARGS ?=
 FUZZERS := fuzz_bristol fuzz_client_request fuzz_client_reply fuzz_peer_message fuzz_settings
 
-.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak clean \
+.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak soak-deviating clean \
   packages packages-upgrade packages-check ansible-venv lint-ansible rollout-test
 
 all: build
@@ -66,6 +66,11 @@ storm: build
 # Minutes of logins against the protected KDC with one engine server restarted midway.
 soak: build
 	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
+
+# The same with each engine server deviating in every job for a while instead of down.
+soak-deviating: build
+	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks \
+	  --deviate and-share-bit=2,auth2-step=0 $(SOAK_ARGS)
 
 # Debian packages mpc-server and mpc-kdc-plugin in $(BUILD_DIR)/packages (packaging/).
 packages: build

@@ -28,7 +28,10 @@ switched modes. With --degraded-service off it counts the failures during the ou
 asserts that every second after recovery is free of them. Writes storm-soak.json, .csv and
 .png (storm-soak-off.* with off). With --protected-users the storm users' own keys are in
 the engine too (every login runs its Kerberos jobs: preauth decrypt and AS-REP encrypt),
-and the files are storm-soak-users*.*.
+and the files are storm-soak-users*.*. With --deviate FAULT each server is restarted at once as
+the test server deviating as MPC_FAULT=FAULT says instead of staying down, and restarted honest
+and readmitted after --outage seconds: the soak asserts that the other two excluded it and that
+not one login failed (storm-soak*-deviating.*; `make soak-deviating`).
 
 Every run checks the generator's count of successful logins against the KDC's own
 (AS_REQ ... ISSUE lines in its log), and records CPU per login of the generator, the KDC
@@ -464,6 +467,7 @@ def soak(args: argparse.Namespace) -> None:
         t0 = time.monotonic()
         outages = []
         switches = {}
+        exclusions = []  # --deviate: whether each deviating server was excluded by the others
         try:
             for party in parties:
                 kill_at = (outages[-1][2] if outages else 0.0) + gap  # a gap after the last restart
@@ -474,11 +478,23 @@ def soak(args: argparse.Namespace) -> None:
                     latest = t0 + args.seconds - args.outage - 2.0
                     wait_for_pair_stock(bench.metrics, party, args.pair_stock, latest)
                 bench.cluster.kill_server(party)
+                if args.deviate:
+                    # Restarted at once, deviating as the fault says: the others must find it out.
+                    bench.cluster.restart_server(party, fault=args.deviate)
                 killed = time.monotonic() - t0
-                print(f"soak: engine server {party} killed at {killed:.1f} s", flush=True)
+                print(f"soak: engine server {party} {'deviating' if args.deviate else 'killed'} from {killed:.1f} s",
+                      flush=True)
                 time.sleep(args.outage)
                 switches.update(bench.cluster.mode_switches())
+                if args.deviate:
+                    excluded = bench.cluster.mpcctl("cluster", "status", "--cluster",
+                                                    str(bench.cluster.admin_config), check=False).stdout
+                    exclusions.append(f"excluded server {party} since" in excluded)
+                    bench.cluster.kill_server(party)
                 bench.cluster.restart_server(party)
+                if args.deviate:
+                    bench.cluster.mpcctl("cluster", "readmit", str(party), "--cluster",
+                                         str(bench.cluster.admin_config))
                 restarted = time.monotonic() - t0
                 print(f"soak: engine server {party} started again at {restarted:.1f} s", flush=True)
                 outages.append((party, killed, restarted))
@@ -521,6 +537,8 @@ def soak(args: argparse.Namespace) -> None:
         # saw another go and come back switched modes (twice per outage it lived through).
         checks["no_failed_login"] = summary["failed"] == 0 and summary["unstarted"] == 0
         checks["mode_switches_seen"] = bool(switches) and all(count >= 2 for count in switches.values())
+        if args.deviate:
+            checks["deviating_server_excluded"] = bool(exclusions) and all(exclusions)
     else:
         checks["logins_after_recovery"] = sum(ok[i] for i in after) >= 0.9 * sum(offered[i] for i in after) > 0
         checks["failures_only_during_outage"] = not outside
@@ -530,7 +548,7 @@ def soak(args: argparse.Namespace) -> None:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": started,
         "method": {"rate": args.rate, "seconds": args.seconds, "parties": parties,
-                   "degraded_service": args.degraded_service,
+                   "degraded_service": args.degraded_service, "deviate": args.deviate,
                    "protected_users": args.protected_users,
                    "outage_seconds": args.outage, "recovery_allowance_seconds": args.recovery,
                    "login_timeout_seconds": args.login_timeout,
@@ -546,7 +564,8 @@ def soak(args: argparse.Namespace) -> None:
         "checks": checks, "summary": {k: v for k, v in summary.items() if k != "latency_quantiles_ms"},
         "router_log": router_lines[-40:],
     }
-    name = ("storm-soak-users" if args.protected_users else "storm-soak") + ("" if degraded else "-off")
+    name = (("storm-soak-users" if args.protected_users else "storm-soak") + ("" if degraded else "-off") +
+            ("-deviating" if args.deviate else ""))
     (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
     (out / f"{name}.csv").write_text(rows)
     plot_soak(out / f"{name}.png", report, ok, failed)
@@ -620,6 +639,11 @@ def main() -> None:
     s.add_argument("--degraded-service", choices=("two-party", "off"), default="two-party",
                    help="the servers' degraded_service: two-party (no login may fail) or off "
                         "(logins fail during each outage and only then)")
+    s.add_argument("--deviate", metavar="FAULT",
+                   help="instead of killing each server, restart it as the test server deviating "
+                        "as MPC_FAULT=FAULT says (e.g. and-share-bit=2,auth2-step=0): the others "
+                        "must exclude it and no login may fail; it is then restarted honest and "
+                        "readmitted")
     s.add_argument("--config", choices=sorted(CONFIGS), default="tuned")
     s.add_argument("--protected-users", action="store_true",
                    help="enrol the storm users' keys in the engine too (use fewer --principals)")
