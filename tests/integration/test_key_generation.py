@@ -226,12 +226,17 @@ def test_a_deviating_server_stores_nothing_and_honest_servers_generate_after(clu
     cluster.restart_server(2, fault="and-share-bit=40")
     try:
         cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=60)
-        refused = generate_once_all_serve(cluster, name, 1)
-        assert refused.returncode != 0 and "verification" in refused.stderr, refused.stderr
+        refused = generate_once_all_serve(cluster, name, 1, deadline_s=5)
+        # Refused on the failed check, or, once the abort suspended three-party service, by the
+        # pair that serves meanwhile, which changes no keys.
+        assert refused.returncode != 0, refused.stderr
+        assert "verification" in refused.stderr or "all three servers" in refused.stderr, refused.stderr
         assert all(share is None for share in shares_of(cluster, name, 1))
     finally:
         cluster.kill_server(2)
         cluster.restart_server(2)
+    # The operator's word ends the suspension the failed check left.
+    cluster.mpcctl("cluster", "readmit", "2", "--cluster", str(cluster.admin_config))
     cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=60)
     done = generate_once_all_serve(cluster, name, 2)
     assert done.returncode == 0, done.stderr

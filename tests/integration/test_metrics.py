@@ -107,11 +107,14 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
             refused = "verification" in str(error)
         time.sleep(0.2)
     assert refused, "the deviating server's job was not refused"
+    # The honest servers count it (the deviating one may have answered its copy Regrouping: it
+    # too suspends three-party service on the abort), and the suspension shows.
     named = {}
-    for party, endpoint in endpoints.items():
-        samples, _ = scrape(endpoint)
+    for party in (1, 3):
+        samples, _ = scrape(endpoints[party])
         assert samples["mpc_verification_failures_total"] >= 1, party
         assert samples['mpc_jobs_by_kind_total{kind="ctr_keystream",status="verification_failed"}'] >= 1, party
+        assert samples["mpc_disputes_total"] >= 1 or samples["mpc_three_party_suspended"] == 1, party
         named[party] = {name: value for name, value in samples.items() if name.startswith("mpc_aborts_total")}
     # The AND check failed at a verifier of server 2's gates, which names it; the others heard
     # of the abort from a peer.
