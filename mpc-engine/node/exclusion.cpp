@@ -18,6 +18,16 @@ constexpr std::chrono::seconds kFollowPeersRetry{5};
 
 void Node::load_exclusion() {
   if (!membership_) return;
+  disputes_on_disk_ = store::read_disputes(store::disputes_path(settings_.storage_path));
+  if (disputes_on_disk_) {
+    membership_->restore_disputes(disputes_on_disk_->distrusts, disputes_on_disk_->three_party_suspended);
+    known_distrusts_ = membership_->distrusts();
+    dispute_reason_ = disputes_on_disk_->reason;
+    log_.warn("disputes held until an operator readmits a server",
+              {{"distrusted", static_cast<std::uint64_t>(disputes_on_disk_->distrusts)},
+               {"three_party_suspended", disputes_on_disk_->three_party_suspended},
+               {"reason", disputes_on_disk_->reason}});
+  }
   exclusion_ = store::read_exclusion(store::exclusion_path(settings_.storage_path));
   if (!exclusion_) return;
   membership_->set_excluded(exclusion_->party, std::chrono::steady_clock::now());
@@ -161,6 +171,7 @@ void Node::follow_disputes(std::chrono::steady_clock::time_point now) {
                {{"server", party + 1}});
   }
   known_distrusts_ = membership_->distrusts();
+  record_disputes();
   if (exclusion_ || now < follow_peers_not_before_) return;
   const int party = membership_->disputes(now).exclude;
   if (party < 0) return;
@@ -181,6 +192,22 @@ void Node::clear_disputes() {
   membership_->clear_disputes(std::chrono::steady_clock::now());
   dispute_reason_.clear();
   known_distrusts_ = 0;
+  record_disputes();
+}
+
+void Node::record_disputes() {
+  std::optional<store::Disputes> now;
+  if (membership_->distrusts() != 0 || membership_->three_party_failed())
+    now = store::Disputes{membership_->distrusts(), membership_->three_party_failed(), dispute_reason_};
+  if (now == disputes_on_disk_) return;
+  try {
+    store::write_disputes(store::disputes_path(settings_.storage_path), now);
+    disputes_on_disk_ = std::move(now);
+  } catch (const Error& error) {
+    // Held in memory all the same; written again at the next change.
+    log_.error("disputes not recorded", {{"error", error.what()}});
+    disputes_on_disk_ = std::move(now);
+  }
 }
 
 std::optional<Refusal> Node::excluded_self_refusal() const {

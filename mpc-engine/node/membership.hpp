@@ -111,6 +111,11 @@ class Membership {
   void caught(int party);
   // A three-party check failed here: one of the other two deviated.
   void three_party_check_failed() { three_party_failed_ = true; }
+  // What this server held before it restarted (store/exclusion_file.hpp).
+  void restore_disputes(std::uint8_t distrusts, bool three_party_failed) {
+    distrusts_ = static_cast<std::uint8_t>(distrusts & 0b111 & ~(1u << self_));
+    three_party_failed_ = three_party_failed;
+  }
   // The operator's word: every dispute and the suspension are dropped here, and peers' hellos
   // received within peer_down of `now` are not taken up (they may still carry them).
   void clear_disputes(Clock::time_point now);

@@ -132,6 +132,8 @@ class Node final : public EngineHost {
   void follow_disputes(std::chrono::steady_clock::time_point now);
   // The operator's readmission: every dispute and the three-party suspension are dropped.
   void clear_disputes();
+  // Keeps the disputes on disk when they changed since last written.
+  void record_disputes();
   // The engines that run beside the serving one: the pairs standing by.
   std::vector<Engine*> standing_pairs() const;
   // The checks this server deals for the pair serving without it (pair_check_keeper.hpp,
@@ -214,6 +216,7 @@ class Node final : public EngineHost {
   std::uint64_t disputes_ = 0;                 // checks failed here that named a peer or suspended
   std::string dispute_reason_;                 // the last of them
   std::uint8_t known_distrusts_ = 0;           // the disputes logged so far
+  std::optional<store::Disputes> disputes_on_disk_;  // as last written (store/exclusion_file.hpp)
   // A disk that refused the peers' word is asked again after a pause, not at every hello.
   std::chrono::steady_clock::time_point follow_peers_not_before_{};
   std::chrono::steady_clock::time_point mode_entered_ = std::chrono::steady_clock::now();

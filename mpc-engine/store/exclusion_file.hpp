@@ -1,8 +1,11 @@
 // The server an operator took out of service (wire::ExclusionRequest), kept on disk so that a
 // restart brings nobody back: an excluded server returns only when an operator readmits it.
+// Beside it, this server's disputes (node/disputes.hpp), kept so that a restart does not hand
+// a server caught deviating a new seat in the pair.
 //
-// File: one line "party <0..2> since <unix ms> reason <text to the end of the line>", replaced
-// whole (written beside it, made durable, renamed over it); no file: nobody is excluded.
+// Files: one line "party <0..2> since <unix ms> reason <text to the end of the line>", and one
+// line "distrusts <0..7> suspended <0|1> reason <text>", each replaced whole (written beside
+// it, made durable, renamed over it); no file: nobody is excluded, no dispute.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +31,17 @@ void write_exclusion(const std::filesystem::path& path, const std::optional<Excl
 
 // The record's file in a server's store directory.
 std::filesystem::path exclusion_path(const std::filesystem::path& store_directory);
+
+struct Disputes {
+  std::uint8_t distrusts = 0;  // bit p: in a dispute with party p
+  bool three_party_suspended = false;
+  std::string reason;  // the last failed check
+  bool operator==(const Disputes&) const = default;
+};
+
+// As read_exclusion and write_exclusion; nullopt: no dispute.
+std::optional<Disputes> read_disputes(const std::filesystem::path& path);
+void write_disputes(const std::filesystem::path& path, const std::optional<Disputes>& disputes);
+std::filesystem::path disputes_path(const std::filesystem::path& store_directory);
 
 }  // namespace mpc::store

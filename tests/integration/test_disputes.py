@@ -101,8 +101,16 @@ def test_false_claims_exclude_only_their_maker(enrolled, k5):
     assert "(with server 2; last: server 2 claimed a dispute with this server)" in lines[1], lines
     assert "(with none)" in lines[3], lines
 
-    # Claiming both others makes it the one in two disputes: excluded by both honest servers.
+    # A restart does not wipe a dispute: server 1, started again while server 2 is down, still
+    # holds it (from disk) and serves with server 3.
     cluster.kill_server(2)
+    cluster.kill_server(1)
+    cluster.restart_server(1)
+    cluster.wait_for_modes({1: "two-party without server 2", 3: "two-party without server 2"}, deadline_s=60)
+    assert "(with server 2; last: server 2 claimed a dispute with this server)" in status_lines(cluster)[1]
+    assert cluster.log_events(1, "disputes held until an operator readmits a server")
+
+    # Claiming both others makes it the one in two disputes: excluded by both honest servers.
     cluster.restart_server(2, fault="false-blame=13")
     cluster.wait_for_modes({1: "two-party without server 2", 2: "three-party", 3: "two-party without server 2"},
                            deadline_s=60)

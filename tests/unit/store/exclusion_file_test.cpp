@@ -1,5 +1,5 @@
-// The exclusion record: what is written is read back after a "restart", removal means nobody is
-// excluded, and a damaged file is an error rather than "nobody excluded".
+// The exclusion and dispute records: what is written is read back after a "restart", removal
+// means nobody is excluded (no dispute), and a damaged file is an error rather than "nobody".
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -66,6 +66,24 @@ TEST_F(ExclusionFileTest, ADamagedFileIsAnError) {
   ASSERT_TRUE(empty_reason);
   EXPECT_EQ(empty_reason->party, 1);
   EXPECT_EQ(empty_reason->reason, "");
+}
+
+TEST_F(ExclusionFileTest, DisputesAreReadBackAndRemoved) {
+  const auto path = mpc::store::disputes_path(directory_);
+  EXPECT_FALSE(mpc::store::read_disputes(path));
+  const mpc::store::Disputes disputes{0b100, true, "mac_check failed in job 17 with server 3"};
+  mpc::store::write_disputes(path, disputes);
+  EXPECT_EQ(mpc::store::read_disputes(path), disputes);
+  EXPECT_THROW(mpc::store::write_disputes(path, mpc::store::Disputes{0b1000, false, "x"}), mpc::Error);
+  EXPECT_THROW(mpc::store::write_disputes(path, mpc::store::Disputes{1, false, "one\ntwo"}), mpc::Error);
+  EXPECT_EQ(mpc::store::read_disputes(path), disputes);
+  for (const std::string text : {"", "distrusts 8 suspended 0 reason x\n", "distrusts 1 suspended 2 reason x\n",
+                                 "distrusts 1 reason x suspended 0\n", "suspended 0 distrusts 1 reason x\n"}) {
+    std::ofstream(path) << text;
+    EXPECT_THROW((void)mpc::store::read_disputes(path), mpc::Error) << "read '" << text << "'";
+  }
+  mpc::store::write_disputes(path, std::nullopt);
+  EXPECT_FALSE(mpc::store::read_disputes(path));
 }
 
 }  // namespace
