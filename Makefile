@@ -70,7 +70,7 @@ soak: build
 # The same with each engine server deviating in every job for a while instead of down.
 soak-deviating: build
 	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks \
-	  --deviate and-share-bit=2,auth2-step=0 $(SOAK_ARGS)
+	  --deviate and-share-bit=2,auth2-step=0,garbled-table-bits=300000 $(SOAK_ARGS)
 
 # Debian packages mpc-server and mpc-kdc-plugin in $(BUILD_DIR)/packages (packaging/).
 packages: build
