@@ -195,18 +195,28 @@ void Node::clear_disputes() {
   record_disputes();
 }
 
+bool Node::disputes_recorded() const {
+  const std::uint8_t distrusts = membership_->distrusts();
+  const bool suspended = membership_->three_party_failed();
+  if (distrusts == 0 && !suspended) return !disputes_on_disk_;
+  return disputes_on_disk_ && disputes_on_disk_->distrusts == distrusts &&
+         disputes_on_disk_->three_party_suspended == suspended && disputes_on_disk_->reason == dispute_reason_;
+}
+
 void Node::record_disputes() {
-  std::optional<store::Disputes> now;
+  if (disputes_recorded()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < record_disputes_not_before_) return;
+  std::optional<store::Disputes> held;
   if (membership_->distrusts() != 0 || membership_->three_party_failed())
-    now = store::Disputes{membership_->distrusts(), membership_->three_party_failed(), dispute_reason_};
-  if (now == disputes_on_disk_) return;
+    held = store::Disputes{membership_->distrusts(), membership_->three_party_failed(), dispute_reason_};
   try {
-    store::write_disputes(store::disputes_path(settings_.storage_path), now);
-    disputes_on_disk_ = std::move(now);
+    store::write_disputes(store::disputes_path(settings_.storage_path), held);
+    disputes_on_disk_ = std::move(held);
   } catch (const Error& error) {
-    // Held in memory all the same; written again at the next change.
+    // Held in memory all the same; written again by a later turn of the shell's loop.
     log_.error("disputes not recorded", {{"error", error.what()}});
-    disputes_on_disk_ = std::move(now);
+    record_disputes_not_before_ = now + kFollowPeersRetry;
   }
 }
 

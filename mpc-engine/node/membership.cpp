@@ -148,17 +148,12 @@ void Membership::switch_to(wire::ClusterMode mode, int missing) {
 
 std::optional<ModeChange> Membership::update(Clock::time_point now) {
   if (!two_party_allowed_) return std::nullopt;
-  if (excluded_ == self_) {
+  // An excluded server, or one the disputes leave out, is served without however well it is
+  // heard; the two others serve while they hear each other.
+  const int left_out = excluded_ >= 0 ? excluded_ : disputes(now).missing;
+  if (left_out >= 0 && left_out != self_) return serve_without(left_out, now);
+  if (left_out == self_) {
     // It serves nothing, and no pair serves with it.
-    if (mode_ == wire::ClusterMode::Full) return std::nullopt;
-    switch_to(wire::ClusterMode::Full, -1);
-    return ModeChange{mode_, missing_};
-  }
-  // Served without however well it is heard; the two others serve while they hear each other.
-  if (excluded_ >= 0) return serve_without(excluded_, now);
-  if (const int missing = disputes(now).missing; missing >= 0) {
-    if (missing != self_) return serve_without(missing, now);
-    // Left out of the pair, as an excluded server is.
     if (mode_ == wire::ClusterMode::Full) return std::nullopt;
     switch_to(wire::ClusterMode::Full, -1);
     return ModeChange{mode_, missing_};

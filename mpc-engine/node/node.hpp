@@ -128,12 +128,13 @@ class Node final : public EngineHost {
   void follow_peers_exclusion(std::chrono::steady_clock::time_point now);
   // Refuses jobs while this server is excluded or the disputes leave it out of the pair.
   std::optional<Refusal> excluded_self_refusal() const;
-  // Disputes (disputes.cpp): the party in two of them is excluded as the operator would.
+  // Disputes (exclusion.cpp): the party in two of them is excluded as the operator would.
   void follow_disputes(std::chrono::steady_clock::time_point now);
   // The operator's readmission: every dispute and the three-party suspension are dropped.
   void clear_disputes();
   // Keeps the disputes on disk when they changed since last written.
   void record_disputes();
+  bool disputes_recorded() const;
   // The engines that run beside the serving one: the pairs standing by.
   std::vector<Engine*> standing_pairs() const;
   // The checks this server deals for the pair serving without it (pair_check_keeper.hpp,
@@ -219,6 +220,7 @@ class Node final : public EngineHost {
   std::optional<store::Disputes> disputes_on_disk_;  // as last written (store/exclusion_file.hpp)
   // A disk that refused the peers' word is asked again after a pause, not at every hello.
   std::chrono::steady_clock::time_point follow_peers_not_before_{};
+  std::chrono::steady_clock::time_point record_disputes_not_before_{};
   std::chrono::steady_clock::time_point mode_entered_ = std::chrono::steady_clock::now();
   // The test server's late switches only (common/fault_injection.hpp): when the change waiting
   // now was first due. Present in every build so that both builds share one layout.

@@ -91,10 +91,23 @@ def test_false_claims_exclude_only_their_maker(enrolled, k5):
     cluster, engine, aes_key, krb = enrolled
     # Server 2 claims a dispute with server 1: server 1 takes it for server 2's deviation;
     # both ask server 3, which pairs with the lower-numbered. Nobody is excluded.
+    # A directory where server 1 keeps its disputes makes the first write fail; it is written
+    # once the disk takes it, not only at the next change.
+    disputes_file = cluster.server_dir(1) / "data" / "disputes"
+    disputes_file.mkdir()
     cluster.kill_server(2)
     cluster.restart_server(2, fault="false-blame=1")
     cluster.wait_for_modes({1: "two-party without server 2", 2: "three-party", 3: "two-party without server 2"},
                            deadline_s=60)
+    deadline = time.monotonic() + 10
+    while not cluster.log_events(1, "disputes not recorded") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert cluster.log_events(1, "disputes not recorded"), cluster.log_tail()
+    disputes_file.rmdir()
+    deadline = time.monotonic() + 15
+    while not disputes_file.is_file() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert disputes_file.is_file(), cluster.log_tail()
     served(cluster, k5, aes_key, engine, krb)
     lines = status_lines(cluster)
     assert "excluded none" in lines[1] and "excluded none" in lines[3], lines
