@@ -4,7 +4,8 @@
 // change modes MS ms after its peers, for the tests of requests caught between two modes;
 // "shun-missing-server" makes a pair member ignore the server its pair serves without;
 // "stall-once=MS" holds back the first garbled batch a server streams by MS ms, as a host
-// starved of CPU for a moment would; "false-blame=N" makes a server claim disputes it never
+// starved of CPU for a moment would, and "auth2-stall-batch=N" its N-th batch of a pair's AND
+// material (engines/two_party/and_material_stock.cpp); "false-blame=N" makes a server claim disputes it never
 // had with the servers whose numbers are the digits of N (node/disputes.hpp).
 //
 // Only the test server (mpc-server-faults, never installed or packaged) is compiled with

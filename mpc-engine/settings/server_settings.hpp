@@ -75,7 +75,8 @@
 //     default, 1048576, about 200 MB: a login's largest Kerberos job, aes256-cts-hmac-
 //     sha384-192, takes about 273,000); a job of n AES-128 blocks takes 5,120 n entries and
 //     about 32,000 more per 16 blocks (the in-circuit share checks), and a job larger than the
-//     pool is refused as too large.
+//     pool is refused as too large. After a failed batch the entries the pool epoch left had
+//     made stay until used or the next epoch (and_material_stock.hpp): at most twice this.
 //     The GCM nonce pool lives in memory only: its size is bounded by
 //     gcm_nonces_per_client x the number of client keys, and the tagged nonces by
 //     tagged_nonces_kept. Each nonce takes about 200 bytes plus twice the keystream it was

@@ -514,3 +514,32 @@ def test_a_message_altered_in_any_step_of_preprocessing_fills_no_pool(tmp_path):
         assert cluster.keystream_of(served) == expected, served.stderr
     finally:
         cluster.stop()
+
+
+@pytest.mark.timeout(300)
+def test_a_failed_batch_of_and_material_leaves_the_material_made_before_it_in_service(tmp_path):
+    """A batch that fails (server 2 starts it past server 1's wait, as on a host whose cores are
+    taken) leaves the OT extension of its pool epoch in an unknown state, so server 1 starts a
+    new epoch; the entries made before that batch passed their checks and are still served
+    (engines/two_party/and_material_stock.hpp): the next jobs take them, under their epoch's
+    deltas, and compute as OpenSSL does, instead of waiting for a pool made afresh."""
+    cluster = start_gc2(tmp_path / "kept", {1: "active", 2: "active"})
+    try:
+        key_hex, _ = cluster.import_key("kept", 1, "aes128")
+        restart(cluster, 2, fault="auth2-stall-batch=3")
+        restarted = cluster.wait_for_log_event(
+            1, "preprocessing pool restarted", matches=lambda entry: entry.get("kept", 0) > 0, deadline_s=60)
+        assert restarted, cluster.log_tail()
+        kept = restarted[-1]["kept"]
+        # Two batches of 65,536 entries were made before the one that failed.
+        assert kept >= 65536, restarted
+        for blocks in (2, 3):
+            counter = secrets.token_hex(16)
+            served = settled_attempt(cluster, "kept", blocks=blocks, counter=counter)
+            assert cluster.keystream_of(served) == openssl_ctr_keystream("aes128", key_hex, counter, blocks), \
+                served.stderr
+        taken = cluster.log_events(1, "job takes AND material kept from the pool epoch left")
+        assert taken, cluster.log_tail()
+        assert not cluster.log_events(1, "job failed"), cluster.log_tail()
+    finally:
+        cluster.stop()

@@ -3,6 +3,9 @@
 #include "common/error.hpp"
 #include "common/secret.hpp"
 #if defined(MPC_FAULT_INJECTION)
+#include <atomic>
+#include <thread>
+
 #include "common/fault_injection.hpp"
 #endif
 
@@ -56,6 +59,14 @@ void deviate_in_job(auth2::Session& session) {
     });
 }
 
+// "auth2-stall-batch=N": this server's N-th batch of AND material (counted from its start)
+// begins 2.5 s late, past the other server's wait for it, as on a host whose cores are taken.
+void stall_batch() {
+  static std::atomic<std::uint64_t> batches{0};
+  if (const auto nth = fault::armed("auth2-stall-batch"); nth && ++batches == *nth)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+}
+
 void deviate_in_batches(auth2::Session& session) {
   if (fault::armed("auth2-leaky-products"))
     session.set_deviation([](auth2::Step step, std::span<std::uint8_t> message) {
@@ -71,18 +82,24 @@ AndMaterialStock::Taken::~Taken() { wipe(material.data(), material.size() * size
 
 AndMaterialStock::Taken AndMaterialStock::take(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start,
                                                std::uint64_t count, std::chrono::milliseconds wait) {
+  std::shared_ptr<Pool> pool;
+  {
+    std::lock_guard lock(mutex_);
+    pool = epoch == left_.id && epoch != 0 ? left_.pool : current_.pool;
+  }
   // The entries first (they wait for a batch still being made), then the session that made
   // them: its epoch's, which exists once any of its entries does.
   std::vector<auth2::AndMaterial> material;
   std::shared_ptr<auth2::Session> session;
   try {
-    material = pool_.take(epoch, start, count, wait);
+    material = pool->take(epoch, start, count, wait);
     std::lock_guard lock(mutex_);
-    if (epoch == epoch_) session = session_;
+    if (epoch == current_.id) session = current_.session;
+    if (epoch == left_.id) session = left_.session;
     if (!session) throw two_party::PoolEmpty(Component::Protocol, "AND-material pool restarted under the job");
   } catch (const two_party::PoolEmpty&) {
     wipe(material.data(), material.size() * sizeof(auth2::AndMaterial));
-    pool_.abandon(epoch, start, count);
+    pool->abandon(epoch, start, count);
     throw;
   }
   Taken taken(std::move(material), session->job_session(peer));
@@ -96,26 +113,29 @@ AndMaterialStock::Taken AndMaterialStock::take(two_party::Channel& peer, std::ui
 void AndMaterialStock::preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start,
                                   std::uint64_t count) {
   std::shared_ptr<auth2::Session> session;
+  std::shared_ptr<Pool> pool;
   {
     std::unique_lock lock(mutex_);
     const bool turn = batch_ended_.wait_for(lock, kBatchOrderWait, [&] {
-      return epoch != epoch_ || next_batch_start_ >= start;
+      return epoch != current_.id || next_batch_start_ >= start;
     });
-    if (epoch != epoch_) throw Error(Component::Server, "AND material for a pool epoch this server has left");
+    if (epoch != current_.id) throw Error(Component::Server, "AND material for a pool epoch this server has left");
     if (!turn)
       throw Error(Component::Server, "AND material: the batch before entry " + std::to_string(start) +
                                          " did not end within " + std::to_string(kBatchOrderWait.count()) + " s");
     if (next_batch_start_ != start)
       throw Error(Component::Server, "AND material: a batch from entry " + std::to_string(start) +
                                          " again, after entries up to " + std::to_string(next_batch_start_));
-    if (!session_) {
-      session_ = std::make_shared<auth2::Session>(peer, party_ == 0 ? auth2::Role::First : auth2::Role::Second);
+    if (!current_.session) {
+      current_.session =
+          std::make_shared<auth2::Session>(peer, party_ == 0 ? auth2::Role::First : auth2::Role::Second);
 #if defined(MPC_FAULT_INJECTION)
-      deviate_in_step(*session_);
-      if (party_ == 0) deviate_in_batches(*session_);
+      deviate_in_step(*current_.session);
+      if (party_ == 0) deviate_in_batches(*current_.session);
 #endif
     }
-    session = session_;
+    session = current_.session;
+    pool = current_.pool;
   }
   // The next batch may run once this one has ended, whether it made its entries or not (a
   // failed batch leaves the session's state unknown, and the leader opens a new epoch).
@@ -125,33 +145,62 @@ void AndMaterialStock::preprocess(two_party::Channel& peer, std::uint64_t epoch,
     ~BatchEnd() {
       {
         std::lock_guard lock(stock.mutex_);
-        if (stock.epoch_ == epoch) stock.next_batch_start_ = end;
+        if (stock.current_.id == epoch) stock.next_batch_start_ = end;
       }
       stock.batch_ended_.notify_all();
     }
   } batch_end{*this, epoch, start + count};
+#if defined(MPC_FAULT_INJECTION)
+  stall_batch();
+#endif
   session->use_channel(peer);
   session->set_next_tweak(kBatchTweaksPerEntry * start);
   if (auth2::bucket_size(count) > kBatchTweaksPerEntry / 2)
     throw Error(Component::Server, "AND material: a batch too small for its tweaks");
-  pool_.store(epoch, start, auth2::and_material(*session, count));
+  pool->store(epoch, start, auth2::and_material(*session, count));
   peer.flush();
 }
 
 void AndMaterialStock::reset(std::uint64_t epoch) {
+  Epoch dropped;
   {
     std::lock_guard lock(mutex_);
-    epoch_ = epoch;
-    session_.reset();
+    if (epoch == current_.id) return;  // the epoch in use: nothing to start
+    // Jobs waiting for entries of the epoch left stop waiting: no batch of it runs any more.
+    current_.pool->end_production();
+    // An epoch that made nothing (its first batch failed) leaves the one before it kept.
+    if (current_.pool->produced() > 0) {
+      dropped = std::move(left_);
+      left_ = std::move(current_);
+    } else {
+      dropped = std::move(current_);
+    }
+    current_ = Epoch{};
+    current_.id = epoch;
+    current_.pool->reset(epoch);
     next_batch_start_ = 0;
-    pool_.reset(epoch);
   }
+  // Wiped as the last job holding it lets go (NumberedPool's destructor), outside the lock.
+  dropped = Epoch{};
   batch_ended_.notify_all();
 }
 
+bool AndMaterialStock::holds_left_epoch(std::uint64_t epoch) const {
+  std::lock_guard lock(mutex_);
+  return epoch != 0 && epoch == left_.id;
+}
+
 std::string AndMaterialStock::describe() const {
-  return "AND material available " + std::to_string(pool_.available()) + ", produced " +
-         std::to_string(pool_.produced()) + ", consumed " + std::to_string(pool_.consumed());
+  std::shared_ptr<Pool> current, left;
+  {
+    std::lock_guard lock(mutex_);
+    current = current_.pool;
+    left = left_.pool;
+  }
+  return "AND material available " + std::to_string(current->available()) + " (and " +
+         std::to_string(left->available()) + " of the epoch left); in these two epochs produced " +
+         std::to_string(current->produced() + left->produced()) + ", consumed " +
+         std::to_string(current->consumed() + left->consumed());
 }
 
 }  // namespace mpc::two_party_engine

@@ -7,6 +7,14 @@
 // stream with that epoch's deltas. A new epoch (the leader's start, a failed batch, a restarted
 // peer) opens a new session, with new deltas.
 //
+// The entries made in the epoch left last stay, with its session's deltas, until the next new
+// epoch: a batch that failed (a peer that did not answer in time) leaves the session's state
+// unknown, not the batches before it, which passed their checks. Jobs the leader assigns ranges
+// of that epoch take them as before; no batch of it is made any more, so no tweak of it is used
+// twice. An epoch that made nothing before it was left (its first batch failed too) leaves the
+// one before it kept. A follower keeps them whether or not its leader still draws on them: one
+// pool's memory at most, wiped at the next new epoch.
+//
 // The session's OT extension is a state both servers advance alike, so an epoch's batches run
 // one after another, in the order of their first entries, as the leader made them: a batch
 // announced while the one before it still ends on another thread (a pair standing by works on a
@@ -59,18 +67,27 @@ class AndMaterialStock {
   // Makes entries [start, start + count) of `epoch` with the other server, once the epoch's
   // batch ending at `start` has ended (at most kBatchOrderWait).
   void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count);
-  // Drops the pool and the session: numbering starts afresh under `epoch`, with new deltas.
+  // Numbering starts afresh under `epoch`, with new deltas; the epoch left keeps its entries
+  // made (above), and the one left before it is dropped. The epoch in use changes nothing.
   void reset(std::uint64_t epoch);
+  // Whether `epoch` is the epoch left whose made entries are kept.
+  bool holds_left_epoch(std::uint64_t epoch) const;
   std::string describe() const;
 
  private:
+  using Pool = two_party::NumberedPool<auth2::AndMaterial>;
+  struct Epoch {
+    std::uint64_t id = 0;
+    std::shared_ptr<auth2::Session> session;  // made by the epoch's first batch
+    std::shared_ptr<Pool> pool = std::make_shared<Pool>("AND-material");
+  };
+
   int party_;
   mutable std::mutex mutex_;
-  std::uint64_t epoch_ = 0;
-  std::shared_ptr<auth2::Session> session_;  // of epoch_, made by its first batch
-  std::uint64_t next_batch_start_ = 0;        // of epoch_: where the batch to run next starts
+  Epoch current_;
+  Epoch left_;                           // the epoch left last, its made entries only
+  std::uint64_t next_batch_start_ = 0;   // of current_: where the batch to run next starts
   std::condition_variable batch_ended_;
-  two_party::NumberedPool<auth2::AndMaterial> pool_{"AND-material"};
 };
 
 }  // namespace mpc::two_party_engine

@@ -73,8 +73,13 @@ class Backend {
   // lut2: fills pool entries [start, start + count) with the other server (a job of its own).
   // Others never get such jobs.
   virtual void preprocess(two_party::Channel& peer, std::uint64_t epoch, std::uint64_t start, std::uint64_t count) = 0;
-  // lut2: drops the pool and numbers entries afresh under `epoch`.
+  // Numbers entries afresh under `epoch`. lut2 drops the pool; gc2's AND material keeps what
+  // the epoch left made (keeps_left_epoch) and drops the one before.
   virtual void reset_pool(std::uint64_t epoch) { (void)epoch; }
+  // Whether jobs may still take made entries of the epoch left last (and_material_stock.hpp),
+  // and whether `epoch` is that one here.
+  virtual bool keeps_left_epoch() const { return false; }
+  virtual bool holds_left_epoch(std::uint64_t epoch) const { (void)epoch; return false; }
   // For the periodic status line and the Status reply.
   virtual std::string describe_state() const = 0;
   // lut2: the leader keeps the pool filled by announcing preprocessing jobs of

@@ -209,6 +209,10 @@ class Gc2Backend final : public Backend {
   void reset_pool(std::uint64_t epoch) override {
     if (and_material_) and_material_->reset(epoch);
   }
+  bool keeps_left_epoch() const override { return and_material_ != nullptr; }
+  bool holds_left_epoch(std::uint64_t epoch) const override {
+    return and_material_ && and_material_->holds_left_epoch(epoch);
+  }
   const char* pool_entry_name() const override { return "entries of AND material"; }
 
   // Kerberos and GCM jobs (gc2_circuit_jobs.cpp): this server's XOR shares of the results.

@@ -325,14 +325,27 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
 }
 
 bool TwoPartyEngine::within_production(std::uint64_t entries) const {
-  return next_pool_ + entries <= next_produce_ + backend_->preprocess_batch();
+  return fits_left_epoch(entries) || next_pool_ + entries <= next_produce_ + backend_->preprocess_batch();
+}
+
+bool TwoPartyEngine::fits_left_epoch(std::uint64_t entries) const {
+  return entries > 0 && left_epoch_ && left_epoch_->end - left_epoch_->next >= entries;
 }
 
 void TwoPartyEngine::start_job(std::shared_ptr<Job> job, std::uint64_t entries) {
   job->number = next_job_++;
-  job->pool_epoch = pool_epoch_;
-  job->pool_start = next_pool_;
-  next_pool_ += entries;
+  if (fits_left_epoch(entries)) {
+    job->pool_epoch = left_epoch_->epoch;
+    job->pool_start = left_epoch_->next;
+    left_epoch_->next += entries;
+    log_.info("job takes AND material kept from the pool epoch left",
+              {{"job", job->number}, {"entries", entries}, {"left", left_epoch_->end - left_epoch_->next}});
+    if (left_epoch_->next == left_epoch_->end) left_epoch_.reset();
+  } else {
+    job->pool_epoch = pool_epoch_;
+    job->pool_start = next_pool_;
+    next_pool_ += entries;
+  }
   ++client_jobs_running_;
   wire::TwoServerAnnounce announce;
   announce.job = job->number;
@@ -424,7 +437,8 @@ void TwoPartyEngine::start_announced() {
   const auto now = std::chrono::steady_clock::now();
   while (!announced_.empty()) {
     const auto& [announce, when] = announced_.front();
-    if (backend_->wants_preprocessing() && announce.pool_epoch != pool_epoch_) {
+    if (backend_->wants_preprocessing() && announce.pool_epoch != pool_epoch_ &&
+        !backend_->holds_left_epoch(announce.pool_epoch)) {
       // The leader started afresh (or lost track of this server's pool): so does the pool.
       pool_epoch_ = announce.pool_epoch;
       backend_->reset_pool(pool_epoch_);
@@ -580,21 +594,27 @@ void TwoPartyEngine::run_preprocessing(Job& job) {
     streams_.send_abort(job.number, error.what());
   }
   std::lock_guard lock(results_mutex_);
-  preprocessed_.push_back({job.status == wire::Status::Ok, job.pool_epoch, job.pool_entries, job.error,
+  preprocessed_.push_back({job.status == wire::Status::Ok, job.pool_epoch, job.pool_start, job.pool_entries, job.error,
                            job.failed_check, job.number});
   wakeup_.notify();
 }
 
-void TwoPartyEngine::new_pool_epoch() {
+void TwoPartyEngine::new_pool_epoch(std::optional<std::uint64_t> made_until) {
   const std::uint64_t previous = pool_epoch_;
   do randombytes_buf(&pool_epoch_, sizeof pool_epoch_);
-  while (pool_epoch_ == 0 || pool_epoch_ == previous);
+  while (pool_epoch_ == 0 || pool_epoch_ == previous || (left_epoch_ && pool_epoch_ == left_epoch_->epoch));
+  // An epoch that made nothing (its first batch failed) leaves the one before it kept, as the
+  // backend does (and_material_stock.hpp); any other new epoch drops it.
+  if (!made_until || *made_until > 0) left_epoch_.reset();
+  if (made_until && backend_->keeps_left_epoch() && next_pool_ < *made_until)
+    left_epoch_ = LeftEpoch{previous, next_pool_, *made_until};
   backend_->reset_pool(pool_epoch_);
   next_pool_ = 0;
   next_produce_ = 0;
   preprocessing_in_flight_ = false;
   if (dealer_) dealer_->cancel_request();  // its batch would be numbered for the old pool
-  log_.info("preprocessing pool restarted", {{"epoch", pool_epoch_}});
+  log_.info("preprocessing pool restarted",
+            {{"epoch", pool_epoch_}, {"kept", left_epoch_ ? left_epoch_->end - left_epoch_->next : 0}});
 }
 
 void TwoPartyEngine::set_pair_duty(PairDuty duty) {
@@ -630,7 +650,11 @@ void TwoPartyEngine::schedule_preprocessing() {
   // A pair standing by keeps half a pool made: its first jobs' worth, at a quarter of the memory.
   const std::uint64_t capacity =
       standing ? std::max(batch, backend_->pool_capacity() / 2) : backend_->pool_capacity();
-  if (next_produce_ + batch > next_pool_ + capacity) return;
+  // Entries kept from the epoch left count against the pool's memory, unless a job too large
+  // for them waits for the current epoch's.
+  const std::uint64_t kept =
+      left_epoch_ && waiting_for_material_.empty() ? left_epoch_->end - left_epoch_->next : 0;
+  if (next_produce_ + batch + kept > next_pool_ + capacity) return;
   if (standing) last_standby_batch_ = std::chrono::steady_clock::now();
   // Dealt entries cost the servers a copy (and server 1 a ChaCha20 expansion): the pool is
   // kept full even while client jobs run. The job starts when the batch comes (handle_dealer).
@@ -721,7 +745,7 @@ void TwoPartyEngine::collect_results() {
       // The other server may have lost its pool (a restart): start both afresh.
       log_.warn("preprocessing failed", {{"error", batch.error}});
       if (leader()) {
-        new_pool_epoch();
+        new_pool_epoch(batch.start);
         preprocessing_paused_until_ = std::chrono::steady_clock::now() + kPreprocessingRetry;
       }
     }
@@ -732,6 +756,8 @@ void TwoPartyEngine::collect_results() {
       ++jobs_failed_;
       if (job->status == wire::Status::VerificationFailed)
         caught_deviation(job->failed_check, "job " + std::to_string(job->number));
+      // The other server may not hold the epoch left (it restarted since): no more jobs go there.
+      if (leader() && left_epoch_ && job->pool_epoch == left_epoch_->epoch) left_epoch_.reset();
       // A job that failed on the other server's side may mean it lost its pool (a restart).
       if (leader() && job->status == wire::Status::PeerFailure && backend_->wants_preprocessing() &&
           !job->circuit)

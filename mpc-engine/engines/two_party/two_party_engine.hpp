@@ -131,7 +131,11 @@ class TwoPartyEngine final : public node::Engine {
   void worker_loop(Worker& worker);
   void run_preprocessing(Job& job);
   void schedule_preprocessing();  // leader
-  void new_pool_epoch();          // leader
+  // Leader: numbers the pool afresh under a new epoch. made_until: the entries of the epoch
+  // left below it were made (a batch from there failed), and jobs still take those not handed
+  // out, where the backend keeps them (and_material_stock.hpp).
+  void new_pool_epoch(std::optional<std::uint64_t> made_until = std::nullopt);
+  bool fits_left_epoch(std::uint64_t entries) const;  // leader
   // lut2 with [lut] preprocessing = "dealer" (dealer_link.hpp).
   void handle_dealer();                                                            // shell's thread
   void announce_preprocessing(std::uint64_t entries, std::uint64_t dealer_batch);  // leader
@@ -170,6 +174,12 @@ class TwoPartyEngine final : public node::Engine {
   PairDuty duty_ = PairDuty::Serving;       // a two-server cluster's engine always serves
   std::chrono::steady_clock::time_point last_standby_batch_{};
   std::uint64_t pool_epoch_ = 0;    // lut2: the leader's current pool epoch (follower: the last seen)
+  // Leader: made entries [next, end) of the epoch left last, handed out before the current
+  // epoch's to jobs that fit in them.
+  struct LeftEpoch {
+    std::uint64_t epoch = 0, next = 0, end = 0;
+  };
+  std::optional<LeftEpoch> left_epoch_;
   // Follower: client requests waiting for their announcement.
   std::map<node::JobKey, std::shared_ptr<Job>> unannounced_;
   std::deque<std::shared_ptr<Job>> awaiting_circuits_;  // leader: admit_awaiting_circuits
@@ -187,6 +197,7 @@ class TwoPartyEngine final : public node::Engine {
   struct Preprocessed {
     bool ok = false;
     std::uint64_t epoch = 0;
+    std::uint64_t start = 0;
     std::uint64_t entries = 0;
     std::string error;
     std::string failed_check;  // a failed check of active security; empty: none failed

@@ -41,6 +41,9 @@ class NumberedPool {
   // Drops every entry and starts numbering afresh under `epoch` (the peer lost its pool).
   void reset(std::uint64_t epoch);
   std::uint64_t epoch() const;
+  // No batch of this epoch is being made any more (the epoch was left, its made entries kept):
+  // a take of entries not stored fails at once instead of waiting for them.
+  void end_production();
   // A filled batch [start, start + entries.size()) of `epoch`; a batch of another epoch
   // (made before a reset) is wiped and dropped.
   void store(std::uint64_t epoch, std::uint64_t start, std::vector<Entry> entries);
@@ -75,6 +78,7 @@ class NumberedPool {
   std::uint64_t produced_ = 0;
   std::uint64_t consumed_ = 0;
   std::uint64_t epoch_ = 0;
+  bool production_ended_ = false;
 };
 
 template <typename Entry>
@@ -90,6 +94,14 @@ void NumberedPool<Entry>::reset(std::uint64_t epoch) {
   abandoned_.clear();
   available_ = 0;
   epoch_ = epoch;
+  production_ended_ = false;
+  stored_.notify_all();
+}
+
+template <typename Entry>
+void NumberedPool<Entry>::end_production() {
+  std::lock_guard lock(mutex_);
+  production_ended_ = true;
   stored_.notify_all();
 }
 
@@ -181,8 +193,10 @@ template <typename Entry>
 std::vector<Entry> NumberedPool<Entry>::take(std::uint64_t epoch, std::uint64_t start, std::size_t count,
                                    std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex_);
-  // A reset (another epoch) ends the wait at once: those entries will never come.
-  if (!stored_.wait_for(lock, wait, [&] { return epoch != epoch_ || covered(start, count); }) || epoch != epoch_)
+  // A reset (another epoch) or the end of production ends the wait at once: those entries will
+  // never come.
+  if (!stored_.wait_for(lock, wait, [&] { return epoch != epoch_ || production_ended_ || covered(start, count); }) ||
+      epoch != epoch_ || !covered(start, count))
     throw PoolEmpty(Component::Protocol, what_ + " pool empty: entries " + std::to_string(start) + ".." +
                                          std::to_string(start + count) + " are not ready (" +
                                          std::to_string(available_) + " available)");

@@ -206,6 +206,23 @@ TEST(LookupTables, PoolEpochsNeverMix) {
   EXPECT_EQ(pool.take(10, 0, 50, 0ms).size(), 50u);
 }
 
+TEST(LookupTables, AnEpochWhoseProductionEndedGivesWhatItHasAndWaitsForNothing) {
+  EntryPool pool;
+  pool.reset(4);
+  pool.store(4, 0, dealt(100).first);
+  // A job waiting for entries a batch still makes is woken when production ends: they never come.
+  std::thread ending([&] {
+    std::this_thread::sleep_for(30ms);
+    pool.end_production();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW((void)pool.take(4, 100, 10, 5000ms), PoolEmpty);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2000ms);
+  ending.join();
+  EXPECT_THROW((void)pool.take(4, 90, 20, 5000ms), PoolEmpty);  // half made: nothing given
+  EXPECT_EQ(pool.take(4, 0, 100, 5000ms).size(), 100u);
+}
+
 TEST(LookupTables, SilentPeerIsAPeerError) {
   auto [a, b] = two_party::make_memory_channel_pair(200ms);
   const Bytes keys(176, 0), data(16, 0);

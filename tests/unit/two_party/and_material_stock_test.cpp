@@ -25,13 +25,15 @@ bool authenticated(const auth2::AuthBit& own, const auth2::AuthBit& peers, const
   return own.mac == (peers.key ^ (own.bit ? peer_delta : Block{}));
 }
 
-// Both servers' entries [0, count) of kEpoch are correlated as authenticated garbling needs.
-void expect_correct_material(AndMaterialStock& first, AndMaterialStock& second, std::uint64_t count) {
+// Both servers' entries [start, start + count) of `epoch` are correlated as authenticated
+// garbling needs.
+void expect_correct_material(AndMaterialStock& first, AndMaterialStock& second, std::uint64_t count,
+                             std::uint64_t epoch = kEpoch, std::uint64_t start = 0) {
   auto [one, two] = two_party::make_memory_channel_pair(3000ms);
   auto taken_second = std::async(std::launch::async, [&, channel = two.get()] {
-    return second.take(*channel, kEpoch, 0, count, 0ms);
+    return second.take(*channel, epoch, start, count, 0ms);
   });
-  auto a = first.take(*one, kEpoch, 0, count, 0ms);
+  auto a = first.take(*one, epoch, start, count, 0ms);
   auto b = taken_second.get();
   const Block delta_first = a.session.delta(), delta_second = b.session.delta();
   ASSERT_EQ(a.material.size(), count);
@@ -102,6 +104,79 @@ TEST(AndMaterialStock, ABatchOfEntriesAlreadyMadeIsRefused) {
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("again"), std::string::npos) << error.what();
   }
+}
+
+// Both servers make batches [0, kBatch) and [kBatch, 2 kBatch) of `epoch`.
+void make_two_batches(AndMaterialStock& leader, AndMaterialStock& follower, std::uint64_t epoch) {
+  for (std::uint64_t start : {std::uint64_t{0}, kBatch}) {
+    auto [to_follower, to_leader] = two_party::make_memory_channel_pair(3000ms);
+    auto led = std::async(std::launch::async, [&, channel = to_follower.get()] {
+      leader.preprocess(*channel, epoch, start, kBatch);
+    });
+    follower.preprocess(*to_leader, epoch, start, kBatch);
+    led.get();
+  }
+}
+
+TEST(AndMaterialStock, EntriesMadeInTheEpochLeftAreStillTakenUntilTheEpochAfter) {
+  AndMaterialStock leader(0), follower(1);
+  leader.reset(kEpoch);
+  follower.reset(kEpoch);
+  make_two_batches(leader, follower, kEpoch);
+  // A batch of the epoch failed; both start the next, and make some of it.
+  leader.reset(kEpoch + 1);
+  follower.reset(kEpoch + 1);
+  EXPECT_TRUE(follower.holds_left_epoch(kEpoch));
+  EXPECT_FALSE(follower.holds_left_epoch(kEpoch + 1));
+  make_two_batches(leader, follower, kEpoch + 1);
+  // Jobs of both epochs, each under its own epoch's deltas.
+  expect_correct_material(leader, follower, kBatch / 2, kEpoch, kBatch);
+  expect_correct_material(leader, follower, kBatch, kEpoch + 1, 0);
+  {
+    auto [one, two] = two_party::make_memory_channel_pair(3000ms);
+    auto left = std::async(std::launch::async, [&, channel = two.get()] {
+      return follower.take(*channel, kEpoch, 0, 1, 0ms).session.delta();
+    });
+    EXPECT_NE(left.get(), follower.take(*one, kEpoch + 1, kBatch, 1, 0ms).session.delta())
+        << "the two epochs share a delta";
+  }
+  // No batch of the epoch left is made any more.
+  auto [again, unused] = two_party::make_memory_channel_pair(3000ms);
+  EXPECT_THROW(follower.preprocess(*again, kEpoch, 2 * kBatch, kBatch), Error);
+  // The epoch after drops it.
+  follower.reset(kEpoch + 2);
+  auto [one, two] = two_party::make_memory_channel_pair(3000ms);
+  EXPECT_THROW((void)follower.take(*two, kEpoch, kBatch / 2, 10, 0ms), two_party::PoolEmpty);
+  expect_correct_material(leader, follower, 10, kEpoch + 1, kBatch + 1);  // still the epoch left
+}
+
+TEST(AndMaterialStock, AnEpochThatMadeNothingLeavesTheOneBeforeItKept) {
+  AndMaterialStock leader(0), follower(1);
+  leader.reset(kEpoch);
+  follower.reset(kEpoch);
+  make_two_batches(leader, follower, kEpoch);
+  // The next epoch's first batch fails as well: the epoch after keeps the first one's entries.
+  for (AndMaterialStock* stock : {&leader, &follower}) {
+    stock->reset(kEpoch + 1);
+    stock->reset(kEpoch + 2);
+    EXPECT_TRUE(stock->holds_left_epoch(kEpoch));
+    EXPECT_FALSE(stock->holds_left_epoch(kEpoch + 1));
+  }
+  expect_correct_material(leader, follower, kBatch, kEpoch, kBatch / 2);
+}
+
+TEST(AndMaterialStock, AJobWaitingForEntriesOfABatchThatFailedIsWokenByTheNewEpoch) {
+  AndMaterialStock follower(1);
+  follower.reset(kEpoch);
+  auto [to_follower, to_leader] = two_party::make_memory_channel_pair(3000ms);
+  const auto started = std::chrono::steady_clock::now();
+  auto waiting = std::async(std::launch::async, [&] {
+    return follower.take(*to_leader, kEpoch, 0, 10, 10000ms);
+  });
+  std::this_thread::sleep_for(50ms);
+  follower.reset(kEpoch + 1);
+  EXPECT_THROW((void)waiting.get(), two_party::PoolEmpty);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
 }
 
 }  // namespace
