@@ -31,7 +31,9 @@ the engine too (every login runs its Kerberos jobs: preauth decrypt and AS-REP e
 and the files are storm-soak-users*.*. With --deviate FAULT each server is restarted at once as
 the test server deviating as MPC_FAULT=FAULT says instead of staying down, and restarted honest
 and readmitted after --outage seconds: the soak asserts that the other two served without it
-(excluded it, or set it aside: docs/threat-model.md) and that not one login failed (storm-soak*-deviating.*; `make soak-deviating`).
+(excluded it, or set it aside: docs/threat-model.md) and that not one login failed, and
+records when they first did (out_of_service_at_s, a dashed line in the plot)
+(storm-soak*-deviating.*; `make soak-deviating`).
 
 Every run checks the generator's count of successful logins against the KDC's own
 (AS_REQ ... ISSUE lines in its log), and records CPU per login of the generator, the KDC
@@ -45,6 +47,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -484,13 +487,18 @@ def soak(args: argparse.Namespace) -> None:
                 killed = time.monotonic() - t0
                 print(f"soak: engine server {party} {'deviating' if args.deviate else 'killed'} from {killed:.1f} s",
                       flush=True)
-                time.sleep(args.outage)
+                # --deviate: when both others first serve without it (excluded, or set aside by a
+                # suspension of three-party service), looked at twice a second.
+                out_of_service = None
+                outage_ends = time.monotonic() + args.outage
+                while time.monotonic() < outage_ends:
+                    if args.deviate and out_of_service is None and without(bench.cluster, party):
+                        out_of_service = time.monotonic() - t0
+                        print(f"soak: engine server {party} out of service at {out_of_service:.1f} s", flush=True)
+                    time.sleep(max(0.0, min(0.5, outage_ends - time.monotonic())))
                 switches.update(bench.cluster.mode_switches())
                 if args.deviate:
-                    # Out of service: excluded, or set aside by a suspension of three-party service.
-                    modes = bench.cluster.modes()
-                    exclusions.append(all(modes.get(other) == f"two-party without server {party}"
-                                          for other in (1, 2, 3) if other != party))
+                    exclusions.append(without(bench.cluster, party))
                     bench.cluster.kill_server(party)
                 bench.cluster.restart_server(party)
                 if args.deviate:
@@ -498,7 +506,7 @@ def soak(args: argparse.Namespace) -> None:
                                          str(bench.cluster.admin_config))
                 restarted = time.monotonic() - t0
                 print(f"soak: engine server {party} started again at {restarted:.1f} s", flush=True)
-                outages.append((party, killed, restarted))
+                outages.append((party, killed, restarted, out_of_service))
             stdout, stderr = storm.communicate(timeout=args.seconds + 120)
             for party, count in bench.cluster.mode_switches().items():
                 switches[party] = max(switches.get(party, 0), count)
@@ -556,7 +564,8 @@ def soak(args: argparse.Namespace) -> None:
                    "login_timeout_seconds": args.login_timeout,
                    "workers": args.workers, "principals": args.principals, "config": args.config},
         "killed_at_s": killed, "restarted_at_s": restarted,
-        "outages": [{"party": p, "killed_at_s": k, "restarted_at_s": r} for p, k, r in outages],
+        "outages": [{"party": p, "killed_at_s": k, "restarted_at_s": r} |
+                    ({"out_of_service_at_s": o} if args.deviate else {}) for p, k, r, o in outages],
         "mode_switches": switches,
         "failures_during_outage": sum(failed), "errors": summary["errors"],
         "kdc_errors": summary["kdc_errors"], "first_errors": summary["first_errors"],
@@ -579,6 +588,18 @@ def soak(args: argparse.Namespace) -> None:
         raise SystemExit(f"soak: failed checks: {[k for k, v in checks.items() if not v]}")
 
 
+def without(cluster, party: int) -> bool:
+    """Both servers other than `party` serve as a pair without it for what it did: they excluded
+    it, hold a dispute with it, or suspended three-party service (`mpcctl cluster status`). Not
+    for being down a moment, as at its restart."""
+    out = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False).stdout
+    lines = {int(m[1]): line for line in out.splitlines() if (m := re.match(r"server (\d):", line))}
+    return all(f"two-party without server {party}" in lines.get(other, "") and
+               any(why in lines[other] for why in (f"excluded server {party}", f"with server {party}",
+                                                   "three-party service suspended"))
+               for other in (1, 2, 3) if other != party)
+
+
 def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -590,8 +611,12 @@ def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> Non
     ax.plot(xs, ok[:len(xs)], label="successful logins/s")
     ax.plot(xs, failed[:len(xs)], label="failed logins/s", color="tab:red")
     for index, outage in enumerate(report["outages"]):
+        deviating = report["method"].get("deviate")
         ax.axvspan(outage["killed_at_s"], outage["restarted_at_s"], color="grey", alpha=0.1 + 0.1 * index,
-                   label=f"engine server {outage['party']} down")
+                   label=f"engine server {outage['party']} {'deviating' if deviating else 'down'}")
+        if outage.get("out_of_service_at_s") is not None:
+            ax.axvline(outage["out_of_service_at_s"], color="black", linestyle="--", linewidth=1,
+                       label="others serve without it" if index == 0 else None)
     ax.set_xlabel("second of the run")
     ax.set_ylabel("logins per second")
     whose = "krbtgt and users' keys" if report["method"].get("protected_users") else "krbtgt key"
