@@ -489,29 +489,46 @@ def servers_holding(realm: ProtectedRealm, needles: dict[str, bytes]) -> dict[in
     return {party: found for party, found in hits.items() if found}
 
 
-def test_tgt_session_keys_reach_no_server(realm):
+@pytest.fixture(scope="module")
+def session_key_scan(realm) -> tuple[dict[str, dict[str, bytes]], dict[int, list[str]]]:
+    """The logins of login_session_keys and one scan of every server's memory for all the
+    session keys they gave (a scan reads hundreds of MB per server): the keys by kind, and
+    which server holds which of them."""
+    keys = login_session_keys(realm, "skey")
+    return keys, servers_holding(realm, keys["tgt"] | keys["service"])
+
+
+def held_of(held: dict[int, list[str]], needles: dict[str, bytes]) -> dict[int, list[str]]:
+    """The part of a scan's findings that names these needles."""
+    return {party: names for party, names in
+            ((party, [name for name in found if name in needles]) for party, found in held.items()) if names}
+
+
+def test_tgt_session_keys_reach_no_server(session_key_scan):
     """An AS reply's EncASRepPart holds the session key of the TGT it comes with; under FAST it
     is encrypted under the KRB-FX-CF2 reply key, whose KDC half the router holds. The engine
     encrypts both without any server reading them: the router's client library masks the
     record and hands each server seeds of the mask, as the keys are shared. After logins of every
     enctype, with and without FAST, no TGT session key the clients got is in the memory of any
     server process; the same scan finds them in a process that holds them."""
-    needles = login_session_keys(realm, "skey")["tgt"]
+    keys, held = session_key_scan
+    needles = keys["tgt"]
     assert len(needles) == 8
-    assert servers_holding(realm, needles) == {}
+    assert held_of(held, needles) == {}
     assert_scan_finds(needles)
 
 
-def test_service_ticket_session_keys_reach_no_server(realm):
+def test_service_ticket_session_keys_reach_no_server(session_key_scan):
     """krb5kdc 1.20 signs every ticket it issues with the krbtgt key: the PAC's ticket
     signature covers the encoded EncTicketPart, which holds the ticket's session key. Under
     the protected krbtgt key that checksum is a GCM tag, whose GHASH each server computes over
     the AAD as sent, so the router sends the data's SHA-256 (docs/ticket-format.md): no
     service ticket's session key is in the memory of any server process, while the same scan
     finds them in a process that holds them."""
-    needles = login_session_keys(realm, "svc")["service"]
+    keys, held = session_key_scan
+    needles = keys["service"]
     assert len(needles) == 8
-    assert servers_holding(realm, needles) == {}
+    assert held_of(held, needles) == {}
     assert_scan_finds(needles)
 
 
