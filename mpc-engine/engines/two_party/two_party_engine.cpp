@@ -149,9 +149,11 @@ void TwoPartyEngine::answer_error(const node::JobKey& key, wire::Status status, 
 
 node::Engine::Stock TwoPartyEngine::stock() const {
   Stock stock{nonce_pool_->size(), 0, 0, std::nullopt};
-  // Jobs may take entries still being made: then nothing is ahead.
+  // Jobs may take entries still being made: then nothing is ahead. Entries kept from the
+  // epoch left serve jobs first and count against the pool, so they are ahead too.
   if (leader() && backend_->wants_preprocessing())
-    stock.lut_entries_ahead = next_produce_ > next_pool_ ? next_produce_ - next_pool_ : 0;
+    stock.lut_entries_ahead = (next_produce_ > next_pool_ ? next_produce_ - next_pool_ : 0) +
+                              (left_epoch_ ? left_epoch_->end - left_epoch_->next : 0);
   return stock;
 }
 
