@@ -229,6 +229,11 @@ class Cluster:
         return [m for m in (re.match(r"server (\d):.*mode switches (\d+), mode (.*) since unix ms \d+, excluded", line)
                             for line in result.stdout.splitlines()) if m]
 
+    def status_lines(self) -> dict[int, str]:
+        """{server: its whole line} of `mpcctl cluster status` for the servers that answer."""
+        out = self.mpcctl("cluster", "status", "--cluster", str(self.admin_config), check=False).stdout
+        return {int(m[1]): line for line in out.splitlines() if (m := re.match(r"server (\d):", line))}
+
     def modes(self) -> dict[int, str]:
         """{server: mode} from `mpcctl cluster status` for the servers that answer."""
         return {int(m[1]): m[3] for m in self._status_lines()}

@@ -21,8 +21,7 @@ ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}
 
 
 def status_lines(cluster) -> dict[int, str]:
-    out = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False).stdout
-    return {int(m[1]): line for line in out.splitlines() if (m := re.match(r"server (\d):", line))}
+    return cluster.status_lines()
 
 
 def jobs_of(cluster, party: int) -> int:

@@ -47,7 +47,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -592,8 +591,7 @@ def without(cluster, party: int) -> bool:
     """Both servers other than `party` serve as a pair without it for what it did: they excluded
     it, hold a dispute with it, or suspended three-party service (`mpcctl cluster status`). Not
     for being down a moment, as at its restart."""
-    out = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config), check=False).stdout
-    lines = {int(m[1]): line for line in out.splitlines() if (m := re.match(r"server (\d):", line))}
+    lines = cluster.status_lines()
     return all(f"two-party without server {party}" in lines.get(other, "") and
                any(why in lines[other] for why in (f"excluded server {party}", f"with server {party}",
                                                    "three-party service suspended"))

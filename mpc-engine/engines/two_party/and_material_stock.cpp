@@ -181,7 +181,8 @@ void AndMaterialStock::reset(std::uint64_t epoch) {
     next_batch_start_ = 0;
   }
   // Wiped as the last job holding it lets go (NumberedPool's destructor), outside the lock.
-  dropped = Epoch{};
+  dropped.pool.reset();
+  dropped.session.reset();
   batch_ended_.notify_all();
 }
 
