@@ -20,8 +20,11 @@ void Node::load_exclusion() {
   if (!membership_) return;
   disputes_on_disk_ = store::read_disputes(store::disputes_path(settings_.storage_path));
   if (disputes_on_disk_) {
-    membership_->restore_disputes(disputes_on_disk_->distrusts, disputes_on_disk_->three_party_suspended);
+    membership_->restore_disputes(disputes_on_disk_->distrusts, disputes_on_disk_->three_party_suspended,
+                                  disputes_on_disk_->readmissions);
     known_distrusts_ = membership_->distrusts();
+  }
+  if (disputes_on_disk_ && (disputes_on_disk_->distrusts != 0 || disputes_on_disk_->three_party_suspended)) {
     dispute_reason_ = disputes_on_disk_->reason;
     log_.warn("disputes held until an operator readmits a server",
               {{"distrusted", static_cast<std::uint64_t>(disputes_on_disk_->distrusts)},
@@ -85,7 +88,7 @@ wire::Reply Node::answer_exclusion(const wire::ExclusionRequest& request, const 
   if (request.action == wire::ExclusionAction::Readmit) {
     // The operator vouches for the cluster again: disputes go with the exclusion they led to,
     // or stand alone (a pair serving after a failed check, nobody excluded yet).
-    clear_disputes();
+    clear_disputes(Clearing::Readmission);
     if (!exclusion_) return reply;  // nobody excluded: already done
     if (exclusion_->party != party)
       return refuse(wire::Status::BadRequest, server_name(party) + " is not excluded; " +
@@ -124,7 +127,7 @@ void Node::follow_peers_exclusion(std::chrono::steady_clock::time_point now) {
   bool recorded = false;
   if (*said < 0) {
     log_.warn("readmission taken from both peers", {{"server", exclusion_ ? exclusion_->party + 1 : 0}});
-    clear_disputes();
+    clear_disputes(Clearing::FromPeers);
     recorded = record_exclusion(std::nullopt);
   } else {
     log_.warn("exclusion taken from both peers", {{"server", *said + 1}});
@@ -132,6 +135,24 @@ void Node::follow_peers_exclusion(std::chrono::steady_clock::time_point now) {
         store::Exclusion{*said, unix_ms_now(), "as both other servers hold"});
   }
   if (!recorded) follow_peers_not_before_ = now + kFollowPeersRetry;
+}
+
+void Node::follow_peers_readmission(std::chrono::steady_clock::time_point now) {
+  if (!membership_) return;
+  const auto readmissions = membership_->peers_readmissions(now);
+  if (!readmissions) return;
+  // Both peers took readmissions this server did not: it was down or restarting when the
+  // operator gave the word, and the disputes it holds are as of before.
+  if (membership_->distrusts() != 0 || membership_->three_party_failed())
+    log_.warn("disputes cleared by a readmission taken from both peers",
+              {{"readmissions", static_cast<std::uint64_t>(*readmissions)},
+               {"distrusted", static_cast<std::uint64_t>(membership_->distrusts())},
+               {"three_party_suspended", membership_->three_party_failed()}});
+  membership_->adopt_readmissions(*readmissions);
+  dispute_reason_.clear();
+  known_distrusts_ = 0;
+  record_disputes();
+  if (!pending_change_) pending_change_ = membership_->update(now);
 }
 
 void Node::deviation_caught(int party, const std::string& check, const std::string& where) {
@@ -183,13 +204,14 @@ void Node::follow_disputes(std::chrono::steady_clock::time_point now) {
     follow_peers_not_before_ = now + kFollowPeersRetry;
 }
 
-void Node::clear_disputes() {
+void Node::clear_disputes(Clearing clearing) {
   if (!membership_) return;
   if (membership_->distrusts() != 0 || membership_->three_party_failed())
     log_.warn("disputes cleared by an operator's readmission",
               {{"distrusted", static_cast<std::uint64_t>(membership_->distrusts())},
                {"three_party_suspended", membership_->three_party_failed()}});
-  membership_->clear_disputes(std::chrono::steady_clock::now());
+  if (clearing == Clearing::Readmission) membership_->clear_disputes();
+  else membership_->drop_disputes();
   dispute_reason_.clear();
   known_distrusts_ = 0;
   record_disputes();
@@ -198,9 +220,11 @@ void Node::clear_disputes() {
 bool Node::disputes_recorded() const {
   const std::uint8_t distrusts = membership_->distrusts();
   const bool suspended = membership_->three_party_failed();
-  if (distrusts == 0 && !suspended) return !disputes_on_disk_;
+  const std::uint32_t readmissions = membership_->readmissions();
+  if (distrusts == 0 && !suspended && readmissions == 0) return !disputes_on_disk_;
   return disputes_on_disk_ && disputes_on_disk_->distrusts == distrusts &&
-         disputes_on_disk_->three_party_suspended == suspended && disputes_on_disk_->reason == dispute_reason_;
+         disputes_on_disk_->three_party_suspended == suspended && disputes_on_disk_->readmissions == readmissions &&
+         disputes_on_disk_->reason == dispute_reason_;
 }
 
 void Node::record_disputes() {
@@ -208,8 +232,9 @@ void Node::record_disputes() {
   const auto now = std::chrono::steady_clock::now();
   if (now < record_disputes_not_before_) return;
   std::optional<store::Disputes> held;
-  if (membership_->distrusts() != 0 || membership_->three_party_failed())
-    held = store::Disputes{membership_->distrusts(), membership_->three_party_failed(), dispute_reason_};
+  if (membership_->distrusts() != 0 || membership_->three_party_failed() || membership_->readmissions() != 0)
+    held = store::Disputes{membership_->distrusts(), membership_->three_party_failed(), membership_->readmissions(),
+                           dispute_reason_};
   try {
     store::write_disputes(store::disputes_path(settings_.storage_path), held);
     disputes_on_disk_ = std::move(held);

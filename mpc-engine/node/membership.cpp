@@ -58,7 +58,7 @@ void Membership::hello(int party, const wire::Hello& hello, Clock::time_point no
   heard(party, now);
   last_hello_[static_cast<std::size_t>(party)] = hello;
   hello_at_[static_cast<std::size_t>(party)] = now;
-  if (!after_clearing(now)) return;
+  if (!current(hello)) return;
   // A peer that says it caught this server deviating did not, if this server did not: either
   // way that peer deviated. A suspension is taken up from anyone, so that all three follow it
   // (it names nobody, and any server can call for it by itself).
@@ -71,10 +71,17 @@ void Membership::caught(int party) {
   distrusts_ |= static_cast<std::uint8_t>(1u << party);
 }
 
-void Membership::clear_disputes(Clock::time_point now) {
-  distrusts_ = 0;
-  three_party_failed_ = false;
-  disputes_cleared_at_ = now;
+std::optional<std::uint32_t> Membership::peers_readmissions(Clock::time_point now) const {
+  std::optional<std::uint32_t> fewest;
+  for (int party = 0; party < 3; ++party) {
+    if (party == self_) continue;
+    const auto& hello = last_hello_[static_cast<std::size_t>(party)];
+    if (!hello || now - hello_at_[static_cast<std::size_t>(party)] > timing_.peer_down ||
+        hello->readmissions <= readmissions_)
+      return std::nullopt;
+    fewest = fewest ? std::min(*fewest, hello->readmissions) : hello->readmissions;
+  }
+  return fewest;
 }
 
 DisputeVerdict Membership::disputes(Clock::time_point now) const {
@@ -83,7 +90,7 @@ DisputeVerdict Membership::disputes(Clock::time_point now) const {
     if (party == self_) continue;
     const auto& hello = last_hello_[static_cast<std::size_t>(party)];
     const auto at = hello_at_[static_cast<std::size_t>(party)];
-    if (!hello || now - at > timing_.peer_down || !after_clearing(at)) continue;
+    if (!hello || now - at > timing_.peer_down || !current(*hello)) continue;
     words[static_cast<std::size_t>(party)] = DisputeWord{hello->distrusts, hello->three_party_failed};
   }
   return judge_disputes(self_, distrusts_, three_party_failed_, words);
@@ -106,6 +113,7 @@ wire::Hello Membership::own_hello(Clock::time_point now) const {
   hello.excluded = excluded_ < 0 ? wire::kNoParty : static_cast<std::uint8_t>(excluded_);
   hello.distrusts = distrusts_;
   hello.three_party_failed = three_party_failed_;
+  hello.readmissions = readmissions_;
   return hello;
 }
 

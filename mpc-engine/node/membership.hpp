@@ -32,6 +32,12 @@
 // a dispute serves without the peer it distrusts, and a server that learns of three-party
 // checks failing serves in the suspended service's pair, however well everybody is heard,
 // until an operator clears the disputes (readmitting a server clears them).
+//
+// Each server counts the readmissions it has taken and says the count in every hello. What a
+// peer says of disputes counts only if it has taken as many: a peer that has not yet heard the
+// operator, or that missed the word while it was down, does not bring back the disputes just
+// cleared. A server whose two peers both count more missed a readmission, and takes it from
+// them (one server alone, counting what it likes, clears nothing).
 #pragma once
 
 #include <array>
@@ -112,13 +118,31 @@ class Membership {
   // A three-party check failed here: one of the other two deviated.
   void three_party_check_failed() { three_party_failed_ = true; }
   // What this server held before it restarted (store/exclusion_file.hpp).
-  void restore_disputes(std::uint8_t distrusts, bool three_party_failed) {
+  void restore_disputes(std::uint8_t distrusts, bool three_party_failed, std::uint32_t readmissions) {
     distrusts_ = static_cast<std::uint8_t>(distrusts & 0b111 & ~(1u << self_));
     three_party_failed_ = three_party_failed;
+    readmissions_ = readmissions;
   }
-  // The operator's word: every dispute and the suspension are dropped here, and peers' hellos
-  // received within peer_down of `now` are not taken up (they may still carry them).
-  void clear_disputes(Clock::time_point now);
+  // The operator's readmission: every dispute and the suspension are dropped here, and one more
+  // readmission is counted (peers that have not taken it are not listened to on disputes).
+  void clear_disputes() {
+    drop_disputes();
+    ++readmissions_;
+  }
+  // A readmission taken from both peers (peers_readmissions): dropped as by the operator.
+  void adopt_readmissions(std::uint32_t readmissions) {
+    drop_disputes();
+    readmissions_ = readmissions;
+  }
+  // Every dispute and the suspension dropped, as when both peers readmit an excluded server.
+  void drop_disputes() {
+    distrusts_ = 0;
+    three_party_failed_ = false;
+  }
+  std::uint32_t readmissions() const { return readmissions_; }
+  // How many readmissions both peers' fresh hellos count, when both count more than this server
+  // (the fewer of the two); nullopt otherwise.
+  std::optional<std::uint32_t> peers_readmissions(Clock::time_point now) const;
   std::uint8_t distrusts() const { return distrusts_; }
   bool three_party_failed() const { return three_party_failed_; }
   // What the disputes known here call for now.
@@ -145,10 +169,8 @@ class Membership {
   void switch_to(wire::ClusterMode mode, int missing);
   // The pair without `party` serves when this server hears its partner; nothing does else.
   std::optional<ModeChange> serve_without(int party, Clock::time_point now);
-  // Whether a hello received at `at` came after the operator last cleared disputes here.
-  bool after_clearing(Clock::time_point at) const {
-    return !disputes_cleared_at_ || at >= *disputes_cleared_at_ + timing_.peer_down;
-  }
+  // Whether what a hello says of disputes is as of this server's last readmission or later.
+  bool current(const wire::Hello& hello) const { return hello.readmissions >= readmissions_; }
 
   int self_;
   MembershipTiming timing_;
@@ -166,7 +188,7 @@ class Membership {
   std::optional<Clock::time_point> excluded_set_at_;
   std::uint8_t distrusts_ = 0;
   bool three_party_failed_ = false;
-  std::optional<Clock::time_point> disputes_cleared_at_;
+  std::uint32_t readmissions_ = 0;
 };
 
 // When a link to each peer last broke under a send, noted from any thread. A server killed

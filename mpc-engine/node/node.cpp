@@ -239,6 +239,7 @@ bool Node::take_shell_frame(PeerEnvelope& envelope) {
     if (auto* hello = std::get_if<wire::Hello>(&message); hello && membership_) {
       const auto now = std::chrono::steady_clock::now();
       membership_->hello(envelope.from_party, *hello, now);
+      follow_peers_readmission(now);
       follow_peers_exclusion(now);
     }
     if (auto* deals = std::get_if<std::vector<wire::PairCheckDeal>>(&message); deals && pair_checks_)

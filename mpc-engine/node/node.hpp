@@ -130,8 +130,12 @@ class Node final : public EngineHost {
   std::optional<Refusal> excluded_self_refusal() const;
   // Disputes (exclusion.cpp): the party in two of them is excluded as the operator would.
   void follow_disputes(std::chrono::steady_clock::time_point now);
-  // The operator's readmission: every dispute and the three-party suspension are dropped.
-  void clear_disputes();
+  // A readmission taken from both peers (membership.hpp): one this server missed.
+  void follow_peers_readmission(std::chrono::steady_clock::time_point now);
+  // Every dispute and the three-party suspension are dropped: by the operator's readmission
+  // (counted), or as both peers hold when they readmit an excluded server (not counted).
+  enum class Clearing { Readmission, FromPeers };
+  void clear_disputes(Clearing clearing);
   // Keeps the disputes on disk when they changed since last written.
   void record_disputes();
   bool disputes_recorded() const;

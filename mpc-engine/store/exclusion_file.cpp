@@ -119,21 +119,29 @@ std::filesystem::path disputes_path(const std::filesystem::path& store_directory
 std::optional<Disputes> read_disputes(const std::filesystem::path& path) {
   const auto line = read_line(path);
   if (!line) return std::nullopt;
-  // distrusts <n> suspended <0|1> reason <text>
-  constexpr std::string_view kDistrusts = "distrusts ", kSuspended = " suspended ", kReason = " reason ";
+  // distrusts <n> suspended <0|1> [readmissions <n>] reason <text>
+  constexpr std::string_view kDistrusts = "distrusts ", kSuspended = " suspended ", kReadmissions = " readmissions ",
+                             kReason = " reason ";
   const std::string_view text(*line);
   const auto suspended_at = text.find(kSuspended), reason_at = text.find(kReason);
   if (!text.starts_with(kDistrusts) || suspended_at == std::string_view::npos ||
       reason_at == std::string_view::npos || reason_at < suspended_at)
-    fail(path, "is not a record of the form 'distrusts N suspended 0|1 reason TEXT'");
+    fail(path, "is not a record of the form 'distrusts N suspended 0|1 readmissions N reason TEXT'");
+  const auto readmissions_at = text.substr(0, reason_at).find(kReadmissions);
+  const auto suspended_end = readmissions_at == std::string_view::npos ? reason_at : readmissions_at;
   Disputes disputes;
   unsigned distrusts = 0, suspended = 0;
   if (!parse_number(text.substr(kDistrusts.size(), suspended_at - kDistrusts.size()), distrusts) || distrusts > 7)
     fail(path, "names parties beyond 0..2");
-  if (!parse_number(text.substr(suspended_at + kSuspended.size(), reason_at - suspended_at - kSuspended.size()),
+  if (!parse_number(text.substr(suspended_at + kSuspended.size(), suspended_end - suspended_at - kSuspended.size()),
                     suspended) ||
       suspended > 1)
     fail(path, "says neither 0 nor 1 of the suspension");
+  if (readmissions_at != std::string_view::npos &&
+      !parse_number(text.substr(readmissions_at + kReadmissions.size(),
+                                reason_at - readmissions_at - kReadmissions.size()),
+                    disputes.readmissions))
+    fail(path, "gives no count of readmissions");
   disputes.distrusts = static_cast<std::uint8_t>(distrusts);
   disputes.three_party_suspended = suspended == 1;
   disputes.reason = std::string(text.substr(reason_at + kReason.size()));
@@ -146,7 +154,8 @@ void write_disputes(const std::filesystem::path& path, const std::optional<Dispu
   if (disputes->reason.find_first_of("\r\n") != std::string::npos) fail(path, "a reason must be one line");
   std::ostringstream line;
   line << "distrusts " << static_cast<unsigned>(disputes->distrusts) << " suspended "
-       << (disputes->three_party_suspended ? 1 : 0) << " reason " << disputes->reason << "\n";
+       << (disputes->three_party_suspended ? 1 : 0) << " readmissions " << disputes->readmissions << " reason "
+       << disputes->reason << "\n";
   replace_durably(path, line.str());
 }
 

@@ -3,9 +3,13 @@
 // Beside it, this server's disputes (node/disputes.hpp), kept so that a restart does not hand
 // a server caught deviating a new seat in the pair.
 //
+// Beside them, how many readmissions this server has taken: a restart keeps telling a readmission
+// it missed (peers that count more) from one it took.
+//
 // Files: one line "party <0..2> since <unix ms> reason <text to the end of the line>", and one
-// line "distrusts <0..7> suspended <0|1> reason <text>", each replaced whole (written beside
-// it, made durable, renamed over it); no file: nobody is excluded, no dispute.
+// line "distrusts <0..7> suspended <0|1> readmissions <n> reason <text>" (a record without
+// "readmissions" counts none), each replaced whole (written beside it, made durable, renamed
+// over it); no file: nobody is excluded, no dispute, no readmission.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +39,12 @@ std::filesystem::path exclusion_path(const std::filesystem::path& store_director
 struct Disputes {
   std::uint8_t distrusts = 0;  // bit p: in a dispute with party p
   bool three_party_suspended = false;
+  std::uint32_t readmissions = 0;  // node/membership.hpp
   std::string reason;  // the last failed check
   bool operator==(const Disputes&) const = default;
 };
 
-// As read_exclusion and write_exclusion; nullopt: no dispute.
+// As read_exclusion and write_exclusion; nullopt: no dispute and no readmission.
 std::optional<Disputes> read_disputes(const std::filesystem::path& path);
 void write_disputes(const std::filesystem::path& path, const std::optional<Disputes>& disputes);
 std::filesystem::path disputes_path(const std::filesystem::path& store_directory);

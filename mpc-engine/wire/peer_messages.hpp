@@ -21,7 +21,8 @@
 // Hello (any party -> another, every heartbeat; epoch and sequence 0): u8 heard (bit p: this
 //   party heard party p lately) | u8 mode (ClusterMode) | u8 missing party (0xff in Full) |
 //   u8 excluded party (0xff: none) | u8 distrusts (bit p: this party caught party p deviating,
-//   node/disputes.hpp) | u8 flags (bit 0: a three-party check failed here or was heard of)
+//   node/disputes.hpp) | u8 flags (bit 0: a three-party check failed here or was heard of) |
+//   u32 readmissions (the operators' readmissions this server has taken, node/membership.hpp)
 // Degraded (between the two servers serving without the third): u8 version | u8 type | a
 //   frame of the two-party engine (wire/two_server_messages.hpp) as it is, no other header
 // PairChecks (a server -> another; epoch and sequence 0): u32 count | deals, each key id |
@@ -229,6 +230,7 @@ struct Hello {
   std::uint8_t excluded = kNoParty;  // the party this server holds excluded (ExclusionRequest)
   std::uint8_t distrusts = 0;  // bit p set: this server is in a dispute with party p
   bool three_party_failed = false;  // three-party service is suspended (node/disputes.hpp)
+  std::uint32_t readmissions = 0;    // operators' readmissions taken: the disputes said are as of then
   bool operator==(const Hello&) const = default;
 };
 std::vector<std::uint8_t> encode_hello(const Hello& hello);

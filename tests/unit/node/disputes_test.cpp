@@ -125,18 +125,19 @@ TEST(DisputesTest, EveryPairInADisputeCallsForNothing) {
 
 constexpr MembershipTiming kTiming{milliseconds(100), milliseconds(500), milliseconds(1000)};
 
-wire::Hello hello(std::uint8_t heard, std::uint8_t distrusts = 0, bool failed = false) {
+wire::Hello hello(std::uint8_t heard, std::uint8_t distrusts = 0, bool failed = false, std::uint32_t readmissions = 0) {
   wire::Hello out{heard, wire::ClusterMode::Full, wire::kNoParty};
   out.distrusts = distrusts;
   out.three_party_failed = failed;
+  out.readmissions = readmissions;
   return out;
 }
 
 // Party 0's view of a cluster where everyone hears everyone.
 void all_heard(Membership& membership, Clock::time_point at, std::uint8_t distrusts_1 = 0, std::uint8_t distrusts_2 = 0,
-               bool failed_2 = false) {
-  membership.hello(1, hello(0b101, distrusts_1), at);
-  membership.hello(2, hello(0b011, distrusts_2, failed_2), at);
+               bool failed_2 = false, std::uint32_t readmissions = 0) {
+  membership.hello(1, hello(0b101, distrusts_1, false, readmissions), at);
+  membership.hello(2, hello(0b011, distrusts_2, failed_2, readmissions), at);
 }
 
 TEST(MembershipDisputesTest, ACaughtPartnerIsServedWithoutHoweverWellItIsHeard) {
@@ -182,26 +183,54 @@ TEST(MembershipDisputesTest, ASuspensionIsTakenUpAndSetsServerThreeAside) {
   EXPECT_FALSE(membership.update(start + milliseconds(100)));  // it stays in Full, serving nothing
 }
 
-TEST(MembershipDisputesTest, ClearingDropsDisputesAndIgnoresStaleWordForAPeerDown) {
+TEST(MembershipDisputesTest, ClearingDropsDisputesAndIgnoresPeersThatHaveNotTakenTheReadmission) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
   all_heard(membership, start + milliseconds(100), 0, bit(0), true);
   ASSERT_TRUE(membership.update(start + milliseconds(100)));
   EXPECT_EQ(membership.mode(), wire::ClusterMode::TwoParty);
-  membership.clear_disputes(start + milliseconds(200));
-  // Peers that have not yet cleared are not taken up within peer_down.
-  all_heard(membership, start + milliseconds(300), 0, bit(0), true);
+  membership.clear_disputes();
+  EXPECT_EQ(membership.readmissions(), 1u);
+  EXPECT_EQ(membership.own_hello(start + milliseconds(200)).readmissions, 1u);
+  // Peers that have not taken the readmission yet are not listened to, however long after.
+  for (int at = 300; at <= 1200; at += 100) all_heard(membership, start + milliseconds(at), 0, bit(0), true);
   EXPECT_EQ(membership.distrusts(), 0);
   EXPECT_FALSE(membership.three_party_failed());
-  EXPECT_EQ(membership.disputes(start + milliseconds(300)).missing, -1);
+  EXPECT_EQ(membership.disputes(start + milliseconds(1200)).missing, -1);
+  EXPECT_FALSE(membership.peers_readmissions(start + milliseconds(1200)));
   // Back to three-party service as after an outage: once the third was heard for rejoin.
-  for (int at = 400; at <= 1200; at += 100) all_heard(membership, start + milliseconds(at));
   const auto back = membership.update(start + milliseconds(1200));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->mode, wire::ClusterMode::Full);
-  // A peer that still says so a peer_down after the clearing is taken up again.
-  all_heard(membership, start + milliseconds(1300), 0, bit(0));
+  // A peer that has taken it and says so again is taken up: a dispute after the readmission.
+  all_heard(membership, start + milliseconds(1300), 0, bit(0), false, 1);
   EXPECT_EQ(membership.distrusts(), bit(2));
+}
+
+TEST(MembershipDisputesTest, AReadmissionMissedIsTakenFromBothPeersAndFromNeitherAlone) {
+  const auto start = Clock::now();
+  Membership membership(0, kTiming, true, start);
+  membership.restore_disputes(0, true, 4);  // suspended when it went down, 4 readmissions then
+  all_heard(membership, start + milliseconds(100));
+  ASSERT_TRUE(membership.update(start + milliseconds(100)));
+  EXPECT_EQ(membership.mode(), wire::ClusterMode::TwoParty);
+  EXPECT_EQ(membership.missing(), 2);
+  // One peer counting more is not enough: it may say what it likes.
+  membership.hello(1, hello(0b101, 0, false, 9), start + milliseconds(200));
+  membership.hello(2, hello(0b011, 0, false, 4), start + milliseconds(200));
+  EXPECT_FALSE(membership.peers_readmissions(start + milliseconds(200)));
+  // Both: the readmission this server missed, at the fewer of their counts.
+  membership.hello(2, hello(0b011, 0, false, 5), start + milliseconds(300));
+  const auto taken = membership.peers_readmissions(start + milliseconds(300));
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(*taken, 5u);
+  membership.adopt_readmissions(*taken);
+  EXPECT_FALSE(membership.three_party_failed());
+  EXPECT_FALSE(membership.peers_readmissions(start + milliseconds(300)));
+  // A peer's hello older than peer_down says nothing.
+  membership.hello(1, hello(0b101, 0, false, 7), start + milliseconds(400));
+  membership.hello(2, hello(0b011, 0, false, 7), start + milliseconds(400));
+  EXPECT_FALSE(membership.peers_readmissions(start + milliseconds(1000)));
 }
 
 }  // namespace

@@ -436,10 +436,10 @@ TEST(PeerMessage, HelloRoundTripAndChecks) {
   const Hello excluding{0b011, ClusterMode::TwoParty, 2, 2};
   EXPECT_EQ(std::get<Hello>(decode_peer_message(encode_hello(excluding))), excluding);
   EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, kNoParty, 3}), FormatError);
-  const Hello disputing{0b011, ClusterMode::TwoParty, 1, kNoParty, 0b010, true};
+  const Hello disputing{0b011, ClusterMode::TwoParty, 1, kNoParty, 0b010, true, 0x01020304};
   EXPECT_EQ(std::get<Hello>(decode_peer_message(encode_hello(disputing))), disputing);
   EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, kNoParty, kNoParty, 0b1000}), FormatError);
-  const std::size_t body = frame.size() - 6;
+  const std::size_t body = frame.size() - 10;
   for (const auto& [offset, value] : std::vector<std::pair<std::size_t, std::uint8_t>>{
            {body, 0b1000}, {body + 1, 2}, {body + 2, 3}, {body + 2, kNoParty}, {body + 3, 3}, {body + 4, 0b1000},
            {body + 5, 2}}) {
@@ -450,6 +450,7 @@ TEST(PeerMessage, HelloRoundTripAndChecks) {
   Bytes longer = frame;
   longer.push_back(0);
   expect_rejected(longer, decode_peer);
+  expect_rejected(Bytes(frame.begin(), frame.end() - 1), decode_peer);  // a hello without its readmissions
 }
 
 TEST(PeerMessage, DegradedFramesWrapAnyInnerFrame) {
