@@ -9,7 +9,7 @@ STORM_ARGS ?=
 SOAK_ARGS ?=
 FUZZERS := fuzz_bristol fuzz_client_request fuzz_client_reply fuzz_peer_message fuzz_settings
 
-.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak soak-deviating clean \
+.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak soak-deviating soak-deviations clean \
   packages packages-upgrade packages-check ansible-venv lint-ansible rollout-test
 
 all: build
@@ -29,7 +29,14 @@ unit-test: build
 integration-test: build ansible-venv
 	MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) $(PYTEST) -q --durations=15 tests/integration
 
-test: unit-test fuzz-short integration-test
+# The unit tests and the short fuzzing run beside the integration tests at the lowest CPU
+# priority (tools/run-beside): the integration tests wait on servers, KDCs and timers about a
+# third of their time, and the others take that time instead of adding theirs.
+test: build fuzz-build ansible-venv
+	@tools/run-beside $(BUILD_DIR)/test-logs "ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2" \
+	  "tools/run-fuzzers $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZERS)" -- \
+	  env MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) \
+	  $(PYTEST) -q --durations=15 tests/integration
 
 fuzz-build: deps
 	@CC=clang CXX=clang++ cmake -G Ninja -B $(FUZZ_DIR) -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -71,6 +78,10 @@ soak: build
 soak-deviating: build
 	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks \
 	  --deviate and-share-bit=2,auth2-step=0,garbled-table-bits=300000 $(SOAK_ARGS)
+
+# One storm per fault hook of the test server, each server deviating with it in turn.
+soak-deviations: build
+	@/usr/bin/python3 tests/load/deviations.py --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
 
 # Debian packages mpc-server and mpc-kdc-plugin in $(BUILD_DIR)/packages (packaging/).
 packages: build

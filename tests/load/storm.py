@@ -33,7 +33,8 @@ the test server deviating as MPC_FAULT=FAULT says instead of staying down, and r
 and readmitted after --outage seconds: the soak asserts that the other two served without it
 (excluded it, or set it aside: docs/threat-model.md) and that not one login failed, and
 records when they first did (out_of_service_at_s, a dashed line in the plot)
-(storm-soak*-deviating.*; `make soak-deviating`).
+(storm-soak*-deviating.*; `make soak-deviating`). tests/load/deviations.py runs one such soak
+per fault hook of the test server (`make soak-deviations`).
 
 Every run checks the generator's count of successful logins against the KDC's own
 (AS_REQ ... ISSUE lines in its log), and records CPU per login of the generator, the KDC
@@ -47,7 +48,6 @@ import datetime
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -442,8 +442,26 @@ def plot(out: Path, report: dict) -> None:
 # ---- soak -------------------------------------------------------------------------------
 
 def soak(args: argparse.Namespace) -> None:
+    report, rows, ok, failed = run_soak(args)
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    degraded = args.degraded_service == "two-party"
+    name = (("storm-soak-users" if args.protected_users else "storm-soak") + ("" if degraded else "-off") +
+            ("-deviating" if args.deviate else ""))
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
+    (out / f"{name}.csv").write_text(rows)
+    plot_soak(out / f"{name}.png", report, ok, failed)
+    print(json.dumps({k: report[k] for k in ("killed_at_s", "restarted_at_s", "failures_during_outage",
+                                             "errors", "kdc_errors", "first_failed_second",
+                                             "last_failed_second", "failures_end_after_restart_s",
+                                             "checks")}, indent=1))
+    checks = report["checks"]
+    if not all(checks.values()):
+        raise SystemExit(f"soak: failed checks: {[k for k, v in checks.items() if not v]}")
+
+
+def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]:
+    """One soak: its report, its per-second CSV, and the successful and failed logins per second."""
     started = machine()
     parties = args.parties
     degraded = args.degraded_service == "two-party"
@@ -574,17 +592,7 @@ def soak(args: argparse.Namespace) -> None:
         "checks": checks, "summary": {k: v for k, v in summary.items() if k != "latency_quantiles_ms"},
         "router_log": router_lines[-40:],
     }
-    name = (("storm-soak-users" if args.protected_users else "storm-soak") + ("" if degraded else "-off") +
-            ("-deviating" if args.deviate else ""))
-    (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
-    (out / f"{name}.csv").write_text(rows)
-    plot_soak(out / f"{name}.png", report, ok, failed)
-    print(json.dumps({k: report[k] for k in ("killed_at_s", "restarted_at_s", "failures_during_outage",
-                                             "errors", "kdc_errors", "first_failed_second",
-                                             "last_failed_second", "failures_end_after_restart_s",
-                                             "checks")}, indent=1))
-    if not all(checks.values()):
-        raise SystemExit(f"soak: failed checks: {[k for k, v in checks.items() if not v]}")
+    return report, rows, ok, failed
 
 
 def without(cluster, party: int) -> bool:
@@ -626,7 +634,7 @@ def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> Non
     plt.close(fig)
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--build-dir", default=os.environ.get("MPC_BUILD_DIR", "build"))
     common.add_argument("--out", default="docs/benchmarks")
@@ -672,13 +680,22 @@ def main() -> None:
     s.add_argument("--config", choices=sorted(CONFIGS), default="tuned")
     s.add_argument("--protected-users", action="store_true",
                    help="enrol the storm users' keys in the engine too (use fewer --principals)")
-    args = parser.parse_args()
+    return parser
+
+
+def prepare(args: argparse.Namespace) -> None:
+    """The build the run uses, its binaries checked; this process reaps the servers' children."""
     build = Path(args.build_dir)
     os.environ["MPC_BUILD_DIR"] = str(build if build.is_absolute() else (REPO / build).resolve())
     for binary in (storm_binary(), mpc_cluster.mpcctl_binary(), mpc_cluster.server_binary()):
         if not binary.is_file():
             raise SystemExit(f"{binary} not built (make build BUILD_DIR=...)")
     mpc_cluster.become_subreaper()
+
+
+def main() -> None:
+    args = build_parser().parse_args()
+    prepare(args)
     if args.command == "compare":
         compare(args)
     elif args.command == "plot":
