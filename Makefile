@@ -29,14 +29,7 @@ unit-test: build
 integration-test: build ansible-venv
 	MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) $(PYTEST) -q --durations=15 tests/integration
 
-# The unit tests and the short fuzzing run beside the integration tests at the lowest CPU
-# priority (tools/run-beside): the integration tests wait on servers, KDCs and timers about a
-# third of their time, and the others take that time instead of adding theirs.
-test: build fuzz-build ansible-venv
-	@tools/run-beside $(BUILD_DIR)/test-logs "ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2" \
-	  "tools/run-fuzzers $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZERS)" -- \
-	  env MPC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPC_ANSIBLE_VENV=$(abspath $(ANSIBLE_VENV)) \
-	  $(PYTEST) -q --durations=15 tests/integration
+test: unit-test fuzz-short integration-test
 
 fuzz-build: deps
 	@CC=clang CXX=clang++ cmake -G Ninja -B $(FUZZ_DIR) -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
