@@ -41,6 +41,10 @@ def start(root, security: str, metrics: dict | None = None) -> mpc_cluster.Clust
         cluster.set_server_setting(party, "security", f'"{security}"')
     if metrics is not None:
         metrics.update(serve_metrics(cluster))
+    # mpcctl's AES jobs go through the admin configuration (timeout_ms 2 s): a pair member
+    # started a moment ago makes the AND material of its first job as the job waits, which on
+    # a loaded 2-core host takes longer than that, and the refusal then never reaches mpcctl.
+    mpc_cluster.Cluster.set_client_timeout(cluster.admin_config, 30000)
     cluster.start()
     return cluster
 
