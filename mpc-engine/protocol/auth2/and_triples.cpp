@@ -81,8 +81,11 @@ unsigned bucket_size(std::size_t n) {
 
 static_assert(sizeof(AuthTriple) == 3 * sizeof(AuthBit), "a triple is its three bits in a row");
 
-std::vector<AuthTriple> leaky_triples(Session& session, std::size_t n) {
-  std::vector<AuthTriple> triples(n);
+namespace {
+
+// The leaky AND into `triples` (every field written): one call's batch, wherever the caller keeps it.
+void make_leaky_triples(Session& session, std::span<AuthTriple> triples) {
+  const std::size_t n = triples.size();
   session.random_bits(std::span<AuthBit>(&triples.data()->x, 3 * n));  // x, y, r of each triple
   const Block delta = session.delta();
   const bool first = session.role() == Role::First;
@@ -136,6 +139,34 @@ std::vector<AuthTriple> leaky_triples(Session& session, std::size_t n) {
   Digest digest{};
   crypto_generichash_final(&state, digest.data(), digest.size());
   session.check_equal(digest, "leaky_and");
+}
+
+// The leaky triples of one bucketing call, in a buffer each thread keeps: a batch's (tens of
+// MiB) would otherwise be mapped, zeroed and unmapped again for every call. Wiped after each use.
+std::span<AuthTriple> leaky_scratch(std::size_t n) {
+  thread_local std::vector<AuthTriple> buffer;
+  if (buffer.size() < n) {
+    wipe(buffer.data(), buffer.size() * sizeof(AuthTriple));
+    buffer = std::vector<AuthTriple>(n);
+  }
+  return {buffer.data(), n};
+}
+
+// Starts loading the triples of a bucket a few ahead of the one combined: the permutation
+// scatters them over the whole batch.
+void prefetch_bucket(const AuthTriple* leaky, const std::uint32_t* order, unsigned b) {
+  for (unsigned j = 0; j < b; ++j) {
+    const char* at = reinterpret_cast<const char*>(leaky + order[j]);
+    for (std::size_t line = 0; line < sizeof(AuthTriple); line += 64) __builtin_prefetch(at + line);
+  }
+}
+constexpr std::size_t kPrefetchBuckets = 4;
+
+}  // namespace
+
+std::vector<AuthTriple> leaky_triples(Session& session, std::size_t n) {
+  std::vector<AuthTriple> triples(n);
+  make_leaky_triples(session, triples);
   return triples;
 }
 
@@ -145,18 +176,21 @@ namespace {
 // where they want them without another copy of the batch.
 void combine_buckets(Session& session, std::size_t n, const std::function<void(std::size_t, const AuthTriple&)>& store) {
   const unsigned b = bucket_size(n);
-  std::vector<AuthTriple> leaky = leaky_triples(session, n * b);
-  const ot::WipeGuard leaky_guard(leaky);
+  const std::span<AuthTriple> leaky = leaky_scratch(n * b);
+  const ot::WipeGuard leaky_guard(leaky.data(), leaky.size_bytes());
+  make_leaky_triples(session, leaky);
   // The permutation only now, with every leaky triple fixed and checked.
   const std::vector<std::uint32_t> order = permutation(session.coin_toss(), leaky.size());
   std::vector<AuthBit> differences(n * (b - 1));
   const ot::WipeGuard differences_guard(differences);
   for (std::size_t bucket = 0; bucket < n; ++bucket) {
+    if (bucket + kPrefetchBuckets < n) prefetch_bucket(leaky.data(), &order[(bucket + kPrefetchBuckets) * b], b);
     const AuthBit& head = leaky[order[bucket * b]].y;
     for (unsigned j = 1; j < b; ++j) differences[bucket * (b - 1) + j - 1] = head ^ leaky[order[bucket * b + j]].y;
   }
   const std::vector<std::uint8_t> d = session.open(differences);
   for (std::size_t bucket = 0; bucket < n; ++bucket) {
+    if (bucket + kPrefetchBuckets < n) prefetch_bucket(leaky.data(), &order[(bucket + kPrefetchBuckets) * b], b);
     AuthTriple combined = leaky[order[bucket * b]];
     for (unsigned j = 1; j < b; ++j) {
       const AuthTriple& other = leaky[order[bucket * b + j]];

@@ -146,7 +146,12 @@ void Session::random_bits(std::span<AuthBit> out) {
     const std::size_t n = std::min(chunk, out.size() - first);
     const std::span<std::uint8_t> c(choices.data(), n);
     const std::span<Block> k(keys.data(), n), m(macs.data(), n);
-    randombytes_buf(c.data(), n);
+    // A fresh seed expanded in user space: the kernel's generator costs a system call per
+    // 256 bytes, most of this call's time for a batch of bits.
+    std::array<std::uint8_t, randombytes_SEEDBYTES> seed{};
+    randombytes_buf(seed.data(), seed.size());
+    randombytes_buf_deterministic(c.data(), n, seed.data());
+    wipe(seed.data(), seed.size());
     for (auto& bit : c) bit &= 1;
     // The first party's session (its delta) first, on both sides.
     if (role_ == Role::First) {

@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -92,6 +93,17 @@ void finish_outputs(std::vector<std::uint8_t>& out, std::size_t kept, std::span<
   for (std::size_t j = 0; j < masked.size(); ++j) out[kept + j] = masked[j] ^ masks[j];
 }
 
+// n random labels from one fresh seed, expanded in user space: the kernel's generator costs a
+// system call per 256 bytes, and a circuit takes a label per input and AND gate.
+std::vector<Block> random_labels(std::size_t n) {
+  std::vector<Block> labels(n);
+  std::array<std::uint8_t, randombytes_SEEDBYTES> seed{};
+  randombytes_buf(seed.data(), seed.size());
+  randombytes_buf_deterministic(labels.data(), n * sizeof(Block), seed.data());
+  wipe(seed.data(), seed.size());
+  return labels;
+}
+
 std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const InputWires& wires,
                                  const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
                                  std::span<const std::uint8_t> public_inputs, Outputs mode,
@@ -102,7 +114,12 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
   // Zero labels: random on inputs, constants and AND outputs; free XOR elsewhere.
   std::vector<Block> zero(circuit.num_wires);
   const ot::WipeGuard zero_guard(zero);
-  randombytes_buf(zero.data(), circuit.total_inputs() * sizeof(Block));
+  std::size_t fresh_count = circuit.total_inputs();
+  for (const auto& gate : circuit.gates) fresh_count += gate.kind == GateKind::Const || gate.kind == GateKind::And;
+  std::vector<Block> fresh = random_labels(fresh_count);
+  const ot::WipeGuard fresh_guard(fresh);
+  std::copy_n(fresh.begin(), circuit.total_inputs(), zero.begin());
+  std::size_t next_fresh = circuit.total_inputs();
   std::vector<std::uint32_t> constant_wires;
   for (const auto& gate : circuit.gates) {
     switch (gate.kind) {
@@ -111,7 +128,7 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
       case GateKind::Copy: zero[gate.out] = zero[gate.in0]; break;
       case GateKind::Const:
       case GateKind::And:
-        randombytes_buf(&zero[gate.out], sizeof(Block));
+        zero[gate.out] = fresh[next_fresh++];
         if (gate.kind == GateKind::Const) constant_wires.push_back(gate.out);
         break;
     }
