@@ -35,6 +35,17 @@ std::chrono::milliseconds connect_grace(std::chrono::milliseconds timeout) {
 // How often a call waiting for answers looks for servers that went away meanwhile.
 constexpr std::chrono::milliseconds kSessionCheckInterval{50};
 
+// After a failed check reported: the servers switch within a heartbeat or two.
+constexpr std::chrono::milliseconds kAfterFailedCheckPause{200};
+
+// A reason the servers keep on one line of their records.
+std::string one_line(const std::string& text) {
+  std::string out = text.substr(0, wire::kMaxExclusionReasonBytes);
+  for (char& c : out)
+    if (c == '\n' || c == '\r') c = ' ';
+  return out;
+}
+
 }  // namespace
 
 wire::RequestId fresh_request_id() {
@@ -281,13 +292,56 @@ struct JobPads {
 
 }  // namespace
 
+bool ClusterClient::report_failed_check(int served_without, const std::string& what) {
+  wire::ExclusionRequest report;
+  report.id = fresh_request_id();
+  report.action = wire::ExclusionAction::CheckFailed;
+  report.party = served_without < 0 ? wire::kServedByAllThree : static_cast<std::uint8_t>(served_without);
+  report.reason = one_line(what);
+  // The servers that answered the job: a pair's third may be down, and learns of it from the
+  // pair's members (node/disputes.hpp).
+  std::vector<bool> targets = all_servers();
+  if (served_without >= 0) targets[static_cast<std::size_t>(served_without)] = false;
+  try {
+    const Replies replies = exchange(same_frame(wire::encode_request(report)), report.id,
+                                     wire::MessageType::Exclusion, targets, false, true);
+    for (std::size_t party = 0; party < replies.size(); ++party)
+      if (targets[party] && replies[party].status == wire::Status::Regrouping) return true;
+    return false;
+  } catch (const Error&) {
+    // What the caller learns is the job's own failure.
+    return false;
+  }
+}
+
+template <typename Job>
+auto ClusterClient::checked(Job&& job, bool once) -> decltype(job()) {
+  for (int failures = 0;; ++failures) {
+    served_without_ = kNotServed;
+    try {
+      return job();
+    } catch (const Error& error) {
+      const bool refused_by_client = dynamic_cast<const Disagreement*>(&error) != nullptr ||
+                                     dynamic_cast<const VerificationError*>(&error) != nullptr;
+      // A refusal before any replies (the servers answered in different forms while they
+      // regrouped) is no deviation; nor is anything of a two-server cluster, with no third.
+      if (!refused_by_client || served_without_ == kNotServed || parties() != 3) throw;
+      const bool served_otherwise = report_failed_check(served_without_, error.what());
+      if (once || !served_otherwise || failures >= kFailedCheckRetries) throw;
+    }
+    std::this_thread::sleep_for(kAfterFailedCheckPause);
+  }
+}
+
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
   std::lock_guard lock(mutex_);
   // Each server gets a pad of its own on the outputs (protocol/client_checks): two servers of
   // security = "active" (a two-server cluster, or a pair serving while a third is down) answer
   // under both, so that neither can shift the result. Three servers serving leave them unused.
-  JobPads pads;
-  return open_compute(ask_padded(request, wire::MessageType::Compute, pads.seeds), request.blocks, &pads.seeds);
+  return checked([&] {
+    JobPads pads;
+    return open_compute(ask_padded(request, wire::MessageType::Compute, pads.seeds), request.blocks, &pads.seeds);
+  });
 }
 
 GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t count,
@@ -298,26 +352,26 @@ GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t 
   request.blocks_per_nonce = blocks_per_nonce;
   request.local_masks = local_masks;
   std::lock_guard lock(mutex_);
-  GcmPrefetched out;
-  if (!local_masks) {
-    // The keystream padded for the client, as a Compute job's outputs.
-    JobPads pads;
-    out = open_gcm_prefetch(ask_padded(request, wire::MessageType::GcmPrefetch, pads.seeds), count, blocks_per_nonce,
-                            &pads.seeds);
-  } else {
-    out = open_gcm_prefetch(
-        ask_all(request, local_masks ? wire::MessageType::GcmPrefetchLocal : wire::MessageType::GcmPrefetch), count,
-        blocks_per_nonce);
-  }
-  // The mark tells the servers how to open the nonce's tickets: it must be the one asked for.
-  for (std::size_t n = 0; n < count; ++n) {
-    wire::GcmNonce nonce{};
-    std::copy_n(out.nonces.data() + n * wire::kGcmNonceBytes, wire::kGcmNonceBytes, nonce.begin());
-    if (wire::is_local_mask_nonce(nonce) != local_masks)
-      throw Disagreement(std::string("the servers returned nonces ") + (local_masks ? "without" : "with") +
-                         " local masks for a prefetch " + (local_masks ? "with" : "without") + " them");
-  }
-  return out;
+  return checked([&] {
+    GcmPrefetched out;
+    if (!local_masks) {
+      // The keystream padded for the client, as a Compute job's outputs.
+      JobPads pads;
+      out = open_gcm_prefetch(ask_padded(request, wire::MessageType::GcmPrefetch, pads.seeds), count,
+                              blocks_per_nonce, &pads.seeds);
+    } else {
+      out = open_gcm_prefetch(ask_all(request, wire::MessageType::GcmPrefetchLocal), count, blocks_per_nonce);
+    }
+    // The mark tells the servers how to open the nonce's tickets: it must be the one asked for.
+    for (std::size_t n = 0; n < count; ++n) {
+      wire::GcmNonce nonce{};
+      std::copy_n(out.nonces.data() + n * wire::kGcmNonceBytes, wire::kGcmNonceBytes, nonce.begin());
+      if (wire::is_local_mask_nonce(nonce) != local_masks)
+        throw Disagreement(std::string("the servers returned nonces ") + (local_masks ? "without" : "with") +
+                           " local masks for a prefetch " + (local_masks ? "with" : "without") + " them");
+    }
+    return out;
+  });
 }
 
 wire::GcmTagBytes ClusterClient::gcm_tag(const wire::KeyId& key, const wire::GcmNonce& nonce,
@@ -328,7 +382,7 @@ wire::GcmTagBytes ClusterClient::gcm_tag(const wire::KeyId& key, const wire::Gcm
   request.aad.assign(aad.begin(), aad.end());
   request.text.assign(ciphertext.begin(), ciphertext.end());
   std::lock_guard lock(mutex_);
-  return open_gcm_tag(ask_all(request, wire::MessageType::GcmTag));
+  return checked([&] { return open_gcm_tag(ask_all(request, wire::MessageType::GcmTag)); }, true);
 }
 
 namespace {
@@ -352,8 +406,12 @@ std::pair<wire::GcmTagBytes, wire::GcmTagBytes> ClusterClient::gcm_tag_chained(c
   request.aad.assign(aad.begin(), aad.end());
   request.chained = wire::GcmChainedTag{chained, {prefix.begin(), prefix.end()}};
   std::lock_guard lock(mutex_);
-  const Replies replies = ask_all(request, wire::MessageType::GcmTagParts);
-  return {open_gcm_tag(replies), open_gcm_chained(replies)};
+  return checked(
+      [&] {
+        const Replies replies = ask_all(request, wire::MessageType::GcmTagParts);
+        return std::pair{open_gcm_tag(replies), open_gcm_chained(replies)};
+      },
+      true);
 }
 
 wire::GcmTagBytes ClusterClient::gcm_tag_checked(const wire::KeyId& key, const wire::GcmNonce& nonce,
@@ -367,12 +425,16 @@ wire::GcmTagBytes ClusterClient::gcm_tag_checked(const wire::KeyId& key, const w
   request.text.assign(ciphertext.begin(), ciphertext.end());
   request.check = std::move(check);
   std::lock_guard lock(mutex_);
-  const Replies replies = ask_all(request, wire::MessageType::GcmTagParts);
-  const wire::GcmTagBytes tag = open_gcm_tag(replies);
-  if (!gcm_check_passes(replies))
-    throw VerificationError("the tag checked beside this one (a chained tag, made from the servers' additive "
-                            "shares) is wrong: one server's share was altered; the new tag is withheld");
-  return tag;
+  return checked(
+      [&] {
+        const Replies replies = ask_all(request, wire::MessageType::GcmTagParts);
+        const wire::GcmTagBytes tag = open_gcm_tag(replies);
+        if (!gcm_check_passes(replies))
+          throw VerificationError("the tag checked beside this one (a chained tag, made from the servers' additive "
+                                  "shares) is wrong: one server's share was altered; the new tag is withheld");
+        return tag;
+      },
+      true);
 }
 
 std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const wire::GcmNonce& nonce,
@@ -386,33 +448,35 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
   request.text.assign(ciphertext.begin(), ciphertext.end());
   request.tag = tag;
   std::lock_guard lock(mutex_);
-  // A nonce with local masks reopens wherever it is asked, from the servers' shares alone (one
-  // round trip, three servers or two; a regrouping is retried like any job's). A tag that
-  // fails there may still be AES-GCM's under K (a ciphertext made elsewhere whose nonce has the
-  // mark's bit): it opens in full below, as any nonce the servers did not tag.
-  const bool local = wire::is_local_mask_nonce(nonce);
-  if (local) {
-    wire::GcmReopenRequest reopen{request};
-    if (auto plaintext = open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text))
-      return plaintext;
-  }
-  // A ticket the three servers tagged reopens without AES (one round trip); where any of them
-  // does not hold its nonce (restarted, evicted, two-server service) or does not know the
-  // request (a server of an earlier release: BadRequest), it opens in full.
-  if (settings_.protocol == settings::Protocol::Rss3 && !local) {
-    wire::GcmReopenRequest reopen{request};
-    try {
-      return open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text);
-    } catch (const ServerError& error) {
-      const auto status = error.status();
-      if (status != wire::Status::UnknownNonce && status != wire::Status::Regrouping &&
-          status != wire::Status::BadRequest)
-        throw;
+  return checked([&]() -> std::optional<SecretBytes> {
+    // A nonce with local masks reopens wherever it is asked, from the servers' shares alone (one
+    // round trip, three servers or two; a regrouping is retried like any job's). A tag that
+    // fails there may still be AES-GCM's under K (a ciphertext made elsewhere whose nonce has
+    // the mark's bit): it opens in full below, as any nonce the servers did not tag.
+    const bool local = wire::is_local_mask_nonce(nonce);
+    if (local) {
+      wire::GcmReopenRequest reopen{request};
+      if (auto plaintext = open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text))
+        return plaintext;
     }
-  }
-  // The keystream and the verdict padded for the client, as a Compute job's outputs.
-  JobPads pads;
-  return open_gcm_open(ask_padded(request, wire::MessageType::GcmOpen, pads.seeds), request.text, &pads.seeds);
+    // A ticket the three servers tagged reopens without AES (one round trip); where any of them
+    // does not hold its nonce (restarted, evicted, two-server service) or does not know the
+    // request (a server of an earlier release: BadRequest), it opens in full.
+    if (settings_.protocol == settings::Protocol::Rss3 && !local) {
+      wire::GcmReopenRequest reopen{request};
+      try {
+        return open_gcm_reopen(ask_all(reopen, wire::MessageType::GcmReopen), request.text);
+      } catch (const ServerError& error) {
+        const auto status = error.status();
+        if (status != wire::Status::UnknownNonce && status != wire::Status::Regrouping &&
+            status != wire::Status::BadRequest)
+          throw;
+      }
+    }
+    // The keystream and the verdict padded for the client, as a Compute job's outputs.
+    JobPads pads;
+    return open_gcm_open(ask_padded(request, wire::MessageType::GcmOpen, pads.seeds), request.text, &pads.seeds);
+  });
 }
 
 namespace {
@@ -497,49 +561,56 @@ std::vector<std::uint8_t> ClusterClient::krb_encrypt(const wire::KeyId& key, std
                                                      const std::optional<wire::KrbCombine>& combine) {
   const std::size_t data_bytes = wire::kKrbConfounderBytes + plaintext.size();
   check_krb_request(key, wire::KrbOperation::Encrypt, usage, combine, data_bytes, wire::kKrbConfounderBytes);
-  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Encrypt, usage, combine);
-  request.data.reserve(data_bytes);
-  request.data.assign(confounder.begin(), confounder.end());
-  request.data.insert(request.data.end(), plaintext.begin(), plaintext.end());
-  const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
   std::lock_guard lock(mutex_);
-  KrbPads pads;
-  const Replies replies = krb_round_trip(request, &pads);
-  const SecretBytes result = open_krb(replies, wire::KrbOperation::Encrypt, data_bytes, algorithm, &pads);
-  return {result.span().begin(), result.span().end()};
+  // The request afresh for each try: a round trip wipes its data.
+  return checked([&] {
+    wire::KrbRequest request = krb_request(key, wire::KrbOperation::Encrypt, usage, combine);
+    request.data.reserve(data_bytes);
+    request.data.assign(confounder.begin(), confounder.end());
+    request.data.insert(request.data.end(), plaintext.begin(), plaintext.end());
+    const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
+    KrbPads pads;
+    const Replies replies = krb_round_trip(request, &pads);
+    const SecretBytes result = open_krb(replies, wire::KrbOperation::Encrypt, data_bytes, algorithm, &pads);
+    return std::vector<std::uint8_t>(result.span().begin(), result.span().end());
+  });
 }
 
 std::optional<SecretBytes> ClusterClient::krb_decrypt(const wire::KeyId& key, std::uint32_t usage,
                                                       std::span<const std::uint8_t> ciphertext,
                                                       const std::optional<wire::KrbCombine>& combine) {
   check_krb_request(key, wire::KrbOperation::Decrypt, usage, combine, ciphertext.size(), 0);
-  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Decrypt, usage, combine);
-  const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
+  const wire::KeyAlgorithm algorithm = combine ? combine->combined : key.algorithm;
   const std::size_t overhead = wire::kKrbConfounderBytes + wire::krb_mac_bytes(algorithm);
   if (ciphertext.size() < overhead)
     throw Error(Component::Client, "Kerberos ciphertext of " + std::to_string(ciphertext.size()) +
                                        " bytes, shorter than confounder and MAC (" + std::to_string(overhead) + ")");
-  request.data.assign(ciphertext.begin(), ciphertext.end());
   std::lock_guard lock(mutex_);
-  KrbPads pads;
-  const Replies replies = krb_round_trip(request, &pads);
-  const auto opened = open_krb_decrypt(replies, ciphertext.size(), algorithm, &pads);
-  if (!opened) return std::nullopt;
-  return SecretBytes(opened->span().subspan(wire::kKrbConfounderBytes));
+  return checked([&]() -> std::optional<SecretBytes> {
+    wire::KrbRequest request = krb_request(key, wire::KrbOperation::Decrypt, usage, combine);
+    request.data.assign(ciphertext.begin(), ciphertext.end());
+    KrbPads pads;
+    const Replies replies = krb_round_trip(request, &pads);
+    const auto opened = open_krb_decrypt(replies, ciphertext.size(), algorithm, &pads);
+    if (!opened) return std::nullopt;
+    return SecretBytes(opened->span().subspan(wire::kKrbConfounderBytes));
+  });
 }
 
 std::vector<std::uint8_t> ClusterClient::krb_checksum(const wire::KeyId& key, std::uint32_t usage,
                                                       std::span<const std::uint8_t> data,
                                                       const std::optional<wire::KrbCombine>& combine) {
   check_krb_request(key, wire::KrbOperation::Checksum, usage, combine, data.size(), 0);
-  wire::KrbRequest request = krb_request(key, wire::KrbOperation::Checksum, usage, combine);
-  request.data.assign(data.begin(), data.end());
-  const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
   std::lock_guard lock(mutex_);
-  KrbPads pads;
-  const Replies replies = krb_round_trip(request, &pads);
-  const SecretBytes result = open_krb(replies, wire::KrbOperation::Checksum, data.size(), algorithm, &pads);
-  return {result.span().begin(), result.span().end()};
+  return checked([&] {
+    wire::KrbRequest request = krb_request(key, wire::KrbOperation::Checksum, usage, combine);
+    request.data.assign(data.begin(), data.end());
+    const wire::KeyAlgorithm algorithm = wire::krb_job_algorithm(request);
+    KrbPads pads;
+    const Replies replies = krb_round_trip(request, &pads);
+    const SecretBytes result = open_krb(replies, wire::KrbOperation::Checksum, data.size(), algorithm, &pads);
+    return std::vector<std::uint8_t>(result.span().begin(), result.span().end());
+  });
 }
 
 std::vector<std::uint8_t> ClusterClient::keystream(const wire::KeyId& key, const std::array<std::uint8_t, 16>& counter,

@@ -191,6 +191,27 @@ class ClusterClient {
   std::vector<std::vector<std::uint8_t>> same_frame(const std::vector<std::uint8_t>& frame) const;
   std::vector<bool> all_servers() const;
 
+  // Runs `job` (its round trips and the opening of their replies). When the opening refuses
+  // what the servers answered (Disagreement, VerificationError: one of them deviated where only
+  // this client sees it), every server hears of it (report_failed_check) and, unless `once`, the
+  // job runs again, at most kFailedCheckRetries times: the servers then serve without the
+  // deviating server's help, or in a pair without it (node/disputes.hpp). `once`: a job a retry
+  // cannot serve (a tag spends its nonce) is reported only.
+  template <typename Job>
+  auto checked(Job&& job, bool once = false) -> decltype(job());
+  // Tells every server of a three-server cluster that a job served by the pair without
+  // `served_without` (-1: by all three) failed this client's check `what`
+  // (wire::ExclusionAction::CheckFailed), to the servers that answered it. Best effort: a
+  // server that does not hear it learns it from its peers. Whether a server answered that
+  // another service serves from now on (a pair serving for an outage has none to hand over
+  // to: the job is not sent again).
+  bool report_failed_check(int served_without, const std::string& what);
+  static constexpr int kFailedCheckRetries = 3;
+  // The server the last job's replies came without (serve_job's *missing); kNotServed while
+  // the call under way has had no replies.
+  static constexpr int kNotServed = -2;
+  int served_without_ = kNotServed;
+
   settings::ClusterSettings settings_;
   std::mutex mutex_;
   std::unique_ptr<Links> links_;

@@ -84,6 +84,7 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
       try {
         auto replies = round_trip(frames, id, type);
         wipe_frames(frames);
+        served_without_ = -1;
         return replies;
       } catch (const ServerError& error) {
         wipe_frames(frames);
@@ -115,6 +116,7 @@ Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Fra
     wipe_frames(frames);
     if (attempt.replies) {
       if (missing != nullptr) *missing = attempt.missing;
+      served_without_ = attempt.missing;
       return std::move(*attempt.replies);
     }
     // A nonce is tagged once: a tag is never sent again. Asked while the servers regroup, its

@@ -5,7 +5,14 @@
 
 namespace mpc::node {
 
-DisputeVerdict judge_disputes(int self, std::uint8_t own_distrusts, bool suspended,
+std::uint8_t failed_pairs_known(std::uint8_t own_failed_pairs, const std::array<std::optional<DisputeWord>, 3>& peers) {
+  unsigned known = own_failed_pairs & 0b111u;
+  for (unsigned party = 0; party < 3; ++party)
+    if (const auto& word = peers[party]) known |= word->failed_pairs & 0b111u & ~(1u << party);
+  return static_cast<std::uint8_t>(known);
+}
+
+DisputeVerdict judge_disputes(int self, std::uint8_t own_distrusts, bool suspended, std::uint8_t own_failed_pairs,
                               const std::array<std::optional<DisputeWord>, 3>& peers) {
   // Whether `party` says it distrusts `other`.
   const auto says = [&](int party, int other) {
@@ -38,8 +45,11 @@ DisputeVerdict judge_disputes(int self, std::uint8_t own_distrusts, bool suspend
   }
   bool failed = suspended;
   for (const auto& word : peers) failed = failed || (word && word->three_party_failed);
-  if (failed) return {-1, kSuspendedServiceMissing};
-  return {};
+  if (!failed) return {};
+  const std::uint8_t failed_pairs = failed_pairs_known(own_failed_pairs, peers);
+  for (const int missing : kSuspendedServiceOrder)
+    if ((failed_pairs & (1u << missing)) == 0) return {-1, missing};
+  return {-1, kSuspendedServiceMissing};
 }
 
 }  // namespace mpc::node

@@ -19,15 +19,27 @@
 // lower-numbered. A false claim thus buys its maker at most a seat beside an honest server, in
 // an actively secure pair, where its next deviation is its second dispute.
 //
-// A failed three-party check (the AND check, the dual-garbling digests, a tag's zero test)
-// shows only that one of the other two deviated. The server that saw it suspends three-party
+// A failed three-party check (the AND check, the dual-garbling digests, a tag's zero test, or
+// a client's check of what the three answered: a client reports it, wire::ExclusionRequest)
+// shows only that one of the three deviated. The server that learns of it suspends three-party
 // service and says so in its hellos; every server that hears it does the same, so all three
-// follow one rule: the pair of servers 1 and 2 serves. If the deviating server is in that
-// pair, its next deviation there is a dispute.
+// follow one rule: the pair of servers 1 and 2 serves. If the deviating server is in that pair,
+// its next deviation there is a dispute, or a failed pair.
+//
+// A failed pair: a check of the pair's service fails that names neither member (a client's
+// check of the pair's padded answers, which the client reports; the check of a key share
+// against what the third server dealt, which the dealer can fail as well). One of the three
+// deviated, and the pair is set aside while three-party service is suspended: the next pair in
+// the order (servers 1 and 2, 2 and 3, 1 and 3) serves. A server takes a pair's failure from
+// what it saw itself, from a client's report, and from the hellos of that pair's two members
+// only: a server cannot set aside a pair it is not in, so a deviating server can move the
+// service away from its own pairs, never from the honest pair. That pair fails nothing, unless
+// its key shares' checks were dealt falsely by the deviating server when the key was imported;
+// with every pair failed, none is trusted more than another and servers 1 and 2 serve again.
 //
 // Bound: a server deviating in every job it takes part in is out of service after at most three
-// failed checks (a three-party one, then at most two disputes), each failing the jobs of the
-// batch in flight, which the client library sends again (job_attempts.cpp).
+// failed checks (a three-party one, then at most two disputes or failed pairs), each failing
+// the jobs in flight, which the client library sends again (job_attempts.cpp).
 #pragma once
 
 #include <array>
@@ -40,10 +52,14 @@ namespace mpc::node {
 struct DisputeWord {
   std::uint8_t distrusts = 0;  // bit p: the peer is in a dispute with party p
   bool three_party_failed = false;
+  std::uint8_t failed_pairs = 0;  // bit m: the pair serving without party m failed a check
 };
 
 // Party index of the pair (servers 1 and 2) that serves once three-party service is suspended.
 inline constexpr int kSuspendedServiceMissing = 2;
+// The pairs in the order they serve while three-party service is suspended and pairs fail, by
+// the party each runs without.
+inline constexpr int kSuspendedServiceOrder[3] = {2, 0, 1};
 
 struct DisputeVerdict {
   int exclude = -1;  // the party in two disputes
@@ -51,8 +67,12 @@ struct DisputeVerdict {
 };
 
 // `own_distrusts`: this server's disputes; `suspended`: three-party service suspended here;
-// `peers[p]`: party p's word, nullopt for this server and for a peer without a fresh hello.
-DisputeVerdict judge_disputes(int self, std::uint8_t own_distrusts, bool suspended,
+// `own_failed_pairs`: the pairs this server saw fail or a client reported; `peers[p]`: party
+// p's word, nullopt for this server and for a peer without a fresh hello.
+DisputeVerdict judge_disputes(int self, std::uint8_t own_distrusts, bool suspended, std::uint8_t own_failed_pairs,
                               const std::array<std::optional<DisputeWord>, 3>& peers);
+
+// The failed pairs a server goes by: its own, and each peer's word on the pairs that peer is in.
+std::uint8_t failed_pairs_known(std::uint8_t own_failed_pairs, const std::array<std::optional<DisputeWord>, 3>& peers);
 
 }  // namespace mpc::node

@@ -104,6 +104,18 @@ class EngineHost {
     (void)check;
     (void)where;
   }
+  // A check of active security failed here that names no party: one of the servers computing
+  // deviated, or the server that dealt what it checks against (a key share's checks).
+  virtual void unattributed_check_failed(const std::string& check, const std::string& where) {
+    (void)check;
+    (void)where;
+  }
+  // The same, of the pair serving without `missing` (its host's word, node/pair_service.hpp).
+  virtual void pair_failed(int missing, const std::string& check, const std::string& where) {
+    (void)missing;
+    (void)check;
+    (void)where;
+  }
 };
 
 // What an engine is built from: the shell's settings, keys, store and sockets, and the shell

@@ -21,14 +21,16 @@ void Node::load_exclusion() {
   disputes_on_disk_ = store::read_disputes(store::disputes_path(settings_.storage_path));
   if (disputes_on_disk_) {
     membership_->restore_disputes(disputes_on_disk_->distrusts, disputes_on_disk_->three_party_suspended,
-                                  disputes_on_disk_->readmissions);
+                                  disputes_on_disk_->failed_pairs, disputes_on_disk_->readmissions);
     known_distrusts_ = membership_->distrusts();
   }
-  if (disputes_on_disk_ && (disputes_on_disk_->distrusts != 0 || disputes_on_disk_->three_party_suspended)) {
+  if (disputes_on_disk_ && (disputes_on_disk_->distrusts != 0 || disputes_on_disk_->three_party_suspended ||
+                            disputes_on_disk_->failed_pairs != 0)) {
     dispute_reason_ = disputes_on_disk_->reason;
     log_.warn("disputes held until an operator readmits a server",
               {{"distrusted", static_cast<std::uint64_t>(disputes_on_disk_->distrusts)},
                {"three_party_suspended", disputes_on_disk_->three_party_suspended},
+               {"failed_pairs", static_cast<std::uint64_t>(disputes_on_disk_->failed_pairs)},
                {"reason", disputes_on_disk_->reason}});
   }
   exclusion_ = store::read_exclusion(store::exclusion_path(settings_.storage_path));
@@ -79,6 +81,7 @@ wire::Reply Node::answer_exclusion(const wire::ExclusionRequest& request, const 
     reply.error = std::move(detail);
     return reply;
   };
+  if (request.action == wire::ExclusionAction::CheckFailed) return answer_failed_check(request, role);
   if (role != "admin") return refuse(wire::Status::Unauthorized, "excluding or readmitting a server needs an admin client key");
   if (!membership_) return refuse(wire::Status::BadRequest, "only a three-server cluster excludes a server");
   if (!membership_->two_party_allowed())
@@ -116,6 +119,68 @@ wire::Reply Node::answer_exclusion(const wire::ExclusionRequest& request, const 
   if (!record_exclusion(store::Exclusion{party, unix_ms_now(), request.reason}))
     return refuse(wire::Status::Internal, "the exclusion could not be recorded");
   return reply;
+}
+
+wire::Reply Node::answer_failed_check(const wire::ExclusionRequest& request, const std::string& role) {
+  wire::Reply reply;
+  reply.id = request.id;
+  if (role != "admin" && role != "compute") {
+    reply.status = wire::Status::Unauthorized;
+    reply.error = "reporting a failed check needs a compute or admin client key";
+    return reply;
+  }
+  // Nothing to serve otherwise with: a two-server cluster, or one that serves no pair.
+  if (!membership_ || !membership_->two_party_allowed()) return reply;
+  ++failed_check_reports_;
+  std::string what = request.reason;
+  for (char& c : what)
+    if (c == '\n' || c == '\r') c = ' ';
+  const int served = request.party == wire::kServedByAllThree ? -1 : request.party;
+  const int serving = membership_->mode() == wire::ClusterMode::Full ? -1 : membership_->missing();
+  // Answered Regrouping when another service serves from now on: the client sends its job again.
+  const auto another_service = [&](std::string why) {
+    reply.status = wire::Status::Regrouping;
+    reply.error = std::move(why);
+    return reply;
+  };
+  // Only a report on the service this server runs counts: one on a service left since changes
+  // nothing, so a client that reports falsely buys at most one change of service per change.
+  if (served != serving) {
+    log_.info("a client's failed check on another service than this server's changes nothing",
+              {{"served_without", served < 0 ? std::string("none") : server_name(served)}, {"check", what}});
+    return another_service("the cluster serves otherwise already");
+  }
+  if (served < 0) {
+    if (!membership_->three_party_failed()) deviation_caught(-1, "client_check", "a client's job: " + what);
+    return another_service("three-party service is suspended: a pair serves");
+  }
+  pair_failed(served, "client_check", "a client's job: " + what);
+  const int next = membership_->disputes(std::chrono::steady_clock::now()).missing;
+  if (next >= 0 && next != served) return another_service("the pair without " + server_name(next) + " serves");
+  // The pair serves for an outage (or every pair failed): no other can serve.
+  return reply;
+}
+
+void Node::pair_failed(int missing, const std::string& check, const std::string& where) {
+  if (!membership_ || !membership_->two_party_allowed() || missing < 0 || missing > 2) return;
+  if ((membership_->failed_pairs() & (1u << missing)) != 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  ++disputes_;
+  dispute_reason_ = check + " failed in " + where + " (the pair without " + server_name(missing) + ")";
+  if (dispute_reason_.size() > wire::kMaxExclusionReasonBytes) dispute_reason_.resize(wire::kMaxExclusionReasonBytes);
+  membership_->pair_failed(missing);
+  log_.error("a check of a pair's service failed that names neither of its servers: one of the three deviated; while "
+             "three-party service is suspended the next pair serves, until an operator readmits "
+             "(mpcctl cluster readmit)",
+             {{"pair_without", missing + 1}, {"check", check}, {"where", where},
+              {"three_party_suspended", membership_->three_party_failed()}});
+  if (membership_->failed_pairs_known(now) == 0b111)
+    log_.error("every pair has failed a check: more than one server deviates, or the checks of one pair were dealt "
+               "falsely when its keys were imported; servers 1 and 2 serve",
+               {});
+  record_disputes();
+  if (!pending_change_) pending_change_ = membership_->update(now);
+  send_hello(now);
 }
 
 void Node::follow_peers_exclusion(std::chrono::steady_clock::time_point now) {
@@ -220,11 +285,12 @@ void Node::clear_disputes(Clearing clearing) {
 bool Node::disputes_recorded() const {
   const std::uint8_t distrusts = membership_->distrusts();
   const bool suspended = membership_->three_party_failed();
+  const std::uint8_t failed_pairs = membership_->failed_pairs();
   const std::uint32_t readmissions = membership_->readmissions();
-  if (distrusts == 0 && !suspended && readmissions == 0) return !disputes_on_disk_;
+  if (distrusts == 0 && !suspended && failed_pairs == 0 && readmissions == 0) return !disputes_on_disk_;
   return disputes_on_disk_ && disputes_on_disk_->distrusts == distrusts &&
-         disputes_on_disk_->three_party_suspended == suspended && disputes_on_disk_->readmissions == readmissions &&
-         disputes_on_disk_->reason == dispute_reason_;
+         disputes_on_disk_->three_party_suspended == suspended && disputes_on_disk_->failed_pairs == failed_pairs &&
+         disputes_on_disk_->readmissions == readmissions && disputes_on_disk_->reason == dispute_reason_;
 }
 
 void Node::record_disputes() {
@@ -232,9 +298,10 @@ void Node::record_disputes() {
   const auto now = std::chrono::steady_clock::now();
   if (now < record_disputes_not_before_) return;
   std::optional<store::Disputes> held;
-  if (membership_->distrusts() != 0 || membership_->three_party_failed() || membership_->readmissions() != 0)
-    held = store::Disputes{membership_->distrusts(), membership_->three_party_failed(), membership_->readmissions(),
-                           dispute_reason_};
+  if (membership_->distrusts() != 0 || membership_->three_party_failed() || membership_->failed_pairs() != 0 ||
+      membership_->readmissions() != 0)
+    held = store::Disputes{membership_->distrusts(), membership_->three_party_failed(), membership_->failed_pairs(),
+                           membership_->readmissions(), dispute_reason_};
   try {
     store::write_disputes(store::disputes_path(settings_.storage_path), held);
     disputes_on_disk_ = std::move(held);

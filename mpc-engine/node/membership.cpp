@@ -84,16 +84,24 @@ std::optional<std::uint32_t> Membership::peers_readmissions(Clock::time_point no
   return fewest;
 }
 
-DisputeVerdict Membership::disputes(Clock::time_point now) const {
+std::array<std::optional<DisputeWord>, 3> Membership::peers_words(Clock::time_point now) const {
   std::array<std::optional<DisputeWord>, 3> words;
   for (int party = 0; party < 3; ++party) {
     if (party == self_) continue;
     const auto& hello = last_hello_[static_cast<std::size_t>(party)];
     const auto at = hello_at_[static_cast<std::size_t>(party)];
     if (!hello || now - at > timing_.peer_down || !current(*hello)) continue;
-    words[static_cast<std::size_t>(party)] = DisputeWord{hello->distrusts, hello->three_party_failed};
+    words[static_cast<std::size_t>(party)] = DisputeWord{hello->distrusts, hello->three_party_failed, hello->failed_pairs};
   }
-  return judge_disputes(self_, distrusts_, three_party_failed_, words);
+  return words;
+}
+
+DisputeVerdict Membership::disputes(Clock::time_point now) const {
+  return judge_disputes(self_, distrusts_, three_party_failed_, failed_pairs_, peers_words(now));
+}
+
+std::uint8_t Membership::failed_pairs_known(Clock::time_point now) const {
+  return node::failed_pairs_known(failed_pairs_, peers_words(now));
 }
 
 bool Membership::hears(int party, Clock::time_point now) const {
@@ -113,6 +121,7 @@ wire::Hello Membership::own_hello(Clock::time_point now) const {
   hello.excluded = excluded_ < 0 ? wire::kNoParty : static_cast<std::uint8_t>(excluded_);
   hello.distrusts = distrusts_;
   hello.three_party_failed = three_party_failed_;
+  hello.failed_pairs = failed_pairs_;
   hello.readmissions = readmissions_;
   return hello;
 }

@@ -30,8 +30,9 @@
 //
 // Checks of active security that fail call for a pair as well (node/disputes.hpp): a server in
 // a dispute serves without the peer it distrusts, and a server that learns of three-party
-// checks failing serves in the suspended service's pair, however well everybody is heard,
-// until an operator clears the disputes (readmitting a server clears them).
+// checks failing serves in the suspended service's pair (the first in order that has not
+// failed), however well everybody is heard, until an operator clears the disputes (readmitting
+// a server clears them).
 //
 // Each server counts the readmissions it has taken and says the count in every hello. What a
 // peer says of disputes counts only if it has taken as many: a peer that has not yet heard the
@@ -117,10 +118,16 @@ class Membership {
   void caught(int party);
   // A three-party check failed here: one of the other two deviated.
   void three_party_check_failed() { three_party_failed_ = true; }
+  // A check of the pair serving without `missing` failed that names neither member (disputes.hpp).
+  void pair_failed(int missing) {
+    if (missing >= 0 && missing <= 2) failed_pairs_ |= static_cast<std::uint8_t>(1u << missing);
+  }
   // What this server held before it restarted (store/exclusion_file.hpp).
-  void restore_disputes(std::uint8_t distrusts, bool three_party_failed, std::uint32_t readmissions) {
+  void restore_disputes(std::uint8_t distrusts, bool three_party_failed, std::uint8_t failed_pairs,
+                        std::uint32_t readmissions) {
     distrusts_ = static_cast<std::uint8_t>(distrusts & 0b111 & ~(1u << self_));
     three_party_failed_ = three_party_failed;
+    failed_pairs_ = static_cast<std::uint8_t>(failed_pairs & 0b111);
     readmissions_ = readmissions;
   }
   // The operator's readmission: every dispute and the suspension are dropped here, and one more
@@ -138,6 +145,7 @@ class Membership {
   void drop_disputes() {
     distrusts_ = 0;
     three_party_failed_ = false;
+    failed_pairs_ = 0;
   }
   std::uint32_t readmissions() const { return readmissions_; }
   // How many readmissions both peers' fresh hellos count, when both count more than this server
@@ -145,6 +153,10 @@ class Membership {
   std::optional<std::uint32_t> peers_readmissions(Clock::time_point now) const;
   std::uint8_t distrusts() const { return distrusts_; }
   bool three_party_failed() const { return three_party_failed_; }
+  // The pairs failed that this server saw or a client reported (bit m: the pair without m).
+  std::uint8_t failed_pairs() const { return failed_pairs_; }
+  // Those and the ones the pairs' members say (disputes.hpp).
+  std::uint8_t failed_pairs_known(Clock::time_point now) const;
   // What the disputes known here call for now.
   DisputeVerdict disputes(Clock::time_point now) const;
   // Whether the disputes leave this server out of the pair that serves.
@@ -169,6 +181,8 @@ class Membership {
   void switch_to(wire::ClusterMode mode, int missing);
   // The pair without `party` serves when this server hears its partner; nothing does else.
   std::optional<ModeChange> serve_without(int party, Clock::time_point now);
+  // What the peers' fresh hellos say of disputes, as of this server's last readmission or later.
+  std::array<std::optional<DisputeWord>, 3> peers_words(Clock::time_point now) const;
   // Whether what a hello says of disputes is as of this server's last readmission or later.
   bool current(const wire::Hello& hello) const { return hello.readmissions >= readmissions_; }
 
@@ -188,6 +202,7 @@ class Membership {
   std::optional<Clock::time_point> excluded_set_at_;
   std::uint8_t distrusts_ = 0;
   bool three_party_failed_ = false;
+  std::uint8_t failed_pairs_ = 0;
   std::uint32_t readmissions_ = 0;
 };
 

@@ -95,6 +95,11 @@ std::string render_metrics(const MetricsSnapshot& snapshot) {
     out.one("mpc_three_party_suspended", "gauge",
             "1 while three-party service is suspended after a three-party check failed.",
             s.three_party_suspended ? 1 : 0);
+    out.metric("mpc_pair_failed", "gauge",
+               "1 for the pair serving without the server of the label once a check of its service failed that names "
+               "neither member; such a pair does not serve while three-party service is suspended.");
+    for (std::uint8_t party = 0; party < 3; ++party)
+      out.sample("mpc_pair_failed", party_label(party), (s.failed_pairs >> party) & 1u);
     out.metric("mpc_peer_heard_age_seconds", "gauge",
                "Seconds since this server last heard each peer (absent: not heard since it started or lost it).");
     for (std::uint8_t party = 0; party < 3; ++party)

@@ -357,6 +357,7 @@ wire::ServerStatus Node::status() {
   if (membership_) {
     status.distrusts = membership_->distrusts();
     status.three_party_suspended = membership_->three_party_failed();
+    status.failed_pairs = membership_->failed_pairs_known(std::chrono::steady_clock::now());
   }
   status.dispute_reason = dispute_reason_;
   status.disputes = disputes_;

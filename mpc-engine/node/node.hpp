@@ -87,6 +87,7 @@ class Node final : public EngineHost {
   std::optional<Refusal> store_generated(const wire::KeyId& key, const SecretBytes& share) override;
   void link_broke(int party) override { link_breaks_.note(party, std::chrono::steady_clock::now()); }
   void deviation_caught(int party, const std::string& check, const std::string& where) override;
+  void pair_failed(int missing, const std::string& check, const std::string& where) override;
 
  private:
   // A request this server holds, from its arrival until it is answered.
@@ -125,6 +126,8 @@ class Node final : public EngineHost {
   bool record_exclusion(std::optional<store::Exclusion> exclusion);
   bool write_exclusion_file(const std::optional<store::Exclusion>& exclusion);
   wire::Reply answer_exclusion(const wire::ExclusionRequest& request, const std::string& role);
+  // A client's report of a job whose answers failed its checks (wire::ExclusionAction::CheckFailed).
+  wire::Reply answer_failed_check(const wire::ExclusionRequest& request, const std::string& role);
   void follow_peers_exclusion(std::chrono::steady_clock::time_point now);
   // Refuses jobs while this server is excluded or the disputes leave it out of the pair.
   std::optional<Refusal> excluded_self_refusal() const;
@@ -218,7 +221,8 @@ class Node final : public EngineHost {
   std::uint64_t mode_since_unix_ms_ = 0;
   std::optional<store::Exclusion> exclusion_;  // as on disk
   std::uint64_t exclusions_ = 0;               // exclusions recorded since start
-  std::uint64_t disputes_ = 0;                 // checks failed here that named a peer or suspended
+  std::uint64_t disputes_ = 0;                 // checks failed here that named a peer, a pair or suspended
+  std::uint64_t failed_check_reports_ = 0;     // clients' reports taken (answer_failed_check)
   std::string dispute_reason_;                 // the last of them
   std::uint8_t known_distrusts_ = 0;           // the disputes logged so far
   std::optional<store::Disputes> disputes_on_disk_;  // as last written (store/exclusion_file.hpp)

@@ -62,6 +62,9 @@ class PairHost final : public EngineHost {
   void deviation_caught(int party, const std::string& check, const std::string& where) override {
     shell_.deviation_caught(party < 0 ? -1 : pair_.party_at(party), check, where);
   }
+  void unattributed_check_failed(const std::string& check, const std::string& where) override {
+    shell_.pair_failed(pair_.missing, check, where);
+  }
 
  private:
   EngineHost& shell_;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -119,31 +120,44 @@ std::filesystem::path disputes_path(const std::filesystem::path& store_directory
 std::optional<Disputes> read_disputes(const std::filesystem::path& path) {
   const auto line = read_line(path);
   if (!line) return std::nullopt;
-  // distrusts <n> suspended <0|1> [readmissions <n>] reason <text>
-  constexpr std::string_view kDistrusts = "distrusts ", kSuspended = " suspended ", kReadmissions = " readmissions ",
-                             kReason = " reason ";
+  // distrusts <n> suspended <0|1> [failed_pairs <n>] [readmissions <n>] reason <text>
+  constexpr std::string_view kDistrusts = "distrusts ", kSuspended = " suspended ", kFailedPairs = " failed_pairs ",
+                             kReadmissions = " readmissions ", kReason = " reason ";
   const std::string_view text(*line);
   const auto suspended_at = text.find(kSuspended), reason_at = text.find(kReason);
   if (!text.starts_with(kDistrusts) || suspended_at == std::string_view::npos ||
       reason_at == std::string_view::npos || reason_at < suspended_at)
-    fail(path, "is not a record of the form 'distrusts N suspended 0|1 readmissions N reason TEXT'");
-  const auto readmissions_at = text.substr(0, reason_at).find(kReadmissions);
-  const auto suspended_end = readmissions_at == std::string_view::npos ? reason_at : readmissions_at;
+    fail(path, "is not a record of the form 'distrusts N suspended 0|1 failed_pairs N readmissions N reason TEXT'");
+  const std::string_view fields = text.substr(0, reason_at);
+  const auto failed_pairs_at = fields.find(kFailedPairs), readmissions_at = fields.find(kReadmissions);
+  if (failed_pairs_at != std::string_view::npos && readmissions_at != std::string_view::npos &&
+      readmissions_at < failed_pairs_at)
+    fail(path, "gives its fields out of order");
+  // Each field's value runs to the next field present, or to the reason.
+  const auto end_of = [&](std::size_t at) {
+    std::size_t end = reason_at;
+    for (const auto next : {failed_pairs_at, readmissions_at})
+      if (next != std::string_view::npos && next > at) end = std::min(end, next);
+    return end;
+  };
+  const auto value_at = [&](std::size_t at, std::string_view name) {
+    return text.substr(at + name.size(), end_of(at) - at - name.size());
+  };
   Disputes disputes;
-  unsigned distrusts = 0, suspended = 0;
+  unsigned distrusts = 0, suspended = 0, failed_pairs = 0;
   if (!parse_number(text.substr(kDistrusts.size(), suspended_at - kDistrusts.size()), distrusts) || distrusts > 7)
     fail(path, "names parties beyond 0..2");
-  if (!parse_number(text.substr(suspended_at + kSuspended.size(), suspended_end - suspended_at - kSuspended.size()),
-                    suspended) ||
-      suspended > 1)
+  if (!parse_number(value_at(suspended_at, kSuspended), suspended) || suspended > 1)
     fail(path, "says neither 0 nor 1 of the suspension");
+  if (failed_pairs_at != std::string_view::npos &&
+      (!parse_number(value_at(failed_pairs_at, kFailedPairs), failed_pairs) || failed_pairs > 7))
+    fail(path, "names failed pairs beyond 0..2");
   if (readmissions_at != std::string_view::npos &&
-      !parse_number(text.substr(readmissions_at + kReadmissions.size(),
-                                reason_at - readmissions_at - kReadmissions.size()),
-                    disputes.readmissions))
+      !parse_number(value_at(readmissions_at, kReadmissions), disputes.readmissions))
     fail(path, "gives no count of readmissions");
   disputes.distrusts = static_cast<std::uint8_t>(distrusts);
   disputes.three_party_suspended = suspended == 1;
+  disputes.failed_pairs = static_cast<std::uint8_t>(failed_pairs);
   disputes.reason = std::string(text.substr(reason_at + kReason.size()));
   return disputes;
 }
@@ -151,10 +165,12 @@ std::optional<Disputes> read_disputes(const std::filesystem::path& path) {
 void write_disputes(const std::filesystem::path& path, const std::optional<Disputes>& disputes) {
   if (!disputes) return replace_durably(path, std::nullopt);
   if (disputes->distrusts > 7) fail(path, "names parties beyond 0..2");
+  if (disputes->failed_pairs > 7) fail(path, "names failed pairs beyond 0..2");
   if (disputes->reason.find_first_of("\r\n") != std::string::npos) fail(path, "a reason must be one line");
   std::ostringstream line;
   line << "distrusts " << static_cast<unsigned>(disputes->distrusts) << " suspended "
-       << (disputes->three_party_suspended ? 1 : 0) << " readmissions " << disputes->readmissions << " reason "
+       << (disputes->three_party_suspended ? 1 : 0) << " failed_pairs " << static_cast<unsigned>(disputes->failed_pairs)
+       << " readmissions " << disputes->readmissions << " reason "
        << disputes->reason << "\n";
   replace_durably(path, line.str());
 }

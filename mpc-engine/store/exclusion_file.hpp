@@ -7,8 +7,8 @@
 // it missed (peers that count more) from one it took.
 //
 // Files: one line "party <0..2> since <unix ms> reason <text to the end of the line>", and one
-// line "distrusts <0..7> suspended <0|1> readmissions <n> reason <text>" (a record without
-// "readmissions" counts none), each replaced whole (written beside it, made durable, renamed
+// line "distrusts <0..7> suspended <0|1> failed_pairs <0..7> readmissions <n> reason <text>" (a
+// record without "failed_pairs" or "readmissions" holds none), each replaced whole (written beside it, made durable, renamed
 // over it); no file: nobody is excluded, no dispute, no readmission.
 #pragma once
 
@@ -39,6 +39,7 @@ std::filesystem::path exclusion_path(const std::filesystem::path& store_director
 struct Disputes {
   std::uint8_t distrusts = 0;  // bit p: in a dispute with party p
   bool three_party_suspended = false;
+  std::uint8_t failed_pairs = 0;  // bit m: the pair serving without party m failed (node/disputes.hpp)
   std::uint32_t readmissions = 0;  // node/membership.hpp
   std::string reason;  // the last failed check
   bool operator==(const Disputes&) const = default;

@@ -106,12 +106,20 @@ struct GenerateKeyRequest {
   std::array<std::uint8_t, 32> seed{};
 };
 
-// Body: u8 action | u8 party (0-based) | short string reason (exclusions only; empty for a
-// readmission). An operator's exclusion of one server of a three-server cluster (admin client
-// key): the other two serve as a pair without it until it is readmitted, whatever it does
-// meanwhile (node/membership.hpp). Answered with no body.
-enum class ExclusionAction : std::uint8_t { Exclude = 1, Readmit = 2 };
+// Body: u8 action | u8 party (0-based) | short string reason (empty for a readmission). An
+// operator's exclusion of one server of a three-server cluster (admin client key): the other
+// two serve as a pair without it until it is readmitted, whatever it does meanwhile
+// (node/membership.hpp). Answered with no body.
+//
+// CheckFailed: a client's report (admin or compute client key) that the servers' answers to
+// one of its jobs failed its checks (inconsistent shares, a padded output that is not the
+// pads', a chained tag): `party` is the server the pair serving the job ran without, or
+// kServedByAllThree; `reason` the check. One of the servers deviated, and none of the checks
+// the servers run names it: three-party service is suspended, or the pair set aside, as for a
+// check that names nobody (node/disputes.hpp).
+enum class ExclusionAction : std::uint8_t { Exclude = 1, Readmit = 2, CheckFailed = 3 };
 inline constexpr std::size_t kMaxExclusionReasonBytes = 200;
+inline constexpr std::uint8_t kServedByAllThree = 3;
 struct ExclusionRequest {
   RequestId id{};
   ExclusionAction action = ExclusionAction::Exclude;
@@ -442,10 +450,12 @@ struct ServerStatus {
   std::string exclusion_reason;
   std::uint64_t exclusions = 0;
   // Checks of active security that failed here (node/disputes.hpp): the servers this one is in
-  // a dispute with (bit p: party p), whether three-party service is suspended, what failed
-  // last (the check, the job or batch, the server), and how many disputes it took since start.
+  // a dispute with (bit p: party p), whether three-party service is suspended, the pairs set
+  // aside (bit m: the pair without party m failed a check), what failed last (the check, the
+  // job or batch, the server), and how many disputes it took since start.
   std::uint8_t distrusts = 0;
   bool three_party_suspended = false;
+  std::uint8_t failed_pairs = 0;
   std::string dispute_reason;
   std::uint64_t disputes = 0;
 };

@@ -280,6 +280,8 @@ ServerStatus decode_server_status(ByteReader& reader) {
   const std::uint8_t suspended = reader.u8();
   if (suspended > 1) fail("status with a suspension flag of " + std::to_string(suspended));
   status.three_party_suspended = suspended == 1;
+  status.failed_pairs = reader.u8();
+  if ((status.failed_pairs & ~0x7u) != 0) fail("status with failed pairs beyond 3");
   status.dispute_reason = reader.short_string(kMaxExclusionReasonBytes);
   status.disputes = reader.u64();
   return status;
@@ -343,6 +345,8 @@ void encode_reply_body(ByteWriter& writer, const ReplyBody& body) {
           if (b.dispute_reason.size() > kMaxExclusionReasonBytes) fail("dispute reason too long");
           writer.u8(b.distrusts);
           writer.u8(b.three_party_suspended ? 1 : 0);
+          if ((b.failed_pairs & ~0x7u) != 0) fail("status with failed pairs beyond 3");
+          writer.u8(b.failed_pairs);
           writer.short_string(b.dispute_reason);
           writer.u64(b.disputes);
         } else if constexpr (std::is_same_v<T, GcmPrefetchResult>) {

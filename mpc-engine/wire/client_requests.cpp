@@ -229,9 +229,14 @@ void encode_body(ByteWriter& writer, const GenerateKeyRequest& r) {
 void encode_body(ByteWriter& writer, const StatusRequest& r) { write_header(writer, MessageType::Status, r.id); }
 
 void check_exclusion(const ExclusionRequest& r) {
-  if (r.action != ExclusionAction::Exclude && r.action != ExclusionAction::Readmit)
+  if (r.action != ExclusionAction::Exclude && r.action != ExclusionAction::Readmit &&
+      r.action != ExclusionAction::CheckFailed)
     fail("unknown exclusion action " + std::to_string(static_cast<unsigned>(r.action)));
-  if (r.party > 2) fail("exclusion of party " + std::to_string(r.party) + " outside 0..2");
+  if (r.action == ExclusionAction::CheckFailed) {
+    if (r.party > kServedByAllThree) fail("a failed check's service without party " + std::to_string(r.party));
+  } else if (r.party > 2) {
+    fail("exclusion of party " + std::to_string(r.party) + " outside 0..2");
+  }
   if (r.reason.size() > kMaxExclusionReasonBytes)
     fail("exclusion reason longer than " + std::to_string(kMaxExclusionReasonBytes) + " bytes");
   if (r.action == ExclusionAction::Readmit && !r.reason.empty()) fail("a readmission carries no reason");

@@ -367,6 +367,8 @@ std::vector<std::uint8_t> encode_hello(const Hello& hello) {
   if ((hello.distrusts & ~0x7u) != 0) fail("hello distrusts a party beyond 3");
   writer.u8(hello.distrusts);
   writer.u8(hello.three_party_failed ? 1 : 0);
+  if ((hello.failed_pairs & ~0x7u) != 0) fail("hello's failed pairs name a party beyond 3");
+  writer.u8(hello.failed_pairs);
   writer.u32(hello.readmissions);
   return out;
 }
@@ -447,6 +449,8 @@ PeerMessage decode_peer_message(std::span<const std::uint8_t> frame) {
       const std::uint8_t flags = reader.u8();
       if ((flags & ~0x1u) != 0) fail("hello with unknown flags");
       hello.three_party_failed = (flags & 1u) != 0;
+      hello.failed_pairs = reader.u8();
+      if ((hello.failed_pairs & ~0x7u) != 0) fail("hello's failed pairs name a party beyond 3");
       hello.readmissions = reader.u32();
       reader.expect_end();
       return hello;

@@ -230,6 +230,7 @@ struct Hello {
   std::uint8_t excluded = kNoParty;  // the party this server holds excluded (ExclusionRequest)
   std::uint8_t distrusts = 0;  // bit p set: this server is in a dispute with party p
   bool three_party_failed = false;  // three-party service is suspended (node/disputes.hpp)
+  std::uint8_t failed_pairs = 0;     // bit m: the pair serving without party m failed a check (node/disputes.hpp)
   std::uint32_t readmissions = 0;    // operators' readmissions taken: the disputes said are as of then
   bool operator==(const Hello&) const = default;
 };

@@ -6,10 +6,13 @@ that claims disputes falsely gets no honest server excluded."""
 
 from __future__ import annotations
 
+import secrets
 import time
 
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+import gcm_client as gcm
 from krb_client import Engine, k5  # noqa: F401 (k5: a fixture)
 from test_exclusion import ALL_THREE, enrol_keys, jobs_of, served, status_lines
 
@@ -177,3 +180,78 @@ def test_a_failed_three_party_check_suspends_three_party_service(enrolled, k5):
         assert "excluded none" in line and "(with none)" in line and "suspended" not in line, line
     assert cluster.log_events(1, "disputes held until an operator readmits a server")
     assert cluster.log_events(1, "disputes cleared by a readmission taken from both peers")
+
+
+# A server's log event for a pair set aside (node/exclusion.cpp).
+PAIR_FAILED = ("a check of a pair's service failed that names neither of its servers: one of the three deviated; while "
+               "three-party service is suspended the next pair serves, until an operator readmits "
+               "(mpcctl cluster readmit)")
+
+
+# A server deviating where only a client, or a check naming nobody, sees it: in three-party
+# service it alters AND shares (the AND check fails, naming nobody: three-party service is
+# suspended and servers 1 and 2 serve); in that pair it alters what the client's pads check
+# ("output-shift": the client refuses the padded keystream and reports it) or its key share
+# ("share-bit": the check against the share's checks the third server dealt fails, which the
+# dealer could have caused too). Either way the pair is set aside and servers 2 and 3 serve.
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pair_fault", ["output-shift", "share-bit"])
+def test_a_pair_failing_checks_that_name_nobody_hands_the_service_to_the_next_pair(enrolled, k5, pair_fault):
+    cluster, engine, aes_key, krb = enrolled
+    cluster.kill_server(1)
+    cluster.restart_server(1, fault=f"and-share-bit=2,{pair_fault}")
+    cluster.wait_for_modes(ALL_THREE, deadline_s=60)
+    for _ in range(3):
+        served(cluster, k5, aes_key, engine, krb)
+    cluster.wait_for_modes({1: "three-party", 2: "two-party without server 1", 3: "two-party without server 1"},
+                           deadline_s=60)
+    lines = status_lines(cluster)
+    for party in (2, 3):
+        assert "three-party service suspended" in lines[party], lines[party]
+        assert "the pair without server 3 failed" in lines[party], lines[party]
+        assert "excluded none" in lines[party], lines[party]
+    assert cluster.log_events(2, PAIR_FAILED), cluster.log_tail()
+    if pair_fault == "output-shift":
+        assert any("client_check failed in a client's job" in line for line in lines.values()), lines
+    jobs_before = jobs_of(cluster, 1)
+    served(cluster, k5, aes_key, engine, krb)
+    assert jobs_of(cluster, 1) == jobs_before
+
+    # Kept on disk: server 2 restarted still knows the pair failed and serves with server 3.
+    cluster.kill_server(2)
+    cluster.restart_server(2)
+    cluster.wait_for_modes({1: "three-party", 2: "two-party without server 1", 3: "two-party without server 1"},
+                           deadline_s=60)
+    served(cluster, k5, aes_key, engine, krb)
+
+    readmitted(cluster, k5, aes_key, engine, krb, 1)
+    assert "the pair without server" not in " ".join(status_lines(cluster).values())
+
+
+@pytest.mark.timeout(300)
+def test_a_tag_share_only_the_client_sees_altered_suspends_three_party_service(enrolled):
+    """Server 3 alters its share of GCM tags, which the servers do not check: the client finds
+    the shares disagree, refuses the tag and reports it; three-party service is suspended, and
+    the next tag, from servers 1 and 2, is AES-GCM's."""
+    cluster, _, _, _ = enrolled
+    gcm_key = gcm.import_gcm_key(cluster)
+    cluster.kill_server(3)
+    cluster.restart_server(3, fault="tag-share-bit=5")
+    cluster.wait_for_modes(ALL_THREE, deadline_s=60)
+    gcm_engine = gcm.Engine(cluster.compute_config, timeout_ms=60000)
+    try:
+        gcm.wait_until_gcm_serving(gcm_engine)
+        plaintext, aad = secrets.token_bytes(29), secrets.token_bytes(11)
+        [(nonce, stream)] = gcm_engine.prefetch(1, 2)
+        with pytest.raises(gcm.GcmError) as refused:
+            gcm.seal(gcm_engine, nonce, stream, plaintext, aad)
+        assert "disagree" in str(refused.value), refused.value
+        cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3", 3: "three-party"},
+                               deadline_s=30)
+        for party, line in status_lines(cluster).items():
+            assert "three-party service suspended" in line, line
+        assert any("client_check failed in a client's job" in line for line in status_lines(cluster).values())
+        [(nonce, stream)] = gcm_engine.prefetch(1, 2)
+        assert gcm.seal(gcm_engine, nonce, stream, plaintext, aad) == AESGCM(gcm_key).encrypt(nonce, plaintext, aad)
+    finally:
+        gcm_engine.close()

@@ -574,7 +574,8 @@ void TwoPartyEngine::fail(Job& job, wire::Status status, const std::string& erro
 }
 
 void TwoPartyEngine::caught_deviation(const std::string& check, const std::string& where) {
-  if (check == kShareCheck) return;
+  // A key share's check fails for the dealer of its checks as well as for the peer.
+  if (check == kShareCheck) return host_.unattributed_check_failed(check, where);
   host_.deviation_caught(settings_.peers.front().party, check.empty() ? "unnamed" : check, where);
 }
 

@@ -309,6 +309,8 @@ std::string describe_disputes(const wire::ServerStatus& server) {
     }
   if (!any) out += " none";
   out += server.three_party_suspended ? "; three-party service suspended" : "";
+  for (int missing = 0; missing < 3; ++missing)
+    if ((server.failed_pairs >> missing) & 1u) out += "; the pair without server " + std::to_string(missing + 1) + " failed";
   if (!server.dispute_reason.empty()) out += "; last: " + server.dispute_reason;
   return out + ")";
 }

@@ -19,14 +19,18 @@ using Clock = Membership::Clock;
 
 std::uint8_t bit(int party) { return static_cast<std::uint8_t>(1u << party); }
 
-// Party `self`'s view when each party says it distrusts the parties in says[party].
+// Party `self`'s view when each party says it distrusts the parties in says[party], and the
+// pairs in failed[party] failed.
 DisputeVerdict view(int self, const std::array<std::uint8_t, 3>& says, bool suspended = false,
-                    const std::array<bool, 3>& peer_suspended = {}) {
+                    const std::array<bool, 3>& peer_suspended = {}, const std::array<std::uint8_t, 3>& failed = {}) {
   Words words;
   for (int party = 0; party < 3; ++party)
-    if (party != self) words[static_cast<std::size_t>(party)] = DisputeWord{says[static_cast<std::size_t>(party)],
-                                                                          peer_suspended[static_cast<std::size_t>(party)]};
-  return judge_disputes(self, says[static_cast<std::size_t>(self)], suspended, words);
+    if (party != self)
+      words[static_cast<std::size_t>(party)] = DisputeWord{says[static_cast<std::size_t>(party)],
+                                                           peer_suspended[static_cast<std::size_t>(party)],
+                                                           failed[static_cast<std::size_t>(party)]};
+  return judge_disputes(self, says[static_cast<std::size_t>(self)], suspended, failed[static_cast<std::size_t>(self)],
+                        words);
 }
 
 TEST(DisputesTest, NoDisputeCallsForNothing) {
@@ -117,6 +121,52 @@ TEST(DisputesTest, ASuspensionCallsForServersOneAndTwo) {
   EXPECT_EQ(view(2, {0, bit(0), 0}, true).missing, 0);
 }
 
+// While three-party service is suspended, a pair that failed a check naming neither member is
+// passed over: servers 1 and 2, then 2 and 3, then 1 and 3.
+TEST(DisputesTest, AFailedPairPassesTheServiceToTheNextPair) {
+  for (int self = 0; self < 3; ++self) {
+    EXPECT_EQ(view(self, {0, 0, 0}, true, {}, {bit(2), bit(2), bit(2)}).missing, 0) << "at party " << self;
+    const std::uint8_t two = static_cast<std::uint8_t>(bit(2) | bit(0));
+    EXPECT_EQ(view(self, {0, 0, 0}, true, {}, {two, two, two}).missing, 1) << "at party " << self;
+    // Every pair failed: none is trusted more, and servers 1 and 2 serve again.
+    EXPECT_EQ(view(self, {0, 0, 0}, true, {}, {0b111, 0b111, 0b111}).missing, kSuspendedServiceMissing);
+  }
+  // Without a suspension a failed pair calls for nothing (the pair serving for an outage has no other).
+  EXPECT_EQ(view(0, {0, 0, 0}, false, {}, {bit(2), bit(2), bit(2)}).missing, -1);
+  // A dispute says more.
+  EXPECT_EQ(view(2, {0, bit(0), 0}, true, {}, {bit(0), bit(0), bit(0)}).missing, 0);
+}
+
+// A pair's failure counts from its own members: a server outside it cannot set it aside. So
+// the deviating server, whatever it says, moves the service only away from its own pairs, and
+// the honest pair, once reached, keeps serving.
+TEST(DisputesTest, OnlyAPairsMembersSetItAside) {
+  // Party 2 says the pair without 2 (parties 0 and 1) failed: not its pair, nothing changes.
+  for (int self = 0; self < 2; ++self)
+    EXPECT_EQ(view(self, {0, 0, 0}, true, {}, {0, 0, bit(2)}).missing, 2) << "at party " << self;
+  // Party 1 says it, a member: taken up.
+  EXPECT_EQ(view(0, {0, 0, 0}, true, {}, {0, bit(2), 0}).missing, 0);
+  EXPECT_EQ(view(2, {0, 0, 0}, true, {}, {0, bit(2), 0}).missing, 0);
+  for (int deviating = 0; deviating < 3; ++deviating)
+    for (std::uint8_t claim = 0; claim < 8; ++claim) {
+      // The honest pair runs without the deviating server; its members never call it failed.
+      std::array<std::uint8_t, 3> failed{};
+      failed[static_cast<std::size_t>(deviating)] = claim;
+      for (int self = 0; self < 3; ++self) {
+        if (self == deviating) continue;
+        const auto pair_failed = (failed_pairs_known(0, [&] {
+                                    Words words;
+                                    for (int party = 0; party < 3; ++party)
+                                      if (party != self)
+                                        words[static_cast<std::size_t>(party)] =
+                                            DisputeWord{0, true, failed[static_cast<std::size_t>(party)]};
+                                    return words;
+                                  }()) >> deviating) & 1u;
+        EXPECT_EQ(pair_failed, 0u) << "party " << deviating << " claims " << int(claim) << ", seen at " << self;
+      }
+    }
+}
+
 TEST(DisputesTest, EveryPairInADisputeCallsForNothing) {
   const auto verdict = view(0, {bit(1), bit(2), bit(0)});
   EXPECT_EQ(verdict.missing, -1);
@@ -183,6 +233,43 @@ TEST(MembershipDisputesTest, ASuspensionIsTakenUpAndSetsServerThreeAside) {
   EXPECT_FALSE(membership.update(start + milliseconds(100)));  // it stays in Full, serving nothing
 }
 
+// A pair failed while three-party service is suspended: its members serve the next pair, the
+// server left aside joins it from what they say, and a readmission drops it all.
+TEST(MembershipDisputesTest, AFailedPairIsLeftForTheNextAndTheThirdFollowsItsMembers) {
+  const auto start = Clock::now();
+  Membership first(0, kTiming, true, start);
+  all_heard(first, start + milliseconds(100), 0, 0, true);
+  ASSERT_TRUE(first.three_party_failed());
+  auto change = first.update(start + milliseconds(100));
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->missing, 2);
+  first.pair_failed(2);
+  EXPECT_EQ(first.own_hello(start + milliseconds(100)).failed_pairs, bit(2));
+  all_heard(first, start + milliseconds(200), 0, 0, true);
+  change = first.update(start + milliseconds(200));
+  // The next pair runs without this server: it is left aside, in three-party mode serving nothing.
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->mode, wire::ClusterMode::Full);
+  EXPECT_EQ(first.disputes(start + milliseconds(200)).missing, 0);
+  EXPECT_TRUE(first.set_aside(start + milliseconds(200)));
+
+  // Party 2, set aside until now, hears party 0 say the pair without 2 failed: a member's word.
+  Membership third(2, kTiming, true, start);
+  wire::Hello from_first = hello(0b110, 0, true);
+  from_first.failed_pairs = bit(2);
+  third.hello(0, from_first, start + milliseconds(100));
+  third.hello(1, hello(0b101, 0, true), start + milliseconds(100));
+  EXPECT_EQ(third.failed_pairs(), 0);  // not its own: known from party 0 while it says so
+  EXPECT_EQ(third.failed_pairs_known(start + milliseconds(100)), bit(2));
+  change = third.update(start + milliseconds(100));
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->missing, 0);
+
+  first.clear_disputes();
+  EXPECT_EQ(first.failed_pairs(), 0);
+  EXPECT_FALSE(first.three_party_failed());
+}
+
 TEST(MembershipDisputesTest, ClearingDropsDisputesAndIgnoresPeersThatHaveNotTakenTheReadmission) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
@@ -210,7 +297,7 @@ TEST(MembershipDisputesTest, ClearingDropsDisputesAndIgnoresPeersThatHaveNotTake
 TEST(MembershipDisputesTest, AReadmissionMissedIsTakenFromBothPeersAndFromNeitherAlone) {
   const auto start = Clock::now();
   Membership membership(0, kTiming, true, start);
-  membership.restore_disputes(0, true, 4);  // suspended when it went down, 4 readmissions then
+  membership.restore_disputes(0, true, 0, 4);  // suspended when it went down, 4 readmissions then
   all_heard(membership, start + milliseconds(100));
   ASSERT_TRUE(membership.update(start + milliseconds(100)));
   EXPECT_EQ(membership.mode(), wire::ClusterMode::TwoParty);

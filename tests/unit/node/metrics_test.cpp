@@ -42,6 +42,7 @@ MetricsSnapshot sample_snapshot() {
   snapshot.status.exclusions = 1;
   snapshot.status.distrusts = 0b100;
   snapshot.status.three_party_suspended = true;
+  snapshot.status.failed_pairs = 0b100;
   snapshot.status.disputes = 3;
   snapshot.protocol = "rss3";
   snapshot.security = "active";
@@ -103,7 +104,7 @@ TEST(MetricsText, EveryLineIsExpositionFormatWithTheValuesGiven) {
         "mpc_server_missing{server=\"1\"} 0\n", "mpc_mode_switches_total 4\n", "mpc_mode_since_seconds 1700000000\n",
         "mpc_server_excluded{server=\"3\"} 1\n", "mpc_server_excluded{server=\"2\"} 0\n", "mpc_exclusions_total 1\n",
         "mpc_disputes_total 3\n", "mpc_server_distrusted{server=\"3\"} 1\n", "mpc_server_distrusted{server=\"1\"} 0\n",
-        "mpc_three_party_suspended 1\n",
+        "mpc_three_party_suspended 1\n", "mpc_pair_failed{server=\"3\"} 1\n", "mpc_pair_failed{server=\"1\"} 0\n",
         "mpc_server_info{server=\"2\",protocol=\"rss3\",security=\"active\"} 1\n",
         "mpc_peer_heard_age_seconds{server=\"1\"} 0.250\n", "mpc_peer_heard_age_seconds{server=\"3\"} 12.500\n",
         "mpc_client_data_links 6\n", "mpc_gcm_nonces_held 96\n", "mpc_prepared_garblings 2\n",

@@ -71,22 +71,29 @@ TEST_F(ExclusionFileTest, ADamagedFileIsAnError) {
 TEST_F(ExclusionFileTest, DisputesAreReadBackAndRemoved) {
   const auto path = mpc::store::disputes_path(directory_);
   EXPECT_FALSE(mpc::store::read_disputes(path));
-  const mpc::store::Disputes disputes{0b100, true, 3, "mac_check failed in job 17 with server 3"};
+  const mpc::store::Disputes disputes{0b100, true, 0b011, 3, "mac_check failed in job 17 with server 3"};
   mpc::store::write_disputes(path, disputes);
   EXPECT_EQ(mpc::store::read_disputes(path), disputes);
-  EXPECT_THROW(mpc::store::write_disputes(path, mpc::store::Disputes{0b1000, false, 0, "x"}), mpc::Error);
-  EXPECT_THROW(mpc::store::write_disputes(path, mpc::store::Disputes{1, false, 0, "one\ntwo"}), mpc::Error);
+  EXPECT_THROW(mpc::store::write_disputes(path, mpc::store::Disputes{0b1000, false, 0, 0, "x"}), mpc::Error);
+  EXPECT_THROW(mpc::store::write_disputes(path, mpc::store::Disputes{1, false, 0b1000, 0, "x"}), mpc::Error);
+  EXPECT_THROW(mpc::store::write_disputes(path, mpc::store::Disputes{1, false, 0, 0, "one\ntwo"}), mpc::Error);
   EXPECT_EQ(mpc::store::read_disputes(path), disputes);
   for (const std::string text : {"", "distrusts 8 suspended 0 reason x\n", "distrusts 1 suspended 2 reason x\n",
                                  "distrusts 1 reason x suspended 0\n", "suspended 0 distrusts 1 reason x\n",
                                  "distrusts 1 suspended 0 readmissions reason x\n",
-                                 "distrusts 1 suspended 0 readmissions -1 reason x\n"}) {
+                                 "distrusts 1 suspended 0 readmissions -1 reason x\n",
+                                 "distrusts 1 suspended 1 failed_pairs 8 readmissions 0 reason x\n",
+                                 "distrusts 1 suspended 1 failed_pairs readmissions 0 reason x\n",
+                                 "distrusts 1 suspended 1 readmissions 0 failed_pairs 1 reason x\n"}) {
     std::ofstream(path) << text;
     EXPECT_THROW((void)mpc::store::read_disputes(path), mpc::Error) << "read '" << text << "'";
   }
   // A record written before readmissions were counted counts none.
   std::ofstream(path) << "distrusts 4 suspended 1 reason an older record\n";
-  EXPECT_EQ(mpc::store::read_disputes(path), (mpc::store::Disputes{0b100, true, 0, "an older record"}));
+  EXPECT_EQ(mpc::store::read_disputes(path), (mpc::store::Disputes{0b100, true, 0, 0, "an older record"}));
+  // One written before pairs could fail holds none failed.
+  std::ofstream(path) << "distrusts 0 suspended 1 readmissions 2 reason an older record\n";
+  EXPECT_EQ(mpc::store::read_disputes(path), (mpc::store::Disputes{0, true, 0, 2, "an older record"}));
   mpc::store::write_disputes(path, std::nullopt);
   EXPECT_FALSE(mpc::store::read_disputes(path));
 }

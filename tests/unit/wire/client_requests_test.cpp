@@ -86,7 +86,7 @@ TEST(ClientRequest, ExclusionKnownEncodingAndChecks) {
   EXPECT_EQ(frame, expected);
   const std::size_t body_at = frame.size() - body.size();
   for (const auto& [offset, value] : std::vector<std::pair<std::size_t, std::uint8_t>>{
-           {body_at, 0}, {body_at, 3}, {body_at + 1, 3}, {body_at + 1, 0xff}}) {
+           {body_at, 0}, {body_at, 4}, {body_at + 1, 3}, {body_at + 1, 0xff}}) {
     Bytes bad = frame;
     bad[offset] = value;
     expect_rejected(bad, decode_req);
@@ -101,6 +101,19 @@ TEST(ClientRequest, ExclusionKnownEncodingAndChecks) {
                FormatError);
   EXPECT_NO_THROW(encode_request(
       ExclusionRequest{make_id(1), ExclusionAction::Exclude, 1, std::string(kMaxExclusionReasonBytes, 'x')}));
+  // A client's failed check names the service it came from: a pair (the party it ran without)
+  // or all three.
+  for (const std::uint8_t served : {std::uint8_t{0}, std::uint8_t{2}, kServedByAllThree}) {
+    const ExclusionRequest report{make_id(2), ExclusionAction::CheckFailed, served, "shares disagree"};
+    const auto decoded = std::get<ExclusionRequest>(decode_request(encode_request(report)));
+    EXPECT_EQ(decoded.action, ExclusionAction::CheckFailed);
+    EXPECT_EQ(decoded.party, served);
+    EXPECT_EQ(decoded.reason, "shares disagree");
+  }
+  EXPECT_THROW(encode_request(ExclusionRequest{make_id(2), ExclusionAction::CheckFailed, 4, "x"}), FormatError);
+  Bytes report_frame = encode_request(ExclusionRequest{make_id(2), ExclusionAction::CheckFailed, 3, "x"});
+  report_frame[report_frame.size() - 4] = 4;  // the party, before the reason's length and byte
+  expect_rejected(report_frame, decode_req);
 }
 
 TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {

@@ -436,13 +436,14 @@ TEST(PeerMessage, HelloRoundTripAndChecks) {
   const Hello excluding{0b011, ClusterMode::TwoParty, 2, 2};
   EXPECT_EQ(std::get<Hello>(decode_peer_message(encode_hello(excluding))), excluding);
   EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, kNoParty, 3}), FormatError);
-  const Hello disputing{0b011, ClusterMode::TwoParty, 1, kNoParty, 0b010, true, 0x01020304};
+  const Hello disputing{0b011, ClusterMode::TwoParty, 1, kNoParty, 0b010, true, 0b101, 0x01020304};
   EXPECT_EQ(std::get<Hello>(decode_peer_message(encode_hello(disputing))), disputing);
   EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, kNoParty, kNoParty, 0b1000}), FormatError);
-  const std::size_t body = frame.size() - 10;
+  EXPECT_THROW(encode_hello(Hello{0, ClusterMode::Full, kNoParty, kNoParty, 0, false, 0b1000}), FormatError);
+  const std::size_t body = frame.size() - 11;
   for (const auto& [offset, value] : std::vector<std::pair<std::size_t, std::uint8_t>>{
            {body, 0b1000}, {body + 1, 2}, {body + 2, 3}, {body + 2, kNoParty}, {body + 3, 3}, {body + 4, 0b1000},
-           {body + 5, 2}}) {
+           {body + 5, 2}, {body + 6, 0b1000}}) {
     Bytes bad = frame;
     bad[offset] = value;
     expect_rejected(bad, decode_peer);

@@ -297,6 +297,7 @@ inline std::vector<std::pair<MessageType, Reply>> sample_replies() {
   status.exclusion_reason = "operator: host under investigation";
   status.distrusts = 0b100;
   status.three_party_suspended = true;
+  status.failed_pairs = 0b101;
   status.dispute_reason = "auth2 check with server 3 in job 17";
   status.disputes = 2;
   status.exclusions = 2;
@@ -402,6 +403,7 @@ inline void expect_same(const Reply& a, const Reply& b) {
     EXPECT_EQ(x->exclusion_reason, y.exclusion_reason);
     EXPECT_EQ(x->distrusts, y.distrusts);
     EXPECT_EQ(x->three_party_suspended, y.three_party_suspended);
+    EXPECT_EQ(x->failed_pairs, y.failed_pairs);
     EXPECT_EQ(x->dispute_reason, y.dispute_reason);
     EXPECT_EQ(x->disputes, y.disputes);
     EXPECT_EQ(x->exclusions, y.exclusions);
