@@ -22,6 +22,8 @@ DEFAULT_TEST_TIMEOUT_S = 60
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "timeout(seconds): hard per-test time limit")
+    config.addinivalue_line("markers", "long: the full form of a test whose short form runs in `make test` "
+                                       "(`make test-long` runs these)")
     mpc_cluster.become_subreaper()
 
 

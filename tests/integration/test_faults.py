@@ -63,8 +63,9 @@ def assert_clear_failure(result_stderr: str) -> None:
     assert any(phrase in text.lower() for phrase in CLEAR_ERRORS), f"unclear error: {text!r}"
 
 
+# Short form: the leader killed; long form: each server in turn.
 @pytest.mark.timeout(90)
-@pytest.mark.parametrize("party", (1, 2, 3))
+@pytest.mark.parametrize("party", (1, pytest.param(2, marks=pytest.mark.long), pytest.param(3, marks=pytest.mark.long)))
 def test_server_killed_mid_job(fresh_cluster, party):
     cluster = fresh_cluster
     key_hex, _ = cluster.import_key(*KEY)
