@@ -208,15 +208,7 @@ void Node::follow_peers_readmission(std::chrono::steady_clock::time_point now) {
   if (!readmissions) return;
   // Both peers took readmissions this server did not: it was down or restarting when the
   // operator gave the word, and the disputes it holds are as of before.
-  if (membership_->distrusts() != 0 || membership_->three_party_failed())
-    log_.warn("disputes cleared by a readmission taken from both peers",
-              {{"readmissions", static_cast<std::uint64_t>(*readmissions)},
-               {"distrusted", static_cast<std::uint64_t>(membership_->distrusts())},
-               {"three_party_suspended", membership_->three_party_failed()}});
-  membership_->adopt_readmissions(*readmissions);
-  dispute_reason_.clear();
-  known_distrusts_ = 0;
-  record_disputes();
+  clear_disputes(Clearing::ReadmissionOfPeers, *readmissions);
   if (!pending_change_) pending_change_ = membership_->update(now);
 }
 
@@ -269,14 +261,22 @@ void Node::follow_disputes(std::chrono::steady_clock::time_point now) {
     follow_peers_not_before_ = now + kFollowPeersRetry;
 }
 
-void Node::clear_disputes(Clearing clearing) {
+void Node::clear_disputes(Clearing clearing, std::uint32_t peers_readmissions) {
   if (!membership_) return;
-  if (membership_->distrusts() != 0 || membership_->three_party_failed())
-    log_.warn("disputes cleared by an operator's readmission",
-              {{"distrusted", static_cast<std::uint64_t>(membership_->distrusts())},
-               {"three_party_suspended", membership_->three_party_failed()}});
-  if (clearing == Clearing::Readmission) membership_->clear_disputes();
-  else membership_->drop_disputes();
+  if (membership_->distrusts() != 0 || membership_->three_party_failed() || membership_->failed_pairs() != 0) {
+    const char* event = clearing == Clearing::Readmission ? "disputes cleared by an operator's readmission"
+                        : clearing == Clearing::ReadmissionOfPeers
+                            ? "disputes cleared by a readmission taken from both peers"
+                            : "disputes cleared as both peers readmitted the excluded server";
+    log_.warn(event, {{"distrusted", static_cast<std::uint64_t>(membership_->distrusts())},
+                      {"three_party_suspended", membership_->three_party_failed()},
+                      {"failed_pairs", static_cast<std::uint64_t>(membership_->failed_pairs())}});
+  }
+  switch (clearing) {
+    case Clearing::Readmission: membership_->clear_disputes(); break;
+    case Clearing::ReadmissionOfPeers: membership_->adopt_readmissions(peers_readmissions); break;
+    case Clearing::FromPeers: membership_->drop_disputes(); break;
+  }
   dispute_reason_.clear();
   known_distrusts_ = 0;
   record_disputes();

@@ -135,10 +135,12 @@ class Node final : public EngineHost {
   void follow_disputes(std::chrono::steady_clock::time_point now);
   // A readmission taken from both peers (membership.hpp): one this server missed.
   void follow_peers_readmission(std::chrono::steady_clock::time_point now);
-  // Every dispute and the three-party suspension are dropped: by the operator's readmission
-  // (counted), or as both peers hold when they readmit an excluded server (not counted).
-  enum class Clearing { Readmission, FromPeers };
-  void clear_disputes(Clearing clearing);
+  // Every dispute, the three-party suspension and the failed pairs are dropped: by the
+  // operator's readmission (counted), by a readmission both peers took and this server missed
+  // (their count, `peers_readmissions`, taken), or as both peers hold when they readmit an
+  // excluded server (not counted).
+  enum class Clearing { Readmission, ReadmissionOfPeers, FromPeers };
+  void clear_disputes(Clearing clearing, std::uint32_t peers_readmissions = 0);
   // Keeps the disputes on disk when they changed since last written.
   void record_disputes();
   bool disputes_recorded() const;
