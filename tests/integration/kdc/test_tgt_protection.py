@@ -324,6 +324,34 @@ def test_a_server_altering_the_pac_kdc_checksum_gets_no_tgt_out(tmp_path, fresh_
         realm.stop()
 
 
+@pytest.mark.timeout(180)
+def test_a_server_altering_its_tag_shares_costs_no_login(tmp_path, degraded_cluster, router_so):
+    """A server that flips a bit of its share of every GCM tag (three-party service): the
+    client library finds the shares disagree, withholds the tag and reports it; three-party
+    service is suspended, and the router seals again under a fresh nonce of the pair that
+    serves then. Every login succeeds, the one that met the deviation included."""
+    cluster = degraded_cluster
+    # Two servers garble every job: on a busy 2-core host a GCM prefetch may need more than the
+    # default 2 s (as in test_degraded_logins).
+    cluster.set_client_timeout(cluster.compute_config, 10000)
+    realm = make_protected_realm(tmp_path / "realm", cluster)
+    try:
+        realm.start_kdc()
+        kinit_alice(realm, cache(realm, "before.cc")).check()
+        cluster.kill_server(3)
+        cluster.restart_server(3, fault="tag-share-bit=77")
+        cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=30)
+        for attempt in range(3):
+            result = kinit_alice(realm, cache(realm, f"deviating{attempt}.cc"))
+            assert result.returncode == 0, result.output + realm.kdc_log()[-3000:]
+        kvno(realm, cache(realm, "deviating2.cc"), realm.principal(SERVICE)).check()
+        modes = cluster.modes()
+        assert modes.get(1) == modes.get(2) == "two-party without server 3", modes
+        assert any("client_check failed in a client's job" in line for line in cluster.status_lines().values())
+    finally:
+        realm.stop()
+
+
 def impersonate(cluster: mpc_cluster.Cluster, party: int, behaviour: str, stop: threading.Event,
                 ready: threading.Event, requests: list[int]) -> None:
     """Serves party's client endpoint with its own CURVE key and answers every request
