@@ -68,6 +68,8 @@ struct ClusterClient::Attempt {
 Replies ClusterClient::serve_job(wire::MessageType type, const std::function<Frames(const wire::RequestId&)>& encode,
                                  bool service_bound, int* missing) {
   if (missing != nullptr) *missing = -1;
+  // Set once this job has replies: a refusal before them (a regrouping race) is no deviation.
+  served_without_ = kNotServed;
   const auto wipe_frames = [](Frames& frames) {
     for (auto& frame : frames) wipe(frame.data(), frame.size());
   };

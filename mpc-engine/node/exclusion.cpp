@@ -131,7 +131,6 @@ wire::Reply Node::answer_failed_check(const wire::ExclusionRequest& request, con
   }
   // Nothing to serve otherwise with: a two-server cluster, or one that serves no pair.
   if (!membership_ || !membership_->two_party_allowed()) return reply;
-  ++failed_check_reports_;
   std::string what = request.reason;
   for (char& c : what)
     if (c == '\n' || c == '\r') c = ' ';

@@ -224,7 +224,6 @@ class Node final : public EngineHost {
   std::optional<store::Exclusion> exclusion_;  // as on disk
   std::uint64_t exclusions_ = 0;               // exclusions recorded since start
   std::uint64_t disputes_ = 0;                 // checks failed here that named a peer, a pair or suspended
-  std::uint64_t failed_check_reports_ = 0;     // clients' reports taken (answer_failed_check)
   std::string dispute_reason_;                 // the last of them
   std::uint8_t known_distrusts_ = 0;           // the disputes logged so far
   std::optional<store::Disputes> disputes_on_disk_;  // as last written (store/exclusion_file.hpp)
