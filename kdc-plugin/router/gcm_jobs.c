@@ -227,10 +227,13 @@ gcm_seal(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain, const m
             if (ret)
                 goto cleanup;
         }
-        if (rc != MPC_ENONCE)
-            break;
         /* The servers forgot the nonce (restart, expiry, eviction): so they forgot the
-         * rest of that pool too. */
+         * rest of that pool too. A tag the client library refused (its shares disagree: a
+         * server altered its share) was reported to the servers, which serve otherwise from
+         * then on: made again under a fresh nonce of that service, the pool's being the
+         * service's left. */
+        if (rc != MPC_ENONCE && rc != MPC_EMISMATCH)
+            break;
         if (pooled)
             nonce_supply_drop(nonces, name, key->kvno, kind);
         if (attempt + 1 < SEAL_ATTEMPTS)
