@@ -259,11 +259,15 @@ checksum_verify(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usag
 }
 
 krb5_error_code
-router_gcm_make_checksum(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
-                         const mpc_kdb_key_id *key, krb5_cksumtype cksumtype,
-                         krb5_keyusage usage, const krb5_data *input, krb5_checksum *cksum,
-                         char *why, size_t why_len)
+router_gcm_make_checksum(const router_job *job, krb5_cksumtype cksumtype, krb5_keyusage usage,
+                         const krb5_data *input, krb5_checksum *cksum)
 {
+    engine_conn *conn = job->conn;
+    nonce_supply *nonces = job->nonces;
+    checksum_chain *chain = job->chain;
+    const mpc_kdb_key_id *key = job->key;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     uint8_t *contents;
     krb5_error_code ret;
 
@@ -293,10 +297,14 @@ router_gcm_make_checksum(engine_conn *conn, nonce_supply *nonces, checksum_chain
 }
 
 krb5_error_code
-router_gcm_verify_checksum(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
-                           const krb5_data *data, const krb5_checksum *cksum,
-                           krb5_boolean *valid, char *why, size_t why_len)
+router_gcm_verify_checksum(const router_job *job, krb5_keyusage usage, const krb5_data *data,
+                           const krb5_checksum *cksum,
+                           krb5_boolean *valid)
 {
+    engine_conn *conn = job->conn;
+    const mpc_kdb_key_id *key = job->key;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     krb5_error_code ret;
 
     if (data == NULL || cksum == NULL || valid == NULL ||
@@ -329,11 +337,16 @@ find_checksum_iov(const krb5_crypto_iov *data, size_t num_data)
 }
 
 krb5_error_code
-router_gcm_make_checksum_iov(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
-                             const mpc_kdb_key_id *key, krb5_cksumtype cksumtype,
-                             krb5_keyusage usage, krb5_crypto_iov *data, size_t num_data,
-                             char *why, size_t why_len)
+router_gcm_make_checksum_iov(const router_job *job, krb5_cksumtype cksumtype,
+                             krb5_keyusage usage,
+                             krb5_crypto_iov *data, size_t num_data)
 {
+    engine_conn *conn = job->conn;
+    nonce_supply *nonces = job->nonces;
+    checksum_chain *chain = job->chain;
+    const mpc_kdb_key_id *key = job->key;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     uint8_t out[MPC_KDC_CHECKSUM_LEN];
     krb5_crypto_iov *checksum;
     krb5_error_code ret;
@@ -358,11 +371,16 @@ router_gcm_make_checksum_iov(engine_conn *conn, nonce_supply *nonces, checksum_c
 }
 
 krb5_error_code
-router_gcm_verify_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *key,
-                               krb5_cksumtype cksumtype, krb5_keyusage usage,
-                               const krb5_crypto_iov *data, size_t num_data,
-                               krb5_boolean *valid, char *why, size_t why_len)
+router_gcm_verify_checksum_iov(const router_job *job, krb5_cksumtype cksumtype,
+                               krb5_keyusage usage,
+                               const krb5_crypto_iov *data,
+                               size_t num_data,
+                               krb5_boolean *valid)
 {
+    engine_conn *conn = job->conn;
+    const mpc_kdb_key_id *key = job->key;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     const krb5_crypto_iov *checksum;
     krb5_error_code ret;
 

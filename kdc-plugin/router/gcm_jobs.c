@@ -385,11 +385,15 @@ check_cipher_state(const char *op, const krb5_data *cipher_state, char *why, siz
 }
 
 krb5_error_code
-router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
-                   const mpc_kdb_key_id *key, krb5_keyusage usage,
-                   const krb5_data *cipher_state, const krb5_data *input,
-                   krb5_enc_data *output, char *why, size_t why_len)
+router_gcm_encrypt(const router_job *job, krb5_keyusage usage, const krb5_data *cipher_state,
+                   const krb5_data *input, krb5_enc_data *output)
 {
+    engine_conn *conn = job->conn;
+    nonce_supply *nonces = job->nonces;
+    checksum_chain *chain = job->chain;
+    const mpc_kdb_key_id *key = job->key;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     uint8_t aad[AAD_HEADER_LEN], *out;
     size_t total;
     krb5_error_code ret;
@@ -422,10 +426,13 @@ router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces, checksum_chain *chai
 }
 
 krb5_error_code
-router_gcm_decrypt(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage usage,
-                   const krb5_data *cipher_state, const krb5_enc_data *input,
-                   krb5_data *output, char *why, size_t why_len)
+router_gcm_decrypt(const router_job *job, krb5_keyusage usage, const krb5_data *cipher_state,
+                   const krb5_enc_data *input, krb5_data *output)
 {
+    engine_conn *conn = job->conn;
+    const mpc_kdb_key_id *key = job->key;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     const uint8_t *in;
     size_t plain_len;
     krb5_error_code ret;
@@ -465,10 +472,11 @@ router_gcm_decrypt(engine_conn *conn, const mpc_kdb_key_id *key, krb5_keyusage u
 /* ---- cipher state and the entry points refused with the krbtgt key ------------------ */
 
 krb5_error_code
-router_gcm_init_state(krb5_data *new_state, char *why, size_t why_len)
+router_gcm_init_state(const router_job *job, krb5_keyusage usage, krb5_data *new_state)
 {
+    (void)usage;
     if (new_state == NULL) {
-        router_set_why(why, why_len, "init_state: no output");
+        router_set_why(job->why, job->why_len, "init_state: no output");
         return EINVAL;
     }
     /* Nothing chains between messages: the empty state (krb5_c_free_state frees it). */
@@ -479,32 +487,36 @@ router_gcm_init_state(krb5_data *new_state, char *why, size_t why_len)
 }
 
 krb5_error_code
-router_gcm_refuse(enum router_gcm_refused what, char *why, size_t why_len)
+router_gcm_refuse(const router_job *job, enum router_refused what, krb5_keyusage usage)
 {
+    char *why = job->why;
+    size_t why_len = job->why_len;
+
+    (void)usage;
     switch (what) {
-    case ROUTER_GCM_ENCRYPT_IOV:
+    case ROUTER_REFUSED_ENCRYPT_IOV:
         /* krb5kdc 1.20.1 never calls the _iov encryption (GSSAPI's) with any key. */
         router_set_why(why, why_len, "encrypt_iov with the protected krbtgt key refused: only "
                        "krb5_c_encrypt is served (krb5kdc never encrypts a ticket with iovs)");
         break;
-    case ROUTER_GCM_DECRYPT_IOV:
+    case ROUTER_REFUSED_DECRYPT_IOV:
         router_set_why(why, why_len, "decrypt_iov with the protected krbtgt key refused: only "
                        "krb5_c_decrypt is served (krb5kdc never decrypts a ticket with iovs)");
         break;
-    case ROUTER_GCM_PRF:
+    case ROUTER_REFUSED_PRF:
         router_set_why(why, why_len, "prf with the protected krbtgt key refused: krb5kdc never "
                        "computes a PRF of the krbtgt key");
         break;
-    case ROUTER_GCM_PRFPLUS:
+    case ROUTER_REFUSED_PRFPLUS:
         router_set_why(why, why_len, "prfplus with the protected krbtgt key refused: krb5kdc "
                        "never computes a PRF+ of the krbtgt key");
         break;
-    case ROUTER_GCM_DERIVE_PRFPLUS:
+    case ROUTER_REFUSED_DERIVE_PRFPLUS:
         router_set_why(why, why_len, "derive_prfplus with the protected krbtgt key refused: it "
                        "derives the FAST cookie key, needed only for cookies with contents "
                        "(SPAKE preauth, which must stay disabled)");
         break;
-    case ROUTER_GCM_CF2:
+    case ROUTER_REFUSED_CF2:
     default:
         router_set_why(why, why_len, "fx_cf2_simple with the protected krbtgt key refused: "
                        "krb5kdc combines only session, armor and reply keys with cf2");

@@ -17,9 +17,9 @@
  * forgot the nonce: a restart, eviction) drops the pool it came from and seals once more
  * with a fresh synchronous prefetch. Every copy of keystream is wiped after use.
  *
- * Conventions, for every function below: the key is a verified handle of enctype
- * MPC_KDC_ENCTYPE_AES256_GCM (router_gcm_serves); returns 0 or a krb5_error_code and then
- * writes an English reason into why[0..why_len); out-parameters follow libk5crypto's own
+ * Conventions, for every function below (key_family.h): job->key is a verified handle of
+ * enctype MPC_KDC_ENCTYPE_AES256_GCM (router_gcm_serves); returns 0 or a krb5_error_code and
+ * then writes an English reason into job->why; out-parameters follow libk5crypto's own
  * contract for the same entry point (krb5 1.20.1): the caller's buffers for encrypt and
  * decrypt and the _iov calls, which hold no plaintext after a failure; malloc'd contents for
  * make_checksum, freed by the caller as libk5crypto documents. Answers about the data (a
@@ -37,10 +37,8 @@
 
 #include <krb5/krb5.h>
 
-#include "checksum_chain.h"
-#include "engine_conn.h"
 #include "handle.h"
-#include "nonce_supply.h"
+#include "key_family.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,59 +50,44 @@ int router_gcm_serves(const mpc_kdb_key_id *key);
 /* krb5_c_encrypt: output->ciphertext is the caller's buffer, at least krb5_c_encrypt_length()
  * of the input; on success it holds the ciphertext and its length, and output->enctype, kvno
  * (0) and magic are set. */
-krb5_error_code router_gcm_encrypt(engine_conn *conn, nonce_supply *nonces,
-                                   checksum_chain *chain, const mpc_kdb_key_id *key,
-                                   krb5_keyusage usage,
+krb5_error_code router_gcm_encrypt(const router_job *job, krb5_keyusage usage,
                                    const krb5_data *cipher_state, const krb5_data *input,
-                                   krb5_enc_data *output, char *why, size_t why_len);
+                                   krb5_enc_data *output);
 
 /* krb5_c_decrypt: output is the caller's buffer, at least the ciphertext length less the
  * overhead; on success it holds the plaintext and its length. */
-krb5_error_code router_gcm_decrypt(engine_conn *conn, const mpc_kdb_key_id *key,
-                                   krb5_keyusage usage, const krb5_data *cipher_state,
-                                   const krb5_enc_data *input, krb5_data *output, char *why,
-                                   size_t why_len);
+krb5_error_code router_gcm_decrypt(const router_job *job, krb5_keyusage usage,
+                                   const krb5_data *cipher_state, const krb5_enc_data *input,
+                                   krb5_data *output);
 
 /* krb5_c_make_checksum (cksumtype 0 or MPC_KDC_CKSUMTYPE_GMAC; cksum->contents allocated on
  * success) and krb5_c_verify_checksum (*valid written on success only). */
-krb5_error_code router_gcm_make_checksum(engine_conn *conn, nonce_supply *nonces,
-                                         checksum_chain *chain, const mpc_kdb_key_id *key,
-                                         krb5_cksumtype cksumtype,
+krb5_error_code router_gcm_make_checksum(const router_job *job, krb5_cksumtype cksumtype,
                                          krb5_keyusage usage, const krb5_data *input,
-                                         krb5_checksum *cksum, char *why, size_t why_len);
-krb5_error_code router_gcm_verify_checksum(engine_conn *conn, const mpc_kdb_key_id *key,
-                                           krb5_keyusage usage, const krb5_data *data,
-                                           const krb5_checksum *cksum, krb5_boolean *valid,
-                                           char *why, size_t why_len);
+                                         krb5_checksum *cksum);
+krb5_error_code router_gcm_verify_checksum(const router_job *job, krb5_keyusage usage,
+                                           const krb5_data *data, const krb5_checksum *cksum,
+                                           krb5_boolean *valid);
 
 /* krb5_c_make_checksum_iov (into the caller's CHECKSUM buffer, whose length is set) and
  * krb5_c_verify_checksum_iov (*valid written on success only): the checksum covers HEADER,
  * DATA, PADDING and SIGN_ONLY, in order, as libk5crypto's. */
-krb5_error_code router_gcm_make_checksum_iov(engine_conn *conn, nonce_supply *nonces,
-                                             checksum_chain *chain, const mpc_kdb_key_id *key,
-                                             krb5_cksumtype cksumtype, krb5_keyusage usage,
-                                             krb5_crypto_iov *data, size_t num_data,
-                                             char *why, size_t why_len);
-krb5_error_code router_gcm_verify_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *key,
-                                               krb5_cksumtype cksumtype, krb5_keyusage usage,
+krb5_error_code router_gcm_make_checksum_iov(const router_job *job, krb5_cksumtype cksumtype,
+                                             krb5_keyusage usage, krb5_crypto_iov *data,
+                                             size_t num_data);
+krb5_error_code router_gcm_verify_checksum_iov(const router_job *job, krb5_cksumtype cksumtype,
+                                               krb5_keyusage usage,
                                                const krb5_crypto_iov *data, size_t num_data,
-                                               krb5_boolean *valid, char *why,
-                                               size_t why_len);
+                                               krb5_boolean *valid);
 
 /* krb5_c_init_state: the empty state (nothing chains between messages; krb5_c_free_state
  * frees it). */
-krb5_error_code router_gcm_init_state(krb5_data *new_state, char *why, size_t why_len);
+krb5_error_code router_gcm_init_state(const router_job *job, krb5_keyusage usage,
+                                      krb5_data *new_state);
 
-/* Entry points refused with the krbtgt key, each saying why. */
-enum router_gcm_refused {
-    ROUTER_GCM_ENCRYPT_IOV,
-    ROUTER_GCM_DECRYPT_IOV,
-    ROUTER_GCM_PRF,
-    ROUTER_GCM_PRFPLUS,
-    ROUTER_GCM_DERIVE_PRFPLUS,
-    ROUTER_GCM_CF2
-};
-krb5_error_code router_gcm_refuse(enum router_gcm_refused what, char *why, size_t why_len);
+/* The entry points refused with the krbtgt key, each saying why. */
+krb5_error_code router_gcm_refuse(const router_job *job, enum router_refused what,
+                                  krb5_keyusage usage);
 
 #ifdef __cplusplus
 }

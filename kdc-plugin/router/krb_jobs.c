@@ -234,10 +234,12 @@ engine_checksum(engine_conn *conn, const struct krb_key *k, krb5_keyusage usage,
 /* ---- encryption -------------------------------------------------------------------- */
 
 krb5_error_code
-router_krb_encrypt(engine_conn *conn, const mpc_kdb_key_id *id, krb5_keyusage usage,
-                   const krb5_data *cipher_state, const krb5_data *input,
-                   krb5_enc_data *output, char *why, size_t why_len)
+router_krb_encrypt(const router_job *job, krb5_keyusage usage, const krb5_data *cipher_state,
+                   const krb5_data *input, krb5_enc_data *output)
 {
+    engine_conn *conn = job->conn;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     struct krb_key k;
     uint8_t confounder[ROUTER_KRB_CONFOUNDER_LEN], *out = NULL, *plain_copy = NULL;
     const uint8_t *plain;
@@ -247,7 +249,7 @@ router_krb_encrypt(engine_conn *conn, const mpc_kdb_key_id *id, krb5_keyusage us
     krb5_error_code ret;
     int rc;
 
-    key_of(id, &k);
+    key_of(job->key, &k);
     if (!usage_served(&k, usage))
         return refuse_usage("encrypt", &k, usage, why, why_len);
     if (cipher_state != NULL)
@@ -314,10 +316,12 @@ cleanup:
 }
 
 krb5_error_code
-router_krb_decrypt(engine_conn *conn, const mpc_kdb_key_id *id, krb5_keyusage usage,
-                   const krb5_data *cipher_state, const krb5_enc_data *input,
-                   krb5_data *output, char *why, size_t why_len)
+router_krb_decrypt(const router_job *job, krb5_keyusage usage, const krb5_data *cipher_state,
+                   const krb5_enc_data *input, krb5_data *output)
 {
+    engine_conn *conn = job->conn;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     struct krb_key k;
     const uint8_t *in;
     uint8_t *in_copy = NULL, *out;
@@ -326,7 +330,7 @@ router_krb_decrypt(engine_conn *conn, const mpc_kdb_key_id *id, krb5_keyusage us
     krb5_error_code ret;
     int rc;
 
-    key_of(id, &k);
+    key_of(job->key, &k);
     if (!usage_served(&k, usage))
         return refuse_usage("decrypt", &k, usage, why, why_len);
     if (cipher_state != NULL)
@@ -444,17 +448,18 @@ checksum_compare(engine_conn *conn, const struct krb_key *k, krb5_keyusage usage
 }
 
 krb5_error_code
-router_krb_make_checksum(engine_conn *conn, const mpc_kdb_key_id *id,
-                         krb5_cksumtype cksumtype, krb5_keyusage usage,
-                         const krb5_data *input, krb5_checksum *cksum, char *why,
-                         size_t why_len)
+router_krb_make_checksum(const router_job *job, krb5_cksumtype cksumtype, krb5_keyusage usage,
+                         const krb5_data *input, krb5_checksum *cksum)
 {
+    engine_conn *conn = job->conn;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     struct krb_key k;
     krb5_cksumtype type = 0;
     uint8_t *contents;
     krb5_error_code ret;
 
-    key_of(id, &k);
+    key_of(job->key, &k);
     if (!usage_served(&k, usage))
         return refuse_usage("make_checksum", &k, usage, why, why_len);
     ret = new_checksum_type("make_checksum", &k, cksumtype, usage, &type, why, why_len);
@@ -483,15 +488,17 @@ router_krb_make_checksum(engine_conn *conn, const mpc_kdb_key_id *id,
 }
 
 krb5_error_code
-router_krb_verify_checksum(engine_conn *conn, const mpc_kdb_key_id *id,
-                           krb5_keyusage usage, const krb5_data *data,
-                           const krb5_checksum *cksum, krb5_boolean *valid, char *why,
-                           size_t why_len)
+router_krb_verify_checksum(const router_job *job, krb5_keyusage usage, const krb5_data *data,
+                           const krb5_checksum *cksum,
+                           krb5_boolean *valid)
 {
+    engine_conn *conn = job->conn;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     struct krb_key k;
     krb5_error_code ret;
 
-    key_of(id, &k);
+    key_of(job->key, &k);
     if (!usage_served(&k, usage))
         return refuse_usage("verify_checksum", &k, usage, why, why_len);
     if (data == NULL || cksum == NULL || valid == NULL ||
@@ -541,11 +548,13 @@ gather(const char *op, const struct krb_key *k, const krb5_crypto_iov *data, siz
 }
 
 krb5_error_code
-router_krb_make_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *id,
-                             krb5_cksumtype cksumtype, krb5_keyusage usage,
-                             krb5_crypto_iov *data, size_t num_data, char *why,
-                             size_t why_len)
+router_krb_make_checksum_iov(const router_job *job, krb5_cksumtype cksumtype,
+                             krb5_keyusage usage,
+                             krb5_crypto_iov *data, size_t num_data)
 {
+    engine_conn *conn = job->conn;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     struct krb_key k;
     krb5_crypto_iov *checksum;
     krb5_cksumtype type = 0;
@@ -553,7 +562,7 @@ router_krb_make_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *id,
     size_t len = 0;
     krb5_error_code ret;
 
-    key_of(id, &k);
+    key_of(job->key, &k);
     if (!usage_served(&k, usage))
         return refuse_usage("make_checksum_iov", &k, usage, why, why_len);
     ret = new_checksum_type("make_checksum_iov", &k, cksumtype, usage, &type, why, why_len);
@@ -580,18 +589,22 @@ router_krb_make_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *id,
 }
 
 krb5_error_code
-router_krb_verify_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *id,
-                               krb5_cksumtype cksumtype, krb5_keyusage usage,
-                               const krb5_crypto_iov *data, size_t num_data,
-                               krb5_boolean *valid, char *why, size_t why_len)
+router_krb_verify_checksum_iov(const router_job *job, krb5_cksumtype cksumtype,
+                               krb5_keyusage usage,
+                               const krb5_crypto_iov *data,
+                               size_t num_data,
+                               krb5_boolean *valid)
 {
+    engine_conn *conn = job->conn;
+    char *why = job->why;
+    size_t why_len = job->why_len;
     struct krb_key k;
     const krb5_crypto_iov *checksum;
     uint8_t *msg = NULL;
     size_t len = 0;
     krb5_error_code ret;
 
-    key_of(id, &k);
+    key_of(job->key, &k);
     if (!usage_served(&k, usage))
         return refuse_usage("verify_checksum_iov", &k, usage, why, why_len);
     ret = verified_checksum_type("verify_checksum_iov", &k, cksumtype, 1, why, why_len);
@@ -620,38 +633,39 @@ router_krb_verify_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *id,
 /* ---- PRF, PRF+ and cf2 ------------------------------------------------------------- */
 
 krb5_error_code
-router_krb_refuse(enum router_krb_refused what, const mpc_kdb_key_id *id, krb5_keyusage usage,
-                  char *why, size_t why_len)
+router_krb_refuse(const router_job *job, enum router_refused what, krb5_keyusage usage)
 {
+    char *why = job->why;
+    size_t why_len = job->why_len;
     struct krb_key k;
 
-    key_of(id, &k);
+    key_of(job->key, &k);
     switch (what) {
-    case ROUTER_KRB_ENCRYPT_IOV:
+    case ROUTER_REFUSED_ENCRYPT_IOV:
         router_set_why(why, why_len, "encrypt_iov with the protected key " KEY_FMT ", usage %d, "
                        "refused: only krb5_c_encrypt is served (krb5kdc never encrypts with "
                        "iovs; GSSAPI does)", KEY_ARGS(&k), (int)usage);
         break;
-    case ROUTER_KRB_DECRYPT_IOV:
+    case ROUTER_REFUSED_DECRYPT_IOV:
         router_set_why(why, why_len, "decrypt_iov with the protected key " KEY_FMT ", usage %d, "
                        "refused: only krb5_c_decrypt is served (krb5kdc never decrypts with "
                        "iovs; GSSAPI does)", KEY_ARGS(&k), (int)usage);
         break;
-    case ROUTER_KRB_PRF:
-    case ROUTER_KRB_PRFPLUS:
+    case ROUTER_REFUSED_PRF:
+    case ROUTER_REFUSED_PRFPLUS:
         router_set_why(why, why_len, "%s with the protected key " KEY_FMT " refused: a "
                        "protected key's PRF output is as good as the key for FAST and is never "
                        "opened (krb5kdc needs it only inside krb5_c_fx_cf2_simple, which the "
-                       "engine serves)", what == ROUTER_KRB_PRF ? "prf" : "prfplus",
+                       "engine serves)", what == ROUTER_REFUSED_PRF ? "prf" : "prfplus",
                        KEY_ARGS(&k));
         break;
-    case ROUTER_KRB_DERIVE_PRFPLUS:
+    case ROUTER_REFUSED_DERIVE_PRFPLUS:
         router_set_why(why, why_len, "derive_prfplus with the protected key " KEY_FMT " refused: "
                        "a key derived from a protected key would leave the engine in clear "
                        "(only the SPAKE preauth mechanism asks for one, and it must stay "
                        "disabled)", KEY_ARGS(&k));
         break;
-    case ROUTER_KRB_INIT_STATE:
+    case ROUTER_REFUSED_INIT_STATE:
     default:
         router_set_why(why, why_len, "init_state with the protected key " KEY_FMT ", usage %d, "
                        "refused: no cipher state is served (krb5kdc passes none with these "
@@ -659,6 +673,14 @@ router_krb_refuse(enum router_krb_refused what, const mpc_kdb_key_id *id, krb5_k
         break;
     }
     return KRB5_CRYPTO_INTERNAL;
+}
+
+/* No cipher state is served: krb5kdc passes none with these keys. */
+krb5_error_code
+router_krb_init_state(const router_job *job, krb5_keyusage usage, krb5_data *new_state)
+{
+    (void)new_state;
+    return router_krb_refuse(job, ROUTER_REFUSED_INIT_STATE, usage);
 }
 
 /* KRB-FX-CF2 (RFC 6113 5.1) with one protected key: random-to-key(PRF+(k1, pepper1) xor

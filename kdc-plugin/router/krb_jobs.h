@@ -7,9 +7,9 @@
  * combined handles of a KRB-FX-CF2 with one of them (kdb/handle.h). What is served and what
  * is refused, and why: krb_jobs.c and kdc-plugin/README.md.
  *
- * Conventions, for every function below: the key is a verified handle for which
- * router_krb_serves() holds; returns 0 or a krb5_error_code and then writes an English reason
- * into why[0..why_len) naming the call, the usage and the key; out-parameters follow
+ * Conventions, for every function below (key_family.h): job->key is a verified handle for
+ * which router_krb_serves() holds; returns 0 or a krb5_error_code and then writes an English
+ * reason into job->why naming the call, the usage and the key; out-parameters follow
  * libk5crypto's own contract for the same entry point (krb5 1.20.1): the caller's buffers
  * for encrypt, decrypt and the _iov checksums (no plaintext left there after a failure),
  * malloc'd contents for make_checksum, freed by the caller as libk5crypto documents.
@@ -23,8 +23,8 @@
 
 #include <krb5/krb5.h>
 
-#include "engine_conn.h"
 #include "handle.h"
+#include "key_family.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,31 +40,25 @@ typedef struct router_key {
  * engine's Kerberos jobs serve. */
 int router_krb_serves(const mpc_kdb_key_id *key);
 
-krb5_error_code router_krb_encrypt(engine_conn *conn, const mpc_kdb_key_id *key,
-                                   krb5_keyusage usage, const krb5_data *cipher_state,
-                                   const krb5_data *input, krb5_enc_data *output,
-                                   char *why, size_t why_len);
-krb5_error_code router_krb_decrypt(engine_conn *conn, const mpc_kdb_key_id *key,
-                                   krb5_keyusage usage, const krb5_data *cipher_state,
-                                   const krb5_enc_data *input, krb5_data *output,
-                                   char *why, size_t why_len);
-krb5_error_code router_krb_make_checksum(engine_conn *conn, const mpc_kdb_key_id *key,
-                                         krb5_cksumtype cksumtype, krb5_keyusage usage,
-                                         const krb5_data *input, krb5_checksum *cksum,
-                                         char *why, size_t why_len);
-krb5_error_code router_krb_verify_checksum(engine_conn *conn, const mpc_kdb_key_id *key,
-                                           krb5_keyusage usage, const krb5_data *data,
-                                           const krb5_checksum *cksum, krb5_boolean *valid,
-                                           char *why, size_t why_len);
-krb5_error_code router_krb_make_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *key,
-                                             krb5_cksumtype cksumtype, krb5_keyusage usage,
-                                             krb5_crypto_iov *data, size_t num_data,
-                                             char *why, size_t why_len);
-krb5_error_code router_krb_verify_checksum_iov(engine_conn *conn, const mpc_kdb_key_id *key,
-                                               krb5_cksumtype cksumtype, krb5_keyusage usage,
+krb5_error_code router_krb_encrypt(const router_job *job, krb5_keyusage usage,
+                                   const krb5_data *cipher_state, const krb5_data *input,
+                                   krb5_enc_data *output);
+krb5_error_code router_krb_decrypt(const router_job *job, krb5_keyusage usage,
+                                   const krb5_data *cipher_state, const krb5_enc_data *input,
+                                   krb5_data *output);
+krb5_error_code router_krb_make_checksum(const router_job *job, krb5_cksumtype cksumtype,
+                                         krb5_keyusage usage, const krb5_data *input,
+                                         krb5_checksum *cksum);
+krb5_error_code router_krb_verify_checksum(const router_job *job, krb5_keyusage usage,
+                                           const krb5_data *data, const krb5_checksum *cksum,
+                                           krb5_boolean *valid);
+krb5_error_code router_krb_make_checksum_iov(const router_job *job, krb5_cksumtype cksumtype,
+                                             krb5_keyusage usage, krb5_crypto_iov *data,
+                                             size_t num_data);
+krb5_error_code router_krb_verify_checksum_iov(const router_job *job, krb5_cksumtype cksumtype,
+                                               krb5_keyusage usage,
                                                const krb5_crypto_iov *data, size_t num_data,
-                                               krb5_boolean *valid, char *why,
-                                               size_t why_len);
+                                               krb5_boolean *valid);
 
 /* KRB-FX-CF2 of k1 and k2 (each a handle of a served enctype or a clear key, exactly one
  * a handle): on success *combined names the handle's stored key with its KRB-FX-CF2 part
@@ -74,18 +68,12 @@ krb5_error_code router_krb_cf2(const router_key *k1, const char *pepper1,
                                const router_key *k2, const char *pepper2,
                                mpc_kdb_key_id *combined, char *why, size_t why_len);
 
-/* Entry points refused with these keys, each saying why and naming the key (usage: that of
- * the call, or -1 for a call without one). */
-enum router_krb_refused {
-    ROUTER_KRB_ENCRYPT_IOV,
-    ROUTER_KRB_DECRYPT_IOV,
-    ROUTER_KRB_PRF,
-    ROUTER_KRB_PRFPLUS,
-    ROUTER_KRB_DERIVE_PRFPLUS,
-    ROUTER_KRB_INIT_STATE
-};
-krb5_error_code router_krb_refuse(enum router_krb_refused what, const mpc_kdb_key_id *key,
-                                  krb5_keyusage usage, char *why, size_t why_len);
+/* The entry points refused with these keys, each saying why and naming the key; init_state
+ * is one of them. */
+krb5_error_code router_krb_refuse(const router_job *job, enum router_refused what,
+                                  krb5_keyusage usage);
+krb5_error_code router_krb_init_state(const router_job *job, krb5_keyusage usage,
+                                      krb5_data *new_state);
 
 #ifdef __cplusplus
 }

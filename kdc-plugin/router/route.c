@@ -16,7 +16,7 @@
 
 #include <openssl/crypto.h>
 
-#include "gcm_jobs.h"
+#include "key_families.h"
 #include "krb_jobs.h"
 #include "krb_rules.h"
 #include "protected_key.h"
@@ -101,78 +101,97 @@ refuse_enctype(const char *op, const mpc_kdb_key_id *key, char *why, size_t why_
     return KRB5_CRYPTO_INTERNAL;
 }
 
+/* One call under a verified handle: its key, this process's engine, the family of keys
+ * serving it (NULL: a verified handle of an enctype no job serves) and the reason of a
+ * refusal. */
+typedef struct route_job {
+    mpc_kdb_key_id id;
+    route_engine engine;
+    const router_family *family;
+    router_job job;
+    char why[ROUTER_MSG_LEN];
+} route_job;
+
+/* Verifies the candidate handle kb and finds its family: 0 with *rj set, or a refusal. */
+static krb5_error_code
+begin(const route_call *call, const krb5_keyblock *kb, route_job *rj)
+{
+    krb5_error_code ret;
+
+    memset(rj, 0, sizeof(*rj));
+    ret = verify(call, kb, &rj->id, &rj->engine);
+    if (ret) {
+        OPENSSL_cleanse(&rj->id, sizeof(rj->id));
+        return ret;
+    }
+    rj->family = router_family_of(&rj->id);
+    rj->job.conn = rj->engine.conn;
+    rj->job.nonces = rj->engine.nonces;
+    rj->job.chain = rj->engine.chain;
+    rj->job.key = &rj->id;
+    rj->job.why = rj->why;
+    rj->job.why_len = sizeof(rj->why);
+    return 0;
+}
+
+/* The call's answer (job_done) once its job returned ret; the key wiped. */
+static krb5_error_code
+end(const route_call *call, route_job *rj, krb5_error_code ret)
+{
+    ret = job_done(call, ret, rj->why);
+    OPENSSL_cleanse(&rj->id, sizeof(rj->id));
+    return ret;
+}
+
+static krb5_error_code
+unserved(route_job *rj, const char *op)
+{
+    return refuse_enctype(op, &rj->id, rj->why, sizeof(rj->why));
+}
+
 /* ---- encryption --------------------------------------------------------------------- */
 
 krb5_error_code
 route_encrypt(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
               const krb5_data *cipher_state, const krb5_data *input, krb5_enc_data *output)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
+    route_job rj;
+    krb5_error_code ret = begin(call, key, &rj);
 
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_encrypt(engine.conn, &id, usage, cipher_state, input, output, why,
-                                     sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_encrypt(engine.conn, engine.nonces, engine.chain, &id, usage,
-                                     cipher_state, input, output, why, sizeof(why));
-        else
-            ret = refuse_enctype("encrypt", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    if (ret)
+        return ret;
+    return end(call, &rj, rj.family != NULL
+                              ? rj.family->encrypt(&rj.job, usage, cipher_state, input, output)
+                              : unserved(&rj, "encrypt"));
 }
 
 krb5_error_code
 route_decrypt(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
               const krb5_data *cipher_state, const krb5_enc_data *input, krb5_data *output)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
+    route_job rj;
+    krb5_error_code ret = begin(call, key, &rj);
 
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_decrypt(engine.conn, &id, usage, cipher_state, input, output, why,
-                                     sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_decrypt(engine.conn, &id, usage, cipher_state, input, output, why,
-                                     sizeof(why));
-        else
-            ret = refuse_enctype("decrypt", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
+    if (ret == 0)
+        ret = end(call, &rj, rj.family != NULL
+                                 ? rj.family->decrypt(&rj.job, usage, cipher_state, input, output)
+                                 : unserved(&rj, "decrypt"));
     return decrypt_done(usage, ret);
 }
 
 /* A call that no job serves for a protected key: the handle is verified as for any other
- * call, then refused with the reason its kind of key gives (usage: the call's, or 0). */
+ * call, then refused with the reason its family gives (usage: the call's, or 0). */
 static krb5_error_code
 refuse_call(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
-            enum router_krb_refused krb_what, enum router_gcm_refused gcm_what, const char *name)
+            enum router_refused what, const char *name)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
+    route_job rj;
+    krb5_error_code ret = begin(call, key, &rj);
 
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_refuse(krb_what, &id, usage, why, sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_refuse(gcm_what, why, sizeof(why));
-        else
-            ret = refuse_enctype(name, &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    if (ret)
+        return ret;
+    return end(call, &rj, rj.family != NULL ? rj.family->refuse(&rj.job, what, usage)
+                                            : unserved(&rj, name));
 }
 
 krb5_error_code
@@ -182,7 +201,7 @@ route_encrypt_iov(const route_call *call, const krb5_keyblock *key, krb5_keyusag
     (void)cipher_state;
     (void)data;
     (void)num_data;
-    return refuse_call(call, key, usage, ROUTER_KRB_ENCRYPT_IOV, ROUTER_GCM_ENCRYPT_IOV, "encrypt_iov");
+    return refuse_call(call, key, usage, ROUTER_REFUSED_ENCRYPT_IOV, "encrypt_iov");
 }
 
 krb5_error_code
@@ -192,7 +211,7 @@ route_decrypt_iov(const route_call *call, const krb5_keyblock *key, krb5_keyusag
     (void)cipher_state;
     (void)data;
     (void)num_data;
-    return refuse_call(call, key, usage, ROUTER_KRB_DECRYPT_IOV, ROUTER_GCM_DECRYPT_IOV, "decrypt_iov");
+    return refuse_call(call, key, usage, ROUTER_REFUSED_DECRYPT_IOV, "decrypt_iov");
 }
 
 /* ---- checksums ---------------------------------------------------------------------- */
@@ -201,54 +220,38 @@ krb5_error_code
 route_make_checksum(const route_call *call, const krb5_keyblock *key, krb5_cksumtype cksumtype,
                     krb5_keyusage usage, const krb5_data *input, krb5_checksum *cksum)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
+    route_job rj;
     krb5_error_code ret;
-    WHY_DECL;
 
     if (cksum != NULL) {
         cksum->length = 0;
         cksum->contents = NULL;
     }
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_make_checksum(engine.conn, &id, cksumtype, usage, input, cksum, why,
-                                           sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_make_checksum(engine.conn, engine.nonces, engine.chain, &id, cksumtype,
-                                           usage, input, cksum, why, sizeof(why));
-        else
-            ret = refuse_enctype("make_checksum", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    ret = begin(call, key, &rj);
+    if (ret)
+        return ret;
+    return end(call, &rj,
+               rj.family != NULL
+                   ? rj.family->make_checksum(&rj.job, cksumtype, usage, input, cksum)
+                   : unserved(&rj, "make_checksum"));
 }
 
 krb5_error_code
 route_verify_checksum(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
                       const krb5_data *data, const krb5_checksum *cksum, krb5_boolean *valid)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
+    route_job rj;
     krb5_error_code ret;
-    WHY_DECL;
 
     if (valid != NULL)
         *valid = FALSE;
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_verify_checksum(engine.conn, &id, usage, data, cksum, valid, why,
-                                             sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_verify_checksum(engine.conn, &id, usage, data, cksum, valid, why,
-                                             sizeof(why));
-        else
-            ret = refuse_enctype("verify_checksum", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    ret = begin(call, key, &rj);
+    if (ret)
+        return ret;
+    return end(call, &rj,
+               rj.family != NULL
+                   ? rj.family->verify_checksum(&rj.job, usage, data, cksum, valid)
+                   : unserved(&rj, "verify_checksum"));
 }
 
 krb5_error_code
@@ -256,25 +259,15 @@ route_make_checksum_iov(const route_call *call, const krb5_keyblock *key,
                         krb5_cksumtype cksumtype, krb5_keyusage usage, krb5_crypto_iov *data,
                         size_t num_data)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
+    route_job rj;
+    krb5_error_code ret = begin(call, key, &rj);
 
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_make_checksum_iov(engine.conn, &id, cksumtype, usage, data, num_data,
-                                               why, sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_make_checksum_iov(engine.conn, engine.nonces, engine.chain, &id,
-                                               cksumtype, usage, data, num_data, why,
-                                               sizeof(why));
-        else
-            ret = refuse_enctype("make_checksum_iov", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    if (ret)
+        return ret;
+    return end(call, &rj,
+               rj.family != NULL
+                   ? rj.family->make_checksum_iov(&rj.job, cksumtype, usage, data, num_data)
+                   : unserved(&rj, "make_checksum_iov"));
 }
 
 krb5_error_code
@@ -282,26 +275,19 @@ route_verify_checksum_iov(const route_call *call, const krb5_keyblock *key,
                           krb5_cksumtype cksumtype, krb5_keyusage usage,
                           const krb5_crypto_iov *data, size_t num_data, krb5_boolean *valid)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
+    route_job rj;
     krb5_error_code ret;
-    WHY_DECL;
 
     if (valid != NULL)
         *valid = FALSE;
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_verify_checksum_iov(engine.conn, &id, cksumtype, usage, data,
-                                                 num_data, valid, why, sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_verify_checksum_iov(engine.conn, &id, cksumtype, usage, data,
-                                                 num_data, valid, why, sizeof(why));
-        else
-            ret = refuse_enctype("verify_checksum_iov", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    ret = begin(call, key, &rj);
+    if (ret)
+        return ret;
+    return end(call, &rj,
+               rj.family != NULL
+                   ? rj.family->verify_checksum_iov(&rj.job, cksumtype, usage, data, num_data,
+                                                    valid)
+                   : unserved(&rj, "verify_checksum_iov"));
 }
 
 /* ---- PRF, cipher state: no job opens a protected key's PRF ------------------------- */
@@ -312,7 +298,7 @@ route_prf(const route_call *call, const krb5_keyblock *key, krb5_data *input,
 {
     (void)input;
     (void)output;
-    return refuse_call(call, key, 0, ROUTER_KRB_PRF, ROUTER_GCM_PRF, "prf");
+    return refuse_call(call, key, 0, ROUTER_REFUSED_PRF, "prf");
 }
 
 krb5_error_code
@@ -321,7 +307,7 @@ route_prfplus(const route_call *call, const krb5_keyblock *key, const krb5_data 
 {
     (void)input;
     (void)output;
-    return refuse_call(call, key, 0, ROUTER_KRB_PRFPLUS, ROUTER_GCM_PRFPLUS, "prfplus");
+    return refuse_call(call, key, 0, ROUTER_REFUSED_PRFPLUS, "prfplus");
 }
 
 krb5_error_code
@@ -332,29 +318,20 @@ route_derive_prfplus(const route_call *call, const krb5_keyblock *key, const krb
     (void)enctype;
     if (out != NULL)
         *out = NULL;
-    return refuse_call(call, key, 0, ROUTER_KRB_DERIVE_PRFPLUS, ROUTER_GCM_DERIVE_PRFPLUS, "derive_prfplus");
+    return refuse_call(call, key, 0, ROUTER_REFUSED_DERIVE_PRFPLUS, "derive_prfplus");
 }
 
 krb5_error_code
 route_init_state(const route_call *call, const krb5_keyblock *key, krb5_keyusage usage,
                  krb5_data *new_state)
 {
-    mpc_kdb_key_id id;
-    route_engine engine;
-    krb5_error_code ret;
-    WHY_DECL;
+    route_job rj;
+    krb5_error_code ret = begin(call, key, &rj);
 
-    ret = verify(call, key, &id, &engine);
-    if (ret == 0) {
-        if (router_krb_serves(&id))
-            ret = router_krb_refuse(ROUTER_KRB_INIT_STATE, &id, usage, why, sizeof(why));
-        else if (router_gcm_serves(&id))
-            ret = router_gcm_init_state(new_state, why, sizeof(why));
-        else
-            ret = refuse_enctype("init_state", &id, why, sizeof(why));
-        ret = job_done(call, ret, why);
-    }
-    return ret;
+    if (ret)
+        return ret;
+    return end(call, &rj, rj.family != NULL ? rj.family->init_state(&rj.job, usage, new_state)
+                                            : unserved(&rj, "init_state"));
 }
 
 krb5_error_code
@@ -453,15 +430,19 @@ route_cf2(const route_call *call, const krb5_keyblock *k1, const char *pepper1,
     }
     /* Handles of the standard enctypes (a user's key in FAST encrypted challenge) with
      * clear keys; the krbtgt key never takes part in a cf2. */
-    if ((rk1.id == NULL || router_krb_serves(rk1.id)) &&
-        (rk2.id == NULL || router_krb_serves(rk2.id)))
+    if ((rk1.id == NULL || router_family_of(rk1.id) == &router_krb_family) &&
+        (rk2.id == NULL || router_family_of(rk2.id) == &router_krb_family))
         ret = router_krb_cf2(&rk1, pepper1, &rk2, pepper2, &combined, why, sizeof(why));
-    else if (rk1.id != NULL && !router_gcm_serves(rk1.id))
+    else if (rk1.id != NULL && router_family_of(rk1.id) == NULL)
         ret = refuse_enctype("fx_cf2_simple", rk1.id, why, sizeof(why));
-    else if (rk2.id != NULL && !router_gcm_serves(rk2.id))
+    else if (rk2.id != NULL && router_family_of(rk2.id) == NULL)
         ret = refuse_enctype("fx_cf2_simple", rk2.id, why, sizeof(why));
-    else
-        ret = router_gcm_refuse(ROUTER_GCM_CF2, why, sizeof(why));
+    else {
+        router_job job = { .key = rk1.id != NULL ? rk1.id : rk2.id, .why = why,
+                           .why_len = sizeof(why) };
+        /* One of the two is the protected krbtgt key. */
+        ret = router_gcm_family.refuse(&job, ROUTER_REFUSED_CF2, 0);
+    }
     if (ret == 0)
         ret = combined_keyblock(call, &combined, out);
     else
