@@ -38,14 +38,6 @@ constexpr std::chrono::milliseconds kSessionCheckInterval{50};
 // After a failed check reported: the servers switch within a heartbeat or two.
 constexpr std::chrono::milliseconds kAfterFailedCheckPause{200};
 
-// A reason the servers keep on one line of their records.
-std::string one_line(const std::string& text) {
-  std::string out = text.substr(0, wire::kMaxExclusionReasonBytes);
-  for (char& c : out)
-    if (c == '\n' || c == '\r') c = ' ';
-  return out;
-}
-
 }  // namespace
 
 wire::RequestId fresh_request_id() {
@@ -297,7 +289,7 @@ bool ClusterClient::report_failed_check(int served_without, const std::string& w
   report.id = fresh_request_id();
   report.action = wire::ExclusionAction::CheckFailed;
   report.party = served_without < 0 ? wire::kServedByAllThree : static_cast<std::uint8_t>(served_without);
-  report.reason = one_line(what);
+  report.reason = wire::one_line_reason(what);
   // The servers that answered the job: a pair's third may be down, and learns of it from the
   // pair's members (node/disputes.hpp).
   std::vector<bool> targets = all_servers();

@@ -131,9 +131,7 @@ wire::Reply Node::answer_failed_check(const wire::ExclusionRequest& request, con
   }
   // Nothing to serve otherwise with: a two-server cluster, or one that serves no pair.
   if (!membership_ || !membership_->two_party_allowed()) return reply;
-  std::string what = request.reason;
-  for (char& c : what)
-    if (c == '\n' || c == '\r') c = ' ';
+  const std::string what = wire::one_line_reason(request.reason);
   const int served = request.party == wire::kServedByAllThree ? -1 : request.party;
   const int serving = membership_->mode() == wire::ClusterMode::Full ? -1 : membership_->missing();
   // Answered Regrouping when another service serves from now on: the client sends its job again.

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -119,6 +120,8 @@ struct GenerateKeyRequest {
 // check that names nobody (node/disputes.hpp).
 enum class ExclusionAction : std::uint8_t { Exclude = 1, Readmit = 2, CheckFailed = 3 };
 inline constexpr std::size_t kMaxExclusionReasonBytes = 200;
+// A reason as the servers keep it in their records: at most kMaxExclusionReasonBytes, one line.
+std::string one_line_reason(std::string_view text);
 inline constexpr std::uint8_t kServedByAllThree = 3;
 struct ExclusionRequest {
   RequestId id{};

@@ -505,6 +505,13 @@ KrbRequest decode_krb(ByteReader& reader, const RequestId& id) {
 
 }  // namespace
 
+std::string one_line_reason(std::string_view text) {
+  std::string out(text.substr(0, kMaxExclusionReasonBytes));
+  for (char& c : out)
+    if (c == '\n' || c == '\r') c = ' ';
+  return out;
+}
+
 std::vector<std::uint8_t> encode_request(const Request& request) {
   std::vector<std::uint8_t> out;
   out.reserve(encoded_request_bytes(request));

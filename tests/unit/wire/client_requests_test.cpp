@@ -116,6 +116,14 @@ TEST(ClientRequest, ExclusionKnownEncodingAndChecks) {
   expect_rejected(report_frame, decode_req);
 }
 
+TEST(ClientRequest, AReasonIsKeptOnOneLineAndWithinItsLimit) {
+  EXPECT_EQ(one_line_reason("tag\nrefused\r\nagain"), "tag refused  again");
+  const std::string reason = one_line_reason(std::string(kMaxExclusionReasonBytes + 7, 'x') + "\n");
+  EXPECT_EQ(reason, std::string(kMaxExclusionReasonBytes, 'x'));
+  EXPECT_NO_THROW(encode_request(ExclusionRequest{make_id(3), ExclusionAction::CheckFailed, 1,
+                                                  one_line_reason(std::string(500, '\n'))}));
+}
+
 TEST(ClientRequest, RejectsBadOperationAndAlgorithm) {
   for (std::uint8_t operation : {0, 4, 0xff}) {
     Bytes frame = request_header(1);
