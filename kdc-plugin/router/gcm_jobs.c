@@ -103,10 +103,59 @@ chained_aad(const uint8_t server_checksum[MPC_KDC_CHECKSUM_LEN], uint8_t out[CHA
     memcpy(out + AAD_HEADER_LEN, server_checksum, MPC_KDC_CHECKSUM_LEN);
 }
 
-/* Checks the served KDC checksum in a round trip of its own (a reopen, or a full open where a
- * server no longer holds its nonce), and empties the chain either way. */
+/* A ticket whose PAC carries a KDC checksum made ahead that failed its check (a server altered
+ * its share): the ticket's plaintext with that checksum replaced by one made now, checked as any
+ * other checksum is (the KDC checksum covers only the server checksum, which is right). The
+ * checksum's 28 random bytes appear once in the EncTicketPart, inside the PAC krb5kdc signed;
+ * anything else leaves the ticket refused. *patched (len bytes) is malloc'd on the first call
+ * and holds the plaintext from then on; the chain is emptied either way. */
 static krb5_error_code
-check_served_apart(engine_conn *conn, checksum_chain *chain, char *why, size_t why_len)
+remake_kdc_checksum(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
+                    const uint8_t *text, size_t len, uint8_t **patched, char *why, size_t why_len)
+{
+    uint8_t aad[CHAINED_AAD_LEN], fresh[MPC_KDC_CHECKSUM_LEN];
+    uint8_t *at, *again;
+    krb5_error_code ret;
+
+    if (*patched == NULL) {
+        *patched = malloc(len != 0 ? len : 1);
+        if (*patched == NULL) {
+            checksum_chain_clear(chain);
+            router_set_why(why, why_len, "out of memory");
+            return ENOMEM;
+        }
+        memcpy(*patched, text, len);
+    }
+    at = memmem(*patched, len, chain->kdc_checksum, MPC_KDC_CHECKSUM_LEN);
+    again = at == NULL ? NULL
+                       : memmem(at + 1, len - (size_t)(at + 1 - *patched), chain->kdc_checksum,
+                                MPC_KDC_CHECKSUM_LEN);
+    if (at == NULL || again != NULL) {
+        checksum_chain_clear(chain);
+        router_set_why(why, why_len, "the PAC's KDC checksum made ahead failed its check (a server "
+                       "altered its share) and is not found once in the ticket: the ticket is "
+                       "refused");
+        return KRB5_CRYPTO_INTERNAL;
+    }
+    chained_aad(chain->server_checksum, aad);
+    ret = gcm_seal(conn, nonces, NULL, &chain->key, NONCE_CHECKSUM, aad, sizeof(aad), NULL, 0, fresh,
+                   NULL, fresh + MPC_KDC_NONCE_LEN, why, why_len);
+    if (ret == 0) {
+        memcpy(at, fresh, sizeof(fresh));
+        router_log(LOG_WARNING, "the PAC's KDC checksum made ahead under %u failed its check (a "
+                   "server altered its share): made again, and the ticket sealed with it", chain->key.kvno);
+    }
+    checksum_chain_clear(chain);
+    OPENSSL_cleanse(fresh, sizeof(fresh));
+    return ret;
+}
+
+/* Checks the served KDC checksum in a round trip of its own (a reopen, or a full open where a
+ * server no longer holds its nonce); a failed check has it made again in the ticket's plaintext
+ * (remake_kdc_checksum). The chain is empty after. */
+static krb5_error_code
+check_served_apart(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain,
+                   const uint8_t *text, size_t len, uint8_t **patched, char *why, size_t why_len)
 {
     uint8_t aad[CHAINED_AAD_LEN];
     krb5_error_code ret;
@@ -114,12 +163,9 @@ check_served_apart(engine_conn *conn, checksum_chain *chain, char *why, size_t w
     chained_aad(chain->server_checksum, aad);
     ret = gcm_open_checksum(conn, &chain->key, aad, sizeof(aad), chain->kdc_checksum,
                         chain->kdc_checksum + MPC_KDC_NONCE_LEN, why, why_len);
+    if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY)
+        return remake_kdc_checksum(conn, nonces, chain, text, len, patched, why, why_len);
     checksum_chain_clear(chain);
-    if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY) {
-        router_set_why(why, why_len, "the PAC's KDC checksum made ahead from the servers' shares "
-                       "failed its check (a server altered its share): the ticket is refused");
-        return KRB5_CRYPTO_INTERNAL;
-    }
     return ret;
 }
 
@@ -139,7 +185,7 @@ gcm_seal(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain, const m
     const int ticket = kind == NONCE_TICKET;
     char name[MPC_KDC_ENGINE_KEY_NAME_LEN];
     uint8_t ticket_key[MPC_KDC_TICKET_KEY_LEN], *full_aad = NULL;
-    uint8_t check_aad[CHAINED_AAD_LEN];
+    uint8_t check_aad[CHAINED_AAD_LEN], *patched = NULL;
     const uint8_t *tag_aad = aad;
     size_t tag_aad_len = aad_len;
     mpc_client *client;
@@ -166,7 +212,7 @@ gcm_seal(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain, const m
      * in this seal's own round trip when it is under the same key, else on its own. */
     if (ticket && chain != NULL && chain->state == CHAIN_SERVED &&
         !checksum_chain_awaits_check(chain, key)) {
-        ret = check_served_apart(conn, chain, why, why_len);
+        ret = check_served_apart(conn, nonces, chain, text, len, &patched, why, why_len);
         if (ret)
             goto cleanup;
     }
@@ -181,7 +227,8 @@ gcm_seal(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain, const m
         if (ret)
             goto cleanup;
         if (ticket) {
-            ret = ticket_key_ctr(ticket_key, text, len, full_aad + aad_len, why, why_len);
+            ret = ticket_key_ctr(ticket_key, patched != NULL ? patched : text, len, full_aad + aad_len,
+                                 why, why_len);
             OPENSSL_cleanse(ticket_key, sizeof(ticket_key));
             if (ret)
                 goto cleanup;
@@ -214,18 +261,30 @@ gcm_seal(engine_conn *conn, nonce_supply *nonces, checksum_chain *chain, const m
             goto cleanup;
         }
         if (checking) {
-            /* MPC_EABORT: the KDC checksum in this ticket is wrong (a server altered its
-             * share). On that and any other failure but a forgotten nonce the ticket does not
-             * leave, so neither does the checksum. A forgotten nonce (either one) has the
-             * check made on its own before the next try. */
-            if (rc != MPC_ENONCE) {
+            checking = 0;
+            if (rc == MPC_EABORT || rc == MPC_EMISMATCH) {
+                /* The KDC checksum in this ticket failed its check, or the client library
+                 * refused the round trip's shares (a server altered its share): the ticket is
+                 * made again with a KDC checksum made now, under a fresh nonce of the service
+                 * that serves from then on. */
+                ret = remake_kdc_checksum(conn, nonces, chain, text, len, &patched, why, why_len);
+                if (ret)
+                    goto cleanup;
+                if (pooled)
+                    nonce_supply_drop(nonces, name, key->kvno, kind);
+                if (attempt + 1 < SEAL_ATTEMPTS)
+                    engine_conn_count_reseal(conn);
+                continue;
+            } else if (rc != MPC_ENONCE) {
+                /* Any other failure: the ticket does not leave, so neither does the checksum. */
                 checksum_chain_clear(chain);
                 break;
+            } else {
+                /* A forgotten nonce (either one): the check is made on its own first. */
+                ret = check_served_apart(conn, nonces, chain, text, len, &patched, why, why_len);
+                if (ret)
+                    goto cleanup;
             }
-            checking = 0;
-            ret = check_served_apart(conn, chain, why, why_len);
-            if (ret)
-                goto cleanup;
         }
         /* The servers forgot the nonce (restart, expiry, eviction): so they forgot the
          * rest of that pool too. A tag the client library refused (its shares disagree: a
@@ -245,6 +304,8 @@ cleanup:
     if (ret != 0 && out_text != NULL && len != 0)
         OPENSSL_cleanse(out_text, len);
     OPENSSL_cleanse(ticket_key, sizeof(ticket_key));
+    if (patched != NULL)
+        router_wipe_free(patched, len);
     free(full_aad);
     return ret;
 }
