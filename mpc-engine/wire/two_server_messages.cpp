@@ -7,7 +7,7 @@ namespace mpc::wire {
 namespace {
 
 constexpr std::uint8_t kVersion = 1;
-enum class Type : std::uint8_t { Announce = 1, Data = 2, Abort = 3 };
+enum class Type : std::uint8_t { Announce = 1, Data = 2, Abort = 3, Started = 4 };
 constexpr std::size_t kMaxReasonBytes = 1024;
 
 }  // namespace
@@ -37,10 +37,13 @@ std::vector<std::uint8_t> encode_two_server(const TwoServerMessage& message) {
           writer.u8(static_cast<std::uint8_t>(Type::Data));
           writer.u64(m.job);
           writer.bytes(m.bytes);
-        } else {
+        } else if constexpr (std::is_same_v<T, TwoServerAbort>) {
           writer.u8(static_cast<std::uint8_t>(Type::Abort));
           writer.u64(m.job);
           writer.short_string(m.reason.substr(0, kMaxReasonBytes));
+        } else {
+          writer.u8(static_cast<std::uint8_t>(Type::Started));
+          writer.u64(m.job);
         }
       },
       message);
@@ -84,6 +87,10 @@ TwoServerMessage decode_two_server(std::span<const std::uint8_t> frame) {
       m.reason = reader.short_string(kMaxReasonBytes);
       reader.expect_end();
       return m;
+    }
+    case Type::Started: {
+      reader.expect_end();
+      return TwoServerStarted{job};
     }
   }
   throw FormatError(Component::Wire, "two-server frame: unknown type " + std::to_string(type));

@@ -5,7 +5,7 @@
 //
 // Party 1 leads: it numbers the jobs and announces each one (Announce); both servers then
 // run the job's protocol over its own byte stream (Data frames of that job, in order);
-// either side may abandon a job (Abort). Job numbers restart at a random 64-bit value when
+// either side may abandon a job (Abort); the follower says when it started (Started). Job numbers restart at a random 64-bit value when
 // the leader starts, so frames of a job from before a restart never match a new one.
 // Numbers with the top bit set are preparation streams (engines/two_party/preparation_header.hpp):
 // party 1 starts them without an Announce, in idle time, to send a Kerberos garbling made
@@ -32,7 +32,8 @@ enum class TwoServerJobKind : std::uint8_t { ClientRequest = 1, LutPreprocessing
 // Body: u8 kind | 32-byte client public key | 16-byte request id | u64 lookup-table pool
 // epoch | u64 pool start | u64 pool entries (lut2: the entries the job uses or fills, numbered
 // within the epoch; else 0) | u64 dealer batch. A new epoch tells the follower to drop its
-// pool: the leader starts one when it starts and whenever a job failed on the follower's side.
+// pool: the leader starts one when it starts, when the follower says it started (Started), and
+// whenever a job failed on the follower's side.
 // For a client request the follower runs the client's own copy of the request; the leader
 // only names it. A preprocessing job has a zero client key and request id. The dealer batch
 // is the id of the batch the lookup-table dealer sent both servers for a preprocessing job
@@ -60,9 +61,16 @@ struct TwoServerAbort {
   std::string reason;
 };
 
+// No body (job 0): the follower's engine started and holds no pool. The leader's pool entries
+// made with it before are gone on its side, so the leader starts a new pool epoch rather than
+// hand out a job's material the follower lacks.
+struct TwoServerStarted {
+  std::uint64_t job = 0;
+};
+
 inline constexpr std::size_t kMaxTwoServerDataBytes = 16u << 20;
 
-using TwoServerMessage = std::variant<TwoServerAnnounce, TwoServerData, TwoServerAbort>;
+using TwoServerMessage = std::variant<TwoServerAnnounce, TwoServerData, TwoServerAbort, TwoServerStarted>;
 
 std::vector<std::uint8_t> encode_two_server(const TwoServerMessage& message);
 // Throws FormatError(Wire) for anything malformed, including trailing bytes.

@@ -391,3 +391,37 @@ def test_a_pair_member_that_shuns_the_returning_server_cannot_keep_the_cluster_d
     time.sleep(1.0)  # and it stays so: nobody flaps back into the pair
     assert cluster.modes() == expected
 
+
+
+# AND material made ahead by a pair's two members is gone on the second member once it starts
+# again, while its leader still holds its part. The second member says it started, and the
+# leader's pool starts afresh: no job takes material the second member lacks (which failed the
+# job after the pool's wait).
+LEADER_STARTS_AFRESH = "the other server started again: the pool starts afresh"
+
+
+@pytest.mark.timeout(300)
+def test_a_pair_whose_second_member_started_again_serves_without_failing_a_job(degraded_cluster, k5):
+    from test_exclusion import ALL_THREE, enrol_keys, served
+    cluster = degraded_cluster
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=60000)
+    try:
+        aes_key, krb = enrol_keys(cluster, admin, engine)
+        served(cluster, k5, aes_key, engine, krb)
+        # The pair of servers 1 and 2 (its leader server 1) makes AND material ahead meanwhile.
+        time.sleep(20)
+        cluster.kill_server(2)
+        cluster.restart_server(2)
+        cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=60)
+        cluster.kill_server(3)
+        cluster.wait_for_modes({1: "two-party without server 3", 2: "two-party without server 3"}, deadline_s=30)
+        for _ in range(3):
+            served(cluster, k5, aes_key, engine, krb)
+        assert cluster.log_events(1, LEADER_STARTS_AFRESH), cluster.log_tail()
+        for party in (1, 2):
+            failed = [event for event in cluster.log_events(party, "job failed") if "pool empty" in event["error"]]
+            assert not failed, failed
+    finally:
+        engine.close()
+        admin.close()

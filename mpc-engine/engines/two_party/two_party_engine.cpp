@@ -68,6 +68,8 @@ TwoPartyEngine::TwoPartyEngine(const node::EngineResources& resources)
   randombytes_buf(&next_job_, sizeof next_job_);
   next_job_ >>= 1;  // room to count up without wrapping
   if (leader() && backend_->wants_preprocessing()) new_pool_epoch();
+  // The follower holds no pool now: the leader must not hand out material made with it before.
+  if (!leader() && backend_->wants_preprocessing()) unsent_.push_back(wire::encode_two_server(wire::TwoServerStarted{}));
   for (std::size_t i = 0; i < kWorkers; ++i) {
     auto worker = std::make_unique<Worker>();
     Worker* raw = worker.get();
@@ -426,6 +428,11 @@ void TwoPartyEngine::handle_peer_frame(std::vector<std::uint8_t> frame) {
       preparations_->post([this, job] { keep_preparation(job); });
   } else if (auto* abort = std::get_if<wire::TwoServerAbort>(&message)) {
     streams_.peer_aborted(abort->job, abort->reason);
+  } else if (std::holds_alternative<wire::TwoServerStarted>(message)) {
+    if (leader() && backend_->wants_preprocessing()) {
+      log_.info("the other server started again: the pool starts afresh");
+      new_pool_epoch();
+    }
   } else if (auto* announce = std::get_if<wire::TwoServerAnnounce>(&message)) {
     if (leader()) {
       log_.warn("announcement from the follower ignored", {{"job", announce->job}});

@@ -37,6 +37,13 @@ TEST(TwoServerMessages, RoundTrip) {
   const auto abort_back = std::get<TwoServerAbort>(decode_two_server(encode_two_server(abort)));
   EXPECT_EQ(abort_back.job, 99u);
   EXPECT_EQ(abort_back.reason, abort.reason);
+
+  const std::vector<std::uint8_t> started = encode_two_server(TwoServerStarted{});
+  EXPECT_EQ(started, (std::vector<std::uint8_t>{1, 4, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_TRUE(std::holds_alternative<TwoServerStarted>(decode_two_server(started)));
+  auto started_trailing = started;
+  started_trailing.push_back(0);
+  EXPECT_THROW((void)decode_two_server(started_trailing), mpc::FormatError);
 }
 
 TEST(TwoServerMessages, MalformedFramesAreRefused) {
