@@ -237,11 +237,11 @@ engine_conn_note(engine_conn *conn, int rc, const char *why)
 {
     pthread_mutex_lock(&conn->lock);
     if (rc == MPC_EUNREACHABLE) {
-        if (conn->unreachable_until_ms == 0)
-            router_metrics_unreachable_period(conn->metrics);
+        router_metrics_engine_unreachable(conn->metrics);
         conn->unreachable_until_ms = router_now_ms() + conn->opt.unreachable_retry_ms;
         snprintf(conn->unreachable_reason, sizeof(conn->unreachable_reason), "%s", why);
     } else if (rc == MPC_OK) {
+        router_metrics_engine_reached(conn->metrics);
         conn->unreachable_until_ms = 0;
     }
     pthread_mutex_unlock(&conn->lock);

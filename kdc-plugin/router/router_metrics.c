@@ -131,10 +131,22 @@ router_metrics_failed_fast(router_metrics *metrics)
 }
 
 void
-router_metrics_unreachable_period(router_metrics *metrics)
+router_metrics_engine_unreachable(router_metrics *metrics)
 {
-    if (metrics != NULL)
+    uint64_t reached = 0;
+
+    if (metrics != NULL &&
+        __atomic_compare_exchange_n(&metrics->page->engine_unreachable, &reached, 1, 0,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         add(&metrics->page->unreachable_periods, 1);
+}
+
+void
+router_metrics_engine_reached(router_metrics *metrics)
+{
+    /* Read first: a store on every call would bounce the line between the workers. */
+    if (metrics != NULL && __atomic_load_n(&metrics->page->engine_unreachable, __ATOMIC_RELAXED) != 0)
+        __atomic_store_n(&metrics->page->engine_unreachable, 0, __ATOMIC_RELAXED);
 }
 
 void

@@ -37,8 +37,13 @@ void router_metrics_call(router_metrics *metrics, enum router_op op, int rc, uin
 /* A call refused at once while the engine was marked unreachable. */
 void router_metrics_failed_fast(router_metrics *metrics);
 
-/* The engine found unreachable after it had answered. */
-void router_metrics_unreachable_period(router_metrics *metrics);
+/* A call found the engine unreachable: a new period when the last call of any worker of the
+ * host had reached it. Host-wide, so that a worker idle between two outages still counts the
+ * second. */
+void router_metrics_engine_unreachable(router_metrics *metrics);
+
+/* A call reached the engine (an answer, whatever its verdict): the period, if any, is over. */
+void router_metrics_engine_reached(router_metrics *metrics);
 
 /* A seal tried again under a fresh nonce. */
 void router_metrics_reseal(router_metrics *metrics);

@@ -62,13 +62,17 @@ typedef struct router_metrics_page {
     uint64_t latency_buckets[ROUTER_OP_COUNT][ROUTER_LATENCY_BUCKETS];
     uint64_t latency_sum_us[ROUTER_OP_COUNT];
     uint64_t failed_fast;          /* calls refused at once while the engine was marked unreachable */
-    uint64_t unreachable_periods;  /* times a call found the engine unreachable after it had answered */
+    uint64_t unreachable_periods;  /* times a call found the engine unreachable after the last call
+                                    * of any worker had reached it (outages seen by this host) */
     uint64_t reseals;              /* seals tried again under a fresh nonce (the servers no longer knew
                                     * the pooled one: a server restarted or the cluster regrouped) */
     struct router_worker_pools {
         uint64_t pid;              /* the worker's; 0: a free slot */
         uint64_t pooled[ROUTER_POOL_COUNT];
     } workers[ROUTER_METRICS_WORKERS];
+    /* 1 from a call that found the engine unreachable to the next call of any worker that
+     * reached it. Last in the page, so that a file of the layout before it only grows. */
+    uint64_t engine_unreachable;
 } router_metrics_page;
 
 #ifdef __cplusplus

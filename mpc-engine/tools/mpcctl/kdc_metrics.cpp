@@ -103,7 +103,7 @@ std::string render(const router_metrics_page& page) {
          "# TYPE mpc_kdc_router_workers gauge\n"
          "mpc_kdc_router_workers "
       << workers << "\n";
-  out << "# HELP mpc_kdc_engine_unreachable_periods_total Times a call found the engine unreachable after it had answered.\n"
+  out << "# HELP mpc_kdc_engine_unreachable_periods_total Times a call found the engine unreachable after the last call of any worker had reached it.\n"
          "# TYPE mpc_kdc_engine_unreachable_periods_total counter\n"
          "mpc_kdc_engine_unreachable_periods_total "
       << page.unreachable_periods << "\n";

@@ -323,6 +323,8 @@ def test_the_router_counts_its_engine_calls_across_workers(realm, tmp_path):
     ticket tag; each operation's latency histogram counts every call; an outage shows as
     unreachable calls, a period of them and calls failed at once; `--out` writes the same
     text whole; nothing names a principal or a key."""
+    # A worker maps the file at its first engine call: one login makes it, run alone too.
+    assert_login(realm, kinit(realm, "ann", PASSWORDS["ann"], cache(realm, "metered-first.cc")), "kinit ann")
     before = router_metrics(realm)
     for attempt in range(WORKERS):
         assert_login(realm, kinit(realm, "ann", PASSWORDS["ann"], cache(realm, f"metered-{attempt}.cc")), "kinit ann")
