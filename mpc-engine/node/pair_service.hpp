@@ -3,8 +3,10 @@
 // Replicated sharing already gives any two servers the key: party i holds x_i and
 // a_i = x_{i-1} ^ v, so the pair (i, i+1) holds x_i and a_{i+1} = x_i ^ v, two XOR shares of v.
 // The pair runs the two-party engine between them on those halves, i as its party 1 (the
-// garbler and leader) and i+1 as its party 2. Nothing is dealt, converted or written: each
-// server cuts its half out of the share it already holds, in memory, when a job needs it.
+// garbler and leader) and i+1 as its party 2. No share is converted or written: each server
+// cuts its half out of the share it already holds, in memory, when a job needs it, and the
+// checks that hold each member to its half are those the third server dealt while all three
+// served (node/pair_check_keeper.hpp).
 //
 // The engine sees a host of its own (PairHost): the halves as key material, its two parties
 // numbered 0 and 1, and its frames wrapped (wire::wrap_degraded) so the shell tells them from
