@@ -57,6 +57,7 @@ demo: build
 bench: build
 	@/usr/bin/python3 tests/bench/run_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/data_plane_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@/usr/bin/python3 tests/bench/core_scaling_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/active_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/two_server_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/kdc_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks

@@ -13,7 +13,7 @@
 #   build-gpu-carry/run_on_gpu.sh run [STEP...]
 #       On the GPU machine, from the repository root: the carried script finds its binaries
 #       beside it. STEPs (default: info host tests racecheck synccheck memcheck bench):
-#         info       nvidia-smi, compute-sanitizer and nvcc versions
+#         info       nvidia-smi, compute-sanitizer and nvcc versions, the CPUs' topology
 #         host       cuda_host_tests (the CPU emulation; must pass everywhere)
 #         tests      cuda_gpu_tests, batches of at most $MPC_GPU_TEST_MAX_INSTANCES (default
 #                    100003; set it empty for everything, up to 1,000,003 instances)
@@ -27,6 +27,10 @@
 #         engine     tests/bench/data_plane_bench.py against the carried engine: data links
 #                    against CurveZMQ at 1, 2, 4, ... and every core ($ENGINE_ARGS), its
 #                    data-plane.{json,md,png} into $OUT
+#         scaling    tests/bench/core_scaling_bench.py: the evaluator alone, one copy per CPU,
+#                    passive and active, by batch size and hyper-thread siblings, core-scaling.json
+#         active     tests/bench/active_bench.py --no-logins: active against passive on every
+#                    core ($ACTIVE_ARGS; default four client threads per core), active.{json,md}
 #       Logs go to $OUT (or build-gpu/results when OUT is unset): one file per step plus
 #       summary.txt and bench.json (where only eight files come back, run six steps at a
 #       time). Each step is stopped after $STEP_TIMEOUT seconds (default 3600), the three
@@ -122,7 +126,7 @@ run() {
   for step in "${steps[@]}"; do
     case $step in
       info)
-        run_step info bash -c 'nvidia-smi; compute-sanitizer --version; nvcc --version; uname -a; nproc; free -g' || failed=1 ;;
+        run_step info bash -c 'nvidia-smi; compute-sanitizer --version; nvcc --version; uname -a; nproc; free -g; lscpu' || failed=1 ;;
       host)
         run_step host "$host_tests" || failed=1 ;;
       tests)
@@ -149,6 +153,13 @@ run() {
         # shellcheck disable=SC2086
         MPC_COMMIT="${commit:-unknown}" run_step engine python3 "$ROOT/tests/bench/data_plane_bench.py" \
           --build-dir "$CARRY/engine" --out "$OUT" ${ENGINE_ARGS:-} || failed=1 ;;
+      scaling)
+        MPC_COMMIT="${commit:-unknown}" run_step scaling python3 "$ROOT/tests/bench/core_scaling_bench.py" \
+          --build-dir "$CARRY/engine" --out "$OUT" || failed=1 ;;
+      active)
+        # shellcheck disable=SC2086
+        MPC_COMMIT="${commit:-unknown}" run_step active python3 "$ROOT/tests/bench/active_bench.py" --build-dir "$CARRY/engine" --out "$OUT" \
+          --no-logins ${ACTIVE_ARGS:---threads $(( $(nproc) * 4 ))} || failed=1 ;;
       ncu)
         # shellcheck disable=SC2086
         run_step ncu ncu ${NCU_ARGS:---kernel-name regex:staged_pass_kernel --launch-skip 200 --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats --section LaunchStats} \
@@ -164,5 +175,5 @@ run() {
 case ${1:-} in
   package) package ;;
   run) shift; run "$@" ;;
-  *) die "usage: cuda/run_on_gpu.sh package | run [info|host|tests|racecheck|synccheck|memcheck|bench|before|ncu|engine ...]" ;;
+  *) die "usage: cuda/run_on_gpu.sh package | run [info|host|tests|racecheck|synccheck|memcheck|bench|before|ncu|engine|scaling|active ...]" ;;
 esac

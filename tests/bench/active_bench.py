@@ -35,9 +35,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
 
-import kdc_bench  # noqa: E402
 import mpc_cluster  # noqa: E402
-from protected_kdc import ProtectedRealm  # noqa: E402
 from run_bench import machine, mpc_bench  # noqa: E402
 
 KEY = ("bench/active", 1, "aes128")
@@ -93,8 +91,9 @@ def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int, thre
     }
 
 
-def measure_logins(cluster: mpc_cluster.Cluster, realm: ProtectedRealm, build: Path) -> dict:
+def measure_logins(cluster: mpc_cluster.Cluster, realm, build: Path) -> dict:
     """AS and TGS exchanges against the protected KDC, sequential, and the servers' CPU."""
+    import kdc_bench  # the KDC's tools: only where logins are measured
     realm.start_kdc()
     try:
         kdc_bench.kdc_load(build, realm, "as", 10)  # warm-up: nonce pools, connections
@@ -168,6 +167,8 @@ def main() -> int:
     parser.add_argument("--single-jobs", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2, help="passive/active turns, medians kept")
     parser.add_argument("--threads", type=int, default=2, help="client threads of the throughput measurement")
+    parser.add_argument("--limits", default="", metavar="NAME=N[,NAME=N]",
+                        help="[limits] every server runs with in both modes, e.g. max_batch_blocks=4096")
     parser.add_argument("--no-logins", action="store_true",
                         help="the engine alone, for a machine without MIT krb5's KDC")
     args = parser.parse_args()
@@ -178,10 +179,19 @@ def main() -> int:
     login_runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory(prefix="mpc-active-bench-") as tmp:
         cluster = mpc_cluster.start_cluster(Path(tmp) / "c")
-        realm = None if args.no_logins else ProtectedRealm(Path(tmp) / "realm", cluster, enrol_users=True)
+        realm = None
+        if not args.no_logins:
+            # Here, not at the top: a machine without the KDC's Python packages runs --no-logins.
+            import kdc_bench
+            from protected_kdc import ProtectedRealm
+            realm = ProtectedRealm(Path(tmp) / "realm", cluster, enrol_users=True)
         try:
             cluster.import_key(*KEY)
             cluster.wait_until_serving(KEY)
+            for item in filter(None, args.limits.split(",")):
+                name, value = item.split("=")
+                for party in cluster.parties:  # read at the restart of the first switch
+                    cluster.set_server_table_setting(party, "limits", name, int(value))
             if realm:
                 kdc_bench.prepare(realm)
                 realm.protect()

@@ -47,6 +47,10 @@ THREAD_KINDS = ("batch worker", "data lane in", "mpc-server", "ZMQbg/IO")
 SINGLE_BLOCK_JOBS = 200
 ALG = "aes128"
 KEY = ("bench/aes128", 1, ALG)
+# The servers' default max_batch_blocks: the in-process evaluation the servers are compared
+# with runs batches of this size (a 65,536-block batch outgrows a core's caches and scales
+# worse on many cores than the servers' own batches do).
+SERVER_BATCH_BLOCKS = 8192
 
 
 def core_sets() -> list[list[int]]:
@@ -65,7 +69,7 @@ def client_threads(cores: int) -> int:
     return max(THROUGHPUT_THREADS, cores)
 
 
-def local_scaling(build: Path, sets: list[list[int]]) -> dict:
+def local_scaling(build: Path, sets: list[list[int]], batch_blocks: int) -> dict:
     """The evaluator alone on N cores at once: N copies of the in-process evaluation, one pinned to
     each core, run together. Their sum is what the cores themselves give (shared caches, memory,
     hyper-threads, clock), the reference for the servers' scaling beside it."""
@@ -73,7 +77,7 @@ def local_scaling(build: Path, sets: list[list[int]]) -> dict:
     rates = {}
     for cpus in sets:
         copies = [subprocess.Popen(["taskset", "-c", str(cpu), str(binary), "--local", "--alg", ALG, "--sbox",
-                                    "and32", "--blocks", str(THROUGHPUT_BLOCKS), "--repeat", "8"],
+                                    "and32", "--blocks", str(batch_blocks), "--repeat", str(2**19 // batch_blocks)],
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for cpu in cpus]
         outputs = [copy.communicate(timeout=300)[0] for copy in copies]
         rates[str(len(cpus))] = sum(json.loads(out.strip().splitlines()[-1])["blocks_per_s"] for out in outputs)
@@ -87,10 +91,14 @@ def link_rates(build: Path) -> dict:
     return json.loads(output)
 
 
-def start_cluster(root: Path, transport: str, cpus: list[int]) -> mpc_cluster.Cluster:
+def start_cluster(root: Path, transport: str, cpus: list[int], limits: dict[str, int] | None = None
+                  ) -> mpc_cluster.Cluster:
     cluster = mpc_cluster.Cluster(root)
     cluster.mpcctl("cluster", "init", "--dir", str(cluster.dir), "--base-port", str(cluster.base_port),
                    "--security", "passive", "--data-links", "on" if transport == "data links" else "off")
+    for name, value in (limits or {}).items():
+        for party in (1, 2, 3):
+            cluster.set_server_table_setting(party, "limits", name, value)
     # Servers and their threads inherit the affinity of the process that starts them.
     subprocess.run(["taskset", "-c", ",".join(str(cpu) for cpu in cpus), str(mpc_cluster.mpcctl_binary()),
                     "cluster", "start", "--dir", str(cluster.dir), "--server-binary",
@@ -148,9 +156,11 @@ def measure(cluster: mpc_cluster.Cluster, seconds: float, threads: int) -> dict:
     }
 
 
-def run_configuration(workdir: Path, transport: str, cpus: list[int], seconds: float, round_: int) -> dict:
-    root = workdir / f"{transport.replace(' ', '-')}-{len(cpus)}-{round_}"
-    cluster = start_cluster(root, transport, cpus)
+def run_configuration(workdir: Path, transport: str, cpus: list[int], seconds: float, round_: int,
+                      limits: dict[str, int] | None = None) -> dict:
+    label = "-".join(f"{name}{value}" for name, value in (limits or {}).items())
+    root = workdir / f"{transport.replace(' ', '-')}-{len(cpus)}-{round_}{'-' + label if label else ''}"
+    cluster = start_cluster(root, transport, cpus, limits)
     try:
         return measure(cluster, seconds, client_threads(len(cpus)))
     finally:
@@ -195,7 +205,9 @@ def markdown(report: dict) -> str:
         "",
         f"Run {report['date']} on {m.get('cpu', 'unknown CPU')}, {m.get('nproc')} CPUs, Linux {m.get('kernel')}; "
         f"commit {m.get('commit', 'unknown')}. Three servers on one machine over loopback, pinned to the cores "
-        f"shown (the client is not), passive security, AES-128; clients: {THROUGHPUT_THREADS} threads, or one per "
+        f"shown (the client is not), passive security, AES-128"
+        + "".join(f", {name} = {value}" for name, value in report.get("limits", {}).items())
+        + f"; clients: {THROUGHPUT_THREADS} threads, or one per "
         f"server core where there are more, each with {THROUGHPUT_BLOCKS:,}-block jobs; the best of "
         f"{report.get('rounds', 2)} interleaved runs.",
         "",
@@ -212,6 +224,15 @@ def markdown(report: dict) -> str:
                 f"{e['single_block_ms']['p50']:.2f} / {e['single_block_ms']['p99']:.2f} | "
                 f"{fmt(e['server_cpu_us_per_block'], 2)} | {'n/a' if share is None else f'{100 * share:.0f} %'} | "
                 f"{fmt(e.get('bits_per_and_per_party'), 3)} |")
+    standard = {f"{transport}, {count}" for count in counts for transport in TRANSPORTS}
+    for key in (key for key in s if key not in standard):  # --limits variants: "data links, N, limits"
+        e, share = s[key], s[key].get("transport_share_of_cpu")
+        count, transport_and_limits = key.split(", ")[1], "data links, " + key.split(", ", 2)[2]
+        lines.append(
+            f"| {count} | {transport_and_limits} | {fmt(e['blocks_per_s'])} | "
+            f"{e['single_block_ms']['p50']:.2f} / {e['single_block_ms']['p99']:.2f} | "
+            f"{fmt(e['server_cpu_us_per_block'], 2)} | {'n/a' if share is None else f'{100 * share:.0f} %'} | "
+            f"{fmt(e.get('bits_per_and_per_party'), 3)} |")
     ratios = [f"{count} core{'s' if count > 1 else ''}: "
               f"{s[f'data links, {count}']['blocks_per_s'] / max(1, s[f'curvezmq, {count}']['blocks_per_s']):.2f}"
               for count in counts]
@@ -232,7 +253,9 @@ def markdown(report: dict) -> str:
         "- The evaluator alone, one in-process copy pinned to each core, all at once (what the cores give "
         "without servers or links): " + "; ".join(
             f"{count}: {fmt(local_rates.get(str(count)))}" for count in counts) + " blocks/s.",
-        f"- The same 65,536-block batch, three parties in one process without a network: "
+        f"- The same circuit in {report.get('local_batch_blocks', SERVER_BATCH_BLOCKS):,}-block batches (the "
+        "servers' max_batch_blocks), three parties in "
+        "one process without a network: "
         f"{fmt(local['blocks_per_s'])} blocks/s on one core, {1e6 * local['cpu_seconds_per_block']:.2f} us of CPU "
         "per block; the transport's share is 1 - that / the servers' CPU per block (everything outside the "
         "evaluator: link ciphers, sockets, threads, batching, inputs, outputs and the client's replies).",
@@ -249,12 +272,13 @@ def markdown(report: dict) -> str:
         "| servers' cores | transport | " + " | ".join(THREAD_KINDS) + " | other |",
         "|---:|---|" + "---:|" * (len(THREAD_KINDS) + 1),
     ]
-    for count in counts:
-        for transport in TRANSPORTS:
-            by_thread = s[f"{transport}, {count}"].get("server_cpu_us_per_block_by_thread", {})
-            kinds = [sum(us for name, us in by_thread.items() if name.startswith(kind)) for kind in THREAD_KINDS]
-            other = sum(by_thread.values()) - sum(kinds)
-            lines.append(f"| {count} | {transport} | " + " | ".join(f"{us:.2f}" for us in kinds) + f" | {other:.2f} |")
+    rows = [(count, transport, f"{transport}, {count}") for count in counts for transport in TRANSPORTS]
+    rows += [(key.split(", ")[1], "data links, " + key.split(", ", 2)[2], key) for key in s if key not in standard]
+    for count, label, key in rows:
+        by_thread = s[key].get("server_cpu_us_per_block_by_thread", {})
+        kinds = [sum(us for name, us in by_thread.items() if name.startswith(kind)) for kind in THREAD_KINDS]
+        other = sum(by_thread.values()) - sum(kinds)
+        lines.append(f"| {count} | {label} | " + " | ".join(f"{us:.2f}" for us in kinds) + f" | {other:.2f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -288,7 +312,18 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=8.0, help="duration of each throughput run")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved runs of each configuration (the best counts)")
     parser.add_argument("--quick", action="store_true", help="short runs, one round, for a smoke test")
+    parser.add_argument("--cores", type=lambda text: [int(n) for n in text.split(",")],
+                        help="core counts to measure (default 1, 2, 4, ... and every core)")
+    parser.add_argument("--limits", action="append", default=[], metavar="NAME=N[,NAME=N]",
+                        help="also run data links on the most cores with these [limits] in every server "
+                             "(repeatable: one variant each), e.g. workers=5 or max_batch_blocks=4096")
+    parser.add_argument("--all-limits", default="", metavar="NAME=N[,NAME=N]",
+                        help="[limits] every cluster of the run gets (variants add theirs)")
     args = parser.parse_args()
+    base_limits = dict((name, int(value)) for name, value in (item.split("=") for item in
+                                                              filter(None, args.all_limits.split(","))))
+    variants = [dict((name, int(value)) for name, value in (item.split("=") for item in text.split(",")))
+                for text in args.limits]
 
     build = Path(args.build_dir).resolve()
     os.environ["MPC_BUILD_DIR"] = str(build)
@@ -296,16 +331,20 @@ def main() -> int:
     seconds = 3.0 if args.quick else args.seconds
     rounds = 1 if args.quick else max(1, args.rounds)
     sets = core_sets()
+    if args.cores:
+        sets = [cpus for cpus in sets if len(cpus) in args.cores] or sets
     report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "machine": machine(), "core_counts": [len(cpus) for cpus in sets], "quick": args.quick,
-              "rounds": rounds}
+              "rounds": rounds, "limits": base_limits}
+    batch_blocks = base_limits.get("max_batch_blocks", SERVER_BATCH_BLOCKS)
+    report["local_batch_blocks"] = batch_blocks
     print("data_plane_bench: in-process evaluation and link ciphers", file=sys.stderr)
     report["local"] = json.loads(subprocess.run(
         ["taskset", "-c", str(sets[0][0]), str(build / "mpc-engine" / "tools" / "bench" / "mpc-bench"), "--local",
-         "--alg", ALG, "--sbox", "and32", "--blocks", str(THROUGHPUT_BLOCKS), "--repeat", "4"],
+         "--alg", ALG, "--sbox", "and32", "--blocks", str(batch_blocks), "--repeat", str(2**18 // batch_blocks)],
         capture_output=True, text=True, check=True, timeout=300).stdout.strip().splitlines()[-1])
     report["link_rates"] = link_rates(build)
-    report["local_scaling_blocks_per_s"] = local_scaling(build, sets)
+    report["local_scaling_blocks_per_s"] = local_scaling(build, sets, batch_blocks)
 
     workdir = Path(tempfile.mkdtemp(prefix="mpc-data-plane-"))
     runs: dict[str, list[dict]] = {}
@@ -315,7 +354,13 @@ def main() -> int:
                 for transport in TRANSPORTS:
                     print(f"data_plane_bench: {transport}, {len(cpus)} cores, round {round_ + 1}", file=sys.stderr)
                     runs.setdefault(f"{transport}, {len(cpus)}", []).append(
-                        run_configuration(workdir, transport, cpus, seconds, round_))
+                        run_configuration(workdir, transport, cpus, seconds, round_, base_limits))
+            for limits in variants:
+                label = ", ".join(f"{name} = {value}" for name, value in limits.items())
+                print(f"data_plane_bench: data links, {len(sets[-1])} cores, {label}, round {round_ + 1}",
+                      file=sys.stderr)
+                runs.setdefault(f"data links, {len(sets[-1])}, {label}", []).append(
+                    run_configuration(workdir, "data links", sets[-1], seconds, round_, {**base_limits, **limits}))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report["runs"] = runs

@@ -39,7 +39,7 @@ import mpc_cluster  # noqa: E402  (after the path set-up)
 
 ALGORITHMS = ("aes128", "aes256")
 THROUGHPUT_THREADS = 4
-THROUGHPUT_BLOCKS = 65536         # four server batches of the default max_batch_blocks (16,384)
+THROUGHPUT_BLOCKS = 65536         # eight server batches of the default max_batch_blocks (8,192)
 SINGLE_BLOCK_JOBS = 300
 BATCH_SIZES = ((1000, 40), (10000, 15), (100000, 6))  # (blocks per job, jobs)
 BENCH_TIMEOUT_MS = 60000          # the bench's own client timeout: big jobs queue behind each other
@@ -98,6 +98,11 @@ def machine() -> dict:
         info["memory_gib"] = round(int(re.search(r"MemTotal:\s+(\d+)", meminfo).group(1)) / 2**20, 1)
     except (OSError, AttributeError):
         pass
+    # Binaries carried to another machine name their own commit (cuda/run_on_gpu.sh sets it): the
+    # tree there may be a copy whose history is not the one they were built from.
+    if os.environ.get("MPC_COMMIT"):
+        info["commit"] = os.environ["MPC_COMMIT"]
+        return info
     try:
         info["commit"] = run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], 10).strip()
         dirty = run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], 10).strip()
