@@ -159,7 +159,7 @@ struct PeerSettings {
 };
 
 struct ServerLimits {
-  std::uint32_t max_batch_blocks = 16384;
+  std::uint32_t max_batch_blocks = 8192;
   std::uint32_t max_job_blocks = 1u << 20;
   std::uint32_t max_pending_jobs = 4096;
   std::chrono::milliseconds peer_timeout{1000};

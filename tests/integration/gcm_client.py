@@ -33,7 +33,7 @@ KEY = ("gcm/krbtgt", 7, "aes256-gcm")
 NONCE_BYTES = 12
 TAG_BYTES = 16
 MAX_HASH_BLOCKS = 1024
-DEFAULT_MAX_BATCH_BLOCKS = 16384
+DEFAULT_MAX_BATCH_BLOCKS = 8192
 
 
 class GcmError(ClientCallError):

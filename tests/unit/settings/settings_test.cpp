@@ -328,7 +328,7 @@ TEST_F(SettingsTest, BadServerValuesAreRejected) {
       {"peer_timeout_ms = 600001", "peer_timeout_ms"},
       {"job_wait_ms = -5", "job_wait_ms"},
       {"sbox = \"fast\"", "auto, and32, depth4"},
-      {"latency_batch_blocks = 16385", "between 0 and 16384"},
+      {"latency_batch_blocks = 8193", "between 0 and 8192"},
       {"max_batch_blocks = 64\nlatency_batch_blocks = 128", "between 0 and 64"},
       {"peer_timeout_ms = 1.5", "must be an integer"},
       {"gcm_nonce_ttl_s = 0", "between 1 and 604800"},
