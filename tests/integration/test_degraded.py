@@ -22,6 +22,7 @@ import local_masks
 import mpc_cluster
 import gcm_client as gcm
 from raw_frames import REGROUPING, client_for, compute_ctr, parse_reply
+from service_checks import enrol_keys, served
 from krb_client import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
                            check_cf2_jobs, k5, wait_until_krb_serving)
 
@@ -407,7 +408,6 @@ LEADER_STARTS_AFRESH = "the other server started again: the pool starts afresh"
 
 @pytest.mark.timeout(300)
 def test_a_pair_whose_second_member_started_again_serves_without_failing_a_job(degraded_cluster, k5):
-    from test_exclusion import ALL_THREE, enrol_keys, served
     cluster = degraded_cluster
     admin = Engine(cluster.admin_config)
     engine = Engine(cluster.compute_config, timeout_ms=60000)

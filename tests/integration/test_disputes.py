@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 import gcm_client as gcm
 from krb_client import Engine, k5  # noqa: F401 (k5: a fixture)
-from test_exclusion import ALL_THREE, enrol_keys, jobs_of, served, status_lines
+from service_checks import ALL_THREE, enrol_keys, jobs_of, served, status_lines
 
 # Alters the AND shares of three-party service and the openings of the pair's authenticated
 # garbling, in every job and every preprocessing batch: a server deviating wherever it serves.
@@ -26,7 +26,7 @@ MOST_ABORTED_JOBS = 12
 
 @pytest.fixture
 def enrolled(degraded_cluster):
-    """A cluster of two-party degraded service with the keys of test_exclusion enrolled: the
+    """A cluster of two-party degraded service with service_checks' two keys enrolled: the
     cluster, the compute engine, the aes256 key and the Kerberos key."""
     admin = Engine(degraded_cluster.admin_config)
     engine = Engine(degraded_cluster.compute_config, timeout_ms=60000)
