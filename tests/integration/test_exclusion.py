@@ -15,6 +15,7 @@ import pytest
 from krb_client import Engine, KrbError, k5  # noqa: F401 (k5: a fixture)
 from service_checks import ALL_THREE, enrol_keys, jobs_of, served, status_lines
 
+
 @pytest.mark.timeout(300)
 def test_an_excluded_server_stays_out_until_an_operator_readmits_it(degraded_cluster, k5):
     cluster = degraded_cluster
