@@ -4,6 +4,7 @@ keystream job and a Kerberos checksum come out right against OpenSSL and libk5cr
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 
@@ -45,3 +46,17 @@ def enrol_keys(cluster, admin: Engine, engine: Engine) -> tuple[bytes, dict]:
     wait_until_krb_serving(engine, krb["id"])
     cluster.wait_for_modes(ALL_THREE)
     return aes_key, krb
+
+
+@contextlib.contextmanager
+def keys_enrolled(cluster):
+    """Engines of the cluster's admin and compute keys and enrol_keys' two keys, served by all
+    three: (admin, engine, aes_key, krb); the engines are closed when the block ends."""
+    admin = Engine(cluster.admin_config)
+    engine = Engine(cluster.compute_config, timeout_ms=60000)
+    try:
+        aes_key, krb = enrol_keys(cluster, admin, engine)
+        yield admin, engine, aes_key, krb
+    finally:
+        engine.close()
+        admin.close()

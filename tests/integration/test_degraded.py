@@ -22,7 +22,7 @@ import local_masks
 import mpc_cluster
 import gcm_client as gcm
 from raw_frames import REGROUPING, client_for, compute_ctr, parse_reply
-from service_checks import enrol_keys, served
+from service_checks import keys_enrolled, served
 from krb_client import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
                            check_cf2_jobs, k5, wait_until_krb_serving)
 
@@ -409,10 +409,7 @@ LEADER_STARTS_AFRESH = "the other server started again: the pool starts afresh"
 @pytest.mark.timeout(300)
 def test_a_pair_whose_second_member_started_again_serves_without_failing_a_job(degraded_cluster, k5):
     cluster = degraded_cluster
-    admin = Engine(cluster.admin_config)
-    engine = Engine(cluster.compute_config, timeout_ms=60000)
-    try:
-        aes_key, krb = enrol_keys(cluster, admin, engine)
+    with keys_enrolled(cluster) as (admin, engine, aes_key, krb):
         served(cluster, k5, aes_key, engine, krb)
         # The pair of servers 1 and 2 (its leader server 1) makes AND material ahead meanwhile.
         time.sleep(20)
@@ -427,6 +424,3 @@ def test_a_pair_whose_second_member_started_again_serves_without_failing_a_job(d
         for party in (1, 2):
             failed = [event for event in cluster.log_events(party, "job failed") if "pool empty" in event["error"]]
             assert not failed, failed
-    finally:
-        engine.close()
-        admin.close()

@@ -13,8 +13,8 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 import gcm_client as gcm
-from krb_client import Engine, k5  # noqa: F401 (k5: a fixture)
-from service_checks import ALL_THREE, enrol_keys, jobs_of, served, status_lines
+from krb_client import k5  # noqa: F401 (k5: a fixture)
+from service_checks import ALL_THREE, jobs_of, keys_enrolled, served, status_lines
 
 # Alters the AND shares of three-party service and the openings of the pair's authenticated
 # garbling, in every job and every preprocessing batch: a server deviating wherever it serves.
@@ -28,14 +28,8 @@ MOST_ABORTED_JOBS = 12
 def enrolled(degraded_cluster):
     """A cluster of two-party degraded service with service_checks' two keys enrolled: the
     cluster, the compute engine, the aes256 key and the Kerberos key."""
-    admin = Engine(degraded_cluster.admin_config)
-    engine = Engine(degraded_cluster.compute_config, timeout_ms=60000)
-    try:
-        aes_key, krb = enrol_keys(degraded_cluster, admin, engine)
+    with keys_enrolled(degraded_cluster) as (_, engine, aes_key, krb):
         yield degraded_cluster, engine, aes_key, krb
-    finally:
-        engine.close()
-        admin.close()
 
 
 def readmitted(cluster, k5, aes_key, engine, krb, party: int) -> None:

@@ -12,17 +12,14 @@ import secrets
 
 import pytest
 
-from krb_client import Engine, KrbError, k5  # noqa: F401 (k5: a fixture)
-from service_checks import ALL_THREE, enrol_keys, jobs_of, served, status_lines
+from krb_client import KrbError, k5  # noqa: F401 (k5: a fixture)
+from service_checks import ALL_THREE, jobs_of, keys_enrolled, served, status_lines
 
 
 @pytest.mark.timeout(300)
 def test_an_excluded_server_stays_out_until_an_operator_readmits_it(degraded_cluster, k5):
     cluster = degraded_cluster
-    admin = Engine(cluster.admin_config)
-    engine = Engine(cluster.compute_config, timeout_ms=60000)
-    try:
-        aes_key, krb = enrol_keys(cluster, admin, engine)
+    with keys_enrolled(cluster) as (admin, engine, aes_key, krb):
         served(cluster, k5, aes_key, engine, krb)
 
         # Only an admin key excludes; a reason is needed.
@@ -70,18 +67,12 @@ def test_an_excluded_server_stays_out_until_an_operator_readmits_it(degraded_clu
         assert jobs_of(cluster, 3) > 0
         assert all("excluded none" in line for line in status_lines(cluster).values())
         admin.import_key("excl/new", 1, krb["id"][2], secrets.token_bytes(16))
-    finally:
-        engine.close()
-        admin.close()
 
 
 @pytest.mark.timeout(300)
 def test_a_server_that_missed_the_word_follows_both_peers(degraded_cluster, k5):
     cluster = degraded_cluster
-    admin = Engine(cluster.admin_config)
-    engine = Engine(cluster.compute_config, timeout_ms=60000)
-    try:
-        aes_key, krb = enrol_keys(cluster, admin, engine)
+    with keys_enrolled(cluster) as (admin, engine, aes_key, krb):
 
         # Server 1 is down when the operator excludes server 2: mpcctl says it is not done, but
         # server 3 and server 2 itself took it. Server 1, started again, follows both.
@@ -104,6 +95,3 @@ def test_a_server_that_missed_the_word_follows_both_peers(degraded_cluster, k5):
         cluster.wait_for_modes(ALL_THREE, deadline_s=30)
         assert cluster.log_events(3, "readmission taken from both peers")
         served(cluster, k5, aes_key, engine, krb)
-    finally:
-        engine.close()
-        admin.close()
