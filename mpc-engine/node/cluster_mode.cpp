@@ -3,6 +3,7 @@
 // membership.hpp, pair_service.hpp).
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
@@ -95,6 +96,21 @@ bool Node::keep_alive() {
   }
   follow_disputes(now);
   if (!pending_change_) pending_change_ = membership_->update(now);
+#if defined(MPC_FAULT_INJECTION)
+  // A host starved under load while it computes a key: once a batch computing a key generation
+  // has started here, the shell stalls N ms (no hello, no frame), as the batch's worker does
+  // (engines/three_party/batch_worker.cpp): its peers switch to the pair without it while the
+  // three still compute the key.
+  if (const auto stall_ms = fault::armed("stall-generation")) {
+    static bool stalled = false;
+    if (!stalled && std::any_of(live_.begin(), live_.end(), [&](const auto& job) {
+          return job.second.kind == JobKind::KeyGeneration && engine_->computing(job.first);
+        })) {
+      stalled = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(*stall_ms));
+    }
+  }
+#endif
   if (membership_->heartbeat_due(now) || membership_->hello_changed(now)) send_hello(now);
   return !pending_change_;
 }
@@ -131,7 +147,12 @@ void Node::switch_mode(const ModeChange& change) {
   live.reserve(live_.size());
   for (const auto& [key, request] : live_) live.push_back(key);
   for (const auto& key : live) {
-    if (!live_.at(key).held) (void)active().abandon(key);
+    const Live& job = live_.at(key);
+    // A key generation (three-party service only) that a batch computes already is left to the
+    // batch, which all three run to its end: a server that gave it up here would store no share
+    // while the others store theirs, and the client's rollback would spend the key's id.
+    if (!job.held && job.kind == JobKind::KeyGeneration && engine_->computing(key)) continue;
+    if (!job.held) (void)active().abandon(key);
     give_up(key, wire::Status::Regrouping, "the cluster switched to " + mode + ": send the request again", false);
   }
   deadlines_.clear();

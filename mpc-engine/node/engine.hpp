@@ -150,6 +150,16 @@ class Engine {
   virtual void admit(ClientJob job) = 0;
   // Gives up a job that no batch has named (the leader refused it): true if it held it.
   virtual bool abandon(const JobKey& key) = 0;
+  // Whether a batch that names the job has started here: it then runs to its end whatever the
+  // cluster's mode becomes, and answers the job itself (computed, or failed).
+  virtual bool computing(const JobKey& key) const {
+    (void)key;
+    return false;
+  }
+  // Takes what batches already running have computed and answers their jobs, starting
+  // nothing: the shell calls it on the engine of a service it left while jobs kept at the
+  // switch (computing()) still run there.
+  virtual void finish_running() {}
   // A frame from a peer server that is not the shell's.
   virtual void take_peer_frame(PeerEnvelope envelope) = 0;
   // One turn of work: starts what can start, answers what finished, expires what is stale.

@@ -195,6 +195,7 @@ void Node::run(const std::atomic<bool>& stop) {
     pass_deadlines(now);
     active().step(now);
     for (Engine* standing : standing_pairs()) standing->step(now);
+    if (pair_ != nullptr) engine_->finish_running();
     flush_notes(now);
     if (now - last_housekeeping > std::chrono::seconds(1)) {
       ledger_.expire(now);

@@ -14,10 +14,13 @@ the client. What is asserted:
   (this cluster generates its ticket keys; other keys import as before), a server down (the pair that
   serves changes no key), a two-server cluster (it generates none), and a server that deviates
   in the computation (verification failed, no server stores a share, the next generation
-  with honest servers works).
+  with honest servers works);
+- two servers that switch to a pair while the three compute a key still store their shares:
+  the key is on all three, not rolled back.
 """
 from __future__ import annotations
 
+import json
 import secrets
 import time
 
@@ -242,6 +245,44 @@ def test_a_deviating_server_stores_nothing_and_honest_servers_generate_after(clu
     assert done.returncode == 0, done.stderr
     key, material, _ = generated_key(cluster, name, 2)
     assert material[240:256] == aes_block(key, bytes(16))
+
+
+def log_events(cluster: mpc_cluster.Cluster, party: int) -> list[dict]:
+    events = []
+    for line in (cluster.server_dir(party) / "server.log").read_text().splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
+
+
+@pytest.mark.timeout(400)
+def test_servers_that_switch_to_a_pair_during_a_generation_all_store_its_key(cluster):
+    """Server 1 stalls for 1.5 s once its batch computing a key starts (its shell and its
+    worker, as a host starved under load): servers 2 and 3 hear nothing from it and switch to
+    the pair without it during the batch, which then goes on.
+    None of them gives up a generation its batch computes, so each stores its share and the
+    first call succeeds. (A server that gave the running job up stored nothing while server 1
+    stored its share: the client rolled the key back, and the id was spent.)"""
+    name = "keygen/mid-switch"
+    cluster.kill_server(1)
+    cluster.restart_server(1, fault="stall-generation=1500")
+    try:
+        cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=60)
+        done = generate_once_all_serve(cluster, name, 1)
+        assert done.returncode == 0, done.stderr
+        for party in (2, 3):
+            events = log_events(cluster, party)
+            switched = [e["ts"] for e in events if e.get("mode") == "two-party service without server 1"]
+            generated = [e["ts"] for e in events if e.get("event") == "key generated" and name in e.get("key", "")]
+            assert generated and switched and switched[-1] < generated[-1], (party, switched, generated)
+        key, material, _ = generated_key(cluster, name, 1)
+        assert material[240:256] == aes_block(key, bytes(16))
+    finally:
+        cluster.kill_server(1)
+        cluster.restart_server(1)
+    cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=60)
 
 
 def test_two_servers_generate_no_key(tmp_path):

@@ -296,6 +296,15 @@ void BatchWorker::run() {
         error = failure.what();
         log_.error("batch circuit not built", {{"sequence", task.header.sequence}, {"error", error}});
       }
+#if defined(MPC_FAULT_INJECTION)
+      // A host starved under load while it computes a key: its worker stalls N ms before the
+      // first layer, as its shell does (node/cluster_mode.cpp), so that its peers switch to the
+      // pair without it while the batch still runs.
+      if (const auto stall_ms = fault::armed("stall-generation")) {
+        static std::atomic<bool> stalled{false};
+        if (!stalled.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(*stall_ms));
+      }
+#endif
     } else if (!task.program && task.krb_circuits != nullptr) {
       try {
         task.program = task.krb_circuits->program(task.header.circuit, task.header.data_bytes, task.header.krb_combine);

@@ -210,6 +210,11 @@ Job ThreePartyEngine::make_generation_job(const node::ClientJob& client_job) con
 
 bool ThreePartyEngine::abandon(const node::JobKey& key) { return jobs_.erase(key) != 0; }
 
+bool ThreePartyEngine::computing(const node::JobKey& key) const {
+  const auto it = jobs_.find(key);
+  return it != jobs_.end() && it->second.in_batch;
+}
+
 namespace {
 
 // The AAD of a chained tag with zeros where the first tag goes: prefix || N || 0^16.

@@ -55,6 +55,7 @@ struct Job {
   SecretBytes generated;               // KeyGeneration: x || a of the new key's material, raw
   std::uint32_t blocks_done = 0;       // instances evaluated
   std::uint32_t blocks_scheduled = 0;  // leader: instances already placed in batches
+  bool in_batch = false;               // a batch naming it has started here
   std::chrono::steady_clock::time_point arrived;
 };
 

@@ -406,6 +406,7 @@ void ThreePartyEngine::start_batch(const wire::BatchHeader& header, BatchWorker*
       refuse_misfit(header, slice, "the batch");
       return;
     }
+    it->second.in_batch = true;
     task.slices.push_back(std::move(input));
   }
   const BatchTag tag{header.epoch, header.sequence};

@@ -77,6 +77,8 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   std::optional<node::Refusal> check(const node::ClientJob& job) override;
   void admit(node::ClientJob job) override;
   bool abandon(const node::JobKey& key) override;
+  bool computing(const node::JobKey& key) const override;
+  void finish_running() override { collect_results(); }
   void take_peer_frame(node::PeerEnvelope envelope) override;
   void step(std::chrono::steady_clock::time_point now) override;
   std::chrono::milliseconds idle_wait() const override;
