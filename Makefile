@@ -64,6 +64,7 @@ bench: build
 	@/usr/bin/python3 tests/bench/kdc_user_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/degraded_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/metrics_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@/usr/bin/python3 tests/bench/benchmarks_page.py
 
 # Login storms, stock krb5kdc against the protected KDC (tests/load/storm.py); the short
 # form runs in `make test` (tests/integration/kdc/test_storm.py).
@@ -73,15 +74,18 @@ storm: build
 # Minutes of logins against the protected KDC with one engine server restarted midway.
 soak: build
 	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
+	@/usr/bin/python3 tests/bench/benchmarks_page.py
 
 # The same with each engine server deviating in every job for a while instead of down.
 soak-deviating: build
 	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks \
 	  --deviate and-share-bit=2,auth2-step=0,garbled-table-bits=300000 $(SOAK_ARGS)
+	@/usr/bin/python3 tests/bench/benchmarks_page.py
 
 # One storm per fault hook of the test server, each server deviating with it in turn.
 soak-deviations: build
 	@/usr/bin/python3 tests/load/deviations.py --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
+	@/usr/bin/python3 tests/bench/benchmarks_page.py
 
 # Debian packages mpc-server and mpc-kdc-plugin in $(BUILD_DIR)/packages (packaging/).
 packages: build
