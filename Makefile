@@ -9,7 +9,7 @@ STORM_ARGS ?=
 SOAK_ARGS ?=
 FUZZERS := fuzz_bristol fuzz_client_request fuzz_client_reply fuzz_peer_message fuzz_settings
 
-.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench storm soak soak-deviating soak-deviations clean \
+.PHONY: all deps build test unit-test integration-test fuzz-build fuzz-short fuzz demo bench bench-links storm soak soak-deviating soak-deviations clean \
   packages packages-upgrade packages-check ansible-venv lint-ansible rollout-test
 
 all: build
@@ -64,6 +64,12 @@ bench: build
 	@/usr/bin/python3 tests/bench/kdc_user_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/degraded_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/metrics_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@/usr/bin/python3 tests/bench/benchmarks_page.py
+
+# The engine with every link between servers shaped to a rate and a round trip
+# (tests/bench/links_bench.py, through mpc-link-emulator).
+bench-links: build
+	@/usr/bin/python3 tests/bench/links_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
 	@/usr/bin/python3 tests/bench/benchmarks_page.py
 
 # Login storms, stock krb5kdc against the protected KDC (tests/load/storm.py); the short

@@ -141,6 +141,8 @@ SECTIONS = [
      render_active),
     ("Active against passive on the 16-core host", "active-16-cores", "cuda/run_on_gpu.sh run active",
      render_active),
+    ("The engine on shaped links: rate and round trip between servers", "links",
+     "make bench-links (tests/bench/links_bench.py)", None),
     ("Two servers: garbled circuits and lookup tables", "two-server",
      "make bench (tests/bench/two_server_bench.py)", None),
     ("KDC with a protected krbtgt key, side by side with the stock KDC", "kdc",
