@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The engine on links of a given rate and latency: every link between two servers (the peer
-link and the data lanes) goes through mpc-link-emulator, which gives each direction R Mbit/s
-and a one-way delay of RTT / 2. The client's links stay on loopback (a KDC beside a server).
+"""The engine on links of a given rate and latency: every link between two hosts goes through
+mpc-link-emulator, which gives each direction R Mbit/s and a one-way delay of RTT / 2. The
+hosts: the three servers (peer links and data lanes between them) and a fourth, the KDC's,
+whose client links (the KDC router's, and the benchmark client's in its place) reach each
+server over a link of its own.
 
 For loopback and each shaped link (1 and 10 Gbit/s; 0.2 and 2 ms round trip):
 - AES-128 with passive and active security in turn: throughput (client threads x
@@ -69,10 +71,11 @@ def free_ports(count: int) -> int:
     raise RuntimeError("no free port range for the relays")
 
 
-def route_servers_through(cluster: mpc_cluster.Cluster, first_port: int) -> list[str]:
-    """Points every server at its peers' relays instead of their ports: the routes, LINK names
-    "i>j" for connections from server i to server j (both directions of one pair of servers
-    share that pair's link in the emulator)."""
+def route_through(cluster: mpc_cluster.Cluster, first_port: int) -> list[str]:
+    """Points every server at its peers' relays instead of their ports, and every client
+    configuration at relays to the servers: the routes, LINK names "i>j" for connections from
+    server i to server j (both directions of one pair of servers share that pair's link in the
+    emulator) and "k>i" from the KDC's host to server i."""
     routes = []
     port = first_port
     for party in (1, 2, 3):
@@ -88,6 +91,19 @@ def route_servers_through(cluster: mpc_cluster.Cluster, first_port: int) -> list
                                     f'{field} = "tcp://127.0.0.1:{port}"', peers_text)
                 port += 1
         path.write_text(head + "[[peers]]" + peers_text)
+    to_servers = {}  # a server's port -> the relay on the KDC host's link to it
+    for config in (cluster.compute_config, cluster.enrol_config, cluster.admin_config):
+        text = config.read_text()
+        for server in tomllib.loads(text)["servers"]:
+            for field in ("endpoint", "data_endpoint"):
+                target = int(server[field].rsplit(":", 1)[1])
+                if target not in to_servers:
+                    to_servers[target] = port
+                    routes.append(f"k>{server['party']}:{port}:{target}")
+                    port += 1
+                text = re.sub(rf'(?m)^{field} = "tcp://127\.0\.0\.1:{target}"$',
+                              f'{field} = "tcp://127.0.0.1:{to_servers[target]}"', text)
+        config.write_text(text)
     return routes
 
 
@@ -106,7 +122,7 @@ def start(root: Path, security: str, rate_mbit: float | None, rtt_ms: float | No
         cluster.set_client_timeout(config, BENCH_TIMEOUT_MS)
     emulator = None
     if rate_mbit is not None:
-        routes = route_servers_through(cluster, free_ports(12))
+        routes = route_through(cluster, free_ports(18))
         emulator = subprocess.Popen([str(emulator_binary()), "--delay-us", str(round(rtt_ms * 500)),
                                      "--rate-mbit", str(rate_mbit),
                                      *[arg for route in routes for arg in ("--route", route)]],
@@ -171,7 +187,10 @@ def measure_logins(cluster: mpc_cluster.Cluster, root: Path, build: Path, rtt_ms
     realm.mpcctl_kdc("protect", "--all-users")
     realm.start_kdc()
     try:
-        kdc_bench.kdc_load(build, realm, "as", 2)  # warm-up: nonce pools, connections, circuits
+        # Warm-up: nonce pools, connections, each circuit's first compilation and the garblings
+        # prepared ahead of each shape (a first TGS exchange takes about a second more).
+        for mode in ("as", "tgs"):
+            kdc_bench.kdc_load(build, realm, mode, 3)
         result = {"sequential": sequential, "in_flight_run": throughput}
         for mode in ("as", "tgs"):
             load = kdc_bench.kdc_load(build, realm, mode, sequential)
@@ -293,8 +312,9 @@ def main() -> int:
         "# The engine on shaped links\n\n"
         f"Run {report['date']} on {info.get('cpu')}, {info.get('nproc')} cores, {info.get('simd_path')} path; "
         f"commit {info.get('commit')}. Three servers on one host; every link between two servers through "
-        "mpc-link-emulator (each direction of a pair of servers carries the rate; the delay is half the round "
-        "trip), the client on loopback. Data links (AES-256-GCM) between servers, CurveZMQ for the client. "
+        "mpc-link-emulator, as is the link from the KDC's host (the KDC, and the benchmark client in its place) to "
+        "each server: each direction of a link carries the rate, the delay is half the round trip. Data links "
+        "(AES-256-GCM) between servers and from the client, CurveZMQ for requests. "
         f"Throughput: {THROUGHPUT_THREADS} client threads x {THROUGHPUT_BLOCKS:,}-block jobs, AES-128 (32-AND "
         "S-box); the ceiling is the link's rate over the payload bytes each server sends per block. Written by "
         "tests/bench/links_bench.py (`make bench-links`).\n\n" + table(report) +
