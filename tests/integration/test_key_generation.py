@@ -16,12 +16,15 @@ the client. What is asserted:
   in the computation (verification failed, no server stores a share, the next generation
   with honest servers works);
 - two servers that switch to a pair while the three compute a key still store their shares:
-  the key is on all three, not rolled back.
+  the key is on all three, not rolled back; with the third server killed meanwhile instead,
+  the call fails soon with a clear error and nothing is stored.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import secrets
+import subprocess
 import time
 
 import pytest
@@ -283,6 +286,50 @@ def test_servers_that_switch_to_a_pair_during_a_generation_all_store_its_key(clu
         cluster.kill_server(1)
         cluster.restart_server(1)
     cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=60)
+
+
+@pytest.mark.timeout(400)
+def test_a_server_killed_during_a_generation_fails_it_soon_and_stores_nothing(cluster):
+    """The same stall, but server 1 is killed during it: the batch the other two keep at their
+    switch to the pair fails as server 1's links close, the call fails with a clear error well
+    within its timeout (no server waits for a batch that cannot end), and no server stores a
+    share of the key."""
+    name = "keygen/killed"
+    cluster.kill_server(1)
+    cluster.restart_server(1, fault="stall-generation=3000")
+    try:
+        # Past peer_down, the others have seen server 1 go whether or not it is back yet: the
+        # modes then say whether it has been taken in again.
+        time.sleep(1.0)
+        cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=60)
+        started = time.monotonic()
+        since = log_time_now()
+        job = subprocess.Popen([str(mpc_cluster.mpcctl_binary()), "key", "generate", "--cluster",
+                                str(cluster.admin_config), *cluster.key_args(name, 1, "aes256-gcm")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not any(e.get("event") == "cluster mode changed" and e.get("mode") == "two-party service without server 1"
+                      and e["ts"] > since for e in log_events(cluster, 2)):
+            assert time.monotonic() < deadline, "servers 2 and 3 never served without server 1"
+            time.sleep(0.05)
+        cluster.kill_server(1)
+        try:
+            _, stderr = job.communicate(timeout=120)
+        finally:
+            job.kill()
+        took = time.monotonic() - started
+        assert job.returncode != 0, stderr
+        assert "all three servers" in stderr or "regrouping" in stderr or "unreachable" in stderr, stderr
+        assert took < 60, f"the call took {took:.0f} s"
+        assert all(share is None for share in shares_of(cluster, name, 1))
+    finally:
+        cluster.restart_server(1)
+    cluster.wait_for_modes({1: "three-party", 2: "three-party", 3: "three-party"}, deadline_s=60)
+
+
+def log_time_now() -> str:
+    """Now, as the servers' logs write time (UTC, microseconds), for comparing with theirs."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def test_two_servers_generate_no_key(tmp_path):
