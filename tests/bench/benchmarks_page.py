@@ -4,8 +4,8 @@ in a fixed order, each with the machine and commit it ran on, its table, and its
 
 The tables are the ones each benchmark wrote next to its JSON in the same run (`make bench`,
 `make soak`, `cuda/run_on_gpu.sh run ...`); a result kept as JSON alone (a run on another
-machine) is rendered here from its JSON. Dated runs with their analysis are in
-docs/benchmarks-history.md. `make bench` runs this last; `--check` (run by `make test`) fails
+machine) is rendered here from its JSON; earlier runs, with what they showed, are in the
+page's history in git. `make bench` runs this last; `--check` (run by `make test`) fails
 when the page is not what the files in docs/benchmarks/ give, so it cannot drift from them.
 
 Usage: benchmarks_page.py [--dir docs/benchmarks] [--page docs/benchmarks.md] [--check]
@@ -26,8 +26,8 @@ The current result of each benchmark, generated from `docs/benchmarks/` by
 `tests/bench/benchmarks_page.py` (run by `make bench`; `make test` checks that this page is
 what those files give). Each section names the machine, the commit and the command that
 measured it; say which SIMD path ran (AVX-512, or AVX2 without it) with any figure you quote.
-Dated runs, with what they showed and what was changed after, are in
-[benchmarks-history.md](benchmarks-history.md).
+Earlier runs, with what they showed and what was changed after them, are in this page's
+history in git.
 
 Every link is encrypted and authenticated in every run (CurveZMQ, or AES-256-GCM data links
 between servers); nothing is measured with encryption off. All three servers share one host

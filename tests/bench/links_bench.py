@@ -138,6 +138,19 @@ def start(root: Path, security: str, rate_mbit: float | None, rtt_ms: float | No
     return cluster, emulator
 
 
+def on_cluster(root: Path, security: str, rate_mbit: float | None, rtt_ms: float | None,
+               krb_evaluation: str | None, measure_with) -> dict:
+    """measure_with(cluster, emulator, root) on a cluster started for it and stopped after; a
+    configuration that fails is reported as such, and the others still run."""
+    cluster, emulator = start(root, security, rate_mbit, rtt_ms, krb_evaluation)
+    try:
+        return measure_with(cluster, emulator, root)
+    except (SystemExit, RuntimeError, subprocess.SubprocessError) as failure:
+        return {"error": str(failure)[:2000]}
+    finally:
+        stop(cluster, emulator)
+
+
 def stop(cluster: mpc_cluster.Cluster, emulator) -> None:
     cluster.stop()
     if emulator:
@@ -275,35 +288,24 @@ def main() -> int:
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": machine(), "client_threads": THROUGHPUT_THREADS, "job_blocks": THROUGHPUT_BLOCKS,
               "runs": [], "logins": []}
+    build = Path(args.build_dir).resolve()
     with tempfile.TemporaryDirectory(prefix="mpc-links-") as workdir:
         for name, rate, rtt in LINKS:
             if name not in wanted:
                 continue
+            slug = re.sub(r"[^0-9a-z]+", "-", name.lower())
+            link = {"link": name, "rate_mbit": rate, "rtt_ms": rtt}
             for security in ([] if args.no_aes else MODES):
-                root = Path(workdir) / f"{re.sub(r'[^0-9a-z]+', '-', name.lower())}-{security}"
-                cluster, emulator = start(root, security, rate, rtt)
-                try:
-                    run = measure(cluster, emulator, args.seconds, args.single_jobs)
-                except (RuntimeError, subprocess.SubprocessError) as failure:
-                    run = {"error": str(failure)[:2000]}
-                finally:
-                    stop(cluster, emulator)
-                run.update({"link": name, "rate_mbit": rate, "rtt_ms": rtt, "security": security})
-                report["runs"].append(run)
-                print(json.dumps(run), flush=True)
+                run = on_cluster(Path(workdir) / f"{slug}-{security}", security, rate, rtt, None,
+                                 lambda cluster, emulator, root: measure(cluster, emulator, args.seconds,
+                                                                         args.single_jobs))
+                report["runs"].append({**run, **link, "security": security})
+                print(json.dumps(report["runs"][-1]), flush=True)
             for evaluation in ([] if args.no_logins else args.krb_evaluations.split(",")):
-                root = Path(workdir) / f"{re.sub(r'[^0-9a-z]+', '-', name.lower())}-logins-{evaluation}"
-                cluster, emulator = start(root, "active", rate, rtt, evaluation)
-                try:
-                    run = measure_logins(cluster, root, Path(args.build_dir).resolve(), rtt)
-                except (SystemExit, RuntimeError, subprocess.SubprocessError) as failure:
-                    # A configuration that fails is reported as such; the others still run.
-                    run = {"error": str(failure)[:2000]}
-                finally:
-                    stop(cluster, emulator)
-                run.update({"link": name, "rate_mbit": rate, "rtt_ms": rtt, "krb_evaluation": evaluation})
-                report["logins"].append(run)
-                print(json.dumps(run), flush=True)
+                run = on_cluster(Path(workdir) / f"{slug}-logins-{evaluation}", "active", rate, rtt, evaluation,
+                                 lambda cluster, emulator, root: measure_logins(cluster, root, build, rtt))
+                report["logins"].append({**run, **link, "krb_evaluation": evaluation})
+                print(json.dumps(report["logins"][-1]), flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "links.json").write_text(json.dumps(report, indent=2) + "\n")
