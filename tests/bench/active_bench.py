@@ -231,14 +231,18 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "active.json").write_text(json.dumps(results, indent=2) + "\n")
-    text = table(results)
-    (out / "active.md").write_text(
+    write_markdown(results, out / "active.md")
+    print(table(results))
+    return 0
+
+
+def write_markdown(results: dict, path: Path) -> None:
+    """The tables of `results` with their machine and commit, as docs/benchmarks.md takes them."""
+    path.write_text(
         "# Active security against passive, side by side\n\n"
         f"Machine: {results['machine'].get('cpu')}, {results['machine'].get('nproc')} cores; commit "
         f"{results['machine'].get('commit')}. All three servers on one host; layer messages and garbled tables on data links (AES-256-GCM), client and control links on CurveZMQ. "
-        "Written by tests/bench/active_bench.py (`make bench`).\n\n" + text + "\n")
-    print(text)
-    return 0
+        "Written by tests/bench/active_bench.py (`make bench`).\n\n" + table(results) + "\n")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 in a fixed order, each with the machine and commit it ran on, its table, and its JSON.
 
 The tables are the ones each benchmark wrote next to its JSON in the same run (`make bench`,
-`make soak`, `cuda/run_on_gpu.sh run ...`); a result kept as JSON alone (a run on another
-machine) is rendered here from its JSON; earlier runs, with what they showed, are in the
+`make soak`, `cuda/run_on_gpu.sh run ...`, by the benchmark's own table function); the GPU
+record and the soaks, which keep JSON alone, are rendered here from it; earlier runs, with what they showed, are in the
 page's history in git. `make bench` runs this last; `--check` (run by `make test`) fails
 when the page is not what the files in docs/benchmarks/ give, so it cannot drift from them.
 
@@ -63,34 +63,6 @@ def machine_of(report: dict) -> str:
     return "; ".join(parts)
 
 
-def render_active(report: dict) -> str:
-    modes = report["modes"]
-    lines = [f"Machine: {machine_of(report)}. Written by tests/bench/active_bench.py.", "",
-             "| AES-128 keystream | passive | active | active / passive |", "|---|---:|---:|---:|"]
-    passive, active = modes["passive"], modes["active"]
-    lines.append(f"| throughput, blocks/s ({report.get('client_threads', '?')} client threads) | "
-                 f"{passive['throughput_blocks_per_s']:,.0f} | {active['throughput_blocks_per_s']:,.0f} | "
-                 f"{report['throughput_ratio']:.3f} |")
-    lines.append(f"| single block p50, ms | {passive['single_block_ms']['p50']:.2f} | "
-                 f"{active['single_block_ms']['p50']:.2f} | +{report['single_block_added_ms']:.2f} ms |")
-    return "\n".join(lines)
-
-
-def render_core_scaling(report: dict) -> str:
-    topology = report["topology"]
-    single = {(run["security"], run["batch_blocks"]): run["blocks_per_s"]
-              for run in report["runs"] if run["copies"] == 1}
-    lines = [f"Machine: {machine_of(report)}; {topology['cpus']} CPUs, {topology['physical_cores']} physical "
-             "cores. Copies of the three parties in one process, each pinned to a core, no network. "
-             "Written by tests/bench/core_scaling_bench.py.", "",
-             "| security | batch blocks | copies | blocks/s | x one copy |", "|---|---:|---:|---:|---:|"]
-    for run in report["runs"]:
-        base = single[(run["security"], run["batch_blocks"])]
-        lines.append(f"| {run['security']} | {run['batch_blocks']:,} | {run['copies']} | "
-                     f"{run['blocks_per_s']:,.0f} | {run['blocks_per_s'] / base:.2f} |")
-    return "\n".join(lines)
-
-
 def render_gpu(report: dict) -> str:
     lines = [report["about"], "",
              "| device | date | commit | AES-128 AND gates/s per party | of the memory floor | three parties on one GPU |",
@@ -133,14 +105,11 @@ SECTIONS = [
      "cuda/run_on_gpu.sh run engine", None),
     ("Batch size on the 16-core host", "data-plane-16-cores-batch-size",
      "data_plane_bench.py --limits on the 16-core host", None),
-    ("The evaluator alone on every core", "core-scaling", "make bench (tests/bench/core_scaling_bench.py)",
-     render_core_scaling),
+    ("The evaluator alone on every core", "core-scaling", "make bench (tests/bench/core_scaling_bench.py)", None),
     ("The evaluator alone on every core of the 16-core host", "core-scaling-16-cores",
-     "cuda/run_on_gpu.sh run scaling", render_core_scaling),
-    ("Active security against passive, side by side", "active", "make bench (tests/bench/active_bench.py)",
-     render_active),
-    ("Active against passive on the 16-core host", "active-16-cores", "cuda/run_on_gpu.sh run active",
-     render_active),
+     "cuda/run_on_gpu.sh run scaling", None),
+    ("Active security against passive, side by side", "active", "make bench (tests/bench/active_bench.py)", None),
+    ("Active against passive on the 16-core host", "active-16-cores", "cuda/run_on_gpu.sh run active", None),
     ("The engine on shaped links: rate and round trip between servers", "links",
      "make bench-links (tests/bench/links_bench.py)", None),
     ("Two servers: garbled circuits and lookup tables", "two-server",

@@ -125,8 +125,17 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "core-scaling.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_markdown(report, out / "core-scaling.md")
     print(table(report))
     return 0
+
+
+def write_markdown(report: dict, path: Path) -> None:
+    """The table of `report` with its date and commit, as docs/benchmarks.md takes it."""
+    path.write_text("# The evaluator alone on every core\n\n"
+                    f"Run {report['date']}; commit {report['commit']}. Copies of the three parties in one "
+                    "process, each pinned to a core, no network. Written by tests/bench/core_scaling_bench.py.\n\n"
+                    + table(report))
 
 
 def table(report: dict) -> str:
