@@ -3,6 +3,8 @@ BUILD_DIR ?= build
 FUZZ_DIR ?= build-fuzz
 BUILD_TYPE ?= RelWithDebInfo
 PYTEST ?= /usr/bin/python3 -m pytest
+# Benchmark and load scripts import the test support package tests/mpctest.
+PYTHON := PYTHONPATH=$(CURDIR)/tests /usr/bin/python3
 FUZZ_SECONDS ?= 4
 FUZZ_LONG_SECONDS ?= 600
 STORM_ARGS ?=
@@ -55,43 +57,43 @@ demo: build
 	@tools/demo $(BUILD_DIR)
 
 bench: build
-	@/usr/bin/python3 tests/bench/run_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/data_plane_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/core_scaling_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/active_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/two_server_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/kdc_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/kdc_user_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/degraded_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/metrics_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/benchmarks_page.py
+	@$(PYTHON) tests/bench/run_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/data_plane_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/core_scaling_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/active_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/two_server_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/kdc_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/kdc_user_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/degraded_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/metrics_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/benchmarks_page.py
 
 # The engine with every link between servers shaped to a rate and a round trip
 # (tests/bench/links_bench.py, through mpc-link-emulator).
 bench-links: build
-	@/usr/bin/python3 tests/bench/links_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
-	@/usr/bin/python3 tests/bench/benchmarks_page.py
+	@$(PYTHON) tests/bench/links_bench.py --build-dir $(BUILD_DIR) --out docs/benchmarks
+	@$(PYTHON) tests/bench/benchmarks_page.py
 
 # Login storms, stock krb5kdc against the protected KDC (tests/load/storm.py); the short
 # form runs in `make test` (tests/integration/kdc/test_storm.py).
 storm: build
-	@/usr/bin/python3 tests/load/storm.py compare --build-dir $(BUILD_DIR) --out docs/benchmarks $(STORM_ARGS)
+	@$(PYTHON) tests/load/storm.py compare --build-dir $(BUILD_DIR) --out docs/benchmarks $(STORM_ARGS)
 
 # Minutes of logins against the protected KDC with one engine server restarted midway.
 soak: build
-	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
-	@/usr/bin/python3 tests/bench/benchmarks_page.py
+	@$(PYTHON) tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
+	@$(PYTHON) tests/bench/benchmarks_page.py
 
 # The same with each engine server deviating in every job for a while instead of down.
 soak-deviating: build
-	@/usr/bin/python3 tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks \
+	@$(PYTHON) tests/load/storm.py soak --build-dir $(BUILD_DIR) --out docs/benchmarks \
 	  --deviate and-share-bit=2,auth2-step=0,garbled-table-bits=300000 $(SOAK_ARGS)
-	@/usr/bin/python3 tests/bench/benchmarks_page.py
+	@$(PYTHON) tests/bench/benchmarks_page.py
 
 # One storm per fault hook of the test server, each server deviating with it in turn.
 soak-deviations: build
-	@/usr/bin/python3 tests/load/deviations.py --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
-	@/usr/bin/python3 tests/bench/benchmarks_page.py
+	@$(PYTHON) tests/load/deviations.py --build-dir $(BUILD_DIR) --out docs/benchmarks $(SOAK_ARGS)
+	@$(PYTHON) tests/bench/benchmarks_page.py
 
 # Debian packages mpc-server and mpc-kdc-plugin in $(BUILD_DIR)/packages (packaging/).
 packages: build

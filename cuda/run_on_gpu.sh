@@ -49,7 +49,7 @@ fi
 BUILD="$ROOT/build-gpu"
 OUT=${OUT:-$ROOT/build-gpu/results}
 BINARIES=(cuda_gpu_tests cuda_host_tests cuda_bench)
-# Engine binaries, by their place in a build directory (tests/integration/mpc_cluster.py).
+# Engine binaries, by their place in a build directory (tests/mpctest/mpc_cluster.py).
 ENGINE_BINARIES=(mpc-engine/daemon/mpc-server mpc-engine/tools/mpcctl mpc-engine/tools/bench/mpc-bench
                  tests/bench/link_bench)
 
@@ -151,14 +151,14 @@ run() {
         fi ;;
       engine)
         # shellcheck disable=SC2086
-        MPC_COMMIT="${commit:-unknown}" run_step engine python3 "$ROOT/tests/bench/data_plane_bench.py" \
+        PYTHONPATH="$ROOT/tests" MPC_COMMIT="${commit:-unknown}" run_step engine python3 "$ROOT/tests/bench/data_plane_bench.py" \
           --build-dir "$CARRY/engine" --out "$OUT" ${ENGINE_ARGS:-} || failed=1 ;;
       scaling)
-        MPC_COMMIT="${commit:-unknown}" run_step scaling python3 "$ROOT/tests/bench/core_scaling_bench.py" \
+        PYTHONPATH="$ROOT/tests" MPC_COMMIT="${commit:-unknown}" run_step scaling python3 "$ROOT/tests/bench/core_scaling_bench.py" \
           --build-dir "$CARRY/engine" --out "$OUT" || failed=1 ;;
       active)
         # shellcheck disable=SC2086
-        MPC_COMMIT="${commit:-unknown}" run_step active python3 "$ROOT/tests/bench/active_bench.py" --build-dir "$CARRY/engine" --out "$OUT" \
+        PYTHONPATH="$ROOT/tests" MPC_COMMIT="${commit:-unknown}" run_step active python3 "$ROOT/tests/bench/active_bench.py" --build-dir "$CARRY/engine" --out "$OUT" \
           --no-logins ${ACTIVE_ARGS:---threads $(( $(nproc) * 4 ))} || failed=1 ;;
       ncu)
         # shellcheck disable=SC2086

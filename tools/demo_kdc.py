@@ -22,8 +22,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
 
 ALICE_PASSWORD = "alice-demo-pw"
 
@@ -64,9 +62,9 @@ def main() -> None:
     build = (REPO / sys.argv[1]).resolve()
     cluster_dir = Path(sys.argv[2]).resolve()
     os.environ["MPC_BUILD_DIR"] = str(build)
-    import mpc_cluster
-    from protected_kdc import ProtectedRealm
-    import ccache_tickets
+    from mpctest import mpc_cluster
+    from mpctest.protected_kdc import ProtectedRealm
+    from mpctest import ccache_tickets
 
     cluster = mpc_cluster.Cluster(cluster_dir)
     realm = ProtectedRealm(cluster_dir / "realm", cluster, enrol_users=True, realm="DEMO.MPC")

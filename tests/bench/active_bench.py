@@ -3,7 +3,7 @@
 switched between security = "passive" and "active" (every server restarted), measured in
 turns within one run so the ratio is not skewed by the machine's load drifting.
 
-    /usr/bin/python3 tests/bench/active_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/active_bench.py --build-dir build --out docs/benchmarks
 
 Per mode, for AES-128 keystream jobs: throughput (2 client threads x 512-block jobs),
 single-block latency (p50, p99), and bits on the wire per AND per party from the servers'
@@ -24,19 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-sys.path.insert(0, str(REPO / "tests" / "bench"))
-sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
-
-import mpc_cluster  # noqa: E402
-from run_bench import machine, mpc_bench  # noqa: E402
+from mpctest import mpc_cluster
+from mpctest.bench import cpu_total, machine, measure, mpc_bench, restart_all
 
 KEY = ("bench/active", 1, "aes128")
 MODES = ("passive", "active")
@@ -46,64 +40,25 @@ LOGIN_EXCHANGES = 60
 IN_PROCESS_BLOCKS = 8192
 
 
-def counters(cluster: mpc_cluster.Cluster) -> list[tuple[int, int]]:
-    """(payload bytes sent, AND gates) per server."""
-    text = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout
-    out = []
-    for line in text.splitlines():
-        sent = re.search(r"payload bytes sent (\d+)", line)
-        gates = re.search(r"AND gates (\d+)", line)
-        if sent and gates:
-            out.append((int(sent.group(1)), int(gates.group(1))))
-    return out
-
-
-def restart_all(cluster: mpc_cluster.Cluster) -> None:
-    """Every server stopped, then started again with its configuration as it now is."""
-    for party in cluster.parties:
-        cluster.kill_server(party)
-    for party in cluster.parties:
-        cluster.restart_server(party)
-    cluster.wait_until_serving(KEY, deadline_s=60)
-
-
 def switch(cluster: mpc_cluster.Cluster, mode: str) -> None:
     for party in cluster.parties:
         cluster.set_server_setting(party, "security", f'"{mode}"')
-    restart_all(cluster)
-
-
-def measure(cluster: mpc_cluster.Cluster, seconds: float, single_jobs: int, threads: int) -> dict:
-    config = str(cluster.admin_config)
-    name, kvno, alg = KEY
-    before = counters(cluster)
-    throughput = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg,
-                           "--threads", str(threads), "--blocks", str(THROUGHPUT_BLOCKS),
-                           "--seconds", str(max(1, round(seconds))), timeout=seconds + 300)
-    after = counters(cluster)
-    single = mpc_bench("--cluster", config, "--name", name, "--kvno", str(kvno), "--alg", alg, "--threads", "1",
-                       "--blocks", "1", "--jobs", str(single_jobs), "--warmup", "3", timeout=600)
-    bits = [8 * (a[0] - b[0]) / (a[1] - b[1]) for a, b in zip(after, before) if a[1] > b[1]]
-    return {
-        "throughput_blocks_per_s": throughput["blocks_per_s"],
-        "single_block_ms": single["latency_ms"],
-        "bits_per_and_per_party": sum(bits) / len(bits) if bits else None,
-    }
+    restart_all(cluster, KEY)
 
 
 def measure_logins(cluster: mpc_cluster.Cluster, realm, build: Path) -> dict:
     """AS and TGS exchanges against the protected KDC, sequential, and the servers' CPU."""
-    import kdc_bench  # the KDC's tools: only where logins are measured
+    from mpctest.kdc_load import kdc_load  # the KDC's tools: only where logins are measured
     realm.start_kdc()
     try:
-        kdc_bench.kdc_load(build, realm, "as", 10)  # warm-up: nonce pools, connections
+        kdc_load(build, realm, "as", 10)  # warm-up: nonce pools, connections
         servers = [cluster.server_pid(p) for p in cluster.parties]
         result = {}
         for mode in ("as", "tgs"):
-            before = kdc_bench.cpu_of(servers)
-            load = kdc_bench.kdc_load(build, realm, mode, LOGIN_EXCHANGES)
+            before = cpu_total(servers)
+            load = kdc_load(build, realm, mode, LOGIN_EXCHANGES)
             result[mode] = {"p50_ms": load["p50_ms"], "p99_ms": load["p99_ms"],
-                            "servers_cpu_ms": (kdc_bench.cpu_of(servers) - before) * 1000 / LOGIN_EXCHANGES}
+                            "servers_cpu_ms": (cpu_total(servers) - before) * 1000 / LOGIN_EXCHANGES}
         return result
     finally:
         realm.stop_kdc()
@@ -182,8 +137,8 @@ def main() -> int:
         realm = None
         if not args.no_logins:
             # Here, not at the top: a machine without the KDC's Python packages runs --no-logins.
-            import kdc_bench
-            from protected_kdc import ProtectedRealm
+            from mpctest.kdc_load import prepare
+            from mpctest.protected_kdc import ProtectedRealm
             realm = ProtectedRealm(Path(tmp) / "realm", cluster, enrol_users=True)
         try:
             cluster.import_key(*KEY)
@@ -193,13 +148,13 @@ def main() -> int:
                 for party in cluster.parties:  # read at the restart of the first switch
                     cluster.set_server_table_setting(party, "limits", name, int(value))
             if realm:
-                kdc_bench.prepare(realm)
+                prepare(realm)
                 realm.protect()
                 realm.mpcctl_kdc("protect", "--all-users")
             for _ in range(args.rounds):
                 for mode in MODES:
                     switch(cluster, mode)
-                    runs[mode].append(measure(cluster, args.seconds, args.single_jobs, args.threads))
+                    runs[mode].append(measure(cluster, KEY, args.seconds, args.single_jobs, args.threads, THROUGHPUT_BLOCKS))
                     if realm:
                         login_runs[mode].append(measure_logins(cluster, realm, build))
         finally:

@@ -4,7 +4,7 @@ evaluation (mpc-bench --local, no network), one pinned to each of N CPUs, run at
 passive and active security and for several batch sizes, with the CPUs' topology as the
 kernel reports it.
 
-    /usr/bin/python3 tests/bench/core_scaling_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/core_scaling_bench.py --build-dir build --out docs/benchmarks
 
 It separates what binds a server's scaling on cores: if small batches scale where large ones
 do not, the caches and memory bind (a batch's shares outgrow the per-core caches); if CPUs
@@ -23,10 +23,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "bench"))
+from mpctest.bench import machine
 
-from run_bench import machine  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 BATCHES = (4096, 8192, 16384, 65536)
 

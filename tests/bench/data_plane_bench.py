@@ -3,7 +3,7 @@
 worker) against CurveZMQ layer messages, with the three servers pinned (taskset) to 1 core, 2 cores
 and, where the machine has more, 4, 8, ... and every core, in one run.
 
-    /usr/bin/python3 tests/bench/data_plane_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/data_plane_bench.py --build-dir build --out docs/benchmarks
 
 For each transport and core count, on a fresh local cluster (passive security, so the figures
 are the data plane's and not the AND check's; tests/bench/active_bench.py compares those):
@@ -34,13 +34,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-sys.path.insert(0, str(REPO / "tests" / "bench"))
-
-import mpc_cluster  # noqa: E402  (after the path set-up)
-from run_bench import (CLOCK_TICKS, THROUGHPUT_BLOCKS, THROUGHPUT_THREADS, BENCH_TIMEOUT_MS,  # noqa: E402
-                       byte_counter, cpu_seconds, machine, mpc_bench, server_counters)
+from mpctest import mpc_cluster
+from mpctest.bench import (CLOCK_TICKS, THROUGHPUT_BLOCKS, THROUGHPUT_THREADS, BENCH_TIMEOUT_MS,
+                           byte_counter, cpu_seconds, machine, mpc_bench, server_counters)
 
 TRANSPORTS = ("data links", "curvezmq")
 THREAD_KINDS = ("batch worker", "data lane in", "mpc-server", "ZMQbg/IO")

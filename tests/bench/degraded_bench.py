@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two-of-three service: what a server going down costs the jobs of a login.
 
-    /usr/bin/python3 tests/bench/degraded_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/degraded_bench.py --build-dir build --out docs/benchmarks
 
 Two local three-server clusters (degraded_service = "two-party") on loopback, links encrypted
 as always, driven through libmpcclient: one of security = "active" (the default: the pair
@@ -29,19 +29,16 @@ import json
 import os
 import secrets
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
+from mpctest import mpc_cluster, gcm_client as gcm
+from mpctest.krb_client import ENCTYPES, Engine, K5Crypto, wait_until_krb_serving
+from mpctest.prometheus_server import scrape, serve_metrics
+from mpctest.bench import machine
 
-import mpc_cluster  # noqa: E402
-import gcm_client as gcm  # noqa: E402
-from krb_client import ENCTYPES, Engine, K5Crypto, wait_until_krb_serving  # noqa: E402
-from prometheus_server import scrape, serve_metrics  # noqa: E402
-from run_bench import machine  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 
 def percentile(values: list[float], q: float) -> float:

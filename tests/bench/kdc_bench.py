@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """KDC benchmark: what TGT protection costs, measured side by side in one run.
 
-    /usr/bin/python3 tests/bench/kdc_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/kdc_bench.py --build-dir build --out docs/benchmarks
 
 Two realms on loopback on this machine, identical but for protection:
   - stock:     krb5kdc over db2, no plugin;
@@ -31,7 +31,7 @@ from the shared machine hits both alike. Measured:
   - AS exchanges per second by krb5kdc -w N (N = 1, 2, 4, 8, 16; one alternating round, 16 client
     threads), for the workers guidance in docs/operations.md: every router call blocks its
     worker, so workers are what keeps the engine busy.
-Writes OUT/kdc.json, OUT/kdc.md and OUT/kdc.png (kdc_plots.py) and prints the table.
+Writes OUT/kdc.json, OUT/kdc.md and OUT/kdc.png (tests/mpctest/kdc_plots.py) and prints the table.
 """
 
 from __future__ import annotations
@@ -41,22 +41,17 @@ import datetime
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+from mpctest import kdc_plots, mpc_cluster
+from mpctest.krb5_realm import Realm
+from mpctest.protected_kdc import ProtectedRealm, kdc_pids
+from mpctest.bench import cpu_total as cpu_of, machine, median
+from mpctest.kdc_load import kdc_load, prepare
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
 
-import kdc_plots  # noqa: E402
-import mpc_cluster  # noqa: E402
-from krb5_realm import Realm  # noqa: E402
-from protected_kdc import ProtectedRealm, kdc_pids  # noqa: E402
-from run_bench import machine  # noqa: E402
-
-SERVICE = "svc/host.test"
 ROUNDS = 3
 LATENCY_EXCHANGES = 300
 THROUGHPUT_EXCHANGES = 1500
@@ -71,29 +66,6 @@ WORKER_SWEEP_THREADS = 16
 TUNED_DBMODULE = {"disable_last_success": "true", "disable_lockout": "true"}
 
 
-def kdc_load(build: Path, realm: Realm, mode: str, count: int, threads: int = 1, pause_ms: int = 0) -> dict:
-    args = [str(build / "tests" / "load" / "kdc_load"), mode, "--principal", realm.principal("bench"),
-            "--keytab", str(realm.root / "bench.keytab"), "--count", str(count), "--threads", str(threads),
-            "--pause-ms", str(pause_ms)]
-    if mode == "tgs":
-        args += ["--service", realm.principal(SERVICE)]
-    result = subprocess.run(args, env=realm.env, capture_output=True, text=True, timeout=600)
-    summary = json.loads(result.stdout)
-    if summary["failures"]:
-        raise SystemExit(f"{mode} against {realm.root.name}: {summary['failures']} failures: "
-                         f"{summary['first_error']}\n{realm.kdc_log()[-3000:]}")
-    return summary
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_of(pids: list[int]) -> float:
-    return sum(cpu_seconds(pid) for pid in pids)
-
-
 def measured_as_load(build: Path, realm: Realm, servers: list[int], threads: int) -> dict:
     """kdc_load's AS throughput run, with the CPU per exchange of krb5kdc (all its processes)
     and of the engine servers (empty for the stock realm)."""
@@ -104,18 +76,6 @@ def measured_as_load(build: Path, realm: Realm, servers: list[int], threads: int
     result["kdc_cpu_ms_per_exchange"] = (cpu_of(kdc) - before[0]) * 1000 / exchanges
     result["servers_cpu_ms_per_exchange"] = (cpu_of(servers) - before[1]) * 1000 / exchanges
     return result
-
-
-def prepare(realm: Realm) -> None:
-    realm.create()
-    realm.addprinc("bench", password="bench-pw", options="+requires_preauth")
-    realm.addprinc(SERVICE)
-    realm.ktadd(["bench"], realm.root / "bench.keytab")
-
-
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
 
 
 def measure_tuned(build: Path, realms: tuple[tuple[str, Realm], ...], servers: list[int],

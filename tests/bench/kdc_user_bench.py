@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Protected users' benchmark: an AS exchange whose client key exists only as shares.
 
-    /usr/bin/python3 tests/bench/kdc_user_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/kdc_user_bench.py --build-dir build --out docs/benchmarks
 
 Two realms on loopback on this machine, measured side by side in one run:
   - stock:     krb5kdc over db2, no plugin;
@@ -36,7 +36,7 @@ jobs. Measured:
   - per Kerberos job the three servers ran (from the leaders' debug logs), each way: data
     length, AND gates, AND depth and the time the batch took at the leader, so the round
     budget is visible.
-Writes OUT/kdc-users.json, OUT/kdc-users.md and OUT/kdc-users.png (kdc_plots.py) and prints
+Writes OUT/kdc-users.json, OUT/kdc-users.md and OUT/kdc-users.png (tests/mpctest/kdc_plots.py) and prints
 the table.
 """
 
@@ -51,19 +51,13 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from mpctest import kdc_plots, mpc_cluster
+from mpctest.bench import byte_counter, cpu_total as cpu_of, machine, median, server_counters
+from mpctest.kdc_load import kdc_load, prepare
+from mpctest.krb5_realm import Realm
+from mpctest.protected_kdc import ProtectedRealm
+
 REPO = Path(__file__).resolve().parents[2]
-import sys  # noqa: E402
-
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
-sys.path.insert(0, str(REPO / "tests" / "bench"))
-
-import kdc_plots  # noqa: E402
-import mpc_cluster  # noqa: E402
-from kdc_bench import SERVICE, cpu_of, kdc_load, median, prepare  # noqa: E402
-from krb5_realm import Realm  # noqa: E402
-from protected_kdc import ProtectedRealm  # noqa: E402
-from run_bench import byte_counter, machine, server_counters  # noqa: E402
 
 ROUNDS = 2
 LATENCY_EXCHANGES = {"stock": 200, "protected": 60, "protected-passive": 60, "protected-layered": 12,

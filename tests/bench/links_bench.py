@@ -35,13 +35,11 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-sys.path.insert(0, str(REPO / "tests" / "integration" / "kdc"))
+from mpctest import mpc_cluster
+from mpctest.bench import (BENCH_TIMEOUT_MS, THROUGHPUT_BLOCKS, THROUGHPUT_THREADS, byte_counter,
+                           cpu_seconds, machine, mpc_bench, server_counters)
 
-import mpc_cluster  # noqa: E402  (after the path set-up)
-from run_bench import (BENCH_TIMEOUT_MS, THROUGHPUT_BLOCKS, THROUGHPUT_THREADS, byte_counter,  # noqa: E402
-                       cpu_seconds, machine, mpc_bench, server_counters)
+REPO = Path(__file__).resolve().parents[2]
 
 ALG = "aes128"
 KEY = ("bench/aes128", 1, ALG)
@@ -189,12 +187,12 @@ def measure(cluster: mpc_cluster.Cluster, emulator, seconds: float, single_jobs:
 def measure_logins(cluster: mpc_cluster.Cluster, root: Path, build: Path, rtt_ms: float | None) -> dict:
     """Protected AS (a protected user) and TGS exchanges against a protected KDC on this cluster,
     over TCP (a login slower than the client's UDP retry would be sent again)."""
-    import kdc_bench  # the KDC's tools: only where logins are measured
+    from mpctest.kdc_load import kdc_load, prepare  # the KDC's tools: only where logins are measured
     from kdc_user_bench import prefer_tcp
-    from protected_kdc import ProtectedRealm
+    from mpctest.protected_kdc import ProtectedRealm
     sequential, throughput = login_counts(rtt_ms)
     realm = ProtectedRealm(root / "realm", cluster, enrol_users=True)
-    kdc_bench.prepare(realm)
+    prepare(realm)
     prefer_tcp(realm)
     realm.protect()
     realm.mpcctl_kdc("protect", "--all-users")
@@ -203,13 +201,13 @@ def measure_logins(cluster: mpc_cluster.Cluster, root: Path, build: Path, rtt_ms
         # Warm-up: nonce pools, connections, each circuit's first compilation and the garblings
         # prepared ahead of each shape (a first TGS exchange takes about a second more).
         for mode in ("as", "tgs"):
-            kdc_bench.kdc_load(build, realm, mode, 3)
+            kdc_load(build, realm, mode, 3)
         result = {"sequential": sequential, "in_flight_run": throughput}
         for mode in ("as", "tgs"):
-            load = kdc_bench.kdc_load(build, realm, mode, sequential)
+            load = kdc_load(build, realm, mode, sequential)
             result[mode] = {"p50_ms": load["p50_ms"], "p99_ms": load["p99_ms"]}
         before = server_counters(cluster)
-        load = kdc_bench.kdc_load(build, realm, "as", throughput, threads=LOGIN_THREADS)
+        load = kdc_load(build, realm, "as", throughput, threads=LOGIN_THREADS)
         after = server_counters(cluster)
         sent = [byte_counter(b) - byte_counter(a) for a, b in zip(before, after)
                 if byte_counter(a) is not None and byte_counter(b) is not None]

@@ -4,7 +4,7 @@ on loopback, every server restarted with metrics_listen set (and each endpoint s
 second, fifteen times the example configuration's rate) or without it, in turns within one
 run so that the machine's drifting load skews neither side.
 
-    /usr/bin/python3 tests/bench/metrics_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/metrics_bench.py --build-dir build --out docs/benchmarks
 
 Per turn, AES-128 keystream jobs: throughput (client threads x 512-block jobs) and single-block
 latency (p50, p99). Then the KDC side: a protected krbtgt key on the same cluster, krb5kdc with
@@ -29,19 +29,16 @@ import threading
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-sys.path.insert(0, str(REPO / "tests" / "bench"))
-sys.path.insert(0, str(REPO / "tests" / "load"))
+from mpctest import mpc_cluster
+from mpctest.loopback_ports import random_port
+from mpctest.bench import machine, measure, restart_all
+from mpctest import storm
+from mpctest.protected_kdc import ProtectedRealm
 
-import mpc_cluster  # noqa: E402
-from active_bench import KEY, THROUGHPUT_BLOCKS, measure, restart_all  # noqa: E402
-from loopback_ports import random_port  # noqa: E402
-from run_bench import machine  # noqa: E402
-import storm  # noqa: E402
-from protected_kdc import ProtectedRealm  # noqa: E402
-
+KEY = ("bench/active", 1, "aes128")
 MODES = ("off", "on")
+# Jobs small enough for an actively secure batch to finish within the client timeout.
+THROUGHPUT_BLOCKS = 512
 
 
 class Scraper:
@@ -75,7 +72,7 @@ def switch(cluster: mpc_cluster.Cluster, endpoints: dict[int, str] | None) -> No
         config = cluster.server_dir(party) / "server.toml"
         text = re.sub(r'(?m)^metrics_listen\s*=.*\n', "", config.read_text())
         config.write_text((f'metrics_listen = "{endpoints[party]}"\n' if endpoints else "") + text)
-    restart_all(cluster)
+    restart_all(cluster, KEY)
 
 
 class CountersReader:
@@ -185,7 +182,7 @@ def main() -> int:
                 for mode in MODES:
                     switch(cluster, endpoints if mode == "on" else None)
                     scraper = Scraper(list(endpoints.values())) if mode == "on" else None
-                    runs[mode].append(measure(cluster, args.seconds, args.single_jobs, args.threads))
+                    runs[mode].append(measure(cluster, KEY, args.seconds, args.single_jobs, args.threads, THROUGHPUT_BLOCKS))
                     if scraper:
                         scrapes += scraper.stop()
             switch(cluster, None)

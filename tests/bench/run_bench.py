@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Engine benchmark: a local three-server cluster on loopback, driven by mpc-bench.
 
-    /usr/bin/python3 tests/bench/run_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/run_bench.py --build-dir build --out docs/benchmarks
 
 Measures, for AES-128 and AES-256:
   - large-batch throughput (blocks/s; 4 client threads x 65,536-block CTR jobs) and the
@@ -23,141 +23,20 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
-import mpc_cluster  # noqa: E402  (after the path set-up)
+from mpctest import mpc_cluster
+from mpctest.bench import (BENCH_TIMEOUT_MS, THROUGHPUT_BLOCKS, THROUGHPUT_THREADS, bench_binary, byte_counter,
+                           cpu_seconds, loopback_tx_bytes, machine, mpc_bench, server_counters)
 
 ALGORITHMS = ("aes128", "aes256")
-THROUGHPUT_THREADS = 4
-THROUGHPUT_BLOCKS = 65536         # eight server batches of the default max_batch_blocks (8,192)
 SINGLE_BLOCK_JOBS = 300
 BATCH_SIZES = ((1000, 40), (10000, 15), (100000, 6))  # (blocks per job, jobs)
-BENCH_TIMEOUT_MS = 60000          # the bench's own client timeout: big jobs queue behind each other
 LATENCY_BATCH_BLOCKS = 512        # server default: batches up to this size use the depth-4 S-box
-
-
-def run(command: list[str], timeout: float) -> str:
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} exited {result.returncode}: {result.stderr.strip()}")
-    return result.stdout
-
-
-def bench_binary() -> Path:
-    return mpc_cluster.build_dir() / "mpc-engine" / "tools" / "bench" / "mpc-bench"
-
-
-def mpc_bench(*args: str, timeout: float = 300) -> dict:
-    return json.loads(run([str(bench_binary()), *args], timeout).strip().splitlines()[-1])
-
-
-# -- machine --------------------------------------------------------------------------------
-
-def machine_line(info: dict) -> str:
-    """One line for a report's table header: CPU, cores, SIMD path."""
-    return f"{info.get('cpu', 'unknown CPU')}, {info.get('nproc')} cores, {info.get('simd_path', 'unknown')} path"
-
-
-def machine() -> dict:
-    info = {"nproc": os.cpu_count(), "kernel": platform.release(), "machine": platform.machine()}
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-        models = re.findall(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
-        info["cpu"] = models[0].strip() if models else "unknown"
-        flags = set(re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.M).group(1).split())
-        info["simd_flags"] = sorted(flag for flag in flags if flag in (
-            "aes", "pclmulqdq", "avx2", "avx512f", "avx512bw", "avx512vl", "vaes", "vpclmulqdq", "gfni"))
-        # The evaluator path the servers pick (rss3::best_simd_level): AVX-512 needs F and BW.
-        info["simd_path"] = ("avx512" if {"avx512f", "avx512bw"} <= flags else "avx2" if "avx2" in flags
-                             else "portable")
-        mhz = re.findall(r"^cpu MHz\s*:\s*([\d.]+)$", cpuinfo, re.M)
-        if mhz:
-            info["cpu_mhz"] = float(mhz[0])
-    except (OSError, AttributeError):
-        info["cpu"] = "unknown"
-    try:
-        info["nproc"] = int(run(["nproc"], 10).strip())
-    except (OSError, RuntimeError, ValueError):
-        pass
-    try:
-        info["loadavg_at_start"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    except (OSError, ValueError):
-        pass
-    try:
-        meminfo = Path("/proc/meminfo").read_text()
-        info["memory_gib"] = round(int(re.search(r"MemTotal:\s+(\d+)", meminfo).group(1)) / 2**20, 1)
-    except (OSError, AttributeError):
-        pass
-    # Binaries carried to another machine name their own commit (cuda/run_on_gpu.sh sets it): the
-    # tree there may be a copy whose history is not the one they were built from.
-    if os.environ.get("MPC_COMMIT"):
-        info["commit"] = os.environ["MPC_COMMIT"]
-        return info
-    try:
-        info["commit"] = run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], 10).strip()
-        dirty = run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], 10).strip()
-        if dirty:
-            info["commit"] += " (with uncommitted changes)"
-    except (OSError, RuntimeError):
-        # A copy of the tree without its git history (a machine the binaries were carried to).
-        info["commit"] = os.environ.get("MPC_COMMIT", "unknown")
-    return info
-
-
-# -- /proc counters -----------------------------------------------------------------------
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime (fields 14, 15)
-
-
-def loopback_tx_bytes() -> int | None:
-    try:
-        for line in Path("/proc/net/dev").read_text().splitlines():
-            name, _, rest = line.partition(":")
-            if name.strip() == "lo":
-                return int(rest.split()[8])
-    except (OSError, IndexError, ValueError):
-        pass
-    return None
-
-
-def server_counters(cluster: mpc_cluster.Cluster) -> list[dict[str, int]]:
-    """`mpcctl cluster status` as {label: value} per server ("batches", "jobs", ...)."""
-    text = cluster.mpcctl("cluster", "status", "--cluster", str(cluster.admin_config)).stdout
-    servers = []
-    for line in text.splitlines():
-        match = re.match(r"server (\d+): (.*)$", line.strip())
-        if not match:
-            continue
-        counters = {}
-        for item in match.group(2).split(","):
-            pair = re.match(r"\s*([A-Za-z_ /-]+?)\s+(\d+)\s*$", item)
-            if pair:
-                counters[pair.group(1).strip().lower()] = int(pair.group(2))
-        servers.append(counters)
-    return servers
-
-
-def byte_counter(counters: dict[str, int]) -> int | None:
-    """Bytes this server sent to its peer, if its Status reply reports them."""
-    for label, value in counters.items():
-        if "byte" in label and ("peer" in label or "sent" in label or "layer" in label):
-            return value
-    return None
 
 
 # -- measurements ---------------------------------------------------------------------------

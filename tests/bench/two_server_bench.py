@@ -2,7 +2,7 @@
 """Two-server benchmark: the garbled-circuit (gc2) and lookup-table (lut2) back ends, in process
 and as two real mpc-server processes over CurveZMQ, beside a three-server (rss3) cluster.
 
-    /usr/bin/python3 tests/bench/two_server_bench.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/bench/two_server_bench.py --build-dir build --out docs/benchmarks
 
 In process (two threads, an in-memory channel): gc2_bench (AND gates garbled and evaluated
 per second, bytes per AND, AES-128 blocks/s, one-block latency), ot_bench (base OTs, IKNP
@@ -32,11 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
-import mpc_cluster  # noqa: E402
-from run_bench import machine, machine_line  # noqa: E402
+from mpctest import mpc_cluster
+from mpctest.bench import machine, machine_line
 
 LATENCY_JOBS = 200
 THROUGHPUT_BLOCKS = 256
@@ -118,8 +115,8 @@ def krb_run(root: Path, security: str | None = None) -> dict:
     """Kerberos encryptions of 40 bytes under aes128-cts-hmac-sha1-96 through libmpcclient, one
     at a time: each from a full pool (a pause before each under security = "active"), then back
     to back for KRB_SECONDS (busy answers, a pool still making the job's entries, asked again)."""
-    from krb_client import ENCTYPES, KrbError
-    from krb_client import Engine as KrbEngine
+    from mpctest.krb_client import ENCTYPES, KrbError
+    from mpctest.krb_client import Engine as KrbEngine
     cluster = mpc_cluster.Cluster(root / f"krb-{security or 'default'}", protocol="gc2")
     admin = compute = None
     try:
@@ -173,8 +170,8 @@ def gcm_jobs(cluster: mpc_cluster.Cluster, active: bool) -> dict:
     """The KDC's ticket jobs on the same cluster, one at a time, each from a refilled pool under
     security = "active": a prefetch of one nonce with a ticket key (two keystream blocks), its
     tag, and an open of the 32-byte ticket key sealed with them."""
-    from gcm_client import KEY, GcmError, import_gcm_key, seal
-    from gcm_client import Engine as GcmEngine
+    from mpctest.gcm_client import KEY, GcmError, import_gcm_key, seal
+    from mpctest.gcm_client import Engine as GcmEngine
     import_gcm_key(cluster)
     gcm = GcmEngine(cluster.compute_config)
 

@@ -13,9 +13,9 @@ import signal
 import pytest
 import zmq
 
-import mpc_cluster
-from mpc_cluster import Cluster
-from raw_frames import RAW_KEY_NAME
+from mpctest import mpc_cluster
+from mpctest.mpc_cluster import Cluster
+from mpctest.raw_frames import RAW_KEY_NAME
 
 DEFAULT_TEST_TIMEOUT_S = 60
 

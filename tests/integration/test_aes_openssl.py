@@ -6,7 +6,7 @@ import secrets
 
 import pytest
 
-from mpc_cluster import openssl_ctr_keystream, openssl_ecb
+from mpctest.mpc_cluster import openssl_ctr_keystream, openssl_ecb
 
 ALGORITHMS = ("aes128", "aes256")
 

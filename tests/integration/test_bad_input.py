@@ -14,12 +14,12 @@ import time
 import pytest
 import zmq
 
-from raw_frames import (AES128, AES256, BAD_REQUEST, COMPUTE, CTR, DELETE_KEY, ECB_ENCRYPT, IMPORT_KEY, LIST_KEYS,
-                        OK, RAW_KEY_NAME, REGROUPING, REPLY, TOO_LARGE, UNAUTHORIZED, UNKNOWN_KEY, RawClient,
-                        assert_still_serving, client_for, endpoint, header, key_id, parse_reply, read_key_file,
-                        server_public, status_request)
-from raw_frames import compute_ctr as raw_compute_ctr
-from raw_frames import compute_ecb as raw_compute_ecb
+from mpctest.raw_frames import (AES128, AES256, BAD_REQUEST, COMPUTE, CTR, DELETE_KEY, ECB_ENCRYPT, IMPORT_KEY, LIST_KEYS,
+                                OK, RAW_KEY_NAME, REGROUPING, REPLY, TOO_LARGE, UNAUTHORIZED, UNKNOWN_KEY, RawClient,
+                                assert_still_serving, client_for, endpoint, header, key_id, parse_reply, read_key_file,
+                                server_public, status_request)
+from mpctest.raw_frames import compute_ctr as raw_compute_ctr
+from mpctest.raw_frames import compute_ecb as raw_compute_ecb
 
 MAX_JOB_BLOCKS = 1 << 20        # server default, not overridden by `mpcctl cluster init`
 MAX_REQUEST_BLOCKS = 1 << 22    # wire::kMaxRequestBlocks

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from mpc_cluster import REPO, client_library, openssl_ctr_keystream, openssl_ecb
+from mpctest.mpc_cluster import REPO, client_library, openssl_ctr_keystream, openssl_ecb
 
 SOURCE = REPO / "tests" / "integration" / "c_abi_client.c"
 BAD_ARGUMENT_CALLS = 33  # expect_einval() calls in c_abi_client.c

@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from data_link_tools import Relay, client_config_with, data_port, established_sockets
-from gcm_client import KEY, Engine, GcmError, import_gcm_key, seal, wait_until_gcm_serving
+from mpctest.data_link_tools import Relay, client_config_with, data_port, established_sockets
+from mpctest.gcm_client import KEY, Engine, GcmError, import_gcm_key, seal, wait_until_gcm_serving
 
 
 def own_links_to(port: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpc_cluster import Cluster, openssl_ctr_keystream
+from mpctest.mpc_cluster import Cluster, openssl_ctr_keystream
 
 
 @pytest.mark.timeout(90)

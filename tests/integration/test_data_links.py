@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from data_link_tools import HELLO_MAGIC, Relay, data_port, established_sockets, frames_of
-from mpc_cluster import Cluster, openssl_ctr_keystream
+from mpctest.data_link_tools import HELLO_MAGIC, Relay, data_port, established_sockets, frames_of
+from mpctest.mpc_cluster import Cluster, openssl_ctr_keystream
 
 KEY = ("links/k", 1, "aes128")
 WORKERS = 3

@@ -18,13 +18,11 @@ import zmq
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-import local_masks
-import mpc_cluster
-import gcm_client as gcm
-from raw_frames import REGROUPING, client_for, compute_ctr, parse_reply
-from service_checks import keys_enrolled, served
-from krb_client import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
-                           check_cf2_jobs, k5, wait_until_krb_serving)
+from mpctest import local_masks, mpc_cluster, gcm_client as gcm
+from mpctest.raw_frames import REGROUPING, client_for, compute_ctr, parse_reply
+from mpctest.service_checks import keys_enrolled, served
+from mpctest.krb_client import (CF2_PARTNER, ENCTYPES, MPC_EBADTAG, MPC_EUNREACHABLE, Engine, KrbError,  # noqa: F401
+                                check_cf2_jobs, k5, wait_until_krb_serving)
 
 # A server's log event for a send to a peer that held its loop for the whole connect grace.
 GRACE_WAITED = "peer send waited out the connect grace"

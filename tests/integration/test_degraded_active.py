@@ -17,12 +17,12 @@ import time
 
 import pytest
 
-import mpc_cluster
-from client_handle import settled
-from gcm_client import MPC_EABORT, MPC_EREFUSED, GcmError, ctr_keystream, import_gcm_key
-from gcm_client import Engine as GcmEngine
-from krb_client import ENCTYPES, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401
-from prometheus_server import scrape, serve_metrics, wait_for_pair_stock
+from mpctest import mpc_cluster
+from mpctest.client_handle import settled
+from mpctest.gcm_client import MPC_EABORT, MPC_EREFUSED, GcmError, ctr_keystream, import_gcm_key
+from mpctest.gcm_client import Engine as GcmEngine
+from mpctest.krb_client import ENCTYPES, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401
+from mpctest.prometheus_server import scrape, serve_metrics, wait_for_pair_stock
 
 PAIR = {1: "two-party without server 3", 2: "two-party without server 3"}
 # Each deviation, the jobs it is made in, and what the refusal names.

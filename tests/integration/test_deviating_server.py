@@ -17,10 +17,9 @@ import time
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-import local_masks
-import gcm_client as gcm
-from mpc_cluster import Cluster, faults_server_binary, openssl_ctr_keystream, server_binary
-from krb_client import MPC_AES256_CTS, MPC_EUNREACHABLE, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
+from mpctest import local_masks, gcm_client as gcm
+from mpctest.mpc_cluster import Cluster, faults_server_binary, openssl_ctr_keystream, server_binary
+from mpctest.krb_client import MPC_AES256_CTS, MPC_EUNREACHABLE, Engine, KrbError, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
 
 MPC_EMISMATCH = -5
 MPC_EABORT = -10

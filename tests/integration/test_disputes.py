@@ -12,9 +12,9 @@ import time
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-import gcm_client as gcm
-from krb_client import k5  # noqa: F401 (k5: a fixture)
-from service_checks import ALL_THREE, jobs_of, keys_enrolled, served, status_lines
+from mpctest import gcm_client as gcm
+from mpctest.krb_client import k5  # noqa: F401 (k5: a fixture)
+from mpctest.service_checks import ALL_THREE, jobs_of, keys_enrolled, served, status_lines
 
 # Alters the AND shares of three-party service and the openings of the pair's authenticated
 # garbling, in every job and every preprocessing batch: a server deviating wherever it serves.

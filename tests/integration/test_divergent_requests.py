@@ -25,17 +25,17 @@ import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from mpc_cluster import openssl_ctr_keystream
-from raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_DECRYPT, KRB_ENCRYPT, UNKNOWN_NONCE,
-                        OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, exchange, fresh_id, gcm_open,
-                        gcm_prefetch, gcm_reopen, gcm_tag, gcm_tag_chained, key_id, krb_copies, krb_seeds_bytes,
-                        mismatch_counters, prefetch_one_nonce, steady_mismatch_counters,
-                        wait_for_mismatches)
-from gcm_client import Engine as GcmEngine
-from gcm_client import ctr_keystream, gcm_tag_of, seal
-from krb_client import ENCTYPES, K5Crypto
-from krb_client import Engine as KrbEngine
-from krb_client import restart_leader, wait_until_krb_serving
+from mpctest.mpc_cluster import openssl_ctr_keystream
+from mpctest.raw_frames import (AES256_CTS, AES256_GCM, ECB_ENCRYPT, KRB_CHECKSUM, KRB_DECRYPT, KRB_ENCRYPT, UNKNOWN_NONCE,
+                                OK, REQUEST_MISMATCH, client_for, compute_ctr, compute_ecb, exchange, fresh_id, gcm_open,
+                                gcm_prefetch, gcm_reopen, gcm_tag, gcm_tag_chained, key_id, krb_copies, krb_seeds_bytes,
+                                mismatch_counters, prefetch_one_nonce, steady_mismatch_counters,
+                                wait_for_mismatches)
+from mpctest.gcm_client import Engine as GcmEngine
+from mpctest.gcm_client import ctr_keystream, gcm_tag_of, seal
+from mpctest.krb_client import ENCTYPES, K5Crypto
+from mpctest.krb_client import Engine as KrbEngine
+from mpctest.krb_client import restart_leader, wait_until_krb_serving
 
 AES_KEY = ("divergent/aes", 1, "aes128")
 GCM_KEY = ("divergent/gcm", 1, "aes256-gcm")

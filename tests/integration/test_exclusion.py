@@ -12,8 +12,8 @@ import secrets
 
 import pytest
 
-from krb_client import KrbError, k5  # noqa: F401 (k5: a fixture)
-from service_checks import ALL_THREE, jobs_of, keys_enrolled, served, status_lines
+from mpctest.krb_client import KrbError, k5  # noqa: F401 (k5: a fixture)
+from mpctest.service_checks import ALL_THREE, jobs_of, keys_enrolled, served, status_lines
 
 
 @pytest.mark.timeout(300)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from krb_client import MPC_AES256_CTS, Engine, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
-from mpc_cluster import mpcctl_binary, openssl_ctr_keystream, pid_alive
-from tcp_relay import TcpRelay
+from mpctest.krb_client import MPC_AES256_CTS, Engine, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
+from mpctest.mpc_cluster import mpcctl_binary, openssl_ctr_keystream, pid_alive
+from mpctest.tcp_relay import TcpRelay
 
 CLIENT_TIMEOUT_S = 2.0  # timeout_ms in the cluster.toml that `mpcctl cluster init` writes
 SLACK_S = 1.5           # process start-up, scheduling on a loaded 2-core machine

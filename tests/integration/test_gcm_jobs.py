@@ -17,12 +17,12 @@ import time
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-import local_masks
-from gcm_client import (DEFAULT_MAX_BATCH_BLOCKS, KEY, MAX_HASH_BLOCKS, MPC_AES256_GCM, MPC_EABORT, MPC_EBADTAG,
-                        MPC_EINVAL, MPC_ENONCE, MPC_EREFUSED, MPC_EUNREACHABLE, NONCE_BYTES, PAC_CHAIN_PREFIX,
-                        TAG_BYTES, Engine, GcmError, assert_forgeries_refused, cluster_components, ctr_keystream,
-                        import_gcm_key, seal, server_counters, ticket_forgeries, wait_until_gcm_serving, xor)
-from mpc_cluster import Cluster
+from mpctest import local_masks
+from mpctest.gcm_client import (DEFAULT_MAX_BATCH_BLOCKS, KEY, MAX_HASH_BLOCKS, MPC_AES256_GCM, MPC_EABORT, MPC_EBADTAG,
+                                MPC_EINVAL, MPC_ENONCE, MPC_EREFUSED, MPC_EUNREACHABLE, NONCE_BYTES, PAC_CHAIN_PREFIX,
+                                TAG_BYTES, Engine, GcmError, assert_forgeries_refused, cluster_components, ctr_keystream,
+                                import_gcm_key, seal, server_counters, ticket_forgeries, wait_until_gcm_serving, xor)
+from mpctest.mpc_cluster import Cluster
 
 
 @pytest.fixture(scope="module")

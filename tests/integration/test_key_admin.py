@@ -7,7 +7,7 @@ import secrets
 
 import pytest
 
-from mpc_cluster import openssl_ecb
+from mpctest.mpc_cluster import openssl_ecb
 
 BLOCK = bytes.fromhex("00112233445566778899aabbccddeeff")
 

@@ -31,10 +31,9 @@ import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-import local_masks
-import mpc_cluster
-from memory_scan import assert_scan_finds, memory_contains
-from share_store_reader import stored_shares
+from mpctest import local_masks, mpc_cluster
+from mpctest.memory_scan import assert_scan_finds, memory_contains
+from mpctest.share_store_reader import stored_shares
 
 POWERS = 1024
 MATERIAL = 240 + 16 * POWERS

@@ -23,12 +23,12 @@ import time
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from krb_client import (CF2_PARTNER, CHECKSUM_USAGES, CONFOUNDER_BYTES, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES,
-                        FULL_SWEEP, MAX_DATA_BYTES, MPC_AES128_CTS, MPC_AES256, MPC_AES256_CTS, MPC_EBADTAG,
-                        MPC_EINVAL, MPC_EREFUSED, MPC_EUNREACHABLE, MPC_OK, RFC8009, Engine, KrbError,
-                        check_cf2_jobs, k5, leader_evaluations, mac_bytes, restart_leader,  # noqa: F401 (k5 fixture)
+from mpctest.krb_client import (CF2_PARTNER, CHECKSUM_USAGES, CONFOUNDER_BYTES, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES,
+                                FULL_SWEEP, MAX_DATA_BYTES, MPC_AES128_CTS, MPC_AES256, MPC_AES256_CTS, MPC_EBADTAG,
+                                MPC_EINVAL, MPC_EREFUSED, MPC_EUNREACHABLE, MPC_OK, RFC8009, Engine, KrbError,
+                                check_cf2_jobs, k5, leader_evaluations, mac_bytes, restart_leader,  # noqa: F401 (k5 fixture)
                         sweep_lengths, wait_until_krb_serving)
-from mpc_cluster import Cluster
+from mpctest.mpc_cluster import Cluster
 
 
 # ------------------------------------------------------------------------------ fixtures

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-import mpc_cluster
+from mpctest import mpc_cluster
 
 
 def emulator_binary():

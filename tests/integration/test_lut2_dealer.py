@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from mpc_cluster import Cluster, dealer_binary, parse_blocks
+from mpctest.mpc_cluster import Cluster, dealer_binary, parse_blocks
 
 POOL_SBOXES = 4096
 POOL_WAIT_MS = 500

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-import memory_scan
+from mpctest import memory_scan
 
 
 def plain_search(data: bytes, needles: dict[str, bytes]) -> set[str]:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from prometheus_server import PROMETHEUS_DIR, Prometheus, scrape, serve_metrics
+from mpctest import mpc_cluster
+from mpctest.prometheus_server import PROMETHEUS_DIR, Prometheus, scrape, serve_metrics
 
 KEY = ("metrics/aes", 1, "aes128")
 

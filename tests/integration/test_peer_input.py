@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from raw_frames import RawClient, assert_still_serving, read_key_file, server_public
+from mpctest.raw_frames import RawClient, assert_still_serving, read_key_file, server_public
 
 PEER_PROTOCOL = 8  # wire::kPeerProtocolVersion
 BATCH, LAYER, ABORT = 1, 2, 3

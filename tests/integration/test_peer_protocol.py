@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-import mpc_cluster
+from mpctest import mpc_cluster
 
 KEY = ("upgrade/aes", 1, "aes128")
 ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from mpc_cluster import Cluster, MpcctlError, openssl_ctr_keystream, openssl_ecb, parse_blocks, server_binary
+from mpctest.mpc_cluster import Cluster, MpcctlError, openssl_ctr_keystream, openssl_ecb, parse_blocks, server_binary
 
 FIPS197 = {
     "aes128": ("000102030405060708090a0b0c0d0e0f", "00112233445566778899aabbccddeeff",

@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from gcm_client import Engine as GcmEngine
-from gcm_client import GcmError, ctr_keystream, import_gcm_key, seal, ticket_forgeries
-from krb_client import CF2_PARTNER, ENCTYPES, MPC_EBADTAG, KrbError, check_cf2_jobs
-from krb_client import Engine as KrbEngine
-from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
-from mpc_cluster import Cluster, openssl_ctr_keystream, openssl_ecb
-from client_handle import settled
+from mpctest.gcm_client import Engine as GcmEngine
+from mpctest.gcm_client import GcmError, ctr_keystream, import_gcm_key, seal, ticket_forgeries
+from mpctest.krb_client import CF2_PARTNER, ENCTYPES, MPC_EBADTAG, KrbError, check_cf2_jobs
+from mpctest.krb_client import Engine as KrbEngine
+from mpctest.krb_client import k5  # noqa: F401  (the libk5crypto fixture)
+from mpctest.mpc_cluster import Cluster, openssl_ctr_keystream, openssl_ecb
+from mpctest.client_handle import settled
 
 # A byte inside the half-gates tables of a 4-block AES-128 job (past the key handshake and the
 # blocks' labels): four blocks are 655,360 bytes of tables.

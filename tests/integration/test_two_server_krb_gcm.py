@@ -15,21 +15,21 @@ import pytest
 import zmq
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from gcm_client import MPC_EBADTAG as GCM_EBADTAG
-from gcm_client import MPC_ENONCE, ctr_keystream, import_gcm_key, seal, wait_until_gcm_serving, xor
-from gcm_client import Engine as GcmEngine
-from gcm_client import GcmError
-from krb_client import (CF2_PARTNER, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES, FULL_SWEEP, MPC_EBADTAG, KrbError,
-                           check_cf2_jobs, wait_until_krb_serving)
-from krb_client import Engine as KrbEngine
-from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
+from mpctest.gcm_client import MPC_EBADTAG as GCM_EBADTAG
+from mpctest.gcm_client import MPC_ENONCE, ctr_keystream, import_gcm_key, seal, wait_until_gcm_serving, xor
+from mpctest.gcm_client import Engine as GcmEngine
+from mpctest.gcm_client import GcmError
+from mpctest.krb_client import (CF2_PARTNER, DECRYPT_USAGES, ENCRYPT_USAGES, ENCTYPES, FULL_SWEEP, MPC_EBADTAG, KrbError,
+                                check_cf2_jobs, wait_until_krb_serving)
+from mpctest.krb_client import Engine as KrbEngine
+from mpctest.krb_client import k5  # noqa: F401  (the libk5crypto fixture)
 
-import local_masks
-from mpc_cluster import start_cluster
-from raw_frames import (AES256_GCM, OK, client_for, exchange, gcm_reopen, gcm_tag, key_id, mismatch_counters,
-                        prefetch_one_nonce, wait_for_mismatches)
-from gcm_client import KEY as GCM_KEY
-from gcm_client import gcm_tag_of
+from mpctest import local_masks
+from mpctest.mpc_cluster import start_cluster
+from mpctest.raw_frames import (AES256_GCM, OK, client_for, exchange, gcm_reopen, gcm_tag, key_id, mismatch_counters,
+                                prefetch_one_nonce, wait_for_mismatches)
+from mpctest.gcm_client import KEY as GCM_KEY
+from mpctest.gcm_client import gcm_tag_of
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from mpc_cluster import Cluster, pick_base_port
-from krb_client import ENCTYPES, wait_until_krb_serving
-from krb_client import Engine as KrbEngine
-from krb_client import k5  # noqa: F401  (the libk5crypto fixture)
+from mpctest.mpc_cluster import Cluster, pick_base_port
+from mpctest.krb_client import ENCTYPES, wait_until_krb_serving
+from mpctest.krb_client import Engine as KrbEngine
+from mpctest.krb_client import k5  # noqa: F401  (the libk5crypto fixture)
 
 ALGORITHM, _, ENCTYPE, CKSUMTYPE, KEY_BYTES = ENCTYPES["aes256"]
 KEY_ID = ("krb/prepared@EXAMPLE.COM", 2, ALGORITHM)

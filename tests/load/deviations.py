@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One deviating server per fault hook of the test server, each during a storm of logins.
 
-    /usr/bin/python3 tests/load/deviations.py --build-dir build --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 tests/load/deviations.py --build-dir build --out docs/benchmarks
 
 For each deviation below, a soak (storm.py soak --deviate FAULT) against the protected KDC:
 each engine server of --parties in turn is restarted as the test server deviating as
@@ -25,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-import storm
+from mpctest import storm
 
 # MPC_FAULT values, with what each alters (mpc-engine/common/fault_injection.hpp; the values
 # are those of the integration tests that show each is caught).

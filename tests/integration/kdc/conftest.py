@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from krb5_realm import Realm, find_kdb_module_dir, system_kdb_module_dir
-from protected_kdc import router_library
+from mpctest import mpc_cluster
+from mpctest.krb5_realm import Realm, find_kdb_module_dir, system_kdb_module_dir
+from mpctest.protected_kdc import router_library
 
 HERE = Path(__file__).resolve().parent
 BACKENDS = ("db2", "klmdb")

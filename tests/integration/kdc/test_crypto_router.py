@@ -35,10 +35,10 @@ from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from kdc_formats import AES128, AES256, engine_name, expected_handle
-from krb5_realm import Realm, pick_ports
-from protected_kdc import read_keytab
+from mpctest import mpc_cluster
+from mpctest.kdc_formats import AES128, AES256, engine_name, expected_handle
+from mpctest.krb5_realm import Realm, pick_ports
+from mpctest.protected_kdc import read_keytab
 
 MARKER = "mpc-protected"
 ROUTER_TAG = "mpc_crypto_router"

@@ -19,18 +19,16 @@ from __future__ import annotations
 import json
 import secrets
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from prometheus_server import serve_metrics, wait_for_pair_stock
-from protected_kdc import ProtectedRealm
+from mpctest import mpc_cluster
+from mpctest.prometheus_server import serve_metrics, wait_for_pair_stock
+from mpctest.protected_kdc import ProtectedRealm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
-import storm  # noqa: E402
+from mpctest import storm
 
 PRINCIPALS = 20
 RATE = 0.2

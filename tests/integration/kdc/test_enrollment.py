@@ -38,12 +38,12 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from kdc_formats import (AES128, AES256, PRIVATE_ENCTYPE, keystream_aad, engine_name,
-                         expected_handle, ticket_key)
-from krb5_realm import Realm, pick_ports
-from mpc_cluster import Cluster, client_library, mpcctl_binary
-from protected_kdc import engine_ticket_keys, probe_keys
-from tcp_relay import TcpRelay
+from mpctest.kdc_formats import (AES128, AES256, PRIVATE_ENCTYPE, keystream_aad, engine_name,
+                                 expected_handle, ticket_key)
+from mpctest.krb5_realm import Realm, pick_ports
+from mpctest.mpc_cluster import Cluster, client_library, mpcctl_binary
+from mpctest.protected_kdc import engine_ticket_keys, probe_keys
+from mpctest.tcp_relay import TcpRelay
 
 PRIVATE_ENCTYPE_SHOWN = "UNSUPPORTED:<Encryption type 0xffffb2b0>"   # kadmin's rendering
 MARKER = b"mpc-kdc engine key, format 1" + bytes(4)                   # MPC_KDC_MARKER, 32 bytes

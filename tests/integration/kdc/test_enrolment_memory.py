@@ -19,11 +19,11 @@ import secrets
 
 import pytest
 
-from kdc_formats import AES256, USER_ALGORITHMS, default_salt, derived_keys, engine_name, round_key_needles, \
+from mpctest.kdc_formats import AES256, USER_ALGORITHMS, default_salt, derived_keys, engine_name, round_key_needles, \
     string_to_key
-from memory_scan import assert_scan_finds, memory_contains
-from protected_kdc import ProtectedRealm, read_keytab
-from share_store_reader import stored_shares
+from mpctest.memory_scan import assert_scan_finds, memory_contains
+from mpctest.protected_kdc import ProtectedRealm, read_keytab
+from mpctest.share_store_reader import stored_shares
 
 USER = "zed"
 PASSWORDS = ["zed-pw-1", "zed-pw-2", "zed-pw-3"]   # kvno 1 (enrolled when marked), 2, 3

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from kdc_formats import AES128, AES256, HANDLE_MAGIC, expected_handle
-from krb5_realm import Realm
+from mpctest.kdc_formats import AES128, AES256, HANDLE_MAGIC, expected_handle
+from mpctest.krb5_realm import Realm
 
 MARKER = "mpc-protected"
 HANDLE_LEN = 64

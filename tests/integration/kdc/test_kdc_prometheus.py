@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import secrets
 import subprocess
-import sys
 import threading
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from loopback_ports import random_port
-from prometheus_server import Prometheus, serve_metrics
-from protected_kdc import ProtectedRealm
+from mpctest import mpc_cluster
+from mpctest.loopback_ports import random_port
+from mpctest.prometheus_server import Prometheus, serve_metrics
+from mpctest.protected_kdc import ProtectedRealm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
-import storm  # noqa: E402
+from mpctest import storm
 
 PRINCIPALS = 10
 LOGINS = 60

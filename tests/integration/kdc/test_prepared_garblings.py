@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from protected_kdc import ProtectedRealm
+from mpctest import mpc_cluster
+from mpctest.protected_kdc import ProtectedRealm
 
 USER = "pia"
 PASSWORD = "pia-pw-1"

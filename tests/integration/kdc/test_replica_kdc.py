@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from protected_kdc import ProtectedRealm
-from replica_kdc import Propagation
+from mpctest import mpc_cluster
+from mpctest.protected_kdc import ProtectedRealm
+from mpctest.replica_kdc import Propagation
 
 USERS = {"alice": "alice-pw-1", "bob": "bob-pw-1"}   # bob's keys are protected
 SERVICE = "svc/one"

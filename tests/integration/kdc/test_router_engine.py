@@ -37,14 +37,13 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-import local_masks
-import mpc_cluster
-from kdc_formats import (EngineKey, checksum_aad, engine_name as engine_key_name,
-                         expected_handle as make_handle, gmac_tag, keystream_aad, seal_ticket)
-from router_driver import (EARLIER_MAX_PLAINTEXT, ENCTYPE_UNKNOWN, IOV_CHECKSUM, IOV_DATA, IOV_HEADER, IOV_PADDING,
-                           IOV_SIGN_ONLY, IOV_TRAILER, KRB5_BAD_ENCTYPE, KRB5_BAD_MSIZE, KRB5_CRYPTO_INTERNAL,
-                           KRB5KRB_AP_ERR_BAD_INTEGRITY, KVNO, MAX_CHECKSUM_DATA, MAX_PLAINTEXT, PRINCIPAL,
-                           PRIVATE_CKSUMTYPE, PRIVATE_ENCTYPE, DriverProcess)
+from mpctest import local_masks, mpc_cluster
+from mpctest.kdc_formats import (EngineKey, checksum_aad, engine_name as engine_key_name,
+                                 expected_handle as make_handle, gmac_tag, keystream_aad, seal_ticket)
+from mpctest.router_driver import (EARLIER_MAX_PLAINTEXT, ENCTYPE_UNKNOWN, IOV_CHECKSUM, IOV_DATA, IOV_HEADER, IOV_PADDING,
+                                   IOV_SIGN_ONLY, IOV_TRAILER, KRB5_BAD_ENCTYPE, KRB5_BAD_MSIZE, KRB5_CRYPTO_INTERNAL,
+                                   KRB5KRB_AP_ERR_BAD_INTEGRITY, KVNO, MAX_CHECKSUM_DATA, MAX_PLAINTEXT, PRINCIPAL,
+                                   PRIVATE_CKSUMTYPE, PRIVATE_ENCTYPE, DriverProcess)
 
 
 def wait_for_gcm_key(cluster: mpc_cluster.Cluster, name: str, deadline_s: float = 15) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from kdc_formats import engine_name as engine_key_name, expected_handle as make_handle
-from router_driver import (ENCTYPE_UNKNOWN, IOV_CHECKSUM, IOV_DATA, IOV_PADDING, IOV_SIGN_ONLY, IOV_TRAILER,
-                           KRB5_BAD_ENCTYPE, KRB5_BAD_MSIZE, KRB5_CRYPTO_INTERNAL, KRB5KRB_AP_ERR_BAD_INTEGRITY,
-                           DriverProcess, KChecksum, KData, KEncData, KKeyblock)
+from mpctest import mpc_cluster
+from mpctest.kdc_formats import engine_name as engine_key_name, expected_handle as make_handle
+from mpctest.router_driver import (ENCTYPE_UNKNOWN, IOV_CHECKSUM, IOV_DATA, IOV_PADDING, IOV_SIGN_ONLY, IOV_TRAILER,
+                                   KRB5_BAD_ENCTYPE, KRB5_BAD_MSIZE, KRB5_CRYPTO_INTERNAL, KRB5KRB_AP_ERR_BAD_INTEGRITY,
+                                   DriverProcess, KChecksum, KData, KEncData, KKeyblock)
 
 USER_KVNO = 3
 USER_ENCTYPES = {17: ("aes128-cts-hmac-sha1-96", 16, 15), 18: ("aes256-cts-hmac-sha1-96", 32, 16)}

@@ -19,17 +19,15 @@ import json
 import secrets
 import socket
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from krb5_realm import Realm
-from protected_kdc import ProtectedRealm, read_keytab
+from mpctest.krb5_realm import Realm
+from mpctest.protected_kdc import ProtectedRealm, read_keytab
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
-import storm  # noqa: E402
+from mpctest import storm
 
 PRINCIPALS = 40
 KDC_ERR_PREAUTH_FAILED = 24

@@ -32,11 +32,10 @@ from pathlib import Path
 import pytest
 import zmq
 
-import ccache_tickets
-import mpc_cluster
-from krb5_realm import Realm
-from protected_kdc import (PRIVATE_ENCTYPE, ProtectedRealm, assert_scan_finds, files_containing, kdc_pids,
-                           memory_contains)
+from mpctest import ccache_tickets, mpc_cluster
+from mpctest.krb5_realm import Realm
+from mpctest.protected_kdc import (PRIVATE_ENCTYPE, ProtectedRealm, assert_scan_finds, files_containing, kdc_pids,
+                                   memory_contains)
 
 ALICE_PW = "alice-pw"
 SERVICE = "svc/host.test"

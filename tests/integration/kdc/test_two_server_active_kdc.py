@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from mpc_cluster import Cluster
-from protected_kdc import ProtectedRealm, router_library
+from mpctest.mpc_cluster import Cluster
+from mpctest.protected_kdc import ProtectedRealm, router_library
 
 ATTRIBUTE = "mpc-protected"
 SERVICE = "svc/active.test"

@@ -16,7 +16,7 @@ import secrets
 
 import pytest
 
-from protected_kdc import ProtectedRealm, assert_scan_finds, kdc_pids, memory_contains, router_library
+from mpctest.protected_kdc import ProtectedRealm, assert_scan_finds, kdc_pids, memory_contains, router_library
 
 ATTRIBUTE = "mpc-protected"
 SERVICE = "svc/two.test"

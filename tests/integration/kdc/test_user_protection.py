@@ -37,21 +37,19 @@ import re
 import secrets
 import time
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import mpc_cluster
-from kdc_formats import (AES128, AES256, ENGINE_USAGES, USER_ALGORITHMS, USER_MARKER, default_salt,
-                         derived_keys, engine_name, expected_handle, nfold, round_key_needles, string_to_key)
-from ccache_tickets import session_keys
-from data_link_tools import Relay, client_config_with, data_port, frames_of
-from protected_kdc import (ProtectedRealm, assert_scan_finds, files_containing, kdc_pids, memory_contains,
-                           probe_keys, read_keytab, router_library)
+from mpctest import mpc_cluster
+from mpctest.kdc_formats import (AES128, AES256, ENGINE_USAGES, USER_ALGORITHMS, USER_MARKER, default_salt,
+                                 derived_keys, engine_name, expected_handle, nfold, round_key_needles, string_to_key)
+from mpctest.ccache_tickets import session_keys
+from mpctest.data_link_tools import Relay, client_config_with, data_port, frames_of
+from mpctest.protected_kdc import (ProtectedRealm, assert_scan_finds, files_containing, kdc_pids, memory_contains,
+                                   probe_keys, read_keytab, router_library)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "load"))
-import storm  # noqa: E402
+from mpctest import storm
 
 ATTRIBUTE = "mpc-protected"
 SERVICE = "svc/host.test"

@@ -15,9 +15,9 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-import local_masks
-from client_handle import ClientCallError, ClientHandle
-from mpc_cluster import Cluster
+from mpctest import local_masks
+from mpctest.client_handle import ClientCallError, ClientHandle
+from mpctest.mpc_cluster import Cluster
 
 MPC_OK = 0
 MPC_EINVAL = -1

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from client_handle import ClientCallError, ClientHandle
-from mpc_cluster import Cluster
+from mpctest.client_handle import ClientCallError, ClientHandle
+from mpctest.mpc_cluster import Cluster
 
 MPC_OK = 0
 MPC_EINVAL = -1

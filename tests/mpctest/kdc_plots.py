@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Plots of the KDC benchmarks, drawn from their JSON (kdc_bench.py, kdc_user_bench.py call
 these after a run; run this to draw them again):
 
-    /usr/bin/python3 tests/bench/kdc_plots.py --out docs/benchmarks
+    PYTHONPATH=tests /usr/bin/python3 -m mpctest.kdc_plots --out docs/benchmarks
 
 kdc.png: AS exchanges/s by krb5kdc -w, stock against protected, and the CPU per AS exchange
 of krb5kdc and of the three servers for stock, protected and protected with the KDC's requests

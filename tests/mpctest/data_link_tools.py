@@ -11,8 +11,8 @@ import struct
 import threading
 from pathlib import Path
 
-from mpc_cluster import Cluster
-from tcp_relay import TcpRelay
+from mpctest.mpc_cluster import Cluster
+from mpctest.tcp_relay import TcpRelay
 
 HELLO_MAGIC = b"mpc-dlh1"
 FRAME_HEADER, FRAME_TAG = 4, 16

@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from loopback_ports import random_port
+from mpctest.loopback_ports import random_port
 
 PROMETHEUS_DIR = Path(__file__).resolve().parents[2] / "config" / "prometheus"
 

@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from krb5_realm import Realm, RealmError, accepts, pick_ports
+from mpctest.krb5_realm import Realm, RealmError, accepts, pick_ports
 
 READY_TIMEOUT_S = 10
 

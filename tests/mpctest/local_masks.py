@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from share_store_reader import stored_shares
+from mpctest.share_store_reader import stored_shares
 
 LABEL = b"mpc-kdc gcm local mask key v1"
 ALGORITHM_AES256_GCM = 3

@@ -51,7 +51,7 @@ def ticket_aad(usage: int, ciphertext: bytes) -> bytes:
 
 
 class EngineKey(bytes):
-    """K, with what the engine makes local masks of (tests/integration/local_masks.py): the
+    """K, with what the engine makes local masks of (tests/mpctest/local_masks.py): the
     engine key id and the additive components the servers store. A nonce with the local mark
     is masked by M under these, any other by AES_K."""
 
@@ -62,7 +62,7 @@ class EngineKey(bytes):
 
 
 def _local(key: bytes, nonce: bytes):
-    import local_masks
+    from mpctest import local_masks
     if not local_masks.is_local(nonce):
         return None
     assert isinstance(key, EngineKey), "a nonce with local masks needs the key's components"
@@ -85,7 +85,7 @@ def nonce_ticket_key(key: bytes, nonce: bytes) -> bytes:
 
 def gmac_tag(key: bytes, nonce: bytes, aad: bytes, text: bytes = b"") -> bytes:
     """GHASH_H(aad, text) ^ the nonce's mask block 1: AES-GCM's tag under K for an AES nonce."""
-    import local_masks
+    from mpctest import local_masks
     return bytes(a ^ b for a, b in zip(local_masks.ghash(key, aad, text), _mask(key, nonce, 1)))
 
 

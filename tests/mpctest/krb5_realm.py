@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from loopback_ports import random_port
+from mpctest.loopback_ports import random_port
 
 DEFAULT_REALM = "MPC.TEST"
 MASTER_PASSWORD = "master-password"

@@ -13,13 +13,13 @@ import struct
 import subprocess
 from pathlib import Path
 
-import mpc_cluster
-from memory_scan import assert_scan_finds, memory_contains  # noqa: F401  (re-exported)
-from kdc_formats import AES256, PRIVATE_ENCTYPE, ticket_key  # noqa: F401  (re-exported)
-from kdc_formats import engine_name, ghash_key, round_key_needles
-import local_masks
-from share_store_reader import stored_shares
-from krb5_realm import Realm
+from mpctest import mpc_cluster
+from mpctest.memory_scan import assert_scan_finds, memory_contains  # noqa: F401  (re-exported)
+from mpctest.kdc_formats import AES256, PRIVATE_ENCTYPE, ticket_key  # noqa: F401  (re-exported)
+from mpctest.kdc_formats import engine_name, ghash_key, round_key_needles
+from mpctest import local_masks
+from mpctest.share_store_reader import stored_shares
+from mpctest.krb5_realm import Realm
 
 
 def router_library() -> Path:

@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from loopback_ports import random_port
+from mpctest.loopback_ports import random_port
 
 REPO = Path(__file__).resolve().parents[2]
 

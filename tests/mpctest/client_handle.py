@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mpc_cluster import client_library
+from mpctest.mpc_cluster import client_library
 
 MPC_OK = 0
 MPC_EUNREACHABLE, MPC_EREFUSED = -3, -4

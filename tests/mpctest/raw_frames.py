@@ -18,7 +18,7 @@ import time
 
 import zmq
 
-from mpc_cluster import openssl_ctr_keystream, pid_alive
+from mpctest.mpc_cluster import openssl_ctr_keystream, pid_alive
 
 # Message types and statuses (client_messages.hpp).
 COMPUTE, IMPORT_KEY, LIST_KEYS, DELETE_KEY, STATUS = 1, 2, 3, 4, 5

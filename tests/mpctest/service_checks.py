@@ -10,8 +10,8 @@ import secrets
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-import mpc_cluster
-from krb_client import ENCTYPES, Engine, wait_until_krb_serving
+from mpctest import mpc_cluster
+from mpctest.krb_client import ENCTYPES, Engine, wait_until_krb_serving
 
 ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mpc_cluster import Cluster
+    from mpctest.mpc_cluster import Cluster
 
 PRIVATE_ENCTYPE = -19792          # MPC_KDC_ENCTYPE_AES256_GCM
 PRIVATE_CKSUMTYPE = -19792        # MPC_KDC_CKSUMTYPE_GMAC
