@@ -80,6 +80,10 @@ package() {
   ldd "$CARRY"/bin/* "${ENGINE_BINARIES[@]/#/$CARRY/engine/}" | awk '/=> \//{print $3}' | sort -u |
     grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*|libcuda)\.so' |
     while read -r lib; do cp -L "$lib" "$CARRY/lib/"; done
+  # The test support package's one library beyond the standard one (the GPU machine has no
+  # package registry): tomlkit, pure Python.
+  mkdir -p "$CARRY/python"
+  cp -r "$(python3 -c 'import os, tomlkit; print(os.path.dirname(tomlkit.__file__))')" "$CARRY/python/"
   cp "$0" "$CARRY/run_on_gpu.sh"
   git -C "$ROOT" rev-parse --short HEAD >"$CARRY/COMMIT" 2>/dev/null || echo unknown >"$CARRY/COMMIT"
   git -C "$ROOT" diff --quiet 2>/dev/null || echo "+changes" >>"$CARRY/COMMIT"
@@ -151,14 +155,14 @@ run() {
         fi ;;
       engine)
         # shellcheck disable=SC2086
-        PYTHONPATH="$ROOT/tests" MPC_COMMIT="${commit:-unknown}" run_step engine python3 "$ROOT/tests/bench/data_plane_bench.py" \
+        PYTHONPATH="$ROOT/tests:$CARRY/python" MPC_COMMIT="${commit:-unknown}" run_step engine python3 "$ROOT/tests/bench/data_plane_bench.py" \
           --build-dir "$CARRY/engine" --out "$OUT" ${ENGINE_ARGS:-} || failed=1 ;;
       scaling)
-        PYTHONPATH="$ROOT/tests" MPC_COMMIT="${commit:-unknown}" run_step scaling python3 "$ROOT/tests/bench/core_scaling_bench.py" \
+        PYTHONPATH="$ROOT/tests:$CARRY/python" MPC_COMMIT="${commit:-unknown}" run_step scaling python3 "$ROOT/tests/bench/core_scaling_bench.py" \
           --build-dir "$CARRY/engine" --out "$OUT" || failed=1 ;;
       active)
         # shellcheck disable=SC2086
-        PYTHONPATH="$ROOT/tests" MPC_COMMIT="${commit:-unknown}" run_step active python3 "$ROOT/tests/bench/active_bench.py" --build-dir "$CARRY/engine" --out "$OUT" \
+        PYTHONPATH="$ROOT/tests:$CARRY/python" MPC_COMMIT="${commit:-unknown}" run_step active python3 "$ROOT/tests/bench/active_bench.py" --build-dir "$CARRY/engine" --out "$OUT" \
           --no-logins ${ACTIVE_ARGS:---threads $(( $(nproc) * 4 ))} || failed=1 ;;
       ncu)
         # shellcheck disable=SC2086

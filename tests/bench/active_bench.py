@@ -42,7 +42,7 @@ IN_PROCESS_BLOCKS = 8192
 
 def switch(cluster: mpc_cluster.Cluster, mode: str) -> None:
     for party in cluster.parties:
-        cluster.set_server_setting(party, "security", f'"{mode}"')
+        cluster.set_server_setting(party, "security", mode)
     restart_all(cluster, KEY)
 
 

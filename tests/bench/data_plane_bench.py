@@ -27,7 +27,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -120,9 +119,7 @@ def cpu_by_thread(pids: list[int]) -> dict[str, float]:
 
 
 def measure(cluster: mpc_cluster.Cluster, seconds: float, threads: int) -> dict:
-    config = cluster.dir / "bench.toml"
-    config.write_text(re.sub(r"(?m)^timeout_ms = \d+$", f"timeout_ms = {BENCH_TIMEOUT_MS}",
-                             cluster.admin_config.read_text()))
+    config = cluster.copy_client_config(cluster.admin_config, cluster.dir / "bench.toml", BENCH_TIMEOUT_MS)
     common = ["--cluster", str(config), "--name", KEY[0], "--kvno", "1", "--alg", ALG]
     pids = [cluster.server_pid(party) for party in (1, 2, 3)]
     before = server_counters(cluster)

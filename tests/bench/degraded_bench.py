@@ -140,7 +140,7 @@ def run_cluster(root: Path, security: str, args, k5: K5Crypto) -> dict:
     cluster = mpc_cluster.Cluster(root, protocol="rss3", degraded_service="two-party")
     cluster.init()
     for party in cluster.parties:
-        cluster.set_server_setting(party, "security", f'"{security}"')
+        cluster.set_server_setting(party, "security", security)
     endpoints = serve_metrics(cluster)
     cluster.start()
     # An actively secure pair refuses nonces with local masks.

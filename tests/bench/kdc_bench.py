@@ -40,7 +40,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import tempfile
 from pathlib import Path
 
@@ -48,6 +47,7 @@ from mpctest import kdc_plots, mpc_cluster
 from mpctest.krb5_realm import Realm
 from mpctest.protected_kdc import ProtectedRealm, kdc_pids
 from mpctest.bench import cpu_total as cpu_of, machine, median
+from mpctest.data_link_tools import client_config_with
 from mpctest.kdc_load import kdc_load, prepare
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,8 +144,7 @@ def main() -> None:
         cluster.start()
         stock = Realm(tmp / "stock", backend="db2")
         protected = ProtectedRealm(tmp / "protected", cluster)
-        curvezmq_config = cluster.dir / "compute-curvezmq.toml"
-        curvezmq_config.write_text(re.sub(r"(?m)^data_endpoint = .*\n", "", cluster.compute_config.read_text()))
+        curvezmq_config = client_config_with(cluster, "compute-curvezmq", {party: None for party in cluster.parties})
         protected_zmq = ProtectedRealm(tmp / "protected-curvezmq", cluster, compute_config=curvezmq_config)
         protected_local = ProtectedRealm(tmp / "protected-local-masks", cluster)
         protected_local.router_conf.write_text(protected_local.router_conf.read_text() + "gcm_masks = local\n")

@@ -46,7 +46,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import statistics
 import tempfile
 from pathlib import Path
@@ -93,12 +92,12 @@ def debug_logging(cluster: mpc_cluster.Cluster, krb_evaluation: str, security: s
     """Debug logs (the leader's "batch done" lines), server 1's way of running Kerberos jobs and
     every server's security setting."""
     for party in (1, 2, 3):
-        config = cluster.server_dir(party) / "server.toml"
-        text = re.sub(r'(?m)^(log_level|krb_evaluation|security)\s*=.*\n', "", config.read_text())
-        text = f'log_level = "debug"\nsecurity = "{security}"\n' + text
+        cluster.set_server_setting(party, "log_level", "debug")
+        cluster.set_server_setting(party, "security", security)
         if party == 1:
-            text = f'krb_evaluation = "{krb_evaluation}"\n' + text
-        config.write_text(text)
+            cluster.set_server_setting(party, "krb_evaluation", krb_evaluation)
+        else:
+            cluster.unset_server_setting(party, "krb_evaluation")
 
 
 def krb_batches(cluster: mpc_cluster.Cluster) -> list[dict]:
@@ -178,8 +177,7 @@ def main() -> None:
         protected_layered = ProtectedRealm(tmp / "protected-layered", layered, enrol_users=True)
         protected_gc2 = ProtectedRealm(tmp / "protected-gc2", two_server, enrol_users=True)
         patient = two_server.dir / "compute-patient.toml"
-        patient.write_text(re.sub(r"(?m)^timeout_ms = \d+", f"timeout_ms = {TWO_SERVER_ENGINE_TIMEOUT_MS}",
-                                  two_server.compute_config.read_text()))
+        two_server.copy_client_config(two_server.compute_config, patient, TWO_SERVER_ENGINE_TIMEOUT_MS)
         protected_gc2.router_conf.write_text(f"handle_key_file = {protected_gc2.handle_key_path}\n"
                                              f"engine_config = {patient}\n{TWO_SERVER_ROUTER}")
         realms = {"stock": stock, "protected": protected, "protected-passive": protected_passive,

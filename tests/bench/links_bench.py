@@ -32,10 +32,9 @@ import re
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
-from mpctest import mpc_cluster
+from mpctest import mpc_cluster, toml_files
 from mpctest.bench import (BENCH_TIMEOUT_MS, THROUGHPUT_BLOCKS, THROUGHPUT_THREADS, byte_counter,
                            cpu_seconds, machine, mpc_bench, server_counters)
 
@@ -77,31 +76,24 @@ def route_through(cluster: mpc_cluster.Cluster, first_port: int) -> list[str]:
     routes = []
     port = first_port
     for party in (1, 2, 3):
-        path = cluster.server_dir(party) / "server.toml"
-        text = path.read_text()
-        head, _, peers_text = text.partition("[[peers]]")
-        settings = tomllib.loads(text)
-        for peer in settings["peers"]:
-            for field in ("endpoint", "data_endpoint"):
-                target = int(peer[field].rsplit(":", 1)[1])
-                routes.append(f"{party}>{peer['party']}:{port}:{target}")
-                peers_text = re.sub(rf'(?m)^{field} = "tcp://127\.0\.0\.1:{target}"$',
-                                    f'{field} = "tcp://127.0.0.1:{port}"', peers_text)
-                port += 1
-        path.write_text(head + "[[peers]]" + peers_text)
+        with toml_files.editing(cluster.server_dir(party) / "server.toml") as settings:
+            for peer in settings["peers"]:
+                for field in ("endpoint", "data_endpoint"):
+                    target = int(peer[field].rsplit(":", 1)[1])
+                    routes.append(f"{party}>{peer['party']}:{port}:{target}")
+                    peer[field] = f"tcp://127.0.0.1:{port}"
+                    port += 1
     to_servers = {}  # a server's port -> the relay on the KDC host's link to it
     for config in (cluster.compute_config, cluster.enrol_config, cluster.admin_config):
-        text = config.read_text()
-        for server in tomllib.loads(text)["servers"]:
-            for field in ("endpoint", "data_endpoint"):
-                target = int(server[field].rsplit(":", 1)[1])
-                if target not in to_servers:
-                    to_servers[target] = port
-                    routes.append(f"k>{server['party']}:{port}:{target}")
-                    port += 1
-                text = re.sub(rf'(?m)^{field} = "tcp://127\.0\.0\.1:{target}"$',
-                              f'{field} = "tcp://127.0.0.1:{to_servers[target]}"', text)
-        config.write_text(text)
+        with toml_files.editing(config) as settings:
+            for server in settings["servers"]:
+                for field in ("endpoint", "data_endpoint"):
+                    target = int(server[field].rsplit(":", 1)[1])
+                    if target not in to_servers:
+                        to_servers[target] = port
+                        routes.append(f"k>{server['party']}:{port}:{target}")
+                        port += 1
+                    server[field] = f"tcp://127.0.0.1:{to_servers[target]}"
     return routes
 
 
@@ -112,9 +104,7 @@ def start(root: Path, security: str, rate_mbit: float | None, rtt_ms: float | No
                    "--security", security, "--data-links", "on")
     if krb_evaluation:
         for party in (1, 2, 3):
-            path = cluster.server_dir(party) / "server.toml"
-            text = re.sub(r'(?m)^krb_evaluation\s*=.*\n', "", path.read_text())
-            path.write_text(f'krb_evaluation = "{krb_evaluation}"\n' + text)
+            cluster.set_server_setting(party, "krb_evaluation", krb_evaluation)
     # Every job may wait many round trips: the KDC's and the bench's calls get room for them.
     for config in (cluster.compute_config, cluster.enrol_config, cluster.admin_config):
         cluster.set_client_timeout(config, BENCH_TIMEOUT_MS)

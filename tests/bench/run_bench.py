@@ -23,7 +23,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -252,12 +251,10 @@ def main() -> int:
         cluster.init()
         if args.backend:
             for party in (1, 2, 3):
-                server_config = cluster.server_dir(party) / "server.toml"
-                server_config.write_text(f'backend = "{args.backend}"\n' + server_config.read_text())
+                cluster.set_server_setting(party, "backend", args.backend)
         cluster.start()
-        config = cluster.dir / "bench.toml"
-        config.write_text(re.sub(r"(?m)^timeout_ms = \d+$", f"timeout_ms = {BENCH_TIMEOUT_MS}",
-                                 cluster.admin_config.read_text()))
+        config = mpc_cluster.Cluster.copy_client_config(cluster.admin_config, cluster.dir / "bench.toml",
+                                                        BENCH_TIMEOUT_MS)
         for alg in ALGORITHMS:
             cluster.import_key(f"bench/{alg}", 1, alg)
         cluster.wait_until_serving(("bench/aes128", 1, "aes128"))

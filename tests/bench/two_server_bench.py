@@ -73,10 +73,9 @@ def cluster_run(root: Path, protocol: str, security: str | None = None) -> dict:
         cluster.init()
         if security:
             for party in (1, 2):
-                cluster.set_server_setting(party, "security", f'"{security}"')
+                cluster.set_server_setting(party, "security", security)
         config = cluster.dir / "cluster.toml"
-        text = config.read_text().replace("timeout_ms = 2000", "timeout_ms = 60000")
-        config.write_text(text)
+        cluster.set_client_timeout(config, 60000)
         if protocol == "lut2":
             for party in (1, 2):
                 cluster.set_server_table_setting(party, "lut", "pool_sboxes", 262144)
@@ -123,7 +122,7 @@ def krb_run(root: Path, security: str | None = None) -> dict:
         cluster.init()
         for party in (1, 2):
             if security:
-                cluster.set_server_setting(party, "security", f'"{security}"')
+                cluster.set_server_setting(party, "security", security)
             cluster.set_server_table_setting(party, "limits", "and_material_entries", 1048576)
         cluster.start()
         admin, compute = KrbEngine(cluster.admin_config), KrbEngine(cluster.compute_config)

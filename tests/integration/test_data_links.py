@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from mpctest import toml_files
 from mpctest.data_link_tools import HELLO_MAGIC, Relay, data_port, established_sockets, frames_of
 from mpctest.mpc_cluster import Cluster, openssl_ctr_keystream
 
@@ -80,7 +81,7 @@ def lanes_cluster(tmp_path):
         relay = Relay(data_port(cluster, 2))
         for party in cluster.parties:
             set_limit(cluster, party, "workers", WORKERS)
-            cluster.set_server_setting(party, "security", '"passive"')
+            cluster.set_server_setting(party, "security", "passive")
         server1 = cluster.server_dir(1) / "server.toml"
         server1.write_text(server1.read_text().replace(f"127.0.0.1:{data_port(cluster, 2)}\"",
                                                        f"127.0.0.1:{relay.port}\""))
@@ -240,10 +241,9 @@ def test_a_server_without_data_links_is_served_over_curvezmq_until_it_has_them(t
     try:
         cluster.init()
         config = cluster.server_dir(2) / "server.toml"
-        with_data_links = config.read_text()
-        own_line = f'data_endpoint = "tcp://127.0.0.1:{data_port(cluster, 2)}"\n'
-        assert own_line in with_data_links
-        config.write_text(with_data_links.replace(own_line, ""))
+        own_endpoint = f"tcp://127.0.0.1:{data_port(cluster, 2)}"
+        assert toml_files.value(config, "data_endpoint") == own_endpoint
+        toml_files.remove_value(config, "data_endpoint")
         cluster.start()
         key_hex, _ = cluster.import_key(*KEY)
         cluster.wait_until_serving(KEY)
@@ -253,7 +253,7 @@ def test_a_server_without_data_links_is_served_over_curvezmq_until_it_has_them(t
         assert warnings and all(event.get("to") == 2 for event in warnings)
         assert established_links(data_port(cluster, 2)) == 0
 
-        config.write_text(with_data_links)
+        toml_files.set_value(config, "data_endpoint", own_endpoint)
         cluster.kill_server(2)
         cluster.restart_server(2)
         deadline = time.monotonic() + REJOIN_WINDOW_S

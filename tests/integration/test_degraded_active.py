@@ -38,7 +38,7 @@ def start(root, security: str, metrics: dict | None = None) -> mpc_cluster.Clust
     cluster = mpc_cluster.Cluster(root, protocol="rss3", degraded_service="two-party")
     cluster.init()
     for party in cluster.parties:
-        cluster.set_server_setting(party, "security", f'"{security}"')
+        cluster.set_server_setting(party, "security", security)
     if metrics is not None:
         metrics.update(serve_metrics(cluster))
     # mpcctl's AES jobs go through the admin configuration (timeout_ms 2 s): a pair member

@@ -84,7 +84,7 @@ def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passiv
         assert engine.checksum(key_id, CHECKSUM_USAGE, data) == expected
 
         for party in cluster.parties:
-            cluster.set_server_setting(party, "security", '"passive"')
+            cluster.set_server_setting(party, "security", "passive")
         for party in (2, 3):
             restart(cluster, party)
         restart(cluster, 1, fault=f"garbled-table-bits={TABLE_BYTE}")
@@ -357,7 +357,7 @@ def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_wh
         assert cluster.keystream(KEY[0], KEY[1], KEY[2], counter, blocks) == want[blocks]
 
     for p in cluster.parties:
-        cluster.set_server_setting(p, "security", '"passive"')
+        cluster.set_server_setting(p, "security", "passive")
     for p in cluster.parties:
         if p != party:
             restart(cluster, p)

@@ -474,7 +474,7 @@ def test_divergent_kerberos_copies_are_refused_when_evaluated_layer_by_layer(fre
         admin.import_key(*KRB_KEY, key)
     finally:
         admin.close()
-    restart_leader(cluster, 'krb_evaluation = "layered"\n')
+    restart_leader(cluster, {"krb_evaluation": "layered"})
     engine, k5 = KrbEngine(cluster.compute_config, 60000), K5Crypto()
     raw = {party: client_for(cluster, context, party, role="compute") for party in PARTIES}
     try:

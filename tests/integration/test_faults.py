@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mpctest import toml_files
 from mpctest.krb_client import MPC_AES256_CTS, Engine, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
 from mpctest.mpc_cluster import mpcctl_binary, openssl_ctr_keystream, pid_alive
 from mpctest.tcp_relay import TcpRelay
@@ -199,11 +201,12 @@ def test_a_follower_stalled_for_a_moment_costs_no_call(fresh_cluster):
 
 def config_through(cluster, link: TcpRelay, party: int) -> Path:
     """A copy of the cluster's admin configuration that reaches server `party` through `link`."""
-    text = cluster.admin_config.read_text()
-    endpoint = f'endpoint = "tcp://127.0.0.1:{link.target_port}"'
-    assert text.count(endpoint) == 1, f"no {endpoint} in {cluster.admin_config}"
     config = cluster.admin_config.with_name(f"late-link-{party}-{link.port}.toml")
-    config.write_text(text.replace(endpoint, f'endpoint = "tcp://127.0.0.1:{link.port}"'))
+    shutil.copyfile(cluster.admin_config, config)
+    with toml_files.editing(config) as document:
+        [server] = [server for server in document["servers"] if server["party"] == party]
+        assert server["endpoint"] == f"tcp://127.0.0.1:{link.target_port}", server
+        server["endpoint"] = f"tcp://127.0.0.1:{link.port}"
     return config
 
 

@@ -415,8 +415,8 @@ def test_garbled_and_layered_evaluations_agree_with_libk5crypto(fresh_cluster, k
         key = secrets.token_bytes(32)
         key_id = ("krb/evaluations", 1, MPC_AES256_CTS)
         admin.import_key(*key_id, key)
-        for settings, expected in (('log_level = "debug"\n', "garbled twice"),
-                                   ('log_level = "debug"\nkrb_evaluation = "layered"\n', "layered")):
+        for settings, expected in (({"log_level": "debug"}, "garbled twice"),
+                                   ({"log_level": "debug", "krb_evaluation": "layered"}, "layered")):
             restart_leader(cluster, settings)
             # A client of its own per leader: a request sent while a killed server's connection
             # still looked up would wait out the whole timeout.

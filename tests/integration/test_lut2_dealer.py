@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from mpctest import toml_files
 from mpctest.mpc_cluster import Cluster, dealer_binary, parse_blocks
 
 POOL_SBOXES = 4096
@@ -205,10 +206,8 @@ def pin_wrong_dealer_key(party: int):
 
     def configure(cluster: Cluster) -> None:
         config = cluster.server_dir(party) / "server.toml"
-        text = config.read_text()
-        assert 'dealer_public_key = "../dealer/dealer.pub"' in text
-        config.write_text(text.replace('dealer_public_key = "../dealer/dealer.pub"',
-                                       'dealer_public_key = "../compute.pub"'))
+        assert toml_files.value(config, "dealer_public_key", "lut") == "../dealer/dealer.pub"
+        toml_files.set_value(config, "dealer_public_key", "../compute.pub", "lut")
 
     return configure
 

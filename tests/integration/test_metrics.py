@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import shutil
 import struct
 import subprocess
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mpctest import mpc_cluster
+from mpctest import mpc_cluster, toml_files
 from mpctest.prometheus_server import PROMETHEUS_DIR, Prometheus, scrape, serve_metrics
 
 KEY = ("metrics/aes", 1, "aes128")
@@ -84,9 +85,8 @@ def test_metrics_follow_jobs_aborts_and_modes(metered):
     # A client whose key no server admits: each server's ZAP handler refuses its handshake.
     cluster.mpcctl("keygen", "--out", str(cluster.dir / "stranger"))
     stranger = cluster.dir / "stranger.toml"
-    stranger.write_text(cluster.compute_config.read_text().replace('secret_key_file = "compute.key"',
-                                                                   'secret_key_file = "stranger.key"'))
-    assert '"stranger.key"' in stranger.read_text()
+    shutil.copyfile(cluster.compute_config, stranger)
+    toml_files.set_value(stranger, "secret_key_file", "stranger.key")
     refused = cluster.mpcctl("aes", "keystream", "--cluster", str(stranger), *cluster.key_args(*KEY),
                              "--counter", "0" * 32, "--blocks", "1", check=False)
     assert refused.returncode != 0

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from mpctest import toml_files
 from mpctest.mpc_cluster import Cluster, MpcctlError, openssl_ctr_keystream, openssl_ecb, parse_blocks, server_binary
 
 FIPS197 = {
@@ -202,7 +203,7 @@ def test_three_server_store_converts_without_a_dealer(tmp_path):
         # security = "active" they are refused, naming the remedy, and a key imported anew serves.
         two.stop()
         for party in (1, 2):
-            two.set_server_setting(party, "security", '"active"')
+            two.set_server_setting(party, "security", "active")
         two.start()
         refused = two.mpcctl("aes", "keystream", "--cluster", str(two.admin_config),
                              *Cluster.key_args("convert-aes128", 2, "aes128"), "--counter", "00" * 16, "--blocks", "1",
@@ -220,8 +221,8 @@ def test_three_server_store_converts_without_a_dealer(tmp_path):
         assert two.keystream_of(served) == openssl_ctr_keystream("aes128", fresh_hex, "00" * 16, 1), served.stderr
         # A two-server server refuses a store of three-server shares, naming the remedy.
         config = two.server_dir(1) / "unconverted.toml"
-        config.write_text((two.server_dir(1) / "server.toml").read_text().replace(
-            'storage_path = "data"', f'storage_path = "{three.server_dir(1) / "data"}"'))
+        shutil.copyfile(two.server_dir(1) / "server.toml", config)
+        toml_files.set_value(config, "storage_path", str(three.server_dir(1) / "data"))
         unconverted = subprocess.run([str(server_binary()), "--config", str(config), "--check"],
                                      capture_output=True, text=True, timeout=60)
         assert unconverted.returncode != 0

@@ -39,7 +39,7 @@ def start_gc2(root: Path, security: dict[int, str] | None = None, limits: dict[s
     cluster.init()
     for party in cluster.parties:
         if party in (security or {}):
-            cluster.set_server_setting(party, "security", f'"{security[party]}"')
+            cluster.set_server_setting(party, "security", security[party])
         else:
             cluster.unset_server_setting(party, "security")
     for party in cluster.parties:

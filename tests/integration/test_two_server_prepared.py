@@ -13,7 +13,6 @@ Which jobs ran on a prepared garbling, and when one was prepared, the servers' d
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import time
 from pathlib import Path
@@ -97,11 +96,7 @@ def debug_cluster(root: Path, protocol: str) -> Cluster:
         try:
             cluster.init()
             for party in cluster.parties:
-                config = cluster.server_dir(party) / "server.toml"
-                text = config.read_text()
-                text = re.sub(r'(?m)^log_level\s*=.*$', 'log_level = "debug"', text) \
-                    if re.search(r"(?m)^log_level\s*=", text) else 'log_level = "debug"\n' + text
-                config.write_text(text)
+                cluster.set_server_setting(party, "log_level", "debug")
             cluster.start()
             return cluster
         except Exception:

@@ -6,11 +6,12 @@ configuration with other data endpoints.
 
 from __future__ import annotations
 
-import re
+import shutil
 import struct
 import threading
 from pathlib import Path
 
+from mpctest import toml_files
 from mpctest.mpc_cluster import Cluster
 from mpctest.tcp_relay import TcpRelay
 
@@ -91,13 +92,15 @@ def frames_of(recording: bytes) -> list[bytes]:
 def client_config_with(cluster: Cluster, name: str, data_endpoints: dict[int, str | None],
                        key_file: str = "compute.key") -> Path:
     """The compute client's settings with server N's data_endpoint replaced (None: removed)."""
-    text = cluster.compute_config.read_text().replace('secret_key_file = "compute.key"',
-                                                      f'secret_key_file = "{key_file}"')
-    for party, endpoint in data_endpoints.items():
-        pattern = rf'(party = {party}\nendpoint = "[^"]*"\n)data_endpoint = "[^"]*"\n'
-        replacement = r"\1" + (f'data_endpoint = "{endpoint}"\n' if endpoint else "")
-        text, count = re.subn(pattern, replacement, text)
-        assert count == 1, text
     config = cluster.dir / f"{name}.toml"
-    config.write_text(text)
+    shutil.copyfile(cluster.compute_config, config)
+    with toml_files.editing(config) as document:
+        document["secret_key_file"] = key_file
+        for party, endpoint in data_endpoints.items():
+            [server] = [server for server in document["servers"] if server["party"] == party]
+            assert "data_endpoint" in server, server
+            if endpoint:
+                server["data_endpoint"] = endpoint
+            else:
+                del server["data_endpoint"]
     return config

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import re
 import secrets
 import time
 
@@ -388,9 +387,13 @@ def leader_evaluations(cluster: Cluster) -> set[tuple[str, int]]:
     return seen
 
 
-def restart_leader(cluster: Cluster, settings: str) -> None:
-    config = cluster.server_dir(1) / "server.toml"
-    text = re.sub(r'(?m)^(log_level|krb_evaluation)\s*=.*\n', "", config.read_text())
-    config.write_text(settings + text)
+def restart_leader(cluster: Cluster, settings: dict[str, str]) -> None:
+    """Server 1 restarted with log_level and krb_evaluation as `settings` gives them, each one
+    it leaves out at the server's default."""
+    for name in ("log_level", "krb_evaluation"):
+        if name in settings:
+            cluster.set_server_setting(1, name, settings[name])
+        else:
+            cluster.unset_server_setting(1, name)
     cluster.kill_server(1)
     cluster.restart_server(1)

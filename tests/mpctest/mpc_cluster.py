@@ -17,6 +17,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,6 +25,7 @@ import threading
 import time
 from pathlib import Path
 
+from mpctest import toml_files
 from mpctest.loopback_ports import random_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -177,35 +179,21 @@ class Cluster:
                     "--protocol", self.protocol, *extra)
         if self.protocol == "rss3":
             for party in self.parties:
-                self.set_server_setting(party, "degraded_service", f'"{self.degraded_service}"')
+                self.set_server_setting(party, "degraded_service", self.degraded_service)
 
-    def set_server_setting(self, party: int, name: str, value: str) -> None:
-        """Sets a top-level key of a server's server.toml (before its first [section]); the
-        server reads it at its next start."""
-        config = self.server_dir(party) / "server.toml"
-        text = re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", config.read_text())
-        config.write_text(f"{name} = {value}\n" + text)
+    def set_server_setting(self, party: int, name: str, value: str | int | bool) -> None:
+        """Sets a top-level key of a server's server.toml; the server reads it at its next start."""
+        toml_files.set_value(self.server_dir(party) / "server.toml", name, value)
 
     def unset_server_setting(self, party: int, name: str) -> None:
         """Removes a top-level key from a server's server.toml, so that the server's own default
         rules at its next start."""
-        config = self.server_dir(party) / "server.toml"
-        text = config.read_text()
-        head, sep, tail = text.partition("\n[")
-        config.write_text(re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", head) + sep + tail)
+        toml_files.remove_value(self.server_dir(party) / "server.toml", name)
 
-    def set_server_table_setting(self, party: int, table: str, name: str, value: str | int) -> None:
-        """Sets `name` in the [table] section of a server's server.toml (its line there replaced,
-        or added first in the section); the server reads it at its next start."""
-        config = self.server_dir(party) / "server.toml"
-        text = config.read_text()
-        header = f"[{table}]\n"
-        assert header in text, f"{config} has no [{table}] section"
-        start = text.index(header) + len(header)
-        end = text.find("\n[", start)
-        end = len(text) if end < 0 else end + 1
-        section = re.sub(rf'(?m)^{re.escape(name)}\s*=.*\n', "", text[start:end])
-        config.write_text(text[:start] + f"{name} = {value}\n" + section + text[end:])
+    def set_server_table_setting(self, party: int, table: str, name: str, value: str | int | bool) -> None:
+        """Sets `name` in the [table] section of a server's server.toml; the server reads it at its
+        next start."""
+        toml_files.set_value(self.server_dir(party) / "server.toml", name, value, table)
 
     def add_compute_client(self, name: str) -> Path:
         """A further compute client key (another KDC's): its key pair and a configuration
@@ -213,15 +201,11 @@ class Cluster:
         list. Between init and start: servers read their clients at start."""
         self.mpcctl("keygen", "--out", str(self.dir / name))
         for party in self.parties:
-            config = self.server_dir(party) / "server.toml"
-            text, count = re.subn(r'(?m)^compute = \[(.*)\]$', rf'compute = [\1, "../{name}.pub"]',
-                                  config.read_text())
-            assert count == 1, f"no compute list in {config}"
-            config.write_text(text)
+            with toml_files.editing(self.server_dir(party) / "server.toml") as config:
+                config["clients"]["compute"].append(f"../{name}.pub")
         own = self.dir / f"{name}.toml"
-        own.write_text(self.compute_config.read_text().replace('secret_key_file = "compute.key"',
-                                                                f'secret_key_file = "{name}.key"'))
-        assert f'"{name}.key"' in own.read_text()
+        shutil.copyfile(self.compute_config, own)
+        toml_files.set_value(own, "secret_key_file", f"{name}.key")
         return own
 
     def _status_lines(self) -> list[re.Match]:
@@ -266,11 +250,18 @@ class Cluster:
         raise AssertionError(f"cluster modes {seen}, expected {expected}\n{self.log_tail()}")
 
     @staticmethod
+    def copy_client_config(config: Path, path: Path, timeout_ms: int) -> Path:
+        """A copy of a client configuration at `path` with another timeout_ms (beside the original,
+        so that its relative key paths stay valid)."""
+        shutil.copyfile(config, path)
+        Cluster.set_client_timeout(path, timeout_ms)
+        return path
+
+    @staticmethod
     def set_client_timeout(config: Path, timeout_ms: int) -> None:
         """timeout_ms of a client configuration (compute.toml, cluster.toml, ...)."""
-        text, count = re.subn(r"(?m)^timeout_ms = \d+$", f"timeout_ms = {timeout_ms}", Path(config).read_text())
-        assert count == 1, f"no timeout_ms in {config}"
-        Path(config).write_text(text)
+        toml_files.value(config, "timeout_ms")  # a client configuration sets it
+        toml_files.set_value(config, "timeout_ms", timeout_ms)
 
     def start(self) -> None:
         extra = ["--dealer-binary", str(dealer_binary())] if self.has_dealer else []

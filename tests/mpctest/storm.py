@@ -53,6 +53,7 @@ import time
 from pathlib import Path
 
 from mpctest import mpc_cluster
+from mpctest.bench import cpu_seconds, median
 from mpctest.krb5_realm import Realm
 from mpctest.prometheus_server import serve_metrics, wait_for_pair_stock
 from mpctest.protected_kdc import ProtectedRealm, kdc_pids
@@ -64,7 +65,6 @@ PREFIX = "storm"
 SERVICE = "svc/storm.test"
 TUNED = {"disable_last_success": "true", "disable_lockout": "true"}
 CONFIGS = {"defaults": {}, "tuned": TUNED}
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def storm_binary() -> Path:
@@ -72,16 +72,6 @@ def storm_binary() -> Path:
 
 
 # ---- measuring ------------------------------------------------------------------------
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of one process, 0 when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
 
 def cpu_of(pids: list[int]) -> dict[int, float]:
     return {pid: cpu_seconds(pid) for pid in pids}
@@ -221,11 +211,6 @@ def check_counts(label: str, summary: dict) -> None:
                                                    summary["kdc_issued"] < summary["ok"]):
         raise AssertionError(f"{label}: kdc-storm counted {summary['ok']} logins, the KDC logged "
                              f"{summary['kdc_issued']} AS_REQ ISSUE lines")
-
-
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
 
 
 def machine() -> dict:

@@ -38,6 +38,7 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from mpctest import toml_files
 from mpctest.kdc_formats import (AES128, AES256, PRIVATE_ENCTYPE, keystream_aad, engine_name,
                                  expected_handle, ticket_key)
 from mpctest.krb5_realm import Realm, pick_ports
@@ -136,19 +137,19 @@ def config_copy(cluster: Cluster, name: str, *, timeout_ms: int | None = None, d
                 first_server_port: int | None = None) -> Path:
     """A copy of the admin configuration beside it (its key paths are relative): a longer
     call timeout, server 1 behind another port, or servers on ports where nothing listens."""
-    text = cluster.admin_config.read_text()
-    if first_server_port is not None or dead:
-        # Every request must take the route the test controls: CurveZMQ alone.
-        text = re.sub(r'(?m)^data_endpoint = .*\n', "", text)
-    if timeout_ms is not None:
-        text = re.sub(r"(?m)^timeout_ms = \d+$", f"timeout_ms = {timeout_ms}", text)
-    if first_server_port is not None:
-        text = text.replace(f"tcp://127.0.0.1:{cluster.base_port + 1}\"", f"tcp://127.0.0.1:{first_server_port}\"")
-    if dead:
-        ports = iter(range(cluster.base_port + 5, cluster.base_port + 8))
-        text = re.sub(r"tcp://127\.0\.0\.1:\d+", lambda _: f"tcp://127.0.0.1:{next(ports)}", text)
     path = cluster.dir / name
-    path.write_text(text)
+    shutil.copyfile(cluster.admin_config, path)
+    with toml_files.editing(path) as config:
+        for server in config["servers"]:
+            if first_server_port is not None or dead:
+                # Every request must take the route the test controls: CurveZMQ alone.
+                del server["data_endpoint"]
+            if first_server_port is not None and server["party"] == 1:
+                server["endpoint"] = f"tcp://127.0.0.1:{first_server_port}"
+            if dead:
+                server["endpoint"] = f"tcp://127.0.0.1:{cluster.base_port + 4 + server['party']}"
+        if timeout_ms is not None:
+            config["timeout_ms"] = timeout_ms
     return path
 
 

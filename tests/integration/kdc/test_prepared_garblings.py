@@ -63,7 +63,7 @@ def realm(tmp_path_factory):
     cluster = mpc_cluster.Cluster(root / "cluster", degraded_service="two-party")
     cluster.init()
     for party in cluster.parties:
-        cluster.set_server_setting(party, "log_level", '"debug"')
+        cluster.set_server_setting(party, "log_level", "debug")
     cluster.start()
     realm = ProtectedRealm(root / "realm", cluster, enrol_users=True, realm=f"P{secrets.token_hex(4).upper()}.TEST")
     try:

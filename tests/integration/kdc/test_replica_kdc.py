@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mpctest import mpc_cluster
+from mpctest import mpc_cluster, toml_files
 from mpctest.protected_kdc import ProtectedRealm
 from mpctest.replica_kdc import Propagation
 
@@ -130,8 +130,8 @@ def test_primary_and_replica_serve_one_realm_from_one_engine(tmp_path, outage):
 
         # Retiring the replica (lost, or compromised): its compute key off every server's list.
         for party in cluster.parties:
-            config = cluster.server_dir(party) / "server.toml"
-            config.write_text(config.read_text().replace(', "../replica-compute.pub"', ""))
+            with toml_files.editing(cluster.server_dir(party) / "server.toml") as config:
+                config["clients"]["compute"].remove("../replica-compute.pub")
             cluster.kill_server(party)
             cluster.restart_server(party)
             cluster.wait_for_modes(THREE_PARTY, deadline_s=20)

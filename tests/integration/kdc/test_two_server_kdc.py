@@ -16,6 +16,7 @@ import secrets
 
 import pytest
 
+from mpctest.mpc_cluster import Cluster
 from mpctest.protected_kdc import ProtectedRealm, assert_scan_finds, kdc_pids, memory_contains, router_library
 
 ATTRIBUTE = "mpc-protected"
@@ -32,8 +33,7 @@ def realm(tmp_path_factory, two_server_cluster):
     root = tmp_path_factory.mktemp("two-server-realm") / "realm"
     realm = ProtectedRealm(root, cluster, enrol_users=True, realm=f"T{secrets.token_hex(4).upper()}.TEST")
     patient = cluster.dir / "compute-patient.toml"
-    patient.write_text(re.sub(r"(?m)^timeout_ms = \d+", f"timeout_ms = {ENGINE_TIMEOUT_MS}",
-                              cluster.compute_config.read_text()))
+    Cluster.copy_client_config(cluster.compute_config, patient, ENGINE_TIMEOUT_MS)
     # A garbled AES-256 block is about 230 KB between the servers: small ticket pools keep
     # each refill short (docs/two-server.md, "Sizing the KDC's nonce pools").
     realm.router_conf.write_text(f"handle_key_file = {realm.handle_key_path}\nengine_config = {patient}\n"

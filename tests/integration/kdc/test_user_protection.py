@@ -153,8 +153,7 @@ def realm(tmp_path_factory, cluster):
     realm = ProtectedRealm(root, cluster, enrol_users=True, realm=f"U{secrets.token_hex(4).upper()}.TEST")
     # Beside the cluster's own configuration: its relative key paths stay valid.
     patient = cluster.dir / "compute-patient.toml"
-    patient.write_text(re.sub(r"(?m)^timeout_ms = \d+", f"timeout_ms = {ENGINE_TIMEOUT_MS}",
-                              cluster.compute_config.read_text()))
+    mpc_cluster.Cluster.copy_client_config(cluster.compute_config, patient, ENGINE_TIMEOUT_MS)
     realm.router_conf.write_text(f"handle_key_file = {realm.handle_key_path}\nengine_config = {patient}\n"
                                  f"metrics_file = {realm.root / 'router.metrics'}\n")
     try:
@@ -544,7 +543,7 @@ def test_requests_on_the_wire_carry_no_session_key(realm):
     config = client_config_with(cluster, "compute-relayed",
                                 {party: f"tcp://127.0.0.1:{relay.port}" for party, relay in relays.items()})
     patient = cluster.dir / "compute-relayed-patient.toml"
-    patient.write_text(re.sub(r"(?m)^timeout_ms = \d+", f"timeout_ms = {ENGINE_TIMEOUT_MS}", config.read_text()))
+    mpc_cluster.Cluster.copy_client_config(config, patient, ENGINE_TIMEOUT_MS)
     original = realm.router_conf.read_text()
     realm.router_conf.write_text(original.replace(f"engine_config = {cluster.dir / 'compute-patient.toml'}",
                                                   f"engine_config = {patient}"))
