@@ -36,7 +36,7 @@
 //     router's seals then prefetch for themselves).
 //   - security (rss3): "active" (the default) checks a deviating server before any output
 //     leaves: garbled Kerberos batches are garbled by servers 1 and 3 alike and server 2
-//     compares the two (engines/three_party/garbled_krb_dual.hpp), and a batch that fails a
+//     compares the two (protocol/gc3/dual_garbling.hpp), and a batch that fails a
 //     check is refused everywhere (verification_failed). "passive" garbles once, as secure
 //     against one server that follows the protocol only. A server running "active" refuses
 //     batches a leader sends in the passive form, so one server cannot lower it for the

@@ -161,9 +161,9 @@ struct BatchSlice {
 // AND layer: thousands for HMAC-SHA1), or as a garbled circuit that server 1 garbles and
 // server 2 evaluates (constant rounds; engines/three_party/garbled_krb_batch.hpp), or garbled by
 // servers 1 and 3 alike and compared by server 2 before anything leaves (GarbledTwice: active
-// security, engines/three_party/garbled_krb_dual.hpp). The leader chooses; the followers do
+// security, protocol/gc3/dual_garbling.hpp). The leader chooses; the followers do
 // what the header says, except that one running active security refuses Garbled.
-// GarbledTwice also comes in two halves (engines/three_party/garbled_krb_prepared.hpp): a
+// GarbledTwice also comes in two halves (protocol/gc3/prepared_garbling.hpp): a
 // PrepareTwice batch, with no jobs, garbles one instance of its circuit ahead of time and
 // leaves it with the servers; a PreparedTwice batch of one job then evaluates that garbling,
 // named by the preparing batch's sequence in the same epoch (BatchHeader::prepared).

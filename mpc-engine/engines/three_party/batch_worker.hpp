@@ -28,13 +28,15 @@
 #include "jobs/krb_circuit_cache.hpp"
 #include "node/peer_links.hpp"
 #include "engines/three_party/frame_buffers.hpp"
-#include "engines/three_party/prepared_garblings.hpp"
 #include "engines/three_party/prf_keys.hpp"
 #include "node/wakeup.hpp"
+#include "protocol/gc3/prepared_garblings.hpp"
 #include "settings/server_settings.hpp"
 #include "wire/peer_messages.hpp"
 
 namespace mpc::three_party_engine {
+
+using gc3::PreparedGarblings;
 
 // A batch's circuit takes, per instance, in this order: `key_rows` secret rows that are the
 // same for all instances of a slice (a key share, broadcast), a public record of

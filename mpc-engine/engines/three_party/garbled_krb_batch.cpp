@@ -1,175 +1,81 @@
 #include "engines/three_party/garbled_krb_batch.hpp"
 
-#include <sodium.h>
-
-#include <algorithm>
-#include <cstring>
 #include <functional>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "common/error.hpp"
-#include "protocol/gc2/half_gates.hpp"
-#include "protocol/gc2/labels.hpp"
-#include "protocol/rss3/output.hpp"
-#include "engines/three_party/garbled_krb_dual.hpp"
-#include "engines/three_party/garbled_krb_prepared.hpp"
-#include "engines/three_party/garbled_krb_inputs.hpp"
 #include "jobs/krb_circuit_cache.hpp"
+#include "protocol/gc3/batch.hpp"
+#include "protocol/gc3/dual_garbling.hpp"
+#include "protocol/gc3/prepared_garbling.hpp"
+#include "protocol/gc3/single_garbling.hpp"
+#include "protocol/rss3/output.hpp"
 
 namespace mpc::three_party_engine {
 namespace {
 
-using gc2::Block;
-using gc2::Labels;
-using garbled::bytes_of;
-using garbled::KeyPart;
+// The batch's inputs as the protocols read them: its slices' key shares and public records.
+class TaskInputs final : public gc3::BatchInputs {
+ public:
+  explicit TaskInputs(const BatchTask& task) : task_(task) {}
 
-constexpr std::string_view kLabelsPurpose = "labels of a_1";
-constexpr std::string_view kPadPurpose = "pad of a_1's labels";
+  std::vector<std::uint8_t> key_row_bits(gc3::KeyPart part) const override {
+    const std::size_t key_bytes = task_.key_rows / 8;
+    std::vector<std::uint8_t> bits(task_.key_rows * task_.instances);
+    std::size_t instance = 0;
+    for (const SliceInput& slice : task_.slices) {
+      if (!slice.key_share.empty()) {
+        const std::uint8_t* x = slice.key_share.data();
+        const std::uint8_t* a = slice.key_share.data() + key_bytes;
+        for (std::size_t r = 0; r < task_.key_rows; ++r) {
+          const std::size_t byte = r / 8;
+          const std::uint8_t value = part == gc3::KeyPart::X   ? x[byte]
+                                     : part == gc3::KeyPart::A ? a[byte]
+                                                               : static_cast<std::uint8_t>(x[byte] ^ a[byte]);
+          const auto bit = static_cast<std::uint8_t>((value >> (r % 8)) & 1);
+          for (std::size_t n = 0; n < slice.blocks; ++n) bits[r * task_.instances + instance + n] = bit;
+        }
+      }
+      instance += slice.blocks;
+    }
+    return bits;
+  }
 
-// Delta (lsb set) and the zero labels Z_b of a_1's `count` wires, as parties 0 and 2 draw them.
-struct SharedLabels {
-  Block delta;
-  Labels zero_b;
-  ~SharedLabels() { wipe(&delta, sizeof delta); }
+  std::vector<std::uint8_t> public_row_bits() const override {
+    const std::size_t rows = task_.public_bytes * 8;
+    std::vector<std::uint8_t> bits(rows * task_.instances);
+    std::size_t instance = 0;
+    for (const SliceInput& slice : task_.slices) {
+      for (std::size_t n = 0; n < slice.blocks && !slice.key_share.empty(); ++n) {
+        const std::uint8_t* record = slice.public_records.data() + n * task_.public_bytes;
+        for (std::size_t r = 0; r < rows; ++r)
+          bits[r * task_.instances + instance + n] = (record[r / 8] >> (r % 8)) & 1;
+      }
+      instance += slice.blocks;
+    }
+    return bits;
+  }
+
+ private:
+  const BatchTask& task_;
 };
 
-void draw_shared_labels(const rss3::PrfKey& key, const wire::BatchHeader& header, std::size_t count,
-                        SharedLabels& out) {
-  SecretBytes stream = garbled::batch_stream(key, kLabelsPurpose, header, (1 + count) * sizeof(Block));
-  std::memcpy(&out.delta, stream.data(), sizeof(Block));
-  out.delta.lo |= 1;
-  out.zero_b = Labels(count);
-  std::memcpy(out.zero_b.data(), stream.data() + sizeof(Block), count * sizeof(Block));
-}
-
-// Pads (or unpads) a_1's active labels with the stream of the key parties 1 and 2 share.
-void xor_pad(Labels& labels, const rss3::PrfKey& key, const wire::BatchHeader& header) {
-  const SecretBytes pad = garbled::batch_stream(key, kPadPurpose, header, labels.size() * sizeof(Block));
-  auto* bytes = reinterpret_cast<std::uint8_t*>(labels.data());
-  for (std::size_t i = 0; i < pad.size(); ++i) bytes[i] ^= pad[i];
-}
-
-// Party 0: labels to party 1, then the tables; returns the decoding bits.
-std::vector<std::uint8_t> garble(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next,
-                                 two_party::Channel& from_previous) {
-  const circuits::Program& program = *task.program;
-  const std::size_t key_labels = task.key_rows * task.instances;
-  const std::size_t public_labels = task.public_bytes * 8 * task.instances;
-  SharedLabels shared;
-  draw_shared_labels(keys.garbling_previous, task.header, key_labels, shared);
-  gc2::Garbler garbler(shared.delta, batch_garbling_number(task.header));
-
-  Labels zero(key_labels + public_labels);
-  const Labels zero_x = gc2::zero_labels(key_labels);
-  const Labels zero_p = gc2::zero_labels(public_labels);
-  for (std::size_t i = 0; i < key_labels; ++i) zero[i] = zero_x[i] ^ shared.zero_b[i];
-  std::copy_n(zero_p.data(), public_labels, zero.data() + key_labels);
-
-  std::vector<std::uint8_t> x_bits = garbled::key_row_bits(task, KeyPart::X);
-  const Labels active_x = gc2::garbler_input_labels(garbler, x_bits, zero_x);
-  wipe(x_bits.data(), x_bits.size());
-  const Labels active_p = gc2::garbler_input_labels(garbler, garbled::public_row_bits(task), zero_p);
-  Labels padded_b(key_labels);
-  from_previous.receive(bytes_of(padded_b));
-
-  to_next.send(bytes_of(active_x));
-  to_next.send(bytes_of(active_p));
-  to_next.send(bytes_of(padded_b));
-  return garbler.garble(program, task.instances, zero.span(), to_next);
-}
-
-// Party 1: evaluates with the labels party 0 forwards; returns its output labels' colour bits.
-std::vector<std::uint8_t> evaluate(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& from_previous) {
-  const std::size_t key_labels = task.key_rows * task.instances;
-  const std::size_t public_labels = task.public_bytes * 8 * task.instances;
-  Labels active(key_labels + public_labels);
-  Labels active_b(key_labels);
-  from_previous.receive(bytes_of(active).first(key_labels * sizeof(Block)));
-  from_previous.receive(bytes_of(active).subspan(key_labels * sizeof(Block)));
-  from_previous.receive(bytes_of(active_b));
-  xor_pad(active_b, keys.garbling_own, task.header);
-  for (std::size_t i = 0; i < key_labels; ++i) active[i] ^= active_b[i];
-  return gc2::evaluate(*task.program, task.instances, active.span(), from_previous,
-                       batch_garbling_number(task.header));
-}
-
-// Party 2: a_1's active labels, padded, to party 0.
-void label(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next) {
-  const std::size_t key_labels = task.key_rows * task.instances;
-  SharedLabels shared;
-  draw_shared_labels(keys.garbling_own, task.header, key_labels, shared);
-  const gc2::Garbler labeller(shared.delta);
-  std::vector<std::uint8_t> b_bits = garbled::key_row_bits(task, KeyPart::XorA);
-  Labels active_b = gc2::garbler_input_labels(labeller, b_bits, shared.zero_b);
-  wipe(b_bits.data(), b_bits.size());
-  xor_pad(active_b, keys.garbling_previous, task.header);
-  to_next.send(bytes_of(active_b));
-  to_next.flush();
-}
-
-
-// Garbled once (party 0 garbles, party 1 evaluates, party 2 labels), then reshared: r_i = c_i ^
-// alpha_i to party i+1; x_i = r_i ^ r_{i-1}, a_i = r_i. Writes the unmasked output shares.
-void run_single_garbling(const BatchTask& task, int party, const PartyPrfKeys& prf_keys,
-                         rss3::CorrelatedRandomness& randomness, two_party::Channel& to_next,
-                         two_party::Channel& from_previous, rss3::ByteShare& out) {
-  const circuits::Program& program = *task.program;
-  const std::size_t instances = task.instances;
-  const std::size_t record = (program.num_outputs + 7) / 8;
-  // c_i: this party's part of the result, one bit per byte, output j of instance n at
-  // j * instances + n.
-  std::vector<std::uint8_t> part;
-  switch (party) {
-    case kGarblingParty: part = garble(task, prf_keys, to_next, from_previous); break;
-    case kEvaluatingParty: part = evaluate(task, prf_keys, from_previous); break;
-    default:
-      label(task, prf_keys, to_next);
-      part.assign(program.num_outputs * instances, 0);
-      break;
-  }
-  const std::size_t bytes = instances * record;
-  const std::size_t padded = (bytes + 15) / 16 * 16;
-  SecretBytes mine(padded);
-  for (std::size_t j = 0; j < program.num_outputs; ++j)
-    for (std::size_t n = 0; n < instances; ++n)
-      mine[n * record + j / 8] |= static_cast<std::uint8_t>(part[j * instances + n] << (j % 8));
-  wipe(part.data(), part.size());
-  SecretBytes alpha(padded);
-  randomness.next_alpha(alpha.span());
-  for (std::size_t i = 0; i < padded; ++i) mine[i] ^= alpha[i];
-  SecretBytes theirs(padded);
-  to_next.send(mine.span());
-  to_next.flush();
-  // Party 1 answers once it has evaluated the whole circuit: party 2 waits for the garbling
-  // and its transfer too (allowing 2 M AND gates a second), and for a compile on the way.
-  if (party == kLabellingParty)
-    from_previous.allow_extra_wait(jobs::krb_first_layer_grace(program) +
-                                   std::chrono::milliseconds(program.and_gates * instances / 2000));
-  from_previous.receive(theirs.span());
-  out.x.resize(bytes);
-  out.a.resize(bytes);
-  for (std::size_t i = 0; i < bytes; ++i) {
-    out.x[i] = static_cast<std::uint8_t>(mine[i] ^ theirs[i]);
-    out.a[i] = mine[i];
-  }
-}
-
-// Garbled twice: the replicated shares (x_i, a_i) = (a_{i-1} ^ a_i, a_i) of the parts.
-void take_dual_output(DualGarblingOutput parts, std::size_t instances, std::size_t record, rss3::ByteShare& out) {
-  out.x.assign(instances * record, 0);
-  out.a.assign(instances * record, 0);
-  const std::size_t outputs = parts.own.size() / instances;
-  for (std::size_t j = 0; j < outputs; ++j)
-    for (std::size_t n = 0; n < instances; ++n) {
-      const std::size_t i = j * instances + n;
-      const auto shift = static_cast<unsigned>(j % 8);
-      out.a[n * record + j / 8] |= static_cast<std::uint8_t>(parts.own[i] << shift);
-      out.x[n * record + j / 8] |= static_cast<std::uint8_t>((parts.own[i] ^ parts.previous[i]) << shift);
-    }
-  wipe(parts.own.data(), parts.own.size());
-  wipe(parts.previous.data(), parts.previous.size());
+// The batch as the protocols see it. A Kerberos circuit may still be built when the evaluator's
+// first word is due: the parties waiting for it allow that time too.
+gc3::Batch protocol_batch(const BatchTask& task, const gc3::BatchInputs* inputs) {
+  gc3::Batch batch;
+  batch.id = {task.header.epoch, task.header.sequence};
+  batch.program = task.program.get();
+  batch.key_rows = task.key_rows;
+  batch.public_bytes = task.public_bytes;
+  batch.instances = task.instances;
+  batch.inputs = inputs;
+  batch.build_grace = jobs::krb_first_layer_grace(*task.program);
+  batch.program_name = {static_cast<std::uint32_t>(task.header.circuit), task.header.data_bytes,
+                        task.header.krb_combine};
+  batch.prepared = task.header.prepared;
+  return batch;
 }
 
 // Runs this party's part of a garbled batch; what it throws becomes the batch's failure:
@@ -219,8 +125,10 @@ BatchResult prepare_garbled_batch(BatchTask& task, int party, settings::Security
     result.failed_check = "security_setting";
     return fail("party " + std::to_string(party + 1) + " runs security = \"passive\" and prepares no garbling");
   }
-  if (!run_part(result, task.header, log, (party + 2) % 3,
-                [&] { prepare_dual_garbling(task, party, prf_keys, *prepared, to_next, from_previous); }))
+  const gc3::GarblingKeys keys{prf_keys.garbling_own, prf_keys.garbling_previous};
+  if (!run_part(result, task.header, log, (party + 2) % 3, [&] {
+        gc3::prepare_dual_garbling(protocol_batch(task, nullptr), party, keys, *prepared, to_next, from_previous);
+      }))
     return result;
   result.stats.bytes_sent = to_next.bytes_sent();
   result.succeeded = true;
@@ -231,7 +139,7 @@ BatchResult prepare_garbled_batch(BatchTask& task, int party, settings::Security
 }  // namespace
 
 std::uint64_t batch_garbling_number(const wire::BatchHeader& header) {
-  return ((header.epoch & 0x7fffffffu) << 32) | header.sequence;
+  return gc3::garbling_number({header.epoch, header.sequence});
 }
 
 BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Security security,
@@ -287,15 +195,18 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
   }
   const std::size_t bytes = instances * record;
   rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
+  const TaskInputs inputs(task);
+  const gc3::Batch batch = protocol_batch(task, &inputs);
+  const gc3::GarblingKeys keys{prf_keys.garbling_own, prf_keys.garbling_previous};
   const bool ran = run_part(result, task.header, log, (party + 2) % 3, [&] {
     if (from_prepared)
-      take_dual_output(evaluate_prepared_garbling(task, party, prf_keys, *prepared, to_next, from_previous), instances,
-                       record, result.masked);
+      gc3::replicated_share(gc3::evaluate_prepared_garbling(batch, party, keys, *prepared, to_next, from_previous),
+                            instances, record, result.masked);
     else if (twice)
-      take_dual_output(evaluate_dual_garbling(task, party, prf_keys, to_next, from_previous), instances, record,
-                       result.masked);
+      gc3::replicated_share(gc3::evaluate_dual_garbling(batch, party, keys, to_next, from_previous), instances,
+                            record, result.masked);
     else
-      run_single_garbling(task, party, prf_keys, randomness, to_next, from_previous, result.masked);
+      gc3::evaluate_single_garbling(batch, party, keys, randomness, to_next, from_previous, result.masked);
   });
   if (!ran) return result;
   if (result.masked.x.size() != bytes || result.masked.a.size() != bytes) return fail("garbled batch output misshapen");

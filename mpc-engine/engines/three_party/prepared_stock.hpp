@@ -20,6 +20,10 @@
 
 namespace mpc::three_party_engine {
 
+// How long a server keeps a garbling made ahead (protocol/gc3/prepared_garblings.hpp): twice as
+// long as the leader names one (PreparedStock::kLife), so it never names one gone there.
+inline constexpr std::chrono::seconds kPreparedGarblingLife{600};
+
 class PreparedStock {
  public:
   static constexpr std::size_t kReadyPerCircuit = 2;

@@ -42,7 +42,7 @@
 #include "common/log.hpp"
 #include "engines/three_party/batch_role.hpp"
 #include "engines/three_party/batch_worker.hpp"
-#include "engines/three_party/prepared_garblings.hpp"
+#include "protocol/gc3/prepared_garblings.hpp"
 #include "engines/three_party/circuit_set.hpp"
 #include "engines/three_party/batch_frames.hpp"
 #include "engines/three_party/data_plane.hpp"

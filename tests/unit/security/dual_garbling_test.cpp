@@ -1,6 +1,6 @@
 // One server that deviates while the three run a Kerberos batch as a garbled circuit: with
 // security = "active" the batch is garbled by servers 1 and 3 alike and server 2 checks both
-// before anything leaves (engines/three_party/garbled_krb_dual.hpp), so every deviation below
+// before anything leaves (protocol/gc3/dual_garbling.hpp), so every deviation below
 // ends the batch with no output share at any server and a VerificationError at the server that
 // caught it; honest batches before and after still compute AES as OpenSSL does. The same
 // deviations against the passive form (garbled once) change the opened result silently: that is

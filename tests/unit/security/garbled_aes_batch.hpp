@@ -28,7 +28,7 @@
 #include "common/secret.hpp"
 #include "deviating_channel.hpp"
 #include "engines/three_party/garbled_krb_batch.hpp"
-#include "engines/three_party/prepared_garblings.hpp"
+#include "protocol/gc3/prepared_garblings.hpp"
 #include "protocol/rss3/output.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "protocol/two_party/channel.hpp"

@@ -1,4 +1,4 @@
-// Kerberos batches garbled twice ahead of time (engines/three_party/garbled_krb_prepared.hpp):
+// Kerberos batches garbled twice ahead of time (protocol/gc3/prepared_garbling.hpp):
 // the three servers prepare a garbling with no input, then a batch of one job evaluates it. Honest
 // batches compute AES as the reference does; each garbling is evaluated once at most, whoever
 // asks again; a server that lost it refuses with Regrouping; and one server that deviates, while
@@ -26,7 +26,7 @@
 #include "deviating_channel.hpp"
 #include "garbled_aes_batch.hpp"
 #include "engines/three_party/garbled_krb_batch.hpp"
-#include "engines/three_party/prepared_garblings.hpp"
+#include "protocol/gc3/prepared_garblings.hpp"
 #include "protocol/rss3/output.hpp"
 #include "protocol/rss3/shares.hpp"
 #include "protocol/two_party/channel.hpp"
@@ -164,7 +164,7 @@ TEST_F(PreparedGarbling, AGarblingOfAnotherCircuitIsNotEvaluated) {
   // The same garbling named by a batch of another circuit (another data length).
   auto held = stores_[1]->take(kEpoch, sequence, std::chrono::steady_clock::now());
   ASSERT_TRUE(held.has_value());
-  held->circuit.data_bytes += 1;
+  held->program[1] += 1;  // the engine names a program by circuit, data length and combine shape
   ASSERT_TRUE(stores_[1]->put(kEpoch, sequence, std::move(*held), std::chrono::steady_clock::now()));
   const Outcome outcome = run(KrbEvaluation::PreparedTwice, {}, sequence);
   EXPECT_FALSE(outcome.opened.has_value());

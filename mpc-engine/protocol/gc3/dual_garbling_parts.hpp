@@ -1,8 +1,8 @@
 // What the two forms of a Kerberos batch garbled twice share: garbled while the batch runs
-// (garbled_krb_dual.hpp) or ahead of it (garbled_krb_prepared.hpp). The roles, the purposes
+// (dual_garbling.hpp) or ahead of it (prepared_garbling.hpp). The roles, the purposes
 // of the streams and MACs drawn per batch, the shapes of the label groups, the labels both
 // garblers draw from the key they share, the commitments to input labels and the garblers'
-// reading of the output labels. garbled_krb_dual.hpp says why each is there.
+// reading of the output labels. dual_garbling.hpp says why each is there.
 #pragma once
 
 #include <chrono>
@@ -13,16 +13,15 @@
 #include <string_view>
 #include <vector>
 
-#include "engines/three_party/batch_worker.hpp"
-#include "engines/three_party/garbled_krb_dual.hpp"
-#include "engines/three_party/garbled_krb_inputs.hpp"
-#include "engines/three_party/garbling_digest.hpp"
+#include "protocol/gc3/batch.hpp"
+#include "protocol/gc3/dual_garbling.hpp"
+#include "protocol/gc3/batch_streams.hpp"
+#include "protocol/gc3/garbling_digest.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "protocol/two_party/channel.hpp"
-#include "wire/peer_messages.hpp"
 
-namespace mpc::three_party_engine::dual {
+namespace mpc::gc3::dual {
 
 using gc2::Block;
 using gc2::Labels;
@@ -47,10 +46,10 @@ struct Shape {
   std::size_t key = 0;      // key wires: rows x instances
   std::size_t pub = 0;      // public wires
   std::size_t outputs = 0;  // output wires: outputs x instances
-  explicit Shape(const BatchTask& task)
-      : key(task.key_rows * task.instances),
-        pub(task.public_bytes * 8 * task.instances),
-        outputs(static_cast<std::size_t>(task.program->num_outputs) * task.instances) {}
+  explicit Shape(const Batch& batch)
+      : key(batch.key_rows * batch.instances),
+        pub(batch.public_bytes * 8 * batch.instances),
+        outputs(static_cast<std::size_t>(batch.program->num_outputs) * batch.instances) {}
   // Commitments: a_0's and a_1's key wires, then c_A's and c_B's output wires.
   std::size_t committed() const { return 2 * key + 2 * outputs; }
 };
@@ -63,12 +62,12 @@ struct SeededLabels {
   ~SeededLabels();
 };
 
-// The labels of the garbling `header` names (its epoch and sequence seed them).
-void draw_seeded_labels(const rss3::PrfKey& key, const wire::BatchHeader& header, const Shape& shape,
+// The labels of the garbling `id` names (its epoch and sequence seed them).
+void draw_seeded_labels(const rss3::PrfKey& key, const BatchId& id, const Shape& shape,
                         SeededLabels& out);
 
 // An output mask's bits (0 or 1), one per output wire, from the key of the pair that holds it.
-std::vector<std::uint8_t> mask_bits(const rss3::PrfKey& key, const wire::BatchHeader& header, std::size_t count);
+std::vector<std::uint8_t> mask_bits(const rss3::PrfKey& key, const BatchId& id, std::size_t count);
 
 // Both labels' hashes of every committed wire, in Shape::committed() order: 2 x kCommitBytes each.
 std::vector<std::uint8_t> commitments(const SeededLabels& seeded, std::uint64_t number);
@@ -79,8 +78,8 @@ bool labels_match(std::span<const Block> labels, std::span<const std::uint8_t> b
                   std::span<const std::uint8_t> committed, std::size_t first, std::uint64_t number);
 
 // The digest of a garbling as the second garbler and the evaluator see it, under a key drawn for
-// the batch `header` names from the key they share and the first garbler lacks (garbling_digest.hpp).
-GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const wire::BatchHeader& header);
+// the batch `id` names from the key they share and the first garbler lacks (garbling_digest.hpp).
+GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const BatchId& id);
 
 // Party 3's garbling goes into the digest only.
 class DigestSink final : public two_party::Channel {
@@ -110,10 +109,10 @@ std::vector<std::uint8_t> read_output(const Labels& output_labels, const Labels&
 // a garbler under that delta and the garbling's number, all named by `garbling` (the batch
 // that garbles: the running one, or the one that prepared the garbling ahead).
 struct GarblerSide {
-  GarblerSide(const BatchTask& task, const wire::BatchHeader& garbling, const rss3::PrfKey& shared_key);
+  GarblerSide(const Batch& batch, const BatchId& garbling, const rss3::PrfKey& shared_key);
   Labels active(const Labels& zero, std::span<const std::uint8_t> bits) const;
   // Garbles the batch's program into `channel`; returns the output wires' zero labels.
-  Labels garble(const BatchTask& task, two_party::Channel& channel);
+  Labels garble(const Batch& batch, two_party::Channel& channel);
 
   Shape shape;
   std::uint64_t number;
@@ -128,14 +127,14 @@ Digest receive_digest(two_party::Channel& channel);
 struct SharedInputLabels {
   Labels a2, pub;
 };
-SharedInputLabels shared_input_labels(const GarblerSide& side, const BatchTask& task, garbled::KeyPart a2);
+SharedInputLabels shared_input_labels(const GarblerSide& side, const Batch& batch, KeyPart a2);
 
 // Party 1's active labels for party 2: a_0, c_A (`c_a`) and the shared ones.
 struct FirstGarblerLabels {
   Labels a0, ca;
   SharedInputLabels shared;
 };
-FirstGarblerLabels first_garbler_labels(const GarblerSide& side, const BatchTask& task,
+FirstGarblerLabels first_garbler_labels(const GarblerSide& side, const Batch& batch,
                                         std::span<const std::uint8_t> c_a);
 void send_first_garbler_labels(const FirstGarblerLabels& labels, two_party::Channel& to_next);
 
@@ -148,19 +147,19 @@ DualGarblingOutput pass_output_labels_on(const GarblerSide& side, const Labels& 
 
 // Party 3: the active labels of a_1 and c_B, padded with a stream of the key it shares with
 // party 2 (`with_evaluator`) drawn for the running batch.
-Labels padded_third_labels(const GarblerSide& side, const BatchTask& task, std::span<const std::uint8_t> c_b,
+Labels padded_third_labels(const GarblerSide& side, const Batch& batch, std::span<const std::uint8_t> c_b,
                            const rss3::PrfKey& with_evaluator);
 
 // Party 2: party 3's labels of a_1 and c_B out of what party 1 relayed.
 struct ThirdLabels {
   Labels a1, cb;
 };
-ThirdLabels unpad_third_labels(const Labels& relayed, const BatchTask& task, const Shape& shape,
+ThirdLabels unpad_third_labels(const Labels& relayed, const Batch& batch, const Shape& shape,
                                const rss3::PrfKey& with_third);
 
 // Party 2: the labels of a_0 and c_A (from party 1) and of a_1 and c_B (from party 3) against
 // their commitments, at the bits party 2 knows; throws VerificationError naming the sender.
-void check_input_labels(const BatchTask& task, const Shape& shape, const Labels& l0, const Labels& la,
+void check_input_labels(const Batch& batch, const Shape& shape, const Labels& l0, const Labels& la,
                         const ThirdLabels& third, std::span<const std::uint8_t> c_a,
                         std::span<const std::uint8_t> c_b, std::span<const std::uint8_t> committed,
                         std::uint64_t number);
@@ -168,14 +167,14 @@ void check_input_labels(const BatchTask& task, const Shape& shape, const Labels&
 // Party 2, once every check passed: the labels of w = v ^ c_A ^ c_B (the evaluated labels of v
 // with those of c_A and c_B added) to party 3 under a MAC of the key `with_first` it shares
 // with party 1, and its parts (c_B, c_A) of the result.
-DualGarblingOutput send_evaluator_output(const BatchTask& task, Labels evaluated, const Labels& la,
+DualGarblingOutput send_evaluator_output(const Batch& batch, Labels evaluated, const Labels& la,
                                          const ThirdLabels& third, std::span<const std::uint8_t> c_a,
                                          std::span<const std::uint8_t> c_b, const rss3::PrfKey& with_first,
                                          two_party::Channel& to_next);
 
 // A garbler: the output labels and party 2's MAC on them (under the key `with_evaluator` party
 // 1 shares with party 2), relayed by party 3. Throws VerificationError when the MAC fails.
-Labels receive_output_labels(const BatchTask& task, const Shape& shape, const rss3::PrfKey& with_evaluator,
+Labels receive_output_labels(const Batch& batch, const Shape& shape, const rss3::PrfKey& with_evaluator,
                              two_party::Channel& from_previous, std::chrono::milliseconds extra_wait);
 
-}  // namespace mpc::three_party_engine::dual
+}  // namespace mpc::gc3::dual

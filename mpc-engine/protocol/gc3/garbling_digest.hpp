@@ -1,4 +1,4 @@
-// The digest by which the evaluator of a batch garbled twice (garbled_krb_dual.hpp) compares
+// The digest by which the evaluator of a batch garbled twice (dual_garbling.hpp) compares
 // the garbling it received from one garbler with the other garbler's: GMAC, the GHASH of the
 // bytes under a one-time AES-256 key, as AES-256-GCM computes its tag for additional data alone.
 //
@@ -25,7 +25,7 @@
 #include <memory>
 #include <span>
 
-namespace mpc::three_party_engine {
+namespace mpc::gc3 {
 
 class GarblingDigest {
  public:
@@ -56,4 +56,4 @@ class GarblingDigest {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace mpc::three_party_engine
+}  // namespace mpc::gc3

@@ -1,4 +1,4 @@
-#include "engines/three_party/garbled_krb_dual.hpp"
+#include "protocol/gc3/dual_garbling.hpp"
 
 #include <sodium.h>
 
@@ -9,19 +9,17 @@
 #include <string_view>
 
 #include "common/error.hpp"
-#include "engines/three_party/garbled_krb_batch.hpp"
-#include "engines/three_party/garbled_krb_inputs.hpp"
-#include "engines/three_party/garbled_krb_dual_parts.hpp"
-#include "engines/three_party/garbling_digest.hpp"
+#include "protocol/gc3/batch.hpp"
+#include "protocol/gc3/batch_streams.hpp"
+#include "protocol/gc3/dual_garbling_parts.hpp"
+#include "protocol/gc3/garbling_digest.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "protocol/two_party/fixed_key_hash.hpp"
 
-namespace mpc::three_party_engine {
+namespace mpc::gc3 {
 namespace {
 
 using namespace dual;
-using garbled::bytes_of;
-using garbled::KeyPart;
 
 // Party 1 hashes the stream it evaluates as it arrives.
 class DigestingReceiver final : public two_party::Channel {
@@ -42,14 +40,13 @@ class DigestingReceiver final : public two_party::Channel {
 };
 
 // Party 0.
-DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next,
+DualGarblingOutput garble_first(const Batch& batch, const GarblingKeys& keys, two_party::Channel& to_next,
                                 two_party::Channel& from_previous) {
-  const circuits::Program& program = *task.program;
-  GarblerSide side(task, task.header, keys.garbling_previous);
+  GarblerSide side(batch, batch.id, keys.previous);
   const Shape& shape = side.shape;
-  const auto c_a = mask_bits(keys.garbling_own, task.header, shape.outputs);
+  const auto c_a = mask_bits(keys.own, batch.id, shape.outputs);
 
-  const FirstGarblerLabels labels = first_garbler_labels(side, task, c_a);
+  const FirstGarblerLabels labels = first_garbler_labels(side, batch, c_a);
   const auto committed = commitments(side.seeded, side.number);
 
   std::vector<std::uint8_t> relayed((shape.key + shape.outputs) * sizeof(Block));
@@ -58,18 +55,18 @@ DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys,
   to_next.send(committed);
   to_next.send(relayed);
 
-  const Labels zero_out = side.garble(task, to_next);
+  const Labels zero_out = side.garble(batch, to_next);
 
   // Party 3's digest and MAC (it garbles the whole batch first, as busy as this party or more),
   // then, once party 2 has evaluated, the output labels via party 3. Both waits allow 2 M AND
   // gates a second, as party 3 allows party 2 in the passive form.
-  const auto garbling_time = std::chrono::milliseconds(program.and_gates * task.instances / 2000);
+  const auto waiting = garbling_time(batch);
   std::vector<std::uint8_t> digest_and_mac(GarblingDigest::kBytes + 32);
-  from_previous.allow_extra_wait(garbling_time);
+  from_previous.allow_extra_wait(waiting);
   from_previous.receive(digest_and_mac);
   to_next.send(digest_and_mac);
   to_next.flush();
-  const Labels output = receive_output_labels(task, shape, keys.garbling_own, from_previous, garbling_time);
+  const Labels output = receive_output_labels(batch, shape, keys.own, from_previous, waiting);
   DualGarblingOutput result;
   result.previous = read_output(output, zero_out, side.seeded, kFirstGarbler);  // a_2 = w
   result.own = c_a;                                                         // a_0 = c_A
@@ -77,45 +74,43 @@ DualGarblingOutput garble_first(const BatchTask& task, const PartyPrfKeys& keys,
 }
 
 // Party 2.
-DualGarblingOutput garble_second(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next,
+DualGarblingOutput garble_second(const Batch& batch, const GarblingKeys& keys, two_party::Channel& to_next,
                                  two_party::Channel& from_previous) {
-  const circuits::Program& program = *task.program;
-  GarblerSide side(task, task.header, keys.garbling_own);
+  GarblerSide side(batch, batch.id, keys.own);
   const Shape& shape = side.shape;
-  const auto c_b = mask_bits(keys.garbling_previous, task.header, shape.outputs);
+  const auto c_b = mask_bits(keys.previous, batch.id, shape.outputs);
 
-  const Labels padded = padded_third_labels(side, task, c_b, keys.garbling_previous);
+  const Labels padded = padded_third_labels(side, batch, c_b, keys.previous);
   const auto padded_bytes = bytes_of(padded);
   to_next.send(padded_bytes);
   to_next.flush();
 
-  const SharedInputLabels shared = shared_input_labels(side, task, KeyPart::A);
-  GarblingDigest digest = garbling_digest(keys.garbling_previous, task.header);
+  const SharedInputLabels shared = shared_input_labels(side, batch, KeyPart::A);
+  GarblingDigest digest = garbling_digest(keys.previous, batch.id);
   digest.add(commitments(side.seeded, side.number));
   digest.add(bytes_of(shared.a2));
   digest.add(bytes_of(shared.pub));
   DigestSink sink(digest);
-  const Labels zero_out = side.garble(task, sink);
+  const Labels zero_out = side.garble(batch, sink);
   const Digest garbling = digest.finish();
-  const auto mac = garbled::batch_mac(keys.garbling_previous, kRelayPurpose, task.header, {padded_bytes, garbling});
+  const auto mac = batch_mac(keys.previous, kRelayPurpose, batch.id, {padded_bytes, garbling});
   to_next.send(garbling);
   to_next.send(mac);
   to_next.flush();
 
   // Party 2's output labels and its MAC for party 1, checked and passed on.
   return pass_output_labels_on(side, zero_out, c_b, to_next, from_previous,
-                               jobs::krb_first_layer_grace(program) +
-                                   std::chrono::milliseconds(program.and_gates * task.instances / 2000));
+                               batch.build_grace + garbling_time(batch));
 }
 
 // Party 1.
-DualGarblingOutput evaluate_both(const BatchTask& task, const PartyPrfKeys& keys, two_party::Channel& to_next,
+DualGarblingOutput evaluate_both(const Batch& batch, const GarblingKeys& keys, two_party::Channel& to_next,
                                  two_party::Channel& from_previous) {
-  const circuits::Program& program = *task.program;
-  const Shape shape(task);
-  const std::uint64_t number = batch_garbling_number(task.header);
-  const auto c_a = mask_bits(keys.garbling_previous, task.header, shape.outputs);
-  const auto c_b = mask_bits(keys.garbling_own, task.header, shape.outputs);
+  const circuits::Program& program = *batch.program;
+  const Shape shape(batch);
+  const std::uint64_t number = garbling_number(batch.id);
+  const auto c_a = mask_bits(keys.previous, batch.id, shape.outputs);
+  const auto c_b = mask_bits(keys.own, batch.id, shape.outputs);
 
   Labels l0(shape.key), la(shape.outputs), l2(shape.key), lp(shape.pub), relayed(shape.key + shape.outputs);
   std::vector<std::uint8_t> committed(shape.committed() * 2 * kCommitBytes);
@@ -125,29 +120,29 @@ DualGarblingOutput evaluate_both(const BatchTask& task, const PartyPrfKeys& keys
   from_previous.receive(bytes_of(lp));
   from_previous.receive(committed);
   from_previous.receive(bytes_of(relayed));
-  GarblingDigest digest = garbling_digest(keys.garbling_own, task.header);
+  GarblingDigest digest = garbling_digest(keys.own, batch.id);
   digest.add(committed);
   digest.add(bytes_of(l2));
   digest.add(bytes_of(lp));
 
   // Party 3's labels of a_1 and c_B, unpadded (the padded bytes' MAC is checked with the digest).
-  const ThirdLabels third = unpad_third_labels(relayed, task, shape, keys.garbling_own);
+  const ThirdLabels third = unpad_third_labels(relayed, batch, shape, keys.own);
 
   Labels active(shape.key + shape.pub);
   for (std::size_t i = 0; i < shape.key; ++i) active[i] = l0[i] ^ third.a1[i] ^ l2[i];
   std::copy_n(lp.data(), shape.pub, active.data() + shape.key);
   DigestingReceiver stream(from_previous, digest);
   Labels output;
-  gc2::evaluate(program, task.instances, active.span(), stream, output, number);
+  gc2::evaluate(program, batch.instances, active.span(), stream, output, number);
   const Digest evaluated = digest.finish();
   // Party 3 garbles the whole batch before its digest leaves: allow it 2 M AND gates a second.
-  from_previous.allow_extra_wait(std::chrono::milliseconds(program.and_gates * task.instances / 2000));
+  from_previous.allow_extra_wait(garbling_time(batch));
   const Digest garbled_by_third = receive_digest(from_previous);
   std::array<std::uint8_t, 32> relay_mac{};
   from_previous.receive(relay_mac);
 
   const auto expected_mac =
-      garbled::batch_mac(keys.garbling_own, kRelayPurpose, task.header, {bytes_of(relayed), garbled_by_third});
+      batch_mac(keys.own, kRelayPurpose, batch.id, {bytes_of(relayed), garbled_by_third});
   if (sodium_memcmp(relay_mac.data(), expected_mac.data(), relay_mac.size()) != 0)
     throw VerificationError(Component::Server, "party 2: party 3's messages relayed by party 1 fail their MAC",
                             "relay_mac");
@@ -156,20 +151,35 @@ DualGarblingOutput evaluate_both(const BatchTask& task, const PartyPrfKeys& keys
                             "party 2: the garbling party 1 sent differs from party 3's (tables, labels of "
                             "shared inputs or commitments)",
                             "garbling_digest");
-  check_input_labels(task, shape, l0, la, third, c_a, c_b, committed, number);
-  return send_evaluator_output(task, std::move(output), la, third, c_a, c_b, keys.garbling_previous, to_next);
+  check_input_labels(batch, shape, l0, la, third, c_a, c_b, committed, number);
+  return send_evaluator_output(batch, std::move(output), la, third, c_a, c_b, keys.previous, to_next);
 }
 
 }  // namespace
 
-DualGarblingOutput evaluate_dual_garbling(const BatchTask& task, int party, const PartyPrfKeys& keys,
+DualGarblingOutput evaluate_dual_garbling(const Batch& batch, int party, const GarblingKeys& keys,
                                           two_party::Channel& to_next, two_party::Channel& from_previous) {
   switch (party) {
-    case kFirstGarbler: return garble_first(task, keys, to_next, from_previous);
-    case kEvaluator: return evaluate_both(task, keys, to_next, from_previous);
-    case kSecondGarbler: return garble_second(task, keys, to_next, from_previous);
+    case kFirstGarbler: return garble_first(batch, keys, to_next, from_previous);
+    case kEvaluator: return evaluate_both(batch, keys, to_next, from_previous);
+    case kSecondGarbler: return garble_second(batch, keys, to_next, from_previous);
     default: throw Error(Component::Server, "party index out of range");
   }
 }
 
-}  // namespace mpc::three_party_engine
+void replicated_share(DualGarblingOutput parts, std::size_t instances, std::size_t record, rss3::ByteShare& out) {
+  out.x.assign(instances * record, 0);
+  out.a.assign(instances * record, 0);
+  const std::size_t outputs = parts.own.size() / instances;
+  for (std::size_t j = 0; j < outputs; ++j)
+    for (std::size_t n = 0; n < instances; ++n) {
+      const std::size_t i = j * instances + n;
+      const auto shift = static_cast<unsigned>(j % 8);
+      out.a[n * record + j / 8] |= static_cast<std::uint8_t>(parts.own[i] << shift);
+      out.x[n * record + j / 8] |= static_cast<std::uint8_t>((parts.own[i] ^ parts.previous[i]) << shift);
+    }
+  wipe(parts.own.data(), parts.own.size());
+  wipe(parts.previous.data(), parts.previous.size());
+}
+
+}  // namespace mpc::gc3

@@ -1,4 +1,4 @@
-#include "engines/three_party/garbling_digest.hpp"
+#include "protocol/gc3/garbling_digest.hpp"
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -8,7 +8,7 @@
 
 #include "common/error.hpp"
 
-namespace mpc::three_party_engine {
+namespace mpc::gc3 {
 namespace {
 
 std::vector<std::uint8_t> random_bytes(std::size_t size) {
@@ -117,4 +117,4 @@ TEST(GarblingDigest, RefusesAWrongKeyLengthAndUseAfterTheEnd) {
 }
 
 }  // namespace
-}  // namespace mpc::three_party_engine
+}  // namespace mpc::gc3

@@ -1,4 +1,4 @@
-#include "engines/three_party/garbling_digest.hpp"
+#include "protocol/gc3/garbling_digest.hpp"
 
 #include <openssl/evp.h>
 
@@ -10,7 +10,7 @@
 #include "common/secret.hpp"
 #include "transport/ghash_vpclmul.hpp"
 
-namespace mpc::three_party_engine {
+namespace mpc::gc3 {
 namespace {
 
 constexpr std::size_t kBlock = 16;
@@ -148,4 +148,4 @@ GarblingDigest::Value GarblingDigest::finish() {
   return out;
 }
 
-}  // namespace mpc::three_party_engine
+}  // namespace mpc::gc3

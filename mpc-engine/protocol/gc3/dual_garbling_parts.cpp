@@ -1,4 +1,4 @@
-#include "engines/three_party/garbled_krb_dual_parts.hpp"
+#include "protocol/gc3/dual_garbling_parts.hpp"
 
 #include <sodium.h>
 
@@ -8,11 +8,11 @@
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
-#include "engines/three_party/garbled_krb_batch.hpp"
-#include "engines/three_party/garbled_krb_inputs.hpp"
+#include "protocol/gc3/batch.hpp"
+#include "protocol/gc3/batch_streams.hpp"
 #include "protocol/two_party/fixed_key_hash.hpp"
 
-namespace mpc::three_party_engine::dual {
+namespace mpc::gc3::dual {
 
 
 SeededLabels::~SeededLabels() {
@@ -20,10 +20,10 @@ SeededLabels::~SeededLabels() {
   wipe(&constant, sizeof constant);
 }
 
-void draw_seeded_labels(const rss3::PrfKey& key, const wire::BatchHeader& header, const Shape& shape,
+void draw_seeded_labels(const rss3::PrfKey& key, const BatchId& id, const Shape& shape,
                         SeededLabels& out) {
   const std::size_t blocks = 2 + 3 * shape.key + shape.pub + 2 * shape.outputs;
-  const SecretBytes stream = garbled::batch_stream(key, kLabelsPurpose, header, blocks * sizeof(Block));
+  const SecretBytes stream = batch_stream(key, kLabelsPurpose, id, blocks * sizeof(Block));
   const std::uint8_t* p = stream.data();
   auto take = [&p](Labels& labels, std::size_t count) {
     labels = Labels(count);
@@ -42,8 +42,8 @@ void draw_seeded_labels(const rss3::PrfKey& key, const wire::BatchHeader& header
   take(out.zb, shape.outputs);
 }
 
-std::vector<std::uint8_t> mask_bits(const rss3::PrfKey& key, const wire::BatchHeader& header, std::size_t count) {
-  SecretBytes stream = garbled::batch_stream(key, kMaskPurpose, header, count);
+std::vector<std::uint8_t> mask_bits(const rss3::PrfKey& key, const BatchId& id, std::size_t count) {
+  SecretBytes stream = batch_stream(key, kMaskPurpose, id, count);
   std::vector<std::uint8_t> bits(count);
   for (std::size_t i = 0; i < count; ++i) bits[i] = stream[i] & 1;
   return bits;
@@ -94,9 +94,9 @@ bool labels_match(std::span<const Block> labels, std::span<const std::uint8_t> b
   return difference == 0;
 }
 
-GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const wire::BatchHeader& header) {
+GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const BatchId& id) {
   const SecretBytes key =
-      garbled::batch_stream(evaluator_and_second_garbler, kDigestPurpose, header, GarblingDigest::kKeyBytes);
+      batch_stream(evaluator_and_second_garbler, kDigestPurpose, id, GarblingDigest::kKeyBytes);
   return GarblingDigest(key.span());
 }
 
@@ -138,8 +138,8 @@ std::vector<std::uint8_t> read_output(const Labels& output_labels, const Labels&
   return w;
 }
 
-GarblerSide::GarblerSide(const BatchTask& task, const wire::BatchHeader& garbling, const rss3::PrfKey& shared_key)
-    : shape(task), number(batch_garbling_number(garbling)) {
+GarblerSide::GarblerSide(const Batch& batch, const BatchId& garbling, const rss3::PrfKey& shared_key)
+    : shape(batch), number(garbling_number(garbling)) {
   draw_seeded_labels(shared_key, garbling, shape, seeded);
   garbler.emplace(seeded.delta, number);
 }
@@ -148,10 +148,10 @@ Labels GarblerSide::active(const Labels& zero, std::span<const std::uint8_t> bit
   return gc2::garbler_input_labels(*garbler, bits, zero);
 }
 
-Labels GarblerSide::garble(const BatchTask& task, two_party::Channel& channel) {
+Labels GarblerSide::garble(const Batch& batch, two_party::Channel& channel) {
   const Labels zero = program_zero_labels(seeded);
   Labels zero_out;
-  garbler->garble(*task.program, task.instances, zero.span(), channel, zero_out, seeded.constant);
+  garbler->garble(*batch.program, batch.instances, zero.span(), channel, zero_out, seeded.constant);
   return zero_out;
 }
 
@@ -161,27 +161,27 @@ Digest receive_digest(two_party::Channel& channel) {
   return out;
 }
 
-SharedInputLabels shared_input_labels(const GarblerSide& side, const BatchTask& task, garbled::KeyPart a2) {
-  std::vector<std::uint8_t> bits = garbled::key_row_bits(task, a2);
-  SharedInputLabels labels{side.active(side.seeded.z2, bits), side.active(side.seeded.zp, garbled::public_row_bits(task))};
+SharedInputLabels shared_input_labels(const GarblerSide& side, const Batch& batch, KeyPart a2) {
+  std::vector<std::uint8_t> bits = batch.inputs->key_row_bits(a2);
+  SharedInputLabels labels{side.active(side.seeded.z2, bits), side.active(side.seeded.zp, batch.inputs->public_row_bits())};
   wipe(bits.data(), bits.size());
   return labels;
 }
 
-FirstGarblerLabels first_garbler_labels(const GarblerSide& side, const BatchTask& task,
+FirstGarblerLabels first_garbler_labels(const GarblerSide& side, const Batch& batch,
                                         std::span<const std::uint8_t> c_a) {
-  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, garbled::KeyPart::A);
+  std::vector<std::uint8_t> a0 = batch.inputs->key_row_bits(KeyPart::A);
   FirstGarblerLabels labels{side.active(side.seeded.z0, a0), side.active(side.seeded.za, c_a),
-                            shared_input_labels(side, task, garbled::KeyPart::XorA)};
+                            shared_input_labels(side, batch, KeyPart::XorA)};
   wipe(a0.data(), a0.size());
   return labels;
 }
 
 void send_first_garbler_labels(const FirstGarblerLabels& labels, two_party::Channel& to_next) {
-  to_next.send(garbled::bytes_of(labels.a0));
-  to_next.send(garbled::bytes_of(labels.ca));
-  to_next.send(garbled::bytes_of(labels.shared.a2));
-  to_next.send(garbled::bytes_of(labels.shared.pub));
+  to_next.send(bytes_of(labels.a0));
+  to_next.send(bytes_of(labels.ca));
+  to_next.send(bytes_of(labels.shared.a2));
+  to_next.send(bytes_of(labels.shared.pub));
 }
 
 DualGarblingOutput pass_output_labels_on(const GarblerSide& side, const Labels& zero_out,
@@ -190,21 +190,21 @@ DualGarblingOutput pass_output_labels_on(const GarblerSide& side, const Labels& 
   Labels output(side.shape.outputs);
   std::array<std::uint8_t, 32> output_mac{};
   from_previous.allow_extra_wait(extra_wait);
-  from_previous.receive(garbled::bytes_of(output));
+  from_previous.receive(bytes_of(output));
   from_previous.receive(output_mac);
   DualGarblingOutput result;
   result.own = read_output(output, zero_out, side.seeded, kSecondGarbler);  // a_2 = w
   result.previous.assign(c_b.begin(), c_b.end());                        // a_1 = c_B
-  to_next.send(garbled::bytes_of(output));
+  to_next.send(bytes_of(output));
   to_next.send(output_mac);
   to_next.flush();
   return result;
 }
 
-Labels padded_third_labels(const GarblerSide& side, const BatchTask& task, std::span<const std::uint8_t> c_b,
+Labels padded_third_labels(const GarblerSide& side, const Batch& batch, std::span<const std::uint8_t> c_b,
                            const rss3::PrfKey& with_evaluator) {
   const Shape& shape = side.shape;
-  std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, garbled::KeyPart::XorA);
+  std::vector<std::uint8_t> a1 = batch.inputs->key_row_bits(KeyPart::XorA);
   Labels padded(shape.key + shape.outputs);
   {
     const Labels l1 = side.active(side.seeded.z1, a1);
@@ -214,29 +214,29 @@ Labels padded_third_labels(const GarblerSide& side, const BatchTask& task, std::
   }
   wipe(a1.data(), a1.size());
   const SecretBytes pad =
-      garbled::batch_stream(with_evaluator, kPadPurpose, task.header, padded.size() * sizeof(Block));
-  auto padded_bytes = garbled::bytes_of(padded);
+      batch_stream(with_evaluator, kPadPurpose, batch.id, padded.size() * sizeof(Block));
+  auto padded_bytes = bytes_of(padded);
   for (std::size_t i = 0; i < pad.size(); ++i) padded_bytes[i] ^= pad[i];
   return padded;
 }
 
-ThirdLabels unpad_third_labels(const Labels& relayed, const BatchTask& task, const Shape& shape,
+ThirdLabels unpad_third_labels(const Labels& relayed, const Batch& batch, const Shape& shape,
                                const rss3::PrfKey& with_third) {
-  const SecretBytes pad = garbled::batch_stream(with_third, kPadPurpose, task.header, relayed.size() * sizeof(Block));
+  const SecretBytes pad = batch_stream(with_third, kPadPurpose, batch.id, relayed.size() * sizeof(Block));
   ThirdLabels third{Labels(shape.key), Labels(shape.outputs)};
-  const auto padded = garbled::bytes_of(relayed);
-  const auto a1 = garbled::bytes_of(third.a1), cb = garbled::bytes_of(third.cb);
+  const auto padded = bytes_of(relayed);
+  const auto a1 = bytes_of(third.a1), cb = bytes_of(third.cb);
   for (std::size_t i = 0; i < a1.size(); ++i) a1[i] = padded[i] ^ pad[i];
   for (std::size_t i = 0; i < cb.size(); ++i) cb[i] = padded[a1.size() + i] ^ pad[a1.size() + i];
   return third;
 }
 
-void check_input_labels(const BatchTask& task, const Shape& shape, const Labels& l0, const Labels& la,
+void check_input_labels(const Batch& batch, const Shape& shape, const Labels& l0, const Labels& la,
                         const ThirdLabels& third, std::span<const std::uint8_t> c_a,
                         std::span<const std::uint8_t> c_b, std::span<const std::uint8_t> committed,
                         std::uint64_t number) {
-  std::vector<std::uint8_t> a0 = garbled::key_row_bits(task, garbled::KeyPart::XorA);
-  std::vector<std::uint8_t> a1 = garbled::key_row_bits(task, garbled::KeyPart::A);
+  std::vector<std::uint8_t> a0 = batch.inputs->key_row_bits(KeyPart::XorA);
+  std::vector<std::uint8_t> a1 = batch.inputs->key_row_bits(KeyPart::A);
   const bool from_first = labels_match(l0.span(), a0, committed, 0, number) &
                           labels_match(la.span(), c_a, committed, 2 * shape.key, number);
   const bool from_third = labels_match(third.a1.span(), a1, committed, shape.key, number) &
@@ -251,14 +251,14 @@ void check_input_labels(const BatchTask& task, const Shape& shape, const Labels&
                             "label_commitments");
 }
 
-DualGarblingOutput send_evaluator_output(const BatchTask& task, Labels evaluated, const Labels& la,
+DualGarblingOutput send_evaluator_output(const Batch& batch, Labels evaluated, const Labels& la,
                                          const ThirdLabels& third, std::span<const std::uint8_t> c_a,
                                          std::span<const std::uint8_t> c_b, const rss3::PrfKey& with_first,
                                          two_party::Channel& to_next) {
   xor_into(evaluated, la);
   xor_into(evaluated, third.cb);
-  const auto mac = garbled::batch_mac(with_first, kOutputPurpose, task.header, {garbled::bytes_of(evaluated)});
-  to_next.send(garbled::bytes_of(evaluated));
+  const auto mac = batch_mac(with_first, kOutputPurpose, batch.id, {bytes_of(evaluated)});
+  to_next.send(bytes_of(evaluated));
   to_next.send(mac);
   to_next.flush();
   DualGarblingOutput result;
@@ -267,18 +267,18 @@ DualGarblingOutput send_evaluator_output(const BatchTask& task, Labels evaluated
   return result;
 }
 
-Labels receive_output_labels(const BatchTask& task, const Shape& shape, const rss3::PrfKey& with_evaluator,
+Labels receive_output_labels(const Batch& batch, const Shape& shape, const rss3::PrfKey& with_evaluator,
                              two_party::Channel& from_previous, std::chrono::milliseconds extra_wait) {
   Labels output(shape.outputs);
   std::array<std::uint8_t, 32> mac{};
   from_previous.allow_extra_wait(extra_wait);
-  from_previous.receive(garbled::bytes_of(output));
+  from_previous.receive(bytes_of(output));
   from_previous.receive(mac);
-  const auto expected = garbled::batch_mac(with_evaluator, kOutputPurpose, task.header, {garbled::bytes_of(output)});
+  const auto expected = batch_mac(with_evaluator, kOutputPurpose, batch.id, {bytes_of(output)});
   if (sodium_memcmp(mac.data(), expected.data(), mac.size()) != 0)
     throw VerificationError(Component::Server, "party 1: the output labels relayed by party 3 fail party 2's MAC",
                             "output_mac");
   return output;
 }
 
-}  // namespace mpc::three_party_engine::dual
+}  // namespace mpc::gc3::dual

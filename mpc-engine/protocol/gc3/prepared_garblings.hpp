@@ -1,5 +1,5 @@
 // What a server keeps of the Kerberos garblings made ahead of their batches
-// (garbled_krb_prepared.hpp) until one batch uses each: the evaluator the garbled tables and
+// (prepared_garbling.hpp) until one batch uses each: the evaluator the garbled tables and
 // the commitments it checked, the garblers the output wires' zero labels. Entries are named
 // by the batch that prepared them (epoch, sequence) and taken out by the one batch that
 // evaluates them, so no garbling is ever evaluated twice. Bounded in bytes; an entry not
@@ -18,21 +18,18 @@
 #include <utility>
 #include <vector>
 
-#include "jobs/krb_jobs.hpp"
+#include "protocol/gc3/batch.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "protocol/gc2/labels.hpp"
 
-namespace mpc::three_party_engine {
-
-// Twice as long as the leader names a garbling (prepared_stock.hpp): it never names one gone here.
-inline constexpr std::chrono::seconds kPreparedGarblingLife{600};
+namespace mpc::gc3 {
 
 // Bytes in front of a kept garbled stream, so that its tables, after the stream's header, lie
 // 16-byte aligned and the evaluator reads them where they are.
 inline constexpr std::size_t kStreamLead = (16 - gc2::kStreamHeaderBytes % 16) % 16;
 
 struct PreparedGarbling {
-  jobs::KrbCircuitKey circuit;
+  ProgramName program{};               // the batch's program_name
   gc2::Labels zero_out;                 // garblers: the output wires' zero labels
   // Evaluator: kStreamLead bytes, then the garbled stream as party 1 sent it.
   std::vector<std::uint8_t> tables;
@@ -81,4 +78,4 @@ class PreparedGarblings {
   std::vector<std::vector<std::uint8_t>> spare_tables_;
 };
 
-}  // namespace mpc::three_party_engine
+}  // namespace mpc::gc3

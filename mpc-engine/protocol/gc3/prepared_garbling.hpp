@@ -1,4 +1,4 @@
-// A Kerberos batch garbled twice (garbled_krb_dual.hpp) in two halves: the garbling, which
+// A Kerberos batch garbled twice (dual_garbling.hpp) in two halves: the garbling, which
 // needs no input, made ahead of time while the servers are idle, and a small online part once
 // a job arrives. A protected user's login runs three such jobs one after the other; garbled
 // while the login waits, the garbling and the megabytes of tables on the way to the evaluator
@@ -9,7 +9,7 @@
 // delta, constant 0's label and every input wire's zero label from the key they share, under
 // the id of the batch that garbles; inputs only pick which label of each input wire party 2 gets.
 //
-// The preparing batch (wire::KrbEvaluation::PrepareTwice: no jobs, one instance of its circuit,
+// The preparing batch (no jobs, one instance of its circuit,
 // numbered like any batch, so its garbling's tweaks repeat no other's):
 // - party 0 sends party 1 the commitments to the input labels of a_0, a_1, c_A and c_B, then
 //   streams the tables; party 2 garbles the same into a digest with the same commitments and
@@ -20,8 +20,8 @@
 //   kept its part before passing it on. The leader (party 0) names the garbling in a batch only
 //   once that confirmation arrived: then all three hold it.
 //
-// The batch that uses it (PreparedTwice, one job, BatchHeader::prepared naming the preparing
-// batch of the same epoch): each server takes the garbling out of its store first
+// The batch that uses it (one job, Batch::prepared naming the preparing batch of the same
+// epoch): each server takes the garbling out of its store first
 // (prepared_garblings.hpp), so no garbling is ever evaluated for a second input, whoever asks;
 // a server that does not hold it refuses the batch with Regrouping, which a client sends again
 // (the leader then garbles online). Then, as in the online form, party 2 sends the labels of
@@ -40,32 +40,31 @@
 #pragma once
 
 #include "common/error.hpp"
-#include "engines/three_party/batch_worker.hpp"
-#include "engines/three_party/garbled_krb_dual.hpp"
-#include "engines/three_party/prepared_garblings.hpp"
-#include "engines/three_party/prf_keys.hpp"
+#include "protocol/gc3/batch.hpp"
+#include "protocol/gc3/dual_garbling.hpp"
+#include "protocol/gc3/prepared_garblings.hpp"
 #include "protocol/two_party/channel.hpp"
 
-namespace mpc::three_party_engine {
+namespace mpc::gc3 {
 
 // The server holds no garbling the batch names: nothing was computed, and the job is worth
-// sending again (wire::Status::Regrouping).
+// sending again (the engine answers Regrouping).
 class PreparedGarblingMissing : public RetryableError {
  public:
   using RetryableError::RetryableError;
 };
 
-// Runs `task` (a PrepareTwice batch: program set, one instance, no slices) as party `party`
-// and keeps this server's part in `store`. Throws VerificationError for a failed check,
+// Runs `batch` (one that garbles ahead: one instance, no inputs) as party `party` and keeps this
+// server's part in `store`, under the batch's id and program name. Throws VerificationError for a failed check,
 // PeerError for a silent peer, Error when the store has no room.
-void prepare_dual_garbling(const BatchTask& task, int party, const PartyPrfKeys& keys, PreparedGarblings& store,
+void prepare_dual_garbling(const Batch& batch, int party, const GarblingKeys& keys, PreparedGarblings& store,
                            two_party::Channel& to_next, two_party::Channel& from_previous);
 
-// Runs `task` (a PreparedTwice batch of one job) with the garbling it names; returns this
-// party's parts of the result as evaluate_dual_garbling does. Throws PreparedGarblingMissing,
+// Runs `batch` (one job, one instance) with the garbling the batch `batch.prepared` made, taken
+// out of `store`; returns this party's parts of the result as evaluate_dual_garbling does. Throws PreparedGarblingMissing,
 // VerificationError, PeerError or Error.
-DualGarblingOutput evaluate_prepared_garbling(const BatchTask& task, int party, const PartyPrfKeys& keys,
+DualGarblingOutput evaluate_prepared_garbling(const Batch& batch, int party, const GarblingKeys& keys,
                                               PreparedGarblings& store, two_party::Channel& to_next,
                                               two_party::Channel& from_previous);
 
-}  // namespace mpc::three_party_engine
+}  // namespace mpc::gc3

@@ -31,7 +31,7 @@
 //   checks each active label against the hash at the position of the bit it knows;
 // - party 2's messages: a MAC under the key parties 1 and 2 share, so party 0 cannot alter them.
 // A failed check throws VerificationError naming it; party 1 then sends nothing and the batch is
-// refused at all three (wire::Status::VerificationFailed).
+// refused at all three (the engine answers VerificationFailed).
 //
 // Outputs. Party 1 evaluates to the labels of v and XORs those of c_A and c_B: the labels L_w of
 // w = v ^ c_A ^ c_B. It sends them to party 2 with a MAC under the key it shares with party 0;
@@ -61,14 +61,15 @@
 // table stream.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "engines/three_party/batch_worker.hpp"
-#include "engines/three_party/prf_keys.hpp"
+#include "protocol/gc3/batch.hpp"
+#include "protocol/rss3/shares.hpp"
 #include "protocol/two_party/channel.hpp"
 
-namespace mpc::three_party_engine {
+namespace mpc::gc3 {
 
 // This party's parts of the result's XOR sharing, one bit per byte, output j of instance n at
 // j * instances + n: own = a_i, previous = a_{i-1}.
@@ -77,10 +78,14 @@ struct DualGarblingOutput {
   std::vector<std::uint8_t> previous;
 };
 
-// Runs `task` (program set, checked by the caller) as party `party`'s role above. Throws
+// Runs `batch` (program set, checked by the caller) as party `party`'s role above. Throws
 // VerificationError when a check fails, PeerError when a peer is silent past the channel's
 // timeout, Error for anything else.
-DualGarblingOutput evaluate_dual_garbling(const BatchTask& task, int party, const PartyPrfKeys& keys,
+DualGarblingOutput evaluate_dual_garbling(const Batch& batch, int party, const GarblingKeys& keys,
                                           two_party::Channel& to_next, two_party::Channel& from_previous);
 
-}  // namespace mpc::three_party_engine
+// The replicated share (x_i, a_i) = (a_{i-1} ^ a_i, a_i) of the parts, instance n's record of
+// `record` bytes at n * record; the parts are wiped.
+void replicated_share(DualGarblingOutput parts, std::size_t instances, std::size_t record, rss3::ByteShare& out);
+
+}  // namespace mpc::gc3

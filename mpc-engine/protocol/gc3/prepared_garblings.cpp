@@ -1,8 +1,8 @@
-#include "engines/three_party/prepared_garblings.hpp"
+#include "protocol/gc3/prepared_garblings.hpp"
 
 #include <algorithm>
 
-namespace mpc::three_party_engine {
+namespace mpc::gc3 {
 
 PreparedGarblings::PreparedGarblings(std::size_t capacity_bytes, std::chrono::seconds life)
     : capacity_(capacity_bytes), life_(life) {}
@@ -97,4 +97,4 @@ void PreparedGarblings::drop_expired(std::chrono::steady_clock::time_point now) 
   }
 }
 
-}  // namespace mpc::three_party_engine
+}  // namespace mpc::gc3
