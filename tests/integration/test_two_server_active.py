@@ -493,7 +493,7 @@ def test_a_message_altered_in_any_step_of_a_job_is_refused(tmp_path):
 
 
 # Short form: the leaky AND's revealed bits (either server) and the coin toss; the equality
-# check's steps fail the same check in the unit tests (tests/unit/auth2). Long form: every step.
+# check's steps fail the same check in the unit tests (tests/unit/protocol/auth2). Long form: every step.
 SHORT_BATCH_STEPS = ("leaky reveal", "coin share")
 
 
