@@ -50,7 +50,7 @@ BUILD="$ROOT/build-gpu"
 OUT=${OUT:-$ROOT/build-gpu/results}
 BINARIES=(cuda_gpu_tests cuda_host_tests cuda_bench)
 # Engine binaries, by their place in a build directory (tests/mpctest/mpc_cluster.py).
-ENGINE_BINARIES=(mpc-engine/daemon/mpc-server mpc-engine/tools/mpcctl mpc-engine/tools/bench/mpc-bench
+ENGINE_BINARIES=(mpc-engine/daemon/mpc-server mpc-engine/tools/mpcctl tests/bench/tools/mpc-bench
                  tests/bench/link_bench)
 
 die() { echo "run_on_gpu.sh: $*" >&2; exit 1; }
@@ -67,7 +67,7 @@ package() {
   rm -rf "$CARRY"
   mkdir -p "$CARRY/bin" "$CARRY/lib"
   build "$CARRY/build.log" || die "build failed: see $CARRY/build.log"
-  cp "$BUILD/tests/unit/cuda/cuda_gpu_tests" "$BUILD/tests/unit/cuda/cuda_host_tests" "$BUILD/cuda/bench/cuda_bench" \
+  cp "$BUILD/tests/unit/cuda/cuda_gpu_tests" "$BUILD/tests/unit/cuda/cuda_host_tests" "$BUILD/tests/bench/gpu/cuda_bench" \
     "$CARRY/bin/"
   if [[ -n "${BASELINE_BENCH:-}" ]]; then cp "$BASELINE_BENCH" "$CARRY/bin/cuda_bench_before"; fi
   local binary

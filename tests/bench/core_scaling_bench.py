@@ -95,7 +95,7 @@ def main() -> int:
                         help="blocks each copy evaluates per configuration (repeats of one batch)")
     args = parser.parse_args()
 
-    binary = Path(args.build_dir).resolve() / "mpc-engine" / "tools" / "bench" / "mpc-bench"
+    binary = Path(args.build_dir).resolve() / "tests" / "bench" / "tools" / "mpc-bench"
     available = sorted(os.sched_getaffinity(0))
     ordered = one_per_core_first(available)
     report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

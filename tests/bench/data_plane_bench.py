@@ -68,7 +68,7 @@ def local_scaling(build: Path, sets: list[list[int]], batch_blocks: int) -> dict
     """The evaluator alone on N cores at once: N copies of the in-process evaluation, one pinned to
     each core, run together. Their sum is what the cores themselves give (shared caches, memory,
     hyper-threads, clock), the reference for the servers' scaling beside it."""
-    binary = build / "mpc-engine" / "tools" / "bench" / "mpc-bench"
+    binary = build / "tests" / "bench" / "tools" / "mpc-bench"
     rates = {}
     for cpus in sets:
         copies = [subprocess.Popen(["taskset", "-c", str(cpu), str(binary), "--local", "--alg", ALG, "--sbox",
@@ -333,7 +333,7 @@ def main() -> int:
     report["local_batch_blocks"] = batch_blocks
     print("data_plane_bench: in-process evaluation and link ciphers", file=sys.stderr)
     report["local"] = json.loads(subprocess.run(
-        ["taskset", "-c", str(sets[0][0]), str(build / "mpc-engine" / "tools" / "bench" / "mpc-bench"), "--local",
+        ["taskset", "-c", str(sets[0][0]), str(build / "tests" / "bench" / "tools" / "mpc-bench"), "--local",
          "--alg", ALG, "--sbox", "and32", "--blocks", str(batch_blocks), "--repeat", str(2**18 // batch_blocks)],
         capture_output=True, text=True, check=True, timeout=300).stdout.strip().splitlines()[-1])
     report["link_rates"] = link_rates(build)

@@ -56,7 +56,7 @@ def login_counts(rtt_ms: float | None) -> tuple[int, int]:
 
 
 def emulator_binary() -> Path:
-    return mpc_cluster.build_dir() / "mpc-engine" / "tools" / "bench" / "mpc-link-emulator"
+    return mpc_cluster.build_dir() / "tests" / "bench" / "tools" / "mpc-link-emulator"
 
 
 def free_ports(count: int) -> int:

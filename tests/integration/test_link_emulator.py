@@ -20,7 +20,7 @@ from mpctest import mpc_cluster
 
 
 def emulator_binary():
-    return mpc_cluster.build_dir() / "mpc-engine" / "tools" / "bench" / "mpc-link-emulator"
+    return mpc_cluster.build_dir() / "tests" / "bench" / "tools" / "mpc-link-emulator"
 
 
 class Sink:

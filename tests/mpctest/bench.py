@@ -28,7 +28,7 @@ def run(command: list[str], timeout: float) -> str:
 
 
 def bench_binary() -> Path:
-    return mpc_cluster.build_dir() / "mpc-engine" / "tools" / "bench" / "mpc-bench"
+    return mpc_cluster.build_dir() / "tests" / "bench" / "tools" / "mpc-bench"
 
 
 def mpc_bench(*args: str, timeout: float = 300) -> dict:

@@ -1,5 +1,5 @@
-// cuda/bench/evaluator_runs.cpp: see evaluator_runs.hpp.
-#include "cuda/bench/evaluator_runs.hpp"
+// tests/bench/gpu/evaluator_runs.cpp: see evaluator_runs.hpp.
+#include "bench/gpu/evaluator_runs.hpp"
 
 #include <algorithm>
 #include <barrier>

@@ -1,4 +1,4 @@
-// cuda/bench/cuda_bench.cpp: throughput of the GPU back end of the three-party
+// tests/bench/gpu/cuda_bench.cpp: throughput of the GPU back end of the three-party
 // evaluation (Araki et al., CCS 2016, eprint 2016/768), next to the floor that device
 // memory bandwidth puts under it, and where the time goes.
 //
@@ -54,9 +54,9 @@
 #include "circuits/aes.hpp"
 #include "circuits/program.hpp"
 #include "cuda/aes_ttable.hpp"
-#include "cuda/bench/evaluator_runs.hpp"
-#include "cuda/bench/garble_runs.hpp"
-#include "cuda/bench/staging_runs.hpp"
+#include "bench/gpu/evaluator_runs.hpp"
+#include "bench/gpu/garble_runs.hpp"
+#include "bench/gpu/staging_runs.hpp"
 #include "cuda/cuda_evaluator.hpp"
 #include "cuda/device_plan.hpp"
 #include "cuda/device_upload.hpp"

@@ -44,7 +44,7 @@
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "protocol/rss3/evaluator.hpp"
 #include "protocol/rss3/local_three_party.hpp"
-#include "tools/bench/aead_floor.hpp"
+#include "bench/tools/aead_floor.hpp"
 #include "settings/cluster_settings.hpp"
 #include "tools/mpcctl/arguments.hpp"
 #include "wire/key_id.hpp"

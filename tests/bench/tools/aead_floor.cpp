@@ -1,4 +1,4 @@
-#include "tools/bench/aead_floor.hpp"
+#include "bench/tools/aead_floor.hpp"
 
 #include <sodium.h>
 

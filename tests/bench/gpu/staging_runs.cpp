@@ -1,5 +1,5 @@
-// cuda/bench/staging_runs.cpp: see staging_runs.hpp.
-#include "cuda/bench/staging_runs.hpp"
+// tests/bench/gpu/staging_runs.cpp: see staging_runs.hpp.
+#include "bench/gpu/staging_runs.hpp"
 
 #include <algorithm>
 #include <chrono>

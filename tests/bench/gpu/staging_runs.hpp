@@ -1,4 +1,4 @@
-// cuda/bench/staging_runs.hpp: the input staging path alone (cuda/staging_pool.hpp and
+// tests/bench/gpu/staging_runs.hpp: the input staging path alone (cuda/staging_pool.hpp and
 // cuda/device_upload.hpp) for cuda_bench: pageable host memory -> pinned slots filled by
 // host threads -> device, the way the evaluator and the garbler send their inputs up.
 #pragma once

@@ -1,4 +1,4 @@
-// cuda/bench/garble_runs.hpp: half-gates garbling rates for cuda_bench: the CPU garbler on
+// tests/bench/gpu/garble_runs.hpp: half-gates garbling rates for cuda_bench: the CPU garbler on
 // one core and on every core, the GPU garbler end to end (tables into a channel that
 // discards them, through PCIe) and its kernels alone, the GPU evaluator, and the PCIe
 // download rate that bounds the garbler end to end (32 bytes of tables per AND).

@@ -1,4 +1,4 @@
-// cuda/bench/evaluator_runs.hpp: timed runs of the GPU evaluator for cuda_bench: one party
+// tests/bench/gpu/evaluator_runs.hpp: timed runs of the GPU evaluator for cuda_bench: one party
 // alone or three parties on one GPU, messages through the host or kept on the device,
 // several batches in flight, and the CPU evaluator beside it for the routing threshold.
 #pragma once

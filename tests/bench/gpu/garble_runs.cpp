@@ -1,5 +1,5 @@
-// cuda/bench/garble_runs.cpp: see garble_runs.hpp.
-#include "cuda/bench/garble_runs.hpp"
+// tests/bench/gpu/garble_runs.cpp: see garble_runs.hpp.
+#include "bench/gpu/garble_runs.hpp"
 
 #include <algorithm>
 #include <chrono>
