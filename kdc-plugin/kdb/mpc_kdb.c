@@ -385,64 +385,83 @@ cleanup:
 
 /* ---- vtable: plain forwarding -------------------------------------------- */
 
-/* Forwards slot `name` to the back end with the parameters `params` and the arguments `args`
- * of the call (both in parentheses): KRB5_PLUGIN_OP_NOTSUPP when the back end leaves the slot
- * NULL, as libkdb5 answers for a NULL slot. */
-#define FORWARD(name, params, args)                                                       \
+/* The slots the module forwards to the back end unchanged: one row X(name, (parameters),
+ * (arguments)) each. The list defines both the wrappers and their places in the exported
+ * table; every other slot has a wrapper of its own. */
+#define MPC_KDB_FORWARDED(X)                                                                      \
+    X(promote_db,                                                                                 \
+      (krb5_context context, char *conf_section, char **db_args),                                 \
+      (context, conf_section, db_args))                                                           \
+    X(get_age,                                                                                    \
+      (krb5_context context, char *db_name, time_t *age),                                         \
+      (context, db_name, age))                                                                    \
+    X(lock,                                                                                       \
+      (krb5_context context, int mode),                                                           \
+      (context, mode))                                                                            \
+    X(unlock,                                                                                     \
+      (krb5_context context),                                                                     \
+      (context))                                                                                  \
+    X(iterate,                                                                                    \
+      (krb5_context context, char *match_entry, int (*func)(krb5_pointer, krb5_db_entry *),       \
+      krb5_pointer func_arg, krb5_flags iterflags),                                               \
+      (context, match_entry, func, func_arg, iterflags))                                          \
+    X(create_policy,                                                                              \
+      (krb5_context context, osa_policy_ent_t policy),                                            \
+      (context, policy))                                                                          \
+    X(put_policy,                                                                                 \
+      (krb5_context context, osa_policy_ent_t policy),                                            \
+      (context, policy))                                                                          \
+    X(iter_policy,                                                                                \
+      (krb5_context context, char *match_entry, osa_adb_iter_policy_func func, void *data),       \
+      (context, match_entry, func, data))                                                         \
+    X(delete_policy,                                                                              \
+      (krb5_context context, char *policy),                                                       \
+      (context, policy))                                                                          \
+    X(check_transited_realms,                                                                     \
+      (krb5_context context, const krb5_data *tr_contents, const krb5_data *client_realm,         \
+      const krb5_data *server_realm),                                                             \
+      (context, tr_contents, client_realm, server_realm))                                         \
+    X(check_policy_as,                                                                            \
+      (krb5_context context, krb5_kdc_req *request, krb5_db_entry *client,                        \
+      krb5_db_entry *server, krb5_timestamp kdc_time, const char **status,                        \
+      krb5_pa_data ***e_data),                                                                    \
+      (context, request, client, server, kdc_time, status, e_data))                               \
+    X(check_policy_tgs,                                                                           \
+      (krb5_context context, krb5_kdc_req *request, krb5_db_entry *server,                        \
+      krb5_ticket *ticket, const char **status, krb5_pa_data ***e_data),                          \
+      (context, request, server, ticket, status, e_data))                                         \
+    X(check_allowed_to_delegate,                                                                  \
+      (krb5_context context, krb5_const_principal client, const krb5_db_entry *server,            \
+      krb5_const_principal proxy),                                                                \
+      (context, client, server, proxy))                                                           \
+    X(allowed_to_delegate_from,                                                                   \
+      (krb5_context context, krb5_const_principal client, krb5_const_principal server,            \
+      krb5_pac server_pac, const krb5_db_entry *proxy),                                           \
+      (context, client, server, server_pac, proxy))                                               \
+    X(issue_pac,                                                                                  \
+      (krb5_context context, unsigned int flags, krb5_db_entry *client,                           \
+      krb5_keyblock *replaced_reply_key, krb5_db_entry *server, krb5_db_entry *signing_krbtgt,    \
+      krb5_timestamp authtime, krb5_pac old_pac, krb5_pac new_pac,                                \
+      krb5_data ***auth_indicators),                                                              \
+      (context, flags, client, replaced_reply_key, server, signing_krbtgt, authtime, old_pac,     \
+      new_pac, auth_indicators))
+
+/* Forwards slot `name` to the back end: KRB5_PLUGIN_OP_NOTSUPP when the back end leaves the
+ * slot NULL, as libkdb5 answers for a NULL slot. */
+#define DEFINE_FORWARD(name, params, args)                                                \
     static krb5_error_code mpc_##name params                                              \
     {                                                                                     \
         const kdb_vftabl *vt;                                                             \
-        krb5_error_code ret = mpc_db_backend_of(context, &vt);                                   \
+        krb5_error_code ret = mpc_db_backend_of(context, &vt);                            \
                                                                                           \
         if (ret == 0)                                                                     \
             ret = vt->name ? vt->name args : NOTSUPP;                                     \
         return ret;                                                                       \
     }
 
-FORWARD(promote_db, (krb5_context context, char *conf_section, char **db_args),
-        (context, conf_section, db_args))
-FORWARD(get_age, (krb5_context context, char *db_name, time_t *age),
-        (context, db_name, age))
-FORWARD(lock, (krb5_context context, int mode),
-        (context, mode))
-FORWARD(unlock, (krb5_context context),
-        (context))
-FORWARD(iterate, (krb5_context context, char *match_entry,
-        int (*func)(krb5_pointer, krb5_db_entry *), krb5_pointer func_arg, krb5_flags iterflags),
-        (context, match_entry, func, func_arg, iterflags))
-FORWARD(create_policy, (krb5_context context, osa_policy_ent_t policy),
-        (context, policy))
-FORWARD(put_policy, (krb5_context context, osa_policy_ent_t policy),
-        (context, policy))
-FORWARD(iter_policy, (krb5_context context, char *match_entry, osa_adb_iter_policy_func func,
-        void *data),
-        (context, match_entry, func, data))
-FORWARD(delete_policy, (krb5_context context, char *policy),
-        (context, policy))
-FORWARD(check_transited_realms, (krb5_context context, const krb5_data *tr_contents,
-        const krb5_data *client_realm, const krb5_data *server_realm),
-        (context, tr_contents, client_realm, server_realm))
-FORWARD(check_policy_as, (krb5_context context, krb5_kdc_req *request, krb5_db_entry *client,
-        krb5_db_entry *server, krb5_timestamp kdc_time, const char **status,
-        krb5_pa_data ***e_data),
-        (context, request, client, server, kdc_time, status, e_data))
-FORWARD(check_policy_tgs, (krb5_context context, krb5_kdc_req *request, krb5_db_entry *server,
-        krb5_ticket *ticket, const char **status, krb5_pa_data ***e_data),
-        (context, request, server, ticket, status, e_data))
-FORWARD(check_allowed_to_delegate, (krb5_context context, krb5_const_principal client,
-        const krb5_db_entry *server, krb5_const_principal proxy),
-        (context, client, server, proxy))
-FORWARD(allowed_to_delegate_from, (krb5_context context, krb5_const_principal client,
-        krb5_const_principal server, krb5_pac server_pac, const krb5_db_entry *proxy),
-        (context, client, server, server_pac, proxy))
-FORWARD(issue_pac, (krb5_context context, unsigned int flags, krb5_db_entry *client,
-        krb5_keyblock *replaced_reply_key, krb5_db_entry *server, krb5_db_entry *signing_krbtgt,
-        krb5_timestamp authtime, krb5_pac old_pac, krb5_pac new_pac,
-        krb5_data ***auth_indicators),
-        (context, flags, client, replaced_reply_key, server, signing_krbtgt, authtime, old_pac,
-         new_pac, auth_indicators))
+MPC_KDB_FORWARDED(DEFINE_FORWARD)
 
-#undef FORWARD
+#undef DEFINE_FORWARD
 
 static krb5_error_code
 mpc_delete_principal(krb5_context context, krb5_const_principal search_for)
@@ -733,44 +752,34 @@ mpc_audit_as_req(krb5_context context, krb5_kdc_req *request, const krb5_address
 
 /* The one symbol the module exports (built with hidden visibility; see also
  * mpc_kdb.exports). */
+#define FORWARDED_SLOT(name, params, args) .name = mpc_##name,
+
 __attribute__((visibility("default"))) kdb_vftabl kdb_function_table = {
     .maj_ver = KRB5_KDB_DAL_MAJOR_VERSION,
     .min_ver = 0,
+    MPC_KDB_FORWARDED(FORWARDED_SLOT)
     .init_library = mpc_init_library,
     .fini_library = mpc_fini_library,
     .init_module = mpc_init_module,
     .fini_module = mpc_fini_module,
     .create = mpc_create,
     .destroy = mpc_destroy,
-    .get_age = mpc_get_age,
-    .lock = mpc_lock,
-    .unlock = mpc_unlock,
     .get_principal = mpc_get_principal,
     .put_principal = mpc_put_principal,
     .delete_principal = mpc_delete_principal,
     .rename_principal = NULL,           /* libkdb5 default, over this wrapper */
-    .iterate = mpc_iterate,
-    .create_policy = mpc_create_policy,
     .get_policy = mpc_get_policy,
-    .put_policy = mpc_put_policy,
-    .iter_policy = mpc_iter_policy,
-    .delete_policy = mpc_delete_policy,
     .fetch_master_key = NULL,           /* libkdb5 default */
     .fetch_master_key_list = NULL,      /* libkdb5 default, over this wrapper */
     .store_master_key_list = mpc_store_master_key_list,
     .dbe_search_enctype = NULL,         /* libkdb5 default */
     .change_pwd = NULL,                 /* libkdb5 default, over this wrapper */
-    .promote_db = mpc_promote_db,
     .decrypt_key_data = mpc_decrypt_key_data,
     .encrypt_key_data = mpc_encrypt_key_data,
-    .check_transited_realms = mpc_check_transited_realms,
-    .check_policy_as = mpc_check_policy_as,
-    .check_policy_tgs = mpc_check_policy_tgs,
     .audit_as_req = mpc_audit_as_req,
     .refresh_config = mpc_refresh_config,
-    .check_allowed_to_delegate = mpc_check_allowed_to_delegate,
     .free_principal_e_data = mpc_free_principal_e_data,
     .get_s4u_x509_principal = mpc_get_s4u_x509_principal,
-    .allowed_to_delegate_from = mpc_allowed_to_delegate_from,
-    .issue_pac = mpc_issue_pac,
 };
+
+#undef FORWARDED_SLOT
