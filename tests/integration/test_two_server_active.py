@@ -548,6 +548,11 @@ def test_a_failed_batch_of_and_material_leaves_the_material_made_before_it_in_se
                 served.stderr
         taken = cluster.log_events(1, "job takes AND material kept from the pool epoch left")
         assert taken, cluster.log_tail()
-        assert not cluster.log_events(1, "job failed"), cluster.log_tail()
+        # No job on kept material fails. A job needing more than is left waits for the new
+        # epoch's first batch; on a loaded host that batch can outlast the job's wait, and the
+        # job is answered busy (the attempt above asks again): the only other failure allowed.
+        failed = cluster.log_events(1, "job failed")
+        assert not {entry["job"] for entry in taken} & {entry["job"] for entry in failed}, cluster.log_tail()
+        assert all("pool empty" in entry["error"] for entry in failed), cluster.log_tail()
     finally:
         cluster.stop()
