@@ -23,7 +23,7 @@
 #include "router_metrics.h"
 #include <unistd.h>
 
-#include "nonce_pool.h"
+#include "nonces/pool.h"
 #include "router_util.h"
 
 #define REASON_LEN 400

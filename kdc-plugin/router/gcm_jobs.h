@@ -13,7 +13,7 @@
  * ciphertext, its keystream. A PAC's server checksum and its KDC checksum (over the first) are
  * made in one round trip, the second kept until krb5kdc asks for it and checked in the round
  * trip of the next seal, before that ticket leaves (checksum_chain.h). The engine key is mpc_kdc_engine_key_name() of the handle's key
- * id, version = kvno. Nonces come from nonce_supply.h; a tag answered MPC_ENONCE (the servers
+ * id, version = kvno. Nonces come from nonces/supply.h; a tag answered MPC_ENONCE (the servers
  * forgot the nonce: a restart, eviction) drops the pool it came from and seals once more
  * with a fresh synchronous prefetch. Every copy of keystream is wiped after use.
  *

@@ -13,7 +13,7 @@
 
 #include "checksum_chain.h"
 #include "engine_conn.h"
-#include "nonce_supply.h"
+#include "nonces/supply.h"
 #include "protected_key.h"
 
 #define AAD_HEADER_LEN 5  /* the AAD's type byte and u32be usage */

@@ -19,7 +19,7 @@
 #include "checksum_chain.h"
 #include "engine_conn.h"
 #include "handle.h"
-#include "nonce_supply.h"
+#include "nonces/supply.h"
 
 #ifdef __cplusplus
 extern "C" {

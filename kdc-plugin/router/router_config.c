@@ -13,14 +13,14 @@
  *   engine_config   = PATH   the engine cluster configuration (mpc-engine/client,
  *                            config/cluster.example.toml), parsed by mpc_client_open.
  *
- * Optional keys, the engine's nonce pools and failures (engine_conn.h, nonce_supply.h,
+ * Optional keys, the engine's nonce pools and failures (engine_conn.h, nonces/supply.h,
  * kdc-plugin/README.md):
  *
  *   pool_ttl_s    = 1800     drop prefetched nonces older than this (1..604800); keep
  *                            it below the servers' gcm_nonce_ttl_s (default 3600)
  *   pool_low      = 16       refill a pool holding fewer nonces than this ...
  *   pool_high     = 96       ... up to this many (pool_low < pool_high <= 65536); under
- *                            load both follow demand (nonce_demand.h)
+ *                            load both follow demand (nonces/demand.h)
  *   unreachable_retry_ms = 3000
  *                            after a call finds the engine unreachable, calls fail at
  *                            once for this long, then one tries again (1..600000)

@@ -1,11 +1,11 @@
 // tests/unit/kdc-plugin/router_demand_test.cpp - the crypto router's pool levels
-// (kdc-plugin/router/nonce_demand.h): pool_low and pool_high while few seals come, the last
+// (kdc-plugin/router/nonces/demand.h): pool_low and pool_high while few seals come, the last
 // second's seals under load (or the open second's rate so far, from a tenth of it on), within
 // the capacity, and back to the defaults once seals stop.
 
 #include <gtest/gtest.h>
 
-#include "nonce_demand.h"
+#include "nonces/demand.h"
 
 namespace {
 

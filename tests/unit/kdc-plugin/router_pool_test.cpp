@@ -1,5 +1,5 @@
 // tests/unit/kdc-plugin/router_pool_test.cpp - the crypto router's nonce pools
-// (kdc-plugin/router/nonce_pool.h), without an engine: bounds, capacity, FIFO order,
+// (kdc-plugin/router/nonces/pool.h), without an engine: bounds, capacity, FIFO order,
 // take-once, TTL, stamps in order, wiping of every freed slot, and what a forked child
 // sees (nothing: no entries, zero pages).
 
@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "nonce_pool.h"
+#include "nonces/pool.h"
 
 namespace {
 

@@ -1,11 +1,11 @@
-/* kdc-plugin/router/nonce_supply.h - the prefetched nonces of the protected krbtgt key's
+/* kdc-plugin/router/nonces/supply.h - the prefetched nonces of the protected krbtgt key's
  * engine keys, kept supplied by a background thread.
  *
  * Nonces are chosen by the servers and prefetched ahead of time with their keystream
  * (mpc_client_gcm_prefetch), so sealing a ticket costs one tag round trip and no
  * computation between the servers. Per engine key (name, kvno; at most
  * NONCE_SUPPLY_MAX_KEYS, the least recently used gives way) and per process two pools
- * (nonce_pool.h): tickets (MPC_KDC_TICKET_KEY_BLOCKS keystream blocks per nonce, the
+ * (nonces/pool.h): tickets (MPC_KDC_TICKET_KEY_BLOCKS keystream blocks per nonce, the
  * ticket key) and checksums (no keystream).
  *
  * A background thread, started on first use in the process that takes nonces and never
@@ -22,8 +22,8 @@
  *
  * Version boundary: internal to mpc_crypto_router.so.
  */
-#ifndef MPC_ROUTER_NONCE_SUPPLY_H
-#define MPC_ROUTER_NONCE_SUPPLY_H
+#ifndef MPC_ROUTER_NONCES_SUPPLY_H
+#define MPC_ROUTER_NONCES_SUPPLY_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,7 +31,7 @@
 #include <krb5/krb5.h>
 
 #include "engine_conn.h"
-#include "nonce_pool.h"
+#include "nonces/pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,4 +73,4 @@ void nonce_supply_drop(nonce_supply *supply, const char *name, uint32_t kvno,
 }
 #endif
 
-#endif /* MPC_ROUTER_NONCE_SUPPLY_H */
+#endif /* MPC_ROUTER_NONCES_SUPPLY_H */

@@ -1,6 +1,6 @@
-/* kdc-plugin/router/nonce_demand.c - pool levels that follow demand (nonce_demand.h). */
+/* kdc-plugin/router/nonces/demand.c - pool levels that follow demand (nonces/demand.h). */
 
-#include "nonce_demand.h"
+#include "nonces/demand.h"
 
 void
 nonce_demand_note(nonce_demand *demand, uint64_t now)

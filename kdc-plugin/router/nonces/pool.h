@@ -1,4 +1,4 @@
-/* kdc-plugin/router/nonce_pool.h - a bounded FIFO of engine-chosen AES-256-GCM nonces
+/* kdc-plugin/router/nonces/pool.h - a bounded FIFO of engine-chosen AES-256-GCM nonces
  * and their prefetched keystream, for one engine key and one keystream size.
  *
  * The crypto router keeps one pool per engine key for tickets (keystream for a whole
@@ -21,8 +21,8 @@
  *
  * Version boundary: internal to mpc_crypto_router.so and its unit tests.
  */
-#ifndef MPC_ROUTER_NONCE_POOL_H
-#define MPC_ROUTER_NONCE_POOL_H
+#ifndef MPC_ROUTER_NONCES_POOL_H
+#define MPC_ROUTER_NONCES_POOL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -81,4 +81,4 @@ size_t nonce_pool_nonzero_bytes(const nonce_pool *pool, int all_slots);
 }
 #endif
 
-#endif /* MPC_ROUTER_NONCE_POOL_H */
+#endif /* MPC_ROUTER_NONCES_POOL_H */

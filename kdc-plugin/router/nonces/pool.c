@@ -1,6 +1,6 @@
-/* kdc-plugin/router/nonce_pool.c - bounded FIFO of prefetched GCM nonces and keystream.
+/* kdc-plugin/router/nonces/pool.c - bounded FIFO of prefetched GCM nonces and keystream.
  *
- * Interface and rationale: nonce_pool.h. Layout: one anonymous mapping holding
+ * Interface and rationale: nonces/pool.h. Layout: one anonymous mapping holding
  * `capacity` slots of slot_size bytes, used as a ring (head = oldest entry). A slot is
  * stamp (8 bytes) || nonce (12) || keystream (keystream_len), rounded up to 16 bytes. A
  * slot that holds no entry is all zeros: every path that frees a slot wipes it.
@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #endif
 
-#include "nonce_pool.h"
+#include "nonces/pool.h"
 
 #include <stdlib.h>
 #include <string.h>

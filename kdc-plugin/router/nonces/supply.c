@@ -1,5 +1,5 @@
-/* kdc-plugin/router/nonce_supply.c - per-key nonce pools and the thread that refills them
- * (nonce_supply.h).
+/* kdc-plugin/router/nonces/supply.c - per-key nonce pools and the thread that refills them
+ * (nonces/supply.h).
  *
  * Reads the pool options of the router configuration (pool_ttl_s, pool_low, pool_high)
  * through the engine connection.
@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #endif
 
-#include "nonce_supply.h"
+#include "nonces/supply.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nonce_demand.h"
+#include "nonces/demand.h"
 #include "protected_key.h"
 #include "router_util.h"
 
@@ -38,7 +38,7 @@
  * servers or two, a GPU or none), so the blocks per call follow the time the last call took. */
 #define REFILL_TARGET_MS 200
 /* How far above pool_high demand may raise a pool (its capacity, fixed at creation):
- * nonce_demand.h. */
+ * nonces/demand.h. */
 #define DEMAND_CAPACITY_FACTOR 16
 #define REASON_LEN 400
 

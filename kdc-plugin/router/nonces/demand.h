@@ -1,4 +1,4 @@
-/* kdc-plugin/router/nonce_demand.h - how many nonces a pool should hold: between pool_low and
+/* kdc-plugin/router/nonces/demand.h - how many nonces a pool should hold: between pool_low and
  * pool_high while few seals come, and under load up to what the last second's seals took (or,
  * from a tenth of a second into a storm, its rate so far).
  *
@@ -13,8 +13,8 @@
  *
  * Version boundary: internal to mpc_crypto_router.so and its unit tests.
  */
-#ifndef MPC_ROUTER_NONCE_DEMAND_H
-#define MPC_ROUTER_NONCE_DEMAND_H
+#ifndef MPC_ROUTER_NONCES_DEMAND_H
+#define MPC_ROUTER_NONCES_DEMAND_H
 
 #include <stddef.h>
 #include <stdint.h>
