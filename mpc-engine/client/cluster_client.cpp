@@ -18,6 +18,19 @@
 
 namespace mpc::client {
 
+void require_valid_key_name(const std::string& name) {
+  try {
+    wire::validate_key_name(name);
+  } catch (const FormatError& invalid) {
+    throw InvalidRequest(invalid.what());
+  }
+}
+
+void require_gcm_input_fits(std::size_t aad_bytes, std::size_t text_bytes) {
+  if (wire::gcm_hash_blocks(aad_bytes, text_bytes) > wire::kGcmHashPowers)
+    throw InvalidRequest("GCM aad and text need more than " + std::to_string(wire::kGcmHashPowers) + " GHASH blocks");
+}
+
 ServerError::ServerError(int party, wire::Status status, const std::string& detail)
     : Error(Component::Client, "server " + std::to_string(party + 1) + " answered " + wire::status_name(status) +
                                    (detail.empty() ? "" : ": " + detail)),
@@ -25,6 +38,17 @@ ServerError::ServerError(int party, wire::Status status, const std::string& deta
       status_(status) {}
 
 namespace {
+
+// wire::validate_request's refusal of a request built from a call's arguments, as the caller's
+// error: nothing has been sent.
+template <typename Request>
+void require_valid(const Request& request) {
+  try {
+    wire::validate_request(request);
+  } catch (const FormatError& invalid) {
+    throw InvalidRequest(invalid.what());
+  }
+}
 
 // How long a send may wait for a connection to come up (a server just restarted)
 // before the call fails as unreachable.
@@ -61,7 +85,8 @@ std::vector<std::vector<std::uint8_t>> ClusterClient::same_frame(const std::vect
 std::vector<bool> ClusterClient::all_servers() const { return std::vector<bool>(settings_.servers.size(), true); }
 
 void ClusterClient::set_timeout(std::chrono::milliseconds timeout) {
-  if (timeout.count() <= 0) throw Error(Component::Client, "timeout must be positive");
+  if (timeout.count() <= 0 || timeout.count() > settings::kMaxTimeoutMs)
+    throw InvalidRequest("timeout must be 1.." + std::to_string(settings::kMaxTimeoutMs) + " ms");
   std::lock_guard lock(mutex_);
   settings_.timeout = timeout;
 }
@@ -326,6 +351,7 @@ auto ClusterClient::checked(Job&& job, bool once) -> decltype(job()) {
 }
 
 std::vector<std::uint8_t> ClusterClient::compute(wire::ComputeRequest request) {
+  require_valid(request);
   std::lock_guard lock(mutex_);
   // Each server gets a pad of its own on the outputs (protocol/client_checks): two servers of
   // security = "active" (a two-server cluster, or a pair serving while a third is down) answer
@@ -343,6 +369,7 @@ GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t 
   request.count = count;
   request.blocks_per_nonce = blocks_per_nonce;
   request.local_masks = local_masks;
+  require_valid(request);
   std::lock_guard lock(mutex_);
   return checked([&] {
     GcmPrefetched out;
@@ -368,11 +395,13 @@ GcmPrefetched ClusterClient::gcm_prefetch(const wire::KeyId& key, std::uint32_t 
 
 wire::GcmTagBytes ClusterClient::gcm_tag(const wire::KeyId& key, const wire::GcmNonce& nonce,
                                          std::span<const std::uint8_t> aad, std::span<const std::uint8_t> ciphertext) {
+  require_gcm_input_fits(aad.size(), ciphertext.size());
   wire::GcmTagRequest request;
   request.key = key;
   request.nonce = nonce;
   request.aad.assign(aad.begin(), aad.end());
   request.text.assign(ciphertext.begin(), ciphertext.end());
+  require_valid(request);
   std::lock_guard lock(mutex_);
   return checked([&] { return open_gcm_tag(ask_all(request, wire::MessageType::GcmTag)); }, true);
 }
@@ -392,11 +421,16 @@ std::pair<wire::GcmTagBytes, wire::GcmTagBytes> ClusterClient::gcm_tag_chained(c
                                                                                const wire::GcmNonce& chained,
                                                                                std::span<const std::uint8_t> prefix) {
   require_rss3(settings_, "chained GCM tags");
+  require_gcm_input_fits(aad.size(), 0);
+  if (prefix.size() > wire::kMaxGcmChainPrefixBytes)
+    throw InvalidRequest("chained GCM tag prefix of " + std::to_string(prefix.size()) + " bytes exceeds " +
+                         std::to_string(wire::kMaxGcmChainPrefixBytes));
   wire::GcmTagRequest request;
   request.key = key;
   request.nonce = nonce;
   request.aad.assign(aad.begin(), aad.end());
   request.chained = wire::GcmChainedTag{chained, {prefix.begin(), prefix.end()}};
+  require_valid(request);
   std::lock_guard lock(mutex_);
   return checked(
       [&] {
@@ -410,12 +444,14 @@ wire::GcmTagBytes ClusterClient::gcm_tag_checked(const wire::KeyId& key, const w
                                                  std::span<const std::uint8_t> aad,
                                                  std::span<const std::uint8_t> ciphertext, wire::GcmTagCheck check) {
   require_rss3(settings_, "checked GCM tags");
+  require_gcm_input_fits(aad.size(), ciphertext.size());
   wire::GcmTagRequest request;
   request.key = key;
   request.nonce = nonce;
   request.aad.assign(aad.begin(), aad.end());
   request.text.assign(ciphertext.begin(), ciphertext.end());
   request.check = std::move(check);
+  require_valid(request);
   std::lock_guard lock(mutex_);
   return checked(
       [&] {
@@ -433,12 +469,14 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
                                                    std::span<const std::uint8_t> aad,
                                                    std::span<const std::uint8_t> ciphertext,
                                                    const wire::GcmTagBytes& tag) {
+  require_gcm_input_fits(aad.size(), ciphertext.size());
   wire::GcmOpenRequest request;
   request.key = key;
   request.nonce = nonce;
   request.aad.assign(aad.begin(), aad.end());
   request.text.assign(ciphertext.begin(), ciphertext.end());
   request.tag = tag;
+  require_valid(request);
   std::lock_guard lock(mutex_);
   return checked([&]() -> std::optional<SecretBytes> {
     // A nonce with local masks reopens wherever it is asked, from the servers' shares alone (one
@@ -473,18 +511,6 @@ std::optional<SecretBytes> ClusterClient::gcm_open(const wire::KeyId& key, const
 
 namespace {
 
-// The checks of the Krb requests that belong to the client: key algorithm, usage and length.
-void check_krb_request(const wire::KeyId& key, wire::KrbOperation operation, std::uint32_t usage,
-                       const std::optional<wire::KrbCombine>& combine, std::size_t data_bytes, std::size_t min_bytes) {
-  if (!wire::is_krb_algorithm(key.algorithm))
-    throw Error(Component::Client, "the Kerberos jobs need an " + keys::algorithm_list(keys::AlgorithmSet::Kerberos) +
-                                       " key, not " + wire::algorithm_name(key.algorithm));
-  if (auto refusal = wire::krb_usage_refusal(operation, usage, combine)) throw Error(Component::Client, *refusal);
-  if (data_bytes < min_bytes || data_bytes > wire::kKrbMaxDataBytes)
-    throw Error(Component::Client, "Kerberos job data of " + std::to_string(data_bytes) + " bytes, not " +
-                                       std::to_string(min_bytes) + ".." + std::to_string(wire::kKrbMaxDataBytes));
-}
-
 wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operation, std::uint32_t usage,
                              const std::optional<wire::KrbCombine>& combine) {
   wire::KrbRequest request;
@@ -494,6 +520,23 @@ wire::KrbRequest krb_request(const wire::KeyId& key, wire::KrbOperation operatio
   request.combine = combine;
   return request;
 }
+
+// The rules of a Krb request (wire::validate_request's) from its parts, before its data is copied
+// in: a round trip wipes the request, so it is built afresh for each try.
+void check_krb_request(const wire::KeyId& key, wire::KrbOperation operation, std::uint32_t usage,
+                       const std::optional<wire::KrbCombine>& combine, std::size_t data_bytes) {
+  if (!wire::is_krb_algorithm(key.algorithm))
+    throw InvalidRequest("the Kerberos jobs need an " + keys::algorithm_list(keys::AlgorithmSet::Kerberos) +
+                         " key, not " + wire::algorithm_name(key.algorithm));
+  require_valid_key_name(key.name);
+  if (auto refusal = wire::krb_usage_refusal(operation, usage, combine)) throw InvalidRequest(*refusal);
+  try {
+    (void)wire::krb_result_bytes(operation, combine ? combine->combined : key.algorithm, data_bytes);
+  } catch (const FormatError& invalid) {
+    throw InvalidRequest(invalid.what());
+  }
+}
+
 
 }  // namespace
 
@@ -551,8 +594,10 @@ std::vector<std::uint8_t> ClusterClient::krb_encrypt(const wire::KeyId& key, std
                                                      std::span<const std::uint8_t, wire::kKrbConfounderBytes> confounder,
                                                      std::span<const std::uint8_t> plaintext,
                                                      const std::optional<wire::KrbCombine>& combine) {
-  const std::size_t data_bytes = wire::kKrbConfounderBytes + plaintext.size();
-  check_krb_request(key, wire::KrbOperation::Encrypt, usage, combine, data_bytes, wire::kKrbConfounderBytes);
+  // Saturated, so that no plaintext length wraps past the limit.
+  const std::size_t data_bytes = std::min(plaintext.size(), wire::kKrbMaxDataBytes + std::size_t{1}) +
+                                 wire::kKrbConfounderBytes;
+  check_krb_request(key, wire::KrbOperation::Encrypt, usage, combine, data_bytes);
   std::lock_guard lock(mutex_);
   // The request afresh for each try: a round trip wipes its data.
   return checked([&] {
@@ -571,12 +616,8 @@ std::vector<std::uint8_t> ClusterClient::krb_encrypt(const wire::KeyId& key, std
 std::optional<SecretBytes> ClusterClient::krb_decrypt(const wire::KeyId& key, std::uint32_t usage,
                                                       std::span<const std::uint8_t> ciphertext,
                                                       const std::optional<wire::KrbCombine>& combine) {
-  check_krb_request(key, wire::KrbOperation::Decrypt, usage, combine, ciphertext.size(), 0);
+  check_krb_request(key, wire::KrbOperation::Decrypt, usage, combine, ciphertext.size());
   const wire::KeyAlgorithm algorithm = combine ? combine->combined : key.algorithm;
-  const std::size_t overhead = wire::kKrbConfounderBytes + wire::krb_mac_bytes(algorithm);
-  if (ciphertext.size() < overhead)
-    throw Error(Component::Client, "Kerberos ciphertext of " + std::to_string(ciphertext.size()) +
-                                       " bytes, shorter than confounder and MAC (" + std::to_string(overhead) + ")");
   std::lock_guard lock(mutex_);
   return checked([&]() -> std::optional<SecretBytes> {
     wire::KrbRequest request = krb_request(key, wire::KrbOperation::Decrypt, usage, combine);
@@ -592,7 +633,7 @@ std::optional<SecretBytes> ClusterClient::krb_decrypt(const wire::KeyId& key, st
 std::vector<std::uint8_t> ClusterClient::krb_checksum(const wire::KeyId& key, std::uint32_t usage,
                                                       std::span<const std::uint8_t> data,
                                                       const std::optional<wire::KrbCombine>& combine) {
-  check_krb_request(key, wire::KrbOperation::Checksum, usage, combine, data.size(), 0);
+  check_krb_request(key, wire::KrbOperation::Checksum, usage, combine, data.size());
   std::lock_guard lock(mutex_);
   return checked([&] {
     wire::KrbRequest request = krb_request(key, wire::KrbOperation::Checksum, usage, combine);
@@ -616,7 +657,8 @@ std::vector<std::uint8_t> ClusterClient::keystream(const wire::KeyId& key, const
 }
 
 std::vector<std::uint8_t> ClusterClient::ecb_encrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks) {
-  if (blocks.empty() || blocks.size() % 16 != 0) throw Error(Component::Client, "ECB input must be whole 16-byte blocks");
+  if (blocks.empty() || blocks.size() % 16 != 0 || blocks.size() / 16 > wire::kMaxRequestBlocks)
+    throw InvalidRequest("ECB input must be 1.." + std::to_string(wire::kMaxRequestBlocks) + " whole 16-byte blocks");
   wire::ComputeRequest request;
   request.key = key;
   request.operation = wire::Operation::EcbEncrypt;
@@ -626,7 +668,8 @@ std::vector<std::uint8_t> ClusterClient::ecb_encrypt(const wire::KeyId& key, std
 }
 
 std::vector<std::uint8_t> ClusterClient::ecb_decrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks) {
-  if (blocks.empty() || blocks.size() % 16 != 0) throw Error(Component::Client, "ECB input must be whole 16-byte blocks");
+  if (blocks.empty() || blocks.size() % 16 != 0 || blocks.size() / 16 > wire::kMaxRequestBlocks)
+    throw InvalidRequest("ECB input must be 1.." + std::to_string(wire::kMaxRequestBlocks) + " whole 16-byte blocks");
   wire::ComputeRequest request;
   request.key = key;
   request.operation = wire::Operation::EcbDecrypt;

@@ -38,6 +38,20 @@ class ServerError : public Error {
   wire::Status status_;
 };
 
+// A call whose arguments break a rule of its request (wire::validate_request: the key's
+// algorithm for the call, sizes, a Kerberos usage): refused before anything is sent. The client
+// checks each rule here, once; the C interface adds only what C needs (NULL pointers, buffers).
+class InvalidRequest : public Error {
+ public:
+  explicit InvalidRequest(const std::string& detail) : Error(Component::Client, detail) {}
+};
+
+// wire::validate_key_name's refusal, as InvalidRequest.
+void require_valid_key_name(const std::string& name);
+// Throws InvalidRequest when GHASH over aad and text would need more hash key powers than the
+// servers keep: checked on the lengths, before any input is copied.
+void require_gcm_input_fits(std::size_t aad_bytes, std::size_t text_bytes);
+
 class ClusterClient {
  public:
   explicit ClusterClient(settings::ClusterSettings settings);
@@ -125,7 +139,7 @@ class ClusterClient {
   std::vector<std::string> exclusion_each(const wire::ExclusionRequest& request);
 
   std::chrono::milliseconds timeout() const { return settings_.timeout; }
-  // For every later call: how long it may take, all servers together.
+  // For every later call: how long it may take, all servers together (1 ms .. 600 s).
   void set_timeout(std::chrono::milliseconds timeout);
 
   struct Links;

@@ -30,6 +30,7 @@ void copy_message(const std::string& message, char* buffer, size_t size) {
 }
 
 int status_of(const mpc::Error& error) {
+  if (dynamic_cast<const mpc::client::InvalidRequest*>(&error) != nullptr) return MPC_EINVAL;
   if (const auto* refused = dynamic_cast<const mpc::client::ServerError*>(&error)) {
     switch (refused->status()) {
       case mpc::wire::Status::PeerFailure:
@@ -66,28 +67,10 @@ int guarded(mpc_client* client, Call&& call) {
   }
 }
 
-// Which calls a key algorithm serves: the plain AES calls, the GCM ones or the Kerberos ones;
-// key administration takes any algorithm.
-enum class KeyUse { Aes, Gcm, Krb, Admin };
-
-// The use of an algorithm the table has a row for: its family's.
-KeyUse use_of(const mpc_key_algorithm_info& row) {
-  if (row.family == MPC_KEY_FAMILY_GCM) return KeyUse::Gcm;
-  if (mpc_key_is_kerberos(&row)) return KeyUse::Krb;
-  return KeyUse::Aes;
-}
-
-const char* wrong_use_message(KeyUse use, int algorithm) {
-  if (use == KeyUse::Gcm) return "the GCM calls need an MPC_AES256_GCM key";
-  if (use == KeyUse::Krb)
-    return "the Kerberos calls need an MPC_AES128_CTS_HMAC_SHA1_96, MPC_AES256_CTS_HMAC_SHA1_96, "
-           "MPC_AES128_CTS_HMAC_SHA256_128 or MPC_AES256_CTS_HMAC_SHA384_192 key";
-  if (algorithm == MPC_AES256_GCM) return "MPC_AES256_GCM keys serve only the mpc_client_gcm_* calls";
-  return "Kerberos keys serve only the mpc_client_krb_* calls";
-}
-
-bool make_key_id(const char* name, uint32_t version, int algorithm, KeyUse use, mpc::wire::KeyId& key,
-                 std::string& error) {
+// The C arguments of a key id as the wire's: a name, and an algorithm the table has a row for.
+// Whether the algorithm serves the call, and the name's rules, are the client's to check
+// (mpc::client::InvalidRequest).
+bool make_key_id(const char* name, uint32_t version, int algorithm, mpc::wire::KeyId& key, std::string& error) {
   if (name == nullptr) {
     error = "key name is NULL";
     return false;
@@ -95,16 +78,6 @@ bool make_key_id(const char* name, uint32_t version, int algorithm, KeyUse use, 
   const mpc_key_algorithm_info* row = mpc_key_algorithm_by_id(algorithm);
   if (row == nullptr) {
     error = "unknown key algorithm " + std::to_string(algorithm);
-    return false;
-  }
-  if (use != KeyUse::Admin && use_of(*row) != use) {
-    error = wrong_use_message(use, algorithm);
-    return false;
-  }
-  try {
-    mpc::wire::validate_key_name(name);
-  } catch (const mpc::Error& invalid) {
-    error = invalid.what();
     return false;
   }
   key.name = name;
@@ -117,10 +90,9 @@ int ecb(mpc_client* client, const char* name, uint32_t version, int algorithm, c
         uint8_t* out, bool decrypt) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(name, version, algorithm, KeyUse::Aes, key, client->last_error)) return MPC_EINVAL;
-  if (in == nullptr || out == nullptr || length == 0 || length % 16 != 0 ||
-      length / 16 > mpc::wire::kMaxRequestBlocks) {
-    client->last_error = "ECB input must be a positive number of whole 16-byte blocks";
+  if (!make_key_id(name, version, algorithm, key, client->last_error)) return MPC_EINVAL;
+  if (in == nullptr || out == nullptr) {
+    client->last_error = "ECB input or output is NULL";
     return MPC_EINVAL;
   }
   if ((out < in + length) && (in < out + length)) {
@@ -141,8 +113,7 @@ bool overlap(const void* a, size_t a_length, const void* b, size_t b_length) {
   return first < second + b_length && second < first + a_length;
 }
 
-// The GCM input checks shared by tag and open: a pointer may be NULL only with length 0, and
-// the GHASH input must fit the stored hash key powers.
+// The GCM input checks shared by tag and open: a pointer may be NULL only with length 0.
 bool check_gcm_input(mpc_client* client, const uint8_t* nonce, const uint8_t* aad, size_t aad_length,
                      const uint8_t* ciphertext, size_t ciphertext_length) {
   if (nonce == nullptr) {
@@ -151,11 +122,6 @@ bool check_gcm_input(mpc_client* client, const uint8_t* nonce, const uint8_t* aa
   }
   if ((aad == nullptr && aad_length != 0) || (ciphertext == nullptr && ciphertext_length != 0)) {
     client->last_error = "aad or ciphertext is NULL with a nonzero length";
-    return false;
-  }
-  if (mpc::wire::gcm_hash_blocks(aad_length, ciphertext_length) > MPC_GCM_MAX_HASH_BLOCKS) {
-    client->last_error = "aad and ciphertext need more than " + std::to_string(MPC_GCM_MAX_HASH_BLOCKS) +
-                         " GHASH blocks";
     return false;
   }
   return true;
@@ -171,46 +137,30 @@ bool make_combine(mpc_client* client, const mpc_krb_combine* in, std::optional<m
     client->last_error = "combine is NULL";
     return false;
   }
-  if (!mpc_key_is_kerberos(mpc_key_algorithm_by_id(in->combined_algorithm))) {
-    client->last_error = "the combined key's algorithm must be a Kerberos one, not " +
-                         std::to_string(in->combined_algorithm);
+  if (mpc_key_algorithm_by_id(in->combined_algorithm) == nullptr) {
+    client->last_error = "unknown combined key algorithm " + std::to_string(in->combined_algorithm);
     return false;
   }
-  if (in->pepper == nullptr || in->mask == nullptr) {
-    client->last_error = "combine pepper or mask is NULL";
+  if (in->pepper == nullptr || (in->mask == nullptr && in->mask_length != 0)) {
+    client->last_error = "combine pepper is NULL, or its mask is NULL with a nonzero length";
     return false;
   }
   const auto combined = static_cast<mpc::wire::KeyAlgorithm>(in->combined_algorithm);
-  if (in->mask_length != mpc::wire::key_bytes(combined)) {
-    client->last_error = "combine mask of " + std::to_string(in->mask_length) + " bytes, the combined key has " +
-                         std::to_string(mpc::wire::key_bytes(combined));
-    return false;
-  }
   mpc::wire::KrbCombine combine;
   combine.combined = combined;
   combine.pepper = std::string(in->pepper, strnlen(in->pepper, mpc::wire::kKrbMaxPepperBytes + 1));
-  combine.mask.assign(in->mask, in->mask + in->mask_length);
+  if (in->mask_length != 0) combine.mask.assign(in->mask, in->mask + in->mask_length);
   out = std::move(combine);
   return true;
 }
 
-// The checks shared by the Kerberos calls: handle, key id of a Kerberos algorithm, usage, and
-// a data pointer that may be NULL only with length 0, at most MPC_KRB_MAX_DATA_BYTES long.
-bool check_krb_call(mpc_client* client, const char* name, uint32_t version, int algorithm,
-                    mpc::wire::KrbOperation operation, uint32_t usage, const std::optional<mpc::wire::KrbCombine>& combine,
-                    const uint8_t* data, size_t length, mpc::wire::KeyId& key) {
-  if (!make_key_id(name, version, algorithm, KeyUse::Krb, key, client->last_error)) return false;
-  if (auto refusal = mpc::wire::krb_usage_refusal(operation, usage, combine)) {
-    client->last_error = *refusal;
-    return false;
-  }
+// The C checks shared by the Kerberos calls: the key id, and a data pointer that may be NULL
+// only with length 0.
+bool check_krb_call(mpc_client* client, const char* name, uint32_t version, int algorithm, const uint8_t* data,
+                    size_t length, mpc::wire::KeyId& key) {
+  if (!make_key_id(name, version, algorithm, key, client->last_error)) return false;
   if (data == nullptr && length != 0) {
     client->last_error = "input is NULL with a nonzero length";
-    return false;
-  }
-  if (length > MPC_KRB_MAX_DATA_BYTES) {
-    client->last_error = "input of " + std::to_string(length) + " bytes is longer than " +
-                         std::to_string(MPC_KRB_MAX_DATA_BYTES);
     return false;
   }
   return true;
@@ -257,13 +207,7 @@ int mpc_client_open(const char* config_path, mpc_client** out, char* error_buffe
 
 int mpc_client_set_timeout(mpc_client* client, uint32_t milliseconds) {
   if (client == nullptr) return MPC_EINVAL;
-  if (milliseconds == 0 || milliseconds > 600000) {
-    client->last_error = "timeout must be 1..600000 ms";
-    return MPC_EINVAL;
-  }
-  client->cluster->set_timeout(std::chrono::milliseconds(milliseconds));
-  client->last_error.clear();
-  return MPC_OK;
+  return guarded(client, [&] { client->cluster->set_timeout(std::chrono::milliseconds(milliseconds)); });
 }
 
 void mpc_client_close(mpc_client* client) { delete client; }
@@ -277,10 +221,9 @@ int mpc_client_keystream(mpc_client* client, const char* key_name, uint32_t key_
                          const uint8_t counter[16], uint32_t blocks, uint8_t* out) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(key_name, key_version, algorithm, KeyUse::Aes, key, client->last_error)) return MPC_EINVAL;
-  if (counter == nullptr || out == nullptr || blocks == 0 || blocks > mpc::wire::kMaxRequestBlocks) {
-    client->last_error = "keystream needs a counter, an output buffer and 1.." +
-                         std::to_string(mpc::wire::kMaxRequestBlocks) + " blocks";
+  if (!make_key_id(key_name, key_version, algorithm, key, client->last_error)) return MPC_EINVAL;
+  if (counter == nullptr || out == nullptr) {
+    client->last_error = "counter or output is NULL";
     return MPC_EINVAL;
   }
   return guarded(client, [&] {
@@ -307,17 +250,7 @@ int gcm_prefetch(mpc_client* client, const char* key_name, uint32_t key_version,
                  uint32_t blocks_per_nonce, uint8_t* nonces, uint8_t* keystream, bool local_masks) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
-  if (count == 0 || count > mpc::wire::kMaxGcmPrefetchCount || blocks_per_nonce > mpc::wire::kMaxGcmBlocksPerNonce) {
-    client->last_error = "prefetch needs 1.." + std::to_string(mpc::wire::kMaxGcmPrefetchCount) + " nonces of 0.." +
-                         std::to_string(mpc::wire::kMaxGcmBlocksPerNonce) + " blocks";
-    return MPC_EINVAL;
-  }
-  if (static_cast<uint64_t>(count) * blocks_per_nonce > mpc::wire::kMaxRequestBlocks) {
-    client->last_error = "prefetch of more than " + std::to_string(mpc::wire::kMaxRequestBlocks) +
-                         " keystream blocks in one call";
-    return MPC_EINVAL;
-  }
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, key, client->last_error)) return MPC_EINVAL;
   const size_t nonce_bytes = static_cast<size_t>(count) * MPC_GCM_NONCE_BYTES;
   const size_t keystream_bytes = static_cast<size_t>(count) * blocks_per_nonce * 16;
   if (nonces == nullptr || (keystream == nullptr && keystream_bytes != 0)) {
@@ -352,7 +285,7 @@ int mpc_client_gcm_tag(mpc_client* client, const char* key_name, uint32_t key_ve
                        const uint8_t* ciphertext, size_t ciphertext_length, uint8_t tag[MPC_GCM_TAG_BYTES]) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, key, client->last_error)) return MPC_EINVAL;
   if (!check_gcm_input(client, nonce, aad, aad_length, ciphertext, ciphertext_length)) return MPC_EINVAL;
   if (tag == nullptr) {
     client->last_error = "tag is NULL";
@@ -374,16 +307,10 @@ int mpc_client_gcm_tag_chained(mpc_client* client, const char* key_name, uint32_
                                uint8_t chained_tag[MPC_GCM_TAG_BYTES]) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, key, client->last_error)) return MPC_EINVAL;
   if (!check_gcm_input(client, nonce, aad, aad_length, nullptr, 0)) return MPC_EINVAL;
-  if (chained_nonce == nullptr || tag == nullptr || chained_tag == nullptr ||
-      (prefix == nullptr && prefix_length != 0) || prefix_length > mpc::wire::kMaxGcmChainPrefixBytes) {
-    client->last_error = "chained_nonce, tag or chained_tag is NULL, or the prefix is NULL or longer than " +
-                         std::to_string(mpc::wire::kMaxGcmChainPrefixBytes) + " bytes";
-    return MPC_EINVAL;
-  }
-  if (std::memcmp(nonce, chained_nonce, MPC_GCM_NONCE_BYTES) == 0) {
-    client->last_error = "the chained tag's nonce is the first tag's";
+  if (chained_nonce == nullptr || tag == nullptr || chained_tag == nullptr || (prefix == nullptr && prefix_length != 0)) {
+    client->last_error = "chained_nonce, tag or chained_tag is NULL, or the prefix is NULL with a nonzero length";
     return MPC_EINVAL;
   }
   return guarded(client, [&] {
@@ -405,7 +332,7 @@ int mpc_client_gcm_tag_checked(mpc_client* client, const char* key_name, uint32_
                                uint8_t tag[MPC_GCM_TAG_BYTES]) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, key, client->last_error)) return MPC_EINVAL;
   if (!check_gcm_input(client, nonce, aad, aad_length, ciphertext, ciphertext_length)) return MPC_EINVAL;
   if (!check_gcm_input(client, check_nonce, check_aad, check_aad_length, nullptr, 0)) return MPC_EINVAL;
   if (tag == nullptr || check_tag == nullptr) {
@@ -415,6 +342,7 @@ int mpc_client_gcm_tag_checked(mpc_client* client, const char* key_name, uint32_
   return guarded(client, [&] {
     mpc::wire::GcmNonce n{};
     std::memcpy(n.data(), nonce, n.size());
+    mpc::client::require_gcm_input_fits(check_aad_length, 0);
     mpc::wire::GcmTagCheck check;
     std::memcpy(check.nonce.data(), check_nonce, check.nonce.size());
     const auto check_bytes = bytes_or_empty(check_aad, check_aad_length);
@@ -432,7 +360,7 @@ int mpc_client_gcm_open(mpc_client* client, const char* key_name, uint32_t key_v
                         uint8_t* plaintext) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId key;
-  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, KeyUse::Gcm, key, client->last_error)) return MPC_EINVAL;
+  if (!make_key_id(key_name, key_version, MPC_AES256_GCM, key, client->last_error)) return MPC_EINVAL;
   if (!check_gcm_input(client, nonce, aad, aad_length, ciphertext, ciphertext_length)) return MPC_EINVAL;
   if (tag == nullptr || (plaintext == nullptr && ciphertext_length != 0)) {
     client->last_error = "tag is NULL, or plaintext is NULL with a nonzero length";
@@ -468,11 +396,9 @@ int mpc_client_import_key(mpc_client* client, const char* key_name, uint32_t key
                           const uint8_t* key, size_t key_length) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId id;
-  if (!make_key_id(key_name, key_version, algorithm, KeyUse::Admin, id, client->last_error)) return MPC_EINVAL;
-  const size_t expected = mpc::wire::key_bytes(id.algorithm);
-  if (key == nullptr || key_length != expected) {
-    client->last_error = std::string(mpc::wire::algorithm_name(id.algorithm)) + " keys are " +
-                         std::to_string(expected) + " bytes" + (key == nullptr ? ", key is NULL" : "");
+  if (!make_key_id(key_name, key_version, algorithm, id, client->last_error)) return MPC_EINVAL;
+  if (key == nullptr) {
+    client->last_error = "key is NULL";
     return MPC_EINVAL;
   }
   return guarded(client, [&] {
@@ -485,7 +411,7 @@ int mpc_client_import_key(mpc_client* client, const char* key_name, uint32_t key
 int mpc_client_delete_key(mpc_client* client, const char* key_name, uint32_t key_version, int algorithm) {
   if (client == nullptr) return MPC_EINVAL;
   mpc::wire::KeyId id;
-  if (!make_key_id(key_name, key_version, algorithm, KeyUse::Admin, id, client->last_error)) return MPC_EINVAL;
+  if (!make_key_id(key_name, key_version, algorithm, id, client->last_error)) return MPC_EINVAL;
   return guarded(client, [&] { (void)client->cluster->delete_key_everywhere(id); });
 }
 
@@ -497,14 +423,7 @@ int krb_encrypt(mpc_client* client, const char* key_name, uint32_t key_version, 
                 const std::optional<mpc::wire::KrbCombine>& combine, uint32_t usage, const uint8_t* confounder,
                 const uint8_t* plaintext, size_t plaintext_length, uint8_t* ciphertext) {
   mpc::wire::KeyId key;
-  if (!check_krb_call(client, key_name, key_version, algorithm, mpc::wire::KrbOperation::Encrypt, usage, combine,
-                      plaintext, plaintext_length, key))
-    return MPC_EINVAL;
-  if (plaintext_length > MPC_KRB_MAX_DATA_BYTES - MPC_KRB_CONFOUNDER_BYTES) {
-    client->last_error = "confounder and plaintext are longer than " + std::to_string(MPC_KRB_MAX_DATA_BYTES) +
-                         " bytes";
-    return MPC_EINVAL;
-  }
+  if (!check_krb_call(client, key_name, key_version, algorithm, plaintext, plaintext_length, key)) return MPC_EINVAL;
   if (confounder == nullptr || ciphertext == nullptr) {
     client->last_error = "confounder or ciphertext is NULL";
     return MPC_EINVAL;
@@ -522,17 +441,14 @@ int krb_decrypt(mpc_client* client, const char* key_name, uint32_t key_version, 
                 const std::optional<mpc::wire::KrbCombine>& combine, uint32_t usage, const uint8_t* ciphertext,
                 size_t ciphertext_length, uint8_t* plaintext) {
   mpc::wire::KeyId key;
-  if (!check_krb_call(client, key_name, key_version, algorithm, mpc::wire::KrbOperation::Decrypt, usage, combine,
-                      ciphertext, ciphertext_length, key))
+  if (!check_krb_call(client, key_name, key_version, algorithm, ciphertext, ciphertext_length, key))
     return MPC_EINVAL;
+  // What the plaintext buffer must hold; a ciphertext too short for it, or a key of no Kerberos
+  // algorithm, is the client's to refuse.
   const mpc::wire::KeyAlgorithm job_algorithm = combine ? combine->combined : key.algorithm;
-  const size_t kOverhead = MPC_KRB_CONFOUNDER_BYTES + mpc::wire::krb_mac_bytes(job_algorithm);
-  if (ciphertext == nullptr || ciphertext_length < kOverhead) {
-    client->last_error = "ciphertext of " + std::to_string(ciphertext_length) + " bytes is shorter than " +
-                         std::to_string(kOverhead) + " (confounder and MAC)";
-    return MPC_EINVAL;
-  }
-  const size_t plaintext_length = ciphertext_length - kOverhead;
+  const size_t overhead =
+      MPC_KRB_CONFOUNDER_BYTES + (mpc::wire::is_krb_algorithm(job_algorithm) ? mpc::wire::krb_mac_bytes(job_algorithm) : 0);
+  const size_t plaintext_length = ciphertext_length > overhead ? ciphertext_length - overhead : 0;
   if (plaintext == nullptr && plaintext_length != 0) {
     client->last_error = "plaintext is NULL with a nonzero length";
     return MPC_EINVAL;
@@ -557,9 +473,7 @@ int krb_checksum(mpc_client* client, const char* key_name, uint32_t key_version,
                  const std::optional<mpc::wire::KrbCombine>& combine, uint32_t usage, const uint8_t* data,
                  size_t length, uint8_t* checksum) {
   mpc::wire::KeyId key;
-  if (!check_krb_call(client, key_name, key_version, algorithm, mpc::wire::KrbOperation::Checksum, usage, combine,
-                      data, length, key))
-    return MPC_EINVAL;
+  if (!check_krb_call(client, key_name, key_version, algorithm, data, length, key)) return MPC_EINVAL;
   if (checksum == nullptr) {
     client->last_error = "checksum is NULL";
     return MPC_EINVAL;

@@ -345,6 +345,15 @@ RequestDigest request_digest(std::span<const std::uint8_t> frame, const Request&
 
 // Key ids are encoded as: short string name | u32 version | u8 algorithm.
 std::vector<std::uint8_t> encode_request(const Request& request);
+// Throws FormatError(Wire) for whatever encode_request would refuse, without encoding: a client
+// checks a request with it before it opens a connection. One overload per request a client
+// builds, so that checking one copies nothing.
+void validate_request(const Request& request);
+void validate_request(const ComputeRequest& request);
+void validate_request(const GcmPrefetchRequest& request);
+void validate_request(const GcmTagRequest& request);
+void validate_request(const GcmOpenRequest& request);
+void validate_request(const KrbRequest& request);
 Request decode_request(std::span<const std::uint8_t> frame);
 const RequestId& request_id(const Request& request);
 

@@ -33,13 +33,16 @@ Operation checked_operation(std::uint8_t value) {
 
 // Compute serves the plain AES keys; an Aes256Gcm key serves only the GCM requests.
 void check_compute_algorithm(KeyAlgorithm algorithm) {
-  if (algorithm != KeyAlgorithm::Aes128 && algorithm != KeyAlgorithm::Aes256)
-    fail(std::string("compute request for a key of algorithm ") + algorithm_name(algorithm));
+  if (algorithm == KeyAlgorithm::Aes128 || algorithm == KeyAlgorithm::Aes256) return;
+  fail(std::string("compute request (keystream, ECB) for a key of algorithm ") + algorithm_name(algorithm) +
+       (is_krb_algorithm(algorithm) ? ": Kerberos keys serve only the Kerberos requests"
+                                    : ": aes256-gcm keys serve only the GCM requests"));
 }
 
 void check_gcm_algorithm(KeyAlgorithm algorithm) {
   if (algorithm != KeyAlgorithm::Aes256Gcm)
-    fail(std::string("GCM request for a key of algorithm ") + algorithm_name(algorithm));
+    fail(std::string("GCM request for a key of algorithm ") + algorithm_name(algorithm) +
+         ": the GCM requests need an aes256-gcm key");
 }
 
 void check_hash_blocks(std::size_t aad_bytes, std::size_t text_bytes) {
@@ -168,23 +171,36 @@ std::size_t encoded_request_bytes(const Request& request) {
                             request);
 }
 
-void encode_body(ByteWriter& writer, const ComputeRequest& r) {
+// The check_body overloads hold every rule a request must keep to be encoded (validate_request);
+// encode_body applies them, then writes.
+
+void check_key_id(const KeyId& key) {
+  validate_key_name(key.name);
+  checked_algorithm(static_cast<std::uint8_t>(key.algorithm));
+}
+
+void check_body(const ComputeRequest& r) {
   checked_operation(static_cast<std::uint8_t>(r.operation));
-  checked_algorithm(static_cast<std::uint8_t>(r.key.algorithm));
+  check_key_id(r.key);
   check_compute_algorithm(r.key.algorithm);
   check_blocks(r.blocks);
+  if (r.operation == Operation::CtrKeystream) {
+    if (!r.input.empty()) fail("CTR keystream request must not carry input blocks");
+  } else if (r.input.size() != static_cast<std::size_t>(r.blocks) * kBlockBytes) {
+    fail("ECB input of " + std::to_string(r.input.size()) + " bytes for " + std::to_string(r.blocks) + " blocks");
+  }
+}
+
+void encode_body(ByteWriter& writer, const ComputeRequest& r) {
+  check_body(r);
   write_header(writer, MessageType::Compute, r.id);
   writer.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(r.operation) | (r.output_pad ? kOutputPadFlag : 0)));
   write_key_id(writer, r.key);
   writer.u32(r.blocks);
-  if (r.operation == Operation::CtrKeystream) {
-    if (!r.input.empty()) fail("CTR keystream request must not carry input blocks");
+  if (r.operation == Operation::CtrKeystream)
     writer.bytes(r.counter);
-  } else {
-    if (r.input.size() != static_cast<std::size_t>(r.blocks) * kBlockBytes)
-      fail("ECB input of " + std::to_string(r.input.size()) + " bytes for " + std::to_string(r.blocks) + " blocks");
+  else
     writer.bytes(r.input);
-  }
   if (r.output_pad) writer.bytes(*r.output_pad);
 }
 
@@ -200,35 +216,51 @@ void check_sealed_share_length(KeyAlgorithm algorithm, std::size_t length) {
          std::to_string(material + kSealedShareOverhead) + " (XOR)");
 }
 
-void encode_body(ByteWriter& writer, const ImportKeyRequest& r) {
+void check_body(const ImportKeyRequest& r) {
+  check_key_id(r.key);
   check_sealed_share_length(r.key.algorithm, r.sealed_share.size());
+}
+
+void encode_body(ByteWriter& writer, const ImportKeyRequest& r) {
+  check_body(r);
   write_header(writer, MessageType::ImportKey, r.id);
   write_key_id(writer, r.key);
   writer.u32(static_cast<std::uint32_t>(r.sealed_share.size()));
   writer.bytes(r.sealed_share);
 }
 
+void check_body(const ListKeysRequest& r) { check_prefix(r.name_prefix); }
+
 void encode_body(ByteWriter& writer, const ListKeysRequest& r) {
-  check_prefix(r.name_prefix);
+  check_body(r);
   write_header(writer, MessageType::ListKeys, r.id);
   writer.short_string(r.name_prefix);
 }
+
+void check_body(const DeleteKeyRequest& r) { check_key_id(r.key); }
 
 void encode_body(ByteWriter& writer, const DeleteKeyRequest& r) {
   write_header(writer, MessageType::DeleteKey, r.id);
   write_key_id(writer, r.key);
 }
 
-void encode_body(ByteWriter& writer, const GenerateKeyRequest& r) {
+void check_body(const GenerateKeyRequest& r) {
+  check_key_id(r.key);
   check_gcm_algorithm(r.key.algorithm);
+}
+
+void encode_body(ByteWriter& writer, const GenerateKeyRequest& r) {
+  check_body(r);
   write_header(writer, MessageType::GenerateKey, r.id);
   write_key_id(writer, r.key);
   writer.bytes(r.seed);
 }
 
+void check_body(const StatusRequest&) {}
+
 void encode_body(ByteWriter& writer, const StatusRequest& r) { write_header(writer, MessageType::Status, r.id); }
 
-void check_exclusion(const ExclusionRequest& r) {
+void check_body(const ExclusionRequest& r) {
   if (r.action != ExclusionAction::Exclude && r.action != ExclusionAction::Readmit &&
       r.action != ExclusionAction::CheckFailed)
     fail("unknown exclusion action " + std::to_string(static_cast<unsigned>(r.action)));
@@ -243,19 +275,24 @@ void check_exclusion(const ExclusionRequest& r) {
 }
 
 void encode_body(ByteWriter& writer, const ExclusionRequest& r) {
-  check_exclusion(r);
+  check_body(r);
   write_header(writer, MessageType::Exclusion, r.id);
   writer.u8(static_cast<std::uint8_t>(r.action));
   writer.u8(r.party);
   writer.short_string(r.reason);
 }
 
-void encode_body(ByteWriter& writer, const GcmPrefetchRequest& r) {
+void check_body(const GcmPrefetchRequest& r) {
+  check_key_id(r.key);
   check_gcm_algorithm(r.key.algorithm);
   check_prefetch(r.count, r.blocks_per_nonce);
+  if (r.output_pad && r.local_masks) fail("a GCM prefetch with local masks takes no output pad");
+}
+
+void encode_body(ByteWriter& writer, const GcmPrefetchRequest& r) {
+  check_body(r);
   write_header(writer, r.local_masks ? MessageType::GcmPrefetchLocal : MessageType::GcmPrefetch, r.id);
   write_key_id(writer, r.key);
-  if (r.output_pad && r.local_masks) fail("a GCM prefetch with local masks takes no output pad");
   writer.u32(r.count);
   writer.u32(r.blocks_per_nonce | (r.output_pad ? kOutputPadWordFlag : 0));
   if (r.output_pad) writer.bytes(*r.output_pad);
@@ -278,23 +315,30 @@ void check_chain_prefix(std::size_t bytes) {
          std::to_string(kMaxGcmChainPrefixBytes));
 }
 
-void encode_body(ByteWriter& writer, const GcmTagRequest& r) {
+void check_body(const GcmTagRequest& r) {
+  check_key_id(r.key);
   check_gcm_algorithm(r.key.algorithm);
   check_hash_blocks(r.aad.size(), r.text.size());
+  if (r.chained) {
+    check_chain_prefix(r.chained->prefix.size());
+    if (r.chained->nonce == r.nonce) fail("chained GCM tag under the request's own nonce");
+  }
+  if (r.check) check_hash_blocks(r.check->aad.size(), 0);
+}
+
+void encode_body(ByteWriter& writer, const GcmTagRequest& r) {
+  check_body(r);
   const bool parts = r.chained || r.check;
   write_header(writer, parts ? MessageType::GcmTagParts : MessageType::GcmTag, r.id);
   write_gcm_input(writer, r.key, r.nonce, r.aad, r.text);
   if (!parts) return;
   writer.u8(static_cast<std::uint8_t>((r.chained ? kGcmTagChained : 0) | (r.check ? kGcmTagChecked : 0)));
   if (r.chained) {
-    check_chain_prefix(r.chained->prefix.size());
-    if (r.chained->nonce == r.nonce) fail("chained GCM tag under the request's own nonce");
     writer.bytes(r.chained->nonce);
     writer.u8(static_cast<std::uint8_t>(r.chained->prefix.size()));
     writer.bytes(r.chained->prefix);
   }
   if (r.check) {
-    check_hash_blocks(r.check->aad.size(), 0);
     writer.bytes(r.check->nonce);
     writer.u32(static_cast<std::uint32_t>(r.check->aad.size()));
     writer.bytes(r.check->aad);
@@ -302,10 +346,19 @@ void encode_body(ByteWriter& writer, const GcmTagRequest& r) {
   }
 }
 
-void write_gcm_open(ByteWriter& writer, MessageType type, const GcmOpenRequest& r) {
+void check_gcm_open(const GcmOpenRequest& r, MessageType type) {
+  check_key_id(r.key);
   check_gcm_algorithm(r.key.algorithm);
   check_hash_blocks(r.aad.size(), r.text.size());
   if (r.output_pad && type != MessageType::GcmOpen) fail("a GCM reopen takes no output pad");
+}
+
+void check_body(const GcmOpenRequest& r) { check_gcm_open(r, MessageType::GcmOpen); }
+
+void check_body(const GcmReopenRequest& r) { check_gcm_open(r, MessageType::GcmReopen); }
+
+void write_gcm_open(ByteWriter& writer, MessageType type, const GcmOpenRequest& r) {
+  check_gcm_open(r, type);
   write_header(writer, type, r.id);
   write_gcm_input(writer, r.key, r.nonce, r.aad, r.text, r.output_pad.has_value());
   writer.bytes(r.tag);
@@ -316,8 +369,13 @@ void encode_body(ByteWriter& writer, const GcmOpenRequest& r) { write_gcm_open(w
 
 void encode_body(ByteWriter& writer, const GcmReopenRequest& r) { write_gcm_open(writer, MessageType::GcmReopen, r); }
 
-void encode_body(ByteWriter& writer, const KrbRequest& r) {
+void check_body(const KrbRequest& r) {
+  check_key_id(r.key);
   check_krb_request(r);
+}
+
+void encode_body(ByteWriter& writer, const KrbRequest& r) {
+  check_body(r);
   write_header(writer, MessageType::Krb, r.id);
   writer.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(r.operation) | (r.combine ? kKrbCombineFlag : 0) |
                                       (r.record_mask ? kKrbRecordMaskFlag : 0)));
@@ -512,6 +570,15 @@ std::string one_line_reason(std::string_view text) {
   return out;
 }
 
+void validate_request(const Request& request) {
+  std::visit([](const auto& r) { check_body(r); }, request);
+}
+void validate_request(const ComputeRequest& request) { check_body(request); }
+void validate_request(const GcmPrefetchRequest& request) { check_body(request); }
+void validate_request(const GcmTagRequest& request) { check_body(request); }
+void validate_request(const GcmOpenRequest& request) { check_body(request); }
+void validate_request(const KrbRequest& request) { check_body(request); }
+
 std::vector<std::uint8_t> encode_request(const Request& request) {
   std::vector<std::uint8_t> out;
   out.reserve(encoded_request_bytes(request));
@@ -546,7 +613,7 @@ Request decode_request(std::span<const std::uint8_t> frame) {
       r.action = static_cast<ExclusionAction>(reader.u8());
       r.party = reader.u8();
       r.reason = reader.short_string(kMaxExclusionReasonBytes);
-      check_exclusion(r);
+      check_body(r);
       request = std::move(r);
       break;
     }
