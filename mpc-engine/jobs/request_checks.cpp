@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "jobs/krb_jobs.hpp"
+#include "jobs/nonce_pool.hpp"
 #include "keys/algorithm_list.hpp"
 #include "protocol/rss3/ghash.hpp"
 
@@ -75,6 +76,13 @@ std::optional<wire::Refusal> krb_refusal(const wire::KrbRequest& request) {
 
 wire::Refusal unknown_key(const wire::KeyId& key) {
   return wire::Refusal{wire::Status::UnknownKey, wire::describe(key) + " not found"};
+}
+
+wire::Refusal unknown_nonce(const char* what, const wire::GcmNonce& nonce, const wire::KeyId& key, int party) {
+  return wire::Refusal{wire::Status::UnknownNonce, std::string(what) + " " + describe_nonce(nonce) +
+                                                       " is not one this client prefetched under " +
+                                                       wire::describe(key) + " on party " + std::to_string(party + 1) +
+                                                       ", or it was used, expired or evicted"};
 }
 
 }  // namespace mpc::jobs

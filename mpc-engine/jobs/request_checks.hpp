@@ -32,6 +32,9 @@ std::optional<wire::Refusal> gcm_input_refusal(const char* what, const wire::Key
 std::optional<wire::Refusal> krb_refusal(const wire::KrbRequest& request);
 // A job under a key this server does not hold.
 wire::Refusal unknown_key(const wire::KeyId& key);
+// A GCM tag under a nonce (`what`: "nonce", "chained tag's nonce") this server does not hold for
+// the client: never prefetched by it, or used, expired or evicted. `party` is 0-based.
+wire::Refusal unknown_nonce(const char* what, const wire::GcmNonce& nonce, const wire::KeyId& key, int party);
 // A job of more instances than max_job_blocks.
 std::optional<wire::Refusal> size_refusal(std::uint64_t instances, const RequestLimits& limits);
 

@@ -356,6 +356,8 @@ void validate_request(const GcmOpenRequest& request);
 void validate_request(const KrbRequest& request);
 Request decode_request(std::span<const std::uint8_t> frame);
 const RequestId& request_id(const Request& request);
+// The key a job request names; throws Error(Wire) for a request that names none (Status).
+const KeyId& request_key(const Request& request);
 
 enum class Status : std::uint16_t {
   Ok = 0,

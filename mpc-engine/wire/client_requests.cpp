@@ -659,4 +659,15 @@ const RequestId& request_id(const Request& request) {
   return std::visit([](const auto& r) -> const RequestId& { return r.id; }, request);
 }
 
+const KeyId& request_key(const Request& request) {
+  return std::visit(
+      [](const auto& r) -> const KeyId& {
+        if constexpr (requires { r.key; })
+          return r.key;
+        else
+          throw Error(Component::Wire, "a request that names no key");
+      },
+      request);
+}
+
 }  // namespace mpc::wire

@@ -27,6 +27,7 @@
 #include "common/fault_injection.hpp"
 #include "engines/three_party/three_party_engine.hpp"
 #include "jobs/gcm_hash.hpp"
+#include "jobs/request_checks.hpp"
 #include "protocol/rss3/ghash.hpp"
 #include "protocol/rss3/zero_test.hpp"
 
@@ -44,11 +45,7 @@ std::string not_held(const wire::GcmReopenRequest& request, int party) {
 }  // namespace
 
 std::optional<node::Refusal> ThreePartyEngine::check_gcm_reopen(const wire::GcmReopenRequest& request) {
-  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
-    return node::Refusal{wire::Status::BadRequest,
-                         "GCM reopen needs an aes256-gcm key, not " + wire::describe(request.key)};
-  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
-    return node::Refusal{wire::Status::BadRequest, "GCM reopen input too long"};
+  if (auto refused = jobs::gcm_input_refusal("reopen", request.key, request.aad, request.text)) return refused;
   if (auto refused = check_share(request.key, 1)) return refused;
   // A nonce with local masks reopens from the key's share alone, held or not.
   if (wire::is_local_mask_nonce(request.nonce)) return std::nullopt;
@@ -86,7 +83,7 @@ void ThreePartyEngine::answer_reopen(const node::ClientJob& client_job) {
       local ? nullptr : tagged_nonces_.find(request.key, request.nonce, std::chrono::steady_clock::now());
   const std::size_t blocks = text_blocks(request);
   if (share == nullptr || share->size() != 2 * wire::material_bytes(request.key.algorithm)) {
-    answer_error(client_job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    answer_error(client_job.key, jobs::unknown_key(request.key));
     return;
   }
   const TagMaskKeys keys(prf_keys_, client_job.digest);

@@ -80,17 +80,10 @@ std::optional<node::Refusal> ThreePartyEngine::check_gcm_tag(const node::JobKey&
   if (auto refused = jobs::gcm_input_refusal("tag", request.key, request.aad, request.text)) return refused;
   if (auto refused = check_share(request.key, 1)) return refused;
   if (!nonce_pool_.holds(key.client, request.key, request.nonce, std::chrono::steady_clock::now()))
-    return refusal(wire::Status::UnknownNonce, "nonce " + jobs::describe_nonce(request.nonce) +
-                                                   " is not one this client prefetched under " +
-                                                   wire::describe(request.key) + " on party " +
-                                                   std::to_string(settings_.party + 1) +
-                                                   ", or it was used, expired or evicted");
+    return jobs::unknown_nonce("nonce", request.nonce, request.key, settings_.party);
   if (request.chained &&
       !nonce_pool_.holds(key.client, request.key, request.chained->nonce, std::chrono::steady_clock::now()))
-    return refusal(wire::Status::UnknownNonce, "chained tag's nonce " + jobs::describe_nonce(request.chained->nonce) +
-                                                   " is not one this client prefetched under " +
-                                                   wire::describe(request.key) + " on party " +
-                                                   std::to_string(settings_.party + 1));
+    return jobs::unknown_nonce("chained tag's nonce", request.chained->nonce, request.key, settings_.party);
   if (request.check && !wire::is_local_mask_nonce(request.check->nonce) &&
       tagged_nonces_.find(request.key, request.check->nonce, std::chrono::steady_clock::now()) == nullptr)
     return refusal(wire::Status::UnknownNonce, "checked nonce " + jobs::describe_nonce(request.check->nonce) +
@@ -125,12 +118,7 @@ void ThreePartyEngine::admit(node::ClientJob client_job) {
     role_->job_admitted(client_job.key);
     return;
   }
-  const SecretBytes* share = host_.key_material(std::visit(
-      [](const auto& request) -> const wire::KeyId& {
-        if constexpr (requires { request.key; }) return request.key;
-        else throw Error(Component::Server, "a job request without a key");
-      },
-      client_job.request));
+  const SecretBytes* share = host_.key_material(wire::request_key(client_job.request));
   if (share == nullptr || share->size() % 2 != 0) {
     answer_error(client_job.key, wire::Status::UnknownKey, "the key was deleted while the request waited");
     return;
@@ -231,7 +219,7 @@ void ThreePartyEngine::answer_tag(const node::ClientJob& client_job) {
   const auto& request = std::get<wire::GcmTagRequest>(client_job.request);
   const SecretBytes* share = host_.key_material(request.key);
   if (share == nullptr || share->size() != 2 * wire::material_bytes(request.key.algorithm)) {
-    answer_error(client_job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    answer_error(client_job.key, jobs::unknown_key(request.key));
     return;
   }
   const auto now = std::chrono::steady_clock::now();

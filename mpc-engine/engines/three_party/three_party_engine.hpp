@@ -147,6 +147,9 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
                         const BatchResult& result, std::size_t slice_index, std::size_t offset);
   void complete_job(std::map<node::JobKey, Job>::iterator job);
   void answer_error(const node::JobKey& key, wire::Status status, const std::string& detail);
+  void answer_error(const node::JobKey& key, const wire::Refusal& refusal) {
+    answer_error(key, refusal.status, refusal.detail);
+  }
   void expire_jobs(std::chrono::steady_clock::time_point now);
   // Reads what has come on the previous party's shell lane: frames of `running` (a batch on
   // the shell's thread) into `pending`, the rest to batch_frames_.

@@ -31,17 +31,14 @@ std::optional<node::Refusal> TwoPartyEngine::check_gcm_tag(const node::ClientJob
     return node::Refusal{wire::Status::BadRequest, "chained and checked GCM tags need three servers"};
   if (host_.key_material(request.key) == nullptr) return jobs::unknown_key(request.key);
   if (!nonce_pool_->holds(job.key.client, request.key, request.nonce, std::chrono::steady_clock::now()))
-    return node::Refusal{wire::Status::UnknownNonce, "nonce not prefetched by this client under " +
-                                                         wire::describe(request.key) + " on party " +
-                                                         std::to_string(settings_.party + 1) +
-                                                         ", or it was used, expired or evicted"};
+    return jobs::unknown_nonce("nonce", request.nonce, request.key, settings_.party);
   return std::nullopt;
 }
 
 void TwoPartyEngine::answer_gcm_tag(const node::ClientJob& job, const wire::GcmTagRequest& request) {
   const SecretBytes* share = host_.key_material(request.key);
   if (share == nullptr) {
-    answer_error(job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    answer_error(job.key, jobs::unknown_key(request.key));
     return;
   }
   // GHASH is linear: this server's XOR share of the powers gives its share of GHASH. First,
@@ -50,9 +47,7 @@ void TwoPartyEngine::answer_gcm_tag(const node::ClientJob& job, const wire::GcmT
   const auto pooled = nonce_pool_->take(job.key.client, request.key, request.nonce, std::chrono::steady_clock::now());
   if (!pooled) {
     hash.wipe();
-    answer_error(job.key, wire::Status::UnknownNonce,
-                 "nonce not prefetched by this client under " + wire::describe(request.key) + " on party " +
-                     std::to_string(settings_.party + 1) + ", or it was used, expired or evicted");
+    answer_error(job.key, jobs::unknown_nonce("nonce", request.nonce, request.key, settings_.party));
     return;
   }
   // Taken once: the share of AES_K(N || 1) masks this one tag share and is gone.

@@ -24,6 +24,7 @@
 #include "engines/two_party/two_party_engine.hpp"
 #include "jobs/gcm_hash.hpp"
 #include "jobs/gcm_masks.hpp"
+#include "jobs/request_checks.hpp"
 #include "protocol/rss3/gf128.hpp"
 #include "protocol/rss3/ghash.hpp"
 
@@ -64,12 +65,9 @@ std::optional<node::Refusal> TwoPartyEngine::check_local_reopen(const wire::GcmR
                                     "none; their tickets open again once three servers serve"
                                   : "a two-server cluster of security = \"active\" reopens none; it serves AES_K "
                                     "nonces (the router's gcm_masks = aes)")};
-  if (request.key.algorithm != wire::KeyAlgorithm::Aes256Gcm)
-    return node::Refusal{wire::Status::BadRequest, "GCM reopen needs an aes256-gcm key, not " + wire::describe(request.key)};
-  if (rss3::ghash_blocks(request.aad.size(), request.text.size()) > wire::kGcmHashPowers)
-    return node::Refusal{wire::Status::BadRequest, "GCM reopen input too long"};
+  if (auto refused = jobs::gcm_input_refusal("reopen", request.key, request.aad, request.text)) return refused;
   if (host_.key_material(request.key) == nullptr)
-    return node::Refusal{wire::Status::UnknownKey, wire::describe(request.key) + " not found"};
+    return jobs::unknown_key(request.key);
   return std::nullopt;
 }
 
@@ -79,14 +77,14 @@ void TwoPartyEngine::answer_local_reopen(const node::ClientJob& job, const wire:
   {
     const SecretBytes components = mask_components_of(request.key);
     if (components.size() == 0) {
-      answer_error(job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+      answer_error(job.key, jobs::unknown_key(request.key));
       return;
     }
     jobs::MaskKeys(request.key, components.span()).xor_terms(request.nonce, 1, masks.span());
   }
   const SecretBytes* share = host_.key_material(request.key);
   if (share == nullptr) {
-    answer_error(job.key, wire::Status::UnknownKey, wire::describe(request.key) + " not found");
+    answer_error(job.key, jobs::unknown_key(request.key));
     return;
   }
   rss3::ByteShare hash = jobs::gcm_hash_share(share->span(), {}, request.aad, request.text);

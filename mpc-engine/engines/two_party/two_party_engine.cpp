@@ -189,12 +189,7 @@ std::optional<node::Refusal> TwoPartyEngine::check(const node::ClientJob& job) {
   if (backend_->pads_outputs()) {
     if (auto refused = active_circuit_job_refusal(job.request)) return refused;
   }
-  const wire::KeyId& key = std::visit(
-      [](const auto& body) -> const wire::KeyId& {
-        if constexpr (requires { body.key; }) return body.key;
-        else throw Error(Component::Server, "a job request without a key");
-      },
-      job.request);
+  const wire::KeyId& key = wire::request_key(job.request);
   if (host_.key_material(key) == nullptr) return jobs::unknown_key(key);
   return std::nullopt;
 }
@@ -284,7 +279,7 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
   const node::JobKey key = job->key;
   const SecretBytes* share = host_.key_material(job->request.key);
   if (share == nullptr) {
-    answer_error(key, wire::Status::UnknownKey, wire::describe(job->request.key) + " not found");
+    answer_error(key, jobs::unknown_key(job->request.key));
     return;
   }
   job->key_share = *share;
@@ -293,7 +288,7 @@ void TwoPartyEngine::admit_job(std::shared_ptr<Job> job) {
       prefetch != nullptr && prefetch->local_masks) {
     job->mask_components = mask_components_of(job->request.key);
     if (job->mask_components.size() == 0) {
-      answer_error(key, wire::Status::UnknownKey, wire::describe(job->request.key) + " not found");
+      answer_error(key, jobs::unknown_key(job->request.key));
       return;
     }
   }

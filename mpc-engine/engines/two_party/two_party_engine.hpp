@@ -122,6 +122,9 @@ class TwoPartyEngine final : public node::Engine {
   void run_circuit_job(Job& job);  // worker
   void answer_circuit_job(Job& job);
   void answer_error(const node::JobKey& key, wire::Status status, const std::string& detail);
+  void answer_error(const node::JobKey& key, const wire::Refusal& refusal) {
+    answer_error(key, refusal.status, refusal.detail);
+  }
   void handle_peer_frame(std::vector<std::uint8_t> frame);
   void start_announced();
   void queue_job(std::shared_ptr<Job> job);
