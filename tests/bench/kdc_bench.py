@@ -145,8 +145,10 @@ def main() -> None:
         stock = Realm(tmp / "stock", backend="db2")
         protected = ProtectedRealm(tmp / "protected", cluster)
         curvezmq_config = client_config_with(cluster, "compute-curvezmq", {party: None for party in cluster.parties})
-        protected_zmq = ProtectedRealm(tmp / "protected-curvezmq", cluster, compute_config=curvezmq_config)
-        protected_local = ProtectedRealm(tmp / "protected-local-masks", cluster)
+        # A realm of its own each: one engine never takes a ticket key's id (realm, name, kvno) twice.
+        protected_zmq = ProtectedRealm(tmp / "protected-curvezmq", cluster, compute_config=curvezmq_config,
+                                       realm="CURVEZMQ.MPC.TEST")
+        protected_local = ProtectedRealm(tmp / "protected-local-masks", cluster, realm="LOCAL.MPC.TEST")
         protected_local.router_conf.write_text(protected_local.router_conf.read_text() + "gcm_masks = local\n")
         realms = (("stock", stock), ("protected", protected), ("protected_curvezmq", protected_zmq),
                   ("protected_local_masks", protected_local))

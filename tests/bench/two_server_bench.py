@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from mpctest import mpc_cluster
-from mpctest.bench import machine, machine_line
+from mpctest.bench import bench_binary, machine, machine_line
 
 LATENCY_JOBS = 200
 THROUGHPUT_BLOCKS = 256
@@ -63,7 +63,7 @@ def in_process() -> dict:
 
 
 def mpc_bench(config: Path, *args: str) -> dict:
-    return run_json([binary("mpc-engine", "tools", "bench", "mpc-bench"), "--cluster", str(config), "--name", "bench",
+    return run_json([str(bench_binary()), "--cluster", str(config), "--name", "bench",
                      "--kvno", "1", "--alg", "aes128", *args], timeout=600)
 
 
