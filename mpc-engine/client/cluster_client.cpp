@@ -26,6 +26,12 @@ void require_valid_key_name(const std::string& name) {
   }
 }
 
+void require_key_length(wire::KeyAlgorithm algorithm, std::size_t bytes) {
+  if (bytes != wire::key_bytes(algorithm))
+    throw InvalidRequest(std::string(wire::algorithm_name(algorithm)) + " keys are " +
+                         std::to_string(wire::key_bytes(algorithm)) + " bytes, not " + std::to_string(bytes));
+}
+
 void require_gcm_input_fits(std::size_t aad_bytes, std::size_t text_bytes) {
   if (wire::gcm_hash_blocks(aad_bytes, text_bytes) > wire::kGcmHashPowers)
     throw InvalidRequest("GCM aad and text need more than " + std::to_string(wire::kGcmHashPowers) + " GHASH blocks");

@@ -48,6 +48,9 @@ class InvalidRequest : public Error {
 
 // wire::validate_key_name's refusal, as InvalidRequest.
 void require_valid_key_name(const std::string& name);
+// Throws InvalidRequest unless `bytes` is the key length of `algorithm`: checked on the length,
+// before a key is copied.
+void require_key_length(wire::KeyAlgorithm algorithm, std::size_t bytes);
 // Throws InvalidRequest when GHASH over aad and text would need more hash key powers than the
 // servers keep: checked on the lengths, before any input is copied.
 void require_gcm_input_fits(std::size_t aad_bytes, std::size_t text_bytes);

@@ -45,10 +45,7 @@ std::vector<SecretBytes> xor_shares(const SecretBytes& material) {
 
 void ClusterClient::import_key(const wire::KeyId& key, const SecretBytes& aes_key) {
   require_valid_key_name(key.name);
-  if (aes_key.size() != wire::key_bytes(key.algorithm))
-    throw InvalidRequest(std::string(wire::algorithm_name(key.algorithm)) + " keys are " +
-                         std::to_string(wire::key_bytes(key.algorithm)) + " bytes, not " +
-                         std::to_string(aes_key.size()));
+  require_key_length(key.algorithm, aes_key.size());
   std::vector<SecretBytes> shares = [&] {
     const SecretBytes material = build_key_material(key.algorithm, aes_key.span());
     if (settings_.protocol == settings::Protocol::Rss3) return replicated_shares(material);

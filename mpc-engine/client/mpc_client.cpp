@@ -141,15 +141,21 @@ bool make_combine(mpc_client* client, const mpc_krb_combine* in, std::optional<m
     client->last_error = "unknown combined key algorithm " + std::to_string(in->combined_algorithm);
     return false;
   }
-  if (in->pepper == nullptr || (in->mask == nullptr && in->mask_length != 0)) {
-    client->last_error = "combine pepper is NULL, or its mask is NULL with a nonzero length";
+  if (in->pepper == nullptr || in->mask == nullptr) {
+    client->last_error = "combine pepper or mask is NULL";
     return false;
   }
   const auto combined = static_cast<mpc::wire::KeyAlgorithm>(in->combined_algorithm);
+  try {
+    mpc::client::require_key_length(combined, in->mask_length);  // before the mask is copied
+  } catch (const mpc::client::InvalidRequest& invalid) {
+    client->last_error = invalid.what();
+    return false;
+  }
   mpc::wire::KrbCombine combine;
   combine.combined = combined;
   combine.pepper = std::string(in->pepper, strnlen(in->pepper, mpc::wire::kKrbMaxPepperBytes + 1));
-  if (in->mask_length != 0) combine.mask.assign(in->mask, in->mask + in->mask_length);
+  combine.mask.assign(in->mask, in->mask + in->mask_length);
   out = std::move(combine);
   return true;
 }
@@ -402,6 +408,7 @@ int mpc_client_import_key(mpc_client* client, const char* key_name, uint32_t key
     return MPC_EINVAL;
   }
   return guarded(client, [&] {
+    mpc::client::require_key_length(id.algorithm, key_length);  // before the key is copied
     const mpc::client::DumpGuard no_dump;  // the key, its material and the shares are in memory
     const mpc::SecretBytes secret(std::span<const uint8_t>(key, key_length));
     client->cluster->import_key(id, secret);
