@@ -6,7 +6,8 @@
 // "stall-once=MS" holds back the first garbled batch a server streams by MS ms, as a host
 // starved of CPU for a moment would, and "auth2-stall-batch=N" its N-th batch of a pair's AND
 // material (engines/two_party/and_material_stock.cpp); "false-blame=N" makes a server claim disputes it never
-// had with the servers whose numbers are the digits of N (node/disputes.hpp).
+// had with the servers whose numbers are the digits of N (node/disputes.hpp); "false-deal" makes
+// it deal the pair it would serve without checks that fail (node/pair_check_keeper.hpp).
 //
 // Only the test server (mpc-server-faults, never installed or packaged) is compiled with
 // MPC_FAULT_INJECTION; every deviation sits inside `#if defined(MPC_FAULT_INJECTION)`, so the

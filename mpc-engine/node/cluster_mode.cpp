@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
 #include "node/key_admin.hpp"
+#include "protocol/client_checks/share_checks.hpp"
 #include "node/node.hpp"
 #include "wire/peer_messages.hpp"
 
@@ -173,6 +174,9 @@ void Node::switch_mode(const ModeChange& change) {
     pair_ = pairs_[static_cast<std::size_t>(change.missing)].get();
     if (pair_ == nullptr) throw Error(Component::Server, "two-party service without a pair engine");
   }
+  // A pair formed again (a member restarted meanwhile holds no tags of its partner's): the
+  // members' own checks go out again.
+  mutual_missing_ = -1;
   update_pair_duties(std::chrono::steady_clock::now());
   pass_on_refusals(left_since);
 }
@@ -185,7 +189,8 @@ void Node::build_pairs() {
     auto service = std::make_unique<PairService>();
     service->pair = pair;
     service->settings = pair_settings(settings_, pair);
-    service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair, *pair_checks_);
+    service->host = std::make_unique<PairHost>(*this, *peers_, settings_.party, pair, *pair_checks_,
+                                               [this](int missing) { return missing_proven(missing); });
     service->engine = make_pair_engine_(
         EngineResources{service->settings, log_, own_keys_, context_, store_, epochs_, *service->host});
     pairs_[static_cast<std::size_t>(missing)] = std::move(service);
@@ -288,14 +293,73 @@ void Node::tend_pair_checks(std::chrono::steady_clock::time_point now) {
       membership_->settled(now)) {
     pair_checks_->deal_all_again();
     pair_checks_due_ = false;
+    pair_checks_sweep_ = true;
   }
   // A few keys per turn of the poll loop: a store of many keys is not dealt in one go.
   constexpr std::size_t kKeysPerTurn = 64;
+  tend_mutual_checks(now);
   const auto keys = pair_checks_->next_to_deal(kKeysPerTurn);
-  if (keys.empty() || deal_pair_checks(keys)) return;
+  if (keys.empty()) return;
+  if (deal_pair_checks(keys)) {
+    if (pair_checks_sweep_ && !pair_checks_->dealing()) {
+      log_.info("pair checks of every key dealt to both peers");
+      pair_checks_sweep_ = false;
+    }
+    return;
+  }
   pair_checks_due_ = true;  // a peer could not be sent its deals: all again, a little later
   pair_checks_retry_ = now + std::chrono::seconds(1);
   pair_checks_->stop_dealing();
+}
+
+bool Node::missing_proven(int missing) const {
+  return membership_ && missing >= 0 && membership_->disputes(std::chrono::steady_clock::now()).exclude == missing;
+}
+
+void Node::tend_mutual_checks(std::chrono::steady_clock::time_point now) {
+  const int missing = pair_ != nullptr ? pair_->pair.missing : -1;
+  if (missing < 0 || !missing_proven(missing)) {
+    mutual_missing_ = -1;
+    mutual_to_send_.clear();
+    return;
+  }
+  if (mutual_missing_ != missing) {
+    mutual_missing_ = missing;
+    mutual_to_send_.clear();
+    for (const auto& stored : store_.list()) mutual_to_send_.push_back(stored.key);
+    log_.warn("the pair makes its checks itself: the server that dealt them is in disputes with both others",
+              {{"server", missing + 1}, {"keys", static_cast<std::uint64_t>(mutual_to_send_.size())}});
+  }
+  if (mutual_to_send_.empty() || now < mutual_retry_) return;
+  const int partner = 3 - settings_.party - missing;
+  // A few keys per turn of the poll loop, as the deals go.
+  constexpr std::size_t kKeysPerTurn = 64;
+  std::vector<wire::PairCheckDeal> deals;
+  std::vector<wire::KeyId> keys;
+  while (!mutual_to_send_.empty() && deals.size() < kKeysPerTurn) {
+    wire::KeyId key = std::move(mutual_to_send_.back());
+    mutual_to_send_.pop_back();
+    try {
+      const std::optional<SecretBytes> share = store_.get(key);
+      if (!share) continue;  // deleted meanwhile
+      if (auto deal = pair_checks_->mutual_deal(key, missing, *share)) {
+        deals.push_back(std::move(*deal));
+        keys.push_back(std::move(key));
+      }
+    } catch (const Error& error) {
+      log_.warn("no pair checks made for the partner", {{"key", wire::describe(key)}, {"error", error.what()}});
+    }
+  }
+  if (deals.empty()) return;
+  auto frame = wire::encode_pair_checks(deals);
+  const bool sent = peers_->send_to(partner, frame);
+  wipe(frame.data(), frame.size());
+  if (!sent) {
+    mutual_to_send_.insert(mutual_to_send_.end(), keys.begin(), keys.end());
+    mutual_retry_ = now + std::chrono::seconds(1);
+    return;
+  }
+  for (const auto& key : keys) pair_checks_->mutual_sent(key, missing);
 }
 
 bool Node::deal_pair_checks(std::span<const wire::KeyId> keys) {
@@ -311,6 +375,12 @@ bool Node::deal_pair_checks(std::span<const wire::KeyId> keys) {
     if (!share) continue;  // deleted meanwhile
     if (share->size() != 2 * wire::material_bytes(key.algorithm)) continue;
     auto dealt = pair_checks_->deal(key, *share);
+#if defined(MPC_FAULT_INJECTION)
+    // "false-deal": checks whose first peer tag has bit 0 flipped, as a dealer would deal that
+    // wants the pair it is missing from to fail every job of the key.
+    if (fault::armed("false-deal"))
+      for (auto& deal : dealt) deal.checks[client_checks::kShareCheckWordBytes * 2] ^= 1;
+#endif
     for (std::size_t role = 0; role < 2; ++role) deals[role].push_back(std::move(dealt[role]));
   }
   bool sent = true;

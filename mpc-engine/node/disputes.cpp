@@ -33,7 +33,15 @@ DisputeVerdict judge_disputes(int self, std::uint8_t own_distrusts, bool suspend
       const int a = (outsider + 1) % 3, b = (outsider + 2) % 3;
       const bool a_asks = says(a, b), b_asks = says(b, a);
       const int chosen = a_asks && b_asks ? std::min(a, b) : (a_asks ? a : b);
-      return {-1, a + b - chosen};
+      const int other = a + b - chosen;
+      // The outsider's pair with the chosen party failed a check that names neither (its key
+      // shares' checks, dealt by `other`, or the chosen party's half): it pairs with `other`
+      // instead, unless that pair failed too. A claimant that lied cannot keep its seat by
+      // failing the pair it sits in, and a dealer that dealt that pair false checks meets
+      // the outsider, where its next deviation is its second dispute.
+      const std::uint8_t failed_pairs = failed_pairs_known(own_failed_pairs, peers);
+      if ((failed_pairs & (1u << other)) != 0 && (failed_pairs & (1u << chosen)) == 0) return {-1, chosen};
+      return {-1, other};
     }
     case 2: {
       const int common = 3 - std::countr_zero(disputes) - (31 - std::countl_zero(disputes));

@@ -17,7 +17,10 @@
 // One dispute {a, b}: the third party c serves with one of them and the other stands aside.
 // c pairs with a party that asks for it (says it distrusts the other); when both ask, with the
 // lower-numbered. A false claim thus buys its maker at most a seat beside an honest server, in
-// an actively secure pair, where its next deviation is its second dispute.
+// an actively secure pair, where its next deviation is its second dispute, or a failed pair
+// (below): once c's pair with the chosen party has failed, c pairs with the other one, so a
+// claimant that lied loses the seat it failed, and a dealer of false checks for that pair meets
+// c, where its next deviation is its second dispute.
 //
 // A failed three-party check (the AND check, the dual-garbling digests, a tag's zero test, or
 // a client's check of what the three answered: a client reports it, wire::ExclusionRequest)
@@ -34,8 +37,10 @@
 // what it saw itself, from a client's report, and from the hellos of that pair's two members
 // only: a server cannot set aside a pair it is not in, so a deviating server can move the
 // service away from its own pairs, never from the honest pair. That pair fails nothing, unless
-// its key shares' checks were dealt falsely by the deviating server when the key was imported;
-// with every pair failed, none is trusted more than another and servers 1 and 2 serve again.
+// its key shares' checks were dealt falsely by the deviating server when the key was imported
+// (once that server is in disputes with both others, the pair's members make their own checks:
+// pair_check_keeper.hpp); with every pair failed, none is trusted more than another and servers
+// 1 and 2 serve again.
 //
 // Bound: a server deviating in every job it takes part in is out of service after at most three
 // failed checks (a three-party one, then at most two disputes or failed pairs), each failing

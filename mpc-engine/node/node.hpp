@@ -152,6 +152,11 @@ class Node final : public EngineHost {
   void tend_pair_checks(std::chrono::steady_clock::time_point now);
   // Sends both peers their deals of `keys`; false when either could not be sent one now.
   bool deal_pair_checks(std::span<const wire::KeyId> keys);
+  // The checks a pair's members make for each other (pair_check_keeper.hpp): this server's tags
+  // go to its partner while it serves in a pair whose third server it holds in disputes with
+  // both others (missing_proven).
+  void tend_mutual_checks(std::chrono::steady_clock::time_point now);
+  bool missing_proven(int missing) const;
   void key_stored(const wire::KeyId& key);
   // A frame of the pair's two-party engine: to it, if this server serves in that pair.
   void take_pair_frame(int from, std::span<const std::uint8_t> inner);
@@ -212,7 +217,11 @@ class Node final : public EngineHost {
   std::optional<Membership> membership_;
   std::optional<PairCheckKeeper> pair_checks_;
   bool pair_checks_due_ = true;  // every key's deals to go out once the cluster is settled
+  bool pair_checks_sweep_ = false;  // a deal of every key under way
   std::chrono::steady_clock::time_point pair_checks_retry_{};
+  int mutual_missing_ = -1;  // the pair whose members' own checks this server sends or sent
+  std::vector<wire::KeyId> mutual_to_send_;
+  std::chrono::steady_clock::time_point mutual_retry_{};
   LinkBreaks link_breaks_;
   EngineFactory make_pair_engine_;
   std::array<std::uint64_t, 3> sessions_lost_{};

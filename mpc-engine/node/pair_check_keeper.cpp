@@ -16,6 +16,30 @@ namespace {
 
 constexpr std::string_view kDealerLabel = "mpc-kdc pair check dealer v1";
 constexpr std::string_view kSeedLabel = "mpc-kdc pair check seed v1";
+constexpr std::string_view kMutualSharedLabel = "mpc-kdc mutual pair check v1";
+constexpr std::string_view kMutualOwnLabel = "mpc-kdc mutual pair blinding v1";
+
+// A 32-byte hash under `key` (none: empty) of a label, a key id and one secret.
+client_checks::CheckSeed seed_of(std::span<const std::uint8_t> key, std::string_view label, const wire::KeyId& id,
+                                 std::span<const std::uint8_t> secret) {
+  std::vector<std::uint8_t> encoded;
+  ByteWriter writer(encoded);
+  wire::write_key_id(writer, id);
+  client_checks::CheckSeed seed{};
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, key.empty() ? nullptr : key.data(), key.size(), seed.size());
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(label.data()), label.size());
+  crypto_generichash_update(&state, encoded.data(), encoded.size());
+  crypto_generichash_update(&state, secret.data(), secret.size());
+  crypto_generichash_final(&state, seed.data(), seed.size());
+  sodium_memzero(&state, sizeof state);
+  return seed;
+}
+
+void wipe_check(client_checks::ShareCheck& check) {
+  sodium_memzero(check.own_key.data(), check.own_key.size());
+  sodium_memzero(check.segments.data(), check.segments.size() * sizeof(client_checks::SegmentCheck));
+}
 
 std::vector<client_checks::Segment> segments_of(wire::KeyAlgorithm algorithm) {
   std::vector<client_checks::Segment> out;
@@ -89,6 +113,8 @@ std::array<wire::PairCheckDeal, 2> PairCheckKeeper::deal(const wire::KeyId& key,
 }
 
 bool PairCheckKeeper::expected_role(int from, const wire::PairCheckDeal& deal) const {
+  // Either peer is this server's partner in the pair serving without the other.
+  if (deal.mutual) return from != party_ && from >= 0 && from < 3;
   // Server m deals to its leader m + 1 the leader's checks, to m + 2 the second member's part.
   if (from == (party_ + 2) % 3) return deal.for_leader;
   if (from == (party_ + 1) % 3) return !deal.for_leader;
@@ -100,6 +126,12 @@ void PairCheckKeeper::take(int from, std::vector<wire::PairCheckDeal> deals) {
     if (!expected_role(from, deal)) {
       log_.warn("pair checks in a role the sender does not deal", {{"from", from + 1}, {"key", wire::describe(deal.key)}});
       deal.checks.clear();
+      continue;
+    }
+    if (deal.mutual) {
+      std::lock_guard lock(mutual_mutex_);
+      auto& held = mutual_received_[slot(deal.key, 3 - party_ - from)];
+      held = std::move(deal.checks);
       continue;
     }
     try {
@@ -122,6 +154,14 @@ void PairCheckKeeper::take(int from, std::vector<wire::PairCheckDeal> deals) {
 }
 
 void PairCheckKeeper::key_stored(const wire::KeyId& key) {
+  {
+    // A key stored again under its id is another share: tags made for the one before are void.
+    std::lock_guard lock(mutual_mutex_);
+    for (int missing = 0; missing < 3; ++missing) {
+      mutual_received_.erase(slot(key, missing));
+      mutual_sent_.erase(slot(key, missing));
+    }
+  }
   for (auto it = early_.begin(); it != early_.end();) {
     if (it->deal.key != key) {
       ++it;
@@ -133,9 +173,70 @@ void PairCheckKeeper::key_stored(const wire::KeyId& key) {
   }
 }
 
-std::optional<SecretBytes> PairCheckKeeper::checks_for(const wire::KeyId& key, int missing,
-                                                       const SecretBytes& share) const {
+PairCheckKeeper::MutualSlot PairCheckKeeper::slot(const wire::KeyId& key, int missing) {
+  return {key.name, key.version, static_cast<int>(key.algorithm), missing};
+}
+
+std::optional<std::pair<client_checks::CheckSeed, client_checks::CheckSeed>> PairCheckKeeper::mutual_seeds(
+    const wire::KeyId& key, int missing, const SecretBytes& share) const {
   if (missing == party_ || missing < 0 || missing > 2) return std::nullopt;
+  const auto parts = halves(key, share);
+  if (!parts) return std::nullopt;
+  // c_(m+1): the leader's a; the second member's x ^ a.
+  const bool leader = party_ == (missing + 1) % 3;
+  const SecretBytes second_common = xor_of(parts->first, parts->second);
+  const std::span<const std::uint8_t> common = leader ? parts->second : second_common.span();
+  return std::pair{seed_of({}, kMutualSharedLabel, key, common),
+                   seed_of(dealer_secret_.span(), kMutualOwnLabel, key, share.span())};
+}
+
+std::optional<wire::PairCheckDeal> PairCheckKeeper::mutual_deal(const wire::KeyId& key, int missing,
+                                                                const SecretBytes& share) const {
+  auto seeds = mutual_seeds(key, missing, share);
+  if (!seeds) return std::nullopt;
+  const bool leader = party_ == (missing + 1) % 3;
+  const auto parts = halves(key, share);
+  // The half this server feeds in that pair: the leader x, the second member a.
+  auto tags = client_checks::mutual_tags(seeds->first, leader ? client_checks::kLeaderRole : client_checks::kSecondRole,
+                                         seeds->second, leader ? parts->first : parts->second,
+                                         segments_of(key.algorithm));
+  sodium_memzero(seeds->first.data(), seeds->first.size());
+  sodium_memzero(seeds->second.data(), seeds->second.size());
+  wire::PairCheckDeal deal{key, false, serialized(tags), true};
+  wipe_check(tags);
+  return deal;
+}
+
+void PairCheckKeeper::mutual_sent(const wire::KeyId& key, int missing) {
+  std::lock_guard lock(mutual_mutex_);
+  mutual_sent_.insert(slot(key, missing));
+}
+
+std::optional<SecretBytes> PairCheckKeeper::checks_for(const wire::KeyId& key, int missing, const SecretBytes& share,
+                                                       bool missing_proven) const {
+  if (missing == party_ || missing < 0 || missing > 2) return std::nullopt;
+  if (missing_proven) {
+    std::unique_lock lock(mutual_mutex_);
+    const auto received = mutual_received_.find(slot(key, missing));
+    if (received != mutual_received_.end() && mutual_sent_.count(slot(key, missing)) != 0) {
+      auto from_partner = client_checks::parse_share_check(received->second.span());
+      lock.unlock();
+      auto seeds = mutual_seeds(key, missing, share);
+      if (seeds) {
+        const bool leader = party_ == (missing + 1) % 3;
+        auto own = client_checks::complete_mutual_check(
+            seeds->first, leader ? client_checks::kLeaderRole : client_checks::kSecondRole, seeds->second,
+            from_partner, segments_of(key.algorithm));
+        sodium_memzero(seeds->first.data(), seeds->first.size());
+        sodium_memzero(seeds->second.data(), seeds->second.size());
+        SecretBytes out = serialized(own);
+        wipe_check(own);
+        wipe_check(from_partner);
+        return out;
+      }
+      wipe_check(from_partner);
+    }
+  }
   auto stored = store_.pair_check(key, missing);
   if (!stored || stored->size() != wire::share_check_bytes(key.algorithm)) return std::nullopt;
   if (party_ == (missing + 1) % 3) return stored;  // the leader's: complete as dealt

@@ -10,16 +10,31 @@
 // checks (this server leads the pair without i - 1), from server i + 1 the second member's part.
 // One that comes before the key (the three servers store an imported key at about the same
 // time) waits in memory, a bounded number of them, until the key is stored.
+//
+// A dealer that deals wrong checks makes the pair it is missing from abort every job. Once that
+// server is proven to have deviated (this server holds it in disputes with both others, so with
+// one server deviating at most both members are honest), the members make each other's checks
+// instead (client_checks::mutual_tags), in memory: each sends its partner its tags when it
+// serves in that pair and holds the proof itself, and uses the mutual checks of a key only once
+// it has sent its own tags and holds its partner's. A member cannot have an honest partner use
+// them while the third server is honest: an honest server holds the third in two disputes only
+// if it deviated.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/log.hpp"
 #include "common/secret.hpp"
+#include "protocol/client_checks/check_rows.hpp"
 #include "store/share_store.hpp"
 #include "transport/curve_keys.hpp"
 #include "wire/peer_messages.hpp"
@@ -44,7 +59,16 @@ class PairCheckKeeper {
 
   // The checks (client_checks::serialize) of this server's half of `key` in the pair serving
   // without `missing`, completed with `share` for the second member; nullopt when none was dealt.
-  std::optional<SecretBytes> checks_for(const wire::KeyId& key, int missing, const SecretBytes& share) const;
+  // With `missing_proven` (it is in disputes with both others, here) the mutual checks where both
+  // members' tags have gone, else the dealt ones.
+  std::optional<SecretBytes> checks_for(const wire::KeyId& key, int missing, const SecretBytes& share,
+                                        bool missing_proven = false) const;
+
+  // This server's tags for its partner in the pair serving without `missing`, to send it; the
+  // key counts as sent here once mutual_sent is called. nullopt for a share of another size or
+  // a pair this server is not in.
+  std::optional<wire::PairCheckDeal> mutual_deal(const wire::KeyId& key, int missing, const SecretBytes& share) const;
+  void mutual_sent(const wire::KeyId& key, int missing);
 
   // The keys whose deals are to go out again (all of them after a return to three-party
   // service), a bounded number at a time so that the poll loop is not held: each call gives the
@@ -53,6 +77,8 @@ class PairCheckKeeper {
   std::vector<wire::KeyId> next_to_deal(std::size_t at_most);
   // Drops the keys not given yet (a deal failed: deal_all_again later).
   void stop_dealing() { to_deal_.clear(); }
+  // Whether keys of deal_all_again are still to be given.
+  bool dealing() const { return !to_deal_.empty(); }
 
  private:
   struct Early {
@@ -61,8 +87,17 @@ class PairCheckKeeper {
   };
   bool expected_role(int from, const wire::PairCheckDeal& deal) const;
 
+  using MutualSlot = std::tuple<std::string, std::uint32_t, int, int>;  // key name, version, algorithm, missing
+  static MutualSlot slot(const wire::KeyId& key, int missing);
+  // The seeds of the mutual checks: the one both members draw from c_(m+1), this server's own.
+  std::optional<std::pair<client_checks::CheckSeed, client_checks::CheckSeed>> mutual_seeds(
+      const wire::KeyId& key, int missing, const SecretBytes& share) const;
+
   int party_;
   SecretBytes dealer_secret_;
+  mutable std::mutex mutual_mutex_;  // the engine's thread asks for checks; the shell's takes tags
+  std::map<MutualSlot, SecretBytes> mutual_received_;
+  std::set<MutualSlot> mutual_sent_;
   store::ShareStore& store_;
   const Logger& log_;
   std::deque<Early> early_;

@@ -28,8 +28,9 @@ settings::ServerSettings pair_settings(const settings::ServerSettings& own, Pair
   return settings;
 }
 
-PairHost::PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair, const PairCheckKeeper& checks)
-    : shell_(shell), links_(links), self_(self), pair_(pair), checks_(checks) {
+PairHost::PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair, const PairCheckKeeper& checks,
+                   std::function<bool(int)> missing_proven)
+    : shell_(shell), links_(links), self_(self), pair_(pair), checks_(checks), missing_proven_(std::move(missing_proven)) {
   if (self != pair.leader() && self != pair.second()) throw Error(Component::Server, "a server outside the pair");
 }
 
@@ -41,7 +42,7 @@ PairHost::~PairHost() {
 const SecretBytes* PairHost::key_share_check(const wire::KeyId& key) {
   const SecretBytes* share = shell_.key_material(key);
   if (share == nullptr) return nullptr;
-  auto checks = checks_.checks_for(key, pair_.missing, *share);
+  auto checks = checks_.checks_for(key, pair_.missing, *share, missing_proven_ && missing_proven_(pair_.missing));
   if (!checks) return nullptr;
   check_ = std::move(*checks);
   return &check_;

@@ -13,6 +13,7 @@
 // the three-party engine's.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "node/engine.hpp"
@@ -37,7 +38,10 @@ settings::ServerSettings pair_settings(const settings::ServerSettings& own, Pair
 
 class PairHost final : public EngineHost {
  public:
-  PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair, const PairCheckKeeper& checks);
+  // `missing_proven(m)`: whether this server holds server m in disputes with both others (the
+  // pair then uses the checks its members make for each other, pair_check_keeper.hpp).
+  PairHost(EngineHost& shell, PeerLinks& links, int self, Pair pair, const PairCheckKeeper& checks,
+           std::function<bool(int)> missing_proven);
   ~PairHost() override;
   PairHost(const PairHost&) = delete;
   PairHost& operator=(const PairHost&) = delete;
@@ -45,8 +49,9 @@ class PairHost final : public EngineHost {
   // The XOR half of the replicated share (x for the leader, a for the second member), cut
   // into one wiped buffer that the next call overwrites.
   const SecretBytes* key_material(const wire::KeyId& key) override;
-  // The checks of this server's half the third server dealt (pair_check_keeper.hpp), into one
-  // wiped buffer that the next call overwrites.
+  // The checks of this server's half the third server dealt, or those the members made for each
+  // other once it is proven to have deviated (pair_check_keeper.hpp), into one wiped buffer
+  // that the next call overwrites.
   const SecretBytes* key_share_check(const wire::KeyId& key) override;
   std::optional<PairedShare> paired_share(const wire::KeyId& key) override {
     return PairedShare{shell_.key_material(key), self_ == pair_.leader()};
@@ -74,6 +79,7 @@ class PairHost final : public EngineHost {
   int self_;
   Pair pair_;
   const PairCheckKeeper& checks_;
+  std::function<bool(int)> missing_proven_;
   SecretBytes half_;
   SecretBytes check_;
 };

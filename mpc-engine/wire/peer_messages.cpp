@@ -115,8 +115,9 @@ std::vector<PairCheckDeal> decode_pair_checks(ByteReader& reader) {
   for (auto& deal : deals) {
     deal.key = read_key_id(reader);
     const std::uint8_t role = reader.u8();
-    if (role > 1) fail("pair checks for an unknown role " + std::to_string(role));
+    if (role > 2) fail("pair checks for an unknown role " + std::to_string(role));
     deal.for_leader = role == 0;
+    deal.mutual = role == 2;
     const std::uint16_t bytes = reader.u16();
     check_pair_check_bytes(deal.key, bytes);
     const auto checks = reader.bytes(bytes);
@@ -345,7 +346,7 @@ std::vector<std::uint8_t> encode_pair_checks(std::span<const PairCheckDeal> deal
   for (const auto& deal : deals) {
     check_pair_check_bytes(deal.key, deal.checks.size());
     write_key_id(writer, deal.key);
-    writer.u8(deal.for_leader ? 0 : 1);
+    writer.u8(deal.mutual ? 2 : deal.for_leader ? 0 : 1);
     writer.u16(static_cast<std::uint16_t>(deal.checks.size()));
     writer.bytes(deal.checks.span());
   }

@@ -237,11 +237,13 @@ struct Hello {
 std::vector<std::uint8_t> encode_hello(const Hello& hello);
 
 // Checks of one key's share that the sender deals for the pair serving without it, to one of
-// that pair's members (protocol/client_checks/pair_checks.hpp).
+// that pair's members, or (mutual) the tags the sender makes for its partner in a pair whose
+// third server is proven to have deviated (protocol/client_checks/pair_checks.hpp).
 struct PairCheckDeal {
   KeyId key;
   bool for_leader = true;  // the leader's checks, or the part of the second member's
   SecretBytes checks;      // share_check_bytes(key.algorithm) bytes
+  bool mutual = false;     // the partner's tags (for_leader then unused)
 };
 inline constexpr std::size_t kMaxPairChecksPerMessage = 1024;
 // Throws FormatError(Wire) for none, more than kMaxPairChecksPerMessage, or checks of another

@@ -22,6 +22,7 @@ EVERYWHERE = "and-share-bit=2,auth2-step=0"
 # Failed checks before the deviating server is out (disputes.hpp): one three-party, two pair
 # checks; each fails the jobs in flight, a handful at most for one client's jobs in a row.
 MOST_ABORTED_JOBS = 12
+MUTUAL_CHECKS = "the pair makes its checks itself: the server that dealt them is in disputes with both others"
 
 
 @pytest.fixture
@@ -134,6 +135,50 @@ def test_false_claims_exclude_only_their_maker(enrolled, k5):
     served(cluster, k5, aes_key, engine, krb)
 
     readmitted(cluster, k5, aes_key, engine, krb, 2)
+
+
+@pytest.mark.timeout(420)
+def test_a_dealer_proven_deviating_leaves_the_pair_it_dealt_serving_on_checks_its_members_make(enrolled, k5):
+    """Server 3 deals the pair of servers 1 and 2 checks that fail (`false-deal`) and deviates
+    wherever it serves. That pair fails every job of the keys it dealt, and the pairs with server
+    3 abort theirs, until server 3 is in disputes with both others. Then servers 1 and 2, both
+    honest, make each other's checks (node/pair_check_keeper.hpp) and serve every job, correct
+    against OpenSSL and libk5crypto: a false deal costs a few jobs, not the keys' service."""
+    cluster, engine, aes_key, krb = enrolled
+    # Back in three-party service server 3 deals every key again: its false checks replace the
+    # honest ones at servers 1 and 2. Then it deviates everywhere too (dealing falsely again,
+    # if it deals before its peers take it out of service).
+    swept = len(cluster.log_events(3, "pair checks of every key dealt to both peers"))
+    cluster.kill_server(3)
+    cluster.restart_server(3, fault="false-deal")
+    cluster.wait_for_modes(ALL_THREE, deadline_s=60)
+    deadline = time.monotonic() + 30
+    while len(cluster.log_events(3, "pair checks of every key dealt to both peers")) <= swept:
+        assert time.monotonic() < deadline, cluster.log_tail()
+        time.sleep(0.2)
+    cluster.kill_server(3)
+    cluster.restart_server(3, fault=f"false-deal,{EVERYWHERE}")
+
+    failures = []
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            served(cluster, k5, aes_key, engine, krb)
+            break
+        except Exception as error:  # noqa: BLE001 (a job refused on the way out: asked again)
+            failures.append(str(error)[:200])
+            assert time.monotonic() < deadline, (failures[-3:], cluster.log_tail())
+    lines = status_lines(cluster)
+    for party in (1, 2):
+        assert "excluded server 3 since unix ms" in lines[party], lines[party]
+        assert cluster.log_events(party, MUTUAL_CHECKS), cluster.log_tail()
+    jobs_before = jobs_of(cluster, 3)
+    for _ in range(3):
+        served(cluster, k5, aes_key, engine, krb)
+    assert jobs_of(cluster, 3) == jobs_before
+    print(f"false deal and deviation everywhere by server 3: {len(failures)} calls failed before the pair served")
+
+    readmitted(cluster, k5, aes_key, engine, krb, 3)
 
 
 @pytest.mark.timeout(300)

@@ -27,6 +27,26 @@ std::span<const std::uint8_t> part(std::span<const std::uint8_t> half, const Seg
   return half.subspan(segment.offset, segment.bytes);
 }
 
+// The member's checking key, from the seed both members hold.
+CheckWord mutual_key(const CheckSeed& shared, int role) {
+  if (role != kLeaderRole && role != kSecondRole) throw Error(Component::Protocol, "a pair member of no role");
+  SecretBytes drawn(2 * kShareCheckWordBytes);
+  randombytes_buf_deterministic(drawn.data(), drawn.size(), shared.data());
+  CheckWord out{};
+  std::copy_n(drawn.data() + static_cast<std::size_t>(role) * kShareCheckWordBytes, kShareCheckWordBytes, out.begin());
+  return out;
+}
+
+// A member's blinding of each segment, from its own seed.
+std::vector<CheckWord> own_blindings(const CheckSeed& own, std::size_t segments) {
+  SecretBytes drawn(segments * kShareCheckWordBytes);
+  randombytes_buf_deterministic(drawn.data(), drawn.size(), own.data());
+  std::vector<CheckWord> out(segments);
+  for (std::size_t i = 0; i < segments; ++i)
+    std::copy_n(drawn.data() + i * kShareCheckWordBytes, kShareCheckWordBytes, out[i].begin());
+  return out;
+}
+
 }  // namespace
 
 PairDeal deal_pair_checks(const CheckSeed& seed, std::span<const std::uint8_t> missing_component,
@@ -56,6 +76,31 @@ PairDeal deal_pair_checks(const CheckSeed& seed, std::span<const std::uint8_t> m
          share_tag(deal.second_partial.own_key, part(missing_component, segments[i]), leader_blinding)});
   }
   return deal;
+}
+
+ShareCheck mutual_tags(const CheckSeed& shared, int role, const CheckSeed& own, std::span<const std::uint8_t> own_half,
+                       std::span<const Segment> segments) {
+  check_segments(segments, own_half.size());
+  const CheckWord partner_key = mutual_key(shared, 1 - role);
+  std::vector<CheckWord> blindings = own_blindings(own, segments.size());
+  ShareCheck out;
+  for (std::size_t i = 0; i < segments.size(); ++i)
+    out.segments.push_back({CheckWord{}, share_tag(partner_key, part(own_half, segments[i]), blindings[i])});
+  wipe(blindings.data(), blindings.size() * sizeof(CheckWord));
+  return out;
+}
+
+ShareCheck complete_mutual_check(const CheckSeed& shared, int role, const CheckSeed& own,
+                                 const ShareCheck& from_partner, std::span<const Segment> segments) {
+  if (from_partner.segments.size() != segments.size())
+    throw Error(Component::Protocol, "a partner's tags of " + std::to_string(from_partner.segments.size()) +
+                                         " segments for a key of " + std::to_string(segments.size()));
+  ShareCheck out;
+  out.own_key = mutual_key(shared, role);
+  std::vector<CheckWord> blindings = own_blindings(own, segments.size());
+  for (std::size_t i = 0; i < segments.size(); ++i) out.segments.push_back({blindings[i], from_partner.segments[i].peer_tag});
+  wipe(blindings.data(), blindings.size() * sizeof(CheckWord));
+  return out;
 }
 
 ShareCheck complete_pair_check(const ShareCheck& partial, std::span<const std::uint8_t> shared_component,

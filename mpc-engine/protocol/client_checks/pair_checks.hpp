@@ -48,4 +48,25 @@ PairDeal deal_pair_checks(const CheckSeed& seed, std::span<const std::uint8_t> m
 ShareCheck complete_pair_check(const ShareCheck& partial, std::span<const std::uint8_t> shared_component,
                                std::span<const Segment> segments);
 
+// Checks the two members make for each other, in place of a deal by a server m proven to have
+// deviated (in disputes with both others, node/disputes.hpp). With at most one server deviating
+// both members are then honest, and the checks serve only to run the pair's circuits, which
+// hold each member to its half; they are used only then (node/pair_check_keeper.hpp):
+//   - each member's checking key a comes from `shared`, a seed both hold and m does not (drawn
+//     from c_(m+1)): each knows the other's key;
+//   - each member's blindings b come from `own`, a seed of its own: the tag it sends its partner,
+//     H_(a_partner)(own half) ^ b, tells the partner nothing of that half.
+// `role`: 0 the leader, 1 the second member.
+inline constexpr int kLeaderRole = 0, kSecondRole = 1;
+
+// What a member sends its partner: per segment the partner's peer tag; the partner's own key and
+// blindings are left zero (complete_mutual_check fills them in).
+ShareCheck mutual_tags(const CheckSeed& shared, int role, const CheckSeed& own, std::span<const std::uint8_t> own_half,
+                       std::span<const Segment> segments);
+
+// A member's checks: its key from `shared`, its blindings from `own`, its partner's tags as the
+// partner sent them (mutual_tags). Throws Error(Protocol) for tags of another shape.
+ShareCheck complete_mutual_check(const CheckSeed& shared, int role, const CheckSeed& own,
+                                 const ShareCheck& from_partner, std::span<const Segment> segments);
+
 }  // namespace mpc::client_checks

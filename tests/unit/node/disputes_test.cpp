@@ -57,6 +57,23 @@ TEST(DisputesTest, OneDisputeGivesTheSamePairEverywhere) {
   }
 }
 
+// One dispute {1, 2}, claimed by party 1: the outsider 0 pairs with 1. Once that pair fails a
+// check naming neither member (as seen by 0 and 1), 0 pairs with 2 instead, whichever of 1 and 2
+// deviated: a lying claimant loses the seat it failed, and a dealer of false checks meets the
+// outsider. Party 2 alone cannot fail the pair it is not in.
+TEST(DisputesTest, AFailedPairOfOneDisputeHandsTheSeatToTheOtherDisputedParty) {
+  for (int self = 0; self < 3; ++self) {
+    EXPECT_EQ(view(self, {0, bit(2), 0}).missing, 2) << "at party " << self;
+    // Pair {0, 1} (without 2) failed, as its members saw.
+    EXPECT_EQ(view(self, {0, bit(2), 0}, false, {}, {bit(2), bit(2), 0}).missing, 1) << "at party " << self;
+    // Said only by party 2, which is not in that pair: nothing changes.
+    EXPECT_EQ(view(self, {0, bit(2), 0}, false, {}, {0, 0, bit(2)}).missing, self == 2 ? 1 : 2) << "at party " << self;
+    // Both pairs of the outsider failed: back to the claimant's.
+    EXPECT_EQ(view(self, {0, bit(2), 0}, false, {}, {bit(2) | bit(1), bit(2), bit(1)}).missing, 2)
+        << "at party " << self;
+  }
+}
+
 // Every dispute an honest server knows contains the deviating server: the one in two is it.
 TEST(DisputesTest, ThePartyInTwoDisputesIsExcluded) {
   for (int deviating = 0; deviating < 3; ++deviating) {
@@ -133,8 +150,12 @@ TEST(DisputesTest, AFailedPairPassesTheServiceToTheNextPair) {
   }
   // Without a suspension a failed pair calls for nothing (the pair serving for an outage has no other).
   EXPECT_EQ(view(0, {0, 0, 0}, false, {}, {bit(2), bit(2), bit(2)}).missing, -1);
-  // A dispute says more.
-  EXPECT_EQ(view(2, {0, bit(0), 0}, true, {}, {bit(0), bit(0), bit(0)}).missing, 0);
+  // A dispute says more: 1 asks, so 2 pairs with 1 (the pair without 0), and once that pair has
+  // failed, with 0 instead (AFailedPairOfOneDisputeHandsTheSeatToTheOtherDisputedParty), never
+  // in the suspension's order.
+  EXPECT_EQ(view(2, {0, bit(0), 0}, true, {}, {0, 0, 0}).missing, 0);
+  EXPECT_EQ(view(2, {0, bit(0), 0}, true, {}, {bit(0), bit(0), bit(0)}).missing, 1);
+  EXPECT_EQ(view(2, {0, bit(0), 0}, true, {}, {bit(2), bit(2), bit(2)}).missing, 0);
 }
 
 // A pair's failure counts from its own members: a server outside it cannot set it aside. So

@@ -399,16 +399,18 @@ TEST(PeerMessage, RejectsEveryTruncationAndTrailingByte) {
 TEST(PeerMessage, PairChecksRoundTripAndAreSizedByTheirKeysAlgorithm) {
   const KeyId gcm{"krbtgt/EXAMPLE.COM", 3, KeyAlgorithm::Aes256Gcm};
   const KeyId krb{"alice@EXAMPLE.COM", 1, KeyAlgorithm::Aes256CtsHmacSha1};
-  std::vector<PairCheckDeal> deals(2);
+  std::vector<PairCheckDeal> deals(3);
   deals[0] = {gcm, true, SecretBytes(share_check_bytes(gcm.algorithm))};
   deals[1] = {krb, false, SecretBytes(share_check_bytes(krb.algorithm))};
+  deals[2] = {krb, false, SecretBytes(share_check_bytes(krb.algorithm)), true};
   for (std::size_t i = 0; i < deals[1].checks.size(); ++i) deals[1].checks[i] = static_cast<std::uint8_t>(i);
   const auto frame = encode_pair_checks(deals);
   const auto decoded = std::get<std::vector<PairCheckDeal>>(decode_peer_message(frame));
-  ASSERT_EQ(decoded.size(), 2u);
-  for (std::size_t i = 0; i < 2; ++i) {
+  ASSERT_EQ(decoded.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(decoded[i].key, deals[i].key);
-    EXPECT_EQ(decoded[i].for_leader, deals[i].for_leader);
+    EXPECT_EQ(decoded[i].mutual, deals[i].mutual);
+    if (!deals[i].mutual) EXPECT_EQ(decoded[i].for_leader, deals[i].for_leader);
     EXPECT_TRUE(std::ranges::equal(decoded[i].checks.span(), deals[i].checks.span()));
   }
   // Checks of another size than the key's algorithm takes, none, or an unknown role.
@@ -417,7 +419,7 @@ TEST(PeerMessage, PairChecksRoundTripAndAreSizedByTheirKeysAlgorithm) {
   EXPECT_THROW(encode_pair_checks(wrong), FormatError);
   EXPECT_THROW(encode_pair_checks({}), FormatError);
   auto bad_role = encode_pair_checks(std::span(deals).first(1));
-  bad_role[14 + 4 + encoded_key_id_bytes(gcm)] = 2;
+  bad_role[14 + 4 + encoded_key_id_bytes(gcm)] = 3;
   EXPECT_THROW(decode_peer_message(bad_role), FormatError);
   auto truncated = frame;
   truncated.pop_back();

@@ -6,7 +6,8 @@
 // checks with another key or tag is caught, whichever server it is; a checker that feeds another
 // key learns nothing of its peer's share from the outcome; the hash circuit computes what the
 // client computes. The checks the third server deals for the pair serving without it
-// (protocol/client_checks/pair_checks.hpp) hold each pair member to its half the same way.
+// (protocol/client_checks/pair_checks.hpp) hold each pair member to its half the same way, and
+// so do those the two members make for each other when that server is proven to have deviated.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -266,6 +267,76 @@ TEST(PairCheck, TheSameSeedDealsTheSameChecksAndAnotherSeedOthers) {
                                                                     first[0].segments[0].own_blinding));
   const client_checks::Segment outside[] = {{8, kRoundKeyBits / 8}};
   EXPECT_THROW(client_checks::deal_pair_checks({}, parts.missing, parts.second, outside), Error);
+}
+
+// The checks the two members make for each other once the dealer is proven to have deviated:
+// each sends its partner its tags (mutual_tags) and completes its own with them.
+std::array<ShareCheck, 2> mutual_for_pair(const Case& c, std::uint8_t shared_byte, std::uint8_t leader_byte,
+                                          std::uint8_t second_byte) {
+  const client_checks::Segment whole[] = {{0, kRoundKeyBits / 8}};
+  client_checks::CheckSeed shared{}, leader_own{}, second_own{};
+  shared.fill(shared_byte);
+  leader_own.fill(leader_byte);
+  second_own.fill(second_byte);
+  const auto from_leader = client_checks::mutual_tags(shared, client_checks::kLeaderRole, leader_own,
+                                                      bytes_of_bits(c.first_share), whole);
+  const auto from_second = client_checks::mutual_tags(shared, client_checks::kSecondRole, second_own,
+                                                      bytes_of_bits(c.second_share), whole);
+  return {client_checks::complete_mutual_check(shared, client_checks::kLeaderRole, leader_own, from_second, whole),
+          client_checks::complete_mutual_check(shared, client_checks::kSecondRole, second_own, from_leader, whole)};
+}
+
+TEST(PairCheck, ChecksTheMembersMakeForEachOtherPassForHonestHalvesAndCatchEitherMember) {
+  const Case c = make_case(44);
+  const auto checks = mutual_for_pair(c, 11, 12, 13);
+  const auto honest = run_pair<std::vector<std::uint8_t>>(server(c, Role::First, checks[0]),
+                                                          server(c, Role::Second, checks[1]));
+  ASSERT_FALSE(honest.first.failed()) << honest.first.check();
+  ASSERT_FALSE(honest.second.failed()) << honest.second.check();
+  EXPECT_EQ(to_bytes(*honest.second.result), openssl_encrypt(c.key, c.block));
+  const Deviations flip{.flip_share_bit = kRoundKeyBits - 128};
+  for (const Role deviating : {Role::First, Role::Second}) {
+    SCOPED_TRACE(static_cast<int>(deviating));
+    const auto outcome = run_pair<std::vector<std::uint8_t>>(
+        server(c, Role::First, checks[0], deviating == Role::First ? flip : Deviations{}),
+        server(c, Role::Second, checks[1], deviating == Role::Second ? flip : Deviations{}));
+    EXPECT_EQ(outcome.first.check(), "share_check");
+    EXPECT_EQ(outcome.second.check(), "share_check");
+  }
+}
+
+TEST(PairCheck, AMembersTagsAreBlindedByItsOwnSeedAndItsKeyComesFromTheSharedOne) {
+  const Case c = make_case(45);
+  const auto checks = mutual_for_pair(c, 21, 22, 23);
+  // Each member checks its partner under the key the shared seed gives it, and the tag it holds
+  // is its partner's hash under that key, blinded by what only the partner draws.
+  EXPECT_EQ(checks[0].segments[0].peer_tag, client_checks::share_tag(checks[0].own_key, bytes_of_bits(c.second_share),
+                                                                     checks[1].segments[0].own_blinding));
+  EXPECT_EQ(checks[1].segments[0].peer_tag, client_checks::share_tag(checks[1].own_key, bytes_of_bits(c.first_share),
+                                                                     checks[0].segments[0].own_blinding));
+  // Another blinding seed of the second member: its tag changes, the leader's key does not.
+  const auto reblinded = mutual_for_pair(c, 21, 22, 24);
+  EXPECT_NE(reblinded[0].segments[0].peer_tag, checks[0].segments[0].peer_tag);
+  EXPECT_EQ(reblinded[0].own_key, checks[0].own_key);
+  // Another shared seed (another key's common component): other checking keys.
+  const auto other = mutual_for_pair(c, 25, 22, 23);
+  EXPECT_NE(other[0].own_key, checks[0].own_key);
+  EXPECT_NE(other[1].own_key, checks[1].own_key);
+  // Tags made under one shared seed do not complete checks under another: the pair fails.
+  const client_checks::Segment whole[] = {{0, kRoundKeyBits / 8}};
+  client_checks::CheckSeed first_shared{}, second_shared{}, own{};
+  first_shared.fill(31);
+  second_shared.fill(32);
+  own.fill(33);
+  const auto tags = client_checks::mutual_tags(first_shared, client_checks::kSecondRole, own,
+                                               bytes_of_bits(c.second_share), whole);
+  auto mismatched = checks;
+  mismatched[0] = client_checks::complete_mutual_check(second_shared, client_checks::kLeaderRole, own, tags, whole);
+  const auto outcome = run_pair<std::vector<std::uint8_t>>(server(c, Role::First, mismatched[0]),
+                                                           server(c, Role::Second, mismatched[1]));
+  EXPECT_EQ(outcome.first.check(), "share_check");
+  EXPECT_THROW(client_checks::complete_mutual_check(first_shared, client_checks::kLeaderRole, own, ShareCheck{}, whole),
+               Error);
 }
 
 }  // namespace
