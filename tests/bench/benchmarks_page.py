@@ -91,6 +91,22 @@ def render_storm(report: dict) -> str:
     stopped = ", ".join(f"{o['party']} ({o['killed_at_s']:.0f}-{o['restarted_at_s']:.0f} s)" for o in outages)
     lines.append(f"| {summary.get('offered', '?')} | {summary.get('ok', '?')} | {summary.get('failed', '?')} | "
                  f"{report.get('failures_during_outage', '?')} | {stopped} |")
+    if any("jobs_aborted_by_server" in o for o in outages):
+        deviating = method.get("deviate")
+        lines += ["", f"| server {'deviating' if deviating else 'down'} | "
+                  f"{'served without it after' if deviating else ''} | jobs aborted (per other server) |",
+                  "|---:|---:|---|"]
+        for o in outages:
+            after = o.get("out_of_service_after_s")
+            aborted = ", ".join(f"{p}: {n}" for p, n in sorted(o.get("jobs_aborted_by_server", {}).items()))
+            lines.append(f"| {o['party']} | {'' if after is None else f'{after:.1f} s'} | {aborted} |")
+    phases = report.get("latency_by_phase")
+    if phases:
+        lines += ["", "| logins | before the first outage | during the outages | after the last |",
+                  "|---|---:|---:|---:|"]
+        for key, label in (("p50_ms", "p50"), ("p99_ms", "p99")):
+            cells = [f"{phases[p][key]:.0f} ms" if key in phases[p] else "" for p in ("before", "during", "after")]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -55,7 +55,7 @@ from pathlib import Path
 from mpctest import mpc_cluster
 from mpctest.bench import cpu_seconds, median
 from mpctest.krb5_realm import Realm
-from mpctest.prometheus_server import serve_metrics, wait_for_pair_stock
+from mpctest.prometheus_server import scrape, serve_metrics, wait_for_pair_stock
 from mpctest.protected_kdc import ProtectedRealm, kdc_pids
 
 REPO = Path(__file__).resolve().parents[2]
@@ -478,6 +478,8 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
                     # deployment between outages; after a restart that takes a while on 2 cores.
                     latest = t0 + args.seconds - args.outage - 2.0
                     wait_for_pair_stock(bench.metrics, party, args.pair_stock, latest)
+                others = [p for p in (1, 2, 3) if p != party]
+                aborts_before = aborts_counted(bench.metrics, others)
                 bench.cluster.kill_server(party)
                 if args.deviate:
                     # Restarted at once, deviating as the fault says: the others must find it out.
@@ -495,6 +497,9 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
                         print(f"soak: engine server {party} out of service at {out_of_service:.1f} s", flush=True)
                     time.sleep(max(0.0, min(0.5, outage_ends - time.monotonic())))
                 switches.update(bench.cluster.mode_switches())
+                aborts_after = aborts_counted(bench.metrics, others)
+                aborted = {p: aborts_after[p] - aborts_before[p] for p in others
+                           if p in aborts_before and p in aborts_after}
                 if args.deviate:
                     exclusions.append(without(bench.cluster, party))
                     bench.cluster.kill_server(party)
@@ -504,7 +509,7 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
                                          str(bench.cluster.admin_config))
                 restarted = time.monotonic() - t0
                 print(f"soak: engine server {party} started again at {restarted:.1f} s", flush=True)
-                outages.append((party, killed, restarted, out_of_service))
+                outages.append((party, killed, restarted, out_of_service, aborted))
             stdout, stderr = storm.communicate(timeout=args.seconds + 120)
             for party, count in bench.cluster.mode_switches().items():
                 switches[party] = max(switches.get(party, 0), count)
@@ -562,8 +567,13 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
                    "login_timeout_seconds": args.login_timeout,
                    "workers": args.workers, "principals": args.principals, "config": args.config},
         "killed_at_s": killed, "restarted_at_s": restarted,
-        "outages": [{"party": p, "killed_at_s": k, "restarted_at_s": r} |
-                    ({"out_of_service_at_s": o} if args.deviate else {}) for p, k, r, o in outages],
+        "outages": [{"party": p, "killed_at_s": k, "restarted_at_s": r,
+                     # Jobs each other server counted aborted (mpc_aborts_total) during the outage.
+                     "jobs_aborted_by_server": {str(q): int(n) for q, n in a.items()}} |
+                    ({"out_of_service_at_s": o,
+                      "out_of_service_after_s": None if o is None else o - k} if args.deviate else {})
+                    for p, k, r, o, a in outages],
+        "latency_by_phase": latency_by_phase(seconds, outages, args.login_timeout),
         "mode_switches": switches,
         "failures_during_outage": sum(failed), "errors": summary["errors"],
         "kdc_errors": summary["kdc_errors"], "first_errors": summary["first_errors"],
@@ -574,6 +584,45 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
         "router_log": router_lines[-40:],
     }
     return report, rows, ok, failed
+
+
+def aborts_counted(endpoints: dict[int, str], parties: list[int]) -> dict[int, float]:
+    """Each listed server's mpc_aborts_total, all checks together; a server not answering is left out."""
+    counted = {}
+    for party in parties:
+        try:
+            samples = scrape(endpoints[party])[0]
+        except OSError:
+            continue
+        counted[party] = sum(v for k, v in samples.items() if k.startswith("mpc_aborts_total"))
+    return counted
+
+
+def latency_by_phase(seconds: list[dict], outages: list, login_timeout: float) -> dict:
+    """p50 and p99 of the logins that succeeded before the first outage, during the outages
+    (each from its start to its end) and after the last one (from login_timeout past its end),
+    from kdc-storm's per-second p50: at the soak's rate of about one login a second, a second's
+    p50 is its login's latency. Seconds with two logins or more count their p50 once."""
+    def quantiles(values: list[float]) -> dict:
+        if not values:
+            return {"logins": 0}
+        values = sorted(values)
+        pick = lambda q: values[min(len(values) - 1, int(q * len(values)))]
+        return {"logins": len(values), "p50_ms": pick(0.5), "p99_ms": pick(0.99)}
+
+    first, last = outages[0][1], outages[-1][2]
+    during = lambda i: any(k <= i < r for _, k, r, *_ in outages)
+    phases = {"before": [], "during": [], "after": []}
+    for i, second in enumerate(seconds):
+        if int(second["ok"]) == 0:
+            continue
+        if i < first:
+            phases["before"].append(float(second["p50_ms"]))
+        elif during(i):
+            phases["during"].append(float(second["p50_ms"]))
+        elif i >= last + login_timeout:
+            phases["after"].append(float(second["p50_ms"]))
+    return {phase: quantiles(values) for phase, values in phases.items()}
 
 
 def without(cluster, party: int) -> bool:
