@@ -93,13 +93,14 @@ def render_storm(report: dict) -> str:
                  f"{report.get('failures_during_outage', '?')} | {stopped} |")
     if any("jobs_aborted_by_server" in o for o in outages):
         deviating = method.get("deviate")
-        lines += ["", f"| server {'deviating' if deviating else 'down'} | "
-                  f"{'served without it after' if deviating else ''} | jobs aborted (per other server) |",
-                  "|---:|---:|---|"]
+        lines += ["", "| server deviating | the others served without it after | jobs aborted (per other server) |"
+                  if deviating else "| server down | jobs aborted (per other server) |",
+                  "|---:|---:|---|" if deviating else "|---:|---|"]
         for o in outages:
             after = o.get("out_of_service_after_s")
             aborted = ", ".join(f"{p}: {n}" for p, n in sorted(o.get("jobs_aborted_by_server", {}).items()))
-            lines.append(f"| {o['party']} | {'' if after is None else f'{after:.1f} s'} | {aborted} |")
+            served_after = "" if after is None else f"{after:.1f} s"
+            lines.append(f"| {o['party']} | {served_after} | {aborted} |" if deviating else f"| {o['party']} | {aborted} |")
     phases = report.get("latency_by_phase")
     if phases:
         lines += ["", "| logins | before the first outage | during the outages | after the last |",
