@@ -9,8 +9,8 @@
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
 #include "node/key_admin.hpp"
-#include "protocol/client_checks/share_checks.hpp"
 #include "node/node.hpp"
+#include "protocol/client_checks/share_checks.hpp"
 #include "wire/peer_messages.hpp"
 
 namespace mpc::node {
