@@ -157,6 +157,7 @@ void Node::switch_mode(const ModeChange& change) {
     give_up(key, wire::Status::Regrouping, "the cluster switched to " + mode + ": send the request again", false);
   }
   deadlines_.clear();
+  reminders_.clear();
   for (int party = 0; party < 3; ++party)
     if (party != settings_.party) (void)outgoing_notes_.take_frames(party);
   if (change.mode == wire::ClusterMode::Full) {

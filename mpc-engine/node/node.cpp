@@ -193,6 +193,7 @@ void Node::run(const std::atomic<bool>& stop) {
     tend_membership(now);
     tend_pair_checks(now);
     pass_deadlines(now);
+    remind_leader(now);
     active().step(now);
     for (Engine* standing : standing_pairs()) standing->step(now);
     if (pair_ != nullptr) engine_->finish_running();
@@ -209,8 +210,9 @@ std::chrono::milliseconds Node::idle_wait() const {
   std::chrono::milliseconds wait = active().idle_wait();
   for (const Engine* standing : standing_pairs()) wait = std::min(wait, standing->idle_wait());
   if (membership_) wait = std::min(wait, settings_.limits.heartbeat);
-  if (!deadlines_.empty()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadlines_.front().first -
+  for (const auto* due : {&deadlines_, &reminders_}) {
+    if (due->empty()) continue;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due->front().first -
                                                                             std::chrono::steady_clock::now());
     wait = std::min(wait, std::max(left + std::chrono::milliseconds(1), std::chrono::milliseconds(0)));
   }
@@ -548,6 +550,7 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   if (!leader()) {
     tell(serving_.leader, key, own);
     hand_over(held);
+    reminders_.emplace_back(now + kLeaderReminder, key);
     return;
   }
   deadlines_.emplace_back(now + settings_.limits.job_wait, key);
@@ -735,6 +738,20 @@ void Node::pass_deadlines(std::chrono::steady_clock::time_point now) {
       give_up(key, wire::Status::Regrouping, late + "; it is still heard: send the request again", tell_followers);
     else
       give_up(key, wire::Status::PeerFailure, late, tell_followers);
+  }
+}
+
+void Node::remind_leader(std::chrono::steady_clock::time_point now) {
+  while (!reminders_.empty() && reminders_.front().first <= now) {
+    const JobKey key = reminders_.front().second;
+    reminders_.pop_front();
+    if (leader()) continue;
+    const auto it = live_.find(key);
+    if (it == live_.end() || it->second.held || it->second.local || active().computing(key)) continue;
+    const auto& own = it->second.words[static_cast<std::size_t>(settings_.party)];
+    if (!own) continue;
+    tell(serving_.leader, key, *own);
+    reminders_.emplace_back(now + kLeaderReminder, key);
   }
 }
 

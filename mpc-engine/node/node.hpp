@@ -196,6 +196,9 @@ class Node final : public EngineHost {
   void give_up(const JobKey& key, wire::Status status, const std::string& detail, bool tell_followers);
   void handle_notes(int from, const std::vector<wire::RequestNote>& notes);
   void pass_deadlines(std::chrono::steady_clock::time_point now);
+  // A follower's note to the leader about a job no batch names yet, sent again
+  // (request_agreement.hpp: "A follower reminds the leader").
+  void remind_leader(std::chrono::steady_clock::time_point now);
   void flush_notes(std::chrono::steady_clock::time_point now);
   void send_reply(const std::string& routing_id, const wire::Reply& reply);
   void count_refusal(wire::Status status, const JobKey& key, const std::string& detail);
@@ -255,6 +258,9 @@ class Node final : public EngineHost {
   // When a request not yet handed over is given up: job_wait after it, or after the first
   // note about it, came. In arrival order; entries of requests settled meanwhile are skipped.
   std::deque<std::pair<std::chrono::steady_clock::time_point, JobKey>> deadlines_;
+  // When a follower tells the leader again of a job it handed over: kLeaderReminder after it
+  // did last. In that order; entries of jobs answered meanwhile are skipped.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, JobKey>> reminders_;
   std::uint64_t jobs_served_ = 0;
   std::uint64_t request_mismatches_ = 0;
   std::uint64_t verification_failures_ = 0;

@@ -18,6 +18,15 @@
 // answered the same way at all, and a request some server never confirms is given up after
 // job_wait.
 //
+// A follower reminds the leader. It hands its copy to its engine once its note is out, and the
+// engine holds the job until a batch header names it or the leader gives it up. A leader that
+// restarted meanwhile lost the note (a note to an unreachable peer is dropped), and the client's
+// copy to it may never have gone out: it would do neither, and the job would wait for the
+// client's timeout. So while no batch here names the job, the follower tells the leader again
+// every kLeaderReminder: a leader that holds the job ignores the repeat, one that gave it up
+// says so again, and one that never had it gives it up after job_wait with Regrouping, which
+// the client sends again.
+//
 // A GCM tag needs no batch and no wait: each server answers its own copy at once and sends
 // its digest for the record, compared when it comes (a difference is counted and logged).
 // What a client can get from differing copies is bounded by the tag job itself:
@@ -51,6 +60,10 @@
 #include "wire/peer_messages.hpp"
 
 namespace mpc::node {
+
+// Longer than a job waits in the leader's queue on a healthy cluster, so that reminders stay
+// rare; short beside a client's timeout.
+inline constexpr std::chrono::milliseconds kLeaderReminder{1000};
 
 enum class Consensus {
   Waiting,  // a needed party has not spoken yet

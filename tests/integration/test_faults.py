@@ -17,6 +17,8 @@ import pytest
 from mpctest import toml_files
 from mpctest.krb_client import MPC_AES256_CTS, Engine, k5, wait_until_krb_serving  # noqa: F401 (k5 fixture)
 from mpctest.mpc_cluster import mpcctl_binary, openssl_ctr_keystream, pid_alive
+from mpctest.raw_frames import REGROUPING, RAW_KEY_NAME, assert_still_serving, client_for, parse_reply
+from mpctest.raw_frames import compute_ctr as raw_compute_ctr
 from mpctest.tcp_relay import TcpRelay
 
 CLIENT_TIMEOUT_S = 2.0  # timeout_ms in the cluster.toml that `mpcctl cluster init` writes
@@ -197,6 +199,41 @@ def test_a_follower_stalled_for_a_moment_costs_no_call(fresh_cluster):
         os.kill(follower, signal.SIGCONT)
     assert result.returncode != 0 and "party 3 did not confirm" in result.stderr, result.stderr
     assert took < 1.5, f"the call took {took:.2f} s: more than one retry"
+
+
+@pytest.mark.timeout(60)
+def test_a_job_the_restarted_leader_never_heard_of_is_given_up_not_held(fresh_cluster, context):
+    """A client sends a job while the leader is down: its copy to the leader never goes out, and
+    the followers' notes to the leader are dropped (a send to an unreachable peer fails at once).
+    The leader comes back before anyone gives up on it, so nothing else tells it of the job. The
+    followers, which hold it for a batch header that will never come, tell the leader again
+    while no batch names it; the leader gives it up (nothing computed: send it again), and both
+    followers answer that within seconds, not at the client's timeout."""
+    cluster = fresh_cluster
+    key_hex, _ = cluster.import_key(RAW_KEY_NAME, 1, "aes128")
+    cluster.wait_until_serving((RAW_KEY_NAME, 1, "aes128"))
+    followers = {party: client_for(cluster, context, party) for party in (2, 3)}
+    try:
+        request_id = secrets.token_bytes(16)
+        frame = raw_compute_ctr(request_id, RAW_KEY_NAME, blocks=3)
+        cluster.kill_server(1)
+        for party, client in followers.items():
+            assert client.send(frame), f"server {party} took no request"
+        for party, client in followers.items():
+            assert client.receive(timeout_ms=300) is None, f"server {party} answered without the leader"
+        cluster.restart_server(1)
+        for party, client in followers.items():
+            started = time.monotonic()
+            reply = client.receive(timeout_ms=10_000)
+            assert reply is not None, f"server {party} still holds a job the leader never heard of"
+            got_id, status, error, body = parse_reply(reply)
+            assert (got_id, status, body) == (request_id, REGROUPING, b""), f"server {party}: {status} ({error})"
+            assert "party 1 did not receive the request" in error, error
+        assert time.monotonic() - started < 10
+    finally:
+        for client in followers.values():
+            client.close()
+    assert_still_serving(cluster, key_hex)
 
 
 def config_through(cluster, link: TcpRelay, party: int) -> Path:
