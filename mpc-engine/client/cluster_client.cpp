@@ -663,22 +663,21 @@ std::vector<std::uint8_t> ClusterClient::keystream(const wire::KeyId& key, const
 }
 
 std::vector<std::uint8_t> ClusterClient::ecb_encrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks) {
-  if (blocks.empty() || blocks.size() % 16 != 0 || blocks.size() / 16 > wire::kMaxRequestBlocks)
-    throw InvalidRequest("ECB input must be 1.." + std::to_string(wire::kMaxRequestBlocks) + " whole 16-byte blocks");
-  wire::ComputeRequest request;
-  request.key = key;
-  request.operation = wire::Operation::EcbEncrypt;
-  request.blocks = static_cast<std::uint32_t>(blocks.size() / 16);
-  request.input.assign(blocks.begin(), blocks.end());
-  return compute(std::move(request));
+  return ecb(key, wire::Operation::EcbEncrypt, blocks);
 }
 
 std::vector<std::uint8_t> ClusterClient::ecb_decrypt(const wire::KeyId& key, std::span<const std::uint8_t> blocks) {
+  return ecb(key, wire::Operation::EcbDecrypt, blocks);
+}
+
+// Checked before the copy: a length no request may carry is refused on the length alone.
+std::vector<std::uint8_t> ClusterClient::ecb(const wire::KeyId& key, wire::Operation operation,
+                                             std::span<const std::uint8_t> blocks) {
   if (blocks.empty() || blocks.size() % 16 != 0 || blocks.size() / 16 > wire::kMaxRequestBlocks)
     throw InvalidRequest("ECB input must be 1.." + std::to_string(wire::kMaxRequestBlocks) + " whole 16-byte blocks");
   wire::ComputeRequest request;
   request.key = key;
-  request.operation = wire::Operation::EcbDecrypt;
+  request.operation = operation;
   request.blocks = static_cast<std::uint32_t>(blocks.size() / 16);
   request.input.assign(blocks.begin(), blocks.end());
   return compute(std::move(request));

@@ -149,6 +149,7 @@ class ClusterClient {
 
  private:
   std::vector<std::uint8_t> compute(wire::ComputeRequest request);
+  std::vector<std::uint8_t> ecb(const wire::KeyId& key, wire::Operation operation, std::span<const std::uint8_t> blocks);
   // Sends a Krb request (serve_job) and returns the replies; the request's data and the
   // encoded frames are wiped whatever happens.
   // With `pads`, what two servers' padded answers are checked by (reconstruct.hpp, KrbPads).
