@@ -550,7 +550,8 @@ void Node::handle_job(transport::ReceivedMessage& message, wire::Request request
   if (!leader()) {
     tell(serving_.leader, key, own);
     hand_over(held);
-    reminders_.emplace_back(now + kLeaderReminder, key);
+    // A pair's follower gives up a job its leader never announces by itself (two_party_engine).
+    if (pair_ == nullptr) reminders_.emplace_back(now + kLeaderReminder, key);
     return;
   }
   deadlines_.emplace_back(now + settings_.limits.job_wait, key);

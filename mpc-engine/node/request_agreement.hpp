@@ -25,7 +25,8 @@
 // client's timeout. So while no batch here names the job, the follower tells the leader again
 // every kLeaderReminder: a leader that holds the job ignores the repeat, one that gave it up
 // says so again, and one that never had it gives it up after job_wait with Regrouping, which
-// the client sends again.
+// the client sends again. (In three-party service; a pair's follower gives up a job its leader
+// never announces by itself.)
 //
 // A GCM tag needs no batch and no wait: each server answers its own copy at once and sends
 // its digest for the record, compared when it comes (a difference is counted and logged).
