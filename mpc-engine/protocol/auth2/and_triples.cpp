@@ -75,8 +75,16 @@ std::vector<std::uint32_t> permutation(const Digest& seed, std::size_t n) {
 
 unsigned bucket_size(std::size_t n) {
   if (n == 0) throw Error(Component::Protocol, "AND triples: a call of zero triples");
+  // A pool asks for batches of one size: the bound (thousands of lgamma calls) once per size.
+  thread_local std::size_t last_n = 0;
+  thread_local unsigned last_b = 0;
+  if (n == last_n) return last_b;
   for (unsigned b = 2;; ++b)
-    if (log2_failure(n, b) <= -static_cast<double>(kStatisticalSecurity)) return b;
+    if (log2_failure(n, b) <= -static_cast<double>(kStatisticalSecurity)) {
+      last_n = n;
+      last_b = b;
+      return b;
+    }
 }
 
 static_assert(sizeof(AuthTriple) == 3 * sizeof(AuthBit), "a triple is its three bits in a row");
@@ -128,10 +136,14 @@ void make_leaky_triples(Session& session, std::span<AuthTriple> triples) {
   std::vector<std::uint8_t> peer_reveal(reveal.size());
   session.channel().receive(peer_reveal);
   const std::vector<std::uint8_t> peer_d = unpack_bits(peer_reveal, n);
+  // z = r ^ d (Session::add_public, with the role's branch taken once).
+  const bool flips_share = session.role() == Role::First;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint8_t d = own_d[i] ^ peer_d[i];
-    session.add_public(triples[i].z, d);  // z = r ^ d
-    v[i] ^= delta & two_party::select_mask(d != 0);
+    const Block moved = delta & two_party::select_mask(d != 0);
+    if (flips_share) triples[i].z.bit ^= d;
+    else triples[i].z.key ^= moved;
+    v[i] ^= moved;
   }
   crypto_generichash_state state;
   crypto_generichash_init(&state, nullptr, 0, 32);
