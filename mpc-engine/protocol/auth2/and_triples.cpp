@@ -186,7 +186,8 @@ namespace {
 
 // Bucketed triples, handed to `store` one by one (index, triple) so that callers keep them
 // where they want them without another copy of the batch.
-void combine_buckets(Session& session, std::size_t n, const std::function<void(std::size_t, const AuthTriple&)>& store) {
+template <typename Store>  // void(std::size_t, const AuthTriple&), called once per bucket
+void combine_buckets(Session& session, std::size_t n, const Store& store) {
   const unsigned b = bucket_size(n);
   const std::span<AuthTriple> leaky = leaky_scratch(n * b);
   const ot::WipeGuard leaky_guard(leaky.data(), leaky.size_bytes());
