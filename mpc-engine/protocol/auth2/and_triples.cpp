@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cmath>
-#include <functional>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -136,14 +135,10 @@ void make_leaky_triples(Session& session, std::span<AuthTriple> triples) {
   std::vector<std::uint8_t> peer_reveal(reveal.size());
   session.channel().receive(peer_reveal);
   const std::vector<std::uint8_t> peer_d = unpack_bits(peer_reveal, n);
-  // z = r ^ d (Session::add_public, with the role's branch taken once).
-  const bool flips_share = session.role() == Role::First;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint8_t d = own_d[i] ^ peer_d[i];
-    const Block moved = delta & two_party::select_mask(d != 0);
-    if (flips_share) triples[i].z.bit ^= d;
-    else triples[i].z.key ^= moved;
-    v[i] ^= moved;
+    session.add_public(triples[i].z, d);  // z = r ^ d
+    v[i] ^= delta & two_party::select_mask(d != 0);
   }
   crypto_generichash_state state;
   crypto_generichash_init(&state, nullptr, 0, 32);

@@ -227,12 +227,6 @@ std::vector<std::uint8_t> Session::reveal_to(Role to, std::span<const AuthBit> b
   return check_opening(bits, peer_message);
 }
 
-void Session::add_public(AuthBit& bit, std::uint8_t value) {
-  const std::uint8_t v = value & 1;
-  if (role_ == Role::First) bit.bit ^= v;
-  else bit.key ^= delta() & two_party::select_mask(v != 0);
-}
-
 void Session::check_equal(const Digest& digest, const char* check) {
   const auto fail = [check] {
     throw VerificationError(Component::Protocol,

@@ -122,8 +122,12 @@ class Session {
   std::vector<std::uint8_t> reveal_to(Role to, std::span<const AuthBit> bits);
 
   // Adds a public bit to a shared bit: the first party flips its share, the second moves its
-  // key of it. No branch on the bit.
-  void add_public(AuthBit& bit, std::uint8_t value);
+  // key of it. No branch on the bit. Inline: the leaky AND calls it once per triple.
+  void add_public(AuthBit& bit, std::uint8_t value) {
+    const std::uint8_t v = value & 1;
+    if (role_ == Role::First) bit.bit ^= v;
+    else bit.key ^= (ready_ ? delta_ : delta()) & two_party::select_mask(v != 0);
+  }
 
   // Throws VerificationError (check `check`) unless the peer's digest equals this one; the
   // first party commits first, so neither can pick its digest after seeing the other's.
