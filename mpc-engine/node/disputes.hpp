@@ -3,11 +3,13 @@
 // With three servers and at most one deviating, a failed check between two parties means one
 // of the two deviated, so the third is honest (Boyle, Gilboa, Ishai and Nof, CCS 2019). A
 // server keeps the set of peers it is in a dispute with ("distrusts"), and says it in every
-// hello (wire::Hello). It adds a peer there in two cases only, each of which proves that peer
-// deviated if this server did not:
+// hello (wire::Hello). It adds a peer there in three cases only, each of which proves that
+// peer deviated if this server did not:
 // - the pair's two-party engine, serving with that peer, refused a job on a failed check of
 //   active security (its own check, or the abort that peer sent), other than the check of a
 //   key share against what the third server dealt (which the dealer can fail as well);
+// - a three-party AND check failed, and its signed messages show that peer deviated
+//   (rss3/and_check_blame.hpp);
 // - that peer's hello says it distrusts this server.
 // A dispute is known only from a party in it, said directly over the authenticated link: no
 // server can put one between the other two. So every dispute an honest server knows contains
@@ -22,9 +24,10 @@
 // claimant that lied loses the seat it failed, and a dealer of false checks for that pair meets
 // c, where its next deviation is its second dispute.
 //
-// A failed three-party check (the AND check, the dual-garbling digests, a tag's zero test, or
-// a client's check of what the three answered: a client reports it, wire::ExclusionRequest)
-// shows only that one of the three deviated. The server that learns of it suspends three-party
+// A failed three-party check that names no peer here (an AND check whose conclusions fall to
+// the other servers, the dual-garbling digests, a tag's zero test, or a client's check of what
+// the three answered: a client reports it, wire::ExclusionRequest) shows only that one of the
+// three deviated. The server that learns of it suspends three-party
 // service and says so in its hellos; every server that hears it does the same, so all three
 // follow one rule: the pair of servers 1 and 2 serves. If the deviating server is in that pair,
 // its next deviation there is a dispute, or a failed pair.

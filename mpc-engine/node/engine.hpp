@@ -97,8 +97,8 @@ class EngineHost {
   // missed heartbeats, so failures in the moments after it are answered as regrouping.
   virtual void link_broke(int party) = 0;
   // A check of active security failed here (node/disputes.hpp), on the shell's thread: `party`
-  // (the engine's numbering) deviated if this server did not; -1 for a three-party check,
-  // which shows only that one of the other two did. `check` names it, `where` the job or batch.
+  // (the engine's numbering) deviated if this server did not; -1 for a three-party check that
+  // shows only that one of the other two did. `check` names it, `where` the job or batch.
   virtual void deviation_caught(int party, const std::string& check, const std::string& where) {
     (void)party;
     (void)check;

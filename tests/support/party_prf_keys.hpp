@@ -1,10 +1,14 @@
 // Fixed PRF keys of three in-process parties, as each server would derive them from its edges
 // (three_party_engine::derive_prf_keys): party i holds k_i and k_{i-1}, and the garbling keys
-// likewise. Tests that run the three parties' batch code in one process use these.
+// likewise, and fixed X25519 identities for the AND check's signatures. Tests that run the
+// three parties' batch code in one process use these.
 #pragma once
+
+#include <sodium.h>
 
 #include <array>
 #include <cstddef>
+#include <memory>
 
 #include "engines/three_party/prf_keys.hpp"
 
@@ -18,6 +22,12 @@ inline three_party_engine::PartyPrfKeys party_prf_keys(int party) {
   keys.previous = k[static_cast<std::size_t>((party + 2) % 3)];
   keys.garbling_own = garbling[static_cast<std::size_t>(party)];
   keys.garbling_previous = garbling[static_cast<std::size_t>((party + 2) % 3)];
+  std::array<std::array<std::uint8_t, 32>, 3> secrets{};
+  for (std::size_t p = 0; p < 3; ++p) {
+    secrets[p].fill(static_cast<std::uint8_t>(0x71 + p));
+    crypto_scalarmult_base(keys.public_keys[p].data(), secrets[p].data());
+  }
+  keys.signer = std::make_shared<const IdentitySigner>(secrets[static_cast<std::size_t>(party)]);
   return keys;
 }
 

@@ -173,7 +173,7 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
 //   its share and the copy its neighbour gets agree (no reconstruction can disagree);
 // - "check-message-bit=H": flips a bit in the copy it sends of the AND check's message H
 //   (0: its receipt as V+, 1: its seed share as V-, 2: its proof, 3: its findings as V+, 4: its
-//   verdict as V-, 5: the verdict it relays).
+//   verdict as V-, 5: the verdict it relays, 6: the relay it forwards as V+), after signing it.
 class DeviatingExchange final : public rss3::LayerExchange {
  public:
   DeviatingExchange(rss3::LayerExchange& inner, std::uint32_t program_layers)
@@ -463,7 +463,7 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
       result.stats = evaluator.evaluate_recorded(program, inputs, outputs, randomness, link, transcript);
       const std::size_t check_bytes = rss3::and_check::check_batch(
           transcript, party, prf_keys.own, prf_keys.previous, nonce, link,
-          static_cast<std::uint32_t>(program.layers.size()));
+          static_cast<std::uint32_t>(program.layers.size()), prf_keys.check_identities());
       // Each of the check's messages comes from the previous party with the size of the one sent.
       result.stats.bytes_sent += check_bytes;
       result.stats.bytes_received += check_bytes;
@@ -478,6 +478,10 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
       result.failure = wire::Status::VerificationFailed;
       result.failed_check = failed->check();
       result.failed_peer = failed->peer();
+      if (const auto* concluded = dynamic_cast<const rss3::and_check::AndCheckFailure*>(&error)) {
+        result.claims = concluded->claims();
+        result.check_concluded = true;
+      }
       log.error("batch refused: a check of active security failed",
                 {{"sequence", task.header.sequence}, {"error", error.what()}});
     } else if (dynamic_cast<const RetryableError*>(&error) != nullptr) {

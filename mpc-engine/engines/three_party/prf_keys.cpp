@@ -104,6 +104,8 @@ PartyPrfKeys derive_prf_keys(int party, const transport::CurveKeyPair& own,
   keys.tag_previous = purpose_key(keys.previous, kTagMaskLabel);
   keys.garbling_own = purpose_key(keys.own, kGarblingLabel);
   keys.garbling_previous = purpose_key(keys.previous, kGarblingLabel);
+  keys.signer = std::make_shared<const IdentitySigner>(own.secret_key.span());
+  keys.public_keys = public_keys;
   return keys;
 }
 

@@ -11,9 +11,12 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 
+#include "common/identity_signature.hpp"
 #include "common/secret.hpp"
+#include "protocol/rss3/and_check.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -32,6 +35,11 @@ struct PartyPrfKeys {
   // their own, hashed from the edge keys under a third label.
   rss3::PrfKey garbling_own{};       // from k_i
   rss3::PrfKey garbling_previous{};  // from k_{i-1}
+  // The AND check signs its findings and verdicts under the party's X25519 identity, so that a
+  // failed check names a server (rss3/and_check_blame.hpp); every party's public key checks them.
+  std::shared_ptr<const IdentitySigner> signer;
+  std::array<transport::PublicKey, 3> public_keys{};
+  rss3::and_check::CheckIdentities check_identities() const { return {signer.get(), public_keys}; }
   ~PartyPrfKeys();
 };
 

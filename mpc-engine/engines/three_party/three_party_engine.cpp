@@ -440,12 +440,26 @@ void ThreePartyEngine::apply_result(BatchResult& result) {
       ++aborts_[{check, result.failed_peer}];
       log_.error("batch refused: a server's messages failed verification",
                  {{"sequence", header.sequence}, {"error", result.error}});
+      const std::string where =
+          "batch " + std::to_string(header.sequence) + " of epoch " + std::to_string(header.epoch);
       // A setting that differs between the servers is the operator's to fix, not a deviation.
-      if (check != "security_setting")
-        host_.deviation_caught(-1, check, "batch " + std::to_string(header.sequence) + " of epoch " +
-                                              std::to_string(header.epoch));
+      // An AND check that names peers is a dispute with each (rss3/and_check_blame.hpp); one that
+      // names none shows only that one of the other two deviated.
+      if (result.claims != 0) {
+        for (int party = 0; party < 3; ++party)
+          if ((result.claims & (1u << party)) != 0) host_.deviation_caught(party, check, where);
+      } else if (check != "security_setting") {
+        host_.deviation_caught(-1, check, where);
+      }
     } else {
       log_.warn("batch failed", {{"sequence", header.sequence}, {"error", result.error}});
+    }
+    // After an AND check run to its end every peer has drawn its own conclusion: a notice could
+    // overtake the check's last messages to a peer still reading them and cut its short.
+    if (result.check_concluded) {
+      fail_batch_jobs(header, result.failure, result.error);
+      role_->batch_done(header, false, 0);
+      return;
     }
     abort_batch(header, result.failure, result.error);
     return;

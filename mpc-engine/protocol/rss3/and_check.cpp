@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "protocol/rss3/and_check_blame.hpp"
 #include "protocol/rss3/bit_combination.hpp"
 #include "protocol/rss3/field_kernels.hpp"
 #include "protocol/rss3/gf128.hpp"
@@ -646,9 +647,106 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
                              with_prover);
 }
 
+namespace {
+
+// The prover's own copy of its verifiers' linear parts (the statement of the file header): V-'s
+// c_{i-1}(x) c_{i-1}(y) ^ F(k_{i-1}), and V+'s r_i ^ F(k_i), with r_i as an honest prover sends it.
+MPC_RSS3_CLONES void prover_minus_linear(std::uint64_t* __restrict out, const std::uint64_t* __restrict left_previous,
+                                         const std::uint64_t* __restrict right_previous, std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w) out[w] ^= left_previous[w] & right_previous[w];
+}
+MPC_RSS3_CLONES void prover_plus_linear(std::uint64_t* __restrict out, const std::uint64_t* __restrict left_previous,
+                                        const std::uint64_t* __restrict right_previous,
+                                        const std::uint64_t* __restrict left_own,
+                                        const std::uint64_t* __restrict right_own, std::size_t n) {
+  for (std::size_t w = 0; w < n; ++w)
+    out[w] ^= (left_previous[w] & right_previous[w]) ^ (left_previous[w] & right_own[w]) ^
+              (left_own[w] & right_previous[w]);
+}
+
+class ProverMinusLinear final : public LinearWords {
+ public:
+  explicit ProverMinusLinear(const PartyPlanes& p) : p_(p) {}
+  void words(std::size_t w0, std::size_t n, std::uint64_t* out) const override {
+    p_.previous_prf.fill(w0, n, out);
+    prover_minus_linear(out, p_.left_previous + w0, p_.right_previous + w0, n);
+  }
+
+ private:
+  const PartyPlanes& p_;
+};
+
+class ProverPlusLinear final : public LinearWords {
+ public:
+  explicit ProverPlusLinear(const PartyPlanes& p) : p_(p) {}
+  void words(std::size_t w0, std::size_t n, std::uint64_t* out) const override {
+    p_.previous_prf.fill(w0, n, out);
+    prover_plus_linear(out, p_.left_previous + w0, p_.right_previous + w0, p_.left_own + w0, p_.right_own + w0, n);
+  }
+
+ private:
+  const PartyPlanes& p_;
+};
+
+// The prover's audit of a rejection (and_check_blame.hpp): V+'s signed evidence as V- forwarded
+// it, against what this prover sent and what it can compute of both verifiers' halves.
+AuditAnswer audit_rejection(const Context& mine, const Seed& my_seed, const PartyPlanes& planes,
+                            std::span<const std::uint8_t> proof, const Seed& share_received,
+                            std::span<const std::uint8_t> last_sent, const Evidence& evidence,
+                            std::span<const std::uint8_t, 32> plus_key, const CheckKey& with_plus,
+                            const CheckKey& with_minus) {
+  if (!identity_signature_valid(
+          plus_key, findings_statement(mine, evidence.receipt, evidence.share, evidence.findings_hash),
+          evidence.signature))
+    return AuditAnswer::AccusesMinus;
+  if (evidence.receipt != layer_receipt(mine, last_sent)) return AuditAnswer::AccusesPlus;
+  if (evidence.share != share_received) return AuditAnswer::AccusesMinus;
+  const std::vector<std::uint8_t> findings = verify_plus_planes(
+      mine, my_seed, {planes.right_own, planes.left_own, kWindowWords}, ProverPlusLinear(planes), proof, with_plus);
+  if (findings_hash(mine, findings) != evidence.findings_hash) return AuditAnswer::AccusesPlus;
+  if (verify_minus_planes(mine, {planes.left_previous, planes.right_previous, kWindowWords},
+                          ProverMinusLinear(planes), findings, with_minus))
+    return AuditAnswer::AccusesMinus;
+  return AuditAnswer::AccusesNeither;
+}
+
+// What one party concluded, for the error it throws.
+class Outcome {
+ public:
+  explicit Outcome(int party) : party_(party) {}
+  void fail(const std::string& what) {
+    failed_ = true;
+    if (!text_.empty()) text_ += "; ";
+    text_ += what;
+  }
+  void name(int deviated, const std::string& why) {
+    claims_ |= static_cast<std::uint8_t>(1u << deviated);
+    if (first_named_ < 0) first_named_ = deviated;
+    fail(why + ": party " + std::to_string(deviated + 1) + " deviated");
+  }
+  bool failed() const { return failed_; }
+  [[noreturn]] void raise(int suspect) const {
+    throw AndCheckFailure("party " + std::to_string(party_ + 1) + ": the AND check failed: " + text_,
+                          first_named_ >= 0 ? first_named_ : suspect, claims_);
+  }
+
+ private:
+  int party_;
+  bool failed_ = false;
+  std::uint8_t claims_ = 0;
+  int first_named_ = -1;
+  std::string text_;
+};
+
+std::string party_name(int party) { return "party " + std::to_string(party + 1); }
+
+}  // namespace
+
 std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey& own, const PrfKey& previous,
-                        BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer) {
+                        BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer,
+                        const CheckIdentities& identities) {
   if (transcript.words() == 0) return 0;  // no AND: nothing any party could alter
+  if (identities.own == nullptr) throw Error(Component::Protocol, "AND check without a signing key");
 
   PrfWords own_prf(transcript, own, nonce), previous_prf(transcript, previous, nonce);
 
@@ -665,25 +763,30 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   const int before = previous_party(party), after = next_party(party);
   const Context mine{nonce, party, words}, of_before{nonce, before, words}, of_after{nonce, after, words};
   const CheckKey own_proof = proof_key(own), previous_proof = proof_key(previous);
+  const auto key_of = [&](int p) { return std::span<const std::uint8_t, 32>(identities.public_keys[static_cast<std::size_t>(p)]); };
   const std::size_t last_bytes = transcript.layer_bytes.back();
   if (transcript.last_sent.size() != last_bytes)
     throw Error(Component::Protocol, "AND transcript without its last layer as sent");
   const std::span<const std::uint8_t> last_received(
       reinterpret_cast<const std::uint8_t*>(transcript.received.data()) + transcript.bytes - last_bytes, last_bytes);
+  std::size_t sent = 0;
 
   // 0. As V+ of party-1, a receipt of its last layer to party+1 (its V-); party-1's receipt of
   //    party+1's last layer to me. Party+1 gets its seed share only after this, so it cannot
   //    learn its seed before its last layer is in its V+'s hands.
   const Seed receipt_out = layer_receipt(of_before, last_received);
-  const Seed seed_before = weight_seed(of_before, seed_share(of_before, seed_key(own), receipt_out), last_received);
+  const Seed share_before = seed_share(of_before, seed_key(own), receipt_out);
+  const Seed seed_before = weight_seed(of_before, share_before, last_received);
   Seed receipt_in{};
   exchange.exchange(first_layer, receipt_out, receipt_in);
+  sent += receipt_out.size();
 
   // 1. The share of party+1's weights' seed to it (as its V-), drawn over that receipt;
   //    party-1's share of mine. As V+ of party-1 this party draws that share itself.
   const Seed share_out = seed_share(of_after, seed_key(previous), receipt_in);
   Seed share_in{};
   exchange.exchange(first_layer + 1, share_out, share_in);
+  sent += share_out.size();
   const Seed my_seed = weight_seed(mine, share_in, transcript.last_sent);
 
   // 2. My proof to party+1 (x: c_{party-1}, V-'s; y: c_party, V+'s, each product's operand
@@ -693,37 +796,159 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
                    {planes.right_own, planes.left_own, kWindowWords}, previous_proof, own_proof);
   std::vector<std::uint8_t> proof_in(proof.size());
   exchange.exchange(first_layer + 2, proof, proof_in);
+  sent += proof.size();
 
-  // 3. As V+ of party-1 (holding c_{party-1}), my findings to party+1 (its V-); party-1's
-  //    findings on party+1 to me.
-  const std::vector<std::uint8_t> findings =
+  // 3. As V+ of party-1 (holding c_{party-1}), my findings to party+1 (its V-), signed with what
+  //    they rest on; party-1's signed findings on party+1 to me.
+  std::vector<std::uint8_t> findings =
       verify_plus_planes(of_before, seed_before, {planes.right_previous, planes.left_previous, kWindowWords},
                          PlusLinear(planes), proof_in, previous_proof);
+  const std::size_t findings_bytes = findings.size();
+  const IdentitySignature findings_signature = identities.own->sign(
+      findings_statement(of_before, receipt_out, share_before, findings_hash(of_before, findings)));
+  findings.insert(findings.end(), findings_signature.begin(), findings_signature.end());
   std::vector<std::uint8_t> findings_in(findings.size());
   exchange.exchange(first_layer + 3, findings, findings_in);
+  sent += findings.size();
+  const std::span<const std::uint8_t> findings_of_after(findings_in.data(), findings_bytes);
 
-  // 4. As V- of party+1 (holding c_party), the verdict; it travels through party+1, which cannot
-  //    forge it.
-  if (!verify_minus_planes(of_after, {planes.left_own, planes.right_own, kWindowWords}, MinusLinear(planes),
-                           findings_in, own_proof))
-    throw VerificationError(Component::Protocol, "party " + std::to_string(party + 1) + ": the check of party " +
-                                                     std::to_string(after + 1) + "'s AND gates failed (" +
-                                                     suspects(after, before) + ")",
-                            "and_check", after);
-  const Token verdict = pass_token(of_after, token_key(previous));
-  Token about_me{}, relayed{};
-  exchange.exchange(first_layer + 4, verdict, about_me);
+  Outcome outcome(party);
 
-  // 5. Relay party-1's verdict on me to party+1; take party+1's verdict on party-1.
-  exchange.exchange(first_layer + 5, about_me, relayed);
-  const Token expected = pass_token(of_before, token_key(own));
-  if (!equal_constant_time(relayed, expected))
-    throw VerificationError(Component::Protocol, "party " + std::to_string(party + 1) + ": the check of party " +
-                                                     std::to_string(before + 1) + "'s AND gates failed at party " +
-                                                     std::to_string(after + 1) + " or its verdict was altered (" +
-                                                     suspects(before, after) + ")",
-                            "and_check", before);
-  return receipt_out.size() + share_out.size() + proof.size() + findings.size() + 2 * verdict.size();
+  // 4. As V- of party+1 (holding c_party), the signed verdict to it; party-1's verdict on me.
+  Verdict verdict;
+  if (verify_minus_planes(of_after, {planes.left_own, planes.right_own, kWindowWords}, MinusLinear(planes),
+                          findings_of_after, own_proof)) {
+    verdict.token = pass_token(of_after, token_key(previous));
+  } else {
+    Evidence& e = verdict.evidence;
+    e.receipt = receipt_in;
+    e.share = share_out;
+    e.findings_hash = findings_hash(of_after, findings_of_after);
+    std::memcpy(e.signature.data(), findings_in.data() + findings_bytes, e.signature.size());
+    if (identity_signature_valid(key_of(before), findings_statement(of_after, e.receipt, e.share, e.findings_hash),
+                                 e.signature)) {
+      verdict.status = VerdictStatus::Rejected;
+      outcome.fail("the check of " + party_name(after) + "'s AND gates failed (" + suspects(after, before) + ")");
+    } else {
+      verdict.status = VerdictStatus::FindingsRefused;
+      outcome.name(before, "its signed findings on " + party_name(after) + " are not what it sent");
+    }
+  }
+  const std::vector<std::uint8_t> verdict_out = encode_verdict(of_after, verdict, *identities.own);
+  std::vector<std::uint8_t> verdict_in(kVerdictBytes);
+  exchange.exchange(first_layer + 4, verdict_out, verdict_in);
+  sent += verdict_out.size();
+
+  // 5. As the prover, the verdict on me relayed to party+1 (my V+), with my audit if it rejects
+  //    me; party-1's relay of the verdict on it to me.
+  Relay relay;
+  relay.verdict = verdict_in;
+  const auto on_me = decode_verdict(verdict_in);
+  if (!on_me || !verdict_signed_by(mine, verdict_in, key_of(before))) {
+    relay.verdict_signature_failed = true;
+    outcome.name(before, "its verdict on my AND gates is not signed");
+  } else if (on_me->status == VerdictStatus::Pass) {
+    if (!clean_pass(*on_me)) outcome.name(before, "its passing verdict on my AND gates carries evidence");
+  } else if (on_me->status == VerdictStatus::FindingsRefused) {
+    outcome.fail("party " + std::to_string(before + 1) + " refused party " + std::to_string(after + 1) +
+                 "'s findings on my AND gates");
+  } else {
+    outcome.fail("the check of my AND gates failed at " + party_name(before) + " (" + suspects(party, after) + ")");
+    relay.answer = audit_rejection(mine, my_seed, planes, proof, share_in, transcript.last_sent, on_me->evidence,
+                                   key_of(after), own_proof, previous_proof);
+    if (relay.answer == AuditAnswer::AccusesPlus)
+      outcome.name(after, "my audit of that rejection found its findings or receipt false");
+    else if (relay.answer == AuditAnswer::AccusesMinus)
+      outcome.name(before, "my audit of its rejection found it false");
+  }
+  const bool relay_signed = relay.verdict_signature_failed || !on_me || on_me->status != VerdictStatus::Pass;
+  const std::vector<std::uint8_t> relay_out = encode_relay(mine, relay, relay_signed ? identities.own : nullptr);
+  std::vector<std::uint8_t> relay_in(kRelayBytes);
+  exchange.exchange(first_layer + 5, relay_out, relay_in);
+  sent += relay_out.size();
+
+  // 6. As V+ of party-1, its relay forwarded to party+1 (its V-) unless a clean pass; party-1's
+  //    forward of party+1's relay to me.
+  ForwardKind forward = ForwardKind::Nothing;
+  {
+    const auto got = decode_relay(relay_in);
+    const auto verdict_on_before = got ? decode_verdict(got->verdict) : std::nullopt;
+    const bool verdict_signed = got && verdict_signed_by(of_before, got->verdict, key_of(after));
+    const bool must_be_signed =
+        !got || got->verdict_signature_failed || !verdict_on_before || verdict_on_before->status != VerdictStatus::Pass;
+    if (got && !must_be_signed && got->answer == AuditAnswer::NotAsked && clean_pass(*verdict_on_before) &&
+        equal_constant_time(verdict_on_before->token, pass_token(of_before, token_key(own)))) {
+      // party-1 passed
+    } else if (!got) {
+      outcome.name(before, "its relay of the verdict on its AND gates is malformed");
+    } else if (must_be_signed && !relay_signed_by(of_before, relay_in, key_of(before))) {
+      forward = ForwardKind::RelayRefused;
+      outcome.name(before, "its relay of the verdict on its AND gates is not signed");
+    } else if (must_be_signed) {
+      forward = ForwardKind::Relay;
+      if (got->verdict_signature_failed) {
+        if (verdict_signed && verdict_on_before)
+          outcome.name(before, "it says " + party_name(after) + "'s signed verdict was not");
+        else
+          outcome.fail(party_name(before) + " found " + party_name(after) + "'s verdict on it unsigned");
+      } else if (!verdict_signed) {
+        outcome.name(before, "it relayed an unsigned verdict without saying so");
+      } else if (verdict_on_before->status == VerdictStatus::FindingsRefused) {
+        outcome.name(after, "it refused my findings on " + party_name(before) + ", which I signed as I sent them");
+      } else {
+        outcome.fail("the check of " + party_name(before) + "'s AND gates failed at " + party_name(after) + " (" +
+                     suspects(before, party) + ")");
+        if (got->answer == AuditAnswer::NotAsked)
+          outcome.name(before, "it did not answer that rejection");
+        else if (got->answer == AuditAnswer::AccusesPlus)
+          outcome.name(before, "it accused my findings on its AND gates, which are right");
+      }
+    } else if (!verdict_signed) {
+      outcome.name(before, "it relayed an unsigned verdict without saying so");
+    } else if (!clean_pass(*verdict_on_before)) {
+      outcome.name(after, "its passing verdict on " + party_name(before) + " carries evidence");
+    } else if (got->answer != AuditAnswer::NotAsked) {
+      outcome.name(before, "it answered a verdict that passed it");
+    } else {
+      outcome.name(after, "its signed verdict on " + party_name(before) + " carries a wrong pass token");
+    }
+  }
+  const std::vector<std::uint8_t> forward_out = encode_forward(forward, relay_in);
+  std::vector<std::uint8_t> forward_in(kForwardBytes);
+  exchange.exchange(first_layer + 6, forward_out, forward_in);
+  sent += forward_out.size();
+
+  // As V- of party+1: what party-1 (its V+) forwarded of party+1's relay.
+  if (verdict.status != VerdictStatus::FindingsRefused) {
+    const std::span<const std::uint8_t> forwarded(forward_in.data() + 1, kRelayBytes);
+    const std::uint8_t kind = forward_in[0];
+    if (kind == static_cast<std::uint8_t>(ForwardKind::Nothing)) {
+      if (!std::all_of(forwarded.begin(), forwarded.end(), [](std::uint8_t b) { return b == 0; }))
+        outcome.name(before, "its empty forward of " + party_name(after) + "'s relay is not empty");
+      else if (verdict.status == VerdictStatus::Rejected)
+        outcome.name(before, "it did not forward " + party_name(after) + "'s answer to my rejection");
+    } else if (kind == static_cast<std::uint8_t>(ForwardKind::RelayRefused)) {
+      outcome.fail(party_name(before) + " refused " + party_name(after) + "'s relay");
+    } else if (kind != static_cast<std::uint8_t>(ForwardKind::Relay) ||
+               !relay_signed_by(of_after, forwarded, key_of(after))) {
+      outcome.name(before, "it forwarded a relay " + party_name(after) + " did not sign");
+    } else {
+      const auto got = decode_relay(forwarded);
+      if (!got || !equal_constant_time(got->verdict, verdict_out)) {
+        outcome.name(after, "its signed relay changed my verdict on its AND gates");
+      } else if (got->verdict_signature_failed) {
+        outcome.name(after, "it says my signed verdict on its AND gates was not");
+      } else if (verdict.status == VerdictStatus::Pass) {
+        outcome.name(before, "it forwarded a relay of my passing verdict on " + party_name(after));
+      } else if (got->answer != AuditAnswer::AccusesPlus) {
+        outcome.name(after, "its AND gates failed their check, and its audit does not put it on " +
+                                party_name(before));
+      }
+    }
+  }
+
+  if (outcome.failed()) outcome.raise(verdict.status != VerdictStatus::Pass ? after : before);
+  return sent;
 }
 
 }  // namespace mpc::rss3::and_check

@@ -38,10 +38,14 @@
 // - Round polynomials are additively shared: V- draws its share from a key it shares with the
 //   prover, V+ receives the rest, so neither learns anything. Challenges are hashes of V+'s
 //   shares so far.
-// - V+ sends V- its challenges, its final B and its share of the final claim; V- checks
-//   A_final * B_final = claim. Soundness error per segment: 2^-64 from the window weights rho_c
+// - V+ sends V- its challenges, its final B and its share of the final claim, signed
+//   (and_check_blame.hpp); V- checks A_final * B_final = claim. Soundness error per segment: 2^-64 from the window weights rho_c
 //   (drawn of degree < 64, so that a word times one is a single carry-less product; see Weights
 //   in and_check.cpp), plus about (2 kBitRounds + 2 rounds) / 2^128 from the challenges.
+//
+// A failed check names the server that deviated, as seen by each server that can show it: the
+// verdict, its relay and the prover's audit of a rejection are signed messages after the proof
+// (and_check_blame.hpp says which conclusion names whom, and why).
 //
 // What a server learns: V+ sees shares uniform to it; V- sees B_final (uniform thanks to m_B) and
 // V+'s claim share, which the check determines. The verdict is one bit per batch, and a corrupt
@@ -55,6 +59,8 @@
 #include <span>
 #include <vector>
 
+#include "common/error.hpp"
+#include "common/identity_signature.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
 #include "protocol/rss3/evaluator.hpp"
 #include "protocol/rss3/layer_exchange.hpp"
@@ -71,8 +77,9 @@ using Seed = std::array<std::uint8_t, 32>;
 using Token = std::array<std::uint8_t, 16>;
 
 // Messages of the check to the next party, after the batch's last layer: a receipt, a seed
-// share, the proof, the findings, the verdict, the verdict relayed (check_batch).
-inline constexpr std::uint32_t kCheckMessages = 6;
+// share, the proof, the findings, the verdict, the verdict relayed, the relay forwarded
+// (check_batch).
+inline constexpr std::uint32_t kCheckMessages = 7;
 
 // Keys of the proof from a PRF edge key: `proof` between a prover and one verifier, `token` and
 // `seed` between the two verifiers (a verdict the prover relays cannot be forged by it; a seed
@@ -80,6 +87,24 @@ inline constexpr std::uint32_t kCheckMessages = 6;
 CheckKey proof_key(const PrfKey& edge);
 CheckKey token_key(const PrfKey& edge);
 CheckKey seed_key(const PrfKey& edge);
+
+// The servers' signing identities: this party's signer and every party's X25519 public key.
+struct CheckIdentities {
+  const IdentitySigner* own = nullptr;
+  std::array<std::array<std::uint8_t, 32>, 3> public_keys{};
+};
+
+// A failed check, and the peers this party can show deviated (and_check_blame.hpp): bit p set
+// when it holds party p to have deviated.
+class AndCheckFailure : public VerificationError {
+ public:
+  AndCheckFailure(const std::string& message, int peer, std::uint8_t claims)
+      : VerificationError(Component::Protocol, message, "and_check", peer), claims_(claims) {}
+  std::uint8_t claims() const noexcept { return claims_; }
+
+ private:
+  std::uint8_t claims_;
+};
 
 struct Context {
   BatchNonce nonce;
@@ -124,11 +149,14 @@ std::vector<std::uint8_t> verify_plus(const Context& context, const Seed& seed, 
 Token pass_token(const Context& context, const CheckKey& verifiers);
 
 // A party's whole part in the check of one layered batch, after its evaluation: it proves its
-// own ANDs, verifies party i-1's as V+ and party i+1's as V-, over five more messages to the next
-// party numbered first_layer .. first_layer + kCheckMessages - 1 (a receipt, a seed share, the
-// proof, the findings, the verdict, the verdict relayed). Returns normally only if both neighbours' ANDs passed (with the
-// bytes it sent); throws VerificationError naming the failed check, PeerError for a silent peer.
+// own ANDs, verifies party i-1's as V+ and party i+1's as V-, over kCheckMessages more messages
+// to the next party numbered first_layer .. first_layer + kCheckMessages - 1 (a receipt, a seed
+// share, the proof, the findings, the verdict, the verdict relayed, the relay forwarded).
+// Returns normally only if every party's ANDs passed as far as this party sees (with the bytes
+// it sent); throws AndCheckFailure naming the peers it can show deviated, PeerError for a
+// silent peer.
 std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey& own, const PrfKey& previous,
-                        BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer);
+                        BatchNonce nonce, LayerExchange& exchange, std::uint32_t first_layer,
+                        const CheckIdentities& identities);
 
 }  // namespace mpc::rss3::and_check

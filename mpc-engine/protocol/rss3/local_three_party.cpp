@@ -7,9 +7,11 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <memory>
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/identity_signature.hpp"
 #include "common/secret.hpp"
 #include "protocol/rss3/and_check.hpp"
 #include "protocol/rss3/memory_ring.hpp"
@@ -82,6 +84,20 @@ std::array<ShareMatrix, kParties> evaluate_three_parties(const circuits::Program
                                                          const std::array<PrfKey, kParties>& keys,
                                                          const ThreePartyOptions& options) {
   MemoryRing ring(options.timeout);
+  // Each party signs its check messages under an X25519 identity of its own, as a server does.
+  std::array<std::unique_ptr<IdentitySigner>, kParties> signers;
+  and_check::CheckIdentities identities[kParties];
+  if (options.check_ands) {
+    std::array<std::array<std::uint8_t, 32>, kParties> public_keys{};
+    for (std::size_t p = 0; p < kParties; ++p) {
+      SecretBytes secret(32);
+      randombytes_buf(secret.data(), secret.size());
+      crypto_scalarmult_base(public_keys[p].data(), secret.data());
+      signers[p] = std::make_unique<IdentitySigner>(secret.span());
+    }
+    for (std::size_t p = 0; p < kParties; ++p) identities[p] = {signers[p].get(), public_keys};
+  }
+  if (options.claims != nullptr) options.claims->fill(0);
   std::array<ShareMatrix, kParties> outputs;
   std::array<EvaluationStats, kParties> stats{};
   std::mutex error_mutex;
@@ -107,14 +123,22 @@ std::array<ShareMatrix, kParties> evaluate_three_parties(const circuits::Program
         AndTranscript transcript;
         stats[index] = evaluator->evaluate_recorded(program, inputs[index], outputs[index], randomness, endpoint,
                                                     transcript);
+        if (options.alter_transcript) options.alter_transcript(i, transcript);
         and_check::check_batch(transcript, i, keys[index], keys[static_cast<std::size_t>(previous_party(i))], nonce,
-                               endpoint, static_cast<std::uint32_t>(program.layers.size()));
+                               endpoint, static_cast<std::uint32_t>(program.layers.size()), identities[index]);
       } else if (options.transcripts != nullptr) {
         RecordingExchange recording(endpoint, (*options.transcripts)[index]);
         stats[index] = evaluator->evaluate(program, inputs[index], outputs[index], randomness, recording);
       } else {
         stats[index] = evaluator->evaluate(program, inputs[index], outputs[index], randomness, endpoint);
       }
+    } catch (const and_check::AndCheckFailure& failure) {
+      // Reached after every message of the check was sent: the others finish theirs and draw
+      // their own conclusions, so the ring is not aborted under them.
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (options.claims != nullptr) (*options.claims)[index] = failure.claims();
+      if (!verification_failed) first_error = std::current_exception();
+      verification_failed = true;
     } catch (const VerificationError&) {
       {
         std::lock_guard<std::mutex> lock(error_mutex);

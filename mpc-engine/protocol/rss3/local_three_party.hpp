@@ -30,6 +30,13 @@ struct ThreePartyOptions {
   // When set: after evaluating, every party checks every AND of the others (and_check.hpp), as
   // a server with security = "active" does; a failed check raises VerificationError.
   bool check_ands = false;
+  // When set (with check_ands): each party's claims when its check fails (AndCheckFailure,
+  // bit p: it holds party p to have deviated), 0 for a party whose check passed.
+  std::array<std::uint8_t, kParties>* claims = nullptr;
+  // When set (with check_ands): may change a party's record of the batch before it checks, so
+  // that it proves and verifies from another view than the one it computed (a party deviating
+  // consistently: what it signs agrees with what it sends).
+  std::function<void(int party, AndTranscript& transcript)> alter_transcript;
   // When set: sees each party's outgoing messages before they leave and may change them. The
   // span is the party's own buffer, so a change to an AND layer's r alters its share as well:
   // tests make a party deviate with it.

@@ -5,7 +5,9 @@
 
 #include <openssl/evp.h>
 
+#include <array>
 #include <random>
+#include <string>
 
 #include "circuits/aes.hpp"
 #include "circuits/aes_reference.hpp"
@@ -248,22 +250,102 @@ TEST(AndCheckEvaluation, AFlippedGateOfAPaddedBatchIsCaught) {
   }
 }
 
-// A party alters one of the check's own messages: its receipt of the previous party's last
-// layer, the share of the next party's weights' seed it sends as V-, its proof, its findings as
-// V+, its verdict as V-, or the verdict it relays.
-TEST(AndCheckEvaluation, AlteredCheckMessagesAreCaught) {
+// What the honest parties conclude when `cheater` deviated: none of them names another honest
+// party (that would hand the deviating one a seat as the third, honest server), and at least one
+// names the cheater. What the cheater itself concludes is not asked: any claim it makes names
+// itself as one of the pair.
+void expect_cheater_named(const std::array<std::uint8_t, kParties>& claims, int cheater, const std::string& where) {
+  const auto cheater_bit = static_cast<std::uint8_t>(1u << cheater);
+  std::uint8_t named = 0;
+  for (int party = 0; party < kParties; ++party) {
+    if (party == cheater) continue;
+    EXPECT_EQ(claims[static_cast<std::size_t>(party)] & ~cheater_bit, 0)
+        << where << ": honest party " << party + 1 << " names an honest party";
+    named |= claims[static_cast<std::size_t>(party)];
+  }
+  EXPECT_EQ(named, cheater_bit) << where << ": no honest party names party " << cheater + 1;
+}
+
+// A party alters one of the check's own messages as it sends it (after signing what it signs):
+// its receipt of the previous party's last layer, the share of the next party's weights' seed it
+// sends as V-, its proof, its findings as V+, its verdict as V-, the verdict it relays, or the
+// relay it forwards. The batch is refused, and an honest party names the one that deviated.
+TEST(AndCheckEvaluation, AlteredCheckMessagesAreCaughtAndNameTheirSender) {
   std::mt19937_64 rng(12);
   const AesBatch batch(100, rng);
   const auto first = static_cast<std::uint32_t>(batch.program.layers.size());
   for (int cheater = 0; cheater < kParties; ++cheater) {
     for (std::uint32_t hop = 0; hop < and_check::kCheckMessages; ++hop) {
+      std::array<std::uint8_t, kParties> claims{};
       ThreePartyOptions options = checked();
+      options.claims = &claims;
       options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
         if (party == cheater && at == first + hop) outgoing[outgoing.size() / 2] ^= 0x40;
       };
-      EXPECT_THROW(batch.run(options), VerificationError) << "party " << cheater + 1 << ", hop " << hop;
+      const std::string where = "party " + std::to_string(cheater + 1) + ", hop " + std::to_string(hop);
+      EXPECT_THROW(batch.run(options), VerificationError) << where;
+      expect_cheater_named(claims, cheater, where);
     }
   }
+}
+
+// A prover's flipped AND share: its V- rejects it, its own audit cannot put the failure on a
+// verifier that followed the protocol, so an honest verifier names it.
+TEST(AndCheckBlame, AFlippedAndShareNamesItsSender) {
+  std::mt19937_64 rng(15);
+  const AesBatch batch(100, rng);
+  for (int cheater = 0; cheater < kParties; ++cheater) {
+    for (const std::uint32_t layer : {1u, batch.last_and_layer()}) {
+      std::array<std::uint8_t, kParties> claims{};
+      ThreePartyOptions options = checked();
+      options.claims = &claims;
+      options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
+        if (party == cheater && at == layer) outgoing[0] ^= 1;
+      };
+      const std::string where = "party " + std::to_string(cheater + 1) + ", layer " + std::to_string(layer);
+      EXPECT_THROW(batch.run(options), VerificationError) << where;
+      expect_cheater_named(claims, cheater, where);
+    }
+  }
+}
+
+// A party that deviates consistently: it proves and verifies from a changed record of the batch
+// (one bit of one of its planes: the components it holds, or what it received), so that what it
+// signs agrees with what it sends. As V- it rejects a valid proof, as V+ it signs findings of
+// another statement, as prover it proves one: each is traced to it by the prover's audit or by an
+// honest verifier.
+TEST(AndCheckBlame, AConsistentlyDeviatingPartyIsNamed) {
+  std::mt19937_64 rng(16);
+  const AesBatch batch(100, rng);
+  const char* plane_names[] = {"left_own", "left_previous", "right_own", "right_previous", "received"};
+  for (int cheater = 0; cheater < kParties; ++cheater) {
+    for (int plane = 0; plane < 5; ++plane) {
+      for (const std::size_t word : {std::size_t{0}, std::size_t{37}}) {
+        std::array<std::uint8_t, kParties> claims{};
+        ThreePartyOptions options = checked();
+        options.claims = &claims;
+        options.alter_transcript = [&](int party, AndTranscript& t) {
+          if (party != cheater) return;
+          SecretWords* planes[] = {&t.left_own, &t.left_previous, &t.right_own, &t.right_previous, &t.received};
+          planes[plane]->data()[word] ^= std::uint64_t{1} << 9;
+        };
+        const std::string where = "party " + std::to_string(cheater + 1) + ", " + plane_names[plane] + " word " +
+                                  std::to_string(word);
+        EXPECT_THROW(batch.run(options), VerificationError) << where;
+        expect_cheater_named(claims, cheater, where);
+      }
+    }
+  }
+}
+
+TEST(AndCheckBlame, HonestBatchesNameNobody) {
+  std::mt19937_64 rng(17);
+  const AesBatch batch(64, rng);
+  std::array<std::uint8_t, kParties> claims{};
+  ThreePartyOptions options = checked();
+  options.claims = &claims;
+  EXPECT_EQ(batch.run(options), batch.openssl());
+  EXPECT_EQ(claims, (std::array<std::uint8_t, kParties>{}));
 }
 
 // The prover's seed share exists only once its V+ holds its last layer: V- draws it over V+'s
