@@ -350,6 +350,7 @@ def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_wh
         assert suspects and str(party) in suspects.groups(), refused
     after = cluster.verification_refusals()
     assert all(after[p] > before[p] for p in cluster.parties), (before, after)
+    expect_named_by_an_honest_server(cluster, party)
 
     restart(cluster, party)
     cluster.wait_until_serving(KEY, deadline_s=30)
@@ -376,13 +377,36 @@ def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_wh
             raise AssertionError(f"{blocks} blocks: a flipped AND share left the keystream right for 8 counters")
 
 
+# A server's log event for a batch a check of active security refused (batch_worker.cpp); its
+# error says which peers the server can show deviated ("party N deviated").
+BATCH_REFUSED = "batch refused: a check of active security failed"
+
+
+def expect_named_by_an_honest_server(cluster, deviating: int) -> None:
+    """The failed AND check names the deviating server (rss3/and_check_blame.hpp): an honest
+    server shows it deviated, and no honest server names the other honest one."""
+    honest = [p for p in cluster.parties if p != deviating]
+    deadline = time.monotonic() + 10
+    while True:
+        named = {p: {int(n) for entry in cluster.log_events(p, BATCH_REFUSED)
+                     for n in re.findall(r"\bparty (\d) deviated", entry.get("error", ""))} for p in honest}
+        if any(deviating in found for found in named.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert any(deviating in found for found in named.values()), named
+    for party, found in named.items():
+        assert found <= {deviating}, f"honest server {party} names {found}"
+
+
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("hop", [0, 1, 2, 3, 4, 5])
-def test_an_altered_check_message_is_refused(fresh_cluster, hop):
-    """Server 2 alters one of the AND check's own messages: its receipt of server 1's last layer
-    (0), the share of server 3's weights' seed it sends as its V- (1), its proof (2), its
-    findings as the next verifier (3), its verdict (4), or the verdict it relays (5). The job
-    is refused and nothing is returned; the cluster serves honestly again once server 2 does."""
+@pytest.mark.parametrize("hop", [0, 1, 2, 3, 4, 5, 6])
+def test_an_altered_check_message_is_refused_and_names_its_sender(fresh_cluster, hop):
+    """Server 2 alters one of the AND check's own messages as it sends it: its receipt of
+    server 1's last layer (0), the share of server 3's weights' seed it sends as its V- (1), its
+    proof (2), its findings as the next verifier (3), its verdict (4), the verdict it relays (5),
+    or the relay it forwards (6). The job is refused and nothing is returned; an honest server
+    holds server 2 in a dispute, since what it signed or sent shows it deviated; the cluster
+    serves honestly again once server 2 does."""
     cluster = fresh_cluster
     key_hex, _ = cluster.import_key(*KEY)
     cluster.wait_until_serving(KEY)
@@ -391,6 +415,7 @@ def test_an_altered_check_message_is_refused(fresh_cluster, hop):
     result, refused = keystream_attempt(cluster, counter, 1000)
     assert result is None, "the job succeeded"
     assert "fail" in refused and ("failed verification" in refused or "verification_failed" in refused), refused
+    expect_named_by_an_honest_server(cluster, 2)
     restart(cluster, 2)
     cluster.wait_until_serving(KEY, deadline_s=30)
     assert cluster.keystream(KEY[0], KEY[1], KEY[2], counter, 7) == openssl_ctr_keystream("aes128", key_hex, counter, 7)

@@ -873,7 +873,8 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   {
     const auto got = decode_relay(relay_in);
     const auto verdict_on_before = got ? decode_verdict(got->verdict) : std::nullopt;
-    const bool verdict_signed = got && verdict_signed_by(of_before, got->verdict, key_of(after));
+    // Checked only off a clean pass: a signature check is the costliest step of a passing batch.
+    const auto verdict_signed = [&] { return got && verdict_signed_by(of_before, got->verdict, key_of(after)); };
     const bool must_be_signed =
         !got || got->verdict_signature_failed || !verdict_on_before || verdict_on_before->status != VerdictStatus::Pass;
     if (got && !must_be_signed && got->answer == AuditAnswer::NotAsked && clean_pass(*verdict_on_before) &&
@@ -887,11 +888,11 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
     } else if (must_be_signed) {
       forward = ForwardKind::Relay;
       if (got->verdict_signature_failed) {
-        if (verdict_signed && verdict_on_before)
+        if (verdict_signed() && verdict_on_before)
           outcome.name(before, "it says " + party_name(after) + "'s signed verdict was not");
         else
           outcome.fail(party_name(before) + " found " + party_name(after) + "'s verdict on it unsigned");
-      } else if (!verdict_signed) {
+      } else if (!verdict_signed()) {
         outcome.name(before, "it relayed an unsigned verdict without saying so");
       } else if (verdict_on_before->status == VerdictStatus::FindingsRefused) {
         outcome.name(after, "it refused my findings on " + party_name(before) + ", which I signed as I sent them");
@@ -903,7 +904,7 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
         else if (got->answer == AuditAnswer::AccusesPlus)
           outcome.name(before, "it accused my findings on its AND gates, which are right");
       }
-    } else if (!verdict_signed) {
+    } else if (!verdict_signed()) {
       outcome.name(before, "it relayed an unsigned verdict without saying so");
     } else if (!clean_pass(*verdict_on_before)) {
       outcome.name(after, "its passing verdict on " + party_name(before) + " carries evidence");
