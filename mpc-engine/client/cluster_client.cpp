@@ -428,9 +428,6 @@ std::pair<wire::GcmTagBytes, wire::GcmTagBytes> ClusterClient::gcm_tag_chained(c
                                                                                std::span<const std::uint8_t> prefix) {
   require_rss3(settings_, "chained GCM tags");
   require_gcm_input_fits(aad.size(), 0);
-  if (prefix.size() > wire::kMaxGcmChainPrefixBytes)
-    throw InvalidRequest("chained GCM tag prefix of " + std::to_string(prefix.size()) + " bytes exceeds " +
-                         std::to_string(wire::kMaxGcmChainPrefixBytes));
   wire::GcmTagRequest request;
   request.key = key;
   request.nonce = nonce;
