@@ -129,7 +129,14 @@ def test_false_claims_exclude_only_their_maker(enrolled, k5):
     cluster.restart_server(2, fault="false-blame=13")
     cluster.wait_for_modes({1: "two-party without server 2", 2: "three-party", 3: "two-party without server 2"},
                            deadline_s=60)
+    # The modes are those of the one dispute server 1 held already: the exclusion follows once
+    # both honest servers have heard server 2's claims.
+    deadline = time.monotonic() + 30
     lines = status_lines(cluster)
+    while (not all("excluded server 2 since unix ms" in lines[party] for party in (1, 3))
+           and time.monotonic() < deadline):
+        time.sleep(0.5)
+        lines = status_lines(cluster)
     for party in (1, 3):
         assert "excluded server 2 since unix ms" in lines[party], lines[party]
     # Found from two disputes by one honest server at least (the other may take it from both
