@@ -509,16 +509,20 @@ MPC_RSS3_CLONES void plus_linear(std::uint64_t* __restrict out, const std::uint6
   for (std::size_t w = 0; w < n; ++w) out[w] ^= received[w];
 }
 
+// V-'s linear part from the planes of the component it holds (c_i at V- of party i+1; the
+// prover holds the same as its previous component): F(k) ^ c(x) c(y).
 class MinusLinear final : public LinearWords {
  public:
-  explicit MinusLinear(const PartyPlanes& p) : p_(p) {}
+  MinusLinear(PrfWords& prf, const std::uint64_t* left, const std::uint64_t* right)
+      : prf_(prf), left_(left), right_(right) {}
   void words(std::size_t w0, std::size_t n, std::uint64_t* out) const override {
-    p_.own_prf.fill(w0, n, out);
-    minus_linear(out, p_.left_own + w0, p_.right_own + w0, n);
+    prf_.fill(w0, n, out);
+    minus_linear(out, left_ + w0, right_ + w0, n);
   }
 
  private:
-  const PartyPlanes& p_;
+  PrfWords& prf_;
+  const std::uint64_t *left_, *right_;
 };
 
 class PlusLinear final : public LinearWords {
@@ -649,12 +653,9 @@ bool verify_minus(const Context& context, const MinusPart& minus, std::span<cons
 
 namespace {
 
-// The prover's own copy of its verifiers' linear parts (the statement of the file header): V-'s
-// c_{i-1}(x) c_{i-1}(y) ^ F(k_{i-1}), and V+'s r_i ^ F(k_i), with r_i as an honest prover sends it.
-MPC_RSS3_CLONES void prover_minus_linear(std::uint64_t* __restrict out, const std::uint64_t* __restrict left_previous,
-                                         const std::uint64_t* __restrict right_previous, std::size_t n) {
-  for (std::size_t w = 0; w < n; ++w) out[w] ^= left_previous[w] & right_previous[w];
-}
+// The prover's own copy of V+'s linear part (the statement of the file header): r_i ^ F(k_i),
+// with r_i as an honest prover sends it. (Its copy of V-'s is MinusLinear over its previous
+// component.)
 MPC_RSS3_CLONES void prover_plus_linear(std::uint64_t* __restrict out, const std::uint64_t* __restrict left_previous,
                                         const std::uint64_t* __restrict right_previous,
                                         const std::uint64_t* __restrict left_own,
@@ -663,18 +664,6 @@ MPC_RSS3_CLONES void prover_plus_linear(std::uint64_t* __restrict out, const std
     out[w] ^= (left_previous[w] & right_previous[w]) ^ (left_previous[w] & right_own[w]) ^
               (left_own[w] & right_previous[w]);
 }
-
-class ProverMinusLinear final : public LinearWords {
- public:
-  explicit ProverMinusLinear(const PartyPlanes& p) : p_(p) {}
-  void words(std::size_t w0, std::size_t n, std::uint64_t* out) const override {
-    p_.previous_prf.fill(w0, n, out);
-    prover_minus_linear(out, p_.left_previous + w0, p_.right_previous + w0, n);
-  }
-
- private:
-  const PartyPlanes& p_;
-};
 
 class ProverPlusLinear final : public LinearWords {
  public:
@@ -705,7 +694,8 @@ AuditAnswer audit_rejection(const Context& mine, const Seed& my_seed, const Part
       mine, my_seed, {planes.right_own, planes.left_own, kWindowWords}, ProverPlusLinear(planes), proof, with_plus);
   if (findings_hash(mine, findings) != evidence.findings_hash) return AuditAnswer::AccusesPlus;
   if (verify_minus_planes(mine, {planes.left_previous, planes.right_previous, kWindowWords},
-                          ProverMinusLinear(planes), findings, with_minus))
+                          MinusLinear(planes.previous_prf, planes.left_previous, planes.right_previous), findings,
+                          with_minus))
     return AuditAnswer::AccusesMinus;
   return AuditAnswer::AccusesNeither;
 }
@@ -816,8 +806,9 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
 
   // 4. As V- of party+1 (holding c_party), the signed verdict to it; party-1's verdict on me.
   Verdict verdict;
-  if (verify_minus_planes(of_after, {planes.left_own, planes.right_own, kWindowWords}, MinusLinear(planes),
-                          findings_of_after, own_proof)) {
+  if (verify_minus_planes(of_after, {planes.left_own, planes.right_own, kWindowWords},
+                          MinusLinear(planes.own_prf, planes.left_own, planes.right_own), findings_of_after,
+                          own_proof)) {
     verdict.token = pass_token(of_after, token_key(previous));
   } else {
     Evidence& e = verdict.evidence;

@@ -49,6 +49,15 @@ IdentitySignature signature_at(std::span<const std::uint8_t> bytes, std::size_t 
   return s;
 }
 
+// Whether the last kSignatureBytes of `bytes` (of `size` bytes in all) sign `statement` of the rest.
+bool body_signed_by(const Context& context, std::span<const std::uint8_t> bytes, std::size_t size,
+                    Seed (*statement)(const Context&, std::span<const std::uint8_t>),
+                    std::span<const std::uint8_t, 32> signer) {
+  if (bytes.size() != size) return false;
+  const std::size_t body = size - kSignatureBytes;
+  return identity_signature_valid(signer, statement(context, bytes.first(body)), signature_at(bytes, body));
+}
+
 bool all_zero(std::span<const std::uint8_t> bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == 0; });
 }
@@ -105,10 +114,7 @@ std::optional<Verdict> decode_verdict(std::span<const std::uint8_t> bytes) {
 
 bool verdict_signed_by(const Context& context, std::span<const std::uint8_t> verdict_bytes,
                        std::span<const std::uint8_t, 32> signer) {
-  if (verdict_bytes.size() != kVerdictBytes) return false;
-  const std::size_t body = kVerdictBytes - kSignatureBytes;
-  return identity_signature_valid(signer, verdict_statement(context, verdict_bytes.first(body)),
-                                  signature_at(verdict_bytes, body));
+  return body_signed_by(context, verdict_bytes, kVerdictBytes, verdict_statement, signer);
 }
 
 bool clean_pass(const Verdict& verdict) {
@@ -144,10 +150,7 @@ std::optional<Relay> decode_relay(std::span<const std::uint8_t> bytes) {
 
 bool relay_signed_by(const Context& context, std::span<const std::uint8_t> relay_bytes,
                      std::span<const std::uint8_t, 32> signer) {
-  if (relay_bytes.size() != kRelayBytes) return false;
-  const std::size_t body = kRelayBytes - kSignatureBytes;
-  return identity_signature_valid(signer, relay_statement(context, relay_bytes.first(body)),
-                                  signature_at(relay_bytes, body));
+  return body_signed_by(context, relay_bytes, kRelayBytes, relay_statement, signer);
 }
 
 std::vector<std::uint8_t> encode_forward(ForwardKind kind, std::span<const std::uint8_t> relay_bytes) {
