@@ -250,11 +250,16 @@ TEST(AndCheckEvaluation, AFlippedGateOfAPaddedBatchIsCaught) {
   }
 }
 
-// What the honest parties conclude when `cheater` deviated: none of them names another honest
-// party (that would hand the deviating one a seat as the third, honest server), and at least one
-// names the cheater. What the cheater itself concludes is not asked: any claim it makes names
-// itself as one of the pair.
-void expect_cheater_named(const std::array<std::uint8_t, kParties>& claims, int cheater, const std::string& where) {
+// `batch` run with `options`, in which `cheater` deviates, is refused, and of what the honest
+// parties conclude: none names another honest party (that would hand the deviating one a seat as
+// the third, honest server), and at least one names the cheater. What the cheater itself
+// concludes is not asked: any claim it makes names itself as one of the pair.
+void expect_refused_and_named(const AesBatch& batch, ThreePartyOptions options, int cheater,
+                              const std::string& where) {
+  std::array<std::uint8_t, kParties> claims{};
+  options.check_ands = true;
+  options.claims = &claims;
+  EXPECT_THROW(batch.run(options), VerificationError) << where;
   const auto cheater_bit = static_cast<std::uint8_t>(1u << cheater);
   std::uint8_t named = 0;
   for (int party = 0; party < kParties; ++party) {
@@ -276,15 +281,12 @@ TEST(AndCheckEvaluation, AlteredCheckMessagesAreCaughtAndNameTheirSender) {
   const auto first = static_cast<std::uint32_t>(batch.program.layers.size());
   for (int cheater = 0; cheater < kParties; ++cheater) {
     for (std::uint32_t hop = 0; hop < and_check::kCheckMessages; ++hop) {
-      std::array<std::uint8_t, kParties> claims{};
-      ThreePartyOptions options = checked();
-      options.claims = &claims;
+      ThreePartyOptions options;
       options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
         if (party == cheater && at == first + hop) outgoing[outgoing.size() / 2] ^= 0x40;
       };
-      const std::string where = "party " + std::to_string(cheater + 1) + ", hop " + std::to_string(hop);
-      EXPECT_THROW(batch.run(options), VerificationError) << where;
-      expect_cheater_named(claims, cheater, where);
+      expect_refused_and_named(batch, options, cheater,
+                               "party " + std::to_string(cheater + 1) + ", hop " + std::to_string(hop));
     }
   }
 }
@@ -296,15 +298,12 @@ TEST(AndCheckBlame, AFlippedAndShareNamesItsSender) {
   const AesBatch batch(100, rng);
   for (int cheater = 0; cheater < kParties; ++cheater) {
     for (const std::uint32_t layer : {1u, batch.last_and_layer()}) {
-      std::array<std::uint8_t, kParties> claims{};
-      ThreePartyOptions options = checked();
-      options.claims = &claims;
+      ThreePartyOptions options;
       options.deviate = [&](int party, std::uint32_t at, std::span<std::uint8_t> outgoing) {
         if (party == cheater && at == layer) outgoing[0] ^= 1;
       };
-      const std::string where = "party " + std::to_string(cheater + 1) + ", layer " + std::to_string(layer);
-      EXPECT_THROW(batch.run(options), VerificationError) << where;
-      expect_cheater_named(claims, cheater, where);
+      expect_refused_and_named(batch, options, cheater,
+                               "party " + std::to_string(cheater + 1) + ", layer " + std::to_string(layer));
     }
   }
 }
@@ -321,18 +320,15 @@ TEST(AndCheckBlame, AConsistentlyDeviatingPartyIsNamed) {
   for (int cheater = 0; cheater < kParties; ++cheater) {
     for (int plane = 0; plane < 5; ++plane) {
       for (const std::size_t word : {std::size_t{0}, std::size_t{37}}) {
-        std::array<std::uint8_t, kParties> claims{};
-        ThreePartyOptions options = checked();
-        options.claims = &claims;
+        ThreePartyOptions options;
         options.alter_transcript = [&](int party, AndTranscript& t) {
           if (party != cheater) return;
           SecretWords* planes[] = {&t.left_own, &t.left_previous, &t.right_own, &t.right_previous, &t.received};
           planes[plane]->data()[word] ^= std::uint64_t{1} << 9;
         };
-        const std::string where = "party " + std::to_string(cheater + 1) + ", " + plane_names[plane] + " word " +
-                                  std::to_string(word);
-        EXPECT_THROW(batch.run(options), VerificationError) << where;
-        expect_cheater_named(claims, cheater, where);
+        expect_refused_and_named(batch, options, cheater,
+                                 "party " + std::to_string(cheater + 1) + ", " + plane_names[plane] + " word " +
+                                     std::to_string(word));
       }
     }
   }
