@@ -753,7 +753,9 @@ std::size_t check_batch(const AndTranscript& transcript, int party, const PrfKey
   const int before = previous_party(party), after = next_party(party);
   const Context mine{nonce, party, words}, of_before{nonce, before, words}, of_after{nonce, after, words};
   const CheckKey own_proof = proof_key(own), previous_proof = proof_key(previous);
-  const auto key_of = [&](int p) { return std::span<const std::uint8_t, 32>(identities.public_keys[static_cast<std::size_t>(p)]); };
+  const auto key_of = [&](int p) {
+    return std::span<const std::uint8_t, 32>(identities.public_keys[static_cast<std::size_t>(p)]);
+  };
   const std::size_t last_bytes = transcript.layer_bytes.back();
   if (transcript.last_sent.size() != last_bytes)
     throw Error(Component::Protocol, "AND transcript without its last layer as sent");
