@@ -80,7 +80,7 @@ Seed relay_statement(const Context& context, std::span<const std::uint8_t> relay
   return Digest(context, "prover relay statement").bytes(relay_without_signature).finish();
 }
 
-std::vector<std::uint8_t> encode_verdict(const Context& context, Verdict verdict, const IdentitySigner& signer) {
+std::vector<std::uint8_t> encode_verdict(const Context& context, const Verdict& verdict, const IdentitySigner& signer) {
   std::vector<std::uint8_t> out;
   out.reserve(kVerdictBytes);
   out.push_back(static_cast<std::uint8_t>(verdict.status));
@@ -89,8 +89,7 @@ std::vector<std::uint8_t> encode_verdict(const Context& context, Verdict verdict
   put(out, verdict.evidence.share);
   put(out, verdict.evidence.findings_hash);
   put(out, verdict.evidence.signature);
-  verdict.signature = signer.sign(verdict_statement(context, out));
-  put(out, verdict.signature);
+  put(out, signer.sign(verdict_statement(context, out)));
   return out;
 }
 
@@ -107,8 +106,6 @@ std::optional<Verdict> decode_verdict(std::span<const std::uint8_t> bytes) {
     at += seed->size();
   }
   v.evidence.signature = signature_at(bytes, at);
-  at += kSignatureBytes;
-  v.signature = signature_at(bytes, at);
   return v;
 }
 
@@ -144,7 +141,6 @@ std::optional<Relay> decode_relay(std::span<const std::uint8_t> bytes) {
   relay.verdict.assign(bytes.begin(), bytes.begin() + kVerdictBytes);
   relay.verdict_signature_failed = mark == 1;
   relay.answer = static_cast<AuditAnswer>(answer);
-  relay.signature = signature_at(bytes, kVerdictBytes + 2);
   return relay;
 }
 

@@ -60,18 +60,17 @@ struct Evidence {
   IdentitySignature signature{};
 };
 
+// Each message's signature is made by encode_* and checked on its bytes (*_signed_by).
 struct Verdict {
   VerdictStatus status = VerdictStatus::Pass;
   Token token{};        // the pass token (Pass only)
   Evidence evidence{};  // Rejected and FindingsRefused only
-  IdentitySignature signature{};
 };
 
 struct Relay {
   std::vector<std::uint8_t> verdict;  // as P received it (kVerdictBytes)
   bool verdict_signature_failed = false;
   AuditAnswer answer = AuditAnswer::NotAsked;
-  IdentitySignature signature{};  // by P, unless a clean pass
 };
 
 enum class ForwardKind : std::uint8_t { Nothing = 0, Relay = 1, RelayRefused = 2 };
@@ -88,7 +87,7 @@ Seed findings_statement(const Context& context, const Seed& receipt, const Seed&
 Seed verdict_statement(const Context& context, std::span<const std::uint8_t> verdict_without_signature);
 Seed relay_statement(const Context& context, std::span<const std::uint8_t> relay_without_signature);
 
-std::vector<std::uint8_t> encode_verdict(const Context& context, Verdict verdict, const IdentitySigner& signer);
+std::vector<std::uint8_t> encode_verdict(const Context& context, const Verdict& verdict, const IdentitySigner& signer);
 // nullopt: not a verdict (an unknown status); the signature is not checked here.
 std::optional<Verdict> decode_verdict(std::span<const std::uint8_t> bytes);
 bool verdict_signed_by(const Context& context, std::span<const std::uint8_t> verdict_bytes,
@@ -96,7 +95,7 @@ bool verdict_signed_by(const Context& context, std::span<const std::uint8_t> ver
 // True when a Pass verdict carries nothing but its token and signature.
 bool clean_pass(const Verdict& verdict);
 
-// `sign`: false for a clean pass, whose relay goes unsigned.
+// `signer`: null for a clean pass, whose relay goes unsigned (its signature bytes zero).
 std::vector<std::uint8_t> encode_relay(const Context& context, const Relay& relay, const IdentitySigner* signer);
 std::optional<Relay> decode_relay(std::span<const std::uint8_t> bytes);
 bool relay_signed_by(const Context& context, std::span<const std::uint8_t> relay_bytes,
