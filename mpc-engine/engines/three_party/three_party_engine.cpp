@@ -333,6 +333,11 @@ void ThreePartyEngine::abort_batch(const wire::BatchHeader& header, wire::Status
       wire::encode_abort({header.epoch, header.sequence, static_cast<std::uint16_t>(status), detail.substr(0, 1024)});
   for (int party = 0; party < 3; ++party)
     if (party != settings_.party) host_.peers().send_to(party, frame);
+  end_failed_batch(header, status, detail);
+}
+
+void ThreePartyEngine::end_failed_batch(const wire::BatchHeader& header, wire::Status status,
+                                        const std::string& detail) {
   fail_batch_jobs(header, status, detail);
   role_->batch_done(header, false, 0);
   if (status == wire::Status::Regrouping) role_->epoch_refused(header.epoch);
@@ -456,12 +461,10 @@ void ThreePartyEngine::apply_result(BatchResult& result) {
     }
     // After an AND check run to its end every peer has drawn its own conclusion: a notice could
     // overtake the check's last messages to a peer still reading them and cut its short.
-    if (result.check_concluded) {
-      fail_batch_jobs(header, result.failure, result.error);
-      role_->batch_done(header, false, 0);
-      return;
-    }
-    abort_batch(header, result.failure, result.error);
+    if (result.check_concluded)
+      end_failed_batch(header, result.failure, result.error);
+    else
+      abort_batch(header, result.failure, result.error);
     return;
   }
   std::size_t offset = 0;

@@ -102,6 +102,8 @@ class ThreePartyEngine final : public node::Engine, private BatchStarter {
   void start_batch(const wire::BatchHeader& header, BatchWorker* worker) override;
   void abort_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail) override;
   bool send_to(int party, const std::vector<std::uint8_t>& frame) override;
+  // abort_batch without the notices to the other two.
+  void end_failed_batch(const wire::BatchHeader& header, wire::Status status, const std::string& detail);
 
   // Job intake (job_intake.cpp): what each kind of request needs from the key's share.
   std::optional<node::Refusal> check_compute(const wire::ComputeRequest& request);
