@@ -2,6 +2,7 @@
 // are returned as empty optionals by the layers; everything else throws one of these.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -50,6 +51,23 @@ class VerificationError : public PeerError {
  private:
   std::string check_;
   int peer_;
+};
+
+// A failed check that shows which peers deviated: bit p of `claims` set when this party can hold
+// party p to have deviated, each such claim a dispute with p (node/disputes.hpp). `concluded`:
+// the check ran its messages to their end at every party, so no abort notice is due (one could
+// overtake a last message to a peer still reading it and cut that peer's conclusion short).
+class DeviationFound : public VerificationError {
+ public:
+  DeviationFound(Component component, const std::string& message, std::string check, int peer, std::uint8_t claims,
+                 bool concluded)
+      : VerificationError(component, message, std::move(check), peer), claims_(claims), concluded_(concluded) {}
+  std::uint8_t claims() const noexcept { return claims_; }
+  bool concluded() const noexcept { return concluded_; }
+
+ private:
+  std::uint8_t claims_;
+  bool concluded_;
 };
 
 // A server refused the computation before anything was computed, for a reason that sending the

@@ -38,6 +38,13 @@ class IdentitySigner {
   EdwardsPublicKey public_key_{};
 };
 
+// The servers' signing identities as one party holds them: its own signer and every party's
+// X25519 public key, by 0-based party.
+struct PartyIdentities {
+  const IdentitySigner* own = nullptr;
+  std::array<std::array<std::uint8_t, 32>, 3> public_keys{};
+};
+
 // The Edwards public key XEdDSA gives an X25519 public key (sign bit 0); nullopt when the
 // key is not a valid point (u >= p, or u = -1).
 std::optional<EdwardsPublicKey> edwards_public_key(std::span<const std::uint8_t, 32> x25519_public);

@@ -478,9 +478,9 @@ BatchResult evaluate_batch(BatchTask& task, rss3::Evaluator& evaluator, const Pa
       result.failure = wire::Status::VerificationFailed;
       result.failed_check = failed->check();
       result.failed_peer = failed->peer();
-      if (const auto* concluded = dynamic_cast<const rss3::and_check::AndCheckFailure*>(&error)) {
-        result.claims = concluded->claims();
-        result.check_concluded = true;
+      if (const auto* found = dynamic_cast<const DeviationFound*>(&error)) {
+        result.claims = found->claims();
+        result.check_concluded = found->concluded();
       }
       log.error("batch refused: a check of active security failed",
                 {{"sequence", task.header.sequence}, {"error", error.what()}});

@@ -80,8 +80,9 @@ struct BatchResult {
   // it here (or that reported it), -1 when not known (common/error.hpp, VerificationError).
   std::string failed_check;
   int failed_peer = -1;
-  // An AND check that ran to its end (every message exchanged): the peers this server can show
-  // deviated (bit p: party p), and no peer needs telling, since each drew its own conclusion.
+  // A failed check that shows who deviated (DeviationFound): the peers this server can show
+  // deviated (bit p: party p); `check_concluded` when it ran to its end (every message
+  // exchanged), so that no peer needs telling, since each drew its own conclusion.
   std::uint8_t claims = 0;
   bool check_concluded = false;
   std::size_t record_bytes = 0;   // output bytes per instance

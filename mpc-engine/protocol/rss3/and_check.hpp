@@ -88,22 +88,14 @@ CheckKey proof_key(const PrfKey& edge);
 CheckKey token_key(const PrfKey& edge);
 CheckKey seed_key(const PrfKey& edge);
 
-// The servers' signing identities: this party's signer and every party's X25519 public key.
-struct CheckIdentities {
-  const IdentitySigner* own = nullptr;
-  std::array<std::array<std::uint8_t, 32>, 3> public_keys{};
-};
+using CheckIdentities = PartyIdentities;
 
-// A failed check, and the peers this party can show deviated (and_check_blame.hpp): bit p set
-// when it holds party p to have deviated.
-class AndCheckFailure : public VerificationError {
+// A failed check run to its end, and the peers this party can show deviated
+// (and_check_blame.hpp).
+class AndCheckFailure : public DeviationFound {
  public:
   AndCheckFailure(const std::string& message, int peer, std::uint8_t claims)
-      : VerificationError(Component::Protocol, message, "and_check", peer), claims_(claims) {}
-  std::uint8_t claims() const noexcept { return claims_; }
-
- private:
-  std::uint8_t claims_;
+      : DeviationFound(Component::Protocol, message, "and_check", peer, claims, true) {}
 };
 
 struct Context {
