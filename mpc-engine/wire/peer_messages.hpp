@@ -53,7 +53,7 @@ namespace mpc::wire {
 // (node/peer_links.hpp), so that during a rolling upgrade the two servers of one release
 // serve in two-party service. Releases before this number was compared sent 1, the client
 // protocol's version.
-inline constexpr std::uint8_t kPeerProtocolVersion = 9;
+inline constexpr std::uint8_t kPeerProtocolVersion = 10;
 
 enum class PeerMessageType : std::uint8_t {
   Batch = 1,

@@ -82,7 +82,9 @@ gc3::Batch protocol_batch(const BatchTask& task, const gc3::BatchInputs* inputs)
 // VerificationFailed for a failed check of active security, Regrouping for a refusal worth
 // sending again, PeerFailure for a silent or failed peer and anything else. True when it ran.
 // Every message of a garbled batch comes from the previous party: a check that names no
-// party is put down to `previous`, the party this server heard the failing bytes from.
+// party is put down to `previous`, the party this server heard the failing bytes from, in the
+// count of aborts; a dispute is claimed only with the parties a check shows deviated
+// (protocol/gc3/garbling_blame.hpp).
 bool run_part(BatchResult& result, const wire::BatchHeader& header, const Logger& log, int previous,
               const std::function<void()>& part) {
   try {
@@ -93,6 +95,10 @@ bool run_part(BatchResult& result, const wire::BatchHeader& header, const Logger
     result.error = error.what();
     result.failed_check = error.check();
     result.failed_peer = error.peer() >= 0 ? error.peer() : previous;
+    if (const auto* found = dynamic_cast<const DeviationFound*>(&error)) {
+      result.claims = found->claims();
+      result.check_concluded = found->concluded();
+    }
     log.error("garbled batch refused: a check of active security failed",
               {{"sequence", header.sequence}, {"error", error.what()}});
   } catch (const RetryableError& error) {
@@ -125,7 +131,8 @@ BatchResult prepare_garbled_batch(BatchTask& task, int party, settings::Security
     result.failed_check = "security_setting";
     return fail("party " + std::to_string(party + 1) + " runs security = \"passive\" and prepares no garbling");
   }
-  const gc3::GarblingKeys keys{prf_keys.garbling_own, prf_keys.garbling_previous};
+  const PartyIdentities identities = prf_keys.check_identities();
+  const gc3::GarblingKeys keys{prf_keys.garbling_own, prf_keys.garbling_previous, identities};
   if (!run_part(result, task.header, log, (party + 2) % 3, [&] {
         gc3::prepare_dual_garbling(protocol_batch(task, nullptr), party, keys, *prepared, to_next, from_previous);
       }))
@@ -197,7 +204,8 @@ BatchResult evaluate_garbled_batch(BatchTask& task, int party, settings::Securit
   rss3::CorrelatedRandomness randomness(prf_keys.own, prf_keys.previous, {task.header.epoch, task.header.sequence});
   const TaskInputs inputs(task);
   const gc3::Batch batch = protocol_batch(task, &inputs);
-  const gc3::GarblingKeys keys{prf_keys.garbling_own, prf_keys.garbling_previous};
+  const PartyIdentities identities = prf_keys.check_identities();
+  const gc3::GarblingKeys keys{prf_keys.garbling_own, prf_keys.garbling_previous, identities};
   const bool ran = run_part(result, task.header, log, (party + 2) % 3, [&] {
     if (from_prepared)
       gc3::replicated_share(gc3::evaluate_prepared_garbling(batch, party, keys, *prepared, to_next, from_previous),

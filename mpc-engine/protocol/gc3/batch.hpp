@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "circuits/program.hpp"
+#include "common/identity_signature.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
 
 namespace mpc::gc3 {
 
-// The batch's epoch and sequence: they seed its garbling, its streams and its MACs, never twice
-// under one key.
+// The batch's epoch and sequence: they seed its garbling and its streams (never twice under one
+// key), and its signed messages name it.
 using BatchId = rss3::BatchNonce;
 
 // Which part of this party's key share (x_i, a_i) to take. With a_i = x_{i-1} ^ v and
@@ -66,9 +67,11 @@ struct Batch {
 // The keys a party garbles with, each shared with one neighbour: `own` with party i+1 and
 // `previous` with party i-1 (hashed from the correlated-randomness keys under a label of their
 // own, so that no stream of the garbling repeats one of the evaluation's).
+// `identities` sign the messages that travel through a third server (garbling_blame.hpp).
 struct GarblingKeys {
   const rss3::PrfKey& own;
   const rss3::PrfKey& previous;
+  const PartyIdentities& identities;
 };
 
 // A batch's garbling number, the high half of every gate's hash tweak (protocol/gc2/half_gates.hpp):

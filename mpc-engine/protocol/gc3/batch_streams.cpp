@@ -33,17 +33,4 @@ SecretBytes batch_stream(const rss3::PrfKey& key, std::string_view purpose, cons
   return out;
 }
 
-std::array<std::uint8_t, 32> batch_mac(const rss3::PrfKey& key, std::string_view purpose, const BatchId& id,
-                                       std::initializer_list<std::span<const std::uint8_t>> parts) {
-  std::array<std::uint8_t, 32> mac{};
-  crypto_generichash_state state;
-  crypto_generichash_init(&state, key.data(), key.size(), mac.size());
-  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(purpose.data()), purpose.size());
-  hash_batch_id(state, id);
-  for (const auto part : parts) crypto_generichash_update(&state, part.data(), part.size());
-  crypto_generichash_final(&state, mac.data(), mac.size());
-  wipe(&state, sizeof state);
-  return mac;
-}
-
 }  // namespace mpc::gc3

@@ -1,11 +1,10 @@
-// What the garbling protocols draw per batch from a key one pair of servers shares: streams and
-// MACs under the batch's id, and byte views of labels.
+// What the garbling protocols draw per batch from a key one pair of servers shares: streams under
+// the batch's id, and byte views of labels.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <span>
 #include <string_view>
 
@@ -16,17 +15,13 @@
 
 namespace mpc::gc3 {
 
-// The batch's id as the streams, MACs and digests hash it: epoch (8 bytes) || sequence (4 bytes),
+// The batch's id as the streams, digests and signed messages hash it: epoch (8 bytes) || sequence (4 bytes),
 // little-endian.
 std::array<std::uint8_t, 12> batch_id_bytes(const BatchId& id);
 
 // `bytes` bytes of a ChaCha20 stream seeded with BLAKE2b, keyed with a key both ends of an edge
 // hold, of the purpose and the batch's id (never repeated under one key).
 SecretBytes batch_stream(const rss3::PrfKey& key, std::string_view purpose, const BatchId& id, std::size_t bytes);
-
-// A 32-byte BLAKE2b MAC under such a key, of the purpose, the batch's id and `parts` in order.
-std::array<std::uint8_t, 32> batch_mac(const rss3::PrfKey& key, std::string_view purpose, const BatchId& id,
-                                       std::initializer_list<std::span<const std::uint8_t>> parts);
 
 inline std::span<const std::uint8_t> bytes_of(const gc2::Labels& labels) {
   return {reinterpret_cast<const std::uint8_t*>(labels.data()), labels.size() * sizeof(gc2::Block)};

@@ -39,6 +39,21 @@ class DigestingReceiver final : public two_party::Channel {
   GarblingDigest& digest_;
 };
 
+// The digest of a garbling as party 3 makes it: the commitments, the labels of the inputs both
+// garblers know, then the tables.
+Digest digest_of_garbling(const Batch& batch, std::span<const std::uint8_t> key,
+                          std::span<const std::uint8_t> committed, const SharedInputLabels& shared,
+                          GarblerSide& side, Labels* zero_out) {
+  GarblingDigest digest(key);
+  digest.add(committed);
+  digest.add(bytes_of(shared.a2));
+  digest.add(bytes_of(shared.pub));
+  DigestSink sink(digest);
+  Labels zero = side.garble(batch, sink);
+  if (zero_out != nullptr) *zero_out = std::move(zero);
+  return digest.finish();
+}
+
 // Party 0.
 DualGarblingOutput garble_first(const Batch& batch, const GarblingKeys& keys, two_party::Channel& to_next,
                                 two_party::Channel& from_previous) {
@@ -49,24 +64,29 @@ DualGarblingOutput garble_first(const Batch& batch, const GarblingKeys& keys, tw
   const FirstGarblerLabels labels = first_garbler_labels(side, batch, c_a);
   const auto committed = commitments(side.seeded, side.number);
 
-  std::vector<std::uint8_t> relayed((shape.key + shape.outputs) * sizeof(Block));
-  from_previous.receive(relayed);
+  Labels relayed(shape.key + shape.outputs);
+  from_previous.receive(bytes_of(relayed));
   send_first_garbler_labels(labels, to_next);
   to_next.send(committed);
-  to_next.send(relayed);
+  to_next.send(bytes_of(relayed));
 
   const Labels zero_out = side.garble(batch, to_next);
 
-  // Party 3's digest and MAC (it garbles the whole batch first, as busy as this party or more),
-  // then, once party 2 has evaluated, the output labels via party 3. Both waits allow 2 M AND
-  // gates a second, as party 3 allows party 2 in the passive form.
+  // Party 3's digest (it garbles the whole batch first, as busy as this party or more), then,
+  // once party 2 has evaluated, its outcome via party 3. Both waits allow 2 M AND gates a
+  // second, as party 3 allows party 2 in the passive form.
   const auto waiting = garbling_time(batch);
-  std::vector<std::uint8_t> digest_and_mac(GarblingDigest::kBytes + 32);
-  from_previous.allow_extra_wait(waiting);
-  from_previous.receive(digest_and_mac);
-  to_next.send(digest_and_mac);
-  to_next.flush();
-  const Labels output = receive_output_labels(batch, shape, keys.own, from_previous, waiting);
+  const blame::SecondGarblerDigest second = blame::relay_second_garbler_digest(
+      keys.identities, batch.id, {bytes_of(relayed)}, from_previous, to_next, waiting);
+  const OwnDigest own_digest = [&](std::span<const std::uint8_t> key) {
+    GarblerSide again(batch, batch.id, keys.previous);
+    return digest_of_garbling(batch, key, committed, labels.shared, again, nullptr);
+  };
+  const blame::OutcomeForm form{blame::Outcome::Evaluated, shape.outputs * sizeof(Block), true};
+  const blame::ReceivedOutcome outcome =
+      receive_outcome(batch, keys, form, &second, own_digest, to_next, from_previous, waiting);
+  Labels output(shape.outputs);
+  std::memcpy(output.data(), outcome.payload.data(), outcome.payload.size());
   DualGarblingOutput result;
   result.previous = read_output(output, zero_out, side.seeded, kFirstGarbler);  // a_2 = w
   result.own = c_a;                                                         // a_0 = c_A
@@ -86,20 +106,14 @@ DualGarblingOutput garble_second(const Batch& batch, const GarblingKeys& keys, t
   to_next.flush();
 
   const SharedInputLabels shared = shared_input_labels(side, batch, KeyPart::A);
-  GarblingDigest digest = garbling_digest(keys.previous, batch.id);
-  digest.add(commitments(side.seeded, side.number));
-  digest.add(bytes_of(shared.a2));
-  digest.add(bytes_of(shared.pub));
-  DigestSink sink(digest);
-  const Labels zero_out = side.garble(batch, sink);
-  const Digest garbling = digest.finish();
-  const auto mac = batch_mac(keys.previous, kRelayPurpose, batch.id, {padded_bytes, garbling});
-  to_next.send(garbling);
-  to_next.send(mac);
-  to_next.flush();
+  const SecretBytes key = blame::digest_key(keys.previous, batch.id);
+  Labels zero_out;
+  const Digest garbling =
+      digest_of_garbling(batch, key.span(), commitments(side.seeded, side.number), shared, side, &zero_out);
+  blame::send_second_garbler_digest(keys.identities, batch.id, key.span(), garbling, {padded_bytes}, to_next);
 
-  // Party 2's output labels and its MAC for party 1, checked and passed on.
-  return pass_output_labels_on(side, zero_out, c_b, to_next, from_previous,
+  // Party 2's outcome, checked and passed on.
+  return pass_output_labels_on(batch, keys, side, zero_out, c_b, &garbling, to_next, from_previous,
                                batch.build_grace + garbling_time(batch));
 }
 
@@ -120,12 +134,14 @@ DualGarblingOutput evaluate_both(const Batch& batch, const GarblingKeys& keys, t
   from_previous.receive(bytes_of(lp));
   from_previous.receive(committed);
   from_previous.receive(bytes_of(relayed));
-  GarblingDigest digest = garbling_digest(keys.own, batch.id);
+  const SecretBytes key = blame::digest_key(keys.own, batch.id);
+  GarblingDigest digest(key.span());
   digest.add(committed);
   digest.add(bytes_of(l2));
   digest.add(bytes_of(lp));
 
-  // Party 3's labels of a_1 and c_B, unpadded (the padded bytes' MAC is checked with the digest).
+  // Party 3's labels of a_1 and c_B, unpadded (its signature over the padded bytes is checked
+  // with its digest).
   const ThirdLabels third = unpad_third_labels(relayed, batch, shape, keys.own);
 
   Labels active(shape.key + shape.pub);
@@ -136,23 +152,12 @@ DualGarblingOutput evaluate_both(const Batch& batch, const GarblingKeys& keys, t
   gc2::evaluate(program, batch.instances, active.span(), stream, output, number);
   const Digest evaluated = digest.finish();
   // Party 3 garbles the whole batch before its digest leaves: allow it 2 M AND gates a second.
-  from_previous.allow_extra_wait(garbling_time(batch));
-  const Digest garbled_by_third = receive_digest(from_previous);
-  std::array<std::uint8_t, 32> relay_mac{};
-  from_previous.receive(relay_mac);
-
-  const auto expected_mac =
-      batch_mac(keys.own, kRelayPurpose, batch.id, {bytes_of(relayed), garbled_by_third});
-  if (sodium_memcmp(relay_mac.data(), expected_mac.data(), relay_mac.size()) != 0)
-    throw VerificationError(Component::Server, "party 2: party 3's messages relayed by party 1 fail their MAC",
-                            "relay_mac");
-  if (sodium_memcmp(evaluated.data(), garbled_by_third.data(), evaluated.size()) != 0)
-    throw VerificationError(Component::Server,
-                            "party 2: the garbling party 1 sent differs from party 3's (tables, labels of "
-                            "shared inputs or commitments)",
-                            "garbling_digest");
+  const blame::SecondGarblerDigest second = blame::receive_second_garbler_digest(
+      keys.identities, batch.id, key.span(), {bytes_of(relayed)}, from_previous, garbling_time(batch));
+  if (sodium_memcmp(evaluated.data(), second.digest.data(), evaluated.size()) != 0)
+    refuse_differing_garblings(batch, keys, key.span(), second.digest, to_next, from_previous);
   check_input_labels(batch, shape, l0, la, third, c_a, c_b, committed, number);
-  return send_evaluator_output(batch, std::move(output), la, third, c_a, c_b, keys.previous, to_next);
+  return send_evaluator_output(batch, keys, std::move(output), la, third, c_a, c_b, to_next);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 //
 // Roles, fixed by party: party 0 and party 2 garble, party 1 evaluates. Messages go from party i
 // to party i+1 only (as layer messages do), so what party 2 says to party 1 travels through
-// party 0 under a MAC of the key parties 1 and 2 share.
+// party 0, and what party 1 says to party 0 through party 2, each signed by its maker under its
+// X25519 identity (garbling_blame.hpp): the server in between cannot alter it, checks it too,
+// and a failed check names a server that deviated.
 //
 // Inputs. Party i's key share (x_i, a_i) gives it a_i and a_{i-1} = x_i ^ a_i of the XOR sharing
 // v = a_0 ^ a_1 ^ a_2: party 0 knows a_0 and a_2, party 1 a_0 and a_1, party 2 a_1 and a_2. The
@@ -29,14 +31,18 @@
 //   hash, protocol/two_party/fixed_key_hash.hpp, under tweaks no gate uses, 8 bytes each);
 //   party 2's digest covers the same list, so it is right unless both garblers lie; party 1
 //   checks each active label against the hash at the position of the bit it knows;
-// - party 2's messages: a MAC under the key parties 1 and 2 share, so party 0 cannot alter them.
-// A failed check throws VerificationError naming it; party 1 then sends nothing and the batch is
-// refused at all three (the engine answers VerificationFailed).
+// - party 2's messages: its signature, over its padded labels, its digest and a commitment to
+//   the digest's key, which party 0 checks before passing them on.
+// A failed check throws DeviationFound naming the server it shows deviated, and party 1 sends
+// nothing more; the batch is refused at all three (the engine answers VerificationFailed). When
+// the digests differ, party 1 cannot tell which garbler deviated: it shows both the digest's key
+// in a signed refusal, party 0 answers from its own garbling, and each server concludes
+// (garbling_blame.hpp).
 //
 // Outputs. Party 1 evaluates to the labels of v and XORs those of c_A and c_B: the labels L_w of
-// w = v ^ c_A ^ c_B. It sends them to party 2 with a MAC under the key it shares with party 0;
-// party 2 checks each is one of its two labels Z_w, Z_w ^ delta, reads w and forwards them;
-// party 0 checks the MAC and the labels likewise. Party 1 cannot forge the other label of a wire
+// w = v ^ c_A ^ c_B. It sends them to party 2 in its signed outcome; party 2 checks each is
+// one of its two labels Z_w, Z_w ^ delta, reads w and forwards them; party 0 checks the
+// signature and the labels likewise. Party 1 cannot forge the other label of a wire
 // (a garbled circuit's authenticity), so w is right at both garblers or the batch is refused.
 // The result is then the XOR sharing (a_0, a_1, a_2) = (c_A, c_B, w), each part held by two
 // servers as replicated shares require: party i returns (x_i, a_i) = (a_{i-1} ^ a_i, a_i), and a
@@ -56,9 +62,10 @@
 // party 2 likewise, w masked by c_A. Each view is simulated without the key.
 //
 // Cost. Party 2 garbles the whole circuit into its digest, party 1 digests what it evaluates
-// (GHASH, a small share of garbling's cost); on the wire, party 2's digest and MACs, the
-// commitments (16 bytes per key wire and per output) and the output labels, against one garbled
-// table stream.
+// (GHASH, a small share of garbling's cost); two signatures per batch (party 2's digest, party
+// 1's outcome) and four checks of one; on the wire, the signed messages, the commitments (16
+// bytes per key wire and per output) and the output labels, against one garbled table stream.
+// Only a refusal costs more: party 0 garbles the batch once again to answer it.
 #pragma once
 
 #include <cstddef>
@@ -79,8 +86,8 @@ struct DualGarblingOutput {
 };
 
 // Runs `batch` (program set, checked by the caller) as party `party`'s role above. Throws
-// VerificationError when a check fails, PeerError when a peer is silent past the channel's
-// timeout, Error for anything else.
+// DeviationFound when a check fails, PeerError when a peer is silent past the channel's timeout,
+// Error for anything else.
 DualGarblingOutput evaluate_dual_garbling(const Batch& batch, int party, const GarblingKeys& keys,
                                           two_party::Channel& to_next, two_party::Channel& from_previous);
 

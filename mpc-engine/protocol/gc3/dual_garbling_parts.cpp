@@ -94,12 +94,6 @@ bool labels_match(std::span<const Block> labels, std::span<const std::uint8_t> b
   return difference == 0;
 }
 
-GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const BatchId& id) {
-  const SecretBytes key =
-      batch_stream(evaluator_and_second_garbler, kDigestPurpose, id, GarblingDigest::kKeyBytes);
-  return GarblingDigest(key.span());
-}
-
 void DigestSink::send(std::span<const std::uint8_t> bytes) {
   digest_.add(bytes);
   sent_ += bytes.size();
@@ -131,10 +125,8 @@ std::vector<std::uint8_t> read_output(const Labels& output_labels, const Labels&
     bad |= 1 ^ (is0 | is1);
     w[i] = static_cast<std::uint8_t>(is1);
   }
-  if (bad != 0)
-    throw VerificationError(Component::Server, "party " + std::to_string(party + 1) +
-                                                   ": the output labels from party 2 are not labels of the garbling",
-                            "output_labels");
+  if (bad != 0) blame::conclude(party, kEvaluator, "the output labels from party 2 are not labels of the garbling",
+                                "output_labels", false);
   return w;
 }
 
@@ -184,21 +176,60 @@ void send_first_garbler_labels(const FirstGarblerLabels& labels, two_party::Chan
   to_next.send(bytes_of(labels.shared.pub));
 }
 
-DualGarblingOutput pass_output_labels_on(const GarblerSide& side, const Labels& zero_out,
-                                         std::span<const std::uint8_t> c_b, two_party::Channel& to_next,
+blame::ReceivedOutcome receive_evaluator_outcome(const Batch& batch, const GarblingKeys& keys,
+                                                 const blame::OutcomeForm& form, const Digest* own_digest,
+                                                 two_party::Channel& to_next, two_party::Channel& from_previous,
+                                                 std::chrono::milliseconds extra_wait) {
+  blame::ReceivedOutcome received =
+      blame::receive_from_evaluator(keys.identities, batch.id, form, from_previous, extra_wait);
+  if (received.outcome == blame::Outcome::GarblingsDiffer) {
+    if (own_digest == nullptr) throw Error(Component::Server, "party 2 refuses a garbling no digest covered");
+    const SecretBytes key = blame::digest_key(keys.previous, batch.id);
+    if (sodium_memcmp(key.data(), received.payload.data(), key.size()) != 0)
+      blame::conclude(kSecondGarbler, kEvaluator,
+                      "party 2 shows another key of the garbling digest than the one it shares with this party",
+                      "digest_key", false);
+    blame::pass_on(received, to_next);
+    blame::second_garbler_concludes(keys.identities, batch.id, key.span(), *own_digest, from_previous,
+                                    extra_wait + garbling_time(batch));
+  }
+  return received;
+}
+
+DualGarblingOutput pass_output_labels_on(const Batch& batch, const GarblingKeys& keys, const GarblerSide& side,
+                                         const Labels& zero_out, std::span<const std::uint8_t> c_b,
+                                         const Digest* own_digest, two_party::Channel& to_next,
                                          two_party::Channel& from_previous, std::chrono::milliseconds extra_wait) {
+  const blame::OutcomeForm form{blame::Outcome::Evaluated, side.shape.outputs * sizeof(Block), own_digest != nullptr};
+  const blame::ReceivedOutcome received =
+      receive_evaluator_outcome(batch, keys, form, own_digest, to_next, from_previous, extra_wait);
   Labels output(side.shape.outputs);
-  std::array<std::uint8_t, 32> output_mac{};
-  from_previous.allow_extra_wait(extra_wait);
-  from_previous.receive(bytes_of(output));
-  from_previous.receive(output_mac);
+  std::memcpy(output.data(), received.payload.data(), received.payload.size());
   DualGarblingOutput result;
   result.own = read_output(output, zero_out, side.seeded, kSecondGarbler);  // a_2 = w
   result.previous.assign(c_b.begin(), c_b.end());                        // a_1 = c_B
-  to_next.send(bytes_of(output));
-  to_next.send(output_mac);
-  to_next.flush();
+  blame::pass_on(received, to_next);
   return result;
+}
+
+blame::ReceivedOutcome receive_outcome(const Batch& batch, const GarblingKeys& keys, const blame::OutcomeForm& form,
+                                       const blame::SecondGarblerDigest* second, const OwnDigest& own_digest,
+                                       two_party::Channel& to_next, two_party::Channel& from_previous,
+                                       std::chrono::milliseconds extra_wait) {
+  blame::ReceivedOutcome received = blame::receive_relayed_outcome(keys.identities, batch.id, form, from_previous, extra_wait);
+  if (received.outcome == blame::Outcome::GarblingsDiffer) {
+    if (second == nullptr) throw Error(Component::Server, "party 1 answers differing garblings without a digest");
+    blame::first_garbler_concludes(keys.identities, batch.id, received.payload, *second, own_digest, to_next);
+  }
+  return received;
+}
+
+void refuse_differing_garblings(const Batch& batch, const GarblingKeys& keys, std::span<const std::uint8_t> digest_key,
+                                const Digest& second_digest, two_party::Channel& to_next,
+                                two_party::Channel& from_previous) {
+  blame::send_outcome(keys.identities, batch.id, blame::Outcome::GarblingsDiffer, digest_key, to_next);
+  blame::evaluator_concludes(keys.identities, batch.id, digest_key, second_digest, from_previous, to_next,
+                             garbling_time(batch));
 }
 
 Labels padded_third_labels(const GarblerSide& side, const Batch& batch, std::span<const std::uint8_t> c_b,
@@ -244,41 +275,24 @@ void check_input_labels(const Batch& batch, const Shape& shape, const Labels& l0
   wipe(a0.data(), a0.size());
   wipe(a1.data(), a1.size());
   if (!from_first)
-    throw VerificationError(Component::Server, "party 2: input labels from party 1 fail their commitments",
-                            "label_commitments");
+    blame::conclude(kEvaluator, kFirstGarbler, "input labels from party 1 fail their commitments", "label_commitments",
+                    false);
   if (!from_third)
-    throw VerificationError(Component::Server, "party 2: input labels from party 3 fail their commitments",
-                            "label_commitments");
+    blame::conclude(kEvaluator, kSecondGarbler, "input labels from party 3 fail their commitments",
+                    "label_commitments", false);
 }
 
-DualGarblingOutput send_evaluator_output(const Batch& batch, Labels evaluated, const Labels& la,
-                                         const ThirdLabels& third, std::span<const std::uint8_t> c_a,
-                                         std::span<const std::uint8_t> c_b, const rss3::PrfKey& with_first,
+DualGarblingOutput send_evaluator_output(const Batch& batch, const GarblingKeys& keys, Labels evaluated,
+                                         const Labels& la, const ThirdLabels& third,
+                                         std::span<const std::uint8_t> c_a, std::span<const std::uint8_t> c_b,
                                          two_party::Channel& to_next) {
   xor_into(evaluated, la);
   xor_into(evaluated, third.cb);
-  const auto mac = batch_mac(with_first, kOutputPurpose, batch.id, {bytes_of(evaluated)});
-  to_next.send(bytes_of(evaluated));
-  to_next.send(mac);
-  to_next.flush();
+  blame::send_outcome(keys.identities, batch.id, blame::Outcome::Evaluated, bytes_of(evaluated), to_next);
   DualGarblingOutput result;
   result.own.assign(c_b.begin(), c_b.end());       // a_1
   result.previous.assign(c_a.begin(), c_a.end());  // a_0
   return result;
-}
-
-Labels receive_output_labels(const Batch& batch, const Shape& shape, const rss3::PrfKey& with_evaluator,
-                             two_party::Channel& from_previous, std::chrono::milliseconds extra_wait) {
-  Labels output(shape.outputs);
-  std::array<std::uint8_t, 32> mac{};
-  from_previous.allow_extra_wait(extra_wait);
-  from_previous.receive(bytes_of(output));
-  from_previous.receive(mac);
-  const auto expected = batch_mac(with_evaluator, kOutputPurpose, batch.id, {bytes_of(output)});
-  if (sodium_memcmp(mac.data(), expected.data(), mac.size()) != 0)
-    throw VerificationError(Component::Server, "party 1: the output labels relayed by party 3 fail party 2's MAC",
-                            "output_mac");
-  return output;
 }
 
 }  // namespace mpc::gc3::dual

@@ -1,11 +1,12 @@
 // What the two forms of a Kerberos batch garbled twice share: garbled while the batch runs
 // (dual_garbling.hpp) or ahead of it (prepared_garbling.hpp). The roles, the purposes
-// of the streams and MACs drawn per batch, the shapes of the label groups, the labels both
+// of the streams drawn per batch, the shapes of the label groups, the labels both
 // garblers draw from the key they share, the commitments to input labels and the garblers'
 // reading of the output labels. dual_garbling.hpp says why each is there.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "protocol/gc3/batch.hpp"
 #include "protocol/gc3/dual_garbling.hpp"
 #include "protocol/gc3/batch_streams.hpp"
+#include "protocol/gc3/garbling_blame.hpp"
 #include "protocol/gc3/garbling_digest.hpp"
 #include "protocol/gc2/half_gates.hpp"
 #include "protocol/rss3/correlated_randomness.hpp"
@@ -34,9 +36,7 @@ inline constexpr int kSecondGarbler = 2;
 inline constexpr std::string_view kLabelsPurpose = "dual garbling: labels";
 inline constexpr std::string_view kPadPurpose = "dual garbling: pad of party 3's labels";
 inline constexpr std::string_view kMaskPurpose = "dual garbling: output mask";
-inline constexpr std::string_view kDigestPurpose = "dual garbling: digest";
-inline constexpr std::string_view kRelayPurpose = "dual garbling: party 3 to party 2";
-inline constexpr std::string_view kOutputPurpose = "dual garbling: output labels";
+inline constexpr std::string_view kLabelsMessage = "second garbler's labels";  // signed (garbling_blame.hpp)
 
 inline constexpr std::size_t kCommitBytes = 8;  // per label: a second label matching it is a 2^-64 event
 inline constexpr std::uint64_t kCommitTweakBase = std::uint64_t{1} << 63;  // gate tweaks stay far below
@@ -77,9 +77,6 @@ std::vector<std::uint8_t> commitments(const SeededLabels& seeded, std::uint64_t 
 bool labels_match(std::span<const Block> labels, std::span<const std::uint8_t> bits,
                   std::span<const std::uint8_t> committed, std::size_t first, std::uint64_t number);
 
-// The digest of a garbling as the second garbler and the evaluator see it, under a key drawn for
-// the batch `id` names from the key they share and the first garbler lacks (garbling_digest.hpp).
-GarblingDigest garbling_digest(const rss3::PrfKey& evaluator_and_second_garbler, const BatchId& id);
 
 // Party 3's garbling goes into the digest only.
 class DigestSink final : public two_party::Channel {
@@ -100,8 +97,8 @@ void xor_into(Labels& out, const Labels& in);
 // The garblers' input zero labels for the program: key wires Z_0 ^ Z_1 ^ Z_2, then the public ones.
 Labels program_zero_labels(const SeededLabels& seeded);
 
-// A garbler's reading of the output labels: w, or VerificationError if a label is neither
-// Z_w nor Z_w ^ delta.
+// A garbler's reading of the output labels: w; names party 1 (garbling_blame.hpp) if a label
+// is neither Z_w nor Z_w ^ delta.
 std::vector<std::uint8_t> read_output(const Labels& output_labels, const Labels& zero_out, const SeededLabels& seeded,
                                       int party);
 
@@ -138,12 +135,40 @@ FirstGarblerLabels first_garbler_labels(const GarblerSide& side, const Batch& ba
                                         std::span<const std::uint8_t> c_a);
 void send_first_garbler_labels(const FirstGarblerLabels& labels, two_party::Channel& to_next);
 
-// Party 3: party 2's output labels and its MAC for party 1, received (waiting `extra_wait` more
-// than the channel's timeout), read against this garbler's zero labels `zero_out` and passed on.
-// Returns party 3's parts (w, c_B) of the result.
-DualGarblingOutput pass_output_labels_on(const GarblerSide& side, const Labels& zero_out,
-                                         std::span<const std::uint8_t> c_b, two_party::Channel& to_next,
+// The first garbler's digest of its own garbling under the key party 1 shows it after
+// GarblingsDiffer (garbling_blame.hpp): garbled again, as the second garbler digests it.
+using OwnDigest = std::function<Digest(std::span<const std::uint8_t> key)>;
+
+// Party 3: party 2's outcome, received (waiting `extra_wait` more than the channel's timeout),
+// read and passed on: the output labels read against this garbler's zero labels `zero_out`
+// (`own_digest` is this party's digest where party 2 compared digests, else null: then party 2
+// may only have evaluated). Returns party 3's parts (w, c_B) of the result.
+DualGarblingOutput pass_output_labels_on(const Batch& batch, const GarblingKeys& keys, const GarblerSide& side,
+                                         const Labels& zero_out, std::span<const std::uint8_t> c_b,
+                                         const Digest* own_digest, two_party::Channel& to_next,
                                          two_party::Channel& from_previous, std::chrono::milliseconds extra_wait);
+
+// Party 3: party 2's outcome, checked (`own_digest`: this party's digest where party 2 compared
+// digests, else null). On GarblingsDiffer it is passed on, and this party waits for party 1's
+// answer and throws its conclusion; a success is returned for the caller to pass on
+// (blame::pass_on) once done with it.
+blame::ReceivedOutcome receive_evaluator_outcome(const Batch& batch, const GarblingKeys& keys,
+                                                 const blame::OutcomeForm& form, const Digest* own_digest,
+                                                 two_party::Channel& to_next, two_party::Channel& from_previous,
+                                                 std::chrono::milliseconds extra_wait);
+
+// Party 1: party 2's outcome relayed by party 3; on GarblingsDiffer it answers (`second`, the
+// digest party 3 signed, and `own_digest`) and throws its conclusion.
+blame::ReceivedOutcome receive_outcome(const Batch& batch, const GarblingKeys& keys, const blame::OutcomeForm& form,
+                                       const blame::SecondGarblerDigest* second, const OwnDigest& own_digest,
+                                       two_party::Channel& to_next, two_party::Channel& from_previous,
+                                       std::chrono::milliseconds extra_wait);
+
+// Party 2, finding the garbling party 1 sent is not the one party 3 digested: tells the garblers,
+// waits for party 1's answer and throws its conclusion.
+[[noreturn]] void refuse_differing_garblings(const Batch& batch, const GarblingKeys& keys,
+                                             std::span<const std::uint8_t> digest_key, const Digest& second_digest,
+                                             two_party::Channel& to_next, two_party::Channel& from_previous);
 
 // Party 3: the active labels of a_1 and c_B, padded with a stream of the key it shares with
 // party 2 (`with_evaluator`) drawn for the running batch.
@@ -158,23 +183,18 @@ ThirdLabels unpad_third_labels(const Labels& relayed, const Batch& batch, const 
                                const rss3::PrfKey& with_third);
 
 // Party 2: the labels of a_0 and c_A (from party 1) and of a_1 and c_B (from party 3) against
-// their commitments, at the bits party 2 knows; throws VerificationError naming the sender.
+// their commitments, at the bits party 2 knows; names the sender of one that fails.
 void check_input_labels(const Batch& batch, const Shape& shape, const Labels& l0, const Labels& la,
                         const ThirdLabels& third, std::span<const std::uint8_t> c_a,
                         std::span<const std::uint8_t> c_b, std::span<const std::uint8_t> committed,
                         std::uint64_t number);
 
 // Party 2, once every check passed: the labels of w = v ^ c_A ^ c_B (the evaluated labels of v
-// with those of c_A and c_B added) to party 3 under a MAC of the key `with_first` it shares
-// with party 1, and its parts (c_B, c_A) of the result.
-DualGarblingOutput send_evaluator_output(const Batch& batch, Labels evaluated, const Labels& la,
-                                         const ThirdLabels& third, std::span<const std::uint8_t> c_a,
-                                         std::span<const std::uint8_t> c_b, const rss3::PrfKey& with_first,
+// with those of c_A and c_B added) to party 3 in its signed outcome, and its parts (c_B, c_A) of
+// the result.
+DualGarblingOutput send_evaluator_output(const Batch& batch, const GarblingKeys& keys, Labels evaluated,
+                                         const Labels& la, const ThirdLabels& third,
+                                         std::span<const std::uint8_t> c_a, std::span<const std::uint8_t> c_b,
                                          two_party::Channel& to_next);
-
-// A garbler: the output labels and party 2's MAC on them (under the key `with_evaluator` party
-// 1 shares with party 2), relayed by party 3. Throws VerificationError when the MAC fails.
-Labels receive_output_labels(const Batch& batch, const Shape& shape, const rss3::PrfKey& with_evaluator,
-                             two_party::Channel& from_previous, std::chrono::milliseconds extra_wait);
 
 }  // namespace mpc::gc3::dual

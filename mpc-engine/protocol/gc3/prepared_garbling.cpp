@@ -19,8 +19,6 @@ namespace {
 
 using namespace dual;
 
-constexpr std::string_view kKeptPurpose = "prepared garbling: kept by party 2";
-
 // The batch that prepared the garbling a batch evaluates: its epoch and sequence seed the garbling.
 BatchId garbling_of(const Batch& batch) { return {batch.id.epoch, batch.prepared}; }
 
@@ -43,8 +41,15 @@ PreparedGarbling take(PreparedGarblings& store, const Batch& batch, int party) {
   return std::move(*entry);
 }
 
-std::array<std::uint8_t, 32> kept_mac(const rss3::PrfKey& first_garbler_and_evaluator, const BatchId& id) {
-  return batch_mac(first_garbler_and_evaluator, kKeptPurpose, id, {});
+// The digest of a prepared garbling as party 3 makes it: the commitments, then the tables.
+Digest digest_of_preparation(const Batch& batch, std::span<const std::uint8_t> key, GarblerSide& side,
+                             Labels* zero_out) {
+  GarblingDigest digest(key);
+  digest.add(commitments(side.seeded, side.number));
+  DigestSink sink(digest);
+  Labels zero = side.garble(batch, sink);
+  if (zero_out != nullptr) *zero_out = std::move(zero);
+  return digest.finish();
 }
 
 // Party 0, preparing.
@@ -55,19 +60,14 @@ void prepare_first(const Batch& batch, const GarblingKeys& keys, PreparedGarblin
   PreparedGarbling entry;
   entry.zero_out = side.garble(batch, to_next);
 
-  std::vector<std::uint8_t> digest_and_mac(GarblingDigest::kBytes + 32);
-  from_previous.allow_extra_wait(garbling_time(batch));
-  from_previous.receive(digest_and_mac);
-  to_next.send(digest_and_mac);
-  to_next.flush();
-
-  std::array<std::uint8_t, 32> confirmation{};
-  from_previous.allow_extra_wait(garbling_time(batch));
-  from_previous.receive(confirmation);
-  const auto expected = kept_mac(keys.own, batch.id);
-  if (sodium_memcmp(confirmation.data(), expected.data(), expected.size()) != 0)
-    throw VerificationError(Component::Server, "party 1: party 2's word that it kept the garbling fails its MAC",
-                            "kept_mac");
+  const blame::SecondGarblerDigest second =
+      blame::relay_second_garbler_digest(keys.identities, batch.id, {}, from_previous, to_next, garbling_time(batch));
+  const OwnDigest own_digest = [&](std::span<const std::uint8_t> key) {
+    GarblerSide again(batch, batch.id, keys.previous);
+    return digest_of_preparation(batch, key, again, nullptr);
+  };
+  const blame::OutcomeForm form{blame::Outcome::Kept, 0, true};
+  receive_outcome(batch, keys, form, &second, own_digest, to_next, from_previous, garbling_time(batch));
   keep(store, batch, kFirstGarbler, std::move(entry));
 }
 
@@ -75,23 +75,18 @@ void prepare_first(const Batch& batch, const GarblingKeys& keys, PreparedGarblin
 void prepare_second(const Batch& batch, const GarblingKeys& keys, PreparedGarblings& store,
                     two_party::Channel& to_next, two_party::Channel& from_previous) {
   GarblerSide side(batch, batch.id, keys.own);
-  GarblingDigest digest = garbling_digest(keys.previous, batch.id);
-  digest.add(commitments(side.seeded, side.number));
-  DigestSink sink(digest);
+  const SecretBytes key = blame::digest_key(keys.previous, batch.id);
   PreparedGarbling entry;
-  entry.zero_out = side.garble(batch, sink);
-  const Digest garbling = digest.finish();
-  const auto mac = batch_mac(keys.previous, kRelayPurpose, batch.id, {garbling});
-  to_next.send(garbling);
-  to_next.send(mac);
-  to_next.flush();
+  const Digest garbling = digest_of_preparation(batch, key.span(), side, &entry.zero_out);
+  blame::send_second_garbler_digest(keys.identities, batch.id, key.span(), garbling, {}, to_next);
 
-  std::array<std::uint8_t, 32> confirmation{};
-  from_previous.allow_extra_wait(garbling_time(batch));
-  from_previous.receive(confirmation);
+  // Party 2's word that it kept the garbling: this party keeps its part before passing it on,
+  // so that party 1, the leader, names the garbling only once all three hold it.
+  const blame::OutcomeForm form{blame::Outcome::Kept, 0, true};
+  const blame::ReceivedOutcome outcome =
+      receive_evaluator_outcome(batch, keys, form, &garbling, to_next, from_previous, garbling_time(batch));
   keep(store, batch, kSecondGarbler, std::move(entry));
-  to_next.send(confirmation);
-  to_next.flush();
+  blame::pass_on(outcome, to_next);
 }
 
 // Party 1, preparing.
@@ -103,26 +98,18 @@ void prepare_evaluator(const Batch& batch, const GarblingKeys& keys, PreparedGar
   from_previous.receive(entry.committed);
   entry.tables = store.table_buffer(kStreamLead + gc2::garbled_bytes(*batch.program, batch.instances));
   from_previous.receive(entry.stream());
-  GarblingDigest digest = garbling_digest(keys.own, batch.id);
+  const SecretBytes key = blame::digest_key(keys.own, batch.id);
+  GarblingDigest digest(key.span());
   digest.add(entry.committed);
   digest.add(entry.stream());
   const Digest received = digest.finish();
 
-  from_previous.allow_extra_wait(garbling_time(batch));
-  const Digest garbled_by_third = receive_digest(from_previous);
-  std::array<std::uint8_t, 32> relay_mac{};
-  from_previous.receive(relay_mac);
-  const auto expected = batch_mac(keys.own, kRelayPurpose, batch.id, {garbled_by_third});
-  if (sodium_memcmp(relay_mac.data(), expected.data(), expected.size()) != 0)
-    throw VerificationError(Component::Server, "party 2: party 3's digest relayed by party 1 fails its MAC",
-                            "relay_mac");
-  if (sodium_memcmp(received.data(), garbled_by_third.data(), received.size()) != 0)
-    throw VerificationError(Component::Server,
-                            "party 2: the garbling party 1 prepared differs from party 3's (tables or commitments)",
-                            "garbling_digest");
+  const blame::SecondGarblerDigest second = blame::receive_second_garbler_digest(
+      keys.identities, batch.id, key.span(), {}, from_previous, garbling_time(batch));
+  if (sodium_memcmp(received.data(), second.digest.data(), received.size()) != 0)
+    refuse_differing_garblings(batch, keys, key.span(), second.digest, to_next, from_previous);
   keep(store, batch, kEvaluator, std::move(entry));
-  to_next.send(kept_mac(keys.previous, batch.id));
-  to_next.flush();
+  blame::send_outcome(keys.identities, batch.id, blame::Outcome::Kept, {}, to_next);
 }
 
 // Party 0, using.
@@ -134,13 +121,24 @@ DualGarblingOutput use_first(const Batch& batch, const GarblingKeys& keys, Prepa
   const auto c_a = mask_bits(keys.own, batch.id, shape.outputs);
   const FirstGarblerLabels labels = first_garbler_labels(side, batch, c_a);
 
-  std::vector<std::uint8_t> relayed((shape.key + shape.outputs) * sizeof(Block) + 32);
-  from_previous.receive(relayed);
+  Labels relayed(shape.key + shape.outputs);
+  IdentitySignature signature{};
+  from_previous.receive(bytes_of(relayed));
+  from_previous.receive(signature);
+  if (!blame::signed_by(keys.identities, kSecondGarbler, kLabelsMessage, batch.id,
+                        {bytes_of(relayed), bytes_of(labels.shared.a2), bytes_of(labels.shared.pub)}, signature))
+    blame::conclude(kFirstGarbler, kSecondGarbler, "party 3's labels are not signed by party 3", "relay_signature",
+                    false);
   send_first_garbler_labels(labels, to_next);
-  to_next.send(relayed);
+  to_next.send(bytes_of(relayed));
+  to_next.send(signature);
   to_next.flush();
 
-  const Labels output = receive_output_labels(batch, shape, keys.own, from_previous, garbling_time(batch));
+  const blame::OutcomeForm form{blame::Outcome::Evaluated, shape.outputs * sizeof(Block), false};
+  const blame::ReceivedOutcome outcome =
+      receive_outcome(batch, keys, form, nullptr, {}, to_next, from_previous, garbling_time(batch));
+  Labels output(shape.outputs);
+  std::memcpy(output.data(), outcome.payload.data(), outcome.payload.size());
   DualGarblingOutput result;
   result.previous = read_output(output, entry.zero_out, side.seeded, kFirstGarbler);  // a_2 = w
   result.own = c_a;                                                                  // a_0 = c_A
@@ -157,13 +155,14 @@ DualGarblingOutput use_second(const Batch& batch, const GarblingKeys& keys, Prep
   const Labels padded = padded_third_labels(side, batch, c_b, keys.previous);
   const auto padded_bytes = bytes_of(padded);
   const SharedInputLabels shared = shared_input_labels(side, batch, KeyPart::A);
-  const auto mac = batch_mac(keys.previous, kRelayPurpose, batch.id,
-                                      {padded_bytes, bytes_of(shared.a2), bytes_of(shared.pub)});
+  const auto signature = blame::sign(keys.identities, kLabelsMessage, batch.id,
+                                     {padded_bytes, bytes_of(shared.a2), bytes_of(shared.pub)});
   to_next.send(padded_bytes);
-  to_next.send(mac);
+  to_next.send(signature);
   to_next.flush();
 
-  return pass_output_labels_on(side, entry.zero_out, c_b, to_next, from_previous, garbling_time(batch));
+  return pass_output_labels_on(batch, keys, side, entry.zero_out, c_b, nullptr, to_next, from_previous,
+                               garbling_time(batch));
 }
 
 // Party 1, using.
@@ -179,19 +178,18 @@ DualGarblingOutput use_evaluator(const Batch& batch, const GarblingKeys& keys, P
     throw Error(Component::Server, "party 2: a prepared garbling's commitments do not fit its batch");
 
   Labels l0(shape.key), la(shape.outputs), l2(shape.key), lp(shape.pub), relayed(shape.key + shape.outputs);
-  std::array<std::uint8_t, 32> relay_mac{};
+  IdentitySignature signature{};
   from_previous.receive(bytes_of(l0));
   from_previous.receive(bytes_of(la));
   from_previous.receive(bytes_of(l2));
   from_previous.receive(bytes_of(lp));
   from_previous.receive(bytes_of(relayed));
-  from_previous.receive(relay_mac);
-  const auto expected_mac = batch_mac(keys.own, kRelayPurpose, batch.id,
-                                               {bytes_of(relayed), bytes_of(l2), bytes_of(lp)});
-  if (sodium_memcmp(relay_mac.data(), expected_mac.data(), relay_mac.size()) != 0)
-    throw VerificationError(Component::Server,
-                            "party 2: party 3's labels relayed by party 1, or the labels of shared inputs, fail their MAC",
-                            "relay_mac");
+  from_previous.receive(signature);
+  if (!blame::signed_by(keys.identities, kSecondGarbler, kLabelsMessage, batch.id,
+                        {bytes_of(relayed), bytes_of(l2), bytes_of(lp)}, signature))
+    blame::conclude(kEvaluator, kFirstGarbler,
+                    "party 3's labels relayed by party 1, or the labels of shared inputs, are not signed by party 3",
+                    "relay_signature", false);
 
   const ThirdLabels third = unpad_third_labels(relayed, batch, shape, keys.own);
   check_input_labels(batch, shape, l0, la, third, c_a, c_b, entry.committed, number);
@@ -203,7 +201,7 @@ DualGarblingOutput use_evaluator(const Batch& batch, const GarblingKeys& keys, P
   Labels output;
   gc2::evaluate(program, batch.instances, active.span(), tables, output, number);
   store.recycle(std::move(entry.tables));
-  return send_evaluator_output(batch, std::move(output), la, third, c_a, c_b, keys.previous, to_next);
+  return send_evaluator_output(batch, keys, std::move(output), la, third, c_a, c_b, to_next);
 }
 
 }  // namespace

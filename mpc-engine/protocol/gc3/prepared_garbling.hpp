@@ -13,12 +13,13 @@
 // numbered like any batch, so its garbling's tweaks repeat no other's):
 // - party 0 sends party 1 the commitments to the input labels of a_0, a_1, c_A and c_B, then
 //   streams the tables; party 2 garbles the same into a digest with the same commitments and
-//   sends it, with a MAC under the key it shares with party 1, through party 0;
-// - party 1 checks the MAC and that the digest of what it received is party 2's, and keeps the
-//   tables and commitments; the garblers keep their output wires' zero labels;
-// - party 1 confirms with a MAC under the key it shares with party 0, through party 2, who
-//   kept its part before passing it on. The leader (party 0) names the garbling in a batch only
-//   once that confirmation arrived: then all three hold it.
+//   sends it, signed, through party 0;
+// - party 1 checks the signature and that the digest of what it received is party 2's, and keeps
+//   the tables and commitments; the garblers keep their output wires' zero labels;
+// - party 1 confirms in a signed outcome, Kept, through party 2, who kept its part before passing
+//   it on. The leader (party 0) names the garbling in a batch only once that confirmation
+//   arrived: then all three hold it. When the digests differ, party 1 refuses with the digest's
+//   key instead and the three conclude who deviated as online (garbling_blame.hpp).
 //
 // The batch that uses it (one job, Batch::prepared naming the preparing batch of the same
 // epoch): each server takes the garbling out of its store first
@@ -28,7 +29,8 @@
 // a_1 and c_B padded, party 0 those of a_0, c_A, a_2 and the public record, and party 1 checks
 // the labels of a_0, a_1, c_A and c_B against the commitments. The labels of a_2 and of the
 // public record, which both garblers know, were covered online by party 2's digest; here party
-// 2's relayed MAC covers them instead, beside its padded labels, so party 0 cannot alter them.
+// 2's signature covers them instead, beside its padded labels, so party 0 cannot alter them
+// (and checks the signature against its own labels before passing it on).
 // Everything after the evaluation (output labels, masks c_A and c_B drawn per running batch,
 // replicated shares of the result) is the online form's.
 //

@@ -175,23 +175,48 @@ TEST_F(DualGarbling, FirstGarblerAlteringWhatItRelaysIsCaught) {
   Deviation deviation;
   deviation.party = 0;
   deviation.flip_sent_at = {dual_relay_offset() + 3};
-  expect_caught(deviation, 1, "fail their MAC");
+  expect_caught(deviation, 1, "relayed by party 1 are not signed by party 3");
+}
+
+TEST_F(DualGarbling, FirstGarblerAlteringTheDigestItRelaysIsCaught) {
+  const std::size_t tables_end = dual_tables_offset() + program_->and_gates * 2 * kLabel;
+  Deviation deviation;
+  deviation.party = 0;
+  deviation.flip_sent_at = {tables_end + 3};
+  expect_caught(deviation, 1, "relayed by party 1 are not signed by party 3");
 }
 
 TEST_F(DualGarbling, EvaluatorAlteringTheOutputLabelsIsCaught) {
   Deviation deviation;
   deviation.party = 1;
-  deviation.flip_sent_at = {17};  // the second output label
+  deviation.flip_sent_at = {17};  // in the second output label, after the outcome's status byte
+  expect_caught(deviation, 2, "party 2's outcome is not signed by party 2");
+}
+
+TEST_F(DualGarbling, EvaluatorEvaluatingAnotherCircuitIsCaught) {
+  // Labels it signs as its own, but of wires it had no right to reach.
+  Deviation deviation;
+  deviation.party = 1;
+  deviation.program = other_.get();
   expect_caught(deviation, 2, "are not labels of the garbling");
 }
 
-TEST_F(DualGarbling, SecondGarblerAlteringWhatItPassesOnIsCaught) {
-  // Party 3 sends its padded labels, its digest and MAC, then passes party 2's output labels on.
+TEST_F(DualGarbling, SecondGarblerAlteringItsDigestMessageIsCaught) {
   const std::size_t padded = kLabel * (kKeyRows + kOutputs);
   Deviation deviation;
   deviation.party = 2;
-  deviation.flip_sent_at = {padded + 64 + 5};
-  expect_caught(deviation, 0, "fail party 2's MAC");
+  deviation.flip_sent_at = {padded + 40};  // the commitment to the digest's key, after signing
+  expect_caught(deviation, 0, "is not signed by party 3");
+}
+
+TEST_F(DualGarbling, SecondGarblerAlteringWhatItPassesOnIsCaught) {
+  // Party 3 sends its padded labels and its signed digest, then passes party 2's outcome on.
+  const std::size_t padded = kLabel * (kKeyRows + kOutputs);
+  const std::size_t digest_message = 16 + 32 + 64;
+  Deviation deviation;
+  deviation.party = 2;
+  deviation.flip_sent_at = {padded + digest_message + 1 + 5};
+  expect_caught(deviation, 0, "party 2's outcome relayed by party 3 is not signed by party 2");
 }
 
 TEST_F(DualGarbling, ASecondGarblerThatStopsBeforeItsDigestLeavesNoOutput) {

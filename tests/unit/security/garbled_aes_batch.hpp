@@ -185,6 +185,22 @@ class GarbledAesTest : public ::testing::Test {
   std::uint32_t sequence_ = 0;
 };
 
+// Who the honest parties name after `deviator` deviated (protocol/gc3/garbling_blame.hpp): an
+// honest party never names another honest one, and at least one names the deviator, so that a
+// dispute containing it forms.
+inline void expect_deviator_named(const Outcome& caught, int deviator) {
+  bool named = false;
+  for (int p = 0; p < 3; ++p) {
+    if (p == deviator) continue;
+    const auto claims = caught.results[static_cast<std::size_t>(p)].claims;
+    for (int q = 0; q < 3; ++q)
+      if (q != deviator) EXPECT_EQ(claims & (1u << q), 0u) << "honest party " << p << " names honest party " << q;
+    named = named || (claims & (1u << deviator)) != 0;
+  }
+  EXPECT_TRUE(named) << "no honest party names party " << deviator << ": " << caught.results[0].error << " | "
+                     << caught.results[1].error << " | " << caught.results[2].error;
+}
+
 // A deviation caught: no output opened, neither honest garbler (parties 1 and 3) with a share,
 // and party `detector` refusing with VerificationFailed, naming `check`.
 inline void expect_refused(const Outcome& caught, const Deviation& deviation, int detector, const std::string& check) {
@@ -197,6 +213,7 @@ inline void expect_refused(const Outcome& caught, const Deviation& deviation, in
   const three_party_engine::BatchResult& at = caught.results[static_cast<std::size_t>(detector)];
   EXPECT_EQ(at.failure, wire::Status::VerificationFailed) << at.error;
   EXPECT_NE(at.error.find(check), std::string::npos) << at.error;
+  expect_deviator_named(caught, deviation.party);
 }
 
 }  // namespace mpc::security_test

@@ -97,15 +97,17 @@ class PreparedGarbling : public GarbledAesTest {
     expect_honest_use();
   }
 
-  // A deviation while preparing: refused at party 2 naming the digest, nothing kept by it, the
+  // A deviation while preparing: refused at party 2 naming the digest, the deviating party named
+  // by an honest one, nothing kept by party 2, the
   // leader (party 1) not told the garbling is ready; a batch naming it anyway opens nothing.
   void expect_caught_in_preparation(const Deviation& deviation) {
     std::uint32_t sequence = 0;
     const Outcome caught = run(KrbEvaluation::PrepareTwice, deviation, 0, &sequence);
     EXPECT_FALSE(caught.results[0].succeeded) << "the leader counted the garbling as ready";
     EXPECT_EQ(caught.results[1].failure, wire::Status::VerificationFailed) << caught.results[1].error;
-    EXPECT_NE(caught.results[1].error.find("prepared differs from party 3's"), std::string::npos)
+    EXPECT_NE(caught.results[1].error.find("the garbling party 1 sent differs from party 3's"), std::string::npos)
         << caught.results[1].error;
+    expect_deviator_named(caught, deviation.party);
     EXPECT_EQ(stores_[1]->size(), 0u);
     const Outcome used = run(KrbEvaluation::PreparedTwice, {}, sequence);
     EXPECT_FALSE(used.opened.has_value());
@@ -241,32 +243,59 @@ TEST_F(PreparedGarbling, SecondGarblerSendingTheOtherLabelOfItsShareIsCaught) {
 }
 
 TEST_F(PreparedGarbling, FirstGarblerAlteringALabelBothGarblersKnowIsCaught) {
-  // A label of a_2, which both garblers know and no commitment covers: party 3's MAC does.
+  // A label of a_2, which both garblers know and no commitment covers: party 3's signature does.
   Deviation deviation;
   deviation.party = 0;
   deviation.flip_sent_at = {kLabel * (kKeyRows + kOutputs) + 7};
-  expect_caught_in_use(deviation, 1, "fail their MAC");
+  expect_caught_in_use(deviation, 1, "are not signed by party 3");
 }
 
 TEST_F(PreparedGarbling, FirstGarblerAlteringThePublicBlocksLabelsIsCaught) {
   Deviation deviation;
   deviation.party = 0;
   deviation.flip_sent_at = {kLabel * (2 * kKeyRows + kOutputs) + 9};
-  expect_caught_in_use(deviation, 1, "fail their MAC");
+  expect_caught_in_use(deviation, 1, "are not signed by party 3");
 }
 
 TEST_F(PreparedGarbling, FirstGarblerAlteringWhatItRelaysIsCaught) {
   Deviation deviation;
   deviation.party = 0;
   deviation.flip_sent_at = {relay_offset() + 3};
-  expect_caught_in_use(deviation, 1, "fail their MAC");
+  expect_caught_in_use(deviation, 1, "are not signed by party 3");
 }
 
 TEST_F(PreparedGarbling, EvaluatorAlteringTheOutputLabelsIsCaught) {
   Deviation deviation;
   deviation.party = 1;
   deviation.flip_sent_at = {17};
+  expect_caught_in_use(deviation, 2, "party 2's outcome is not signed by party 2");
+}
+
+TEST_F(PreparedGarbling, EvaluatorEvaluatingAnotherCircuitIsCaught) {
+  Deviation deviation;
+  deviation.party = 1;
+  deviation.program = other_.get();
   expect_caught_in_use(deviation, 2, "are not labels of the garbling");
+}
+
+TEST_F(PreparedGarbling, SecondGarblerAlteringItsSignedLabelsIsCaughtByTheFirst) {
+  Deviation deviation;
+  deviation.party = 2;
+  deviation.flip_sent_at = {kLabel * (kKeyRows + kOutputs) + 10};  // the signature, after signing
+  expect_caught_in_use(deviation, 0, "party 3's labels are not signed by party 3");
+}
+
+TEST_F(PreparedGarbling, EvaluatorAlteringItsWordThatItKeptTheGarblingIsCaught) {
+  Deviation deviation;
+  deviation.party = 1;
+  deviation.flip_sent_at = {1 + 7};  // the signature of its Kept outcome
+  std::uint32_t sequence = 0;
+  const Outcome caught = run(KrbEvaluation::PrepareTwice, deviation, 0, &sequence);
+  EXPECT_FALSE(caught.results[0].succeeded) << "the leader counted the garbling as ready";
+  EXPECT_NE(caught.results[2].error.find("party 2's outcome is not signed by party 2"), std::string::npos)
+      << caught.results[2].error;
+  expect_deviator_named(caught, 1);
+  EXPECT_EQ(stores_[2]->size(), 0u);
 }
 
 }  // namespace

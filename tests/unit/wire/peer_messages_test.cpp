@@ -478,9 +478,10 @@ TEST(PeerMessage, RejectsBadHeaderFields) {
   // release before its window weights of degree < 64; 4: the release before batches of local
   // masks; 5: the release before the AND check's receipt of the prover's last layer; 6: the
   // release before pair checks, whose pair served semi-honestly; 7: the release before disputes
-  // in the hellos; 8: the release before the AND check's signed messages.
+  // in the hellos; 8: the release before the AND check's signed messages; 9: the release before
+  // the signed messages of Kerberos batches garbled twice.
   EXPECT_EQ(frame[0], kPeerProtocolVersion);
-  for (std::uint8_t version : {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 0xff}) {
+  for (std::uint8_t version : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 0xff}) {
     Bytes bad = frame;
     bad[0] = version;
     expect_rejected(bad, decode_peer);
