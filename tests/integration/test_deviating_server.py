@@ -53,8 +53,9 @@ def after_restart(call, error_type, deadline_s: float = 30):
 @pytest.mark.timeout(240)
 def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passive(fresh_cluster, k5):  # noqa: F811
     """Server 1 garbles every Kerberos job; with one bit flipped in each of 64 table rows, server 2's
-    comparison with server 3's garbling refuses the job (MPC_EABORT). Garbled once, as
-    security = "passive" does, the same flips yield a wrong checksum that nothing detects."""
+    comparison with server 3's garbling refuses the job (MPC_EABORT), and server 1's answer to the
+    refusal gets it named by an honest server. Garbled once, as security = "passive" does, the
+    same flips yield a wrong checksum that nothing detects."""
     cluster = fresh_cluster
     admin = Engine(cluster.admin_config)
     engine = Engine(cluster.compute_config, timeout_ms=60000)
@@ -72,12 +73,13 @@ def test_an_altered_table_row_is_refused_when_active_and_opens_wrong_when_passiv
         result, refused = after_restart(lambda: engine.checksum(key_id, CHECKSUM_USAGE, data), KrbError)
         assert result is None, f"the deviating job succeeded: {result!r}"
         assert refused.code == MPC_EABORT, refused
-        # Every server answers verification_failed; the client names whichever reply came first,
-        # with server 2's check (the others relay its abort).
+        # Every server answers verification_failed with its own conclusion of server 2's refusal
+        # (protocol/gc3/garbling_blame.hpp); the client names whichever reply came first.
         assert "answered verification_failed" in str(refused), refused
-        assert "party 2: the garbling party 1 sent differs from party 3's" in str(refused), refused
+        assert "the garbling party 1 sent differs from party 3's" in str(refused), refused
         after = cluster.verification_refusals()
         assert all(after[party] > before[party] for party in cluster.parties), (before, after)
+        expect_named_by_an_honest_server(cluster, 1, GARBLED_BATCH_REFUSED)
 
         restart(cluster, 1)
         wait_until_krb_serving(engine, key_id)
@@ -377,18 +379,21 @@ def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_wh
             raise AssertionError(f"{blocks} blocks: a flipped AND share left the keystream right for 8 counters")
 
 
-# A server's log event for a batch a check of active security refused (batch_worker.cpp); its
-# error says which peers the server can show deviated ("party N deviated").
+# A server's log event for a batch a check of active security refused (batch_worker.cpp, and
+# garbled_krb_batch.cpp for a Kerberos batch garbled twice); its error says which peers the
+# server can show deviated ("party N deviated").
 BATCH_REFUSED = "batch refused: a check of active security failed"
+GARBLED_BATCH_REFUSED = "garbled batch refused: a check of active security failed"
 
 
-def expect_named_by_an_honest_server(cluster, deviating: int) -> None:
-    """The failed AND check names the deviating server (rss3/and_check_blame.hpp): an honest
+def expect_named_by_an_honest_server(cluster, deviating: int, event: str = BATCH_REFUSED) -> None:
+    """The failed check names the deviating server (rss3/and_check_blame.hpp for the AND check,
+    gc3/garbling_blame.hpp for a Kerberos batch garbled twice, logged as `event`): an honest
     server shows it deviated, and no honest server names the other honest one."""
     honest = [p for p in cluster.parties if p != deviating]
     deadline = time.monotonic() + 10
     while True:
-        named = {p: {int(n) for entry in cluster.log_events(p, BATCH_REFUSED)
+        named = {p: {int(n) for entry in cluster.log_events(p, event)
                      for n in re.findall(r"\bparty (\d) deviated", entry.get("error", ""))} for p in honest}
         if any(deviating in found for found in named.values()) or time.monotonic() > deadline:
             break

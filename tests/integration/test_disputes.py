@@ -240,6 +240,38 @@ def test_a_failed_and_check_names_the_deviating_server(enrolled, k5):
     assert cluster.log_events(1, "disputes cleared by a readmission taken from both peers")
 
 
+@pytest.mark.timeout(300)
+def test_a_garbling_that_differs_from_the_other_garblers_is_a_dispute(enrolled, k5):
+    """Server 1 alters the tables it streams of Kerberos batches garbled twice, and nothing else.
+    Server 2 finds the garbling is not server 3's and shows both garblers the digest's key;
+    server 1 answers from the garbling it made (gc3/garbling_blame.hpp), so server 2 holds it in
+    a dispute by the digest check, while server 1 claims server 2 refused falsely. One dispute,
+    {1, 2}, which comes before server 3's suspension: server 3 pairs with the lower-numbered of
+    the two, and every job
+    is served (the aborted ones by their retry), the Kerberos jobs by an actively secure pair in
+    which server 1 cannot change a result."""
+    cluster, engine, aes_key, krb = enrolled
+    cluster.kill_server(1)
+    cluster.restart_server(1, fault="garbled-table-bits=300000")
+    cluster.wait_for_modes(ALL_THREE, deadline_s=60)
+    for _ in range(3):
+        served(cluster, k5, aes_key, engine, krb)
+    cluster.wait_for_modes({1: "two-party without server 2", 2: "three-party", 3: "two-party without server 2"},
+                           deadline_s=60)
+    named = [entry for entry in cluster.log_events(2, DISPUTE)
+             if entry.get("check") == "garbling_digest" and entry.get("server") == 1]
+    assert named, cluster.log_tail()
+    lines = status_lines(cluster)
+    assert "(with server 1;" in lines[2] and "(with server 2;" in lines[1], lines
+    # Server 3, told of differing garblings and answered that its own digest was right, knows
+    # only that one of the other two deviated: it suspends three-party service, which the
+    # dispute comes before.
+    assert "(with none; three-party service suspended" in lines[3], lines
+    for line in lines.values():
+        assert "excluded none" in line, line
+    served(cluster, k5, aes_key, engine, krb)
+
+
 # A server's log event for a pair set aside (node/exclusion.cpp).
 PAIR_FAILED = ("a check of a pair's service failed that names neither of its servers: one of the three deviated; while "
                "three-party service is suspended the next pair serves, until an operator readmits "

@@ -21,7 +21,7 @@ import pytest
 
 from mpctest.raw_frames import RawClient, assert_still_serving, read_key_file, server_public
 
-PEER_PROTOCOL = 9  # wire::kPeerProtocolVersion
+PEER_PROTOCOL = 10  # wire::kPeerProtocolVersion
 BATCH, LAYER, ABORT = 1, 2, 3
 AES128_ENCRYPT_AND32 = 1
 

@@ -20,7 +20,7 @@ from mpctest import mpc_cluster
 KEY = ("upgrade/aes", 1, "aes128")
 ALL_THREE = {1: "three-party", 2: "three-party", 3: "three-party"}
 OLDER = "peer-protocol=1"
-THIS_PROTOCOL = 9  # wire::kPeerProtocolVersion
+THIS_PROTOCOL = 10  # wire::kPeerProtocolVersion
 
 
 @pytest.fixture
