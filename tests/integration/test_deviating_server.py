@@ -325,8 +325,9 @@ def keystream_attempt(cluster: Cluster, counter: str, blocks: int, deadline_s: f
         time.sleep(0.2)
 
 
+# Short form: server 1; long form: servers 2 and 3 as well.
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("party", [1, 2, 3])
+@pytest.mark.parametrize("party", [1, pytest.param(2, marks=pytest.mark.long), pytest.param(3, marks=pytest.mark.long)])
 def test_a_flipped_and_share_is_refused_when_active_and_changes_the_keystream_when_passive(fresh_cluster, party):
     """A server flips one bit of its r in AND layer 2, in its own buffer, so its share and the
     copy its neighbour receives agree and no reconstruction disagrees. With security = "active"
@@ -403,8 +404,11 @@ def expect_named_by_an_honest_server(cluster, deviating: int, event: str = BATCH
         assert found <= {deviating}, f"honest server {party} names {found}"
 
 
+# Short form: the even hops (each hop, altered by each party, runs in process in
+# and_check_test.cpp); long form: every hop.
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("hop", [0, 1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("hop", [0, pytest.param(1, marks=pytest.mark.long), 2, pytest.param(3, marks=pytest.mark.long),
+                                 4, pytest.param(5, marks=pytest.mark.long), 6])
 def test_an_altered_check_message_is_refused_and_names_its_sender(fresh_cluster, hop):
     """Server 2 alters one of the AND check's own messages as it sends it: its receipt of
     server 1's last layer (0), the share of server 3's weights' seed it sends as its V- (1), its

@@ -121,6 +121,10 @@ DualGarblingOutput use_first(const Batch& batch, const GarblingKeys& keys, Prepa
   const auto c_a = mask_bits(keys.own, batch.id, shape.outputs);
   const FirstGarblerLabels labels = first_garbler_labels(side, batch, c_a);
 
+  // This party's labels leave first: party 2 reads them while party 3's are on their way and
+  // their signature is checked here.
+  send_first_garbler_labels(labels, to_next);
+  to_next.flush();
   Labels relayed(shape.key + shape.outputs);
   IdentitySignature signature{};
   from_previous.receive(bytes_of(relayed));
@@ -129,7 +133,6 @@ DualGarblingOutput use_first(const Batch& batch, const GarblingKeys& keys, Prepa
                         {bytes_of(relayed), bytes_of(labels.shared.a2), bytes_of(labels.shared.pub)}, signature))
     blame::conclude(kFirstGarbler, kSecondGarbler, "party 3's labels are not signed by party 3", "relay_signature",
                     false);
-  send_first_garbler_labels(labels, to_next);
   to_next.send(bytes_of(relayed));
   to_next.send(signature);
   to_next.flush();
