@@ -7,13 +7,14 @@ For each deviation below, a soak (storm.py soak --deviate FAULT) against the pro
 each engine server of --parties in turn is restarted as the test server deviating as
 MPC_FAULT=FAULT says, for --outage seconds, then restarted honest and readmitted. The soak's
 own checks hold for each (not one login failed, the KDC's count of tickets matches, the
-others served without the deviating server for what it did). The deviations a pair member
+others held the deviating server for what it did: served without it, or beside an honest server
+in an actively secure pair, as docs/threat-model.md says). The deviations a pair member
 alone can make (its key share, pad, Kerberos mask, padded report, authenticated garbling)
 show only while a pair serves; the server then deviates in three-party service too (its AND
 shares), which makes the others serve as a pair.
 
 Writes storm-deviations.json and storm-deviations.md (a row per deviation: logins, failed
-logins, when the others first served without each deviating server, the checks that did not
+logins, when the others first held each deviating server and how, the checks that did not
 hold). Exits non-zero when any deviation failed a check. `make soak-deviations`.
 """
 
@@ -67,6 +68,7 @@ def row(fault: str, what: str, report: dict | None, error: str | None) -> dict:
         "out_of_service_after_s": {str(outage["party"]): (None if outage.get("out_of_service_at_s") is None else
                                                           round(outage["out_of_service_at_s"] - outage["killed_at_s"], 1))
                                    for outage in report["outages"]},
+        "held": {str(outage["party"]): outage.get("held") for outage in report["outages"]},
         "failed_checks": [name for name, held in report["checks"].items() if not held],
         "errors": report["errors"],
     }
@@ -76,13 +78,14 @@ def table(rows: list[dict], method: dict) -> str:
     lines = [f"Deviations, one storm each: {method['rate']} logins/s offered (Poisson) for {method['seconds']} s, "
              f"servers {', '.join(map(str, method['parties']))} deviating in turn for {method['outage']} s each.",
              "",
-             "| MPC_FAULT | alters | logins ok | failed | out of service after (s), per server | checks that failed |",
+             "| MPC_FAULT | alters | logins ok | failed | held after (s), per server: without it or beside an honest server | checks that failed |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         if "logins_ok" not in r:
             lines.append(f"| `{r['fault']}` | {r['alters']} | | | | {r['error']} |")
             continue
-        after = ", ".join(f"{party}: {'never' if s is None else s}" for party, s in r["out_of_service_after_s"].items())
+        after = ", ".join(f"{party}: never" if s is None else f"{party}: {s} ({r['held'].get(party)})"
+                          for party, s in r["out_of_service_after_s"].items())
         lines.append(f"| `{r['fault']}` | {r['alters']} | {r['logins_ok']} | {r['logins_failed'] + r['unstarted']} | "
                      f"{after} | {', '.join(r['failed_checks']) or 'none'} |")
     return "\n".join(lines) + "\n"

@@ -29,9 +29,10 @@ asserts that every second after recovery is free of them. Writes storm-soak.json
 the engine too (every login runs its Kerberos jobs: preauth decrypt and AS-REP encrypt),
 and the files are storm-soak-users*.*. With --deviate FAULT each server is restarted at once as
 the test server deviating as MPC_FAULT=FAULT says instead of staying down, and restarted honest
-and readmitted after --outage seconds: the soak asserts that the other two served without it
-(excluded it, or set it aside: docs/threat-model.md) and that not one login failed, and
-records when they first did (out_of_service_at_s, a dashed line in the plot)
+and readmitted after --outage seconds: the soak asserts that the other two held it (served
+without it, having excluded it or set it aside, or beside an honest server that is not in its
+dispute, in an actively secure pair: docs/threat-model.md, "Who serves") and that not one login
+failed, and records when they first did (out_of_service_at_s, a dashed line in the plot)
 (storm-soak*-deviating.*; `make soak-deviating`). tests/load/deviations.py runs one such soak
 per fault hook of the test server (`make soak-deviations`).
 
@@ -47,6 +48,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import tempfile
 import time
@@ -468,7 +470,7 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
         t0 = time.monotonic()
         outages = []
         switches = {}
-        exclusions = []  # --deviate: whether the others served without each deviating server
+        exclusions = []  # --deviate: how the others held each deviating server at the end (`held`)
         try:
             for party in parties:
                 kill_at = (outages[-1][2] if outages else 0.0) + gap  # a gap after the last restart
@@ -487,21 +489,21 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
                 killed = time.monotonic() - t0
                 print(f"soak: engine server {party} {'deviating' if args.deviate else 'killed'} from {killed:.1f} s",
                       flush=True)
-                # --deviate: when both others first serve without it (excluded, or set aside by a
-                # suspension of three-party service), looked at twice a second.
+                # --deviate: when the others first hold it (`held`: they serve without it, or
+                # beside an honest server that is not in its dispute), looked at twice a second.
                 out_of_service = None
                 outage_ends = time.monotonic() + args.outage
                 while time.monotonic() < outage_ends:
-                    if args.deviate and out_of_service is None and without(bench.cluster, party):
+                    if args.deviate and out_of_service is None and (how := held(bench.cluster, party)):
                         out_of_service = time.monotonic() - t0
-                        print(f"soak: engine server {party} out of service at {out_of_service:.1f} s", flush=True)
+                        print(f"soak: engine server {party} held ({how}) at {out_of_service:.1f} s", flush=True)
                     time.sleep(max(0.0, min(0.5, outage_ends - time.monotonic())))
                 switches.update(bench.cluster.mode_switches())
                 aborts_after = aborts_counted(bench.metrics, others)
                 aborted = {p: aborts_after[p] - aborts_before[p] for p in others
                            if p in aborts_before and p in aborts_after}
                 if args.deviate:
-                    exclusions.append(without(bench.cluster, party))
+                    exclusions.append(held(bench.cluster, party))
                     bench.cluster.kill_server(party)
                 bench.cluster.restart_server(party)
                 if args.deviate:
@@ -551,7 +553,7 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
         if not args.deviate:
             checks["mode_switches_seen"] = bool(switches) and all(count >= 2 for count in switches.values())
         else:
-            checks["deviating_server_out_of_service"] = bool(exclusions) and all(exclusions)
+            checks["deviating_server_held"] = bool(exclusions) and all(exclusions)
     else:
         checks["logins_after_recovery"] = sum(ok[i] for i in after) >= 0.9 * sum(offered[i] for i in after) > 0
         checks["failures_only_during_outage"] = not outside
@@ -571,8 +573,9 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
                      # Jobs each other server counted aborted (mpc_aborts_total) during the outage.
                      "jobs_aborted_by_server": {str(q): int(n) for q, n in a.items()}} |
                     ({"out_of_service_at_s": o,
-                      "out_of_service_after_s": None if o is None else o - k} if args.deviate else {})
-                    for p, k, r, o, a in outages],
+                      "out_of_service_after_s": None if o is None else o - k,
+                      "held": exclusions[i] if i < len(exclusions) else None} if args.deviate else {})
+                    for i, (p, k, r, o, a) in enumerate(outages)],
         "latency_by_phase": latency_by_phase(seconds, outages, args.login_timeout),
         "mode_switches": switches,
         "failures_during_outage": sum(failed), "errors": summary["errors"],
@@ -625,15 +628,38 @@ def latency_by_phase(seconds: list[dict], outages: list, login_timeout: float) -
     return {phase: quantiles(values) for phase, values in phases.items()}
 
 
+def disputed_with(line: str) -> set[int]:
+    """The servers a status line holds disputes with ("disputes D (with server 1, server 3; ...")."""
+    found = re.search(r"\(with ([^;)]*)", line)
+    return {int(n) for n in re.findall(r"server (\d)", found[1])} if found else set()
+
+
 def without(cluster, party: int) -> bool:
     """Both servers other than `party` serve as a pair without it for what it did: they excluded
     it, hold a dispute with it, or suspended three-party service (`mpcctl cluster status`). Not
     for being down a moment, as at its restart."""
     lines = cluster.status_lines()
     return all(f"two-party without server {party}" in lines.get(other, "") and
-               any(why in lines[other] for why in (f"excluded server {party}", f"with server {party}",
-                                                   "three-party service suspended"))
+               (f"excluded server {party}" in lines[other] or party in disputed_with(lines[other]) or
+                "three-party service suspended" in lines[other])
                for other in (1, 2, 3) if other != party)
+
+
+def held(cluster, party: int) -> str | None:
+    """How the others hold `party` for what it did: "without" it (`without`), or "beside" an
+    honest server: one of the others holds it in a dispute, and the cluster serves as the pair of
+    `party` and the third server, which both in that dispute asked for and which took the
+    lower-numbered (docs/threat-model.md, "Who serves"): an actively secure pair, where it cannot
+    change a result and its next deviation is its second dispute. None otherwise."""
+    if without(cluster, party):
+        return "without"
+    lines = cluster.status_lines()
+    for accuser in (1, 2, 3):
+        if accuser == party or party not in disputed_with(lines.get(accuser, "")):
+            continue
+        if all(f"two-party without server {accuser}" in lines.get(p, "") for p in (1, 2, 3) if p != accuser):
+            return "beside"
+    return None
 
 
 def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> None:
@@ -652,7 +678,7 @@ def plot_soak(path: Path, report: dict, ok: list[int], failed: list[int]) -> Non
                    label=f"engine server {outage['party']} {'deviating' if deviating else 'down'}")
         if outage.get("out_of_service_at_s") is not None:
             ax.axvline(outage["out_of_service_at_s"], color="black", linestyle="--", linewidth=1,
-                       label="others serve without it" if index == 0 else None)
+                       label="the others hold it" if index == 0 else None)
     ax.set_xlabel("second of the run")
     ax.set_ylabel("logins per second")
     whose = "krbtgt and users' keys" if report["method"].get("protected_users") else "krbtgt key"
