@@ -151,6 +151,8 @@ SECTIONS = [
      "make soak-deviating SOAK_ARGS=--protected-users", render_storm),
     ("One storm per fault hook, each server deviating with it in turn", "storm-deviations",
      "make soak-deviations (tests/load/deviations.py)", None),
+    ("One storm per fault hook with protected users", "storm-deviations-users",
+     "make soak-deviations SOAK_ARGS=--protected-users (tests/load/deviations.py)", None),
 ]
 
 

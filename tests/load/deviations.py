@@ -13,9 +13,10 @@ alone can make (its key share, pad, Kerberos mask, padded report, authenticated 
 show only while a pair serves; the server then deviates in three-party service too (its AND
 shares), which makes the others serve as a pair.
 
-Writes storm-deviations.json and storm-deviations.md (a row per deviation: logins, failed
+Writes storm-deviations.json and storm-deviations.md, a row per deviation: logins, failed
 logins, when the others first held each deviating server and how, the checks that did not
-hold). Exits non-zero when any deviation failed a check. `make soak-deviations`.
+hold (storm-deviations-users.* with --protected-users, whose users' logins run Kerberos jobs
+garbled twice). Exits non-zero when any deviation failed a check. `make soak-deviations`.
 """
 
 from __future__ import annotations
@@ -75,16 +76,19 @@ def row(fault: str, what: str, report: dict | None, error: str | None) -> dict:
 
 
 def table(rows: list[dict], method: dict) -> str:
+    keys = "the krbtgt key and users' keys" if method.get("protected_users") else "the krbtgt key"
     lines = [f"Deviations, one storm each: {method['rate']} logins/s offered (Poisson) for {method['seconds']} s, "
-             f"servers {', '.join(map(str, method['parties']))} deviating in turn for {method['outage']} s each.",
+             f"{keys} in the engine, servers {', '.join(map(str, method['parties']))} deviating in turn for "
+             f"{method['outage']} s each.",
              "",
-             "| MPC_FAULT | alters | logins ok | failed | held after (s), per server: without it or beside an honest server | checks that failed |",
+             "| MPC_FAULT | alters | logins ok | failed | held after (s), per server: without it, beside an honest server, or by a suspension | checks that failed |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         if "logins_ok" not in r:
             lines.append(f"| `{r['fault']}` | {r['alters']} | | | | {r['error']} |")
             continue
-        after = ", ".join(f"{party}: never" if s is None else f"{party}: {s} ({r['held'].get(party)})"
+        after = ", ".join(f"{party}: {r['held'].get(party) or 'never'}" if s is None else
+                          f"{party}: {s} ({r['held'].get(party)})"
                           for party, s in r["out_of_service_after_s"].items())
         lines.append(f"| `{r['fault']}` | {r['alters']} | {r['logins_ok']} | {r['logins_failed'] + r['unstarted']} | "
                      f"{after} | {', '.join(r['failed_checks']) or 'none'} |")
@@ -99,6 +103,8 @@ def main() -> None:
     parser.add_argument("--outage", type=float, default=15)
     parser.add_argument("--rate", type=float, default=1)
     parser.add_argument("--parties", type=int, nargs="+", default=[1, 2, 3], choices=(1, 2, 3))
+    parser.add_argument("--protected-users", action="store_true",
+                        help="users' keys in the engine too, so that their Kerberos jobs (garbled twice) run")
     parser.add_argument("--only", nargs="+", metavar="FAULT",
                         help="these deviations alone (as listed in the table: the pair-only ones with their "
                              f"{INTO_A_PAIR} prefix)")
@@ -109,13 +115,14 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"deviations: unknown {unknown}; known: {list(chosen)}")
         chosen = {fault: chosen[fault] for fault in args.only}
-    method = {"seconds": args.seconds, "outage": args.outage, "rate": args.rate, "parties": args.parties}
+    method = {"seconds": args.seconds, "outage": args.outage, "rate": args.rate, "parties": args.parties,
+              "protected_users": args.protected_users}
     rows, started = [], storm.machine()
     for number, (fault, what) in enumerate(chosen.items()):
         soak_args = storm.build_parser().parse_args(
             ["soak", "--build-dir", args.build_dir, "--out", args.out, "--seconds", str(args.seconds),
              "--outage", str(args.outage), "--rate", str(args.rate), "--deviate", fault,
-             "--parties", *map(str, args.parties)])
+             "--parties", *map(str, args.parties)] + (["--protected-users"] if args.protected_users else []))
         if number == 0:
             storm.prepare(soak_args)
         print(f"deviations: {fault}", flush=True)
@@ -129,8 +136,9 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": started, "method": method, "deviations": rows}
-    (out / "storm-deviations.json").write_text(json.dumps(report, indent=1) + "\n")
-    (out / "storm-deviations.md").write_text(table(rows, method))
+    name = "storm-deviations-users" if args.protected_users else "storm-deviations"
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
+    (out / f"{name}.md").write_text(table(rows, method))
     print(table(rows, method))
     if any(r["failed_checks"] for r in rows):
         sys.exit(f"deviations: checks failed for {[r['fault'] for r in rows if r['failed_checks']]}")

@@ -470,7 +470,9 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
         t0 = time.monotonic()
         outages = []
         switches = {}
-        exclusions = []  # --deviate: how the others held each deviating server at the end (`held`)
+        # --deviate: how the others held each deviating server at the end (`held`), or "not
+        # reached" when no job reached its deviation.
+        exclusions = []
         try:
             for party in parties:
                 kill_at = (outages[-1][2] if outages else 0.0) + gap  # a gap after the last restart
@@ -503,7 +505,11 @@ def run_soak(args: argparse.Namespace) -> tuple[dict, str, list[int], list[int]]
                 aborted = {p: aborts_after[p] - aborts_before[p] for p in others
                            if p in aborts_before and p in aborts_after}
                 if args.deviate:
-                    exclusions.append(held(bench.cluster, party))
+                    # A deviation no job reached (a hook of a job kind this soak's logins do not
+                    # run) is recorded as such, not as held.
+                    how = held(bench.cluster, party)
+                    exercised = how is not None or any(n > 0 for n in aborted.values())
+                    exclusions.append(how if exercised else "not reached")
                     bench.cluster.kill_server(party)
                 bench.cluster.restart_server(party)
                 if args.deviate:
@@ -646,19 +652,27 @@ def without(cluster, party: int) -> bool:
 
 
 def held(cluster, party: int) -> str | None:
-    """How the others hold `party` for what it did: "without" it (`without`), or "beside" an
-    honest server: one of the others holds it in a dispute, and the cluster serves as the pair of
-    `party` and the third server, which both in that dispute asked for and which took the
-    lower-numbered (docs/threat-model.md, "Who serves"): an actively secure pair, where it cannot
-    change a result and its next deviation is its second dispute. None otherwise."""
+    """How the others hold `party` for what it did (docs/threat-model.md, "Who serves"):
+    - "without": they serve as a pair without it (`without`);
+    - "beside": one of them holds it in a dispute, and the cluster serves as the pair of `party`
+      and the third server, which both in that dispute asked for and which took the
+      lower-numbered: an actively secure pair, where it cannot change a result and its next
+      deviation is its second dispute;
+    - "suspended": both others suspended three-party service for a check that names nobody (a
+      client's report), and the cluster serves as an actively secure pair;
+    None otherwise."""
     if without(cluster, party):
         return "without"
     lines = cluster.status_lines()
-    for accuser in (1, 2, 3):
-        if accuser == party or party not in disputed_with(lines.get(accuser, "")):
+    others = [p for p in (1, 2, 3) if p != party]
+    for accuser in others:
+        if party not in disputed_with(lines.get(accuser, "")):
             continue
         if all(f"two-party without server {accuser}" in lines.get(p, "") for p in (1, 2, 3) if p != accuser):
             return "beside"
+    if all("three-party service suspended" in lines.get(p, "") for p in others) and \
+            any(f"two-party without server {p}" in lines.get(party, "") for p in others):
+        return "suspended"
     return None
 
 
