@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,9 +76,19 @@ def row(fault: str, what: str, report: dict | None, error: str | None) -> dict:
     }
 
 
-def table(rows: list[dict], method: dict) -> str:
+def commit() -> str:
+    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                           cwd=Path(__file__).resolve().parent)
+    return found.stdout.strip() or "unknown"
+
+
+def table(rows: list[dict], method: dict, report: dict) -> str:
     keys = "the krbtgt key and users' keys" if method.get("protected_users") else "the krbtgt key"
-    lines = [f"Deviations, one storm each: {method['rate']} logins/s offered (Poisson) for {method['seconds']} s, "
+    machine = report["machine"]
+    lines = [f"Machine: {machine['cpu_model']}, {machine['cpus']} cores; {report['date']}; commit "
+             f"{report.get('commit', 'unknown')}.",
+             "",
+             f"Deviations, one storm each: {method['rate']} logins/s offered (Poisson) for {method['seconds']} s, "
              f"{keys} in the engine, servers {', '.join(map(str, method['parties']))} deviating in turn for "
              f"{method['outage']} s each.",
              "",
@@ -135,11 +146,11 @@ def main() -> None:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "machine": started, "method": method, "deviations": rows}
+              "machine": started, "commit": commit(), "method": method, "deviations": rows}
     name = "storm-deviations-users" if args.protected_users else "storm-deviations"
     (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
-    (out / f"{name}.md").write_text(table(rows, method))
-    print(table(rows, method))
+    (out / f"{name}.md").write_text(table(rows, method, report))
+    print(table(rows, method, report))
     if any(r["failed_checks"] for r in rows):
         sys.exit(f"deviations: checks failed for {[r['fault'] for r in rows if r['failed_checks']]}")
 
