@@ -219,7 +219,7 @@ blame::ReceivedOutcome receive_outcome(const Batch& batch, const GarblingKeys& k
   blame::ReceivedOutcome received = blame::receive_relayed_outcome(keys.identities, batch.id, form, from_previous, extra_wait);
   if (received.outcome == blame::Outcome::GarblingsDiffer) {
     if (second == nullptr) throw Error(Component::Server, "party 1 answers differing garblings without a digest");
-    blame::first_garbler_concludes(keys.identities, batch.id, received.payload, *second, own_digest, to_next);
+    blame::first_garbler_concludes(keys.identities, batch.id, received.payload.span(), *second, own_digest, to_next);
   }
   return received;
 }

@@ -190,10 +190,10 @@ ReceivedOutcome read_outcome(const PartyIdentities& identities, const BatchId& i
   } else {
     conclude(reader, relayed_by, "party 2's outcome has no form this batch allows", "outcome_signature", false);
   }
-  received.payload.resize(bytes);
-  from_previous.receive(received.payload);
+  received.payload = SecretBytes(bytes);
+  from_previous.receive(received.payload.span());
   from_previous.receive(received.signature);
-  if (!signed_by(identities, 1, kOutcomeMessage, id, {byte_of(status), received.payload}, received.signature))
+  if (!signed_by(identities, 1, kOutcomeMessage, id, {byte_of(status), received.payload.span()}, received.signature))
     conclude(reader, relayed_by,
              relayed_by == 1 ? "party 2's outcome is not signed by party 2"
                              : "party 2's outcome relayed by party 3 is not signed by party 2",
@@ -211,7 +211,7 @@ ReceivedOutcome receive_from_evaluator(const PartyIdentities& identities, const 
 void pass_on(const ReceivedOutcome& outcome, two_party::Channel& to_next) {
   const auto status = static_cast<std::uint8_t>(outcome.outcome);
   to_next.send(byte_of(status));
-  to_next.send(outcome.payload);
+  to_next.send(outcome.payload.span());
   to_next.send(outcome.signature);
   to_next.flush();
 }
@@ -270,6 +270,8 @@ void second_garbler_concludes(const PartyIdentities& identities, const BatchId& 
   if (answer.verdict == static_cast<std::uint8_t>(Answer::SecondGarblerLied))
     conclude(2, 0, told + ", and party 1 answers that this party's digest is not that of its garbling",
              "garbling_digest", true);
+  if (answer.verdict != static_cast<std::uint8_t>(Answer::EvaluatorLied))
+    conclude(2, 0, told + ", and party 1 signed an answer that is neither", "garbling_digest", true);
   conclude(2, -1, told + "; party 1 answers that this party's digest is that of its garbling", "garbling_digest", true);
 }
 

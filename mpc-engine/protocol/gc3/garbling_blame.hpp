@@ -127,7 +127,7 @@ struct OutcomeForm {
 
 struct ReceivedOutcome {
   Outcome outcome = Outcome::Evaluated;
-  std::vector<std::uint8_t> payload;  // the output labels or the key of the digest
+  SecretBytes payload;  // the output labels or the key of the digest; wiped
   IdentitySignature signature{};
 };
 
