@@ -119,6 +119,8 @@ int main(int argc, char** argv) {
   const auth2::InputOwners checked_owners = auth2::padded_owners(two_party_engine::share_check_owners(
       {auth2::Owner::First, auth2::Owner::Second, auth2::Owner::Public, auth2::Owner::First, auth2::Owner::Second}));
   const std::size_t checked_ands = auth2::and_gate_count(checked);
+  const auto aes_slots = std::make_shared<const auth2::WireSlots>(auth2::plan_slots(aes));
+  const auto checked_slots = std::make_shared<const auth2::WireSlots>(auth2::plan_slots(checked));
   std::vector<auth2::AuthTriple> first_checked_triples, second_checked_triples;
   const Figure checked_triples = measure(
       *a, *b, 1, [&] { first_checked_triples = auth2::and_triples(first, checked_ands * aes_blocks); },
@@ -142,8 +144,8 @@ int main(int argc, char** argv) {
       return std::span<const auth2::AuthTriple>(all.data() + k * ands, ands);
     };
     const Figure masks = measure(
-        *a, *b, 1, [&] { first_masks = auth2::prepare_masks(first, aes, owners, part(first_triples)); },
-        [&] { second_masks = auth2::prepare_masks(second, aes, owners, part(second_triples)); });
+        *a, *b, 1, [&] { first_masks = auth2::prepare_masks(first, aes, owners, part(first_triples), aes_slots); },
+        [&] { second_masks = auth2::prepare_masks(second, aes, owners, part(second_triples), aes_slots); });
     const Figure online = measure(
         *a, *b, 1, [&] { auth2::evaluate_authenticated(first, aes, owners, first_masks, first_inputs, block, auth2::Outputs::Shares); },
         [&] { auth2::evaluate_authenticated(second, aes, owners, second_masks, second_inputs, block, auth2::Outputs::Shares); });
@@ -157,8 +159,8 @@ int main(int argc, char** argv) {
     };
     const Figure masks_checked = measure(
         *a, *b, 1,
-        [&] { first_masks = auth2::prepare_masks(first, checked, checked_owners, checked_part(first_checked_triples)); },
-        [&] { second_masks = auth2::prepare_masks(second, checked, checked_owners, checked_part(second_checked_triples)); });
+        [&] { first_masks = auth2::prepare_masks(first, checked, checked_owners, checked_part(first_checked_triples), checked_slots); },
+        [&] { second_masks = auth2::prepare_masks(second, checked, checked_owners, checked_part(second_checked_triples), checked_slots); });
     const auto run_checked = [&](auth2::Session& session, const auth2::CircuitMasks& masks,
                                  const std::vector<std::uint8_t>& inputs) {
       const auth2::PaddedRun run = auth2::evaluate_padded(session, checked, checked_owners, masks, inputs, block, {}, {},

@@ -43,11 +43,11 @@ static_assert(client_checks::kPartReportBytes == wire::kPaddedPartReportBytes);
 
 }  // namespace
 
-std::shared_ptr<const circuits::Circuit> AuthenticatedAes::circuit(wire::KeyAlgorithm algorithm, bool decrypt,
+AuthenticatedAes::Part AuthenticatedAes::circuit(wire::KeyAlgorithm algorithm, bool decrypt,
                                                                   std::uint32_t blocks) const {
   std::lock_guard lock(mutex_);
   auto& slot = circuits_[{algorithm, decrypt, blocks}];
-  if (!slot) {
+  if (!slot.circuit) {
     const std::uint32_t blinding[] = {kBlindingBits, kBlindingBits};
     const circuits::Circuit aes = circuits::with_extra_inputs(
         circuits::build_shared_key_aes_circuit(
@@ -56,9 +56,10 @@ std::shared_ptr<const circuits::Circuit> AuthenticatedAes::circuit(wire::KeyAlgo
             blocks),
         blinding);
     const auto share_bits = static_cast<std::uint32_t>(8 * wire::material_bytes(algorithm));
-    slot = std::make_shared<const circuits::Circuit>(auth2::padded_circuit(
+    slot.circuit = std::make_shared<const circuits::Circuit>(auth2::padded_circuit(
         with_share_checks(aes, committed_wires(0, share_bits, blocks), committed_wires(1, share_bits, blocks)), 0,
         kShareCheckVerdicts));
+    slot.slots = std::make_shared<const auth2::WireSlots>(auth2::plan_slots(*slot.circuit));
   }
   return slot;
 }
@@ -68,8 +69,8 @@ std::uint64_t AuthenticatedAes::entries(wire::KeyAlgorithm algorithm, std::uint3
   // Encryption and decryption take the same entries: the inverse S-box has the S-box's ANDs.
   const std::uint64_t whole = blocks / kAuthenticatedPartBlocks, rest = blocks % kAuthenticatedPartBlocks;
   std::uint64_t total = 0;
-  if (whole > 0) total += whole * auth2::material_entries(*circuit(algorithm, false, kAuthenticatedPartBlocks), kOwners);
-  if (rest > 0) total += auth2::material_entries(*circuit(algorithm, false, static_cast<std::uint32_t>(rest)), kOwners);
+  if (whole > 0) total += whole * auth2::material_entries(*circuit(algorithm, false, kAuthenticatedPartBlocks).circuit, kOwners);
+  if (rest > 0) total += auth2::material_entries(*circuit(algorithm, false, static_cast<std::uint32_t>(rest)).circuit, kOwners);
   return total;
 }
 
@@ -103,7 +104,7 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
   for (std::uint32_t first = 0; first < total; first += kAuthenticatedPartBlocks) {
     const std::uint32_t blocks = std::min(kAuthenticatedPartBlocks, total - first);
     const auto part = circuit(algorithm, decrypt, blocks);
-    const std::size_t part_entries = auth2::material_entries(*part, kOwners);
+    const std::size_t part_entries = auth2::material_entries(*part.circuit, kOwners);
     std::vector<std::uint8_t> own = key_bits;
     std::vector<std::uint8_t> part_pad = client_checks::pad_bits(
         client_checks::part_pad(job_pad, first / kAuthenticatedPartBlocks), std::size_t{128} * blocks);
@@ -114,7 +115,7 @@ AuthenticatedAes::Padded AuthenticatedAes::blocks(two_party::Channel& peer, wire
 #endif
     own.insert(own.end(), part_pad.begin(), part_pad.end());
     wipe(part_pad.data(), part_pad.size());
-    const CheckedCircuit checked{part.get(), &kOwners, {}, {}};
+    const CheckedCircuit checked{part.circuit.get(), &kOwners, {}, {}, part.slots};
     const auth2::PaddedRun run = run_checked_part(
         taken.session, party_, checked, std::span<const auth2::AndMaterial>(taken.material.data() + used, part_entries),
         start + used, own, bytes_to_bits(input.subspan(16 * first, 16 * blocks)));

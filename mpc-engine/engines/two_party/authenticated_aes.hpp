@@ -24,6 +24,7 @@
 #include "circuits/circuit.hpp"
 #include "common/secret.hpp"
 #include "engines/two_party/and_material_stock.hpp"
+#include "protocol/auth2/wire_slots.hpp"
 #include "protocol/two_party/channel.hpp"
 #include "wire/client_messages.hpp"
 #include "wire/key_id.hpp"
@@ -61,13 +62,17 @@ class AuthenticatedAes {
                 std::uint64_t start, std::chrono::milliseconds wait);
 
  private:
-  std::shared_ptr<const circuits::Circuit> circuit(wire::KeyAlgorithm algorithm, bool decrypt, std::uint32_t blocks) const;
+  // A part's padded circuit and its slots, built once per shape.
+  struct Part {
+    std::shared_ptr<const circuits::Circuit> circuit;
+    std::shared_ptr<const auth2::WireSlots> slots;
+  };
+  Part circuit(wire::KeyAlgorithm algorithm, bool decrypt, std::uint32_t blocks) const;
 
   int party_;
   AndMaterialStock& stock_;
   mutable std::mutex mutex_;
-  mutable std::map<std::tuple<wire::KeyAlgorithm, bool, std::uint32_t>, std::shared_ptr<const circuits::Circuit>>
-      circuits_;
+  mutable std::map<std::tuple<wire::KeyAlgorithm, bool, std::uint32_t>, Part> circuits_;
 };
 
 }  // namespace mpc::two_party_engine

@@ -20,6 +20,7 @@ namespace mpc::two_party_engine {
 struct AuthenticatedGcm::Shape {
   circuits::Circuit circuit;  // padded
   auth2::InputOwners owners;
+  std::shared_ptr<const auth2::WireSlots> slots;  // of the circuit
   std::uint32_t padded_bits = 0;  // outputs under the pads (after the kept ones and the verdicts)
 };
 
@@ -109,6 +110,7 @@ std::shared_ptr<const AuthenticatedGcm::Shape> AuthenticatedGcm::prefetch_shape(
   shape->owners = auth2::padded_owners(
       share_check_owners({Owner::First, Owner::Second, Owner::Public, Owner::First, Owner::Second}));
   shape->padded_bits = 128 * nonces * blocks_per_nonce;
+  shape->slots = std::make_shared<const auth2::WireSlots>(auth2::plan_slots(shape->circuit));
   std::lock_guard lock(mutex_);
   return prefetch_shapes_.emplace(std::make_pair(nonces, blocks_per_nonce), std::move(shape)).first->second;
 }
@@ -152,6 +154,7 @@ std::shared_ptr<const AuthenticatedGcm::Shape> AuthenticatedGcm::open_shape(std:
   shape->owners = auth2::padded_owners(share_check_owners({Owner::First, Owner::Second, Owner::Public, Owner::First,
                                                            Owner::Second, Owner::Public, Owner::First, Owner::Second}));
   shape->padded_bits = 128 * text_blocks + 8;
+  shape->slots = std::make_shared<const auth2::WireSlots>(auth2::plan_slots(shape->circuit));
   std::lock_guard lock(mutex_);
   return open_shapes_.emplace(text_blocks, std::move(shape)).first->second;
 }
@@ -208,7 +211,7 @@ AuthenticatedGcm::Prefetched AuthenticatedGcm::prefetch(two_party::Channel& peer
     std::vector<std::uint8_t> own =
         own_inputs(inputs, check, {}, client_checks::part_pad(job_pad, part), shape->padded_bits, part == 0);
     const ot::WipeGuard own_guard(own);
-    const CheckedCircuit checked{&shape->circuit, &shape->owners, {}, {}};
+    const CheckedCircuit checked{&shape->circuit, &shape->owners, {}, {}, shape->slots};
     auth2::PaddedRun run = run_checked_part(
         taken.session, party_, checked, std::span<const auth2::AndMaterial>(taken.material.data() + used, part_entries),
         inputs.start + used, own, counters);
@@ -259,7 +262,7 @@ AuthenticatedGcm::Opened AuthenticatedGcm::open(two_party::Channel& peer, const 
   wipe(hash_bits.data(), hash_bits.size());
   wipe(job_pad.data(), job_pad.size());
   const ot::WipeGuard own_guard(own);
-  const CheckedCircuit checked{&shape->circuit, &shape->owners, {}, {}};
+  const CheckedCircuit checked{&shape->circuit, &shape->owners, {}, {}, shape->slots};
   const auth2::PaddedRun run =
       run_checked_part(taken.session, party_, checked, taken.material, inputs.start, own, public_bits);
   peer.flush();

@@ -19,6 +19,7 @@ namespace mpc::two_party_engine {
 struct AuthenticatedKrb::Shape {
   circuits::Circuit circuit;  // padded
   auth2::InputOwners owners;
+  std::shared_ptr<const auth2::WireSlots> slots;  // of the circuit
   // The part of the material fed and checked (wire::share_check_segments), and where the job's
   // secret rows lie in it.
   std::size_t segment = 0, segment_offset = 0;
@@ -150,6 +151,7 @@ std::shared_ptr<const AuthenticatedKrb::Shape> AuthenticatedKrb::build(const job
   shape->first_known = run_of(2 * n, m);
   shape->second_known = run_of(2 * n + m, m);
   shape->entries = auth2::material_entries(shape->circuit, shape->owners);
+  shape->slots = std::make_shared<const auth2::WireSlots>(auth2::plan_slots(shape->circuit));
   return shape;
 }
 
@@ -189,7 +191,7 @@ AuthenticatedKrb::Padded AuthenticatedKrb::run(two_party::Channel& peer, const J
   if (fault::armed("share-bit")) own[shape.rows_offset] ^= 1;
 #endif
   const ot::WipeGuard own_guard(own);
-  const CheckedCircuit checked{&shape.circuit, &shape.owners, shape.first_known, shape.second_known};
+  const CheckedCircuit checked{&shape.circuit, &shape.owners, shape.first_known, shape.second_known, shape.slots};
   const auth2::PaddedRun result =
       run_checked_part(taken.session, party_, checked, taken.material, start, own, bytes_to_bits(plan.public_record));
   peer.flush();

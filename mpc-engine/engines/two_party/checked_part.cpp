@@ -118,7 +118,7 @@ auth2::PaddedRun run_checked_part(auth2::Session& job, int party, const CheckedC
                                   std::span<const auth2::AndMaterial> material, std::uint64_t first_entry,
                                   std::span<const std::uint8_t> own_inputs, std::span<const std::uint8_t> public_inputs) {
   job.set_next_tweak(kJobTweaksPerEntry * first_entry);
-  const auth2::CircuitMasks masks = auth2::prepare_masks(job, *part.circuit, *part.owners, material);
+  const auth2::CircuitMasks masks = auth2::prepare_masks(job, *part.circuit, *part.owners, material, part.slots);
   auth2::PaddedRun run = auth2::evaluate_padded(job, *part.circuit, *part.owners, masks, own_inputs, public_inputs,
                                                 part.first_known, part.second_known, kShareCheckVerdicts);
   const std::uint8_t own = run.revealed.at(party == 0 ? 0 : 1), peer = run.revealed.at(party == 0 ? 1 : 0);

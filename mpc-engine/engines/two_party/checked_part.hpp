@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct CheckedCircuit {
   const auth2::InputOwners* owners = nullptr;
   // Inputs the client knows (the pads' checks cover them), per party.
   std::span<const std::uint32_t> first_known, second_known;
+  std::shared_ptr<const auth2::WireSlots> slots;  // the circuit's (auth2::plan_slots), planned once
 };
 
 // Runs one part on the job session: `material` exactly auth2::material_entries of the circuit,

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <functional>
+#include <memory>
 #include <string>
 
 #include "common/error.hpp"
@@ -104,35 +104,59 @@ std::vector<Block> random_labels(std::size_t n) {
   return labels;
 }
 
-std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const InputWires& wires,
-                                 const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
-                                 std::span<const std::uint8_t> public_inputs, Outputs mode,
-                                 std::vector<std::uint8_t>* masked_inputs, std::size_t kept) {
+// The slots of `circuit` as the masks carry them, or planned now (masks made by hand).
+std::shared_ptr<const WireSlots> slots_of(const Circuit& circuit, const CircuitMasks& masks) {
+  if (masks.slots) return masks.slots;
+  return std::make_shared<const WireSlots>(plan_slots(circuit));
+}
+
+std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const WireSlots& plan,
+                                 const InputWires& wires, const CircuitMasks& masks,
+                                 std::span<const std::uint8_t> own_inputs, std::span<const std::uint8_t> public_inputs,
+                                 Outputs mode, std::vector<std::uint8_t>* masked_inputs, std::size_t kept) {
   const Block delta = session.delta();
-  const std::size_t ands = and_gate_count(circuit);
+  const std::size_t ands = plan.and_gates;
+  const std::uint32_t inputs = circuit.total_inputs();
   const std::uint64_t base = session.take_tweaks(4 * ands);
-  // Zero labels: random on inputs, constants and AND outputs; free XOR elsewhere.
-  std::vector<Block> zero(circuit.num_wires);
-  const ot::WipeGuard zero_guard(zero);
-  std::size_t fresh_count = circuit.total_inputs();
-  for (const auto& gate : circuit.gates) fresh_count += gate.kind == GateKind::Const || gate.kind == GateKind::And;
-  std::vector<Block> fresh = random_labels(fresh_count);
+  // Zero labels: random on inputs, constants and AND outputs; free XOR elsewhere. Per slot as
+  // the gates go, and kept per AND gate for its rows: its inputs' and its output's.
+  std::vector<Block> fresh = random_labels(inputs + plan.constants + ands);
   const ot::WipeGuard fresh_guard(fresh);
-  std::copy_n(fresh.begin(), circuit.total_inputs(), zero.begin());
-  std::size_t next_fresh = circuit.total_inputs();
-  std::vector<std::uint32_t> constant_wires;
-  for (const auto& gate : circuit.gates) {
+  std::vector<Block> zero(plan.slots);
+  const ot::WipeGuard zero_guard(zero);
+  for (std::uint32_t w = 0; w < inputs; ++w) zero[plan.input_slots[w]] = fresh[w];
+  std::vector<Block> and_zero[3];  // [alpha, beta, gamma][gate]
+  for (auto& column : and_zero) column.resize(ands);
+  const ot::WipeGuard alpha_guard(and_zero[0]), beta_guard(and_zero[1]), gamma_guard(and_zero[2]);
+  std::vector<Block> constant_labels;  // each constant wire's label for its value, in gate order
+  const ot::WipeGuard constants_guard(constant_labels);
+  std::size_t next_fresh = inputs;
+  std::size_t g = 0;
+  for (const auto& gate : plan.gates) {
     switch (gate.kind) {
       case GateKind::Xor: zero[gate.out] = zero[gate.in0] ^ zero[gate.in1]; break;
       case GateKind::Inv:
       case GateKind::Copy: zero[gate.out] = zero[gate.in0]; break;
-      case GateKind::Const:
-      case GateKind::And:
-        zero[gate.out] = fresh[next_fresh++];
-        if (gate.kind == GateKind::Const) constant_wires.push_back(gate.out);
+      case GateKind::Const: {
+        const Block label = fresh[next_fresh++];
+        constant_labels.push_back(label ^ (delta & two_party::select_mask(gate.in0 != 0)));
+        zero[gate.out] = label;
         break;
+      }
+      case GateKind::And: {
+        and_zero[0][g] = zero[gate.in0];
+        and_zero[1][g] = zero[gate.in1];
+        const Block label = fresh[next_fresh++];
+        and_zero[2][g] = label;
+        zero[gate.out] = label;
+        ++g;
+        break;
+      }
     }
   }
+  std::vector<Block> output_zero(plan.output_slots.size());
+  const ot::WipeGuard output_guard(output_zero);
+  for (std::size_t j = 0; j < output_zero.size(); ++j) output_zero[j] = zero[plan.output_slots[j]];
   // Pads of every row: H(L, t) for both labels of each input, both parts, batched per kind.
   std::vector<Block> pads[2][2][2];  // [input][label value][part]
   for (unsigned input = 0; input < 2; ++input)
@@ -140,26 +164,21 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
       for (unsigned part = 0; part < 2; ++part) {
         auto& out = pads[input][value][part];
         out.resize(ands);
-        std::size_t g = 0;
-        for (const auto& gate : circuit.gates)
-          if (gate.kind == GateKind::And)
-            out[g++] = zero[input == 0 ? gate.in0 : gate.in1] ^ (value ? delta : Block{});
+        const Block offset = value ? delta : Block{};
+        for (std::size_t i = 0; i < ands; ++i) out[i] = and_zero[input][i] ^ offset;
         two_party::tccr_hash(out.data(), out.data(), ands, kTweakHigh, pad_tweak(base, 0, input, part), 4);
       }
   std::vector<std::uint8_t> rows(kGateBytes * ands);
-  std::size_t g = 0;
-  for (const auto& gate : circuit.gates) {
-    if (gate.kind != GateKind::And) continue;
+  for (std::size_t i = 0; i < ands; ++i) {
+    const AndMasks& m = masks.ands[i];
     for (unsigned a = 0; a < 2; ++a)
       for (unsigned b = 0; b < 2; ++b) {
-        const AuthBit r = row_bit(session, masks.lambda[gate.out], masks.sigma[g], masks.lambda[gate.in0],
-                                  masks.lambda[gate.in1], a, b);
-        const Row row{(pads[0][a][0][g] ^ pads[1][b][0][g] ^ r.mac).hi,
-                      pads[0][a][1][g] ^ pads[1][b][1][g] ^ zero[gate.out] ^
+        const AuthBit r = row_bit(session, m.gamma, m.sigma, m.alpha, m.beta, a, b);
+        const Row row{(pads[0][a][0][i] ^ pads[1][b][0][i] ^ r.mac).hi,
+                      pads[0][a][1][i] ^ pads[1][b][1][i] ^ and_zero[2][i] ^
                           (delta & two_party::select_mask(r.bit != 0)) ^ r.key};
-        write_row(&rows[kGateBytes * g + kRowBytes * (2 * a + b)], row);
+        write_row(&rows[kGateBytes * i + kRowBytes * (2 * a + b)], row);
       }
-    ++g;
   }
   for (auto& by_input : pads)
     for (auto& by_value : by_input)
@@ -169,22 +188,19 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
 
   // Inputs: this party's masks from the evaluator, the evaluator's masks to it.
   std::vector<AuthBit> own_masks, peer_masks;
-  for (const auto w : wires.first) own_masks.push_back(masks.lambda[w]);
-  for (const auto w : wires.second) peer_masks.push_back(masks.lambda[w]);
+  for (const auto w : wires.first) own_masks.push_back(masks.inputs[w]);
+  for (const auto w : wires.second) peer_masks.push_back(masks.inputs[w]);
   const std::vector<std::uint8_t> own_lambda = session.reveal_to(Role::First, own_masks);
   session.reveal_to(Role::Second, peer_masks);
   std::vector<std::uint8_t> masked(wires.first.size());
   std::vector<Block> labels;
   for (std::size_t i = 0; i < wires.first.size(); ++i) {
     masked[i] = (own_inputs[i] & 1) ^ own_lambda[i];
-    labels.push_back(zero[wires.first[i]] ^ (delta & two_party::select_mask(masked[i] != 0)));
+    labels.push_back(fresh[wires.first[i]] ^ (delta & two_party::select_mask(masked[i] != 0)));
   }
   for (std::size_t i = 0; i < wires.shared.size(); ++i)
-    labels.push_back(zero[wires.shared[i]] ^ (delta & two_party::select_mask((public_inputs[i] & 1) != 0)));
-  for (const auto w : constant_wires) {
-    const auto& gate = *std::find_if(circuit.gates.begin(), circuit.gates.end(), [w](const auto& x) { return x.out == w; });
-    labels.push_back(zero[w] ^ (delta & two_party::select_mask(gate.in0 != 0)));
-  }
+    labels.push_back(fresh[wires.shared[i]] ^ (delta & two_party::select_mask((public_inputs[i] & 1) != 0)));
+  labels.insert(labels.end(), constant_labels.begin(), constant_labels.end());
   std::vector<std::uint8_t> message = pack_bits(masked);
   session.send(Step::MaskedInputs, message);
   session.send(Step::InputLabels, bytes_of(labels));
@@ -194,12 +210,12 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
   const std::vector<std::uint8_t> peer_masked = unpack_bits(peer_packed, wires.second.size());
   std::vector<Block> peer_labels(wires.second.size());
   for (std::size_t i = 0; i < wires.second.size(); ++i)
-    peer_labels[i] = zero[wires.second[i]] ^ (delta & two_party::select_mask(peer_masked[i] != 0));
+    peer_labels[i] = fresh[wires.second[i]] ^ (delta & two_party::select_mask(peer_masked[i] != 0));
   if (session.input_label_deviation()) session.input_label_deviation()(peer_masked, peer_labels);
   session.send(Step::InputLabels, bytes_of(peer_labels));
   session.channel().flush();
   if (masked_inputs != nullptr) {
-    masked_inputs->assign(circuit.total_inputs(), 0);
+    masked_inputs->assign(inputs, 0);
     for (std::size_t i = 0; i < wires.first.size(); ++i) (*masked_inputs)[wires.first[i]] = masked[i];
     for (std::size_t i = 0; i < wires.second.size(); ++i) (*masked_inputs)[wires.second[i]] = peer_masked[i];
     for (std::size_t i = 0; i < wires.shared.size(); ++i) (*masked_inputs)[wires.shared[i]] = public_inputs[i] & 1;
@@ -210,10 +226,9 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
   const std::uint32_t outputs = circuit.total_outputs();
   if (mode == Outputs::Shares) kept = outputs;
   std::vector<std::uint8_t> out(outputs);
-  const std::span<const AuthBit> all_masks(masks.lambda.data() + circuit.first_output_wire(), outputs);
+  const std::span<const AuthBit> all_masks(masks.outputs);
   for (std::size_t j = 0; j < kept; ++j) out[j] = all_masks[j].bit;
   if (kept == outputs) return out;
-  const auto first_output = static_cast<std::uint32_t>(circuit.first_output_wire() + kept);
   const auto revealed = static_cast<std::uint32_t>(outputs - kept);
   const std::span<const AuthBit> output_masks = all_masks.subspan(kept);
   session.reveal_to(Role::Second, output_masks);
@@ -222,7 +237,7 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
   const std::vector<std::uint8_t> output_masked = unpack_bits(claim, revealed);
   std::vector<Block> output_labels(revealed);
   for (std::uint32_t j = 0; j < revealed; ++j)
-    output_labels[j] = zero[first_output + j] ^ (delta & two_party::select_mask(output_masked[j] != 0));
+    output_labels[j] = output_zero[kept + j] ^ (delta & two_party::select_mask(output_masked[j] != 0));
   const Digest expected = label_digest(output_labels);
   const std::vector<std::uint8_t> output_lambda = session.reveal_to(Role::First, output_masks);
   if (sodium_memcmp(expected.data(), claim.data() + (revealed + 7) / 8, expected.size()) != 0)
@@ -233,68 +248,76 @@ std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const
   return out;
 }
 
-std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, const InputWires& wires,
-                                   const CircuitMasks& masks, std::span<const std::uint8_t> own_inputs,
-                                   std::span<const std::uint8_t> public_inputs, Outputs mode,
-                                   std::vector<std::uint8_t>* masked_inputs, std::size_t kept) {
+std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, const WireSlots& plan,
+                                   const InputWires& wires, const CircuitMasks& masks,
+                                   std::span<const std::uint8_t> own_inputs, std::span<const std::uint8_t> public_inputs,
+                                   Outputs mode, std::vector<std::uint8_t>* masked_inputs, std::size_t kept) {
   const Block delta = session.delta();
-  const std::size_t ands = and_gate_count(circuit);
+  const std::size_t ands = plan.and_gates;
   const std::uint64_t base = session.take_tweaks(4 * ands);
   std::vector<std::uint8_t> rows(kGateBytes * ands);
   session.channel().receive(rows);
 
   std::vector<AuthBit> peer_masks, own_masks;
-  for (const auto w : wires.first) peer_masks.push_back(masks.lambda[w]);
-  for (const auto w : wires.second) own_masks.push_back(masks.lambda[w]);
+  for (const auto w : wires.first) peer_masks.push_back(masks.inputs[w]);
+  for (const auto w : wires.second) own_masks.push_back(masks.inputs[w]);
   session.reveal_to(Role::First, peer_masks);
   const std::vector<std::uint8_t> own_lambda = session.reveal_to(Role::Second, own_masks);
 
-  std::vector<std::uint8_t> masked(circuit.num_wires, 0);
-  std::vector<Block> labels(circuit.num_wires);
+  // Per slot: the wire's masked value and the label the evaluator holds for it.
+  std::vector<std::uint8_t> masked(plan.slots, 0);
+  std::vector<Block> labels(plan.slots);
   const ot::WipeGuard labels_guard(labels);
-  std::vector<std::uint32_t> constant_wires;
-  for (const auto& gate : circuit.gates)
-    if (gate.kind == GateKind::Const) constant_wires.push_back(gate.out);
   std::vector<std::uint8_t> peer_packed((wires.first.size() + 7) / 8);
   session.channel().receive(peer_packed);
   const std::vector<std::uint8_t> peer_masked = unpack_bits(peer_packed, wires.first.size());
-  std::vector<Block> first_labels(wires.first.size() + wires.shared.size() + constant_wires.size());
+  std::vector<Block> first_labels(wires.first.size() + wires.shared.size() + plan.constants);
+  const ot::WipeGuard first_guard(first_labels);
   session.channel().receive(bytes_of(first_labels));
+  std::vector<std::uint8_t> input_masked(circuit.total_inputs(), 0);
   for (std::size_t i = 0; i < wires.first.size(); ++i) {
-    masked[wires.first[i]] = peer_masked[i];
-    labels[wires.first[i]] = first_labels[i];
+    input_masked[wires.first[i]] = peer_masked[i];
+    labels[plan.input_slots[wires.first[i]]] = first_labels[i];
   }
   for (std::size_t i = 0; i < wires.shared.size(); ++i) {
-    masked[wires.shared[i]] = public_inputs[i] & 1;
-    labels[wires.shared[i]] = first_labels[wires.first.size() + i];
+    input_masked[wires.shared[i]] = public_inputs[i] & 1;
+    labels[plan.input_slots[wires.shared[i]]] = first_labels[wires.first.size() + i];
   }
   std::vector<std::uint8_t> own_masked(wires.second.size());
   for (std::size_t i = 0; i < wires.second.size(); ++i) {
     own_masked[i] = (own_inputs[i] & 1) ^ own_lambda[i];
-    masked[wires.second[i]] = own_masked[i];
+    input_masked[wires.second[i]] = own_masked[i];
   }
   std::vector<std::uint8_t> message = pack_bits(own_masked);
   session.send(Step::MaskedInputs, message);
   session.channel().flush();
   std::vector<Block> second_labels(wires.second.size());
+  const ot::WipeGuard second_guard(second_labels);
   session.channel().receive(bytes_of(second_labels));
-  for (std::size_t i = 0; i < wires.second.size(); ++i) labels[wires.second[i]] = second_labels[i];
-  if (masked_inputs != nullptr) masked_inputs->assign(masked.begin(), masked.begin() + circuit.total_inputs());
+  for (std::size_t i = 0; i < wires.second.size(); ++i) labels[plan.input_slots[wires.second[i]]] = second_labels[i];
+  for (std::uint32_t w = 0; w < input_masked.size(); ++w) masked[plan.input_slots[w]] = input_masked[w];
+  if (masked_inputs != nullptr) *masked_inputs = input_masked;
 
   std::size_t constant = wires.first.size() + wires.shared.size();
   std::size_t g = 0;
   bool rows_hold = true;  // every opened row carried the garbler's MAC
-  for (const auto& gate : circuit.gates) {
+  for (const auto& gate : plan.gates) {
     switch (gate.kind) {
-      case GateKind::Xor:
-        masked[gate.out] = masked[gate.in0] ^ masked[gate.in1];
-        labels[gate.out] = labels[gate.in0] ^ labels[gate.in1];
+      case GateKind::Xor: {
+        const std::uint8_t value = masked[gate.in0] ^ masked[gate.in1];
+        const Block label = labels[gate.in0] ^ labels[gate.in1];
+        masked[gate.out] = value;
+        labels[gate.out] = label;
         break;
+      }
       case GateKind::Inv:  // the mask took the 1 (prepare_masks)
-      case GateKind::Copy:
-        masked[gate.out] = masked[gate.in0];
-        labels[gate.out] = labels[gate.in0];
+      case GateKind::Copy: {
+        const std::uint8_t value = masked[gate.in0];
+        const Block label = labels[gate.in0];
+        masked[gate.out] = value;
+        labels[gate.out] = label;
         break;
+      }
       case GateKind::Const:
         masked[gate.out] = static_cast<std::uint8_t>(gate.in0 & 1);
         labels[gate.out] = first_labels[constant++];
@@ -306,8 +329,8 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
         two_party::tccr_hash(pad_b, pad_b, 2, kTweakHigh, pad_tweak(base, g, 1, 0), 2);
         const Row row = read_row(&rows[kGateBytes * g + kRowBytes * (2 * a + b)]);
         const std::uint64_t tag = row.tag ^ pad_a[0].hi ^ pad_b[0].hi;
-        const AuthBit r = row_bit(session, masks.lambda[gate.out], masks.sigma[g], masks.lambda[gate.in0],
-                                  masks.lambda[gate.in1], a, b);
+        const AndMasks& m = masks.ands[g];
+        const AuthBit r = row_bit(session, m.gamma, m.sigma, m.alpha, m.beta, a, b);
         const bool zero_share = tag == r.key.hi, one_share = tag == (r.key.hi ^ delta.hi);
         rows_hold = rows_hold && (zero_share || one_share);
         const std::uint8_t peer_bit = one_share ? 1 : 0;
@@ -326,15 +349,18 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
   const std::uint32_t outputs = circuit.total_outputs();
   if (mode == Outputs::Shares) kept = outputs;
   std::vector<std::uint8_t> out(outputs);
-  const std::uint32_t all_first = circuit.first_output_wire();
-  for (std::size_t j = 0; j < kept; ++j) out[j] = masked[all_first + j] ^ masks.lambda[all_first + j].bit;
+  std::vector<std::uint8_t> all_masked(outputs);
+  for (std::uint32_t j = 0; j < outputs; ++j) all_masked[j] = masked[plan.output_slots[j]];
+  for (std::size_t j = 0; j < kept; ++j) out[j] = all_masked[j] ^ masks.outputs[j].bit;
   if (kept == outputs) return out;
-  const auto first_output = static_cast<std::uint32_t>(all_first + kept);
   const auto revealed = static_cast<std::uint32_t>(outputs - kept);
-  const std::span<const AuthBit> output_masks(masks.lambda.data() + first_output, revealed);
-  const std::span<const std::uint8_t> output_masked(masked.data() + first_output, revealed);
+  const std::span<const AuthBit> output_masks(masks.outputs.data() + kept, revealed);
+  const std::span<const std::uint8_t> output_masked(all_masked.data() + kept, revealed);
   const std::vector<std::uint8_t> output_lambda = session.reveal_to(Role::Second, output_masks);
-  const Digest digest = label_digest(std::span<const Block>(labels.data() + first_output, revealed));
+  std::vector<Block> output_labels(revealed);
+  const ot::WipeGuard output_guard(output_labels);
+  for (std::uint32_t j = 0; j < revealed; ++j) output_labels[j] = labels[plan.output_slots[kept + j]];
+  const Digest digest = label_digest(output_labels);
   std::vector<std::uint8_t> claim = pack_bits(output_masked);
   claim.insert(claim.end(), digest.begin(), digest.end());
   session.send(Step::OutputClaim, claim);
@@ -354,41 +380,63 @@ std::size_t and_gate_count(const Circuit& circuit) {
 namespace {
 
 // The masks from fresh masks of the owned inputs and AND outputs (`fresh`, inputs first in wire
-// order, then ANDs in gate order) and one triple per AND gate.
-CircuitMasks masks_from(Session& session, const Circuit& circuit, const InputWires& wires,
-                        const std::function<const AuthBit&(std::size_t)>& fresh,
-                        const std::function<const AuthTriple&(std::size_t)>& triple) {
-  const std::size_t ands = and_gate_count(circuit);
+// order, then AND gates in gate order) and one triple per AND gate. Per slot as the gates go
+// (wire_slots.hpp); what garbling and evaluation read is kept in their order.
+template <typename Fresh, typename Triple>  // const AuthBit&(std::size_t); const AuthTriple&(std::size_t)
+CircuitMasks masks_from(Session& session, const Circuit& circuit, std::shared_ptr<const WireSlots> slots,
+                        const InputWires& wires, const Fresh& fresh, const Triple& triple) {
+  const WireSlots& plan = *slots;
+  const std::size_t ands = plan.and_gates;
   CircuitMasks masks;
-  masks.lambda.resize(circuit.num_wires);  // public inputs keep the mask 0
+  masks.inputs.resize(circuit.total_inputs());  // public inputs keep the mask 0
   std::size_t next = 0;
   for (const auto& owned : {wires.first, wires.second})
-    for (const auto w : owned) masks.lambda[w] = fresh(next++);
+    for (const auto w : owned) masks.inputs[w] = fresh(next++);
+  std::vector<AuthBit> lambda(plan.slots);
+  const ot::WipeGuard lambda_guard(lambda.data(), lambda.size() * sizeof(AuthBit));
+  for (std::uint32_t w = 0; w < masks.inputs.size(); ++w) lambda[plan.input_slots[w]] = masks.inputs[w];
+  // Filled as the gates go (no zeroing first: a Kerberos job's are tens of MB).
+  masks.ands.reserve(ands);
   std::vector<AuthBit> differences;
   differences.reserve(2 * ands);
   std::size_t g = 0;
-  for (const auto& gate : circuit.gates) {
-    auto& out = masks.lambda[gate.out];
+  for (const auto& gate : plan.gates) {
     switch (gate.kind) {
-      case GateKind::Xor: out = masks.lambda[gate.in0] ^ masks.lambda[gate.in1]; break;
-      case GateKind::Inv:
-        out = masks.lambda[gate.in0];
-        session.add_public(out, 1);
+      case GateKind::Xor: {
+        const AuthBit out = lambda[gate.in0] ^ lambda[gate.in1];
+        lambda[gate.out] = out;
         break;
-      case GateKind::Copy: out = masks.lambda[gate.in0]; break;
-      case GateKind::Const: out = AuthBit{}; break;
-      case GateKind::And:
-        out = fresh(next++);
-        differences.push_back(masks.lambda[gate.in0] ^ triple(g).x);
-        differences.push_back(masks.lambda[gate.in1] ^ triple(g).y);
+      }
+      case GateKind::Inv: {
+        AuthBit out = lambda[gate.in0];
+        session.add_public(out, 1);
+        lambda[gate.out] = out;
+        break;
+      }
+      case GateKind::Copy: {
+        const AuthBit out = lambda[gate.in0];
+        lambda[gate.out] = out;
+        break;
+      }
+      case GateKind::Const: lambda[gate.out] = AuthBit{}; break;
+      case GateKind::And: {
+        const AuthTriple& t = triple(g);
+        const AuthBit& alpha = lambda[gate.in0];
+        const AuthBit& beta = lambda[gate.in1];
+        differences.push_back(alpha ^ t.x);
+        differences.push_back(beta ^ t.y);
+        masks.ands.push_back(AndMasks{alpha, beta, fresh(next++), {}});
+        lambda[gate.out] = masks.ands.back().gamma;
         ++g;
         break;
+      }
     }
   }
+  masks.outputs.resize(plan.output_slots.size());
+  for (std::size_t j = 0; j < masks.outputs.size(); ++j) masks.outputs[j] = lambda[plan.output_slots[j]];
   // sigma = lambda_alpha lambda_beta = z ^ d y ^ e x ^ d e with d = lambda_alpha ^ x, e = lambda_beta ^ y.
   const std::vector<std::uint8_t> opened = session.open(differences);
   wipe(differences.data(), differences.size() * sizeof(AuthBit));
-  masks.sigma.resize(ands);
   for (std::size_t i = 0; i < ands; ++i) {
     const std::uint8_t d = opened[2 * i], e = opened[2 * i + 1];
     const AuthTriple& t = triple(i);
@@ -396,9 +444,23 @@ CircuitMasks masks_from(Session& session, const Circuit& circuit, const InputWir
     if (d) sigma ^= t.y;
     if (e) sigma ^= t.x;
     session.add_public(sigma, static_cast<std::uint8_t>(d & e));
-    masks.sigma[i] = sigma;
+    masks.ands[i].sigma = sigma;
   }
+  masks.slots = std::move(slots);
   return masks;
+}
+
+}  // namespace
+
+namespace {
+
+// `slots` where given (of this circuit, by their shape), else planned now.
+std::shared_ptr<const WireSlots> checked_slots(const Circuit& circuit, std::shared_ptr<const WireSlots> slots) {
+  if (!slots) return std::make_shared<const WireSlots>(plan_slots(circuit));
+  if (slots->gates.size() != circuit.gates.size() || slots->input_slots.size() != circuit.total_inputs() ||
+      slots->output_slots.size() != circuit.total_outputs())
+    throw Error(Component::Protocol, "authenticated garbling: slots planned for another circuit");
+  return slots;
 }
 
 }  // namespace
@@ -409,31 +471,31 @@ std::size_t material_entries(const Circuit& circuit, const InputOwners& owners) 
 }
 
 CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const InputOwners& owners,
-                           std::span<const AuthTriple> triples) {
-  circuits::validate(circuit);
+                           std::span<const AuthTriple> triples, std::shared_ptr<const WireSlots> slots) {
+  slots = checked_slots(circuit, std::move(slots));
   const InputWires wires = input_wires(circuit, owners);
-  const std::size_t ands = and_gate_count(circuit);
+  const std::size_t ands = slots->and_gates;
   if (triples.size() != ands)
     throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(triples.size()) + " triples for " +
                                          std::to_string(ands) + " AND gates");
   std::vector<AuthBit> fresh = session.random_bits(wires.first.size() + wires.second.size() + ands);
   const ot::WipeGuard fresh_guard(fresh);
   return masks_from(
-      session, circuit, wires, [&](std::size_t i) -> const AuthBit& { return fresh[i]; },
+      session, circuit, std::move(slots), wires, [&](std::size_t i) -> const AuthBit& { return fresh[i]; },
       [&](std::size_t g) -> const AuthTriple& { return triples[g]; });
 }
 
 CircuitMasks prepare_masks(Session& session, const Circuit& circuit, const InputOwners& owners,
-                           std::span<const AndMaterial> material) {
-  circuits::validate(circuit);
+                           std::span<const AndMaterial> material, std::shared_ptr<const WireSlots> slots) {
+  slots = checked_slots(circuit, std::move(slots));
   const InputWires wires = input_wires(circuit, owners);
   const std::size_t inputs = wires.first.size() + wires.second.size();
-  if (material.size() != inputs + and_gate_count(circuit))
+  if (material.size() != inputs + slots->and_gates)
     throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(material.size()) +
                                          " entries of AND material where the circuit takes " +
-                                         std::to_string(inputs + and_gate_count(circuit)));
+                                         std::to_string(inputs + slots->and_gates));
   return masks_from(
-      session, circuit, wires, [&](std::size_t i) -> const AuthBit& { return material[i].lambda; },
+      session, circuit, std::move(slots), wires, [&](std::size_t i) -> const AuthBit& { return material[i].lambda; },
       [&](std::size_t g) -> const AuthTriple& { return material[inputs + g].triple; });
 }
 
@@ -447,13 +509,17 @@ std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit
     throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(own_inputs.size()) + " own and " +
                                          std::to_string(public_inputs.size()) + " public input bits where the circuit has " +
                                          std::to_string(own.size()) + " and " + std::to_string(wires.shared.size()));
-  if (masks.lambda.size() != circuit.num_wires || masks.sigma.size() != and_gate_count(circuit))
+  const std::shared_ptr<const WireSlots> slots = slots_of(circuit, masks);
+  if (masks.inputs.size() != circuit.total_inputs() || masks.outputs.size() != circuit.total_outputs() ||
+      masks.ands.size() != slots->and_gates || slots->gates.size() != circuit.gates.size() ||
+      slots->input_slots.size() != circuit.total_inputs())
     throw Error(Component::Protocol, "authenticated garbling: masks of another circuit");
   if (kept_outputs > circuit.total_outputs())
     throw Error(Component::Protocol, "authenticated garbling: more outputs kept as shares than the circuit has");
-  return session.role() == Role::First
-             ? garble(session, circuit, wires, masks, own_inputs, public_inputs, outputs, masked_inputs, kept_outputs)
-             : evaluate(session, circuit, wires, masks, own_inputs, public_inputs, outputs, masked_inputs, kept_outputs);
+  return session.role() == Role::First ? garble(session, circuit, *slots, wires, masks, own_inputs, public_inputs,
+                                                outputs, masked_inputs, kept_outputs)
+                                       : evaluate(session, circuit, *slots, wires, masks, own_inputs, public_inputs,
+                                                  outputs, masked_inputs, kept_outputs);
 }
 
 }  // namespace mpc::auth2

@@ -46,19 +46,30 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "circuits/circuit.hpp"
 #include "protocol/auth2/and_triples.hpp"
 #include "protocol/auth2/auth_bits.hpp"
+#include "protocol/auth2/wire_slots.hpp"
 
 namespace mpc::auth2 {
 
-// One party's half of a circuit's masks: lambda per wire, sigma per AND gate (in gate order).
+// One party's half of an AND gate's masks: its input wires' (alpha, beta) and output wire's
+// (gamma) lambda, and sigma = lambda_alpha lambda_beta.
+struct AndMasks {
+  AuthBit alpha, beta, gamma, sigma;
+};
+
+// One party's half of a circuit's masks: what garbling and evaluation read of them, kept in
+// the order they read it (wire_slots.hpp says why the passes keep no mask per wire).
 struct CircuitMasks {
-  std::vector<AuthBit> lambda;
-  std::vector<AuthBit> sigma;
+  std::vector<AuthBit> inputs;   // lambda of every input wire, in wire order (0 on public ones)
+  std::vector<AuthBit> outputs;  // lambda of every output wire
+  std::vector<AndMasks> ands;    // in gate order
+  std::shared_ptr<const WireSlots> slots;  // the circuit's, as prepare_masks planned them
 };
 
 // Who provides each input group of the circuit: one party, or both (a public input).
@@ -70,9 +81,9 @@ enum class Outputs : std::uint8_t { Reveal, Shares };
 
 // The masks of one evaluation of `circuit`, from one AND triple per AND gate (in gate order;
 // exactly as many). Both parties call together. VerificationError ("mac_check") when the peer
-// deviates in the opening.
+// deviates in the opening; FormatError for a circuit circuits::validate refuses.
 CircuitMasks prepare_masks(Session& session, const circuits::Circuit& circuit, const InputOwners& owners,
-                           std::span<const AuthTriple> triples);
+                           std::span<const AuthTriple> triples, std::shared_ptr<const WireSlots> slots = nullptr);
 
 // Garbles (first party) or evaluates (second party) `circuit` on this party's input bits (its
 // own groups, in group order) and the public ones (the public groups, in group order), and
@@ -97,8 +108,9 @@ std::vector<std::uint8_t> evaluate_authenticated(Session& session, const circuit
 // The same from AND material made ahead of time (and_triples.hpp): exactly
 // material_entries(circuit, owners) entries, one per input a party owns (in wire order), then
 // one per AND gate (in gate order). Makes no authenticated bits, so a job session can run it.
+// `slots`: the circuit's, planned once where the circuit serves many jobs (nullptr: planned here).
 CircuitMasks prepare_masks(Session& session, const circuits::Circuit& circuit, const InputOwners& owners,
-                           std::span<const AndMaterial> material);
+                           std::span<const AndMaterial> material, std::shared_ptr<const WireSlots> slots = nullptr);
 std::size_t material_entries(const circuits::Circuit& circuit, const InputOwners& owners);
 
 // The number of AND gates: the triples a run needs.

@@ -88,11 +88,11 @@ PaddedRun evaluate_padded(Session& session, const Circuit& padded, const InputOw
     const client_checks::CheckRows rows(run.report.check_seed, columns.size());
     for (std::size_t k = 0; k < kPadCheckBits; ++k) {
       const std::uint32_t check_wire = pad_wire + static_cast<std::uint32_t>(outputs + k);
-      AuthBit bit = masks.lambda[check_wire];
+      AuthBit bit = masks.inputs[check_wire];
       std::uint8_t masked = masked_inputs[check_wire];
       for (std::size_t i = 0; i < columns.size(); ++i)
         if (rows.bit(k, i)) {
-          bit ^= masks.lambda[columns[i]];
+          bit ^= masks.inputs[columns[i]];
           masked ^= masked_inputs[columns[i]];
         }
       // A wire's value is its masked value ^ its mask: the public part joins the shares.

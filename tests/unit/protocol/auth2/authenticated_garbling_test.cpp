@@ -41,7 +41,7 @@ std::function<std::vector<std::uint8_t>(Session&)> party(const Case& c, Role rol
     const auth2::InputOwners& owners = *options.owners;
     const auto triples = auth2::and_triples(session, auth2::and_gate_count(circuit()));
     auth2::CircuitMasks masks = auth2::prepare_masks(session, circuit(), owners, triples);
-    if (options.nand_at >= 0) masks.sigma[static_cast<std::size_t>(options.nand_at)].bit ^= 1;
+    if (options.nand_at >= 0) masks.ands[static_cast<std::size_t>(options.nand_at)].sigma.bit ^= 1;
     std::vector<std::uint8_t> inputs = role == Role::First ? c.first_share : c.second_share;
     const auto block = to_bits(c.block);
     std::vector<std::uint8_t> public_inputs;
