@@ -3,7 +3,9 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
+#include <string_view>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
@@ -28,10 +30,38 @@ Digest hash_of(std::string_view label, std::initializer_list<std::span<const std
 }
 
 // The digest of MACs that an opening carries: over the MACs the sender holds, or over the ones
-// the receiver expects (its keys, moved by its delta where the peer's share is 1).
-Digest mac_digest(std::span<const Block> macs) {
-  return hash_of("mpc-kdc auth2 opening", {{reinterpret_cast<const std::uint8_t*>(macs.data()), macs.size() * sizeof(Block)}});
-}
+// the receiver expects (its keys, moved by its delta where the peer's share is 1). Fed a chunk
+// at a time from the stack: an opening of a job's masks covers two MACs per AND gate.
+class MacDigest {
+ public:
+  MacDigest() {
+    crypto_generichash_init(&state_, nullptr, 0, 32);
+    constexpr std::string_view label = "mpc-kdc auth2 opening";
+    crypto_generichash_update(&state_, reinterpret_cast<const unsigned char*>(label.data()), label.size());
+  }
+  ~MacDigest() { wipe(chunk_.data(), sizeof chunk_); }
+  MacDigest(const MacDigest&) = delete;
+  MacDigest& operator=(const MacDigest&) = delete;
+  void add(const Block& mac) {
+    chunk_[used_++] = mac;
+    if (used_ == chunk_.size()) flush();
+  }
+  Digest finish() {
+    flush();
+    Digest out{};
+    crypto_generichash_final(&state_, out.data(), out.size());
+    return out;
+  }
+
+ private:
+  void flush() {
+    crypto_generichash_update(&state_, reinterpret_cast<const unsigned char*>(chunk_.data()), used_ * sizeof(Block));
+    used_ = 0;
+  }
+  crypto_generichash_state state_;
+  std::array<Block, 256> chunk_;
+  std::size_t used_ = 0;
+};
 
 }  // namespace
 
@@ -174,16 +204,15 @@ namespace {
 
 // This party's half of an opening: its shares, packed, then the digest of their MACs.
 std::vector<std::uint8_t> opening_message(std::span<const AuthBit> bits) {
-  std::vector<std::uint8_t> own(bits.size());
-  std::vector<Block> macs(bits.size());
+  const std::size_t packed = (bits.size() + 7) / 8;
+  std::vector<std::uint8_t> message(packed + sizeof(Digest), 0);
+  MacDigest macs;
   for (std::size_t i = 0; i < bits.size(); ++i) {
-    own[i] = bits[i].bit;
-    macs[i] = bits[i].mac;
+    message[i / 8] |= static_cast<std::uint8_t>((bits[i].bit & 1) << (i % 8));
+    macs.add(bits[i].mac);
   }
-  const Digest digest = mac_digest(macs);
-  wipe(macs.data(), macs.size() * sizeof(Block));
-  std::vector<std::uint8_t> message = pack_bits(own);
-  message.insert(message.end(), digest.begin(), digest.end());
+  const Digest digest = macs.finish();
+  std::copy(digest.begin(), digest.end(), message.begin() + static_cast<std::ptrdiff_t>(packed));
   return message;
 }
 
@@ -194,11 +223,9 @@ std::vector<std::uint8_t> Session::check_opening(std::span<const AuthBit> bits, 
   const std::size_t n = bits.size(), packed = (n + 7) / 8;
   std::vector<std::uint8_t> peer = unpack_bits(message.first(packed), n);
   const Block& own_delta = delta();
-  std::vector<Block> expected_macs(n);
-  for (std::size_t i = 0; i < n; ++i)
-    expected_macs[i] = bits[i].key ^ (own_delta & two_party::select_mask(peer[i] != 0));
-  const Digest expected = mac_digest(expected_macs);
-  wipe(expected_macs.data(), expected_macs.size() * sizeof(Block));
+  MacDigest expected_macs;
+  for (std::size_t i = 0; i < n; ++i) expected_macs.add(bits[i].key ^ (own_delta & two_party::select_mask(peer[i] != 0)));
+  const Digest expected = expected_macs.finish();
   if (sodium_memcmp(expected.data(), message.data() + packed, expected.size()) != 0)
     throw VerificationError(Component::Protocol,
                             "authenticated opening: the peer's shares do not carry its MACs (it deviated)", "mac_check");

@@ -324,18 +324,18 @@ std::vector<std::uint8_t> evaluate(Session& session, const Circuit& circuit, con
         break;
       case GateKind::And: {
         const unsigned a = masked[gate.in0], b = masked[gate.in1];
-        Block pad_a[2] = {labels[gate.in0], labels[gate.in0]}, pad_b[2] = {labels[gate.in1], labels[gate.in1]};
-        two_party::tccr_hash(pad_a, pad_a, 2, kTweakHigh, pad_tweak(base, g, 0, 0), 2);
-        two_party::tccr_hash(pad_b, pad_b, 2, kTweakHigh, pad_tweak(base, g, 1, 0), 2);
+        // The four pads in one call: tweaks 4g + 2 part + input are consecutive in this order.
+        Block pads[4] = {labels[gate.in0], labels[gate.in1], labels[gate.in0], labels[gate.in1]};
+        two_party::tccr_hash(pads, pads, 4, kTweakHigh, pad_tweak(base, g, 0, 0), 1);
         const Row row = read_row(&rows[kGateBytes * g + kRowBytes * (2 * a + b)]);
-        const std::uint64_t tag = row.tag ^ pad_a[0].hi ^ pad_b[0].hi;
+        const std::uint64_t tag = row.tag ^ pads[0].hi ^ pads[1].hi;
         const AndMasks& m = masks.ands[g];
         const AuthBit r = row_bit(session, m.gamma, m.sigma, m.alpha, m.beta, a, b);
         const bool zero_share = tag == r.key.hi, one_share = tag == (r.key.hi ^ delta.hi);
         rows_hold = rows_hold && (zero_share || one_share);
         const std::uint8_t peer_bit = one_share ? 1 : 0;
         masked[gate.out] = peer_bit ^ r.bit;
-        labels[gate.out] = row.label ^ pad_a[1] ^ pad_b[1] ^ r.mac;
+        labels[gate.out] = row.label ^ pads[2] ^ pads[3] ^ r.mac;
         ++g;
         break;
       }
