@@ -129,6 +129,47 @@ TEST(Reconstruct, TagOpensAndRefusesTampering) {
   }
 }
 
+// Why a client's report names nobody (docs/threat-model.md): one server shifting both its
+// shares by one value makes two of the three reconstructions agree on a wrong tag, against the
+// honest one; and no share component reaches the client alike from its two holders, so there
+// is no copy to compare. The client refuses the reply all the same.
+TEST(Reconstruct, OneServerCanOutvoteTheHonestReconstructionSoTheClientTakesNoMajority) {
+  std::mt19937_64 rng(4);
+  const Bytes tag = random_bytes(rng, 16);
+  const auto shares = masked_shares(tag, rng);
+  const auto view = [](const std::array<rss3::ByteShare, 3>& s, std::size_t i) {  // a_i ^ x_{i-1}
+    Bytes v(16);
+    for (std::size_t j = 0; j < 16; ++j) v[j] = s[i].a[j] ^ s[(i + 2) % 3].x[j];
+    return v;
+  };
+  for (std::size_t holder = 0; holder < 3; ++holder) {  // s_{holder+1}: a_holder and x ^ a of the next
+    Bytes own_copy(16), next_copy(16);
+    for (std::size_t j = 0; j < 16; ++j) {
+      own_copy[j] = shares[holder].a[j];
+      next_copy[j] = shares[(holder + 1) % 3].x[j] ^ shares[(holder + 1) % 3].a[j];
+    }
+    EXPECT_NE(own_copy, next_copy) << "the masks leave no component's two copies alike";
+  }
+  for (std::size_t party = 0; party < 3; ++party) {
+    auto shifted = shares;
+    for (std::size_t j = 0; j < 16; ++j) {
+      shifted[party].x[j] ^= 0x3c;
+      shifted[party].a[j] ^= 0x3c;
+    }
+    Bytes wrong = tag;
+    for (auto& byte : wrong) byte ^= 0x3c;
+    EXPECT_EQ(view(shifted, party), wrong);
+    EXPECT_EQ(view(shifted, (party + 1) % 3), wrong);
+    EXPECT_EQ(view(shifted, (party + 2) % 3), tag);
+    std::array<wire::GcmTagResult, 3> bodies;
+    for (std::size_t p = 0; p < 3; ++p) {
+      std::copy(shifted[p].x.begin(), shifted[p].x.end(), bodies[p].x.begin());
+      std::copy(shifted[p].a.begin(), shifted[p].a.end(), bodies[p].a.begin());
+    }
+    EXPECT_THROW(open_gcm_tag(replies_of(bodies)), Disagreement);
+  }
+}
+
 std::array<wire::GcmOpenResult, 3> open_bodies(const Bytes& keystream, std::uint8_t verdict, std::mt19937_64& rng) {
   const auto ks = masked_shares(keystream, rng);
   const Bytes verdict_bytes{verdict};
