@@ -96,6 +96,7 @@ bool Node::keep_alive() {
       if (party != settings_.party) note_lost_sessions(party);
   }
   follow_disputes(now);
+  follow_stall(now);
   if (!pending_change_) pending_change_ = membership_->update(now);
 #if defined(MPC_FAULT_INJECTION)
   // A host starved under load while it computes a key: once a batch computing a key generation
@@ -138,6 +139,7 @@ std::uint64_t Node::note_lost_sessions(int party) {
 
 void Node::switch_mode(const ModeChange& change) {
   ++mode_switches_;
+  stall_.reset();  // a new service: what the old one failed is not held against it
   mode_since_unix_ms_ = unix_ms_now();
   const auto left_since = mode_entered_;
   mode_entered_ = std::chrono::steady_clock::now();

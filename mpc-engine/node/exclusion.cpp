@@ -158,6 +158,38 @@ wire::Reply Node::answer_failed_check(const wire::ExclusionRequest& request, con
   return reply;
 }
 
+static_assert(static_cast<std::size_t>(JobKind::Count) <= ServiceStall::kKinds, "a watch for every kind of job");
+
+void Node::note_answer(JobKind kind, wire::Status status) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - mode_entered_ < kStallGrace) return;
+  if (status == wire::Status::Ok) stall_.answered(static_cast<std::size_t>(kind), true, now);
+  else if (status == wire::Status::PeerFailure) stall_.answered(static_cast<std::size_t>(kind), false, now);
+}
+
+void Node::follow_stall(std::chrono::steady_clock::time_point now) {
+  if (!membership_ || !membership_->two_party_allowed()) return;
+  const auto stalled = stall_.stalled(now);
+  if (!stalled) return;
+  // A server gone quiet is the outage path's (cluster_mode.cpp); a pair serving for an outage
+  // has no other to hand over to.
+  for (int party = 0; party < 3; ++party)
+    if (party != settings_.party && !peer_alive(party)) return;
+  const std::string where = std::string(job_kind_name(static_cast<JobKind>(stalled->kind))) + " jobs: " +
+                            std::to_string(stalled->failures) + " failed on a peer's timeout and " +
+                            std::to_string(stalled->served) + " served in " + std::to_string(kStallWindow.count()) +
+                            " s while every server was heard";
+  stall_.reset();
+  log_.error("the service serves nothing while every server is heard: one of them withholds its part; it is left "
+             "as after a failed check that names nobody",
+             {{"detail", where}});
+  if (membership_->mode() == wire::ClusterMode::Full) {
+    deviation_caught(-1, "service_stall", where);
+  } else {
+    pair_failed(membership_->missing(), "service_stall", where);
+  }
+}
+
 void Node::pair_failed(int missing, const std::string& check, const std::string& where) {
   if (!membership_ || !membership_->two_party_allowed() || missing < 0 || missing > 2) return;
   if ((membership_->failed_pairs() & (1u << missing)) != 0) return;

@@ -268,6 +268,7 @@ void Node::answer(const JobKey& key, wire::Reply reply) {
   auto it = live_.find(key);
   if (it == live_.end() || it->second.held) return;  // answered or given up already
   if (reply.status == wire::Status::Ok) ++jobs_served_;
+  if (!it->second.local) note_answer(it->second.kind, reply.status);
   reply.status = failure_status(reply.status);
   job_metrics_.answered(it->second.kind, reply.status, std::chrono::steady_clock::now() - it->second.arrived);
   count_refusal(reply.status, key, reply.error);
@@ -639,6 +640,7 @@ void Node::give_up(const JobKey& key, wire::Status given, const std::string& det
   bool held = false;
   if (auto it = live_.find(key); it != live_.end()) {
     held = true;
+    if (!it->second.local) note_answer(it->second.kind, given);
     count_refusal(status, key, detail);
     job_metrics_.answered(it->second.kind, status, std::chrono::steady_clock::now() - it->second.arrived);
     send_reply(it->second.routing_id, error_reply(key.request, status, detail));

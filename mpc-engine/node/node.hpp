@@ -45,6 +45,7 @@
 #include "node/pair_service.hpp"
 #include "node/peer_links.hpp"
 #include "node/request_agreement.hpp"
+#include "node/service_stall.hpp"
 #include "settings/server_settings.hpp"
 #include "node/metrics_endpoint.hpp"
 #include "node/metrics_text.hpp"
@@ -133,6 +134,12 @@ class Node final : public EngineHost {
   std::optional<Refusal> excluded_self_refusal() const;
   // Disputes (exclusion.cpp): the party in two of them is excluded as the operator would.
   void follow_disputes(std::chrono::steady_clock::time_point now);
+  // A service that serves nothing while all three servers are heard (service_stall.hpp) is left.
+  void follow_stall(std::chrono::steady_clock::time_point now);
+  // What the watch of a stalled service learns from the answer to a job the servers compute
+  // together (a GCM tag, answered by each server alone, tells nothing of a stall), as the
+  // engine gave it: a peer failure the client is told to send again (Regrouping) counts.
+  void note_answer(JobKind kind, wire::Status status);
   // A readmission taken from both peers (membership.hpp): one this server missed.
   void follow_peers_readmission(std::chrono::steady_clock::time_point now);
   // Every dispute, the three-party suspension and the failed pairs are dropped: by the
@@ -237,6 +244,7 @@ class Node final : public EngineHost {
   std::uint64_t exclusions_ = 0;               // exclusions recorded since start
   std::uint64_t disputes_ = 0;                 // checks failed here that named a peer, a pair or suspended
   std::string dispute_reason_;                 // the last of them
+  ServiceStall stall_;
   std::uint8_t known_distrusts_ = 0;           // the disputes logged so far
   std::optional<store::Disputes> disputes_on_disk_;  // as last written (store/exclusion_file.hpp)
   // A disk that refused the peers' word is asked again after a pause, not at every hello.

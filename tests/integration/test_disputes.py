@@ -13,7 +13,9 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mpctest import gcm_client as gcm
+from mpctest.client_handle import ClientCallError
 from mpctest.krb_client import k5  # noqa: F401 (k5: a fixture)
+from mpctest.mpc_cluster import MpcctlError
 from mpctest.service_checks import ALL_THREE, jobs_of, keys_enrolled, served, status_lines
 
 # Alters the AND shares of three-party service and the openings of the pair's authenticated
@@ -347,3 +349,46 @@ def test_a_tag_share_only_the_client_sees_altered_suspends_three_party_service(e
         assert gcm.seal(gcm_engine, nonce, stream, plaintext, aad) == AESGCM(gcm_key).encrypt(nonce, plaintext, aad)
     finally:
         gcm_engine.close()
+
+
+# A server that keeps its heartbeats and sends each batch's first message later than the peers
+# wait (peer_timeout, 1 s): no check can name it (node/service_stall.hpp).
+STALLING = "stall-every=8000"
+# The shell's event when it leaves a service that serves nothing (node/exclusion.cpp).
+STALLED = ("the service serves nothing while every server is heard: one of them withholds its part; it is left as "
+           "after a failed check that names nobody")
+
+
+# Short form: server 3 (left by the suspension at once); long form: server 1, which the
+# suspension leaves in the pair of servers 1 and 2, where its deviation is a three-party one only.
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("stalling", [3, pytest.param(1, marks=pytest.mark.long)])
+def test_a_server_withholding_its_part_of_every_batch_no_longer_stops_every_job(enrolled, k5, stalling):
+    """Server N answers heartbeats but holds back its part of every three-party batch past the
+    peer timeout: every job fails on a peer's timeout, each after its one retry. After ten
+    seconds of nothing served with all three heard, three-party service is suspended, servers 1
+    and 2 serve, and jobs are served again, correct against OpenSSL and libk5crypto."""
+    cluster, engine, aes_key, krb = enrolled
+    served(cluster, k5, aes_key, engine, krb)
+    cluster.kill_server(stalling)
+    cluster.restart_server(stalling, fault=STALLING)
+    cluster.wait_for_modes(ALL_THREE, deadline_s=60)
+    started = time.monotonic()
+    failed = 0
+    while True:
+        try:
+            served(cluster, k5, aes_key, engine, krb)
+            break
+        except (MpcctlError, ClientCallError):
+            failed += 1
+            assert time.monotonic() - started < 120, "no job served two minutes into the stall"
+    took = time.monotonic() - started
+    honest = [party for party in cluster.parties if party != stalling]
+    # The first server whose watch saw it suspends, the others take the suspension from its hellos.
+    assert any(cluster.log_events(party, STALLED) for party in cluster.parties)
+    for party, line in status_lines(cluster).items():
+        if party in honest:
+            assert "three-party service suspended" in line, line
+    served(cluster, k5, aes_key, engine, krb)
+    print(f"server {stalling} stalling every batch: served again after {took:.1f} s "
+          f"({failed} rounds of jobs failed at the client, the rest sent again by the client library)")

@@ -51,6 +51,14 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
   std::span<const std::uint8_t> exchange_lent(std::uint32_t layer, std::span<const std::uint8_t> outgoing,
                                               std::size_t incoming_bytes) override {
     release_held();
+#if defined(MPC_FAULT_INJECTION)
+    // "stall-every=MS": a server that withholds its part of every batch while its shell is
+    // heard: the first layer message of each batch goes out MS late.
+    if (const auto late_ms = fault::armed("stall-every"); late_ms && !stalled_) {
+      stalled_ = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(*late_ms));
+    }
+#endif
     const int party = worker_.settings_.party;
     const int previous = rss3::previous_party(party);
     wire::write_layer_header({header_.epoch, header_.sequence, layer}, layer_header_);
@@ -88,6 +96,9 @@ class BatchWorker::Exchange final : public rss3::LayerExchange {
   std::chrono::milliseconds grace_;
   std::array<std::uint8_t, wire::kLayerHeaderBytes> layer_header_{};
   node::PeerEnvelope held_;
+#if defined(MPC_FAULT_INJECTION)
+  bool stalled_ = false;
+#endif
 };
 
 // A garbled batch's byte stream: chunks to the next party as layer frames numbered 0, 1, 2,
@@ -116,6 +127,9 @@ class BatchWorker::Stream final : public two_party::ChunkedChannel {
       static std::atomic<bool> stalled{false};
       if (!stalled.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(*late_ms));
     }
+    // "stall-every=MS": the first chunk of every garbled stream, as above for layer messages.
+    if (const auto late_ms = fault::armed("stall-every"); late_ms && sent_chunks_ == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(*late_ms));
     // A garbler's altered table rows: one flipped bit in each of 64 blocks from byte N of what
     // this server streams. (An evaluator reads about half of the rows, so one row alone might
     // leave a result unchanged.)
