@@ -41,6 +41,7 @@ THREE_PARTY = {
     "local-mask-bit=45": "a local mask it derives",
     "reopen-check-bit=9": "its answer to a reopen check",
     "reopen-keystream-bit=5": "the keystream it reopens",
+    "stall-every=8000": "withholds its part of every batch, its heartbeats kept",
 }
 PAIR_ONLY = {
     "share-bit": "the key share it feeds a pair",
