@@ -104,11 +104,15 @@ std::vector<Block> random_labels(std::size_t n) {
   return labels;
 }
 
-// The slots of `circuit` as the masks carry them, or planned now (masks made by hand).
-std::shared_ptr<const WireSlots> slots_of(const Circuit& circuit, const CircuitMasks& masks) {
-  if (masks.slots) return masks.slots;
-  return std::make_shared<const WireSlots>(plan_slots(circuit));
+// `slots` where given (of this circuit, by their shape), else planned now.
+std::shared_ptr<const WireSlots> checked_slots(const Circuit& circuit, std::shared_ptr<const WireSlots> slots) {
+  if (!slots) return std::make_shared<const WireSlots>(plan_slots(circuit));
+  if (slots->gates.size() != circuit.gates.size() || slots->input_slots.size() != circuit.total_inputs() ||
+      slots->output_slots.size() != circuit.total_outputs())
+    throw Error(Component::Protocol, "authenticated garbling: slots planned for another circuit");
+  return slots;
 }
+
 
 std::vector<std::uint8_t> garble(Session& session, const Circuit& circuit, const WireSlots& plan,
                                  const InputWires& wires, const CircuitMasks& masks,
@@ -452,19 +456,6 @@ CircuitMasks masks_from(Session& session, const Circuit& circuit, std::shared_pt
 
 }  // namespace
 
-namespace {
-
-// `slots` where given (of this circuit, by their shape), else planned now.
-std::shared_ptr<const WireSlots> checked_slots(const Circuit& circuit, std::shared_ptr<const WireSlots> slots) {
-  if (!slots) return std::make_shared<const WireSlots>(plan_slots(circuit));
-  if (slots->gates.size() != circuit.gates.size() || slots->input_slots.size() != circuit.total_inputs() ||
-      slots->output_slots.size() != circuit.total_outputs())
-    throw Error(Component::Protocol, "authenticated garbling: slots planned for another circuit");
-  return slots;
-}
-
-}  // namespace
-
 std::size_t material_entries(const Circuit& circuit, const InputOwners& owners) {
   const InputWires wires = input_wires(circuit, owners);
   return wires.first.size() + wires.second.size() + and_gate_count(circuit);
@@ -509,10 +500,9 @@ std::vector<std::uint8_t> evaluate_authenticated(Session& session, const Circuit
     throw Error(Component::Protocol, "authenticated garbling: " + std::to_string(own_inputs.size()) + " own and " +
                                          std::to_string(public_inputs.size()) + " public input bits where the circuit has " +
                                          std::to_string(own.size()) + " and " + std::to_string(wires.shared.size()));
-  const std::shared_ptr<const WireSlots> slots = slots_of(circuit, masks);
+  const std::shared_ptr<const WireSlots> slots = checked_slots(circuit, masks.slots);
   if (masks.inputs.size() != circuit.total_inputs() || masks.outputs.size() != circuit.total_outputs() ||
-      masks.ands.size() != slots->and_gates || slots->gates.size() != circuit.gates.size() ||
-      slots->input_slots.size() != circuit.total_inputs())
+      masks.ands.size() != slots->and_gates)
     throw Error(Component::Protocol, "authenticated garbling: masks of another circuit");
   if (kept_outputs > circuit.total_outputs())
     throw Error(Component::Protocol, "authenticated garbling: more outputs kept as shares than the circuit has");
